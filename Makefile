@@ -1,0 +1,40 @@
+# dlsysbench: `make reproduce` (set up, run the quick profile, render the report)
+# and `make test` (set up, run the tests). Each target sets itself up; a second run
+# reuses .venv and installs nothing unless pyproject.toml changed.
+
+PYTHON  ?= python3
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.dlsysbench-installed
+PROFILE ?= quick
+
+.PHONY: setup fio test reproduce bench report doctor clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+fio:
+	@sh scripts/ensure_fio.sh
+
+setup: $(STAMP) fio
+
+test: setup
+	DLSYSBENCH_PROFILE=smoke $(PY) -m pytest -q
+
+reproduce: setup
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py
+
+bench: setup
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py --no-report
+
+report: setup
+	$(PY) scripts/render_report.py
+
+doctor: setup
+	$(PY) -m impls.harness.fingerprint
+
+clean:
+	rm -rf reports/out .asv/results .asv/artifacts

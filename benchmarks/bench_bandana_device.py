@@ -1,0 +1,84 @@
+"""Bandana device characterization: fio 4 KB-class random reads on the NVM target.
+
+One sweep (``setup_cache``, shared by both classes) measures every point of the
+profile's grid; the classes only name what asv records. The sweep is stored as the
+``fio_sweep`` artifact for the report's bandwidth and IOPS figures.
+"""
+from impls.bandana.device_characterization import characterize_device
+from impls.harness import paths, profiles
+from impls.harness.artifacts import save_artifact
+
+from .common import raise_if_skipped, skipped_unless
+
+SIZES = profiles.sizes("fio_sweep")
+PRIMARY_ENGINE = SIZES["engines"][0]
+
+
+def _sweep():
+    skip = skipped_unless("fio", "o_direct")
+    if skip:
+        return skip
+    sweep = characterize_device(paths.nvm_target_path(), SIZES)
+    save_artifact("fio_sweep", sweep, experiment="bandana.fio", synthetic=False)
+    return sweep
+
+
+_sweep.timeout = 3600
+
+
+def _point(sweep, engine, block_bytes, queue_depth):
+    raise_if_skipped(sweep)
+    for point in sweep["points"]:
+        if (point["engine"], point["block_bytes"], point["queue_depth"]) == (engine, block_bytes, queue_depth):
+            return point
+    reason = sweep.get("skipped_engines", {}).get(engine, "point not measured in this sweep")
+    raise NotImplementedError(f"{engine} bs={block_bytes} qd={queue_depth}: {reason}")
+
+
+class FioRandomRead:
+    """Random reads, O_DIRECT, first engine: block size × queue depth grid."""
+
+    params = (SIZES["block_sizes"], SIZES["queue_depths"])
+    param_names = ["block_bytes", "queue_depth"]
+    setup_cache = _sweep
+    timeout = 3600
+
+    def setup(self, sweep, block_bytes, queue_depth):
+        self.point = _point(sweep, PRIMARY_ENGINE, block_bytes, queue_depth)
+
+    def track_iops(self, sweep, block_bytes, queue_depth):
+        return self.point["iops"]
+
+    track_iops.unit = "IO/s"
+
+    def track_bandwidth(self, sweep, block_bytes, queue_depth):
+        return self.point["bandwidth_bytes_per_s"] / 1e6
+
+    track_bandwidth.unit = "MB/s"
+
+    def track_p99_latency(self, sweep, block_bytes, queue_depth):
+        return self.point["clat_p99_us"]
+
+    track_p99_latency.unit = "us"
+
+
+class FioEngineQueueDepth:
+    """Random reads at the engine-comparison block sizes: IOPS per engine and queue depth."""
+
+    params = (SIZES["engines"], SIZES["secondary_engine_block_sizes"], SIZES["queue_depths"])
+    param_names = ["engine", "block_bytes", "queue_depth"]
+    setup_cache = _sweep
+    timeout = 3600
+
+    def setup(self, sweep, engine, block_bytes, queue_depth):
+        self.point = _point(sweep, engine, block_bytes, queue_depth)
+
+    def track_iops(self, sweep, engine, block_bytes, queue_depth):
+        return self.point["iops"]
+
+    track_iops.unit = "IO/s"
+
+    def track_p99_latency(self, sweep, engine, block_bytes, queue_depth):
+        return self.point["clat_p99_us"]
+
+    track_p99_latency.unit = "us"

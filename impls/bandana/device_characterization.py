@@ -1,0 +1,312 @@
+"""Bandana's NVM device characterization: fio random-read sweeps.
+
+The first engine sweeps every block size at every queue depth (bandwidth vs block
+size); the other engines sweep queue depth at a few block sizes only, so io_uring
+and libaio are compared at 4 KB without doubling the run time. The 4 KB / QD32
+read rate of the first engine is the *ceiling* later experiments are compared
+against (Bandana reads 4 KB blocks from NVM).
+"""
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from impls.bandana import fio
+
+CEILING_BLOCK_BYTES = 4096
+CEILING_QUEUE_DEPTH = 32
+
+_WRITE_CHUNK_BYTES = 8 << 20
+# Free space left on the filesystem after the target file is written.
+_FREE_SPACE_HEADROOM_BYTES = 64 << 20
+
+SIZES_KEYS = (
+    "file_bytes",
+    "block_sizes",
+    "queue_depths",
+    "engines",
+    "secondary_engine_block_sizes",
+    "runtime_s",
+    "ramp_s",
+)
+
+
+def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
+    """Make ``path`` ready to be read over its first ``size_bytes`` bytes.
+
+    A block device is never written: it is only checked to be at least
+    ``size_bytes`` long. A regular file (or a missing path) is made to hold at
+    least ``size_bytes`` of random, incompressible bytes: written to a temp file
+    beside it, fsynced, then renamed over it; an existing file that is already
+    large enough is reused untouched.
+
+    Returns ``{"path", "kind": "file" | "block_device", "size_bytes", "created"}``
+    where ``size_bytes`` is the number of bytes the sweep reads over and
+    ``created`` says whether this call wrote the file.
+    """
+    if isinstance(size_bytes, bool) or not isinstance(size_bytes, int) or size_bytes <= 0:
+        raise ValueError(f"size_bytes must be a positive integer, got {size_bytes!r}")
+    target = Path(path).expanduser().absolute()
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+
+    if mode is not None and stat.S_ISBLK(mode):
+        device_bytes = _block_device_bytes(target)
+        if device_bytes < size_bytes:
+            raise ValueError(
+                f"block device {target} holds {device_bytes} bytes, fewer than the "
+                f"{size_bytes} bytes the sweep reads over; lower file_bytes"
+            )
+        return {"path": str(target), "kind": "block_device", "size_bytes": size_bytes, "created": False}
+
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ValueError(f"{target} is neither a regular file nor a block device")
+    if mode is not None and os.stat(target).st_size >= size_bytes:
+        return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    free_bytes = shutil.disk_usage(target.parent).free
+    needed_bytes = size_bytes + _FREE_SPACE_HEADROOM_BYTES
+    if free_bytes < needed_bytes:
+        raise OSError(
+            f"not enough free space to create {target}: needs {needed_bytes} bytes "
+            f"({size_bytes} for the file + {_FREE_SPACE_HEADROOM_BYTES} headroom), "
+            f"{free_bytes} bytes free on its filesystem"
+        )
+    _write_random_file_atomically(target, size_bytes)
+    return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": True}
+
+
+def _block_device_bytes(device: Path) -> int:
+    """Size of a block device in bytes, found by seeking to its end (read-only open)."""
+    descriptor = os.open(device, os.O_RDONLY)
+    try:
+        return os.lseek(descriptor, 0, os.SEEK_END)
+    finally:
+        os.close(descriptor)
+
+
+def _write_random_file_atomically(target: Path, size_bytes: int) -> None:
+    generator = np.random.default_rng(0x0BA7DA7A)
+    handle = tempfile.NamedTemporaryFile(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
+    )
+    temporary = Path(handle.name)
+    try:
+        with handle:
+            remaining = size_bytes
+            while remaining > 0:
+                chunk_bytes = min(_WRITE_CHUNK_BYTES, remaining)
+                handle.write(generator.bytes(chunk_bytes))
+                remaining -= chunk_bytes
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def o_direct_supported(path: str | os.PathLike) -> bool:
+    """True when one aligned 4 KiB O_DIRECT read of the existing ``path`` succeeds
+    (tmpfs and some container filesystems refuse O_DIRECT)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECT", 0)
+    if flags == os.O_RDONLY:
+        return False
+    try:
+        descriptor = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        buffer = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT requires
+        try:
+            os.readv(descriptor, [buffer])
+        finally:
+            buffer.close()
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
+
+
+def _validated_sizes(sizes: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(sizes, dict):
+        raise TypeError(f"sizes must be a dict, got {type(sizes).__name__}")
+    missing = [key for key in SIZES_KEYS if key not in sizes]
+    unknown = sorted(set(sizes) - set(SIZES_KEYS))
+    if missing or unknown:
+        raise ValueError(f"sizes: missing keys {missing}, unknown keys {unknown}; expected {list(SIZES_KEYS)}")
+
+    def int_list(key: str, *, allow_empty: bool = False) -> list[int]:
+        values = sizes[key]
+        if not isinstance(values, (list, tuple)) or (not values and not allow_empty):
+            raise ValueError(f"sizes[{key!r}] must be a non-empty list of positive integers, got {values!r}")
+        for value in values:
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"sizes[{key!r}] holds {value!r}; expected positive integers")
+        return sorted(set(values))
+
+    block_sizes = int_list("block_sizes")
+    secondary_block_sizes = int_list("secondary_engine_block_sizes", allow_empty=True)
+    for block_bytes in block_sizes + secondary_block_sizes:
+        if block_bytes % 512:
+            raise ValueError(f"block size {block_bytes} is not a multiple of 512 (direct I/O alignment)")
+    if CEILING_BLOCK_BYTES not in block_sizes:
+        raise ValueError(f"sizes['block_sizes'] must include {CEILING_BLOCK_BYTES} (the ceiling's block size)")
+    queue_depths = int_list("queue_depths")
+    if min(queue_depths) > CEILING_QUEUE_DEPTH:
+        raise ValueError(f"sizes['queue_depths'] needs one queue depth <= {CEILING_QUEUE_DEPTH} for the ceiling")
+    engines = sizes["engines"]
+    if not isinstance(engines, (list, tuple)) or not engines or not all(isinstance(e, str) and e for e in engines):
+        raise ValueError(f"sizes['engines'] must be a non-empty list of fio engine names, got {engines!r}")
+    if len(set(engines)) != len(engines):
+        raise ValueError(f"sizes['engines'] lists an engine twice: {engines!r}")
+    file_bytes = sizes["file_bytes"]
+    if isinstance(file_bytes, bool) or not isinstance(file_bytes, int) or file_bytes < max(block_sizes):
+        raise ValueError(f"sizes['file_bytes'] must be an integer >= the largest block size, got {file_bytes!r}")
+    for key, minimum in (("runtime_s", 0.001), ("ramp_s", 0.0)):
+        value = sizes[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
+            raise ValueError(f"sizes[{key!r}] must be a number of seconds >= {minimum}, got {value!r}")
+    return {
+        "file_bytes": file_bytes,
+        "block_sizes": block_sizes,
+        "queue_depths": queue_depths,
+        "engines": list(engines),
+        "secondary_engine_block_sizes": secondary_block_sizes,
+        "runtime_s": float(sizes["runtime_s"]),
+        "ramp_s": float(sizes["ramp_s"]),
+    }
+
+
+def _show_progress(progress: bool | None) -> bool:
+    if progress is not None:
+        return progress
+    return sys.stderr.isatty() and not os.environ.get("ASV") and not os.environ.get("CI")
+
+
+def pick_ceiling(points: list[dict[str, Any]], engine: str) -> dict[str, Any]:
+    """The ceiling among ``points`` (FioPoint dicts) of ``engine``: the 4 KB read
+    at QD32, or at the highest queue depth below 32 when 32 was not measured.
+
+    Returns ``{"engine", "block_bytes", "queue_depth", "iops",
+    "bandwidth_bytes_per_s", "target_queue_depth"}`` (IO/s and bytes/s);
+    ``queue_depth`` is the one measured, ``target_queue_depth`` is 32.
+    """
+    candidates = [
+        point
+        for point in points
+        if point["engine"] == engine
+        and point["block_bytes"] == CEILING_BLOCK_BYTES
+        and point["queue_depth"] <= CEILING_QUEUE_DEPTH
+    ]
+    if not candidates:
+        raise ValueError(
+            f"no {CEILING_BLOCK_BYTES} B point at queue depth <= {CEILING_QUEUE_DEPTH} for engine {engine!r}"
+        )
+    chosen = max(candidates, key=lambda point: point["queue_depth"])
+    return {
+        "engine": engine,
+        "block_bytes": CEILING_BLOCK_BYTES,
+        "queue_depth": chosen["queue_depth"],
+        "iops": chosen["iops"],
+        "bandwidth_bytes_per_s": chosen["bandwidth_bytes_per_s"],
+        "target_queue_depth": CEILING_QUEUE_DEPTH,
+    }
+
+
+def characterize_device(
+    path: str | os.PathLike, sizes: dict[str, Any], progress: bool | None = None
+) -> dict[str, Any]:
+    """Sweep fio random reads over ``path`` and return the measurements.
+
+    ``sizes`` (all keys required, no others):
+
+    - ``file_bytes``: bytes read over; a file target is created this large
+      (random data), a block device must be at least this large.
+    - ``block_sizes``: bytes per read for the first engine's full grid
+      (multiples of 512, must include 4096).
+    - ``queue_depths``: reads in flight, swept for every engine (one must be <= 32).
+    - ``engines``: fio ioengines in order; the first available one gets the
+      full ``block_sizes`` x ``queue_depths`` grid, the rest only
+      ``secondary_engine_block_sizes`` x ``queue_depths``. Engines fio cannot
+      use here are skipped and listed with the reason.
+    - ``secondary_engine_block_sizes``: block sizes for the other engines (may be empty).
+    - ``runtime_s`` / ``ramp_s``: measured and warm-up seconds per point.
+
+    ``progress``: show a tqdm bar; None means only on a terminal, not under asv or CI.
+
+    Returns ``{"fio_version", "target" (see prepare_target), "sizes" (as used),
+    "primary_engine", "points" (FioPoint dicts: IO/s, bytes/s, microseconds),
+    "skipped_engines" ({engine: reason}), "ceiling" (see pick_ceiling)}``.
+    Raises FioNotFoundError without fio, FioError when no engine works or a run fails.
+    """
+    sizes = _validated_sizes(sizes)
+    version = fio.fio_version()
+    if version is None:
+        raise fio.FioNotFoundError("fio is not installed (no `fio` on PATH); the device characterization needs it")
+
+    skipped_engines: dict[str, str] = {}
+    usable_engines: list[str] = []
+    for engine in sizes["engines"]:
+        reason = fio.engine_unavailable_reason(engine)
+        if reason is None:
+            usable_engines.append(engine)
+        else:
+            skipped_engines[engine] = reason
+    if not usable_engines:
+        raise fio.FioError(f"none of the engines {sizes['engines']} works here: {skipped_engines}")
+
+    target = prepare_target(path, sizes["file_bytes"])
+    primary_engine = usable_engines[0]
+    runs = [
+        (engine, block_bytes, queue_depth)
+        for engine in usable_engines
+        for block_bytes in (sizes["block_sizes"] if engine == primary_engine else sizes["secondary_engine_block_sizes"])
+        for queue_depth in sizes["queue_depths"]
+    ]
+
+    from tqdm.auto import tqdm
+
+    points: list[dict[str, Any]] = []
+    with tqdm(total=len(runs), desc="fio sweep", unit="run", disable=not _show_progress(progress)) as bar:
+        for engine, block_bytes, queue_depth in runs:
+            bar.set_postfix_str(f"{engine} {block_bytes} B QD{queue_depth}")
+            point = fio.run_fio(
+                target["path"],
+                engine=engine,
+                block_bytes=block_bytes,
+                queue_depth=queue_depth,
+                runtime_s=sizes["runtime_s"],
+                ramp_s=sizes["ramp_s"],
+                size_bytes=sizes["file_bytes"],
+            )
+            points.append(point.to_dict())
+            bar.update()
+
+    return {
+        "fio_version": version,
+        "target": target,
+        "sizes": sizes,
+        "primary_engine": primary_engine,
+        "points": points,
+        "skipped_engines": skipped_engines,
+        "ceiling": pick_ceiling(points, primary_engine),
+    }

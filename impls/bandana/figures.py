@@ -1,0 +1,141 @@
+"""Report figures for Bandana's device characterization (artifact ``fio_sweep``).
+
+``data`` is what :func:`impls.bandana.device_characterization.characterize_device`
+returned. Figures are built on ``matplotlib.figure.Figure`` directly, so no
+pyplot state or display backend is involved.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from impls.harness.figures import figure
+
+_FIGURE_SIZE_INCHES = (5.0, 3.4)
+
+
+def _block_size_label(block_bytes: int) -> str:
+    if block_bytes >= 1024 and block_bytes % 1024 == 0:
+        return f"{block_bytes // 1024} KB"
+    return f"{block_bytes} B"
+
+
+def _points(data: dict[str, Any]) -> list[dict[str, Any]]:
+    points = data.get("points") if isinstance(data, dict) else None
+    if not points:
+        raise ValueError("fio_sweep data has no 'points'; expected characterize_device()'s result")
+    return points
+
+
+def _primary_engine(data: dict[str, Any], points: list[dict[str, Any]]) -> str:
+    return data.get("primary_engine") or data.get("ceiling", {}).get("engine") or points[0]["engine"]
+
+
+def _new_axes():
+    import seaborn as sns
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=_FIGURE_SIZE_INCHES, layout="constrained")
+    ax = fig.add_subplot()
+    ax.grid(True, which="major", linewidth=0.5, alpha=0.5)
+    sns.despine(ax=ax)
+    return fig, ax
+
+
+def _log2_ticks(ax, values: list[int], labels: list[str]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(values, labels)
+    ax.minorticks_off()
+
+
+@figure(
+    "fio_bandwidth_vs_block_size",
+    artifact="fio_sweep",
+    title="Random-read bandwidth vs. block size",
+    system="bandana",
+    paper_figure="Bandana device characterization",
+)
+def bandwidth_vs_block_size(data: dict[str, Any]):
+    """Bandwidth (MB/s, 10^6 bytes/s) against block size, one line per queue depth,
+    for the engine that swept the full grid."""
+    import seaborn as sns
+
+    points = _points(data)
+    engine = _primary_engine(data, points)
+    grid = [point for point in points if point["engine"] == engine]
+    queue_depths = sorted({point["queue_depth"] for point in grid})
+    block_sizes = sorted({point["block_bytes"] for point in grid})
+    colors = sns.color_palette("viridis", n_colors=len(queue_depths))
+
+    fig, ax = _new_axes()
+    for color, queue_depth in zip(colors, queue_depths):
+        line = sorted((p for p in grid if p["queue_depth"] == queue_depth), key=lambda p: p["block_bytes"])
+        ax.plot(
+            [p["block_bytes"] for p in line],
+            [p["bandwidth_bytes_per_s"] / 1e6 for p in line],
+            marker="o",
+            markersize=3.5,
+            color=color,
+            label=f"QD {queue_depth}",
+        )
+    _log2_ticks(ax, block_sizes, [_block_size_label(size) for size in block_sizes])
+    ax.set_xlabel("Block size (bytes per read)")
+    ax.set_ylabel("Bandwidth (MB/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"fio randread, direct I/O, {engine}", fontsize="medium")
+    ax.legend(fontsize="small", frameon=False)
+    return fig
+
+
+@figure(
+    "fio_iops_vs_queue_depth",
+    artifact="fio_sweep",
+    title="4 KB random-read IOPS vs. queue depth",
+    system="bandana",
+    paper_figure="Bandana device characterization",
+)
+def iops_vs_queue_depth(data: dict[str, Any]):
+    """Thousands of 4 KB reads per second against queue depth, one line per engine,
+    with the 4 KB ceiling point (QD32 or the nearest below) marked."""
+    import seaborn as sns
+
+    points = _points(data)
+    engines = list(dict.fromkeys(point["engine"] for point in points if point["block_bytes"] == 4096))
+    if not engines:
+        raise ValueError("fio_sweep data has no 4096-byte points to plot IOPS against queue depth")
+    colors = sns.color_palette("colorblind", n_colors=len(engines))
+
+    fig, ax = _new_axes()
+    queue_depths: set[int] = set()
+    for color, engine in zip(colors, engines):
+        line = sorted(
+            (p for p in points if p["engine"] == engine and p["block_bytes"] == 4096),
+            key=lambda p: p["queue_depth"],
+        )
+        queue_depths.update(p["queue_depth"] for p in line)
+        ax.plot(
+            [p["queue_depth"] for p in line],
+            [p["iops"] / 1e3 for p in line],
+            marker="o",
+            markersize=3.5,
+            color=color,
+            label=engine,
+        )
+    ceiling = data.get("ceiling")
+    if ceiling:
+        ax.plot(
+            [ceiling["queue_depth"]],
+            [ceiling["iops"] / 1e3],
+            marker="*",
+            markersize=12,
+            linestyle="none",
+            color="black",
+            label=f"ceiling ({ceiling['engine']}, QD {ceiling['queue_depth']}): {ceiling['iops'] / 1e3:.1f} k",
+        )
+    ticks = sorted(queue_depths)
+    _log2_ticks(ax, ticks, [str(depth) for depth in ticks])
+    ax.set_xlabel("Queue depth (reads in flight)")
+    ax.set_ylabel("Throughput (thousand IOPS)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("fio randread, 4 KB blocks, direct I/O", fontsize="medium")
+    ax.legend(fontsize="small", frameon=False)
+    return fig

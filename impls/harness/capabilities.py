@@ -1,0 +1,176 @@
+"""What this machine can run: fio, O_DIRECT on the NVM target, CUDA, NVML.
+
+Each check returns a :class:`Capability` with the reason when it is missing.
+Benchmarks call :func:`require` in ``setup``; it raises ``NotImplementedError``,
+which asv records as a skip, so nothing is ever faked on a machine that lacks it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import errno
+import functools
+import mmap
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+from impls.harness import paths
+
+ALIGNMENT = 4096
+# Filesystems in memory: recent kernels accept O_DIRECT on tmpfs, but no read
+# reaches a drive there, so a measurement would flatter the "NVM".
+MEMORY_FILESYSTEMS = {"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Capability:
+    name: str
+    available: bool
+    reason: str  # why it is missing ("" when available)
+    detail: str = ""  # version, device, ... when available
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def check_fio() -> Capability:
+    exe = shutil.which("fio")
+    if exe is None:
+        return Capability("fio", False, "fio is not installed (Debian: apt-get install fio)")
+    try:
+        version = subprocess.run(
+            [exe, "--version"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as err:
+        return Capability("fio", False, f"fio at {exe} does not run: {err}")
+    return Capability("fio", True, "", version)
+
+
+def _direct_read_works(fd: int) -> None:
+    buffer = mmap.mmap(-1, ALIGNMENT)  # page-aligned, as O_DIRECT needs
+    try:
+        os.preadv(fd, [buffer], 0)
+    finally:
+        buffer.close()
+
+
+def check_o_direct(target: Path | None = None) -> Capability:
+    """Check that aligned ``O_DIRECT`` reads from a drive work where the NVM target lives."""
+    target = Path(target or paths.nvm_target_path())
+    if not hasattr(os, "O_DIRECT"):
+        return Capability("o_direct", False, "this OS has no O_DIRECT")
+    fs = filesystem_type(target)
+    if fs in MEMORY_FILESYSTEMS:
+        return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "
+                          "reach a drive; point DLSYSBENCH_NVM_PATH at a disk")
+    try:
+        if target.exists() and stat.S_ISBLK(target.stat().st_mode):
+            fd = os.open(target, os.O_RDONLY | os.O_DIRECT)
+            try:
+                _direct_read_works(fd)
+            finally:
+                os.close(fd)
+            return Capability("o_direct", True, "", f"block device {target}")
+        directory = target.parent
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".odirect-probe-") as probe:
+            probe.write(b"\0" * ALIGNMENT)
+            probe.flush()
+            fd = os.open(probe.name, os.O_RDONLY | os.O_DIRECT)
+            try:
+                _direct_read_works(fd)
+            finally:
+                os.close(fd)
+    except OSError as err:
+        if err.errno == errno.EINVAL:
+            why = f"the filesystem at {target.parent} ({fs}) refuses O_DIRECT"
+        else:
+            why = f"O_DIRECT probe at {target.parent} ({fs}) failed: {err}"
+        return Capability("o_direct", False, why + "; point DLSYSBENCH_NVM_PATH at a disk")
+    return Capability("o_direct", True, "", f"{fs} at {target.parent}")
+
+
+def filesystem_type(path: Path) -> str:
+    """Return the filesystem type of the mount holding ``path`` (e.g. ``ext4``, ``tmpfs``)."""
+    mount = mount_of(path)
+    return mount["fstype"] if mount else "unknown"
+
+
+def mount_of(path: Path) -> dict | None:
+    """Return ``{"mount_point", "source", "fstype"}`` for the mount holding ``path``."""
+    path = Path(path).resolve()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    best = None
+    try:
+        with open("/proc/self/mounts") as mounts:
+            for line in mounts:
+                source, mount_point, fstype, *_ = line.split()
+                mount_point = mount_point.replace("\\040", " ")
+                if path == Path(mount_point) or Path(mount_point) in path.parents:
+                    if best is None or len(mount_point) >= len(best["mount_point"]):
+                        best = {"mount_point": mount_point, "source": source, "fstype": fstype}
+    except OSError:
+        return None
+    return best
+
+
+def check_cuda() -> Capability:
+    try:
+        import torch
+    except ImportError as err:
+        return Capability("cuda", False, f"torch does not import: {err}")
+    if not torch.cuda.is_available():
+        built = torch.version.cuda
+        why = "no CUDA device" if built else "torch is a CPU-only build"
+        return Capability("cuda", False, f"needs CUDA: {why}")
+    return Capability("cuda", True, "", torch.cuda.get_device_name(0))
+
+
+def check_nvml() -> Capability:
+    try:
+        import pynvml
+    except ImportError:
+        return Capability("nvml", False, "nvidia-ml-py is not installed")
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as err:
+        return Capability("nvml", False, f"NVML unavailable: {err}")
+    try:
+        return Capability("nvml", True, "", f"driver {pynvml.nvmlSystemGetDriverVersion()}")
+    finally:
+        pynvml.nvmlShutdown()
+
+
+CHECKS = {"fio": check_fio, "o_direct": check_o_direct, "cuda": check_cuda, "nvml": check_nvml}
+
+
+@functools.cache
+def _cached(name: str) -> Capability:
+    return CHECKS[name]()
+
+
+def detect(names=tuple(CHECKS)) -> dict[str, Capability]:
+    """Return every capability by name (each checked once per process)."""
+    unknown = set(names) - set(CHECKS)
+    if unknown:
+        raise KeyError(f"unknown capabilities {sorted(unknown)}; known: {sorted(CHECKS)}")
+    return {name: _cached(name) for name in names}
+
+
+def missing_reason(*names: str) -> str | None:
+    """Return why the first missing capability among ``names`` is missing, or None."""
+    for capability in detect(names).values():
+        if not capability.available:
+            return capability.reason
+    return None
+
+
+def require(*names: str) -> None:
+    """Raise ``NotImplementedError`` (asv: skip) naming the first missing capability."""
+    reason = missing_reason(*names)
+    if reason is not None:
+        raise NotImplementedError(reason)

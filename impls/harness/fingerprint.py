@@ -1,0 +1,232 @@
+"""Environment fingerprint: the machine state recorded beside every result.
+
+``fingerprint()`` returns a JSON-able dict; ``python -m impls.harness.fingerprint``
+prints it as a table followed by what this machine can and cannot run.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import sys
+from pathlib import Path
+
+from impls.harness import capabilities, paths
+from impls.harness.profiles import current_profile
+
+PACKAGES = ("numpy", "numba", "torch", "faiss-cpu", "asv", "pandas", "seaborn",
+            "matplotlib", "tqdm", "nvidia-ml-py", "dlsysbench")
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def host_info() -> dict:
+    """Return CPU model, logical/physical cores, RAM (bytes), OS, kernel and Python."""
+    cpu_model, physical = platform.processor() or "unknown", set()
+    cpuinfo = _read("/proc/cpuinfo") or ""
+    physical_id = "0"
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "model name":
+            cpu_model = value
+        elif key == "physical id":
+            physical_id = value
+        elif key == "core id":
+            physical.add((physical_id, value))
+    ram_bytes = None
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemTotal:"):
+            ram_bytes = int(line.split()[1]) * 1024
+    return {
+        "cpu_model": cpu_model,
+        "cores_logical": os.cpu_count(),
+        "cores_physical": len(physical) or None,
+        "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "ram_bytes": ram_bytes,
+        "os": platform.platform(),
+        "kernel": platform.release(),
+        "python": sys.version.split()[0],
+    }
+
+
+def _block_queue(device: str) -> dict:
+    """Return rotational flag and block sizes for ``/dev/<device>`` (a partition uses its disk)."""
+    name = Path(device).name
+    base = Path("/sys/class/block") / name
+    queue = base / "queue"
+    if not queue.is_dir() and (base / "partition").exists():
+        queue = base.resolve().parent / "queue"
+
+    def number(file: str) -> int | None:
+        text = _read(str(queue / file))
+        return int(text) if text and text.isdigit() else None
+
+    rotational = number("rotational")
+    return {
+        "rotational": None if rotational is None else bool(rotational),
+        "logical_block_size": number("logical_block_size"),
+        "physical_block_size": number("physical_block_size"),
+    }
+
+
+def nvm_target_info(target: Path | None = None) -> dict:
+    """Return filesystem, device, rotational, block sizes (bytes) and free bytes of the NVM target."""
+    target = Path(target or paths.nvm_target_path())
+    mount = capabilities.mount_of(target) or {}
+    source = mount.get("source", "")
+    info = {
+        "path": str(target),
+        "from_env": "DLSYSBENCH_NVM_PATH" in os.environ,
+        "exists": target.exists(),
+        "filesystem": mount.get("fstype", "unknown"),
+        "mount_point": mount.get("mount_point"),
+        "device": source,
+        "rotational": None, "logical_block_size": None, "physical_block_size": None,
+    }
+    if source.startswith("/dev/"):
+        info.update(_block_queue(os.path.realpath(source)))
+    probe = target if target.exists() else next((p for p in target.parents if p.exists()), Path("/"))
+    info["free_bytes"] = shutil.disk_usage(probe).free
+    return info
+
+
+def gpu_info() -> dict:
+    """Return GPU model(s) and memory (bytes), driver and CUDA version, via torch and NVML."""
+    info: dict = {"available": False, "devices": [], "driver": None, "cuda_version": None,
+                  "torch_cuda_build": None}
+    try:
+        import torch
+
+        info["torch_cuda_build"] = torch.version.cuda
+        if torch.cuda.is_available():
+            info["available"] = True
+            info["cuda_version"] = torch.version.cuda
+            for index in range(torch.cuda.device_count()):
+                props = torch.cuda.get_device_properties(index)
+                info["devices"].append({"name": props.name, "memory_bytes": props.total_memory})
+    except ImportError:
+        pass
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            info["driver"] = pynvml.nvmlSystemGetDriverVersion()
+            if not info["devices"]:
+                for index in range(pynvml.nvmlDeviceGetCount()):
+                    handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+                    info["devices"].append({
+                        "name": pynvml.nvmlDeviceGetName(handle),
+                        "memory_bytes": pynvml.nvmlDeviceGetMemoryInfo(handle).total,
+                    })
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - NVML raises its own error classes, or is absent
+        pass
+    return info
+
+
+def package_versions() -> dict[str, str | None]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+@functools.cache
+def fingerprint() -> dict:
+    """Return the environment fingerprint (JSON-able; sizes in bytes)."""
+    return {
+        "machine": paths.machine_name(),
+        "commit": paths.git_commit(),
+        "profile": current_profile(),
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "host": host_info(),
+        "nvm_target": nvm_target_info(),
+        "gpu": gpu_info(),
+        "packages": package_versions(),
+        "capabilities": {name: c.to_dict() for name, c in capabilities.detect().items()},
+    }
+
+
+# What each experiment family needs; `make doctor` says which can run here.
+RUNS_ON = {
+    "Bandana fio device characterization": ("fio", "o_direct"),
+    "Bandana O_DIRECT replay": ("o_direct",),
+    "SLIDE / dense baselines on CPU": (),
+    "Dense baselines on CUDA": ("cuda",),
+    "Salus on CUDA (lanes, utilisation)": ("cuda", "nvml"),
+}
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def format_table(fp: dict) -> str:
+    """Return the fingerprint as an aligned two-column text table plus the can/cannot list."""
+    host, target, gpu = fp["host"], fp["nvm_target"], fp["gpu"]
+    rows = [
+        ("machine", fp["machine"]), ("commit", fp["commit"][:12]), ("profile", fp["profile"]),
+        ("CPU", host["cpu_model"]),
+        ("cores", f"{host['cores_logical']} logical, {host['cores_physical']} physical"),
+        ("RAM", _size(host["ram_bytes"])), ("OS", host["os"]), ("Python", host["python"]),
+        ("NVM target", target["path"]),
+        ("  filesystem", f"{target['filesystem']} on {target['device']}"),
+        ("  rotational", target["rotational"]),
+        ("  block size", f"{target['logical_block_size']} logical / "
+                         f"{target['physical_block_size']} physical"),
+        ("  free", _size(target["free_bytes"])),
+        ("GPU", ", ".join(d["name"] for d in gpu["devices"]) or "none"),
+        ("  driver / CUDA", f"{gpu['driver']} / {gpu['cuda_version']}"),
+    ]
+    rows += [(f"pkg {name}", version or "not installed") for name, version in fp["packages"].items()]
+    width = max(len(key) for key, _ in rows)
+    lines = [f"{key:<{width}}  {value}" for key, value in rows]
+    lines.append("")
+    lines.append("capabilities:")
+    for cap in fp["capabilities"].values():
+        lines.append(f"  {'yes' if cap['available'] else 'no ':<3}  {cap['name']:<9} "
+                     f"{cap['detail'] if cap['available'] else cap['reason']}")
+    lines.append("")
+    lines.append("what this machine can run:")
+    caps = fp["capabilities"]
+    for family, needs in RUNS_ON.items():
+        missing = [caps[n]["reason"] for n in needs if not caps[n]["available"]]
+        lines.append(f"  {'yes' if not missing else 'no ':<3}  {family}"
+                     + (f"  ({missing[0]})" if missing else ""))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Print this machine's environment fingerprint.")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    fp = fingerprint()
+    print(json.dumps(fp, indent=1) if args.json else format_table(fp))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Where the suite keeps things: repository root, caches, results, artifacts.
+
+Under ``asv run`` in virtualenv mode the package is installed into asv's own
+environment and the benchmarks run in a scratch directory; asv exports
+``ASV_CONF_DIR`` (the directory holding asv.conf.json), which is the root then.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+_MARKER = "asv.conf.json"
+
+
+def _looks_like_root(path: Path) -> bool:
+    return (path / _MARKER).is_file() and (path / "impls").is_dir()
+
+
+@functools.cache
+def repo_root() -> Path:
+    """Return the checkout's root directory (absolute)."""
+    for var in ("DLSYSBENCH_ROOT", "ASV_CONF_DIR"):
+        value = os.environ.get(var)
+        if value and (Path(value) / _MARKER).is_file():
+            return Path(value).resolve()
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for candidate in (start, *start.parents):
+            if _looks_like_root(candidate):
+                return candidate
+    raise RuntimeError(
+        "cannot find the dlsysbench checkout (a directory with asv.conf.json and impls/); "
+        "run from inside it or set DLSYSBENCH_ROOT"
+    )
+
+
+def asv_dir() -> Path:
+    """Return ``.asv/`` under the root: asv results, html, environments, artifacts."""
+    return repo_root() / ".asv"
+
+
+def results_dir() -> Path:
+    return asv_dir() / "results"
+
+
+def artifacts_root() -> Path:
+    return Path(os.environ.get("DLSYSBENCH_ARTIFACTS", asv_dir() / "artifacts"))
+
+
+def datasets_dir() -> Path:
+    """Return ``datasets/``: manifests (*.toml) and small checked-in fixtures."""
+    return repo_root() / "datasets"
+
+
+def cache_dir() -> Path:
+    """Return the directory for generated and downloaded data (git-ignored)."""
+    return Path(os.environ.get("DLSYSBENCH_CACHE", datasets_dir() / "cache"))
+
+
+def reports_dir() -> Path:
+    return repo_root() / "reports"
+
+
+def nvm_target_path() -> Path:
+    """Return the file or block device the NVM experiments read (``DLSYSBENCH_NVM_PATH``)."""
+    value = os.environ.get("DLSYSBENCH_NVM_PATH")
+    return Path(value) if value else cache_dir() / "nvm-target.bin"
+
+
+def machine_name() -> str:
+    """Return the asv machine name results are filed under (asv's default: the host name)."""
+    return os.environ.get("DLSYSBENCH_MACHINE") or platform.node() or "unknown-machine"
+
+
+def git_commit(short: bool = False) -> str:
+    """Return the commit being measured: asv's ``ASV_COMMIT``, else ``git rev-parse HEAD``."""
+    commit = os.environ.get("ASV_COMMIT")
+    if not commit:
+        try:
+            commit = subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=repo_root(), capture_output=True,
+                text=True, check=True, timeout=10,
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError, RuntimeError):
+            commit = "unknown"
+    return commit[:8] if short and commit != "unknown" else commit

@@ -1,0 +1,53 @@
+"""Experiment sizes per profile (smoke / quick / full), read from ``impls/profiles.toml``.
+
+A profile is data: each experiment has one table per profile, and code asks for
+``sizes("fio_sweep")`` instead of branching on the profile name.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+PROFILES = ("smoke", "quick", "full")
+DEFAULT_PROFILE = "quick"
+PROFILE_TABLE = Path(__file__).resolve().parent.parent / "profiles.toml"
+
+
+def current_profile() -> str:
+    """Return the profile named by ``DLSYSBENCH_PROFILE`` (default ``quick``)."""
+    name = os.environ.get("DLSYSBENCH_PROFILE", DEFAULT_PROFILE).strip().lower()
+    if name not in PROFILES:
+        raise ValueError(
+            f"DLSYSBENCH_PROFILE={name!r} is not a profile; expected one of {', '.join(PROFILES)}"
+        )
+    return name
+
+
+@functools.cache
+def _table(path: Path = PROFILE_TABLE) -> dict[str, dict[str, dict[str, Any]]]:
+    with open(path, "rb") as handle:
+        table = tomllib.load(handle)
+    for experiment, by_profile in table.items():
+        missing = [p for p in PROFILES if p not in by_profile]
+        if missing:
+            raise ValueError(f"{path}: [{experiment}] has no table for profile(s) {missing}")
+    return table
+
+
+def experiments() -> list[str]:
+    """Return the names of every experiment that has sizes."""
+    return sorted(_table())
+
+
+def sizes(experiment: str, profile: str | None = None) -> dict[str, Any]:
+    """Return a copy of ``experiment``'s sizes under ``profile`` (default: the current one)."""
+    table = _table()
+    if experiment not in table:
+        raise KeyError(
+            f"no sizes for experiment {experiment!r} in {PROFILE_TABLE}; "
+            f"known: {', '.join(sorted(table))}"
+        )
+    return dict(table[experiment][profile or current_profile()])

@@ -1,0 +1,254 @@
+"""Dataset registry: ``datasets/*.toml`` manifests → arrays, cached and sha256-checked.
+
+A manifest is either a synthetic recipe::
+
+    name = "demo"                      # must match the file name (demo.toml)
+    description = "..."
+    [synthetic]
+    generator = "impls.pkg.module:function"   # function(seed=..., **params) -> {name: ndarray}
+    seed = 7
+    [synthetic.params]                  # shared by every profile
+    dim = 16
+    [synthetic.profiles.smoke]          # per-profile overrides (smoke / quick / full)
+    rows = 1000
+
+or an external source::
+
+    name = "amazon670k"
+    [external]
+    env = "DLSYSBENCH_AMAZON670K"       # variable holding the file's path
+    path = "datasets/cache/amazon.txt"  # default when the variable is unset (relative to the root)
+    loader = "impls.pkg.module:function"  # function(path) -> {name: ndarray}
+    format = "xc-text"
+    sha256 = "…"                        # optional: verified before use
+    url = "where to get the file"
+
+Arrays are cached as ``.npz`` under ``datasets/cache/<name>/`` with a ``.sha256``
+file beside each; a cache whose checksum does not match is rebuilt (synthetic) or
+re-read (external), never used.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import io
+import json
+import logging
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from impls.harness import atomic, paths
+from impls.harness.profiles import PROFILES, current_profile
+
+log = logging.getLogger(__name__)
+
+
+class ManifestError(ValueError):
+    """A dataset manifest is malformed; the message names the file, line and expectation."""
+
+
+class DatasetUnavailable(FileNotFoundError):
+    """An external dataset's file is missing; the message says where to get it."""
+
+
+class ChecksumMismatch(ValueError):
+    """A file's sha256 differs from the one its manifest records."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Manifest:
+    name: str
+    path: Path
+    description: str
+    kind: str  # "synthetic" | "external"
+    spec: dict[str, Any]
+
+    @property
+    def synthetic(self) -> bool:
+        return self.kind == "synthetic"
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+    name: str
+    synthetic: bool
+    arrays: dict[str, np.ndarray]
+    cache_path: Path
+    sha256: str
+    params: dict[str, Any]
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays[key]
+
+
+def sha256_of(path: Path, chunk_bytes: int = 1 << 22) -> str:
+    """Return the hex sha256 digest of the file at ``path``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk_bytes):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _line_of(text: str, pattern: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if re.match(pattern, line.strip()):
+            return number
+    return None
+
+
+def _fail(path: Path, text: str, pattern: str | None, message: str) -> ManifestError:
+    line = _line_of(text, pattern) if pattern else None
+    where = f"{path}:{line}" if line else str(path)
+    return ManifestError(f"{where}: {message}")
+
+
+def _require(table: dict, key: str, kind: type, path: Path, text: str, section: str) -> Any:
+    if key not in table:
+        raise _fail(path, text, re.escape(f"[{section}]") if section else None,
+                    f"[{section or 'top level'}] needs `{key}` ({kind.__name__})")
+    if not isinstance(table[key], kind):
+        raise _fail(path, text, rf"{re.escape(key)}\s*=",
+                    f"`{key}` must be a {kind.__name__}, got {type(table[key]).__name__}")
+    return table[key]
+
+
+def _check_callable_ref(ref: str, key: str, path: Path, text: str) -> None:
+    if not re.fullmatch(r"[\w.]+:\w+", ref):
+        raise _fail(path, text, rf"{key}\s*=",
+                    f"`{key}` must look like 'package.module:function', got {ref!r}")
+
+
+def parse_manifest(path: Path) -> Manifest:
+    """Return the manifest at ``path``, or raise :class:`ManifestError` saying what is wrong."""
+    path = Path(path)
+    text = path.read_text()
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ManifestError(f"{path}: not valid TOML: {err}") from err
+    name = _require(table, "name", str, path, text, "")
+    if name != path.stem:
+        raise _fail(path, text, r"name\s*=", f"name {name!r} must match the file name {path.stem!r}")
+    kinds = [k for k in ("synthetic", "external") if k in table]
+    if len(kinds) != 1:
+        raise ManifestError(f"{path}: expected exactly one of [synthetic] or [external], found {kinds or 'neither'}")
+    kind = kinds[0]
+    spec = table[kind]
+    if kind == "synthetic":
+        _check_callable_ref(_require(spec, "generator", str, path, text, kind), "generator", path, text)
+        _require(spec, "seed", int, path, text, kind)
+        unknown = set(spec.get("profiles", {})) - set(PROFILES)
+        if unknown:
+            raise _fail(path, text, r"\[synthetic\.profiles\.", f"unknown profile(s) {sorted(unknown)}; "
+                        f"expected {', '.join(PROFILES)}")
+    else:
+        _check_callable_ref(_require(spec, "loader", str, path, text, kind), "loader", path, text)
+        if "env" not in spec and "path" not in spec:
+            raise _fail(path, text, r"\[external\]", "[external] needs `env` or `path` (or both)")
+        sha = spec.get("sha256")
+        if sha is not None and not re.fullmatch(r"[0-9a-f]{64}", str(sha)):
+            raise _fail(path, text, r"sha256\s*=", "`sha256` must be 64 lowercase hex digits")
+    return Manifest(name, path, table.get("description", ""), kind, spec)
+
+
+def manifests(directory: Path | None = None) -> dict[str, Manifest]:
+    """Return every manifest in ``directory`` (default ``datasets/``) by name."""
+    directory = Path(directory or paths.datasets_dir())
+    return {m.name: m for m in map(parse_manifest, sorted(directory.glob("*.toml")))}
+
+
+def _resolve(ref: str) -> Callable:
+    module, _, function = ref.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def recipe_params(manifest: Manifest, profile: str | None = None) -> dict[str, Any]:
+    """Return the generator's keyword arguments for ``profile`` (shared params + overrides)."""
+    profile = profile or current_profile()
+    params = dict(manifest.spec.get("params", {}))
+    params.update(manifest.spec.get("profiles", {}).get(profile, {}))
+    return params
+
+
+def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> str:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    payload = buffer.getvalue()
+    atomic.write_bytes(path, payload)
+    digest = hashlib.sha256(payload).hexdigest()
+    atomic.write_bytes(path.with_suffix(".sha256"), digest.encode())
+    return digest
+
+
+def _load_npz_checked(path: Path) -> tuple[dict[str, np.ndarray], str] | None:
+    """Return (arrays, sha256) if the cache exists and matches its checksum, else None."""
+    sidecar = path.with_suffix(".sha256")
+    if not path.exists() or not sidecar.exists():
+        return None
+    expected = sidecar.read_text().strip()
+    actual = sha256_of(path)
+    if actual != expected:
+        log.warning("%s: checksum %s does not match %s; rebuilding", path, actual[:12], expected[:12])
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}, actual
+
+
+def _external_source(manifest: Manifest) -> Path:
+    spec = manifest.spec
+    value = os.environ.get(spec["env"]) if "env" in spec else None
+    source = Path(value or spec.get("path", "")) if (value or spec.get("path")) else None
+    if source is not None and not source.is_absolute():
+        source = paths.repo_root() / source
+    if source is None or not source.is_file():
+        where = f"is not at {source}" if source else f"has no path ({spec['env']} is unset)"
+        how = f"set {spec['env']}=/path/to/file" if "env" in spec else f"place the file at {source}"
+        get = f"; get it from {spec['url']}" if spec.get("url") else ""
+        raise DatasetUnavailable(
+            f"dataset {manifest.name!r} ({spec.get('format', 'file')}) {where}{get}; {how}"
+        )
+    return source
+
+
+def load(name: str, profile: str | None = None, directory: Path | None = None) -> Dataset:
+    """Return dataset ``name`` at ``profile``'s size, generating or parsing it once and caching it."""
+    known = manifests(directory)
+    if name not in known:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
+    manifest = known[name]
+    profile = profile or current_profile()
+    if manifest.synthetic:
+        params = recipe_params(manifest, profile)
+        recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}
+        key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+        cache = paths.cache_dir() / name / f"{profile}-{key}.npz"
+        found = _load_npz_checked(cache)
+        if found is None:
+            arrays = _resolve(manifest.spec["generator"])(seed=manifest.spec["seed"], **params)
+            digest = _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
+            found = _load_npz_checked(cache)
+            if found is None or found[1] != digest:
+                raise ChecksumMismatch(f"{cache}: cache written but does not read back intact")
+        return Dataset(name, True, found[0], cache, found[1], params)
+
+    source = _external_source(manifest)
+    expected = manifest.spec.get("sha256")
+    source_sha = sha256_of(source)
+    if expected and source_sha != expected:
+        raise ChecksumMismatch(
+            f"{source}: sha256 {source_sha} does not match {expected} recorded in {manifest.path}"
+        )
+    cache = paths.cache_dir() / name / f"parsed-{source_sha[:16]}.npz"
+    found = _load_npz_checked(cache)
+    if found is None:
+        arrays = _resolve(manifest.spec["loader"])(source)
+        _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
+        found = _load_npz_checked(cache)
+    return Dataset(name, False, found[0], cache, found[1], {"source": str(source), "source_sha256": source_sha})

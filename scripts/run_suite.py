@@ -1,0 +1,61 @@
+#!/usr/bin/env python
+"""Run every asv benchmark of the current profile on this environment, then render the report.
+
+Results are saved under .asv/results/<machine>/ for the checked-out commit
+(asv with --python=same saves results only with --set-commit-hash). A failing
+benchmark does not lose the others' results; the exit status is asv's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from impls.harness import paths  # noqa: E402
+from impls.harness.profiles import current_profile  # noqa: E402
+
+
+def ensure_machine(machine: str) -> None:
+    """Register ``machine`` with asv (~/.asv-machine.json) unless it is already there."""
+    machine_file = Path.home() / ".asv-machine.json"
+    if machine_file.exists() and machine in json.loads(machine_file.read_text()):
+        return
+    subprocess.run([sys.executable, "-m", "asv", "machine", "--yes", "--machine", machine],
+                   cwd=paths.repo_root(), check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bench", "-b", action="append", default=[],
+                        help="only benchmarks matching this regex (asv --bench); repeatable")
+    parser.add_argument("--no-report", action="store_true", help="run asv only")
+    args = parser.parse_args(argv)
+
+    root, machine, commit = paths.repo_root(), paths.machine_name(), paths.git_commit()
+    if commit == "unknown":
+        parser.error("no git commit to file results under: run inside a git checkout with a commit")
+    print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}", flush=True)
+    ensure_machine(machine)
+    command = [sys.executable, "-m", "asv", "run", "--python=same", "--set-commit-hash", commit,
+               "--machine", machine, "--show-stderr"]
+    for pattern in args.bench:
+        command += ["--bench", pattern]
+    started = time.monotonic()
+    status = subprocess.run(command, cwd=root, env=os.environ.copy()).returncode
+    print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
+
+    if not args.no_report:
+        render = subprocess.run([sys.executable, str(root / "scripts" / "render_report.py"),
+                                 "--machine", machine], cwd=root)
+        status = status or render.returncode
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,371 @@
+"""fio wrapper, device characterization and its figures.
+
+Fixtures in tests/fixtures/fio/ are real fio 3.33 outputs recorded with
+build_fio_command() on an ext4 file (see each file's "job options").
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections import namedtuple
+from pathlib import Path
+
+import pytest
+
+from impls.bandana import device_characterization as dc
+from impls.bandana import fio
+from impls.bandana.fio import FioError, FioPoint, build_fio_command, parse_fio_json
+
+FIXTURES = Path(__file__).parent / "fixtures" / "fio"
+RECORDED = ["libaio_4k_qd4.json", "io_uring_4k_qd32.json", "psync_4k_qd4_note_prefix.json"]
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (no `fio` on PATH)")
+
+
+def fixture_text(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def fixture_json(name: str) -> dict:
+    text = fixture_text(name)
+    return json.loads(text[text.index("\n{") + 1 :] if not text.startswith("{") else text)
+
+
+# --- parsing ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_parse_matches_fixture_fields(name):
+    (point,) = parse_fio_json(fixture_text(name))
+    job = fixture_json(name)["jobs"][0]
+    read = job["read"]
+    assert point.iops == read["iops"]
+    assert point.bandwidth_bytes_per_s == read["bw_bytes"]
+    assert point.clat_p50_us == read["clat_ns"]["percentile"]["50.000000"] / 1000
+    assert point.clat_p99_us == read["clat_ns"]["percentile"]["99.000000"] / 1000
+    assert point.clat_mean_us == read["clat_ns"]["mean"] / 1000
+    assert point.runtime_ms == read["runtime"]
+    assert point.engine == job["job options"]["ioengine"]
+    assert point.block_bytes == int(job["job options"]["bs"])
+    # fio reports bandwidth and IOPS from the same counters.
+    assert point.bandwidth_bytes_per_s == pytest.approx(point.iops * point.block_bytes, rel=0.01)
+    assert 0 < point.clat_p50_us <= point.clat_p99_us
+    assert point.to_dict()["iops"] == point.iops
+
+
+def test_parse_reads_engine_and_depth_from_job_options():
+    (libaio,) = parse_fio_json(fixture_text("libaio_4k_qd4.json"))
+    (io_uring,) = parse_fio_json(fixture_text("io_uring_4k_qd32.json"))
+    assert (libaio.engine, libaio.block_bytes, libaio.queue_depth) == ("libaio", 4096, 4)
+    assert (io_uring.engine, io_uring.block_bytes, io_uring.queue_depth) == ("io_uring", 4096, 32)
+
+
+def test_parse_tolerates_note_before_json_and_caps_sync_depth():
+    text = fixture_text("psync_4k_qd4_note_prefix.json")
+    assert text.startswith("note:")
+    (point,) = parse_fio_json(text)
+    assert fixture_json("psync_4k_qd4_note_prefix.json")["jobs"][0]["job options"]["iodepth"] == "4"
+    assert point.engine == "psync" and point.queue_depth == 1  # fio caps sync engines at QD1
+
+
+def test_parse_tolerates_warning_lines_with_braces():
+    text = "fio: warning {weird} line\nfio: another\n" + fixture_text("libaio_4k_qd4.json")
+    assert parse_fio_json(text) == parse_fio_json(fixture_text("libaio_4k_qd4.json"))
+
+
+def test_parse_falls_back_to_global_options():
+    document = fixture_json("libaio_4k_qd4.json")
+    options = document["jobs"][0].pop("job options")
+    document["global options"] = {key: options[key] for key in ("ioengine", "iodepth")} | {"bs": "4k"}
+    (point,) = parse_fio_json(json.dumps(document))
+    assert (point.engine, point.block_bytes, point.queue_depth) == ("libaio", 4096, 4)
+
+
+def test_parse_job_error_is_reported():
+    text = fixture_text("error_missing_file.json")
+    with pytest.raises(FioError, match=r"error 2 .*No such file"):
+        parse_fio_json(text)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["jobs"][0]["read"].pop("iops"), r"read\.iops"),
+        (lambda d: d["jobs"][0]["read"]["clat_ns"]["percentile"].pop("99.000000"), r"99\.000000"),
+        (lambda d: d["jobs"][0]["read"]["clat_ns"].pop("percentile"), r"clat_ns\.percentile"),
+        (lambda d: d["jobs"][0]["job options"].pop("bs"), r"'bs'"),
+        (lambda d: d["jobs"][0]["read"].update(iops="many"), r"expected a number"),
+        (lambda d: d.pop("jobs"), r"'jobs'"),
+        (lambda d: d.update(jobs=[]), r"'jobs'"),
+    ],
+)
+def test_parse_malformed_names_what_is_missing(mutate, message):
+    document = fixture_json("libaio_4k_qd4.json")
+    mutate(document)
+    with pytest.raises(FioError, match=message):
+        parse_fio_json(json.dumps(document))
+
+
+@pytest.mark.parametrize("text", ["", "fio: engine not loadable\n", "{\n  \"jobs\": [", "[1, 2]"])
+def test_parse_not_json(text):
+    with pytest.raises(FioError, match="JSON"):
+        parse_fio_json(text)
+
+
+def test_fio_error_is_value_error():
+    assert issubclass(FioError, ValueError)
+    assert issubclass(fio.FioNotFoundError, FioError)
+
+
+# --- command -----------------------------------------------------------------
+
+
+@needs_fio
+@pytest.mark.parametrize("engine, block_bytes, queue_depth", [("libaio", 512, 1), ("io_uring", 65536, 128)])
+def test_command_is_read_only_direct(engine, block_bytes, queue_depth):
+    command = build_fio_command(
+        "/dev/nvme0n1",
+        engine=engine,
+        block_bytes=block_bytes,
+        queue_depth=queue_depth,
+        runtime_s=1.5,
+        ramp_s=0.25,
+        size_bytes=1 << 30,
+    )
+    assert "--readonly" in command and "--direct=1" in command
+    assert "--rw=randread" in command and "--allow_file_create=0" in command
+    assert not any("write" in argument for argument in command)
+    assert f"--ioengine={engine}" in command
+    assert f"--bs={block_bytes}" in command and f"--iodepth={queue_depth}" in command
+    assert "--runtime=1500ms" in command and "--ramp_time=250ms" in command
+    assert "--size=1073741824" in command and "--output-format=json" in command
+
+
+@needs_fio
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"block_bytes": 1000},
+        {"block_bytes": 0},
+        {"queue_depth": 0},
+        {"runtime_s": 0},
+        {"ramp_s": -1},
+        {"size_bytes": 100},
+        {"engine": "libaio --write"},
+    ],
+)
+def test_command_rejects_bad_input(overrides):
+    arguments = dict(engine="libaio", block_bytes=4096, queue_depth=1, runtime_s=1, ramp_s=0, size_bytes=1 << 20)
+    with pytest.raises(ValueError):
+        build_fio_command("/tmp/x", **(arguments | overrides))
+
+
+def test_command_without_fio(monkeypatch):
+    monkeypatch.setattr(fio.shutil, "which", lambda name: None)
+    with pytest.raises(fio.FioNotFoundError, match="not installed"):
+        build_fio_command("/tmp/x", engine="libaio", block_bytes=4096, queue_depth=1, runtime_s=1, ramp_s=0, size_bytes=1 << 20)
+
+
+# --- prepare_target ------------------------------------------------------------
+
+
+def test_prepare_creates_random_file_atomically(tmp_path):
+    target = tmp_path / "nested" / "dir" / "target.bin"
+    info = dc.prepare_target(target, 3 * (1 << 20) + 512)
+    assert info == {"path": str(target), "kind": "file", "size_bytes": 3 * (1 << 20) + 512, "created": True}
+    assert target.stat().st_size == 3 * (1 << 20) + 512
+    assert list(target.parent.iterdir()) == [target]  # no temp file left behind
+    head = target.read_bytes()[: 1 << 16]
+    assert len(set(head)) > 250  # random bytes, not zeros
+
+
+def test_prepare_reuses_existing_file(tmp_path):
+    target = tmp_path / "target.bin"
+    dc.prepare_target(target, 1 << 20)
+    os.utime(target, ns=(1_000_000_000, 1_000_000_000))
+    info = dc.prepare_target(target, 1 << 19)
+    assert info["created"] is False and info["size_bytes"] == 1 << 19
+    assert target.stat().st_mtime_ns == 1_000_000_000
+
+
+def test_prepare_replaces_too_small_file(tmp_path):
+    target = tmp_path / "target.bin"
+    target.write_bytes(b"x" * 100)
+    assert dc.prepare_target(target, 1 << 20)["created"] is True
+    assert target.stat().st_size == 1 << 20
+
+
+def test_prepare_refuses_without_free_space(tmp_path, monkeypatch):
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(1 << 40, 1 << 40, 5 << 20))
+    target = tmp_path / "target.bin"
+    with pytest.raises(OSError, match=rf"{target.name}.*needs \d+ bytes.*{5 << 20} bytes free"):
+        dc.prepare_target(target, 10 << 20)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_prepare_never_writes_block_device(tmp_path, monkeypatch):
+    device = tmp_path / "fake-nvme"
+    device.write_bytes(b"\1" * (2 << 20))
+    os.utime(device, ns=(1_000_000_000, 1_000_000_000))
+    real_stat, real_open = os.stat, os.open
+
+    def fake_stat(path, *args, **kwargs):
+        result = real_stat(path, *args, **kwargs)
+        if Path(path) == device:
+            fields = list(result)
+            fields[stat.ST_MODE] = stat.S_IFBLK | 0o660
+            return os.stat_result(fields)
+        return result
+
+    opened_flags = []
+
+    def guarded_open(path, flags, *args, **kwargs):
+        if Path(path) == device:
+            opened_flags.append(flags)
+            assert flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC) == 0
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", fake_stat)
+    monkeypatch.setattr(os, "open", guarded_open)
+    monkeypatch.setattr(os, "replace", lambda *a: pytest.fail("block device must not be replaced"))
+    info = dc.prepare_target(device, 1 << 20)
+    assert info == {"path": str(device), "kind": "block_device", "size_bytes": 1 << 20, "created": False}
+    with pytest.raises(ValueError, match="block device .* fewer than"):
+        dc.prepare_target(device, 4 << 20)
+    assert opened_flags  # the size was read through a read-only open
+    assert real_stat(device).st_mtime_ns == 1_000_000_000 and real_stat(device).st_size == 2 << 20
+    assert list(tmp_path.iterdir()) == [device]
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True])
+def test_prepare_rejects_bad_size(tmp_path, size):
+    with pytest.raises(ValueError, match="size_bytes"):
+        dc.prepare_target(tmp_path / "t.bin", size)
+
+
+def test_prepare_rejects_directory(tmp_path):
+    with pytest.raises(ValueError, match="neither a regular file nor a block device"):
+        dc.prepare_target(tmp_path, 1 << 20)
+
+
+# --- sweep ------------------------------------------------------------------------
+
+SMOKE_SIZES = {
+    "file_bytes": 16 << 20,
+    "block_sizes": [4096],
+    "queue_depths": [32],
+    "engines": ["libaio", "io_uring", "no_such_engine"],
+    "secondary_engine_block_sizes": [4096],
+    "runtime_s": 0.3,
+    "ramp_s": 0.05,
+}
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"block_sizes": [8192]}, "must include 4096"),
+        ({"block_sizes": [4000, 4096]}, "multiple of 512"),
+        ({"queue_depths": [64, 128]}, "<= 32"),
+        ({"queue_depths": []}, "non-empty"),
+        ({"engines": []}, "engines"),
+        ({"file_bytes": 1024}, "file_bytes"),
+        ({"runtime_s": 0}, "runtime_s"),
+        ({"extra": 1}, "unknown keys"),
+    ],
+)
+def test_characterize_rejects_bad_sizes(tmp_path, overrides, message):
+    with pytest.raises(ValueError, match=message):
+        dc.characterize_device(tmp_path / "t.bin", SMOKE_SIZES | overrides, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ceiling_prefers_qd32_else_highest_below():
+    def point(queue_depth, block_bytes=4096, engine="libaio"):
+        return {"engine": engine, "block_bytes": block_bytes, "queue_depth": queue_depth,
+                "iops": 1000.0 * queue_depth, "bandwidth_bytes_per_s": 4096e3 * queue_depth}
+
+    points = [point(1), point(16), point(32), point(128), point(32, 8192), point(64, engine="io_uring")]
+    assert dc.pick_ceiling(points, "libaio")["queue_depth"] == 32
+    assert dc.pick_ceiling(points, "libaio")["iops"] == 32000.0
+    without_32 = [p for p in points if p["queue_depth"] != 32]
+    ceiling = dc.pick_ceiling(without_32, "libaio")
+    assert (ceiling["queue_depth"], ceiling["target_queue_depth"]) == (16, 32)
+    with pytest.raises(ValueError, match="no 4096 B point"):
+        dc.pick_ceiling(points, "io_uring")
+
+
+@needs_fio
+def test_characterize_short_real_run(tmp_path):
+    target = tmp_path / "nvm" / "target.bin"
+    dc.prepare_target(target, SMOKE_SIZES["file_bytes"])
+    if not dc.o_direct_supported(target):
+        pytest.skip(f"{tmp_path} does not support O_DIRECT (tmpfs?); fio needs direct=1")
+    if not fio.engine_available("libaio"):
+        pytest.skip(f"libaio unusable here: {fio.engine_unavailable_reason('libaio')}")
+    result = dc.characterize_device(target, SMOKE_SIZES, progress=False)
+    assert result["fio_version"].startswith("fio-")
+    assert result["target"]["kind"] == "file" and result["target"]["created"] is False
+    assert result["primary_engine"] == "libaio"
+    assert "no_such_engine" in result["skipped_engines"]
+    expected_engines = ["libaio"] + (["io_uring"] if fio.engine_available("io_uring") else [])
+    assert [p["engine"] for p in result["points"]] == expected_engines
+    for point in result["points"]:
+        assert point["iops"] > 0 and point["bandwidth_bytes_per_s"] > 0
+        assert (point["block_bytes"], point["queue_depth"]) == (4096, 32)
+    ceiling = result["ceiling"]
+    assert (ceiling["engine"], ceiling["block_bytes"], ceiling["queue_depth"]) == ("libaio", 4096, 32)
+    assert ceiling["iops"] == result["points"][0]["iops"] > 0
+    json.dumps(result)  # plain data
+
+
+# --- figures ------------------------------------------------------------------------
+
+
+def fixture_sweep() -> dict:
+    """A characterize_device()-shaped dict built from the recorded fixtures."""
+    libaio = parse_fio_json(fixture_text("libaio_4k_qd4.json"))[0]
+    io_uring = parse_fio_json(fixture_text("io_uring_4k_qd32.json"))[0]
+    points = []
+    for block_bytes in (512, 4096, 65536):
+        for queue_depth in (1, 4, 32):
+            scale = queue_depth ** 0.5 * (block_bytes / 4096) ** 0.3
+            points.append(FioPoint(**(libaio.to_dict() | {
+                "block_bytes": block_bytes, "queue_depth": queue_depth,
+                "iops": libaio.iops * scale,
+                "bandwidth_bytes_per_s": libaio.iops * scale * block_bytes})).to_dict())
+    points += [io_uring.to_dict(), (io_uring.to_dict() | {"queue_depth": 4, "iops": io_uring.iops / 2})]
+    return {
+        "fio_version": "fio-3.33",
+        "target": {"path": "/tmp/t.bin", "kind": "file", "size_bytes": 16 << 20, "created": False},
+        "primary_engine": "libaio",
+        "points": points,
+        "skipped_engines": {},
+        "ceiling": dc.pick_ceiling(points, "libaio"),
+    }
+
+
+def test_figures_draw_from_fixture_data():
+    from matplotlib.figure import Figure
+
+    from impls.bandana import figures
+    from impls.harness.figures import discover
+
+    data = fixture_sweep()
+    for name in ("fio_bandwidth_vs_block_size", "fio_iops_vs_queue_depth"):
+        spec = discover()[name]
+        assert (spec.artifact, spec.system) == ("fio_sweep", "bandana")
+        fig = spec.draw(data)
+        assert isinstance(fig, Figure)
+        (ax,) = fig.axes
+        assert ax.get_xscale() == "log" and ax.get_xlabel() and ax.get_ylabel()
+    bandwidth = figures.bandwidth_vs_block_size(data)
+    assert len(bandwidth.axes[0].get_lines()) == 3  # one per queue depth
+    assert [t.get_text() for t in bandwidth.axes[0].get_xticklabels()] == ["512 B", "4 KB", "64 KB"]
+    iops = figures.iops_vs_queue_depth(data)
+    assert len(iops.axes[0].get_lines()) == 3  # libaio, io_uring, ceiling marker
+    with pytest.raises(ValueError, match="points"):
+        figures.bandwidth_vs_block_size({"points": []})

@@ -1,0 +1,110 @@
+"""Fingerprint, capabilities, profiles and the artifact store."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from impls.harness import artifacts, capabilities, fingerprint, paths, profiles
+
+
+def test_fingerprint_describes_this_machine(tmp_path, monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(tmp_path / "target.bin"))
+    fingerprint.fingerprint.cache_clear()
+    fp = fingerprint.fingerprint()
+    json.dumps(fp)  # JSON-able
+    assert fp["host"]["cores_logical"] == os.cpu_count()
+    meminfo = Path("/proc/meminfo").read_text().split("\n")[0].split()
+    assert fp["host"]["ram_bytes"] == int(meminfo[1]) * 1024
+    target = fp["nvm_target"]
+    assert target["path"] == str(tmp_path / "target.bin") and target["from_env"]
+    assert target["filesystem"] == capabilities.mount_of(tmp_path)["fstype"] != "unknown"
+    assert 0 < target["free_bytes"]
+    assert fp["packages"]["numpy"] == __import__("numpy").__version__
+    assert set(fp["capabilities"]) == set(capabilities.CHECKS)
+    assert fp["gpu"]["available"] == __import__("torch").cuda.is_available()
+    table = fingerprint.format_table(fp)
+    for cap in fp["capabilities"].values():
+        assert cap["name"] in table
+        if not cap["available"]:
+            assert cap["reason"] in table
+
+
+def test_mount_of_finds_the_longest_matching_mount():
+    root = capabilities.mount_of(Path("/"))
+    assert root["mount_point"] == "/"
+    proc = capabilities.mount_of(Path("/proc/self"))
+    assert proc["mount_point"] == "/proc" and proc["fstype"] == "proc"
+
+
+def test_o_direct_works_on_a_disk(tmp_path):
+    if capabilities.filesystem_type(tmp_path) == "tmpfs":
+        pytest.skip("pytest's tmp dir is on tmpfs here")
+    cap = capabilities.check_o_direct(tmp_path / "target.bin")
+    assert cap.available, cap.reason
+
+
+@pytest.mark.skipif(capabilities.filesystem_type(Path("/dev/shm")) != "tmpfs", reason="no tmpfs at /dev/shm")
+def test_o_direct_is_refused_on_tmpfs_with_the_reason():
+    cap = capabilities.check_o_direct(Path("/dev/shm/dlsysbench-probe/target.bin"))
+    assert not cap.available
+    assert "tmpfs" in cap.reason and "DLSYSBENCH_NVM_PATH" in cap.reason
+
+
+def test_require_raises_asv_skip_with_the_reason(monkeypatch):
+    missing = capabilities.Capability("cuda", False, "needs CUDA: no CUDA device")
+    monkeypatch.setitem(capabilities.CHECKS, "cuda", lambda: missing)
+    capabilities._cached.cache_clear()
+    try:
+        with pytest.raises(NotImplementedError, match="needs CUDA: no CUDA device"):
+            capabilities.require("cuda")
+        assert capabilities.missing_reason("cuda") == missing.reason
+    finally:
+        capabilities._cached.cache_clear()
+    with pytest.raises(KeyError, match="unknown capabilities"):
+        capabilities.detect(("warp-drive",))
+
+
+def test_profiles_are_one_table_with_every_profile(monkeypatch):
+    for experiment in profiles.experiments():
+        for name in profiles.PROFILES:
+            assert profiles.sizes(experiment, name)
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "quick")
+    assert profiles.current_profile() == "quick"
+    sizes = profiles.sizes("fio_sweep")
+    sizes["runtime_s"] = -1
+    assert profiles.sizes("fio_sweep")["runtime_s"] != -1  # a copy
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "huge")
+    with pytest.raises(ValueError, match="smoke, quick, full"):
+        profiles.current_profile()
+    with pytest.raises(KeyError, match="fio_sweep"):
+        profiles.sizes("nope", "smoke")
+
+
+def test_artifacts_are_written_atomically_and_newest_wins(tmp_path):
+    first = artifacts.save_artifact("curve", {"x": [1, 2]}, experiment="t", synthetic=True,
+                                    machine="m1", commit="c1")
+    assert first == tmp_path / "artifacts" / "m1" / "c1" / "curve.json"
+    assert [p.name for p in first.parent.iterdir()] == ["curve.json"]  # no temp file left behind
+    record = json.loads(first.read_text())
+    assert record["synthetic"] is True and record["data"] == {"x": [1, 2]}
+    assert record["profile"] == "smoke" and "host" in record["fingerprint"]
+
+    newer = dict(record, created="9999-01-01T00:00:00+00:00", commit="c2", data={"x": [3]})
+    (first.parent.parent / "c2").mkdir()
+    (first.parent.parent / "c2" / "curve.json").write_text(json.dumps(newer))
+    (first.parent.parent / "c2" / "broken.json").write_text("{not json")
+    latest = artifacts.load_latest("m1")
+    assert set(latest) == {"curve"} and latest["curve"]["data"] == {"x": [3]}
+
+
+def test_repo_root_prefers_asv_conf_dir(tmp_path, monkeypatch):
+    (tmp_path / "asv.conf.json").write_text("{}")
+    monkeypatch.setenv("ASV_CONF_DIR", str(tmp_path))
+    paths.repo_root.cache_clear()
+    try:
+        assert paths.repo_root() == tmp_path.resolve()
+    finally:
+        monkeypatch.delenv("ASV_CONF_DIR")
+        paths.repo_root.cache_clear()
+    assert (paths.repo_root() / "impls").is_dir()
