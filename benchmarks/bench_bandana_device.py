@@ -14,7 +14,8 @@ SIZES = profiles.sizes("fio_sweep")
 PRIMARY_ENGINE = SIZES["engines"][0]
 
 
-def _sweep():
+def _sweep(_benchmark=None):
+    """Run the profile's fio sweep once per asv run (shared by both classes: same cache key)."""
     skip = skipped_unless("fio", "o_direct")
     if skip:
         return skip
