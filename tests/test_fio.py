@@ -17,6 +17,7 @@ import pytest
 from impls.bandana import device_characterization as dc
 from impls.bandana import fio
 from impls.bandana.fio import FioError, FioPoint, build_fio_command, parse_fio_json
+from impls.harness import capabilities, progress
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fio"
 RECORDED = ["libaio_4k_qd4.json", "io_uring_4k_qd32.json", "psync_4k_qd4_note_prefix.json"]
@@ -122,7 +123,6 @@ def test_fio_error_is_value_error():
 # --- command -----------------------------------------------------------------
 
 
-@needs_fio
 @pytest.mark.parametrize("engine, block_bytes, queue_depth", [("libaio", 512, 1), ("io_uring", 65536, 128)])
 def test_command_is_read_only_direct(engine, block_bytes, queue_depth):
     command = build_fio_command(
@@ -134,6 +134,7 @@ def test_command_is_read_only_direct(engine, block_bytes, queue_depth):
         ramp_s=0.25,
         size_bytes=1 << 30,
     )
+    assert command[0] == "fio"
     assert "--readonly" in command and "--direct=1" in command
     assert "--rw=randread" in command and "--allow_file_create=0" in command
     assert not any("write" in argument for argument in command)
@@ -143,7 +144,6 @@ def test_command_is_read_only_direct(engine, block_bytes, queue_depth):
     assert "--size=1073741824" in command and "--output-format=json" in command
 
 
-@needs_fio
 @pytest.mark.parametrize(
     "overrides",
     [
@@ -162,10 +162,26 @@ def test_command_rejects_bad_input(overrides):
         build_fio_command("/tmp/x", **(arguments | overrides))
 
 
-def test_command_without_fio(monkeypatch):
+def test_run_fio_without_fio(monkeypatch, tmp_path):
     monkeypatch.setattr(fio.shutil, "which", lambda name: None)
     with pytest.raises(fio.FioNotFoundError, match="not installed"):
-        build_fio_command("/tmp/x", engine="libaio", block_bytes=4096, queue_depth=1, runtime_s=1, ramp_s=0, size_bytes=1 << 20)
+        fio.run_fio(tmp_path / "x", engine="libaio", block_bytes=4096, queue_depth=1, runtime_s=1, ramp_s=0, size_bytes=1 << 20)
+
+
+@needs_fio
+def test_run_fio_refuses_short_file(tmp_path):
+    target = tmp_path / "short.bin"
+    target.write_bytes(b"\0" * 8192)
+    with pytest.raises(FioError, match=r"holds 8192 bytes, fewer than size_bytes=65536"):
+        fio.run_fio(target, engine="libaio", block_bytes=4096, queue_depth=1, runtime_s=0.1, ramp_s=0, size_bytes=65536)
+
+
+@needs_fio
+def test_run_fio_reports_fio_messages(tmp_path):
+    target = tmp_path / "t.bin"
+    target.write_bytes(b"\0" * 65536)
+    with pytest.raises(FioError, match=r"exited with status 1 .*no_such_engine"):
+        fio.run_fio(target, engine="no_such_engine", block_bytes=4096, queue_depth=1, runtime_s=0.1, ramp_s=0, size_bytes=65536)
 
 
 # --- prepare_target ------------------------------------------------------------
@@ -298,11 +314,20 @@ def test_ceiling_prefers_qd32_else_highest_below():
         dc.pick_ceiling(points, "io_uring")
 
 
+def test_progress_quiet_under_asv_and_ci(monkeypatch):
+    assert progress.show_progress(True) is True and progress.show_progress(False) is False
+    for variable in ("ASV", "CI"):
+        with monkeypatch.context() as patch:
+            patch.setenv(variable, "1")
+            patch.setattr(progress.sys.stderr, "isatty", lambda: True, raising=False)
+            assert progress.show_progress(None) is False
+
+
 @needs_fio
 def test_characterize_short_real_run(tmp_path):
     target = tmp_path / "nvm" / "target.bin"
     dc.prepare_target(target, SMOKE_SIZES["file_bytes"])
-    if not dc.o_direct_supported(target):
+    if not capabilities.check_o_direct(target).available:
         pytest.skip(f"{tmp_path} does not support O_DIRECT (tmpfs?); fio needs direct=1")
     if not fio.engine_available("libaio"):
         pytest.skip(f"libaio unusable here: {fio.engine_unavailable_reason('libaio')}")

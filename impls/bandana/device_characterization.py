@@ -9,11 +9,9 @@ against (Bandana reads 4 KB blocks from NVM).
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import shutil
 import stat
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from impls.bandana import fio
+from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096
 CEILING_QUEUE_DEPTH = 32
@@ -57,9 +56,10 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
         raise ValueError(f"size_bytes must be a positive integer, got {size_bytes!r}")
     target = Path(path).expanduser().absolute()
     try:
-        mode = os.stat(target).st_mode
+        status = os.stat(target)
     except FileNotFoundError:
-        mode = None
+        status = None
+    mode = status.st_mode if status is not None else None
 
     if mode is not None and stat.S_ISBLK(mode):
         device_bytes = _block_device_bytes(target)
@@ -72,7 +72,7 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
 
     if mode is not None and not stat.S_ISREG(mode):
         raise ValueError(f"{target} is neither a regular file nor a block device")
-    if mode is not None and os.stat(target).st_size >= size_bytes:
+    if status is not None and status.st_size >= size_bytes:
         return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -111,6 +111,7 @@ def _write_random_file_atomically(target: Path, size_bytes: int) -> None:
                 handle.write(generator.bytes(chunk_bytes))
                 remaining -= chunk_bytes
             handle.flush()
+            os.fchmod(handle.fileno(), 0o644)  # NamedTemporaryFile creates 0600
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:
@@ -121,29 +122,6 @@ def _write_random_file_atomically(target: Path, size_bytes: int) -> None:
         os.fsync(directory)
     finally:
         os.close(directory)
-
-
-def o_direct_supported(path: str | os.PathLike) -> bool:
-    """True when one aligned 4 KiB O_DIRECT read of the existing ``path`` succeeds
-    (tmpfs and some container filesystems refuse O_DIRECT)."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECT", 0)
-    if flags == os.O_RDONLY:
-        return False
-    try:
-        descriptor = os.open(path, flags)
-    except OSError:
-        return False
-    try:
-        buffer = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT requires
-        try:
-            os.readv(descriptor, [buffer])
-        finally:
-            buffer.close()
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(descriptor)
 
 
 def _validated_sizes(sizes: dict[str, Any]) -> dict[str, Any]:
@@ -194,12 +172,6 @@ def _validated_sizes(sizes: dict[str, Any]) -> dict[str, Any]:
         "runtime_s": float(sizes["runtime_s"]),
         "ramp_s": float(sizes["ramp_s"]),
     }
-
-
-def _show_progress(progress: bool | None) -> bool:
-    if progress is not None:
-        return progress
-    return sys.stderr.isatty() and not os.environ.get("ASV") and not os.environ.get("CI")
 
 
 def pick_ceiling(points: list[dict[str, Any]], engine: str) -> dict[str, Any]:
@@ -283,10 +255,8 @@ def characterize_device(
         for queue_depth in sizes["queue_depths"]
     ]
 
-    from tqdm.auto import tqdm
-
     points: list[dict[str, Any]] = []
-    with tqdm(total=len(runs), desc="fio sweep", unit="run", disable=not _show_progress(progress)) as bar:
+    with progress_bar(len(runs), "fio sweep", "run", progress) as bar:
         for engine, block_bytes, queue_depth in runs:
             bar.set_postfix_str(f"{engine} {block_bytes} B QD{queue_depth}")
             point = fio.run_fio(

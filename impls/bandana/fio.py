@@ -109,7 +109,7 @@ def build_fio_command(
     ramp_s: float,
     size_bytes: int,
 ) -> list[str]:
-    """The argv of one fio job: ``direct=1`` random reads over the first
+    """The argv (starting with ``"fio"``) of one fio job: ``direct=1`` random reads over the first
     ``size_bytes`` of ``path``, ``block_bytes`` per read, ``queue_depth`` reads in
     flight, ``ramp_s`` seconds of warm-up then ``runtime_s`` seconds measured.
 
@@ -135,7 +135,7 @@ def build_fio_command(
         # fio splits --filename on ':' (several files per job).
         raise ValueError(f"fio cannot read a path containing ':': {filename!r}")
     return [
-        _require_fio(),
+        "fio",
         f"--name=randread-{engine}-{block_bytes}B-qd{queue_depth}",
         f"--filename={filename}",
         "--readonly",
@@ -216,27 +216,25 @@ def _parse_job(job: Any, global_options: dict, index: int) -> FioPoint:
     if error:
         raise FioError(f"fio reports error {error} ({os.strerror(error) if isinstance(error, int) else error}) in {where}")
     engine = _job_option(job, global_options, "ioengine", where)
+    block_option = _job_option(job, global_options, "bs", where)
+    depth_option = _job_option(job, global_options, "iodepth", where)
     try:
-        block_bytes = _fio_size_bytes(_job_option(job, global_options, "bs", where))
-        queue_depth = int(_job_option(job, global_options, "iodepth", where))
+        block_bytes = _fio_size_bytes(block_option)
+        queue_depth = int(depth_option)
     except ValueError as err:
-        if isinstance(err, FioError):
-            raise
-        raise FioError(f"fio JSON {where}: unreadable job option: {err}") from err
+        raise FioError(f"fio JSON {where}: unreadable bs={block_option!r} or iodepth={depth_option!r}") from err
     if engine in SYNCHRONOUS_ENGINES:
         queue_depth = 1
-    read = _lookup(job, ("read",), where)
-    percentiles = _lookup(read, ("clat_ns", "percentile"), f"{where}.read")
     return FioPoint(
         engine=engine,
         block_bytes=block_bytes,
         queue_depth=queue_depth,
-        iops=_number(read, ("iops",), f"{where}.read"),
-        bandwidth_bytes_per_s=_number(read, ("bw_bytes",), f"{where}.read"),
-        clat_p50_us=_number(percentiles, ("50.000000",), f"{where}.read.clat_ns.percentile") / 1000.0,
-        clat_p99_us=_number(percentiles, ("99.000000",), f"{where}.read.clat_ns.percentile") / 1000.0,
-        clat_mean_us=_number(read, ("clat_ns", "mean"), f"{where}.read") / 1000.0,
-        runtime_ms=int(_number(read, ("runtime",), f"{where}.read")),
+        iops=_number(job, ("read", "iops"), where),
+        bandwidth_bytes_per_s=_number(job, ("read", "bw_bytes"), where),
+        clat_p50_us=_number(job, ("read", "clat_ns", "percentile", "50.000000"), where) / 1000.0,
+        clat_p99_us=_number(job, ("read", "clat_ns", "percentile", "99.000000"), where) / 1000.0,
+        clat_mean_us=_number(job, ("read", "clat_ns", "mean"), where) / 1000.0,
+        runtime_ms=int(_number(job, ("read", "runtime"), where)),
     )
 
 
@@ -271,9 +269,11 @@ def run_fio(
 ) -> FioPoint:
     """Run one fio job (see :func:`build_fio_command`) and return its measurement.
 
-    Raises :class:`FioNotFoundError` without fio, :class:`FioError` carrying
-    fio's stderr when fio exits non-zero or times out.
+    Raises :class:`FioNotFoundError` without fio, :class:`FioError` when a file
+    target is shorter than ``size_bytes``, and :class:`FioError` carrying fio's
+    stderr when fio exits non-zero or times out.
     """
+    executable = _require_fio()
     command = build_fio_command(
         path,
         engine=engine,
@@ -283,14 +283,26 @@ def run_fio(
         ramp_s=ramp_s,
         size_bytes=size_bytes,
     )
+    # With --readonly, fio only warns that it will not extend a short file and then
+    # reads past its end anyway (exit status 0), so a short file is refused here.
+    if os.path.isfile(path) and os.path.getsize(path) < size_bytes:
+        raise FioError(
+            f"{os.fspath(path)} holds {os.path.getsize(path)} bytes, fewer than size_bytes={size_bytes}; "
+            "create it first (device_characterization.prepare_target)"
+        )
+    command[0] = executable
     timeout_s = _SUBPROCESS_SLACK_S + 2.0 * (runtime_s + ramp_s)
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as err:
         raise FioError(f"fio did not finish within {timeout_s:.0f} s: {' '.join(command)}") from err
     if result.returncode != 0:
-        stderr = result.stderr.strip() or "(no stderr)"
-        raise FioError(f"fio exited with status {result.returncode} on {os.fspath(path)}: {stderr}")
+        # fio prints some of its errors on stdout, ahead of the JSON.
+        notes = result.stdout.split("\n{", 1)[0] if not result.stdout.startswith("{") else ""
+        messages = " | ".join(line.strip() for line in (result.stderr + "\n" + notes).splitlines() if line.strip())
+        raise FioError(
+            f"fio exited with status {result.returncode} on {os.fspath(path)}: {messages or '(no message)'}"
+        )
     points = parse_fio_json(result.stdout)
     if len(points) != 1:
         raise FioError(f"expected one fio job in the output, got {len(points)}")
