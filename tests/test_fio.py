@@ -381,7 +381,7 @@ def test_figures_draw_from_fixture_data():
 
     data = fixture_sweep()
     for name in ("fio_bandwidth_vs_block_size", "fio_iops_vs_queue_depth"):
-        spec = discover()[name]
+        spec = discover()[0][name]
         assert (spec.artifact, spec.system) == ("fio_sweep", "bandana")
         fig = spec.draw(data)
         assert isinstance(fig, Figure)

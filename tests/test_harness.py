@@ -108,3 +108,18 @@ def test_repo_root_prefers_asv_conf_dir(tmp_path, monkeypatch):
         monkeypatch.delenv("ASV_CONF_DIR")
         paths.repo_root.cache_clear()
     assert (paths.repo_root() / "impls").is_dir()
+
+
+def test_figure_discovery_survives_a_broken_system(tmp_path, monkeypatch):
+    import impls
+    from impls.harness import figures
+
+    broken = tmp_path / "brokensys"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("")
+    (broken / "figures.py").write_text("raise RuntimeError('bad figure module')\n")
+    monkeypatch.setattr(impls, "__path__", [*impls.__path__, str(tmp_path)])
+    specs, errors = figures.discover()
+    assert errors == {"impls.brokensys.figures": "RuntimeError: bad figure module"}
+    assert "fio_bandwidth_vs_block_size" in specs
+    assert specs["fio_bandwidth_vs_block_size"].requires == ("fio", "o_direct")

@@ -50,6 +50,7 @@ def _log2_ticks(ax, values: list[int], labels: list[str]) -> None:
 @figure(
     "fio_bandwidth_vs_block_size",
     artifact="fio_sweep",
+    requires=("fio", "o_direct"),
     title="Random-read bandwidth vs. block size",
     system="bandana",
     paper_figure="Bandana device characterization",
@@ -89,6 +90,7 @@ def bandwidth_vs_block_size(data: dict[str, Any]):
 @figure(
     "fio_iops_vs_queue_depth",
     artifact="fio_sweep",
+    requires=("fio", "o_direct"),
     title="4 KB random-read IOPS vs. queue depth",
     system="bandana",
     paper_figure="Bandana device characterization",

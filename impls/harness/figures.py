@@ -48,15 +48,24 @@ def figure(name: str, *, artifact: str, title: str, system: str, paper_figure: s
     return register
 
 
-def discover() -> dict[str, FigureSpec]:
-    """Import every ``impls.<system>.figures`` module; return the registry by name."""
+def discover() -> tuple[dict[str, FigureSpec], dict[str, str]]:
+    """Import every ``impls.<system>.figures`` module.
+
+    Returns ``(figures by name, errors by module)``: a module that fails to import
+    is reported in ``errors`` and the other systems' figures are still returned.
+    """
     import impls
 
+    errors: dict[str, str] = {}
     for module in pkgutil.iter_modules(impls.__path__):
-        if module.ispkg and module.name != "harness":
-            try:
-                importlib.import_module(f"impls.{module.name}.figures")
-            except ModuleNotFoundError as err:
-                if err.name != f"impls.{module.name}.figures":
-                    raise
-    return dict(_REGISTRY)
+        if not module.ispkg or module.name == "harness":
+            continue
+        name = f"impls.{module.name}.figures"
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:
+                errors[name] = f"{type(err).__name__}: {err}"
+        except Exception as err:  # noqa: BLE001 - one broken module must not hide the others
+            errors[name] = f"{type(err).__name__}: {err}"
+    return dict(_REGISTRY), errors

@@ -1,0 +1,85 @@
+"""Gather one machine's results, artifacts, claims and figures into a :class:`Report`."""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from pathlib import Path
+
+from impls.harness import artifacts as artifact_store
+from impls.harness import figures as figure_registry
+from impls.harness.figures import FigureSpec
+from impls.harness.report import results
+from impls.harness.report.claims import load_claims
+from impls.harness.report.environment_table import environment_tables
+from impls.harness.report.history import history_figures
+from impls.harness.report.machine_state import describe_machine
+from impls.harness.report.model import Report
+from impls.harness.report.paper_figures import render_paper_figures
+from impls.harness.report.skipped import skipped_points
+from impls.harness.report.verdicts import evaluate_claims
+
+
+class NoResultsError(RuntimeError):
+    """There is nothing at all to report for the machine: no asv results and no artifacts."""
+
+
+def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
+                   default: str) -> str:
+    """Return ``machine``, else ``default`` if it has data, else the only machine that has data.
+
+    Raises NoResultsError naming the machines found when the choice is ambiguous or empty.
+    """
+    if machine:
+        return machine
+    known = set(results.machines(results_dir))
+    if Path(artifacts_root).is_dir():
+        known |= {p.name for p in Path(artifacts_root).iterdir() if p.is_dir()}
+    if default in known or not known:
+        return default
+    if len(known) == 1:
+        return known.pop()
+    raise NoResultsError(f"no results for this machine ({default!r}) in {results_dir}; "
+                         f"pick one with --machine: {', '.join(sorted(known))}")
+
+
+def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_path: Path,
+                 figure_specs: Mapping[str, FigureSpec] | None = None) -> Report:
+    """Return the :class:`Report` of ``machine``; raise NoResultsError if it has no data at all.
+
+    ``figure_specs`` defaults to every figure :func:`impls.harness.figures.discover` finds.
+    """
+    frame = results.read_results(results_dir, machine)
+    records = artifact_store.load_latest(machine, Path(artifacts_root))
+    if frame.empty and not records:
+        raise NoResultsError(
+            f"nothing to report for machine {machine!r}: no asv results in "
+            f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; "
+            "run the benchmarks first (make bench)")
+    claims = load_claims(claims_path)
+    state = describe_machine(machine, records)
+    points = results.latest_points(frame)
+    evaluated = evaluate_claims(claims, points, records, state)
+    notes = []
+    if figure_specs is None:
+        figure_specs, broken = figure_registry.discover()
+        notes += [f"Figures of {module} are missing: it failed to import ({why})."
+                  for module, why in broken.items()]
+    if frame.empty:
+        notes.append(f"No asv results for {machine}: claims that need a benchmark are not measured, "
+                     "and there is no history.")
+    if not records:
+        notes.append(f"No artifacts for {machine}: no paper figure could be drawn.")
+    profiles = sorted({str(r.get("profile")) for r in records.values() if r.get("profile")})
+    return Report(
+        machine=machine,
+        generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        profile=", ".join(profiles) or state.profile or "unknown",
+        commits=results.commits(frame),
+        environment=environment_tables(state, results.machine_info(results_dir, machine)),
+        claims=[r for r in evaluated if not r.claim.peer],
+        peers=[r for r in evaluated if r.claim.peer],
+        figures=render_paper_figures(figure_specs, records, state),
+        history=history_figures(frame),
+        skipped=skipped_points(points, results.read_benchmark_info(results_dir), state),
+        notes=notes,
+    )

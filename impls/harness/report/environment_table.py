@@ -1,0 +1,87 @@
+"""The environment fingerprint as report tables: host, NVM target, GPU, capabilities, packages."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from impls.harness.report.formatting import size_bytes, text
+from impls.harness.report.machine_state import MachineState
+
+KEY_PACKAGES = ("numpy", "numba", "torch", "faiss-cpu", "pandas", "asv", "matplotlib", "seaborn",
+                "nvidia-ml-py", "tqdm")
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """A titled table of text cells; ``header`` names the columns."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+
+
+def _pairs(title: str, pairs: list[tuple[str, Any]]) -> Table:
+    return Table(title, ("", ""), [(key, text(value)) for key, value in pairs])
+
+
+def _host(host: Mapping[str, Any]) -> Table:
+    cores = f"{text(host.get('cores_logical'))} logical / {text(host.get('cores_physical'))} physical"
+    if host.get("cores_usable"):
+        cores += f" / {host['cores_usable']} usable"
+    return _pairs("Host", [
+        ("CPU", host.get("cpu_model")), ("cores", cores), ("RAM", size_bytes(host.get("ram_bytes"))),
+        ("OS", host.get("os")), ("kernel", host.get("kernel")), ("Python", host.get("python")),
+    ])
+
+
+def _nvm(nvm: Mapping[str, Any]) -> Table:
+    blocks = f"{text(nvm.get('logical_block_size'))} / {text(nvm.get('physical_block_size'))} B"
+    return _pairs("NVM target", [
+        ("path", nvm.get("path")), ("filesystem", nvm.get("filesystem")), ("device", nvm.get("device")),
+        ("rotational", nvm.get("rotational")), ("block size (logical / physical)", blocks),
+        ("free", size_bytes(nvm.get("free_bytes"))),
+    ])
+
+
+def _gpu(gpu: Mapping[str, Any]) -> Table:
+    devices = [f"{d.get('name', '?')} ({size_bytes(d.get('memory_bytes'))})"
+               for d in gpu.get("devices") or [] if isinstance(d, Mapping)]
+    return _pairs("GPU", [
+        ("available", gpu.get("available")), ("devices", devices or None),
+        ("driver", gpu.get("driver")), ("CUDA", gpu.get("cuda_version")),
+    ])
+
+
+def _capabilities(state: MachineState) -> Table:
+    rows = [(c.name, "yes" if c.available else "no", c.detail if c.available else c.reason)
+            for c in state.capabilities.values()]
+    return Table("Capabilities", ("capability", "available", "detail / reason missing"), rows)
+
+
+def _packages(packages: Mapping[str, Any]) -> Table:
+    # The fingerprint records the suite's key packages; list those first, then any others.
+    chosen = [n for n in KEY_PACKAGES if n in packages] + sorted(set(packages) - set(KEY_PACKAGES))
+    return Table("Packages", ("package", "version"),
+                 [(n, text(packages[n]) if packages[n] else "not installed") for n in chosen])
+
+
+def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> list[Table]:
+    """Return the fingerprint's tables, or asv's machine.json as one table when there is no fingerprint."""
+    fp = state.fingerprint
+    if not fp:
+        keys = [k for k in ("machine", "arch", "cpu", "num_cpu", "os", "ram") if k in machine_json]
+        return [_pairs("Machine (asv machine.json; no fingerprint recorded)",
+                       [(k, machine_json[k]) for k in keys])] if keys else []
+    tables = [_pairs("Recorded", [
+        ("machine", fp.get("machine") or state.machine), ("commit", str(fp.get("commit") or "")[:12]),
+        ("profile", fp.get("profile")), ("created", fp.get("created")), ("source", state.source),
+    ])]
+    for key, build in (("host", _host), ("nvm_target", _nvm), ("gpu", _gpu)):
+        if isinstance(fp.get(key), Mapping):
+            tables.append(build(fp[key]))
+    if state.capabilities:
+        tables.append(_capabilities(state))
+    if isinstance(fp.get("packages"), Mapping) and fp["packages"]:
+        tables.append(_packages(fp["packages"]))
+    return tables

@@ -1,0 +1,109 @@
+"""How numbers, paper values, ratios and verdicts read in the report (html and markdown alike)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from impls.harness.report.claims import Claim
+from impls.harness.report.verdicts import (
+    NOT_MEASURED,
+    NOT_REPRODUCED,
+    PARTLY,
+    REPRODUCED,
+    ClaimResult,
+)
+
+DASH = "—"
+RATIO_NOTE = ("ratio = measured / paper value; for a range, measured / the nearest end of "
+              "the range (1.00 inside it)")
+
+
+def number(value: float, digits: int = 4) -> str:
+    """Return ``value`` with ``digits`` significant digits, no trailing zeros."""
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    return f"{value:.{digits}g}"
+
+
+def with_unit(text: str, unit: str) -> str:
+    """Return ``text`` followed by ``unit`` ("x" becomes the × sign)."""
+    if unit in ("x", "×"):
+        return f"{text}×"
+    return f"{text} {unit}" if unit else text
+
+
+def paper_value(claim: Claim) -> str:
+    """Return the paper's value as text: "2.7×", "2–3×", "≥ 1 s", plus " (approx.)" if approximate."""
+    low, high = claim.paper_range
+    if low == high:
+        text = with_unit(number(low), claim.unit)
+    elif math.isinf(high):
+        text = "≥ " + with_unit(number(low), claim.unit)
+    else:
+        text = with_unit(f"{number(low)}–{number(high)}", claim.unit)
+    return text + (" (approx.)" if claim.approx else "")
+
+
+def measured(result: ClaimResult) -> str:
+    """Return the measured value with its unit, or a dash."""
+    if result.measured is None:
+        return DASH
+    return with_unit(number(result.measured, 3), result.claim.unit)
+
+
+def ratio(result: ClaimResult) -> str:
+    """Return the ratio to the paper (see ``RATIO_NOTE``), or a dash."""
+    if result.ratio is None:
+        return DASH
+    return f"{result.ratio:.2f}" + (" (in range)" if result.in_range else "")
+
+
+def verdict_class(verdict: str) -> str:
+    """Return a short style name for a verdict: ok, partly, bad or none."""
+    if verdict == REPRODUCED:
+        return "ok"
+    if verdict == PARTLY:
+        return "partly"
+    if verdict == NOT_REPRODUCED:
+        return "bad"
+    assert verdict.startswith(NOT_MEASURED), verdict
+    return "none"
+
+
+def verdict_summary(results: list[ClaimResult]) -> str:
+    """Return e.g. "2 reproduced, 1 partly, 0 not reproduced, 20 not measured" for ``results``."""
+    counts = {REPRODUCED: 0, PARTLY: 0, NOT_REPRODUCED: 0, NOT_MEASURED: 0}
+    for result in results:
+        key = NOT_MEASURED if result.verdict.startswith(NOT_MEASURED) else result.verdict
+        counts[key] += 1
+    return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
+
+
+def where_in_paper(claim: Claim) -> str:
+    """Return "<figure> · <source>" (e.g. "Fig. 5 · text"), the peer paper first if any."""
+    parts = [claim.peer] if claim.peer else []
+    parts.append(claim.figure)
+    if claim.source != claim.figure:
+        parts.append(claim.source)
+    return " · ".join(parts)
+
+
+def size_bytes(value: Any) -> str:
+    """Return a byte count in GiB/MiB/KiB, or the value as text if it is not a number."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return DASH if value is None else str(value)
+    for divisor, unit in ((2 ** 40, "TiB"), (2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+        if abs(value) >= divisor:
+            return f"{value / divisor:.1f} {unit}"
+    return f"{value} B"
+
+
+def text(value: Any) -> str:
+    """Return a table cell for any fingerprint value (dash for missing)."""
+    if value is None or value == "":
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(text(v) for v in value) or DASH
+    return str(value)

@@ -1,0 +1,173 @@
+"""History figures: every tracked scalar (track_* and time_* benchmarks) across commits.
+
+The x axis holds every commit of the machine, ordered by commit date; each
+parameter combination is a line. Up to ``MAX_SERIES_PER_PANEL`` lines share one
+plot; beyond that the combinations are split into small multiples by the first
+parameter (a single parameter: into consecutive runs of its values), at most
+``MAX_PANELS`` panels of ``MAX_SERIES_PER_PANEL`` lines each, and the titles say
+how many series were left out.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from impls.harness.report import plotting
+from impls.harness.report.paper_figures import safe_file_stem
+from impls.harness.report.results import commits as commit_table
+from impls.harness.report.results import newest_per_point
+
+HISTORY_TYPES = ("track", "time")
+MAX_SERIES_PER_PANEL = 8
+MAX_PANELS = 12
+MAX_TICK_LABELS = 24
+
+_SCALES = {
+    "seconds": [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")],
+    "bytes": [(2.0 ** 30, "GiB"), (2.0 ** 20, "MiB"), (2.0 ** 10, "KiB"), (1.0, "B")],
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryFigure:
+    """One benchmark's history: the PNG, the commits on its x axis, and how many lines it drew."""
+
+    benchmark: str
+    unit: str
+    commits: tuple[str, ...]
+    series: int
+    shown: int
+    png: bytes
+
+    @property
+    def file_name(self) -> str:
+        return f"history-{safe_file_stem(self.benchmark)}.png"
+
+
+def display_scale(unit: str, values: pd.Series) -> tuple[float, str]:
+    """Return (divisor, unit label) that keeps times and sizes readable (1.0 and ``unit`` otherwise)."""
+    largest = values.abs().max()
+    if unit not in _SCALES or not np.isfinite(largest) or largest == 0:
+        return 1.0, unit
+    for divisor, label in _SCALES[unit]:
+        if largest >= divisor:
+            return divisor, label
+    return _SCALES[unit][-1]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Series:
+    label: str
+    params: dict[str, Any]
+    values: list[float]  # one per commit on the x axis, NaN where absent
+
+
+def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
+    position = {commit: i for i, commit in enumerate(order)}
+    found = []
+    for label, group in rows.groupby("param_label", sort=False):
+        values = [math.nan] * len(order)
+        for commit, value in zip(group["commit"], group["value"]):
+            values[position[commit]] = value
+        found.append(_Series(label or "value", group["params"].iloc[0], values))
+    return found
+
+
+def _panels(series: list[_Series]) -> list[tuple[str, list[_Series]]]:
+    """Return (panel title, its series) pairs; one untitled panel when few enough series."""
+    if len(series) <= MAX_SERIES_PER_PANEL:
+        return [("", series)]
+    names = list(series[0].params)
+    first = names[0] if names else None
+    if len(names) >= 2 and len({repr(item.params.get(first)) for item in series}) > 1:
+        groups: dict[str, list[_Series]] = {}
+        for item in series:
+            groups.setdefault(f"{first}={item.params.get(first)!r}", []).append(item)
+        return list(groups.items())[:MAX_PANELS]
+    # one parameter: consecutive runs of its values, one panel each
+    size = MAX_SERIES_PER_PANEL
+    return [(f"series {start + 1}–{min(start + size, len(series))} of {len(series)}",
+             series[start:start + size])
+            for start in range(0, len(series), size)][:MAX_PANELS]
+
+
+def _strip(label: str, panel: str) -> str:
+    parts = [p for p in label.split(", ") if p != panel]
+    return ", ".join(parts) or label
+
+
+def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
+    n = len(commits)
+    step = max(1, math.ceil(n / MAX_TICK_LABELS))
+    ticks = sorted(set(range(0, n, step)) | {n - 1})
+    labels = [f"{commits['commit'].iloc[i][:8]}\n{commits['date'].iloc[i]:%Y-%m-%d}" for i in ticks]
+    ax.set_xticks(ticks, labels, fontsize=7, rotation=45 if len(ticks) > 6 else 0,
+                  ha="right" if len(ticks) > 6 else "center")
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.grid(True, alpha=0.3)
+
+
+def history_figure(rows: pd.DataFrame, commits: pd.DataFrame) -> tuple[Figure, int, int]:
+    """Return (figure, number of series, number drawn) for one benchmark's ``rows``.
+
+    ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
+    gets a tick position even where this benchmark has no value.
+    """
+    order = commits["commit"].tolist()
+    rows = newest_per_point(rows, ("commit", "benchmark", "param_label"))
+    all_series = _series(rows, order)
+    panels = _panels(all_series)
+    divisor, unit_label = display_scale(str(rows["unit"].iloc[0]), rows["value"])
+    columns = min(3, len(panels))
+    lines = math.ceil(len(panels) / columns)
+    figure = plotting.new_figure(4.4 * columns if len(panels) > 1 else 7.5, 3.2 * lines + 0.5)
+    axes = figure.subplots(lines, columns, squeeze=False, sharey=True)
+    shown = 0
+    x = np.arange(len(order))
+    for ax, (panel, members) in zip(axes.flat, panels):
+        drawn = members[:MAX_SERIES_PER_PANEL]
+        for item in drawn:
+            y = np.asarray(item.values, dtype=float) / divisor
+            label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
+            ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
+        shown += len(drawn)
+        left_out = len(members) - len(drawn)
+        title = panel + (f" (showing {len(drawn)} of {len(members)})" if left_out else "")
+        if title:
+            ax.set_title(title, fontsize=8)
+        _format_axis(ax, commits)
+        if len(drawn) > 1 or panel or drawn[0].label != "value":
+            ax.legend(fontsize=7, loc="center left" if len(panels) == 1 else "best",
+                      bbox_to_anchor=(1.01, 0.5) if len(panels) == 1 else None, frameon=False)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(unit_label, fontsize=8)
+    benchmark = str(rows["benchmark"].iloc[0])
+    more = f" — {len(all_series) - shown} more series not shown" if shown < len(all_series) else ""
+    figure.suptitle(f"{benchmark}{more}", fontsize=10)
+    return figure, len(all_series), shown
+
+
+def history_figures(frame: pd.DataFrame) -> list[HistoryFigure]:
+    """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``."""
+    tracked = frame[frame["type"].isin(HISTORY_TYPES)]
+    if tracked.empty:
+        return []
+    commits = commit_table(frame)
+    order = tuple(commits["commit"])
+    made = []
+    for benchmark, rows in tracked.groupby("benchmark", sort=True):
+        figure, series, shown = history_figure(rows, commits)
+        try:
+            png = plotting.to_png(figure)
+        finally:
+            plotting.close(figure)
+        made.append(HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png))
+    return made

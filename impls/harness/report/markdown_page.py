@@ -1,0 +1,99 @@
+"""The report as markdown; figures are links to ``figures/*.png`` beside it."""
+from __future__ import annotations
+
+from impls.harness.report import formatting as fmt
+from impls.harness.report.model import Report, system_name
+from impls.harness.report.paper_figures import DRAWN, ERROR
+from impls.harness.report.verdicts import ClaimResult
+
+FIGURES_DIR = "figures"
+
+
+def cell(text: str) -> str:
+    """Return ``text`` safe inside a markdown table cell (pipes escaped, one line)."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]] | list[list[str]]) -> str:
+    """Return a markdown table (a header row is required; empty names stay empty)."""
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _claims_table(results: list[ClaimResult]) -> str:
+    rows = [(system_name(r.claim.system),
+             f"{r.claim.statement} ({r.claim.id}; {fmt.where_in_paper(r.claim)})",
+             fmt.paper_value(r.claim), fmt.measured(r), fmt.ratio(r), r.verdict)
+            for r in results]
+    return table(("system", "claim", "paper value", "measured", "ratio", "verdict"), rows)
+
+
+def _figures(report: Report) -> list[str]:
+    groups = report.figures_by_system()
+    if not groups:
+        return ["No figures are registered yet.\n"]
+    out = []
+    for system, figures in groups.items():
+        out.append(f"### {system_name(system)}\n")
+        for figure in figures:
+            title = figure.title + (f" (paper {figure.paper_figure})" if figure.paper_figure else "")
+            if figure.status == DRAWN:
+                out.append(f"![{title}]({FIGURES_DIR}/{figure.file_name})\n\n*{title}* — "
+                           f"{figure.caption}\n")
+            elif figure.status == ERROR:
+                out.append(f"**{title}**: error\n\n```\n{figure.caption}\n```\n")
+            else:
+                out.append(f"**{title}**: {figure.caption}\n")
+    return out
+
+
+def _history(report: Report) -> list[str]:
+    if report.commits.empty:
+        return ["No asv results yet.\n"]
+    rows = [(c.commit[:12], f"{c.date:%Y-%m-%d %H:%M}", c.env_names, str(c.points))
+            for c in report.commits.itertuples(index=False)]
+    out = [table(("commit", "commit date", "environments", "points"), rows)]
+    for figure in report.history:
+        shown = (f" (showing {figure.shown} of {figure.series} parameter combinations)"
+                 if figure.shown < figure.series else "")
+        out.append(f"![{figure.benchmark}]({FIGURES_DIR}/{figure.file_name})\n\n"
+                   f"*{figure.benchmark}* ({figure.unit}){shown}\n")
+    return out
+
+
+def render_markdown(report: Report) -> str:
+    """Return the whole report as markdown text."""
+    commits = report.commits
+    span = (f" · {len(commits)} commit(s), {commits['commit'].iloc[0][:8]} … "
+            f"{commits['commit'].iloc[-1][:8]}" if not commits.empty else "")
+    out = [f"# dlsysbench report — {report.machine}\n",
+           (f"machine **{report.machine}** · profile **{report.profile}** · rendered "
+            f"{report.generated}{span}\n")]
+    out += [f"> {note}\n" for note in report.notes]
+    out.append("## Environment\n")
+    if not report.environment:
+        out.append("Nothing is known about this machine (no fingerprint, no asv machine file).\n")
+    for t in report.environment:
+        out.append(f"### {t.title}\n")
+        out.append(table(t.header if any(t.header) else ("item", "value"), t.rows))
+    out.append("## Paper claims\n")
+    out.append(f"{fmt.verdict_summary(report.claims)}.\n")
+    out.append(_claims_table(report.claims))
+    out.append(f"\n{fmt.RATIO_NOTE}.\n")
+    if report.peers:
+        out.append("### Peer and follow-up numbers (context, not claims of the papers)\n")
+        out.append(_claims_table(report.peers))
+    out.append("## Figures\n")
+    out += _figures(report)
+    out.append("## History\n")
+    out += _history(report)
+    out.append("## Skipped benchmarks\n")
+    if report.skipped:
+        out.append(table(("benchmark", "params", "status", "commit", "reason"),
+                         [(s.benchmark, s.params or "—", s.status, s.commit[:8], s.reason)
+                          for s in report.skipped]))
+    else:
+        out.append("None: every benchmark point has a value in its newest run.\n")
+    return "\n".join(out)

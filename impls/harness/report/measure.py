@@ -1,0 +1,180 @@
+"""Find the measured number a claim points at, in the asv results or an artifact."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from impls.harness.report.claims import (
+    ArtifactSource,
+    BenchmarkSource,
+    MeasuredSource,
+    PointRef,
+    RatioSource,
+    TrendSource,
+)
+from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
+
+# Measurement.status values besides the result statuses ok / skipped / failed:
+ABSENT = "absent"  # nothing measured it yet (no such benchmark, point or artifact)
+INVALID = "invalid"  # the claims file points at something that does not fit the data
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """A measured number (``value``) or why there is none (``status`` != "ok", ``detail``)."""
+
+    status: str
+    value: float | None = None
+    detail: str = ""  # where the number came from, or what is wrong
+
+    @property
+    def ok(self) -> bool:
+        return self.status == STATUS_OK
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b or repr(a) == repr(b)
+
+
+def _select(points: pd.DataFrame, benchmark: str,
+            params: Mapping[str, Any]) -> tuple[pd.DataFrame | None, Measurement | None]:
+    """Return the rows of ``benchmark`` matching ``params``, or the Measurement saying why not."""
+    rows = points[points["benchmark"] == benchmark]
+    if rows.empty:
+        return None, Measurement(ABSENT, detail=f"no results for {benchmark}")
+    names = set().union(*(p.keys() for p in rows["params"]))
+    unknown = sorted(set(params) - names)
+    if unknown:
+        return None, Measurement(
+            INVALID, detail=f"{benchmark} has no parameter(s) {', '.join(unknown)}; "
+                            f"its parameters: {', '.join(sorted(names)) or 'none'}")
+    mask = rows["params"].map(lambda p: all(_same(p.get(k), v) for k, v in params.items()))
+    rows = rows[mask]
+    if rows.empty:
+        wanted = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        return None, Measurement(ABSENT, detail=f"{benchmark} has no point {wanted} in the results")
+    return rows, None
+
+
+def _label(point: PointRef) -> str:
+    params = ", ".join(f"{k}={v!r}" for k, v in point.params.items())
+    return f"{point.benchmark}({params})" if params else point.benchmark
+
+
+def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
+    """Return the value of one benchmark point in ``points`` (see :func:`results.latest_points`)."""
+    rows, failure = _select(points, point.benchmark, point.params)
+    if failure:
+        return failure
+    if len(rows) > 1:
+        names = sorted(set().union(*(p.keys() for p in rows["params"])))
+        return Measurement(INVALID, detail=f"params select {len(rows)} points of {point.benchmark}; "
+                                           f"name every one of its parameters: {', '.join(names)}")
+    row = rows.iloc[0]
+    where = f"{_label(point)} at {row['commit'][:8]}"
+    if row["status"] == STATUS_SKIPPED:
+        return Measurement(STATUS_SKIPPED, detail=f"{where} was skipped")
+    if row["status"] == STATUS_FAILED:
+        return Measurement(STATUS_FAILED, detail=f"{where} failed")
+    return Measurement(STATUS_OK, float(row["value"]), where)
+
+
+def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
+    """Return numerator / denominator, or the first side's reason for having no value."""
+    top = measure_point(points, source.numerator)
+    bottom = measure_point(points, source.denominator)
+    for side in (top, bottom):
+        if not side.ok:
+            return side
+    if bottom.value == 0:
+        return Measurement(INVALID, detail=f"denominator {bottom.detail} is zero")
+    return Measurement(STATUS_OK, top.value / bottom.value, f"{top.detail} / {bottom.detail}")
+
+
+def spearman(x: list[float], y: list[float]) -> float:
+    """Return Spearman's rank correlation of ``y`` with ``x`` (0.0 when either is constant)."""
+    rx = pd.Series(x, dtype=float).rank().to_numpy()
+    ry = pd.Series(y, dtype=float).rank().to_numpy()
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def _sortable(values: list[Any]) -> list[float]:
+    """Return numeric positions: the values if numeric, else their order of appearance."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values]
+    order = list(dict.fromkeys(values))
+    return [float(order.index(v)) for v in values]
+
+
+def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
+    """Return Spearman's rho of the benchmark's value against parameter ``source.over``."""
+    rows, failure = _select(points, source.benchmark, source.params)
+    if failure:
+        return failure
+    over_values = [p.get(source.over) for p in rows["params"]]
+    if any(v is None for v in over_values):
+        return Measurement(INVALID, detail=f"{source.benchmark} has no parameter {source.over!r}")
+    if len(set(map(repr, over_values))) != len(over_values):
+        others = sorted(set().union(*(p.keys() for p in rows["params"])) - {source.over})
+        return Measurement(INVALID, detail=f"trend over {source.over!r} needs one point per value; "
+                                           f"fix the other parameters in params: {', '.join(others)}")
+    measured = rows["status"] == STATUS_OK
+    if measured.sum() < 2:
+        statuses = set(rows["status"])
+        status = (STATUS_SKIPPED if STATUS_SKIPPED in statuses
+                  else STATUS_FAILED if STATUS_FAILED in statuses else ABSENT)
+        return Measurement(status, detail=f"fewer than 2 measured points of {source.benchmark} "
+                                          f"along {source.over}")
+    x = _sortable([v for v, ok in zip(over_values, measured) if ok])
+    rho = spearman(x, rows.loc[measured, "value"].tolist())
+    commit = rows["commit"].iloc[0][:8]
+    return Measurement(STATUS_OK, rho, f"Spearman rho of {source.benchmark} over {source.over} "
+                                       f"({int(measured.sum())} points) at {commit}")
+
+
+def _walk(record: Any, path: str) -> Any:
+    node = record
+    for part in path.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise KeyError(part)
+    return node
+
+
+def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource) -> Measurement:
+    """Return the number at ``source.path`` in the newest artifact ``source.artifact``."""
+    record = artifacts.get(source.artifact)
+    if record is None:
+        return Measurement(ABSENT, detail=f"no artifact {source.artifact!r}")
+    try:
+        value = _walk(record, source.path)
+    except KeyError as err:
+        return Measurement(INVALID, detail=f"artifact {source.artifact!r} has no {source.path!r} "
+                                           f"(stopped at {err.args[0]!r})")
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+        return Measurement(INVALID, detail=f"artifact {source.artifact!r} {source.path!r} is "
+                                           f"{value!r}, not a number")
+    commit = str(record.get("commit", ""))[:8]
+    return Measurement(STATUS_OK, float(value), f"artifact {source.artifact}:{source.path} at {commit}")
+
+
+def measure(source: MeasuredSource, points: pd.DataFrame,
+            artifacts: Mapping[str, Mapping[str, Any]]) -> Measurement:
+    """Return the measurement ``source`` describes."""
+    if isinstance(source, BenchmarkSource):
+        return measure_point(points, source.point)
+    if isinstance(source, RatioSource):
+        return measure_ratio(points, source)
+    if isinstance(source, TrendSource):
+        return measure_trend(points, source)
+    return measure_artifact(artifacts, source)

@@ -1,0 +1,132 @@
+"""Draw the registered paper figures from their artifacts, each stamped with its provenance.
+
+Every drawn figure carries a caption line on the image itself: "Synthetic data" or
+"Measured data", then machine, commit, profile and date. A figure whose artifact
+is missing says why; one whose draw function raises shows the error instead and
+the report goes on.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+import traceback
+from collections.abc import Mapping
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from impls.harness.figures import FigureSpec
+from impls.harness.report import plotting
+from impls.harness.report.machine_state import MachineState
+
+DRAWN = "drawn"
+NOT_MEASURED = "not measured"
+ERROR = "error"
+SYNTHETIC_LABEL = "Synthetic data"
+MEASURED_LABEL = "Measured data"
+
+
+@dataclasses.dataclass(frozen=True)
+class FigureResult:
+    """One paper figure as the report shows it: a PNG, or the reason there is none."""
+
+    name: str
+    title: str
+    system: str
+    paper_figure: str
+    status: str  # DRAWN, NOT_MEASURED or ERROR
+    caption: str  # DRAWN: the provenance line on the image; otherwise what to show instead
+    png: bytes | None = None
+    synthetic: bool | None = None
+
+    @property
+    def file_name(self) -> str:
+        return f"{safe_file_stem(self.name)}.png"
+
+
+def safe_file_stem(name: str) -> str:
+    """Return ``name`` with anything but letters, digits, '.', '_' and '-' replaced by '_'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "figure"
+
+
+def readable_time(iso: Any) -> str:
+    """Return an ISO timestamp as "YYYY-MM-DD HH:MM UTC" (as given if it does not parse)."""
+    try:
+        moment = dt.datetime.fromisoformat(str(iso))
+    except ValueError:
+        return str(iso or "?")
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo else "")
+
+
+def provenance_caption(record: Mapping[str, Any]) -> str:
+    """Return the caption line for an artifact: data kind, machine, commit, profile, date."""
+    kind = SYNTHETIC_LABEL if record.get("synthetic") else MEASURED_LABEL
+    commit = str(record.get("commit") or "?")[:8]
+    created = readable_time(record.get("created"))
+    return (f"{kind} · machine {record.get('machine') or '?'} · commit {commit} · "
+            f"profile {record.get('profile') or '?'} · {created}")
+
+
+def stamp_caption(figure: Figure, caption: str, synthetic: bool) -> None:
+    """Write ``caption`` under the figure's drawing area, on the image itself."""
+    figure.text(0.5, -0.01, caption, ha="center", va="top", fontsize=8,
+                color="#a93226" if synthetic else "#444444",
+                fontweight="bold" if synthetic else "normal")
+
+
+def captioned_figure(spec: FigureSpec, record: Mapping[str, Any]) -> Figure:
+    """Return the figure ``spec`` draws from ``record["data"]``, with its provenance caption.
+
+    Raises whatever the draw function raises, or TypeError if it returns no Figure.
+    """
+    figure = spec.draw(record["data"])
+    if not isinstance(figure, Figure):
+        plotting.close(figure)
+        raise TypeError(f"draw function of figure {spec.name!r} returned "
+                        f"{type(figure).__name__}, expected a matplotlib Figure")
+    stamp_caption(figure, provenance_caption(record), bool(record.get("synthetic")))
+    return figure
+
+
+def describe_error(err: BaseException) -> str:
+    """Return "<Type>: <message> (<file>:<line> in <function>)" for the innermost frame."""
+    where = ""
+    frames = traceback.extract_tb(err.__traceback__)
+    if frames:
+        last = frames[-1]
+        where = f" ({last.filename}:{last.lineno} in {last.name})"
+    return f"{type(err).__name__}: {err}{where}"
+
+
+def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
+                  state: MachineState) -> FigureResult:
+    """Return the :class:`FigureResult` of ``spec``; never raises for a failing draw function."""
+    base = {"name": spec.name, "title": spec.title, "system": spec.system,
+            "paper_figure": spec.paper_figure}
+    record = artifacts.get(spec.artifact)
+    if record is None:
+        reason = state.missing_reason(spec.requires)
+        caption = f"not measured: {reason}" if reason else "not measured yet"
+        return FigureResult(**base, status=NOT_MEASURED, caption=caption)
+    figure = None
+    try:
+        figure = captioned_figure(spec, record)
+        png = plotting.to_png(figure)
+    except Exception as err:  # noqa: BLE001 - one broken figure must not stop the report
+        return FigureResult(**base, status=ERROR, caption=f"figure failed to draw: {describe_error(err)}",
+                            synthetic=bool(record.get("synthetic")))
+    finally:
+        if figure is not None:
+            plotting.close(figure)
+    return FigureResult(**base, status=DRAWN, caption=provenance_caption(record), png=png,
+                        synthetic=bool(record.get("synthetic")))
+
+
+def render_paper_figures(specs: Mapping[str, FigureSpec], artifacts: Mapping[str, Mapping[str, Any]],
+                         state: MachineState) -> list[FigureResult]:
+    """Return every figure's result, ordered by system, then paper figure, then name."""
+    ordered = sorted(specs.values(), key=lambda s: (s.system, s.paper_figure, s.name))
+    return [render_figure(spec, artifacts, state) for spec in ordered]

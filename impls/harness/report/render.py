@@ -1,0 +1,48 @@
+"""render_report: one machine's results, artifacts and claims -> reports/out/<machine>/."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from impls.harness import paths
+from impls.harness.figures import FigureSpec
+from impls.harness.report.build import build_report, choose_machine
+from impls.harness.report.html_page import render_html
+from impls.harness.report.markdown_page import FIGURES_DIR, render_markdown
+from impls.harness.report.output import write_report_dir
+
+INDEX = "index.html"
+MARKDOWN = "report.md"
+
+
+def default_claims_path() -> Path:
+    return paths.reports_dir() / "claims.toml"
+
+
+def default_out_dir(machine: str) -> Path:
+    return paths.reports_dir() / "out" / machine
+
+
+def render_report(machine: str | None = None, out_dir: Path | None = None, results_dir=None,
+                  artifacts_root=None, claims_path=None, *,
+                  figure_specs: Mapping[str, FigureSpec] | None = None) -> Path:
+    """Write index.html, report.md and figures/*.png for ``machine``; return the directory.
+
+    Defaults: this machine (or the only one with data), ``.asv/results``, the artifact
+    store, ``reports/claims.toml`` and ``reports/out/<machine>/``. ``figure_specs``
+    replaces the discovered figure registry (tests). Raises build.NoResultsError when
+    the machine has no results and no artifacts, claims.ClaimsError for a bad claims
+    file, output.ReportOutputError when ``out_dir`` holds something else.
+    """
+    results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
+    artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
+    machine = choose_machine(machine, results_dir, artifacts_root, paths.machine_name())
+    claims_path = Path(claims_path) if claims_path is not None else default_claims_path()
+    out_dir = Path(out_dir) if out_dir is not None else default_out_dir(machine)
+
+    report = build_report(machine, results_dir, artifacts_root, claims_path, figure_specs)
+    files = {INDEX: render_html(report).encode("utf-8"),
+             MARKDOWN: render_markdown(report).encode("utf-8")}
+    files.update({f"{FIGURES_DIR}/{name}": png for name, png in report.pngs().items()})
+    write_report_dir(out_dir, files)
+    return out_dir

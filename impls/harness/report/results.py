@@ -1,0 +1,254 @@
+"""asv result files -> one tidy pandas DataFrame, one row per benchmark point per run.
+
+asv 0.6 keeps ``<results>/<machine>/<commit[:8]>-<env>.json`` (format version 2)
+and one ``<results>/benchmarks.json`` describing every benchmark. In a result
+file, ``results[name]`` is a row of values in the order of ``result_columns``;
+its ``result`` entry lists one value per point of the cartesian product of the
+benchmark's ``params`` (``itertools.product`` in declared order), and asv writes
+NaN for a point that was skipped (``NotImplementedError`` in setup) and null for
+one that failed. A benchmark whose every point failed has ``result`` = null.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+RESULT_FORMAT_VERSION = 2
+NOT_RESULT_FILES = frozenset({"machine.json", "benchmarks.json"})
+
+# Columns every results frame has; one more column per parameter name follows.
+BASE_COLUMNS = [
+    "machine", "commit", "date", "env_name", "benchmark", "type", "unit",
+    "params", "param_label", "value", "status", "started_at",
+]
+
+STATUS_OK = "ok"
+STATUS_SKIPPED = "skipped"  # asv stored NaN: the benchmark raised NotImplementedError
+STATUS_FAILED = "failed"  # asv stored null: the benchmark raised or timed out
+
+
+class ResultsError(ValueError):
+    """An asv results file is not in the format this module reads."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkInfo:
+    """What ``benchmarks.json`` says about one benchmark."""
+
+    name: str
+    type: str  # time / track / peakmem / memory
+    unit: str
+    param_names: tuple[str, ...]
+    code: str = ""
+
+
+def _type_from_name(name: str) -> str:
+    method = name.rsplit(".", 1)[-1]
+    for prefix, kind in (("time_", "time"), ("track_", "track"), ("peakmem_", "peakmem"),
+                         ("mem_", "memory")):
+        if method.startswith(prefix):
+            return kind
+    return "unknown"
+
+
+_DEFAULT_UNITS = {"time": "seconds", "peakmem": "bytes", "memory": "bytes"}
+
+
+def read_benchmark_info(results_dir: Path) -> dict[str, BenchmarkInfo]:
+    """Return ``{benchmark name: BenchmarkInfo}`` from ``benchmarks.json`` ({} if absent)."""
+    path = Path(results_dir) / "benchmarks.json"
+    if not path.is_file():
+        return {}
+    data = _load_json(path)
+    info = {}
+    for name, entry in data.items():
+        if not isinstance(entry, dict):
+            continue  # the top-level "version" key
+        kind = entry.get("type") or _type_from_name(name)
+        info[name] = BenchmarkInfo(
+            name=name,
+            type=kind,
+            unit=entry.get("unit") or _DEFAULT_UNITS.get(kind, ""),
+            param_names=tuple(entry.get("param_names") or ()),
+            code=entry.get("code") or "",
+        )
+    return info
+
+
+def machines(results_dir: Path) -> list[str]:
+    """Return the machine names that have a results folder under ``results_dir``."""
+    base = Path(results_dir)
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir()
+                  if p.is_dir() and ((p / "machine.json").is_file() or _result_files_in(p)))
+
+
+def _result_files_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.json") if p.name not in NOT_RESULT_FILES)
+
+
+def result_files(results_dir: Path, machine: str) -> list[Path]:
+    """Return the result files of ``machine`` (machine.json and benchmarks.json excluded)."""
+    folder = Path(results_dir) / machine
+    return _result_files_in(folder) if folder.is_dir() else []
+
+
+def machine_info(results_dir: Path, machine: str) -> dict[str, Any]:
+    """Return asv's ``machine.json`` for ``machine`` ({} if absent or unreadable)."""
+    path = Path(results_dir) / machine / "machine.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as err:
+        raise ResultsError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from err
+
+
+def parse_param(text: str) -> Any:
+    """Return the Python value of a param as asv stores it (its repr), or the text itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def _timestamp(ms: Any) -> pd.Timestamp:
+    if ms is None:
+        return pd.NaT
+    return pd.Timestamp(int(ms), unit="ms", tz="UTC")
+
+
+def _status_and_value(raw: Any) -> tuple[str, float]:
+    if raw is None:
+        return STATUS_FAILED, math.nan
+    value = float(raw)
+    return (STATUS_SKIPPED, value) if math.isnan(value) else (STATUS_OK, value)
+
+
+def _rows_of_file(path: Path, machine: str,
+                  info: dict[str, BenchmarkInfo]) -> list[dict[str, Any]]:
+    data = _load_json(path)
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: expected a JSON object (an asv result file)")
+    version = data.get("version")
+    if version != RESULT_FORMAT_VERSION:
+        raise ResultsError(
+            f"{path}: asv result format version {version!r}; expected {RESULT_FORMAT_VERSION} "
+            "(asv 0.6; run `asv update` to convert older results)"
+        )
+    for key in ("commit_hash", "date", "result_columns", "results"):
+        if key not in data:
+            raise ResultsError(f"{path}: missing key {key!r} of an asv result file")
+    columns = data["result_columns"]
+    common = {
+        "machine": machine,
+        "commit": data["commit_hash"],
+        "date": _timestamp(data["date"]),
+        "env_name": data.get("env_name", ""),
+    }
+    rows = []
+    for name, values in data["results"].items():
+        entry = dict(zip(columns, values))
+        params = entry.get("params") or []
+        meta = info.get(name)
+        kind = meta.type if meta else _type_from_name(name)
+        unit = meta.unit if meta else _DEFAULT_UNITS.get(kind, "")
+        names = (meta.param_names if meta and len(meta.param_names) == len(params)
+                 else tuple(f"param{i + 1}" for i in range(len(params))))
+        combos = list(itertools.product(*params))
+        results = entry.get("result")
+        if results is None:
+            results = [None] * len(combos)
+        if len(results) != len(combos):
+            raise ResultsError(
+                f"{path}: benchmark {name!r} has {len(results)} results for "
+                f"{len(combos)} parameter combinations"
+            )
+        for combo, raw in zip(combos, results):
+            status, value = _status_and_value(raw)
+            rows.append({
+                **common,
+                "benchmark": name,
+                "type": kind,
+                "unit": unit,
+                "params": {n: parse_param(v) for n, v in zip(names, combo)},
+                "param_label": ", ".join(f"{n}={v}" for n, v in zip(names, combo)),
+                "value": value,
+                "status": status,
+                "started_at": _timestamp(entry.get("started_at")),
+            })
+    return rows
+
+
+def param_column(name: str) -> str:
+    """Return the frame column that holds parameter ``name`` (prefixed if it would clash)."""
+    return f"param_{name}" if name in BASE_COLUMNS else name
+
+
+def read_results(results_dir: Path, machine: str) -> pd.DataFrame:
+    """Return every result of ``machine`` as a tidy frame.
+
+    Columns: ``BASE_COLUMNS`` (``params`` is a dict of Python values, ``value`` is a
+    float and NaN where ``status`` is "skipped" or "failed"), then one column per
+    parameter name (see :func:`param_column`). Empty frame when there are no results.
+    """
+    info = read_benchmark_info(results_dir)
+    rows: list[dict[str, Any]] = []
+    for path in result_files(results_dir, machine):
+        rows.extend(_rows_of_file(path, machine, info))
+    frame = pd.DataFrame(rows, columns=BASE_COLUMNS)
+    frame["value"] = frame["value"].astype("float64")
+    for column in ("date", "started_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    param_names = dict.fromkeys(n for params in frame["params"] for n in params)
+    for name in param_names:
+        # object dtype keeps ints as ints (a float column would turn 4 into 4.0)
+        frame[param_column(name)] = pd.Series([p.get(name) for p in frame["params"]],
+                                              index=frame.index, dtype=object)
+    return frame
+
+
+def commits(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per commit, oldest first: commit, date, env_names, started_at, points.
+
+    Commits are ordered by commit date, ties by when their first benchmark ran.
+    """
+    if frame.empty:
+        return pd.DataFrame(columns=["commit", "date", "env_names", "started_at", "points"])
+    grouped = frame.groupby("commit", sort=False).agg(
+        date=("date", "min"),
+        env_names=("env_name", lambda s: ", ".join(sorted(set(s)))),
+        started_at=("started_at", "min"),
+        points=("value", "size"),
+    ).reset_index()
+    return grouped.sort_values(["date", "started_at", "commit"], ignore_index=True)
+
+
+def newest_per_point(frame: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
+    """Return ``frame`` keeping, for each ``by`` group, the row of the newest run."""
+    if frame.empty:
+        return frame
+    ordered = frame.sort_values(["date", "started_at"], kind="stable", na_position="first")
+    return ordered.drop_duplicates(list(by), keep="last").sort_index()
+
+
+def latest_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return the newest result of every (benchmark, parameter combination).
+
+    "Newest" is the latest commit date (then run start) that has that benchmark,
+    so a partial ``asv run --bench`` does not hide older results of the others.
+    """
+    return newest_per_point(frame, ("benchmark", "param_label"))

@@ -1,0 +1,121 @@
+"""Compare each claim's measured value with the paper's: ratio and verdict.
+
+Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
+
+- "reproduced": low - t*|low| <= measured <= high + t*|high|.
+- "partly": outside that band, but on the paper's side of the claim's ``baseline``
+  (the "no effect" value, e.g. 1 for a speed-up): with the paper above the baseline,
+  measured > baseline; below it, measured < baseline. A claim without a baseline
+  has no direction and is never "partly".
+- "not reproduced": anything else.
+- "not measured: <reason>" / "not measured yet": no number (see :func:`evaluate_claim`).
+
+Ratio = measured / paper value; for a range, measured / the nearest end of the
+range, and exactly 1 inside it. None where that end is 0.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from impls.harness.report.claims import Claim
+from impls.harness.report.machine_state import MachineState
+from impls.harness.report.measure import INVALID, Measurement, measure
+from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED
+
+REPRODUCED = "reproduced"
+PARTLY = "partly"
+NOT_REPRODUCED = "not reproduced"
+NOT_MEASURED = "not measured"  # every "not measured..." verdict starts with this
+NOT_MEASURED_YET = "not measured yet"
+SKIPPED_HERE = "not measured: benchmark skipped on this machine"
+FAILED_HERE = "not measured: benchmark failed on this machine"
+
+
+@dataclasses.dataclass(frozen=True)
+class ClaimResult:
+    """A claim with its measured value (None if none), ratio and verdict."""
+
+    claim: Claim
+    verdict: str
+    measured: float | None = None
+    ratio: float | None = None
+    in_range: bool = False  # the measured value lies inside the paper's range
+    detail: str = ""  # where the measured value came from, or why there is none
+
+
+def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
+    """Return (measured / paper value or nearest end of its range, whether inside the range)."""
+    low, high = claim.paper_range
+    if low == high:
+        return (measured / low if low else None), False
+    if low <= measured <= high:
+        return 1.0, True
+    end = low if measured < low else high  # high is finite here: nothing exceeds inf
+    return (measured / end if end else None), False
+
+
+def tolerance_band(claim: Claim) -> tuple[float, float]:
+    """Return the (lowest, highest) measured value that reproduces ``claim``."""
+    low, high = claim.paper_range
+    # an infinite end stays infinite (inf * 0 would be nan)
+    lowest = low if math.isinf(low) else low - claim.tolerance * abs(low)
+    highest = high if math.isinf(high) else high + claim.tolerance * abs(high)
+    return lowest, highest
+
+
+def judge(claim: Claim, measured: float) -> str:
+    """Return "reproduced", "partly" or "not reproduced" for ``measured`` (see module doc)."""
+    lowest, highest = tolerance_band(claim)
+    if lowest <= measured <= highest:
+        return REPRODUCED
+    low, high = claim.paper_range
+    baseline = claim.baseline
+    if baseline is not None:
+        if low >= baseline and measured > baseline:
+            return PARTLY
+        if high <= baseline and measured < baseline:
+            return PARTLY
+    return NOT_REPRODUCED
+
+
+def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineState) -> str:
+    reason = state.missing_reason(claim.requires)
+    if reason is not None:
+        return f"{NOT_MEASURED}: {reason}"
+    if measurement.status == STATUS_SKIPPED:
+        return SKIPPED_HERE
+    if measurement.status == STATUS_FAILED:
+        return FAILED_HERE
+    if measurement.status == INVALID:
+        return f"{NOT_MEASURED}: claims.toml points at data that do not fit ({measurement.detail})"
+    return NOT_MEASURED_YET
+
+
+def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
+                   state: MachineState) -> ClaimResult:
+    """Return the :class:`ClaimResult` of ``claim``.
+
+    A claim without ``measured`` is "not measured yet". A measured number is always
+    judged. Without one: a missing required capability gives "not measured: <its
+    reason>", else a skipped or failed benchmark says so, else "not measured yet".
+    """
+    if claim.measured is None:
+        return ClaimResult(claim, NOT_MEASURED_YET, detail="no experiment measures this claim yet")
+    measurement = measure(claim.measured, points, artifacts)
+    if not measurement.ok:
+        return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state),
+                           detail=measurement.detail)
+    value = measurement.value
+    ratio, in_range = ratio_to_paper(claim, value)
+    return ClaimResult(claim, judge(claim, value), value, ratio, in_range, measurement.detail)
+
+
+def evaluate_claims(claims: list[Claim], points: pd.DataFrame,
+                    artifacts: Mapping[str, Mapping[str, Any]], state: MachineState) -> list[ClaimResult]:
+    """Return the :class:`ClaimResult` of every claim, in the claims' order."""
+    return [evaluate_claim(claim, points, artifacts, state) for claim in claims]

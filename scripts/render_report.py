@@ -1,0 +1,52 @@
+#!/usr/bin/env python
+"""Render the report of one machine: reports/out/<machine>/{index.html, report.md, figures/}.
+
+    python scripts/render_report.py [--machine M] [--out DIR]
+
+Prints the paths it wrote. Exits 2 when the machine has no results at all (no asv
+results, no artifacts); 1 on a bad claims or results file, an output directory it must
+not replace, or a checkout it cannot find.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+try:
+    import impls  # noqa: F401
+except ImportError:  # run from a checkout that is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from impls.harness.report import (
+    ClaimsError,
+    NoResultsError,
+    ReportOutputError,
+    render_report,
+)
+from impls.harness.report.results import ResultsError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--machine", help="asv machine name (default: this machine, or the only one)")
+    parser.add_argument("--out", type=Path, help="output directory (default: reports/out/<machine>)")
+    parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
+    parser.add_argument("--artifacts", type=Path, help="artifact store (default: .asv/artifacts)")
+    parser.add_argument("--claims", type=Path, help="claims file (default: reports/claims.toml)")
+    args = parser.parse_args(argv)
+    try:
+        out_dir = render_report(args.machine, args.out, args.results, args.artifacts, args.claims)
+    except NoResultsError as err:
+        print(f"render_report: {err}", file=sys.stderr)
+        return 2
+    except (ClaimsError, ResultsError, ReportOutputError, RuntimeError) as err:
+        print(f"render_report: {err}", file=sys.stderr)
+        return 1
+    for path in sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

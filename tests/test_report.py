@@ -1,0 +1,553 @@
+"""Tests of the report (impls/harness/report) on a real asv results fixture.
+
+tests/fixtures/report/asv_results holds what asv 0.6 wrote for toy_suite/ at two
+commits (regenerate.sh); claims.toml there exercises every verdict. Artifacts are
+written per test into tmp_path.
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from impls.harness.figures import FigureSpec
+from impls.harness.report import ClaimsError, NoResultsError, load_claims, render_report
+from impls.harness.report.build import build_report
+from impls.harness.report.claims import Claim
+from impls.harness.report.history import (
+    MAX_SERIES_PER_PANEL,
+    history_figure,
+    history_figures,
+)
+from impls.harness.report.machine_state import (
+    CapabilityState,
+    MachineState,
+    describe_machine,
+)
+from impls.harness.report.measure import spearman
+from impls.harness.report.output import ReportOutputError, write_report_dir
+from impls.harness.report.paper_figures import (
+    SYNTHETIC_LABEL,
+    captioned_figure,
+    render_figure,
+)
+from impls.harness.report.results import (
+    ResultsError,
+    commits,
+    latest_points,
+    read_results,
+)
+from impls.harness.report.skipped import required_capabilities
+from impls.harness.report.verdicts import (
+    NOT_MEASURED,
+    NOT_REPRODUCED,
+    PARTLY,
+    REPRODUCED,
+    evaluate_claims,
+    judge,
+    ratio_to_paper,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
+RESULTS = FIXTURES / "asv_results"
+CLAIMS = FIXTURES / "claims.toml"
+REAL_CLAIMS = ROOT / "reports" / "claims.toml"
+MACHINE = "toybox"
+OLD, NEW = "02192a18b969f50b9d1123329e1aaf05f95e66d1", "854149dbb27c7199affb4e772fa341f30f2630b7"
+NO_CUDA = "needs CUDA: no CUDA device"
+
+
+def fingerprint(cuda: bool = False) -> dict:
+    return {
+        "machine": MACHINE, "commit": NEW, "profile": "smoke", "created": "2024-02-01T13:00:00+00:00",
+        "host": {"cpu_model": "Toy CPU", "cores_logical": 2, "cores_physical": 1,
+                 "ram_bytes": 8 * 2 ** 30, "os": "Linux", "kernel": "6.1", "python": "3.11.7"},
+        "nvm_target": {"path": "/tmp/nvm.bin", "filesystem": "ext4", "device": "/dev/vda1",
+                       "rotational": False, "logical_block_size": 512, "physical_block_size": 4096,
+                       "free_bytes": 10 * 2 ** 30},
+        "gpu": {"available": cuda, "devices": [], "driver": None, "cuda_version": None},
+        "packages": {"numpy": "2.4.0", "torch": "2.13.0", "faiss-cpu": None},
+        "capabilities": {
+            "fio": {"name": "fio", "available": True, "reason": "", "detail": "fio-3.33"},
+            "cuda": {"name": "cuda", "available": cuda, "reason": "" if cuda else NO_CUDA,
+                     "detail": "Toy GPU" if cuda else ""},
+        },
+    }
+
+
+def record(name: str, data, *, synthetic: bool = True, created: str = "2024-02-01T13:00:00+00:00",
+           cuda: bool = False) -> dict:
+    return {"schema": 1, "name": name, "experiment": "toy", "synthetic": synthetic, "profile": "smoke",
+            "created": created, "machine": MACHINE, "commit": NEW, "fingerprint": fingerprint(cuda),
+            "data": data}
+
+
+def write_artifacts(root: Path, *records: dict) -> Path:
+    for rec in records:
+        path = root / MACHINE / rec["commit"] / f"{rec['name']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rec))
+    return root
+
+
+def draw_curve(data) -> Figure:
+    figure = Figure(figsize=(4, 3))
+    figure.add_subplot().plot(data["x"], data["y"], marker="o")
+    return figure
+
+
+def draw_broken(data) -> Figure:
+    raise ValueError("this figure is broken on purpose")
+
+
+SPECS = {
+    "toy_curve_figure": FigureSpec("toy_curve_figure", "toy_curve", "Toy curve", "slide", "Fig. 5", (), draw_curve),
+    "toy_broken_figure": FigureSpec("toy_broken_figure", "toy_curve", "Broken", "slide", "Fig. 6", (), draw_broken),
+    "toy_gpu_figure": FigureSpec("toy_gpu_figure", "toy_gpu", "GPU only", "salus", "Fig. 7", ("cuda",), draw_curve),
+    "toy_later_figure": FigureSpec("toy_later_figure", "toy_later", "Later", "bandana", "", (), draw_curve),
+}
+CURVE = {"x": [1, 2, 3], "y": [0.1, 0.25, 0.32], "final_p_at_1": 0.32}
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return read_results(RESULTS, MACHINE)
+
+
+@pytest.fixture
+def artifacts_root(tmp_path: Path) -> Path:
+    return write_artifacts(tmp_path / "artifacts", record("toy_curve", CURVE))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = write_artifacts(tmp_path_factory.mktemp("artifacts"), record("toy_curve", CURVE))
+    return build_report(MACHINE, RESULTS, root, CLAIMS, SPECS)
+
+
+def no_cuda_state() -> MachineState:
+    return MachineState(MACHINE, fingerprint(), "test", {
+        "cuda": CapabilityState("cuda", False, NO_CUDA), "fio": CapabilityState("fio", True)})
+
+
+# ---------------------------------------------------------------- asv results -> DataFrame
+
+def test_results_frame_has_one_row_per_point_per_commit(frame):
+    # 5 benchmarks: Failing (2 points), Layout (2), time_small (1), track_speedup (1), Sweep (6)
+    assert len(frame) == 2 * 12
+    assert set(frame["commit"]) == {OLD, NEW}
+    assert set(frame["machine"]) == {MACHINE}
+    assert set(frame["env_name"]) == {"existing-py"}
+    sweep = frame[frame["benchmark"] == "bench_toy.Sweep.track_effective_bandwidth"]
+    assert (sweep["type"] == "track").all() and (sweep["unit"] == "fraction of bytes read").all()
+    timing = frame[frame["benchmark"] == "bench_toy.Speed.time_small"]
+    assert (timing["type"] == "time").all() and (timing["unit"] == "seconds").all()
+    assert frame["date"].min() == pd.Timestamp("2024-01-01 12:00", tz="UTC")
+
+
+def test_params_follow_asv_cartesian_order_and_keep_python_types(frame):
+    sweep = frame[(frame["benchmark"] == "bench_toy.Sweep.track_effective_bandwidth")
+                  & (frame["commit"] == NEW)]
+    assert list(sweep["params"]) == [
+        {"subclusters": s, "table": t} for s in (1, 4, 16) for t in ("user", "post")]
+    assert list(sweep["subclusters"]) == [1, 1, 4, 4, 16, 16]
+    assert isinstance(sweep["subclusters"].iloc[0], int)
+    # SCALE=1.2 at the newest commit: 1.2 * subclusters / 64 (+ 0.01 for "post")
+    assert sweep["value"].iloc[:5].tolist() == pytest.approx([0.01875, 0.02875, 0.075, 0.085, 0.3])
+    assert sweep["param_label"].iloc[0] == "subclusters=1, table='user'"
+
+
+def test_skipped_and_failed_points_are_nan_with_their_status(frame):
+    skipped = frame[frame["param_label"] == "subclusters=16, table='post'"]
+    assert len(skipped) == 2 and skipped["value"].isna().all()
+    assert (skipped["status"] == "skipped").all()
+    failed = frame[(frame["benchmark"] == "bench_toy.Failing.track_value") & (frame["x"] == 2)]
+    assert failed["value"].isna().all() and (failed["status"] == "failed").all()
+    assert (frame.loc[frame["value"].notna(), "status"] == "ok").all()
+
+
+def test_commits_ordered_by_commit_date_and_latest_points_take_the_newest(frame):
+    assert commits(frame)["commit"].tolist() == [OLD, NEW]
+    latest = latest_points(frame)
+    assert len(latest) == 12 and set(latest["commit"]) == {NEW}
+    speedup = latest[latest["benchmark"] == "bench_toy.Speed.track_speedup"]["value"]
+    assert speedup.tolist() == [pytest.approx(3.0)]
+
+
+def test_a_benchmark_whose_every_point_failed_still_has_its_rows(tmp_path):
+    # asv writes "result": null when every point failed, keeping "params"
+    source = json.loads((RESULTS / MACHINE / "854149db-existing-py.json").read_text())
+    source["results"]["bench_toy.Layout.track_bytes_used"][0] = None
+    (tmp_path / MACHINE).mkdir()
+    (tmp_path / MACHINE / "854149db-existing-py.json").write_text(json.dumps(source))
+    rows = read_results(tmp_path, MACHINE)
+    layout = rows[rows["benchmark"] == "bench_toy.Layout.track_bytes_used"]
+    assert layout["param1"].tolist() == ["random", "shp"]
+    assert (layout["status"] == "failed").all() and layout["value"].isna().all()
+    # without benchmarks.json the type comes from the name and parameters are numbered
+    assert (layout["type"] == "track").all() and list(layout["params"].iloc[0]) == ["param1"]
+
+
+def test_a_result_file_in_another_format_is_named_in_the_error(tmp_path):
+    (tmp_path / MACHINE).mkdir()
+    bad = tmp_path / MACHINE / "abc-env.json"
+    bad.write_text(json.dumps({"version": 1, "results": {}}))
+    with pytest.raises(ResultsError, match=r"abc-env\.json: asv result format version 1; expected 2"):
+        read_results(tmp_path, MACHINE)
+
+
+def test_no_results_folder_gives_an_empty_frame(tmp_path):
+    empty = read_results(tmp_path, MACHINE)
+    assert empty.empty and "value" in empty.columns
+
+
+# ---------------------------------------------------------------- claims and verdicts
+
+EXPECTED_VERDICTS = {
+    "speedup-reproduced": REPRODUCED,
+    "speedup-partly": PARTLY,
+    "slowdown-not-reproduced": NOT_REPRODUCED,
+    "needs-cuda": f"not measured: {NO_CUDA}",
+    "skipped-here": "not measured: benchmark skipped on this machine",
+    "failed-here": "not measured: benchmark failed on this machine",
+    "no-experiment": "not measured yet",
+    "no-results": "not measured yet",
+    "layout-ratio": REPRODUCED,
+    "subcluster-trend": REPRODUCED,
+    "p-at-1-artifact": REPRODUCED,
+    "peer-number": "not measured yet",
+}
+
+
+def test_claim_verdicts_cover_every_kind(frame):
+    claims = load_claims(CLAIMS)
+    artifacts = {"toy_curve": record("toy_curve", CURVE)}
+    results = {r.claim.id: r for r in evaluate_claims(claims, latest_points(frame), artifacts,
+                                                      no_cuda_state())}
+    assert {cid: r.verdict for cid, r in results.items()} == EXPECTED_VERDICTS
+    assert results["speedup-reproduced"].measured == pytest.approx(3.0)
+    assert results["speedup-reproduced"].ratio == pytest.approx(3.0 / 3.19)
+    assert results["layout-ratio"].measured == pytest.approx(2.4)
+    assert results["layout-ratio"].ratio == 1.0 and results["layout-ratio"].in_range
+    assert results["subcluster-trend"].measured == pytest.approx(1.0)
+    assert results["p-at-1-artifact"].measured == pytest.approx(0.32)
+    assert results["needs-cuda"].measured is None and results["needs-cuda"].ratio is None
+
+
+def test_a_capability_that_is_present_lets_the_skip_reason_through(frame):
+    claims = [c for c in load_claims(CLAIMS) if c.id == "needs-cuda"]
+    state = MachineState(MACHINE, None, "test", {"cuda": CapabilityState("cuda", True)})
+    [result] = evaluate_claims(claims, latest_points(frame), {}, state)
+    assert result.verdict == "not measured: benchmark skipped on this machine"
+
+
+def claim(paper, tolerance=0.1, baseline=None) -> Claim:
+    return Claim(id="c", system="slide", figure="text", statement="s",
+                 paper_value=tuple(paper) if isinstance(paper, list) else paper, unit="x",
+                 source="text", approx=False, tolerance=tolerance, requires=(), baseline=baseline)
+
+
+@pytest.mark.parametrize("paper, measured, baseline, verdict", [
+    (2.7, 2.7 * 1.09, 1.0, REPRODUCED),
+    (2.7, 2.7 * 1.11, 1.0, PARTLY),          # above the tolerance, still a speed-up
+    (2.7, 1.2, 1.0, PARTLY),                 # a smaller speed-up
+    (2.7, 0.9, 1.0, NOT_REPRODUCED),         # a slow-down
+    (2.7, 1.2, None, NOT_REPRODUCED),        # no baseline: no direction, no "partly"
+    (0.5, 0.8, 1.0, PARTLY),                 # paper below the baseline, measured below too
+    (0.5, 1.1, 1.0, NOT_REPRODUCED),
+    ([2.0, 3.0], 1.85, 1.0, REPRODUCED),     # within 10% below the low end
+    ([2.0, 3.0], 3.35, 1.0, PARTLY),
+    ([1.0, math.inf], 1.5, 1.0, REPRODUCED),
+    ([1.0, math.inf], 0.8, 1.0, NOT_REPRODUCED),
+])
+def test_judge(paper, measured, baseline, verdict):
+    tolerance = 0.0 if isinstance(paper, list) and math.isinf(paper[1]) else 0.1
+    assert judge(claim(paper, tolerance, baseline), measured) == verdict
+
+
+def test_ratio_uses_the_nearest_end_of_a_range():
+    assert ratio_to_paper(claim(2.0), 3.0) == (1.5, False)
+    assert ratio_to_paper(claim([2.0, 3.0]), 2.5) == (1.0, True)
+    assert ratio_to_paper(claim([2.0, 3.0]), 1.0) == (0.5, False)
+    assert ratio_to_paper(claim([2.0, 3.0]), 6.0) == (2.0, False)
+    assert ratio_to_paper(claim([0.0, 1.0]), -1.0) == (None, False)
+
+
+def test_spearman_is_one_for_a_rising_series_and_zero_for_a_flat_one():
+    assert spearman([1, 4, 16], [0.1, 0.2, 0.9]) == pytest.approx(1.0)
+    assert spearman([1, 4, 16], [0.9, 0.2, 0.1]) == pytest.approx(-1.0)
+    assert spearman([1, 4, 16], [0.5, 0.5, 0.5]) == 0.0
+
+
+VALID_CLAIM = '''
+[[claim]]
+id = "good-one"
+system = "salus"
+figure = "abstract"
+statement = "A claim."
+paper_value = 3.19
+unit = "x"
+source = "abstract"
+approx = false
+tolerance = 0.1
+requires = []
+'''
+
+
+def last_line_of(text: str, key: str) -> int:
+    prefix = key if key.startswith("[") else f"{key} ="
+    return max(i for i, line in enumerate(text.splitlines(), 1) if line.startswith(prefix))
+
+
+def bad(old: str, new: str) -> str:
+    """Return a second claim, id "bad-one", with ``old`` replaced by ``new``."""
+    assert old in VALID_CLAIM
+    return VALID_CLAIM.replace("good-one", "bad-one").replace(old, new)
+
+
+@pytest.mark.parametrize("second, key, expected", [
+    (bad('unit = "x"\n', ""), None, ["missing key(s) unit"]),
+    (bad("tolerance = 0.1", 'tolerance = "10%"'), "tolerance",
+     ["tolerance must be a finite number >= 0", "'10%' (str)"]),
+    (bad("requires = []", 'requires = ["tpu"]'), "requires",
+     ["unknown capability 'tpu'", "known: fio, o_direct, cuda, nvml"]),
+    (bad("paper_value = 3.19", "paper_value = [3.0, 2.0]"), "paper_value",
+     ["paper_value must be a number or [low, high] with low <= high"]),
+    (bad('system = "salus"', 'system = "tensorflow"'), "system",
+     ["system must be one of bandana, slide, salus; got 'tensorflow'"]),
+    (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b", artifact = "a" }'), "measured",
+     ["measured must have exactly one of benchmark, ratio, trend, artifact"]),
+    (bad("requires = []", "requires = []\nbaseline = 3.19"), "baseline",
+     ["baseline 3.19 must lie outside the paper value"]),
+    (VALID_CLAIM, "id", ["duplicate id", "[[claim]] #1 already uses it"]),
+])
+def test_bad_claims_file_names_file_claim_line_and_expectation(tmp_path, second, key, expected):
+    path = tmp_path / "claims.toml"
+    text = VALID_CLAIM + second
+    path.write_text(text)
+    with pytest.raises(ClaimsError) as caught:
+        load_claims(path)
+    message = str(caught.value)
+    line = last_line_of(text, key) if key else last_line_of(text, "[[claim]]")
+    claim_id = "good-one" if second == VALID_CLAIM else "bad-one"
+    assert f"{path}:{line}: [[claim]] #2 (id '{claim_id}'): " in message, message
+    for fragment in expected:
+        assert fragment in message, message
+
+
+def test_claims_file_that_is_not_toml_names_the_file_and_line(tmp_path):
+    path = tmp_path / "claims.toml"
+    path.write_text(VALID_CLAIM + "paper_value = = 3\n")
+    with pytest.raises(ClaimsError, match=r"claims\.toml: not valid TOML: .*line 13"):
+        load_claims(path)
+
+
+def test_real_claims_file_validates_and_claims_nothing_unmeasured(frame):
+    claims = load_claims(REAL_CLAIMS)
+    assert len(claims) >= 20
+    assert {c.system for c in claims} == {"bandana", "slide", "salus"}
+    for state in (no_cuda_state(), MachineState(MACHINE, None, "none", {})):
+        for result in evaluate_claims(claims, latest_points(frame), {}, state):
+            assert result.verdict.startswith(NOT_MEASURED), (result.claim.id, result.verdict)
+            assert result.measured is None
+    cuda_claims = {c.id for c in claims if "cuda" in c.requires}
+    assert {"slide-amazon-vs-tf-gpu", "salus-inference-vs-mps"} <= cuda_claims
+    assert all(c.approx for c in claims if c.source == "approx")
+
+
+# ---------------------------------------------------------------- figures
+
+def test_synthetic_figure_says_so_on_the_image():
+    figure = captioned_figure(SPECS["toy_curve_figure"], record("toy_curve", CURVE, synthetic=True))
+    texts = [t.get_text() for t in figure.texts]
+    assert any(t.startswith(SYNTHETIC_LABEL) and "toybox" in t and NEW[:8] in t and "smoke" in t
+               for t in texts), texts
+    measured = captioned_figure(SPECS["toy_curve_figure"], record("toy_curve", CURVE, synthetic=False))
+    assert not any(SYNTHETIC_LABEL in t.get_text() for t in measured.texts)
+    assert any(t.get_text().startswith("Measured data") for t in measured.texts)
+
+
+def test_missing_artifact_gives_the_capability_reason_or_not_measured_yet():
+    state = no_cuda_state()
+    gpu = render_figure(SPECS["toy_gpu_figure"], {}, state)
+    assert gpu.status == "not measured" and gpu.caption == f"not measured: {NO_CUDA}"
+    later = render_figure(SPECS["toy_later_figure"], {}, state)
+    assert later.caption == "not measured yet" and later.png is None
+
+
+def test_a_broken_figure_shows_its_error_and_the_others_render(report):
+    by_name = {f.name: f for f in report.figures}
+    assert by_name["toy_broken_figure"].status == "error"
+    assert "ValueError: this figure is broken on purpose" in by_name["toy_broken_figure"].caption
+    assert by_name["toy_curve_figure"].status == "drawn"
+    assert by_name["toy_curve_figure"].png.startswith(b"\x89PNG")
+    assert by_name["toy_gpu_figure"].caption == f"not measured: {NO_CUDA}"
+
+
+# ---------------------------------------------------------------- history
+
+def test_history_has_every_commit_on_its_axis(frame):
+    made = {h.benchmark: h for h in history_figures(frame)}
+    assert set(made) == {"bench_toy.Failing.track_value", "bench_toy.Layout.track_bytes_used",
+                         "bench_toy.Speed.time_small", "bench_toy.Speed.track_speedup",
+                         "bench_toy.Sweep.track_effective_bandwidth"}
+    assert all(h.commits == (OLD, NEW) for h in made.values())
+    assert made["bench_toy.Sweep.track_effective_bandwidth"].series == 6
+    rows = frame[frame["benchmark"] == "bench_toy.Speed.track_speedup"]
+    figure, _, _ = history_figure(rows, commits(frame))
+    labels = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert [label.split("\n")[0] for label in labels] == [OLD[:8], NEW[:8]]
+    line = figure.axes[0].get_lines()[0]
+    assert list(line.get_ydata()) == pytest.approx([2.5, 3.0])
+
+
+def test_history_with_a_single_commit_still_draws_points(frame):
+    one = frame[frame["commit"] == NEW]
+    [speedup] = [h for h in history_figures(one) if h.benchmark == "bench_toy.Speed.track_speedup"]
+    assert speedup.commits == (NEW,) and speedup.png.startswith(b"\x89PNG")
+
+
+def sweep_frame(params: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"commit": c, "date": pd.Timestamp(f"2024-0{i + 1}-01", tz="UTC"),
+         "started_at": pd.Timestamp(f"2024-0{i + 1}-01", tz="UTC"), "benchmark": "b.B.track_x",
+         "type": "track", "unit": "x", "params": p,
+         "param_label": ", ".join(f"{k}={v}" for k, v in p.items()), "value": float(i + len(p)),
+         "env_name": "e"}
+        for i, c in enumerate(["c1", "c2"]) for p in params])
+
+
+def visible_axes(figure: Figure) -> int:
+    return len([ax for ax in figure.axes if ax.get_visible()])
+
+
+def test_history_with_many_parameter_combinations_uses_small_multiples():
+    two = sweep_frame([{"a": a, "b": b} for a in range(3) for b in range(12)])
+    figure, series, shown = history_figure(two, commits(two))
+    assert series == 36 and shown == 3 * MAX_SERIES_PER_PANEL and visible_axes(figure) == 3
+    one = sweep_frame([{"n": n} for n in range(20)])
+    figure, series, shown = history_figure(one, commits(one))
+    assert series == shown == 20 and visible_axes(figure) == 3
+
+
+# ---------------------------------------------------------------- rendering
+
+def test_render_report_writes_html_markdown_and_pngs(tmp_path, artifacts_root):
+    out = render_report(MACHINE, tmp_path / "out", RESULTS, artifacts_root, CLAIMS, figure_specs=SPECS)
+    assert out == tmp_path / "out"
+    html = (out / "index.html").read_text()
+    markdown = (out / "report.md").read_text()
+    pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert "toy_curve_figure.png" in pngs and "toy_broken_figure.png" not in pngs
+    assert sum(name.startswith("history-") for name in pngs) == 5
+    for path in (out / "figures").glob("*.png"):
+        assert path.read_bytes().startswith(b"\x89PNG")
+    # self-contained: figures inline, no external stylesheet or script
+    assert html.count("data:image/png;base64,") == len(pngs)
+    assert "<script" not in html and "http://" not in html and "https://" not in html
+    assert "<link" not in html
+    for text in (html, markdown):
+        assert "toybox" in text and "smoke" in text
+        assert "Toy CPU" in text and NO_CUDA in text
+        assert "not measured yet" in text and "reproduced" in text
+        assert OLD[:8] in text and NEW[:8] in text
+        assert "subclusters=16, table=&#x27;post&#x27;" in text or "subclusters=16, table='post'" in text
+        assert "this figure is broken on purpose" in text
+        assert "Synthetic data" in text
+    assert "(figures/toy_curve_figure.png)" in markdown
+    assert "(figures/history-bench_toy.Speed.track_speedup.png)" in markdown
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]  # no staging left
+
+
+def test_skipped_list_gives_the_reason_from_require_in_the_benchmark_code(report):
+    assert required_capabilities('def setup(self):\n    require("cuda", "nvml")\n') == ("cuda", "nvml")
+    reasons = {(s.benchmark, s.params): (s.status, s.reason) for s in report.skipped}
+    assert reasons[("bench_toy.Sweep.track_effective_bandwidth", "subclusters=16, table='post'")] == (
+        "skipped", NO_CUDA)
+    assert reasons[("bench_toy.Failing.track_value", "x=2")][0] == "failed"
+
+
+def test_report_uses_the_newest_artifact_fingerprint(tmp_path):
+    root = write_artifacts(tmp_path / "a", record("toy_curve", CURVE, created="2024-02-01T13:00:00+00:00"),
+                           record("toy_later", CURVE, created="2024-02-02T13:00:00+00:00", cuda=True))
+    from impls.harness import artifacts as store
+
+    state = describe_machine(MACHINE, store.load_latest(MACHINE, root))
+    assert state.capabilities["cuda"].available and state.missing_reason(["cuda"]) is None
+    assert "toy_later" in state.source
+
+
+def test_rerendering_replaces_the_report_and_refuses_other_directories(tmp_path, artifacts_root):
+    out, no_results = tmp_path / "out", tmp_path / "no-results"  # artifacts only: fast
+    render_report(MACHINE, out, no_results, artifacts_root, CLAIMS, figure_specs=SPECS)
+    (out / "figures" / "stale.png").write_bytes(b"old")
+    render_report(MACHINE, out, no_results, artifacts_root, CLAIMS, figure_specs=SPECS)
+    assert not (out / "figures" / "stale.png").exists()
+    assert (out / "figures" / "toy_curve_figure.png").is_file()
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    with pytest.raises(ReportOutputError, match="refusing to replace"):
+        render_report(MACHINE, precious, no_results, artifacts_root, CLAIMS, figure_specs=SPECS)
+    assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_a_failed_write_leaves_the_previous_report_whole(tmp_path):
+    out = tmp_path / "out"
+    write_report_dir(out, {"index.html": b"first"})
+    with pytest.raises(TypeError):
+        write_report_dir(out, {"index.html": b"second", "figures/bad.png": "not bytes"})
+    assert (out / "index.html").read_bytes() == b"first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_bad_claims_file_stops_the_report_before_writing(tmp_path, artifacts_root):
+    bad = tmp_path / "claims.toml"
+    bad.write_text(VALID_CLAIM.replace("approx = false", "approx = 1"))
+    with pytest.raises(ClaimsError, match="approx must be true or false"):
+        render_report(MACHINE, tmp_path / "out", RESULTS, artifacts_root, bad, figure_specs=SPECS)
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_results_at_all_is_an_error(tmp_path):
+    with pytest.raises(NoResultsError, match="nothing to report for machine 'toybox'"):
+        render_report(MACHINE, tmp_path / "out", tmp_path / "results", tmp_path / "artifacts", CLAIMS,
+                      figure_specs=SPECS)
+
+
+def test_artifacts_without_asv_results_still_render(tmp_path, artifacts_root):
+    out = render_report(MACHINE, tmp_path / "out", tmp_path / "no-results", artifacts_root, CLAIMS,
+                        figure_specs=SPECS)
+    markdown = (out / "report.md").read_text()
+    assert "No asv results for toybox" in markdown and "(figures/toy_curve_figure.png)" in markdown
+
+
+# ---------------------------------------------------------------- command line
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "render_report.py"), *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+
+
+def test_cli_prints_the_paths_it_wrote(tmp_path, artifacts_root):
+    done = run_cli("--machine", MACHINE, "--out", str(tmp_path / "out"), "--results", str(RESULTS),
+                   "--artifacts", str(artifacts_root), "--claims", str(CLAIMS))
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout.split()
+    assert str(tmp_path / "out" / "index.html") in printed
+    assert str(tmp_path / "out" / "report.md") in printed
+    assert any(p.endswith(".png") for p in printed)
+
+
+def test_cli_fails_clearly_without_results(tmp_path):
+    done = run_cli("--machine", "nowhere", "--out", str(tmp_path / "out"), "--results",
+                   str(tmp_path / "r"), "--artifacts", str(tmp_path / "a"), "--claims", str(CLAIMS))
+    assert done.returncode == 2
+    assert "nothing to report for machine 'nowhere'" in done.stderr
