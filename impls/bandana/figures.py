@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from impls.harness.figures import figure
-
-_FIGURE_SIZE_INCHES = (5.0, 3.4)
-
+from impls.harness.figures import figure, new_axes
 
 def _block_size_label(block_bytes: int) -> str:
     if block_bytes >= 1024 and block_bytes % 1024 == 0:
@@ -28,17 +25,6 @@ def _points(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _primary_engine(data: dict[str, Any], points: list[dict[str, Any]]) -> str:
     return data.get("primary_engine") or data.get("ceiling", {}).get("engine") or points[0]["engine"]
-
-
-def _new_axes():
-    import seaborn as sns
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=_FIGURE_SIZE_INCHES, layout="constrained")
-    ax = fig.add_subplot()
-    ax.grid(True, which="major", linewidth=0.5, alpha=0.5)
-    sns.despine(ax=ax)
-    return fig, ax
 
 
 def _log2_ticks(ax, values: list[int], labels: list[str]) -> None:
@@ -67,7 +53,7 @@ def bandwidth_vs_block_size(data: dict[str, Any]):
     block_sizes = sorted({point["block_bytes"] for point in grid})
     colors = sns.color_palette("viridis", n_colors=len(queue_depths))
 
-    fig, ax = _new_axes()
+    fig, ax = new_axes()
     for color, queue_depth in zip(colors, queue_depths):
         line = sorted((p for p in grid if p["queue_depth"] == queue_depth), key=lambda p: p["block_bytes"])
         ax.plot(
@@ -106,7 +92,7 @@ def iops_vs_queue_depth(data: dict[str, Any]):
         raise ValueError("fio_sweep data has no 4096-byte points to plot IOPS against queue depth")
     colors = sns.color_palette("colorblind", n_colors=len(engines))
 
-    fig, ax = _new_axes()
+    fig, ax = new_axes()
     queue_depths: set[int] = set()
     for color, engine in zip(colors, engines):
         line = sorted(

@@ -69,3 +69,19 @@ def discover() -> tuple[dict[str, FigureSpec], dict[str, str]]:
         except Exception as err:  # noqa: BLE001 - one broken module must not hide the others
             errors[name] = f"{type(err).__name__}: {err}"
     return dict(_REGISTRY), errors
+
+
+def new_axes(width: float = 5.0, height: float = 3.4, ncols: int = 1):
+    """Return ``(figure, axes)`` in the suite's style: no pyplot state, light grid, despined.
+
+    ``axes`` is one Axes for ``ncols == 1``, else a list of them.
+    """
+    import seaborn as sns
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    for ax in axes:
+        ax.grid(True, which="major", linewidth=0.5, alpha=0.5)
+        sns.despine(ax=ax)
+    return fig, axes[0] if ncols == 1 else axes

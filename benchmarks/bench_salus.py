@@ -1,0 +1,157 @@
+"""Salus: switching latency, scheduling policies and executor overhead.
+
+Each class runs its experiment once (``setup_cache``), stores it as an artifact for
+the report's figures, and only names what asv records. The CPU classes always run;
+the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
+"""
+from impls.harness import profiles
+from impls.harness.artifacts import save_artifact
+from impls.salus import experiments
+
+from .common import raise_if_skipped, skipped_unless
+
+SWITCHING = profiles.sizes("salus_switching")
+POLICIES = profiles.sizes("salus_policies")
+OVERHEAD = profiles.sizes("salus_overhead")
+METHODS = ["inprocess", "inprocess_gap", "to_host", "to_disk", "restart"]
+
+
+def _experiment(experiment, artifact, sizes, device):
+    skip = skipped_unless("cuda") if device == "cuda" else None
+    if skip:
+        return skip
+    data = experiment(sizes, device)
+    save_artifact(artifact, data, experiment=f"salus.{artifact}", synthetic=True)
+    return data
+
+
+# asv keys a setup cache by the defining source line: one function per experiment and
+# device, so that a CUDA class never reuses the CPU run (and sharers share on purpose).
+def _switching_cpu(_benchmark=None):
+    return _experiment(experiments.switching_experiment, "salus_switching", SWITCHING, "cpu")
+
+
+def _switching_cuda(_benchmark=None):
+    return _experiment(experiments.switching_experiment, "salus_switching_cuda", SWITCHING, "cuda")
+
+
+def _policies_cpu(_benchmark=None):
+    return _experiment(experiments.policy_experiment, "salus_policies", POLICIES, "cpu")
+
+
+def _policies_cuda(_benchmark=None):
+    return _experiment(experiments.policy_experiment, "salus_policies_cuda", POLICIES, "cuda")
+
+
+def _overhead_cpu(_benchmark=None):
+    return _experiment(experiments.overhead_experiment, "salus_overhead", OVERHEAD, "cpu")
+
+
+for _setup in (_switching_cpu, _switching_cuda, _policies_cpu, _policies_cuda, _overhead_cpu):
+    _setup.timeout = 1800
+
+
+class SwitchingLatency:
+    """Job-switch latency per workload and method on the CPU (p50 and p99, ms)."""
+
+    params = (SWITCHING["workloads"], METHODS)
+    param_names = ["workload", "method"]
+    timeout = 1800
+
+    setup_cache = _switching_cpu
+
+    def setup(self, data, workload, method):
+        raise_if_skipped(data)
+        self.stats = data["workloads"][workload][f"{method}_ms"]
+
+    def track_p50_ms(self, data, workload, method):
+        return self.stats["p50"]
+
+    track_p50_ms.unit = "ms"
+
+    def track_p99_ms(self, data, workload, method):
+        return self.stats["p99"]
+
+    track_p99_ms.unit = "ms"
+
+
+class SwitchingLatencyCuda(SwitchingLatency):
+    """The same on a CUDA device (the paper's setting); skipped without one."""
+
+    setup_cache = _switching_cuda
+
+
+class SchedulingPolicies:
+    """Average JCT and makespan per policy on a Poisson trace, run for real on the CPU."""
+
+    params = (POLICIES["policies"],)
+    param_names = ["policy"]
+    timeout = 1800
+
+    setup_cache = _policies_cpu
+
+    def setup(self, data, policy):
+        raise_if_skipped(data)
+        self.row = data["policies"][policy]
+
+    def track_average_jct(self, data, policy):
+        return self.row["real"]["avg_jct_s"]
+
+    track_average_jct.unit = "s"
+
+    def track_makespan(self, data, policy):
+        return self.row["real"]["makespan_s"]
+
+    track_makespan.unit = "s"
+
+    def track_simulator_error(self, data, policy):
+        return self.row["sim_error"]
+
+    track_simulator_error.unit = "relative error of simulated average JCT"
+
+
+class SchedulingPoliciesCuda(SchedulingPolicies):
+    """The same on a CUDA device; skipped without one."""
+
+    setup_cache = _policies_cuda
+
+
+class SrtfOverFifo:
+    """Average-JCT ratio FIFO / SRTF (the paper's 3.19×), real run and simulator."""
+
+    params = (["real", "sim", "sim_inrun"],)
+    param_names = ["source"]
+    setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
+    timeout = 1800
+
+    def setup(self, data, source):
+        raise_if_skipped(data)
+
+    def track_ratio(self, data, source):
+        return data["fifo_over_srtf"][source]
+
+    track_ratio.unit = "x"
+
+
+class ExecutorOverhead:
+    """A job's iteration time inside the executor vs alone, side by side in one run."""
+
+    params = (OVERHEAD["workloads"],)
+    param_names = ["workload"]
+    timeout = 1800
+
+    setup_cache = _overhead_cpu
+
+    def setup(self, data, workload):
+        raise_if_skipped(data)
+        self.row = data["workloads"][workload]
+
+    def track_bookkeeping_percent(self, data, workload):
+        return self.row["bookkeeping_pct"]
+
+    track_bookkeeping_percent.unit = "% of iteration time"
+
+    def track_overhead_percent(self, data, workload):
+        return self.row["overhead_pct"]
+
+    track_overhead_percent.unit = "% of iteration time"

@@ -1,0 +1,263 @@
+"""Device abstraction for the Salus experiments: timing, lanes (streams), memory, OOM.
+
+Two implementations share one interface so the executor and the switching
+benchmarks are written once:
+
+- :class:`CpuDevice`: wall-clock timing (``time.perf_counter``), no streams (PACK
+  interleaves), memory *estimated* from tensor sizes (see :func:`estimate_job_memory`).
+- :class:`CudaDevice`: CUDA events recorded on the job's stream and synchronised before
+  reading (``Event(enable_timing=True)``, ``elapsed_time``), one ``torch.cuda.Stream``
+  per PACK lane, peak memory from ``torch.cuda.max_memory_allocated`` after
+  ``reset_peak_memory_stats``, ``torch.cuda.OutOfMemoryError`` recognised as OOM.
+
+:class:`CudaDevice` takes the ``cuda`` module as a parameter (default ``torch.cuda``)
+so its logic is unit-tested on a CPU-only machine with a fake module.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import time
+from typing import Any, Protocol
+
+import torch
+
+# How each device does "checkpoint to host": on CUDA the state really leaves device
+# memory; on the CPU there is no device memory, so it is a copy to a separate buffer.
+TO_HOST_METHOD = {
+    "cuda": "device_to_host: model+optimizer state copied to pinned host memory, device copy freed",
+    "cpu": "cpu_copy: no device memory on CPU; state copied out to a separate host buffer and back",
+}
+
+
+class Timer(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def elapsed_ms(self) -> float: ...
+
+
+class WallTimer:
+    """Host wall-clock timer (CPU work is synchronous, so this is the work's duration)."""
+
+    def __init__(self, clock=time.perf_counter):
+        self._clock = clock
+        self._start = self._end = None
+
+    def start(self) -> None:
+        self._start = self._clock()
+
+    def stop(self) -> None:
+        self._end = self._clock()
+
+    def elapsed_ms(self) -> float:
+        if self._start is None or self._end is None:
+            raise RuntimeError("WallTimer.elapsed_ms() before start() and stop()")
+        return (self._end - self._start) * 1e3
+
+
+class CudaEventTimer:
+    """CUDA-event timer: events recorded on ``stream``; ``elapsed_ms`` waits for the end event.
+
+    ``stop`` only records (it does not block) so PACK can launch every lane before
+    waiting; ``elapsed_ms`` synchronises the end event, then reads ``elapsed_time``.
+    """
+
+    def __init__(self, cuda, stream=None):
+        self._cuda = cuda
+        self._stream = stream
+        self._start_event = self._end_event = None
+
+    def start(self) -> None:
+        self._start_event = self._cuda.Event(enable_timing=True)
+        self._start_event.record(self._stream) if self._stream is not None else self._start_event.record()
+
+    def stop(self) -> None:
+        self._end_event = self._cuda.Event(enable_timing=True)
+        self._end_event.record(self._stream) if self._stream is not None else self._end_event.record()
+
+    def elapsed_ms(self) -> float:
+        if self._start_event is None or self._end_event is None:
+            raise RuntimeError("CudaEventTimer.elapsed_ms() before start() and stop()")
+        self._end_event.synchronize()
+        return float(self._start_event.elapsed_time(self._end_event))
+
+
+class CpuDevice:
+    """The CPU as the shared "device": synchronous, one implicit lane, estimated memory."""
+
+    kind = "cpu"
+    has_streams = False
+
+    def __init__(self, clock=time.perf_counter):
+        self.torch_device = torch.device("cpu")
+        self._clock = clock
+        self.oom_errors: tuple[type[BaseException], ...] = (MemoryError,)
+
+    def synchronize(self) -> None:
+        pass
+
+    def timer(self, lane: Any = None) -> Timer:
+        return WallTimer(self._clock)
+
+    def new_lane(self) -> Any:
+        return None
+
+    def lane_context(self, lane: Any):
+        return contextlib.nullcontext()
+
+    def is_oom(self, error: BaseException) -> bool:
+        return isinstance(error, self.oom_errors)
+
+    def release_memory(self) -> None:
+        gc.collect()
+
+    def measure_job_memory(self, job) -> dict:
+        """Estimate the job's memory (no allocator to ask on CPU): see :func:`estimate_job_memory`."""
+        return estimate_job_memory(job)
+
+    def host_buffer(self, like: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(like, device="cpu")
+
+    def describe(self) -> str:
+        return "cpu"
+
+
+class CudaDevice:
+    """One CUDA device; ``cuda`` is the ``torch.cuda`` module (a fake one in tests)."""
+
+    kind = "cuda"
+    has_streams = True
+
+    def __init__(self, index: int = 0, cuda=None):
+        self._cuda = cuda if cuda is not None else torch.cuda
+        self.index = index
+        self.torch_device = torch.device("cuda", index)
+        self.oom_errors = (getattr(self._cuda, "OutOfMemoryError", torch.cuda.OutOfMemoryError),)
+
+    def synchronize(self) -> None:
+        self._cuda.synchronize(self.torch_device)
+
+    def timer(self, lane: Any = None) -> Timer:
+        return CudaEventTimer(self._cuda, lane)
+
+    def new_lane(self) -> Any:
+        return self._cuda.Stream(device=self.torch_device)
+
+    def lane_context(self, lane: Any):
+        return self._cuda.stream(lane) if lane is not None else contextlib.nullcontext()
+
+    def is_oom(self, error: BaseException) -> bool:
+        return isinstance(error, self.oom_errors)
+
+    def release_memory(self) -> None:
+        gc.collect()
+        self._cuda.empty_cache()
+
+    def measure_job_memory(self, job) -> dict:
+        """Peak, persistent and ephemeral bytes of one iteration from the CUDA allocator.
+
+        As Salus measured them from allocator traces: persistent = weights, optimizer
+        state and data (counted from the job's tensors), ephemeral = the allocator's
+        peak during one iteration above what was allocated before and after it.
+        Runs one uncounted iteration.
+        """
+        persistent = _tensor_bytes(job.persistent_tensors())
+        self.synchronize()
+        before = self._cuda.memory_allocated(self.torch_device)
+        self._cuda.reset_peak_memory_stats(self.torch_device)
+        job.step(count=False)
+        self.synchronize()
+        after = self._cuda.memory_allocated(self.torch_device)
+        peak = self._cuda.max_memory_allocated(self.torch_device)
+        ephemeral = max(0, peak - max(before, after))
+        return {"persistent_bytes": int(persistent), "ephemeral_bytes": int(ephemeral),
+                "peak_bytes": int(persistent + ephemeral), "method": "cuda_allocator"}
+
+    def host_buffer(self, like: torch.Tensor) -> torch.Tensor:
+        return torch.empty(like.shape, dtype=like.dtype, device="cpu", pin_memory=True)
+
+    def describe(self) -> str:
+        try:
+            return f"cuda:{self.index} {self._cuda.get_device_name(self.index)}"
+        except Exception:  # noqa: BLE001 - a fake module may not name devices
+            return f"cuda:{self.index}"
+
+
+def get_device(name, clock=time.perf_counter):
+    """Return :class:`CpuDevice` for ``"cpu"``, :class:`CudaDevice` for ``"cuda"`` or ``"cuda:N"``.
+
+    ``clock`` times CPU iterations (host seconds; a fake one in tests). A device
+    object is returned as is. Raises ``NotImplementedError`` (asv: skip) when CUDA is
+    asked for and missing.
+    """
+    if not isinstance(name, str):
+        return name  # already a device object
+    name = name.strip().lower()
+    if name == "cpu":
+        return CpuDevice(clock)
+    if name.startswith("cuda"):
+        from impls.harness.capabilities import require
+
+        require("cuda")
+        index = int(name.split(":", 1)[1]) if ":" in name else 0
+        return CudaDevice(index)
+    raise ValueError(f"device {name!r}: expected 'cpu', 'cuda' or 'cuda:N'")
+
+
+# --- memory estimate on CPU ---------------------------------------------------------
+
+def _tensor_bytes(tensors) -> int:
+    seen: set[int] = set()
+    total = 0
+    for t in tensors:
+        if not isinstance(t, torch.Tensor) or t.device.type == "meta":
+            continue
+        storage = t.untyped_storage()
+        key = storage.data_ptr()
+        if key in seen or key == 0:
+            continue
+        seen.add(key)
+        total += storage.nbytes()
+    return total
+
+
+def estimate_job_memory(job) -> dict:
+    """Estimate a job's memory on CPU, where no allocator reports a peak.
+
+    persistent = bytes of parameters + buffers + optimizer state + the job's input data
+    (distinct storages); ephemeral = bytes of the tensors autograd saves for backward
+    during one forward (counted with ``saved_tensors_hooks``, distinct storages) + the
+    gradients (one per parameter, freed each iteration: ``zero_grad(set_to_none=True)``).
+    For inference jobs (no autograd) ephemeral = 2 x the largest module output (an
+    input and an output alive at once). peak = persistent + ephemeral.
+    Runs one uncounted forward (and backward, for training jobs).
+    """
+    persistent = _tensor_bytes(job.persistent_tensors())
+    if job.train:
+        saved: list[torch.Tensor] = []
+
+        def pack(t):
+            saved.append(t)
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            job.step(count=False)
+        grads = sum(p.numel() * p.element_size() for p in job.model.parameters())
+        ephemeral = _tensor_bytes(saved) + grads
+    else:
+        largest = [0]
+
+        def hook(_module, _inputs, output):
+            outs = output if isinstance(output, (tuple, list)) else (output,)
+            nbytes = sum(o.numel() * o.element_size() for o in outs if isinstance(o, torch.Tensor))
+            largest[0] = max(largest[0], nbytes)
+
+        handles = [m.register_forward_hook(hook) for m in job.model.modules()]
+        try:
+            job.step(count=False)
+        finally:
+            for h in handles:
+                h.remove()
+        ephemeral = 2 * largest[0]
+    return {"persistent_bytes": int(persistent), "ephemeral_bytes": int(ephemeral),
+            "peak_bytes": int(persistent + ephemeral), "method": "cpu_estimate"}

@@ -1,0 +1,297 @@
+"""The Salus-style executor: one process, every admitted job resident, iteration-granular switching.
+
+:class:`Executor` keeps the model, optimizer state and data of every admitted job
+on the device at once and, at every iteration boundary, asks its policy which job
+(or, for PACK, which jobs) runs next. Switching jobs copies nothing: it is a
+different ``job.step()`` call.
+
+Admission: jobs arrive (``Submission.arrival``, seconds after the run starts) and
+are admitted in arrival order while the sum of admitted jobs' measured peak bytes
+stays within ``memory_budget_bytes`` (head-of-line: a job that does not fit waits,
+and the jobs behind it wait too). A job whose peak alone exceeds the budget fails
+at once. The lane manager of the lanes issue replaces this sum.
+
+Failures: an exception from a job's iteration (a CUDA ``OutOfMemoryError`` or any
+other) marks that job failed with the error, drops its tensors, frees the memory
+(``empty_cache`` on CUDA) and returns its budget; the others keep running.
+
+Timing: each iteration is timed by the device's timer (CUDA events synchronised at
+the iteration boundary; wall clock on CPU). JCTs are host wall-clock seconds.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from impls.salus.devices import get_device
+from impls.salus.policies import Policy, get_policy
+
+
+@dataclasses.dataclass
+class Submission:
+    """A job to run: ``job`` is a built :class:`~impls.salus.workloads.Job` or a callable making one.
+
+    ``peak_bytes`` is the job's measured peak (admission); ``iteration_ms_prior`` is the
+    profiled iteration time SRTF uses before the job has run an iteration of its own.
+    """
+    job: Any
+    arrival: float = 0.0
+    peak_bytes: int = 0
+    iteration_ms_prior: float = 0.0
+    workload: str | None = None
+    job_id: int | None = None
+    iterations: int | None = None
+
+
+@dataclasses.dataclass
+class JobRecord:
+    """The executor's bookkeeping for one job (what policies see: :class:`~impls.salus.policies.JobView`)."""
+    job_id: int
+    workload: str
+    arrival: float
+    total_iterations: int
+    peak_bytes: int
+    iteration_ms_prior: float
+    job: Any = None
+    iterations_done: int = 0
+    device_ms_used: float = 0.0
+    status: str = "pending"  # pending | running | done | failed
+    admitted_at: float | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    error: str | None = None
+    error_trace: str | None = None
+    lane: Any = None
+
+    @property
+    def remaining_iterations(self) -> int:
+        return max(0, self.total_iterations - self.iterations_done)
+
+    @property
+    def iteration_ms_estimate(self) -> float:
+        if self.iterations_done:
+            return self.device_ms_used / self.iterations_done
+        return self.iteration_ms_prior
+
+    def summary(self) -> dict:
+        jct = None if self.finished_at is None else self.finished_at - self.arrival
+        return {
+            "job_id": self.job_id, "workload": self.workload, "status": self.status,
+            "error": self.error, "arrival_s": self.arrival, "admitted_s": self.admitted_at,
+            "start_s": self.started_at, "finish_s": self.finished_at, "jct_s": jct,
+            "iterations": self.total_iterations, "iterations_done": self.iterations_done,
+            "device_ms": self.device_ms_used,
+            "mean_iteration_ms": self.device_ms_used / self.iterations_done if self.iterations_done else None,
+            "peak_bytes": self.peak_bytes,
+        }
+
+
+class Executor:
+    """Run submissions under ``policy`` on ``device`` (``"cpu"``, ``"cuda"`` or a device object).
+
+    ``clock``/``sleep`` are injectable (host seconds) for tests; ``log_iterations``
+    keeps one entry per iteration (job, host start/end, device ms) for the
+    switching-latency measurement.
+    """
+
+    def __init__(self, policy: str | Policy = "fifo", device: Any = "cpu",
+                 memory_budget_bytes: int | None = None, clock: Callable[[], float] = time.perf_counter,
+                 sleep: Callable[[float], None] = time.sleep, log_iterations: bool = False):
+        self.policy = get_policy(policy)
+        self.device = get_device(device, clock)
+        self.memory_budget_bytes = memory_budget_bytes
+        self.clock = clock
+        self.sleep = sleep
+        self.log_iterations = log_iterations
+        self.iteration_log: list[dict] = []
+        self.records: list[JobRecord] = []
+        self.active: list[JobRecord] = []
+        self.used_bytes = 0
+        self._t0 = 0.0
+        self._busy_s = 0.0
+        self._idle_s = 0.0
+        self._lanes: list[Any] = []
+
+    # ------------------------------------------------------------ admission
+
+    def _fits(self, record: JobRecord) -> bool:
+        return self.memory_budget_bytes is None or self.used_bytes + record.peak_bytes <= self.memory_budget_bytes
+
+    def _admit(self, record: JobRecord, sub: Submission, now: float) -> None:
+        try:
+            job = sub.job() if callable(sub.job) and not hasattr(sub.job, "step") else sub.job
+        except Exception as err:  # noqa: BLE001 - a job that cannot even be built fails alone
+            self._fail(record, err, now)
+            return
+        record.job = job
+        if record.total_iterations <= 0:
+            record.total_iterations = int(getattr(job, "total_iterations", 0))
+        if self.device.has_streams and self.policy.concurrent:
+            record.lane = self._lane_for(len(self.active))
+        record.status = "running"
+        record.admitted_at = now
+        self.used_bytes += record.peak_bytes
+        self.active.append(record)
+        if record.total_iterations <= 0:
+            self._finish(record, now)
+
+    def _lane_for(self, index: int):
+        while len(self._lanes) <= index:
+            self._lanes.append(self.device.new_lane())
+        return self._lanes[index]
+
+    # ------------------------------------------------------------ completion
+
+    def _release(self, record: JobRecord) -> None:
+        if record in self.active:
+            self.active.remove(record)
+            self.used_bytes -= record.peak_bytes
+        job, record.job = record.job, None
+        if job is not None and hasattr(job, "release"):
+            job.release()
+        del job
+
+    def _finish(self, record: JobRecord, now: float) -> None:
+        record.status = "done"
+        record.finished_at = now
+        self._release(record)
+
+    def _fail(self, record: JobRecord, error: BaseException, now: float) -> None:
+        kind = "out of memory" if self.device.is_oom(error) else type(error).__name__
+        record.status = "failed"
+        record.error = f"{kind}: {error}"
+        record.finished_at = now
+        record.error_trace = "".join(traceback.format_exception(error))
+        self._release(record)
+        self.device.release_memory()
+
+    # ------------------------------------------------------------ iterations
+
+    def run_round(self, chosen: Sequence[JobRecord]) -> None:
+        """Run one iteration of each chosen job (concurrently on lanes when the device has streams)."""
+        device = self.device
+        launched: list[tuple[JobRecord, Any, float]] = []
+        for record in chosen:
+            timer = device.timer(record.lane)
+            host_start = self.clock() - self._t0
+            try:
+                with device.lane_context(record.lane):
+                    timer.start()
+                    record.job.step()
+                    timer.stop()
+            except Exception as err:  # noqa: BLE001 - any failure (incl. OOM) fails this job only
+                self._fail(record, err, self.clock() - self._t0)
+                continue
+            if not (device.has_streams and self.policy.concurrent):
+                self._complete(record, timer, host_start)
+            else:
+                launched.append((record, timer, host_start))
+        for record, timer, host_start in launched:
+            self._complete(record, timer, host_start)
+
+    def _complete(self, record: JobRecord, timer, host_start: float) -> None:
+        try:
+            ms = timer.elapsed_ms()  # CUDA: waits for the iteration's end event
+        except Exception as err:  # noqa: BLE001 - asynchronous CUDA errors surface here
+            self._fail(record, err, self.clock() - self._t0)
+            return
+        now = self.clock() - self._t0
+        record.iterations_done += 1
+        record.device_ms_used += ms
+        if record.started_at is None:
+            record.started_at = host_start
+        if self.log_iterations:
+            self.iteration_log.append({"job_id": record.job_id, "start_s": host_start, "end_s": now, "device_ms": ms})
+        if record.iterations_done >= record.total_iterations:
+            self._finish(record, now)
+
+    # ------------------------------------------------------------ the loop
+
+    def _records_for(self, submissions: Sequence[Submission]) -> list[tuple[JobRecord, Submission]]:
+        pairs = []
+        for i, sub in enumerate(submissions):
+            job = sub.job if hasattr(sub.job, "step") else None
+            record = JobRecord(
+                job_id=sub.job_id if sub.job_id is not None else getattr(job, "job_id", i),
+                workload=sub.workload or getattr(job, "workload", "job"),
+                arrival=float(sub.arrival),
+                total_iterations=int(sub.iterations if sub.iterations is not None
+                                     else getattr(job, "total_iterations", 0)),
+                peak_bytes=int(sub.peak_bytes), iteration_ms_prior=float(sub.iteration_ms_prior))
+            pairs.append((record, sub))
+        pairs.sort(key=lambda p: (p[0].arrival, p[0].job_id))
+        return pairs
+
+    def start(self) -> None:
+        """Start the run clock (``run`` calls it; call it yourself to drive ``run_round`` by hand)."""
+        self._t0 = self.clock()
+
+    def admit_now(self, submissions: Sequence[Submission]) -> list[JobRecord]:
+        """Admit ``submissions`` at once, ignoring arrival times (for hand-driven runs)."""
+        records = []
+        for record, sub in self._records_for(submissions):
+            self.records.append(record)
+            self._admit(record, sub, self.clock() - self._t0)
+            records.append(record)
+        return records
+
+    def run(self, submissions: Sequence[Submission]) -> dict:
+        """Run every submission to completion or failure; return :meth:`results`."""
+        pending = self._records_for(submissions)
+        self.records.extend(r for r, _ in pending)
+        waiting: list[tuple[JobRecord, Submission]] = []
+        self.start()
+        pending.reverse()  # pop() from the end = earliest arrival
+        while pending or waiting or self.active:
+            now = self.clock() - self._t0
+            while pending and pending[-1][0].arrival <= now:
+                waiting.append(pending.pop())
+            while waiting:
+                record, sub = waiting[0]
+                if self.memory_budget_bytes is not None and record.peak_bytes > self.memory_budget_bytes:
+                    waiting.pop(0)
+                    self._fail(record, MemoryError(
+                        f"peak {record.peak_bytes} B exceeds the memory budget {self.memory_budget_bytes} B"), now)
+                    continue
+                if not self._fits(record):
+                    break
+                waiting.pop(0)
+                self._admit(record, sub, now)
+            if not self.active:
+                if pending:
+                    idle_from = self.clock()
+                    self.sleep(max(0.0, pending[-1][0].arrival - (idle_from - self._t0)))
+                    self._idle_s += self.clock() - idle_from
+                    continue
+                if waiting:  # cannot happen: an empty device admits any job within the budget
+                    raise RuntimeError("admission deadlock")
+                break
+            chosen = self.policy.choose(self.active)
+            if not chosen:
+                raise RuntimeError(f"policy {self.policy.name} chose no job among {len(self.active)} admitted")
+            busy_from = self.clock()
+            self.run_round(chosen)
+            self._busy_s += self.clock() - busy_from
+        return self.results()
+
+    def results(self) -> dict:
+        """Plain data: per-job summaries, makespan, busy/idle time and the loop's own overhead."""
+        wall = self.clock() - self._t0
+        jobs = [r.summary() for r in sorted(self.records, key=lambda r: r.job_id)]
+        done = [j for j in jobs if j["status"] == "done"]
+        iterations = sum(j["iterations_done"] for j in jobs)
+        finishes = [j["finish_s"] for j in jobs if j["finish_s"] is not None]
+        overhead = max(0.0, wall - self._busy_s - self._idle_s)
+        return {
+            "policy": self.policy.name, "device": self.device.kind,
+            "jobs": jobs,
+            "done": len(done), "failed": [j["job_id"] for j in jobs if j["status"] == "failed"],
+            "avg_jct_s": sum(j["jct_s"] for j in done) / len(done) if done else None,
+            "makespan_s": max(finishes) if finishes else 0.0,
+            "wall_s": wall, "busy_s": self._busy_s, "idle_s": self._idle_s,
+            "overhead_s": overhead, "iterations": iterations,
+            "overhead_us_per_iteration": overhead / iterations * 1e6 if iterations else None,
+        }

@@ -1,0 +1,325 @@
+"""The Salus experiments as functions returning plain data (asv classes, CLIs and figures wrap them).
+
+- :func:`switching_latency`  (re-exported from :mod:`impls.salus.switching`)
+- :func:`policy_experiment`  FIFO/SRTF/PACK/FAIR on a Poisson trace, real run + simulator
+- :func:`executor_overhead`  a job's iteration inside the executor vs alone, side by side
+- :func:`profile_workloads`  measured iteration time and memory per workload
+
+Sizes come from :func:`salus_sizes`, i.e. the ``salus_*`` tables of ``impls/profiles.toml``.
+"""
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from impls.harness.progress import progress_bar
+from impls.salus.devices import get_device
+from impls.salus.executor import Executor, Submission
+from impls.salus.simulator import simulate
+from impls.salus.switching import switching_latency
+from impls.salus.traces import offered_load, poisson_trace
+from impls.salus.workloads import build_job
+
+__all__ = ["PAPER_SRTF_OVER_FIFO", "executor_overhead", "overhead_experiment",
+           "policy_experiment", "profile_workloads", "run_trace", "salus_sizes", "switching_experiment",
+           "switching_latency"]
+
+PAPER_SRTF_OVER_FIFO = 3.19  # Salus abstract: average JCT 3.19x better with SRTF than FIFO
+
+def salus_sizes(experiment: str, profile: str | None = None) -> dict:
+    """Return the sizes of ``experiment`` (``salus_switching``, ``salus_policies``,
+    ``salus_overhead``) under ``profile`` from ``impls/profiles.toml``."""
+    from impls.harness import profiles
+
+    return profiles.sizes(experiment, profile)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """Run with ``n`` torch threads (0 or None: leave torch's setting), restoring it after."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(int(n))
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+
+
+def _load_note() -> dict:
+    try:
+        import os
+
+        return {"loadavg_1m": os.getloadavg()[0], "cpus": os.cpu_count()}
+    except OSError:
+        return {}
+
+
+# ---------------------------------------------------------------- profiling
+
+def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int = 5, seed: int = 0) -> dict:
+    """Measure each workload: iteration time (mean, p50; ms) and memory (bytes).
+
+    Iterations are timed round-robin over the workloads (one iteration of each in
+    turn, as the executor interleaves jobs), after one warm-up round, so caches are
+    as cold as in a shared run. Memory: on CUDA from the allocator, on CPU estimated
+    (see :func:`impls.salus.devices.estimate_job_memory`).
+    """
+    dev = get_device(device)
+    names = list(dict.fromkeys(names))
+    jobs = {name: build_job(name, dev.torch_device, seed=seed, iterations=10 ** 9) for name in names}
+    memory = {name: dev.measure_job_memory(job) for name, job in jobs.items()}
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(iterations):
+        for name, job in jobs.items():
+            timer = dev.timer()
+            timer.start()
+            job.step()
+            timer.stop()
+            times[name].append(timer.elapsed_ms())
+    out = {name: {"iteration_ms": float(np.mean(times[name])), "iteration_ms_p50": float(np.median(times[name])),
+                  "state_bytes": jobs[name].state_bytes(), **memory[name]} for name in names}
+    for job in jobs.values():
+        job.release()
+    dev.release_memory()
+    return out
+
+
+# ---------------------------------------------------------------- policy experiment
+
+def _cdf(values: Sequence[float]) -> dict:
+    xs = sorted(values)
+    n = len(xs)
+    return {"x": xs, "y": [(i + 1) / n for i in range(n)]}
+
+
+def _rel_err(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return abs(a - b) / b
+
+
+def _inrun_iteration_ms(result: dict, fallback: Mapping[str, float]) -> dict:
+    total: dict[str, list[float]] = {}
+    for job in result["jobs"]:
+        if job["iterations_done"]:
+            ms, n = total.setdefault(job["workload"], [0.0, 0])
+            total[job["workload"]] = [ms + job["device_ms"], n + job["iterations_done"]]
+    return {w: (total[w][0] / total[w][1] if w in total else fallback[w]) for w in fallback}
+
+
+def run_trace(trace: Sequence[Mapping], policy: str, device: Any, profile: Mapping[str, Mapping],
+              memory_budget_bytes: int | None) -> dict:
+    """Run ``trace`` for real in one :class:`Executor` (jobs built before the clock starts)."""
+    dev = get_device(device)
+    subs = []
+    for j in trace:
+        job = build_job(j["workload"], dev.torch_device, seed=j["seed"], iterations=j["iterations"],
+                        job_id=j["job_id"])
+        subs.append(Submission(job, arrival=j["arrival_s"], peak_bytes=profile[j["workload"]]["peak_bytes"],
+                               iteration_ms_prior=profile[j["workload"]]["iteration_ms"]))
+    result = Executor(policy, dev, memory_budget_bytes=memory_budget_bytes).run(subs)
+    del subs
+    dev.release_memory()
+    return result
+
+
+def _policy_row(result: dict) -> dict:
+    done = [j["jct_s"] for j in result["jobs"] if j["status"] == "done"]
+    return {"avg_jct_s": result["avg_jct_s"], "makespan_s": result["makespan_s"], "jct_cdf": _cdf(done),
+            "jct_s": {j["job_id"]: j["jct_s"] for j in result["jobs"]}, "failed": result["failed"]}
+
+
+def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progress: bool | None = None) -> dict:
+    """FIFO/SRTF/PACK/FAIR on one Poisson trace: a real run each, and the simulator beside it.
+
+    ``sizes`` keys (see ``[salus_policies.*]`` in ``impls/profiles.toml``): mix, n_jobs,
+    mean_interarrival_s, duration_s [lo, hi], seed, policies, memory_budget_mb,
+    profile_iterations, threads, sim_jobs, sim_mean_interarrival_s, sim_duration_s.
+
+    Returns ``{"device", "profile": {workload: {...}}, "trace": [...], "offered_load",
+    "policies": {name: {"real": {avg_jct_s, makespan_s, jct_cdf{x,y}, jct_s{id: s}, failed,
+    overhead_us_per_iteration}, "sim": {...}, "sim_inrun": {...}, "sim_error", "sim_inrun_error"}},
+    "fifo_over_srtf": {"real", "sim", "paper"}, "paper_sized_sim": {...}, "load": {...}}``.
+    ``sim`` is driven by iteration times profiled on this device just before that policy's
+    real run (``profiled_iteration_ms``; the trace itself is drawn with the first profile);
+    ``sim_inrun`` by the mean iteration time each job had during the real run (per
+    workload: ``inrun_iteration_ms``); it checks the scheduling model alone, free of the
+    load drift between profile and run on a shared machine; ``*_error`` =
+    |sim - real| / real of the average JCT. ``paper_sized_sim`` simulates a larger trace
+    (sim_jobs, minutes-long jobs) with the first profile.
+    """
+    sizes = dict(sizes or salus_sizes("salus_policies"))
+    dev = get_device(device)
+    budget = int(sizes["memory_budget_mb"] * 2 ** 20) if sizes.get("memory_budget_mb") else None
+    with torch_threads(sizes.get("threads")) as threads:
+        load_before = _load_note()
+        profile = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5), seed=sizes.get("seed", 0))
+        ms = {w: p["iteration_ms"] for w, p in profile.items()}
+        peaks = {w: p["peak_bytes"] for w, p in profile.items()}
+        trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
+                              tuple(sizes["duration_s"]), seed=sizes.get("seed", 0))
+        policies: dict[str, dict] = {}
+        bar = progress_bar(len(sizes["policies"]), "salus policies", "policy", progress)
+        for i, name in enumerate(sizes["policies"]):
+            # Re-measure the iteration times just before each run: on a shared machine the
+            # load drifts over minutes, and the simulator should see what this run will see.
+            fresh = profile if i == 0 else profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
+                                                             seed=sizes.get("seed", 0))
+            fresh_ms = {w: p["iteration_ms"] for w, p in fresh.items()}
+            real = run_trace(trace, name, dev, fresh, budget)
+            overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
+            sim = simulate(trace, name, fresh_ms, budget, peaks, overhead_ms=overhead_ms)
+            inrun_ms = _inrun_iteration_ms(real, ms)
+            per_job = {j["job_id"]: j["mean_iteration_ms"] for j in real["jobs"]}
+            inrun_trace = [{**j, "iteration_ms": per_job.get(j["job_id"])} for j in trace]
+            sim_inrun = simulate(inrun_trace, name, inrun_ms, budget, peaks, overhead_ms=overhead_ms)
+            policies[name] = {
+                "real": {**_policy_row(real), "overhead_us_per_iteration": real["overhead_us_per_iteration"],
+                         "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
+                "sim": _policy_row(sim), "sim_inrun": _policy_row(sim_inrun),
+                "profiled_iteration_ms": fresh_ms, "inrun_iteration_ms": inrun_ms,
+                "sim_error": _rel_err(sim["avg_jct_s"], real["avg_jct_s"]),
+                "sim_inrun_error": _rel_err(sim_inrun["avg_jct_s"], real["avg_jct_s"]),
+            }
+            bar.update(1)
+        bar.close()
+        load_after = _load_note()
+
+    def ratio(kind: str) -> float | None:
+        if "fifo" not in policies or "srtf" not in policies:
+            return None
+        f, s = policies["fifo"][kind]["avg_jct_s"], policies["srtf"][kind]["avg_jct_s"]
+        return f / s if f and s else None
+
+    big_trace = poisson_trace(sizes["sim_jobs"], sizes["sim_mean_interarrival_s"], sizes["mix"], ms,
+                              tuple(sizes["sim_duration_s"]), seed=sizes.get("seed", 0) + 1)
+    big = {name: _policy_row(simulate(big_trace, name, ms, budget, peaks)) for name in sizes["policies"]}
+    for row in big.values():
+        row.pop("jct_s")
+    big_ratio = (big["fifo"]["avg_jct_s"] / big["srtf"]["avg_jct_s"]
+                 if "fifo" in big and "srtf" in big and big["srtf"]["avg_jct_s"] else None)
+    return {
+        "device": dev.kind, "device_name": dev.describe(), "torch_threads": threads,
+        "sizes": sizes, "profile": profile, "trace": trace, "offered_load": offered_load(trace, ms),
+        "memory_budget_bytes": budget, "policies": policies,
+        "fifo_over_srtf": {"real": ratio("real"), "sim": ratio("sim"), "sim_inrun": ratio("sim_inrun"),
+                           "paper": PAPER_SRTF_OVER_FIFO},
+        "paper_sized_sim": {"n_jobs": sizes["sim_jobs"], "offered_load": offered_load(big_trace, ms),
+                            "policies": big, "fifo_over_srtf": big_ratio},
+        "load": {"before": load_before, "after": load_after},
+    }
+
+
+# ---------------------------------------------------------------- executor overhead
+
+class _Borrowed:
+    """Lends a job to an executor without letting it release the job at the end."""
+
+    def __init__(self, job, iterations: int):
+        self._job = job
+        self.job_id = job.job_id
+        self.workload = job.workload
+        self.total_iterations = iterations
+
+    def step(self):
+        self._job.step()
+
+
+def executor_overhead(workloads: Sequence[str] = ("mlp_b64",), iterations: int = 20, blocks: int = 6,
+                      device: Any = "cpu", threads: int | None = 1) -> dict:
+    """A job's iteration time inside the executor vs the same job alone, in alternating blocks.
+
+    Alone block: ``iterations`` x (``job.step()``; synchronise), wall time / iterations.
+    Executor block: the same job, alone in a FIFO :class:`Executor` (timers, policy,
+    bookkeeping), wall time of ``run`` / iterations. Blocks alternate (alone, executor,
+    alone, ...) so load drift hits both. Returns per workload the medians (ms), the
+    overhead ``(executor - alone) / alone`` in percent, and the executor's own
+    bookkeeping (wall - device time in steps) per iteration, in µs and % of the
+    iteration.
+    """
+    dev = get_device(device)
+    out: dict = {"device": dev.kind, "load_before": _load_note(), "workloads": {}}
+    with torch_threads(threads) as n_threads:
+        out["torch_threads"] = n_threads
+        for name in workloads:
+            job = build_job(name, dev.torch_device, seed=0, iterations=10 ** 9)
+            for _ in range(3):
+                job.step()
+            dev.synchronize()
+            alone, inside, bookkeeping = [], [], []
+            for _ in range(blocks):
+                dev.synchronize()
+                t0 = time.perf_counter()
+                for _ in range(iterations):
+                    job.step()
+                    dev.synchronize()
+                alone.append((time.perf_counter() - t0) * 1e3 / iterations)
+                ex = Executor("fifo", dev)
+                t0 = time.perf_counter()
+                res = ex.run([Submission(_Borrowed(job, iterations))])
+                inside.append((time.perf_counter() - t0) * 1e3 / iterations)
+                device_ms = sum(j["device_ms"] for j in res["jobs"])
+                bookkeeping.append((res["wall_s"] * 1e3 - device_ms) / iterations)
+            a, e, b = statistics.median(alone), statistics.median(inside), statistics.median(bookkeeping)
+            out["workloads"][name] = {
+                "alone_ms": a, "executor_ms": e, "overhead_pct": (e - a) / a * 100.0,
+                "bookkeeping_us": b * 1e3, "bookkeeping_pct": b / a * 100.0,
+                "alone_blocks_ms": alone, "executor_blocks_ms": inside,
+            }
+            job.release()
+    out["load_after"] = _load_note()
+    return out
+
+
+# ---------------------------------------------------------------- uniform entry points
+
+def switching_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu") -> dict:
+    """:func:`switching_latency` under ``sizes`` (keys: workloads, repeats, restart_repeats, threads).
+
+    Adds ``"load"`` (load average before/after) and ``"largest"``: for the workload with
+    the most state bytes, to_host p50 / inprocess p50 and to_host p50 / inprocess-gap p50
+    (the paper's "in-process switch >= 100x faster than checkpoint-to-host" check), and
+    in seconds the in-process switch p99, the to-disk p50 and the process-restart p50
+    (the claims' "sub-second" vs "second-scale" switching).
+    """
+    sizes = dict(sizes or salus_sizes("salus_switching"))
+    before = _load_note()
+    with torch_threads(sizes.get("threads")):
+        out = switching_latency(device, sizes["workloads"], int(sizes["repeats"]),
+                                sizes.get("restart_repeats"))
+    out["load"] = {"before": before, "after": _load_note()}
+    rows = out["workloads"]
+    if rows:
+        name = max(rows, key=lambda w: rows[w]["state_bytes"])
+        row = rows[name]
+
+        def over(a, b):
+            return a / b if a is not None and b not in (None, 0) and b > 0 else None
+
+        def seconds(method, stat):
+            value = row[method][stat]
+            return value / 1e3 if value is not None else None
+
+        out["largest"] = {
+            "workload": name,
+            "to_host_over_inprocess": over(row["to_host_ms"]["p50"], row["inprocess_ms"]["p50"]),
+            "to_host_over_inprocess_gap": over(row["to_host_ms"]["p50"], row["inprocess_gap_ms"]["p50"]),
+            "inprocess_p99_s": seconds("inprocess_ms", "p99"),
+            "to_disk_p50_s": seconds("to_disk_ms", "p50"),
+            "restart_p50_s": seconds("restart_ms", "p50"),
+        }
+    return out
+
+
+def overhead_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu") -> dict:
+    """:func:`executor_overhead` under ``sizes`` (keys: workloads, iterations, blocks, threads)."""
+    sizes = dict(sizes or salus_sizes("salus_overhead"))
+    return executor_overhead(sizes["workloads"], int(sizes["iterations"]), int(sizes["blocks"]), device,
+                             sizes.get("threads"))

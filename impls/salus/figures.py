@@ -1,0 +1,70 @@
+"""Report figures for Salus: switching latency per method, and JCT CDFs per policy.
+
+``data`` is what :func:`impls.salus.experiments.switching_experiment` /
+:func:`impls.salus.experiments.policy_experiment` returned.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from impls.harness.figures import figure, new_axes
+
+METHOD_LABELS = {
+    "inprocess_gap": "iteration-boundary gap (executor)",
+    "inprocess": "in-process switch (B after A − B after B)",
+    "to_host": "checkpoint to host",
+    "to_disk": "checkpoint to disk",
+    "restart": "process restart",
+}
+
+
+@figure("salus_switching_latency", artifact="salus_switching", system="salus",
+        title="Job-switch latency: in-process vs checkpoint/restore (p50, bar to p99)",
+        paper_figure="Salus: fast job switching (sub-second vs second-scale)")
+def switching_latency(data: dict):
+    workloads = list(data["workloads"])
+    fig, ax = new_axes(width=8.5, height=3.6)
+    width = 0.8 / len(METHOD_LABELS)
+    x = np.arange(len(workloads))
+    for i, (method, label) in enumerate(METHOD_LABELS.items()):
+        stats = [data["workloads"][w][f"{method}_ms"] for w in workloads]
+        # a paired difference can come out at or below zero under noise: shown at the floor
+        p50 = np.array([max(s["p50"], 1e-3) if s["n"] else np.nan for s in stats])
+        p99 = np.array([max(s["p99"], 1e-3) if s["n"] else np.nan for s in stats])
+        if method == "to_host" and str(data.get("to_host_method", "")).startswith("cpu_copy"):
+            label = f"{label} (a CPU copy: no device memory)"
+        ax.bar(x + (i - (len(METHOD_LABELS) - 1) / 2) * width, p50, width, label=label,
+               yerr=[np.zeros_like(p50), np.clip(p99 - p50, 0, None)], capsize=2)
+    ax.set_yscale("log")
+    ax.set_xticks(x, workloads)
+    ax.set_ylabel("latency (ms, log)")
+    ax.axhline(1000.0, color="grey", linestyle=":", linewidth=1)
+    ax.text(x[-1] + 0.45, 1000.0, "1 s", va="bottom", ha="right", fontsize=8, color="grey")
+    ax.set_title(f"device: {data.get('device_name') or data.get('device')}; "
+                 "values ≤ 0.001 ms drawn at 0.001", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+@figure("salus_jct_cdf", artifact="salus_policies", system="salus",
+        title="Job completion time CDF per scheduling policy (real run solid, simulator dashed)",
+        paper_figure="Salus: FIFO / SRTF / PACK / FAIR job completion times")
+def jct_cdf(data: dict):
+    fig, ax = new_axes(width=6.0, height=3.6)
+    colors = {}
+    for policy, row in data["policies"].items():
+        real = row["real"]["jct_cdf"]
+        (line,) = ax.step(real["x"], real["y"], where="post",
+                          label=f"{policy.upper()} (avg {row['real']['avg_jct_s']:.2f} s)")
+        colors[policy] = line.get_color()
+        sim = row["sim"]["jct_cdf"]
+        ax.step(sim["x"], sim["y"], where="post", linestyle="--", color=colors[policy], alpha=0.7)
+    ax.set_xscale("log")
+    ax.set_xlabel("job completion time (s, log)")
+    ax.set_ylabel("fraction of jobs")
+    ratio = data["fifo_over_srtf"].get("real")
+    if ratio:
+        ax.set_title(f"avg JCT FIFO / SRTF = {ratio:.2f}× here (paper: {data['fifo_over_srtf']['paper']}×)",
+                     fontsize=9)
+    ax.legend(fontsize=7)
+    return fig

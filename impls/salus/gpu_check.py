@@ -1,0 +1,58 @@
+"""The prepared device check for a session that is lent a GPU (issue 7, "GPU").
+
+``python -m impls.salus.gpu_check [--out FILE]`` runs, on ``cuda``: switching
+latency for three workloads (all four methods) and one short policy run (FIFO and
+SRTF on a small trace, real + simulated), then prints one JSON object (and writes
+it to ``--out``). Sized to finish in about two minutes on one GPU; nothing here
+runs on a machine without CUDA (it exits 3 with the reason).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+CHECK_WORKLOADS = ["resnet_b32", "lstm_b32", "transformer_b16"]
+CHECK_POLICY_SIZES = {
+    "mix": ["resnet_b32", "vgg_b32", "lstm_b32", "transformer_b16", "vae_b128", "superres_b16"],
+    "n_jobs": 10, "mean_interarrival_s": 0.3, "duration_s": [0.2, 3.0], "seed": 0,
+    "policies": ["fifo", "srtf", "pack"], "memory_budget_mb": 65536, "profile_iterations": 10, "threads": 0,
+    "sim_jobs": 300, "sim_mean_interarrival_s": 30.0, "sim_duration_s": [10.0, 1000.0],
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m impls.salus.gpu_check")
+    parser.add_argument("--out", default=None, help="also write the JSON here")
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args(argv)
+    from impls.harness.capabilities import missing_reason
+
+    reason = missing_reason("cuda")
+    if reason:
+        print(f"not measured: {reason}", file=sys.stderr)
+        return 3
+    from impls.salus.experiments import (
+        executor_overhead,
+        policy_experiment,
+        switching_latency,
+    )
+
+    t0 = time.time()
+    out = {"switching": switching_latency("cuda", CHECK_WORKLOADS, args.repeats, restart_repeats=3)}
+    out["overhead"] = executor_overhead(["mlp_b64", "resnet_b8"], 50, 4, "cuda", threads=None)
+    policies = policy_experiment(CHECK_POLICY_SIZES, "cuda", progress=False)
+    policies.pop("trace")
+    out["policies"] = policies
+    out["elapsed_s"] = time.time() - t0
+    text = json.dumps(out)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

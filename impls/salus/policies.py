@@ -1,0 +1,88 @@
+"""Scheduling policies: which admitted job(s) run the next iteration.
+
+A policy sees only what :class:`JobView` describes (arrival, iterations left,
+estimated iteration time, device time used), so the real executor and the
+discrete-event simulator share the exact same decisions, and tests can hand-build
+situations without training anything.
+
+- FIFO: the earliest arrival runs (to completion, since arrivals only come later).
+- SRTF: the least remaining time = estimated iteration time x iterations left;
+  re-decided at every iteration boundary, so a short arrival preempts a long job.
+- FAIR: the least device time used so far (ties: earliest arrival).
+- PACK: every admitted job runs; on CUDA each on its own lane (stream), on the CPU
+  one iteration of each in turn (round robin).
+
+Ties always fall to (arrival, job_id), so choices are deterministic.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class JobView(Protocol):
+    job_id: int
+    arrival: float                 # seconds since the start of the run
+    remaining_iterations: int
+    iteration_ms_estimate: float   # measured mean so far, or the profiled prior
+    device_ms_used: float          # device time this job has received
+
+
+def remaining_ms(job: JobView) -> float:
+    return job.iteration_ms_estimate * job.remaining_iterations
+
+
+def _order(job: JobView) -> tuple:
+    return (job.arrival, job.job_id)
+
+
+class Policy:
+    name = "policy"
+    concurrent = False  # True: all chosen jobs run at once (PACK)
+
+    def choose(self, jobs: Sequence[JobView]) -> list[JobView]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class FIFO(Policy):
+    name = "fifo"
+
+    def choose(self, jobs):
+        return [min(jobs, key=_order)] if jobs else []
+
+
+class SRTF(Policy):
+    name = "srtf"
+
+    def choose(self, jobs):
+        return [min(jobs, key=lambda j: (remaining_ms(j), *_order(j)))] if jobs else []
+
+
+class FAIR(Policy):
+    name = "fair"
+
+    def choose(self, jobs):
+        return [min(jobs, key=lambda j: (j.device_ms_used, *_order(j)))] if jobs else []
+
+
+class PACK(Policy):
+    name = "pack"
+    concurrent = True
+
+    def choose(self, jobs):
+        return sorted(jobs, key=_order)
+
+
+POLICIES: dict[str, type[Policy]] = {p.name: p for p in (FIFO, SRTF, PACK, FAIR)}
+
+
+def get_policy(name: str | Policy) -> Policy:
+    if isinstance(name, Policy):
+        return name
+    try:
+        return POLICIES[name.lower()]()
+    except KeyError:
+        raise KeyError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}") from None

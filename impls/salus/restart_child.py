@@ -1,0 +1,36 @@
+"""Child process of the "process restart" switching baseline.
+
+``python -m impls.salus.restart_child WORKLOAD DEVICE CHECKPOINT`` imports torch and
+the workload registry, builds the job, loads the checkpoint, synchronises the device
+and prints ``READY``: what a job restarted from a checkpoint pays before its first
+iteration. Kept apart from :mod:`impls.salus.switching` so the child imports no more
+than a restarted job would.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print("usage: python -m impls.salus.restart_child WORKLOAD DEVICE CHECKPOINT", file=sys.stderr)
+        return 2
+    workload, device, checkpoint = argv
+    import os
+
+    import torch
+
+    if os.environ.get("SALUS_CHILD_THREADS"):
+        torch.set_num_threads(int(os.environ["SALUS_CHILD_THREADS"]))
+    from impls.salus.workloads import build_job
+
+    job = build_job(workload, device, seed=0, warm=False)
+    job.load_state_dict(torch.load(checkpoint, map_location=device, weights_only=True))
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+    print("READY", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

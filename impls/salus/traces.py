@@ -1,0 +1,55 @@
+"""Job traces for the policy experiment: Poisson arrivals over the workload mix.
+
+Each job's length is drawn as a *duration* (log-uniform between ``duration_s``
+bounds, so short and long jobs mix as in a shared cluster) and turned into an
+iteration count with the workload's measured iteration time, so jobs last seconds
+in ``quick`` and minutes in ``full`` on whatever device the times came from.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[str],
+                  iteration_ms: Mapping[str, float], duration_s: tuple[float, float],
+                  seed: int = 0, weights: Sequence[float] | None = None) -> list[dict]:
+    """Return ``n_jobs`` jobs ``{"job_id", "workload", "arrival_s", "iterations", "duration_s", "seed"}``.
+
+    Arrivals: a Poisson process of rate ``1/mean_interarrival_s`` starting with a job
+    at t=0. Workload: drawn from ``workloads`` (uniform, or ``weights``). Iterations:
+    ``round(duration / iteration_ms[workload])``, at least 1, where the duration is
+    log-uniform in ``duration_s``.
+    """
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    lo, hi = duration_s
+    if not 0 < lo <= hi:
+        raise ValueError(f"duration_s must satisfy 0 < lo <= hi, got {duration_s}")
+    missing = [w for w in workloads if w not in iteration_ms]
+    if missing:
+        raise KeyError(f"no measured iteration time for workload(s) {missing}")
+    rng = np.random.default_rng(seed)
+    gaps = rng.exponential(mean_interarrival_s, size=n_jobs)
+    gaps[0] = 0.0
+    arrivals = np.cumsum(gaps)
+    p = None if weights is None else np.asarray(weights, float) / np.sum(weights)
+    picks = rng.choice(len(workloads), size=n_jobs, p=p)
+    durations = np.exp(rng.uniform(math.log(lo), math.log(hi), size=n_jobs))
+    trace = []
+    for i in range(n_jobs):
+        name = workloads[int(picks[i])]
+        iterations = max(1, round(float(durations[i]) * 1e3 / iteration_ms[name]))
+        trace.append({"job_id": i, "workload": name, "arrival_s": float(arrivals[i]),
+                      "iterations": iterations, "duration_s": float(durations[i]),
+                      "seed": int(seed * 100003 + i)})
+    return trace
+
+
+def offered_load(trace: Sequence[Mapping], iteration_ms: Mapping[str, float]) -> float:
+    """Total work / span of arrivals (> 1: jobs arrive faster than one device serves them)."""
+    work = sum(j["iterations"] * iteration_ms[j["workload"]] / 1e3 for j in trace)
+    span = max(j["arrival_s"] for j in trace) or 1e-9
+    return work / span

@@ -1,0 +1,196 @@
+"""Salus policies, executor failure handling and admission, on hand-built fake jobs (no training)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from impls.salus.executor import Executor, Submission
+from impls.salus.policies import FAIR, FIFO, PACK, SRTF, get_policy, remaining_ms
+from impls.salus.simulator import simulate
+
+
+@dataclasses.dataclass
+class View:
+    job_id: int
+    arrival: float
+    remaining_iterations: int = 10
+    iteration_ms_estimate: float = 1.0
+    device_ms_used: float = 0.0
+
+
+def ids(chosen):
+    return [j.job_id for j in chosen]
+
+
+def test_fifo_picks_earliest_arrival_whatever_the_remaining_time():
+    jobs = [View(0, arrival=2.0, remaining_iterations=1), View(1, arrival=1.0, remaining_iterations=1000),
+            View(2, arrival=3.0)]
+    assert ids(FIFO().choose(jobs)) == [1]
+
+
+def test_srtf_picks_least_remaining_time_not_least_iterations():
+    jobs = [View(0, 0.0, remaining_iterations=10, iteration_ms_estimate=50.0),   # 500 ms
+            View(1, 1.0, remaining_iterations=100, iteration_ms_estimate=2.0),   # 200 ms
+            View(2, 2.0, remaining_iterations=20, iteration_ms_estimate=20.0)]   # 400 ms
+    assert ids(SRTF().choose(jobs)) == [1]
+    assert remaining_ms(jobs[1]) == 200.0
+
+
+def test_srtf_ties_fall_to_earliest_arrival():
+    jobs = [View(5, 2.0, 10, 1.0), View(3, 1.0, 5, 2.0)]
+    assert ids(SRTF().choose(jobs)) == [3]
+
+
+def test_fair_picks_least_device_time_used():
+    jobs = [View(0, 0.0, device_ms_used=300.0), View(1, 1.0, device_ms_used=50.0), View(2, 2.0, device_ms_used=50.0)]
+    assert ids(FAIR().choose(jobs)) == [1]
+
+
+def test_pack_runs_every_admitted_job_in_arrival_order():
+    jobs = [View(2, 3.0), View(0, 1.0), View(1, 2.0)]
+    assert ids(PACK().choose(jobs)) == [0, 1, 2]
+    assert PACK.concurrent and not SRTF.concurrent
+
+
+def test_empty_and_unknown():
+    for p in ("fifo", "srtf", "pack", "fair"):
+        assert get_policy(p).choose([]) == []
+    with pytest.raises(KeyError, match="unknown policy"):
+        get_policy("lottery")
+
+
+# ---------------------------------------------------------------- fake executor runs
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+class FakeJob:
+    """Each iteration advances the fake clock by ``ms``; raises at ``fail_at`` if set."""
+
+    def __init__(self, clock, job_id, ms, iterations, fail_at=None, error=None):
+        self.clock, self.job_id, self.ms = clock, job_id, ms
+        self.total_iterations, self.fail_at, self.error = iterations, fail_at, error or RuntimeError("boom")
+        self.workload = f"fake{ms}"
+        self.steps = 0
+        self.released = False
+
+    def step(self):
+        if self.fail_at is not None and self.steps == self.fail_at:
+            raise self.error
+        self.steps += 1
+        self.clock.t += self.ms / 1e3
+
+    def release(self):
+        self.released = True
+
+
+def run_fake(policy, specs, budget=None):
+    clock = FakeClock()
+    subs, jobs = [], []
+    for job_id, arrival, ms, iters, fail_at, peak in specs:
+        job = FakeJob(clock, job_id, ms, iters, fail_at)
+        jobs.append(job)
+        subs.append(Submission(job, arrival=arrival, peak_bytes=peak, iteration_ms_prior=ms))
+    ex = Executor(policy, "cpu", memory_budget_bytes=budget, clock=clock, sleep=clock.sleep)
+    return ex.run(subs), jobs
+
+
+def test_a_failing_job_is_reported_released_and_the_others_finish():
+    specs = [(0, 0.0, 10.0, 5, None, 100), (1, 0.0, 10.0, 5, 2, 100), (2, 0.0, 10.0, 5, None, 100)]
+    for policy in ("fifo", "srtf", "pack", "fair"):
+        res, jobs = run_fake(policy, specs, budget=300)
+        by_id = {j["job_id"]: j for j in res["jobs"]}
+        assert res["failed"] == [1], policy
+        assert by_id[1]["status"] == "failed" and "boom" in by_id[1]["error"]
+        assert by_id[1]["iterations_done"] == 2
+        assert by_id[0]["status"] == by_id[2]["status"] == "done"
+        assert jobs[1].released and jobs[0].released
+
+
+def test_oom_frees_the_budget_for_a_waiting_job():
+    # budget fits two jobs; job 1 OOMs at its first iteration, so job 2 gets admitted.
+    clock = FakeClock()
+    a = FakeJob(clock, 0, 10.0, 20)
+    b = FakeJob(clock, 1, 10.0, 5, fail_at=0, error=MemoryError("out of memory"))
+    c = FakeJob(clock, 2, 10.0, 3)
+    ex = Executor("pack", "cpu", memory_budget_bytes=200, clock=clock, sleep=clock.sleep)
+    res = ex.run([Submission(j, arrival=0.0, peak_bytes=100) for j in (a, b, c)])
+    by_id = {j["job_id"]: j for j in res["jobs"]}
+    assert by_id[1]["status"] == "failed" and by_id[1]["error"].startswith("out of memory")
+    assert by_id[2]["status"] == "done" and by_id[2]["admitted_s"] == pytest.approx(0.01)  # at the end of job 0's first iteration
+    assert ex.used_bytes == 0
+
+
+def test_admission_waits_for_memory_and_a_too_big_job_fails():
+    specs = [(0, 0.0, 10.0, 10, None, 150), (1, 0.0, 10.0, 10, None, 100), (2, 0.0, 1.0, 1, None, 500)]
+    res, _ = run_fake("pack", specs, budget=200)
+    by_id = {j["job_id"]: j for j in res["jobs"]}
+    assert by_id[2]["status"] == "failed" and "budget" in by_id[2]["error"]
+    assert by_id[1]["admitted_s"] == pytest.approx(0.1)  # after job 0's 10 iterations of 10 ms
+
+
+def test_srtf_preempts_a_long_job_when_a_short_one_arrives():
+    specs = [(0, 0.0, 10.0, 100, None, 0), (1, 0.105, 10.0, 3, None, 0)]
+    res, _ = run_fake("srtf", specs)
+    by_id = {j["job_id"]: j for j in res["jobs"]}
+    assert by_id[1]["start_s"] == pytest.approx(0.11)   # the next boundary after its arrival
+    assert by_id[1]["finish_s"] == pytest.approx(0.14)
+    assert by_id[0]["finish_s"] == pytest.approx(1.03)
+    fifo, _ = run_fake("fifo", specs)
+    assert {j["job_id"]: j for j in fifo["jobs"]}[1]["finish_s"] == pytest.approx(1.03)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "srtf", "pack", "fair"])
+def test_simulator_reproduces_the_executor_exactly_on_fake_time(policy):
+    specs = [(0, 0.0, 7.0, 40, None, 100), (1, 0.05, 3.0, 30, None, 100), (2, 0.12, 11.0, 5, None, 100),
+             (3, 0.2, 2.0, 60, None, 100), (4, 2.0, 5.0, 10, None, 100)]
+    res, _ = run_fake(policy, specs, budget=300)
+    trace = [{"job_id": i, "workload": f"w{i}", "arrival_s": a, "iterations": n, "peak_bytes": p}
+             for i, a, ms, n, _, p in specs]
+    sim = simulate(trace, policy, {f"w{i}": ms for i, _, ms, *_ in specs}, memory_budget_bytes=300)
+    for real_job, sim_job in zip(res["jobs"], sim["jobs"]):
+        assert sim_job["finish_s"] == pytest.approx(real_job["finish_s"], abs=1e-9), (policy, real_job, sim_job)
+        assert sim_job["admitted_s"] == pytest.approx(real_job["admitted_s"], abs=1e-9)
+    assert sim["avg_jct_s"] == pytest.approx(res["avg_jct_s"])
+
+
+@pytest.mark.parametrize("policy", ["fair", "pack"])
+@pytest.mark.parametrize("pack_mode", ["interleave", "concurrent"])
+def test_fast_simulation_equals_iteration_by_iteration(policy, pack_mode):
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    ms = {f"w{i}": float(v) for i, v in enumerate(rng.uniform(1, 30, size=5))}
+    trace = [{"job_id": i, "workload": f"w{rng.integers(5)}", "arrival_s": float(a),
+              "iterations": int(rng.integers(1, 300)), "peak_bytes": int(rng.integers(1, 100))}
+             for i, a in enumerate(np.cumsum(rng.exponential(0.5, size=30)))]
+    fast = simulate(trace, policy, ms, memory_budget_bytes=250, pack=pack_mode)
+    slow = simulate(trace, policy, ms, memory_budget_bytes=250, pack=pack_mode, fast=False)
+    for a, b in zip(fast["jobs"], slow["jobs"]):
+        assert a["finish_s"] == pytest.approx(b["finish_s"], rel=1e-9, abs=1e-9), (a, b)
+    assert fast["iterations"] == slow["iterations"]
+
+
+def test_factories_are_built_at_admission_and_a_failing_build_fails_alone():
+    clock = FakeClock()
+
+    def broken():
+        raise RuntimeError("cannot build")
+
+    subs = [Submission(lambda: FakeJob(clock, 0, 5.0, 4), arrival=0.0, job_id=0, workload="ok"),
+            Submission(broken, arrival=0.0, job_id=1, workload="broken"),
+            Submission(lambda: FakeJob(clock, 2, 5.0, 2), arrival=0.5, job_id=2, workload="late")]
+    res = Executor("srtf", "cpu", clock=clock, sleep=clock.sleep).run(subs)
+    by_id = {j["job_id"]: j for j in res["jobs"]}
+    assert by_id[1]["status"] == "failed" and "cannot build" in by_id[1]["error"]
+    assert by_id[0]["iterations_done"] == 4 and by_id[2]["status"] == "done"
+    assert by_id[2]["admitted_s"] == pytest.approx(0.5) and res["idle_s"] == pytest.approx(0.48)

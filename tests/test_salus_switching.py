@@ -1,0 +1,255 @@
+"""Salus switching: state round trips, the CLI's JSON shape, and the CUDA paths' logic on fake CUDA."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from impls.salus.devices import (
+    CpuDevice,
+    CudaDevice,
+    CudaEventTimer,
+    estimate_job_memory,
+)
+from impls.salus.executor import Executor, Submission
+from impls.salus.switching import (
+    HostCheckpoint,
+    load_checkpoint,
+    measure_inprocess,
+    save_checkpoint,
+)
+from impls.salus.workloads import WORKLOADS, build_job
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_registry_has_seven_families_three_train_batches_and_inference_1_5_10():
+    families = {s.family for s in WORKLOADS.values()}
+    assert families == {"mlp", "resnet", "vgg", "lstm", "transformer", "vae", "superres"}
+    for fam in families:
+        train = sorted(s.batch for s in WORKLOADS.values() if s.family == fam and s.train)
+        infer = sorted(s.batch for s in WORKLOADS.values() if s.family == fam and not s.train)
+        assert len(train) == 3 and infer == [1, 5, 10]
+
+
+def _params(job):
+    return [p.detach().clone() for p in job.model.parameters()]
+
+
+def test_host_checkpoint_round_trip_keeps_training_identical():
+    twin = build_job("mlp_b64", seed=3)
+    job = build_job("mlp_b64", seed=3)
+    ck = HostCheckpoint(job, CpuDevice())
+    ck.suspend()
+    assert all(p.numel() == 0 for p in job.model.parameters())  # the "device" copies are gone
+    ck.resume()
+    for j in (job, twin):
+        j.step()
+    for a, b in zip(_params(job), _params(twin)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_disk_checkpoint_round_trip(tmp_path):
+    a = build_job("vae_b32", seed=1)
+    b = build_job("vae_b32", seed=2)
+    save_checkpoint(a, tmp_path / "a.pt")
+    load_checkpoint(b, tmp_path / "a.pt", CpuDevice())
+    for x, y in zip(_params(a), _params(b)):
+        torch.testing.assert_close(x, y, rtol=0, atol=0)
+    b.step()  # the loaded optimizer state works
+
+
+def test_inprocess_measurement_leaves_both_jobs_usable():
+    a, b = build_job("mlp_infer_b1", seed=0), build_job("mlp_infer_b1", seed=1)
+    out = measure_inprocess(a, b, CpuDevice(), repeats=3, warmup=1)
+    assert len(out["inprocess_ms"]) == 3 and all(g >= 0 for g in out["inprocess_gap_ms"])
+    a.step()
+    b.step()
+
+
+def test_cpu_memory_estimate_counts_state_and_activations():
+    job = build_job("mlp_b64", seed=0)
+    mem = estimate_job_memory(job)
+    params = sum(p.numel() * 4 for p in job.model.parameters())
+    assert mem["persistent_bytes"] >= 2 * params  # weights + momentum
+    assert mem["ephemeral_bytes"] >= params       # gradients + saved activations
+    assert mem["peak_bytes"] == mem["persistent_bytes"] + mem["ephemeral_bytes"]
+
+
+def test_switching_cli_prints_the_json_shape():
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-m", "impls.salus.switching", "--device", "cpu",
+                           "--workloads", "vae_b32", "--repeats", "2", "--restart-repeats", "1",
+                           "--threads", "1", "--json"],
+                          check=False, capture_output=True, text=True, cwd=ROOT, env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["device"] == "cpu" and data["to_host_method"].startswith("cpu_copy")
+    row = data["workloads"]["vae_b32"]
+    for key in ("iteration_ms", "inprocess_ms", "to_host_ms", "to_disk_ms", "restart_ms"):
+        assert set(row[key]) >= {"p50", "p99"}, key
+        assert isinstance(row[key]["p50"], float)
+    assert row["restart_ms"]["n"] == 1 and row["to_host_ms"]["n"] == 2
+    assert row["restart_ms"]["p50"] > row["to_host_ms"]["p50"]
+
+
+def test_switching_cli_rejects_an_unknown_workload():
+    proc = subprocess.run([sys.executable, "-m", "impls.salus.switching", "--workloads", "nope", "--json"],
+                          check=False, capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          timeout=120)
+    assert proc.returncode == 2 and "unknown workload" in proc.stderr
+
+
+# ---------------------------------------------------------------- CUDA logic on a fake torch.cuda
+
+class FakeCuda:
+    """Just enough of ``torch.cuda`` to check the order of launches, records and waits."""
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    def __init__(self, elapsed=(5.0,)):
+        self.log: list[tuple] = []
+        self.current = "default"
+        self.elapsed = list(elapsed)
+        self.allocated = 1000
+        self.peak = 1000
+        fake = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                assert enable_timing
+                self.stream = None
+                self.synced = False
+
+            def record(self, stream=None):
+                self.stream = stream if stream is not None else fake.current
+                fake.log.append(("record", self.stream))
+
+            def synchronize(self):
+                self.synced = True
+                fake.log.append(("sync", self.stream))
+
+            def elapsed_time(self, end):
+                assert end.synced, "elapsed_time read before the end event was synchronised"
+                fake.log.append(("elapsed", end.stream))
+                return fake.elapsed.pop(0) if len(fake.elapsed) > 1 else fake.elapsed[0]
+
+        class Stream:
+            count = 0
+
+            def __init__(self, device=None):
+                Stream.count += 1
+                self.name = f"lane{Stream.count}"
+
+            def __repr__(self):
+                return self.name
+
+        self.Event, self.Stream = Event, Stream
+
+    @contextlib.contextmanager
+    def stream(self, s):
+        before, self.current = self.current, s
+        try:
+            yield
+        finally:
+            self.current = before
+
+    def synchronize(self, device=None):
+        self.log.append(("device_sync",))
+
+    def empty_cache(self):
+        self.log.append(("empty_cache",))
+
+    def memory_allocated(self, device=None):
+        return self.allocated
+
+    def max_memory_allocated(self, device=None):
+        return self.peak
+
+    def reset_peak_memory_stats(self, device=None):
+        self.peak = self.allocated
+
+
+def test_cuda_event_timer_records_on_its_stream_and_syncs_before_reading():
+    cuda = FakeCuda(elapsed=(7.5,))
+    timer = CudaEventTimer(cuda, stream="lane9")
+    timer.start()
+    timer.stop()
+    assert [e for e in cuda.log if e[0] == "sync"] == []  # stop() does not block
+    assert timer.elapsed_ms() == 7.5
+    assert cuda.log == [("record", "lane9"), ("record", "lane9"), ("sync", "lane9"), ("elapsed", "lane9")]
+
+
+class LaneJob:
+    def __init__(self, cuda, job_id, iterations, fail=None):
+        self.cuda, self.job_id, self.total_iterations, self.fail = cuda, job_id, iterations, fail
+        self.workload = f"lane_job{job_id}"
+
+    def step(self):
+        if self.fail is not None:
+            raise self.fail
+        self.cuda.log.append(("launch", self.job_id, self.cuda.current))
+
+
+def test_pack_on_cuda_launches_every_lane_before_waiting_and_uses_one_stream_per_job():
+    cuda = FakeCuda(elapsed=(4.0,))
+    device = CudaDevice(cuda=cuda)
+    ex = Executor("pack", device)
+    res = ex.run([Submission(LaneJob(cuda, i, 2)) for i in range(3)])
+    assert res["done"] == 3 and all(j["device_ms"] == 8.0 for j in res["jobs"])
+    first_wait = next(i for i, e in enumerate(cuda.log) if e[0] == "sync")
+    first_round = cuda.log[:first_wait]
+    launches = [e for e in cuda.log if e[0] == "launch"]
+    lanes = {e[1]: e[2] for e in launches}
+    assert len(set(map(str, lanes.values()))) == 3  # one stream per job
+    # all three jobs' first iterations are launched before the first wait
+    assert sum(1 for e in first_round if e[0] == "launch") == 3
+
+
+def test_serial_policy_on_cuda_waits_at_every_iteration_boundary():
+    cuda = FakeCuda(elapsed=(2.0,))
+    ex = Executor("fifo", CudaDevice(cuda=cuda))
+    ex.run([Submission(LaneJob(cuda, 0, 3))])
+    kinds = [e[0] for e in cuda.log if e[0] in ("launch", "sync")]
+    assert kinds == ["launch", "sync"] * 3
+
+
+def test_cuda_oom_fails_the_job_frees_the_cache_and_others_continue():
+    cuda = FakeCuda(elapsed=(1.0,))
+    ex = Executor("fair", CudaDevice(cuda=cuda))
+    res = ex.run([Submission(LaneJob(cuda, 0, 2)),
+                  Submission(LaneJob(cuda, 1, 2, fail=cuda.OutOfMemoryError("CUDA out of memory"))),
+                  Submission(LaneJob(cuda, 2, 2))])
+    by_id = {j["job_id"]: j for j in res["jobs"]}
+    assert by_id[1]["status"] == "failed" and by_id[1]["error"].startswith("out of memory")
+    assert by_id[0]["status"] == by_id[2]["status"] == "done"
+    assert ("empty_cache",) in cuda.log
+
+
+def test_cuda_memory_measurement_uses_allocator_peak():
+    cuda = FakeCuda()
+
+    class MemJob:
+        def persistent_tensors(self):
+            return [torch.zeros(250)]  # 1000 bytes
+
+        def step(self, count=True):
+            cuda.peak = cuda.allocated + 4000
+
+    mem = CudaDevice(cuda=cuda).measure_job_memory(MemJob())
+    assert mem == {"persistent_bytes": 1000, "ephemeral_bytes": 4000, "peak_bytes": 5000, "method": "cuda_allocator"}
