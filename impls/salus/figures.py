@@ -68,3 +68,47 @@ def jct_cdf(data: dict):
                      fontsize=9)
     ax.legend(fontsize=7)
     return fig
+
+
+@figure("salus_avg_jct_real_vs_sim", artifact="salus_policies", system="salus",
+        title="Average JCT per policy: real run vs discrete-event simulator",
+        paper_figure="Salus: average JCT per policy")
+def avg_jct_real_vs_simulated(data: dict):
+    policies = list(data["policies"])
+    sources = {"real": "real run", "sim": "simulator (times profiled before the run)",
+               "sim_inrun": "simulator (times measured in the run)"}
+    fig, ax = new_axes(width=7.5, height=3.4)
+    width = 0.8 / len(sources)
+    x = np.arange(len(policies))
+    for i, (source, label) in enumerate(sources.items()):
+        values = [data["policies"][p][source]["avg_jct_s"] for p in policies]
+        ax.bar(x + (i - (len(sources) - 1) / 2) * width, values, width, label=label)
+    ax.set_xticks(x, [p.upper() for p in policies])
+    ax.set_ylabel("average JCT (s)")
+    errors = [data["policies"][p]["sim_error"] for p in policies]
+    worst = max((abs(e) for e in errors if e is not None), default=None)
+    if worst is not None:
+        ax.set_title(f"largest simulator error (profiled times): {worst:.0%}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+@figure("salus_executor_overhead", artifact="salus_overhead", system="salus",
+        title="Executor overhead: a job's iteration inside the executor vs alone",
+        paper_figure="Salus: executor overhead")
+def executor_overhead(data: dict):
+    workloads = list(data["workloads"])
+    fig, ax = new_axes(width=6.0, height=3.2)
+    x = np.arange(len(workloads))
+    alone = [data["workloads"][w]["alone_ms"] for w in workloads]
+    inside = [data["workloads"][w]["executor_ms"] for w in workloads]
+    ax.bar(x - 0.2, alone, 0.4, label="alone")
+    ax.bar(x + 0.2, inside, 0.4, label="inside the executor")
+    for xi, w in zip(x, workloads):
+        row = data["workloads"][w]
+        ax.text(xi, max(row["alone_ms"], row["executor_ms"]), f"bookkeeping {row['bookkeeping_pct']:.2f}%",
+                ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x, workloads)
+    ax.set_ylabel("iteration time (ms, median)")
+    ax.legend(fontsize=7)
+    return fig
