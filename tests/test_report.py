@@ -551,3 +551,17 @@ def test_cli_fails_clearly_without_results(tmp_path):
                    str(tmp_path / "r"), "--artifacts", str(tmp_path / "a"), "--claims", str(CLAIMS))
     assert done.returncode == 2
     assert "nothing to report for machine 'nowhere'" in done.stderr
+
+
+def test_history_leaves_out_benchmarks_never_measured():
+    import pandas as pd
+
+    from impls.harness.report.history import history_figures
+
+    frame = pd.DataFrame({
+        "benchmark": ["b.Measured.track_x", "b.Skipped.track_x"], "type": ["track", "track"],
+        "unit": ["s", "s"], "value": [1.0, float("nan")], "commit": ["c1", "c1"],
+        "date": [pd.Timestamp("2026-11-30")] * 2, "param_label": ["", ""], "params": [{}, {}], "status": ["ok", "skipped"],
+        "machine": ["m", "m"], "env_name": ["e", "e"], "started_at": [1, 1],
+    })
+    assert [h.benchmark for h in history_figures(frame)] == ["b.Measured.track_x"]

@@ -156,7 +156,8 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame) -> tuple[Figure, i
 
 
 def history_figures(frame: pd.DataFrame) -> list[HistoryFigure]:
-    """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``."""
+    """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
+    that has at least one measured value."""
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
     if tracked.empty:
         return []
@@ -164,6 +165,8 @@ def history_figures(frame: pd.DataFrame) -> list[HistoryFigure]:
     order = tuple(commits["commit"])
     made = []
     for benchmark, rows in tracked.groupby("benchmark", sort=True):
+        if rows["value"].isna().all():
+            continue  # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
         figure, series, shown = history_figure(rows, commits)
         try:
             png = plotting.to_png(figure)

@@ -1,0 +1,428 @@
+"""Numba kernels of one SLIDE training step (see network for the order they run in).
+
+- ``forward_own``: HOGWILD over the batch's samples (``prange`` over work chunks, each with
+  its own scratch): hidden layer, LSH query, the sample's own active neurons and logits.
+- (network: the batch's shared pool of random padding neurons goes through dense GEMMs.)
+- ``softmax_backward``: softmax over own + pool logits, d loss / d logit, own share of d h.
+- ``gather_rows`` / ``add_pool_rows`` / ``gather_features``: list the touched output rows
+  and input features and, for each, the (sample, position) pairs of its gradient.
+- ``update_output_rows`` / ``update_input_rows``: in parallel over touched rows, sum the
+  row's gradient and apply Adam to it (lazy), or to every row (dense). No two threads
+  write the same row, so the update is exact and the step is deterministic.
+Shared weights are only read until the update.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from impls.slide._lsh_kernels import hash_dense
+from impls.slide._rng import below, stream
+
+UNION, TOPK, THRESHOLD, ALL = 0, 1, 2, 3
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _hidden(row, Xp, Xi, Xv, W1, b1, h):
+    H = h.shape[0]
+    for d in range(H):
+        h[d] = b1[d]
+    for q in range(Xp[row], Xp[row + 1]):
+        f = Xi[q]
+        v = Xv[q]
+        for d in range(H):
+            h[d] += v * W1[f, d]
+    for d in range(H):
+        if h[d] < 0.0:
+            h[d] = 0.0
+
+
+@njit(cache=True)
+def _select_by_frequency(cand, nc, freq, keep_k, min_count, L, act, n, max_active, tag, stamp):
+    """Append to act[n:] the candidates with freq >= max(min_count, the keep_k-th largest)."""
+    hist = np.zeros(L + 2, np.int64)
+    for q in range(nc):
+        hist[min(freq[cand[q]], L + 1)] += 1
+    cut = L + 1
+    total = 0
+    while cut > 1 and total + hist[cut] < keep_k:
+        total += hist[cut]
+        cut -= 1
+    cut = max(cut, min_count)
+    total = 0
+    for f in range(cut + 1, L + 2):
+        total += hist[f]
+    room = keep_k - total  # how many with freq == cut may still enter
+    for q in range(nc):
+        j = cand[q]
+        f = freq[j]
+        if n >= max_active:
+            break
+        if stamp[j] == tag:
+            continue
+        if f > cut or (f == cut and room > 0):
+            if f == cut:
+                room -= 1
+            stamp[j] = tag
+            act[n] = j
+            n += 1
+    return n
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
+                family, idx, proj, K, L, bits, range_pow, offsets, items,
+                mode, topk, threshold, min_active, max_active, in_pool, pad_per_sample, seed, step,
+                n_chunks, stamp, freq, hscratch, codes, cand, tags,
+                H, act, n_act, n_true, z, masked, n_masked):
+    """Per sample (HOGWILD over the batch): hidden layer, LSH query, the sample's own active
+    neurons (true labels first, then retrieved ones, then per-sample random padding when
+    ``pad_per_sample``) and their logits ``z``. ``masked[i, :n_masked[i]]`` lists the positions
+    in the batch's shared pool of neurons that are already the sample's own (``in_pool[j]``:
+    pool position of neuron j or -1), so that they are not counted twice."""
+    B = rows.shape[0]
+    n_labels = W2.shape[0]
+    Hd = W2.shape[1]
+    for c in prange(n_chunks):
+        st = stamp[c]
+        fr = freq[c]
+        hs = hscratch[c]
+        xs = np.empty(Hd, np.int32)
+        cd = codes[c]
+        cn = cand[c]
+        for i in range(B * c // n_chunks, B * (c + 1) // n_chunks):
+            row = rows[i]
+            h = H[i]
+            _hidden(row, Xp, Xi, Xv, W1, b1, h)
+            tags[c] += 1
+            if tags[c] >= 2147483000:  # wrap: clear the stamps
+                st[:] = 0
+                tags[c] = 1
+            tag = tags[c]
+            a = act[i]
+            n = 0
+            for q in range(Yp[row], Yp[row + 1]):  # true labels first, always active
+                j = Yl[q]
+                if st[j] != tag and n < max_active:
+                    st[j] = tag
+                    a[n] = j
+                    n += 1
+            nt = n
+            if mode != ALL:
+                hash_dense(h, family, idx, proj, K, L, bits, range_pow, hs, xs, cd)
+                if mode == UNION:
+                    for t in range(L):
+                        b = cd[t]
+                        for q in range(offsets[t, b], offsets[t, b + 1]):
+                            j = items[t, q]
+                            if st[j] != tag:
+                                st[j] = tag
+                                a[n] = j
+                                n += 1
+                                if n >= max_active:
+                                    break
+                        if n >= max_active:
+                            break
+                else:
+                    nc = 0
+                    for t in range(L):
+                        b = cd[t]
+                        for q in range(offsets[t, b], offsets[t, b + 1]):
+                            j = items[t, q]
+                            if fr[j] == 0:
+                                cn[nc] = j
+                                nc += 1
+                            fr[j] += 1
+                    if mode == TOPK:
+                        n = _select_by_frequency(cn, nc, fr, topk, 1, L, a, n, max_active, tag, st)
+                    else:
+                        n = _select_by_frequency(cn, nc, fr, nc, threshold, L, a, n, max_active, tag, st)
+                    for q in range(nc):
+                        fr[cn[q]] = 0
+                if pad_per_sample and n < min_active:
+                    rs = stream(seed, step * B + i)
+                    while n < min_active:
+                        rs, j = below(rs, n_labels)
+                        if st[j] != tag:
+                            st[j] = tag
+                            a[n] = j
+                            n += 1
+            n_act[i] = n
+            n_true[i] = nt
+            zi = z[i]
+            mk = masked[i]
+            nm = 0
+            for k in range(n):
+                j = a[k]
+                s = b2[j]
+                for d in range(Hd):
+                    s += W2[j, d] * h[d]
+                zi[k] = s
+                pos = in_pool[j]
+                if pos >= 0:
+                    mk[nm] = pos
+                    nm += 1
+            n_masked[i] = nm
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def softmax_backward(W2, n_act, n_true, act, z, zp, masked, n_masked, DH, loss, n_chunks):
+    """Per sample: softmax over its own logits ``z[i, :n]`` and the shared-pool logits ``zp[i]``
+    (except the masked pool positions); cross-entropy against the uniform target over the
+    true labels (mean over the batch); ``z``/``zp`` are overwritten by d loss / d logit
+    (masked pool entries: 0); ``DH[i]`` receives the own neurons' share of d loss / d h (the
+    pool's share is added by a GEMM)."""
+    B = z.shape[0]
+    Hd = W2.shape[1]
+    n_pool = zp.shape[1]
+    inv_b = np.float32(1.0 / B)
+    low = np.float32(-1.0e30)
+    for c in prange(n_chunks):
+        for i in range(B * c // n_chunks, B * (c + 1) // n_chunks):
+            n = n_act[i]
+            nt = n_true[i]
+            zi = z[i]
+            zpi = zp[i]
+            mk = masked[i]
+            for k in range(n_masked[i]):
+                zpi[mk[k]] = low
+            zmax = low
+            for k in range(n):
+                zmax = max(zmax, zi[k])
+            for q in range(n_pool):
+                zmax = max(zmax, zpi[q])
+            tot = np.float32(0.0)
+            for k in range(n):
+                e = np.exp(zi[k] - zmax)
+                zi[k] = e
+                tot += e
+            for q in range(n_pool):
+                e = np.exp(zpi[q] - zmax)
+                zpi[q] = e
+                tot += e
+            inv = np.float32(1.0) / tot
+            tgt = np.float32(1.0) / max(nt, 1)
+            lsum = np.float32(0.0)
+            for k in range(n):
+                p = zi[k] * inv
+                if k < nt:
+                    lsum -= tgt * np.log(max(p, np.float32(1e-30)))
+                    zi[k] = (p - tgt) * inv_b
+                else:
+                    zi[k] = p * inv_b
+            scale = inv * inv_b
+            for q in range(n_pool):
+                zpi[q] *= scale
+            for k in range(n_masked[i]):
+                zpi[mk[k]] = 0.0
+            loss[i] = lsum
+            g = DH[i]
+            for d in range(Hd):
+                g[d] = 0.0
+            a = act[i]
+            for k in range(n):
+                j = a[k]
+                w = zi[k]
+                for d in range(Hd):
+                    g[d] += w * W2[j, d]
+
+
+@njit(cache=True, fastmath=True)
+def relu_backward(H, DH):
+    for i in range(H.shape[0]):
+        for d in range(H.shape[1]):
+            if H[i, d] <= 0.0:
+                DH[i, d] = 0.0
+
+
+@njit(cache=True)
+def add_pool_rows(m, pool, slot, touched, starts, pool_of_slot):
+    """Give every pool neuron a slot (after ``gather_rows``); ``pool_of_slot[s]`` is its pool
+    position, -1 for rows that are not in the pool. Returns the new number of touched rows."""
+    for s in range(m):
+        pool_of_slot[s] = -1
+    for q in range(pool.shape[0]):
+        j = pool[q]
+        s = slot[j]
+        if s < 0:
+            s = m
+            slot[j] = m
+            touched[m] = j
+            starts[m + 1] = starts[m]
+            m += 1
+        pool_of_slot[s] = q
+    return m
+
+
+@njit(cache=True)
+def gather_rows(act, n_act, slot, touched, counts, starts, contrib):
+    """Counting sort of the batch's (sample, position) pairs by output row.
+
+    ``slot`` (n_rows,) must be -1 on entry for every row; it is left holding the slot of each
+    touched row (reset it with ``reset_slots``). Returns the number of touched rows;
+    ``touched[:m]`` are the rows, ``contrib[starts[s]:starts[s+1]]`` the pairs (encoded
+    sample * stride + position) of slot ``s``.
+    """
+    B, stride = act.shape
+    m = 0
+    for i in range(B):
+        for k in range(n_act[i]):
+            j = act[i, k]
+            s = slot[j]
+            if s < 0:
+                s = m
+                slot[j] = m
+                touched[m] = j
+                counts[m] = 0
+                m += 1
+            counts[s] += 1
+    starts[0] = 0
+    for s in range(m):
+        starts[s + 1] = starts[s] + counts[s]
+        counts[s] = starts[s]
+    for i in range(B):
+        for k in range(n_act[i]):
+            s = slot[act[i, k]]
+            contrib[counts[s]] = i * stride + k
+            counts[s] += 1
+    return m
+
+
+@njit(cache=True)
+def gather_features(rows, Xp, Xi, slot, touched, counts, starts, contrib):
+    """The same for the input layer: pairs are (sample, nnz position q) encoded as q and i."""
+    B = rows.shape[0]
+    m = 0
+    for i in range(B):
+        r = rows[i]
+        for q in range(Xp[r], Xp[r + 1]):
+            f = Xi[q]
+            s = slot[f]
+            if s < 0:
+                s = m
+                slot[f] = m
+                touched[m] = f
+                counts[m] = 0
+                m += 1
+            counts[s] += 1
+    starts[0] = 0
+    for s in range(m):
+        starts[s + 1] = starts[s] + counts[s]
+        counts[s] = starts[s]
+    for i in range(B):
+        r = rows[i]
+        for q in range(Xp[r], Xp[r + 1]):
+            s = slot[Xi[q]]
+            contrib[2 * counts[s]] = i
+            contrib[2 * counts[s] + 1] = q
+            counts[s] += 1
+    return m
+
+
+@njit(cache=True, inline="always")
+def _adam_row(w, m, v, g, step_size, beta1, beta2, bc2_sqrt, eps):
+    """torch.optim.Adam's update, in float32: w -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)."""
+    b1 = np.float32(beta1)
+    b2 = np.float32(beta2)
+    c1 = np.float32(1.0 - beta1)
+    c2 = np.float32(1.0 - beta2)
+    ss = np.float32(step_size)
+    inv = np.float32(1.0 / bc2_sqrt)
+    ep = np.float32(eps)
+    for d in range(w.shape[0]):
+        gd = g[d]
+        md = b1 * m[d] + c1 * gd
+        vd = b2 * v[d] + c2 * gd * gd
+        m[d] = md
+        v[d] = vd
+        w[d] -= ss * md / (np.sqrt(vd) * inv + ep)
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, pool_of_slot, gpool, gbpool,
+                       W2, b2, mW, vW, mb, vb, step_size, beta1, beta2, bc2_sqrt, eps, dense, slot,
+                       n_chunks, train_bias):
+    """Gradient of each touched output row (Σ dz · h over its own pairs, plus its shared-pool
+    gradient ``gpool[pool_of_slot[s]]``) and its Adam step.
+
+    ``dense``: also step every untouched row with a zero gradient (fidelity with dense Adam).
+    Resets ``slot`` of the touched rows to -1.
+    """
+    Hd = W2.shape[1]
+    n_rows = W2.shape[0]
+    total = n_rows if dense else m_rows
+    for c in prange(n_chunks):
+        g = np.empty(Hd, np.float32)
+        gb = np.empty(1, np.float32)
+        for u in range(total * c // n_chunks, total * (c + 1) // n_chunks):
+            if dense:
+                j = u
+                s = slot[j]
+            else:
+                s = order[u]  # slots in increasing row order: memory locality
+                j = touched[s]
+            for d in range(Hd):
+                g[d] = 0.0
+            gsum = np.float32(0.0)
+            if s >= 0:
+                for q in range(starts[s], starts[s + 1]):
+                    e = contrib[q]
+                    i = e // stride
+                    w = dz[i, e - i * stride]
+                    gsum += w
+                    hi = H[i]
+                    for d in range(Hd):
+                        g[d] += w * hi[d]
+                pq = pool_of_slot[s]
+                if pq >= 0:
+                    gsum += gbpool[pq]
+                    for d in range(Hd):
+                        g[d] += gpool[pq, d]
+            gb[0] = gsum
+            _adam_row(W2[j], mW[j], vW[j], g, step_size, beta1, beta2, bc2_sqrt, eps)
+            if train_bias:
+                _adam_row(b2[j:j + 1], mb[j:j + 1], vb[j:j + 1], gb, step_size, beta1, beta2, bc2_sqrt, eps)
+    for u in range(m_rows):
+        slot[touched[u]] = -1
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def update_input_rows(m_rows, touched, order, starts, contrib, Xv, DH, W1, b1, mW, vW, mb, vb,
+                      step_size, beta1, beta2, bc2_sqrt, eps, dense, slot, n_chunks):
+    """Gradient of each touched input feature row (Σ x · dh) and its Adam step; then b1."""
+    Hd = W1.shape[1]
+    n_rows = W1.shape[0]
+    total = n_rows if dense else m_rows
+    for c in prange(n_chunks):
+        g = np.empty(Hd, np.float32)
+        for u in range(total * c // n_chunks, total * (c + 1) // n_chunks):
+            if dense:
+                f = u
+                s = slot[f]
+            else:
+                s = order[u]
+                f = touched[s]
+            for d in range(Hd):
+                g[d] = 0.0
+            if s >= 0:
+                for q in range(starts[s], starts[s + 1]):
+                    i = contrib[2 * q]
+                    x = Xv[contrib[2 * q + 1]]
+                    dhi = DH[i]
+                    for d in range(Hd):
+                        g[d] += x * dhi[d]
+            _adam_row(W1[f], mW[f], vW[f], g, step_size, beta1, beta2, bc2_sqrt, eps)
+    gb = np.zeros(Hd, np.float32)
+    for i in range(DH.shape[0]):
+        for d in range(Hd):
+            gb[d] += DH[i, d]
+    _adam_row(b1, mb, vb, gb, step_size, beta1, beta2, bc2_sqrt, eps)
+    for u in range(m_rows):
+        slot[touched[u]] = -1
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def hidden_dense(rows, Xp, Xi, Xv, W1, b1, out):
+    """out[i] = relu(x_rows[i] W1 + b1) for evaluation."""
+    for i in prange(rows.shape[0]):
+        _hidden(rows[i], Xp, Xi, Xv, W1, b1, out[i])

@@ -1,0 +1,79 @@
+"""Every knob of the SLIDE trainer, with the paper's / reference code's defaults."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+PAPER_LR = 1e-4       # SLIDE paper / reference code
+DEFAULT_LR = 1e-2     # chosen by measurement on the synthetic sets (see README)
+
+
+@dataclasses.dataclass
+class SlideConfig:
+    hidden: int = 128                 # paper: 128 ReLU
+    batch: int = 256                  # paper: 256 (Amazon-670K), 128 (Delicious-200K)
+    lr: float = DEFAULT_LR
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    adam: str = "lazy"                # "lazy": only touched rows; "dense": every parameter each batch
+    init_std: float = 0.01            # reference code: N(0, 0.01) weights and biases
+    output_bias: bool = True          # train the output layer's biases (False: fixed at 0)
+    # LSH on the output layer
+    lsh: str = "dwta"                 # paper: DWTA for Amazon-670K, SimHash for Delicious-200K
+    K: int = 8
+    L: int = 50
+    binsize: int = 8                  # WTA/DWTA bin size (reference code: 8)
+    simhash_ratio: float = 1 / 3      # SimHash projection density (reference: dim/3)
+    range_pow: int | None = None      # log2 buckets per table; None: from the label count
+    bucket_load: float = 2.5          # neurons per bucket targeted when range_pow is None
+    bucket_capacity: int = 128        # reference code: 128
+    bucket_policy: str = "fifo"       # "fifo" (reference) or "reservoir"
+    # active set
+    mode: str = "union"               # "union" | "topk" | "threshold" | "all" (no sampling)
+    topk: int = 1000                  # mode "topk": keep the k most frequent retrieved neurons
+    threshold: int = 2                # mode "threshold": keep neurons found in >= threshold tables
+    min_active: int | None = None     # pad with random neurons up to this; None: from min_active_fraction
+    min_active_fraction: float = 0.005   # reference code: Sparsity 0.005 (3,350 of 670k)
+    padding: str = "sample"           # "sample": independent random neurons per sample (reference code);
+                                      # "batch": one random pool shared by the batch's samples, run as
+                                      # dense GEMMs (as TF's sampled softmax): ~10x faster at 670k labels,
+                                      # but it pushes few labels down per step and learns worse early
+
+    max_active: int | None = None     # cap on the active set; None: L * bucket_capacity + labels
+    # table refresh
+    schedule: str = "exponential"     # "fixed" (reference: every 50 / 1000) | "exponential" (paper)
+    rehash_every: int = 50
+    rebuild_every: int = 1000
+    schedule_growth: float = 1.5      # exponential: each interval 1.5x the previous (50, 125, 237, ...)
+    # execution
+    threads: int | None = None        # numba threads; None: all
+    chunks_per_thread: int = 4        # HOGWILD work units per thread (each has its own scratch)
+    seed: int = 0
+
+    def resolved(self, n_labels: int, max_labels_per_point: int) -> "SlideConfig":
+        """Return a copy with the label-count-dependent defaults filled in."""
+        c = dataclasses.replace(self)
+        if c.min_active is None:
+            c.min_active = int(math.ceil(c.min_active_fraction * n_labels))
+        c.min_active = min(c.min_active, n_labels)
+        if c.max_active is None:
+            c.max_active = c.L * c.bucket_capacity + max_labels_per_point
+        if c.mode == "all":
+            c.max_active = n_labels
+        c.max_active = max(min(c.max_active, n_labels), c.min_active, min(max_labels_per_point, n_labels))
+        return c
+
+    def check(self) -> None:
+        for name, allowed in (("adam", ("lazy", "dense")), ("lsh", ("simhash", "wta", "dwta")),
+                              ("bucket_policy", ("fifo", "reservoir")),
+                              ("mode", ("union", "topk", "threshold", "all")), ("padding", ("batch", "sample")),
+                              ("schedule", ("fixed", "exponential"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {', '.join(allowed)}")
+        if self.batch < 1 or self.hidden < 1 or self.K < 1 or self.L < 1:
+            raise ValueError("batch, hidden, K and L must be positive")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,97 @@
+"""Locality-sensitive hash families producing L bucket codes per vector.
+
+- ``simhash``: K sign bits of sparse ±1 projections (each coordinate kept with
+  probability ``ratio``, as the reference code's ``samSize``); per bit
+  P[collide] = 1 − θ/π for Gaussian-like projections.
+- ``wta``: winner-take-all; each hash is the argmax position within a bin of
+  ``binsize`` coordinates (bins are consecutive chunks of random permutations, as the
+  reference code), ``log2(binsize)`` bits each.
+- ``dwta``: densified WTA; zero coordinates are absent, an all-zero bin borrows the
+  value of another bin (Chen & Shrivastava's densification), so sparse (ReLU)
+  vectors still get L full codes.
+
+Codes have ``range_pow`` bits: a table's K hashes are concatenated and, when that is
+more than ``range_pow`` bits, folded by Fibonacci hashing.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from impls.slide import _lsh_kernels as K_
+
+FAMILIES = {"simhash": K_.SIMHASH, "wta": K_.WTA, "dwta": K_.DWTA}
+
+
+@dataclasses.dataclass
+class LSH:
+    family: str
+    K: int
+    L: int
+    dim: int
+    range_pow: int
+    idx: np.ndarray   # int32 (K*L, m)
+    sgn: np.ndarray   # float32 (K*L, m)
+    bits: int
+
+    @property
+    def family_id(self) -> int:
+        return FAMILIES[self.family]
+
+    @property
+    def n_buckets(self) -> int:
+        return 1 << self.range_pow
+
+    def __post_init__(self):
+        # SimHash's sparse ±1 projections as a dense matrix (zeros elsewhere) for mat-vecs
+        self.proj = np.zeros((self.K * self.L, self.dim), np.float32)
+        if self.family == "simhash":
+            np.put_along_axis(self.proj, self.idx.astype(np.int64), self.sgn, axis=1)
+
+    def kernel_args(self) -> tuple:
+        """What ``_lsh_kernels.hash_dense`` takes after the vector: (family, idx, proj, K, L, bits, range_pow)."""
+        return (self.family_id, self.idx, self.proj, self.K, self.L, self.bits, self.range_pow)
+
+    def hash(self, X: np.ndarray, n_chunks: int = 8) -> np.ndarray:
+        """Return int32 codes (n, L) for the rows of dense ``X`` (n, dim)."""
+        return self.hash_table_major(X, n_chunks).T
+
+    def hash_table_major(self, X: np.ndarray, n_chunks: int = 8) -> np.ndarray:
+        """Return int32 codes (L, n), C-contiguous: row ``t`` holds every vector's bucket in table ``t``."""
+        X = np.ascontiguousarray(np.atleast_2d(X), np.float32)
+        if X.shape[1] != self.dim:
+            raise ValueError(f"vectors have {X.shape[1]} coordinates, the hash expects {self.dim}")
+        codes = np.empty((self.L, X.shape[0]), np.int32)
+        K_.hash_rows(X, self.family_id, self.idx, self.sgn, self.K, self.L, self.bits, self.range_pow,
+                     max(1, min(n_chunks, X.shape[0])), codes)
+        return codes
+
+
+def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | None = None,
+             binsize: int = 8, ratio: float = 1 / 3) -> LSH:
+    """Draw the hash functions of ``family`` (simhash / wta / dwta) for ``dim``-vectors."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown LSH family {family!r}; expected one of {', '.join(FAMILIES)}")
+    rng = np.random.default_rng(seed)
+    n_hashes = K * L
+    if family == "simhash":
+        m = max(1, int(round(dim * ratio)))
+        idx = np.argsort(rng.random((n_hashes, dim)), axis=1)[:, :m].astype(np.int32)
+        idx.sort(axis=1)
+        sgn = rng.choice(np.array([-1.0, 1.0], np.float32), size=(n_hashes, m))
+        bits = 1
+    else:
+        if binsize < 2 or binsize & (binsize - 1) or binsize > dim:
+            raise ValueError(f"binsize must be a power of two in [2, dim={dim}], got {binsize}")
+        per_perm = dim // binsize
+        n_perm = -(-n_hashes // per_perm)
+        perms = np.argsort(rng.random((n_perm, dim)), axis=1)[:, : per_perm * binsize]
+        idx = perms.reshape(n_perm * per_perm, binsize)[:n_hashes].astype(np.int32)
+        sgn = np.ones((n_hashes, binsize), np.float32)
+        bits = int(binsize).bit_length() - 1
+    raw_bits = K * bits
+    if range_pow is None:
+        range_pow = raw_bits
+    range_pow = int(min(range_pow, raw_bits, 30))
+    return LSH(family, K, L, dim, range_pow, np.ascontiguousarray(idx), np.ascontiguousarray(sgn, np.float32), bits)

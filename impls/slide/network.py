@@ -1,0 +1,235 @@
+"""The SLIDE network: sparse input → hidden (ReLU) → LSH-sampled softmax output, trained by
+Adam, one batch at a time (:meth:`SlideNetwork.step`).
+
+Per sample (in parallel, HOGWILD over the batch's samples): the hidden activation
+queries the L hash tables; the active output set is the union of the retrieved buckets
+(or the top-k most frequent / those found in ≥ threshold tables), always with the true
+labels, padded with random neurons to ``min_active``; the softmax runs over the active
+set and the loss is the cross-entropy against the target spread uniformly over the
+true labels (mean over the batch). Gradients exist only for the active rows.
+
+Adam: ``lazy`` (default) steps only the rows a batch touched, with the global step's
+bias correction (the documented departure from the reference code, which sweeps Adam over
+every parameter each batch); ``dense`` steps every parameter every batch, as the
+reference code and ``torch.optim.Adam`` do.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import torch
+
+from impls.slide import _network_kernels as NK
+from impls.slide.config import SlideConfig
+from impls.slide.dataset import XCData
+from impls.slide.lsh import make_lsh
+from impls.slide.tables import HashTables, Schedule, auto_range_pow
+
+MODES = {"union": NK.UNION, "topk": NK.TOPK, "threshold": NK.THRESHOLD, "all": NK.ALL}
+
+
+class SlideNetwork:
+    def __init__(self, config: SlideConfig, n_features: int, n_labels: int, max_labels_per_point: int,
+                 weights: dict[str, np.ndarray] | None = None):
+        config.check()
+        self.config = c = config.resolved(n_labels, max_labels_per_point)
+        self.n_features, self.n_labels = n_features, n_labels
+        rng = np.random.default_rng(c.seed)
+        f32 = np.float32
+        if weights is None:
+            self.W1 = (rng.standard_normal((n_features, c.hidden), f32) * f32(c.init_std))
+            self.b1 = (rng.standard_normal(c.hidden, f32) * f32(c.init_std))
+            self.W2 = (rng.standard_normal((n_labels, c.hidden), f32) * f32(c.init_std))
+            self.b2 = (rng.standard_normal(n_labels, f32) * f32(c.init_std))
+            if not c.output_bias:
+                self.b2[:] = 0.0
+        else:
+            self.W1, self.b1, self.W2, self.b2 = (np.array(weights[k], f32, order="C", copy=True)
+                                                  for k in ("W1", "b1", "W2", "b2"))
+        self.adam_state = {k: np.zeros_like(getattr(self, k)) for k in ("W1", "b1", "W2", "b2")}
+        self.adam_v = {k: np.zeros_like(getattr(self, k)) for k in ("W1", "b1", "W2", "b2")}
+        self.t = 0
+        # hash tables over the output neurons
+        rp = c.range_pow if c.range_pow is not None else auto_range_pow(n_labels, c.bucket_load)
+        self._lsh_seed = c.seed * 7919 + 17
+        lsh = make_lsh(c.lsh, c.K, c.L, c.hidden, self._lsh_seed, rp, binsize=c.binsize, ratio=c.simhash_ratio)
+        self.tables = HashTables.create(lsh, n_labels, c.bucket_capacity, c.bucket_policy, c.seed)
+        self.rehash_schedule = Schedule(c.rehash_every, c.schedule, c.schedule_growth)
+        self.rebuild_schedule = Schedule(c.rebuild_every, c.schedule, c.schedule_growth)
+        self.n_rehash = self.n_rebuild = 0
+        self.dirty = np.zeros(n_labels, np.uint8)  # output rows changed since the last (re)hash
+        self.table_seconds = 0.0
+        self.threads = c.threads or numba.config.NUMBA_NUM_THREADS
+        self.n_chunks = max(1, self.threads * c.chunks_per_thread)
+        if c.mode != "all":
+            self.refresh_tables(rebuild=False)
+        # per-chunk scratch (HOGWILD work units) and per-batch buffers, allocated once
+        nc = self.n_chunks
+        self.stamp = np.zeros((nc, n_labels), np.int32)
+        self.freq = np.zeros((nc, n_labels), np.int32)
+        self.hscratch = np.zeros((nc, c.K * c.L), np.int32)
+        self.codes = np.zeros((nc, c.L), np.int32)
+        self.cand = np.zeros((nc, max(1, c.L * c.bucket_capacity)), np.int32)
+        self.tags = np.zeros(nc, np.int64)
+        B, A = c.batch, c.max_active
+        self.H = np.zeros((B, c.hidden), f32)
+        self.DH = np.zeros((B, c.hidden), f32)
+        self.act = np.zeros((B, A), np.int32)
+        self.n_act = np.zeros(B, np.int64)
+        self.n_true = np.zeros(B, np.int64)
+        self.dz = np.zeros((B, A), f32)
+        self.loss = np.zeros(B, f32)
+        self.slot_out = np.full(n_labels, -1, np.int32)
+        self.slot_in = np.full(n_features, -1, np.int32)
+        self.touched_out = np.zeros(n_labels + 1, np.int32)
+        self.counts_out = np.zeros(n_labels + 1, np.int64)
+        self.starts_out = np.zeros(n_labels + 2, np.int64)
+        self.pool_of_slot = np.zeros(n_labels + 1, np.int32)
+        self.contrib_out = np.zeros(B * A, np.int64)
+        n_pool = self._pool_size()
+        self.Wp = np.zeros((n_pool, c.hidden), f32)
+        self.zp = np.zeros((B, n_pool), f32)
+        self.masked = np.zeros((B, A), np.int32)
+        self.n_masked = np.zeros(B, np.int64)
+        self.in_pool = np.full(n_labels, -1, np.int32)
+        self.gpool = np.zeros((n_pool, c.hidden), f32)
+        self.gbpool = np.zeros(n_pool, f32)
+        self._grow_input_buffers(B * 128)
+        self.active_total = 0
+        self.samples_total = 0
+
+    def _grow_input_buffers(self, nnz: int) -> None:
+        n = min(self.n_features, nnz)
+        self.touched_in = np.zeros(n, np.int32)
+        self.counts_in = np.zeros(n + 1, np.int64)
+        self.starts_in = np.zeros(n + 1, np.int64)
+        self.contrib_in = np.zeros(2 * nnz, np.int64)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        return {"W1": self.W1, "b1": self.b1, "W2": self.W2, "b2": self.b2}
+
+    # -- hash tables --------------------------------------------------------------------
+    def refresh_tables(self, rebuild: bool) -> None:
+        import time
+        t0 = time.perf_counter()
+        if rebuild:
+            self._lsh_seed += 1
+            self.tables.rebuild(self.W2, self._lsh_seed, self.n_chunks)
+            self.n_rebuild += 1
+        else:
+            changed = np.flatnonzero(self.dirty) if self.tables.codes is not None else None
+            self.tables.insert_all(self.W2, self.n_chunks, changed)
+            self.n_rehash += 1
+        self.dirty[:] = 0
+        self.table_seconds += time.perf_counter() - t0
+
+    def _maybe_refresh(self) -> None:
+        if self.config.mode == "all":
+            return
+        rebuild = self.rebuild_schedule.due(self.t)
+        rehash = self.rehash_schedule.due(self.t)
+        if rebuild:
+            self.refresh_tables(rebuild=True)
+        elif rehash:
+            self.refresh_tables(rebuild=False)
+
+    # -- training ------------------------------------------------------------------------
+    def _pool_size(self) -> int:
+        c = self.config
+        if c.mode == "all":
+            return self.n_labels
+        return c.min_active if c.padding == "batch" else 0
+
+    def _padding_pool(self) -> np.ndarray:
+        """This batch's shared random padding neurons: distinct, sorted (all neurons in mode "all")."""
+        c = self.config
+        p = self._pool_size()
+        if c.mode == "all":
+            return np.arange(self.n_labels, dtype=np.int32)
+        if p == 0:
+            return np.zeros(0, np.int32)
+        rng = np.random.default_rng([c.seed, 7, self.t])
+        return np.sort(rng.choice(self.n_labels, p, replace=False)).astype(np.int32)
+
+    def step(self, data: XCData, rows: np.ndarray) -> float:
+        """One Adam step on the samples ``rows`` of ``data``; returns the mean loss."""
+        c = self.config
+        rows = np.ascontiguousarray(rows, np.int64)
+        B = rows.shape[0]
+        if B > c.batch:
+            raise ValueError(f"batch of {B} > configured {c.batch}")
+        nnz = int((data.indptr[rows + 1] - data.indptr[rows]).sum())
+        if 2 * nnz > self.contrib_in.shape[0]:
+            self._grow_input_buffers(2 * nnz)
+        lsh = self.tables.lsh
+        H, DH, act, n_act, dz = self.H[:B], self.DH[:B], self.act[:B], self.n_act[:B], self.dz[:B]
+        pool = self._padding_pool()
+        P = pool.shape[0]
+        zp, Wp = self.zp[:B, :P], self.Wp[:P]
+        self.in_pool[pool] = np.arange(P, dtype=np.int32)
+        gpool, gbpool = self.gpool[:P], self.gbpool[:P]
+        # own active sets and logits (HOGWILD over samples)
+        NK.forward_own(rows, data.indptr, data.indices, data.values, data.label_indptr, data.labels,
+                       self.W1, self.b1, self.W2, self.b2, *lsh.kernel_args(),
+                       self.tables.offsets, self.tables.items, MODES[c.mode], c.topk, c.threshold,
+                       c.min_active, c.max_active, self.in_pool, c.padding == "sample", np.uint64(c.seed),
+                       self.t, self.n_chunks, self.stamp, self.freq, self.hscratch, self.codes, self.cand,
+                       self.tags, H, act, n_act, self.n_true[:B], dz, self.masked[:B], self.n_masked[:B])
+        self.in_pool[pool] = -1
+        # the batch's shared pool of padding neurons: dense GEMMs on a contiguous copy of its rows
+        tH = torch.from_numpy(H)
+        if P:
+            np.take(self.W2, pool, axis=0, out=Wp)
+            tWp, tzp = torch.from_numpy(Wp), torch.from_numpy(zp)
+            torch.mm(tH, tWp.T, out=tzp)
+            tzp += torch.from_numpy(self.b2[pool])
+        NK.softmax_backward(self.W2, n_act, self.n_true[:B], act, dz, zp, self.masked[:B],
+                            self.n_masked[:B], DH, self.loss[:B], self.n_chunks)
+        if P:
+            torch.from_numpy(DH).addmm_(tzp, tWp)
+            torch.mm(tzp.T, tH, out=torch.from_numpy(gpool))
+            torch.sum(tzp, 0, out=torch.from_numpy(gbpool))
+        NK.relu_backward(H, DH)
+        # updates: every touched row once, in parallel over rows
+        self.t += 1
+        bc1 = 1.0 - c.beta1 ** self.t
+        bc2 = 1.0 - c.beta2 ** self.t
+        step_size, bc2_sqrt = c.lr / bc1, np.sqrt(bc2)
+        dense = c.adam == "dense"
+        m_out = NK.gather_rows(act, n_act, self.slot_out, self.touched_out, self.counts_out,
+                               self.starts_out, self.contrib_out)
+        m_out = NK.add_pool_rows(m_out, pool, self.slot_out, self.touched_out, self.starts_out,
+                                 self.pool_of_slot)
+        m, v = self.adam_state, self.adam_v
+        order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
+        NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
+                              H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
+                              m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2, bc2_sqrt,
+                              c.eps, dense, self.slot_out, self.n_chunks, c.output_bias)
+        m_in = NK.gather_features(rows, data.indptr, data.indices, self.slot_in, self.touched_in,
+                                  self.counts_in, self.starts_in, self.contrib_in)
+        order = np.argsort(self.touched_in[:m_in]).astype(np.int32)
+        NK.update_input_rows(m_in, self.touched_in, order, self.starts_in, self.contrib_in, data.values, DH,
+                             self.W1, self.b1, m["W1"], v["W1"], m["b1"], v["b1"],
+                             step_size, c.beta1, c.beta2, bc2_sqrt, c.eps, dense, self.slot_in,
+                             self.n_chunks)
+        self.active_total += int(n_act.sum()) + int(P * B - self.n_masked[:B].sum())
+        self.samples_total += B
+        self.last_touched_rows = m_out
+        if dense:
+            self.dirty[:] = 1
+        else:
+            self.dirty[self.touched_out[:m_out]] = 1
+        self._maybe_refresh()
+        return float(self.loss[:B].mean())
+
+    @property
+    def active_fraction(self) -> float:
+        return self.active_total / max(1, self.samples_total) / self.n_labels
+
+    # -- inference -------------------------------------------------------------------
+    def hidden(self, data: XCData, rows: np.ndarray) -> np.ndarray:
+        rows = np.ascontiguousarray(rows, np.int64)
+        out = np.empty((rows.shape[0], self.config.hidden), np.float32)
+        NK.hidden_dense(rows, data.indptr, data.indices, data.values, self.W1, self.b1, out)
+        return out

@@ -1,0 +1,162 @@
+"""The SLIDE experiment: train for a time budget, evaluate on a fixed schedule, return plain data.
+
+``seconds`` in the curve counts training only (table refreshes included); evaluation,
+data loading, network set-up and numba compilation are excluded and reported separately.
+"""
+from __future__ import annotations
+
+import math
+import resource
+import sys
+import time
+from typing import Any, Callable
+
+import numba
+import numpy as np
+
+from impls.slide import evaluate as ev
+from impls.slide.config import SlideConfig
+from impls.slide.dataset import XCData
+from impls.slide.network import SlideNetwork
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size so far (bytes; Linux reports KiB)."""
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(kib * (1 if sys.platform == "darwin" else 1024))
+
+
+def set_threads(threads: int | None) -> int:
+    n = numba.config.NUMBA_NUM_THREADS if threads is None else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(n)
+    import torch  # the shared-pool GEMMs run in torch's thread pool
+    torch.set_num_threads(n)
+    return n
+
+
+def warm_up(config: SlideConfig) -> float:
+    """Compile (or load from numba's cache) every kernel on a tiny problem; return seconds."""
+    from impls.slide import xc_data
+
+    t0 = time.perf_counter()
+    arrays = xc_data.generate(seed=0, n_train=config.batch, n_test=2, n_features=64, n_labels=64,
+                              labels_per_point=2.0, nnz_per_point=8, labels_per_topic=8,
+                              topic_pool=8, prototype_size=4)
+    data = XCData.from_arrays(arrays, "train_")
+    tiny = SlideNetwork(_replace(config, min_active=4, max_active=None, topk=8, range_pow=None),
+                        64, 64, int(np.diff(data.label_indptr).max()))
+    tiny.step(data, np.arange(min(config.batch, data.n_points)))
+    ev.evaluate(tiny.hidden, tiny.W2, tiny.b2, data, np.arange(4))
+    return time.perf_counter() - t0
+
+
+def _replace(config: SlideConfig, **kw) -> SlideConfig:
+    import dataclasses
+    return dataclasses.replace(config, **kw)
+
+
+def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budget_s: float | None = 60.0,
+          eval_every: int | None = 50, progress: bool | Callable[[dict], None] = False,
+          max_iterations: int | None = None, eval_points: int | None = 1000,
+          eval_at_start: bool = True) -> dict[str, Any]:
+    """Train SLIDE on ``train_data``; return curve, throughput, accuracy and parameters.
+
+    Stops when the training time reaches ``time_budget_s`` or after ``max_iterations``
+    batches (whichever first; at least one must be set). Evaluates exact P@1/P@5 on a
+    fixed shuffled subset of ``eval_points`` test points every ``eval_every`` batches and
+    at the end. ``progress``: True for a line per evaluation on stderr, or a callable that
+    receives each curve point.
+    """
+    if time_budget_s is None and max_iterations is None:
+        raise ValueError("set time_budget_s or max_iterations")
+    if train_data.n_labels != test_data.n_labels or train_data.n_features != test_data.n_features:
+        raise ValueError("train and test splits have different shapes")
+    threads = set_threads(config.threads)
+    config = _replace(config, threads=threads)
+    compile_s = warm_up(config)
+    t0 = time.perf_counter()
+    max_labels = int(max(np.diff(train_data.label_indptr).max(initial=1), 1))
+    net = SlideNetwork(config, train_data.n_features, train_data.n_labels, max_labels)
+    setup_s = time.perf_counter() - t0
+    setup_table_s = net.table_seconds
+    eval_rows = ev.eval_rows(test_data, eval_points, config.seed)
+    baseline = ev.most_popular_baseline(train_data, test_data, eval_rows)
+    report = progress if callable(progress) else (_print_point if progress else None)
+
+    curve: list[dict] = []
+    eval_s = 0.0
+
+    def evaluate(iteration: int, seconds: float, loss: float) -> None:
+        nonlocal eval_s
+        t = time.perf_counter()
+        score = ev.evaluate(net.hidden, net.W2, net.b2, test_data, eval_rows)
+        eval_s += time.perf_counter() - t
+        point = {"seconds": seconds, "iteration": iteration, "samples": iteration * config.batch,
+                 "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss}
+        curve.append(point)
+        if report:
+            report(point)
+
+    if eval_at_start:
+        evaluate(0, 0.0, math.nan)
+    rng = np.random.default_rng(config.seed + 1)
+    order = rng.permutation(train_data.n_points)
+    cursor = 0
+    it = 0
+    samples = 0
+    train_s = 0.0
+    loss = math.nan
+    table_s0 = net.table_seconds
+    rehash0, rebuild0 = net.n_rehash, net.n_rebuild
+    while True:
+        if max_iterations is not None and it >= max_iterations:
+            break
+        if time_budget_s is not None and train_s >= time_budget_s:
+            break
+        if cursor + config.batch > order.size:
+            order = rng.permutation(train_data.n_points)
+            cursor = 0
+        rows = order[cursor:cursor + config.batch]
+        cursor += rows.size
+        t = time.perf_counter()
+        loss = net.step(train_data, rows)
+        train_s += time.perf_counter() - t
+        it += 1
+        samples += rows.size
+        if eval_every and it % eval_every == 0:
+            evaluate(it, train_s, loss)
+    if not curve or curve[-1]["iteration"] != it:
+        evaluate(it, train_s, loss)
+    final = curve[-1]
+    return {
+        "method": "slide",
+        "curve": curve,
+        "samples_per_second": samples / train_s if train_s > 0 else math.nan,
+        "iterations": it,
+        "samples": samples,
+        "train_seconds": train_s,
+        "eval_seconds": eval_s,
+        "setup_seconds": setup_s,
+        "compile_seconds": compile_s,
+        "table_seconds": net.table_seconds - table_s0,
+        "initial_table_seconds": setup_table_s,
+        "rehashes": net.n_rehash - rehash0,
+        "rebuilds": net.n_rebuild - rebuild0,
+        "final_p_at_1": final["p_at_1"],
+        "final_p_at_5": final["p_at_5"],
+        "final_loss": final["loss"],
+        "baseline_p_at_1": baseline["p_at_1"],
+        "active_fraction": net.active_fraction,
+        "mean_active": net.active_fraction * train_data.n_labels,
+        "eval_points": int(eval_rows.size),
+        "threads": threads,
+        "table_bytes": net.tables.nbytes,
+        "peak_rss_bytes": peak_rss_bytes(),
+        "params": {**net.config.as_dict(), "range_pow": net.tables.lsh.range_pow},
+        "data": {"train": train_data.stats(), "test": test_data.stats()},
+    }
+
+
+def _print_point(point: dict) -> None:
+    print(f"iter {point['iteration']:6d}  {point['seconds']:8.1f}s  P@1 {point['p_at_1']:.4f}  "
+          f"P@5 {point['p_at_5']:.4f}  loss {point['loss']:.4f}", file=sys.stderr, flush=True)

@@ -1,0 +1,137 @@
+"""LSH families: collision probabilities against theory; tables and schedules."""
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+import pytest
+
+from impls.slide import _lsh_kernels as K
+from impls.slide.lsh import make_lsh
+from impls.slide.tables import HashTables, Schedule, auto_range_pow
+
+
+def pair(rng, dim, rho):
+    x = rng.standard_normal(dim)
+    y = rho * x + np.sqrt(1 - rho ** 2) * rng.standard_normal(dim)
+    return x.astype(np.float32), y.astype(np.float32)
+
+
+def collision_rate(lsh, x, y):
+    codes = lsh.hash(np.stack([x, y]))
+    return float(np.mean(codes[0] == codes[1]))
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5, 0.9])
+def test_simhash_bit_collision_is_one_minus_angle_over_pi(rho):
+    rng = np.random.default_rng(1)
+    rates, theory = [], []
+    for trial in range(20):
+        x, y = pair(rng, 128, rho)
+        lsh = make_lsh("simhash", 1, 500, 128, seed=trial, ratio=1 / 3)  # 500 one-bit tables
+        rates.append(collision_rate(lsh, x, y))
+        cos = x @ y / np.linalg.norm(x) / np.linalg.norm(y)
+        theory.append(1 - np.arccos(np.clip(cos, -1, 1)) / np.pi)
+    # 10,000 bits: binomial sd <= 0.005; sparse ±1 projections are close to Gaussian ones
+    assert abs(np.mean(rates) - np.mean(theory)) < 0.025
+
+
+def wta_theory(x, y, m):
+    """P[argmax over a uniform random m-subset agrees] = Σ_i C(c_i, m-1) / C(n, m),
+    c_i = #{j: x_j < x_i and y_j < y_i}."""
+    n = x.size
+    below = (x[None, :] < x[:, None]) & (y[None, :] < y[:, None])
+    return sum(comb(int(c), m - 1) for c in below.sum(1)) / comb(n, m)
+
+
+@pytest.mark.parametrize("family", ["wta", "dwta"])
+@pytest.mark.parametrize("rho,m", [(0.3, 8), (0.8, 8), (0.8, 4)])
+def test_wta_collision_matches_rank_theory(family, rho, m):
+    rng = np.random.default_rng(2)
+    rates, theory = [], []
+    for trial in range(10):
+        x, y = pair(rng, 128, rho)  # dense: no zeros, so DWTA == WTA
+        lsh = make_lsh(family, 1, 800, 128, seed=100 + trial, binsize=m)
+        rates.append(collision_rate(lsh, x, y))
+        theory.append(wta_theory(x, y, m))
+    assert abs(np.mean(rates) - np.mean(theory)) < 0.03
+
+
+def test_dwta_densifies_sparse_vectors():
+    rng = np.random.default_rng(3)
+    x = np.zeros(128, np.float32)
+    x[rng.choice(128, 6, replace=False)] = rng.random(6).astype(np.float32) + 0.1
+    lsh = make_lsh("dwta", 4, 50, 128, seed=4, binsize=8, range_pow=30)
+    codes = lsh.hash(np.stack([x, x, 2 * x]))
+    assert (codes[0] == codes[1]).all() and (codes[0] == codes[2]).all()  # rank-based, scale-free
+    # every bin is filled: with 6 non-zeros most bins are empty before densification
+    sc, xs, out = np.empty(200, np.int32), np.empty(128, np.int32), np.empty(50, np.int32)
+    K.hash_dense(x, *lsh.kernel_args(), sc, xs, out)
+    assert (sc >= 0).all() and (sc < 8).all()
+    np.testing.assert_array_equal(out, codes[0])
+    # similar sparse vectors collide more often than unrelated ones
+    y = x.copy()
+    y[np.flatnonzero(x)[0]] *= 0.5
+    z = np.zeros(128, np.float32)
+    z[rng.choice(128, 6, replace=False)] = 1 + rng.random(6).astype(np.float32)
+    many = make_lsh("dwta", 1, 2000, 128, seed=5, binsize=8)
+    assert collision_rate(many, x, y) > collision_rate(many, x, z) + 0.2
+
+
+@pytest.mark.parametrize("family", ["simhash", "wta", "dwta"])
+def test_single_vector_and_block_kernels_agree(family):
+    rng = np.random.default_rng(6)
+    X = np.maximum(rng.standard_normal((300, 128)), 0).astype(np.float32)
+    lsh = make_lsh(family, 6, 20, 128, seed=7, range_pow=12)
+    codes = lsh.hash(X)
+    sc, xs, out = np.empty(120, np.int32), np.empty(128, np.int32), np.empty(20, np.int32)
+    for i in (0, 63, 64, 299):
+        K.hash_dense(X[i], *lsh.kernel_args(), sc, xs, out)
+        np.testing.assert_array_equal(out, codes[i])
+    assert codes.min() >= 0 and codes.max() < 2 ** 12
+
+
+def test_tables_fifo_keeps_the_last_inserted_and_reservoir_samples():
+    lsh = make_lsh("simhash", 1, 2, 4, seed=0)
+    codes = np.zeros((1000, 2), np.int32)  # everything in bucket 0 of both tables
+    codes[::2, 1] = 1
+    fifo = HashTables.create(lsh, 1000, capacity=10, policy="fifo")
+    fifo.insert_codes(codes)
+    np.testing.assert_array_equal(fifo.bucket(0, 0), np.arange(990, 1000))
+    np.testing.assert_array_equal(fifo.bucket(1, 1), np.arange(980, 1000, 2))
+    kept = []
+    for seed in range(200):
+        res = HashTables.create(lsh, 1000, capacity=10, policy="reservoir", seed=seed)
+        res.insert_codes(codes)
+        b = res.bucket(0, 0)
+        assert b.size == 10 and np.unique(b).size == 10
+        kept.append(b)
+    kept = np.concatenate(kept)
+    # uniform sample: each decile of the insertion order gets ~10% of the slots
+    share = np.bincount(kept // 100, minlength=10) / kept.size
+    assert np.all(np.abs(share - 0.1) < 0.03)
+
+
+def test_tables_are_sized_from_the_label_count():
+    assert auto_range_pow(670091) == 18
+    lsh = make_lsh("dwta", 8, 50, 128, seed=0, range_pow=auto_range_pow(670091))
+    t = HashTables.create(lsh, 670091, capacity=128)
+    assert t.nbytes < 200 * 2 ** 20  # vs 6.7 GB for 50 x 2^18 x 128 fixed slots
+    small = HashTables.create(make_lsh("dwta", 8, 50, 128, seed=0, range_pow=auto_range_pow(4000)), 4000)
+    assert small.nbytes < 2 * 2 ** 20
+
+
+def test_query_finds_the_neuron_itself():
+    rng = np.random.default_rng(8)
+    W = rng.standard_normal((5000, 32)).astype(np.float32)
+    lsh = make_lsh("dwta", 4, 16, 32, seed=1, binsize=4, range_pow=auto_range_pow(5000))
+    t = HashTables.create(lsh, 5000, capacity=64)
+    t.insert_all(W)
+    assert all(i in t.query(W[i]) for i in range(0, 5000, 250))
+
+
+def test_schedules():
+    fixed = Schedule(50, "fixed")
+    assert [i for i in range(1, 301) if fixed.due(i)] == [50, 100, 150, 200, 250, 300]
+    grow = Schedule(50, "exponential", growth=2.0)
+    assert [i for i in range(1, 2000) if grow.due(i)] == [50, 150, 350, 750, 1550]

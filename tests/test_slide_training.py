@@ -1,0 +1,115 @@
+"""SLIDE training: generator, determinism, learning on a tiny set, the CLI, the registry recipes."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from impls.harness import registry
+from impls.slide import xc_data
+from impls.slide.config import SlideConfig
+from impls.slide.dataset import XCData, from_registry
+from impls.slide.network import SlideNetwork
+from impls.slide.trainer import set_threads, train
+from impls.slide.xc_format import write_xc
+
+
+@pytest.fixture(scope="module")
+def small():
+    arrays = xc_data.generate(seed=11, n_train=3000, n_test=600, n_features=5000, n_labels=1500,
+                              labels_per_point=3.0, nnz_per_point=40)
+    return XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+
+
+def test_generator_is_deterministic_and_shaped():
+    a = xc_data.generate(seed=5, n_train=2000, n_test=100, n_features=8000, n_labels=3000)
+    b = xc_data.generate(seed=5, n_train=2000, n_test=100, n_features=8000, n_labels=3000)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    s = XCData.from_arrays(a, "train_").stats()
+    assert 4.9 < s["labels_per_point"] < 6.0 and 68 < s["nnz_per_point"] < 84
+    tr = XCData.from_arrays(a, "train_")
+    norms = np.sqrt(np.add.reduceat(tr.values.astype(np.float64) ** 2, tr.indptr[:-1]))
+    np.testing.assert_allclose(norms, 1.0, rtol=1e-5)
+    assert tr.indices.max() < 8000 and tr.labels.max() < 3000
+
+
+def test_recipes_keep_the_real_sets_ratios(monkeypatch):
+    m = registry.manifests()
+    for name, lpp in (("slide-amazon670k", 5.45), ("slide-delicious200k", 75.5)):
+        for profile in ("smoke", "full"):
+            p = registry.recipe_params(m[name], profile)
+            assert p["labels_per_point"] == lpp
+            occ = p["n_train"] * lpp / p["n_labels"]
+            assert 3.5 < occ < 4.5 if "amazon" in name else 65 < occ < 80
+    quick = registry.recipe_params(m["slide-amazon670k"], "quick")
+    assert (quick["n_features"], quick["n_labels"], quick["n_train"]) == (135909, 670091, 100000)
+
+
+def _weights_after(data, threads, steps=4, **kw):
+    set_threads(threads)
+    cfg = SlideConfig(batch=64, K=4, L=10, min_active=64, rehash_every=2, seed=3, threads=threads, **kw)
+    net = SlideNetwork(cfg, data.n_features, data.n_labels, 16)
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        net.step(data, rng.integers(0, data.n_points, 64))
+    return net.weights()
+
+
+@pytest.mark.parametrize("padding", ["batch", "sample"])
+def test_one_thread_is_deterministic(small, padding):
+    a = _weights_after(small[0], 1, padding=padding)
+    b = _weights_after(small[0], 1, padding=padding)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+@pytest.mark.parametrize("padding", ["sample", "batch"])
+def test_training_beats_the_most_popular_label(small, padding):
+    train_data, test_data = small
+    cfg = SlideConfig(batch=128, K=5, L=16, seed=1, threads=2, min_active=60, lr=1e-2,
+                      padding=padding)
+    result = train(cfg, train_data, test_data, time_budget_s=None, max_iterations=120, eval_every=60,
+                   eval_points=600)
+    baseline = result["baseline_p_at_1"]
+    assert baseline < 0.2
+    assert result["final_p_at_1"] >= max(0.5, 3 * baseline), result["curve"]
+    assert result["curve"][0]["iteration"] == 0 and result["curve"][-1]["iteration"] == 120
+    assert 0 < result["active_fraction"] < 0.2
+    for key in ("samples_per_second", "final_p_at_1", "active_fraction", "params", "curve"):
+        assert key in result
+
+
+@pytest.mark.parametrize("mode", ["topk", "threshold"])
+def test_other_sampling_modes_learn(small, mode):
+    train_data, test_data = small
+    cfg = SlideConfig(batch=128, K=4, L=16, seed=1, threads=2, mode=mode, topk=100, threshold=2,
+                      min_active=60, lr=1e-2)
+    result = train(cfg, train_data, test_data, time_budget_s=None, max_iterations=80, eval_every=0,
+                   eval_points=300, eval_at_start=False)
+    assert result["final_p_at_1"] >= 2 * result["baseline_p_at_1"]
+
+
+def test_cli_on_files_and_on_a_registry_name(small, tmp_path):
+    from impls.slide.train import main
+
+    train_data, test_data = small
+    f_train = write_xc(tmp_path / "train.txt", train_data.to_arrays())
+    f_test = write_xc(tmp_path / "test.txt", test_data.to_arrays())
+    out = tmp_path / "r.json"
+    assert main(["--train", str(f_train), "--test", str(f_test), "--method", "slide", "--threads", "2",
+                 "--batch", "64", "--max-iterations", "6", "--eval-every", "3", "--eval-points", "100",
+                 "--K", "4", "--L", "8", "--json", str(out), "--quiet"]) == 0
+    r = json.loads(out.read_text())
+    assert [p["iteration"] for p in r["curve"]] == [0, 3, 6]
+    assert {"seconds", "iteration", "p_at_1"} <= set(r["curve"][0])
+    assert r["params"]["batch"] == 64 and r["load_seconds"] >= 0 and r["samples_per_second"] > 0
+    out2 = tmp_path / "r2.json"
+    assert main(["--dataset", "slide-amazon670k", "--profile", "smoke", "--max-iterations", "2",
+                 "--eval-every", "0", "--eval-points", "50", "--json", str(out2), "--quiet"]) == 0
+    assert json.loads(out2.read_text())["source"]["dataset"] == "slide-amazon670k"
+
+
+def test_registry_smoke_set_loads(monkeypatch):
+    train_data, test_data, info = from_registry("slide-amazon670k", "smoke")
+    assert train_data.n_labels == 5450 and test_data.n_points == 1000 and info["synthetic"]

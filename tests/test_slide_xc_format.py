@@ -1,0 +1,74 @@
+"""XC text format: round trip, validation errors that name the line, .npz cache."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from impls.slide import xc_data
+from impls.slide.dataset import XCData, from_file
+from impls.slide.xc_format import XCFormatError, format_xc, read_xc, read_xc_cached, write_xc
+
+GOOD = "3 10 5\n0,4 1:0.5 9:1e-2\n2 0:1 3:-2.5E+1\n1,2,3 7:.25\n"
+
+
+def write(tmp_path, text, name="f.txt"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_reads_the_format(tmp_path):
+    a = read_xc(write(tmp_path, GOOD))
+    np.testing.assert_array_equal(a["indptr"], [0, 2, 4, 5])
+    np.testing.assert_array_equal(a["indices"], [1, 9, 0, 3, 7])
+    np.testing.assert_allclose(a["values"], [0.5, 0.01, 1.0, -25.0, 0.25])
+    np.testing.assert_array_equal(a["label_indptr"], [0, 2, 3, 6])
+    np.testing.assert_array_equal(a["labels"], [0, 4, 2, 1, 2, 3])
+    np.testing.assert_array_equal(a["shape"], [10, 5])
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ("2 10 5\n0 1:1\n5 2:1\n", 3, "label index out of range"),
+    ("2 10 5\n0 1:1\n1 10:1\n", 3, "feature index out of range"),
+    ("2 10 5\n0 1:1 4\n1 2:1\n", 2, "no ':'"),
+    ("2 10 5\n0 1:x\n1 2:1\n", 2, "not a number"),
+    ("2 10 5\n0,,1 1:1\n1 2:1\n", 2, "label list"),
+    ("2 10 5\n0 1:1\n 2:1\n", 3, "empty label list"),
+    ("2 10 5\n0 1:1\n1 2:1\n1 3:1\n", 4, "more data lines"),
+    ("3 10 5\n0 1:1\n1 2:1\n", 1, "header says N=3"),
+    ("3 10\n0 1:1\n", 1, "header"),
+    ("2 10 5\n1:0.5 2:1\n1 2:1\n", 2, "label list"),
+])
+def test_errors_name_the_line(tmp_path, text, line, words):
+    path = write(tmp_path, text)
+    with pytest.raises(XCFormatError) as err:
+        read_xc(path)
+    assert f"{path}:{line}:" in str(err.value)
+    assert words in str(err.value)
+
+
+def test_empty_label_list_allowed_when_asked(tmp_path):
+    a = read_xc(write(tmp_path, "2 10 5\n0 1:1\n 2:1\n"), allow_empty_labels=True)
+    np.testing.assert_array_equal(a["label_indptr"], [0, 1, 1])
+
+
+def test_round_trip_of_generated_data(tmp_path):
+    arrays = xc_data.generate(seed=1, n_train=300, n_test=10, n_features=500, n_labels=200)
+    train = XCData.from_arrays(arrays, "train_")
+    path = write_xc(tmp_path / "train.txt", train.to_arrays())
+    back = XCData.from_arrays(read_xc(path))
+    for f in ("indptr", "indices", "label_indptr", "labels"):
+        np.testing.assert_array_equal(getattr(back, f), getattr(train, f))
+    np.testing.assert_allclose(back.values, train.values, rtol=1e-6)
+    assert format_xc(train.to_arrays()).startswith(b"300 500 200\n")
+
+
+def test_cache_is_used_and_keyed_by_content(tmp_path):
+    path = write(tmp_path, GOOD)
+    first = read_xc_cached(path, cache_dir=tmp_path / "c")
+    assert len(list((tmp_path / "c").glob("*.npz"))) == 1
+    second = read_xc_cached(path, cache_dir=tmp_path / "c")
+    np.testing.assert_array_equal(first["indices"], second["indices"])
+    path.write_text(GOOD.replace("7:.25", "7:.5"))
+    third = from_file(path)  # default cache dir (DLSYSBENCH_CACHE), file changed -> re-parsed
+    assert third.values[-1] == pytest.approx(0.5)
