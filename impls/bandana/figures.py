@@ -127,3 +127,6 @@ def iops_vs_queue_depth(data: dict[str, Any]):
     ax.set_title("fio randread, 4 KB blocks, direct I/O", fontsize="medium")
     ax.legend(fontsize="small", frameon=False)
     return fig
+
+
+from impls.bandana import sim_figures  # noqa: E402,F401  (registers the simulation figures)

@@ -1,0 +1,164 @@
+"""Bandana simulation: effective bandwidth by layout, cache policy and K-means sub-clusters;
+miniature-simulation accuracy; simulator speed. Synthetic traces (datasets/bandana-*.toml).
+
+Each setup_cache runs one experiment of impls/bandana/experiments.py and stores it as an
+artifact for the report's figures; the classes only name what asv records.
+"""
+from impls.bandana import experiments
+from impls.harness.artifacts import save_artifact
+
+SIZES = experiments.sizes()
+
+
+def _layouts_and_policies(_benchmark=None):
+    data = experiments.layout_policy_experiment(SIZES)
+    save_artifact("bandana_layouts", data, experiment="bandana.layouts", synthetic=True)
+    return data
+
+
+def _subclusters(_benchmark=None):
+    data = experiments.subcluster_sweep(SIZES)
+    save_artifact("bandana_subclusters", data, experiment="bandana.subclusters", synthetic=True)
+    return data
+
+
+def _speed(_benchmark=None):
+    data = experiments.simulator_speed(SIZES)
+    save_artifact("bandana_simulator_speed", data, experiment="bandana.speed", synthetic=True)
+    return data
+
+
+for _setup in (_layouts_and_policies, _subclusters, _speed):
+    _setup.timeout = 3600
+
+
+class EffectiveBandwidthByLayoutAndPolicy:
+    """Effective bandwidth (useful bytes / bytes read) and hit rate on the later trace."""
+
+    params = (SIZES["tables"], SIZES["layouts"], SIZES["policies"], SIZES["cache_fractions"])
+    param_names = ["table", "layout", "policy", "cache_fraction"]
+    setup_cache = _layouts_and_policies
+    timeout = 3600
+
+    def setup(self, data, table, layout, policy, cache_fraction):
+        self.point = next(p for p in data["tables"][table]["points"]
+                          if (p["layout"], p["policy"], p["cache_fraction"]) == (layout, policy, cache_fraction))
+
+    def track_effective_bandwidth(self, data, table, layout, policy, cache_fraction):
+        return self.point["effective_bandwidth"]
+
+    track_effective_bandwidth.unit = "fraction of bytes read"
+
+    def track_hit_rate(self, data, table, layout, policy, cache_fraction):
+        return self.point["hit_rate"]
+
+    track_hit_rate.unit = "fraction of lookups"
+
+
+class BandanaHeadline:
+    """Best Bandana configuration's effective bandwidth over one-vector-per-block reads."""
+
+    params = (SIZES["tables"],)
+    param_names = ["table"]
+    setup_cache = _layouts_and_policies
+    timeout = 3600
+
+    def track_effective_bandwidth_gain(self, data, table):
+        return data["tables"][table]["headline"]["ratio"]
+
+    track_effective_bandwidth_gain.unit = "x"
+
+    def track_no_locality_effective_bandwidth(self, data, table):
+        return data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"]
+
+    track_no_locality_effective_bandwidth.unit = "fraction of bytes read"
+
+
+class LayoutBuild:
+    """Build time and test-trace fanout (distinct blocks per query) of each layout."""
+
+    params = (SIZES["tables"], SIZES["layouts"])
+    param_names = ["table", "layout"]
+    setup_cache = _layouts_and_policies
+    timeout = 3600
+
+    def track_build_seconds(self, data, table, layout):
+        return data["tables"][table]["layouts"][layout]["build_seconds"]
+
+    track_build_seconds.unit = "s"
+
+    def track_fanout(self, data, table, layout):
+        return data["tables"][table]["layouts"][layout]["fanout_test"]
+
+    track_fanout.unit = "blocks per query"
+
+
+class MiniatureSimulation:
+    """Miniature simulation against full simulation: worst absolute error and speed-up."""
+
+    setup_cache = _layouts_and_policies
+    timeout = 3600
+
+    def track_max_error_effective_bandwidth(self, data):
+        return data["miniature"]["max_abs_error_effective_bandwidth"]
+
+    track_max_error_effective_bandwidth.unit = "absolute error"
+
+    def track_max_error_hit_rate(self, data):
+        return data["miniature"]["max_abs_error_hit_rate"]
+
+    track_max_error_hit_rate.unit = "absolute error"
+
+    def track_speedup(self, data):
+        return data["miniature"]["speedup"]
+
+    track_speedup.unit = "x"
+
+
+class EffectiveBandwidthVsSubclusters:
+    """Bandana Figs 7–8: effective bandwidth and K-means time as sub-clusters grow."""
+
+    params = (SIZES["subcluster_tables"], SIZES["subclusters"])
+    param_names = ["table", "subclusters"]
+    setup_cache = _subclusters
+    timeout = 3600
+
+    def setup(self, data, table, subclusters):
+        self.row = next(r for r in data["tables"][table] if r["subclusters"] == subclusters)
+
+    def track_effective_bandwidth(self, data, table, subclusters):
+        return self.row["effective_bandwidth"]
+
+    track_effective_bandwidth.unit = "fraction of bytes read"
+
+    def track_kmeans_seconds(self, data, table, subclusters):
+        return self.row["kmeans_seconds"]
+
+    track_kmeans_seconds.unit = "s"
+
+
+class SimulatorSpeed:
+    """Simulator lookups/s per policy (one core) and the ratio to an OrderedDict LRU."""
+
+    params = (SIZES["policies"],)
+    param_names = ["policy"]
+    setup_cache = _speed
+    timeout = 3600
+
+    def track_lookups_per_second(self, data, policy):
+        return data["policies"][policy]["lookups_per_second"]
+
+    track_lookups_per_second.unit = "lookups/s"
+
+
+
+class SimulatorVsOrderedDict:
+    """Policy ``none`` against a plain-Python OrderedDict LRU on the same trace, same run."""
+
+    setup_cache = _speed
+    timeout = 3600
+
+    def track_ratio(self, data):
+        return data["ratio_none_vs_ordered_dict"]
+
+    track_ratio.unit = "x"

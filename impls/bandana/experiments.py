@@ -1,0 +1,182 @@
+"""Bandana's simulation experiments, each returning plain data for asv, the report and CLIs.
+
+- :func:`layout_policy_experiment`  effective bandwidth and hit rate for layout × policy ×
+  cache size, layouts trained on the early trace and measured on the later one, with
+  the headline ratio (best Bandana configuration / no prefetch) per table;
+- :func:`subcluster_sweep`  effective bandwidth and K-means time against sub-clusters
+  (the paper's Figs 7–8);
+  (it also sweeps the shadow-cache size and checks miniature against full simulation
+  on the first table's SHP layout, reusing the layout it built);
+- :func:`simulator_speed`  lookups/s per policy and the ratio to an OrderedDict LRU.
+
+Sizes come from ``[bandana_sim.<profile>]`` in ``impls/profiles.toml``; traces are the
+synthetic ``datasets/bandana-*.toml`` recipes at the same profile.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from impls.bandana import cache, layouts, miniature, traces
+from impls.harness import profiles, registry
+from impls.harness.progress import progress_bar
+
+VECTOR_BYTES = 128
+BLOCK_BYTES = 4096
+
+
+def sizes(profile: str | None = None) -> dict[str, Any]:
+    """Return the ``[bandana_sim.<profile>]`` table of ``impls/profiles.toml``."""
+    return profiles.sizes("bandana_sim", profile)
+
+
+def load_table(name: str, train_fraction: float, profile: str | None = None) -> dict[str, Any]:
+    """Return a table's trace split in time: ``{"num_vectors", "vectors", "train", "test",
+    "test_ids"}`` where ``train``/``test`` are ``(offsets, indices)`` and ``test_ids`` the
+    test lookups in order (int64)."""
+    data = registry.load(name, profile)
+    train, test = traces.split_in_time(data["offsets"], data["indices"], train_fraction)
+    num_vectors = int(data["community"].shape[0])
+    return {"name": name, "num_vectors": num_vectors, "vectors": data.arrays.get("vectors"),
+            "train": train, "test": test, "test_ids": traces.flatten(*test, num_vectors),
+            "synthetic": data.synthetic}
+
+
+def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any]) -> layouts.Layout:
+    """Build layout ``kind`` (identity / random / kmeans / kmeans-two-level / shp) for ``table``."""
+    per_block = BLOCK_BYTES // VECTOR_BYTES
+    n = table["num_vectors"]
+    if kind == "identity":
+        return layouts.identity_layout(n)
+    if kind == "random":
+        return layouts.random_layout(n, seed=s["seed"])
+    if kind == "kmeans":
+        return layouts.kmeans_layout(table["vectors"], vectors_per_block=per_block,
+                                     niter=s["kmeans_niter"], seed=s["seed"])
+    if kind == "kmeans-two-level":
+        return layouts.kmeans_two_level_layout(table["vectors"], clusters=s["kmeans_clusters"],
+                                               subclusters=max(s["subclusters"]),
+                                               niter=s["kmeans_niter"], seed=s["seed"])
+    if kind == "shp":
+        return layouts.shp_layout(*table["train"], n, vectors_per_block=per_block,
+                                  iterations=s["shp_iterations"], seed=s["seed"])
+    raise ValueError(f"unknown layout {kind!r}; known: identity, random, kmeans, kmeans-two-level, shp")
+
+
+def _capacity(table: dict[str, Any], fraction: float) -> int:
+    return max(BLOCK_BYTES // VECTOR_BYTES, int(round(fraction * table["num_vectors"])))
+
+
+def _simulate(table, layout, fraction, policy, shadow_factor) -> dict[str, Any]:
+    capacity = _capacity(table, fraction)
+    result = cache.simulate(table["test_ids"], layout.permutation, capacity, policy,
+                            int(shadow_factor * capacity), VECTOR_BYTES, BLOCK_BYTES)
+    return {**result.to_dict(), "hit_rate": result.hit_rate, "capacity": capacity,
+            "cache_fraction": fraction}
+
+
+def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | None = None) -> dict:
+    """Layout × policy × cache fraction on each table's test trace; plain data.
+
+    Returns ``{"tables": {name: {"layouts": {kind: layout_report}, "points": [{layout,
+    policy, cache_fraction, effective_bandwidth, hit_rate, ...}], "headline": {...}}},
+    "headline_ratio", "shadow_sweep", "miniature"}``; the last two use the first table's
+    SHP layout (shadow size sweep; miniature vs full simulation over the cache grid).
+    The headline compares, at ``headline_cache_fraction``, the best effective bandwidth
+    of a Bandana configuration (a trained layout with prefetch, low-priority or shadow
+    admission) with the baseline that reads one vector per block (identity layout, no
+    prefetch: vector_bytes / block_bytes).
+    """
+    s = s or sizes()
+    out: dict[str, Any] = {"sizes": s, "tables": {}}
+    per_block = BLOCK_BYTES // VECTOR_BYTES
+    for name in s["tables"]:
+        table = load_table(name, s["train_fraction"])
+        built = {kind: build_layout(kind, table, s) for kind in s["layouts"]}
+        reports = {kind: layouts.layout_report(layout, table["train"], table["test"], per_block)
+                   for kind, layout in built.items()}
+        points = []
+        grid = [(k, p, f) for k in built for p in s["policies"] for f in s["cache_fractions"]]
+        with progress_bar(len(grid), f"{name}: simulate", "sim", progress) as bar:
+            for kind, policy, fraction in grid:
+                point = _simulate(table, built[kind], fraction, policy, s["headline_shadow_factor"])
+                points.append({"layout": kind, "policy": policy, **point})
+                bar.update()
+        at = [p for p in points if p["cache_fraction"] == s["headline_cache_fraction"]]
+        baseline = next(p for p in at if (p["layout"], p["policy"]) == ("identity", "none"))
+        bandana = [p for p in at if p["layout"] not in ("identity", "random") and p["policy"] != "none"]
+        best = max(bandana, key=lambda p: p["effective_bandwidth"])
+        random_prefetch = next((p for p in at if (p["layout"], p["policy"]) == ("random", "prefetch")), None)
+        out["tables"][name] = {
+            "num_vectors": table["num_vectors"], "test_lookups": int(table["test_ids"].size),
+            "layouts": reports, "points": points,
+            "headline": {
+                "cache_fraction": s["headline_cache_fraction"],
+                "baseline": {"layout": "identity", "policy": "none",
+                             "effective_bandwidth": baseline["effective_bandwidth"]},
+                "best": {k: best[k] for k in ("layout", "policy", "effective_bandwidth", "hit_rate")},
+                "ratio": best["effective_bandwidth"] / baseline["effective_bandwidth"],
+                "random_prefetch_effective_bandwidth":
+                    random_prefetch["effective_bandwidth"] if random_prefetch else None,
+            },
+        }
+        if name == s["tables"][0] and "shp" in built:
+            out["shadow_sweep"] = _shadow_sweep(table, built["shp"], s)
+            out["miniature"] = _miniature_accuracy(table, built["shp"], s)
+    ratios = [t["headline"]["ratio"] for t in out["tables"].values()]
+    out["headline_ratio"] = float(np.mean(ratios)) if ratios else None
+    return out
+
+
+def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = None) -> dict:
+    """Effective bandwidth and K-means seconds against sub-clusters per cluster (Figs 7–8).
+
+    Two-level K-means (``kmeans_clusters`` clusters, each split into k sub-clusters),
+    measured with policy ``prefetch`` at the headline cache fraction on the test trace.
+    Returns ``{"tables": {name: [{"subclusters", "kmeans_seconds", "effective_bandwidth",
+    "hit_rate", "fanout_test"}]}}``.
+    """
+    s = s or sizes()
+    per_block = BLOCK_BYTES // VECTOR_BYTES
+    out: dict[str, Any] = {"sizes": s, "tables": {}}
+    for name in s["subcluster_tables"]:
+        table = load_table(name, s["train_fraction"])
+        rows = []
+        with progress_bar(len(s["subclusters"]), f"{name}: sub-clusters", "k", progress) as bar:
+            for k in s["subclusters"]:
+                layout = layouts.kmeans_two_level_layout(table["vectors"], clusters=s["kmeans_clusters"],
+                                                         subclusters=k, niter=s["kmeans_niter"],
+                                                         seed=s["seed"])
+                point = _simulate(table, layout, s["headline_cache_fraction"], "prefetch", 1)
+                rows.append({"subclusters": k, "kmeans_seconds": layout.build_seconds,
+                             "effective_bandwidth": point["effective_bandwidth"],
+                             "hit_rate": point["hit_rate"],
+                             "fanout_test": layouts.fanout(layout, *table["test"], per_block)})
+                bar.update()
+        out["tables"][name] = rows
+    return out
+
+
+def _shadow_sweep(table, layout, s) -> dict:
+    rows = [{"shadow_factor": f, **_simulate(table, layout, s["headline_cache_fraction"], "shadow", f)}
+            for f in s["shadow_factors"]]
+    prefetch = _simulate(table, layout, s["headline_cache_fraction"], "prefetch", 1)
+    return {"table": table["name"], "layout": layout.name, "rows": rows, "prefetch": prefetch}
+
+
+def _miniature_accuracy(table, layout, s) -> dict:
+    capacities = [_capacity(table, f) for f in s["cache_fractions"]]
+    shadows = sorted({int(f * c) for c in capacities for f in s["shadow_factors"]})
+    result = miniature.compare_with_full(table["test_ids"], layout.permutation, capacities, shadows,
+                                         "shadow", rate=s["miniature_rate"], seed=s["seed"],
+                                         vector_bytes=VECTOR_BYTES, block_bytes=BLOCK_BYTES)
+    return {**result, "table": table["name"], "layout": layout.name, "rate": s["miniature_rate"]}
+
+
+def simulator_speed(s: dict[str, Any] | None = None) -> dict:
+    """Lookups/s of the simulator per policy and of an OrderedDict LRU, same trace, one run."""
+    s = s or sizes()
+    return cache.measure_throughput(n_vectors=s["speed_vectors"], n_lookups=s["speed_lookups"],
+                                    repeats=s["speed_repeats"],
+                                    baseline_max_lookups=s["speed_baseline_lookups"])

@@ -1,0 +1,131 @@
+"""Bandana block layouts: permutations, determinism, fanout, and quality ordering."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from impls.bandana import layouts as L
+from impls.bandana.traces import TraceError, generate_trace, split_in_time
+
+V = 32
+N = 8000
+
+
+@pytest.fixture(scope="module")
+def structured():
+    """A trace whose vector values track its communities closely (low noise)."""
+    t = generate_trace(11, num_vectors=N, num_lookups=120000, dim=16, noise=0.3,
+                       community_size=64, global_fraction=0.05)
+    train, test = split_in_time(t["offsets"], t["indices"], 0.8)
+    return t, train, test
+
+
+def _is_permutation(p, n):
+    return p.dtype == np.int64 and p.shape == (n,) and np.array_equal(np.sort(p), np.arange(n))
+
+
+def test_vectors_per_block():
+    assert L.vectors_per_block(128) == 32
+    assert L.vectors_per_block(64, 4096) == 64
+    with pytest.raises(ValueError):
+        L.vectors_per_block(8192)
+
+
+def test_every_builder_returns_a_permutation(structured):
+    t, train, _ = structured
+    built = [L.identity_layout(N), L.random_layout(N, 3),
+             L.kmeans_layout(t["vectors"], vectors_per_block=V, niter=4),
+             L.kmeans_two_level_layout(t["vectors"], clusters=8, subclusters=4, niter=4),
+             L.shp_layout(*train, N, vectors_per_block=V, iterations=4)]
+    for layout in built:
+        assert _is_permutation(layout.permutation, N), layout.name
+        assert layout.build_seconds >= 0 and layout.num_vectors == N
+
+
+def test_seeded_builders_are_deterministic(structured):
+    t, train, _ = structured
+    np.testing.assert_array_equal(L.random_layout(N, 4).permutation, L.random_layout(N, 4).permutation)
+    assert not np.array_equal(L.random_layout(N, 4).permutation, L.random_layout(N, 5).permutation)
+    a = L.kmeans_two_level_layout(t["vectors"], clusters=8, subclusters=4, niter=4, seed=2)
+    b = L.kmeans_two_level_layout(t["vectors"], clusters=8, subclusters=4, niter=4, seed=2)
+    np.testing.assert_array_equal(a.permutation, b.permutation)
+    a = L.kmeans_layout(t["vectors"][:2000], vectors_per_block=V, niter=4, seed=2)
+    b = L.kmeans_layout(t["vectors"][:2000], vectors_per_block=V, niter=4, seed=2)
+    np.testing.assert_array_equal(a.permutation, b.permutation)
+    a = L.shp_layout(*train, N, vectors_per_block=V, iterations=4, seed=9)
+    b = L.shp_layout(*train, N, vectors_per_block=V, iterations=4, seed=9)
+    np.testing.assert_array_equal(a.permutation, b.permutation)
+
+
+def test_fanout_matches_hand_count():
+    offsets = np.array([0, 2, 5, 8, 10])
+    indices = np.array([0, 1, 0, 2, 4, 1, 1, 0, 7, 2])
+    # identity, V = 2: blocks {0,1} {2,3} {4,5} {6,7}; queries touch 1, 3, 1, 2 blocks
+    assert L.fanout(L.identity_layout(8), offsets, indices, 2) == pytest.approx(7 / 4)
+    np.testing.assert_array_equal(L.query_fanouts(L.identity_layout(8), offsets, indices, 2), [1, 3, 1, 2])
+    # storage order 0 2 4 1 | 3 5 6 7 with V = 4: {0,1}, {0,2,4}, {1,0} in block 0; {7,2} in two
+    perm = np.array([0, 2, 4, 1, 3, 5, 6, 7])
+    np.testing.assert_array_equal(L.query_fanouts(perm, offsets, indices, 4), [1, 1, 1, 2])
+    assert L.fanout(perm, offsets, indices, 4) == pytest.approx(5 / 4)
+    # V = 1: fanout is the number of distinct ids
+    assert L.fanout(perm, offsets, indices, 1) == pytest.approx((2 + 3 + 2 + 2) / 4)
+    np.testing.assert_array_equal(L.block_of_vector(perm, 4), [0, 0, 0, 1, 0, 1, 1, 1])
+
+
+def test_fanout_checks_its_input():
+    with pytest.raises(TraceError):
+        L.fanout(L.identity_layout(4), np.array([0, 1]), np.array([4]), 2)
+    with pytest.raises(ValueError, match="not a permutation"):
+        L.fanout(np.array([0, 0, 1]), np.array([0, 1]), np.array([2]), 2)
+
+
+def test_quality_ordering_on_a_structured_trace(structured):
+    t, train, test = structured
+    identity = L.fanout(L.identity_layout(N), *test, V)
+    random = L.fanout(L.random_layout(N, 0), *test, V)
+    kmeans = L.fanout(L.kmeans_layout(t["vectors"], vectors_per_block=V, niter=8), *test, V)
+    shp = L.fanout(L.shp_layout(*train, N, vectors_per_block=V, iterations=8), *test, V)
+    assert random >= 0.9 * identity  # ids carry no locality: random is no better than identity
+    assert kmeans < 0.75 * random
+    assert shp < 0.75 * random
+
+
+def test_more_subclusters_do_not_hurt(structured):
+    t, _, test = structured
+    fan = {k: L.fanout(L.kmeans_two_level_layout(t["vectors"], clusters=4, subclusters=k, niter=8),
+                       *test, V) for k in (1, 8, 64)}
+    assert fan[8] <= 1.02 * fan[1]
+    assert fan[64] <= 1.02 * fan[8]
+    assert fan[64] < 0.8 * fan[1]
+
+
+def test_layout_report(structured):
+    _, train, test = structured
+    report = L.layout_report(L.random_layout(N, 0), train, test, V)
+    assert {"name", "params", "build_seconds", "fanout_train", "fanout_test",
+            "distinct_per_query_train", "distinct_per_query_test"} <= set(report)
+    assert 1 <= report["fanout_test"] <= report["distinct_per_query_test"]
+
+
+def test_kahypar_missing_gives_a_clear_import_error(structured, monkeypatch):
+    _, train, _ = structured
+    monkeypatch.setitem(sys.modules, "kahypar", None)  # makes `import kahypar` fail
+    assert not L.kahypar_available()
+    with pytest.raises(ImportError, match="pip install kahypar"):
+        L.kahypar_layout(*train, N, vectors_per_block=V)
+
+
+def test_kahypar_layout_on_a_small_instance(structured):
+    if not L.kahypar_available():
+        pytest.skip("optional package kahypar is not installed")
+    _, train, _ = structured
+    small = 1200
+    keep = np.flatnonzero(train[1] < small)  # queries restricted to the first ids
+    ids = train[1][keep]
+    counts = np.bincount(np.searchsorted(train[0], keep, side="right") - 1, minlength=train[0].size - 1)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    layout = L.kahypar_layout(offsets, ids, small, vectors_per_block=V)
+    assert _is_permutation(layout.permutation, small)
+    assert L.fanout(layout, offsets, ids, V) < L.fanout(L.random_layout(small, 0), offsets, ids, V)
