@@ -565,3 +565,21 @@ def test_history_leaves_out_benchmarks_never_measured():
         "machine": ["m", "m"], "env_name": ["e", "e"], "started_at": [1, 1],
     })
     assert [h.benchmark for h in history_figures(frame)] == ["b.Measured.track_x"]
+
+
+def test_latest_points_never_mix_an_older_runs_parameter_grid():
+    import pandas as pd
+
+    rows = []
+    for commit, day, grid in (("old", "2026-11-01", [1, 2, 4]), ("new", "2026-11-02", [1, 4])):
+        for k in grid:
+            rows.append({"benchmark": "b.Sweep.track_x", "commit": commit, "env_name": "e",
+                         "date": pd.Timestamp(day), "started_at": pd.Timestamp(day),
+                         "param_label": f"k={k}", "value": float(k)})
+    rows.append({"benchmark": "b.Other.track_y", "commit": "old", "env_name": "e",
+                 "date": pd.Timestamp("2026-11-01"), "started_at": pd.Timestamp("2026-11-01"),
+                 "param_label": "", "value": 7.0})
+    latest = latest_points(pd.DataFrame(rows))
+    sweep = latest[latest["benchmark"] == "b.Sweep.track_x"]
+    assert sorted(sweep["param_label"]) == ["k=1", "k=4"] and set(sweep["commit"]) == {"new"}
+    assert latest[latest["benchmark"] == "b.Other.track_y"]["value"].tolist() == [7.0]

@@ -246,9 +246,18 @@ def newest_per_point(frame: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
 
 
 def latest_points(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return the newest result of every (benchmark, parameter combination).
+    """Return every point of each benchmark's newest run.
 
-    "Newest" is the latest commit date (then run start) that has that benchmark,
-    so a partial ``asv run --bench`` does not hide older results of the others.
+    "Newest" is the latest commit date (then run start) that has that benchmark, so a
+    partial ``asv run --bench`` does not hide older results of the others; all points
+    come from that one run, so points from an older run with other parameters (another
+    profile's grid) never mix into a trend or ratio.
     """
-    return newest_per_point(frame, ("benchmark", "param_label"))
+    if frame.empty:
+        return frame
+    runs = (frame.groupby(["benchmark", "commit", "env_name"], sort=False, dropna=False)
+            .agg(run_date=("date", "max"), run_started=("started_at", "max")).reset_index())
+    newest = (runs.sort_values(["run_date", "run_started"], na_position="first")
+              .groupby("benchmark", sort=False).tail(1)[["benchmark", "commit", "env_name"]])
+    latest = frame.merge(newest, on=["benchmark", "commit", "env_name"], how="inner")
+    return latest.reset_index(drop=True)
