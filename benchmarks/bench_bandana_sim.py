@@ -4,25 +4,35 @@ miniature-simulation accuracy; simulator speed. Synthetic traces (datasets/banda
 Each setup_cache runs one experiment of impls/bandana/experiments.py and stores it as an
 artifact for the report's figures; the classes only name what asv records.
 """
-from impls.bandana import experiments
+from impls.harness import profiles
 from impls.harness.artifacts import save_artifact
 
-SIZES = experiments.sizes()
+SIZES = profiles.sizes("bandana_sim")
+
+
+# Each setup cache imports the experiments itself: asv imports this module once per
+# benchmark and parameter, and numba + faiss at module level would cost minutes.
 
 
 def _layouts_and_policies(_benchmark=None):
+    from impls.bandana import experiments
+
     data = experiments.layout_policy_experiment(SIZES)
     save_artifact("bandana_layouts", data, experiment="bandana.layouts", synthetic=True)
     return data
 
 
 def _subclusters(_benchmark=None):
+    from impls.bandana import experiments
+
     data = experiments.subcluster_sweep(SIZES)
     save_artifact("bandana_subclusters", data, experiment="bandana.subclusters", synthetic=True)
     return data
 
 
 def _speed(_benchmark=None):
+    from impls.bandana import experiments
+
     data = experiments.simulator_speed(SIZES)
     save_artifact("bandana_simulator_speed", data, experiment="bandana.speed", synthetic=True)
     return data

@@ -6,7 +6,6 @@ the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
 """
 from impls.harness import profiles
 from impls.harness.artifacts import save_artifact
-from impls.salus import experiments
 
 from .common import raise_if_skipped, skipped_unless
 
@@ -16,11 +15,15 @@ OVERHEAD = profiles.sizes("salus_overhead")
 METHODS = ["inprocess", "inprocess_gap", "to_host", "to_disk", "restart"]
 
 
-def _experiment(experiment, artifact, sizes, device):
+def _experiment(name, artifact, sizes, device):
     skip = skipped_unless("cuda") if device == "cuda" else None
     if skip:
         return skip
-    data = experiment(sizes, device)
+    # Imported here, not at module level: asv imports this module once per benchmark and
+    # parameter, and torch's import (3 s) would then cost minutes of the quick profile.
+    from impls.salus import experiments
+
+    data = getattr(experiments, name)(sizes, device)
     save_artifact(artifact, data, experiment=f"salus.{artifact}", synthetic=True)
     return data
 
@@ -28,23 +31,23 @@ def _experiment(experiment, artifact, sizes, device):
 # asv keys a setup cache by the defining source line: one function per experiment and
 # device, so that a CUDA class never reuses the CPU run (and sharers share on purpose).
 def _switching_cpu(_benchmark=None):
-    return _experiment(experiments.switching_experiment, "salus_switching", SWITCHING, "cpu")
+    return _experiment("switching_experiment", "salus_switching", SWITCHING, "cpu")
 
 
 def _switching_cuda(_benchmark=None):
-    return _experiment(experiments.switching_experiment, "salus_switching_cuda", SWITCHING, "cuda")
+    return _experiment("switching_experiment", "salus_switching_cuda", SWITCHING, "cuda")
 
 
 def _policies_cpu(_benchmark=None):
-    return _experiment(experiments.policy_experiment, "salus_policies", POLICIES, "cpu")
+    return _experiment("policy_experiment", "salus_policies", POLICIES, "cpu")
 
 
 def _policies_cuda(_benchmark=None):
-    return _experiment(experiments.policy_experiment, "salus_policies_cuda", POLICIES, "cuda")
+    return _experiment("policy_experiment", "salus_policies_cuda", POLICIES, "cuda")
 
 
 def _overhead_cpu(_benchmark=None):
-    return _experiment(experiments.overhead_experiment, "salus_overhead", OVERHEAD, "cpu")
+    return _experiment("overhead_experiment", "salus_overhead", OVERHEAD, "cpu")
 
 
 for _setup in (_switching_cpu, _switching_cuda, _policies_cpu, _policies_cuda, _overhead_cpu):
