@@ -7,6 +7,8 @@ artifact for the report's figures; the classes only name what asv records.
 from impls.harness import profiles
 from impls.harness.artifacts import save_artifact
 
+from .common import raise_if_skipped
+
 SIZES = profiles.sizes("bandana_sim")
 
 
@@ -38,7 +40,17 @@ def _speed(_benchmark=None):
     return data
 
 
-for _setup in (_layouts_and_policies, _subclusters, _speed):
+def _kahypar(_benchmark=None):
+    from impls.bandana import experiments, layouts
+
+    if not layouts.kahypar_available():
+        return {"skipped": "the optional package kahypar is not installed (pip install kahypar)"}
+    data = experiments.shp_vs_kahypar(SIZES)
+    save_artifact("bandana_shp_vs_kahypar", data, experiment="bandana.shp_vs_kahypar", synthetic=True)
+    return data
+
+
+for _setup in (_layouts_and_policies, _subclusters, _speed, _kahypar):
     _setup.timeout = 3600
 
 
@@ -172,3 +184,20 @@ class SimulatorVsOrderedDict:
         return data["ratio_none_vs_ordered_dict"]
 
     track_ratio.unit = "x"
+
+
+class ShpVsKahypar:
+    """SHP's fanout over KaHyPar's (km1) on a 20k-vector instance (≤ 1.10: within 10%)."""
+
+    params = (SIZES["kahypar_tables"], ["train", "test"])
+    param_names = ["table", "trace"]
+    setup_cache = _kahypar
+    timeout = 3600
+
+    def setup(self, data, table, trace):
+        raise_if_skipped(data)
+
+    def track_fanout_ratio(self, data, table, trace):
+        return data["tables"][table][f"fanout_ratio_{trace}"]
+
+    track_fanout_ratio.unit = "SHP fanout / KaHyPar fanout"

@@ -7,7 +7,8 @@
   (the paper's Figs 7–8);
   (it also sweeps the shadow-cache size and checks miniature against full simulation
   on the first table's SHP layout, reusing the layout it built);
-- :func:`simulator_speed`  lookups/s per policy and the ratio to an OrderedDict LRU.
+- :func:`simulator_speed`  lookups/s per policy and the ratio to an OrderedDict LRU;
+- :func:`shp_vs_kahypar`  SHP's fanout against KaHyPar's (km1) on a small instance.
 
 Sizes come from ``[bandana_sim.<profile>]`` in ``impls/profiles.toml``; traces are the
 synthetic ``datasets/bandana-*.toml`` recipes at the same profile.
@@ -180,3 +181,40 @@ def simulator_speed(s: dict[str, Any] | None = None) -> dict:
     return cache.measure_throughput(n_vectors=s["speed_vectors"], n_lookups=s["speed_lookups"],
                                     repeats=s["speed_repeats"],
                                     baseline_max_lookups=s["speed_baseline_lookups"])
+
+
+def shp_vs_kahypar(s: dict[str, Any] | None = None, progress: bool | None = None) -> dict:
+    """SHP against KaHyPar (km1) on the small instance of each ``kahypar_tables`` table.
+
+    The instance is the table's trace at profile ``kahypar_instance_profile`` (smoke:
+    20k vectors). Returns ``{"tables": {name: {"num_vectors", "shp": {...}, "kahypar":
+    {...}, "identity": {...}, "fanout_ratio_train", "fanout_ratio_test"}}}`` where each
+    layout gives ``build_seconds`` and ``fanout_train``/``fanout_test`` (blocks per query)
+    and a ratio is SHP's fanout over KaHyPar's (≤ 1.10: within 10%). Raises ImportError
+    when the optional package ``kahypar`` is missing.
+    """
+    s = s or sizes()
+    per_block = BLOCK_BYTES // VECTOR_BYTES
+    out: dict[str, Any] = {"sizes": s, "tables": {}}
+    with progress_bar(len(s["kahypar_tables"]), "SHP vs KaHyPar", "table", progress) as bar:
+        for name in s["kahypar_tables"]:
+            table = load_table(name, s["train_fraction"], s["kahypar_instance_profile"])
+            n, train, test = table["num_vectors"], table["train"], table["test"]
+            built = {
+                "shp": layouts.shp_layout(*train, n, vectors_per_block=per_block,
+                                          iterations=s["shp_iterations"], seed=s["seed"]),
+                "kahypar": layouts.kahypar_layout(*train, n, vectors_per_block=per_block,
+                                                  seed=s["seed"]),
+                "identity": layouts.identity_layout(n),
+            }
+            row: dict[str, Any] = {"num_vectors": n, "synthetic": table["synthetic"]}
+            for kind, layout in built.items():
+                row[kind] = {"build_seconds": layout.build_seconds,
+                             "fanout_train": layouts.fanout(layout, *train, per_block),
+                             "fanout_test": layouts.fanout(layout, *test, per_block)}
+            for split in ("train", "test"):
+                row[f"fanout_ratio_{split}"] = (row["shp"][f"fanout_{split}"]
+                                                / row["kahypar"][f"fanout_{split}"])
+            out["tables"][name] = row
+            bar.update()
+    return out
