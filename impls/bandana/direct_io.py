@@ -1,0 +1,291 @@
+"""Block reads with many in flight, for the replay engine: Linux AIO from numba, or threads.
+
+Both mechanisms run one *read job*: read data blocks ``blocks[0..R)`` of an open
+O_DIRECT store, at most ``queue_depth`` in flight, submitted in order; when read
+``i`` completes, the vectors it inserted into the DRAM cache
+(``ins_ids[ins_lo[i]:ins_hi[i]]``, all in block ``blocks[i]``) are copied from the
+read buffer into the DRAM copy ``dram[id]`` and flagged in ``valid[id]``. Submit
+and completion times of every read are recorded (``time.perf_counter_ns`` clock,
+nanoseconds).
+
+* ``"libaio"``: the kernel's native AIO (``io_setup``/``io_submit``/``io_getevents``)
+  called through libc's ``syscall`` from a numba loop, so no Python runs per read:
+  up to ``queue_depth`` iocbs are submitted in one call and every completion
+  ``io_getevents`` returns is handled in the same loop. Needs only libc (no libaio
+  package); O_DIRECT makes the reads truly asynchronous.
+* ``"threads"``: ``queue_depth`` Python threads, each looping ``os.preadv`` (which
+  releases the GIL) and a nogil numba copy; the portable fallback.
+
+Measured on this suite's 2-core VM (virtio disk), see the replay experiment's
+``mechanisms`` record; ``"libaio"`` is the default where the syscalls work.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import os
+import threading
+import time
+
+import numpy as np
+from numba import njit
+
+MECHANISMS = ("libaio", "threads")
+
+_NR_IO_SETUP, _NR_IO_DESTROY, _NR_IO_GETEVENTS, _NR_IO_SUBMIT = 206, 207, 208, 209  # x86-64
+_IOCB_WORDS = 8       # struct iocb: 64 bytes
+_EVENT_WORDS = 4      # struct io_event: 32 bytes
+_CLOCK_MONOTONIC = 1
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_syscall = _libc.syscall
+_syscall.restype = ctypes.c_long
+_syscall.argtypes = [ctypes.c_long] * 6
+_clock_gettime = _libc.clock_gettime
+_clock_gettime.restype = ctypes.c_int
+_clock_gettime.argtypes = [ctypes.c_int, ctypes.c_long]
+
+# kernel status codes
+_DONE = 0
+_ERR_SUBMIT = 1
+_ERR_GETEVENTS = 2
+_ERR_SHORT_READ = 3
+
+
+class DirectIOError(OSError):
+    """A block read failed (the message names the call and the block)."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid):
+    base = blocks[i] * per_block
+    for k in range(ins_lo[i], ins_hi[i]):
+        v = ins_ids[k]
+        off = (pos[v] - base) * vb
+        for j in range(vb):
+            dram[v, j] = buf[off + j]
+        valid[v] = 1
+
+
+@njit(cache=True, nogil=True)
+def copy_one(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid):
+    """Copy read ``i``'s inserted vectors from ``buf`` (its block's bytes) into ``dram``."""
+    _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid)
+
+
+@njit(cache=False)
+def _now_ns(ts):
+    _clock_gettime(_CLOCK_MONOTONIC, ts.ctypes.data)
+    return ts[0] * 1_000_000_000 + ts[1]
+
+
+@njit(cache=False)
+def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr, iocbs,
+              batch, events, free, slot_read, state, ts,
+              blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid, submit_ns, done_ns):
+    """Run (or resume) a read job; state = [submitted, done, in_flight, n_free, failed_read]."""
+    n = blocks.shape[0]
+    iocb_base = iocbs.ctypes.data
+    while state[1] < n:
+        k = 0
+        while state[2] + k < queue_depth and state[0] + k < n:
+            slot = free[state[3] - 1 - k]
+            i = state[0] + k
+            w = slot * 8
+            iocbs[w + 0] = slot                                   # aio_data
+            iocbs[w + 1] = 0                                      # aio_key, aio_rw_flags
+            iocbs[w + 2] = fd << 32                               # opcode PREAD (0), reqprio 0, fildes
+            iocbs[w + 3] = pool_addr + slot * block_bytes         # aio_buf
+            iocbs[w + 4] = block_bytes                            # aio_nbytes
+            iocbs[w + 5] = (blocks[i] + header_blocks) * block_bytes  # aio_offset
+            iocbs[w + 6] = 0
+            iocbs[w + 7] = 0
+            batch[k] = iocb_base + slot * 64
+            slot_read[slot] = i
+            k += 1
+        if k > 0:
+            now = _now_ns(ts)
+            got = _syscall(_NR_IO_SUBMIT, ctx, k, batch.ctypes.data, 0, 0)
+            if got < 0:
+                return _ERR_SUBMIT
+            for j in range(got):
+                submit_ns[state[0] + j] = now
+            state[0] += got
+            state[2] += got
+            state[3] -= got
+        got = _syscall(_NR_IO_GETEVENTS, ctx, 1, queue_depth, events.ctypes.data, 0)
+        if got < 0:
+            return _ERR_GETEVENTS
+        now = _now_ns(ts)
+        for e in range(got):
+            slot = events[e * 4 + 0]
+            res = events[e * 4 + 2]
+            i = slot_read[slot]
+            if res != block_bytes:
+                state[4] = i
+                return _ERR_SHORT_READ
+            done_ns[i] = now
+            _copy_inserted(pool[slot], i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb,
+                           dram, valid)
+            free[state[3]] = slot
+            state[3] += 1
+        state[1] += got
+        state[2] -= got
+    return _DONE
+
+
+def _monotonic_offset_ns() -> int:
+    """perf_counter_ns() - CLOCK_MONOTONIC in ns (0 on Linux, where they are the same clock)."""
+    return time.perf_counter_ns() - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+class AioContext:
+    """A Linux AIO context with ``queue_depth`` slots (``io_setup``); ``close()`` destroys it."""
+
+    def __init__(self, queue_depth: int):
+        self.queue_depth = int(queue_depth)
+        ctx = np.zeros(1, dtype=np.uint64)
+        if _syscall(_NR_IO_SETUP, self.queue_depth, ctx.ctypes.data, 0, 0, 0) < 0:
+            err = ctypes.get_errno()
+            raise DirectIOError(err, f"io_setup({self.queue_depth}) failed: {os.strerror(err)}")
+        self.ctx = int(ctx[0])
+        self.iocbs = np.zeros(self.queue_depth * _IOCB_WORDS, dtype=np.int64)
+        self.batch = np.zeros(self.queue_depth, dtype=np.int64)
+        self.events = np.zeros(self.queue_depth * _EVENT_WORDS, dtype=np.int64)
+        self.slot_read = np.zeros(self.queue_depth, dtype=np.int64)
+        self.ts = np.zeros(2, dtype=np.int64)
+
+    def close(self) -> None:
+        """Destroy the context (waits for reads still in flight)."""
+        if self.ctx:
+            _syscall(_NR_IO_DESTROY, self.ctx, 0, 0, 0, 0)
+            self.ctx = 0
+
+
+@functools.cache
+def libaio_unavailable_reason() -> str | None:
+    """Why the AIO syscalls cannot be used here, or None when they work."""
+    if os.uname().machine != "x86_64":
+        return f"syscall numbers are for x86_64, this is {os.uname().machine}"
+    try:
+        AioContext(1).close()
+    except DirectIOError as err:
+        return str(err)
+    return None
+
+
+def run_libaio(fd: int, job: dict, queue_depth: int, buffers, header_blocks: int = 1,
+               context: AioContext | None = None) -> None:
+    """Run ``job`` (see :func:`run_job`) with Linux AIO; ``buffers`` an AlignedBuffers of
+    at least ``queue_depth`` rows. Raises :class:`DirectIOError` on a failed or short read."""
+    own = context is None
+    ctx = AioContext(queue_depth) if own else context
+    offset = _monotonic_offset_ns()
+    try:
+        free = np.arange(queue_depth, dtype=np.int64)
+        state = np.array([0, 0, 0, queue_depth, -1], dtype=np.int64)
+        block_bytes = buffers.block_bytes
+        while True:
+            status = _aio_loop(ctx.ctx, fd, queue_depth, block_bytes, header_blocks, buffers.array,
+                               buffers.address, ctx.iocbs, ctx.batch, ctx.events, free,
+                               ctx.slot_read, state, ctx.ts, job["blocks"], job["ins_lo"],
+                               job["ins_hi"], job["ins_ids"], job["pos"], job["per_block"],
+                               job["vector_bytes"], job["dram"], job["valid"], job["submit_ns"],
+                               job["done_ns"])
+            if status == _DONE:
+                break
+            err = ctypes.get_errno() if status != _ERR_SHORT_READ else 0
+            if status in (_ERR_SUBMIT, _ERR_GETEVENTS) and err in (errno.EINTR, errno.EAGAIN):
+                continue
+            if status == _ERR_SHORT_READ:
+                i = int(state[4])
+                raise DirectIOError(errno.EIO, f"short or failed read of block {int(job['blocks'][i])}")
+            call = "io_submit" if status == _ERR_SUBMIT else "io_getevents"
+            raise DirectIOError(err, f"{call} failed: {os.strerror(err) if err else 'unknown error'}")
+        if offset:
+            job["submit_ns"] += offset
+            job["done_ns"] += offset
+    finally:
+        if own:
+            ctx.close()
+
+
+def run_threads(fd: int, job: dict, queue_depth: int, buffers, header_blocks: int = 1) -> None:
+    """Run ``job`` with ``queue_depth`` threads around ``os.preadv`` (one buffer row each)."""
+    blocks = job["blocks"]
+    n = blocks.shape[0]
+    block_bytes = buffers.block_bytes
+    counter = iter(range(n))
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def worker(slot: int) -> None:
+        buf = buffers.array[slot]
+        view = memoryview(buf)
+        try:
+            while not errors:
+                with lock:
+                    i = next(counter, -1)
+                if i < 0:
+                    return
+                job["submit_ns"][i] = time.perf_counter_ns()
+                got = os.preadv(fd, [view], (int(blocks[i]) + header_blocks) * block_bytes)
+                if got != block_bytes:
+                    raise DirectIOError(errno.EIO, f"short read of block {int(blocks[i])}: {got} bytes")
+                job["done_ns"][i] = time.perf_counter_ns()
+                copy_one(buf, i, blocks, job["ins_lo"], job["ins_hi"], job["ins_ids"], job["pos"],
+                         job["per_block"], job["vector_bytes"], job["dram"], job["valid"])
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(err)
+
+    if queue_depth == 1:
+        worker(0)
+    else:
+        threads = [threading.Thread(target=worker, args=(s,), daemon=True) for s in range(queue_depth)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    if errors:
+        raise errors[0]
+
+
+def run_job(mechanism: str, fd: int, job: dict, queue_depth: int, buffers, header_blocks: int = 1,
+            context: AioContext | None = None) -> None:
+    """Run a read job with ``mechanism`` (``"libaio"`` or ``"threads"``).
+
+    ``job`` holds: ``blocks`` (int64[R], data block of each read), ``ins_lo``/``ins_hi``
+    (int64[R], the read's slice of ``ins_ids``), ``ins_ids`` (int64, vector ids),
+    ``pos`` (storage position of each id), ``per_block``, ``vector_bytes``, ``dram``
+    (uint8[N, vector_bytes]), ``valid`` (uint8[N]), and ``submit_ns``/``done_ns``
+    (int64[R], filled with perf_counter_ns times).
+    """
+    if mechanism == "libaio":
+        run_libaio(fd, job, queue_depth, buffers, header_blocks, context)
+    elif mechanism == "threads":
+        run_threads(fd, job, queue_depth, buffers, header_blocks)
+    else:
+        raise ValueError(f"unknown I/O mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}")
+
+
+def warm_up(mechanism: str) -> None:
+    """Compile ``mechanism``'s numba code (an empty job), so no compile time is measured."""
+    from impls.bandana.block_store import AlignedBuffers
+
+    empty = np.zeros(0, dtype=np.int64)
+    job = {"blocks": empty, "ins_lo": empty, "ins_hi": empty, "ins_ids": empty, "pos": empty,
+           "per_block": 1, "vector_bytes": 1, "dram": np.zeros((1, 1), dtype=np.uint8),
+           "valid": np.zeros(1, dtype=np.uint8), "submit_ns": empty, "done_ns": empty}
+    buffers = AlignedBuffers(1, 4096)
+    try:
+        run_job(mechanism, -1, job, 1, buffers)
+        one = np.zeros(1, dtype=np.int64)
+        copy_one(buffers.array[0], 0, one, one, one, one, one, 1, 1, job["dram"], job["valid"])
+    finally:
+        buffers.close()
+
+
+def default_mechanism() -> str:
+    """``"libaio"`` where the AIO syscalls work, else ``"threads"``."""
+    return "libaio" if libaio_unavailable_reason() is None else "threads"
