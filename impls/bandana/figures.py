@@ -130,3 +130,4 @@ def iops_vs_queue_depth(data: dict[str, Any]):
 
 
 from impls.bandana import sim_figures  # noqa: E402,F401  (registers the simulation figures)
+from impls.bandana import replay_figures  # noqa: E402,F401  (registers the replay figures)

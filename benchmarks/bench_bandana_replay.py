@@ -1,0 +1,144 @@
+"""Bandana on a real block device: trace replay through the DRAM cache against an O_DIRECT
+store, next to fio's 4 KB random-read IOPS on the same file (the ceiling).
+
+One setup_cache runs impls/bandana/replay_experiment.py and stores it as the
+``bandana_replay`` artifact (synthetic trace and values, real device); the classes only
+name what asv records. Skipped where O_DIRECT reads cannot reach a drive (tmpfs).
+"""
+from impls.bandana import block_store, replay_experiment
+from impls.harness.artifacts import save_artifact
+
+from .common import raise_if_skipped, skipped_unless
+
+SIZES = replay_experiment.sizes()
+
+
+def _replay(_benchmark=None):
+    """Run the profile's replay experiment once per asv run (shared by every class below)."""
+    skip = skipped_unless("o_direct")
+    if skip:
+        return skip
+    try:
+        data = replay_experiment.replay_experiment(SIZES)
+    except block_store.DirectIOUnavailable as err:
+        return {"skipped": str(err)}
+    save_artifact("bandana_replay", data, experiment="bandana.replay", synthetic=True)
+    return data
+
+
+_replay.timeout = 3600
+
+
+def _sweep_point(data, layout, queue_depth):
+    raise_if_skipped(data)
+    for point in data["sweep"]:
+        if (point["layout"], point["queue_depth"]) == (layout, queue_depth):
+            return point
+    raise NotImplementedError(f"{layout} at queue depth {queue_depth} was not measured")
+
+
+class ReplayVsQueueDepth:
+    """Replay with each layout's best policy: lookups/s, reads/s, useful MB/s, query latency."""
+
+    params = (SIZES["layouts"], SIZES["queue_depths"])
+    param_names = ["layout", "queue_depth"]
+    setup_cache = _replay
+    timeout = 3600
+
+    def setup(self, data, layout, queue_depth):
+        self.point = _sweep_point(data, layout, queue_depth)
+
+    def track_lookups_per_second(self, data, layout, queue_depth):
+        return self.point["lookups_per_second"]
+
+    track_lookups_per_second.unit = "lookups/s"
+
+    def track_blocks_per_second(self, data, layout, queue_depth):
+        return self.point["blocks_per_second"]
+
+    track_blocks_per_second.unit = "reads/s"
+
+    def track_useful_bandwidth(self, data, layout, queue_depth):
+        return self.point["useful_bytes_per_second"] / 1e6
+
+    track_useful_bandwidth.unit = "MB/s"
+
+    def track_p99_query_latency(self, data, layout, queue_depth):
+        return self.point["p99_query_us"]
+
+    track_p99_query_latency.unit = "us"
+
+
+class ReplayOverFio:
+    """Replay reads/s over fio's 4 KB random-read IOPS on the same file, same queue depth."""
+
+    params = (SIZES["layouts"], SIZES["queue_depths"])
+    param_names = ["layout", "queue_depth"]
+    setup_cache = _replay
+    timeout = 3600
+
+    def setup(self, data, layout, queue_depth):
+        self.point = _sweep_point(data, layout, queue_depth)
+        if self.point["fio_iops"] is None:
+            raise NotImplementedError("fio is not installed: no ceiling to compare with")
+
+    def track_ratio(self, data, layout, queue_depth):
+        return self.point["replay_over_fio"]
+
+    track_ratio.unit = "fraction of fio IOPS"
+
+    def track_fio_iops(self, data, layout, queue_depth):
+        return self.point["fio_iops"]
+
+    track_fio_iops.unit = "IO/s"
+
+
+class ReplayHeadline:
+    """Useful bytes/s of the first comparison configuration (SHP + shadow) over the second
+    (identity + plain LRU), same cache and queue depth; and whether every replayed point's
+    reads and hits equal the simulator's."""
+
+    setup_cache = _replay
+    timeout = 3600
+
+    def setup(self, data):
+        raise_if_skipped(data)
+
+    def track_useful_bytes_ratio(self, data):
+        return data["headline"]["useful_bytes_ratio"]
+
+    track_useful_bytes_ratio.unit = "x"
+
+    def track_simulator_cross_check(self, data):
+        return 1.0 if data["headline"]["cross_check_all_match"] else 0.0
+
+    track_simulator_cross_check.unit = "1 = replay equals simulator"
+
+
+class ReplayIOMechanism:
+    """Each I/O mechanism (Linux AIO from numba, threads around preadv): reads/s and the
+    ratio to fio, same store, same layout and policy."""
+
+    params = (SIZES["mechanisms"], SIZES["mechanism_queue_depths"])
+    param_names = ["mechanism", "queue_depth"]
+    setup_cache = _replay
+    timeout = 3600
+
+    def setup(self, data, mechanism, queue_depth):
+        raise_if_skipped(data)
+        found = [p for p in data["mechanisms"] if (p["mechanism"], p["queue_depth"]) == (mechanism, queue_depth)]
+        if not found:
+            raise NotImplementedError(f"{mechanism} at queue depth {queue_depth} was not measured here")
+        self.point = found[0]
+
+    def track_blocks_per_second(self, data, mechanism, queue_depth):
+        return self.point["blocks_per_second"]
+
+    track_blocks_per_second.unit = "reads/s"
+
+    def track_ratio(self, data, mechanism, queue_depth):
+        if self.point["replay_over_fio"] is None:
+            raise NotImplementedError("fio is not installed")
+        return self.point["replay_over_fio"]
+
+    track_ratio.unit = "fraction of fio IOPS"

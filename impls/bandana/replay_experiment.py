@@ -1,0 +1,240 @@
+"""Bandana on a real block device: replay vs. the fio ceiling, layouts, and the simulator cross-check.
+
+:func:`replay_experiment` builds each layout of the profile's table (identity,
+two-level K-means, SHP; trained on the early trace), writes the table's vectors in
+that layout to an O_DIRECT store beside ``DLSYSBENCH_NVM_PATH``, and replays the
+first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
+
+* ``sweep``: for every layout, with its best policy (the one the simulator gives
+  the highest effective bandwidth on those lookups), at every queue depth, the
+  replay's lookups/s, reads/s and useful bytes/s next to fio's 4 KB random-read
+  IOPS on the same store file at the same queue depth, measured right after it;
+* ``cross_check``: at queue depth 1 the replay's reads and hits against
+  :func:`impls.bandana.cache.simulate` on the same lookups (they must be equal), and
+  simulated effective bandwidth × fio's measured 4 KB bandwidth next to the replay's
+  measured useful bytes/s;
+* ``comparison``: the configurations named in ``comparison`` (SHP + shadow against
+  identity + plain LRU) at ``comparison_queue_depth``, same cache size;
+* ``mechanisms``: each I/O mechanism of :mod:`impls.bandana.direct_io` at
+  ``mechanism_queue_depths`` on the first layout's store, each next to fio.
+
+Sizes come from ``[bandana_replay.<profile>]`` in ``impls/profiles.toml``. The trace
+and table values are synthetic (``datasets/bandana-*.toml``); the device is real.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from impls.bandana import block_store, cache, direct_io, experiments, replay
+from impls.harness import profiles
+from impls.harness.progress import progress_bar
+
+VECTOR_BYTES = experiments.VECTOR_BYTES
+BLOCK_BYTES = experiments.BLOCK_BYTES
+
+
+def sizes(profile: str | None = None) -> dict[str, Any]:
+    """Return the ``[bandana_replay.<profile>]`` table of ``impls/profiles.toml``."""
+    return profiles.sizes("bandana_replay", profile)
+
+
+def _split(test: tuple[np.ndarray, np.ndarray], warm_lookups: int
+           ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The warm-up ids (the first whole queries holding about ``warm_lookups`` lookups) and
+    the rest of the trace as CSR ``(offsets, indices)``."""
+    offsets, indices = test
+    cut = int(np.searchsorted(offsets, warm_lookups, side="left"))
+    if cut >= offsets.shape[0] - 1:
+        raise ValueError(f"the test trace ({int(offsets[-1])} lookups) is too short for "
+                         f"{warm_lookups} warm-up lookups")
+    warm = np.ascontiguousarray(indices[:int(offsets[cut])], dtype=np.int64)
+    rest = (offsets[cut:] - offsets[cut], np.ascontiguousarray(indices[int(offsets[cut]):], dtype=np.int64))
+    return warm, rest
+
+
+class _Cursor:
+    """Walks the post-warm-up trace in order (wrapping around), remembering what was replayed."""
+
+    def __init__(self, trace: tuple[np.ndarray, np.ndarray]):
+        self.offsets, self.indices = trace
+        self.q = 0
+        self.history: list[np.ndarray] = []
+
+    def remaining(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.q >= self.offsets.shape[0] - 1:
+            self.q = 0
+        lo = int(self.offsets[self.q])
+        return self.offsets[self.q:] - lo, self.indices[lo:]
+
+    def advance(self, queries: int) -> np.ndarray:
+        lo, hi = int(self.offsets[self.q]), int(self.offsets[self.q + queries])
+        self.q += queries
+        self.history.append(self.indices[lo:hi])
+        return self.indices[lo:hi]
+
+
+def _simulated_segment(warm, segment_ids, layout, capacity, policy, shadow) -> dict[str, Any]:
+    """Simulator counters of ``segment_ids`` after ``warm``: a fresh CacheState, the differences."""
+    state = cache.CacheState(layout, capacity, policy, shadow if policy == "shadow" else None,
+                             VECTOR_BYTES, BLOCK_BYTES)
+    state.process(warm)
+    a = state.result()
+    state.process(segment_ids)
+    b = state.result()
+    diff = {k: getattr(b, k) - getattr(a, k)
+            for k in ("lookups", "hits", "misses", "blocks_read", "prefetched", "prefetch_used", "bytes_read")}
+    diff["effective_bandwidth"] = ((diff["misses"] + diff["prefetch_used"]) * VECTOR_BYTES / diff["bytes_read"]
+                                   if diff["bytes_read"] else 0.0)
+    return diff
+
+
+def _measure(session, cursor: _Cursor, qd, s, store, seconds) -> tuple[dict[str, Any], np.ndarray]:
+    """fio on the store file at the queue depth, the replay from the cursor for about
+    ``seconds``, fio again; the point (``fio_iops``: the mean of both fio runs, IO/s;
+    ``fio_before``/``fio``: the two FioPoint dicts) and the ids it replayed.
+
+    fio runs on either side because this drive's throughput drifts from second to second."""
+    before = replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
+                             store.header.file_bytes, BLOCK_BYTES)
+    result = session.run(*cursor.remaining(), queue_depth=qd, verify=s["verify_per_chunk"],
+                         max_seconds=seconds)
+    ids = cursor.advance(result["queries"])
+    after = replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
+                            store.header.file_bytes, BLOCK_BYTES)
+    result["fio"] = after
+    result["fio_before"] = before
+    if before and after:
+        result["fio_iops"] = (before["iops"] + after["iops"]) / 2
+        result["replay_over_fio"] = result["blocks_per_second"] / result["fio_iops"]
+    else:
+        result["fio_iops"] = result["replay_over_fio"] = None
+    return result, ids
+
+
+def _cross_check(point, warm, ids, layout, capacity, shadow) -> dict[str, Any]:
+    sim = _simulated_segment(warm, ids, layout, capacity, point["policy"], shadow)
+    keys = ("blocks_read", "hits", "misses", "prefetched", "prefetch_used")
+    fio_bw = point["fio"]["bandwidth_bytes_per_s"] if point["fio"] else None
+    return {"layout": point["layout"], "policy": point["policy"], "queue_depth": point["queue_depth"],
+            "match": all(point[k] == sim[k] for k in keys),
+            "replay_blocks_read": point["blocks_read"], "simulated_blocks_read": sim["blocks_read"],
+            "replay_hits": point["hits"], "simulated_hits": sim["hits"],
+            "simulated_effective_bandwidth": sim["effective_bandwidth"],
+            "replay_effective_bandwidth": point["effective_bandwidth"],
+            "fio_bandwidth_bytes_per_s": fio_bw,
+            "predicted_useful_bytes_per_second": sim["effective_bandwidth"] * fio_bw if fio_bw else None,
+            "replay_useful_bytes_per_second": point["useful_bytes_per_second"]}
+
+
+def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = None) -> dict[str, Any]:
+    """Run the experiment (see the module docstring); plain data.
+
+    Every configuration (layout, policy) gets a fresh cache, warmed with the first
+    ``warmup_lookups`` lookups of the later trace (decisions simulated, then the
+    blocks holding the cached vectors read once to fill DRAM), then replays the
+    trace on from there for about ``point_seconds`` per queue depth, in order
+    (the cache carries over). The best policy of a layout is the one the simulator
+    gives the highest effective bandwidth over the ``policy_choice_lookups`` lookups
+    after the warm-up.
+
+    Returns ``{"sizes", "table", "num_vectors", "capacity", "shadow", "mechanism",
+    "warmup_lookups", "segment_lookups", "policies": {layout: {policy: simulated
+    counters of the first segment}}, "best_policy": {layout: policy}, "sweep": [point],
+    "comparison": {"queue_depth", "points": [point]}, "mechanisms": [point],
+    "cross_check": [row], "headline": {...}}``. A point is
+    :meth:`replay.ReplaySession.run`'s result plus ``layout``, ``policy``, ``warm_up``,
+    ``fio_before`` and ``fio`` (FioPoint dicts or None), ``fio_iops`` (their mean IOPS) and
+    ``replay_over_fio`` (replay reads/s over fio_iops).
+    Raises :class:`block_store.DirectIOUnavailable` where O_DIRECT reads cannot reach a drive.
+    """
+    s = s or sizes()
+    table = experiments.load_table(s["table"], s["train_fraction"])
+    if table["vectors"] is None:
+        raise ValueError(f"{s['table']}: the dataset has no vector values to store")
+    vectors = np.ascontiguousarray(table["vectors"], dtype=np.float32)
+    if vectors.shape[1] * 4 != VECTOR_BYTES:
+        raise ValueError(f"{s['table']}: vectors of {vectors.shape[1] * 4} bytes, expected {VECTOR_BYTES}")
+    qds = list(s["queue_depths"])
+    warm, rest = _split(table["test"], s["warmup_lookups"])
+    first_segment = _Cursor(rest).remaining()[1][:s["policy_choice_lookups"]]
+    per_block = BLOCK_BYTES // VECTOR_BYTES
+    n = table["num_vectors"]
+    capacity = max(per_block, int(round(s["cache_fraction"] * n)))
+    shadow = int(s["shadow_factor"] * capacity)
+    mechanism = direct_io.default_mechanism()
+    max_qd = max(qds + [s["comparison_queue_depth"]] + list(s["mechanism_queue_depths"]))
+    out: dict[str, Any] = {
+        "sizes": s, "table": s["table"], "num_vectors": n, "capacity": capacity, "shadow": shadow,
+        "mechanism": mechanism, "warmup_lookups": int(warm.size), "point_seconds": s["point_seconds"],
+        "policies": {}, "best_policy": {},
+        "sweep": [], "cross_check": [], "mechanisms": [],
+        "comparison": {"queue_depth": s["comparison_queue_depth"], "points": []},
+    }
+    kinds = list(dict.fromkeys(list(s["layouts"]) + [layout for layout, _ in s["comparison"]]))
+    mechanisms = [m for m in s["mechanisms"]
+                  if m != "libaio" or direct_io.libaio_unavailable_reason() is None]
+    steps = len(s["layouts"]) * len(qds) + len(s["comparison"]) + len(mechanisms) * len(s["mechanism_queue_depths"])
+    with progress_bar(steps, "bandana replay", "point", progress) as bar:
+        for index, kind in enumerate(kinds):
+            layout = experiments.build_layout(kind, table, s).permutation
+            sims = {p: _simulated_segment(warm, first_segment, layout, capacity, p, shadow)
+                    for p in s["policies"]}
+            out["policies"][kind] = sims
+            best = max(s["policies"], key=lambda p: sims[p]["effective_bandwidth"])
+            out["best_policy"][kind] = best
+            path = replay.default_store_path(f"replay-{kind}")
+            block_store.write_store(path, vectors, layout, BLOCK_BYTES)
+            try:
+                with block_store.open_store(path, layout) as store:
+                    runs = []   # (role, policy, mechanism, queue depths in order)
+                    if kind in s["layouts"]:
+                        runs.append(("sweep", best, mechanism, qds))
+                    runs += [("comparison", p, mechanism, [s["comparison_queue_depth"]])
+                             for k, p in s["comparison"] if k == kind]
+                    if index == 0:
+                        runs += [("mechanism", best, m, list(s["mechanism_queue_depths"])) for m in mechanisms]
+                    for role, policy, mech, plan in runs:
+                        with replay.ReplaySession(store, layout, capacity, policy,
+                                                  shadow if policy == "shadow" else None, mechanism=mech,
+                                                  table=vectors, seed=s["seed"],
+                                                  max_queue_depth=max_qd) as session:
+                            warmed = session.warm(warm, queue_depth=max_qd)
+                            cursor = _Cursor(rest)
+                            for qd in plan:
+                                before = np.concatenate([warm] + cursor.history)
+                                point, ids = _measure(session, cursor, qd, s, store, s["point_seconds"])
+                                point.update(layout=kind, policy=policy, warm_up=warmed)
+                                target = {"sweep": out["sweep"], "comparison": out["comparison"]["points"],
+                                          "mechanism": out["mechanisms"]}[role]
+                                target.append(point)
+                                if role != "mechanism":
+                                    out["cross_check"].append(
+                                        _cross_check(point, before, ids, layout, capacity, shadow))
+                                bar.update()
+            finally:
+                path.unlink(missing_ok=True)
+    out["headline"] = _headline(out, s)
+    return out
+
+
+def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+    """Replay/fio at each queue depth (the lowest over layouts) and the useful-bytes ratio."""
+    ratios: dict[str, Any] = {}
+    for qd in s["queue_depths"]:
+        values = [p["replay_over_fio"] for p in out["sweep"] if p["queue_depth"] == qd
+                  and p["replay_over_fio"] is not None]
+        ratios[str(qd)] = min(values) if values else None
+    points = {(p["layout"], p["policy"]): p for p in out["comparison"]["points"]}
+    (num_layout, num_policy), (den_layout, den_policy) = s["comparison"][:2]
+    num, den = points.get((num_layout, num_policy)), points.get((den_layout, den_policy))
+    return {
+        "replay_over_fio_by_queue_depth": ratios,
+        "useful_bytes_ratio": (num["useful_bytes_per_second"] / den["useful_bytes_per_second"]
+                               if num and den and den["useful_bytes_per_second"] else None),
+        "useful_bytes_ratio_configs": [f"{num_layout}+{num_policy}", f"{den_layout}+{den_policy}"],
+        "simulated_effective_bandwidth_ratio": (num["effective_bandwidth"] / den["effective_bandwidth"]
+                                                if num and den and den["effective_bandwidth"] else None),
+        "cross_check_all_match": all(c["match"] for c in out["cross_check"]) if out["cross_check"] else None,
+    }

@@ -1,0 +1,75 @@
+"""Report figures for Bandana's replay on a real block device (artifact ``bandana_replay``).
+
+``data`` is what :func:`impls.bandana.replay_experiment.replay_experiment` returned:
+a synthetic trace and table replayed against a real drive (O_DIRECT), next to fio.
+"""
+from __future__ import annotations
+
+from impls.harness.figures import figure, new_axes
+
+
+def _layouts(data: dict) -> list[str]:
+    return list(dict.fromkeys(p["layout"] for p in data["sweep"]))
+
+
+@figure("bandana_replay_vs_fio", artifact="bandana_replay", system="bandana", requires=("o_direct",),
+        title="Trace replay through the DRAM cache vs. fio's 4 KB random reads, against queue depth "
+              "(synthetic trace, real device)",
+        paper_figure="Bandana: from simulated effective bandwidth to the drive")
+def replay_vs_fio(data: dict):
+    """Three panels against queue depth, one line per layout (its best policy): block
+    reads/s with fio's 4 KB random-read IOPS on the same file dashed (the ceiling);
+    lookups/s; useful MB/s (10^6 bytes/s of vectors the lookups used)."""
+    fig, (ax_io, ax_lookups, ax_useful) = new_axes(width=13.0, height=3.6, ncols=3)
+    for i, layout in enumerate(_layouts(data)):
+        line = sorted((p for p in data["sweep"] if p["layout"] == layout), key=lambda p: p["queue_depth"])
+        qd = [p["queue_depth"] for p in line]
+        label = f"{layout} ({line[0]['policy']})"
+        ax_io.plot(qd, [p["blocks_per_second"] / 1e3 for p in line], marker="o", color=f"C{i}", label=label)
+        if all(p["fio_iops"] for p in line):
+            ax_io.plot(qd, [p["fio_iops"] / 1e3 for p in line], linestyle="--", color=f"C{i}", alpha=0.7,
+                       label=f"fio on {layout}'s file")
+        ax_lookups.plot(qd, [p["lookups_per_second"] / 1e3 for p in line], marker="o", color=f"C{i}", label=label)
+        ax_useful.plot(qd, [p["useful_bytes_per_second"] / 1e6 for p in line], marker="o", color=f"C{i}",
+                       label=label)
+    for ax, ylabel in ((ax_io, "thousand 4 KB reads/s"), (ax_lookups, "thousand lookups/s"),
+                       (ax_useful, "useful MB/s")):
+        ax.set_xscale("log", base=2)
+        ticks = sorted({p["queue_depth"] for p in data["sweep"]})
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel("queue depth (reads in flight)")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+    ax_io.legend(fontsize=6, frameon=False)
+    ax_io.set_title(f"replay ({data['mechanism']}) vs fio", fontsize=9)
+    ax_useful.set_title(f"cache {data['capacity']} vectors, {data['table']}", fontsize=9)
+    return fig
+
+
+@figure("bandana_replay_cross_check", artifact="bandana_replay", system="bandana", requires=("o_direct",),
+        title="Simulator vs. replay: simulated effective bandwidth × measured device bandwidth next to "
+              "the replay's measured useful bytes/s (synthetic trace, real device)",
+        paper_figure="Bandana: simulated effective bandwidth")
+def cross_check(data: dict):
+    """Per replayed configuration (layout, policy, queue depth): predicted useful MB/s
+    (simulated effective bandwidth × fio's 4 KB bandwidth on the same file) and the
+    replay's measured useful MB/s; the title says whether the replay's reads and hits
+    equalled the simulator's for every point."""
+    import numpy as np
+
+    rows = data["cross_check"]
+    rows = [r for r in rows if r["predicted_useful_bytes_per_second"] is not None] or rows
+    fig, ax = new_axes(width=max(6.0, 0.55 * len(rows) + 2), height=3.8)
+    x = np.arange(len(rows))
+    predicted = [(r["predicted_useful_bytes_per_second"] or 0) / 1e6 for r in rows]
+    measured = [r["replay_useful_bytes_per_second"] / 1e6 for r in rows]
+    ax.bar(x - 0.2, predicted, 0.4, label="simulated eff. bandwidth × fio bandwidth")
+    ax.bar(x + 0.2, measured, 0.4, label="replay: measured useful bytes/s")
+    ax.set_xticks(x, [f"{r['layout']}\n{r['policy']} QD{r['queue_depth']}" for r in rows], fontsize=6,
+                  rotation=90)
+    ax.set_ylabel("useful MB/s")
+    matched = sum(r["match"] for r in rows)
+    ax.set_title(f"reads and hits: replay = simulator in {matched} of {len(rows)} points", fontsize=9)
+    ax.legend(fontsize=7, frameon=False)
+    return fig

@@ -1,0 +1,177 @@
+"""The replay engine: exact agreement with the simulator, byte-identical serving, the CLI,
+and the replay experiment and its figures on a tiny configuration."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from impls.bandana import block_store as bs
+from impls.bandana import cache, direct_io, replay
+from impls.harness import capabilities, paths
+
+
+@pytest.fixture
+def store_dir(tmp_path):
+    """A directory on a drive where O_DIRECT works (tmp_path, else under datasets/cache)."""
+    for candidate in (tmp_path / "stores", paths.datasets_dir() / "cache" / f"test-replay-{os.getpid()}"):
+        candidate.mkdir(parents=True, exist_ok=True)
+        if capabilities.check_o_direct(candidate / "probe").available:
+            yield candidate
+            for leftover in candidate.glob("*"):
+                leftover.unlink()
+            candidate.rmdir()
+            return
+        candidate.rmdir()
+    pytest.skip("no directory here supports O_DIRECT reads from a drive")
+
+
+N = 4000
+
+
+@pytest.fixture
+def stored(store_dir):
+    """A 4000-vector table in a random layout, a Zipf trace in queries of 5, the open store."""
+    table = bs.random_table(N, 128, 7)
+    layout = np.random.default_rng(2).permutation(N)
+    path = store_dir / "r.store"
+    bs.write_store(path, table, layout)
+    trace = cache.zipf_trace(N, 6000, 0.9, 5)
+    offsets = np.arange(0, trace.size + 1, 5, dtype=np.int64)
+    with bs.open_store(path, layout) as store:
+        yield store, table, layout, offsets, trace
+
+
+MECHANISMS = [m for m in direct_io.MECHANISMS if m != "libaio" or direct_io.libaio_unavailable_reason() is None]
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("policy", cache.POLICIES)
+@pytest.mark.parametrize("queue_depth", [1, 8])
+def test_replay_equals_simulator_and_serves_identical_bytes(stored, mechanism, policy, queue_depth):
+    store, table, layout, offsets, trace = stored
+    capacity, shadow = 300, 900
+    result = replay.replay(store, offsets, trace, layout, capacity, policy,
+                           shadow if policy == "shadow" else None, queue_depth=queue_depth,
+                           mechanism=mechanism, table=table, verify="all")
+    sim = cache.simulate(trace, layout, capacity, policy, shadow, 128, 4096)
+    for key in ("lookups", "hits", "misses", "blocks_read", "prefetched", "prefetch_used", "bytes_read"):
+        assert result[key] == getattr(sim, key), key
+    assert result["effective_bandwidth"] == pytest.approx(sim.effective_bandwidth)
+    assert result["verified_vectors"] == trace.size
+    assert result["blocks_per_second"] > 0 and result["lookups_per_second"] > 0
+    assert 0 <= result["p50_query_us"] <= result["p99_query_us"]
+    assert result["queries"] == offsets.size - 1 and result["mechanism"] == mechanism
+
+
+def test_warm_then_segments_equal_the_simulator(stored):
+    store, table, layout, offsets, trace = stored
+    capacity, shadow = 300, 1200
+    with replay.ReplaySession(store, layout, capacity, "shadow", shadow, table=table,
+                              max_queue_depth=16) as session:
+        warm = session.warm(trace[:3000], queue_depth=16)
+        assert 0 < warm["blocks_read"] <= capacity
+        assert session.valid.sum() == session.state.size()      # DRAM holds exactly the cached vectors
+        rest = trace[3000:]
+        first = session.run(np.arange(0, 1501, 5), rest[:1500], queue_depth=16, verify="all")
+        second = session.run(np.arange(0, 1501, 5), rest[1500:], queue_depth=1, verify=50)
+    state = cache.CacheState(layout, capacity, "shadow", shadow)
+    state.process(trace[:3000])
+    a = state.result()
+    state.process(rest[:1500])
+    b = state.result()
+    state.process(rest[1500:])
+    c = state.result()
+    assert (first["hits"], first["blocks_read"]) == (b.hits - a.hits, b.blocks_read - a.blocks_read)
+    assert (second["hits"], second["blocks_read"]) == (c.hits - b.hits, c.blocks_read - b.blocks_read)
+    assert second["verified_vectors"] <= 50
+
+
+def test_time_budget_stops_after_a_chunk(stored):
+    store, table, layout, offsets, trace = stored
+    with replay.ReplaySession(store, layout, 300, "prefetch", table=table) as session:
+        result = session.run(offsets, trace, queue_depth=4, chunk_lookups=500, max_seconds=0.0)
+    assert result["queries"] == 100 and result["lookups"] == 500     # one chunk, whole queries
+
+
+def test_corrupted_block_is_caught(stored):
+    store, table, layout, offsets, trace = stored
+    position = int(np.flatnonzero(layout == trace[0])[0])  # the first looked-up vector's slot
+    with open(store.path, "r+b") as handle:               # same size, valid header, one vector altered
+        handle.seek(store.header.block_offset(position // 32) + (position % 32) * 128 + 5)
+        handle.write(b"\xff\xfe\xfd")
+    with pytest.raises(replay.ReplayError, match="differ from the table"):
+        replay.replay(store, offsets, trace, layout, 300, "prefetch", table=table, verify="all")
+
+
+def test_bad_input(stored):
+    store, table, layout, offsets, trace = stored
+    with pytest.raises(bs.StoreError, match="another layout"):
+        replay.replay(store, offsets, trace, np.arange(N), 300, "none")
+    with pytest.raises(cache.CacheConfigError, match="not a vector id"):
+        replay.replay(store, np.array([0, 1]), np.array([N]), layout, 300, "none")
+    with pytest.raises(ValueError, match="offsets"):
+        replay.replay(store, np.array([0, 5]), trace[:4], layout, 300, "none")
+    with pytest.raises(ValueError, match="queue_depth"):
+        replay.replay(store, offsets, trace, layout, 300, "none", queue_depth=0)
+    with pytest.raises(ValueError, match="I/O mechanism"):
+        replay.replay(store, offsets, trace, layout, 300, "none", mechanism="carrier-pigeon")
+
+
+def test_cli_prints_the_documented_json_and_cleans_up(store_dir, tmp_path, capsys):
+    trace = cache.zipf_trace(2000, 3000, 0.9, 1)
+    layout = np.random.default_rng(0).permutation(2000)
+    np.save(tmp_path / "t.npy", trace)
+    np.save(tmp_path / "l.npy", layout)
+    path = store_dir / "cli.store"
+    argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "l.npy"), "--capacity", "200",
+            "--policy", "shadow", "--shadow", "800", "--queue-depth", "4", "--path", str(path),
+            "--fio-runtime", "0.2", "--json"]
+    assert replay.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(replay.RESULT_KEYS) <= set(out)
+    sim = cache.simulate(trace, layout, 200, "shadow", 800)
+    assert out["blocks_read"] == sim.blocks_read and out["hits"] == sim.hits
+    assert out["simulator_match"] is True and out["verified_vectors"] == trace.size
+    if capabilities.check_fio().available:
+        assert out["fio_iops"] > 0
+    else:
+        assert out["fio_iops"] is None
+    assert not path.exists()                                  # the store it built is removed
+
+
+def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):
+    np.save(tmp_path / "t.npy", np.array([0, 1, 2]))
+    np.save(tmp_path / "bad.npy", np.array([0, 0, 1]))
+    existing = store_dir / "exists.bin"
+    existing.write_bytes(b"precious")
+    base = ["--trace", str(tmp_path / "t.npy"), "--capacity", "32", "--policy", "none"]
+    assert replay.main(base + ["--layout", str(tmp_path / "bad.npy")]) == 2
+    assert "not a permutation" in capsys.readouterr().err
+    np.save(tmp_path / "l.npy", np.arange(64))
+    assert replay.main(base + ["--layout", str(tmp_path / "l.npy"), "--path", str(existing)]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert existing.read_bytes() == b"precious"
+
+
+def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
+    from impls.bandana import replay_experiment, replay_figures
+
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(store_dir / "nvm-target.bin"))
+    s = replay_experiment.sizes("smoke")
+    s.update(layouts=["identity"], queue_depths=[1, 4], comparison=[["identity", "prefetch"], ["identity", "none"]],
+             mechanisms=MECHANISMS[:1], mechanism_queue_depths=[2], point_seconds=0.05, fio_runtime_s=0.05,
+             fio_ramp_s=0.0, warmup_lookups=20000, policy_choice_lookups=5000)
+    data = replay_experiment.replay_experiment(s, progress=False)
+    assert [p["queue_depth"] for p in data["sweep"]] == [1, 4]
+    assert data["best_policy"]["identity"] in cache.POLICIES
+    assert len(data["comparison"]["points"]) == 2 and len(data["mechanisms"]) == 1
+    assert data["headline"]["cross_check_all_match"] is True
+    assert data["headline"]["useful_bytes_ratio"] > 0
+    assert all(p["verified_vectors"] > 0 for p in data["sweep"])
+    assert not list(store_dir.glob("*.store"))                # stores are removed
+    json.dumps(data)                                          # plain data, JSON-ready
+    replay_figures.replay_vs_fio(data)
+    replay_figures.cross_check(data)
