@@ -5,16 +5,18 @@ One setup_cache runs impls/bandana/replay_experiment.py and stores it as the
 ``bandana_replay`` artifact (synthetic trace and values, real device); the classes only
 name what asv records. Skipped where O_DIRECT reads cannot reach a drive (tmpfs).
 """
-from impls.bandana import block_store, replay_experiment
-from impls.harness.artifacts import save_artifact
+from impls.harness import profiles
 
 from .common import raise_if_skipped, skipped_unless
 
-SIZES = replay_experiment.sizes()
+SIZES = profiles.sizes("bandana_replay")
 
 
 def _replay(_benchmark=None):
     """Run the profile's replay experiment once per asv run (shared by every class below)."""
+    from impls.bandana import block_store, replay_experiment
+    from impls.harness.artifacts import save_artifact
+
     skip = skipped_unless("o_direct")
     if skip:
         return skip
