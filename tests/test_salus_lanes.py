@@ -1,0 +1,187 @@
+"""GPU lanes: the assignment rule on hand-built cases, its safety on random mixes (hypothesis),
+the command line, the baselines, and the lane simulator."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from impls.salus import lane_sim
+from impls.salus.lanes import (
+    LaneError,
+    LaneJob,
+    LaneManager,
+    assign,
+    check_safety,
+    jobs_from_json,
+    make_manager,
+)
+
+MB = 2 ** 20
+
+
+def job(name, persistent, ephemeral):
+    return LaneJob(name, persistent, ephemeral)
+
+
+def test_salus_opens_a_lane_per_job_while_memory_allows_then_waits():
+    m = LaneManager(1000)
+    assert m.submit(job("a", 100, 400))
+    assert m.submit(job("b", 100, 400))
+    assert not m.submit(job("c", 50, 100))  # no unassigned memory, both lanes exactly full
+    snap = m.snapshot()
+    assert snap == {"lanes": [{"id": 0, "size": 500, "jobs": ["a"]}, {"id": 1, "size": 500, "jobs": ["b"]}],
+                    "waiting": ["c"]}
+
+
+def test_best_fit_picks_the_tightest_safe_lane_after_a_departure():
+    m = LaneManager(1000)
+    for name, p, e in [("big", 100, 500), ("small", 50, 300), ("filler", 10, 40)]:
+        assert m.submit(job(name, p, e))
+    assert m.unassigned == 0
+    # Lanes: big=600, small=350, filler=50. Free 'small' and 'filler': their lanes close (memory back).
+    m.release("filler")
+    m.release("small")
+    assert m.unassigned == 400
+    assert m.submit(job("x", 100, 300))   # opens a lane of 400
+    assert m.unassigned == 0
+    # x2 fits in x's lane? 100+100+300 = 500 > 400: no. In big's lane: 100+100+500 = 700 > 600: no.
+    assert not m.submit(job("x2", 100, 300))
+    # A job with small persistent and ephemeral <= 300 fits nowhere by room (both lanes are full)...
+    m.release("x")  # x's lane closes, 400 back; x2 (waiting) is retried and opens a lane
+    assert m.lane_of("x2").size == 400 and m.n_waiting() == 0
+
+
+def test_best_fit_shares_a_lane_with_room():
+    m = make_manager("static", 1000, partitions=2)  # two lanes of 500
+    assert m.submit(job("a", 100, 300))             # partition 0: needs 400
+    assert m.submit(job("b", 50, 350))              # best fit: partition 0 needs 100+50+350=500 (slack 0)
+    assert m.lane_of("a") is m.lane_of("b")
+    assert m.submit(job("c", 200, 200))             # partition 0 full: partition 1
+    assert m.lane_of("c").id != m.lane_of("a").id
+    assert check_safety(m) == []
+
+
+def test_waiting_jobs_are_retried_in_fifo_order_without_head_of_line_blocking():
+    m = LaneManager(1000)
+    assert m.submit(job("a", 300, 200)) and m.submit(job("b", 300, 200))
+    assert not m.submit(job("w1", 600, 300))
+    assert not m.submit(job("w2", 100, 100))
+    assert not m.submit(job("w3", 100, 100))
+    assert [j.name for j in m.waiting] == ["w1", "w2", "w3"]
+    admitted = m.release("a")            # 500 B back: w1 (900) still cannot fit, w2 and w3 can
+    assert [j.name for j in admitted] == ["w2", "w3"]
+    assert [j.name for j in m.waiting] == ["w1"]
+    m.release("b")                       # 800 B unassigned < 900: w1 keeps waiting
+    assert [j.name for j in m.waiting] == ["w1"]
+    m.release("w2")
+    assert m.release("w3") == [job("w1", 600, 300)]
+    assert check_safety(m) == []
+
+
+def test_release_returns_an_empty_lanes_memory():
+    m = LaneManager(1000)
+    m.submit(job("a", 100, 100))
+    assert m.unassigned == 800
+    m.release("a")
+    assert m.unassigned == 1000 and not m.lanes
+
+
+def test_variants_pack_small_persistent_jobs_into_one_lane():
+    jobs = [job(f"j{i}", 10, 200) for i in range(20)]
+    salus = assign(jobs, 1000, "salus")
+    shared = assign(jobs, 1000, "shared-first")
+    none = assign(jobs, 1000, "no-lanes")
+    assert sum(len(lane["jobs"]) for lane in salus["lanes"]) == 4       # 4 x 210 <= 1000
+    assert sum(len(lane["jobs"]) for lane in none["lanes"]) == 4
+    assert len(shared["lanes"]) == 1 and not shared["waiting"]          # 200 + 20 x 10 = 400
+    assert [lane["size"] for lane in shared["lanes"]] == [400]
+
+
+def test_bad_input_is_refused_with_a_reason():
+    with pytest.raises(LaneError, match="item 1.*missing key.*ephemeral"):
+        jobs_from_json([{"name": "a", "persistent": 1, "ephemeral": 2}, {"name": "b", "persistent": 1}], "f.json")
+    with pytest.raises(LaneError, match="duplicate job name 'a'"):
+        jobs_from_json([{"name": "a", "persistent": 1, "ephemeral": 2}] * 2)
+    with pytest.raises(LaneError, match="'persistent' must be a whole number"):
+        jobs_from_json([{"name": "a", "persistent": -5, "ephemeral": 2}])
+    with pytest.raises(LaneError, match="expected a JSON list"):
+        jobs_from_json({"name": "a"})
+    with pytest.raises(LaneError, match="unknown rule"):
+        make_manager("best", 10)
+
+
+def test_command_line_prints_the_lanes_and_names_bad_files(tmp_path):
+    path = tmp_path / "jobs.json"
+    path.write_text(json.dumps([{"name": "a", "persistent": 100, "ephemeral": 400},
+                                {"name": "b", "persistent": 100, "ephemeral": 400},
+                                {"name": "c", "persistent": 50, "ephemeral": 100}]))
+    cmd = [sys.executable, "-m", "impls.salus.lanes", "--jobs", str(path), "--capacity", "1000", "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    out = json.loads(done.stdout)
+    assert out == {"lanes": [{"id": 0, "size": 500, "jobs": ["a"]}, {"id": 1, "size": 500, "jobs": ["b"]}],
+                   "waiting": ["c"]}
+    path.write_text('[{"name": "a", "persistent": 1}]')
+    bad = subprocess.run(cmd, capture_output=True, text=True)
+    assert bad.returncode == 2 and "jobs.json: item 0: missing key(s) ephemeral" in bad.stderr
+
+
+job_sizes = st.tuples(st.integers(0, 400), st.integers(0, 600))
+
+
+@settings(max_examples=150, deadline=None)
+@given(rule=st.sampled_from(["salus", "salus-grow", "shared-first", "no-lanes", "static"]),
+       capacity=st.integers(0, 3000), sizes=st.lists(job_sizes, min_size=1, max_size=40),
+       releases=st.lists(st.integers(0, 10 ** 6), max_size=40))
+def test_no_rule_ever_violates_the_safety_condition(rule, capacity, sizes, releases):
+    m = make_manager(rule, capacity, partitions=3)
+    names = []
+    for i, (p, e) in enumerate(sizes):
+        m.submit(job(f"j{i}", p, e))
+        names.append(f"j{i}")
+        assert check_safety(m) == []
+        if releases and m.placement:
+            pick = releases.pop() % len(m.placement)
+            m.release(list(m.placement)[pick])
+            assert check_safety(m) == []
+    while m.placement:
+        m.release(next(iter(m.placement)))
+        assert check_safety(m) == []
+    # Everything that can ever fit got in; what waits is larger than any lane could be.
+    for w in m.waiting:
+        assert w.peak > (capacity // 3 if rule == "static" else capacity)
+
+
+PROFILES = {"a": {"persistent_bytes": 10 * MB, "ephemeral_bytes": 200 * MB, "iteration_ms": 20},
+            "b": {"persistent_bytes": 100 * MB, "ephemeral_bytes": 50 * MB, "iteration_ms": 50},
+            "c": {"persistent_bytes": 30 * MB, "ephemeral_bytes": 30 * MB, "iteration_ms": 5}}
+
+
+def test_replay_finishes_every_job_and_respects_the_device_model():
+    jobs = [{"name": "x", "persistent": 1, "ephemeral": 1, "work_s": 2.0},
+            {"name": "y", "persistent": 1, "ephemeral": 1, "work_s": 2.0}]
+    ideal = lane_sim.replay(jobs, 100, "salus", parallel_lanes=float("inf"), check_every=1)
+    shared = lane_sim.replay(jobs, 100, "salus", parallel_lanes=1.0, check_every=1)
+    one_lane = lane_sim.replay(jobs, 100, "shared-first", parallel_lanes=float("inf"), check_every=1)
+    assert ideal["makespan_s"] == pytest.approx(2.0)      # two lanes side by side
+    assert shared["makespan_s"] == pytest.approx(4.0)     # one device's worth shared by two lanes
+    assert one_lane["makespan_s"] == pytest.approx(4.0)   # one lane: the jobs take turns
+    assert not ideal["violations"] and not ideal["never_admitted"]
+
+
+def test_lane_experiment_counts_where_greedy_loses():
+    sizes = {"n_mixes": 6, "jobs_per_mix": 12, "capacity_peaks": [3], "duration_s": [1, 10],
+             "parallel_lanes": 4, "partitions": 3, "seed": 1}
+    out = lane_sim.lane_experiment(PROFILES, sizes, progress=False)
+    assert out["violations"] == []
+    cap = out["capacities"]["3x"]["rules"]
+    # Salus's rule admits at least what the no-lanes pool admits (a lane per job is the pool).
+    assert cap["salus"]["admitted_mean"] >= cap["no-lanes"]["admitted_mean"]
+    # With 10 MB-persistent / 200 MB-ephemeral jobs, one growing lane beats a lane per job.
+    assert out["greedy_loses"]["shared-first"]["admitted"] > 0
+    assert set(out["greedy_loses"]) == {"salus-grow", "shared-first", "no-lanes", "static"}
+    assert lane_sim.decision_time(PROFILES, 200, 20, repeats=1)["us_per_decision"] > 0
