@@ -74,13 +74,13 @@ def copy_one(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, 
     _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid)
 
 
-@njit(cache=False)
+@njit(cache=False, nogil=True)
 def _now_ns(ts):
     _clock_gettime(_CLOCK_MONOTONIC, ts.ctypes.data)
     return ts[0] * 1_000_000_000 + ts[1]
 
 
-@njit(cache=False)
+@njit(cache=False, nogil=True)
 def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr, iocbs,
               batch, events, free, slot_read, state, ts,
               blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid, submit_ns, done_ns):

@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,7 @@ class ReplaySession:
         self.max_queue_depth = int(max_queue_depth)
         self.buffers = block_store.AlignedBuffers(self.max_queue_depth, h.block_bytes)
         self.contexts: dict[int, direct_io.AioContext] = {}
+        self.last_latencies_ns = np.zeros(0, dtype=np.int64)
         direct_io.warm_up(self.mechanism)
 
     def close(self) -> None:
@@ -133,8 +135,6 @@ class ReplaySession:
             if context is None:
                 context = self.contexts[queue_depth] = direct_io.AioContext(queue_depth)
         direct_io.run_job(self.mechanism, self.store.fd, job, queue_depth, self.buffers, context=context)
-        if np.any(job["done_ns"] == 0):
-            raise ReplayError("a read was submitted but never completed")
 
     def warm(self, ids, queue_depth: int = 32) -> dict[str, Any]:
         """Run ``ids`` through the cache without timing, then load what it holds.
@@ -157,6 +157,8 @@ class ReplaySession:
         ends = np.append(starts[1:], block_of.shape[0])
         job = self._job(block_of[starts].copy(), starts.astype(np.int64), ends.astype(np.int64), cached)
         self._read(job, min(queue_depth, self.max_queue_depth))
+        if np.any(job["done_ns"] == 0):
+            raise ReplayError("a read was submitted but never completed")
         return {"lookups": int(ids.shape[0]), "blocks_read": int(starts.shape[0]),
                 "seconds": time.perf_counter() - start}
 
@@ -181,7 +183,8 @@ class ReplaySession:
         prefetch_used) × vector_bytes / seconds, bytes/s), ``p50_query_us`` /
         ``p99_query_us`` (per query: last read's completion minus first read's
         submission, µs; 0 for a query served wholly from DRAM), ``verified_vectors``,
-        ``queue_depth``, ``mechanism``, ``queries``.
+        ``queue_depth``, ``mechanism``, ``queries``. The per-query latencies (ns) are
+        left in ``last_latencies_ns``.
         """
         h = self.header
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -195,24 +198,18 @@ class ReplaySession:
         vb = h.vector_bytes
         before = self.state.result()
         latencies = np.zeros(offsets.shape[0] - 1, dtype=np.int64)
-        hits = reads = verified = inserted = 0
-        start = time.perf_counter()
-        q_end = 0
-        for q0, q1 in _chunk_bounds(offsets, chunk_lookups):
-            if max_seconds is not None and q0 > 0 and time.perf_counter() - start >= max_seconds:
-                break
-            q_end = q1
-            lo, hi = int(offsets[q0]), int(offsets[q1])
-            ids = indices[lo:hi]
-            out = self.state.process(ids, record="inserted", check=False)
-            miss = np.flatnonzero(~out.hit)
+        totals = {"hits": 0, "reads": 0, "verified": 0, "inserted": 0}
+
+        def finish(chunk) -> None:
+            """Wait for a chunk's reads, then serve its lookups from DRAM and verify them."""
+            lo, ids, miss, out, job, future = chunk
+            future.result()
+            if np.any(job["done_ns"] == 0):
+                raise ReplayError("a read was submitted but never completed")
             r = miss.shape[0]
-            job = self._job(out.block[miss], out.inserted_ptr[miss], out.inserted_ptr[miss + 1],
-                            out.inserted_ids)
-            self._read(job, int(queue_depth))
-            reads += r
-            hits += ids.shape[0] - r
-            inserted += int(out.inserted_ptr[-1])
+            totals["reads"] += r
+            totals["hits"] += ids.shape[0] - r
+            totals["inserted"] += int(out.inserted_ptr[-1])
             # serve the chunk from DRAM: every lookup needs a copy written at insertion
             served_ok = self.valid[ids]
             if not np.all(served_ok):
@@ -227,17 +224,47 @@ class ReplaySession:
                     row = int(np.flatnonzero(np.any(served != expected, axis=1))[0])
                     raise ReplayError(f"lookup of vector {int(ids[pick][row])} served bytes that differ "
                                       f"from the table")
-                verified += pick.shape[0]
+                totals["verified"] += pick.shape[0]
             if r:
                 # reads are in lookup order, so each query's reads are one run
                 query = np.searchsorted(offsets, lo + miss, side="right") - 1
                 starts = np.flatnonzero(np.diff(query, prepend=-1))
                 last = np.maximum.reduceat(job["done_ns"], starts)
                 latencies[query[starts]] = last - job["submit_ns"][starts]
+
+        # Pipelined: while one I/O thread reads chunk k's blocks (the AIO loop runs
+        # without the GIL), this thread decides chunk k+1 and serves chunk k-1.
+        start = time.perf_counter()
+        q_end = 0
+        pending = None
+        with ThreadPoolExecutor(max_workers=1) as io_thread:
+            try:
+                for q0, q1 in _chunk_bounds(offsets, chunk_lookups):
+                    if max_seconds is not None and q0 > 0 and time.perf_counter() - start >= max_seconds:
+                        break
+                    q_end = q1
+                    lo, hi = int(offsets[q0]), int(offsets[q1])
+                    ids = indices[lo:hi]
+                    out = self.state.process(ids, record="inserted", check=False)
+                    miss = np.flatnonzero(~out.hit)
+                    job = self._job(out.block[miss], out.inserted_ptr[miss], out.inserted_ptr[miss + 1],
+                                    out.inserted_ids)
+                    future = io_thread.submit(self._read, job, int(queue_depth))
+                    if pending is not None:
+                        finish(pending)
+                    pending = (lo, ids, miss, out, job, future)
+                if pending is not None:
+                    finish(pending)
+                    pending = None
+            finally:
+                if pending is not None:      # an error: let the queued reads finish before unwinding
+                    pending[-1].exception()
+        hits, reads = totals["hits"], totals["reads"]
+        verified, inserted = totals["verified"], totals["inserted"]
         seconds = time.perf_counter() - start
         prefetch_used = self.state.result().prefetch_used - before.prefetch_used
         lookups = int(offsets[q_end])
-        latencies = latencies[:q_end]
+        latencies = self.last_latencies_ns = latencies[:q_end]
         useful = (reads + prefetch_used) * vb
         bytes_read = reads * h.block_bytes
         return {
@@ -252,6 +279,29 @@ class ReplaySession:
             "verified_vectors": verified, "queue_depth": int(queue_depth), "mechanism": self.mechanism,
             "queries": q_end,
         }
+
+
+def merge_results(parts: list[dict[str, Any]], latencies_ns: list[np.ndarray]) -> dict[str, Any]:
+    """One result for consecutive :meth:`ReplaySession.run` calls: counters and seconds
+    summed, rates and percentiles recomputed (``latencies_ns``: each call's
+    ``last_latencies_ns``)."""
+    if not parts:
+        raise ValueError("nothing to merge")
+    out = dict(parts[-1])
+    for key in ("lookups", "hits", "misses", "blocks_read", "prefetched", "prefetch_used", "bytes_read",
+                "seconds", "verified_vectors", "queries"):
+        out[key] = sum(p[key] for p in parts)
+    useful = sum(p["useful_bytes_per_second"] * p["seconds"] for p in parts)
+    out["effective_bandwidth"] = useful / out["bytes_read"] if out["bytes_read"] else 0.0
+    seconds = out["seconds"]
+    out["hit_rate"] = out["hits"] / out["lookups"] if out["lookups"] else 0.0
+    out["lookups_per_second"] = out["lookups"] / seconds
+    out["blocks_per_second"] = out["blocks_read"] / seconds
+    out["useful_bytes_per_second"] = useful / seconds
+    lat = np.concatenate(latencies_ns) if latencies_ns else np.zeros(0)
+    out["p50_query_us"] = float(np.percentile(lat, 50)) / 1e3 if lat.size else 0.0
+    out["p99_query_us"] = float(np.percentile(lat, 99)) / 1e3 if lat.size else 0.0
+    return out
 
 
 def replay(store: block_store.BlockStore, offsets, indices, layout, capacity: int, policy: str,

@@ -16,7 +16,9 @@ first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
 * ``comparison``: the configurations named in ``comparison`` (SHP + shadow against
   identity + plain LRU) at ``comparison_queue_depth``, same cache size;
 * ``mechanisms``: each I/O mechanism of :mod:`impls.bandana.direct_io` at
-  ``mechanism_queue_depths`` on the first layout's store, each next to fio.
+  ``mechanism_queue_depths`` on the first layout's store, taking ``mechanism_rounds``
+  turns with fio (fio, replay, fio, replay, ...) so the drive's drift hits both alike:
+  the headline replay/fio ratios.
 
 Sizes come from ``[bandana_replay.<profile>]`` in ``impls/profiles.toml``. The trace
 and table values are synthetic (``datasets/bandana-*.toml``); the device is real.
@@ -90,27 +92,40 @@ def _simulated_segment(warm, segment_ids, layout, capacity, policy, shadow) -> d
     return diff
 
 
-def _measure(session, cursor: _Cursor, qd, s, store, seconds) -> tuple[dict[str, Any], np.ndarray]:
-    """fio on the store file at the queue depth, the replay from the cursor for about
-    ``seconds``, fio again; the point (``fio_iops``: the mean of both fio runs, IO/s;
-    ``fio_before``/``fio``: the two FioPoint dicts) and the ids it replayed.
+def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
+             ) -> tuple[dict[str, Any], np.ndarray]:
+    """fio and the replay taking turns on the same store file at the same queue depth:
+    fio, then ``rounds`` times (replay from the cursor for about ``seconds / rounds``,
+    fio). The drive's throughput drifts from second to second, so the replay is
+    bracketed by fio runs and compared with their mean.
 
-    fio runs on either side because this drive's throughput drifts from second to second."""
-    before = replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
-                             store.header.file_bytes, BLOCK_BYTES)
-    result = session.run(*cursor.remaining(), queue_depth=qd, verify=s["verify_per_chunk"],
-                         max_seconds=seconds)
-    ids = cursor.advance(result["queries"])
-    after = replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
-                            store.header.file_bytes, BLOCK_BYTES)
-    result["fio"] = after
-    result["fio_before"] = before
-    if before and after:
-        result["fio_iops"] = (before["iops"] + after["iops"]) / 2
+    Returns the point (the merged replay result plus ``fio_runs`` (FioPoint dicts),
+    ``fio_iops`` (their mean IOPS), ``fio`` (the last run), ``replay_over_fio``
+    (reads/s over fio_iops)) and the ids it replayed.
+    """
+    def fio_run():
+        return replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
+                               store.header.file_bytes, BLOCK_BYTES)
+
+    fio_runs = [fio_run()]
+    parts, latencies, ids = [], [], []
+    for _ in range(rounds):
+        part = session.run(*cursor.remaining(), queue_depth=qd, verify=s["verify_per_chunk"],
+                           max_seconds=seconds / rounds)
+        parts.append(part)
+        latencies.append(session.last_latencies_ns)
+        ids.append(cursor.advance(part["queries"]))
+        fio_runs.append(fio_run())
+    result = replay.merge_results(parts, latencies)
+    result["rounds"] = rounds
+    result["fio"] = fio_runs[-1]
+    if all(fio_runs):
+        result["fio_runs"] = fio_runs
+        result["fio_iops"] = float(np.mean([f["iops"] for f in fio_runs]))
         result["replay_over_fio"] = result["blocks_per_second"] / result["fio_iops"]
     else:
-        result["fio_iops"] = result["replay_over_fio"] = None
-    return result, ids
+        result["fio_runs"], result["fio_iops"], result["replay_over_fio"] = [], None, None
+    return result, np.concatenate(ids)
 
 
 def _cross_check(point, warm, ids, layout, capacity, shadow) -> dict[str, Any]:
@@ -204,7 +219,8 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
                             cursor = _Cursor(rest)
                             for qd in plan:
                                 before = np.concatenate([warm] + cursor.history)
-                                point, ids = _measure(session, cursor, qd, s, store, s["point_seconds"])
+                                rounds = s["mechanism_rounds"] if role == "mechanism" else 1
+                                point, ids = _measure(session, cursor, qd, s, store, s["point_seconds"], rounds)
                                 point.update(layout=kind, policy=policy, warm_up=warmed)
                                 target = {"sweep": out["sweep"], "comparison": out["comparison"]["points"],
                                           "mechanism": out["mechanisms"]}[role]
@@ -226,11 +242,13 @@ def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
         values = [p["replay_over_fio"] for p in out["sweep"] if p["queue_depth"] == qd
                   and p["replay_over_fio"] is not None]
         ratios[str(qd)] = min(values) if values else None
+    interleaved = {f"{p['mechanism']}@{p['queue_depth']}": p["replay_over_fio"] for p in out["mechanisms"]}
     points = {(p["layout"], p["policy"]): p for p in out["comparison"]["points"]}
     (num_layout, num_policy), (den_layout, den_policy) = s["comparison"][:2]
     num, den = points.get((num_layout, num_policy)), points.get((den_layout, den_policy))
     return {
         "replay_over_fio_by_queue_depth": ratios,
+        "replay_over_fio_interleaved": interleaved,
         "useful_bytes_ratio": (num["useful_bytes_per_second"] / den["useful_bytes_per_second"]
                                if num and den and den["useful_bytes_per_second"] else None),
         "useful_bytes_ratio_configs": [f"{num_layout}+{num_policy}", f"{den_layout}+{den_policy}"],
@@ -238,3 +256,35 @@ def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
                                                 if num and den and den["effective_bandwidth"] else None),
         "cross_check_all_match": all(c["match"] for c in out["cross_check"]) if out["cross_check"] else None,
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: run the experiment at a profile, print one line per point and the headline."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m impls.bandana.replay_experiment",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default=None, help="smoke / quick / full (default: DLSYSBENCH_PROFILE)")
+    parser.add_argument("--out", default=None, help="also write the whole result as JSON here")
+    args = parser.parse_args(argv)
+    data = replay_experiment(sizes(args.profile))
+    if args.out:
+        with open(args.out, "w") as handle:
+            json.dump(data, handle, default=str)
+    print(f"{'role':<11}{'layout':<17}{'policy':<9}{'mech':<8}{'QD':>3}{'reads':>8}{'reads/s':>9}"
+          f"{'fio IOPS':>10}{'ratio':>7}{'useful MB/s':>12}{'hit rate':>9}")
+    for role, points in (("sweep", data["sweep"]), ("comparison", data["comparison"]["points"]),
+                         ("mechanism", data["mechanisms"])):
+        for p in points:
+            ratio = f"{p['replay_over_fio']:.3f}" if p["replay_over_fio"] is not None else "-"
+            fio_iops = f"{p['fio_iops']:.0f}" if p["fio_iops"] is not None else "-"
+            print(f"{role:<11}{p['layout']:<17}{p['policy']:<9}{p['mechanism']:<8}{p['queue_depth']:>3}"
+                  f"{p['blocks_read']:>8}{p['blocks_per_second']:>9.0f}{fio_iops:>10}{ratio:>7}"
+                  f"{p['useful_bytes_per_second'] / 1e6:>12.3f}{p['hit_rate']:>9.3f}")
+    print(json.dumps(data["headline"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
