@@ -112,3 +112,4 @@ def executor_overhead(data: dict):
     ax.set_ylabel("iteration time (ms, median)")
     ax.legend(fontsize=7)
     return fig
+from impls.salus import lane_figures  # noqa: E402,F401  (figures of the lanes issue register on import)

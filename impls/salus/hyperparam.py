@@ -1,0 +1,115 @@
+"""Hyper-parameter exploration (Salus: 300 identical jobs x {vae, superres, resnet50} x 500 iterations).
+
+``n_jobs`` copies of one workload that differ only in their learning rate (log-spaced)
+run (a) one at a time (FIFO: each to completion, then the next) and (b) all together
+under PACK with GPU lanes (:class:`~impls.salus.lane_executor.LaneExecutor`; on CUDA one
+stream + memory pool per lane, on the CPU the executor interleaves iterations). The
+headline is the makespan ratio serial / packed (the paper's 2.38x "utilisation"). Beside
+it, utilisation over time: the executor's busy fraction from its iteration log, the
+machine's CPU busy fraction (/proc/stat) on the CPU, NVML busy % on a GPU.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from impls.harness.progress import progress_bar
+from impls.salus.devices import get_device
+from impls.salus.executor import Executor, Submission
+from impls.salus.lane_executor import LaneExecutor
+from impls.salus.memory_profile import profile_memory
+from impls.salus.utilisation import CpuSampler, NvmlSampler, busy_timeline, cpu_sampler_available, nvml_unavailable_reason
+from impls.salus.workloads import build_job
+
+PAPER_HYPERPARAM_RATIO = 2.38  # Salus abstract: 2.38x better GPU utilisation for hyper-parameter tuning
+
+
+def learning_rates(n: int, lo: float, hi: float) -> list[float]:
+    """Return ``n`` learning rates log-spaced over [lo, hi] (one each for n = 1: lo)."""
+    if n < 1 or lo <= 0 or hi < lo:
+        raise ValueError(f"need n >= 1 and 0 < lo <= hi, got n={n}, lo={lo}, hi={hi}")
+    return [float(x) for x in np.geomspace(lo, hi, n)] if n > 1 else [float(lo)]
+
+
+def _jobs(workload: str, lrs: Sequence[float], iterations: int, device) -> list:
+    jobs = []
+    for i, lr in enumerate(lrs):
+        job = build_job(workload, device.torch_device, seed=i, iterations=iterations, job_id=i)
+        for group in job.optimizer.param_groups:
+            group["lr"] = lr
+        jobs.append(job)
+    return jobs
+
+
+def _sampler(device):
+    if device.kind == "cuda" and nvml_unavailable_reason() is None:
+        return NvmlSampler(getattr(device, "index", 0), 0.05), "nvml busy %"
+    if device.kind == "cpu" and cpu_sampler_available():
+        return CpuSampler(0.1), "cpu busy fraction (/proc/stat, all cores)"
+    return None, None
+
+
+def _run(executor, jobs, device, bins: int) -> dict:
+    sampler, kind = _sampler(device)
+    if sampler:
+        sampler.start()
+    try:
+        result = executor.run([Submission(job, peak_bytes=0) for job in jobs])
+    finally:
+        samples = sampler.stop() if sampler else None
+    intervals = [(e["start_s"], e["end_s"]) for e in executor.iteration_log]
+    makespan = result["makespan_s"]
+    out = {"makespan_s": makespan, "wall_s": result["wall_s"], "done": result["done"],
+           "failed": result["failed"], "iterations": result["iterations"],
+           "device_ms": sum(j["device_ms"] for j in result["jobs"]),
+           "busy": busy_timeline(intervals, makespan, bins) if makespan > 0 else None,
+           "sampler": {"kind": kind, **samples} if samples else None}
+    if "lanes" in result:
+        out["lanes"] = {k: v for k, v in result["lanes"].items() if k != "log"}
+    return out
+
+
+def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress: bool | None = None) -> dict:
+    """Serial vs PACK-with-lanes makespan for each workload in ``sizes["workloads"]``.
+
+    ``sizes`` keys (``[salus_hyperparam.*]``): workloads, n_jobs, iterations, lr [lo, hi],
+    capacity_peaks (device memory for the lanes, as a multiple of one job's peak), rule,
+    threads, bins. Returns {"device", "device_name", "workloads": {name: {"memory" (persistent,
+    ephemeral, peak bytes), "serial", "packed" ({makespan_s, busy{t_s, busy, busy_mean},
+    sampler, lanes, ...}), "ratio" (serial / packed makespan), "lrs"}}, "smallest" (the
+    workload with the smallest peak), "ratio_smallest", "paper"}.
+    """
+    from impls.salus.experiments import torch_threads
+
+    dev = get_device(device)
+    names = list(sizes["workloads"])
+    lo, hi = sizes.get("lr", [1e-4, 1e-1])
+    lrs = learning_rates(int(sizes["n_jobs"]), lo, hi)
+    bins = int(sizes.get("bins", 40))
+    out: dict = {"device": dev.kind, "device_name": dev.describe(), "n_jobs": len(lrs),
+                 "iterations": int(sizes["iterations"]), "rule": sizes.get("rule", "salus"),
+                 "paper": PAPER_HYPERPARAM_RATIO, "workloads": {}}
+    with torch_threads(sizes.get("threads")) as threads:
+        out["torch_threads"] = threads
+        memory = profile_memory(names, dev, iterations=3, timing_iterations=2)["workloads"]
+        bar = progress_bar(2 * len(names), "salus hyper-parameter runs", "run", progress)
+        for name in names:
+            mem = {k: memory[name][k] for k in ("persistent_bytes", "ephemeral_bytes", "peak_bytes")}
+            capacity = int(float(sizes["capacity_peaks"]) * mem["peak_bytes"])
+            serial = _run(Executor("fifo", dev, log_iterations=True),
+                          _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins)
+            bar.update(1)
+            packed_ex = LaneExecutor("pack", dev, capacity, {name: mem}, rule=out["rule"], log_iterations=True)
+            packed = _run(packed_ex, _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins)
+            bar.update(1)
+            dev.release_memory()
+            ratio = serial["makespan_s"] / packed["makespan_s"] if packed["makespan_s"] else None
+            out["workloads"][name] = {"memory": mem, "capacity_bytes": capacity, "lrs": lrs,
+                                      "serial": serial, "packed": packed, "ratio": ratio}
+        bar.close()
+    smallest = min(names, key=lambda n: out["workloads"][n]["memory"]["peak_bytes"])
+    out["smallest"] = smallest
+    out["ratio_smallest"] = out["workloads"][smallest]["ratio"]
+    return out

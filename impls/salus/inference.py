@@ -1,0 +1,322 @@
+"""Many-model inference sharing (Salus: 42 models = 14 models x 3 batch sizes on one GPU).
+
+``K`` inference workloads each get a Poisson stream of requests (one request = one
+forward pass at the workload's batch size). Three ways to serve them:
+
+- ``shared``: one process, every model resident, admitted through GPU lanes, one
+  request at a time chosen by FAIR (the model with the least device time so far among
+  those with a request waiting), at iteration (request) granularity: Salus.
+- ``one_per_device``: each model alone on a device of its own (no sharing): its own
+  stream replayed with nothing else running; needs ``K`` devices.
+- ``processes``: ``K`` OS processes, one model each, all at once on the one device (the
+  MPS-like baseline: the device time-slices processes; NVIDIA MPS itself is not used).
+
+Latency = finish - arrival per request (ms): p50 and p99 per model. *Devices needed*
+for a p99 target: for ``shared``, the fewest devices over which the models (split by
+load, largest first) all meet the target, found with a discrete-event replay of the
+same FAIR loop on the measured service times (checked against the real one-device
+run); ``one_per_device`` needs ``K``. Arrivals are synthetic (Poisson, seeded).
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from impls.harness.progress import progress_bar
+from impls.salus.devices import get_device
+from impls.salus.lanes import LaneJob, make_manager
+from impls.salus.workloads import build_job
+
+PAPER_MODELS_PER_GPU = 42.0  # Salus abstract: 42x better utilisation than no sharing
+PAPER_OVER_MPS = 7.0         # ... and 7x better than NVIDIA MPS
+
+
+def request_streams(service_ms: Mapping[str, float], load: float, duration_s: float, seed: int = 0,
+                    min_requests: int = 5) -> dict[str, list[float]]:
+    """Return per model sorted Poisson arrival times (s) in [0, duration_s].
+
+    Each of the K models offers ``load / K`` of one device: rate = load / (K * service time).
+    At least ``min_requests`` per model (the first ones spread over the duration if the
+    rate gives fewer).
+    """
+    if not 0 < load:
+        raise ValueError(f"load must be > 0, got {load}")
+    rng = np.random.default_rng(seed)
+    k = len(service_ms)
+    streams = {}
+    for name in sorted(service_ms):
+        rate = load / (k * service_ms[name] / 1e3)
+        n = max(min_requests, int(rng.poisson(rate * duration_s)))
+        streams[name] = sorted(rng.uniform(0.0, duration_s, n).tolist())
+    return streams
+
+
+def _stats(latencies_ms: Sequence[float]) -> dict:
+    xs = np.asarray(latencies_ms, dtype=float)
+    return {"p50_ms": float(np.percentile(xs, 50)), "p99_ms": float(np.percentile(xs, 99)),
+            "mean_ms": float(xs.mean()), "n": int(xs.size)}
+
+
+def serve_fair(jobs: Mapping[str, Any], streams: Mapping[str, Sequence[float]], device,
+               clock=time.perf_counter, sleep=time.sleep) -> dict:
+    """Serve every request of ``streams`` with ``jobs`` (name -> built inference Job) in this process.
+
+    At each request boundary the model with the least device time so far among those
+    with a waiting request runs its oldest request (FAIR). Returns {name: {"latencies_ms":
+    [...], "service_ms": [...]}, "_busy_s": time inside forwards, "_wall_s"}.
+    """
+    arrivals = sorted((t, name) for name, ts in streams.items() for t in ts)
+    queues: dict[str, list[float]] = {name: [] for name in streams}
+    used = {name: 0.0 for name in streams}
+    out = {name: {"latencies_ms": [], "service_ms": []} for name in streams}
+    i, busy = 0, 0.0
+    t0 = clock()
+    while i < len(arrivals) or any(queues.values()):
+        now = clock() - t0
+        while i < len(arrivals) and arrivals[i][0] <= now:
+            queues[arrivals[i][1]].append(arrivals[i][0])
+            i += 1
+        ready = [name for name, q in queues.items() if q]
+        if not ready:
+            sleep(max(0.0, arrivals[i][0] - (clock() - t0)))
+            continue
+        name = min(ready, key=lambda n: (used[n], queues[n][0], n))
+        arrival = queues[name].pop(0)
+        timer = device.timer()
+        start = clock()
+        timer.start()
+        jobs[name].step()
+        timer.stop()
+        ms = timer.elapsed_ms()
+        end = clock()
+        busy += end - start
+        used[name] += ms
+        out[name]["latencies_ms"].append((end - t0 - arrival) * 1e3)
+        out[name]["service_ms"].append(ms)
+    out["_busy_s"] = busy
+    out["_wall_s"] = clock() - t0
+    return out
+
+
+def simulate_fair(service_ms: Mapping[str, float], streams: Mapping[str, Sequence[float]]) -> dict[str, list[float]]:
+    """Discrete-event replay of :func:`serve_fair` with fixed service times (ms); return latencies (ms)."""
+    arrivals = sorted((t, name) for name, ts in streams.items() for t in ts)
+    queues: dict[str, list[float]] = {name: [] for name in streams}
+    used = {name: 0.0 for name in streams}
+    lat: dict[str, list[float]] = {name: [] for name in streams}
+    now, i = 0.0, 0
+    while i < len(arrivals) or any(queues.values()):
+        while i < len(arrivals) and arrivals[i][0] <= now:
+            queues[arrivals[i][1]].append(arrivals[i][0])
+            i += 1
+        ready = [name for name, q in queues.items() if q]
+        if not ready:
+            now = arrivals[i][0]
+            continue
+        name = min(ready, key=lambda n: (used[n], queues[n][0], n))
+        arrival = queues[name].pop(0)
+        now += service_ms[name] / 1e3
+        used[name] += service_ms[name]
+        lat[name].append((now - arrival) * 1e3)
+    return lat
+
+
+def split_by_load(load: Mapping[str, float], devices: int) -> list[list[str]]:
+    """Split models over ``devices`` by load, largest first onto the least loaded device (LPT)."""
+    bins: list[tuple[float, int]] = [(0.0, d) for d in range(devices)]
+    groups: list[list[str]] = [[] for _ in range(devices)]
+    for name in sorted(load, key=lambda n: (-load[n], n)):
+        total, d = heapq.heappop(bins)
+        groups[d].append(name)
+        heapq.heappush(bins, (total + load[name], d))
+    return groups
+
+
+def devices_needed(service_ms: Mapping[str, float], streams: Mapping[str, Sequence[float]],
+                   target_p99_ms: float) -> dict:
+    """Return {"devices": fewest devices whose simulated FAIR sharing meets ``target_p99_ms`` for every
+    model (None if even one model per device misses it), "worst_p99_ms": per device count tried}."""
+    load = {n: len(streams[n]) * service_ms[n] for n in streams}
+    tried = {}
+    for d in range(1, len(streams) + 1):
+        worst = 0.0
+        for group in split_by_load(load, d):
+            if not group:
+                continue
+            lat = simulate_fair({n: service_ms[n] for n in group}, {n: streams[n] for n in group})
+            worst = max(worst, max(float(np.percentile(lat[n], 99)) for n in group))
+        tried[d] = worst
+        if worst <= target_p99_ms:
+            return {"devices": d, "worst_p99_ms": tried}
+    return {"devices": None, "worst_p99_ms": tried}
+
+
+def _serve_one(name: str, stream: Sequence[float], seed: int, threads: int, stdin, stdout) -> list[float]:
+    """One model in its own process (the MPS-like baseline): build it, say READY on ``stdout``, read
+    the common wall-clock start from ``stdin``, replay ``stream``; return latencies (ms)."""
+    torch.set_num_threads(max(1, threads))
+    job = build_job(name, "cpu", seed=seed, iterations=10 ** 9)
+    print("READY", file=stdout, flush=True)
+    start_at = float(stdin.readline())
+    lat = []
+    for arrival in stream:
+        wait = start_at + arrival - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        job.step()
+        lat.append((time.time() - start_at - arrival) * 1e3)
+    return lat
+
+
+def serve_processes(streams: Mapping[str, Sequence[float]], threads: int = 1, seed: int = 0,
+                    timeout_s: float = 600.0) -> dict:
+    """Serve each model's stream from its own process, all at once; return {name: latencies (ms)}.
+
+    Each process (``python -m impls.salus.inference --serve``) imports torch and builds its
+    model, then says READY; when all are ready they get one common wall-clock start time.
+    """
+    import json
+    import subprocess
+    import sys
+
+    procs = {}
+    try:
+        for name, stream in streams.items():
+            spec = json.dumps({"name": name, "stream": list(stream), "seed": seed, "threads": threads})
+            procs[name] = subprocess.Popen([sys.executable, "-m", "impls.salus.inference", "--serve", spec],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True)
+        for name, proc in procs.items():
+            line = proc.stdout.readline()
+            if line.strip() != "READY":
+                raise RuntimeError(f"inference process for {name} did not start: {proc.stderr.read()[-2000:]}")
+        start_at = time.time() + 0.2
+        for proc in procs.values():
+            proc.stdin.write(f"{start_at}\n")
+            proc.stdin.flush()
+        out = {}
+        for name, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=timeout_s)
+            if proc.returncode != 0:
+                raise RuntimeError(f"inference process for {name} failed ({proc.returncode}): {stderr[-2000:]}")
+            out[name] = json.loads(stdout.strip().splitlines()[-1])
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return out
+
+
+def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress: bool | None = None) -> dict:
+    """Serve K inference models three ways; return latencies, devices needed and lanes.
+
+    ``sizes`` keys (``[salus_inference.*]``): models, load (offered load of one device, all
+    models together), duration_s, latency_target_ms (p99), capacity_peaks (device memory as a
+    multiple of the models' summed peaks, for the lanes), processes (bool: run the MPS-like
+    baseline), threads, seed.
+
+    Returns {"device", "models", "service_ms" (median alone, ms), "setups": {"shared" |
+    "one_per_device" | "processes": {model: {p50_ms, p99_ms, mean_ms, n}}}, "latency_cdf":
+    {setup: {model: sorted latencies}}, "devices_needed": {"shared", "one_per_device", "sim_check"},
+    "models_per_device_gain" (K / shared devices), "lanes", "busy_fraction_shared"}.
+    """
+    from impls.salus.experiments import torch_threads
+    from impls.salus.memory_profile import profile_memory
+
+    dev = get_device(device)
+    names = list(dict.fromkeys(sizes["models"]))
+    seed = int(sizes.get("seed", 0))
+    setups = ["shared", "one_per_device"] + (["processes"] if sizes.get("processes", True) and dev.kind == "cpu" else [])
+    bar = progress_bar(len(setups) + 1, "salus inference", "setup", progress)
+    with torch_threads(sizes.get("threads")) as threads:
+        memory = profile_memory(names, dev, iterations=2, timing_iterations=2)["workloads"]
+        jobs = {n: build_job(n, dev.torch_device, seed=seed, iterations=10 ** 9) for n in names}
+        service = {}
+        for n, job in jobs.items():
+            times = []
+            for _ in range(7):
+                timer = dev.timer()
+                timer.start()
+                job.step()
+                timer.stop()
+                times.append(timer.elapsed_ms())
+            service[n] = float(np.median(times))
+        bar.update(1)
+        streams = request_streams(service, float(sizes["load"]), float(sizes["duration_s"]), seed)
+        capacity = int(float(sizes.get("capacity_peaks", 1.0)) * sum(m["peak_bytes"] for m in memory.values()))
+        manager = make_manager(sizes.get("rule", "salus"), capacity)
+        admitted = [n for n in names if manager.submit(LaneJob(n, memory[n]["persistent_bytes"],
+                                                               memory[n]["ephemeral_bytes"]))]
+        lanes = {**manager.snapshot(), "capacity_bytes": capacity, "admitted": admitted}
+        served = serve_fair({n: jobs[n] for n in admitted}, {n: streams[n] for n in admitted}, dev)
+        results = {"shared": {n: served[n]["latencies_ms"] for n in admitted}}
+        busy_shared = served["_busy_s"] / served["_wall_s"] if served["_wall_s"] else None
+        bar.update(1)
+        alone = {}
+        for n in names:
+            alone[n] = serve_fair({n: jobs[n]}, {n: streams[n]}, dev)[n]["latencies_ms"]
+        results["one_per_device"] = alone
+        bar.update(1)
+        for job in jobs.values():
+            job.release()
+        dev.release_memory()
+        if "processes" in setups:
+            results["processes"] = serve_processes(streams, threads=max(1, threads or 1), seed=seed)
+            bar.update(1)
+    bar.close()
+    target = float(sizes["latency_target_ms"])
+    # The simulator uses each model's mean service time inside the shared run (contention
+    # included); the alone medians are reported beside them.
+    inrun = {n: float(np.mean(served[n]["service_ms"])) if n in served and served[n]["service_ms"] else service[n]
+             for n in names}
+    need = devices_needed(inrun, streams, target)
+    sim_one = simulate_fair(inrun, streams)
+    sim_p99 = max(float(np.percentile(v, 99)) for v in sim_one.values())
+    real_p99 = max(_stats(v)["p99_ms"] for v in results["shared"].values()) if results["shared"] else None
+    one_meets = all(_stats(v)["p99_ms"] <= target for v in results["one_per_device"].values())
+    out = {
+        "device": dev.kind, "device_name": dev.describe(), "torch_threads": threads, "models": names,
+        "service_ms": service, "service_ms_inrun": inrun, "requests": {n: len(s) for n, s in streams.items()},
+        "load": float(sizes["load"]), "duration_s": float(sizes["duration_s"]), "latency_target_ms": target,
+        "memory": {n: {k: memory[n][k] for k in ("persistent_bytes", "ephemeral_bytes", "peak_bytes")} for n in names},
+        "lanes": lanes, "busy_fraction_shared": busy_shared,
+        "setups": {s: {n: _stats(v) for n, v in r.items()} for s, r in results.items()},
+        "latency_cdf": {s: {n: sorted(v) for n, v in r.items()} for s, r in results.items()},
+        "devices_needed": {"shared": need["devices"], "shared_worst_p99_ms": need["worst_p99_ms"],
+                           "one_per_device": len(names) if one_meets else None,
+                           "sim_check": {"sim_worst_p99_ms": sim_p99, "real_worst_p99_ms": real_p99}},
+        "paper": {"models_per_gpu": PAPER_MODELS_PER_GPU, "over_mps": PAPER_OVER_MPS},
+    }
+    out["models_per_device_gain"] = (len(names) / need["devices"]) if need["devices"] else None
+    procs = out["setups"].get("processes")
+    if procs:
+        out["processes_worst_p99_ms"] = max(r["p99_ms"] for r in procs.values())
+        out["processes_meet_target"] = out["processes_worst_p99_ms"] <= target
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m impls.salus.inference --serve JSON``: one process of the MPS-like baseline."""
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m impls.salus.inference")
+    parser.add_argument("--serve", required=True, help='JSON {"name", "stream", "seed", "threads"}')
+    args = parser.parse_args(argv)
+    spec = json.loads(args.serve)
+    print(json.dumps(_serve_one(spec["name"], spec["stream"], int(spec["seed"]), int(spec["threads"]),
+                                sys.stdin, sys.stdout)))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Report figures for the Salus lanes issue: memory over time, lane packing vs baselines,
+hyper-parameter makespan and utilisation, inference latency CDFs and devices needed.
+
+``data`` is what :mod:`impls.salus.lane_experiments` returned (artifacts ``salus_lanes``,
+``salus_hyperparam``, ``salus_inference``). Inputs are synthetic tensors and synthetic
+job mixes / request streams; every figure says so.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from impls.harness.figures import figure, new_axes
+
+MB = 2 ** 20
+RULE_LABELS = {"salus": "Salus (faithful)", "salus-grow": "variant: Salus + grow",
+               "shared-first": "variant: shared lane first", "no-lanes": "baseline: no lanes",
+               "static": "baseline: static partitions"}
+
+
+def _pick_two(memory: dict) -> list[str]:
+    """The two workloads with the largest ephemeral share of their peak (training first)."""
+    names = sorted(memory, key=lambda w: ("_infer_" in w, -memory[w]["ephemeral_bytes"] / max(1, memory[w]["peak_bytes"])))
+    return names[:2]
+
+
+@figure("salus_memory_over_time", artifact="salus_lanes", system="salus",
+        title="Memory over time of two workloads, with persistent and peak levels (synthetic inputs)",
+        paper_figure="Salus: persistent vs ephemeral memory of a training job")
+def memory_over_time(data: dict):
+    names = _pick_two(data["memory"])
+    fig, axes = new_axes(width=9.0, height=3.2, ncols=len(names))
+    axes = axes if isinstance(axes, list) else [axes]
+    for ax, name in zip(axes, names):
+        row = data["memory"][name]
+        trace = row["trace"]
+        ax.step(trace["t_ms"], np.asarray(trace["bytes"]) / MB, where="post", linewidth=0.9)
+        ax.axhline(row["persistent_bytes"] / MB, color="tab:green", linestyle="--",
+                   label=f"persistent {row['persistent_bytes'] / MB:.1f} MiB")
+        ax.axhline(row["peak_bytes"] / MB, color="tab:red", linestyle=":",
+                   label=f"peak {row['peak_bytes'] / MB:.1f} MiB (ephemeral {row['ephemeral_bytes'] / MB:.1f})")
+        for start, _end in trace["iterations_ms"]:
+            ax.axvline(start, color="grey", linewidth=0.4, alpha=0.6)
+        ax.set_title(f"{name} on {data['device']} ({row['method']})", fontsize=8)
+        ax.set_xlabel("time (ms; grey: iteration starts)")
+        ax.set_ylabel("allocated (MiB)")
+        ax.legend(fontsize=6, loc="lower right")
+    return fig
+
+
+@figure("salus_lane_packing", artifact="salus_lanes", system="salus",
+        title="Lane packing on recorded profiles: jobs admitted, fragmentation, makespan (synthetic mixes, simulated)",
+        paper_figure="Salus: GPU lanes (memory sharing)")
+def lane_packing(data: dict):
+    packing = data["packing"]
+    caps = list(packing["capacities"])
+    rules = packing["rules"]
+    fig, axes = new_axes(width=11.0, height=3.4, ncols=3)
+    width = 0.8 / len(rules)
+    x = np.arange(len(caps))
+    metrics = [("admitted_mean", "jobs admitted at once (mean)"),
+               ("fragmentation_mean", "unusable memory (fraction)"),
+               ("makespan_mean_s", "makespan (s, simulated)")]
+    for ax, (key, label) in zip(axes, metrics):
+        for i, rule in enumerate(rules):
+            values = [packing["capacities"][c]["rules"][rule][key] for c in caps]
+            ax.bar(x + (i - (len(rules) - 1) / 2) * width, values, width, label=RULE_LABELS.get(rule, rule))
+        ax.set_xticks(x, caps, fontsize=7)
+        ax.set_xlabel("capacity (× mean workload peak)", fontsize=7)
+        ax.set_ylabel(label, fontsize=8)
+    loses = packing["greedy_loses"]
+    parts = [f"{RULE_LABELS.get(r, r)}: fewer jobs in {t['admitted']}/{t['mixes']} mixes, "
+             f"longer makespan in {t['makespan']}/{t['mixes']}" for r, t in loses.items()]
+    fig.suptitle("Where Salus's rule loses —\n" + "\n".join(parts)
+                 + f"\ndevice model: {packing['device_model']}; static partitions: jobs larger than a "
+                 "partition are left out of its makespan", fontsize=7, x=0.01, ha="left")
+    axes[2].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+@figure("salus_hyperparam_makespan", artifact="salus_hyperparam", system="salus",
+        title="Hyper-parameter exploration: makespan one at a time vs PACK with lanes (synthetic data)",
+        paper_figure="Salus: hyper-parameter exploration (2.38x)")
+def hyperparam_makespan(data: dict):
+    names = list(data["workloads"])
+    fig, ax = new_axes(width=6.0, height=3.3)
+    x = np.arange(len(names))
+    serial = [data["workloads"][n]["serial"]["makespan_s"] for n in names]
+    packed = [data["workloads"][n]["packed"]["makespan_s"] for n in names]
+    ax.bar(x - 0.2, serial, 0.4, label="one at a time (FIFO)")
+    ax.bar(x + 0.2, packed, 0.4, label=f"PACK with lanes ({data['rule']})")
+    for xi, n in zip(x, names):
+        ratio = data["workloads"][n]["ratio"]
+        if ratio:
+            ax.text(xi, max(serial[xi], packed[xi]), f"{ratio:.2f}×", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, names)
+    ax.set_ylabel("makespan (s)")
+    ax.set_title(f"{data['n_jobs']} jobs × {data['iterations']} iterations on {data['device_name']} "
+                 f"(paper: {data['paper']}× on a GPU)", fontsize=8)
+    ax.legend(fontsize=7)
+    return fig
+
+
+@figure("salus_hyperparam_utilisation", artifact="salus_hyperparam", system="salus",
+        title="Utilisation over time during hyper-parameter exploration (synthetic data)",
+        paper_figure="Salus: GPU utilisation (hyper-parameter exploration)")
+def hyperparam_utilisation(data: dict):
+    name = data["smallest"]
+    row = data["workloads"][name]
+    fig, ax = new_axes(width=7.0, height=3.2)
+    for run, style in (("serial", "-"), ("packed", "--")):
+        busy = row[run]["busy"]
+        if busy:
+            ax.plot(busy["t_s"], busy["busy"], style, label=f"{run}: executor busy (mean {busy['busy_mean']:.2f})")
+        sampler = row[run].get("sampler")
+        if sampler:
+            key = "busy_pct" if "busy_pct" in sampler else "busy"
+            scale = 0.01 if key == "busy_pct" else 1.0
+            ax.plot(sampler["t_s"], np.asarray(sampler[key]) * scale, style, alpha=0.6,
+                    label=f"{run}: {sampler['kind']}")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("busy fraction")
+    ax.set_title(f"{name} on {data['device_name']}; NVML/CPU busy is not SM occupancy", fontsize=8)
+    ax.legend(fontsize=6)
+    return fig
+
+
+@figure("salus_inference_latency", artifact="salus_inference", system="salus",
+        title="Many-model inference: request latency CDF per serving setup, devices needed (synthetic requests)",
+        paper_figure="Salus: inference sharing (42x / 7x)")
+def inference_latency(data: dict):
+    fig, (ax, bars) = new_axes(width=10.0, height=3.4, ncols=2)
+    labels = {"shared": "one device, FAIR with lanes (Salus)", "one_per_device": "one model per device",
+              "processes": "concurrent processes (MPS-like)"}
+    for setup, per_model in data["latency_cdf"].items():
+        xs = np.sort(np.concatenate([np.asarray(v, dtype=float) for v in per_model.values()]))
+        if xs.size:
+            ax.step(xs, np.arange(1, xs.size + 1) / xs.size, where="post", label=labels.get(setup, setup))
+    ax.axvline(data["latency_target_ms"], color="grey", linestyle=":", label=f"p99 target {data['latency_target_ms']:g} ms")
+    ax.set_xscale("log")
+    ax.set_xlabel("request latency (ms, log; all models pooled)")
+    ax.set_ylabel("fraction of requests")
+    ax.legend(fontsize=6)
+    need = data["devices_needed"]
+    names = ["shared (simulated on in-run service times)", "one model per device"]
+    values = [need["shared"], need["one_per_device"]]
+    for i, v in enumerate(values):
+        bars.bar(i, v or 0, color="tab:blue" if i == 0 else "tab:orange")
+        bars.text(i, v or 0, "target missed" if v is None else str(v), ha="center", va="bottom", fontsize=8)
+    bars.set_xticks(range(2), names, fontsize=7)
+    bars.set_ylabel("devices needed for the p99 target")
+    bars.set_title(f"{len(data['models'])} models on {data['device_name']}", fontsize=8)
+    return fig

@@ -1,0 +1,177 @@
+"""Device utilisation over time: NVML on GPUs, /proc/stat on the CPU, and the executor's busy time.
+
+- :class:`NvmlSampler`: a thread sampling NVML's busy % (``utilization.gpu``: the share of
+  time *some* kernel ran, not SM occupancy) and memory used, every ``interval_s``.
+  NVML missing (no driver: ``NVMLError_LibraryNotFound``, or no ``pynvml``) makes
+  :func:`nvml_unavailable_reason` say why, and the sampler refuse to start.
+- :class:`CpuSampler`: a thread sampling the machine's CPU busy fraction from
+  ``/proc/stat`` (Linux), the CPU analogue of NVML's busy %.
+- :func:`busy_timeline`: the executor's own busy fraction per time bin, from its
+  iteration log (time inside iterations / bin length; on CUDA iterations on several
+  lanes overlap, so it can exceed 1: it is then lanes busy on average).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+def busy_timeline(intervals: Iterable[Sequence[float]], t_end: float, bins: int = 50) -> dict:
+    """Return {"t_s": bin centres, "busy": fraction of each bin inside some interval (summed over
+    overlapping intervals), "busy_mean": over [0, t_end]} for ``intervals`` of (start_s, end_s)."""
+    if t_end <= 0 or bins < 1:
+        raise ValueError(f"busy_timeline needs t_end > 0 and bins >= 1, got {t_end}, {bins}")
+    edges = np.linspace(0.0, t_end, bins + 1)
+    busy = np.zeros(bins)
+    total = 0.0
+    for start, end in intervals:
+        start, end = max(0.0, float(start)), min(t_end, float(end))
+        if end <= start:
+            continue
+        total += end - start
+        overlap = np.clip(np.minimum(edges[1:], end) - np.maximum(edges[:-1], start), 0.0, None)
+        busy += overlap
+    width = edges[1] - edges[0]
+    return {"t_s": ((edges[:-1] + edges[1:]) / 2).tolist(), "busy": (busy / width).tolist(),
+            "busy_mean": total / t_end}
+
+
+class _Sampler:
+    """Background thread calling ``self._sample()`` every ``interval_s`` seconds between start/stop."""
+
+    def __init__(self, interval_s: float = 0.1, clock=time.perf_counter):
+        if interval_s <= 0:
+            raise ValueError(f"interval_s must be > 0, got {interval_s}")
+        self.interval_s = interval_s
+        self._clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+        self.samples: dict[str, list] = {"t_s": []}
+
+    def _sample(self) -> dict:
+        raise NotImplementedError
+
+    def _record(self) -> None:
+        row = self._sample()
+        self.samples["t_s"].append(self._clock() - self._t0)
+        for key, value in row.items():
+            self.samples.setdefault(key, []).append(value)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._record()
+
+    def start(self) -> "_Sampler":
+        self._t0 = self._clock()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> dict:
+        """Stop sampling; return the samples ({"t_s": [...], <metric>: [...]}), at least one."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+            if not self.samples["t_s"]:
+                self._record()  # a run shorter than one interval still gets a sample
+        return self.samples
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def nvml_unavailable_reason(nvml=None) -> str | None:
+    """Return why NVML cannot be used (no pynvml, no driver library, ...), or None when it works."""
+    try:
+        nvml = nvml if nvml is not None else __import__("pynvml")
+    except ImportError:
+        return "nvidia-ml-py (pynvml) is not installed"
+    try:
+        nvml.nvmlInit()
+    except nvml.NVMLError_LibraryNotFound:
+        return "NVML library not found (no NVIDIA driver)"
+    except nvml.NVMLError as err:
+        return f"NVML unavailable: {err}"
+    nvml.nvmlShutdown()
+    return None
+
+
+class NvmlSampler(_Sampler):
+    """Sample GPU ``index``'s busy % (``busy_pct``) and memory used (``memory_used_bytes``) via NVML.
+
+    ``nvml`` is the ``pynvml`` module (a fake one in tests). :meth:`start` raises
+    ``RuntimeError`` with the reason when NVML is unavailable.
+    """
+
+    def __init__(self, index: int = 0, interval_s: float = 0.1, nvml=None, clock=time.perf_counter):
+        super().__init__(interval_s, clock)
+        self.index = index
+        self._nvml = nvml
+        self._handle = None
+
+    def start(self):
+        reason = nvml_unavailable_reason(self._nvml)
+        if reason:
+            raise RuntimeError(reason)
+        self._nvml = self._nvml if self._nvml is not None else __import__("pynvml")
+        self._nvml.nvmlInit()
+        self._handle = self._nvml.nvmlDeviceGetHandleByIndex(self.index)
+        return super().start()
+
+    def _sample(self) -> dict:
+        rates = self._nvml.nvmlDeviceGetUtilizationRates(self._handle)
+        memory = self._nvml.nvmlDeviceGetMemoryInfo(self._handle)
+        return {"busy_pct": float(rates.gpu), "memory_used_bytes": int(memory.used)}
+
+    def stop(self) -> dict:
+        samples = super().stop()
+        if self._handle is not None:
+            self._nvml.nvmlShutdown()
+            self._handle = None
+        return samples
+
+
+def read_proc_stat(path: str = "/proc/stat") -> tuple[int, int]:
+    """Return (busy, total) jiffies of all CPUs from the first line of ``/proc/stat``."""
+    with open(path) as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])
+    return total - idle, total
+
+
+class CpuSampler(_Sampler):
+    """Sample the machine's CPU busy fraction (``busy``, 0-1 over all cores) from /proc/stat."""
+
+    def __init__(self, interval_s: float = 0.1, reader=read_proc_stat, clock=time.perf_counter):
+        super().__init__(interval_s, clock)
+        self._reader = reader
+        self._last = None
+
+    def start(self):
+        self._last = self._reader()
+        return super().start()
+
+    def _sample(self) -> dict:
+        busy, total = self._reader()
+        last_busy, last_total = self._last
+        self._last = (busy, total)
+        return {"busy": (busy - last_busy) / (total - last_total) if total > last_total else 0.0}
+
+
+def cpu_sampler_available() -> bool:
+    """Return whether /proc/stat can be read (Linux)."""
+    try:
+        read_proc_stat()
+        return True
+    except (OSError, ValueError, IndexError):
+        return False

@@ -1,0 +1,202 @@
+"""Memory profiling, utilisation samplers, the lane executor, hyper-parameter and inference
+experiments (smoke sizes), and the lanes figures."""
+from __future__ import annotations
+
+import contextlib
+import types
+
+import pytest
+import torch
+
+from impls.harness import profiles
+from impls.salus import inference, lane_figures, memory_profile, utilisation
+from impls.salus.executor import Submission
+from impls.salus.lane_executor import LaneDevice, LaneExecutor, LaneHandle
+from impls.salus.workloads import build_job
+
+
+def test_levels_take_the_floor_after_the_first_iteration():
+    t = [0, 1, 2, 3, 4, 5, 6]
+    b = [10, 50, 30, 80, 20, 90, 25]  # first iteration ends at t=2
+    assert memory_profile.levels(t, b, 2) == {"peak_bytes": 90, "persistent_bytes": 20, "ephemeral_bytes": 70}
+    with pytest.raises(ValueError, match="as many times as sizes"):
+        memory_profile.levels([0, 1], [1], 0)
+
+
+def test_cpu_trace_separates_optimizer_state_from_activations():
+    torch.set_num_threads(1)
+    job = build_job("mlp_b64", iterations=10, warm=False)
+    params = sum(p.numel() * p.element_size() for p in job.model.parameters())
+    trace = memory_profile.cpu_trace(job, iterations=2)
+    row = memory_profile.levels(trace["t_ms"], trace["bytes"], trace["iterations_ms"][0][1])
+    # SGD with momentum: weights + momentum buffers stay (>= 2x the parameters), gradients come and go.
+    assert row["persistent_bytes"] >= 2 * params
+    assert row["ephemeral_bytes"] > 0
+    assert row["peak_bytes"] == row["persistent_bytes"] + row["ephemeral_bytes"]
+
+
+class FakeCuda:
+    """Counters of a caching allocator: one iteration allocates 100 then frees it, leaving 10 more."""
+
+    def __init__(self):
+        self.allocated, self.peak = 1000, 1000
+
+    def synchronize(self, device=None):
+        pass
+
+    def memory_allocated(self, device=None):
+        return self.allocated
+
+    def max_memory_allocated(self, device=None):
+        return self.peak
+
+    def reset_peak_memory_stats(self, device=None):
+        self.peak = self.allocated
+
+
+def test_cuda_trace_reads_floor_peak_and_after_from_the_allocator():
+    cuda = FakeCuda()
+
+    class Job:
+        optimizer = None
+
+        def step(self):
+            cuda.allocated += 110
+            cuda.peak = max(cuda.peak, cuda.allocated)
+            cuda.allocated -= 100
+
+    trace = memory_profile.cuda_trace(Job(), iterations=2, cuda=cuda, baseline_bytes=1000)
+    assert trace["bytes"] == [0, 110, 10, 10, 120, 20]
+    assert memory_profile.levels(trace["t_ms"], trace["bytes"], trace["iterations_ms"][0][1])["ephemeral_bytes"] == 110
+
+
+def test_busy_timeline_and_samplers():
+    tl = utilisation.busy_timeline([(0.0, 0.5), (1.0, 2.0)], 2.0, bins=4)
+    assert tl["busy"] == [1.0, 0.0, 1.0, 1.0] and tl["busy_mean"] == pytest.approx(0.75)
+    ticks = iter([(0, 0), (50, 100), (150, 200), (150, 300)])
+    cpu = utilisation.CpuSampler(reader=lambda: next(ticks))
+    cpu._last = cpu._reader()
+    assert [cpu._sample()["busy"] for _ in range(3)] == [0.5, 1.0, 0.0]
+
+
+class FakeNvml:
+    class NVMLError(Exception):
+        pass
+
+    class NVMLError_LibraryNotFound(NVMLError):
+        pass
+
+    def __init__(self, missing=False):
+        self.missing = missing
+
+    def nvmlInit(self):
+        if self.missing:
+            raise self.NVMLError_LibraryNotFound("libnvidia-ml.so.1 not found")
+
+    def nvmlShutdown(self):
+        pass
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        return index
+
+    def nvmlDeviceGetUtilizationRates(self, handle):
+        return types.SimpleNamespace(gpu=37, memory=5)
+
+    def nvmlDeviceGetMemoryInfo(self, handle):
+        return types.SimpleNamespace(used=123, total=1000)
+
+
+def test_nvml_sampler_reports_busy_percent_and_refuses_without_a_driver():
+    assert "no NVIDIA driver" in utilisation.nvml_unavailable_reason(FakeNvml(missing=True))
+    with pytest.raises(RuntimeError, match="no NVIDIA driver"):
+        utilisation.NvmlSampler(nvml=FakeNvml(missing=True)).start()
+    sampler = utilisation.NvmlSampler(nvml=FakeNvml(), interval_s=0.01)
+    sampler._nvml.nvmlInit()
+    sampler._handle = 0
+    sampler._record()
+    assert sampler.samples["busy_pct"] == [37.0] and sampler.samples["memory_used_bytes"] == [123]
+
+
+def test_lane_device_enters_the_lanes_stream_and_pool():
+    entered = []
+
+    @contextlib.contextmanager
+    def ctx(what):
+        entered.append(what)
+        yield
+
+    inner = types.SimpleNamespace(lane_context=lambda s: ctx(("stream", s)), timer=lambda s=None: ("timer", s),
+                                  has_streams=True)
+    cuda = types.SimpleNamespace(use_mem_pool=lambda p: ctx(("pool", p)))
+    device = LaneDevice(inner, cuda)
+    with device.lane_context(LaneHandle(0, stream="s0", pool="p0")):
+        pass
+    assert entered == [("stream", "s0"), ("pool", "p0")]
+    assert device.timer(LaneHandle(0, stream="s0")) == ("timer", "s0")
+    assert device.has_streams
+
+
+def test_lane_executor_admits_through_lanes_and_runs_everything():
+    torch.set_num_threads(1)
+    mem = {"mlp_b64": {"persistent_bytes": 100, "ephemeral_bytes": 300}}
+    jobs = [build_job("mlp_b64", iterations=2, job_id=i) for i in range(3)]
+    ex = LaneExecutor("pack", "cpu", capacity_bytes=800, memory=mem, log_iterations=True)  # two lanes of 400
+    res = ex.run([Submission(j) for j in jobs])
+    assert res["done"] == 3 and not res["failed"]
+    assert res["lanes"]["max_open"] == 2
+    assert not ex.manager.lanes and ex.manager.unassigned == 800  # every lane returned its memory
+    third = res["jobs"][2]
+    assert third["admitted_s"] >= min(res["jobs"][0]["finish_s"], res["jobs"][1]["finish_s"])
+
+
+def test_hyperparam_smoke_runs_serial_and_packed():
+    from impls.salus.hyperparam import hyperparam_experiment, learning_rates
+
+    assert learning_rates(3, 1e-3, 1e-1) == pytest.approx([1e-3, 1e-2, 1e-1])
+    out = hyperparam_experiment(profiles.sizes("salus_hyperparam", "smoke"), "cpu", progress=False)
+    row = out["workloads"]["mlp_b64"]
+    assert row["serial"]["done"] == row["packed"]["done"] == 2
+    assert row["ratio"] == pytest.approx(row["serial"]["makespan_s"] / row["packed"]["makespan_s"])
+    assert out["smallest"] == "mlp_b64" and row["packed"]["busy"]["busy_mean"] > 0
+    lane_figures.hyperparam_makespan(out)
+    lane_figures.hyperparam_utilisation(out)
+
+
+def test_fair_serving_simulation_and_devices_needed():
+    streams = {"a": [0.0, 0.0], "b": [0.0]}
+    lat = inference.simulate_fair({"a": 10.0, "b": 10.0}, streams)
+    # a's first request (ties: oldest, then name), then b (less device time), then a's second.
+    assert lat == {"a": [10.0, 30.0], "b": [20.0]}
+    assert inference.split_by_load({"x": 5, "y": 3, "z": 3}, 2) == [["x"], ["y", "z"]]
+    need = inference.devices_needed({"a": 10.0, "b": 10.0}, streams, target_p99_ms=25.0)
+    assert need["devices"] == 2 and need["worst_p99_ms"][1] > 25.0  # one device: a's second waits 30 ms
+    assert inference.devices_needed({"a": 10.0, "b": 10.0}, streams, 5.0)["devices"] is None
+
+
+def test_inference_smoke_serves_every_request():
+    out = inference.inference_experiment(profiles.sizes("salus_inference", "smoke"), "cpu", progress=False)
+    for setup in ("shared", "one_per_device"):
+        assert {n: r["n"] for n, r in out["setups"][setup].items()} == out["requests"]
+    assert out["lanes"]["admitted"] == out["models"]
+    lane_figures.inference_latency(out)
+
+
+def test_processes_baseline_serves_from_its_own_process():
+    lat = inference.serve_processes({"mlp_infer_b1": [0.0, 0.01, 0.02]}, threads=1)
+    assert len(lat["mlp_infer_b1"]) == 3 and all(x >= 0 for x in lat["mlp_infer_b1"])
+
+
+def test_lane_figures_draw_from_experiment_shaped_data():
+    from impls.salus import lane_sim
+
+    trace = {"t_ms": [0, 1, 2, 3], "bytes": [10, 50, 20, 60], "iterations_ms": [[0, 1.5], [1.5, 3]]}
+    memory = {w: {"persistent_bytes": 20, "ephemeral_bytes": 40, "peak_bytes": 60, "method": "m", "trace": trace}
+              for w in ("a_b1", "b_b1")}
+    profs = {"a": {"persistent_bytes": 10, "ephemeral_bytes": 200, "iteration_ms": 5}}
+    packing = lane_sim.lane_experiment(profs, {"n_mixes": 2, "jobs_per_mix": 5, "capacity_peaks": [2],
+                                               "duration_s": [1, 2], "seed": 0}, progress=False)
+    data = {"device": "cpu", "memory": memory, "packing": packing}
+    fig = lane_figures.memory_over_time(data)
+    assert len(fig.axes) == 2
+    fig = lane_figures.lane_packing(data)
+    assert "Where Salus's rule loses" in fig._suptitle.get_text()
