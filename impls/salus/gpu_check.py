@@ -5,6 +5,11 @@ latency for three workloads (all four methods) and one short policy run (FIFO an
 SRTF on a small trace, real + simulated), then prints one JSON object (and writes
 it to ``--out``). Sized to finish in about two minutes on one GPU; nothing here
 runs on a machine without CUDA (it exits 3 with the reason).
+
+``--part lanes`` (or ``all``, the default) adds the lanes issue's check: memory profiles
+of three workloads from the CUDA allocator, whether backward's allocations land in a
+lane's ``torch.cuda.MemPool``, and a short hyper-parameter run (serial vs PACK with lanes,
+NVML busy % beside it).
 """
 from __future__ import annotations
 
@@ -20,12 +25,30 @@ CHECK_POLICY_SIZES = {
     "policies": ["fifo", "srtf", "pack"], "memory_budget_mb": 65536, "profile_iterations": 10, "threads": 0,
     "sim_jobs": 300, "sim_mean_interarrival_s": 30.0, "sim_duration_s": [10.0, 1000.0],
 }
+LANES_WORKLOADS = ["resnet_b32", "vae_b128", "superres_b16"]
+LANES_HYPERPARAM_SIZES = {"workloads": ["vae_b128", "superres_b16"], "n_jobs": 8, "iterations": 60,
+                          "lr": [1e-4, 1e-1], "capacity_peaks": 8, "rule": "salus", "threads": 0, "bins": 40}
+
+
+def lanes_check() -> dict:
+    """The lanes issue's GPU check: memory profiles, MemPool routing, a short hyper-parameter run."""
+    from impls.salus.hyperparam import hyperparam_experiment
+    from impls.salus.lane_executor import mempool_routing_check
+    from impls.salus.memory_profile import profile_memory
+
+    memory = profile_memory(LANES_WORKLOADS, "cuda", iterations=3)
+    for row in memory["workloads"].values():
+        row.pop("trace")
+    return {"memory": memory, "mempool": mempool_routing_check("resnet_b32"),
+            "hyperparam": hyperparam_experiment(LANES_HYPERPARAM_SIZES, "cuda", progress=False)}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m impls.salus.gpu_check")
     parser.add_argument("--out", default=None, help="also write the JSON here")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--part", choices=["all", "switching", "lanes"], default="all",
+                        help="switching: issue 7's check; lanes: the lanes issue's; all: both")
     args = parser.parse_args(argv)
     from impls.harness.capabilities import missing_reason
 
@@ -40,11 +63,15 @@ def main(argv=None) -> int:
     )
 
     t0 = time.time()
-    out = {"switching": switching_latency("cuda", CHECK_WORKLOADS, args.repeats, restart_repeats=3)}
-    out["overhead"] = executor_overhead(["mlp_b64", "resnet_b8"], 50, 4, "cuda", threads=None)
-    policies = policy_experiment(CHECK_POLICY_SIZES, "cuda", progress=False)
-    policies.pop("trace")
-    out["policies"] = policies
+    out = {}
+    if args.part in ("all", "switching"):
+        out["switching"] = switching_latency("cuda", CHECK_WORKLOADS, args.repeats, restart_repeats=3)
+        out["overhead"] = executor_overhead(["mlp_b64", "resnet_b8"], 50, 4, "cuda", threads=None)
+        policies = policy_experiment(CHECK_POLICY_SIZES, "cuda", progress=False)
+        policies.pop("trace")
+        out["policies"] = policies
+    if args.part in ("all", "lanes"):
+        out["lanes"] = lanes_check()
     out["elapsed_s"] = time.time() - t0
     text = json.dumps(out)
     if args.out:
