@@ -51,12 +51,12 @@ def _sampler(device):
     return None, None
 
 
-def _run(executor, jobs, device, bins: int) -> dict:
+def _run(executor, jobs, device, bins: int, peak_bytes: int = 0) -> dict:
     sampler, kind = _sampler(device)
     if sampler:
         sampler.start()
     try:
-        result = executor.run([Submission(job, peak_bytes=0) for job in jobs])
+        result = executor.run([Submission(job, peak_bytes=peak_bytes) for job in jobs])
     finally:
         samples = sampler.stop() if sampler else None
     intervals = [(e["start_s"], e["end_s"]) for e in executor.iteration_log]
@@ -97,12 +97,14 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
         bar = progress_bar(2 * len(names), "salus hyper-parameter runs", "run", progress)
         for name in names:
             mem = {k: memory[name][k] for k in ("persistent_bytes", "ephemeral_bytes", "peak_bytes")}
+            if float(sizes["capacity_peaks"]) < 1:
+                raise ValueError(f"capacity_peaks must be >= 1 (one job must fit), got {sizes['capacity_peaks']}")
             capacity = int(float(sizes["capacity_peaks"]) * mem["peak_bytes"])
             serial = _run(Executor("fifo", dev, log_iterations=True),
                           _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins)
             bar.update(1)
             packed_ex = LaneExecutor("pack", dev, capacity, {name: mem}, rule=out["rule"], log_iterations=True)
-            packed = _run(packed_ex, _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins)
+            packed = _run(packed_ex, _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins, mem["peak_bytes"])
             bar.update(1)
             dev.release_memory()
             ratio = serial["makespan_s"] / packed["makespan_s"] if packed["makespan_s"] else None

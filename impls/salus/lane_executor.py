@@ -157,7 +157,7 @@ def mempool_routing_check(workload: str = "resnet_b32", device: str = "cuda", cu
         loss = job.loss_fn(job.model, job.inputs, job.targets)
         loss.backward()
     cuda.synchronize()
-    segments = [(s["address"], s["address"] + s["total_size"]) for s in pool.snapshot()]
+    segments = [(s["address"], s["address"] + s["total_size"]) for s in pool.snapshot(include_traces=False)]
 
     def inside(t) -> bool:
         ptr = t.data_ptr()

@@ -119,6 +119,7 @@ def hyperparam_utilisation(data: dict):
                     label=f"{run}: {sampler['kind']}")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("busy fraction")
+    ax.set_ylim(0, max(1.05, ax.get_ylim()[1]))
     ax.set_title(f"{name} on {data['device_name']}; NVML/CPU busy is not SM occupancy", fontsize=8)
     ax.legend(fontsize=6)
     return fig
