@@ -163,7 +163,8 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
     s = replay_experiment.sizes("smoke")
     s.update(layouts=["identity"], queue_depths=[1, 4], comparison=[["identity", "prefetch"], ["identity", "none"]],
              mechanisms=MECHANISMS[:1], mechanism_queue_depths=[2], point_seconds=0.05, fio_runtime_s=0.05,
-             fio_ramp_s=0.0, warmup_lookups=20000, policy_choice_lookups=5000)
+             fio_ramp_s=0.0, warmup_lookups=20000, policy_choice_lookups=5000, comparison_rounds=2,
+             mechanism_rounds=1)
     data = replay_experiment.replay_experiment(s, progress=False)
     assert [p["queue_depth"] for p in data["sweep"]] == [1, 4]
     assert data["best_policy"]["identity"] in cache.POLICIES

@@ -14,7 +14,8 @@ first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
   simulated effective bandwidth × fio's measured 4 KB bandwidth next to the replay's
   measured useful bytes/s;
 * ``comparison``: the configurations named in ``comparison`` (SHP + shadow against
-  identity + plain LRU) at ``comparison_queue_depth``, same cache size;
+  identity + plain LRU) at ``comparison_queue_depth``, same cache size, taking
+  ``comparison_rounds`` turns so the drive's drift affects them alike;
 * ``mechanisms``: each I/O mechanism of :mod:`impls.bandana.direct_io` at
   ``mechanism_queue_depths`` on the first layout's store, taking ``mechanism_rounds``
   turns with fio (fio, replay, fio, replay, ...) so the drive's drift hits both alike:
@@ -25,6 +26,8 @@ and table values are synthetic (``datasets/bandana-*.toml``); the device is real
 """
 from __future__ import annotations
 
+import contextlib
+import time
 from typing import Any
 
 import numpy as np
@@ -190,9 +193,18 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     kinds = list(dict.fromkeys(list(s["layouts"]) + [layout for layout, _ in s["comparison"]]))
     mechanisms = [m for m in s["mechanisms"]
                   if m != "libaio" or direct_io.libaio_unavailable_reason() is None]
-    steps = len(s["layouts"]) * len(qds) + len(s["comparison"]) + len(mechanisms) * len(s["mechanism_queue_depths"])
-    with progress_bar(steps, "bandana replay", "point", progress) as bar:
+    steps = len(s["layouts"]) * len(qds) + len(mechanisms) * len(s["mechanism_queue_depths"]) + 1
+    timing = out["phase_seconds"] = {"layouts": 0.0, "replay_and_fio": 0.0, "cross_check": 0.0,
+                                     "comparison": 0.0}
+
+    def session_for(store, layout, policy, mech):
+        return replay.ReplaySession(store, layout, capacity, policy, shadow if policy == "shadow" else None,
+                                    mechanism=mech, table=vectors, seed=s["seed"], max_queue_depth=max_qd)
+
+    kept: dict[str, tuple[np.ndarray, Any]] = {}      # comparison layouts: permutation, open store
+    with contextlib.ExitStack() as cleanup, progress_bar(steps, "bandana replay", "point", progress) as bar:
         for index, kind in enumerate(kinds):
+            started = time.perf_counter()
             layout = experiments.build_layout(kind, table, s).permutation
             sims = {p: _simulated_segment(warm, first_segment, layout, capacity, p, shadow)
                     for p in s["policies"]}
@@ -200,39 +212,79 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
             best = max(s["policies"], key=lambda p: sims[p]["effective_bandwidth"])
             out["best_policy"][kind] = best
             path = replay.default_store_path(f"replay-{kind}")
+            cleanup.callback(path.unlink, missing_ok=True)
             block_store.write_store(path, vectors, layout, BLOCK_BYTES)
-            try:
-                with block_store.open_store(path, layout) as store:
-                    runs = []   # (role, policy, mechanism, queue depths in order)
-                    if kind in s["layouts"]:
-                        runs.append(("sweep", best, mechanism, qds))
-                    runs += [("comparison", p, mechanism, [s["comparison_queue_depth"]])
-                             for k, p in s["comparison"] if k == kind]
-                    if index == 0:
-                        runs += [("mechanism", best, m, list(s["mechanism_queue_depths"])) for m in mechanisms]
-                    for role, policy, mech, plan in runs:
-                        with replay.ReplaySession(store, layout, capacity, policy,
-                                                  shadow if policy == "shadow" else None, mechanism=mech,
-                                                  table=vectors, seed=s["seed"],
-                                                  max_queue_depth=max_qd) as session:
-                            warmed = session.warm(warm, queue_depth=max_qd)
-                            cursor = _Cursor(rest)
-                            for qd in plan:
-                                before = np.concatenate([warm] + cursor.history)
-                                rounds = s["mechanism_rounds"] if role == "mechanism" else 1
-                                point, ids = _measure(session, cursor, qd, s, store, s["point_seconds"], rounds)
-                                point.update(layout=kind, policy=policy, warm_up=warmed)
-                                target = {"sweep": out["sweep"], "comparison": out["comparison"]["points"],
-                                          "mechanism": out["mechanisms"]}[role]
-                                target.append(point)
-                                if role != "mechanism":
-                                    out["cross_check"].append(
-                                        _cross_check(point, before, ids, layout, capacity, shadow))
-                                bar.update()
-            finally:
+            store = cleanup.enter_context(block_store.open_store(path, layout))
+            timing["layouts"] += time.perf_counter() - started
+            if any(k == kind for k, _ in s["comparison"]):
+                kept[kind] = (layout, store)
+            runs = []   # (role, policy, mechanism, queue depths in order)
+            if kind in s["layouts"]:
+                runs.append(("sweep", best, mechanism, qds))
+            if index == 0:
+                runs += [("mechanism", best, m, list(s["mechanism_queue_depths"])) for m in mechanisms]
+            for role, policy, mech, plan in runs:
+                with session_for(store, layout, policy, mech) as session:
+                    warmed = session.warm(warm, queue_depth=max_qd)
+                    cursor = _Cursor(rest)
+                    for qd in plan:
+                        started = time.perf_counter()
+                        before = np.concatenate([warm] + cursor.history)
+                        rounds = s["mechanism_rounds"] if role == "mechanism" else 1
+                        point, ids = _measure(session, cursor, qd, s, store, s["point_seconds"], rounds)
+                        point.update(layout=kind, policy=policy, warm_up=warmed)
+                        (out["sweep"] if role == "sweep" else out["mechanisms"]).append(point)
+                        timing["replay_and_fio"] += time.perf_counter() - started
+                        if role == "sweep":
+                            started = time.perf_counter()
+                            out["cross_check"].append(_cross_check(point, before, ids, layout, capacity, shadow))
+                            timing["cross_check"] += time.perf_counter() - started
+                        bar.update()
+            if kind not in kept:
+                store.close()
                 path.unlink(missing_ok=True)
+        started = time.perf_counter()
+        out["comparison"]["points"] = _compare(kept, s, warm, rest, max_qd, session_for, out["cross_check"],
+                                               capacity, shadow)
+        timing["comparison"] += time.perf_counter() - started
+        bar.update()
     out["headline"] = _headline(out, s)
     return out
+
+
+def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, shadow) -> list[dict[str, Any]]:
+    """Replay the ``comparison`` configurations taking turns (``comparison_rounds`` slices
+    each, same queue depth, same trace from the same warm-up), so the drive's drift
+    affects them alike; then fio once on each store. Returns one point per configuration."""
+    qd, rounds = s["comparison_queue_depth"], s["comparison_rounds"]
+    configs = []
+    with contextlib.ExitStack() as stack:
+        for kind, policy in s["comparison"]:
+            layout, store = kept[kind]
+            session = stack.enter_context(session_for(store, layout, policy, None))
+            configs.append({"kind": kind, "policy": policy, "layout": layout, "store": store,
+                            "session": session, "warm": session.warm(warm, queue_depth=max_qd),
+                            "cursor": _Cursor(rest), "parts": [], "latencies": []})
+        for _ in range(rounds):
+            for c in configs:
+                part = c["session"].run(*c["cursor"].remaining(), queue_depth=qd,
+                                        verify=s["verify_per_chunk"], max_seconds=s["point_seconds"] / rounds)
+                c["parts"].append(part)
+                c["latencies"].append(c["session"].last_latencies_ns)
+                c["cursor"].advance(part["queries"])
+    points = []
+    for c in configs:
+        point = replay.merge_results(c["parts"], c["latencies"])
+        fio_point = replay.fio_iops(c["store"].path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
+                                    c["store"].header.file_bytes, BLOCK_BYTES)
+        point.update(layout=c["kind"], policy=c["policy"], warm_up=c["warm"], rounds=rounds, fio=fio_point,
+                     fio_runs=[fio_point] if fio_point else [],
+                     fio_iops=fio_point["iops"] if fio_point else None,
+                     replay_over_fio=point["blocks_per_second"] / fio_point["iops"] if fio_point else None)
+        points.append(point)
+        cross_checks.append(_cross_check(point, warm, np.concatenate(c["cursor"].history), c["layout"],
+                                         capacity, shadow))
+    return points
 
 
 def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
