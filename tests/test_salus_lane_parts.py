@@ -200,3 +200,60 @@ def test_lane_figures_draw_from_experiment_shaped_data():
     assert len(fig.axes) == 2
     fig = lane_figures.lane_packing(data)
     assert "Where Salus's rule loses" in fig._suptitle.get_text()
+
+
+def test_lane_executor_on_cuda_runs_each_lane_on_its_own_stream_and_pool():
+    from test_salus_switching import FakeCuda as SwitchingFakeCuda
+
+    from impls.salus.devices import CudaDevice
+
+    class PoolCuda(SwitchingFakeCuda):
+        def __init__(self):
+            super().__init__()
+            self.pool = None
+            pools = iter(range(100))
+
+            class MemPool:
+                def __init__(self):
+                    self.id = next(pools)
+
+            self.MemPool = MemPool
+
+        @contextlib.contextmanager
+        def use_mem_pool(self, pool, device=None):
+            before, self.pool = self.pool, pool.id
+            try:
+                yield
+            finally:
+                self.pool = before
+
+    cuda = PoolCuda()
+    steps = []
+
+    class Job:
+        workload = "w"
+
+        def __init__(self, job_id):
+            self.job_id, self.total_iterations = job_id, 2
+
+        def step(self):
+            steps.append((self.job_id, cuda.current.name, cuda.pool))
+
+    ex = LaneExecutor("pack", CudaDevice(0, cuda=cuda), capacity_bytes=800,
+                      memory={"w": {"persistent_bytes": 100, "ephemeral_bytes": 300}}, cuda=cuda)
+    res = ex.run([Submission(Job(i)) for i in range(3)])
+    assert res["done"] == 3 and res["lanes"]["pools"] and res["lanes"]["max_open"] == 2
+    where = {}
+    for job_id, stream, pool in steps:
+        assert pool is not None and stream.startswith("lane")
+        where.setdefault(job_id, set()).add((stream, pool))
+    assert all(len(v) == 1 for v in where.values())  # a job always runs in its lane's stream + pool
+    assert where[0] != where[1]                        # two lanes at once: two streams, two pools
+
+
+def test_bytes_inside_counts_tensors_within_pool_segments():
+    from impls.salus.lane_executor import bytes_inside
+
+    a, b = torch.zeros(10), torch.zeros(4)
+    segments = [(a.data_ptr(), a.data_ptr() + 40)]
+    assert bytes_inside([a, b], segments) == (56, 40)

@@ -132,6 +132,17 @@ class LaneExecutor(Executor):
         return out
 
 
+def bytes_inside(tensors, segments) -> tuple[int, int]:
+    """Return (bytes of ``tensors``, bytes of those whose storage starts inside a segment (lo, hi))."""
+    total = inside = 0
+    for t in tensors:
+        n = t.numel() * t.element_size()
+        total += n
+        if any(lo <= t.data_ptr() < hi for lo, hi in segments):
+            inside += n
+    return total, inside
+
+
 def mempool_routing_check(workload: str = "resnet_b32", device: str = "cuda", cuda=None) -> dict:
     """On CUDA: run one training iteration of ``workload`` inside a lane's stream and ``MemPool``;
     return where its memory landed.
@@ -159,16 +170,12 @@ def mempool_routing_check(workload: str = "resnet_b32", device: str = "cuda", cu
     cuda.synchronize()
     segments = [(s["address"], s["address"] + s["total_size"]) for s in pool.snapshot(include_traces=False)]
 
-    def inside(t) -> bool:
-        ptr = t.data_ptr()
-        return any(lo <= ptr < hi for lo, hi in segments)
-
     grads = [p.grad for p in job.model.parameters() if p.grad is not None]
-    grad_bytes = sum(g.numel() * g.element_size() for g in grads)
-    in_pool = sum(g.numel() * g.element_size() for g in grads if inside(g))
+    grad_bytes, in_pool = bytes_inside(grads, segments)
     out = {"workload": workload, "pool_bytes": int(sum(hi - lo for lo, hi in segments)),
            "grad_bytes": int(grad_bytes), "grad_bytes_in_pool": int(in_pool),
-           "output_in_pool": bool(inside(loss)), "backward_in_pool": bool(grads) and in_pool == grad_bytes}
+           "output_in_pool": bytes_inside([loss], segments)[1] > 0,
+           "backward_in_pool": bool(grads) and in_pool == grad_bytes}
     out["note"] = ("backward's allocations land in the lane's pool" if out["backward_in_pool"] else
                    "backward's allocations (autograd's device thread) miss the lane's pool: "
                    "lanes are enforced by the lane manager's accounting")
