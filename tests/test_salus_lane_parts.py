@@ -171,6 +171,9 @@ def test_fair_serving_simulation_and_devices_needed():
     need = inference.devices_needed({"a": 10.0, "b": 10.0}, streams, target_p99_ms=25.0)
     assert need["devices"] == 2 and need["worst_p99_ms"][1] > 25.0  # one device: a's second waits 30 ms
     assert inference.devices_needed({"a": 10.0, "b": 10.0}, streams, 5.0)["devices"] is None
+    # a real one-device run that missed the target: the search starts at two devices
+    assert inference.devices_needed({"a": 10.0, "b": 10.0}, streams, 100.0)["devices"] == 1
+    assert inference.devices_needed({"a": 10.0, "b": 10.0}, streams, 100.0, min_devices=2)["devices"] == 2
 
 
 def test_inference_smoke_serves_every_request():
