@@ -12,4 +12,12 @@ Modules:
 - :mod:`~impls.salus.experiments` the experiment functions asv and the report wrap
 - :mod:`~impls.salus.restart_child` the fresh process of the "process restart" baseline
 - :mod:`~impls.salus.gpu_check`  the prepared CUDA check for a session lent a GPU
+- :mod:`~impls.salus.lanes`      GPU lanes: Salus's assignment rule, variants, baselines (+ CLI)
+- :mod:`~impls.salus.lane_sim`   lane packing over random mixes of recorded profiles
+- :mod:`~impls.salus.memory_profile` persistent / ephemeral bytes from allocation traces
+- :mod:`~impls.salus.lane_executor` the executor admitting through lanes (stream + MemPool per lane)
+- :mod:`~impls.salus.hyperparam` hyper-parameter exploration: serial vs PACK with lanes
+- :mod:`~impls.salus.inference`  many-model inference: shared vs one per device vs processes
+- :mod:`~impls.salus.utilisation` NVML / CPU samplers and the executor's busy timeline
+- :mod:`~impls.salus.lane_experiments` the lanes experiments' entry points (+ CLI)
 """

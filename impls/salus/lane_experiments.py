@@ -59,3 +59,56 @@ def inference(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progr
     from impls.salus.inference import inference_experiment
 
     return inference_experiment(dict(sizes or profile_tables.sizes("salus_inference")), device, progress)
+
+
+def summary(name: str, data: dict) -> dict:
+    """Return the headline numbers of experiment ``name``'s ``data`` (what the closing note quotes)."""
+    if name == "lanes":
+        packing = data["packing"]
+        return {"device": data["device_name"],
+                "us_per_decision": data["decision"]["us_per_decision"], "decision_jobs": data["decision"]["n_jobs"],
+                "replay_seconds": data["replay"]["seconds"], "replay_jobs": data["replay"]["n_jobs"],
+                "admitted_mean": {c: {r: v["admitted_mean"] for r, v in row["rules"].items()}
+                                  for c, row in packing["capacities"].items()},
+                "makespan_mean_s": {c: {r: v["makespan_mean_s"] for r, v in row["rules"].items()}
+                                    for c, row in packing["capacities"].items()},
+                "greedy_loses": {r: {k: t[k] for k in ("admitted", "makespan", "mixes")}
+                                 for r, t in packing["greedy_loses"].items()},
+                "memory": {w: {k: m[k] for k in ("persistent_bytes", "ephemeral_bytes", "iteration_ms")}
+                           for w, m in data["memory"].items()},
+                "violations": packing["violations"]}
+    if name == "hyperparam":
+        return {"device": data["device_name"], "n_jobs": data["n_jobs"], "iterations": data["iterations"],
+                "ratio": {w: r["ratio"] for w, r in data["workloads"].items()},
+                "makespan_s": {w: {"serial": r["serial"]["makespan_s"], "packed": r["packed"]["makespan_s"]}
+                               for w, r in data["workloads"].items()},
+                "smallest": data["smallest"], "ratio_smallest": data["ratio_smallest"]}
+    return {"device": data["device_name"], "models": data["models"], "latency_target_ms": data["latency_target_ms"],
+            "setups": data["setups"], "devices_needed": data["devices_needed"],
+            "models_per_device_gain": data["models_per_device_gain"]}
+
+
+def main(argv=None) -> int:
+    """``python -m impls.salus.lane_experiments {lanes,hyperparam,inference} [--device cpu|cuda]``:
+    run one experiment under the current profile and print its headline numbers as JSON."""
+    import argparse
+    import json
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m impls.salus.lane_experiments")
+    parser.add_argument("experiment", choices=["lanes", "hyperparam", "inference"])
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    run = {"lanes": lanes_experiment, "hyperparam": hyperparam, "inference": inference}[args.experiment]
+    t0 = time.perf_counter()
+    data = run(None, args.device)
+    out = {"experiment": args.experiment, "profile": profile_tables.current_profile(),
+           "wall_s": time.perf_counter() - t0, **summary(args.experiment, data)}
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
