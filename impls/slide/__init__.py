@@ -20,3 +20,9 @@ import os as _os
 # threads of one starve the other (measured: a 256x128x20 torch.mm took 12 ms instead of
 # 0.25 ms). Passive waiting must be set before either runtime loads.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Transparent huge pages for torch's large CPU tensors: the dense baseline allocates
+# batch x labels logits (686 MB at 670k labels, batch 256) and gradients every step, and
+# first-touch page faults on 4 KB pages cost ~0.5 s per such tensor on the dev VM
+# (measured: np.empty + fill 0.5 s vs 0.07 s with THP). A documented PyTorch setting
+# (read at the first large allocation); it helps SLIDE's torch GEMMs the same way.
+_os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")

@@ -47,6 +47,9 @@ class SlideConfig:
     rehash_every: int = 50
     rebuild_every: int = 1000
     schedule_growth: float = 1.5      # exponential: each interval 1.5x the previous (50, 125, 237, ...)
+    # sampled-softmax baseline (dense_torch, method "sampled"): candidates per batch
+    sample_fraction: float = 0.2      # negatives drawn per batch as a fraction of the labels (paper: TF needed ~20%)
+    sampler: str = "log-uniform"      # "log-uniform" (TF's default, over labels ranked by training frequency) | "uniform"
     # execution
     threads: int | None = None        # numba threads; None: all
     chunks_per_thread: int = 4        # HOGWILD work units per thread (each has its own scratch)
@@ -69,11 +72,14 @@ class SlideConfig:
         for name, allowed in (("adam", ("lazy", "dense")), ("lsh", ("simhash", "wta", "dwta")),
                               ("bucket_policy", ("fifo", "reservoir")),
                               ("mode", ("union", "topk", "threshold", "all")), ("padding", ("batch", "sample")),
-                              ("schedule", ("fixed", "exponential"))):
+                              ("schedule", ("fixed", "exponential")),
+                              ("sampler", ("uniform", "log-uniform"))):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {', '.join(allowed)}")
         if self.batch < 1 or self.hidden < 1 or self.K < 1 or self.L < 1:
             raise ValueError("batch, hidden, K and L must be positive")
+        if not 0 < self.sample_fraction <= 1:
+            raise ValueError(f"sample_fraction={self.sample_fraction}; expected 0 < fraction <= 1")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,10 +1,19 @@
 """SLIDE experiments for asv classes and the report: each returns plain data.
 
-Sizes come from ``impls/profiles.toml`` (``[slide_train.<profile>]``), so a benchmark
-class only says which experiment and which threads.
+Sizes come from ``impls/profiles.toml``: ``[slide_train.<profile>]`` (the time-to-accuracy
+sweep on the Amazon-670K-shaped set: one run per named spec, each in a fresh process)
+and ``[slide_sweep.<profile>]`` (batch size and hash family on a set that the profile may
+make smaller). A benchmark class only says which experiment and which run.
+
+Time to target: the target P@1 of a dataset is ``target_fraction`` × the best final P@1
+of every run on it, so at least one run reaches it and nobody tunes it by hand; a run's
+time to target interpolates linearly between the two evaluations around the crossing.
+A run that never reaches it within its budget has no time; a speed-up against it is then
+a lower bound (its training seconds over the other's time) and is flagged so.
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -13,32 +22,61 @@ import numpy as np
 from impls.slide.config import SlideConfig
 from impls.slide.dataset import XCData, from_registry
 
-def sizes(profile: str | None = None) -> dict[str, Any]:
-    """Return the ``[slide_train.<profile>]`` table of ``impls/profiles.toml``."""
+METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
+                  "dense-torch": ("dense", "cpu"), "dense-torch-cuda": ("dense", "cuda"),
+                  "sampled-torch": ("sampled", "cpu"), "sampled-torch-cuda": ("sampled", "cuda")}
+RUN_KEYS = ("name", "method", "device", "threads", "requires", "time_budget_s")
+
+
+def resolve_method(method: str, device: str | None = None) -> tuple[str, str]:
+    """``(method, device)`` for a method name or one of the older aliases (dense-torch-cuda...)."""
+    if method not in METHOD_ALIASES:
+        raise ValueError(f"method={method!r}; expected one of {', '.join(METHOD_ALIASES)}")
+    m, d = METHOD_ALIASES[method]
+    return m, device or d
+
+
+def sizes(profile: str | None = None, experiment: str = "slide_train") -> dict[str, Any]:
+    """Return the ``[<experiment>.<profile>]`` table of ``impls/profiles.toml``."""
     from impls.harness import profiles
 
-    return profiles.sizes("slide_train", profile)
+    return profiles.sizes(experiment, profile)
 
 
-def data(profile: str | None = None) -> tuple[XCData, XCData, dict]:
-    return from_registry(sizes(profile)["dataset"], profile)
+def data(profile: str | None = None, dataset: str | None = None) -> tuple[XCData, XCData, dict]:
+    return from_registry(dataset or sizes(profile)["dataset"], profile)
+
+
+def _eval_kw(s: dict) -> dict[str, Any]:
+    return dict(time_budget_s=s["time_budget_s"], eval_every=s.get("eval_every") or None,
+                eval_points=s["eval_points"], eval_first_s=s.get("eval_first_s"),
+                eval_growth=s.get("eval_growth", 1.6), eval_at_start=s.get("eval_at_start", True))
+
+
+def train_method(method: str, config: SlideConfig, train_data: XCData, test_data: XCData,
+                 device: str | None = None, **kw: Any) -> dict[str, Any]:
+    """Train one method (slide / dense / sampled, or an alias) and return the trainer's dict."""
+    method, device = resolve_method(method, device)
+    if method == "slide":
+        if device != "cpu":
+            raise ValueError("SLIDE runs on the CPU only")
+        from impls.slide.trainer import train
+        return train(config, train_data, test_data, **kw)
+    from impls.slide.dense_torch import train_dense
+    return train_dense(config, train_data, test_data, device=device, method=method, **kw)
 
 
 def training_run(method: str = "slide", threads: int | None = 2, profile: str | None = None,
-                 time_budget_s: float | None = None, **config: Any) -> dict[str, Any]:
-    """Train ``method`` (slide / dense-torch / dense-torch-cuda) on the profile's set; the
+                 time_budget_s: float | None = None, device: str | None = None,
+                 dataset: str | None = None, **config: Any) -> dict[str, Any]:
+    """Train ``method`` on the profile's set with the profile's evaluation schedule; the
     trainer's result dict (curve, samples_per_second, final_p_at_1, peak_rss_bytes, ...)."""
     s = sizes(profile)
-    train_data, test_data, info = data(profile)
-    cfg = SlideConfig(threads=threads, **config)
-    kw = dict(time_budget_s=time_budget_s or s["time_budget_s"], eval_every=s["eval_every"],
-              eval_points=s["eval_points"])
-    if method == "slide":
-        from impls.slide.trainer import train
-        result = train(cfg, train_data, test_data, **kw)
-    else:
-        from impls.slide.dense_torch import train_dense
-        result = train_dense(cfg, train_data, test_data, device="cuda" if method.endswith("cuda") else "cpu", **kw)
+    train_data, test_data, info = data(profile, dataset)
+    kw = _eval_kw(s)
+    if time_budget_s:
+        kw["time_budget_s"] = time_budget_s
+    result = train_method(method, SlideConfig(threads=threads, **config), train_data, test_data, device, **kw)
     result["source"] = info
     return result
 
@@ -66,32 +104,189 @@ def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, r
     return out
 
 
-def _run_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return training_run(**kwargs)
+# ---------------------------------------------------------------- time to target
+
+def time_to_target(curve: list[dict], target: float) -> tuple[float | None, float | None]:
+    """(seconds, iterations) at which P@1 first reaches ``target``, interpolated linearly
+    between the evaluations around the crossing; ``(None, None)`` if it never does."""
+    prev = None
+    for point in curve:
+        if point["p_at_1"] >= target:
+            if prev is None or point["p_at_1"] == prev["p_at_1"]:
+                return float(point["seconds"]), float(point["iteration"])
+            f = (target - prev["p_at_1"]) / (point["p_at_1"] - prev["p_at_1"])
+            return (float(prev["seconds"] + f * (point["seconds"] - prev["seconds"])),
+                    float(prev["iteration"] + f * (point["iteration"] - prev["iteration"])))
+        prev = point
+    return None, None
 
 
-def throughput_sweep(profile: str | None = None, progress: bool | None = None) -> dict[str, Any]:
-    """Train SLIDE once per (threads, padding) of the profile, each in a fresh process.
+def p_at_1_at_iteration(curve: list[dict], iteration: float) -> float | None:
+    """P@1 of ``curve`` at ``iteration`` (linear between evaluations; None beyond its end)."""
+    its = [p["iteration"] for p in curve]
+    if not curve or iteration > its[-1] or iteration < its[0]:
+        return None
+    return float(np.interp(iteration, its, [p["p_at_1"] for p in curve]))
 
-    A fresh process per run keeps each run's peak RSS its own. Returns ``{"sizes",
-    "runs": [{"threads", "padding", **training_run result}]}``.
-    """
+
+def add_targets(runs: list[dict], fraction: float) -> float | None:
+    """Set ``target_p_at_1``, ``time_to_target_s`` and ``iterations_to_target`` on every
+    measured run (in place); return the target."""
+    measured = [r for r in runs if "curve" in r]
+    if not measured:
+        return None
+    target = fraction * max(r["final_p_at_1"] for r in measured)
+    for r in measured:
+        r["target_p_at_1"] = target
+        r["time_to_target_s"], r["iterations_to_target"] = time_to_target(r["curve"], target)
+    return target
+
+
+def speedup(fast: dict, slow: dict) -> dict[str, Any]:
+    """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target, a
+    lower bound when only ``fast`` does, undefined (None) when ``fast`` does not."""
+    out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False}
+    if "curve" not in fast or "curve" not in slow or fast.get("time_to_target_s") in (None, 0):
+        return out
+    t_fast = max(fast["time_to_target_s"], 1e-9)
+    if slow.get("time_to_target_s") is not None:
+        out["value"] = slow["time_to_target_s"] / t_fast
+    else:
+        out["value"], out["lower_bound"] = slow["train_seconds"] / t_fast, True
+    out["throughput_ratio"] = fast["samples_per_second"] / slow["samples_per_second"]
+    fp, sp = fast["final_p_at_1"], slow["final_p_at_1"]
+    out["final_p_at_1_difference"] = fp - sp
+    # accuracy per iteration: the fast run's P@1 at the slow run's last iteration
+    at = p_at_1_at_iteration(fast["curve"], slow["iterations"])
+    out["p_at_1_per_iteration_ratio"] = at / sp if at is not None and sp > 0 else None
+    return out
+
+
+def _skip_reason(spec: dict) -> str | None:
+    from impls.harness import capabilities
+
+    needs = list(spec.get("requires", []))
+    if spec.get("device", "cpu") == "cuda" and "cuda" not in needs:
+        needs.append("cuda")
+    return capabilities.missing_reason(*needs) if needs else None
+
+
+def _config_of(spec: dict, threads_default: int | None = 2) -> dict[str, Any]:
+    cfg = {k: v for k, v in spec.items() if k not in RUN_KEYS}
+    cfg["threads"] = spec.get("threads", threads_default)
+    return cfg
+
+
+def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
+    spec, profile = kwargs["spec"], kwargs["profile"]
+    cfg = _config_of(spec)
+    return training_run(method=spec["method"], profile=profile, device=spec.get("device"),
+                        time_budget_s=spec.get("time_budget_s"), **cfg)
+
+
+def _in_fresh_process(fn, kwargs: dict) -> Any:
+    """Run ``fn(kwargs)`` in a spawned process, so its peak RSS and thread pools are its own."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fn, kwargs).result()
+
+
+def _call(fn, kwargs: dict, isolate: bool) -> Any:
+    return _in_fresh_process(fn, kwargs) if isolate else fn(kwargs)
+
+
+def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = None,
+                           isolate: bool = True) -> dict[str, Any]:
+    """Train every run of ``[slide_train.<profile>].runs`` (SLIDE, dense and sampled torch on
+    CPU / CUDA, at several thread counts) on the same data, seed and test subset, each in a
+    fresh process, then set the target and every run's time to it.
+
+    Returns ``{"sizes", "profile", "target_p_at_1", "runs": [...], "speedups": {...}}``;
+    a run whose capability is missing is ``{"name", "skipped": reason}``. ``isolate=False``
+    trains in this process (tests; peak RSS is then the process's).
+    """
     from impls.harness.profiles import current_profile
     from impls.harness.progress import progress_bar
 
     profile = profile or current_profile()
     s = sizes(profile)
-    grid = [(threads, padding) for threads in s["threads"] for padding in s["paddings"]]
     runs = []
-    context = multiprocessing.get_context("spawn")
-    with progress_bar(len(grid), "SLIDE runs", "run", progress) as bar:
-        for threads, padding in grid:
-            with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-                kwargs = {"method": "slide", "threads": threads, "profile": profile, "padding": padding}
-                result = pool.submit(_run_in_child, kwargs).result()
-            runs.append({"threads": threads, "padding": padding, **result})
+    with progress_bar(len(s["runs"]), "SLIDE time-to-accuracy runs", "run", progress) as bar:
+        for spec in s["runs"]:
+            reason = _skip_reason(spec)
+            if reason:
+                runs.append({**spec, "skipped": reason})
+            else:
+                result = _call(_run_spec_in_child, {"spec": spec, "profile": profile}, isolate)
+                runs.append({**spec, "threads": result["threads"], **result, "method": spec["method"]})
             bar.update()
-    return {"sizes": s, "profile": profile, "runs": runs}
+    target = add_targets(runs, s["target_fraction"])
+    by_name = {r["name"]: r for r in runs}
+    speedups = {f"{slow}/{fast}": speedup(by_name[fast], by_name[slow])
+                for fast, slow in s["comparisons"] if fast in by_name and slow in by_name}
+    return {"sizes": s, "profile": profile, "target_p_at_1": target, "runs": runs, "speedups": speedups}
+
+
+def _secondary_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
+    s, profile = kwargs["sizes"], kwargs["profile"]
+    train_data, test_data, info = data(profile, s["dataset"])
+    kw = _eval_kw(s)
+    out = []
+    for spec in kwargs["specs"]:
+        cfg = SlideConfig(**_config_of(spec))
+        t = time.perf_counter()
+        result = train_method(spec["method"], cfg, train_data, test_data, spec.get("device"), **kw)
+        result["wall_seconds"] = time.perf_counter() - t
+        result.pop("data", None)
+        out.append({**spec, **result, "method": spec["method"]})
+    return {"runs": out, "source": info, "data": train_data.stats()}
+
+
+def secondary_sweep(profile: str | None = None, progress: bool | None = None,
+                    isolate: bool = True) -> dict[str, Any]:
+    """Batch size (SLIDE and dense at each of ``batches``) and hash family / K / L (SLIDE
+    with each of ``hash_families``) on ``[slide_sweep.<profile>].dataset``, all in one
+    fresh process. Returns ``{"sizes", "target_p_at_1", "batch": {...}, "hash": [...],
+    "data": stats}``: per batch size the SLIDE and dense runs and SLIDE's speed-up."""
+    from impls.harness.profiles import current_profile
+
+    profile = profile or current_profile()
+    s = sizes(profile, "slide_sweep")
+    base = {k: v for k, v in s.get("base", {}).items()}
+    specs = []
+    for batch in s["batches"]:
+        for method in s["batch_methods"]:
+            specs.append({**base, "name": f"{method}-b{batch}", "method": method, "batch": batch,
+                          "threads": s["threads"]})
+    default_hash = (base.get("lsh", SlideConfig.lsh), base.get("K", SlideConfig.K), base.get("L", SlideConfig.L))
+    for lsh, K, L in s["hash_families"]:
+        if (lsh, K, L) == default_hash and s["hash_batch"] in s["batches"]:
+            continue  # the batch sweep's SLIDE run at that batch is this point
+        specs.append({**base, "name": f"slide-{lsh}-K{K}-L{L}", "method": "slide", "batch": s["hash_batch"],
+                      "threads": s["threads"], "lsh": lsh, "K": K, "L": L})
+    child = _call(_secondary_in_child, {"sizes": s, "profile": profile, "specs": specs}, isolate)
+    runs = child["runs"]
+    target = add_targets(runs, s["target_fraction"])
+    by_name = {r["name"]: r for r in runs}
+    batch = {}
+    for b in s["batches"]:
+        slide, dense = by_name.get(f"slide-b{b}"), by_name.get(f"dense-b{b}")
+        batch[str(b)] = {"slide": slide, "dense": dense,
+                         "speedup": speedup(slide, dense) if slide and dense else None}
+    hash_runs = []
+    for lsh, K, L in s["hash_families"]:
+        name = (f"slide-b{s['hash_batch']}" if (lsh, K, L) == default_hash and s["hash_batch"] in s["batches"]
+                else f"slide-{lsh}-K{K}-L{L}")
+        r = by_name[name]
+        hash_runs.append({"lsh": lsh, "K": K, "L": L, "name": name, "final_p_at_1": r["final_p_at_1"],
+                          "active_fraction": r["active_fraction"], "samples_per_second": r["samples_per_second"],
+                          "time_to_target_s": r.get("time_to_target_s"), "curve": r["curve"]})
+    return {"sizes": s, "profile": profile, "target_p_at_1": target, "batch": batch, "hash": hash_runs,
+            "data": child["data"], "source": child["source"]}
+
+
+def finite(value: float | None) -> float:
+    """``value`` as a float for asv (NaN when there is none)."""
+    return math.nan if value is None else float(value)

@@ -1,31 +1,144 @@
-"""Report figures for SLIDE (artifact ``slide_throughput``: one training run per
-(threads, padding), as :func:`impls.slide.experiments.throughput_sweep` returns)."""
+"""Report figures for SLIDE.
+
+Artifacts: ``slide_time_to_accuracy`` (:func:`impls.slide.experiments.time_to_accuracy_sweep`:
+one training run per method / device / thread count on the Amazon-670K-shaped set) and
+``slide_sweeps`` (:func:`impls.slide.experiments.secondary_sweep`: batch size and hash
+family on the profile's sweep set, which the quick profile makes 10x smaller in labels).
+"""
 from __future__ import annotations
+
+import math
 
 from impls.harness.figures import figure, new_axes
 
 
-@figure("slide_p_at_1_vs_time", artifact="slide_throughput", system="slide",
-        title="SLIDE on CPU: P@1 against training seconds per thread count and padding mode",
-        paper_figure="SLIDE Fig. 5 (time-to-accuracy), SLIDE side only")
-def p_at_1_vs_time(data: dict):
-    fig, (ax_time, ax_iter) = new_axes(width=9.0, height=3.4, ncols=2)
-    for run in data["runs"]:
+def _measured(data: dict) -> list[dict]:
+    return [r for r in data["runs"] if "curve" in r]
+
+
+def _label(run: dict) -> str:
+    device = run.get("device", "cpu")
+    extra = f", {run['padding']} padding" if run["method"] == "slide" and run.get("padding") else ""
+    return f"{run['method']} {device} {run['threads']}T{extra}"
+
+
+def _set_size(stats: dict | None) -> str:
+    if not stats:
+        return ""
+    return f"{stats.get('labels', 0):,} labels, {stats.get('points', 0):,} training points"
+
+
+@figure("slide_time_to_accuracy", artifact="slide_time_to_accuracy", system="slide",
+        title="SLIDE vs dense and sampled-softmax PyTorch: P@1 against training time (log) and iterations",
+        paper_figure="SLIDE Fig. 5 (time-to-accuracy, Amazon-670K)")
+def time_to_accuracy(data: dict):
+    fig, (ax_time, ax_iter) = new_axes(width=10.0, height=3.8, ncols=2)
+    runs = _measured(data)
+    for run in runs:
         curve = run["curve"]
-        label = (f"{run['threads']} thread(s), {run['padding']} padding "
-                 f"({run['samples_per_second']:.0f} samples/s)")
-        seconds = [max(p["seconds"], 1e-2) for p in curve]
-        ax_time.plot(seconds, [p["p_at_1"] for p in curve], marker=".", label=label)
-        ax_iter.plot([p["iteration"] for p in curve], [p["p_at_1"] for p in curve], marker=".")
-    baseline = data["runs"][0].get("baseline_p_at_1") if data["runs"] else None
+        ttt = run.get("time_to_target_s")
+        label = (f"{_label(run)}: {run['samples_per_second']:.0f} samples/s, "
+                 f"target {'at %.1f s' % ttt if ttt is not None else 'not reached'}")
+        style = "-" if run["threads"] == max(r["threads"] for r in runs) else "--"
+        ax_time.plot([max(p["seconds"], 1e-2) for p in curve], [p["p_at_1"] for p in curve], style,
+                     marker=".", label=label)
+        ax_iter.plot([max(p["iteration"], 1) for p in curve], [p["p_at_1"] for p in curve], style, marker=".")
+    baseline = runs[0].get("baseline_p_at_1") if runs else None
+    target = data.get("target_p_at_1")
     for ax in (ax_time, ax_iter):
         if baseline is not None:
             ax.axhline(baseline, color="grey", linestyle=":", linewidth=1)
-        ax.set_ylabel("P@1 (test subset)")
-    ax_time.set_xscale("log")
+        if target is not None:
+            ax.axhline(target, color="black", linestyle="-.", linewidth=0.8)
+        ax.set_ylabel("P@1 (fixed test subset)")
+        ax.set_xscale("log")
     ax_time.set_xlabel("training seconds (log; evaluation excluded)")
-    ax_iter.set_xlabel("iterations (batches)")
-    ax_time.legend(fontsize=7)
-    if baseline is not None:
-        ax_iter.set_title(f"dotted: always the most popular label (P@1 {baseline:.3f})", fontsize=8)
+    ax_iter.set_xlabel("iterations (batches, log)")
+    ax_time.legend(fontsize=6, loc="upper left")
+    skipped = [f"{r['name']} ({r['skipped']})" for r in data["runs"] if "skipped" in r]
+    stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
+    ax_time.set_title(f"{_set_size(stats)}; dash-dot: target P@1 "
+                      f"{target if target is None else round(target, 3)}", fontsize=7)
+    ax_iter.set_title(("dotted: always the most popular label"
+                       + (f"; not run: {'; '.join(skipped)}" if skipped else ""))[:160], fontsize=7)
+    return fig
+
+
+@figure("slide_core_scaling", artifact="slide_time_to_accuracy", system="slide",
+        title="Core scaling: samples/s, time to target and core utilisation per thread count",
+        paper_figure="SLIDE Fig. 9 (scalability with cores; the paper goes to 44)")
+def core_scaling(data: dict):
+    fig, (ax_tp, ax_ttt, ax_util) = new_axes(width=11.0, height=3.4, ncols=3)
+    runs = [r for r in _measured(data) if r.get("device", "cpu") == "cpu"
+            and (r["method"] != "slide" or r.get("padding", "sample") == "batch")]
+    groups: dict[str, list[dict]] = {}
+    for r in runs:
+        groups.setdefault(f"{r['method']} cpu", []).append(r)
+    for name, group in sorted(groups.items()):
+        group = sorted(group, key=lambda r: r["threads"])
+        threads = [r["threads"] for r in group]
+        ax_tp.plot(threads, [r["samples_per_second"] for r in group], marker="o", label=name)
+        ax_ttt.plot(threads, [r.get("time_to_target_s") or math.nan for r in group], marker="o", label=name)
+        ax_util.plot(threads, [r.get("cpu_utilization", math.nan) for r in group], marker="o", label=name)
+    ax_tp.set_yscale("log")
+    ax_tp.set_ylabel("samples/s (log)")
+    ax_ttt.set_ylabel("seconds to target P@1 (missing: not reached)")
+    ax_util.set_ylabel("CPU time / (wall x threads)")
+    ax_util.set_ylim(0, 1.05)
+    for ax in (ax_tp, ax_ttt, ax_util):
+        ax.set_xlabel("threads")
+        ax.set_xticks(sorted({r["threads"] for r in runs}) or [1])
+    ax_tp.legend(fontsize=7)
+    return fig
+
+
+@figure("slide_batch_size", artifact="slide_sweeps", system="slide",
+        title="Batch size: SLIDE and dense PyTorch (CPU) throughput and SLIDE's time-to-target lead",
+        paper_figure="SLIDE Fig. 8 (batch sizes 64-256)")
+def batch_size(data: dict):
+    fig, (ax_tp, ax_sp) = new_axes(width=9.0, height=3.4, ncols=2)
+    batches = sorted(int(b) for b in data["batch"])
+    for method in ("slide", "dense"):
+        runs = [data["batch"][str(b)].get(method) for b in batches]
+        ax_tp.plot(batches, [r["samples_per_second"] if r else math.nan for r in runs], marker="o",
+                   label=f"{method} cpu")
+    values, lower = [], []
+    for b in batches:
+        s = data["batch"][str(b)].get("speedup") or {}
+        values.append(s.get("value") or math.nan)
+        lower.append(bool(s.get("lower_bound")))
+    ax_sp.plot(batches, values, marker="o", color="C2")
+    for b, v, lb in zip(batches, values, lower):
+        if lb and not math.isnan(v):
+            ax_sp.annotate("≥ (dense never reached target)", (b, v), fontsize=6)
+    ax_sp.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+    for ax in (ax_tp, ax_sp):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(batches)
+        ax.set_xticklabels([str(b) for b in batches])
+        ax.set_xlabel("batch size")
+    ax_tp.set_yscale("log")
+    ax_tp.set_ylabel("samples/s (log)")
+    ax_sp.set_ylabel("dense time to target / SLIDE's")
+    ax_tp.legend(fontsize=7)
+    ax_tp.set_title(f"set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})", fontsize=7)
+    return fig
+
+
+@figure("slide_hash_family", artifact="slide_sweeps", system="slide",
+        title="Hash family and K/L: accuracy against active fraction and speed (SLIDE, CPU)",
+        paper_figure="SLIDE: SimHash (Delicious) vs DWTA (Amazon), K/L choice (text)")
+def hash_family(data: dict):
+    fig, (ax_acc, ax_tp) = new_axes(width=9.0, height=3.4, ncols=2)
+    for i, r in enumerate(data["hash"]):
+        label = f"{r['lsh']} K={r['K']} L={r['L']}"
+        marker = "o" if r["lsh"] == "dwta" else "s"
+        ax_acc.scatter([r["active_fraction"] * 100], [r["final_p_at_1"]], marker=marker, color=f"C{i}", label=label)
+        ax_tp.scatter([r["samples_per_second"]], [r["final_p_at_1"]], marker=marker, color=f"C{i}")
+    ax_acc.set_xlabel("active output neurons (% of labels)")
+    ax_tp.set_xlabel("samples/s")
+    for ax in (ax_acc, ax_tp):
+        ax.set_ylabel("final P@1 (same time budget)")
+    ax_acc.legend(fontsize=7)
+    ax_acc.set_title(f"set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})", fontsize=7)
     return fig

@@ -1,8 +1,11 @@
-"""Command line: train SLIDE (or the dense torch baseline) and write a JSON result.
+"""Command line: train SLIDE or a torch baseline (dense / sampled softmax) and write a JSON result.
 
     python -m impls.slide.train --train F --test F --method slide [--threads N] [--batch 256]
         [--lr 1e-3] [--time-budget SECONDS] [--eval-every ITERS] [--seed S] --json OUT
     python -m impls.slide.train --dataset slide-amazon670k [--profile quick] ... --json OUT
+    python -m impls.slide.train ... --method dense|sampled [--device cpu|cuda] ... --json OUT
+
+``--method dense-torch`` / ``dense-torch-cuda`` (older names) still work.
 
 ``--train/--test`` take XC text files (parsed once, then cached as .npz); ``--dataset``
 takes a registry name (``datasets/<name>.toml``). Data loading time is reported as
@@ -29,7 +32,19 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--dataset", help="registry dataset name, e.g. slide-amazon670k")
     src.add_argument("--profile", choices=["smoke", "quick", "full"], help="dataset size (default: DLSYSBENCH_PROFILE or quick)")
     src.add_argument("--allow-empty-labels", action="store_true", help="accept points with no labels in the files")
-    p.add_argument("--method", choices=["slide", "dense-torch", "dense-torch-cuda"], default="slide")
+    p.add_argument("--method", choices=["slide", "dense", "sampled", "dense-torch", "dense-torch-cuda"],
+                   default="slide", help="slide, or a torch baseline: dense (full softmax) / sampled (sampled softmax)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="torch baselines: where to train (default cpu; dense-torch-cuda implies cuda)")
+    p.add_argument("--sample-fraction", dest="sample_fraction", type=float, default=d.sample_fraction,
+                   help="sampled: negatives per batch as a fraction of the labels")
+    p.add_argument("--sampler", choices=["log-uniform", "uniform"], default=d.sampler,
+                   help="sampled: candidate distribution (log-uniform over labels ranked by frequency)")
+    p.add_argument("--eval-first", dest="eval_first_s", type=float, default=None,
+                   help="also evaluate at log-spaced training seconds from this on (x --eval-growth)")
+    p.add_argument("--eval-growth", dest="eval_growth", type=float, default=1.6)
+    p.add_argument("--warmup-steps", dest="warmup_steps", type=int, default=None,
+                   help="torch baselines: untimed steps before training, weights reset after (default 3)")
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
     p.add_argument("--batch", type=int, default=d.batch)
     p.add_argument("--lr", type=float, default=d.lr, help=f"Adam learning rate (paper: {PAPER_LR})")
@@ -70,16 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - t0
     fields = {f.name for f in dataclasses.fields(SlideConfig)}
     config = SlideConfig(**{k: v for k, v in vars(args).items() if k in fields})
+    from impls.slide.experiments import resolve_method, train_method
+
+    method, device = resolve_method(args.method, args.device)
+    if method == "slide" and device != "cpu":
+        _parser().error("--method slide runs on the CPU only (--device cpu)")
     common = dict(time_budget_s=args.time_budget, eval_every=args.eval_every or None,
-                  progress=not args.quiet,
-                  max_iterations=args.max_iterations, eval_points=args.eval_points)
-    if args.method == "slide":
-        from impls.slide.trainer import train
-        result = train(config, train_data, test_data, **common)
-    else:
-        from impls.slide.dense_torch import train_dense
-        result = train_dense(config, train_data, test_data, device="cuda" if args.method.endswith("cuda") else "cpu",
-                             **common)
+                  progress=not args.quiet, max_iterations=args.max_iterations, eval_points=args.eval_points,
+                  eval_first_s=args.eval_first_s, eval_growth=args.eval_growth)
+    if method != "slide":
+        common["warmup_steps"] = args.warmup_steps
+    result = train_method(method, config, train_data, test_data, device, **common)
     result["load_seconds"] = load_s
     result["source"] = info
     atomic.write_json(args.json, result)

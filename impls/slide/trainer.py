@@ -50,6 +50,26 @@ def warm_up(config: SlideConfig) -> float:
     return time.perf_counter() - t0
 
 
+class EvalSchedule:
+    """When to evaluate: every ``every`` batches and/or at log-spaced training seconds
+    (``first_s``, then each ``growth`` times the previous), so a curve on a log-time axis
+    gets evenly spaced points whatever the method's speed. Shared by every trainer."""
+
+    def __init__(self, every: int | None = None, first_s: float | None = None, growth: float = 1.6):
+        if first_s is not None and (first_s <= 0 or growth <= 1):
+            raise ValueError("eval_first_s must be > 0 and eval_growth > 1")
+        self.every, self.growth = every or None, growth
+        self.next_s = first_s
+
+    def due(self, iteration: int, seconds: float) -> bool:
+        hit = bool(self.every) and iteration % self.every == 0
+        if self.next_s is not None and seconds >= self.next_s:
+            while self.next_s <= seconds:
+                self.next_s *= self.growth
+            hit = True
+        return hit
+
+
 def _replace(config: SlideConfig, **kw) -> SlideConfig:
     import dataclasses
     return dataclasses.replace(config, **kw)
@@ -58,13 +78,15 @@ def _replace(config: SlideConfig, **kw) -> SlideConfig:
 def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budget_s: float | None = 60.0,
           eval_every: int | None = 50, progress: bool | Callable[[dict], None] = False,
           max_iterations: int | None = None, eval_points: int | None = 1000,
-          eval_at_start: bool = True) -> dict[str, Any]:
+          eval_at_start: bool = True, eval_first_s: float | None = None,
+          eval_growth: float = 1.6) -> dict[str, Any]:
     """Train SLIDE on ``train_data``; return curve, throughput, accuracy and parameters.
 
     Stops when the training time reaches ``time_budget_s`` or after ``max_iterations``
     batches (whichever first; at least one must be set). Evaluates exact P@1/P@5 on a
     fixed shuffled subset of ``eval_points`` test points every ``eval_every`` batches and
-    at the end. ``progress``: True for a line per evaluation on stderr, or a callable that
+    at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`).
+    ``progress``: True for a line per evaluation on stderr, or a callable that
     receives each curve point.
     """
     if time_budget_s is None and max_iterations is None:
@@ -97,6 +119,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         if report:
             report(point)
 
+    schedule = EvalSchedule(eval_every, eval_first_s, eval_growth)
     if eval_at_start:
         evaluate(0, 0.0, math.nan)
     rng = np.random.default_rng(config.seed + 1)
@@ -104,7 +127,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     cursor = 0
     it = 0
     samples = 0
-    train_s = 0.0
+    train_s = cpu_s = 0.0
     loss = math.nan
     table_s0 = net.table_seconds
     rehash0, rebuild0 = net.n_rehash, net.n_rebuild
@@ -118,12 +141,13 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
             cursor = 0
         rows = order[cursor:cursor + config.batch]
         cursor += rows.size
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         loss = net.step(train_data, rows)
         train_s += time.perf_counter() - t
+        cpu_s += time.process_time() - c
         it += 1
         samples += rows.size
-        if eval_every and it % eval_every == 0:
+        if schedule.due(it, train_s):
             evaluate(it, train_s, loss)
     if not curve or curve[-1]["iteration"] != it:
         evaluate(it, train_s, loss)
@@ -150,6 +174,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         "mean_active": net.active_fraction * train_data.n_labels,
         "eval_points": int(eval_rows.size),
         "threads": threads,
+        "cpu_utilization": cpu_s / (train_s * threads) if train_s > 0 else math.nan,
         "table_bytes": net.tables.nbytes,
         "peak_rss_bytes": peak_rss_bytes(),
         "params": {**net.config.as_dict(), "range_pow": net.tables.lsh.range_pow},

@@ -1,0 +1,258 @@
+"""Torch baselines (dense, sampled softmax; CPU timing and the CUDA timing logic), time to
+target, the sweeps in the smoke profile, and the SLIDE figures drawn from their output."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from impls.slide import experiments, figures, xc_data  # noqa: E402
+from impls.slide.config import SlideConfig  # noqa: E402
+from impls.slide.dataset import XCData  # noqa: E402
+from impls.slide.dense_torch import (CandidateSampler, DenseNet, StepTimer, softmax_cross_entropy,  # noqa: E402
+                                     train_dense)
+from impls.slide.trainer import EvalSchedule  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    arrays = xc_data.generate(seed=3, n_train=64, n_test=32, n_features=300, n_labels=50,
+                              labels_per_point=3.0, nnz_per_point=12, labels_per_topic=8,
+                              topic_pool=16, prototype_size=6)
+    return XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+
+
+@pytest.fixture(scope="module")
+def small():
+    arrays = xc_data.generate(seed=11, n_train=3000, n_test=600, n_features=5000, n_labels=1500,
+                              labels_per_point=3.0, nnz_per_point=40)
+    return XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+
+
+def test_softmax_cross_entropy_matches_log_softmax_autograd():
+    g = torch.Generator().manual_seed(0)
+    z0 = torch.randn(6, 11, dtype=torch.float64, generator=g)
+    r = torch.tensor([0, 0, 1, 2, 3, 4, 5, 5, 5])
+    labs = torch.tensor([1, 3, 2, 0, 10, 4, 5, 6, 7])
+    tw = 1.0 / torch.bincount(r, minlength=6).double()[r]
+    a = z0.clone().requires_grad_()
+    loss = softmax_cross_entropy((a * 1.0).T.contiguous(), labs, r, tw)   # labels x batch
+    loss.backward()
+    b = z0.clone().requires_grad_()
+    target = torch.zeros_like(z0).index_put_((r, labs), tw, accumulate=True)
+    ref = -(target * torch.log_softmax(b, 1)).sum(1).mean()
+    ref.backward()
+    assert float(loss.detach()) == pytest.approx(float(ref.detach()), rel=1e-12)
+    torch.testing.assert_close(a.grad, b.grad, rtol=1e-10, atol=1e-12)
+
+
+def _reference_weights(data, cfg, batches):
+    """Plain torch: log_softmax, dense target, torch.optim.Adam (not fused)."""
+    net = DenseNet(data.n_features, data.n_labels, cfg.hidden, cfg.init_std, cfg.seed)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
+    for rows in batches:
+        x = torch.zeros(len(rows), data.n_features)
+        target = torch.zeros(len(rows), data.n_labels)
+        for i, r in enumerate(rows):
+            sl = slice(data.indptr[r], data.indptr[r + 1])
+            x[i].index_add_(0, torch.from_numpy(data.indices[sl].astype(np.int64)), torch.from_numpy(data.values[sl]))
+            labs = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
+            target[i, torch.from_numpy(labs.astype(np.int64))] += 1.0 / len(labs)
+        h = torch.relu(x @ net.W1 + net.b1)
+        loss = -(target * torch.log_softmax(h @ net.W2.T + net.b2, 1)).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {k: v.detach().numpy() for k, v in net.named_parameters()}
+
+
+def test_dense_baseline_trains_like_plain_torch_after_a_reset_warm_up(tiny):
+    train_data, test_data = tiny
+    cfg = SlideConfig(batch=16, lr=1e-2, threads=1, init_std=0.1, seed=5)
+    captured = {}
+    import impls.slide.dense_torch as dt
+
+    real = dt.DenseNet
+
+    class Spy(real):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            captured["net"] = self
+
+    dt.DenseNet = Spy
+    try:
+        result = train_dense(cfg, train_data, test_data, time_budget_s=None, max_iterations=3, eval_every=0,
+                             eval_points=16, warmup_steps=2)
+    finally:
+        dt.DenseNet = real
+    # the same batches the trainer drew: its seeded permutation
+    order = np.random.default_rng(cfg.seed + 1).permutation(train_data.n_points)
+    ref = _reference_weights(train_data, cfg, [order[16 * i:16 * (i + 1)] for i in range(3)])
+    for k, v in captured["net"].named_parameters():
+        np.testing.assert_allclose(v.detach().numpy(), ref[k], atol=2e-5, rtol=1e-4, err_msg=k)
+    assert result["iterations"] == 3 and result["warmup_steps"] == 2 and result["active_fraction"] == 1.0
+    assert result["method"] == "dense-torch-cpu" and result["cpu_utilization"] > 0
+
+
+def test_log_uniform_sampler_follows_training_frequency():
+    counts = np.array([1, 50, 3, 0, 20])          # ranks: label 1, 4, 2, 0, 3
+    s = CandidateSampler("log-uniform", 5, 20000, counts, seed=0)
+    freq = np.bincount(s.draw(), minlength=5) / 20000
+    q_rank = np.log((np.arange(5) + 2) / (np.arange(5) + 1)) / np.log(6)
+    np.testing.assert_allclose(freq[[1, 4, 2, 0, 3]], q_rank, atol=0.015)
+    u = CandidateSampler("uniform", 5, 3, counts, seed=0)
+    assert np.allclose(u.log_q, u.log_q[0])        # a constant: no effect on the softmax
+    assert u.log_q[0] == pytest.approx(math.log(1 - 0.8 ** 3))
+
+
+def test_sampled_softmax_learns(small):
+    train_data, test_data = small
+    cfg = SlideConfig(batch=128, lr=1e-2, threads=2, seed=1, sampler="log-uniform", sample_fraction=0.1)
+    r = train_dense(cfg, train_data, test_data, time_budget_s=None, max_iterations=60, eval_every=0,
+                    eval_points=300, method="sampled", eval_at_start=False)
+    assert r["final_p_at_1"] >= max(0.4, 3 * r["baseline_p_at_1"]), r["curve"]
+    assert 0 < r["active_fraction"] < 0.6 and r["method"] == "sampled-torch-cpu"
+
+
+class FakeEvent:
+    def __init__(self, log, clock):
+        self.log, self.clock, self.t = log, clock, None
+
+    def record(self):
+        self.log.append("record")
+        self.t = self.clock.now
+
+    def elapsed_time(self, other):
+        self.log.append("elapsed")
+        return (other.t - self.t) * 1000.0
+
+
+class FakeClock:
+    def __init__(self, log):
+        self.log, self.now = log, 0.0
+
+    def __call__(self):
+        self.log.append("clock")
+        return self.now
+
+
+def test_cuda_step_timer_synchronises_before_every_clock_read():
+    log = []
+    clock = FakeClock(log)
+    timer = StepTimer("cpu", sync=lambda: log.append("sync"), clock=clock, event=lambda: FakeEvent(log, clock))
+    timer.cuda = True   # the CUDA path, exercised on the CPU
+    for step in (0.5, 0.25):
+        timer.start()
+        clock.now += step
+        timer.stop()
+    assert log[:4] == ["sync", "clock", "record", "record"]
+    for i, entry in enumerate(log):
+        if entry == "clock":
+            assert log[i - 1] == "sync"
+    assert timer.seconds == pytest.approx(0.75) and timer.device_seconds == pytest.approx(0.75)
+    plain = StepTimer("cpu", sync=lambda: log.append("never"), clock=clock)
+    plain.start()
+    plain.stop()
+    assert "never" not in log
+
+
+def test_cuda_device_is_refused_without_cuda(tiny):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(RuntimeError, match="cuda"):
+        train_dense(SlideConfig(threads=1), *tiny, time_budget_s=None, max_iterations=1, device="cuda")
+
+
+def test_eval_schedule_every_and_log_spaced():
+    s = EvalSchedule(every=None, first_s=1.0, growth=2.0)
+    due = [t for t in (0.5, 1.0, 1.5, 2.1, 3.0, 4.5, 9.0) if s.due(1, t)]
+    assert due == [1.0, 2.1, 4.5, 9.0]
+    s = EvalSchedule(every=3)
+    assert [i for i in range(1, 10) if s.due(i, 0.0)] == [3, 6, 9]
+
+
+def curve(points):
+    return [{"seconds": s, "iteration": i, "p_at_1": p} for s, i, p in points]
+
+
+def test_time_to_target_interpolates_and_speedups_flag_lower_bounds():
+    fast = {"name": "slide", "curve": curve([(1, 10, 0.1), (2, 20, 0.3), (4, 40, 0.5)]), "final_p_at_1": 0.5,
+            "samples_per_second": 1000.0, "iterations": 40, "train_seconds": 4.0}
+    slow = {"name": "dense", "curve": curve([(4, 2, 0.1), (8, 4, 0.2), (16, 8, 0.45)]), "final_p_at_1": 0.45,
+            "samples_per_second": 50.0, "iterations": 30, "train_seconds": 16.0}
+    assert experiments.time_to_target(fast["curve"], 0.2) == (1.5, 15.0)
+    assert experiments.time_to_target(fast["curve"], 0.6) == (None, None)
+    target = experiments.add_targets([fast, slow], 0.8)            # 0.8 x best final (0.5)
+    assert target == pytest.approx(0.4)
+    assert fast["time_to_target_s"] == pytest.approx(3.0) and slow["time_to_target_s"] == pytest.approx(14.4)
+    s = experiments.speedup(fast, slow)
+    assert s["value"] == pytest.approx(14.4 / 3.0) and not s["lower_bound"]
+    assert s["throughput_ratio"] == pytest.approx(20.0)
+    assert s["p_at_1_per_iteration_ratio"] == pytest.approx(0.4 / 0.45)   # fast at iteration 30: 0.4
+    slow["time_to_target_s"] = None
+    s = experiments.speedup(fast, slow)
+    assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 3.0)
+
+
+def test_method_aliases():
+    assert experiments.resolve_method("dense-torch-cuda") == ("dense", "cuda")
+    assert experiments.resolve_method("sampled", "cuda") == ("sampled", "cuda")
+    with pytest.raises(ValueError):
+        experiments.resolve_method("tf")
+
+
+def test_cli_trains_every_method(small, tmp_path):
+    from impls.slide.train import main
+    from impls.slide.xc_format import write_xc
+
+    train_data, test_data = small
+    f_train = write_xc(tmp_path / "train.txt", train_data.to_arrays())
+    f_test = write_xc(tmp_path / "test.txt", test_data.to_arrays())
+    for method, extra in (("dense", ["--device", "cpu"]), ("sampled", ["--sampler", "uniform"]),
+                          ("dense-torch", [])):
+        out = tmp_path / f"{method}.json"
+        assert main(["--train", str(f_train), "--test", str(f_test), "--method", method, "--threads", "1",
+                     "--batch", "32", "--max-iterations", "3", "--eval-every", "0", "--eval-points", "50",
+                     "--warmup-steps", "0", "--json", str(out), "--quiet", *extra]) == 0
+        r = json.loads(out.read_text())
+        assert r["iterations"] == 3 and r["params"]["batch"] == 32 and r["samples_per_second"] > 0
+
+
+@pytest.fixture(scope="module")
+def sweeps():
+    tta = experiments.time_to_accuracy_sweep("smoke", progress=False, isolate=False)
+    sec = experiments.secondary_sweep("smoke", progress=False, isolate=False)
+    return tta, sec
+
+
+def test_smoke_sweeps_compare_methods_on_one_target(sweeps):
+    tta, sec = sweeps
+    names = {r["name"]: r for r in tta["runs"]}
+    assert {"slide", "dense-cpu"} <= set(names)
+    if not torch.cuda.is_available():
+        assert "skipped" in names["dense-cuda"] and tta["speedups"]["dense-cuda/slide"]["value"] is None
+    best = max(r["final_p_at_1"] for r in tta["runs"] if "curve" in r)
+    assert tta["target_p_at_1"] == pytest.approx(tta["sizes"]["target_fraction"] * best)
+    assert any(r.get("time_to_target_s") is not None for r in tta["runs"] if "curve" in r)
+    eval_rows = {r["eval_points"] for r in tta["runs"] if "curve" in r}
+    assert len(eval_rows) == 1                               # the same test subset for every method
+    assert set(sec["batch"]) == {str(b) for b in sec["sizes"]["batches"]}
+    for b, entry in sec["batch"].items():
+        assert entry["slide"]["params"]["batch"] == int(b) and entry["dense"]["params"]["batch"] == int(b)
+    assert [(h["lsh"], h["K"], h["L"]) for h in sec["hash"]] == [tuple(f) for f in sec["sizes"]["hash_families"]]
+    assert all(0 < h["active_fraction"] <= 1 for h in sec["hash"])
+    json.dumps(tta), json.dumps(sec)                         # artifacts are plain data
+
+
+def test_slide_figures_draw_from_the_sweeps(sweeps):
+    tta, sec = sweeps
+    for draw, data in ((figures.time_to_accuracy, tta), (figures.core_scaling, tta),
+                       (figures.batch_size, sec), (figures.hash_family, sec)):
+        fig = draw(data)
+        assert fig.axes and any(ax.lines or ax.collections for ax in fig.axes)
+    assert fig.axes[0].get_xlabel().startswith("active output neurons")
+    assert figures.time_to_accuracy(tta).axes[0].get_xscale() == "log"
