@@ -64,6 +64,9 @@ def _run(executor, jobs, device, bins: int, peak_bytes: int = 0) -> dict:
     out = {"makespan_s": makespan, "wall_s": result["wall_s"], "done": result["done"],
            "failed": result["failed"], "iterations": result["iterations"],
            "device_ms": sum(j["device_ms"] for j in result["jobs"]),
+           # device time in iterations (CUDA events on a GPU, wall clock on the CPU) per second of
+           # makespan: lanes busy on average (can exceed 1 when lanes overlap on a GPU)
+           "event_busy": (sum(j["device_ms"] for j in result["jobs"]) / 1e3 / makespan) if makespan else None,
            "busy": busy_timeline(intervals, makespan, bins) if makespan > 0 else None,
            "sampler": {"kind": kind, **samples} if samples else None}
     if "lanes" in result:

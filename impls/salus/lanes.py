@@ -25,8 +25,10 @@ Salus's ``GpuLane::tryFit`` compares with ``*m_maxPeak.cbegin()``, the *smallest
 of a ``std::multiset``; here the largest is used, which is the stated safety condition.
 
 A new lane is sized exactly ``persistent + ephemeral`` of its first job, so step 2
-only finds room in a lane some job has left: with no departures the faithful rule
-gives every job a lane of its own. Named variants beside the faithful rule (never
+only finds room in a lane some job has left; and a lane closes when its last job
+leaves, so a lane of one job never gains room. Hence, for jobs with persistent
+bytes > 0, the faithful rule gives every job a lane of its own and admits exactly
+what the no-lanes pool admits (the lane simulator shows it on every mix). Named variants beside the faithful rule (never
 in its place) let a lane *grow* by the bytes a job adds to it, which is
 ``persistent + max(0, ephemeral - the lane's largest ephemeral)`` instead of a new
 lane's ``persistent + ephemeral``:
