@@ -224,8 +224,14 @@ class LaneManager:
         return self._new_lane(job.peak)
 
     def _grow(self, job: LaneJob) -> Lane | None:
+        # extra = persistent - room + max(0, ephemeral - lane's max ephemeral) >= persistent - room,
+        # so walking lanes by descending room, stop once persistent - room >= the best extra found.
         best, best_extra = None, None
-        for lane in self.lanes.values():
+        for room, lane_id in reversed(self._by_room):
+            if job.persistent - room > self.unassigned or (best_extra is not None
+                                                           and job.persistent - room >= best_extra):
+                break  # no later lane can need fewer extra bytes (or few enough to fit)
+            lane = self.lanes[lane_id]
             extra = lane.need_with(job) - lane.size
             if extra <= self.unassigned and (best_extra is None or extra < best_extra):
                 best, best_extra = lane, extra
