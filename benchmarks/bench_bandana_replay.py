@@ -89,11 +89,6 @@ class ReplayOverFio:
 
     track_ratio.unit = "fraction of fio IOPS"
 
-    def track_fio_iops(self, data, layout, queue_depth):
-        return self.point["fio_iops"]
-
-    track_fio_iops.unit = "IO/s"
-
 
 class ReplayHeadline:
     """Useful bytes/s of the first comparison configuration (SHP + shadow) over the second

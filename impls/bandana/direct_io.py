@@ -59,6 +59,8 @@ class DirectIOError(OSError):
 
 @njit(cache=True, nogil=True, inline="always")
 def _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid):
+    """Copy read ``i``'s inserted vectors from ``buf`` to ``dram``; ``vb`` is the vector size
+    in elements of ``buf``/``dram`` (bytes, or 8-byte words)."""
     base = blocks[i] * per_block
     for k in range(ins_lo[i], ins_hi[i]):
         v = ins_ids[k]
@@ -80,58 +82,79 @@ def _now_ns(ts):
     return ts[0] * 1_000_000_000 + ts[1]
 
 
+@njit(cache=False, nogil=True, inline="always")
+def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, batch, free, slot_read,
+          state, ts, blocks, submit_ns):
+    """Submit reads until ``queue_depth`` are in flight or all are submitted; 0 or _ERR_SUBMIT."""
+    n = blocks.shape[0]
+    iocb_base = iocbs.ctypes.data
+    k = 0
+    while state[2] + k < queue_depth and state[0] + k < n:
+        slot = free[state[3] - 1 - k]
+        i = state[0] + k
+        w = slot * 8
+        iocbs[w + 0] = slot                                   # aio_data
+        iocbs[w + 1] = 0                                      # aio_key, aio_rw_flags
+        iocbs[w + 2] = fd << 32                               # opcode PREAD (0), reqprio 0, fildes
+        iocbs[w + 3] = pool_addr + slot * block_bytes         # aio_buf
+        iocbs[w + 4] = block_bytes                            # aio_nbytes
+        iocbs[w + 5] = (blocks[i] + header_blocks) * block_bytes  # aio_offset
+        iocbs[w + 6] = 0
+        iocbs[w + 7] = 0
+        batch[k] = iocb_base + slot * 64
+        slot_read[slot] = i
+        k += 1
+    if k > 0:
+        now = _now_ns(ts)
+        got = _syscall(_NR_IO_SUBMIT, ctx, k, batch.ctypes.data, 0, 0)
+        if got < 0:
+            return _ERR_SUBMIT
+        for j in range(got):
+            submit_ns[state[0] + j] = now
+        state[0] += got
+        state[2] += got
+        state[3] -= got
+    return _DONE
+
+
 @njit(cache=False, nogil=True)
 def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr, iocbs,
               batch, events, free, slot_read, state, ts,
-              blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid, submit_ns, done_ns):
-    """Run (or resume) a read job; state = [submitted, done, in_flight, n_free, failed_read]."""
+              blocks, ins_lo, ins_hi, ins_ids, pos, per_block, units, dram, valid, submit_ns, done_ns):
+    """Run (or resume) a read job; state = [submitted, done, in_flight, n_free, failed_read].
+
+    ``pool`` holds at least 2 × queue_depth buffers, so the reads that replace the ones
+    just completed are submitted before those are copied into DRAM (the device never
+    waits for the copies). ``pool`` and ``dram`` are viewed in words of ``units`` per
+    vector (uint64 when the vector size allows).
+    """
     n = blocks.shape[0]
-    iocb_base = iocbs.ctypes.data
     while state[1] < n:
-        k = 0
-        while state[2] + k < queue_depth and state[0] + k < n:
-            slot = free[state[3] - 1 - k]
-            i = state[0] + k
-            w = slot * 8
-            iocbs[w + 0] = slot                                   # aio_data
-            iocbs[w + 1] = 0                                      # aio_key, aio_rw_flags
-            iocbs[w + 2] = fd << 32                               # opcode PREAD (0), reqprio 0, fildes
-            iocbs[w + 3] = pool_addr + slot * block_bytes         # aio_buf
-            iocbs[w + 4] = block_bytes                            # aio_nbytes
-            iocbs[w + 5] = (blocks[i] + header_blocks) * block_bytes  # aio_offset
-            iocbs[w + 6] = 0
-            iocbs[w + 7] = 0
-            batch[k] = iocb_base + slot * 64
-            slot_read[slot] = i
-            k += 1
-        if k > 0:
-            now = _now_ns(ts)
-            got = _syscall(_NR_IO_SUBMIT, ctx, k, batch.ctypes.data, 0, 0)
-            if got < 0:
-                return _ERR_SUBMIT
-            for j in range(got):
-                submit_ns[state[0] + j] = now
-            state[0] += got
-            state[2] += got
-            state[3] -= got
+        if _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, batch, free,
+                 slot_read, state, ts, blocks, submit_ns) != _DONE:
+            return _ERR_SUBMIT
         got = _syscall(_NR_IO_GETEVENTS, ctx, 1, queue_depth, events.ctypes.data, 0)
         if got < 0:
             return _ERR_GETEVENTS
         now = _now_ns(ts)
+        state[2] -= got
+        for e in range(got):
+            if events[e * 4 + 2] != block_bytes:
+                state[4] = slot_read[events[e * 4 + 0]]
+                return _ERR_SHORT_READ
+        # refill the queue first, then copy the completed blocks
+        if _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, batch, free,
+                 slot_read, state, ts, blocks, submit_ns) != _DONE:
+            return _ERR_SUBMIT
         for e in range(got):
             slot = events[e * 4 + 0]
-            res = events[e * 4 + 2]
             i = slot_read[slot]
-            if res != block_bytes:
-                state[4] = i
-                return _ERR_SHORT_READ
             done_ns[i] = now
-            _copy_inserted(pool[slot], i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb,
+            _copy_inserted(pool[slot], i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, units,
                            dram, valid)
             free[state[3]] = slot
             state[3] += 1
         state[1] += got
-        state[2] -= got
     return _DONE
 
 
@@ -141,7 +164,8 @@ def _monotonic_offset_ns() -> int:
 
 
 class AioContext:
-    """A Linux AIO context with ``queue_depth`` slots (``io_setup``); ``close()`` destroys it."""
+    """A Linux AIO context for ``queue_depth`` reads in flight (``io_setup``), with iocbs for
+    2 × queue_depth buffers; ``close()`` destroys it."""
 
     def __init__(self, queue_depth: int):
         self.queue_depth = int(queue_depth)
@@ -150,10 +174,10 @@ class AioContext:
             err = ctypes.get_errno()
             raise DirectIOError(err, f"io_setup({self.queue_depth}) failed: {os.strerror(err)}")
         self.ctx = int(ctx[0])
-        self.iocbs = np.zeros(self.queue_depth * _IOCB_WORDS, dtype=np.int64)
+        self.iocbs = np.zeros(2 * self.queue_depth * _IOCB_WORDS, dtype=np.int64)   # one per buffer
         self.batch = np.zeros(self.queue_depth, dtype=np.int64)
         self.events = np.zeros(self.queue_depth * _EVENT_WORDS, dtype=np.int64)
-        self.slot_read = np.zeros(self.queue_depth, dtype=np.int64)
+        self.slot_read = np.zeros(2 * self.queue_depth, dtype=np.int64)
         self.ts = np.zeros(2, dtype=np.int64)
 
     def close(self) -> None:
@@ -178,21 +202,27 @@ def libaio_unavailable_reason() -> str | None:
 def run_libaio(fd: int, job: dict, queue_depth: int, buffers, header_blocks: int = 1,
                context: AioContext | None = None) -> None:
     """Run ``job`` (see :func:`run_job`) with Linux AIO; ``buffers`` an AlignedBuffers of
-    at least ``queue_depth`` rows. Raises :class:`DirectIOError` on a failed or short read."""
+    at least 2 × ``queue_depth`` rows. Raises :class:`DirectIOError` on a failed or short read."""
+    if buffers.count < 2 * queue_depth:
+        raise ValueError(f"libaio needs 2 x queue_depth = {2 * queue_depth} buffers, got {buffers.count}")
     own = context is None
     ctx = AioContext(queue_depth) if own else context
     offset = _monotonic_offset_ns()
+    vb = job["vector_bytes"]
+    word = 8 if vb % 8 == 0 else 1
+    pool = buffers.array.view(np.uint64) if word == 8 else buffers.array
+    dram = job["dram"].view(np.uint64) if word == 8 else job["dram"]
     try:
-        free = np.arange(queue_depth, dtype=np.int64)
-        state = np.array([0, 0, 0, queue_depth, -1], dtype=np.int64)
+        slots = 2 * queue_depth
+        free = np.arange(slots, dtype=np.int64)
+        state = np.array([0, 0, 0, slots, -1], dtype=np.int64)
         block_bytes = buffers.block_bytes
         while True:
-            status = _aio_loop(ctx.ctx, fd, queue_depth, block_bytes, header_blocks, buffers.array,
+            status = _aio_loop(ctx.ctx, fd, queue_depth, block_bytes, header_blocks, pool,
                                buffers.address, ctx.iocbs, ctx.batch, ctx.events, free,
                                ctx.slot_read, state, ctx.ts, job["blocks"], job["ins_lo"],
                                job["ins_hi"], job["ins_ids"], job["pos"], job["per_block"],
-                               job["vector_bytes"], job["dram"], job["valid"], job["submit_ns"],
-                               job["done_ns"])
+                               vb // word, dram, job["valid"], job["submit_ns"], job["done_ns"])
             if status == _DONE:
                 break
             err = ctypes.get_errno() if status != _ERR_SHORT_READ else 0
@@ -277,7 +307,7 @@ def warm_up(mechanism: str) -> None:
     job = {"blocks": empty, "ins_lo": empty, "ins_hi": empty, "ins_ids": empty, "pos": empty,
            "per_block": 1, "vector_bytes": 1, "dram": np.zeros((1, 1), dtype=np.uint8),
            "valid": np.zeros(1, dtype=np.uint8), "submit_ns": empty, "done_ns": empty}
-    buffers = AlignedBuffers(1, 4096)
+    buffers = AlignedBuffers(2, 4096)
     try:
         run_job(mechanism, -1, job, 1, buffers)
         one = np.zeros(1, dtype=np.int64)

@@ -102,7 +102,7 @@ class ReplaySession:
         self.dram = np.zeros((n, vb), dtype=np.uint8)
         self.valid = np.zeros(n, dtype=np.uint8)
         self.max_queue_depth = int(max_queue_depth)
-        self.buffers = block_store.AlignedBuffers(self.max_queue_depth, h.block_bytes)
+        self.buffers = block_store.AlignedBuffers(2 * self.max_queue_depth, h.block_bytes)
         self.contexts: dict[int, direct_io.AioContext] = {}
         self.last_latencies_ns = np.zeros(0, dtype=np.int64)
         direct_io.warm_up(self.mechanism)
