@@ -25,7 +25,7 @@ from impls.slide.dataset import XCData, from_registry
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
                   "dense-torch": ("dense", "cpu"), "dense-torch-cuda": ("dense", "cuda"),
                   "sampled-torch": ("sampled", "cpu"), "sampled-torch-cuda": ("sampled", "cuda")}
-RUN_KEYS = ("name", "method", "device", "threads", "requires", "time_budget_s")
+RUN_KEYS = ("name", "method", "device", "threads", "requires", "time_budget_s", "warmup_steps")
 
 
 def resolve_method(method: str, device: str | None = None) -> tuple[str, str]:
@@ -68,7 +68,7 @@ def train_method(method: str, config: SlideConfig, train_data: XCData, test_data
 
 def training_run(method: str = "slide", threads: int | None = 2, profile: str | None = None,
                  time_budget_s: float | None = None, device: str | None = None,
-                 dataset: str | None = None, **config: Any) -> dict[str, Any]:
+                 dataset: str | None = None, warmup_steps: int | None = None, **config: Any) -> dict[str, Any]:
     """Train ``method`` on the profile's set with the profile's evaluation schedule; the
     trainer's result dict (curve, samples_per_second, final_p_at_1, peak_rss_bytes, ...)."""
     s = sizes(profile)
@@ -76,6 +76,8 @@ def training_run(method: str = "slide", threads: int | None = 2, profile: str | 
     kw = _eval_kw(s)
     if time_budget_s:
         kw["time_budget_s"] = time_budget_s
+    if warmup_steps is not None and resolve_method(method, device)[0] != "slide":
+        kw["warmup_steps"] = warmup_steps
     result = train_method(method, SlideConfig(threads=threads, **config), train_data, test_data, device, **kw)
     result["source"] = info
     return result
@@ -181,7 +183,7 @@ def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
     spec, profile = kwargs["spec"], kwargs["profile"]
     cfg = _config_of(spec)
     return training_run(method=spec["method"], profile=profile, device=spec.get("device"),
-                        time_budget_s=spec.get("time_budget_s"), **cfg)
+                        time_budget_s=spec.get("time_budget_s"), warmup_steps=spec.get("warmup_steps"), **cfg)
 
 
 def _in_fresh_process(fn, kwargs: dict) -> Any:
@@ -248,8 +250,10 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
                     isolate: bool = True) -> dict[str, Any]:
     """Batch size (SLIDE and dense at each of ``batches``) and hash family / K / L (SLIDE
     with each of ``hash_families``) on ``[slide_sweep.<profile>].dataset``, all in one
-    fresh process. Returns ``{"sizes", "target_p_at_1", "batch": {...}, "hash": [...],
-    "data": stats}``: per batch size the SLIDE and dense runs and SLIDE's speed-up."""
+    fresh process. Returns ``{"sizes", "target_p_at_1", "hash_target_p_at_1", "batch": {...},
+    "hash": [...], "data": stats}``: per batch size the SLIDE and dense runs and SLIDE's
+    speed-up (target from the batch runs), per hash setting its accuracy, active fraction and
+    speed (target from the hash runs)."""
     from impls.harness.profiles import current_profile
 
     profile = profile or current_profile()
@@ -268,22 +272,27 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
                       "threads": s["threads"], "lsh": lsh, "K": K, "L": L})
     child = _call(_secondary_in_child, {"sizes": s, "profile": profile, "specs": specs}, isolate)
     runs = child["runs"]
-    target = add_targets(runs, s["target_fraction"])
     by_name = {r["name"]: r for r in runs}
+    batch_names = {f"{m}-b{b}" for b in s["batches"] for m in s["batch_methods"]}
+    hash_names = [(f"slide-b{s['hash_batch']}" if (lsh, K, L) == default_hash and s["hash_batch"] in s["batches"]
+                   else f"slide-{lsh}-K{K}-L{L}") for lsh, K, L in s["hash_families"]]
+    # one target per question: the batch runs' own best, the hash runs' own best
+    hash_copies = {n: dict(by_name[n]) for n in hash_names}
+    target = add_targets([r for r in runs if r["name"] in batch_names], s["target_fraction"])
+    hash_target = add_targets(list(hash_copies.values()), s["target_fraction"])
     batch = {}
     for b in s["batches"]:
         slide, dense = by_name.get(f"slide-b{b}"), by_name.get(f"dense-b{b}")
         batch[str(b)] = {"slide": slide, "dense": dense,
                          "speedup": speedup(slide, dense) if slide and dense else None}
     hash_runs = []
-    for lsh, K, L in s["hash_families"]:
-        name = (f"slide-b{s['hash_batch']}" if (lsh, K, L) == default_hash and s["hash_batch"] in s["batches"]
-                else f"slide-{lsh}-K{K}-L{L}")
-        r = by_name[name]
+    for (lsh, K, L), name in zip(s["hash_families"], hash_names):
+        r = hash_copies[name]
         hash_runs.append({"lsh": lsh, "K": K, "L": L, "name": name, "final_p_at_1": r["final_p_at_1"],
                           "active_fraction": r["active_fraction"], "samples_per_second": r["samples_per_second"],
                           "time_to_target_s": r.get("time_to_target_s"), "curve": r["curve"]})
-    return {"sizes": s, "profile": profile, "target_p_at_1": target, "batch": batch, "hash": hash_runs,
+    return {"sizes": s, "profile": profile, "target_p_at_1": target, "hash_target_p_at_1": hash_target,
+            "batch": batch, "hash": hash_runs,
             "data": child["data"], "source": child["source"]}
 
 
