@@ -10,14 +10,17 @@ nanoseconds).
 
 * ``"libaio"``: the kernel's native AIO (``io_setup``/``io_submit``/``io_getevents``)
   called through libc's ``syscall`` from a numba loop, so no Python runs per read:
-  up to ``queue_depth`` iocbs are submitted in one call and every completion
-  ``io_getevents`` returns is handled in the same loop. Needs only libc (no libaio
-  package); O_DIRECT makes the reads truly asynchronous.
+  up to ``queue_depth`` iocbs are submitted in one call, and after each
+  ``io_getevents`` the queue is refilled (from a pool of 2 × queue_depth buffers)
+  before the completed blocks are copied, so the drive never waits for the copies.
+  The loop runs without the GIL. Needs only libc (no libaio package); O_DIRECT
+  makes the reads truly asynchronous.
 * ``"threads"``: ``queue_depth`` Python threads, each looping ``os.preadv`` (which
   releases the GIL) and a nogil numba copy; the portable fallback.
 
-Measured on this suite's 2-core VM (virtio disk), see the replay experiment's
-``mechanisms`` record; ``"libaio"`` is the default where the syscalls work.
+Both are measured against fio in the replay experiment's ``mechanisms`` record
+(:mod:`impls.bandana.replay_experiment`); ``"libaio"`` won clearly on the 2-core VM
+this was written on, most at queue depth 32, and is the default where the syscalls work.
 """
 from __future__ import annotations
 
