@@ -117,6 +117,11 @@ class SlideSpeedup:
 
     track_p_at_1_per_iteration_ratio.unit = "ratio"
 
+    def track_throughput_ratio(self, sweep, comparison):
+        return finite(self.s.get("throughput_ratio"))
+
+    track_throughput_ratio.unit = "x (fast samples/s over slow's)"
+
     def track_final_p_at_1_difference(self, sweep, comparison):
         return finite(self.s.get("final_p_at_1_difference"))
 
@@ -208,6 +213,11 @@ class SlideBatchSpeedup:
         return finite(self.s.get("p_at_1_per_iteration_ratio"))
 
     track_p_at_1_per_iteration_ratio.unit = "ratio"
+
+    def track_throughput_ratio(self, sweep, batch):
+        return finite(self.s.get("throughput_ratio"))
+
+    track_throughput_ratio.unit = "x (SLIDE samples/s over dense's)"
 
 
 class SlideHashFamily:

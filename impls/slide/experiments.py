@@ -148,19 +148,21 @@ def speedup(fast: dict, slow: dict) -> dict[str, Any]:
     """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target, a
     lower bound when only ``fast`` does, undefined (None) when ``fast`` does not."""
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False}
-    if "curve" not in fast or "curve" not in slow or fast.get("time_to_target_s") in (None, 0):
+    if "curve" not in fast or "curve" not in slow:
         return out
-    t_fast = max(fast["time_to_target_s"], 1e-9)
-    if slow.get("time_to_target_s") is not None:
-        out["value"] = slow["time_to_target_s"] / t_fast
-    else:
-        out["value"], out["lower_bound"] = slow["train_seconds"] / t_fast, True
     out["throughput_ratio"] = fast["samples_per_second"] / slow["samples_per_second"]
     fp, sp = fast["final_p_at_1"], slow["final_p_at_1"]
     out["final_p_at_1_difference"] = fp - sp
     # accuracy per iteration: the fast run's P@1 at the slow run's last iteration
     at = p_at_1_at_iteration(fast["curve"], slow["iterations"])
     out["p_at_1_per_iteration_ratio"] = at / sp if at is not None and sp > 0 else None
+    if fast.get("time_to_target_s") in (None, 0):
+        return out
+    t_fast = max(fast["time_to_target_s"], 1e-9)
+    if slow.get("time_to_target_s") is not None:
+        out["value"] = slow["time_to_target_s"] / t_fast
+    else:
+        out["value"], out["lower_bound"] = slow["train_seconds"] / t_fast, True
     return out
 
 
