@@ -96,6 +96,7 @@ def test_dense_baseline_trains_like_plain_torch_after_a_reset_warm_up(tiny):
         np.testing.assert_allclose(v.detach().numpy(), ref[k], atol=2e-5, rtol=1e-4, err_msg=k)
     assert result["iterations"] == 3 and result["warmup_steps"] == 2 and result["active_fraction"] == 1.0
     assert result["method"] == "dense-torch-cpu" and result["cpu_utilization"] > 0
+    assert result["threads"] == 1          # the evaluation (numba, OpenMP) must not reset it
 
 
 def test_log_uniform_sampler_follows_training_frequency():

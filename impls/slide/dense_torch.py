@@ -37,7 +37,7 @@ import torch
 from impls.slide import evaluate as ev
 from impls.slide.config import SlideConfig
 from impls.slide.dataset import XCData
-from impls.slide.trainer import EvalSchedule, _print_point, peak_rss_bytes
+from impls.slide.trainer import EvalSchedule, _print_point, peak_rss_bytes, set_threads
 
 METHODS = ("dense", "sampled")
 
@@ -266,7 +266,9 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device cuda requested but torch.cuda.is_available() is False")
     if config.threads:
-        torch.set_num_threads(config.threads)
+        # numba's and torch's thread counts together: numba's OpenMP layer (the evaluation's
+        # parallel top-k) otherwise resets the shared OpenMP thread count to numba's
+        set_threads(config.threads)
     t0 = time.perf_counter()
     model = DenseNet(train_data.n_features, train_data.n_labels, config.hidden, config.init_std, config.seed).to(dev)
     trainer = _Trainer(method, model, config, train_data, dev)
