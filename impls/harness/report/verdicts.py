@@ -32,7 +32,8 @@ PARTLY = "partly"
 NOT_REPRODUCED = "not reproduced"
 NOT_MEASURED = "not measured"  # every "not measured..." verdict starts with this
 NOT_MEASURED_YET = "not measured yet"
-SKIPPED_HERE = "not measured: benchmark skipped on this machine"
+# asv records a skip and a benchmark that had no value (NaN, e.g. a target never reached) alike
+SKIPPED_HERE = "not measured: benchmark skipped or without a value on this machine"
 FAILED_HERE = "not measured: benchmark failed on this machine"
 
 
