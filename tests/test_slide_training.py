@@ -10,7 +10,7 @@ from impls.harness import registry
 from impls.slide import xc_data
 from impls.slide.config import SlideConfig
 from impls.slide.dataset import XCData, from_registry
-from impls.slide.network import SlideNetwork
+from impls.slide.network import SlideNetwork, log_uniform_distinct
 from impls.slide.trainer import set_threads, train
 from impls.slide.xc_format import write_xc
 
@@ -49,26 +49,28 @@ def test_recipes_keep_the_real_sets_ratios(monkeypatch):
 def _weights_after(data, threads, steps=4, **kw):
     set_threads(threads)
     cfg = SlideConfig(batch=64, K=4, L=10, min_active=64, rehash_every=2, seed=3, threads=threads, **kw)
-    net = SlideNetwork(cfg, data.n_features, data.n_labels, 16)
+    net = SlideNetwork(cfg, data.n_features, data.n_labels, 16, label_counts=data.label_counts())
     rng = np.random.default_rng(0)
     for _ in range(steps):
         net.step(data, rng.integers(0, data.n_points, 64))
     return net.weights()
 
 
-@pytest.mark.parametrize("padding", ["batch", "sample"])
-def test_one_thread_is_deterministic(small, padding):
-    a = _weights_after(small[0], 1, padding=padding)
-    b = _weights_after(small[0], 1, padding=padding)
+@pytest.mark.parametrize("padding,padding_sampler", [("batch", "uniform"), ("sample", "uniform"),
+                                                     ("batch", "log-uniform")])
+def test_one_thread_is_deterministic(small, padding, padding_sampler):
+    a = _weights_after(small[0], 1, padding=padding, padding_sampler=padding_sampler)
+    b = _weights_after(small[0], 1, padding=padding, padding_sampler=padding_sampler)
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
 
 
-@pytest.mark.parametrize("padding", ["sample", "batch"])
-def test_training_beats_the_most_popular_label(small, padding):
+@pytest.mark.parametrize("padding,padding_sampler", [("sample", "uniform"), ("batch", "uniform"),
+                                                     ("batch", "log-uniform")])
+def test_training_beats_the_most_popular_label(small, padding, padding_sampler):
     train_data, test_data = small
     cfg = SlideConfig(batch=128, K=5, L=16, seed=1, threads=2, min_active=60, lr=1e-2,
-                      padding=padding)
+                      padding=padding, padding_sampler=padding_sampler)
     result = train(cfg, train_data, test_data, time_budget_s=None, max_iterations=120, eval_every=60,
                    eval_points=600)
     baseline = result["baseline_p_at_1"]
@@ -113,3 +115,27 @@ def test_cli_on_files_and_on_a_registry_name(small, tmp_path):
 def test_registry_smoke_set_loads(monkeypatch):
     train_data, test_data, info = from_registry("slide-amazon670k", "smoke")
     assert train_data.n_labels == 5450 and test_data.n_points == 1000 and info["synthetic"]
+
+
+def test_log_uniform_padding_draws_distinct_labels_favouring_frequent_ones():
+    n, p = 1000, 50
+    rank_to_label = np.random.default_rng(0).permutation(n)  # label of each frequency rank
+    seen = np.zeros(n, np.int64)
+    for t in range(200):
+        pool = log_uniform_distinct(np.random.default_rng([1, t]), rank_to_label, p)
+        assert pool.dtype == np.int32 and pool.size == p and np.all(np.diff(pool) > 0)
+        seen[pool] += 1
+    by_rank = seen[rank_to_label]
+    assert by_rank[:10].min() > 5 * by_rank[-100:].mean()  # the head is drawn far more often
+    again = log_uniform_distinct(np.random.default_rng([1, 0]), rank_to_label, p)
+    np.testing.assert_array_equal(again, log_uniform_distinct(np.random.default_rng([1, 0]), rank_to_label, p))
+    assert log_uniform_distinct(np.random.default_rng(2), rank_to_label, 5000).size == n
+
+
+def test_log_uniform_padding_needs_label_counts_and_a_known_name(small):
+    data = small[0]
+    cfg = SlideConfig(batch=64, K=4, L=10, min_active=64, padding="batch", padding_sampler="log-uniform")
+    with pytest.raises(ValueError, match="label_counts"):
+        SlideNetwork(cfg, data.n_features, data.n_labels, 16)
+    with pytest.raises(ValueError, match="padding_sampler"):
+        SlideNetwork(SlideConfig(padding_sampler="zipf"), data.n_features, data.n_labels, 16)

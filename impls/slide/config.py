@@ -40,6 +40,10 @@ class SlideConfig:
                                       # "batch": one random pool shared by the batch's samples, run as
                                       # dense GEMMs (as TF's sampled softmax): ~10x faster at 670k labels,
                                       # but it pushes few labels down per step and learns worse early
+    padding_sampler: str = "uniform"  # mode "batch": how the shared pool is drawn. "uniform" (the reference's
+                                      # random neurons) | "log-uniform": distinct labels drawn log-uniformly
+                                      # over labels ranked by training frequency (TF's candidate sampler,
+                                      # no log-Q correction): a named variant, not the paper's SLIDE
 
     max_active: int | None = None     # cap on the active set; None: L * bucket_capacity + labels
     # table refresh
@@ -72,6 +76,7 @@ class SlideConfig:
         for name, allowed in (("adam", ("lazy", "dense")), ("lsh", ("simhash", "wta", "dwta")),
                               ("bucket_policy", ("fifo", "reservoir")),
                               ("mode", ("union", "topk", "threshold", "all")), ("padding", ("batch", "sample")),
+                              ("padding_sampler", ("uniform", "log-uniform")),
                               ("schedule", ("fixed", "exponential")),
                               ("sampler", ("uniform", "log-uniform"))):
             if getattr(self, name) not in allowed:

@@ -19,6 +19,8 @@ def _measured(data: dict) -> list[dict]:
 def _label(run: dict) -> str:
     device = run.get("device", "cpu")
     extra = f", {run['padding']} padding" if run["method"] == "slide" and run.get("padding") else ""
+    if run["method"] == "slide" and run.get("padding_sampler", "uniform") != "uniform":
+        extra += f" drawn {run['padding_sampler']} (variant)"
     return f"{run['method']} {device} {run['threads']}T{extra}"
 
 
@@ -70,7 +72,8 @@ def time_to_accuracy(data: dict):
 def core_scaling(data: dict):
     fig, (ax_tp, ax_ttt, ax_util) = new_axes(width=11.0, height=3.4, ncols=3)
     runs = [r for r in _measured(data) if r.get("device", "cpu") == "cpu"
-            and (r["method"] != "slide" or r.get("padding", "sample") == "batch")]
+            and (r["method"] != "slide" or r.get("padding", "sample") == "batch")
+            and r.get("padding_sampler", "uniform") == "uniform"]
     groups: dict[str, list[dict]] = {}
     for r in runs:
         groups.setdefault(f"{r['method']} cpu", []).append(r)

@@ -30,10 +30,16 @@ MODES = {"union": NK.UNION, "topk": NK.TOPK, "threshold": NK.THRESHOLD, "all": N
 
 class SlideNetwork:
     def __init__(self, config: SlideConfig, n_features: int, n_labels: int, max_labels_per_point: int,
-                 weights: dict[str, np.ndarray] | None = None):
+                 weights: dict[str, np.ndarray] | None = None, label_counts: np.ndarray | None = None):
         config.check()
         self.config = c = config.resolved(n_labels, max_labels_per_point)
         self.n_features, self.n_labels = n_features, n_labels
+        # padding_sampler "log-uniform": labels by training frequency, most frequent first
+        self.rank_to_label = None
+        if c.padding_sampler == "log-uniform" and c.padding == "batch" and c.mode != "all":
+            if label_counts is None or len(label_counts) != n_labels:
+                raise ValueError("padding_sampler='log-uniform' needs label_counts (one per label)")
+            self.rank_to_label = np.argsort(-np.asarray(label_counts), kind="stable")
         rng = np.random.default_rng(c.seed)
         f32 = np.float32
         if weights is None:
@@ -149,6 +155,8 @@ class SlideNetwork:
         if p == 0:
             return np.zeros(0, np.int32)
         rng = np.random.default_rng([c.seed, 7, self.t])
+        if self.rank_to_label is not None:
+            return log_uniform_distinct(rng, self.rank_to_label, p)
         return np.sort(rng.choice(self.n_labels, p, replace=False)).astype(np.int32)
 
     def step(self, data: XCData, rows: np.ndarray) -> float:
@@ -233,3 +241,19 @@ class SlideNetwork:
         out = np.empty((rows.shape[0], self.config.hidden), np.float32)
         NK.hidden_dense(rows, data.indptr, data.indices, data.values, self.W1, self.b1, out)
         return out
+
+
+def log_uniform_distinct(rng: np.random.Generator, rank_to_label: np.ndarray, p: int) -> np.ndarray:
+    """``p`` distinct labels (sorted int32), rank k drawn with probability
+    log((k+2)/(k+1)) / log(L+1) (TF's log-uniform candidate sampler) until ``p`` are distinct;
+    ``rank_to_label[k]`` is the label of rank k (most frequent first)."""
+    n = rank_to_label.shape[0]
+    p = min(int(p), n)
+    got = np.zeros(0, np.int64)
+    while got.size < p:
+        u = rng.random(2 * (p - got.size) + 16)
+        ranks = np.minimum(np.floor(np.exp(u * np.log(n + 1))).astype(np.int64) - 1, n - 1)
+        got = np.union1d(got, rank_to_label[np.maximum(ranks, 0)])
+    if got.size > p:  # drop a uniform random excess, so no rank range is favoured by the cut
+        got = np.sort(rng.choice(got, p, replace=False))
+    return got.astype(np.int32)

@@ -58,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=getattr(d, name))
     for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("mode", ["union", "topk", "threshold", "all"]),
                           ("adam", ["lazy", "dense"]), ("bucket_policy", ["fifo", "reservoir"]),
-                          ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"])):
+                          ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),
+                          ("padding_sampler", ["uniform", "log-uniform"])):
         p.add_argument("--" + name.replace("_", "-"), dest=name, choices=choices, default=getattr(d, name))
     p.add_argument("--json", type=Path, required=True, help="where to write the result")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

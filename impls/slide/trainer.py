@@ -44,7 +44,7 @@ def warm_up(config: SlideConfig) -> float:
                               topic_pool=8, prototype_size=4)
     data = XCData.from_arrays(arrays, "train_")
     tiny = SlideNetwork(_replace(config, min_active=4, max_active=None, topk=8, range_pow=None),
-                        64, 64, int(np.diff(data.label_indptr).max()))
+                        64, 64, int(np.diff(data.label_indptr).max()), label_counts=data.label_counts())
     tiny.step(data, np.arange(min(config.batch, data.n_points)))
     ev.evaluate(tiny.hidden, tiny.W2, tiny.b2, data, np.arange(4))
     return time.perf_counter() - t0
@@ -98,7 +98,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     compile_s = warm_up(config)
     t0 = time.perf_counter()
     max_labels = int(max(np.diff(train_data.label_indptr).max(initial=1), 1))
-    net = SlideNetwork(config, train_data.n_features, train_data.n_labels, max_labels)
+    net = SlideNetwork(config, train_data.n_features, train_data.n_labels, max_labels,
+                       label_counts=train_data.label_counts())
     setup_s = time.perf_counter() - t0
     setup_table_s = net.table_seconds
     eval_rows = ev.eval_rows(test_data, eval_points, config.seed)
