@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from impls.salus import lane_sim
@@ -191,6 +191,9 @@ def test_lane_experiment_counts_where_greedy_loses():
 @settings(max_examples=80, deadline=None)
 @given(sizes=st.lists(job_sizes, min_size=1, max_size=30), probe=job_sizes,
        releases=st.lists(st.integers(0, 10 ** 6), max_size=15))
+# found on CI: a lane with more room but a larger ephemeral peak fits tighter
+@example(sizes=[(0, 335), (87, 600), (101, 396), (400, 396), (321, 396), (0, 225), (400, 344),
+                (31, 397), (0, 345)], probe=(0, 345), releases=[0, 0, 0, 0, 3, 0])
 def test_indexed_best_fit_and_grow_match_a_full_scan(sizes, probe, releases):
     m = make_manager("salus-grow", 4000)
     for i, (p, e) in enumerate(sizes):

@@ -184,13 +184,15 @@ class LaneManager:
     # ------------------------------------------------------------ decisions
 
     def _best_fit(self, job: LaneJob) -> Lane | None:
-        # slack = room - persistent - max(0, ephemeral - lane's max ephemeral) <= room - persistent,
-        # so walking lanes by ascending room, stop once room - persistent >= the best slack found.
+        # slack = room - persistent - max(0, ephemeral - lane's max ephemeral), so
+        # room - persistent - ephemeral <= slack <= room - persistent: lanes with room < persistent
+        # cannot fit, and walking by ascending room, once room - persistent - ephemeral >= the best
+        # slack found, no later lane can have a smaller one.
         best, best_slack = None, None
         rooms = self._by_room
         for i in range(bisect.bisect_left(rooms, (job.persistent, -1)), len(rooms)):
             room, lane_id = rooms[i]
-            if best_slack is not None and room - job.persistent >= best_slack:
+            if best_slack is not None and room - job.persistent - job.ephemeral >= best_slack:
                 break
             lane = self.lanes[lane_id]
             slack = lane.size - lane.need_with(job)
