@@ -11,3 +11,22 @@ def isolated_suite_dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path / "artifacts"))
     yield tmp_path
+
+
+@pytest.fixture
+def store_dir(tmp_path):
+    """A directory on a drive where O_DIRECT works (tmp_path, else under datasets/cache)."""
+    import os
+
+    from impls.harness import capabilities, paths
+
+    for candidate in (tmp_path / "stores", paths.datasets_dir() / "cache" / f"test-stores-{os.getpid()}"):
+        candidate.mkdir(parents=True, exist_ok=True)
+        if capabilities.check_o_direct(candidate / "probe").available:
+            yield candidate
+            for leftover in candidate.glob("*"):
+                leftover.unlink()
+            candidate.rmdir()
+            return
+        candidate.rmdir()
+    pytest.skip("no directory here supports O_DIRECT reads from a drive")

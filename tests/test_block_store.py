@@ -9,22 +9,7 @@ import numpy as np
 import pytest
 
 from impls.bandana import block_store as bs
-from impls.harness import capabilities, paths
-
-
-@pytest.fixture
-def store_dir(tmp_path):
-    """A directory on a drive where O_DIRECT works (tmp_path, else under datasets/cache)."""
-    for candidate in (tmp_path / "stores", paths.datasets_dir() / "cache" / f"test-stores-{os.getpid()}"):
-        candidate.mkdir(parents=True, exist_ok=True)
-        if capabilities.check_o_direct(candidate / "probe").available:
-            yield candidate
-            for leftover in candidate.glob("*"):
-                leftover.unlink()
-            candidate.rmdir()
-            return
-        candidate.rmdir()
-    pytest.skip("no directory here supports O_DIRECT reads from a drive")
+from impls.harness import capabilities
 
 
 def _table(n=1000, vector_bytes=128, seed=3):

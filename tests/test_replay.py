@@ -3,29 +3,13 @@ and the replay experiment and its figures on a tiny configuration."""
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
 
 from impls.bandana import block_store as bs
 from impls.bandana import cache, direct_io, replay
-from impls.harness import capabilities, paths
-
-
-@pytest.fixture
-def store_dir(tmp_path):
-    """A directory on a drive where O_DIRECT works (tmp_path, else under datasets/cache)."""
-    for candidate in (tmp_path / "stores", paths.datasets_dir() / "cache" / f"test-replay-{os.getpid()}"):
-        candidate.mkdir(parents=True, exist_ok=True)
-        if capabilities.check_o_direct(candidate / "probe").available:
-            yield candidate
-            for leftover in candidate.glob("*"):
-                leftover.unlink()
-            candidate.rmdir()
-            return
-        candidate.rmdir()
-    pytest.skip("no directory here supports O_DIRECT reads from a drive")
+from impls.harness import capabilities
 
 
 N = 4000

@@ -37,6 +37,7 @@ import torch
 from impls.slide import evaluate as ev
 from impls.slide.config import SlideConfig
 from impls.slide.dataset import XCData
+from impls.slide.network import log_uniform_ranks
 from impls.slide.trainer import EvalSchedule, _print_point, peak_rss_bytes, set_threads
 
 METHODS = ("dense", "sampled")
@@ -137,9 +138,7 @@ class CandidateSampler:
     def draw(self) -> np.ndarray:
         if self.rank_to_label is None:
             return self.rng.integers(0, self.n_labels, self.n)
-        u = self.rng.random(self.n)
-        ranks = np.floor(np.exp(u * np.log(self.n_labels + 1))).astype(np.int64) - 1
-        return self.rank_to_label[np.clip(ranks, 0, self.n_labels - 1)]
+        return self.rank_to_label[log_uniform_ranks(self.rng, self.n_labels, self.n)]
 
 
 class StepTimer:

@@ -251,9 +251,14 @@ def log_uniform_distinct(rng: np.random.Generator, rank_to_label: np.ndarray, p:
     p = min(int(p), n)
     got = np.zeros(0, np.int64)
     while got.size < p:
-        u = rng.random(2 * (p - got.size) + 16)
-        ranks = np.minimum(np.floor(np.exp(u * np.log(n + 1))).astype(np.int64) - 1, n - 1)
-        got = np.union1d(got, rank_to_label[np.maximum(ranks, 0)])
+        got = np.union1d(got, rank_to_label[log_uniform_ranks(rng, n, 2 * (p - got.size) + 16)])
     if got.size > p:  # drop a uniform random excess, so no rank range is favoured by the cut
         got = np.sort(rng.choice(got, p, replace=False))
     return got.astype(np.int32)
+
+
+def log_uniform_ranks(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
+    """``size`` ranks in [0, n) (int64, with repeats), rank k drawn with probability
+    log((k+2)/(k+1)) / log(n+1): TF's log-uniform candidate sampler."""
+    u = rng.random(size)
+    return np.clip(np.floor(np.exp(u * np.log(n + 1))).astype(np.int64) - 1, 0, n - 1)
