@@ -62,7 +62,10 @@ def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any]) -> layouts
     if kind == "shp":
         return layouts.shp_layout(*table["train"], n, vectors_per_block=per_block,
                                   iterations=s["shp_iterations"], seed=s["seed"])
-    raise ValueError(f"unknown layout {kind!r}; known: identity, random, kmeans, kmeans-two-level, shp")
+    if kind == "kahypar":
+        return layouts.kahypar_layout(*table["train"], n, vectors_per_block=per_block, seed=s["seed"])
+    raise ValueError(f"unknown layout {kind!r}; known: identity, random, kmeans, kmeans-two-level, shp, "
+                     "kahypar")
 
 
 def _capacity(table: dict[str, Any], fraction: float) -> int:
@@ -199,19 +202,10 @@ def shp_vs_kahypar(s: dict[str, Any] | None = None, progress: bool | None = None
     with progress_bar(len(s["kahypar_tables"]), "SHP vs KaHyPar", "table", progress) as bar:
         for name in s["kahypar_tables"]:
             table = load_table(name, s["train_fraction"], s["kahypar_instance_profile"])
-            n, train, test = table["num_vectors"], table["train"], table["test"]
-            built = {
-                "shp": layouts.shp_layout(*train, n, vectors_per_block=per_block,
-                                          iterations=s["shp_iterations"], seed=s["seed"]),
-                "kahypar": layouts.kahypar_layout(*train, n, vectors_per_block=per_block,
-                                                  seed=s["seed"]),
-                "identity": layouts.identity_layout(n),
-            }
-            row: dict[str, Any] = {"num_vectors": n, "synthetic": table["synthetic"]}
-            for kind, layout in built.items():
-                row[kind] = {"build_seconds": layout.build_seconds,
-                             "fanout_train": layouts.fanout(layout, *train, per_block),
-                             "fanout_test": layouts.fanout(layout, *test, per_block)}
+            row: dict[str, Any] = {"num_vectors": table["num_vectors"], "synthetic": table["synthetic"]}
+            for kind in ("shp", "kahypar", "identity"):
+                row[kind] = layouts.layout_report(build_layout(kind, table, s), table["train"],
+                                                  table["test"], per_block)
             for split in ("train", "test"):
                 row[f"fanout_ratio_{split}"] = (row["shp"][f"fanout_{split}"]
                                                 / row["kahypar"][f"fanout_{split}"])
