@@ -57,7 +57,7 @@ def test_warm_then_segments_equal_the_simulator(stored):
                               max_queue_depth=16) as session:
         warm = session.warm(trace[:3000], queue_depth=16)
         assert 0 < warm["blocks_read"] <= capacity
-        assert session.valid.sum() == session.state.size()      # DRAM holds exactly the cached vectors
+        assert session.dram.resident() == session.state.size()  # DRAM holds exactly the cached vectors
         rest = trace[3000:]
         first = session.run(np.arange(0, 1501, 5), rest[:1500], queue_depth=16, verify="all")
         second = session.run(np.arange(0, 1501, 5), rest[1500:], queue_depth=1, verify=50)
@@ -160,3 +160,120 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
     json.dumps(data)                                          # plain data, JSON-ready
     replay_figures.replay_vs_fio(data)
     replay_figures.cross_check(data)
+
+
+# ---------------------------------------------------------------- DRAM copy sized by the cache
+
+BIG_N, BIG_VB = 20000, 512          # 8 vectors per block
+
+
+@pytest.fixture(scope="module")
+def big_stored(tmp_path_factory):
+    """A 20000-vector table of 512-byte vectors in a random layout (an O_DIRECT store)."""
+    import os
+
+    from impls.harness import paths
+
+    table = bs.random_table(BIG_N, BIG_VB, 3)
+    layout = np.random.default_rng(4).permutation(BIG_N)
+    for directory in (tmp_path_factory.mktemp("big"), paths.datasets_dir() / "cache" / f"test-big-{os.getpid()}"):
+        directory.mkdir(parents=True, exist_ok=True)
+        if capabilities.check_o_direct(directory / "probe").available:
+            break
+    else:
+        pytest.skip("no directory here supports O_DIRECT reads from a drive")
+    path = directory / "big.store"
+    bs.write_store(path, table, layout)
+    with bs.open_store(path, layout) as store:
+        yield store, table, layout
+    path.unlink()
+
+
+def _uniform_queries(n_lookups: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Uniform ids over the big table (so a small cache evicts constantly), queries of 1..8."""
+    rng = np.random.default_rng(seed)
+    trace = rng.integers(0, BIG_N, n_lookups)
+    cuts = np.unique(np.concatenate([[0, n_lookups], rng.integers(1, n_lookups, n_lookups // 4)]))
+    return cuts.astype(np.int64), trace
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("policy", cache.POLICIES)
+@pytest.mark.parametrize("queue_depth", [1, 32])
+def test_small_cache_many_evictions_holds_about_capacity_bytes(big_stored, mechanism, policy, queue_depth):
+    store, table, layout = big_stored
+    capacity, shadow, chunk = 64, 256, 64
+    offsets, trace = _uniform_queries(4000, 5)
+    result = replay.replay(store, offsets, trace, layout, capacity, policy,
+                           shadow if policy == "shadow" else None, queue_depth=queue_depth,
+                           mechanism=mechanism, table=table, verify="all", chunk_lookups=chunk)
+    sim = cache.simulate(trace, layout, capacity, policy, shadow, BIG_VB, 4096)
+    for key in ("lookups", "hits", "misses", "blocks_read", "prefetched", "prefetch_used"):
+        assert result[key] == getattr(sim, key), key
+    assert sim.misses > trace.size // 2 and sim.prefetched + sim.misses > 10 * capacity   # evicting
+    assert result["verified_vectors"] == trace.size
+    per_block = 4096 // BIG_VB
+    margin = 2 * chunk * (1 if policy == "none" else per_block) + capacity // 4 + 1
+    assert capacity * BIG_VB <= result["dram_slots"] * BIG_VB <= (capacity + margin) * BIG_VB
+    map_bytes = BIG_N * 8 + 8 * 3 * result["dram_slots"]                  # id → slot map, bookkeeping
+    assert result["dram_bytes"] <= (capacity + margin) * BIG_VB + map_bytes
+    assert result["dram_bytes"] < BIG_N * BIG_VB / 10                       # not a table-sized copy
+
+
+def test_randomized_sessions_stay_exact_with_a_small_copy(big_stored):
+    store, table, layout = big_stored
+    rng = np.random.default_rng(11)
+    for round_ in range(6):
+        policy = cache.POLICIES[round_ % len(cache.POLICIES)]
+        capacity = int(rng.integers(8, 400))
+        shadow = int(rng.integers(capacity, 4 * capacity + 8))
+        chunk = int(rng.integers(1, 300))
+        qd = int(rng.choice([1, 3, 16, 32]))
+        mechanism = MECHANISMS[round_ % len(MECHANISMS)]
+        warm_ids = rng.integers(0, BIG_N, 2000)
+        offsets, trace = _uniform_queries(int(rng.integers(200, 3000)), round_)
+        with replay.ReplaySession(store, layout, capacity, policy, shadow if policy == "shadow" else None,
+                                  mechanism=mechanism, table=table, chunk_lookups=chunk,
+                                  max_queue_depth=32) as session:
+            session.warm(warm_ids, queue_depth=qd)
+            assert session.dram.resident() == session.state.size()
+            half = int(offsets[offsets.size // 2])
+            first = session.run(offsets[:offsets.size // 2 + 1], trace[:half], queue_depth=qd)
+            second = session.run(offsets[offsets.size // 2:] - half, trace[half:], queue_depth=qd,
+                                 chunk_lookups=chunk + 7)
+            assert session.dram.slots < BIG_N // 2
+        state = cache.CacheState(layout, capacity, policy, shadow if policy == "shadow" else None, BIG_VB)
+        state.process(warm_ids)
+        a = state.result()
+        state.process(trace)
+        b = state.result()
+        got = (first["hits"] + second["hits"], first["blocks_read"] + second["blocks_read"])
+        assert got == (b.hits - a.hits, b.blocks_read - a.blocks_read), (round_, policy, capacity, chunk)
+        assert first["verified_vectors"] + second["verified_vectors"] == trace.size
+
+
+def test_slots_freed_by_a_chunk_are_reused_two_chunks_later():
+    from impls.bandana import dram_slots
+
+    class Cached:                                   # a CacheState stand-in: ids 0..N, cached set
+        def __init__(self, n):
+            self.kmap = np.full(n, -1, dtype=np.int64)
+            self.stride, self.pos, self.use_pos = 1, np.arange(n), False
+
+    slots = dram_slots.DramSlots(100, 8, 4, 2)
+    state = Cached(100)
+    parked_at = {}
+    for k in range(40):
+        slots.release(k)
+        ids = np.array([2 * k, 2 * k + 1])            # each chunk inserts 2 and evicts the rest
+        got = slots.assign(ids)
+        assert got is not None and set(got) <= set(range(slots.slots))
+        for s in got:
+            assert k - parked_at.get(int(s), -10) >= 2          # never reused before chunk k + 2
+        state.kmap[:] = -1
+        state.kmap[ids] = 0
+        before = set(np.flatnonzero(slots.owner >= 0))
+        slots.reclaim(k, state, 2)
+        for s in before - set(np.flatnonzero(slots.owner >= 0)):
+            parked_at[int(s)] = k
+    assert slots.slots == 4 + 2 * 2 + 1 and slots.reclaims > 0

@@ -4,8 +4,9 @@ Both mechanisms run one *read job*: read data blocks ``blocks[0..R)`` of an open
 O_DIRECT store, at most ``queue_depth`` in flight, submitted in order; when read
 ``i`` completes, the vectors it inserted into the DRAM cache
 (``ins_ids[ins_lo[i]:ins_hi[i]]``, all in block ``blocks[i]``) are copied from the
-read buffer into the DRAM copy ``dram[id]`` and flagged in ``valid[id]``. Submit
-and completion times of every read are recorded (``time.perf_counter_ns`` clock,
+read buffer into their DRAM slots ``dram[ins_slots[k]]`` (see
+:mod:`impls.bandana.dram_slots`; slot -1: no copy) and flagged in ``filled[slot]``.
+Submit and completion times of every read are recorded (``time.perf_counter_ns`` clock,
 nanoseconds).
 
 * ``"libaio"``: the kernel's native AIO (``io_setup``/``io_submit``/``io_getevents``)
@@ -61,22 +62,25 @@ class DirectIOError(OSError):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid):
-    """Copy read ``i``'s inserted vectors from ``buf`` to ``dram``; ``vb`` is the vector size
-    in elements of ``buf``/``dram`` (bytes, or 8-byte words)."""
+def _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block, vb, dram,
+                   filled):
+    """Copy read ``i``'s inserted vectors from ``buf`` to their slots of ``dram``; ``vb`` is
+    the vector size in elements of ``buf``/``dram`` (bytes, or 8-byte words)."""
     base = blocks[i] * per_block
     for k in range(ins_lo[i], ins_hi[i]):
-        v = ins_ids[k]
-        off = (pos[v] - base) * vb
+        s = ins_slots[k]
+        if s < 0:
+            continue
+        off = (pos[ins_ids[k]] - base) * vb
         for j in range(vb):
-            dram[v, j] = buf[off + j]
-        valid[v] = 1
+            dram[s, j] = buf[off + j]
+        filled[s] = 1
 
 
 @njit(cache=True, nogil=True)
-def copy_one(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid):
-    """Copy read ``i``'s inserted vectors from ``buf`` (its block's bytes) into ``dram``."""
-    _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, vb, dram, valid)
+def copy_one(buf, i, blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block, vb, dram, filled):
+    """Copy read ``i``'s inserted vectors from ``buf`` (its block's bytes) into their slots."""
+    _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block, vb, dram, filled)
 
 
 @njit(cache=False, nogil=True)
@@ -123,7 +127,8 @@ def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, ba
 @njit(cache=False, nogil=True)
 def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr, iocbs,
               batch, events, free, slot_read, state, ts,
-              blocks, ins_lo, ins_hi, ins_ids, pos, per_block, units, dram, valid, submit_ns, done_ns):
+              blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block, units, dram, filled, submit_ns,
+              done_ns):
     """Run (or resume) a read job; state = [submitted, done, in_flight, n_free, failed_read].
 
     ``pool`` holds at least 2 × queue_depth buffers, so the reads that replace the ones
@@ -153,8 +158,8 @@ def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr,
             slot = events[e * 4 + 0]
             i = slot_read[slot]
             done_ns[i] = now
-            _copy_inserted(pool[slot], i, blocks, ins_lo, ins_hi, ins_ids, pos, per_block, units,
-                           dram, valid)
+            _copy_inserted(pool[slot], i, blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block,
+                           units, dram, filled)
             free[state[3]] = slot
             state[3] += 1
         state[1] += got
@@ -224,8 +229,9 @@ def run_libaio(fd: int, job: dict, queue_depth: int, buffers, header_blocks: int
             status = _aio_loop(ctx.ctx, fd, queue_depth, block_bytes, header_blocks, pool,
                                buffers.address, ctx.iocbs, ctx.batch, ctx.events, free,
                                ctx.slot_read, state, ctx.ts, job["blocks"], job["ins_lo"],
-                               job["ins_hi"], job["ins_ids"], job["pos"], job["per_block"],
-                               vb // word, dram, job["valid"], job["submit_ns"], job["done_ns"])
+                               job["ins_hi"], job["ins_ids"], job["ins_slots"], job["pos"],
+                               job["per_block"], vb // word, dram, job["filled"], job["submit_ns"],
+                               job["done_ns"])
             if status == _DONE:
                 break
             err = ctypes.get_errno() if status != _ERR_SHORT_READ else 0
@@ -267,8 +273,8 @@ def run_threads(fd: int, job: dict, queue_depth: int, buffers, header_blocks: in
                 if got != block_bytes:
                     raise DirectIOError(errno.EIO, f"short read of block {int(blocks[i])}: {got} bytes")
                 job["done_ns"][i] = time.perf_counter_ns()
-                copy_one(buf, i, blocks, job["ins_lo"], job["ins_hi"], job["ins_ids"], job["pos"],
-                         job["per_block"], job["vector_bytes"], job["dram"], job["valid"])
+                copy_one(buf, i, blocks, job["ins_lo"], job["ins_hi"], job["ins_ids"], job["ins_slots"],
+                         job["pos"], job["per_block"], job["vector_bytes"], job["dram"], job["filled"])
         except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
             errors.append(err)
 
@@ -290,8 +296,9 @@ def run_job(mechanism: str, fd: int, job: dict, queue_depth: int, buffers, heade
 
     ``job`` holds: ``blocks`` (int64[R], data block of each read), ``ins_lo``/``ins_hi``
     (int64[R], the read's slice of ``ins_ids``), ``ins_ids`` (int64, vector ids),
-    ``pos`` (storage position of each id), ``per_block``, ``vector_bytes``, ``dram``
-    (uint8[N, vector_bytes]), ``valid`` (uint8[N]), and ``submit_ns``/``done_ns``
+    ``ins_slots`` (int64, each id's DRAM slot, -1: no copy), ``pos`` (storage position
+    of each id), ``per_block``, ``vector_bytes``, ``dram`` (uint8[slots, vector_bytes]),
+    ``filled`` (uint8[slots], set to 1 for each slot copied into), and ``submit_ns``/``done_ns``
     (int64[R], filled with perf_counter_ns times).
     """
     if mechanism == "libaio":
@@ -307,14 +314,14 @@ def warm_up(mechanism: str) -> None:
     from impls.bandana.block_store import AlignedBuffers
 
     empty = np.zeros(0, dtype=np.int64)
-    job = {"blocks": empty, "ins_lo": empty, "ins_hi": empty, "ins_ids": empty, "pos": empty,
-           "per_block": 1, "vector_bytes": 1, "dram": np.zeros((1, 1), dtype=np.uint8),
-           "valid": np.zeros(1, dtype=np.uint8), "submit_ns": empty, "done_ns": empty}
+    job = {"blocks": empty, "ins_lo": empty, "ins_hi": empty, "ins_ids": empty, "ins_slots": empty,
+           "pos": empty, "per_block": 1, "vector_bytes": 1, "dram": np.zeros((1, 1), dtype=np.uint8),
+           "filled": np.zeros(1, dtype=np.uint8), "submit_ns": empty, "done_ns": empty}
     buffers = AlignedBuffers(2, 4096)
     try:
         run_job(mechanism, -1, job, 1, buffers)
         one = np.zeros(1, dtype=np.int64)
-        copy_one(buffers.array[0], 0, one, one, one, one, one, 1, 1, job["dram"], job["valid"])
+        copy_one(buffers.array[0], 0, one, one, one, one, one - 1, one, 1, 1, job["dram"], job["filled"])
     finally:
         buffers.close()
 

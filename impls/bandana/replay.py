@@ -6,9 +6,10 @@ which lookups hit, which block each miss reads and which vectors each miss inser
 (the looked-up one and the prefetched ones). This module only does what the
 simulator cannot: it reads those blocks from the store with ``queue_depth`` reads
 in flight (:mod:`impls.bandana.direct_io`), copies every inserted vector from the
-block just read into the DRAM copy (an id-indexed array; only inserted vectors are
-ever written there), and serves every lookup of the chunk from that DRAM copy once
-the chunk's reads are done. A lookup whose vector has no DRAM copy is an error, and
+block just read into the DRAM copy (:class:`impls.bandana.dram_slots.DramSlots`: about
+capacity + two chunks' insertions vectors' bytes, slots reused one chunk late so
+the pipeline never overwrites a vector still to be served), and serves every lookup
+of the chunk from that DRAM copy once the chunk's reads are done. A lookup whose vector has no DRAM copy is an error, and
 served vectors are compared byte for byte with the table (all of them, or a sample).
 
 Because the decisions are the simulator's, the reads issued equal the simulator's
@@ -37,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana import block_store, cache, direct_io
+from impls.bandana import block_store, cache, direct_io, dram_slots
 from impls.harness import paths
 
 RESULT_KEYS = cache.RESULT_KEYS + (
     "lookups_per_second", "blocks_per_second", "useful_bytes_per_second", "p50_query_us",
-    "p99_query_us", "verified_vectors", "fio_iops")
+    "p99_query_us", "verified_vectors", "fio_iops", "dram_bytes")
 
 
 _SWITCH_INTERVAL_S = 1e-4
@@ -72,12 +73,14 @@ class ReplaySession:
     for :func:`impls.bandana.cache.simulate` (vector and block bytes come from the
     store). ``mechanism``: see :mod:`.direct_io` (default: libaio where it works).
     ``table`` (N × dim, the stored values) enables byte-for-byte verification of
-    served vectors. ``close()`` releases the buffers and the AIO context.
+    served vectors. ``chunk_lookups``: the chunk size :meth:`run` uses by default, which
+    sizes the DRAM copy (``dram``). ``close()`` releases the buffers and the AIO context.
     """
 
     def __init__(self, store: block_store.BlockStore, layout, capacity: int, policy: str,
                  shadow: int | None = None, *, mechanism: str | None = None,
-                 table: np.ndarray | None = None, seed: int = 0, max_queue_depth: int = 64):
+                 table: np.ndarray | None = None, seed: int = 0, max_queue_depth: int = 64,
+                 chunk_lookups: int = 16384):
         h = self.header = store.header
         self.store = store
         layout = cache.check_layout(layout)
@@ -99,8 +102,10 @@ class ReplaySession:
                                  f"({n} vectors of {vb} bytes)")
             self.table_bytes = table.view(np.uint8).reshape(n, vb)
         self.rng = np.random.default_rng(seed)
-        self.dram = np.zeros((n, vb), dtype=np.uint8)
-        self.valid = np.zeros(n, dtype=np.uint8)
+        self.chunk_lookups = int(chunk_lookups)
+        # policy none inserts only the looked-up vector; the others start from the same
+        # guess and grow the DRAM copy when a chunk inserts more (see run)
+        self.dram = dram_slots.DramSlots(n, vb, self.state.slots, self.chunk_lookups)
         self.max_queue_depth = int(max_queue_depth)
         self.buffers = block_store.AlignedBuffers(2 * self.max_queue_depth, h.block_bytes)
         self.contexts: dict[int, direct_io.AioContext] = {}
@@ -122,12 +127,29 @@ class ReplaySession:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _job(self, blocks, ins_lo, ins_hi, ins_ids) -> dict[str, Any]:
+    def _job(self, blocks, ins_lo, ins_hi, ins_ids, ins_slots) -> dict[str, Any]:
         r = blocks.shape[0]
         return {"blocks": blocks, "ins_lo": ins_lo, "ins_hi": ins_hi, "ins_ids": ins_ids,
-                "pos": self.state.pos, "per_block": self.header.per_block,
-                "vector_bytes": self.header.vector_bytes, "dram": self.dram, "valid": self.valid,
-                "submit_ns": np.zeros(r, dtype=np.int64), "done_ns": np.zeros(r, dtype=np.int64)}
+                "ins_slots": ins_slots, "pos": self.state.pos, "per_block": self.header.per_block,
+                "vector_bytes": self.header.vector_bytes, "dram": self.dram.bytes,
+                "filled": self.dram.filled, "submit_ns": np.zeros(r, dtype=np.int64),
+                "done_ns": np.zeros(r, dtype=np.int64)}
+
+    def _slots_for(self, ins_ids: np.ndarray, drain) -> np.ndarray:
+        """DRAM slots for a chunk's inserted ids (see :meth:`DramSlots.assign`). When too
+        few are free, ``drain()`` (serve every chunk decided before), free all parked
+        slots, and if still short grow the copy."""
+        slots = self.dram.assign(ins_ids)
+        if slots is None:
+            drain()
+            self.dram.release()
+            slots = self.dram.assign(ins_ids)
+        if slots is None:
+            d = self.dram
+            d.chunk_inserts = max(d.needed(ins_ids), d.chunk_inserts + d.chunk_inserts // 2)
+            d.grow(max(d.target_slots(), d.slots - d.n_free + d.needed(ins_ids)))
+            slots = d.assign(ins_ids)
+        return slots
 
     def _read(self, job: dict[str, Any], queue_depth: int) -> None:
         if job["blocks"].shape[0] == 0:
@@ -151,14 +173,15 @@ class ReplaySession:
         ids = cache.check_trace(ids, self.header.n_vectors, "warm-up ids")
         self.state.process(ids, check=False)
         cached = self.state.cached_ids()
-        self.valid[:] = 0
+        self.dram.clear()
         positions = self.state.pos[cached].astype(np.int64)
         order = np.argsort(positions, kind="stable")
         cached, positions = cached[order].astype(np.int64), positions[order]
         block_of = positions // self.header.per_block
         starts = np.flatnonzero(np.diff(block_of, prepend=-1))
         ends = np.append(starts[1:], block_of.shape[0])
-        job = self._job(block_of[starts].copy(), starts.astype(np.int64), ends.astype(np.int64), cached)
+        job = self._job(block_of[starts].copy(), starts.astype(np.int64), ends.astype(np.int64), cached,
+                        self.dram.assign(cached))
         self._read(job, min(queue_depth, self.max_queue_depth))
         if np.any(job["done_ns"] == 0):
             raise ReplayError("a read was submitted but never completed")
@@ -166,12 +189,12 @@ class ReplaySession:
                 "seconds": time.perf_counter() - start}
 
     def run(self, offsets, indices, *, queue_depth: int = 1, verify: str | int = "all",
-            chunk_lookups: int = 16384, max_seconds: float | None = None) -> dict[str, Any]:
+            chunk_lookups: int | None = None, max_seconds: float | None = None) -> dict[str, Any]:
         """Replay queries ``offsets``/``indices`` (CSR) from the cache's current state.
 
         With ``max_seconds``, stops after the chunk (about ``chunk_lookups`` lookups,
-        whole queries) during which that much time has passed: the result then covers
-        the first ``queries`` queries only.
+        whole queries; default: the session's) during which that much time has passed:
+        the result then covers the first ``queries`` queries only.
 
         ``queue_depth`` reads in flight (at most ``max_queue_depth``). ``verify``:
         ``"all"`` compares every served vector with the table, an int ``k`` that
@@ -186,8 +209,9 @@ class ReplaySession:
         prefetch_used) × vector_bytes / seconds, bytes/s), ``p50_query_us`` /
         ``p99_query_us`` (per query: last read's completion minus first read's
         submission, µs; 0 for a query served wholly from DRAM), ``verified_vectors``,
-        ``queue_depth``, ``mechanism``, ``queries``. The per-query latencies (ns) are
-        left in ``last_latencies_ns``.
+        ``queue_depth``, ``mechanism``, ``queries``, ``dram_bytes`` (held by the DRAM copy
+        at the end: slots, id → slot map and bookkeeping), ``dram_slots``. The per-query
+        latencies (ns) are left in ``last_latencies_ns``.
         """
         h = self.header
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -199,13 +223,18 @@ class ReplaySession:
                 or not 1 <= queue_depth <= self.max_queue_depth:
             raise ValueError(f"queue_depth must be an integer in [1, {self.max_queue_depth}], got {queue_depth!r}")
         vb = h.vector_bytes
+        chunk_lookups = self.chunk_lookups if chunk_lookups is None else int(chunk_lookups)
+        if chunk_lookups > self.dram.chunk_inserts:
+            self.dram.chunk_inserts = chunk_lookups
+            self.dram.grow(self.dram.target_slots())
+        self.dram.release()                   # the last run left nothing in flight
         before = self.state.result()
         latencies = np.zeros(offsets.shape[0] - 1, dtype=np.int64)
         totals = {"hits": 0, "reads": 0, "verified": 0, "inserted": 0}
 
         def finish(chunk) -> None:
             """Wait for a chunk's reads, then serve its lookups from DRAM and verify them."""
-            lo, ids, miss, out, job, future = chunk
+            lo, ids, miss, out, job, serve, future = chunk
             future.result()
             if np.any(job["done_ns"] == 0):
                 raise ReplayError("a read was submitted but never completed")
@@ -213,15 +242,17 @@ class ReplaySession:
             totals["reads"] += r
             totals["hits"] += ids.shape[0] - r
             totals["inserted"] += int(out.inserted_ptr[-1])
-            # serve the chunk from DRAM: every lookup needs a copy written at insertion
-            served_ok = self.valid[ids]
+            # serve the chunk from DRAM: every lookup needs a copy written at insertion,
+            # in the slot it was mapped to when the chunk was decided
+            dram = self.dram
+            served_ok = (serve >= 0) & (dram.filled[serve] == 1)
             if not np.all(served_ok):
-                bad = int(ids[np.flatnonzero(served_ok == 0)[0]])
+                bad = int(ids[np.flatnonzero(~served_ok)[0]])
                 raise ReplayError(f"vector {bad} was looked up but never inserted into the DRAM cache")
             if self.table_bytes is not None and verify != "none":
                 pick = (np.arange(ids.shape[0]) if verify == "all"
                         else self.rng.integers(0, ids.shape[0], size=min(int(verify), ids.shape[0])))
-                served = self.dram[ids[pick]]
+                served = dram.bytes[serve[pick]]
                 expected = self.table_bytes[ids[pick]]
                 if not np.array_equal(served, expected):
                     row = int(np.flatnonzero(np.any(served != expected, axis=1))[0])
@@ -235,8 +266,18 @@ class ReplaySession:
                 last = np.maximum.reduceat(job["done_ns"], starts)
                 latencies[query[starts]] = last - job["submit_ns"][starts]
 
+        def drain() -> None:
+            """Serve the chunk in flight, if any (the pipeline is then empty)."""
+            nonlocal pending
+            if pending is not None:
+                finish(pending)
+                pending = None
+
         # Pipelined: while one I/O thread reads chunk k's blocks (the AIO loop runs
         # without the GIL), this thread decides chunk k+1 and serves chunk k-1.
+        # Chunk k's decisions map its lookups to DRAM slots; slots are reused one
+        # chunk late (dram_slots), so neither the copies of chunk k nor those of
+        # chunk k+1 land in a slot chunk k-1 or k is served from.
         # The I/O thread needs the GIL for a moment between two chunks' reads; with
         # Python's default 5 ms switch interval it could wait that long behind this
         # thread's numpy work while no read is in flight (measured: -10..20% reads/s).
@@ -247,7 +288,7 @@ class ReplaySession:
         pending = None
         with ThreadPoolExecutor(max_workers=1) as io_thread:
             try:
-                for q0, q1 in _chunk_bounds(offsets, chunk_lookups):
+                for k, (q0, q1) in enumerate(_chunk_bounds(offsets, chunk_lookups)):
                     if max_seconds is not None and q0 > 0 and time.perf_counter() - start >= max_seconds:
                         break
                     q_end = q1
@@ -255,12 +296,18 @@ class ReplaySession:
                     ids = indices[lo:hi]
                     out = self.state.process(ids, record="inserted", check=False)
                     miss = np.flatnonzero(~out.hit)
+                    self.dram.release(k)
+                    ins_slots = self._slots_for(out.inserted_ids, drain)
+                    serve = self.dram.serve(ids)
                     job = self._job(out.block[miss], out.inserted_ptr[miss], out.inserted_ptr[miss + 1],
-                                    out.inserted_ids)
+                                    out.inserted_ids, ins_slots)
                     future = io_thread.submit(self._read, job, int(queue_depth))
+                    new = int(np.count_nonzero(ins_slots >= 0))
+                    self.dram.chunk_inserts = max(self.dram.chunk_inserts, new)
+                    self.dram.reclaim(k, self.state, self.dram.chunk_inserts)
                     if pending is not None:
                         finish(pending)
-                    pending = (lo, ids, miss, out, job, future)
+                    pending = (lo, ids, miss, out, job, serve, future)
                 if pending is not None:
                     finish(pending)
                     pending = None
@@ -286,7 +333,7 @@ class ReplaySession:
             "p50_query_us": float(np.percentile(latencies, 50)) / 1e3 if latencies.size else 0.0,
             "p99_query_us": float(np.percentile(latencies, 99)) / 1e3 if latencies.size else 0.0,
             "verified_vectors": verified, "queue_depth": int(queue_depth), "mechanism": self.mechanism,
-            "queries": q_end,
+            "queries": q_end, "dram_bytes": self.dram.nbytes, "dram_slots": self.dram.slots,
         }
 
 
@@ -323,7 +370,7 @@ def replay(store: block_store.BlockStore, offsets, indices, layout, capacity: in
     returns its result.
     """
     with ReplaySession(store, layout, capacity, policy, shadow, mechanism=mechanism, table=table,
-                       seed=seed, max_queue_depth=max(1, int(queue_depth))
+                       seed=seed, chunk_lookups=chunk_lookups, max_queue_depth=max(1, int(queue_depth))
                        if isinstance(queue_depth, (int, np.integer)) and not isinstance(queue_depth, bool)
                        else 1) as session:
         return session.run(offsets, indices, queue_depth=queue_depth, verify=verify,
