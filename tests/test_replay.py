@@ -262,18 +262,17 @@ def test_slots_freed_by_a_chunk_are_reused_two_chunks_later():
 
     slots = dram_slots.DramSlots(100, 8, 4, 2)
     state = Cached(100)
-    parked_at = {}
+    served_at = {}
     for k in range(40):
         slots.release(k)
         ids = np.array([2 * k, 2 * k + 1])            # each chunk inserts 2 and evicts the rest
-        got = slots.assign(ids)
+        state.kmap[:] = -1
+        state.kmap[ids] = 0                          # the chunk's decisions: only ids cached after it
+        got = slots.assign(ids, ids, state)
         assert got is not None and set(got) <= set(range(slots.slots))
         for s in got:
-            assert k - parked_at.get(int(s), -10) >= 2          # never reused before chunk k + 2
-        state.kmap[:] = -1
-        state.kmap[ids] = 0
-        before = set(np.flatnonzero(slots.owner >= 0))
+            assert k - served_at.get(int(s), -10) >= 2          # never reused before chunk k + 2
+        for s in slots.serve(ids, k):
+            served_at[int(s)] = k
         slots.reclaim(k, state, 2)
-        for s in before - set(np.flatnonzero(slots.owner >= 0)):
-            parked_at[int(s)] = k
     assert slots.slots == 4 + 2 * 2 + 1 and slots.reclaims > 0

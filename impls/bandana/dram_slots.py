@@ -6,15 +6,20 @@ pipelined — while the I/O thread copies chunk k's inserted vectors into their 
 the main thread decides chunk k+1 and then serves chunk k from the slots — so a
 slot is never handed out again as soon as its vector leaves the cache:
 
-* after chunk k's decisions, :meth:`DramSlots.assign` gives every inserted vector
-  without a slot a free one (vectors that still hold one keep it, and are not
-  copied again: their bytes are already there);
-* :meth:`DramSlots.reclaim` then finds slots whose vector the cache no longer
-  holds (read-only look at the :class:`~impls.bandana.cache.CacheState`) and
-  parks them as chunk k's;
-* :meth:`DramSlots.release` ``(k + 2)`` makes them free again. By then chunk k's
-  copies are done and chunk k is served (the replay serves chunk j before it
-  decides chunk j + 2), and no later chunk's lookups were mapped to them.
+* after chunk k's decisions, :meth:`DramSlots.assign` gives a free slot to every
+  inserted vector without one that chunk k looks up or that is still cached after
+  it (vectors that still hold one keep it, and are not copied again: their bytes
+  are already there; prefetched vectors evicted unused within the chunk get none);
+* :meth:`DramSlots.serve` maps chunk k's lookups to slots and stamps those slots
+  "served by k";
+* :meth:`DramSlots.reclaim` then unmaps slots whose vector the cache no longer
+  holds (read-only look at the :class:`~impls.bandana.cache.CacheState`). A slot
+  last served by chunk j <= k - 2 is free at once; one served by k - 1 or k is
+  parked until :meth:`DramSlots.release` ``(j + 2)``. The replay serves chunk j
+  before it decides chunk j + 2, and copies into a slot only in the chunk that
+  handed it out, which serves from it (or keeps the vector cached, so it is not
+  reclaimed), so a slot is never written while a chunk still to be served maps
+  to it.
 
 Reclaiming scans all slots, so it runs only when the free slots would not cover
 the next two chunks' insertions; ``slack`` extra slots (a fraction of the
@@ -32,24 +37,38 @@ from numba import njit
 SLACK = 0.25     # extra slots, as a fraction of the capacity, so reclaiming is not per chunk
 
 
-@njit(cache=True)
-def _assign(ins_ids, slot_of, owner, filled, free, n_free, ins_slot):
-    """Give each id of ``ins_ids`` without a slot one from ``free[:n_free]`` (top first).
+@njit(cache=True, inline="always")
+def _cached(v, kmap, stride, pos, use_pos):
+    return kmap[stride * (pos[v] if use_pos else v)] >= 0
 
-    ``ins_slot[k]`` = the slot to copy ``ins_ids[k]`` into, or -1 (it already has one,
-    or an earlier entry of ``ins_ids`` copies it). Returns the new free count, or
-    -(slots needed) - 1 when there are too few (then nothing changed).
+
+@njit(cache=True)
+def _assign(ins_ids, looked_up, kmap, stride, pos, use_pos, slot_of, owner, filled, free, n_free,
+            ins_slot):
+    """Give a slot from ``free[:n_free]`` (top first) to each id of ``ins_ids`` without one
+    that is looked up in the chunk (``looked_up``) or still cached after it; the others
+    (prefetched, then evicted unused in the same chunk) are never served and get none.
+
+    ``ins_slot[k]`` = the slot to copy ``ins_ids[k]`` into, or -1 (none needed, it
+    already has one, or an earlier entry of ``ins_ids`` copies it). Returns the new
+    free count, or -(slots needed) - 1 when there are too few (then nothing changed).
     """
+    for v in looked_up:
+        if slot_of[v] == -1:
+            slot_of[v] = -3
     need = 0
     for k in range(ins_ids.shape[0]):
         v = ins_ids[k]
-        if slot_of[v] == -1:
+        if slot_of[v] == -3 or (slot_of[v] == -1 and _cached(v, kmap, stride, pos, use_pos)):
             slot_of[v] = -2
             need += 1
     if need > n_free:
         for k in range(ins_ids.shape[0]):
             if slot_of[ins_ids[k]] == -2:
                 slot_of[ins_ids[k]] = -1
+        for v in looked_up:
+            if slot_of[v] == -3:
+                slot_of[v] = -1
         return -need - 1
     for k in range(ins_ids.shape[0]):
         v = ins_ids[k]
@@ -62,25 +81,50 @@ def _assign(ins_ids, slot_of, owner, filled, free, n_free, ins_slot):
             ins_slot[k] = s
         else:
             ins_slot[k] = -1
+    for v in looked_up:
+        if slot_of[v] == -3:
+            slot_of[v] = -1
     return n_free
 
 
 @njit(cache=True)
-def _reclaim(owner, slot_of, kmap, stride, pos, use_pos, out):
-    """Unmap every slot whose vector is not cached (``kmap[stride * key] < 0``, key its
-    storage position or, when not ``use_pos``, its id); their numbers go to ``out``.
-    Returns how many."""
-    n = 0
+def _serve(ids, slot_of, last_served, chunk, out):
+    """``out[i]`` = the slot ``ids[i]`` is served from (-1: none); marks those slots as
+    served by ``chunk``."""
+    for i in range(ids.shape[0]):
+        s = slot_of[ids[i]]
+        out[i] = s
+        if s >= 0:
+            last_served[s] = chunk
+
+
+@njit(cache=True)
+def _reclaim(owner, slot_of, kmap, stride, pos, use_pos, last_served, chunk, free, n_free, out):
+    """After chunk ``chunk``'s decisions, unmap every slot whose vector is not cached
+    (``kmap[stride * key] < 0``, key its storage position or, when not ``use_pos``, its
+    id). Slots no chunk after ``chunk - 2`` is served from go back to ``free``; the
+    others to ``out``, those served by ``chunk - 1`` first. Returns (new free count,
+    how many in ``out``, how many of those were served by ``chunk - 1``)."""
+    n_late = 0
     for s in range(owner.shape[0]):
         v = owner[s]
-        if v >= 0:
-            key = pos[v] if use_pos else v
-            if kmap[stride * key] < 0:
-                owner[s] = -1
-                slot_of[v] = -1
-                out[n] = s
-                n += 1
-    return n
+        if v >= 0 and not _cached(v, kmap, stride, pos, use_pos):
+            owner[s] = -1
+            slot_of[v] = -1
+            if last_served[s] <= chunk - 2:
+                free[n_free] = s
+                n_free += 1
+            else:
+                out[n_late] = s
+                n_late += 1
+    n_prev = 0
+    for j in range(n_late):             # partition: served by chunk - 1 before served by chunk
+        s = out[j]
+        if last_served[s] == chunk - 1:
+            out[j] = out[n_prev]
+            out[n_prev] = s
+            n_prev += 1
+    return n_free, n_late, n_prev
 
 
 class DramSlots:
@@ -109,6 +153,7 @@ class DramSlots:
         self.bytes = np.zeros((slots, self.vector_bytes), dtype=np.uint8)
         self.owner = np.full(slots, -1, dtype=np.int64)
         self.filled = np.zeros(slots, dtype=np.uint8)
+        self.last_served = np.full(slots, -10, dtype=np.int64)
         self.free = np.arange(slots - 1, -1, -1, dtype=np.int64)   # popped from the end: slot 0 first
         self.n_free = slots
         self.parked: deque[tuple[int, np.ndarray]] = deque()
@@ -123,49 +168,53 @@ class DramSlots:
     def nbytes(self) -> int:
         """DRAM held for the copy, bytes: the slots plus the id → slot map and slot bookkeeping."""
         return self.bytes.nbytes + self.slot_of.nbytes + self.owner.nbytes + self.filled.nbytes \
-            + self.free.nbytes + self._scratch.nbytes
+            + self.last_served.nbytes + self.free.nbytes + self._scratch.nbytes
 
     def clear(self) -> None:
         """Empty every slot (nothing may be in flight)."""
         self.slot_of[:] = -1
         self._allocate(self.slots)
 
-    def assign(self, ins_ids: np.ndarray) -> np.ndarray | None:
-        """Slots for a chunk's inserted ids (see :func:`_assign`: -1 = no copy needed), or
-        None when the free slots are too few (nothing changed then)."""
+    def assign(self, ins_ids: np.ndarray, looked_up: np.ndarray, state) -> np.ndarray | None:
+        """Slots for a chunk's inserted ids, given its lookups and the cache ``state`` after
+        it (see :func:`_assign`: -1 = no copy), or None when the free slots are too few
+        (nothing changed then; ``self.last_need`` says how many it needed)."""
         ins_slot = np.empty(ins_ids.shape[0], dtype=np.int64)
-        got = _assign(ins_ids, self.slot_of, self.owner, self.filled, self.free, self.n_free, ins_slot)
+        got = _assign(ins_ids, looked_up, state.kmap, state.stride, state.pos, state.use_pos,
+                      self.slot_of, self.owner, self.filled, self.free, self.n_free, ins_slot)
         if got < 0:
+            self.last_need = -got - 1
             return None
         self.n_free = got
         return ins_slot
 
-    def needed(self, ins_ids: np.ndarray) -> int:
-        """Distinct ids of ``ins_ids`` without a slot."""
-        unslotted = ins_ids[self.slot_of[ins_ids] < 0]
-        return int(np.unique(unslotted).shape[0])
-
-    def serve(self, ids: np.ndarray) -> np.ndarray:
-        """The slot each of ``ids`` is served from (-1: none), as mapped now."""
-        return self.slot_of[ids].astype(np.int64)
+    def serve(self, ids: np.ndarray, chunk: int) -> np.ndarray:
+        """The slot each of ``ids`` (chunk ``chunk``'s lookups) is served from (-1: none),
+        as mapped now."""
+        out = np.empty(ids.shape[0], dtype=np.int64)
+        _serve(ids, self.slot_of, self.last_served, chunk, out)
+        return out
 
     def reclaim(self, chunk: int, state, upcoming_inserts: int) -> int:
-        """After chunk ``chunk``'s decisions: when the free slots (plus those parked by the
-        previous chunk) fall short of two chunks of ``upcoming_inserts``, unmap the slots
-        of vectors ``state`` no longer caches and park them as ``chunk``'s. Returns how
-        many were parked."""
+        """After chunk ``chunk``'s decisions (and :meth:`serve`): when the free slots (plus
+        those parked for the previous chunk) fall short of two chunks of ``upcoming_inserts``,
+        unmap the slots of vectors ``state`` no longer caches (see :func:`_reclaim`).
+        Returns how many were unmapped."""
         soon = self.n_free + sum(s.shape[0] for c, s in self.parked if c >= chunk - 1)
         if soon >= 2 * upcoming_inserts:
             return 0
-        n = _reclaim(self.owner, self.slot_of, state.kmap, state.stride, state.pos, state.use_pos,
-                     self._scratch)
+        before = self.n_free
+        self.n_free, n, n_prev = _reclaim(self.owner, self.slot_of, state.kmap, state.stride, state.pos,
+                                          state.use_pos, self.last_served, chunk, self.free, self.n_free,
+                                          self._scratch)
         self.reclaims += 1
-        if n:
-            self.parked.append((chunk, self._scratch[:n].copy()))
-        return n
+        for key, lo, hi in ((chunk - 1, 0, n_prev), (chunk, n_prev, n)):
+            if hi > lo:
+                self.parked.append((key, self._scratch[lo:hi].copy()))
+        return self.n_free - before + n
 
     def release(self, chunk: int | None = None) -> None:
-        """Free the slots parked by chunks ``<= chunk - 2`` (all of them when ``chunk`` is
+        """Free the slots parked for chunks ``<= chunk - 2`` (all of them when ``chunk`` is
         None: only when no copy is in flight and every decided chunk is served)."""
         while self.parked and (chunk is None or self.parked[0][0] <= chunk - 2):
             slots = self.parked.popleft()[1]
@@ -178,7 +227,7 @@ class DramSlots:
         old = self.slots
         if slots <= old:
             return
-        for name, fill in (("bytes", 0), ("owner", -1), ("filled", 0)):
+        for name, fill in (("bytes", 0), ("owner", -1), ("filled", 0), ("last_served", -10)):
             a = getattr(self, name)
             b = np.full((slots,) + a.shape[1:], fill, dtype=a.dtype)
             b[:old] = a

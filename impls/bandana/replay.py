@@ -135,20 +135,20 @@ class ReplaySession:
                 "filled": self.dram.filled, "submit_ns": np.zeros(r, dtype=np.int64),
                 "done_ns": np.zeros(r, dtype=np.int64)}
 
-    def _slots_for(self, ins_ids: np.ndarray, drain) -> np.ndarray:
-        """DRAM slots for a chunk's inserted ids (see :meth:`DramSlots.assign`). When too
-        few are free, ``drain()`` (serve every chunk decided before), free all parked
-        slots, and if still short grow the copy."""
-        slots = self.dram.assign(ins_ids)
+    def _slots_for(self, ins_ids: np.ndarray, ids: np.ndarray, drain) -> np.ndarray:
+        """DRAM slots for a chunk's inserted ids, given its lookups ``ids`` (see
+        :meth:`DramSlots.assign`). When too few are free, ``drain()`` (serve every chunk
+        decided before), free all parked slots, and if still short grow the copy."""
+        d = self.dram
+        slots = d.assign(ins_ids, ids, self.state)
         if slots is None:
             drain()
-            self.dram.release()
-            slots = self.dram.assign(ins_ids)
+            d.release()
+            slots = d.assign(ins_ids, ids, self.state)
         if slots is None:
-            d = self.dram
-            d.chunk_inserts = max(d.needed(ins_ids), d.chunk_inserts + d.chunk_inserts // 2)
-            d.grow(max(d.target_slots(), d.slots - d.n_free + d.needed(ins_ids)))
-            slots = d.assign(ins_ids)
+            d.chunk_inserts = max(d.last_need, d.chunk_inserts + d.chunk_inserts // 2)
+            d.grow(max(d.target_slots(), d.slots - d.n_free + d.last_need))
+            slots = d.assign(ins_ids, ids, self.state)
         return slots
 
     def _read(self, job: dict[str, Any], queue_depth: int) -> None:
@@ -181,7 +181,7 @@ class ReplaySession:
         starts = np.flatnonzero(np.diff(block_of, prepend=-1))
         ends = np.append(starts[1:], block_of.shape[0])
         job = self._job(block_of[starts].copy(), starts.astype(np.int64), ends.astype(np.int64), cached,
-                        self.dram.assign(cached))
+                        self.dram.assign(cached, cached[:0], self.state))
         self._read(job, min(queue_depth, self.max_queue_depth))
         if np.any(job["done_ns"] == 0):
             raise ReplayError("a read was submitted but never completed")
@@ -297,8 +297,8 @@ class ReplaySession:
                     out = self.state.process(ids, record="inserted", check=False)
                     miss = np.flatnonzero(~out.hit)
                     self.dram.release(k)
-                    ins_slots = self._slots_for(out.inserted_ids, drain)
-                    serve = self.dram.serve(ids)
+                    ins_slots = self._slots_for(out.inserted_ids, ids, drain)
+                    serve = self.dram.serve(ids, k)
                     job = self._job(out.block[miss], out.inserted_ptr[miss], out.inserted_ptr[miss + 1],
                                     out.inserted_ids, ins_slots)
                     future = io_thread.submit(self._read, job, int(queue_depth))
