@@ -46,10 +46,13 @@ retires at once, so the misses of a whole batch overlap). The second pass, whose
 loads depend on each other, asks ``AHEAD`` lookups early for the lines that
 lookup will touch: the log entry a hit turns into a hole, the shadow-log entry,
 the block bitmap (or the block's ``kmap`` entries) a miss scans, and the ``kmap``
-entries of the keys next to be evicted from either log. Measured with
-``cache.measure_throughput`` (20 M Zipf lookups, 10 M vectors) against the first pass doing plain loads and no look-ahead:
-shadow 3.5 -> 4.6-7.0 M lookups/s, prefetch 2.8 -> 3.5-4.5 M, none about the
-same or better (this VM's memory latency drifts by up to 1.5x between runs).
+entries of the keys next to be evicted from either log (not for policy
+``none``: there the look-ahead measured 0.85-0.95x). Measured with
+``cache.measure_throughput`` (20 M Zipf lookups, 10 M vectors) against the
+first pass doing plain loads and no look-ahead:
+shadow 3.7-4.3 -> 4.9-6.5 M lookups/s, prefetch 2.0-2.6 -> 3.5-3.8 M, lowpri
+3.1-4.3 -> 4.7-5.2 M, none 19-22 -> 24-27 M (old and new taking turns, three
+rounds; this VM's memory latency drifts by up to 1.5x between runs).
 Plain loads as look-ahead (tried first) measured slower: they hold a register
 and a reorder-buffer slot until the line arrives; a prefetch does not. Indices
 are never negative where they are dereferenced (a prefetch of a hole's index
@@ -205,7 +208,7 @@ def lookup_kernel(policy: int):
             # block (a miss scans it) and the kmap entries of the keys about to
             # be evicted from both logs
             for i in range(b0, b1):
-                if i + AHEAD < b1:
+                if policy != POLICY_NONE and i + AHEAD < b1:
                     k2 = keys[i + AHEAD - b0]
                     prefetch(clog, (kmap[stride * k2] >> 1) & cmask)
                     if policy == POLICY_SHADOW:
@@ -215,7 +218,8 @@ def lookup_kernel(policy: int):
                         first = _block_of(k2, per_block, shift) * per_block
                         prefetch(kmap, first)
                         prefetch(kmap, first + per_block - 1)
-                prefetch(kmap, stride * clog[(tail + AHEAD) & cmask])
+                if policy != POLICY_NONE:
+                    prefetch(kmap, stride * clog[(tail + AHEAD) & cmask])
                 if policy == POLICY_SHADOW:
                     y = slog[(stail + AHEAD) & smask]
                     prefetch(kmap, 2 * y + 1)
