@@ -199,6 +199,31 @@ def test_time_to_target_interpolates_and_speedups_flag_lower_bounds():
     assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 3.0)
 
 
+def test_speedup_with_the_pairs_own_target():
+    def curve(points):
+        return [{"seconds": s, "iteration": i, "p_at_1": p} for s, i, p in points]
+
+    # the sweep's best run reached 0.9, so its target (0.72) is out of both runs' reach;
+    # the pair's own target is 0.8 x 0.3 = 0.24
+    fast = {"name": "slide", "curve": curve([(1, 10, 0.1), (2, 20, 0.2), (4, 40, 0.3)]), "final_p_at_1": 0.3,
+            "samples_per_second": 1000.0, "iterations": 40, "train_seconds": 4.0,
+            "target_p_at_1": 0.72, "time_to_target_s": None}
+    slow = {"name": "dense", "curve": curve([(4, 2, 0.1), (8, 4, 0.2), (16, 8, 0.25)]), "final_p_at_1": 0.25,
+            "samples_per_second": 50.0, "iterations": 8, "train_seconds": 16.0,
+            "target_p_at_1": 0.72, "time_to_target_s": None}
+    assert experiments.speedup(fast, slow)["value"] is None
+    s = experiments.speedup(fast, slow, 0.8)
+    assert s["target_p_at_1"] == pytest.approx(0.24)
+    assert s["fast_time_to_target_s"] == pytest.approx(2.8) and s["slow_time_to_target_s"] == pytest.approx(14.4)
+    assert s["value"] == pytest.approx(14.4 / 2.8) and not s["lower_bound"]
+    slow["curve"] = curve([(4, 2, 0.1), (8, 4, 0.2), (16, 8, 0.21)])
+    slow["final_p_at_1"] = 0.21
+    s = experiments.speedup(fast, slow, 0.8)
+    assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 2.8)
+    s = experiments.speedup(slow, fast, 0.8)          # the slower one never reaches the target
+    assert s["value"] is None and s["slow_time_to_target_s"] == pytest.approx(2.8)
+
+
 def test_method_aliases():
     assert experiments.resolve_method("dense-torch-cuda") == ("dense", "cuda")
     assert experiments.resolve_method("sampled", "cuda") == ("sampled", "cuda")

@@ -6,10 +6,13 @@ and ``[slide_sweep.<profile>]`` (batch size and hash family on a set that the pr
 make smaller). A benchmark class only says which experiment and which run.
 
 Time to target: the target P@1 of a dataset is ``target_fraction`` × the best final P@1
-of every run on it, so at least one run reaches it and nobody tunes it by hand; a run's
-time to target interpolates linearly between the two evaluations around the crossing.
-A run that never reaches it within its budget has no time; a speed-up against it is then
-a lower bound (its training seconds over the other's time) and is flagged so.
+of every run on it, so at least one run reaches it and nobody tunes it by hand (the
+curves and figures use it); a comparison of two runs uses the pair's own target,
+``target_fraction`` × the better of their two final P@1, so it does not depend on which
+other runs the sweep holds. A run's time to target interpolates linearly between the
+two evaluations around the crossing. A run that never reaches it within its budget has
+no time; a speed-up against it is then a lower bound (its training seconds over the
+other's time) and is flagged so.
 """
 from __future__ import annotations
 
@@ -144,9 +147,15 @@ def add_targets(runs: list[dict], fraction: float) -> float | None:
     return target
 
 
-def speedup(fast: dict, slow: dict) -> dict[str, Any]:
+def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, Any]:
     """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target, a
-    lower bound when only ``fast`` does, undefined (None) when ``fast`` does not."""
+    lower bound when only ``fast`` does, undefined (None) when ``fast`` does not.
+
+    The target is the runs' ``target_p_at_1`` (set by :func:`add_targets`) or, with
+    ``fraction``, the pair's own: ``fraction`` × the better of the two final P@1, so a
+    comparison does not depend on which other runs the sweep holds (``target_p_at_1``
+    in the result; times in ``fast_time_to_target_s`` / ``slow_time_to_target_s``).
+    """
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False}
     if "curve" not in fast or "curve" not in slow:
         return out
@@ -156,11 +165,18 @@ def speedup(fast: dict, slow: dict) -> dict[str, Any]:
     # accuracy per iteration: the fast run's P@1 at the slow run's last iteration
     at = p_at_1_at_iteration(fast["curve"], slow["iterations"])
     out["p_at_1_per_iteration_ratio"] = at / sp if at is not None and sp > 0 else None
-    if fast.get("time_to_target_s") in (None, 0):
+    if fraction is None:
+        out["target_p_at_1"] = fast.get("target_p_at_1")
+        t_fast, t_slow = fast.get("time_to_target_s"), slow.get("time_to_target_s")
+    else:
+        target = out["target_p_at_1"] = fraction * max(fp, sp)
+        t_fast, t_slow = time_to_target(fast["curve"], target)[0], time_to_target(slow["curve"], target)[0]
+    out["fast_time_to_target_s"], out["slow_time_to_target_s"] = t_fast, t_slow
+    if t_fast in (None, 0):
         return out
-    t_fast = max(fast["time_to_target_s"], 1e-9)
-    if slow.get("time_to_target_s") is not None:
-        out["value"] = slow["time_to_target_s"] / t_fast
+    t_fast = max(t_fast, 1e-9)
+    if t_slow is not None:
+        out["value"] = t_slow / t_fast
     else:
         out["value"], out["lower_bound"] = slow["train_seconds"] / t_fast, True
     return out
@@ -228,7 +244,7 @@ def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = N
             bar.update()
     target = add_targets(runs, s["target_fraction"])
     by_name = {r["name"]: r for r in runs}
-    speedups = {f"{slow}/{fast}": speedup(by_name[fast], by_name[slow])
+    speedups = {f"{slow}/{fast}": speedup(by_name[fast], by_name[slow], s["target_fraction"])
                 for fast, slow in s["comparisons"] if fast in by_name and slow in by_name}
     return {"sizes": s, "profile": profile, "target_p_at_1": target, "runs": runs, "speedups": speedups}
 
@@ -286,7 +302,7 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
     for b in s["batches"]:
         slide, dense = by_name.get(f"slide-b{b}"), by_name.get(f"dense-b{b}")
         batch[str(b)] = {"slide": slide, "dense": dense,
-                         "speedup": speedup(slide, dense) if slide and dense else None}
+                         "speedup": speedup(slide, dense, s["target_fraction"]) if slide and dense else None}
     hash_runs = []
     for (lsh, K, L), name in zip(s["hash_families"], hash_names):
         r = hash_copies[name]

@@ -122,7 +122,9 @@ def batch_size(data: dict):
         ax.set_xlabel("batch size")
     ax_tp.set_yscale("log")
     ax_tp.set_ylabel("samples/s (log)")
-    ax_sp.set_ylabel("dense time to target / SLIDE's")
+    fraction = data.get("sizes", {}).get("target_fraction")
+    ax_sp.set_ylabel("dense / SLIDE time to target"
+                     + (f"\n({fraction:g} x the pair's better final P@1)" if fraction else ""), fontsize=8)
     ax_tp.legend(fontsize=7)
     ax_tp.set_title(f"set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})", fontsize=7)
     return fig
