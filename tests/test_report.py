@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 from impls.harness.figures import FigureSpec
 from impls.harness.report import ClaimsError, NoResultsError, load_claims, render_report
 from impls.harness.report.build import build_report
-from impls.harness.report.claims import Claim
+from impls.harness.report import formatting
+from impls.harness.report.claims import BenchmarkSource, Claim, PointRef
 from impls.harness.report.history import (
     MAX_SERIES_PER_PANEL,
     history_figure,
@@ -270,6 +271,33 @@ def claim(paper, tolerance=0.1, baseline=None) -> Claim:
 def test_judge(paper, measured, baseline, verdict):
     tolerance = 0.0 if isinstance(paper, list) and math.isinf(paper[1]) else 0.1
     assert judge(claim(paper, tolerance, baseline), measured) == verdict
+
+
+def _bounded(paper, baseline, flag_point):
+    c = claim(paper, 0.1, baseline)
+    return Claim(**{**c.__dict__, "measured": BenchmarkSource(PointRef("bench_toy.Speed.track_speedup", {})),
+                    "lower_bound_when": BenchmarkSource(PointRef(*flag_point))})
+
+
+FLAG_SET = ("bench_toy.Failing.track_value", {"x": 1})            # 1.0 in the fixture
+FLAG_CLEAR = ("bench_toy.Layout.track_bytes_used", {"layout": "random"})   # 0.06
+
+
+@pytest.mark.parametrize("paper, baseline, flag, verdict, shown", [
+    (8.0, 1.0, FLAG_SET, PARTLY, "≥ 3"),                 # at least 3x: a speed-up, size unknown
+    (8.0, None, FLAG_SET, "not measured: only a lower bound (3), below the paper's value", "≥ 3"),
+    (3.1, 1.0, FLAG_SET, REPRODUCED, "≥ 3"),             # already within the band
+    (2.0, 1.0, FLAG_SET, PARTLY, "≥ 3"),                 # above the band: judged as usual
+    (8.0, None, FLAG_CLEAR, NOT_REPRODUCED, "3"),        # an exact value is judged as usual
+])
+def test_a_lower_bound_is_never_judged_not_reproduced_below_the_paper(frame, paper, baseline, flag,
+                                                                       verdict, shown):
+    [result] = evaluate_claims([_bounded(paper, baseline, flag)], latest_points(frame), {},
+                               no_cuda_state())
+    assert result.verdict == verdict
+    assert result.lower_bound == (flag is FLAG_SET)
+    assert formatting.measured(result).startswith(shown)
+    assert ("lower bound" in result.detail) == (flag is FLAG_SET)
 
 
 def test_ratio_uses_the_nearest_end_of_a_range():

@@ -23,7 +23,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 REQUIRED_KEYS = ("id", "system", "figure", "statement", "paper_value", "unit", "source",
                  "approx", "tolerance", "requires")
-OPTIONAL_KEYS = ("baseline", "peer", "note", "measured")
+OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "lower_bound_when")
 MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
     "benchmark": {"benchmark", "params"},
@@ -98,6 +98,9 @@ class Claim:
     peer: str | None = None  # set when the number comes from a peer or follow-up paper
     note: str = ""
     measured: MeasuredSource | None = None
+    # a benchmark point that is 1 when the measured value is only a lower bound
+    # (e.g. a speed-up over a run that never reached the target within its budget)
+    lower_bound_when: MeasuredSource | None = None
 
     @property
     def paper_range(self) -> tuple[float, float]:
@@ -219,6 +222,13 @@ class _Checker:
                               f"{{ benchmark = \"...\", params = {{...}} }}, got {_describe(value)}")
         return None
 
+    def lower_bound_when(self) -> MeasuredSource | None:
+        value = self.entry.get("lower_bound_when")
+        if value is None:
+            return None
+        point = self.point(value, {}, "lower_bound_when")
+        return BenchmarkSource(point) if point else None
+
     def measured(self) -> MeasuredSource | None:
         table = self.entry.get("measured")
         if table is None:
@@ -293,6 +303,7 @@ class _Checker:
             "peer": self.string("peer", optional=True),
             "note": self.string("note", optional=True) or "",
             "measured": self.measured(),
+            "lower_bound_when": self.lower_bound_when(),
         }
         approx = self.entry.get("approx")
         if not isinstance(approx, bool):

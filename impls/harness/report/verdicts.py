@@ -10,6 +10,10 @@ Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
 - "not reproduced": anything else.
 - "not measured: <reason>" / "not measured yet": no number (see :func:`evaluate_claim`).
 
+A measured value that is only a lower bound (the claim's ``lower_bound_when`` point is 1)
+is judged as above when it reaches the band; below it, the true value is unknown, so it
+is "partly" when it is still on the paper's side of the baseline, else "not measured".
+
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
 """
@@ -47,6 +51,7 @@ class ClaimResult:
     ratio: float | None = None
     in_range: bool = False  # the measured value lies inside the paper's range
     detail: str = ""  # where the measured value came from, or why there is none
+    lower_bound: bool = False  # the measured value is only a lower bound
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -113,7 +118,17 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                            detail=measurement.detail)
     value = measurement.value
     ratio, in_range = ratio_to_paper(claim, value)
-    return ClaimResult(claim, judge(claim, value), value, ratio, in_range, measurement.detail)
+    verdict, detail = judge(claim, value), measurement.detail
+    lower = False
+    if claim.lower_bound_when is not None:
+        flag = measure(claim.lower_bound_when, points, artifacts)
+        lower = flag.ok and flag.value >= 0.5
+    if lower:
+        detail = f"{detail}; a lower bound (the slower run never reached the target)"
+        if value < tolerance_band(claim)[0]:
+            verdict = PARTLY if verdict == PARTLY else (
+                f"{NOT_MEASURED}: only a lower bound ({value:.3g}), below the paper's value")
+    return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower)
 
 
 def evaluate_claims(claims: list[Claim], points: pd.DataFrame,
