@@ -85,10 +85,14 @@ def avg_jct_real_vs_simulated(data: dict):
         ax.bar(x + (i - (len(sources) - 1) / 2) * width, values, width, label=label)
     ax.set_xticks(x, [p.upper() for p in policies])
     ax.set_ylabel("average JCT (s)")
-    errors = [data["policies"][p]["sim_error"] for p in policies]
-    worst = max((abs(e) for e in errors if e is not None), default=None)
-    if worst is not None:
-        ax.set_title(f"largest simulator error (profiled times): {worst:.0%}", fontsize=9)
+    parts = []
+    for key, what in (("sim_error", "times profiled before"), ("sim_inrun_error", "times of the run")):
+        errors = [data["policies"][p].get(key) for p in policies]
+        worst = max((abs(e) for e in errors if e is not None), default=None)
+        if worst is not None:
+            parts.append(f"{worst:.1%} ({what})")
+    if parts:
+        ax.set_title("largest simulator error: " + ", ".join(parts), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
