@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from impls.bandana import cache
+from impls.bandana import cache_kernels as K
 from impls.bandana.cache import CacheConfigError, CacheState, simulate
 from impls.bandana.cache_reference import (
     ordered_dict_lru,
@@ -357,6 +358,15 @@ def test_zipf_trace_deterministic_and_skewed():
     assert a.min() >= 0 and a.max() < 1000
     counts = np.sort(np.bincount(a, minlength=1000))[::-1]
     assert counts[0] > 10 * np.median(counts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40), st.integers(1, 64),
+       st.lists(st.floats(0.0, 1.0, exclude_max=True), min_size=1, max_size=60))
+def test_bucketed_searchsorted_equals_numpy(cdf_points, n_buckets, queries):
+    cdf = np.sort(np.array(cdf_points))
+    u = np.concatenate([np.array(queries), cdf[cdf < 1.0]])   # values equal to cdf entries too
+    assert np.array_equal(K.searchsorted_right(cdf, u, n_buckets), np.searchsorted(cdf, u, side="right"))
 
 
 # --------------------------------------------------------------------------- CLI

@@ -375,7 +375,7 @@ def zipf_trace(n_vectors: int, n_lookups: int, alpha: float, seed: int) -> np.nd
     weights = np.arange(1, n_vectors + 1, dtype=np.float64) ** -float(alpha)
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
-    ranks = np.searchsorted(cdf, rng.random(n_lookups), side="right")
+    ranks = K.searchsorted_right(cdf, rng.random(n_lookups), 1 << 20)
     np.minimum(ranks, n_vectors - 1, out=ranks)
     ids = rng.permutation(n_vectors).astype(np.int64)
     return ids[ranks]

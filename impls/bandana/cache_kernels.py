@@ -447,3 +447,35 @@ def sample_trace(ids, new_id):
         out[count] = v
         count += v >= 0
     return out[:count].copy()
+
+
+@njit(cache=True)
+def searchsorted_right(cdf, u, n_buckets):
+    """``np.searchsorted(cdf, u, side="right")`` for a non-decreasing ``cdf`` over [0, 1]; int64.
+
+    Each query first looks up the range of ``cdf`` that its bucket of [0, 1) (one of
+    ``n_buckets``) spans, then bisects only that range, so the work stays in a few
+    cache lines instead of a bisection across the whole array for every query.
+    """
+    n = cdf.shape[0]
+    edges = np.empty(n_buckets + 1, dtype=np.int64)
+    j = 0
+    for b in range(n_buckets + 1):
+        x = b / n_buckets
+        while j < n and cdf[j] <= x:
+            j += 1
+        edges[b] = j            # first index with cdf > b / n_buckets
+    out = np.empty(u.shape[0], dtype=np.int64)
+    for i in range(u.shape[0]):
+        x = u[i]
+        b = min(int(x * n_buckets), n_buckets - 1)
+        lo = edges[b] if x >= b / n_buckets else 0
+        hi = edges[b + 1] if x < (b + 1) / n_buckets else n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if cdf[mid] <= x:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo
+    return out
