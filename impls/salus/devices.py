@@ -4,7 +4,8 @@ Two implementations share one interface so the executor and the switching
 benchmarks are written once:
 
 - :class:`CpuDevice`: wall-clock timing (``time.perf_counter``), no streams (PACK
-  interleaves), memory *estimated* from tensor sizes (see :func:`estimate_job_memory`).
+  interleaves, or runs lanes on host threads: ``Executor(host_workers=...)``), memory
+  *estimated* from tensor sizes (see :func:`estimate_job_memory`).
 - :class:`CudaDevice`: CUDA events recorded on the job's stream and synchronised before
   reading (``Event(enable_timing=True)``, ``elapsed_time``), one ``torch.cuda.Stream``
   per PACK lane, peak memory from ``torch.cuda.max_memory_allocated`` after

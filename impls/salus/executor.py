@@ -24,6 +24,7 @@ import dataclasses
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from impls.salus.devices import get_device
@@ -94,12 +95,21 @@ class Executor:
 
     ``clock``/``sleep`` are injectable (host seconds) for tests; ``log_iterations``
     keeps one entry per iteration (job, host start/end, device ms) for the
-    switching-latency measurement.
+    switching-latency measurement. ``host_workers`` > 1 lets a concurrent policy
+    (PACK) run the chosen jobs of different lanes at once on a device without
+    streams (the CPU): each lane's iterations go to one of that many host threads,
+    the CPU's counterpart of a lane's CUDA stream (torch releases the GIL inside
+    its ops). The default, 1, interleaves them on the calling thread.
     """
 
     def __init__(self, policy: str | Policy = "fifo", device: Any = "cpu",
                  memory_budget_bytes: int | None = None, clock: Callable[[], float] = time.perf_counter,
-                 sleep: Callable[[float], None] = time.sleep, log_iterations: bool = False):
+                 sleep: Callable[[float], None] = time.sleep, log_iterations: bool = False,
+                 host_workers: int = 1):
+        if int(host_workers) < 1:
+            raise ValueError(f"host_workers must be >= 1, got {host_workers}")
+        self.host_workers = int(host_workers)
+        self._pool: ThreadPoolExecutor | None = None
         self.policy = get_policy(policy)
         self.device = get_device(device, clock)
         self.memory_budget_bytes = memory_budget_bytes
@@ -171,8 +181,13 @@ class Executor:
     # ------------------------------------------------------------ iterations
 
     def run_round(self, chosen: Sequence[JobRecord]) -> None:
-        """Run one iteration of each chosen job (concurrently on lanes when the device has streams)."""
+        """Run one iteration of each chosen job (concurrently on lanes when the device has streams,
+        or on host threads with ``host_workers`` > 1)."""
         device = self.device
+        if (self.host_workers > 1 and not device.has_streams and self.policy.concurrent
+                and len(chosen) > 1):
+            self._run_round_on_host_threads(chosen)
+            return
         launched: list[tuple[JobRecord, Any, float]] = []
         for record in chosen:
             timer = device.timer(record.lane)
@@ -191,6 +206,45 @@ class Executor:
                 launched.append((record, timer, host_start))
         for record, timer, host_start in launched:
             self._complete(record, timer, host_start)
+
+    def _run_round_on_host_threads(self, chosen: Sequence[JobRecord]) -> None:
+        """One iteration of each chosen job; the jobs of one lane in turn on one host thread,
+        the lanes at once (at most ``host_workers``); completion and failure in ``chosen``'s order."""
+        lanes: dict[Any, list[JobRecord]] = {}
+        for i, record in enumerate(chosen):
+            lanes.setdefault(i if record.lane is None else id(record.lane), []).append(record)
+
+        def run_lane(records: list[JobRecord]) -> list[tuple[JobRecord, Any, float, BaseException | None]]:
+            done = []
+            for record in records:
+                timer = self.device.timer(record.lane)
+                host_start = self.clock() - self._t0
+                try:
+                    with self.device.lane_context(record.lane):
+                        timer.start()
+                        record.job.step()
+                        timer.stop()
+                    done.append((record, timer, host_start, None))
+                except Exception as err:  # noqa: BLE001 - fails this job only
+                    done.append((record, timer, host_start, err))
+            return done
+
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.host_workers, thread_name_prefix="lane")
+        futures = [self._pool.submit(run_lane, records) for records in lanes.values()]
+        outcome = {id(item[0]): item for future in futures for item in future.result()}
+        for record in chosen:
+            _, timer, host_start, err = outcome[id(record)]
+            if err is not None:
+                self._fail(record, err, self.clock() - self._t0)
+            else:
+                self._complete(record, timer, host_start)
+
+    def close(self) -> None:
+        """Stop the host threads (``run`` does it at the end)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _complete(self, record: JobRecord, timer, host_start: float) -> None:
         try:
@@ -275,6 +329,7 @@ class Executor:
             busy_from = self.clock()
             self.run_round(chosen)
             self._busy_s += self.clock() - busy_from
+        self.close()
         return self.results()
 
     def results(self) -> dict:

@@ -3,13 +3,15 @@
 ``n_jobs`` copies of one workload that differ only in their learning rate (log-spaced)
 run (a) one at a time (FIFO: each to completion, then the next) and (b) all together
 under PACK with GPU lanes (:class:`~impls.salus.lane_executor.LaneExecutor`; on CUDA one
-stream + memory pool per lane, on the CPU the executor interleaves iterations). The
+stream + memory pool per lane; on the CPU one host thread per lane, up to
+``host_workers``, or interleaved iterations). The
 headline is the makespan ratio serial / packed (the paper's 2.38x "utilisation"). Beside
 it, utilisation over time: the executor's busy fraction from its iteration log, the
 machine's CPU busy fraction (/proc/stat) on the CPU, NVML busy % on a GPU.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -79,7 +81,11 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
 
     ``sizes`` keys (``[salus_hyperparam.*]``): workloads, n_jobs, iterations, lr [lo, hi],
     capacity_peaks (device memory for the lanes, as a multiple of one job's peak), rule,
-    threads, bins. Returns {"device", "device_name", "workloads": {name: {"memory" (persistent,
+    threads (torch threads of the serial run; 0: torch's default), packed_threads (torch
+    threads of the PACK run, default ``threads``), host_workers (PACK on a CPU: lanes run
+    at once on that many host threads, 0 = one per core; default 1: interleaved), bins.
+    Both runs get the whole machine when threads = cores = packed_threads x host_workers.
+    Returns {"device", "device_name", "workloads": {name: {"memory" (persistent,
     ephemeral, peak bytes), "serial", "packed" ({makespan_s, busy{t_s, busy, busy_mean},
     sampler, lanes, ...}), "ratio" (serial / packed makespan), "lrs"}}, "smallest" (the
     workload with the smallest peak), "ratio_smallest", "paper"}.
@@ -94,8 +100,12 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     out: dict = {"device": dev.kind, "device_name": dev.describe(), "n_jobs": len(lrs),
                  "iterations": int(sizes["iterations"]), "rule": sizes.get("rule", "salus"),
                  "paper": PAPER_HYPERPARAM_RATIO, "workloads": {}}
+    workers = int(sizes.get("host_workers", 1)) or (os.cpu_count() or 1)
+    out["host_workers"] = workers if dev.kind == "cpu" else None
     with torch_threads(sizes.get("threads")) as threads:
         out["torch_threads"] = threads
+        with torch_threads(sizes.get("packed_threads", sizes.get("threads"))) as packed_threads:
+            out["packed_torch_threads"] = packed_threads
         memory = profile_memory(names, dev, iterations=3, timing_iterations=2)["workloads"]
         bar = progress_bar(2 * len(names), "salus hyper-parameter runs", "run", progress)
         for name in names:
@@ -106,8 +116,11 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
             serial = _run(Executor("fifo", dev, log_iterations=True),
                           _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins)
             bar.update(1)
-            packed_ex = LaneExecutor("pack", dev, capacity, {name: mem}, rule=out["rule"], log_iterations=True)
-            packed = _run(packed_ex, _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins, mem["peak_bytes"])
+            packed_ex = LaneExecutor("pack", dev, capacity, {name: mem}, rule=out["rule"], log_iterations=True,
+                                     host_workers=workers if dev.kind == "cpu" else 1)
+            with torch_threads(sizes.get("packed_threads", sizes.get("threads"))):
+                packed = _run(packed_ex, _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins,
+                              mem["peak_bytes"])
             bar.update(1)
             dev.release_memory()
             ratio = serial["makespan_s"] / packed["makespan_s"] if packed["makespan_s"] else None

@@ -9,7 +9,9 @@ from its workload's memory profile) instead of summing peaks. On CUDA each lane 
 allocations, and autograd runs backward on its own thread per CUDA device, so
 :func:`mempool_routing_check` measures where a backward pass's gradients land; where
 they are outside the pool, the lanes are enforced by the manager's accounting only.
-On the CPU there are no streams or pools: lanes are accounting, and PACK interleaves.
+On the CPU there are no streams or pools: lanes are accounting, and PACK interleaves
+their jobs on one thread or, with ``host_workers`` > 1 (see
+:class:`~impls.salus.executor.Executor`), runs each lane on a host thread.
 """
 from __future__ import annotations
 

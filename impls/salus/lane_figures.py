@@ -86,8 +86,13 @@ def hyperparam_makespan(data: dict):
     x = np.arange(len(names))
     serial = [data["workloads"][n]["serial"]["makespan_s"] for n in names]
     packed = [data["workloads"][n]["packed"]["makespan_s"] for n in names]
-    ax.bar(x - 0.2, serial, 0.4, label="one at a time (FIFO)")
-    ax.bar(x + 0.2, packed, 0.4, label=f"PACK with lanes ({data['rule']})")
+    serial_label, packed_label = "one at a time (FIFO)", f"PACK with lanes ({data['rule']})"
+    if data.get("host_workers"):      # CPU: say how each run used the cores
+        serial_label += f", {data.get('torch_threads')} torch threads"
+        packed_label += (f", {data['host_workers']} host threads × {data.get('packed_torch_threads')} torch"
+                         if data["host_workers"] > 1 else ", interleaved")
+    ax.bar(x - 0.2, serial, 0.4, label=serial_label)
+    ax.bar(x + 0.2, packed, 0.4, label=packed_label)
     for xi, n in zip(x, names):
         ratio = data["workloads"][n]["ratio"]
         if ratio:
