@@ -12,7 +12,7 @@ so the classes that share a function share one run):
 A run whose capability is missing (CUDA) is skipped the asv way. Times to target are NaN
 when a run never reaches the target within its budget; a speed-up over such a run is a
 lower bound, and ``track_ratio_is_lower_bound`` says so (1). A comparison's target is the
-pair's own (``target_fraction`` x the better of the two final P@1).
+pair's own (``experiments.target_p_at_1`` of the two runs).
 """
 from impls.harness import profiles
 from impls.harness.artifacts import save_artifact

@@ -224,6 +224,26 @@ def test_speedup_with_the_pairs_own_target():
     assert s["value"] is None and s["slow_time_to_target_s"] == pytest.approx(2.8)
 
 
+def test_no_target_when_no_run_beats_the_most_popular_label():
+    def run(name, finals, final):
+        return {"name": name, "curve": [{"seconds": t, "iteration": 10 * t, "p_at_1": p} for t, p in finals],
+                "final_p_at_1": final, "baseline_p_at_1": 0.113, "eval_points": 300,
+                "samples_per_second": 100.0, "iterations": 100, "train_seconds": 25.0}
+
+    # both hover around the popular label's 0.113 (2 standard errors on 300 points: 0.037)
+    slide = run("slide", [(8, 0.013), (16, 0.047), (25, 0.117)], 0.117)
+    dense = run("dense", [(6, 0.09), (17, 0.153), (25, 0.103)], 0.103)
+    assert experiments.target_p_at_1([slide, dense], 0.8) is None
+    s = experiments.speedup(slide, dense, 0.8)
+    assert s["value"] is None and s["target_p_at_1"] is None
+    assert experiments.add_targets([slide, dense], 0.8) is None and slide["time_to_target_s"] is None
+    # one that learns: the target is 80% of the way from 0.113 to 0.31
+    slide = run("slide", [(8, 0.013), (16, 0.2), (25, 0.31)], 0.31)
+    s = experiments.speedup(slide, dense, 0.8)
+    assert s["target_p_at_1"] == pytest.approx(0.113 + 0.8 * (0.31 - 0.113))
+    assert s["lower_bound"] and s["value"] == pytest.approx(25.0 / s["fast_time_to_target_s"])
+
+
 def test_method_aliases():
     assert experiments.resolve_method("dense-torch-cuda") == ("dense", "cuda")
     assert experiments.resolve_method("sampled", "cuda") == ("sampled", "cuda")
@@ -262,7 +282,8 @@ def test_smoke_sweeps_compare_methods_on_one_target(sweeps):
     if not torch.cuda.is_available():
         assert "skipped" in names["dense-cuda"] and tta["speedups"]["dense-cuda/slide"]["value"] is None
     best = max(r["final_p_at_1"] for r in tta["runs"] if "curve" in r)
-    assert tta["target_p_at_1"] == pytest.approx(tta["sizes"]["target_fraction"] * best)
+    base = max(r["baseline_p_at_1"] for r in tta["runs"] if "curve" in r)
+    assert tta["target_p_at_1"] == pytest.approx(base + tta["sizes"]["target_fraction"] * (best - base))
     assert any(r.get("time_to_target_s") is not None for r in tta["runs"] if "curve" in r)
     eval_rows = {r["eval_points"] for r in tta["runs"] if "curve" in r}
     assert len(eval_rows) == 1                               # the same test subset for every method

@@ -5,11 +5,12 @@ sweep on the Amazon-670K-shaped set: one run per named spec, each in a fresh pro
 and ``[slide_sweep.<profile>]`` (batch size and hash family on a set that the profile may
 make smaller). A benchmark class only says which experiment and which run.
 
-Time to target: the target P@1 of a dataset is ``target_fraction`` × the best final P@1
-of every run on it, so at least one run reaches it and nobody tunes it by hand (the
-curves and figures use it); a comparison of two runs uses the pair's own target,
-``target_fraction`` × the better of their two final P@1, so it does not depend on which
-other runs the sweep holds. A run's time to target interpolates linearly between the
+Time to target: the target P@1 of a dataset is ``target_fraction`` of the way from the
+most-popular-label P@1 to the best final P@1 of every run on it, so at least one run
+reaches it and nobody tunes it by hand (the curves and figures use it); a comparison of
+two runs uses the pair's own target, the same fraction of the way to the better of their
+two final P@1, so it does not depend on which other runs the sweep holds. There is no
+target when no run beats the most-popular label by two standard errors. A run's time to target interpolates linearly between the
 two evaluations around the crossing. A run that never reaches it within its budget has
 no time; a speed-up against it is then a lower bound (its training seconds over the
 other's time) and is flagged so.
@@ -134,16 +135,32 @@ def p_at_1_at_iteration(curve: list[dict], iteration: float) -> float | None:
     return float(np.interp(iteration, its, [p["p_at_1"] for p in curve]))
 
 
-def add_targets(runs: list[dict], fraction: float) -> float | None:
-    """Set ``target_p_at_1``, ``time_to_target_s`` and ``iterations_to_target`` on every
-    measured run (in place); return the target."""
+def target_p_at_1(runs: list[dict], fraction: float) -> float | None:
+    """The P@1 to reach: ``fraction`` of the way from the most-popular-label P@1 (the runs'
+    ``baseline_p_at_1``; 0 when unknown) to the best final P@1 among ``runs``, or None when
+    no run beats that baseline by two standard errors of a P@1 on its test points (a
+    target below that would time noise around a model that predicts the popular label)."""
     measured = [r for r in runs if "curve" in r]
     if not measured:
         return None
-    target = fraction * max(r["final_p_at_1"] for r in measured)
-    for r in measured:
-        r["target_p_at_1"] = target
-        r["time_to_target_s"], r["iterations_to_target"] = time_to_target(r["curve"], target)
+    baseline = max(float(r.get("baseline_p_at_1") or 0.0) for r in measured)
+    best = max(r["final_p_at_1"] for r in measured)
+    points = min(int(r.get("eval_points") or 0) for r in measured)
+    margin = 2.0 * math.sqrt(baseline * (1.0 - baseline) / points) if points > 0 else 0.0
+    if best <= baseline + margin:
+        return None
+    return baseline + fraction * (best - baseline)
+
+
+def add_targets(runs: list[dict], fraction: float) -> float | None:
+    """Set ``target_p_at_1``, ``time_to_target_s`` and ``iterations_to_target`` on every
+    measured run (in place; see :func:`target_p_at_1`); return the target."""
+    target = target_p_at_1(runs, fraction)
+    for r in runs:
+        if "curve" in r:
+            r["target_p_at_1"] = target
+            r["time_to_target_s"], r["iterations_to_target"] = (
+                time_to_target(r["curve"], target) if target is not None else (None, None))
     return target
 
 
@@ -152,9 +169,10 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     lower bound when only ``fast`` does, undefined (None) when ``fast`` does not.
 
     The target is the runs' ``target_p_at_1`` (set by :func:`add_targets`) or, with
-    ``fraction``, the pair's own: ``fraction`` × the better of the two final P@1, so a
+    ``fraction``, the pair's own (:func:`target_p_at_1` of the two runs), so a
     comparison does not depend on which other runs the sweep holds (``target_p_at_1``
-    in the result; times in ``fast_time_to_target_s`` / ``slow_time_to_target_s``).
+    in the result, None when neither run beat the most-popular-label P@1; times in
+    ``fast_time_to_target_s`` / ``slow_time_to_target_s``).
     """
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False}
     if "curve" not in fast or "curve" not in slow:
@@ -169,8 +187,11 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
         out["target_p_at_1"] = fast.get("target_p_at_1")
         t_fast, t_slow = fast.get("time_to_target_s"), slow.get("time_to_target_s")
     else:
-        target = out["target_p_at_1"] = fraction * max(fp, sp)
-        t_fast, t_slow = time_to_target(fast["curve"], target)[0], time_to_target(slow["curve"], target)[0]
+        target = out["target_p_at_1"] = target_p_at_1([fast, slow], fraction)
+        if target is None:
+            t_fast = t_slow = None
+        else:
+            t_fast, t_slow = time_to_target(fast["curve"], target)[0], time_to_target(slow["curve"], target)[0]
     out["fast_time_to_target_s"], out["slow_time_to_target_s"] = t_fast, t_slow
     if t_fast in (None, 0):
         return out

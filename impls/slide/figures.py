@@ -124,7 +124,8 @@ def batch_size(data: dict):
     ax_tp.set_ylabel("samples/s (log)")
     fraction = data.get("sizes", {}).get("target_fraction")
     ax_sp.set_ylabel("dense / SLIDE time to target"
-                     + (f"\n({fraction:g} x the pair's better final P@1)" if fraction else ""), fontsize=8)
+                     + (f"\n(target {fraction:g} of the way from the popular\nlabel to the pair's better P@1)"
+                        if fraction else ""), fontsize=7)
     ax_tp.legend(fontsize=7)
     ax_tp.set_title(f"set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})", fontsize=7)
     return fig
