@@ -165,19 +165,39 @@ def test_simulator_reproduces_the_executor_exactly_on_fake_time(policy):
 
 @pytest.mark.parametrize("policy", ["fair", "pack"])
 @pytest.mark.parametrize("pack_mode", ["interleave", "concurrent"])
-def test_fast_simulation_equals_iteration_by_iteration(policy, pack_mode):
+@pytest.mark.parametrize("with_warm", [False, True])
+def test_fast_simulation_equals_iteration_by_iteration(policy, pack_mode, with_warm):
     import numpy as np
 
     rng = np.random.default_rng(7)
     ms = {f"w{i}": float(v) for i, v in enumerate(rng.uniform(1, 30, size=5))}
+    warm = {w: v * float(rng.uniform(0.5, 1.0)) for w, v in ms.items()} if with_warm else None
     trace = [{"job_id": i, "workload": f"w{rng.integers(5)}", "arrival_s": float(a),
               "iterations": int(rng.integers(1, 300)), "peak_bytes": int(rng.integers(1, 100))}
              for i, a in enumerate(np.cumsum(rng.exponential(0.5, size=30)))]
-    fast = simulate(trace, policy, ms, memory_budget_bytes=250, pack=pack_mode)
-    slow = simulate(trace, policy, ms, memory_budget_bytes=250, pack=pack_mode, fast=False)
+    fast = simulate(trace, policy, ms, memory_budget_bytes=250, pack=pack_mode, warm_iteration_ms=warm)
+    slow = simulate(trace, policy, ms, memory_budget_bytes=250, pack=pack_mode, fast=False,
+                    warm_iteration_ms=warm)
     for a, b in zip(fast["jobs"], slow["jobs"]):
         assert a["finish_s"] == pytest.approx(b["finish_s"], rel=1e-9, abs=1e-9), (a, b)
+        assert a["device_ms"] == pytest.approx(b["device_ms"], rel=1e-9, abs=1e-9), (a, b)
     assert fast["iterations"] == slow["iterations"]
+    if with_warm and pack_mode == "interleave":
+        assert fast["avg_jct_s"] < simulate(trace, policy, ms, memory_budget_bytes=250)["avg_jct_s"]
+
+
+def test_warm_iterations_follow_an_iteration_of_the_same_job():
+    trace = [{"job_id": 0, "workload": "a", "arrival_s": 0.0, "iterations": 4},
+             {"job_id": 1, "workload": "b", "arrival_s": 0.0, "iterations": 2}]
+    ms, warm = {"a": 10.0, "b": 20.0}, {"a": 4.0, "b": 5.0}
+    fifo = {j["job_id"]: j for j in simulate(trace, "fifo", ms, warm_iteration_ms=warm)["jobs"]}
+    assert fifo[0]["finish_s"] == pytest.approx((10 + 4 + 4 + 4) / 1e3)      # a a a a
+    assert fifo[1]["finish_s"] == pytest.approx((22 + 20 + 5) / 1e3)         # then b b
+    pack = {j["job_id"]: j for j in simulate(trace, "pack", ms, warm_iteration_ms=warm)["jobs"]}
+    assert pack[1]["finish_s"] == pytest.approx((10 + 20 + 10 + 20) / 1e3)  # a b a b: never warm
+    assert pack[0]["finish_s"] == pytest.approx((60 + 10 + 4) / 1e3)         # then a after b, a warm
+    lanes = simulate(trace, "pack", ms, warm_iteration_ms=warm, pack="concurrent")
+    assert lanes["makespan_s"] == pytest.approx((20 + 20 + 10 + 10) / 1e3)  # streams: no warm times
 
 
 def test_factories_are_built_at_admission_and_a_failing_build_fails_alone():

@@ -67,9 +67,12 @@ def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int
     """Measure each workload: iteration time (mean, p50; ms) and memory (bytes).
 
     Iterations are timed round-robin over the workloads (one iteration of each in
-    turn, as the executor interleaves jobs), after one warm-up round, so caches are
-    as cold as in a shared run. Memory: on CUDA from the allocator, on CPU estimated
-    (see :func:`impls.salus.devices.estimate_job_memory`).
+    turn, as PACK and FAIR interleave jobs), after one warm-up round: each follows
+    another workload's iteration (``iteration_ms``, ``iteration_ms_p50``). Then each
+    workload runs ``iterations`` more back to back, as FIFO and SRTF run a job
+    (``iteration_ms_warm_p50``: the median of those after the first; on a CPU the
+    caches then hold the job's weights). Memory: on CUDA from the allocator, on CPU
+    estimated (see :func:`impls.salus.devices.estimate_job_memory`).
     """
     dev = get_device(device)
     names = list(dict.fromkeys(names))
@@ -83,7 +86,16 @@ def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int
             job.step()
             timer.stop()
             times[name].append(timer.elapsed_ms())
+    warm: dict[str, list[float]] = {name: [] for name in names}
+    for name, job in jobs.items():
+        for _ in range(iterations + 1):
+            timer = dev.timer()
+            timer.start()
+            job.step()
+            timer.stop()
+            warm[name].append(timer.elapsed_ms())
     out = {name: {"iteration_ms": float(np.mean(times[name])), "iteration_ms_p50": float(np.median(times[name])),
+                  "iteration_ms_warm_p50": float(np.median(warm[name][1:])),
                   "state_bytes": jobs[name].state_bytes(), **memory[name]} for name in names}
     for job in jobs.values():
         job.release()
@@ -148,7 +160,9 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     overhead_us_per_iteration}, "sim": {...}, "sim_inrun": {...}, "sim_error", "sim_inrun_error"}},
     "fifo_over_srtf": {"real", "sim", "paper"}, "paper_sized_sim": {...}, "load": {...}}``.
     ``sim`` is driven by iteration times profiled on this device just before that policy's
-    real run (``profiled_iteration_ms``; the trace itself is drawn with the first profile);
+    real run (``profiled_iteration_ms`` after another job's iteration,
+    ``profiled_warm_iteration_ms`` after one of its own; the trace itself is drawn with the
+    first profile);
     ``sim_inrun`` by the mean iteration time each job had during the real run (per
     workload: ``inrun_iteration_ms``); it checks the scheduling model alone, free of the
     load drift between profile and run on a shared machine; ``*_error`` =
@@ -175,9 +189,11 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
             fresh = profile if i == 0 else profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
                                                              seed=sizes.get("seed", 0))
             fresh_ms = {w: p["iteration_ms_p50"] for w, p in fresh.items()}
+            fresh_warm = {w: p["iteration_ms_warm_p50"] for w, p in fresh.items()}
             real = run_trace(trace, name, dev, fresh, budget)
             overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
-            sim = simulate(trace, name, fresh_ms, budget, peaks, overhead_ms=overhead_ms)
+            sim = simulate(trace, name, fresh_ms, budget, peaks, overhead_ms=overhead_ms,
+                           warm_iteration_ms=fresh_warm)
             inrun_ms = _inrun_iteration_ms(real, ms)
             per_job = {j["job_id"]: j["mean_iteration_ms"] for j in real["jobs"]}
             inrun_trace = [{**j, "iteration_ms": per_job.get(j["job_id"])} for j in trace]
@@ -186,7 +202,8 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
                 "real": {**_policy_row(real), "overhead_us_per_iteration": real["overhead_us_per_iteration"],
                          "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
                 "sim": _policy_row(sim), "sim_inrun": _policy_row(sim_inrun),
-                "profiled_iteration_ms": fresh_ms, "inrun_iteration_ms": inrun_ms,
+                "profiled_iteration_ms": fresh_ms, "profiled_warm_iteration_ms": fresh_warm,
+                "inrun_iteration_ms": inrun_ms,
                 "sim_error": _rel_err(sim["avg_jct_s"], real["avg_jct_s"]),
                 "sim_inrun_error": _rel_err(sim_inrun["avg_jct_s"], real["avg_jct_s"]),
             }
@@ -202,7 +219,9 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
 
     big_trace = poisson_trace(sizes["sim_jobs"], sizes["sim_mean_interarrival_s"], sizes["mix"], ms,
                               tuple(sizes["sim_duration_s"]), seed=sizes.get("seed", 0) + 1)
-    big = {name: _policy_row(simulate(big_trace, name, ms, budget, peaks)) for name in sizes["policies"]}
+    warm = {w: p["iteration_ms_warm_p50"] for w, p in profile.items()}
+    big = {name: _policy_row(simulate(big_trace, name, ms, budget, peaks, warm_iteration_ms=warm))
+           for name in sizes["policies"]}
     for row in big.values():
         row.pop("jct_s")
     big_ratio = (big["fifo"]["avg_jct_s"] / big["srtf"]["avg_jct_s"]

@@ -4,8 +4,10 @@ It replays the executor's loop with virtual time: arrivals are noticed at the fi
 iteration boundary after them; admission is head-of-line in arrival order under the
 same memory budget; the *same* policy objects choose; one iteration of a job takes
 ``iteration_ms[workload]`` (measured on this device) plus ``overhead_ms`` of executor
-bookkeeping. PACK rounds take the sum of their iterations (``pack="interleave"``, the
-CPU executor) or, as an idealised upper bound for stream lanes, their maximum
+bookkeeping, or ``warm_iteration_ms[workload]`` when the device's previous iteration
+was the same job's (run back to back, a job finds its weights in the CPU's caches).
+PACK rounds take the sum of their iterations (``pack="interleave"``, the CPU
+executor) or, as an idealised upper bound for stream lanes, their maximum
 (``pack="concurrent"``).
 
 Decisions that cannot change are advanced in one step, so hundreds of long jobs
@@ -33,6 +35,7 @@ class SimJob:
     total_iterations: int
     iteration_ms: float
     peak_bytes: int = 0
+    warm_ms: float = 0.0     # an iteration right after one of its own (0: iteration_ms)
     iterations_done: int = 0
     device_ms_used: float = 0.0
     admitted_at: float | None = None
@@ -48,14 +51,21 @@ class SimJob:
     def iteration_ms_estimate(self) -> float:
         return self.iteration_ms
 
+    def cost_ms(self, previous: "SimJob | None") -> float:
+        """One iteration's ms after the device ran ``previous``'s."""
+        return self.warm_ms if previous is self and self.warm_ms else self.iteration_ms
+
 
 def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mapping[str, float],
              memory_budget_bytes: int | None = None, peak_bytes: Mapping[str, int] | None = None,
-             overhead_ms: float = 0.0, pack: str = "interleave", fast: bool = True) -> dict:
+             overhead_ms: float = 0.0, pack: str = "interleave", fast: bool = True,
+             warm_iteration_ms: Mapping[str, float] | None = None) -> dict:
     """Simulate ``trace`` (dicts with job_id, workload, arrival_s, iterations) under ``policy``.
 
     A job's iteration takes ``iteration_ms[workload]``, or the job's own ``"iteration_ms"``
-    when its trace entry has one; its memory is ``"peak_bytes"`` or ``peak_bytes[workload]``.
+    when its trace entry has one (then that always); right after an iteration of the
+    same job it takes ``warm_iteration_ms[workload]`` where given (``pack="interleave"``
+    only). Its memory is ``"peak_bytes"`` or ``peak_bytes[workload]``.
 
     ``fast`` advances FAIR and PACK by whole runs of identical decisions (same result as
     one iteration at a time, which ``fast=False`` does, to check it).
@@ -67,13 +77,16 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     if pack not in ("interleave", "concurrent"):
         raise ValueError(f"pack must be 'interleave' or 'concurrent', got {pack!r}")
     peak_bytes = peak_bytes or {}
+    warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
     jobs = []
     for j in trace:
         if "iteration_ms" not in j and j["workload"] not in iteration_ms:
             raise KeyError(f"no iteration time for workload {j['workload']!r} (job {j['job_id']})")
+        own = j.get("iteration_ms")
+        warm_ms = 0.0 if own or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
         jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
-                           float(j.get("iteration_ms") or iteration_ms[j["workload"]]) + overhead_ms,
-                           int(j.get("peak_bytes", peak_bytes.get(j["workload"], 0)))))
+                           float(own or iteration_ms[j["workload"]]) + overhead_ms,
+                           int(j.get("peak_bytes", peak_bytes.get(j["workload"], 0))), warm_ms=warm_ms))
     pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
     waiting: list[SimJob] = []
     active: list[SimJob] = []
@@ -81,6 +94,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     t = 0.0
     chunkable = isinstance(policy, (FIFO, SRTF))
     iterations = 0
+    last: SimJob | None = None      # the job whose iteration the device ran last
 
     def finish(job: SimJob, when: float, status: str = "done") -> None:
         nonlocal used
@@ -112,17 +126,22 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                 continue
             break
         chosen = policy.choose(active)
-        if chunkable:
+        if chunkable or (policy.concurrent and fast and len(chosen) == 1):
+            # the job back to back: its first iteration after ``last``'s, the others warm
             job = chosen[0]
+            first, rest = job.cost_ms(last), job.cost_ms(job)
             k = job.remaining_iterations
             if pending:  # stop at the first boundary at or after the next arrival
-                k = min(k, max(1, math.ceil((pending[-1].arrival - t) * 1e3 / job.iteration_ms - 1e-9)))
+                gap_ms = (pending[-1].arrival - t) * 1e3
+                k = min(k, 1 if gap_ms <= first else 1 + math.ceil((gap_ms - first) / rest - 1e-9))
             if job.started_at is None:
                 job.started_at = t
-            t += k * job.iteration_ms / 1e3
+            ms = first + (k - 1) * rest
+            t += ms / 1e3
             job.iterations_done += k
-            job.device_ms_used += k * job.iteration_ms
+            job.device_ms_used += ms
             iterations += k
+            last = job
             if job.remaining_iterations <= 0:
                 finish(job, t)
             continue
@@ -135,8 +154,10 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                 _, arrival, job_id, job = heapq.heappop(heap)
                 if job.started_at is None:
                     job.started_at = t
-                t += job.iteration_ms / 1e3
-                job.device_ms_used += job.iteration_ms
+                ms = job.cost_ms(last)
+                last = job
+                t += ms / 1e3
+                job.device_ms_used += ms
                 job.iterations_done += 1
                 iterations += 1
                 if job.remaining_iterations <= 0:
@@ -146,38 +167,44 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                 if t >= next_arrival:
                     break
             continue
-        if policy.concurrent and fast:
-            # PACK: identical rounds until a job completes or an arrival is noticed.
+        if policy.concurrent and fast and len(chosen) > 1:
+            # PACK: identical rounds until a job completes or an arrival is noticed; each
+            # iteration follows another job's (with two or more), but the very first may
+            # follow its own: it is ``shift`` shorter and everything after it earlier.
             durations = [j.iteration_ms / 1e3 for j in chosen]
             round_s = sum(durations) if pack == "interleave" else max(durations)
             rounds = min(j.remaining_iterations for j in chosen)
+            shift = (chosen[0].cost_ms(last) - chosen[0].iteration_ms) / 1e3
             if pending:
-                rounds = min(rounds, max(1, math.ceil((pending[-1].arrival - t) / round_s - 1e-12)))
-            last_start = t + (rounds - 1) * round_s
+                rounds = min(rounds, max(1, math.ceil((pending[-1].arrival - t - shift) / round_s - 1e-12)))
+            last_start = t + shift + (rounds - 1) * round_s
             offset = 0.0
-            for job, d in zip(chosen, durations):
+            for i, (job, d) in enumerate(zip(chosen, durations)):
                 if job.started_at is None:
-                    job.started_at = t + offset if pack == "interleave" else t
+                    job.started_at = t + offset + (shift if i else 0.0) if pack == "interleave" else t
                 offset += d
                 job.iterations_done += rounds
-                job.device_ms_used += rounds * job.iteration_ms
+                job.device_ms_used += rounds * job.iteration_ms + (shift * 1e3 if i == 0 else 0.0)
                 iterations += rounds
                 if job.remaining_iterations <= 0:
                     finish(job, last_start + (offset if pack == "interleave" else d))
             t = last_start + round_s
+            last = chosen[-1]
             continue
         start = t
         ends = []
         for job in chosen:
             if job.started_at is None:
                 job.started_at = t if pack == "interleave" else start
+            ms = job.cost_ms(last)
+            last = job
             if pack == "interleave":
-                t += job.iteration_ms / 1e3
+                t += ms / 1e3
                 end = t
             else:
-                end = start + job.iteration_ms / 1e3
+                end = start + ms / 1e3
             job.iterations_done += 1
-            job.device_ms_used += job.iteration_ms
+            job.device_ms_used += ms
             iterations += 1
             ends.append((job, end))
         if pack == "concurrent":
