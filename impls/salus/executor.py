@@ -190,14 +190,8 @@ class Executor:
             return
         launched: list[tuple[JobRecord, Any, float]] = []
         for record in chosen:
-            timer = device.timer(record.lane)
-            host_start = self.clock() - self._t0
-            try:
-                with device.lane_context(record.lane):
-                    timer.start()
-                    record.job.step()
-                    timer.stop()
-            except Exception as err:  # noqa: BLE001 - any failure (incl. OOM) fails this job only
+            _, timer, host_start, err = self._step(record)
+            if err is not None:
                 self._fail(record, err, self.clock() - self._t0)
                 continue
             if not (device.has_streams and self.policy.concurrent):
@@ -207,6 +201,20 @@ class Executor:
         for record, timer, host_start in launched:
             self._complete(record, timer, host_start)
 
+    def _step(self, record: JobRecord) -> tuple[JobRecord, Any, float, Exception | None]:
+        """Launch one iteration of ``record``'s job in its lane; (record, its timer, host
+        start in run seconds, the exception it raised or None)."""
+        timer = self.device.timer(record.lane)
+        host_start = self.clock() - self._t0
+        try:
+            with self.device.lane_context(record.lane):
+                timer.start()
+                record.job.step()
+                timer.stop()
+        except Exception as err:  # noqa: BLE001 - any failure (incl. OOM) fails this job only
+            return record, timer, host_start, err
+        return record, timer, host_start, None
+
     def _run_round_on_host_threads(self, chosen: Sequence[JobRecord]) -> None:
         """One iteration of each chosen job; the jobs of one lane in turn on one host thread,
         the lanes at once (at most ``host_workers``); completion and failure in ``chosen``'s order."""
@@ -214,20 +222,8 @@ class Executor:
         for i, record in enumerate(chosen):
             lanes.setdefault(i if record.lane is None else id(record.lane), []).append(record)
 
-        def run_lane(records: list[JobRecord]) -> list[tuple[JobRecord, Any, float, BaseException | None]]:
-            done = []
-            for record in records:
-                timer = self.device.timer(record.lane)
-                host_start = self.clock() - self._t0
-                try:
-                    with self.device.lane_context(record.lane):
-                        timer.start()
-                        record.job.step()
-                        timer.stop()
-                    done.append((record, timer, host_start, None))
-                except Exception as err:  # noqa: BLE001 - fails this job only
-                    done.append((record, timer, host_start, err))
-            return done
+        def run_lane(records: list[JobRecord]) -> list[tuple[JobRecord, Any, float, Exception | None]]:
+            return [self._step(record) for record in records]
 
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.host_workers, thread_name_prefix="lane")

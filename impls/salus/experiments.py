@@ -78,22 +78,19 @@ def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int
     names = list(dict.fromkeys(names))
     jobs = {name: build_job(name, dev.torch_device, seed=seed, iterations=10 ** 9) for name in names}
     memory = {name: dev.measure_job_memory(job) for name, job in jobs.items()}
+
+    def timed_step(job) -> float:
+        timer = dev.timer()
+        timer.start()
+        job.step()
+        timer.stop()
+        return timer.elapsed_ms()
+
     times: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(iterations):
         for name, job in jobs.items():
-            timer = dev.timer()
-            timer.start()
-            job.step()
-            timer.stop()
-            times[name].append(timer.elapsed_ms())
-    warm: dict[str, list[float]] = {name: [] for name in names}
-    for name, job in jobs.items():
-        for _ in range(iterations + 1):
-            timer = dev.timer()
-            timer.start()
-            job.step()
-            timer.stop()
-            warm[name].append(timer.elapsed_ms())
+            times[name].append(timed_step(job))
+    warm = {name: [timed_step(job) for _ in range(iterations + 1)] for name, job in jobs.items()}
     out = {name: {"iteration_ms": float(np.mean(times[name])), "iteration_ms_p50": float(np.median(times[name])),
                   "iteration_ms_warm_p50": float(np.median(warm[name][1:])),
                   "state_bytes": jobs[name].state_bytes(), **memory[name]} for name in names}

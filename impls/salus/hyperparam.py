@@ -102,10 +102,9 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
                  "paper": PAPER_HYPERPARAM_RATIO, "workloads": {}}
     workers = int(sizes.get("host_workers", 1)) or (os.cpu_count() or 1)
     out["host_workers"] = workers if dev.kind == "cpu" else None
+    packed_threads = sizes.get("packed_threads", sizes.get("threads"))
     with torch_threads(sizes.get("threads")) as threads:
         out["torch_threads"] = threads
-        with torch_threads(sizes.get("packed_threads", sizes.get("threads"))) as packed_threads:
-            out["packed_torch_threads"] = packed_threads
         memory = profile_memory(names, dev, iterations=3, timing_iterations=2)["workloads"]
         bar = progress_bar(2 * len(names), "salus hyper-parameter runs", "run", progress)
         for name in names:
@@ -118,7 +117,8 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
             bar.update(1)
             packed_ex = LaneExecutor("pack", dev, capacity, {name: mem}, rule=out["rule"], log_iterations=True,
                                      host_workers=workers if dev.kind == "cpu" else 1)
-            with torch_threads(sizes.get("packed_threads", sizes.get("threads"))):
+            with torch_threads(packed_threads) as n_threads:
+                out["packed_torch_threads"] = n_threads
                 packed = _run(packed_ex, _jobs(name, lrs, int(sizes["iterations"]), dev), dev, bins,
                               mem["peak_bytes"])
             bar.update(1)
