@@ -208,22 +208,22 @@ def lookup_kernel(policy: int):
             # block (a miss scans it) and the kmap entries of the keys about to
             # be evicted from both logs
             for i in range(b0, b1):
-                if policy != POLICY_NONE and i + AHEAD < b1:
-                    k2 = keys[i + AHEAD - b0]
-                    prefetch(clog, (kmap[stride * k2] >> 1) & cmask)
-                    if policy == POLICY_SHADOW:
-                        prefetch(slog, kmap[2 * k2 + 1] & smask)
-                        prefetch(sbits, _block_of(k2, per_block, shift) * words)
-                    elif policy != POLICY_NONE:
-                        first = _block_of(k2, per_block, shift) * per_block
-                        prefetch(kmap, first)
-                        prefetch(kmap, first + per_block - 1)
                 if policy != POLICY_NONE:
+                    if i + AHEAD < b1:
+                        k2 = keys[i + AHEAD - b0]
+                        prefetch(clog, (kmap[stride * k2] >> 1) & cmask)
+                        if policy == POLICY_SHADOW:
+                            prefetch(slog, kmap[2 * k2 + 1] & smask)
+                            prefetch(sbits, _block_of(k2, per_block, shift) * words)
+                        else:
+                            first = _block_of(k2, per_block, shift) * per_block
+                            prefetch(kmap, first)
+                            prefetch(kmap, first + per_block - 1)
                     prefetch(kmap, stride * clog[(tail + AHEAD) & cmask])
-                if policy == POLICY_SHADOW:
-                    y = slog[(stail + AHEAD) & smask]
-                    prefetch(kmap, 2 * y + 1)
-                    prefetch(sbits, _block_of(y, per_block, shift) * words)
+                    if policy == POLICY_SHADOW:
+                        y = slog[(stail + AHEAD) & smask]
+                        prefetch(kmap, 2 * y + 1)
+                        prefetch(sbits, _block_of(y, per_block, shift) * words)
                 k = keys[i - b0]
                 e = kmap[stride * k]
                 if e >= 0:

@@ -7,9 +7,10 @@ which lookups hit, which block each miss reads and which vectors each miss inser
 simulator cannot: it reads those blocks from the store with ``queue_depth`` reads
 in flight (:mod:`impls.bandana.direct_io`), copies every inserted vector from the
 block just read into the DRAM copy (:class:`impls.bandana.dram_slots.DramSlots`: about
-capacity + two chunks' insertions vectors' bytes, slots reused one chunk late so
-the pipeline never overwrites a vector still to be served), and serves every lookup
-of the chunk from that DRAM copy once the chunk's reads are done. A lookup whose vector has no DRAM copy is an error, and
+capacity + two chunks' insertions vectors' bytes; a slot is reused only two chunks
+after the last chunk served from it, so the pipeline never overwrites a vector still
+to be served), and serves every lookup of the chunk from that DRAM copy once the
+chunk's reads are done. A lookup whose vector has no DRAM copy is an error, and
 served vectors are compared byte for byte with the table (all of them, or a sample).
 
 Because the decisions are the simulator's, the reads issued equal the simulator's
@@ -275,9 +276,9 @@ class ReplaySession:
 
         # Pipelined: while one I/O thread reads chunk k's blocks (the AIO loop runs
         # without the GIL), this thread decides chunk k+1 and serves chunk k-1.
-        # Chunk k's decisions map its lookups to DRAM slots; slots are reused one
-        # chunk late (dram_slots), so neither the copies of chunk k nor those of
-        # chunk k+1 land in a slot chunk k-1 or k is served from.
+        # Chunk k's decisions map its lookups to DRAM slots; a slot is reused only two
+        # chunks after the last chunk served from it (dram_slots), so neither the copies
+        # of chunk k nor those of chunk k+1 land in a slot chunk k-1 or k is served from.
         # The I/O thread needs the GIL for a moment between two chunks' reads; with
         # Python's default 5 ms switch interval it could wait that long behind this
         # thread's numpy work while no read is in flight (measured: -10..20% reads/s).

@@ -10,10 +10,10 @@ most-popular-label P@1 to the best final P@1 of every run on it, so at least one
 reaches it and nobody tunes it by hand (the curves and figures use it); a comparison of
 two runs uses the pair's own target, the same fraction of the way to the better of their
 two final P@1, so it does not depend on which other runs the sweep holds. There is no
-target when no run beats the most-popular label by two standard errors. A run's time to target interpolates linearly between the
-two evaluations around the crossing. A run that never reaches it within its budget has
-no time; a speed-up against it is then a lower bound (its training seconds over the
-other's time) and is flagged so.
+target when no run beats the most-popular label by two standard errors. A run's time
+to target interpolates linearly between the two evaluations around the crossing. A run
+that never reaches it within its budget has no time; a speed-up against it is then a
+lower bound (its training seconds over the other's time) and is flagged so.
 """
 from __future__ import annotations
 
