@@ -91,6 +91,40 @@ def test_single_vector_and_block_kernels_agree(family):
     assert codes.min() >= 0 and codes.max() < 2 ** 12
 
 
+@pytest.mark.parametrize("family", ["simhash", "dwta"])
+def test_hash_into_rehashes_only_the_given_rows_in_place(family):
+    rng = np.random.default_rng(9)
+    X = np.maximum(rng.standard_normal((1000, 64)), 0).astype(np.float32)
+    lsh = make_lsh(family, 4, 10, 64, seed=3, range_pow=10)
+    codes = lsh.hash_table_major(X)
+    X2 = X.copy()
+    rows = np.sort(rng.choice(1000, 300, replace=False))   # not a multiple of the 64-row block
+    X2[rows] = np.maximum(rng.standard_normal((300, 64)), 0)
+    lsh.hash_into(X2, rows, codes)
+    fresh = lsh.hash_table_major(X2)
+    np.testing.assert_array_equal(codes[:, rows], fresh[:, rows])
+    others = np.setdiff1d(np.arange(1000), rows)
+    np.testing.assert_array_equal(codes[:, others], lsh.hash_table_major(X)[:, others])
+    assert np.any(codes[:, rows] != lsh.hash_table_major(X)[:, rows])   # the rows did change
+    with pytest.raises(ValueError):
+        lsh.hash_into(X2, np.array([1000]), codes)
+
+
+def test_tables_rehash_of_changed_rows_equals_a_full_insert():
+    rng = np.random.default_rng(10)
+    W = rng.standard_normal((3000, 32)).astype(np.float32)
+    lsh = make_lsh("dwta", 4, 8, 32, seed=1, binsize=4, range_pow=auto_range_pow(3000))
+    partial, full = HashTables.create(lsh, 3000), HashTables.create(lsh, 3000)
+    partial.insert_all(W)
+    changed = np.flatnonzero(rng.random(3000) < 0.3)
+    W[changed] += rng.standard_normal((changed.size, 32)).astype(np.float32)
+    partial.insert_all(W, changed=changed)
+    full.insert_all(W)
+    np.testing.assert_array_equal(partial.codes, full.codes)
+    np.testing.assert_array_equal(partial.offsets, full.offsets)
+    np.testing.assert_array_equal(partial.items, full.items)
+
+
 def test_tables_fifo_keeps_the_last_inserted_and_reservoir_samples():
     lsh = make_lsh("simhash", 1, 2, 4, seed=0)
     codes = np.zeros((1000, 2), np.int32)  # everything in bucket 0 of both tables

@@ -105,9 +105,9 @@ BLOCK = 64
 
 
 @njit(cache=True, fastmath=True)
-def _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, row0):
+def _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, cols):
     """Hash ``nb`` vectors held transposed in XT[:, :nb] (SimHash) or as rank keys in KT (WTA,
-    DWTA), SIMD across vectors (no branches)."""
+    DWTA), SIMD across vectors (no branches); vector ``r``'s codes go to ``codes[:, cols[r]]``."""
     n_hashes = K * L
     m = idx.shape[1]
     tmp = np.empty(BLOCK, np.float32)  # fresh arrays: LLVM knows they alias nothing (vectorises)
@@ -169,14 +169,16 @@ def _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, 
                 raw[r] = (raw[r] << bits) | row[r]
         out = codes[t]
         for r in range(nb):
-            out[row0 + r] = _fold(raw[r], raw_bits, range_pow)
+            out[cols[r]] = _fold(raw[r], raw_bits, range_pow)
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def hash_rows(X, family, idx, sgn, K, L, bits, range_pow, n_chunks, codes):
-    """codes[:, i] = the L codes of X[i], for every row (table-major output, so that each table's
-    build reads its codes sequentially); blocks of 64 rows, SIMD across rows."""
-    n, dim = X.shape
+def hash_rows(X, rows, family, idx, sgn, K, L, bits, range_pow, n_chunks, codes):
+    """codes[:, i] = the L codes of X[i], for every row ``i`` in ``rows`` (table-major output, so
+    that each table's build reads its codes sequentially); blocks of 64 rows, SIMD across rows.
+    Reads the rows in place: no gathered copy of ``X[rows]``."""
+    n = rows.shape[0]
+    dim = X.shape[1]
     n_blocks = (n + BLOCK - 1) // BLOCK
     n_chunks = min(n_chunks, n_blocks)
     for c in prange(n_chunks):
@@ -187,11 +189,13 @@ def hash_rows(X, family, idx, sgn, K, L, bits, range_pow, n_chunks, codes):
         for b in range(n_blocks * c // n_chunks, n_blocks * (c + 1) // n_chunks):
             r0 = b * BLOCK
             nb = min(BLOCK, n - r0)
+            cols = rows[r0:r0 + nb]
             for r in range(nb):
+                x = X[cols[r]]
                 for d in range(dim):
-                    v = X[r0 + r, d]
+                    v = x[d]
                     if family == SIMHASH:
                         XT[d, r] = v
                     else:
                         KT[d, r] = _rank_key(v, family == DWTA and v == 0.0, low)
-            _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, r0)
+            _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, cols)

@@ -59,13 +59,29 @@ class LSH:
 
     def hash_table_major(self, X: np.ndarray, n_chunks: int = 8) -> np.ndarray:
         """Return int32 codes (L, n), C-contiguous: row ``t`` holds every vector's bucket in table ``t``."""
+        X = self._checked(X)
+        codes = np.empty((self.L, X.shape[0]), np.int32)
+        self.hash_into(X, np.arange(X.shape[0], dtype=np.int64), codes, n_chunks)
+        return codes
+
+    def hash_into(self, X: np.ndarray, rows: np.ndarray, codes: np.ndarray, n_chunks: int = 8) -> None:
+        """Set ``codes[:, i]`` (int32, (L, >= len(X))) to the L codes of ``X[i]`` for each ``i`` in
+        ``rows``, reading the rows in place (no copy of ``X[rows]``)."""
+        X = self._checked(X)
+        rows = np.ascontiguousarray(rows, np.int64)
+        if codes.dtype != np.int32 or codes.shape[0] != self.L or codes.shape[1] < X.shape[0] \
+                or not codes.flags.c_contiguous:
+            raise ValueError(f"codes must be C-contiguous int32 ({self.L}, >= {X.shape[0]})")
+        if rows.size and (rows.min() < 0 or rows.max() >= X.shape[0]):
+            raise ValueError(f"rows must lie in [0, {X.shape[0]})")
+        K_.hash_rows(X, rows, self.family_id, self.idx, self.sgn, self.K, self.L, self.bits, self.range_pow,
+                     max(1, min(n_chunks, rows.shape[0])), codes)
+
+    def _checked(self, X: np.ndarray) -> np.ndarray:
         X = np.ascontiguousarray(np.atleast_2d(X), np.float32)
         if X.shape[1] != self.dim:
             raise ValueError(f"vectors have {X.shape[1]} coordinates, the hash expects {self.dim}")
-        codes = np.empty((self.L, X.shape[0]), np.int32)
-        K_.hash_rows(X, self.family_id, self.idx, self.sgn, self.K, self.L, self.bits, self.range_pow,
-                     max(1, min(n_chunks, X.shape[0])), codes)
-        return codes
+        return X
 
 
 def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | None = None,

@@ -65,7 +65,7 @@ class HashTables:
         if changed is None or self.codes is None:
             self.codes = self.lsh.hash_table_major(vectors, n_chunks)
         elif changed.size:
-            self.codes[:, changed] = self.lsh.hash_table_major(vectors[changed], n_chunks)
+            self.lsh.hash_into(vectors, changed, self.codes, n_chunks)
         self._build(self.codes)
 
     def insert_codes(self, codes: np.ndarray) -> None:
