@@ -67,7 +67,8 @@ def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int
     """Measure each workload: iteration time (mean, p50; ms) and memory (bytes).
 
     Iterations are timed round-robin over the workloads (one iteration of each in
-    turn, as PACK and FAIR interleave jobs), after one warm-up round: each follows
+    turn, as PACK and FAIR interleave jobs), after the untimed steps of the memory
+    measurement (one per job): each follows
     another workload's iteration (``iteration_ms``, ``iteration_ms_p50``). Then each
     workload runs ``iterations`` more back to back, as FIFO and SRTF run a job
     (``iteration_ms_warm_p50``: the median of those after the first; on a CPU the
