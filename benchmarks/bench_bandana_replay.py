@@ -139,3 +139,32 @@ class ReplayIOMechanism:
         return self.point["replay_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+
+
+class ReplayRawLoop:
+    """The read loop alone (uniform random blocks, no cache), taking turns with fio: the part
+    of the replay's gap to fio that is the I/O loop itself, not the cache or the pipeline."""
+
+    params = (SIZES["mechanism_queue_depths"],)
+    param_names = ["queue_depth"]
+    setup_cache = _replay
+    timeout = 3600
+
+    def setup(self, data, queue_depth):
+        raise_if_skipped(data)
+        found = [p for p in data.get("raw_loop", []) if p["queue_depth"] == queue_depth]
+        if not found:
+            raise NotImplementedError(f"the raw loop at queue depth {queue_depth} was not measured here")
+        self.point = found[0]
+
+    def track_blocks_per_second(self, data, queue_depth):
+        return self.point["blocks_per_second"]
+
+    track_blocks_per_second.unit = "reads/s"
+
+    def track_ratio(self, data, queue_depth):
+        if self.point["raw_over_fio"] is None:
+            raise NotImplementedError("fio is not installed")
+        return self.point["raw_over_fio"]
+
+    track_ratio.unit = "fraction of fio IOPS"

@@ -104,6 +104,35 @@ def test_bad_input(stored):
         replay.replay(store, offsets, trace, layout, 300, "none", mechanism="carrier-pigeon")
 
 
+@pytest.mark.skipif("libaio" not in MECHANISMS, reason="Linux AIO syscalls unavailable here")
+def test_warm_up_compiles_the_aio_loop_for_bytes_and_words():
+    """A 128-byte vector is copied in 8-byte words, a 100-byte one in bytes: both loops must be
+    compiled before any timed read, or the first timed job pays for a compile."""
+    import subprocess
+    import sys
+
+    code = ("from impls.bandana import direct_io; direct_io.warm_up('libaio'); "
+            "print(sorted({str(sig[5]) for sig in direct_io._aio_loop.signatures}))")
+    # a fresh process: in this one, earlier tests' replays may have compiled either loop already
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "array(uint8, 2d, C)" in out and "array(uint64, 2d, C)" in out
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_raw_read_loop_reads_whole_batches_and_fails_past_the_end(stored, mechanism):
+    store = stored[0]
+    buffers = bs.AlignedBuffers(8, store.header.block_bytes)
+    try:
+        rng = np.random.default_rng(0)
+        got = direct_io.raw_read_rate(mechanism, store.fd, store.header.n_blocks, 4, buffers, 0.0, rng, batch=64)
+        assert got["reads"] == 64 and got["blocks_per_second"] > 0
+        with pytest.raises(direct_io.DirectIOError):     # blocks past the file: short reads, an error
+            direct_io.raw_read_rate(mechanism, store.fd, 10 * store.header.n_blocks, 4, buffers, 0.0, rng,
+                                    batch=64)
+    finally:
+        buffers.close()
+
+
 def test_cli_prints_the_documented_json_and_cleans_up(store_dir, tmp_path, capsys):
     trace = cache.zipf_trace(2000, 3000, 0.9, 1)
     layout = np.random.default_rng(0).permutation(2000)
@@ -153,6 +182,9 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
     assert [p["queue_depth"] for p in data["sweep"]] == [1, 4]
     assert data["best_policy"]["identity"] in cache.POLICIES
     assert len(data["comparison"]["points"]) == 2 and len(data["mechanisms"]) == 1
+    (raw,) = data["raw_loop"]
+    assert raw["queue_depth"] == 2 and raw["blocks_per_second"] > 0
+    assert set(data["headline"]["raw_loop_over_fio_by_queue_depth"]) == {"2"}
     assert data["headline"]["cross_check_all_match"] is True
     assert data["headline"]["useful_bytes_ratio"] > 0
     assert all(p["verified_vectors"] > 0 for p in data["sweep"])

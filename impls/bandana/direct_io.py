@@ -309,19 +309,51 @@ def run_job(mechanism: str, fd: int, job: dict, queue_depth: int, buffers, heade
         raise ValueError(f"unknown I/O mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}")
 
 
+def _reads_only(blocks: np.ndarray, vector_bytes: int) -> dict:
+    """A read job over ``blocks`` that inserts nothing (see :func:`run_job`)."""
+    r = blocks.shape[0]
+    zeros = np.zeros(r + 1, dtype=np.int64)
+    return {"blocks": blocks, "ins_lo": zeros[:r], "ins_hi": zeros[:r], "ins_ids": zeros[:0],
+            "ins_slots": zeros[:0], "pos": zeros[:1], "per_block": 1, "vector_bytes": vector_bytes,
+            "dram": np.zeros((1, vector_bytes), dtype=np.uint8), "filled": np.zeros(1, dtype=np.uint8),
+            "submit_ns": np.zeros(r, dtype=np.int64), "done_ns": np.zeros(r, dtype=np.int64)}
+
+
+def raw_read_rate(mechanism: str, fd: int, n_blocks: int, queue_depth: int, buffers, seconds: float,
+                  rng: np.random.Generator, header_blocks: int = 1, context: AioContext | None = None,
+                  batch: int = 4096) -> dict:
+    """The read loop alone: uniformly random data blocks of the store, ``queue_depth`` in
+    flight, no cache decisions and no copies, in jobs of ``batch`` reads until ``seconds``
+    have passed (fio's access pattern, through this module's loop).
+
+    Returns ``{"reads", "seconds", "blocks_per_second"}`` (reads/s).
+    """
+    reads = 0
+    start = time.perf_counter()
+    while True:
+        job = _reads_only(rng.integers(0, n_blocks, size=batch, dtype=np.int64), 8)
+        run_job(mechanism, fd, job, queue_depth, buffers, header_blocks, context)
+        reads += batch
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return {"reads": reads, "seconds": elapsed, "blocks_per_second": reads / elapsed}
+
+
 def warm_up(mechanism: str) -> None:
-    """Compile ``mechanism``'s numba code (an empty job), so no compile time is measured."""
+    """Compile ``mechanism``'s numba code (empty jobs), so no compile time is measured.
+
+    Both element types the AIO loop is specialised for are compiled: bytes (vector sizes
+    that are not a multiple of 8) and 8-byte words (the others).
+    """
     from impls.bandana.block_store import AlignedBuffers
 
-    empty = np.zeros(0, dtype=np.int64)
-    job = {"blocks": empty, "ins_lo": empty, "ins_hi": empty, "ins_ids": empty, "ins_slots": empty,
-           "pos": empty, "per_block": 1, "vector_bytes": 1, "dram": np.zeros((1, 1), dtype=np.uint8),
-           "filled": np.zeros(1, dtype=np.uint8), "submit_ns": empty, "done_ns": empty}
     buffers = AlignedBuffers(2, 4096)
     try:
-        run_job(mechanism, -1, job, 1, buffers)
+        for vector_bytes in (1, 8):
+            run_job(mechanism, -1, _reads_only(np.zeros(0, dtype=np.int64), vector_bytes), 1, buffers)
         one = np.zeros(1, dtype=np.int64)
-        copy_one(buffers.array[0], 0, one, one, one, one, one - 1, one, 1, 1, job["dram"], job["filled"])
+        copy_one(buffers.array[0], 0, one, one, one, one, one - 1, one, 1, 1, np.zeros((1, 1), dtype=np.uint8),
+                 np.zeros(1, dtype=np.uint8))
     finally:
         buffers.close()
 

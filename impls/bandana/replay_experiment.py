@@ -19,7 +19,10 @@ first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
 * ``mechanisms``: each I/O mechanism of :mod:`impls.bandana.direct_io` at
   ``mechanism_queue_depths`` on the first layout's store, taking ``mechanism_rounds``
   turns with fio (fio, replay, fio, replay, ...) so the drive's drift hits both alike:
-  the headline replay/fio ratios.
+  the headline replay/fio ratios;
+* ``raw_loop``: at the same queue depths, the default mechanism's read loop alone (fio's
+  uniform random blocks, no cache decisions, no copies) taking turns with fio the same way:
+  the part of the replay's gap to fio that is the loop itself.
 
 Sizes come from ``[bandana_replay.<profile>]`` in ``impls/profiles.toml``. The trace
 and table values are synthetic (``datasets/bandana-*.toml``); the device is real.
@@ -131,6 +134,38 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
     return result, np.concatenate(ids)
 
 
+def _measure_raw_loop(store, qd: int, s: dict[str, Any], seconds: float, rounds: int, mechanism: str
+                      ) -> dict[str, Any]:
+    """The read loop alone (:func:`direct_io.raw_read_rate`: fio's uniform random blocks, no
+    cache) taking turns with fio on the same store, as :func:`_measure` does for the replay:
+    how much of the replay's gap to fio is the loop itself. Returns ``{"mechanism",
+    "queue_depth", "blocks_per_second", "fio_runs", "fio_iops", "raw_over_fio"}``."""
+    def fio_run():
+        return replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
+                               store.header.file_bytes, BLOCK_BYTES)
+
+    rng = np.random.default_rng(s["seed"] + qd)
+    buffers = block_store.AlignedBuffers(2 * qd, BLOCK_BYTES)
+    context = direct_io.AioContext(qd) if mechanism == "libaio" else None
+    try:
+        direct_io.warm_up(mechanism)
+        fio_runs, reads, elapsed = [fio_run()], 0, 0.0
+        for _ in range(rounds):
+            part = direct_io.raw_read_rate(mechanism, store.fd, store.header.n_blocks, qd, buffers,
+                                           seconds / rounds, rng, context=context)
+            reads, elapsed = reads + part["reads"], elapsed + part["seconds"]
+            fio_runs.append(fio_run())
+    finally:
+        if context is not None:
+            context.close()
+        buffers.close()
+    rate = reads / elapsed
+    fio_iops = float(np.mean([f["iops"] for f in fio_runs])) if all(fio_runs) else None
+    return {"mechanism": mechanism, "queue_depth": qd, "blocks_per_second": rate,
+            "fio_runs": fio_runs if fio_iops else [], "fio_iops": fio_iops,
+            "raw_over_fio": rate / fio_iops if fio_iops else None}
+
+
 def _cross_check(point, warm, ids, layout, capacity, shadow) -> dict[str, Any]:
     sim = _simulated_segment(warm, ids, layout, capacity, point["policy"], shadow)
     keys = ("blocks_read", "hits", "misses", "prefetched", "prefetch_used")
@@ -160,7 +195,7 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     Returns ``{"sizes", "table", "num_vectors", "capacity", "shadow", "mechanism",
     "warmup_lookups", "segment_lookups", "policies": {layout: {policy: simulated
     counters of the first segment}}, "best_policy": {layout: policy}, "sweep": [point],
-    "comparison": {"queue_depth", "points": [point]}, "mechanisms": [point],
+    "comparison": {"queue_depth", "points": [point]}, "mechanisms": [point], "raw_loop": [row],
     "cross_check": [row], "headline": {...}}``. A point is
     :meth:`replay.ReplaySession.run`'s result plus ``layout``, ``policy``, ``warm_up``,
     ``fio_before`` and ``fio`` (FioPoint dicts or None), ``fio_iops`` (their mean IOPS) and
@@ -187,13 +222,13 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
         "sizes": s, "table": s["table"], "num_vectors": n, "capacity": capacity, "shadow": shadow,
         "mechanism": mechanism, "warmup_lookups": int(warm.size), "point_seconds": s["point_seconds"],
         "policies": {}, "best_policy": {},
-        "sweep": [], "cross_check": [], "mechanisms": [],
+        "sweep": [], "cross_check": [], "mechanisms": [], "raw_loop": [],
         "comparison": {"queue_depth": s["comparison_queue_depth"], "points": []},
     }
     kinds = list(dict.fromkeys(list(s["layouts"]) + [layout for layout, _ in s["comparison"]]))
     mechanisms = [m for m in s["mechanisms"]
                   if m != "libaio" or direct_io.libaio_unavailable_reason() is None]
-    steps = len(s["layouts"]) * len(qds) + len(mechanisms) * len(s["mechanism_queue_depths"]) + 1
+    steps = len(s["layouts"]) * len(qds) + (len(mechanisms) + 1) * len(s["mechanism_queue_depths"]) + 1
     timing = out["phase_seconds"] = {"layouts": 0.0, "replay_and_fio": 0.0, "cross_check": 0.0,
                                      "comparison": 0.0}
 
@@ -240,6 +275,13 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
                             out["cross_check"].append(_cross_check(point, before, ids, layout, capacity, shadow))
                             timing["cross_check"] += time.perf_counter() - started
                         bar.update()
+            if index == 0:
+                for qd in s["mechanism_queue_depths"]:
+                    started = time.perf_counter()
+                    out["raw_loop"].append(_measure_raw_loop(store, qd, s, s["point_seconds"],
+                                                             s["mechanism_rounds"], mechanism))
+                    timing["replay_and_fio"] += time.perf_counter() - started
+                    bar.update()
             if kind not in kept:
                 store.close()
                 path.unlink(missing_ok=True)
@@ -295,12 +337,14 @@ def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
                   and p["replay_over_fio"] is not None]
         ratios[str(qd)] = min(values) if values else None
     interleaved = {f"{p['mechanism']}@{p['queue_depth']}": p["replay_over_fio"] for p in out["mechanisms"]}
+    raw = {str(p["queue_depth"]): p["raw_over_fio"] for p in out.get("raw_loop", [])}
     points = {(p["layout"], p["policy"]): p for p in out["comparison"]["points"]}
     (num_layout, num_policy), (den_layout, den_policy) = s["comparison"][:2]
     num, den = points.get((num_layout, num_policy)), points.get((den_layout, den_policy))
     return {
         "replay_over_fio_by_queue_depth": ratios,
         "replay_over_fio_interleaved": interleaved,
+        "raw_loop_over_fio_by_queue_depth": raw,
         "useful_bytes_ratio": (num["useful_bytes_per_second"] / den["useful_bytes_per_second"]
                                if num and den and den["useful_bytes_per_second"] else None),
         "useful_bytes_ratio_configs": [f"{num_layout}+{num_policy}", f"{den_layout}+{den_policy}"],
@@ -334,6 +378,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{role:<11}{p['layout']:<17}{p['policy']:<9}{p['mechanism']:<8}{p['queue_depth']:>3}"
                   f"{p['blocks_read']:>8}{p['blocks_per_second']:>9.0f}{fio_iops:>10}{ratio:>7}"
                   f"{p['useful_bytes_per_second'] / 1e6:>12.3f}{p['hit_rate']:>9.3f}")
+    for p in data["raw_loop"]:
+        ratio = f"{p['raw_over_fio']:.3f}" if p["raw_over_fio"] is not None else "-"
+        fio_iops = f"{p['fio_iops']:.0f}" if p["fio_iops"] is not None else "-"
+        print(f"{'raw loop':<11}{'(uniform)':<17}{'-':<9}{p['mechanism']:<8}{p['queue_depth']:>3}{'':>8}"
+              f"{p['blocks_per_second']:>9.0f}{fio_iops:>10}{ratio:>7}")
     print(json.dumps(data["headline"], indent=1))
     return 0
 

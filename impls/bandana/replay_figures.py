@@ -19,7 +19,8 @@ def _layouts(data: dict) -> list[str]:
 def replay_vs_fio(data: dict):
     """Three panels against queue depth, one line per layout (its best policy): block
     reads/s with fio's 4 KB random-read IOPS on the same file dashed (the ceiling);
-    lookups/s; useful MB/s (10^6 bytes/s of vectors the lookups used)."""
+    lookups/s; useful MB/s (10^6 bytes/s of vectors the lookups used). Crosses: the read
+    loop alone on fio's uniform random blocks, where measured (``raw_loop``)."""
     fig, (ax_io, ax_lookups, ax_useful) = new_axes(width=13.0, height=3.6, ncols=3)
     for i, layout in enumerate(_layouts(data)):
         line = sorted((p for p in data["sweep"] if p["layout"] == layout), key=lambda p: p["queue_depth"])
@@ -32,6 +33,10 @@ def replay_vs_fio(data: dict):
         ax_lookups.plot(qd, [p["lookups_per_second"] / 1e3 for p in line], marker="o", color=f"C{i}", label=label)
         ax_useful.plot(qd, [p["useful_bytes_per_second"] / 1e6 for p in line], marker="o", color=f"C{i}",
                        label=label)
+    raw = sorted(data.get("raw_loop", []), key=lambda p: p["queue_depth"])
+    if raw:
+        ax_io.plot([p["queue_depth"] for p in raw], [p["blocks_per_second"] / 1e3 for p in raw], "kx",
+                   linestyle="none", label="read loop alone (uniform blocks, as fio)")
     for ax, ylabel in ((ax_io, "thousand 4 KB reads/s"), (ax_lookups, "thousand lookups/s"),
                        (ax_useful, "useful MB/s")):
         ax.set_xscale("log", base=2)
