@@ -222,6 +222,9 @@ def test_speedup_with_the_pairs_own_target():
     assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 2.8)
     s = experiments.speedup(slow, fast, 0.8)          # the slower one never reaches the target
     assert s["value"] is None and s["slow_time_to_target_s"] == pytest.approx(2.8)
+    slow["train_seconds"] = 2.0                       # stopped before the fast one reached the target
+    s = experiments.speedup(fast, slow, 0.8)
+    assert s["value"] is None and not s["lower_bound"] and "no bound" in s["no_bound"]
 
 
 def test_no_target_when_no_run_beats_the_most_popular_label():

@@ -166,7 +166,9 @@ def add_targets(runs: list[dict], fraction: float) -> float | None:
 
 def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, Any]:
     """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target, a
-    lower bound when only ``fast`` does, undefined (None) when ``fast`` does not.
+    lower bound when only ``fast`` does (``slow``'s budget over ``fast``'s time), undefined
+    (None) when ``fast`` does not, or when ``slow``'s budget ended before ``fast`` reached the
+    target (a bound below 1 says nothing; ``no_bound`` says why).
 
     The target is the runs' ``target_p_at_1`` (set by :func:`add_targets`) or, with
     ``fraction``, the pair's own (:func:`target_p_at_1` of the two runs), so a
@@ -198,8 +200,11 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     t_fast = max(t_fast, 1e-9)
     if t_slow is not None:
         out["value"] = t_slow / t_fast
-    else:
+    elif slow["train_seconds"] >= t_fast:
         out["value"], out["lower_bound"] = slow["train_seconds"] / t_fast, True
+    else:
+        out["no_bound"] = (f"{out['slow']} stopped after {slow['train_seconds']:.1f} s, before {out['fast']} "
+                           f"reached the target ({t_fast:.1f} s): no bound on the ratio")
     return out
 
 
