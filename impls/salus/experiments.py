@@ -184,8 +184,9 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         for name in sizes["policies"]:
             # Re-measure the iteration times just before each run, the first one included: on a
             # shared machine the load drifts over minutes, and the simulator should see what this
-            # run will see. In 4 of 5 suite runs the experiment's first profile was 15-30% slower
-            # than the FIFO run after it (FIFO is predicted 18-26% high from it).
+            # run will see. (In 4 of 5 suite runs the experiment's first profile was 15-30% slower
+            # than the FIFO run after it; a second profile just before FIFO was as slow in the
+            # one run measured: the first ~10 s of the experiment run slower on that VM.)
             fresh = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
                                       seed=sizes.get("seed", 0))
             fresh_ms = {w: p["iteration_ms_p50"] for w, p in fresh.items()}
