@@ -98,6 +98,21 @@ def _simulated_segment(warm, segment_ids, layout, capacity, policy, shadow) -> d
     return diff
 
 
+def _fio_point(store, qd: int, s: dict[str, Any]) -> dict[str, Any] | None:
+    """fio's 4 KB random reads on ``store``'s file at ``qd`` (a FioPoint dict; None without fio)."""
+    return replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"], store.header.file_bytes,
+                           BLOCK_BYTES)
+
+
+def _against_fio(reads_per_second: float, fio_runs: list) -> tuple[list, float | None, float | None]:
+    """(the fio runs, their mean IOPS, reads_per_second over it); ([], None, None) when any
+    fio run is missing."""
+    if not fio_runs or not all(fio_runs):
+        return [], None, None
+    iops = float(np.mean([f["iops"] for f in fio_runs]))
+    return fio_runs, iops, reads_per_second / iops
+
+
 def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
              ) -> tuple[dict[str, Any], np.ndarray]:
     """fio and the replay taking turns on the same store file at the same queue depth:
@@ -109,11 +124,7 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
     ``fio_iops`` (their mean IOPS), ``fio`` (the last run), ``replay_over_fio``
     (reads/s over fio_iops)) and the ids it replayed.
     """
-    def fio_run():
-        return replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
-                               store.header.file_bytes, BLOCK_BYTES)
-
-    fio_runs = [fio_run()]
+    fio_runs = [_fio_point(store, qd, s)]
     parts, latencies, ids = [], [], []
     for _ in range(rounds):
         part = session.run(*cursor.remaining(), queue_depth=qd, verify=s["verify_per_chunk"],
@@ -121,16 +132,12 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
         parts.append(part)
         latencies.append(session.last_latencies_ns)
         ids.append(cursor.advance(part["queries"]))
-        fio_runs.append(fio_run())
+        fio_runs.append(_fio_point(store, qd, s))
     result = replay.merge_results(parts, latencies)
     result["rounds"] = rounds
     result["fio"] = fio_runs[-1]
-    if all(fio_runs):
-        result["fio_runs"] = fio_runs
-        result["fio_iops"] = float(np.mean([f["iops"] for f in fio_runs]))
-        result["replay_over_fio"] = result["blocks_per_second"] / result["fio_iops"]
-    else:
-        result["fio_runs"], result["fio_iops"], result["replay_over_fio"] = [], None, None
+    result["fio_runs"], result["fio_iops"], result["replay_over_fio"] = _against_fio(
+        result["blocks_per_second"], fio_runs)
     return result, np.concatenate(ids)
 
 
@@ -140,30 +147,25 @@ def _measure_raw_loop(store, qd: int, s: dict[str, Any], seconds: float, rounds:
     cache) taking turns with fio on the same store, as :func:`_measure` does for the replay:
     how much of the replay's gap to fio is the loop itself. Returns ``{"mechanism",
     "queue_depth", "blocks_per_second", "fio_runs", "fio_iops", "raw_over_fio"}``."""
-    def fio_run():
-        return replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
-                               store.header.file_bytes, BLOCK_BYTES)
-
     rng = np.random.default_rng(s["seed"] + qd)
     buffers = block_store.AlignedBuffers(2 * qd, BLOCK_BYTES)
     context = direct_io.AioContext(qd) if mechanism == "libaio" else None
     try:
         direct_io.warm_up(mechanism)
-        fio_runs, reads, elapsed = [fio_run()], 0, 0.0
+        fio_runs, reads, elapsed = [_fio_point(store, qd, s)], 0, 0.0
         for _ in range(rounds):
             part = direct_io.raw_read_rate(mechanism, store.fd, store.header.n_blocks, qd, buffers,
                                            seconds / rounds, rng, context=context)
             reads, elapsed = reads + part["reads"], elapsed + part["seconds"]
-            fio_runs.append(fio_run())
+            fio_runs.append(_fio_point(store, qd, s))
     finally:
         if context is not None:
             context.close()
         buffers.close()
     rate = reads / elapsed
-    fio_iops = float(np.mean([f["iops"] for f in fio_runs])) if all(fio_runs) else None
+    fio_runs, fio_iops, ratio = _against_fio(rate, fio_runs)
     return {"mechanism": mechanism, "queue_depth": qd, "blocks_per_second": rate,
-            "fio_runs": fio_runs if fio_iops else [], "fio_iops": fio_iops,
-            "raw_over_fio": rate / fio_iops if fio_iops else None}
+            "fio_runs": fio_runs, "fio_iops": fio_iops, "raw_over_fio": ratio}
 
 
 def _cross_check(point, warm, ids, layout, capacity, shadow) -> dict[str, Any]:
@@ -317,12 +319,10 @@ def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, s
     points = []
     for c in configs:
         point = replay.merge_results(c["parts"], c["latencies"])
-        fio_point = replay.fio_iops(c["store"].path, qd, s["fio_runtime_s"], s["fio_ramp_s"],
-                                    c["store"].header.file_bytes, BLOCK_BYTES)
+        fio_point = _fio_point(c["store"], qd, s)
+        fio_runs, fio_iops, ratio = _against_fio(point["blocks_per_second"], [fio_point])
         point.update(layout=c["kind"], policy=c["policy"], warm_up=c["warm"], rounds=rounds, fio=fio_point,
-                     fio_runs=[fio_point] if fio_point else [],
-                     fio_iops=fio_point["iops"] if fio_point else None,
-                     replay_over_fio=point["blocks_per_second"] / fio_point["iops"] if fio_point else None)
+                     fio_runs=fio_runs, fio_iops=fio_iops, replay_over_fio=ratio)
         points.append(point)
         cross_checks.append(_cross_check(point, warm, np.concatenate(c["cursor"].history), c["layout"],
                                          capacity, shadow))
