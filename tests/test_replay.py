@@ -308,3 +308,42 @@ def test_slots_freed_by_a_chunk_are_reused_two_chunks_later():
             served_at[int(s)] = k
         slots.reclaim(k, state, 2)
     assert slots.slots == 4 + 2 * 2 + 1 and slots.reclaims > 0
+
+
+# ---------------------------------------------------------------- shadow size chosen by simulation
+
+def _effective_bandwidth_after(warm, ids, layout, capacity, shadow):
+    state = cache.CacheState(layout, capacity, "shadow", shadow, 128, 4096)
+    state.process(warm)
+    before = state.result()
+    state.process(ids)
+    after = state.result()
+    used = (after.misses - before.misses) + (after.prefetch_used - before.prefetch_used)
+    return used * 128 / (after.bytes_read - before.bytes_read)
+
+
+def test_shadow_size_is_the_best_on_the_second_half_of_the_warm_up():
+    from impls.bandana.replay_experiment import _choose_shadow
+
+    layout = np.random.default_rng(5).permutation(N)
+    warm = cache.zipf_trace(N, 40000, 0.8, 11)
+    factors = [1.0, 2.0, 4.0, 8.0]
+    shadow, scores = _choose_shadow(warm, layout, 100, factors)
+    expected = {f"{f:g}": _effective_bandwidth_after(warm[:20000], warm[20000:], layout, 100, int(f * 100))
+                for f in factors}
+    assert scores == pytest.approx(expected)
+    assert len(set(scores.values())) > 1                    # the candidates differ on this trace
+    best = max(factors, key=lambda f: expected[f"{f:g}"])
+    assert shadow == int(best * 100)
+
+
+def test_shadow_size_ties_go_to_the_smaller_and_bad_factors_are_refused():
+    from impls.bandana.replay_experiment import _choose_shadow
+
+    warm = np.random.default_rng(1).integers(0, 64, 4000)     # 64 distinct ids: any shadow >= 64 holds them all
+    shadow, scores = _choose_shadow(warm, np.arange(N), 32, [2.0, 4.0, 8.0])
+    assert len(set(scores.values())) == 1 and shadow == 64
+    with pytest.raises(ValueError, match="at least as large"):
+        _choose_shadow(warm, np.arange(N), 32, [0.5, 2.0])
+    with pytest.raises(ValueError, match="empty"):
+        _choose_shadow(warm, np.arange(N), 32, [])

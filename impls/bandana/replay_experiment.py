@@ -98,6 +98,26 @@ def _simulated_segment(warm, segment_ids, layout, capacity, policy, shadow) -> d
     return diff
 
 
+def _choose_shadow(warm, layout, capacity, factors) -> tuple[int, dict[str, float]]:
+    """The shadow size (vector ids) among ``factors`` x ``capacity`` with the highest simulated
+    effective bandwidth on the second half of ``warm`` after its first half (ties: the
+    smaller); and each candidate's effective bandwidth, keyed by factor."""
+    half = warm.size // 2
+    scores: dict[str, float] = {}
+    best, best_score = None, -1.0
+    for factor in factors:
+        shadow = int(factor * capacity)
+        if shadow < capacity:
+            raise ValueError(f"shadow factor {factor} < 1: the shadow set must be at least as large as the cache")
+        score = _simulated_segment(warm[:half], warm[half:], layout, capacity, "shadow", shadow)["effective_bandwidth"]
+        scores[f"{factor:g}"] = score
+        if score > best_score:
+            best, best_score = shadow, score
+    if best is None:
+        raise ValueError("shadow_factors is empty")
+    return best, scores
+
+
 def _fio_point(store, qd: int, s: dict[str, Any]) -> dict[str, Any] | None:
     """fio's 4 KB random reads on ``store``'s file at ``qd`` (a FioPoint dict; None without fio)."""
     return replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"], store.header.file_bytes,
@@ -194,7 +214,11 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     gives the highest effective bandwidth over the ``policy_choice_lookups`` lookups
     after the warm-up.
 
-    Returns ``{"sizes", "table", "num_vectors", "capacity", "shadow", "mechanism",
+    The shadow set of each layout is sized by :func:`_choose_shadow` on the warm-up lookups
+    (``shadow``: ids per layout; ``shadow_choice``: each candidate factor's simulated
+    effective bandwidth).
+
+    Returns ``{"sizes", "table", "num_vectors", "capacity", "shadow", "shadow_choice", "mechanism",
     "warmup_lookups", "segment_lookups", "policies": {layout: {policy: simulated
     counters of the first segment}}, "best_policy": {layout: policy}, "sweep": [point],
     "comparison": {"queue_depth", "points": [point]}, "mechanisms": [point], "raw_loop": [row],
@@ -217,11 +241,10 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     per_block = BLOCK_BYTES // VECTOR_BYTES
     n = table["num_vectors"]
     capacity = max(per_block, int(round(s["cache_fraction"] * n)))
-    shadow = int(s["shadow_factor"] * capacity)
     mechanism = direct_io.default_mechanism()
     max_qd = max(qds + [s["comparison_queue_depth"]] + list(s["mechanism_queue_depths"]))
     out: dict[str, Any] = {
-        "sizes": s, "table": s["table"], "num_vectors": n, "capacity": capacity, "shadow": shadow,
+        "sizes": s, "table": s["table"], "num_vectors": n, "capacity": capacity, "shadow": {}, "shadow_choice": {},
         "mechanism": mechanism, "warmup_lookups": int(warm.size), "point_seconds": s["point_seconds"],
         "policies": {}, "best_policy": {},
         "sweep": [], "cross_check": [], "mechanisms": [], "raw_loop": [],
@@ -234,7 +257,7 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     timing = out["phase_seconds"] = {"layouts": 0.0, "replay_and_fio": 0.0, "cross_check": 0.0,
                                      "comparison": 0.0}
 
-    def session_for(store, layout, policy, mech):
+    def session_for(store, layout, policy, mech, shadow):
         return replay.ReplaySession(store, layout, capacity, policy, shadow if policy == "shadow" else None,
                                     mechanism=mech, table=vectors, seed=s["seed"], max_queue_depth=max_qd)
 
@@ -243,6 +266,8 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
         for index, kind in enumerate(kinds):
             started = time.perf_counter()
             layout = experiments.build_layout(kind, table, s).permutation
+            shadow, out["shadow_choice"][kind] = _choose_shadow(warm, layout, capacity, s["shadow_factors"])
+            out["shadow"][kind] = shadow
             sims = {p: _simulated_segment(warm, first_segment, layout, capacity, p, shadow)
                     for p in s["policies"]}
             out["policies"][kind] = sims
@@ -261,7 +286,7 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
             if index == 0:
                 runs += [("mechanism", best, m, list(s["mechanism_queue_depths"])) for m in mechanisms]
             for role, policy, mech, plan in runs:
-                with session_for(store, layout, policy, mech) as session:
+                with session_for(store, layout, policy, mech, shadow) as session:
                     warmed = session.warm(warm, queue_depth=max_qd)
                     cursor = _Cursor(rest)
                     for qd in plan:
@@ -289,23 +314,24 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
                 path.unlink(missing_ok=True)
         started = time.perf_counter()
         out["comparison"]["points"] = _compare(kept, s, warm, rest, max_qd, session_for, out["cross_check"],
-                                               capacity, shadow)
+                                               capacity, out["shadow"])
         timing["comparison"] += time.perf_counter() - started
         bar.update()
     out["headline"] = _headline(out, s)
     return out
 
 
-def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, shadow) -> list[dict[str, Any]]:
+def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, shadows) -> list[dict[str, Any]]:
     """Replay the ``comparison`` configurations taking turns (``comparison_rounds`` slices
     each, same queue depth, same trace from the same warm-up), so the drive's drift
-    affects them alike; then fio once on each store. Returns one point per configuration."""
+    affects them alike; then fio once on each store. ``shadows``: shadow size per layout.
+    Returns one point per configuration."""
     qd, rounds = s["comparison_queue_depth"], s["comparison_rounds"]
     configs = []
     with contextlib.ExitStack() as stack:
         for kind, policy in s["comparison"]:
             layout, store = kept[kind]
-            session = stack.enter_context(session_for(store, layout, policy, None))
+            session = stack.enter_context(session_for(store, layout, policy, None, shadows[kind]))
             configs.append({"kind": kind, "policy": policy, "layout": layout, "store": store,
                             "session": session, "warm": session.warm(warm, queue_depth=max_qd),
                             "cursor": _Cursor(rest), "parts": [], "latencies": []})
@@ -325,7 +351,7 @@ def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, s
                      fio_runs=fio_runs, fio_iops=fio_iops, replay_over_fio=ratio)
         points.append(point)
         cross_checks.append(_cross_check(point, warm, np.concatenate(c["cursor"].history), c["layout"],
-                                         capacity, shadow))
+                                         capacity, shadows[c["kind"]]))
     return points
 
 
