@@ -53,3 +53,28 @@ def test_simulator_agrees_with_a_real_run_on_a_tiny_trace():
         # wall-clock figure, so it is tracked by bench_salus, and only checked for shape here
         assert 0.0 <= row["sim_error"] < float("inf"), row
     assert out["fifo_over_srtf"]["real"] > 0 and out["paper_sized_sim"]["fifo_over_srtf"] >= 1.0
+
+
+def test_profile_takes_switched_and_back_to_back_iterations_in_the_same_rounds(monkeypatch):
+    """On a machine whose speed drifts, both kinds of iteration time must see the same
+    moments: here every step costs 1 ms + 0.5 ms x (steps so far), plus 3 ms when the
+    previous step was another job's. Taken in the same rounds, the two medians differ by
+    3 ms - 0.5 ms (the back-to-back one comes one step later); a block of back-to-back
+    iterations at the end would see only the slow end of the drift."""
+    from impls.salus import experiments, workloads
+    from impls.salus.devices import CpuDevice
+
+    clock = {"now": 0.0, "steps": 0, "last": None}
+
+    def fake_step(self, count=True):
+        cost_ms = 1.0 + 0.5 * clock["steps"] + (3.0 if clock["last"] is not self else 0.0)
+        clock["now"] += cost_ms / 1e3
+        clock["steps"] += 1
+        clock["last"] = self
+
+    monkeypatch.setattr(workloads.Job, "step", fake_step)
+    device = CpuDevice(clock=lambda: clock["now"])
+    out = experiments.profile_workloads(["mlp_b64", "vae_b32", "superres_b4"], device, iterations=6)
+    for name, row in out.items():
+        assert row["iteration_ms_p50"] - row["iteration_ms_warm_p50"] == pytest.approx(2.5), name
+    assert out["vae_b32"]["iteration_ms_p50"] - out["mlp_b64"]["iteration_ms_p50"] == pytest.approx(1.0)

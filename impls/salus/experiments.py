@@ -66,14 +66,16 @@ def _load_note() -> dict:
 def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int = 5, seed: int = 0) -> dict:
     """Measure each workload: iteration time (mean, p50; ms) and memory (bytes).
 
-    Iterations are timed round-robin over the workloads (one iteration of each in
-    turn, as PACK and FAIR interleave jobs), after the untimed steps of the memory
-    measurement (one per job): each follows
-    another workload's iteration (``iteration_ms``, ``iteration_ms_p50``). Then each
-    workload runs ``iterations`` more back to back, as FIFO and SRTF run a job
-    (``iteration_ms_warm_p50``: the median of those after the first; on a CPU the
-    caches then hold the job's weights). Memory: on CUDA from the allocator, on CPU
-    estimated (see :func:`impls.salus.devices.estimate_job_memory`).
+    ``iterations`` rounds, after the untimed steps of the memory measurement (one per
+    job); each round runs every workload in turn, two iterations each: the first follows
+    another workload's iteration, as when PACK and FAIR interleave jobs (``iteration_ms``,
+    ``iteration_ms_p50``), the second follows its own, as FIFO and SRTF run a job
+    (``iteration_ms_warm_p50``; on a CPU the caches then hold the job's weights). Taking
+    both kinds in the same rounds spreads each over the whole profile, so drift in the
+    machine's speed reaches them alike (a block of back-to-back iterations per workload
+    at the end saw one moment: its median moved by up to 50% between profiles a minute apart).
+    Memory: on CUDA from the allocator, on CPU estimated (see
+    :func:`impls.salus.devices.estimate_job_memory`).
     """
     dev = get_device(device)
     names = list(dict.fromkeys(names))
@@ -88,12 +90,13 @@ def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int
         return timer.elapsed_ms()
 
     times: dict[str, list[float]] = {name: [] for name in names}
+    warm: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(iterations):
         for name, job in jobs.items():
             times[name].append(timed_step(job))
-    warm = {name: [timed_step(job) for _ in range(iterations + 1)] for name, job in jobs.items()}
+            warm[name].append(timed_step(job))
     out = {name: {"iteration_ms": float(np.mean(times[name])), "iteration_ms_p50": float(np.median(times[name])),
-                  "iteration_ms_warm_p50": float(np.median(warm[name][1:])),
+                  "iteration_ms_warm_p50": float(np.median(warm[name])),
                   "state_bytes": jobs[name].state_bytes(), **memory[name]} for name in names}
     for job in jobs.values():
         job.release()
