@@ -112,6 +112,12 @@ class SchedulingPolicies:
 
     track_simulator_error.unit = "relative error of simulated average JCT"
 
+    def track_device_time_over_profile(self, data, policy):
+        """The run's device time over the profile's for the same iterations: the machine's drift."""
+        return self.row["device_time_over_profile"]
+
+    track_device_time_over_profile.unit = "ratio"
+
 
 class SchedulingPoliciesCuda(SchedulingPolicies):
     """The same on a CUDA device; skipped without one."""

@@ -52,6 +52,7 @@ def test_simulator_agrees_with_a_real_run_on_a_tiny_trace():
         # fully predictive (times profiled before the run) depends on how quiet the machine is: a
         # wall-clock figure, so it is tracked by bench_salus, and only checked for shape here
         assert 0.0 <= row["sim_error"] < float("inf"), row
+        assert row["device_time_over_profile"] > 0
     assert out["fifo_over_srtf"]["real"] > 0 and out["paper_sized_sim"]["fifo_over_srtf"] >= 1.0
 
 
@@ -78,3 +79,14 @@ def test_profile_takes_switched_and_back_to_back_iterations_in_the_same_rounds(m
     for name, row in out.items():
         assert row["iteration_ms_p50"] - row["iteration_ms_warm_p50"] == pytest.approx(2.5), name
     assert out["vae_b32"]["iteration_ms_p50"] - out["mlp_b64"]["iteration_ms_p50"] == pytest.approx(1.0)
+
+
+def test_device_time_ratio_leaves_the_simulated_bookkeeping_out():
+    from impls.salus.experiments import device_time_ratio
+
+    real = {"jobs": [{"device_ms": 30.0, "iterations_done": 2}, {"device_ms": 50.0, "iterations_done": 4}]}
+    # the simulation charged 10 + 10 and 15 x 4 ms of iterations, plus 0.5 ms bookkeeping each
+    sim = {"jobs": [{"device_ms": 21.0, "iterations_done": 2}, {"device_ms": 62.0, "iterations_done": 4}]}
+    assert device_time_ratio(real, sim, 0.5) == pytest.approx(80.0 / 80.0)
+    assert device_time_ratio(real, sim, 0.0) == pytest.approx(80.0 / 83.0)
+    assert device_time_ratio(real, {"jobs": []}, 0.5) is None

@@ -127,6 +127,15 @@ def _inrun_iteration_ms(result: dict, fallback: Mapping[str, float]) -> dict:
     return {w: (total[w][0] / total[w][1] if w in total else fallback[w]) for w in fallback}
 
 
+def device_time_ratio(real: Mapping, sim: Mapping, overhead_ms: float) -> float | None:
+    """Device time the real run's iterations took over the time the simulation gave the same
+    iterations, the executor's bookkeeping (``overhead_ms`` per iteration) left out of both;
+    1.0 when the machine ran the jobs exactly as fast as the times driving the simulation."""
+    real_ms = sum(j["device_ms"] for j in real["jobs"])
+    sim_ms = sum(j["device_ms"] - j["iterations_done"] * overhead_ms for j in sim["jobs"])
+    return real_ms / sim_ms if sim_ms > 0 else None
+
+
 def run_trace(trace: Sequence[Mapping], policy: str, device: Any, profile: Mapping[str, Mapping],
               memory_budget_bytes: int | None) -> dict:
     """Run ``trace`` for real in one :class:`Executor` (jobs built before the clock starts)."""
@@ -167,8 +176,11 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     ``sim_inrun`` by the mean iteration time each job had during the real run (per
     workload: ``inrun_iteration_ms``); it checks the scheduling model alone, free of the
     load drift between profile and run on a shared machine; ``*_error`` =
-    |sim - real| / real of the average JCT. ``paper_sized_sim`` simulates a larger trace
-    (sim_jobs, minutes-long jobs) with the first profile.
+    |sim - real| / real of the average JCT; ``device_time_over_profile``: the device time
+    the real run's iterations took over what the profile gave them (see
+    :func:`device_time_ratio`; away from 1.0 the machine ran faster or slower than when
+    profiled). ``paper_sized_sim`` simulates a larger trace (sim_jobs, minutes-long jobs)
+    with the first profile.
     """
     sizes = dict(sizes or salus_sizes("salus_policies"))
     dev = get_device(device)
@@ -209,6 +221,7 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
                 "profiled_iteration_ms": fresh_ms, "profiled_warm_iteration_ms": fresh_warm,
                 "inrun_iteration_ms": inrun_ms,
                 "sim_error": _rel_err(sim["avg_jct_s"], real["avg_jct_s"]),
+                "device_time_over_profile": device_time_ratio(real, sim, overhead_ms),
                 "sim_inrun_error": _rel_err(sim_inrun["avg_jct_s"], real["avg_jct_s"]),
             }
             bar.update(1)

@@ -91,8 +91,14 @@ def avg_jct_real_vs_simulated(data: dict):
         worst = max((abs(e) for e in errors if e is not None), default=None)
         if worst is not None:
             parts.append(f"{worst:.1%} ({what})")
+    drift = [data["policies"][p].get("device_time_over_profile") for p in policies]
+    drift = [d for d in drift if d is not None]
     if parts:
-        ax.set_title("largest simulator error: " + ", ".join(parts), fontsize=9)
+        title = "largest simulator error: " + ", ".join(parts)
+        if drift:
+            title += (f"\nthe runs' device time over the profiles': {min(drift):.2f}-{max(drift):.2f}x"
+                      " (1.00: the machine as fast as when profiled)")
+        ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
