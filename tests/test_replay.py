@@ -174,7 +174,7 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
 
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(store_dir / "nvm-target.bin"))
     s = replay_experiment.sizes("smoke")
-    s.update(layouts=["identity"], queue_depths=[1, 4], comparison=[["identity", "prefetch"], ["identity", "none"]],
+    s.update(layouts=["identity"], policies=["shadow"], shadow_factors=[2.0, 3.0], queue_depths=[1, 4], comparison=[["identity", "prefetch"], ["identity", "none"]],
              mechanisms=MECHANISMS[:1], mechanism_queue_depths=[2], point_seconds=0.05, fio_runtime_s=0.05,
              fio_ramp_s=0.0, warmup_lookups=20000, policy_choice_lookups=5000, comparison_rounds=2,
              mechanism_rounds=1)
@@ -190,7 +190,11 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
     assert all(p["verified_vectors"] > 0 for p in data["sweep"])
     assert not list(store_dir.glob("*.store"))                # stores are removed
     json.dumps(data)                                          # plain data, JSON-ready
-    replay_figures.replay_vs_fio(data)
+    assert data["shadow"]["identity"] in (2 * data["capacity"], 3 * data["capacity"])
+    assert set(data["shadow_choice"]["identity"]) == {"2", "3"}
+    labels = [line.get_label() for line in replay_figures.replay_vs_fio(data).axes[0].get_lines()]
+    factor = data["shadow"]["identity"] // data["capacity"]
+    assert f"identity (shadow set {factor}x cache)" in labels
     replay_figures.cross_check(data)
 
 

@@ -26,6 +26,9 @@ def replay_vs_fio(data: dict):
         line = sorted((p for p in data["sweep"] if p["layout"] == layout), key=lambda p: p["queue_depth"])
         qd = [p["queue_depth"] for p in line]
         label = f"{layout} ({line[0]['policy']})"
+        shadow = data["shadow"].get(layout) if isinstance(data.get("shadow"), dict) else None
+        if line[0]["policy"] == "shadow" and shadow:
+            label = f"{layout} (shadow set {shadow / data['capacity']:g}x cache)"
         ax_io.plot(qd, [p["blocks_per_second"] / 1e3 for p in line], marker="o", color=f"C{i}", label=label)
         if all(p["fio_iops"] for p in line):
             ax_io.plot(qd, [p["fio_iops"] / 1e3 for p in line], linestyle="--", color=f"C{i}", alpha=0.7,
