@@ -11,7 +11,7 @@ nanoseconds).
 
 * ``"libaio"``: the kernel's native AIO (``io_setup``/``io_submit``/``io_getevents``)
   called through libc's ``syscall`` from a numba loop, so no Python runs per read:
-  up to ``queue_depth`` iocbs are submitted in one call, and after each
+  one iocb per ``io_submit`` (a larger batch plugs the block queue; see ``_fill``), and after each
   ``io_getevents`` the queue is refilled (from a pool of 2 × queue_depth buffers)
   before the completed blocks are copied, so the drive never waits for the copies.
   The loop runs without the GIL. Needs only libc (no libaio package); O_DIRECT
@@ -92,13 +92,18 @@ def _now_ns(ts):
 @njit(cache=False, nogil=True, inline="always")
 def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, batch, free, slot_read,
           state, ts, blocks, submit_ns):
-    """Submit reads until ``queue_depth`` are in flight or all are submitted; 0 or _ERR_SUBMIT."""
+    """Submit reads until ``queue_depth`` are in flight or all are submitted; 0 or _ERR_SUBMIT.
+
+    One ``io_submit`` per read, as fio does by default: the kernel plugs the block queue
+    for a call of more than two iocbs and dispatches them together when the call ends,
+    which cost fio itself 15-20% of its reads/s at queue depth 32 on the VM this was
+    measured on (``--iodepth_batch_submit=32`` against the default 1).
+    """
     n = blocks.shape[0]
     iocb_base = iocbs.ctypes.data
-    k = 0
-    while state[2] + k < queue_depth and state[0] + k < n:
-        slot = free[state[3] - 1 - k]
-        i = state[0] + k
+    while state[2] < queue_depth and state[0] < n:
+        slot = free[state[3] - 1]
+        i = state[0]
         w = slot * 8
         iocbs[w + 0] = slot                                   # aio_data
         iocbs[w + 1] = 0                                      # aio_key, aio_rw_flags
@@ -108,19 +113,16 @@ def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, ba
         iocbs[w + 5] = (blocks[i] + header_blocks) * block_bytes  # aio_offset
         iocbs[w + 6] = 0
         iocbs[w + 7] = 0
-        batch[k] = iocb_base + slot * 64
+        batch[0] = iocb_base + slot * 64
         slot_read[slot] = i
-        k += 1
-    if k > 0:
-        now = _now_ns(ts)
-        got = _syscall(_NR_IO_SUBMIT, ctx, k, batch.ctypes.data, 0, 0)
-        if got < 0:
+        submit_ns[i] = _now_ns(ts)
+        got = _syscall(_NR_IO_SUBMIT, ctx, 1, batch.ctypes.data, 0, 0)
+        if got != 1:
             return _ERR_SUBMIT
-        for j in range(got):
-            submit_ns[state[0] + j] = now
-        state[0] += got
-        state[2] += got
-        state[3] -= got
+        state[5] += 1
+        state[0] += 1
+        state[2] += 1
+        state[3] -= 1
     return _DONE
 
 
@@ -129,7 +131,8 @@ def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr,
               batch, events, free, slot_read, state, ts,
               blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block, units, dram, filled, submit_ns,
               done_ns):
-    """Run (or resume) a read job; state = [submitted, done, in_flight, n_free, failed_read].
+    """Run (or resume) a read job; state = [submitted, done, in_flight, n_free, failed_read,
+    io_submit calls].
 
     ``pool`` holds at least 2 × queue_depth buffers, so the reads that replace the ones
     just completed are submitted before those are copied into DRAM (the device never
@@ -223,7 +226,7 @@ def run_libaio(fd: int, job: dict, queue_depth: int, buffers, header_blocks: int
     try:
         slots = 2 * queue_depth
         free = np.arange(slots, dtype=np.int64)
-        state = np.array([0, 0, 0, slots, -1], dtype=np.int64)
+        state = np.array([0, 0, 0, slots, -1, 0], dtype=np.int64)
         block_bytes = buffers.block_bytes
         while True:
             status = _aio_loop(ctx.ctx, fd, queue_depth, block_bytes, header_blocks, pool,
@@ -233,6 +236,7 @@ def run_libaio(fd: int, job: dict, queue_depth: int, buffers, header_blocks: int
                                job["per_block"], vb // word, dram, job["filled"], job["submit_ns"],
                                job["done_ns"])
             if status == _DONE:
+                job["io_submit_calls"] = int(state[5])
                 break
             err = ctypes.get_errno() if status != _ERR_SHORT_READ else 0
             if status in (_ERR_SUBMIT, _ERR_GETEVENTS) and err in (errno.EINTR, errno.EAGAIN):
@@ -299,7 +303,8 @@ def run_job(mechanism: str, fd: int, job: dict, queue_depth: int, buffers, heade
     ``ins_slots`` (int64, each id's DRAM slot, -1: no copy), ``pos`` (storage position
     of each id), ``per_block``, ``vector_bytes``, ``dram`` (uint8[slots, vector_bytes]),
     ``filled`` (uint8[slots], set to 1 for each slot copied into), and ``submit_ns``/``done_ns``
-    (int64[R], filled with perf_counter_ns times).
+    (int64[R], filled with perf_counter_ns times). ``"libaio"`` adds ``io_submit_calls``
+    (one per read).
     """
     if mechanism == "libaio":
         run_libaio(fd, job, queue_depth, buffers, header_blocks, context)
