@@ -185,6 +185,17 @@ def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):
     assert existing.read_bytes() == b"precious"
 
 
+def test_each_turn_is_compared_with_the_fio_runs_around_it():
+    from impls.bandana.replay_experiment import _round_ratios, _spread
+
+    fio_runs = [{"iops": 100.0}, {"iops": 300.0}, {"iops": 100.0}]
+    assert _round_ratios([180.0, 100.0], fio_runs) == [0.9, 0.5]
+    assert _round_ratios([180.0, 100.0], fio_runs[:1] + [None, fio_runs[2]]) == []   # fio missing
+    assert _round_ratios([180.0], fio_runs) == []                                 # turns and runs disagree
+    assert _spread([0.9, 0.5, 1.1]) == {"min": 0.5, "median": 0.9, "max": 1.1, "turns": 3}
+    assert _spread([]) is None
+
+
 def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
     from impls.bandana import replay_experiment, replay_figures
 
@@ -200,6 +211,10 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
     assert len(data["comparison"]["points"]) == 2 and len(data["mechanisms"]) == 1
     (raw,) = data["raw_loop"]
     assert raw["queue_depth"] == 2 and raw["blocks_per_second"] > 0
+    if raw["fio_runs"]:                                        # fio installed: one ratio per turn
+        assert len(raw["round_ratios"]) == 1 and len(data["mechanisms"][0]["round_ratios"]) == 1
+        turns = data["headline"]["replay_over_fio_interleaved_turns"]
+        assert list(turns.values())[0]["turns"] == 1
     assert set(data["headline"]["raw_loop_over_fio_by_queue_depth"]) == {"2"}
     assert data["headline"]["cross_check_all_match"] is True
     assert data["headline"]["useful_bytes_ratio"] > 0

@@ -19,7 +19,8 @@ first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
 * ``mechanisms``: each I/O mechanism of :mod:`impls.bandana.direct_io` at
   ``mechanism_queue_depths`` on the first layout's store, taking ``mechanism_rounds``
   turns with fio (fio, replay, fio, replay, ...) so the drive's drift hits both alike:
-  the headline replay/fio ratios;
+  the headline replay/fio ratios, with each turn's ratio to the fio runs around it
+  (``round_ratios``; their spread shows the drift within the measurement);
 * ``raw_loop``: at the same queue depths, the default mechanism's read loop alone (fio's
   uniform random blocks, no cache decisions, no copies) taking turns with fio the same way:
   the part of the replay's gap to fio that is the loop itself.
@@ -133,6 +134,16 @@ def _against_fio(reads_per_second: float, fio_runs: list) -> tuple[list, float |
     return fio_runs, iops, reads_per_second / iops
 
 
+def _round_ratios(rates: list[float], fio_runs: list) -> list[float]:
+    """Each turn's reads/s over the mean IOPS of the fio runs just before and after it
+    (``fio_runs`` has one more entry than ``rates``); [] when any fio run is missing. Their
+    spread is the drive's drift within one measurement."""
+    if not fio_runs or not all(fio_runs) or len(fio_runs) != len(rates) + 1:
+        return []
+    return [rate / ((before["iops"] + after["iops"]) / 2)
+            for rate, before, after in zip(rates, fio_runs[:-1], fio_runs[1:])]
+
+
 def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
              ) -> tuple[dict[str, Any], np.ndarray]:
     """fio and the replay taking turns on the same store file at the same queue depth:
@@ -142,7 +153,7 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
 
     Returns the point (the merged replay result plus ``fio_runs`` (FioPoint dicts),
     ``fio_iops`` (their mean IOPS), ``fio`` (the last run), ``replay_over_fio``
-    (reads/s over fio_iops)) and the ids it replayed.
+    (reads/s over fio_iops), ``round_ratios`` (:func:`_round_ratios`)) and the ids it replayed.
     """
     fio_runs = [_fio_point(store, qd, s)]
     parts, latencies, ids = [], [], []
@@ -158,6 +169,7 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
     result["fio"] = fio_runs[-1]
     result["fio_runs"], result["fio_iops"], result["replay_over_fio"] = _against_fio(
         result["blocks_per_second"], fio_runs)
+    result["round_ratios"] = _round_ratios([p["blocks_per_second"] for p in parts], fio_runs)
     return result, np.concatenate(ids)
 
 
@@ -166,17 +178,18 @@ def _measure_raw_loop(store, qd: int, s: dict[str, Any], seconds: float, rounds:
     """The read loop alone (:func:`direct_io.raw_read_rate`: fio's uniform random blocks, no
     cache) taking turns with fio on the same store, as :func:`_measure` does for the replay:
     how much of the replay's gap to fio is the loop itself. Returns ``{"mechanism",
-    "queue_depth", "blocks_per_second", "fio_runs", "fio_iops", "raw_over_fio"}``."""
+    "queue_depth", "blocks_per_second", "fio_runs", "fio_iops", "raw_over_fio", "round_ratios"}``."""
     rng = np.random.default_rng(s["seed"] + qd)
     buffers = block_store.AlignedBuffers(2 * qd, BLOCK_BYTES)
     context = direct_io.AioContext(qd) if mechanism == "libaio" else None
     try:
         direct_io.warm_up(mechanism)
-        fio_runs, reads, elapsed = [_fio_point(store, qd, s)], 0, 0.0
+        fio_runs, reads, elapsed, rates = [_fio_point(store, qd, s)], 0, 0.0, []
         for _ in range(rounds):
             part = direct_io.raw_read_rate(mechanism, store.fd, store.header.n_blocks, qd, buffers,
                                            seconds / rounds, rng, context=context)
             reads, elapsed = reads + part["reads"], elapsed + part["seconds"]
+            rates.append(part["blocks_per_second"])
             fio_runs.append(_fio_point(store, qd, s))
     finally:
         if context is not None:
@@ -185,7 +198,8 @@ def _measure_raw_loop(store, qd: int, s: dict[str, Any], seconds: float, rounds:
     rate = reads / elapsed
     fio_runs, fio_iops, ratio = _against_fio(rate, fio_runs)
     return {"mechanism": mechanism, "queue_depth": qd, "blocks_per_second": rate,
-            "fio_runs": fio_runs, "fio_iops": fio_iops, "raw_over_fio": ratio}
+            "fio_runs": fio_runs, "fio_iops": fio_iops, "raw_over_fio": ratio,
+            "round_ratios": _round_ratios(rates, fio_runs)}
 
 
 def _cross_check(point, warm, ids, layout, capacity, shadow) -> dict[str, Any]:
@@ -355,6 +369,14 @@ def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, s
     return points
 
 
+def _spread(ratios: list[float]) -> dict[str, float] | None:
+    """min, median and max of one point's per-turn ratios (None without them)."""
+    if not ratios:
+        return None
+    return {"min": float(np.min(ratios)), "median": float(np.median(ratios)), "max": float(np.max(ratios)),
+            "turns": len(ratios)}
+
+
 def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
     """Replay/fio at each queue depth (the lowest over layouts) and the useful-bytes ratio."""
     ratios: dict[str, Any] = {}
@@ -363,6 +385,7 @@ def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
                   and p["replay_over_fio"] is not None]
         ratios[str(qd)] = min(values) if values else None
     interleaved = {f"{p['mechanism']}@{p['queue_depth']}": p["replay_over_fio"] for p in out["mechanisms"]}
+    spread = {f"{p['mechanism']}@{p['queue_depth']}": _spread(p["round_ratios"]) for p in out["mechanisms"]}
     raw = {str(p["queue_depth"]): p["raw_over_fio"] for p in out.get("raw_loop", [])}
     points = {(p["layout"], p["policy"]): p for p in out["comparison"]["points"]}
     (num_layout, num_policy), (den_layout, den_policy) = s["comparison"][:2]
@@ -370,6 +393,7 @@ def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
     return {
         "replay_over_fio_by_queue_depth": ratios,
         "replay_over_fio_interleaved": interleaved,
+        "replay_over_fio_interleaved_turns": spread,
         "raw_loop_over_fio_by_queue_depth": raw,
         "useful_bytes_ratio": (num["useful_bytes_per_second"] / den["useful_bytes_per_second"]
                                if num and den and den["useful_bytes_per_second"] else None),
