@@ -186,7 +186,7 @@ class AioContext:
             raise DirectIOError(err, f"io_setup({self.queue_depth}) failed: {os.strerror(err)}")
         self.ctx = int(ctx[0])
         self.iocbs = np.zeros(2 * self.queue_depth * _IOCB_WORDS, dtype=np.int64)   # one per buffer
-        self.batch = np.zeros(self.queue_depth, dtype=np.int64)
+        self.batch = np.zeros(1, dtype=np.int64)        # the one iocb pointer io_submit takes
         self.events = np.zeros(self.queue_depth * _EVENT_WORDS, dtype=np.int64)
         self.slot_read = np.zeros(2 * self.queue_depth, dtype=np.int64)
         self.ts = np.zeros(2, dtype=np.int64)
