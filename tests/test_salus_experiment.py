@@ -90,3 +90,38 @@ def test_device_time_ratio_leaves_the_simulated_bookkeeping_out():
     assert device_time_ratio(real, sim, 0.5) == pytest.approx(80.0 / 80.0)
     assert device_time_ratio(real, sim, 0.0) == pytest.approx(80.0 / 83.0)
     assert device_time_ratio(real, {"jobs": []}, 0.5) is None
+
+
+def test_bracketed_iteration_times_are_the_mean_of_the_profiles_around_a_run():
+    from impls.salus.experiments import bracketed_iteration_ms
+
+    before = {"mlp_b64": {"iteration_ms_p50": 4.0, "iteration_ms_warm_p50": 3.0}}
+    after = {"mlp_b64": {"iteration_ms_p50": 6.0, "iteration_ms_warm_p50": 5.0}}
+    assert bracketed_iteration_ms(before, after, "iteration_ms_p50") == {"mlp_b64": 5.0}
+    assert bracketed_iteration_ms(before, after, "iteration_ms_warm_p50") == {"mlp_b64": 4.0}
+
+
+def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(monkeypatch):
+    """Profiles are taken once before the first run and once after every run: the sim of
+    policy i gets the mean of profiles i and i+1, so a machine that slows down during the
+    experiment is followed, not judged by the moment before each run."""
+    from impls.salus import experiments
+
+    calls = {"n": 0}
+
+    def fake_profile(names, device, iterations=5, seed=0):
+        calls["n"] += 1
+        ms = 10.0 * calls["n"]
+        return {w: {"iteration_ms": ms, "iteration_ms_p50": ms, "iteration_ms_warm_p50": ms,
+                    "peak_bytes": 1, "state_bytes": 1} for w in names}
+
+    monkeypatch.setattr(experiments, "profile_workloads", fake_profile)
+    sizes = {"mix": ["mlp_b64"], "n_jobs": 2, "mean_interarrival_s": 0.01, "duration_s": [0.01, 0.02],
+             "seed": 0, "policies": ["fifo", "srtf"], "memory_budget_mb": 4096, "profile_iterations": 2,
+             "threads": 1, "sim_jobs": 4, "sim_mean_interarrival_s": 1.0, "sim_duration_s": [1.0, 2.0]}
+    out = experiments.policy_experiment(sizes, "cpu", progress=False)
+    # profile 1 draws the trace; 2 brackets FIFO's run with 3, which brackets SRTF's with 4
+    assert calls["n"] == 4
+    assert out["policies"]["fifo"]["profiled_iteration_ms"] == {"mlp_b64": 25.0}
+    assert out["policies"]["srtf"]["profiled_iteration_ms"] == {"mlp_b64": 35.0}
+    assert out["policies"]["srtf"]["profiled_before_iteration_ms"] == {"mlp_b64": 30.0}

@@ -26,7 +26,7 @@ from impls.salus.switching import switching_latency
 from impls.salus.traces import offered_load, poisson_trace
 from impls.salus.workloads import build_job
 
-__all__ = ["PAPER_SRTF_OVER_FIFO", "executor_overhead", "overhead_experiment",
+__all__ = ["PAPER_SRTF_OVER_FIFO", "bracketed_iteration_ms", "executor_overhead", "overhead_experiment",
            "policy_experiment", "profile_workloads", "run_trace", "salus_sizes", "switching_experiment",
            "switching_latency"]
 
@@ -127,6 +127,12 @@ def _inrun_iteration_ms(result: dict, fallback: Mapping[str, float]) -> dict:
     return {w: (total[w][0] / total[w][1] if w in total else fallback[w]) for w in fallback}
 
 
+def bracketed_iteration_ms(before: Mapping[str, Mapping], after: Mapping[str, Mapping], key: str) -> dict:
+    """Per workload, the mean of ``key`` (an iteration time in ms) in the profiles taken just
+    before and just after a run: the run's speed under a drift that is linear over the run."""
+    return {w: (before[w][key] + after[w][key]) / 2.0 for w in before}
+
+
 def device_time_ratio(real: Mapping, sim: Mapping, overhead_ms: float) -> float | None:
     """Device time the real run's iterations took over the time the simulation gave the same
     iterations, the executor's bookkeeping (``overhead_ms`` per iteration) left out of both;
@@ -169,10 +175,13 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     "policies": {name: {"real": {avg_jct_s, makespan_s, jct_cdf{x,y}, jct_s{id: s}, failed,
     overhead_us_per_iteration}, "sim": {...}, "sim_inrun": {...}, "sim_error", "sim_inrun_error"}},
     "fifo_over_srtf": {"real", "sim", "paper"}, "paper_sized_sim": {...}, "load": {...}}``.
-    ``sim`` is driven by iteration times profiled on this device just before that policy's
-    real run (``profiled_iteration_ms`` after another job's iteration,
-    ``profiled_warm_iteration_ms`` after one of its own; the trace itself is drawn with an
-    earlier profile, ``profile``);
+    ``sim`` is driven by iteration times profiled on this device around that policy's real
+    run: the mean of a profile just before and one just after it (see
+    :func:`bracketed_iteration_ms`; ``profiled_iteration_ms`` after another job's iteration,
+    ``profiled_warm_iteration_ms`` after one of its own; each side's own times in
+    ``profiled_before_iteration_ms`` and ``profiled_after_iteration_ms``); the real run
+    itself sees only the profile before it (SRTF's prior for a job that has not run yet);
+    the trace is drawn with an earlier profile, ``profile``;
     ``sim_inrun`` by the mean iteration time each job had during the real run (per
     workload: ``inrun_iteration_ms``); it checks the scheduling model alone, free of the
     load drift between profile and run on a shared machine; ``*_error`` =
@@ -196,17 +205,19 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
                               tuple(sizes["duration_s"]), seed=sizes.get("seed", 0))
         policies: dict[str, dict] = {}
         bar = progress_bar(len(sizes["policies"]), "salus policies", "policy", progress)
+        # Each real run is bracketed by profiles (the one after a run is the one before the
+        # next) and the simulator gets their mean: this VM's speed wanders by +-20% over
+        # seconds, and one 3-s profile before a 20-s run missed the run's speed by up to 15%
+        # (the real run's device time over the profile's was 0.90-1.15; over the mean of the
+        # two sides, 0.94-1.03, in one probe of five runs).
+        before = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
+                                   seed=sizes.get("seed", 0))
         for name in sizes["policies"]:
-            # Re-measure the iteration times just before each run, the first one included: on a
-            # shared machine the load drifts over minutes, and the simulator should see what this
-            # run will see. (In 4 of 5 suite runs the experiment's first profile was 15-30% slower
-            # than the FIFO run after it; a second profile just before FIFO was as slow in the
-            # one run measured: the first ~10 s of the experiment run slower on that VM.)
-            fresh = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
+            real = run_trace(trace, name, dev, before, budget)
+            after = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
                                       seed=sizes.get("seed", 0))
-            fresh_ms = {w: p["iteration_ms_p50"] for w, p in fresh.items()}
-            fresh_warm = {w: p["iteration_ms_warm_p50"] for w, p in fresh.items()}
-            real = run_trace(trace, name, dev, fresh, budget)
+            fresh_ms = bracketed_iteration_ms(before, after, "iteration_ms_p50")
+            fresh_warm = bracketed_iteration_ms(before, after, "iteration_ms_warm_p50")
             overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
             sim = simulate(trace, name, fresh_ms, budget, peaks, overhead_ms=overhead_ms,
                            warm_iteration_ms=fresh_warm)
@@ -219,11 +230,14 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
                          "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
                 "sim": _policy_row(sim), "sim_inrun": _policy_row(sim_inrun),
                 "profiled_iteration_ms": fresh_ms, "profiled_warm_iteration_ms": fresh_warm,
+                "profiled_before_iteration_ms": {w: p["iteration_ms_p50"] for w, p in before.items()},
+                "profiled_after_iteration_ms": {w: p["iteration_ms_p50"] for w, p in after.items()},
                 "inrun_iteration_ms": inrun_ms,
                 "sim_error": _rel_err(sim["avg_jct_s"], real["avg_jct_s"]),
                 "device_time_over_profile": device_time_ratio(real, sim, overhead_ms),
                 "sim_inrun_error": _rel_err(sim_inrun["avg_jct_s"], real["avg_jct_s"]),
             }
+            before = after
             bar.update(1)
         bar.close()
         load_after = _load_note()

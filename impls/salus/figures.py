@@ -75,7 +75,7 @@ def jct_cdf(data: dict):
         paper_figure="Salus: average JCT per policy")
 def avg_jct_real_vs_simulated(data: dict):
     policies = list(data["policies"])
-    sources = {"real": "real run", "sim": "simulator (times profiled before the run)",
+    sources = {"real": "real run", "sim": "simulator (times profiled before and after the run)",
                "sim_inrun": "simulator (times measured in the run)"}
     fig, ax = new_axes(width=7.5, height=3.4)
     width = 0.8 / len(sources)
@@ -86,7 +86,7 @@ def avg_jct_real_vs_simulated(data: dict):
     ax.set_xticks(x, [p.upper() for p in policies])
     ax.set_ylabel("average JCT (s)")
     parts = []
-    for key, what in (("sim_error", "times profiled before"), ("sim_inrun_error", "times of the run")):
+    for key, what in (("sim_error", "times profiled around the run"), ("sim_inrun_error", "times of the run")):
         errors = [data["policies"][p].get(key) for p in policies]
         worst = max((abs(e) for e in errors if e is not None), default=None)
         if worst is not None:
