@@ -33,7 +33,7 @@ def test_policy_figures_show_each_policy_and_the_ratio():
     bars = figures.avg_jct_real_vs_simulated(data)
     assert sorted({round(p.get_height(), 6) for p in bars.axes[0].patches}) == [2.0, 4.0]
     title = bars.axes[0].get_title()
-    assert "5.0% (times profiled before)" in title and "1.0% (times of the run)" in title
+    assert "5.0% (times profiled around the run)" in title and "1.0% (times of the run)" in title
     assert "device time" not in title          # artifacts from before the drift was recorded
     data["policies"]["fifo"]["device_time_over_profile"] = 0.93
     data["policies"]["srtf"]["device_time_over_profile"] = 1.18
