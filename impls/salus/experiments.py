@@ -196,7 +196,11 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     budget = int(sizes["memory_budget_mb"] * 2 ** 20) if sizes.get("memory_budget_mb") else None
     with torch_threads(sizes.get("threads")) as threads:
         load_before = _load_note()
-        profile = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5), seed=sizes.get("seed", 0))
+
+        def profile_now() -> dict:
+            return profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5), seed=sizes.get("seed", 0))
+
+        profile = profile_now()
         # The median, not the mean: a few profiled iterations with one descheduled outlier
         # overstated the time of a run of thousands (FIFO's prediction was once 21% high).
         ms = {w: p["iteration_ms_p50"] for w, p in profile.items()}
@@ -209,18 +213,18 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         # next) and the simulator gets their mean: this VM's speed wanders by +-20% over
         # seconds, and one 3-s profile before a 20-s run missed the run's speed by up to 15%
         # (the real run's device time over the profile's was 0.90-1.15; over the mean of the
-        # two sides, 0.94-1.03, in one probe of five runs).
-        before = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
-                                   seed=sizes.get("seed", 0))
+        # two sides, 0.94-1.03, in one probe of five runs). FIFO's first side is not the
+        # trace's profile: in 4 of 5 suite runs that first profile was 15-30% slower than
+        # the FIFO run after it (the experiment's first seconds run slower on this VM).
+        before = profile_now()
         for name in sizes["policies"]:
             real = run_trace(trace, name, dev, before, budget)
-            after = profile_workloads(sizes["mix"], dev, sizes.get("profile_iterations", 5),
-                                      seed=sizes.get("seed", 0))
-            fresh_ms = bracketed_iteration_ms(before, after, "iteration_ms_p50")
-            fresh_warm = bracketed_iteration_ms(before, after, "iteration_ms_warm_p50")
+            after = profile_now()
+            bracket_ms = bracketed_iteration_ms(before, after, "iteration_ms_p50")
+            bracket_warm = bracketed_iteration_ms(before, after, "iteration_ms_warm_p50")
             overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
-            sim = simulate(trace, name, fresh_ms, budget, peaks, overhead_ms=overhead_ms,
-                           warm_iteration_ms=fresh_warm)
+            sim = simulate(trace, name, bracket_ms, budget, peaks, overhead_ms=overhead_ms,
+                           warm_iteration_ms=bracket_warm)
             inrun_ms = _inrun_iteration_ms(real, ms)
             per_job = {j["job_id"]: j["mean_iteration_ms"] for j in real["jobs"]}
             inrun_trace = [{**j, "iteration_ms": per_job.get(j["job_id"])} for j in trace]
@@ -229,7 +233,7 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
                 "real": {**_policy_row(real), "overhead_us_per_iteration": real["overhead_us_per_iteration"],
                          "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
                 "sim": _policy_row(sim), "sim_inrun": _policy_row(sim_inrun),
-                "profiled_iteration_ms": fresh_ms, "profiled_warm_iteration_ms": fresh_warm,
+                "profiled_iteration_ms": bracket_ms, "profiled_warm_iteration_ms": bracket_warm,
                 "profiled_before_iteration_ms": {w: p["iteration_ms_p50"] for w, p in before.items()},
                 "profiled_after_iteration_ms": {w: p["iteration_ms_p50"] for w, p in after.items()},
                 "inrun_iteration_ms": inrun_ms,
