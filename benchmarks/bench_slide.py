@@ -11,7 +11,8 @@ so the classes that share a function share one run):
 
 A run whose capability is missing (CUDA) is skipped the asv way. Times to target are NaN
 when a run never reaches the target within its budget; a speed-up over such a run is a
-lower bound, and ``track_ratio_is_lower_bound`` says so (1). A comparison's target is the
+lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such a run over
+one that reached the target is an upper bound (``track_ratio_is_upper_bound``). A comparison's target is the
 pair's own (``experiments.target_p_at_1`` of the two runs).
 """
 from impls.harness import profiles
@@ -113,6 +114,11 @@ class SlideSpeedup:
 
     track_ratio_is_lower_bound.unit = "1 = slow run never reached the target"
 
+    def track_ratio_is_upper_bound(self, sweep, comparison):
+        return float(self.s["upper_bound"])
+
+    track_ratio_is_upper_bound.unit = "1 = fast run never reached the target (the slow one did)"
+
     def track_p_at_1_per_iteration_ratio(self, sweep, comparison):
         return finite(self.s.get("p_at_1_per_iteration_ratio"))
 
@@ -209,6 +215,11 @@ class SlideBatchSpeedup:
         return float(self.s["lower_bound"])
 
     track_ratio_is_lower_bound.unit = "1 = dense never reached the target"
+
+    def track_ratio_is_upper_bound(self, sweep, batch):
+        return float(self.s.get("upper_bound", False))
+
+    track_ratio_is_upper_bound.unit = "1 = SLIDE never reached the target (dense did)"
 
     def track_p_at_1_per_iteration_ratio(self, sweep, batch):
         return finite(self.s.get("p_at_1_per_iteration_ratio"))

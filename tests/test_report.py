@@ -300,6 +300,27 @@ def test_a_lower_bound_is_never_judged_not_reproduced_below_the_paper(frame, pap
     assert ("lower bound" in result.detail) == (flag is FLAG_SET)
 
 
+def _upper_bounded(paper, baseline, flag_point):
+    c = claim(paper, 0.1, baseline)
+    return Claim(**{**c.__dict__, "measured": BenchmarkSource(PointRef("bench_toy.Speed.track_speedup", {})),
+                    "upper_bound_when": BenchmarkSource(PointRef(*flag_point))})
+
+
+@pytest.mark.parametrize("paper, baseline, flag, verdict, shown", [
+    (8.0, 1.0, FLAG_SET, NOT_REPRODUCED, "≤ 3"),         # at most 3x: below the paper's 8x whatever it is
+    (3.1, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's value", "≤ 3"),
+    (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's value", "≤ 3"),
+    (2.0, 1.0, FLAG_CLEAR, PARTLY, "3"),                 # an exact value is judged as usual
+])
+def test_an_upper_bound_is_judged_only_below_the_paper(frame, paper, baseline, flag, verdict, shown):
+    [result] = evaluate_claims([_upper_bounded(paper, baseline, flag)], latest_points(frame), {},
+                               no_cuda_state())
+    assert result.verdict == verdict
+    assert result.upper_bound == (flag is FLAG_SET) and not result.lower_bound
+    assert formatting.measured(result).startswith(shown)
+    assert ("upper bound" in result.detail) == (flag is FLAG_SET)
+
+
 def test_ratio_uses_the_nearest_end_of_a_range():
     assert ratio_to_paper(claim(2.0), 3.0) == (1.5, False)
     assert ratio_to_paper(claim([2.0, 3.0]), 2.5) == (1.0, True)

@@ -220,8 +220,9 @@ def test_speedup_with_the_pairs_own_target():
     slow["final_p_at_1"] = 0.21
     s = experiments.speedup(fast, slow, 0.8)
     assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 2.8)
-    s = experiments.speedup(slow, fast, 0.8)          # the slower one never reaches the target
-    assert s["value"] is None and s["slow_time_to_target_s"] == pytest.approx(2.8)
+    s = experiments.speedup(slow, fast, 0.8)          # the "fast" one never reaches the target
+    assert s["slow_time_to_target_s"] == pytest.approx(2.8) and s["fast_time_to_target_s"] is None
+    assert s["upper_bound"] and not s["lower_bound"] and s["value"] == pytest.approx(2.8 / 16.0)
     slow["train_seconds"] = 2.0                       # stopped before the fast one reached the target
     s = experiments.speedup(fast, slow, 0.8)
     assert s["value"] is None and not s["lower_bound"] and "no bound" in s["no_bound"]

@@ -13,7 +13,8 @@ two final P@1, so it does not depend on which other runs the sweep holds. There 
 target when no run beats the most-popular label by two standard errors. A run's time
 to target interpolates linearly between the two evaluations around the crossing. A run
 that never reaches it within its budget has no time; a speed-up against it is then a
-lower bound (its training seconds over the other's time) and is flagged so.
+lower bound (its training seconds over the other's time) and is flagged so; a speed-up of
+such a run over one that reaches the target is an upper bound (flagged too).
 """
 from __future__ import annotations
 
@@ -166,9 +167,11 @@ def add_targets(runs: list[dict], fraction: float) -> float | None:
 
 def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, Any]:
     """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target, a
-    lower bound when only ``fast`` does (``slow``'s budget over ``fast``'s time), undefined
-    (None) when ``fast`` does not, or when ``slow``'s budget ended before ``fast`` reached the
-    target (a bound below 1 says nothing; ``no_bound`` says why).
+    lower bound when only ``fast`` does (``slow``'s budget over ``fast``'s time), an upper
+    bound when only ``slow`` does (``slow``'s time over ``fast``'s budget: ``fast`` needed
+    longer than its whole budget; ``upper_bound`` set), undefined (None) when neither does,
+    or when ``slow``'s budget ended before ``fast`` reached the target (a bound below 1 says
+    nothing; ``no_bound`` says why).
 
     The target is the runs' ``target_p_at_1`` (set by :func:`add_targets`) or, with
     ``fraction``, the pair's own (:func:`target_p_at_1` of the two runs), so a
@@ -176,7 +179,8 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     in the result, None when neither run beat the most-popular-label P@1; times in
     ``fast_time_to_target_s`` / ``slow_time_to_target_s``).
     """
-    out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False}
+    out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
+           "upper_bound": False}
     if "curve" not in fast or "curve" not in slow:
         return out
     out["throughput_ratio"] = fast["samples_per_second"] / slow["samples_per_second"]
@@ -195,6 +199,9 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
         else:
             t_fast, t_slow = time_to_target(fast["curve"], target)[0], time_to_target(slow["curve"], target)[0]
     out["fast_time_to_target_s"], out["slow_time_to_target_s"] = t_fast, t_slow
+    if t_fast is None and t_slow is not None and fast["train_seconds"] > 0:
+        out["value"], out["upper_bound"] = t_slow / fast["train_seconds"], True
+        return out
     if t_fast in (None, 0):
         return out
     t_fast = max(t_fast, 1e-9)

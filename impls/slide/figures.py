@@ -105,15 +105,16 @@ def batch_size(data: dict):
         runs = [data["batch"][str(b)].get(method) for b in batches]
         ax_tp.plot(batches, [r["samples_per_second"] if r else math.nan for r in runs], marker="o",
                    label=f"{method} cpu")
-    values, lower = [], []
+    values, bounds = [], []
     for b in batches:
         s = data["batch"][str(b)].get("speedup") or {}
         values.append(s.get("value") or math.nan)
-        lower.append(bool(s.get("lower_bound")))
+        bounds.append("≥ (dense never reached target)" if s.get("lower_bound") else
+                      "≤ (SLIDE never reached target)" if s.get("upper_bound") else None)
     ax_sp.plot(batches, values, marker="o", color="C2")
-    for b, v, lb in zip(batches, values, lower):
-        if lb and not math.isnan(v):
-            ax_sp.annotate("≥ (dense never reached target)", (b, v), fontsize=6)
+    for b, v, bound in zip(batches, values, bounds):
+        if bound and not math.isnan(v):
+            ax_sp.annotate(bound, (b, v), fontsize=6)
     ax_sp.axhline(1.0, color="grey", linestyle=":", linewidth=1)
     for ax in (ax_tp, ax_sp):
         ax.set_xscale("log", base=2)

@@ -23,7 +23,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 REQUIRED_KEYS = ("id", "system", "figure", "statement", "paper_value", "unit", "source",
                  "approx", "tolerance", "requires")
-OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "lower_bound_when")
+OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "lower_bound_when", "upper_bound_when")
 MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
     "benchmark": {"benchmark", "params"},
@@ -101,6 +101,9 @@ class Claim:
     # a benchmark point that is 1 when the measured value is only a lower bound
     # (e.g. a speed-up over a run that never reached the target within its budget)
     lower_bound_when: MeasuredSource | None = None
+    # ... and one that is 1 when it is only an upper bound (the run that should be faster
+    # never reached the target, the other one did)
+    upper_bound_when: MeasuredSource | None = None
 
     @property
     def paper_range(self) -> tuple[float, float]:
@@ -222,11 +225,11 @@ class _Checker:
                               f"{{ benchmark = \"...\", params = {{...}} }}, got {_describe(value)}")
         return None
 
-    def lower_bound_when(self) -> MeasuredSource | None:
-        value = self.entry.get("lower_bound_when")
+    def bound_flag(self, key: str) -> MeasuredSource | None:
+        value = self.entry.get(key)
         if value is None:
             return None
-        point = self.point(value, {}, "lower_bound_when")
+        point = self.point(value, {}, key)
         return BenchmarkSource(point) if point else None
 
     def measured(self) -> MeasuredSource | None:
@@ -303,7 +306,8 @@ class _Checker:
             "peer": self.string("peer", optional=True),
             "note": self.string("note", optional=True) or "",
             "measured": self.measured(),
-            "lower_bound_when": self.lower_bound_when(),
+            "lower_bound_when": self.bound_flag("lower_bound_when"),
+            "upper_bound_when": self.bound_flag("upper_bound_when"),
         }
         approx = self.entry.get("approx")
         if not isinstance(approx, bool):

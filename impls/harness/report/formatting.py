@@ -48,7 +48,8 @@ def measured(result: ClaimResult) -> str:
     """Return the measured value with its unit, or a dash."""
     if result.measured is None:
         return DASH
-    return ("≥ " if result.lower_bound else "") + with_unit(number(result.measured, 3), result.claim.unit)
+    bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
+    return bound + with_unit(number(result.measured, 3), result.claim.unit)
 
 
 def ratio(result: ClaimResult) -> str:

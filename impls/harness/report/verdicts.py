@@ -13,6 +13,9 @@ Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
 A measured value that is only a lower bound (the claim's ``lower_bound_when`` point is 1)
 is judged as above when it reaches the band; below it, the true value is unknown, so it
 is "partly" when it is still on the paper's side of the baseline, else "not measured".
+A value that is only an upper bound (``upper_bound_when`` is 1) is "not reproduced" when
+it lies below the band (the true value lies lower still); at or above the band's low end
+the true value is unknown: "not measured".
 
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
@@ -52,6 +55,7 @@ class ClaimResult:
     in_range: bool = False  # the measured value lies inside the paper's range
     detail: str = ""  # where the measured value came from, or why there is none
     lower_bound: bool = False  # the measured value is only a lower bound
+    upper_bound: bool = False  # the measured value is only an upper bound
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -119,16 +123,27 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     value = measurement.value
     ratio, in_range = ratio_to_paper(claim, value)
     verdict, detail = judge(claim, value), measurement.detail
-    lower = False
-    if claim.lower_bound_when is not None:
-        flag = measure(claim.lower_bound_when, points, artifacts)
-        lower = flag.ok and flag.value >= 0.5
+    lower = _flag_set(claim.lower_bound_when, points, artifacts)
+    upper = _flag_set(claim.upper_bound_when, points, artifacts)
     if lower:
         detail = f"{detail}; a lower bound (the slower run never reached the target)"
         if value < tolerance_band(claim)[0]:
             verdict = PARTLY if verdict == PARTLY else (
                 f"{NOT_MEASURED}: only a lower bound ({value:.3g}), below the paper's value")
-    return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower)
+    elif upper:
+        detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
+        if value < tolerance_band(claim)[0]:
+            verdict = NOT_REPRODUCED
+        else:
+            verdict = f"{NOT_MEASURED}: only an upper bound ({value:.3g}), not below the paper's value"
+    return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower, upper_bound=upper)
+
+
+def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]]) -> bool:
+    if source is None:
+        return False
+    flag = measure(source, points, artifacts)
+    return flag.ok and flag.value >= 0.5
 
 
 def evaluate_claims(claims: list[Claim], points: pd.DataFrame,
