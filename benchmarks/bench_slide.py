@@ -89,6 +89,11 @@ class SlideTimeToAccuracy:
 
     track_core_utilization.unit = "fraction of cores busy"
 
+    def track_lsh_recall(self, sweep, run):
+        return finite(self.run.get("final_lsh_recall"))
+
+    track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)"
+
 
 class SlideSpeedup:
     """Time-to-target ratio slow/fast for each comparison of the profile (e.g. dense-cpu/slide),
@@ -257,6 +262,16 @@ class SlideHashFamily:
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+
+    def track_lsh_recall(self, sweep, family):
+        return finite(self.run.get("lsh_recall"))
+
+    track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve"
+
+    def track_lsh_random_recall(self, sweep, family):
+        return finite(self.run.get("lsh_random_recall"))
+
+    track_lsh_random_recall.unit = "the same for a uniformly random set of the retrieved size"
 
 
 class SlideTableRefresh:

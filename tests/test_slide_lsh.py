@@ -169,3 +169,26 @@ def test_schedules():
     assert [i for i in range(1, 301) if fixed.due(i)] == [50, 100, 150, 200, 250, 300]
     grow = Schedule(50, "exponential", growth=2.0)
     assert [i for i in range(1, 2000) if grow.due(i)] == [50, 150, 350, 750, 1550]
+
+
+def test_wrong_top_recall_counts_only_wrong_labels_the_tables_retrieve():
+    from impls.slide.dataset import XCData
+    from impls.slide.retrieval import wrong_top_recall
+
+    rng = np.random.default_rng(3)
+    n, dim = 4000, 32
+    W = rng.standard_normal((n, dim)).astype(np.float32)
+    h = np.abs(rng.standard_normal(dim)).astype(np.float32)
+    W[5], W[7] = h, 3 * h                        # same ranks as h: in every bucket h hashes to
+    tables = HashTables.create(make_lsh("dwta", 6, 20, dim, seed=1, range_pow=12), n)
+    tables.insert_all(W, 2)
+    retrieved = set(tables.query(h).tolist())
+    assert {5, 7} <= retrieved
+    far = [j for j in range(100, n) if j not in retrieved][:3]
+    data = XCData(np.array([0, 1]), np.array([0]), np.array([1.0]), np.array([0, 1]), np.array([5]), 1, n)
+    ranked = np.array([[5, 7] + far + [-1]])     # label 5 is the point's own: not a wrong label
+    got = wrong_top_recall(tables, h[None, :], ranked, data, np.array([0]), k=4)
+    assert got["recall"] == pytest.approx(1 / 4)                  # 7 found; the 3 far ones not
+    assert got["retrieved"] == len(retrieved) and got["random_recall"] == pytest.approx(len(retrieved) / n)
+    got = wrong_top_recall(tables, h[None, :], ranked, data, np.array([0]), k=1)
+    assert got["recall"] == 1.0

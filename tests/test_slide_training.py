@@ -80,6 +80,10 @@ def test_training_beats_the_most_popular_label(small, padding, padding_sampler):
     assert 0 < result["active_fraction"] < 0.2
     for key in ("samples_per_second", "final_p_at_1", "active_fraction", "params", "curve"):
         assert key in result
+    # every evaluation records the tables' recall of the best-scoring wrong labels
+    assert all(0.0 <= p["lsh_recall"] <= 1.0 and p["lsh_retrieved"] > 0 for p in result["curve"])
+    assert result["final_lsh_recall"] == result["curve"][-1]["lsh_recall"]
+    assert result["final_lsh_random_recall"] == pytest.approx(result["final_lsh_retrieved"] / train_data.n_labels)
 
 
 @pytest.mark.parametrize("mode", ["topk", "threshold"])

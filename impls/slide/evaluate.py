@@ -26,12 +26,19 @@ def precision_at_k(scores_topk: np.ndarray, data: XCData, rows: np.ndarray) -> d
 
 
 def top5(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, chunk: int = 16384) -> np.ndarray:
-    """Top-5 label ids of ``hidden @ W2.T + b2`` for every row: exact, over label chunks so that
-    ``W2`` is read once and the score block stays small."""
+    """Top-5 label ids of ``hidden @ W2.T + b2`` for every row (see :func:`topk`)."""
+    return topk(hidden, W2, b2, 5, chunk)
+
+
+def topk(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, k: int, chunk: int = 16384) -> np.ndarray:
+    """Top-``k`` label ids (n, k; best first, -1 past the label count) of ``hidden @ W2.T + b2``
+    for every row: exact, over label chunks so that ``W2`` is read once and the score block
+    stays small."""
     import torch  # GEMM in torch's thread pool (numpy's BLAS threads cannot be set)
 
     n = hidden.shape[0]
-    k = min(5, W2.shape[0])
+    width = k
+    k = min(k, W2.shape[0])
     best_v = np.full((n, k), -np.inf, np.float32)
     best_i = np.full((n, k), -1, np.int64)
     tH = torch.from_numpy(np.ascontiguousarray(hidden, np.float32))
@@ -40,7 +47,7 @@ def top5(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, chunk: int = 16384)
     for lo in range(0, W2.shape[0], chunk):
         s = torch.addmm(tb2[lo:lo + chunk], tH, tW2[lo:lo + chunk].T)
         merge_topk(s.numpy(), lo, best_v, best_i)
-    out = np.zeros((n, 5), np.int64)
+    out = np.full((n, width), -1, np.int64)
     out[:, :k] = best_i
     return out
 

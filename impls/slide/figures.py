@@ -133,15 +133,23 @@ def batch_size(data: dict):
 
 
 @figure("slide_hash_family", artifact="slide_sweeps", system="slide",
-        title="Hash family and K/L: accuracy against active fraction and speed (SLIDE, CPU)",
+        title="Hash family and K/L: accuracy against active fraction and speed, and how well the tables retrieve the best-scoring wrong labels (SLIDE, CPU)",
         paper_figure="SLIDE: SimHash (Delicious) vs DWTA (Amazon), K/L choice (text)")
 def hash_family(data: dict):
-    fig, (ax_acc, ax_tp) = new_axes(width=9.0, height=3.4, ncols=2)
+    fig, (ax_acc, ax_tp, ax_rec) = new_axes(width=12.0, height=3.4, ncols=3)
     for i, r in enumerate(data["hash"]):
         label = f"{r['lsh']} K={r['K']} L={r['L']}"
         marker = "o" if r["lsh"] == "dwta" else "s"
         ax_acc.scatter([r["active_fraction"] * 100], [r["final_p_at_1"]], marker=marker, color=f"C{i}", label=label)
         ax_tp.scatter([r["samples_per_second"]], [r["final_p_at_1"]], marker=marker, color=f"C{i}")
+        recall, random = r.get("lsh_recall"), r.get("lsh_random_recall")
+        ax_rec.bar([i - 0.2], [recall if recall is not None else math.nan], width=0.4, color=f"C{i}")
+        ax_rec.bar([i + 0.2], [random if random is not None else math.nan], width=0.4, color=f"C{i}",
+                   alpha=0.35, hatch="//")
+    ax_rec.set_xticks(range(len(data["hash"])))
+    ax_rec.set_xticklabels([f"{r['lsh']}\nK{r['K']} L{r['L']}" for r in data["hash"]], fontsize=7)
+    ax_rec.set_ylabel("recall of the 10 best-scoring wrong labels\n(end of run; hatched: random set, same size)",
+                      fontsize=7)
     ax_acc.set_xlabel("active output neurons (% of labels)")
     ax_tp.set_xlabel("samples/s")
     for ax in (ax_acc, ax_tp):

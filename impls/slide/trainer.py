@@ -18,6 +18,9 @@ from impls.slide import evaluate as ev
 from impls.slide.config import SlideConfig
 from impls.slide.dataset import XCData
 from impls.slide.network import SlideNetwork
+from impls.slide.retrieval import wrong_top_recall
+
+RECALL_K = 10  # how many of the best-scoring wrong labels the retrieval recall looks for
 
 
 def peak_rss_bytes() -> int:
@@ -85,8 +88,9 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     Stops when the training time reaches ``time_budget_s`` or after ``max_iterations``
     batches (whichever first; at least one must be set). Evaluates exact P@1/P@5 on a
     fixed shuffled subset of ``eval_points`` test points every ``eval_every`` batches and
-    at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`).
-    ``progress``: True for a line per evaluation on stderr, or a callable that
+    at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`);
+    each evaluation also records how many of the points' 10 best-scoring wrong labels the hash
+    tables retrieve (``lsh_recall``, see :mod:`impls.slide.retrieval`). ``progress``: True for a line per evaluation on stderr, or a callable that
     receives each curve point.
     """
     if time_budget_s is None and max_iterations is None:
@@ -103,6 +107,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     setup_s = time.perf_counter() - t0
     setup_table_s = net.table_seconds
     eval_rows = ev.eval_rows(test_data, eval_points, config.seed)
+    max_test_labels = int(np.diff(test_data.label_indptr)[eval_rows].max(initial=0))
     baseline = ev.most_popular_baseline(train_data, test_data, eval_rows)
     report = progress if callable(progress) else (_print_point if progress else None)
 
@@ -112,10 +117,16 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     def evaluate(iteration: int, seconds: float, loss: float) -> None:
         nonlocal eval_s
         t = time.perf_counter()
-        score = ev.evaluate(net.hidden, net.W2, net.b2, test_data, eval_rows)
-        eval_s += time.perf_counter() - t
+        hidden = net.hidden(test_data, eval_rows)
+        ranked = ev.topk(hidden, net.W2, net.b2, RECALL_K + max_test_labels)
+        score = ev.precision_at_k(ranked[:, :5], test_data, eval_rows)
         point = {"seconds": seconds, "iteration": iteration, "samples": iteration * config.batch,
                  "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss}
+        if net.config.mode != "all":
+            found = wrong_top_recall(net.tables, hidden, ranked, test_data, eval_rows, RECALL_K)
+            point.update(lsh_recall=found["recall"], lsh_retrieved=found["retrieved"],
+                         lsh_random_recall=found["random_recall"])
+        eval_s += time.perf_counter() - t
         curve.append(point)
         if report:
             report(point)
@@ -171,6 +182,10 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         "final_p_at_5": final["p_at_5"],
         "final_loss": final["loss"],
         "baseline_p_at_1": baseline["p_at_1"],
+        "final_lsh_recall": final.get("lsh_recall"),
+        "final_lsh_retrieved": final.get("lsh_retrieved"),
+        "final_lsh_random_recall": final.get("lsh_random_recall"),
+        "lsh_recall_k": RECALL_K,
         "active_fraction": net.active_fraction,
         "mean_active": net.active_fraction * train_data.n_labels,
         "eval_points": int(eval_rows.size),

@@ -1,0 +1,40 @@
+"""How well the hash tables find the output neurons that matter: recall of the highest-scoring
+wrong labels.
+
+SLIDE's premise is that the L buckets a sample's hidden activation hashes to hold the
+neurons with the largest logits, so a softmax over them (plus the true labels) pushes down
+the labels the model wrongly ranks first. :func:`wrong_top_recall` measures that on
+evaluation points: of each point's ``k`` highest-scoring labels that are not its true
+labels, the fraction the tables retrieve; beside it, the recall a uniformly random set of
+the same size would have (its size over the label count).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from impls.slide.dataset import XCData
+from impls.slide.tables import HashTables
+
+
+def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray, data: XCData,
+                     rows: np.ndarray, k: int = 10) -> dict[str, float]:
+    """Recall of the ``k`` best-scoring wrong labels in the tables' retrieved sets.
+
+    ``hidden`` (n, d): the points' hidden activations; ``ranked`` (n, m): their label ids by
+    descending logit (m >= k + the most true labels a point has; -1 past the label count);
+    ``rows``: the points' rows in ``data``. Returns ``recall`` (mean over points, 0-1),
+    ``retrieved`` (mean retrieved set size, neurons) and ``random_recall`` (the recall a
+    uniform random set of that size would have: retrieved / labels).
+    """
+    codes = tables.lsh.hash(np.ascontiguousarray(hidden, np.float32), 1)
+    recalls, sizes = [], []
+    for i, r in enumerate(rows):
+        truth = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
+        wrong = [j for j in ranked[i] if j >= 0 and j not in truth][:k]
+        got = np.unique(np.concatenate([tables.bucket(t, c) for t, c in enumerate(codes[i])]))
+        sizes.append(got.size)
+        if wrong:
+            recalls.append(np.isin(wrong, got).mean())
+    retrieved = float(np.mean(sizes)) if sizes else 0.0
+    return {"recall": float(np.mean(recalls)) if recalls else float("nan"), "retrieved": retrieved,
+            "random_recall": retrieved / tables.n_items}
