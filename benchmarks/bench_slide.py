@@ -120,7 +120,7 @@ class SlideSpeedup:
     track_ratio_is_lower_bound.unit = "1 = slow run never reached the target"
 
     def track_ratio_is_upper_bound(self, sweep, comparison):
-        return float(self.s["upper_bound"])
+        return float(self.s.get("upper_bound", False))
 
     track_ratio_is_upper_bound.unit = "1 = fast run never reached the target (the slow one did)"
 

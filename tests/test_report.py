@@ -307,9 +307,13 @@ def _upper_bounded(paper, baseline, flag_point):
 
 
 @pytest.mark.parametrize("paper, baseline, flag, verdict, shown", [
-    (8.0, 1.0, FLAG_SET, NOT_REPRODUCED, "≤ 3"),         # at most 3x: below the paper's 8x whatever it is
-    (3.1, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's value", "≤ 3"),
-    (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's value", "≤ 3"),
+    (8.0, 4.0, FLAG_SET, NOT_REPRODUCED, "≤ 3"),         # at most 3: below the paper and its baseline
+    (8.0, None, FLAG_SET, NOT_REPRODUCED, "≤ 3"),        # below the band, no direction
+    (8.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), below the paper's tolerance band "
+                         "(partly at best)", "≤ 3"),     # 1.5 would be partly, 0.8 not reproduced
+    (5.0, 10.0, FLAG_SET, PARTLY, "≤ 3"),                # paper below the baseline: lower is its side
+    (3.1, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's tolerance band", "≤ 3"),
+    (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's tolerance band", "≤ 3"),
     (2.0, 1.0, FLAG_CLEAR, PARTLY, "3"),                 # an exact value is judged as usual
 ])
 def test_an_upper_bound_is_judged_only_below_the_paper(frame, paper, baseline, flag, verdict, shown):

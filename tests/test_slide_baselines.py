@@ -197,6 +197,11 @@ def test_time_to_target_interpolates_and_speedups_flag_lower_bounds():
     slow["time_to_target_s"] = None
     s = experiments.speedup(fast, slow)
     assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 3.0)
+    fast["time_to_target_s"], slow["time_to_target_s"] = None, 14.4   # only the slow one got there
+    s = experiments.speedup(fast, slow)
+    assert s["upper_bound"] and not s["lower_bound"] and s["value"] == pytest.approx(14.4 / 4.0)
+    fast["train_seconds"] = 0.0                                        # no budget: no bound
+    assert experiments.speedup(fast, slow)["value"] is None
 
 
 def test_speedup_with_the_pairs_own_target():

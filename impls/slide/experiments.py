@@ -171,7 +171,8 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     bound when only ``slow`` does (``slow``'s time over ``fast``'s budget: ``fast`` needed
     longer than its whole budget; ``upper_bound`` set), undefined (None) when neither does,
     or when ``slow``'s budget ended before ``fast`` reached the target (a bound below 1 says
-    nothing; ``no_bound`` says why).
+    nothing; ``no_bound`` says why). A bound holds for this target: with the pair's own
+    target, a run that trained longer could have raised it (so budgets should match).
 
     The target is the runs' ``target_p_at_1`` (set by :func:`add_targets`) or, with
     ``fraction``, the pair's own (:func:`target_p_at_1` of the two runs), so a

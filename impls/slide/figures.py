@@ -142,9 +142,9 @@ def hash_family(data: dict):
         marker = "o" if r["lsh"] == "dwta" else "s"
         ax_acc.scatter([r["active_fraction"] * 100], [r["final_p_at_1"]], marker=marker, color=f"C{i}", label=label)
         ax_tp.scatter([r["samples_per_second"]], [r["final_p_at_1"]], marker=marker, color=f"C{i}")
-        recall, random = r.get("lsh_recall"), r.get("lsh_random_recall")
+        recall, rand_recall = r.get("lsh_recall"), r.get("lsh_random_recall")
         ax_rec.bar([i - 0.2], [recall if recall is not None else math.nan], width=0.4, color=f"C{i}")
-        ax_rec.bar([i + 0.2], [random if random is not None else math.nan], width=0.4, color=f"C{i}",
+        ax_rec.bar([i + 0.2], [rand_recall if rand_recall is not None else math.nan], width=0.4, color=f"C{i}",
                    alpha=0.35, hatch="//")
     ax_rec.set_xticks(range(len(data["hash"])))
     ax_rec.set_xticklabels([f"{r['lsh']}\nK{r['K']} L{r['L']}" for r in data["hash"]], fontsize=7)

@@ -24,7 +24,9 @@ def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray,
     descending logit (m >= k + the most true labels a point has; -1 past the label count);
     ``rows``: the points' rows in ``data``. Returns ``recall`` (mean over points, 0-1),
     ``retrieved`` (mean retrieved set size, neurons) and ``random_recall`` (the recall a
-    uniform random set of that size would have: retrieved / labels).
+    uniform random set of that size would have: retrieved / labels). The retrieved set is
+    the union of the L buckets, what mode "union" trains on; "topk" / "threshold" keep a
+    subset of it.
     """
     codes = tables.lsh.hash(np.ascontiguousarray(hidden, np.float32), 1)
     recalls, sizes = [], []

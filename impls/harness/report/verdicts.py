@@ -13,9 +13,11 @@ Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
 A measured value that is only a lower bound (the claim's ``lower_bound_when`` point is 1)
 is judged as above when it reaches the band; below it, the true value is unknown, so it
 is "partly" when it is still on the paper's side of the baseline, else "not measured".
-A value that is only an upper bound (``upper_bound_when`` is 1) is "not reproduced" when
-it lies below the band (the true value lies lower still); at or above the band's low end
-the true value is unknown: "not measured".
+A value that is only an upper bound (``upper_bound_when`` is 1) can be judged only below
+the band, where the true value lies lower still: "not reproduced" when it is also on the
+wrong side of the baseline (or there is none), "partly" when the paper lies below the
+baseline (the true value is then further on the paper's side); between the baseline and a
+band above it, and at or above the band, the verdict is "not measured".
 
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
@@ -132,11 +134,22 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                 f"{NOT_MEASURED}: only a lower bound ({value:.3g}), below the paper's value")
     elif upper:
         detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
-        if value < tolerance_band(claim)[0]:
-            verdict = NOT_REPRODUCED
-        else:
-            verdict = f"{NOT_MEASURED}: only an upper bound ({value:.3g}), not below the paper's value"
+        verdict = _judge_upper_bound(claim, value)
     return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower, upper_bound=upper)
+
+
+def _judge_upper_bound(claim: Claim, bound: float) -> str:
+    """The verdict of every value at most ``bound``, or "not measured" when they differ."""
+    if bound >= tolerance_band(claim)[0]:
+        return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), not below the paper's tolerance band"
+    baseline = claim.baseline
+    if baseline is None:
+        return NOT_REPRODUCED
+    if claim.paper_range[1] <= baseline:
+        return PARTLY
+    if bound <= baseline:
+        return NOT_REPRODUCED
+    return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), below the paper's tolerance band (partly at best)"
 
 
 def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]]) -> bool:
