@@ -90,7 +90,10 @@ class HashTables:
     def query(self, x: np.ndarray) -> np.ndarray:
         """Return the sorted union of the L buckets vector ``x`` hashes to (plain API; the
         trainer does this inside its kernel)."""
-        codes = self.lsh.hash(x[None, :], 1)[0]
+        return self.retrieve(self.lsh.hash(x[None, :], 1)[0])
+
+    def retrieve(self, codes: np.ndarray) -> np.ndarray:
+        """Return the sorted union of the buckets ``codes[t]`` of every table ``t``."""
         return np.unique(np.concatenate([self.bucket(t, c) for t, c in enumerate(codes)]))
 
     def occupancy(self) -> dict:

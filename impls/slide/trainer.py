@@ -90,8 +90,9 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     fixed shuffled subset of ``eval_points`` test points every ``eval_every`` batches and
     at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`);
     unless ``mode`` is "all", each evaluation also records how many of the points' 10
-    best-scoring wrong labels the hash tables retrieve (``lsh_recall``, see :mod:`impls.slide.retrieval`). ``progress``: True for a line per evaluation on stderr, or a callable that
-    receives each curve point.
+    best-scoring wrong labels the hash tables retrieve (``lsh_recall``, see
+    :mod:`impls.slide.retrieval`). ``progress``: True for a line per evaluation on stderr,
+    or a callable that receives each curve point.
     """
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
