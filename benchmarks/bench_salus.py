@@ -119,6 +119,30 @@ class SchedulingPolicies:
     track_device_time_over_profile.unit = "ratio"
 
 
+class RepeatedRun:
+    """The first policy's run once more, after the others: how far this machine reproduces
+    its own run (the real average JCT's relative difference), and the simulator beside it."""
+
+    setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
+    timeout = 1800
+
+    def setup(self, data):
+        raise_if_skipped(data)
+        if not data.get("repeat"):
+            raise NotImplementedError("this profile sets no repeat_policy")
+        self.row = data["repeat"]
+
+    def track_real_difference(self, data):
+        return self.row["real_difference"]
+
+    track_real_difference.unit = "relative difference of the real average JCT"
+
+    def track_simulator_error(self, data):
+        return self.row["sim_error"]
+
+    track_simulator_error.unit = "relative error of simulated average JCT"
+
+
 class SchedulingPoliciesCuda(SchedulingPolicies):
     """The same on a CUDA device; skipped without one."""
 

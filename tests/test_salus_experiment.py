@@ -125,3 +125,43 @@ def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(mon
     assert out["policies"]["fifo"]["profiled_iteration_ms"] == {"mlp_b64": 25.0}
     assert out["policies"]["srtf"]["profiled_iteration_ms"] == {"mlp_b64": 35.0}
     assert out["policies"]["srtf"]["profiled_before_iteration_ms"] == {"mlp_b64": 30.0}
+    assert out["repeat"] is None
+
+
+def test_the_repeated_run_comes_last_with_its_own_profiles_and_says_how_far_apart_the_runs_are(monkeypatch):
+    from impls.salus import experiments
+
+    calls = {"n": 0}
+
+    def fake_profile(names, device, iterations=5, seed=0):
+        calls["n"] += 1
+        ms = 10.0 * calls["n"]
+        return {w: {"iteration_ms": ms, "iteration_ms_p50": ms, "iteration_ms_warm_p50": ms,
+                    "peak_bytes": 1, "state_bytes": 1} for w in names}
+
+    monkeypatch.setattr(experiments, "profile_workloads", fake_profile)
+    sizes = {"mix": ["mlp_b64"], "n_jobs": 2, "mean_interarrival_s": 0.01, "duration_s": [0.01, 0.02],
+             "seed": 0, "policies": ["fifo", "srtf"], "memory_budget_mb": 4096, "profile_iterations": 2,
+             "threads": 1, "sim_jobs": 4, "sim_mean_interarrival_s": 1.0, "sim_duration_s": [1.0, 2.0],
+             "repeat_policy": "srtf"}
+    out = experiments.policy_experiment(sizes, "cpu", progress=False)
+    assert calls["n"] == 5
+    repeat = out["repeat"]
+    assert repeat["policy"] == "srtf"
+    assert repeat["profiled_before_iteration_ms"] == {"mlp_b64": 40.0}
+    assert repeat["profiled_iteration_ms"] == {"mlp_b64": 45.0}
+    first, again = out["policies"]["srtf"]["real"]["avg_jct_s"], repeat["real"]["avg_jct_s"]
+    assert repeat["real_difference"] == pytest.approx(abs(again - first) / first)
+    assert repeat["sim_error"] == pytest.approx(abs(repeat["sim"]["avg_jct_s"] - again) / again)
+
+
+def test_a_repeat_of_a_policy_that_is_not_run_is_refused_before_any_run(monkeypatch):
+    from impls.salus import experiments
+
+    def no_profile(*args, **kwargs):
+        raise AssertionError("profiled before refusing")
+
+    monkeypatch.setattr(experiments, "profile_workloads", no_profile)
+    sizes = {**salus_sizes("salus_policies", "smoke"), "policies": ["fifo"], "repeat_policy": "srtf"}
+    with pytest.raises(ValueError, match="repeat_policy 'srtf'"):
+        experiments.policy_experiment(sizes, "cpu", progress=False)

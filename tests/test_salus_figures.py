@@ -39,6 +39,17 @@ def test_policy_figures_show_each_policy_and_the_ratio():
     data["policies"]["srtf"]["device_time_over_profile"] = 1.18
     title = figures.avg_jct_real_vs_simulated(data).axes[0].get_title()
     assert "0.93-1.18x" in title
+    assert "again" not in title
+
+
+def test_average_jct_figure_shows_the_repeated_run_and_how_far_apart_the_two_are():
+    data = {"policies": {"fifo": policy_row(4.0), "srtf": policy_row(2.0)},
+            "fifo_over_srtf": {"real": 2.0, "paper": 3.19},
+            "repeat": {"policy": "fifo", **policy_row(5.0), "real_difference": 0.25}}
+    ax = figures.avg_jct_real_vs_simulated(data).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["FIFO", "SRTF", "FIFO again"]
+    assert sorted({round(p.get_height(), 6) for p in ax.patches}) == [2.0, 4.0, 5.0]
+    assert "the same FIFO run again: real average JCT 25.0% apart" in ax.get_title()
 
 
 def test_overhead_figure_labels_bookkeeping():

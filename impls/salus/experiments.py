@@ -164,12 +164,46 @@ def _policy_row(result: dict) -> dict:
             "jct_s": {j["job_id"]: j["jct_s"] for j in result["jobs"]}, "failed": result["failed"]}
 
 
+def _measured_run(trace: Sequence[Mapping], name: str, dev, before: Mapping[str, Mapping], profile_now,
+                  budget: int | None, peaks: Mapping[str, int], fallback_ms: Mapping[str, float]) -> tuple[dict, dict]:
+    """Run ``trace`` under policy ``name``, profile again, and simulate it twice: with the mean
+    of the profiles before and after it, and with the iteration times the jobs had in the run.
+
+    Returns (the policy's row of :func:`policy_experiment`, the profile taken after the run).
+    """
+    real = run_trace(trace, name, dev, before, budget)
+    after = profile_now()
+    bracket_ms = bracketed_iteration_ms(before, after, "iteration_ms_p50")
+    bracket_warm = bracketed_iteration_ms(before, after, "iteration_ms_warm_p50")
+    overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
+    sim = simulate(trace, name, bracket_ms, budget, peaks, overhead_ms=overhead_ms,
+                   warm_iteration_ms=bracket_warm)
+    inrun_ms = _inrun_iteration_ms(real, fallback_ms)
+    per_job = {j["job_id"]: j["mean_iteration_ms"] for j in real["jobs"]}
+    inrun_trace = [{**j, "iteration_ms": per_job.get(j["job_id"])} for j in trace]
+    sim_inrun = simulate(inrun_trace, name, inrun_ms, budget, peaks, overhead_ms=overhead_ms)
+    row = {
+        "real": {**_policy_row(real), "overhead_us_per_iteration": real["overhead_us_per_iteration"],
+                 "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
+        "sim": _policy_row(sim), "sim_inrun": _policy_row(sim_inrun),
+        "profiled_iteration_ms": bracket_ms, "profiled_warm_iteration_ms": bracket_warm,
+        "profiled_before_iteration_ms": {w: p["iteration_ms_p50"] for w, p in before.items()},
+        "profiled_after_iteration_ms": {w: p["iteration_ms_p50"] for w, p in after.items()},
+        "inrun_iteration_ms": inrun_ms,
+        "sim_error": _rel_err(sim["avg_jct_s"], real["avg_jct_s"]),
+        "device_time_over_profile": device_time_ratio(real, sim, overhead_ms),
+        "sim_inrun_error": _rel_err(sim_inrun["avg_jct_s"], real["avg_jct_s"]),
+    }
+    return row, after
+
+
 def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progress: bool | None = None) -> dict:
     """FIFO/SRTF/PACK/FAIR on one Poisson trace: a real run each, and the simulator beside it.
 
     ``sizes`` keys (see ``[salus_policies.*]`` in ``impls/profiles.toml``): mix, n_jobs,
     mean_interarrival_s, duration_s [lo, hi], seed, policies, memory_budget_mb,
-    profile_iterations, threads, sim_jobs, sim_mean_interarrival_s, sim_duration_s.
+    profile_iterations, threads, sim_jobs, sim_mean_interarrival_s, sim_duration_s,
+    repeat_policy ("" for none).
 
     Returns ``{"device", "profile": {workload: {...}}, "trace": [...], "offered_load",
     "policies": {name: {"real": {avg_jct_s, makespan_s, jct_cdf{x,y}, jct_s{id: s}, failed,
@@ -189,9 +223,15 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     the real run's iterations took over what the profile gave them (see
     :func:`device_time_ratio`; away from 1.0 the machine ran faster or slower than when
     profiled). ``paper_sized_sim`` simulates a larger trace (sim_jobs, minutes-long jobs)
-    with the first profile.
+    with the first profile. ``repeat`` (None without ``repeat_policy``): that policy's run
+    once more after the others, as a row of ``policies`` plus ``"policy"`` and
+    ``real_difference`` = |repeat - first| / first of the real average JCT: how far this
+    machine reproduces its own run, the floor under what a profile can predict.
     """
     sizes = dict(sizes or salus_sizes("salus_policies"))
+    repeat_policy = sizes.get("repeat_policy") or None
+    if repeat_policy and repeat_policy not in sizes["policies"]:
+        raise ValueError(f"repeat_policy {repeat_policy!r} is not one of the policies {sizes['policies']}")
     dev = get_device(device)
     budget = int(sizes["memory_budget_mb"] * 2 ** 20) if sizes.get("memory_budget_mb") else None
     with torch_threads(sizes.get("threads")) as threads:
@@ -208,7 +248,8 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
                               tuple(sizes["duration_s"]), seed=sizes.get("seed", 0))
         policies: dict[str, dict] = {}
-        bar = progress_bar(len(sizes["policies"]), "salus policies", "policy", progress)
+        runs = len(sizes["policies"]) + (1 if repeat_policy else 0)
+        bar = progress_bar(runs, "salus policies", "run", progress)
         # Each real run is bracketed by profiles (the one after a run is the one before the
         # next) and the simulator gets their mean: this VM's speed wanders by +-20% over
         # seconds, and one 3-s profile before a 20-s run missed the run's speed by up to 15%
@@ -218,30 +259,15 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         # the FIFO run after it (the experiment's first seconds run slower on this VM).
         before = profile_now()
         for name in sizes["policies"]:
-            real = run_trace(trace, name, dev, before, budget)
-            after = profile_now()
-            bracket_ms = bracketed_iteration_ms(before, after, "iteration_ms_p50")
-            bracket_warm = bracketed_iteration_ms(before, after, "iteration_ms_warm_p50")
-            overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
-            sim = simulate(trace, name, bracket_ms, budget, peaks, overhead_ms=overhead_ms,
-                           warm_iteration_ms=bracket_warm)
-            inrun_ms = _inrun_iteration_ms(real, ms)
-            per_job = {j["job_id"]: j["mean_iteration_ms"] for j in real["jobs"]}
-            inrun_trace = [{**j, "iteration_ms": per_job.get(j["job_id"])} for j in trace]
-            sim_inrun = simulate(inrun_trace, name, inrun_ms, budget, peaks, overhead_ms=overhead_ms)
-            policies[name] = {
-                "real": {**_policy_row(real), "overhead_us_per_iteration": real["overhead_us_per_iteration"],
-                         "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
-                "sim": _policy_row(sim), "sim_inrun": _policy_row(sim_inrun),
-                "profiled_iteration_ms": bracket_ms, "profiled_warm_iteration_ms": bracket_warm,
-                "profiled_before_iteration_ms": {w: p["iteration_ms_p50"] for w, p in before.items()},
-                "profiled_after_iteration_ms": {w: p["iteration_ms_p50"] for w, p in after.items()},
-                "inrun_iteration_ms": inrun_ms,
-                "sim_error": _rel_err(sim["avg_jct_s"], real["avg_jct_s"]),
-                "device_time_over_profile": device_time_ratio(real, sim, overhead_ms),
-                "sim_inrun_error": _rel_err(sim_inrun["avg_jct_s"], real["avg_jct_s"]),
-            }
-            before = after
+            policies[name], before = _measured_run(trace, name, dev, before, profile_now, budget, peaks, ms)
+            bar.update(1)
+        repeat = None
+        if repeat_policy:
+            name = repeat_policy
+            row, before = _measured_run(trace, name, dev, before, profile_now, budget, peaks, ms)
+            first = policies[name]["real"]["avg_jct_s"]
+            repeat = {"policy": name, **row,
+                      "real_difference": _rel_err(row["real"]["avg_jct_s"], first)}
             bar.update(1)
         bar.close()
         load_after = _load_note()
@@ -264,7 +290,7 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     return {
         "device": dev.kind, "device_name": dev.describe(), "torch_threads": threads,
         "sizes": sizes, "profile": profile, "trace": trace, "offered_load": offered_load(trace, ms),
-        "memory_budget_bytes": budget, "policies": policies,
+        "memory_budget_bytes": budget, "policies": policies, "repeat": repeat,
         "fifo_over_srtf": {"real": ratio("real"), "sim": ratio("sim"), "sim_inrun": ratio("sim_inrun"),
                            "paper": PAPER_SRTF_OVER_FIFO},
         "paper_sized_sim": {"n_jobs": sizes["sim_jobs"], "offered_load": offered_load(big_trace, ms),

@@ -74,30 +74,38 @@ def jct_cdf(data: dict):
         title="Average JCT per policy: real run vs discrete-event simulator",
         paper_figure="Salus: average JCT per policy")
 def avg_jct_real_vs_simulated(data: dict):
-    policies = list(data["policies"])
+    rows = dict(data["policies"])
+    labels = [p.upper() for p in rows]
+    repeat = data.get("repeat")
+    if repeat:
+        rows["repeat"] = repeat
+        labels.append(f"{repeat['policy'].upper()} again")
     sources = {"real": "real run", "sim": "simulator (times profiled before and after the run)",
                "sim_inrun": "simulator (times measured in the run)"}
-    fig, ax = new_axes(width=7.5, height=3.4)
+    fig, ax = new_axes(width=7.5, height=3.6)
     width = 0.8 / len(sources)
-    x = np.arange(len(policies))
+    x = np.arange(len(rows))
     for i, (source, label) in enumerate(sources.items()):
-        values = [data["policies"][p][source]["avg_jct_s"] for p in policies]
+        values = [row[source]["avg_jct_s"] for row in rows.values()]
         ax.bar(x + (i - (len(sources) - 1) / 2) * width, values, width, label=label)
-    ax.set_xticks(x, [p.upper() for p in policies])
+    ax.set_xticks(x, labels)
     ax.set_ylabel("average JCT (s)")
     parts = []
     for key, what in (("sim_error", "times profiled around the run"), ("sim_inrun_error", "times of the run")):
-        errors = [data["policies"][p].get(key) for p in policies]
+        errors = [row.get(key) for row in rows.values()]
         worst = max((abs(e) for e in errors if e is not None), default=None)
         if worst is not None:
             parts.append(f"{worst:.1%} ({what})")
-    drift = [data["policies"][p].get("device_time_over_profile") for p in policies]
+    drift = [row.get("device_time_over_profile") for row in rows.values()]
     drift = [d for d in drift if d is not None]
     if parts:
         title = "largest simulator error: " + ", ".join(parts)
         if drift:
             title += (f"\nthe runs' device time over the profiles': {min(drift):.2f}-{max(drift):.2f}x"
                       " (1.00: the machine as fast as when profiled)")
+        if repeat and repeat.get("real_difference") is not None:
+            title += (f"\nthe same {repeat['policy'].upper()} run again: real average JCT "
+                      f"{repeat['real_difference']:.1%} apart")
         ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
