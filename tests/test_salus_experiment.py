@@ -165,3 +165,34 @@ def test_a_repeat_of_a_policy_that_is_not_run_is_refused_before_any_run(monkeypa
     sizes = {**salus_sizes("salus_policies", "smoke"), "policies": ["fifo"], "repeat_policy": "srtf"}
     with pytest.raises(ValueError, match="repeat_policy 'srtf'"):
         experiments.policy_experiment(sizes, "cpu", progress=False)
+
+
+def test_executor_overhead_pairs_each_executor_block_with_the_alone_blocks_beside_it(monkeypatch):
+    """The machine doubles its speed partway: steps cost 2 ms for the warm-up and the
+    first four blocks (alone, executor, alone, executor), 1 ms after. The executor costs
+    nothing on the fake clock, so there is no overhead to find. Paired with its neighbours,
+    three of four executor blocks show none (the median); the medians of the two kinds
+    taken apart would report +50%."""
+    from impls.salus import experiments
+
+    clock = {"now": 0.0, "steps": 0}
+
+    class SteppingJob:
+        job_id, workload = 0, "fake"
+
+        def step(self):
+            clock["now"] += (2e-3 if clock["steps"] < 3 + 4 * 10 else 1e-3)
+            clock["steps"] += 1
+
+        def release(self):
+            pass
+
+    monkeypatch.setattr(experiments, "build_job", lambda *a, **k: SteppingJob())
+    out = experiments.executor_overhead(["fake"], iterations=10, blocks=4, device="cpu", threads=None,
+                                        clock=lambda: clock["now"])
+    row = out["workloads"]["fake"]
+    assert row["alone_blocks_ms"] == pytest.approx([2.0, 2.0, 1.0, 1.0, 1.0])
+    assert row["executor_blocks_ms"] == pytest.approx([2.0, 2.0, 1.0, 1.0])
+    assert row["overhead_pct"] == pytest.approx(0.0, abs=1e-9)
+    assert row["bookkeeping_us"] == pytest.approx(0.0, abs=1e-6)
+    assert (row["executor_ms"] - row["alone_ms"]) / row["alone_ms"] == pytest.approx(0.5)
