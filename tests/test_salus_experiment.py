@@ -196,3 +196,28 @@ def test_executor_overhead_pairs_each_executor_block_with_the_alone_blocks_besid
     assert row["overhead_pct"] == pytest.approx(0.0, abs=1e-9)
     assert row["bookkeeping_us"] == pytest.approx(0.0, abs=1e-6)
     assert (row["executor_ms"] - row["alone_ms"]) / row["alone_ms"] == pytest.approx(0.5)
+
+
+def test_command_line_runs_the_policy_experiment_of_a_profile_and_prints_the_repeat(tmp_path, capsys):
+    from impls.salus import experiments
+
+    out_file = tmp_path / "policies.json"
+    assert experiments.main(["policies", "--profile", "smoke", "--json", str(out_file)]) == 0
+    printed = capsys.readouterr().out
+    data = json.loads(out_file.read_text())
+    assert data["sizes"] == salus_sizes("salus_policies", "smoke")
+    for name in data["sizes"]["policies"]:
+        assert any(line.startswith(name + " ") for line in printed.splitlines()), printed
+    assert "fifo again" in printed and "the same FIFO run twice" in printed
+    assert f"{data['repeat']['real_difference']:.1%} apart" in printed
+
+
+def test_command_line_says_why_when_the_device_is_missing(capsys, monkeypatch):
+    from impls.salus import experiments
+
+    def no_cuda(sizes, device):
+        raise NotImplementedError("needs CUDA: none here")
+
+    monkeypatch.setattr(experiments, "overhead_experiment", no_cuda)
+    assert experiments.main(["overhead", "--device", "cuda"]) == 2
+    assert "needs CUDA: none here" in capsys.readouterr().err

@@ -5,6 +5,9 @@
 - :func:`executor_overhead`  a job's iteration inside the executor vs alone, side by side
 - :func:`profile_workloads`  measured iteration time and memory per workload
 
+Command line: ``python -m impls.salus.experiments {policies,switching,overhead} [--profile P]
+[--device D] [--json FILE]`` runs one with the sizes of a profile and prints a summary.
+
 Sizes come from :func:`salus_sizes`, i.e. the ``salus_*`` tables of ``impls/profiles.toml``.
 """
 from __future__ import annotations
@@ -413,3 +416,84 @@ def overhead_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "c
     sizes = dict(sizes or salus_sizes("salus_overhead"))
     return executor_overhead(sizes["workloads"], int(sizes["iterations"]), int(sizes["blocks"]), device,
                              sizes.get("threads"))
+
+
+# ---------------------------------------------------------------- command line
+
+EXPERIMENTS = {"policies": ("policy_experiment", "salus_policies"),
+               "switching": ("switching_experiment", "salus_switching"),
+               "overhead": ("overhead_experiment", "salus_overhead")}
+
+
+def _print_policies(data: dict) -> None:
+    print(f"device {data['device_name']}; {len(data['trace'])} jobs, offered load {data['offered_load']:.2f} "
+          f"(synthetic inputs)")
+    print(f"{'run':12s}{'real avg JCT':>14s}{'sim (profiles)':>16s}{'error':>8s}{'sim (in run)':>14s}{'error':>8s}"
+          f"{'run/profile':>13s}")
+    rows = dict(data["policies"])
+    if data.get("repeat"):
+        rows[f"{data['repeat']['policy']} again"] = data["repeat"]
+    for name, row in rows.items():
+        print(f"{name:12s}{row['real']['avg_jct_s']:13.2f}s{row['sim']['avg_jct_s']:15.2f}s{row['sim_error']:8.1%}"
+              f"{row['sim_inrun']['avg_jct_s']:13.2f}s{row['sim_inrun_error']:8.1%}"
+              f"{row['device_time_over_profile']:12.2f}x")
+    ratio = data["fifo_over_srtf"]
+    if ratio.get("real"):
+        print(f"average JCT FIFO / SRTF: real {ratio['real']:.2f}x, simulated {ratio['sim']:.2f}x "
+              f"(paper {ratio['paper']}x); paper-sized simulation "
+              f"({data['paper_sized_sim']['n_jobs']} jobs): {data['paper_sized_sim']['fifo_over_srtf']:.2f}x")
+    if data.get("repeat"):
+        print(f"the same {data['repeat']['policy'].upper()} run twice: real average JCT "
+              f"{data['repeat']['real_difference']:.1%} apart")
+
+
+def _print_overhead(data: dict) -> None:
+    print(f"device {data['device']}; torch threads {data['torch_threads']}")
+    print(f"{'workload':16s}{'alone':>10s}{'executor':>10s}{'overhead':>10s}{'bookkeeping':>16s}")
+    for name, row in data["workloads"].items():
+        print(f"{name:16s}{row['alone_ms']:8.2f}ms{row['executor_ms']:8.2f}ms{row['overhead_pct']:9.2f}%"
+              f"{row['bookkeeping_us']:8.1f}us{row['bookkeeping_pct']:6.2f}%")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import json
+    import sys
+
+    from impls.harness import profiles
+
+    parser = argparse.ArgumentParser(
+        prog="python -m impls.salus.experiments",
+        description="Run one Salus experiment with the sizes of a profile (impls/profiles.toml).")
+    parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
+    parser.add_argument("--profile", choices=profiles.PROFILES, default=None,
+                        help="sizes to use (default: DLSYSBENCH_PROFILE, else quick)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="write the whole result as JSON to FILE ('-': standard output, no table)")
+    args = parser.parse_args(argv)
+    function, table = EXPERIMENTS[args.experiment]
+    try:
+        data = globals()[function](salus_sizes(table, args.profile), args.device)
+    except (KeyError, ValueError, NotImplementedError) as err:
+        print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
+        return 2
+    if args.json == "-":
+        print(json.dumps(data))
+        return 0
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(data, f)
+    if args.experiment == "policies":
+        _print_policies(data)
+    elif args.experiment == "switching":
+        from impls.salus.switching import print_table
+
+        print_table(data)
+    else:
+        _print_overhead(data)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -319,13 +319,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
+    print_table(result)
+    return 0
+
+
+def print_table(result: Mapping) -> None:
+    """Print :func:`switching_latency`'s result as a table (p50 / p99 ms per method)."""
     print(f"device {result['device_name']}; to_host = {result['to_host_method']}")
     cols = ("iteration_ms", "inprocess_ms", "inprocess_gap_ms", "to_host_ms", "to_disk_ms", "restart_ms")
     print(f"{'workload':22s}" + "".join(f"{c[:-3]:>18s}" for c in cols) + "   (p50 / p99 ms)")
     for name, row in result["workloads"].items():
         cells = "".join(f"{row[c]['p50']:9.3f}/{row[c]['p99']:<8.3f}" if row[c]["n"] else f"{'-':>18s}" for c in cols)
         print(f"{name:22s}{cells}")
-    return 0
 
 
 if __name__ == "__main__":
