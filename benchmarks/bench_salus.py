@@ -120,8 +120,9 @@ class SchedulingPolicies:
 
 
 class RepeatedRun:
-    """The first policy's run once more, after the others: how far this machine reproduces
-    its own run (the real average JCT's relative difference), and the simulator beside it."""
+    """The run of ``repeat_policy`` (FIFO in every profile) once more, after the others: how far
+    this machine reproduces its own run (the real average JCT's relative difference), and
+    the simulator beside it."""
 
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
     timeout = 1800
@@ -141,6 +142,12 @@ class RepeatedRun:
         return self.row["sim_error"]
 
     track_simulator_error.unit = "relative error of simulated average JCT"
+
+
+class RepeatedRunCuda(RepeatedRun):
+    """The same on a CUDA device; skipped without one."""
+
+    setup_cache = _policies_cuda
 
 
 class SchedulingPoliciesCuda(SchedulingPolicies):
@@ -184,7 +191,8 @@ class ExecutorOverhead:
 
     track_bookkeeping_percent.unit = "% of iteration time"
 
-    def track_overhead_percent(self, data, workload):
+    def track_paired_overhead_percent(self, data, workload):
+        """Each executor block against the two alone blocks beside it (median; since 202c8cd)."""
         return self.row["overhead_pct"]
 
-    track_overhead_percent.unit = "% of iteration time"
+    track_paired_overhead_percent.unit = "% of iteration time"

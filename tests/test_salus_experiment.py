@@ -198,7 +198,38 @@ def test_executor_overhead_pairs_each_executor_block_with_the_alone_blocks_besid
     assert (row["executor_ms"] - row["alone_ms"]) / row["alone_ms"] == pytest.approx(0.5)
 
 
+def test_executor_overhead_divides_each_executor_block_by_the_mean_of_its_two_neighbours(monkeypatch):
+    """Each step 0.02 ms slower than the one before, and each step inside the executor 5%
+    dearer than it would be alone: only the mean of both neighbouring alone blocks puts an
+    executor block's alone cost where it is, so only it gives 5.0% (against the block
+    before: 5% + the drift over one block; against the one after: less)."""
+    from impls.salus import experiments
+
+    clock = {"now": 0.0, "steps": 0}
+
+    class DriftingJob:
+        job_id, workload = 0, "fake"
+
+        def step(self, inside=False):
+            clock["now"] += (1e-3 + 2e-5 * clock["steps"]) * (1.05 if inside else 1.0)
+            clock["steps"] += 1
+
+        def release(self):
+            pass
+
+    monkeypatch.setattr(experiments, "build_job", lambda *a, **k: DriftingJob())
+    monkeypatch.setattr(experiments._Borrowed, "step", lambda self: self._job.step(inside=True))
+    out = experiments.executor_overhead(["fake"], iterations=10, blocks=3, device="cpu", threads=None,
+                                        clock=lambda: clock["now"])
+    row = out["workloads"]["fake"]
+    assert row["overhead_pct"] == pytest.approx(5.0, abs=1e-6)
+    alone, inside = row["alone_blocks_ms"], row["executor_blocks_ms"]
+    assert inside[1] / alone[1] - 1 > 0.06 and inside[1] / alone[2] - 1 < 0.04
+
+
 def test_command_line_runs_the_policy_experiment_of_a_profile_and_prints_the_repeat(tmp_path, capsys):
+    import re
+
     from impls.salus import experiments
 
     out_file = tmp_path / "policies.json"
@@ -207,17 +238,21 @@ def test_command_line_runs_the_policy_experiment_of_a_profile_and_prints_the_rep
     data = json.loads(out_file.read_text())
     assert data["sizes"] == salus_sizes("salus_policies", "smoke")
     for name in data["sizes"]["policies"]:
-        assert any(line.startswith(name + " ") for line in printed.splitlines()), printed
-    assert "fifo again" in printed and "the same FIFO run twice" in printed
-    assert f"{data['repeat']['real_difference']:.1%} apart" in printed
+        assert re.search(rf"^{name}\s+\d", printed, re.MULTILINE), (name, printed)
+    assert re.search(r"^fifo again\s+\d", printed, re.MULTILINE), printed
+    assert f"the same FIFO run twice: real average JCT {data['repeat']['real_difference']:.1%} apart" in printed
 
 
-def test_command_line_says_why_when_the_device_is_missing(capsys, monkeypatch):
+def test_command_line_says_why_when_the_device_is_missing_before_running_anything(capsys, monkeypatch):
     from impls.salus import experiments
 
-    def no_cuda(sizes, device):
+    def no_cuda(name):
         raise NotImplementedError("needs CUDA: none here")
 
-    monkeypatch.setattr(experiments, "overhead_experiment", no_cuda)
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("ran without a device")
+
+    monkeypatch.setattr(experiments, "get_device", no_cuda)
+    monkeypatch.setitem(experiments.EXPERIMENTS, "overhead", (must_not_run, "salus_overhead"))
     assert experiments.main(["overhead", "--device", "cuda"]) == 2
     assert "needs CUDA: none here" in capsys.readouterr().err

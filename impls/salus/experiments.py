@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -167,24 +167,28 @@ def _policy_row(result: dict) -> dict:
             "jct_s": {j["job_id"]: j["jct_s"] for j in result["jobs"]}, "failed": result["failed"]}
 
 
-def _measured_run(trace: Sequence[Mapping], name: str, dev, before: Mapping[str, Mapping], profile_now,
-                  budget: int | None, peaks: Mapping[str, int], fallback_ms: Mapping[str, float]) -> tuple[dict, dict]:
-    """Run ``trace`` under policy ``name``, profile again, and simulate it twice: with the mean
+def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before: Mapping[str, Mapping],
+                  profile_now: Callable[[], dict], budget: int | None, peaks: Mapping[str, int],
+                  fallback_ms: Mapping[str, float]) -> tuple[dict, dict]:
+    """Run ``trace`` under ``policy``, profile again, and simulate it twice: with the mean
     of the profiles before and after it, and with the iteration times the jobs had in the run.
 
+    ``before``: the profile taken just before (a :func:`profile_workloads` result, as
+    ``profile_now()`` returns); ``fallback_ms``: per workload, the iteration time (ms) the
+    in-run simulation uses for a workload with no iteration in the run.
     Returns (the policy's row of :func:`policy_experiment`, the profile taken after the run).
     """
-    real = run_trace(trace, name, dev, before, budget)
+    real = run_trace(trace, policy, device, before, budget)
     after = profile_now()
     bracket_ms = bracketed_iteration_ms(before, after, "iteration_ms_p50")
     bracket_warm = bracketed_iteration_ms(before, after, "iteration_ms_warm_p50")
     overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
-    sim = simulate(trace, name, bracket_ms, budget, peaks, overhead_ms=overhead_ms,
+    sim = simulate(trace, policy, bracket_ms, budget, peaks, overhead_ms=overhead_ms,
                    warm_iteration_ms=bracket_warm)
     inrun_ms = _inrun_iteration_ms(real, fallback_ms)
     per_job = {j["job_id"]: j["mean_iteration_ms"] for j in real["jobs"]}
     inrun_trace = [{**j, "iteration_ms": per_job.get(j["job_id"])} for j in trace]
-    sim_inrun = simulate(inrun_trace, name, inrun_ms, budget, peaks, overhead_ms=overhead_ms)
+    sim_inrun = simulate(inrun_trace, policy, inrun_ms, budget, peaks, overhead_ms=overhead_ms)
     row = {
         "real": {**_policy_row(real), "overhead_us_per_iteration": real["overhead_us_per_iteration"],
                  "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
@@ -261,15 +265,16 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         # trace's profile: in 4 of 5 suite runs that first profile was 15-30% slower than
         # the FIFO run after it (the experiment's first seconds run slower on this VM).
         before = profile_now()
+        runs_with = {"device": dev, "profile_now": profile_now, "budget": budget, "peaks": peaks,
+                     "fallback_ms": ms}
         for name in sizes["policies"]:
-            policies[name], before = _measured_run(trace, name, dev, before, profile_now, budget, peaks, ms)
+            policies[name], before = _measured_run(trace, name, before=before, **runs_with)
             bar.update(1)
         repeat = None
         if repeat_policy:
-            name = repeat_policy
-            row, before = _measured_run(trace, name, dev, before, profile_now, budget, peaks, ms)
-            first = policies[name]["real"]["avg_jct_s"]
-            repeat = {"policy": name, **row,
+            row, before = _measured_run(trace, repeat_policy, before=before, **runs_with)
+            first = policies[repeat_policy]["real"]["avg_jct_s"]
+            repeat = {"policy": repeat_policy, **row,
                       "real_difference": _rel_err(row["real"]["avg_jct_s"], first)}
             bar.update(1)
         bar.close()
@@ -324,13 +329,13 @@ def executor_overhead(workloads: Sequence[str] = ("mlp_b64",), iterations: int =
     Alone block: ``iterations`` x (``job.step()``; synchronise), wall time / iterations.
     Executor block: the same job, alone in a FIFO :class:`Executor` (timers, policy,
     bookkeeping), wall time of ``run`` / iterations. ``blocks`` executor blocks, each
-    between two alone blocks (alone, executor, alone, ..., alone). Returns per workload the
-    medians (ms); the overhead in percent, the median over executor blocks of its time
-    over the mean of the two alone blocks beside it, minus one (a drift that is linear
-    over three blocks cancels; medians of the two kinds taken apart differed by -8% to
-    +13% from run to run on this VM); and the executor's own bookkeeping (wall - device
-    time in steps) per iteration, in µs and % of the alone iteration. ``clock``: host
-    seconds (a fake one in tests).
+    between two alone blocks (alone, executor, alone, ..., alone). Returns per workload:
+    ``alone_ms`` and ``executor_ms``, the medians of each kind of block (ms);
+    ``overhead_pct``, the median over executor blocks of (the block's time / the mean of
+    the two alone blocks beside it - 1), in percent, so that a drift of the machine's
+    speed that is linear over three blocks cancels; and the executor's own bookkeeping
+    (wall - device time in steps) per iteration, in µs and % of the alone iteration.
+    ``clock``: host seconds (a fake one in tests).
     """
     dev = get_device(device, clock)
     out: dict = {"device": dev.kind, "load_before": _load_note(), "workloads": {}}
@@ -420,9 +425,13 @@ def overhead_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "c
 
 # ---------------------------------------------------------------- command line
 
-EXPERIMENTS = {"policies": ("policy_experiment", "salus_policies"),
-               "switching": ("switching_experiment", "salus_switching"),
-               "overhead": ("overhead_experiment", "salus_overhead")}
+EXPERIMENTS = {"policies": (policy_experiment, "salus_policies"),
+               "switching": (switching_experiment, "salus_switching"),
+               "overhead": (overhead_experiment, "salus_overhead")}
+
+
+def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{suffix}"
 
 
 def _print_policies(data: dict) -> None:
@@ -434,28 +443,31 @@ def _print_policies(data: dict) -> None:
     if data.get("repeat"):
         rows[f"{data['repeat']['policy']} again"] = data["repeat"]
     for name, row in rows.items():
-        print(f"{name:12s}{row['real']['avg_jct_s']:13.2f}s{row['sim']['avg_jct_s']:15.2f}s{row['sim_error']:8.1%}"
-              f"{row['sim_inrun']['avg_jct_s']:13.2f}s{row['sim_inrun_error']:8.1%}"
-              f"{row['device_time_over_profile']:12.2f}x")
+        print(f"{name:12s}{_fmt(row['real']['avg_jct_s'], '13.2f', 's')}{_fmt(row['sim']['avg_jct_s'], '15.2f', 's')}"
+              f"{_fmt(row['sim_error'], '8.1%')}{_fmt(row['sim_inrun']['avg_jct_s'], '13.2f', 's')}"
+              f"{_fmt(row['sim_inrun_error'], '8.1%')}{_fmt(row['device_time_over_profile'], '12.2f', 'x')}")
     ratio = data["fifo_over_srtf"]
     if ratio.get("real"):
-        print(f"average JCT FIFO / SRTF: real {ratio['real']:.2f}x, simulated {ratio['sim']:.2f}x "
-              f"(paper {ratio['paper']}x); paper-sized simulation "
-              f"({data['paper_sized_sim']['n_jobs']} jobs): {data['paper_sized_sim']['fifo_over_srtf']:.2f}x")
+        print(f"average JCT FIFO / SRTF: real {ratio['real']:.2f}x, simulated {_fmt(ratio['sim'], '.2f', 'x')} "
+              f"(paper {ratio['paper']}x); paper-sized simulation ({data['paper_sized_sim']['n_jobs']} jobs): "
+              f"{_fmt(data['paper_sized_sim']['fifo_over_srtf'], '.2f', 'x')}")
     if data.get("repeat"):
         print(f"the same {data['repeat']['policy'].upper()} run twice: real average JCT "
-              f"{data['repeat']['real_difference']:.1%} apart")
+              f"{_fmt(data['repeat']['real_difference'], '.1%')} apart")
 
 
 def _print_overhead(data: dict) -> None:
     print(f"device {data['device']}; torch threads {data['torch_threads']}")
-    print(f"{'workload':16s}{'alone':>10s}{'executor':>10s}{'overhead':>10s}{'bookkeeping':>16s}")
+    print(f"{'workload':16s}{'alone':>10s}{'executor':>10s}{'paired overhead':>17s}{'bookkeeping':>16s}"
+          "   (alone, executor: medians of the blocks)")
     for name, row in data["workloads"].items():
-        print(f"{name:16s}{row['alone_ms']:8.2f}ms{row['executor_ms']:8.2f}ms{row['overhead_pct']:9.2f}%"
+        print(f"{name:16s}{row['alone_ms']:8.2f}ms{row['executor_ms']:8.2f}ms{row['overhead_pct']:16.2f}%"
               f"{row['bookkeeping_us']:8.1f}us{row['bookkeeping_pct']:6.2f}%")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the experiment named in ``argv`` and print a table (or JSON). Returns the exit
+    status: 0, or 2 when the profile's sizes or the device cannot be had."""
     import argparse
     import json
     import sys
@@ -472,12 +484,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="write the whole result as JSON to FILE ('-': standard output, no table)")
     args = parser.parse_args(argv)
-    function, table = EXPERIMENTS[args.experiment]
+    experiment, table = EXPERIMENTS[args.experiment]
     try:
-        data = globals()[function](salus_sizes(table, args.profile), args.device)
+        sizes = salus_sizes(table, args.profile)
+        get_device(args.device)
     except (KeyError, ValueError, NotImplementedError) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
+    data = experiment(sizes, args.device)
     if args.json == "-":
         print(json.dumps(data))
         return 0

@@ -74,7 +74,8 @@ def jct_cdf(data: dict):
         title="Average JCT per policy: real run vs discrete-event simulator",
         paper_figure="Salus: average JCT per policy")
 def avg_jct_real_vs_simulated(data: dict):
-    rows = dict(data["policies"])
+    order = [p for p in data.get("sizes", {}).get("policies", []) if p in data["policies"]]
+    rows = {p: data["policies"][p] for p in order or data["policies"]}
     labels = [p.upper() for p in rows]
     repeat = data.get("repeat")
     if repeat:
@@ -98,15 +99,17 @@ def avg_jct_real_vs_simulated(data: dict):
             parts.append(f"{worst:.1%} ({what})")
     drift = [row.get("device_time_over_profile") for row in rows.values()]
     drift = [d for d in drift if d is not None]
+    lines = []
     if parts:
-        title = "largest simulator error: " + ", ".join(parts)
+        lines.append("largest simulator error: " + ", ".join(parts))
         if drift:
-            title += (f"\nthe runs' device time over the profiles': {min(drift):.2f}-{max(drift):.2f}x"
-                      " (1.00: the machine as fast as when profiled)")
-        if repeat and repeat.get("real_difference") is not None:
-            title += (f"\nthe same {repeat['policy'].upper()} run again: real average JCT "
-                      f"{repeat['real_difference']:.1%} apart")
-        ax.set_title(title, fontsize=9)
+            lines.append(f"the runs' device time over the profiles': {min(drift):.2f}-{max(drift):.2f}x"
+                         " (1.00: the machine as fast as when profiled)")
+    if repeat and repeat.get("real_difference") is not None:
+        lines.append(f"the same {repeat['policy'].upper()} run again: real average JCT "
+                     f"{repeat['real_difference']:.1%} apart")
+    if lines:
+        ax.set_title("\n".join(lines), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
