@@ -101,12 +101,13 @@ def test_bracketed_iteration_times_are_the_mean_of_the_profiles_around_a_run():
     assert bracketed_iteration_ms(before, after, "iteration_ms_warm_p50") == {"mlp_b64": 4.0}
 
 
-def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(monkeypatch):
-    """Profiles are taken once before the first run and once after every run: the sim of
-    policy i gets the mean of profiles i and i+1, so a machine that slows down during the
-    experiment is followed, not judged by the moment before each run."""
-    from impls.salus import experiments
+TWO_JOBS = {"mix": ["mlp_b64"], "n_jobs": 2, "mean_interarrival_s": 0.01, "duration_s": [0.01, 0.02],
+            "seed": 0, "policies": ["fifo", "srtf"], "memory_budget_mb": 4096, "profile_iterations": 2,
+            "threads": 1, "sim_jobs": 4, "sim_mean_interarrival_s": 1.0, "sim_duration_s": [1.0, 2.0]}
 
+
+def _profiles_10_ms_slower_each_time(monkeypatch, experiments) -> dict:
+    """Replace the profiler: its n-th call gives every workload n x 10 ms. Returns the call count."""
     calls = {"n": 0}
 
     def fake_profile(names, device, iterations=5, seed=0):
@@ -116,10 +117,17 @@ def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(mon
                     "peak_bytes": 1, "state_bytes": 1} for w in names}
 
     monkeypatch.setattr(experiments, "profile_workloads", fake_profile)
-    sizes = {"mix": ["mlp_b64"], "n_jobs": 2, "mean_interarrival_s": 0.01, "duration_s": [0.01, 0.02],
-             "seed": 0, "policies": ["fifo", "srtf"], "memory_budget_mb": 4096, "profile_iterations": 2,
-             "threads": 1, "sim_jobs": 4, "sim_mean_interarrival_s": 1.0, "sim_duration_s": [1.0, 2.0]}
-    out = experiments.policy_experiment(sizes, "cpu", progress=False)
+    return calls
+
+
+def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(monkeypatch):
+    """Profiles are taken once before the first run and once after every run: the sim of
+    policy i gets the mean of profiles i and i+1, so a machine that slows down during the
+    experiment is followed, not judged by the moment before each run."""
+    from impls.salus import experiments
+
+    calls = _profiles_10_ms_slower_each_time(monkeypatch, experiments)
+    out = experiments.policy_experiment(TWO_JOBS, "cpu", progress=False)
     # profile 1 draws the trace; 2 brackets FIFO's run with 3, which brackets SRTF's with 4
     assert calls["n"] == 4
     assert out["policies"]["fifo"]["profiled_iteration_ms"] == {"mlp_b64": 25.0}
@@ -131,20 +139,8 @@ def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(mon
 def test_the_repeated_run_comes_last_with_its_own_profiles_and_says_how_far_apart_the_runs_are(monkeypatch):
     from impls.salus import experiments
 
-    calls = {"n": 0}
-
-    def fake_profile(names, device, iterations=5, seed=0):
-        calls["n"] += 1
-        ms = 10.0 * calls["n"]
-        return {w: {"iteration_ms": ms, "iteration_ms_p50": ms, "iteration_ms_warm_p50": ms,
-                    "peak_bytes": 1, "state_bytes": 1} for w in names}
-
-    monkeypatch.setattr(experiments, "profile_workloads", fake_profile)
-    sizes = {"mix": ["mlp_b64"], "n_jobs": 2, "mean_interarrival_s": 0.01, "duration_s": [0.01, 0.02],
-             "seed": 0, "policies": ["fifo", "srtf"], "memory_budget_mb": 4096, "profile_iterations": 2,
-             "threads": 1, "sim_jobs": 4, "sim_mean_interarrival_s": 1.0, "sim_duration_s": [1.0, 2.0],
-             "repeat_policy": "srtf"}
-    out = experiments.policy_experiment(sizes, "cpu", progress=False)
+    calls = _profiles_10_ms_slower_each_time(monkeypatch, experiments)
+    out = experiments.policy_experiment({**TWO_JOBS, "repeat_policy": "srtf"}, "cpu", progress=False)
     assert calls["n"] == 5
     repeat = out["repeat"]
     assert repeat["policy"] == "srtf"
