@@ -214,3 +214,64 @@ def test_factories_are_built_at_admission_and_a_failing_build_fails_alone():
     assert by_id[1]["status"] == "failed" and "cannot build" in by_id[1]["error"]
     assert by_id[0]["iterations_done"] == 4 and by_id[2]["status"] == "done"
     assert by_id[2]["admitted_s"] == pytest.approx(0.5) and res["idle_s"] == pytest.approx(0.48)
+
+
+class WarmFakeJob(FakeJob):
+    """An iteration costs ``ms`` after another job's and ``warm_ms`` right after its own."""
+
+    last = None
+
+    def __init__(self, clock, job_id, ms, warm_ms, iterations):
+        super().__init__(clock, job_id, ms, iterations)
+        self.warm_ms = warm_ms
+
+    def step(self):
+        self.steps += 1
+        self.clock.t += (self.warm_ms if WarmFakeJob.last is self else self.ms) / 1e3
+        WarmFakeJob.last = self
+
+
+@pytest.mark.parametrize("policy", ["fifo", "srtf", "pack", "fair"])
+def test_simulator_reproduces_the_executor_when_back_to_back_iterations_are_faster(policy):
+    """SRTF ranks by each job's measured mean iteration time, which falls towards its warm
+    time while it runs back to back. Job 0 (10 ms cold, 4 ms warm, 100 iterations) has run
+    about 30 when job 1 arrives (10 ms, 50 iterations): measured, job 0 has about 4.2 x 70 =
+    290 ms left against job 1's 500, so it keeps the device; ranked at 10 ms an iteration it
+    would have 700 left and give way."""
+    WarmFakeJob.last = None
+    clock = FakeClock()
+    specs = [(0, 0.0, 10.0, 4.0, 100), (1, 0.13, 10.0, 10.0, 50), (2, 0.5, 6.0, 3.0, 20)]
+    subs = [Submission(WarmFakeJob(clock, i, ms, warm, n), arrival=a, iteration_ms_prior=ms)
+            for i, a, ms, warm, n in specs]
+    res = Executor(policy, "cpu", clock=clock, sleep=clock.sleep).run(subs)
+    trace = [{"job_id": i, "workload": f"w{i}", "arrival_s": a, "iterations": n} for i, a, _, _, n in specs]
+    sim = simulate(trace, policy, {f"w{i}": ms for i, _, ms, _, _ in specs},
+                   warm_iteration_ms={f"w{i}": warm for i, _, _, warm, _ in specs})
+    for real_job, sim_job in zip(res["jobs"], sim["jobs"]):
+        assert sim_job["finish_s"] == pytest.approx(real_job["finish_s"], abs=1e-9), (policy, real_job, sim_job)
+    if policy == "srtf":
+        finish = {j["job_id"]: j["finish_s"] for j in res["jobs"]}
+        assert finish[0] < finish[1]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_simulated_srtf_follows_the_executor_when_warm_iterations_are_faster_or_slower(seed):
+    """Random jobs whose back-to-back iterations are 0.5-1.5x their first: where they are
+    slower, a running job's mean rises and its remaining time can overtake another's
+    mid-run (the case srtf_lead checks one iteration at a time)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    WarmFakeJob.last = None
+    clock = FakeClock()
+    arrivals = np.cumsum(rng.exponential(0.08, size=12))
+    specs = [(i, float(a), float(rng.uniform(2, 12)), 0.0, int(rng.integers(1, 60))) for i, a in enumerate(arrivals)]
+    specs = [(i, a, ms, ms * float(rng.uniform(0.5, 1.5)), n) for i, a, ms, _, n in specs]
+    subs = [Submission(WarmFakeJob(clock, i, ms, warm, n), arrival=a, iteration_ms_prior=ms)
+            for i, a, ms, warm, n in specs]
+    res = Executor("srtf", "cpu", clock=clock, sleep=clock.sleep).run(subs)
+    trace = [{"job_id": i, "workload": f"w{i}", "arrival_s": a, "iterations": n} for i, a, _, _, n in specs]
+    sim = simulate(trace, "srtf", {f"w{i}": ms for i, _, ms, _, _ in specs},
+                   warm_iteration_ms={f"w{i}": warm for i, _, _, warm, _ in specs})
+    for real_job, sim_job in zip(res["jobs"], sim["jobs"]):
+        assert sim_job["finish_s"] == pytest.approx(real_job["finish_s"], abs=1e-9), (real_job, sim_job)

@@ -11,9 +11,10 @@ executor) or, as an idealised upper bound for stream lanes, their maximum
 (``pack="concurrent"``).
 
 Decisions that cannot change are advanced in one step, so hundreds of long jobs
-simulate in seconds, with the same result as iteration by iteration: FIFO and SRTF
-run the chosen job to the next arrival boundary or its completion (its remaining
-time only shrinks, the others' are constant); FAIR picks from a heap (the order of
+simulate in seconds, with the same result as iteration by iteration: FIFO runs the
+chosen job to the next arrival boundary or its completion, and SRTF as well unless the
+job's own remaining time, ranked like the executor's by its mean iteration so far,
+overtakes another's first (:func:`srtf_lead`); FAIR picks from a heap (the order of
 :class:`~impls.salus.policies.FAIR`) until a job completes or an arrival is noticed;
 PACK repeats identical rounds until a job completes or an arrival is noticed.
 """
@@ -24,7 +25,7 @@ import heapq
 import math
 from collections.abc import Mapping, Sequence
 
-from impls.salus.policies import FAIR, FIFO, SRTF, Policy, get_policy
+from impls.salus.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
 
 
 @dataclasses.dataclass
@@ -49,7 +50,9 @@ class SimJob:
 
     @property
     def iteration_ms_estimate(self) -> float:
-        return self.iteration_ms
+        """What SRTF ranks by, as in the executor: the mean of this job's iterations so far
+        (ms), or its iteration time before it has run one."""
+        return self.device_ms_used / self.iterations_done if self.iterations_done else self.iteration_ms
 
     def cost_ms(self, previous: "SimJob | None") -> float:
         """One iteration's ms after the device ran ``previous``'s."""
@@ -134,6 +137,8 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             if pending:  # stop at the first boundary at or after the next arrival
                 gap_ms = (pending[-1].arrival - t) * 1e3
                 k = min(k, 1 if gap_ms <= first else 1 + math.ceil((gap_ms - first) / rest - 1e-9))
+            if isinstance(policy, SRTF):
+                k = srtf_lead(job, [j for j in active if j is not job], first, rest, k)
             if job.started_at is None:
                 job.started_at = t
             ms = first + (k - 1) * rest
@@ -214,6 +219,30 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                 finish(job, end)
 
     return summarize(policy.name, jobs, iterations)
+
+
+def srtf_lead(job: SimJob, others: Sequence[SimJob], first_ms: float, rest_ms: float, limit: int) -> int:
+    """How many iterations in a row ``job``, SRTF's pick now, keeps the device (1 to ``limit``).
+
+    Its first iteration costs ``first_ms``, the rest ``rest_ms``. While it runs only its own
+    remaining time moves (the others' are constant until the next arrival), and SRTF picks
+    again after each iteration with the same key as :class:`~impls.salus.policies.SRTF`.
+    Once its mean iteration time is at or above ``rest_ms``, its remaining time only falls,
+    so it keeps the device; below, it can rise, and iterations are checked one by one until
+    even ``rest_ms`` x the iterations left is below the best other.
+    """
+    if limit <= 1 or not others:
+        return max(1, limit)
+    best = min((remaining_ms(o), o.arrival, o.job_id) for o in others)
+    used, done, left = job.device_ms_used + first_ms, job.iterations_done + 1, job.remaining_iterations - 1
+    for ran in range(1, limit):
+        mean = used / done
+        if (mean * left, job.arrival, job.job_id) > best:
+            return ran
+        if rest_ms <= mean or rest_ms * left < best[0]:
+            return limit
+        used, done, left = used + rest_ms, done + 1, left - 1
+    return limit
 
 
 def summarize(policy_name: str, jobs: Sequence[SimJob], iterations: int) -> dict:
