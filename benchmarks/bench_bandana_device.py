@@ -4,24 +4,17 @@ One sweep (``setup_cache``, shared by both classes) measures every point of the
 profile's grid; the classes only name what asv records. The sweep is stored as the
 ``fio_sweep`` artifact for the report's bandwidth and IOPS figures.
 """
-from impls.bandana.device_characterization import characterize_device
-from impls.harness import paths, profiles
-from impls.harness.artifacts import save_artifact
+from impls.harness import profiles
+from impls.harness.experiments import run_and_store
 
-from .common import raise_if_skipped, skipped_unless
+from .common import pin_versions, raise_if_skipped
 
 SIZES = profiles.sizes("fio_sweep")
 PRIMARY_ENGINE = SIZES["engines"][0]
 
 
 def _sweep(_benchmark=None):
-    """Run the profile's fio sweep once per asv run (shared by both classes: same cache key)."""
-    skip = skipped_unless("fio", "o_direct")
-    if skip:
-        return skip
-    sweep = characterize_device(paths.nvm_target_path(), SIZES)
-    save_artifact("fio_sweep", sweep, experiment="bandana.fio", synthetic=False)
-    return sweep
+    return run_and_store("bandana.fio")
 
 
 _sweep.timeout = 3600
@@ -83,3 +76,6 @@ class FioEngineQueueDepth:
         return self.point["clat_p99_us"]
 
     track_p99_latency.unit = "us"
+
+
+pin_versions(globals())

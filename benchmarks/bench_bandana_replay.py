@@ -6,26 +6,15 @@ One setup_cache runs impls/bandana/replay_experiment.py and stores it as the
 name what asv records. Skipped where O_DIRECT reads cannot reach a drive (tmpfs).
 """
 from impls.harness import profiles
+from impls.harness.experiments import run_and_store
 
-from .common import raise_if_skipped, skipped_unless
+from .common import pin_versions, raise_if_skipped
 
 SIZES = profiles.sizes("bandana_replay")
 
 
 def _replay(_benchmark=None):
-    """Run the profile's replay experiment once per asv run (shared by every class below)."""
-    from impls.bandana import block_store, replay_experiment
-    from impls.harness.artifacts import save_artifact
-
-    skip = skipped_unless("o_direct")
-    if skip:
-        return skip
-    try:
-        data = replay_experiment.replay_experiment(SIZES)
-    except block_store.DirectIOUnavailable as err:
-        return {"skipped": str(err)}
-    save_artifact("bandana_replay", data, experiment="bandana.replay", synthetic=True)
-    return data
+    return run_and_store("bandana.replay")
 
 
 _replay.timeout = 3600
@@ -168,3 +157,6 @@ class ReplayRawLoop:
         return self.point["raw_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+
+
+pin_versions(globals())

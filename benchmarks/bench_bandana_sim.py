@@ -1,53 +1,32 @@
 """Bandana simulation: effective bandwidth by layout, cache policy and K-means sub-clusters;
 miniature-simulation accuracy; simulator speed. Synthetic traces (datasets/bandana-*.toml).
 
-Each setup_cache runs one experiment of impls/bandana/experiments.py and stores it as an
+Each setup_cache runs one registered experiment (impls/bandana/catalog.py) and stores its
 artifact for the report's figures; the classes only name what asv records.
 """
 from impls.harness import profiles
-from impls.harness.artifacts import save_artifact
+from impls.harness.experiments import run_and_store
 
-from .common import raise_if_skipped
+from .common import pin_versions, raise_if_skipped
 
 SIZES = profiles.sizes("bandana_sim")
 
 
-# Each setup cache imports the experiments itself: asv imports this module once per
-# benchmark and parameter, and numba + faiss at module level would cost minutes.
-
-
+# asv keys a setup cache by its defining source line: one function per experiment.
 def _layouts_and_policies(_benchmark=None):
-    from impls.bandana import experiments
-
-    data = experiments.layout_policy_experiment(SIZES)
-    save_artifact("bandana_layouts", data, experiment="bandana.layouts", synthetic=True)
-    return data
+    return run_and_store("bandana.layouts")
 
 
 def _subclusters(_benchmark=None):
-    from impls.bandana import experiments
-
-    data = experiments.subcluster_sweep(SIZES)
-    save_artifact("bandana_subclusters", data, experiment="bandana.subclusters", synthetic=True)
-    return data
+    return run_and_store("bandana.subclusters")
 
 
 def _speed(_benchmark=None):
-    from impls.bandana import experiments
-
-    data = experiments.simulator_speed(SIZES)
-    save_artifact("bandana_simulator_speed", data, experiment="bandana.speed", synthetic=True)
-    return data
+    return run_and_store("bandana.speed")
 
 
 def _kahypar(_benchmark=None):
-    from impls.bandana import experiments, layouts
-
-    if not layouts.kahypar_available():
-        return {"skipped": "the optional package kahypar is not installed (pip install kahypar)"}
-    data = experiments.shp_vs_kahypar(SIZES)
-    save_artifact("bandana_shp_vs_kahypar", data, experiment="bandana.shp_vs_kahypar", synthetic=True)
-    return data
+    return run_and_store("bandana.shp_vs_kahypar")
 
 
 for _setup in (_layouts_and_policies, _subclusters, _speed, _kahypar):
@@ -201,3 +180,6 @@ class ShpVsKahypar:
         return data["tables"][table][f"fanout_ratio_{trace}"]
 
     track_fanout_ratio.unit = "SHP fanout / KaHyPar fanout"
+
+
+pin_versions(globals())

@@ -5,9 +5,9 @@ the report's figures, and only names what asv records. The CPU classes always ru
 the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
 """
 from impls.harness import profiles
-from impls.harness.artifacts import save_artifact
+from impls.harness.experiments import run_and_store
 
-from .common import raise_if_skipped, skipped_unless
+from .common import pin_versions, raise_if_skipped
 
 SWITCHING = profiles.sizes("salus_switching")
 POLICIES = profiles.sizes("salus_policies")
@@ -15,39 +15,27 @@ OVERHEAD = profiles.sizes("salus_overhead")
 METHODS = ["inprocess", "inprocess_gap", "to_host", "to_disk", "restart"]
 
 
-def _experiment(name, artifact, sizes, device):
-    skip = skipped_unless("cuda") if device == "cuda" else None
-    if skip:
-        return skip
-    # Imported here, not at module level: asv imports this module once per benchmark and
-    # parameter, and torch's import (3 s) would then cost minutes of the quick profile.
-    from impls.salus import experiments
-
-    data = getattr(experiments, name)(sizes, device)
-    save_artifact(artifact, data, experiment=f"salus.{artifact}", synthetic=True)
-    return data
-
-
 # asv keys a setup cache by the defining source line: one function per experiment and
 # device, so that a CUDA class never reuses the CPU run (and sharers share on purpose).
+# Imports stay inside the registry: torch at module level would cost seconds per benchmark.
 def _switching_cpu(_benchmark=None):
-    return _experiment("switching_experiment", "salus_switching", SWITCHING, "cpu")
+    return run_and_store("salus.switching", "cpu")
 
 
 def _switching_cuda(_benchmark=None):
-    return _experiment("switching_experiment", "salus_switching_cuda", SWITCHING, "cuda")
+    return run_and_store("salus.switching", "cuda")
 
 
 def _policies_cpu(_benchmark=None):
-    return _experiment("policy_experiment", "salus_policies", POLICIES, "cpu")
+    return run_and_store("salus.policies", "cpu")
 
 
 def _policies_cuda(_benchmark=None):
-    return _experiment("policy_experiment", "salus_policies_cuda", POLICIES, "cuda")
+    return run_and_store("salus.policies", "cuda")
 
 
 def _overhead_cpu(_benchmark=None):
-    return _experiment("overhead_experiment", "salus_overhead", OVERHEAD, "cpu")
+    return run_and_store("salus.overhead", "cpu")
 
 
 for _setup in (_switching_cpu, _switching_cuda, _policies_cpu, _policies_cuda, _overhead_cpu):
@@ -196,3 +184,6 @@ class ExecutorOverhead:
         return self.row["overhead_pct"]
 
     track_paired_overhead_percent.unit = "% of iteration time"
+
+
+pin_versions(globals())

@@ -5,9 +5,9 @@ the report's figures, and only names what asv records. The CPU classes always ru
 the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
 """
 from impls.harness import profiles
-from impls.harness.artifacts import save_artifact
+from impls.harness.experiments import run_and_store
 
-from .common import raise_if_skipped, skipped_unless
+from .common import pin_versions, raise_if_skipped
 
 LANES = profiles.sizes("salus_lanes")
 HYPERPARAM = profiles.sizes("salus_hyperparam")
@@ -15,40 +15,29 @@ INFERENCE = profiles.sizes("salus_inference")
 SETUPS = ["shared", "one_per_device", "processes"]
 
 
-def _experiment(name, artifact, device):
-    skip = skipped_unless("cuda") if device == "cuda" else None
-    if skip:
-        return skip
-    from impls.salus import lane_experiments
-
-    data = getattr(lane_experiments, name)(None, device)
-    save_artifact(artifact, data, experiment=f"salus.{artifact}", synthetic=True)
-    return data
-
-
 # asv keys a setup cache by the defining source line: one function per experiment and device.
 def _lanes_cpu(_benchmark=None):
-    return _experiment("lanes_experiment", "salus_lanes", "cpu")
+    return run_and_store("salus.lanes", "cpu")
 
 
 def _lanes_cuda(_benchmark=None):
-    return _experiment("lanes_experiment", "salus_lanes_cuda", "cuda")
+    return run_and_store("salus.lanes", "cuda")
 
 
 def _hyperparam_cpu(_benchmark=None):
-    return _experiment("hyperparam", "salus_hyperparam", "cpu")
+    return run_and_store("salus.hyperparam", "cpu")
 
 
 def _hyperparam_cuda(_benchmark=None):
-    return _experiment("hyperparam", "salus_hyperparam_cuda", "cuda")
+    return run_and_store("salus.hyperparam", "cuda")
 
 
 def _inference_cpu(_benchmark=None):
-    return _experiment("inference", "salus_inference", "cpu")
+    return run_and_store("salus.inference", "cpu")
 
 
 def _inference_cuda(_benchmark=None):
-    return _experiment("inference", "salus_inference_cuda", "cuda")
+    return run_and_store("salus.inference", "cuda")
 
 
 for _setup in (_lanes_cpu, _lanes_cuda, _hyperparam_cpu, _hyperparam_cuda, _inference_cpu, _inference_cuda):
@@ -190,3 +179,6 @@ class InferenceDevicesNeededCuda(InferenceDevicesNeeded):
     """The same on a CUDA device; skipped without one."""
 
     setup_cache = _inference_cuda
+
+
+pin_versions(globals())

@@ -16,9 +16,11 @@ one that reached the target is an upper bound (``track_ratio_is_upper_bound``). 
 pair's own (``experiments.target_p_at_1`` of the two runs).
 """
 from impls.harness import profiles
-from impls.harness.artifacts import save_artifact
+from impls.harness.experiments import run_and_store
 from impls.slide import experiments
 from impls.slide.experiments import finite
+
+from .common import pin_versions
 
 SIZES = profiles.sizes("slide_train")
 SWEEP = profiles.sizes("slide_sweep")
@@ -28,18 +30,14 @@ FAMILIES = [f"{lsh}-K{K}-L{L}" for lsh, K, L in SWEEP["hash_families"]]
 
 
 def _time_to_accuracy(_benchmark=None):
-    data = experiments.time_to_accuracy_sweep()
-    save_artifact("slide_time_to_accuracy", data, experiment="slide.time_to_accuracy", synthetic=True)
-    return data
+    return run_and_store("slide.time_to_accuracy")
 
 
 _time_to_accuracy.timeout = 6 * 3600
 
 
 def _secondary(_benchmark=None):
-    data = experiments.secondary_sweep()
-    save_artifact("slide_sweeps", data, experiment="slide.sweeps", synthetic=True)
-    return data
+    return run_and_store("slide.sweeps")
 
 
 _secondary.timeout = 6 * 3600
@@ -288,3 +286,6 @@ class SlideTableRefresh:
         return refresh[kind]
 
     track_seconds.unit = "s"
+
+
+pin_versions(globals())

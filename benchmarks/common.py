@@ -1,16 +1,52 @@
 """Helpers shared by the asv benchmark classes (kept tiny: the work lives in impls/)."""
 from __future__ import annotations
 
-from impls.harness import capabilities
+import inspect
+import json
+import types
+from pathlib import Path
 
-
-def skipped_unless(*needs: str) -> dict | None:
-    """Return ``{"skipped": reason}`` when a capability is missing (for ``setup_cache``), else None."""
-    reason = capabilities.missing_reason(*needs)
-    return {"skipped": reason} if reason else None
+VERSIONS_FILE = Path(__file__).resolve().parent / "versions.json"
 
 
 def raise_if_skipped(cached: dict) -> None:
     """In ``setup``: turn a ``setup_cache`` skip marker into asv's skip (NotImplementedError)."""
     if isinstance(cached, dict) and "skipped" in cached:
         raise NotImplementedError(cached["skipped"])
+
+
+def versions() -> dict[str, str]:
+    """Every benchmark's pinned asv version, by asv name (``bench_x.Class.method``)."""
+    return json.loads(VERSIONS_FILE.read_text())
+
+
+def pin_versions(namespace: dict) -> None:
+    """Give every benchmark method of a module's classes its version from ``versions.json``.
+
+    asv otherwise versions a number by the hash of its source and its ``setup_cache``'s, so
+    editing a shared setup (a refactor) would cut the history of every number using it.
+    A pinned version changes only when ``versions.json`` says so: bump a benchmark's entry
+    when what it measures changes; a benchmark without an entry keeps asv's hash.
+    """
+    module = namespace["__name__"].rsplit(".", 1)[-1]
+    pinned = versions()
+    for cls_name, cls in list(namespace.items()):
+        if not inspect.isclass(cls) or cls.__module__ != namespace["__name__"]:
+            continue
+        for attr in dir(cls):
+            key = f"{module}.{cls_name}.{attr}"
+            method = getattr(cls, attr)
+            if key not in pinned or not inspect.isfunction(method):
+                continue
+            if attr not in vars(cls):  # inherited (a CUDA twin): its own copy, its own version
+                method = _copy(method)
+                setattr(cls, attr, method)
+            method.version = pinned[key]
+
+
+def _copy(func: types.FunctionType) -> types.FunctionType:
+    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__,
+                              func.__closure__)
+    twin.__dict__.update(func.__dict__)
+    twin.__qualname__, twin.__doc__ = func.__qualname__, func.__doc__
+    return twin

@@ -145,7 +145,17 @@ def check_nvml() -> Capability:
         pynvml.nvmlShutdown()
 
 
-CHECKS = {"fio": check_fio, "o_direct": check_o_direct, "cuda": check_cuda, "nvml": check_nvml}
+def check_kahypar() -> Capability:
+    """The optional ``kahypar`` package (the quality reference SHP is checked against)."""
+    import importlib.util
+
+    if importlib.util.find_spec("kahypar") is None:
+        return Capability("kahypar", False, "the optional package kahypar is not installed (pip install kahypar)")
+    return Capability("kahypar", True, "")
+
+
+CHECKS = {"fio": check_fio, "o_direct": check_o_direct, "cuda": check_cuda, "nvml": check_nvml,
+          "kahypar": check_kahypar}
 
 
 @functools.cache

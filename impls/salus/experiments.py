@@ -378,7 +378,8 @@ def executor_overhead(workloads: Sequence[str] = ("mlp_b64",), iterations: int =
 
 # ---------------------------------------------------------------- uniform entry points
 
-def switching_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu") -> dict:
+def switching_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu",
+                         progress: bool | None = None) -> dict:
     """:func:`switching_latency` under ``sizes`` (keys: workloads, repeats, restart_repeats, threads).
 
     Adds ``"load"`` (load average before/after) and ``"largest"``: for the workload with
@@ -416,7 +417,8 @@ def switching_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "
     return out
 
 
-def overhead_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu") -> dict:
+def overhead_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu",
+                        progress: bool | None = None) -> dict:
     """:func:`executor_overhead` under ``sizes`` (keys: workloads, iterations, blocks, threads)."""
     sizes = dict(sizes or salus_sizes("salus_overhead"))
     return executor_overhead(sizes["workloads"], int(sizes["iterations"]), int(sizes["blocks"]), device,

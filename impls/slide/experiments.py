@@ -73,10 +73,12 @@ def train_method(method: str, config: SlideConfig, train_data: XCData, test_data
 
 def training_run(method: str = "slide", threads: int | None = 2, profile: str | None = None,
                  time_budget_s: float | None = None, device: str | None = None,
-                 dataset: str | None = None, warmup_steps: int | None = None, **config: Any) -> dict[str, Any]:
-    """Train ``method`` on the profile's set with the profile's evaluation schedule; the
-    trainer's result dict (curve, samples_per_second, final_p_at_1, peak_rss_bytes, ...)."""
-    s = sizes(profile)
+                 dataset: str | None = None, warmup_steps: int | None = None,
+                 train_sizes: dict[str, Any] | None = None, **config: Any) -> dict[str, Any]:
+    """Train ``method`` on the profile's set with the evaluation schedule of ``train_sizes``
+    (default: the profile's ``[slide_train]`` table); the trainer's result dict (curve,
+    samples_per_second, final_p_at_1, peak_rss_bytes, ...)."""
+    s = train_sizes or sizes(profile)
     train_data, test_data, info = data(profile, dataset)
     kw = _eval_kw(s)
     if time_budget_s:
@@ -235,6 +237,7 @@ def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
     spec, profile = kwargs["spec"], kwargs["profile"]
     cfg = _config_of(spec)
     return training_run(method=spec["method"], profile=profile, device=spec.get("device"),
+                        train_sizes=kwargs.get("sizes"),
                         time_budget_s=spec.get("time_budget_s"), warmup_steps=spec.get("warmup_steps"), **cfg)
 
 
@@ -252,7 +255,7 @@ def _call(fn, kwargs: dict, isolate: bool) -> Any:
 
 
 def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = None,
-                           isolate: bool = True) -> dict[str, Any]:
+                           isolate: bool = True, s: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train every run of ``[slide_train.<profile>].runs`` (SLIDE, dense and sampled torch on
     CPU / CUDA, at several thread counts) on the same data, seed and test subset, each in a
     fresh process, then set the target and every run's time to it.
@@ -265,7 +268,7 @@ def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = N
     from impls.harness.progress import progress_bar
 
     profile = profile or current_profile()
-    s = sizes(profile)
+    s = s or sizes(profile)
     runs = []
     with progress_bar(len(s["runs"]), "SLIDE time-to-accuracy runs", "run", progress) as bar:
         for spec in s["runs"]:
@@ -273,7 +276,7 @@ def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = N
             if reason:
                 runs.append({**spec, "skipped": reason})
             else:
-                result = _call(_run_spec_in_child, {"spec": spec, "profile": profile}, isolate)
+                result = _call(_run_spec_in_child, {"spec": spec, "profile": profile, "sizes": s}, isolate)
                 runs.append({**spec, "threads": result["threads"], **result, "method": spec["method"]})
             bar.update()
     target = add_targets(runs, s["target_fraction"])
@@ -299,7 +302,7 @@ def _secondary_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def secondary_sweep(profile: str | None = None, progress: bool | None = None,
-                    isolate: bool = True) -> dict[str, Any]:
+                    isolate: bool = True, s: dict[str, Any] | None = None) -> dict[str, Any]:
     """Batch size (SLIDE and dense at each of ``batches``) and hash family / K / L (SLIDE
     with each of ``hash_families``) on ``[slide_sweep.<profile>].dataset``, all in one
     fresh process. Returns ``{"sizes", "target_p_at_1", "hash_target_p_at_1", "batch": {...},
@@ -310,7 +313,7 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
     from impls.harness.profiles import current_profile
 
     profile = profile or current_profile()
-    s = sizes(profile, "slide_sweep")
+    s = s or sizes(profile, "slide_sweep")
     base = {k: v for k, v in s.get("base", {}).items()}
     specs = []
     for batch in s["batches"]:

@@ -1,0 +1,96 @@
+"""Bandana's experiments and the sizes their profile tables hold (see impls.harness.experiments).
+
+Light on purpose: the experiment modules (numba, faiss) are imported only when one runs.
+"""
+from __future__ import annotations
+
+from impls.harness.experiments import experiment, sizes_schema
+
+sizes_schema("fio_sweep", {
+    "file_bytes": int, "block_sizes": list[int], "queue_depths": list[int], "engines": list[str],
+    "secondary_engine_block_sizes": list[int], "runtime_s": float, "ramp_s": float,
+})
+
+sizes_schema("bandana_sim", {
+    "tables": list[str], "train_fraction": float, "layouts": list[str], "policies": list[str],
+    "cache_fractions": list[float], "headline_cache_fraction": float, "headline_shadow_factor": float,
+    "shadow_factors": list[float], "kmeans_clusters": int, "kmeans_niter": int, "shp_iterations": int,
+    "seed": int, "miniature_rate": float, "subcluster_tables": list[str], "subclusters": list[int],
+    "speed_vectors": int, "speed_lookups": int, "speed_baseline_lookups": int, "speed_repeats": int,
+    "kahypar_tables": list[str], "kahypar_instance_profile": str,
+})
+
+sizes_schema("bandana_replay", {
+    "table": str, "train_fraction": float, "cache_fraction": float, "layouts": list[str],
+    "policies": list[str], "shadow_factors": list[float], "kmeans_clusters": int, "kmeans_niter": int,
+    "subclusters": list[int], "shp_iterations": int, "seed": int, "queue_depths": list[int],
+    "point_seconds": float, "warmup_lookups": int, "policy_choice_lookups": int,
+    "fio_runtime_s": float, "fio_ramp_s": float, "verify_per_chunk": int,
+    "comparison": list[list[str]], "comparison_queue_depth": int, "comparison_rounds": int,
+    "mechanisms": list[str], "mechanism_queue_depths": list[int], "mechanism_rounds": int,
+})
+
+
+def fio(sizes, *, device="cpu", progress=None):
+    from impls.bandana.device_characterization import characterize_device
+    from impls.harness import paths
+
+    return characterize_device(paths.nvm_target_path(), sizes)
+
+
+def layouts(sizes, *, device="cpu", progress=None):
+    from impls.bandana import experiments
+
+    return experiments.layout_policy_experiment(sizes, progress)
+
+
+def subclusters(sizes, *, device="cpu", progress=None):
+    from impls.bandana import experiments
+
+    return experiments.subcluster_sweep(sizes, progress)
+
+
+def speed(sizes, *, device="cpu", progress=None):
+    from impls.bandana import experiments
+
+    return experiments.simulator_speed(sizes)
+
+
+def shp_vs_kahypar(sizes, *, device="cpu", progress=None):
+    from impls.bandana import experiments
+
+    return experiments.shp_vs_kahypar(sizes, progress)
+
+
+def replay(sizes, *, device="cpu", progress=None):
+    from impls.bandana import block_store, replay_experiment
+
+    try:
+        return replay_experiment.replay_experiment(sizes, progress)
+    except block_store.DirectIOUnavailable as err:
+        raise NotImplementedError(str(err)) from err
+
+
+_HERE = "impls.bandana.catalog"
+
+experiment("bandana.fio", sizes="fio_sweep", artifact="fio_sweep", run=f"{_HERE}:fio",
+           summary="fio random reads on the NVM target: block size x queue depth x engine",
+           paper_figure="Bandana device characterization", requires=("fio", "o_direct"),
+           synthetic=False, timed=True)
+experiment("bandana.layouts", sizes="bandana_sim", artifact="bandana_layouts", run=f"{_HERE}:layouts",
+           summary="effective bandwidth and hit rate by layout x cache policy x cache size; miniature "
+                   "simulation; shadow-cache sizes", paper_figure="Bandana: effective bandwidth 2-3x (layout x prefetch/admission policy)",
+           timed=False)
+experiment("bandana.subclusters", sizes="bandana_sim", artifact="bandana_subclusters", run=f"{_HERE}:subclusters",
+           summary="effective bandwidth and K-means time as sub-clusters grow",
+           paper_figure="Bandana Figs 7-8", timed=False)
+experiment("bandana.speed", sizes="bandana_sim", artifact="bandana_simulator_speed", run=f"{_HERE}:speed",
+           summary="cache simulator lookups/s per policy against an OrderedDict LRU",
+           paper_figure="(engine speed; no paper figure)", timed=True)
+experiment("bandana.shp_vs_kahypar", sizes="bandana_sim", artifact="bandana_shp_vs_kahypar",
+           run=f"{_HERE}:shp_vs_kahypar", summary="SHP's fanout against KaHyPar's km1 partition",
+           paper_figure="(SHP quality anchor; Kabiljo et al.)", requires=("kahypar",), timed=False)
+experiment("bandana.replay", sizes="bandana_replay", artifact="bandana_replay", run=f"{_HERE}:replay",
+           summary="trace replay through the DRAM cache with O_DIRECT reads, beside fio's IOPS",
+           paper_figure="Bandana: from simulated effective bandwidth to the drive",
+           requires=("o_direct",), timed=True)

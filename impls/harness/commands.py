@@ -1,0 +1,126 @@
+"""``python -m impls``: list the registered experiments, or run one with a profile's sizes.
+
+    python -m impls list [--json]
+    python -m impls run <experiment> [--profile P] [--device D] [--json FILE|-] [--save-artifact]
+
+Every check (name, profile, sizes, device, capabilities, output path) happens before any
+work; a refused request is one line on stderr and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from impls.harness import experiments, profiles
+
+
+def _rows() -> list[dict]:
+    from impls.harness import capabilities
+
+    rows = []
+    for name, entry in experiments.discover().items():
+        devices = {}
+        for device in entry.devices:
+            reason = capabilities.missing_reason(*entry.requirements(device))
+            devices[device] = "yes" if reason is None else f"no: {reason}"
+        rows.append({"name": name, "summary": entry.summary, "paper_figure": entry.paper_figure,
+                     "sizes": entry.sizes, "artifact": entry.artifact,
+                     "requires": list(entry.requires), "synthetic": entry.synthetic, "timed": entry.timed,
+                     "runs_here": devices})
+    return rows
+
+
+def _list(args: argparse.Namespace) -> int:
+    rows = _rows()
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for row in rows:
+        needs = ", ".join(row["requires"]) or "-"
+        kind = ("synthetic data" if row["synthetic"] else "real device") + (", timed" if row["timed"] else
+                                                                              ", deterministic")
+        print(f"{row['name']}\n    {row['summary']}\n    reproduces: {row['paper_figure'] or '-'}; "
+              f"sizes: [{row['sizes']}]; artifact: {row['artifact']}; needs: {needs}; {kind}")
+        for device, verdict in row["runs_here"].items():
+            print(f"    runs here on {device}: {verdict}")
+    return 0
+
+
+def _check_output(target: str | None) -> None:
+    if target in (None, "-"):
+        return
+    path = Path(target)
+    if path.is_dir():
+        raise experiments.ExperimentError(f"--json {target}: is a directory; expected a file path")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise experiments.ExperimentError(f"--json {target}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise experiments.ExperimentError(f"--json {target}: directory {parent} is not writable")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from impls.harness import atomic
+
+    entry = experiments.get(args.experiment)
+    profile = args.profile or profiles.current_profile()
+    experiments.sizes_for(entry.name, profile)  # validated before any work
+    reason = experiments.missing(entry.name, args.device)
+    if reason:
+        raise experiments.ExperimentError(f"{entry.name} cannot run here: {reason}")
+    _check_output(args.json)
+    data = experiments.run(entry.name, profile=profile, device=args.device)
+    if args.save_artifact:
+        from impls.harness.artifacts import save_artifact
+
+        with experiments.using_profile(profile):
+            path = save_artifact(entry.artifact_for(args.device), data, experiment=entry.name,
+                                 synthetic=entry.synthetic)
+        print(f"artifact: {path}", file=sys.stderr)
+    if args.json == "-":
+        print(json.dumps(data, default=str))
+        return 0
+    if args.json:
+        atomic.write_json(Path(args.json), data)
+        print(f"result: {args.json}", file=sys.stderr)
+    show = experiments.printer(entry.name)
+    if show is not None:
+        show(data)
+    elif not args.json:
+        print(json.dumps(data, indent=1, default=str))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m impls", description=__doc__.splitlines()[0])
+    sub = top.add_subparsers(dest="command", required=True)
+    listing = sub.add_parser("list", help="every experiment, what it needs, whether it runs here")
+    listing.add_argument("--json", action="store_true", help="one JSON array instead of text")
+    listing.set_defaults(func=_list)
+    running = sub.add_parser("run", help="run one experiment with a profile's sizes")
+    running.add_argument("experiment", help="a name from `python -m impls list`, e.g. bandana.layouts")
+    running.add_argument("--profile", choices=profiles.PROFILES, default=None,
+                         help="sizes to use (default: DLSYSBENCH_PROFILE, else quick)")
+    running.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
+    running.add_argument("--json", metavar="FILE", default=None,
+                         help="write the whole result as JSON to FILE ('-': standard output only)")
+    running.add_argument("--save-artifact", action="store_true",
+                         help="also store the result as the report's artifact for this commit")
+    running.set_defaults(func=_run)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (experiments.ExperimentError, NotImplementedError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,289 @@
+"""Registry of experiments: the unit of the suite.
+
+An experiment is one registered entry:
+
+- ``name`` (``<system>.<what>``, e.g. ``bandana.layouts``),
+- ``sizes``: the table of ``impls/profiles.toml`` it reads, whose keys and types are
+  declared once with :func:`sizes_schema` and checked for every profile on load,
+- ``artifact``: the name its result is stored under for the report (``<artifact>_<device>``
+  on a device other than the CPU),
+- ``requires``: capabilities (:mod:`impls.harness.capabilities`) without which it cannot run,
+- ``synthetic``: whether its input data are synthetic,
+- ``timed``: whether it measures this machine's hardware (such work never leaves it),
+- ``devices``: the devices it accepts,
+- ``run``: ``"module:function"`` of a callable ``run(sizes, *, device="cpu", progress=None) -> dict``,
+  imported only when the experiment runs, so listing experiments stays cheap.
+
+Each system declares its entries in ``impls.<system>.catalog`` (a light module: no torch,
+numba or faiss at import). asv classes, ``python -m impls run`` and the tests all go
+through :func:`run` / :func:`run_and_store`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import pkgutil
+import time
+import types
+import typing
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping
+
+from impls.harness import profiles
+
+_EXPERIMENTS: dict[str, "Experiment"] = {}
+_SCHEMAS: dict[str, dict[str, Any]] = {}
+CATALOG_MODULE = "catalog"
+
+
+class ExperimentError(ValueError):
+    """A request for an experiment that cannot be honoured (unknown name, device, sizes)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    name: str
+    sizes: str
+    artifact: str
+    run: str
+    summary: str
+    paper_figure: str
+    requires: tuple[str, ...] = ()
+    synthetic: bool = True
+    timed: bool = True
+    devices: tuple[str, ...] = ("cpu",)
+    printer: str | None = None
+
+    @property
+    def system(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    def artifact_for(self, device: str = "cpu") -> str:
+        """The artifact name of a run on ``device`` (``cuda:1`` files as ``cuda``)."""
+        kind = device.split(":", 1)[0]
+        return self.artifact if kind == "cpu" else f"{self.artifact}_{kind}"
+
+    def requirements(self, device: str = "cpu") -> tuple[str, ...]:
+        """Capabilities needed on ``device``: the declared ones, plus ``cuda`` for a CUDA device."""
+        kind = device.split(":", 1)[0]
+        return self.requires + (("cuda",) if kind == "cuda" and "cuda" not in self.requires else ())
+
+    def function(self) -> Callable[..., dict]:
+        return _resolve(self.run)
+
+
+def _resolve(target: str) -> Callable:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def sizes_schema(table: str, schema: Mapping[str, Any]) -> None:
+    """Declare the keys and types of ``[table.<profile>]`` in ``impls/profiles.toml``.
+
+    Types are ``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``dict``,
+    ``list[T]`` (nested), ``list`` (any items) or a union ``A | B``.
+    """
+    if table in _SCHEMAS and _SCHEMAS[table] != dict(schema):
+        raise ValueError(f"sizes schema of [{table}] is declared twice, differently")
+    _SCHEMAS[table] = dict(schema)
+
+
+def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, paper_figure: str = "",
+               requires: tuple[str, ...] = (), synthetic: bool = True, timed: bool = True,
+               devices: tuple[str, ...] = ("cpu",), printer: str | None = None) -> Experiment:
+    """Register experiment ``name`` (see the module docstring for the fields); returns it."""
+    if "." not in name:
+        raise ValueError(f"experiment name {name!r} must be <system>.<what>")
+    entry = Experiment(name, sizes, artifact, run, summary, paper_figure, tuple(requires), synthetic,
+                       timed, tuple(devices), printer)
+    if name in _EXPERIMENTS and _EXPERIMENTS[name] != entry:
+        raise ValueError(f"experiment {name!r} is registered twice, differently")
+    _EXPERIMENTS[name] = entry
+    return entry
+
+
+def discover() -> dict[str, Experiment]:
+    """Import every ``impls.<system>.catalog`` and return the experiments by name."""
+    import impls
+
+    for module in pkgutil.iter_modules(impls.__path__):
+        if module.ispkg and module.name != "harness":
+            try:
+                importlib.import_module(f"impls.{module.name}.{CATALOG_MODULE}")
+            except ModuleNotFoundError as err:
+                if err.name != f"impls.{module.name}.{CATALOG_MODULE}":
+                    raise
+    return dict(sorted(_EXPERIMENTS.items()))
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    """Every declared sizes schema, by profile table (after :func:`discover`)."""
+    discover()
+    return dict(_SCHEMAS)
+
+
+def get(name: str) -> Experiment:
+    """The experiment called ``name``; :class:`ExperimentError` naming the known ones otherwise."""
+    known = discover()
+    if name not in known:
+        raise ExperimentError(f"no experiment {name!r}; known: {', '.join(known)}")
+    return known[name]
+
+
+# -- sizes -------------------------------------------------------------------------------
+
+def _type_name(spec: Any) -> str:
+    return getattr(spec, "__name__", None) if not typing.get_args(spec) else str(spec)
+
+
+def _check_type(value: Any, spec: Any, where: str) -> list[str]:
+    origin, args = typing.get_origin(spec), typing.get_args(spec)
+    if origin in (types.UnionType, typing.Union):
+        if any(not _check_type(value, option, where) for option in args):
+            return []
+        return [f"{where}: {value!r} is not {spec}"]
+    if origin is list or spec is list:
+        if not isinstance(value, list):
+            return [f"{where}: {value!r} is not a list"]
+        problems: list[str] = []
+        for i, item in enumerate(value):
+            if args:
+                problems += _check_type(item, args[0], f"{where}[{i}]")
+        return problems
+    if spec is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif spec is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, spec)
+    return [] if ok else [f"{where}: {value!r} is not {_type_name(spec)}"]
+
+
+def validate_sizes(table: str, profile: str, values: Mapping[str, Any],
+                   schema: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`ExperimentError` unless ``values`` has exactly the schema's keys, of its types.
+
+    The message names the profile table (``[table.profile]``) and every problem in it.
+    """
+    schema = schema if schema is not None else schemas().get(table)
+    if schema is None:
+        raise ExperimentError(f"[{table}] of {profiles.PROFILE_TABLE} has no declared sizes schema")
+    where = f"[{table}.{profile}] in {profiles.PROFILE_TABLE}"
+    problems = [f"unknown key {k!r}" for k in values if k not in schema]
+    problems += [f"missing key {k!r}" for k in schema if k not in values]
+    for key, spec in schema.items():
+        if key in values:
+            problems += _check_type(values[key], spec, key)
+    if problems:
+        raise ExperimentError(f"{where}: " + "; ".join(problems))
+
+
+def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:
+    """The validated sizes of experiment ``name`` under ``profile`` (default: the current one)."""
+    entry = get(name)
+    profile = profile or profiles.current_profile()
+    values = profiles.sizes(entry.sizes, profile)
+    validate_sizes(entry.sizes, profile, values)
+    return values
+
+
+# -- running -----------------------------------------------------------------------------
+
+@contextmanager
+def using_profile(profile: str | None) -> Iterator[str]:
+    """Make ``profile`` current (``DLSYSBENCH_PROFILE``) for this process and its children."""
+    previous = os.environ.get("DLSYSBENCH_PROFILE")
+    name = profile or profiles.current_profile()
+    if name not in profiles.PROFILES:
+        raise ExperimentError(f"profile {name!r} is not one of {', '.join(profiles.PROFILES)}")
+    os.environ["DLSYSBENCH_PROFILE"] = name
+    try:
+        yield name
+    finally:
+        if previous is None:
+            os.environ.pop("DLSYSBENCH_PROFILE", None)
+        else:
+            os.environ["DLSYSBENCH_PROFILE"] = previous
+
+
+def missing(name: str, device: str = "cpu") -> str | None:
+    """Why ``name`` cannot run on ``device`` on this machine, or None when it can."""
+    from impls.harness import capabilities
+
+    entry = get(name)
+    kind = device.split(":", 1)[0]
+    if kind not in entry.devices:
+        return f"{name} runs on {', '.join(entry.devices)}, not {device!r}"
+    return capabilities.missing_reason(*entry.requirements(device))
+
+
+def run(name: str, *, profile: str | None = None, device: str = "cpu", progress: bool | None = None) -> dict:
+    """Run experiment ``name`` with ``profile``'s validated sizes on ``device``; return its data.
+
+    Raises :class:`ExperimentError` before any work when the name, profile, device or sizes
+    are wrong, and ``NotImplementedError`` when a required capability is missing.
+    """
+    entry = get(name)
+    with using_profile(profile) as prof:
+        sizes = sizes_for(name, prof)
+        kind = device.split(":", 1)[0]
+        if kind not in entry.devices:
+            raise ExperimentError(f"{name} runs on {', '.join(entry.devices)}, not {device!r}")
+        reason = missing(name, device)
+        if reason:
+            raise NotImplementedError(reason)
+        from impls.harness import progress as progress_log
+
+        started = time.monotonic()
+        progress_log.log(f"{name} ({prof}, {device}): started")
+        try:
+            with _grid_guard(entry):
+                data = entry.function()(sizes, device=device, progress=progress)
+        except BaseException as err:
+            progress_log.log(f"{name}: failed after {time.monotonic() - started:.0f} s ({type(err).__name__})")
+            raise
+        progress_log.log(f"{name}: done in {time.monotonic() - started:.0f} s")
+        return data
+
+
+@contextmanager
+def _grid_guard(entry: Experiment) -> Iterator[None]:
+    """Around a timed experiment, forbid the grid executor (when the suite has one)."""
+    try:
+        from impls.harness import grid
+    except ImportError:
+        yield
+        return
+    guard = getattr(grid, "timed", None)
+    if entry.timed and guard is not None:
+        with guard(entry.name):
+            yield
+    else:
+        yield
+
+
+def run_and_store(name: str, device: str = "cpu") -> dict:
+    """For an asv ``setup_cache``: run ``name`` with the current profile and store its artifact.
+
+    Returns the data, or ``{"skipped": reason}`` when this machine lacks what it needs
+    (the benchmark's ``setup`` turns that into asv's skip).
+    """
+    from impls.harness.artifacts import save_artifact
+
+    entry = get(name)
+    reason = missing(name, device)
+    if reason:
+        return {"skipped": reason}
+    try:
+        data = run(name, device=device)
+    except NotImplementedError as err:
+        return {"skipped": str(err)}
+    save_artifact(entry.artifact_for(device), data, experiment=name, synthetic=entry.synthetic)
+    return data
+
+
+def printer(name: str) -> Callable[[dict], None] | None:
+    """The experiment's table printer (``printer`` field), or None."""
+    entry = get(name)
+    return _resolve(entry.printer) if entry.printer else None

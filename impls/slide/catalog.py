@@ -1,0 +1,41 @@
+"""SLIDE's experiments and the sizes their profile tables hold (see impls.harness.experiments).
+
+Light on purpose: torch and numba are imported only when an experiment runs.
+"""
+from __future__ import annotations
+
+from impls.harness.experiments import experiment, sizes_schema
+
+_EVALUATION = {
+    "dataset": str, "time_budget_s": float, "eval_every": int, "eval_first_s": float,
+    "eval_growth": float, "eval_at_start": bool, "eval_points": int, "target_fraction": float,
+}
+sizes_schema("slide_train", {**_EVALUATION, "runs": list[dict], "comparisons": list[list[str]]})
+sizes_schema("slide_sweep", {
+    **_EVALUATION, "threads": int, "batches": list[int], "batch_methods": list[str], "hash_batch": int,
+    "hash_families": list[list[int | str]], "base": dict,
+})
+
+
+def time_to_accuracy(sizes, *, device="cpu", progress=None):
+    from impls.slide import experiments
+
+    return experiments.time_to_accuracy_sweep(progress=progress, s=sizes)
+
+
+def sweeps(sizes, *, device="cpu", progress=None):
+    from impls.slide import experiments
+
+    return experiments.secondary_sweep(progress=progress, s=sizes)
+
+
+_HERE = "impls.slide.catalog"
+
+experiment("slide.time_to_accuracy", sizes="slide_train", artifact="slide_time_to_accuracy",
+           run=f"{_HERE}:time_to_accuracy",
+           summary="P@1 against seconds for SLIDE, dense and sampled-softmax training (CPU; CUDA runs "
+                   "where present), time-to-target ratios, core scaling",
+           paper_figure="SLIDE Fig. 5 (time-to-accuracy, Amazon-670K), Fig. 9 (cores)", timed=True)
+experiment("slide.sweeps", sizes="slide_sweep", artifact="slide_sweeps", run=f"{_HERE}:sweeps",
+           summary="batch size (SLIDE and dense) and hash family / K / L",
+           paper_figure="SLIDE Fig. 8 (batch sizes 64-256); SimHash vs DWTA (text)", timed=True)

@@ -1,0 +1,97 @@
+"""The experiment registry: sizes schemas, the one signature, and ``python -m impls``."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from impls.harness import experiments, profiles
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "impls", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, **kw)
+
+
+def test_sizes_are_checked_by_key_and_type():
+    schema = {"n": int, "rate": float, "names": list[str], "pairs": list[list[int | str]]}
+    experiments.validate_sizes("t", "smoke", {"n": 1, "rate": 2, "names": ["a"], "pairs": [[1, "x"]]}, schema)
+    bad = {"n": 1.5, "rate": "x", "names": ["a", 2], "pairs": [[None]], "extra": 1}
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.validate_sizes("t", "smoke", bad, {**schema, "gone": int})
+    message = str(err.value)
+    assert message.startswith("[t.smoke] in ")
+    for part in ("unknown key 'extra'", "missing key 'gone'", "n: 1.5 is not int", "rate: 'x' is not float",
+                 "names[1]: 2 is not str", "pairs[0][0]: None is not int | str"):
+        assert part in message
+    with pytest.raises(experiments.ExperimentError):
+        experiments.validate_sizes("t", "smoke", {"n": True, "rate": 1.0, "names": [], "pairs": []}, schema)
+
+
+def test_every_registered_experiment_has_valid_sizes_in_every_profile():
+    for name in experiments.discover():
+        for profile in profiles.PROFILES:
+            assert experiments.sizes_for(name, profile)
+
+
+def test_unknown_experiment_and_device_are_refused_before_work():
+    with pytest.raises(experiments.ExperimentError, match="known: bandana"):
+        experiments.get("bandana.nope")
+    with pytest.raises(experiments.ExperimentError, match="runs on cpu"):
+        experiments.run("bandana.layouts", device="tpu")
+
+
+def test_artifact_names_per_device():
+    entry = experiments.get("salus.switching")
+    assert (entry.artifact_for("cpu"), entry.artifact_for("cuda:1")) == ("salus_switching", "salus_switching_cuda")
+    assert "cuda" in entry.requirements("cuda") and "cuda" not in entry.requirements("cpu")
+
+
+def test_run_and_store_skips_what_the_machine_lacks(monkeypatch):
+    from impls.harness import capabilities
+
+    monkeypatch.setitem(capabilities.CHECKS, "cuda",
+                        lambda: capabilities.Capability("cuda", False, "needs CUDA: test"))
+    capabilities._cached.cache_clear()
+    try:
+        assert experiments.run_and_store("salus.switching", "cuda") == {"skipped": "needs CUDA: test"}
+    finally:
+        capabilities._cached.cache_clear()
+
+
+def test_profile_is_current_inside_a_run_and_restored_after(monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "quick")
+    with experiments.using_profile("smoke") as name:
+        assert name == "smoke" and profiles.current_profile() == "smoke"
+    assert profiles.current_profile() == "quick"
+
+
+def test_cli_list_names_every_experiment_and_whether_it_runs_here():
+    out = _cli("list", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {row["name"]: row for row in json.loads(out.stdout)}
+    assert set(rows) == set(experiments.discover())
+    assert rows["salus.switching"]["runs_here"].keys() == {"cpu", "cuda"}
+
+
+def test_cli_run_prints_the_experiment_as_json():
+    out = _cli("run", "salus.lanes", "--profile", "smoke", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data == json.loads(json.dumps(data)) and data  # plain data, not empty
+
+
+@pytest.mark.parametrize("args, message", [
+    (("run", "bandana.nope"), "no experiment 'bandana.nope'"),
+    (("run", "bandana.layouts", "--device", "tpu"), "runs on cpu, not 'tpu'"),
+    (("run", "bandana.layouts", "--json", "/nonexistent/dir/out.json"), "does not exist"),
+])
+def test_cli_refuses_bad_requests_in_one_line(args, message):
+    out = _cli(*args)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and message in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,157 @@
+"""The string links between claims, benchmarks, experiments, figures, artifacts and profiles resolve.
+
+A rename anywhere that is not followed everywhere would otherwise turn a claim into
+"not measured yet" without a word. The benchmarks are discovered as asv discovers them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from impls.harness import experiments, figures, profiles
+from impls.harness.report import claims as claims_module
+from impls.harness.report.claims import ArtifactSource, BenchmarkSource, RatioSource, TrendSource
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIMS = ROOT / "reports" / "claims.toml"
+
+_DISCOVER = """
+import json, sys
+sys.path.insert(0, '.')
+from asv_runner.discovery import disc_benchmarks
+out = {}
+for b in disc_benchmarks('benchmarks'):
+    src = b._setup_cache and __import__('inspect').getsource(b._setup_cache) or ''
+    out[b.name] = {"param_names": list(b.param_names), "params": [list(p) for p in b._params],
+                   "version": b.version, "setup_cache": src}
+print(json.dumps(out, default=repr))
+"""
+
+
+@pytest.fixture(scope="module")
+def benchmarks_by_profile() -> dict[str, dict]:
+    """asv's view of the benchmarks under each profile (params depend on the profile)."""
+    out = {}
+    for profile in ("smoke", "quick"):
+        run = subprocess.run([sys.executable, "-c", _DISCOVER], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300, env={**__import__("os").environ, "DLSYSBENCH_PROFILE": profile})
+        assert run.returncode == 0, run.stderr
+        out[profile] = json.loads(run.stdout)
+    return out
+
+
+def _references(claim) -> list[tuple[str, dict]]:
+    refs = []
+    for source in (claim.measured, claim.lower_bound_when, claim.upper_bound_when):
+        if isinstance(source, BenchmarkSource):
+            refs.append((source.point.benchmark, dict(source.point.params)))
+        elif isinstance(source, RatioSource):
+            refs += [(p.benchmark, dict(p.params)) for p in (source.numerator, source.denominator)]
+        elif isinstance(source, TrendSource):
+            refs.append((source.benchmark, {**source.params, source.over: None}))
+    return refs
+
+
+def check_claim_references(claims, benchmarks: dict) -> list[str]:
+    """Every problem with the benchmark references of ``claims`` against asv's ``benchmarks``."""
+    problems = []
+    for claim in claims:
+        for name, params in _references(claim):
+            if name not in benchmarks:
+                problems.append(f"claim {claim.id}: no benchmark {name}")
+                continue
+            info = benchmarks[name]
+            if set(params) != set(info["param_names"]):
+                problems.append(f"claim {claim.id}: {name} takes parameters {info['param_names']}, "
+                                f"the claim names {sorted(params)}")
+                continue
+            for key, value in params.items():
+                values = info["params"][info["param_names"].index(key)]
+                if value is not None and value not in values:
+                    problems.append(f"claim {claim.id}: {name} has no {key}={value!r} (has {values})")
+    return problems
+
+
+def test_every_claim_names_an_existing_benchmark_point(benchmarks_by_profile):
+    problems = check_claim_references(claims_module.load_claims(CLAIMS), benchmarks_by_profile["quick"])
+    assert not problems, "\n".join(problems)
+
+
+def test_a_claim_naming_a_missing_benchmark_is_caught(benchmarks_by_profile):
+    claims = claims_module.load_claims(CLAIMS)
+    claim = next(c for c in claims if isinstance(c.measured, BenchmarkSource)
+                 and c.lower_bound_when is None and c.upper_bound_when is None)
+    point = claim.measured.point
+    renamed = point.benchmark.replace(".track_", ".track_renamed_")
+    broken = dataclasses.replace(claim, measured=BenchmarkSource(dataclasses.replace(point, benchmark=renamed)))
+    assert check_claim_references([claim], benchmarks_by_profile["quick"]) == []
+    assert check_claim_references([broken], benchmarks_by_profile["quick"]) == [
+        f"claim {claim.id}: no benchmark {renamed}"]
+
+
+def test_claims_artifacts_are_produced_by_registered_experiments():
+    produced = _artifacts()
+    for claim in claims_module.load_claims(CLAIMS):
+        if isinstance(claim.measured, ArtifactSource):
+            assert claim.measured.artifact in produced, claim.id
+
+
+def _artifacts() -> set[str]:
+    return {entry.artifact_for(device) for entry in experiments.discover().values() for device in entry.devices}
+
+
+def test_every_figure_draws_an_artifact_of_a_registered_experiment():
+    registered, errors = figures.discover()
+    assert not errors
+    produced = _artifacts()
+    orphans = {name: spec.artifact for name, spec in registered.items() if spec.artifact not in produced}
+    assert not orphans, f"figures whose artifact no experiment produces: {orphans}"
+
+
+def test_every_profile_table_has_one_schema_and_the_same_keys_in_every_profile():
+    table = tomllib.loads(profiles.PROFILE_TABLE.read_text())
+    schemas = experiments.schemas()
+    assert set(table) == set(schemas), "profile tables without a schema, or schemas without a table"
+    for name, by_profile in table.items():
+        assert set(by_profile) == set(profiles.PROFILES), name
+        keys = {p: set(by_profile[p]) for p in profiles.PROFILES}
+        assert keys["smoke"] == keys["quick"] == keys["full"], f"[{name}] keys differ between profiles"
+        for profile in profiles.PROFILES:
+            experiments.validate_sizes(name, profile, by_profile[profile])
+
+
+def test_every_experiment_reads_a_declared_table_and_names_real_code():
+    for entry in experiments.discover().values():
+        assert entry.sizes in experiments.schemas(), entry.name
+        module, _, function = entry.run.partition(":")
+        source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
+        assert re.search(rf"^def {function}\(", source, re.M), entry.run
+
+
+def test_every_setup_cache_is_one_registry_call_and_every_experiment_is_benchmarked(benchmarks_by_profile):
+    known = experiments.discover()
+    used = set()
+    for name, info in benchmarks_by_profile["quick"].items():
+        if "run_and_store(" not in info["setup_cache"]:
+            continue
+        called = re.findall(r'run_and_store\("([^"]+)"', info["setup_cache"])
+        assert len(called) == 1 and called[0] in known, f"{name}: setup_cache calls {called}"
+        body = [line for line in info["setup_cache"].splitlines()[1:] if line.strip()]
+        assert len(body) == 1, f"{name}: setup_cache is more than one registry call"
+        used.add(called[0])
+    assert used == set(known), f"experiments no benchmark runs: {set(known) - used}"
+
+
+def test_every_benchmark_has_a_pinned_version(benchmarks_by_profile):
+    pinned = json.loads((ROOT / "benchmarks" / "versions.json").read_text())
+    found = benchmarks_by_profile["quick"]
+    assert set(pinned) == set(found), (f"unpinned: {sorted(set(found) - set(pinned))}; "
+                                       f"stale: {sorted(set(pinned) - set(found))}")
+    assert all(found[name]["version"] == version for name, version in pinned.items())
