@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +31,29 @@ def ensure_machine(machine: str) -> None:
                    cwd=paths.repo_root(), check=True)
 
 
+def follow(log: Path, stop: threading.Event, every_s: float = 10.0) -> None:
+    """Print what experiments append to ``log`` (asv holds their own output until they end):
+    every whole line, and the newest progress-bar state at most every ``every_s`` seconds."""
+    offset, last_bar, shown = 0, "", 0.0
+    while not stop.wait(1.0):
+        try:
+            with open(log, "rb") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+        except OSError:
+            continue
+        offset += len(chunk)
+        for piece in chunk.decode("utf-8", "replace").replace("\r", "\n").split("\n"):
+            piece = piece.strip()
+            if piece.startswith("["):
+                print(f"dlsysbench: {piece}", flush=True)
+            elif piece:
+                last_bar = piece
+        if last_bar and time.monotonic() - shown >= every_s:
+            print(f"dlsysbench:   {last_bar}", flush=True)
+            last_bar, shown = "", time.monotonic()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench", "-b", action="append", default=[],
@@ -46,8 +70,18 @@ def main(argv: list[str] | None = None) -> int:
                "--machine", machine, "--show-stderr"]
     for pattern in args.bench:
         command += ["--bench", pattern]
+    log = paths.repo_root() / ".asv" / f"progress-{machine}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    stop = threading.Event()
+    follower = threading.Thread(target=follow, args=(log, stop), daemon=True)
+    follower.start()
     started = time.monotonic()
-    status = subprocess.run(command, cwd=root, env=os.environ.copy()).returncode
+    try:
+        status = subprocess.run(command, cwd=root, env={**os.environ, "DLSYSBENCH_PROGRESS_LOG": str(log)}).returncode
+    finally:
+        stop.set()
+        follower.join(timeout=5)
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
 
     if not args.no_report:

@@ -262,3 +262,15 @@ def estimate_job_memory(job) -> dict:
         ephemeral = 2 * largest[0]
     return {"persistent_bytes": int(persistent), "ephemeral_bytes": int(ephemeral),
             "peak_bytes": int(persistent + ephemeral), "method": "cpu_estimate"}
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """Run with ``n`` torch threads (0 or None: leave torch's setting), restoring it after."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(int(n))
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)

@@ -12,17 +12,15 @@ Sizes come from :func:`salus_sizes`, i.e. the ``salus_*`` tables of ``impls/prof
 """
 from __future__ import annotations
 
-import contextlib
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from impls.harness.progress import progress_bar
-from impls.salus.devices import get_device
+from impls.salus.devices import get_device, torch_threads
 from impls.salus.executor import Executor, Submission
 from impls.salus.simulator import simulate
 from impls.salus.switching import switching_latency
@@ -41,18 +39,6 @@ def salus_sizes(experiment: str, profile: str | None = None) -> dict:
     from impls.harness import profiles
 
     return profiles.sizes(experiment, profile)
-
-
-@contextlib.contextmanager
-def torch_threads(n: int | None):
-    """Run with ``n`` torch threads (0 or None: leave torch's setting), restoring it after."""
-    before = torch.get_num_threads()
-    if n:
-        torch.set_num_threads(int(n))
-    try:
-        yield torch.get_num_threads()
-    finally:
-        torch.set_num_threads(before)
 
 
 def _load_note() -> dict:

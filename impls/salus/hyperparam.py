@@ -90,7 +90,7 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     sampler, lanes, ...}), "ratio" (serial / packed makespan), "lrs"}}, "smallest" (the
     workload with the smallest peak), "ratio_smallest", "paper"}.
     """
-    from impls.salus.experiments import torch_threads
+    from impls.salus.devices import torch_threads
 
     dev = get_device(device)
     names = list(sizes["workloads"])

@@ -228,7 +228,7 @@ def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress
     {setup: {model: sorted latencies}}, "devices_needed": {"shared", "one_per_device", "sim_check"},
     "models_per_device_gain" (K / shared devices), "lanes", "busy_fraction_shared"}.
     """
-    from impls.salus.experiments import torch_threads
+    from impls.salus.devices import torch_threads
     from impls.salus.memory_profile import profile_memory
 
     dev = get_device(device)

@@ -29,7 +29,7 @@ def lanes_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu"
     "packing": :func:`lane_sim.lane_experiment`'s dict, "decision": {us_per_decision, ...},
     "replay": {seconds, n_jobs, ...}}.
     """
-    from impls.salus.experiments import torch_threads
+    from impls.salus.devices import torch_threads
 
     sizes = dict(sizes or profile_tables.sizes("salus_lanes"))
     dev = get_device(device)
