@@ -1,0 +1,216 @@
+"""Command line: turn a trace into the simulator's and the replay's inputs (``T.npy``, ``P.npy``).
+
+    python -m impls.bandana.prepare (--dataset NAME [--profile P] | --offsets O.npy --indices I.npy
+        [--vectors V.npy] | --dlrm FILE --table K [--renumber]) --layout KIND [--layout KIND ...]
+        [--train-fraction F] --out DIR [--json [FILE|-]]
+
+The trace is split in time as the suite does (the first ``F`` of the queries train the
+layouts, the rest is the trace to simulate). ``DIR`` receives:
+
+- ``trace.npy``: int64 vector ids of the later queries in lookup order (``--trace`` of
+  ``impls.bandana.cache`` and ``impls.bandana.replay``),
+- ``layout-<kind>.npy``: int64 storage-order permutation per layout (``--layout``),
+- ``train_offsets.npy``, ``train_indices.npy``, ``test_offsets.npy``, ``test_indices.npy``: the
+  split trace in the suite's CSR form, and ``vectors.npy`` when the input had values,
+- ``summary.json``: sizes, the source, and per layout its build time (s) and test fanout
+  (distinct blocks per query).
+
+Layouts: identity, random, kmeans and kmeans-two-level (need vector values), shp, kahypar
+(where the optional package is installed). Inputs are checked before any layout is built.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+LAYOUTS = ("identity", "random", "kmeans", "kmeans-two-level", "shp", "kahypar")
+NEEDS_VECTORS = ("kmeans", "kmeans-two-level")
+
+
+class PrepareError(ValueError):
+    """An input or option that cannot be used (the message says which and why)."""
+
+
+def _load_array(path: str, what: str) -> np.ndarray:
+    file = Path(path)
+    if not file.is_file():
+        raise PrepareError(f"{what} {path}: no such file")
+    try:
+        return np.load(file, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise PrepareError(f"{what} {path}: not a readable .npy file ({err})") from err
+
+
+def load_source(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole trace: ``{"offsets", "indices", "num_vectors", "vectors" or None, "source"}``."""
+    from impls.bandana import traces
+
+    if args.dataset:
+        from impls.harness import registry
+
+        try:
+            data = registry.load(args.dataset, args.profile)
+        except KeyError as err:
+            raise PrepareError(str(err.args[0])) from err
+        vectors = data.arrays.get("vectors")
+        return {"offsets": data["offsets"], "indices": data["indices"], "vectors": vectors,
+                "num_vectors": int(data["community"].shape[0]),
+                "source": f"dataset {args.dataset} ({args.profile or 'current'} profile, "
+                          f"{'synthetic' if data.synthetic else 'real'})"}
+    if args.dlrm:
+        from impls.bandana import dlrm_loader
+
+        try:
+            table = dlrm_loader.load_dlrm_table(args.dlrm, args.table, renumber=args.renumber)
+        except (OSError, ValueError, IndexError) as err:
+            raise PrepareError(f"--dlrm {args.dlrm}: {err}") from err
+        return {**table, "vectors": None, "source": f"dlrm_datasets file {args.dlrm}, table {args.table}"}
+    offsets = _load_array(args.offsets, "--offsets")
+    indices = _load_array(args.indices, "--indices")
+    vectors = _load_array(args.vectors, "--vectors") if args.vectors else None
+    num_vectors = args.num_vectors
+    if num_vectors is None:
+        num_vectors = int(vectors.shape[0]) if vectors is not None else int(indices.max()) + 1 if indices.size else 0
+    try:
+        traces.validate_trace(offsets, indices, num_vectors, name=f"{args.offsets} + {args.indices}")
+    except ValueError as err:
+        raise PrepareError(str(err)) from err
+    if vectors is not None and (vectors.ndim != 2 or vectors.shape[0] != num_vectors):
+        raise PrepareError(f"--vectors {args.vectors}: shape {vectors.shape}; expected ({num_vectors}, dim)")
+    return {"offsets": offsets, "indices": indices, "vectors": vectors, "num_vectors": num_vectors,
+            "source": f"files {args.offsets}, {args.indices}"}
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    from impls.harness import atomic
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    atomic.write_bytes(path, buffer.getvalue())
+
+
+def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fraction: float = 0.5,
+            seed: int = 0, kmeans_niter: int = 10, kmeans_clusters: int = 64, subclusters: int = 16,
+            shp_iterations: int = 8) -> dict[str, Any]:
+    """Split ``source`` in time, build each layout of ``kinds`` on the earlier part, write ``out``.
+
+    Returns the summary that ``summary.json`` holds.
+    """
+    from impls.bandana import experiments, layouts, traces
+
+    train, test = traces.split_in_time(source["offsets"], source["indices"], train_fraction)
+    n = int(source["num_vectors"])
+    table = {"num_vectors": n, "vectors": source["vectors"], "train": train}
+    sizes = {"seed": seed, "kmeans_niter": kmeans_niter, "kmeans_clusters": kmeans_clusters,
+             "subclusters": [subclusters], "shp_iterations": shp_iterations}
+    per_block = experiments.BLOCK_BYTES // experiments.VECTOR_BYTES
+    out.mkdir(parents=True, exist_ok=True)
+    for name, array in (("train_offsets", train[0]), ("train_indices", train[1]), ("test_offsets", test[0]),
+                        ("test_indices", test[1])):
+        _save(out / f"{name}.npy", np.asarray(array, dtype=np.int64))
+    _save(out / "trace.npy", traces.flatten(*test, n))
+    if source["vectors"] is not None:
+        _save(out / "vectors.npy", source["vectors"])
+    summary: dict[str, Any] = {
+        "source": source["source"], "num_vectors": n, "train_fraction": train_fraction,
+        "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
+        "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"), "layouts": {}}
+    for kind in kinds:
+        layout = experiments.build_layout(kind, table, sizes)
+        file = out / f"layout-{kind}.npy"
+        _save(file, layout.permutation)
+        summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
+                                    "fanout_test": layouts.fanout(layout, *test, per_block)}
+    from impls.harness import atomic
+
+    atomic.write_json(out / "summary.json", summary)
+    return summary
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m impls.bandana.prepare",
+                                     description=__doc__.splitlines()[0])
+    source = parser.add_argument_group("trace (one of)")
+    source.add_argument("--dataset", help="a registry trace, e.g. bandana-user (datasets/*.toml)")
+    source.add_argument("--profile", choices=("smoke", "quick", "full"), default=None,
+                        help="the dataset's size (default: DLSYSBENCH_PROFILE, else quick)")
+    source.add_argument("--offsets", help=".npy int64 query offsets (CSR, starts at 0)")
+    source.add_argument("--indices", help=".npy int64 vector ids of every lookup")
+    source.add_argument("--vectors", help=".npy float vector values, one row per vector (K-means layouts)")
+    source.add_argument("--num-vectors", type=int, default=None, help="table size (default: from the data)")
+    source.add_argument("--dlrm", help="an FBGEMM dlrm_datasets file (.pt)")
+    source.add_argument("--table", type=int, default=0, help="table of the --dlrm file (default 0)")
+    source.add_argument("--renumber", action="store_true", help="renumber the --dlrm table's ids densely")
+    parser.add_argument("--layout", action="append", choices=LAYOUTS, required=True,
+                        help="a layout to build (repeatable)")
+    parser.add_argument("--train-fraction", type=float, default=0.5,
+                        help="share of the queries that train the layouts (default 0.5)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, help="directory to write the .npy files and summary.json to")
+    parser.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                        help="print the summary as JSON (to FILE, or standard output with no FILE or '-')")
+    return parser
+
+
+def _check(args: argparse.Namespace) -> None:
+    chosen = [flag for flag, on in (("--dataset", args.dataset), ("--offsets/--indices", args.offsets or args.indices),
+                                    ("--dlrm", args.dlrm)) if on]
+    if len(chosen) != 1:
+        raise PrepareError(f"give exactly one trace: --dataset, --offsets with --indices, or --dlrm "
+                           f"(got {', '.join(chosen) or 'none'})")
+    if (args.offsets is None) != (args.indices is None):
+        raise PrepareError("--offsets and --indices go together")
+    if not 0.0 < args.train_fraction < 1.0:
+        raise PrepareError(f"--train-fraction {args.train_fraction}: expected a number in (0, 1)")
+    if args.num_vectors is not None and args.num_vectors <= 0:
+        raise PrepareError(f"--num-vectors {args.num_vectors}: expected a positive count")
+    if "kahypar" in args.layout:
+        from impls.bandana import layouts
+
+        if not layouts.kahypar_available():
+            raise PrepareError("--layout kahypar: the optional package kahypar is not installed (pip install kahypar)")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise PrepareError(f"--out {args.out}: exists and is not a directory")
+    parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK):
+        raise PrepareError(f"--out {args.out}: {parent} is not writable")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        _check(args)
+        source = load_source(args)
+        missing = [k for k in args.layout if k in NEEDS_VECTORS and source["vectors"] is None]
+        if missing:
+            raise PrepareError(f"--layout {missing[0]} needs vector values: give --vectors "
+                               "(or a dataset that has them)")
+        summary = prepare(source, args.layout, Path(args.out), train_fraction=args.train_fraction, seed=args.seed)
+    except PrepareError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json in ("-", ""):
+        print(json.dumps(summary))
+    elif args.json:
+        from impls.harness import atomic
+
+        atomic.write_json(Path(args.json), summary)
+    else:
+        print(f"{summary['source']}: {summary['num_vectors']} vectors, {summary['test_lookups']} lookups "
+              f"to simulate -> {summary['trace']}")
+        for kind, row in summary["layouts"].items():
+            print(f"  {kind:<17} {row['file']}  built in {row['build_seconds']:.2f} s, "
+                  f"test fanout {row['fanout_test']:.2f} blocks/query")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
