@@ -17,7 +17,7 @@ from typing import Any
 from impls.harness import capabilities
 
 SYSTEMS = ("bandana", "slide", "salus")
-# As PAPERS.md labels each fact; "peer" for a peer or follow-up paper's number.
+# As reports/PAPERS.md labels each fact; "peer" for a peer or follow-up paper's number.
 SOURCES = ("abstract", "text", "code", "approx", "peer")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
