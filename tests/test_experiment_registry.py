@@ -95,3 +95,15 @@ def test_cli_refuses_bad_requests_in_one_line(args, message):
     out = _cli(*args)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_profile_file_is_checked_against_the_schemas_when_read(tmp_path, monkeypatch):
+    text = profiles.PROFILE_TABLE.read_text()
+    broken = tmp_path / "profiles.toml"
+    broken.write_text(text.replace("[salus_overhead.quick]\n", "[salus_overhead.quick]\nsurprise = 1\n", 1))
+    monkeypatch.setattr(profiles, "PROFILE_TABLE", broken)
+    with pytest.raises(experiments.ExperimentError, match=r"\[salus_overhead.quick\] .*unknown key 'surprise'"):
+        profiles._table.__wrapped__(broken)
+    broken.write_text(text + "\n[orphan.smoke]\n[orphan.quick]\n[orphan.full]\n")
+    with pytest.raises(ValueError, match=r"\[orphan\] has no sizes schema"):
+        profiles._table.__wrapped__(broken)

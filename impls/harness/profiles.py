@@ -1,7 +1,10 @@
 """Experiment sizes per profile (smoke / quick / full), read from ``impls/profiles.toml``.
 
 A profile is data: each experiment has one table per profile, and code asks for
-``sizes("fio_sweep")`` instead of branching on the profile name.
+``sizes("fio_sweep")`` instead of branching on the profile name. Every table is checked,
+for every profile, against the schema its system declares (``sizes_schema`` in
+``impls/<system>/catalog.py``) when the file is first read: an unknown, missing or
+mistyped key is an error naming the table.
 """
 from __future__ import annotations
 
@@ -34,6 +37,16 @@ def _table(path: Path = PROFILE_TABLE) -> dict[str, dict[str, dict[str, Any]]]:
         missing = [p for p in PROFILES if p not in by_profile]
         if missing:
             raise ValueError(f"{path}: [{experiment}] has no table for profile(s) {missing}")
+    if path == PROFILE_TABLE:
+        from impls.harness import experiments
+
+        schemas = experiments.schemas()
+        for name, by_profile in table.items():
+            if name not in schemas:
+                raise ValueError(f"{path}: [{name}] has no sizes schema (declare one with sizes_schema "
+                                 "in its system's catalog.py)")
+            for profile in PROFILES:
+                experiments.validate_sizes(name, profile, by_profile[profile], schemas[name])
     return table
 
 
