@@ -51,16 +51,19 @@ class FioRandomRead:
         return self.point["iops"]
 
     track_iops.unit = "IO/s"
+    track_iops.direction = "higher"
 
     def track_bandwidth(self, sweep, block_bytes, queue_depth):
         return self.point["bandwidth_bytes_per_s"] / 1e6
 
     track_bandwidth.unit = "MB/s"
+    track_bandwidth.direction = "higher"
 
     def track_p99_latency(self, sweep, block_bytes, queue_depth):
         return self.point["clat_p99_us"]
 
     track_p99_latency.unit = "us"
+    track_p99_latency.direction = "lower"
 
 
 class FioEngineQueueDepth:
@@ -78,8 +81,10 @@ class FioEngineQueueDepth:
         return self.point["iops"]
 
     track_iops.unit = "IO/s"
+    track_iops.direction = "higher"
 
     def track_p99_latency(self, sweep, engine, block_bytes, queue_depth):
         return self.point["clat_p99_us"]
 
     track_p99_latency.unit = "us"
+    track_p99_latency.direction = "lower"

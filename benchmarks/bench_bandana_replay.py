@@ -54,21 +54,25 @@ class ReplayVsQueueDepth:
         return self.point["lookups_per_second"]
 
     track_lookups_per_second.unit = "lookups/s"
+    track_lookups_per_second.direction = "higher"
 
     def track_blocks_per_second(self, data, layout, queue_depth):
         return self.point["blocks_per_second"]
 
     track_blocks_per_second.unit = "reads/s"
+    track_blocks_per_second.direction = "higher"
 
     def track_useful_bandwidth(self, data, layout, queue_depth):
         return self.point["useful_bytes_per_second"] / 1e6
 
     track_useful_bandwidth.unit = "MB/s"
+    track_useful_bandwidth.direction = "higher"
 
     def track_p99_query_latency(self, data, layout, queue_depth):
         return self.point["p99_query_us"]
 
     track_p99_query_latency.unit = "us"
+    track_p99_query_latency.direction = "lower"
 
 
 class ReplayOverFio:
@@ -88,6 +92,7 @@ class ReplayOverFio:
         return self.point["replay_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+    track_ratio.direction = "higher"
 
 
 class ReplayHeadline:
@@ -105,11 +110,13 @@ class ReplayHeadline:
         return data["headline"]["useful_bytes_ratio"]
 
     track_useful_bytes_ratio.unit = "x"
+    track_useful_bytes_ratio.direction = "higher"
 
     def track_simulator_cross_check(self, data):
         return 1.0 if data["headline"]["cross_check_all_match"] else 0.0
 
     track_simulator_cross_check.unit = "1 = replay equals simulator"
+    track_simulator_cross_check.direction = "flag"
 
 
 class ReplayIOMechanism:
@@ -132,6 +139,7 @@ class ReplayIOMechanism:
         return self.point["blocks_per_second"]
 
     track_blocks_per_second.unit = "reads/s"
+    track_blocks_per_second.direction = "higher"
 
     def track_ratio(self, data, mechanism, queue_depth):
         if self.point["replay_over_fio"] is None:
@@ -139,6 +147,7 @@ class ReplayIOMechanism:
         return self.point["replay_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+    track_ratio.direction = "higher"
 
 
 class ReplayRawLoop:
@@ -161,6 +170,7 @@ class ReplayRawLoop:
         return self.point["blocks_per_second"]
 
     track_blocks_per_second.unit = "reads/s"
+    track_blocks_per_second.direction = "higher"
 
     def track_ratio(self, data, queue_depth):
         if self.point["raw_over_fio"] is None:
@@ -168,3 +178,4 @@ class ReplayRawLoop:
         return self.point["raw_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+    track_ratio.direction = "higher"

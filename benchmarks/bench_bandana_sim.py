@@ -70,11 +70,13 @@ class EffectiveBandwidthByLayoutAndPolicy:
         return self.point["effective_bandwidth"]
 
     track_effective_bandwidth.unit = "fraction of bytes read"
+    track_effective_bandwidth.direction = "higher"
 
     def track_hit_rate(self, data, table, layout, policy, cache_fraction):
         return self.point["hit_rate"]
 
     track_hit_rate.unit = "fraction of lookups"
+    track_hit_rate.direction = "higher"
 
 
 class BandanaHeadline:
@@ -89,11 +91,13 @@ class BandanaHeadline:
         return data["tables"][table]["headline"]["ratio"]
 
     track_effective_bandwidth_gain.unit = "x"
+    track_effective_bandwidth_gain.direction = "higher"
 
     def track_no_locality_effective_bandwidth(self, data, table):
         return data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"]
 
     track_no_locality_effective_bandwidth.unit = "fraction of bytes read"
+    track_no_locality_effective_bandwidth.direction = "context"
 
 
 class LayoutBuild:
@@ -108,11 +112,13 @@ class LayoutBuild:
         return data["tables"][table]["layouts"][layout]["build_seconds"]
 
     track_build_seconds.unit = "s"
+    track_build_seconds.direction = "lower"
 
     def track_fanout(self, data, table, layout):
         return data["tables"][table]["layouts"][layout]["fanout_test"]
 
     track_fanout.unit = "blocks per query"
+    track_fanout.direction = "lower"
 
 
 class MiniatureSimulation:
@@ -125,16 +131,19 @@ class MiniatureSimulation:
         return data["miniature"]["max_abs_error_effective_bandwidth"]
 
     track_max_error_effective_bandwidth.unit = "absolute error"
+    track_max_error_effective_bandwidth.direction = "lower"
 
     def track_max_error_hit_rate(self, data):
         return data["miniature"]["max_abs_error_hit_rate"]
 
     track_max_error_hit_rate.unit = "absolute error"
+    track_max_error_hit_rate.direction = "lower"
 
     def track_speedup(self, data):
         return data["miniature"]["speedup"]
 
     track_speedup.unit = "x"
+    track_speedup.direction = "higher"
 
 
 class EffectiveBandwidthVsSubclusters:
@@ -152,11 +161,13 @@ class EffectiveBandwidthVsSubclusters:
         return self.row["effective_bandwidth"]
 
     track_effective_bandwidth.unit = "fraction of bytes read"
+    track_effective_bandwidth.direction = "higher"
 
     def track_kmeans_seconds(self, data, table, subclusters):
         return self.row["kmeans_seconds"]
 
     track_kmeans_seconds.unit = "s"
+    track_kmeans_seconds.direction = "lower"
 
 
 class SimulatorSpeed:
@@ -171,6 +182,7 @@ class SimulatorSpeed:
         return data["policies"][policy]["lookups_per_second"]
 
     track_lookups_per_second.unit = "lookups/s"
+    track_lookups_per_second.direction = "higher"
 
 
 
@@ -184,6 +196,7 @@ class SimulatorVsOrderedDict:
         return data["ratio_none_vs_ordered_dict"]
 
     track_ratio.unit = "x"
+    track_ratio.direction = "higher"
 
 
 class ShpVsKahypar:
@@ -201,3 +214,4 @@ class ShpVsKahypar:
         return data["tables"][table][f"fanout_ratio_{trace}"]
 
     track_fanout_ratio.unit = "SHP fanout / KaHyPar fanout"
+    track_fanout_ratio.direction = "lower"

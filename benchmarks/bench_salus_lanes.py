@@ -72,16 +72,19 @@ class LanePacking:
         return sum(r["admitted_mean"] for r in self.rows) / len(self.rows)
 
     track_admitted.unit = "jobs (mean over mixes and capacities)"
+    track_admitted.direction = "higher"
 
     def track_fragmentation(self, data, rule):
         return sum(r["fragmentation_mean"] for r in self.rows) / len(self.rows)
 
     track_fragmentation.unit = "fraction of memory unusable"
+    track_fragmentation.direction = "lower"
 
     def track_makespan(self, data, rule):
         return sum(r["makespan_mean_s"] for r in self.rows) / len(self.rows)
 
     track_makespan.unit = "s (simulated)"
+    track_makespan.direction = "lower"
 
 
 class LaneManagerSpeed:
@@ -97,17 +100,20 @@ class LaneManagerSpeed:
         return data["decision"]["us_per_decision"]
 
     track_decision_us.unit = "µs per job decision"
+    track_decision_us.direction = "lower"
 
     def track_replay_seconds(self, data):
         return data["replay"]["seconds"]
 
     track_replay_seconds.unit = "s"
+    track_replay_seconds.direction = "lower"
 
     def track_greedy_loses_fraction(self, data):
         """Fraction of mixes where Salus's rule admits fewer jobs than static partitioning."""
         return data["packing"]["greedy_loses"]["static"]["admitted_fraction"]
 
     track_greedy_loses_fraction.unit = "fraction of mixes"
+    track_greedy_loses_fraction.direction = "context"
 
 
 class LanePackingCuda(LanePacking):
@@ -132,11 +138,13 @@ class HyperparamExploration:
         return self.row["ratio"]
 
     track_makespan_ratio.unit = "x (serial / packed)"
+    track_makespan_ratio.direction = "higher"
 
     def track_packed_makespan(self, data, workload):
         return self.row["packed"]["makespan_s"]
 
     track_packed_makespan.unit = "s"
+    track_packed_makespan.direction = "lower"
 
 
 class HyperparamExplorationCuda(HyperparamExploration):
@@ -163,12 +171,14 @@ class InferenceSharing:
         return max(r["p99_ms"] for r in self.rows.values())
 
     track_worst_p99_ms.unit = "ms"
+    track_worst_p99_ms.direction = "lower"
 
     def track_median_p50_ms(self, data, setup):
         values = sorted(r["p50_ms"] for r in self.rows.values())
         return values[len(values) // 2]
 
     track_median_p50_ms.unit = "ms"
+    track_median_p50_ms.direction = "lower"
 
 
 class InferenceDevicesNeeded:
@@ -184,6 +194,7 @@ class InferenceDevicesNeeded:
         return data["models_per_device_gain"]
 
     track_models_per_device_gain.unit = "x (models per device, shared / one per device)"
+    track_models_per_device_gain.direction = "higher"
 
 
 class InferenceDevicesNeededCuda(InferenceDevicesNeeded):

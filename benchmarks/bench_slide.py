@@ -68,31 +68,37 @@ class SlideTimeToAccuracy:
         return finite(self.run.get("time_to_target_s"))
 
     track_time_to_target.unit = "s"
+    track_time_to_target.direction = "lower"
 
     def track_final_p_at_1(self, sweep, run):
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
     def track_samples_per_second(self, sweep, run):
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_peak_rss(self, sweep, run):
         return self.run["peak_rss_bytes"] / 2**30
 
     track_peak_rss.unit = "GiB"
+    track_peak_rss.direction = "lower"
 
     def track_core_utilization(self, sweep, run):
         return self.run["cpu_utilization"]
 
     track_core_utilization.unit = "fraction of cores busy"
+    track_core_utilization.direction = "higher"
 
     def track_lsh_recall(self, sweep, run):
         return finite(self.run.get("final_lsh_recall"))
 
     track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)"
+    track_lsh_recall.direction = "higher"
 
 
 class SlideSpeedup:
@@ -113,31 +119,37 @@ class SlideSpeedup:
         return finite(self.s["value"])
 
     track_time_to_target_ratio.unit = "x"
+    track_time_to_target_ratio.direction = "higher"
 
     def track_ratio_is_lower_bound(self, sweep, comparison):
         return float(self.s["lower_bound"])
 
     track_ratio_is_lower_bound.unit = "1 = slow run never reached the target"
+    track_ratio_is_lower_bound.direction = "flag"
 
     def track_ratio_is_upper_bound(self, sweep, comparison):
         return float(self.s.get("upper_bound", False))
 
     track_ratio_is_upper_bound.unit = "1 = fast run never reached the target (the slow one did)"
+    track_ratio_is_upper_bound.direction = "flag"
 
     def track_p_at_1_per_iteration_ratio(self, sweep, comparison):
         return finite(self.s.get("p_at_1_per_iteration_ratio"))
 
     track_p_at_1_per_iteration_ratio.unit = "ratio"
+    track_p_at_1_per_iteration_ratio.direction = "higher"
 
     def track_throughput_ratio(self, sweep, comparison):
         return finite(self.s.get("throughput_ratio"))
 
     track_throughput_ratio.unit = "x (fast samples/s over slow's)"
+    track_throughput_ratio.direction = "higher"
 
     def track_final_p_at_1_difference(self, sweep, comparison):
         return finite(self.s.get("final_p_at_1_difference"))
 
     track_final_p_at_1_difference.unit = "P@1"
+    track_final_p_at_1_difference.direction = "context"
 
 
 class SlideTraining:
@@ -161,16 +173,19 @@ class SlideTraining:
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_final_p_at_1(self, sweep, threads, padding):
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
     def track_peak_rss(self, sweep, threads, padding):
         return self.run["peak_rss_bytes"] / 2**30
 
     track_peak_rss.unit = "GiB"
+    track_peak_rss.direction = "lower"
 
 
 class SlideBatchSize:
@@ -188,16 +203,19 @@ class SlideBatchSize:
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_time_to_target(self, sweep, batch, method):
         return finite(self.run.get("time_to_target_s"))
 
     track_time_to_target.unit = "s"
+    track_time_to_target.direction = "lower"
 
     def track_final_p_at_1(self, sweep, batch, method):
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
 
 class SlideBatchSpeedup:
@@ -215,26 +233,31 @@ class SlideBatchSpeedup:
         return finite(self.s["value"])
 
     track_time_to_target_ratio.unit = "x"
+    track_time_to_target_ratio.direction = "higher"
 
     def track_ratio_is_lower_bound(self, sweep, batch):
         return float(self.s["lower_bound"])
 
     track_ratio_is_lower_bound.unit = "1 = dense never reached the target"
+    track_ratio_is_lower_bound.direction = "flag"
 
     def track_ratio_is_upper_bound(self, sweep, batch):
         return float(self.s.get("upper_bound", False))
 
     track_ratio_is_upper_bound.unit = "1 = SLIDE never reached the target (dense did)"
+    track_ratio_is_upper_bound.direction = "flag"
 
     def track_p_at_1_per_iteration_ratio(self, sweep, batch):
         return finite(self.s.get("p_at_1_per_iteration_ratio"))
 
     track_p_at_1_per_iteration_ratio.unit = "ratio"
+    track_p_at_1_per_iteration_ratio.direction = "higher"
 
     def track_throughput_ratio(self, sweep, batch):
         return finite(self.s.get("throughput_ratio"))
 
     track_throughput_ratio.unit = "x (SLIDE samples/s over dense's)"
+    track_throughput_ratio.direction = "higher"
 
 
 class SlideHashFamily:
@@ -252,26 +275,31 @@ class SlideHashFamily:
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
     def track_active_fraction(self, sweep, family):
         return self.run["active_fraction"]
 
     track_active_fraction.unit = "fraction of output neurons"
+    track_active_fraction.direction = "context"
 
     def track_samples_per_second(self, sweep, family):
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_lsh_recall(self, sweep, family):
         return finite(self.run.get("lsh_recall"))
 
     track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve"
+    track_lsh_recall.direction = "higher"
 
     def track_lsh_random_recall(self, sweep, family):
         return finite(self.run.get("lsh_random_recall"))
 
     track_lsh_random_recall.unit = "the same for a uniformly random set of the retrieved size"
+    track_lsh_random_recall.direction = "context"
 
 
 class SlideTableRefresh:
@@ -288,3 +316,4 @@ class SlideTableRefresh:
         return refresh[kind]
 
     track_seconds.unit = "s"
+    track_seconds.direction = "lower"
