@@ -15,10 +15,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import shutil
 from pathlib import Path
 
-from impls.harness.report.results import NOT_RESULT_FILES, result_files
+from impls.harness import atomic
+from impls.harness.report.results import NOT_RESULT_FILES, machines, result_files
 
 
 def machine_for_profile(machine: str, profile: str) -> str:
@@ -87,10 +87,7 @@ def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
             continue
         copy = target / f"{path.stem}-{run.started or 'unknown'}.json"
         if not copy.exists():
-            target.mkdir(parents=True, exist_ok=True)
-            temporary = copy.with_suffix(".tmp")
-            shutil.copyfile(path, temporary)
-            temporary.replace(copy)
+            atomic.write_bytes(copy, path.read_bytes())
         copies.append(copy)
     return copies
 
@@ -117,3 +114,23 @@ def stored_runs(results_dir: Path, machine: str) -> list[StoredRun]:
 def runs_of_commit(runs: list[StoredRun], commit: str) -> list[StoredRun]:
     """Return the runs whose commit starts with ``commit`` (a full hash or a prefix)."""
     return [r for r in runs if r.commit.startswith(commit)]
+
+
+def choose_run_machine(machine: str | None, results_dir: Path, host: str, profile: str) -> str:
+    """Return ``machine``, else ``<host>-<profile>`` if it has runs, else the only machine with runs.
+
+    Raises ValueError naming the machines found when that leaves no single choice.
+    """
+    if machine:
+        return machine
+    candidates = set(machines(results_dir))
+    archived = runs_dir(results_dir)
+    if archived.is_dir():
+        candidates |= {p.name for p in archived.iterdir() if p.is_dir()}
+    preferred = machine_for_profile(host, profile)
+    if preferred in candidates:
+        return preferred
+    if len(candidates) == 1:
+        return candidates.pop()
+    raise ValueError(f"no runs for {preferred!r} in {results_dir}; pick a machine with --machine: "
+                     f"{', '.join(sorted(candidates)) or 'none has any'}")
