@@ -10,9 +10,11 @@ from impls.harness.report.build import build_report, choose_machine
 from impls.harness.report.html_page import render_html
 from impls.harness.report.markdown_page import FIGURES_DIR, render_markdown
 from impls.harness.report.output import write_report_dir
+from impls.harness.report.report_json import report_json
 
 INDEX = "index.html"
 MARKDOWN = "report.md"
+REPORT_JSON = "report.json"  # checked against reports/report.schema.json
 
 
 def default_claims_path() -> Path:
@@ -26,7 +28,7 @@ def default_out_dir(machine: str) -> Path:
 def render_report(machine: str | None = None, out_dir: Path | None = None, results_dir=None,
                   artifacts_root=None, claims_path=None, *,
                   figure_specs: Mapping[str, FigureSpec] | None = None) -> Path:
-    """Write index.html, report.md and figures/*.png for ``machine``; return the directory.
+    """Write index.html, report.md, report.json and figures/*.{png,svg} for ``machine``; return the directory.
 
     Defaults: this machine (or the only one with data), ``.asv/results``, the artifact
     store, ``reports/claims.toml`` and ``reports/out/<machine>/``. ``figure_specs``
@@ -44,5 +46,7 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
     files = {INDEX: render_html(report).encode("utf-8"),
              MARKDOWN: render_markdown(report).encode("utf-8")}
     files.update({f"{FIGURES_DIR}/{name}": png for name, png in report.pngs().items()})
+    files.update({f"{FIGURES_DIR}/{name}": svg for name, svg in report.svgs().items()})
+    files[REPORT_JSON] = report_json(report)
     write_report_dir(out_dir, files)
     return out_dir
