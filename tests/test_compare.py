@@ -249,3 +249,8 @@ def test_infinite_spread_round_trips(tmp_path):
     item = noise.Threshold("b", "", 2, math.inf, math.inf)
     saved = noise.save_noise(noise.Noise("m", "t", [], {("b", ""): item}), tmp_path / "n.json")
     assert noise.load_noise(saved).get("b", "").too_noisy
+
+
+def test_the_makefile_passes_machines_to_the_report():
+    done = subprocess.run(["make", "-n", "report", "MACHINES=a b"], cwd=ROOT, capture_output=True, text=True)
+    assert "scripts/render_report.py --machines a b" in done.stdout

@@ -128,3 +128,24 @@ def test_report_document_of_the_fixture_lists_history_steps_and_files(tmp_path):
     document = report_document(report)
     assert validate(document, SCHEMA) == []
     assert all(h["files"][1].endswith(".svg") for h in document["history"])
+
+
+def test_two_machines_render_side_by_side(tmp_path):
+    import shutil
+
+    from impls.harness.report.render import render_machines
+
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES / "asv_results", results)
+    shutil.copytree(results / "toybox", results / "optane-box")
+    made = render_machines(["toybox", "optane-box"], results, tmp_path / "none",
+                           FIXTURES / "claims.toml", tmp_path / "out", figure_specs={})
+    side = tmp_path / "out" / "side-by-side-toybox+optane-box"
+    assert made[0] == side and {p.name for p in made[1:]} == {"toybox", "optane-box"}
+    html = (side / "index.html").read_text()
+    assert "toybox (profile" in html and "optane-box (profile" in html
+    assert html.count("speedup-reproduced") == 1  # one row, a column per machine
+    document = json.loads((side / "report.json").read_text())
+    assert document["machines"] == ["toybox", "optane-box"]
+    assert all(validate(r, SCHEMA) == [] for r in document["reports"])
+    assert (tmp_path / "out" / "optane-box" / "report.json").is_file()
