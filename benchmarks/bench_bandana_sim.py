@@ -215,3 +215,52 @@ class ShpVsKahypar:
 
     track_fanout_ratio.unit = "SHP fanout / KaHyPar fanout"
     track_fanout_ratio.direction = "lower"
+
+
+class SimulatorLookupsTime:
+    """Seconds to replay a Zipf(0.9) trace of speed_lookups/10 ids over speed_vectors/10 vectors
+    through each policy's cache (5% of the vectors, shadow 2x): asv's samples of the simulator
+    speed that SimulatorSpeed tracks as one number."""
+
+    params = (SIZES["policies"],)
+    param_names = ["policy"]
+    warmup_time = 0.5
+    repeat = (3, 10, 10.0)
+
+    def setup(self, policy):
+        import numpy as np
+
+        from impls.bandana import cache
+
+        cache.warm_up()
+        n = SIZES["speed_vectors"] // 10
+        self.trace = cache.zipf_trace(n, SIZES["speed_lookups"] // 10, 0.9, SIZES["seed"])
+        self.layout = np.arange(n, dtype=np.int64)
+        self.capacity = n // 20
+        self.simulate = cache.simulate
+
+    def time_lookups(self, policy):
+        self.simulate(self.trace, self.layout, self.capacity, policy, 2 * self.capacity)
+
+
+class LayoutBuildTime:
+    """Seconds to build each layout of the smoke instance of the post table (fixed across
+    profiles, so timings of one machine stay comparable)."""
+
+    params = ([k for k in SIZES["layouts"] if k not in ("identity", "random")],)
+    param_names = ["layout"]
+    warmup_time = 0.0
+    repeat = (2, 5, 20.0)
+    number = 1
+    rounds = 1
+    timeout = 1800
+
+    def setup(self, layout):
+        from impls.bandana import experiments
+
+        self.table = experiments.load_table("bandana-post", SIZES["train_fraction"], "smoke")
+        self.build = experiments.build_layout
+        self.build(layout, self.table, SIZES)  # compile (or load) the kernels first
+
+    def time_build(self, layout):
+        self.build(layout, self.table, SIZES)

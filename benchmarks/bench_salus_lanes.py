@@ -201,3 +201,37 @@ class InferenceDevicesNeededCuda(InferenceDevicesNeeded):
     """The same on a CUDA device; skipped without one."""
 
     setup_cache = _inference_cuda
+
+
+class LaneManagerDecisionTime:
+    """Seconds for the lane manager to submit decision_jobs jobs (drawn from the measured
+    memory profiles) and release every admitted one (each release retries the queue): asv's
+    samples of what LaneManagerSpeed tracks as µs per decision."""
+
+    setup_cache = _lanes_cpu
+    warmup_time = 0.2
+    repeat = (3, 10, 10.0)
+    timeout = 1800
+
+    def setup(self, data):
+        import numpy as np
+
+        from impls.salus import lane_sim
+        from impls.salus.lanes import LaneJob
+
+        raise_if_skipped(data)
+        profiles = {w: {k: m[k] for k in ("persistent_bytes", "ephemeral_bytes", "iteration_ms")}
+                    for w, m in data["memory"].items()}
+        mix = lane_sim.draw_mix(profiles, int(LANES["decision_jobs"]),
+                                np.random.default_rng(int(LANES.get("seed", 0))))
+        self.jobs = [LaneJob(j["name"], j["persistent"], j["ephemeral"]) for j in mix]
+        mean_peak = np.mean([p["persistent_bytes"] + p["ephemeral_bytes"] for p in profiles.values()])
+        self.capacity = int(100.0 * mean_peak)
+        self.lane_sim = lane_sim
+
+    def time_decisions(self, data):
+        manager = self.lane_sim.make_manager("salus", self.capacity)
+        for job in self.jobs:
+            manager.submit(job)
+        while manager.placement:
+            manager.release(next(iter(manager.placement)))

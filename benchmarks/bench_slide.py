@@ -317,3 +317,29 @@ class SlideTableRefresh:
 
     track_seconds.unit = "s"
     track_seconds.direction = "lower"
+
+
+class SlideTableRefreshTime:
+    """Seconds per hash-table rehash (re-insert every output neuron) and rebuild (new hash
+    functions too) at the profile's label count, 2 threads: asv's samples of what
+    SlideTableRefresh tracks as a median."""
+
+    params = (["rehash", "rebuild"],)
+    param_names = ["kind"]
+    warmup_time = 0.5
+    repeat = (3, 10, 10.0)
+    timeout = 1800
+
+    def setup(self, kind):
+        from impls.slide.config import SlideConfig
+        from impls.slide.network import SlideNetwork
+        from impls.slide.trainer import set_threads, warm_up
+
+        train_data, _, _ = experiments.data()
+        config = SlideConfig(threads=2)
+        set_threads(2)
+        warm_up(config)
+        self.net = SlideNetwork(config, train_data.n_features, train_data.n_labels, 64)
+
+    def time_refresh(self, kind):
+        self.net.refresh_tables(rebuild=kind == "rebuild")
