@@ -43,6 +43,7 @@ class FioRandomRead:
     param_names = ["block_bytes", "queue_depth"]
     setup_cache = _sweep
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, block_bytes, queue_depth):
         self.point = _point(sweep, PRIMARY_ENGINE, block_bytes, queue_depth)
@@ -73,6 +74,7 @@ class FioEngineQueueDepth:
     param_names = ["engine", "block_bytes", "queue_depth"]
     setup_cache = _sweep
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, engine, block_bytes, queue_depth):
         self.point = _point(sweep, engine, block_bytes, queue_depth)

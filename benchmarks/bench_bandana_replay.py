@@ -46,6 +46,7 @@ class ReplayVsQueueDepth:
     param_names = ["layout", "queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, layout, queue_depth):
         self.point = _sweep_point(data, layout, queue_depth)
@@ -82,6 +83,7 @@ class ReplayOverFio:
     param_names = ["layout", "queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, layout, queue_depth):
         self.point = _sweep_point(data, layout, queue_depth)
@@ -102,6 +104,7 @@ class ReplayHeadline:
 
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -127,6 +130,7 @@ class ReplayIOMechanism:
     param_names = ["mechanism", "queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, mechanism, queue_depth):
         raise_if_skipped(data)
@@ -158,6 +162,7 @@ class ReplayRawLoop:
     param_names = ["queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, queue_depth):
         raise_if_skipped(data)

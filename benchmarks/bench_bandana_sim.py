@@ -61,6 +61,7 @@ class EffectiveBandwidthByLayoutAndPolicy:
     param_names = ["table", "layout", "policy", "cache_fraction"]
     setup_cache = _layouts_and_policies
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, table, layout, policy, cache_fraction):
         self.point = next(p for p in data["tables"][table]["points"]
@@ -86,6 +87,7 @@ class BandanaHeadline:
     param_names = ["table"]
     setup_cache = _layouts_and_policies
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def track_effective_bandwidth_gain(self, data, table):
         return data["tables"][table]["headline"]["ratio"]
@@ -107,6 +109,7 @@ class LayoutBuild:
     param_names = ["table", "layout"]
     setup_cache = _layouts_and_policies
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def track_build_seconds(self, data, table, layout):
         return data["tables"][table]["layouts"][layout]["build_seconds"]
@@ -126,6 +129,7 @@ class MiniatureSimulation:
 
     setup_cache = _layouts_and_policies
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def track_max_error_effective_bandwidth(self, data):
         return data["miniature"]["max_abs_error_effective_bandwidth"]
@@ -153,6 +157,7 @@ class EffectiveBandwidthVsSubclusters:
     param_names = ["table", "subclusters"]
     setup_cache = _subclusters
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, table, subclusters):
         self.row = next(r for r in data["tables"][table] if r["subclusters"] == subclusters)
@@ -177,6 +182,7 @@ class SimulatorSpeed:
     param_names = ["policy"]
     setup_cache = _speed
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def track_lookups_per_second(self, data, policy):
         return data["policies"][policy]["lookups_per_second"]
@@ -191,6 +197,7 @@ class SimulatorVsOrderedDict:
 
     setup_cache = _speed
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def track_ratio(self, data):
         return data["ratio_none_vs_ordered_dict"]
@@ -206,6 +213,7 @@ class ShpVsKahypar:
     param_names = ["table", "trace"]
     setup_cache = _kahypar
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, table, trace):
         raise_if_skipped(data)

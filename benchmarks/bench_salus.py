@@ -62,6 +62,7 @@ class SwitchingLatency:
     timeout = 1800
 
     setup_cache = _switching_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, workload, method):
         raise_if_skipped(data)
@@ -94,6 +95,7 @@ class SchedulingPolicies:
     timeout = 1800
 
     setup_cache = _policies_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, policy):
         raise_if_skipped(data)
@@ -132,6 +134,7 @@ class RepeatedRun:
 
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
     timeout = 1800
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -171,6 +174,7 @@ class SrtfOverFifo:
     param_names = ["source"]
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
     timeout = 1800
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, source):
         raise_if_skipped(data)
@@ -190,6 +194,7 @@ class ExecutorOverhead:
     timeout = 1800
 
     setup_cache = _overhead_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, workload):
         raise_if_skipped(data)

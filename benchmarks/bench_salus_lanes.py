@@ -62,6 +62,7 @@ class LanePacking:
     param_names = ["rule"]
     timeout = 1800
     setup_cache = _lanes_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, rule):
         raise_if_skipped(data)
@@ -92,6 +93,7 @@ class LaneManagerSpeed:
 
     timeout = 1800
     setup_cache = _lanes_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -129,6 +131,7 @@ class HyperparamExploration:
     param_names = ["workload"]
     timeout = 1800
     setup_cache = _hyperparam_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, workload):
         raise_if_skipped(data)
@@ -160,6 +163,7 @@ class InferenceSharing:
     param_names = ["setup"]
     timeout = 1800
     setup_cache = _inference_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, setup):
         raise_if_skipped(data)
@@ -186,6 +190,7 @@ class InferenceDevicesNeeded:
 
     timeout = 1800
     setup_cache = _inference_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)

@@ -60,6 +60,7 @@ class SlideTimeToAccuracy:
     param_names = ["run"]
     setup_cache = _time_to_accuracy
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, run):
         self.run = _run(sweep, run)
@@ -109,6 +110,7 @@ class SlideSpeedup:
     param_names = ["comparison"]
     setup_cache = _time_to_accuracy
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, comparison):
         slow, fast = comparison.split("/")
@@ -160,6 +162,7 @@ class SlideTraining:
     param_names = ["threads", "padding"]
     setup_cache = _time_to_accuracy
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, threads, padding):
         runs = [r for r in sweep["runs"] if r["method"] == "slide" and "skipped" not in r
@@ -195,6 +198,7 @@ class SlideBatchSize:
     param_names = ["batch", "method"]
     setup_cache = _secondary
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, batch, method):
         self.run = sweep["batch"][str(batch)][method]
@@ -225,6 +229,7 @@ class SlideBatchSpeedup:
     param_names = ["batch"]
     setup_cache = _secondary
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, batch):
         self.s = sweep["batch"][str(batch)]["speedup"]
@@ -267,6 +272,7 @@ class SlideHashFamily:
     param_names = ["family"]
     setup_cache = _secondary
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, family):
         self.run = sweep["hash"][FAMILIES.index(family)]
@@ -308,6 +314,7 @@ class SlideTableRefresh:
     params = (["rehash", "rebuild"],)
     param_names = ["kind"]
     timeout = 1800
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup_cache(self):
         return experiments.table_refresh_seconds(threads=2)
