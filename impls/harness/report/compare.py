@@ -44,6 +44,8 @@ class Change:
         """``REGRESSION <benchmark> <params> <old> -> <new> (<ratio>)`` and the threshold."""
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         noise = "" if self.threshold is None else f"  threshold {100 * self.threshold:.3g}%"
+        if self.direction == FLAG:
+            return f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> {self.new:.6g} (flag)"
         return (f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> {self.new:.6g} "
                 f"({self.ratio:.3g}x, {self.direction} is better){noise}")
 
