@@ -8,7 +8,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.dlsysbench-installed
 PROFILE ?= quick
 
-.PHONY: setup fio test reproduce bench report doctor clean
+.PHONY: setup fio test reproduce bench report compare noise doctor clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,8 +30,17 @@ reproduce: setup
 bench: setup
 	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py --no-report
 
+# make report [MACHINES="a b"]: one machine's report, or several side by side
 report: setup
-	$(PY) scripts/render_report.py
+	$(PY) scripts/render_report.py $(if $(MACHINES),--machines $(MACHINES))
+
+# make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>]: exit 1 on a regression
+compare: setup
+	$(PY) scripts/compare.py $(if $(BASE),--base $(BASE)) $(if $(HEAD),--head $(HEAD)) $(if $(MACHINE),--machine $(MACHINE))
+
+# make noise [MACHINE=<name>]: thresholds from two or more stored runs of one commit
+noise: setup
+	$(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(MACHINE))
 
 doctor: setup
 	$(PY) -m impls.harness.fingerprint

@@ -36,6 +36,7 @@ class FioRandomRead:
     param_names = ["block_bytes", "queue_depth"]
     setup_cache = _sweep
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, block_bytes, queue_depth):
         self.point = _point(sweep, PRIMARY_ENGINE, block_bytes, queue_depth)
@@ -44,16 +45,19 @@ class FioRandomRead:
         return self.point["iops"]
 
     track_iops.unit = "IO/s"
+    track_iops.direction = "higher"
 
     def track_bandwidth(self, sweep, block_bytes, queue_depth):
         return self.point["bandwidth_bytes_per_s"] / 1e6
 
     track_bandwidth.unit = "MB/s"
+    track_bandwidth.direction = "higher"
 
     def track_p99_latency(self, sweep, block_bytes, queue_depth):
         return self.point["clat_p99_us"]
 
     track_p99_latency.unit = "us"
+    track_p99_latency.direction = "lower"
 
 
 class FioEngineQueueDepth:
@@ -63,6 +67,7 @@ class FioEngineQueueDepth:
     param_names = ["engine", "block_bytes", "queue_depth"]
     setup_cache = _sweep
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, engine, block_bytes, queue_depth):
         self.point = _point(sweep, engine, block_bytes, queue_depth)
@@ -71,11 +76,13 @@ class FioEngineQueueDepth:
         return self.point["iops"]
 
     track_iops.unit = "IO/s"
+    track_iops.direction = "higher"
 
     def track_p99_latency(self, sweep, engine, block_bytes, queue_depth):
         return self.point["clat_p99_us"]
 
     track_p99_latency.unit = "us"
+    track_p99_latency.direction = "lower"
 
 
 pin_versions(globals())

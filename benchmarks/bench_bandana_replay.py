@@ -35,6 +35,7 @@ class ReplayVsQueueDepth:
     param_names = ["layout", "queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, layout, queue_depth):
         self.point = _sweep_point(data, layout, queue_depth)
@@ -43,21 +44,25 @@ class ReplayVsQueueDepth:
         return self.point["lookups_per_second"]
 
     track_lookups_per_second.unit = "lookups/s"
+    track_lookups_per_second.direction = "higher"
 
     def track_blocks_per_second(self, data, layout, queue_depth):
         return self.point["blocks_per_second"]
 
     track_blocks_per_second.unit = "reads/s"
+    track_blocks_per_second.direction = "higher"
 
     def track_useful_bandwidth(self, data, layout, queue_depth):
         return self.point["useful_bytes_per_second"] / 1e6
 
     track_useful_bandwidth.unit = "MB/s"
+    track_useful_bandwidth.direction = "higher"
 
     def track_p99_query_latency(self, data, layout, queue_depth):
         return self.point["p99_query_us"]
 
     track_p99_query_latency.unit = "us"
+    track_p99_query_latency.direction = "lower"
 
 
 class ReplayOverFio:
@@ -67,6 +72,7 @@ class ReplayOverFio:
     param_names = ["layout", "queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, layout, queue_depth):
         self.point = _sweep_point(data, layout, queue_depth)
@@ -77,6 +83,7 @@ class ReplayOverFio:
         return self.point["replay_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+    track_ratio.direction = "higher"
 
 
 class ReplayHeadline:
@@ -86,6 +93,7 @@ class ReplayHeadline:
 
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -94,11 +102,13 @@ class ReplayHeadline:
         return data["headline"]["useful_bytes_ratio"]
 
     track_useful_bytes_ratio.unit = "x"
+    track_useful_bytes_ratio.direction = "higher"
 
     def track_simulator_cross_check(self, data):
         return 1.0 if data["headline"]["cross_check_all_match"] else 0.0
 
     track_simulator_cross_check.unit = "1 = replay equals simulator"
+    track_simulator_cross_check.direction = "flag"
 
 
 class ReplayIOMechanism:
@@ -109,6 +119,7 @@ class ReplayIOMechanism:
     param_names = ["mechanism", "queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, mechanism, queue_depth):
         raise_if_skipped(data)
@@ -121,6 +132,7 @@ class ReplayIOMechanism:
         return self.point["blocks_per_second"]
 
     track_blocks_per_second.unit = "reads/s"
+    track_blocks_per_second.direction = "higher"
 
     def track_ratio(self, data, mechanism, queue_depth):
         if self.point["replay_over_fio"] is None:
@@ -128,6 +140,7 @@ class ReplayIOMechanism:
         return self.point["replay_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+    track_ratio.direction = "higher"
 
 
 class ReplayRawLoop:
@@ -138,6 +151,7 @@ class ReplayRawLoop:
     param_names = ["queue_depth"]
     setup_cache = _replay
     timeout = 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, queue_depth):
         raise_if_skipped(data)
@@ -150,6 +164,7 @@ class ReplayRawLoop:
         return self.point["blocks_per_second"]
 
     track_blocks_per_second.unit = "reads/s"
+    track_blocks_per_second.direction = "higher"
 
     def track_ratio(self, data, queue_depth):
         if self.point["raw_over_fio"] is None:
@@ -157,6 +172,7 @@ class ReplayRawLoop:
         return self.point["raw_over_fio"]
 
     track_ratio.unit = "fraction of fio IOPS"
+    track_ratio.direction = "higher"
 
 
 pin_versions(globals())

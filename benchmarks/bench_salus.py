@@ -50,6 +50,7 @@ class SwitchingLatency:
     timeout = 1800
 
     setup_cache = _switching_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, workload, method):
         raise_if_skipped(data)
@@ -59,11 +60,13 @@ class SwitchingLatency:
         return self.stats["p50"]
 
     track_p50_ms.unit = "ms"
+    track_p50_ms.direction = "lower"
 
     def track_p99_ms(self, data, workload, method):
         return self.stats["p99"]
 
     track_p99_ms.unit = "ms"
+    track_p99_ms.direction = "lower"
 
 
 class SwitchingLatencyCuda(SwitchingLatency):
@@ -80,6 +83,7 @@ class SchedulingPolicies:
     timeout = 1800
 
     setup_cache = _policies_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, policy):
         raise_if_skipped(data)
@@ -89,22 +93,26 @@ class SchedulingPolicies:
         return self.row["real"]["avg_jct_s"]
 
     track_average_jct.unit = "s"
+    track_average_jct.direction = "lower"
 
     def track_makespan(self, data, policy):
         return self.row["real"]["makespan_s"]
 
     track_makespan.unit = "s"
+    track_makespan.direction = "lower"
 
     def track_simulator_error(self, data, policy):
         return self.row["sim_error"]
 
     track_simulator_error.unit = "relative error of simulated average JCT"
+    track_simulator_error.direction = "lower"
 
     def track_device_time_over_profile(self, data, policy):
         """The run's device time over the profile's for the same iterations: the machine's drift."""
         return self.row["device_time_over_profile"]
 
     track_device_time_over_profile.unit = "ratio"
+    track_device_time_over_profile.direction = "context"
 
 
 class RepeatedRun:
@@ -114,6 +122,7 @@ class RepeatedRun:
 
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
     timeout = 1800
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -125,11 +134,13 @@ class RepeatedRun:
         return self.row["real_difference"]
 
     track_real_difference.unit = "relative difference of the real average JCT"
+    track_real_difference.direction = "context"
 
     def track_simulator_error(self, data):
         return self.row["sim_error"]
 
     track_simulator_error.unit = "relative error of simulated average JCT"
+    track_simulator_error.direction = "lower"
 
 
 class RepeatedRunCuda(RepeatedRun):
@@ -151,6 +162,7 @@ class SrtfOverFifo:
     param_names = ["source"]
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
     timeout = 1800
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, source):
         raise_if_skipped(data)
@@ -159,6 +171,7 @@ class SrtfOverFifo:
         return data["fifo_over_srtf"][source]
 
     track_ratio.unit = "x"
+    track_ratio.direction = "higher"
 
 
 class ExecutorOverhead:
@@ -169,6 +182,7 @@ class ExecutorOverhead:
     timeout = 1800
 
     setup_cache = _overhead_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, workload):
         raise_if_skipped(data)
@@ -178,12 +192,14 @@ class ExecutorOverhead:
         return self.row["bookkeeping_pct"]
 
     track_bookkeeping_percent.unit = "% of iteration time"
+    track_bookkeeping_percent.direction = "lower"
 
     def track_paired_overhead_percent(self, data, workload):
         """Each executor block against the two alone blocks beside it (median; since 202c8cd)."""
         return self.row["overhead_pct"]
 
     track_paired_overhead_percent.unit = "% of iteration time"
+    track_paired_overhead_percent.direction = "lower"
 
 
 pin_versions(globals())

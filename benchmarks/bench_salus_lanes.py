@@ -51,6 +51,7 @@ class LanePacking:
     param_names = ["rule"]
     timeout = 1800
     setup_cache = _lanes_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, rule):
         raise_if_skipped(data)
@@ -61,16 +62,19 @@ class LanePacking:
         return sum(r["admitted_mean"] for r in self.rows) / len(self.rows)
 
     track_admitted.unit = "jobs (mean over mixes and capacities)"
+    track_admitted.direction = "higher"
 
     def track_fragmentation(self, data, rule):
         return sum(r["fragmentation_mean"] for r in self.rows) / len(self.rows)
 
     track_fragmentation.unit = "fraction of memory unusable"
+    track_fragmentation.direction = "lower"
 
     def track_makespan(self, data, rule):
         return sum(r["makespan_mean_s"] for r in self.rows) / len(self.rows)
 
     track_makespan.unit = "s (simulated)"
+    track_makespan.direction = "lower"
 
 
 class LaneManagerSpeed:
@@ -78,6 +82,7 @@ class LaneManagerSpeed:
 
     timeout = 1800
     setup_cache = _lanes_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -86,17 +91,20 @@ class LaneManagerSpeed:
         return data["decision"]["us_per_decision"]
 
     track_decision_us.unit = "µs per job decision"
+    track_decision_us.direction = "lower"
 
     def track_replay_seconds(self, data):
         return data["replay"]["seconds"]
 
     track_replay_seconds.unit = "s"
+    track_replay_seconds.direction = "lower"
 
     def track_greedy_loses_fraction(self, data):
         """Fraction of mixes where Salus's rule admits fewer jobs than static partitioning."""
         return data["packing"]["greedy_loses"]["static"]["admitted_fraction"]
 
     track_greedy_loses_fraction.unit = "fraction of mixes"
+    track_greedy_loses_fraction.direction = "context"
 
 
 class LanePackingCuda(LanePacking):
@@ -112,6 +120,7 @@ class HyperparamExploration:
     param_names = ["workload"]
     timeout = 1800
     setup_cache = _hyperparam_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, workload):
         raise_if_skipped(data)
@@ -121,11 +130,13 @@ class HyperparamExploration:
         return self.row["ratio"]
 
     track_makespan_ratio.unit = "x (serial / packed)"
+    track_makespan_ratio.direction = "higher"
 
     def track_packed_makespan(self, data, workload):
         return self.row["packed"]["makespan_s"]
 
     track_packed_makespan.unit = "s"
+    track_packed_makespan.direction = "lower"
 
 
 class HyperparamExplorationCuda(HyperparamExploration):
@@ -141,6 +152,7 @@ class InferenceSharing:
     param_names = ["setup"]
     timeout = 1800
     setup_cache = _inference_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, setup):
         raise_if_skipped(data)
@@ -152,12 +164,14 @@ class InferenceSharing:
         return max(r["p99_ms"] for r in self.rows.values())
 
     track_worst_p99_ms.unit = "ms"
+    track_worst_p99_ms.direction = "lower"
 
     def track_median_p50_ms(self, data, setup):
         values = sorted(r["p50_ms"] for r in self.rows.values())
         return values[len(values) // 2]
 
     track_median_p50_ms.unit = "ms"
+    track_median_p50_ms.direction = "lower"
 
 
 class InferenceDevicesNeeded:
@@ -165,6 +179,7 @@ class InferenceDevicesNeeded:
 
     timeout = 1800
     setup_cache = _inference_cpu
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -173,6 +188,7 @@ class InferenceDevicesNeeded:
         return data["models_per_device_gain"]
 
     track_models_per_device_gain.unit = "x (models per device, shared / one per device)"
+    track_models_per_device_gain.direction = "higher"
 
 
 class InferenceDevicesNeededCuda(InferenceDevicesNeeded):
@@ -181,4 +197,36 @@ class InferenceDevicesNeededCuda(InferenceDevicesNeeded):
     setup_cache = _inference_cuda
 
 
+class LaneManagerDecisionTime:
+    """Seconds for the lane manager to submit decision_jobs jobs (drawn from the measured
+    memory profiles) and release every admitted one (each release retries the queue): asv's
+    samples of what LaneManagerSpeed tracks as µs per decision."""
+
+    setup_cache = _lanes_cpu
+    warmup_time = 0.2
+    repeat = (3, 10, 10.0)
+    timeout = 1800
+
+    def setup(self, data):
+        import numpy as np
+
+        from impls.salus import lane_sim
+        from impls.salus.lanes import LaneJob
+
+        raise_if_skipped(data)
+        profiles = {w: {k: m[k] for k in ("persistent_bytes", "ephemeral_bytes", "iteration_ms")}
+                    for w, m in data["memory"].items()}
+        mix = lane_sim.draw_mix(profiles, int(LANES["decision_jobs"]),
+                                np.random.default_rng(int(LANES.get("seed", 0))))
+        self.jobs = [LaneJob(j["name"], j["persistent"], j["ephemeral"]) for j in mix]
+        mean_peak = np.mean([p["persistent_bytes"] + p["ephemeral_bytes"] for p in profiles.values()])
+        self.capacity = int(100.0 * mean_peak)
+        self.lane_sim = lane_sim
+
+    def time_decisions(self, data):
+        manager = self.lane_sim.make_manager("salus", self.capacity)
+        for job in self.jobs:
+            manager.submit(job)
+        while manager.placement:
+            manager.release(next(iter(manager.placement)))
 pin_versions(globals())

@@ -58,6 +58,7 @@ class SlideTimeToAccuracy:
     param_names = ["run"]
     setup_cache = _time_to_accuracy
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, run):
         self.run = _run(sweep, run)
@@ -66,31 +67,37 @@ class SlideTimeToAccuracy:
         return finite(self.run.get("time_to_target_s"))
 
     track_time_to_target.unit = "s"
+    track_time_to_target.direction = "lower"
 
     def track_final_p_at_1(self, sweep, run):
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
     def track_samples_per_second(self, sweep, run):
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_peak_rss(self, sweep, run):
         return self.run["peak_rss_bytes"] / 2**30
 
     track_peak_rss.unit = "GiB"
+    track_peak_rss.direction = "lower"
 
     def track_core_utilization(self, sweep, run):
         return self.run["cpu_utilization"]
 
     track_core_utilization.unit = "fraction of cores busy"
+    track_core_utilization.direction = "higher"
 
     def track_lsh_recall(self, sweep, run):
         return finite(self.run.get("final_lsh_recall"))
 
     track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)"
+    track_lsh_recall.direction = "higher"
 
 
 class SlideSpeedup:
@@ -101,6 +108,7 @@ class SlideSpeedup:
     param_names = ["comparison"]
     setup_cache = _time_to_accuracy
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, comparison):
         slow, fast = comparison.split("/")
@@ -111,31 +119,37 @@ class SlideSpeedup:
         return finite(self.s["value"])
 
     track_time_to_target_ratio.unit = "x"
+    track_time_to_target_ratio.direction = "higher"
 
     def track_ratio_is_lower_bound(self, sweep, comparison):
         return float(self.s["lower_bound"])
 
     track_ratio_is_lower_bound.unit = "1 = slow run never reached the target"
+    track_ratio_is_lower_bound.direction = "flag"
 
     def track_ratio_is_upper_bound(self, sweep, comparison):
         return float(self.s.get("upper_bound", False))
 
     track_ratio_is_upper_bound.unit = "1 = fast run never reached the target (the slow one did)"
+    track_ratio_is_upper_bound.direction = "flag"
 
     def track_p_at_1_per_iteration_ratio(self, sweep, comparison):
         return finite(self.s.get("p_at_1_per_iteration_ratio"))
 
     track_p_at_1_per_iteration_ratio.unit = "ratio"
+    track_p_at_1_per_iteration_ratio.direction = "higher"
 
     def track_throughput_ratio(self, sweep, comparison):
         return finite(self.s.get("throughput_ratio"))
 
     track_throughput_ratio.unit = "x (fast samples/s over slow's)"
+    track_throughput_ratio.direction = "higher"
 
     def track_final_p_at_1_difference(self, sweep, comparison):
         return finite(self.s.get("final_p_at_1_difference"))
 
     track_final_p_at_1_difference.unit = "P@1"
+    track_final_p_at_1_difference.direction = "context"
 
 
 class SlideTraining:
@@ -146,6 +160,7 @@ class SlideTraining:
     param_names = ["threads", "padding"]
     setup_cache = _time_to_accuracy
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, threads, padding):
         runs = [r for r in sweep["runs"] if r["method"] == "slide" and "skipped" not in r
@@ -159,16 +174,19 @@ class SlideTraining:
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_final_p_at_1(self, sweep, threads, padding):
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
     def track_peak_rss(self, sweep, threads, padding):
         return self.run["peak_rss_bytes"] / 2**30
 
     track_peak_rss.unit = "GiB"
+    track_peak_rss.direction = "lower"
 
 
 class SlideBatchSize:
@@ -178,6 +196,7 @@ class SlideBatchSize:
     param_names = ["batch", "method"]
     setup_cache = _secondary
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, batch, method):
         self.run = sweep["batch"][str(batch)][method]
@@ -186,16 +205,19 @@ class SlideBatchSize:
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_time_to_target(self, sweep, batch, method):
         return finite(self.run.get("time_to_target_s"))
 
     track_time_to_target.unit = "s"
+    track_time_to_target.direction = "lower"
 
     def track_final_p_at_1(self, sweep, batch, method):
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
 
 class SlideBatchSpeedup:
@@ -205,6 +227,7 @@ class SlideBatchSpeedup:
     param_names = ["batch"]
     setup_cache = _secondary
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, batch):
         self.s = sweep["batch"][str(batch)]["speedup"]
@@ -213,26 +236,31 @@ class SlideBatchSpeedup:
         return finite(self.s["value"])
 
     track_time_to_target_ratio.unit = "x"
+    track_time_to_target_ratio.direction = "higher"
 
     def track_ratio_is_lower_bound(self, sweep, batch):
         return float(self.s["lower_bound"])
 
     track_ratio_is_lower_bound.unit = "1 = dense never reached the target"
+    track_ratio_is_lower_bound.direction = "flag"
 
     def track_ratio_is_upper_bound(self, sweep, batch):
         return float(self.s.get("upper_bound", False))
 
     track_ratio_is_upper_bound.unit = "1 = SLIDE never reached the target (dense did)"
+    track_ratio_is_upper_bound.direction = "flag"
 
     def track_p_at_1_per_iteration_ratio(self, sweep, batch):
         return finite(self.s.get("p_at_1_per_iteration_ratio"))
 
     track_p_at_1_per_iteration_ratio.unit = "ratio"
+    track_p_at_1_per_iteration_ratio.direction = "higher"
 
     def track_throughput_ratio(self, sweep, batch):
         return finite(self.s.get("throughput_ratio"))
 
     track_throughput_ratio.unit = "x (SLIDE samples/s over dense's)"
+    track_throughput_ratio.direction = "higher"
 
 
 class SlideHashFamily:
@@ -242,6 +270,7 @@ class SlideHashFamily:
     param_names = ["family"]
     setup_cache = _secondary
     timeout = 6 * 3600
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, family):
         self.run = sweep["hash"][FAMILIES.index(family)]
@@ -250,26 +279,31 @@ class SlideHashFamily:
         return self.run["final_p_at_1"]
 
     track_final_p_at_1.unit = "P@1"
+    track_final_p_at_1.direction = "higher"
 
     def track_active_fraction(self, sweep, family):
         return self.run["active_fraction"]
 
     track_active_fraction.unit = "fraction of output neurons"
+    track_active_fraction.direction = "context"
 
     def track_samples_per_second(self, sweep, family):
         return self.run["samples_per_second"]
 
     track_samples_per_second.unit = "samples/s"
+    track_samples_per_second.direction = "higher"
 
     def track_lsh_recall(self, sweep, family):
         return finite(self.run.get("lsh_recall"))
 
     track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve"
+    track_lsh_recall.direction = "higher"
 
     def track_lsh_random_recall(self, sweep, family):
         return finite(self.run.get("lsh_random_recall"))
 
     track_lsh_random_recall.unit = "the same for a uniformly random set of the retrieved size"
+    track_lsh_random_recall.direction = "context"
 
 
 class SlideTableRefresh:
@@ -278,6 +312,7 @@ class SlideTableRefresh:
     params = (["rehash", "rebuild"],)
     param_names = ["kind"]
     timeout = 1800
+    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup_cache(self):
         return experiments.table_refresh_seconds(threads=2)
@@ -286,6 +321,33 @@ class SlideTableRefresh:
         return refresh[kind]
 
     track_seconds.unit = "s"
+    track_seconds.direction = "lower"
+
+
+class SlideTableRefreshTime:
+    """Seconds per hash-table rehash (re-insert every output neuron) and rebuild (new hash
+    functions too) at the profile's label count, 2 threads: asv's samples of what
+    SlideTableRefresh tracks as a median."""
+
+    params = (["rehash", "rebuild"],)
+    param_names = ["kind"]
+    warmup_time = 0.5
+    repeat = (3, 10, 10.0)
+    timeout = 1800
+
+    def setup(self, kind):
+        from impls.slide.config import SlideConfig
+        from impls.slide.network import SlideNetwork
+        from impls.slide.trainer import set_threads, warm_up
+
+        train_data, _, _ = experiments.data()
+        config = SlideConfig(threads=2)
+        set_threads(2)
+        warm_up(config)
+        self.net = SlideNetwork(config, train_data.n_features, train_data.n_labels, 64)
+
+    def time_refresh(self, kind):
+        self.net.refresh_tables(rebuild=kind == "rebuild")
 
 
 pin_versions(globals())

@@ -1,7 +1,8 @@
 #!/usr/bin/env python
-"""Render the report of one machine: reports/out/<machine>/{index.html, report.md, figures/}.
+"""Render the report of one machine: reports/out/<machine>/{index.html, report.md, report.json, figures/}.
 
     python scripts/render_report.py [--machine M] [--out DIR]
+    python scripts/render_report.py --machines A B ...   (each, and side by side)
 
 Prints the paths it wrote. Exits 2 when the machine has no results at all (no asv
 results, no artifacts); 1 on a bad claims or results file, an output directory it must
@@ -24,18 +25,26 @@ from impls.harness.report import (
     ReportOutputError,
     render_report,
 )
+from impls.harness.report.render import render_machines  # noqa: E402
 from impls.harness.report.results import ResultsError
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--machine", help="asv machine name (default: this machine, or the only one)")
+    parser.add_argument("--machines", nargs="+", metavar="M",
+                        help="several machines: each report, and reports/out/side-by-side-<a>+<b>/")
     parser.add_argument("--out", type=Path, help="output directory (default: reports/out/<machine>)")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
     parser.add_argument("--artifacts", type=Path, help="artifact store (default: .asv/artifacts)")
     parser.add_argument("--claims", type=Path, help="claims file (default: reports/claims.toml)")
     args = parser.parse_args(argv)
     try:
+        if args.machines:
+            for directory in render_machines(args.machines, args.results, args.artifacts, args.claims,
+                                             args.out):
+                print(directory / "index.html")
+            return 0
         out_dir = render_report(args.machine, args.out, args.results, args.artifacts, args.claims)
     except NoResultsError as err:
         print(f"render_report: {err}", file=sys.stderr)

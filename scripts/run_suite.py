@@ -1,9 +1,11 @@
 #!/usr/bin/env python
 """Run every asv benchmark of the current profile on this environment, then render the report.
 
-Results are saved under .asv/results/<machine>/ for the checked-out commit
-(asv with --python=same saves results only with --set-commit-hash). A failing
-benchmark does not lose the others' results; the exit status is asv's.
+Results are saved under .asv/results/<machine>-<profile>/ for the checked-out commit
+(asv with --python=same saves results only with --set-commit-hash), the artifacts under
+the same name, and a copy of the run in .asv/runs/ (asv overwrites a commit's results when
+it runs again; `make compare` and `make noise` read the copies). A failing benchmark does
+not lose the others' results; the exit status is asv's.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
+from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
 
 
 def ensure_machine(machine: str) -> None:
@@ -61,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-report", action="store_true", help="run asv only")
     args = parser.parse_args(argv)
 
-    root, machine, commit = paths.repo_root(), paths.machine_name(), paths.git_commit()
+    root, commit = paths.repo_root(), paths.git_commit()
+    machine = machine_for_profile(paths.machine_name(), current_profile())
     if commit == "unknown":
         parser.error("no git commit to file results under: run inside a git checkout with a commit")
     print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}", flush=True)
@@ -78,10 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     follower.start()
     started = time.monotonic()
     try:
-        status = subprocess.run(command, cwd=root, env={**os.environ, "DLSYSBENCH_PROGRESS_LOG": str(log)}).returncode
+        status = subprocess.run(command, cwd=root, env={**os.environ, "DLSYSBENCH_MACHINE": machine,
+                                                        "DLSYSBENCH_PROGRESS_LOG": str(log)}).returncode
     finally:
         stop.set()
         follower.join(timeout=5)
+    archive_run(paths.results_dir(), machine, commit)
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
 
     if not args.no_report:

@@ -10,10 +10,12 @@ from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.report import results
 from impls.harness.report.claims import load_claims
+from impls.harness.report.directions import declared_directions
 from impls.harness.report.environment_table import environment_tables
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
 from impls.harness.report.model import Report
+from impls.harness.report.noise import default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
 from impls.harness.report.skipped import skipped_points
 from impls.harness.report.verdicts import evaluate_claims
@@ -58,7 +60,9 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     claims = load_claims(claims_path)
     state = describe_machine(machine, records)
     points = results.latest_points(frame)
-    evaluated = evaluate_claims(claims, points, records, state)
+    noise_path = default_noise_path(machine)  # measured spread: intervals on single points
+    noise = load_noise(noise_path) if noise_path.is_file() else None
+    evaluated = evaluate_claims(claims, points, records, state, noise)
     notes = []
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
@@ -69,6 +73,11 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                      "and there is no history.")
     if not records:
         notes.append(f"No artifacts for {machine}: no paper figure could be drawn.")
+    try:
+        directions = declared_directions()
+    except Exception as err:  # noqa: BLE001 - history steps then go unjudged, said in a note
+        directions = {}
+        notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({str(r.get("profile")) for r in records.values() if r.get("profile")})
     return Report(
         machine=machine,
@@ -79,7 +88,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         claims=[r for r in evaluated if not r.claim.peer],
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state),
-        history=history_figures(frame),
+        history=history_figures(frame, directions),
         skipped=skipped_points(points, results.read_benchmark_info(results_dir), state),
         notes=notes,
     )

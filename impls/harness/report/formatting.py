@@ -6,6 +6,7 @@ from typing import Any
 
 from impls.harness.report.claims import Claim
 from impls.harness.report.verdicts import (
+    INCONCLUSIVE,
     NOT_MEASURED,
     NOT_REPRODUCED,
     PARTLY,
@@ -49,7 +50,10 @@ def measured(result: ClaimResult) -> str:
     if result.measured is None:
         return DASH
     bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
-    return bound + with_unit(number(result.measured, 3), result.claim.unit)
+    spread = ""
+    if result.interval is not None:
+        spread = f" [{number(result.interval.low, 3)}, {number(result.interval.high, 3)}]"
+    return bound + with_unit(number(result.measured, 3), result.claim.unit) + spread
 
 
 def ratio(result: ClaimResult) -> str:
@@ -63,7 +67,7 @@ def verdict_class(verdict: str) -> str:
     """Return a short style name for a verdict: ok, partly, bad or none."""
     if verdict == REPRODUCED:
         return "ok"
-    if verdict == PARTLY:
+    if verdict in (PARTLY, INCONCLUSIVE):
         return "partly"
     if verdict == NOT_REPRODUCED:
         return "bad"
@@ -76,7 +80,7 @@ def verdict_summary(results: list[ClaimResult]) -> str:
     counts = {REPRODUCED: 0, PARTLY: 0, NOT_REPRODUCED: 0, NOT_MEASURED: 0}
     for result in results:
         key = NOT_MEASURED if result.verdict.startswith(NOT_MEASURED) else result.verdict
-        counts[key] += 1
+        counts[key] = counts.get(key, 0) + 1  # "inconclusive" only when some claim is
     return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
 
 

@@ -6,6 +6,13 @@ plot; beyond that the combinations are split into small multiples by the first
 parameter (a single parameter: into consecutive runs of its values), at most
 ``MAX_PANELS`` panels of ``MAX_SERIES_PER_PANEL`` lines each, and the titles say
 how many series were left out.
+
+Steps: each drawn series goes through asv's ``step_detect.detect_steps`` (a piecewise-
+constant fit with automatic penalty); every boundary between two fitted levels is a
+step, marked at the first commit of the new level and judged with the benchmark's
+declared direction (:mod:`directions`): a regression (red) when the level moved the
+worse way, an improvement (green) the better way, a change (grey) for flags, context
+and undeclared numbers. asv's own ``detect_regressions`` only looks upward.
 """
 from __future__ import annotations
 
@@ -15,10 +22,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from asv.step_detect import detect_steps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from impls.harness.report import plotting
+from impls.harness.report.directions import HIGHER, LOWER, direction_of
 from impls.harness.report.paper_figures import safe_file_stem
 from impls.harness.report.results import commits as commit_table
 from impls.harness.report.results import newest_per_point
@@ -34,6 +43,41 @@ _SCALES = {
 }
 
 
+STEP_COLOURS = {"regression": "#cf222e", "improvement": "#1a7f37", "change": "#6e7781"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """A level shift in one series: from ``before`` to ``after`` at commit ``commit``."""
+
+    params: str
+    commit: str
+    before: float
+    after: float
+    kind: str  # regression / improvement / change
+
+
+def series_steps(values: list[float], direction: str) -> list[tuple[int, float, float, str]]:
+    """Return (index of the first point of the new level, before, after, kind) for each step.
+
+    ``values`` is one series along the commits (NaN where absent). Fewer than 3 values: none.
+    """
+    present = [v for v in values if np.isfinite(v)]
+    if len(present) < 3:
+        return []
+    found = []
+    segments = detect_steps([v if np.isfinite(v) else None for v in values])
+    for left, right in zip(segments, segments[1:]):
+        before, after = left[2], right[2]
+        if before == after:
+            continue
+        worse = after > before if direction == LOWER else after < before
+        kind = ("change" if direction not in (HIGHER, LOWER)
+                else "regression" if worse else "improvement")
+        found.append((right[0], float(before), float(after), kind))
+    return found
+
+
 @dataclasses.dataclass(frozen=True)
 class HistoryFigure:
     """One benchmark's history: the PNG, the commits on its x axis, and how many lines it drew."""
@@ -44,6 +88,9 @@ class HistoryFigure:
     series: int
     shown: int
     png: bytes
+    direction: str = "unknown"
+    steps: tuple[Step, ...] = ()
+    svg: bytes | None = None
 
     @property
     def file_name(self) -> str:
@@ -113,11 +160,13 @@ def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
     ax.grid(True, alpha=0.3)
 
 
-def history_figure(rows: pd.DataFrame, commits: pd.DataFrame) -> tuple[Figure, int, int]:
+def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
+                   direction: str = "unknown") -> tuple[Figure, int, int]:
     """Return (figure, number of series, number drawn) for one benchmark's ``rows``.
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
-    gets a tick position even where this benchmark has no value.
+    gets a tick position even where this benchmark has no value. Detected steps
+    (:func:`series_steps`) are marked; ``figure.steps`` lists them as :class:`Step`.
     """
     order = commits["commit"].tolist()
     rows = newest_per_point(rows, ("commit", "benchmark", "param_label"))
@@ -129,6 +178,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame) -> tuple[Figure, i
     figure = plotting.new_figure(4.4 * columns if len(panels) > 1 else 7.5, 3.2 * lines + 0.5)
     axes = figure.subplots(lines, columns, squeeze=False, sharey=True)
     shown = 0
+    steps: list[Step] = []
     x = np.arange(len(order))
     for ax, (panel, members) in zip(axes.flat, panels):
         drawn = members[:MAX_SERIES_PER_PANEL]
@@ -136,6 +186,10 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame) -> tuple[Figure, i
             y = np.asarray(item.values, dtype=float) / divisor
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
+            for at, before, after, kind in series_steps(list(item.values), direction):
+                ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle="--", linewidth=1)
+                ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
+                steps.append(Step(item.label, order[at], before, after, kind))
         shown += len(drawn)
         left_out = len(members) - len(drawn)
         title = panel + (f" (showing {len(drawn)} of {len(members)})" if left_out else "")
@@ -152,12 +206,18 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame) -> tuple[Figure, i
     benchmark = str(rows["benchmark"].iloc[0])
     more = f" — {len(all_series) - shown} more series not shown" if shown < len(all_series) else ""
     figure.suptitle(f"{benchmark}{more}", fontsize=10)
+    figure.steps = steps
     return figure, len(all_series), shown
 
 
-def history_figures(frame: pd.DataFrame) -> list[HistoryFigure]:
+def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
-    that has at least one measured value."""
+    that has at least one measured value.
+
+    ``directions`` (:func:`directions.declared_directions`) judges the steps; without it
+    every step is a "change" unless asv's naming says lower is better.
+    """
+    directions = directions or {}
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
     if tracked.empty:
         return []
@@ -167,10 +227,12 @@ def history_figures(frame: pd.DataFrame) -> list[HistoryFigure]:
     for benchmark, rows in tracked.groupby("benchmark", sort=True):
         if rows["value"].isna().all():
             continue  # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
-        figure, series, shown = history_figure(rows, commits)
+        direction = direction_of(benchmark, directions)
+        figure, series, shown = history_figure(rows, commits, direction)
         try:
-            png = plotting.to_png(figure)
+            png, svg = plotting.to_png(figure), plotting.to_svg(figure)
         finally:
             plotting.close(figure)
-        made.append(HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png))
+        made.append(HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png,
+                                  direction, tuple(figure.steps), svg))
     return made

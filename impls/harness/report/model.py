@@ -45,3 +45,9 @@ class Report:
         files = {f.file_name: f.png for f in self.figures if f.png is not None}
         files.update({h.file_name: h.png for h in self.history})
         return files
+
+    def svgs(self) -> dict[str, bytes]:
+        """Return ``{file name: SVG}`` for every drawn figure (the PNG's name, .svg)."""
+        files = {f.file_name[:-4] + ".svg": f.svg for f in self.figures if f.svg is not None}
+        files.update({h.file_name[:-4] + ".svg": h.svg for h in self.history if h.svg is not None})
+        return files

@@ -39,6 +39,7 @@ class FigureResult:
     caption: str  # DRAWN: the provenance line on the image; otherwise what to show instead
     png: bytes | None = None
     synthetic: bool | None = None
+    svg: bytes | None = None  # the same figure as SVG
 
     @property
     def file_name(self) -> str:
@@ -115,6 +116,7 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
     try:
         figure = captioned_figure(spec, record)
         png = plotting.to_png(figure)
+        svg = plotting.to_svg(figure)
     except Exception as err:  # noqa: BLE001 - one broken figure must not stop the report
         return FigureResult(**base, status=ERROR, caption=f"figure failed to draw: {describe_error(err)}",
                             synthetic=bool(record.get("synthetic")))
@@ -122,7 +124,7 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
         if figure is not None:
             plotting.close(figure)
     return FigureResult(**base, status=DRAWN, caption=provenance_caption(record), png=png,
-                        synthetic=bool(record.get("synthetic")))
+                        synthetic=bool(record.get("synthetic")), svg=svg)
 
 
 def render_paper_figures(specs: Mapping[str, FigureSpec], artifacts: Mapping[str, Mapping[str, Any]],

@@ -27,6 +27,14 @@ def to_png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def to_svg(figure: Figure) -> bytes:
+    """Return ``figure`` as SVG bytes (cropped like :func:`to_png`; no date, so reproducible)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.15,
+                   metadata={"Date": None, "Creator": None})
+    return buffer.getvalue()
+
+
 def close(figure: object) -> None:
     """Release ``figure`` if pyplot tracks it (figures drawn with plt.subplots are)."""
     pyplot = sys.modules.get("matplotlib.pyplot")

@@ -10,9 +10,14 @@ from impls.harness.report.build import build_report, choose_machine
 from impls.harness.report.html_page import render_html
 from impls.harness.report.markdown_page import FIGURES_DIR, render_markdown
 from impls.harness.report.output import write_report_dir
+from impls.harness.profiles import current_profile
+from impls.harness.report.runs import machine_for_profile
+from impls.harness.report.report_json import report_json
+from impls.harness.report.side_by_side import default_dir, render_side_by_side
 
 INDEX = "index.html"
 MARKDOWN = "report.md"
+REPORT_JSON = "report.json"  # checked against reports/report.schema.json
 
 
 def default_claims_path() -> Path:
@@ -26,7 +31,7 @@ def default_out_dir(machine: str) -> Path:
 def render_report(machine: str | None = None, out_dir: Path | None = None, results_dir=None,
                   artifacts_root=None, claims_path=None, *,
                   figure_specs: Mapping[str, FigureSpec] | None = None) -> Path:
-    """Write index.html, report.md and figures/*.png for ``machine``; return the directory.
+    """Write index.html, report.md, report.json and figures/*.{png,svg} for ``machine``; return the directory.
 
     Defaults: this machine (or the only one with data), ``.asv/results``, the artifact
     store, ``reports/claims.toml`` and ``reports/out/<machine>/``. ``figure_specs``
@@ -36,13 +41,42 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
     """
     results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
     artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
-    machine = choose_machine(machine, results_dir, artifacts_root, paths.machine_name())
+    default = machine_for_profile(paths.machine_name(), current_profile())  # as run_suite files it
+    machine = choose_machine(machine, results_dir, artifacts_root, default)
     claims_path = Path(claims_path) if claims_path is not None else default_claims_path()
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(machine)
 
     report = build_report(machine, results_dir, artifacts_root, claims_path, figure_specs)
+    return _write(report, out_dir)
+
+
+def _write(report, out_dir: Path) -> Path:
+    """Write ``report`` (a :class:`model.Report`) as directory ``out_dir``; return it."""
     files = {INDEX: render_html(report).encode("utf-8"),
              MARKDOWN: render_markdown(report).encode("utf-8")}
     files.update({f"{FIGURES_DIR}/{name}": png for name, png in report.pngs().items()})
+    files.update({f"{FIGURES_DIR}/{name}": svg for name, svg in report.svgs().items()})
+    files[REPORT_JSON] = report_json(report)
     write_report_dir(out_dir, files)
     return out_dir
+
+
+def render_machines(machines: list[str], results_dir=None, artifacts_root=None, claims_path=None,
+                    out_root: Path | None = None, *,
+                    figure_specs: Mapping[str, FigureSpec] | None = None) -> list[Path]:
+    """Render each machine's report and one side-by-side page of them all; return the directories.
+
+    The side-by-side page goes to ``<out_root>/side-by-side-<a>+<b>/`` (default out_root:
+    reports/out); each machine's report to ``<out_root>/<machine>/``.
+    """
+    results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
+    artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
+    claims_path = Path(claims_path) if claims_path is not None else default_claims_path()
+    out_root = Path(out_root) if out_root is not None else paths.reports_dir() / "out"
+    reports = [build_report(m, results_dir, artifacts_root, claims_path, figure_specs) for m in machines]
+    written = []
+    for report in reports:
+        written.append(_write(report, out_root / report.machine))
+    side = default_dir(out_root, machines)
+    write_report_dir(side, render_side_by_side(reports))
+    return [side, *written]

@@ -261,3 +261,12 @@ def latest_points(frame: pd.DataFrame) -> pd.DataFrame:
               .groupby("benchmark", sort=False).tail(1)[["benchmark", "commit", "env_name"]])
     latest = frame.merge(newest, on=["benchmark", "commit", "env_name"], how="inner")
     return latest.reset_index(drop=True)
+
+
+def read_result_file(path: Path, machine: str, results_dir: Path | None = None) -> pd.DataFrame:
+    """Return one asv result file as a frame of ``BASE_COLUMNS`` (params named from
+    ``results_dir``'s benchmarks.json when given)."""
+    info = read_benchmark_info(results_dir) if results_dir is not None else {}
+    frame = pd.DataFrame(_rows_of_file(Path(path), machine, info), columns=BASE_COLUMNS)
+    frame["value"] = frame["value"].astype("float64")
+    return frame

@@ -19,6 +19,12 @@ wrong side of the baseline (or there is none), "partly" when the paper lies belo
 baseline (the true value is then further on the paper's side); between the baseline and a
 band above it, and at or above the band, the verdict is "not measured".
 
+Uncertainty (:mod:`intervals`): when the measured value has an interval (repeats, or a
+bootstrap over the points it comes from) that lies partly inside and partly outside the
+tolerance band, the verdict is "inconclusive" — the data cannot tell reproduced from not
+— and the detail keeps the point estimate's verdict. "partly" keeps its meaning above
+(right direction, outside the band), so the two never mix.
+
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
 """
@@ -32,13 +38,16 @@ from typing import Any
 import pandas as pd
 
 from impls.harness.report.claims import Claim
+from impls.harness.report.intervals import Interval, claim_benchmarks, claim_commit, claim_interval
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.measure import INVALID, Measurement, measure
+from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
 NOT_REPRODUCED = "not reproduced"
+INCONCLUSIVE = "inconclusive"  # the interval straddles the tolerance band
 NOT_MEASURED = "not measured"  # every "not measured..." verdict starts with this
 NOT_MEASURED_YET = "not measured yet"
 # asv records a skip and a benchmark that had no value (NaN, e.g. a target never reached) alike
@@ -58,6 +67,9 @@ class ClaimResult:
     detail: str = ""  # where the measured value came from, or why there is none
     lower_bound: bool = False  # the measured value is only a lower bound
     upper_bound: bool = False  # the measured value is only an upper bound
+    interval: Interval | None = None  # the measured value's uncertainty, None when not known
+    benchmarks: tuple[str, ...] = ()  # asv benchmarks (or "artifact:<name>") it comes from
+    commit: str | None = None  # the commit it was measured at
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -109,7 +121,27 @@ def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineSt
 
 
 def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
-                   state: MachineState) -> ClaimResult:
+                   state: MachineState, noise: Noise | None = None) -> ClaimResult:
+    """Return the :class:`ClaimResult` of ``claim`` with its interval, benchmarks and commit.
+
+    ``noise`` (the machine's measured run-to-run spread) gives single points an interval.
+    """
+    result = _evaluate_claim(claim, points, artifacts, state)
+    extra: dict[str, Any] = {"benchmarks": claim_benchmarks(claim),
+                             "commit": claim_commit(claim, points, artifacts)}
+    if result.measured is not None:
+        interval = claim_interval(claim, result.measured, points, noise)
+        extra["interval"] = interval
+        if (interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED)
+                and interval.straddles(*tolerance_band(claim))):
+            extra["verdict"] = INCONCLUSIVE
+            extra["detail"] = (f"{result.detail}; interval {interval.low:.3g}..{interval.high:.3g} "
+                               f"straddles the tolerance band (point estimate: {result.verdict})")
+    return dataclasses.replace(result, **extra)
+
+
+def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
+                    state: MachineState) -> ClaimResult:
     """Return the :class:`ClaimResult` of ``claim``.
 
     A claim without ``measured`` is "not measured yet". A measured number is always
@@ -160,6 +192,7 @@ def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str,
 
 
 def evaluate_claims(claims: list[Claim], points: pd.DataFrame,
-                    artifacts: Mapping[str, Mapping[str, Any]], state: MachineState) -> list[ClaimResult]:
+                    artifacts: Mapping[str, Mapping[str, Any]], state: MachineState,
+                    noise: Noise | None = None) -> list[ClaimResult]:
     """Return the :class:`ClaimResult` of every claim, in the claims' order."""
-    return [evaluate_claim(claim, points, artifacts, state) for claim in claims]
+    return [evaluate_claim(claim, points, artifacts, state, noise) for claim in claims]

@@ -1,0 +1,101 @@
+"""Which way is better for every tracked number, as the benchmarks declare it.
+
+Each ``track_*`` method in ``benchmarks/*.py`` carries ``direction`` beside its ``unit``:
+
+- ``"higher"``: a larger value is better (rates, hit rates, P@1, speed-ups);
+- ``"lower"``: a smaller value is better (latencies, seconds, errors, memory);
+- ``"flag"``: a 0/1 state (e.g. "the ratio is only a lower bound"); a flip is reported
+  as a change, never as a regression or an improvement;
+- ``"context"``: a number that describes the data or the setup, judged neither way.
+
+``time_*``, ``peakmem_*`` and ``mem_*`` benchmarks are lower-is-better by asv's own
+definition and need no declaration. asv itself treats every number as lower-is-better;
+:func:`asv_regressions_first_commits` lists the benchmarks whose direction asv would get
+wrong, for ``regressions_first_commits`` in asv.conf.json.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+from impls.harness import paths
+
+HIGHER, LOWER, FLAG, CONTEXT, UNKNOWN = "higher", "lower", "flag", "context", "unknown"
+DIRECTIONS = (HIGHER, LOWER, FLAG, CONTEXT)
+JUDGED = (HIGHER, LOWER)  # only these can regress or improve
+_ASV_LOWER_PREFIXES = ("time_", "peakmem_", "mem_", "timeraw_")
+
+
+class DirectionError(ValueError):
+    """A benchmark declares no direction, or one that is not in :data:`DIRECTIONS`."""
+
+
+def benchmark_modules(benchmark_dir: Path | None = None) -> list[str]:
+    """Return the asv module names (``bench_x``) of the benchmark files, sorted."""
+    folder = Path(benchmark_dir) if benchmark_dir else paths.repo_root() / "benchmarks"
+    return sorted(p.stem for p in folder.glob("bench_*.py"))
+
+
+def _declared(method) -> str | None:
+    return getattr(method, "direction", None)
+
+
+@functools.cache
+def declared_directions(package: str = "benchmarks") -> dict[str, str]:
+    """Return ``{asv benchmark name: direction}`` for every benchmark method of ``package``.
+
+    Names are asv's (``bench_salus.SwitchingLatency.track_p50_ms``); a subclass inherits
+    its base's declarations. Raises DirectionError listing every ``track_*`` without a
+    valid ``direction``.
+    """
+    root = paths.repo_root()
+    found: dict[str, str] = {}
+    problems = []
+    for module_name in benchmark_modules(root / package):
+        module = importlib.import_module(f"{package}.{module_name}")
+        for class_name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__:
+                continue
+            for name in dir(cls):
+                method = getattr(cls, name)
+                if not callable(method):
+                    continue
+                full = f"{module_name}.{class_name}.{name}"
+                if name.startswith(_ASV_LOWER_PREFIXES):
+                    found[full] = _declared(method) or LOWER
+                elif name.startswith("track_"):
+                    direction = _declared(method)
+                    if direction not in DIRECTIONS:
+                        problems.append(f"{full}: direction {direction!r}; declare "
+                                        f"{name}.direction = one of {', '.join(DIRECTIONS)}")
+                    found[full] = direction
+    if problems:
+        raise DirectionError("benchmarks without a valid direction:\n  " + "\n  ".join(problems))
+    return found
+
+
+def direction_of(benchmark: str, declared: dict[str, str]) -> str:
+    """Return the direction of asv benchmark ``benchmark``; :data:`UNKNOWN` when undeclared.
+
+    A name no longer in the code (an old result) falls back to asv's convention for
+    ``time_*``-like names and is unknown otherwise.
+    """
+    if benchmark in declared:
+        return declared[benchmark]
+    method = benchmark.rsplit(".", 1)[-1]
+    return LOWER if method.startswith(_ASV_LOWER_PREFIXES) else UNKNOWN
+
+
+def asv_regressions_first_commits(declared: dict[str, str]) -> dict[str, None]:
+    """Return asv.conf.json's ``regressions_first_commits``: every benchmark asv would misjudge.
+
+    asv's regression detection (``asv publish``) counts an upward step as a regression;
+    for higher-is-better, flag and context numbers that is wrong, so their detection is
+    switched off (``null``) and ``make compare`` judges them instead. Each key is an
+    anchored regex of the benchmark name (asv appends ``(params)`` or ``@branch``).
+    """
+    return {re.escape(name) + r"($|\(|@)": None
+            for name, direction in sorted(declared.items()) if direction != LOWER}

@@ -1,0 +1,135 @@
+"""The uncertainty of a claim's measured value: an interval around it, and where it came from.
+
+- A benchmark point: its run-to-run spread on this machine, from repeated runs of one
+  commit (:mod:`noise`): ``value * (1 ± spread / 2)`` — the spread is the relative range
+  of the repeats, so the interval spans the range the repeats covered, centred on the
+  value.
+- A ratio of two points: the relative half-spreads of both add (first order).
+- A trend (Spearman's rho over a parameter): a bootstrap over the points it is computed
+  from, each redrawn within its repeat range (BOOTSTRAP_RESAMPLES draws, fixed seed), the
+  2.5th to 97.5th percentile of rho.
+- An artifact value, or a point without repeats: no interval (None); the report says so.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from impls.harness.report.claims import BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
+from impls.harness.report.measure import _select, spearman
+from impls.harness.report.noise import Noise
+from impls.harness.report.results import STATUS_OK
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20240601
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+    method: str  # "repeats (n runs)", "bootstrap over n points"
+
+    def straddles(self, lowest: float, highest: float) -> bool:
+        """Whether the interval lies partly inside and partly outside [lowest, highest]."""
+        overlaps = self.low <= highest and self.high >= lowest
+        inside = lowest <= self.low and self.high <= highest
+        return overlaps and not inside
+
+
+def _label(rows: pd.DataFrame) -> str:
+    return str(rows["param_label"].iloc[0])
+
+
+def _half_spread(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, int] | None:
+    rows, failure = _select(points, point.benchmark, point.params)
+    if failure or len(rows) != 1:
+        return None
+    measured = noise.get(point.benchmark, _label(rows))
+    return (measured.spread / 2, measured.runs) if measured else None
+
+
+def _from_repeats(value: float, halves: list[tuple[float, int] | None]) -> Interval | None:
+    if any(h is None for h in halves):
+        return None
+    half = sum(h[0] for h in halves)
+    runs = min(h[1] for h in halves)
+    width = abs(value) * half
+    return Interval(value - width, value + width, f"run-to-run spread ({runs} runs of one commit)")
+
+
+def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
+                    resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
+    """Return the bootstrap interval of Spearman's rho of ``source``; None without repeats.
+
+    The parameter grid is designed, not sampled, so the points are not resampled; each
+    point's value is redrawn within its own repeat range (uniform over value * (1 ± spread/2))
+    and rho recomputed: the interval says how far measurement noise could move the trend.
+    """
+    rows, failure = _select(points, source.benchmark, source.params)
+    if failure:
+        return None
+    rows = rows[rows["status"] == STATUS_OK]
+    halves = [noise.get(source.benchmark, label) for label in rows["param_label"]]
+    if len(rows) < 2 or any(h is None for h in halves):
+        return None
+    over = [p.get(source.over) for p in rows["params"]]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in over):
+        x = [float(v) for v in over]
+    else:
+        order = list(dict.fromkeys(over))
+        x = [float(order.index(v)) for v in over]
+    y = rows["value"].to_numpy(dtype=float)
+    half = np.asarray([h.spread / 2 for h in halves], dtype=float)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    draws = y * (1 + rng.uniform(-1, 1, size=(resamples, len(y))) * half)
+    rhos = [spearman(x, list(row)) for row in draws]
+    low, high = np.percentile(rhos, [2.5, 97.5])
+    runs = min(h.runs for h in halves)
+    return Interval(float(low), float(high),
+                    f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs, 95%)")
+
+
+def claim_interval(claim: Claim, value: float, points: pd.DataFrame,
+                   noise: Noise | None) -> Interval | None:
+    """Return the interval of ``claim``'s measured ``value`` (see the module doc), or None."""
+    source = claim.measured
+    if noise is None:
+        return None
+    if isinstance(source, TrendSource):
+        return bootstrap_trend(points, source, noise)
+    if isinstance(source, BenchmarkSource):
+        return _from_repeats(value, [_half_spread(points, source.point, noise)])
+    if isinstance(source, RatioSource):
+        return _from_repeats(value, [_half_spread(points, source.numerator, noise),
+                                     _half_spread(points, source.denominator, noise)])
+    return None
+
+
+def claim_benchmarks(claim: Claim) -> tuple[str, ...]:
+    """Return the benchmarks (or ``artifact:<name>``) the claim's measured value comes from."""
+    source = claim.measured
+    if isinstance(source, BenchmarkSource):
+        return (source.point.benchmark,)
+    if isinstance(source, RatioSource):
+        return tuple(dict.fromkeys((source.numerator.benchmark, source.denominator.benchmark)))
+    if isinstance(source, TrendSource):
+        return (source.benchmark,)
+    if source is None:
+        return ()
+    return (f"artifact:{source.artifact}",)
+
+
+def claim_commit(claim: Claim, points: pd.DataFrame, artifacts) -> str | None:
+    """Return the commit the claim's measured value was measured at (None when unknown)."""
+    source = claim.measured
+    if source is None:
+        return None
+    if isinstance(source, (BenchmarkSource, RatioSource, TrendSource)):
+        rows = points[points["benchmark"].isin(claim_benchmarks(claim))]
+        return str(rows["commit"].iloc[0]) if not rows.empty else None
+    record = artifacts.get(source.artifact)
+    return str(record.get("commit")) if record and record.get("commit") else None
+

@@ -1,0 +1,136 @@
+"""Stored runs: which machine name a run is filed under, and every run kept, not only the last.
+
+Identity: asv files results under ``<results>/<machine>/``; the suite names that machine
+``<host>-<profile>`` (:func:`machine_for_profile`), so two profiles never share a history
+or a report, and the artifacts of the run go under the same name (the runner exports it
+as ``DLSYSBENCH_MACHINE``).
+
+asv keeps one result file per commit and environment and overwrites it when the same
+commit runs again. :func:`archive_run` copies that file, after every run, to
+``<asv dir>/runs/<machine>/<commit[:8]>-<env>-<UTC start>.json``, so two runs of one
+commit can be compared and their spread measured. A run is a :class:`StoredRun`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from pathlib import Path
+
+from impls.harness import atomic
+from impls.harness.report.results import NOT_RESULT_FILES, machines, result_files
+
+
+def machine_for_profile(machine: str, profile: str) -> str:
+    """Return the asv machine name for ``machine`` running ``profile``: ``<machine>-<profile>``.
+
+    A name that already ends in ``-<profile>`` is returned unchanged.
+    """
+    suffix = f"-{profile}"
+    return machine if machine.endswith(suffix) else machine + suffix
+
+
+def runs_dir(results_dir: Path) -> Path:
+    """Return the run archive beside asv's results directory (``.asv/runs``)."""
+    return Path(results_dir).parent / "runs"
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredRun:
+    """One asv result file: its commit, environment and when its first benchmark started."""
+
+    path: Path
+    machine: str
+    commit: str
+    env_name: str
+    started: str  # ISO time (UTC) of its earliest ``started_at``; "" when unknown
+
+    @property
+    def label(self) -> str:
+        return f"{self.commit[:8]}@{self.started or '?'}"
+
+
+def _started(data: dict) -> str:
+    columns = data.get("result_columns") or []
+    if "started_at" not in columns:
+        return ""
+    at = columns.index("started_at")
+    stamps = [row[at] for row in data.get("results", {}).values()
+              if isinstance(row, list) and len(row) > at and row[at] is not None]
+    if not stamps:
+        return ""
+    return dt.datetime.fromtimestamp(min(stamps) / 1000, dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+
+
+def read_run(path: Path, machine: str) -> StoredRun:
+    """Return the :class:`StoredRun` of result file ``path`` (raises ValueError if it is not one)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: not a readable asv result file ({err})") from err
+    if not isinstance(data, dict) or "commit_hash" not in data:
+        raise ValueError(f"{path}: not an asv result file (no commit_hash)")
+    return StoredRun(Path(path), machine, str(data["commit_hash"]), str(data.get("env_name", "")),
+                     _started(data))
+
+
+def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
+    """Copy the result files of ``commit`` on ``machine`` into the run archive; return the copies.
+
+    A copy that already exists (same commit, environment and start) is not written again.
+    """
+    copies = []
+    target = runs_dir(results_dir) / machine
+    for path in result_files(results_dir, machine):
+        run = read_run(path, machine)
+        if run.commit != commit:
+            continue
+        copy = target / f"{path.stem}-{run.started or 'unknown'}.json"
+        if not copy.exists():
+            atomic.write_bytes(copy, path.read_bytes())
+        copies.append(copy)
+    return copies
+
+
+def stored_runs(results_dir: Path, machine: str) -> list[StoredRun]:
+    """Return every run of ``machine``, oldest start first: archived ones and asv's live files.
+
+    A live file whose run is already archived (same commit, environment, start) counts once.
+    """
+    found: dict[tuple[str, str, str], StoredRun] = {}
+    archived = runs_dir(results_dir) / machine
+    candidates = sorted(archived.glob("*.json")) if archived.is_dir() else []
+    for path in [*candidates, *result_files(results_dir, machine)]:
+        if path.name in NOT_RESULT_FILES:
+            continue
+        try:
+            run = read_run(path, machine)
+        except ValueError:
+            continue  # an unreadable file is the results section's business, not a run
+        found.setdefault((run.commit, run.env_name, run.started), run)
+    return sorted(found.values(), key=lambda r: (r.started, r.commit))
+
+
+def runs_of_commit(runs: list[StoredRun], commit: str) -> list[StoredRun]:
+    """Return the runs whose commit starts with ``commit`` (a full hash or a prefix)."""
+    return [r for r in runs if r.commit.startswith(commit)]
+
+
+def choose_run_machine(machine: str | None, results_dir: Path, host: str, profile: str) -> str:
+    """Return ``machine``, else ``<host>-<profile>`` if it has runs, else the only machine with runs.
+
+    Raises ValueError naming the machines found when that leaves no single choice.
+    """
+    if machine:
+        return machine
+    candidates = set(machines(results_dir))
+    archived = runs_dir(results_dir)
+    if archived.is_dir():
+        candidates |= {p.name for p in archived.iterdir() if p.is_dir()}
+    preferred = machine_for_profile(host, profile)
+    if preferred in candidates:
+        return preferred
+    if len(candidates) == 1:
+        return candidates.pop()
+    raise ValueError(f"no runs for {preferred!r} in {results_dir}; pick a machine with --machine: "
+                     f"{', '.join(sorted(candidates)) or 'none has any'}")

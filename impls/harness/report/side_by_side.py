@@ -1,0 +1,92 @@
+"""Several machines side by side: one page with the claims table and the paper figures of each.
+
+``make report MACHINES="a b"`` after copying each machine's results folder into
+``.asv/results/`` (and its artifacts into ``.asv/artifacts/``), as asv users do. Each
+machine also gets its own full report; the side-by-side page
+(``reports/out/side-by-side-<a>+<b>/``) has one column per machine, in the order given,
+and its own report.json listing each machine's document.
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+from impls.harness.report import formatting as fmt
+from impls.harness.report.html_page import CSS, _png, _table
+from impls.harness.report.model import Report, system_name
+from impls.harness.report.paper_figures import DRAWN, FigureResult
+from impls.harness.report.report_json import report_document
+from impls.harness.report.verdicts import ClaimResult
+
+
+def side_by_side_name(machines: list[str]) -> str:
+    return "side-by-side-" + "+".join(machines)
+
+
+def _cell(result: ClaimResult | None) -> str:
+    if result is None:
+        return "—"
+    verdict = f"<span class='verdict {fmt.verdict_class(result.verdict)}'>{escape(result.verdict)}</span>"
+    return f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result))}</span><br>{verdict}"
+
+
+def _claims_table(reports: list[Report]) -> str:
+    by_machine = [{r.claim.id: r for r in [*report.claims, *report.peers]} for report in reports]
+    ids = list(dict.fromkeys(cid for results in by_machine for cid in results))
+    rows = []
+    for cid in ids:
+        claim = next(results[cid].claim for results in by_machine if cid in results)
+        about = f"{escape(claim.statement)}<br><span class='small'>{escape(cid)}</span>"
+        rows.append([escape(system_name(claim.system)), about, escape(fmt.paper_value(claim)),
+                     *(_cell(results.get(cid)) for results in by_machine)])
+    header = ("system", "claim", "paper value",
+              *(f"{r.machine} (profile {r.profile})" for r in reports))
+    summaries = "".join(f"<li><b>{escape(r.machine)}</b>: {escape(fmt.verdict_summary(r.claims))}</li>"
+                        for r in reports)
+    return f"<ul>{summaries}</ul>" + _table(header, rows, raw=True)
+
+
+def _figure_cell(figure: FigureResult | None) -> str:
+    if figure is None:
+        return "—"
+    if figure.status == DRAWN and figure.png is not None:
+        return f"{_png(figure.png, figure.title)}<br><span class='small'>{escape(figure.caption)}</span>"
+    return f"<div class='missing'>{escape(figure.caption)}</div>"
+
+
+def _figures(reports: list[Report]) -> str:
+    by_machine = [{f.name: f for f in report.figures} for report in reports]
+    names = list(dict.fromkeys(name for figures in by_machine for name in figures))
+    parts = []
+    width = f"{100 / max(1, len(reports)):.0f}%"
+    for name in names:
+        first = next(figures[name] for figures in by_machine if name in figures)
+        cells = "".join(f"<td style='width:{width}'>{_figure_cell(figures.get(name))}</td>"
+                        for figures in by_machine)
+        parts.append(f"<h3>{escape(system_name(first.system))}: {escape(first.title)}</h3>"
+                     f"<table class='side'><tr>{''.join(f'<th>{escape(r.machine)}</th>' for r in reports)}"
+                     f"</tr><tr>{cells}</tr></table>")
+    return "".join(parts) or "<p>No figures are registered yet.</p>"
+
+
+def render_side_by_side(reports: list[Report]) -> dict[str, bytes]:
+    """Return ``{file name: content}`` of the side-by-side page of ``reports`` (index.html, report.json)."""
+    machines = [r.machine for r in reports]
+    title = "dlsysbench — " + " | ".join(machines)
+    css = CSS + ".side img { max-width: 100%; } table.side { width: 100%; table-layout: fixed; }"
+    html = (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{escape(title)}</title><style>{css}</style></head><body><main>"
+        f"<h1>{escape(title)}</h1><p class='meta'>"
+        + " · ".join(f"<a href='../{escape(m)}/index.html'>{escape(m)}</a> (full report)" for m in machines)
+        + "</p><section id='claims'><h2>Paper claims</h2>" + _claims_table(reports)
+        + "</section><section id='figures'><h2>Figures</h2>" + _figures(reports)
+        + "</section></main></body></html>\n")
+    document = {"machines": machines, "reports": [report_document(r) for r in reports]}
+    return {"index.html": html.encode("utf-8"),
+            "report.json": json.dumps(document, indent=1, sort_keys=True).encode()}
+
+
+def default_dir(out_root: Path, machines: list[str]) -> Path:
+    return Path(out_root) / side_by_side_name(machines)

@@ -1,0 +1,89 @@
+#!/usr/bin/env python
+"""Compare two stored runs: every tracked number that got worse beyond its measured noise.
+
+    python scripts/compare.py [--base COMMIT|FILE] [--head COMMIT|FILE] [--machine M]
+
+Prints ``REGRESSION <benchmark> [<params>] <old> -> <new> (<ratio>x, ...)`` lines, then
+the improvements and the flags that changed, then a summary. Direction comes from each
+benchmark's declaration, the threshold of each number from ``make noise``
+(reports/noise/<machine>.json). A commit names its newest stored run; the same commit
+as base and head compares its two newest runs; no commits compare the two newest runs.
+Exit status: 1 when there is a regression, 0 when none, 2 when it cannot compare.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+try:
+    import impls  # noqa: F401
+except ImportError:  # run from a checkout that is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from impls.harness import paths  # noqa: E402
+from impls.harness.profiles import current_profile  # noqa: E402
+from impls.harness.report import compare, directions, noise, runs  # noqa: E402
+from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
+
+
+def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
+              machine: str) -> tuple[runs.StoredRun, runs.StoredRun]:
+    """Return the (base, head) runs the arguments name (see the module doc); ValueError if none."""
+    def named(text: str) -> list[runs.StoredRun]:
+        if Path(text).is_file():
+            return [runs.read_run(Path(text), machine)]
+        found = runs.runs_of_commit(stored, text)
+        if not found:
+            raise ValueError(f"no stored run of commit {text!r} for {machine}")
+        return found
+
+    if not base and not head:
+        if len(stored) < 2:
+            raise ValueError(f"{machine} has {len(stored)} stored run(s); compare needs two")
+        return stored[-2], stored[-1]
+    if not base or not head:
+        raise ValueError("give both --base and --head, or neither")
+    old, new = named(base), named(head)
+    if old[-1] == new[-1]:  # one commit (or file) twice: its two newest runs
+        if len(new) < 2:
+            raise ValueError(f"{base!r} has one stored run; comparing it with itself needs two")
+        return new[-2], new[-1]
+    return old[-1], new[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", help="commit (or prefix) or asv result file of the old run")
+    parser.add_argument("--head", help="commit (or prefix) or asv result file of the new run")
+    parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")
+    parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
+    parser.add_argument("--noise", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
+    parser.add_argument("--default-threshold", type=float, default=None,
+                        help="relative threshold for numbers without a measured one (default: not judged)")
+    args = parser.parse_args(argv)
+    results_dir = args.results or paths.results_dir()
+    try:
+        machine = runs.choose_run_machine(args.machine, results_dir, paths.machine_name(),
+                                          current_profile())
+        old, new = pick_runs(runs.stored_runs(results_dir, machine), args.base, args.head, machine)
+        noise_path = args.noise or noise.default_noise_path(machine)
+        measured = noise.load_noise(noise_path) if noise_path.is_file() else None
+        if measured is None and args.default_threshold is None:
+            raise ValueError(f"no thresholds measured for {machine} ({noise_path} is missing): run the "
+                             "suite twice on one commit and `make noise`, or pass --default-threshold")
+        base = read_result_file(old.path, machine, results_dir)
+        head = read_result_file(new.path, machine, results_dir)
+    except (ValueError, ResultsError, noise.NoiseError) as err:
+        print(f"compare: {err}", file=sys.stderr)
+        return 2
+    print(f"compare: {machine}: {old.label} ({old.path.name}) -> {new.label} ({new.path.name})")
+    result = compare.compare_runs(base, head, directions.declared_directions(), measured,
+                                  args.default_threshold)
+    for line in compare.format_comparison(result):
+        print(line)
+    return 1 if result.regressed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+#!/usr/bin/env python
+"""Measure every tracked number's run-to-run noise from stored repeated runs; write thresholds.
+
+    python scripts/measure_noise.py [--machine M] [--commit C ...] [--out FILE]
+
+Uses every commit with two or more stored runs (or only the given commits): run the
+suite twice on one commit first (`make bench` twice, or `make reproduce` twice).
+Writes reports/noise/<machine>.json and prints the numbers too noisy to track here.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+try:
+    import impls  # noqa: F401
+except ImportError:  # run from a checkout that is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from impls.harness import paths  # noqa: E402
+from impls.harness.profiles import current_profile  # noqa: E402
+from impls.harness.report import noise, runs  # noqa: E402
+from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")
+    parser.add_argument("--commit", action="append", default=[], help="only runs of this commit; repeatable")
+    parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
+    parser.add_argument("--out", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
+    args = parser.parse_args(argv)
+    results_dir = args.results or paths.results_dir()
+    try:
+        machine = runs.choose_run_machine(args.machine, results_dir, paths.machine_name(),
+                                          current_profile())
+        stored = runs.stored_runs(results_dir, machine)
+        if args.commit:
+            stored = [r for c in args.commit for r in runs.runs_of_commit(stored, c)]
+        frames: dict[str, list] = {}
+        for run in stored:
+            frames.setdefault(run.commit, []).append(read_result_file(run.path, machine, results_dir))
+        used = [r for r in stored if len(frames[r.commit]) >= 2]
+        measured = noise.measure_noise(machine, frames, [
+            {"commit": r.commit, "started": r.started, "file": r.path.name} for r in used])
+    except (ValueError, ResultsError, noise.NoiseError) as err:
+        print(f"measure_noise: {err}", file=sys.stderr)
+        return 2
+    out = noise.save_noise(measured, args.out or noise.default_noise_path(machine))
+    thresholds = list(measured.thresholds.values())
+    noisy = [t for t in thresholds if t.too_noisy]
+    print(f"measure_noise: {machine}: {len(thresholds)} numbers from {len(used)} runs of "
+          f"{len({r.commit for r in used})} commit(s) -> {out}")
+    by_benchmark: dict[str, list[noise.Threshold]] = {}
+    for item in thresholds:
+        by_benchmark.setdefault(item.benchmark, []).append(item)
+    for benchmark, items in sorted(by_benchmark.items()):
+        worst = max(t.threshold for t in items)
+        too = sum(t.too_noisy for t in items)
+        print(f"  {benchmark}: threshold up to {100 * worst:.3g}% over {len(items)} point(s)"
+              + (f", {too} too noisy to track" if too else ""))
+    print(f"{len(noisy)} of {len(thresholds)} numbers too noisy to track here (threshold > "
+          f"{100 * noise.TOO_NOISY:.0f}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""Regression tracking: directions, noise thresholds, stored runs and `make compare`.
+
+Stored results are written here in asv 0.6's result format (version 2) under the
+real benchmark names, so the script judges them with the suite's own declarations.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from impls.harness.report import compare, directions, noise, runs
+from impls.harness.report.results import read_result_file
+
+ROOT = Path(__file__).resolve().parent.parent
+MACHINE = "box-smoke"
+RATE = "bench_bandana_sim.SimulatorSpeed.track_lookups_per_second"  # higher is better
+LATENCY = "bench_bandana_device.FioRandomRead.track_p99_latency"  # lower is better
+FLAG = "bench_slide.SlideSpeedup.track_ratio_is_lower_bound"  # a flag
+STEADY = "bench_slide.SlideTraining.track_samples_per_second"  # higher, moves within its noise
+PARAMS = {RATE: [["'lru'"]], LATENCY: [["4096"], ["1"]], FLAG: [["'slide-vs-dense'"]],
+          STEADY: [["2"], ["True"]]}
+NAMES = {RATE: ["policy"], LATENCY: ["block_bytes", "queue_depth"], FLAG: ["comparison"],
+         STEADY: ["threads", "padding"]}
+BASE, HEAD, OTHER = "a" * 40, "b" * 40, "c" * 40
+COLUMNS = ["result", "params", "version", "started_at", "duration"]
+
+
+def write_benchmarks_json(results: Path) -> None:
+    results.mkdir(parents=True, exist_ok=True)
+    entries = {name: {"name": name, "param_names": NAMES[name], "params": PARAMS[name],
+                      "type": "track", "unit": "x", "version": "1"} for name in PARAMS}
+    (results / "benchmarks.json").write_text(json.dumps({**entries, "version": 2}))
+
+
+def write_run(folder: Path, commit: str, started_s: int, values: dict[str, float],
+              name: str | None = None) -> Path:
+    """Write one asv result file of ``commit`` whose benchmarks started at ``started_s``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {
+        "commit_hash": commit, "env_name": "existing-py", "date": 1_700_000_000_000,
+        "params": {"machine": MACHINE}, "python": "3.11", "requirements": {}, "env_vars": {},
+        "result_columns": COLUMNS, "durations": {}, "version": 2,
+        "results": {bench: [[value], PARAMS[bench], "1", started_s * 1000, 1.0]
+                    for bench, value in values.items()},
+    }
+    path = folder / (name or f"{commit[:8]}-existing-py.json")
+    path.write_text(json.dumps(document))
+    return path
+
+
+def base_values(rate=1000.0, latency=100.0, flag=0.0, steady=500.0):
+    return {RATE: rate, LATENCY: latency, FLAG: flag, STEADY: steady}
+
+
+@pytest.fixture()
+def results(tmp_path) -> Path:
+    """Two runs of BASE (the first archived, the second asv's live file), spread 2-3%."""
+    results = tmp_path / ".asv" / "results"
+    write_benchmarks_json(results)
+    write_run(results / MACHINE, BASE, 100, base_values())
+    runs.archive_run(results, MACHINE, BASE)
+    write_run(results / MACHINE, BASE, 200, base_values(rate=1020.0, latency=102.0, steady=515.0))
+    runs.archive_run(results, MACHINE, BASE)
+    return results
+
+
+def script(name: str, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / name), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def measure(results: Path) -> Path:
+    out = results.parent / "noise.json"
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def run_compare(results: Path, noise_file: Path, *args: str) -> subprocess.CompletedProcess:
+    return script("compare.py", "--results", str(results), "--machine", MACHINE,
+                  "--noise", str(noise_file), *args)
+
+
+def kinds(output: str) -> list[tuple[str, str]]:
+    return [tuple(line.split()[:2]) for line in output.splitlines()
+            if line.split() and line.split()[0] in (compare.REGRESSION, compare.IMPROVEMENT,
+                                                      compare.FLIPPED)]
+
+
+def test_only_the_fallen_rate_is_a_regression_and_the_exit_status_says_so(results):
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, base_values(
+        rate=0.7 * 1020.0, latency=0.7 * 102.0, flag=1.0, steady=530.0))
+    runs.archive_run(results, MACHINE, HEAD)
+    done = run_compare(results, thresholds, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert kinds(done.stdout) == [("REGRESSION", RATE), ("IMPROVEMENT", LATENCY), ("CHANGED", FLAG)]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("REGRESSION"))
+    assert re.fullmatch(rf"REGRESSION {re.escape(RATE)} \[policy='lru'\] 1020 -> 714 \(0\.7x, .*", line)
+
+
+def test_with_only_the_improvement_the_exit_status_is_0(results):
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, base_values(rate=1020.0, latency=0.7 * 102.0, steady=515.0))
+    done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert kinds(done.stdout) == [("IMPROVEMENT", LATENCY)]
+
+
+def test_two_runs_of_one_commit_compare_within_their_own_noise(results):
+    done = run_compare(results, measure(results), "--base", BASE[:8], "--head", BASE[:8])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert kinds(done.stdout) == []
+    assert "4 numbers compared" in done.stdout
+
+
+def test_without_measured_thresholds_compare_refuses_to_guess(results, tmp_path):
+    done = run_compare(results, tmp_path / "absent.json")
+    assert done.returncode == 2
+    assert "make noise" in done.stderr
+
+
+def test_noise_needs_two_runs_of_one_commit(tmp_path):
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    write_run(results / MACHINE, BASE, 100, base_values())
+    write_run(results / MACHINE, HEAD, 200, base_values())
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE,
+                  "--out", str(tmp_path / "n.json"))
+    assert done.returncode == 2
+    assert "two stored runs" in done.stderr
+
+
+def test_thresholds_follow_the_measured_spread(results):
+    measured = noise.load_noise(measure(results))
+    rate = measured.get(RATE, "policy='lru'")
+    assert rate.runs == 2
+    assert rate.spread == pytest.approx(20 / 1010)
+    # the benchmark's only point sets its median too
+    assert rate.threshold == pytest.approx(noise.FACTOR * 20 / 1010)
+    assert measured.get(FLAG, "comparison='slide-vs-dense'").threshold == 0.0
+
+
+def test_a_point_that_agreed_by_chance_takes_its_benchmarks_typical_spread():
+    import pandas as pd
+
+    def frame(values):
+        return pd.DataFrame({"benchmark": ["b"] * 3, "param_label": ["p=1", "p=2", "p=3"],
+                             "value": values, "status": ["ok"] * 3})
+
+    measured = noise.measure_noise("m", {"c": [frame([1.0, 10.0, 100.0]), frame([1.0, 11.0, 110.0])]})
+    assert measured.get("b", "p=1").spread == 0.0
+    assert measured.get("b", "p=1").threshold == pytest.approx(noise.FACTOR * (1 / 10.5))
+
+
+@pytest.mark.parametrize("old, new, direction, threshold, kind", [
+    (100, 70, "higher", 0.1, compare.REGRESSION),
+    (100, 70, "lower", 0.1, compare.IMPROVEMENT),
+    (100, 130, "lower", 0.1, compare.REGRESSION),
+    (100, 105, "higher", 0.1, "same"),
+    (100, 70, "higher", 0.6, "too noisy"),
+    (0, 1, "flag", None, compare.FLIPPED),
+    (1, 1, "flag", None, "same"),
+    (100, 10, "context", 0.1, "unjudged"),
+    (100, 10, "higher", None, "unjudged"),
+    (0, 1, "lower", 0.0, compare.REGRESSION),
+    (1.0, 1.0, "higher", 0.0, "same"),
+])
+def test_judge_change(old, new, direction, threshold, kind):
+    assert compare.judge_change(old, new, direction, threshold) == kind
+
+
+def test_every_track_declares_a_direction_and_subclasses_inherit_it():
+    declared = directions.declared_directions()
+    tracks = [n for n in declared if n.rsplit(".", 1)[-1].startswith("track_")]
+    assert len(tracks) >= 90
+    assert set(declared.values()) <= set(directions.DIRECTIONS)
+    assert declared["bench_salus.SwitchingLatencyCuda.track_p99_ms"] == directions.LOWER
+    assert declared[RATE] == directions.HIGHER and declared[FLAG] == directions.FLAG
+
+
+def test_a_track_without_a_direction_is_refused(tmp_path, monkeypatch):
+    package = tmp_path / "fakebench"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "bench_x.py").write_text(
+        "class A:\n    def track_y(self):\n        return 1\n    track_y.unit = 'x'\n")
+    (tmp_path / "asv.conf.json").write_text("{}")
+    (tmp_path / "impls").mkdir()
+    monkeypatch.setenv("DLSYSBENCH_ROOT", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    directions.paths.repo_root.cache_clear()
+    try:
+        with pytest.raises(directions.DirectionError, match="bench_x.A.track_y"):
+            directions.declared_directions.__wrapped__("fakebench")
+    finally:
+        directions.paths.repo_root.cache_clear()
+
+
+def _asv_conf() -> dict:
+    text = (ROOT / "asv.conf.json").read_text()
+    return json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE))
+
+
+def test_asv_conf_switches_off_asvs_regression_detection_where_it_would_misjudge():
+    conf = _asv_conf()
+    expected = directions.asv_regressions_first_commits(directions.declared_directions())
+    assert conf["regressions_first_commits"] == expected
+    keys = [re.compile(k) for k in expected]
+    assert any(k.match(RATE + "('lru')") for k in keys)
+    assert not any(k.match(LATENCY + "(4096, 1)") for k in keys)
+    assert not any(k.match("bench_slide.SlideTimeToAccuracy.track_time_to_target('slide')") for k in keys)
+
+
+def test_profiles_never_share_a_machine_name():
+    assert runs.machine_for_profile("host", "smoke") == "host-smoke"
+    assert runs.machine_for_profile("host-quick", "quick") == "host-quick"
+    assert runs.machine_for_profile("host", "quick") != runs.machine_for_profile("host", "full")
+
+
+def test_a_rerun_of_one_commit_keeps_both_runs(tmp_path):
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    write_run(results / MACHINE, BASE, 100, base_values())
+    first = runs.archive_run(results, MACHINE, BASE)
+    assert runs.archive_run(results, MACHINE, BASE) == first  # the same run is kept once
+    write_run(results / MACHINE, BASE, 200, base_values(rate=2.0))  # asv overwrites its file
+    stored = runs.stored_runs(results, MACHINE)
+    assert [r.started for r in stored] == ["19700101T000140", "19700101T000320"]
+    values = [read_result_file(r.path, MACHINE, results)["value"].iloc[0] for r in stored]
+    assert values == [1000.0, 2.0]
+
+
+def test_the_makefile_passes_base_and_head_to_compare():
+    done = subprocess.run(["make", "-n", "compare", "BASE=abc", "HEAD=def"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert "scripts/compare.py --base abc --head def" in done.stdout
+
+
+def test_infinite_spread_round_trips(tmp_path):
+    item = noise.Threshold("b", "", 2, math.inf, math.inf)
+    saved = noise.save_noise(noise.Noise("m", "t", [], {("b", ""): item}), tmp_path / "n.json")
+    assert noise.load_noise(saved).get("b", "").too_noisy
+
+
+def test_the_makefile_passes_machines_to_the_report():
+    done = subprocess.run(["make", "-n", "report", "MACHINES=a b"], cwd=ROOT, capture_output=True, text=True)
+    assert "scripts/render_report.py --machines a b" in done.stdout

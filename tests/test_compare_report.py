@@ -1,0 +1,151 @@
+"""The report's side of regression tracking: intervals and "inconclusive", report.json
+against its schema, SVG figures, steps in the history judged by direction."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from impls.harness.report import render_report
+from impls.harness.report.claims import BenchmarkSource, Claim, PointRef, TrendSource
+from impls.harness.report.history import history_figure, series_steps
+from impls.harness.report.intervals import Interval
+from impls.harness.report.machine_state import MachineState
+from impls.harness.report.noise import Noise, Threshold
+from impls.harness.report.report_json import report_document, validate
+from impls.harness.report.results import commits
+from impls.harness.report.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, evaluate_claim
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
+SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text())
+STATE = MachineState("m", None, "test", {})
+
+
+def points(values: dict[int, float], benchmark="b.B.track_rate") -> pd.DataFrame:
+    return pd.DataFrame([{"benchmark": benchmark, "params": {"n": n}, "param_label": f"n={n}",
+                          "value": v, "status": "ok", "commit": "c" * 40} for n, v in values.items()])
+
+
+def rate_claim(paper: float, measured=None) -> Claim:
+    return Claim(id="c", system="slide", figure="text", statement="s", paper_value=paper, unit="x",
+                 source="text", approx=False, tolerance=0.1, requires=(), baseline=1.0,
+                 measured=measured or BenchmarkSource(PointRef("b.B.track_rate", {"n": 1})))
+
+
+def noise_of(spreads: dict[int, float], benchmark="b.B.track_rate") -> Noise:
+    return Noise("m", "t", [], {(benchmark, f"n={n}"): Threshold(benchmark, f"n={n}", 2, s, 3 * s)
+                                for n, s in spreads.items()})
+
+
+@pytest.mark.parametrize("measured, spread, verdict", [
+    (2.0, 0.04, REPRODUCED),      # 1.96..2.04 inside the band 1.8..2.2
+    (2.15, 0.2, INCONCLUSIVE),    # 1.935..2.365 crosses 2.2
+    (2.5, 0.04, "partly"),        # wholly above the band
+    (0.5, 0.04, NOT_REPRODUCED),
+])
+def test_an_interval_across_the_tolerance_band_is_inconclusive(measured, spread, verdict):
+    result = evaluate_claim(rate_claim(2.0), points({1: measured}), {}, STATE, noise_of({1: spread}))
+    assert result.verdict == verdict
+    assert result.interval.low == pytest.approx(measured * (1 - spread / 2))
+    assert result.benchmarks == ("b.B.track_rate",) and result.commit == "c" * 40
+    if verdict == INCONCLUSIVE:
+        assert "point estimate: reproduced" in result.detail
+
+
+def test_without_repeats_there_is_no_interval_and_the_verdict_stands():
+    result = evaluate_claim(rate_claim(2.0), points({1: 2.15}), {}, STATE, None)
+    assert result.interval is None and result.verdict == REPRODUCED
+
+
+def test_a_trend_of_noise_free_points_has_a_point_interval_and_a_noisy_one_a_wide_one():
+    trend = TrendSource("b.B.track_rate", "n")
+    claim = Claim(id="t", system="bandana", figure="f", statement="s", paper_value=1.0, unit="rho",
+                  source="text", approx=False, tolerance=0.2, requires=(), measured=trend)
+    values = {1: 1.0, 4: 1.1, 16: 1.2, 64: 1.3}
+    exact = evaluate_claim(claim, points(values), {}, STATE, noise_of(dict.fromkeys(values, 0.0)))
+    assert (exact.interval.low, exact.interval.high) == (1.0, 1.0)
+    noisy = evaluate_claim(claim, points(values), {}, STATE, noise_of(dict.fromkeys(values, 0.5)))
+    assert noisy.interval.low < 0.5 and noisy.verdict == INCONCLUSIVE
+
+
+def test_interval_straddles():
+    assert Interval(1, 3, "").straddles(2, 4) and not Interval(2.5, 3, "").straddles(2, 4)
+    assert not Interval(5, 6, "").straddles(2, 4)
+
+
+def test_report_json_validates_and_carries_every_claim(tmp_path):
+    out = render_report("toybox", tmp_path / "out", FIXTURES / "asv_results", tmp_path / "none",
+                        FIXTURES / "claims.toml", figure_specs={})
+    document = json.loads((out / "report.json").read_text())
+    assert validate(document, SCHEMA) == []
+    assert {c["id"] for c in document["claims"]} >= {"speedup-reproduced", "layout-ratio"}
+    claim = next(c for c in document["claims"] if c["id"] == "speedup-reproduced")
+    assert claim["machine"] == "toybox" and claim["benchmarks"] and claim["commit"]
+    assert {p.suffix for p in (out / "figures").iterdir()} == {".png", ".svg"}
+
+
+def test_the_validator_catches_what_the_schema_forbids():
+    good = {"schema_version": 1, "machine": "m", "profile": "p", "generated": "g", "commits": [],
+            "claims": [], "figures": [], "history": []}
+    assert validate(good, SCHEMA) == []
+    assert validate({**good, "extra": 1}, SCHEMA) == ["$: unexpected key 'extra'"]
+    assert validate({k: v for k, v in good.items() if k != "claims"}, SCHEMA) == ["$: missing 'claims'"]
+    assert validate({**good, "schema_version": "1"}, SCHEMA)[0].startswith("$.schema_version: expected")
+    assert validate(1.0, {"type": "number", "format": "x"})[0].endswith("not supported by this validator")
+
+
+@pytest.mark.parametrize("direction, kind", [("higher", "regression"), ("lower", "improvement"),
+                                             ("flag", "change")])
+def test_history_steps_are_judged_with_the_declared_direction(direction, kind):
+    values = [10.0, 10.1, 9.9, 10.0, 7.0, 7.1, 6.9, 7.0]
+    [(at, before, after, found)] = series_steps(values, direction)
+    assert at == 4 and before == pytest.approx(10.0) and after == pytest.approx(7.0)
+    assert found == kind
+
+
+def test_a_flat_history_has_no_steps():
+    assert series_steps([5.0] * 6, "higher") == []
+    assert series_steps([5.0, 1.0], "higher") == []  # too few points to tell
+
+
+def test_history_figure_marks_its_steps():
+    rows = pd.DataFrame([{"commit": f"{i:040d}", "date": pd.Timestamp(2024, 1, 1 + i, tz="UTC"),
+                          "started_at": pd.Timestamp(2024, 1, 1 + i, tz="UTC"), "benchmark": "b.B.track_x",
+                          "type": "track", "unit": "x", "params": {}, "param_label": "",
+                          "value": 10.0 if i < 4 else 20.0, "env_name": "e"} for i in range(8)])
+    figure, _, _ = history_figure(rows, commits(rows), "lower")
+    assert [(s.commit, s.kind) for s in figure.steps] == [(f"{4:040d}", "regression")]
+
+
+def test_report_document_of_the_fixture_lists_history_steps_and_files(tmp_path):
+    from impls.harness.report.build import build_report
+
+    report = build_report("toybox", FIXTURES / "asv_results", tmp_path / "none",
+                          FIXTURES / "claims.toml", {})
+    document = report_document(report)
+    assert validate(document, SCHEMA) == []
+    assert all(h["files"][1].endswith(".svg") for h in document["history"])
+
+
+def test_two_machines_render_side_by_side(tmp_path):
+    import shutil
+
+    from impls.harness.report.render import render_machines
+
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES / "asv_results", results)
+    shutil.copytree(results / "toybox", results / "optane-box")
+    made = render_machines(["toybox", "optane-box"], results, tmp_path / "none",
+                           FIXTURES / "claims.toml", tmp_path / "out", figure_specs={})
+    side = tmp_path / "out" / "side-by-side-toybox+optane-box"
+    assert made[0] == side and {p.name for p in made[1:]} == {"toybox", "optane-box"}
+    html = (side / "index.html").read_text()
+    assert "toybox (profile" in html and "optane-box (profile" in html
+    assert html.count("speedup-reproduced") == 1  # one row, a column per machine
+    document = json.loads((side / "report.json").read_text())
+    assert document["machines"] == ["toybox", "optane-box"]
+    assert all(validate(r, SCHEMA) == [] for r in document["reports"])
+    assert (tmp_path / "out" / "optane-box" / "report.json").is_file()
