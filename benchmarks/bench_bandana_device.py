@@ -7,7 +7,7 @@ profile's grid; the classes only name what asv records. The sweep is stored as t
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped
+from .common import pin_versions, raise_if_skipped, row, track
 
 SIZES = profiles.sizes("fio_sweep")
 PRIMARY_ENGINE = SIZES["engines"][0]
@@ -35,29 +35,12 @@ class FioRandomRead:
     params = (SIZES["block_sizes"], SIZES["queue_depths"])
     param_names = ["block_bytes", "queue_depth"]
     setup_cache = _sweep
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda sweep, block_bytes, queue_depth: _point(sweep, PRIMARY_ENGINE, block_bytes, queue_depth))
 
-    def setup(self, sweep, block_bytes, queue_depth):
-        self.point = _point(sweep, PRIMARY_ENGINE, block_bytes, queue_depth)
-
-    def track_iops(self, sweep, block_bytes, queue_depth):
-        return self.point["iops"]
-
-    track_iops.unit = "IO/s"
-    track_iops.direction = "higher"
-
-    def track_bandwidth(self, sweep, block_bytes, queue_depth):
-        return self.point["bandwidth_bytes_per_s"] / 1e6
-
-    track_bandwidth.unit = "MB/s"
-    track_bandwidth.direction = "higher"
-
-    def track_p99_latency(self, sweep, block_bytes, queue_depth):
-        return self.point["clat_p99_us"]
-
-    track_p99_latency.unit = "us"
-    track_p99_latency.direction = "lower"
+    track_iops = track(lambda self, *_: self.row["iops"], unit="IO/s", direction="higher")
+    track_bandwidth = track(lambda self, *_: self.row["bandwidth_bytes_per_s"] / 1e6,
+                            unit="MB/s", direction="higher")
+    track_p99_latency = track(lambda self, *_: self.row["clat_p99_us"], unit="us", direction="lower")
 
 
 class FioEngineQueueDepth:
@@ -66,23 +49,10 @@ class FioEngineQueueDepth:
     params = (SIZES["engines"], SIZES["secondary_engine_block_sizes"], SIZES["queue_depths"])
     param_names = ["engine", "block_bytes", "queue_depth"]
     setup_cache = _sweep
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda sweep, engine, block_bytes, queue_depth: _point(sweep, engine, block_bytes, queue_depth))
 
-    def setup(self, sweep, engine, block_bytes, queue_depth):
-        self.point = _point(sweep, engine, block_bytes, queue_depth)
-
-    def track_iops(self, sweep, engine, block_bytes, queue_depth):
-        return self.point["iops"]
-
-    track_iops.unit = "IO/s"
-    track_iops.direction = "higher"
-
-    def track_p99_latency(self, sweep, engine, block_bytes, queue_depth):
-        return self.point["clat_p99_us"]
-
-    track_p99_latency.unit = "us"
-    track_p99_latency.direction = "lower"
+    track_iops = track(lambda self, *_: self.row["iops"], unit="IO/s", direction="higher")
+    track_p99_latency = track(lambda self, *_: self.row["clat_p99_us"], unit="us", direction="lower")
 
 
 pin_versions(globals())

@@ -8,7 +8,7 @@ name what asv records. Skipped where O_DIRECT reads cannot reach a drive (tmpfs)
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped
+from .common import pin_versions, raise_if_skipped, row, track
 
 SIZES = profiles.sizes("bandana_replay")
 
@@ -34,35 +34,15 @@ class ReplayVsQueueDepth:
     params = (SIZES["layouts"], SIZES["queue_depths"])
     param_names = ["layout", "queue_depth"]
     setup_cache = _replay
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda data, layout, queue_depth: _sweep_point(data, layout, queue_depth))
 
-    def setup(self, data, layout, queue_depth):
-        self.point = _sweep_point(data, layout, queue_depth)
-
-    def track_lookups_per_second(self, data, layout, queue_depth):
-        return self.point["lookups_per_second"]
-
-    track_lookups_per_second.unit = "lookups/s"
-    track_lookups_per_second.direction = "higher"
-
-    def track_blocks_per_second(self, data, layout, queue_depth):
-        return self.point["blocks_per_second"]
-
-    track_blocks_per_second.unit = "reads/s"
-    track_blocks_per_second.direction = "higher"
-
-    def track_useful_bandwidth(self, data, layout, queue_depth):
-        return self.point["useful_bytes_per_second"] / 1e6
-
-    track_useful_bandwidth.unit = "MB/s"
-    track_useful_bandwidth.direction = "higher"
-
-    def track_p99_query_latency(self, data, layout, queue_depth):
-        return self.point["p99_query_us"]
-
-    track_p99_query_latency.unit = "us"
-    track_p99_query_latency.direction = "lower"
+    track_lookups_per_second = track(lambda self, *_: self.row["lookups_per_second"],
+                                     unit="lookups/s", direction="higher")
+    track_blocks_per_second = track(lambda self, *_: self.row["blocks_per_second"],
+                                    unit="reads/s", direction="higher")
+    track_useful_bandwidth = track(lambda self, *_: self.row["useful_bytes_per_second"] / 1e6,
+                                   unit="MB/s", direction="higher")
+    track_p99_query_latency = track(lambda self, *_: self.row["p99_query_us"], unit="us", direction="lower")
 
 
 class ReplayOverFio:
@@ -71,19 +51,13 @@ class ReplayOverFio:
     params = (SIZES["layouts"], SIZES["queue_depths"])
     param_names = ["layout", "queue_depth"]
     setup_cache = _replay
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, layout, queue_depth):
         self.point = _sweep_point(data, layout, queue_depth)
         if self.point["fio_iops"] is None:
             raise NotImplementedError("fio is not installed: no ceiling to compare with")
-
-    def track_ratio(self, data, layout, queue_depth):
-        return self.point["replay_over_fio"]
-
-    track_ratio.unit = "fraction of fio IOPS"
-    track_ratio.direction = "higher"
+    track_ratio = track(lambda self, *_: self.point["replay_over_fio"],
+                        unit="fraction of fio IOPS", direction="higher")
 
 
 class ReplayHeadline:
@@ -92,23 +66,14 @@ class ReplayHeadline:
     reads and hits equal the simulator's."""
 
     setup_cache = _replay
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
 
-    def track_useful_bytes_ratio(self, data):
-        return data["headline"]["useful_bytes_ratio"]
-
-    track_useful_bytes_ratio.unit = "x"
-    track_useful_bytes_ratio.direction = "higher"
-
-    def track_simulator_cross_check(self, data):
-        return 1.0 if data["headline"]["cross_check_all_match"] else 0.0
-
-    track_simulator_cross_check.unit = "1 = replay equals simulator"
-    track_simulator_cross_check.direction = "flag"
+    track_useful_bytes_ratio = track(lambda self, data: data["headline"]["useful_bytes_ratio"],
+                                     unit="x", direction="higher")
+    track_simulator_cross_check = track(lambda self, data: 1.0 if data["headline"]["cross_check_all_match"] else 0.0,
+                                        unit="1 = replay equals simulator", direction="flag")
 
 
 class ReplayIOMechanism:
@@ -118,8 +83,6 @@ class ReplayIOMechanism:
     params = (SIZES["mechanisms"], SIZES["mechanism_queue_depths"])
     param_names = ["mechanism", "queue_depth"]
     setup_cache = _replay
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, mechanism, queue_depth):
         raise_if_skipped(data)
@@ -128,11 +91,8 @@ class ReplayIOMechanism:
             raise NotImplementedError(f"{mechanism} at queue depth {queue_depth} was not measured here")
         self.point = found[0]
 
-    def track_blocks_per_second(self, data, mechanism, queue_depth):
-        return self.point["blocks_per_second"]
-
-    track_blocks_per_second.unit = "reads/s"
-    track_blocks_per_second.direction = "higher"
+    track_blocks_per_second = track(lambda self, *_: self.point["blocks_per_second"],
+                                    unit="reads/s", direction="higher")
 
     def track_ratio(self, data, mechanism, queue_depth):
         if self.point["replay_over_fio"] is None:
@@ -150,8 +110,6 @@ class ReplayRawLoop:
     params = (SIZES["mechanism_queue_depths"],)
     param_names = ["queue_depth"]
     setup_cache = _replay
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, queue_depth):
         raise_if_skipped(data)
@@ -160,11 +118,8 @@ class ReplayRawLoop:
             raise NotImplementedError(f"the raw loop at queue depth {queue_depth} was not measured here")
         self.point = found[0]
 
-    def track_blocks_per_second(self, data, queue_depth):
-        return self.point["blocks_per_second"]
-
-    track_blocks_per_second.unit = "reads/s"
-    track_blocks_per_second.direction = "higher"
+    track_blocks_per_second = track(lambda self, *_: self.point["blocks_per_second"],
+                                    unit="reads/s", direction="higher")
 
     def track_ratio(self, data, queue_depth):
         if self.point["raw_over_fio"] is None:

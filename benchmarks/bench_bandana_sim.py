@@ -7,7 +7,7 @@ artifact for the report's figures; the classes only name what asv records.
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped
+from .common import pin_versions, raise_if_skipped, row, track
 
 SIZES = profiles.sizes("bandana_sim")
 
@@ -39,24 +39,11 @@ class EffectiveBandwidthByLayoutAndPolicy:
     params = (SIZES["tables"], SIZES["layouts"], SIZES["policies"], SIZES["cache_fractions"])
     param_names = ["table", "layout", "policy", "cache_fraction"]
     setup_cache = _layouts_and_policies
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
-
-    def setup(self, data, table, layout, policy, cache_fraction):
-        self.point = next(p for p in data["tables"][table]["points"]
-                          if (p["layout"], p["policy"], p["cache_fraction"]) == (layout, policy, cache_fraction))
-
-    def track_effective_bandwidth(self, data, table, layout, policy, cache_fraction):
-        return self.point["effective_bandwidth"]
-
-    track_effective_bandwidth.unit = "fraction of bytes read"
-    track_effective_bandwidth.direction = "higher"
-
-    def track_hit_rate(self, data, table, layout, policy, cache_fraction):
-        return self.point["hit_rate"]
-
-    track_hit_rate.unit = "fraction of lookups"
-    track_hit_rate.direction = "higher"
+    setup = row(lambda data, table, layout, policy, cache_fraction: next(p for p in data["tables"][table]["points"] if (p["layout"], p["policy"], p["cache_fraction"]) == (layout, policy, cache_fraction)))
+    track_effective_bandwidth = track(lambda self, *_: self.row["effective_bandwidth"],
+                                      unit="fraction of bytes read", direction="higher")
+    track_hit_rate = track(lambda self, *_: self.row["hit_rate"],
+                           unit="fraction of lookups", direction="higher")
 
 
 class BandanaHeadline:
@@ -65,20 +52,11 @@ class BandanaHeadline:
     params = (SIZES["tables"],)
     param_names = ["table"]
     setup_cache = _layouts_and_policies
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
-    def track_effective_bandwidth_gain(self, data, table):
-        return data["tables"][table]["headline"]["ratio"]
-
-    track_effective_bandwidth_gain.unit = "x"
-    track_effective_bandwidth_gain.direction = "higher"
-
-    def track_no_locality_effective_bandwidth(self, data, table):
-        return data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"]
-
-    track_no_locality_effective_bandwidth.unit = "fraction of bytes read"
-    track_no_locality_effective_bandwidth.direction = "context"
+    track_effective_bandwidth_gain = track(lambda self, data, table: data["tables"][table]["headline"]["ratio"],
+                                           unit="x", direction="higher")
+    track_no_locality_effective_bandwidth = track(lambda self, data, table: data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"],
+                                                  unit="fraction of bytes read", direction="context")
 
 
 class LayoutBuild:
@@ -87,46 +65,23 @@ class LayoutBuild:
     params = (SIZES["tables"], SIZES["layouts"])
     param_names = ["table", "layout"]
     setup_cache = _layouts_and_policies
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
-    def track_build_seconds(self, data, table, layout):
-        return data["tables"][table]["layouts"][layout]["build_seconds"]
-
-    track_build_seconds.unit = "s"
-    track_build_seconds.direction = "lower"
-
-    def track_fanout(self, data, table, layout):
-        return data["tables"][table]["layouts"][layout]["fanout_test"]
-
-    track_fanout.unit = "blocks per query"
-    track_fanout.direction = "lower"
+    track_build_seconds = track(lambda self, data, table, layout: data["tables"][table]["layouts"][layout]["build_seconds"],
+                                unit="s", direction="lower")
+    track_fanout = track(lambda self, data, table, layout: data["tables"][table]["layouts"][layout]["fanout_test"],
+                         unit="blocks per query", direction="lower")
 
 
 class MiniatureSimulation:
     """Miniature simulation against full simulation: worst absolute error and speed-up."""
 
     setup_cache = _layouts_and_policies
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
-    def track_max_error_effective_bandwidth(self, data):
-        return data["miniature"]["max_abs_error_effective_bandwidth"]
-
-    track_max_error_effective_bandwidth.unit = "absolute error"
-    track_max_error_effective_bandwidth.direction = "lower"
-
-    def track_max_error_hit_rate(self, data):
-        return data["miniature"]["max_abs_error_hit_rate"]
-
-    track_max_error_hit_rate.unit = "absolute error"
-    track_max_error_hit_rate.direction = "lower"
-
-    def track_speedup(self, data):
-        return data["miniature"]["speedup"]
-
-    track_speedup.unit = "x"
-    track_speedup.direction = "higher"
+    track_max_error_effective_bandwidth = track(lambda self, data: data["miniature"]["max_abs_error_effective_bandwidth"],
+                                                unit="absolute error", direction="lower")
+    track_max_error_hit_rate = track(lambda self, data: data["miniature"]["max_abs_error_hit_rate"],
+                                     unit="absolute error", direction="lower")
+    track_speedup = track(lambda self, data: data["miniature"]["speedup"], unit="x", direction="higher")
 
 
 class EffectiveBandwidthVsSubclusters:
@@ -135,23 +90,11 @@ class EffectiveBandwidthVsSubclusters:
     params = (SIZES["subcluster_tables"], SIZES["subclusters"])
     param_names = ["table", "subclusters"]
     setup_cache = _subclusters
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda data, table, subclusters: next(r for r in data["tables"][table] if r["subclusters"] == subclusters))
 
-    def setup(self, data, table, subclusters):
-        self.row = next(r for r in data["tables"][table] if r["subclusters"] == subclusters)
-
-    def track_effective_bandwidth(self, data, table, subclusters):
-        return self.row["effective_bandwidth"]
-
-    track_effective_bandwidth.unit = "fraction of bytes read"
-    track_effective_bandwidth.direction = "higher"
-
-    def track_kmeans_seconds(self, data, table, subclusters):
-        return self.row["kmeans_seconds"]
-
-    track_kmeans_seconds.unit = "s"
-    track_kmeans_seconds.direction = "lower"
+    track_effective_bandwidth = track(lambda self, *_: self.row["effective_bandwidth"],
+                                      unit="fraction of bytes read", direction="higher")
+    track_kmeans_seconds = track(lambda self, *_: self.row["kmeans_seconds"], unit="s", direction="lower")
 
 
 class SimulatorSpeed:
@@ -160,14 +103,9 @@ class SimulatorSpeed:
     params = (SIZES["policies"],)
     param_names = ["policy"]
     setup_cache = _speed
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
-    def track_lookups_per_second(self, data, policy):
-        return data["policies"][policy]["lookups_per_second"]
-
-    track_lookups_per_second.unit = "lookups/s"
-    track_lookups_per_second.direction = "higher"
+    track_lookups_per_second = track(lambda self, data, policy: data["policies"][policy]["lookups_per_second"],
+                                     unit="lookups/s", direction="higher")
 
 
 
@@ -175,14 +113,8 @@ class SimulatorVsOrderedDict:
     """Policy ``none`` against a plain-Python OrderedDict LRU on the same trace, same run."""
 
     setup_cache = _speed
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
-    def track_ratio(self, data):
-        return data["ratio_none_vs_ordered_dict"]
-
-    track_ratio.unit = "x"
-    track_ratio.direction = "higher"
+    track_ratio = track(lambda self, data: data["ratio_none_vs_ordered_dict"], unit="x", direction="higher")
 
 
 class ShpVsKahypar:
@@ -191,17 +123,12 @@ class ShpVsKahypar:
     params = (SIZES["kahypar_tables"], ["train", "test"])
     param_names = ["table", "trace"]
     setup_cache = _kahypar
-    timeout = 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, table, trace):
         raise_if_skipped(data)
 
-    def track_fanout_ratio(self, data, table, trace):
-        return data["tables"][table][f"fanout_ratio_{trace}"]
-
-    track_fanout_ratio.unit = "SHP fanout / KaHyPar fanout"
-    track_fanout_ratio.direction = "lower"
+    track_fanout_ratio = track(lambda self, data, table, trace: data["tables"][table][f"fanout_ratio_{trace}"],
+                               unit="SHP fanout / KaHyPar fanout", direction="lower")
 
 
 class SimulatorLookupsTime:

@@ -7,7 +7,7 @@ the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped
+from .common import cuda_twin, pin_versions, raise_if_skipped, row, track
 
 SWITCHING = profiles.sizes("salus_switching")
 POLICIES = profiles.sizes("salus_policies")
@@ -47,32 +47,16 @@ class SwitchingLatency:
 
     params = (SWITCHING["workloads"], METHODS)
     param_names = ["workload", "method"]
-    timeout = 1800
 
     setup_cache = _switching_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda data, workload, method: data["workloads"][workload][f"{method}_ms"])
 
-    def setup(self, data, workload, method):
-        raise_if_skipped(data)
-        self.stats = data["workloads"][workload][f"{method}_ms"]
-
-    def track_p50_ms(self, data, workload, method):
-        return self.stats["p50"]
-
-    track_p50_ms.unit = "ms"
-    track_p50_ms.direction = "lower"
-
-    def track_p99_ms(self, data, workload, method):
-        return self.stats["p99"]
-
-    track_p99_ms.unit = "ms"
-    track_p99_ms.direction = "lower"
+    track_p50_ms = track(lambda self, *_: self.row["p50"], unit="ms", direction="lower")
+    track_p99_ms = track(lambda self, *_: self.row["p99"], unit="ms", direction="lower")
 
 
-class SwitchingLatencyCuda(SwitchingLatency):
-    """The same on a CUDA device (the paper's setting); skipped without one."""
-
-    setup_cache = _switching_cuda
+SwitchingLatencyCuda = cuda_twin(SwitchingLatency, _switching_cuda,
+                                 "The same on a CUDA device (the paper's setting); skipped without one.")
 
 
 class SchedulingPolicies:
@@ -80,39 +64,17 @@ class SchedulingPolicies:
 
     params = (POLICIES["policies"],)
     param_names = ["policy"]
-    timeout = 1800
 
     setup_cache = _policies_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda data, policy: data["policies"][policy])
 
-    def setup(self, data, policy):
-        raise_if_skipped(data)
-        self.row = data["policies"][policy]
-
-    def track_average_jct(self, data, policy):
-        return self.row["real"]["avg_jct_s"]
-
-    track_average_jct.unit = "s"
-    track_average_jct.direction = "lower"
-
-    def track_makespan(self, data, policy):
-        return self.row["real"]["makespan_s"]
-
-    track_makespan.unit = "s"
-    track_makespan.direction = "lower"
-
-    def track_simulator_error(self, data, policy):
-        return self.row["sim_error"]
-
-    track_simulator_error.unit = "relative error of simulated average JCT"
-    track_simulator_error.direction = "lower"
-
-    def track_device_time_over_profile(self, data, policy):
-        """The run's device time over the profile's for the same iterations: the machine's drift."""
-        return self.row["device_time_over_profile"]
-
-    track_device_time_over_profile.unit = "ratio"
-    track_device_time_over_profile.direction = "context"
+    track_average_jct = track(lambda self, *_: self.row["real"]["avg_jct_s"], unit="s", direction="lower")
+    track_makespan = track(lambda self, *_: self.row["real"]["makespan_s"], unit="s", direction="lower")
+    track_simulator_error = track(lambda self, *_: self.row["sim_error"],
+                                  unit="relative error of simulated average JCT", direction="lower")
+    track_device_time_over_profile = track(lambda self, *_: self.row["device_time_over_profile"],
+                                           unit="ratio", direction="context",
+                                           doc="The run's device time over the profile's for the same iterations: the machine's drift.")
 
 
 class RepeatedRun:
@@ -121,8 +83,6 @@ class RepeatedRun:
     the simulator beside it."""
 
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
-    timeout = 1800
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -130,29 +90,18 @@ class RepeatedRun:
             raise NotImplementedError("this profile sets no repeat_policy")
         self.row = data["repeat"]
 
-    def track_real_difference(self, data):
-        return self.row["real_difference"]
-
-    track_real_difference.unit = "relative difference of the real average JCT"
-    track_real_difference.direction = "context"
-
-    def track_simulator_error(self, data):
-        return self.row["sim_error"]
-
-    track_simulator_error.unit = "relative error of simulated average JCT"
-    track_simulator_error.direction = "lower"
+    track_real_difference = track(lambda self, *_: self.row["real_difference"],
+                                  unit="relative difference of the real average JCT", direction="context")
+    track_simulator_error = track(lambda self, *_: self.row["sim_error"],
+                                  unit="relative error of simulated average JCT", direction="lower")
 
 
-class RepeatedRunCuda(RepeatedRun):
-    """The same on a CUDA device; skipped without one."""
-
-    setup_cache = _policies_cuda
+RepeatedRunCuda = cuda_twin(RepeatedRun, _policies_cuda,
+                            "The same on a CUDA device; skipped without one.")
 
 
-class SchedulingPoliciesCuda(SchedulingPolicies):
-    """The same on a CUDA device; skipped without one."""
-
-    setup_cache = _policies_cuda
+SchedulingPoliciesCuda = cuda_twin(SchedulingPolicies, _policies_cuda,
+                                   "The same on a CUDA device; skipped without one.")
 
 
 class SrtfOverFifo:
@@ -161,17 +110,12 @@ class SrtfOverFifo:
     params = (["real", "sim", "sim_inrun"],)
     param_names = ["source"]
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
-    timeout = 1800
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, source):
         raise_if_skipped(data)
 
-    def track_ratio(self, data, source):
-        return data["fifo_over_srtf"][source]
-
-    track_ratio.unit = "x"
-    track_ratio.direction = "higher"
+    track_ratio = track(lambda self, data, source: data["fifo_over_srtf"][source],
+                        unit="x", direction="higher")
 
 
 class ExecutorOverhead:
@@ -179,27 +123,15 @@ class ExecutorOverhead:
 
     params = (OVERHEAD["workloads"],)
     param_names = ["workload"]
-    timeout = 1800
 
     setup_cache = _overhead_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda data, workload: data["workloads"][workload])
 
-    def setup(self, data, workload):
-        raise_if_skipped(data)
-        self.row = data["workloads"][workload]
-
-    def track_bookkeeping_percent(self, data, workload):
-        return self.row["bookkeeping_pct"]
-
-    track_bookkeeping_percent.unit = "% of iteration time"
-    track_bookkeeping_percent.direction = "lower"
-
-    def track_paired_overhead_percent(self, data, workload):
-        """Each executor block against the two alone blocks beside it (median; since 202c8cd)."""
-        return self.row["overhead_pct"]
-
-    track_paired_overhead_percent.unit = "% of iteration time"
-    track_paired_overhead_percent.direction = "lower"
+    track_bookkeeping_percent = track(lambda self, *_: self.row["bookkeeping_pct"],
+                                      unit="% of iteration time", direction="lower")
+    track_paired_overhead_percent = track(lambda self, *_: self.row["overhead_pct"],
+                                          unit="% of iteration time", direction="lower",
+                                          doc='Each executor block against the two alone blocks beside it (median; since 202c8cd).')
 
 
 pin_versions(globals())

@@ -1,13 +1,13 @@
 """Salus: GPU lanes (memory profiles, packing vs baselines), hyper-parameter exploration, inference.
 
-Each class runs its experiment once (``setup_cache``), stores it as an artifact for
-the report's figures, and only names what asv records. The CPU classes always run;
-the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
+The experiments run once each (a one-line ``setup_cache`` into the registry, which stores
+the artifact); the classes name the numbers asv records. Every CPU class has a CUDA twin
+that asv skips where there is no GPU.
 """
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped
+from .common import cuda_twin, pin_versions, raise_if_skipped, row, track
 
 LANES = profiles.sizes("salus_lanes")
 HYPERPARAM = profiles.sizes("salus_hyperparam")
@@ -15,33 +15,9 @@ INFERENCE = profiles.sizes("salus_inference")
 SETUPS = ["shared", "one_per_device", "processes"]
 
 
-# asv keys a setup cache by the defining source line: one function per experiment and device.
+# asv keys a setup cache by its defining source line: one function per experiment and device.
 def _lanes_cpu(_benchmark=None):
     return run_and_store("salus.lanes", "cpu")
-
-
-def _lanes_cuda(_benchmark=None):
-    return run_and_store("salus.lanes", "cuda")
-
-
-def _hyperparam_cpu(_benchmark=None):
-    return run_and_store("salus.hyperparam", "cpu")
-
-
-def _hyperparam_cuda(_benchmark=None):
-    return run_and_store("salus.hyperparam", "cuda")
-
-
-def _inference_cpu(_benchmark=None):
-    return run_and_store("salus.inference", "cpu")
-
-
-def _inference_cuda(_benchmark=None):
-    return run_and_store("salus.inference", "cuda")
-
-
-for _setup in (_lanes_cpu, _lanes_cuda, _hyperparam_cpu, _hyperparam_cuda, _inference_cpu, _inference_cuda):
-    _setup.timeout = 1800
 
 
 class LanePacking:
@@ -49,68 +25,47 @@ class LanePacking:
 
     params = (LANES["rules"],)
     param_names = ["rule"]
-    timeout = 1800
     setup_cache = _lanes_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, rule):
         raise_if_skipped(data)
         caps = data["packing"]["capacities"]
         self.rows = [caps[c]["rules"][rule] for c in caps]
 
-    def track_admitted(self, data, rule):
-        return sum(r["admitted_mean"] for r in self.rows) / len(self.rows)
-
-    track_admitted.unit = "jobs (mean over mixes and capacities)"
-    track_admitted.direction = "higher"
-
-    def track_fragmentation(self, data, rule):
-        return sum(r["fragmentation_mean"] for r in self.rows) / len(self.rows)
-
-    track_fragmentation.unit = "fraction of memory unusable"
-    track_fragmentation.direction = "lower"
-
-    def track_makespan(self, data, rule):
-        return sum(r["makespan_mean_s"] for r in self.rows) / len(self.rows)
-
-    track_makespan.unit = "s (simulated)"
-    track_makespan.direction = "lower"
+    track_admitted = track(lambda self, *_: sum(r["admitted_mean"] for r in self.rows) / len(self.rows),
+                           unit="jobs (mean over mixes and capacities)", direction="higher")
+    track_fragmentation = track(lambda self, *_: sum(r["fragmentation_mean"] for r in self.rows) / len(self.rows),
+                                unit="fraction of memory unusable", direction="lower")
+    track_makespan = track(lambda self, *_: sum(r["makespan_mean_s"] for r in self.rows) / len(self.rows),
+                           unit="s (simulated)", direction="lower")
 
 
 class LaneManagerSpeed:
     """Lane manager: µs per decision at 1,000 jobs; seconds to replay a 10,000-job mix."""
 
-    timeout = 1800
     setup_cache = _lanes_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
 
-    def track_decision_us(self, data):
-        return data["decision"]["us_per_decision"]
-
-    track_decision_us.unit = "µs per job decision"
-    track_decision_us.direction = "lower"
-
-    def track_replay_seconds(self, data):
-        return data["replay"]["seconds"]
-
-    track_replay_seconds.unit = "s"
-    track_replay_seconds.direction = "lower"
-
-    def track_greedy_loses_fraction(self, data):
-        """Fraction of mixes where Salus's rule admits fewer jobs than static partitioning."""
-        return data["packing"]["greedy_loses"]["static"]["admitted_fraction"]
-
-    track_greedy_loses_fraction.unit = "fraction of mixes"
-    track_greedy_loses_fraction.direction = "context"
+    track_decision_us = track(lambda self, data: data["decision"]["us_per_decision"],
+                              unit="µs per job decision", direction="lower")
+    track_replay_seconds = track(lambda self, data: data["replay"]["seconds"], unit="s", direction="lower")
+    track_greedy_loses_fraction = track(lambda self, data: data["packing"]["greedy_loses"]["static"]["admitted_fraction"],
+                                        unit="fraction of mixes", direction="context",
+                                        doc="Fraction of mixes where Salus's rule admits fewer jobs than static partitioning.")
 
 
-class LanePackingCuda(LanePacking):
-    """The same on profiles recorded on a CUDA device; skipped without one."""
+def _lanes_cuda(_benchmark=None):
+    return run_and_store("salus.lanes", "cuda")
 
-    setup_cache = _lanes_cuda
+
+LanePackingCuda = cuda_twin(LanePacking, _lanes_cuda,
+                            "The same on profiles recorded on a CUDA device; skipped without one.")
+
+
+def _hyperparam_cpu(_benchmark=None):
+    return run_and_store("salus.hyperparam", "cpu")
 
 
 class HyperparamExploration:
@@ -118,31 +73,25 @@ class HyperparamExploration:
 
     params = (HYPERPARAM["workloads"],)
     param_names = ["workload"]
-    timeout = 1800
     setup_cache = _hyperparam_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda data, workload: data["workloads"][workload])
 
-    def setup(self, data, workload):
-        raise_if_skipped(data)
-        self.row = data["workloads"][workload]
-
-    def track_makespan_ratio(self, data, workload):
-        return self.row["ratio"]
-
-    track_makespan_ratio.unit = "x (serial / packed)"
-    track_makespan_ratio.direction = "higher"
-
-    def track_packed_makespan(self, data, workload):
-        return self.row["packed"]["makespan_s"]
-
-    track_packed_makespan.unit = "s"
-    track_packed_makespan.direction = "lower"
+    track_makespan_ratio = track(lambda self, *_: self.row["ratio"],
+                                 unit="x (serial / packed)", direction="higher")
+    track_packed_makespan = track(lambda self, *_: self.row["packed"]["makespan_s"],
+                                  unit="s", direction="lower")
 
 
-class HyperparamExplorationCuda(HyperparamExploration):
-    """The same on a CUDA device (one stream + memory pool per lane); skipped without one."""
+def _hyperparam_cuda(_benchmark=None):
+    return run_and_store("salus.hyperparam", "cuda")
 
-    setup_cache = _hyperparam_cuda
+
+HyperparamExplorationCuda = cuda_twin(HyperparamExploration, _hyperparam_cuda,
+                                      "The same on a CUDA device (one stream + memory pool per lane); skipped without one.")
+
+
+def _inference_cpu(_benchmark=None):
+    return run_and_store("salus.inference", "cpu")
 
 
 class InferenceSharing:
@@ -150,9 +99,7 @@ class InferenceSharing:
 
     params = (SETUPS,)
     param_names = ["setup"]
-    timeout = 1800
     setup_cache = _inference_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data, setup):
         raise_if_skipped(data)
@@ -160,11 +107,8 @@ class InferenceSharing:
             raise NotImplementedError(f"setup {setup!r} not run on {data['device']} in this profile")
         self.rows = data["setups"][setup]
 
-    def track_worst_p99_ms(self, data, setup):
-        return max(r["p99_ms"] for r in self.rows.values())
-
-    track_worst_p99_ms.unit = "ms"
-    track_worst_p99_ms.direction = "lower"
+    track_worst_p99_ms = track(lambda self, *_: max(r["p99_ms"] for r in self.rows.values()),
+                               unit="ms", direction="lower")
 
     def track_median_p50_ms(self, data, setup):
         values = sorted(r["p50_ms"] for r in self.rows.values())
@@ -177,24 +121,22 @@ class InferenceSharing:
 class InferenceDevicesNeeded:
     """Devices needed for the p99 target: shared under FAIR with lanes vs one model per device."""
 
-    timeout = 1800
     setup_cache = _inference_cpu
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, data):
         raise_if_skipped(data)
 
-    def track_models_per_device_gain(self, data):
-        return data["models_per_device_gain"]
-
-    track_models_per_device_gain.unit = "x (models per device, shared / one per device)"
-    track_models_per_device_gain.direction = "higher"
+    track_models_per_device_gain = track(lambda self, data: data["models_per_device_gain"],
+                                         unit="x (models per device, shared / one per device)",
+                                         direction="higher")
 
 
-class InferenceDevicesNeededCuda(InferenceDevicesNeeded):
-    """The same on a CUDA device; skipped without one."""
+def _inference_cuda(_benchmark=None):
+    return run_and_store("salus.inference", "cuda")
 
-    setup_cache = _inference_cuda
+
+InferenceDevicesNeededCuda = cuda_twin(InferenceDevicesNeeded, _inference_cuda,
+                                       "The same on a CUDA device; skipped without one.")
 
 
 class LaneManagerDecisionTime:
@@ -229,4 +171,9 @@ class LaneManagerDecisionTime:
             manager.submit(job)
         while manager.placement:
             manager.release(next(iter(manager.placement)))
+
+
+for _setup in (_lanes_cpu, _lanes_cuda, _hyperparam_cpu, _hyperparam_cuda, _inference_cpu, _inference_cuda):
+    _setup.timeout = 1800
+
 pin_versions(globals())

@@ -20,7 +20,7 @@ from impls.harness.experiments import run_and_store
 from impls.slide import experiments
 from impls.slide.experiments import finite
 
-from .common import pin_versions
+from .common import pin_versions, row, track
 
 SIZES = profiles.sizes("slide_train")
 SWEEP = profiles.sizes("slide_sweep")
@@ -57,47 +57,19 @@ class SlideTimeToAccuracy:
     params = (RUNS,)
     param_names = ["run"]
     setup_cache = _time_to_accuracy
-    timeout = 6 * 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda sweep, run: _run(sweep, run))
 
-    def setup(self, sweep, run):
-        self.run = _run(sweep, run)
-
-    def track_time_to_target(self, sweep, run):
-        return finite(self.run.get("time_to_target_s"))
-
-    track_time_to_target.unit = "s"
-    track_time_to_target.direction = "lower"
-
-    def track_final_p_at_1(self, sweep, run):
-        return self.run["final_p_at_1"]
-
-    track_final_p_at_1.unit = "P@1"
-    track_final_p_at_1.direction = "higher"
-
-    def track_samples_per_second(self, sweep, run):
-        return self.run["samples_per_second"]
-
-    track_samples_per_second.unit = "samples/s"
-    track_samples_per_second.direction = "higher"
-
-    def track_peak_rss(self, sweep, run):
-        return self.run["peak_rss_bytes"] / 2**30
-
-    track_peak_rss.unit = "GiB"
-    track_peak_rss.direction = "lower"
-
-    def track_core_utilization(self, sweep, run):
-        return self.run["cpu_utilization"]
-
-    track_core_utilization.unit = "fraction of cores busy"
-    track_core_utilization.direction = "higher"
-
-    def track_lsh_recall(self, sweep, run):
-        return finite(self.run.get("final_lsh_recall"))
-
-    track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)"
-    track_lsh_recall.direction = "higher"
+    track_time_to_target = track(lambda self, *_: finite(self.row.get("time_to_target_s")),
+                                 unit="s", direction="lower")
+    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1", direction="higher")
+    track_samples_per_second = track(lambda self, *_: self.row["samples_per_second"],
+                                     unit="samples/s", direction="higher")
+    track_peak_rss = track(lambda self, *_: self.row["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")
+    track_core_utilization = track(lambda self, *_: self.row["cpu_utilization"],
+                                   unit="fraction of cores busy", direction="higher")
+    track_lsh_recall = track(lambda self, *_: finite(self.row.get("final_lsh_recall")),
+                             unit="fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)",
+                             direction="higher")
 
 
 class SlideSpeedup:
@@ -107,49 +79,24 @@ class SlideSpeedup:
     params = (COMPARISONS,)
     param_names = ["comparison"]
     setup_cache = _time_to_accuracy
-    timeout = 6 * 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, comparison):
         slow, fast = comparison.split("/")
         _run(sweep, slow), _run(sweep, fast)
         self.s = sweep["speedups"][comparison]
 
-    def track_time_to_target_ratio(self, sweep, comparison):
-        return finite(self.s["value"])
-
-    track_time_to_target_ratio.unit = "x"
-    track_time_to_target_ratio.direction = "higher"
-
-    def track_ratio_is_lower_bound(self, sweep, comparison):
-        return float(self.s["lower_bound"])
-
-    track_ratio_is_lower_bound.unit = "1 = slow run never reached the target"
-    track_ratio_is_lower_bound.direction = "flag"
-
-    def track_ratio_is_upper_bound(self, sweep, comparison):
-        return float(self.s.get("upper_bound", False))
-
-    track_ratio_is_upper_bound.unit = "1 = fast run never reached the target (the slow one did)"
-    track_ratio_is_upper_bound.direction = "flag"
-
-    def track_p_at_1_per_iteration_ratio(self, sweep, comparison):
-        return finite(self.s.get("p_at_1_per_iteration_ratio"))
-
-    track_p_at_1_per_iteration_ratio.unit = "ratio"
-    track_p_at_1_per_iteration_ratio.direction = "higher"
-
-    def track_throughput_ratio(self, sweep, comparison):
-        return finite(self.s.get("throughput_ratio"))
-
-    track_throughput_ratio.unit = "x (fast samples/s over slow's)"
-    track_throughput_ratio.direction = "higher"
-
-    def track_final_p_at_1_difference(self, sweep, comparison):
-        return finite(self.s.get("final_p_at_1_difference"))
-
-    track_final_p_at_1_difference.unit = "P@1"
-    track_final_p_at_1_difference.direction = "context"
+    track_time_to_target_ratio = track(lambda self, *_: finite(self.s["value"]), unit="x", direction="higher")
+    track_ratio_is_lower_bound = track(lambda self, *_: float(self.s["lower_bound"]),
+                                       unit="1 = slow run never reached the target", direction="flag")
+    track_ratio_is_upper_bound = track(lambda self, *_: float(self.s.get("upper_bound", False)),
+                                       unit="1 = fast run never reached the target (the slow one did)",
+                                       direction="flag")
+    track_p_at_1_per_iteration_ratio = track(lambda self, *_: finite(self.s.get("p_at_1_per_iteration_ratio")),
+                                             unit="ratio", direction="higher")
+    track_throughput_ratio = track(lambda self, *_: finite(self.s.get("throughput_ratio")),
+                                   unit="x (fast samples/s over slow's)", direction="higher")
+    track_final_p_at_1_difference = track(lambda self, *_: finite(self.s.get("final_p_at_1_difference")),
+                                          unit="P@1", direction="context")
 
 
 class SlideTraining:
@@ -159,8 +106,6 @@ class SlideTraining:
     params = ([1, 2], ["sample", "batch"])
     param_names = ["threads", "padding"]
     setup_cache = _time_to_accuracy
-    timeout = 6 * 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup(self, sweep, threads, padding):
         runs = [r for r in sweep["runs"] if r["method"] == "slide" and "skipped" not in r
@@ -170,23 +115,10 @@ class SlideTraining:
                                       f"{padding} padding")
         self.run = runs[0]
 
-    def track_samples_per_second(self, sweep, threads, padding):
-        return self.run["samples_per_second"]
-
-    track_samples_per_second.unit = "samples/s"
-    track_samples_per_second.direction = "higher"
-
-    def track_final_p_at_1(self, sweep, threads, padding):
-        return self.run["final_p_at_1"]
-
-    track_final_p_at_1.unit = "P@1"
-    track_final_p_at_1.direction = "higher"
-
-    def track_peak_rss(self, sweep, threads, padding):
-        return self.run["peak_rss_bytes"] / 2**30
-
-    track_peak_rss.unit = "GiB"
-    track_peak_rss.direction = "lower"
+    track_samples_per_second = track(lambda self, *_: self.run["samples_per_second"],
+                                     unit="samples/s", direction="higher")
+    track_final_p_at_1 = track(lambda self, *_: self.run["final_p_at_1"], unit="P@1", direction="higher")
+    track_peak_rss = track(lambda self, *_: self.run["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")
 
 
 class SlideBatchSize:
@@ -195,29 +127,13 @@ class SlideBatchSize:
     params = (SWEEP["batches"], SWEEP["batch_methods"])
     param_names = ["batch", "method"]
     setup_cache = _secondary
-    timeout = 6 * 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda sweep, batch, method: sweep["batch"][str(batch)][method])
 
-    def setup(self, sweep, batch, method):
-        self.run = sweep["batch"][str(batch)][method]
-
-    def track_samples_per_second(self, sweep, batch, method):
-        return self.run["samples_per_second"]
-
-    track_samples_per_second.unit = "samples/s"
-    track_samples_per_second.direction = "higher"
-
-    def track_time_to_target(self, sweep, batch, method):
-        return finite(self.run.get("time_to_target_s"))
-
-    track_time_to_target.unit = "s"
-    track_time_to_target.direction = "lower"
-
-    def track_final_p_at_1(self, sweep, batch, method):
-        return self.run["final_p_at_1"]
-
-    track_final_p_at_1.unit = "P@1"
-    track_final_p_at_1.direction = "higher"
+    track_samples_per_second = track(lambda self, *_: self.row["samples_per_second"],
+                                     unit="samples/s", direction="higher")
+    track_time_to_target = track(lambda self, *_: finite(self.row.get("time_to_target_s")),
+                                 unit="s", direction="lower")
+    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1", direction="higher")
 
 
 class SlideBatchSpeedup:
@@ -226,41 +142,18 @@ class SlideBatchSpeedup:
     params = (SWEEP["batches"],)
     param_names = ["batch"]
     setup_cache = _secondary
-    timeout = 6 * 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda sweep, batch: sweep["batch"][str(batch)]["speedup"])
 
-    def setup(self, sweep, batch):
-        self.s = sweep["batch"][str(batch)]["speedup"]
-
-    def track_time_to_target_ratio(self, sweep, batch):
-        return finite(self.s["value"])
-
-    track_time_to_target_ratio.unit = "x"
-    track_time_to_target_ratio.direction = "higher"
-
-    def track_ratio_is_lower_bound(self, sweep, batch):
-        return float(self.s["lower_bound"])
-
-    track_ratio_is_lower_bound.unit = "1 = dense never reached the target"
-    track_ratio_is_lower_bound.direction = "flag"
-
-    def track_ratio_is_upper_bound(self, sweep, batch):
-        return float(self.s.get("upper_bound", False))
-
-    track_ratio_is_upper_bound.unit = "1 = SLIDE never reached the target (dense did)"
-    track_ratio_is_upper_bound.direction = "flag"
-
-    def track_p_at_1_per_iteration_ratio(self, sweep, batch):
-        return finite(self.s.get("p_at_1_per_iteration_ratio"))
-
-    track_p_at_1_per_iteration_ratio.unit = "ratio"
-    track_p_at_1_per_iteration_ratio.direction = "higher"
-
-    def track_throughput_ratio(self, sweep, batch):
-        return finite(self.s.get("throughput_ratio"))
-
-    track_throughput_ratio.unit = "x (SLIDE samples/s over dense's)"
-    track_throughput_ratio.direction = "higher"
+    track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher")
+    track_ratio_is_lower_bound = track(lambda self, *_: float(self.row["lower_bound"]),
+                                       unit="1 = dense never reached the target", direction="flag")
+    track_ratio_is_upper_bound = track(lambda self, *_: float(self.row.get("upper_bound", False)),
+                                       unit="1 = SLIDE never reached the target (dense did)",
+                                       direction="flag")
+    track_p_at_1_per_iteration_ratio = track(lambda self, *_: finite(self.row.get("p_at_1_per_iteration_ratio")),
+                                             unit="ratio", direction="higher")
+    track_throughput_ratio = track(lambda self, *_: finite(self.row.get("throughput_ratio")),
+                                   unit="x (SLIDE samples/s over dense's)", direction="higher")
 
 
 class SlideHashFamily:
@@ -269,41 +162,19 @@ class SlideHashFamily:
     params = (FAMILIES,)
     param_names = ["family"]
     setup_cache = _secondary
-    timeout = 6 * 3600
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
+    setup = row(lambda sweep, family: sweep["hash"][FAMILIES.index(family)])
 
-    def setup(self, sweep, family):
-        self.run = sweep["hash"][FAMILIES.index(family)]
-
-    def track_final_p_at_1(self, sweep, family):
-        return self.run["final_p_at_1"]
-
-    track_final_p_at_1.unit = "P@1"
-    track_final_p_at_1.direction = "higher"
-
-    def track_active_fraction(self, sweep, family):
-        return self.run["active_fraction"]
-
-    track_active_fraction.unit = "fraction of output neurons"
-    track_active_fraction.direction = "context"
-
-    def track_samples_per_second(self, sweep, family):
-        return self.run["samples_per_second"]
-
-    track_samples_per_second.unit = "samples/s"
-    track_samples_per_second.direction = "higher"
-
-    def track_lsh_recall(self, sweep, family):
-        return finite(self.run.get("lsh_recall"))
-
-    track_lsh_recall.unit = "fraction of the 10 best-scoring wrong labels the tables retrieve"
-    track_lsh_recall.direction = "higher"
-
-    def track_lsh_random_recall(self, sweep, family):
-        return finite(self.run.get("lsh_random_recall"))
-
-    track_lsh_random_recall.unit = "the same for a uniformly random set of the retrieved size"
-    track_lsh_random_recall.direction = "context"
+    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1", direction="higher")
+    track_active_fraction = track(lambda self, *_: self.row["active_fraction"],
+                                  unit="fraction of output neurons", direction="context")
+    track_samples_per_second = track(lambda self, *_: self.row["samples_per_second"],
+                                     unit="samples/s", direction="higher")
+    track_lsh_recall = track(lambda self, *_: finite(self.row.get("lsh_recall")),
+                             unit="fraction of the 10 best-scoring wrong labels the tables retrieve",
+                             direction="higher")
+    track_lsh_random_recall = track(lambda self, *_: finite(self.row.get("lsh_random_recall")),
+                                    unit="the same for a uniformly random set of the retrieved size",
+                                    direction="context")
 
 
 class SlideTableRefresh:
@@ -312,16 +183,11 @@ class SlideTableRefresh:
     params = (["rehash", "rebuild"],)
     param_names = ["kind"]
     timeout = 1800
-    version = "1"  # explicit: history survives edits of a shared setup_cache; bump on a change of meaning
 
     def setup_cache(self):
         return experiments.table_refresh_seconds(threads=2)
 
-    def track_seconds(self, refresh, kind):
-        return refresh[kind]
-
-    track_seconds.unit = "s"
-    track_seconds.direction = "lower"
+    track_seconds = track(lambda self, refresh, kind: refresh[kind], unit="s", direction="lower")
 
 
 class SlideTableRefreshTime:

@@ -5,6 +5,7 @@ import inspect
 import json
 import types
 from pathlib import Path
+from typing import Callable
 
 VERSIONS_FILE = Path(__file__).resolve().parent / "versions.json"
 
@@ -50,3 +51,43 @@ def _copy(func: types.FunctionType) -> types.FunctionType:
     twin.__dict__.update(func.__dict__)
     twin.__qualname__, twin.__doc__ = func.__qualname__, func.__doc__
     return twin
+
+
+DIRECTIONS = ("higher", "lower", "flag", "context")
+
+
+def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "") -> Callable[..., float]:
+    """An asv ``track_*`` method returning ``read(self, data, *params)`` (the number, in ``unit``).
+
+    ``direction`` says which way is better: ``"higher"`` or ``"lower"``; ``"flag"`` (a 0/1
+    state) and ``"context"`` (a description of the data or setup) are never regressions
+    (:mod:`impls.harness.report.directions` reads it). Each call makes a new function, so
+    every benchmark carries its own ``unit``, ``direction`` and pinned ``version``.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
+
+    def method(self, data, *params):
+        return read(self, data, *params)
+
+    method.unit, method.direction = unit, direction
+    method.__doc__ = doc or None
+    return method
+
+
+def row(pick: Callable[..., object]) -> Callable[..., None]:
+    """A ``setup`` that skips the asv way when the experiment was skipped, else keeps
+    ``pick(data, *params)`` (the point the class's tracks read) as ``self.row``."""
+
+    def setup(self, data, *params):
+        raise_if_skipped(data)
+        self.row = pick(data, *params)
+
+    return setup
+
+
+def cuda_twin(base: type, setup_cache: Callable[..., dict], doc: str) -> type:
+    """``base``'s numbers read from ``setup_cache`` (the same experiment on a CUDA device):
+    a subclass named ``<base>Cuda`` in ``base``'s module, skipped where the run was."""
+    return type(f"{base.__name__}Cuda", (base,), {"setup_cache": setup_cache, "__doc__": doc,
+                                                   "__module__": base.__module__})
