@@ -86,10 +86,15 @@ def simulate_point(trace, permutation, num_vectors: int, fraction: float, policy
                    shadow_factor: float) -> dict[str, Any]:
     """One grid point: the cache counters of ``trace`` under ``permutation`` (arrays or
     :class:`~impls.harness.grid.ArrayRef`), cache ``fraction`` of ``num_vectors``, plus
-    ``hit_rate``, ``capacity`` and ``cache_fraction``."""
+    ``hit_rate``, ``capacity`` and ``cache_fraction``. A trace given as a reference is
+    streamed from its file (:func:`cache.simulate_npy`: the same counters)."""
     capacity = _capacity_of(num_vectors, fraction)
-    result = cache.simulate(grid.array(trace), grid.array(permutation), capacity, policy,
-                            int(shadow_factor * capacity), VECTOR_BYTES, BLOCK_BYTES)
+    args = (grid.array(permutation), capacity, policy, int(shadow_factor * capacity),
+            VECTOR_BYTES, BLOCK_BYTES)
+    if isinstance(trace, grid.ArrayRef):
+        result = cache.simulate_npy(trace.path, *args)
+    else:
+        result = cache.simulate(trace, *args)
     return {**result.to_dict(), "hit_rate": result.hit_rate, "capacity": capacity,
             "cache_fraction": fraction}
 

@@ -53,6 +53,7 @@ from impls.harness.progress import progress_bar
 
 ENV_SCHEDULER = "DLSYSBENCH_DASK_SCHEDULER"
 ENV_RESULTS = "DLSYSBENCH_GRID_RESULTS"
+CONNECT_TIMEOUT = "20s"  # how long to try to reach a remote scheduler
 
 _timed: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("grid_timed", default=())
 _runs: list[dict[str, Any]] = []
@@ -216,7 +217,7 @@ def close_local_cluster() -> None:
 def _remote_client(address: str):
     from distributed import Client
     try:
-        return Client(address, timeout="20s", set_as_default=False)
+        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise GridError(f"{ENV_SCHEDULER}={address}: cannot reach a Dask scheduler there ({exc}); "
                         "start one with `dask scheduler` or unset the variable") from None
