@@ -73,17 +73,20 @@ class CliCluster:
             proc.wait()
 
 
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory):
+    """One ``dask scheduler`` + two ``dask worker`` processes for this module's tests
+    (the kill test, which ends one worker, comes last among its users)."""
+    cluster = CliCluster(tmp_path_factory.mktemp("dask"), 2)
+    yield cluster
+    cluster.close()
+
+
 @pytest.fixture
-def cli_cluster(tmp_path):
-    clusters = []
-
-    def start(workers: int = 2) -> CliCluster:
-        clusters.append(CliCluster(tmp_path, workers))
-        return clusters[-1]
-
-    yield start
-    for cluster in clusters:
-        cluster.close()
+def one_worker(tmp_path):
+    cluster = CliCluster(tmp_path, 1)
+    yield cluster
+    cluster.close()
 
 
 def _in_thread(fn):
@@ -108,11 +111,11 @@ def _wait_for_results(folder: Path, count: int, thread, timeout: float = 60):
         time.sleep(0.02)
 
 
-def test_serial_local_and_cli_cluster_give_identical_bytes(monkeypatch, cli_cluster):
+def test_serial_local_and_cli_cluster_give_identical_bytes(monkeypatch, two_workers):
     points = _grid_points()
     serial, rec_serial = _run(points, "serial", monkeypatch)
     local, rec_local = _run(points, "", monkeypatch)
-    cluster = cli_cluster(2)
+    cluster = two_workers
     remote, rec_remote = _run(points, cluster.address, monkeypatch)
     assert serial == local == remote
     assert rec_serial["where"] == "serial"
@@ -125,10 +128,10 @@ def test_serial_local_and_cli_cluster_give_identical_bytes(monkeypatch, cli_clus
     assert first["cache_fraction"] == 0.02 and first["lookups"] == 200_000
 
 
-def test_killed_worker_still_gives_complete_identical_result(monkeypatch, cli_cluster, tmp_path):
-    points = _grid_points(lookups=1_000_000)
+def test_killed_worker_still_gives_complete_identical_result(monkeypatch, two_workers, tmp_path):
+    points = _grid_points(lookups=600_000)
     expected, _ = _run(points, "serial", monkeypatch)
-    cluster = cli_cluster(2)
+    cluster = two_workers
     monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
     monkeypatch.setenv(grid.ENV_SCHEDULER, cluster.address)
     thread, box = _in_thread(lambda: grid.map_points(experiments.simulate_point, points,
@@ -142,9 +145,9 @@ def test_killed_worker_still_gives_complete_identical_result(monkeypatch, cli_cl
     assert grid.runs()[-1]["computed"] == len(points)
 
 
-def test_lost_scheduler_raises_and_rerun_reuses_finished_points(monkeypatch, cli_cluster, tmp_path):
-    points = _grid_points(lookups=1_000_000)
-    cluster = cli_cluster(1)
+def test_lost_scheduler_raises_and_rerun_reuses_finished_points(monkeypatch, one_worker, tmp_path):
+    points = _grid_points(lookups=600_000)
+    cluster = one_worker
     monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
     monkeypatch.setenv(grid.ENV_SCHEDULER, cluster.address)
     thread, box = _in_thread(lambda: grid.map_points(experiments.simulate_point, points,
@@ -189,3 +192,17 @@ def test_timed_experiments_refuse_the_grid(monkeypatch):
                                                  "it must not run on the grid"):
             grid.map_points(experiments.simulate_point, _grid_points()[:1], label="t", store=False)
     assert grid.map_points(experiments.simulate_point, _grid_points()[:1], label="t", store=False)
+
+
+def test_environment_table_says_where_points_ran(monkeypatch):
+    from impls.harness.report.environment_table import environment_tables
+    from impls.harness.report.machine_state import MachineState
+
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
+    grid.map_points(experiments.simulate_point, _grid_points()[:2], label="t", store=False)
+    fp = {"machine": "m", "grid": {"bandana_layout_policy": grid.runs()[-1:],
+                                   "bandana_subclusters": "cluster at tcp://h:8786 with 8 workers"}}
+    tables = environment_tables(MachineState("m", fp, "test", {}), {})
+    table = next(t for t in tables if t.title == "Where grid points ran")
+    assert table.rows[0][:4] == ("bandana_layout_policy", "t", "serial", "2 (2 computed, 0 kept)")
+    assert table.rows[1][2] == "cluster at tcp://h:8786 with 8 workers"

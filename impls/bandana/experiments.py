@@ -38,16 +38,40 @@ def sizes(profile: str | None = None) -> dict[str, Any]:
     return profiles.sizes("bandana_sim", profile)
 
 
-def load_table(name: str, train_fraction: float, profile: str | None = None) -> dict[str, Any]:
+def load_table(name: str, train_fraction: float, profile: str | None = None, *,
+               streamed: bool = False) -> dict[str, Any]:
     """Return a table's trace split in time: ``{"num_vectors", "vectors", "train", "test",
     "test_ids"}`` where ``train``/``test`` are ``(offsets, indices)`` and ``test_ids`` the
-    test lookups in order (int64)."""
-    data = registry.load(name, profile)
+    test lookups in order (int64). With ``streamed`` the trace is written once to ``.npy``
+    files in the dataset cache a chunk at a time (traces larger than RAM) and the arrays
+    are memory maps of them; otherwise it comes from the dataset registry."""
+    data = _streamed_dataset(name, profile) if streamed else registry.load(name, profile)
     train, test = traces.split_in_time(data["offsets"], data["indices"], train_fraction)
     num_vectors = int(data["community"].shape[0])
-    return {"name": name, "num_vectors": num_vectors, "vectors": data.arrays.get("vectors"),
+    arrays = data if streamed else data.arrays
+    return {"name": name, "num_vectors": num_vectors, "vectors": arrays.get("vectors"),
             "train": train, "test": test, "test_ids": traces.flatten(*test, num_vectors),
-            "synthetic": data.synthetic}
+            "synthetic": True if streamed else data.synthetic}
+
+
+def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
+    """The synthetic dataset ``name`` at ``profile`` as memory-mapped ``.npy`` files under
+    ``<dataset cache>/<name>/<profile>-<recipe hash>-npy/`` (written once)."""
+    import hashlib
+    import json
+
+    from impls.harness import paths
+    from impls.harness.profiles import current_profile
+
+    manifest = registry.manifests()[name]
+    profile = profile or current_profile()
+    params = registry.recipe_params(manifest, profile)
+    recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}
+    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    directory = paths.cache_dir() / name / f"{profile}-{key}-npy"
+    if directory.is_dir():
+        return traces.read_trace(directory)
+    return traces.write_trace(directory, manifest.spec["seed"], **params)
 
 
 def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any]) -> layouts.Layout:
@@ -127,7 +151,7 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
     out: dict[str, Any] = {"sizes": s, "tables": {}}
     per_block = BLOCK_BYTES // VECTOR_BYTES
     for name in s["tables"]:
-        table = load_table(name, s["train_fraction"])
+        table = load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
         built = {kind: build_layout(kind, table, s) for kind in s["layouts"]}
         reports = {kind: layouts.layout_report(layout, table["train"], table["test"], per_block)
                    for kind, layout in built.items()}
@@ -173,7 +197,7 @@ def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = No
     per_block = BLOCK_BYTES // VECTOR_BYTES
     out: dict[str, Any] = {"sizes": s, "tables": {}}
     for name in s["subcluster_tables"]:
-        table = load_table(name, s["train_fraction"])
+        table = load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
         built = []
         with progress_bar(len(s["subclusters"]), f"{name}: sub-clusters", "k", progress) as bar:
             for k in s["subclusters"]:  # K-means is timed (Fig 8): built here, not on the grid
