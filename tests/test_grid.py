@@ -48,7 +48,7 @@ class CliCluster:
 
     def __init__(self, tmp: Path, workers: int):
         self.file = tmp / "scheduler.json"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
         dask = [sys.executable, "-m", "dask"]
         self.scheduler = subprocess.Popen(
@@ -128,15 +128,27 @@ def test_serial_local_and_cli_cluster_give_identical_bytes(monkeypatch, two_work
     assert first["cache_fraction"] == 0.02 and first["lookups"] == 200_000
 
 
-def test_killed_worker_still_gives_complete_identical_result(monkeypatch, two_workers, tmp_path):
-    points = _grid_points(lookups=600_000)
-    expected, _ = _run(points, "serial", monkeypatch)
-    cluster = two_workers
+def slow_point(*point):
+    """``simulate_point`` after a pause, so that a fault lands while the grid runs."""
+    time.sleep(0.25)
+    return experiments.simulate_point(*point)
+
+
+def _grid_under_way(monkeypatch, cluster, tmp_path, label):
+    """Start a grid of :func:`slow_point` on ``cluster`` in a thread; return once its first
+    point is stored."""
+    points = _grid_points()
     monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
     monkeypatch.setenv(grid.ENV_SCHEDULER, cluster.address)
-    thread, box = _in_thread(lambda: grid.map_points(experiments.simulate_point, points,
-                                                     label="kill"))
-    _wait_for_results(grid.results_dir("kill"), 1, thread)
+    thread, box = _in_thread(lambda: grid.map_points(slow_point, points, label=label))
+    _wait_for_results(grid.results_dir(label), 1, thread)
+    return points, thread, box
+
+
+def test_killed_worker_still_gives_complete_identical_result(monkeypatch, two_workers, tmp_path):
+    expected, _ = _run(_grid_points(), "serial", monkeypatch)
+    cluster = two_workers
+    points, thread, box = _grid_under_way(monkeypatch, cluster, tmp_path, "kill")
     cluster.workers[0].send_signal(signal.SIGKILL)
     thread.join(timeout=120)
     assert cluster.workers[0].wait(timeout=10) == -signal.SIGKILL
@@ -146,22 +158,19 @@ def test_killed_worker_still_gives_complete_identical_result(monkeypatch, two_wo
 
 
 def test_lost_scheduler_raises_and_rerun_reuses_finished_points(monkeypatch, one_worker, tmp_path):
-    points = _grid_points(lookups=600_000)
     cluster = one_worker
-    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
-    monkeypatch.setenv(grid.ENV_SCHEDULER, cluster.address)
-    thread, box = _in_thread(lambda: grid.map_points(experiments.simulate_point, points,
-                                                     label="lost"))
-    _wait_for_results(grid.results_dir("lost"), 1, thread)
+    points, thread, box = _grid_under_way(monkeypatch, cluster, tmp_path, "lost")
     cluster.scheduler.send_signal(signal.SIGKILL)
     thread.join(timeout=120)
     assert isinstance(box.get("error"), grid.GridError), box
     assert "lost the Dask scheduler" in str(box["error"])
     kept = len(list(grid.results_dir("lost").glob("*.pkl")))
     assert 1 <= kept < len(points)
-    again, record = _run(points, "serial", monkeypatch, store=True, label="lost")
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
+    again = grid.map_points(slow_point, points, label="lost")
+    record = grid.runs()[-1]
     assert record["reused"] == kept and record["computed"] == len(points) - kept
-    assert again == _run(points, "serial", monkeypatch)[0]
+    assert _bytes(again) == _run(points, "serial", monkeypatch)[0]
 
 
 def test_unreachable_scheduler_is_a_clear_error(monkeypatch):

@@ -34,7 +34,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import contextvars
-import dataclasses
 import functools
 import hashlib
 import json
@@ -44,7 +43,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -66,9 +65,9 @@ class GridError(RuntimeError):
 
 # ----------------------------------------------------------------------------- shared arrays
 
-@dataclasses.dataclass(frozen=True)
-class ArrayRef:
-    """A large array stored once as ``.npy`` (content hash ``sha256``); pickles as a path."""
+class ArrayRef(NamedTuple):
+    """A large array stored once as ``.npy`` at ``path`` (content hash ``sha256``, the
+    array's ``shape`` and ``dtype`` string); it pickles as these few fields."""
 
     path: str
     sha256: str
