@@ -11,7 +11,7 @@
    random layout with a cache of ``--fraction`` of the vectors, then the first
    ``--prefix`` lookups both streamed and loaded in memory
    (:func:`impls.bandana.cache.simulate`), which must give the same counters.
-   Each point reports its worker's pid and peak resident memory (``ru_maxrss``,
+   Each point reports its worker's pid and peak resident memory (``VmHWM``,
    the process's high-water mark so far: the streamed points run first, so a
    worker's peak after them is the peak of the streaming).
 Prints one JSON object (generation rate, per-point counters, seconds, peak RSS per
@@ -34,6 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 
 def _peak_rss_bytes() -> int:
+    """This process's peak resident memory (VmHWM: since its exec, unlike ru_maxrss, which
+    also counts the RSS of the parent it was forked from)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
