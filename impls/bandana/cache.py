@@ -41,7 +41,9 @@ operation, no per-lookup allocation).
 ``CacheState.process`` takes lookups a chunk at a time and can report, per
 lookup, whether it hit, which block a miss read and which vectors it inserted:
 the O_DIRECT replay engine drives the same state with it. ``simulate`` runs a
-whole trace. Command line: ``python -m impls.bandana.cache --help``.
+whole trace; ``simulate_npy`` runs one stored as ``.npy`` and larger than RAM,
+from a memory map a chunk at a time with the state carried over (the same
+counters as ``simulate`` on the loaded array). Command line: ``python -m impls.bandana.cache --help``.
 """
 from __future__ import annotations
 
@@ -359,6 +361,62 @@ def simulate(trace, layout, capacity: int, policy: str, shadow: int | None = Non
     state = CacheState(layout, capacity, policy, shadow, vector_bytes, block_bytes,
                        _checked_layout=True)
     state.process(trace, check=False)
+    return state.result()
+
+
+STREAM_CHUNK = 1 << 24  # lookups per memory-mapped chunk of simulate_npy (128 MiB of int64)
+
+
+def npy_chunks(path, chunk: int = STREAM_CHUNK, limit: int | None = None):
+    """Yield consecutive pieces of the 1-D ``.npy`` at ``path``, at most ``chunk`` elements
+    each (the first ``limit`` elements only, when given), each from its own memory map
+    that is closed before the next is opened, so resident memory stays one chunk."""
+    chunk = _positive_int("chunk", chunk)
+    with open(path, "rb") as handle:
+        major, _ = np.lib.format.read_magic(handle)
+        read_header = (np.lib.format.read_array_header_1_0 if major == 1
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(handle)
+        offset = handle.tell()
+    if len(shape) != 1:
+        raise CacheConfigError(f"{path}: expected a 1-D array of vector ids, got shape {shape}")
+    total = shape[0] if limit is None else min(shape[0], int(limit))
+    for lo in range(0, total, chunk):
+        hi = min(total, lo + chunk)
+        piece = np.memmap(path, dtype=dtype, mode="r", offset=offset + lo * dtype.itemsize,
+                          shape=(hi - lo,))
+        yield piece
+        del piece
+
+
+def simulate_npy(path, layout, capacity: int, policy: str, shadow: int | None = None,
+                 vector_bytes: int = 128, block_bytes: int = 4096, *, lookups: int | None = None,
+                 chunk: int = STREAM_CHUNK) -> CacheResult:
+    """``simulate`` on the trace stored at ``path`` (a 1-D integer ``.npy``), streamed.
+
+    The trace is read ``chunk`` lookups at a time from a memory map (only the first
+    ``lookups`` with that argument); the counters are exactly those of ``simulate``
+    on the whole array in memory. The layout and sizes are validated before any
+    work; each chunk's ids are checked before it is processed, so a bad id fails
+    with the index in the whole trace, after the chunks before it have run.
+    """
+    check_policy(policy)
+    per_block = vectors_per_block(vector_bytes, block_bytes)
+    layout = check_layout(layout)
+    check_sizes(capacity, policy, shadow, per_block)
+    state = CacheState(layout, capacity, policy, shadow, vector_bytes, block_bytes,
+                       _checked_layout=True)
+    done = 0
+    for piece in npy_chunks(path, chunk, lookups):
+        try:
+            ids = check_trace(piece, layout.shape[0])
+        except CacheConfigError as exc:
+            index = int(K.first_out_of_range(_as_id_array("trace", piece), layout.shape[0]))
+            raise CacheConfigError(f"{path}: trace[{done + index}] is not a vector id in "
+                                   f"[0, {layout.shape[0]}) ({exc})") from None
+        state.process(ids, check=False)
+        done += piece.shape[0]
+        del ids, piece
     return state.result()
 
 

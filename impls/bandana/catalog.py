@@ -17,7 +17,7 @@ sizes_schema("bandana_sim", {
     "shadow_factors": list[float], "kmeans_clusters": int, "kmeans_niter": int, "shp_iterations": int,
     "seed": int, "miniature_rate": float, "subcluster_tables": list[str], "subclusters": list[int],
     "speed_vectors": int, "speed_lookups": int, "speed_baseline_lookups": int, "speed_repeats": int,
-    "kahypar_tables": list[str], "kahypar_instance_profile": str,
+    "kahypar_tables": list[str], "kahypar_instance_profile": str, "streamed_traces": bool,
 })
 
 sizes_schema("bandana_replay", {

@@ -12,6 +12,12 @@
 
 Sizes come from ``[bandana_sim.<profile>]`` in ``impls/profiles.toml``; traces are the
 synthetic ``datasets/bandana-*.toml`` recipes at the same profile.
+
+The cache simulations (deterministic) are grid points mapped through
+:func:`impls.harness.grid.map_points` (a local Dask cluster by default); the test
+trace and each layout go to the workers once, as memory-mapped ``.npy`` files.
+Layout building (timed: K-means and SHP seconds are reported) and the miniature
+comparison (it reports its own speed-up) stay in this process.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from impls.bandana import cache, layouts, miniature, traces
-from impls.harness import profiles, registry
+from impls.harness import grid, profiles, registry
 from impls.harness.progress import progress_bar
 
 VECTOR_BYTES = 128
@@ -32,16 +38,40 @@ def sizes(profile: str | None = None) -> dict[str, Any]:
     return profiles.sizes("bandana_sim", profile)
 
 
-def load_table(name: str, train_fraction: float, profile: str | None = None) -> dict[str, Any]:
+def load_table(name: str, train_fraction: float, profile: str | None = None, *,
+               streamed: bool = False) -> dict[str, Any]:
     """Return a table's trace split in time: ``{"num_vectors", "vectors", "train", "test",
     "test_ids"}`` where ``train``/``test`` are ``(offsets, indices)`` and ``test_ids`` the
-    test lookups in order (int64)."""
-    data = registry.load(name, profile)
+    test lookups in order (int64). With ``streamed`` the trace is written once to ``.npy``
+    files in the dataset cache a chunk at a time (traces larger than RAM) and the arrays
+    are memory maps of them; otherwise it comes from the dataset registry."""
+    data = _streamed_dataset(name, profile) if streamed else registry.load(name, profile)
     train, test = traces.split_in_time(data["offsets"], data["indices"], train_fraction)
     num_vectors = int(data["community"].shape[0])
-    return {"name": name, "num_vectors": num_vectors, "vectors": data.arrays.get("vectors"),
+    arrays = data if streamed else data.arrays
+    return {"name": name, "num_vectors": num_vectors, "vectors": arrays.get("vectors"),
             "train": train, "test": test, "test_ids": traces.flatten(*test, num_vectors),
-            "synthetic": data.synthetic}
+            "synthetic": True if streamed else data.synthetic}
+
+
+def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
+    """The synthetic dataset ``name`` at ``profile`` as memory-mapped ``.npy`` files under
+    ``<dataset cache>/<name>/<profile>-<recipe hash>-npy/`` (written once)."""
+    import hashlib
+    import json
+
+    from impls.harness import paths
+    from impls.harness.profiles import current_profile
+
+    manifest = registry.manifests()[name]
+    profile = profile or current_profile()
+    params = registry.recipe_params(manifest, profile)
+    recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}
+    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    directory = paths.cache_dir() / name / f"{profile}-{key}-npy"
+    if directory.is_dir():
+        return traces.read_trace(directory)
+    return traces.write_trace(directory, manifest.spec["seed"], **params)
 
 
 def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any]) -> layouts.Layout:
@@ -69,15 +99,40 @@ def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any]) -> layouts
 
 
 def _capacity(table: dict[str, Any], fraction: float) -> int:
-    return max(BLOCK_BYTES // VECTOR_BYTES, int(round(fraction * table["num_vectors"])))
+    return _capacity_of(table["num_vectors"], fraction)
 
 
-def _simulate(table, layout, fraction, policy, shadow_factor) -> dict[str, Any]:
-    capacity = _capacity(table, fraction)
-    result = cache.simulate(table["test_ids"], layout.permutation, capacity, policy,
-                            int(shadow_factor * capacity), VECTOR_BYTES, BLOCK_BYTES)
+def _capacity_of(num_vectors: int, fraction: float) -> int:
+    return max(BLOCK_BYTES // VECTOR_BYTES, int(round(fraction * num_vectors)))
+
+
+def simulate_point(trace, permutation, num_vectors: int, fraction: float, policy: str,
+                   shadow_factor: float) -> dict[str, Any]:
+    """One grid point: the cache counters of ``trace`` under ``permutation`` (arrays or
+    :class:`~impls.harness.grid.ArrayRef`), cache ``fraction`` of ``num_vectors``, plus
+    ``hit_rate``, ``capacity`` and ``cache_fraction``. A trace given as a reference is
+    streamed from its file (:func:`cache.simulate_npy`: the same counters)."""
+    capacity = _capacity_of(num_vectors, fraction)
+    args = (grid.array(permutation), capacity, policy, int(shadow_factor * capacity),
+            VECTOR_BYTES, BLOCK_BYTES)
+    if isinstance(trace, grid.ArrayRef):
+        result = cache.simulate_npy(trace.path, *args)
+    else:
+        result = cache.simulate(trace, *args)
     return {**result.to_dict(), "hit_rate": result.hit_rate, "capacity": capacity,
             "cache_fraction": fraction}
+
+
+def _simulate_grid(table, settings: list[tuple], label: str, progress) -> list[dict[str, Any]]:
+    """``_simulate`` over ``settings`` = [(layout, fraction, policy, shadow_factor)], on the grid."""
+    trace = grid.share(table["test_ids"])
+    shared = {}
+    points = []
+    for layout, fraction, policy, factor in settings:
+        if id(layout) not in shared:
+            shared[id(layout)] = grid.share(layout.permutation)
+        points.append((trace, shared[id(layout)], table["num_vectors"], fraction, policy, factor))
+    return grid.map_points(simulate_point, points, label=label, progress=progress)
 
 
 def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | None = None) -> dict:
@@ -96,17 +151,14 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
     out: dict[str, Any] = {"sizes": s, "tables": {}}
     per_block = BLOCK_BYTES // VECTOR_BYTES
     for name in s["tables"]:
-        table = load_table(name, s["train_fraction"])
+        table = load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
         built = {kind: build_layout(kind, table, s) for kind in s["layouts"]}
         reports = {kind: layouts.layout_report(layout, table["train"], table["test"], per_block)
                    for kind, layout in built.items()}
-        points = []
-        grid = [(k, p, f) for k in built for p in s["policies"] for f in s["cache_fractions"]]
-        with progress_bar(len(grid), f"{name}: simulate", "sim", progress) as bar:
-            for kind, policy, fraction in grid:
-                point = _simulate(table, built[kind], fraction, policy, s["headline_shadow_factor"])
-                points.append({"layout": kind, "policy": policy, **point})
-                bar.update()
+        combos = [(k, p, f) for k in built for p in s["policies"] for f in s["cache_fractions"]]
+        results = _simulate_grid(table, [(built[k], f, p, s["headline_shadow_factor"])
+                                         for k, p, f in combos], f"{name}: simulate", progress)
+        points = [{"layout": k, "policy": p, **r} for (k, p, _), r in zip(combos, results)]
         at = [p for p in points if p["cache_fraction"] == s["headline_cache_fraction"]]
         baseline = next(p for p in at if (p["layout"], p["policy"]) == ("identity", "none"))
         bandana = [p for p in at if p["layout"] not in ("identity", "random") and p["policy"] != "none"]
@@ -126,7 +178,7 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
             },
         }
         if name == s["tables"][0] and "shp" in built:
-            out["shadow_sweep"] = _shadow_sweep(table, built["shp"], s)
+            out["shadow_sweep"] = _shadow_sweep(table, built["shp"], s, progress)
             out["miniature"] = _miniature_accuracy(table, built["shp"], s)
     ratios = [t["headline"]["ratio"] for t in out["tables"].values()]
     out["headline_ratio"] = float(np.mean(ratios)) if ratios else None
@@ -145,27 +197,31 @@ def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = No
     per_block = BLOCK_BYTES // VECTOR_BYTES
     out: dict[str, Any] = {"sizes": s, "tables": {}}
     for name in s["subcluster_tables"]:
-        table = load_table(name, s["train_fraction"])
-        rows = []
+        table = load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
+        built = []
         with progress_bar(len(s["subclusters"]), f"{name}: sub-clusters", "k", progress) as bar:
-            for k in s["subclusters"]:
-                layout = layouts.kmeans_two_level_layout(table["vectors"], clusters=s["kmeans_clusters"],
-                                                         subclusters=k, niter=s["kmeans_niter"],
-                                                         seed=s["seed"])
-                point = _simulate(table, layout, s["headline_cache_fraction"], "prefetch", 1)
-                rows.append({"subclusters": k, "kmeans_seconds": layout.build_seconds,
-                             "effective_bandwidth": point["effective_bandwidth"],
-                             "hit_rate": point["hit_rate"],
-                             "fanout_test": layouts.fanout(layout, *table["test"], per_block)})
+            for k in s["subclusters"]:  # K-means is timed (Fig 8): built here, not on the grid
+                built.append(layouts.kmeans_two_level_layout(table["vectors"], clusters=s["kmeans_clusters"],
+                                                             subclusters=k, niter=s["kmeans_niter"],
+                                                             seed=s["seed"]))
                 bar.update()
-        out["tables"][name] = rows
+        points = _simulate_grid(table, [(layout, s["headline_cache_fraction"], "prefetch", 1)
+                                        for layout in built], f"{name}: sub-cluster simulations",
+                                progress)
+        out["tables"][name] = [
+            {"subclusters": k, "kmeans_seconds": layout.build_seconds,
+             "effective_bandwidth": point["effective_bandwidth"], "hit_rate": point["hit_rate"],
+             "fanout_test": layouts.fanout(layout, *table["test"], per_block)}
+            for k, layout, point in zip(s["subclusters"], built, points)]
     return out
 
 
-def _shadow_sweep(table, layout, s) -> dict:
-    rows = [{"shadow_factor": f, **_simulate(table, layout, s["headline_cache_fraction"], "shadow", f)}
-            for f in s["shadow_factors"]]
-    prefetch = _simulate(table, layout, s["headline_cache_fraction"], "prefetch", 1)
+def _shadow_sweep(table, layout, s, progress=None) -> dict:
+    fraction = s["headline_cache_fraction"]
+    settings = [(layout, fraction, "shadow", f) for f in s["shadow_factors"]]
+    *shadow, prefetch = _simulate_grid(table, settings + [(layout, fraction, "prefetch", 1)],
+                                       f"{table['name']}: shadow sweep", progress)
+    rows = [{"shadow_factor": f, **r} for f, r in zip(s["shadow_factors"], shadow)]
     return {"table": table["name"], "layout": layout.name, "rows": rows, "prefetch": prefetch}
 
 

@@ -187,101 +187,190 @@ def generate_trace(seed: int, *, num_vectors: int, num_lookups: int, dim: int = 
     "vectors": float32[N, dim]}`` (``vectors`` omitted when ``with_vectors`` is false).
     ``num_lookups`` is met exactly (the last query is trimmed).
     """
-    n = int(num_vectors)
-    total = int(num_lookups)
-    if n <= 0 or total <= 0:
-        raise ValueError(f"num_vectors and num_lookups must be positive, "
-                         f"got {num_vectors}, {num_lookups}")
-    if not 0.0 <= global_fraction <= 1.0:
-        raise ValueError(f"global_fraction must be in [0, 1], got {global_fraction}")
-    if communities_per_query < 1 or mean_query_size < 1 or community_size < 1:
-        raise ValueError("communities_per_query, mean_query_size and community_size must be >= 1")
-    rng_comm = stream(seed, "trace/communities")
-    rng_pop = stream(seed, "trace/popularity")
-    rng_query = stream(seed, "trace/queries")
-    rng_vec = stream(seed, "trace/vectors")
-
-    # communities: random members, log-normal sizes
-    csizes = _draw_counts(rng_comm, n, float(community_size), "lognormal")
-    ncomm = csizes.size
-    members = rng_comm.permutation(n).astype(np.int64)  # members grouped by community
-    cstart = np.zeros(ncomm + 1, dtype=np.int64)
-    np.cumsum(csizes, out=cstart[1:])
-    community = np.empty(n, dtype=np.int64)
-    community[members] = np.repeat(np.arange(ncomm, dtype=np.int64), csizes)
-
-    # popularity: Zipf over a random ranking of communities, milder Zipf within each
-    comm_weight = (rng_pop.permutation(ncomm).astype(np.float64) + 1.0) ** -float(zipf_exponent)
-    rank_in = (np.arange(n, dtype=np.int64) - np.repeat(cstart[:-1], csizes)).astype(np.float64) + 1.0
-    member_weight = rank_in ** -float(member_exponent)  # in ``members`` order
-    member_cdf = np.cumsum(member_weight)
-    member_cdf_before = np.concatenate(([0.0], member_cdf))
-    comm_member_total = member_cdf_before[cstart[1:]] - member_cdf_before[cstart[:-1]]
-    weight = np.empty(n, dtype=np.float64)
-    weight[members] = member_weight * np.repeat(comm_weight / comm_member_total, csizes)
-    weight /= weight.sum()
-    global_cdf = np.cumsum(weight)
-
-    # drift: community popularity per time segment
-    segments = max(1, int(drift_segments))
-    z = rng_pop.standard_normal(ncomm)
-    times = (np.arange(segments) + 0.5) / segments
-    log_w = np.log(comm_weight)[None, :] + float(drift) * times[:, None] * z[None, :]
-    log_w -= log_w.max(axis=1, keepdims=True)
-    comm_cdf = np.cumsum(np.exp(log_w), axis=1)  # segments x ncomm
-
-    # queries
-    sizes = _draw_counts(rng_query, total, float(mean_query_size), query_size_dist)
-    nq = sizes.size
-    offsets = np.zeros(nq + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    kq = np.minimum(1 + rng_query.poisson(float(communities_per_query) - 1.0, size=nq),
-                    _MAX_COMMUNITIES_PER_QUERY).astype(np.int64)
-    slot_off = np.zeros(nq + 1, dtype=np.int64)
-    np.cumsum(kq, out=slot_off[1:])
-    slot_query = np.repeat(np.arange(nq, dtype=np.int64), kq)
-    slot_segment = np.minimum(slot_query * segments // max(nq, 1), segments - 1)
-    slot_comm = np.empty(slot_query.size, dtype=np.int64)
-    u = rng_query.random(slot_query.size)
-    bounds = np.searchsorted(slot_segment, np.arange(segments + 1))
-    for s in range(segments):
-        lo, hi = bounds[s], bounds[s + 1]
-        if hi > lo:
-            cdf = comm_cdf[s]
-            picks = np.searchsorted(cdf, u[lo:hi] * cdf[-1], side="right")
-            slot_comm[lo:hi] = np.minimum(picks, ncomm - 1)
-
-    # lookups, in chunks of whole queries
-    indices = np.empty(total, dtype=np.int64)
-    q0 = 0
-    while q0 < nq:
-        q1 = int(np.searchsorted(offsets, offsets[q0] + _CHUNK_LOOKUPS, side="right")) - 1
-        q1 = min(max(q1, q0 + 1), nq)
-        a, b = int(offsets[q0]), int(offsets[q1])
-        qs = np.repeat(np.arange(q0, q1, dtype=np.int64), sizes[q0:q1])
-        u_kind, u_slot, u_pick = (rng_query.random(b - a) for _ in range(3))
-        out = np.empty(b - a, dtype=np.int64)
-        glob = u_kind < global_fraction
-        if glob.any():
-            picks = np.searchsorted(global_cdf, u_pick[glob] * global_cdf[-1], side="right")
-            out[glob] = np.minimum(picks, n - 1)
-        loc = ~glob
-        if loc.any():
-            ql = qs[loc]
-            slot = slot_off[ql] + (u_slot[loc] * kq[ql]).astype(np.int64)
-            c = slot_comm[slot]
-            lo_w, hi_w = member_cdf_before[cstart[c]], member_cdf_before[cstart[c + 1]]
-            pos = np.searchsorted(member_cdf, lo_w + u_pick[loc] * (hi_w - lo_w), side="right")
-            pos = np.clip(pos, cstart[c], cstart[c + 1] - 1)
-            out[loc] = members[pos]
+    params = {k: v for k, v in locals().items() if k not in ("seed", "with_vectors")}
+    model = _TraceModel(seed, **params)
+    indices = np.empty(model.total, dtype=np.int64)
+    for a, b, out in model.lookup_chunks():
         indices[a:b] = out
-        q0 = q1
-
-    result = {"offsets": offsets, "indices": indices, "community": community, "popularity": weight}
+    result = {"offsets": model.offsets, "indices": indices, "community": model.community,
+              "popularity": model.weight}
     if with_vectors:
-        centroids = rng_vec.standard_normal((ncomm, int(dim)), dtype=np.float32)
-        vectors = rng_vec.standard_normal((n, int(dim)), dtype=np.float32)
-        vectors *= np.float32(noise)
-        vectors += centroids[community]
+        vectors = np.empty((model.n, model.dim), dtype=np.float32)
+        for a, b, rows in model.vector_chunks():
+            vectors[a:b] = rows
         result["vectors"] = vectors
     return result
+
+
+def write_trace(directory, seed: int, *, with_vectors: bool = True, **params) -> dict[str, np.ndarray]:
+    """:func:`generate_trace` written to ``directory/<name>.npy``, for traces larger than RAM.
+
+    ``indices`` and ``vectors`` are generated and written a chunk at a time
+    (``_CHUNK_LOOKUPS`` lookups; the matching number of vector rows), the other
+    arrays (per query or per vector id) whole. The files hold exactly the arrays
+    :func:`generate_trace` returns for the same arguments. The files are written
+    into a temporary sibling directory renamed to ``directory`` at the end, so a
+    directory that exists is complete. Returns the arrays memory-mapped read-only.
+    """
+    import os
+    import shutil
+    from pathlib import Path
+
+    directory = Path(directory)
+    tmp = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    model = _TraceModel(seed, **params)
+    for name, array in (("offsets", model.offsets), ("community", model.community),
+                        ("popularity", model.weight)):
+        np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+    _write_rows(tmp / "indices.npy", np.int64, (model.total,), model.lookup_chunks())
+    if with_vectors:
+        _write_rows(tmp / "vectors.npy", np.float32, (model.n, model.dim), model.vector_chunks())
+    if directory.exists():
+        shutil.rmtree(directory)
+    os.replace(tmp, directory)
+    return read_trace(directory)
+
+
+def read_trace(directory) -> dict[str, np.ndarray]:
+    """The arrays :func:`write_trace` wrote to ``directory``, memory-mapped read-only."""
+    from pathlib import Path
+
+    return {p.stem: np.load(p, mmap_mode="r", allow_pickle=False)
+            for p in sorted(Path(directory).glob("*.npy"))}
+
+
+def _write_rows(path, dtype, shape, chunks) -> None:
+    """Write a ``.npy`` of ``shape`` whose rows ``a:b`` are the ``(a, b, rows)`` of ``chunks``."""
+    header = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    offset = header.offset
+    row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * np.dtype(dtype).itemsize
+    del header
+    with open(path, "r+b") as handle:
+        for a, _, rows in chunks:
+            handle.seek(offset + a * row_bytes)
+            handle.write(np.ascontiguousarray(rows, dtype=dtype).data)
+
+
+class _TraceModel:
+    """The generator's per-vector and per-query state; lookups and vectors come in chunks."""
+
+    def __init__(self, seed: int, *, num_vectors: int, num_lookups: int, dim: int = 32,
+                 zipf_exponent: float = 1.0, member_exponent: float = 0.5,
+                 community_size: float = 64.0,
+                 mean_query_size: float = 30.0, query_size_dist: str = "geometric",
+                 communities_per_query: float = 2.0, global_fraction: float = 0.1,
+                 drift: float = 1.0, drift_segments: int = 64, noise: float = 0.75):
+        n = int(num_vectors)
+        total = int(num_lookups)
+        if n <= 0 or total <= 0:
+            raise ValueError(f"num_vectors and num_lookups must be positive, "
+                             f"got {num_vectors}, {num_lookups}")
+        if not 0.0 <= global_fraction <= 1.0:
+            raise ValueError(f"global_fraction must be in [0, 1], got {global_fraction}")
+        if communities_per_query < 1 or mean_query_size < 1 or community_size < 1:
+            raise ValueError("communities_per_query, mean_query_size and community_size must be >= 1")
+        self.n, self.total, self.dim = n, total, int(dim)
+        self.noise, self.global_fraction = float(noise), float(global_fraction)
+        rng_comm = stream(seed, "trace/communities")
+        rng_pop = stream(seed, "trace/popularity")
+        self.rng_query = rng_query = stream(seed, "trace/queries")
+        self.rng_vec = stream(seed, "trace/vectors")
+
+        # communities: random members, log-normal sizes
+        csizes = _draw_counts(rng_comm, n, float(community_size), "lognormal")
+        ncomm = csizes.size
+        members = rng_comm.permutation(n).astype(np.int64)  # members grouped by community
+        cstart = np.zeros(ncomm + 1, dtype=np.int64)
+        np.cumsum(csizes, out=cstart[1:])
+        community = np.empty(n, dtype=np.int64)
+        community[members] = np.repeat(np.arange(ncomm, dtype=np.int64), csizes)
+
+        # popularity: Zipf over a random ranking of communities, milder Zipf within each
+        comm_weight = (rng_pop.permutation(ncomm).astype(np.float64) + 1.0) ** -float(zipf_exponent)
+        rank_in = (np.arange(n, dtype=np.int64) - np.repeat(cstart[:-1], csizes)).astype(np.float64) + 1.0
+        member_weight = rank_in ** -float(member_exponent)  # in ``members`` order
+        member_cdf = np.cumsum(member_weight)
+        member_cdf_before = np.concatenate(([0.0], member_cdf))
+        comm_member_total = member_cdf_before[cstart[1:]] - member_cdf_before[cstart[:-1]]
+        weight = np.empty(n, dtype=np.float64)
+        weight[members] = member_weight * np.repeat(comm_weight / comm_member_total, csizes)
+        weight /= weight.sum()
+        global_cdf = np.cumsum(weight)
+
+        # drift: community popularity per time segment
+        segments = max(1, int(drift_segments))
+        z = rng_pop.standard_normal(ncomm)
+        times = (np.arange(segments) + 0.5) / segments
+        log_w = np.log(comm_weight)[None, :] + float(drift) * times[:, None] * z[None, :]
+        log_w -= log_w.max(axis=1, keepdims=True)
+        comm_cdf = np.cumsum(np.exp(log_w), axis=1)  # segments x ncomm
+
+        # queries
+        sizes = _draw_counts(rng_query, total, float(mean_query_size), query_size_dist)
+        nq = sizes.size
+        offsets = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        kq = np.minimum(1 + rng_query.poisson(float(communities_per_query) - 1.0, size=nq),
+                        _MAX_COMMUNITIES_PER_QUERY).astype(np.int64)
+        slot_off = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum(kq, out=slot_off[1:])
+        slot_query = np.repeat(np.arange(nq, dtype=np.int64), kq)
+        slot_segment = np.minimum(slot_query * segments // max(nq, 1), segments - 1)
+        slot_comm = np.empty(slot_query.size, dtype=np.int64)
+        u = rng_query.random(slot_query.size)
+        bounds = np.searchsorted(slot_segment, np.arange(segments + 1))
+        for s in range(segments):
+            lo, hi = bounds[s], bounds[s + 1]
+            if hi > lo:
+                cdf = comm_cdf[s]
+                picks = np.searchsorted(cdf, u[lo:hi] * cdf[-1], side="right")
+                slot_comm[lo:hi] = np.minimum(picks, ncomm - 1)
+
+        self.offsets, self.sizes, self.kq, self.slot_off = offsets, sizes, kq, slot_off
+        self.slot_comm, self.members, self.member_cdf = slot_comm, members, member_cdf
+        self.member_cdf_before, self.cstart, self.global_cdf = member_cdf_before, cstart, global_cdf
+        self.community, self.weight, self.ncomm, self.nq = community, weight, ncomm, nq
+
+    def lookup_chunks(self):
+        """Yield ``(a, b, ids)``: lookups ``a:b`` (int64), whole queries, in order (consumes
+        the query stream: iterate once)."""
+        n, nq, offsets, sizes = self.n, self.nq, self.offsets, self.sizes
+        kq, slot_off, slot_comm, members = self.kq, self.slot_off, self.slot_comm, self.members
+        member_cdf, member_cdf_before, cstart = self.member_cdf, self.member_cdf_before, self.cstart
+        global_cdf, global_fraction, rng_query = self.global_cdf, self.global_fraction, self.rng_query
+        q0 = 0
+        while q0 < nq:
+            q1 = int(np.searchsorted(offsets, offsets[q0] + _CHUNK_LOOKUPS, side="right")) - 1
+            q1 = min(max(q1, q0 + 1), nq)
+            a, b = int(offsets[q0]), int(offsets[q1])
+            qs = np.repeat(np.arange(q0, q1, dtype=np.int64), sizes[q0:q1])
+            u_kind, u_slot, u_pick = (rng_query.random(b - a) for _ in range(3))
+            out = np.empty(b - a, dtype=np.int64)
+            glob = u_kind < global_fraction
+            if glob.any():
+                picks = np.searchsorted(global_cdf, u_pick[glob] * global_cdf[-1], side="right")
+                out[glob] = np.minimum(picks, n - 1)
+            loc = ~glob
+            if loc.any():
+                ql = qs[loc]
+                slot = slot_off[ql] + (u_slot[loc] * kq[ql]).astype(np.int64)
+                c = slot_comm[slot]
+                lo_w, hi_w = member_cdf_before[cstart[c]], member_cdf_before[cstart[c + 1]]
+                pos = np.searchsorted(member_cdf, lo_w + u_pick[loc] * (hi_w - lo_w), side="right")
+                pos = np.clip(pos, cstart[c], cstart[c + 1] - 1)
+                out[loc] = members[pos]
+            yield a, b, out
+            q0 = q1
+
+    def vector_chunks(self):
+        """Yield ``(a, b, rows)``: ``vectors[a:b]`` (float32), centroid plus noise (iterate once)."""
+        centroids = self.rng_vec.standard_normal((self.ncomm, self.dim), dtype=np.float32)
+        step = max(1, _CHUNK_LOOKUPS // max(self.dim, 1))
+        for a in range(0, self.n, step):
+            b = min(self.n, a + step)
+            rows = self.rng_vec.standard_normal((b - a, self.dim), dtype=np.float32)
+            rows *= np.float32(self.noise)
+            rows += centroids[self.community[a:b]]
+            yield a, b, rows

@@ -66,6 +66,28 @@ def _packages(packages: Mapping[str, Any]) -> Table:
                  [(n, text(packages[n]) if packages[n] else "not installed") for n in chosen])
 
 
+def _grid(runs: Any) -> Table | None:
+    """Where each experiment's grid points ran: ``runs`` is ``impls.harness.grid.runs()``
+    (a list of records) or a mapping experiment -> that list or a ``where`` string."""
+    rows = []
+    items = runs.items() if isinstance(runs, Mapping) else [("", runs)]
+    for experiment, value in items:
+        records = value if isinstance(value, list) else [{"where": value}]
+        for r in records:
+            if not isinstance(r, Mapping):
+                continue
+            points = (f"{r['points']} ({r.get('computed', '?')} computed, {r.get('reused', 0)} kept)"
+                      if "points" in r else "")
+            scattered = (f"{size_bytes(r['scattered_bytes'])} in {r.get('scatter_seconds', 0):.1f} s"
+                         if r.get("scattered_bytes") else "")
+            rows.append((text(experiment), text(r.get("label", "")), text(r.get("where")), points,
+                         scattered))
+    if not rows:
+        return None
+    return Table("Where grid points ran", ("experiment", "grid", "where", "points", "arrays sent"),
+                 rows)
+
+
 def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> list[Table]:
     """Return the fingerprint's tables, or asv's machine.json as one table when there is no fingerprint."""
     fp = state.fingerprint
@@ -82,6 +104,9 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
             tables.append(build(fp[key]))
     if state.capabilities:
         tables.append(_capabilities(state))
+    grid = _grid(fp.get("grid")) if fp.get("grid") else None
+    if grid is not None:
+        tables.append(grid)
     if isinstance(fp.get("packages"), Mapping) and fp["packages"]:
         tables.append(_packages(fp["packages"]))
     return tables

@@ -1,0 +1,388 @@
+"""Independent, deterministic grid points: run serially, on a local Dask cluster, or on an existing one.
+
+:func:`map_points` applies a module-level function to each point (a tuple of
+positional arguments, or a dict of keyword arguments) and returns the results in
+input order. Where the points run is chosen by ``DLSYSBENCH_DASK_SCHEDULER``:
+
+* unset (default): a ``distributed.LocalCluster`` of worker processes, one thread
+  each, as many as this process may use cores; started on first use, kept for
+  the process's life;
+* ``tcp://host:port``: the cluster whose scheduler listens there;
+* ``serial``: in this process, in input order (tests, debugging).
+
+**Only deterministic computations belong here.** Inside :func:`timed` (which
+the experiment registry enters around an experiment that measures the machine:
+fio, replay, training, switching), ``map_points`` raises AssertionError.
+
+**Data moves once.** Large arrays are passed as :class:`ArrayRef` (from
+:func:`share`: a content-addressed ``.npy`` in the dataset cache), and a point
+function turns its arguments into arrays with :func:`array`, which memory-maps the
+file. A remote cluster whose workers do not see the file (checked once per array)
+gets the array scattered once to every worker instead; the bytes and seconds of
+that are in the run's record (:func:`runs`).
+
+**Results are kept.** Each point's result is stored (pickle, written atomically)
+under ``DLSYSBENCH_GRID_RESULTS`` (default ``<dataset cache>/grid/results``) keyed
+by a hash of the function's identity, the code version (the sources of the
+function's top-level package) and the arguments (arrays by content), so a rerun
+after a lost scheduler or an interruption recomputes only the missing points.
+A worker that dies has its points rerun elsewhere by Dask's scheduler; a lost
+scheduler raises :class:`GridError` saying how many points were kept.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import contextvars
+import functools
+import hashlib
+import json
+import logging
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
+
+import numpy as np
+
+from impls.harness import atomic, paths
+from impls.harness.progress import progress_bar
+
+ENV_SCHEDULER = "DLSYSBENCH_DASK_SCHEDULER"
+ENV_RESULTS = "DLSYSBENCH_GRID_RESULTS"
+CONNECT_TIMEOUT = "20s"  # how long to try to reach a remote scheduler
+
+_timed: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("grid_timed", default=())
+_runs: list[dict[str, Any]] = []
+_local: dict[str, Any] = {}
+
+
+class GridError(RuntimeError):
+    """The grid could not finish (e.g. the scheduler was lost); finished points are kept."""
+
+
+# ----------------------------------------------------------------------------- shared arrays
+
+class ArrayRef(NamedTuple):
+    """A large array stored once as ``.npy`` at ``path`` (content hash ``sha256``, the
+    array's ``shape`` and ``dtype`` string); it pickles as these few fields."""
+
+    path: str
+    sha256: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    def load(self) -> np.ndarray:
+        """The array, memory-mapped read-only."""
+        return np.load(self.path, mmap_mode="r", allow_pickle=False)
+
+
+def _array_digest(a: np.ndarray) -> str:
+    h = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode())
+    h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
+    return h.hexdigest()
+
+
+def share(a: np.ndarray) -> ArrayRef:
+    """Store ``a`` as ``<cache>/grid/arrays/<sha256>.npy`` (once) and return its reference."""
+    a = np.asarray(a)
+    digest = _array_digest(a)
+    path = paths.cache_dir() / "grid" / "arrays" / f"{digest[:32]}.npy"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            np.save(handle, np.ascontiguousarray(a), allow_pickle=False)
+        os.replace(tmp, path)
+    return ArrayRef(str(path), digest, tuple(a.shape), a.dtype.str)
+
+
+def array(x: Any) -> np.ndarray:
+    """``x`` as an array: an :class:`ArrayRef` memory-mapped, an array (scattered) as is."""
+    return x.load() if isinstance(x, ArrayRef) else np.asarray(x)
+
+
+# ----------------------------------------------------------------------------- timed guard
+
+@contextlib.contextmanager
+def timed(name: str) -> Iterator[None]:
+    """Mark the enclosed code as a timed experiment ``name``: :func:`map_points` refuses to run."""
+    token = _timed.set(_timed.get() + (name,))
+    try:
+        yield
+    finally:
+        _timed.reset(token)
+
+
+# ----------------------------------------------------------------------------- keys and store
+
+@functools.cache
+def code_version(package: str) -> str:
+    """sha256 (16 hex) over the ``.py`` sources of top-level ``package`` (paths and contents)."""
+    module = sys.modules.get(package) or __import__(package)
+    root = Path(module.__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _canonical(x: Any) -> Any:
+    if isinstance(x, ArrayRef):
+        return ["array", x.sha256]
+    if isinstance(x, np.ndarray):
+        return ["array", _array_digest(x)]
+    if isinstance(x, (bool, type(None), str)):
+        return x
+    if isinstance(x, (int, np.integer)):
+        return ["int", int(x)]
+    if isinstance(x, (float, np.floating)):
+        return ["float", float(x).hex()]
+    if isinstance(x, (list, tuple)):
+        return [type(x).__name__, [_canonical(v) for v in x]]
+    if isinstance(x, dict):
+        return ["dict", sorted([str(k), _canonical(v)] for k, v in x.items())]
+    raise TypeError(f"grid point argument of type {type(x).__name__} cannot be keyed; pass plain "
+                    "data (numbers, strings, lists, dicts) or arrays via grid.share()")
+
+
+def point_key(fn: Callable, point: Any) -> str:
+    """The hex key of ``fn`` applied to ``point`` under the current code version."""
+    identity = f"{fn.__module__}:{fn.__qualname__}"
+    blob = json.dumps([identity, code_version(fn.__module__.partition(".")[0]), _canonical(point)])
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def results_dir(label: str) -> Path:
+    base = Path(os.environ.get(ENV_RESULTS) or paths.cache_dir() / "grid" / "results")
+    return base / "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
+
+
+def _load(path: Path) -> tuple[bool, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return True, pickle.load(handle)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return False, None
+
+
+# ----------------------------------------------------------------------------- executors
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def scheduler_setting() -> str:
+    """``serial``, ``local`` or a scheduler address, from ``DLSYSBENCH_DASK_SCHEDULER``."""
+    value = os.environ.get(ENV_SCHEDULER, "").strip()
+    return value if value else "local"
+
+
+def _in_worker() -> bool:
+    try:
+        from distributed import get_worker
+        get_worker()
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def _local_client():
+    if "client" not in _local:
+        from distributed import Client, LocalCluster
+        cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        _local["cluster"], _local["client"] = cluster, Client(cluster)
+        atexit.register(close_local_cluster)
+    return _local["client"]
+
+
+def close_local_cluster() -> None:
+    """Shut the embedded local cluster down (started again on the next :func:`map_points`)."""
+    client, cluster = _local.pop("client", None), _local.pop("cluster", None)
+    if client is not None:
+        client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _remote_client(address: str):
+    from distributed import Client
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise GridError(f"{ENV_SCHEDULER}={address}: cannot reach a Dask scheduler there ({exc}); "
+                        "start one with `dask scheduler` or unset the variable") from None
+
+
+def _workers(client) -> int:
+    return len(client.scheduler_info(n_workers=-1)["workers"]) if hasattr(client, "scheduler_info") else 0
+
+
+def where(client=None) -> str:
+    """Where points run now: ``serial``, ``local cluster of N workers``, ``cluster at ADDR with N workers``."""
+    setting = scheduler_setting()
+    if setting == "serial" or _in_worker():
+        return "serial"
+    if setting == "local":
+        n = _workers(client) if client is not None else usable_cores()
+        return f"local cluster of {n} workers"
+    n = _workers(client) if client is not None else "?"
+    return f"cluster at {setting} with {n} workers"
+
+
+def runs() -> list[dict[str, Any]]:
+    """One record per :func:`map_points` call in this process: label, where, points, computed,
+    reused, seconds, and scattered bytes/seconds when arrays had to be sent to a remote cluster."""
+    return [dict(r) for r in _runs]
+
+
+def _has_file(path: str, size: int) -> bool:
+    return os.path.isfile(path) and os.path.getsize(path) == size
+
+
+def _substitute(x: Any, table: dict[str, Any]) -> Any:
+    if isinstance(x, ArrayRef):
+        return table.get(x.sha256, x)
+    if isinstance(x, tuple):
+        return tuple(_substitute(v, table) for v in x)
+    if isinstance(x, list):
+        return [_substitute(v, table) for v in x]
+    if isinstance(x, dict):
+        return {k: _substitute(v, table) for k, v in x.items()}
+    return x
+
+
+def _refs(x: Any, found: dict[str, ArrayRef]) -> dict[str, ArrayRef]:
+    if isinstance(x, ArrayRef):
+        found[x.sha256] = x
+    elif isinstance(x, (tuple, list)):
+        for v in x:
+            _refs(v, found)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _refs(v, found)
+    return found
+
+
+def _scatter_missing(client, points: list, record: dict) -> list:
+    """Scatter (once, to every worker) each shared array some worker cannot read; new points."""
+    refs: dict[str, ArrayRef] = {}
+    for p in points:
+        _refs(p, refs)
+    futures = {}
+    start = time.perf_counter()
+    for digest, ref in refs.items():
+        seen = client.run(_has_file, ref.path, os.path.getsize(ref.path))
+        if not all(seen.values()):
+            futures[digest] = client.scatter(np.load(ref.path, allow_pickle=False), broadcast=True,
+                                             hash=False)
+            record["scattered_bytes"] = record.get("scattered_bytes", 0) + ref.nbytes * len(seen)
+    if futures:
+        record["scattered_arrays"] = len(futures)
+        record["scatter_seconds"] = time.perf_counter() - start
+    return [_substitute(p, futures) for p in points] if futures else points
+
+
+def _call(fn: Callable, point: Any) -> Any:
+    return fn(**point) if isinstance(point, dict) else fn(*point)
+
+
+def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool = True,
+               progress: bool | None = None) -> list[Any]:
+    """``[fn(*p) for p in points]`` (``fn(**p)`` for dict points), run where
+    ``DLSYSBENCH_DASK_SCHEDULER`` says, results in input order.
+
+    ``fn`` must be a module-level function whose result depends only on its
+    arguments (and the code); ``label`` names the grid in the result store and
+    the run record. With ``store``, finished points are read back instead of
+    computed. Raises AssertionError inside :func:`timed`, :class:`GridError`
+    when a remote scheduler cannot be reached or is lost, and whatever ``fn``
+    raises.
+    """
+    if _timed.get():
+        name = _timed.get()[-1]
+        raise AssertionError(f"{name} measures this machine's hardware; it must not run on the grid "
+                             f"(map_points({fn.__qualname__}, label={label!r}) inside grid.timed)")
+    points = list(points)
+    start = time.perf_counter()
+    keys = [point_key(fn, p) for p in points]
+    folder = results_dir(label)
+    results: list[Any] = [None] * len(points)
+    pending = []
+    for i, key in enumerate(keys):
+        ok, value = _load(folder / f"{key}.pkl") if store else (False, None)
+        if ok:
+            results[i] = value
+        else:
+            pending.append(i)
+
+    def keep(i: int, value: Any) -> None:
+        results[i] = value
+        if store:
+            atomic.write_bytes(folder / f"{keys[i]}.pkl", pickle.dumps(value, protocol=4))
+
+    setting = scheduler_setting()
+    serial = setting == "serial" or _in_worker() or not pending
+    client = None if serial else (_local_client() if setting == "local" else _remote_client(setting))
+    record: dict[str, Any] = {"label": label, "where": where(client), "points": len(points),
+                              "computed": len(pending), "reused": len(points) - len(pending)}
+    try:
+        with progress_bar(len(pending), label, "pt", progress) as bar:
+            if serial:
+                for i in pending:
+                    keep(i, _call(fn, points[i]))
+                    bar.update()
+            else:
+                _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label)
+    finally:
+        if client is not None and setting != "local":
+            client.close()
+    record["seconds"] = time.perf_counter() - start
+    _runs.append(record)
+    return results
+
+
+def _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label) -> None:
+    from distributed import as_completed
+    sent = [points[i] for i in pending]
+    if setting != "local":
+        sent = _scatter_missing(client, sent, record)
+    index = {}
+    futures = []
+    for i, point in zip(pending, sent):
+        args, kwargs = ((), point) if isinstance(point, dict) else (tuple(point), {})
+        future = client.submit(fn, *args, key=f"{label}-{keys[i]}", pure=False, **kwargs)
+        index[future.key] = i
+        futures.append(future)
+    done = 0
+    try:
+        for future in as_completed(futures):
+            keep(index[future.key], future.result())
+            done += 1
+            bar.update()
+    except Exception as exc:
+        if _scheduler_lost(client, exc):
+            raise GridError(
+                f"lost the Dask scheduler ({record['where']}) after {done} of {len(pending)} points of "
+                f"{label!r}; the {record['reused'] + done} finished points are kept under "
+                f"{results_dir(label)} and a rerun computes only the rest") from exc
+        raise
+    finally:
+        for future in futures:
+            future.release()
+
+
+def _scheduler_lost(client, exc: BaseException) -> bool:
+    from concurrent.futures import CancelledError
+    from distributed.comm.core import CommClosedError
+    if isinstance(exc, (CancelledError, CommClosedError)):
+        return True
+    return getattr(client, "status", "running") not in ("running", "connecting")

@@ -1,0 +1,136 @@
+"""A paper-scale Bandana trace, generated to .npy in chunks and simulated from memory maps on the grid.
+
+1. Writes (once; reused when present) the synthetic trace of ``--table``'s recipe
+   (its shared parameters with the ``full`` profile's overrides) at ``--vectors``
+   vectors and ``--lookups`` lookups to ``<dataset cache>/<table>/stream-...``
+   with :func:`impls.bandana.traces.write_trace` (lookups a chunk at a time;
+   vector values are not written: the simulation needs ids only).
+2. On the grid (``impls.harness.grid``: the local cluster by default), simulates
+   the whole trace from its memory map a chunk at a time
+   (:func:`impls.bandana.cache.simulate_npy`) for each ``--policies`` under a
+   random layout with a cache of ``--fraction`` of the vectors, then the first
+   ``--prefix`` lookups both streamed and loaded in memory
+   (:func:`impls.bandana.cache.simulate`), which must give the same counters.
+   Each point reports its worker's pid and peak resident memory (``VmHWM``,
+   the process's high-water mark so far: the streamed points run first, so a
+   worker's peak after them is the peak of the streaming).
+Prints one JSON object (generation rate, per-point counters, seconds, peak RSS per
+worker, whether the prefix counters agree, load average).
+
+    python scripts/stream_full_scale.py --vectors 20000000 --lookups 300000000
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's impls
+
+
+def _peak_rss_bytes() -> int:
+    """This process's peak resident memory (VmHWM: since its exec, unlike ru_maxrss, which
+    also counts the RSS of the parent it was forked from)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def streamed_point(path: str, layout, capacity: int, policy: str, shadow: int,
+                   lookups: int | None) -> dict:
+    """Counters of the trace at ``path`` (its first ``lookups``) simulated from memory maps."""
+    from impls.bandana import cache
+    from impls.harness import grid
+    start = time.perf_counter()
+    result = cache.simulate_npy(path, grid.array(layout), capacity, policy, shadow, lookups=lookups)
+    return {"mode": "streamed", "policy": policy, "lookups_limit": lookups, **result.to_dict(),
+            "seconds": time.perf_counter() - start, "pid": os.getpid(),
+            "peak_rss_bytes": _peak_rss_bytes()}
+
+
+def in_memory_point(path: str, layout, capacity: int, policy: str, shadow: int,
+                    lookups: int) -> dict:
+    """Counters of the first ``lookups`` of the trace at ``path``, loaded into memory whole."""
+    import numpy as np
+    from impls.bandana import cache
+    from impls.harness import grid
+    start = time.perf_counter()
+    ids = np.array(np.load(path, mmap_mode="r")[:lookups])
+    result = cache.simulate(ids, grid.array(layout), capacity, policy, shadow)
+    return {"mode": "in memory", "policy": policy, "lookups_limit": lookups, **result.to_dict(),
+            "seconds": time.perf_counter() - start, "pid": os.getpid(),
+            "peak_rss_bytes": _peak_rss_bytes()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", default="bandana-user")
+    parser.add_argument("--vectors", type=int, default=20_000_000)
+    parser.add_argument("--lookups", type=int, default=300_000_000)
+    parser.add_argument("--prefix", type=int, default=50_000_000,
+                        help="lookups simulated both streamed and in memory (default 50M)")
+    parser.add_argument("--policies", nargs="+", default=["none", "prefetch", "shadow"])
+    parser.add_argument("--prefix-policy", default="prefetch")
+    parser.add_argument("--fraction", type=float, default=0.05, help="cache size / vectors")
+    parser.add_argument("--shadow-factor", type=float, default=4.0)
+    parser.add_argument("--generate-only", action="store_true")
+    args = parser.parse_args(argv)
+
+    import numpy as np
+    from impls.bandana import traces
+    from impls.harness import grid, paths, registry
+
+    manifest = registry.manifests()[args.table]
+    params = registry.recipe_params(manifest, "full")
+    params.update(num_vectors=args.vectors, num_lookups=args.lookups, with_vectors=False)
+    key = hashlib.sha256(json.dumps([manifest.spec["seed"], params], sort_keys=True).encode())
+    directory = paths.cache_dir() / args.table / f"stream-{args.vectors}-{args.lookups}-{key.hexdigest()[:12]}"
+    report: dict = {"table": args.table, "vectors": args.vectors, "lookups": args.lookups,
+                    "directory": str(directory), "load_average_before": os.getloadavg()}
+    if (directory / "indices.npy").exists():
+        report["generation"] = "reused"
+    else:
+        start = time.perf_counter()
+        traces.write_trace(directory, manifest.spec["seed"], **params)
+        seconds = time.perf_counter() - start
+        report["generation"] = {"seconds": seconds, "lookups_per_second": args.lookups / seconds,
+                                "peak_rss_bytes": _peak_rss_bytes(),
+                                "indices_bytes": (directory / "indices.npy").stat().st_size}
+    print(json.dumps(report), file=sys.stderr)
+    if args.generate_only:
+        print(json.dumps(report, indent=1))
+        return 0
+
+    path = str(directory / "indices.npy")
+    layout = grid.share(np.random.default_rng(0).permutation(args.vectors))
+    capacity = int(args.fraction * args.vectors)
+    shadow = int(args.shadow_factor * capacity)
+    streamed = [(path, layout, capacity, p, shadow, None) for p in args.policies]
+    streamed.append((path, layout, capacity, args.prefix_policy, shadow, args.prefix))
+    rows = grid.map_points(streamed_point, streamed, label="stream full scale", store=False)
+    report["where"] = grid.runs()[-1]["where"]
+    memory = grid.map_points(in_memory_point, [(path, layout, capacity, args.prefix_policy, shadow,
+                                                args.prefix)], label="stream prefix", store=False)
+    rows += memory
+    drop = ("mode", "seconds", "pid", "peak_rss_bytes")
+    a, b = rows[-2], rows[-1]
+    report["prefix_counters_equal"] = ({k: v for k, v in a.items() if k not in drop}
+                                       == {k: v for k, v in b.items() if k not in drop})
+    report["points"] = rows
+    report["peak_rss_per_worker_streaming"] = {
+        str(pid): max(r["peak_rss_bytes"] for r in rows[:-1] if r["pid"] == pid)
+        for pid in {r["pid"] for r in rows[:-1]}}
+    report["load_average_after"] = os.getloadavg()
+    print(json.dumps(report, indent=1))
+    return 0 if report["prefix_counters_equal"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""The grid executor: same bytes serially, on the local cluster and on a CLI-started cluster;
+a killed worker, a lost scheduler, the result store and the timed guard."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from impls.bandana import experiments, traces
+from impls.harness import grid
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _grid_points(lookups: int = 200_000):
+    """A small layout x policy x cache grid over a synthetic trace, arrays shared once."""
+    data = traces.generate_trace(3, num_vectors=20_000, num_lookups=lookups, noise=1.25,
+                                 with_vectors=False)
+    trace = grid.share(data["indices"])
+    layouts = [grid.share(np.arange(20_000)),
+               grid.share(np.random.default_rng(1).permutation(20_000))]
+    return [(trace, layout, 20_000, fraction, policy, 4.0)
+            for layout in layouts for policy in ("none", "prefetch", "lowpri", "shadow")
+            for fraction in (0.02, 0.2)]
+
+
+def _run(points, setting, monkeypatch, store=False, label="test grid"):
+    monkeypatch.setenv(grid.ENV_SCHEDULER, setting)
+    out = grid.map_points(experiments.simulate_point, points, label=label, store=store)
+    return _bytes(out), grid.runs()[-1]
+
+
+def _bytes(results) -> bytes:
+    """The results as an artifact stores them (JSON; floats by their shortest exact repr)."""
+    return json.dumps(results, sort_keys=True).encode()
+
+
+class CliCluster:
+    """``dask scheduler`` plus ``dask worker`` processes on localhost (no nanny: a kill is final)."""
+
+    def __init__(self, tmp: Path, workers: int):
+        self.file = tmp / "scheduler.json"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+        quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+        dask = [sys.executable, "-m", "dask"]
+        self.scheduler = subprocess.Popen(
+            dask + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                    "--scheduler-file", str(self.file)], **quiet)
+        deadline = time.monotonic() + 30
+        while not self.file.exists():
+            assert time.monotonic() < deadline, "dask scheduler did not start"
+            time.sleep(0.1)
+        self.workers = [subprocess.Popen(
+            dask + ["worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
+                    "--no-dashboard", "--name", f"w{i}"], **quiet) for i in range(workers)]
+        self.address = json.loads(self.file.read_text())["address"]
+        from distributed import Client
+        with Client(self.address, timeout="30s") as client:
+            client.wait_for_workers(workers, timeout=60)
+
+    def close(self):
+        for proc in [*self.workers, self.scheduler]:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory):
+    """One ``dask scheduler`` + two ``dask worker`` processes for this module's tests
+    (the kill test, which ends one worker, comes last among its users)."""
+    cluster = CliCluster(tmp_path_factory.mktemp("dask"), 2)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture
+def one_worker(tmp_path):
+    cluster = CliCluster(tmp_path, 1)
+    yield cluster
+    cluster.close()
+
+
+def _in_thread(fn):
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread, box
+
+
+def _wait_for_results(folder: Path, count: int, thread, timeout: float = 60):
+    deadline = time.monotonic() + timeout
+    while len(list(folder.glob("*.pkl"))) < count:
+        assert thread.is_alive(), "the grid finished before the fault could be injected"
+        assert time.monotonic() < deadline, "no grid point finished"
+        time.sleep(0.02)
+
+
+def test_serial_local_and_cli_cluster_give_identical_bytes(monkeypatch, two_workers):
+    points = _grid_points()
+    serial, rec_serial = _run(points, "serial", monkeypatch)
+    local, rec_local = _run(points, "", monkeypatch)
+    cluster = two_workers
+    remote, rec_remote = _run(points, cluster.address, monkeypatch)
+    assert serial == local == remote
+    assert rec_serial["where"] == "serial"
+    assert rec_local["where"] == f"local cluster of {grid.usable_cores()} workers"
+    assert rec_remote["where"] == f"cluster at {cluster.address} with 2 workers"
+    assert len(serial) > 1000
+    assert "scattered_bytes" not in rec_remote  # the workers read the shared .npy files
+    # the results are the simulator's, in input order
+    first = json.loads(serial)[0]
+    assert first["cache_fraction"] == 0.02 and first["lookups"] == 200_000
+
+
+def slow_point(*point):
+    """``simulate_point`` after a pause, so that a fault lands while the grid runs."""
+    time.sleep(0.25)
+    return experiments.simulate_point(*point)
+
+
+def _grid_under_way(monkeypatch, cluster, tmp_path, label):
+    """Start a grid of :func:`slow_point` on ``cluster`` in a thread; return once its first
+    point is stored."""
+    points = _grid_points()
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    monkeypatch.setenv(grid.ENV_SCHEDULER, cluster.address)
+    thread, box = _in_thread(lambda: grid.map_points(slow_point, points, label=label))
+    _wait_for_results(grid.results_dir(label), 1, thread)
+    return points, thread, box
+
+
+def test_killed_worker_still_gives_complete_identical_result(monkeypatch, two_workers, tmp_path):
+    expected, _ = _run(_grid_points(), "serial", monkeypatch)
+    cluster = two_workers
+    points, thread, box = _grid_under_way(monkeypatch, cluster, tmp_path, "kill")
+    cluster.workers[0].send_signal(signal.SIGKILL)
+    thread.join(timeout=120)
+    assert cluster.workers[0].wait(timeout=10) == -signal.SIGKILL
+    assert "error" not in box, box.get("error")
+    assert _bytes(box["value"]) == expected
+    assert grid.runs()[-1]["computed"] == len(points)
+
+
+def test_lost_scheduler_raises_and_rerun_reuses_finished_points(monkeypatch, one_worker, tmp_path):
+    cluster = one_worker
+    points, thread, box = _grid_under_way(monkeypatch, cluster, tmp_path, "lost")
+    cluster.scheduler.send_signal(signal.SIGKILL)
+    thread.join(timeout=120)
+    assert isinstance(box.get("error"), grid.GridError), box
+    assert "lost the Dask scheduler" in str(box["error"])
+    kept = len(list(grid.results_dir("lost").glob("*.pkl")))
+    assert 1 <= kept < len(points)
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
+    again = grid.map_points(slow_point, points, label="lost")
+    record = grid.runs()[-1]
+    assert record["reused"] == kept and record["computed"] == len(points) - kept
+    assert _bytes(again) == _run(points, "serial", monkeypatch)[0]
+
+
+def test_unreachable_scheduler_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(grid, "CONNECT_TIMEOUT", "1s")
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "tcp://127.0.0.1:9")
+    with pytest.raises(grid.GridError, match="cannot reach a Dask scheduler"):
+        grid.map_points(experiments.simulate_point, _grid_points()[:1], label="x", store=False)
+
+
+def test_results_are_kept_by_inputs_and_code(monkeypatch, tmp_path):
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    points = _grid_points()[:3]
+    first, rec1 = _run(points, "serial", monkeypatch, store=True)
+    again, rec2 = _run(points + _grid_points()[3:4], "serial", monkeypatch, store=True)
+    assert (rec1["computed"], rec2["reused"], rec2["computed"]) == (3, 3, 1)
+    assert json.loads(again)[:3] == json.loads(first)
+    key = grid.point_key(experiments.simulate_point, points[0])
+    assert key != grid.point_key(experiments.simulate_point, (*points[0][:4], "lowpri", 4.0))
+    changed = np.asarray(grid.array(points[0][0])).copy()
+    changed[0] = (changed[0] + 1) % 20_000
+    assert key != grid.point_key(experiments.simulate_point, (grid.share(changed), *points[0][1:]))
+
+
+def test_timed_experiments_refuse_the_grid(monkeypatch):
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
+    with grid.timed("fio_sweep"):
+        with pytest.raises(AssertionError, match="fio_sweep measures this machine's hardware; "
+                                                 "it must not run on the grid"):
+            grid.map_points(experiments.simulate_point, _grid_points()[:1], label="t", store=False)
+    assert grid.map_points(experiments.simulate_point, _grid_points()[:1], label="t", store=False)
+
+
+def test_environment_table_says_where_points_ran(monkeypatch):
+    from impls.harness.report.environment_table import environment_tables
+    from impls.harness.report.machine_state import MachineState
+
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
+    grid.map_points(experiments.simulate_point, _grid_points()[:2], label="t", store=False)
+    fp = {"machine": "m", "grid": {"bandana_layout_policy": grid.runs()[-1:],
+                                   "bandana_subclusters": "cluster at tcp://h:8786 with 8 workers"}}
+    tables = environment_tables(MachineState("m", fp, "test", {}), {})
+    table = next(t for t in tables if t.title == "Where grid points ran")
+    assert table.rows[0][:4] == ("bandana_layout_policy", "t", "serial", "2 (2 computed, 0 kept)")
+    assert table.rows[1][2] == "cluster at tcp://h:8786 with 8 workers"

@@ -1,0 +1,59 @@
+"""Traces written to .npy chunk by chunk and simulated from memory maps chunk by chunk
+equal the in-memory generator and simulator exactly."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from impls.bandana import cache, experiments, traces
+from impls.harness import grid
+
+PARAMS = dict(num_vectors=5_000, num_lookups=60_000, noise=1.25, communities_per_query=3.0,
+              mean_query_size=20.0)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(traces, "_CHUNK_LOOKUPS", 4096)  # many chunks, ragged ends
+
+
+def test_written_trace_equals_generated(tmp_path, small_chunks):
+    expected = traces.generate_trace(11, **PARAMS)
+    written = traces.write_trace(tmp_path / "t", 11, **PARAMS)
+    assert sorted(written) == sorted(expected)
+    for name, array in expected.items():
+        assert isinstance(written[name], np.memmap)
+        assert written[name].dtype == array.dtype and np.array_equal(written[name], array), name
+    assert not list(tmp_path.glob(".*tmp"))  # the temporary directory was renamed
+
+
+@pytest.mark.parametrize("policy", cache.POLICIES)
+def test_streamed_simulation_equals_in_memory(tmp_path, policy):
+    data = traces.write_trace(tmp_path / "t", 4, with_vectors=False, **PARAMS)
+    ids = np.array(data["indices"])
+    layout = np.random.default_rng(2).permutation(PARAMS["num_vectors"])
+    args = (layout, 400, policy, 1600)
+    whole = cache.simulate(ids, *args)
+    path = tmp_path / "t" / "indices.npy"
+    for chunk in (997, 4096, 1 << 20):
+        assert cache.simulate_npy(path, *args, chunk=chunk) == whole
+    prefix = 25_001
+    assert cache.simulate_npy(path, *args, chunk=1000, lookups=prefix) == cache.simulate(ids[:prefix], *args)
+    assert whole.lookups == PARAMS["num_lookups"] and whole.misses > 0
+
+
+def test_streamed_bad_id_names_its_place_in_the_whole_trace(tmp_path):
+    ids = np.arange(10_000) % 100
+    ids[7_123] = 100
+    np.save(tmp_path / "bad.npy", ids)
+    with pytest.raises(cache.CacheConfigError, match=r"trace\[7123\]"):
+        cache.simulate_npy(tmp_path / "bad.npy", np.arange(100), 32, "prefetch", chunk=1000)
+
+
+def test_grid_point_streams_a_shared_trace(tmp_path):
+    data = traces.generate_trace(4, with_vectors=False, **PARAMS)
+    layout = np.arange(PARAMS["num_vectors"])
+    ref, inline = grid.share(data["indices"]), data["indices"]
+    for policy in cache.POLICIES:
+        point = (layout, PARAMS["num_vectors"], 0.05, policy, 4.0)
+        assert experiments.simulate_point(ref, *point) == experiments.simulate_point(inline, *point)
