@@ -38,6 +38,7 @@ import logging
 import os
 import re
 import tomllib
+import zipfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -188,17 +189,29 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> str:
 
 
 def _load_npz_checked(path: Path) -> tuple[dict[str, np.ndarray], str] | None:
-    """Return (arrays, sha256) if the cache exists and matches its checksum, else None."""
+    """Return (arrays, sha256) if the cache exists and matches its checksum, else None
+    (a damaged or unreadable cache is logged as a warning, to be rebuilt)."""
     sidecar = path.with_suffix(".sha256")
     if not path.exists() or not sidecar.exists():
+        if path.exists() != sidecar.exists():
+            log.warning("%s: cache without its checksum file (or the reverse); rebuilding", path)
         return None
-    expected = sidecar.read_text().strip()
-    actual = sha256_of(path)
-    if actual != expected:
-        log.warning("%s: checksum %s does not match %s; rebuilding", path, actual[:12], expected[:12])
+    try:
+        expected = sidecar.read_text(errors="replace").strip()
+        actual = sha256_of(path)
+        if actual != expected:
+            log.warning("%s: checksum %s does not match %s; rebuilding", path, actual[:12], expected[:12])
+            return None
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}, actual
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        log.warning("%s: unreadable cache (%s); rebuilding", path, err)
         return None
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}, actual
+
+
+# the one checked-cache mechanism, shared with other caches of parsed data (xc_format)
+save_npz_checked = _save_npz
+load_npz_checked = _load_npz_checked
 
 
 def _external_source(manifest: Manifest) -> Path:
