@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.harness import capabilities
+from impls.harness import capabilities, cli
 
 MAGIC = b"DLSBNDV1"
 VERSION = 1
@@ -166,6 +166,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
                 chunk = np.zeros(blocks * block_bytes, dtype=np.uint8)
                 chunk[:(hi - lo) * vector_bytes] = raw[layout[lo:hi]].reshape(-1)
                 handle.write(memoryview(chunk))
+                cli.fault_point("store-write")
             os.fchmod(handle.fileno(), 0o644)
             os.fsync(handle.fileno())
         os.replace(temporary, target)

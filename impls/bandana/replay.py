@@ -482,7 +482,7 @@ def _check_store_path(args) -> Path:
     else:
         path = default_store_path()
         if path.parent == paths.cache_dir():
-            path.parent.mkdir(parents=True, exist_ok=True)      # the suite's own directory
+            cli.register_new_dir(path.parent)      # the suite's own directory
         if not path.parent.is_dir():
             raise cli.UsageError(f"directory {path.parent} does not exist",
                                  "the store's default directory (beside DLSYSBENCH_NVM_PATH)",
@@ -570,6 +570,7 @@ def main(argv: list[str] | None = None) -> int:
                 q_warm = max(1, int(np.searchsorted(offsets, min(WARM_UP_LOOKUPS, trace.shape[0]), side="right")) - 1)
                 replay(store, offsets[:q_warm + 1], trace[:offsets[q_warm]], layout, capacity,
                        args.policy, policy_shadow, verify="none", **{k: v for k, v in kwargs.items() if k != "table"})
+            cli.fault_point("replay")
             result = replay(store, offsets, trace, layout, capacity, args.policy, policy_shadow, **kwargs)
         check = cross_check(result, trace, layout, capacity, args.policy, shadow,
                             args.vector_bytes, args.block_bytes)

@@ -60,13 +60,28 @@ class Interrupted(BaseException):
 # --------------------------------------------------------------------------- cleanup registry
 
 _registered: list[Path] = []
+_empty_only: set[Path] = set()
 _pending_signal: list[int] = []
 
 
-def register(path: str | os.PathLike) -> Path:
-    """Remove ``path`` (file or directory tree) if the command exits abnormally; return it."""
+def register(path: str | os.PathLike, *, empty_only: bool = False) -> Path:
+    """Remove ``path`` (file or directory tree) if the command exits abnormally; return it.
+    ``empty_only``: a directory the command created to hold things, removed only if empty."""
     p = Path(path)
     _registered.append(p)
+    if empty_only:
+        _empty_only.add(p)
+    return p
+
+
+def register_new_dir(path: str | os.PathLike) -> Path:
+    """Create directory ``path`` (and parents) and register every directory this created,
+    to be removed on an abnormal exit if still empty; return ``path``."""
+    p = Path(path)
+    new = [d for d in (p, *p.parents) if not d.exists()]
+    for d in reversed(new):
+        d.mkdir(exist_ok=True)
+        register(d, empty_only=True)
     return p
 
 
@@ -79,6 +94,10 @@ def unregister(path: str | os.PathLike) -> None:
 
 def _remove(p: Path) -> bool:
     try:
+        if p in _empty_only:
+            _empty_only.discard(p)
+            p.rmdir()                 # OSError when not empty: kept
+            return True
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
         elif p.exists() or p.is_symlink():
@@ -143,6 +162,24 @@ def sweep_stale(directory: str | os.PathLike, pattern: str) -> list[Path]:
         warn(f"removed {len(removed)} file(s) left in {base} by killed runs: "
              + ", ".join(p.name for p in removed[:5]))
     return removed
+
+
+# --------------------------------------------------------------------------- fault points
+
+FAULT_ENV = "DLSYSBENCH_FAULT_AT"
+
+
+def fault_point(name: str) -> None:
+    """A place the fault-injection tests stop at: when ``DLSYSBENCH_FAULT_AT`` equals
+    ``name``, print ``fault-point: <name> pid <pid>`` to stderr and sleep
+    ``DLSYSBENCH_FAULT_SLEEP`` seconds (default 30) so that a signal can be sent there.
+    Otherwise (always, outside the tests) does nothing."""
+    if os.environ.get(FAULT_ENV) != name:
+        return
+    import time
+
+    print(f"fault-point: {name} pid {os.getpid()}", file=sys.stderr, flush=True)
+    time.sleep(float(os.environ.get("DLSYSBENCH_FAULT_SLEEP", "30")))
 
 
 # --------------------------------------------------------------------------- messages

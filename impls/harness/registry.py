@@ -126,6 +126,19 @@ def _check_callable_ref(ref: str, key: str, path: Path, text: str) -> None:
                     f"`{key}` must look like 'package.module:function', got {ref!r}")
 
 
+_TOP_KEYS = frozenset({"name", "description", "synthetic", "external"})
+_SECTION_KEYS = {"synthetic": frozenset({"generator", "seed", "params", "profiles"}),
+                 "external": frozenset({"env", "path", "loader", "format", "sha256", "url"})}
+
+
+def _no_unknown_keys(table: dict, allowed: frozenset, section: str, path: Path, text: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise _fail(path, text, rf"{re.escape(unknown[0])}\s*=|\[{re.escape(unknown[0])}\]",
+                    f"unknown key(s) {', '.join(unknown)} in [{section or 'top level'}]; "
+                    f"expected only {', '.join(sorted(allowed))} (a misspelt key would be ignored)")
+
+
 def parse_manifest(path: Path) -> Manifest:
     """Return the manifest at ``path``, or raise :class:`ManifestError` saying what is wrong."""
     path = Path(path)
@@ -134,6 +147,7 @@ def parse_manifest(path: Path) -> Manifest:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ManifestError(f"{path}: not valid TOML: {err}") from err
+    _no_unknown_keys(table, _TOP_KEYS, "", path, text)
     name = _require(table, "name", str, path, text, "")
     if name != path.stem:
         raise _fail(path, text, r"name\s*=", f"name {name!r} must match the file name {path.stem!r}")
@@ -142,6 +156,7 @@ def parse_manifest(path: Path) -> Manifest:
         raise ManifestError(f"{path}: expected exactly one of [synthetic] or [external], found {kinds or 'neither'}")
     kind = kinds[0]
     spec = table[kind]
+    _no_unknown_keys(spec, _SECTION_KEYS[kind], kind, path, text)
     if kind == "synthetic":
         _check_callable_ref(_require(spec, "generator", str, path, text, kind), "generator", path, text)
         _require(spec, "seed", int, path, text, kind)

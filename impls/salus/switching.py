@@ -276,6 +276,7 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
         job_b = build_job(name, dev.torch_device, seed=seed + 7, iterations=10 ** 9)
         with tempfile.TemporaryDirectory(dir=directory or base, prefix=f"switch-pid{os.getpid()}-") as tmp:
             tmp = Path(tmp)
+            cli.fault_point("switching")
             inproc = measure_inprocess(job_a, job_b, dev, repeats)
             to_host = measure_to_host(job_a, job_b, dev, repeats)
             to_disk = measure_to_disk(job_a, job_b, dev, repeats, tmp)
@@ -326,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     get_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
+    cli.register_new_dir(paths.cache_dir() / "salus")
     cli.sweep_stale(paths.cache_dir() / "salus", "switch-pid*")
     result = switching_latency(args.device, names, args.repeats, args.restart_repeats)
     if args.json:

@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                   eval_first_s=args.eval_first_s, eval_growth=args.eval_growth)
     if method != "slide":
         common["warmup_steps"] = args.warmup_steps
+    cli.fault_point("train")
     result = train_method(method, config, train_data, test_data, device, **common)
     result["load_seconds"] = load_s
     result["source"] = info
