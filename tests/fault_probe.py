@@ -83,9 +83,6 @@ def make_inputs(d: Path) -> dict[str, Path]:
              "too_few": "5 40 12\n0 0:1\n",
              "empty_labels": "3 40 12\n0 0:1\n 1:1\n2 2:1\n",
              "empty_txt": ""}
-    for name, text in texts.items():
-        f[name] = d / f"{name}.txt"
-        f[name].write_text(text)
     f["binary_txt"] = d / "binary.txt"
     f["binary_txt"].write_bytes(bytes(rng.integers(0, 256, 500, dtype=np.uint8)))
     jobs = {"jobs_ok": '[{"name": "a", "persistent": 100, "ephemeral": 50}]',
@@ -95,9 +92,10 @@ def make_inputs(d: Path) -> dict[str, Path]:
             "jobs_notlist": '{"name": "a"}',
             "jobs_negative": '[{"name": "a", "persistent": -1, "ephemeral": 0}]',
             "jobs_empty": ""}
-    for name, text in jobs.items():
-        f[name] = d / f"{name}.json"
-        f[name].write_text(text)
+    for suffix, table in ((".txt", texts), (".json", jobs)):
+        for name, text in table.items():
+            f[name] = d / f"{name}{suffix}"
+            f[name].write_text(text)
     f["jobs_latin1"] = d / "jobs_latin1.json"
     f["jobs_latin1"].write_bytes('[{"name": "caf\u00e9", "persistent": 1, "ephemeral": 1}]'.encode("latin-1"))
     return f
