@@ -459,6 +459,10 @@ def cases(f: dict[str, Path], ctx: dict) -> list[Case]:
                  env={"DLSYSBENCH_PROFILE": "huge"}),
             Case("lane_experiments --device tpu", 4, "impls.salus.lane_experiments", ["lanes", "--device", "tpu"])]
 
+    G = "impls.salus.gpu_check"
+    out += [Case("gpu_check --repeats 0", 3, G, ["--repeats", "0"]),
+            Case("gpu_check --out in a missing dir", 2, G, ["--out", str(ctx["work"] / "x" / "g.json")])]
+
     rep = make_report_inputs(ctx["work"] / "report-in")
     out.append(Case("report with unreadable results and artifacts", 7, "-c",
                     ["import runpy, sys; sys.argv[0] = 'render_report'; "
