@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.harness import capabilities
+from impls.harness import capabilities, cli
 
 MAGIC = b"DLSBNDV1"
 VERSION = 1
@@ -155,7 +155,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
         raise OSError(f"not enough free space for {target}: needs {header.file_bytes} bytes plus "
                       f"{_FREE_SPACE_HEADROOM_BYTES} headroom, {free} free")
     raw = vectors.view(np.uint8).reshape(n, vector_bytes)
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.pid{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb", buffering=0) as handle:
             handle.write(header.pack())
@@ -166,6 +166,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
                 chunk = np.zeros(blocks * block_bytes, dtype=np.uint8)
                 chunk[:(hi - lo) * vector_bytes] = raw[layout[lo:hi]].reshape(-1)
                 handle.write(memoryview(chunk))
+                cli.fault_point("store-write")
             os.fchmod(handle.fileno(), 0o644)
             os.fsync(handle.fileno())
         os.replace(temporary, target)

@@ -47,7 +47,6 @@ counters as ``simulate`` on the loaded array). Command line: ``python -m impls.b
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -58,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from impls.bandana import cache_kernels as K
+from impls.harness import cli
 
 POLICIES = ("none", "prefetch", "lowpri", "shadow")
 _POLICY_CODES = {"none": K.POLICY_NONE, "prefetch": K.POLICY_PREFETCH,
@@ -511,10 +511,14 @@ def measure_throughput(n_vectors: int = 10_000_000, n_lookups: int = 20_000_000,
 # --------------------------------------------------------------------------- CLI
 
 def _load_ids(path: str, what: str) -> np.ndarray:
+    if os.path.isdir(path):
+        raise CacheConfigError(f"{what} file {path}: is a directory, expected an .npy file")
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise CacheConfigError(f"{what} file {path}: cannot read an .npy array ({exc})") from None
+    except (OSError, ValueError, EOFError) as exc:
+        reason = " ".join(str(exc).split()) or "empty or truncated file"
+        raise CacheConfigError(f"{what} file {path}: cannot read an .npy array ({reason}), "
+                               f"expected a 1-D integer .npy array") from None
     if not isinstance(arr, np.ndarray) or arr.ndim != 1 or not (
             arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
         raise CacheConfigError(
@@ -538,9 +542,10 @@ def _format_table(result: CacheResult, args) -> str:
     return "\n".join(lines)
 
 
+@cli.command("python -m impls.bandana.cache")
 def main(argv: list[str] | None = None) -> int:
     """Command line: simulate one trace through one cache; exit 2 on bad input."""
-    parser = argparse.ArgumentParser(
+    parser = cli.parser(
         prog="python -m impls.bandana.cache",
         description="Simulate Bandana's DRAM cache over block NVM on a trace of vector ids.")
     parser.add_argument("--trace", required=True, help=".npy int64 array of vector ids in lookup order")
@@ -553,14 +558,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block-bytes", type=int, default=4096)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    try:
-        trace = _load_ids(args.trace, "trace")
-        layout = _load_ids(args.layout, "layout")
-        result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
-                          args.vector_bytes, args.block_bytes)
-    except CacheConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    cli.number(args.vector_bytes, "--vector-bytes", minimum=1, integer=True)
+    cli.number(args.block_bytes, "--block-bytes", minimum=1, integer=True)
+    trace = _load_ids(args.trace, "trace")
+    layout = _load_ids(args.layout, "layout")
+    result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
+                      args.vector_bytes, args.block_bytes)
     if args.json:
         print(json.dumps(result.to_dict()))
     else:

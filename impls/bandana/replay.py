@@ -28,7 +28,6 @@ same file at the same queue depth, prints one JSON object and removes the store.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -40,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from impls.bandana import block_store, cache, direct_io, dram_slots
-from impls.harness import paths
+from impls.harness import cli, paths
 
 RESULT_KEYS = cache.RESULT_KEYS + (
     "lookups_per_second", "blocks_per_second", "useful_bytes_per_second", "p50_query_us",
@@ -397,10 +396,30 @@ def cross_check(result: dict[str, Any], indices, layout, capacity: int, policy: 
 
 
 def default_store_path(tag: str = "replay") -> Path:
-    """Where a temporary store goes: beside ``DLSYSBENCH_NVM_PATH`` (a file's directory,
-    never the device itself), named ``bandana-<tag>-<pid>.store``."""
+    """Where a temporary store goes: beside ``DLSYSBENCH_NVM_PATH`` when that is a file
+    (its directory), else — a block device, which is only ever read — in the cache
+    directory (``DLSYSBENCH_CACHE``, default ``datasets/cache/``); ``--path`` overrides
+    both. Named ``bandana-<tag>-pid<pid>.store``: a store left by a killed run is found by
+    its dead pid and removed by the next run (:func:`sweep_stale_stores`)."""
+    return store_directory() / f"bandana-{tag}-pid{os.getpid()}.store"
+
+
+def store_directory() -> Path:
+    """The directory :func:`default_store_path` uses (see there)."""
     target = paths.nvm_target_path()
-    return target.parent / f"bandana-{tag}-{os.getpid()}.store"
+    try:
+        is_device = not target.is_file() and target.exists() and not target.is_dir()
+    except OSError:
+        is_device = False
+    if is_device or target.parent == Path("/dev"):
+        return paths.cache_dir()
+    return target.parent
+
+
+def sweep_stale_stores(directory: str | os.PathLike) -> list[Path]:
+    """Remove replay stores and store temp files in ``directory`` left by killed runs."""
+    return (cli.sweep_stale(directory, "bandana-*-pid*.store")
+            + cli.sweep_stale(directory, ".*.pid*.tmp"))
 
 
 def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s: float,
@@ -422,13 +441,72 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
 
 # --------------------------------------------------------------------------- CLI
 
+def cli_command():
+    return cli.command("python -m impls.bandana.replay",
+                       (block_store.StoreError, block_store.DirectIOUnavailable, ReplayError))
+
+
 def _load(path: str, what: str) -> np.ndarray:
     return cache._load_ids(path, what)
 
 
+MAX_QUEUE_DEPTH = 1024
+MIN_TRUSTED_SECONDS = 1.0
+WARM_UP_LOOKUPS = 16384
+
+
+def _aio_room() -> int | None:
+    """Events the kernel's AIO still allows (``aio-max-nr - aio-nr``), None when unknown."""
+    try:
+        total = int(Path("/proc/sys/fs/aio-max-nr").read_text())
+        used = int(Path("/proc/sys/fs/aio-nr").read_text())
+    except (OSError, ValueError):
+        return None
+    return total - used
+
+
+def _check_offsets(offsets: np.ndarray, n_lookups: int, flag: str) -> np.ndarray:
+    if offsets.ndim != 1 or offsets.size == 0 or offsets[0] != 0 or offsets[-1] != n_lookups \
+            or np.any(np.diff(offsets) < 0):
+        raise cli.UsageError(f"offsets of shape {offsets.shape} are not CSR query offsets", flag,
+                             f"expected a non-decreasing 1-D array from 0 to the trace length {n_lookups}")
+    return offsets.astype(np.int64)
+
+
+def _check_store_path(args) -> Path:
+    if args.path:
+        path = Path(args.path)
+        if not path.parent.is_dir():
+            raise cli.UsageError(f"directory {path.parent} does not exist", "--path",
+                                 "expected a new file in an existing directory")
+    else:
+        path = default_store_path()
+        if path.parent == paths.cache_dir():
+            cli.register_new_dir(path.parent)      # the suite's own directory
+        if not path.parent.is_dir():
+            raise cli.UsageError(f"directory {path.parent} does not exist",
+                                 "the store's default directory (beside DLSYSBENCH_NVM_PATH)",
+                                 "expected an existing directory, or give --path")
+    if path.exists():
+        raise cli.UsageError(f"{path} exists", "--path",
+                             "expected a new file: the replay only creates (and then removes) its own store")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise cli.UsageError(f"directory {path.parent} is not writable", "--path",
+                             "expected a writable directory for the store")
+    return path
+
+
+@cli_command()
 def main(argv: list[str] | None = None) -> int:
-    """Command line: build a random store in the layout, replay, fio, print; exit 2 on bad input."""
-    parser = argparse.ArgumentParser(
+    """Command line: build a random store in the layout, replay, fio, print; exit 2 on bad input.
+
+    Everything is validated before the store is written; the store is removed on every
+    exit (exceptions, SIGINT, SIGTERM) and a store left by a killed run (its pid is in
+    the name) is removed by the next run. An untimed replay of the trace's first
+    ``WARM_UP_LOOKUPS`` lookups on a cold cache runs first, so first-call costs are not
+    timed; a timed part shorter than ``MIN_TRUSTED_SECONDS`` is reported as such.
+    """
+    parser = cli.parser(
         prog="python -m impls.bandana.replay",
         description="Replay a trace of vector ids through Bandana's DRAM cache against an O_DIRECT "
                     "block store, next to fio's 4 KB random-read IOPS on the same file.")
@@ -442,42 +520,58 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shadow", type=int, default=None, help="shadow-set size (policy shadow)")
     parser.add_argument("--vector-bytes", type=int, default=128)
     parser.add_argument("--block-bytes", type=int, default=4096)
-    parser.add_argument("--queue-depth", type=int, default=1, help="block reads in flight")
+    parser.add_argument("--queue-depth", type=int, default=1,
+                        help=f"block reads in flight (1..{MAX_QUEUE_DEPTH})")
     parser.add_argument("--mechanism", choices=direct_io.MECHANISMS, default=None,
                         help="I/O mechanism (default: libaio where it works, else threads)")
     parser.add_argument("--path", default=None,
-                        help="store file to create (must not exist; default beside DLSYSBENCH_NVM_PATH)")
+                        help="store file to create (must not exist; its directory must). Default: "
+                             "beside DLSYSBENCH_NVM_PATH when that is a file; in DLSYSBENCH_CACHE "
+                             "(datasets/cache/) when it is a block device, which is never written")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random table")
     parser.add_argument("--fio-runtime", type=float, default=2.0, help="seconds fio measures")
     parser.add_argument("--no-fio", action="store_true", help="skip fio (fio_iops is null)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    try:
-        trace = _load(args.trace, "trace")
-        layout = cache.check_layout(_load(args.layout, "layout"))
-        trace = cache.check_trace(trace, layout.shape[0])
-        per_block = cache.vectors_per_block(args.vector_bytes, args.block_bytes)
-        capacity, shadow = cache.check_sizes(args.capacity, args.policy, args.shadow, per_block)
-        offsets = (_load(args.offsets, "offsets") if args.offsets
-                   else np.arange(trace.shape[0] + 1, dtype=np.int64))
-        if args.queue_depth < 1:
-            raise cache.CacheConfigError(f"--queue-depth must be >= 1, got {args.queue_depth}")
-        path = Path(args.path) if args.path else default_store_path()
-        if path.exists():
-            raise cache.CacheConfigError(f"{path} exists: the replay only creates (and then removes) "
-                                         f"its own store file")
-    except (cache.CacheConfigError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    # everything is checked before the store is written
+    cli.number(args.block_bytes, "--block-bytes", minimum=512, integer=True)
+    if args.block_bytes % 512:
+        raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", "expected a multiple of 512 (O_DIRECT)")
+    cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
+    cli.number(args.queue_depth, "--queue-depth", minimum=1, maximum=MAX_QUEUE_DEPTH, integer=True)
+    room = _aio_room()
+    if (args.mechanism or direct_io.default_mechanism()) == "libaio" and room is not None \
+            and args.queue_depth > room:
+        raise cli.UsageError(f"--queue-depth {args.queue_depth} exceeds the {room} AIO events the kernel "
+                             f"still allows (/proc/sys/fs/aio-max-nr)", "--queue-depth",
+                             "expected a smaller queue depth, or --mechanism threads")
+    cli.number(args.seed, "--seed", minimum=0, integer=True)
+    if not args.no_fio:
+        cli.number(args.fio_runtime, "--fio-runtime", minimum=0, exclusive_min=True, maximum=3600)
+    trace = _load(args.trace, "trace")
+    layout = cache.check_layout(_load(args.layout, "layout"))
+    trace = cache.check_trace(trace, layout.shape[0])
+    per_block = cache.vectors_per_block(args.vector_bytes, args.block_bytes)
+    capacity, shadow = cache.check_sizes(args.capacity, args.policy, args.shadow, per_block)
+    offsets = (_check_offsets(_load(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
+               else np.arange(trace.shape[0] + 1, dtype=np.int64))
+    path = _check_store_path(args)
+    sweep_stale_stores(path.parent)
+    block_store.check_target(path)
     table = block_store.random_table(layout.shape[0], args.vector_bytes, args.seed)
-    created = False
+    cli.register(path)
     try:
         block_store.write_store(path, table, layout, args.block_bytes)
-        created = True
+        kwargs = dict(queue_depth=args.queue_depth, mechanism=args.mechanism, table=table)
+        policy_shadow = shadow if args.policy == "shadow" else None
         with block_store.open_store(path, layout) as store:
-            result = replay(store, offsets, trace, layout, capacity, args.policy,
-                            shadow if args.policy == "shadow" else None,
-                            queue_depth=args.queue_depth, mechanism=args.mechanism, table=table)
+            # untimed warm-up on a cold cache of its own: first-call costs stay out of the rates
+            if offsets.shape[0] > 1:
+                q_warm = max(1, int(np.searchsorted(offsets, min(WARM_UP_LOOKUPS, trace.shape[0]), side="right")) - 1)
+                replay(store, offsets[:q_warm + 1], trace[:offsets[q_warm]], layout, capacity,
+                       args.policy, policy_shadow, verify="none", **{k: v for k, v in kwargs.items() if k != "table"})
+            cli.fault_point("replay")
+            result = replay(store, offsets, trace, layout, capacity, args.policy, policy_shadow, **kwargs)
         check = cross_check(result, trace, layout, capacity, args.policy, shadow,
                             args.vector_bytes, args.block_bytes)
         result["simulator_match"] = check["match"]
@@ -486,12 +580,12 @@ def main(argv: list[str] | None = None) -> int:
                                                   path.stat().st_size, args.block_bytes)
         result["fio_iops"] = point["iops"] if point else None
         result["fio_engine"] = point["engine"] if point else None
-    except (block_store.StoreError, block_store.DirectIOUnavailable, ValueError, ReplayError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     finally:
-        if created:
-            path.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+        cli.unregister(path)
+    if result["seconds"] < MIN_TRUSTED_SECONDS:
+        cli.warn(f"the timed replay lasted {result['seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): its rates "
+                 f"still carry fixed per-run costs and are not to be trusted; replay a longer trace")
     if args.json:
         print(json.dumps(result))
     else:

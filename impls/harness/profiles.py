@@ -19,12 +19,19 @@ DEFAULT_PROFILE = "quick"
 PROFILE_TABLE = Path(__file__).resolve().parent.parent / "profiles.toml"
 
 
+class ProfileError(ValueError):
+    """``DLSYSBENCH_PROFILE`` names no profile."""
+
+
 def current_profile() -> str:
-    """Return the profile named by ``DLSYSBENCH_PROFILE`` (default ``quick``)."""
-    name = os.environ.get("DLSYSBENCH_PROFILE", DEFAULT_PROFILE).strip().lower()
+    """Return the profile named by ``DLSYSBENCH_PROFILE`` (default ``quick``); raise
+    :class:`ProfileError` (one line: what, where, what was expected) for another name."""
+    raw = os.environ.get("DLSYSBENCH_PROFILE", DEFAULT_PROFILE)
+    name = raw.strip().lower() or DEFAULT_PROFILE
     if name not in PROFILES:
-        raise ValueError(
-            f"DLSYSBENCH_PROFILE={name!r} is not a profile; expected one of {', '.join(PROFILES)}"
+        raise ProfileError(
+            f"unknown profile {raw!r}, in the environment variable DLSYSBENCH_PROFILE, "
+            f"expected one of {', '.join(PROFILES)}"
         )
     return name
 

@@ -38,6 +38,7 @@ import logging
 import os
 import re
 import tomllib
+import zipfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -125,6 +126,19 @@ def _check_callable_ref(ref: str, key: str, path: Path, text: str) -> None:
                     f"`{key}` must look like 'package.module:function', got {ref!r}")
 
 
+_TOP_KEYS = frozenset({"name", "description", "synthetic", "external"})
+_SECTION_KEYS = {"synthetic": frozenset({"generator", "seed", "params", "profiles"}),
+                 "external": frozenset({"env", "path", "loader", "format", "sha256", "url"})}
+
+
+def _no_unknown_keys(table: dict, allowed: frozenset, section: str, path: Path, text: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise _fail(path, text, rf"{re.escape(unknown[0])}\s*=|\[{re.escape(unknown[0])}\]",
+                    f"unknown key(s) {', '.join(unknown)} in [{section or 'top level'}]; "
+                    f"expected only {', '.join(sorted(allowed))} (a misspelt key would be ignored)")
+
+
 def parse_manifest(path: Path) -> Manifest:
     """Return the manifest at ``path``, or raise :class:`ManifestError` saying what is wrong."""
     path = Path(path)
@@ -133,6 +147,7 @@ def parse_manifest(path: Path) -> Manifest:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ManifestError(f"{path}: not valid TOML: {err}") from err
+    _no_unknown_keys(table, _TOP_KEYS, "", path, text)
     name = _require(table, "name", str, path, text, "")
     if name != path.stem:
         raise _fail(path, text, r"name\s*=", f"name {name!r} must match the file name {path.stem!r}")
@@ -141,6 +156,7 @@ def parse_manifest(path: Path) -> Manifest:
         raise ManifestError(f"{path}: expected exactly one of [synthetic] or [external], found {kinds or 'neither'}")
     kind = kinds[0]
     spec = table[kind]
+    _no_unknown_keys(spec, _SECTION_KEYS[kind], kind, path, text)
     if kind == "synthetic":
         _check_callable_ref(_require(spec, "generator", str, path, text, kind), "generator", path, text)
         _require(spec, "seed", int, path, text, kind)
@@ -188,17 +204,29 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> str:
 
 
 def _load_npz_checked(path: Path) -> tuple[dict[str, np.ndarray], str] | None:
-    """Return (arrays, sha256) if the cache exists and matches its checksum, else None."""
+    """Return (arrays, sha256) if the cache exists and matches its checksum, else None
+    (a damaged or unreadable cache is logged as a warning, to be rebuilt)."""
     sidecar = path.with_suffix(".sha256")
     if not path.exists() or not sidecar.exists():
+        if path.exists() != sidecar.exists():
+            log.warning("%s: cache without its checksum file (or the reverse); rebuilding", path)
         return None
-    expected = sidecar.read_text().strip()
-    actual = sha256_of(path)
-    if actual != expected:
-        log.warning("%s: checksum %s does not match %s; rebuilding", path, actual[:12], expected[:12])
+    try:
+        expected = sidecar.read_text(errors="replace").strip()
+        actual = sha256_of(path)
+        if actual != expected:
+            log.warning("%s: checksum %s does not match %s; rebuilding", path, actual[:12], expected[:12])
+            return None
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}, actual
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        log.warning("%s: unreadable cache (%s); rebuilding", path, err)
         return None
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}, actual
+
+
+# the one checked-cache mechanism, shared with other caches of parsed data (xc_format)
+save_npz_checked = _save_npz
+load_npz_checked = _load_npz_checked
 
 
 def _external_source(manifest: Manifest) -> Path:

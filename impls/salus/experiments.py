@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from impls.harness import cli
 from impls.harness.progress import progress_bar
 from impls.salus.devices import get_device, torch_threads
 from impls.salus.executor import Executor, Submission
@@ -453,16 +454,17 @@ def _print_overhead(data: dict) -> None:
               f"{row['bookkeeping_us']:8.1f}us{row['bookkeeping_pct']:6.2f}%")
 
 
+@cli.command("python -m impls.salus.experiments")
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the experiment named in ``argv`` and print a table (or JSON). Returns the exit
-    status: 0, or 2 when the profile's sizes or the device cannot be had."""
-    import argparse
+    status: 0, or 2 when the profile's sizes, the device or the --json path cannot be had
+    (all checked before the experiment runs)."""
     import json
     import sys
 
-    from impls.harness import profiles
+    from impls.harness import atomic, profiles
 
-    parser = argparse.ArgumentParser(
+    parser = cli.parser(
         prog="python -m impls.salus.experiments",
         description="Run one Salus experiment with the sizes of a profile (impls/profiles.toml).")
     parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
@@ -473,19 +475,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="write the whole result as JSON to FILE ('-': standard output, no table)")
     args = parser.parse_args(argv)
     experiment, table = EXPERIMENTS[args.experiment]
-    try:
-        sizes = salus_sizes(table, args.profile)
-        get_device(args.device)
-    except (KeyError, ValueError, NotImplementedError) as err:
-        print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
-        return 2
+    sizes = salus_sizes(table, args.profile)
+    get_device(args.device)
+    cli.check_output(args.json, "--json")
     data = experiment(sizes, args.device)
     if args.json == "-":
         print(json.dumps(data))
         return 0
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(data, f)
+        atomic.write_json(args.json, data)
     if args.experiment == "policies":
         _print_policies(data)
     elif args.experiment == "switching":
@@ -494,6 +492,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_table(data)
     else:
         _print_overhead(data)
+    sys.stdout.flush()
     return 0
 
 

@@ -13,10 +13,11 @@ NVML busy % beside it).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
+
+from impls.harness import atomic, cli
 
 CHECK_WORKLOADS = ["resnet_b32", "lstm_b32", "transformer_b16"]
 CHECK_POLICY_SIZES = {
@@ -43,13 +44,17 @@ def lanes_check() -> dict:
             "hyperparam": hyperparam_experiment(LANES_HYPERPARAM_SIZES, "cuda", progress=False)}
 
 
+@cli.command("python -m impls.salus.gpu_check")
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m impls.salus.gpu_check")
+    """Run the check and print its JSON; exit 3 without CUDA, 2 on bad arguments (checked first)."""
+    parser = cli.parser(prog="python -m impls.salus.gpu_check")
     parser.add_argument("--out", default=None, help="also write the JSON here")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--part", choices=["all", "switching", "lanes"], default="all",
                         help="switching: issue 7's check; lanes: the lanes issue's; all: both")
     args = parser.parse_args(argv)
+    cli.number(args.repeats, "--repeats", minimum=1, maximum=10 ** 6, integer=True)
+    cli.check_output(args.out, "--out")
     from impls.harness.capabilities import missing_reason
 
     reason = missing_reason("cuda")
@@ -75,8 +80,7 @@ def main(argv=None) -> int:
     out["elapsed_s"] = time.time() - t0
     text = json.dumps(out)
     if args.out:
-        with open(args.out, "w") as handle:
-            handle.write(text)
+        atomic.write_bytes(args.out, text.encode())
     print(text)
     return 0
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from impls.harness import cli
 from impls.harness import profiles as profile_tables
 from impls.salus import lane_sim
 from impls.salus.devices import get_device
@@ -88,21 +89,25 @@ def summary(name: str, data: dict) -> dict:
             "models_per_device_gain": data["models_per_device_gain"]}
 
 
+@cli.command("python -m impls.salus.lane_experiments")
 def main(argv=None) -> int:
     """``python -m impls.salus.lane_experiments {lanes,hyperparam,inference} [--device cpu|cuda]``:
-    run one experiment under the current profile and print its headline numbers as JSON."""
-    import argparse
+    run one experiment under the current profile and print its headline numbers as JSON.
+    The profile and the device are checked before the experiment runs."""
     import json
     import time
 
-    parser = argparse.ArgumentParser(prog="python -m impls.salus.lane_experiments")
+
+    parser = cli.parser(prog="python -m impls.salus.lane_experiments")
     parser.add_argument("experiment", choices=["lanes", "hyperparam", "inference"])
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
+    profile = profile_tables.current_profile()
+    get_device(args.device)
     run = {"lanes": lanes_experiment, "hyperparam": hyperparam, "inference": inference}[args.experiment]
     t0 = time.perf_counter()
     data = run(None, args.device)
-    out = {"experiment": args.experiment, "profile": profile_tables.current_profile(),
+    out = {"experiment": args.experiment, "profile": profile,
            "wall_s": time.perf_counter() - t0, **summary(args.experiment, data)}
     print(json.dumps(out, indent=1))
     return 0

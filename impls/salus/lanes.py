@@ -54,13 +54,15 @@ prints ``{"lanes": [{"id", "size", "jobs": [NAME, ...]}], "waiting": [NAME, ...]
 """
 from __future__ import annotations
 
-import argparse
 import bisect
 import collections
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+
+from impls.harness import cli
 
 RULES = ("salus", "salus-grow", "shared-first")
 BASELINES = ("no-lanes", "static")
@@ -429,7 +431,8 @@ def jobs_from_json(items, source: str = "jobs") -> list[LaneJob]:
         sizes = {}
         for key in ("persistent", "ephemeral"):
             value = item[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value != int(value) or value < 0:
                 raise LaneError(f"{where} ({name!r}): {key!r} must be a whole number of bytes >= 0, got {value!r}")
             sizes[key] = int(value)
         jobs.append(LaneJob(name, sizes["persistent"], sizes["ephemeral"]))
@@ -444,9 +447,15 @@ def assign(jobs: Iterable[LaneJob], capacity: int, rule: str = "salus", partitio
     return manager.snapshot()
 
 
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+@cli.command("python -m impls.salus.lanes", (LaneError,))
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m impls.salus.lanes",
-                                     description="Assign jobs to GPU lanes (Salus) and print the lanes.")
+    """Read ``--jobs``, assign lanes, print JSON; exit 2 with a one-line error on bad input."""
+    parser = cli.parser(prog="python -m impls.salus.lanes",
+                        description="Assign jobs to GPU lanes (Salus) and print the lanes.")
     parser.add_argument("--jobs", required=True, help="JSON file: list of {name, persistent, ephemeral} (bytes)")
     parser.add_argument("--capacity", required=True, help="device memory in bytes")
     parser.add_argument("--rule", default="salus", choices=RULES + BASELINES)
@@ -456,23 +465,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         capacity = int(args.capacity)
     except ValueError:
-        print(f"error: --capacity must be a whole number of bytes, got {args.capacity!r}", file=sys.stderr)
-        return 2
+        raise cli.UsageError(f"got {args.capacity!r}", "--capacity", "expected a whole number of bytes") from None
+    cli.number(args.partitions, "--partitions", minimum=1, integer=True)
+    cli.check_file(args.jobs, "--jobs", "a readable JSON file")
     try:
-        with open(args.jobs) as handle:
-            items = json.load(handle)
-    except OSError as err:
-        print(f"error: cannot read {args.jobs}: {err.strerror}", file=sys.stderr)
-        return 2
+        with open(args.jobs, encoding="utf-8") as handle:
+            items = json.load(handle, parse_constant=_no_constants)
+    except UnicodeDecodeError as err:
+        raise cli.UsageError(f"byte {err.start} is not UTF-8", args.jobs, "expected UTF-8 JSON text") from None
     except json.JSONDecodeError as err:
-        print(f"error: {args.jobs}: not valid JSON at line {err.lineno} column {err.colno}: {err.msg}",
-              file=sys.stderr)
-        return 2
-    try:
-        result = assign(jobs_from_json(items, args.jobs), capacity, args.rule, args.partitions)
-    except LaneError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise cli.UsageError(f"not valid JSON ({err.msg})", f"{args.jobs}:{err.lineno}:{err.colno}",
+                             "expected a JSON list of {name, persistent, ephemeral}") from None
+    except ValueError as err:
+        raise cli.UsageError(str(err), args.jobs, "expected finite numbers of bytes") from None
+    result = assign(jobs_from_json(items, args.jobs), capacity, args.rule, args.partitions)
     print(json.dumps(result))
     return 0
 

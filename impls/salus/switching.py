@@ -33,7 +33,6 @@ Command line::
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -47,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from impls.harness import cli
 from impls.salus.devices import TO_HOST_METHOD, get_device
 from impls.salus.executor import Executor, Submission
 from impls.salus.policies import Policy
@@ -274,8 +274,9 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
     for name in workloads:
         job_a = build_job(name, dev.torch_device, seed=seed, iterations=10 ** 9)
         job_b = build_job(name, dev.torch_device, seed=seed + 7, iterations=10 ** 9)
-        with tempfile.TemporaryDirectory(dir=directory or base, prefix="switch-") as tmp:
+        with tempfile.TemporaryDirectory(dir=directory or base, prefix=f"switch-pid{os.getpid()}-") as tmp:
             tmp = Path(tmp)
+            cli.fault_point("switching")
             inproc = measure_inprocess(job_a, job_b, dev, repeats)
             to_host = measure_to_host(job_a, job_b, dev, repeats)
             to_disk = measure_to_disk(job_a, job_b, dev, repeats, tmp)
@@ -295,8 +296,14 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
     return result
 
 
+@cli.command("python -m impls.salus.switching")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m impls.salus.switching", description=__doc__.split("\n\n")[0])
+    """Measure and print; every flag (device, each workload name) is checked before the
+    first measurement, and checkpoint folders of killed runs are removed first."""
+    from impls.harness import paths
+    from impls.salus.workloads import WORKLOADS
+
+    parser = cli.parser(prog="python -m impls.salus.switching", description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
                         help=f"comma-separated workload names (default {','.join(DEFAULT_WORKLOADS)})")
@@ -306,16 +313,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error("--repeats must be >= 1")
+    cli.number(args.repeats, "--repeats", minimum=1, maximum=10 ** 6, integer=True)
+    cli.number(args.restart_repeats, "--restart-repeats", minimum=0, maximum=10 ** 6, integer=True)
+    cli.number(args.threads, "--threads", minimum=1, maximum=4096, integer=True)
+    names = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    if not names:
+        raise cli.UsageError(f"no workload named in {args.workloads!r}", "--workloads",
+                             f"expected comma-separated names from {', '.join(sorted(WORKLOADS))}")
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        raise cli.UsageError(f"unknown workload(s) {', '.join(unknown)}", "--workloads",
+                             f"expected names from {', '.join(sorted(WORKLOADS))}")
+    get_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
-    names = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    try:
-        result = switching_latency(args.device, names, args.repeats, args.restart_repeats)
-    except (KeyError, NotImplementedError) as err:
-        print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
-        return 2
+    cli.register_new_dir(paths.cache_dir() / "salus")
+    cli.sweep_stale(paths.cache_dir() / "salus", "switch-pid*")
+    result = switching_latency(args.device, names, args.repeats, args.restart_repeats)
     if args.json:
         print(json.dumps(result))
         return 0

@@ -14,7 +14,6 @@ whose label list is empty (it starts with whitespace) is an error unless
 from __future__ import annotations
 
 import hashlib
-import io
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,7 @@ _MESSAGES = {
                       "as the first token",
     K.E_LABEL_RANGE: "label index out of range: expected 0 <= label < L={L}",
     K.E_EMPTY_LABELS: "empty label list (the line starts with whitespace or is blank); "
-                      "pass allow_empty_labels=True if this file's format allows it",
+                      "pass allow_empty_labels=True (--allow-empty-labels) if this file's format allows it",
     K.E_MISSING_COLON: "expected 'feature:value' but a token has no ':'",
     K.E_FEATURE_SYNTAX: "feature index must be a non-negative integer before ':'",
     K.E_FEATURE_RANGE: "feature index out of range: expected 0 <= feature < D={D}",
@@ -73,6 +72,12 @@ def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
         raise XCFormatError(f"{where}: more data lines than the header's N={n}")
     if code != K.OK:
         raise XCFormatError(f"{where}: {_MESSAGES[code].format(D=d, L=l)}")
+    finite = np.isfinite(values[:nnz])
+    if not finite.all():
+        first = int(np.argmin(finite))
+        row = int(np.searchsorted(indptr[: n + 1], first, side="right")) - 1
+        raise XCFormatError(f"{path}:{row + 2}: feature value {values[first]} is not a finite float32 "
+                            f"(|v| < 3.4e38 expected)")
     return {"indptr": indptr[: n + 1].copy(), "indices": indices[:nnz].copy(), "values": values[:nnz].copy(),
             "label_indptr": label_indptr[: n + 1].copy(), "labels": labels[:nlab].copy(),
             "shape": np.array([d, l], np.int64)}
@@ -84,9 +89,15 @@ def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.
     return parse_xc_bytes(np.fromfile(path, np.uint8), path, allow_empty_labels)
 
 
-def _cache_path(path: Path, cache_dir: Path | None) -> Path:
-    st = path.stat()
-    key = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+CACHE_VERSION = 2     # bump when the parsed arrays change for the same text
+
+
+def _cache_path(path: Path, allow_empty_labels: bool, cache_dir: Path | None) -> Path:
+    """The cache file of ``path``: keyed by the sha256 of its bytes and the options."""
+    from impls.harness import registry
+
+    options = f"v{CACHE_VERSION}|allow_empty_labels={bool(allow_empty_labels)}"
+    key = hashlib.sha256(f"{registry.sha256_of(path)}|{options}".encode()).hexdigest()[:16]
     if cache_dir is None:
         from impls.harness import paths
         cache_dir = paths.cache_dir() / "xc-parsed"
@@ -95,19 +106,21 @@ def _cache_path(path: Path, cache_dir: Path | None) -> Path:
 
 def read_xc_cached(path: str | Path, allow_empty_labels: bool = False,
                    cache_dir: str | Path | None = None) -> dict[str, np.ndarray]:
-    """Like :func:`read_xc`, but keep the parsed arrays as .npz (keyed by path, size, mtime)."""
+    """Like :func:`read_xc`, but keep the parsed arrays as .npz beside a .sha256 file.
+
+    The cache is keyed by the source's sha256 and the options (an edited file or another
+    ``allow_empty_labels`` never meets an old cache) and verified on every read; a
+    damaged one is rebuilt with a warning (the dataset registry's mechanism).
+    """
+    from impls.harness import registry
+
     path = Path(path)
-    cache = _cache_path(path, Path(cache_dir) if cache_dir else None)
-    if cache.exists():
-        try:
-            with np.load(cache, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-        except (OSError, ValueError):
-            pass  # unreadable cache: parse again
+    cache = _cache_path(path, allow_empty_labels, Path(cache_dir) if cache_dir else None)
+    found = registry.load_npz_checked(cache)
+    if found is not None:
+        return found[0]
     arrays = read_xc(path, allow_empty_labels)
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    atomic.write_bytes(cache, buffer.getvalue())
+    registry.save_npz_checked(cache, arrays)
     return arrays
 
 

@@ -44,15 +44,23 @@ def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
                          f"pick one with --machine: {', '.join(sorted(known))}")
 
 
+def _benchmark_info(results_dir: Path) -> dict:
+    try:
+        return results.read_benchmark_info(results_dir)
+    except results.ResultsError:
+        return {}                      # listed among the unreadable inputs by read_results
+
+
 def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_path: Path,
                  figure_specs: Mapping[str, FigureSpec] | None = None) -> Report:
     """Return the :class:`Report` of ``machine``; raise NoResultsError if it has no data at all.
 
     ``figure_specs`` defaults to every figure :func:`impls.harness.figures.discover` finds.
     """
-    frame = results.read_results(results_dir, machine)
-    records = artifact_store.load_latest(machine, Path(artifacts_root))
-    if frame.empty and not records:
+    unreadable: list[tuple[str, str]] = []
+    frame = results.read_results(results_dir, machine, unreadable)
+    records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable)
+    if frame.empty and not records and not unreadable:
         raise NoResultsError(
             f"nothing to report for machine {machine!r}: no asv results in "
             f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; "
@@ -89,6 +97,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state),
         history=history_figures(frame, directions),
-        skipped=skipped_points(points, results.read_benchmark_info(results_dir), state),
+        skipped=skipped_points(points, _benchmark_info(results_dir), state),
         notes=notes,
+        unreadable=unreadable,
     )

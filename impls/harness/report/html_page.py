@@ -133,6 +133,12 @@ def _skipped(report: Report) -> str:
     return _table(("benchmark", "params", "status", "commit", "reason"), rows)
 
 
+def _unreadable(report: Report) -> str:
+    if not report.unreadable:
+        return "<p>None: every result and artifact file was read.</p>"
+    return _table(("file", "why"), [list(row) for row in report.unreadable])
+
+
 def render_html(report: Report) -> str:
     """Return the whole page as a string."""
     title = f"dlsysbench report — {report.machine}"
@@ -146,6 +152,7 @@ def render_html(report: Report) -> str:
         ("figures", "Figures", _figures(report)),
         ("history", "History", _history(report)),
         ("skipped", "Skipped benchmarks", _skipped(report)),
+        ("unreadable", "Unreadable inputs", _unreadable(report)),
     ]
     nav = "".join(f"<a href='#{key}'>{escape(name)}</a>" for key, name, _ in sections)
     body = "".join(f"<section id='{key}'><h2>{escape(name)}</h2>{html}</section>"

@@ -96,4 +96,7 @@ def render_markdown(report: Report) -> str:
                           for s in report.skipped]))
     else:
         out.append("None: every benchmark point has a value in its newest run.\n")
+    out.append("## Unreadable inputs\n")
+    out.append(table(("file", "why"), report.unreadable) if report.unreadable
+               else "None: every result and artifact file was read.\n")
     return "\n".join(out)

@@ -32,6 +32,8 @@ class Report:
     history: list[HistoryFigure]
     skipped: list[SkippedPoint]
     notes: list[str]  # what is missing from this report as a whole
+    # (path, why) of every result or artifact file that could not be read
+    unreadable: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     def figures_by_system(self) -> dict[str, list[FigureResult]]:
         """Return the paper figures grouped by system, in first-seen order."""

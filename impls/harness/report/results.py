@@ -106,15 +106,19 @@ def machine_info(results_dir: Path, machine: str) -> dict[str, Any]:
     path = Path(results_dir) / machine / "machine.json"
     try:
         return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):   # JSONDecodeError, UnicodeDecodeError
         return {}
 
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ResultsError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from err
+    except UnicodeDecodeError as err:
+        raise ResultsError(f"{path}: not UTF-8 text (byte {err.start})") from err
+    except OSError as err:
+        raise ResultsError(f"{path}: cannot be read ({err.strerror or err})") from err
 
 
 def parse_param(text: str) -> Any:
@@ -193,22 +197,42 @@ def _rows_of_file(path: Path, machine: str,
     return rows
 
 
+def _reason(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return text if isinstance(err, ResultsError) else f"not an asv result file ({type(err).__name__}: {text})"
+
+
 def param_column(name: str) -> str:
     """Return the frame column that holds parameter ``name`` (prefixed if it would clash)."""
     return f"param_{name}" if name in BASE_COLUMNS else name
 
 
-def read_results(results_dir: Path, machine: str) -> pd.DataFrame:
+def read_results(results_dir: Path, machine: str,
+                 unreadable: list[tuple[str, str]] | None = None) -> pd.DataFrame:
     """Return every result of ``machine`` as a tidy frame.
 
     Columns: ``BASE_COLUMNS`` (``params`` is a dict of Python values, ``value`` is a
     float and NaN where ``status`` is "skipped" or "failed"), then one column per
     parameter name (see :func:`param_column`). Empty frame when there are no results.
+
+    A file that cannot be read raises :class:`ResultsError`, unless ``unreadable`` is a
+    list: then ``(path, why)`` is appended to it and the other files are read.
     """
-    info = read_benchmark_info(results_dir)
+    try:
+        info = read_benchmark_info(results_dir)
+    except ResultsError as err:
+        if unreadable is None:
+            raise
+        unreadable.append((str(Path(results_dir) / "benchmarks.json"), _reason(err)))
+        info = {}
     rows: list[dict[str, Any]] = []
     for path in result_files(results_dir, machine):
-        rows.extend(_rows_of_file(path, machine, info))
+        try:
+            rows.extend(_rows_of_file(path, machine, info))
+        except (ResultsError, TypeError, AttributeError, ValueError) as err:
+            if unreadable is None:
+                raise
+            unreadable.append((str(path), _reason(err)))
     frame = pd.DataFrame(rows, columns=BASE_COLUMNS)
     frame["value"] = frame["value"].astype("float64")
     for column in ("date", "started_at"):

@@ -1,0 +1,344 @@
+"""The command-line convention every engine's ``main()`` follows.
+
+- Bad input is found before any work and reported on one line,
+  ``error: <what>, <where>, <what was expected>``, with exit status 2
+  (:class:`UsageError`, or any ``ValueError``/``OSError``/``KeyError`` that escapes).
+  ``--debug`` on the command line or ``DLSYSBENCH_DEBUG=1`` shows the traceback instead.
+- Whatever a command creates is registered (:func:`register`) and removed on any exit
+  it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
+  arrived while Python code could not act on it (inside a ctypes or numba callback)
+  is still honoured when ``main`` returns: the run never reports success after one.
+- What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
+  creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
+  no longer alive (a live pid's files are left alone).
+
+Use::
+
+    @cli.command("python -m impls.x")
+    def main(argv=None) -> int:
+        parser = cli.parser(prog=..., description=...)   # adds --debug
+        ...
+        cli.check_file(args.trace, "--trace", "an .npy file")
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+import os
+import re
+import shutil
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Callable, Iterable
+
+EXIT_USAGE = 2
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+DEBUG_ENV = "DLSYSBENCH_DEBUG"
+
+
+class UsageError(ValueError):
+    """Bad input: ``what`` is wrong, ``where`` (a flag, file:line), ``expected`` what was wanted."""
+
+    def __init__(self, what: str, where: str = "", expected: str = ""):
+        self.what, self.where, self.expected = what, where, expected
+        super().__init__(", ".join(p for p in (what, where, expected) if p))
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived; ``signum`` says which (BaseException: ``except Exception`` lets it pass)."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+# --------------------------------------------------------------------------- cleanup registry
+
+_registered: list[Path] = []
+_empty_only: set[Path] = set()
+_pending_signal: list[int] = []
+
+
+def register(path: str | os.PathLike, *, empty_only: bool = False) -> Path:
+    """Remove ``path`` (file or directory tree) if the command exits abnormally; return it.
+    ``empty_only``: a directory the command created to hold things, removed only if empty."""
+    p = Path(path)
+    _registered.append(p)
+    if empty_only:
+        _empty_only.add(p)
+    return p
+
+
+def register_new_dir(path: str | os.PathLike) -> Path:
+    """Create directory ``path`` (and parents) and register every directory this created,
+    to be removed on an abnormal exit if still empty; return ``path``."""
+    p = Path(path)
+    new = [d for d in (p, *p.parents) if not d.exists()]
+    for d in reversed(new):
+        d.mkdir(exist_ok=True)
+        register(d, empty_only=True)
+    return p
+
+
+def unregister(path: str | os.PathLike) -> None:
+    """Keep ``path``: the command finished it (e.g. renamed it into place)."""
+    p = Path(path)
+    while p in _registered:
+        _registered.remove(p)
+
+
+def _remove(p: Path) -> bool:
+    try:
+        if p in _empty_only:
+            _empty_only.discard(p)
+            p.rmdir()                 # OSError when not empty: kept
+            return True
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+        else:
+            return False
+        return True
+    except OSError:
+        return False
+
+
+def run_cleanup(mark: int = 0) -> list[Path]:
+    """Remove the paths registered after the first ``mark`` now (last registered first);
+    return those removed."""
+    tail = _registered[mark:]
+    del _registered[mark:]
+    return [p for p in reversed(tail) if _remove(p)]
+
+
+def pid_tag() -> str:
+    """The marker temporary names carry so a later run can tell whose they are: ``pid<N>``."""
+    return f"pid{os.getpid()}"
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process ``pid`` exists (ours, or another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_PID_RE = re.compile(r"pid(\d+)")
+
+
+def sweep_stale(directory: str | os.PathLike, pattern: str) -> list[Path]:
+    """Remove entries of ``directory`` matching glob ``pattern`` whose ``pid<N>`` tag names a
+    dead process (files left by a killed run); return what was removed. Entries without a
+    tag, or whose pid is alive, are left alone."""
+    base = Path(directory)
+    removed = []
+    if not base.is_dir():
+        return removed
+    for entry in base.glob(pattern):
+        match = _PID_RE.search(entry.name)
+        if not match or pid_alive(int(match.group(1))):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+        except OSError:
+            continue
+    if removed:
+        warn(f"removed {len(removed)} file(s) left in {base} by killed runs: "
+             + ", ".join(p.name for p in removed[:5]))
+    return removed
+
+
+# --------------------------------------------------------------------------- fault points
+
+FAULT_ENV = "DLSYSBENCH_FAULT_AT"
+
+
+def fault_point(name: str) -> None:
+    """A place the fault-injection tests stop at: when ``DLSYSBENCH_FAULT_AT`` equals
+    ``name``, print ``fault-point: <name> pid <pid>`` to stderr and sleep
+    ``DLSYSBENCH_FAULT_SLEEP`` seconds (default 30) so that a signal can be sent there.
+    Otherwise (always, outside the tests) does nothing."""
+    if os.environ.get(FAULT_ENV) != name:
+        return
+    import time
+
+    print(f"fault-point: {name} pid {os.getpid()}", file=sys.stderr, flush=True)
+    time.sleep(float(os.environ.get("DLSYSBENCH_FAULT_SLEEP", "30")))
+
+
+# --------------------------------------------------------------------------- messages
+
+def warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, UsageError):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        text = exc.args[0] if exc.args else ""
+        return str(text)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start}: {exc.reason})"
+    if isinstance(exc, OSError) and exc.strerror:
+        where = exc.filename if exc.filename is not None else ""
+        return ", ".join(str(p) for p in (exc.strerror, where) if p != "")
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())        # one line
+
+
+def parser(**kwargs) -> argparse.ArgumentParser:
+    """An ``ArgumentParser`` with ``--debug`` (show tracebacks) added."""
+    p = argparse.ArgumentParser(**kwargs)
+    add_debug(p)
+    return p
+
+
+def add_debug(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--debug", action="store_true",
+                   help=f"show the Python traceback of an error (also: {DEBUG_ENV}=1)")
+
+
+def _debugging(argv: list[str]) -> bool:
+    return "--debug" in argv or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _handler(signum, frame):
+    _pending_signal.append(signum)
+    raise Interrupted(signum)
+
+
+USER_ERRORS = (ValueError, OSError, KeyError, LookupError, NotImplementedError)
+
+
+def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Callable:
+    """Decorate ``main(argv) -> int`` with the convention (see the module docstring).
+
+    ``user_errors``: further exception types that mean bad input (exit 2).
+    """
+    known = USER_ERRORS + tuple(user_errors)
+
+    def decorate(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def wrapper(argv: Iterable[str] | None = None) -> int:
+            args = list(sys.argv[1:] if argv is None else argv)
+            debug = _debugging(args)
+            in_main_thread = threading.current_thread() is threading.main_thread()
+            previous = {}
+            if in_main_thread:
+                for signum in (signal.SIGINT, signal.SIGTERM):
+                    previous[signum] = signal.signal(signum, _handler)
+            _pending_signal.clear()
+            mark = len(_registered)
+            status = None
+            try:
+                status = main(None if argv is None else args)
+                if _pending_signal:          # swallowed by a callback: still not a success
+                    raise Interrupted(_pending_signal[0])
+                return status
+            except Interrupted as exc:
+                run_cleanup(mark)
+                print(f"error: interrupted by {signal.Signals(exc.signum).name}, in {prog}, "
+                      f"files it created were removed", file=sys.stderr)
+                return EXIT_SIGINT if exc.signum == signal.SIGINT else EXIT_SIGTERM
+            except KeyboardInterrupt:
+                run_cleanup(mark)
+                print(f"error: interrupted by SIGINT, in {prog}, files it created were removed",
+                      file=sys.stderr)
+                return EXIT_SIGINT
+            except SystemExit:
+                run_cleanup(mark)
+                raise
+            except known as exc:
+                run_cleanup(mark)
+                if debug:
+                    traceback.print_exc()
+                print(f"error: {_message(exc)}", file=sys.stderr)
+                return EXIT_USAGE
+            except Exception as exc:
+                run_cleanup(mark)
+                if debug:
+                    traceback.print_exc()
+                print(f"error: internal error {type(exc).__name__}: {_message(exc)}, in {prog}, "
+                      f"rerun with --debug (or {DEBUG_ENV}=1) for the traceback", file=sys.stderr)
+                return 1
+            finally:
+                if in_main_thread:
+                    for signum, old in previous.items():
+                        signal.signal(signum, old)
+                del _registered[mark:]
+        return wrapper
+    return decorate
+
+
+# --------------------------------------------------------------------------- validators
+
+def number(value, flag: str, *, minimum: float | None = None, maximum: float | None = None,
+           integer: bool = False, exclusive_min: bool = False, allow_none: bool = True):
+    """Return ``value`` after checking it is a finite number in range; raise :class:`UsageError`."""
+    if value is None and allow_none:
+        return None
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            integer and not float(value).is_integer()) or not math.isfinite(float(value)):
+        raise UsageError(f"got {value!r}", flag, f"expected {kind}{_range(minimum, maximum, exclusive_min)}")
+    if minimum is not None and (value <= minimum if exclusive_min else value < minimum) \
+            or maximum is not None and value > maximum:
+        raise UsageError(f"got {value!r}", flag, f"expected {kind}{_range(minimum, maximum, exclusive_min)}")
+    return value
+
+
+def _range(lo, hi, exclusive) -> str:
+    if lo is not None and hi is not None:
+        return f" in {'(' if exclusive else '['}{lo:g}, {hi:g}]"
+    if lo is not None:
+        return f" {'>' if exclusive else '>='} {lo:g}"
+    if hi is not None:
+        return f" <= {hi:g}"
+    return ""
+
+
+def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a readable file") -> Path | None:
+    """Return ``path`` after checking it is a readable regular file; raise :class:`UsageError`."""
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{p} does not exist", flag, f"expected {expected}")
+    if p.is_dir():
+        raise UsageError(f"{p} is a directory", flag, f"expected {expected}")
+    if not os.access(p, os.R_OK):
+        raise UsageError(f"{p} is not readable", flag, f"expected {expected}")
+    return p
+
+
+def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
+    """Return ``path`` after checking a file can be written there (parent exists and is a
+    writable directory, path is not a directory); creates nothing. Raises :class:`UsageError`."""
+    if path is None or str(path) == "-":
+        return None if path is None else Path(path)
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{p} is a directory", flag, "expected a file path to write")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"directory {parent} does not exist", flag, "expected a file in an existing directory")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{p} cannot be written (permission denied)", flag, "expected a writable location")
+    return p

@@ -1,0 +1,323 @@
+"""Fault injection: bad inputs, signals, damaged caches and artifacts (issue 22).
+
+Each test asserts the exit status, the one-line message and that the directory is as
+before. Bad inputs run ``main()`` in-process (fast); signals run the command line in a
+subprocess stopped at a fault point (``DLSYSBENCH_FAULT_AT``, see
+:func:`impls.harness.cli.fault_point`). The wider probe is ``python tests/fault_probe.py``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fault_probe import make_inputs, make_report_inputs
+
+pytestmark = pytest.mark.faults
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    nvm = tmp_path / "nvm"
+    nvm.mkdir()
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(nvm / "target.bin"))
+    monkeypatch.delenv("DLSYSBENCH_DEBUG", raising=False)
+    return make_inputs(tmp_path / "inputs")
+
+
+def tree(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*")}
+
+
+def one_line_error(capsys, pattern: str) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in "\n".join(err), err
+    assert __import__("re").search(pattern, errors[0]), errors[0]
+    return errors[0]
+
+
+def _cache_args(f, **over):
+    args = {"--trace": f["trace"], "--layout": f["layout"], "--capacity": 256, "--policy": "shadow",
+            "--shadow": 512, **over}
+    return [str(x) for kv in args.items() for x in kv if x is not None]
+
+
+def _train_args(f, tmp_path, *extra):
+    return ["--train", str(f["train"]), "--test", str(f["test"]), "--quiet", "--K", "2", "--L", "2",
+            "--hidden", "16", "--batch", "16", "--eval-points", "20", "--json", str(tmp_path / "r.json"), *extra]
+
+
+BAD_INPUTS = [  # (command, argv builder, message pattern)
+    ("cache", lambda f, t: _cache_args(f, **{"--trace": f["zero_bytes"]}), r"zero\.npy: cannot read an \.npy"),
+    ("cache", lambda f, t: _cache_args(f, **{"--trace": t}), r"is a directory"),
+    ("cache", lambda f, t: _cache_args(f, **{"--vector-bytes": 0}), r"--vector-bytes, expected an integer >= 1"),
+    ("replay", lambda f, t: _cache_args(f, **{"--block-bytes": 1000}), r"--block-bytes, expected a multiple of 512"),
+    ("replay", lambda f, t: _cache_args(f, **{"--queue-depth": 100000}), r"--queue-depth"),
+    ("replay", lambda f, t: _cache_args(f, **{"--fio-runtime": "nan"}), r"--fio-runtime"),
+    ("replay", lambda f, t: _cache_args(f, **{"--offsets": f["bad_offsets"]}), r"--offsets, expected"),
+    ("replay", lambda f, t: _cache_args(f, **{"--path": t / "a" / "b" / "s.store"}), r"does not exist, --path"),
+    ("train", lambda f, t: _train_args(f, t, "--threads", "0"), r"got 0, --threads"),
+    ("train", lambda f, t: _train_args(f, t, "--lr", "nan"), r"got nan, --lr"),
+    ("train", lambda f, t: _train_args(f, t, "--time-budget", "-5"), r"--time-budget, expected a number > 0"),
+    ("train", lambda f, t: _train_args(f, t, "--batch", "0"), r"--batch"),
+    ("train", lambda f, t: _train_args(f, t)[:-1] + [str(t)], r"is a directory, --json"),
+    ("train", lambda f, t: ["--train", str(f["overflow"])] + _train_args(f, t)[2:],
+     r"overflow\.txt:2: feature value inf is not a finite float32"),
+    ("train", lambda f, t: ["--train", str(f["bad_syntax"])] + _train_args(f, t)[2:], r"bad_syntax\.txt:3:"),
+    ("train", lambda f, t: ["--train", str(f["binary_txt"])] + _train_args(f, t)[2:], r"binary\.txt:1:"),
+    ("lanes", lambda f, t: ["--jobs", str(f["jobs_nan"]), "--capacity", "10"], r"NaN is not a JSON number"),
+    ("lanes", lambda f, t: ["--jobs", str(f["jobs_inf"]), "--capacity", "10"], r"Infinity is not a JSON number"),
+    ("lanes", lambda f, t: ["--jobs", str(f["jobs_latin1"]), "--capacity", "10"], r"not UTF-8"),
+    ("switching", lambda f, t: ["--workloads", ","], r"no workload named"),
+    ("switching", lambda f, t: ["--device", "tpu", "--workloads", "mlp_b64"], r"device 'tpu'"),
+    ("experiments", lambda f, t: ["overhead", "--json", str(t / "x" / "o.json")], r"does not exist, --json"),
+]
+MAINS = {"cache": "impls.bandana.cache", "replay": "impls.bandana.replay", "train": "impls.slide.train",
+         "lanes": "impls.salus.lanes", "switching": "impls.salus.switching",
+         "experiments": "impls.salus.experiments", "lane_experiments": "impls.salus.lane_experiments"}
+
+
+def _main(name):
+    import importlib
+
+    return importlib.import_module(MAINS[name]).main
+
+
+@pytest.mark.parametrize("command,argv,pattern", BAD_INPUTS,
+                         ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(BAD_INPUTS)])
+def test_bad_input_is_a_one_line_error_and_leaves_nothing(command, argv, pattern, files, tmp_path, capsys):
+    before = tree(tmp_path)
+    assert _main(command)(argv(files, tmp_path)) == 2
+    one_line_error(capsys, pattern)
+    assert tree(tmp_path) == before
+
+
+def test_unknown_profile_is_named(files, monkeypatch, capsys):
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "huge")
+    assert _main("lane_experiments")(["lanes"]) == 2
+    one_line_error(capsys, r"unknown profile 'huge', in the environment variable DLSYSBENCH_PROFILE, "
+                           r"expected one of smoke, quick, full")
+
+
+def test_debug_shows_the_traceback(files, tmp_path, capsys, monkeypatch):
+    argv = _cache_args(files, **{"--trace": files["zero_bytes"]})
+    assert _main("cache")(argv + ["--debug"]) == 2
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+    monkeypatch.setenv("DLSYSBENCH_DEBUG", "1")
+    assert _main("cache")(argv) == 2
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_train_checks_its_output_before_training(files, tmp_path, capsys, monkeypatch):
+    import impls.slide.experiments as slide_experiments
+
+    def never(*a, **k):
+        raise AssertionError("trained before checking the arguments")
+
+    monkeypatch.setattr(slide_experiments, "train_method", never)
+    argv = _train_args(files, tmp_path)[:-1] + [str(tmp_path / "missing" / "r.json")]
+    assert _main("train")(argv) == 2
+    one_line_error(capsys, r"directory .*missing does not exist, --json")
+
+
+def test_replay_checks_every_flag_before_writing_its_store(files, capsys, monkeypatch):
+    from impls.bandana import block_store
+
+    monkeypatch.setattr(block_store, "write_store", lambda *a, **k: pytest.fail("store written"))
+    assert _main("replay")(_cache_args(files, **{"--fio-runtime": "0"})) == 2
+    one_line_error(capsys, r"--fio-runtime")
+
+
+def test_switching_checks_every_workload_before_measuring(files, capsys, monkeypatch):
+    from impls.salus import switching
+
+    monkeypatch.setattr(switching, "switching_latency", lambda *a, **k: pytest.fail("measured"))
+    assert switching.main(["--workloads", "mlp_b64,nope", "--repeats", "1"]) == 2
+    one_line_error(capsys, r"unknown workload\(s\) nope, --workloads")
+
+
+def test_a_swallowed_interrupt_is_not_a_success(capsys):
+    from impls.harness import cli
+
+    @cli.command("probe")
+    def main(argv=None):
+        try:                                   # what a ctypes callback does with an exception
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except BaseException:
+            pass
+        return 0
+
+    assert main([]) == cli.EXIT_SIGINT
+    assert "interrupted by SIGINT" in capsys.readouterr().err
+
+
+def test_cleanup_registry_runs_on_signals(tmp_path, capsys):
+    from impls.harness import cli
+
+    made = tmp_path / "partial"
+
+    @cli.command("probe")
+    def main(argv=None):
+        cli.register(made).mkdir()
+        (made / "half").write_text("x")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)
+        return 0
+
+    assert main([]) == cli.EXIT_SIGTERM
+    assert not made.exists()
+    capsys.readouterr()
+
+
+def test_stale_files_of_dead_pids_are_swept_live_ones_kept(tmp_path):
+    from impls.harness import cli
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    (tmp_path / f"bandana-replay-pid{dead}.store").write_bytes(b"x")
+    (tmp_path / f"bandana-replay-pid{os.getpid()}.store").write_bytes(b"x")
+    removed = cli.sweep_stale(tmp_path, "bandana-*-pid*.store")
+    assert [p.name for p in removed] == [f"bandana-replay-pid{dead}.store"]
+    assert (tmp_path / f"bandana-replay-pid{os.getpid()}.store").exists()
+
+
+# ------------------------------------------------------------------- caches and loaders
+
+def test_xc_cache_heals_and_is_keyed_by_content_and_options(files, tmp_path, caplog):
+    from impls.slide.xc_format import XCFormatError, read_xc, read_xc_cached
+
+    cache = tmp_path / "xc"
+    first = read_xc_cached(files["train"], cache_dir=cache)
+    for npz in cache.glob("*.npz"):
+        npz.write_bytes(npz.read_bytes()[:100])
+    with caplog.at_level(logging.WARNING):
+        again = read_xc_cached(files["train"], cache_dir=cache)
+    assert "rebuilding" in caplog.text
+    assert np.array_equal(first["values"], again["values"])
+    # same size and mtime, other content: never served stale
+    edited = tmp_path / "edited.txt"
+    edited.write_text(files["train"].read_text())
+    st = edited.stat()
+    read_xc_cached(edited, cache_dir=cache)
+    edited.write_text(files["train"].read_text().replace("0:0.5", "0:9.5"))
+    os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert np.array_equal(read_xc_cached(edited, cache_dir=cache)["values"], read_xc(edited)["values"])
+    # a lenient parse never lets a strict one through
+    read_xc_cached(files["empty_labels"], allow_empty_labels=True, cache_dir=cache)
+    with pytest.raises(XCFormatError, match=r"empty_labels\.txt:3: empty label list"):
+        read_xc_cached(files["empty_labels"], cache_dir=cache)
+
+
+def test_manifest_with_an_unknown_key_is_refused(tmp_path):
+    from impls.harness.registry import ManifestError, parse_manifest
+
+    path = tmp_path / "typo.toml"
+    path.write_text('name = "typo"\n[synthetic]\ngenerator = "a.b:c"\nseed = 1\nsede = 2\n')
+    with pytest.raises(ManifestError, match=r"typo\.toml:5: unknown key\(s\) sede in \[synthetic\]"):
+        parse_manifest(path)
+
+
+def test_report_lists_what_it_could_not_read(tmp_path):
+    from impls.harness.report.build import build_report
+
+    given = make_report_inputs(tmp_path)
+    report = build_report("toybox", given["results"], given["artifacts"], given["claims"], figure_specs={})
+    why = {Path(p).name: w for p, w in report.unreadable}
+    assert "not valid JSON" in why["ffffffff-truncated-py.json"]
+    assert "not UTF-8" in why["eeeeeeee-latin-py.json"]
+    assert any("the report uses the copy of commit aaaaaaaa" in w for _, w in report.unreadable)
+    assert not report.commits.empty                        # the readable results are still reported
+
+
+# ------------------------------------------------------------------- signals (subprocesses)
+
+def _run_until(point: str, sig: int, argv: list[str], tmp_path: Path, delay: float = 0.0,
+               timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DLSYSBENCH_FAULT_AT": point,
+           "DLSYSBENCH_FAULT_SLEEP": "0" if delay else "30"}
+    proc = subprocess.Popen([sys.executable, *argv], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        seen += line
+        if not line or line.startswith("fault-point:"):
+            break
+    assert "fault-point:" in seen, seen
+    time.sleep(delay or 0.05)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, seen + err)
+
+
+REPLAY = ["-m", "impls.bandana.replay", "--capacity", "256", "--policy", "shadow", "--shadow", "512",
+          "--no-fio", "--json", "--mechanism", "threads"]     # threads: no AIO loop to compile
+
+
+@pytest.mark.parametrize("point,sig,code", [("store-write", signal.SIGTERM, 143),
+                                            ("replay", signal.SIGINT, 130)])
+def test_replay_interrupted_leaves_no_store(point, sig, code, files, tmp_path):
+    nvm = tmp_path / "nvm"
+    argv = REPLAY + ["--trace", str(files["trace"]), "--layout", str(files["layout"])]
+    done = _run_until(point, sig, argv, tmp_path)
+    assert done.returncode == code, done.stderr
+    assert f"error: interrupted by {signal.Signals(sig).name}" in done.stderr
+    assert "Traceback" not in done.stderr and list(nvm.iterdir()) == []
+
+
+def test_replay_killed_leaves_a_temp_file_the_next_run_removes(files, tmp_path, capsys, monkeypatch):
+    import errno
+
+    from impls.bandana import block_store
+
+    nvm = tmp_path / "nvm"
+    argv = REPLAY + ["--trace", str(files["trace"]), "--layout", str(files["layout"])]
+    assert _run_until("store-write", signal.SIGKILL, argv, tmp_path).returncode == -signal.SIGKILL
+    left = list(nvm.iterdir())
+    assert left and all(".pid" in p.name for p in left)
+    # the next run sweeps them before its own write, which here finds the disk full
+    def full(path, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(block_store, "write_store", full)
+    assert _main("replay")(_cache_args(files) + ["--no-fio"]) == 2
+    err = capsys.readouterr().err
+    assert "left in" in err and "error: No space left on device" in err
+    assert list(nvm.iterdir()) == []
+
+
+def test_training_interrupted_writes_nothing(files, tmp_path):
+    argv = ["-m", "impls.slide.train", *_train_args(files, tmp_path, "--time-budget", "20")]
+    done = _run_until("train", signal.SIGTERM, argv, tmp_path, delay=0.5)
+    assert done.returncode == 143, done.stderr
+    assert not (tmp_path / "r.json").exists()
+    assert not [p for p in tmp_path.glob(".r.json*")]
+
+
+def test_switching_interrupted_removes_its_checkpoints(files, tmp_path, monkeypatch, capsys):
+    from impls.harness import paths
+    from impls.salus import switching
+
+    def interrupted(*a, **k):
+        assert list((paths.cache_dir() / "salus").glob("switch-pid*"))   # the checkpoint folder exists
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)
+
+    monkeypatch.setattr(switching, "measure_to_disk", interrupted)
+    monkeypatch.setattr(switching, "measure_to_host", lambda *a, **k: [1.0])
+    monkeypatch.setattr(switching, "measure_inprocess", lambda *a, **k: {})
+    assert switching.main(["--workloads", "mlp_b64", "--repeats", "1", "--restart-repeats", "0"]) == 143
+    assert not (paths.cache_dir() / "salus").exists()      # nor the folder it created for them
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
