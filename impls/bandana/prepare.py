@@ -34,7 +34,10 @@ LAYOUTS = ("identity", "random", "kmeans", "kmeans-two-level", "shp", "kahypar")
 NEEDS_VECTORS = ("kmeans", "kmeans-two-level")
 
 
-class PrepareError(ValueError):
+from impls.harness import cli
+
+
+class PrepareError(cli.UsageError):
     """An input or option that cannot be used (the message says which and why)."""
 
 
@@ -135,8 +138,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m impls.bandana.prepare",
-                                     description=__doc__.splitlines()[0])
+    parser = cli.parser(prog="python -m impls.bandana.prepare", description=__doc__.splitlines()[0])
     source = parser.add_argument_group("trace (one of)")
     source.add_argument("--dataset", help="a registry trace, e.g. bandana-user (datasets/*.toml)")
     source.add_argument("--profile", choices=("smoke", "quick", "full"), default=None,
@@ -184,19 +186,23 @@ def _check(args: argparse.Namespace) -> None:
         raise PrepareError(f"--out {args.out}: {parent} is not writable")
 
 
+@cli.command("python -m impls.bandana.prepare")
 def main(argv: Sequence[str] | None = None) -> int:
+    """Write the trace and layouts; 0 on success, 2 on bad input (checked before any work)."""
     args = _parser().parse_args(argv)
-    try:
-        _check(args)
-        source = load_source(args)
-        missing = [k for k in args.layout if k in NEEDS_VECTORS and source["vectors"] is None]
-        if missing:
-            raise PrepareError(f"--layout {missing[0]} needs vector values: give --vectors "
-                               "(or a dataset that has them)")
-        summary = prepare(source, args.layout, Path(args.out), train_fraction=args.train_fraction, seed=args.seed)
-    except PrepareError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    _check(args)
+    source = load_source(args)
+    missing = [k for k in args.layout if k in NEEDS_VECTORS and source["vectors"] is None]
+    if missing:
+        raise PrepareError(f"--layout {missing[0]} needs vector values: give --vectors "
+                           "(or a dataset that has them)")
+    out = Path(args.out)
+    created = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)
+    if created is not None:
+        cli.register(created)  # a run that fails or is interrupted leaves no directory behind
+    summary = prepare(source, args.layout, out, train_fraction=args.train_fraction, seed=args.seed)
+    if created is not None:
+        cli.unregister(created)
     if args.json in ("-", ""):
         print(json.dumps(summary))
     elif args.json:

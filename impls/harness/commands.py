@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from impls.harness import experiments, profiles
+from impls.harness import cli, experiments, profiles
 
 
 def _rows() -> list[dict]:
@@ -50,19 +49,6 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_output(target: str | None) -> None:
-    if target in (None, "-"):
-        return
-    path = Path(target)
-    if path.is_dir():
-        raise experiments.ExperimentError(f"--json {target}: is a directory; expected a file path")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise experiments.ExperimentError(f"--json {target}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise experiments.ExperimentError(f"--json {target}: directory {parent} is not writable")
-
-
 def _run(args: argparse.Namespace) -> int:
     from impls.harness import atomic
 
@@ -71,8 +57,8 @@ def _run(args: argparse.Namespace) -> int:
     experiments.sizes_for(entry.name, profile)  # validated before any work
     reason = experiments.missing(entry.name, args.device)
     if reason:
-        raise experiments.ExperimentError(f"{entry.name} cannot run here: {reason}")
-    _check_output(args.json)
+        raise cli.UsageError(f"{entry.name} cannot run here: {reason}", "--device", "a device this machine has")
+    cli.check_output(args.json, "--json")
     data = experiments.run(entry.name, profile=profile, device=args.device)
     if args.save_artifact:
         from impls.harness.artifacts import save_artifact
@@ -96,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m impls", description=__doc__.splitlines()[0])
+    top = cli.parser(prog="python -m impls", description=__doc__.splitlines()[0])
     sub = top.add_subparsers(dest="command", required=True)
     listing = sub.add_parser("list", help="every experiment, what it needs, whether it runs here")
     listing.add_argument("--json", action="store_true", help="one JSON array instead of text")
@@ -114,13 +100,8 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+@cli.command("python -m impls", user_errors=(experiments.ExperimentError,))
 def main(argv: Sequence[str] | None = None) -> int:
+    """List or run experiments; 0 on success, 2 on a refused request (one line on stderr)."""
     args = parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except (experiments.ExperimentError, NotImplementedError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    return args.func(args)
