@@ -240,15 +240,18 @@ def test_command_line_runs_the_policy_experiment_of_a_profile_and_prints_the_rep
 
 
 def test_command_line_says_why_when_the_device_is_missing_before_running_anything(capsys, monkeypatch):
+    from impls.harness import capabilities
     from impls.salus import experiments
-
-    def no_cuda(name):
-        raise NotImplementedError("needs CUDA: none here")
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("ran without a device")
 
-    monkeypatch.setattr(experiments, "get_device", no_cuda)
-    monkeypatch.setitem(experiments.EXPERIMENTS, "overhead", (must_not_run, "salus_overhead"))
-    assert experiments.main(["overhead", "--device", "cuda"]) == 2
+    monkeypatch.setitem(capabilities.CHECKS, "cuda",
+                        lambda: capabilities.Capability("cuda", False, "needs CUDA: none here"))
+    capabilities._cached.cache_clear()
+    monkeypatch.setattr(experiments, "switching_experiment", must_not_run)
+    try:
+        assert experiments.main(["switching", "--device", "cuda"]) == 2
+    finally:
+        capabilities._cached.cache_clear()
     assert "needs CUDA: none here" in capsys.readouterr().err

@@ -91,6 +91,7 @@ experiment("bandana.shp_vs_kahypar", sizes="bandana_sim", artifact="bandana_shp_
            run=f"{_HERE}:shp_vs_kahypar", summary="SHP's fanout against KaHyPar's km1 partition",
            paper_figure="(SHP quality anchor; Kabiljo et al.)", requires=("kahypar",), timed=False)
 experiment("bandana.replay", sizes="bandana_replay", artifact="bandana_replay", run=f"{_HERE}:replay",
+           printer="impls.bandana.replay_experiment:print_table",
            summary="trace replay through the DRAM cache with O_DIRECT reads, beside fio's IOPS",
            paper_figure="Bandana: from simulated effective bandwidth to the drive",
            requires=("o_direct",), timed=True)

@@ -404,20 +404,10 @@ def _headline(out: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: run the experiment at a profile, print one line per point and the headline."""
-    import argparse
+def print_table(data: dict[str, Any]) -> None:
+    """One line per measured point (sweep, comparison, mechanism, raw loop), then the headline."""
     import json
 
-    parser = argparse.ArgumentParser(prog="python -m impls.bandana.replay_experiment",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default=None, help="smoke / quick / full (default: DLSYSBENCH_PROFILE)")
-    parser.add_argument("--out", default=None, help="also write the whole result as JSON here")
-    args = parser.parse_args(argv)
-    data = replay_experiment(sizes(args.profile))
-    if args.out:
-        with open(args.out, "w") as handle:
-            json.dump(data, handle, default=str)
     print(f"{'role':<11}{'layout':<17}{'policy':<9}{'mech':<8}{'QD':>3}{'reads':>8}{'reads/s':>9}"
           f"{'fio IOPS':>10}{'ratio':>7}{'useful MB/s':>12}{'hit rate':>9}")
     for role, points in (("sweep", data["sweep"]), ("comparison", data["comparison"]["points"]),
@@ -434,7 +424,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'raw loop':<11}{'(uniform)':<17}{'-':<9}{p['mechanism']:<8}{p['queue_depth']:>3}{'':>8}"
               f"{p['blocks_per_second']:>9.0f}{fio_iops:>10}{ratio:>7}")
     print(json.dumps(data["headline"], indent=1))
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m impls.bandana.replay_experiment [--profile P] [--out FILE]`` is
+    ``python -m impls run bandana.replay [--profile P] [--json FILE]`` (kept for older scripts)."""
+    import sys
+
+    from impls.harness import commands
+
+    args = ["--json" if a == "--out" else a for a in (sys.argv[1:] if argv is None else argv)]
+    return commands.main(["run", "bandana.replay", *args])
 
 
 if __name__ == "__main__":

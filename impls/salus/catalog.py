@@ -36,19 +36,22 @@ experiment("salus.switching", sizes="salus_switching", artifact="salus_switching
            summary="job-switch latency: in-process at iteration boundaries vs checkpoint to host, "
                    "to disk, process restart", paper_figure="Salus: fast job switching (sub-second vs second-scale)", devices=_CPU_CUDA)
 experiment("salus.policies", sizes="salus_policies", artifact="salus_policies",
-           run=f"{_EXP}:policy_experiment", printer=f"{_EXP}:_print_policies",
+           run=f"{_EXP}:policy_experiment", printer=f"{_EXP}:print_policies",
            summary="FIFO/SRTF/PACK/FAIR run for real, the simulator beside each, the first policy again",
            paper_figure="Salus: FIFO / SRTF / PACK / FAIR job completion times", devices=_CPU_CUDA)
 experiment("salus.overhead", sizes="salus_overhead", artifact="salus_overhead",
-           run=f"{_EXP}:overhead_experiment", printer=f"{_EXP}:_print_overhead",
+           run=f"{_EXP}:overhead_experiment", printer=f"{_EXP}:print_overhead",
            summary="the executor's overhead per iteration, paired with alone blocks on either side",
            paper_figure="Salus: executor overhead")
 experiment("salus.lanes", sizes="salus_lanes", artifact="salus_lanes", run=f"{_LANES}:lanes_experiment",
+           printer=f"{_LANES}:print_lanes",
            summary="memory profiles, lane packing against baselines, lane-manager decision time",
            paper_figure="Salus: GPU lanes (memory sharing)", devices=_CPU_CUDA)
 experiment("salus.hyperparam", sizes="salus_hyperparam", artifact="salus_hyperparam",
-           run=f"{_LANES}:hyperparam", summary="hyper-parameter exploration makespan and utilisation under PACK",
+           run=f"{_LANES}:hyperparam", printer=f"{_LANES}:print_hyperparam",
+           summary="hyper-parameter exploration makespan and utilisation under PACK",
            paper_figure="Salus: hyper-parameter exploration (2.38x)", devices=_CPU_CUDA)
 experiment("salus.inference", sizes="salus_inference", artifact="salus_inference",
-           run=f"{_LANES}:inference", summary="many inference models sharing one device against one per device",
+           run=f"{_LANES}:inference", printer=f"{_LANES}:print_inference",
+           summary="many inference models sharing one device against one per device",
            paper_figure="Salus: inference sharing (42x / 7x)", devices=_CPU_CUDA)

@@ -414,16 +414,12 @@ def overhead_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "c
 
 # ---------------------------------------------------------------- command line
 
-EXPERIMENTS = {"policies": (policy_experiment, "salus_policies"),
-               "switching": (switching_experiment, "salus_switching"),
-               "overhead": (overhead_experiment, "salus_overhead")}
-
-
 def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
     return "-" if value is None else f"{value:{spec}}{suffix}"
 
 
-def _print_policies(data: dict) -> None:
+def print_policies(data: dict) -> None:
+    """The policy experiment as a table: real and simulated average JCT, errors, drift, the repeat."""
     print(f"device {data['device_name']}; {len(data['trace'])} jobs, offered load {data['offered_load']:.2f} "
           f"(synthetic inputs)")
     print(f"{'run':12s}{'real avg JCT':>14s}{'sim (profiles)':>16s}{'error':>8s}{'sim (in run)':>14s}{'error':>8s}"
@@ -445,7 +441,8 @@ def _print_policies(data: dict) -> None:
               f"{_fmt(data['repeat']['real_difference'], '.1%')} apart")
 
 
-def _print_overhead(data: dict) -> None:
+def print_overhead(data: dict) -> None:
+    """The overhead experiment as a table: alone and executor medians, paired overhead, bookkeeping."""
     print(f"device {data['device']}; torch threads {data['torch_threads']}")
     print(f"{'workload':16s}{'alone':>10s}{'executor':>10s}{'paired overhead':>17s}{'bookkeeping':>16s}"
           "   (alone, executor: medians of the blocks)")
@@ -456,44 +453,16 @@ def _print_overhead(data: dict) -> None:
 
 @cli.command("python -m impls.salus.experiments")
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the experiment named in ``argv`` and print a table (or JSON). Returns the exit
-    status: 0, or 2 when the profile's sizes, the device or the --json path cannot be had
-    (all checked before the experiment runs)."""
-    import json
+    """``python -m impls.salus.experiments NAME [flags]`` is ``python -m impls run salus.NAME [flags]``
+    (kept so that older scripts keep working)."""
     import sys
 
-    from impls.harness import atomic, profiles
+    from impls.harness import commands
 
-    parser = cli.parser(
-        prog="python -m impls.salus.experiments",
-        description="Run one Salus experiment with the sizes of a profile (impls/profiles.toml).")
-    parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
-    parser.add_argument("--profile", choices=profiles.PROFILES, default=None,
-                        help="sizes to use (default: DLSYSBENCH_PROFILE, else quick)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
-    parser.add_argument("--json", metavar="FILE", default=None,
-                        help="write the whole result as JSON to FILE ('-': standard output, no table)")
-    args = parser.parse_args(argv)
-    experiment, table = EXPERIMENTS[args.experiment]
-    sizes = salus_sizes(table, args.profile)
-    get_device(args.device)
-    cli.check_output(args.json, "--json")
-    data = experiment(sizes, args.device)
-    if args.json == "-":
-        print(json.dumps(data))
-        return 0
-    if args.json:
-        atomic.write_json(args.json, data)
-    if args.experiment == "policies":
-        _print_policies(data)
-    elif args.experiment == "switching":
-        from impls.salus.switching import print_table
-
-        print_table(data)
-    else:
-        _print_overhead(data)
-    sys.stdout.flush()
-    return 0
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and not args[0].startswith("-"):
+        args[0] = f"salus.{args[0]}"
+    return commands.main(["run", *args])
 
 
 if __name__ == "__main__":

@@ -90,27 +90,38 @@ def summary(name: str, data: dict) -> dict:
 
 
 @cli.command("python -m impls.salus.lane_experiments")
-def main(argv=None) -> int:
-    """``python -m impls.salus.lane_experiments {lanes,hyperparam,inference} [--device cpu|cuda]``:
-    run one experiment under the current profile and print its headline numbers as JSON.
-    The profile and the device are checked before the experiment runs."""
+def _print(name: str, data: dict) -> None:
     import json
-    import time
+
+    print(json.dumps(summary(name, data), indent=1))
 
 
-    parser = cli.parser(prog="python -m impls.salus.lane_experiments")
-    parser.add_argument("experiment", choices=["lanes", "hyperparam", "inference"])
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args(argv)
-    profile = profile_tables.current_profile()
-    get_device(args.device)
-    run = {"lanes": lanes_experiment, "hyperparam": hyperparam, "inference": inference}[args.experiment]
-    t0 = time.perf_counter()
-    data = run(None, args.device)
-    out = {"experiment": args.experiment, "profile": profile,
-           "wall_s": time.perf_counter() - t0, **summary(args.experiment, data)}
-    print(json.dumps(out, indent=1))
-    return 0
+def print_lanes(data: dict) -> None:
+    """The lane experiment's headline numbers as JSON."""
+    _print("lanes", data)
+
+
+def print_hyperparam(data: dict) -> None:
+    """The hyper-parameter experiment's headline numbers as JSON."""
+    _print("hyperparam", data)
+
+
+def print_inference(data: dict) -> None:
+    """The inference experiment's headline numbers as JSON."""
+    _print("inference", data)
+
+
+def main(argv=None) -> int:
+    """``python -m impls.salus.lane_experiments NAME [flags]`` is ``python -m impls run salus.NAME
+    [flags]`` (kept so that older scripts keep working)."""
+    import sys
+
+    from impls.harness import commands
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and not args[0].startswith("-"):
+        args[0] = f"salus.{args[0]}"
+    return commands.main(["run", *args])
 
 
 if __name__ == "__main__":
