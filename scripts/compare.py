@@ -16,10 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-try:
-    import impls  # noqa: F401
-except ImportError:  # run from a checkout that is not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# this checkout's code and benchmarks, even where another checkout is installed
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
