@@ -51,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     for pattern in args.bench:
         command += ["--bench", pattern]
     started = time.monotonic()
-    status = subprocess.run(command, cwd=root, env={**os.environ, "DLSYSBENCH_MACHINE": machine}).returncode
+    # asv --python=same exports neither the commit nor the checkout to the benchmarks: without
+    # these, artifacts went to the installed checkout under whatever commit it had checked out
+    identity = {"DLSYSBENCH_MACHINE": machine, "DLSYSBENCH_ROOT": str(root), "ASV_COMMIT": commit}
+    status = subprocess.run(command, cwd=root, env={**os.environ, **identity}).returncode
     archive_run(paths.results_dir(), machine, commit)
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
 
