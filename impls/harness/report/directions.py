@@ -102,3 +102,4 @@ def asv_regressions_first_commits(declared: dict[str, str]) -> dict[str, None]:
     """
     return {re.escape(name) + r"($|\(|@)": None
             for name, direction in sorted(declared.items()) if direction != LOWER}
+
