@@ -52,8 +52,11 @@ def main(argv: list[str] | None = None) -> int:
         command += ["--bench", pattern]
     started = time.monotonic()
     # asv --python=same exports neither the commit nor the checkout to the benchmarks: without
-    # these, artifacts went to the installed checkout under whatever commit it had checked out
-    identity = {"DLSYSBENCH_MACHINE": machine, "DLSYSBENCH_ROOT": str(root), "ASV_COMMIT": commit}
+    # these, artifacts went to the installed checkout under whatever commit it had checked out,
+    # and the benchmarks imported the installed impls (asv passes only ASV_PYTHONPATH on)
+    pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("ASV_PYTHONPATH")]))
+    identity = {"DLSYSBENCH_MACHINE": machine, "DLSYSBENCH_ROOT": str(root), "ASV_COMMIT": commit,
+                "ASV_PYTHONPATH": pythonpath}
     status = subprocess.run(command, cwd=root, env={**os.environ, **identity}).returncode
     archive_run(paths.results_dir(), machine, commit)
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)

@@ -284,4 +284,5 @@ def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_chec
     assert command[command.index("--set-commit-hash") + 1] == BASE
     assert env["DLSYSBENCH_MACHINE"] == "box-smoke" and env["ASV_COMMIT"] == BASE
     assert Path(env["DLSYSBENCH_ROOT"]) == run_suite.paths.repo_root()
+    assert env["ASV_PYTHONPATH"].split(os.pathsep)[0] == env["DLSYSBENCH_ROOT"]
     assert archived and archived[0][1:] == ("box-smoke", BASE)
