@@ -32,15 +32,15 @@ bench: setup
 
 # make report [MACHINES="a b"]: one machine's report, or several side by side
 report: setup
-	$(PY) scripts/render_report.py $(if $(MACHINES),--machines $(MACHINES))
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/render_report.py $(if $(MACHINES),--machines $(MACHINES))
 
 # make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>]: exit 1 on a regression
 compare: setup
-	$(PY) scripts/compare.py $(if $(BASE),--base $(BASE)) $(if $(HEAD),--head $(HEAD)) $(if $(MACHINE),--machine $(MACHINE))
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/compare.py $(if $(BASE),--base $(BASE)) $(if $(HEAD),--head $(HEAD)) $(if $(MACHINE),--machine $(MACHINE))
 
 # make noise [MACHINE=<name>]: thresholds from two or more stored runs of one commit
 noise: setup
-	$(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(MACHINE))
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(MACHINE))
 
 doctor: setup
 	$(PY) -m impls.harness.fingerprint

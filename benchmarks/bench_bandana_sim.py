@@ -139,7 +139,7 @@ class SimulatorLookupsTime:
     params = (SIZES["policies"],)
     param_names = ["policy"]
     warmup_time = 0.5
-    repeat = (3, 10, 10.0)
+    repeat = (3, 5, 2.0)
 
     def setup(self, policy):
         import numpy as np
@@ -164,7 +164,7 @@ class LayoutBuildTime:
     params = ([k for k in SIZES["layouts"] if k not in ("identity", "random")],)
     param_names = ["layout"]
     warmup_time = 0.0
-    repeat = (2, 5, 20.0)
+    repeat = (2, 3, 10.0)
     number = 1
     rounds = 1
     timeout = 1800

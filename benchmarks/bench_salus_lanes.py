@@ -146,7 +146,7 @@ class LaneManagerDecisionTime:
 
     setup_cache = _lanes_cpu
     warmup_time = 0.2
-    repeat = (3, 10, 10.0)
+    repeat = (3, 5, 2.0)
     timeout = 1800
 
     def setup(self, data):

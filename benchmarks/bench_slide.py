@@ -198,7 +198,8 @@ class SlideTableRefreshTime:
     params = (["rehash", "rebuild"],)
     param_names = ["kind"]
     warmup_time = 0.5
-    repeat = (3, 10, 10.0)
+    repeat = (3, 5, 2.0)
+    rounds = 1
     timeout = 1800
 
     def setup(self, kind):

@@ -13,13 +13,12 @@ Exit status: 1 when there is a regression, 0 when none, 2 when it cannot compare
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-try:
-    import impls  # noqa: F401
-except ImportError:  # run from a checkout that is not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# this checkout's code and benchmarks, even where another checkout is installed
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
@@ -59,9 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
     parser.add_argument("--noise", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
+    parser.add_argument("--print-asv-config", action="store_true",
+                        help="print asv.conf.json's regressions_first_commits from the declared directions")
     parser.add_argument("--default-threshold", type=float, default=None,
                         help="relative threshold for numbers without a measured one (default: not judged)")
     args = parser.parse_args(argv)
+    if args.print_asv_config:
+        print(json.dumps(directions.asv_regressions_first_commits(directions.declared_directions()), indent=8))
+        return 0
     results_dir = args.results or paths.results_dir()
     try:
         machine = runs.choose_run_machine(args.machine, results_dir, paths.machine_name(),

@@ -13,10 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-try:
-    import impls  # noqa: F401
-except ImportError:  # run from a checkout that is not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# this checkout's code and benchmarks, even where another checkout is installed
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
@@ -62,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
               + (f", {too} too noisy to track" if too else ""))
     print(f"{len(noisy)} of {len(thresholds)} numbers too noisy to track here (threshold > "
           f"{100 * noise.TOO_NOISY:.0f}%)")
+    whole = sorted(b for b, items in by_benchmark.items() if all(t.too_noisy for t in items))
+    part = sorted(b for b, items in by_benchmark.items()
+                  if any(t.too_noisy for t in items) and b not in whole)
+    print(f"benchmarks: {len(by_benchmark)} measured, {len(whole)} too noisy at every point, "
+          f"{len(part)} at some points")
+    for name in whole:
+        print(f"  untrackable here: {name}")
     return 0
 
 

@@ -81,9 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     follower = threading.Thread(target=follow, args=(log, stop), daemon=True)
     follower.start()
     started = time.monotonic()
+    # asv --python=same exports neither the commit nor the checkout to the benchmarks: without
+    # these, artifacts went to the installed checkout under whatever commit it had checked out,
+    # and the benchmarks imported the installed impls (asv passes only ASV_PYTHONPATH on)
+    pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("ASV_PYTHONPATH")]))
+    identity = {"DLSYSBENCH_MACHINE": machine, "DLSYSBENCH_ROOT": str(root), "ASV_COMMIT": commit,
+                "ASV_PYTHONPATH": pythonpath, "DLSYSBENCH_PROGRESS_LOG": str(log)}
     try:
-        status = subprocess.run(command, cwd=root, env={**os.environ, "DLSYSBENCH_MACHINE": machine,
-                                                        "DLSYSBENCH_PROGRESS_LOG": str(log)}).returncode
+        status = subprocess.run(command, cwd=root, env={**os.environ, **identity}).returncode
     finally:
         stop.set()
         follower.join(timeout=5)

@@ -213,7 +213,9 @@ def _asv_conf() -> dict:
 def test_asv_conf_switches_off_asvs_regression_detection_where_it_would_misjudge():
     conf = _asv_conf()
     expected = directions.asv_regressions_first_commits(directions.declared_directions())
-    assert conf["regressions_first_commits"] == expected
+    assert conf["regressions_first_commits"] == expected, (
+        "asv.conf.json's regressions_first_commits is stale: paste the output of "
+        "`python scripts/compare.py --print-asv-config`")
     keys = [re.compile(k) for k in expected]
     assert any(k.match(RATE + "('lru')") for k in keys)
     assert not any(k.match(LATENCY + "(4096, 1)") for k in keys)
@@ -233,6 +235,7 @@ def test_a_rerun_of_one_commit_keeps_both_runs(tmp_path):
     first = runs.archive_run(results, MACHINE, BASE)
     assert runs.archive_run(results, MACHINE, BASE) == first  # the same run is kept once
     write_run(results / MACHINE, BASE, 200, base_values(rate=2.0))  # asv overwrites its file
+    runs.archive_run(results, MACHINE, BASE)  # the live file and its copy are one run
     stored = runs.stored_runs(results, MACHINE)
     assert [r.started for r in stored] == ["19700101T000140", "19700101T000320"]
     values = [read_result_file(r.path, MACHINE, results)["value"].iloc[0] for r in stored]
@@ -254,3 +257,32 @@ def test_infinite_spread_round_trips(tmp_path):
 def test_the_makefile_passes_machines_to_the_report():
     done = subprocess.run(["make", "-n", "report", "MACHINES=a b"], cwd=ROOT, capture_output=True, text=True)
     assert "scripts/render_report.py --machines a b" in done.stdout
+
+
+def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_checkout(monkeypatch, tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_suite", ROOT / "scripts" / "run_suite.py")
+    run_suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_suite)
+    calls = []
+
+    def fake_run(command, cwd=None, env=None, **_):
+        calls.append((command, env))
+        return subprocess.CompletedProcess(command, 0)
+
+    archived = []
+    monkeypatch.setattr(run_suite.subprocess, "run", fake_run)
+    monkeypatch.setattr(run_suite, "ensure_machine", lambda machine: None)
+    monkeypatch.setattr(run_suite, "archive_run", lambda *args: archived.append(args))
+    monkeypatch.setattr(run_suite.paths, "git_commit", lambda: BASE)
+    monkeypatch.setattr(run_suite.paths, "machine_name", lambda: "box")
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    assert run_suite.main(["--no-report"]) == 0
+    [(command, env)] = calls
+    assert command[command.index("--machine") + 1] == "box-smoke"
+    assert command[command.index("--set-commit-hash") + 1] == BASE
+    assert env["DLSYSBENCH_MACHINE"] == "box-smoke" and env["ASV_COMMIT"] == BASE
+    assert Path(env["DLSYSBENCH_ROOT"]) == run_suite.paths.repo_root()
+    assert env["ASV_PYTHONPATH"].split(os.pathsep)[0] == env["DLSYSBENCH_ROOT"]
+    assert archived and archived[0][1:] == ("box-smoke", BASE)

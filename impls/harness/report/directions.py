@@ -19,6 +19,7 @@ import functools
 import importlib
 import inspect
 import re
+import sys
 from pathlib import Path
 
 from impls.harness import paths
@@ -52,6 +53,8 @@ def declared_directions(package: str = "benchmarks") -> dict[str, str]:
     valid ``direction``.
     """
     root = paths.repo_root()
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # the benchmarks package sits at the checkout's top
     found: dict[str, str] = {}
     problems = []
     for module_name in benchmark_modules(root / package):
@@ -99,3 +102,4 @@ def asv_regressions_first_commits(declared: dict[str, str]) -> dict[str, None]:
     """
     return {re.escape(name) + r"($|\(|@)": None
             for name, direction in sorted(declared.items()) if direction != LOWER}
+

@@ -110,11 +110,20 @@ def _figures(report: Report) -> str:
         for system, figures in groups.items())
 
 
+_DIRECTION_TEXT = {"higher": "higher is better", "lower": "lower is better", "flag": "a flag",
+                   "context": "context, not judged"}
+
+
 def _history_figure(figure: HistoryFigure) -> str:
     shown = (f" Showing {figure.shown} of {figure.series} parameter combinations."
              if figure.shown < figure.series else "")
+    steps = "".join(f"<br>{escape(step.kind)} at {escape(step.commit[:8])}: "
+                    f"{escape(step.params or 'value')} {step.before:.4g} → {step.after:.4g}"
+                    for step in figure.steps)
     return (f"<figure>{_png(figure.png, figure.benchmark)}<figcaption>{escape(figure.benchmark)} "
-            f"({escape(figure.unit)}).{escape(shown)}</figcaption></figure>")
+            f"({escape(figure.unit)}; {escape(_DIRECTION_TEXT.get(figure.direction, 'direction not declared'))})."
+            f"{escape(shown)}"
+            f"{steps}</figcaption></figure>")
 
 
 def _history(report: Report) -> str:
