@@ -246,7 +246,6 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
                     previous[signum] = signal.signal(signum, _handler)
             _pending_signal.clear()
             mark = len(_registered)
-            status = None
             try:
                 status = main(None if argv is None else args)
                 if _pending_signal:          # swallowed by a callback: still not a success
