@@ -1,7 +1,7 @@
 """Bandana on a real block device: trace replay through the DRAM cache against an O_DIRECT
 store, next to fio's 4 KB random-read IOPS on the same file (the ceiling).
 
-One setup_cache runs impls/bandana/replay_experiment.py and stores it as the
+One setup_cache runs impls/bandana/experiments/replay.py and stores it as the
 ``bandana_replay`` artifact (synthetic trace and values, real device); the classes only
 name what asv records. Skipped where O_DIRECT reads cannot reach a drive (tmpfs).
 """

@@ -144,7 +144,7 @@ class SimulatorLookupsTime:
     def setup(self, policy):
         import numpy as np
 
-        from impls.bandana import cache
+        from impls.bandana.sim import cache
 
         cache.warm_up()
         n = SIZES["speed_vectors"] // 10
@@ -170,7 +170,7 @@ class LayoutBuildTime:
     timeout = 1800
 
     def setup(self, layout):
-        from impls.bandana import experiments
+        from impls.bandana.experiments import simulation as experiments
 
         self.table = experiments.load_table("bandana-post", SIZES["train_fraction"], "smoke")
         self.build = experiments.build_layout

@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def bandana() -> dict:
-    from impls.bandana import cache, layouts
+    from impls.bandana.sim import cache
+    from impls.bandana.layout import layouts
 
     rng = np.random.default_rng(7)
     n, per_block = 4096, 32

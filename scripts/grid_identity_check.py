@@ -25,7 +25,7 @@ TIMED = ("seconds", "speedup")
 
 DUMP = r"""
 import json, sys
-from impls.bandana import experiments as E
+from impls.bandana.experiments import simulation as E
 def strip(x):
     if isinstance(x, dict):
         return {k: strip(v) for k, v in x.items() if not str(k).endswith(%r)}

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="serial/cluster pairs (default 3)")
     args = parser.parse_args(argv)
 
-    from impls.bandana import experiments as E
+    from impls.bandana.experiments import simulation as E
     from impls.harness import grid
 
     s = E.sizes()

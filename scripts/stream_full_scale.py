@@ -3,14 +3,14 @@
 1. Writes (once; reused when present) the synthetic trace of ``--table``'s recipe
    (its shared parameters with the ``full`` profile's overrides) at ``--vectors``
    vectors and ``--lookups`` lookups to ``<dataset cache>/<table>/stream-...``
-   with :func:`impls.bandana.traces.write_trace` (lookups a chunk at a time;
+   with :func:`impls.bandana.data.traces.write_trace` (lookups a chunk at a time;
    vector values are not written: the simulation needs ids only).
 2. On the grid (``impls.harness.grid``: the local cluster by default), simulates
    the whole trace from its memory map a chunk at a time
-   (:func:`impls.bandana.cache.simulate_npy`) for each ``--policies`` under a
+   (:func:`impls.bandana.sim.cache.simulate_npy`) for each ``--policies`` under a
    random layout with a cache of ``--fraction`` of the vectors, then the first
    ``--prefix`` lookups both streamed and loaded in memory
-   (:func:`impls.bandana.cache.simulate`), which must give the same counters.
+   (:func:`impls.bandana.sim.cache.simulate`), which must give the same counters.
    Each point reports its worker's pid and peak resident memory (``VmHWM``,
    the process's high-water mark so far: the streamed points run first, so a
    worker's peak after them is the peak of the streaming).
@@ -46,7 +46,7 @@ def _peak_rss_bytes() -> int:
 def streamed_point(path: str, layout, capacity: int, policy: str, shadow: int,
                    lookups: int | None) -> dict:
     """Counters of the trace at ``path`` (its first ``lookups``) simulated from memory maps."""
-    from impls.bandana import cache
+    from impls.bandana.sim import cache
     from impls.harness import grid
     start = time.perf_counter()
     result = cache.simulate_npy(path, grid.array(layout), capacity, policy, shadow, lookups=lookups)
@@ -59,7 +59,7 @@ def in_memory_point(path: str, layout, capacity: int, policy: str, shadow: int,
                     lookups: int) -> dict:
     """Counters of the first ``lookups`` of the trace at ``path``, loaded into memory whole."""
     import numpy as np
-    from impls.bandana import cache
+    from impls.bandana.sim import cache
     from impls.harness import grid
     start = time.perf_counter()
     ids = np.array(np.load(path, mmap_mode="r")[:lookups])
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import numpy as np
-    from impls.bandana import traces
+    from impls.bandana.data import traces
     from impls.harness import grid, paths, registry
 
     manifest = registry.manifests()[args.table]

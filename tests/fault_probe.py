@@ -480,7 +480,7 @@ def cases(f: dict[str, Path], ctx: dict) -> list[Case]:
                   "import sys; from impls.harness import registry; registry.parse_manifest(sys.argv[1])",
                   str(manifest / "typo.toml")]),
             Case("dlrm loader on a 0-byte file", 4, "-c",
-                 ["import sys\nfrom impls.bandana.dlrm_loader import read_dlrm_file, DlrmFormatError\n"
+                 ["import sys\nfrom impls.bandana.data.dlrm_loader import read_dlrm_file, DlrmFormatError\n"
                   "try:\n    read_dlrm_file(sys.argv[1])\nexcept DlrmFormatError as e:\n"
                   "    print('error:', e, file=sys.stderr); sys.exit(2)", s["zero_bytes"]])]
     return out

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from impls.bandana import cache, traces
+from impls.bandana.sim import cache
+from impls.bandana.data import traces
 
 ROOT = Path(__file__).resolve().parents[1]
 

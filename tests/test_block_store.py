@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from impls.bandana import block_store as bs
+from impls.bandana.nvm import block_store as bs
 from impls.harness import capabilities
 
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impls.bandana import cache
-from impls.bandana import cache_kernels as K
-from impls.bandana.cache import CacheConfigError, CacheState, simulate
-from impls.bandana.cache_reference import (
+from impls.bandana.sim import cache
+from impls.bandana.sim import cache_kernels as K
+from impls.bandana.sim.cache import CacheConfigError, CacheState, simulate
+from impls.bandana.sim.cache_reference import (
     ordered_dict_lru,
     ordered_dict_lru_lookups_per_second,
     simulate_reference,
@@ -441,7 +441,7 @@ def test_cli_unknown_policy_exit_2(tmp_path):
 @pytest.mark.parametrize("policy", cache.POLICIES)
 def test_log_compaction_keeps_lru_order(policy):
     """Long, hit-heavy traces fill the LRU logs with holes many times over."""
-    from impls.bandana import cache_kernels as K
+    from impls.bandana.sim import cache_kernels as K
     rng = np.random.default_rng(11)
     layout = rng.permutation(96)
     weights = np.arange(1, 97, dtype=float) ** -2.0

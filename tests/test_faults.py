@@ -131,7 +131,7 @@ def test_train_checks_its_output_before_training(files, tmp_path, capsys, monkey
 
 
 def test_replay_checks_every_flag_before_writing_its_store(files, capsys, monkeypatch):
-    from impls.bandana import block_store
+    from impls.bandana.nvm import block_store
 
     monkeypatch.setattr(block_store, "write_store", lambda *a, **k: pytest.fail("store written"))
     assert _main("replay")(_cache_args(files, **{"--fio-runtime": "0"})) == 2
@@ -280,7 +280,7 @@ def test_replay_interrupted_leaves_no_store(point, sig, code, files, tmp_path):
 def test_replay_killed_leaves_a_temp_file_the_next_run_removes(files, tmp_path, capsys, monkeypatch):
     import errno
 
-    from impls.bandana import block_store
+    from impls.bandana.nvm import block_store
 
     nvm = tmp_path / "nvm"
     argv = REPLAY + ["--trace", str(files["trace"]), "--layout", str(files["layout"])]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from impls.bandana import device_characterization as dc
-from impls.bandana import fio
-from impls.bandana.fio import FioError, FioPoint, build_fio_command, parse_fio_json
+from impls.bandana.experiments import device as dc
+from impls.bandana.nvm import fio
+from impls.bandana.nvm.fio import FioError, FioPoint, build_fio_command, parse_fio_json
 from impls.harness import capabilities, progress
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fio"
@@ -376,7 +376,7 @@ def fixture_sweep() -> dict:
 def test_figures_draw_from_fixture_data():
     from matplotlib.figure import Figure
 
-    from impls.bandana import figures
+    from impls.bandana.figures import device as figures
     from impls.harness.figures import discover
 
     data = fixture_sweep()

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from impls.bandana import experiments, traces
+from impls.bandana.experiments import simulation as experiments
+from impls.bandana.data import traces
 from impls.harness import grid
 
 ROOT = Path(__file__).resolve().parent.parent

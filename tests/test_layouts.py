@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from impls.bandana import layouts as L
-from impls.bandana.traces import TraceError, generate_trace, split_in_time
+from impls.bandana.layout import layouts as L
+from impls.bandana.data.traces import TraceError, generate_trace, split_in_time
 
 V = 32
 N = 8000

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impls.bandana import miniature
-from impls.bandana.cache import POLICIES, CacheConfigError, simulate
-from impls.bandana.miniature import (
+from impls.bandana.sim import miniature
+from impls.bandana.sim.cache import POLICIES, CacheConfigError, simulate
+from impls.bandana.sim.miniature import (
     HASH_MODULUS,
     block_hash,
     choose_cache_sizes,

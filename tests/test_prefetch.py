@@ -4,7 +4,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from impls.bandana.prefetch import prefetch
+from impls.bandana.sim.prefetch import prefetch
 
 
 @njit

@@ -7,8 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from impls.bandana import block_store as bs
-from impls.bandana import cache, direct_io, replay
+from impls.bandana.nvm import block_store as bs
+from impls.bandana.sim import cache
+from impls.bandana import replay as replay_cli
+from impls.bandana.nvm import direct_io, replay
 from impls.harness import capabilities
 
 
@@ -111,7 +113,7 @@ def test_warm_up_compiles_the_aio_loop_for_bytes_and_words():
     import subprocess
     import sys
 
-    code = ("from impls.bandana import direct_io; direct_io.warm_up('libaio'); "
+    code = ("from impls.bandana.nvm import direct_io; direct_io.warm_up('libaio'); "
             "print(sorted({str(sig[5]) for sig in direct_io._aio_loop.signatures}))")
     # a fresh process: in this one, earlier tests' replays may have compiled either loop already
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -158,7 +160,7 @@ def test_cli_prints_the_documented_json_and_cleans_up(store_dir, tmp_path, capsy
     argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "l.npy"), "--capacity", "200",
             "--policy", "shadow", "--shadow", "800", "--queue-depth", "4", "--path", str(path),
             "--fio-runtime", "0.2", "--json"]
-    assert replay.main(argv) == 0
+    assert replay_cli.main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(replay.RESULT_KEYS) <= set(out)
     sim = cache.simulate(trace, layout, 200, "shadow", 800)
@@ -177,16 +179,16 @@ def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):
     existing = store_dir / "exists.bin"
     existing.write_bytes(b"precious")
     base = ["--trace", str(tmp_path / "t.npy"), "--capacity", "32", "--policy", "none"]
-    assert replay.main(base + ["--layout", str(tmp_path / "bad.npy")]) == 2
+    assert replay_cli.main(base + ["--layout", str(tmp_path / "bad.npy")]) == 2
     assert "not a permutation" in capsys.readouterr().err
     np.save(tmp_path / "l.npy", np.arange(64))
-    assert replay.main(base + ["--layout", str(tmp_path / "l.npy"), "--path", str(existing)]) == 2
+    assert replay_cli.main(base + ["--layout", str(tmp_path / "l.npy"), "--path", str(existing)]) == 2
     assert "exists" in capsys.readouterr().err
     assert existing.read_bytes() == b"precious"
 
 
 def test_each_turn_is_compared_with_the_fio_runs_around_it():
-    from impls.bandana.replay_experiment import _round_ratios, _spread
+    from impls.bandana.experiments.replay import _round_ratios, _spread
 
     fio_runs = [{"iops": 100.0}, {"iops": 300.0}, {"iops": 100.0}]
     assert _round_ratios([180.0, 100.0], fio_runs) == [0.9, 0.5]
@@ -197,7 +199,8 @@ def test_each_turn_is_compared_with_the_fio_runs_around_it():
 
 
 def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
-    from impls.bandana import replay_experiment, replay_figures
+    from impls.bandana.experiments import replay as replay_experiment
+    from impls.bandana.figures import replay as replay_figures
 
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(store_dir / "nvm-target.bin"))
     s = replay_experiment.sizes("smoke")
@@ -320,7 +323,7 @@ def test_randomized_sessions_stay_exact_with_a_small_copy(big_stored):
 
 
 def test_slots_freed_by_a_chunk_are_reused_two_chunks_later():
-    from impls.bandana import dram_slots
+    from impls.bandana.nvm import dram_slots
 
     class Cached:                                   # a CacheState stand-in: ids 0..N, cached set
         def __init__(self, n):
@@ -358,7 +361,7 @@ def _effective_bandwidth_after(warm, ids, layout, capacity, shadow):
 
 
 def test_shadow_size_is_the_best_on_the_second_half_of_the_warm_up():
-    from impls.bandana.replay_experiment import _choose_shadow
+    from impls.bandana.experiments.replay import _choose_shadow
 
     layout = np.random.default_rng(5).permutation(N)
     warm = cache.zipf_trace(N, 40000, 0.8, 11)
@@ -373,7 +376,7 @@ def test_shadow_size_is_the_best_on_the_second_half_of_the_warm_up():
 
 
 def test_shadow_size_ties_go_to_the_smaller_and_bad_factors_are_refused():
-    from impls.bandana.replay_experiment import _choose_shadow
+    from impls.bandana.experiments.replay import _choose_shadow
 
     warm = np.random.default_rng(1).integers(0, 64, 4000)     # 64 distinct ids: any shadow >= 64 holds them all
     shadow, scores = _choose_shadow(warm, np.arange(N), 32, [2.0, 4.0, 8.0])

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impls.bandana import layouts as L
-from impls.bandana import shp
-from impls.bandana.traces import TraceError, generate_trace, split_in_time
+from impls.bandana.layout import layouts as L
+from impls.bandana.layout import shp
+from impls.bandana.data.traces import TraceError, generate_trace, split_in_time
 
 
 def _tiny_hypergraph(seed, n=40, queries=30):
@@ -167,7 +167,7 @@ def _reference_swaps(bounds, side, active, gains):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pair_swaps_matches_a_sorted_reference(seed):
-    from impls.bandana import shp_kernels as K
+    from impls.bandana.layout import shp_kernels as K
 
     rng = np.random.default_rng(seed)
     n = 5000
@@ -183,7 +183,7 @@ def test_pair_swaps_matches_a_sorted_reference(seed):
 
 
 def test_kth_smallest_handles_ties():
-    from impls.bandana.shp_kernels import _kth_smallest
+    from impls.bandana.layout.shp_kernels import _kth_smallest
 
     rng = np.random.default_rng(0)
     for _ in range(200):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impls.bandana import cache, experiments, traces
+from impls.bandana.sim import cache
+from impls.bandana.experiments import simulation as experiments
+from impls.bandana.data import traces
 from impls.harness import grid
 
 PARAMS = dict(num_vectors=5_000, num_lookups=60_000, noise=1.25, communities_per_query=3.0,

@@ -7,9 +7,9 @@ import io
 import numpy as np
 import pytest
 
-from impls.bandana import traces
-from impls.bandana.dlrm_loader import DlrmFormatError, load_dlrm_table, read_dlrm_file
-from impls.bandana.traces import TraceError, flatten, generate_trace, split_in_time, validate_trace
+from impls.bandana.data import traces
+from impls.bandana.data.dlrm_loader import DlrmFormatError, load_dlrm_table, read_dlrm_file
+from impls.bandana.data.traces import TraceError, flatten, generate_trace, split_in_time, validate_trace
 from impls.harness import registry
 
 SMALL = dict(num_vectors=6000, num_lookups=60000, dim=8)

@@ -32,38 +32,39 @@ sizes_schema("bandana_replay", {
 
 
 def fio(sizes, *, device="cpu", progress=None):
-    from impls.bandana.device_characterization import characterize_device
+    from impls.bandana.experiments.device import characterize_device
     from impls.harness import paths
 
     return characterize_device(paths.nvm_target_path(), sizes)
 
 
 def layouts(sizes, *, device="cpu", progress=None):
-    from impls.bandana import experiments
+    from impls.bandana.experiments import simulation as experiments
 
     return experiments.layout_policy_experiment(sizes, progress)
 
 
 def subclusters(sizes, *, device="cpu", progress=None):
-    from impls.bandana import experiments
+    from impls.bandana.experiments import simulation as experiments
 
     return experiments.subcluster_sweep(sizes, progress)
 
 
 def speed(sizes, *, device="cpu", progress=None):
-    from impls.bandana import experiments
+    from impls.bandana.experiments import simulation as experiments
 
     return experiments.simulator_speed(sizes)
 
 
 def shp_vs_kahypar(sizes, *, device="cpu", progress=None):
-    from impls.bandana import experiments
+    from impls.bandana.experiments import simulation as experiments
 
     return experiments.shp_vs_kahypar(sizes, progress)
 
 
 def replay(sizes, *, device="cpu", progress=None):
-    from impls.bandana import block_store, replay_experiment
+    from impls.bandana.nvm import block_store
+    from impls.bandana.experiments import replay as replay_experiment
 
     try:
         return replay_experiment.replay_experiment(sizes, progress)
@@ -91,7 +92,7 @@ experiment("bandana.shp_vs_kahypar", sizes="bandana_sim", artifact="bandana_shp_
            run=f"{_HERE}:shp_vs_kahypar", summary="SHP's fanout against KaHyPar's km1 partition",
            paper_figure="(SHP quality anchor; Kabiljo et al.)", requires=("kahypar",), timed=False)
 experiment("bandana.replay", sizes="bandana_replay", artifact="bandana_replay", run=f"{_HERE}:replay",
-           printer="impls.bandana.replay_experiment:print_table",
+           printer="impls.bandana.experiments.replay:print_table",
            summary="trace replay through the DRAM cache with O_DIRECT reads, beside fio's IOPS",
            paper_figure="Bandana: from simulated effective bandwidth to the drive",
            requires=("o_direct",), timed=True)

@@ -8,7 +8,7 @@ The trace is split in time as the suite does (the first ``F`` of the queries tra
 layouts, the rest is the trace to simulate). ``DIR`` receives:
 
 - ``trace.npy``: int64 vector ids of the later queries in lookup order (``--trace`` of
-  ``impls.bandana.cache`` and ``impls.bandana.replay``),
+  ``impls.bandana.sim.cache`` and ``impls.bandana.nvm.replay``),
 - ``layout-<kind>.npy``: int64 storage-order permutation per layout (``--layout``),
 - ``train_offsets.npy``, ``train_indices.npy``, ``test_offsets.npy``, ``test_indices.npy``: the
   split trace in the suite's CSR form, and ``vectors.npy`` when the input had values,
@@ -53,7 +53,7 @@ def _load_array(path: str, what: str) -> np.ndarray:
 
 def load_source(args: argparse.Namespace) -> dict[str, Any]:
     """The whole trace: ``{"offsets", "indices", "num_vectors", "vectors" or None, "source"}``."""
-    from impls.bandana import traces
+    from impls.bandana.data import traces
 
     if args.dataset:
         from impls.harness import registry
@@ -68,7 +68,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
                 "source": f"dataset {args.dataset} ({args.profile or 'current'} profile, "
                           f"{'synthetic' if data.synthetic else 'real'})"}
     if args.dlrm:
-        from impls.bandana import dlrm_loader
+        from impls.bandana.data import dlrm_loader
 
         try:
             table = dlrm_loader.load_dlrm_table(args.dlrm, args.table, renumber=args.renumber)
@@ -106,7 +106,9 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
 
     Returns the summary that ``summary.json`` holds.
     """
-    from impls.bandana import experiments, layouts, traces
+    from impls.bandana.experiments import simulation as experiments
+    from impls.bandana.layout import layouts
+    from impls.bandana.data import traces
 
     train, test = traces.split_in_time(source["offsets"], source["indices"], train_fraction)
     n = int(source["num_vectors"])
@@ -174,7 +176,7 @@ def _check(args: argparse.Namespace) -> None:
     if args.num_vectors is not None and args.num_vectors <= 0:
         raise PrepareError(f"--num-vectors {args.num_vectors}: expected a positive count")
     if "kahypar" in args.layout:
-        from impls.bandana import layouts
+        from impls.bandana.layout import layouts
 
         if not layouts.kahypar_available():
             raise PrepareError("--layout kahypar: the optional package kahypar is not installed (pip install kahypar)")

@@ -341,3 +341,25 @@ def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
     if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{p} cannot be written (permission denied)", flag, "expected a writable location")
     return p
+
+
+def add_json_option(p: argparse.ArgumentParser, what: str = "the result") -> None:
+    """``--json [FILE|-]``, the same on every command line: ``what`` as one JSON object to FILE,
+    or to standard output when FILE is ``-`` or left out."""
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                   help=f"write {what} as one JSON object to FILE ('-' or no FILE: standard output)")
+
+
+def emit_json(target: str | None, obj) -> bool:
+    """Write ``obj`` where ``--json`` said (atomically for a file); return whether it was asked for."""
+    import json
+
+    if target is None:
+        return False
+    if target == "-":
+        print(json.dumps(obj, default=str))
+    else:
+        from impls.harness import atomic
+
+        atomic.write_json(Path(target), obj)
+    return True

@@ -10,13 +10,13 @@ first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
   replay's lookups/s, reads/s and useful bytes/s next to fio's 4 KB random-read
   IOPS on the same store file at the same queue depth, measured right after it;
 * ``cross_check``: at queue depth 1 the replay's reads and hits against
-  :func:`impls.bandana.cache.simulate` on the same lookups (they must be equal), and
+  :func:`impls.bandana.sim.cache.simulate` on the same lookups (they must be equal), and
   simulated effective bandwidth × fio's measured 4 KB bandwidth next to the replay's
   measured useful bytes/s;
 * ``comparison``: the configurations named in ``comparison`` (SHP + shadow against
   identity + plain LRU) at ``comparison_queue_depth``, same cache size, taking
   ``comparison_rounds`` turns so the drive's drift affects them alike;
-* ``mechanisms``: each I/O mechanism of :mod:`impls.bandana.direct_io` at
+* ``mechanisms``: each I/O mechanism of :mod:`impls.bandana.nvm.direct_io` at
   ``mechanism_queue_depths`` on the first layout's store, taking ``mechanism_rounds``
   turns with fio (fio, replay, fio, replay, ...) so the drive's drift hits both alike:
   the headline replay/fio ratios, with each turn's ratio to the fio runs around it
@@ -36,7 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana import block_store, cache, direct_io, experiments, replay
+from impls.bandana.nvm import block_store, direct_io, replay
+from impls.bandana.sim import cache
+from impls.bandana.experiments import simulation as experiments
 from impls.harness import profiles
 from impls.harness.progress import progress_bar
 
@@ -427,7 +429,7 @@ def print_table(data: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m impls.bandana.replay_experiment [--profile P] [--out FILE]`` is
+    """``python -m impls.bandana.experiments.replay [--profile P] [--out FILE]`` is
     ``python -m impls run bandana.replay [--profile P] [--json FILE]`` (kept for older scripts)."""
     import sys
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana.traces import validate_trace
+from impls.bandana.data.traces import validate_trace
 
 
 class DlrmFormatError(ValueError):

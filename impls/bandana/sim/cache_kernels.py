@@ -1,4 +1,4 @@
-"""Numba kernels of Bandana's DRAM-cache simulator (see ``impls.bandana.cache`` for the spec).
+"""Numba kernels of Bandana's DRAM-cache simulator (see ``impls.bandana.sim.cache`` for the spec).
 
 Data structure: a *log-structured LRU* rather than a doubly linked list. The LRU
 order of the cache is kept as a circular log of keys, LRU end at the tail, MRU
@@ -41,7 +41,7 @@ else int64):
   are monotonic counters, the physical index is ``counter & (L - 1)``.
 
 Lookups are processed in batches of ``BATCH``. A first pass maps ids to keys and
-prefetches each key's ``kmap`` entry (``impls.bandana.prefetch``: a hint that
+prefetches each key's ``kmap`` entry (``impls.bandana.sim.prefetch``: a hint that
 retires at once, so the misses of a whole batch overlap). The second pass, whose
 loads depend on each other, asks ``AHEAD`` lookups early for the lines that
 lookup will touch: the log entry a hit turns into a hole, the shadow-log entry,
@@ -68,7 +68,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from impls.bandana.prefetch import prefetch
+from impls.bandana.sim.prefetch import prefetch
 
 POLICY_NONE = 0
 POLICY_PREFETCH = 1

@@ -1,7 +1,7 @@
 """Plain-Python reference of Bandana's DRAM-cache simulator, and an OrderedDict LRU baseline.
 
 ``simulate_reference`` is written straight from the specification in
-``impls.bandana.cache`` with ``collections.OrderedDict`` (first key = LRU end,
+``impls.bandana.sim.cache`` with ``collections.OrderedDict`` (first key = LRU end,
 last key = MRU end) so that it is obviously right; it is slow and is used only by
 the tests, which check that the numba simulator gives *exactly* the same counters.
 

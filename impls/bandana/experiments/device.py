@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana import fio
+from impls.bandana.nvm import fio
 from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096

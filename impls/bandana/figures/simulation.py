@@ -1,7 +1,7 @@
 """Report figures for Bandana's simulation experiments (synthetic traces).
 
-Artifacts: ``bandana_layouts`` (:func:`impls.bandana.experiments.layout_policy_experiment`)
-and ``bandana_subclusters`` (:func:`impls.bandana.experiments.subcluster_sweep`).
+Artifacts: ``bandana_layouts`` (:func:`impls.bandana.experiments.simulation.layout_policy_experiment`)
+and ``bandana_subclusters`` (:func:`impls.bandana.experiments.simulation.subcluster_sweep`).
 """
 from __future__ import annotations
 

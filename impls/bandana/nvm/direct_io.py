@@ -5,7 +5,7 @@ O_DIRECT store, at most ``queue_depth`` in flight, submitted in order; when read
 ``i`` completes, the vectors it inserted into the DRAM cache
 (``ins_ids[ins_lo[i]:ins_hi[i]]``, all in block ``blocks[i]``) are copied from the
 read buffer into their DRAM slots ``dram[ins_slots[k]]`` (see
-:mod:`impls.bandana.dram_slots`; slot -1: no copy) and flagged in ``filled[slot]``.
+:mod:`impls.bandana.nvm.dram_slots`; slot -1: no copy) and flagged in ``filled[slot]``.
 Submit and completion times of every read are recorded (``time.perf_counter_ns`` clock,
 nanoseconds).
 
@@ -20,7 +20,7 @@ nanoseconds).
   releases the GIL) and a nogil numba copy; the portable fallback.
 
 Both are measured against fio in the replay experiment's ``mechanisms`` record
-(:mod:`impls.bandana.replay_experiment`); ``"libaio"`` won clearly on the 2-core VM
+(:mod:`impls.bandana.experiments.replay`); ``"libaio"`` won clearly on the 2-core VM
 this was written on, most at queue depth 32, and is the default where the syscalls work.
 """
 from __future__ import annotations
@@ -350,7 +350,7 @@ def warm_up(mechanism: str) -> None:
     Both element types the AIO loop is specialised for are compiled: bytes (vector sizes
     that are not a multiple of 8) and 8-byte words (the others).
     """
-    from impls.bandana.block_store import AlignedBuffers
+    from impls.bandana.nvm.block_store import AlignedBuffers
 
     buffers = AlignedBuffers(2, 4096)
     try:

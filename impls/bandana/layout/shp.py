@@ -42,8 +42,8 @@ import time
 import numba
 import numpy as np
 
-from impls.bandana import shp_kernels as K
-from impls.bandana.traces import stream, validate_trace
+from impls.bandana.layout import shp_kernels as K
+from impls.bandana.data.traces import stream, validate_trace
 from impls.harness.progress import progress_bar
 
 

@@ -1,6 +1,6 @@
 """Report figures for Bandana's replay on a real block device (artifact ``bandana_replay``).
 
-``data`` is what :func:`impls.bandana.replay_experiment.replay_experiment` returned:
+``data`` is what :func:`impls.bandana.experiments.replay.replay_experiment` returned:
 a synthetic trace and table replayed against a real drive (O_DIRECT), next to fio.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ slot is never handed out again as soon as its vector leaves the cache:
 * :meth:`DramSlots.serve` maps chunk k's lookups to slots and stamps those slots
   "served by k";
 * :meth:`DramSlots.reclaim` then unmaps slots whose vector the cache no longer
-  holds (read-only look at the :class:`~impls.bandana.cache.CacheState`). A slot
+  holds (read-only look at the :class:`~impls.bandana.sim.cache.CacheState`). A slot
   last served by chunk j <= k - 2 is free at once; one served by k - 1 or k is
   parked until :meth:`DramSlots.release` ``(j + 2)``. The replay serves chunk j
   before it decides chunk j + 2, and copies into a slot only in the chunk that

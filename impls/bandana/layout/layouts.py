@@ -31,9 +31,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from impls.bandana import shp as _shp
-from impls.bandana import shp_kernels as K
-from impls.bandana.traces import stream, validate_trace
+from impls.bandana.layout import shp as _shp
+from impls.bandana.layout import shp_kernels as K
+from impls.bandana.data.traces import stream, validate_trace
 from impls.harness.progress import progress_bar
 
 BLOCK_BYTES = 4096
@@ -218,7 +218,7 @@ def kmeans_two_level_layout(vectors, *, clusters: int, subclusters: int, niter: 
 def shp_layout(train_offsets, train_indices, num_vectors: int, *, vectors_per_block: int,
                iterations: int = 16, p: float = 0.5, seed: int = 0,
                progress: bool | None = None) -> Layout:
-    """Social Hash Partitioner on the training trace (see :mod:`impls.bandana.shp`)."""
+    """Social Hash Partitioner on the training trace (see :mod:`impls.bandana.layout.shp`)."""
     t0 = time.perf_counter()
     result = _shp.shp_partition(train_offsets, train_indices, num_vectors,
                                 vectors_per_block=vectors_per_block, iterations=iterations,

@@ -1,6 +1,6 @@
 """Report figures for Bandana's device characterization (artifact ``fio_sweep``).
 
-``data`` is what :func:`impls.bandana.device_characterization.characterize_device`
+``data`` is what :func:`impls.bandana.experiments.device.characterize_device`
 returned. Figures are built on ``matplotlib.figure.Figure`` directly, so no
 pyplot state or display backend is involved.
 """
@@ -129,5 +129,3 @@ def iops_vs_queue_depth(data: dict[str, Any]):
     return fig
 
 
-from impls.bandana import sim_figures  # noqa: E402,F401  (registers the simulation figures)
-from impls.bandana import replay_figures  # noqa: E402,F401  (registers the replay figures)

@@ -1,7 +1,7 @@
 """numba kernels for Bandana layouts: block fanout and the Social Hash Partitioner's inner loops.
 
-Kept apart from the plain-Python APIs in :mod:`impls.bandana.layouts` and
-:mod:`impls.bandana.shp`, which validate input and call these.
+Kept apart from the plain-Python APIs in :mod:`impls.bandana.layout.layouts` and
+:mod:`impls.bandana.layout.shp`, which validate input and call these.
 
 Vocabulary (SHP): a *query* is a hyperedge; a *pin* is one (query, vertex) incidence,
 stored query-major (``qoff``/``pin_vertex``) and reachable vertex-major through

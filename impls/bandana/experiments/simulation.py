@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana import cache, layouts, miniature, traces
+from impls.bandana.sim import cache, miniature
+from impls.bandana.layout import layouts
+from impls.bandana.data import traces
 from impls.harness import grid, profiles, registry
 from impls.harness.progress import progress_bar
 

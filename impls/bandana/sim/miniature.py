@@ -65,8 +65,8 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana import cache_kernels as K
-from impls.bandana.cache import (
+from impls.bandana.sim import cache_kernels as K
+from impls.bandana.sim.cache import (
     CacheConfigError,
     CacheResult,
     check_layout,

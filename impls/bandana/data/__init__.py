@@ -1,0 +1,1 @@
+"""Lookup traces: the synthetic generator, CSR helpers, FBGEMM's dlrm_datasets reader."""

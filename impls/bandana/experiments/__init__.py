@@ -1,0 +1,1 @@
+"""Bandana's experiments (registered in impls/bandana/catalog.py): simulation, replay, device."""

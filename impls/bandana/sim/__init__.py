@@ -1,0 +1,1 @@
+"""The DRAM-cache simulator (numba kernels beside the plain API), its reference, miniature simulation."""
