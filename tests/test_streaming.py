@@ -59,3 +59,22 @@ def test_grid_point_streams_a_shared_trace(tmp_path):
     for policy in cache.POLICIES:
         point = (layout, PARAMS["num_vectors"], 0.05, policy, 4.0)
         assert experiments.simulate_point(ref, *point) == experiments.simulate_point(inline, *point)
+
+
+def test_streamed_table_equals_the_registry_table():
+    """[bandana_sim.full] streamed_traces: the same table, read from .npy memory maps."""
+    loaded = experiments.load_table("bandana-post", 0.5, "smoke")
+    streamed = experiments.load_table("bandana-post", 0.5, "smoke", streamed=True)
+    base = streamed["test_ids"]
+    while base is not None and not isinstance(base, np.memmap):
+        base = base.base
+    assert base is not None, "the streamed table's test ids are not a view of a memory map"
+    for key in ("num_vectors", "synthetic", "name"):
+        assert streamed[key] == loaded[key]
+    for key in ("test_ids", "vectors"):
+        assert np.array_equal(streamed[key], loaded[key])
+    for part in ("train", "test"):
+        for a, b in zip(streamed[part], loaded[part]):
+            assert np.array_equal(a, b)
+    again = experiments.load_table("bandana-post", 0.5, "smoke", streamed=True)  # reads the files
+    assert np.array_equal(again["test_ids"], loaded["test_ids"])
