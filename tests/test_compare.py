@@ -242,6 +242,20 @@ def test_a_rerun_of_one_commit_keeps_both_runs(tmp_path):
     assert values == [1000.0, 2.0]
 
 
+def test_a_partial_rerun_that_keeps_older_results_is_a_run_of_its_own(tmp_path):
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    path = write_run(results / MACHINE, BASE, 100, base_values())
+    runs.archive_run(results, MACHINE, BASE)
+    document = json.loads(path.read_text())
+    document["results"][RATE][3] = 300_000  # asv reran one benchmark, kept the others
+    document["results"][RATE][0] = [1.0]
+    path.write_text(json.dumps(document))
+    runs.archive_run(results, MACHINE, BASE)
+    assert len(list((runs.runs_dir(results) / MACHINE).glob("*.json"))) == 2
+    assert len(runs.stored_runs(results, MACHINE)) == 2
+
+
 def test_the_makefile_passes_base_and_head_to_compare():
     done = subprocess.run(["make", "-n", "compare", "BASE=abc", "HEAD=def"],
                           cwd=ROOT, capture_output=True, text=True)
