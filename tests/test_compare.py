@@ -149,6 +149,21 @@ def test_thresholds_follow_the_measured_spread(results):
     assert measured.get(FLAG, "comparison='slide-vs-dense'").threshold == 0.0
 
 
+def test_a_result_kept_through_a_partial_rerun_is_not_a_repeat(tmp_path):
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    path = write_run(results / MACHINE, BASE, 100, base_values())
+    runs.archive_run(results, MACHINE, BASE)
+    document = json.loads(path.read_text())
+    document["results"][RATE][3], document["results"][RATE][0] = 300_000, [1010.0]  # only RATE reran
+    path.write_text(json.dumps(document))
+    runs.archive_run(results, MACHINE, BASE)
+    frames = [read_result_file(r.path, MACHINE, results) for r in runs.stored_runs(results, MACHINE)]
+    measured = noise.measure_noise(MACHINE, {BASE: frames})
+    assert measured.get(RATE, "policy='lru'").spread == pytest.approx(10 / 1005)
+    assert measured.get(LATENCY, "block_bytes=4096, queue_depth=1") is None  # measured once
+
+
 def test_a_point_that_agreed_by_chance_takes_its_benchmarks_typical_spread():
     import pandas as pd
 
