@@ -14,10 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-try:
-    import impls  # noqa: F401
-except ImportError:  # run from a checkout that is not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# this checkout's code, even where another checkout is installed
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness.report import (
     ClaimsError,

@@ -149,6 +149,27 @@ def test_thresholds_follow_the_measured_spread(results):
     assert measured.get(FLAG, "comparison='slide-vs-dense'").threshold == 0.0
 
 
+def partial_rerun(tmp_path: Path, rate: float) -> Path:
+    """Two archived runs of BASE: the second reran only RATE (at 300 s); asv kept the rest."""
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    path = write_run(results / MACHINE, BASE, 100, base_values())
+    runs.archive_run(results, MACHINE, BASE)
+    document = json.loads(path.read_text())
+    document["results"][RATE][3], document["results"][RATE][0] = 300_000, [rate]
+    path.write_text(json.dumps(document))
+    runs.archive_run(results, MACHINE, BASE)
+    return results
+
+
+def test_a_result_kept_through_a_partial_rerun_is_not_a_repeat(tmp_path):
+    results = partial_rerun(tmp_path, 1010.0)
+    frames = [read_result_file(r.path, MACHINE, results) for r in runs.stored_runs(results, MACHINE)]
+    measured = noise.measure_noise(MACHINE, {BASE: frames})
+    assert measured.get(RATE, "policy='lru'").spread == pytest.approx(10 / 1005)
+    assert measured.get(LATENCY, "block_bytes=4096, queue_depth=1") is None  # measured once
+
+
 def test_a_point_that_agreed_by_chance_takes_its_benchmarks_typical_spread():
     import pandas as pd
 
@@ -240,6 +261,12 @@ def test_a_rerun_of_one_commit_keeps_both_runs(tmp_path):
     assert [r.started for r in stored] == ["19700101T000140", "19700101T000320"]
     values = [read_result_file(r.path, MACHINE, results)["value"].iloc[0] for r in stored]
     assert values == [1000.0, 2.0]
+
+
+def test_a_partial_rerun_that_keeps_older_results_is_a_run_of_its_own(tmp_path):
+    results = partial_rerun(tmp_path, 1.0)
+    assert len(list((runs.runs_dir(results) / MACHINE).glob("*.json"))) == 2
+    assert len(runs.stored_runs(results, MACHINE)) == 2
 
 
 def test_the_makefile_passes_base_and_head_to_compare():

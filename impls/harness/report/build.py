@@ -96,7 +96,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         claims=[r for r in evaluated if not r.claim.peer],
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state),
-        history=history_figures(frame, directions),
+        history=history_figures(frame, directions, noise),
         skipped=skipped_points(points, _benchmark_info(results_dir), state),
         notes=notes,
         unreadable=unreadable,

@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 
 from impls.harness.report import plotting
 from impls.harness.report.directions import HIGHER, LOWER, direction_of
+from impls.harness.report.noise import TOO_NOISY, Noise
 from impls.harness.report.paper_figures import safe_file_stem
 from impls.harness.report.results import commits as commit_table
 from impls.harness.report.results import newest_per_point
@@ -57,11 +58,16 @@ class Step:
     kind: str  # regression / improvement / change
 
 
-def series_steps(values: list[float], direction: str) -> list[tuple[int, float, float, str]]:
+def series_steps(values: list[float], direction: str,
+                 threshold: float | None = None) -> list[tuple[int, float, float, str]]:
     """Return (index of the first point of the new level, before, after, kind) for each step.
 
     ``values`` is one series along the commits (NaN where absent). Fewer than 3 values: none.
+    With the number's measured ``threshold`` (:mod:`noise`, relative), a step no larger
+    than it is noise and left out; so is every step of a number too noisy to track.
     """
+    if threshold is not None and threshold > TOO_NOISY:
+        return []
     present = [v for v in values if np.isfinite(v)]
     if len(present) < 3:
         return []
@@ -70,6 +76,8 @@ def series_steps(values: list[float], direction: str) -> list[tuple[int, float, 
     for left, right in zip(segments, segments[1:]):
         before, after = left[2], right[2]
         if before == after:
+            continue
+        if threshold is not None and before and abs(after - before) / abs(before) <= threshold:
             continue
         worse = after > before if direction == LOWER else after < before
         kind = ("change" if direction not in (HIGHER, LOWER)
@@ -161,7 +169,7 @@ def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
 
 
 def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
-                   direction: str = "unknown") -> tuple[Figure, int, int]:
+                   direction: str = "unknown", noise: Noise | None = None) -> tuple[Figure, int, int]:
     """Return (figure, number of series, number drawn) for one benchmark's ``rows``.
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
@@ -186,7 +194,9 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             y = np.asarray(item.values, dtype=float) / divisor
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
-            for at, before, after, kind in series_steps(list(item.values), direction):
+            measured = noise.get(str(rows["benchmark"].iloc[0]), item.label) if noise else None
+            threshold = measured.threshold if measured else None
+            for at, before, after, kind in series_steps(list(item.values), direction, threshold):
                 ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle="--", linewidth=1)
                 ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
                 steps.append(Step(item.label, order[at], before, after, kind))
@@ -210,12 +220,14 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     return figure, len(all_series), shown
 
 
-def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None) -> list[HistoryFigure]:
+def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None,
+                    noise: Noise | None = None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
     that has at least one measured value.
 
     ``directions`` (:func:`directions.declared_directions`) judges the steps; without it
-    every step is a "change" unless asv's naming says lower is better.
+    every step is a "change" unless asv's naming says lower is better. ``noise`` drops
+    steps within each number's measured threshold.
     """
     directions = directions or {}
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
@@ -228,7 +240,7 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
         if rows["value"].isna().all():
             continue  # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
         direction = direction_of(benchmark, directions)
-        figure, series, shown = history_figure(rows, commits, direction)
+        figure, series, shown = history_figure(rows, commits, direction, noise)
         try:
             png, svg = plotting.to_png(figure), plotting.to_svg(figure)
         finally:

@@ -86,7 +86,8 @@ def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
     """Return the :class:`Noise` of ``machine`` from frames of repeated runs, grouped by commit.
 
     Each frame is one run (``results.read_result_file``). Commits with fewer than two runs
-    are ignored; raises NoiseError when no commit has two.
+    are ignored; raises NoiseError when no commit has two. Values with the same
+    ``started_at`` in two runs are one measurement (asv kept it through a partial rerun).
     """
     spreads: dict[tuple[str, str], list[float]] = {}
     counts: dict[tuple[str, str], int] = {}
@@ -95,12 +96,15 @@ def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
         raise NoiseError(f"no commit of {machine} has two stored runs; run the suite twice on one "
                          "commit (make bench; make bench), then measure again")
     for frames in usable.values():
-        values: dict[tuple[str, str], list[float]] = {}
+        # keyed by when the benchmark started: a result a partial rerun kept is one measurement
+        values: dict[tuple[str, str], dict[object, float]] = {}
         for frame in frames:
             ok = frame[frame["status"] == STATUS_OK]
-            for key, value in zip(zip(ok["benchmark"], ok["param_label"]), ok["value"]):
-                values.setdefault(key, []).append(float(value))
-        for key, seen in values.items():
+            started = ok["started_at"] if "started_at" in ok else [None] * len(ok)
+            for key, at, value in zip(zip(ok["benchmark"], ok["param_label"]), started, ok["value"]):
+                values.setdefault(key, {})[(id(frame), at) if at is None or at != at else at] = float(value)
+        for key, by_start in values.items():
+            seen = list(by_start.values())
             if len(seen) >= 2:
                 spreads.setdefault(key, []).append(relative_range(seen))
                 counts[key] = counts.get(key, 0) + len(seen)

@@ -7,7 +7,8 @@ as ``DLSYSBENCH_MACHINE``).
 
 asv keeps one result file per commit and environment and overwrites it when the same
 commit runs again. :func:`archive_run` copies that file, after every run, to
-``<asv dir>/runs/<machine>/<commit[:8]>-<env>-<UTC start>.json``, so two runs of one
+``<asv dir>/runs/<machine>/<commit[:8]>-<env>-<UTC time>.json`` (the latest
+``started_at`` in it: asv keeps older results of benchmarks a partial rerun skipped), so two runs of one
 commit can be compared and their spread measured. A run is a :class:`StoredRun`.
 """
 from __future__ import annotations
@@ -37,13 +38,13 @@ def runs_dir(results_dir: Path) -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class StoredRun:
-    """One asv result file: its commit, environment and when its first benchmark started."""
+    """One asv result file: its commit, environment and when its last benchmark started."""
 
     path: Path
     machine: str
     commit: str
     env_name: str
-    started: str  # ISO time (UTC) of its earliest ``started_at``; "" when unknown
+    started: str  # UTC time of its latest ``started_at`` (YYYYmmddTHHMMSS); "" when unknown
 
     @property
     def label(self) -> str:
@@ -59,7 +60,7 @@ def _started(data: dict) -> str:
               if isinstance(row, list) and len(row) > at and row[at] is not None]
     if not stamps:
         return ""
-    return dt.datetime.fromtimestamp(min(stamps) / 1000, dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return dt.datetime.fromtimestamp(max(stamps) / 1000, dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
 
 
 def read_run(path: Path, machine: str) -> StoredRun:
@@ -93,7 +94,7 @@ def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
 
 
 def stored_runs(results_dir: Path, machine: str) -> list[StoredRun]:
-    """Return every run of ``machine``, oldest start first: archived ones and asv's live files.
+    """Return every run of ``machine``, oldest first: archived ones and asv's live files.
 
     A live file whose run is already archived (same commit, environment, start) counts once.
     """

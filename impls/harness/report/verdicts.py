@@ -21,8 +21,9 @@ band above it, and at or above the band, the verdict is "not measured".
 
 Uncertainty (:mod:`intervals`): when the measured value has an interval (repeats, or a
 bootstrap over the points it comes from) that lies partly inside and partly outside the
-tolerance band, the verdict is "inconclusive" — the data cannot tell reproduced from not
-— and the detail keeps the point estimate's verdict. "partly" keeps its meaning above
+tolerance band, or that holds the baseline (so even the direction is uncertain), the
+verdict is "inconclusive" — the data cannot tell the verdicts apart — and the detail
+keeps the point estimate's verdict. "partly" keeps its meaning above
 (right direction, outside the band), so the two never mix.
 
 Ratio = measured / paper value; for a range, measured / the nearest end of the
@@ -132,11 +133,15 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     if result.measured is not None:
         interval = claim_interval(claim, result.measured, points, noise)
         extra["interval"] = interval
-        if (interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED)
-                and interval.straddles(*tolerance_band(claim))):
-            extra["verdict"] = INCONCLUSIVE
-            extra["detail"] = (f"{result.detail}; interval {interval.low:.3g}..{interval.high:.3g} "
-                               f"straddles the tolerance band (point estimate: {result.verdict})")
+        if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
+            across = ("the tolerance band" if interval.straddles(*tolerance_band(claim))
+                      else "the baseline" if (claim.baseline is not None
+                                              and interval.low < claim.baseline < interval.high)
+                      else None)
+            if across:
+                extra["verdict"] = INCONCLUSIVE
+                extra["detail"] = (f"{result.detail}; interval {interval.low:.3g}..{interval.high:.3g} "
+                                   f"straddles {across} (point estimate: {result.verdict})")
     return dataclasses.replace(result, **extra)
 
 
