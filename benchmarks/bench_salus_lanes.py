@@ -152,8 +152,8 @@ class LaneManagerDecisionTime:
     def setup(self, data):
         import numpy as np
 
-        from impls.salus import lane_sim
-        from impls.salus.lanes import LaneJob
+        from impls.salus.memory import lane_sim
+        from impls.salus.memory.lanes import LaneJob
 
         raise_if_skipped(data)
         profiles = {w: {k: m[k] for k in ("persistent_bytes", "ephemeral_bytes", "iteration_ms")}

@@ -52,8 +52,8 @@ def bandana() -> dict:
 
 
 def lanes() -> dict:
-    from impls.salus import lane_sim
-    from impls.salus import lanes as lane_rules
+    from impls.salus.memory import lane_sim
+    from impls.salus.memory import lanes as lane_rules
 
     profiles = {"a": {"persistent_bytes": 300, "ephemeral_bytes": 900, "iteration_ms": 5.0},
                 "b": {"persistent_bytes": 50, "ephemeral_bytes": 2000, "iteration_ms": 20.0},

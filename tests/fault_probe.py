@@ -450,14 +450,14 @@ def cases(f: dict[str, Path], ctx: dict) -> list[Case]:
             Case("lanes --partitions 0", 3, L, ["--jobs", s["jobs_ok"], "--capacity", "1000", "--rule", "static",
                                                 "--partitions", "0"])]
 
-    E = "impls.salus.experiments"
+    E = "impls.salus.experiments.scheduling"
     out += [Case("experiments unknown DLSYSBENCH_PROFILE", 4, E, ["policies"], env={"DLSYSBENCH_PROFILE": "huge"}),
             Case("experiments --device tpu", 4, E, ["policies", "--device", "tpu"]),
             Case("experiments --json in a missing dir", 2, E, ["overhead", "--json",
                                                                str(ctx["work"] / "x" / "o.json")]),
-            Case("lane_experiments unknown DLSYSBENCH_PROFILE", 4, "impls.salus.lane_experiments", ["lanes"],
+            Case("lane_experiments unknown DLSYSBENCH_PROFILE", 4, "impls.salus.experiments.lanes", ["lanes"],
                  env={"DLSYSBENCH_PROFILE": "huge"}),
-            Case("lane_experiments --device tpu", 4, "impls.salus.lane_experiments", ["lanes", "--device", "tpu"])]
+            Case("lane_experiments --device tpu", 4, "impls.salus.experiments.lanes", ["lanes", "--device", "tpu"])]
 
     G = "impls.salus.gpu_check"
     out += [Case("gpu_check --repeats 0", 3, G, ["--repeats", "0"]),

@@ -84,7 +84,7 @@ BAD_INPUTS = [  # (command, argv builder, message pattern)
 ]
 MAINS = {"cache": "impls.bandana.cache", "replay": "impls.bandana.replay", "train": "impls.slide.train",
          "lanes": "impls.salus.lanes", "switching": "impls.salus.switching",
-         "experiments": "impls.salus.experiments", "lane_experiments": "impls.salus.lane_experiments"}
+         "experiments": "impls.salus.experiments.scheduling", "lane_experiments": "impls.salus.experiments.lanes"}
 
 
 def _main(name):
@@ -309,15 +309,16 @@ def test_training_interrupted_writes_nothing(files, tmp_path):
 def test_switching_interrupted_removes_its_checkpoints(files, tmp_path, monkeypatch, capsys):
     from impls.harness import paths
     from impls.salus import switching
+    from impls.salus.core import switching as engine
 
     def interrupted(*a, **k):
         assert list((paths.cache_dir() / "salus").glob("switch-pid*"))   # the checkpoint folder exists
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(1)
 
-    monkeypatch.setattr(switching, "measure_to_disk", interrupted)
-    monkeypatch.setattr(switching, "measure_to_host", lambda *a, **k: [1.0])
-    monkeypatch.setattr(switching, "measure_inprocess", lambda *a, **k: {})
+    monkeypatch.setattr(engine, "measure_to_disk", interrupted)
+    monkeypatch.setattr(engine, "measure_to_host", lambda *a, **k: [1.0])
+    monkeypatch.setattr(engine, "measure_inprocess", lambda *a, **k: {})
     assert switching.main(["--workloads", "mlp_b64", "--repeats", "1", "--restart-repeats", "0"]) == 143
     assert not (paths.cache_dir() / "salus").exists()      # nor the folder it created for them
     assert "interrupted by SIGTERM" in capsys.readouterr().err

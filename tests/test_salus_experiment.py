@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from impls.harness import profiles
-from impls.salus.experiments import policy_experiment, salus_sizes
-from impls.salus.traces import poisson_trace
+from impls.salus.experiments.scheduling import policy_experiment, salus_sizes
+from impls.salus.core.traces import poisson_trace
 
 
 @pytest.fixture(autouse=True)
@@ -62,8 +62,9 @@ def test_profile_takes_switched_and_back_to_back_iterations_in_the_same_rounds(m
     previous step was another job's. Taken in the same rounds, the two medians differ by
     3 ms - 0.5 ms (the back-to-back one comes one step later); a block of back-to-back
     iterations at the end would see only the slow end of the drift."""
-    from impls.salus import experiments, workloads
-    from impls.salus.devices import CpuDevice
+    from impls.salus.experiments import scheduling as experiments
+    from impls.salus.core import workloads
+    from impls.salus.core.devices import CpuDevice
 
     clock = {"now": 0.0, "steps": 0, "last": None}
 
@@ -82,7 +83,7 @@ def test_profile_takes_switched_and_back_to_back_iterations_in_the_same_rounds(m
 
 
 def test_device_time_ratio_leaves_the_simulated_bookkeeping_out():
-    from impls.salus.experiments import device_time_ratio
+    from impls.salus.experiments.scheduling import device_time_ratio
 
     real = {"jobs": [{"device_ms": 30.0, "iterations_done": 2}, {"device_ms": 50.0, "iterations_done": 4}]}
     # the simulation charged 10 + 10 and 15 x 4 ms of iterations, plus 0.5 ms bookkeeping each
@@ -93,7 +94,7 @@ def test_device_time_ratio_leaves_the_simulated_bookkeeping_out():
 
 
 def test_bracketed_iteration_times_are_the_mean_of_the_profiles_around_a_run():
-    from impls.salus.experiments import bracketed_iteration_ms
+    from impls.salus.experiments.scheduling import bracketed_iteration_ms
 
     before = {"mlp_b64": {"iteration_ms_p50": 4.0, "iteration_ms_warm_p50": 3.0}}
     after = {"mlp_b64": {"iteration_ms_p50": 6.0, "iteration_ms_warm_p50": 5.0}}
@@ -124,7 +125,7 @@ def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(mon
     """Profiles are taken once before the first run and once after every run: the sim of
     policy i gets the mean of profiles i and i+1, so a machine that slows down during the
     experiment is followed, not judged by the moment before each run."""
-    from impls.salus import experiments
+    from impls.salus.experiments import scheduling as experiments
 
     calls = _profiles_10_ms_slower_each_time(monkeypatch, experiments)
     out = experiments.policy_experiment(TWO_JOBS, "cpu", progress=False)
@@ -137,7 +138,7 @@ def test_each_policy_is_simulated_with_the_profiles_before_and_after_its_run(mon
 
 
 def test_the_repeated_run_comes_last_with_its_own_profiles_and_says_how_far_apart_the_runs_are(monkeypatch):
-    from impls.salus import experiments
+    from impls.salus.experiments import scheduling as experiments
 
     calls = _profiles_10_ms_slower_each_time(monkeypatch, experiments)
     out = experiments.policy_experiment({**TWO_JOBS, "repeat_policy": "srtf"}, "cpu", progress=False)
@@ -152,7 +153,7 @@ def test_the_repeated_run_comes_last_with_its_own_profiles_and_says_how_far_apar
 
 
 def test_a_repeat_of_a_policy_that_is_not_run_is_refused_before_any_run(monkeypatch):
-    from impls.salus import experiments
+    from impls.salus.experiments import scheduling as experiments
 
     def no_profile(*args, **kwargs):
         raise AssertionError("profiled before refusing")
@@ -169,7 +170,7 @@ def test_executor_overhead_pairs_each_executor_block_with_the_alone_blocks_besid
     nothing on the fake clock, so there is no overhead to find. Paired with its neighbours,
     three of four executor blocks show none (the median); the medians of the two kinds
     taken apart would report +50%."""
-    from impls.salus import experiments
+    from impls.salus.experiments import scheduling as experiments
 
     clock = {"now": 0.0, "steps": 0}
 
@@ -199,7 +200,7 @@ def test_executor_overhead_divides_each_executor_block_by_the_mean_of_its_two_ne
     dearer than it would be alone: only the mean of both neighbouring alone blocks puts an
     executor block's alone cost where it is, so only it gives 5.0% (against the block
     before: 5% + the drift over one block; against the one after: less)."""
-    from impls.salus import experiments
+    from impls.salus.experiments import scheduling as experiments
 
     clock = {"now": 0.0, "steps": 0}
 
@@ -226,7 +227,7 @@ def test_executor_overhead_divides_each_executor_block_by_the_mean_of_its_two_ne
 def test_command_line_runs_the_policy_experiment_of_a_profile_and_prints_the_repeat(tmp_path, capsys):
     import re
 
-    from impls.salus import experiments
+    from impls.salus.experiments import scheduling as experiments
 
     out_file = tmp_path / "policies.json"
     assert experiments.main(["policies", "--profile", "smoke", "--json", str(out_file)]) == 0
@@ -241,7 +242,7 @@ def test_command_line_runs_the_policy_experiment_of_a_profile_and_prints_the_rep
 
 def test_command_line_says_why_when_the_device_is_missing_before_running_anything(capsys, monkeypatch):
     from impls.harness import capabilities
-    from impls.salus import experiments
+    from impls.salus.experiments import scheduling as experiments
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("ran without a device")

@@ -1,5 +1,5 @@
 """The Salus report figures draw from data shaped like the experiments' output."""
-from impls.salus import figures
+from impls.salus.figures import scheduling as figures
 
 
 def stats(p50, p99, n=3):

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from impls.salus.executor import Executor, Submission
+from impls.salus.core.executor import Executor, Submission
 
 
 class BarrierJob:

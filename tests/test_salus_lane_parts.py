@@ -9,10 +9,12 @@ import pytest
 import torch
 
 from impls.harness import profiles
-from impls.salus import inference, lane_figures, memory_profile, utilisation
-from impls.salus.executor import Submission
-from impls.salus.lane_executor import LaneDevice, LaneExecutor, LaneHandle
-from impls.salus.workloads import build_job
+from impls.salus.experiments import inference
+from impls.salus.figures import lanes as lane_figures
+from impls.salus.memory import memory_profile, utilisation
+from impls.salus.core.executor import Submission
+from impls.salus.memory.lane_executor import LaneDevice, LaneExecutor, LaneHandle
+from impls.salus.core.workloads import build_job
 
 
 def test_levels_take_the_floor_after_the_first_iteration():
@@ -150,7 +152,7 @@ def test_lane_executor_admits_through_lanes_and_runs_everything():
 
 
 def test_hyperparam_smoke_runs_serial_and_packed():
-    from impls.salus.hyperparam import hyperparam_experiment, learning_rates
+    from impls.salus.experiments.hyperparam import hyperparam_experiment, learning_rates
 
     assert learning_rates(3, 1e-3, 1e-1) == pytest.approx([1e-3, 1e-2, 1e-1])
     out = hyperparam_experiment(profiles.sizes("salus_hyperparam", "smoke"), "cpu", progress=False)
@@ -190,7 +192,7 @@ def test_processes_baseline_serves_from_its_own_process():
 
 
 def test_lane_figures_draw_from_experiment_shaped_data():
-    from impls.salus import lane_sim
+    from impls.salus.memory import lane_sim
 
     trace = {"t_ms": [0, 1, 2, 3], "bytes": [10, 50, 20, 60], "iterations_ms": [[0, 1.5], [1.5, 3]]}
     memory = {w: {"persistent_bytes": 20, "ephemeral_bytes": 40, "peak_bytes": 60, "method": "m", "trace": trace}
@@ -208,7 +210,7 @@ def test_lane_figures_draw_from_experiment_shaped_data():
 def test_lane_executor_on_cuda_runs_each_lane_on_its_own_stream_and_pool():
     from test_salus_switching import FakeCuda as SwitchingFakeCuda
 
-    from impls.salus.devices import CudaDevice
+    from impls.salus.core.devices import CudaDevice
 
     class PoolCuda(SwitchingFakeCuda):
         def __init__(self):
@@ -255,7 +257,7 @@ def test_lane_executor_on_cuda_runs_each_lane_on_its_own_stream_and_pool():
 
 
 def test_bytes_inside_counts_tensors_within_pool_segments():
-    from impls.salus.lane_executor import bytes_inside
+    from impls.salus.memory.lane_executor import bytes_inside
 
     a, b = torch.zeros(10), torch.zeros(4)
     segments = [(a.data_ptr(), a.data_ptr() + 40)]

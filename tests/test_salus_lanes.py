@@ -10,8 +10,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from impls.salus import lane_sim
-from impls.salus.lanes import (
+from impls.salus.memory import lane_sim
+from impls.salus.memory.lanes import (
     LaneError,
     LaneJob,
     LaneManager,

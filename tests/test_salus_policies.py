@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
-from impls.salus.executor import Executor, Submission
-from impls.salus.policies import FAIR, FIFO, PACK, SRTF, get_policy, remaining_ms
-from impls.salus.simulator import simulate
+from impls.salus.core.executor import Executor, Submission
+from impls.salus.core.policies import FAIR, FIFO, PACK, SRTF, get_policy, remaining_ms
+from impls.salus.core.simulator import simulate
 
 
 @dataclasses.dataclass

@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 import torch
 
-from impls.salus.devices import (
+from impls.salus.core.devices import (
     CpuDevice,
     CudaDevice,
     CudaEventTimer,
     estimate_job_memory,
 )
-from impls.salus.executor import Executor, Submission
-from impls.salus.switching import (
+from impls.salus.core.executor import Executor, Submission
+from impls.salus.core.switching import (
     HostCheckpoint,
     load_checkpoint,
     measure_inprocess,
     save_checkpoint,
 )
-from impls.salus.workloads import WORKLOADS, build_job
+from impls.salus.core.workloads import WORKLOADS, build_job
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,11 +28,11 @@ sizes_schema("salus_inference", {
     "capacity_peaks": float, "processes": bool, "seed": int, "threads": int,
 })
 
-_EXP, _LANES = "impls.salus.experiments", "impls.salus.lane_experiments"
+_EXP, _LANES = "impls.salus.experiments.scheduling", "impls.salus.experiments.lanes"
 _CPU_CUDA = ("cpu", "cuda")
 
 experiment("salus.switching", sizes="salus_switching", artifact="salus_switching",
-           run=f"{_EXP}:switching_experiment", printer="impls.salus.switching:print_table",
+           run=f"{_EXP}:switching_experiment", printer="impls.salus.core.switching:print_table",
            summary="job-switch latency: in-process at iteration boundaries vs checkpoint to host, "
                    "to disk, process restart", paper_figure="Salus: fast job switching (sub-second vs second-scale)", devices=_CPU_CUDA)
 experiment("salus.policies", sizes="salus_policies", artifact="salus_policies",

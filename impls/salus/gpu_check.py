@@ -33,9 +33,9 @@ LANES_HYPERPARAM_SIZES = {"workloads": ["vae_b128", "superres_b16"], "n_jobs": 8
 
 def lanes_check() -> dict:
     """The lanes issue's GPU check: memory profiles, MemPool routing, a short hyper-parameter run."""
-    from impls.salus.hyperparam import hyperparam_experiment
-    from impls.salus.lane_executor import mempool_routing_check
-    from impls.salus.memory_profile import profile_memory
+    from impls.salus.experiments.hyperparam import hyperparam_experiment
+    from impls.salus.memory.lane_executor import mempool_routing_check
+    from impls.salus.memory.memory_profile import profile_memory
 
     memory = profile_memory(LANES_WORKLOADS, "cuda", iterations=3)
     for row in memory["workloads"].values():
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     if reason:
         print(f"not measured: {reason}", file=sys.stderr)
         return 3
-    from impls.salus.experiments import (
+    from impls.salus.experiments.scheduling import (
         executor_overhead,
         policy_experiment,
         switching_latency,

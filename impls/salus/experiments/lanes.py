@@ -3,11 +3,11 @@
 :func:`lanes_experiment`: memory profiles of the workloads on the device (persistent /
 ephemeral / peak bytes and a memory-over-time curve each), then, on those recorded
 profiles, many random job mixes under Salus's lane rule, its named variants and the
-two baselines (:func:`impls.salus.lane_sim.lane_experiment`), the lane manager's
+two baselines (:func:`impls.salus.memory.lane_sim.lane_experiment`), the lane manager's
 decision time at ``decision_jobs`` jobs and the time to replay a ``replay_jobs``-job mix.
 
-The other two experiments of the lanes issue live in :mod:`impls.salus.hyperparam`
-and :mod:`impls.salus.inference`; :func:`hyperparam` and :func:`inference` here read
+The other two experiments of the lanes issue live in :mod:`impls.salus.experiments.hyperparam`
+and :mod:`impls.salus.experiments.inference`; :func:`hyperparam` and :func:`inference` here read
 their sizes from ``impls/profiles.toml`` like the rest.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 from impls.harness import cli
 from impls.harness import profiles as profile_tables
-from impls.salus import lane_sim
-from impls.salus.devices import get_device
-from impls.salus.memory_profile import profile_memory
+from impls.salus.memory import lane_sim
+from impls.salus.core.devices import get_device
+from impls.salus.memory.memory_profile import profile_memory
 
 
 def lanes_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progress: bool | None = None) -> dict:
@@ -30,7 +30,7 @@ def lanes_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu"
     "packing": :func:`lane_sim.lane_experiment`'s dict, "decision": {us_per_decision, ...},
     "replay": {seconds, n_jobs, ...}}.
     """
-    from impls.salus.devices import torch_threads
+    from impls.salus.core.devices import torch_threads
 
     sizes = dict(sizes or profile_tables.sizes("salus_lanes"))
     dev = get_device(device)
@@ -49,15 +49,15 @@ def lanes_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu"
 
 
 def hyperparam(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progress: bool | None = None) -> dict:
-    """:func:`impls.salus.hyperparam.hyperparam_experiment` under ``[salus_hyperparam.*]``."""
-    from impls.salus.hyperparam import hyperparam_experiment
+    """:func:`impls.salus.experiments.hyperparam.hyperparam_experiment` under ``[salus_hyperparam.*]``."""
+    from impls.salus.experiments.hyperparam import hyperparam_experiment
 
     return hyperparam_experiment(dict(sizes or profile_tables.sizes("salus_hyperparam")), device, progress)
 
 
 def inference(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progress: bool | None = None) -> dict:
-    """:func:`impls.salus.inference.inference_experiment` under ``[salus_inference.*]``."""
-    from impls.salus.inference import inference_experiment
+    """:func:`impls.salus.experiments.inference.inference_experiment` under ``[salus_inference.*]``."""
+    from impls.salus.experiments.inference import inference_experiment
 
     return inference_experiment(dict(sizes or profile_tables.sizes("salus_inference")), device, progress)
 
@@ -89,7 +89,7 @@ def summary(name: str, data: dict) -> dict:
             "models_per_device_gain": data["models_per_device_gain"]}
 
 
-@cli.command("python -m impls.salus.lane_experiments")
+@cli.command("python -m impls.salus.experiments.lanes")
 def _print(name: str, data: dict) -> None:
     import json
 
@@ -112,7 +112,7 @@ def print_inference(data: dict) -> None:
 
 
 def main(argv=None) -> int:
-    """``python -m impls.salus.lane_experiments NAME [flags]`` is ``python -m impls run salus.NAME
+    """``python -m impls.salus.experiments.lanes NAME [flags]`` is ``python -m impls run salus.NAME
     [flags]`` (kept so that older scripts keep working)."""
     import sys
 

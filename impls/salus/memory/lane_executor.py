@@ -1,7 +1,7 @@
-"""The executor with GPU lanes: admission by :mod:`impls.salus.lanes`, one stream + memory pool per lane.
+"""The executor with GPU lanes: admission by :mod:`impls.salus.memory.lanes`, one stream + memory pool per lane.
 
-:class:`LaneExecutor` is :class:`~impls.salus.executor.Executor` whose admission asks a
-:class:`~impls.salus.lanes.LaneManager` (a job's persistent and ephemeral bytes come
+:class:`LaneExecutor` is :class:`~impls.salus.core.executor.Executor` whose admission asks a
+:class:`~impls.salus.memory.lanes.LaneManager` (a job's persistent and ephemeral bytes come
 from its workload's memory profile) instead of summing peaks. On CUDA each lane is a
 :class:`LaneHandle`: its own ``torch.cuda.Stream`` and, where torch has it, its own
 ``torch.cuda.MemPool``, entered around each iteration of the lane's jobs
@@ -11,7 +11,7 @@ allocations, and autograd runs backward on its own thread per CUDA device, so
 they are outside the pool, the lanes are enforced by the manager's accounting only.
 On the CPU there are no streams or pools: lanes are accounting, and PACK interleaves
 their jobs on one thread or, with ``host_workers`` > 1 (see
-:class:`~impls.salus.executor.Executor`), runs each lane on a host thread.
+:class:`~impls.salus.core.executor.Executor`), runs each lane on a host thread.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from impls.salus.executor import Executor, JobRecord
-from impls.salus.lanes import LaneJob, make_manager
+from impls.salus.core.executor import Executor, JobRecord
+from impls.salus.memory.lanes import LaneJob, make_manager
 
 
 @dataclasses.dataclass
@@ -33,7 +33,7 @@ class LaneHandle:
 
 
 class LaneDevice:
-    """Wraps a device of :mod:`impls.salus.devices` so a lane's stream and pool are entered per iteration."""
+    """Wraps a device of :mod:`impls.salus.core.devices` so a lane's stream and pool are entered per iteration."""
 
     def __init__(self, device, cuda=None):
         self._device = device
@@ -155,8 +155,8 @@ def mempool_routing_check(workload: str = "resnet_b32", device: str = "cuda", cu
     """
     import torch
 
-    from impls.salus.devices import get_device
-    from impls.salus.workloads import build_job
+    from impls.salus.core.devices import get_device
+    from impls.salus.core.workloads import build_job
 
     dev = get_device(device)
     cuda = cuda if cuda is not None else torch.cuda

@@ -29,9 +29,9 @@ import numpy as np
 import torch
 
 from impls.harness.progress import progress_bar
-from impls.salus.devices import get_device
-from impls.salus.lanes import LaneJob, make_manager
-from impls.salus.workloads import build_job
+from impls.salus.core.devices import get_device
+from impls.salus.memory.lanes import LaneJob, make_manager
+from impls.salus.core.workloads import build_job
 
 PAPER_MODELS_PER_GPU = 42.0  # Salus abstract: 42x better utilisation than no sharing
 PAPER_OVER_MPS = 7.0         # ... and 7x better than NVIDIA MPS
@@ -179,7 +179,7 @@ def serve_processes(streams: Mapping[str, Sequence[float]], threads: int = 1, se
                     timeout_s: float = 600.0) -> dict:
     """Serve each model's stream from its own process, all at once; return {name: latencies (ms)}.
 
-    Each process (``python -m impls.salus.inference --serve``) imports torch and builds its
+    Each process (``python -m impls.salus.experiments.inference --serve``) imports torch and builds its
     model, then says READY; when all are ready they get one common wall-clock start time.
     """
     import json
@@ -190,7 +190,7 @@ def serve_processes(streams: Mapping[str, Sequence[float]], threads: int = 1, se
     try:
         for name, stream in streams.items():
             spec = json.dumps({"name": name, "stream": list(stream), "seed": seed, "threads": threads})
-            procs[name] = subprocess.Popen([sys.executable, "-m", "impls.salus.inference", "--serve", spec],
+            procs[name] = subprocess.Popen([sys.executable, "-m", "impls.salus.experiments.inference", "--serve", spec],
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, text=True)
         for name, proc in procs.items():
@@ -228,8 +228,8 @@ def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress
     {setup: {model: sorted latencies}}, "devices_needed": {"shared", "one_per_device", "sim_check"},
     "models_per_device_gain" (K / shared devices), "lanes", "busy_fraction_shared"}.
     """
-    from impls.salus.devices import torch_threads
-    from impls.salus.memory_profile import profile_memory
+    from impls.salus.core.devices import torch_threads
+    from impls.salus.memory.memory_profile import profile_memory
 
     dev = get_device(device)
     names = list(dict.fromkeys(sizes["models"]))
@@ -307,12 +307,12 @@ def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m impls.salus.inference --serve JSON``: one process of the MPS-like baseline."""
+    """``python -m impls.salus.experiments.inference --serve JSON``: one process of the MPS-like baseline."""
     import argparse
     import json
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m impls.salus.inference")
+    parser = argparse.ArgumentParser(prog="python -m impls.salus.experiments.inference")
     parser.add_argument("--serve", required=True, help='JSON {"name", "stream", "seed", "threads"}')
     args = parser.parse_args(argv)
     spec = json.loads(args.serve)

@@ -1,7 +1,7 @@
 """Report figures for Salus: switching latency per method, and JCT CDFs per policy.
 
-``data`` is what :func:`impls.salus.experiments.switching_experiment` /
-:func:`impls.salus.experiments.policy_experiment` returned.
+``data`` is what :func:`impls.salus.experiments.scheduling.switching_experiment` /
+:func:`impls.salus.experiments.scheduling.policy_experiment` returned.
 """
 from __future__ import annotations
 
@@ -133,4 +133,3 @@ def executor_overhead(data: dict):
     ax.set_ylabel("iteration time (ms, median)")
     ax.legend(fontsize=7)
     return fig
-from impls.salus import lane_figures  # noqa: E402,F401  (figures of the lanes issue register on import)

@@ -1,4 +1,4 @@
-"""Discrete-event simulator of :class:`~impls.salus.executor.Executor`, for paper-sized traces.
+"""Discrete-event simulator of :class:`~impls.salus.core.executor.Executor`, for paper-sized traces.
 
 It replays the executor's loop with virtual time: arrivals are noticed at the first
 iteration boundary after them; admission is head-of-line in arrival order under the
@@ -15,7 +15,7 @@ simulate in seconds, with the same result as iteration by iteration: FIFO runs t
 chosen job to the next arrival boundary or its completion, and SRTF as well unless the
 job's own remaining time, ranked like the executor's by its mean iteration so far,
 overtakes another's first (:func:`srtf_lead`); FAIR picks from a heap (the order of
-:class:`~impls.salus.policies.FAIR`) until a job completes or an arrival is noticed;
+:class:`~impls.salus.core.policies.FAIR`) until a job completes or an arrival is noticed;
 PACK repeats identical rounds until a job completes or an arrival is noticed.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import heapq
 import math
 from collections.abc import Mapping, Sequence
 
-from impls.salus.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
+from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
 
 
 @dataclasses.dataclass
@@ -226,7 +226,7 @@ def srtf_lead(job: SimJob, others: Sequence[SimJob], first_ms: float, rest_ms: f
 
     Its first iteration costs ``first_ms``, the rest ``rest_ms``. While it runs only its own
     remaining time moves (the others' are constant until the next arrival), and SRTF picks
-    again after each iteration with the same key as :class:`~impls.salus.policies.SRTF`.
+    again after each iteration with the same key as :class:`~impls.salus.core.policies.SRTF`.
     Once its mean iteration time is at or above ``rest_ms``, its remaining time only falls,
     so it keeps the device; below, it can rise, and iterations are checked one by one until
     even ``rest_ms`` x the iterations left is below the best other.

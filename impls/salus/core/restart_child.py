@@ -1,9 +1,9 @@
 """Child process of the "process restart" switching baseline.
 
-``python -m impls.salus.restart_child WORKLOAD DEVICE CHECKPOINT`` imports torch and
+``python -m impls.salus.core.restart_child WORKLOAD DEVICE CHECKPOINT`` imports torch and
 the workload registry, builds the job, loads the checkpoint, synchronises the device
 and prints ``READY``: what a job restarted from a checkpoint pays before its first
-iteration. Kept apart from :mod:`impls.salus.switching` so the child imports no more
+iteration. Kept apart from :mod:`impls.salus.core.switching` so the child imports no more
 than a restarted job would.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print("usage: python -m impls.salus.restart_child WORKLOAD DEVICE CHECKPOINT", file=sys.stderr)
+        print("usage: python -m impls.salus.core.restart_child WORKLOAD DEVICE CHECKPOINT", file=sys.stderr)
         return 2
     workload, device, checkpoint = argv
     import os
@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
 
     if os.environ.get("SALUS_CHILD_THREADS"):
         torch.set_num_threads(int(os.environ["SALUS_CHILD_THREADS"]))
-    from impls.salus.workloads import build_job
+    from impls.salus.core.workloads import build_job
 
     job = build_job(workload, device, seed=0, warm=False)
     job.load_state_dict(torch.load(checkpoint, map_location=device, weights_only=True))

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from impls.salus.devices import _tensor_bytes, get_device
-from impls.salus.workloads import build_job
+from impls.salus.core.devices import _tensor_bytes, get_device
+from impls.salus.core.workloads import build_job
 
 ITERATION_TAG = "salus_iteration_"
 

@@ -2,7 +2,7 @@
 
 ``n_jobs`` copies of one workload that differ only in their learning rate (log-spaced)
 run (a) one at a time (FIFO: each to completion, then the next) and (b) all together
-under PACK with GPU lanes (:class:`~impls.salus.lane_executor.LaneExecutor`; on CUDA one
+under PACK with GPU lanes (:class:`~impls.salus.memory.lane_executor.LaneExecutor`; on CUDA one
 stream + memory pool per lane; on the CPU one host thread per lane, up to
 ``host_workers``, or interleaved iterations). The
 headline is the makespan ratio serial / packed (the paper's 2.38x "utilisation"). Beside
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from impls.harness.progress import progress_bar
-from impls.salus.devices import get_device
-from impls.salus.executor import Executor, Submission
-from impls.salus.lane_executor import LaneExecutor
-from impls.salus.memory_profile import profile_memory
-from impls.salus.utilisation import CpuSampler, NvmlSampler, busy_timeline, cpu_sampler_available, nvml_unavailable_reason
-from impls.salus.workloads import build_job
+from impls.salus.core.devices import get_device
+from impls.salus.core.executor import Executor, Submission
+from impls.salus.memory.lane_executor import LaneExecutor
+from impls.salus.memory.memory_profile import profile_memory
+from impls.salus.memory.utilisation import CpuSampler, NvmlSampler, busy_timeline, cpu_sampler_available, nvml_unavailable_reason
+from impls.salus.core.workloads import build_job
 
 PAPER_HYPERPARAM_RATIO = 2.38  # Salus abstract: 2.38x better GPU utilisation for hyper-parameter tuning
 
@@ -90,7 +90,7 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     sampler, lanes, ...}), "ratio" (serial / packed makespan), "lrs"}}, "smallest" (the
     workload with the smallest peak), "ratio_smallest", "paper"}.
     """
-    from impls.salus.devices import torch_threads
+    from impls.salus.core.devices import torch_threads
 
     dev = get_device(device)
     names = list(sizes["workloads"])

@@ -1,11 +1,11 @@
 """The Salus experiments as functions returning plain data (asv classes, CLIs and figures wrap them).
 
-- :func:`switching_latency`  (re-exported from :mod:`impls.salus.switching`)
+- :func:`switching_latency`  (re-exported from :mod:`impls.salus.core.switching`)
 - :func:`policy_experiment`  FIFO/SRTF/PACK/FAIR on a Poisson trace, real run + simulator
 - :func:`executor_overhead`  a job's iteration inside the executor vs alone, side by side
 - :func:`profile_workloads`  measured iteration time and memory per workload
 
-Command line: ``python -m impls.salus.experiments {policies,switching,overhead} [--profile P]
+Command line: ``python -m impls.salus.experiments.scheduling {policies,switching,overhead} [--profile P]
 [--device D] [--json FILE]`` runs one with the sizes of a profile and prints a summary.
 
 Sizes come from :func:`salus_sizes`, i.e. the ``salus_*`` tables of ``impls/profiles.toml``.
@@ -21,12 +21,12 @@ import numpy as np
 
 from impls.harness import cli
 from impls.harness.progress import progress_bar
-from impls.salus.devices import get_device, torch_threads
-from impls.salus.executor import Executor, Submission
-from impls.salus.simulator import simulate
-from impls.salus.switching import switching_latency
-from impls.salus.traces import offered_load, poisson_trace
-from impls.salus.workloads import build_job
+from impls.salus.core.devices import get_device, torch_threads
+from impls.salus.core.executor import Executor, Submission
+from impls.salus.core.simulator import simulate
+from impls.salus.core.switching import switching_latency
+from impls.salus.core.traces import offered_load, poisson_trace
+from impls.salus.core.workloads import build_job
 
 __all__ = ["PAPER_SRTF_OVER_FIFO", "bracketed_iteration_ms", "executor_overhead", "overhead_experiment",
            "policy_experiment", "profile_workloads", "run_trace", "salus_sizes", "switching_experiment",
@@ -65,7 +65,7 @@ def profile_workloads(names: Sequence[str], device: Any = "cpu", iterations: int
     machine's speed reaches them alike (a block of back-to-back iterations per workload
     at the end saw one moment: its median moved by up to 50% between profiles a minute apart).
     Memory: on CUDA from the allocator, on CPU estimated (see
-    :func:`impls.salus.devices.estimate_job_memory`).
+    :func:`impls.salus.core.devices.estimate_job_memory`).
     """
     dev = get_device(device)
     names = list(dict.fromkeys(names))
@@ -451,9 +451,9 @@ def print_overhead(data: dict) -> None:
               f"{row['bookkeeping_us']:8.1f}us{row['bookkeeping_pct']:6.2f}%")
 
 
-@cli.command("python -m impls.salus.experiments")
+@cli.command("python -m impls.salus.experiments.scheduling")
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m impls.salus.experiments NAME [flags]`` is ``python -m impls run salus.NAME [flags]``
+    """``python -m impls.salus.experiments.scheduling NAME [flags]`` is ``python -m impls run salus.NAME [flags]``
     (kept so that older scripts keep working)."""
     import sys
 

@@ -2,7 +2,7 @@
 
 A *mix* is ``n`` jobs drawn from recorded workload profiles (persistent and
 ephemeral bytes, iteration time), all submitted at time 0 in a random order, each
-with a random number of iterations. For each rule of :mod:`impls.salus.lanes` it
+with a random number of iterations. For each rule of :mod:`impls.salus.memory.lanes` it
 reports:
 
 - ``admitted``: jobs admitted at once (arrival order, no departures: the CLI's case);
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from impls.salus.lanes import BASELINES, RULES, LaneJob, check_safety, make_manager
+from impls.salus.memory.lanes import BASELINES, RULES, LaneJob, check_safety, make_manager
 
 ALL_RULES = RULES + BASELINES
 

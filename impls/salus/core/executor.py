@@ -27,13 +27,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from impls.salus.devices import get_device
-from impls.salus.policies import Policy, get_policy
+from impls.salus.core.devices import get_device
+from impls.salus.core.policies import Policy, get_policy
 
 
 @dataclasses.dataclass
 class Submission:
-    """A job to run: ``job`` is a built :class:`~impls.salus.workloads.Job` or a callable making one.
+    """A job to run: ``job`` is a built :class:`~impls.salus.core.workloads.Job` or a callable making one.
 
     ``peak_bytes`` is the job's measured peak (admission); ``iteration_ms_prior`` is the
     profiled iteration time SRTF uses before the job has run an iteration of its own.
@@ -49,7 +49,7 @@ class Submission:
 
 @dataclasses.dataclass
 class JobRecord:
-    """The executor's bookkeeping for one job (what policies see: :class:`~impls.salus.policies.JobView`)."""
+    """The executor's bookkeeping for one job (what policies see: :class:`~impls.salus.core.policies.JobView`)."""
     job_id: int
     workload: str
     arrival: float

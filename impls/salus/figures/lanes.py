@@ -1,7 +1,7 @@
 """Report figures for the Salus lanes issue: memory over time, lane packing vs baselines,
 hyper-parameter makespan and utilisation, inference latency CDFs and devices needed.
 
-``data`` is what :mod:`impls.salus.lane_experiments` returned (artifacts ``salus_lanes``,
+``data`` is what :mod:`impls.salus.experiments.lanes` returned (artifacts ``salus_lanes``,
 ``salus_hyperparam``, ``salus_inference``). Inputs are synthetic tensors and synthetic
 job mixes / request streams; every figure says so.
 """
