@@ -155,3 +155,16 @@ def test_every_benchmark_has_a_pinned_version(benchmarks_by_profile):
     assert set(pinned) == set(found), (f"unpinned: {sorted(set(found) - set(pinned))}; "
                                        f"stale: {sorted(set(pinned) - set(found))}")
     assert all(found[name]["version"] == version for name, version in pinned.items())
+
+
+def test_no_module_over_400_lines_without_a_reason_at_its_top():
+    import ast
+
+    unexplained = []
+    for path in sorted((ROOT / "impls").rglob("*.py")):
+        source = path.read_text()
+        if source.count("\n") > 400:
+            doc = ast.get_docstring(ast.parse(source)) or ""
+            if "Longer than 400 lines:" not in doc.split("\n\n", 2)[:2][-1]:
+                unexplained.append(f"{path.relative_to(ROOT)} ({source.count(chr(10))} lines)")
+    assert not unexplained, "modules over 400 lines that do not say why near the top: " + ", ".join(unexplained)

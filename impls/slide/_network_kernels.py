@@ -1,5 +1,8 @@
 """Numba kernels of one SLIDE training step (see network for the order they run in).
 
+Longer than 400 lines: the forward, backward and Adam kernels of one training step share
+inlined helpers, which numba inlines only from the same module.
+
 - ``forward_own``: HOGWILD over the batch's samples (``prange`` over work chunks, each with
   its own scratch): hidden layer, LSH query, the sample's own active neurons and logits.
 - (network: the batch's shared pool of random padding neurons goes through dense GEMMs.)

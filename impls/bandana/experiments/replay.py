@@ -1,5 +1,8 @@
 """Bandana on a real block device: replay vs. the fio ceiling, layouts, and the simulator cross-check.
 
+Longer than 400 lines: the sweep, the layout comparison, the I/O mechanisms and the raw read
+loop share one store, one trace cursor and one fio bracketing; they are one experiment.
+
 :func:`replay_experiment` builds each layout of the profile's table (identity,
 two-level K-means, SHP; trained on the early trace), writes the table's vectors in
 that layout to an O_DIRECT store beside ``DLSYSBENCH_NVM_PATH``, and replays the

@@ -1,5 +1,8 @@
 """Replay a lookup trace through Bandana's DRAM cache against an O_DIRECT block store.
 
+Longer than 400 lines: one class, :class:`ReplaySession`, is the whole replay loop (reads in
+flight, DRAM slots, the cache state, latency bookkeeping); splitting it would split one state machine.
+
 The cache logic is the simulator's own: :class:`impls.bandana.sim.cache.CacheState`
 decides, chunk of queries by chunk of queries (``process(..., record="inserted")``),
 which lookups hit, which block each miss reads and which vectors each miss inserts

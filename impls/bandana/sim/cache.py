@@ -1,5 +1,8 @@
 """Bandana's DRAM cache in front of block NVM: an exact, fast trace-driven simulator.
 
+Longer than 400 lines: the simulator's one public state (:class:`CacheState`) with its
+in-memory, streamed and throughput entry points, which must agree counter for counter.
+
 Embedding vectors live on NVM in blocks of ``V = block_bytes // vector_bytes``
 vectors; a layout (storage-order permutation) says which vectors share a block:
 position ``i`` holds vector ``layout[i]``, block ``b`` holds positions

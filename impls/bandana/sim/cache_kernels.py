@@ -1,5 +1,8 @@
 """Numba kernels of Bandana's DRAM-cache simulator (see ``impls.bandana.sim.cache`` for the spec).
 
+Longer than 400 lines: numba inlines the helpers of the lookup kernels only from the same
+module, and the four policies share them.
+
 Data structure: a *log-structured LRU* rather than a doubly linked list. The LRU
 order of the cache is kept as a circular log of keys, LRU end at the tail, MRU
 end at the head:
@@ -16,10 +19,7 @@ end at the head:
 
 The order of the live entries is exactly the order a linked list would hold, but
 a hit writes one hole instead of relinking two random neighbours and eviction
-reads memory sequentially. On the 20M-lookup Zipf benchmark (10M vectors, cache
-of 500k) this ran policy ``none`` about 2x faster than an array-based doubly
-linked list indexed by vector id (the first version). The shadow set is a second
-log of the same kind.
+reads memory sequentially. The shadow set is a second log of the same kind.
 
 Keys: for policy ``none`` the key of a vector is its id (blocks play no part);
 for the other policies it is its storage position ``pos[id]``, so the vectors of
@@ -47,14 +47,8 @@ loads depend on each other, asks ``AHEAD`` lookups early for the lines that
 lookup will touch: the log entry a hit turns into a hole, the shadow-log entry,
 the block bitmap (or the block's ``kmap`` entries) a miss scans, and the ``kmap``
 entries of the keys next to be evicted from either log (not for policy
-``none``: there the look-ahead measured 0.85-0.95x). Measured with
-``cache.measure_throughput`` (20 M Zipf lookups, 10 M vectors) against the
-first pass doing plain loads and no look-ahead:
-shadow 3.7-4.3 -> 4.9-6.5 M lookups/s, prefetch 2.0-2.6 -> 3.5-3.8 M, lowpri
-3.1-4.3 -> 4.7-5.2 M, none 19-22 -> 24-27 M (old and new taking turns, three
-rounds; this VM's memory latency drifts by up to 1.5x between runs).
-Plain loads as look-ahead (tried first) measured slower: they hold a register
-and a reorder-buffer slot until the line arrives; a prefetch does not. Indices
+``none``, whose hits touch one line). The look-ahead uses prefetch hints, not
+loads, which would hold a register until the line arrives. Indices
 are never negative where they are dereferenced (a prefetch of a hole's index
 -1 is a harmless hint) and numba does no bounds checks, so the hot loop
 carries no checks. The policy is compiled in as a constant (``lookup_kernel``),
@@ -151,9 +145,8 @@ def lookup_kernel(policy: int):
     clog, slog, sbits, counters, keys, scratch, record, out_hit, out_block,
     ins_ptr, ins_ids)`` returns ``len(ids)``. One specialization per policy,
     compiled on first use and cached on disk by numba (closure constants are
-    part of its cache key). ``record`` stays a run-time argument: its branches
-    are perfectly predicted and measured free, and compiling it in would triple
-    the compile time.
+    part of its cache key). ``record`` stays a run-time argument (its branches
+    are perfectly predicted).
     """
     use_pos = policy != POLICY_NONE
     stride = 2 if policy == POLICY_SHADOW else 1

@@ -1,5 +1,8 @@
 """The Salus experiments as functions returning plain data (asv classes, CLIs and figures wrap them).
 
+Longer than 400 lines: switching, policies and executor overhead share the profiling, the
+thread setting and the run bracketing of the time-sharing experiments.
+
 - :func:`switching_latency`  (re-exported from :mod:`impls.salus.core.switching`)
 - :func:`policy_experiment`  FIFO/SRTF/PACK/FAIR on a Poisson trace, real run + simulator
 - :func:`executor_overhead`  a job's iteration inside the executor vs alone, side by side

@@ -1,5 +1,8 @@
 """GPU lanes: Salus's memory-sharing rule as pure logic (no torch), plus two baselines.
 
+Longer than 400 lines: the rule, its named variants and the two baselines share one
+:class:`LaneManager` and its safety check; they are compared on the same inputs.
+
 Salus splits a job's memory into *persistent* bytes (weights, optimizer state: held
 for the job's whole life) and *ephemeral* bytes (activations, workspaces: allocated
 and freed within one iteration). Device memory is divided into *lanes*; the jobs
