@@ -8,7 +8,8 @@ point is computed), ``--rounds`` times in the order serial, cluster, cluster,
 serial, ... Both are warmed once first (numba's compiled kernels loaded, workers
 started; the start-up is reported apart). Prints one JSON object: the seconds
 and CPU seconds of every run, the median speed-up, the load average before and
-after, the cores, and whether every run gave the same results.
+after, the cores, whether every run gave the same results, and how much faster two processes run a
+pure-Python loop than one right now (the parallelism the machine offers).
 
     DLSYSBENCH_PROFILE=quick python scripts/grid_speedup.py --rounds 3
 """
@@ -23,6 +24,30 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's impls
+
+
+def _spin(n: int) -> None:
+    x = 0
+    for i in range(n):
+        x += i
+
+
+def spin_speedup(work: int = 20_000_000) -> float:
+    """How much faster two processes do a pure-Python loop than one (2.0 on two idle cores):
+    the parallelism this machine offers right now, whatever else runs on it."""
+    from multiprocessing import get_context
+    ctx = get_context("spawn")
+
+    def timed(parts: int) -> float:
+        procs = [ctx.Process(target=_spin, args=(work // parts,)) for _ in range(parts)]
+        start = time.perf_counter()
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        return time.perf_counter() - start
+
+    return min(timed(1) for _ in range(2)) / min(timed(2) for _ in range(2))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         return wall, cpu, json.dumps(out, sort_keys=True)
 
     load_before = os.getloadavg()
+    spin_before = spin_speedup()
     run("serial")  # numba kernels loaded in this process
     start = time.perf_counter()
     run("")        # workers started and warmed
@@ -90,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         "serial_cpu_seconds": cpu["serial"], "local_cluster_worker_cpu_seconds": cpu["local"],
         "identical_results": len(outputs) == 1,
         "load_average_before": load_before, "load_average_after": os.getloadavg(),
+        # the same ratio for a pure-Python loop in 1 vs 2 processes (spawn start-up included):
+        # about 2 on an idle 2-core machine; near 1 means the cores are taken by others
+        "spin_loop_speedup_2_processes_before_after": [spin_before, spin_speedup()],
     }
     print(json.dumps(report, indent=1))
     return 0 if len(outputs) == 1 else 1
