@@ -107,3 +107,38 @@ def test_profile_file_is_checked_against_the_schemas_when_read(tmp_path, monkeyp
     broken.write_text(text + "\n[orphan.smoke]\n[orphan.quick]\n[orphan.full]\n")
     with pytest.raises(ValueError, match=r"\[orphan\] has no sizes schema"):
         profiles._table.__wrapped__(broken)
+
+
+def double_on_grid(sizes, *, device="cpu", progress=None):
+    from impls.harness import grid
+
+    return {"doubled": grid.map_points(_double, [(i,) for i in range(sizes["n"])], label="doubling", store=False)}
+
+
+def _double(x):
+    return 2 * x
+
+
+@pytest.fixture
+def grid_experiments(monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_DASK_SCHEDULER", "serial")
+    monkeypatch.setitem(experiments._SCHEMAS, "test_grid", {"n": int})
+    monkeypatch.setattr(profiles, "sizes", lambda table, profile=None: {"n": 3})
+    for name, timed in (("test.deterministic", False), ("test.timed", True)):
+        monkeypatch.setitem(experiments._EXPERIMENTS, name, experiments.Experiment(
+            name, "test_grid", name.replace(".", "_"), f"{__name__}:double_on_grid", "", "", timed=timed))
+    yield
+
+
+def test_deterministic_grids_run_and_say_where_timed_ones_refuse(grid_experiments):
+    from impls.harness import artifacts
+    from impls.harness.report import environment_table, machine_state
+
+    assert experiments.run_and_store("test.deterministic")["doubled"] == [0, 2, 4]
+    records = artifacts.load_latest()
+    assert records["test_deterministic"]["grid"][0]["where"] == "serial"
+    fingerprint, _ = machine_state.newest_fingerprint(records)
+    table = environment_table._grid(fingerprint["grid"])
+    assert table.rows[0][:3] == ("test.deterministic", "doubling", "serial")
+    with pytest.raises(AssertionError, match="test.timed measures this machine's hardware"):
+        experiments.run("test.timed")

@@ -23,8 +23,12 @@ def artifact_path(name: str, machine: str | None = None, commit: str | None = No
 
 
 def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
-                  machine: str | None = None, commit: str | None = None) -> Path:
-    """Store ``data`` (plain JSON-able values) as artifact ``name``; return its path."""
+                  machine: str | None = None, commit: str | None = None,
+                  grid: list[dict] | None = None) -> Path:
+    """Store ``data`` (plain JSON-able values) as artifact ``name``; return its path.
+
+    ``grid``: where the experiment's grid points ran (:func:`impls.harness.grid.runs` records).
+    """
     from impls.harness.fingerprint import fingerprint
 
     record = {
@@ -39,6 +43,8 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
         "fingerprint": fingerprint(),
         "data": data,
     }
+    if grid:
+        record["grid"] = grid
     return atomic.write_json(artifact_path(name, record["machine"], record["commit"]), record)
 
 

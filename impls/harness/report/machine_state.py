@@ -61,7 +61,11 @@ def newest_fingerprint(artifacts: Mapping[str, Mapping[str, Any]]) -> tuple[dict
     if not with_fingerprint:
         return None, ""
     record = max(with_fingerprint, key=lambda r: str(r.get("created", "")))
-    return record["fingerprint"], f"artifact {record.get('name')!r} ({record.get('created', '?')})"
+    fingerprint = dict(record["fingerprint"])
+    grids = {r.get("experiment", r.get("name")): r["grid"] for r in artifacts.values() if r.get("grid")}
+    if grids:  # where each experiment's grid points ran, from each experiment's own artifact
+        fingerprint["grid"] = dict(sorted(grids.items()))
+    return fingerprint, f"artifact {record.get('name')!r} ({record.get('created', '?')})"
 
 
 def _live_fingerprint() -> tuple[dict | None, str]:
