@@ -22,7 +22,7 @@ from impls.slide.trainer import EvalSchedule  # noqa: E402
 def tiny():
     arrays = xc_data.generate(seed=3, n_train=64, n_test=32, n_features=300, n_labels=50,
                               labels_per_point=3.0, nnz_per_point=12, labels_per_topic=8,
-                              topic_pool=16, prototype_size=6)
+                              topic_pool=16, words_per_label=6)
     return XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
 
 
