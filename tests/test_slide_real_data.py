@@ -82,3 +82,27 @@ def test_capability_names_the_missing_real_amazon(monkeypatch, tmp_path):
     wrong.write_text("6 20 8\n")
     monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(wrong))
     assert "is not the published train shape" in dataset.real_data_reason("slide-amazon670k-real")
+
+
+def test_real_amazon_run_is_skipped_without_the_data_and_labelled_real_with_it(files, tiny_published,
+                                                                              monkeypatch, tmp_path):
+    from impls.harness import capabilities
+    from impls.slide import experiments
+
+    small = {**experiments.sizes("smoke", "slide_real"), "time_budget_s": 0.3, "eval_first_s": 0.1,
+             "eval_points": 3}
+    monkeypatch.setattr(experiments, "sizes", lambda profile=None, experiment="slide_train": small)
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(tmp_path / "absent_train.txt"))
+    capabilities._cached.cache_clear()
+    out = experiments.real_amazon_run("smoke", isolate=False)
+    assert out["runs"][0]["skipped"].startswith("needs the real Amazon-670K") and out["source"] is None
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(files[0]))
+    capabilities._cached.cache_clear()
+    try:
+        out = experiments.real_amazon_run("smoke", isolate=False)
+    finally:
+        capabilities._cached.cache_clear()
+    run = out["runs"][0]
+    assert "skipped" not in run and 0 <= run["final_p_at_1"] <= 1
+    assert out["source"]["real"] and out["source"]["sha256"] == registry.sha256_of(files[0])
+    assert out["source"]["test_sha256"] == registry.sha256_of(files[1])
