@@ -312,3 +312,25 @@ def test_slide_figures_draw_from_the_sweeps(sweeps):
         assert fig.axes and any(ax.lines or ax.collections for ax in fig.axes)
     assert fig.axes[0].get_xlabel().startswith("active output neurons")
     assert figures.time_to_accuracy(tta).axes[0].get_xscale() == "log"
+    assert "synthetic data" in figures.time_to_accuracy(tta).axes[0].get_title()
+    mech = figures.mechanism(tta)
+    assert mech.axes[1].lines and mech.axes[0].lines     # hidden cosine and recall over random per SLIDE run
+
+
+def test_slide_runs_record_the_mechanism(sweeps):
+    tta, _ = sweeps
+    slide = next(r for r in tta["runs"] if r["name"] == "slide")
+    assert all(-1e-9 <= p["hidden_cosine"] <= 1 + 1e-9 for p in slide["curve"])
+    assert slide["final_hidden_cosine"] == slide["curve"][-1]["hidden_cosine"]
+    ratios = [p["lsh_recall"] / p["lsh_random_recall"] for p in slide["curve"]
+              if p.get("refreshes") and p["lsh_random_recall"]]
+    assert slide["lsh_recall_min_ratio"] == (min(ratios) if ratios else None)
+
+
+def test_delicious_sweep_runs_simhash_against_dense(monkeypatch):
+    out = experiments.delicious_sweep("smoke", progress=False, isolate=False)
+    names = {r["name"]: r for r in out["runs"]}
+    assert names["slide"]["params"]["lsh"] == "simhash" and names["slide"]["params"]["batch"] == 128
+    assert "dense-cpu/slide" in out["speedups"] and out["source"]["synthetic"]
+    fig = figures.delicious_time_to_accuracy(out)
+    assert fig.axes[0].lines
