@@ -315,83 +315,21 @@ def _delicious(_benchmark=None):
 _delicious.timeout = 6 * 3600
 
 
-class SlideDelicious:
-    """Per run on the Delicious-200K-shaped set (SimHash, batch 128): time to the target P@1,
-    final P@1, samples/s, and for SLIDE the tables' recall over a random set's and the hidden
-    vectors' mean cosine."""
+class SlideDelicious(SlideTimeToAccuracy):
+    """Per run on the Delicious-200K-shaped set (SimHash, batch 128): the SlideTimeToAccuracy
+    figures (time to the target P@1, final P@1, samples/s, ...; for SLIDE the tables' recall
+    over a random set's and the hidden vectors' mean cosine)."""
 
     params = (DELICIOUS_RUNS,)
-    param_names = ["run"]
     setup_cache = _delicious
-    timeout = 6 * 3600
-
-    def setup(self, sweep, run):
-        self.run = _run(sweep, run)
-
-    def track_time_to_target(self, sweep, run):
-        return finite(self.run.get("time_to_target_s"))
-
-    track_time_to_target.unit = "s"
-
-    def track_final_p_at_1(self, sweep, run):
-        return self.run["final_p_at_1"]
-
-    track_final_p_at_1.unit = "P@1"
-
-    def track_samples_per_second(self, sweep, run):
-        return self.run["samples_per_second"]
-
-    track_samples_per_second.unit = "samples/s"
-
-    def track_lsh_recall_over_random(self, sweep, run):
-        return finite(self.run.get("lsh_recall_min_ratio"))
-
-    track_lsh_recall_over_random.unit = "x (smallest after the first table refresh; SLIDE runs)"
-
-    def track_hidden_cosine(self, sweep, run):
-        return finite(self.run.get("final_hidden_cosine"))
-
-    track_hidden_cosine.unit = "mean cosine between evaluation points' hidden vectors (SLIDE runs)"
 
 
-class SlideDeliciousSpeedup:
-    """Time-to-target ratio slow/fast on the Delicious-200K-shaped set (dense-cpu/slide,
-    dense-cuda/slide), flags for bounds, P@1 per iteration and throughput ratios."""
+class SlideDeliciousSpeedup(SlideSpeedup):
+    """The SlideSpeedup figures on the Delicious-200K-shaped set (dense-cpu/slide,
+    dense-cuda/slide)."""
 
     params = (DELICIOUS_COMPARISONS,)
-    param_names = ["comparison"]
     setup_cache = _delicious
-    timeout = 6 * 3600
-
-    def setup(self, sweep, comparison):
-        slow, fast = comparison.split("/")
-        _run(sweep, slow), _run(sweep, fast)
-        self.s = sweep["speedups"][comparison]
-
-    def track_time_to_target_ratio(self, sweep, comparison):
-        return finite(self.s["value"])
-
-    track_time_to_target_ratio.unit = "x"
-
-    def track_ratio_is_lower_bound(self, sweep, comparison):
-        return float(self.s["lower_bound"])
-
-    track_ratio_is_lower_bound.unit = "1 = slow run never reached the target"
-
-    def track_ratio_is_upper_bound(self, sweep, comparison):
-        return float(self.s.get("upper_bound", False))
-
-    track_ratio_is_upper_bound.unit = "1 = fast run never reached the target (the slow one did)"
-
-    def track_p_at_1_per_iteration_ratio(self, sweep, comparison):
-        return finite(self.s.get("p_at_1_per_iteration_ratio"))
-
-    track_p_at_1_per_iteration_ratio.unit = "ratio"
-
-    def track_throughput_ratio(self, sweep, comparison):
-        return finite(self.s.get("throughput_ratio"))
-
-    track_throughput_ratio.unit = "x (fast samples/s over slow's)"
 
 
 def _real_amazon(_benchmark=None):
