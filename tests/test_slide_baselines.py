@@ -292,8 +292,12 @@ def test_smoke_sweeps_compare_methods_on_one_target(sweeps):
         assert "skipped" in names["dense-cuda"] and tta["speedups"]["dense-cuda/slide"]["value"] is None
     best = max(r["final_p_at_1"] for r in tta["runs"] if "curve" in r)
     base = max(r["baseline_p_at_1"] for r in tta["runs"] if "curve" in r)
-    assert tta["target_p_at_1"] == pytest.approx(base + tta["sizes"]["target_fraction"] * (best - base))
-    assert any(r.get("time_to_target_s") is not None for r in tta["runs"] if "curve" in r)
+    points = min(r["eval_points"] for r in tta["runs"] if "curve" in r)
+    if tta["target_p_at_1"] is None:  # under CPU contention a 5-s smoke run may not leave the plateau
+        assert best <= base + 2 * (base * (1 - base) / points) ** 0.5
+    else:
+        assert tta["target_p_at_1"] == pytest.approx(base + tta["sizes"]["target_fraction"] * (best - base))
+        assert any(r.get("time_to_target_s") is not None for r in tta["runs"] if "curve" in r)
     eval_rows = {r["eval_points"] for r in tta["runs"] if "curve" in r}
     assert len(eval_rows) == 1                               # the same test subset for every method
     assert set(sec["batch"]) == {str(b) for b in sec["sizes"]["batches"]}
