@@ -9,7 +9,13 @@ so the classes that share a function share one run):
 - ``_secondary``: batch size 64/128/256 (SLIDE and dense) and SimHash vs DWTA with a K/L
   sweep on ``[slide_sweep.<profile>].dataset``; artifact ``slide_sweeps``.
 
-A run whose capability is missing (CUDA) is skipped the asv way. Times to target are NaN
+- ``_delicious``: ``[slide_delicious.<profile>].runs`` on the Delicious-200K-shaped set
+  (SimHash, batch 128); artifact ``slide_delicious`` (classes ``SlideDelicious``,
+  ``SlideDeliciousSpeedup``, the Amazon classes' track methods).
+- ``_real_amazon``: SLIDE on the real Amazon-670K where the user has it (``SlideRealData``;
+  artifact ``slide_real_amazon``, labelled real with the files' sha256), skipped otherwise.
+
+A run whose capability is missing (CUDA, the real data) is skipped the asv way. Times to target are NaN
 when a run never reaches the target within its budget; a speed-up over such a run is a
 lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such a run over
 one that reached the target is an upper bound (``track_ratio_is_upper_bound``). A comparison's target is the
