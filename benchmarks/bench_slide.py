@@ -9,7 +9,13 @@ so the classes that share a function share one run):
 - ``_secondary``: batch size 64/128/256 (SLIDE and dense) and SimHash vs DWTA with a K/L
   sweep on ``[slide_sweep.<profile>].dataset``; artifact ``slide_sweeps``.
 
-A run whose capability is missing (CUDA) is skipped the asv way. Times to target are NaN
+- ``_delicious``: ``[slide_delicious.<profile>].runs`` on the Delicious-200K-shaped set
+  (SimHash, batch 128); artifact ``slide_delicious`` (classes ``SlideDelicious``,
+  ``SlideDeliciousSpeedup``, the Amazon classes' track methods).
+- ``_real_amazon``: SLIDE on the real Amazon-670K where the user has it (``SlideRealData``;
+  artifact ``slide_real_amazon``, labelled real with the files' sha256), skipped otherwise.
+
+A run whose capability is missing (CUDA, the real data) is skipped the asv way. Times to target are NaN
 when a run never reaches the target within its budget; a speed-up over such a run is a
 lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such a run over
 one that reached the target is an upper bound (``track_ratio_is_upper_bound``). A comparison's target is the
@@ -70,6 +76,12 @@ class SlideTimeToAccuracy:
     track_lsh_recall = track(lambda self, *_: finite(self.row.get("final_lsh_recall")),
                              unit="fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)",
                              direction="higher")
+    track_lsh_recall_over_random = track(lambda self, *_: finite(self.row.get("lsh_recall_min_ratio")),
+                                         unit="x: the smallest recall over a random set's, over the evaluations "
+                                              "after the first table refresh (SLIDE runs)", direction="higher")
+    track_hidden_cosine = track(lambda self, *_: finite(self.row.get("final_hidden_cosine")),
+                                unit="mean cosine between evaluation points' hidden vectors at the end (SLIDE runs)",
+                                direction="context")
 
 
 class SlideSpeedup:
@@ -215,6 +227,53 @@ class SlideTableRefreshTime:
 
     def time_refresh(self, kind):
         self.net.refresh_tables(rebuild=kind == "rebuild")
+
+
+
+DELICIOUS = profiles.sizes("slide_delicious")
+DELICIOUS_RUNS = [r["name"] for r in DELICIOUS["runs"]]
+DELICIOUS_COMPARISONS = [f"{slow}/{fast}" for fast, slow in DELICIOUS["comparisons"]]
+
+
+def _delicious(_benchmark=None):
+    return run_and_store("slide.delicious")
+
+
+_delicious.timeout = 6 * 3600
+
+
+class SlideDelicious(SlideTimeToAccuracy):
+    """Per run on the Delicious-200K-shaped set (SimHash, batch 128): the SlideTimeToAccuracy
+    numbers (time to the target P@1, final P@1, samples/s, ...; for SLIDE the tables' recall
+    over a random set's and the hidden vectors' mean cosine)."""
+
+    params = (DELICIOUS_RUNS,)
+    setup_cache = _delicious
+
+
+class SlideDeliciousSpeedup(SlideSpeedup):
+    """The SlideSpeedup numbers on the Delicious-200K-shaped set (dense-cpu/slide, dense-cuda/slide)."""
+
+    params = (DELICIOUS_COMPARISONS,)
+    setup_cache = _delicious
+
+
+def _real_amazon(_benchmark=None):
+    return run_and_store("slide.real_amazon")
+
+
+_real_amazon.timeout = 6 * 3600
+
+
+class SlideRealData:
+    """SLIDE on the real Amazon-670K where the user has it (DLSYSBENCH_AMAZON670K; headers
+    checked against the published shape): final P@1. Skipped otherwise ("needs the real
+    Amazon-670K")."""
+
+    setup_cache = _real_amazon
+    setup = row(lambda sweep: _run(sweep, "slide"))
+    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1 (real data)",
+                               direction="higher")
 
 
 pin_versions(globals())

@@ -16,7 +16,7 @@ from impls.slide.network import SlideNetwork
 def tiny():
     arrays = xc_data.generate(seed=3, n_train=64, n_test=8, n_features=300, n_labels=50,
                               labels_per_point=3.0, nnz_per_point=12, labels_per_topic=8,
-                              topic_pool=16, prototype_size=6)
+                              topic_pool=16, words_per_label=6)
     return XCData.from_arrays(arrays, "train_")
 
 

@@ -35,15 +35,21 @@ def test_generator_is_deterministic_and_shaped():
 
 
 def test_recipes_keep_the_real_sets_ratios(monkeypatch):
+    from impls.slide.xc_stats import DATASET_LIKE, PUBLISHED
     m = registry.manifests()
-    for name, lpp in (("slide-amazon670k", 5.45), ("slide-delicious200k", 75.5)):
-        for profile in ("smoke", "full"):
+    for name, like in DATASET_LIKE.items():
+        pub = PUBLISHED[like]
+        for profile in ("smoke", "quick", "full"):
             p = registry.recipe_params(m[name], profile)
-            assert p["labels_per_point"] == lpp
-            occ = p["n_train"] * lpp / p["n_labels"]
-            assert 3.5 < occ < 4.5 if "amazon" in name else 65 < occ < 80
+            assert p["labels_per_point"] == pub["labels_per_point"]
+            assert p["nnz_per_point"] == pub["nnz_per_point"]
+            ppl = p["n_train"] * p["labels_per_point"] / p["n_labels"]
+            assert abs(ppl - pub["points_per_label"]) < 0.01 * pub["points_per_label"], (name, profile, ppl)
+    # quick keeps the real Amazon-670K's counts but the test split
     quick = registry.recipe_params(m["slide-amazon670k"], "quick")
-    assert (quick["n_features"], quick["n_labels"], quick["n_train"]) == (135909, 670091, 100000)
+    pub = PUBLISHED["amazon-670k"]
+    assert (quick["n_features"], quick["n_labels"], quick["n_train"]) == (
+        pub["features"], pub["labels"], pub["train_points"])
 
 
 def _weights_after(data, threads, steps=4, **kw):

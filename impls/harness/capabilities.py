@@ -154,8 +154,17 @@ def check_kahypar() -> Capability:
     return Capability("kahypar", True, "")
 
 
+
+def check_real_amazon670k() -> Capability:
+    """The real Amazon-670K files (manifest slide-amazon670k-real; header checked, no checksum)."""
+    from impls.slide.dataset import real_data_reason
+
+    reason = real_data_reason("slide-amazon670k-real")
+    return Capability("real_amazon670k", reason is None, reason or "")
+
+
 CHECKS = {"fio": check_fio, "o_direct": check_o_direct, "cuda": check_cuda, "nvml": check_nvml,
-          "kahypar": check_kahypar}
+          "kahypar": check_kahypar, "real_amazon670k": check_real_amazon670k}
 
 
 @functools.cache

@@ -11,6 +11,8 @@ _EVALUATION = {
     "eval_growth": float, "eval_at_start": bool, "eval_points": int, "target_fraction": float,
 }
 sizes_schema("slide_train", {**_EVALUATION, "runs": list[dict], "comparisons": list[list[str]]})
+sizes_schema("slide_delicious", {**_EVALUATION, "runs": list[dict], "comparisons": list[list[str]]})
+sizes_schema("slide_real", {**_EVALUATION, "runs": list[dict]})
 sizes_schema("slide_sweep", {
     **_EVALUATION, "threads": int, "batches": list[int], "batch_methods": list[str], "hash_batch": int,
     "hash_families": list[list[int | str]], "base": dict,
@@ -21,6 +23,18 @@ def time_to_accuracy(sizes, *, device="cpu", progress=None):
     from impls.slide import experiments
 
     return experiments.time_to_accuracy_sweep(progress=progress, s=sizes)
+
+
+def delicious(sizes, *, device="cpu", progress=None):
+    from impls.slide import experiments
+
+    return experiments.delicious_sweep(progress=progress, s=sizes)
+
+
+def real_amazon(sizes, *, device="cpu", progress=None):
+    from impls.slide import experiments
+
+    return experiments.real_amazon_run(progress=progress, s=sizes)
 
 
 def sweeps(sizes, *, device="cpu", progress=None):
@@ -39,3 +53,10 @@ experiment("slide.time_to_accuracy", sizes="slide_train", artifact="slide_time_t
 experiment("slide.sweeps", sizes="slide_sweep", artifact="slide_sweeps", run=f"{_HERE}:sweeps",
            summary="batch size (SLIDE and dense) and hash family / K / L",
            paper_figure="SLIDE Fig. 8 (batch sizes 64-256); SimHash vs DWTA (text)", timed=True)
+experiment("slide.delicious", sizes="slide_delicious", artifact="slide_delicious", run=f"{_HERE}:delicious",
+           summary="SLIDE (SimHash, batch 128) against dense training on the Delicious-200K-shaped set",
+           paper_figure="SLIDE: Delicious-200K, 1.8x over TF-GPU (text)", timed=True)
+experiment("slide.real_amazon", sizes="slide_real", artifact="slide_real_amazon", run=f"{_HERE}:real_amazon",
+           summary="SLIDE on the real Amazon-670K files, where the user has them (labelled with their sha256)",
+           paper_figure="SLIDE: final P@1 on Amazon-670K", requires=("real_amazon670k",), synthetic=False,
+           timed=True)

@@ -1,5 +1,10 @@
 """XCData: one extreme-classification split as CSR features + CSR labels, and where it comes from.
 
+Where: a registry dataset (synthetic recipe, or an [external] real set), an XC text file,
+or a pair of real XC files whose headers must have the published shape of Amazon-670K
+or Delicious-200K (:func:`real_pair`, :func:`read_real_pair`; ``info["real"]`` and the
+files' sha256 label every figure drawn from them).
+
 A split is the arrays ``indptr, indices, values`` (features, float32 values) and
 ``label_indptr, labels``, plus ``n_features`` / ``n_labels``. Registry datasets store
 two splits in one dict with ``train_`` / ``test_`` prefixes and a ``shape`` array
@@ -80,8 +85,12 @@ def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData
     from impls.harness import registry
 
     ds = registry.load(name, profile)
-    info = {"dataset": name, "synthetic": ds.synthetic, "sha256": ds.sha256,
+    info = {"dataset": name, "synthetic": ds.synthetic, "real": not ds.synthetic, "sha256": ds.sha256,
             "params": ds.params, "cache": str(ds.cache_path)}
+    if not ds.synthetic:  # checksums of the real files themselves, not of the parsed cache
+        info["sha256"] = ds.params.get("source_sha256")
+        if "test_source_sha256" in ds.arrays:
+            info["test_sha256"] = bytes(ds.arrays["test_source_sha256"]).decode()
     return XCData.from_arrays(ds.arrays, "train_"), XCData.from_arrays(ds.arrays, "test_"), info
 
 
@@ -90,3 +99,101 @@ def from_file(path: str | Path, **reader_kwargs) -> XCData:
     from impls.slide.xc_format import read_xc_cached
 
     return XCData.from_arrays(read_xc_cached(path, **reader_kwargs))
+
+
+# ------------------------------------------------------------------ real data
+
+class RealDataMismatch(ValueError):
+    """A file offered as a real XC set does not have that set's published shape."""
+
+
+def read_header(path: str | Path) -> tuple[int, int, int]:
+    """``(N, D, L)`` from the first line of the XC text file ``path`` (reads only that line)."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        line = handle.readline(256)
+    parts = line.split()
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise RealDataMismatch(f"{path}:1: expected the header 'N D L' (three non-negative integers), "
+                               f"got {line[:80].decode('ascii', 'replace')!r}")
+    n, d, l = (int(p) for p in parts)
+    return n, d, l
+
+
+def check_real_header(path: str | Path, split: str, like: str | None = None) -> str:
+    """Return the published set (see :data:`impls.slide.xc_stats.PUBLISHED`) whose shape the
+    header of ``path`` matches for ``split`` ("train" / "test"): features, labels and the
+    split's point count exactly. With ``like`` only that set is accepted. Raises
+    :class:`RealDataMismatch` naming the file, line 1 and the expected header otherwise."""
+    from impls.slide.xc_stats import PUBLISHED
+
+    if split not in ("train", "test"):
+        raise ValueError(f"split={split!r}; expected 'train' or 'test'")
+    n, d, l = read_header(path)
+    candidates = [like] if like else list(PUBLISHED)
+    for name in candidates:
+        pub = PUBLISHED[name]
+        if (n, d, l) == (pub[f"{split}_points"], pub["features"], pub["labels"]):
+            return name
+    expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
+                         f"{PUBLISHED[k]['labels']}'" for k in candidates)
+    raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
+                           f"{' or '.join(candidates)} (expected {expected})")
+
+
+def split_beside(train_path: str | Path) -> Path:
+    """The test split beside a training file: its name with 'train' replaced by 'test'
+    (train.txt -> test.txt, amazon_train.txt -> amazon_test.txt)."""
+    train_path = Path(train_path)
+    if "train" not in train_path.name:
+        raise RealDataMismatch(f"{train_path}: cannot find the test split beside it (the file name "
+                               "has no 'train' to replace by 'test')")
+    return train_path.with_name(train_path.name.replace("train", "test"))
+
+
+def read_real_pair(train_path: str | Path) -> dict[str, np.ndarray]:
+    """The registry loader of a real XC set: the training file ``train_path`` and the test file
+    beside it (:func:`split_beside`), both headers checked against the published shape
+    (:func:`check_real_header`), parsed into the registry's dict of arrays; the test file's
+    sha256 is kept as ``test_source_sha256`` (hex, as uint8 bytes)."""
+    from impls.harness.registry import sha256_of
+    from impls.slide.xc_format import read_xc
+
+    train_path = Path(train_path)
+    test_path = split_beside(train_path)
+    like = check_real_header(train_path, "train")
+    check_real_header(test_path, "test", like)
+    train = XCData.from_arrays(read_xc(train_path, allow_empty_labels=True))
+    test = XCData.from_arrays(read_xc(test_path, allow_empty_labels=True))
+    return {**train.to_arrays("train_"), **test.to_arrays("test_"),
+            "shape": np.array([train.n_features, train.n_labels], np.int64),
+            "test_source_sha256": np.frombuffer(sha256_of(test_path).encode(), np.uint8).copy()}
+
+
+def real_pair(train_path: str | Path, test_path: str | Path, like: str | None = None
+              ) -> tuple[XCData, XCData, dict]:
+    """(train, test, info) from real XC files given by path (``--train/--test``): headers
+    checked as in :func:`check_real_header`, both files' sha256 in ``info`` (``real`` True,
+    ``like`` the published set)."""
+    from impls.harness.registry import sha256_of
+
+    like = check_real_header(train_path, "train", like)
+    check_real_header(test_path, "test", like)
+    info = {"dataset": like, "synthetic": False, "real": True, "like": like,
+            "source": str(train_path), "sha256": sha256_of(Path(train_path)),
+            "test_source": str(test_path), "test_sha256": sha256_of(Path(test_path))}
+    return from_file(train_path, allow_empty_labels=True), from_file(test_path, allow_empty_labels=True), info
+
+
+def real_data_reason(name: str) -> str | None:
+    """Why registry dataset ``name`` (an [external] real XC set) cannot be used here, or None
+    when its training file exists and its header has the published shape (no checksum)."""
+    from impls.harness import registry
+
+    manifest = registry.manifests()[name]
+    try:
+        source = registry._external_source(manifest)
+        check_real_header(source, "train")
+    except (registry.DatasetUnavailable, RealDataMismatch, OSError) as err:
+        return f"needs the real {manifest.description.split(':')[0]} ({err})"
+    return None

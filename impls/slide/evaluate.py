@@ -61,3 +61,18 @@ def most_popular_baseline(train: XCData, test: XCData, rows: np.ndarray) -> dict
     """P@k of always predicting the training set's five most frequent labels."""
     top = np.argsort(-train.label_counts(), kind="stable")[:5]
     return precision_at_k(np.tile(top, (len(rows), 1)), test, rows)
+
+
+def mean_cosine(hidden: np.ndarray) -> float:
+    """Mean cosine similarity between the hidden vectors of distinct points (rows of
+    ``hidden``; a zero row counts as cosine 0 with every other). 1 means every point maps to
+    one direction (no hash function can tell them apart); NaN with fewer than two rows."""
+    n = hidden.shape[0]
+    if n < 2:
+        return float("nan")
+    h = np.asarray(hidden, np.float64)
+    norms = np.linalg.norm(h, axis=1)
+    unit = h / np.where(norms > 0, norms, 1.0)[:, None]
+    s = unit.sum(axis=0)
+    total = float(s @ s) - float((unit * unit).sum())  # sum over ordered pairs i != j
+    return total / (n * (n - 1))

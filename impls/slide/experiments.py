@@ -30,7 +30,7 @@ from impls.slide.dataset import XCData, from_registry
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
                   "dense-torch": ("dense", "cpu"), "dense-torch-cuda": ("dense", "cuda"),
                   "sampled-torch": ("sampled", "cpu"), "sampled-torch-cuda": ("sampled", "cuda")}
-RUN_KEYS = ("name", "method", "device", "threads", "requires", "time_budget_s", "warmup_steps")
+RUN_KEYS = ("name", "method", "device", "threads", "requires", "time_budget_s", "warmup_steps", "dataset")
 
 
 def resolve_method(method: str, device: str | None = None) -> tuple[str, str]:
@@ -73,13 +73,16 @@ def train_method(method: str, config: SlideConfig, train_data: XCData, test_data
 
 def training_run(method: str = "slide", threads: int | None = 2, profile: str | None = None,
                  time_budget_s: float | None = None, device: str | None = None,
-                 dataset: str | None = None, warmup_steps: int | None = None,
-                 train_sizes: dict[str, Any] | None = None, **config: Any) -> dict[str, Any]:
-    """Train ``method`` on the profile's set with the evaluation schedule of ``train_sizes``
-    (default: the profile's ``[slide_train]`` table); the trainer's result dict (curve,
-    samples_per_second, final_p_at_1, peak_rss_bytes, ...)."""
-    s = train_sizes or sizes(profile)
-    train_data, test_data, info = data(profile, dataset)
+                 dataset: str | None = None, warmup_steps: int | None = None, **config: Any) -> dict[str, Any]:
+    """Train ``method`` on the profile's set with the profile's evaluation schedule; the
+    trainer's result dict (curve, samples_per_second, final_p_at_1, peak_rss_bytes, ...)."""
+    return _training_run(sizes(profile), method, threads, profile, time_budget_s, device, dataset,
+                         warmup_steps, **config)
+
+
+def _training_run(s: dict, method: str, threads: int | None, profile: str | None, time_budget_s: float | None,
+                  device: str | None, dataset: str | None, warmup_steps: int | None, **config: Any) -> dict[str, Any]:
+    train_data, test_data, info = from_registry(dataset or s["dataset"], profile)
     kw = _eval_kw(s)
     if time_budget_s:
         kw["time_budget_s"] = time_budget_s
@@ -236,9 +239,9 @@ def _config_of(spec: dict, threads_default: int | None = 2) -> dict[str, Any]:
 def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
     spec, profile = kwargs["spec"], kwargs["profile"]
     cfg = _config_of(spec)
-    return training_run(method=spec["method"], profile=profile, device=spec.get("device"),
-                        train_sizes=kwargs.get("sizes"),
-                        time_budget_s=spec.get("time_budget_s"), warmup_steps=spec.get("warmup_steps"), **cfg)
+    s = kwargs.get("sizes") or sizes(profile)
+    return _training_run(s, spec["method"], cfg.pop("threads"), profile, spec.get("time_budget_s"),
+                         spec.get("device"), spec.get("dataset"), spec.get("warmup_steps"), **cfg)
 
 
 def _in_fresh_process(fn, kwargs: dict) -> Any:
@@ -260,17 +263,39 @@ def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = N
     CPU / CUDA, at several thread counts) on the same data, seed and test subset, each in a
     fresh process, then set the target and every run's time to it.
 
-    Returns ``{"sizes", "profile", "target_p_at_1", "runs": [...], "speedups": {...}}``;
-    a run whose capability is missing is ``{"name", "skipped": reason}``. ``isolate=False``
-    trains in this process (tests; peak RSS is then the process's).
+    Returns ``{"sizes", "profile", "target_p_at_1", "runs": [...], "speedups": {...},
+    "source"}``; a run whose capability is missing is ``{"name", "skipped": reason}``;
+    ``source``: where the data came from (``synthetic`` / ``real``, checksums).
+    ``isolate=False`` trains in this process (tests; peak RSS is then the process's).
     """
+    return _sweep("slide_train", "SLIDE time-to-accuracy runs", profile, progress, isolate, s)
+
+
+def delicious_sweep(profile: str | None = None, progress: bool | None = None,
+                    isolate: bool = True, s: dict[str, Any] | None = None) -> dict[str, Any]:
+    """As :func:`time_to_accuracy_sweep`, for ``[slide_delicious.<profile>]`` (the
+    Delicious-200K-shaped set, SimHash as the paper chose for it)."""
+    return _sweep("slide_delicious", "SLIDE Delicious runs", profile, progress, isolate, s)
+
+
+def real_amazon_run(profile: str | None = None, progress: bool | None = None,
+                    isolate: bool = True, s: dict[str, Any] | None = None) -> dict[str, Any]:
+    """SLIDE on the real Amazon-670K (``[slide_real.<profile>]``, manifest
+    slide-amazon670k-real) when the capability ``real_amazon670k`` is there; else
+    ``{"skipped": "needs the real Amazon-670K (...)"}``. The run's ``source`` carries the
+    files' sha256 and ``real`` True."""
+    return _sweep("slide_real", "SLIDE on the real Amazon-670K", profile, progress, isolate, s)
+
+
+def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
+           isolate: bool, s: dict[str, Any] | None = None) -> dict[str, Any]:
     from impls.harness.profiles import current_profile
     from impls.harness.progress import progress_bar
 
     profile = profile or current_profile()
-    s = s or sizes(profile)
+    s = s or sizes(profile, experiment)
     runs = []
-    with progress_bar(len(s["runs"]), "SLIDE time-to-accuracy runs", "run", progress) as bar:
+    with progress_bar(len(s["runs"]), what, "run", progress) as bar:
         for spec in s["runs"]:
             reason = _skip_reason(spec)
             if reason:
@@ -282,8 +307,10 @@ def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = N
     target = add_targets(runs, s["target_fraction"])
     by_name = {r["name"]: r for r in runs}
     speedups = {f"{slow}/{fast}": speedup(by_name[fast], by_name[slow], s["target_fraction"])
-                for fast, slow in s["comparisons"] if fast in by_name and slow in by_name}
-    return {"sizes": s, "profile": profile, "target_p_at_1": target, "runs": runs, "speedups": speedups}
+                for fast, slow in s.get("comparisons", []) if fast in by_name and slow in by_name}
+    source = next((r["source"] for r in runs if "source" in r), None)
+    return {"sizes": s, "profile": profile, "target_p_at_1": target, "runs": runs, "speedups": speedups,
+            "source": source}
 
 
 def _secondary_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Artifacts: ``slide_time_to_accuracy`` (:func:`impls.slide.experiments.time_to_accuracy_sweep`:
 one training run per method / device / thread count on the Amazon-670K-shaped set) and
 ``slide_sweeps`` (:func:`impls.slide.experiments.secondary_sweep`: batch size and hash
-family on the profile's sweep set, which the quick profile makes 10x smaller in labels).
+family on the profile's sweep set, which the quick profile makes 10x smaller in labels),
+``slide_delicious`` (:func:`impls.slide.experiments.delicious_sweep`). Each title says
+whether the data are synthetic or real (then with the training file's sha256).
 """
 from __future__ import annotations
 
@@ -30,10 +32,60 @@ def _set_size(stats: dict | None) -> str:
     return f"{stats.get('labels', 0):,} labels, {stats.get('points', 0):,} training points"
 
 
+def _source(data: dict) -> str:
+    src = data.get("source") or {}
+    if src.get("real"):
+        return f"real data ({src.get('like') or src.get('dataset')}, sha256 {str(src.get('sha256'))[:12]}); "
+    return "synthetic data; "
+
+
 @figure("slide_time_to_accuracy", artifact="slide_time_to_accuracy", system="slide",
         title="SLIDE vs dense and sampled-softmax PyTorch: P@1 against training time (log) and iterations",
         paper_figure="SLIDE Fig. 5 (time-to-accuracy, Amazon-670K)")
 def time_to_accuracy(data: dict):
+    return _time_to_accuracy(data)
+
+
+@figure("slide_delicious_time_to_accuracy", artifact="slide_delicious", system="slide",
+        title="Delicious-200K-shaped set: SLIDE (SimHash) vs dense PyTorch, P@1 against training time and iterations",
+        paper_figure="SLIDE Fig. 5 (time-to-accuracy, Delicious-200K)")
+def delicious_time_to_accuracy(data: dict):
+    return _time_to_accuracy(data)
+
+
+@figure("slide_mechanism", artifact="slide_time_to_accuracy", system="slide",
+        title="Why LSH can (or cannot) work here: the tables' recall of the best-scoring wrong labels over a random "
+              "set's, and the mean cosine between points' hidden vectors, at every evaluation (SLIDE runs)",
+        paper_figure="SLIDE's premise (text): the buckets hold the neurons with the largest activations")
+def mechanism(data: dict):
+    fig, (ax_rec, ax_cos) = new_axes(width=10.0, height=3.6, ncols=2)
+    for i, run in enumerate(_measured(data)):
+        curve = run["curve"]
+        if any("hidden_cosine" in p for p in curve):
+            ax_cos.plot([max(p["iteration"], 1) for p in curve], [p.get("hidden_cosine", math.nan) for p in curve],
+                        marker=".", color=f"C{i}", label=_label(run))
+        pts = [p for p in curve if p.get("lsh_random_recall")]
+        if pts:
+            ax_rec.plot([max(p["iteration"], 1) for p in pts], [p["lsh_recall"] / p["lsh_random_recall"] for p in pts],
+                        marker=".", color=f"C{i}", label=_label(run))
+            first = next((p["iteration"] for p in pts if p.get("refreshes")), None)
+            if first is not None:
+                ax_rec.axvline(max(first, 1), color=f"C{i}", linestyle=":", linewidth=0.8)
+    ax_rec.axhline(10.0, color="black", linestyle="-.", linewidth=0.8)
+    ax_rec.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax_rec.set_yscale("symlog", linthresh=1.0)
+    ax_rec.set_ylabel("recall of the 10 best-scoring wrong labels\nover a random set's (same size)", fontsize=7)
+    ax_cos.set_ylabel("mean cosine between points' hidden vectors", fontsize=7)
+    for ax in (ax_rec, ax_cos):
+        ax.set_xscale("log")
+        ax.set_xlabel("iterations (batches, log)")
+    ax_cos.set_ylim(0, 1.02)
+    ax_cos.legend(fontsize=6)
+    ax_rec.set_title(f"{_source(data)}dash-dot: 10x; dotted verticals: first table refresh", fontsize=7)
+    return fig
+
+
+def _time_to_accuracy(data: dict):
     fig, (ax_time, ax_iter) = new_axes(width=10.0, height=3.8, ncols=2)
     runs = _measured(data)
     for run in runs:
@@ -59,7 +111,7 @@ def time_to_accuracy(data: dict):
     ax_time.legend(fontsize=6, loc="upper left")
     skipped = [f"{r['name']} ({r['skipped']})" for r in data["runs"] if "skipped" in r]
     stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
-    ax_time.set_title(f"{_set_size(stats)}; dash-dot: target P@1 "
+    ax_time.set_title(f"{_source(data)}{_set_size(stats)}; dash-dot: target P@1 "
                       f"{target if target is None else round(target, 3)}", fontsize=7)
     ax_iter.set_title(("dotted: always the most popular label"
                        + (f"; not run: {'; '.join(skipped)}" if skipped else ""))[:160], fontsize=7)

@@ -44,7 +44,7 @@ def warm_up(config: SlideConfig) -> float:
     t0 = time.perf_counter()
     arrays = xc_data.generate(seed=0, n_train=config.batch, n_test=2, n_features=64, n_labels=64,
                               labels_per_point=2.0, nnz_per_point=8, labels_per_topic=8,
-                              topic_pool=8, prototype_size=4)
+                              topic_pool=8, words_per_label=4)
     data = XCData.from_arrays(arrays, "train_")
     tiny = SlideNetwork(_replace(config, min_active=4, max_active=None, topk=8, range_pow=None),
                         64, 64, int(np.diff(data.label_indptr).max()), label_counts=data.label_counts())
@@ -91,7 +91,11 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`);
     unless ``mode`` is "all", each evaluation also records how many of the points' 10
     best-scoring wrong labels the hash tables retrieve (``lsh_recall``, see
-    :mod:`impls.slide.retrieval`). ``progress``: True for a line per evaluation on stderr,
+    :mod:`impls.slide.retrieval`; ``refreshes``: table rehashes + rebuilds so far); every
+    evaluation records the mean cosine between the evaluation points' hidden vectors
+    (``hidden_cosine``, see :func:`evaluate.mean_cosine`). ``lsh_recall_min_ratio``: the
+    smallest ``lsh_recall / lsh_random_recall`` over the evaluations after the first table
+    refresh (None without one). ``progress``: True for a line per evaluation on stderr,
     or a callable that receives each curve point.
     """
     if time_budget_s is None and max_iterations is None:
@@ -107,6 +111,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
                        label_counts=train_data.label_counts())
     setup_s = time.perf_counter() - t0
     setup_table_s = net.table_seconds
+    rehash0, rebuild0 = net.n_rehash, net.n_rebuild
     eval_rows = ev.eval_rows(test_data, eval_points, config.seed)
     max_test_labels = int(np.diff(test_data.label_indptr)[eval_rows].max(initial=0))
     baseline = ev.most_popular_baseline(train_data, test_data, eval_rows)
@@ -122,11 +127,13 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         ranked = ev.topk(hidden, net.W2, net.b2, RECALL_K + max_test_labels)
         score = ev.precision_at_k(ranked[:, :5], test_data, eval_rows)
         point = {"seconds": seconds, "iteration": iteration, "samples": iteration * config.batch,
-                 "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss}
+                 "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss,
+                 "hidden_cosine": ev.mean_cosine(hidden)}
         if net.config.mode != "all":
             found = wrong_top_recall(net.tables, hidden, ranked, test_data, eval_rows, RECALL_K)
             point.update(lsh_recall=found["recall"], lsh_retrieved=found["retrieved"],
-                         lsh_random_recall=found["random_recall"])
+                         lsh_random_recall=found["random_recall"],
+                         refreshes=net.n_rehash + net.n_rebuild - rehash0 - rebuild0)
         eval_s += time.perf_counter() - t
         curve.append(point)
         if report:
@@ -143,7 +150,6 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     train_s = cpu_s = 0.0
     loss = math.nan
     table_s0 = net.table_seconds
-    rehash0, rebuild0 = net.n_rehash, net.n_rebuild
     while True:
         if max_iterations is not None and it >= max_iterations:
             break
@@ -165,6 +171,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     if not curve or curve[-1]["iteration"] != it:
         evaluate(it, train_s, loss)
     final = curve[-1]
+    ratios = [p["lsh_recall"] / p["lsh_random_recall"] for p in curve
+              if p.get("refreshes") and p.get("lsh_random_recall") and p["lsh_recall"] == p["lsh_recall"]]
     return {
         "method": "slide",
         "curve": curve,
@@ -186,6 +194,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         "final_lsh_recall": final.get("lsh_recall"),
         "final_lsh_retrieved": final.get("lsh_retrieved"),
         "final_lsh_random_recall": final.get("lsh_random_recall"),
+        "final_hidden_cosine": final.get("hidden_cosine"),
+        "lsh_recall_min_ratio": min(ratios) if ratios else None,
         "lsh_recall_k": RECALL_K,
         "active_fraction": net.active_fraction,
         "mean_active": net.active_fraction * train_data.n_labels,

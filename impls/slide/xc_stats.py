@@ -1,0 +1,265 @@
+"""Statistics of an extreme-classification set beside the real sets' published figures.
+
+``python -m impls.slide.xc_stats FILE_OR_DATASET [--test FILE] [--profile P] [--like SET]``
+prints, for an XC text file or a registry dataset, the counts and per-point / per-label
+means the Extreme Classification Repository publishes, and the distribution shapes known
+of such data qualitatively (heavy-tailed label frequency, Zipf feature document
+frequency, TF-IDF values, co-occurring labels, random points sharing few features), each
+with its tolerance and whether it holds. Exit status 1 when a check fails.
+
+:func:`measure` returns the statistics as a dict, :func:`check` the rows of the table.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+import numpy as np
+
+from impls.slide.dataset import XCData
+
+SOURCE = "Extreme Classification Repository, http://manikvarma.org/downloads/XC/XMLRepository.html"
+# Published figures of the real sets (SOURCE; the counts also in the SLIDE paper's Table 1).
+PUBLISHED = {
+    "amazon-670k": {"features": 135909, "labels": 670091, "train_points": 490449, "test_points": 153025,
+                    "points_per_label": 3.99, "labels_per_point": 5.45, "nnz_per_point": 75.68},
+    "delicious-200k": {"features": 782585, "labels": 205443, "train_points": 196606, "test_points": 100095,
+                       "points_per_label": 72.29, "labels_per_point": 75.54, "nnz_per_point": 301.17},
+}
+DATASET_LIKE = {"slide-amazon670k": "amazon-670k", "slide-amazon67k": "amazon-670k",
+                "slide-delicious200k": "delicious-200k"}
+COUNTS = ("features", "labels", "train_points", "test_points")
+# Relative tolerance of each published mean (checked at every profile: scaled profiles keep them).
+MEAN_TOLERANCE = {"labels_per_point": 0.03, "points_per_label": 0.05, "nnz_per_point": 0.03}
+# Distribution shapes: (statistic, comparison, bound, what it stands for). Not published as
+# numbers for the real sets; the bounds say what "heavy-tailed", "Zipf", ... mean here.
+SHAPE_CHECKS = (
+    ("label_freq_median_over_mean", "<=", 0.75, "label frequency heavy-tailed: median well below the mean"),
+    ("label_share_below_mean", ">=", 0.6, "most labels have fewer training points than the mean"),
+    ("label_freq_max_over_mean", ">=", 10.0, "a few labels have very many points"),
+    ("df_zipf_slope", "in", (-1.6, -0.6), "feature document frequency Zipf (log-log slope vs rank)"),
+    ("df_zipf_r2", ">=", 0.9, "Zipf fit quality (R^2 over ranks 10 .. features seen / 10)"),
+    ("idf_value_spearman", ">=", 0.3, "TF-IDF: rarer features carry larger values"),
+    ("random_pair_cosine", "<=", 0.05, "two random points are nearly orthogonal"),
+    ("random_pair_shared_fraction", "<=", 0.15, "two random points share few features (of a point's)"),
+    ("cooccurrence_lift", ">=", 2.0, "label pairs recur more than with the labels shuffled across points"),
+)
+
+
+def _label_frequency(train: XCData) -> dict[str, float]:
+    counts = train.label_counts()
+    mean = counts.mean()
+    total = max(int(counts.sum()), 1)
+    top = np.sort(counts)[::-1][: max(1, counts.size // 100)]
+    return {"label_freq_median_over_mean": float(np.median(counts) / mean) if mean > 0 else math.nan,
+            "label_share_below_mean": float(np.mean(counts < mean)),
+            "label_share_at_most_5": float(np.mean(counts <= 5)),
+            "label_freq_max_over_mean": float(counts.max() / mean) if mean > 0 else math.nan,
+            "label_share_unseen": float(np.mean(counts == 0)),
+            "top1pct_label_share": float(top.sum() / total)}
+
+
+def _df_zipf(train: XCData) -> dict[str, float]:
+    df = np.sort(np.bincount(train.indices, minlength=train.n_features))[::-1]
+    seen = int(np.count_nonzero(df))
+    lo, hi = 10, max(seen // 10, 12)
+    rank = np.arange(lo, hi) + 1.0
+    x, y = np.log(rank), np.log(np.maximum(df[lo:hi], 1))
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (slope * x + intercept)
+    r2 = 1.0 - resid.var() / y.var() if y.var() > 0 else math.nan
+    return {"df_zipf_slope": float(slope), "df_zipf_r2": float(r2), "features_seen": seen,
+            "df_max_fraction": float(df[0] / max(train.n_points, 1))}
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    ra = np.argsort(np.argsort(a, kind="stable"), kind="stable").astype(np.float64)
+    rb = np.argsort(np.argsort(b, kind="stable"), kind="stable").astype(np.float64)
+    return float(np.corrcoef(ra, rb)[0, 1]) if a.size > 2 else math.nan
+
+
+def _values(train: XCData, rng: np.random.Generator, sample: int) -> dict[str, float]:
+    df = np.bincount(train.indices, minlength=train.n_features)
+    pick = rng.choice(train.indices.size, min(sample, train.indices.size), replace=False)
+    idf = np.log((1.0 + train.n_points) / (1.0 + df[train.indices[pick]]))
+    norms = np.sqrt(np.add.reduceat(train.values.astype(np.float64) ** 2, train.indptr[:-1])) \
+        if train.indices.size else np.zeros(0)
+    norms = norms[np.diff(train.indptr) > 0]
+    return {"idf_value_spearman": _spearman(idf, train.values[pick]),
+            "row_norm_mean": float(norms.mean()) if norms.size else math.nan,
+            "row_norm_max_deviation": float(np.abs(norms - 1.0).max()) if norms.size else math.nan}
+
+
+def _random_pairs(train: XCData, rng: np.random.Generator, pairs: int) -> dict[str, float]:
+    a = rng.integers(0, train.n_points, pairs)
+    b = rng.integers(0, train.n_points, pairs)
+    keep = a != b
+    shared, cos, frac = [], [], []
+    for i, j in zip(a[keep], b[keep]):
+        fi, vi = train.indices[train.indptr[i]:train.indptr[i + 1]], train.values[train.indptr[i]:train.indptr[i + 1]]
+        fj, vj = train.indices[train.indptr[j]:train.indptr[j + 1]], train.values[train.indptr[j]:train.indptr[j + 1]]
+        common, ii, jj = np.intersect1d(fi, fj, assume_unique=True, return_indices=True)
+        shared.append(common.size)
+        frac.append(common.size / max(1, min(fi.size, fj.size)))
+        den = float(np.linalg.norm(vi) * np.linalg.norm(vj))
+        cos.append(float(vi[ii] @ vj[jj]) / den if den > 0 else 0.0)
+    return {"random_pair_shared": float(np.mean(shared)), "random_pair_shared_fraction": float(np.mean(frac)),
+            "random_pair_cosine": float(np.mean(cos))}
+
+
+def _pair_repeat(lab_ptr: np.ndarray, labels: np.ndarray, n_labels: int) -> tuple[float, int, int]:
+    """(fraction of the distinct label pairs found in the points that occur in two or more
+    points, pair occurrences, distinct pairs)."""
+    lengths = np.diff(lab_ptr)
+    keys = []
+    for k in np.unique(lengths[lengths > 1]):
+        rows = np.flatnonzero(lengths == k)
+        block = np.sort(labels[lab_ptr[rows][:, None] + np.arange(k)], axis=1).astype(np.int64)
+        u, v = np.triu_indices(int(k), 1)
+        keys.append((block[:, u] * n_labels + block[:, v]).ravel())
+    if not keys:
+        return math.nan, 0, 0
+    keys = np.concatenate(keys)
+    _, counts = np.unique(keys, return_counts=True)
+    return float(np.mean(counts >= 2)), int(keys.size), int(counts.size)
+
+
+def _cooccurrence(train: XCData, rng: np.random.Generator, max_pairs: int) -> dict[str, float]:
+    """Label pairs recurring, against the same labels shuffled across the points (lift);
+    NaN when the sampled pair occurrences cover over a tenth of all possible pairs (then
+    pairs recur by chance and co-occurrence cannot be told apart at this size)."""
+    lpp = max(train.labels.size / max(train.n_points, 1), 1.0)
+    n = int(min(train.n_points, max(1000, max_pairs / max(lpp * (lpp - 1) / 2, 1))))
+    rows = np.sort(rng.choice(train.n_points, n, replace=False))
+    sub = train.subset(rows)
+    observed, occurrences, _ = _pair_repeat(sub.label_indptr, sub.labels, train.n_labels)
+    shuffled, _, _ = _pair_repeat(sub.label_indptr, rng.permutation(sub.labels), train.n_labels)
+    saturated = occurrences > 0.1 * train.n_labels * (train.n_labels - 1) / 2
+    lift = math.nan if saturated or not shuffled else observed / shuffled
+    return {"cooccurrence_repeat": observed, "cooccurrence_repeat_shuffled": shuffled, "cooccurrence_lift": lift,
+            "cooccurrence_points": n, "cooccurrence_saturated": bool(saturated)}
+
+
+def measure(train: XCData, test: XCData | None = None, seed: int = 0, pairs: int = 2000,
+            value_sample: int = 200_000, max_label_pairs: int = 2_000_000) -> dict[str, Any]:
+    """Every statistic of ``train`` (and the counts of ``test``): counts, means, percentiles of
+    non-zeros per point, label-frequency shape, feature document-frequency Zipf fit, TF-IDF
+    ordering and row norms, random-pair overlap and label co-occurrence (sampled, seeded)."""
+    rng = np.random.default_rng(seed)
+    nnz = np.diff(train.indptr)
+    out: dict[str, Any] = {
+        "features": train.n_features, "labels": train.n_labels, "train_points": train.n_points,
+        "test_points": test.n_points if test is not None else None,
+        "labels_per_point": train.labels.size / max(train.n_points, 1),
+        "points_per_label": train.labels.size / max(train.n_labels, 1),
+        "nnz_per_point": float(nnz.mean()) if nnz.size else math.nan,
+        "nnz_p10": float(np.percentile(nnz, 10)), "nnz_p50": float(np.percentile(nnz, 50)),
+        "nnz_p90": float(np.percentile(nnz, 90)),
+    }
+    if test is not None:
+        out["test_labels_per_point"] = test.labels.size / max(test.n_points, 1)
+        out["test_nnz_per_point"] = test.indices.size / max(test.n_points, 1)
+    out.update(_label_frequency(train))
+    out.update(_df_zipf(train))
+    out.update(_values(train, rng, value_sample))
+    out.update(_random_pairs(train, rng, pairs))
+    out.update(_cooccurrence(train, rng, max_label_pairs))
+    return out
+
+
+def _holds(value: float, op: str, bound) -> bool:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return False
+    if op == "<=":
+        return value <= bound
+    if op == ">=":
+        return value >= bound
+    return bound[0] <= value <= bound[1]
+
+
+def check(stats: dict[str, Any], like: str) -> list[dict[str, Any]]:
+    """Rows ``{name, measured, published, tolerance, ok, note}``: the counts (``ok`` None: a
+    scaled profile may change them; ``note`` says kept or the ratio), the published means
+    within :data:`MEAN_TOLERANCE`, and the :data:`SHAPE_CHECKS`."""
+    pub = PUBLISHED[like]
+    rows = []
+    for name in COUNTS:
+        m = stats.get(name)
+        note = "kept" if m == pub[name] else (f"scaled x{m / pub[name]:.3g}" if m else "not given")
+        rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": "count", "ok": None,
+                     "note": note})
+    for name, tol in MEAN_TOLERANCE.items():
+        m = stats[name]
+        rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": f"±{tol:.0%}",
+                     "ok": abs(m - pub[name]) <= tol * pub[name], "note": ""})
+    for name, op, bound, what in SHAPE_CHECKS:
+        tol = f"in [{bound[0]}, {bound[1]}]" if op == "in" else f"{op} {bound}"
+        ok = _holds(stats[name], op, bound)
+        if name == "cooccurrence_lift" and stats.get("cooccurrence_saturated"):
+            ok, what = None, "not measurable: too few labels for their pairs not to recur by chance"
+        rows.append({"name": name, "measured": stats[name], "published": None, "tolerance": tol,
+                     "ok": ok, "note": what})
+    return rows
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    return f"{v:,.4g}"
+
+
+def format_table(rows: list[dict[str, Any]], like: str, extra: dict[str, Any] | None = None) -> str:
+    lines = [f"compared with {like} ({SOURCE})",
+             f"{'statistic':30s} {'measured':>12s} {'published':>12s}  {'tolerance':16s} {'ok':4s} note"]
+    for r in rows:
+        ok = "-" if r["ok"] is None else ("yes" if r["ok"] else "NO")
+        lines.append(f"{r['name']:30s} {_fmt(r['measured']):>12s} {_fmt(r['published']):>12s}  "
+                     f"{r['tolerance']:16s} {ok:4s} {r['note']}")
+    for k, v in (extra or {}).items():
+        lines.append(f"{k:30s} {_fmt(v):>12s}")
+    return "\n".join(lines)
+
+
+def guess_like(n_features: int, n_labels: int) -> str:
+    """The published set whose (features, labels) is nearest in log scale."""
+    return min(PUBLISHED, key=lambda k: abs(math.log(PUBLISHED[k]["features"] / max(n_features, 1)))
+               + abs(math.log(PUBLISHED[k]["labels"] / max(n_labels, 1))))
+
+
+def load(source: str, test: str | None = None, profile: str | None = None) -> tuple[XCData, XCData | None, str | None]:
+    """(train, test, like) for a registry dataset name or an XC text file (and its test file)."""
+    from pathlib import Path
+
+    from impls.slide import dataset
+
+    if not Path(source).exists() and "/" not in source:
+        tr, te, _ = dataset.from_registry(source, profile)
+        return tr, te, DATASET_LIKE.get(source)
+    tr = dataset.from_file(source)
+    te = dataset.from_file(test) if test else None
+    return tr, te, None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m impls.slide.xc_stats", description=__doc__.split("\n\n")[0])
+    ap.add_argument("source", help="XC text file (training split) or registry dataset name")
+    ap.add_argument("--test", help="the test split's XC file (for a file source)")
+    ap.add_argument("--profile", help="profile of a registry dataset (default: DLSYSBENCH_PROFILE)")
+    ap.add_argument("--like", choices=sorted(PUBLISHED), help="published set to compare with (default: guessed)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    train, test, like = load(args.source, args.test, args.profile)
+    like = args.like or like or guess_like(train.n_features, train.n_labels)
+    stats = measure(train, test, seed=args.seed)
+    rows = check(stats, like)
+    extra = {k: v for k, v in stats.items() if k not in {r["name"] for r in rows}}
+    print(format_table(rows, like, extra))
+    return 0 if all(r["ok"] is not False for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The real-data path: header checked against the published shape, checksums recorded,
+registry manifest with the test file beside the training file (a tiny file in the real
+XC format stands in for Amazon-670K)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from impls.harness import registry
+from impls.slide import dataset, xc_stats
+
+FIXTURES = Path(__file__).parent / "fixtures" / "slide-xc"
+TINY = {"features": 20, "labels": 8, "train_points": 6, "test_points": 3,
+        "points_per_label": 1.0, "labels_per_point": 1.0, "nnz_per_point": 2.0}
+
+
+@pytest.fixture
+def tiny_published(monkeypatch):
+    monkeypatch.setitem(xc_stats.PUBLISHED, "tiny-8", TINY)
+
+
+@pytest.fixture
+def files(tmp_path):
+    for name in ("tiny_train.txt", "tiny_test.txt"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    return tmp_path / "tiny_train.txt", tmp_path / "tiny_test.txt"
+
+
+def test_header_must_have_a_published_shape(files, tiny_published):
+    train, test = files
+    assert dataset.check_real_header(train, "train") == "tiny-8"
+    assert dataset.check_real_header(test, "test", "tiny-8") == "tiny-8"
+    with pytest.raises(dataset.RealDataMismatch, match=r"tiny_test.txt:1: header '3 20 8' is not the published train"):
+        dataset.check_real_header(test, "train")
+    with pytest.raises(dataset.RealDataMismatch, match="490449 135909 670091"):
+        dataset.check_real_header(train, "train", "amazon-670k")
+
+
+def test_one_changed_count_in_the_header_is_refused(tmp_path, tiny_published):
+    bad = tmp_path / "train.txt"
+    bad.write_text((FIXTURES / "tiny_train.txt").read_text().replace("6 20 8", "6 20 9", 1))
+    with pytest.raises(dataset.RealDataMismatch, match=":1: header '6 20 9'"):
+        dataset.check_real_header(bad, "train")
+
+
+def test_real_pair_records_checksums(files, tiny_published, tmp_path, monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    train, test, info = dataset.real_pair(*files)
+    assert info["real"] and not info["synthetic"] and info["like"] == "tiny-8"
+    assert info["sha256"] == registry.sha256_of(files[0]) and info["test_sha256"] == registry.sha256_of(files[1])
+    assert (train.n_points, test.n_points, train.n_features, train.n_labels) == (6, 3, 20, 8)
+    assert train.label_indptr[4] == train.label_indptr[3]  # the point without labels is kept
+
+
+def test_registry_manifest_reads_the_pair_beside_the_training_file(files, tiny_published, tmp_path, monkeypatch):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "tiny-real.toml").write_text(
+        'name = "tiny-real"\ndescription = "Tiny-8: a stand-in"\n[external]\nenv = "TINY_REAL"\n'
+        'loader = "impls.slide.dataset:read_real_pair"\n')
+    monkeypatch.setenv("TINY_REAL", str(files[0]))
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    ds = registry.load("tiny-real", "smoke", directory=tmp_path / "m")
+    assert not ds.synthetic and ds.params["source_sha256"] == registry.sha256_of(files[0])
+    assert bytes(ds.arrays["test_source_sha256"]).decode() == registry.sha256_of(files[1])
+    np.testing.assert_array_equal(ds.arrays["test_labels"], [3, 7, 2, 0])
+
+
+def test_split_beside_and_missing_real_data():
+    assert dataset.split_beside("/d/amazon_train.txt") == Path("/d/amazon_test.txt")
+    with pytest.raises(dataset.RealDataMismatch, match="no 'train'"):
+        dataset.split_beside("/d/trn.txt")
+
+
+def test_capability_names_the_missing_real_amazon(monkeypatch, tmp_path):
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(tmp_path / "absent_train.txt"))
+    reason = dataset.real_data_reason("slide-amazon670k-real")
+    assert reason.startswith("needs the real Amazon-670K") and "DLSYSBENCH_AMAZON670K" in reason
+    wrong = tmp_path / "train.txt"
+    wrong.write_text("6 20 8\n")
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(wrong))
+    assert "is not the published train shape" in dataset.real_data_reason("slide-amazon670k-real")
+
+
+def test_real_amazon_run_is_skipped_without_the_data_and_labelled_real_with_it(files, tiny_published,
+                                                                              monkeypatch, tmp_path):
+    from impls.harness import capabilities
+    from impls.slide import experiments
+
+    small = {**experiments.sizes("smoke", "slide_real"), "time_budget_s": 0.3, "eval_first_s": 0.1,
+             "eval_points": 3}
+    monkeypatch.setattr(experiments, "sizes", lambda profile=None, experiment="slide_train": small)
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(tmp_path / "absent_train.txt"))
+    capabilities._cached.cache_clear()
+    out = experiments.real_amazon_run("smoke", isolate=False)
+    assert out["runs"][0]["skipped"].startswith("needs the real Amazon-670K") and out["source"] is None
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(files[0]))
+    capabilities._cached.cache_clear()
+    try:
+        out = experiments.real_amazon_run("smoke", isolate=False)
+    finally:
+        capabilities._cached.cache_clear()
+    run = out["runs"][0]
+    assert "skipped" not in run and 0 <= run["final_p_at_1"] <= 1
+    assert out["source"]["real"] and out["source"]["sha256"] == registry.sha256_of(files[0])
+    assert out["source"]["test_sha256"] == registry.sha256_of(files[1])

@@ -1,0 +1,95 @@
+"""The synthetic XC sets against the real sets' published figures and known shapes
+(impls.slide.xc_stats), and the checks' power to fail."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from impls.harness import registry
+from impls.slide import xc_data, xc_stats
+from impls.slide.dataset import XCData, from_registry
+from impls.slide.evaluate import mean_cosine
+
+
+def _failed(stats, like):
+    return sorted(r["name"] for r in xc_stats.check(stats, like) if r["ok"] is False)
+
+
+@pytest.mark.parametrize("name", sorted(xc_stats.DATASET_LIKE))
+def test_smoke_sets_are_within_every_tolerance(name):
+    train, test, _ = from_registry(name, "smoke")
+    stats = xc_stats.measure(train, test)
+    assert _failed(stats, xc_stats.DATASET_LIKE[name]) == [], xc_stats.format_table(
+        xc_stats.check(stats, xc_stats.DATASET_LIKE[name]), name)
+
+
+def test_quick_amazon_set_is_within_every_tolerance_and_keeps_the_real_counts():
+    """The quick profile's Amazon-670K-shaped recipe, generated in memory (as make reproduce does)."""
+    params = registry.recipe_params(registry.manifests()["slide-amazon670k"], "quick")
+    arrays = xc_data.generate(seed=670091, **params)
+    train, test = XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+    stats = xc_stats.measure(train, test)
+    rows = {r["name"]: r for r in xc_stats.check(stats, "amazon-670k")}
+    assert _failed(stats, "amazon-670k") == [], xc_stats.format_table(list(rows.values()), "amazon-670k")
+    assert [rows[c]["note"] for c in ("features", "labels", "train_points")] == ["kept"] * 3
+
+
+def _small(**kw):
+    base = dict(seed=2, n_train=4000, n_test=200, n_features=20000, n_labels=5450)
+    arrays = xc_data.generate(**{**base, **kw})
+    return XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+
+
+@pytest.mark.parametrize("change,fails", [
+    (dict(word_zipf=0.0, content_zipf=0.0), "df_zipf_slope"),           # uniform words: no Zipf
+    (dict(label_zipf=0.0), "label_freq_max_over_mean"),                  # uniform label popularity
+    (dict(p_same_topic=0.0), "cooccurrence_lift"),                       # independent labels
+    (dict(labels_per_point=4.0), "labels_per_point"),
+    (dict(nnz_per_point=60.0), "nnz_per_point"),
+])
+def test_a_generator_without_the_property_fails_its_check(change, fails):
+    assert fails in _failed(xc_stats.measure(*_small(**change)), "amazon-670k")
+
+
+def test_flat_values_and_parallel_points_fail():
+    train, test = _small()
+    flat = XCData(train.indptr, train.indices, np.ones_like(train.values), train.label_indptr, train.labels,
+                  train.n_features, train.n_labels)
+    assert "idf_value_spearman" in _failed(xc_stats.measure(flat, test), "amazon-670k")
+    same = train.subset(np.zeros(train.n_points, np.int64))
+    assert {"random_pair_cosine", "random_pair_shared_fraction"} <= set(_failed(xc_stats.measure(same), "amazon-670k"))
+
+
+def test_values_are_tfidf_rows_of_unit_norm():
+    train, _ = _small()
+    stats = xc_stats.measure(train)
+    assert stats["row_norm_max_deviation"] < 1e-5 and stats["idf_value_spearman"] > 0.3
+
+
+def test_generator_refuses_another_version():
+    with pytest.raises(ValueError, match="version"):
+        xc_data.generate(seed=1, n_train=10, n_test=2, n_features=50, n_labels=20, version=1)
+
+
+def test_cli_prints_the_table_and_fails_on_a_miss(capsys, tmp_path):
+    from impls.slide.xc_format import write_xc
+
+    assert xc_stats.main(["slide-amazon670k", "--profile", "smoke"]) == 0
+    out = capsys.readouterr().out
+    assert "amazon-670k" in out and "points_per_label" in out and " NO " not in out
+    train, _ = _small(labels_per_point=3.0)
+    write_xc(tmp_path / "train.txt", train.to_arrays())
+    assert xc_stats.main([str(tmp_path / "train.txt"), "--like", "amazon-670k"]) == 1
+    assert "labels_per_point" in capsys.readouterr().out
+
+
+def test_mean_cosine_matches_the_pairwise_mean():
+    rng = np.random.default_rng(0)
+    h = np.maximum(rng.normal(size=(30, 8)), 0)
+    h[3] = 0.0
+    unit = h / np.maximum(np.linalg.norm(h, axis=1, keepdims=True), 1e-300)
+    pairwise = unit @ unit.T
+    expected = (pairwise.sum() - np.trace(pairwise)) / (30 * 29)
+    assert mean_cosine(h) == pytest.approx(expected)
+    assert mean_cosine(np.tile(h[:1], (5, 1))) == pytest.approx(1.0)
+    assert np.isnan(mean_cosine(h[:1]))
