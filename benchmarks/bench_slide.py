@@ -23,8 +23,8 @@ pair's own (``experiments.target_p_at_1`` of the two runs).
 """
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
-from impls.slide import experiments
-from impls.slide.experiments import finite
+from impls.slide.experiments import sweeps as experiments
+from impls.slide.experiments.sweeps import finite
 
 from .common import pin_versions, row, track
 
@@ -215,9 +215,9 @@ class SlideTableRefreshTime:
     timeout = 1800
 
     def setup(self, kind):
-        from impls.slide.config import SlideConfig
-        from impls.slide.network import SlideNetwork
-        from impls.slide.trainer import set_threads, warm_up
+        from impls.slide.core.config import SlideConfig
+        from impls.slide.core.network import SlideNetwork
+        from impls.slide.training.trainer import set_threads, warm_up
 
         train_data, _, _ = experiments.data()
         config = SlideConfig(threads=2)

@@ -71,9 +71,9 @@ def lanes() -> dict:
 
 
 def slide() -> dict:
-    from impls.slide.config import SlideConfig
-    from impls.slide.dataset import XCData
-    from impls.slide.trainer import train
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.data.dataset import XCData
+    from impls.slide.training.trainer import train
 
     rng = np.random.default_rng(3)
 

@@ -249,7 +249,7 @@ def _store_not_in_dev(ctx, r, left):
 
 CACHE_SNIPPET_CORRUPT = """
 import sys, logging, pathlib
-from impls.slide.xc_format import read_xc_cached, read_xc
+from impls.slide.data.xc_format import read_xc_cached, read_xc
 src, cache = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 a = read_xc_cached(src, cache_dir=cache)
 for npz in cache.glob('*.npz'):
@@ -260,7 +260,7 @@ print('ok')
 """
 CACHE_SNIPPET_STALE = """
 import sys, os, pathlib
-from impls.slide.xc_format import read_xc_cached
+from impls.slide.data.xc_format import read_xc_cached
 src, cache = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 target = cache / 'edited.txt'
 target.write_text(src.read_text())
@@ -273,7 +273,7 @@ print('stale' if (a['values'] == b['values']).all() else 'fresh')
 """
 CACHE_SNIPPET_OPTIONS = """
 import sys, pathlib
-from impls.slide.xc_format import read_xc_cached
+from impls.slide.data.xc_format import read_xc_cached
 src, cache = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 read_xc_cached(src, allow_empty_labels=True, cache_dir=cache)
 try:

@@ -119,7 +119,7 @@ def test_debug_shows_the_traceback(files, tmp_path, capsys, monkeypatch):
 
 
 def test_train_checks_its_output_before_training(files, tmp_path, capsys, monkeypatch):
-    import impls.slide.experiments as slide_experiments
+    import impls.slide.experiments.sweeps as slide_experiments
 
     def never(*a, **k):
         raise AssertionError("trained before checking the arguments")
@@ -195,7 +195,7 @@ def test_stale_files_of_dead_pids_are_swept_live_ones_kept(tmp_path):
 # ------------------------------------------------------------------- caches and loaders
 
 def test_xc_cache_heals_and_is_keyed_by_content_and_options(files, tmp_path, caplog):
-    from impls.slide.xc_format import XCFormatError, read_xc, read_xc_cached
+    from impls.slide.data.xc_format import XCFormatError, read_xc, read_xc_cached
 
     cache = tmp_path / "xc"
     first = read_xc_cached(files["train"], cache_dir=cache)

@@ -10,12 +10,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from impls.slide import experiments, figures, xc_data  # noqa: E402
-from impls.slide.config import SlideConfig  # noqa: E402
-from impls.slide.dataset import XCData  # noqa: E402
-from impls.slide.dense_torch import (CandidateSampler, DenseNet, StepTimer, softmax_cross_entropy,  # noqa: E402
+from impls.slide.experiments import sweeps as experiments  # noqa: E402
+from impls.slide import figures
+from impls.slide.data import xc_data
+from impls.slide.core.config import SlideConfig  # noqa: E402
+from impls.slide.data.dataset import XCData  # noqa: E402
+from impls.slide.training.dense_torch import (CandidateSampler, DenseNet, StepTimer, softmax_cross_entropy,  # noqa: E402
                                      train_dense)
-from impls.slide.trainer import EvalSchedule  # noqa: E402
+from impls.slide.training.trainer import EvalSchedule  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,7 @@ def test_dense_baseline_trains_like_plain_torch_after_a_reset_warm_up(tiny):
     train_data, test_data = tiny
     cfg = SlideConfig(batch=16, lr=1e-2, threads=1, init_std=0.1, seed=5)
     captured = {}
-    import impls.slide.dense_torch as dt
+    import impls.slide.training.dense_torch as dt
 
     real = dt.DenseNet
 
@@ -262,7 +264,7 @@ def test_method_aliases():
 
 def test_cli_trains_every_method(small, tmp_path):
     from impls.slide.train import main
-    from impls.slide.xc_format import write_xc
+    from impls.slide.data.xc_format import write_xc
 
     train_data, test_data = small
     f_train = write_xc(tmp_path / "train.txt", train_data.to_arrays())

@@ -6,10 +6,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from impls.slide import xc_data
-from impls.slide.config import SlideConfig
-from impls.slide.dataset import XCData
-from impls.slide.network import SlideNetwork
+from impls.slide.data import xc_data
+from impls.slide.core.config import SlideConfig
+from impls.slide.data.dataset import XCData
+from impls.slide.core.network import SlideNetwork
 
 
 @pytest.fixture(scope="module")

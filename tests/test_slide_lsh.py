@@ -6,9 +6,9 @@ from math import comb
 import numpy as np
 import pytest
 
-from impls.slide import _lsh_kernels as K
-from impls.slide.lsh import make_lsh
-from impls.slide.tables import HashTables, Schedule, auto_range_pow
+from impls.slide.core import lsh_kernels as K
+from impls.slide.core.lsh import make_lsh
+from impls.slide.core.tables import HashTables, Schedule, auto_range_pow
 
 
 def pair(rng, dim, rho):
@@ -172,8 +172,8 @@ def test_schedules():
 
 
 def test_wrong_top_recall_counts_only_wrong_labels_the_tables_retrieve():
-    from impls.slide.dataset import XCData
-    from impls.slide.retrieval import wrong_top_recall
+    from impls.slide.data.dataset import XCData
+    from impls.slide.core.retrieval import wrong_top_recall
 
     rng = np.random.default_rng(3)
     n, dim = 4000, 32

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from impls.harness import registry
-from impls.slide import dataset, xc_stats
+from impls.slide.data import dataset
+from impls.slide import xc_stats
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slide-xc"
 TINY = {"features": 20, "labels": 8, "train_points": 6, "test_points": 3,
@@ -59,7 +60,7 @@ def test_registry_manifest_reads_the_pair_beside_the_training_file(files, tiny_p
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "tiny-real.toml").write_text(
         'name = "tiny-real"\ndescription = "Tiny-8: a stand-in"\n[external]\nenv = "TINY_REAL"\n'
-        'loader = "impls.slide.dataset:read_real_pair"\n')
+        'loader = "impls.slide.data.dataset:read_real_pair"\n')
     monkeypatch.setenv("TINY_REAL", str(files[0]))
     monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
     ds = registry.load("tiny-real", "smoke", directory=tmp_path / "m")
@@ -87,7 +88,7 @@ def test_capability_names_the_missing_real_amazon(monkeypatch, tmp_path):
 def test_real_amazon_run_is_skipped_without_the_data_and_labelled_real_with_it(files, tiny_published,
                                                                               monkeypatch, tmp_path):
     from impls.harness import capabilities
-    from impls.slide import experiments
+    from impls.slide.experiments import sweeps as experiments
 
     small = {**experiments.sizes("smoke", "slide_real"), "time_budget_s": 0.3, "eval_first_s": 0.1,
              "eval_points": 3}

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from impls.harness import registry
-from impls.slide import xc_data
-from impls.slide.config import SlideConfig
-from impls.slide.dataset import XCData, from_registry
-from impls.slide.network import SlideNetwork, log_uniform_distinct
-from impls.slide.trainer import set_threads, train
-from impls.slide.xc_format import write_xc
+from impls.slide.data import xc_data
+from impls.slide.core.config import SlideConfig
+from impls.slide.data.dataset import XCData, from_registry
+from impls.slide.core.network import SlideNetwork, log_uniform_distinct
+from impls.slide.training.trainer import set_threads, train
+from impls.slide.data.xc_format import write_xc
 
 
 @pytest.fixture(scope="module")

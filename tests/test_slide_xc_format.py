@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impls.slide import xc_data
-from impls.slide.dataset import XCData, from_file
-from impls.slide.xc_format import XCFormatError, format_xc, read_xc, read_xc_cached, write_xc
+from impls.slide.data import xc_data
+from impls.slide.data.dataset import XCData, from_file
+from impls.slide.data.xc_format import XCFormatError, format_xc, read_xc, read_xc_cached, write_xc
 
 GOOD = "3 10 5\n0,4 1:0.5 9:1e-2\n2 0:1 3:-2.5E+1\n1,2,3 7:.25\n"
 

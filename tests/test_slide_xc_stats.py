@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from impls.harness import registry
-from impls.slide import xc_data, xc_stats
-from impls.slide.dataset import XCData, from_registry
-from impls.slide.evaluate import mean_cosine
+from impls.slide.data import xc_data
+from impls.slide import xc_stats
+from impls.slide.data.dataset import XCData, from_registry
+from impls.slide.core.evaluate import mean_cosine
 
 
 def _failed(stats, like):
@@ -72,7 +73,7 @@ def test_generator_refuses_another_version():
 
 
 def test_cli_prints_the_table_and_fails_on_a_miss(capsys, tmp_path):
-    from impls.slide.xc_format import write_xc
+    from impls.slide.data.xc_format import write_xc
 
     assert xc_stats.main(["slide-amazon670k", "--profile", "smoke"]) == 0
     out = capsys.readouterr().out

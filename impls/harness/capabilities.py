@@ -157,7 +157,7 @@ def check_kahypar() -> Capability:
 
 def check_real_amazon670k() -> Capability:
     """The real Amazon-670K files (manifest slide-amazon670k-real; header checked, no checksum)."""
-    from impls.slide.dataset import real_data_reason
+    from impls.slide.data.dataset import real_data_reason
 
     reason = real_data_reason("slide-amazon670k-real")
     return Capability("real_amazon670k", reason is None, reason or "")

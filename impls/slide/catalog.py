@@ -20,25 +20,25 @@ sizes_schema("slide_sweep", {
 
 
 def time_to_accuracy(sizes, *, device="cpu", progress=None):
-    from impls.slide import experiments
+    from impls.slide.experiments import sweeps as experiments
 
     return experiments.time_to_accuracy_sweep(progress=progress, s=sizes)
 
 
 def delicious(sizes, *, device="cpu", progress=None):
-    from impls.slide import experiments
+    from impls.slide.experiments import sweeps as experiments
 
     return experiments.delicious_sweep(progress=progress, s=sizes)
 
 
 def real_amazon(sizes, *, device="cpu", progress=None):
-    from impls.slide import experiments
+    from impls.slide.experiments import sweeps as experiments
 
     return experiments.real_amazon_run(progress=progress, s=sizes)
 
 
 def sweeps(sizes, *, device="cpu", progress=None):
-    from impls.slide import experiments
+    from impls.slide.experiments import sweeps as experiments
 
     return experiments.secondary_sweep(progress=progress, s=sizes)
 

@@ -1,10 +1,10 @@
 """Report figures for SLIDE.
 
-Artifacts: ``slide_time_to_accuracy`` (:func:`impls.slide.experiments.time_to_accuracy_sweep`:
+Artifacts: ``slide_time_to_accuracy`` (:func:`impls.slide.experiments.sweeps.time_to_accuracy_sweep`:
 one training run per method / device / thread count on the Amazon-670K-shaped set) and
-``slide_sweeps`` (:func:`impls.slide.experiments.secondary_sweep`: batch size and hash
+``slide_sweeps`` (:func:`impls.slide.experiments.sweeps.secondary_sweep`: batch size and hash
 family on the profile's sweep set, which the quick profile makes 10x smaller in labels),
-``slide_delicious`` (:func:`impls.slide.experiments.delicious_sweep`). Each title says
+``slide_delicious`` (:func:`impls.slide.experiments.sweeps.delicious_sweep`). Each title says
 whether the data are synthetic or real (then with the training file's sha256).
 """
 from __future__ import annotations

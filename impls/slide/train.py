@@ -25,7 +25,7 @@ MIN_TRUSTED_SECONDS = 1.0
 
 
 def _parser() -> argparse.ArgumentParser:
-    from impls.slide.config import PAPER_LR, SlideConfig
+    from impls.slide.core.config import PAPER_LR, SlideConfig
 
     d = SlideConfig()
     p = cli.parser(prog="python -m impls.slide.train", description=__doc__.split("\n\n")[0],
@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         _parser().error("give --dataset NAME, or both --train FILE and --test FILE")
     _validate(args)
     from impls.harness import atomic
-    from impls.slide.config import SlideConfig
-    from impls.slide.experiments import resolve_method, train_method
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.experiments.sweeps import resolve_method, train_method
 
     method, device = resolve_method(args.method, args.device)
     if method == "slide" and device != "cpu":
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "expected --device cpu here")
     fields = {f.name for f in dataclasses.fields(SlideConfig)}
     config = SlideConfig(**{k: v for k, v in vars(args).items() if k in fields})
-    from impls.slide.dataset import from_file, from_registry
+    from impls.slide.data.dataset import from_file, from_registry
 
     t0 = time.perf_counter()
     if args.dataset:

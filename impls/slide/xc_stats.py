@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from impls.slide.dataset import XCData
+from impls.slide.data.dataset import XCData
 
 SOURCE = "Extreme Classification Repository, http://manikvarma.org/downloads/XC/XMLRepository.html"
 # Published figures of the real sets (SOURCE; the counts also in the SLIDE paper's Table 1).
@@ -234,7 +234,7 @@ def load(source: str, test: str | None = None, profile: str | None = None) -> tu
     """(train, test, like) for a registry dataset name or an XC text file (and its test file)."""
     from pathlib import Path
 
-    from impls.slide import dataset
+    from impls.slide.data import dataset
 
     if not Path(source).exists() and "/" not in source:
         tr, te, _ = dataset.from_registry(source, profile)

@@ -96,7 +96,7 @@ def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData
 
 def from_file(path: str | Path, **reader_kwargs) -> XCData:
     """Return the split in XC text file ``path`` (parsed once, then from its .npz cache)."""
-    from impls.slide.xc_format import read_xc_cached
+    from impls.slide.data.xc_format import read_xc_cached
 
     return XCData.from_arrays(read_xc_cached(path, **reader_kwargs))
 
@@ -157,7 +157,7 @@ def read_real_pair(train_path: str | Path) -> dict[str, np.ndarray]:
     (:func:`check_real_header`), parsed into the registry's dict of arrays; the test file's
     sha256 is kept as ``test_source_sha256`` (hex, as uint8 bytes)."""
     from impls.harness.registry import sha256_of
-    from impls.slide.xc_format import read_xc
+    from impls.slide.data.xc_format import read_xc
 
     train_path = Path(train_path)
     test_path = split_beside(train_path)

@@ -23,15 +23,15 @@ Only the counts and the per-point / per-label means are published for the real s
 (:data:`impls.slide.xc_stats.PUBLISHED`); the distribution shapes follow what is known of
 them qualitatively and :mod:`impls.slide.xc_stats` checks both against stated tolerances.
 Output: the registry's dict of arrays (``train_*``, ``test_*``, ``shape``; see
-:mod:`impls.slide.dataset`), which :func:`impls.slide.xc_format.write_xc` writes in the XC
+:mod:`impls.slide.data.dataset`), which :func:`impls.slide.data.xc_format.write_xc` writes in the XC
 text format. Deterministic for ``seed`` whatever the thread count.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from impls.slide import _xc_gen_kernels as K
-from impls.slide.dataset import XCData
+from impls.slide.data import xc_gen_kernels as K
+from impls.slide.data.dataset import XCData
 
 GENERATOR_VERSION = 2  # the manifests' ``version``: a new recipe never reuses an old cache
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from impls.slide._rng import mix64, uniform
+from impls.slide.core.rng import mix64, uniform
 
 SALT_LABEL_WORD = np.uint64(0x5851F42D4C957F2D)
 SALT_TOPIC_WORD = np.uint64(0x14057B7EF767814F)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from impls.slide._rng import below, stream
+from impls.slide.core.rng import below, stream
 
 FIFO, RESERVOIR = 0, 1
 

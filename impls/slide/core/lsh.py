@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from impls.slide import _lsh_kernels as K_
+from impls.slide.core import lsh_kernels as K_
 
 FAMILIES = {"simhash": K_.SIMHASH, "wta": K_.WTA, "dwta": K_.DWTA}
 

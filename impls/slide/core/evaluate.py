@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from impls.slide._eval_kernels import merge_topk
-from impls.slide.dataset import XCData
+from impls.slide.core.eval_kernels import merge_topk
+from impls.slide.data.dataset import XCData
 
 
 def eval_rows(data: XCData, n_points: int | None, seed: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from impls.harness import atomic
-from impls.slide import _xc_parse_kernels as K
+from impls.slide.data import xc_parse_kernels as K
 
 
 class XCFormatError(ValueError):
@@ -51,7 +51,7 @@ def _header(buf: np.ndarray, path: Path) -> tuple[int, int, int, int]:
 
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
                    allow_empty_labels: bool = False) -> dict[str, np.ndarray]:
-    """Parse XC text given as bytes; return CSR arrays (see :class:`~impls.slide.dataset.XCData`)."""
+    """Parse XC text given as bytes; return CSR arrays (see :class:`~impls.slide.data.dataset.XCData`)."""
     path = Path(path)
     buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) else data
     n, d, l, start = _header(buf, path)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from impls.slide._lsh_kernels import hash_dense
-from impls.slide._rng import below, stream
+from impls.slide.core.lsh_kernels import hash_dense
+from impls.slide.core.rng import below, stream
 
 UNION, TOPK, THRESHOLD, ALL = 0, 1, 2, 3
 

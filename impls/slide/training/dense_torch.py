@@ -8,7 +8,7 @@ the true labels, mean over the batch), Adam; on the CPU or a CUDA device.
   default, over labels ranked by training frequency), with TF's log-expected-count
   correction; only the candidates' output rows get gradients (sparse, ``SparseAdam``).
 
-Both return the same result dict as :func:`impls.slide.trainer.train`.
+Both return the same result dict as :func:`impls.slide.training.trainer.train`.
 
 Choices measured on the dev VM (2 cores, 670k labels, batch 256; see README):
 
@@ -34,11 +34,11 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from impls.slide import evaluate as ev
-from impls.slide.config import SlideConfig
-from impls.slide.dataset import XCData
-from impls.slide.network import log_uniform_ranks
-from impls.slide.trainer import EvalSchedule, _print_point, peak_rss_bytes, set_threads
+from impls.slide.core import evaluate as ev
+from impls.slide.core.config import SlideConfig
+from impls.slide.data.dataset import XCData
+from impls.slide.core.network import log_uniform_ranks
+from impls.slide.training.trainer import EvalSchedule, _print_point, peak_rss_bytes, set_threads
 
 METHODS = ("dense", "sampled")
 

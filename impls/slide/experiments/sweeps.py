@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from impls.slide.config import SlideConfig
-from impls.slide.dataset import XCData, from_registry
+from impls.slide.core.config import SlideConfig
+from impls.slide.data.dataset import XCData, from_registry
 
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
                   "dense-torch": ("dense", "cpu"), "dense-torch-cuda": ("dense", "cuda"),
@@ -65,9 +65,9 @@ def train_method(method: str, config: SlideConfig, train_data: XCData, test_data
     if method == "slide":
         if device != "cpu":
             raise ValueError("SLIDE runs on the CPU only")
-        from impls.slide.trainer import train
+        from impls.slide.training.trainer import train
         return train(config, train_data, test_data, **kw)
-    from impls.slide.dense_torch import train_dense
+    from impls.slide.training.dense_torch import train_dense
     return train_dense(config, train_data, test_data, device=device, method=method, **kw)
 
 
@@ -96,8 +96,8 @@ def _training_run(s: dict, method: str, threads: int | None, profile: str | None
 def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, repeats: int = 3,
                           **config: Any) -> dict[str, float]:
     """Seconds per rehash (re-insert all neurons) and per rebuild (new hash functions too)."""
-    from impls.slide.network import SlideNetwork
-    from impls.slide.trainer import set_threads, warm_up
+    from impls.slide.core.network import SlideNetwork
+    from impls.slide.training.trainer import set_threads, warm_up
 
     train_data, _, _ = data(profile)
     cfg = SlideConfig(threads=threads, **config)

@@ -19,11 +19,11 @@ import numba
 import numpy as np
 import torch
 
-from impls.slide import _network_kernels as NK
-from impls.slide.config import SlideConfig
-from impls.slide.dataset import XCData
-from impls.slide.lsh import make_lsh
-from impls.slide.tables import HashTables, Schedule, auto_range_pow
+from impls.slide.core import network_kernels as NK
+from impls.slide.core.config import SlideConfig
+from impls.slide.data.dataset import XCData
+from impls.slide.core.lsh import make_lsh
+from impls.slide.core.tables import HashTables, Schedule, auto_range_pow
 
 MODES = {"union": NK.UNION, "topk": NK.TOPK, "threshold": NK.THRESHOLD, "all": NK.ALL}
 

@@ -14,11 +14,11 @@ from typing import Any, Callable
 import numba
 import numpy as np
 
-from impls.slide import evaluate as ev
-from impls.slide.config import SlideConfig
-from impls.slide.dataset import XCData
-from impls.slide.network import SlideNetwork
-from impls.slide.retrieval import wrong_top_recall
+from impls.slide.core import evaluate as ev
+from impls.slide.core.config import SlideConfig
+from impls.slide.data.dataset import XCData
+from impls.slide.core.network import SlideNetwork
+from impls.slide.core.retrieval import wrong_top_recall
 
 RECALL_K = 10  # how many of the best-scoring wrong labels the retrieval recall looks for
 
@@ -39,7 +39,7 @@ def set_threads(threads: int | None) -> int:
 
 def warm_up(config: SlideConfig) -> float:
     """Compile (or load from numba's cache) every kernel on a tiny problem; return seconds."""
-    from impls.slide import xc_data
+    from impls.slide.data import xc_data
 
     t0 = time.perf_counter()
     arrays = xc_data.generate(seed=0, n_train=config.batch, n_test=2, n_features=64, n_labels=64,
@@ -91,7 +91,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`);
     unless ``mode`` is "all", each evaluation also records how many of the points' 10
     best-scoring wrong labels the hash tables retrieve (``lsh_recall``, see
-    :mod:`impls.slide.retrieval`; ``refreshes``: table rehashes + rebuilds so far); every
+    :mod:`impls.slide.core.retrieval`; ``refreshes``: table rehashes + rebuilds so far); every
     evaluation records the mean cosine between the evaluation points' hidden vectors
     (``hidden_cosine``, see :func:`evaluate.mean_cosine`). ``lsh_recall_min_ratio``: the
     smallest ``lsh_recall / lsh_random_recall`` over the evaluations after the first table

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from impls.slide.dataset import XCData
-from impls.slide.tables import HashTables
+from impls.slide.data.dataset import XCData
+from impls.slide.core.tables import HashTables
 
 
 def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray, data: XCData,

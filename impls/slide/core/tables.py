@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from impls.slide import _table_kernels as K
-from impls.slide.lsh import LSH, make_lsh
+from impls.slide.core import table_kernels as K
+from impls.slide.core.lsh import LSH, make_lsh
 
 POLICIES = {"fifo": K.FIFO, "reservoir": K.RESERVOIR}
 

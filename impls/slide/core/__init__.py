@@ -1,0 +1,1 @@
+"""SLIDE's network: LSH families, hash tables, the sparse training step, evaluation, retrieval recall."""

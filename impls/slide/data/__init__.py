@@ -1,0 +1,1 @@
+"""Extreme-classification data: the XC text format and its parser, XCData, the synthetic generator."""

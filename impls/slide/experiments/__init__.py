@@ -1,0 +1,1 @@
+"""SLIDE's experiments (registered in impls/slide/catalog.py): time to accuracy, sweeps, real data."""

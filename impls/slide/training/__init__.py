@@ -1,0 +1,1 @@
+"""The timed training loops: SLIDE (numba) and the dense / sampled-softmax PyTorch baselines."""
