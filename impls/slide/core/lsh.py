@@ -50,7 +50,7 @@ class LSH:
             np.put_along_axis(self.proj, self.idx.astype(np.int64), self.sgn, axis=1)
 
     def kernel_args(self) -> tuple:
-        """What ``_lsh_kernels.hash_dense`` takes after the vector: (family, idx, proj, K, L, bits, range_pow)."""
+        """What ``lsh_kernels.hash_dense`` takes after the vector: (family, idx, proj, K, L, bits, range_pow)."""
         return (self.family_id, self.idx, self.proj, self.K, self.L, self.bits, self.range_pow)
 
     def hash(self, X: np.ndarray, n_chunks: int = 8) -> np.ndarray:
