@@ -18,8 +18,8 @@ from impls.harness.report.report_json import report_document, validate
 from impls.harness.report.results import commits
 from impls.harness.report.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, evaluate_claim
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text())
 STATE = MachineState("m", None, "test", {})
 

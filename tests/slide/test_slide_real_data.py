@@ -13,7 +13,7 @@ from impls.harness import registry
 from impls.slide.data import dataset
 from impls.slide import xc_stats
 
-FIXTURES = Path(__file__).parent / "fixtures" / "slide-xc"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "slide-xc"
 TINY = {"features": 20, "labels": 8, "train_points": 6, "test_points": 3,
         "points_per_label": 1.0, "labels_per_point": 1.0, "nnz_per_point": 2.0}
 

@@ -55,8 +55,8 @@ from impls.harness.report.verdicts import (
     ratio_to_paper,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 RESULTS = FIXTURES / "asv_results"
 CLAIMS = FIXTURES / "claims.toml"
 REAL_CLAIMS = ROOT / "reports" / "claims.toml"

@@ -18,7 +18,7 @@ from impls.bandana.experiments import simulation as experiments
 from impls.bandana.data import traces
 from impls.harness import grid
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _grid_points(lookups: int = 200_000):

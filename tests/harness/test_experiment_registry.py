@@ -10,7 +10,7 @@ import pytest
 
 from impls.harness import experiments, profiles
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str, **kw) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ import pytest
 from impls.harness.report import compare, directions, noise, runs
 from impls.harness.report.results import read_result_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MACHINE = "box-smoke"
 RATE = "bench_bandana_sim.SimulatorSpeed.track_lookups_per_second"  # higher is better
 LATENCY = "bench_bandana_device.FioRandomRead.track_p99_latency"  # lower is better

@@ -13,7 +13,7 @@ import pytest
 from impls.bandana.sim import cache
 from impls.bandana.data import traces
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _py(*args: str) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from impls.harness import progress
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run_suite():

@@ -26,7 +26,7 @@ from impls.salus.core.switching import (
 )
 from impls.salus.core.workloads import WORKLOADS, build_job
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from impls.bandana.nvm import fio
 from impls.bandana.nvm.fio import FioError, FioPoint, build_fio_command, parse_fio_json
 from impls.harness import capabilities, progress
 
-FIXTURES = Path(__file__).parent / "fixtures" / "fio"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "fio"
 RECORDED = ["libaio_4k_qd4.json", "io_uring_4k_qd32.json", "psync_4k_qd4_note_prefix.json"]
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (no `fio` on PATH)")

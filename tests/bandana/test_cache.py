@@ -21,7 +21,7 @@ from impls.bandana.sim.cache_reference import (
     simulate_reference,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COUNTERS = ("lookups", "hits", "misses", "blocks_read", "prefetched", "prefetch_used",
             "effective_bandwidth", "bytes_read")
 
