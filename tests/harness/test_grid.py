@@ -49,7 +49,7 @@ class CliCluster:
 
     def __init__(self, tmp: Path, workers: int):
         self.file = tmp / "scheduler.json"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path(__file__).resolve().parent)])}
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
         dask = [sys.executable, "-m", "dask"]
         self.scheduler = subprocess.Popen(
