@@ -17,7 +17,7 @@ from impls.slide.core.config import SlideConfig  # noqa: E402
 from impls.slide.data.dataset import XCData  # noqa: E402
 from impls.slide.training.dense_torch import (CandidateSampler, DenseNet, StepTimer, softmax_cross_entropy,  # noqa: E402
                                      train_dense)
-from impls.slide.training.trainer import EvalSchedule  # noqa: E402
+from impls.slide.training.loop import EvalSchedule  # noqa: E402
 
 
 @pytest.fixture(scope="module")

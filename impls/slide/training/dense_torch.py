@@ -27,7 +27,6 @@ few warm-up steps run first and the weights and optimiser are reset after them.
 """
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Callable
 
@@ -38,7 +37,9 @@ from impls.slide.core import evaluate as ev
 from impls.slide.core.config import SlideConfig
 from impls.slide.data.dataset import XCData
 from impls.slide.core.network import log_uniform_ranks
-from impls.slide.training.trainer import EvalSchedule, _print_point, peak_rss_bytes, set_threads
+from impls.slide.training import loop
+from impls.slide.training.loop import EvalSchedule
+from impls.slide.training.trainer import set_threads
 
 METHODS = ("dense", "sampled")
 
@@ -274,7 +275,7 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
     setup_s = time.perf_counter() - t0
     rows_eval = ev.eval_rows(test_data, eval_points, config.seed)
     baseline = ev.most_popular_baseline(train_data, test_data, rows_eval)
-    report = progress if callable(progress) else (_print_point if progress else None)
+    report = progress if callable(progress) else (loop.print_point if progress else None)
     timer = StepTimer(dev)
 
     warmup_steps = 3 if warmup_steps is None else warmup_steps
@@ -297,57 +298,23 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
         with torch.no_grad():
             return model.hidden(*_batch(data, rows, dev, with_targets=False)).cpu().numpy()
 
-    curve, eval_s = [], 0.0
-
     def evaluate(it, seconds, loss):
-        nonlocal eval_s
-        t = time.perf_counter()
         W2, b2 = model.W2.detach().cpu().numpy(), model.b2.detach().cpu().numpy()
         score = ev.evaluate(hidden_fn, W2, b2, test_data, rows_eval)
-        eval_s += time.perf_counter() - t
-        point = {"seconds": seconds, "iteration": it, "samples": it * config.batch,
-                 "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss}
-        curve.append(point)
-        if report:
-            report(point)
+        return {"seconds": seconds, "iteration": it, "samples": it * config.batch,
+                "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss}
 
-    schedule = EvalSchedule(eval_every, eval_first_s, eval_growth)
-    if eval_at_start:
-        evaluate(0, 0.0, math.nan)
-    rng = np.random.default_rng(config.seed + 1)
-    order, cursor, it, samples, loss, cpu_s = rng.permutation(train_data.n_points), 0, 0, 0, math.nan, 0.0
-    while (max_iterations is None or it < max_iterations) and (time_budget_s is None or timer.seconds < time_budget_s):
-        if cursor + config.batch > order.size:
-            order, cursor = rng.permutation(train_data.n_points), 0
-        rows = order[cursor:cursor + config.batch]
-        cursor += rows.size
-        c = time.process_time()
-        timer.start()
-        lossv = trainer.step(train_data, rows)
-        timer.stop()
-        cpu_s += time.process_time() - c
-        loss = float(lossv.detach())
-        it += 1
-        samples += rows.size
-        if schedule.due(it, timer.seconds):
-            evaluate(it, timer.seconds, loss)
-    if not curve or curve[-1]["iteration"] != it:
-        evaluate(it, timer.seconds, loss)
-    final = curve[-1]
-    train_s = timer.seconds
+    run = loop.run(lambda rows: trainer.step(train_data, rows).detach(), evaluate, n_points=train_data.n_points,
+                   batch=config.batch, seed=config.seed, timer=timer,
+                   schedule=EvalSchedule(eval_every, eval_first_s, eval_growth), time_budget_s=time_budget_s,
+                   max_iterations=max_iterations, eval_at_start=eval_at_start, report=report)
     active = float(np.mean(trainer.active)) / train_data.n_labels if trainer.active else 1.0
     name = "dense-torch" if method == "dense" else "sampled-torch"
-    return {"method": f"{name}-{dev.type}", "curve": curve,
-            "samples_per_second": samples / train_s if train_s > 0 else math.nan,
-            "iterations": it, "samples": samples, "train_seconds": train_s, "eval_seconds": eval_s,
+    return {**loop.result(f"{name}-{dev.type}", run, baseline_p_at_1=baseline["p_at_1"],
+                          eval_points=int(rows_eval.size), threads=torch.get_num_threads(), setup_seconds=setup_s,
+                          active_fraction=active, n_labels=train_data.n_labels,
+                          params={**config.as_dict(), "device": device, "method": method},
+                          data={"train": train_data.stats(), "test": test_data.stats()}),
             "device_seconds": timer.device_seconds if dev.type == "cuda" else None,
-            "setup_seconds": setup_s, "warmup_seconds": warmup_s, "warmup_steps": warmup_steps,
-            "final_p_at_1": final["p_at_1"], "final_p_at_5": final["p_at_5"],
-            "final_loss": final["loss"], "baseline_p_at_1": baseline["p_at_1"], "active_fraction": active,
-            "mean_active": active * train_data.n_labels,
-            "eval_points": int(rows_eval.size), "threads": torch.get_num_threads(),
-            "cpu_utilization": cpu_s / (train_s * torch.get_num_threads()) if train_s > 0 else math.nan,
-            "peak_rss_bytes": peak_rss_bytes(),
-            "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
-            "params": {**config.as_dict(), "device": device, "method": method},
-            "data": {"train": train_data.stats(), "test": test_data.stats()}}
+            "warmup_seconds": warmup_s, "warmup_steps": warmup_steps,
+            "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"}

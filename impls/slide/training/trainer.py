@@ -5,9 +5,6 @@ data loading, network set-up and numba compilation are excluded and reported sep
 """
 from __future__ import annotations
 
-import math
-import resource
-import sys
 import time
 from typing import Any, Callable
 
@@ -19,14 +16,10 @@ from impls.slide.core.config import SlideConfig
 from impls.slide.data.dataset import XCData
 from impls.slide.core.network import SlideNetwork
 from impls.slide.core.retrieval import wrong_top_recall
+from impls.slide.training import loop
+from impls.slide.training.loop import EvalSchedule
 
 RECALL_K = 10  # how many of the best-scoring wrong labels the retrieval recall looks for
-
-
-def peak_rss_bytes() -> int:
-    """This process's peak resident set size so far (bytes; Linux reports KiB)."""
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(kib * (1 if sys.platform == "darwin" else 1024))
 
 
 def set_threads(threads: int | None) -> int:
@@ -51,26 +44,6 @@ def warm_up(config: SlideConfig) -> float:
     tiny.step(data, np.arange(min(config.batch, data.n_points)))
     ev.evaluate(tiny.hidden, tiny.W2, tiny.b2, data, np.arange(4))
     return time.perf_counter() - t0
-
-
-class EvalSchedule:
-    """When to evaluate: every ``every`` batches and/or at log-spaced training seconds
-    (``first_s``, then each ``growth`` times the previous), so a curve on a log-time axis
-    gets evenly spaced points whatever the method's speed. Shared by every trainer."""
-
-    def __init__(self, every: int | None = None, first_s: float | None = None, growth: float = 1.6):
-        if first_s is not None and (first_s <= 0 or growth <= 1):
-            raise ValueError("eval_first_s must be > 0 and eval_growth > 1")
-        self.every, self.growth = every or None, growth
-        self.next_s = first_s
-
-    def due(self, iteration: int, seconds: float) -> bool:
-        hit = bool(self.every) and iteration % self.every == 0
-        if self.next_s is not None and seconds >= self.next_s:
-            while self.next_s <= seconds:
-                self.next_s *= self.growth
-            hit = True
-        return hit
 
 
 def _replace(config: SlideConfig, **kw) -> SlideConfig:
@@ -115,14 +88,9 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     eval_rows = ev.eval_rows(test_data, eval_points, config.seed)
     max_test_labels = int(np.diff(test_data.label_indptr)[eval_rows].max(initial=0))
     baseline = ev.most_popular_baseline(train_data, test_data, eval_rows)
-    report = progress if callable(progress) else (_print_point if progress else None)
+    report = progress if callable(progress) else (loop.print_point if progress else None)
 
-    curve: list[dict] = []
-    eval_s = 0.0
-
-    def evaluate(iteration: int, seconds: float, loss: float) -> None:
-        nonlocal eval_s
-        t = time.perf_counter()
+    def evaluate(iteration: int, seconds: float, loss: float) -> dict:
         hidden = net.hidden(test_data, eval_rows)
         ranked = ev.topk(hidden, net.W2, net.b2, RECALL_K + max_test_labels)
         score = ev.precision_at_k(ranked[:, :5], test_data, eval_rows)
@@ -134,81 +102,32 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
             point.update(lsh_recall=found["recall"], lsh_retrieved=found["retrieved"],
                          lsh_random_recall=found["random_recall"],
                          refreshes=net.n_rehash + net.n_rebuild - rehash0 - rebuild0)
-        eval_s += time.perf_counter() - t
-        curve.append(point)
-        if report:
-            report(point)
+        return point
 
-    schedule = EvalSchedule(eval_every, eval_first_s, eval_growth)
-    if eval_at_start:
-        evaluate(0, 0.0, math.nan)
-    rng = np.random.default_rng(config.seed + 1)
-    order = rng.permutation(train_data.n_points)
-    cursor = 0
-    it = 0
-    samples = 0
-    train_s = cpu_s = 0.0
-    loss = math.nan
     table_s0 = net.table_seconds
-    while True:
-        if max_iterations is not None and it >= max_iterations:
-            break
-        if time_budget_s is not None and train_s >= time_budget_s:
-            break
-        if cursor + config.batch > order.size:
-            order = rng.permutation(train_data.n_points)
-            cursor = 0
-        rows = order[cursor:cursor + config.batch]
-        cursor += rows.size
-        t, c = time.perf_counter(), time.process_time()
-        loss = net.step(train_data, rows)
-        train_s += time.perf_counter() - t
-        cpu_s += time.process_time() - c
-        it += 1
-        samples += rows.size
-        if schedule.due(it, train_s):
-            evaluate(it, train_s, loss)
-    if not curve or curve[-1]["iteration"] != it:
-        evaluate(it, train_s, loss)
-    final = curve[-1]
-    ratios = [p["lsh_recall"] / p["lsh_random_recall"] for p in curve
+    run = loop.run(lambda rows: net.step(train_data, rows), evaluate, n_points=train_data.n_points,
+                   batch=config.batch, seed=config.seed, timer=loop.WallTimer(),
+                   schedule=EvalSchedule(eval_every, eval_first_s, eval_growth), time_budget_s=time_budget_s,
+                   max_iterations=max_iterations, eval_at_start=eval_at_start, report=report)
+    final = run.curve[-1]
+    ratios = [p["lsh_recall"] / p["lsh_random_recall"] for p in run.curve
               if p.get("refreshes") and p.get("lsh_random_recall") and p["lsh_recall"] == p["lsh_recall"]]
     return {
-        "method": "slide",
-        "curve": curve,
-        "samples_per_second": samples / train_s if train_s > 0 else math.nan,
-        "iterations": it,
-        "samples": samples,
-        "train_seconds": train_s,
-        "eval_seconds": eval_s,
-        "setup_seconds": setup_s,
+        **loop.result("slide", run, baseline_p_at_1=baseline["p_at_1"], eval_points=int(eval_rows.size),
+                      threads=threads, setup_seconds=setup_s, active_fraction=net.active_fraction,
+                      n_labels=train_data.n_labels,
+                      params={**net.config.as_dict(), "range_pow": net.tables.lsh.range_pow},
+                      data={"train": train_data.stats(), "test": test_data.stats()}),
         "compile_seconds": compile_s,
         "table_seconds": net.table_seconds - table_s0,
         "initial_table_seconds": setup_table_s,
         "rehashes": net.n_rehash - rehash0,
         "rebuilds": net.n_rebuild - rebuild0,
-        "final_p_at_1": final["p_at_1"],
-        "final_p_at_5": final["p_at_5"],
-        "final_loss": final["loss"],
-        "baseline_p_at_1": baseline["p_at_1"],
         "final_lsh_recall": final.get("lsh_recall"),
         "final_lsh_retrieved": final.get("lsh_retrieved"),
         "final_lsh_random_recall": final.get("lsh_random_recall"),
         "final_hidden_cosine": final.get("hidden_cosine"),
         "lsh_recall_min_ratio": min(ratios) if ratios else None,
         "lsh_recall_k": RECALL_K,
-        "active_fraction": net.active_fraction,
-        "mean_active": net.active_fraction * train_data.n_labels,
-        "eval_points": int(eval_rows.size),
-        "threads": threads,
-        "cpu_utilization": cpu_s / (train_s * threads) if train_s > 0 else math.nan,
         "table_bytes": net.tables.nbytes,
-        "peak_rss_bytes": peak_rss_bytes(),
-        "params": {**net.config.as_dict(), "range_pow": net.tables.lsh.range_pow},
-        "data": {"train": train_data.stats(), "test": test_data.stats()},
     }
-
-
-def _print_point(point: dict) -> None:
-    print(f"iter {point['iteration']:6d}  {point['seconds']:8.1f}s  P@1 {point['p_at_1']:.4f}  "
-          f"P@5 {point['p_at_5']:.4f}  loss {point['loss']:.4f}", file=sys.stderr, flush=True)
