@@ -28,3 +28,12 @@ def write_bytes(path: Path, payload: bytes) -> Path:
 def write_json(path: Path, obj: Any) -> Path:
     """Write ``obj`` as indented JSON to ``path`` atomically; return the path."""
     return write_bytes(path, json.dumps(obj, indent=1, sort_keys=True, default=str).encode())
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename inside ``directory`` durable (fsync the directory itself)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from impls.bandana.nvm import fio
+from impls.harness import atomic
 from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096
@@ -117,11 +118,7 @@ def _write_random_file_atomically(target: Path, size_bytes: int) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    directory = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    atomic.fsync_directory(target.parent)
 
 
 def _validated_sizes(sizes: dict[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.harness import capabilities, cli
+from impls.harness import atomic, capabilities, cli
 
 MAGIC = b"DLSBNDV1"
 VERSION = 1
@@ -173,11 +173,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    directory = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    atomic.fsync_directory(target.parent)
     return header
 
 
