@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                           ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),
                           ("padding_sampler", ["uniform", "log-uniform"])):
         p.add_argument("--" + name.replace("_", "-"), dest=name, choices=choices, default=getattr(d, name))
-    p.add_argument("--json", type=Path, required=True, help="where to write the result")
+    p.add_argument("--json", required=True, metavar="FILE",
+                   help="where to write the result as one JSON object ('-': standard output)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
 
@@ -112,7 +113,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.dataset and not (args.train and args.test):
         _parser().error("give --dataset NAME, or both --train FILE and --test FILE")
     _validate(args)
-    from impls.harness import atomic
     from impls.slide.core.config import SlideConfig
     from impls.slide.experiments.sweeps import resolve_method, train_method
 
@@ -146,10 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     result = train_method(method, config, train_data, test_data, device, **common)
     result["load_seconds"] = load_s
     result["source"] = info
-    atomic.write_json(args.json, result)
+    cli.emit_json(args.json, result)
     print(f"{result['method']}: {result['samples_per_second']:.0f} samples/s, P@1 {result['final_p_at_1']:.4f} "
-          f"after {result['train_seconds']:.1f} s ({result['iterations']} batches); wrote {args.json}",
-          file=sys.stderr)
+          f"after {result['train_seconds']:.1f} s ({result['iterations']} batches)"
+          + ("" if args.json == "-" else f"; wrote {args.json}"), file=sys.stderr)
     if not result["train_seconds"] >= MIN_TRUSTED_SECONDS:
         cli.warn(f"training lasted {result['train_seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): samples/s "
                  f"still carries first-batch costs and is not to be trusted; give a longer --time-budget")
