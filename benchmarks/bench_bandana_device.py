@@ -7,7 +7,7 @@ profile's grid; the classes only name what asv records. The sweep is stored as t
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped, row, track
+from .common import axes, pin_versions, raise_if_skipped, row, track
 
 SIZES = profiles.sizes("fio_sweep")
 PRIMARY_ENGINE = SIZES["engines"][0]
@@ -32,8 +32,7 @@ def _point(sweep, engine, block_bytes, queue_depth):
 class FioRandomRead:
     """Random reads, O_DIRECT, first engine: block size × queue depth grid."""
 
-    params = (SIZES["block_sizes"], SIZES["queue_depths"])
-    param_names = ["block_bytes", "queue_depth"]
+    params, param_names = axes(block_bytes=SIZES["block_sizes"], queue_depth=SIZES["queue_depths"])
     setup_cache = _sweep
     setup = row(lambda sweep, block_bytes, queue_depth: _point(sweep, PRIMARY_ENGINE, block_bytes, queue_depth))
 
@@ -46,8 +45,8 @@ class FioRandomRead:
 class FioEngineQueueDepth:
     """Random reads at the engine-comparison block sizes: IOPS per engine and queue depth."""
 
-    params = (SIZES["engines"], SIZES["secondary_engine_block_sizes"], SIZES["queue_depths"])
-    param_names = ["engine", "block_bytes", "queue_depth"]
+    params, param_names = axes(engine=SIZES["engines"], block_bytes=SIZES["secondary_engine_block_sizes"],
+                               queue_depth=SIZES["queue_depths"])
     setup_cache = _sweep
     setup = row(lambda sweep, engine, block_bytes, queue_depth: _point(sweep, engine, block_bytes, queue_depth))
 

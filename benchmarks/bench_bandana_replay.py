@@ -8,7 +8,7 @@ name what asv records. Skipped where O_DIRECT reads cannot reach a drive (tmpfs)
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped, row, track
+from .common import axes, pin_versions, raise_if_skipped, row, track
 
 SIZES = profiles.sizes("bandana_replay")
 
@@ -31,8 +31,7 @@ def _sweep_point(data, layout, queue_depth):
 class ReplayVsQueueDepth:
     """Replay with each layout's best policy: lookups/s, reads/s, useful MB/s, query latency."""
 
-    params = (SIZES["layouts"], SIZES["queue_depths"])
-    param_names = ["layout", "queue_depth"]
+    params, param_names = axes(layout=SIZES["layouts"], queue_depth=SIZES["queue_depths"])
     setup_cache = _replay
     setup = row(lambda data, layout, queue_depth: _sweep_point(data, layout, queue_depth))
 
@@ -48,8 +47,7 @@ class ReplayVsQueueDepth:
 class ReplayOverFio:
     """Replay reads/s over fio's 4 KB random-read IOPS on the same file, same queue depth."""
 
-    params = (SIZES["layouts"], SIZES["queue_depths"])
-    param_names = ["layout", "queue_depth"]
+    params, param_names = axes(layout=SIZES["layouts"], queue_depth=SIZES["queue_depths"])
     setup_cache = _replay
 
     def setup(self, data, layout, queue_depth):
@@ -80,8 +78,7 @@ class ReplayIOMechanism:
     """Each I/O mechanism (Linux AIO from numba, threads around preadv): reads/s and the
     ratio to fio, same store, same layout and policy."""
 
-    params = (SIZES["mechanisms"], SIZES["mechanism_queue_depths"])
-    param_names = ["mechanism", "queue_depth"]
+    params, param_names = axes(mechanism=SIZES["mechanisms"], queue_depth=SIZES["mechanism_queue_depths"])
     setup_cache = _replay
 
     def setup(self, data, mechanism, queue_depth):
@@ -107,8 +104,7 @@ class ReplayRawLoop:
     """The read loop alone (uniform random blocks, no cache), taking turns with fio: the part
     of the replay's gap to fio that is the I/O loop itself, not the cache or the pipeline."""
 
-    params = (SIZES["mechanism_queue_depths"],)
-    param_names = ["queue_depth"]
+    params, param_names = axes(queue_depth=SIZES["mechanism_queue_depths"])
     setup_cache = _replay
 
     def setup(self, data, queue_depth):

@@ -7,7 +7,7 @@ artifact for the report's figures; the classes only name what asv records.
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import pin_versions, raise_if_skipped, row, track
+from .common import axes, pin_versions, raise_if_skipped, row, track
 
 SIZES = profiles.sizes("bandana_sim")
 
@@ -36,8 +36,8 @@ for _setup in (_layouts_and_policies, _subclusters, _speed, _kahypar):
 class EffectiveBandwidthByLayoutAndPolicy:
     """Effective bandwidth (useful bytes / bytes read) and hit rate on the later trace."""
 
-    params = (SIZES["tables"], SIZES["layouts"], SIZES["policies"], SIZES["cache_fractions"])
-    param_names = ["table", "layout", "policy", "cache_fraction"]
+    params, param_names = axes(table=SIZES["tables"], layout=SIZES["layouts"], policy=SIZES["policies"],
+                               cache_fraction=SIZES["cache_fractions"])
     setup_cache = _layouts_and_policies
     setup = row(lambda data, table, layout, policy, cache_fraction: next(p for p in data["tables"][table]["points"] if (p["layout"], p["policy"], p["cache_fraction"]) == (layout, policy, cache_fraction)))
     track_effective_bandwidth = track(lambda self, *_: self.row["effective_bandwidth"],
@@ -49,8 +49,7 @@ class EffectiveBandwidthByLayoutAndPolicy:
 class BandanaHeadline:
     """Best Bandana configuration's effective bandwidth over one-vector-per-block reads."""
 
-    params = (SIZES["tables"],)
-    param_names = ["table"]
+    params, param_names = axes(table=SIZES["tables"])
     setup_cache = _layouts_and_policies
 
     track_effective_bandwidth_gain = track(lambda self, data, table: data["tables"][table]["headline"]["ratio"],
@@ -62,8 +61,7 @@ class BandanaHeadline:
 class LayoutBuild:
     """Build time and test-trace fanout (distinct blocks per query) of each layout."""
 
-    params = (SIZES["tables"], SIZES["layouts"])
-    param_names = ["table", "layout"]
+    params, param_names = axes(table=SIZES["tables"], layout=SIZES["layouts"])
     setup_cache = _layouts_and_policies
 
     track_build_seconds = track(lambda self, data, table, layout: data["tables"][table]["layouts"][layout]["build_seconds"],
@@ -87,8 +85,7 @@ class MiniatureSimulation:
 class EffectiveBandwidthVsSubclusters:
     """Bandana Figs 7–8: effective bandwidth and K-means time as sub-clusters grow."""
 
-    params = (SIZES["subcluster_tables"], SIZES["subclusters"])
-    param_names = ["table", "subclusters"]
+    params, param_names = axes(table=SIZES["subcluster_tables"], subclusters=SIZES["subclusters"])
     setup_cache = _subclusters
     setup = row(lambda data, table, subclusters: next(r for r in data["tables"][table] if r["subclusters"] == subclusters))
 
@@ -100,13 +97,11 @@ class EffectiveBandwidthVsSubclusters:
 class SimulatorSpeed:
     """Simulator lookups/s per policy (one core) and the ratio to an OrderedDict LRU."""
 
-    params = (SIZES["policies"],)
-    param_names = ["policy"]
+    params, param_names = axes(policy=SIZES["policies"])
     setup_cache = _speed
 
     track_lookups_per_second = track(lambda self, data, policy: data["policies"][policy]["lookups_per_second"],
                                      unit="lookups/s", direction="higher")
-
 
 
 class SimulatorVsOrderedDict:
@@ -120,8 +115,7 @@ class SimulatorVsOrderedDict:
 class ShpVsKahypar:
     """SHP's fanout over KaHyPar's (km1) on a 20k-vector instance (≤ 1.10: within 10%)."""
 
-    params = (SIZES["kahypar_tables"], ["train", "test"])
-    param_names = ["table", "trace"]
+    params, param_names = axes(table=SIZES["kahypar_tables"], trace=["train", "test"])
     setup_cache = _kahypar
 
     def setup(self, data, table, trace):
@@ -136,8 +130,7 @@ class SimulatorLookupsTime:
     through each policy's cache (5% of the vectors, shadow 2x): asv's samples of the simulator
     speed that SimulatorSpeed tracks as one number."""
 
-    params = (SIZES["policies"],)
-    param_names = ["policy"]
+    params, param_names = axes(policy=SIZES["policies"])
     warmup_time = 0.5
     repeat = (3, 5, 2.0)
 
@@ -161,8 +154,7 @@ class LayoutBuildTime:
     """Seconds to build each layout of the smoke instance of the post table (fixed across
     profiles, so timings of one machine stay comparable)."""
 
-    params = ([k for k in SIZES["layouts"] if k not in ("identity", "random")],)
-    param_names = ["layout"]
+    params, param_names = axes(layout=[k for k in SIZES["layouts"] if k not in ("identity", "random")])
     warmup_time = 0.0
     repeat = (2, 3, 10.0)
     number = 1

@@ -7,7 +7,7 @@ the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import cuda_twin, pin_versions, raise_if_skipped, row, track
+from .common import axes, cuda_twin, pin_versions, raise_if_skipped, row, track
 
 SWITCHING = profiles.sizes("salus_switching")
 POLICIES = profiles.sizes("salus_policies")
@@ -45,8 +45,7 @@ for _setup in (_switching_cpu, _switching_cuda, _policies_cpu, _policies_cuda, _
 class SwitchingLatency:
     """Job-switch latency per workload and method on the CPU (p50 and p99, ms)."""
 
-    params = (SWITCHING["workloads"], METHODS)
-    param_names = ["workload", "method"]
+    params, param_names = axes(workload=SWITCHING["workloads"], method=METHODS)
 
     setup_cache = _switching_cpu
     setup = row(lambda data, workload, method: data["workloads"][workload][f"{method}_ms"])
@@ -62,8 +61,7 @@ SwitchingLatencyCuda = cuda_twin(SwitchingLatency, _switching_cuda,
 class SchedulingPolicies:
     """Average JCT and makespan per policy on a Poisson trace, run for real on the CPU."""
 
-    params = (POLICIES["policies"],)
-    param_names = ["policy"]
+    params, param_names = axes(policy=POLICIES["policies"])
 
     setup_cache = _policies_cpu
     setup = row(lambda data, policy: data["policies"][policy])
@@ -107,8 +105,7 @@ SchedulingPoliciesCuda = cuda_twin(SchedulingPolicies, _policies_cuda,
 class SrtfOverFifo:
     """Average-JCT ratio FIFO / SRTF (the paper's 3.19×), real run and simulator."""
 
-    params = (["real", "sim", "sim_inrun"],)
-    param_names = ["source"]
+    params, param_names = axes(source=["real", "sim", "sim_inrun"])
     setup_cache = _policies_cpu  # the same run as SchedulingPolicies: one cache
 
     def setup(self, data, source):
@@ -121,8 +118,7 @@ class SrtfOverFifo:
 class ExecutorOverhead:
     """A job's iteration time inside the executor vs alone, side by side in one run."""
 
-    params = (OVERHEAD["workloads"],)
-    param_names = ["workload"]
+    params, param_names = axes(workload=OVERHEAD["workloads"])
 
     setup_cache = _overhead_cpu
     setup = row(lambda data, workload: data["workloads"][workload])

@@ -7,7 +7,7 @@ that asv skips where there is no GPU.
 from impls.harness import profiles
 from impls.harness.experiments import run_and_store
 
-from .common import cuda_twin, pin_versions, raise_if_skipped, row, track
+from .common import axes, cuda_twin, pin_versions, raise_if_skipped, row, track
 
 LANES = profiles.sizes("salus_lanes")
 HYPERPARAM = profiles.sizes("salus_hyperparam")
@@ -23,8 +23,7 @@ def _lanes_cpu(_benchmark=None):
 class LanePacking:
     """Jobs admitted at once and fragmentation per rule on recorded profiles (mean over random mixes)."""
 
-    params = (LANES["rules"],)
-    param_names = ["rule"]
+    params, param_names = axes(rule=LANES["rules"])
     setup_cache = _lanes_cpu
 
     def setup(self, data, rule):
@@ -71,8 +70,7 @@ def _hyperparam_cpu(_benchmark=None):
 class HyperparamExploration:
     """N identical jobs, different learning rates: serial makespan / PACK-with-lanes makespan."""
 
-    params = (HYPERPARAM["workloads"],)
-    param_names = ["workload"]
+    params, param_names = axes(workload=HYPERPARAM["workloads"])
     setup_cache = _hyperparam_cpu
     setup = row(lambda data, workload: data["workloads"][workload])
 
@@ -97,8 +95,7 @@ def _inference_cpu(_benchmark=None):
 class InferenceSharing:
     """Worst p99 latency over the models per serving setup, and devices needed for the p99 target."""
 
-    params = (SETUPS,)
-    param_names = ["setup"]
+    params, param_names = axes(setup=SETUPS)
     setup_cache = _inference_cpu
 
     def setup(self, data, setup):

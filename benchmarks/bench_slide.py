@@ -26,7 +26,7 @@ from impls.harness.experiments import run_and_store
 from impls.slide.experiments import sweeps as experiments
 from impls.slide.experiments.sweeps import finite
 
-from .common import pin_versions, row, track
+from .common import axes, pin_versions, row, track
 
 SIZES = profiles.sizes("slide_train")
 SWEEP = profiles.sizes("slide_sweep")
@@ -60,8 +60,7 @@ class SlideTimeToAccuracy:
     """Per run (method, device, threads) on the Amazon-670K-shaped set: seconds to the target
     P@1, final P@1, samples/s, peak RSS and busy fraction of the cores while training."""
 
-    params = (RUNS,)
-    param_names = ["run"]
+    params, param_names = axes(run=RUNS)
     setup_cache = _time_to_accuracy
     setup = row(lambda sweep, run: _run(sweep, run))
 
@@ -84,30 +83,35 @@ class SlideTimeToAccuracy:
                                 direction="context")
 
 
-class SlideSpeedup:
+class _SpeedupTracks:
+    """The numbers of one speed-up comparison (``self.row``: an ``experiments.speedup`` dict)."""
+
+    track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher")
+    track_ratio_is_lower_bound = track(lambda self, *_: float(self.row["lower_bound"]),
+                                       unit="1 = the slower run never reached the target", direction="flag")
+    track_ratio_is_upper_bound = track(lambda self, *_: float(self.row.get("upper_bound", False)),
+                                       unit="1 = the faster run never reached the target (the slower did)",
+                                       direction="flag")
+    track_p_at_1_per_iteration_ratio = track(lambda self, *_: finite(self.row.get("p_at_1_per_iteration_ratio")),
+                                             unit="ratio", direction="higher")
+    track_throughput_ratio = track(lambda self, *_: finite(self.row.get("throughput_ratio")),
+                                   unit="x (faster run's samples/s over the slower's)", direction="higher")
+
+
+def _comparison(sweep, comparison):
+    slow, fast = comparison.split("/")
+    _run(sweep, slow), _run(sweep, fast)
+    return sweep["speedups"][comparison]
+
+
+class SlideSpeedup(_SpeedupTracks):
     """Time-to-target ratio slow/fast for each comparison of the profile (e.g. dense-cpu/slide),
     SLIDE's P@1 per iteration over the peer's, and the final P@1 difference (fast - slow)."""
 
-    params = (COMPARISONS,)
-    param_names = ["comparison"]
+    params, param_names = axes(comparison=COMPARISONS)
     setup_cache = _time_to_accuracy
-
-    def setup(self, sweep, comparison):
-        slow, fast = comparison.split("/")
-        _run(sweep, slow), _run(sweep, fast)
-        self.s = sweep["speedups"][comparison]
-
-    track_time_to_target_ratio = track(lambda self, *_: finite(self.s["value"]), unit="x", direction="higher")
-    track_ratio_is_lower_bound = track(lambda self, *_: float(self.s["lower_bound"]),
-                                       unit="1 = slow run never reached the target", direction="flag")
-    track_ratio_is_upper_bound = track(lambda self, *_: float(self.s.get("upper_bound", False)),
-                                       unit="1 = fast run never reached the target (the slow one did)",
-                                       direction="flag")
-    track_p_at_1_per_iteration_ratio = track(lambda self, *_: finite(self.s.get("p_at_1_per_iteration_ratio")),
-                                             unit="ratio", direction="higher")
-    track_throughput_ratio = track(lambda self, *_: finite(self.s.get("throughput_ratio")),
-                                   unit="x (fast samples/s over slow's)", direction="higher")
-    track_final_p_at_1_difference = track(lambda self, *_: finite(self.s.get("final_p_at_1_difference")),
+    setup = row(_comparison)
+    track_final_p_at_1_difference = track(lambda self, *_: finite(self.row.get("final_p_at_1_difference")),
                                           unit="P@1", direction="context")
 
 
@@ -115,8 +119,7 @@ class SlideTraining:
     """SLIDE samples/s, final P@1 and peak RSS per thread count and padding mode (the
     time-to-accuracy sweep's SLIDE runs; a point the profile does not run is skipped)."""
 
-    params = ([1, 2], ["sample", "batch"])
-    param_names = ["threads", "padding"]
+    params, param_names = axes(threads=[1, 2], padding=["sample", "batch"])
     setup_cache = _time_to_accuracy
 
     def setup(self, sweep, threads, padding):
@@ -136,8 +139,7 @@ class SlideTraining:
 class SlideBatchSize:
     """SLIDE and dense CPU at each batch size (SLIDE Fig. 8) on the sweep's set."""
 
-    params = (SWEEP["batches"], SWEEP["batch_methods"])
-    param_names = ["batch", "method"]
+    params, param_names = axes(batch=SWEEP["batches"], method=SWEEP["batch_methods"])
     setup_cache = _secondary
     setup = row(lambda sweep, batch, method: sweep["batch"][str(batch)][method])
 
@@ -148,31 +150,18 @@ class SlideBatchSize:
     track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1", direction="higher")
 
 
-class SlideBatchSpeedup:
+class SlideBatchSpeedup(_SpeedupTracks):
     """Dense time to target over SLIDE's at each batch size; SLIDE's P@1 per iteration over dense's."""
 
-    params = (SWEEP["batches"],)
-    param_names = ["batch"]
+    params, param_names = axes(batch=SWEEP["batches"])
     setup_cache = _secondary
     setup = row(lambda sweep, batch: sweep["batch"][str(batch)]["speedup"])
-
-    track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher")
-    track_ratio_is_lower_bound = track(lambda self, *_: float(self.row["lower_bound"]),
-                                       unit="1 = dense never reached the target", direction="flag")
-    track_ratio_is_upper_bound = track(lambda self, *_: float(self.row.get("upper_bound", False)),
-                                       unit="1 = SLIDE never reached the target (dense did)",
-                                       direction="flag")
-    track_p_at_1_per_iteration_ratio = track(lambda self, *_: finite(self.row.get("p_at_1_per_iteration_ratio")),
-                                             unit="ratio", direction="higher")
-    track_throughput_ratio = track(lambda self, *_: finite(self.row.get("throughput_ratio")),
-                                   unit="x (SLIDE samples/s over dense's)", direction="higher")
 
 
 class SlideHashFamily:
     """SimHash vs DWTA and K/L: final P@1, active fraction of the output layer, samples/s."""
 
-    params = (FAMILIES,)
-    param_names = ["family"]
+    params, param_names = axes(family=FAMILIES)
     setup_cache = _secondary
     setup = row(lambda sweep, family: sweep["hash"][FAMILIES.index(family)])
 
@@ -192,8 +181,7 @@ class SlideHashFamily:
 class SlideTableRefresh:
     """Seconds per hash-table refresh at the profile's label count (2 threads)."""
 
-    params = (["rehash", "rebuild"],)
-    param_names = ["kind"]
+    params, param_names = axes(kind=["rehash", "rebuild"])
     timeout = 1800
 
     def setup_cache(self):
@@ -207,8 +195,7 @@ class SlideTableRefreshTime:
     functions too) at the profile's label count, 2 threads: asv's samples of what
     SlideTableRefresh tracks as a median."""
 
-    params = (["rehash", "rebuild"],)
-    param_names = ["kind"]
+    params, param_names = axes(kind=["rehash", "rebuild"])
     warmup_time = 0.5
     repeat = (3, 5, 2.0)
     rounds = 1
@@ -227,7 +214,6 @@ class SlideTableRefreshTime:
 
     def time_refresh(self, kind):
         self.net.refresh_tables(rebuild=kind == "rebuild")
-
 
 
 DELICIOUS = profiles.sizes("slide_delicious")

@@ -91,3 +91,8 @@ def cuda_twin(base: type, setup_cache: Callable[..., dict], doc: str) -> type:
     a subclass named ``<base>Cuda`` in ``base``'s module, skipped where the run was."""
     return type(f"{base.__name__}Cuda", (base,), {"setup_cache": setup_cache, "__doc__": doc,
                                                    "__module__": base.__module__})
+
+
+def axes(**values: list) -> tuple[tuple[list, ...], list[str]]:
+    """``(params, param_names)`` for asv from ``name=values`` in order: a class's parameter grid."""
+    return tuple(values.values()), list(values)

@@ -60,8 +60,8 @@ def declared_directions(package: str = "benchmarks") -> dict[str, str]:
     for module_name in benchmark_modules(root / package):
         module = importlib.import_module(f"{package}.{module_name}")
         for class_name, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ != module.__name__:
-                continue
+            if cls.__module__ != module.__name__ or class_name.startswith("_"):
+                continue  # asv skips private names: a mixin of tracks is not a benchmark
             for name in dir(cls):
                 method = getattr(cls, name)
                 if not callable(method):
