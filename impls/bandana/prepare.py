@@ -176,10 +176,11 @@ def _check(args: argparse.Namespace) -> None:
     if args.num_vectors is not None and args.num_vectors <= 0:
         raise PrepareError(f"--num-vectors {args.num_vectors}: expected a positive count")
     if "kahypar" in args.layout:
-        from impls.bandana.layout import layouts
+        from impls.harness import capabilities
 
-        if not layouts.kahypar_available():
-            raise PrepareError("--layout kahypar: the optional package kahypar is not installed (pip install kahypar)")
+        reason = capabilities.missing_reason("kahypar")  # the same check the registry makes
+        if reason:
+            raise PrepareError(f"--layout kahypar: {reason}")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise PrepareError(f"--out {args.out}: exists and is not a directory")

@@ -265,17 +265,13 @@ def run_and_store(name: str, device: str = "cpu") -> dict:
     Returns the data, or ``{"skipped": reason}`` when this machine lacks what it needs
     (the benchmark's ``setup`` turns that into asv's skip).
     """
+    from impls.harness import grid
     from impls.harness.artifacts import save_artifact
 
-    from impls.harness import grid
-
     entry = get(name)
-    reason = missing(name, device)
-    if reason:
-        return {"skipped": reason}
     before = len(grid.runs())
     try:
-        data = run(name, device=device)
+        data = run(name, device=device)  # checks the capabilities before any work
     except NotImplementedError as err:
         return {"skipped": str(err)}
     save_artifact(entry.artifact_for(device), data, experiment=name, synthetic=entry.synthetic,
