@@ -1,10 +1,13 @@
-"""Bandana's experiments and the sizes their profile tables hold (see impls.harness.experiments).
+"""Bandana's experiments: the sizes schemas of their profile tables and the ``run`` adapters.
+
+The experiments themselves (name, artifact, requirements, paper figure) are declared as
+data in ``catalog.toml`` beside this file (see impls.harness.experiments).
 
 Light on purpose: the experiment modules (numba, faiss) are imported only when one runs.
 """
 from __future__ import annotations
 
-from impls.harness.experiments import experiment, sizes_schema
+from impls.harness.experiments import sizes_schema
 
 sizes_schema("fio_sweep", {
     "file_bytes": int, "block_sizes": list[int], "queue_depths": list[int], "engines": list[str],
@@ -70,29 +73,3 @@ def replay(sizes, *, device="cpu", progress=None):
         return replay_experiment.replay_experiment(sizes, progress)
     except block_store.DirectIOUnavailable as err:
         raise NotImplementedError(str(err)) from err
-
-
-_HERE = "impls.bandana.catalog"
-
-experiment("bandana.fio", sizes="fio_sweep", artifact="fio_sweep", run=f"{_HERE}:fio",
-           summary="fio random reads on the NVM target: block size x queue depth x engine",
-           paper_figure="Bandana device characterization", requires=("fio", "o_direct"),
-           synthetic=False, timed=True)
-experiment("bandana.layouts", sizes="bandana_sim", artifact="bandana_layouts", run=f"{_HERE}:layouts",
-           summary="effective bandwidth and hit rate by layout x cache policy x cache size; miniature "
-                   "simulation; shadow-cache sizes", paper_figure="Bandana: effective bandwidth 2-3x (layout x prefetch/admission policy)",
-           timed=False)
-experiment("bandana.subclusters", sizes="bandana_sim", artifact="bandana_subclusters", run=f"{_HERE}:subclusters",
-           summary="effective bandwidth and K-means time as sub-clusters grow",
-           paper_figure="Bandana Figs 7-8", timed=False)
-experiment("bandana.speed", sizes="bandana_sim", artifact="bandana_simulator_speed", run=f"{_HERE}:speed",
-           summary="cache simulator lookups/s per policy against an OrderedDict LRU",
-           paper_figure="(engine speed; no paper figure)", timed=True)
-experiment("bandana.shp_vs_kahypar", sizes="bandana_sim", artifact="bandana_shp_vs_kahypar",
-           run=f"{_HERE}:shp_vs_kahypar", summary="SHP's fanout against KaHyPar's km1 partition",
-           paper_figure="(SHP quality anchor; Kabiljo et al.)", requires=("kahypar",), timed=False)
-experiment("bandana.replay", sizes="bandana_replay", artifact="bandana_replay", run=f"{_HERE}:replay",
-           printer="impls.bandana.experiments.replay:print_table",
-           summary="trace replay through the DRAM cache with O_DIRECT reads, beside fio's IOPS",
-           paper_figure="Bandana: from simulated effective bandwidth to the drive",
-           requires=("o_direct",), timed=True)

@@ -14,9 +14,11 @@ An experiment is one registered entry:
 - ``run``: ``"module:function"`` of a callable ``run(sizes, *, device="cpu", progress=None) -> dict``,
   imported only when the experiment runs, so listing experiments stays cheap.
 
-Each system declares its entries in ``impls.<system>.catalog`` (a light module: no torch,
-numba or faiss at import). asv classes, ``python -m impls run`` and the tests all go
-through :func:`run` / :func:`run_and_store`.
+Each system declares its entries as data, one ``["<system>.<what>"]`` table per experiment in
+``impls/<system>/catalog.toml`` (the fields above; ``name`` is the table's key), and its sizes
+schemas and ``run`` adapters in ``impls.<system>.catalog`` (a light module: no torch, numba or
+faiss at import). asv classes, ``python -m impls run`` and the tests all go through
+:func:`run` / :func:`run_and_store`.
 """
 from __future__ import annotations
 
@@ -25,9 +27,11 @@ import importlib
 import os
 import pkgutil
 import time
+import tomllib
 import types
 import typing
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from impls.harness import profiles
@@ -35,6 +39,8 @@ from impls.harness import profiles
 _EXPERIMENTS: dict[str, "Experiment"] = {}
 _SCHEMAS: dict[str, dict[str, Any]] = {}
 CATALOG_MODULE = "catalog"
+CATALOG_FILE = "catalog.toml"
+_DECLARED: set[Path] = set()
 
 
 class ExperimentError(ValueError):
@@ -103,8 +109,45 @@ def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, 
     return entry
 
 
+# The fields of a catalog.toml table: required ones first, then the optional ones.
+_REQUIRED = {"sizes": str, "artifact": str, "run": str, "summary": str}
+_OPTIONAL = {"paper_figure": str, "requires": list[str], "synthetic": bool, "timed": bool,
+             "devices": list[str], "printer": str}
+
+
+def declare_file(path: Path) -> list[Experiment]:
+    """Register every ``["<system>.<what>"]`` table of the TOML file ``path``; returns them.
+
+    Each table holds :func:`experiment`'s keyword fields; an unknown, missing or mistyped
+    field, or a table that is not ``<system>.<what>``, is an :class:`ExperimentError`
+    naming the file and the table.
+    """
+    try:
+        tables = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise ExperimentError(f"{path}: cannot read the experiment catalog: {err}") from err
+    entries = []
+    for name, fields in tables.items():
+        where = f'["{name}"] in {path}'
+        if not isinstance(fields, dict):
+            raise ExperimentError(f"{where}: expected a table of fields, got {fields!r}")
+        problems = [f"unknown field {k!r}" for k in fields if k not in _REQUIRED and k not in _OPTIONAL]
+        problems += [f"missing field {k!r}" for k in _REQUIRED if k not in fields]
+        for key, spec in {**_REQUIRED, **_OPTIONAL}.items():
+            if key in fields:
+                problems += _check_type(fields[key], spec, key)
+        if problems:
+            raise ExperimentError(f"{where}: " + "; ".join(problems))
+        try:
+            entries.append(experiment(name, **fields))
+        except ValueError as err:
+            raise ExperimentError(f"{where}: {err}") from err
+    return entries
+
+
 def discover() -> dict[str, Experiment]:
-    """Import every ``impls.<system>.catalog`` and return the experiments by name."""
+    """Import every ``impls.<system>.catalog``, declare its ``catalog.toml`` and return the
+    experiments by name."""
     import impls
 
     for module in pkgutil.iter_modules(impls.__path__):
@@ -114,6 +157,10 @@ def discover() -> dict[str, Experiment]:
             except ModuleNotFoundError as err:
                 if err.name != f"impls.{module.name}.{CATALOG_MODULE}":
                     raise
+            table = Path(module.module_finder.path) / module.name / CATALOG_FILE
+            if table not in _DECLARED and table.is_file():
+                declare_file(table)
+                _DECLARED.add(table)
     return dict(sorted(_EXPERIMENTS.items()))
 
 

@@ -39,6 +39,31 @@ def test_every_registered_experiment_has_valid_sizes_in_every_profile():
             assert experiments.sizes_for(name, profile)
 
 
+def test_catalog_files_declare_every_experiment_with_checked_fields(tmp_path):
+    for system in ("bandana", "slide", "salus"):
+        assert any(e.system == system for e in experiments.discover().values()), system
+    good = tmp_path / "catalog.toml"
+    good.write_text('["demo.one"]\nsizes = "t"\nartifact = "demo_one"\nrun = "m:f"\nsummary = "s"\n'
+                    'requires = ["fio"]\ntimed = false\n')
+    (entry,) = experiments.declare_file(good)
+    assert (entry.name, entry.requires, entry.timed, entry.devices) == ("demo.one", ("fio",), False, ("cpu",))
+    experiments._EXPERIMENTS.pop("demo.one")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('["demo.two"]\nsizes = "t"\nartifact = 3\nrun = "m:f"\nrequire = ["fio"]\n')
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(bad)
+    message = str(err.value)
+    assert message.startswith(f'["demo.two"] in {bad}: ')
+    for part in ("unknown field 'require'", "missing field 'summary'", "artifact: 3 is not str"):
+        assert part in message
+    bad.write_text('["nodot"]\nsizes = "t"\nartifact = "a"\nrun = "m:f"\nsummary = "s"\n')
+    with pytest.raises(experiments.ExperimentError, match="must be <system>.<what>"):
+        experiments.declare_file(bad)
+    bad.write_text('["demo.three"\n')
+    with pytest.raises(experiments.ExperimentError, match="cannot read the experiment catalog"):
+        experiments.declare_file(bad)
+
+
 def test_unknown_experiment_and_device_are_refused_before_work():
     with pytest.raises(experiments.ExperimentError, match="known: bandana"):
         experiments.get("bandana.nope")
