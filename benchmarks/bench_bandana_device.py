@@ -5,19 +5,12 @@ profile's grid; the classes only name what asv records. The sweep is stored as t
 ``fio_sweep`` artifact for the report's bandwidth and IOPS figures.
 """
 from impls.harness import profiles
-from impls.harness.experiments import run_and_store
 
-from .common import axes, pin_versions, raise_if_skipped, row, track
+from .common import axes, field, pin_versions, raise_if_skipped, row, track
+from .runs import bandana
 
 SIZES = profiles.sizes("fio_sweep")
 PRIMARY_ENGINE = SIZES["engines"][0]
-
-
-def _sweep(_benchmark=None):
-    return run_and_store("bandana.fio")
-
-
-_sweep.timeout = 3600
 
 
 def _point(sweep, engine, block_bytes, queue_depth):
@@ -33,13 +26,13 @@ class FioRandomRead:
     """Random reads, O_DIRECT, first engine: block size × queue depth grid."""
 
     params, param_names = axes(block_bytes=SIZES["block_sizes"], queue_depth=SIZES["queue_depths"])
-    setup_cache = _sweep
+    setup_cache = bandana.fio
     setup = row(lambda sweep, block_bytes, queue_depth: _point(sweep, PRIMARY_ENGINE, block_bytes, queue_depth))
 
-    track_iops = track(lambda self, *_: self.row["iops"], unit="IO/s", direction="higher")
+    track_iops = field("iops", unit="IO/s", direction="higher")
     track_bandwidth = track(lambda self, *_: self.row["bandwidth_bytes_per_s"] / 1e6,
                             unit="MB/s", direction="higher")
-    track_p99_latency = track(lambda self, *_: self.row["clat_p99_us"], unit="us", direction="lower")
+    track_p99_latency = field("clat_p99_us", unit="us", direction="lower")
 
 
 class FioEngineQueueDepth:
@@ -47,11 +40,11 @@ class FioEngineQueueDepth:
 
     params, param_names = axes(engine=SIZES["engines"], block_bytes=SIZES["secondary_engine_block_sizes"],
                                queue_depth=SIZES["queue_depths"])
-    setup_cache = _sweep
+    setup_cache = bandana.fio
     setup = row(lambda sweep, engine, block_bytes, queue_depth: _point(sweep, engine, block_bytes, queue_depth))
 
-    track_iops = track(lambda self, *_: self.row["iops"], unit="IO/s", direction="higher")
-    track_p99_latency = track(lambda self, *_: self.row["clat_p99_us"], unit="us", direction="lower")
+    track_iops = field("iops", unit="IO/s", direction="higher")
+    track_p99_latency = field("clat_p99_us", unit="us", direction="lower")
 
 
 pin_versions(globals())

@@ -6,18 +6,11 @@ One setup_cache runs impls/bandana/experiments/replay.py and stores it as the
 name what asv records. Skipped where O_DIRECT reads cannot reach a drive (tmpfs).
 """
 from impls.harness import profiles
-from impls.harness.experiments import run_and_store
 
-from .common import axes, pin_versions, raise_if_skipped, row, track
+from .common import axes, field, pin_versions, raise_if_skipped, row, track
+from .runs import bandana
 
 SIZES = profiles.sizes("bandana_replay")
-
-
-def _replay(_benchmark=None):
-    return run_and_store("bandana.replay")
-
-
-_replay.timeout = 3600
 
 
 def _sweep_point(data, layout, queue_depth):
@@ -32,23 +25,21 @@ class ReplayVsQueueDepth:
     """Replay with each layout's best policy: lookups/s, reads/s, useful MB/s, query latency."""
 
     params, param_names = axes(layout=SIZES["layouts"], queue_depth=SIZES["queue_depths"])
-    setup_cache = _replay
+    setup_cache = bandana.replay
     setup = row(lambda data, layout, queue_depth: _sweep_point(data, layout, queue_depth))
 
-    track_lookups_per_second = track(lambda self, *_: self.row["lookups_per_second"],
-                                     unit="lookups/s", direction="higher")
-    track_blocks_per_second = track(lambda self, *_: self.row["blocks_per_second"],
-                                    unit="reads/s", direction="higher")
+    track_lookups_per_second = field("lookups_per_second", unit="lookups/s", direction="higher")
+    track_blocks_per_second = field("blocks_per_second", unit="reads/s", direction="higher")
     track_useful_bandwidth = track(lambda self, *_: self.row["useful_bytes_per_second"] / 1e6,
                                    unit="MB/s", direction="higher")
-    track_p99_query_latency = track(lambda self, *_: self.row["p99_query_us"], unit="us", direction="lower")
+    track_p99_query_latency = field("p99_query_us", unit="us", direction="lower")
 
 
 class ReplayOverFio:
     """Replay reads/s over fio's 4 KB random-read IOPS on the same file, same queue depth."""
 
     params, param_names = axes(layout=SIZES["layouts"], queue_depth=SIZES["queue_depths"])
-    setup_cache = _replay
+    setup_cache = bandana.replay
 
     def setup(self, data, layout, queue_depth):
         self.point = _sweep_point(data, layout, queue_depth)
@@ -63,7 +54,7 @@ class ReplayHeadline:
     (identity + plain LRU), same cache and queue depth; and whether every replayed point's
     reads and hits equal the simulator's."""
 
-    setup_cache = _replay
+    setup_cache = bandana.replay
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -79,7 +70,7 @@ class ReplayIOMechanism:
     ratio to fio, same store, same layout and policy."""
 
     params, param_names = axes(mechanism=SIZES["mechanisms"], queue_depth=SIZES["mechanism_queue_depths"])
-    setup_cache = _replay
+    setup_cache = bandana.replay
 
     def setup(self, data, mechanism, queue_depth):
         raise_if_skipped(data)
@@ -105,7 +96,7 @@ class ReplayRawLoop:
     of the replay's gap to fio that is the I/O loop itself, not the cache or the pipeline."""
 
     params, param_names = axes(queue_depth=SIZES["mechanism_queue_depths"])
-    setup_cache = _replay
+    setup_cache = bandana.replay
 
     def setup(self, data, queue_depth):
         raise_if_skipped(data)

@@ -5,32 +5,11 @@ Each setup_cache runs one registered experiment (impls/bandana/catalog.py) and s
 artifact for the report's figures; the classes only name what asv records.
 """
 from impls.harness import profiles
-from impls.harness.experiments import run_and_store
 
-from .common import axes, pin_versions, raise_if_skipped, row, track
+from .common import axes, field, pin_versions, raise_if_skipped, row, track
+from .runs import bandana
 
 SIZES = profiles.sizes("bandana_sim")
-
-
-# asv keys a setup cache by its defining source line: one function per experiment.
-def _layouts_and_policies(_benchmark=None):
-    return run_and_store("bandana.layouts")
-
-
-def _subclusters(_benchmark=None):
-    return run_and_store("bandana.subclusters")
-
-
-def _speed(_benchmark=None):
-    return run_and_store("bandana.speed")
-
-
-def _kahypar(_benchmark=None):
-    return run_and_store("bandana.shp_vs_kahypar")
-
-
-for _setup in (_layouts_and_policies, _subclusters, _speed, _kahypar):
-    _setup.timeout = 3600
 
 
 class EffectiveBandwidthByLayoutAndPolicy:
@@ -38,19 +17,17 @@ class EffectiveBandwidthByLayoutAndPolicy:
 
     params, param_names = axes(table=SIZES["tables"], layout=SIZES["layouts"], policy=SIZES["policies"],
                                cache_fraction=SIZES["cache_fractions"])
-    setup_cache = _layouts_and_policies
+    setup_cache = bandana.layouts
     setup = row(lambda data, table, layout, policy, cache_fraction: next(p for p in data["tables"][table]["points"] if (p["layout"], p["policy"], p["cache_fraction"]) == (layout, policy, cache_fraction)))
-    track_effective_bandwidth = track(lambda self, *_: self.row["effective_bandwidth"],
-                                      unit="fraction of bytes read", direction="higher")
-    track_hit_rate = track(lambda self, *_: self.row["hit_rate"],
-                           unit="fraction of lookups", direction="higher")
+    track_effective_bandwidth = field("effective_bandwidth", unit="fraction of bytes read", direction="higher")
+    track_hit_rate = field("hit_rate", unit="fraction of lookups", direction="higher")
 
 
 class BandanaHeadline:
     """Best Bandana configuration's effective bandwidth over one-vector-per-block reads."""
 
     params, param_names = axes(table=SIZES["tables"])
-    setup_cache = _layouts_and_policies
+    setup_cache = bandana.layouts
 
     track_effective_bandwidth_gain = track(lambda self, data, table: data["tables"][table]["headline"]["ratio"],
                                            unit="x", direction="higher")
@@ -62,7 +39,7 @@ class LayoutBuild:
     """Build time and test-trace fanout (distinct blocks per query) of each layout."""
 
     params, param_names = axes(table=SIZES["tables"], layout=SIZES["layouts"])
-    setup_cache = _layouts_and_policies
+    setup_cache = bandana.layouts
 
     track_build_seconds = track(lambda self, data, table, layout: data["tables"][table]["layouts"][layout]["build_seconds"],
                                 unit="s", direction="lower")
@@ -73,7 +50,7 @@ class LayoutBuild:
 class MiniatureSimulation:
     """Miniature simulation against full simulation: worst absolute error and speed-up."""
 
-    setup_cache = _layouts_and_policies
+    setup_cache = bandana.layouts
 
     track_max_error_effective_bandwidth = track(lambda self, data: data["miniature"]["max_abs_error_effective_bandwidth"],
                                                 unit="absolute error", direction="lower")
@@ -86,19 +63,18 @@ class EffectiveBandwidthVsSubclusters:
     """Bandana Figs 7–8: effective bandwidth and K-means time as sub-clusters grow."""
 
     params, param_names = axes(table=SIZES["subcluster_tables"], subclusters=SIZES["subclusters"])
-    setup_cache = _subclusters
+    setup_cache = bandana.subclusters
     setup = row(lambda data, table, subclusters: next(r for r in data["tables"][table] if r["subclusters"] == subclusters))
 
-    track_effective_bandwidth = track(lambda self, *_: self.row["effective_bandwidth"],
-                                      unit="fraction of bytes read", direction="higher")
-    track_kmeans_seconds = track(lambda self, *_: self.row["kmeans_seconds"], unit="s", direction="lower")
+    track_effective_bandwidth = field("effective_bandwidth", unit="fraction of bytes read", direction="higher")
+    track_kmeans_seconds = field("kmeans_seconds", unit="s", direction="lower")
 
 
 class SimulatorSpeed:
     """Simulator lookups/s per policy (one core) and the ratio to an OrderedDict LRU."""
 
     params, param_names = axes(policy=SIZES["policies"])
-    setup_cache = _speed
+    setup_cache = bandana.speed
 
     track_lookups_per_second = track(lambda self, data, policy: data["policies"][policy]["lookups_per_second"],
                                      unit="lookups/s", direction="higher")
@@ -107,7 +83,7 @@ class SimulatorSpeed:
 class SimulatorVsOrderedDict:
     """Policy ``none`` against a plain-Python OrderedDict LRU on the same trace, same run."""
 
-    setup_cache = _speed
+    setup_cache = bandana.speed
 
     track_ratio = track(lambda self, data: data["ratio_none_vs_ordered_dict"], unit="x", direction="higher")
 
@@ -116,7 +92,7 @@ class ShpVsKahypar:
     """SHP's fanout over KaHyPar's (km1) on a 20k-vector instance (≤ 1.10: within 10%)."""
 
     params, param_names = axes(table=SIZES["kahypar_tables"], trace=["train", "test"])
-    setup_cache = _kahypar
+    setup_cache = bandana.shp_vs_kahypar
 
     def setup(self, data, table, trace):
         raise_if_skipped(data)

@@ -5,9 +5,9 @@ the artifact); the classes name the numbers asv records. Every CPU class has a C
 that asv skips where there is no GPU.
 """
 from impls.harness import profiles
-from impls.harness.experiments import run_and_store
 
-from .common import axes, cuda_twin, pin_versions, raise_if_skipped, row, track
+from .common import axes, cuda_twin, field, pin_versions, raise_if_skipped, row, track
+from .runs import salus
 
 LANES = profiles.sizes("salus_lanes")
 HYPERPARAM = profiles.sizes("salus_hyperparam")
@@ -15,16 +15,11 @@ INFERENCE = profiles.sizes("salus_inference")
 SETUPS = ["shared", "one_per_device", "processes"]
 
 
-# asv keys a setup cache by its defining source line: one function per experiment and device.
-def _lanes_cpu(_benchmark=None):
-    return run_and_store("salus.lanes", "cpu")
-
-
 class LanePacking:
     """Jobs admitted at once and fragmentation per rule on recorded profiles (mean over random mixes)."""
 
     params, param_names = axes(rule=LANES["rules"])
-    setup_cache = _lanes_cpu
+    setup_cache = salus.lanes
 
     def setup(self, data, rule):
         raise_if_skipped(data)
@@ -42,7 +37,7 @@ class LanePacking:
 class LaneManagerSpeed:
     """Lane manager: µs per decision at 1,000 jobs; seconds to replay a 10,000-job mix."""
 
-    setup_cache = _lanes_cpu
+    setup_cache = salus.lanes
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -55,48 +50,23 @@ class LaneManagerSpeed:
                                         doc="Fraction of mixes where Salus's rule admits fewer jobs than static partitioning.")
 
 
-def _lanes_cuda(_benchmark=None):
-    return run_and_store("salus.lanes", "cuda")
-
-
-LanePackingCuda = cuda_twin(LanePacking, _lanes_cuda,
-                            "The same on profiles recorded on a CUDA device; skipped without one.")
-
-
-def _hyperparam_cpu(_benchmark=None):
-    return run_and_store("salus.hyperparam", "cpu")
-
-
 class HyperparamExploration:
     """N identical jobs, different learning rates: serial makespan / PACK-with-lanes makespan."""
 
+    setup_cache = salus.hyperparam
     params, param_names = axes(workload=HYPERPARAM["workloads"])
-    setup_cache = _hyperparam_cpu
     setup = row(lambda data, workload: data["workloads"][workload])
 
-    track_makespan_ratio = track(lambda self, *_: self.row["ratio"],
-                                 unit="x (serial / packed)", direction="higher")
+    track_makespan_ratio = field("ratio", unit="x (serial / packed)", direction="higher")
     track_packed_makespan = track(lambda self, *_: self.row["packed"]["makespan_s"],
                                   unit="s", direction="lower")
-
-
-def _hyperparam_cuda(_benchmark=None):
-    return run_and_store("salus.hyperparam", "cuda")
-
-
-HyperparamExplorationCuda = cuda_twin(HyperparamExploration, _hyperparam_cuda,
-                                      "The same on a CUDA device (one stream + memory pool per lane); skipped without one.")
-
-
-def _inference_cpu(_benchmark=None):
-    return run_and_store("salus.inference", "cpu")
 
 
 class InferenceSharing:
     """Worst p99 latency over the models per serving setup, and devices needed for the p99 target."""
 
     params, param_names = axes(setup=SETUPS)
-    setup_cache = _inference_cpu
+    setup_cache = salus.inference
 
     def setup(self, data, setup):
         raise_if_skipped(data)
@@ -118,7 +88,7 @@ class InferenceSharing:
 class InferenceDevicesNeeded:
     """Devices needed for the p99 target: shared under FAIR with lanes vs one model per device."""
 
-    setup_cache = _inference_cpu
+    setup_cache = salus.inference
 
     def setup(self, data):
         raise_if_skipped(data)
@@ -128,20 +98,12 @@ class InferenceDevicesNeeded:
                                          direction="higher")
 
 
-def _inference_cuda(_benchmark=None):
-    return run_and_store("salus.inference", "cuda")
-
-
-InferenceDevicesNeededCuda = cuda_twin(InferenceDevicesNeeded, _inference_cuda,
-                                       "The same on a CUDA device; skipped without one.")
-
-
 class LaneManagerDecisionTime:
     """Seconds for the lane manager to submit decision_jobs jobs (drawn from the measured
     memory profiles) and release every admitted one (each release retries the queue): asv's
     samples of what LaneManagerSpeed tracks as µs per decision."""
 
-    setup_cache = _lanes_cpu
+    setup_cache = salus.lanes
     warmup_time = 0.2
     repeat = (3, 5, 2.0)
     timeout = 1800
@@ -170,7 +132,12 @@ class LaneManagerDecisionTime:
             manager.release(next(iter(manager.placement)))
 
 
-for _setup in (_lanes_cpu, _lanes_cuda, _hyperparam_cpu, _hyperparam_cuda, _inference_cpu, _inference_cuda):
-    _setup.timeout = 1800
+# The CUDA twins: the same numbers from the run on a CUDA device; asv skips them without one.
+LanePackingCuda = cuda_twin(LanePacking, salus.lanes_cuda,
+                            "The same on profiles recorded on a CUDA device; skipped without one.")
+HyperparamExplorationCuda = cuda_twin(HyperparamExploration, salus.hyperparam_cuda,
+                                      "The same on a CUDA device (one stream + memory pool per lane); skipped without one.")
+InferenceDevicesNeededCuda = cuda_twin(InferenceDevicesNeeded, salus.inference_cuda,
+                                       "The same on a CUDA device; skipped without one.")
 
 pin_versions(globals())

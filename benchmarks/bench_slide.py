@@ -1,19 +1,21 @@
 """SLIDE vs dense training: time to accuracy, throughput, core scaling, batch size, hash family.
 
-Two sweeps, each one module-level ``setup_cache`` (asv keys the cache by its source line,
-so the classes that share a function share one run):
+Four experiment runs, each one ``setup_cache`` of :mod:`benchmarks.runs` (classes naming the
+same function share one run):
 
-- ``_time_to_accuracy``: every run of ``[slide_train.<profile>].runs`` (SLIDE, dense and
-  sampled-softmax torch on the CPU, dense torch on CUDA, at 1 and 2 threads) on the
-  Amazon-670K-shaped set; artifact ``slide_time_to_accuracy`` (P@1 curves, targets).
-- ``_secondary``: batch size 64/128/256 (SLIDE and dense) and SimHash vs DWTA with a K/L
-  sweep on ``[slide_sweep.<profile>].dataset``; artifact ``slide_sweeps``.
-
-- ``_delicious``: ``[slide_delicious.<profile>].runs`` on the Delicious-200K-shaped set
-  (SimHash, batch 128); artifact ``slide_delicious`` (classes ``SlideDelicious``,
-  ``SlideDeliciousSpeedup``, the Amazon classes' track methods).
-- ``_real_amazon``: SLIDE on the real Amazon-670K where the user has it (``SlideRealData``;
-  artifact ``slide_real_amazon``, labelled real with the files' sha256), skipped otherwise.
+- ``slide.time_to_accuracy`` (``runs.slide.to_accuracy``): every run of
+  ``[slide_train.<profile>].runs`` (SLIDE, dense and sampled-softmax torch on the CPU, dense
+  torch on CUDA, at 1 and 2 threads) on the Amazon-670K-shaped set; artifact
+  ``slide_time_to_accuracy`` (P@1 curves, targets).
+- ``slide.sweeps`` (``runs.slide.sweeps``): batch size 64/128/256 (SLIDE and dense) and
+  SimHash vs DWTA with a K/L sweep on ``[slide_sweep.<profile>].dataset``; artifact
+  ``slide_sweeps``.
+- ``slide.delicious`` (``runs.slide.delicious``): ``[slide_delicious.<profile>].runs`` on the
+  Delicious-200K-shaped set (SimHash, batch 128); artifact ``slide_delicious`` (classes
+  ``SlideDelicious``, ``SlideDeliciousSpeedup``, the Amazon classes' track methods).
+- ``slide.real_amazon`` (``runs.slide.real_amazon``): SLIDE on the real Amazon-670K where the
+  user has it (``SlideRealData``; artifact ``slide_real_amazon``, labelled real with the
+  files' sha256), skipped otherwise.
 
 A run whose capability is missing (CUDA, the real data) is skipped the asv way. Times to target are NaN
 when a run never reaches the target within its budget; a speed-up over such a run is a
@@ -22,31 +24,17 @@ one that reached the target is an upper bound (``track_ratio_is_upper_bound``). 
 pair's own (``experiments.target_p_at_1`` of the two runs).
 """
 from impls.harness import profiles
-from impls.harness.experiments import run_and_store
 from impls.slide.experiments import sweeps as experiments
 from impls.slide.experiments.sweeps import finite
 
-from .common import axes, pin_versions, row, track
+from .common import axes, field, pin_versions, row, track
+from .runs import slide
 
 SIZES = profiles.sizes("slide_train")
 SWEEP = profiles.sizes("slide_sweep")
 RUNS = [r["name"] for r in SIZES["runs"]]
 COMPARISONS = [f"{slow}/{fast}" for fast, slow in SIZES["comparisons"]]
 FAMILIES = [f"{lsh}-K{K}-L{L}" for lsh, K, L in SWEEP["hash_families"]]
-
-
-def _time_to_accuracy(_benchmark=None):
-    return run_and_store("slide.time_to_accuracy")
-
-
-_time_to_accuracy.timeout = 6 * 3600
-
-
-def _secondary(_benchmark=None):
-    return run_and_store("slide.sweeps")
-
-
-_secondary.timeout = 6 * 3600
 
 
 def _run(sweep, name):
@@ -56,29 +44,31 @@ def _run(sweep, name):
     return run
 
 
-class SlideTimeToAccuracy:
+class _RunTracks:
+    """The numbers every training run has (``self.row``: one run's result)."""
+
+    track_final_p_at_1 = field("final_p_at_1", unit="P@1", direction="higher")
+    track_samples_per_second = field("samples_per_second", unit="samples/s", direction="higher")
+
+
+class SlideTimeToAccuracy(_RunTracks):
     """Per run (method, device, threads) on the Amazon-670K-shaped set: seconds to the target
     P@1, final P@1, samples/s, peak RSS and busy fraction of the cores while training."""
 
     params, param_names = axes(run=RUNS)
-    setup_cache = _time_to_accuracy
+    setup_cache = slide.to_accuracy
     setup = row(lambda sweep, run: _run(sweep, run))
 
-    track_time_to_target = track(lambda self, *_: finite(self.row.get("time_to_target_s")),
-                                 unit="s", direction="lower")
-    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1", direction="higher")
-    track_samples_per_second = track(lambda self, *_: self.row["samples_per_second"],
-                                     unit="samples/s", direction="higher")
+    track_time_to_target = field("time_to_target_s", optional=True, unit="s", direction="lower")
     track_peak_rss = track(lambda self, *_: self.row["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")
-    track_core_utilization = track(lambda self, *_: self.row["cpu_utilization"],
-                                   unit="fraction of cores busy", direction="higher")
-    track_lsh_recall = track(lambda self, *_: finite(self.row.get("final_lsh_recall")),
+    track_core_utilization = field("cpu_utilization", unit="fraction of cores busy", direction="higher")
+    track_lsh_recall = field("final_lsh_recall", optional=True,
                              unit="fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)",
                              direction="higher")
-    track_lsh_recall_over_random = track(lambda self, *_: finite(self.row.get("lsh_recall_min_ratio")),
+    track_lsh_recall_over_random = field("lsh_recall_min_ratio", optional=True, direction="higher",
                                          unit="x: the smallest recall over a random set's, over the evaluations "
-                                              "after the first table refresh (SLIDE runs)", direction="higher")
-    track_hidden_cosine = track(lambda self, *_: finite(self.row.get("final_hidden_cosine")),
+                                              "after the first table refresh (SLIDE runs)")
+    track_hidden_cosine = field("final_hidden_cosine", optional=True,
                                 unit="mean cosine between evaluation points' hidden vectors at the end (SLIDE runs)",
                                 direction="context")
 
@@ -92,9 +82,9 @@ class _SpeedupTracks:
     track_ratio_is_upper_bound = track(lambda self, *_: float(self.row.get("upper_bound", False)),
                                        unit="1 = the faster run never reached the target (the slower did)",
                                        direction="flag")
-    track_p_at_1_per_iteration_ratio = track(lambda self, *_: finite(self.row.get("p_at_1_per_iteration_ratio")),
-                                             unit="ratio", direction="higher")
-    track_throughput_ratio = track(lambda self, *_: finite(self.row.get("throughput_ratio")),
+    track_p_at_1_per_iteration_ratio = field("p_at_1_per_iteration_ratio", optional=True, unit="ratio",
+                                             direction="higher")
+    track_throughput_ratio = field("throughput_ratio", optional=True,
                                    unit="x (faster run's samples/s over the slower's)", direction="higher")
 
 
@@ -109,18 +99,18 @@ class SlideSpeedup(_SpeedupTracks):
     SLIDE's P@1 per iteration over the peer's, and the final P@1 difference (fast - slow)."""
 
     params, param_names = axes(comparison=COMPARISONS)
-    setup_cache = _time_to_accuracy
+    setup_cache = slide.to_accuracy
     setup = row(_comparison)
-    track_final_p_at_1_difference = track(lambda self, *_: finite(self.row.get("final_p_at_1_difference")),
-                                          unit="P@1", direction="context")
+    track_final_p_at_1_difference = field("final_p_at_1_difference", optional=True, unit="P@1",
+                                          direction="context")
 
 
-class SlideTraining:
+class SlideTraining(_RunTracks):
     """SLIDE samples/s, final P@1 and peak RSS per thread count and padding mode (the
     time-to-accuracy sweep's SLIDE runs; a point the profile does not run is skipped)."""
 
     params, param_names = axes(threads=[1, 2], padding=["sample", "batch"])
-    setup_cache = _time_to_accuracy
+    setup_cache = slide.to_accuracy
 
     def setup(self, sweep, threads, padding):
         runs = [r for r in sweep["runs"] if r["method"] == "slide" and "skipped" not in r
@@ -128,52 +118,41 @@ class SlideTraining:
         if not runs:
             raise NotImplementedError(f"the {sweep['profile']} profile has no SLIDE run at {threads} thread(s), "
                                       f"{padding} padding")
-        self.run = runs[0]
+        self.row = runs[0]
 
-    track_samples_per_second = track(lambda self, *_: self.run["samples_per_second"],
-                                     unit="samples/s", direction="higher")
-    track_final_p_at_1 = track(lambda self, *_: self.run["final_p_at_1"], unit="P@1", direction="higher")
-    track_peak_rss = track(lambda self, *_: self.run["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")
+    track_peak_rss = track(lambda self, *_: self.row["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")
 
 
-class SlideBatchSize:
+class SlideBatchSize(_RunTracks):
     """SLIDE and dense CPU at each batch size (SLIDE Fig. 8) on the sweep's set."""
 
     params, param_names = axes(batch=SWEEP["batches"], method=SWEEP["batch_methods"])
-    setup_cache = _secondary
+    setup_cache = slide.sweeps
     setup = row(lambda sweep, batch, method: sweep["batch"][str(batch)][method])
 
-    track_samples_per_second = track(lambda self, *_: self.row["samples_per_second"],
-                                     unit="samples/s", direction="higher")
-    track_time_to_target = track(lambda self, *_: finite(self.row.get("time_to_target_s")),
-                                 unit="s", direction="lower")
-    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1", direction="higher")
+    track_time_to_target = field("time_to_target_s", optional=True, unit="s", direction="lower")
 
 
 class SlideBatchSpeedup(_SpeedupTracks):
     """Dense time to target over SLIDE's at each batch size; SLIDE's P@1 per iteration over dense's."""
 
     params, param_names = axes(batch=SWEEP["batches"])
-    setup_cache = _secondary
+    setup_cache = slide.sweeps
     setup = row(lambda sweep, batch: sweep["batch"][str(batch)]["speedup"])
 
 
-class SlideHashFamily:
+class SlideHashFamily(_RunTracks):
     """SimHash vs DWTA and K/L: final P@1, active fraction of the output layer, samples/s."""
 
     params, param_names = axes(family=FAMILIES)
-    setup_cache = _secondary
+    setup_cache = slide.sweeps
     setup = row(lambda sweep, family: sweep["hash"][FAMILIES.index(family)])
 
-    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1", direction="higher")
-    track_active_fraction = track(lambda self, *_: self.row["active_fraction"],
-                                  unit="fraction of output neurons", direction="context")
-    track_samples_per_second = track(lambda self, *_: self.row["samples_per_second"],
-                                     unit="samples/s", direction="higher")
-    track_lsh_recall = track(lambda self, *_: finite(self.row.get("lsh_recall")),
+    track_active_fraction = field("active_fraction", unit="fraction of output neurons", direction="context")
+    track_lsh_recall = field("lsh_recall", optional=True,
                              unit="fraction of the 10 best-scoring wrong labels the tables retrieve",
                              direction="higher")
-    track_lsh_random_recall = track(lambda self, *_: finite(self.row.get("lsh_random_recall")),
+    track_lsh_random_recall = field("lsh_random_recall", optional=True,
                                     unit="the same for a uniformly random set of the retrieved size",
                                     direction="context")
 
@@ -221,34 +200,20 @@ DELICIOUS_RUNS = [r["name"] for r in DELICIOUS["runs"]]
 DELICIOUS_COMPARISONS = [f"{slow}/{fast}" for fast, slow in DELICIOUS["comparisons"]]
 
 
-def _delicious(_benchmark=None):
-    return run_and_store("slide.delicious")
-
-
-_delicious.timeout = 6 * 3600
-
-
 class SlideDelicious(SlideTimeToAccuracy):
     """Per run on the Delicious-200K-shaped set (SimHash, batch 128): the SlideTimeToAccuracy
     numbers (time to the target P@1, final P@1, samples/s, ...; for SLIDE the tables' recall
     over a random set's and the hidden vectors' mean cosine)."""
 
     params = (DELICIOUS_RUNS,)
-    setup_cache = _delicious
+    setup_cache = slide.delicious
 
 
 class SlideDeliciousSpeedup(SlideSpeedup):
     """The SlideSpeedup numbers on the Delicious-200K-shaped set (dense-cpu/slide, dense-cuda/slide)."""
 
     params = (DELICIOUS_COMPARISONS,)
-    setup_cache = _delicious
-
-
-def _real_amazon(_benchmark=None):
-    return run_and_store("slide.real_amazon")
-
-
-_real_amazon.timeout = 6 * 3600
+    setup_cache = slide.delicious
 
 
 class SlideRealData:
@@ -256,10 +221,9 @@ class SlideRealData:
     checked against the published shape): final P@1. Skipped otherwise ("needs the real
     Amazon-670K")."""
 
-    setup_cache = _real_amazon
+    setup_cache = slide.real_amazon
     setup = row(lambda sweep: _run(sweep, "slide"))
-    track_final_p_at_1 = track(lambda self, *_: self.row["final_p_at_1"], unit="P@1 (real data)",
-                               direction="higher")
+    track_final_p_at_1 = field("final_p_at_1", unit="P@1 (real data)", direction="higher")
 
 
 pin_versions(globals())

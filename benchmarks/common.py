@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import json
 import types
 from pathlib import Path
@@ -73,6 +74,15 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     method.unit, method.direction = unit, direction
     method.__doc__ = doc or None
     return method
+
+
+def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "") -> Callable[..., float]:
+    """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
+    the row lacks ``key`` or holds None (a number only some runs have)."""
+    if optional:
+        return track(lambda self, *_: math.nan if self.row.get(key) is None else float(self.row[key]),
+                     unit=unit, direction=direction, doc=doc)
+    return track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc)
 
 
 def row(pick: Callable[..., object]) -> Callable[..., None]:

@@ -5,11 +5,13 @@ A rename anywhere that is not followed everywhere would otherwise turn a claim i
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import re
 import subprocess
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -30,7 +32,7 @@ out = {}
 for b in disc_benchmarks('benchmarks'):
     src = b._setup_cache and __import__('inspect').getsource(b._setup_cache) or ''
     out[b.name] = {"param_names": list(b.param_names), "params": [list(p) for p in b._params],
-                   "version": b.version, "setup_cache": src}
+                   "version": b.version, "setup_cache": src, "setup_cache_timeout": b.setup_cache_timeout}
 print(json.dumps(out, default=repr))
 """
 
@@ -141,11 +143,15 @@ def test_every_setup_cache_is_one_registry_call_and_every_experiment_is_benchmar
     for name, info in benchmarks_by_profile["quick"].items():
         if "run_and_store(" not in info["setup_cache"]:
             continue
-        called = re.findall(r'run_and_store\("([^"]+)"', info["setup_cache"])
-        assert len(called) == 1 and called[0] in known, f"{name}: setup_cache calls {called}"
-        body = [line for line in info["setup_cache"].splitlines()[1:] if line.strip()]
-        assert len(body) == 1, f"{name}: setup_cache is more than one registry call"
-        used.add(called[0])
+        (func,) = ast.parse(textwrap.dedent(info["setup_cache"])).body
+        body = func.body
+        assert (len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call)
+                and getattr(body[0].value.func, "id", None) == "run_and_store"), \
+            f"{name}: setup_cache is not one registry call (return run_and_store(...))"
+        called = body[0].value.args[0].value
+        assert (info["setup_cache_timeout"] or 0) >= 1800, f"{name}: setup_cache has asv's 60-s default timeout"
+        assert called in known, f"{name}: setup_cache runs {called!r}, not a registered experiment"
+        used.add(called)
     assert used == set(known), f"experiments no benchmark runs: {set(known) - used}"
 
 
