@@ -85,3 +85,21 @@ def new_axes(width: float = 5.0, height: float = 3.4, ncols: int = 1):
         ax.grid(True, which="major", linewidth=0.5, alpha=0.5)
         sns.despine(ax=ax)
     return fig, axes[0] if ncols == 1 else axes
+
+
+def grouped_bars(ax, groups: list, series: list[tuple], **tick_kw):
+    """Draw each of ``series`` as one bar per group, side by side within each group (together
+    0.8 of the space between groups), and label the x ticks with ``groups``.
+
+    ``series``: ``(label, values)`` or ``(label, values, bar_kwargs)``, one value per group
+    (NaN: no bar). ``tick_kw`` goes to ``set_xticks`` (e.g. ``fontsize``, ``rotation``).
+    Returns the groups' x positions (0, 1, ...), for annotations.
+    """
+    import numpy as np
+
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for i, (label, values, *extra) in enumerate(series):
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label, **(extra[0] if extra else {}))
+    ax.set_xticks(x, [str(g) for g in groups], **tick_kw)
+    return x

@@ -5,7 +5,7 @@ a synthetic trace and table replayed against a real drive (O_DIRECT), next to fi
 """
 from __future__ import annotations
 
-from impls.harness.figures import figure, new_axes
+from impls.harness.figures import figure, grouped_bars, new_axes
 
 
 def _layouts(data: dict) -> list[str]:
@@ -64,18 +64,14 @@ def cross_check(data: dict):
     (simulated effective bandwidth × fio's 4 KB bandwidth on the same file) and the
     replay's measured useful MB/s; the title says whether the replay's reads and hits
     equalled the simulator's for every point."""
-    import numpy as np
-
     rows = data["cross_check"]
     rows = [r for r in rows if r["predicted_useful_bytes_per_second"] is not None] or rows
     fig, ax = new_axes(width=max(6.0, 0.55 * len(rows) + 2), height=3.8)
-    x = np.arange(len(rows))
     predicted = [(r["predicted_useful_bytes_per_second"] or 0) / 1e6 for r in rows]
     measured = [r["replay_useful_bytes_per_second"] / 1e6 for r in rows]
-    ax.bar(x - 0.2, predicted, 0.4, label="simulated eff. bandwidth × fio bandwidth")
-    ax.bar(x + 0.2, measured, 0.4, label="replay: measured useful bytes/s")
-    ax.set_xticks(x, [f"{r['layout']}\n{r['policy']} QD{r['queue_depth']}" for r in rows], fontsize=6,
-                  rotation=90)
+    grouped_bars(ax, [f"{r['layout']}\n{r['policy']} QD{r['queue_depth']}" for r in rows],
+                 [("simulated eff. bandwidth × fio bandwidth", predicted),
+                  ("replay: measured useful bytes/s", measured)], fontsize=6, rotation=90)
     ax.set_ylabel("useful MB/s")
     matched = sum(r["match"] for r in rows)
     ax.set_title(f"reads and hits: replay = simulator in {matched} of {len(rows)} points", fontsize=9)

@@ -5,9 +5,8 @@ and ``bandana_subclusters`` (:func:`impls.bandana.experiments.simulation.subclus
 """
 from __future__ import annotations
 
-import numpy as np
 
-from impls.harness.figures import figure, new_axes
+from impls.harness.figures import figure, grouped_bars, new_axes
 
 NO_LOCALITY = 128 / 4096
 
@@ -44,14 +43,10 @@ def effective_bandwidth_by_layout_and_policy(data: dict):
         points = [p for p in info["points"] if p["cache_fraction"] == fraction]
         layouts_ = list(dict.fromkeys(p["layout"] for p in points))
         policies = list(dict.fromkeys(p["policy"] for p in points))
-        width = 0.8 / len(policies)
-        x = np.arange(len(layouts_))
-        for i, policy in enumerate(policies):
-            values = [next(p["effective_bandwidth"] for p in points
-                           if (p["layout"], p["policy"]) == (layout, policy)) for layout in layouts_]
-            ax.bar(x + (i - (len(policies) - 1) / 2) * width, values, width, label=policy)
+        bandwidth = {(p["layout"], p["policy"]): p["effective_bandwidth"] for p in points}
+        grouped_bars(ax, layouts_, [(policy, [bandwidth[layout, policy] for layout in layouts_])
+                                    for policy in policies], fontsize=8)
         ax.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1)
-        ax.set_xticks(x, layouts_, fontsize=8)
         ax.set_ylabel("effective bandwidth")
         ax.set_title(f"{table}: best / one-vector-per-block = {info['headline']['ratio']:.2f}×", fontsize=9)
     axes[0].legend(fontsize=7, title="policy", title_fontsize=7)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from impls.harness.figures import figure, new_axes
+from impls.harness.figures import figure, grouped_bars, new_axes
 
 MB = 2 ** 20
 RULE_LABELS = {"salus": "Salus (faithful)", "salus-grow": "variant: Salus + grow",
@@ -55,16 +55,12 @@ def lane_packing(data: dict):
     caps = list(packing["capacities"])
     rules = packing["rules"]
     fig, axes = new_axes(width=11.0, height=3.4, ncols=3)
-    width = 0.8 / len(rules)
-    x = np.arange(len(caps))
     metrics = [("admitted_mean", "jobs admitted at once (mean)"),
                ("fragmentation_mean", "unusable memory (fraction)"),
                ("makespan_mean_s", "makespan (s, simulated)")]
     for ax, (key, label) in zip(axes, metrics):
-        for i, rule in enumerate(rules):
-            values = [packing["capacities"][c]["rules"][rule][key] for c in caps]
-            ax.bar(x + (i - (len(rules) - 1) / 2) * width, values, width, label=RULE_LABELS.get(rule, rule))
-        ax.set_xticks(x, caps, fontsize=7)
+        grouped_bars(ax, caps, [(RULE_LABELS.get(rule, rule), [packing["capacities"][c]["rules"][rule][key]
+                                                             for c in caps]) for rule in rules], fontsize=7)
         ax.set_xlabel("capacity (× mean workload peak)", fontsize=7)
         ax.set_ylabel(label, fontsize=8)
     loses = packing["greedy_loses"]
@@ -83,7 +79,6 @@ def lane_packing(data: dict):
 def hyperparam_makespan(data: dict):
     names = list(data["workloads"])
     fig, ax = new_axes(width=6.0, height=3.3)
-    x = np.arange(len(names))
     serial = [data["workloads"][n]["serial"]["makespan_s"] for n in names]
     packed = [data["workloads"][n]["packed"]["makespan_s"] for n in names]
     serial_label, packed_label = "one at a time (FIFO)", f"PACK with lanes ({data['rule']})"
@@ -91,13 +86,11 @@ def hyperparam_makespan(data: dict):
         serial_label += f", {data.get('torch_threads')} torch threads"
         packed_label += (f", {data['host_workers']} host threads × {data.get('packed_torch_threads')} torch"
                          if data["host_workers"] > 1 else ", interleaved")
-    ax.bar(x - 0.2, serial, 0.4, label=serial_label)
-    ax.bar(x + 0.2, packed, 0.4, label=packed_label)
+    x = grouped_bars(ax, names, [(serial_label, serial), (packed_label, packed)])
     for xi, n in zip(x, names):
         ratio = data["workloads"][n]["ratio"]
         if ratio:
             ax.text(xi, max(serial[xi], packed[xi]), f"{ratio:.2f}×", ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, names)
     ax.set_ylabel("makespan (s)")
     ax.set_title(f"{data['n_jobs']} jobs × {data['iterations']} iterations on {data['device_name']} "
                  f"(paper: {data['paper']}× on a GPU)", fontsize=8)

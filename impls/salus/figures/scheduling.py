@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from impls.harness.figures import figure, new_axes
+from impls.harness.figures import figure, grouped_bars, new_axes
 
 METHOD_LABELS = {
     "inprocess_gap": "iteration-boundary gap (executor)",
@@ -24,19 +24,17 @@ METHOD_LABELS = {
 def switching_latency(data: dict):
     workloads = list(data["workloads"])
     fig, ax = new_axes(width=8.5, height=3.6)
-    width = 0.8 / len(METHOD_LABELS)
-    x = np.arange(len(workloads))
-    for i, (method, label) in enumerate(METHOD_LABELS.items()):
+    series = []
+    for method, label in METHOD_LABELS.items():
         stats = [data["workloads"][w][f"{method}_ms"] for w in workloads]
         # a paired difference can come out at or below zero under noise: shown at the floor
         p50 = np.array([max(s["p50"], 1e-3) if s["n"] else np.nan for s in stats])
         p99 = np.array([max(s["p99"], 1e-3) if s["n"] else np.nan for s in stats])
         if method == "to_host" and str(data.get("to_host_method", "")).startswith("cpu_copy"):
             label = f"{label} (a CPU copy: no device memory)"
-        ax.bar(x + (i - (len(METHOD_LABELS) - 1) / 2) * width, p50, width, label=label,
-               yerr=[np.zeros_like(p50), np.clip(p99 - p50, 0, None)], capsize=2)
+        series.append((label, p50, {"yerr": [np.zeros_like(p50), np.clip(p99 - p50, 0, None)], "capsize": 2}))
+    x = grouped_bars(ax, workloads, series)
     ax.set_yscale("log")
-    ax.set_xticks(x, workloads)
     ax.set_ylabel("latency (ms, log)")
     ax.axhline(1000.0, color="grey", linestyle=":", linewidth=1)
     ax.text(x[-1] + 0.45, 1000.0, "1 s", va="bottom", ha="right", fontsize=8, color="grey")
@@ -84,12 +82,8 @@ def avg_jct_real_vs_simulated(data: dict):
     sources = {"real": "real run", "sim": "simulator (times profiled before and after the run)",
                "sim_inrun": "simulator (times measured in the run)"}
     fig, ax = new_axes(width=7.5, height=3.6)
-    width = 0.8 / len(sources)
-    x = np.arange(len(rows))
-    for i, (source, label) in enumerate(sources.items()):
-        values = [row[source]["avg_jct_s"] for row in rows.values()]
-        ax.bar(x + (i - (len(sources) - 1) / 2) * width, values, width, label=label)
-    ax.set_xticks(x, labels)
+    grouped_bars(ax, labels, [(label, [row[source]["avg_jct_s"] for row in rows.values()])
+                              for source, label in sources.items()])
     ax.set_ylabel("average JCT (s)")
     parts = []
     for key, what in (("sim_error", "times profiled around the run"), ("sim_inrun_error", "times of the run")):
@@ -120,16 +114,13 @@ def avg_jct_real_vs_simulated(data: dict):
 def executor_overhead(data: dict):
     workloads = list(data["workloads"])
     fig, ax = new_axes(width=6.0, height=3.2)
-    x = np.arange(len(workloads))
     alone = [data["workloads"][w]["alone_ms"] for w in workloads]
     inside = [data["workloads"][w]["executor_ms"] for w in workloads]
-    ax.bar(x - 0.2, alone, 0.4, label="alone")
-    ax.bar(x + 0.2, inside, 0.4, label="inside the executor")
+    x = grouped_bars(ax, workloads, [("alone", alone), ("inside the executor", inside)])
     for xi, w in zip(x, workloads):
         row = data["workloads"][w]
         ax.text(xi, max(row["alone_ms"], row["executor_ms"]), f"bookkeeping {row['bookkeeping_pct']:.2f}%",
                 ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(x, workloads)
     ax.set_ylabel("iteration time (ms, median)")
     ax.legend(fontsize=7)
     return fig
