@@ -96,8 +96,7 @@ def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, ba
 
     One ``io_submit`` per read, as fio does by default: the kernel plugs the block queue
     for a call of more than two iocbs and dispatches them together when the call ends,
-    which cost fio itself 15-20% of its reads/s at queue depth 32 on the VM this was
-    measured on (``--iodepth_batch_submit=32`` against the default 1).
+    which costs reads/s at high queue depths (fio's own numbers: impls/bandana/NOTES.md).
     """
     n = blocks.shape[0]
     iocb_base = iocbs.ctypes.data
