@@ -1,0 +1,63 @@
+"""The retrieval-recall measurement: its interval, what counts as "after the first rebuild",
+and that the tables' recall is exact on a planted case."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from impls.slide.core.lsh import make_lsh
+from impls.slide.core.retrieval import wilson_interval, wrong_top_recall
+from impls.slide.core.tables import HashTables
+from impls.slide.data.dataset import XCData
+from impls.slide.training.trainer import recall_ratios
+
+
+def test_wilson_interval_matches_known_values():
+    # 0 hits in 3000 trials (300 points x 10 labels): the 95% upper bound is z^2 / (n + z^2)
+    low, high = wilson_interval(0, 3000)
+    assert low == 0.0 and high == pytest.approx(1.959964 ** 2 / (3000 + 1.959964 ** 2), rel=1e-6)
+    # a textbook value: 10 of 100 -> (0.0552, 0.1744)
+    low, high = wilson_interval(10, 100)
+    assert low == pytest.approx(0.05523, abs=1e-4) and high == pytest.approx(0.17437, abs=1e-4)
+    assert wilson_interval(5, 5)[1] == 1.0 and wilson_interval(0, 0) == (0.0, 1.0)
+    # the interval holds the estimate and narrows with more trials
+    for hits, n in ((3, 50), (30, 500), (300, 5000)):
+        lo, hi = wilson_interval(hits, n)
+        assert lo < hits / n < hi
+    assert np.diff([np.subtract(*wilson_interval(n // 10, n)[::-1]) for n in (50, 500, 5000)]).max() < 0
+
+
+def test_min_ratio_counts_from_the_first_rebuild_not_the_first_rehash():
+    curve = [
+        {"lsh_recall": 0.5, "lsh_random_recall": 0.01, "lsh_recall_ci": [0.4, 0.6], "refreshes": 0, "rebuilds": 0},
+        {"lsh_recall": 0.0, "lsh_random_recall": 0.01, "lsh_recall_ci": [0.0, 0.002], "refreshes": 1, "rebuilds": 0},
+        {"lsh_recall": 0.2, "lsh_random_recall": 0.01, "lsh_recall_ci": [0.1, 0.3], "refreshes": 2, "rebuilds": 1},
+        {"lsh_recall": math.nan, "lsh_random_recall": 0.01, "refreshes": 3, "rebuilds": 1},
+        {"lsh_recall": 0.3, "lsh_random_recall": 0.0, "refreshes": 3, "rebuilds": 1},
+    ]
+    after_rebuild = recall_ratios(curve, "rebuilds")
+    assert [r for r, _ in after_rebuild] == [pytest.approx(20.0)]
+    assert after_rebuild[0][1] == (pytest.approx(10.0), pytest.approx(30.0))
+    assert [r for r, _ in recall_ratios(curve, "refreshes")] == [0.0, pytest.approx(20.0)]
+
+
+def test_recall_finds_a_planted_neighbour_and_counts_hits():
+    rng = np.random.default_rng(3)
+    n_labels, dim = 400, 32
+    W = rng.standard_normal((n_labels, dim)).astype(np.float32)
+    lsh = make_lsh("dwta", 4, 20, dim, seed=1, range_pow=10)
+    tables = HashTables.create(lsh, n_labels)
+    tables.insert_all(W)
+    # two points whose hidden vectors equal labels 7 and 9's weights; their true labels are 0 and 1
+    hidden = np.stack([W[7], W[9]])
+    data = XCData(indptr=np.array([0, 1, 2]), indices=np.array([0, 0], np.int32),
+                  values=np.ones(2, np.float32), label_indptr=np.array([0, 1, 2]),
+                  labels=np.array([0, 1], np.int32), n_features=1, n_labels=n_labels)
+    ranked = np.array([[0, 7, 3], [9, 1, 4]])          # label 3 / 4 are unlikely to share buckets
+    out = wrong_top_recall(tables, hidden, ranked, data, np.array([0, 1]), k=2)
+    assert out["trials"] == 4 and 2 <= out["hits"] <= 4   # 7 and 9 are always found (identical vectors)
+    assert out["recall"] == pytest.approx(out["hits"] / out["trials"])
+    assert out["ci_low"] <= out["recall"] <= out["ci_high"]
+    assert out["random_recall"] == pytest.approx(out["retrieved"] / n_labels)
