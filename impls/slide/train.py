@@ -67,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("hidden", "K", "L", "binsize", "bucket_capacity", "min_active", "topk", "threshold",
                  "rehash_every", "rebuild_every"):
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=getattr(d, name))
+    p.add_argument("--rebuild-at-first-rehash", dest="rebuild_at_first_rehash",
+                   action=argparse.BooleanOptionalAction, default=d.rebuild_at_first_rehash,
+                   help="draw new hash functions at the first rehash, then every --rebuild-every (reference code)")
     for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("mode", ["union", "topk", "threshold", "all"]),
                           ("adam", ["lazy", "dense"]), ("bucket_policy", ["fifo", "reservoir"]),
                           ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),

@@ -1,5 +1,5 @@
-"""The retrieval-recall measurement: its interval, what counts as "after the first rebuild",
-and that the tables' recall is exact on a planted case."""
+"""The retrieval-recall measurement: its interval and what counts as "after the first rebuild"
+(the recall itself: tests/slide/test_slide_lsh.py)."""
 from __future__ import annotations
 
 import math
@@ -7,10 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from impls.slide.core.lsh import make_lsh
-from impls.slide.core.retrieval import wilson_interval, wrong_top_recall
-from impls.slide.core.tables import HashTables
-from impls.slide.data.dataset import XCData
+from impls.slide.core.retrieval import wilson_interval
 from impls.slide.training.trainer import recall_ratios
 
 
@@ -42,22 +39,3 @@ def test_min_ratio_counts_from_the_first_rebuild_not_the_first_rehash():
     assert after_rebuild[0][1] == (pytest.approx(10.0), pytest.approx(30.0))
     assert [r for r, _ in recall_ratios(curve, "refreshes")] == [0.0, pytest.approx(20.0)]
 
-
-def test_recall_finds_a_planted_neighbour_and_counts_hits():
-    rng = np.random.default_rng(3)
-    n_labels, dim = 400, 32
-    W = rng.standard_normal((n_labels, dim)).astype(np.float32)
-    lsh = make_lsh("dwta", 4, 20, dim, seed=1, range_pow=10)
-    tables = HashTables.create(lsh, n_labels)
-    tables.insert_all(W)
-    # two points whose hidden vectors equal labels 7 and 9's weights; their true labels are 0 and 1
-    hidden = np.stack([W[7], W[9]])
-    data = XCData(indptr=np.array([0, 1, 2]), indices=np.array([0, 0], np.int32),
-                  values=np.ones(2, np.float32), label_indptr=np.array([0, 1, 2]),
-                  labels=np.array([0, 1], np.int32), n_features=1, n_labels=n_labels)
-    ranked = np.array([[0, 7, 3], [9, 1, 4]])          # label 3 / 4 are unlikely to share buckets
-    out = wrong_top_recall(tables, hidden, ranked, data, np.array([0, 1]), k=2)
-    assert out["trials"] == 4 and 2 <= out["hits"] <= 4   # 7 and 9 are always found (identical vectors)
-    assert out["recall"] == pytest.approx(out["hits"] / out["trials"])
-    assert out["ci_low"] <= out["recall"] <= out["ci_high"]
-    assert out["random_recall"] == pytest.approx(out["retrieved"] / n_labels)

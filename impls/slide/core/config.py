@@ -50,6 +50,8 @@ class SlideConfig:
     schedule: str = "exponential"     # "fixed" (reference: every 50 / 1000) | "exponential" (paper)
     rehash_every: int = 50
     rebuild_every: int = 1000
+    rebuild_at_first_rehash: bool = True   # reference code: new hash functions at the first rehash (batch 50),
+                                           # then every rebuild_every (`iter % 1000 == 49`); False: first at rebuild_every
     schedule_growth: float = 1.5      # exponential: each interval 1.5x the previous (50, 125, 237, ...)
     # sampled-softmax baseline (dense_torch, method "sampled"): candidates per batch
     sample_fraction: float = 0.2      # negatives drawn per batch as a fraction of the labels (paper: TF needed ~20%)
