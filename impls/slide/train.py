@@ -10,8 +10,9 @@
 ``--train/--test`` take XC text files (parsed once, then cached as .npz); files whose header
 has a published real set's shape (or ``--real NAME``) are checked as that set's real files
 (both headers exactly; a mismatch is a one-line error) and the result's ``source`` says
-``real`` with both files' sha256. ``--dataset`` takes a registry name (``datasets/<name>.toml``). Data loading time is reported as
-``load_seconds``, outside the curve's ``seconds``.
+``real`` with both files' sha256. ``--dataset`` takes a registry name
+(``datasets/<name>.toml``). Data loading time is reported as ``load_seconds``, outside the
+curve's ``seconds``.
 """
 from __future__ import annotations
 

@@ -35,7 +35,8 @@ class SlideConfig:
     topk: int = 1000                  # mode "topk": keep the k most frequent retrieved neurons
     threshold: int = 2                # mode "threshold": keep neurons found in >= threshold tables
     min_active: int | None = None     # pad with random neurons up to this; None: from min_active_fraction
-    min_active_fraction: float = 0.005   # reference code: Sparsity 0.005 (3,350 of 670k)
+    min_active_fraction: float = 0.005   # Config_amz.csv's Sparsity 0.005 (3,350 of 670k; the code's Mode 4
+                                         # itself pads to 1,000 when < 1,500 are retrieved)
     padding: str = "sample"           # "sample": independent random neurons per sample (reference code);
                                       # "batch": one random pool shared by the batch's samples, run as
                                       # dense GEMMs (as TF's sampled softmax): ~10x faster at 670k labels,
