@@ -39,3 +39,25 @@ def test_min_ratio_counts_from_the_first_rebuild_not_the_first_rehash():
     assert after_rebuild[0][1] == (pytest.approx(10.0), pytest.approx(30.0))
     assert [r for r, _ in recall_ratios(curve, "refreshes")] == [0.0, pytest.approx(20.0)]
 
+
+
+def test_recall_probe_sees_fresh_tables_as_fresh():
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.network import SlideNetwork
+    from impls.slide.data import xc_data
+    from impls.slide.data.dataset import XCData
+    from impls.slide.experiments.recall_probe import probe_point
+
+    arrays = xc_data.generate(seed=2, n_train=300, n_test=60, n_features=500, n_labels=400,
+                              labels_per_point=2.0, nnz_per_point=20)
+    train, test = XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+    net = SlideNetwork(SlideConfig(K=3, L=8, batch=32, min_active=20, padding="batch", threads=1),
+                       train.n_features, train.n_labels, 8)
+    rows = np.arange(40)
+    out = probe_point(net, test, rows, 0)
+    # just built: every stored code is its fresh code, so the tables find exactly what fresh codes would
+    assert out["stored_codes_fresh"] == 1.0
+    assert out["full"]["recall"] == pytest.approx(out["full"]["recall_if_fresh"])
+    for _ in range(3):                                       # after steps without a rehash they go stale
+        net.step(train, np.random.default_rng(0).integers(0, train.n_points, 32))
+    assert probe_point(net, test, rows, 3)["stored_codes_fresh"] < 1.0
