@@ -68,7 +68,7 @@ def mechanism(data: dict):
         if pts:
             ax_rec.plot([max(p["iteration"], 1) for p in pts], [p["lsh_recall"] / p["lsh_random_recall"] for p in pts],
                         marker=".", color=f"C{i}", label=_label(run))
-            first = next((p["iteration"] for p in pts if p.get("refreshes")), None)
+            first = next((p["iteration"] for p in pts if p.get("rebuilds", p.get("refreshes"))), None)
             if first is not None:
                 ax_rec.axvline(max(first, 1), color=f"C{i}", linestyle=":", linewidth=0.8)
     ax_rec.axhline(10.0, color="black", linestyle="-.", linewidth=0.8)
@@ -81,7 +81,7 @@ def mechanism(data: dict):
         ax.set_xlabel("iterations (batches, log)")
     ax_cos.set_ylim(0, 1.02)
     ax_cos.legend(fontsize=6)
-    ax_rec.set_title(f"{_source(data)}dash-dot: 10x; dotted verticals: first table refresh", fontsize=7)
+    ax_rec.set_title(f"{_source(data)}dash-dot: 10x; dotted verticals: first table rebuild (new hash functions)", fontsize=7)
     return fig
 
 

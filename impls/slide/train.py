@@ -7,9 +7,12 @@
 
 ``--method dense-torch`` / ``dense-torch-cuda`` (older names) still work.
 
-``--train/--test`` take XC text files (parsed once, then cached as .npz); ``--dataset``
-takes a registry name (``datasets/<name>.toml``). Data loading time is reported as
-``load_seconds``, outside the curve's ``seconds``.
+``--train/--test`` take XC text files (parsed once, then cached as .npz); files whose header
+has a published real set's shape (or ``--real NAME``) are checked as that set's real files
+(both headers exactly; a mismatch is a one-line error) and the result's ``source`` says
+``real`` with both files' sha256. ``--dataset`` takes a registry name
+(``datasets/<name>.toml``). Data loading time is reported as ``load_seconds``, outside the
+curve's ``seconds``.
 """
 from __future__ import annotations
 
@@ -36,6 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--dataset", help="registry dataset name, e.g. slide-amazon670k")
     src.add_argument("--profile", choices=["smoke", "quick", "full"], help="dataset size (default: DLSYSBENCH_PROFILE or quick)")
     src.add_argument("--allow-empty-labels", action="store_true", help="accept points with no labels in the files")
+    src.add_argument("--real", default="auto", choices=["auto", "no", *_published()],
+                     help="--train/--test are the real files of this published set: both headers must have its "
+                          "shape (features, labels, the split's points) and the result is labelled real data "
+                          "with the files' sha256; auto: when a header has a published set's features and "
+                          "labels; no: read them as ordinary XC files")
     p.add_argument("--method", choices=["slide", "dense", "sampled", "dense-torch", "dense-torch-cuda"],
                    default="slide", help="slide, or a torch baseline: dense (full softmax) / sampled (sampled softmax)")
     p.add_argument("--device", choices=["cpu", "cuda"], default=None,
@@ -60,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("hidden", "K", "L", "binsize", "bucket_capacity", "min_active", "topk", "threshold",
                  "rehash_every", "rebuild_every"):
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=getattr(d, name))
+    p.add_argument("--rebuild-at-first-rehash", dest="rebuild_at_first_rehash",
+                   action=argparse.BooleanOptionalAction, default=d.rebuild_at_first_rehash,
+                   help="draw new hash functions at the first rehash, then every --rebuild-every (reference code)")
     for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("mode", ["union", "topk", "threshold", "all"]),
                           ("adam", ["lazy", "dense"]), ("bucket_policy", ["fifo", "reservoir"]),
                           ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),
@@ -69,6 +80,27 @@ def _parser() -> argparse.ArgumentParser:
                    help="where to write the result as one JSON object ('-': standard output)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
+
+
+def _published() -> list[str]:
+    from impls.slide.xc_stats import PUBLISHED
+
+    return list(PUBLISHED)
+
+
+def _real_set(args) -> str | None:
+    """Which published set ``--train/--test`` are (None: ordinary XC files); raises
+    ``RealDataMismatch`` (one line: file, line 1, the expected header) when they claim to be
+    one but a header does not have its shape."""
+    from impls.slide.data.dataset import check_real_header, claimed_real_set
+
+    if not args.train or args.real == "no":
+        return None
+    like = claimed_real_set(args.train, args.test) if args.real == "auto" else args.real
+    if like:
+        check_real_header(args.train, "train", like)
+        check_real_header(args.test, "test", like)
+    return like
 
 
 def _validate(args) -> None:
@@ -94,6 +126,10 @@ def _validate(args) -> None:
     cli.check_file(args.train, "--train", "a readable XC text file")
     cli.check_file(args.test, "--test", "a readable XC text file")
     cli.check_output(args.json, "--json")
+    if args.dataset and args.real not in ("auto", "no"):
+        raise cli.UsageError(f"--real {args.real} with --dataset", "--real",
+                             "expected --train/--test files (a registry set says itself whether it is real)")
+    args.real_set = _real_set(args)
     if args.dataset:
         from impls.harness import registry
 
@@ -127,15 +163,17 @@ def main(argv: list[str] | None = None) -> int:
                                  "expected --device cpu here")
     fields = {f.name for f in dataclasses.fields(SlideConfig)}
     config = SlideConfig(**{k: v for k, v in vars(args).items() if k in fields})
-    from impls.slide.data.dataset import from_file, from_registry
+    from impls.slide.data.dataset import from_file, from_registry, real_pair
 
     t0 = time.perf_counter()
     if args.dataset:
         train_data, test_data, info = from_registry(args.dataset, args.profile)
+    elif args.real_set:
+        train_data, test_data, info = real_pair(args.train, args.test, args.real_set)
     else:
         train_data = from_file(args.train, allow_empty_labels=args.allow_empty_labels)
         test_data = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
-        info = {"train": str(args.train), "test": str(args.test)}
+        info = {"train": str(args.train), "test": str(args.test), "real": False}
     load_s = time.perf_counter() - t0
     common = dict(time_budget_s=args.time_budget, eval_every=args.eval_every or None,
                   progress=not args.quiet, max_iterations=args.max_iterations, eval_points=args.eval_points,
@@ -147,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     result["load_seconds"] = load_s
     result["source"] = info
     cli.emit_json(args.json, result)
+    real = (f" on real data ({info['like']}, train sha256 {info['sha256'][:12]}…, test {info['test_sha256'][:12]}…)"
+            if info.get("real") and info.get("like") else "")
     print(f"{result['method']}: {result['samples_per_second']:.0f} samples/s, P@1 {result['final_p_at_1']:.4f} "
-          f"after {result['train_seconds']:.1f} s ({result['iterations']} batches)"
+          f"after {result['train_seconds']:.1f} s ({result['iterations']} batches){real}"
           + ("" if args.json == "-" else f"; wrote {args.json}"), file=sys.stderr)
     if not result["train_seconds"] >= MIN_TRUSTED_SECONDS:
         cli.warn(f"training lasted {result['train_seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): samples/s "

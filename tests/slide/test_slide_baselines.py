@@ -328,9 +328,15 @@ def test_slide_runs_record_the_mechanism(sweeps):
     slide = next(r for r in tta["runs"] if r["name"] == "slide")
     assert all(-1e-9 <= p["hidden_cosine"] <= 1 + 1e-9 for p in slide["curve"])
     assert slide["final_hidden_cosine"] == slide["curve"][-1]["hidden_cosine"]
-    ratios = [p["lsh_recall"] / p["lsh_random_recall"] for p in slide["curve"]
-              if p.get("refreshes") and p["lsh_random_recall"]]
-    assert slide["lsh_recall_min_ratio"] == (min(ratios) if ratios else None)
+    ratios = {after: [p["lsh_recall"] / p["lsh_random_recall"] for p in slide["curve"]
+                      if p.get(after) and p["lsh_random_recall"]] for after in ("rebuilds", "refreshes")}
+    assert slide["lsh_recall_min_ratio"] == (min(ratios["rebuilds"]) if ratios["rebuilds"] else None)
+    assert slide["lsh_recall_min_ratio_after_rehash"] == (min(ratios["refreshes"]) if ratios["refreshes"] else None)
+    for p in slide["curve"]:                                  # the interval holds the recall; 95% Wilson
+        low, high = p["lsh_recall_ci"]
+        assert low <= p["lsh_recall"] <= high and p["lsh_recall_trials"] > 0
+    dense = next(r for r in tta["runs"] if r["name"] == "dense-cpu")
+    assert all(-1e-9 <= p["hidden_cosine"] <= 1 + 1e-9 for p in dense["curve"])
 
 
 def test_delicious_sweep_runs_simhash_against_dense(monkeypatch):

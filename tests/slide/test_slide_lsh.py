@@ -169,6 +169,20 @@ def test_schedules():
     assert [i for i in range(1, 301) if fixed.due(i)] == [50, 100, 150, 200, 250, 300]
     grow = Schedule(50, "exponential", growth=2.0)
     assert [i for i in range(1, 2000) if grow.due(i)] == [50, 150, 350, 750, 1550]
+    # the reference code's rebuilds: at the first rehash (50), then every 1000 (iter % 1000 == 49)
+    rebuild = Schedule(1000, "fixed", first=50)
+    assert [i for i in range(1, 3100) if rebuild.due(i)] == [50, 1050, 2050, 3050]
+    grow = Schedule(1000, "exponential", 2.0, first=50)
+    assert [i for i in range(1, 5000) if grow.due(i)] == [50, 2050]
+
+
+def test_network_rebuilds_at_the_first_rehash_as_the_reference_code():
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.network import SlideNetwork
+
+    for flag, first in ((True, 50), (False, 1000)):
+        net = SlideNetwork(SlideConfig(K=2, L=2, rebuild_at_first_rehash=flag), 10, 40, 2)
+        assert [i for i in range(1, 1200) if net.rebuild_schedule.due(i)][0] == first
 
 
 def test_wrong_top_recall_counts_only_wrong_labels_the_tables_retrieve():
@@ -189,6 +203,7 @@ def test_wrong_top_recall_counts_only_wrong_labels_the_tables_retrieve():
     ranked = np.array([[5, 7] + far + [-1]])     # label 5 is the point's own: not a wrong label
     got = wrong_top_recall(tables, h[None, :], ranked, data, np.array([0]), k=4)
     assert got["recall"] == pytest.approx(1 / 4)                  # 7 found; the 3 far ones not
+    assert (got["hits"], got["trials"]) == (1, 4) and got["ci_low"] < 0.25 < got["ci_high"]
     assert got["retrieved"] == len(retrieved) and got["random_recall"] == pytest.approx(len(retrieved) / n)
     got = wrong_top_recall(tables, h[None, :], ranked, data, np.array([0]), k=1)
     assert got["recall"] == 1.0

@@ -107,3 +107,49 @@ def test_real_amazon_run_is_skipped_without_the_data_and_labelled_real_with_it(f
     assert "skipped" not in run and 0 <= run["final_p_at_1"] <= 1
     assert out["source"]["real"] and out["source"]["sha256"] == registry.sha256_of(files[0])
     assert out["source"]["test_sha256"] == registry.sha256_of(files[1])
+
+
+def _cli(train, test, out, *extra):
+    from impls.slide.train import main
+
+    return main(["--train", str(train), "--test", str(test), "--method", "slide", "--threads", "1",
+                 "--batch", "4", "--max-iterations", "2", "--eval-every", "0", "--eval-points", "3",
+                 "--K", "2", "--L", "4", "--min-active", "4", "--json", str(out), "--quiet", *extra])
+
+
+def test_cli_checks_files_that_claim_a_real_shape_and_labels_them_real(files, tiny_published, tmp_path,
+                                                                       monkeypatch, capsys):
+    import json
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    train, test = files
+    out = tmp_path / "r.json"
+    assert dataset.claimed_real_set(train, test) == "tiny-8"
+    assert _cli(train, test, out) == 0                       # auto: the header claims tiny-8's shape
+    source = json.loads(out.read_text())["source"]
+    assert source["real"] and source["like"] == "tiny-8"
+    assert source["sha256"] == registry.sha256_of(train) and source["test_sha256"] == registry.sha256_of(test)
+    assert "on real data (tiny-8" in capsys.readouterr().err
+    # a test file whose point count is not the published one: one line naming the file and line 1
+    bad = tmp_path / "bad_test.txt"
+    bad.write_text(test.read_text().replace("3 20 8", "2 20 8", 1).rsplit("\n", 2)[0] + "\n")
+    assert _cli(train, bad, tmp_path / "r2.json") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: ") and "bad_test.txt:1: header '2 20 8'" in err
+    assert not (tmp_path / "r2.json").exists()
+    # read as ordinary files on request: no check, not labelled real
+    assert _cli(train, bad, tmp_path / "r3.json", "--real", "no", "--allow-empty-labels") == 0
+    assert json.loads((tmp_path / "r3.json").read_text())["source"]["real"] is False
+
+
+def test_cli_real_flag_demands_the_shape(files, tiny_published, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    # files of no published shape are ordinary files unless the user says they are real
+    other, other_test = tmp_path / "other_train.txt", tmp_path / "other_test.txt"
+    other.write_text(files[0].read_text().replace("6 20 8", "6 21 8", 1))
+    other_test.write_text(files[1].read_text().replace("3 20 8", "3 21 8", 1))
+    assert dataset.claimed_real_set(other, other_test) is None
+    assert _cli(other, other_test, tmp_path / "a.json", "--allow-empty-labels") == 0
+    assert _cli(other, other_test, tmp_path / "b.json", "--real", "amazon-670k") == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "other_train.txt:1: header '6 21 8' is not the published train shape of amazon-670k" in err

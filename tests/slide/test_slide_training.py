@@ -149,3 +149,33 @@ def test_log_uniform_padding_needs_label_counts_and_a_known_name(small):
         SlideNetwork(cfg, data.n_features, data.n_labels, 16)
     with pytest.raises(ValueError, match="padding_sampler"):
         SlideNetwork(SlideConfig(padding_sampler="zipf"), data.n_features, data.n_labels, 16)
+
+
+def test_recall_ratio_counts_from_the_first_rebuild(small, monkeypatch):
+    from impls.slide.core import retrieval
+    from impls.slide.training import trainer
+
+    calls = []
+
+    def recall_zero_before_the_rebuild(tables, *args, **kw):   # evaluations at 0, 5, ..., 40
+        out = retrieval.wrong_top_recall(tables, *args, **kw)
+        calls.append(1)
+        recall = 0.0 if 3 <= len(calls) <= 6 else 0.5     # batches 10-25: rehashed, not rebuilt
+        return {**out, "recall": recall, "ci_low": recall / 2, "ci_high": recall * 1.5 + 0.01}
+
+    monkeypatch.setattr(trainer, "wrong_top_recall", recall_zero_before_the_rebuild)
+    train_data, test_data = small
+    cfg = SlideConfig(batch=64, K=3, L=8, seed=2, threads=2, min_active=40, padding="batch", schedule="fixed",
+                      rehash_every=10, rebuild_every=30, rebuild_at_first_rehash=False)
+    result = train(cfg, train_data, test_data, time_budget_s=None, max_iterations=40, eval_every=5,
+                   eval_points=200)
+    curve = result["curve"]
+    assert [p["rebuilds"] for p in curve if p["iteration"] in (25, 30, 35)] == [0, 1, 1]
+    assert [p["refreshes"] for p in curve if p["iteration"] in (5, 10, 25)] == [0, 1, 2]
+
+    def ratios(after):
+        return [p["lsh_recall"] / p["lsh_random_recall"] for p in curve if p[after] and p["lsh_random_recall"]]
+    assert result["lsh_recall_min_ratio"] == min(ratios("rebuilds")) > 0
+    assert result["lsh_recall_min_ratio_after_rehash"] == min(ratios("refreshes")) == 0
+    low, high = result["lsh_recall_min_ratio_ci"]
+    assert low <= result["lsh_recall_min_ratio"] <= high

@@ -35,7 +35,8 @@ class SlideConfig:
     topk: int = 1000                  # mode "topk": keep the k most frequent retrieved neurons
     threshold: int = 2                # mode "threshold": keep neurons found in >= threshold tables
     min_active: int | None = None     # pad with random neurons up to this; None: from min_active_fraction
-    min_active_fraction: float = 0.005   # reference code: Sparsity 0.005 (3,350 of 670k)
+    min_active_fraction: float = 0.005   # Config_amz.csv's Sparsity 0.005 (3,350 of 670k; the code's Mode 4
+                                         # itself pads to 1,000 when < 1,500 are retrieved)
     padding: str = "sample"           # "sample": independent random neurons per sample (reference code);
                                       # "batch": one random pool shared by the batch's samples, run as
                                       # dense GEMMs (as TF's sampled softmax): ~10x faster at 670k labels,
@@ -50,6 +51,8 @@ class SlideConfig:
     schedule: str = "exponential"     # "fixed" (reference: every 50 / 1000) | "exponential" (paper)
     rehash_every: int = 50
     rebuild_every: int = 1000
+    rebuild_at_first_rehash: bool = True   # reference code: new hash functions at the first rehash (batch 50),
+                                           # then every rebuild_every (`iter % 1000 == 49`); False: first at rebuild_every
     schedule_growth: float = 1.5      # exponential: each interval 1.5x the previous (50, 125, 237, ...)
     # sampled-softmax baseline (dense_torch, method "sampled"): candidates per batch
     sample_fraction: float = 0.2      # negatives drawn per batch as a fraction of the labels (paper: TF needed ~20%)

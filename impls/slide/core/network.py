@@ -61,7 +61,8 @@ class SlideNetwork:
         lsh = make_lsh(c.lsh, c.K, c.L, c.hidden, self._lsh_seed, rp, binsize=c.binsize, ratio=c.simhash_ratio)
         self.tables = HashTables.create(lsh, n_labels, c.bucket_capacity, c.bucket_policy, c.seed)
         self.rehash_schedule = Schedule(c.rehash_every, c.schedule, c.schedule_growth)
-        self.rebuild_schedule = Schedule(c.rebuild_every, c.schedule, c.schedule_growth)
+        self.rebuild_schedule = Schedule(c.rebuild_every, c.schedule, c.schedule_growth,
+                                         first=c.rehash_every if c.rebuild_at_first_rehash else None)
         self.n_rehash = self.n_rebuild = 0
         self.dirty = np.zeros(n_labels, np.uint8)  # output rows changed since the last (re)hash
         self.table_seconds = 0.0

@@ -107,11 +107,14 @@ class HashTables:
 class Schedule:
     """When to refresh the tables. ``fixed``: every ``every`` iterations (reference code:
     rehash 50, rebuild 1000). ``exponential``: first after ``every``, then each interval
-    ``growth`` times the previous (the paper's exponentially growing intervals)."""
+    ``growth`` times the previous (the paper's exponentially growing intervals). ``first``:
+    the first refresh at that iteration instead of ``every`` (the intervals after it as
+    without it: fixed ``first + every``, ...; the reference code rebuilds at 50, 1050, ...)."""
 
     every: int
     kind: str = "fixed"
     growth: float = 1.5
+    first: int | None = None
     next_at: float = dataclasses.field(init=False)
     interval: float = dataclasses.field(init=False)
 
@@ -120,6 +123,8 @@ class Schedule:
             raise ValueError(f"schedule kind must be 'fixed' or 'exponential', got {self.kind!r}")
         self.interval = float(self.every)
         self.next_at = float(self.every) if self.every > 0 else math.inf
+        if self.first is not None and self.every > 0:
+            self.next_at = float(max(1, self.first))
 
     def due(self, iteration: int) -> bool:
         """True (and advance) when ``iteration`` (1-based, completed) reaches the next refresh."""

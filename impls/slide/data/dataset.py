@@ -141,6 +141,24 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
                            f"{' or '.join(candidates)} (expected {expected})")
 
 
+def claimed_real_set(*paths: str | Path) -> str | None:
+    """The published set (:data:`impls.slide.xc_stats.PUBLISHED`) whose feature and label
+    counts the header of any of ``paths`` has, i.e. which real set the files claim to be
+    (their point counts are then checked by :func:`check_real_header`); None when no header
+    has a published set's shape or a header is not an XC header."""
+    from impls.slide.xc_stats import PUBLISHED
+
+    for path in paths:
+        try:
+            _, d, l = read_header(path)
+        except RealDataMismatch:
+            continue
+        for name, pub in PUBLISHED.items():
+            if (d, l) == (pub["features"], pub["labels"]):
+                return name
+    return None
+
+
 def split_beside(train_path: str | Path) -> Path:
     """The test split beside a training file: its name with 'train' replaced by 'test'
     (train.txt -> test.txt, amazon_train.txt -> amazon_test.txt)."""

@@ -256,7 +256,8 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
 
     ``warmup_steps`` (default 3) run before the clock starts, then the weights and optimiser
     state are reset to their initial values: on this VM the first CPU steps at 670k labels
-    take 3-10x the steady-state time (first touch of the logits, gradients and Adam state)."""
+    take 3-10x the steady-state time (first touch of the logits, gradients and Adam state).
+    Every evaluation also records ``hidden_cosine`` (as SLIDE's, :func:`evaluate.mean_cosine`)."""
     if method not in METHODS:
         raise ValueError(f"method={method!r}; expected one of {', '.join(METHODS)}")
     if time_budget_s is None and max_iterations is None:
@@ -300,9 +301,11 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
 
     def evaluate(it, seconds, loss):
         W2, b2 = model.W2.detach().cpu().numpy(), model.b2.detach().cpu().numpy()
-        score = ev.evaluate(hidden_fn, W2, b2, test_data, rows_eval)
+        hidden = hidden_fn(test_data, rows_eval)
+        score = ev.precision_at_k(ev.top5(hidden, W2, b2), test_data, rows_eval)
         return {"seconds": seconds, "iteration": it, "samples": it * config.batch,
-                "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss}
+                "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss,
+                "hidden_cosine": ev.mean_cosine(hidden)}
 
     run = loop.run(lambda rows: trainer.step(train_data, rows).detach(), evaluate, n_points=train_data.n_points,
                    batch=config.batch, seed=config.seed, timer=timer,
@@ -317,4 +320,5 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
                           data={"train": train_data.stats(), "test": test_data.stats()}),
             "device_seconds": timer.device_seconds if dev.type == "cuda" else None,
             "warmup_seconds": warmup_s, "warmup_steps": warmup_steps,
+            "final_hidden_cosine": run.curve[-1]["hidden_cosine"],
             "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"}

@@ -63,12 +63,15 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     fixed shuffled subset of ``eval_points`` test points every ``eval_every`` batches and
     at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`);
     unless ``mode`` is "all", each evaluation also records how many of the points' 10
-    best-scoring wrong labels the hash tables retrieve (``lsh_recall``, see
-    :mod:`impls.slide.core.retrieval`; ``refreshes``: table rehashes + rebuilds so far); every
+    best-scoring wrong labels the hash tables retrieve (``lsh_recall`` with its 95% interval
+    ``lsh_recall_ci``, see :mod:`impls.slide.core.retrieval`; ``refreshes``: table rehashes +
+    rebuilds so far; ``rebuilds``: rebuilds so far, i.e. new hash functions); every
     evaluation records the mean cosine between the evaluation points' hidden vectors
     (``hidden_cosine``, see :func:`evaluate.mean_cosine`). ``lsh_recall_min_ratio``: the
     smallest ``lsh_recall / lsh_random_recall`` over the evaluations after the first table
-    refresh (None without one). ``progress``: True for a line per evaluation on stderr,
+    *rebuild* (None without one), ``lsh_recall_min_ratio_ci`` its 95% interval;
+    ``lsh_recall_min_ratio_after_rehash``: the same over the evaluations after the first
+    refresh of either kind. ``progress``: True for a line per evaluation on stderr,
     or a callable that receives each curve point.
     """
     if time_budget_s is None and max_iterations is None:
@@ -101,7 +104,10 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
             found = wrong_top_recall(net.tables, hidden, ranked, test_data, eval_rows, RECALL_K)
             point.update(lsh_recall=found["recall"], lsh_retrieved=found["retrieved"],
                          lsh_random_recall=found["random_recall"],
-                         refreshes=net.n_rehash + net.n_rebuild - rehash0 - rebuild0)
+                         lsh_recall_ci=[found["ci_low"], found["ci_high"]],
+                         lsh_recall_hits=found["hits"], lsh_recall_trials=found["trials"],
+                         refreshes=net.n_rehash + net.n_rebuild - rehash0 - rebuild0,
+                         rebuilds=net.n_rebuild - rebuild0)
         return point
 
     table_s0 = net.table_seconds
@@ -110,8 +116,9 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
                    schedule=EvalSchedule(eval_every, eval_first_s, eval_growth), time_budget_s=time_budget_s,
                    max_iterations=max_iterations, eval_at_start=eval_at_start, report=report)
     final = run.curve[-1]
-    ratios = [p["lsh_recall"] / p["lsh_random_recall"] for p in run.curve
-              if p.get("refreshes") and p.get("lsh_random_recall") and p["lsh_recall"] == p["lsh_recall"]]
+    after_rebuild = recall_ratios(run.curve, "rebuilds")
+    after_refresh = recall_ratios(run.curve, "refreshes")
+    worst = min(after_rebuild, key=lambda r: r[0]) if after_rebuild else None
     return {
         **loop.result("slide", run, baseline_p_at_1=baseline["p_at_1"], eval_points=int(eval_rows.size),
                       threads=threads, setup_seconds=setup_s, active_fraction=net.active_fraction,
@@ -127,7 +134,22 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         "final_lsh_retrieved": final.get("lsh_retrieved"),
         "final_lsh_random_recall": final.get("lsh_random_recall"),
         "final_hidden_cosine": final.get("hidden_cosine"),
-        "lsh_recall_min_ratio": min(ratios) if ratios else None,
+        "lsh_recall_min_ratio": worst[0] if worst else None,
+        "lsh_recall_min_ratio_ci": list(worst[1]) if worst else None,
+        "lsh_recall_min_ratio_after_rehash": min(r[0] for r in after_refresh) if after_refresh else None,
         "lsh_recall_k": RECALL_K,
         "table_bytes": net.tables.nbytes,
     }
+
+
+def recall_ratios(curve: list[dict], after: str) -> list[tuple[float, tuple[float, float]]]:
+    """``(lsh_recall / lsh_random_recall, (low, high))`` of every evaluation with ``point[after]``
+    > 0 (``after``: "rebuilds" or "refreshes"), the interval being ``lsh_recall_ci`` over the
+    random recall; evaluations without a random recall or with a NaN recall are skipped."""
+    out = []
+    for p in curve:
+        rand = p.get("lsh_random_recall")
+        if p.get(after) and rand and p["lsh_recall"] == p["lsh_recall"]:
+            low, high = p.get("lsh_recall_ci", (float("nan"), float("nan")))
+            out.append((p["lsh_recall"] / rand, (low / rand, high / rand)))
+    return out

@@ -1,0 +1,63 @@
+"""The retrieval-recall measurement: its interval and what counts as "after the first rebuild"
+(the recall itself: tests/slide/test_slide_lsh.py)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from impls.slide.core.retrieval import wilson_interval
+from impls.slide.training.trainer import recall_ratios
+
+
+def test_wilson_interval_matches_known_values():
+    # 0 hits in 3000 trials (300 points x 10 labels): the 95% upper bound is z^2 / (n + z^2)
+    low, high = wilson_interval(0, 3000)
+    assert low == 0.0 and high == pytest.approx(1.959964 ** 2 / (3000 + 1.959964 ** 2), rel=1e-6)
+    # a textbook value: 10 of 100 -> (0.0552, 0.1744)
+    low, high = wilson_interval(10, 100)
+    assert low == pytest.approx(0.05523, abs=1e-4) and high == pytest.approx(0.17437, abs=1e-4)
+    assert wilson_interval(5, 5)[1] == 1.0 and wilson_interval(0, 0) == (0.0, 1.0)
+    # the interval holds the estimate and narrows with more trials
+    for hits, n in ((3, 50), (30, 500), (300, 5000)):
+        lo, hi = wilson_interval(hits, n)
+        assert lo < hits / n < hi
+    assert np.diff([np.subtract(*wilson_interval(n // 10, n)[::-1]) for n in (50, 500, 5000)]).max() < 0
+
+
+def test_min_ratio_counts_from_the_first_rebuild_not_the_first_rehash():
+    curve = [
+        {"lsh_recall": 0.5, "lsh_random_recall": 0.01, "lsh_recall_ci": [0.4, 0.6], "refreshes": 0, "rebuilds": 0},
+        {"lsh_recall": 0.0, "lsh_random_recall": 0.01, "lsh_recall_ci": [0.0, 0.002], "refreshes": 1, "rebuilds": 0},
+        {"lsh_recall": 0.2, "lsh_random_recall": 0.01, "lsh_recall_ci": [0.1, 0.3], "refreshes": 2, "rebuilds": 1},
+        {"lsh_recall": math.nan, "lsh_random_recall": 0.01, "refreshes": 3, "rebuilds": 1},
+        {"lsh_recall": 0.3, "lsh_random_recall": 0.0, "refreshes": 3, "rebuilds": 1},
+    ]
+    after_rebuild = recall_ratios(curve, "rebuilds")
+    assert [r for r, _ in after_rebuild] == [pytest.approx(20.0)]
+    assert after_rebuild[0][1] == (pytest.approx(10.0), pytest.approx(30.0))
+    assert [r for r, _ in recall_ratios(curve, "refreshes")] == [0.0, pytest.approx(20.0)]
+
+
+
+def test_recall_probe_sees_fresh_tables_as_fresh():
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.network import SlideNetwork
+    from impls.slide.data import xc_data
+    from impls.slide.data.dataset import XCData
+    from impls.slide.experiments.recall_probe import probe_point
+
+    arrays = xc_data.generate(seed=2, n_train=300, n_test=60, n_features=500, n_labels=400,
+                              labels_per_point=2.0, nnz_per_point=20)
+    train, test = XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+    net = SlideNetwork(SlideConfig(K=3, L=8, batch=32, min_active=20, padding="batch", threads=1),
+                       train.n_features, train.n_labels, 8)
+    rows = np.arange(40)
+    out = probe_point(net, test, rows, 0)
+    # just built: every stored code is its fresh code, so the tables find exactly what fresh codes would
+    assert out["stored_codes_fresh"] == 1.0
+    assert out["full"]["recall"] == pytest.approx(out["full"]["recall_if_fresh"])
+    for _ in range(3):                                       # after steps without a rehash they go stale
+        net.step(train, np.random.default_rng(0).integers(0, train.n_points, 32))
+    assert probe_point(net, test, rows, 3)["stored_codes_fresh"] < 1.0
