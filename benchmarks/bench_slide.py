@@ -67,9 +67,15 @@ class SlideTimeToAccuracy(_RunTracks):
                              direction="higher")
     track_lsh_recall_over_random = field("lsh_recall_min_ratio", optional=True, direction="higher",
                                          unit="x: the smallest recall over a random set's, over the evaluations "
-                                              "after the first table refresh (SLIDE runs)")
+                                              "after the first table rebuild (new hash functions; SLIDE runs)")
+    track_lsh_recall_over_random_upper = track(
+        lambda self, *_: finite((self.row.get("lsh_recall_min_ratio_ci") or [None, None])[1]), direction="higher",
+        unit="x: 95% upper bound of that smallest ratio (Wilson interval of the worst evaluation's recall)")
+    track_lsh_recall_over_random_after_rehash = field(
+        "lsh_recall_min_ratio_after_rehash", optional=True, direction="higher",
+        unit="x: the smallest recall over a random set's after the first refresh of either kind (SLIDE runs)")
     track_hidden_cosine = field("final_hidden_cosine", optional=True,
-                                unit="mean cosine between evaluation points' hidden vectors at the end (SLIDE runs)",
+                                unit="mean cosine between evaluation points' hidden vectors at the end",
                                 direction="context")
 
 
