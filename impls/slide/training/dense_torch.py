@@ -10,16 +10,15 @@ the true labels, mean over the batch), Adam; on the CPU or a CUDA device.
 
 Both return the same result dict as :func:`impls.slide.training.trainer.train`.
 
-Choices measured on the dev VM (2 cores, 670k labels, batch 256; see README):
+Implementation choices (their measurements: impls/slide/README.md, "Baselines"):
 
-- Input layer: ``embedding_bag`` with per-sample weights (fwd+bwd ≈ 27 ms) over
-  ``torch.sparse.mm`` on a CSR batch (≈ 40–50 ms, and beta).
+- Input layer: ``embedding_bag`` with per-sample weights, not ``torch.sparse.mm`` on a CSR
+  batch.
 - Output loss: one autograd function computing logsumexp in the forward and
   ``softmax − target`` in place in the backward (as TF's
   ``softmax_cross_entropy_with_logits`` does), instead of ``log_softmax`` + gather, whose
   backward allocates and sweeps two more batch × labels tensors.
-- Adam ``fused=True``: one pass over 103M parameters (≈ 0.1 s) instead of ≈ 1.1 s for the
-  default per-tensor loop.
+- Adam ``fused=True``: one pass over all parameters instead of a per-tensor loop.
 
 Timing: ``seconds`` counts training steps only. On CUDA each step is bracketed by CUDA
 events and the device is synchronised before every clock read (:class:`StepTimer`); a
@@ -59,8 +58,8 @@ class DenseNet(torch.nn.Module):
         return torch.relu(h + self.b1)
 
     def forward(self, idx, offsets, weights):
-        """Logits laid out labels × batch: ``W2 @ h.T`` reads W2 row-major, measured 1.5x
-        faster than ``h @ W2.T`` for 670k × 128 × 256 with MKL here."""
+        """Logits (labels, batch): ``W2 @ h.T`` reads W2 row-major (faster than ``h @ W2.T``
+        at 670k labels; README, "Baselines and time to accuracy")."""
         return torch.addmm(self.b2[:, None], self.W2, self.hidden(idx, offsets, weights).T)
 
 
@@ -255,8 +254,8 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
     """Train the dense (or sampled-softmax) model with torch; returns the SLIDE trainer's keys.
 
     ``warmup_steps`` (default 3) run before the clock starts, then the weights and optimiser
-    state are reset to their initial values: on this VM the first CPU steps at 670k labels
-    take 3-10x the steady-state time (first touch of the logits, gradients and Adam state).
+    state are reset to their initial values, so that the first touch of the logits, gradients
+    and Adam state (several steady steps' time at 670k labels) is not on the clock.
     Every evaluation also records ``hidden_cosine`` (as SLIDE's, :func:`evaluate.mean_cosine`)."""
     if method not in METHODS:
         raise ValueError(f"method={method!r}; expected one of {', '.join(METHODS)}")
