@@ -10,7 +10,8 @@ the true labels, mean over the batch), Adam; on the CPU or a CUDA device.
 
 Both return the same result dict as :func:`impls.slide.training.trainer.train`.
 
-Implementation choices (their measurements: impls/slide/README.md, "Baselines"):
+Implementation choices (measured in impls/slide/README.md, "Baselines and time to
+accuracy"):
 
 - Input layer: ``embedding_bag`` with per-sample weights, not ``torch.sparse.mm`` on a CSR
   batch.
