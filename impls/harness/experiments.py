@@ -112,15 +112,54 @@ def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, 
 # The fields of a catalog.toml table: required ones first, then the optional ones.
 _REQUIRED = {"sizes": str, "artifact": str, "run": str, "summary": str}
 _OPTIONAL = {"paper_figure": str, "requires": list[str], "synthetic": bool, "timed": bool,
-             "devices": list[str], "printer": str}
+             "devices": list[str], "printer": str, "figures": dict}
+_FIGURE_FIELDS = {"title": str, "paper_figure": str}
+
+
+@dataclasses.dataclass(frozen=True)
+class FigureDeclaration:
+    """A report figure of an experiment: drawn from its artifact by the function registered
+    under ``name`` with :func:`impls.harness.figures.figure`."""
+    name: str
+    experiment: str
+    title: str
+    paper_figure: str = ""
+
+
+_FIGURES: dict[str, FigureDeclaration] = {}
+
+
+def _declare_figures(experiment_name: str, figures: Mapping[str, Any], where: str) -> None:
+    for name, fields in figures.items():
+        spot = f"{where} figure {name!r}"
+        if not isinstance(fields, dict):
+            raise ExperimentError(f"{spot}: expected a table of fields, got {fields!r}")
+        problems = [f"unknown field {k!r}" for k in fields if k not in _FIGURE_FIELDS]
+        problems += [] if "title" in fields else ["missing field 'title'"]
+        for key, spec in _FIGURE_FIELDS.items():
+            if key in fields:
+                problems += _check_type(fields[key], spec, key)
+        if problems:
+            raise ExperimentError(f"{spot}: " + "; ".join(problems))
+        entry = FigureDeclaration(name, experiment_name, **fields)
+        if name in _FIGURES and _FIGURES[name] != entry:
+            raise ExperimentError(f"{spot}: figure {name!r} is declared twice, differently")
+        _FIGURES[name] = entry
+
+
+def figure_declarations() -> dict[str, FigureDeclaration]:
+    """Every figure declared in the catalogs, by name (after :func:`discover`)."""
+    discover()
+    return dict(_FIGURES)
 
 
 def declare_file(path: Path) -> list[Experiment]:
     """Register every ``["<system>.<what>"]`` table of the TOML file ``path``; returns them.
 
-    Each table holds :func:`experiment`'s keyword fields; an unknown, missing or mistyped
-    field, or a table that is not ``<system>.<what>``, is an :class:`ExperimentError`
-    naming the file and the table.
+    Each table holds :func:`experiment`'s keyword fields, and its sub-tables
+    ``["<system>.<what>".figures.<name>]`` the experiment's report figures (``title``,
+    ``paper_figure``). An unknown, missing or mistyped field, or a table that is not
+    ``<system>.<what>``, is an :class:`ExperimentError` naming the file and the table.
     """
     try:
         tables = tomllib.loads(path.read_text())
@@ -138,10 +177,12 @@ def declare_file(path: Path) -> list[Experiment]:
                 problems += _check_type(fields[key], spec, key)
         if problems:
             raise ExperimentError(f"{where}: " + "; ".join(problems))
+        figures = fields.pop("figures", {})
         try:
             entries.append(experiment(name, **fields))
         except ValueError as err:
             raise ExperimentError(f"{where}: {err}") from err
+        _declare_figures(name, figures, where)
     return entries
 
 

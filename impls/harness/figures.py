@@ -1,11 +1,11 @@
 """Registry of report figures.
 
-Each system declares its figures in a module named ``impls.<system>.figures`` with
-the :func:`figure` decorator; the report discovers those modules, so a new
-experiment adds figures without touching the harness.
+An experiment declares its figures in its system's ``catalog.toml`` (name, title, paper
+figure); the module ``impls.<system>.figures`` draws each with the :func:`figure` decorator.
+The report discovers both, so a new experiment adds figures without touching the harness.
 
-A figure function takes the ``data`` of the artifact it names (plain dicts and
-lists, as the experiment returned them) and returns a matplotlib ``Figure``.
+A figure function takes the ``data`` of its experiment's artifact (plain dicts and lists,
+as the experiment returned them) and returns a matplotlib ``Figure``.
 The report adds the caption that says whether the data were synthetic and where
 they were measured.
 """
@@ -28,33 +28,35 @@ class FigureSpec:
     draw: Callable
 
 
-_REGISTRY: dict[str, FigureSpec] = {}
+_DRAW: dict[str, Callable] = {}
 
 
-def figure(name: str, *, artifact: str, title: str, system: str, paper_figure: str = "",
-           requires: tuple[str, ...] = ()):
-    """Register ``draw(data) -> matplotlib.figure.Figure`` as report figure ``name``.
-
-    ``requires`` names capabilities (see :mod:`impls.harness.capabilities`) without
-    which the artifact cannot exist; the report gives their reason when it is missing.
+def figure(name: str):
+    """Register ``draw(data) -> matplotlib.figure.Figure`` as the drawing of report figure
+    ``name``, which an experiment declares in its system's ``catalog.toml``
+    (``["<system>.<what>".figures.<name>]``: title, paper figure). The figure is drawn from
+    that experiment's artifact; the experiment's requirements say why it may be missing.
     """
 
     def register(draw: Callable) -> Callable:
-        if name in _REGISTRY and _REGISTRY[name].draw is not draw:
+        if name in _DRAW and _DRAW[name] is not draw:
             raise ValueError(f"figure {name!r} is registered twice")
-        _REGISTRY[name] = FigureSpec(name, artifact, title, system, paper_figure, tuple(requires), draw)
+        _DRAW[name] = draw
         return draw
 
     return register
 
 
 def discover() -> tuple[dict[str, FigureSpec], dict[str, str]]:
-    """Import every ``impls.<system>.figures`` module.
+    """Import every ``impls.<system>.figures`` module and join its drawings with the figures
+    the experiments declare.
 
-    Returns ``(figures by name, errors by module)``: a module that fails to import
-    is reported in ``errors`` and the other systems' figures are still returned.
+    Returns ``(figures by name, errors)``: a module that fails to import, a drawing no
+    experiment declares and a declared figure nothing draws are reported in ``errors``
+    (by module or figure name); the other figures are still returned.
     """
     import impls
+    from impls.harness import experiments
 
     errors: dict[str, str] = {}
     for module in pkgutil.iter_modules(impls.__path__):
@@ -68,7 +70,21 @@ def discover() -> tuple[dict[str, FigureSpec], dict[str, str]]:
                 errors[name] = f"{type(err).__name__}: {err}"
         except Exception as err:  # noqa: BLE001 - one broken module must not hide the others
             errors[name] = f"{type(err).__name__}: {err}"
-    return dict(_REGISTRY), errors
+    declared = experiments.figure_declarations()
+    known = experiments.discover()
+    specs: dict[str, FigureSpec] = {}
+    for name, draw in _DRAW.items():
+        decl = declared.get(name)
+        if decl is None:
+            errors[name] = f"figure {name!r} is drawn in {draw.__module__} but no catalog.toml declares it"
+            continue
+        entry = known[decl.experiment]
+        specs[name] = FigureSpec(name, entry.artifact, decl.title, entry.system, decl.paper_figure,
+                                 entry.requires, draw)
+    for name, decl in declared.items():
+        if name not in _DRAW and f"impls.{decl.experiment.split('.')[0]}.figures" not in errors:
+            errors[name] = f"figure {name!r} is declared by {decl.experiment} but nothing draws it"
+    return specs, errors
 
 
 def new_axes(width: float = 5.0, height: float = 3.4, ncols: int = 1):

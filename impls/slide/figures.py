@@ -39,24 +39,17 @@ def _source(data: dict) -> str:
     return "synthetic data; "
 
 
-@figure("slide_time_to_accuracy", artifact="slide_time_to_accuracy", system="slide",
-        title="SLIDE vs dense and sampled-softmax PyTorch: P@1 against training time (log) and iterations",
-        paper_figure="SLIDE Fig. 5 (time-to-accuracy, Amazon-670K)")
+@figure("slide_time_to_accuracy")
 def time_to_accuracy(data: dict):
     return _time_to_accuracy(data)
 
 
-@figure("slide_delicious_time_to_accuracy", artifact="slide_delicious", system="slide",
-        title="Delicious-200K-shaped set: SLIDE (SimHash) vs dense PyTorch, P@1 against training time and iterations",
-        paper_figure="SLIDE Fig. 5 (time-to-accuracy, Delicious-200K)")
+@figure("slide_delicious_time_to_accuracy")
 def delicious_time_to_accuracy(data: dict):
     return _time_to_accuracy(data)
 
 
-@figure("slide_mechanism", artifact="slide_time_to_accuracy", system="slide",
-        title="Why LSH can (or cannot) work here: the tables' recall of the best-scoring wrong labels over a random "
-              "set's, and the mean cosine between points' hidden vectors, at every evaluation (SLIDE runs)",
-        paper_figure="SLIDE's premise (text): the buckets hold the neurons with the largest activations")
+@figure("slide_mechanism")
 def mechanism(data: dict):
     fig, (ax_rec, ax_cos) = new_axes(width=10.0, height=3.6, ncols=2)
     for i, run in enumerate(_measured(data)):
@@ -118,9 +111,7 @@ def _time_to_accuracy(data: dict):
     return fig
 
 
-@figure("slide_core_scaling", artifact="slide_time_to_accuracy", system="slide",
-        title="Core scaling: samples/s, time to target and core utilisation per thread count",
-        paper_figure="SLIDE Fig. 9 (scalability with cores; the paper goes to 44)")
+@figure("slide_core_scaling")
 def core_scaling(data: dict):
     fig, (ax_tp, ax_ttt, ax_util) = new_axes(width=11.0, height=3.4, ncols=3)
     runs = [r for r in _measured(data) if r.get("device", "cpu") == "cpu"
@@ -147,9 +138,7 @@ def core_scaling(data: dict):
     return fig
 
 
-@figure("slide_batch_size", artifact="slide_sweeps", system="slide",
-        title="Batch size: SLIDE and dense PyTorch (CPU) throughput and SLIDE's time-to-target lead",
-        paper_figure="SLIDE Fig. 8 (batch sizes 64-256)")
+@figure("slide_batch_size")
 def batch_size(data: dict):
     fig, (ax_tp, ax_sp) = new_axes(width=9.0, height=3.4, ncols=2)
     batches = sorted(int(b) for b in data["batch"])
@@ -184,9 +173,7 @@ def batch_size(data: dict):
     return fig
 
 
-@figure("slide_hash_family", artifact="slide_sweeps", system="slide",
-        title="Hash family and K/L: accuracy against active fraction and speed, and how well the tables retrieve the best-scoring wrong labels (SLIDE, CPU)",
-        paper_figure="SLIDE: SimHash (Delicious) vs DWTA (Amazon), K/L choice (text)")
+@figure("slide_hash_family")
 def hash_family(data: dict):
     fig, (ax_acc, ax_tp, ax_rec) = new_axes(width=12.0, height=3.4, ncols=3)
     for i, r in enumerate(data["hash"]):

@@ -123,3 +123,31 @@ def test_figure_discovery_survives_a_broken_system(tmp_path, monkeypatch):
     assert errors == {"impls.brokensys.figures": "RuntimeError: bad figure module"}
     assert "fio_bandwidth_vs_block_size" in specs
     assert specs["fio_bandwidth_vs_block_size"].requires == ("fio", "o_direct")
+
+
+def test_figures_join_the_catalogs_declarations_and_say_what_does_not_match(monkeypatch):
+    from impls.harness import figures
+
+    specs, errors = figures.discover()
+    assert not errors
+    spec = specs["bandana_layout_policy"]
+    assert (spec.artifact, spec.system) == ("bandana_layouts", "bandana")
+    assert spec.title.startswith("Effective bandwidth by vector layout")
+    monkeypatch.setitem(figures._DRAW, "undeclared_figure", lambda data: None)
+    monkeypatch.delitem(figures._DRAW, "salus_jct_cdf")
+    specs, errors = figures.discover()
+    assert "undeclared_figure" not in specs and "salus_jct_cdf" not in specs
+    assert "no catalog.toml declares it" in errors["undeclared_figure"]
+    assert "declared by salus.policies but nothing draws it" in errors["salus_jct_cdf"]
+
+
+def test_catalog_figures_are_checked_like_experiments(tmp_path):
+    from impls.harness import experiments
+
+    bad = tmp_path / "catalog.toml"
+    bad.write_text('["demo.four"]\nsizes = "t"\nartifact = "a"\nrun = "m:f"\nsummary = "s"\n'
+                   '["demo.four".figures.demo_fig]\npaper = "x"\n')
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(bad)
+    assert "figure 'demo_fig': unknown field 'paper'; missing field 'title'" in str(err.value)
+    experiments._EXPERIMENTS.pop("demo.four", None)

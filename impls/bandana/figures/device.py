@@ -33,14 +33,7 @@ def _log2_ticks(ax, values: list[int], labels: list[str]) -> None:
     ax.minorticks_off()
 
 
-@figure(
-    "fio_bandwidth_vs_block_size",
-    artifact="fio_sweep",
-    requires=("fio", "o_direct"),
-    title="Random-read bandwidth vs. block size",
-    system="bandana",
-    paper_figure="Bandana device characterization",
-)
+@figure("fio_bandwidth_vs_block_size")
 def bandwidth_vs_block_size(data: dict[str, Any]):
     """Bandwidth (MB/s, 10^6 bytes/s) against block size, one line per queue depth,
     for the engine that swept the full grid."""
@@ -73,14 +66,7 @@ def bandwidth_vs_block_size(data: dict[str, Any]):
     return fig
 
 
-@figure(
-    "fio_iops_vs_queue_depth",
-    artifact="fio_sweep",
-    requires=("fio", "o_direct"),
-    title="4 KB random-read IOPS vs. queue depth",
-    system="bandana",
-    paper_figure="Bandana device characterization",
-)
+@figure("fio_iops_vs_queue_depth")
 def iops_vs_queue_depth(data: dict[str, Any]):
     """Thousands of 4 KB reads per second against queue depth, one line per engine,
     with the 4 KB ceiling point (QD32 or the nearest below) marked."""

@@ -12,10 +12,7 @@ def _layouts(data: dict) -> list[str]:
     return list(dict.fromkeys(p["layout"] for p in data["sweep"]))
 
 
-@figure("bandana_replay_vs_fio", artifact="bandana_replay", system="bandana", requires=("o_direct",),
-        title="Trace replay through the DRAM cache vs. fio's 4 KB random reads, against queue depth "
-              "(synthetic trace, real device)",
-        paper_figure="Bandana: from simulated effective bandwidth to the drive")
+@figure("bandana_replay_vs_fio")
 def replay_vs_fio(data: dict):
     """Three panels against queue depth, one line per layout (its best policy): block
     reads/s with fio's 4 KB random-read IOPS on the same file dashed (the ceiling);
@@ -55,10 +52,7 @@ def replay_vs_fio(data: dict):
     return fig
 
 
-@figure("bandana_replay_cross_check", artifact="bandana_replay", system="bandana", requires=("o_direct",),
-        title="Simulator vs. replay: simulated effective bandwidth × measured device bandwidth next to "
-              "the replay's measured useful bytes/s (synthetic trace, real device)",
-        paper_figure="Bandana: simulated effective bandwidth")
+@figure("bandana_replay_cross_check")
 def cross_check(data: dict):
     """Per replayed configuration (layout, policy, queue depth): predicted useful MB/s
     (simulated effective bandwidth × fio's 4 KB bandwidth on the same file) and the

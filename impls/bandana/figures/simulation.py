@@ -11,9 +11,7 @@ from impls.harness.figures import figure, grouped_bars, new_axes
 NO_LOCALITY = 128 / 4096
 
 
-@figure("bandana_subclusters", artifact="bandana_subclusters", system="bandana",
-        title="Effective bandwidth and K-means time against sub-clusters per cluster",
-        paper_figure="Bandana Figs 7-8")
+@figure("bandana_subclusters")
 def effective_bandwidth_vs_subclusters(data: dict):
     fig, (ax_bw, ax_time) = new_axes(width=9.0, height=3.3, ncols=2)
     for table, rows in data["tables"].items():
@@ -30,9 +28,7 @@ def effective_bandwidth_vs_subclusters(data: dict):
     return fig
 
 
-@figure("bandana_layout_policy", artifact="bandana_layouts", system="bandana",
-        title="Effective bandwidth by vector layout and cache policy (cache = 5% of the table)",
-        paper_figure="Bandana: effective bandwidth 2-3x (layout x prefetch/admission policy)")
+@figure("bandana_layout_policy")
 def effective_bandwidth_by_layout_and_policy(data: dict):
     tables = list(data["tables"])
     fig, axes = new_axes(width=5.0 * len(tables), height=3.4, ncols=len(tables))
@@ -53,9 +49,7 @@ def effective_bandwidth_by_layout_and_policy(data: dict):
     return fig
 
 
-@figure("bandana_shadow_sweep", artifact="bandana_layouts", system="bandana",
-        title="Shadow-cache admission: effective bandwidth and hit rate against shadow size (SHP layout)",
-        paper_figure="Bandana: shadow cache")
+@figure("bandana_shadow_sweep")
 def shadow_sweep(data: dict):
     sweep = data["shadow_sweep"]
     fig, ax = new_axes(width=5.5, height=3.3)
@@ -74,9 +68,7 @@ def shadow_sweep(data: dict):
     return fig
 
 
-@figure("bandana_miniature", artifact="bandana_layouts", system="bandana",
-        title="Miniature simulation (block-sampled) against full simulation over the cache grid",
-        paper_figure="Bandana: choosing cache sizes by simulating dozens of small caches")
+@figure("bandana_miniature")
 def miniature_vs_full(data: dict):
     mini = data["miniature"]
     fig, (ax_bw, ax_hit) = new_axes(width=8.0, height=3.4, ncols=2)

@@ -74,8 +74,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes = []
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
-        notes += [f"Figures of {module} are missing: it failed to import ({why})."
-                  for module, why in broken.items()]
+        notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")
+                  else f"Figure {key} is missing: {why}." for key, why in broken.items()]
     if frame.empty:
         notes.append(f"No asv results for {machine}: claims that need a benchmark are not measured, "
                      "and there is no history.")

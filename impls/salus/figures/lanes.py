@@ -23,9 +23,7 @@ def _pick_two(memory: dict) -> list[str]:
     return names[:2]
 
 
-@figure("salus_memory_over_time", artifact="salus_lanes", system="salus",
-        title="Memory over time of two workloads, with persistent and peak levels (synthetic inputs)",
-        paper_figure="Salus: persistent vs ephemeral memory of a training job")
+@figure("salus_memory_over_time")
 def memory_over_time(data: dict):
     names = _pick_two(data["memory"])
     fig, axes = new_axes(width=9.0, height=3.2, ncols=len(names))
@@ -47,9 +45,7 @@ def memory_over_time(data: dict):
     return fig
 
 
-@figure("salus_lane_packing", artifact="salus_lanes", system="salus",
-        title="Lane packing on recorded profiles: jobs admitted, fragmentation, makespan (synthetic mixes, simulated)",
-        paper_figure="Salus: GPU lanes (memory sharing)")
+@figure("salus_lane_packing")
 def lane_packing(data: dict):
     packing = data["packing"]
     caps = list(packing["capacities"])
@@ -73,9 +69,7 @@ def lane_packing(data: dict):
     return fig
 
 
-@figure("salus_hyperparam_makespan", artifact="salus_hyperparam", system="salus",
-        title="Hyper-parameter exploration: makespan one at a time vs PACK with lanes (synthetic data)",
-        paper_figure="Salus: hyper-parameter exploration (2.38x)")
+@figure("salus_hyperparam_makespan")
 def hyperparam_makespan(data: dict):
     names = list(data["workloads"])
     fig, ax = new_axes(width=6.0, height=3.3)
@@ -98,9 +92,7 @@ def hyperparam_makespan(data: dict):
     return fig
 
 
-@figure("salus_hyperparam_utilisation", artifact="salus_hyperparam", system="salus",
-        title="Utilisation over time during hyper-parameter exploration (synthetic data)",
-        paper_figure="Salus: GPU utilisation (hyper-parameter exploration)")
+@figure("salus_hyperparam_utilisation")
 def hyperparam_utilisation(data: dict):
     name = data["smallest"]
     row = data["workloads"][name]
@@ -123,9 +115,7 @@ def hyperparam_utilisation(data: dict):
     return fig
 
 
-@figure("salus_inference_latency", artifact="salus_inference", system="salus",
-        title="Many-model inference: request latency CDF per serving setup, devices needed (synthetic requests)",
-        paper_figure="Salus: inference sharing (42x / 7x)")
+@figure("salus_inference_latency")
 def inference_latency(data: dict):
     fig, (ax, bars) = new_axes(width=10.0, height=3.4, ncols=2)
     labels = {"shared": "one device, FAIR with lanes (Salus)", "one_per_device": "one model per device",

@@ -18,9 +18,7 @@ METHOD_LABELS = {
 }
 
 
-@figure("salus_switching_latency", artifact="salus_switching", system="salus",
-        title="Job-switch latency: in-process vs checkpoint/restore (p50, bar to p99)",
-        paper_figure="Salus: fast job switching (sub-second vs second-scale)")
+@figure("salus_switching_latency")
 def switching_latency(data: dict):
     workloads = list(data["workloads"])
     fig, ax = new_axes(width=8.5, height=3.6)
@@ -44,9 +42,7 @@ def switching_latency(data: dict):
     return fig
 
 
-@figure("salus_jct_cdf", artifact="salus_policies", system="salus",
-        title="Job completion time CDF per scheduling policy (real run solid, simulator dashed)",
-        paper_figure="Salus: FIFO / SRTF / PACK / FAIR job completion times")
+@figure("salus_jct_cdf")
 def jct_cdf(data: dict):
     fig, ax = new_axes(width=6.0, height=3.6)
     colors = {}
@@ -68,9 +64,7 @@ def jct_cdf(data: dict):
     return fig
 
 
-@figure("salus_avg_jct_real_vs_sim", artifact="salus_policies", system="salus",
-        title="Average JCT per policy: real run vs discrete-event simulator",
-        paper_figure="Salus: average JCT per policy")
+@figure("salus_avg_jct_real_vs_sim")
 def avg_jct_real_vs_simulated(data: dict):
     order = [p for p in data.get("sizes", {}).get("policies", []) if p in data["policies"]]
     rows = {p: data["policies"][p] for p in order or data["policies"]}
@@ -108,9 +102,7 @@ def avg_jct_real_vs_simulated(data: dict):
     return fig
 
 
-@figure("salus_executor_overhead", artifact="salus_overhead", system="salus",
-        title="Executor overhead: a job's iteration inside the executor vs alone",
-        paper_figure="Salus: executor overhead")
+@figure("salus_executor_overhead")
 def executor_overhead(data: dict):
     workloads = list(data["workloads"])
     fig, ax = new_axes(width=6.0, height=3.2)
