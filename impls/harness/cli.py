@@ -38,6 +38,7 @@ from typing import Callable, Iterable
 EXIT_USAGE = 2
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
+EXIT_SIGPIPE = 141            # 128 + SIGPIPE: the output's reader closed the pipe
 DEBUG_ENV = "DLSYSBENCH_DEBUG"
 
 
@@ -264,6 +265,10 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             except SystemExit:
                 run_cleanup(mark)
                 raise
+            except BrokenPipeError:          # the reader went away (`| head`): stop quietly, as
+                run_cleanup(mark)            # a tool killed by SIGPIPE does
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return EXIT_SIGPIPE
             except known as exc:
                 run_cleanup(mark)
                 if debug:

@@ -21,6 +21,9 @@ def _rows() -> list[dict]:
     from impls.harness import capabilities
 
     rows = []
+    figures_of: dict[str, list[str]] = {}
+    for figure in experiments.figure_declarations().values():
+        figures_of.setdefault(figure.experiment, []).append(figure.name)
     for name, entry in experiments.discover().items():
         devices = {}
         for device in entry.devices:
@@ -29,7 +32,7 @@ def _rows() -> list[dict]:
         rows.append({"name": name, "summary": entry.summary, "paper_figure": entry.paper_figure,
                      "sizes": entry.sizes, "artifact": entry.artifact,
                      "requires": list(entry.requires), "synthetic": entry.synthetic, "timed": entry.timed,
-                     "runs_here": devices})
+                     "figures": figures_of.get(name, []), "runs_here": devices})
     return rows
 
 
@@ -44,6 +47,7 @@ def _list(args: argparse.Namespace) -> int:
                                                                               ", deterministic")
         print(f"{row['name']}\n    {row['summary']}\n    reproduces: {row['paper_figure'] or '-'}; "
               f"sizes: [{row['sizes']}]; artifact: {row['artifact']}; needs: {needs}; {kind}")
+        print(f"    figures: {', '.join(row['figures']) or '-'}")
         for device, verdict in row["runs_here"].items():
             print(f"    runs here on {device}: {verdict}")
     return 0

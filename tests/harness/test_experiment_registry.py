@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +103,18 @@ def test_cli_list_names_every_experiment_and_whether_it_runs_here():
     rows = {row["name"]: row for row in json.loads(out.stdout)}
     assert set(rows) == set(experiments.discover())
     assert rows["salus.switching"]["runs_here"].keys() == {"cpu", "cuda"}
+    assert "bandana_layout_policy" in rows["bandana.layouts"]["figures"]
+
+
+def test_cli_stops_quietly_when_its_reader_goes_away():
+    read_end, write_end = os.pipe()
+    os.close(read_end)           # the reader is gone before the first write (as after `| head -1`)
+    try:
+        out = subprocess.run([sys.executable, "-m", "impls", "list"], cwd=ROOT, stdout=write_end,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (out.returncode, out.stderr) == (141, "")
 
 
 def test_cli_run_prints_the_experiment_as_json():
