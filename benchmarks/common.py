@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import inspect
-import math
 import json
+import math
 import types
 from pathlib import Path
 from typing import Callable

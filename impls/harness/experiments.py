@@ -32,7 +32,7 @@ import types
 import typing
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from impls.harness import profiles
 
@@ -134,13 +134,7 @@ def _declare_figures(experiment_name: str, figures: Mapping[str, Any], where: st
         spot = f"{where} figure {name!r}"
         if not isinstance(fields, dict):
             raise ExperimentError(f"{spot}: expected a table of fields, got {fields!r}")
-        problems = [f"unknown field {k!r}" for k in fields if k not in _FIGURE_FIELDS]
-        problems += [] if "title" in fields else ["missing field 'title'"]
-        for key, spec in _FIGURE_FIELDS.items():
-            if key in fields:
-                problems += _check_type(fields[key], spec, key)
-        if problems:
-            raise ExperimentError(f"{spot}: " + "; ".join(problems))
+        _check_fields(fields, _FIGURE_FIELDS, ("title",), spot)
         entry = FigureDeclaration(name, experiment_name, **fields)
         if name in _FIGURES and _FIGURES[name] != entry:
             raise ExperimentError(f"{spot}: figure {name!r} is declared twice, differently")
@@ -170,13 +164,7 @@ def declare_file(path: Path) -> list[Experiment]:
         where = f'["{name}"] in {path}'
         if not isinstance(fields, dict):
             raise ExperimentError(f"{where}: expected a table of fields, got {fields!r}")
-        problems = [f"unknown field {k!r}" for k in fields if k not in _REQUIRED and k not in _OPTIONAL]
-        problems += [f"missing field {k!r}" for k in _REQUIRED if k not in fields]
-        for key, spec in {**_REQUIRED, **_OPTIONAL}.items():
-            if key in fields:
-                problems += _check_type(fields[key], spec, key)
-        if problems:
-            raise ExperimentError(f"{where}: " + "; ".join(problems))
+        _check_fields(fields, {**_REQUIRED, **_OPTIONAL}, _REQUIRED, where)
         figures = fields.pop("figures", {})
         try:
             entries.append(experiment(name, **fields))
@@ -248,6 +236,19 @@ def _check_type(value: Any, spec: Any, where: str) -> list[str]:
     return [] if ok else [f"{where}: {value!r} is not {_type_name(spec)}"]
 
 
+def _check_fields(values: Mapping[str, Any], types_: Mapping[str, Any], required: Iterable[str],
+                  where: str, noun: str = "field") -> None:
+    """Raise :class:`ExperimentError` at ``where`` naming every key of ``values`` not in
+    ``types_``, every ``required`` key it lacks and every value not of its type."""
+    problems = [f"unknown {noun} {k!r}" for k in values if k not in types_]
+    problems += [f"missing {noun} {k!r}" for k in required if k not in values]
+    for key, spec in types_.items():
+        if key in values:
+            problems += _check_type(values[key], spec, key)
+    if problems:
+        raise ExperimentError(f"{where}: " + "; ".join(problems))
+
+
 def validate_sizes(table: str, profile: str, values: Mapping[str, Any],
                    schema: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`ExperimentError` unless ``values`` has exactly the schema's keys, of its types.
@@ -257,14 +258,7 @@ def validate_sizes(table: str, profile: str, values: Mapping[str, Any],
     schema = schema if schema is not None else schemas().get(table)
     if schema is None:
         raise ExperimentError(f"[{table}] of {profiles.PROFILE_TABLE} has no declared sizes schema")
-    where = f"[{table}.{profile}] in {profiles.PROFILE_TABLE}"
-    problems = [f"unknown key {k!r}" for k in values if k not in schema]
-    problems += [f"missing key {k!r}" for k in schema if k not in values]
-    for key, spec in schema.items():
-        if key in values:
-            problems += _check_type(values[key], spec, key)
-    if problems:
-        raise ExperimentError(f"{where}: " + "; ".join(problems))
+    _check_fields(values, schema, schema, f"[{table}.{profile}] in {profiles.PROFILE_TABLE}", noun="key")
 
 
 def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:
