@@ -5,19 +5,13 @@ import itertools
 import json
 
 import pytest
-import torch
 
 from impls.harness import profiles
 from impls.salus.experiments.scheduling import policy_experiment, salus_sizes
 from impls.salus.core.traces import poisson_trace
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_poisson_trace_is_seeded_and_sized_by_duration():

@@ -29,12 +29,7 @@ from impls.salus.core.workloads import WORKLOADS, build_job
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_registry_has_seven_families_three_train_batches_and_inference_1_5_10():
