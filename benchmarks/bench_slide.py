@@ -23,6 +23,8 @@ lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such 
 one that reached the target is an upper bound (``track_ratio_is_upper_bound``). A comparison's target is the
 pair's own (``experiments.target_p_at_1`` of the two runs).
 """
+import math
+
 from impls.harness import profiles
 from impls.slide.experiments import sweeps as experiments
 from impls.slide.experiments.sweeps import finite
@@ -74,6 +76,10 @@ class SlideTimeToAccuracy(_RunTracks):
     track_lsh_recall_over_random_after_rehash = field(
         "lsh_recall_min_ratio_after_rehash", optional=True, direction="higher",
         unit="x: the smallest recall over a random set's after the first refresh of either kind (SLIDE runs)")
+    track_table_time_fraction = track(
+        lambda self, *_: finite(self.row["table_seconds"] / self.row["train_seconds"])
+        if self.row.get("table_seconds") is not None and self.row.get("train_seconds") else math.nan,
+        unit="fraction of training time in table refreshes and upkeep (SLIDE runs)", direction="lower")
     track_hidden_cosine = field("final_hidden_cosine", optional=True,
                                 unit="mean cosine between evaluation points' hidden vectors at the end",
                                 direction="context")

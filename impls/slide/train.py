@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("mode", ["union", "topk", "threshold", "all"]),
                           ("adam", ["lazy", "dense"]), ("bucket_policy", ["fifo", "reservoir"]),
                           ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),
-                          ("padding_sampler", ["uniform", "log-uniform"])):
+                          ("padding_sampler", ["uniform", "log-uniform"]), ("upkeep", ["rising", "none"])):
         p.add_argument("--" + name.replace("_", "-"), dest=name, choices=choices, default=getattr(d, name))
     p.add_argument("--json", required=True, metavar="FILE",
                    help="where to write the result as one JSON object ('-': standard output)")

@@ -179,3 +179,49 @@ def test_recall_ratio_counts_from_the_first_rebuild(small, monkeypatch):
     assert result["lsh_recall_min_ratio_after_rehash"] == min(ratios("refreshes")) == 0
     low, high = result["lsh_recall_min_ratio_ci"]
     assert low <= result["lsh_recall_min_ratio"] <= high
+
+
+@pytest.mark.parametrize("adam", ["lazy", "dense"])
+def test_upkeep_rebuckets_exactly_the_rows_whose_logit_rose(small, adam):
+    train_data, _ = small
+    set_threads(1)
+    cfg = SlideConfig(batch=64, K=4, L=10, min_active=64, rehash_every=1000, rebuild_every=1000,
+                      rebuild_at_first_rehash=False, seed=3, threads=1, adam=adam, padding="batch")
+    net = SlideNetwork(cfg, train_data.n_features, train_data.n_labels, 16, label_counts=train_data.label_counts())
+    rows = np.arange(64)
+    builds = net.tables.builds
+    codes0 = net.tables.current_codes()
+    W_old, b_old = net.W2.copy(), net.b2.copy()
+    net.step(train_data, rows)
+    # the rise is measured on the forward pass's hidden vectors (``net.H``, before the step's W1 update)
+    rise = (net.W2 - W_old) @ np.asarray(net.H[:64].mean(axis=0), np.float64) + (net.b2 - b_old)
+    stepped = np.flatnonzero(np.any(net.W2 != W_old, axis=1) | (net.b2 != b_old))
+    if adam == "lazy":
+        np.testing.assert_array_equal(np.sort(stepped), np.sort(net.touched_out[:net.last_touched_rows]))
+    np.testing.assert_allclose(net.rise[stepped], rise[stepped], atol=1e-5)
+    rose = stepped[net.rise[stepped] > 0]
+    assert 0 < rose.size < stepped.size
+    assert net.tables.builds == builds and net.tables.n_moved > 0      # through the delta, no build
+    now = net.tables.current_codes()
+    fresh = net.tables.lsh.hash_table_major(net.W2)
+    np.testing.assert_array_equal(now[:, rose], fresh[:, rose])
+    others = np.setdiff1d(np.arange(train_data.n_labels), rose)
+    np.testing.assert_array_equal(now[:, others], codes0[:, others])    # pushed-down rows keep their buckets
+    assert net.upkeep_seconds > 0
+
+
+def test_upkeep_none_leaves_the_tables_until_the_schedule(small):
+    train_data, _ = small
+    set_threads(1)
+    cfg = SlideConfig(batch=64, K=4, L=10, min_active=64, rehash_every=3, schedule="fixed", rebuild_every=1000,
+                      rebuild_at_first_rehash=False, seed=3, threads=1, upkeep="none")
+    net = SlideNetwork(cfg, train_data.n_features, train_data.n_labels, 16)
+    codes0 = net.tables.current_codes()
+    for i in range(2):
+        net.step(train_data, np.arange(64 * i, 64 * (i + 1)))
+    np.testing.assert_array_equal(net.tables.current_codes(), codes0)
+    assert net.tables.moves == 0 and net.upkeep_seconds == 0
+    net.step(train_data, np.arange(128, 192))                           # the rehash at 3
+    np.testing.assert_array_equal(net.tables.codes, net.tables.lsh.hash_table_major(net.W2))
+    with pytest.raises(ValueError, match="upkeep"):
+        SlideConfig(upkeep="always").check()

@@ -54,6 +54,9 @@ class SlideConfig:
     rebuild_at_first_rehash: bool = True   # reference code: new hash functions at the first rehash (batch 50),
                                            # then every rebuild_every (`iter % 1000 == 49`); False: first at rebuild_every
     schedule_growth: float = 1.5      # exponential: each interval 1.5x the previous (50, 125, 237, ...)
+    upkeep: str = "rising"            # between refreshes, after each batch: "rising" re-buckets the rows whose
+                                      # logit on the batch's mean hidden vector the step raised (a departure, for
+                                      # lr 100x the paper's; see README); "none": only the schedule's refreshes
     # sampled-softmax baseline (dense_torch, method "sampled"): candidates per batch
     sample_fraction: float = 0.2      # negatives drawn per batch as a fraction of the labels (paper: TF needed ~20%)
     sampler: str = "log-uniform"      # "log-uniform" (TF's default, over labels ranked by training frequency) | "uniform"
@@ -80,7 +83,7 @@ class SlideConfig:
                               ("bucket_policy", ("fifo", "reservoir")),
                               ("mode", ("union", "topk", "threshold", "all")), ("padding", ("batch", "sample")),
                               ("padding_sampler", ("uniform", "log-uniform")),
-                              ("schedule", ("fixed", "exponential")),
+                              ("schedule", ("fixed", "exponential")), ("upkeep", ("rising", "none")),
                               ("sampler", ("uniform", "log-uniform"))):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {', '.join(allowed)}")

@@ -8,6 +8,12 @@ labels, padded with random neurons to ``min_active``; the softmax runs over the 
 set and the loss is the cross-entropy against the target spread uniformly over the
 true labels (mean over the batch). Gradients exist only for the active rows.
 
+Tables: refreshed on the paper's schedule (:class:`tables.Schedule`); between refreshes,
+upkeep ``rising`` (default) re-buckets after each batch the output rows whose logit on the
+batch's mean hidden vector the step raised, through the tables' delta (no CSR rebuild), so the
+labels that now score high are found under their current codes; ``none`` leaves the tables
+as the last refresh made them, as the paper does.
+
 Adam: ``lazy`` (default) steps only the rows a batch touched, with the global step's
 bias correction (the documented departure from the reference code, which sweeps Adam over
 every parameter each batch); ``dense`` steps every parameter every batch, as the
@@ -59,13 +65,17 @@ class SlideNetwork:
         rp = c.range_pow if c.range_pow is not None else auto_range_pow(n_labels, c.bucket_load)
         self._lsh_seed = c.seed * 7919 + 17
         lsh = make_lsh(c.lsh, c.K, c.L, c.hidden, self._lsh_seed, rp, binsize=c.binsize, ratio=c.simhash_ratio)
-        self.tables = HashTables.create(lsh, n_labels, c.bucket_capacity, c.bucket_policy, c.seed)
+        self.upkeep = c.upkeep == "rising" and c.mode != "all"
+        self.tables = HashTables.create(lsh, n_labels, c.bucket_capacity, c.bucket_policy, c.seed,
+                                        delta_rows=None if self.upkeep else 0)
         self.rehash_schedule = Schedule(c.rehash_every, c.schedule, c.schedule_growth)
         self.rebuild_schedule = Schedule(c.rebuild_every, c.schedule, c.schedule_growth,
                                          first=c.rehash_every if c.rebuild_at_first_rehash else None)
         self.n_rehash = self.n_rebuild = 0
         self.dirty = np.zeros(n_labels, np.uint8)  # output rows changed since the last (re)hash
-        self.table_seconds = 0.0
+        self.rise = np.zeros(n_labels, np.float32)  # last step's rise of each stepped row's logit on the mean h
+        self.table_seconds = 0.0   # refreshes and upkeep, s
+        self.upkeep_seconds = 0.0  # upkeep alone, s
         self.threads = c.threads or numba.config.NUMBA_NUM_THREADS
         self.n_chunks = max(1, self.threads * c.chunks_per_thread)
         if c.mode != "all":
@@ -130,15 +140,28 @@ class SlideNetwork:
         self.dirty[:] = 0
         self.table_seconds += time.perf_counter() - t0
 
-    def _maybe_refresh(self) -> None:
+    def _maybe_refresh(self) -> bool:
+        """Refresh the tables when the schedule says so; True when it did."""
         if self.config.mode == "all":
-            return
+            return False
         rebuild = self.rebuild_schedule.due(self.t)
         rehash = self.rehash_schedule.due(self.t)
         if rebuild:
             self.refresh_tables(rebuild=True)
         elif rehash:
             self.refresh_tables(rebuild=False)
+        return rebuild or rehash
+
+    def _keep_up(self, stepped: np.ndarray) -> None:
+        """Upkeep "rising": re-bucket the ``stepped`` rows whose logit on the batch's mean hidden
+        vector the step raised (the best-scoring wrong labels are rows that rose; a row the
+        step pushed down can only be retrieved needlessly from its old bucket)."""
+        import time
+        t0 = time.perf_counter()
+        self.tables.move(self.W2, stepped[self.rise[stepped] > 0], self.n_chunks)
+        dt = time.perf_counter() - t0
+        self.upkeep_seconds += dt
+        self.table_seconds += dt
 
     # -- training ------------------------------------------------------------------------
     def _pool_size(self) -> int:
@@ -180,7 +203,7 @@ class SlideNetwork:
         # own active sets and logits (HOGWILD over samples)
         NK.forward_own(rows, data.indptr, data.indices, data.values, data.label_indptr, data.labels,
                        self.W1, self.b1, self.W2, self.b2, *lsh.kernel_args(),
-                       self.tables.offsets, self.tables.items, MODES[c.mode], c.topk, c.threshold,
+                       *self.tables.kernel_args(), MODES[c.mode], c.topk, c.threshold,
                        c.min_active, c.max_active, self.in_pool, c.padding == "sample", np.uint64(c.seed),
                        self.t, self.n_chunks, self.stamp, self.freq, self.hscratch, self.codes, self.cand,
                        self.tags, H, act, n_act, self.n_true[:B], dz, self.masked[:B], self.n_masked[:B])
@@ -214,7 +237,8 @@ class SlideNetwork:
         NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
                               H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
                               m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2, bc2_sqrt,
-                              c.eps, dense, self.slot_out, self.n_chunks, c.output_bias)
+                              c.eps, dense, self.slot_out, self.n_chunks, c.output_bias,
+                              H.mean(axis=0), self.rise)
         m_in = NK.gather_features(rows, data.indptr, data.indices, self.slot_in, self.touched_in,
                                   self.counts_in, self.starts_in, self.contrib_in)
         order = np.argsort(self.touched_in[:m_in]).astype(np.int32)
@@ -225,11 +249,10 @@ class SlideNetwork:
         self.active_total += int(n_act.sum()) + int(P * B - self.n_masked[:B].sum())
         self.samples_total += B
         self.last_touched_rows = m_out
-        if dense:
-            self.dirty[:] = 1
-        else:
-            self.dirty[self.touched_out[:m_out]] = 1
-        self._maybe_refresh()
+        stepped = np.arange(self.n_labels) if dense else self.touched_out[:m_out]
+        self.dirty[stepped] = 1
+        if not self._maybe_refresh() and self.upkeep:
+            self._keep_up(stepped)
         return float(self.loss[:B].mean())
 
     @property

@@ -21,6 +21,7 @@ from numba import njit, prange
 
 from impls.slide.core.lsh_kernels import hash_dense
 from impls.slide.core.rng import below, stream
+from impls.slide.core.table_kernels import bucket_into
 
 UNION, TOPK, THRESHOLD, ALL = 0, 1, 2, 3
 
@@ -74,13 +75,15 @@ def _select_by_frequency(cand, nc, freq, keep_k, min_count, L, act, n, max_activ
 
 @njit(cache=True, parallel=True, fastmath=True)
 def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
-                family, idx, proj, K, L, bits, range_pow, offsets, items,
+                family, idx, proj, K, L, bits, range_pow,
+                offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity,
                 mode, topk, threshold, min_active, max_active, in_pool, pad_per_sample, seed, step,
                 n_chunks, stamp, freq, hscratch, codes, cand, tags,
                 H, act, n_act, n_true, z, masked, n_masked):
     """Per sample (HOGWILD over the batch): hidden layer, LSH query, the sample's own active
     neurons (true labels first, then retrieved ones, then per-sample random padding when
-    ``pad_per_sample``) and their logits ``z``. ``masked[i, :n_masked[i]]`` lists the positions
+    ``pad_per_sample``) and their logits ``z``. The tables are read through
+    ``table_kernels.bucket_into`` (their CSR and the delta of neurons moved since). ``masked[i, :n_masked[i]]`` lists the positions
     in the batch's shared pool of neurons that are already the sample's own (``in_pool[j]``:
     pool position of neuron j or -1), so that they are not counted twice."""
     B = rows.shape[0]
@@ -93,6 +96,7 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
         xs = np.empty(Hd, np.int32)
         cd = codes[c]
         cn = cand[c]
+        bk = np.empty(capacity, np.int32)
         for i in range(B * c // n_chunks, B * (c + 1) // n_chunks):
             row = rows[i]
             h = H[i]
@@ -115,9 +119,10 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
                 hash_dense(h, family, idx, proj, K, L, bits, range_pow, hs, xs, cd)
                 if mode == UNION:
                     for t in range(L):
-                        b = cd[t]
-                        for q in range(offsets[t, b], offsets[t, b + 1]):
-                            j = items[t, q]
+                        nb = bucket_into(t, cd[t], offsets, items, slot_of, moved, dhead, dnext, dcode, ditem,
+                                         capacity, bk)
+                        for q in range(nb):
+                            j = bk[q]
                             if st[j] != tag:
                                 st[j] = tag
                                 a[n] = j
@@ -129,9 +134,10 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
                 else:
                     nc = 0
                     for t in range(L):
-                        b = cd[t]
-                        for q in range(offsets[t, b], offsets[t, b + 1]):
-                            j = items[t, q]
+                        nb = bucket_into(t, cd[t], offsets, items, slot_of, moved, dhead, dnext, dcode, ditem,
+                                         capacity, bk)
+                        for q in range(nb):
+                            j = bk[q]
                             if fr[j] == 0:
                                 cn[nc] = j
                                 nc += 1
@@ -344,9 +350,12 @@ def _adam_row(w, m, v, g, step_size, beta1, beta2, bc2_sqrt, eps):
 @njit(cache=True, parallel=True, fastmath=True)
 def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, pool_of_slot, gpool, gbpool,
                        W2, b2, mW, vW, mb, vb, step_size, beta1, beta2, bc2_sqrt, eps, dense, slot,
-                       n_chunks, train_bias):
+                       n_chunks, train_bias, hbar, rise):
     """Gradient of each touched output row (Σ dz · h over its own pairs, plus its shared-pool
     gradient ``gpool[pool_of_slot[s]]``) and its Adam step.
+
+    ``rise[j]``: how much the step raised row ``j``'s logit on ``hbar`` (the batch's mean hidden
+    vector), for every row it stepped (other entries are left as they are).
 
     ``dense``: also step every untouched row with a zero gradient (fidelity with dense Adam).
     Resets ``slot`` of the touched rows to -1.
@@ -382,9 +391,17 @@ def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, p
                     for d in range(Hd):
                         g[d] += gpool[pq, d]
             gb[0] = gsum
-            _adam_row(W2[j], mW[j], vW[j], g, step_size, beta1, beta2, bc2_sqrt, eps)
+            wj = W2[j]
+            before = b2[j]
+            for d in range(Hd):
+                before += wj[d] * hbar[d]
+            _adam_row(wj, mW[j], vW[j], g, step_size, beta1, beta2, bc2_sqrt, eps)
             if train_bias:
                 _adam_row(b2[j:j + 1], mb[j:j + 1], vb[j:j + 1], gb, step_size, beta1, beta2, bc2_sqrt, eps)
+            after = b2[j]
+            for d in range(Hd):
+                after += wj[d] * hbar[d]
+            rise[j] = after - before
     for u in range(m_rows):
         slot[touched[u]] = -1
 

@@ -10,6 +10,15 @@ as the reference code uses for Amazon-670K).
 Refreshing, on a :class:`Schedule`:
 - *rehash*: re-insert every neuron with its current weights (same hash functions);
 - *rebuild*: draw new hash functions, then re-insert.
+
+Between refreshes, :meth:`HashTables.move` re-buckets a few neurons (the trainer's upkeep)
+without touching the CSR: each table keeps a *delta*, chained (code, neuron) entries hashed
+by code, at most one per moved neuron, and every moved neuron keeps its current codes in a
+slot; a query reads a bucket's delta entries (most recently moved first), then the CSR's
+items that have not moved away (``table_kernels.bucket_into``). A bucket still yields at
+most ``capacity`` neurons. When the slots run out, the moved codes are folded into the CSR
+by one build (no hashing). ``delta_rows`` slots cost ``L × delta_rows × 5`` int32 plus about
+as many chain heads: 222 MB at 670k labels and L = 50 with the default ``n_items // 4``.
 """
 from __future__ import annotations
 
@@ -39,20 +48,97 @@ class HashTables:
     items: np.ndarray     # int32 (L, n_items)
     seed: int
     builds: int = 0
-    codes: np.ndarray | None = None   # int32 (L, n_items): every neuron's current bucket per table
+    codes: np.ndarray | None = None   # int32 (L, n_items): every neuron's bucket per table at the last build
+    delta_rows: int = 0               # slots for neurons moved since the last build (0: no moves)
+    moves: int = 0                    # neurons re-bucketed by move(), in all
+    folds: int = 0                    # builds forced by a full delta
+
+    def __post_init__(self):
+        D, L = self.delta_rows, self.lsh.L
+        heads = 1 << max(1, (max(D, 1) - 1).bit_length())  # >= D: chains of about one entry
+        self.slot_of = np.full(self.n_items, -1, np.int32)
+        self.n_slots = np.zeros(1, np.int64)
+        self.moved = np.zeros((L, max(D, 1)), np.int32)      # current codes of moved neurons, by slot
+        self.dentry = np.full((L, max(D, 1)), -1, np.int32)  # each moved neuron's live entry per table
+        self.dhead = np.full((L, heads), -1, np.int32)
+        self.dnext = np.zeros((L, max(D, 1)), np.int32)
+        self.dcode = np.zeros((L, max(D, 1)), np.int32)
+        self.ditem = np.zeros((L, max(D, 1)), np.int32)
+        self.dcount = np.zeros(L, np.int64)                  # entries ever used per table (<= slots in use)
+        self.dfree = np.full(L, -1, np.int32)                # head of each table's list of freed entries
+        self._stamp = np.zeros(self.n_items, np.uint8)
 
     @classmethod
     def create(cls, lsh: LSH, n_items: int, capacity: int = 128, policy: str = "fifo",
-               seed: int = 0) -> "HashTables":
+               seed: int = 0, delta_rows: int | None = 0) -> "HashTables":
+        """Empty tables; ``delta_rows``: room for neurons moved between builds (None: ``n_items // 4``,
+        at least 1,024; 0: :meth:`move` folds every time, i.e. rebuilds the CSR)."""
         if policy not in POLICIES:
             raise ValueError(f"unknown bucket policy {policy!r}; expected one of {', '.join(POLICIES)}")
+        if delta_rows is None:
+            delta_rows = min(n_items, max(1024, n_items // 4))
+        if delta_rows < 0:
+            raise ValueError(f"delta_rows must be >= 0, got {delta_rows}")
         offsets = np.zeros((lsh.L, lsh.n_buckets + 1), np.int32)
         items = np.zeros((lsh.L, n_items), np.int32)
-        return cls(lsh, n_items, capacity, policy, offsets, items, seed)
+        return cls(lsh, n_items, capacity, policy, offsets, items, seed, delta_rows=int(delta_rows))
 
     @property
     def nbytes(self) -> int:
-        return self.offsets.nbytes + self.items.nbytes
+        """Bytes of the CSR and the delta."""
+        delta = (self.slot_of, self.moved, self.dentry, self.dhead, self.dnext, self.dcode, self.ditem)
+        return self.offsets.nbytes + self.items.nbytes + sum(a.nbytes for a in delta)
+
+    def kernel_args(self) -> tuple:
+        """What ``table_kernels.bucket_into`` takes after the table and code:
+        (offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity)."""
+        return (self.offsets, self.items, self.slot_of, self.moved, self.dhead, self.dnext, self.dcode,
+                self.ditem, self.capacity)
+
+    @property
+    def n_moved(self) -> int:
+        """Neurons whose codes the delta holds (moved since the last build)."""
+        return int(self.n_slots[0])
+
+    def current_codes(self) -> np.ndarray:
+        """int32 (L, n_items): every neuron's bucket per table now (the build's, or its move's)."""
+        codes = self.codes.copy()
+        rows = np.flatnonzero(self.slot_of >= 0)
+        codes[:, rows] = self.moved[:, self.slot_of[rows]]
+        return codes
+
+    def move(self, vectors: np.ndarray, rows: np.ndarray, n_chunks: int = 8) -> None:
+        """Re-bucket neurons ``rows`` by their weights (rows of ``vectors``, (n_items, dim)) under the
+        current hash functions, through the delta; a full delta is first folded by a build."""
+        if self.codes is None:
+            raise ValueError("move() before the first insert_all()")
+        rows = np.unique(np.asarray(rows, np.int64))
+        if rows.size == 0:
+            return
+        if rows[0] < 0 or rows[-1] >= self.n_items:
+            raise ValueError(f"rows must lie in [0, {self.n_items})")
+        self.moves += rows.size
+        sub = np.ascontiguousarray(vectors[rows], np.float32)
+        new = self.lsh.hash_table_major(sub, n_chunks)
+        room = self.delta_rows - self.n_moved
+        if rows.size > room:
+            # full: fold the moved codes into the build's (and, past the delta's size, these too)
+            K.fold_moved(self.codes, self.slot_of, self.moved)
+            self.folds += 1
+            if rows.size > self.delta_rows:
+                self.codes[:, rows] = new
+                self._build(self.codes)
+                return
+            self._build(self.codes)
+        K.move_rows(rows.astype(np.int32), new, self.codes, self.slot_of, self.n_slots, self.moved, self.dentry,
+                    self.dhead, self.dnext, self.dcode, self.ditem, self.dcount, self.dfree)
+
+    def _clear_delta(self) -> None:
+        self.slot_of[:] = -1
+        self.n_slots[0] = 0
+        self.dhead[:] = -1
+        self.dcount[:] = 0
+        self.dfree[:] = -1
 
     def insert_all(self, vectors: np.ndarray, n_chunks: int = 8, changed: np.ndarray | None = None) -> None:
         """(Re)insert every neuron: row ``i`` of ``vectors`` is neuron ``i``'s weights.
@@ -64,15 +150,20 @@ class HashTables:
             raise ValueError(f"{vectors.shape[0]} vectors for tables of {self.n_items} items")
         if changed is None or self.codes is None:
             self.codes = self.lsh.hash_table_major(vectors, n_chunks)
-        elif changed.size:
-            self.lsh.hash_into(vectors, changed, self.codes, n_chunks)
+        else:
+            if self.n_moved:
+                K.fold_moved(self.codes, self.slot_of, self.moved)
+            if changed.size:
+                self.lsh.hash_into(vectors, changed, self.codes, n_chunks)
         self._build(self.codes)
 
     def insert_codes(self, codes: np.ndarray) -> None:
         """Insert items by their precomputed codes, (n_items, L)."""
-        self._build(np.ascontiguousarray(np.asarray(codes, np.int32).T))
+        self.codes = np.ascontiguousarray(np.asarray(codes, np.int32).T)
+        self._build(self.codes)
 
     def _build(self, codes_lm: np.ndarray) -> None:
+        self._clear_delta()
         self.builds += 1
         K.build(codes_lm, self.lsh.n_buckets, self.capacity,
                 POLICIES[self.policy], self.seed * 1_000_003 + self.builds, self.offsets, self.items)
@@ -85,7 +176,10 @@ class HashTables:
         self.insert_all(vectors, n_chunks)
 
     def bucket(self, table: int, code: int) -> np.ndarray:
-        return self.items[table, self.offsets[table, code]:self.offsets[table, code + 1]]
+        """The neurons (int32) bucket ``code`` of table ``table`` holds now, delta included."""
+        out = np.empty(self.capacity, np.int32)
+        n = K.bucket_into(table, code, *self.kernel_args(), out)
+        return out[:n]
 
     def query(self, x: np.ndarray) -> np.ndarray:
         """Return the sorted union of the L buckets vector ``x`` hashes to (plain API; the
@@ -93,8 +187,8 @@ class HashTables:
         return self.retrieve(self.lsh.hash(x[None, :], 1)[0])
 
     def retrieve(self, codes: np.ndarray) -> np.ndarray:
-        """Return the sorted union of the buckets ``codes[t]`` of every table ``t``."""
-        return np.unique(np.concatenate([self.bucket(t, c) for t, c in enumerate(codes)]))
+        """Return the sorted union (int32) of the buckets ``codes[t]`` of every table ``t``."""
+        return K.retrieve_union(np.ascontiguousarray(codes, np.int32), *self.kernel_args(), self._stamp)
 
     def occupancy(self) -> dict:
         sizes = np.diff(self.offsets, axis=1)

@@ -1,14 +1,15 @@
 """Why the tables miss the best-scoring wrong labels: a diagnostic, not part of the suite.
 
     python -m impls.slide.experiments.recall_probe [--dataset slide-amazon670k] [--profile quick]
-        [--batches 400] [--at 49,51,100,...] [--lr 1e-2] [--K 8] [--schedule exponential] ...
+        [--batches 400] [--at 49,51,100,...] [--lr 1e-2] [--K 8] [--schedule exponential]
+        [--upkeep rising|none] ...
 
 Trains SLIDE (batch padding, 2 threads) and, after each batch listed in ``--at``, prints one
 JSON line per evaluation on ``--points`` test points: the tables' recall of each point's 10
 best-scoring wrong labels and its ratio to a random set's (as the trainer records it), the
 recall those labels would have if their stored codes were fresh (any table where the label's
 code from its current weights equals the query's: the tables' staleness removed), the
-fraction of all stored codes still equal to a fresh hash, how many distinct labels make up
+fraction of all stored codes (after the upkeep's moves) still equal to a fresh hash, how many distinct labels make up
 the points' top-10 wrong labels, the mean bias and ``w·h`` of those labels, and the mean
 cosine between the points' hidden vectors. The same with the labels ranked by ``w·h``
 alone (no bias) is under ``nobias``.
@@ -32,7 +33,7 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
     fresh = net.tables.lsh.hash_table_major(net.W2, net.n_chunks)      # (L, labels)
     query = net.tables.lsh.hash(np.ascontiguousarray(h), 1)             # (n, L)
     out = {"iteration": iteration, "rehashes": net.n_rehash, "rebuilds": net.n_rebuild,
-           "hidden_cosine": ev.mean_cosine(h), "stored_codes_fresh": float((net.tables.codes == fresh).mean())}
+           "hidden_cosine": ev.mean_cosine(h), "stored_codes_fresh": float((net.tables.current_codes() == fresh).mean())}
     for name, bias in (("full", net.b2), ("nobias", np.zeros_like(net.b2))):
         ranked = ev.topk(h, net.W2, bias, k + 32)
         stored, if_fresh, sizes, tops = [], [], [], []
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--schedule", default=SlideConfig.schedule, choices=["exponential", "fixed"])
     p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
     p.add_argument("--padding", default="batch", choices=["batch", "sample"])
+    p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=["rising", "none"])
     args = p.parse_args(argv)
     at = {int(x) for x in args.at.split(",") if x}
     cli.number(args.batches, "--batches", minimum=1, integer=True)
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     set_threads(args.threads)
     train, test, _ = from_registry(args.dataset, args.profile)
     cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, K=args.K, schedule=args.schedule,
-                      rehash_every=args.rehash_every)
+                      rehash_every=args.rehash_every, upkeep=args.upkeep)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
                        label_counts=train.label_counts())
     rows = ev.eval_rows(test, args.points, cfg.seed)

@@ -71,7 +71,10 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     smallest ``lsh_recall / lsh_random_recall`` over the evaluations after the first table
     *rebuild* (None without one), ``lsh_recall_min_ratio_ci`` its 95% interval;
     ``lsh_recall_min_ratio_after_rehash``: the same over the evaluations after the first
-    refresh of either kind. ``progress``: True for a line per evaluation on stderr,
+    refresh of either kind. ``table_seconds``: seconds in refreshes and upkeep during training,
+    ``upkeep_seconds`` the upkeep's share; ``upkeep_moves``: neurons re-bucketed by the upkeep
+    (counted once per batch that moved them), ``upkeep_folds``: builds a full delta forced.
+    ``progress``: True for a line per evaluation on stderr,
     or a callable that receives each curve point.
     """
     if time_budget_s is None and max_iterations is None:
@@ -130,6 +133,9 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         "initial_table_seconds": setup_table_s,
         "rehashes": net.n_rehash - rehash0,
         "rebuilds": net.n_rebuild - rebuild0,
+        "upkeep_seconds": net.upkeep_seconds,
+        "upkeep_moves": net.tables.moves,
+        "upkeep_folds": net.tables.folds,
         "final_lsh_recall": final.get("lsh_recall"),
         "final_lsh_retrieved": final.get("lsh_retrieved"),
         "final_lsh_random_recall": final.get("lsh_random_recall"),
