@@ -54,6 +54,7 @@ def test_moved_neurons_are_found_where_a_fresh_build_puts_them(seed, rounds, del
         mover.target = codes
         t.move(ids, rows)
         np.testing.assert_array_equal(t.current_codes(), codes)
+        assert (t.dcount <= t.n_moved).all(), "delta entries leak: more used than rows moved"
         want = _fresh_buckets(codes, nb)
         for tab in range(L):
             for b in range(nb):
@@ -132,3 +133,12 @@ def test_move_checks_its_input_and_a_refresh_empties_the_delta():
     full = HashTables.create(t.lsh, 500)
     full.insert_all(W)
     np.testing.assert_array_equal(t.items, full.items)
+
+
+def test_insert_codes_keeps_its_own_copy():
+    t = _tables(20, 3, delta_rows=0)
+    mine = np.zeros((3, 20), np.int32)
+    t.insert_codes(mine.T)
+    _Moves(t, np.full((3, 20), 7, np.int32))
+    t.move(np.arange(20, dtype=np.float32)[:, None].repeat(8, axis=1), [5])
+    assert not mine.any() and (t.codes[:, 5] == 7).all()

@@ -11,6 +11,7 @@ from impls.slide.data import xc_data
 from impls.slide.core.config import SlideConfig
 from impls.slide.data.dataset import XCData, from_registry
 from impls.slide.core.network import SlideNetwork, log_uniform_distinct
+from impls.slide.core.tables import HashTables
 from impls.slide.training.trainer import set_threads, train
 from impls.slide.data.xc_format import write_xc
 
@@ -188,6 +189,7 @@ def test_upkeep_rebuckets_exactly_the_rows_whose_logit_rose(small, adam):
     cfg = SlideConfig(batch=64, K=4, L=10, min_active=64, rehash_every=1000, rebuild_every=1000,
                       rebuild_at_first_rehash=False, seed=3, threads=1, adam=adam, padding="batch")
     net = SlideNetwork(cfg, train_data.n_features, train_data.n_labels, 16, label_counts=train_data.label_counts())
+    net.step(train_data, np.arange(64, 128))   # so that dense Adam's momentum moves untouched rows too
     rows = np.arange(64)
     builds = net.tables.builds
     codes0 = net.tables.current_codes()
@@ -196,11 +198,14 @@ def test_upkeep_rebuckets_exactly_the_rows_whose_logit_rose(small, adam):
     # the rise is measured on the forward pass's hidden vectors (``net.H``, before the step's W1 update)
     rise = (net.W2 - W_old) @ np.asarray(net.H[:64].mean(axis=0), np.float64) + (net.b2 - b_old)
     stepped = np.flatnonzero(np.any(net.W2 != W_old, axis=1) | (net.b2 != b_old))
+    touched = np.sort(net.touched_out[:net.last_touched_rows])
     if adam == "lazy":
-        np.testing.assert_array_equal(np.sort(stepped), np.sort(net.touched_out[:net.last_touched_rows]))
+        np.testing.assert_array_equal(np.sort(stepped), touched)
+    else:
+        assert stepped.size > touched.size     # momentum moved rows the gradient did not touch
     np.testing.assert_allclose(net.rise[stepped], rise[stepped], atol=1e-5)
-    rose = stepped[net.rise[stepped] > 0]
-    assert 0 < rose.size < stepped.size
+    rose = touched[net.rise[touched] > 0]     # only rows the gradient touched are moved
+    assert 0 < rose.size < touched.size
     assert net.tables.builds == builds and net.tables.n_moved > 0      # through the delta, no build
     now = net.tables.current_codes()
     fresh = net.tables.lsh.hash_table_major(net.W2)
@@ -225,3 +230,26 @@ def test_upkeep_none_leaves_the_tables_until_the_schedule(small):
     np.testing.assert_array_equal(net.tables.codes, net.tables.lsh.hash_table_major(net.W2))
     with pytest.raises(ValueError, match="upkeep"):
         SlideConfig(upkeep="always").check()
+
+
+def test_training_retrieves_moved_neurons_under_their_new_codes(small):
+    train_data, _ = small
+    set_threads(1)
+    cfg = SlideConfig(batch=64, K=3, L=8, min_active=1, rehash_every=1000, rebuild_every=1000,
+                      rebuild_at_first_rehash=False, seed=5, threads=1, padding="batch")
+    net = SlideNetwork(cfg, train_data.n_features, train_data.n_labels, 16)
+    for i in range(4):
+        net.step(train_data, np.arange(64 * i, 64 * (i + 1)))
+    assert net.tables.n_moved > 0
+    rows = np.arange(256, 320)
+    H = net.hidden(train_data, rows)
+    want = [net.tables.retrieve(c) for c in net.tables.lsh.hash(H, 1)]
+    # the moved neurons matter to these queries: the build's codes alone would retrieve otherwise
+    stale = HashTables.create(net.tables.lsh, net.n_labels, cfg.bucket_capacity)
+    stale.insert_codes(net.tables.codes.T)
+    assert any(not np.array_equal(w, stale.retrieve(c)) for w, c in zip(want, net.tables.lsh.hash(H, 1)))
+    net.step(train_data, rows)
+    for i, r in enumerate(rows):
+        truth = train_data.labels[train_data.label_indptr[r]:train_data.label_indptr[r + 1]]
+        got = set(net.act[i, :net.n_act[i]].tolist())
+        assert got == set(truth.tolist()) | set(want[i].tolist())

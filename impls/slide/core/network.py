@@ -152,13 +152,14 @@ class SlideNetwork:
             self.refresh_tables(rebuild=False)
         return rebuild or rehash
 
-    def _keep_up(self, stepped: np.ndarray) -> None:
-        """Upkeep "rising": re-bucket the ``stepped`` rows whose logit on the batch's mean hidden
-        vector the step raised (the best-scoring wrong labels are rows that rose; a row the
-        step pushed down can only be retrieved needlessly from its old bucket)."""
+    def _keep_up(self, touched: np.ndarray) -> None:
+        """Upkeep "rising": re-bucket the rows the batch's gradient ``touched`` whose logit on the
+        batch's mean hidden vector the step raised (the best-scoring wrong labels are rows that
+        rose; a row the step pushed down can only be retrieved needlessly from its old bucket).
+        Under dense Adam, the rows only momentum moved wait for the next refresh."""
         import time
         t0 = time.perf_counter()
-        self.tables.move(self.W2, stepped[self.rise[stepped] > 0], self.n_chunks)
+        self.tables.move(self.W2, touched[self.rise[touched] > 0], self.n_chunks)
         dt = time.perf_counter() - t0
         self.upkeep_seconds += dt
         self.table_seconds += dt
@@ -249,10 +250,13 @@ class SlideNetwork:
         self.active_total += int(n_act.sum()) + int(P * B - self.n_masked[:B].sum())
         self.samples_total += B
         self.last_touched_rows = m_out
-        stepped = np.arange(self.n_labels) if dense else self.touched_out[:m_out]
-        self.dirty[stepped] = 1
+        touched = self.touched_out[:m_out]
+        if dense:
+            self.dirty[:] = 1
+        else:
+            self.dirty[touched] = 1
         if not self._maybe_refresh() and self.upkeep:
-            self._keep_up(stepped)
+            self._keep_up(touched)
         return float(self.loss[:B].mean())
 
     @property

@@ -72,7 +72,8 @@ class HashTables:
     def create(cls, lsh: LSH, n_items: int, capacity: int = 128, policy: str = "fifo",
                seed: int = 0, delta_rows: int | None = 0) -> "HashTables":
         """Empty tables; ``delta_rows``: room for neurons moved between builds (None: ``n_items // 4``,
-        at least 1,024; 0: :meth:`move` folds every time, i.e. rebuilds the CSR)."""
+        at least 1,024 and at most ``n_items``; 0: :meth:`move` folds every time, i.e. rebuilds
+        the CSR)."""
         if policy not in POLICIES:
             raise ValueError(f"unknown bucket policy {policy!r}; expected one of {', '.join(POLICIES)}")
         if delta_rows is None:
@@ -159,7 +160,7 @@ class HashTables:
 
     def insert_codes(self, codes: np.ndarray) -> None:
         """Insert items by their precomputed codes, (n_items, L)."""
-        self.codes = np.ascontiguousarray(np.asarray(codes, np.int32).T)
+        self.codes = np.array(np.asarray(codes, np.int32).T, order="C")  # a copy: moves write into it
         self._build(self.codes)
 
     def _build(self, codes_lm: np.ndarray) -> None:
