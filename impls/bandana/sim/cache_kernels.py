@@ -62,7 +62,11 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from impls.harness.kernel_cache import drop_stale
 from impls.bandana.sim.prefetch import prefetch
+
+# numba's cache does not see edits to the kernels called from here: drop it when they change
+drop_stale(__file__, ["impls.bandana.sim.prefetch"])
 
 POLICY_NONE = 0
 POLICY_PREFETCH = 1

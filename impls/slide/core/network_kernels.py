@@ -19,9 +19,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from impls.harness.kernel_cache import drop_stale
 from impls.slide.core.lsh_kernels import hash_dense
 from impls.slide.core.rng import below, stream
 from impls.slide.core.table_kernels import bucket_into
+
+# numba's cache does not see edits to the kernels called from here: drop it when they change
+drop_stale(__file__, ["impls.slide.core.lsh_kernels", "impls.slide.core.rng", "impls.slide.core.table_kernels"])
 
 UNION, TOPK, THRESHOLD, ALL = 0, 1, 2, 3
 

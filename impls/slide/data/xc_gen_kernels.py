@@ -6,7 +6,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from impls.harness.kernel_cache import drop_stale
 from impls.slide.core.rng import mix64, uniform
+
+# numba's cache does not see edits to the kernels called from here: drop it when they change
+drop_stale(__file__, ["impls.slide.core.rng"])
 
 SALT_LABEL_WORD = np.uint64(0x5851F42D4C957F2D)
 SALT_TOPIC_WORD = np.uint64(0x14057B7EF767814F)

@@ -1,0 +1,56 @@
+"""numba's cache of a kernel module is dropped when a module it calls into changes."""
+from __future__ import annotations
+
+import importlib
+
+from impls.harness.kernel_cache import drop_stale
+
+
+def test_cache_is_dropped_when_a_callee_changes_and_only_then(tmp_path, monkeypatch):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "callee_mod.py").write_text("X = 1\n")
+    caller = tmp_path / "caller_mod.py"
+    caller.write_text("")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    entries = [cache / "caller_mod.f-3.py311.nbi", cache / "caller_mod.f-3.py311.nbc"]
+    other = cache / "callee_mod.g-1.py311.nbi"
+    for e in (*entries, other):
+        e.write_bytes(b"x")
+    importlib.invalidate_caches()
+    assert drop_stale(str(caller), ["callee_mod"]) == 2          # no record yet: drop
+    assert not any(e.exists() for e in entries) and other.exists()
+    for e in entries:
+        e.write_bytes(b"x")                                      # numba compiles and caches again
+    assert drop_stale(str(caller), ["callee_mod"]) == 0          # nothing changed: keep
+    assert all(e.exists() for e in entries)
+    (tmp_path / "callee_mod.py").write_text("X = 2\n")
+    assert drop_stale(str(caller), ["callee_mod"]) == 2          # the callee changed: drop
+    assert not any(e.exists() for e in entries)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
+    (tmp_path / "callee_mod.py").write_text("X = 3\n")
+    assert drop_stale(str(caller), ["callee_mod"]) == 0          # a cache elsewhere is not ours to manage
+
+
+def test_every_cached_kernel_module_names_the_modules_it_calls_into():
+    """A module with cached numba functions that imports from another impls module must call
+    drop_stale(__file__, [those modules]) (sorted as imported), or its cache can outlive them."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "impls"
+    problems = []
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text()
+        if "cache=True" not in source:
+            continue
+        tree = ast.parse(source)
+        deps = [node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
+                and node.module.startswith("impls.") and not node.module.startswith("impls.harness")]
+        calls = [node.value for node in tree.body if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                 and getattr(node.value.func, "id", None) == "drop_stale"]
+        named = [ast.literal_eval(c.args[1]) for c in calls]
+        if deps and named != [deps]:
+            problems.append(f"{path.relative_to(root.parent)}: imports {deps}, drop_stale names {named}")
+    assert not problems, "; ".join(problems)
