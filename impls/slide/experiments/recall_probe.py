@@ -9,10 +9,10 @@ JSON line per evaluation on ``--points`` test points: the tables' recall of each
 best-scoring wrong labels and its ratio to a random set's (as the trainer records it), the
 recall those labels would have if their stored codes were fresh (any table where the label's
 code from its current weights equals the query's: the tables' staleness removed), the
-fraction of all stored codes (after the upkeep's moves) still equal to a fresh hash, how many distinct labels make up
-the points' top-10 wrong labels, the mean bias and ``w·h`` of those labels, and the mean
-cosine between the points' hidden vectors. The same with the labels ranked by ``w·h``
-alone (no bias) is under ``nobias``.
+fraction of all stored codes (after the upkeep's moves) still equal to a fresh hash, how
+many distinct labels make up the points' top-10 wrong labels, the mean bias and ``w·h`` of
+those labels, and the mean cosine between the points' hidden vectors. The same with the
+labels ranked by ``w·h`` alone (no bias) is under ``nobias``.
 """
 from __future__ import annotations
 
