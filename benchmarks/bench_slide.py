@@ -21,7 +21,7 @@ A run whose capability is missing (CUDA, the real data) is skipped the asv way. 
 when a run never reaches the target within its budget; a speed-up over such a run is a
 lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such a run over
 one that reached the target is an upper bound (``track_ratio_is_upper_bound``). A comparison's target is the
-pair's own (``experiments.target_p_at_1`` of the two runs).
+pair's own (``impls.slide.experiments.targets.target_p_at_1`` of the two runs).
 """
 import math
 

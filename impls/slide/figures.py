@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from impls.harness.figures import figure, new_axes
+from impls.slide.experiments.targets import fitted_p_at_1
 
 
 def _measured(data: dict) -> list[dict]:
@@ -87,9 +88,12 @@ def _time_to_accuracy(data: dict):
         label = (f"{_label(run)}: {run['samples_per_second']:.0f} samples/s, "
                  f"target {'at %.1f s' % ttt if ttt is not None else 'not reached'}")
         style = "-" if run["threads"] == max(r["threads"] for r in runs) else "--"
-        ax_time.plot([max(p["seconds"], 1e-2) for p in curve], [p["p_at_1"] for p in curve], style,
-                     marker=".", label=label)
-        ax_iter.plot([max(p["iteration"], 1) for p in curve], [p["p_at_1"] for p in curve], style, marker=".")
+        line, = ax_time.plot([max(p["seconds"], 1e-2) for p in curve], [p["p_at_1"] for p in curve], style,
+                             marker=".", label=label)
+        ax_iter.plot([max(p["iteration"], 1) for p in curve], [p["p_at_1"] for p in curve], style, marker=".",
+                     color=line.get_color())
+        ax_time.plot([max(p["seconds"], 1e-2) for p in curve], fitted_p_at_1(curve), color=line.get_color(),
+                     linewidth=2.5, alpha=0.3)
     baseline = runs[0].get("baseline_p_at_1") if runs else None
     target = data.get("target_p_at_1")
     for ax in (ax_time, ax_iter):
@@ -104,7 +108,8 @@ def _time_to_accuracy(data: dict):
     ax_time.legend(fontsize=6, loc="upper left")
     skipped = [f"{r['name']} ({r['skipped']})" for r in data["runs"] if "skipped" in r]
     stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
-    ax_time.set_title(f"{_source(data)}{_set_size(stats)}; dash-dot: target P@1 "
+    ax_time.set_title(f"{_source(data)}{_set_size(stats)}; wide pale: monotone fit (what is timed); "
+                      f"dash-dot: target P@1 "
                       f"{target if target is None else round(target, 3)}", fontsize=7)
     ax_iter.set_title(("dotted: always the most popular label"
                        + (f"; not run: {'; '.join(skipped)}" if skipped else ""))[:160], fontsize=7)

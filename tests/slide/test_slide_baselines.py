@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import math
 
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from impls.slide.experiments import sweeps as experiments  # noqa: E402
+from impls.slide.experiments import targets  # noqa: E402
 from impls.slide import figures
 from impls.slide.data import xc_data
 from impls.slide.core.config import SlideConfig  # noqa: E402
@@ -187,23 +190,62 @@ def test_time_to_target_interpolates_and_speedups_flag_lower_bounds():
             "samples_per_second": 1000.0, "iterations": 40, "train_seconds": 4.0}
     slow = {"name": "dense", "curve": curve([(4, 2, 0.1), (8, 4, 0.2), (16, 8, 0.45)]), "final_p_at_1": 0.45,
             "samples_per_second": 50.0, "iterations": 30, "train_seconds": 16.0}
-    assert experiments.time_to_target(fast["curve"], 0.2) == (1.5, 15.0)
-    assert experiments.time_to_target(fast["curve"], 0.6) == (None, None)
-    target = experiments.add_targets([fast, slow], 0.8)            # 0.8 x best final (0.5)
+    assert targets.time_to_target(fast["curve"], 0.2) == (1.5, 15.0)
+    assert targets.time_to_target(fast["curve"], 0.6) == (None, None)
+    target = targets.add_targets([fast, slow], 0.8)            # 0.8 x best final (0.5)
     assert target == pytest.approx(0.4)
     assert fast["time_to_target_s"] == pytest.approx(3.0) and slow["time_to_target_s"] == pytest.approx(14.4)
-    s = experiments.speedup(fast, slow)
+    s = targets.speedup(fast, slow)
     assert s["value"] == pytest.approx(14.4 / 3.0) and not s["lower_bound"]
     assert s["throughput_ratio"] == pytest.approx(20.0)
     assert s["p_at_1_per_iteration_ratio"] == pytest.approx(0.4 / 0.45)   # fast at iteration 30: 0.4
     slow["time_to_target_s"] = None
-    s = experiments.speedup(fast, slow)
+    s = targets.speedup(fast, slow)
     assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 3.0)
     fast["time_to_target_s"], slow["time_to_target_s"] = None, 14.4   # only the slow one got there
-    s = experiments.speedup(fast, slow)
+    s = targets.speedup(fast, slow)
     assert s["upper_bound"] and not s["lower_bound"] and s["value"] == pytest.approx(14.4 / 4.0)
     fast["train_seconds"] = 0.0                                        # no budget: no bound
-    assert experiments.speedup(fast, slow)["value"] is None
+    assert targets.speedup(fast, slow)["value"] is None
+
+
+def isotonic_by_min_max(y):
+    """Isotonic regression by its min-max formula: fit[i] = max over j <= i of min over k >= i
+    of mean(y[j..k]) (an independent O(n^3) oracle for the pooling algorithm)."""
+    n = len(y)
+    return [max(min(float(np.mean(y[j:k + 1])) for k in range(i, n)) for j in range(i + 1)) for i in range(n)]
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=12))
+def test_monotone_fit_is_the_isotonic_regression(y):
+    fit = targets.monotone_fit(y)
+    assert fit.shape == (len(y),)
+    assert np.all(np.diff(fit) >= -1e-12)
+    assert fit.sum() == pytest.approx(sum(y), abs=1e-9)
+    assert fit == pytest.approx(isotonic_by_min_max(y), abs=1e-9)
+    if all(a <= b for a, b in zip(y, y[1:])):
+        assert fit.tolist() == pytest.approx(y)
+
+
+def test_one_lucky_evaluation_neither_reaches_nor_sets_the_target():
+    # SLIDE's quick curve of make reproduce #7: 0.063 at 16 s was high by chance (0.040 at 32 s)
+    noisy = curve([(4, 40, 0.003), (8, 80, 0.027), (16, 160, 0.063), (32, 320, 0.040), (64, 640, 0.083),
+                   (70, 700, 0.067)])
+    fit = targets.fitted_p_at_1(noisy)
+    assert fit.tolist() == pytest.approx([0.003, 0.027, 0.0515, 0.0515, 0.075, 0.075])
+    assert targets.time_to_target(noisy, 0.057) == pytest.approx((32 + (0.057 - 0.0515) / (0.075 - 0.0515) * 32,
+                                                                    320 + (0.057 - 0.0515) / (0.075 - 0.0515) * 320))
+    assert targets.time_to_target(noisy, 0.05) == pytest.approx((8 + (0.05 - 0.027) / (0.0515 - 0.027) * 8,
+                                                                   80 + (0.05 - 0.027) / (0.0515 - 0.027) * 80))
+    run = {"curve": noisy, "final_p_at_1": 0.067, "baseline_p_at_1": 0.02, "eval_points": 300}
+    assert targets.fitted_final_p_at_1(run) == pytest.approx(0.075)
+    assert targets.target_p_at_1([run], 0.8) == pytest.approx(0.02 + 0.8 * (0.075 - 0.02))
+    # a run that learns, then falls back for good, holds the mean of its tail
+    falls = curve([(1, 10, 0.1), (2, 20, 0.6), (4, 40, 0.2), (8, 80, 0.25)])
+    assert targets.fitted_p_at_1(falls).tolist() == pytest.approx([0.1, 0.35, 0.35, 0.35])
+    assert targets.time_to_target(falls, 0.4) == (None, None)
+    assert targets.p_at_1_at_iteration(falls, 30) == pytest.approx(0.35)
 
 
 def test_speedup_with_the_pairs_own_target():
@@ -218,20 +260,20 @@ def test_speedup_with_the_pairs_own_target():
     slow = {"name": "dense", "curve": curve([(4, 2, 0.1), (8, 4, 0.2), (16, 8, 0.25)]), "final_p_at_1": 0.25,
             "samples_per_second": 50.0, "iterations": 8, "train_seconds": 16.0,
             "target_p_at_1": 0.72, "time_to_target_s": None}
-    assert experiments.speedup(fast, slow)["value"] is None
-    s = experiments.speedup(fast, slow, 0.8)
+    assert targets.speedup(fast, slow)["value"] is None
+    s = targets.speedup(fast, slow, 0.8)
     assert s["target_p_at_1"] == pytest.approx(0.24)
     assert s["fast_time_to_target_s"] == pytest.approx(2.8) and s["slow_time_to_target_s"] == pytest.approx(14.4)
     assert s["value"] == pytest.approx(14.4 / 2.8) and not s["lower_bound"]
     slow["curve"] = curve([(4, 2, 0.1), (8, 4, 0.2), (16, 8, 0.21)])
     slow["final_p_at_1"] = 0.21
-    s = experiments.speedup(fast, slow, 0.8)
+    s = targets.speedup(fast, slow, 0.8)
     assert s["lower_bound"] and s["value"] == pytest.approx(16.0 / 2.8)
-    s = experiments.speedup(slow, fast, 0.8)          # the "fast" one never reaches the target
+    s = targets.speedup(slow, fast, 0.8)          # the "fast" one never reaches the target
     assert s["slow_time_to_target_s"] == pytest.approx(2.8) and s["fast_time_to_target_s"] is None
     assert s["upper_bound"] and not s["lower_bound"] and s["value"] == pytest.approx(2.8 / 16.0)
     slow["train_seconds"] = 2.0                       # stopped before the fast one reached the target
-    s = experiments.speedup(fast, slow, 0.8)
+    s = targets.speedup(fast, slow, 0.8)
     assert s["value"] is None and not s["lower_bound"] and "no bound" in s["no_bound"]
 
 
@@ -244,13 +286,13 @@ def test_no_target_when_no_run_beats_the_most_popular_label():
     # both hover around the popular label's 0.113 (2 standard errors on 300 points: 0.037)
     slide = run("slide", [(8, 0.013), (16, 0.047), (25, 0.117)], 0.117)
     dense = run("dense", [(6, 0.09), (17, 0.153), (25, 0.103)], 0.103)
-    assert experiments.target_p_at_1([slide, dense], 0.8) is None
-    s = experiments.speedup(slide, dense, 0.8)
+    assert targets.target_p_at_1([slide, dense], 0.8) is None
+    s = targets.speedup(slide, dense, 0.8)
     assert s["value"] is None and s["target_p_at_1"] is None
-    assert experiments.add_targets([slide, dense], 0.8) is None and slide["time_to_target_s"] is None
+    assert targets.add_targets([slide, dense], 0.8) is None and slide["time_to_target_s"] is None
     # one that learns: the target is 80% of the way from 0.113 to 0.31
     slide = run("slide", [(8, 0.013), (16, 0.2), (25, 0.31)], 0.31)
-    s = experiments.speedup(slide, dense, 0.8)
+    s = targets.speedup(slide, dense, 0.8)
     assert s["target_p_at_1"] == pytest.approx(0.113 + 0.8 * (0.31 - 0.113))
     assert s["lower_bound"] and s["value"] == pytest.approx(25.0 / s["fast_time_to_target_s"])
 
@@ -292,7 +334,7 @@ def test_smoke_sweeps_compare_methods_on_one_target(sweeps):
     assert {"slide", "dense-cpu"} <= set(names)
     if not torch.cuda.is_available():
         assert "skipped" in names["dense-cuda"] and tta["speedups"]["dense-cuda/slide"]["value"] is None
-    best = max(r["final_p_at_1"] for r in tta["runs"] if "curve" in r)
+    best = max(targets.fitted_final_p_at_1(r) for r in tta["runs"] if "curve" in r)
     base = max(r["baseline_p_at_1"] for r in tta["runs"] if "curve" in r)
     points = min(r["eval_points"] for r in tta["runs"] if "curve" in r)
     if tta["target_p_at_1"] is None:  # under CPU contention a 5-s smoke run may not leave the plateau

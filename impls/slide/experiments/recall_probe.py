@@ -16,7 +16,6 @@ labels ranked by ``w·h`` alone (no bias) is under ``nobias``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
