@@ -91,6 +91,17 @@ def test_single_vector_and_block_kernels_agree(family):
     assert codes.min() >= 0 and codes.max() < 2 ** 12
 
 
+@pytest.mark.parametrize("family", ["simhash", "wta", "dwta"])
+def test_hash_values_concatenate_to_the_codes(family):
+    rng = np.random.default_rng(8)
+    X = np.maximum(rng.standard_normal((40, 128)) - 0.8, 0).astype(np.float32)   # ~80% zeros
+    lsh = make_lsh(family, 4, 10, 128, seed=9)                  # range_pow = K * bits: no folding
+    values, codes = lsh.hash_values(X), lsh.hash(X)
+    assert values.shape == (40, 40) and values.min() >= 0 and values.max() < 2 ** lsh.bits
+    weights = 2 ** (lsh.bits * np.arange(lsh.K - 1, -1, -1))
+    np.testing.assert_array_equal((values.reshape(40, lsh.L, lsh.K) * weights).sum(axis=2), codes)
+
+
 @pytest.mark.parametrize("family", ["simhash", "dwta"])
 def test_hash_into_rehashes_only_the_given_rows_in_place(family):
     rng = np.random.default_rng(9)

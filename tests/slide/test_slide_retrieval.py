@@ -61,3 +61,50 @@ def test_recall_probe_sees_fresh_tables_as_fresh():
     for _ in range(3):                                       # after steps without a rehash they go stale
         net.step(train, np.random.default_rng(0).integers(0, train.n_points, 32))
     assert probe_point(net, test, rows, 3)["stored_codes_fresh"] < 1.0
+
+
+def test_hash_agreement_is_one_for_a_label_whose_weights_are_the_query():
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.network import SlideNetwork
+    from impls.slide.data import xc_data
+    from impls.slide.data.dataset import XCData
+    from impls.slide.experiments.recall_probe import hash_agreement
+
+    arrays = xc_data.generate(seed=4, n_train=200, n_test=40, n_features=300, n_labels=500,
+                              labels_per_point=2.0, nnz_per_point=15)
+    test = XCData.from_arrays(arrays, "test_")
+    net = SlideNetwork(SlideConfig(lsh="dwta", K=4, L=10, batch=32, min_active=20, padding="batch", threads=1),
+                       test.n_features, test.n_labels, 8)
+    h = np.ascontiguousarray(net.hidden(test, np.arange(5)), np.float32)
+    h[h == 0] = 0.01                       # no absent coordinates: DWTA == WTA, so a scaled copy agrees everywhere
+    tops = [np.array([10 * i, 10 * i + 1]) for i in range(5)]
+    for i, top in enumerate(tops):
+        net.W2[top] = 3.0 * h[i]
+    out = hash_agreement(net, h, tops, np.random.default_rng(0))
+    assert out["top"] == 1.0 and out["cos_top"] == pytest.approx(1.0, abs=1e-5)
+    assert out["random"] < 0.5              # random N(0, 0.01) rows: about 1/binsize per function
+    net.W2[tops[0]] = -3.0 * h[0]          # reversed ranks: the winner is the query's smallest entry
+    assert hash_agreement(net, h, tops, np.random.default_rng(0))["top"] < 1.0
+
+
+def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
+    import json
+
+    from impls.slide.data import xc_data
+    from impls.slide.data.dataset import XCData
+    from impls.slide.data.xc_format import write_xc
+    from impls.slide.experiments import recall_probe
+
+    arrays = xc_data.generate(seed=5, n_train=400, n_test=60, n_features=300, n_labels=300,
+                              labels_per_point=2.0, nnz_per_point=15)
+    f_train = write_xc(tmp_path / "train.txt", XCData.from_arrays(arrays, "train_").to_arrays())
+    f_test = write_xc(tmp_path / "test.txt", XCData.from_arrays(arrays, "test_").to_arrays())
+    assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--batches", "3", "--at", "1,3",
+                              "--points", "20", "--threads", "1", "--lsh", "simhash", "--K", "4", "--L", "6"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert [x["iteration"] for x in lines] == [1, 3]
+    for x in lines:
+        assert 0 <= x["hash_agreement"]["top"] <= 1 and 0 <= x["hash_agreement"]["random"] <= 1
+        assert 0 <= x["full"]["recall"] <= 1
+    assert recall_probe.main(["--train", str(f_train), "--batches", "1"]) == 2       # --test missing
+    assert "go together" in capsys.readouterr().err

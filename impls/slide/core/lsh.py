@@ -77,6 +77,18 @@ class LSH:
         K_.hash_rows(X, rows, self.family_id, self.idx, self.sgn, self.K, self.L, self.bits, self.range_pow,
                      max(1, min(n_chunks, rows.shape[0])), codes)
 
+    def hash_values(self, X: np.ndarray) -> np.ndarray:
+        """int32 (n, K*L): each hash function's value for each row of ``X``, before a table
+        concatenates its K (SimHash: 0/1; WTA/DWTA: the winner's position in its bin, 0 to
+        binsize-1, after DWTA's densification). Hash function ``t*K + k`` is table ``t``'s
+        ``k``-th. A diagnostic (one row at a time), not a hot path."""
+        X = self._checked(X)
+        out = np.empty((X.shape[0], self.K * self.L), np.int32)
+        xs, codes = np.empty(self.dim, np.int32), np.empty(self.L, np.int32)
+        for i in range(X.shape[0]):
+            K_.hash_dense(X[i], *self.kernel_args(), out[i], xs, codes)
+        return out
+
     def _checked(self, X: np.ndarray) -> np.ndarray:
         X = np.ascontiguousarray(np.atleast_2d(X), np.float32)
         if X.shape[1] != self.dim:

@@ -1,18 +1,23 @@
 """Why the tables miss the best-scoring wrong labels: a diagnostic, not part of the suite.
 
     python -m impls.slide.experiments.recall_probe [--dataset slide-amazon670k] [--profile quick]
-        [--batches 400] [--at 49,51,100,...] [--lr 1e-2] [--K 8] [--schedule exponential]
-        [--upkeep rising|none] ...
+        [--train FILE --test FILE] [--batches 400] [--at 49,51,100,...] [--lr 1e-2]
+        [--lsh dwta|simhash|wta] [--K 8] [--L 50] [--schedule exponential] [--upkeep rising|none] ...
 
-Trains SLIDE (batch padding, 2 threads) and, after each batch listed in ``--at``, prints one
-JSON line per evaluation on ``--points`` test points: the tables' recall of each point's 10
-best-scoring wrong labels and its ratio to a random set's (as the trainer records it), the
-recall those labels would have if their stored codes were fresh (any table where the label's
-code from its current weights equals the query's: the tables' staleness removed), the
-fraction of all stored codes (after the upkeep's moves) still equal to a fresh hash, how
-many distinct labels make up the points' top-10 wrong labels, the mean bias and ``w·h`` of
-those labels, and the mean cosine between the points' hidden vectors. The same with the
-labels ranked by ``w·h`` alone (no bias) is under ``nobias``.
+Trains SLIDE (batch padding, 2 threads) on a registry set or on two XC text files and, after
+each batch listed in ``--at``, prints one JSON line per evaluation on ``--points`` test
+points: the tables' recall of each point's 10 best-scoring wrong labels and its ratio to a
+random set's (as the trainer records it), the recall those labels would have if their stored
+codes were fresh (any table where the label's code from its current weights equals the
+query's: the tables' staleness removed), the fraction of all stored codes (after the upkeep's
+moves) still equal to a fresh hash, how many distinct labels make up the points' top-10
+wrong labels, the mean bias and ``w·h`` of those labels, and the mean cosine between the
+points' hidden vectors. ``hash_agreement``: the fraction of the K×L single hash functions on
+which a point and its top wrong labels agree, the same for uniformly random labels, and the
+cosine of the point's hidden vector with each kind's weights: a table collides only when
+all K of its functions agree, so with agreement ``a`` a label shares a table's bucket with
+probability about ``a**K``. The same with the labels ranked by ``w·h`` alone (no bias) is
+under ``nobias``.
 """
 from __future__ import annotations
 
@@ -52,7 +57,28 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
                      "top_bias": float(net.b2[top].mean())}
         if name == "full":
             out["top_wh"] = float(np.mean([h[i] @ net.W2[t].T for i, t in enumerate(tops)]))
+            out["hash_agreement"] = hash_agreement(net, h, tops, np.random.default_rng(iteration))
     return out
+
+
+def hash_agreement(net, h: np.ndarray, tops: list[np.ndarray], rng: np.random.Generator) -> dict:
+    """Mean fraction of the K×L hash functions whose value a point's hidden vector (rows of
+    ``h``) shares with its labels ``tops[i]`` (``top``) and with as many uniformly random
+    labels (``random``); ``cos_top`` / ``cos_random``: mean cosine between the hidden vector
+    and those labels' weight rows."""
+    lsh = net.tables.lsh
+    q = lsh.hash_values(np.ascontiguousarray(h, np.float32))
+    agree, cos = {"top": [], "random": []}, {"top": [], "random": []}
+    for i, top in enumerate(tops):
+        for kind, labels in (("top", top), ("random", rng.integers(0, net.n_labels, len(top)))):
+            if len(labels) == 0:
+                continue
+            w = np.ascontiguousarray(net.W2[labels], np.float32)
+            agree[kind].append(float((lsh.hash_values(w) == q[i]).mean()))
+            norms = np.linalg.norm(w, axis=1) * np.linalg.norm(h[i]) + 1e-30
+            cos[kind].append(float(np.mean(w @ h[i] / norms)))
+    return {"top": float(np.mean(agree["top"])), "random": float(np.mean(agree["random"])),
+            "cos_top": float(np.mean(cos["top"])), "cos_random": float(np.mean(cos["random"]))}
 
 
 @cli.command("python -m impls.slide.experiments.recall_probe")
@@ -60,18 +86,22 @@ def main(argv: list[str] | None = None) -> int:
     from impls.slide.core import evaluate as ev
     from impls.slide.core.config import SlideConfig
     from impls.slide.core.network import SlideNetwork
-    from impls.slide.data.dataset import from_registry
+    from impls.slide.data.dataset import from_file, from_registry
     from impls.slide.training.trainer import set_threads
 
     p = cli.parser(prog="python -m impls.slide.experiments.recall_probe", description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default="slide-amazon670k")
+    p.add_argument("--dataset", default=None, help="registry set (default slide-amazon670k)")
+    p.add_argument("--train", help="an XC text file to train on instead of --dataset (needs --test)")
+    p.add_argument("--test", help="the XC text file to evaluate on (with --train)")
     p.add_argument("--profile", default="quick", choices=["smoke", "quick", "full"])
     p.add_argument("--batches", type=int, default=400)
     p.add_argument("--at", default="20,49,51,100,124,126,236,238,400", help="batches after which to probe")
     p.add_argument("--points", type=int, default=300)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--lr", type=float, default=SlideConfig.lr)
+    p.add_argument("--lsh", default=SlideConfig.lsh, choices=["dwta", "simhash", "wta"])
     p.add_argument("--K", type=int, default=SlideConfig.K)
+    p.add_argument("--L", type=int, default=SlideConfig.L)
     p.add_argument("--schedule", default=SlideConfig.schedule, choices=["exponential", "fixed"])
     p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
     p.add_argument("--padding", default="batch", choices=["batch", "sample"])
@@ -81,9 +111,21 @@ def main(argv: list[str] | None = None) -> int:
     cli.number(args.batches, "--batches", minimum=1, integer=True)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True)
     set_threads(args.threads)
-    train, test, _ = from_registry(args.dataset, args.profile)
-    cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, K=args.K, schedule=args.schedule,
-                      rehash_every=args.rehash_every, upkeep=args.upkeep)
+    if args.dataset and (args.train or args.test):
+        raise cli.UsageError("give --dataset or --train/--test, not both")
+    if bool(args.train) != bool(args.test):
+        raise cli.UsageError("--train and --test go together")
+    if args.train:
+        cli.check_file(args.train, "--train", "a readable XC text file")
+        cli.check_file(args.test, "--test", "a readable XC text file")
+        train, test = from_file(args.train), from_file(args.test)
+        if (train.n_features, train.n_labels) != (test.n_features, test.n_labels):
+            raise cli.UsageError(f"--train has {train.n_features} features and {train.n_labels} labels, "
+                                 f"--test {test.n_features} and {test.n_labels}")
+    else:
+        train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile)
+    cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
+                      schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
                        label_counts=train.label_counts())
     rows = ev.eval_rows(test, args.points, cfg.seed)

@@ -1,0 +1,37 @@
+"""scripts/slide_crosscheck_set.py writes XC files the suite reads, with the recipe it states."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+from impls.slide.data.dataset import from_file
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("slide_crosscheck_set", ROOT / "scripts" / "slide_crosscheck_set.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_crosscheck_set_is_valid_xc_with_the_stated_recipe(tmp_path):
+    script = load_script()
+    assert script.main([str(tmp_path), "--labels", "400", "--features", "3000", "--train", "600", "--test", "80"]) == 0
+    train, test = from_file(tmp_path / "train.txt"), from_file(tmp_path / "test.txt")
+    assert (train.n_points, test.n_points) == (600, 80)
+    assert (train.n_features, train.n_labels) == (test.n_features, test.n_labels) == (3000, 400)
+    per_point = np.diff(train.label_indptr)
+    assert per_point.min() >= 1 and per_point.max() <= 3
+    for i in range(20):                                        # TF-IDF rows, L2-normal, positive
+        v = train.values[train.indptr[i]:train.indptr[i + 1]]
+        assert (v > 0).all() and abs(np.linalg.norm(v) - 1) < 2e-3
+    # Zipf label popularity: the most popular label is far above the mean
+    counts = np.bincount(train.labels, minlength=400)
+    assert counts.max() > 5 * counts.mean()
+    # the same seed gives the same files
+    script.main([str(tmp_path / "again"), "--labels", "400", "--features", "3000", "--train", "600", "--test", "80"])
+    assert (tmp_path / "again" / "train.txt").read_bytes() == (tmp_path / "train.txt").read_bytes()
