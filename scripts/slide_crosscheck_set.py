@@ -4,13 +4,17 @@
         [--train 200000] [--test 20000] [--seed 7]
 
 The recipe of issue 21's report, not the suite's topic model: Zipf word frequency (s = 1.05)
-and label popularity (s = 0.9), 1-3 labels a point, log-normal non-zeros per point (median
-60), half of a point's word tokens drawn from its labels' 30 characteristic words and half
-from background text, values TF-IDF ((1 + log tf) × idf) of the bag of words, rows L2-normal.
-It is synthetic and matched to no published statistics: it exists so that a finding about
-SLIDE can be checked on data the suite's generator did not make (the SLIDE README's
-"Cross-check on an independently generated set"). Writes OUT_DIR/train.txt and test.txt;
-about 25 s and 150 MB at the defaults.
+and label popularity (s = 0.9), 1-3 labels a point, a log-normal number of word tokens per
+point (median 60; the distinct words, its non-zeros, are fewer), half of a point's tokens
+drawn from its labels' 30 characteristic words and half from background text, values
+TF-IDF ((1 + log tf) × idf, idf from the training split) of the bag of words, rows
+L2-normal. Each label's characteristic words are mid-frequency to rare ones (Pareto ranks
+from the 100th word on, wrapped around the vocabulary). The model, the training points and
+the test points come from separate random streams of ``--seed``, so ``--test`` does not
+change the training file. It is synthetic and matched to no published statistics: it
+exists so that a finding about SLIDE can be checked on data the suite's generator did not
+make (the SLIDE README's "Cross-check on an independently generated set"). Writes
+OUT_DIR/train.txt and test.txt; about 25 s and 150 MB at the defaults.
 """
 from __future__ import annotations
 
@@ -19,6 +23,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+WORDS_PER_LABEL = 30
+FIRST_LABEL_WORD = 100   # characteristic words skip the 100 most frequent (stop words)
 
 
 def zipf_cdf(n: int, s: float) -> np.ndarray:
@@ -30,39 +37,39 @@ def draw(rng: np.random.Generator, cdf: np.ndarray, size) -> np.ndarray:
     return np.minimum(np.searchsorted(cdf, rng.random(size)), cdf.size - 1)
 
 
-def generate(n_labels: int, n_features: int, n_train: int, n_test: int, seed: int):
-    """Return (label lists, (words, counts) per point, idf) for n_train + n_test points."""
-    rng = np.random.default_rng(seed)
-    word_of_rank, label_of_rank = rng.permutation(n_features), rng.permutation(n_labels)
-    word_cdf, label_cdf = zipf_cdf(n_features, 1.05), zipf_cdf(n_labels, 0.9)
-    ranks = np.minimum((rng.pareto(0.6, (n_labels, 30)) * 50).astype(np.int64) + 100, n_features - 1)
-    label_words = word_of_rank[ranks]                           # 30 characteristic words per label
-    n = n_train + n_test
-    per_point = rng.integers(1, 4, n)
-    nnz = np.clip(rng.lognormal(np.log(60), 0.5, n).astype(np.int64), 5, 400)
-    labels, rows = [], []
-    df = np.zeros(n_features, np.int64)
-    for i in range(n):
-        labs = np.unique(label_of_rank[draw(rng, label_cdf, per_point[i])])
-        own = nnz[i] // 2
-        tokens = np.concatenate([label_words[rng.choice(labs, own), rng.integers(0, 30, own)],
-                                 word_of_rank[draw(rng, word_cdf, nnz[i] - own)]])
-        words, counts = np.unique(tokens, return_counts=True)
-        labels.append(labs)
-        rows.append((words, counts))
-        df[words] += 1
-    idf = np.log((n + 1) / (df + 1)) + 1
-    return labels, rows, idf
+class Recipe:
+    """The vocabulary, the label popularity and every label's characteristic words."""
+
+    def __init__(self, n_labels: int, n_features: int, rng: np.random.Generator):
+        self.n_labels, self.n_features = n_labels, n_features
+        self.word_of_rank, self.label_of_rank = rng.permutation(n_features), rng.permutation(n_labels)
+        self.word_cdf, self.label_cdf = zipf_cdf(n_features, 1.05), zipf_cdf(n_labels, 0.9)
+        span = n_features - FIRST_LABEL_WORD
+        ranks = FIRST_LABEL_WORD + (rng.pareto(0.6, (n_labels, WORDS_PER_LABEL)) * 50).astype(np.int64) % span
+        self.label_words = self.word_of_rank[ranks]
+
+    def points(self, n: int, rng: np.random.Generator):
+        """Return (label ids sorted, (distinct words, token counts)) for ``n`` points."""
+        per_point = rng.integers(1, 4, n)
+        tokens_per_point = np.clip(rng.lognormal(np.log(60), 0.5, n).astype(np.int64), 5, 400)
+        out = []
+        for i in range(n):
+            labs = np.unique(self.label_of_rank[draw(rng, self.label_cdf, per_point[i])])
+            own = tokens_per_point[i] // 2
+            tokens = np.concatenate([
+                self.label_words[rng.choice(labs, own), rng.integers(0, WORDS_PER_LABEL, own)],
+                self.word_of_rank[draw(rng, self.word_cdf, tokens_per_point[i] - own)]])
+            out.append((labs, np.unique(tokens, return_counts=True)))
+        return out
 
 
-def write(path: Path, labels, rows, idf, lo: int, hi: int, n_features: int, n_labels: int) -> None:
+def write(path: Path, points, idf: np.ndarray, n_features: int, n_labels: int) -> None:
     with open(path, "w") as f:
-        f.write(f"{hi - lo} {n_features} {n_labels}\n")
-        for i in range(lo, hi):
-            words, counts = rows[i]
+        f.write(f"{len(points)} {n_features} {n_labels}\n")
+        for labs, (words, counts) in points:
             v = (1 + np.log(counts)) * idf[words]
             v /= np.linalg.norm(v)
-            f.write(",".join(map(str, labels[i])) + " " + " ".join(f"{w}:{x:.4f}" for w, x in zip(words, v)) + "\n")
+            f.write(",".join(map(str, labs)) + " " + " ".join(f"{w}:{x:.6g}" for w, x in zip(words, v)) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,12 +81,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--test", type=int, default=20_000)
     p.add_argument("--seed", type=int, default=7)
     a = p.parse_args(argv)
-    if min(a.labels, a.features, a.train, a.test) < 1 or a.features <= 130:
-        p.error("sizes must be positive and --features above 130")
+    if min(a.labels, a.train, a.test) < 1 or a.features <= 2 * FIRST_LABEL_WORD:
+        p.error(f"sizes must be positive and --features above {2 * FIRST_LABEL_WORD}")
     a.out.mkdir(parents=True, exist_ok=True)
-    labels, rows, idf = generate(a.labels, a.features, a.train, a.test, a.seed)
-    write(a.out / "train.txt", labels, rows, idf, 0, a.train, a.features, a.labels)
-    write(a.out / "test.txt", labels, rows, idf, a.train, a.train + a.test, a.features, a.labels)
+    recipe = Recipe(a.labels, a.features, np.random.default_rng([a.seed, 0]))
+    train = recipe.points(a.train, np.random.default_rng([a.seed, 1]))
+    test = recipe.points(a.test, np.random.default_rng([a.seed, 2]))
+    df = np.zeros(a.features, np.int64)
+    for _, (words, _) in train:
+        df[words] += 1
+    idf = np.log((a.train + 1) / (df + 1)) + 1
+    write(a.out / "train.txt", train, idf, a.features, a.labels)
+    write(a.out / "test.txt", test, idf, a.features, a.labels)
     print(f"wrote {a.out / 'train.txt'} ({a.train:,} points) and {a.out / 'test.txt'} ({a.test:,})")
     return 0
 

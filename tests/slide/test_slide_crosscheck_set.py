@@ -32,6 +32,15 @@ def test_crosscheck_set_is_valid_xc_with_the_stated_recipe(tmp_path):
     # Zipf label popularity: the most popular label is far above the mean
     counts = np.bincount(train.labels, minlength=400)
     assert counts.max() > 5 * counts.mean()
-    # the same seed gives the same files
-    script.main([str(tmp_path / "again"), "--labels", "400", "--features", "3000", "--train", "600", "--test", "80"])
+    # characteristic words skip the 100 most frequent and wrap around the vocabulary: no
+    # spike at its rarest word (clipping Pareto ranks there made one word every label's)
+    recipe = script.Recipe(400, 3000, np.random.default_rng(0))
+    rank_of_word = np.argsort(recipe.word_of_rank)
+    ranks = rank_of_word[recipe.label_words].ravel()
+    assert ranks.min() >= script.FIRST_LABEL_WORD and ranks.max() < 3000
+    per_rank = np.bincount(ranks, minlength=3000)
+    assert per_rank[-1] <= np.median(per_rank[per_rank > 0]) + 3
+    # the same seed gives the same files, and the test split's size does not change the training file
+    script.main([str(tmp_path / "again"), "--labels", "400", "--features", "3000", "--train", "600", "--test", "30"])
     assert (tmp_path / "again" / "train.txt").read_bytes() == (tmp_path / "train.txt").read_bytes()
+    assert from_file(tmp_path / "again" / "test.txt").n_points == 30

@@ -14,9 +14,9 @@ moves) still equal to a fresh hash, how many distinct labels make up the points'
 wrong labels, the mean bias and ``w·h`` of those labels, and the mean cosine between the
 points' hidden vectors. ``hash_agreement``: the fraction of the K×L single hash functions on
 which a point and its top wrong labels agree, the same for uniformly random labels, and the
-cosine of the point's hidden vector with each kind's weights: a table collides only when
-all K of its functions agree, so with agreement ``a`` a label shares a table's bucket with
-probability about ``a**K``. The same with the labels ranked by ``w·h`` alone (no bias) is
+cosine of the point's hidden vector with each kind's weights (a table collides only when
+all K of its functions agree, so a mean agreement near chance, 1/binsize for (D)WTA, leaves
+table collisions near chance too). The same with the labels ranked by ``w·h`` alone (no bias) is
 under ``nobias``.
 """
 from __future__ import annotations
@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dataset", default=None, help="registry set (default slide-amazon670k)")
     p.add_argument("--train", help="an XC text file to train on instead of --dataset (needs --test)")
     p.add_argument("--test", help="the XC text file to evaluate on (with --train)")
-    p.add_argument("--profile", default="quick", choices=["smoke", "quick", "full"])
+    p.add_argument("--profile", default=None, choices=["smoke", "quick", "full"],
+                   help="size of the registry set (default quick; not with --train)")
     p.add_argument("--batches", type=int, default=400)
     p.add_argument("--at", default="20,49,51,100,124,126,236,238,400", help="batches after which to probe")
     p.add_argument("--points", type=int, default=300)
@@ -108,13 +109,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=["rising", "none"])
     args = p.parse_args(argv)
     at = {int(x) for x in args.at.split(",") if x}
-    cli.number(args.batches, "--batches", minimum=1, integer=True)
+    for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),
+                        (args.K, "--K"), (args.L, "--L")):
+        cli.number(value, flag, minimum=1, integer=True)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True)
     set_threads(args.threads)
     if args.dataset and (args.train or args.test):
         raise cli.UsageError("give --dataset or --train/--test, not both")
     if bool(args.train) != bool(args.test):
         raise cli.UsageError("--train and --test go together")
+    if args.train and args.profile:
+        raise cli.UsageError("--profile sizes a registry set; files are read whole")
     if args.train:
         cli.check_file(args.train, "--train", "a readable XC text file")
         cli.check_file(args.test, "--test", "a readable XC text file")
@@ -123,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             raise cli.UsageError(f"--train has {train.n_features} features and {train.n_labels} labels, "
                                  f"--test {test.n_features} and {test.n_labels}")
     else:
-        train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile)
+        train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
     cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
                       schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),

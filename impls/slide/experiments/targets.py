@@ -1,21 +1,26 @@
 """Time to a target P@1, the target itself, and the speed-up of one training run over another.
 
-Time to target reads each P@1 curve through its monotone fit (:func:`monotone_fit`: the
-non-decreasing sequence closest to the evaluations in least squares), so one evaluation
-that is high or low by chance (one standard error is ~0.014 at P@1 0.06 on 300 points)
-neither sets the target nor times a crossing: a run reaches the target when its fit does,
-i.e. when the evaluations from there on hold that level on average. On a curve that only
-rises the fit is the curve itself. The target P@1 of a dataset is ``target_fraction`` of
-the way from the most-popular-label P@1 to the best fitted final P@1 of every run on it,
-so at least one run reaches it and nobody tunes it by hand (the curves and figures use
-it); a comparison of two runs uses the pair's own target, the same fraction of the way to
-the better of their two fitted finals, so it does not depend on which other runs the
-sweep holds. There is no target when no run beats the most-popular label by two standard
-errors. A run's time to target interpolates the fit linearly between the two evaluations
-around the crossing. A run that never reaches it within its budget has no time; a
-speed-up against it is then a lower bound (its training seconds over the other's time)
-and is flagged so; a speed-up of such a run over one that reaches the target is an upper
-bound (flagged too).
+The target P@1 of a dataset is ``target_fraction`` of the way from the most-popular-label
+P@1 to the best final P@1 of every run on it, so at least one run reaches it and nobody
+tunes it by hand (the curves and figures use it); a comparison of two runs uses the pair's
+own target, the same fraction of the way to the better of their two final P@1, so it does
+not depend on which other runs the sweep holds. There is no target when no run beats the
+most-popular label by two standard errors.
+
+A run reaches the target when the monotone fit of its P@1 curve does (:func:`monotone_fit`:
+the non-decreasing sequence closest to the evaluations in least squares), interpolated
+linearly between the two evaluations around the crossing. One evaluation that is high by
+chance (one standard error is ~0.014 at P@1 0.06 on 300 points) is pooled with the lower
+ones after it, so it does not time a crossing by itself; on a curve that only rises the fit
+is the curve. On binomial noise around a rising curve the first crossing of the raw curve
+is early by about a tenth of the true time, the fit's is not; the spread of the two is
+alike (it shrinks with more test points, not with the fit). The fit reads later
+evaluations: a run's time to target can move if it trains longer. The best run's fit ends
+at or above its final P@1, so it always reaches the target.
+
+A run that never reaches the target within its budget has no time; a speed-up against it
+is then a lower bound (its training seconds over the other's time) and is flagged so; a
+speed-up of such a run over one that reaches the target is an upper bound (flagged too).
 """
 from __future__ import annotations
 
@@ -46,12 +51,6 @@ def fitted_p_at_1(curve: list[dict]) -> np.ndarray:
     return monotone_fit([p["p_at_1"] for p in curve])
 
 
-def fitted_final_p_at_1(run: dict) -> float:
-    """The last value of the monotone fit of ``run``'s curve (P@1): the level its last
-    evaluations hold, not its last evaluation alone."""
-    return float(fitted_p_at_1(run["curve"])[-1])
-
-
 def time_to_target(curve: list[dict], target: float) -> tuple[float | None, float | None]:
     """(seconds, iterations) at which the monotone fit of the curve's P@1 first reaches
     ``target``, interpolated linearly between the evaluations around the crossing;
@@ -59,7 +58,7 @@ def time_to_target(curve: list[dict], target: float) -> tuple[float | None, floa
     fit = fitted_p_at_1(curve)
     for i, (point, value) in enumerate(zip(curve, fit)):
         if value >= target:
-            if i == 0 or value == fit[i - 1]:
+            if i == 0:  # past it, fit[i - 1] < target <= value: no division by 0 below
                 return float(point["seconds"]), float(point["iteration"])
             prev, f = curve[i - 1], (target - fit[i - 1]) / (value - fit[i - 1])
             return (float(prev["seconds"] + f * (point["seconds"] - prev["seconds"])),
@@ -68,25 +67,23 @@ def time_to_target(curve: list[dict], target: float) -> tuple[float | None, floa
 
 
 def p_at_1_at_iteration(curve: list[dict], iteration: float) -> float | None:
-    """The monotone fit of ``curve``'s P@1 at ``iteration`` (linear between evaluations; None
-    outside the curve)."""
+    """P@1 of ``curve`` at ``iteration`` (linear between evaluations; None beyond its end)."""
     its = [p["iteration"] for p in curve]
     if not curve or iteration > its[-1] or iteration < its[0]:
         return None
-    return float(np.interp(iteration, its, fitted_p_at_1(curve)))
+    return float(np.interp(iteration, its, [p["p_at_1"] for p in curve]))
 
 
 def target_p_at_1(runs: list[dict], fraction: float) -> float | None:
     """The P@1 to reach: ``fraction`` of the way from the most-popular-label P@1 (the runs'
-    ``baseline_p_at_1``; 0 when unknown) to the best fitted final P@1 among ``runs``
-    (:func:`fitted_final_p_at_1`), or None when
+    ``baseline_p_at_1``; 0 when unknown) to the best final P@1 among ``runs``, or None when
     no run beats that baseline by two standard errors of a P@1 on its test points (a
     target below that would time noise around a model that predicts the popular label)."""
     measured = [r for r in runs if "curve" in r]
     if not measured:
         return None
     baseline = max(float(r.get("baseline_p_at_1") or 0.0) for r in measured)
-    best = max(fitted_final_p_at_1(r) for r in measured)
+    best = max(r["final_p_at_1"] for r in measured)
     points = min(int(r.get("eval_points") or 0) for r in measured)
     margin = 2.0 * math.sqrt(baseline * (1.0 - baseline) / points) if points > 0 else 0.0
     if best <= baseline + margin:
@@ -120,7 +117,7 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     comparison does not depend on which other runs the sweep holds (``target_p_at_1``
     in the result, None when neither run beat the most-popular-label P@1; times in
     ``fast_time_to_target_s`` / ``slow_time_to_target_s``). ``p_at_1_per_iteration_ratio``:
-    the fast run's fitted P@1 at the slow run's last iteration over the slow run's fitted
+    the fast run's P@1 at the slow run's last iteration (interpolated) over the slow run's
     final P@1 (None past the fast run's curve or when that final is 0).
     """
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
@@ -130,10 +127,9 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     out["throughput_ratio"] = fast["samples_per_second"] / slow["samples_per_second"]
     fp, sp = fast["final_p_at_1"], slow["final_p_at_1"]
     out["final_p_at_1_difference"] = fp - sp
-    # accuracy per iteration: the fast run's fitted P@1 at the slow run's last iteration over
-    # the slow run's fitted final
-    at, sp_fit = p_at_1_at_iteration(fast["curve"], slow["iterations"]), fitted_final_p_at_1(slow)
-    out["p_at_1_per_iteration_ratio"] = at / sp_fit if at is not None and sp_fit > 0 else None
+    # accuracy per iteration: the fast run's P@1 at the slow run's last iteration
+    at = p_at_1_at_iteration(fast["curve"], slow["iterations"])
+    out["p_at_1_per_iteration_ratio"] = at / sp if at is not None and sp > 0 else None
     if fraction is None:
         out["target_p_at_1"] = fast.get("target_p_at_1")
         t_fast, t_slow = fast.get("time_to_target_s"), slow.get("time_to_target_s")
