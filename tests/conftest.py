@@ -14,6 +14,22 @@ def isolated_suite_dirs(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def load_script():
+    """``load_script("name")``: the module ``scripts/name.py``, freshly imported from its file."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, root / "scripts" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    return load
+
+
+@pytest.fixture
 def store_dir(tmp_path):
     """A directory on a drive where O_DIRECT works (tmp_path, else under datasets/cache)."""
     import os

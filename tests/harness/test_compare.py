@@ -286,12 +286,9 @@ def test_the_makefile_passes_machines_to_the_report():
     assert "scripts/render_report.py --machines a b" in done.stdout
 
 
-def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_checkout(monkeypatch, tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("run_suite", ROOT / "scripts" / "run_suite.py")
-    run_suite = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_suite)
+def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_checkout(monkeypatch, tmp_path,
+                                                                                     load_script):
+    run_suite = load_script("run_suite")
     calls = []
 
     def fake_run(command, cwd=None, env=None, **_):

@@ -1,20 +1,10 @@
 """Progress reaches the user during make reproduce: experiments log to a file the runner follows."""
 from __future__ import annotations
 
-import importlib.util
 import threading
-from pathlib import Path
 
 from impls.harness import progress
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run_suite():
-    spec = importlib.util.spec_from_file_location("run_suite", ROOT / "scripts" / "run_suite.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_log_lines_and_bars_go_to_the_progress_log(tmp_path, monkeypatch):
@@ -29,11 +19,11 @@ def test_log_lines_and_bars_go_to_the_progress_log(tmp_path, monkeypatch):
     assert "layouts: 100%" in text and "3/3" in text
 
 
-def test_the_runner_prints_log_lines_and_the_newest_bar(tmp_path, capsys):
+def test_the_runner_prints_log_lines_and_the_newest_bar(tmp_path, capsys, load_script):
     log = tmp_path / "progress.log"
     log.write_text("[10:00:00] slide.sweeps (quick, cpu): started\nruns:  10%|#\rruns:  50%|#####\r")
     stop = threading.Event()
-    follower = threading.Thread(target=_run_suite().follow, args=(log, stop, 0.0))
+    follower = threading.Thread(target=load_script("run_suite").follow, args=(log, stop, 0.0))
     follower.start()
     threading.Event().wait(2.5)
     stop.set()

@@ -1,25 +1,13 @@
 """scripts/slide_crosscheck_set.py writes XC files the suite reads, with the recipe it states."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 
 from impls.slide.data.dataset import from_file
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("slide_crosscheck_set", ROOT / "scripts" / "slide_crosscheck_set.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_crosscheck_set_is_valid_xc_with_the_stated_recipe(tmp_path):
-    script = load_script()
+def test_crosscheck_set_is_valid_xc_with_the_stated_recipe(tmp_path, load_script):
+    script = load_script("slide_crosscheck_set")
     assert script.main([str(tmp_path), "--labels", "400", "--features", "3000", "--train", "600", "--test", "80"]) == 0
     train, test = from_file(tmp_path / "train.txt"), from_file(tmp_path / "test.txt")
     assert (train.n_points, test.n_points) == (600, 80)
