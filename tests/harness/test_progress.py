@@ -6,7 +6,6 @@ import threading
 from impls.harness import progress
 
 
-
 def test_log_lines_and_bars_go_to_the_progress_log(tmp_path, monkeypatch):
     log = tmp_path / "progress.log"
     monkeypatch.setenv(progress.LOG_VARIABLE, str(log))
