@@ -103,6 +103,18 @@ def new_axes(width: float = 5.0, height: float = 3.4, ncols: int = 1):
     return fig, axes[0] if ncols == 1 else axes
 
 
+def plain_log_x(ax) -> None:
+    """Put ``ax``'s x axis on a log scale with ticks at 1, 2 and 5 × 10^k labelled as plain
+    numbers (matplotlib's default labels the minor ticks of a short range in overlapping
+    scientific notation)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def grouped_bars(ax, groups: list, series: list[tuple], **tick_kw):
     """Draw each of ``series`` as one bar per group, side by side within each group (together
     0.8 of the space between groups), and label the x ticks with ``groups``.

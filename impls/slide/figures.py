@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from impls.harness.figures import figure, new_axes
+from impls.harness.figures import figure, new_axes, plain_log_x
 from impls.slide.experiments.targets import fitted_p_at_1
 
 
@@ -102,17 +102,17 @@ def _time_to_accuracy(data: dict):
         if target is not None:
             ax.axhline(target, color="black", linestyle="-.", linewidth=0.8)
         ax.set_ylabel("P@1 (fixed test subset)")
-        ax.set_xscale("log")
+        plain_log_x(ax)
     ax_time.set_xlabel("training seconds (log; evaluation excluded)")
     ax_iter.set_xlabel("iterations (batches, log)")
     ax_time.legend(fontsize=6, loc="upper left")
     skipped = [f"{r['name']} ({r['skipped']})" for r in data["runs"] if "skipped" in r]
     stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
-    ax_time.set_title(f"{_source(data)}{_set_size(stats)}; wide pale: monotone fit (what is timed); "
+    ax_time.set_title(f"{_source(data)}{_set_size(stats)}\nwide pale: monotone fit (what is timed); "
                       f"dash-dot: target P@1 "
                       f"{target if target is None else round(target, 3)}", fontsize=7)
-    ax_iter.set_title(("dotted: always the most popular label"
-                       + (f"; not run: {'; '.join(skipped)}" if skipped else ""))[:160], fontsize=7)
+    ax_iter.set_title("dotted: always the most popular label"
+                      + (f"\nnot run: {'; '.join(skipped)}"[:160] if skipped else ""), fontsize=7)
     return fig
 
 

@@ -151,3 +151,17 @@ def test_catalog_figures_are_checked_like_experiments(tmp_path):
         experiments.declare_file(bad)
     assert "figure 'demo_fig': unknown field 'paper'; missing field 'title'" in str(err.value)
     experiments._EXPERIMENTS.pop("demo.four", None)
+
+
+def test_plain_log_x_labels_a_short_range_in_plain_numbers():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from impls.harness.figures import new_axes, plain_log_x
+
+    fig, ax = new_axes()
+    ax.plot([2, 70], [0, 1])
+    plain_log_x(ax)
+    FigureCanvasAgg(fig).draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if 2 <= t.get_position()[0] <= 70]
+    assert ax.get_xscale() == "log" and labels == ["2", "5", "10", "20", "50"]
+    assert not any(t.get_text() for t in ax.xaxis.get_minorticklabels())
