@@ -1,0 +1,148 @@
+"""Choose a learning rate per method on a held-out slice of the training set: a one-off
+selection whose outcome a person puts in ``impls/profiles.toml``, not part of the suite.
+
+    python -m impls.slide.experiments.lr_select [--experiment slide_train] [--profile quick]
+        [--runs slide,dense-cpu] [--lrs 1e-3,3e-3,1e-2] [--holdout 1000] [--eval-points N]
+        [--json out.json]
+
+Every run named in ``--runs`` is the profile's run of that name (its method, threads,
+configuration and time budget, as the suite trains it), trained once per rate on the
+experiment's training set less a fixed random slice of ``--holdout`` points, and evaluated
+on that slice only (never on the test split, which the suite reports). A run's rate is the
+one whose curve's monotone fit ends highest (the level its last evaluations hold, see
+:mod:`impls.slide.experiments.targets`); a rate within one standard error of a P@1 on the
+slice of the best counts as tied, and a tie keeps the rate the profile already gives
+(``lr`` in the run's spec, else ``SlideConfig.lr``), so the rate changes only on evidence.
+Prints one line per training and the choice per run; ``--json`` writes them.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import math
+import sys
+from typing import Any
+
+import numpy as np
+
+from impls.harness import cli
+
+DEFAULT_LRS = (1e-3, 3e-3, 1e-2)
+
+
+def split_holdout(n_points: int, holdout: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, held-out rows): a fixed random ``holdout`` of ``range(n_points)`` and the
+    rest, each sorted; disjoint and together every row."""
+    if not 0 < holdout < n_points:
+        raise ValueError(f"holdout must lie in [1, {n_points - 1}], got {holdout}")
+    order = np.random.default_rng(seed).permutation(n_points)
+    return np.sort(order[holdout:]), np.sort(order[:holdout])
+
+
+def choose(results: list[dict], current_lr: float, points: int) -> dict[str, Any]:
+    """The rate to use among ``results`` (each ``{"lr", "fitted_final"}``, P@1 on ``points``
+    held-out points): the highest fitted final, unless the current rate is within one
+    standard error of it (then the current rate). Returns ``{"lr", "best_lr", "margin",
+    "kept_current"}``; ``margin``: one standard error of a P@1 at the best value."""
+    best = max(results, key=lambda r: r["fitted_final"])
+    p = min(max(best["fitted_final"], 0.0), 1.0)
+    margin = math.sqrt(p * (1 - p) / points) if points > 0 else 0.0
+    current = next((r for r in results if math.isclose(r["lr"], current_lr)), None)
+    keep = current is not None and current["fitted_final"] >= best["fitted_final"] - margin
+    return {"lr": current_lr if keep else best["lr"], "best_lr": best["lr"], "margin": margin,
+            "kept_current": keep}
+
+
+def select(experiment: str = "slide_train", profile: str | None = None, runs: list[str] | None = None,
+           lrs: tuple[float, ...] = DEFAULT_LRS, holdout: int = 1000, eval_points: int | None = None,
+           progress=print) -> dict[str, Any]:
+    """Train each run of ``[<experiment>.<profile>]`` named in ``runs`` at each rate in ``lrs`` on
+    the training set less ``holdout`` points and evaluate on ``eval_points`` of those (default:
+    the profile's, at most ``holdout``); return ``{"experiment",
+    "profile", "dataset", "holdout", "runs": {name: {"trials": [...], "choice": {...}}}}``
+    (a trial: ``lr``, ``fitted_final`` and ``final_p_at_1`` (P@1 on the slice), ``iterations``,
+    ``samples_per_second``, ``curve``)."""
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.data.dataset import from_registry
+    from impls.slide.experiments import sweeps
+    from impls.slide.experiments.targets import fitted_p_at_1
+
+    s = sweeps.sizes(profile, experiment)
+    specs = {spec["name"]: spec for spec in s["runs"]}
+    runs = runs or [name for name in ("slide", "dense-cpu") if name in specs]
+    unknown = [name for name in runs if name not in specs]
+    if unknown:
+        raise ValueError(f"no run {', '.join(unknown)} in [{experiment}]; it has {', '.join(specs)}")
+    train_all, _, _ = from_registry(s["dataset"], profile)
+    rows, held_rows = split_holdout(train_all.n_points, holdout)
+    train, held = train_all.subset(rows), train_all.subset(held_rows)
+    points = min(int(eval_points or s["eval_points"]), holdout)
+    out = {"experiment": experiment, "profile": profile, "dataset": s["dataset"], "holdout": holdout,
+           "eval_points": points, "runs": {}}
+    for name in runs:
+        spec = specs[name]
+        if spec.get("device", "cpu") != "cpu":
+            raise ValueError(f"run {name} is on {spec['device']}; the selection runs on the CPU")
+        config = sweeps._config_of(spec)
+        current = float(config.pop("lr", SlideConfig.lr))
+        kw = {**sweeps._eval_kw(s), "eval_points": points}
+        if spec.get("time_budget_s"):
+            kw["time_budget_s"] = spec["time_budget_s"]
+        if spec.get("warmup_steps") is not None and sweeps.resolve_method(spec["method"])[0] != "slide":
+            kw["warmup_steps"] = spec["warmup_steps"]
+        trials = []
+        for lr in lrs:
+            r = sweeps.train_method(spec["method"], SlideConfig(lr=lr, **config), train, held, "cpu", **kw)
+            trial = {"lr": lr, "fitted_final": float(fitted_p_at_1(r["curve"])[-1]), "final_p_at_1": r["final_p_at_1"],
+                     "iterations": r["iterations"], "samples_per_second": r["samples_per_second"],
+                     "curve": [{k: p[k] for k in ("seconds", "iteration", "p_at_1")} for p in r["curve"]]}
+            trials.append(trial)
+            progress(f"{name} lr {lr:g}: held-out P@1 {trial['final_p_at_1']:.3f} (fit {trial['fitted_final']:.3f}) "
+                     f"after {trial['iterations']} batches, {trial['samples_per_second']:.0f} samples/s")
+            del r
+            gc.collect()
+        choice = choose(trials, current, points)
+        if choice["lr"] == choice["best_lr"]:
+            progress(f"{name}: lr {choice['lr']:g}, the best on the held-out slice (current {current:g})")
+        else:
+            progress(f"{name}: lr {choice['lr']:g} kept: {choice['best_lr']:g} was better by less than one "
+                     f"standard error ({choice['margin']:.3f})")
+        out["runs"][name] = {"current_lr": current, "trials": trials, "choice": choice}
+    return out
+
+
+@cli.command("python -m impls.slide.experiments.lr_select")
+def main(argv: list[str] | None = None) -> int:
+    p = cli.parser(prog="python -m impls.slide.experiments.lr_select", description=__doc__.split("\n\n")[0])
+    p.add_argument("--experiment", default="slide_train", choices=["slide_train", "slide_delicious"])
+    p.add_argument("--profile", default=None, choices=["smoke", "quick", "full"])
+    p.add_argument("--runs", default=None, help="comma-separated run names of the profile (default slide,dense-cpu)")
+    p.add_argument("--lrs", default=",".join(f"{x:g}" for x in DEFAULT_LRS))
+    p.add_argument("--holdout", type=int, default=1000, help="training points held out to evaluate on")
+    p.add_argument("--eval-points", dest="eval_points", type=int, default=None,
+                   help="held-out points each evaluation scores (default: the profile's eval_points)")
+    p.add_argument("--json", default=None, help="write the trials and choices here")
+    args = p.parse_args(argv)
+    cli.number(args.holdout, "--holdout", minimum=1, integer=True)
+    if args.eval_points is not None:
+        cli.number(args.eval_points, "--eval-points", minimum=1, integer=True)
+    try:
+        lrs = tuple(float(x) for x in args.lrs.split(",") if x)
+    except ValueError:
+        raise cli.UsageError(f"--lrs {args.lrs!r}: expected comma-separated numbers") from None
+    if not lrs or min(lrs) <= 0:
+        raise cli.UsageError(f"--lrs {args.lrs!r}: expected positive rates")
+    runs = [x for x in args.runs.split(",") if x] if args.runs else None
+    try:
+        out = select(args.experiment, args.profile, runs, lrs, args.holdout, args.eval_points,
+                     progress=lambda line: print(line, flush=True))
+    except ValueError as e:
+        raise cli.UsageError(str(e)) from None
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

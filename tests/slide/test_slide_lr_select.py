@@ -1,0 +1,60 @@
+"""Learning-rate selection on a held-out slice: the split, the choice, and that it never
+evaluates on the test split."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from impls.slide.experiments import lr_select
+
+
+def test_holdout_split_is_disjoint_fixed_and_complete():
+    train, held = lr_select.split_holdout(100, 20)
+    assert held.size == 20 and train.size == 80
+    assert np.array_equal(np.sort(np.concatenate([train, held])), np.arange(100))
+    assert np.array_equal(held, lr_select.split_holdout(100, 20)[1])
+    for bad in (0, 100):
+        with pytest.raises(ValueError):
+            lr_select.split_holdout(100, bad)
+
+
+def test_choice_keeps_the_current_rate_within_one_standard_error():
+    trials = [{"lr": 1e-3, "fitted_final": 0.30}, {"lr": 1e-2, "fitted_final": 0.28}, {"lr": 3e-3, "fitted_final": 0.10}]
+    # one standard error at 0.30 on 300 points is 0.026: 1e-2 is within it
+    c = lr_select.choose(trials, 1e-2, 300)
+    assert c["lr"] == 1e-2 and c["best_lr"] == 1e-3 and c["kept_current"]
+    assert c["margin"] == pytest.approx((0.3 * 0.7 / 300) ** 0.5)
+    # on 3,000 points it is 0.008: the evidence moves the rate
+    c = lr_select.choose(trials, 1e-2, 3000)
+    assert c["lr"] == 1e-3 and not c["kept_current"]
+    # a current rate that was not tried is never kept
+    assert lr_select.choose(trials, 1e-4, 300)["lr"] == 1e-3
+
+
+def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch):
+    from impls.slide.data import dataset, xc_data
+    from impls.slide.experiments import sweeps
+
+    arrays = xc_data.generate(seed=1, n_train=200, n_test=40, n_features=100, n_labels=50,
+                              labels_per_point=2.0, nnz_per_point=8)
+    full = dataset.XCData.from_arrays(arrays, "train_")
+    test = dataset.XCData.from_arrays(arrays, "test_")
+    monkeypatch.setattr(dataset, "from_registry", lambda name, profile=None: (full, test, {}))
+    seen = []
+
+    def fake_train(method, config, train_data, eval_data, device=None, **kw):
+        seen.append((method, config.lr, train_data.n_points, eval_data.n_points, kw["eval_points"]))
+        assert eval_data is not test
+        top = {1e-3: 0.2, 1e-2: 0.5}[config.lr] if method == "slide" else 0.3
+        curve = [{"seconds": 1.0, "iteration": 10, "p_at_1": top / 2}, {"seconds": 2.0, "iteration": 20, "p_at_1": top}]
+        return {"curve": curve, "final_p_at_1": top, "iterations": 20, "samples_per_second": 100.0}
+
+    monkeypatch.setattr(sweeps, "train_method", fake_train)
+    out = lr_select.select("slide_train", "smoke", ["slide", "dense-cpu"], (1e-3, 1e-2), holdout=30,
+                           progress=lambda line: None)
+    assert [(m, lr) for m, lr, *_ in seen] == [("slide", 1e-3), ("slide", 1e-2), ("dense", 1e-3), ("dense", 1e-2)]
+    assert all(n_train == 170 and n_eval == 30 and points == 30 for *_, n_train, n_eval, points in seen)
+    assert out["runs"]["slide"]["choice"]["lr"] == 1e-2
+    assert out["runs"]["dense-cpu"]["choice"]["kept_current"]          # a tie keeps the profile's rate
+    with pytest.raises(ValueError, match="no run"):
+        lr_select.select("slide_train", "smoke", ["nope"], holdout=30, progress=lambda line: None)
