@@ -39,7 +39,13 @@ def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch)
                               labels_per_point=2.0, nnz_per_point=8)
     full = dataset.XCData.from_arrays(arrays, "train_")
     test = dataset.XCData.from_arrays(arrays, "test_")
-    monkeypatch.setattr(dataset, "from_registry", lambda name, profile=None: (full, test, {}))
+    loaded = []
+
+    def fake_registry(name, profile=None):
+        loaded.append(name)
+        return full, test, {}
+
+    monkeypatch.setattr(dataset, "from_registry", fake_registry)
     seen = []
 
     def fake_train(method, config, train_data, eval_data, device=None, **kw):
@@ -54,6 +60,8 @@ def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch)
                            progress=lambda line: None)
     assert [(m, lr) for m, lr, *_ in seen] == [("slide", 1e-3), ("slide", 1e-2), ("dense", 1e-3), ("dense", 1e-2)]
     assert all(n_train == 170 and n_eval == 30 and points == 30 for *_, n_train, n_eval, points in seen)
+    assert loaded == ["slide-amazon670k"]                                # one split for both runs' set
+    assert out["runs"]["slide"]["dataset"] == out["runs"]["dense-cpu"]["dataset"] == "slide-amazon670k"
     assert out["runs"]["slide"]["choice"]["lr"] == 1e-2
     assert out["runs"]["dense-cpu"]["choice"]["kept_current"]          # a tie keeps the profile's rate
     with pytest.raises(ValueError, match="no run"):

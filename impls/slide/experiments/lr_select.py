@@ -58,8 +58,8 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
            progress=print) -> dict[str, Any]:
     """Train each run of ``[<experiment>.<profile>]`` named in ``runs`` at each rate in ``lrs`` on
     the training set less ``holdout`` points and evaluate on ``eval_points`` of those (default:
-    the profile's, at most ``holdout``); return ``{"experiment",
-    "profile", "dataset", "holdout", "runs": {name: {"trials": [...], "choice": {...}}}}``
+    the profile's, at most ``holdout``); return ``{"experiment", "profile", "holdout",
+    "eval_points", "runs": {name: {"dataset", "current_lr", "trials": [...], "choice": {...}}}}``
     (a trial: ``lr``, ``fitted_final`` and ``final_p_at_1`` (P@1 on the slice), ``iterations``,
     ``samples_per_second``, ``curve``)."""
     from impls.slide.core.config import SlideConfig
@@ -73,23 +73,23 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
     unknown = [name for name in runs if name not in specs]
     if unknown:
         raise ValueError(f"no run {', '.join(unknown)} in [{experiment}]; it has {', '.join(specs)}")
-    train_all, _, _ = from_registry(s["dataset"], profile)
-    rows, held_rows = split_holdout(train_all.n_points, holdout)
-    train, held = train_all.subset(rows), train_all.subset(held_rows)
+    splits: dict[str, tuple] = {}  # dataset -> (training less the slice, the slice)
     points = min(int(eval_points or s["eval_points"]), holdout)
-    out = {"experiment": experiment, "profile": profile, "dataset": s["dataset"], "holdout": holdout,
-           "eval_points": points, "runs": {}}
+    out = {"experiment": experiment, "profile": profile, "holdout": holdout, "eval_points": points, "runs": {}}
     for name in runs:
         spec = specs[name]
         if spec.get("device", "cpu") != "cpu":
             raise ValueError(f"run {name} is on {spec['device']}; the selection runs on the CPU")
-        config = sweeps._config_of(spec)
+        dataset = spec.get("dataset") or s["dataset"]
+        if dataset not in splits:
+            full, _, _ = from_registry(dataset, profile)
+            rows, held_rows = split_holdout(full.n_points, holdout)
+            splits[dataset] = full.subset(rows), full.subset(held_rows)
+        train, held = splits[dataset]
+        config = sweeps.config_of(spec)
         current = float(config.pop("lr", SlideConfig.lr))
-        kw = {**sweeps._eval_kw(s), "eval_points": points}
-        if spec.get("time_budget_s"):
-            kw["time_budget_s"] = spec["time_budget_s"]
-        if spec.get("warmup_steps") is not None and sweeps.resolve_method(spec["method"])[0] != "slide":
-            kw["warmup_steps"] = spec["warmup_steps"]
+        kw = {**sweeps.run_kwargs(s, spec["method"], "cpu", spec.get("time_budget_s"), spec.get("warmup_steps")),
+              "eval_points": points}
         trials = []
         for lr in lrs:
             r = sweeps.train_method(spec["method"], SlideConfig(lr=lr, **config), train, held, "cpu", **kw)
@@ -107,7 +107,7 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
         else:
             progress(f"{name}: lr {choice['lr']:g} kept: {choice['best_lr']:g} was better by less than one "
                      f"standard error ({choice['margin']:.3f})")
-        out["runs"][name] = {"current_lr": current, "trials": trials, "choice": choice}
+        out["runs"][name] = {"dataset": dataset, "current_lr": current, "trials": trials, "choice": choice}
     return out
 
 

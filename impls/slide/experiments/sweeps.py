@@ -72,14 +72,23 @@ def training_run(method: str = "slide", threads: int | None = 2, profile: str | 
                          warmup_steps, **config)
 
 
-def _training_run(s: dict, method: str, threads: int | None, profile: str | None, time_budget_s: float | None,
-                  device: str | None, dataset: str | None, warmup_steps: int | None, **config: Any) -> dict[str, Any]:
-    train_data, test_data, info = from_registry(dataset or s["dataset"], profile)
+def run_kwargs(s: dict, method: str, device: str | None = None, time_budget_s: float | None = None,
+               warmup_steps: int | None = None) -> dict[str, Any]:
+    """The trainer's keyword arguments for one run of profile table ``s``: the table's evaluation
+    schedule and budget, the run's own ``time_budget_s`` when set, and ``warmup_steps`` for the
+    torch baselines (SLIDE has none)."""
     kw = _eval_kw(s)
     if time_budget_s:
         kw["time_budget_s"] = time_budget_s
     if warmup_steps is not None and resolve_method(method, device)[0] != "slide":
         kw["warmup_steps"] = warmup_steps
+    return kw
+
+
+def _training_run(s: dict, method: str, threads: int | None, profile: str | None, time_budget_s: float | None,
+                  device: str | None, dataset: str | None, warmup_steps: int | None, **config: Any) -> dict[str, Any]:
+    train_data, test_data, info = from_registry(dataset or s["dataset"], profile)
+    kw = run_kwargs(s, method, device, time_budget_s, warmup_steps)
     result = train_method(method, SlideConfig(threads=threads, **config), train_data, test_data, device, **kw)
     result["source"] = info
     return result
@@ -117,7 +126,8 @@ def _skip_reason(spec: dict) -> str | None:
     return capabilities.missing_reason(*needs) if needs else None
 
 
-def _config_of(spec: dict, threads_default: int | None = 2) -> dict[str, Any]:
+def config_of(spec: dict, threads_default: int | None = 2) -> dict[str, Any]:
+    """The ``SlideConfig`` fields of run spec ``spec`` (everything but the run keys), threads included."""
     cfg = {k: v for k, v in spec.items() if k not in RUN_KEYS}
     cfg["threads"] = spec.get("threads", threads_default)
     return cfg
@@ -125,7 +135,7 @@ def _config_of(spec: dict, threads_default: int | None = 2) -> dict[str, Any]:
 
 def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
     spec, profile = kwargs["spec"], kwargs["profile"]
-    cfg = _config_of(spec)
+    cfg = config_of(spec)
     s = kwargs.get("sizes") or sizes(profile)
     return _training_run(s, spec["method"], cfg.pop("threads"), profile, spec.get("time_budget_s"),
                          spec.get("device"), spec.get("dataset"), spec.get("warmup_steps"), **cfg)
@@ -206,7 +216,7 @@ def _secondary_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
     kw = _eval_kw(s)
     out = []
     for spec in kwargs["specs"]:
-        cfg = SlideConfig(**_config_of(spec))
+        cfg = SlideConfig(**config_of(spec))
         t = time.perf_counter()
         result = train_method(spec["method"], cfg, train_data, test_data, spec.get("device"), **kw)
         result["wall_seconds"] = time.perf_counter() - t
