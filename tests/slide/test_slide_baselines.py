@@ -224,6 +224,7 @@ def test_monotone_fit_is_the_isotonic_regression(y):
     assert np.all(np.diff(fit) >= -1e-12)
     assert fit.sum() == pytest.approx(sum(y), abs=1e-9)
     assert fit == pytest.approx(isotonic_by_min_max(y), abs=1e-9)
+    assert fit[-1] == pytest.approx(max(float(np.mean(y[j:])) for j in range(len(y))), abs=1e-9)
     if all(a <= b for a, b in zip(y, y[1:])):
         assert fit.tolist() == pytest.approx(y)
 

@@ -33,8 +33,8 @@ import numpy as np
 def monotone_fit(values) -> np.ndarray:
     """The non-decreasing float64 sequence closest to ``values`` in least squares (isotonic
     regression, equal weights, by pooling adjacent violators): same length, same sum, and
-    ``values`` itself when it never decreases. Its last element is the mean of the longest
-    tail whose mean is the largest over every tail."""
+    ``values`` itself when it never decreases. Its last element is the largest mean of any
+    tail of ``values`` (so never below the last value)."""
     means, counts = [], []
     for v in np.asarray(values, np.float64).ravel():
         means.append(float(v))
