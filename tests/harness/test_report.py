@@ -636,3 +636,19 @@ def test_latest_points_never_mix_an_older_runs_parameter_grid():
     sweep = latest[latest["benchmark"] == "b.Sweep.track_x"]
     assert sorted(sweep["param_label"]) == ["k=1", "k=4"] and set(sweep["commit"]) == {"new"}
     assert latest[latest["benchmark"] == "b.Other.track_y"]["value"].tolist() == [7.0]
+
+
+def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here():
+    from impls.harness.report.history import PARALLEL_FROM
+
+    n = PARALLEL_FROM + 2
+    frame = pd.DataFrame([
+        {"benchmark": f"b.B{i:02d}.track_x", "type": "track", "unit": "s", "value": float(i + j * (i % 3)),
+         "commit": f"c{j}", "date": pd.Timestamp(f"2026-11-0{j + 1}", tz="UTC"), "param_label": "",
+         "params": {}, "status": "ok", "machine": "m", "env_name": "e", "started_at": j}
+        for i in range(n) for j in range(4)])
+    here = history_figures(frame, workers=1)
+    there = history_figures(frame, workers=2)
+    assert [h.benchmark for h in there] == [f"b.B{i:02d}.track_x" for i in range(n)]
+    assert [(h.png, h.svg, h.steps, h.series) for h in there] == [(h.png, h.svg, h.steps, h.series) for h in here]
+    assert len({h.png for h in here}) == n  # every figure drawn from its own rows

@@ -220,14 +220,43 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     return figure, len(all_series), shown
 
 
+PARALLEL_FROM = 16  # fewer figures draw faster in this process than worker processes start
+
+
+def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
+                     noise: Noise | None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
+    """Return (PNG, SVG, series, drawn, steps) of :func:`history_figure` for one benchmark.
+
+    Module-level and free of shared state, so a worker process can draw it.
+    """
+    figure, series, shown = history_figure(rows, commits, direction, noise)
+    try:
+        return plotting.to_png(figure), plotting.to_svg(figure), series, shown, tuple(figure.steps)
+    finally:
+        plotting.close(figure)
+
+
+def _draw_all(points: list[tuple], workers: int) -> list[tuple]:
+    """:func:`rendered_history` of every point, in order; in ``workers`` spawned processes
+    when there are at least ``PARALLEL_FROM`` points, else in this one."""
+    if workers <= 1 or len(points) < PARALLEL_FROM:
+        return [rendered_history(*point) for point in points]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(rendered_history, *zip(*points), chunksize=max(1, len(points) // (4 * workers))))
+
+
 def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None,
-                    noise: Noise | None = None) -> list[HistoryFigure]:
+                    noise: Noise | None = None, workers: int | None = None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
-    that has at least one measured value.
+    that has at least one measured value, in benchmark-name order.
 
     ``directions`` (:func:`directions.declared_directions`) judges the steps; without it
     every step is a "change" unless asv's naming says lower is better. ``noise`` drops
-    steps within each number's measured threshold.
+    steps within each number's measured threshold. ``workers``: processes that draw the
+    figures (default: one per usable core); the figures do not depend on it.
     """
     directions = directions or {}
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
@@ -235,16 +264,13 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
         return []
     commits = commit_table(frame)
     order = tuple(commits["commit"])
-    made = []
-    for benchmark, rows in tracked.groupby("benchmark", sort=True):
-        if rows["value"].isna().all():
-            continue  # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
-        direction = direction_of(benchmark, directions)
-        figure, series, shown = history_figure(rows, commits, direction, noise)
-        try:
-            png, svg = plotting.to_png(figure), plotting.to_svg(figure)
-        finally:
-            plotting.close(figure)
-        made.append(HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png,
-                                  direction, tuple(figure.steps), svg))
-    return made
+    todo = [(benchmark, rows, direction_of(benchmark, directions))
+            for benchmark, rows in tracked.groupby("benchmark", sort=True)
+            # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
+            if not rows["value"].isna().all()]
+    if workers is None:
+        from impls.harness.grid import usable_cores
+        workers = usable_cores()
+    drawn = _draw_all([(rows, commits, direction, noise) for _, rows, direction in todo], workers)
+    return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg)
+            for (benchmark, rows, direction), (png, svg, series, shown, steps) in zip(todo, drawn)]
