@@ -253,3 +253,32 @@ def test_training_retrieves_moved_neurons_under_their_new_codes(small):
         truth = train_data.labels[train_data.label_indptr[r]:train_data.label_indptr[r + 1]]
         got = set(net.act[i, :net.n_act[i]].tolist())
         assert got == set(truth.tolist()) | set(want[i].tolist())
+
+
+def test_the_optimizer_state_is_paged_in_before_the_first_timed_step(small, monkeypatch):
+    from impls.slide.training import loop
+
+    events = []
+    real_page_in, real_step, real_timer = SlideNetwork.page_in, SlideNetwork.step, loop.WallTimer
+
+    def page_in(self):
+        assert all(not m.any() for state in (self.adam_state, self.adam_v) for m in state.values())
+        events.append("page_in")
+        real_page_in(self)
+
+    def timer(*args, **kw):
+        events.append("clock")
+        return real_timer(*args, **kw)
+
+    def step(self, *args, **kw):
+        events.append("step")
+        return real_step(self, *args, **kw)
+
+    monkeypatch.setattr(SlideNetwork, "page_in", page_in)
+    monkeypatch.setattr(SlideNetwork, "step", step)
+    monkeypatch.setattr(loop, "WallTimer", timer)
+    train_data, test_data = small
+    train(SlideConfig(batch=64, K=3, L=8, threads=1, min_active=40), train_data, test_data,
+          time_budget_s=None, max_iterations=3, eval_every=None, eval_points=50)
+    # the warm-up network steps once untimed; the measured network pages in before the clock starts
+    assert events[events.index("page_in"):] == ["page_in", "clock", "step", "step", "step"]

@@ -88,6 +88,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     max_labels = int(max(np.diff(train_data.label_indptr).max(initial=1), 1))
     net = SlideNetwork(config, train_data.n_features, train_data.n_labels, max_labels,
                        label_counts=train_data.label_counts())
+    net.page_in()
     setup_s = time.perf_counter() - t0
     setup_table_s = net.table_seconds
     rehash0, rebuild0 = net.n_rehash, net.n_rebuild
