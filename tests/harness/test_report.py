@@ -638,17 +638,34 @@ def test_latest_points_never_mix_an_older_runs_parameter_grid():
     assert latest[latest["benchmark"] == "b.Other.track_y"]["value"].tolist() == [7.0]
 
 
-def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here():
-    from impls.harness.report.history import PARALLEL_FROM
+def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeypatch):
+    import concurrent.futures
 
+    from impls.harness.report.history import PARALLEL_FROM
+    from impls.harness.report.noise import Noise, Threshold
+
+    pools = []
+
+    class CountedPool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            pools.append(self._max_workers)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountedPool)
     n = PARALLEL_FROM + 2
     frame = pd.DataFrame([
-        {"benchmark": f"b.B{i:02d}.track_x", "type": "track", "unit": "s", "value": float(i + j * (i % 3)),
-         "commit": f"c{j}", "date": pd.Timestamp(f"2026-11-0{j + 1}", tz="UTC"), "param_label": "",
-         "params": {}, "status": "ok", "machine": "m", "env_name": "e", "started_at": j}
+        {"benchmark": f"b.B{i:02d}.track_x", "type": "track", "unit": "s",
+         "value": 1.0 + (j >= 2) * (0.2, 0.6, 1.0)[i % 3], "commit": f"c{j}",
+         "date": pd.Timestamp(f"2026-11-0{j + 1}", tz="UTC"), "param_label": "", "params": {}, "status": "ok",
+         "machine": "m", "env_name": "e", "started_at": j}
         for i in range(n) for j in range(4)])
-    here = history_figures(frame, workers=1)
-    there = history_figures(frame, workers=2)
+    # a measured threshold of 40% (keyed by asv's empty param_label) hides the 20% steps only
+    noise = Noise("m", "2026-12-02T00:00:00+00:00", [],
+                  {(f"b.B{i:02d}.track_x", ""): Threshold(f"b.B{i:02d}.track_x", "", 2, 0.1, 0.4) for i in range(n)})
+    here = history_figures(frame, noise=noise, workers=1)
+    assert pools == []
+    there = history_figures(frame, noise=noise, workers=2)
+    assert pools == [2]
     assert [h.benchmark for h in there] == [f"b.B{i:02d}.track_x" for i in range(n)]
     assert [(h.png, h.svg, h.steps, h.series) for h in there] == [(h.png, h.svg, h.steps, h.series) for h in here]
-    assert len({h.png for h in here}) == n  # every figure drawn from its own rows
+    assert [bool(h.steps) for h in there] == [i % 3 != 0 for i in range(n)]

@@ -121,6 +121,7 @@ class _Series:
     label: str
     params: dict[str, Any]
     values: list[float]  # one per commit on the x axis, NaN where absent
+    param_label: str = ""  # asv's, as the noise thresholds are keyed ("" when unparameterised)
 
 
 def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
@@ -130,7 +131,7 @@ def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
         values = [math.nan] * len(order)
         for commit, value in zip(group["commit"], group["value"]):
             values[position[commit]] = value
-        found.append(_Series(label or "value", group["params"].iloc[0], values))
+        found.append(_Series(label or "value", group["params"].iloc[0], values, label))
     return found
 
 
@@ -194,7 +195,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             y = np.asarray(item.values, dtype=float) / divisor
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
-            measured = noise.get(str(rows["benchmark"].iloc[0]), item.label) if noise else None
+            measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             threshold = measured.threshold if measured else None
             for at, before, after, kind in series_steps(list(item.values), direction, threshold):
                 ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle="--", linewidth=1)
@@ -221,6 +222,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
 
 
 PARALLEL_FROM = 16  # fewer figures draw faster in this process than worker processes start
+FIGURES_PER_WORKER = 8  # a worker imports matplotlib and pandas first (~2 s): give it at least this many
 
 
 def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
@@ -237,8 +239,10 @@ def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
 
 
 def _draw_all(points: list[tuple], workers: int) -> list[tuple]:
-    """:func:`rendered_history` of every point, in order; in ``workers`` spawned processes
-    when there are at least ``PARALLEL_FROM`` points, else in this one."""
+    """:func:`rendered_history` of every point, in order; in up to ``workers`` spawned
+    processes (at least ``FIGURES_PER_WORKER`` points each) when there are at least
+    ``PARALLEL_FROM`` points, else in this one."""
+    workers = min(workers, len(points) // FIGURES_PER_WORKER)
     if workers <= 1 or len(points) < PARALLEL_FROM:
         return [rendered_history(*point) for point in points]
     import multiprocessing
