@@ -37,6 +37,7 @@ from impls.harness.report.paper_figures import (
     SYNTHETIC_LABEL,
     captioned_figure,
     render_figure,
+    render_paper_figures,
 )
 from impls.harness.report.results import (
     ResultsError,
@@ -641,7 +642,7 @@ def test_latest_points_never_mix_an_older_runs_parameter_grid():
 def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeypatch):
     import concurrent.futures
 
-    from impls.harness.report.history import PARALLEL_FROM
+    from impls.harness.report.plotting import PARALLEL_FROM
     from impls.harness.report.noise import Noise, Threshold
 
     pools = []
@@ -669,3 +670,29 @@ def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monke
     assert [h.benchmark for h in there] == [f"b.B{i:02d}.track_x" for i in range(n)]
     assert [(h.png, h.svg, h.steps, h.series) for h in there] == [(h.png, h.svg, h.steps, h.series) for h in here]
     assert [bool(h.steps) for h in there] == [i % 3 != 0 for i in range(n)]
+
+
+def test_paper_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeypatch):
+    import concurrent.futures
+
+    from impls.harness.report.plotting import PARALLEL_FROM
+
+    pools = []
+
+    class CountedPool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            pools.append(self._max_workers)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountedPool)
+    kinds = [("toy_curve", draw_curve), ("toy_curve", draw_broken), ("toy_gpu", draw_curve), ("absent", draw_curve)]
+    specs = {f"f{i:02d}": FigureSpec(f"f{i:02d}", kinds[i % 4][0], f"Figure {i}", "slide", f"Fig. {i:02d}",
+                                     ("cuda",) if i % 4 == 2 else (), kinds[i % 4][1])
+             for i in range(PARALLEL_FROM + 2)}
+    artifacts = {"toy_curve": record("toy_curve", {**CURVE, "y": [0.1, 0.2, 0.4]})}
+    here = render_paper_figures(specs, artifacts, no_cuda_state(), workers=1)
+    assert pools == []
+    there = render_paper_figures(specs, artifacts, no_cuda_state(), workers=2)
+    assert pools == [2]
+    assert there == here
+    assert [f.status for f in there[:4]] == ["drawn", "error", "not measured", "not measured"]

@@ -221,10 +221,6 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     return figure, len(all_series), shown
 
 
-PARALLEL_FROM = 16  # fewer figures draw faster in this process than worker processes start
-FIGURES_PER_WORKER = 8  # a worker imports matplotlib and pandas first (~2 s): give it at least this many
-
-
 def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
                      noise: Noise | None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
     """Return (PNG, SVG, series, drawn, steps) of :func:`history_figure` for one benchmark.
@@ -238,20 +234,6 @@ def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
         plotting.close(figure)
 
 
-def _draw_all(points: list[tuple], workers: int) -> list[tuple]:
-    """:func:`rendered_history` of every point, in order; in up to ``workers`` spawned
-    processes (at least ``FIGURES_PER_WORKER`` points each) when there are at least
-    ``PARALLEL_FROM`` points, else in this one."""
-    workers = min(workers, len(points) // FIGURES_PER_WORKER)
-    if workers <= 1 or len(points) < PARALLEL_FROM:
-        return [rendered_history(*point) for point in points]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(rendered_history, *zip(*points), chunksize=max(1, len(points) // (4 * workers))))
-
-
 def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None,
                     noise: Noise | None = None, workers: int | None = None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
@@ -260,7 +242,7 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
     ``directions`` (:func:`directions.declared_directions`) judges the steps; without it
     every step is a "change" unless asv's naming says lower is better. ``noise`` drops
     steps within each number's measured threshold. ``workers``: processes that draw the
-    figures (default: one per usable core); the figures do not depend on it.
+    figures (:func:`plotting.draw_all`); the figures do not depend on it.
     """
     directions = directions or {}
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
@@ -272,9 +254,7 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
             for benchmark, rows in tracked.groupby("benchmark", sort=True)
             # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
             if not rows["value"].isna().all()]
-    if workers is None:
-        from impls.harness.grid import usable_cores
-        workers = usable_cores()
-    drawn = _draw_all([(rows, commits, direction, noise) for _, rows, direction in todo], workers)
+    drawn = plotting.draw_all(rendered_history, [(rows, commits, direction, noise) for _, rows, direction in todo],
+                              workers)
     return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg)
             for (benchmark, rows, direction), (png, svg, series, shown, steps) in zip(todo, drawn)]

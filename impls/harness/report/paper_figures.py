@@ -128,7 +128,10 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
 
 
 def render_paper_figures(specs: Mapping[str, FigureSpec], artifacts: Mapping[str, Mapping[str, Any]],
-                         state: MachineState) -> list[FigureResult]:
-    """Return every figure's result, ordered by system, then paper figure, then name."""
+                         state: MachineState, workers: int | None = None) -> list[FigureResult]:
+    """Return every figure's result, ordered by system, then paper figure, then name; drawn
+    in ``workers`` processes where there are enough figures (:func:`plotting.draw_all`)."""
     ordered = sorted(specs.values(), key=lambda s: (s.system, s.paper_figure, s.name))
-    return [render_figure(spec, artifacts, state) for spec in ordered]
+    calls = [(spec, {spec.artifact: artifacts[spec.artifact]} if spec.artifact in artifacts else {}, state)
+             for spec in ordered]
+    return plotting.draw_all(render_figure, calls, workers)

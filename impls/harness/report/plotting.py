@@ -12,6 +12,8 @@ if "matplotlib.pyplot" not in sys.modules:
 from matplotlib.figure import Figure
 
 DPI = 110
+PARALLEL_FROM = 16  # fewer figures draw faster in this process than worker processes start
+FIGURES_PER_WORKER = 8  # a worker imports matplotlib and pandas first (~2 s): give it at least this many
 
 
 def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -42,3 +44,28 @@ def close(figure: object) -> None:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is not None and isinstance(figure, Figure):
         pyplot.close(figure)
+
+
+def draw_all(draw, calls: list[tuple], workers: int | None = None) -> list:
+    """``[draw(*call) for call in calls]``, in order: in up to ``workers`` spawned processes
+    (default: one per usable core; at least ``FIGURES_PER_WORKER`` calls each) when there are
+    at least ``PARALLEL_FROM`` calls, else in this one. ``draw`` must be a module-level
+    function and the calls picklable; what it returns must not depend on the process."""
+    if workers is None:
+        from impls.harness.grid import usable_cores
+        workers = usable_cores()
+    workers = min(workers, len(calls) // FIGURES_PER_WORKER)
+    if workers <= 1 or len(calls) < PARALLEL_FROM:
+        return [draw(*call) for call in calls]
+    import multiprocessing
+    import warnings
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(draw, *zip(*calls), chunksize=max(1, len(calls) // (4 * workers))))
+    except BrokenProcessPool as err:  # e.g. a __main__ read from stdin, which spawned workers cannot import
+        warnings.warn(f"drawing figures in worker processes failed ({err}); drawing them here", RuntimeWarning,
+                      stacklevel=2)
+        return [draw(*call) for call in calls]
