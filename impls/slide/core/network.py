@@ -127,10 +127,10 @@ class SlideNetwork:
 
     def page_in(self) -> None:
         """Write every page of the optimizer state once (values stay zero), so that the
-        first-touch page faults are paid here and not inside a timed training step."""
+        first-touch page faults are paid here, on every thread, and not inside a timed step."""
         for state in (self.adam_state, self.adam_v):
             for moment in state.values():
-                moment.fill(0.0)
+                NK.zero_fill(moment.reshape(-1))
 
     def weights(self) -> dict[str, np.ndarray]:
         return {"W1": self.W1, "b1": self.b1, "W2": self.W2, "b2": self.b2}

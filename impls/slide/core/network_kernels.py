@@ -450,3 +450,11 @@ def hidden_dense(rows, Xp, Xi, Xv, W1, b1, out):
     """out[i] = relu(x_rows[i] W1 + b1) for evaluation."""
     for i in prange(rows.shape[0]):
         _hidden(rows[i], Xp, Xi, Xv, W1, b1, out[i])
+
+
+@njit(cache=True, parallel=True)
+def zero_fill(flat):
+    """Write 0 to every element of the 1-D array ``flat``, split over the thread pool, so
+    that the first-touch page faults of fresh memory are taken by every thread at once."""
+    for i in prange(flat.size):
+        flat[i] = 0

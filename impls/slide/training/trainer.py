@@ -41,6 +41,7 @@ def warm_up(config: SlideConfig) -> float:
     data = XCData.from_arrays(arrays, "train_")
     tiny = SlideNetwork(_replace(config, min_active=4, max_active=None, topk=8, range_pow=None),
                         64, 64, int(np.diff(data.label_indptr).max()), label_counts=data.label_counts())
+    tiny.page_in()
     tiny.step(data, np.arange(min(config.batch, data.n_points)))
     ev.evaluate(tiny.hidden, tiny.W2, tiny.b2, data, np.arange(4))
     return time.perf_counter() - t0
