@@ -197,11 +197,11 @@ class SlideTableRefreshTime:
         from impls.slide.core.network import SlideNetwork
         from impls.slide.training.trainer import set_threads, warm_up
 
-        train_data, _, _ = experiments.data()
+        n_features, n_labels = experiments.label_space()
         config = SlideConfig(threads=2)
         set_threads(2)
         warm_up(config)
-        self.net = SlideNetwork(config, train_data.n_features, train_data.n_labels, 64)
+        self.net = SlideNetwork(config, n_features, n_labels, 64)
 
     def time_refresh(self, kind):
         self.net.refresh_tables(rebuild=kind == "rebuild")

@@ -292,3 +292,13 @@ def test_page_in_writes_every_element_of_the_optimizer_state():
     net.page_in()
     assert all(m.dtype == np.float32 and m.flags.c_contiguous and not m.any() for m in moments)
 
+
+def test_label_space_is_the_training_sets_shape_with_or_without_loading_it(monkeypatch):
+    from impls.slide.experiments import sweeps
+
+    train, _, _ = sweeps.data("smoke")
+    assert sweeps.label_space("smoke") == (train.n_features, train.n_labels)
+    loads = []
+    monkeypatch.setattr(registry, "recipe_params", lambda manifest, profile=None: {})  # a recipe without sizes
+    monkeypatch.setattr(sweeps, "data", lambda profile=None: loads.append(profile) or (train, None, None))
+    assert sweeps.label_space("smoke") == (train.n_features, train.n_labels) and loads == ["smoke"]

@@ -44,6 +44,22 @@ def data(profile: str | None = None, dataset: str | None = None) -> tuple[XCData
     return from_registry(dataset or sizes(profile)["dataset"], profile)
 
 
+def label_space(profile: str | None = None) -> tuple[int, int]:
+    """(features, labels) of the profile's training set: from its synthetic recipe when that
+    names both (the table-refresh timings need no data, and a 670k-label set takes seconds
+    to load), else from the loaded data."""
+    from impls.harness import registry
+
+    name = sizes(profile)["dataset"]
+    manifest = registry.manifests()[name]
+    if manifest.synthetic:
+        params = registry.recipe_params(manifest, profile)
+        if "n_features" in params and "n_labels" in params:
+            return int(params["n_features"]), int(params["n_labels"])
+    train, _, _ = data(profile)
+    return train.n_features, train.n_labels
+
+
 def _eval_kw(s: dict) -> dict[str, Any]:
     return dict(time_budget_s=s["time_budget_s"], eval_every=s.get("eval_every") or None,
                 eval_points=s["eval_points"], eval_first_s=s.get("eval_first_s"),
@@ -100,11 +116,11 @@ def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, r
     from impls.slide.core.network import SlideNetwork
     from impls.slide.training.trainer import set_threads, warm_up
 
-    train_data, _, _ = data(profile)
+    n_features, n_labels = label_space(profile)
     cfg = SlideConfig(threads=threads, **config)
     set_threads(threads)
     warm_up(cfg)
-    net = SlideNetwork(cfg, train_data.n_features, train_data.n_labels, 64)
+    net = SlideNetwork(cfg, n_features, n_labels, 64)
     out = {}
     for kind in ("rehash", "rebuild"):
         times = []
