@@ -639,6 +639,7 @@ def test_latest_points_never_mix_an_older_runs_parameter_grid():
     assert latest[latest["benchmark"] == "b.Other.track_y"]["value"].tolist() == [7.0]
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no silent fall-back to drawing here
 def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeypatch):
     import concurrent.futures
 
@@ -672,6 +673,7 @@ def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monke
     assert [bool(h.steps) for h in there] == [i % 3 != 0 for i in range(n)]
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no silent fall-back to drawing here
 def test_paper_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeypatch):
     import concurrent.futures
 
@@ -696,3 +698,15 @@ def test_paper_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeyp
     assert pools == [2]
     assert there == here
     assert [f.status for f in there[:4]] == ["drawn", "error", "not measured", "not measured"]
+
+
+def test_figures_that_cannot_go_to_a_worker_are_drawn_here_with_a_warning():
+    from impls.harness.report.plotting import PARALLEL_FROM
+
+    specs = {f"f{i:02d}": FigureSpec(f"f{i:02d}", "toy_curve", f"Figure {i}", "slide", f"Fig. {i:02d}", (),
+                                     lambda data: draw_curve(data))       # a lambda does not pickle
+             for i in range(PARALLEL_FROM)}
+    artifacts = {"toy_curve": record("toy_curve", CURVE)}
+    with pytest.warns(RuntimeWarning, match="drawing them here"):
+        drawn = render_paper_figures(specs, artifacts, no_cuda_state(), workers=2)
+    assert [f.status for f in drawn] == ["drawn"] * PARALLEL_FROM

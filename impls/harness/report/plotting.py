@@ -60,12 +60,13 @@ def draw_all(draw, calls: list[tuple], workers: int | None = None) -> list:
     import multiprocessing
     import warnings
     from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             return list(pool.map(draw, *zip(*calls), chunksize=max(1, len(calls) // (4 * workers))))
-    except BrokenProcessPool as err:  # e.g. a __main__ read from stdin, which spawned workers cannot import
-        warnings.warn(f"drawing figures in worker processes failed ({err}); drawing them here", RuntimeWarning,
-                      stacklevel=2)
+    except Exception as err:  # noqa: BLE001 - a broken pool (a __main__ read from stdin, which spawned
+        # workers cannot import; a worker killed) or a call that does not pickle (a lambda as draw
+        # function): draw here, where an error of the drawing itself is raised again
+        warnings.warn(f"drawing figures in worker processes failed ({type(err).__name__}: {err}); drawing "
+                      "them here", RuntimeWarning, stacklevel=2)
         return [draw(*call) for call in calls]
