@@ -639,21 +639,27 @@ def test_latest_points_never_mix_an_older_runs_parameter_grid():
     assert latest[latest["benchmark"] == "b.Other.track_y"]["value"].tolist() == [7.0]
 
 
-@pytest.mark.filterwarnings("error::RuntimeWarning")  # no silent fall-back to drawing here
-def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeypatch):
+@pytest.fixture
+def pools(monkeypatch) -> list[int]:
+    """The worker counts of the process pools started while the test runs, in order."""
     import concurrent.futures
 
-    from impls.harness.report.plotting import PARALLEL_FROM
-    from impls.harness.report.noise import Noise, Threshold
-
-    pools = []
+    started: list[int] = []
 
     class CountedPool(concurrent.futures.ProcessPoolExecutor):
         def __init__(self, *args, **kw):
             super().__init__(*args, **kw)
-            pools.append(self._max_workers)
+            started.append(self._max_workers)
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountedPool)
+    return started
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no silent fall-back to drawing here
+def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(pools):
+    from impls.harness.report.noise import Noise, Threshold
+    from impls.harness.report.plotting import PARALLEL_FROM
+
     n = PARALLEL_FROM + 2
     frame = pd.DataFrame([
         {"benchmark": f"b.B{i:02d}.track_x", "type": "track", "unit": "s",
@@ -674,19 +680,9 @@ def test_history_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monke
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # no silent fall-back to drawing here
-def test_paper_figures_drawn_in_worker_processes_are_the_ones_drawn_here(monkeypatch):
-    import concurrent.futures
-
+def test_paper_figures_drawn_in_worker_processes_are_the_ones_drawn_here(pools):
     from impls.harness.report.plotting import PARALLEL_FROM
 
-    pools = []
-
-    class CountedPool(concurrent.futures.ProcessPoolExecutor):
-        def __init__(self, *args, **kw):
-            super().__init__(*args, **kw)
-            pools.append(self._max_workers)
-
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountedPool)
     kinds = [("toy_curve", draw_curve), ("toy_curve", draw_broken), ("toy_gpu", draw_curve), ("absent", draw_curve)]
     specs = {f"f{i:02d}": FigureSpec(f"f{i:02d}", kinds[i % 4][0], f"Figure {i}", "slide", f"Fig. {i:02d}",
                                      ("cuda",) if i % 4 == 2 else (), kinds[i % 4][1])
