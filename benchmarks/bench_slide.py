@@ -193,15 +193,7 @@ class SlideTableRefreshTime:
     timeout = 1800
 
     def setup(self, kind):
-        from impls.slide.core.config import SlideConfig
-        from impls.slide.core.network import SlideNetwork
-        from impls.slide.training.trainer import set_threads, warm_up
-
-        n_features, n_labels = experiments.label_space()
-        config = SlideConfig(threads=2)
-        set_threads(2)
-        warm_up(config)
-        self.net = SlideNetwork(config, n_features, n_labels, 64)
+        self.net = experiments.refresh_network(threads=2)
 
     def time_refresh(self, kind):
         self.net.refresh_tables(rebuild=kind == "rebuild")

@@ -302,3 +302,12 @@ def test_label_space_is_the_training_sets_shape_with_or_without_loading_it(monke
     monkeypatch.setattr(registry, "recipe_params", lambda manifest, profile=None: {})  # a recipe without sizes
     monkeypatch.setattr(sweeps, "data", lambda profile=None: loads.append(profile) or (train, None, None))
     assert sweeps.label_space("smoke") == (train.n_features, train.n_labels) and loads == ["smoke"]
+
+
+def test_the_table_refresh_timings_refresh_an_untrained_network_of_the_profiles_label_space():
+    from impls.slide.experiments import sweeps
+
+    net = sweeps.refresh_network("smoke", threads=2)
+    assert (net.n_features, net.n_labels) == sweeps.label_space("smoke") and net.t == 0
+    seconds = sweeps.table_refresh_seconds("smoke", threads=2, repeats=1)
+    assert seconds["rehash"] > 0 and seconds["rebuild"] > 0 and seconds["table_bytes"] == net.tables.nbytes

@@ -110,9 +110,9 @@ def _training_run(s: dict, method: str, threads: int | None, profile: str | None
     return result
 
 
-def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, repeats: int = 3,
-                          **config: Any) -> dict[str, float]:
-    """Seconds per rehash (re-insert all neurons) and per rebuild (new hash functions too)."""
+def refresh_network(profile: str | None = None, threads: int | None = 2, **config: Any):
+    """A fresh, untrained ``SlideNetwork`` at the profile's label space (:func:`label_space`),
+    kernels compiled and ``threads`` set: what the table-refresh timings refresh."""
     from impls.slide.core.network import SlideNetwork
     from impls.slide.training.trainer import set_threads, warm_up
 
@@ -120,7 +120,13 @@ def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, r
     cfg = SlideConfig(threads=threads, **config)
     set_threads(threads)
     warm_up(cfg)
-    net = SlideNetwork(cfg, n_features, n_labels, 64)
+    return SlideNetwork(cfg, n_features, n_labels, 64)
+
+
+def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, repeats: int = 3,
+                          **config: Any) -> dict[str, float]:
+    """Seconds per rehash (re-insert all neurons) and per rebuild (new hash functions too)."""
+    net = refresh_network(profile, threads, **config)
     out = {}
     for kind in ("rehash", "rebuild"):
         times = []
