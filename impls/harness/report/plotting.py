@@ -12,8 +12,8 @@ if "matplotlib.pyplot" not in sys.modules:
 from matplotlib.figure import Figure
 
 DPI = 110
-PARALLEL_FROM = 16  # fewer figures draw faster in this process than worker processes start
 FIGURES_PER_WORKER = 8  # a worker imports matplotlib and pandas first (~2 s): give it at least this many
+PARALLEL_FROM = 2 * FIGURES_PER_WORKER  # fewer figures make no two workers' worth: drawn in this process
 
 
 def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -48,14 +48,15 @@ def close(figure: object) -> None:
 
 def draw_all(draw, calls: list[tuple], workers: int | None = None) -> list:
     """``[draw(*call) for call in calls]``, in order: in up to ``workers`` spawned processes
-    (default: one per usable core; at least ``FIGURES_PER_WORKER`` calls each) when there are
-    at least ``PARALLEL_FROM`` calls, else in this one. ``draw`` must be a module-level
-    function and the calls picklable; what it returns must not depend on the process."""
+    (default: one per usable core) of at least ``FIGURES_PER_WORKER`` calls each when that
+    makes two or more (``PARALLEL_FROM`` calls on), else in this one. ``draw`` must be a
+    module-level function and the calls picklable; what it returns must not depend on the
+    process."""
     if workers is None:
         from impls.harness.grid import usable_cores
         workers = usable_cores()
     workers = min(workers, len(calls) // FIGURES_PER_WORKER)
-    if workers <= 1 or len(calls) < PARALLEL_FROM:
+    if workers <= 1:
         return [draw(*call) for call in calls]
     import multiprocessing
     import warnings
