@@ -162,6 +162,33 @@ def test_a_swallowed_interrupt_is_not_a_success(capsys):
     assert "interrupted by SIGINT" in capsys.readouterr().err
 
 
+def test_a_signal_during_an_import_is_held_until_the_import_ends(tmp_path, monkeypatch, capsys):
+    # an exception raised inside a C extension's initialisation aborts the process (torch's
+    # pybind11 init: SIGABRT); the handler must not raise while the import machinery runs
+    from impls.harness import cli
+
+    done = tmp_path / "imported"
+    (tmp_path / "held_signal_probe.py").write_text(
+        "import os, signal, time\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "time.sleep(0.3)\n"
+        f"open({str(done)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    @cli.command("probe")
+    def main(argv=None):
+        import held_signal_probe  # noqa: F401
+        time.sleep(20)                          # the held signal must wake this
+        return 0
+
+    start = time.monotonic()
+    assert main([]) == cli.EXIT_SIGTERM
+    assert done.exists()
+    assert time.monotonic() - start < 10
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+    sys.modules.pop("held_signal_probe", None)
+
+
 def test_cleanup_registry_runs_on_signals(tmp_path, capsys):
     from impls.harness import cli
 

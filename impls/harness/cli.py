@@ -8,6 +8,8 @@
   it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
   arrived while Python code could not act on it (inside a ctypes or numba callback)
   is still honoured when ``main`` returns: the run never reports success after one.
+  A signal that arrives during an import is held until the import finishes: an
+  exception raised inside a C extension's initialisation (torch's) aborts the process.
 - What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
   creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
   no longer alive (a live pid's files are left alone).
@@ -31,6 +33,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Callable, Iterable
@@ -220,8 +223,41 @@ def _debugging(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
+_IMPORT_MACHINERY = "<frozen importlib._bootstrap"
+_calls = [0]                   # bumped as each command ends: a held signal never outlives its call
+_holding: list[threading.Thread] = []
+
+
+def _importing(frame) -> bool:
+    """True when ``frame`` or a caller is in the import machinery (an import is running)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_IMPORT_MACHINERY):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _deliver_after_import(signum: int) -> None:
+    """Raise ``signum``'s handler again in the main thread once no import is running there,
+    unless the command has ended by then."""
+    main, call = threading.main_thread().ident, _calls[0]
+
+    def wait() -> None:
+        while _importing(sys._current_frames().get(main)):
+            time.sleep(0.01)
+        if _calls[0] == call and signal.getsignal(signum) is _handler:
+            signal.pthread_kill(main, signum)       # a real signal: it wakes a sleeping call
+
+    if not any(t.is_alive() for t in _holding):
+        _holding[:] = [threading.Thread(target=wait, name="cli-held-signal", daemon=True)]
+        _holding[0].start()
+
+
 def _handler(signum, frame):
     _pending_signal.append(signum)
+    if _importing(frame):
+        _deliver_after_import(signum)
+        return
     raise Interrupted(signum)
 
 
@@ -283,6 +319,7 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
                       f"rerun with --debug (or {DEBUG_ENV}=1) for the traceback", file=sys.stderr)
                 return 1
             finally:
+                _calls[0] += 1
                 if in_main_thread:
                     for signum, old in previous.items():
                         signal.signal(signum, old)
