@@ -225,7 +225,7 @@ def _debugging(argv: list[str]) -> bool:
 
 _IMPORT_MACHINERY = "<frozen importlib._bootstrap"
 _calls = [0]                   # bumped as each command ends: a held signal never outlives its call
-_holding: list[threading.Thread] = []
+_holding = [False]             # a thread waits to send a held signal again
 
 
 def _importing(frame) -> bool:
@@ -240,17 +240,19 @@ def _importing(frame) -> bool:
 def _deliver_after_import(signum: int) -> None:
     """Raise ``signum``'s handler again in the main thread once no import is running there,
     unless the command has ended by then."""
+    if _holding[0]:
+        return
+    _holding[0] = True
     main, call = threading.main_thread().ident, _calls[0]
 
     def wait() -> None:
         while _importing(sys._current_frames().get(main)):
             time.sleep(0.01)
+        _holding[0] = False          # before sending: a signal held again starts a new wait
         if _calls[0] == call and signal.getsignal(signum) is _handler:
             signal.pthread_kill(main, signum)       # a real signal: it wakes a sleeping call
 
-    if not any(t.is_alive() for t in _holding):
-        _holding[:] = [threading.Thread(target=wait, name="cli-held-signal", daemon=True)]
-        _holding[0].start()
+    threading.Thread(target=wait, name="cli-held-signal", daemon=True).start()
 
 
 def _handler(signum, frame):
