@@ -162,31 +162,45 @@ def test_a_swallowed_interrupt_is_not_a_success(capsys):
     assert "interrupted by SIGINT" in capsys.readouterr().err
 
 
-def test_a_signal_during_an_import_is_held_until_the_import_ends(tmp_path, monkeypatch, capsys):
-    # an exception raised inside a C extension's initialisation aborts the process (torch's
-    # pybind11 init: SIGABRT); the handler must not raise while the import machinery runs
+@pytest.mark.parametrize("where", ["import", "llvmlite"])
+def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monkeypatch, capsys):
+    # an exception raised where native code called Python cannot unwind: torch's pybind11
+    # initialisation aborts (SIGABRT), numba's llvmlite cache callback then crashes (SIGSEGV)
+    import importlib.util
+
     from impls.harness import cli
 
-    done = tmp_path / "imported"
-    (tmp_path / "held_signal_probe.py").write_text(
-        "import os, signal, time\n"
-        "os.kill(os.getpid(), signal.SIGTERM)\n"
-        "time.sleep(0.3)\n"
-        f"open({str(done)!r}, 'w').close()\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    done = tmp_path / "returned"
+    body = ("import os, signal, time\n"
+            "def run():\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "    time.sleep(0.3)\n"
+            f"    open({str(done)!r}, 'w').close()\n")
+    if where == "import":
+        (tmp_path / "held_signal_probe.py").write_text(body + "run()\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.delitem(sys.modules, "held_signal_probe", raising=False)
+        enter = lambda: importlib.import_module("held_signal_probe")      # noqa: E731
+    else:
+        (tmp_path / "llvmlite").mkdir()
+        path = tmp_path / "llvmlite" / "callback.py"        # a file llvmlite's rule covers
+        path.write_text(body)
+        spec = importlib.util.spec_from_file_location("held_signal_callback", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        enter = module.run
 
     @cli.command("probe")
     def main(argv=None):
-        import held_signal_probe  # noqa: F401
+        enter()
         time.sleep(20)                          # the held signal must wake this
         return 0
 
     start = time.monotonic()
     assert main([]) == cli.EXIT_SIGTERM
-    assert done.exists()
+    assert done.exists()                        # the native code's call ran to its end
     assert time.monotonic() - start < 10
     assert "interrupted by SIGTERM" in capsys.readouterr().err
-    sys.modules.pop("held_signal_probe", None)
 
 
 def test_cleanup_registry_runs_on_signals(tmp_path, capsys):

@@ -8,8 +8,9 @@
   it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
   arrived while Python code could not act on it (inside a ctypes or numba callback)
   is still honoured when ``main`` returns: the run never reports success after one.
-  A signal that arrives during an import is held until the import finishes: an
-  exception raised inside a C extension's initialisation (torch's) aborts the process.
+  A signal that arrives while native code runs Python code it cannot unwind (an import:
+  a C extension's initialisation; llvmlite: numba's compiler and cache callbacks) is held
+  until that code returns: an exception raised there aborts or crashes the process.
 - What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
   creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
   no longer alive (a live pid's files are left alone).
@@ -224,29 +225,33 @@ def _debugging(argv: list[str]) -> bool:
 
 
 _IMPORT_MACHINERY = "<frozen importlib._bootstrap"
+_LLVMLITE = f"{os.sep}llvmlite{os.sep}"
 _calls = [0]                   # bumped as each command ends: a held signal never outlives its call
 _holding = [False]             # a thread waits to send a held signal again
 
 
-def _importing(frame) -> bool:
-    """True when ``frame`` or a caller is in the import machinery (an import is running)."""
+def _unsafe(frame) -> bool:
+    """True when ``frame`` or a caller runs where an exception cannot unwind through native
+    code: the import machinery (torch's pybind11 initialisation aborts, SIGABRT) or llvmlite
+    (numba's object-cache callback ignores it and the process then crashes, SIGSEGV)."""
     while frame is not None:
-        if frame.f_code.co_filename.startswith(_IMPORT_MACHINERY):
+        name = frame.f_code.co_filename
+        if name.startswith(_IMPORT_MACHINERY) or _LLVMLITE in name:
             return True
         frame = frame.f_back
     return False
 
 
-def _deliver_after_import(signum: int) -> None:
-    """Raise ``signum``'s handler again in the main thread once no import is running there,
-    unless the command has ended by then."""
+def _deliver_when_safe(signum: int) -> None:
+    """Raise ``signum``'s handler again in the main thread once it has left the code that
+    :func:`_unsafe` names, unless the command has ended by then."""
     if _holding[0]:
         return
     _holding[0] = True
     main, call = threading.main_thread().ident, _calls[0]
 
     def wait() -> None:
-        while _importing(sys._current_frames().get(main)):
+        while _unsafe(sys._current_frames().get(main)):
             time.sleep(0.01)
         _holding[0] = False          # before sending: a signal held again starts a new wait
         if _calls[0] == call and signal.getsignal(signum) is _handler:
@@ -257,8 +262,8 @@ def _deliver_after_import(signum: int) -> None:
 
 def _handler(signum, frame):
     _pending_signal.append(signum)
-    if _importing(frame):
-        _deliver_after_import(signum)
+    if _unsafe(frame):
+        _deliver_when_safe(signum)
         return
     raise Interrupted(signum)
 
