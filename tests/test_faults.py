@@ -182,9 +182,10 @@ def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monke
         monkeypatch.delitem(sys.modules, "held_signal_probe", raising=False)
         enter = lambda: importlib.import_module("held_signal_probe")      # noqa: E731
     else:
-        (tmp_path / "llvmlite").mkdir()
-        path = tmp_path / "llvmlite" / "callback.py"        # a file llvmlite's rule covers
+        (tmp_path / "native").mkdir()
+        path = tmp_path / "native" / "callback.py"      # as if in llvmlite's package directory
         path.write_text(body)
+        monkeypatch.setattr(cli, "_NATIVE_CALLERS", (*cli._NATIVE_CALLERS, str(path.parent) + os.sep))
         spec = importlib.util.spec_from_file_location("held_signal_callback", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -199,6 +200,78 @@ def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monke
     start = time.monotonic()
     assert main([]) == cli.EXIT_SIGTERM
     assert done.exists()                        # the native code's call ran to its end
+    assert time.monotonic() - start < 10
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+
+
+def test_a_held_signal_is_honoured_once_and_not_sent_after_main(tmp_path, monkeypatch, capsys):
+    # main returns while the signal is held: the command's own clean-up honours it, and the
+    # waiting thread sends nothing into that clean-up or after the handlers are restored
+    from impls.harness import cli
+
+    (tmp_path / "held_then_return.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "held_then_return", raising=False)
+    slow_remove = cli._remove
+    monkeypatch.setattr(cli, "_remove", lambda p: (time.sleep(0.1), slow_remove(p))[1])
+    made = tmp_path / "made"
+    after = []
+    old = signal.signal(signal.SIGTERM, lambda *a: after.append(a))
+    try:
+        @cli.command("probe")
+        def main(argv=None):
+            cli.register(made).mkdir()
+            import held_then_return  # noqa: F401
+            return 0
+
+        assert main([]) == cli.EXIT_SIGTERM
+        time.sleep(0.1)
+        assert after == [] and not made.exists()
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+
+
+def test_a_second_signal_while_one_is_held_exits_at_once(tmp_path):
+    made = tmp_path / "made"
+    (tmp_path / "held_twice.py").write_text(
+        "import os, signal, time\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(0.2)\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(20)\n")
+    script = ("import sys\nfrom impls.harness import cli\n"
+              "@cli.command('probe')\n"
+              "def main(argv=None):\n"
+              f"    cli.register({str(made)!r}).mkdir()\n"
+              "    import held_twice\n"
+              "    return 0\n"
+              "sys.exit(main([]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 143, done.stderr
+    assert time.monotonic() - start < 15
+    assert "SIGTERM twice" in done.stderr and not made.exists()
+
+
+def test_a_command_run_by_an_import_is_interrupted_at_once(tmp_path, monkeypatch, capsys):
+    # only the frames between the signal and the innermost main decide: the import that
+    # called the command does not hold its signals
+    import importlib
+
+    (tmp_path / "runs_a_command.py").write_text(
+        "import os, signal, time\nfrom impls.harness import cli\n"
+        "@cli.command('probe')\n"
+        "def main(argv=None):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(20)\n"
+        "    return 0\n"
+        "STATUS = main([])\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "runs_a_command", raising=False)
+    start = time.monotonic()
+    assert importlib.import_module("runs_a_command").STATUS == 143
     assert time.monotonic() - start < 10
     assert "interrupted by SIGTERM" in capsys.readouterr().err
 

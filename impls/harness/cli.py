@@ -10,7 +10,9 @@
   is still honoured when ``main`` returns: the run never reports success after one.
   A signal that arrives while native code runs Python code it cannot unwind (an import:
   a C extension's initialisation; llvmlite: numba's compiler and cache callbacks) is held
-  until that code returns: an exception raised there aborts or crashes the process.
+  until no such code is left between the signal and ``main``, since an exception raised
+  there aborts or crashes the process; a second signal while one is held removes the
+  registered files and exits at once.
 - What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
   creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
   no longer alive (a live pid's files are left alone).
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import math
 import os
 import re
@@ -225,47 +228,72 @@ def _debugging(argv: list[str]) -> bool:
 
 
 _IMPORT_MACHINERY = "<frozen importlib._bootstrap"
-_LLVMLITE = f"{os.sep}llvmlite{os.sep}"
-_calls = [0]                   # bumped as each command ends: a held signal never outlives its call
+
+
+def _package_dir(name: str) -> str | None:
+    """The directory of installed package ``name`` with a trailing separator (not imported)."""
+    spec = importlib.util.find_spec(name)
+    return os.path.dirname(spec.origin) + os.sep if spec is not None and spec.origin else None
+
+
+_NATIVE_CALLERS = tuple(d for d in [_package_dir("llvmlite")] if d)   # file prefixes
+_RAISE, _HOLD, _RECORD = "raise", "hold", "record"
 _holding = [False]             # a thread waits to send a held signal again
+_sending = threading.Lock()    # a held signal is re-sent only while its handler is installed
 
 
-def _unsafe(frame) -> bool:
-    """True when ``frame`` or a caller runs where an exception cannot unwind through native
-    code: the import machinery (torch's pybind11 initialisation aborts, SIGABRT) or llvmlite
-    (numba's object-cache callback ignores it and the process then crashes, SIGSEGV)."""
+def _run_main(main: Callable[..., int], argv) -> int:
+    """Call a command's ``main``: the frame the signal handler looks for on the stack."""
+    return main(argv)
+
+
+def _state(frame) -> str:
+    """What a signal arriving at ``frame`` may do, from the frames between it and the
+    innermost running ``main``: ``"raise"`` :class:`Interrupted` there; ``"hold"`` it, because
+    an exception cannot unwind through the native code that called Python there (the import
+    machinery: torch's pybind11 initialisation aborts, SIGABRT; llvmlite: numba's object-cache
+    callback ignores it and the process then crashes, SIGSEGV); ``"record"`` it only, because
+    no ``main`` runs (the command's own start or clean-up, which honours it)."""
+    unsafe = False
     while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(_IMPORT_MACHINERY) or _LLVMLITE in name:
-            return True
+        code = frame.f_code
+        if code is _run_main.__code__:
+            return _HOLD if unsafe else _RAISE
+        if code.co_filename.startswith((_IMPORT_MACHINERY, *_NATIVE_CALLERS)):
+            unsafe = True
         frame = frame.f_back
-    return False
+    return _RECORD
 
 
-def _deliver_when_safe(signum: int) -> None:
-    """Raise ``signum``'s handler again in the main thread once it has left the code that
-    :func:`_unsafe` names, unless the command has ended by then."""
-    if _holding[0]:
-        return
+def _send_when_safe(signum: int) -> None:
+    """Send ``signum`` to the main thread again once a signal may raise there; nothing if
+    ``main`` has returned by then (the command honours the recorded signal itself)."""
     _holding[0] = True
-    main, call = threading.main_thread().ident, _calls[0]
+    main = threading.main_thread().ident
 
     def wait() -> None:
-        while _unsafe(sys._current_frames().get(main)):
+        while (state := _state(sys._current_frames().get(main))) == _HOLD:
             time.sleep(0.01)
-        _holding[0] = False          # before sending: a signal held again starts a new wait
-        if _calls[0] == call and signal.getsignal(signum) is _handler:
-            signal.pthread_kill(main, signum)       # a real signal: it wakes a sleeping call
+        with _sending:
+            _holding[0] = False      # before sending: a signal held again starts a new wait
+            if state == _RAISE and signal.getsignal(signum) is _handler:
+                signal.pthread_kill(main, signum)       # a real signal: it wakes a sleeping call
 
     threading.Thread(target=wait, name="cli-held-signal", daemon=True).start()
 
 
 def _handler(signum, frame):
     _pending_signal.append(signum)
-    if _unsafe(frame):
-        _deliver_when_safe(signum)
-        return
-    raise Interrupted(signum)
+    state = _state(frame)
+    if state == _RAISE:
+        raise Interrupted(signum)
+    if state == _HOLD and _holding[0]:       # a second signal while one is held: leave now
+        run_cleanup()
+        print(f"error: interrupted by {signal.Signals(signum).name} twice inside native code, "
+              f"files it created were removed", file=sys.stderr, flush=True)
+        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
+    if state == _HOLD:
+        _send_when_safe(signum)
 
 
 USER_ERRORS = (ValueError, OSError, KeyError, LookupError, NotImplementedError)
@@ -284,14 +312,15 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             args = list(sys.argv[1:] if argv is None else argv)
             debug = _debugging(args)
             in_main_thread = threading.current_thread() is threading.main_thread()
+            if _state(sys._getframe()) == _RECORD:     # not inside another command's main
+                _pending_signal.clear()
             previous = {}
             if in_main_thread:
                 for signum in (signal.SIGINT, signal.SIGTERM):
                     previous[signum] = signal.signal(signum, _handler)
-            _pending_signal.clear()
             mark = len(_registered)
             try:
-                status = main(None if argv is None else args)
+                status = _run_main(main, None if argv is None else args)
                 if _pending_signal:          # swallowed by a callback: still not a success
                     raise Interrupted(_pending_signal[0])
                 return status
@@ -326,10 +355,10 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
                       f"rerun with --debug (or {DEBUG_ENV}=1) for the traceback", file=sys.stderr)
                 return 1
             finally:
-                _calls[0] += 1
                 if in_main_thread:
-                    for signum, old in previous.items():
-                        signal.signal(signum, old)
+                    with _sending:
+                        for signum, old in previous.items():
+                            signal.signal(signum, old)
                 del _registered[mark:]
         return wrapper
     return decorate
