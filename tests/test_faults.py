@@ -204,17 +204,20 @@ def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monke
     assert "interrupted by SIGTERM" in capsys.readouterr().err
 
 
-def test_a_held_signal_is_honoured_once_and_not_sent_after_main(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("slow_cleanup", [True, False])
+def test_a_held_signal_is_honoured_once_and_not_sent_after_main(slow_cleanup, tmp_path, monkeypatch, capsys):
     # main returns while the signal is held: the command's own clean-up honours it, and the
-    # waiting thread sends nothing into that clean-up or after the handlers are restored
+    # waiting thread sends nothing into that clean-up (slow), after the handlers are restored,
+    # or into the next command (fast: the clean-up ends before the thread looks again)
     from impls.harness import cli
 
     (tmp_path / "held_then_return.py").write_text(
         "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "held_then_return", raising=False)
-    slow_remove = cli._remove
-    monkeypatch.setattr(cli, "_remove", lambda p: (time.sleep(0.1), slow_remove(p))[1])
+    remove = cli._remove
+    if slow_cleanup:
+        monkeypatch.setattr(cli, "_remove", lambda p: (time.sleep(0.1), remove(p))[1])
     made = tmp_path / "made"
     after = []
     old = signal.signal(signal.SIGTERM, lambda *a: after.append(a))
@@ -225,7 +228,13 @@ def test_a_held_signal_is_honoured_once_and_not_sent_after_main(tmp_path, monkey
             import held_then_return  # noqa: F401
             return 0
 
+        @cli.command("next")
+        def then(argv=None):                    # a later command in the same process
+            time.sleep(0.3)
+            return 0
+
         assert main([]) == cli.EXIT_SIGTERM
+        assert then([]) == 0                    # the held signal is not carried into it
         time.sleep(0.1)
         assert after == [] and not made.exists()
     finally:
@@ -234,15 +243,19 @@ def test_a_held_signal_is_honoured_once_and_not_sent_after_main(tmp_path, monkey
 
 
 def test_a_second_signal_while_one_is_held_exits_at_once(tmp_path):
-    made = tmp_path / "made"
+    # and a third, arriving while the files are removed, does not cut the removal short
+    made = [tmp_path / f"made{i}" for i in range(3)]
     (tmp_path / "held_twice.py").write_text(
         "import os, signal, time\n"
         "os.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(0.2)\n"
         "os.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(20)\n")
-    script = ("import sys\nfrom impls.harness import cli\n"
+    script = ("import os, signal, sys\nfrom impls.harness import cli\n"
+              "remove = cli._remove\n"
+              "cli._remove = lambda p: (os.kill(os.getpid(), signal.SIGTERM), remove(p))[1]\n"
               "@cli.command('probe')\n"
               "def main(argv=None):\n"
-              f"    cli.register({str(made)!r}).mkdir()\n"
+              f"    for path in {[str(m) for m in made]!r}:\n"
+              "        cli.register(path).mkdir()\n"
               "    import held_twice\n"
               "    return 0\n"
               "sys.exit(main([]))\n")
@@ -252,7 +265,48 @@ def test_a_second_signal_while_one_is_held_exits_at_once(tmp_path):
                           timeout=60)
     assert done.returncode == 143, done.stderr
     assert time.monotonic() - start < 15
-    assert "SIGTERM twice" in done.stderr and not made.exists()
+    assert "SIGTERM twice" in done.stderr and not any(m.exists() for m in made)
+
+
+def test_a_nested_command_finishes_its_clean_up_and_the_signal_reaches_the_caller(tmp_path, monkeypatch,
+                                                                                  capsys):
+    from impls.harness import cli
+
+    remove = cli._remove
+    monkeypatch.setattr(cli, "_remove", lambda p: (os.kill(os.getpid(), signal.SIGTERM), remove(p))[1])
+    made = [tmp_path / "a", tmp_path / "b"]
+
+    @cli.command("inner")
+    def inner(argv=None):
+        for path in made:
+            cli.register(path).mkdir()
+        raise ValueError("bad input")           # the clean-up of this error takes the signal
+
+    @cli.command("outer")
+    def outer(argv=None):
+        assert inner([]) == cli.EXIT_USAGE
+        return 0
+
+    assert outer([]) == cli.EXIT_SIGTERM
+    assert not any(m.exists() for m in made)
+    capsys.readouterr()
+
+
+def test_a_nested_command_keeps_its_callers_recorded_signal(capsys):
+    from impls.harness import cli
+
+    @cli.command("inner")
+    def inner(argv=None):
+        return 0
+
+    @cli.command("outer")
+    def outer(argv=None):
+        cli._pending_signal.append(signal.SIGTERM)     # what a callback that swallowed it leaves
+        inner([])
+        return 0
+
+    assert outer([]) == cli.EXIT_SIGTERM
+    capsys.readouterr()
 
 
 def test_a_command_run_by_an_import_is_interrupted_at_once(tmp_path, monkeypatch, capsys):

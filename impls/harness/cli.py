@@ -238,12 +238,14 @@ def _package_dir(name: str) -> str | None:
 
 _NATIVE_CALLERS = tuple(d for d in [_package_dir("llvmlite")] if d)   # file prefixes
 _RAISE, _HOLD, _RECORD = "raise", "hold", "record"
-_holding = [False]             # a thread waits to send a held signal again
-_sending = threading.Lock()    # a held signal is re-sent only while its handler is installed
+_sending = threading.Lock()    # a held signal is re-sent only while its command runs
+_calls: list["_Call"] = []     # the running commands that installed the handler, innermost last
 
 
 def _run_main(main: Callable[..., int], argv) -> int:
     """Call a command's ``main``: the frame the signal handler looks for on the stack."""
+    if _pending_signal:              # arrived while the command was starting
+        raise Interrupted(_pending_signal[0])
     return main(argv)
 
 
@@ -253,33 +255,65 @@ def _state(frame) -> str:
     an exception cannot unwind through the native code that called Python there (the import
     machinery: torch's pybind11 initialisation aborts, SIGABRT; llvmlite: numba's object-cache
     callback ignores it and the process then crashes, SIGSEGV); ``"record"`` it only, because
-    no ``main`` runs (the command's own start or clean-up, which honours it)."""
+    the command's own wrapper runs there, or none runs (the wrapper honours what it records)."""
     unsafe = False
     while frame is not None:
         code = frame.f_code
         if code is _run_main.__code__:
             return _HOLD if unsafe else _RAISE
+        if code is _WRAPPER_CODE[0]:
+            return _RECORD
         if code.co_filename.startswith((_IMPORT_MACHINERY, *_NATIVE_CALLERS)):
             unsafe = True
         frame = frame.f_back
     return _RECORD
 
 
-def _send_when_safe(signum: int) -> None:
-    """Send ``signum`` to the main thread again once a signal may raise there; nothing if
-    ``main`` has returned by then (the command honours the recorded signal itself)."""
-    _holding[0] = True
-    main = threading.main_thread().ident
+class _Call:
+    """One running command that installed the handler: the signal it holds and the thread
+    that sends it again once a signal may raise in the main thread."""
 
-    def wait() -> None:
-        while (state := _state(sys._current_frames().get(main))) == _HOLD:
-            time.sleep(0.01)
-        with _sending:
-            _holding[0] = False      # before sending: a signal held again starts a new wait
-            if state == _RAISE and signal.getsignal(signum) is _handler:
-                signal.pthread_kill(main, signum)       # a real signal: it wakes a sleeping call
+    def __init__(self) -> None:
+        self.held: int | None = None
+        self.ended = False
+        self.wake = threading.Event()
+        self.main = threading.main_thread().ident
+        threading.Thread(target=self._resend, name="cli-held-signal", daemon=True).start()
 
-    threading.Thread(target=wait, name="cli-held-signal", daemon=True).start()
+    def hold(self, signum: int) -> None:
+        self.held = signum
+        self.wake.set()
+
+    def end(self) -> None:
+        """Stop the thread; called with ``_sending`` held, before the old handlers return."""
+        self.ended = True
+        self.wake.set()
+
+    def _resend(self) -> None:
+        while self.wake.wait() and not self.ended:
+            while not self.ended and _state(sys._current_frames().get(self.main)) == _HOLD:
+                time.sleep(0.01)
+            with _sending:
+                if self.ended:
+                    return
+                self.wake.clear()                  # before taking it: a later hold wakes us
+                signum, self.held = self.held, None
+                if signum is not None and _state(sys._current_frames().get(self.main)) == _RAISE:
+                    signal.pthread_kill(self.main, signum)    # a real signal: wakes a sleeping call
+
+
+def _leave(signum: int) -> None:
+    """Remove every registered file and exit with ``signum``'s status now, without unwinding."""
+    for s in (signal.SIGINT, signal.SIGTERM):       # a further signal must not cut this short
+        signal.signal(s, signal.SIG_IGN)
+    removed = run_cleanup()
+    print(f"error: interrupted by {signal.Signals(signum).name} twice inside native code, "
+          f"{len(removed)} file(s) it created were removed", file=sys.stderr, flush=True)
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
 
 
 def _handler(signum, frame):
@@ -287,13 +321,10 @@ def _handler(signum, frame):
     state = _state(frame)
     if state == _RAISE:
         raise Interrupted(signum)
-    if state == _HOLD and _holding[0]:       # a second signal while one is held: leave now
-        run_cleanup()
-        print(f"error: interrupted by {signal.Signals(signum).name} twice inside native code, "
-              f"files it created were removed", file=sys.stderr, flush=True)
-        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
-    if state == _HOLD:
-        _send_when_safe(signum)
+    if state == _HOLD and _calls:
+        if _calls[-1].held is not None:      # a second signal while one is held: leave now
+            _leave(signum)
+        _calls[-1].hold(signum)
 
 
 USER_ERRORS = (ValueError, OSError, KeyError, LookupError, NotImplementedError)
@@ -312,10 +343,11 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             args = list(sys.argv[1:] if argv is None else argv)
             debug = _debugging(args)
             in_main_thread = threading.current_thread() is threading.main_thread()
-            if _state(sys._getframe()) == _RECORD:     # not inside another command's main
+            if _state(sys._getframe().f_back) == _RECORD:   # not inside another command's main
                 _pending_signal.clear()
             previous = {}
             if in_main_thread:
+                _calls.append(_Call())
                 for signum in (signal.SIGINT, signal.SIGTERM):
                     previous[signum] = signal.signal(signum, _handler)
             mark = len(_registered)
@@ -357,11 +389,16 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             finally:
                 if in_main_thread:
                     with _sending:
+                        _calls.pop().end()
                         for signum, old in previous.items():
                             signal.signal(signum, old)
                 del _registered[mark:]
+        _WRAPPER_CODE[0] = wrapper.__code__
         return wrapper
     return decorate
+
+
+_WRAPPER_CODE: list = [None]        # the code every command's wrapper shares
 
 
 # --------------------------------------------------------------------------- validators
