@@ -242,6 +242,39 @@ def test_a_held_signal_is_honoured_once_and_not_sent_after_main(slow_cleanup, tm
     assert "interrupted by SIGTERM" in capsys.readouterr().err
 
 
+def test_a_held_signal_survives_main_going_back_into_held_code(tmp_path, monkeypatch, capsys):
+    # the resending thread looks, then takes the lock and looks again; if main went back into
+    # held code in between (numba's compiler switches in and out of llvmlite), the signal
+    # stays held and is sent later, not dropped until main returns
+    import threading
+
+    from impls.harness import cli
+
+    real, seen = cli._state, iter([cli._RAISE, cli._HOLD])   # the thread's first two looks
+
+    def state(frame):
+        if threading.current_thread() is not threading.main_thread():
+            return next(seen, None) or real(frame)
+        return real(frame)
+
+    monkeypatch.setattr(cli, "_state", state)
+    (tmp_path / "held_then_back.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "held_then_back", raising=False)
+
+    @cli.command("probe")
+    def main(argv=None):
+        import held_then_back  # noqa: F401
+        time.sleep(20)                          # the held signal must wake this
+        return 0
+
+    start = time.monotonic()
+    assert main([]) == cli.EXIT_SIGTERM
+    assert time.monotonic() - start < 10
+    capsys.readouterr()
+
+
 def test_a_second_signal_while_one_is_held_exits_at_once(tmp_path):
     # and a third, arriving while the files are removed, does not cut the removal short
     made = [tmp_path / f"made{i}" for i in range(3)]
@@ -306,6 +339,27 @@ def test_a_nested_command_keeps_its_callers_recorded_signal(capsys):
         return 0
 
     assert outer([]) == cli.EXIT_SIGTERM
+    capsys.readouterr()
+
+
+def test_an_interrupted_nested_command_interrupts_its_caller_at_once(capsys):
+    from impls.harness import cli
+
+    @cli.command("inner")
+    def inner(argv=None):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(20)
+        return 0
+
+    @cli.command("outer")
+    def outer(argv=None):
+        assert inner([]) == cli.EXIT_SIGTERM
+        time.sleep(20)                          # the caller is stopped too, not after this
+        return 0
+
+    start = time.monotonic()
+    assert outer([]) == cli.EXIT_SIGTERM
+    assert time.monotonic() - start < 10
     capsys.readouterr()
 
 

@@ -12,7 +12,8 @@
   a C extension's initialisation; llvmlite: numba's compiler and cache callbacks) is held
   until no such code is left between the signal and ``main``, since an exception raised
   there aborts or crashes the process; a second signal while one is held removes the
-  registered files and exits at once.
+  registered files and exits at once. A command run inside another's ``main`` that is
+  interrupted interrupts its caller too.
 - What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
   creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
   no longer alive (a live pid's files are left alone).
@@ -244,8 +245,8 @@ _calls: list["_Call"] = []     # the running commands that installed the handler
 
 def _run_main(main: Callable[..., int], argv) -> int:
     """Call a command's ``main``: the frame the signal handler looks for on the stack."""
-    if _pending_signal:              # arrived while the command was starting
-        raise Interrupted(_pending_signal[0])
+    if _pending_signal and threading.current_thread() is threading.main_thread():
+        raise Interrupted(_pending_signal[0])          # arrived while the command was starting
     return main(argv)
 
 
@@ -291,29 +292,33 @@ class _Call:
 
     def _resend(self) -> None:
         while self.wake.wait() and not self.ended:
-            while not self.ended and _state(sys._current_frames().get(self.main)) == _HOLD:
-                time.sleep(0.01)
+            if _state(sys._current_frames().get(self.main)) != _RAISE:
+                time.sleep(0.01)           # held code, or a nested command's own wrapper
+                continue
             with _sending:
                 if self.ended:
                     return
+                if _state(sys._current_frames().get(self.main)) != _RAISE:
+                    continue               # back in held code since the look above
                 self.wake.clear()                  # before taking it: a later hold wakes us
                 signum, self.held = self.held, None
-                if signum is not None and _state(sys._current_frames().get(self.main)) == _RAISE:
+                if signum is not None:
                     signal.pthread_kill(self.main, signum)    # a real signal: wakes a sleeping call
 
 
 def _leave(signum: int) -> None:
     """Remove every registered file and exit with ``signum``'s status now, without unwinding."""
-    for s in (signal.SIGINT, signal.SIGTERM):       # a further signal must not cut this short
-        signal.signal(s, signal.SIG_IGN)
-    removed = run_cleanup()
-    print(f"error: interrupted by {signal.Signals(signum).name} twice inside native code, "
-          f"{len(removed)} file(s) it created were removed", file=sys.stderr, flush=True)
     try:
+        for s in (signal.SIGINT, signal.SIGTERM):   # a further signal must not cut this short
+            signal.signal(s, signal.SIG_IGN)
+        removed = run_cleanup()
+        print(f"error: interrupted by {signal.Signals(signum).name} twice inside native code, "
+              f"{len(removed)} file(s) it created were removed", file=sys.stderr, flush=True)
         sys.stdout.flush()
-    except (OSError, ValueError):
+    except BaseException:              # a broken stderr must not raise into the native code
         pass
-    os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
+    finally:
+        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
 
 
 def _handler(signum, frame):
@@ -343,17 +348,18 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             args = list(sys.argv[1:] if argv is None else argv)
             debug = _debugging(args)
             in_main_thread = threading.current_thread() is threading.main_thread()
-            if _state(sys._getframe().f_back) == _RECORD:   # not inside another command's main
-                _pending_signal.clear()
-            previous = {}
-            if in_main_thread:
-                _calls.append(_Call())
-                for signum in (signal.SIGINT, signal.SIGTERM):
-                    previous[signum] = signal.signal(signum, _handler)
+            if in_main_thread and _state(sys._getframe().f_back) == _RECORD:
+                _pending_signal.clear()              # not inside another command's main
+            previous, call = {}, None
             mark = len(_registered)
             try:
+                if in_main_thread:
+                    call = _Call()
+                    _calls.append(call)
+                    for signum in (signal.SIGINT, signal.SIGTERM):
+                        previous[signum] = signal.signal(signum, _handler)
                 status = _run_main(main, None if argv is None else args)
-                if _pending_signal:          # swallowed by a callback: still not a success
+                if in_main_thread and _pending_signal:   # swallowed by a callback: not a success
                     raise Interrupted(_pending_signal[0])
                 return status
             except Interrupted as exc:
@@ -389,7 +395,10 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             finally:
                 if in_main_thread:
                     with _sending:
-                        _calls.pop().end()
+                        if call is not None and _calls and _calls[-1] is call:
+                            _calls.pop().end()
+                            if _pending_signal and _calls:   # a nested command was interrupted:
+                                _calls[-1].hold(_pending_signal[-1])     # so is its caller
                         for signum, old in previous.items():
                             signal.signal(signum, old)
                 del _registered[mark:]
