@@ -146,6 +146,13 @@ def test_switching_checks_every_workload_before_measuring(files, capsys, monkeyp
     one_line_error(capsys, r"unknown workload\(s\) nope, --workloads")
 
 
+def _sleep_in_steps(seconds: float) -> None:
+    """Sleep in 10-ms steps. A signal that lands between CPython's last check and the start of
+    a blocking call is seen only when the call returns; a single long sleep would test that
+    race of CPython's, not when the suite sends a held signal."""
+    for _ in range(int(seconds / 0.01)):
+        time.sleep(0.01)
+
 def test_a_swallowed_interrupt_is_not_a_success(capsys):
     from impls.harness import cli
 
@@ -168,7 +175,7 @@ def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monke
     # initialisation aborts (SIGABRT), numba's llvmlite cache callback then crashes (SIGSEGV)
     import importlib.util
 
-    from impls.harness import cli
+    from impls.harness import cli, interrupts
 
     done = tmp_path / "returned"
     body = ("import os, signal, time\n"
@@ -185,7 +192,7 @@ def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monke
         (tmp_path / "native").mkdir()
         path = tmp_path / "native" / "callback.py"      # as if in llvmlite's package directory
         path.write_text(body)
-        monkeypatch.setattr(cli, "_NATIVE_CALLERS", (*cli._NATIVE_CALLERS, str(path.parent) + os.sep))
+        monkeypatch.setattr(interrupts, "NATIVE_CALLERS", (*interrupts.NATIVE_CALLERS, str(path.parent) + os.sep))
         spec = importlib.util.spec_from_file_location("held_signal_callback", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -194,7 +201,7 @@ def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monke
     @cli.command("probe")
     def main(argv=None):
         enter()
-        time.sleep(20)                          # the held signal must wake this
+        _sleep_in_steps(20)                     # the held signal must wake this
         return 0
 
     start = time.monotonic()
@@ -248,16 +255,16 @@ def test_a_held_signal_survives_main_going_back_into_held_code(tmp_path, monkeyp
     # stays held and is sent later, not dropped until main returns
     import threading
 
-    from impls.harness import cli
+    from impls.harness import cli, interrupts
 
-    real, seen = cli._state, iter([cli._RAISE, cli._HOLD])   # the thread's first two looks
+    real, seen = interrupts.state, iter([interrupts.RAISE, interrupts.HOLD])   # the thread's first looks
 
     def state(frame):
         if threading.current_thread() is not threading.main_thread():
             return next(seen, None) or real(frame)
         return real(frame)
 
-    monkeypatch.setattr(cli, "_state", state)
+    monkeypatch.setattr(interrupts, "state", state)
     (tmp_path / "held_then_back.py").write_text(
         "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -266,7 +273,7 @@ def test_a_held_signal_survives_main_going_back_into_held_code(tmp_path, monkeyp
     @cli.command("probe")
     def main(argv=None):
         import held_then_back  # noqa: F401
-        time.sleep(20)                          # the held signal must wake this
+        _sleep_in_steps(20)                     # the held signal must wake this
         return 0
 
     start = time.monotonic()
@@ -326,7 +333,7 @@ def test_a_nested_command_finishes_its_clean_up_and_the_signal_reaches_the_calle
 
 
 def test_a_nested_command_keeps_its_callers_recorded_signal(capsys):
-    from impls.harness import cli
+    from impls.harness import cli, interrupts
 
     @cli.command("inner")
     def inner(argv=None):
@@ -334,7 +341,7 @@ def test_a_nested_command_keeps_its_callers_recorded_signal(capsys):
 
     @cli.command("outer")
     def outer(argv=None):
-        cli._pending_signal.append(signal.SIGTERM)     # what a callback that swallowed it leaves
+        interrupts.pending.append(signal.SIGTERM)     # what a callback that swallowed it leaves
         inner([])
         return 0
 
@@ -354,7 +361,7 @@ def test_an_interrupted_nested_command_interrupts_its_caller_at_once(capsys):
     @cli.command("outer")
     def outer(argv=None):
         assert inner([]) == cli.EXIT_SIGTERM
-        time.sleep(20)                          # the caller is stopped too, not after this
+        _sleep_in_steps(20)                     # the caller is stopped too, not after this
         return 0
 
     start = time.monotonic()

@@ -7,13 +7,9 @@
 - Whatever a command creates is registered (:func:`register`) and removed on any exit
   it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
   arrived while Python code could not act on it (inside a ctypes or numba callback)
-  is still honoured when ``main`` returns: the run never reports success after one.
-  A signal that arrives while native code runs Python code it cannot unwind (an import:
-  a C extension's initialisation; llvmlite: numba's compiler and cache callbacks) is held
-  until no such code is left between the signal and ``main``, since an exception raised
-  there aborts or crashes the process; a second signal while one is held removes the
-  registered files and exits at once. A command run inside another's ``main`` that is
-  interrupted interrupts its caller too.
+  is still honoured when ``main`` returns: the run never reports success after one;
+  one that lands where an exception cannot unwind through native code is held until
+  it can (:mod:`impls.harness.interrupts`).
 - What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
   creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
   no longer alive (a live pid's files are left alone).
@@ -30,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import math
 import os
 import re
@@ -38,14 +33,14 @@ import shutil
 import signal
 import sys
 import threading
-import time
 import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
+from impls.harness import interrupts
+from impls.harness.interrupts import EXIT_SIGINT, EXIT_SIGTERM, Interrupted, exit_status  # noqa: F401
+
 EXIT_USAGE = 2
-EXIT_SIGINT = 130
-EXIT_SIGTERM = 143
 EXIT_SIGPIPE = 141            # 128 + SIGPIPE: the output's reader closed the pipe
 DEBUG_ENV = "DLSYSBENCH_DEBUG"
 
@@ -58,19 +53,10 @@ class UsageError(ValueError):
         super().__init__(", ".join(p for p in (what, where, expected) if p))
 
 
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived; ``signum`` says which (BaseException: ``except Exception`` lets it pass)."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
-
-
 # --------------------------------------------------------------------------- cleanup registry
 
 _registered: list[Path] = []
 _empty_only: set[Path] = set()
-_pending_signal: list[int] = []
 
 
 def register(path: str | os.PathLike, *, empty_only: bool = False) -> Path:
@@ -228,110 +214,6 @@ def _debugging(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
-_IMPORT_MACHINERY = "<frozen importlib._bootstrap"
-
-
-def _package_dir(name: str) -> str | None:
-    """The directory of installed package ``name`` with a trailing separator (not imported)."""
-    spec = importlib.util.find_spec(name)
-    return os.path.dirname(spec.origin) + os.sep if spec is not None and spec.origin else None
-
-
-_NATIVE_CALLERS = tuple(d for d in [_package_dir("llvmlite")] if d)   # file prefixes
-_RAISE, _HOLD, _RECORD = "raise", "hold", "record"
-_sending = threading.Lock()    # a held signal is re-sent only while its command runs
-_calls: list["_Call"] = []     # the running commands that installed the handler, innermost last
-
-
-def _run_main(main: Callable[..., int], argv) -> int:
-    """Call a command's ``main``: the frame the signal handler looks for on the stack."""
-    if _pending_signal and threading.current_thread() is threading.main_thread():
-        raise Interrupted(_pending_signal[0])          # arrived while the command was starting
-    return main(argv)
-
-
-def _state(frame) -> str:
-    """What a signal arriving at ``frame`` may do, from the frames between it and the
-    innermost running ``main``: ``"raise"`` :class:`Interrupted` there; ``"hold"`` it, because
-    an exception cannot unwind through the native code that called Python there (the import
-    machinery: torch's pybind11 initialisation aborts, SIGABRT; llvmlite: numba's object-cache
-    callback ignores it and the process then crashes, SIGSEGV); ``"record"`` it only, because
-    the command's own wrapper runs there, or none runs (the wrapper honours what it records)."""
-    unsafe = False
-    while frame is not None:
-        code = frame.f_code
-        if code is _run_main.__code__:
-            return _HOLD if unsafe else _RAISE
-        if code is _WRAPPER_CODE[0]:
-            return _RECORD
-        if code.co_filename.startswith((_IMPORT_MACHINERY, *_NATIVE_CALLERS)):
-            unsafe = True
-        frame = frame.f_back
-    return _RECORD
-
-
-class _Call:
-    """One running command that installed the handler: the signal it holds and the thread
-    that sends it again once a signal may raise in the main thread."""
-
-    def __init__(self) -> None:
-        self.held: int | None = None
-        self.ended = False
-        self.wake = threading.Event()
-        self.main = threading.main_thread().ident
-        threading.Thread(target=self._resend, name="cli-held-signal", daemon=True).start()
-
-    def hold(self, signum: int) -> None:
-        self.held = signum
-        self.wake.set()
-
-    def end(self) -> None:
-        """Stop the thread; called with ``_sending`` held, before the old handlers return."""
-        self.ended = True
-        self.wake.set()
-
-    def _resend(self) -> None:
-        while self.wake.wait() and not self.ended:
-            if _state(sys._current_frames().get(self.main)) != _RAISE:
-                time.sleep(0.01)           # held code, or a nested command's own wrapper
-                continue
-            with _sending:
-                if self.ended:
-                    return
-                if _state(sys._current_frames().get(self.main)) != _RAISE:
-                    continue               # back in held code since the look above
-                self.wake.clear()                  # before taking it: a later hold wakes us
-                signum, self.held = self.held, None
-                if signum is not None:
-                    signal.pthread_kill(self.main, signum)    # a real signal: wakes a sleeping call
-
-
-def _leave(signum: int) -> None:
-    """Remove every registered file and exit with ``signum``'s status now, without unwinding."""
-    try:
-        for s in (signal.SIGINT, signal.SIGTERM):   # a further signal must not cut this short
-            signal.signal(s, signal.SIG_IGN)
-        removed = run_cleanup()
-        print(f"error: interrupted by {signal.Signals(signum).name} twice inside native code, "
-              f"{len(removed)} file(s) it created were removed", file=sys.stderr, flush=True)
-        sys.stdout.flush()
-    except BaseException:              # a broken stderr must not raise into the native code
-        pass
-    finally:
-        os._exit(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
-
-
-def _handler(signum, frame):
-    _pending_signal.append(signum)
-    state = _state(frame)
-    if state == _RAISE:
-        raise Interrupted(signum)
-    if state == _HOLD and _calls:
-        if _calls[-1].held is not None:      # a second signal while one is held: leave now
-            _leave(signum)
-        _calls[-1].hold(signum)
-
-
 USER_ERRORS = (ValueError, OSError, KeyError, LookupError, NotImplementedError)
 
 
@@ -348,25 +230,22 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             args = list(sys.argv[1:] if argv is None else argv)
             debug = _debugging(args)
             in_main_thread = threading.current_thread() is threading.main_thread()
-            if in_main_thread and _state(sys._getframe().f_back) == _RECORD:
-                _pending_signal.clear()              # not inside another command's main
-            previous, call = {}, None
+            if in_main_thread and interrupts.state(sys._getframe().f_back) == interrupts.RECORD:
+                interrupts.pending.clear()           # not inside another command's main
+            call = interrupts.Call(run_cleanup) if in_main_thread else None
             mark = len(_registered)
             try:
-                if in_main_thread:
-                    call = _Call()
-                    _calls.append(call)
-                    for signum in (signal.SIGINT, signal.SIGTERM):
-                        previous[signum] = signal.signal(signum, _handler)
-                status = _run_main(main, None if argv is None else args)
-                if in_main_thread and _pending_signal:   # swallowed by a callback: not a success
-                    raise Interrupted(_pending_signal[0])
+                if call is not None:
+                    interrupts.begin(call)
+                status = interrupts.run_main(main, None if argv is None else args)
+                if in_main_thread and interrupts.pending:   # swallowed by a callback: not a success
+                    raise Interrupted(interrupts.pending[0])
                 return status
             except Interrupted as exc:
                 run_cleanup(mark)
                 print(f"error: interrupted by {signal.Signals(exc.signum).name}, in {prog}, "
                       f"files it created were removed", file=sys.stderr)
-                return EXIT_SIGINT if exc.signum == signal.SIGINT else EXIT_SIGTERM
+                return exit_status(exc.signum)
             except KeyboardInterrupt:
                 run_cleanup(mark)
                 print(f"error: interrupted by SIGINT, in {prog}, files it created were removed",
@@ -393,21 +272,11 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
                       f"rerun with --debug (or {DEBUG_ENV}=1) for the traceback", file=sys.stderr)
                 return 1
             finally:
-                if in_main_thread:
-                    with _sending:
-                        if call is not None and _calls and _calls[-1] is call:
-                            _calls.pop().end()
-                            if _pending_signal and _calls:   # a nested command was interrupted:
-                                _calls[-1].hold(_pending_signal[-1])     # so is its caller
-                        for signum, old in previous.items():
-                            signal.signal(signum, old)
+                interrupts.end(call)
                 del _registered[mark:]
-        _WRAPPER_CODE[0] = wrapper.__code__
+        interrupts.mark_wrapper(wrapper.__code__)
         return wrapper
     return decorate
-
-
-_WRAPPER_CODE: list = [None]        # the code every command's wrapper shares
 
 
 # --------------------------------------------------------------------------- validators
