@@ -153,6 +153,7 @@ def _sleep_in_steps(seconds: float) -> None:
     for _ in range(int(seconds / 0.01)):
         time.sleep(0.01)
 
+
 def test_a_swallowed_interrupt_is_not_a_success(capsys):
     from impls.harness import cli
 

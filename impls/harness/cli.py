@@ -6,9 +6,9 @@
   ``--debug`` on the command line or ``DLSYSBENCH_DEBUG=1`` shows the traceback instead.
 - Whatever a command creates is registered (:func:`register`) and removed on any exit
   it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
-  arrived while Python code could not act on it (inside a ctypes or numba callback)
-  is still honoured when ``main`` returns: the run never reports success after one;
-  one that lands where an exception cannot unwind through native code is held until
+  arrived while ``main`` ran but Python code could not act on it (inside a ctypes or
+  numba callback) is still honoured when ``main`` returns: the run does not report
+  success after one; one that lands where an exception cannot unwind through native code is held until
   it can (:mod:`impls.harness.interrupts`).
 - What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
   creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
@@ -232,10 +232,11 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
             in_main_thread = threading.current_thread() is threading.main_thread()
             if in_main_thread and interrupts.state(sys._getframe().f_back) == interrupts.RECORD:
                 interrupts.pending.clear()           # not inside another command's main
-            call = interrupts.Call(run_cleanup) if in_main_thread else None
+            call = None
             mark = len(_registered)
             try:
-                if call is not None:
+                if in_main_thread:
+                    call = interrupts.Call(run_cleanup)
                     interrupts.begin(call)
                 status = interrupts.run_main(main, None if argv is None else args)
                 if in_main_thread and interrupts.pending:   # swallowed by a callback: not a success

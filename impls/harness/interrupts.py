@@ -11,9 +11,11 @@ between it and the innermost running ``main`` (:func:`state`):
   SIGSEGV). The signal is recorded, and a thread of the command sends it to the main
   thread again once ``state`` says ``raise`` (a real signal: it wakes a sleeping call). A
   second signal while one is held removes every registered file and exits at once;
-- ``record``: no ``main`` runs, or the command's own wrapper does; the wrapper honours the
-  recorded signal (:data:`pending`) when ``main`` returns, so a run never reports success
-  after one. A nested command that ends with a signal recorded hands it to its caller.
+- ``record``: no ``main`` runs, or the command's own wrapper does; the wrapper honours a
+  signal recorded (:data:`pending`) while ``main`` ran when ``main`` returns, so such a run
+  does not report success. One that lands after that check, in the wrapper's own last
+  steps, is recorded only. A nested command that ends with a signal recorded hands it to
+  its caller.
 
 Invariant: a held signal is sent again only while its command runs (under the lock
 :func:`end` takes to restore the old handlers), so it never reaches a later command.
@@ -55,7 +57,7 @@ def _package_dir(name: str) -> str | None:
 
 IMPORT_MACHINERY = "<frozen importlib._bootstrap"
 NATIVE_CALLERS = tuple(d for d in [_package_dir("llvmlite")] if d)   # file prefixes held too
-pending: list[int] = []        # signals recorded since the outermost command began
+pending: list[int] = []        # recorded since the latest outermost command began; kept after
 _calls: list["Call"] = []      # the running commands that installed the handler, innermost last
 _sending = threading.Lock()    # a held signal is re-sent only while its command runs
 _wrappers: set = set()         # code of command wrappers: a signal there is only recorded
@@ -67,7 +69,9 @@ def mark_wrapper(code) -> None:
 
 
 def run_main(main: Callable[..., int], argv) -> int:
-    """Call a command's ``main`` (the frame :func:`state` looks for) and return its status."""
+    """Call a command's ``main`` (the frame :func:`state` looks for) and return its status;
+    in the main thread, raise :class:`Interrupted` first if a signal was recorded while the
+    command was starting."""
     if pending and threading.current_thread() is threading.main_thread():
         raise Interrupted(pending[0])          # arrived while the command was starting
     return main(argv)
@@ -80,7 +84,7 @@ def state(frame) -> str:
         code = frame.f_code
         if code is run_main.__code__:
             return HOLD if unsafe else RAISE
-        if code in _wrappers:
+        if any(code is w for w in _wrappers):
             return RECORD
         if code.co_filename.startswith((IMPORT_MACHINERY, *NATIVE_CALLERS)):
             unsafe = True
@@ -95,8 +99,8 @@ def main_thread_state() -> str:
 
 class Call:
     """One running command that installs the handler: the signal it holds, the handlers it
-    replaced, the ``cleanup`` that removes every registered file, and the thread that sends a
-    held signal again."""
+    replaced and the ``cleanup`` that removes every registered file; :func:`begin` starts the
+    thread that sends a held signal again (:meth:`_resend`)."""
 
     def __init__(self, cleanup: Callable[[], list]) -> None:
         self.cleanup = cleanup
