@@ -201,8 +201,31 @@ def _last(text: str) -> str:
 
 # ------------------------------------------------------------------------- custom checks
 
+def _complete_caches(paths: list[str], cache_root: Path) -> set[str]:
+    """Those of ``paths`` that are checked caches under ``cache_root`` (an ``.npz`` whose
+    ``.sha256`` file holds its digest, both written before the fault: the parse cache a run
+    keeps on purpose), with their checksum files and the folders that hold nothing else."""
+    import hashlib
+
+    kept: set[str] = set()
+    for name in paths:
+        npz = Path(name)
+        sidecar = npz.with_suffix(".sha256")
+        if npz.suffix == ".npz" and cache_root in npz.parents and sidecar.is_file() and npz.is_file() \
+                and hashlib.sha256(npz.read_bytes()).hexdigest() == sidecar.read_text().strip():
+            kept |= {str(npz), str(sidecar)}
+    for name in paths:
+        folder = Path(name)
+        if folder.is_dir() and cache_root in folder.parents and all(
+                str(q) in kept for q in folder.rglob("*") if q.is_file()):
+            kept.add(name)
+    return kept
+
+
 def _nothing_left_after_signal(ctx, r, left):
-    """A signalled run: non-zero exit, no store, temp file or checkpoint folder left."""
+    """A signalled run: non-zero exit, no store, temp file or checkpoint folder left (a
+    complete parse cache written before the signal is kept on purpose and not counted)."""
+    left = [p for p in left if p not in _complete_caches(left, Path(ctx["cache"]))]
     if r.rc == 0:
         return "silently wrong", "interrupted run exited 0"
     if left:

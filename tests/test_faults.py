@@ -552,3 +552,26 @@ def test_switching_interrupted_removes_its_checkpoints(files, tmp_path, monkeypa
     assert switching.main(["--workloads", "mlp_b64", "--repeats", "1", "--restart-repeats", "0"]) == 143
     assert not (paths.cache_dir() / "salus").exists()      # nor the folder it created for them
     assert "interrupted by SIGTERM" in capsys.readouterr().err
+
+
+def test_the_probe_keeps_only_complete_caches(tmp_path):
+    # a parse cache finished before the signal is not a file the fault left; a damaged or
+    # half-written one is
+    import hashlib
+
+    from fault_probe import _complete_caches
+
+    good, bad = tmp_path / "xc-parsed" / "a.npz", tmp_path / "xc-parsed" / "b.npz"
+    good.parent.mkdir()
+    for npz, digest_of in ((good, b"a"), (bad, b"other")):
+        npz.write_bytes(npz.stem.encode())
+        npz.with_suffix(".sha256").write_text(hashlib.sha256(digest_of).hexdigest())
+    temp = tmp_path / "xc-parsed" / ".a.npz.pid1.tmp"
+    temp.write_bytes(b"half")
+    paths = [str(p) for p in tmp_path.rglob("*")]
+    kept = _complete_caches(paths, tmp_path)
+    assert kept == {str(good), str(good.with_suffix(".sha256"))}
+    temp.unlink()
+    bad.unlink()
+    bad.with_suffix(".sha256").unlink()
+    assert str(good.parent) in _complete_caches([str(p) for p in tmp_path.rglob("*")], tmp_path)
