@@ -575,3 +575,18 @@ def test_the_probe_keeps_only_complete_caches(tmp_path):
     bad.unlink()
     bad.with_suffix(".sha256").unlink()
     assert str(good.parent) in _complete_caches([str(p) for p in tmp_path.rglob("*")], tmp_path)
+
+
+def test_wrapper_code_is_kept_by_identity():
+    # the frame walk compares code by identity, so equal code compiled twice (a module
+    # loaded again) must be two entries, not one a set would fold them into
+    from impls.harness import interrupts
+
+    source = "def wrapper():\n    return 1\n"
+    first, second = (compile(source, "same.py", "exec").co_consts[0] for _ in range(2))
+    assert first == second and first is not second
+    interrupts.mark_wrapper(first)
+    interrupts.mark_wrapper(second)
+    interrupts.mark_wrapper(first)
+    assert sum(w is first for w in interrupts._wrappers) == 1
+    assert sum(w is second for w in interrupts._wrappers) == 1

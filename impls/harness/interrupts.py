@@ -60,12 +60,14 @@ NATIVE_CALLERS = tuple(d for d in [_package_dir("llvmlite")] if d)   # file pref
 pending: list[int] = []        # recorded since the latest outermost command began; kept after
 _calls: list["Call"] = []      # the running commands that installed the handler, innermost last
 _sending = threading.Lock()    # a held signal is re-sent only while its command runs
-_wrappers: set = set()         # code of command wrappers: a signal there is only recorded
+_wrappers: list = []           # code of command wrappers: a signal there is only recorded
 
 
 def mark_wrapper(code) -> None:
-    """Frames running ``code`` (a command wrapper's) only record a signal (:func:`state`)."""
-    _wrappers.add(code)
+    """Frames running ``code`` (a command wrapper's) only record a signal (:func:`state`).
+    Kept by identity: equal code compiled in another file is another entry."""
+    if not any(code is w for w in _wrappers):
+        _wrappers.append(code)
 
 
 def run_main(main: Callable[..., int], argv) -> int:
