@@ -8,8 +8,8 @@
   it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
   arrived while ``main`` ran but Python code could not act on it (inside a ctypes or
   numba callback) is still honoured when ``main`` returns: the run does not report
-  success after one; one that lands where an exception cannot unwind through native code is held until
-  it can (:mod:`impls.harness.interrupts`).
+  success after one; one that lands where an exception cannot unwind through native
+  code is held until it can (:mod:`impls.harness.interrupts`).
 - What it cannot catch (SIGKILL) is found by the next run: temporary names carry the
   creating pid (:func:`pid_tag`), and :func:`sweep_stale` removes those whose pid is
   no longer alive (a live pid's files are left alone).
