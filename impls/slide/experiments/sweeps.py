@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from impls.harness import fresh_process
 from impls.slide.core.config import SlideConfig
 from impls.slide.data.dataset import XCData, from_registry
 from impls.slide.experiments.targets import add_targets, speedup
@@ -163,17 +164,8 @@ def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
                          spec.get("device"), spec.get("dataset"), spec.get("warmup_steps"), **cfg)
 
 
-def _in_fresh_process(fn, kwargs: dict) -> Any:
-    """Run ``fn(kwargs)`` in a spawned process, so its peak RSS and thread pools are its own."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(fn, kwargs).result()
-
-
 def _call(fn, kwargs: dict, isolate: bool) -> Any:
-    return _in_fresh_process(fn, kwargs) if isolate else fn(kwargs)
+    return fresh_process.call(fn, kwargs) if isolate else fn(kwargs)
 
 
 def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = None,
