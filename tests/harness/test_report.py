@@ -46,11 +46,13 @@ from impls.harness.report.results import (
     read_results,
 )
 from impls.harness.report.skipped import required_capabilities
+from impls.harness.report.intervals import Interval
 from impls.harness.report.verdicts import (
     NOT_MEASURED,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
+    ClaimResult,
     evaluate_claims,
     judge,
     ratio_to_paper,
@@ -324,6 +326,17 @@ def test_an_upper_bound_is_judged_only_below_the_paper(frame, paper, baseline, f
     assert result.upper_bound == (flag is FLAG_SET) and not result.lower_bound
     assert formatting.measured(result).startswith(shown)
     assert ("upper bound" in result.detail) == (flag is FLAG_SET)
+
+
+@pytest.mark.parametrize("lower, upper, shown", [
+    (False, False, "3.2× [3, 3.4]"),
+    (True, False, "≥ 3.2× (bound 3–3.4)"),   # not the true value's interval: that may lie far above
+    (False, True, "≤ 3.2× (bound 3–3.4)"),
+])
+def test_a_bounds_interval_is_shown_as_the_bounds_own_spread(lower, upper, shown):
+    result = ClaimResult(claim(8.0, 0.1, 1.0), PARTLY, 3.2, lower_bound=lower, upper_bound=upper,
+                         interval=Interval(3.0, 3.4, "run-to-run spread (3 runs of one commit)"))
+    assert formatting.measured(result) == shown
 
 
 def test_ratio_uses_the_nearest_end_of_a_range():

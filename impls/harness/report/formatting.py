@@ -46,13 +46,18 @@ def paper_value(claim: Claim) -> str:
 
 
 def measured(result: ClaimResult) -> str:
-    """Return the measured value with its unit, or a dash."""
+    """Return the measured value with its unit and interval, or a dash.
+
+    A bound's interval is the spread of the bound itself, and says so ("≥ 3× (bound
+    2.9–3.1)"): the true value lies anywhere beyond the bound, so the interval is not the
+    true value's; the verdict is judged on the bound and this spread."""
     if result.measured is None:
         return DASH
     bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
     spread = ""
     if result.interval is not None:
-        spread = f" [{number(result.interval.low, 3)}, {number(result.interval.high, 3)}]"
+        low, high = number(result.interval.low, 3), number(result.interval.high, 3)
+        spread = f" (bound {low}–{high})" if bound else f" [{low}, {high}]"
     return bound + with_unit(number(result.measured, 3), result.claim.unit) + spread
 
 
