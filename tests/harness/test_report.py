@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
@@ -31,7 +32,7 @@ from impls.harness.report.machine_state import (
     MachineState,
     describe_machine,
 )
-from impls.harness.report.measure import spearman
+from impls.harness.report.measure import spearman, spearman_rows
 from impls.harness.report.output import ReportOutputError, write_report_dir
 from impls.harness.report.paper_figures import (
     SYNTHETIC_LABEL,
@@ -345,6 +346,22 @@ def test_ratio_uses_the_nearest_end_of_a_range():
     assert ratio_to_paper(claim([2.0, 3.0]), 1.0) == (0.5, False)
     assert ratio_to_paper(claim([2.0, 3.0]), 6.0) == (2.0, False)
     assert ratio_to_paper(claim([0.0, 1.0]), -1.0) == (None, False)
+
+
+def test_spearman_rows_matches_pearson_of_mean_ranks_row_by_row():
+    rng = np.random.default_rng(3)
+    x = [1, 2, 2, 8, 16, 16]                                   # tied parameter values
+    ys = np.round(rng.normal(size=(200, 6)), 1)                # ties within rows
+    ys[0] = 0.5                                                # a constant row
+    ys[1, 2] = np.nan
+    got = spearman_rows(x, ys)
+    rx = pd.Series(x, dtype=float).rank().to_numpy()
+    for row, rho in zip(ys, got):
+        ry = pd.Series(row).rank().to_numpy()
+        want = 0.0 if np.ptp(ry) == 0 else np.corrcoef(rx, ry)[0, 1]
+        assert rho == pytest.approx(want, abs=1e-12, nan_ok=True)
+    assert got[0] == 0.0 and np.isnan(got[1])
+    assert spearman_rows([3, 3, 3], ys[:4, :3]).tolist() == [0.0] * 4
 
 
 def test_spearman_is_one_for_a_rising_series_and_zero_for_a_flat_one():

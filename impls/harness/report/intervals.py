@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from impls.harness.report.claims import BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
-from impls.harness.report.measure import _select, spearman
+from impls.harness.report.measure import _select, _sortable, spearman_rows
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
 
@@ -75,17 +75,12 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     halves = [noise.get(source.benchmark, label) for label in rows["param_label"]]
     if len(rows) < 2 or any(h is None for h in halves):
         return None
-    over = [p.get(source.over) for p in rows["params"]]
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in over):
-        x = [float(v) for v in over]
-    else:
-        order = list(dict.fromkeys(over))
-        x = [float(order.index(v)) for v in over]
+    x = _sortable([p.get(source.over) for p in rows["params"]])
     y = rows["value"].to_numpy(dtype=float)
     half = np.asarray([h.spread / 2 for h in halves], dtype=float)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     draws = y * (1 + rng.uniform(-1, 1, size=(resamples, len(y))) * half)
-    rhos = [spearman(x, list(row)) for row in draws]
+    rhos = spearman_rows(x, draws)
     low, high = np.percentile(rhos, [2.5, 97.5])
     runs = min(h.runs for h in halves)
     return Interval(float(low), float(high),

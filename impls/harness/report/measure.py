@@ -98,11 +98,19 @@ def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
 
 def spearman(x: list[float], y: list[float]) -> float:
     """Return Spearman's rank correlation of ``y`` with ``x`` (0.0 when either is constant)."""
+    return float(spearman_rows(x, [y])[0])
+
+
+def spearman_rows(x: list[float], ys) -> np.ndarray:
+    """Return Spearman's rank correlation of each row of the 2-D ``ys`` with ``x`` (ties get
+    their mean rank; 0.0 where ``x`` or the row is constant; NaN where a row holds NaN)."""
     rx = pd.Series(x, dtype=float).rank().to_numpy()
-    ry = pd.Series(y, dtype=float).rank().to_numpy()
-    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
-        return 0.0
-    return float(np.corrcoef(rx, ry)[0, 1])
+    ry = pd.DataFrame(np.asarray(ys, dtype=float)).rank(axis=1).to_numpy()
+    dx, dy = rx - rx.mean(), ry - ry.mean(axis=1, keepdims=True)
+    constant = (np.ptp(rx) == 0) | (np.ptp(ry, axis=1) == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (dy @ dx) / np.sqrt((dx @ dx) * np.einsum("ij,ij->i", dy, dy))
+    return np.where(constant, 0.0, rho)
 
 
 def _sortable(values: list[Any]) -> list[float]:
