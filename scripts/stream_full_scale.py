@@ -25,7 +25,6 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import sys
 import time
 from pathlib import Path
@@ -33,26 +32,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's impls
 
 
-def _peak_rss_bytes() -> int:
-    """This process's peak resident memory (VmHWM: since its exec, unlike ru_maxrss, which
-    also counts the RSS of the parent it was forked from)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def streamed_point(path: str, layout, capacity: int, policy: str, shadow: int,
                    lookups: int | None) -> dict:
     """Counters of the trace at ``path`` (its first ``lookups``) simulated from memory maps."""
     from impls.bandana.sim import cache
-    from impls.harness import grid
+    from impls.harness import grid, process_memory
     start = time.perf_counter()
     result = cache.simulate_npy(path, grid.array(layout), capacity, policy, shadow, lookups=lookups)
     return {"mode": "streamed", "policy": policy, "lookups_limit": lookups, **result.to_dict(),
             "seconds": time.perf_counter() - start, "pid": os.getpid(),
-            "peak_rss_bytes": _peak_rss_bytes()}
+            "peak_rss_bytes": process_memory.peak_rss_bytes()}
 
 
 def in_memory_point(path: str, layout, capacity: int, policy: str, shadow: int,
@@ -60,13 +49,13 @@ def in_memory_point(path: str, layout, capacity: int, policy: str, shadow: int,
     """Counters of the first ``lookups`` of the trace at ``path``, loaded into memory whole."""
     import numpy as np
     from impls.bandana.sim import cache
-    from impls.harness import grid
+    from impls.harness import grid, process_memory
     start = time.perf_counter()
     ids = np.array(np.load(path, mmap_mode="r")[:lookups])
     result = cache.simulate(ids, grid.array(layout), capacity, policy, shadow)
     return {"mode": "in memory", "policy": policy, "lookups_limit": lookups, **result.to_dict(),
             "seconds": time.perf_counter() - start, "pid": os.getpid(),
-            "peak_rss_bytes": _peak_rss_bytes()}
+            "peak_rss_bytes": process_memory.peak_rss_bytes()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
     from impls.bandana.data import traces
-    from impls.harness import grid, paths, registry
+    from impls.harness import grid, paths, process_memory, registry
 
     manifest = registry.manifests()[args.table]
     params = registry.recipe_params(manifest, "full")
@@ -101,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         traces.write_trace(directory, manifest.spec["seed"], **params)
         seconds = time.perf_counter() - start
         report["generation"] = {"seconds": seconds, "lookups_per_second": args.lookups / seconds,
-                                "peak_rss_bytes": _peak_rss_bytes(),
+                                "peak_rss_bytes": process_memory.peak_rss_bytes(),
                                 "indices_bytes": (directory / "indices.npy").stat().st_size}
     print(json.dumps(report), file=sys.stderr)
     if args.generate_only:

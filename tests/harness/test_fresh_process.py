@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from impls.harness import fresh_process
 
 PROBE = "DLSYSBENCH_FRESH_PROCESS_PROBE"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_call_runs_in_another_process_and_returns_its_value():
@@ -45,3 +51,107 @@ def test_context_forks_only_from_a_server_it_started_with_this_environment(monke
 def test_context_spawns_where_there_is_no_fork_server(monkeypatch):
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert fresh_process.context().get_start_method() == "spawn"
+
+
+def test_a_child_that_dies_without_an_answer_is_an_error():
+    with pytest.raises(ChildProcessError, match="exit code 3"):
+        fresh_process.call(os._exit, 3)
+
+
+class _Unrebuildable(Exception):
+    def __init__(self, a, b):  # pickles as (msg,): unpickling calls __init__ with one argument
+        super().__init__(f"{a}/{b}")
+
+
+def _raise_unrebuildable():
+    raise _Unrebuildable(1, 2)
+
+
+def test_an_exception_that_does_not_travel_back_is_reported_as_such():
+    with pytest.raises(RuntimeError, match="could not be sent back.*_Unrebuildable"):
+        fresh_process.call(_raise_unrebuildable)
+
+
+def test_the_childs_traceback_comes_back_as_a_note():
+    with pytest.raises(ZeroDivisionError) as caught:
+        fresh_process.call(divmod, 1, 0)
+    assert any("in the child process" in note for note in caught.value.__notes__)
+
+
+def _write_pid_and_sleep(path: str) -> None:
+    with open(path, "w") as out:
+        out.write(str(os.getpid()))
+    time.sleep(60)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_an_interrupted_caller_terminates_the_child(tmp_path):
+    pid_file = tmp_path / "pid"
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    started = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 4.0)
+        with pytest.raises(KeyboardInterrupt):
+            fresh_process.call(_write_pid_and_sleep, str(pid_file))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 30  # not the child's 60 s
+    pid = int(pid_file.read_text())
+    assert not _alive(pid)
+
+
+_FRESH_INTERPRETER = """
+import os, sys, multiprocessing
+sys.path[:0] = [{tests!r}, {root!r}]
+from impls.harness import fresh_process
+import test_fresh_process as t
+
+def main():
+    method = sys.argv[1]
+    if method == "spawn":
+        fresh_process.context = lambda: multiprocessing.get_context("spawn")
+    else:
+        assert not fresh_process._server_running()
+        assert fresh_process.context().get_start_method() == "forkserver"
+        assert fresh_process._server_running()
+    big = bytearray(600 * 2 ** 20)            # this process's peak: 600 MB more than the child's
+    big[::4096] = b"x" * len(big[::4096])
+    del big
+    print(*fresh_process.call(t._child_state))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _child_state() -> tuple[bool, int, int]:
+    from impls.harness.process_memory import peak_rss_bytes
+    return "torch" in sys.modules, len(os.listdir("/proc/self/task")), peak_rss_bytes()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+def test_a_child_has_its_own_peak_rss_and_a_forked_one_has_torch_and_no_threads(tmp_path, method):
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {method} here")
+    script = tmp_path / "probe.py"
+    script.write_text(_FRESH_INTERPRETER.format(tests=str(Path(__file__).parent), root=str(ROOT)))
+    out = subprocess.run([sys.executable, str(script), method], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    torch_loaded, threads, peak = out.stdout.split()
+    assert int(peak) < 400 * 2 ** 20   # the parent's 600 MB are not the child's
+    if method == "forkserver":
+        assert torch_loaded == "True" and threads == "1"

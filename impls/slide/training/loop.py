@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import resource
 import sys
 import time
 from typing import Any, Callable, Protocol
 
 import numpy as np
+
+from impls.harness.process_memory import peak_rss_bytes
 
 
 class Timer(Protocol):
@@ -120,12 +121,6 @@ def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float
     if not curve or curve[-1]["iteration"] != it:
         evaluate_now(it, loss)
     return Loop(curve, it, samples, timer.seconds, cpu_s, eval_s)
-
-
-def peak_rss_bytes() -> int:
-    """This process's peak resident set size so far (bytes; Linux reports KiB)."""
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(kib * (1 if sys.platform == "darwin" else 1024))
 
 
 def result(method: str, loop: Loop, *, baseline_p_at_1: float, eval_points: int, threads: int,
