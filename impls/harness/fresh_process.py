@@ -9,19 +9,27 @@ no thread pool running and sees this process's current working directory and
 ``sys.path``; a forked child also inherits what else the server fixed when it started:
 its standard streams, resource limits, umask and CPU affinity.
 
-If this process is interrupted while it waits (an exception, e.g. a signal's), the child
-is terminated before the exception goes on.
+If this process is interrupted while it waits (any exception, e.g. a signal handler's),
+the child is stopped before the exception goes on: SIGINT and SIGTERM are held back
+while the child starts, so that one cannot land between its creation and the moment
+its pid is known.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
 import pickle
+import reprlib
+import signal
+import threading
 import traceback
 from multiprocessing import forkserver
 from typing import Any, Callable
 
 PRELOAD = ("torch", "numba")
+EXIT_GRACE_S = 30.0  # how long a child that has answered may take to exit before it is stopped
+STOP_GRACE_S = 5.0   # how long a child has between SIGTERM and SIGKILL
+_HELD = {signal.SIGINT, signal.SIGTERM}
 
 _server_environ: dict[str, str] | None = None  # os.environ when this module started the fork server
 
@@ -58,24 +66,24 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` in a fresh child process (see the module docstring); returns what it
     returns and raises what it raises, with the child's traceback as a note. ``fn`` must
     be a module-level function, ``args`` and the result picklable. Raises
-    :class:`ChildProcessError` when the child ends without an answer (killed, crashed)."""
+    :class:`ChildProcessError` when the child ends without an answer (killed, crashed) or
+    by ``sys.exit``, and RuntimeError when its result or exception cannot come back."""
     ctx = context()
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_run_in_child, args=(send, fn, args), name=getattr(fn, "__name__", "call"))
     try:
-        child.start()
+        _start(child)
         send.close()
         try:
             outcome, value = receive.recv()
-        except EOFError:
-            child.join()
+        except (EOFError, OSError):  # no answer, or half of one
+            _stop(child, STOP_GRACE_S)
             raise ChildProcessError(f"the child process running {child.name} ended without an answer "
                                     f"(exit code {child.exitcode})") from None
-        child.join()
+        _stop(child, EXIT_GRACE_S)
     except BaseException:
-        if child.is_alive():
-            child.terminate()
-            child.join()
+        if child.pid is not None:
+            _stop(child, 0.0)
         raise
     finally:
         send.close()
@@ -85,20 +93,56 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
+def _start(child: multiprocessing.process.BaseProcess) -> None:
+    """``child.start()`` with SIGINT and SIGTERM held back in the main thread until it
+    returns (the child unblocks them for itself: a spawned one inherits the mask)."""
+    if threading.current_thread() is not threading.main_thread():
+        child.start()
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        child.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _stop(child: multiprocessing.process.BaseProcess, grace_s: float) -> None:
+    """Wait ``grace_s`` for ``child`` to exit, then SIGTERM it, then SIGKILL it; reap it."""
+    child.join(grace_s)
+    if child.exitcode is None:
+        child.terminate()
+        child.join(STOP_GRACE_S)
+    if child.exitcode is None:
+        child.kill()
+        child.join()
+
+
 def _run_in_child(send, fn: Callable[..., Any], args: tuple) -> None:
     """The child's side of :func:`call`: send ``("ok", result)`` or ``("error", exception)``."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     try:
         answer = ("ok", fn(*args))
+    except SystemExit as err:
+        answer = ("error", ChildProcessError(f"{getattr(fn, '__name__', fn)!r} called sys.exit({err.code!r})"))
     except BaseException as err:  # noqa: BLE001 - every ending goes back to the caller
-        err.add_note("in the child process:\n" + "".join(traceback.format_exception(err)).rstrip())
+        try:
+            err.add_note("in the child process:\n" + "".join(traceback.format_exception(err)).rstrip())
+        except Exception:  # noqa: BLE001 - the note is a courtesy
+            pass
         answer = ("error", err)
     try:
-        if answer[0] == "error":
-            pickle.loads(pickle.dumps(answer))  # an exception whose class will not rebuild it
-        send.send(answer)
-    except Exception as err:  # noqa: BLE001 - a result or exception that does not pickle
-        send.send(("error", RuntimeError(f"{answer[0]} of {getattr(fn, '__name__', fn)!r} in the child "
-                                         f"process could not be sent back ({type(err).__name__}: {err}): "
-                                         f"{answer[1]!r}"[:2000])))
+        try:
+            if answer[0] == "error":
+                pickle.loads(pickle.dumps(answer))  # an exception whose class will not rebuild it
+            send.send(answer)
+        except BrokenPipeError:
+            return  # the caller is gone
+        except Exception as err:  # noqa: BLE001 - a result or exception that does not pickle
+            what = "the result" if answer[0] == "ok" else "the exception"
+            send.send(("error", RuntimeError(
+                f"{what} of {getattr(fn, '__name__', fn)!r} in the child process could not be sent back "
+                f"({type(err).__name__}: {err}): {reprlib.repr(answer[1])}")))
+    except BrokenPipeError:
+        pass
     finally:
         send.close()
