@@ -10,9 +10,10 @@ no thread pool running and sees this process's current working directory and
 its standard streams, resource limits, umask and CPU affinity.
 
 If this process is interrupted while it waits (any exception, e.g. a signal handler's),
-the child is stopped before the exception goes on: SIGINT and SIGTERM are held back
-while the child starts, so that one cannot land between its creation and the moment
-its pid is known.
+the child is stopped before the exception goes on. A SIGINT or SIGTERM that comes while
+the child starts is recorded and raised again once its pid is known, so that it cannot
+land between the child's creation and that moment; a second one while it starts is
+raised at once.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from typing import Any, Callable
 PRELOAD = ("torch", "numba")
 EXIT_GRACE_S = 30.0  # how long a child that has answered may take to exit before it is stopped
 STOP_GRACE_S = 5.0   # how long a child has between SIGTERM and SIGKILL
-_HELD = {signal.SIGINT, signal.SIGTERM}
+_HELD = (signal.SIGINT, signal.SIGTERM)
 
 _server_environ: dict[str, str] | None = None  # os.environ when this module started the fork server
 
@@ -94,32 +95,51 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def _start(child: multiprocessing.process.BaseProcess) -> None:
-    """``child.start()`` with SIGINT and SIGTERM held back in the main thread until it
-    returns (the child unblocks them for itself: a spawned one inherits the mask)."""
+    """``child.start()``; in the main thread, a SIGINT or SIGTERM meanwhile only recorded and
+    raised again after it (a second one: at once, through the handler it would have met)."""
     if threading.current_thread() is not threading.main_thread():
         child.start()
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    caught: list[int] = []
+    previous: dict[int, Any] = {}
+
+    def record(signum, frame):
+        caught.append(signum)
+        if len(caught) > 1:
+            _restore(previous)
+            signal.raise_signal(signum)
+
+    for signum in _HELD:
+        previous[signum] = signal.signal(signum, record)
     try:
         child.start()
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        _restore(previous)
+        for signum in dict.fromkeys(caught[:1]):
+            signal.raise_signal(signum)
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    for signum, handler in handlers.items():
+        signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 def _stop(child: multiprocessing.process.BaseProcess, grace_s: float) -> None:
-    """Wait ``grace_s`` for ``child`` to exit, then SIGTERM it, then SIGKILL it; reap it."""
-    child.join(grace_s)
-    if child.exitcode is None:
-        child.terminate()
-        child.join(STOP_GRACE_S)
-    if child.exitcode is None:
-        child.kill()
-        child.join()
+    """Wait ``grace_s`` for ``child`` to exit, then SIGTERM it, then SIGKILL it (also when
+    this is interrupted meanwhile); reap it."""
+    try:
+        child.join(grace_s)
+        if child.exitcode is None:
+            child.terminate()
+            child.join(STOP_GRACE_S)
+    finally:
+        if child.exitcode is None:
+            child.kill()
+            child.join()
 
 
 def _run_in_child(send, fn: Callable[..., Any], args: tuple) -> None:
     """The child's side of :func:`call`: send ``("ok", result)`` or ``("error", exception)``."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     try:
         answer = ("ok", fn(*args))
     except SystemExit as err:
