@@ -225,7 +225,8 @@ def _complete_caches(paths: list[str], cache_root: Path) -> set[str]:
 def _nothing_left_after_signal(ctx, r, left):
     """A signalled run: non-zero exit, no store, temp file or checkpoint folder left (a
     complete parse cache written before the signal is kept on purpose and not counted)."""
-    left = [p for p in left if p not in _complete_caches(left, Path(ctx["cache"]))]
+    kept = _complete_caches(left, Path(ctx["cache"]))
+    left = [p for p in left if p not in kept]
     if r.rc == 0:
         return "silently wrong", "interrupted run exited 0"
     if left:

@@ -154,6 +154,14 @@ def _sleep_in_steps(seconds: float) -> None:
         time.sleep(0.01)
 
 
+def _importable(tmp_path, monkeypatch, name: str, source: str) -> None:
+    """Write module ``name`` with ``source`` where this test imports it afresh (its code runs
+    again on import)."""
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+
+
 def test_a_swallowed_interrupt_is_not_a_success(capsys):
     from impls.harness import cli
 
@@ -185,9 +193,7 @@ def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monke
             "    time.sleep(0.3)\n"
             f"    open({str(done)!r}, 'w').close()\n")
     if where == "import":
-        (tmp_path / "held_signal_probe.py").write_text(body + "run()\n")
-        monkeypatch.syspath_prepend(str(tmp_path))
-        monkeypatch.delitem(sys.modules, "held_signal_probe", raising=False)
+        _importable(tmp_path, monkeypatch, "held_signal_probe", body + "run()\n")
         enter = lambda: importlib.import_module("held_signal_probe")      # noqa: E731
     else:
         (tmp_path / "native").mkdir()
@@ -219,10 +225,7 @@ def test_a_held_signal_is_honoured_once_and_not_sent_after_main(slow_cleanup, tm
     # or into the next command (fast: the clean-up ends before the thread looks again)
     from impls.harness import cli
 
-    (tmp_path / "held_then_return.py").write_text(
-        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "held_then_return", raising=False)
+    _importable(tmp_path, monkeypatch, "held_then_return", "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
     remove = cli._remove
     if slow_cleanup:
         monkeypatch.setattr(cli, "_remove", lambda p: (time.sleep(0.1), remove(p))[1])
@@ -266,10 +269,7 @@ def test_a_held_signal_survives_main_going_back_into_held_code(tmp_path, monkeyp
         return real(frame)
 
     monkeypatch.setattr(interrupts, "state", state)
-    (tmp_path / "held_then_back.py").write_text(
-        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "held_then_back", raising=False)
+    _importable(tmp_path, monkeypatch, "held_then_back", "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
 
     @cli.command("probe")
     def main(argv=None):
@@ -376,16 +376,14 @@ def test_a_command_run_by_an_import_is_interrupted_at_once(tmp_path, monkeypatch
     # called the command does not hold its signals
     import importlib
 
-    (tmp_path / "runs_a_command.py").write_text(
-        "import os, signal, time\nfrom impls.harness import cli\n"
-        "@cli.command('probe')\n"
-        "def main(argv=None):\n"
-        "    os.kill(os.getpid(), signal.SIGTERM)\n"
-        "    time.sleep(20)\n"
-        "    return 0\n"
-        "STATUS = main([])\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "runs_a_command", raising=False)
+    _importable(tmp_path, monkeypatch, "runs_a_command",
+                "import os, signal, time\nfrom impls.harness import cli\n"
+                "@cli.command('probe')\n"
+                "def main(argv=None):\n"
+                "    os.kill(os.getpid(), signal.SIGTERM)\n"
+                "    time.sleep(20)\n"
+                "    return 0\n"
+                "STATUS = main([])\n")
     start = time.monotonic()
     assert importlib.import_module("runs_a_command").STATUS == 143
     assert time.monotonic() - start < 10
