@@ -17,6 +17,7 @@ raised at once.
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -151,18 +152,16 @@ def _run_in_child(send, fn: Callable[..., Any], args: tuple) -> None:
             pass
         answer = ("error", err)
     try:
-        try:
-            if answer[0] == "error":
-                pickle.loads(pickle.dumps(answer))  # an exception whose class will not rebuild it
-            send.send(answer)
-        except BrokenPipeError:
-            return  # the caller is gone
-        except Exception as err:  # noqa: BLE001 - a result or exception that does not pickle
-            what = "the result" if answer[0] == "ok" else "the exception"
+        if answer[0] == "error":
+            pickle.loads(pickle.dumps(answer))  # an exception whose class will not rebuild it
+        send.send(answer)
+    except BrokenPipeError:
+        pass  # the caller is gone
+    except Exception as err:  # noqa: BLE001 - a result or exception that does not pickle
+        what = "the result" if answer[0] == "ok" else "the exception"
+        with contextlib.suppress(BrokenPipeError):
             send.send(("error", RuntimeError(
                 f"{what} of {getattr(fn, '__name__', fn)!r} in the child process could not be sent back "
                 f"({type(err).__name__}: {err}): {reprlib.repr(answer[1])}")))
-    except BrokenPipeError:
-        pass
     finally:
         send.close()
