@@ -8,7 +8,10 @@ the improvements and the flags that changed, then a summary. Direction comes fro
 benchmark's declaration, the threshold of each number from ``make noise``
 (reports/noise/<machine>.json). A commit names its newest stored run; the same commit
 as base and head compares its two newest runs; no commits compare the two newest runs.
-Exit status: 1 when there is a regression, 0 when none, 2 when it cannot compare.
+A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
+Exit status: 1 when a number regressed or a measured benchmark failed in the new run, 0
+when none did, 2 when it cannot compare (nothing in common, bad arguments, another
+machine's run or thresholds).
 """
 from __future__ import annotations
 
@@ -31,11 +34,12 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
     """Return the (base, head) runs the arguments name (see the module doc); ValueError if none."""
     def named(text: str) -> list[runs.StoredRun]:
         if Path(text).is_file():
-            return [runs.read_run(Path(text), machine)]
-        found = runs.runs_of_commit(stored, text)
-        if not found:
-            raise ValueError(f"no stored run of commit {text!r} for {machine}")
-        return found
+            run = runs.read_run(Path(text), machine)
+            if run.recorded_machine and run.recorded_machine != machine:
+                raise ValueError(f"{text} is a run of machine {run.recorded_machine!r}, not {machine!r}: "
+                                 "runs of two machines are not compared (pass --machine to pick one)")
+            return [run]
+        return runs.runs_named(stored, text, machine, paths.resolve_commit)
 
     if not base and not head:
         if len(stored) < 2:
@@ -51,6 +55,19 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
     return old[-1], new[-1]
 
 
+def relative_threshold(text: str) -> float:
+    """``--default-threshold``: a fraction (0.05) or a percentage ("5%"), from 0 to TOO_NOISY."""
+    try:
+        value = float(text[:-1]) / 100 if text.strip().endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a fraction like 0.05, or 5%)") from None
+    if not 0 <= value <= noise.TOO_NOISY:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is outside 0..{noise.TOO_NOISY:g} (a relative threshold: 0.05 or 5% for 5%; "
+            f"above {100 * noise.TOO_NOISY:.0f}% a number is too noisy to track)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="commit (or prefix) or asv result file of the old run")
@@ -60,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
     parser.add_argument("--print-asv-config", action="store_true",
                         help="print asv.conf.json's regressions_first_commits from the declared directions")
-    parser.add_argument("--default-threshold", type=float, default=None,
-                        help="relative threshold for numbers without a measured one (default: not judged)")
+    parser.add_argument("--default-threshold", type=relative_threshold, default=None,
+                        help="relative threshold for numbers without a measured one, 0.05 or 5%% "
+                             "(default: not judged)")
     args = parser.parse_args(argv)
     if args.print_asv_config:
         print(json.dumps(directions.asv_regressions_first_commits(directions.declared_directions()), indent=8))
@@ -76,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         if measured is None and args.default_threshold is None:
             raise ValueError(f"no thresholds measured for {machine} ({noise_path} is missing): run the "
                              "suite twice on one commit and `make noise`, or pass --default-threshold")
+        if measured is not None and measured.machine and measured.machine != machine:
+            raise ValueError(f"{noise_path} holds the thresholds of machine {measured.machine!r}, not "
+                             f"{machine!r}: one machine's noise does not judge another's runs")
         base = read_result_file(old.path, machine, results_dir)
         head = read_result_file(new.path, machine, results_dir)
     except (ValueError, ResultsError, noise.NoiseError) as err:
@@ -86,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
                                   args.default_threshold)
     for line in compare.format_comparison(result):
         print(line)
+    if not result.changes and not result.lost:
+        print(f"compare: the base run {old.label} has no measured number that the new run could be "
+              "compared on: nothing was compared", file=sys.stderr)
+        return 2
     return 1 if result.regressed else 0
 
 

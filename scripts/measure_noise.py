@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
                                           current_profile())
         stored = runs.stored_runs(results_dir, machine)
         if args.commit:
-            stored = [r for c in args.commit for r in runs.runs_of_commit(stored, c)]
+            stored = [r for c in args.commit for r in runs.runs_named(stored, c, machine, paths.resolve_commit)]
         frames: dict[str, list] = {}
         for run in stored:
             frames.setdefault(run.commit, []).append(read_result_file(run.path, machine, results_dir))

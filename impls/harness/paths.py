@@ -74,6 +74,20 @@ def machine_name() -> str:
     return os.environ.get("DLSYSBENCH_MACHINE") or platform.node() or "unknown-machine"
 
 
+def resolve_commit(revision: str) -> str | None:
+    """Return the full hash git gives ``revision`` (a branch, tag, ``HEAD~1``, a prefix) in
+    this checkout, or None when git cannot resolve it (or is absent)."""
+    if not revision or revision.startswith("-"):
+        return None
+    try:
+        done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+                              cwd=repo_root(), capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError, RuntimeError):
+        return None
+    found = done.stdout.strip()
+    return found if done.returncode == 0 and found else None
+
+
 def git_commit(short: bool = False) -> str:
     """Return the commit being measured: asv's ``ASV_COMMIT``, else ``git rev-parse HEAD``."""
     commit = os.environ.get("ASV_COMMIT")

@@ -10,89 +10,14 @@ import math
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, base_values, kinds, measure,
+                              run_compare, script, write_benchmarks_json, write_run)
 from impls.harness.report import compare, directions, noise, runs
 from impls.harness.report.results import read_result_file
-
-ROOT = Path(__file__).resolve().parents[2]
-MACHINE = "box-smoke"
-RATE = "bench_bandana_sim.SimulatorSpeed.track_lookups_per_second"  # higher is better
-LATENCY = "bench_bandana_device.FioRandomRead.track_p99_latency"  # lower is better
-FLAG = "bench_slide.SlideSpeedup.track_ratio_is_lower_bound"  # a flag
-STEADY = "bench_slide.SlideTraining.track_samples_per_second"  # higher, moves within its noise
-PARAMS = {RATE: [["'lru'"]], LATENCY: [["4096"], ["1"]], FLAG: [["'slide-vs-dense'"]],
-          STEADY: [["2"], ["True"]]}
-NAMES = {RATE: ["policy"], LATENCY: ["block_bytes", "queue_depth"], FLAG: ["comparison"],
-         STEADY: ["threads", "padding"]}
-BASE, HEAD, OTHER = "a" * 40, "b" * 40, "c" * 40
-COLUMNS = ["result", "params", "version", "started_at", "duration"]
-
-
-def write_benchmarks_json(results: Path) -> None:
-    results.mkdir(parents=True, exist_ok=True)
-    entries = {name: {"name": name, "param_names": NAMES[name], "params": PARAMS[name],
-                      "type": "track", "unit": "x", "version": "1"} for name in PARAMS}
-    (results / "benchmarks.json").write_text(json.dumps({**entries, "version": 2}))
-
-
-def write_run(folder: Path, commit: str, started_s: int, values: dict[str, float],
-              name: str | None = None) -> Path:
-    """Write one asv result file of ``commit`` whose benchmarks started at ``started_s``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    document = {
-        "commit_hash": commit, "env_name": "existing-py", "date": 1_700_000_000_000,
-        "params": {"machine": MACHINE}, "python": "3.11", "requirements": {}, "env_vars": {},
-        "result_columns": COLUMNS, "durations": {}, "version": 2,
-        "results": {bench: [[value], PARAMS[bench], "1", started_s * 1000, 1.0]
-                    for bench, value in values.items()},
-    }
-    path = folder / (name or f"{commit[:8]}-existing-py.json")
-    path.write_text(json.dumps(document))
-    return path
-
-
-def base_values(rate=1000.0, latency=100.0, flag=0.0, steady=500.0):
-    return {RATE: rate, LATENCY: latency, FLAG: flag, STEADY: steady}
-
-
-@pytest.fixture()
-def results(tmp_path) -> Path:
-    """Two runs of BASE (the first archived, the second asv's live file), spread 2-3%."""
-    results = tmp_path / ".asv" / "results"
-    write_benchmarks_json(results)
-    write_run(results / MACHINE, BASE, 100, base_values())
-    runs.archive_run(results, MACHINE, BASE)
-    write_run(results / MACHINE, BASE, 200, base_values(rate=1020.0, latency=102.0, steady=515.0))
-    runs.archive_run(results, MACHINE, BASE)
-    return results
-
-
-def script(name: str, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / name), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def measure(results: Path) -> Path:
-    out = results.parent / "noise.json"
-    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out))
-    assert done.returncode == 0, done.stderr
-    return out
-
-
-def run_compare(results: Path, noise_file: Path, *args: str) -> subprocess.CompletedProcess:
-    return script("compare.py", "--results", str(results), "--machine", MACHINE,
-                  "--noise", str(noise_file), *args)
-
-
-def kinds(output: str) -> list[tuple[str, str]]:
-    return [tuple(line.split()[:2]) for line in output.splitlines()
-            if line.split() and line.split()[0] in (compare.REGRESSION, compare.IMPROVEMENT,
-                                                      compare.FLIPPED)]
 
 
 def test_only_the_fallen_rate_is_a_regression_and_the_exit_status_says_so(results):
@@ -191,7 +116,8 @@ def test_a_point_that_agreed_by_chance_takes_its_benchmarks_typical_spread():
     (0, 1, "flag", None, compare.FLIPPED),
     (1, 1, "flag", None, "same"),
     (100, 10, "context", 0.1, "unjudged"),
-    (100, 10, "higher", None, "unjudged"),
+    (100, 10, "higher", None, compare.NO_THRESHOLD),
+    (100, 100, "higher", None, "same"),
     (0, 1, "lower", 0.0, compare.REGRESSION),
     (1.0, 1.0, "higher", 0.0, "same"),
 ])

@@ -157,3 +157,35 @@ def test_two_machines_render_side_by_side(tmp_path):
     assert document["machines"] == ["toybox", "optane-box"]
     assert all(validate(r, SCHEMA) == [] for r in document["reports"])
     assert (tmp_path / "out" / "optane-box" / "report.json").is_file()
+
+
+def trend_claim() -> Claim:
+    return Claim(id="t", system="bandana", figure="f", statement="s", paper_value=1.0, unit="rho",
+                 source="text", approx=False, tolerance=0.2, requires=(),
+                 measured=TrendSource("b.B.track_rate", "n"))
+
+
+def with_skipped(values: dict[int, float], skipped: list[int]) -> pd.DataFrame:
+    frame = points(values)
+    frame.loc[frame["params"].map(lambda p: p["n"] in skipped), "status"] = "skipped"
+    return frame
+
+
+def test_a_trend_over_two_surviving_points_is_not_measured():
+    # rho over 2 points is always +-1: with 3 of 5 skipped the claim must not read "reproduced"
+    result = evaluate_claim(trend_claim(), with_skipped({1: 1.0, 4: 9, 16: 9, 64: 9, 256: 2.0}, [4, 16, 64]),
+                            {}, STATE)
+    assert result.measured is None and result.verdict.startswith("not measured")
+    assert "2 of 5 points" in result.detail and "n=4 (skipped)" in result.detail
+
+
+def test_a_trend_with_some_points_missing_says_so_beside_its_value():
+    from impls.harness.report import formatting
+
+    result = evaluate_claim(trend_claim(), with_skipped({1: 1.0, 4: 2.0, 16: 3.0, 64: 9, 256: 9}, [64, 256]),
+                            {}, STATE)
+    assert result.measured == 1.0 and result.coverage == "3 of 5 points"
+    assert formatting.measured(result).endswith("(3 of 5 points)")
+    assert "n=64 (skipped), n=256 (skipped)" in result.detail
+    full = evaluate_claim(trend_claim(), points({1: 1.0, 4: 2.0, 16: 3.0}), {}, STATE)
+    assert full.coverage == "" and "points)" not in formatting.measured(full)

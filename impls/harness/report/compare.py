@@ -6,7 +6,11 @@ lower-is-better one by ``(b - a) / |a|``. It is a regression when it got worse b
 than its threshold (:mod:`noise`), an improvement when it got better by more. Flags
 that changed are listed apart and never count as regressions; context numbers and
 numbers without a declared direction are not judged; nor is a number whose threshold
-is not measured (unless a default is given) or too noisy to track here.
+is not measured (unless a default is given) or too noisy to track here, nor one whose
+benchmark version differs between the runs (it measures something else now).
+
+A number measured in the base run that *failed* in the new one is a breakage and counts
+like a regression; one skipped or gone from the new run is listed, never silently dropped.
 """
 from __future__ import annotations
 
@@ -17,9 +21,11 @@ import pandas as pd
 
 from impls.harness.report.directions import FLAG, HIGHER, LOWER, direction_of
 from impls.harness.report.noise import TOO_NOISY, Noise
-from impls.harness.report.results import STATUS_OK
+from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
+NEW_VERSION, NO_THRESHOLD = "NEW VERSION", "NO THRESHOLD"
+FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +38,9 @@ class Change:
     new: float
     direction: str
     threshold: float | None
-    kind: str  # REGRESSION / IMPROVEMENT / CHANGED (a flag) / "same" / "unjudged" / "too noisy"
+    # REGRESSION / IMPROVEMENT / CHANGED (a flag) / NEW VERSION / NO THRESHOLD / "same" /
+    # "unjudged" / "too noisy"
+    kind: str
 
     @property
     def ratio(self) -> float:
@@ -40,28 +48,64 @@ class Change:
             return 1.0 if self.new == 0 else math.copysign(math.inf, self.new)
         return self.new / self.old
 
+    def _change_text(self) -> str:
+        """``<new/old>x`` where both are positive (or new is 0), else the signed difference:
+        a ratio of negative numbers, or over 0, reads the wrong way."""
+        if self.old > 0 and self.new >= 0:
+            return f"{self.ratio:.3g}x"
+        return f"{self.new - self.old:+.6g}"
+
     def line(self) -> str:
-        """``REGRESSION <benchmark> <params> <old> -> <new> (<ratio>)`` and the threshold."""
+        """``REGRESSION <benchmark> <params> <old> -> <new> (<change>)`` and the threshold."""
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
-        noise = "" if self.threshold is None else f"  threshold {100 * self.threshold:.3g}%"
+        values = f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> {self.new:.6g}"
         if self.direction == FLAG:
-            return f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> {self.new:.6g} (flag)"
-        return (f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> {self.new:.6g} "
-                f"({self.ratio:.3g}x, {self.direction} is better){noise}")
+            return f"{values} (flag)"
+        if self.kind == NEW_VERSION:
+            return f"{values} (the benchmark's version changed: not compared)"
+        if self.kind == NO_THRESHOLD:
+            return (f"{values} ({self._change_text()}, {self.direction} is better; no threshold measured "
+                    "for this number: not judged, run `make noise`)")
+        noise = "" if self.threshold is None else f"  threshold {100 * self.threshold:.3g}%"
+        return f"{values} ({self._change_text()}, {self.direction} is better){noise}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Lost:
+    """A number measured in the base run that the new run did not measure."""
+
+    benchmark: str
+    params: str
+    old: float
+    kind: str  # FAILED / SKIPPED / GONE
+
+    def line(self) -> str:
+        params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
+        why = {FAILED: "failed in the new run", SKIPPED: "skipped in the new run",
+               GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
+        return f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> ({why})"
 
 
 @dataclasses.dataclass(frozen=True)
 class Comparison:
     changes: list[Change]
-    only_in_base: int  # numbers measured in the base run only (removed, skipped or failed now)
+    lost: list[Lost]  # numbers measured in the base run only (failed, skipped or gone now)
     only_in_head: int
+
+    @property
+    def only_in_base(self) -> int:
+        return len(self.lost)
 
     def of_kind(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
 
+    def lost_of_kind(self, kind: str) -> list[Lost]:
+        return [item for item in self.lost if item.kind == kind]
+
     @property
     def regressed(self) -> bool:
-        return bool(self.of_kind(REGRESSION))
+        """A number got worse beyond its noise, or a measured number failed in the new run."""
+        return bool(self.of_kind(REGRESSION) or self.lost_of_kind(FAILED))
 
 
 def worsening(old: float, new: float, direction: str) -> float:
@@ -76,8 +120,10 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
     """Return the kind of change (see :class:`Change`)."""
     if direction == FLAG:
         return FLIPPED if new != old else "same"
-    if direction not in (HIGHER, LOWER) or threshold is None:
+    if direction not in (HIGHER, LOWER):
         return "unjudged"
+    if threshold is None:
+        return "same" if new == old else NO_THRESHOLD
     if threshold > TOO_NOISY:
         return "too noisy"
     worse = worsening(old, new, direction)
@@ -88,38 +134,68 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
     return "same"
 
 
+_NUMBER_TYPES = ("track", "time", "peakmem", "memory")
 
-def _values(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
-    ok = frame[(frame["status"] == STATUS_OK) & frame["type"].isin(("track", "time", "peakmem", "memory"))]
-    return {(b, p): float(v) for b, p, v in zip(ok["benchmark"], ok["param_label"], ok["value"])}
+
+def _points(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, str]]:
+    """``{(benchmark, param_label): (status, value, version)}`` of the run's numbers."""
+    rows = frame[frame["type"].isin(_NUMBER_TYPES)]
+    versions = rows["version"] if "version" in rows else [""] * len(rows)
+    return {(b, p): (st, float(v), str(ver or "")) for b, p, st, v, ver
+            in zip(rows["benchmark"], rows["param_label"], rows["status"], rows["value"], versions)}
 
 
 def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str],
                  noise: Noise | None, default_threshold: float | None = None) -> Comparison:
-    """Return the :class:`Comparison` of run ``head`` against run ``base`` (result frames)."""
-    old, new = _values(base), _values(head)
-    changes = []
-    for key in sorted(old.keys() & new.keys()):
+    """Return the :class:`Comparison` of run ``head`` against run ``base`` (result frames).
+
+    A measured threshold applies only to the benchmark version it was measured on (when the
+    thresholds file records one); ``default_threshold`` to numbers without a measured one.
+    """
+    old, new = _points(base), _points(head)
+    changes, lost = [], []
+    for key in sorted(k for k, (status, _, _) in old.items() if status == STATUS_OK):
         benchmark, params = key
+        _, before, old_version = old[key]
+        status, after, new_version = new.get(key, ("", math.nan, ""))
+        if status != STATUS_OK:
+            kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
+            lost.append(Lost(benchmark, params, before, kind))
+            continue
         direction = direction_of(benchmark, declared)
+        if old_version and new_version and old_version != new_version:
+            changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION))
+            continue
         measured = noise.get(benchmark, params) if noise else None
+        if measured is not None and measured.version and new_version and measured.version != new_version:
+            measured = None  # measured on another version of the benchmark
         threshold = measured.threshold if measured else default_threshold
-        kind = judge_change(old[key], new[key], direction, threshold)
-        changes.append(Change(benchmark, params, old[key], new[key], direction, threshold, kind))
-    return Comparison(changes, len(old.keys() - new.keys()), len(new.keys() - old.keys()))
+        kind = judge_change(before, after, direction, threshold)
+        changes.append(Change(benchmark, params, before, after, direction, threshold, kind))
+    only_new = sum(1 for k, (status, _, _) in new.items()
+                   if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
+    return Comparison(changes, lost, only_new)
 
 
 def format_comparison(comparison: Comparison) -> list[str]:
-    """Return the lines to print: regressions, improvements, flipped flags, then a summary."""
+    """Return the lines to print: regressions and failures, improvements, flipped flags, new
+    versions, numbers skipped or gone, changed numbers without a threshold, then a summary."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
-    lines += [c.line() for c in comparison.of_kind(IMPROVEMENT)]
-    lines += [c.line() for c in comparison.of_kind(FLIPPED)]
+    lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
+    for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
+        lines += [c.line() for c in comparison.of_kind(kind)]
+    lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind)]
+    lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
     counts = {kind: len(comparison.of_kind(kind))
-              for kind in (REGRESSION, IMPROVEMENT, FLIPPED, "same", "too noisy", "unjudged")}
+              for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, "same",
+                           "too noisy", "unjudged")}
+    lost = {kind: len(comparison.lost_of_kind(kind)) for kind in (FAILED, SKIPPED, GONE)}
     lines.append(
         f"{len(comparison.changes)} numbers compared: {counts[REGRESSION]} regressions, "
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
         f"{counts['same']} within noise, {counts['too noisy']} too noisy to track here, "
-        f"{counts['unjudged']} not judged (context, undeclared or no measured threshold); "
-        f"{comparison.only_in_base} only in the base run, {comparison.only_in_head} only in the new one")
+        f"{counts[NEW_VERSION]} with a new benchmark version, {counts[NO_THRESHOLD]} changed without a "
+        f"measured threshold, {counts['unjudged']} not judged (context or undeclared); "
+        f"{comparison.only_in_base} only in the base run ({lost[FAILED]} failed, {lost[SKIPPED]} skipped, "
+        f"{lost[GONE]} gone), {comparison.only_in_head} only in the new one")
     return lines

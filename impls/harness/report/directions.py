@@ -1,4 +1,5 @@
-"""Which way is better for every tracked number, as the benchmarks declare it.
+"""Which way is better for every tracked number, as the benchmarks declare it (and their
+parameter names, for results copied without asv's benchmarks.json).
 
 Each ``track_*`` method in ``benchmarks/*.py`` carries ``direction`` beside its ``unit``:
 
@@ -44,6 +45,36 @@ def _declared(method) -> str | None:
     return getattr(method, "direction", None)
 
 
+def _benchmark_classes(package: str):
+    """Yield (module name, class) for every public benchmark class of ``package``."""
+    root = paths.repo_root()
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # the benchmarks package sits at the checkout's top
+    for module_name in benchmark_modules(root / package):
+        module = importlib.import_module(f"{package}.{module_name}")
+        for class_name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and not class_name.startswith("_"):
+                yield module_name, cls  # asv skips private names: a mixin of tracks is not a benchmark
+
+
+@functools.cache
+def declared_param_names(package: str = "benchmarks") -> dict[str, tuple[str, ...]]:
+    """Return ``{asv benchmark name: its parameter names}`` for every benchmark method of
+    ``package`` whose class declares ``params`` (the names asv would write in benchmarks.json:
+    ``param_names``, else ``param1``, ``param2``, ...)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for module_name, cls in _benchmark_classes(package):
+        params = getattr(cls, "params", None)
+        if params is None:
+            continue
+        count = len(params) if params and isinstance(params[0], (list, tuple)) else 1
+        names = tuple(getattr(cls, "param_names", None) or (f"param{i + 1}" for i in range(count)))
+        for name in dir(cls):
+            if name.startswith(("track_", "time_", "peakmem_", "mem_", "timeraw_")):
+                found[f"{module_name}.{cls.__name__}.{name}"] = names
+    return found
+
+
 @functools.cache
 def declared_directions(package: str = "benchmarks") -> dict[str, str]:
     """Return ``{asv benchmark name: direction}`` for every benchmark method of ``package``.
@@ -52,29 +83,22 @@ def declared_directions(package: str = "benchmarks") -> dict[str, str]:
     its base's declarations. Raises DirectionError listing every ``track_*`` without a
     valid ``direction``.
     """
-    root = paths.repo_root()
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))  # the benchmarks package sits at the checkout's top
     found: dict[str, str] = {}
     problems = []
-    for module_name in benchmark_modules(root / package):
-        module = importlib.import_module(f"{package}.{module_name}")
-        for class_name, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ != module.__name__ or class_name.startswith("_"):
-                continue  # asv skips private names: a mixin of tracks is not a benchmark
-            for name in dir(cls):
-                method = getattr(cls, name)
-                if not callable(method):
-                    continue
-                full = f"{module_name}.{class_name}.{name}"
-                if name.startswith(_ASV_LOWER_PREFIXES):
-                    found[full] = _declared(method) or LOWER
-                elif name.startswith("track_"):
-                    direction = _declared(method)
-                    if direction not in DIRECTIONS:
-                        problems.append(f"{full}: direction {direction!r}; declare "
-                                        f"{name}.direction = one of {', '.join(DIRECTIONS)}")
-                    found[full] = direction
+    for module_name, cls in _benchmark_classes(package):
+        for name in dir(cls):
+            method = getattr(cls, name)
+            if not callable(method):
+                continue
+            full = f"{module_name}.{cls.__name__}.{name}"
+            if name.startswith(_ASV_LOWER_PREFIXES):
+                found[full] = _declared(method) or LOWER
+            elif name.startswith("track_"):
+                direction = _declared(method)
+                if direction not in DIRECTIONS:
+                    problems.append(f"{full}: direction {direction!r}; declare "
+                                    f"{name}.direction = one of {', '.join(DIRECTIONS)}")
+                found[full] = direction
     if problems:
         raise DirectionError("benchmarks without a valid direction:\n  " + "\n  ".join(problems))
     return found

@@ -46,7 +46,8 @@ def paper_value(claim: Claim) -> str:
 
 
 def measured(result: ClaimResult) -> str:
-    """Return the measured value with its unit and interval, or a dash.
+    """Return the measured value with its unit and interval, and the part of the data it rests
+    on when not all ("(3 of 5 points)"), or a dash.
 
     A bound's interval is the spread of the bound itself, and says so ("≥ 3× (bound
     2.9–3.1)"): the true value lies anywhere beyond the bound, so the interval is not the
@@ -58,7 +59,8 @@ def measured(result: ClaimResult) -> str:
     if result.interval is not None:
         low, high = number(result.interval.low, 3), number(result.interval.high, 3)
         spread = f" (bound {low}–{high})" if bound else f" [{low}, {high}]"
-    return bound + with_unit(number(result.measured, 3), result.claim.unit) + spread
+    coverage = f" ({result.coverage})" if result.coverage else ""
+    return bound + with_unit(number(result.measured, 3), result.claim.unit) + spread + coverage
 
 
 def ratio(result: ClaimResult) -> str:

@@ -12,7 +12,10 @@ constant fit with automatic penalty); every boundary between two fitted levels i
 step, marked at the first commit of the new level and judged with the benchmark's
 declared direction (:mod:`directions`): a regression (red) when the level moved the
 worse way, an improvement (green) the better way, a change (grey) for flags, context
-and undeclared numbers. asv's own ``detect_regressions`` only looks upward.
+and undeclared numbers. asv's own ``detect_regressions`` only looks upward. Steps are
+looked for within one benchmark version only: where the version changes (the numbers
+mean something else from there on) the series is cut and a "new version" line drawn,
+never a regression or an improvement.
 """
 from __future__ import annotations
 
@@ -44,7 +47,9 @@ _SCALES = {
 }
 
 
-STEP_COLOURS = {"regression": "#cf222e", "improvement": "#1a7f37", "change": "#6e7781"}
+STEP_COLOURS = {"regression": "#cf222e", "improvement": "#1a7f37", "change": "#6e7781",
+                "new version": "#6e7781"}
+NEW_VERSION = "new version"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,17 +60,40 @@ class Step:
     commit: str
     before: float
     after: float
-    kind: str  # regression / improvement / change
+    kind: str  # regression / improvement / change / new version
 
 
-def series_steps(values: list[float], direction: str,
-                 threshold: float | None = None) -> list[tuple[int, float, float, str]]:
+def series_steps(values: list[float], direction: str, threshold: float | None = None,
+                 versions: list[str] | None = None) -> list[tuple[int, float, float, str]]:
     """Return (index of the first point of the new level, before, after, kind) for each step.
 
-    ``values`` is one series along the commits (NaN where absent). Fewer than 3 values: none.
-    With the number's measured ``threshold`` (:mod:`noise`, relative), a step no larger
-    than it is noise and left out; so is every step of a number too noisy to track.
+    ``values`` is one series along the commits (NaN where absent); ``versions`` the
+    benchmark version of each point ("" where unknown). The series is cut where the version
+    of two consecutive present points differs, each cut is a step of kind "new version",
+    and steps are looked for within each piece alone. A piece of fewer than 3 values has
+    none. With the number's measured ``threshold`` (:mod:`noise`, relative), a step no
+    larger than it is noise and left out; so is every step of a number too noisy to track.
     """
+    present = [i for i, v in enumerate(values) if np.isfinite(v)]
+    cuts = []
+    if versions is not None:
+        cuts = [i for i, j in zip(present, present[1:])
+                if versions[i] and versions[j] and versions[i] != versions[j]]
+    found = []
+    start = 0
+    for cut in [*cuts, len(values) - 1]:
+        end = next(j for j in present if j > cut) if cut != len(values) - 1 else len(values)
+        found += [(start + at, before, after, kind) for at, before, after, kind
+                  in _steps_within(values[start:end], direction, threshold)]
+        if end < len(values):
+            found.append((end, float(values[cut]), float(values[end]), NEW_VERSION))
+        start = end
+    return found
+
+
+def _steps_within(values: list[float], direction: str,
+                  threshold: float | None) -> list[tuple[int, float, float, str]]:
+    """:func:`series_steps` of a series of one version."""
     if threshold is not None and threshold > TOO_NOISY:
         return []
     present = [v for v in values if np.isfinite(v)]
@@ -122,6 +150,7 @@ class _Series:
     params: dict[str, Any]
     values: list[float]  # one per commit on the x axis, NaN where absent
     param_label: str = ""  # asv's, as the noise thresholds are keyed ("" when unparameterised)
+    versions: list[str] | None = None  # the benchmark version of each point ("" where unknown)
 
 
 def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
@@ -129,9 +158,12 @@ def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
     found = []
     for label, group in rows.groupby("param_label", sort=False):
         values = [math.nan] * len(order)
-        for commit, value in zip(group["commit"], group["value"]):
+        versions = [""] * len(order)
+        group_versions = group["version"] if "version" in group else [""] * len(group)
+        for commit, value, version in zip(group["commit"], group["value"], group_versions):
             values[position[commit]] = value
-        found.append(_Series(label or "value", group["params"].iloc[0], values, label))
+            versions[position[commit]] = str(version or "")
+        found.append(_Series(label or "value", group["params"].iloc[0], values, label, versions))
     return found
 
 
@@ -197,8 +229,10 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             threshold = measured.threshold if measured else None
-            for at, before, after, kind in series_steps(list(item.values), direction, threshold):
-                ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle="--", linewidth=1)
+            for at, before, after, kind in series_steps(list(item.values), direction, threshold,
+                                                        item.versions):
+                ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
+                           linewidth=1)
                 ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
                 steps.append(Step(item.label, order[at], before, after, kind))
         shown += len(drawn)

@@ -19,6 +19,9 @@ from impls.harness.report.claims import (
 )
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
+# A rank correlation over 2 points is always +-1: a trend needs at least this many.
+MIN_TREND_POINTS = 3
+
 # Measurement.status values besides the result statuses ok / skipped / failed:
 ABSENT = "absent"  # nothing measured it yet (no such benchmark, point or artifact)
 INVALID = "invalid"  # the claims file points at something that does not fit the data
@@ -31,6 +34,7 @@ class Measurement:
     status: str
     value: float | None = None
     detail: str = ""  # where the number came from, or what is wrong
+    coverage: str = ""  # what part of the data it rests on, when not all ("3 of 5 points")
 
     @property
     def ok(self) -> bool:
@@ -134,17 +138,22 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
         return Measurement(INVALID, detail=f"trend over {source.over!r} needs one point per value; "
                                            f"fix the other parameters in params: {', '.join(others)}")
     measured = rows["status"] == STATUS_OK
-    if measured.sum() < 2:
+    count, total = int(measured.sum()), len(rows)
+    missing = [f"{source.over}={v!r} ({st})" for v, st in zip(over_values, rows["status"]) if st != STATUS_OK]
+    if count < MIN_TREND_POINTS:
         statuses = set(rows["status"])
         status = (STATUS_SKIPPED if STATUS_SKIPPED in statuses
                   else STATUS_FAILED if STATUS_FAILED in statuses else ABSENT)
-        return Measurement(status, detail=f"fewer than 2 measured points of {source.benchmark} "
-                                          f"along {source.over}")
+        return Measurement(status, detail=f"{count} of {total} points of {source.benchmark} along "
+                                          f"{source.over} measured; a trend needs {MIN_TREND_POINTS} "
+                                          f"(not measured: {', '.join(missing) or 'none'})")
     x = _sortable([v for v, ok in zip(over_values, measured) if ok])
     rho = spearman(x, rows.loc[measured, "value"].tolist())
     commit = rows["commit"].iloc[0][:8]
-    return Measurement(STATUS_OK, rho, f"Spearman rho of {source.benchmark} over {source.over} "
-                                       f"({int(measured.sum())} points) at {commit}")
+    detail = f"Spearman rho of {source.benchmark} over {source.over} ({count} points) at {commit}"
+    if missing:
+        detail += f"; not measured: {', '.join(missing)}"
+    return Measurement(STATUS_OK, rho, detail, coverage=f"{count} of {total} points" if missing else "")
 
 
 def _walk(record: Any, path: str) -> Any:

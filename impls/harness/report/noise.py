@@ -11,7 +11,8 @@ calls a change a regression or an improvement — is
 With two runs the range of a normal variable averages 1.13 sigma, so FACTOR = 3 puts the
 threshold near 2.4 standard deviations of the difference of two runs; taking at least
 the benchmark's median spread keeps a point that agreed twice by chance from a threshold
-of zero. A deterministic number (a simulation) has spread 0 and threshold 0: any change
+of zero (the median of the finite spreads: a point around 0, whose relative range is
+infinite, does not make its siblings untrackable). A deterministic number (a simulation) has spread 0 and threshold 0: any change
 is real. A number whose threshold exceeds TOO_NOISY (50%) cannot be tracked here at all.
 
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
@@ -54,6 +55,7 @@ class Threshold:
     runs: int
     spread: float
     threshold: float
+    version: str = ""  # the benchmark's asv version it was measured on ("" when unknown)
 
     @property
     def too_noisy(self) -> bool:
@@ -86,8 +88,10 @@ def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
     """Return the :class:`Noise` of ``machine`` from frames of repeated runs, grouped by commit.
 
     Each frame is one run (``results.read_result_file``). Commits with fewer than two runs
-    are ignored; raises NoiseError when no commit has two. Values with the same
-    ``started_at`` in two runs are one measurement (asv kept it through a partial rerun).
+    are ignored; raises NoiseError when no commit has two, or when no number was measured
+    in two of them. Values with the same ``started_at`` in two runs are one measurement
+    (asv kept it through a partial rerun); values of two benchmark versions are not
+    compared (the newest version's spread is kept).
     """
     spreads: dict[tuple[str, str], list[float]] = {}
     counts: dict[tuple[str, str], int] = {}
@@ -95,31 +99,45 @@ def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
     if not usable:
         raise NoiseError(f"no commit of {machine} has two stored runs; run the suite twice on one "
                          "commit (make bench; make bench), then measure again")
+    versions: dict[tuple[str, str], str] = {}
     for frames in usable.values():
-        # keyed by when the benchmark started: a result a partial rerun kept is one measurement
-        values: dict[tuple[str, str], dict[object, float]] = {}
+        # keyed by version, then by when the benchmark started: a result a partial rerun kept
+        # is one measurement
+        values: dict[tuple[str, str, str], dict[object, float]] = {}
         for frame in frames:
             ok = frame[frame["status"] == STATUS_OK]
             started = ok["started_at"] if "started_at" in ok else [None] * len(ok)
-            for key, at, value in zip(zip(ok["benchmark"], ok["param_label"]), started, ok["value"]):
-                values.setdefault(key, {})[(id(frame), at) if at is None or at != at else at] = float(value)
-        for key, by_start in values.items():
+            version = ok["version"] if "version" in ok else [""] * len(ok)
+            for b, p, ver, at, value in zip(ok["benchmark"], ok["param_label"], version, started, ok["value"]):
+                by_start = values.setdefault((b, p, str(ver or "")), {})
+                by_start[(id(frame), at) if at is None or at != at else at] = float(value)
+        for (b, p, ver), by_start in values.items():
             seen = list(by_start.values())
             if len(seen) >= 2:
-                spreads.setdefault(key, []).append(relative_range(seen))
-                counts[key] = counts.get(key, 0) + len(seen)
+                spreads.setdefault((b, p), []).append(relative_range(seen))
+                counts[(b, p)] = counts.get((b, p), 0) + len(seen)
+                versions[(b, p)] = ver
+    if not spreads:
+        raise NoiseError(f"no number of {machine} was measured in two runs of one commit (every "
+                         "repeated number failed or was skipped); nothing to set a threshold from")
     point_spread = {key: max(found) for key, found in spreads.items()}
     by_benchmark: dict[str, list[float]] = {}
     for (benchmark, _), spread in point_spread.items():
         by_benchmark.setdefault(benchmark, []).append(spread)
-    typical = {b: statistics.median(s) for b, s in by_benchmark.items()}
+    typical = {b: _median_finite(s) for b, s in by_benchmark.items()}
     thresholds = {
         key: Threshold(key[0], key[1], counts[key], spread,
-                       factor * max(spread, typical[key[0]]))
+                       factor * max(spread, typical[key[0]]), versions.get(key, ""))
         for key, spread in sorted(point_spread.items())
     }
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                  list(run_ids), thresholds, factor)
+
+
+def _median_finite(spreads: list[float]) -> float:
+    """Median of the finite ``spreads``; inf when none is finite."""
+    finite = [x for x in spreads if math.isfinite(x)]
+    return statistics.median(finite) if finite else math.inf
 
 
 def _finite(x: float) -> float | None:
@@ -136,25 +154,58 @@ def save_noise(noise: Noise, path: Path) -> Path:
         "too_noisy": TOO_NOISY,
         "runs": noise.runs,
         "numbers": [{"benchmark": t.benchmark, "params": t.params, "runs": t.runs,
-                     "spread": _finite(t.spread), "threshold": _finite(t.threshold)}
+                     "spread": _finite(t.spread), "threshold": _finite(t.threshold),
+                     "version": t.version}
                     for t in noise.thresholds.values()],
     }
     return atomic.write_json(Path(path), document)
 
 
+def _number(value: object, what: str) -> float:
+    """A threshold or spread of a thresholds file: a number >= 0, or null (infinite)."""
+    if value is None:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{what} is {value!r}, not a number >= 0 or null")
+    return float(value)
+
+
 def load_noise(path: Path) -> Noise:
-    """Read a thresholds file written by :func:`save_noise` (null spread = infinite)."""
+    """Read a thresholds file written by :func:`save_noise` (null spread or threshold =
+    infinite). An entry needs ``benchmark`` and ``threshold``; ``params`` (default ""),
+    ``spread`` (default: the threshold over the factor), ``runs`` and ``version`` may be
+    left out of a hand-written entry. Raises NoiseError naming the first entry that is wrong.
+    """
     try:
         document = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise NoiseError(f"{path}: cannot read the thresholds file: {err}") from err
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise NoiseError(f"{path}: not a thresholds file of schema {SCHEMA}")
+    numbers = document.get("numbers", [])
+    if not isinstance(numbers, list):
+        raise NoiseError(f"{path}: 'numbers' is not a list")
+    try:
+        factor = _number(document.get("factor", FACTOR), "'factor'")
+    except ValueError as err:
+        raise NoiseError(f"{path}: {err}") from err
     thresholds = {}
-    for entry in document.get("numbers", []):
-        spread = entry["spread"] if entry["spread"] is not None else math.inf
-        threshold = entry["threshold"] if entry["threshold"] is not None else math.inf
-        item = Threshold(entry["benchmark"], entry["params"], int(entry["runs"]), spread, threshold)
+    for index, entry in enumerate(numbers, 1):
+        try:
+            if not isinstance(entry, dict):
+                raise ValueError("not an object")
+            if not isinstance(entry.get("benchmark"), str) or "threshold" not in entry:
+                raise ValueError("needs 'benchmark' (a name) and 'threshold' (relative, 0.05 = 5%)")
+            threshold = _number(entry["threshold"], "'threshold'")
+            spread = (_number(entry["spread"], "'spread'") if "spread" in entry
+                      else threshold / factor if factor else threshold)
+            runs = entry.get("runs", 0)
+            if isinstance(runs, bool) or not isinstance(runs, int):
+                raise ValueError(f"'runs' is {runs!r}, not an integer")
+            item = Threshold(entry["benchmark"], str(entry.get("params", "")), runs, spread, threshold,
+                             str(entry.get("version") or ""))
+        except ValueError as err:
+            raise NoiseError(f"{path}: entry {index} of 'numbers': {err}") from err
         thresholds[(item.benchmark, item.params)] = item
-    return Noise(document["machine"], document["measured"], document.get("runs", []), thresholds,
-                 float(document.get("factor", FACTOR)))
+    return Noise(str(document.get("machine", "")), str(document.get("measured", "")),
+                 document.get("runs", []), thresholds, factor)

@@ -26,7 +26,7 @@ NOT_RESULT_FILES = frozenset({"machine.json", "benchmarks.json"})
 # Columns every results frame has; one more column per parameter name follows.
 BASE_COLUMNS = [
     "machine", "commit", "date", "env_name", "benchmark", "type", "unit",
-    "params", "param_label", "value", "status", "started_at",
+    "params", "param_label", "value", "status", "started_at", "version",
 ]
 
 STATUS_OK = "ok"
@@ -142,6 +142,23 @@ def _status_and_value(raw: Any) -> tuple[str, float]:
     return (STATUS_SKIPPED, value) if math.isnan(value) else (STATUS_OK, value)
 
 
+def _param_names(name: str, meta: BenchmarkInfo | None, count: int) -> tuple[str, ...]:
+    """The ``count`` parameter names of benchmark ``name``: benchmarks.json's, else the ones
+    this checkout's benchmark code declares (a results folder copied without benchmarks.json),
+    else ``param1``, ``param2``, ..."""
+    if meta and len(meta.param_names) == count:
+        return meta.param_names
+    if count:
+        from impls.harness.report.directions import declared_param_names
+        try:
+            declared = declared_param_names().get(name, ())
+        except Exception:  # noqa: BLE001 - benchmark code that does not import: generic names
+            declared = ()
+        if len(declared) == count:
+            return declared
+    return tuple(f"param{i + 1}" for i in range(count))
+
+
 def _rows_of_file(path: Path, machine: str,
                   info: dict[str, BenchmarkInfo]) -> list[dict[str, Any]]:
     data = _load_json(path)
@@ -170,8 +187,7 @@ def _rows_of_file(path: Path, machine: str,
         meta = info.get(name)
         kind = meta.type if meta else _type_from_name(name)
         unit = meta.unit if meta else _DEFAULT_UNITS.get(kind, "")
-        names = (meta.param_names if meta and len(meta.param_names) == len(params)
-                 else tuple(f"param{i + 1}" for i in range(len(params))))
+        names = _param_names(name, meta, len(params))
         combos = list(itertools.product(*params))
         results = entry.get("result")
         if results is None:
@@ -193,6 +209,7 @@ def _rows_of_file(path: Path, machine: str,
                 "value": value,
                 "status": status,
                 "started_at": _timestamp(entry.get("started_at")),
+                "version": str(entry.get("version") or ""),
             })
     return rows
 
@@ -212,7 +229,9 @@ def read_results(results_dir: Path, machine: str,
     """Return every result of ``machine`` as a tidy frame.
 
     Columns: ``BASE_COLUMNS`` (``params`` is a dict of Python values, ``value`` is a
-    float and NaN where ``status`` is "skipped" or "failed"), then one column per
+    float and NaN where ``status`` is "skipped" or "failed", ``version`` the benchmark's
+    asv version, "" when the file has none: numbers of two versions measure different
+    things and are never compared), then one column per
     parameter name (see :func:`param_column`). Empty frame when there are no results.
 
     A file that cannot be read raises :class:`ResultsError`, unless ``unreadable`` is a

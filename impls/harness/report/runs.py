@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from impls.harness import atomic
@@ -45,6 +46,7 @@ class StoredRun:
     commit: str
     env_name: str
     started: str  # UTC time of its latest ``started_at`` (YYYYmmddTHHMMSS); "" when unknown
+    recorded_machine: str = ""  # the machine name the file itself records ("" when none)
 
     @property
     def label(self) -> str:
@@ -71,8 +73,10 @@ def read_run(path: Path, machine: str) -> StoredRun:
         raise ValueError(f"{path}: not a readable asv result file ({err})") from err
     if not isinstance(data, dict) or "commit_hash" not in data:
         raise ValueError(f"{path}: not an asv result file (no commit_hash)")
+    params = data.get("params")
+    recorded = str(params.get("machine") or "") if isinstance(params, dict) else ""
     return StoredRun(Path(path), machine, str(data["commit_hash"]), str(data.get("env_name", "")),
-                     _started(data))
+                     _started(data), recorded)
 
 
 def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
@@ -117,17 +121,53 @@ def runs_of_commit(runs: list[StoredRun], commit: str) -> list[StoredRun]:
     return [r for r in runs if r.commit.startswith(commit)]
 
 
+def _listing(commits: list[str], most: int = 8) -> str:
+    shown = [c[:8] for c in commits[-most:]]
+    return ", ".join(shown) + (f" (and {len(commits) - most} older)" if len(commits) > most else "")
+
+
+def runs_named(runs: list[StoredRun], name: str, machine: str,
+               resolve: Callable[[str], str | None] | None = None) -> list[StoredRun]:
+    """Return the runs of the one commit ``name`` means, oldest first.
+
+    ``name`` is a hash prefix of a stored run's commit, else a revision ``resolve`` turns into
+    a hash (a branch, a tag, ``HEAD~1``). Raises ValueError when a prefix matches runs of two
+    or more commits (naming them), or when no stored run is of that commit (listing the
+    commits that have runs).
+    """
+    found = runs_of_commit(runs, name.lower()) if name else []
+    commits = list(dict.fromkeys(r.commit for r in found))
+    if len(commits) > 1:
+        raise ValueError(f"{name!r} matches stored runs of {len(commits)} commits of {machine}: "
+                         f"{', '.join(c[:12] for c in commits)}; give more of the hash")
+    if found:
+        return found
+    full = resolve(name) if resolve else None
+    if full:
+        found = runs_of_commit(runs, full)
+        if found:
+            return found
+    stored = list(dict.fromkeys(r.commit for r in runs))
+    resolved = f" (= {full[:12]})" if full and full != name else ""
+    raise ValueError(f"no stored run of commit {name!r}{resolved} for {machine}; commits with runs, "
+                     f"newest last: {_listing(stored) or 'none'}")
+
+
 def choose_run_machine(machine: str | None, results_dir: Path, host: str, profile: str) -> str:
     """Return ``machine``, else ``<host>-<profile>`` if it has runs, else the only machine with runs.
 
-    Raises ValueError naming the machines found when that leaves no single choice.
+    Raises ValueError naming the machines found when ``machine`` has no runs or, without
+    ``machine``, when that leaves no single choice.
     """
-    if machine:
-        return machine
     candidates = set(machines(results_dir))
     archived = runs_dir(results_dir)
     if archived.is_dir():
         candidates |= {p.name for p in archived.iterdir() if p.is_dir()}
+    if machine:
+        if machine not in candidates:
+            raise ValueError(f"no stored runs of machine {machine!r} in {results_dir}; machines with runs: "
+                             f"{', '.join(sorted(candidates)) or 'none'}")
+        return machine
     preferred = machine_for_profile(host, profile)
     if preferred in candidates:
         return preferred

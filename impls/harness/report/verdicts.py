@@ -71,6 +71,7 @@ class ClaimResult:
     interval: Interval | None = None  # the measured value's uncertainty, None when not known
     benchmarks: tuple[str, ...] = ()  # asv benchmarks (or "artifact:<name>") it comes from
     commit: str | None = None  # the commit it was measured at
+    coverage: str = ""  # what part of the data the value rests on when not all ("3 of 5 points")
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -172,7 +173,8 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     elif upper:
         detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
         verdict = _judge_upper_bound(claim, value)
-    return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower, upper_bound=upper)
+    return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower, upper_bound=upper,
+                       coverage=measurement.coverage)
 
 
 def _judge_upper_bound(claim: Claim, bound: float) -> str:

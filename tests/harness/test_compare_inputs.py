@@ -1,0 +1,229 @@
+"""`make compare` and `make noise` on the stored results users actually have: bumped benchmark
+versions, numbers that failed or vanished, results copied without benchmarks.json, hand-edited
+thresholds files, other machines' files, revisions by name, and arguments typed as users type them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pandas as pd
+import pytest
+
+from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, base_values, measure,
+                              run_compare, script, write_run)
+from impls.harness import paths
+from impls.harness.report import compare, noise, runs
+from impls.harness.report.history import series_steps
+from impls.harness.report.results import read_result_file
+
+
+def head_run(results, **changes) -> None:
+    write_run(results / MACHINE, HEAD, 300, {**base_values(rate=1020.0, latency=102.0, steady=515.0), **changes})
+
+
+def lines_of(output: str, kind: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith(kind + " ")]
+
+
+def test_a_number_whose_benchmark_version_changed_is_listed_not_judged(results):
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, base_values(rate=500.0), versions={RATE: "2"})
+    done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert lines_of(done.stdout, "REGRESSION") == []
+    [line] = lines_of(done.stdout, compare.NEW_VERSION)
+    assert RATE in line and "not compared" in line
+
+
+def test_a_threshold_measured_on_another_version_does_not_judge_the_new_one(results):
+    measured = noise.load_noise(measure(results))
+    assert measured.get(RATE, "policy='lru'").version == "1"
+    old = read_result_file(write_run(results.parent / "x", BASE, 1, base_values()), MACHINE, results)
+    new = read_result_file(write_run(results.parent / "y", HEAD, 2, base_values(rate=500.0),
+                                     versions={RATE: "2"}), MACHINE, results)
+    old["version"] = "2"  # both runs on version 2, the thresholds measured on 1
+    [change] = [c for c in compare.compare_runs(old, new, {RATE: "higher"}, measured).changes
+                if c.benchmark == RATE]
+    assert change.kind == compare.NO_THRESHOLD
+
+
+def test_a_measured_number_that_fails_in_the_new_run_is_a_breakage(results):
+    thresholds = measure(results)
+    head_run(results, **{RATE: None})
+    done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = lines_of(done.stdout, compare.FAILED)
+    assert RATE in line and "failed in the new run" in line
+
+
+def test_skipped_and_gone_numbers_are_named_but_do_not_fail_the_gate(results):
+    thresholds = measure(results)
+    values = base_values(rate=1020.0, latency=102.0, steady=515.0)
+    values[RATE] = math.nan
+    del values[LATENCY]
+    write_run(results / MACHINE, HEAD, 300, values)
+    done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line.split()[1] for line in lines_of(done.stdout, compare.SKIPPED)] == [RATE]
+    assert [line.split()[1] for line in lines_of(done.stdout, compare.GONE)] == [LATENCY]
+    assert "2 only in the base run (0 failed, 1 skipped, 1 gone)" in done.stdout
+
+
+def test_nothing_in_common_is_a_refusal_not_a_pass(results):
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, {RATE: math.nan})
+    write_run(results / MACHINE, "d" * 40, 400, {LATENCY: 100.0})
+    done = run_compare(results, thresholds, "--base", HEAD, "--head", "d" * 8)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "nothing was compared" in done.stderr
+
+
+def test_a_number_without_a_threshold_that_moved_is_named(results):
+    thresholds = json.loads(measure(results).read_text())
+    thresholds["numbers"] = [n for n in thresholds["numbers"] if n["benchmark"] != RATE]
+    edited = results.parent / "edited.json"
+    edited.write_text(json.dumps(thresholds))
+    head_run(results, **{RATE: 510.0})
+    done = run_compare(results, edited, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = lines_of(done.stdout, compare.NO_THRESHOLD)
+    assert RATE in line and "make noise" in line
+
+
+@pytest.mark.parametrize("typed, ok", [("5", False), ("-1", False), ("nan", False), ("five", False),
+                                       ("0.6", False), ("5%", True), ("0.05", True), ("0", True)])
+def test_the_default_threshold_is_a_fraction_or_a_percentage(results, tmp_path, typed, ok):
+    head_run(results, **{RATE: 500.0})
+    done = run_compare(results, tmp_path / "none.json", "--base", BASE, "--head", HEAD,
+                       "--default-threshold", typed)
+    if ok:
+        assert done.returncode == 1, done.stdout + done.stderr  # the halved rate is a regression
+        assert lines_of(done.stdout, "REGRESSION")[0].split()[1] == RATE
+    else:
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "--default-threshold" in done.stderr
+
+
+def test_a_hand_written_threshold_entry_needs_only_benchmark_and_threshold(results):
+    edited = results.parent / "hand.json"
+    edited.write_text(json.dumps({"schema": 1, "machine": MACHINE, "numbers": [
+        {"benchmark": RATE, "params": "policy='lru'", "threshold": 0.05}]}))
+    head_run(results, **{RATE: 500.0})
+    done = run_compare(results, edited, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert lines_of(done.stdout, "REGRESSION")[0].split()[1] == RATE
+
+
+@pytest.mark.parametrize("entry, why", [
+    ({"benchmark": RATE}, "needs 'benchmark'"),
+    ({"benchmark": RATE, "threshold": "5%"}, "'threshold' is '5%'"),
+    ({"benchmark": RATE, "threshold": -0.1}, "'threshold' is -0.1"),
+    ("oops", "not an object"),
+])
+def test_a_broken_thresholds_entry_is_a_refusal_naming_it(results, entry, why):
+    edited = results.parent / "broken.json"
+    edited.write_text(json.dumps({"schema": 1, "machine": MACHINE, "numbers": [entry]}))
+    done = run_compare(results, edited, "--base", BASE, "--head", BASE)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "entry 1 of 'numbers'" in done.stderr and why in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_another_machines_thresholds_or_run_are_refused(results, tmp_path):
+    thresholds = json.loads(measure(results).read_text())
+    thresholds["machine"] = "other-box"
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps(thresholds))
+    done = run_compare(results, foreign, "--base", BASE, "--head", BASE)
+    assert done.returncode == 2 and "other-box" in done.stderr
+    other_run = write_run(tmp_path / "elsewhere", HEAD, 300, base_values(), machine="other-box")
+    done = run_compare(results, measure(results), "--base", BASE, "--head", str(other_run))
+    assert done.returncode == 2 and "other-box" in done.stderr
+
+
+def test_an_ambiguous_prefix_is_refused_with_the_candidates(results):
+    write_run(results / MACHINE, "ab" + "1" * 38, 300, base_values())
+    write_run(results / MACHINE, "ab" + "2" * 38, 400, base_values(), name="ab222222-x.json")
+    with pytest.raises(ValueError, match="2 commits.*ab1111111111.*ab2222222222"):
+        runs.runs_named(runs.stored_runs(results, MACHINE), "ab", MACHINE)
+
+
+def test_a_revision_name_is_resolved_to_its_commit(results):
+    stored = runs.stored_runs(results, MACHINE)
+    found = runs.runs_named(stored, "main~1", MACHINE, {"main~1": BASE}.get)
+    assert {r.commit for r in found} == {BASE}
+    with pytest.raises(ValueError, match=rf"no stored run of commit 'main~2'.*{BASE[:8]}"):
+        runs.runs_named(stored, "main~2", MACHINE, {"main~1": BASE}.get)
+
+
+def test_git_resolves_this_checkouts_head():
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    assert paths.resolve_commit("HEAD") == paths.git_commit()
+    assert paths.resolve_commit("no-such-branch-xyz") is None
+    assert paths.resolve_commit("--help") is None
+
+
+def test_an_unknown_machine_is_named_with_the_ones_that_exist(results, tmp_path):
+    done = script("compare.py", "--results", str(results), "--machine", "nosuch",
+                  "--noise", str(tmp_path / "n.json"))
+    assert done.returncode == 2
+    assert "nosuch" in done.stderr and MACHINE in done.stderr
+
+
+def test_results_copied_without_benchmarks_json_keep_their_parameter_names(results):
+    (results / "benchmarks.json").unlink()
+    frame = read_result_file(runs.stored_runs(results, MACHINE)[-1].path, MACHINE, results)
+    labels = dict(zip(frame["benchmark"], frame["param_label"]))
+    assert labels[RATE] == "policy='lru'"
+    assert labels[LATENCY] == "block_bytes=4096, queue_depth=1"
+    assert labels[FLAG] == "comparison='slide-vs-dense'"
+
+
+def test_a_point_around_zero_does_not_make_its_steady_sibling_untrackable():
+    def frame(values):
+        return pd.DataFrame({"benchmark": ["b"] * 2, "param_label": ["w=1", "w=2"], "value": values,
+                             "status": ["ok"] * 2})
+
+    measured = noise.measure_noise("m", {"c": [frame([-1.0, 2.0]), frame([1.0, 2.0])]})
+    assert math.isinf(measured.get("b", "w=1").threshold)
+    assert measured.get("b", "w=2").threshold == 0.0
+
+
+def test_noise_with_no_number_measured_twice_is_a_refusal(tmp_path):
+    results = tmp_path / "results"
+    write_run(results / MACHINE, BASE, 100, base_values())
+    runs.archive_run(results, MACHINE, BASE)
+    write_run(results / MACHINE, BASE, 200, {k: math.nan for k in base_values()})
+    runs.archive_run(results, MACHINE, BASE)
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE,
+                  "--out", str(tmp_path / "n.json"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "measured in two runs" in done.stderr
+    assert not (tmp_path / "n.json").exists()
+
+
+def test_noise_names_an_unknown_commit(results, tmp_path):
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE,
+                  "--commit", "feedbee", "--out", str(tmp_path / "n.json"))
+    assert done.returncode == 2
+    assert "'feedbee'" in done.stderr and BASE[:8] in done.stderr
+
+
+@pytest.mark.parametrize("old, new, text", [(-5.0, -2.0, "+3"), (0.0, 0.5, "+0.5"), (2.0, 1.0, "0.5x")])
+def test_a_change_of_negative_or_zero_values_reads_as_a_difference(old, new, text):
+    change = compare.Change("b", "", old, new, "lower", 0.1, compare.REGRESSION)
+    assert f"({text}, lower is better)" in change.line()
+
+
+def test_history_is_cut_at_a_version_change_not_called_a_regression():
+    values = [10.0, 10.0, 10.0, 5.0, 5.0, 5.0]
+    assert [s[3] for s in series_steps(values, "higher")] == ["regression"]
+    steps = series_steps(values, "higher", versions=["1", "1", "1", "2", "2", "2"])
+    assert steps == [(3, 10.0, 5.0, "new version")]
+    # a real step inside the new version is still found
+    values = [10.0] * 3 + [5.0] * 3 + [2.0] * 3
+    steps = series_steps(values, "higher", versions=["1"] * 3 + ["2"] * 6)
+    assert [(s[0], s[3]) for s in steps] == [(3, "new version"), (6, "regression")]
