@@ -316,6 +316,9 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
         raise UsageError(f"{p} does not exist", flag, f"expected {expected}")
     if p.is_dir():
         raise UsageError(f"{p} is a directory", flag, f"expected {expected}")
+    if not p.is_file():  # a pipe (<(zcat ...)) or a device: read once, it cannot be hashed then parsed
+        raise UsageError(f"{p} is not a regular file (a pipe or a device)", flag,
+                         f"expected {expected}; write it to a file first")
     if not os.access(p, os.R_OK):
         raise UsageError(f"{p} is not readable", flag, f"expected {expected}")
     return p

@@ -19,6 +19,8 @@ or an external source::
     env = "DLSYSBENCH_AMAZON670K"       # variable holding the file's path
     path = "datasets/cache/amazon.txt"  # default when the variable is unset (relative to the root)
     loader = "impls.pkg.module:function"  # function(path) -> {name: ndarray}
+    also_reads = "impls.pkg.module:function"  # optional: function(path) -> the other files the
+                                              # loader reads (a path or a list); their sha256 keys the cache too
     format = "xc-text"
     sha256 = "…"                        # optional: verified before use
     url = "where to get the file"
@@ -128,7 +130,7 @@ def _check_callable_ref(ref: str, key: str, path: Path, text: str) -> None:
 
 _TOP_KEYS = frozenset({"name", "description", "synthetic", "external"})
 _SECTION_KEYS = {"synthetic": frozenset({"generator", "seed", "params", "profiles"}),
-                 "external": frozenset({"env", "path", "loader", "format", "sha256", "url"})}
+                 "external": frozenset({"env", "path", "loader", "also_reads", "format", "sha256", "url"})}
 
 
 def _no_unknown_keys(table: dict, allowed: frozenset, section: str, path: Path, text: str) -> None:
@@ -166,6 +168,8 @@ def parse_manifest(path: Path) -> Manifest:
                         f"expected {', '.join(PROFILES)}")
     else:
         _check_callable_ref(_require(spec, "loader", str, path, text, kind), "loader", path, text)
+        if "also_reads" in spec:
+            _check_callable_ref(_require(spec, "also_reads", str, path, text, kind), "also_reads", path, text)
         if "env" not in spec and "path" not in spec:
             raise _fail(path, text, r"\[external\]", "[external] needs `env` or `path` (or both)")
         sha = spec.get("sha256")
@@ -273,7 +277,15 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
         raise ChecksumMismatch(
             f"{source}: sha256 {source_sha} does not match {expected} recorded in {manifest.path}"
         )
-    cache = paths.cache_dir() / name / f"parsed-{source_sha[:16]}.npz"
+    key = source_sha
+    if "also_reads" in manifest.spec:  # a cache of the loader's other files' old contents is never used
+        others = _resolve(manifest.spec["also_reads"])(source)
+        others = [Path(others)] if isinstance(others, (str, os.PathLike)) else [Path(p) for p in others]
+        missing = [str(p) for p in others if not p.is_file()]
+        if missing:
+            raise DatasetUnavailable(f"dataset {name!r}: {', '.join(missing)} (read with {source}) does not exist")
+        key = hashlib.sha256("|".join([source_sha, *(sha256_of(p) for p in others)]).encode()).hexdigest()
+    cache = paths.cache_dir() / name / f"parsed-{key[:16]}.npz"
     found = _load_npz_checked(cache)
     if found is None:
         arrays = _resolve(manifest.spec["loader"])(source)

@@ -103,6 +103,17 @@ def _real_set(args) -> str | None:
     return like
 
 
+def _check_shapes(train: str, test: str) -> None:
+    """Both files' headers give the same feature and label counts (UsageError naming both);
+    checked before the files are parsed, which takes minutes for the real sets."""
+    from impls.slide.data.dataset import read_header
+
+    (_, d_train, l_train), (_, d_test, l_test) = read_header(train), read_header(test)
+    if (d_train, l_train) != (d_test, l_test):
+        raise cli.UsageError(f"{train}:1 has {d_train} features and {l_train} labels, {test}:1 has "
+                             f"{d_test} and {l_test}", "--test", "expected the same feature and label counts as --train")
+
+
 def _validate(args) -> None:
     """Check every flag and path before any data is loaded or trained on (UsageError)."""
     import os
@@ -126,6 +137,8 @@ def _validate(args) -> None:
     cli.check_file(args.train, "--train", "a readable XC text file")
     cli.check_file(args.test, "--test", "a readable XC text file")
     cli.check_output(args.json, "--json")
+    if args.train and args.test:
+        _check_shapes(args.train, args.test)
     if args.dataset and args.real not in ("auto", "no"):
         raise cli.UsageError(f"--real {args.real} with --dataset", "--real",
                              "expected --train/--test files (a registry set says itself whether it is real)")
@@ -175,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         test_data = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
         info = {"train": str(args.train), "test": str(args.test), "real": False}
     load_s = time.perf_counter() - t0
+    for split, data in (("training", train_data), ("test", test_data)):
+        unlabelled = data.n_points - data.labelled_rows().size
+        if unlabelled:
+            cli.warn(f"{unlabelled} of {data.n_points} {split} points have no labels: "
+                     + ("left out of training" if split == "training" else "each counts as a miss in P@k"))
     common = dict(time_budget_s=args.time_budget, eval_every=args.eval_every or None,
                   progress=not args.quiet, max_iterations=args.max_iterations, eval_points=args.eval_points,
                   eval_first_s=args.eval_first_s, eval_growth=args.eval_growth)

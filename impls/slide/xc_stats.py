@@ -5,19 +5,20 @@ prints, for an XC text file or a registry dataset, the counts and per-point / pe
 means the Extreme Classification Repository publishes, and the distribution shapes known
 of such data qualitatively (heavy-tailed label frequency, Zipf feature document
 frequency, TF-IDF values, co-occurring labels, random points sharing few features), each
-with its tolerance and whether it holds. Exit status 1 when a check fails.
+with its tolerance and whether it holds. Exit status 1 when a check fails, 2 (one line on
+stderr) when the input cannot be read.
 
 :func:`measure` returns the statistics as a dict, :func:`check` the rows of the table.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from typing import Any
 
 import numpy as np
 
+from impls.harness import cli
 from impls.slide.data.dataset import XCData
 
 SOURCE = "Extreme Classification Repository, http://manikvarma.org/downloads/XC/XMLRepository.html"
@@ -62,16 +63,20 @@ def _label_frequency(train: XCData) -> dict[str, float]:
 
 
 def _df_zipf(train: XCData) -> dict[str, float]:
+    """Log-log fit of feature document frequency against rank over ranks 11 .. seen / 10
+    (at least 12) of the features seen; NaN where fewer than 3 seen features fall in it."""
     df = np.sort(np.bincount(train.indices, minlength=train.n_features))[::-1]
     seen = int(np.count_nonzero(df))
-    lo, hi = 10, max(seen // 10, 12)
-    rank = np.arange(lo, hi) + 1.0
-    x, y = np.log(rank), np.log(np.maximum(df[lo:hi], 1))
-    slope, intercept = np.polyfit(x, y, 1)
-    resid = y - (slope * x + intercept)
-    r2 = 1.0 - resid.var() / y.var() if y.var() > 0 else math.nan
+    lo, hi = 10, min(max(seen // 10, 12), seen)
+    slope = r2 = math.nan
+    if hi - lo >= 3:
+        rank = np.arange(lo, hi) + 1.0
+        x, y = np.log(rank), np.log(df[lo:hi].astype(np.float64))
+        slope, intercept = np.polyfit(x, y, 1)
+        resid = y - (slope * x + intercept)
+        r2 = 1.0 - resid.var() / y.var() if y.var() > 0 else math.nan
     return {"df_zipf_slope": float(slope), "df_zipf_r2": float(r2), "features_seen": seen,
-            "df_max_fraction": float(df[0] / max(train.n_points, 1))}
+            "df_max_fraction": float(df[0] / max(train.n_points, 1)) if df.size else math.nan}
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -84,9 +89,9 @@ def _values(train: XCData, rng: np.random.Generator, sample: int) -> dict[str, f
     df = np.bincount(train.indices, minlength=train.n_features)
     pick = rng.choice(train.indices.size, min(sample, train.indices.size), replace=False)
     idf = np.log((1.0 + train.n_points) / (1.0 + df[train.indices[pick]]))
-    norms = np.sqrt(np.add.reduceat(train.values.astype(np.float64) ** 2, train.indptr[:-1])) \
-        if train.indices.size else np.zeros(0)
-    norms = norms[np.diff(train.indptr) > 0]
+    starts = train.indptr[:-1][np.diff(train.indptr) > 0]  # rows with features: strictly increasing
+    norms = (np.sqrt(np.add.reduceat(train.values.astype(np.float64) ** 2, starts)) if starts.size
+             else np.zeros(0))
     return {"idf_value_spearman": _spearman(idf, train.values[pick]),
             "row_norm_mean": float(norms.mean()) if norms.size else math.nan,
             "row_norm_max_deviation": float(np.abs(norms - 1.0).max()) if norms.size else math.nan}
@@ -100,11 +105,14 @@ def _random_pairs(train: XCData, rng: np.random.Generator, pairs: int) -> dict[s
     for i, j in zip(a[keep], b[keep]):
         fi, vi = train.indices[train.indptr[i]:train.indptr[i + 1]], train.values[train.indptr[i]:train.indptr[i + 1]]
         fj, vj = train.indices[train.indptr[j]:train.indptr[j + 1]], train.values[train.indptr[j]:train.indptr[j + 1]]
-        common, ii, jj = np.intersect1d(fi, fj, assume_unique=True, return_indices=True)
+        common, ii, jj = np.intersect1d(fi, fj, return_indices=True)  # a row may repeat a feature
         shared.append(common.size)
         frac.append(common.size / max(1, min(fi.size, fj.size)))
         den = float(np.linalg.norm(vi) * np.linalg.norm(vj))
         cos.append(float(vi[ii] @ vj[jj]) / den if den > 0 else 0.0)
+    if not shared:  # fewer than two points
+        return {"random_pair_shared": math.nan, "random_pair_shared_fraction": math.nan,
+                "random_pair_cosine": math.nan}
     return {"random_pair_shared": float(np.mean(shared)), "random_pair_shared_fraction": float(np.mean(frac)),
             "random_pair_cosine": float(np.mean(cos))}
 
@@ -146,7 +154,10 @@ def measure(train: XCData, test: XCData | None = None, seed: int = 0, pairs: int
             value_sample: int = 200_000, max_label_pairs: int = 2_000_000) -> dict[str, Any]:
     """Every statistic of ``train`` (and the counts of ``test``): counts, means, percentiles of
     non-zeros per point, label-frequency shape, feature document-frequency Zipf fit, TF-IDF
-    ordering and row norms, random-pair overlap and label co-occurrence (sampled, seeded)."""
+    ordering and row norms, random-pair overlap and label co-occurrence (sampled, seeded); a
+    statistic the set is too small for is NaN. Raises ValueError for a set without points."""
+    if train.n_points == 0:
+        raise ValueError("the training split has no points: nothing to measure")
     rng = np.random.default_rng(seed)
     nnz = np.diff(train.indptr)
     out: dict[str, Any] = {
@@ -230,29 +241,50 @@ def guess_like(n_features: int, n_labels: int) -> str:
                + abs(math.log(PUBLISHED[k]["labels"] / max(n_labels, 1))))
 
 
-def load(source: str, test: str | None = None, profile: str | None = None) -> tuple[XCData, XCData | None, str | None]:
-    """(train, test, like) for a registry dataset name or an XC text file (and its test file)."""
+def load(source: str, test: str | None = None, profile: str | None = None,
+         allow_empty_labels: bool = False) -> tuple[XCData, XCData | None, str | None]:
+    """(train, test, like) for a registry dataset name or an XC text file (and its test file).
+
+    A file whose header has a real set's published shape is read as that set (points without
+    labels allowed, as ``train`` reads it). Raises :class:`cli.UsageError` for a name that
+    is neither a file nor a registry dataset, or a test file of another shape."""
     from pathlib import Path
 
+    from impls.harness import registry
     from impls.slide.data import dataset
 
     if not Path(source).exists() and "/" not in source:
+        known = registry.manifests()
+        if source not in known:
+            raise cli.UsageError(f"{source}: no such file, and no registry dataset of that name", "FILE_OR_DATASET",
+                                 f"expected an XC text file or one of {', '.join(sorted(known))}")
         tr, te, _ = dataset.from_registry(source, profile)
         return tr, te, DATASET_LIKE.get(source)
-    tr = dataset.from_file(source)
-    te = dataset.from_file(test) if test else None
-    return tr, te, None
+    cli.check_file(source, "FILE_OR_DATASET", "an XC text file or a registry dataset name")
+    cli.check_file(test, "--test", "an XC text file")
+    like = dataset.claimed_real_set(source, *([test] if test else []))
+    allow = allow_empty_labels or like is not None
+    tr = dataset.from_file(source, allow_empty_labels=allow)
+    te = dataset.from_file(test, allow_empty_labels=allow) if test else None
+    if te is not None and (te.n_features, te.n_labels) != (tr.n_features, tr.n_labels):
+        raise cli.UsageError(f"{test}:1 has {te.n_features} features and {te.n_labels} labels, {source}:1 has "
+                             f"{tr.n_features} and {tr.n_labels}", "--test", "expected the training file's shape")
+    return tr, te, like
 
 
+@cli.command("python -m impls.slide.xc_stats")
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m impls.slide.xc_stats", description=__doc__.split("\n\n")[0])
-    ap.add_argument("source", help="XC text file (training split) or registry dataset name")
+    ap = cli.parser(prog="python -m impls.slide.xc_stats", description=__doc__.split("\n\n")[0])
+    ap.add_argument("source", metavar="FILE_OR_DATASET", help="XC text file (training split) or registry dataset name")
     ap.add_argument("--test", help="the test split's XC file (for a file source)")
     ap.add_argument("--profile", help="profile of a registry dataset (default: DLSYSBENCH_PROFILE)")
     ap.add_argument("--like", choices=sorted(PUBLISHED), help="published set to compare with (default: guessed)")
+    ap.add_argument("--allow-empty-labels", action="store_true",
+                    help="accept points without labels (some repository files have them; always on for a "
+                         "file with a real set's published shape)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    train, test, like = load(args.source, args.test, args.profile)
+    train, test, like = load(args.source, args.test, args.profile, args.allow_empty_labels)
     like = args.like or like or guess_like(train.n_features, train.n_labels)
     stats = measure(train, test, seed=args.seed)
     rows = check(stats, like)

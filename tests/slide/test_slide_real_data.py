@@ -153,3 +153,28 @@ def test_cli_real_flag_demands_the_shape(files, tiny_published, tmp_path, monkey
     assert _cli(other, other_test, tmp_path / "b.json", "--real", "amazon-670k") == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "other_train.txt:1: header '6 21 8' is not the published train shape of amazon-670k" in err
+
+
+def test_an_edited_test_file_beside_the_real_set_is_parsed_again(files, tiny_published, tmp_path, monkeypatch):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "tiny-real.toml").write_text(
+        'name = "tiny-real"\ndescription = "Tiny-8: a stand-in"\n[external]\nenv = "TINY_REAL"\n'
+        'loader = "impls.slide.data.dataset:read_real_pair"\n'
+        'also_reads = "impls.slide.data.dataset:split_beside"\n')
+    monkeypatch.setenv("TINY_REAL", str(files[0]))
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    first = registry.load("tiny-real", "smoke", directory=tmp_path / "m")
+    lines = files[1].read_text().split("\n")
+    lines[1] = "5" + lines[1][lines[1].index(" "):]     # the first test point's label 3 -> 5
+    files[1].write_text("\n".join(lines))
+    again = registry.load("tiny-real", "smoke", directory=tmp_path / "m")
+    assert first.arrays["test_labels"][0] == 3 and again.arrays["test_labels"][0] == 5
+    assert bytes(again.arrays["test_source_sha256"]).decode() == registry.sha256_of(files[1])
+    files[1].unlink()
+    with pytest.raises(registry.DatasetUnavailable, match="tiny_test.txt"):
+        registry.load("tiny-real", "smoke", directory=tmp_path / "m")
+
+
+def test_the_suites_real_manifests_key_their_cache_by_the_test_file_too():
+    for name in ("slide-amazon670k-real", "slide-delicious200k-real"):
+        assert registry.manifests()[name].spec["also_reads"] == "impls.slide.data.dataset:split_beside"

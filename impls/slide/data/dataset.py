@@ -68,6 +68,10 @@ class XCData:
     def label_counts(self) -> np.ndarray:
         return np.bincount(self.labels, minlength=self.n_labels)
 
+    def labelled_rows(self) -> np.ndarray:
+        """The rows (int64, ascending) of the points that have at least one label."""
+        return np.flatnonzero(np.diff(self.label_indptr) > 0)
+
     def stats(self) -> dict:
         n = max(self.n_points, 1)
         counts = self.label_counts()
@@ -77,7 +81,26 @@ class XCData:
             "labels_per_point": self.labels.size / n,
             "occurrences_per_label": self.labels.size / max(self.n_labels, 1),
             "labels_seen": int(np.count_nonzero(counts)),
+            "unlabelled_points": int(self.n_points - self.labelled_rows().size),
         }
+
+
+def trainable_rows(train: XCData, test: XCData) -> np.ndarray | None:
+    """The training rows to draw batches from: every labelled point, or None when that is all
+    of them. A point without labels has no target (its softmax gradient only pushes every
+    logit down, without bound), so it is left out of training, as XC training does; on the
+    test side such a point stays and counts as a miss. Raises ValueError when the splits'
+    shapes differ or no training point, or no test point, has a label (P@k would be 0 by
+    construction)."""
+    if (train.n_features, train.n_labels) != (test.n_features, test.n_labels):
+        raise ValueError(f"train and test splits have different shapes: train has {train.n_features} features "
+                         f"and {train.n_labels} labels, test {test.n_features} and {test.n_labels}")
+    rows = train.labelled_rows()
+    if rows.size == 0:
+        raise ValueError(f"no training point has a label ({train.n_points} points): nothing to train on")
+    if test.labelled_rows().size == 0:
+        raise ValueError(f"no test point has a label ({test.n_points} points): nothing to evaluate on")
+    return None if rows.size == train.n_points else rows
 
 
 def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData, dict]:
@@ -114,8 +137,8 @@ def read_header(path: str | Path) -> tuple[int, int, int]:
         line = handle.readline(256)
     parts = line.split()
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
-        raise RealDataMismatch(f"{path}:1: expected the header 'N D L' (three non-negative integers), "
-                               f"got {line[:80].decode('ascii', 'replace')!r}")
+        from impls.slide.data.xc_format import bad_header_message
+        raise RealDataMismatch(bad_header_message(path, line.rstrip(b"\r\n")))
     n, d, l = (int(p) for p in parts)
     return n, d, l
 
@@ -138,7 +161,8 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
     expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
                          f"{PUBLISHED[k]['labels']}'" for k in candidates)
     raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
-                           f"{' or '.join(candidates)} (expected {expected})")
+                           f"{' or '.join(candidates)} (expected {expected}); a subsample of a real set "
+                           "is read as an ordinary XC file with --real no")
 
 
 def claimed_real_set(*paths: str | Path) -> str | None:

@@ -39,14 +39,43 @@ _MESSAGES = {
 }
 
 
+def bad_header_message(path: str | Path, line: bytes) -> str:
+    """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
+    compressed file or a byte-order mark."""
+    hint = ""
+    if line.startswith(b"\x1f\x8b"):
+        hint = "; the file looks gzip-compressed: decompress it first"
+    elif line.startswith(b"\xef\xbb\xbf"):
+        hint = "; it starts with a UTF-8 byte-order mark: remove it"
+    return (f"{path}:1: expected the header 'N D L' (three non-negative integers), "
+            f"got {line[:80].decode('ascii', 'replace')!r}{hint}")
+
+
 def _header(buf: np.ndarray, path: Path) -> tuple[int, int, int, int]:
     nl = int(np.argmax(buf == 10)) if (buf == 10).any() else buf.size
     text = bytes(buf[:nl]).decode("ascii", "replace").split()
     if len(text) != 3 or not all(t.isdigit() for t in text):
-        raise XCFormatError(f"{path}:1: expected the header 'N D L' (three non-negative integers), "
-                            f"got {bytes(buf[:min(nl, 80)]).decode('ascii', 'replace')!r}")
+        raise XCFormatError(bad_header_message(path, bytes(buf[:min(nl, 80)])))
     n, d, l = map(int, text)
     return n, d, l, nl + 1
+
+
+_BLANK = np.array([9, 10, 13, 32], np.uint8)  # tab, newline, carriage return, space
+
+
+def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarray:
+    """``buf`` without blank lines after the header's N data lines; raises XCFormatError when
+    the file has fewer than N lines (before any array of N rows is allocated)."""
+    body = buf[start:]
+    newlines = np.flatnonzero(body == 10)
+    lines = newlines.size + (1 if body.size and body[-1] != 10 else 0)
+    if lines < n:
+        raise XCFormatError(f"{path}:1: header says N={n} points but the file has {lines} data lines")
+    if lines > n:
+        cut = int(newlines[n - 1]) + 1 if n else 0
+        if np.isin(body[cut:], _BLANK).all():  # trailing blank lines: not points
+            return buf[:start + cut]
+    return buf
 
 
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
@@ -55,6 +84,7 @@ def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
     path = Path(path)
     buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) else data
     n, d, l, start = _header(buf, path)
+    buf = _fit_to_header(buf, start, n, path)
     body = buf[start:]
     max_nnz = int(np.count_nonzero(body == K.COLON))
     max_labels = int(np.count_nonzero(body == K.COMMA)) + n + 1
@@ -110,7 +140,8 @@ def read_xc_cached(path: str | Path, allow_empty_labels: bool = False,
 
     The cache is keyed by the source's sha256 and the options (an edited file or another
     ``allow_empty_labels`` never meets an old cache) and verified on every read; a
-    damaged one is rebuilt with a warning (the dataset registry's mechanism).
+    damaged one is rebuilt with a warning (the dataset registry's mechanism), and one that
+    cannot be written is a warning too.
     """
     from impls.harness import registry
 
@@ -120,7 +151,10 @@ def read_xc_cached(path: str | Path, allow_empty_labels: bool = False,
     if found is not None:
         return found[0]
     arrays = read_xc(path, allow_empty_labels)
-    registry.save_npz_checked(cache, arrays)
+    try:
+        registry.save_npz_checked(cache, arrays)
+    except OSError as err:  # a read-only checkout or a full disk: the arrays are parsed all the same
+        registry.log.warning("%s: cannot keep the parsed cache (%s); parsing again next time", cache, err)
     return arrays
 
 

@@ -135,10 +135,11 @@ def main(argv: list[str] | None = None) -> int:
                        label_counts=train.label_counts())
     rows = ev.eval_rows(test, args.points, cfg.seed)
     rng = np.random.default_rng(cfg.seed + 1)
-    order, cursor = rng.permutation(train.n_points), 0
+    pool = train.labelled_rows()  # a point without labels has nothing to train on
+    order, cursor = pool[rng.permutation(pool.size)], 0
     for it in range(1, args.batches + 1):
         if cursor + cfg.batch > order.size:
-            order, cursor = rng.permutation(train.n_points), 0
+            order, cursor = pool[rng.permutation(pool.size)], 0
         net.step(train, order[cursor:cursor + cfg.batch])
         cursor += cfg.batch
         if it in at:

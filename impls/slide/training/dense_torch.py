@@ -35,7 +35,7 @@ import torch
 
 from impls.slide.core import evaluate as ev
 from impls.slide.core.config import SlideConfig
-from impls.slide.data.dataset import XCData
+from impls.slide.data.dataset import XCData, trainable_rows
 from impls.slide.core.network import log_uniform_ranks
 from impls.slide.training import loop
 from impls.slide.training.loop import EvalSchedule
@@ -260,6 +260,7 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
     Every evaluation also records ``hidden_cosine`` (as SLIDE's, :func:`evaluate.mean_cosine`)."""
     if method not in METHODS:
         raise ValueError(f"method={method!r}; expected one of {', '.join(METHODS)}")
+    train_rows = trainable_rows(train_data, test_data)
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
     config.check()
@@ -285,7 +286,8 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
         initial = [p.detach().clone() for p in model.parameters()]
         wrng = np.random.default_rng(config.seed + 3)
         for _ in range(warmup_steps):
-            trainer.step(train_data, wrng.integers(0, train_data.n_points, config.batch))
+            pool = train_rows if train_rows is not None else np.arange(train_data.n_points)
+            trainer.step(train_data, pool[wrng.integers(0, pool.size, config.batch)])
         timer.sync()
         with torch.no_grad():
             for p, p0 in zip(model.parameters(), initial):
@@ -303,14 +305,15 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
         W2, b2 = model.W2.detach().cpu().numpy(), model.b2.detach().cpu().numpy()
         hidden = hidden_fn(test_data, rows_eval)
         score = ev.precision_at_k(ev.top5(hidden, W2, b2), test_data, rows_eval)
-        return {"seconds": seconds, "iteration": it, "samples": it * config.batch,
+        return {"seconds": seconds, "iteration": it,
                 "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss,
                 "hidden_cosine": ev.mean_cosine(hidden)}
 
     run = loop.run(lambda rows: trainer.step(train_data, rows).detach(), evaluate, n_points=train_data.n_points,
                    batch=config.batch, seed=config.seed, timer=timer,
                    schedule=EvalSchedule(eval_every, eval_first_s, eval_growth), time_budget_s=time_budget_s,
-                   max_iterations=max_iterations, eval_at_start=eval_at_start, report=report)
+                   max_iterations=max_iterations, eval_at_start=eval_at_start, report=report,
+                   train_rows=train_rows)
     active = float(np.mean(trainer.active)) / train_data.n_labels if trainer.active else 1.0
     name = "dense-torch" if method == "dense" else "sampled-torch"
     return {**loop.result(f"{name}-{dev.type}", run, baseline_p_at_1=baseline["p_at_1"],

@@ -1,7 +1,7 @@
 """The timed training loop shared by SLIDE and the PyTorch baselines, and the result they return.
 
-:func:`run` draws batches from a shuffled order of the training points (a new permutation
-each epoch, from ``seed + 1``), times each step with the trainer's timer, evaluates on the
+:func:`run` draws batches from a shuffled order of the training points (or of the given
+``train_rows``; a new permutation each epoch, from ``seed + 1``), times each step with the trainer's timer, evaluates on the
 trainer's schedule and at the end, and stops at ``time_budget_s`` training seconds or after
 ``max_iterations`` batches. ``seconds`` in the curve counts training only (evaluation is
 timed apart). :func:`result` builds the keys every trainer's result dict shares, so SLIDE,
@@ -79,9 +79,11 @@ class Loop:
 def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float], dict], *, n_points: int,
         batch: int, seed: int, timer: Timer, schedule: EvalSchedule, time_budget_s: float | None,
         max_iterations: int | None, eval_at_start: bool = True,
-        report: Callable[[dict], None] | None = None) -> Loop:
+        report: Callable[[dict], None] | None = None, train_rows: np.ndarray | None = None) -> Loop:
     """Train with ``step(rows) -> loss`` until the budget is spent; ``evaluate(iteration,
-    seconds, loss) -> point`` gives each curve point (``report`` sees each one)."""
+    seconds, loss) -> point`` gives each curve point (``report`` sees each one), and the loop
+    sets its ``samples``: the points trained on so far (a batch is at most the rows there are).
+    ``train_rows``: the rows to draw from (default: all ``n_points``)."""
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
     curve: list[dict] = []
@@ -92,20 +94,25 @@ def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float
         t = time.perf_counter()
         point = evaluate(iteration, timer.seconds, loss)
         eval_s += time.perf_counter() - t
+        point["samples"] = samples
         curve.append(point)
         if report:
             report(point)
 
+    it = samples = 0
     if eval_at_start:
         evaluate_now(0, math.nan)
     rng = np.random.default_rng(seed + 1)
-    order, cursor = rng.permutation(n_points), 0
-    it = samples = 0
+
+    def shuffled() -> np.ndarray:
+        return rng.permutation(n_points) if train_rows is None else train_rows[rng.permutation(train_rows.size)]
+
+    order, cursor = shuffled(), 0
     cpu_s, loss = 0.0, math.nan
     while (max_iterations is None or it < max_iterations) and (time_budget_s is None
                                                                or timer.seconds < time_budget_s):
         if cursor + batch > order.size:
-            order, cursor = rng.permutation(n_points), 0
+            order, cursor = shuffled(), 0
         rows = order[cursor:cursor + batch]
         cursor += rows.size
         c = time.process_time()

@@ -13,7 +13,7 @@ import numpy as np
 
 from impls.slide.core import evaluate as ev
 from impls.slide.core.config import SlideConfig
-from impls.slide.data.dataset import XCData
+from impls.slide.data.dataset import XCData, trainable_rows
 from impls.slide.core.network import SlideNetwork
 from impls.slide.core.retrieval import wrong_top_recall
 from impls.slide.training import loop
@@ -80,8 +80,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     """
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
-    if train_data.n_labels != test_data.n_labels or train_data.n_features != test_data.n_features:
-        raise ValueError("train and test splits have different shapes")
+    train_rows = trainable_rows(train_data, test_data)
     threads = set_threads(config.threads)
     config = _replace(config, threads=threads)
     compile_s = warm_up(config)
@@ -102,7 +101,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         hidden = net.hidden(test_data, eval_rows)
         ranked = ev.topk(hidden, net.W2, net.b2, RECALL_K + max_test_labels)
         score = ev.precision_at_k(ranked[:, :5], test_data, eval_rows)
-        point = {"seconds": seconds, "iteration": iteration, "samples": iteration * config.batch,
+        point = {"seconds": seconds, "iteration": iteration,
                  "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss,
                  "hidden_cosine": ev.mean_cosine(hidden)}
         if net.config.mode != "all":
@@ -119,7 +118,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     run = loop.run(lambda rows: net.step(train_data, rows), evaluate, n_points=train_data.n_points,
                    batch=config.batch, seed=config.seed, timer=loop.WallTimer(),
                    schedule=EvalSchedule(eval_every, eval_first_s, eval_growth), time_budget_s=time_budget_s,
-                   max_iterations=max_iterations, eval_at_start=eval_at_start, report=report)
+                   max_iterations=max_iterations, eval_at_start=eval_at_start, report=report,
+                   train_rows=train_rows)
     final = run.curve[-1]
     after_rebuild = recall_ratios(run.curve, "rebuilds")
     after_refresh = recall_ratios(run.curve, "refreshes")

@@ -1,0 +1,190 @@
+"""SLIDE's command lines and trainers on the inputs users bring: points without labels, sets
+smaller than a batch, splits of different shapes, tiny or odd XC files, compressed files."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from impls.slide import xc_stats
+from impls.slide.core.config import SlideConfig
+from impls.slide.data import xc_data
+from impls.slide.data.dataset import XCData, trainable_rows
+from impls.slide.data.xc_format import XCFormatError, parse_xc_bytes
+from impls.slide.training import loop
+
+
+def small_pair(unlabelled: float = 0.0) -> tuple[XCData, XCData]:
+    arrays = xc_data.generate(seed=1, n_train=400, n_test=60, n_features=300, n_labels=200, labels_per_point=2.0,
+                              nnz_per_point=10, labels_per_topic=8, topic_pool=8, words_per_label=4)
+    train, test = XCData.from_arrays(arrays, "train_"), XCData.from_arrays(arrays, "test_")
+    if unlabelled:
+        drop = np.random.default_rng(0).random(train.n_points) < unlabelled
+        lengths = np.where(drop, 0, np.diff(train.label_indptr))
+        keep = np.repeat(~drop, np.diff(train.label_indptr))
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        train = XCData(train.indptr, train.indices, train.values, indptr, train.labels[keep],
+                       train.n_features, train.n_labels)
+    return train, test
+
+
+def test_points_without_labels_are_never_trained_on():
+    train, test = small_pair(unlabelled=0.25)
+    rows = trainable_rows(train, test)
+    assert rows is not None and 0 < rows.size < train.n_points
+    assert (np.diff(train.label_indptr)[rows] > 0).all()
+    assert train.stats()["unlabelled_points"] == train.n_points - rows.size
+    assert trainable_rows(*small_pair()) is None  # every point labelled: draw from all
+
+
+@pytest.mark.parametrize("method", ["slide", "dense", "sampled"])
+def test_each_trainer_draws_its_batches_from_the_labelled_points_only(method, monkeypatch):
+    pytest.importorskip("torch")
+    from impls.slide.core.network import SlideNetwork
+    from impls.slide.training import dense_torch
+    from impls.slide.training.trainer import train as train_slide
+
+    train, test = small_pair(unlabelled=0.25)
+    empty = set(np.flatnonzero(np.diff(train.label_indptr) == 0).tolist())
+    drawn: list[np.ndarray] = []
+    if method == "slide":
+        real_step = SlideNetwork.step
+        monkeypatch.setattr(SlideNetwork, "step",  # (the compile warm-up steps a set of its own)
+                            lambda self, d, r: (d is train and drawn.append(np.array(r))) or real_step(self, d, r))
+        result = train_slide(SlideConfig(threads=1, batch=32), train, test, time_budget_s=None,
+                             max_iterations=12, eval_every=0, eval_points=20)
+    else:
+        real_step = dense_torch._Trainer.step
+        monkeypatch.setattr(dense_torch._Trainer, "step",
+                            lambda self, d, r: (d is train and drawn.append(np.array(r))) or real_step(self, d, r))
+        result = dense_torch.train_dense(SlideConfig(threads=1, batch=32), train, test, time_budget_s=None,
+                                         max_iterations=12, eval_every=0, eval_points=20, method=method)
+        assert result["final_loss"] >= 0  # a cross-entropy: a row without a target would make it negative
+    assert drawn and not empty & set(np.concatenate(drawn).tolist())
+    assert result["data"]["train"]["unlabelled_points"] == len(empty)
+
+
+def test_the_curve_counts_the_samples_actually_trained_when_the_set_is_smaller_than_a_batch():
+    run = loop.run(lambda rows: 0.0, lambda it, s, loss: {"iteration": it}, n_points=5, batch=256, seed=0,
+                   timer=loop.WallTimer(), schedule=loop.EvalSchedule(2), time_budget_s=None, max_iterations=4)
+    assert run.samples == 20 and [p["samples"] for p in run.curve] == [0, 10, 20]
+
+
+def test_train_rows_restrict_the_loop():
+    seen = []
+    loop.run(lambda rows: seen.append(rows.copy()) or 0.0, lambda it, s, loss: {"iteration": it}, n_points=10,
+             batch=2, seed=0, timer=loop.WallTimer(), schedule=loop.EvalSchedule(), time_budget_s=None,
+             max_iterations=9, train_rows=np.array([1, 4, 7]))
+    assert set(np.concatenate(seen).tolist()) == {1, 4, 7}
+
+
+@pytest.mark.parametrize("change, message", [
+    ("features", "train has 300 features and 200 labels, test 301 and 200"),
+    ("no test labels", "no test point has a label"),
+    ("no train labels", "no training point has a label"),
+])
+def test_pairs_that_cannot_be_trained_or_scored_are_refused(change, message):
+    train, test = small_pair()
+    if change == "features":
+        test = XCData(test.indptr, test.indices, test.values, test.label_indptr, test.labels, 301, test.n_labels)
+    elif change == "no test labels":
+        test = XCData(test.indptr, test.indices, test.values, np.zeros_like(test.label_indptr), test.labels[:0],
+                      test.n_features, test.n_labels)
+    else:
+        train = XCData(train.indptr, train.indices, train.values, np.zeros_like(train.label_indptr),
+                       train.labels[:0], train.n_features, train.n_labels)
+    with pytest.raises(ValueError, match=message):
+        trainable_rows(train, test)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_train_names_both_files_when_their_shapes_differ_before_parsing(tmp_path, capsys):
+    from impls.slide.train import main
+
+    train = write(tmp_path / "train.txt", "2 20 3\n0 0:1\n1 1:1\n")
+    test = write(tmp_path / "test.txt", "1 30 3\n0 25:1\n")
+    assert main(["--train", str(train), "--test", str(test), "--json", str(tmp_path / "o.json"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "train.txt:1 has 20 features and 3 labels" in err and "test.txt:1 has 30 and 3" in err
+
+
+def test_trailing_blank_lines_are_not_points_but_a_blank_line_inside_still_counts():
+    arrays = parse_xc_bytes(b"2 4 3\n0 0:1\n1 1:1\n\n\r\n  \n")
+    assert arrays["indptr"].size == 3
+    with pytest.raises(XCFormatError, match=r":3: empty label list"):
+        parse_xc_bytes(b"2 4 3\n0 0:1\n\n1 1:1\n")
+
+
+def test_a_header_promising_more_points_than_lines_fails_before_allocating():
+    with pytest.raises(XCFormatError, match=r":1: header says N=40000000000 points but the file has 1 data lines"):
+        parse_xc_bytes(b"40000000000 4 3\n0 0:1\n")
+
+
+@pytest.mark.parametrize("prefix, hint", [(b"\x1f\x8b", "gzip-compressed"), (b"\xef\xbb\xbf", "byte-order mark")])
+def test_a_compressed_file_or_a_bom_is_named(prefix, hint):
+    data = gzip.compress(b"2 4 3\n0 0:1\n") if prefix == b"\x1f\x8b" else prefix + b"2 4 3\n0 0:1\n"
+    with pytest.raises(XCFormatError, match=hint):
+        parse_xc_bytes(data)
+
+
+@pytest.mark.parametrize("text", [
+    "4 6 3\n0,1 0:1 1:2\n2 2:0.5 3:1.5\n1 0:3\n0,2 4:1 5:1 0:1\n",   # fewer features than the Zipf fit's ranks
+    "2 6 3\n0 0:1 1:1\n1\n",                                         # the last point has no features
+    "2 6 3\n0\n1\n",                                                 # no point has features
+    "3 6 3\n0 0:1 0:2\n1 0:1\n2 1:1\n",                              # a row repeats a feature
+])
+def test_xc_stats_measures_tiny_and_odd_files(tmp_path, text, capsys):
+    path = write(tmp_path / "t.txt", text)
+    status = xc_stats.main([str(path)])
+    out = capsys.readouterr()
+    assert status in (0, 1) and "Traceback" not in out.err and "features" in out.out
+
+
+def test_xc_stats_refuses_with_one_line(tmp_path, capsys):
+    cases = [
+        ([str(write(tmp_path / "h0.txt", "0 20 3\n"))], "no points"),
+        (["no-such-file.txt"], "no such file, and no registry dataset of that name"),
+        ([str(write(tmp_path / "e.txt", "2 4 3\n0 0:1\n 1:1\n"))], "--allow-empty-labels"),
+        ([str(tmp_path / "e.txt"), "--test", str(write(tmp_path / "w.txt", "1 5 3\n0 0:1\n"))], "w.txt:1 has 5"),
+        ([str(tmp_path)], "is a directory"),
+    ]
+    for argv, message in cases:
+        assert xc_stats.main(argv + (["--allow-empty-labels"] if "--test" in argv else [])) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and err.startswith("error: ") and message in err, err
+    assert xc_stats.main([str(tmp_path / "e.txt"), "--allow-empty-labels"]) in (0, 1)
+
+
+def test_xc_stats_reads_a_real_shaped_file_with_unlabelled_points(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(xc_stats.PUBLISHED, "tiny-8", {
+        "features": 20, "labels": 8, "train_points": 3, "test_points": 1, "points_per_label": 1.0,
+        "labels_per_point": 1.0, "nnz_per_point": 2.0})
+    path = write(tmp_path / "train.txt", "3 20 8\n1 0:1 3:1\n 2:1\n4 5:1\n")
+    assert xc_stats.main([str(path)]) in (0, 1)
+    assert "compared with tiny-8" in capsys.readouterr().out
+
+
+def test_a_pipe_is_refused_before_it_is_consumed(tmp_path):
+    import os
+
+    from impls.harness import cli
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(cli.UsageError, match="not a regular file"):
+        cli.check_file(fifo, "--train")
+
+
+def test_a_cache_that_cannot_be_written_does_not_stop_the_read(tmp_path, caplog):
+    from impls.slide.data.xc_format import read_xc_cached
+
+    path = write(tmp_path / "t.txt", "2 4 3\n0 0:1\n1 1:1\n")
+    blocked = write(tmp_path / "file", "")  # a file where the cache directory would go
+    arrays = read_xc_cached(path, cache_dir=blocked / "sub")
+    assert arrays["indptr"].size == 3 and "cannot keep the parsed cache" in caplog.text
