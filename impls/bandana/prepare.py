@@ -1,8 +1,8 @@
 """Command line: turn a trace into the simulator's and the replay's inputs (``T.npy``, ``P.npy``).
 
     python -m impls.bandana.prepare (--dataset NAME [--profile P] | --offsets O.npy --indices I.npy
-        [--vectors V.npy] | --dlrm FILE --table K [--renumber]) --layout KIND [--layout KIND ...]
-        [--train-fraction F] --out DIR [--json [FILE|-]]
+        [--vectors V.npy] [--renumber] | --dlrm FILE --table K [--renumber]) --layout KIND [--layout KIND ...]
+        [--vector-bytes B] [--block-bytes S] [--train-fraction F] --out DIR [--json [FILE|-]]
 
 The trace is split in time as the suite does (the first ``F`` of the queries train the
 layouts, the rest is the trace to simulate). ``DIR`` receives:
@@ -12,8 +12,15 @@ layouts, the rest is the trace to simulate). ``DIR`` receives:
 - ``layout-<kind>.npy``: int64 storage-order permutation per layout (``--layout``),
 - ``train_offsets.npy``, ``train_indices.npy``, ``test_offsets.npy``, ``test_indices.npy``: the
   split trace in the suite's CSR form, and ``vectors.npy`` when the input had values,
-- ``summary.json``: sizes, the source, and per layout its build time (s) and test fanout
-  (distinct blocks per query).
+- ``original_ids.npy`` with ``--renumber``: the input id of each dense id 0..U-1 (the layouts
+  and the trace are over dense ids),
+- ``summary.json``: sizes, the source, the block geometry, and per layout its build time (s)
+  and test fanout (distinct blocks per query; an empty query counts 0).
+
+Layouts pack ``--block-bytes // --vector-bytes`` vectors into a block: the row size of
+``--vectors`` when given, else the suite's 128 B, in 4 KB blocks; give the same two values to
+``impls.bandana.sim.cache`` and ``impls.bandana.nvm.replay``. Files this command writes that a
+previous run into ``DIR`` left and this one does not (another layout, vectors, ids) are removed.
 
 Layouts: identity, random, kmeans and kmeans-two-level (need vector values), shp, kahypar
 (where the optional package is installed). Inputs are checked before any layout is built.
@@ -46,9 +53,33 @@ def _load_array(path: str, what: str) -> np.ndarray:
     if not file.is_file():
         raise PrepareError(f"{what} {path}: no such file")
     try:
-        return np.load(file, allow_pickle=False)
+        found = np.load(file, allow_pickle=False)
     except (ValueError, OSError, EOFError) as err:
         raise PrepareError(f"{what} {path}: not a readable .npy file ({err})") from err
+    if not isinstance(found, np.ndarray):  # an .npz archive
+        keys = ", ".join(found.files)
+        found.close()
+        raise PrepareError(f"{what} {path}: an .npz archive (arrays {keys}); expected one .npy array per flag")
+    return found
+
+
+def _check_ids(indices: np.ndarray, name: str) -> None:
+    """Unsigned ids above int64's range cannot be stored as the suite's int64 ids."""
+    if indices.size and np.issubdtype(indices.dtype, np.unsignedinteger) and indices.max() > np.iinfo(np.int64).max:
+        at = int(np.argmax(indices > np.iinfo(np.int64).max))
+        raise PrepareError(f"{name}: indices[{at}] = {indices[at]} does not fit int64; pass --renumber to "
+                           "number the ids densely")
+
+
+# ids spanning more than this many times their distinct count, and beyond this size, are
+# hashed or sparse: a table of max id + 1 rows would be mostly empty
+SPARSE_SPAN, SPARSE_MIN_ROWS = 16, 10_000_000
+
+
+def _renumbered(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dense ids 0..U-1 in lookup order, the input id of each dense id)."""
+    original, dense = np.unique(indices, return_inverse=True)
+    return dense.astype(np.int64).reshape(-1), original
 
 
 def load_source(args: argparse.Namespace) -> dict[str, Any]:
@@ -74,21 +105,53 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
             table = dlrm_loader.load_dlrm_table(args.dlrm, args.table, renumber=args.renumber)
         except (OSError, ValueError, IndexError) as err:
             raise PrepareError(f"--dlrm {args.dlrm}: {err}") from err
-        return {**table, "vectors": None, "source": f"dlrm_datasets file {args.dlrm}, table {args.table}"}
+        return {**table, "vectors": None, "renumbered": args.renumber,
+                "source": f"dlrm_datasets file {args.dlrm}, table {args.table}"}
+    name = f"{args.offsets} + {args.indices}"
     offsets = _load_array(args.offsets, "--offsets")
     indices = _load_array(args.indices, "--indices")
     vectors = _load_array(args.vectors, "--vectors") if args.vectors else None
+    original_ids = None
+    if args.renumber:
+        if vectors is not None or args.num_vectors is not None:
+            raise PrepareError("--renumber numbers the ids densely: it does not go with --vectors or --num-vectors "
+                               "(their rows are numbered by the input ids)")
+        if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
+            raise PrepareError(f"{name}: indices must be a 1-D integer array, got shape {indices.shape} "
+                               f"dtype {indices.dtype}")
+        indices, original_ids = _renumbered(indices)
+    _check_ids(indices, name)
+    if vectors is not None:
+        if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number) or np.iscomplexobj(vectors):
+            raise PrepareError(f"--vectors {args.vectors}: shape {vectors.shape} dtype {vectors.dtype}; expected "
+                               "a 2-D array of real numbers, one row per vector")
+        bad = ~np.isfinite(vectors).all(axis=1)
+        if bad.any():
+            raise PrepareError(f"--vectors {args.vectors}: row {int(np.argmax(bad))} holds NaN or Inf "
+                               f"({int(bad.sum())} rows do)")
     num_vectors = args.num_vectors
+    if num_vectors is None and vectors is not None:
+        num_vectors = int(vectors.shape[0])
+        if indices.size and np.issubdtype(indices.dtype, np.integer) and int(indices.max()) >= num_vectors:
+            raise PrepareError(f"--vectors {args.vectors} has {num_vectors} rows but {name} uses ids up to "
+                               f"{int(indices.max())}; expected a row for every id")
     if num_vectors is None:
-        num_vectors = int(vectors.shape[0]) if vectors is not None else int(indices.max()) + 1 if indices.size else 0
+        num_vectors = int(indices.max()) + 1 if indices.size and np.issubdtype(indices.dtype, np.integer) else 0
+        distinct = np.unique(indices).size if num_vectors > SPARSE_MIN_ROWS else num_vectors
+        if num_vectors > SPARSE_MIN_ROWS and num_vectors > SPARSE_SPAN * distinct:
+            raise PrepareError(f"{name}: ids reach {num_vectors - 1} but only {distinct} are distinct, so the table "
+                               f"would have {num_vectors} rows; pass --renumber to number the ids densely")
     try:
-        traces.validate_trace(offsets, indices, num_vectors, name=f"{args.offsets} + {args.indices}")
+        traces.validate_trace(offsets, indices, num_vectors, name=name)
     except ValueError as err:
         raise PrepareError(str(err)) from err
-    if vectors is not None and (vectors.ndim != 2 or vectors.shape[0] != num_vectors):
+    if vectors is not None and vectors.shape[0] != num_vectors:
         raise PrepareError(f"--vectors {args.vectors}: shape {vectors.shape}; expected ({num_vectors}, dim)")
-    return {"offsets": offsets, "indices": indices, "vectors": vectors, "num_vectors": num_vectors,
-            "source": f"files {args.offsets}, {args.indices}"}
+    found = {"offsets": offsets, "indices": indices, "vectors": vectors, "num_vectors": num_vectors,
+             "renumbered": args.renumber, "source": f"files {args.offsets}, {args.indices}"}
+    if original_ids is not None:
+        found["original_ids"] = original_ids
+    return found
 
 
 def _save(path: Path, array: np.ndarray) -> None:
@@ -99,40 +162,66 @@ def _save(path: Path, array: np.ndarray) -> None:
     atomic.write_bytes(path, buffer.getvalue())
 
 
+LEARNS_FROM_TRACE = ("shp", "kahypar")
+
+
 def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fraction: float = 0.5,
             seed: int = 0, kmeans_niter: int = 10, kmeans_clusters: int = 64, subclusters: int = 16,
-            shp_iterations: int = 8) -> dict[str, Any]:
+            shp_iterations: int = 8, vector_bytes: int = 128, block_bytes: int = 4096) -> dict[str, Any]:
     """Split ``source`` in time, build each layout of ``kinds`` on the earlier part, write ``out``.
 
-    Returns the summary that ``summary.json`` holds.
+    Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the split
+    leaves nothing to simulate, or nothing to learn a trace-trained layout (shp, kahypar) from.
     """
     from impls.bandana.experiments import simulation as experiments
     from impls.bandana.layout import layouts
     from impls.bandana.data import traces
 
     train, test = traces.split_in_time(source["offsets"], source["indices"], train_fraction)
+    if test[1].size == 0:
+        raise PrepareError(f"the later {1 - train_fraction:.0%} of the {traces.num_queries(source['offsets'])} "
+                           "queries hold no lookup: nothing to simulate (a longer trace, or a smaller "
+                           "--train-fraction)")
+    learning = [k for k in kinds if k in LEARNS_FROM_TRACE]
+    if learning and train[1].size == 0:
+        raise PrepareError(f"--layout {learning[0]} learns from the earlier {train_fraction:.0%} of the queries, "
+                           "which hold no lookup (a longer trace, or a larger --train-fraction)")
     n = int(source["num_vectors"])
     table = {"num_vectors": n, "vectors": source["vectors"], "train": train}
     sizes = {"seed": seed, "kmeans_niter": kmeans_niter, "kmeans_clusters": kmeans_clusters,
              "subclusters": [subclusters], "shp_iterations": shp_iterations}
-    per_block = experiments.BLOCK_BYTES // experiments.VECTOR_BYTES
+    per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
     out.mkdir(parents=True, exist_ok=True)
+    written = []
     for name, array in (("train_offsets", train[0]), ("train_indices", train[1]), ("test_offsets", test[0]),
                         ("test_indices", test[1])):
         _save(out / f"{name}.npy", np.asarray(array, dtype=np.int64))
     _save(out / "trace.npy", traces.flatten(*test, n))
     if source["vectors"] is not None:
         _save(out / "vectors.npy", source["vectors"])
+        written.append("vectors.npy")
+    if source.get("original_ids") is not None:
+        _save(out / "original_ids.npy", np.asarray(source["original_ids"]))
+        written.append("original_ids.npy")
     summary: dict[str, Any] = {
-        "source": source["source"], "num_vectors": n, "train_fraction": train_fraction,
+        "source": source["source"], "num_vectors": n, "renumbered": bool(source.get("renumbered")),
+        "vector_bytes": vector_bytes, "block_bytes": block_bytes, "vectors_per_block": per_block,
+        "train_fraction": train_fraction,
         "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
         "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"), "layouts": {}}
+    if summary["renumbered"]:
+        summary["original_ids"] = str(out / "original_ids.npy")
     for kind in kinds:
-        layout = experiments.build_layout(kind, table, sizes)
+        layout = experiments.build_layout(kind, table, sizes, per_block)
         file = out / f"layout-{kind}.npy"
         _save(file, layout.permutation)
+        written.append(file.name)
         summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
                                     "fanout_test": layouts.fanout(layout, *test, per_block)}
+    stale = [p for p in (*out.glob("layout-*.npy"), out / "vectors.npy", out / "original_ids.npy")
+             if p.is_file() and p.name not in written]
+    for path in stale:  # a previous run's: they would pass for this trace's
+        path.unlink()
     from impls.harness import atomic
 
     atomic.write_json(out / "summary.json", summary)
@@ -150,8 +239,13 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--vectors", help=".npy float vector values, one row per vector (K-means layouts)")
     source.add_argument("--num-vectors", type=int, default=None, help="table size (default: from the data)")
     source.add_argument("--dlrm", help="an FBGEMM dlrm_datasets file (.pt)")
-    source.add_argument("--table", type=int, default=0, help="table of the --dlrm file (default 0)")
-    source.add_argument("--renumber", action="store_true", help="renumber the --dlrm table's ids densely")
+    source.add_argument("--table", type=int, default=None, help="table of the --dlrm file (default 0)")
+    source.add_argument("--renumber", action="store_true",
+                        help="number the ids densely 0..U-1 (hashed or sparse ids); the input ids go to "
+                             "original_ids.npy")
+    parser.add_argument("--vector-bytes", type=int, default=None,
+                        help="bytes of one vector on the device (default: the --vectors row size, else 128)")
+    parser.add_argument("--block-bytes", type=int, default=4096, help="bytes of one device block (default 4096)")
     parser.add_argument("--layout", action="append", choices=LAYOUTS, required=True,
                         help="a layout to build (repeatable)")
     parser.add_argument("--train-fraction", type=float, default=0.5,
@@ -171,6 +265,14 @@ def _check(args: argparse.Namespace) -> None:
                            f"(got {', '.join(chosen) or 'none'})")
     if (args.offsets is None) != (args.indices is None):
         raise PrepareError("--offsets and --indices go together")
+    if args.table is not None and not args.dlrm:
+        raise PrepareError("--table picks a table of a --dlrm file; it does not apply to other traces")
+    if args.renumber and args.dataset:
+        raise PrepareError("--renumber applies to --offsets/--indices or --dlrm, not to a registry --dataset")
+    args.table = 0 if args.table is None else args.table
+    cli.number(args.block_bytes, "--block-bytes", minimum=1, integer=True)
+    if args.vector_bytes is not None:
+        cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
     if not 0.0 < args.train_fraction < 1.0:
         raise PrepareError(f"--train-fraction {args.train_fraction}: expected a number in (0, 1)")
     if args.num_vectors is not None and args.num_vectors <= 0:
@@ -203,7 +305,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     created = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)
     if created is not None:
         cli.register(created)  # a run that fails or is interrupted leaves no directory behind
-    summary = prepare(source, args.layout, out, train_fraction=args.train_fraction, seed=args.seed)
+    vector_bytes = args.vector_bytes
+    if vector_bytes is None:
+        vectors = source["vectors"]
+        vector_bytes = int(vectors.shape[1] * vectors.itemsize) if vectors is not None else 128
+        if vector_bytes > args.block_bytes:
+            raise PrepareError(f"--vectors rows of {vector_bytes} bytes do not fit a {args.block_bytes}-byte block: "
+                               "give --vector-bytes (the size on the device) or a larger --block-bytes")
+    summary = prepare(source, args.layout, out, train_fraction=args.train_fraction, seed=args.seed,
+                      vector_bytes=vector_bytes, block_bytes=args.block_bytes)
     if created is not None:
         cli.unregister(created)
     if args.json in ("-", ""):
@@ -213,8 +323,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         atomic.write_json(Path(args.json), summary)
     else:
-        print(f"{summary['source']}: {summary['num_vectors']} vectors, {summary['test_lookups']} lookups "
-              f"to simulate -> {summary['trace']}")
+        renumbered = f" (renumbered; input ids in {summary['original_ids']})" if summary["renumbered"] else ""
+        print(f"{summary['source']}: {summary['num_vectors']} vectors{renumbered}, {summary['test_lookups']} "
+              f"lookups to simulate -> {summary['trace']}; {summary['vectors_per_block']} vectors per block: "
+              f"simulate with --vector-bytes {summary['vector_bytes']} --block-bytes {summary['block_bytes']}")
         for kind, row in summary["layouts"].items():
             print(f"  {kind:<17} {row['file']}  built in {row['build_seconds']:.2f} s, "
                   f"test fanout {row['fanout_test']:.2f} blocks/query")

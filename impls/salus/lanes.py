@@ -1,6 +1,8 @@
 """Command line of the lane assignment: ``python -m impls.salus.lanes --jobs jobs.json --capacity BYTES
 [--rule R] [--json [FILE|-]]`` admits jobs ``[{name, persistent, ephemeral}]`` in arrival order
-and prints the lanes as JSON (the engine: :mod:`impls.salus.memory.lanes`)."""
+and prints the lanes as JSON (the engine: :mod:`impls.salus.memory.lanes`); a job whose peak
+(persistent + ephemeral) exceeds the device, or a static partition, is named on stderr: it
+waits for ever, not for a departure."""
 from __future__ import annotations
 
 import json
@@ -42,7 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "expected a JSON list of {name, persistent, ephemeral}") from None
     except ValueError as err:
         raise cli.UsageError(str(err), args.jobs, "expected finite numbers of bytes") from None
-    result = assign(jobs_from_json(items, args.jobs), capacity, args.rule, args.partitions)
+    jobs = jobs_from_json(items, args.jobs)
+    result = assign(jobs, capacity, args.rule, args.partitions)
+    largest = capacity // args.partitions if args.rule == "static" else capacity
+    where = f"a {args.rule} partition of {largest} B" if args.rule == "static" else f"the {capacity} B device"
+    for job in jobs:
+        if job.persistent + job.ephemeral > largest:  # waits for ever, not for a departure
+            cli.warn(f"job {job.name!r} needs {job.persistent + job.ephemeral} B at its peak, more than "
+                     f"{where}: it can never be admitted")
     cli.emit_json(args.json or "-", result)
     return 0
 

@@ -97,3 +97,77 @@ def test_kmeans_without_values_is_refused(tmp_path):
     run = _py("impls.bandana.prepare", "--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"),
               "--layout", "kmeans", "--out", str(tmp_path / "out"))
     assert run.returncode == 2 and "needs vector values" in run.stderr
+
+
+def _save_all(folder: Path, **arrays) -> dict[str, str]:
+    for name, array in arrays.items():
+        np.save(folder / f"{name}.npy", array)
+    return {name: str(folder / f"{name}.npy") for name in arrays}
+
+
+def test_layouts_are_packed_for_the_users_row_size_and_the_summary_says_so(tmp_path):
+    # 64 communities of 16 vectors of 256 B (dim 64 float32): 16 fill a 4 KB block, not 32
+    rng = np.random.default_rng(0)
+    n, size = 1024, 16
+    members = rng.permutation(n).reshape(-1, size)
+    indices = np.concatenate([rng.choice(members[rng.integers(len(members))], 8, replace=False) for _ in range(3000)])
+    files = _save_all(tmp_path, o=np.arange(3001, dtype=np.int64) * 8, i=indices.astype(np.int64),
+                      v=rng.normal(size=(n, 64)).astype(np.float32))
+    made = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--vectors", files["v"],
+               "--layout", "shp", "--out", str(tmp_path / "out"), "--json")
+    assert made.returncode == 0, made.stderr
+    summary = json.loads(made.stdout)
+    assert (summary["vector_bytes"], summary["block_bytes"], summary["vectors_per_block"]) == (256, 4096, 16)
+    from impls.bandana.layout import layouts
+
+    layout = np.load(tmp_path / "out" / "layout-shp.npy")
+    test = (np.load(tmp_path / "out" / "test_offsets.npy"), np.load(tmp_path / "out" / "test_indices.npy"))
+    assert summary["layouts"]["shp"]["fanout_test"] == pytest.approx(layouts.fanout(layout, *test, 16))
+    assert summary["layouts"]["shp"]["fanout_test"] < 1.5   # a community fills one 16-vector block
+    forced = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--vectors", files["v"],
+                 "--vector-bytes", "64", "--layout", "identity", "--out", str(tmp_path / "out"), "--json")
+    assert json.loads(forced.stdout)["vectors_per_block"] == 64
+    assert not (tmp_path / "out" / "layout-shp.npy").exists()   # the previous run's layout is gone
+
+
+def test_renumbered_ids_keep_their_input_ids(tmp_path):
+    files = _save_all(tmp_path, o=np.array([0, 2, 4, 6], dtype=np.int64),
+                      i=np.array([10**12, 7, 7, 10**12 + 5, 3, 7], dtype=np.int64))
+    refused = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--layout", "identity",
+                  "--out", str(tmp_path / "out"))
+    assert refused.returncode == 2 and "pass --renumber" in refused.stderr and "Traceback" not in refused.stderr
+    made = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--renumber",
+               "--layout", "identity", "--out", str(tmp_path / "out"), "--json")
+    assert made.returncode == 0, made.stderr
+    summary = json.loads(made.stdout)
+    original = np.load(tmp_path / "out" / "original_ids.npy")
+    assert summary["renumbered"] and summary["num_vectors"] == 4
+    np.testing.assert_array_equal(original[np.load(tmp_path / "out" / "trace.npy")], [7, 10**12 + 5, 3, 7])
+
+
+@pytest.mark.parametrize("arrays, extra, message", [
+    (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 3]), v=np.array([[1.0], [np.nan], [0.0], [1.0]])),
+     ("--layout", "kmeans"), "row 1 holds NaN or Inf"),
+    (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 9]), v=np.ones((4, 2), np.float32)),
+     ("--layout", "kmeans"), "has 4 rows but"),
+    (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 2**63 + 5], dtype=np.uint64)),
+     ("--layout", "identity"), "does not fit int64"),
+    (dict(o=np.array([0, 3]), i=np.array([0, 1, 2])), ("--layout", "shp"), "learns from the earlier"),
+    (dict(o=np.array([0, 3, 3]), i=np.array([0, 1, 2])), ("--layout", "identity"), "nothing to simulate"),
+    (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 3])), ("--layout", "identity", "--table", "2"),
+     "--table picks a table of a --dlrm file"),
+])
+def test_inputs_that_would_mislead_are_refused_in_one_line(tmp_path, arrays, extra, message):
+    files = _save_all(tmp_path, **arrays)
+    args = ["--offsets", files["o"], "--indices", files["i"]] + (["--vectors", files["v"]] if "v" in files else [])
+    run = _py("impls.bandana.prepare", *args, *extra, "--out", str(tmp_path / "out"))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert message in run.stderr and "Traceback" not in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_an_npz_archive_is_named_as_one(tmp_path):
+    np.savez(tmp_path / "t.npz", offsets=np.array([0, 1]), indices=np.array([0]))
+    np.save(tmp_path / "i.npy", np.array([0]))
+    run = _py("impls.bandana.prepare", "--offsets", str(tmp_path / "t.npz"), "--indices", str(tmp_path / "i.npy"),
+              "--layout", "identity", "--out", str(tmp_path / "out"))
+    assert run.returncode == 2 and "an .npz archive (arrays offsets, indices)" in run.stderr

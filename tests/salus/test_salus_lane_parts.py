@@ -262,3 +262,19 @@ def test_bytes_inside_counts_tensors_within_pool_segments():
     a, b = torch.zeros(10), torch.zeros(4)
     segments = [(a.data_ptr(), a.data_ptr() + 40)]
     assert bytes_inside([a, b], segments) == (56, 40)
+
+
+def test_the_lanes_cli_names_a_job_that_can_never_fit(tmp_path, capsys):
+    import json
+
+    from impls.salus.lanes import main
+
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"name": "big", "persistent": 900, "ephemeral": 200},
+                                {"name": "ok", "persistent": 100, "ephemeral": 10}]))
+    assert main(["--jobs", str(jobs), "--capacity", "1000"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["waiting"] == ["big"]
+    assert "'big' needs 1100 B" in out.err and "never be admitted" in out.err and "'ok'" not in out.err
+    assert main(["--jobs", str(jobs), "--capacity", "1200", "--rule", "static", "--partitions", "2"]) == 0
+    assert "a static partition of 600 B" in capsys.readouterr().err

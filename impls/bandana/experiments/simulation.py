@@ -76,9 +76,10 @@ def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
     return traces.write_trace(directory, manifest.spec["seed"], **params)
 
 
-def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any]) -> layouts.Layout:
-    """Build layout ``kind`` (identity / random / kmeans / kmeans-two-level / shp) for ``table``."""
-    per_block = BLOCK_BYTES // VECTOR_BYTES
+def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any],
+                 per_block: int = BLOCK_BYTES // VECTOR_BYTES) -> layouts.Layout:
+    """Build layout ``kind`` (identity / random / kmeans / kmeans-two-level / shp / kahypar) for
+    ``table``, packing ``per_block`` vectors into a block (the suite's: 32 of 128 B in 4 KB)."""
     n = table["num_vectors"]
     if kind == "identity":
         return layouts.identity_layout(n)
