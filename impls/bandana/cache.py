@@ -19,6 +19,8 @@ def load_ids(path: str, what: str) -> np.ndarray:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         reason = " ".join(str(exc).split()) or "empty or truncated file"
+        if "allow_pickle" in reason:  # numpy's advice to load unsafely does not apply here
+            reason = "not an .npy array: a pickle, or a text file"
         raise CacheConfigError(f"{what} file {path}: cannot read an .npy array ({reason}), "
                                f"expected a 1-D integer .npy array") from None
     if not isinstance(arr, np.ndarray) or arr.ndim != 1 or not (

@@ -104,7 +104,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         try:
             table = dlrm_loader.load_dlrm_table(args.dlrm, args.table, renumber=args.renumber)
         except (OSError, ValueError, IndexError) as err:
-            raise PrepareError(f"--dlrm {args.dlrm}: {err}") from err
+            raise PrepareError(f"--dlrm: {err}") from err  # the message names the file
         return {**table, "vectors": None, "renumbered": args.renumber,
                 "source": f"dlrm_datasets file {args.dlrm}, table {args.table}"}
     name = f"{args.offsets} + {args.indices}"

@@ -44,7 +44,10 @@ def _open_payload(path: Path) -> Any:
         try:
             return torch.load(handle, map_location="cpu", weights_only=True)
         except Exception as err:  # torch raises several types for a bad file
-            raise DlrmFormatError(f"{path}: torch.load failed ({type(err).__name__}: {err}); "
+            first = (str(err).strip().splitlines() or [""])[0]
+            if "weights_only" in first:  # torch's advice to load unsafely does not apply here
+                first = "not a file of tensors that torch.save wrote"
+            raise DlrmFormatError(f"{path}: torch.load failed ({type(err).__name__}: {first}); "
                                   "expected a torch.save'd (indices, offsets, lengths) tuple") from err
 
 
@@ -97,8 +100,8 @@ def load_dlrm_table(path: str | os.PathLike, table: int, *, renumber: bool = Fal
     indices, offsets, lengths = read_dlrm_file(path)
     tables, batch = lengths.shape
     if not 0 <= int(table) < tables:
-        raise IndexError(f"{path}: table {table} out of range; "
-                         f"the file has {tables} tables (0..{tables - 1})")
+        have = f"{tables} tables (0..{tables - 1})" if tables else "no tables"
+        raise IndexError(f"{path}: table {table} out of range; the file has {have}")
     t = int(table)
     bags = offsets[t * batch:(t + 1) * batch + 1]
     ids = indices[bags[0]:bags[-1]].copy()
