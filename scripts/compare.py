@@ -103,15 +103,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: {err}", file=sys.stderr)
         return 2
     print(f"compare: {machine}: {old.label} ({old.path.name}) -> {new.label} ({new.path.name})")
+    if measured is not None and measured.unversioned:
+        print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
+              "and are applied whatever the version; `make noise` again records it")
     result = compare.compare_runs(base, head, directions.declared_directions(), measured,
                                   args.default_threshold)
     for line in compare.format_comparison(result):
         print(line)
-    if not result.changes and not result.lost:
-        print(f"compare: the base run {old.label} has no measured number that the new run could be "
-              "compared on: nothing was compared", file=sys.stderr)
+    if result.regressed:
+        return 1
+    if not result.changes:
+        print(f"compare: no number of the base run {old.label} was measured in the new run "
+              f"{new.label}: nothing was compared", file=sys.stderr)
         return 2
-    return 1 if result.regressed else 0
+    return 0
 
 
 if __name__ == "__main__":

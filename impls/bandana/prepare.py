@@ -19,8 +19,9 @@ layouts, the rest is the trace to simulate). ``DIR`` receives:
 
 Layouts pack ``--block-bytes // --vector-bytes`` vectors into a block: the row size of
 ``--vectors`` when given, else the suite's 128 B, in 4 KB blocks; give the same two values to
-``impls.bandana.sim.cache`` and ``impls.bandana.nvm.replay``. Files this command writes that a
-previous run into ``DIR`` left and this one does not (another layout, vectors, ids) are removed.
+``python -m impls.bandana.cache`` and ``python -m impls.bandana.replay``. The layouts, vectors and
+ids that the previous run's ``summary.json`` in ``DIR`` lists and this run does not write are
+removed (they would pass for this trace's); no other file is touched.
 
 Layouts: identity, random, kmeans and kmeans-two-level (need vector values), shp, kahypar
 (where the optional package is installed). Inputs are checked before any layout is built.
@@ -140,7 +141,8 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         distinct = np.unique(indices).size if num_vectors > SPARSE_MIN_ROWS else num_vectors
         if num_vectors > SPARSE_MIN_ROWS and num_vectors > SPARSE_SPAN * distinct:
             raise PrepareError(f"{name}: ids reach {num_vectors - 1} but only {distinct} are distinct, so the table "
-                               f"would have {num_vectors} rows; pass --renumber to number the ids densely")
+                               f"would have {num_vectors} rows: pass --num-vectors N if the table really has N "
+                               "rows, or --renumber if the ids are hashed or sparse")
     try:
         traces.validate_trace(offsets, indices, num_vectors, name=name)
     except ValueError as err:
@@ -148,7 +150,8 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
     if vectors is not None and vectors.shape[0] != num_vectors:
         raise PrepareError(f"--vectors {args.vectors}: shape {vectors.shape}; expected ({num_vectors}, dim)")
     found = {"offsets": offsets, "indices": indices, "vectors": vectors, "num_vectors": num_vectors,
-             "renumbered": args.renumber, "source": f"files {args.offsets}, {args.indices}"}
+             "renumbered": args.renumber, "source": f"files {args.offsets}, {args.indices}",
+             "inputs": [p for p in (args.offsets, args.indices, args.vectors) if p]}
     if original_ids is not None:
         found["original_ids"] = original_ids
     return found
@@ -163,6 +166,25 @@ def _save(path: Path, array: np.ndarray) -> None:
 
 
 LEARNS_FROM_TRACE = ("shp", "kahypar")
+
+
+def _previous_outputs(out: Path) -> list[Path]:
+    """The layouts, vectors and ids the ``summary.json`` a previous run left in ``out`` lists
+    (inside ``out``; none when there is no readable summary)."""
+    try:
+        previous = json.loads((out / "summary.json").read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(previous, dict):
+        return []
+    layouts = previous.get("layouts") if isinstance(previous.get("layouts"), dict) else {}
+    named = [row.get("file") for row in layouts.values() if isinstance(row, dict)]
+    named += [previous.get("vectors"), previous.get("original_ids")]
+    inputs = previous.get("inputs") if isinstance(previous.get("inputs"), list) else []
+    kept = {Path(p).resolve() for p in inputs if isinstance(p, str)}  # its inputs were never its outputs
+    here = out.resolve()
+    return [Path(p) for p in named
+            if isinstance(p, str) and Path(p).resolve().parent == here and Path(p).resolve() not in kept]
 
 
 def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fraction: float = 0.5,
@@ -197,8 +219,11 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
                         ("test_indices", test[1])):
         _save(out / f"{name}.npy", np.asarray(array, dtype=np.int64))
     _save(out / "trace.npy", traces.flatten(*test, n))
+    previous = _previous_outputs(out)
+    inputs = {Path(p).resolve() for p in source.get("inputs", ())}
     if source["vectors"] is not None:
-        _save(out / "vectors.npy", source["vectors"])
+        if (out / "vectors.npy").resolve() not in inputs:  # never overwrite the input itself
+            _save(out / "vectors.npy", source["vectors"])
         written.append("vectors.npy")
     if source.get("original_ids") is not None:
         _save(out / "original_ids.npy", np.asarray(source["original_ids"]))
@@ -208,9 +233,12 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
         "vector_bytes": vector_bytes, "block_bytes": block_bytes, "vectors_per_block": per_block,
         "train_fraction": train_fraction,
         "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
-        "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"), "layouts": {}}
+        "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"),
+        "inputs": [str(Path(p).resolve()) for p in source.get("inputs", ())], "layouts": {}}
     if summary["renumbered"]:
         summary["original_ids"] = str(out / "original_ids.npy")
+    if source["vectors"] is not None:
+        summary["vectors"] = str(out / "vectors.npy")
     for kind in kinds:
         layout = experiments.build_layout(kind, table, sizes, per_block)
         file = out / f"layout-{kind}.npy"
@@ -218,10 +246,10 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
         written.append(file.name)
         summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
                                     "fanout_test": layouts.fanout(layout, *test, per_block)}
-    stale = [p for p in (*out.glob("layout-*.npy"), out / "vectors.npy", out / "original_ids.npy")
-             if p.is_file() and p.name not in written]
-    for path in stale:  # a previous run's: they would pass for this trace's
-        path.unlink()
+    for path in previous:  # a previous run's outputs: they would pass for this trace's
+        if path.name not in written and path.resolve() not in inputs and path.is_file():
+            path.unlink()
+            summary.setdefault("removed", []).append(str(path))
     from impls.harness import atomic
 
     atomic.write_json(out / "summary.json", summary)
@@ -270,7 +298,9 @@ def _check(args: argparse.Namespace) -> None:
     if args.renumber and args.dataset:
         raise PrepareError("--renumber applies to --offsets/--indices or --dlrm, not to a registry --dataset")
     args.table = 0 if args.table is None else args.table
-    cli.number(args.block_bytes, "--block-bytes", minimum=1, integer=True)
+    cli.number(args.block_bytes, "--block-bytes", minimum=512, integer=True)
+    if args.block_bytes % 512:
+        raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", "expected a multiple of 512 (a device block)")
     if args.vector_bytes is not None:
         cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
     if not 0.0 < args.train_fraction < 1.0:
@@ -330,6 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for kind, row in summary["layouts"].items():
             print(f"  {kind:<17} {row['file']}  built in {row['build_seconds']:.2f} s, "
                   f"test fanout {row['fanout_test']:.2f} blocks/query")
+        for path in summary.get("removed", []):
+            print(f"  removed {path} (the previous run's; not written by this one)")
     return 0
 
 

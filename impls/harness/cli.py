@@ -307,8 +307,10 @@ def _range(lo, hi, exclusive) -> str:
     return ""
 
 
-def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a readable file") -> Path | None:
-    """Return ``path`` after checking it is a readable regular file; raise :class:`UsageError`."""
+def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a readable file",
+               regular: bool = False) -> Path | None:
+    """Return ``path`` after checking it is readable (``regular``: a regular file, not a pipe or
+    a device, for a reader that goes through the file twice); raise :class:`UsageError`."""
     if path is None:
         return None
     p = Path(path)
@@ -316,7 +318,7 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
         raise UsageError(f"{p} does not exist", flag, f"expected {expected}")
     if p.is_dir():
         raise UsageError(f"{p} is a directory", flag, f"expected {expected}")
-    if not p.is_file():  # a pipe (<(zcat ...)) or a device: read once, it cannot be hashed then parsed
+    if regular and not p.is_file():  # a pipe (<(zcat ...)) is consumed by the first read
         raise UsageError(f"{p} is not a regular file (a pipe or a device)", flag,
                          f"expected {expected}; write it to a file first")
     if not os.access(p, os.R_OK):

@@ -134,8 +134,8 @@ def _validate(args) -> None:
                  "rehash_every", "rebuild_every"):
         cli.number(getattr(args, name), "--" + name.replace("_", "-"), minimum=1, integer=True)
     cli.number(args.threshold, "--threshold", minimum=0, integer=True)
-    cli.check_file(args.train, "--train", "a readable XC text file")
-    cli.check_file(args.test, "--test", "a readable XC text file")
+    cli.check_file(args.train, "--train", "a readable XC text file", regular=True)
+    cli.check_file(args.test, "--test", "a readable XC text file", regular=True)
     cli.check_output(args.json, "--json")
     if args.train and args.test:
         _check_shapes(args.train, args.test)

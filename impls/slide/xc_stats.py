@@ -260,8 +260,8 @@ def load(source: str, test: str | None = None, profile: str | None = None,
                                  f"expected an XC text file or one of {', '.join(sorted(known))}")
         tr, te, _ = dataset.from_registry(source, profile)
         return tr, te, DATASET_LIKE.get(source)
-    cli.check_file(source, "FILE_OR_DATASET", "an XC text file or a registry dataset name")
-    cli.check_file(test, "--test", "an XC text file")
+    cli.check_file(source, "FILE_OR_DATASET", "an XC text file or a registry dataset name", regular=True)
+    cli.check_file(test, "--test", "an XC text file", regular=True)
     like = dataset.claimed_real_set(source, *([test] if test else []))
     allow = allow_empty_labels or like is not None
     tr = dataset.from_file(source, allow_empty_labels=allow)

@@ -128,6 +128,25 @@ def test_layouts_are_packed_for_the_users_row_size_and_the_summary_says_so(tmp_p
                  "--vector-bytes", "64", "--layout", "identity", "--out", str(tmp_path / "out"), "--json")
     assert json.loads(forced.stdout)["vectors_per_block"] == 64
     assert not (tmp_path / "out" / "layout-shp.npy").exists()   # the previous run's layout is gone
+    assert json.loads(forced.stdout)["removed"] == [str(tmp_path / "out" / "layout-shp.npy")]
+
+
+def test_a_rerun_removes_only_what_the_previous_run_wrote(tmp_path):
+    rng = np.random.default_rng(1)
+    data = tmp_path / "mine"
+    data.mkdir()
+    files = _save_all(data, offsets=np.arange(201, dtype=np.int64) * 4,
+                      indices=rng.integers(0, 300, 800).astype(np.int64),
+                      vectors=rng.normal(size=(300, 8)).astype(np.float32))
+    np.save(data / "layout-mine.npy", np.arange(300))
+    first = _py("impls.bandana.prepare", "--offsets", files["offsets"], "--indices", files["indices"],
+                "--vectors", files["vectors"], "--layout", "kmeans", "--out", str(data))
+    assert first.returncode == 0, first.stderr
+    again = _py("impls.bandana.prepare", "--offsets", files["offsets"], "--indices", files["indices"],
+                "--layout", "shp", "--out", str(data), "--json")
+    assert again.returncode == 0, again.stderr
+    assert (data / "vectors.npy").exists() and (data / "layout-mine.npy").exists()   # inputs and the user's own
+    assert json.loads(again.stdout)["removed"] == [str(data / "layout-kmeans.npy")]
 
 
 def test_renumbered_ids_keep_their_input_ids(tmp_path):
@@ -135,7 +154,8 @@ def test_renumbered_ids_keep_their_input_ids(tmp_path):
                       i=np.array([10**12, 7, 7, 10**12 + 5, 3, 7], dtype=np.int64))
     refused = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--layout", "identity",
                   "--out", str(tmp_path / "out"))
-    assert refused.returncode == 2 and "pass --renumber" in refused.stderr and "Traceback" not in refused.stderr
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "--renumber if the ids are hashed" in refused.stderr and "--num-vectors N" in refused.stderr
     made = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--renumber",
                "--layout", "identity", "--out", str(tmp_path / "out"), "--json")
     assert made.returncode == 0, made.stderr
@@ -156,6 +176,8 @@ def test_renumbered_ids_keep_their_input_ids(tmp_path):
     (dict(o=np.array([0, 3, 3]), i=np.array([0, 1, 2])), ("--layout", "identity"), "nothing to simulate"),
     (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 3])), ("--layout", "identity", "--table", "2"),
      "--table picks a table of a --dlrm file"),
+    (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 3])), ("--layout", "identity", "--block-bytes", "1000"),
+     "expected a multiple of 512"),
 ])
 def test_inputs_that_would_mislead_are_refused_in_one_line(tmp_path, arrays, extra, message):
     files = _save_all(tmp_path, **arrays)

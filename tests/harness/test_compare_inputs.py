@@ -227,3 +227,53 @@ def test_history_is_cut_at_a_version_change_not_called_a_regression():
     values = [10.0] * 3 + [5.0] * 3 + [2.0] * 3
     steps = series_steps(values, "higher", versions=["1"] * 3 + ["2"] * 6)
     assert [(s[0], s[3]) for s in steps] == [(3, "new version"), (6, "regression")]
+
+
+def test_noise_over_two_versions_keeps_the_newest_versions_own_spread(tmp_path):
+    results = tmp_path / "results"
+    from compare_fixtures import write_benchmarks_json
+
+    write_benchmarks_json(results)
+    for started, rate, version, commit in ((100, 1000.0, "1", BASE), (200, 1400.0, "1", BASE),
+                                           (300, 10.0, "2", HEAD), (400, 10.1, "2", HEAD)):
+        write_run(results / MACHINE, commit, started, base_values(rate=rate), versions={RATE: version})
+        runs.archive_run(results, MACHINE, commit)
+    for order in ((), ("--commit", HEAD[:8], "--commit", BASE[:8])):
+        out = tmp_path / "n.json"
+        done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out), *order)
+        assert done.returncode == 0, done.stderr
+        rate = noise.load_noise(out).get(RATE, "policy='lru'")
+        assert rate.version == "2" and rate.threshold == pytest.approx(3 * 0.1 / 10.05)
+
+
+def test_a_new_run_that_measured_none_of_the_base_numbers_compared_nothing(results):
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, {k: math.nan for k in base_values()})
+    done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 2 and "nothing was compared" in done.stderr
+    assert len(lines_of(done.stdout, compare.SKIPPED)) == 4
+
+
+def test_a_threshold_written_without_params_holds_for_every_point(results):
+    edited = results.parent / "hand.json"
+    edited.write_text(json.dumps({"schema": 1, "machine": MACHINE, "numbers": [
+        {"benchmark": RATE, "threshold": 0.05, "version": "1"}]}))
+    head_run(results, **{RATE: 500.0})
+    done = run_compare(results, edited, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 1 and lines_of(done.stdout, "REGRESSION")[0].split()[1] == RATE
+    assert "record no benchmark version" not in done.stdout
+
+
+def test_thresholds_without_versions_are_pointed_out(results):
+    document = json.loads(measure(results).read_text())
+    for entry in document["numbers"]:
+        entry.pop("version")
+    old = results.parent / "old.json"
+    old.write_text(json.dumps(document))
+    done = run_compare(results, old, "--base", BASE, "--head", BASE)
+    assert "4 thresholds" in done.stdout and "record no benchmark version" in done.stdout
+
+
+def test_a_point_of_unknown_version_does_not_hide_a_version_change():
+    steps = series_steps([1.0, 1.0, 1.0, 5.0, 5.0, 5.0], "higher", 0.0, ["a", "a", "", "b", "b", "b"])
+    assert steps == [(3, 1.0, 5.0, "new version")]

@@ -189,3 +189,8 @@ def test_a_trend_with_some_points_missing_says_so_beside_its_value():
     assert "n=64 (skipped), n=256 (skipped)" in result.detail
     full = evaluate_claim(trend_claim(), points({1: 1.0, 4: 2.0, 16: 3.0}), {}, STATE)
     assert full.coverage == "" and "points)" not in formatting.measured(full)
+
+
+def test_a_whole_sweep_of_two_points_is_the_sign_of_one_change():
+    result = evaluate_claim(trend_claim(), points({64: 1.0, 256: 2.0}), {}, STATE)
+    assert result.measured == 1.0 and "the sign of one change" in result.detail

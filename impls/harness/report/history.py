@@ -68,17 +68,20 @@ def series_steps(values: list[float], direction: str, threshold: float | None = 
     """Return (index of the first point of the new level, before, after, kind) for each step.
 
     ``values`` is one series along the commits (NaN where absent); ``versions`` the
-    benchmark version of each point ("" where unknown). The series is cut where the version
-    of two consecutive present points differs, each cut is a step of kind "new version",
+    benchmark version of each point ("" where unknown). The series is cut before a point whose
+    version differs from the last known one, each cut is a step of kind "new version",
     and steps are looked for within each piece alone. A piece of fewer than 3 values has
     none. With the number's measured ``threshold`` (:mod:`noise`, relative), a step no
     larger than it is noise and left out; so is every step of a number too noisy to track.
     """
     present = [i for i, v in enumerate(values) if np.isfinite(v)]
     cuts = []
-    if versions is not None:
-        cuts = [i for i, j in zip(present, present[1:])
-                if versions[i] and versions[j] and versions[i] != versions[j]]
+    if versions is not None:  # after the last point of one version, before the first of another
+        last, before = "", None
+        for j in present:
+            if versions[j] and last and versions[j] != last:
+                cuts.append(before)
+            last, before = versions[j] or last, j
     found = []
     start = 0
     for cut in [*cuts, len(values) - 1]:

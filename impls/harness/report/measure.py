@@ -19,7 +19,8 @@ from impls.harness.report.claims import (
 )
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
-# A rank correlation over 2 points is always +-1: a trend needs at least this many.
+# A rank correlation over 2 points is always +-1: a trend over part of a sweep (points
+# skipped or failed) needs at least this many; a whole sweep of 2 points says the sign of one change.
 MIN_TREND_POINTS = 3
 
 # Measurement.status values besides the result statuses ok / skipped / failed:
@@ -140,17 +141,20 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
     measured = rows["status"] == STATUS_OK
     count, total = int(measured.sum()), len(rows)
     missing = [f"{source.over}={v!r} ({st})" for v, st in zip(over_values, rows["status"]) if st != STATUS_OK]
-    if count < MIN_TREND_POINTS:
+    if count < 2 or (count < MIN_TREND_POINTS and missing):
         statuses = set(rows["status"])
         status = (STATUS_SKIPPED if STATUS_SKIPPED in statuses
                   else STATUS_FAILED if STATUS_FAILED in statuses else ABSENT)
         return Measurement(status, detail=f"{count} of {total} points of {source.benchmark} along "
-                                          f"{source.over} measured; a trend needs {MIN_TREND_POINTS} "
-                                          f"(not measured: {', '.join(missing) or 'none'})")
+                                          f"{source.over} measured; a trend over part of a sweep needs "
+                                          f"{MIN_TREND_POINTS}" + (f" (not measured: {', '.join(missing)})"
+                                                                    if missing else ""))
     x = _sortable([v for v, ok in zip(over_values, measured) if ok])
     rho = spearman(x, rows.loc[measured, "value"].tolist())
     commit = rows["commit"].iloc[0][:8]
     detail = f"Spearman rho of {source.benchmark} over {source.over} ({count} points) at {commit}"
+    if count < MIN_TREND_POINTS:
+        detail += "; the sweep has 2 points: the sign of one change"
     if missing:
         detail += f"; not measured: {', '.join(missing)}"
     return Measurement(STATUS_OK, rho, detail, coverage=f"{count} of {total} points" if missing else "")

@@ -36,6 +36,7 @@ from impls.harness.report.results import STATUS_OK
 SCHEMA = 1
 FACTOR = 3.0
 TOO_NOISY = 0.5
+EVERY_POINT = "*"  # the params of a hand-written threshold that holds for every point of its benchmark
 
 
 class NoiseError(ValueError):
@@ -71,7 +72,14 @@ class Noise:
     factor: float = FACTOR
 
     def get(self, benchmark: str, params: str) -> Threshold | None:
-        return self.thresholds.get((benchmark, params))
+        """The threshold of one number: its own, else one written for every point of the
+        benchmark (params :data:`EVERY_POINT`)."""
+        return self.thresholds.get((benchmark, params)) or self.thresholds.get((benchmark, EVERY_POINT))
+
+    @property
+    def unversioned(self) -> int:
+        """How many thresholds record no benchmark version (they apply to any version)."""
+        return sum(1 for t in self.thresholds.values() if not t.version)
 
 
 def relative_range(values: list[float]) -> float:
@@ -91,15 +99,15 @@ def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
     are ignored; raises NoiseError when no commit has two, or when no number was measured
     in two of them. Values with the same ``started_at`` in two runs are one measurement
     (asv kept it through a partial rerun); values of two benchmark versions are not
-    compared (the newest version's spread is kept).
+    compared, and a number's threshold comes from the version measured last (by start time)
+    alone.
     """
-    spreads: dict[tuple[str, str], list[float]] = {}
-    counts: dict[tuple[str, str], int] = {}
     usable = {c: f for c, f in runs_by_commit.items() if len(f) >= 2}
     if not usable:
         raise NoiseError(f"no commit of {machine} has two stored runs; run the suite twice on one "
                          "commit (make bench; make bench), then measure again")
-    versions: dict[tuple[str, str], str] = {}
+    # per number and benchmark version: the spreads (one per commit), values seen, newest start
+    by_version: dict[tuple[str, str, str], list] = {}
     for frames in usable.values():
         # keyed by version, then by when the benchmark started: a result a partial rerun kept
         # is one measurement
@@ -111,15 +119,27 @@ def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
             for b, p, ver, at, value in zip(ok["benchmark"], ok["param_label"], version, started, ok["value"]):
                 by_start = values.setdefault((b, p, str(ver or "")), {})
                 by_start[(id(frame), at) if at is None or at != at else at] = float(value)
-        for (b, p, ver), by_start in values.items():
+        for key, by_start in values.items():
             seen = list(by_start.values())
             if len(seen) >= 2:
-                spreads.setdefault((b, p), []).append(relative_range(seen))
-                counts[(b, p)] = counts.get((b, p), 0) + len(seen)
-                versions[(b, p)] = ver
-    if not spreads:
+                entry = by_version.setdefault(key, [[], 0, None])
+                entry[0].append(relative_range(seen))
+                entry[1] += len(seen)
+                stamps = [at for at in by_start if not isinstance(at, tuple)]
+                newest = max(stamps) if stamps else None
+                if newest is not None and (entry[2] is None or newest > entry[2]):
+                    entry[2] = newest
+    if not by_version:
         raise NoiseError(f"no number of {machine} was measured in two runs of one commit (every "
                          "repeated number failed or was skipped); nothing to set a threshold from")
+    chosen: dict[tuple[str, str], tuple[str, list]] = {}
+    for (b, p, ver), entry in by_version.items():  # the version measured last sets the number's threshold
+        held = chosen.get((b, p))
+        if held is None or _newer(entry[2], held[1][2]):
+            chosen[(b, p)] = (ver, entry)
+    spreads = {key: entry[0] for key, (_, entry) in chosen.items()}
+    counts = {key: entry[1] for key, (_, entry) in chosen.items()}
+    versions = {key: ver for key, (ver, _) in chosen.items()}
     point_spread = {key: max(found) for key, found in spreads.items()}
     by_benchmark: dict[str, list[float]] = {}
     for (benchmark, _), spread in point_spread.items():
@@ -132,6 +152,11 @@ def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
     }
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                  list(run_ids), thresholds, factor)
+
+
+def _newer(a, b) -> bool:
+    """Whether start time ``a`` is later than ``b`` (None: unknown, never later)."""
+    return a is not None and (b is None or a > b)
 
 
 def _median_finite(spreads: list[float]) -> float:
@@ -172,9 +197,10 @@ def _number(value: object, what: str) -> float:
 
 def load_noise(path: Path) -> Noise:
     """Read a thresholds file written by :func:`save_noise` (null spread or threshold =
-    infinite). An entry needs ``benchmark`` and ``threshold``; ``params`` (default ""),
-    ``spread`` (default: the threshold over the factor), ``runs`` and ``version`` may be
-    left out of a hand-written entry. Raises NoiseError naming the first entry that is wrong.
+    infinite). An entry needs ``benchmark`` and ``threshold``; ``params`` (left out: every
+    point of the benchmark), ``spread`` (default: the threshold over the factor), ``runs``
+    and ``version`` may be left out of a hand-written entry. Raises NoiseError naming the
+    first entry that is wrong.
     """
     try:
         document = json.loads(Path(path).read_text())
@@ -202,7 +228,7 @@ def load_noise(path: Path) -> Noise:
             runs = entry.get("runs", 0)
             if isinstance(runs, bool) or not isinstance(runs, int):
                 raise ValueError(f"'runs' is {runs!r}, not an integer")
-            item = Threshold(entry["benchmark"], str(entry.get("params", "")), runs, spread, threshold,
+            item = Threshold(entry["benchmark"], str(entry.get("params", EVERY_POINT)), runs, spread, threshold,
                              str(entry.get("version") or ""))
         except ValueError as err:
             raise NoiseError(f"{path}: entry {index} of 'numbers': {err}") from err

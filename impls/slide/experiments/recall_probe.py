@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.train and args.profile:
         raise cli.UsageError("--profile sizes a registry set; files are read whole")
     if args.train:
-        cli.check_file(args.train, "--train", "a readable XC text file")
-        cli.check_file(args.test, "--test", "a readable XC text file")
+        cli.check_file(args.train, "--train", "a readable XC text file", regular=True)
+        cli.check_file(args.test, "--test", "a readable XC text file", regular=True)
         train, test = from_file(args.train), from_file(args.test)
         if (train.n_features, train.n_labels) != (test.n_features, test.n_labels):
             raise cli.UsageError(f"--train has {train.n_features} features and {train.n_labels} labels, "
