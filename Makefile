@@ -6,7 +6,7 @@ PYTHON  ?= python3
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.dlsysbench-installed
-PROFILE ?= quick
+PROFILE ?= $(or $(DLSYSBENCH_PROFILE),quick)
 
 .PHONY: setup fio test reproduce bench report compare noise doctor clean
 

@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ClaimsError, ResultsError, ReportOutputError, RuntimeError) as err:
         print(f"render_report: {err}", file=sys.stderr)
         return 1
+    except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
+        print(f"render_report: {err}", file=sys.stderr)
+        return 2
     for path in sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith(".")):
         print(path)
     return 0

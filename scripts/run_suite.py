@@ -65,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     root, commit = paths.repo_root(), paths.git_commit()
-    machine = machine_for_profile(paths.machine_name(), current_profile())
+    try:
+        machine = machine_for_profile(paths.machine_name(), current_profile())
+    except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
+        print(f"dlsysbench: {err}", file=sys.stderr)
+        return 2
     if commit == "unknown":
         parser.error("no git commit to file results under: run inside a git checkout with a commit")
     print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}", flush=True)
@@ -87,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("ASV_PYTHONPATH")]))
     identity = {"DLSYSBENCH_MACHINE": machine, "DLSYSBENCH_ROOT": str(root), "ASV_COMMIT": commit,
                 "ASV_PYTHONPATH": pythonpath, "DLSYSBENCH_PROGRESS_LOG": str(log)}
+    # asv runs each benchmark's set-up in a temporary directory it deletes: a relative path
+    # means the directory the user ran this from
+    for name in ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS"):
+        if os.environ.get(name):
+            identity[name] = str(Path(os.environ[name]).expanduser().absolute())
     try:
         status = subprocess.run(command, cwd=root, env={**os.environ, **identity}).returncode
     finally:

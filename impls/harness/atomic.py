@@ -8,21 +8,40 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_bytes(path: Path, payload: bytes) -> Path:
-    """Write ``payload`` to ``path`` atomically; return the path."""
-    path = Path(path)
+    """Write ``payload`` to ``path`` atomically; return the path.
+
+    A path that exists and is not a regular file (``/dev/null``, ``/dev/stdout``, a pipe) is
+    written through, never replaced; a symbolic link is followed, so the file it names is
+    replaced and the link kept. The file gets an existing file's mode, else 0666 less the umask.
+    """
+    given = path = Path(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        return given
+    if path.is_symlink():
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
+    return given
 
 
 def write_json(path: Path, obj: Any) -> Path:

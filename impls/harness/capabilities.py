@@ -62,20 +62,27 @@ def check_o_direct(target: Path | None = None) -> Capability:
     target = Path(target or paths.nvm_target_path())
     if not hasattr(os, "O_DIRECT"):
         return Capability("o_direct", False, "this OS has no O_DIRECT")
-    fs = filesystem_type(target)
-    if fs in MEMORY_FILESYSTEMS:
-        return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "
-                          "reach a drive; point DLSYSBENCH_NVM_PATH at a disk")
     try:
-        if target.exists() and stat.S_ISBLK(target.stat().st_mode):
+        is_device = target.exists() and stat.S_ISBLK(target.stat().st_mode)
+        if is_device:  # a device node lives on devtmpfs; its reads reach the drive all the same
             fd = os.open(target, os.O_RDONLY | os.O_DIRECT)
             try:
                 _direct_read_works(fd)
             finally:
                 os.close(fd)
             return Capability("o_direct", True, "", f"block device {target}")
-        directory = target.parent
-        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return Capability("o_direct", False, f"O_DIRECT read of block device {target} failed: {err}")
+    if target.is_dir():
+        return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={target} is a directory; expected a file "
+                          "(created if missing) or a block device")
+    fs = filesystem_type(target)
+    if fs in MEMORY_FILESYSTEMS:
+        return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "
+                          "reach a drive; point DLSYSBENCH_NVM_PATH at a disk")
+    try:
+        # probe where the file will live: its nearest existing directory (creates none)
+        directory = next(p for p in target.parents if p.is_dir())
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".odirect-probe-") as probe:
             probe.write(b"\0" * ALIGNMENT)
             probe.flush()

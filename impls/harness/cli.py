@@ -32,6 +32,7 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 import traceback
 from pathlib import Path
@@ -328,7 +329,8 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
 
 def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
     """Return ``path`` after checking a file can be written there (parent exists and is a
-    writable directory, path is not a directory); creates nothing. Raises :class:`UsageError`."""
+    writable directory where a file can be created, path is not a directory); leaves
+    nothing behind. Raises :class:`UsageError`."""
     if path is None or str(path) == "-":
         return None if path is None else Path(path)
     p = Path(path)
@@ -339,6 +341,12 @@ def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
         raise UsageError(f"directory {parent} does not exist", flag, "expected a file in an existing directory")
     if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{p} cannot be written (permission denied)", flag, "expected a writable location")
+    if not (p.exists() and not p.is_file()):  # a device or pipe is written through, not beside
+        try:  # what the atomic write will do: a file beside it (os.access says yes to root anywhere)
+            tempfile.NamedTemporaryFile(dir=p.resolve().parent, prefix=f".{p.name}.", suffix=".probe").close()
+        except OSError as err:
+            raise UsageError(f"{p} cannot be written ({err.strerror or err})", flag,
+                             "expected a writable location") from None
     return p
 
 

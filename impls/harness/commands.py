@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from impls.harness import cli, experiments, profiles
+from impls.harness import cli, experiments, paths, profiles
+from impls.harness.artifacts import artifact_path
+from impls.harness.grid import GridError
 
 
 def _rows() -> list[dict]:
@@ -61,22 +63,35 @@ def _run(args: argparse.Namespace) -> int:
     experiments.sizes_for(entry.name, profile)  # validated before any work
     reason = experiments.missing(entry.name, args.device)
     if reason:
-        raise cli.UsageError(f"{entry.name} cannot run here: {reason}", "--device", "a device this machine has")
+        kind = args.device.split(":", 1)[0]
+        if kind not in entry.devices or (kind != "cpu" and "cpu" in entry.devices
+                                         and not experiments.missing(entry.name, "cpu")):  # the device is the cause
+            raise cli.UsageError(f"{entry.name} cannot run here: {reason}", "--device",
+                                 "a device this experiment runs on and this machine has")
+        raise cli.UsageError(f"{entry.name} cannot run here: {reason}")
     cli.check_output(args.json, "--json")
+    machine = None
+    if args.save_artifact:
+        from impls.harness.report.runs import machine_for_profile
+
+        machine = machine_for_profile(paths.machine_name(), profile)  # as the suite files it
+        target = artifact_path(entry.artifact_for(args.device), machine)
+        existing = next(p for p in target.parents if p.exists())  # the store creates the rest
+        cli.check_output(existing / target.name, "--save-artifact (the store: DLSYSBENCH_ARTIFACTS)")
     data = experiments.run(entry.name, profile=profile, device=args.device)
+    if args.json and args.json != "-":  # the result first: a failing artifact store must not lose it
+        atomic.write_json(Path(args.json), data)
+        print(f"result: {args.json}", file=sys.stderr)
     if args.save_artifact:
         from impls.harness.artifacts import save_artifact
 
         with experiments.using_profile(profile):
             path = save_artifact(entry.artifact_for(args.device), data, experiment=entry.name,
-                                 synthetic=entry.synthetic)
+                                 synthetic=entry.synthetic, machine=machine)
         print(f"artifact: {path}", file=sys.stderr)
     if args.json == "-":
         print(json.dumps(data, default=str))
         return 0
-    if args.json:
-        atomic.write_json(Path(args.json), data)
-        print(f"result: {args.json}", file=sys.stderr)
     show = experiments.printer(entry.name)
     if show is not None:
         show(data)
@@ -104,7 +119,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-@cli.command("python -m impls", user_errors=(experiments.ExperimentError,))
+@cli.command("python -m impls", user_errors=(experiments.ExperimentError, GridError))
 def main(argv: Sequence[str] | None = None) -> int:
     """List or run experiments; 0 on success, 2 on a refused request (one line on stderr)."""
     args = parser().parse_args(argv)

@@ -223,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Print this machine's environment fingerprint.")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    fp = fingerprint()
+    try:
+        fp = fingerprint()
+    except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
+        print(f"doctor: {err}", file=sys.stderr)
+        return 2
     print(json.dumps(fp, indent=1) if args.json else format_table(fp))
     return 0
 

@@ -1,5 +1,9 @@
 """Independent, deterministic grid points: run serially, on a local Dask cluster, or on an existing one.
 
+Longer than 400 lines: the executors, the result store and the array sharing are one
+mechanism (a point's key, where it runs and how its arrays travel decide together whether a
+stored result is reused), and splitting them would spread one contract over three modules.
+
 :func:`map_points` applies a module-level function to each point (a tuple of
 positional arguments, or a dict of keyword arguments) and returns the results in
 input order. Where the points run is chosen by ``DLSYSBENCH_DASK_SCHEDULER``:
@@ -40,7 +44,9 @@ import json
 import logging
 import os
 import pickle
+import re
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Sequence
@@ -179,10 +185,19 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+:\d+")
+
+
 def scheduler_setting() -> str:
-    """``serial``, ``local`` or a scheduler address, from ``DLSYSBENCH_DASK_SCHEDULER``."""
+    """``serial``, ``local`` (any case) or a scheduler address ``[tcp://]HOST:PORT``, from
+    ``DLSYSBENCH_DASK_SCHEDULER``; raises :class:`GridError` naming the variable otherwise."""
     value = os.environ.get(ENV_SCHEDULER, "").strip()
-    return value if value else "local"
+    if not value or value.lower() in ("serial", "local"):
+        return value.lower() or "local"
+    if not _ADDRESS.fullmatch(value):
+        raise GridError(f"{ENV_SCHEDULER}={value!r}: expected serial, local or a scheduler address "
+                        "tcp://HOST:PORT")
+    return value
 
 
 def _in_worker() -> bool:
@@ -214,12 +229,32 @@ def close_local_cluster() -> None:
 
 
 def _remote_client(address: str):
+    """A client of the scheduler at ``address``, connected within ``CONNECT_TIMEOUT`` (the
+    handshake too: a port that accepts but is no Dask scheduler, as the dashboard's, must not
+    hang); raises :class:`GridError` naming the variable."""
     from distributed import Client
-    try:
-        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise GridError(f"{ENV_SCHEDULER}={address}: cannot reach a Dask scheduler there ({exc}); "
-                        "start one with `dask scheduler` or unset the variable") from None
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, daemon=True, name="dask-connect")
+    thread.start()
+    thread.join(_seconds(CONNECT_TIMEOUT) + 5)
+    error = box.get("error")
+    if thread.is_alive() or error is not None or "client" not in box:
+        why = f"no Dask handshake within {CONNECT_TIMEOUT}" if thread.is_alive() else f"{error}"
+        raise GridError(f"{ENV_SCHEDULER}={address}: cannot reach a Dask scheduler there ({why}); "
+                        "start one with `dask scheduler` (its port, 8786 by default, not the "
+                        "dashboard's) or unset the variable")
+    return box["client"]
+
+
+def _seconds(text: str) -> float:
+    return float(text.rstrip("s"))
 
 
 def _workers(client) -> int:
@@ -364,7 +399,7 @@ def _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label
         futures.append(future)
     done = 0
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures, loop=client.loop):  # the client need not be the default
             keep(index[future.key], future.result())
             done += 1
             bar.update()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -56,22 +57,36 @@ def datasets_dir() -> Path:
 
 def cache_dir() -> Path:
     """Return the directory for generated and downloaded data (git-ignored)."""
-    return Path(os.environ.get("DLSYSBENCH_CACHE", datasets_dir() / "cache"))
+    value = os.environ.get("DLSYSBENCH_CACHE")
+    return Path(value).expanduser().absolute() if value else datasets_dir() / "cache"
 
 
 def reports_dir() -> Path:
     return repo_root() / "reports"
 
 
+def default_nvm_target_path() -> Path:
+    """The suite's own NVM target file, used when ``DLSYSBENCH_NVM_PATH`` is unset."""
+    return cache_dir() / "nvm-target.bin"
+
+
 def nvm_target_path() -> Path:
-    """Return the file or block device the NVM experiments read (``DLSYSBENCH_NVM_PATH``)."""
+    """Return the file or block device the NVM experiments read (``DLSYSBENCH_NVM_PATH``, with
+    ``~`` expanded and a relative path made absolute against the current directory)."""
     value = os.environ.get("DLSYSBENCH_NVM_PATH")
-    return Path(value) if value else cache_dir() / "nvm-target.bin"
+    return Path(value).expanduser().absolute() if value else default_nvm_target_path()
 
 
 def machine_name() -> str:
-    """Return the asv machine name results are filed under (asv's default: the host name)."""
-    return os.environ.get("DLSYSBENCH_MACHINE") or platform.node() or "unknown-machine"
+    """Return the asv machine name results are filed under (asv's default: the host name);
+    raises ValueError for a ``DLSYSBENCH_MACHINE`` that is not one directory name."""
+    value = os.environ.get("DLSYSBENCH_MACHINE")
+    if value is not None and value.strip():
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+            raise ValueError(f"DLSYSBENCH_MACHINE={value!r}: expected one name of letters, digits, '.', '_' "
+                             "and '-' (it names the results' and artifacts' directory)")
+        return value
+    return platform.node() or "unknown-machine"
 
 
 def resolve_commit(revision: str) -> str | None:

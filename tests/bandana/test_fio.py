@@ -192,7 +192,7 @@ def test_prepare_creates_random_file_atomically(tmp_path):
     info = dc.prepare_target(target, 3 * (1 << 20) + 512)
     assert info == {"path": str(target), "kind": "file", "size_bytes": 3 * (1 << 20) + 512, "created": True}
     assert target.stat().st_size == 3 * (1 << 20) + 512
-    assert list(target.parent.iterdir()) == [target]  # no temp file left behind
+    assert sorted(p.name for p in target.parent.iterdir()) == [".target.bin.dlsysbench", "target.bin"]  # no temp file
     head = target.read_bytes()[: 1 << 16]
     assert len(set(head)) > 250  # random bytes, not zeros
 
@@ -206,11 +206,42 @@ def test_prepare_reuses_existing_file(tmp_path):
     assert target.stat().st_mtime_ns == 1_000_000_000
 
 
-def test_prepare_replaces_too_small_file(tmp_path):
+def test_prepare_replaces_its_own_too_small_file(tmp_path):
     target = tmp_path / "target.bin"
-    target.write_bytes(b"x" * 100)
+    dc.prepare_target(target, 1 << 16)
     assert dc.prepare_target(target, 1 << 20)["created"] is True
     assert target.stat().st_size == 1 << 20
+
+
+@pytest.mark.parametrize("make", ["user data", "sparse", "replaced"])
+def test_prepare_refuses_a_file_it_did_not_write(tmp_path, make):
+    """A user's file would be overwritten; a sparse or preallocated one reads as zeros without
+    reaching the drive (fio then reports ~20x the drive's rate)."""
+    target = tmp_path / "embeddings.bin"
+    if make == "user data":
+        target.write_bytes(b"my precious embeddings" * 1000)
+    elif make == "sparse":
+        with open(target, "wb") as handle:
+            handle.truncate(4 << 20)
+    else:
+        dc.prepare_target(target, 1 << 20)
+        target.unlink()
+        target.write_bytes(b"\0" * (2 << 20))  # same name, another file
+    before = target.read_bytes()
+    with pytest.raises(ValueError, match="was not written by the suite.*new file name"):
+        dc.prepare_target(target, 1 << 20)
+    assert target.read_bytes() == before
+
+
+def test_the_suites_own_unmarked_default_target_is_adopted(tmp_path, monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path))
+    monkeypatch.delenv("DLSYSBENCH_NVM_PATH", raising=False)
+    from impls.harness import paths
+
+    target = paths.nvm_target_path()
+    target.write_bytes(b"\1" * (1 << 20))  # written by a version before the marker
+    assert dc.prepare_target(target, 1 << 19)["created"] is False
+    assert dc.prepare_target(target, 1 << 19)["created"] is False and target.read_bytes()[:1] == b"\1"
 
 
 def test_prepare_refuses_without_free_space(tmp_path, monkeypatch):

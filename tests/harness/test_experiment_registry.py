@@ -180,3 +180,57 @@ def test_deterministic_grids_run_and_say_where_timed_ones_refuse(grid_experiment
     assert table.rows[0][:3] == ("test.deterministic", "doubling", "serial")
     with pytest.raises(AssertionError, match="test.timed measures this machine's hardware"):
         experiments.run("test.timed")
+
+
+def test_cli_files_a_saved_artifact_under_the_suites_machine_name(tmp_path):
+    env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path), "DLSYSBENCH_MACHINE": "box"}
+    out = _cli("run", "salus.lanes", "--profile", "smoke", "--save-artifact", "--json", str(tmp_path / "r.json"),
+               env=env)
+    assert out.returncode == 0, out.stderr
+    saved = list(tmp_path.glob("*/*/*.json"))
+    assert [p.parts[-3] for p in saved] == ["box-smoke"]   # where make report looks, apart from quick
+    assert (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"DLSYSBENCH_MACHINE": "../escape"}, "DLSYSBENCH_MACHINE='../escape'"),
+    ({"DLSYSBENCH_MACHINE": "lab/box1"}, "DLSYSBENCH_MACHINE='lab/box1'"),
+    ({"DLSYSBENCH_DASK_SCHEDULER": "Serial2"}, "DLSYSBENCH_DASK_SCHEDULER='Serial2'"),
+])
+def test_cli_names_a_misconfigured_variable_in_one_line(env, message, tmp_path):
+    out = _cli("run", "bandana.subclusters", "--profile", "smoke", "--save-artifact", "--json", "-",
+               env={**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path), **env})
+    assert out.returncode == 2, out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr and "internal error" not in out.stderr
+
+
+def test_cli_says_a_missing_dataset_is_not_a_device_problem():
+    out = _cli("run", "slide.real_amazon", "--profile", "smoke", "--json", "-",
+               env={**os.environ, "DLSYSBENCH_AMAZON670K": "/nonexistent/train.txt"})
+    assert out.returncode == 2 and "needs the real Amazon-670K" in out.stderr and "--device" not in out.stderr
+
+
+def test_make_takes_the_profile_from_the_environment():
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    run = lambda *a, **env: subprocess.run(["make", "-n", *a], cwd=ROOT, capture_output=True, text=True,  # noqa: E731
+                                          env={**os.environ, **env}).stdout
+    assert "DLSYSBENCH_PROFILE=smoke " in run("reproduce", DLSYSBENCH_PROFILE="smoke")
+    assert "DLSYSBENCH_PROFILE=full " in run("reproduce", "PROFILE=full", DLSYSBENCH_PROFILE="smoke")
+    clean = {k: v for k, v in os.environ.items() if k != "DLSYSBENCH_PROFILE"}
+    out = subprocess.run(["make", "-n", "reproduce"], cwd=ROOT, capture_output=True, text=True, env=clean).stdout
+    assert "DLSYSBENCH_PROFILE=quick " in out
+
+
+def test_every_printer_takes_the_result_alone():
+    import inspect
+
+    for name in experiments.discover():
+        show = experiments.printer(name)
+        if show is None:
+            continue
+        params = [p for p in inspect.signature(show).parameters.values()
+                  if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        assert len(params) == 1, f"{name}: printer {show.__qualname__}{inspect.signature(show)}"

@@ -129,6 +129,51 @@ def test_serial_local_and_cli_cluster_give_identical_bytes(monkeypatch, two_work
     assert first["cache_fraction"] == 0.02 and first["lookups"] == 200_000
 
 
+def test_a_fresh_process_uses_a_remote_scheduler_without_a_default_client(two_workers, tmp_path):
+    """The client of DLSYSBENCH_DASK_SCHEDULER is not the default one: nothing else in a user's
+    process has started a client (the test above had, through the local cluster)."""
+    code = ("import json; from impls.harness import grid; "
+            "print(grid.map_points(json.dumps, [([2, 3],), ([4],)], label='fresh', store=False))")
+    env = {**os.environ, grid.ENV_SCHEDULER: two_workers.address, "DLSYSBENCH_CACHE": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "['[2, 3]', '[4]']"
+
+
+@pytest.mark.parametrize("value, expected", [("Serial", "serial"), (" LOCAL ", "local"), ("", "local"),
+                                             ("tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
+                                             ("scheduler:8786", "scheduler:8786")])
+def test_the_scheduler_setting_is_read_as_users_write_it(monkeypatch, value, expected):
+    monkeypatch.setenv(grid.ENV_SCHEDULER, value)
+    assert grid.scheduler_setting() == expected
+
+
+@pytest.mark.parametrize("value", ["Serial2", "tcp://host", "http://host:8787/status", "8786"])
+def test_a_mistyped_scheduler_setting_names_the_variable(monkeypatch, value):
+    monkeypatch.setenv(grid.ENV_SCHEDULER, value)
+    with pytest.raises(grid.GridError, match=rf"{grid.ENV_SCHEDULER}=.*expected serial, local or"):
+        grid.scheduler_setting()
+
+
+def test_a_port_that_is_no_scheduler_is_an_error_not_a_hang(monkeypatch):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held = []
+    threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()  # accepts, says nothing
+    monkeypatch.setattr(grid, "CONNECT_TIMEOUT", "2s")
+    monkeypatch.setenv(grid.ENV_SCHEDULER, f"tcp://127.0.0.1:{server.getsockname()[1]}")
+    started = time.monotonic()
+    with pytest.raises(grid.GridError, match="cannot reach a Dask scheduler"):
+        grid.map_points(experiments.simulate_point, _grid_points()[:1], label="x", store=False)
+    assert time.monotonic() - started < 30
+    server.close()
+
+
 def slow_point(*point):
     """``simulate_point`` after a pause, so that a fault lands while the grid runs."""
     time.sleep(0.25)

@@ -1,6 +1,7 @@
 """Fingerprint, capabilities, profiles and the artifact store."""
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,24 @@ def test_o_direct_is_refused_on_tmpfs_with_the_reason():
     cap = capabilities.check_o_direct(Path("/dev/shm/dlsysbench-probe/target.bin"))
     assert not cap.available
     assert "tmpfs" in cap.reason and "DLSYSBENCH_NVM_PATH" in cap.reason
+
+
+def test_o_direct_probe_creates_no_directory_and_refuses_a_directory(tmp_path):
+    if capabilities.filesystem_type(tmp_path) == "tmpfs":
+        pytest.skip("pytest's tmp dir is on tmpfs here")
+    assert capabilities.check_o_direct(tmp_path / "not" / "yet" / "target.bin").available
+    assert not (tmp_path / "not").exists()
+    cap = capabilities.check_o_direct(tmp_path)
+    assert not cap.available and "is a directory" in cap.reason
+
+
+def test_a_block_device_is_not_refused_for_living_on_devtmpfs(monkeypatch):
+    devices = [Path("/dev") / name for name in ("vda", "sda", "nvme0n1", "xvda", "loop0")]
+    found = next((d for d in devices if d.exists() and stat.S_ISBLK(d.stat().st_mode)), None)
+    if found is None:
+        pytest.skip("no block device node to read here")
+    cap = capabilities.check_o_direct(found)
+    assert "devtmpfs" not in cap.reason and "in memory" not in cap.reason
 
 
 def test_require_raises_asv_skip_with_the_reason(monkeypatch):
@@ -165,3 +184,35 @@ def test_plain_log_x_labels_a_short_range_in_plain_numbers():
     labels = [t.get_text() for t in ax.get_xticklabels() if 2 <= t.get_position()[0] <= 70]
     assert ax.get_xscale() == "log" and labels == ["2", "5", "10", "20", "50"]
     assert not any(t.get_text() for t in ax.xaxis.get_minorticklabels())
+
+
+def test_an_atomic_write_goes_through_a_pipe_and_follows_a_link(tmp_path):
+    import os
+    import threading
+
+    from impls.harness import atomic
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    atomic.write_bytes(fifo, b"through")  # as --json /dev/stdout or /dev/null would be
+    reader.join(10)
+    assert got == [b"through"] and stat.S_ISFIFO(fifo.stat().st_mode)
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    atomic.write_bytes(link, b"new")
+    assert link.is_symlink() and real.read_text() == "new"
+    fresh = atomic.write_bytes(tmp_path / "fresh.json", b"{}")
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

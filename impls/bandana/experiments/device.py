@@ -8,6 +8,7 @@ against (Bandana reads 4 KB blocks from NVM).
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from impls.bandana.nvm import fio
-from impls.harness import atomic
+from impls.harness import atomic, paths
 from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096
@@ -44,10 +45,14 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     """Make ``path`` ready to be read over its first ``size_bytes`` bytes.
 
     A block device is never written: it is only checked to be at least
-    ``size_bytes`` long. A regular file (or a missing path) is made to hold at
-    least ``size_bytes`` of random, incompressible bytes: written to a temp file
-    beside it, fsynced, then renamed over it; an existing file that is already
-    large enough is reused untouched.
+    ``size_bytes`` long. A missing file is made to hold ``size_bytes`` of random,
+    incompressible bytes (written to a temp file beside it, fsynced, renamed over it)
+    and marked as the suite's (a ``.<name>.dlsysbench`` file beside it). A file the
+    suite wrote is reused untouched when large enough and rewritten when not. Any other
+    existing file is refused (ValueError): the suite would overwrite it, and a sparse or
+    preallocated file reads as zeros without reaching the drive; the suite's default
+    target (``DLSYSBENCH_NVM_PATH`` unset), which older versions wrote unmarked, is
+    adopted instead.
 
     Returns ``{"path", "kind": "file" | "block_device", "size_bytes", "created"}``
     where ``size_bytes`` is the number of bytes the sweep reads over and
@@ -73,7 +78,15 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
 
     if mode is not None and not stat.S_ISREG(mode):
         raise ValueError(f"{target} is neither a regular file nor a block device")
-    if status is not None and status.st_size >= size_bytes:
+    if status is not None and not _is_ours(target, status):
+        if target != paths.default_nvm_target_path().absolute():
+            raise ValueError(
+                f"{target} exists ({status.st_size} bytes) and was not written by the suite: it would "
+                "be overwritten, and a sparse or preallocated file reads as zeros without reaching the "
+                "drive; point DLSYSBENCH_NVM_PATH at a new file name (or a block device, only ever read)")
+        if status.st_size >= size_bytes:
+            _mark(target)  # the suite's own default target, written before targets were marked
+    if status is not None and _is_ours(target, os.stat(target)) and status.st_size >= size_bytes:
         return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -86,7 +99,27 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
             f"{free_bytes} bytes free on its filesystem"
         )
     _write_random_file_atomically(target, size_bytes)
+    _mark(target)
     return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": True}
+
+
+def _marker(target: Path) -> Path:
+    return target.with_name(f".{target.name}.dlsysbench")
+
+
+def _mark(target: Path) -> None:
+    """Record that the suite wrote ``target`` as it is now (device, inode, size)."""
+    status = os.stat(target)
+    atomic.write_json(_marker(target), {"device": status.st_dev, "inode": status.st_ino, "size": status.st_size})
+
+
+def _is_ours(target: Path, status: os.stat_result) -> bool:
+    """Whether ``target`` is the file the suite wrote and marked (not replaced or resized since)."""
+    try:
+        marked = json.loads(_marker(target).read_text())
+    except (OSError, ValueError):
+        return False
+    return marked == {"device": status.st_dev, "inode": status.st_ino, "size": status.st_size}
 
 
 def _block_device_bytes(device: Path) -> int:

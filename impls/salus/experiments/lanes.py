@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from impls.harness import cli
 from impls.harness import profiles as profile_tables
 from impls.salus.memory import lane_sim
 from impls.salus.core.devices import get_device
@@ -89,7 +88,6 @@ def summary(name: str, data: dict) -> dict:
             "models_per_device_gain": data["models_per_device_gain"]}
 
 
-@cli.command("python -m impls.salus.experiments.lanes")
 def _print(name: str, data: dict) -> None:
     import json
 
