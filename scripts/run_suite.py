@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ASV_PYTHONPATH": pythonpath, "DLSYSBENCH_PROGRESS_LOG": str(log)}
     # asv runs each benchmark's set-up in a temporary directory it deletes: a relative path
     # means the directory the user ran this from
-    for name in ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS"):
+    for name in ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS"):
         if os.environ.get(name):
             identity[name] = str(Path(os.environ[name]).expanduser().absolute())
     try:

@@ -199,6 +199,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     from impls.bandana.layout import layouts
     from impls.bandana.data import traces
 
+    out = Path(out).absolute()  # the summary names absolute paths: a rerun from elsewhere finds them
     train, test = traces.split_in_time(source["offsets"], source["indices"], train_fraction)
     if test[1].size == 0:
         raise PrepareError(f"the later {1 - train_fraction:.0%} of the {traces.num_queries(source['offsets'])} "

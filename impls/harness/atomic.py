@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,14 +15,34 @@ def _umask() -> int:
     return mask
 
 
+_STANDARD = {"/dev/stdout": 1, "/dev/stderr": 2}
+_FD = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+
+
+def _descriptor(path: Path) -> int | None:
+    """The open descriptor a path names (``/dev/stdout``, ``/dev/fd/N``), or None."""
+    text = os.path.normpath(str(path))
+    if text in _STANDARD:
+        return _STANDARD[text]
+    found = _FD.fullmatch(text)
+    return int(found.group(1)) if found else None
+
+
 def write_bytes(path: Path, payload: bytes) -> Path:
     """Write ``payload`` to ``path`` atomically; return the path.
 
-    A path that exists and is not a regular file (``/dev/null``, ``/dev/stdout``, a pipe) is
-    written through, never replaced; a symbolic link is followed, so the file it names is
+    A path naming an open descriptor (``/dev/stdout``, ``/dev/fd/N``) is written to that
+    descriptor, so a shell's ``>> log`` keeps its log; a path that exists and is not a regular
+    file (``/dev/null``, a pipe) is written through, never replaced; a symbolic link is followed, so the file it names is
     replaced and the link kept. The file gets an existing file's mode, else 0666 less the umask.
     """
     given = path = Path(path)
+    descriptor = _descriptor(path)
+    if descriptor is not None:  # /dev/stdout into `>> log`: append to what the shell opened
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(descriptor, view):]
+        return given
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "wb") as handle:
             handle.write(payload)

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from impls.harness import paths
+from impls.harness import nvm_file, paths
 
 ALIGNMENT = 4096
 # Filesystems in memory: recent kernels accept O_DIRECT on tmpfs, but no read
@@ -57,14 +57,37 @@ def _direct_read_works(fd: int) -> None:
         buffer.close()
 
 
+def _memory_block_device(device: Path) -> str:
+    """Why block device ``device`` lives in memory (zram, a RAM disk, a loop device over a file
+    in memory), or "" when it does not."""
+    name = Path(os.path.realpath(device)).name
+    if name.startswith(("zram", "ram")):
+        return "is a RAM disk"
+    backing = Path("/sys/block") / name / "loop" / "backing_file"
+    try:
+        file = backing.read_text().strip()
+    except OSError:
+        return ""
+    fs = filesystem_type(Path(file)) if file else "unknown"
+    return f"is a loop device over {file}, on {fs}, in memory" if fs in MEMORY_FILESYSTEMS else ""
+
+
 def check_o_direct(target: Path | None = None) -> Capability:
     """Check that aligned ``O_DIRECT`` reads from a drive work where the NVM target lives."""
     target = Path(target or paths.nvm_target_path())
     if not hasattr(os, "O_DIRECT"):
         return Capability("o_direct", False, "this OS has no O_DIRECT")
     try:
+        target = target.resolve() if target.is_symlink() else target  # where the reads will go
+    except (OSError, RuntimeError) as err:  # a symlink loop
+        return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={target}: {err}")
+    try:
         is_device = target.exists() and stat.S_ISBLK(target.stat().st_mode)
         if is_device:  # a device node lives on devtmpfs; its reads reach the drive all the same
+            memory = _memory_block_device(target)
+            if memory:
+                return Capability("o_direct", False, f"block device {target} {memory}: no read would reach "
+                                  "a drive; point DLSYSBENCH_NVM_PATH at a disk")
             fd = os.open(target, os.O_RDONLY | os.O_DIRECT)
             try:
                 _direct_read_works(fd)
@@ -76,6 +99,10 @@ def check_o_direct(target: Path | None = None) -> Capability:
     if target.is_dir():
         return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={target} is a directory; expected a file "
                           "(created if missing) or a block device")
+    if target.is_file() and target != paths.default_nvm_target_path() and not nvm_file.is_suite_file(target):
+        return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={target} exists and does not hold the suite's "
+                          "content (it would be overwritten, and a sparse or preallocated file reads as zeros "
+                          "without reaching the drive); point it at a new file name")
     fs = filesystem_type(target)
     if fs in MEMORY_FILESYSTEMS:
         return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "
@@ -107,8 +134,12 @@ def filesystem_type(path: Path) -> str:
 
 
 def mount_of(path: Path) -> dict | None:
-    """Return ``{"mount_point", "source", "fstype"}`` for the mount holding ``path``."""
-    path = Path(path).resolve()
+    """Return ``{"mount_point", "source", "fstype"}`` for the mount holding ``path`` (None
+    when not found, or for a symlink loop)."""
+    try:
+        path = Path(path).resolve()
+    except RuntimeError:  # a symlink loop
+        return None
     while not path.exists() and path != path.parent:
         path = path.parent
     best = None

@@ -341,9 +341,14 @@ def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
         raise UsageError(f"directory {parent} does not exist", flag, "expected a file in an existing directory")
     if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{p} cannot be written (permission denied)", flag, "expected a writable location")
-    if not (p.exists() and not p.is_file()):  # a device or pipe is written through, not beside
+    try:
+        resolved = p.resolve()
+    except RuntimeError as err:  # a symlink loop
+        raise UsageError(f"{p}: {err}", flag, "expected a file path to write") from None
+    written_through = str(p) in ("/dev/stdout", "/dev/stderr") or (p.exists() and not p.is_file())
+    if not written_through:  # a device or pipe is written through, not beside
         try:  # what the atomic write will do: a file beside it (os.access says yes to root anywhere)
-            tempfile.NamedTemporaryFile(dir=p.resolve().parent, prefix=f".{p.name}.", suffix=".probe").close()
+            tempfile.NamedTemporaryFile(dir=resolved.parent, prefix=f".{p.name}.", suffix=".probe").close()
         except OSError as err:
             raise UsageError(f"{p} cannot be written ({err.strerror or err})", flag,
                              "expected a writable location") from None

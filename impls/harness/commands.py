@@ -77,6 +77,9 @@ def _run(args: argparse.Namespace) -> int:
         machine = machine_for_profile(paths.machine_name(), profile)  # as the suite files it
         target = artifact_path(entry.artifact_for(args.device), machine)
         existing = next(p for p in target.parents if p.exists())  # the store creates the rest
+        if not existing.is_dir():
+            raise cli.UsageError(f"{existing} is a file, not a directory", "--save-artifact (the store: "
+                                 "DLSYSBENCH_ARTIFACTS)", "expected a directory for the artifact store")
         cli.check_output(existing / target.name, "--save-artifact (the store: DLSYSBENCH_ARTIFACTS)")
     data = experiments.run(entry.name, profile=profile, device=args.device)
     if args.json and args.json != "-":  # the result first: a failing artifact store must not lose it

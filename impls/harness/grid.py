@@ -167,7 +167,8 @@ def point_key(fn: Callable, point: Any) -> str:
 
 
 def results_dir(label: str) -> Path:
-    base = Path(os.environ.get(ENV_RESULTS) or paths.cache_dir() / "grid" / "results")
+    value = os.environ.get(ENV_RESULTS)
+    base = Path(value).expanduser().absolute() if value else paths.cache_dir() / "grid" / "results"
     return base / "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
 
 
@@ -185,7 +186,7 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+:\d+")
+_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?(\[[0-9a-f:.%\w]+\]|[^\s:/\[\]]+):\d+", re.IGNORECASE)
 
 
 def scheduler_setting() -> str:

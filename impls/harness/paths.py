@@ -47,7 +47,8 @@ def results_dir() -> Path:
 
 
 def artifacts_root() -> Path:
-    return Path(os.environ.get("DLSYSBENCH_ARTIFACTS", asv_dir() / "artifacts"))
+    value = os.environ.get("DLSYSBENCH_ARTIFACTS")
+    return Path(value).expanduser().absolute() if value else asv_dir() / "artifacts"
 
 
 def datasets_dir() -> Path:
@@ -86,7 +87,9 @@ def machine_name() -> str:
             raise ValueError(f"DLSYSBENCH_MACHINE={value!r}: expected one name of letters, digits, '.', '_' "
                              "and '-' (it names the results' and artifacts' directory)")
         return value
-    return platform.node() or "unknown-machine"
+    # the host name as a directory name: '(none)', 'lab box' or 'büro-pc' would break asv's and ours
+    host = re.sub(r"[^A-Za-z0-9._-]+", "-", platform.node()).strip("-._")
+    return host or "unknown-machine"
 
 
 def resolve_commit(revision: str) -> str | None:

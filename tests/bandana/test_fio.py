@@ -12,6 +12,7 @@ import stat
 from collections import namedtuple
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from impls.bandana.experiments import device as dc
@@ -192,7 +193,7 @@ def test_prepare_creates_random_file_atomically(tmp_path):
     info = dc.prepare_target(target, 3 * (1 << 20) + 512)
     assert info == {"path": str(target), "kind": "file", "size_bytes": 3 * (1 << 20) + 512, "created": True}
     assert target.stat().st_size == 3 * (1 << 20) + 512
-    assert sorted(p.name for p in target.parent.iterdir()) == [".target.bin.dlsysbench", "target.bin"]  # no temp file
+    assert list(target.parent.iterdir()) == [target]  # no temp file left behind
     head = target.read_bytes()[: 1 << 16]
     assert len(set(head)) > 250  # random bytes, not zeros
 
@@ -213,35 +214,58 @@ def test_prepare_replaces_its_own_too_small_file(tmp_path):
     assert target.stat().st_size == 1 << 20
 
 
-@pytest.mark.parametrize("make", ["user data", "sparse", "replaced"])
+@pytest.mark.parametrize("make", ["user data", "sparse", "preallocated", "same size, other bytes"])
 def test_prepare_refuses_a_file_it_did_not_write(tmp_path, make):
     """A user's file would be overwritten; a sparse or preallocated one reads as zeros without
-    reaching the drive (fio then reports ~20x the drive's rate)."""
+    reaching the drive (fio then reports ~20x the drive's rate). Recognised by content, so a
+    same-size file at a reused inode is refused too."""
     target = tmp_path / "embeddings.bin"
     if make == "user data":
-        target.write_bytes(b"my precious embeddings" * 1000)
+        target.write_bytes(b"my precious embeddings" * 100_000)
     elif make == "sparse":
         with open(target, "wb") as handle:
             handle.truncate(4 << 20)
+    elif make == "preallocated":
+        descriptor = os.open(target, os.O_CREAT | os.O_WRONLY, 0o644)
+        try:
+            os.posix_fallocate(descriptor, 0, 4 << 20)
+        finally:
+            os.close(descriptor)
     else:
         dc.prepare_target(target, 1 << 20)
         target.unlink()
-        target.write_bytes(b"\0" * (2 << 20))  # same name, another file
+        target.write_bytes(np.random.default_rng(1).bytes(1 << 20))
     before = target.read_bytes()
-    with pytest.raises(ValueError, match="was not written by the suite.*new file name"):
+    with pytest.raises(ValueError, match="does not hold the suite's content.*new file name"):
         dc.prepare_target(target, 1 << 20)
     assert target.read_bytes() == before
 
 
-def test_the_suites_own_unmarked_default_target_is_adopted(tmp_path, monkeypatch):
+def test_prepare_reuses_a_copy_of_its_file_and_follows_a_link(tmp_path):
+    first = tmp_path / "a" / "target.bin"
+    dc.prepare_target(first, 1 << 20)
+    copy = tmp_path / "b" / "target.bin"
+    copy.parent.mkdir()
+    shutil.copyfile(first, copy)           # a copy, a restore, another mount: the content is what counts
+    assert dc.prepare_target(copy, 1 << 20)["created"] is False
+    drive = tmp_path / "nvme"
+    drive.mkdir()
+    link = tmp_path / "link.bin"
+    link.symlink_to(drive / "t.bin")
+    info = dc.prepare_target(link, 1 << 20)
+    assert link.is_symlink() and (drive / "t.bin").stat().st_size == 1 << 20
+    assert info["path"] == str(drive / "t.bin")
+
+
+def test_an_old_default_target_is_rewritten_not_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path))
     monkeypatch.delenv("DLSYSBENCH_NVM_PATH", raising=False)
-    from impls.harness import paths
+    from impls.harness import nvm_file, paths
 
     target = paths.nvm_target_path()
-    target.write_bytes(b"\1" * (1 << 20))  # written by a version before the marker
-    assert dc.prepare_target(target, 1 << 19)["created"] is False
-    assert dc.prepare_target(target, 1 << 19)["created"] is False and target.read_bytes()[:1] == b"\1"
+    target.write_bytes(b"\1" * (1 << 20))  # the suite's own, written before targets carried headers
+    assert dc.prepare_target(target, 1 << 20)["created"] is True and nvm_file.is_suite_file(target)
+    assert dc.prepare_target(target, 1 << 20)["created"] is False
 
 
 def test_prepare_refuses_without_free_space(tmp_path, monkeypatch):

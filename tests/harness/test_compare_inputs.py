@@ -277,3 +277,15 @@ def test_thresholds_without_versions_are_pointed_out(results):
 def test_a_point_of_unknown_version_does_not_hide_a_version_change():
     steps = series_steps([1.0, 1.0, 1.0, 5.0, 5.0, 5.0], "higher", 0.0, ["a", "a", "", "b", "b", "b"])
     assert steps == [(3, 1.0, 5.0, "new version")]
+
+
+def test_nothing_judged_is_a_refusal(results):
+    measure_file = measure(results)
+    document = json.loads(measure_file.read_text())
+    for entry in document["numbers"]:
+        entry["version"] = "0"      # measured on a version neither run has
+    other = results.parent / "other.json"
+    other.write_text(json.dumps(document))
+    head_run(results, **{RATE: 500.0})
+    done = run_compare(results, other, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 2 and "nothing was judged" in done.stderr

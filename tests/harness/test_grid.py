@@ -143,7 +143,9 @@ def test_a_fresh_process_uses_a_remote_scheduler_without_a_default_client(two_wo
 
 @pytest.mark.parametrize("value, expected", [("Serial", "serial"), (" LOCAL ", "local"), ("", "local"),
                                              ("tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
-                                             ("scheduler:8786", "scheduler:8786")])
+                                             ("scheduler:8786", "scheduler:8786"),
+                                             ("tcp://[::1]:8786", "tcp://[::1]:8786"),
+                                             ("TCP://h:1", "TCP://h:1")])
 def test_the_scheduler_setting_is_read_as_users_write_it(monkeypatch, value, expected):
     monkeypatch.setenv(grid.ENV_SCHEDULER, value)
     assert grid.scheduler_setting() == expected

@@ -206,6 +206,14 @@ def test_an_atomic_write_goes_through_a_pipe_and_follows_a_link(tmp_path):
     link.symlink_to(real)
     atomic.write_bytes(link, b"new")
     assert link.is_symlink() and real.read_text() == "new"
+    log = tmp_path / "log.txt"
+    log.write_text("yesterday\n")
+    appending = os.open(log, os.O_WRONLY | os.O_APPEND)  # as a shell's `>> log.txt` opens stdout
+    try:
+        atomic.write_bytes(Path(f"/dev/fd/{appending}"), b"today\n")
+    finally:
+        os.close(appending)
+    assert log.read_text() == "yesterday\ntoday\n"
     fresh = atomic.write_bytes(tmp_path / "fresh.json", b"{}")
     assert fresh.stat().st_mode & 0o777 == 0o666 & ~_umask()
 
@@ -216,3 +224,27 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_host_name_becomes_a_directory_name(monkeypatch):
+    import platform
+
+    from impls.harness import paths
+
+    monkeypatch.delenv("DLSYSBENCH_MACHINE", raising=False)
+    for host, name in (("(none)", "none"), ("lab box", "lab-box"), ("büro-pc", "b-ro-pc"), ("_build", "build"),
+                       ("", "unknown-machine"), ("vm.example.org", "vm.example.org")):
+        monkeypatch.setattr(platform, "node", lambda h=host: h)
+        assert paths.machine_name() == name
+
+
+def test_a_file_that_is_not_the_suites_is_not_a_usable_nvm_target(tmp_path):
+    if capabilities.filesystem_type(tmp_path) == "tmpfs":
+        pytest.skip("pytest's tmp dir is on tmpfs here")
+    mine = tmp_path / "embeddings.bin"
+    mine.write_bytes(b"x" * 8192)
+    cap = capabilities.check_o_direct(mine)
+    assert not cap.available and "does not hold the suite's content" in cap.reason
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert not capabilities.check_o_direct(loop).available

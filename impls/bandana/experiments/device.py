@@ -8,25 +8,21 @@ against (Bandana reads 4 KB blocks from NVM).
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from impls.bandana.nvm import fio
-from impls.harness import atomic, paths
+from impls.harness import nvm_file, paths
 from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096
 CEILING_QUEUE_DEPTH = 32
 
-_WRITE_CHUNK_BYTES = 8 << 20
 # Free space left on the filesystem after the target file is written.
 _FREE_SPACE_HEADROOM_BYTES = 64 << 20
 
@@ -45,14 +41,14 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     """Make ``path`` ready to be read over its first ``size_bytes`` bytes.
 
     A block device is never written: it is only checked to be at least
-    ``size_bytes`` long. A missing file is made to hold ``size_bytes`` of random,
-    incompressible bytes (written to a temp file beside it, fsynced, renamed over it)
-    and marked as the suite's (a ``.<name>.dlsysbench`` file beside it). A file the
-    suite wrote is reused untouched when large enough and rewritten when not. Any other
-    existing file is refused (ValueError): the suite would overwrite it, and a sparse or
-    preallocated file reads as zeros without reaching the drive; the suite's default
-    target (``DLSYSBENCH_NVM_PATH`` unset), which older versions wrote unmarked, is
-    adopted instead.
+    ``size_bytes`` long. A missing file is made to hold ``size_bytes`` of the suite's
+    random, incompressible content (:mod:`impls.harness.nvm_file`: recognised by its
+    block headers), written beside it and renamed over it. A file with that content is
+    reused untouched when large enough and rewritten when not. Any other existing file is
+    refused (ValueError): the suite would overwrite it, and a sparse or preallocated file
+    reads as zeros without reaching the drive; only the suite's default target
+    (``DLSYSBENCH_NVM_PATH`` unset) is rewritten. A symbolic link is followed: the file is
+    written where it points.
 
     Returns ``{"path", "kind": "file" | "block_device", "size_bytes", "created"}``
     where ``size_bytes`` is the number of bytes the sweep reads over and
@@ -61,6 +57,8 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     if isinstance(size_bytes, bool) or not isinstance(size_bytes, int) or size_bytes <= 0:
         raise ValueError(f"size_bytes must be a positive integer, got {size_bytes!r}")
     target = Path(path).expanduser().absolute()
+    if target.is_symlink():  # write where it points, on the drive the capability check judged
+        target = target.resolve()
     try:
         status = os.stat(target)
     except FileNotFoundError:
@@ -78,16 +76,15 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
 
     if mode is not None and not stat.S_ISREG(mode):
         raise ValueError(f"{target} is neither a regular file nor a block device")
-    if status is not None and not _is_ours(target, status):
-        if target != paths.default_nvm_target_path().absolute():
+    if status is not None:
+        ours = nvm_file.is_suite_file(target)
+        if not ours and target != paths.default_nvm_target_path().absolute():
             raise ValueError(
-                f"{target} exists ({status.st_size} bytes) and was not written by the suite: it would "
+                f"{target} exists ({status.st_size} bytes) and does not hold the suite's content: it would "
                 "be overwritten, and a sparse or preallocated file reads as zeros without reaching the "
                 "drive; point DLSYSBENCH_NVM_PATH at a new file name (or a block device, only ever read)")
-        if status.st_size >= size_bytes:
-            _mark(target)  # the suite's own default target, written before targets were marked
-    if status is not None and _is_ours(target, os.stat(target)) and status.st_size >= size_bytes:
-        return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
+        if ours and status.st_size >= size_bytes:
+            return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
 
     target.parent.mkdir(parents=True, exist_ok=True)
     free_bytes = shutil.disk_usage(target.parent).free
@@ -98,28 +95,8 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
             f"({size_bytes} for the file + {_FREE_SPACE_HEADROOM_BYTES} headroom), "
             f"{free_bytes} bytes free on its filesystem"
         )
-    _write_random_file_atomically(target, size_bytes)
-    _mark(target)
+    nvm_file.write_suite_file(target, size_bytes)
     return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": True}
-
-
-def _marker(target: Path) -> Path:
-    return target.with_name(f".{target.name}.dlsysbench")
-
-
-def _mark(target: Path) -> None:
-    """Record that the suite wrote ``target`` as it is now (device, inode, size)."""
-    status = os.stat(target)
-    atomic.write_json(_marker(target), {"device": status.st_dev, "inode": status.st_ino, "size": status.st_size})
-
-
-def _is_ours(target: Path, status: os.stat_result) -> bool:
-    """Whether ``target`` is the file the suite wrote and marked (not replaced or resized since)."""
-    try:
-        marked = json.loads(_marker(target).read_text())
-    except (OSError, ValueError):
-        return False
-    return marked == {"device": status.st_dev, "inode": status.st_ino, "size": status.st_size}
 
 
 def _block_device_bytes(device: Path) -> int:
@@ -129,29 +106,6 @@ def _block_device_bytes(device: Path) -> int:
         return os.lseek(descriptor, 0, os.SEEK_END)
     finally:
         os.close(descriptor)
-
-
-def _write_random_file_atomically(target: Path, size_bytes: int) -> None:
-    generator = np.random.default_rng(0x0BA7DA7A)
-    handle = tempfile.NamedTemporaryFile(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
-    )
-    temporary = Path(handle.name)
-    try:
-        with handle:
-            remaining = size_bytes
-            while remaining > 0:
-                chunk_bytes = min(_WRITE_CHUNK_BYTES, remaining)
-                handle.write(generator.bytes(chunk_bytes))
-                remaining -= chunk_bytes
-            handle.flush()
-            os.fchmod(handle.fileno(), 0o644)  # NamedTemporaryFile creates 0600
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    atomic.fsync_directory(target.parent)
 
 
 def _validated_sizes(sizes: dict[str, Any]) -> dict[str, Any]:
