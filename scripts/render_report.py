@@ -37,6 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--artifacts", type=Path, help="artifact store (default: .asv/artifacts)")
     parser.add_argument("--claims", type=Path, help="claims file (default: reports/claims.toml)")
     args = parser.parse_args(argv)
+    if args.machines and len(set(args.machines)) != len(args.machines):
+        repeated = sorted({m for m in args.machines if args.machines.count(m) > 1})
+        print(f"render_report: --machines names {', '.join(repeated)} twice; expected distinct machines",
+              file=sys.stderr)
+        return 2
     try:
         if args.machines:
             for directory in render_machines(args.machines, args.results, args.artifacts, args.claims,

@@ -45,7 +45,7 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for row in rows:
         needs = ", ".join(row["requires"]) or "-"
-        kind = ("synthetic data" if row["synthetic"] else "real device") + (", timed" if row["timed"] else
+        kind = ("synthetic data" if row["synthetic"] else "real data or hardware") + (", timed" if row["timed"] else
                                                                               ", deterministic")
         print(f"{row['name']}\n    {row['summary']}\n    reproduces: {row['paper_figure'] or '-'}; "
               f"sizes: [{row['sizes']}]; artifact: {row['artifact']}; needs: {needs}; {kind}")

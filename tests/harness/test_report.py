@@ -637,6 +637,12 @@ def test_cli_fails_clearly_without_results(tmp_path):
     assert "nothing to report for machine 'nowhere'" in done.stderr
 
 
+def test_cli_refuses_a_machine_named_twice(tmp_path):
+    done = run_cli("--machines", MACHINE, MACHINE, "--out", str(tmp_path / "out"), "--results", str(RESULTS))
+    assert done.returncode == 2 and f"names {MACHINE} twice" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_history_leaves_out_benchmarks_never_measured():
     import pandas as pd
 
