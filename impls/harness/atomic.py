@@ -19,7 +19,7 @@ _STANDARD = {"/dev/stdout": 1, "/dev/stderr": 2}
 _FD = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
 
 
-def _descriptor(path: Path) -> int | None:
+def descriptor_of(path: Path) -> int | None:
     """The open descriptor a path names (``/dev/stdout``, ``/dev/fd/N``), or None."""
     text = os.path.normpath(str(path))
     if text in _STANDARD:
@@ -37,9 +37,9 @@ def write_bytes(path: Path, payload: bytes) -> Path:
     replaced and the link kept. The file gets an existing file's mode, else 0666 less the umask.
     """
     given = path = Path(path)
-    descriptor = _descriptor(path)
+    descriptor = descriptor_of(path)
     if descriptor is not None:  # /dev/stdout into `>> log`: append to what the shell opened
-        view = memoryview(payload)
+        view = memoryview(payload if payload.endswith(b"\n") else payload + b"\n")
         while view:
             view = view[os.write(descriptor, view):]
         return given

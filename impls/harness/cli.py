@@ -38,7 +38,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
-from impls.harness import interrupts
+from impls.harness import atomic, interrupts
 from impls.harness.interrupts import EXIT_SIGINT, EXIT_SIGTERM, Interrupted, exit_status  # noqa: F401
 
 EXIT_USAGE = 2
@@ -336,6 +336,18 @@ def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{p} is a directory", flag, "expected a file path to write")
+    descriptor = atomic.descriptor_of(p)
+    if descriptor is not None:  # /dev/stdout, /dev/fd/N: written to the open descriptor
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            raise UsageError(f"{p}: descriptor {descriptor} is not open", flag,
+                             "expected an open output (or a file path)") from None
+        return p
+    if p.exists() and not p.is_file():  # /dev/null, a pipe: written through, never replaced
+        if not os.access(p, os.W_OK):
+            raise UsageError(f"{p} cannot be written (permission denied)", flag, "expected a writable location")
+        return p
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"directory {parent} does not exist", flag, "expected a file in an existing directory")
@@ -345,13 +357,11 @@ def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
         resolved = p.resolve()
     except RuntimeError as err:  # a symlink loop
         raise UsageError(f"{p}: {err}", flag, "expected a file path to write") from None
-    written_through = str(p) in ("/dev/stdout", "/dev/stderr") or (p.exists() and not p.is_file())
-    if not written_through:  # a device or pipe is written through, not beside
-        try:  # what the atomic write will do: a file beside it (os.access says yes to root anywhere)
-            tempfile.NamedTemporaryFile(dir=resolved.parent, prefix=f".{p.name}.", suffix=".probe").close()
-        except OSError as err:
-            raise UsageError(f"{p} cannot be written ({err.strerror or err})", flag,
-                             "expected a writable location") from None
+    try:  # what the atomic write will do: a file beside it (os.access says yes to root anywhere)
+        tempfile.NamedTemporaryFile(dir=resolved.parent, prefix=f".{p.name}.", suffix=".probe").close()
+    except OSError as err:
+        raise UsageError(f"{p} cannot be written ({err.strerror or err})", flag,
+                         "expected a writable location") from None
     return p
 
 

@@ -80,3 +80,21 @@ def is_suite_file(target: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def marker_of(target: Path) -> Path:
+    """Where an earlier version of the suite marked its target (``.<name>.dlsysbench``)."""
+    return Path(target).with_name(f".{Path(target).name}.dlsysbench")
+
+
+def marked_by_an_earlier_version(target: Path) -> bool:
+    """Whether the marker an earlier version wrote (device, inode, size, before targets carried
+    block headers) vouches for ``target`` as it is now: the suite's own file, to be rewritten."""
+    import json
+
+    try:
+        marked = json.loads(marker_of(target).read_text())
+        status = os.stat(target)
+    except (OSError, ValueError):
+        return False
+    return marked == {"device": status.st_dev, "inode": status.st_ino, "size": status.st_size}

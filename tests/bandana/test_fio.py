@@ -449,3 +449,31 @@ def test_figures_draw_from_fixture_data():
     assert len(iops.axes[0].get_lines()) == 3  # libaio, io_uring, ceiling marker
     with pytest.raises(ValueError, match="points"):
         figures.bandwidth_vs_block_size({"points": []})
+
+
+def test_a_target_marked_by_the_previous_version_is_rewritten(tmp_path):
+    import json as _json
+
+    from impls.harness import capabilities, nvm_file
+
+    target = tmp_path / "custom.bin"
+    target.write_bytes(np.random.default_rng(2).bytes(1 << 20))  # random, without block headers
+    status = target.stat()
+    nvm_file.marker_of(target).write_text(_json.dumps(
+        {"device": status.st_dev, "inode": status.st_ino, "size": status.st_size}))
+    if capabilities.filesystem_type(tmp_path) != "tmpfs":
+        assert capabilities.check_o_direct(target).available
+    assert dc.prepare_target(target, 1 << 20)["created"] is True
+    assert nvm_file.is_suite_file(target) and not nvm_file.marker_of(target).exists()
+
+
+def test_the_replay_store_lies_beside_the_file_a_link_names(tmp_path, monkeypatch):
+    from impls.bandana.nvm import replay
+
+    drive = tmp_path / "nvme"
+    drive.mkdir()
+    link = tmp_path / "home" / "t.bin"
+    link.parent.mkdir()
+    link.symlink_to(drive / "t.bin")
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(link))
+    assert replay.store_directory() == drive

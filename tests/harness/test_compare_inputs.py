@@ -289,3 +289,14 @@ def test_nothing_judged_is_a_refusal(results):
     head_run(results, **{RATE: 500.0})
     done = run_compare(results, other, "--base", BASE, "--head", HEAD)
     assert done.returncode == 2 and "nothing was judged" in done.stderr
+
+
+def test_thresholds_all_too_noisy_judge_nothing(results):
+    document = json.loads(measure(results).read_text())
+    for entry in document["numbers"]:
+        entry["threshold"] = 0.9
+    noisy = results.parent / "noisy.json"
+    noisy.write_text(json.dumps(document))
+    head_run(results, **{RATE: 500.0})
+    done = run_compare(results, noisy, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 2 and "too noisy" in done.stderr

@@ -211,9 +211,10 @@ def test_an_atomic_write_goes_through_a_pipe_and_follows_a_link(tmp_path):
     appending = os.open(log, os.O_WRONLY | os.O_APPEND)  # as a shell's `>> log.txt` opens stdout
     try:
         atomic.write_bytes(Path(f"/dev/fd/{appending}"), b"today\n")
+        atomic.write_bytes(Path(f"/dev/fd/{appending}"), b"{}")  # JSON gets its line end
     finally:
         os.close(appending)
-    assert log.read_text() == "yesterday\ntoday\n"
+    assert log.read_text() == "yesterday\ntoday\n{}\n"
     fresh = atomic.write_bytes(tmp_path / "fresh.json", b"{}")
     assert fresh.stat().st_mode & 0o777 == 0o666 & ~_umask()
 
@@ -248,3 +249,21 @@ def test_a_file_that_is_not_the_suites_is_not_a_usable_nvm_target(tmp_path):
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
     assert not capabilities.check_o_direct(loop).available
+
+
+def test_an_output_that_is_an_open_descriptor_is_checked_as_one(tmp_path):
+    import os
+
+    from impls.harness import cli
+
+    read_end, write_end = os.pipe()
+    try:
+        assert cli.check_output(f"/dev/fd/{write_end}", "--json") == Path(f"/dev/fd/{write_end}")
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    with pytest.raises(cli.UsageError, match="is not open"):
+        cli.check_output(f"/dev/fd/{write_end}", "--json")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert cli.check_output(fifo, "--json") == fifo and list(tmp_path.iterdir()) == [fifo]

@@ -78,7 +78,9 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
         raise ValueError(f"{target} is neither a regular file nor a block device")
     if status is not None:
         ours = nvm_file.is_suite_file(target)
-        if not ours and target != paths.default_nvm_target_path().absolute():
+        if not ours and nvm_file.marked_by_an_earlier_version(target):
+            status = None  # the suite's own, in a format it no longer reads: written again
+        elif not ours and target != paths.default_nvm_target_path().absolute():
             raise ValueError(
                 f"{target} exists ({status.st_size} bytes) and does not hold the suite's content: it would "
                 "be overwritten, and a sparse or preallocated file reads as zeros without reaching the "
@@ -96,6 +98,7 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
             f"{free_bytes} bytes free on its filesystem"
         )
     nvm_file.write_suite_file(target, size_bytes)
+    nvm_file.marker_of(target).unlink(missing_ok=True)
     return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": True}
 
 

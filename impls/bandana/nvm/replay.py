@@ -411,8 +411,9 @@ def store_directory() -> Path:
     """The directory :func:`default_store_path` uses (see there)."""
     target = paths.nvm_target_path()
     try:
+        target = target.resolve() if target.is_symlink() else target  # beside the file fio reads
         is_device = not target.is_file() and target.exists() and not target.is_dir()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
         is_device = False
     if is_device or target.parent == Path("/dev"):
         return paths.cache_dir()
