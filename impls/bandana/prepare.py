@@ -77,12 +77,6 @@ def _check_ids(indices: np.ndarray, name: str) -> None:
 SPARSE_SPAN, SPARSE_MIN_ROWS = 16, 10_000_000
 
 
-def _renumbered(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(dense ids 0..U-1 in lookup order, the input id of each dense id)."""
-    original, dense = np.unique(indices, return_inverse=True)
-    return dense.astype(np.int64).reshape(-1), original
-
-
 def load_source(args: argparse.Namespace) -> dict[str, Any]:
     """The whole trace: ``{"offsets", "indices", "num_vectors", "vectors" or None, "source"}``."""
     from impls.bandana.data import traces
@@ -120,7 +114,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
             raise PrepareError(f"{name}: indices must be a 1-D integer array, got shape {indices.shape} "
                                f"dtype {indices.dtype}")
-        indices, original_ids = _renumbered(indices)
+        indices, original_ids = traces.renumber(indices)
     _check_ids(indices, name)
     if vectors is not None:
         if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number) or np.iscomplexobj(vectors):
@@ -221,7 +215,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
         _save(out / f"{name}.npy", np.asarray(array, dtype=np.int64))
     _save(out / "trace.npy", traces.flatten(*test, n))
     previous = _previous_outputs(out)
-    inputs = {Path(p).resolve() for p in source.get("inputs", ())}
+    inputs = [Path(p).resolve() for p in source.get("inputs", ())]
     if source["vectors"] is not None:
         if (out / "vectors.npy").resolve() not in inputs:  # never overwrite the input itself
             _save(out / "vectors.npy", source["vectors"])
@@ -235,7 +229,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
         "train_fraction": train_fraction,
         "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
         "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"),
-        "inputs": [str(Path(p).resolve()) for p in source.get("inputs", ())], "layouts": {}}
+        "inputs": [str(p) for p in inputs], "layouts": {}}
     if summary["renumbered"]:
         summary["original_ids"] = str(out / "original_ids.npy")
     if source["vectors"] is not None:

@@ -99,11 +99,8 @@ def check_o_direct(target: Path | None = None) -> Capability:
     if target.is_dir():
         return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={target} is a directory; expected a file "
                           "(created if missing) or a block device")
-    if (target.is_file() and target != paths.default_nvm_target_path() and not nvm_file.is_suite_file(target)
-            and not nvm_file.marked_by_an_earlier_version(target)):
-        return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={target} exists and does not hold the suite's "
-                          "content (it would be overwritten, and a sparse or preallocated file reads as zeros "
-                          "without reaching the drive); point it at a new file name")
+    if nvm_file.is_foreign(target):
+        return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={nvm_file.foreign_reason(target)}")
     fs = filesystem_type(target)
     if fs in MEMORY_FILESYSTEMS:
         return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from impls.harness import atomic, paths
+
 MAGIC = b"DLSYSBNV"
 BLOCK = 4096
 HEADER = 16
@@ -46,7 +48,7 @@ def write_suite_file(target: Path, size_bytes: int) -> None:
                 chunk = np.frombuffer(generator.bytes(blocks * BLOCK), np.uint8).reshape(blocks, BLOCK).copy()
                 chunk[:, :HEADER] = _headers(block, blocks)
                 data = chunk.reshape(-1)[:remaining]
-                handle.write(data.tobytes())
+                handle.write(data)  # contiguous: written from the array, not a copy of it
                 remaining -= data.size
                 block += blocks
             handle.flush()
@@ -56,11 +58,7 @@ def write_suite_file(target: Path, size_bytes: int) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    directory = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    atomic.fsync_directory(target.parent)
 
 
 def is_suite_file(target: Path) -> bool:
@@ -98,3 +96,19 @@ def marked_by_an_earlier_version(target: Path) -> bool:
     except (OSError, ValueError):
         return False
     return marked == {"device": status.st_dev, "inode": status.st_ino, "size": status.st_size}
+
+
+def is_foreign(target: Path) -> bool:
+    """Whether ``target`` is an existing regular file the suite must not write or read as its
+    target: not the suite's content, not marked by an earlier version, and not the suite's
+    default target (its own location, rewritten whatever it holds)."""
+    target = Path(target)
+    return (target.is_file() and target.absolute() != paths.default_nvm_target_path().absolute()
+            and not is_suite_file(target) and not marked_by_an_earlier_version(target))
+
+
+def foreign_reason(target: Path) -> str:
+    """Why a foreign ``target`` (:func:`is_foreign`) is refused."""
+    return (f"{target} exists ({os.stat(target).st_size} bytes) and does not hold the suite's content: it "
+            "would be overwritten, and a sparse or preallocated file reads as zeros without reaching the "
+            "drive; point DLSYSBENCH_NVM_PATH at a new file name (or a block device, only ever read)")

@@ -103,17 +103,6 @@ def _real_set(args) -> str | None:
     return like
 
 
-def _check_shapes(train: str, test: str) -> None:
-    """Both files' headers give the same feature and label counts (UsageError naming both);
-    checked before the files are parsed, which takes minutes for the real sets."""
-    from impls.slide.data.dataset import read_header
-
-    (_, d_train, l_train), (_, d_test, l_test) = read_header(train), read_header(test)
-    if (d_train, l_train) != (d_test, l_test):
-        raise cli.UsageError(f"{train}:1 has {d_train} features and {l_train} labels, {test}:1 has "
-                             f"{d_test} and {l_test}", "--test", "expected the same feature and label counts as --train")
-
-
 def _validate(args) -> None:
     """Check every flag and path before any data is loaded or trained on (UsageError)."""
     import os
@@ -138,7 +127,12 @@ def _validate(args) -> None:
     cli.check_file(args.test, "--test", "a readable XC text file", regular=True)
     cli.check_output(args.json, "--json")
     if args.train and args.test:
-        _check_shapes(args.train, args.test)
+        from impls.slide.data.dataset import ShapeMismatch, check_same_shape
+
+        try:
+            check_same_shape(args.train, args.test)
+        except ShapeMismatch as err:
+            raise cli.UsageError(str(err), "--test", "expected the same feature and label counts as --train") from None
     if args.dataset and args.real not in ("auto", "no"):
         raise cli.UsageError(f"--real {args.real} with --dataset", "--real",
                              "expected --train/--test files (a registry set says itself whether it is real)")

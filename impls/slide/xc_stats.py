@@ -262,13 +262,15 @@ def load(source: str, test: str | None = None, profile: str | None = None,
         return tr, te, DATASET_LIKE.get(source)
     cli.check_file(source, "FILE_OR_DATASET", "an XC text file or a registry dataset name", regular=True)
     cli.check_file(test, "--test", "an XC text file", regular=True)
+    if test:
+        try:
+            dataset.check_same_shape(source, test)
+        except dataset.ShapeMismatch as err:
+            raise cli.UsageError(str(err), "--test", "expected the training file's shape") from None
     like = dataset.claimed_real_set(source, *([test] if test else []))
     allow = allow_empty_labels or like is not None
     tr = dataset.from_file(source, allow_empty_labels=allow)
     te = dataset.from_file(test, allow_empty_labels=allow) if test else None
-    if te is not None and (te.n_features, te.n_labels) != (tr.n_features, tr.n_labels):
-        raise cli.UsageError(f"{test}:1 has {te.n_features} features and {te.n_labels} labels, {source}:1 has "
-                             f"{tr.n_features} and {tr.n_labels}", "--test", "expected the training file's shape")
     return tr, te, like
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana.data.traces import validate_trace
+from impls.bandana.data.traces import renumber as renumber_ids, validate_trace
 
 
 class DlrmFormatError(ValueError):
@@ -111,8 +111,8 @@ def load_dlrm_table(path: str | os.PathLike, table: int, *, renumber: bool = Fal
         raise DlrmFormatError(f"{path}: table {t} has a negative id {int(ids[bad])} at lookup {bad}")
     result: dict[str, Any] = {"offsets": bags}
     if renumber:
-        original, dense = np.unique(ids, return_inverse=True)
-        result["indices"] = dense.astype(np.int64).reshape(-1)
+        dense, original = renumber_ids(ids)
+        result["indices"] = dense
         result["num_vectors"] = int(original.size)
         result["original_ids"] = original.astype(np.int64)
     else:

@@ -17,7 +17,7 @@ from typing import Any
 
 
 from impls.bandana.nvm import fio
-from impls.harness import nvm_file, paths
+from impls.harness import nvm_file
 from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096
@@ -77,15 +77,9 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     if mode is not None and not stat.S_ISREG(mode):
         raise ValueError(f"{target} is neither a regular file nor a block device")
     if status is not None:
-        ours = nvm_file.is_suite_file(target)
-        if not ours and nvm_file.marked_by_an_earlier_version(target):
-            status = None  # the suite's own, in a format it no longer reads: written again
-        elif not ours and target != paths.default_nvm_target_path().absolute():
-            raise ValueError(
-                f"{target} exists ({status.st_size} bytes) and does not hold the suite's content: it would "
-                "be overwritten, and a sparse or preallocated file reads as zeros without reaching the "
-                "drive; point DLSYSBENCH_NVM_PATH at a new file name (or a block device, only ever read)")
-        if ours and status.st_size >= size_bytes:
+        if nvm_file.is_foreign(target):
+            raise ValueError(nvm_file.foreign_reason(target))
+        if nvm_file.is_suite_file(target) and status.st_size >= size_bytes:
             return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
 
     target.parent.mkdir(parents=True, exist_ok=True)

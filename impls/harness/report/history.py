@@ -74,23 +74,21 @@ def series_steps(values: list[float], direction: str, threshold: float | None = 
     none. With the number's measured ``threshold`` (:mod:`noise`, relative), a step no
     larger than it is noise and left out; so is every step of a number too noisy to track.
     """
-    present = [i for i, v in enumerate(values) if np.isfinite(v)]
-    cuts = []
-    if versions is not None:  # after the last point of one version, before the first of another
+    cuts = []  # (last point of one version, first point of the next)
+    if versions is not None:
         last, before = "", None
-        for j in present:
+        for j in (i for i, v in enumerate(values) if np.isfinite(v)):
             if versions[j] and last and versions[j] != last:
-                cuts.append(before)
+                cuts.append((before, j))
             last, before = versions[j] or last, j
     found = []
     start = 0
-    for cut in [*cuts, len(values) - 1]:
-        end = next(j for j in present if j > cut) if cut != len(values) - 1 else len(values)
-        found += [(start + at, before, after, kind) for at, before, after, kind
-                  in _steps_within(values[start:end], direction, threshold)]
-        if end < len(values):
-            found.append((end, float(values[cut]), float(values[end]), NEW_VERSION))
-        start = end
+    for before, first in [*cuts, (None, len(values))]:
+        found += [(start + at, old, new, kind) for at, old, new, kind
+                  in _steps_within(values[start:first], direction, threshold)]
+        if before is not None:
+            found.append((first, float(values[before]), float(values[first]), NEW_VERSION))
+        start = first
     return found
 
 

@@ -143,6 +143,20 @@ def read_header(path: str | Path) -> tuple[int, int, int]:
     return n, d, l
 
 
+class ShapeMismatch(ValueError):
+    """A training and a test file whose headers give different feature or label counts."""
+
+
+def check_same_shape(train_path: str | Path, test_path: str | Path) -> None:
+    """Raise :class:`ShapeMismatch` naming both files when their headers give different feature
+    or label counts (reads only the headers: before a parse that takes minutes for the real
+    sets); a header that is not 'N D L' raises :class:`RealDataMismatch`."""
+    (_, d_train, l_train), (_, d_test, l_test) = read_header(train_path), read_header(test_path)
+    if (d_train, l_train) != (d_test, l_test):
+        raise ShapeMismatch(f"{train_path}:1 has {d_train} features and {l_train} labels, {test_path}:1 has "
+                         f"{d_test} and {l_test}")
+
+
 def check_real_header(path: str | Path, split: str, like: str | None = None) -> str:
     """Return the published set (see :data:`impls.slide.xc_stats.PUBLISHED`) whose shape the
     header of ``path`` matches for ``split`` ("train" / "test"): features, labels and the

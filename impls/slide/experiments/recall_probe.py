@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from impls.slide.core import evaluate as ev
     from impls.slide.core.config import SlideConfig
     from impls.slide.core.network import SlideNetwork
-    from impls.slide.data.dataset import from_file, from_registry
+    from impls.slide.data.dataset import ShapeMismatch, check_same_shape, from_file, from_registry
     from impls.slide.training.trainer import set_threads
 
     p = cli.parser(prog="python -m impls.slide.experiments.recall_probe", description=__doc__.split("\n\n")[0])
@@ -123,10 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.train:
         cli.check_file(args.train, "--train", "a readable XC text file", regular=True)
         cli.check_file(args.test, "--test", "a readable XC text file", regular=True)
+        try:
+            check_same_shape(args.train, args.test)
+        except ShapeMismatch as err:
+            raise cli.UsageError(str(err), "--test", "expected the same feature and label counts as --train") from None
         train, test = from_file(args.train), from_file(args.test)
-        if (train.n_features, train.n_labels) != (test.n_features, test.n_labels):
-            raise cli.UsageError(f"--train has {train.n_features} features and {train.n_labels} labels, "
-                                 f"--test {test.n_features} and {test.n_labels}")
     else:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
     cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
