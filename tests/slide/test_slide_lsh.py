@@ -102,6 +102,46 @@ def test_hash_values_concatenate_to_the_codes(family):
     np.testing.assert_array_equal((values.reshape(40, lsh.L, lsh.K) * weights).sum(axis=2), codes)
 
 
+@pytest.mark.parametrize("family,K,largest", [("dwta", 6, 9555), ("wta", 8, 152915), ("simhash", 9, 511)])
+def test_reference_index_overlaps_hashes_as_lsh_cpp(family, K, largest):
+    """LSH.cpp's hashesToIndex: index += h << ((K-1-j) * floor(log(binsize))) for (D)WTA (2-bit
+    steps for 3-bit values at bins of 8, so codes carry), h << (K-1-j) for SimHash; unfolded."""
+    rng = np.random.default_rng(10)
+    X = np.maximum(rng.standard_normal((64, 128)), 0).astype(np.float32)
+    lsh = make_lsh(family, K, 30, 128, seed=11, index="reference")
+    values, codes = lsh.hash_values(X), lsh.hash(X)
+    step = 1 if family == "simhash" else 2
+    weights = 2 ** (step * np.arange(K - 1, -1, -1))
+    np.testing.assert_array_equal((values.reshape(64, 30, K) * weights).sum(axis=2), codes)
+    assert lsh.raw_bits == int(largest).bit_length() and lsh.range_pow == lsh.raw_bits   # nothing folded
+    top = 2 ** lsh.bits - 1
+    assert int((top * weights).sum()) == largest
+    if family != "simhash":   # overlapping steps: different hash tuples share a code
+        assert np.unique(codes).size < np.unique(values.reshape(-1, K), axis=0).shape[0]
+        concat = make_lsh(family, K, 30, 128, seed=11)
+        np.testing.assert_array_equal(concat.hash_values(X), values)   # same functions, other index
+        assert concat.raw_bits == 3 * K
+
+
+def test_reference_index_makes_coarser_buckets_than_concatenation():
+    rng = np.random.default_rng(12)
+    W = rng.standard_normal((20000, 128)).astype(np.float32)
+    ref = make_lsh("dwta", 6, 4, 128, seed=13, index="reference")
+    cat = make_lsh("dwta", 6, 4, 128, seed=13)
+    used_ref = [np.unique(c).size for c in ref.hash_table_major(W)]
+    used_cat = [np.unique(c).size for c in cat.hash_table_major(W)]
+    assert max(used_ref) <= 9556 and min(used_cat) > 2 * max(used_ref)
+    tables = HashTables.create(ref, W.shape[0], 128)
+    tables.insert_all(W)
+    tables.rebuild(W, seed=14)   # new functions, same way of indexing
+    assert tables.lsh.index == "reference" and tables.lsh.raw_bits == ref.raw_bits
+    assert not np.array_equal(tables.lsh.idx, ref.idx)
+    with pytest.raises(ValueError, match="table index"):
+        make_lsh("dwta", 6, 4, 128, seed=13, index="sum")
+    with pytest.raises(ValueError, match="63 bits"):
+        make_lsh("dwta", 22, 4, 128, seed=13)
+
+
 @pytest.mark.parametrize("family", ["simhash", "dwta"])
 def test_hash_into_rehashes_only_the_given_rows_in_place(family):
     rng = np.random.default_rng(9)

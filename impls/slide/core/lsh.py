@@ -10,12 +10,21 @@
   value of another bin (Chen & Shrivastava's densification), so sparse (ReLU)
   vectors still get L full codes.
 
-Codes have ``range_pow`` bits: a table's K hashes are concatenated and, when that is
-more than ``range_pow`` bits, folded by Fibonacci hashing.
+A table's code combines its K hashes ``h_0 .. h_{K-1}`` as ``sum_k h_k << ((K-1-k) * shift)``:
+
+- ``index="concat"``: ``shift`` is a hash's width (1 bit for SimHash, ``log2(binsize)`` for
+  (D)WTA), so the code is the hashes' concatenation, ``K * bits`` bits;
+- ``index="reference"``: the reference code's ``LSH::hashesToIndex``, whose (D)WTA shift is
+  ``floor(ln(binsize))`` (2 for bins of 8): the 3-bit hashes overlap and carry, so the codes
+  are fewer (K=6: 0..9,555; K=8: 0..152,915) and unevenly used, and buckets are coarser
+  (SimHash: the same as ``concat``).
+
+A code wider than ``range_pow`` bits is folded by Fibonacci hashing.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -33,7 +42,8 @@ class LSH:
     range_pow: int
     idx: np.ndarray   # int32 (K*L, m)
     sgn: np.ndarray   # float32 (K*L, m)
-    bits: int
+    bits: int         # width of one hash's value
+    index: str = "concat"   # how a table combines its K hashes (see module doc)
 
     @property
     def family_id(self) -> int:
@@ -44,14 +54,17 @@ class LSH:
         return 1 << self.range_pow
 
     def __post_init__(self):
+        self.shift = index_shift(self.family, self.bits, self.idx.shape[1], self.index)  # bits between hashes
+        self.raw_bits = code_bits(self.K, self.bits, self.shift)                        # widest unfolded code
         # SimHash's sparse ±1 projections as a dense matrix (zeros elsewhere) for mat-vecs
         self.proj = np.zeros((self.K * self.L, self.dim), np.float32)
         if self.family == "simhash":
             np.put_along_axis(self.proj, self.idx.astype(np.int64), self.sgn, axis=1)
 
     def kernel_args(self) -> tuple:
-        """What ``lsh_kernels.hash_dense`` takes after the vector: (family, idx, proj, K, L, bits, range_pow)."""
-        return (self.family_id, self.idx, self.proj, self.K, self.L, self.bits, self.range_pow)
+        """What ``lsh_kernels.hash_dense`` takes after the vector:
+        (family, idx, proj, K, L, shift, raw_bits, range_pow)."""
+        return (self.family_id, self.idx, self.proj, self.K, self.L, self.shift, self.raw_bits, self.range_pow)
 
     def hash(self, X: np.ndarray, n_chunks: int = 8) -> np.ndarray:
         """Return int32 codes (n, L) for the rows of dense ``X`` (n, dim)."""
@@ -74,7 +87,8 @@ class LSH:
             raise ValueError(f"codes must be C-contiguous int32 ({self.L}, >= {X.shape[0]})")
         if rows.size and (rows.min() < 0 or rows.max() >= X.shape[0]):
             raise ValueError(f"rows must lie in [0, {X.shape[0]})")
-        K_.hash_rows(X, rows, self.family_id, self.idx, self.sgn, self.K, self.L, self.bits, self.range_pow,
+        K_.hash_rows(X, rows, self.family_id, self.idx, self.sgn, self.K, self.L, self.shift, self.raw_bits,
+                     self.range_pow,
                      max(1, min(n_chunks, rows.shape[0])), codes)
 
     def hash_values(self, X: np.ndarray) -> np.ndarray:
@@ -96,11 +110,30 @@ class LSH:
         return X
 
 
+INDEXES = ("concat", "reference")
+
+
+def index_shift(family: str, bits: int, binsize: int, index: str) -> int:
+    """Bits between successive hashes in a table's code (see the module doc)."""
+    if index == "concat" or family == "simhash":
+        return bits
+    return max(1, int(math.floor(math.log(binsize))))  # LSH.cpp: floor(log(binsize)), natural log
+
+
+def code_bits(K: int, bits: int, shift: int) -> int:
+    """Width in bits of the largest code ``sum_k (2**bits - 1) << (k * shift)``, k < K."""
+    return (((1 << bits) - 1) * sum(1 << (k * shift) for k in range(K))).bit_length()
+
+
 def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | None = None,
-             binsize: int = 8, ratio: float = 1 / 3) -> LSH:
-    """Draw the hash functions of ``family`` (simhash / wta / dwta) for ``dim``-vectors."""
+             binsize: int = 8, ratio: float = 1 / 3, index: str = "concat") -> LSH:
+    """Draw the hash functions of ``family`` (simhash / wta / dwta) for ``dim``-vectors; tables
+    combine each K of them by ``index`` ("concat" / "reference", see the module doc) into codes
+    of at most ``range_pow`` bits (default and ceiling: the widest code, 30 at most)."""
     if family not in FAMILIES:
         raise ValueError(f"unknown LSH family {family!r}; expected one of {', '.join(FAMILIES)}")
+    if index not in INDEXES:
+        raise ValueError(f"unknown table index {index!r}; expected one of {', '.join(INDEXES)}")
     rng = np.random.default_rng(seed)
     n_hashes = K * L
     if family == "simhash":
@@ -118,8 +151,11 @@ def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | 
         idx = perms.reshape(n_perm * per_perm, binsize)[:n_hashes].astype(np.int32)
         sgn = np.ones((n_hashes, binsize), np.float32)
         bits = int(binsize).bit_length() - 1
-    raw_bits = K * bits
+    raw_bits = code_bits(K, bits, index_shift(family, bits, idx.shape[1], index))
+    if raw_bits > 63:
+        raise ValueError(f"K={K} hashes make {raw_bits}-bit codes; at most 63 bits fit")
     if range_pow is None:
         range_pow = raw_bits
     range_pow = int(min(range_pow, raw_bits, 30))
-    return LSH(family, K, L, dim, range_pow, np.ascontiguousarray(idx), np.ascontiguousarray(sgn, np.float32), bits)
+    return LSH(family, K, L, dim, range_pow, np.ascontiguousarray(idx), np.ascontiguousarray(sgn, np.float32), bits,
+               index)

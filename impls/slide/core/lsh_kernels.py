@@ -2,7 +2,11 @@
 
 ``idx[h, :]`` are the coordinates hash function ``h`` reads (SimHash: the non-zeros of
 its sparse ±1 projection, with signs ``sgn[h, :]``; WTA/DWTA: the ``binsize``
-coordinates of its bin). Table ``t`` concatenates hash functions ``t*K .. t*K+K-1``.
+coordinates of its bin). Table ``t`` combines hash functions ``t*K .. t*K+K-1`` into
+``sum_k h_k << ((K-1-k) * shift)`` (Horner: ``raw = (raw << shift) + h``): with ``shift``
+equal to a hash's bit width that is their concatenation; a smaller ``shift`` overlaps them as
+the reference code's ``hashesToIndex`` does. A raw code wider than ``range_pow`` bits
+(``raw_bits`` is the width of the largest) is folded.
 """
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ def _densify_probe(h, attempt, n_hashes):
 
 
 @njit(cache=True, fastmath=True)
-def hash_dense(x, family, idx, proj, K, L, bits, range_pow, scratch, xs, codes):
+def hash_dense(x, family, idx, proj, K, L, shift, raw_bits, range_pow, scratch, xs, codes):
     """Write the L bucket codes of dense vector ``x`` into ``codes``.
 
     SimHash uses ``proj``, the projections as a dense (K*L, dim) matrix (a vectorised
@@ -93,11 +97,10 @@ def hash_dense(x, family, idx, proj, K, L, bits, range_pow, scratch, xs, codes):
         for h in range(n_hashes):
             if scratch[h] < 0:
                 scratch[h] = -2 - scratch[h]
-    raw_bits = K * bits
     for t in range(L):
         raw = np.int64(0)
         for k in range(K):
-            raw = (raw << bits) | scratch[t * K + k]
+            raw = (raw << shift) + scratch[t * K + k]
         codes[t] = _fold(raw, raw_bits, range_pow)
 
 
@@ -105,7 +108,7 @@ BLOCK = 64
 
 
 @njit(cache=True, fastmath=True)
-def _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, cols):
+def _hash_block(XT, KT, nb, family, idx, sgn, K, L, shift, raw_bits, range_pow, hv, codes, cols):
     """Hash ``nb`` vectors held transposed in XT[:, :nb] (SimHash) or as rank keys in KT (WTA,
     DWTA), SIMD across vectors (no branches); vector ``r``'s codes go to ``codes[:, cols[r]]``."""
     n_hashes = K * L
@@ -137,7 +140,6 @@ def _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, 
             for r in range(nb):
                 v = mx[r]
                 hv[h, r] = -1 if (family == DWTA and (v & ~low) == empty_key) else m - 1 - (v & low)
-    raw_bits = K * bits
     if family == DWTA:  # densification: rare for dense weight rows, so count first
         n_empty = 0
         for h in range(n_hashes):
@@ -166,14 +168,14 @@ def _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, 
         for k in range(K):
             row = hv[t * K + k]
             for r in range(BLOCK):
-                raw[r] = (raw[r] << bits) | row[r]
+                raw[r] = (raw[r] << shift) + row[r]
         out = codes[t]
         for r in range(nb):
             out[cols[r]] = _fold(raw[r], raw_bits, range_pow)
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def hash_rows(X, rows, family, idx, sgn, K, L, bits, range_pow, n_chunks, codes):
+def hash_rows(X, rows, family, idx, sgn, K, L, shift, raw_bits, range_pow, n_chunks, codes):
     """codes[:, i] = the L codes of X[i], for every row ``i`` in ``rows`` (table-major output, so
     that each table's build reads its codes sequentially); blocks of 64 rows, SIMD across rows.
     Reads the rows in place: no gathered copy of ``X[rows]``."""
@@ -198,4 +200,4 @@ def hash_rows(X, rows, family, idx, sgn, K, L, bits, range_pow, n_chunks, codes)
                         XT[d, r] = v
                     else:
                         KT[d, r] = _rank_key(v, family == DWTA and v == 0.0, low)
-            _hash_block(XT, KT, nb, family, idx, sgn, K, L, bits, range_pow, hv, codes, cols)
+            _hash_block(XT, KT, nb, family, idx, sgn, K, L, shift, raw_bits, range_pow, hv, codes, cols)

@@ -79,7 +79,7 @@ def _select_by_frequency(cand, nc, freq, keep_k, min_count, L, act, n, max_activ
 
 @njit(cache=True, parallel=True, fastmath=True)
 def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
-                family, idx, proj, K, L, bits, range_pow,
+                family, idx, proj, K, L, shift, raw_bits, range_pow,
                 offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity,
                 mode, topk, threshold, min_active, max_active, in_pool, pad_per_sample, seed, step,
                 n_chunks, stamp, freq, hscratch, codes, cand, tags,
@@ -120,7 +120,7 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
                     n += 1
             nt = n
             if mode != ALL:
-                hash_dense(h, family, idx, proj, K, L, bits, range_pow, hs, xs, cd)
+                hash_dense(h, family, idx, proj, K, L, shift, raw_bits, range_pow, hs, xs, cd)
                 if mode == UNION:
                     for t in range(L):
                         nb = bucket_into(t, cd[t], offsets, items, slot_of, moved, dhead, dnext, dcode, ditem,

@@ -2,7 +2,7 @@
 
     python -m impls.slide.experiments.recall_probe [--dataset slide-amazon670k] [--profile quick]
         [--train FILE --test FILE] [--batches 400] [--at 49,51,100,...] [--lr 1e-2]
-        [--lsh dwta|simhash|wta] [--K 8] [--L 50] [--schedule exponential] [--upkeep rising|none] ...
+        [--lsh dwta|simhash|wta] [--K 6] [--L 50] [--index reference|concat] [--schedule exponential] [--upkeep rising|none] ...
 
 Trains SLIDE (batch padding, 2 threads) on a registry set or on two XC text files and, after
 each batch listed in ``--at``, prints one JSON line per evaluation on ``--points`` test
@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lsh", default=SlideConfig.lsh, choices=["dwta", "simhash", "wta"])
     p.add_argument("--K", type=int, default=SlideConfig.K)
     p.add_argument("--L", type=int, default=SlideConfig.L)
+    p.add_argument("--index", default=SlideConfig.index, choices=["concat", "reference"])
     p.add_argument("--schedule", default=SlideConfig.schedule, choices=["exponential", "fixed"])
     p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
     p.add_argument("--padding", default="batch", choices=["batch", "sample"])
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
     cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
+                      index=args.index,
                       schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
                        label_counts=train.label_counts())
