@@ -21,7 +21,7 @@ from impls.harness.figures import FigureSpec
 from impls.harness.report import ClaimsError, NoResultsError, load_claims, render_report
 from impls.harness.report.build import build_report
 from impls.harness.report import formatting
-from impls.harness.report.claims import BenchmarkSource, Claim, PointRef
+from impls.harness.report.claims import ArtifactSource, BenchmarkSource, Claim, PointRef
 from impls.harness.report.history import (
     MAX_SERIES_PER_PANEL,
     history_figure,
@@ -253,6 +253,29 @@ def test_a_capability_that_is_present_lets_the_skip_reason_through(frame):
     assert result.verdict == "not measured: benchmark skipped or without a value on this machine"
 
 
+@pytest.mark.parametrize("artifacts, verdict", [
+    ({"toy_speed": record("toy_speed", {"speedups": {"a/b": {"no_value": "no target to time: no run left the plateau"}}})},
+     "not measured: no target to time: no run left the plateau"),
+    ({"toy_speed": record("toy_speed", {"speedups": {"a/b": {"no_value": "  "}}})},
+     "not measured: benchmark skipped or without a value on this machine"),      # no text: the generic line
+    ({"toy_speed": record("toy_speed", {"speedups": {"a/b": {"value": 2.0}}})},
+     "not measured: benchmark skipped or without a value on this machine"),      # no such path
+    ({}, "not measured: benchmark skipped or without a value on this machine"),  # no artifact
+])
+def test_a_value_the_benchmark_could_not_give_says_why_from_its_artifact(frame, artifacts, verdict):
+    [skipped] = [c for c in load_claims(CLAIMS) if c.id == "skipped-here"]
+    with_reason = Claim(**{**skipped.__dict__,
+                           "unmeasured_reason": ArtifactSource("toy_speed", "data.speedups.a/b.no_value")})
+    [result] = evaluate_claims([with_reason], latest_points(frame), artifacts, no_cuda_state())
+    assert result.verdict == verdict
+    # a capability that is missing still comes first
+    [cuda] = [c for c in load_claims(CLAIMS) if c.id == "needs-cuda"]
+    with_reason = Claim(**{**cuda.__dict__,
+                           "unmeasured_reason": ArtifactSource("toy_speed", "data.speedups.a/b.no_value")})
+    [result] = evaluate_claims([with_reason], latest_points(frame), artifacts, no_cuda_state())
+    assert result.verdict == f"not measured: {NO_CUDA}"
+
+
 def claim(paper, tolerance=0.1, baseline=None) -> Claim:
     return Claim(id="c", system="slide", figure="text", statement="s",
                  paper_value=tuple(paper) if isinstance(paper, list) else paper, unit="x",
@@ -411,6 +434,8 @@ def bad(old: str, new: str) -> str:
     (bad("requires = []", "requires = []\nbaseline = 3.19"), "baseline",
      ["baseline 3.19 must lie outside the paper value"]),
     (VALID_CLAIM, "id", ["duplicate id", "[[claim]] #1 already uses it"]),
+    (bad("requires = []", 'requires = []\nunmeasured_reason = { artifact = "a" }'), "unmeasured_reason",
+     ["unmeasured_reason must be { artifact = \"<name>\", path = \"data.key.key\" }"]),
 ])
 def test_bad_claims_file_names_file_claim_line_and_expectation(tmp_path, second, key, expected):
     path = tmp_path / "claims.toml"

@@ -309,7 +309,7 @@ def test_speedup_with_the_pairs_own_target():
     assert s["upper_bound"] and not s["lower_bound"] and s["value"] == pytest.approx(2.8 / 16.0)
     slow["train_seconds"] = 2.0                       # stopped before the fast one reached the target
     s = targets.speedup(fast, slow, 0.8)
-    assert s["value"] is None and not s["lower_bound"] and "no bound" in s["no_bound"]
+    assert s["value"] is None and not s["lower_bound"] and "no bound" in s["no_value"]
 
 
 def test_no_target_when_no_run_beats_the_most_popular_label():
@@ -324,7 +324,16 @@ def test_no_target_when_no_run_beats_the_most_popular_label():
     assert targets.target_p_at_1([slide, dense], 0.8) is None
     s = targets.speedup(slide, dense, 0.8)
     assert s["value"] is None and s["target_p_at_1"] is None
+    assert s["no_value"] == ("no target to time: within 25 s no run beat the most-popular-label P@1 (0.113) "
+                             "by two standard errors (0.037 on 300 test points); best final P@1 0.117")
     assert targets.add_targets([slide, dense], 0.8) is None and slide["time_to_target_s"] is None
+    assert targets.speedup(slide, dense)["no_value"].startswith("no target to time")   # the sweep's target
+    # a target (set by a third run) that neither reaches
+    for r in (slide, dense):
+        r["target_p_at_1"], r["time_to_target_s"] = 0.3, None
+    s = targets.speedup(slide, dense)
+    assert s["value"] is None and s["no_value"] == ("neither slide (25 s) nor dense (25 s) reached the "
+                                                    "target P@1 0.300")
     # one that learns: the target is 80% of the way from 0.113 to 0.31
     slide = run("slide", [(8, 0.013), (16, 0.2), (25, 0.31)], 0.31)
     s = targets.speedup(slide, dense, 0.8)

@@ -23,7 +23,8 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 REQUIRED_KEYS = ("id", "system", "figure", "statement", "paper_value", "unit", "source",
                  "approx", "tolerance", "requires")
-OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "lower_bound_when", "upper_bound_when")
+OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "lower_bound_when", "upper_bound_when",
+                 "unmeasured_reason")
 MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
     "benchmark": {"benchmark", "params"},
@@ -104,6 +105,9 @@ class Claim:
     # ... and one that is 1 when it is only an upper bound (the run that should be faster
     # never reached the target, the other one did)
     upper_bound_when: MeasuredSource | None = None
+    # an artifact's text that says why the measured benchmark has no value, when it has none
+    # (e.g. no run left the most-popular-label plateau, so there is no target to time)
+    unmeasured_reason: ArtifactSource | None = None
 
     @property
     def paper_range(self) -> tuple[float, float]:
@@ -232,6 +236,17 @@ class _Checker:
         point = self.point(value, {}, key)
         return BenchmarkSource(point) if point else None
 
+    def reason_source(self, key: str) -> ArtifactSource | None:
+        table = self.entry.get(key)
+        if table is None:
+            return None
+        if not isinstance(table, dict) or set(table) != {"artifact", "path"} \
+                or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]:
+            self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\" }}, "
+                           f"got {_describe(table)}")
+            return None
+        return ArtifactSource(table["artifact"], table["path"])
+
     def measured(self) -> MeasuredSource | None:
         table = self.entry.get("measured")
         if table is None:
@@ -308,6 +323,7 @@ class _Checker:
             "measured": self.measured(),
             "lower_bound_when": self.bound_flag("lower_bound_when"),
             "upper_bound_when": self.bound_flag("upper_bound_when"),
+            "unmeasured_reason": self.reason_source("unmeasured_reason"),
         }
         approx = self.entry.get("approx")
         if not isinstance(approx, bool):

@@ -189,6 +189,17 @@ def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: Artifac
     return Measurement(STATUS_OK, float(value), f"artifact {source.artifact}:{source.path} at {commit}")
 
 
+def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource) -> str | None:
+    """Return the non-empty text at ``source.path`` in the newest artifact ``source.artifact``,
+    or None (no such artifact, path or text)."""
+    record = artifacts.get(source.artifact)
+    try:
+        value = _walk(record, source.path) if record is not None else None
+    except KeyError:
+        return None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
 def measure(source: MeasuredSource, points: pd.DataFrame,
             artifacts: Mapping[str, Mapping[str, Any]]) -> Measurement:
     """Return the measurement ``source`` describes."""

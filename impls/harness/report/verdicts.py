@@ -41,7 +41,7 @@ import pandas as pd
 from impls.harness.report.claims import Claim
 from impls.harness.report.intervals import Interval, claim_benchmarks, claim_commit, claim_interval
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import INVALID, Measurement, measure
+from impls.harness.report.measure import INVALID, Measurement, artifact_text, measure
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED
 
@@ -109,12 +109,14 @@ def judge(claim: Claim, measured: float) -> str:
     return NOT_REPRODUCED
 
 
-def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineState) -> str:
+def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineState,
+                        artifacts: Mapping[str, Mapping[str, Any]]) -> str:
     reason = state.missing_reason(claim.requires)
     if reason is not None:
         return f"{NOT_MEASURED}: {reason}"
     if measurement.status == STATUS_SKIPPED:
-        return SKIPPED_HERE
+        why = artifact_text(artifacts, claim.unmeasured_reason) if claim.unmeasured_reason else None
+        return f"{NOT_MEASURED}: {why}" if why else SKIPPED_HERE
     if measurement.status == STATUS_FAILED:
         return FAILED_HERE
     if measurement.status == INVALID:
@@ -152,13 +154,15 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
 
     A claim without ``measured`` is "not measured yet". A measured number is always
     judged. Without one: a missing required capability gives "not measured: <its
-    reason>", else a skipped or failed benchmark says so, else "not measured yet".
+    reason>", else a skipped or failed benchmark says so (a benchmark without a value in
+    the words of the claim's ``unmeasured_reason`` artifact text, when there is one), else
+    "not measured yet".
     """
     if claim.measured is None:
         return ClaimResult(claim, NOT_MEASURED_YET, detail="no experiment measures this claim yet")
     measurement = measure(claim.measured, points, artifacts)
     if not measurement.ok:
-        return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state),
+        return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, artifacts),
                            detail=measurement.detail)
     value = measurement.value
     ratio, in_range = ratio_to_paper(claim, value)

@@ -82,13 +82,32 @@ def target_p_at_1(runs: list[dict], fraction: float) -> float | None:
     measured = [r for r in runs if "curve" in r]
     if not measured:
         return None
+    baseline, best, _, margin = _plateau(measured)
+    if best <= baseline + margin:
+        return None
+    return baseline + fraction * (best - baseline)
+
+
+def _plateau(measured: list[dict]) -> tuple[float, float, int, float]:
+    """(most-popular-label P@1, best final P@1, fewest test points, two standard errors of a
+    P@1 at that baseline on those points) over runs with curves."""
     baseline = max(float(r.get("baseline_p_at_1") or 0.0) for r in measured)
     best = max(r["final_p_at_1"] for r in measured)
     points = min(int(r.get("eval_points") or 0) for r in measured)
     margin = 2.0 * math.sqrt(baseline * (1.0 - baseline) / points) if points > 0 else 0.0
-    if best <= baseline + margin:
-        return None
-    return baseline + fraction * (best - baseline)
+    return baseline, best, points, margin
+
+
+def no_target_reason(runs: list[dict]) -> str:
+    """Why :func:`target_p_at_1` of ``runs`` is None, in one line for a report."""
+    measured = [r for r in runs if "curve" in r]
+    if not measured:
+        return "no run has a P@1 curve"
+    baseline, best, points, margin = _plateau(measured)
+    budget = max(float(r.get("train_seconds") or 0.0) for r in measured)
+    return (f"no target to time: within {budget:.0f} s no run beat the most-popular-label P@1 "
+            f"({baseline:.3f}) by two standard errors ({margin:.3f} on {points} test points); "
+            f"best final P@1 {best:.3f}")
 
 
 def add_targets(runs: list[dict], fraction: float) -> float | None:
@@ -109,7 +128,7 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     bound when only ``slow`` does (``slow``'s time over ``fast``'s budget: ``fast`` needed
     longer than its whole budget; ``upper_bound`` set), undefined (None) when neither does,
     or when ``slow``'s budget ended before ``fast`` reached the target (a bound below 1 says
-    nothing; ``no_bound`` says why). A bound holds for this target: with the pair's own
+    nothing). ``no_value`` says why a value is None. A bound holds for this target: with the pair's own
     target, a run that trained longer could have raised it (so budgets should match).
 
     The target is the runs' ``target_p_at_1`` (set by :func:`add_targets`) or, with
@@ -143,7 +162,14 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     if t_fast is None and t_slow is not None and fast["train_seconds"] > 0:
         out["value"], out["upper_bound"] = t_slow / fast["train_seconds"], True
         return out
-    if t_fast in (None, 0):
+    if out["target_p_at_1"] is None:
+        out["no_value"] = no_target_reason([fast, slow])
+        return out
+    if t_fast is None:
+        out["no_value"] = (f"neither {out['fast']} ({fast['train_seconds']:.0f} s) nor {out['slow']} "
+                           f"({slow['train_seconds']:.0f} s) reached the target P@1 {out['target_p_at_1']:.3f}")
+        return out
+    if t_fast == 0:
         return out
     t_fast = max(t_fast, 1e-9)
     if t_slow is not None:
@@ -151,6 +177,6 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     elif slow["train_seconds"] >= t_fast:
         out["value"], out["lower_bound"] = slow["train_seconds"] / t_fast, True
     else:
-        out["no_bound"] = (f"{out['slow']} stopped after {slow['train_seconds']:.1f} s, before {out['fast']} "
+        out["no_value"] = (f"{out['slow']} stopped after {slow['train_seconds']:.1f} s, before {out['fast']} "
                            f"reached the target ({t_fast:.1f} s): no bound on the ratio")
     return out
