@@ -108,9 +108,20 @@ def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
     for x in lines:
         assert 0 <= x["hash_agreement"]["top"] <= 1 and 0 <= x["hash_agreement"]["random"] <= 1
         assert 0 <= x["full"]["recall"] <= 1
+    # the seed and the table index reach the network: another seed, another trajectory
+    def probe(*extra):
+        assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--batches", "2", "--at", "2",
+                                  "--points", "20", "--threads", "1", "--K", "3", "--L", "6", *extra]) == 0
+        [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+        return line["full"]["retrieved"], line["hidden_cosine"]
+
+    first = probe()
+    assert probe() == first                                                        # deterministic
+    assert probe("--seed", "3") != first and probe("--index", "concat")[0] != first[0]
     assert recall_probe.main(["--train", str(f_train), "--batches", "1"]) == 2       # --test missing
     assert "go together" in capsys.readouterr().err
     assert recall_probe.main(["--dataset", "slide-amazon670k", "--train", str(f_train), "--test", str(f_test)]) == 2
     assert "not both" in capsys.readouterr().err
     assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--K", "0"]) == 2
     assert "--K" in capsys.readouterr().err
+

@@ -2,7 +2,8 @@
 
     python -m impls.slide.experiments.recall_probe [--dataset slide-amazon670k] [--profile quick]
         [--train FILE --test FILE] [--batches 400] [--at 49,51,100,...] [--lr 1e-2]
-        [--lsh dwta|simhash|wta] [--K 6] [--L 50] [--index reference|concat] [--schedule exponential] [--upkeep rising|none] ...
+        [--lsh dwta|simhash|wta] [--K 6] [--L 50] [--index reference|concat]
+        [--schedule exponential] [--upkeep rising|none] [--seed 0] ...
 
 Trains SLIDE (batch padding, 2 threads) on a registry set or on two XC text files and, after
 each batch listed in ``--at``, prints one JSON line per evaluation on ``--points`` test
@@ -108,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
     p.add_argument("--padding", default="batch", choices=["batch", "sample"])
     p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=["rising", "none"])
+    p.add_argument("--seed", type=int, default=SlideConfig.seed,
+                   help="the network's initialisation, hash functions, padding and batch order")
     args = p.parse_args(argv)
     at = {int(x) for x in args.at.split(",") if x}
     for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
     cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
                       index=args.index,
-                      schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep)
+                      schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep, seed=args.seed)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
                        label_counts=train.label_counts())
     rows = ev.eval_rows(test, args.points, cfg.seed)
