@@ -114,10 +114,12 @@ INDEXES = ("concat", "reference")
 
 
 def index_shift(family: str, bits: int, binsize: int, index: str) -> int:
-    """Bits between successive hashes in a table's code (see the module doc)."""
+    """Bits between successive hashes in a table's code (see the module doc); "reference"
+    (D)WTA: ``floor(ln(binsize))`` as LSH.cpp, but at least 1 (at bins of 2 the reference's 0
+    would add every hash into one 0..K code)."""
     if index == "concat" or family == "simhash":
         return bits
-    return max(1, int(math.floor(math.log(binsize))))  # LSH.cpp: floor(log(binsize)), natural log
+    return max(1, int(math.floor(math.log(binsize))))
 
 
 def code_bits(K: int, bits: int, shift: int) -> int:
