@@ -261,6 +261,9 @@ def test_a_capability_that_is_present_lets_the_skip_reason_through(frame):
     ({"toy_speed": record("toy_speed", {"speedups": {"a/b": {"value": 2.0}}})},
      "not measured: benchmark skipped or without a value on this machine"),      # no such path
     ({}, "not measured: benchmark skipped or without a value on this machine"),  # no artifact
+    ({"toy_speed": {**record("toy_speed", {"speedups": {"a/b": {"no_value": "an older run's reason"}}}),
+                    "commit": OLD}},
+     "not measured: benchmark skipped or without a value on this machine"),      # another commit's run
 ])
 def test_a_value_the_benchmark_could_not_give_says_why_from_its_artifact(frame, artifacts, verdict):
     [skipped] = [c for c in load_claims(CLAIMS) if c.id == "skipped-here"]

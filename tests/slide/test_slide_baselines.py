@@ -324,8 +324,8 @@ def test_no_target_when_no_run_beats_the_most_popular_label():
     assert targets.target_p_at_1([slide, dense], 0.8) is None
     s = targets.speedup(slide, dense, 0.8)
     assert s["value"] is None and s["target_p_at_1"] is None
-    assert s["no_value"] == ("no target to time: within 25 s no run beat the most-popular-label P@1 (0.113) "
-                             "by two standard errors (0.037 on 300 test points); best final P@1 0.117")
+    assert s["no_value"] == ("no target to time: neither slide (25 s) nor dense (25 s) beat the most-popular-label "
+                             "P@1 (0.113) by two standard errors (0.037 on 300 test points); best final P@1 0.117")
     assert targets.add_targets([slide, dense], 0.8) is None and slide["time_to_target_s"] is None
     assert targets.speedup(slide, dense)["no_value"].startswith("no target to time")   # the sweep's target
     # a target (set by a third run) that neither reaches
@@ -334,6 +334,10 @@ def test_no_target_when_no_run_beats_the_most_popular_label():
     s = targets.speedup(slide, dense)
     assert s["value"] is None and s["no_value"] == ("neither slide (25 s) nor dense (25 s) reached the "
                                                     "target P@1 0.300")
+    # a fast run at the target from its evaluation at 0 s: no ratio, and it says so
+    slide["time_to_target_s"] = 0.0
+    s = targets.speedup(slide, dense)
+    assert s["value"] is None and "from its first evaluation, at 0 s" in s["no_value"]
     # one that learns: the target is 80% of the way from 0.113 to 0.31
     slide = run("slide", [(8, 0.013), (16, 0.2), (25, 0.31)], 0.31)
     s = targets.speedup(slide, dense, 0.8)
@@ -392,6 +396,11 @@ def test_smoke_sweeps_compare_methods_on_one_target(sweeps):
     for b, entry in sec["batch"].items():
         assert entry["slide"]["params"]["batch"] == int(b) and entry["dense"]["params"]["batch"] == int(b)
     assert [(h["lsh"], h["K"], h["L"]) for h in sec["hash"]] == [tuple(f) for f in sec["sizes"]["hash_families"]]
+    # the suite's own SLIDE is a point of the hash sweep, taken from the batch sweep's run
+    own = (SlideConfig.lsh, SlideConfig.K, SlideConfig.L)
+    assert own in [tuple(f) for f in sec["sizes"]["hash_families"]]
+    [same] = [h for h in sec["hash"] if (h["lsh"], h["K"], h["L"]) == own]
+    assert same["name"] == f"slide-b{sec['sizes']['hash_batch']}"
     assert all(0 < h["active_fraction"] <= 1 for h in sec["hash"])
     json.dumps(tta), json.dumps(sec)                         # artifacts are plain data
 

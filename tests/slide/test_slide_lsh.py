@@ -130,7 +130,7 @@ def test_reference_index_makes_coarser_buckets_than_concatenation():
     cat = make_lsh("dwta", 6, 4, 128, seed=13)
     used_ref = [np.unique(c).size for c in ref.hash_table_major(W)]
     used_cat = [np.unique(c).size for c in cat.hash_table_major(W)]
-    assert max(used_ref) <= 9556 and min(used_cat) > 2 * max(used_ref)
+    assert min(used_cat) > 2 * max(used_ref)
     tables = HashTables.create(ref, W.shape[0], 128)
     tables.insert_all(W)
     tables.rebuild(W, seed=14)   # new functions, same way of indexing

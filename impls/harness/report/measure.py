@@ -189,15 +189,25 @@ def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: Artifac
     return Measurement(STATUS_OK, float(value), f"artifact {source.artifact}:{source.path} at {commit}")
 
 
-def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource) -> str | None:
+def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
+                  commit: str | None = None) -> str | None:
     """Return the non-empty text at ``source.path`` in the newest artifact ``source.artifact``,
-    or None (no such artifact, path or text)."""
+    or None (no such artifact, path or text, or, given ``commit``, an artifact written at
+    another commit: its text would explain another run)."""
     record = artifacts.get(source.artifact)
+    if record is not None and commit is not None and not _same_commit(str(record.get("commit") or ""), commit):
+        return None
     try:
         value = _walk(record, source.path) if record is not None else None
     except KeyError:
         return None
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _same_commit(a: str, b: str) -> bool:
+    """Whether two commit hashes, either possibly abbreviated (7+ characters), name one commit."""
+    n = min(len(a), len(b))
+    return n >= 7 and a[:n] == b[:n]
 
 
 def measure(source: MeasuredSource, points: pd.DataFrame,

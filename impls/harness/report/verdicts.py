@@ -110,12 +110,15 @@ def judge(claim: Claim, measured: float) -> str:
 
 
 def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineState,
-                        artifacts: Mapping[str, Mapping[str, Any]]) -> str:
+                        points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]]) -> str:
     reason = state.missing_reason(claim.requires)
     if reason is not None:
         return f"{NOT_MEASURED}: {reason}"
     if measurement.status == STATUS_SKIPPED:
-        why = artifact_text(artifacts, claim.unmeasured_reason) if claim.unmeasured_reason else None
+        why = None
+        if claim.unmeasured_reason is not None:  # only an artifact of the skipped point's own run
+            commit = claim_commit(claim, points, artifacts)
+            why = artifact_text(artifacts, claim.unmeasured_reason, commit) if commit else None
         return f"{NOT_MEASURED}: {why}" if why else SKIPPED_HERE
     if measurement.status == STATUS_FAILED:
         return FAILED_HERE
@@ -162,7 +165,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, NOT_MEASURED_YET, detail="no experiment measures this claim yet")
     measurement = measure(claim.measured, points, artifacts)
     if not measurement.ok:
-        return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, artifacts),
+        return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
                            detail=measurement.detail)
     value = measurement.value
     ratio, in_range = ratio_to_paper(claim, value)

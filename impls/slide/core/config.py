@@ -30,7 +30,8 @@ class SlideConfig:
     index: str = "reference"          # a table's code from its K hashes: "reference" (LSH.cpp's hashesToIndex:
                                       # (D)WTA hashes overlap by floor(ln binsize) bits, so buckets are coarse:
                                       # 9,556 codes at K=6) | "concat" (concatenated, folded to range_pow bits)
-    range_pow: int | None = None      # log2 buckets per table; None: from the label count
+    range_pow: int | None = None      # log2 buckets per table; None: from the label count; either way at
+                                      # most the codes' width (14 bits for the reference index at K=6)
     bucket_load: float = 2.5          # neurons per bucket targeted when range_pow is None
     bucket_capacity: int = 128        # reference code: 128
     bucket_policy: str = "fifo"       # "fifo" (reference) or "reservoir"

@@ -93,7 +93,7 @@ class LSH:
 
     def hash_values(self, X: np.ndarray) -> np.ndarray:
         """int32 (n, K*L): each hash function's value for each row of ``X``, before a table
-        concatenates its K (SimHash: 0/1; WTA/DWTA: the winner's position in its bin, 0 to
+        combines its K (SimHash: 0/1; WTA/DWTA: the winner's position in its bin, 0 to
         binsize-1, after DWTA's densification). Hash function ``t*K + k`` is table ``t``'s
         ``k``-th. A diagnostic (one row at a time), not a hot path."""
         X = self._checked(X)

@@ -4,8 +4,9 @@ schedules that refresh them.
 Memory is sized from the label count: each table is a CSR (``offsets`` of
 ``2**range_pow + 1`` and ``items`` of ``n_items`` int32), i.e. ``L × (n_items + 2**range_pow)``
 int32 in all, instead of the reference code's fixed ``L × 2**18 × 128`` slots.
-``range_pow`` defaults to about log2(n_items / 2.5) (2**18 buckets at 670k labels,
-as the reference code uses for Amazon-670K).
+``range_pow`` defaults to about log2(n_items / 2.5) (18 at 670k labels, the reference code's
+``RangePow`` for Amazon-670K), capped at the width of the widest code the hashes make (14 bits
+for the reference index at K=6, whose codes run 0..9,555: see :mod:`impls.slide.core.lsh`).
 
 Refreshing, on a :class:`Schedule`:
 - *rehash*: re-insert every neuron with its current weights (same hash functions);

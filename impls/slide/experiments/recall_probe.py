@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--padding", default="batch", choices=["batch", "sample"])
     p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=["rising", "none"])
     p.add_argument("--seed", type=int, default=SlideConfig.seed,
-                   help="the network's initialisation, hash functions, padding and batch order")
+                   help="the network's initialisation, hash functions, padding, batch order and which "
+                        "test points are probed")
     args = p.parse_args(argv)
     at = {int(x) for x in args.at.split(",") if x}
     for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),

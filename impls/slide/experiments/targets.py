@@ -99,14 +99,16 @@ def _plateau(measured: list[dict]) -> tuple[float, float, int, float]:
 
 
 def no_target_reason(runs: list[dict]) -> str:
-    """Why :func:`target_p_at_1` of ``runs`` is None, in one line for a report."""
+    """Why :func:`target_p_at_1` of ``runs`` is None, in one line for a report: each run with
+    its training budget, the baseline and the margin it had to beat."""
     measured = [r for r in runs if "curve" in r]
     if not measured:
         return "no run has a P@1 curve"
     baseline, best, points, margin = _plateau(measured)
-    budget = max(float(r.get("train_seconds") or 0.0) for r in measured)
-    return (f"no target to time: within {budget:.0f} s no run beat the most-popular-label P@1 "
-            f"({baseline:.3f}) by two standard errors ({margin:.3f} on {points} test points); "
+    names = " nor ".join(f"{r.get('name', 'a run')} ({float(r.get('train_seconds') or 0.0):.0f} s)"
+                         for r in measured)
+    return (f"no target to time: {'neither ' if len(measured) > 1 else ''}{names} beat the most-popular-label "
+            f"P@1 ({baseline:.3f}) by two standard errors ({margin:.3f} on {points} test points); "
             f"best final P@1 {best:.3f}")
 
 
@@ -170,6 +172,7 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
                            f"({slow['train_seconds']:.0f} s) reached the target P@1 {out['target_p_at_1']:.3f}")
         return out
     if t_fast == 0:
+        out["no_value"] = f"{out['fast']} was at the target from its first evaluation, at 0 s: no ratio"
         return out
     t_fast = max(t_fast, 1e-9)
     if t_slow is not None:
