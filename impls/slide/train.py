@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rebuild-at-first-rehash", dest="rebuild_at_first_rehash",
                    action=argparse.BooleanOptionalAction, default=d.rebuild_at_first_rehash,
                    help="draw new hash functions at the first rehash, then every --rebuild-every (reference code)")
-    for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("index", ["concat", "reference"]), ("mode", ["union", "topk", "threshold", "all"]),
+    for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("index", ["concat", "reference"]),
+                          ("mode", ["union", "topk", "threshold", "all"]),
                           ("adam", ["lazy", "dense"]), ("bucket_policy", ["fifo", "reservoir"]),
                           ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),
                           ("padding_sampler", ["uniform", "log-uniform"]), ("upkeep", ["rising", "none"])):

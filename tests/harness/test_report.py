@@ -254,7 +254,8 @@ def test_a_capability_that_is_present_lets_the_skip_reason_through(frame):
 
 
 @pytest.mark.parametrize("artifacts, verdict", [
-    ({"toy_speed": record("toy_speed", {"speedups": {"a/b": {"no_value": "no target to time: no run left the plateau"}}})},
+    ({"toy_speed": record("toy_speed",
+                          {"speedups": {"a/b": {"no_value": "no target to time: no run left the plateau"}}})},
      "not measured: no target to time: no run left the plateau"),
     ({"toy_speed": record("toy_speed", {"speedups": {"a/b": {"no_value": "  "}}})},
      "not measured: benchmark skipped or without a value on this machine"),      # no text: the generic line

@@ -84,7 +84,8 @@ class SlideConfig:
         return c
 
     def check(self) -> None:
-        for name, allowed in (("adam", ("lazy", "dense")), ("lsh", ("simhash", "wta", "dwta")), ("index", ("concat", "reference")),
+        for name, allowed in (("adam", ("lazy", "dense")), ("lsh", ("simhash", "wta", "dwta")),
+                              ("index", ("concat", "reference")),
                               ("bucket_policy", ("fifo", "reservoir")),
                               ("mode", ("union", "topk", "threshold", "all")), ("padding", ("batch", "sample")),
                               ("padding_sampler", ("uniform", "log-uniform")),
