@@ -182,8 +182,8 @@ def test_tables_fifo_keeps_the_last_inserted_and_reservoir_samples():
     codes[::2, 1] = 1
     fifo = HashTables.create(lsh, 1000, capacity=10, policy="fifo")
     fifo.insert_codes(codes)
-    np.testing.assert_array_equal(fifo.bucket(0, 0), np.arange(990, 1000))
-    np.testing.assert_array_equal(fifo.bucket(1, 1), np.arange(980, 1000, 2))
+    np.testing.assert_array_equal(fifo.bucket(0, 0), np.arange(999, 989, -1))   # newest first
+    np.testing.assert_array_equal(fifo.bucket(1, 1), np.arange(998, 978, -2))
     kept = []
     for seed in range(200):
         res = HashTables.create(lsh, 1000, capacity=10, policy="reservoir", seed=seed)

@@ -1,5 +1,6 @@
-"""The tables' delta: neurons re-bucketed between builds (HashTables.move) are found where a
-fresh build from the same codes would put them, and nowhere else."""
+"""The tables' delta: neurons re-inserted between builds (HashTables.move) are found where a
+fresh build from the same codes would put them, and nowhere else; with bounded buckets, each
+bucket yields the newest neurons, as a FIFO ring buffer that every move re-inserts into."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,6 +35,22 @@ class _Moves:
             self.target[:, sub[:, 0].astype(np.int64)])
 
 
+def _check_chains(t: HashTables) -> None:
+    """Every table's chains hold each slot in use exactly once, under its code's head, with
+    ``dprev`` the inverse of ``dnext``."""
+    mask = t.dhead.shape[1] - 1
+    for tab in range(t.lsh.L):
+        seen = []
+        for h in np.flatnonzero(t.dhead[tab] >= 0):
+            e, prev = t.dhead[tab, h], -1
+            while e >= 0:
+                assert t.dprev[tab, e] == prev and (t.moved[tab, e] & mask) == h
+                seen.append(int(e))
+                prev, e = e, t.dnext[tab, e]
+        assert sorted(seen) == list(range(t.n_moved)), "a slot lost or linked twice"
+        np.testing.assert_array_equal(t.slot_of[t.slot_row[:t.n_moved]], np.arange(t.n_moved))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2 ** 31 - 1), st.integers(1, 6), st.integers(0, 64))
 def test_moved_neurons_are_found_where_a_fresh_build_puts_them(seed, rounds, delta_rows):
@@ -54,7 +71,7 @@ def test_moved_neurons_are_found_where_a_fresh_build_puts_them(seed, rounds, del
         mover.target = codes
         t.move(ids, rows)
         np.testing.assert_array_equal(t.current_codes(), codes)
-        assert (t.dcount <= t.n_moved).all(), "delta entries leak: more used than rows moved"
+        _check_chains(t)
         want = _fresh_buckets(codes, nb)
         for tab in range(L):
             for b in range(nb):
@@ -90,28 +107,93 @@ def test_a_full_delta_is_folded_by_one_build():
     assert set(t.bucket(0, 0).tolist()) == set(range(20, n))
 
 
-def test_a_bucket_yields_at_most_capacity_the_moved_first():
+def test_a_bucket_yields_at_most_capacity_the_newest():
     n, L = 100, 2
     t = _tables(n, L, capacity=5, delta_rows=50)
     codes = np.zeros((L, n), np.int32)
-    t.insert_codes(codes.T)                  # FIFO: bucket 0 keeps 95..99
-    np.testing.assert_array_equal(t.bucket(0, 0), np.arange(95, 100))
+    t.insert_codes(codes.T)                  # FIFO: bucket 0 keeps 95..99, newest first
+    np.testing.assert_array_equal(t.bucket(0, 0), np.arange(99, 94, -1))
     mover = _Moves(t, codes.copy())
     mover.target[:, [3, 4]] = 1
     mover.target[:, [97]] = 1                # one of the kept five leaves bucket 0
     ids = np.arange(n, dtype=np.float32)[:, None].repeat(8, axis=1)
     t.move(ids, [3, 4, 97])
-    assert sorted(t.bucket(0, 1).tolist()) == [3, 4, 97]
-    assert sorted(t.bucket(0, 0).tolist()) == [95, 96, 98, 99]       # 97 is gone, nothing refills it
-    mover.target[:, 3] = 0                  # 3 goes back to its build code
+    np.testing.assert_array_equal(t.bucket(0, 1), [97, 4, 3])
+    np.testing.assert_array_equal(t.bucket(0, 0), [99, 98, 96, 95])   # 97 is gone, nothing refills it
+    mover.target[:, 3] = 0                  # 3 goes back to its build code: re-inserted, the newest
     t.move(ids, [3])
-    assert sorted(t.bucket(0, 1).tolist()) == [4, 97]
-    # 3's build entry was dropped by FIFO, so it is not found in bucket 0 until a build
-    assert 3 not in t.bucket(0, 0)
+    np.testing.assert_array_equal(t.bucket(0, 1), [97, 4])
+    np.testing.assert_array_equal(t.bucket(0, 0), [3, 99, 98, 96, 95])
+    t.move(ids, [50])                        # 50 stays in bucket 0, but as the newest it displaces 95
+    np.testing.assert_array_equal(t.bucket(0, 0), [50, 3, 99, 98, 96])
     mover.target[:, np.arange(40, 50)] = 1   # ten more join bucket 1: it yields the five newest
     t.move(ids, np.arange(40, 50))
-    np.testing.assert_array_equal(np.sort(t.bucket(0, 1)), np.arange(45, 50))
+    np.testing.assert_array_equal(t.bucket(0, 1), np.arange(49, 44, -1))
     assert np.unique(t.retrieve(np.array([1, 1], np.int32))).size == 5
+    _check_chains(t)
+
+
+class _FifoModel:
+    """Plain-Python FIFO tables: every neuron has a code per table and the time it was last
+    inserted (a build: 0, in id order; a move: the move's number); a build keeps the newest
+    ``capacity`` per bucket; a moved neuron is always kept until the next build."""
+
+    def __init__(self, codes: np.ndarray, capacity: int, delta_rows: int):
+        self.codes, self.cap, self.delta_rows = codes.copy(), capacity, delta_rows
+        self.stamp = np.zeros(codes.shape[1], np.int64)
+        self.calls = 0
+        self.build()
+
+    def _key(self, j):
+        return (self.stamp[j], j)
+
+    def build(self):
+        self.moved, self.kept = set(), []
+        for tab in range(self.codes.shape[0]):
+            kept = set()
+            for b in np.unique(self.codes[tab]):
+                members = sorted(np.flatnonzero(self.codes[tab] == b).tolist(), key=self._key)
+                kept.update(members[-self.cap:])
+            self.kept.append(kept)
+
+    def move(self, rows, new):
+        self.calls += 1
+        if len(rows) > self.delta_rows - len(self.moved):
+            if len(rows) > self.delta_rows:
+                self.codes[:, rows], self.stamp[rows] = new, self.calls
+                return self.build()
+            self.build()
+        self.codes[:, rows], self.stamp[rows] = new, self.calls
+        self.moved.update(rows.tolist())
+
+    def bucket(self, tab, b):
+        live = [j for j in np.flatnonzero(self.codes[tab] == b).tolist() if j in self.moved or j in self.kept[tab]]
+        return sorted(live, key=self._key, reverse=True)[:self.cap]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 31 - 1), st.integers(1, 8), st.integers(0, 48), st.integers(1, 12))
+def test_bounded_buckets_yield_what_a_fifo_model_holds(seed, rounds, delta_rows, capacity):
+    rng = np.random.default_rng(seed)
+    n, L, nb = 120, 3, 8
+    t = _tables(n, L, capacity=capacity, delta_rows=delta_rows)
+    codes = rng.integers(0, nb, (L, n)).astype(np.int32)
+    t.insert_codes(codes.T)
+    model = _FifoModel(codes, capacity, delta_rows)
+    mover = _Moves(t, codes)
+    ids = np.arange(n, dtype=np.float32)[:, None].repeat(8, axis=1)
+    for _ in range(rounds):
+        rows = np.unique(rng.choice(n, int(rng.integers(1, 30)), replace=False))
+        target = model.codes.copy()
+        target[:, rows] = np.where(rng.random((L, rows.size)) < 0.5, rng.integers(0, nb, (L, rows.size)),
+                                   target[:, rows]).astype(np.int32)
+        mover.target = target
+        t.move(ids, rows)
+        model.move(rows, target[:, rows])
+        _check_chains(t)
+        for tab in range(L):
+            for b in range(nb):
+                assert t.bucket(tab, b).tolist() == model.bucket(tab, b), (tab, b)
 
 
 def test_move_checks_its_input_and_a_refresh_empties_the_delta():

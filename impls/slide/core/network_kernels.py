@@ -80,7 +80,7 @@ def _select_by_frequency(cand, nc, freq, keep_k, min_count, L, act, n, max_activ
 @njit(cache=True, parallel=True, fastmath=True)
 def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
                 family, idx, proj, K, L, shift, raw_bits, range_pow,
-                offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity,
+                offsets, items, slot_of, moved, dhead, dnext, slot_row, capacity,
                 mode, topk, threshold, min_active, max_active, in_pool, pad_per_sample, seed, step,
                 n_chunks, stamp, freq, hscratch, codes, cand, tags,
                 H, act, n_act, n_true, z, masked, n_masked):
@@ -123,7 +123,7 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
                 hash_dense(h, family, idx, proj, K, L, shift, raw_bits, range_pow, hs, xs, cd)
                 if mode == UNION:
                     for t in range(L):
-                        nb = bucket_into(t, cd[t], offsets, items, slot_of, moved, dhead, dnext, dcode, ditem,
+                        nb = bucket_into(t, cd[t], offsets, items, slot_of, moved, dhead, dnext, slot_row,
                                          capacity, bk)
                         for q in range(nb):
                             j = bk[q]
@@ -138,7 +138,7 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
                 else:
                     nc = 0
                     for t in range(L):
-                        nb = bucket_into(t, cd[t], offsets, items, slot_of, moved, dhead, dnext, dcode, ditem,
+                        nb = bucket_into(t, cd[t], offsets, items, slot_of, moved, dhead, dnext, slot_row,
                                          capacity, bk)
                         for q in range(nb):
                             j = bk[q]

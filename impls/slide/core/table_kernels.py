@@ -16,14 +16,15 @@ FIFO, RESERVOIR = 0, 1
 
 
 @njit(cache=True, parallel=True)
-def build(codes, n_buckets, capacity, policy, seed, offsets, items):
-    """Insert items 0..n-1 (in id order) into every table's buckets.
+def build(codes, order, n_buckets, capacity, policy, seed, offsets, items):
+    """Insert items ``order[0], order[1], ...`` (a permutation of 0..n-1, oldest first) into
+    every table's buckets.
 
     ``codes`` (L, n) int32: bucket of each item in each table (table-major). A full bucket keeps,
     under FIFO, the ``capacity`` most recently inserted items (a ring buffer as the
     reference code); under reservoir sampling a uniform sample of ``capacity`` of them
     (Algorithm R, per-bucket random stream from ``seed``). Output: per table ``t`` the
-    bucket ``b`` holds ``items[t, offsets[t, b]:offsets[t, b + 1]]``.
+    bucket ``b`` holds ``items[t, offsets[t, b]:offsets[t, b + 1]]``, in insertion order.
     """
     L, n = codes.shape
     for t in prange(L):
@@ -34,7 +35,8 @@ def build(codes, n_buckets, capacity, policy, seed, offsets, items):
             count[b + 1] += count[b]
         full = np.empty(n, np.int32)
         fill = count[:-1].copy()
-        for i in range(n):
+        for k in range(n):
+            i = order[k]
             b = codes[t, i]
             full[fill[b]] = i
             fill[b] += 1
@@ -65,34 +67,34 @@ def build(codes, n_buckets, capacity, policy, seed, offsets, items):
 
 
 @njit(cache=True)
-def bucket_into(t, b, offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity, out):
+def bucket_into(t, b, offsets, items, slot_of, moved, dhead, dnext, slot_row, capacity, out):
     """Write into ``out`` the neurons bucket ``b`` of table ``t`` holds now and return how many.
 
-    Those are the delta's entries for ``b`` (most recently moved first), then the base CSR's items of
-    ``b`` whose code in table ``t`` has not moved since the base build (``slot_of[j] < 0``, or
-    the row's current code ``moved[t, slot_of[j]]`` is ``b`` again), at most ``capacity`` in
-    all. Each neuron appears at most once.
+    Those are the neurons moved since the base build whose code in table ``t`` is ``b`` (the
+    delta's chain, most recently moved first), then the base CSR's items of ``b`` that have not
+    moved (``slot_of[j] < 0``), last inserted first: at most ``capacity`` in all, the newest
+    ones. Each neuron appears at most once.
     """
     n = 0
     e = dhead[t, b & (dhead.shape[1] - 1)]
     while e >= 0 and n < capacity:
-        if dcode[t, e] == b:
-            out[n] = ditem[t, e]
+        if moved[t, e] == b:
+            out[n] = slot_row[e]
             n += 1
         e = dnext[t, e]
-    for q in range(offsets[t, b], offsets[t, b + 1]):
-        if n >= capacity:
-            break
+    q = offsets[t, b + 1] - 1
+    lo = offsets[t, b]
+    while q >= lo and n < capacity:
         j = items[t, q]
-        s = slot_of[j]
-        if s < 0 or moved[t, s] == b:
+        if slot_of[j] < 0:
             out[n] = j
             n += 1
+        q -= 1
     return n
 
 
 @njit(cache=True)
-def retrieve_union(codes, offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity, stamp):
+def retrieve_union(codes, offsets, items, slot_of, moved, dhead, dnext, slot_row, capacity, stamp):
     """Sorted union (int32) of the buckets ``codes[t]`` of every table ``t`` (see ``bucket_into``).
     ``stamp`` (n_items,) uint8 must be 0 on entry and is left 0."""
     L = codes.shape[0]
@@ -100,7 +102,7 @@ def retrieve_union(codes, offsets, items, slot_of, moved, dhead, dnext, dcode, d
     got = np.empty(L * capacity, np.int32)
     n = 0
     for t in range(L):
-        k = bucket_into(t, codes[t], offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity, buf)
+        k = bucket_into(t, codes[t], offsets, items, slot_of, moved, dhead, dnext, slot_row, capacity, buf)
         for q in range(k):
             j = buf[q]
             if stamp[j] == 0:
@@ -114,17 +116,16 @@ def retrieve_union(codes, offsets, items, slot_of, moved, dhead, dnext, dcode, d
 
 
 @njit(cache=True, parallel=True)
-def move_rows(rows, new_codes, codes, slot_of, n_slots, moved, dentry, dhead, dnext, dcode, ditem, dcount, dfree):
-    """Re-bucket neurons ``rows`` (distinct) to ``new_codes`` (L, len(rows)) without a rebuild.
+def move_rows(rows, new_codes, codes, slot_of, n_slots, slot_row, moved, dhead, dnext, dprev):
+    """Re-insert neurons ``rows`` (distinct, in this order) at ``new_codes`` (L, len(rows))
+    without a rebuild: in every table each becomes the newest neuron of its bucket, whether its
+    code changed or not (a FIFO bucket keeps the last inserted).
 
-    A row first moved since the base build gets a slot (``slot_of``; ``moved[:, s]`` starts as
-    its base codes ``codes[:, j]``). Per table: an unchanged code does nothing; a changed one
-    unlinks the row's live delta entry (``dentry[t, s]``) from its chain and, unless the new
-    code is the base code again (whose CSR entry then counts again; the entry goes to the
-    table's free list ``dfree[t]``), links it, or a new entry, at the head of the new code's
-    chain. So a table holds at most one live entry per moved row, and ``dcount[t]`` (entries
-    ever used) never exceeds the slots in use. The caller guarantees room:
-    ``n_slots[0] + len(rows) <= moved.shape[1]``.
+    A row first moved since the base build gets a slot ``s`` (``slot_of[j]``, ``slot_row[s] = j``)
+    and leaves the base CSR (``bucket_into`` skips it there). Slot ``s`` is also the row's entry in
+    each table's delta: ``moved[t, s]`` its code, linked by ``dnext`` / ``dprev`` into the chain of
+    head ``code & (heads - 1)``, newest first. Re-inserting unlinks the entry in O(1) and links it
+    at the head. The caller guarantees room: ``n_slots[0] + len(rows) <= moved.shape[1]``.
     """
     L = codes.shape[0]
     r = rows.shape[0]
@@ -132,49 +133,33 @@ def move_rows(rows, new_codes, codes, slot_of, n_slots, moved, dentry, dhead, dn
     for k in range(r):
         j = rows[k]
         if slot_of[j] < 0:
-            slot_of[j] = n_slots[0]
+            s = n_slots[0]
+            slot_of[j] = s
+            slot_row[s] = j
             n_slots[0] += 1
             first[k] = True
     mask = dhead.shape[1] - 1
     for t in prange(L):
         for k in range(r):
-            j = rows[k]
-            s = slot_of[j]
-            if first[k]:
-                moved[t, s] = codes[t, j]
-                dentry[t, s] = -1
+            s = slot_of[rows[k]]
+            if not first[k]:  # unlink from its chain
+                p = dprev[t, s]
+                nx = dnext[t, s]
+                if p >= 0:
+                    dnext[t, p] = nx
+                else:
+                    dhead[t, moved[t, s] & mask] = nx
+                if nx >= 0:
+                    dprev[t, nx] = p
             c = new_codes[t, k]
-            if c == moved[t, s]:
-                continue
             moved[t, s] = c
-            e = dentry[t, s]
-            if e >= 0:  # unlink from the old code's chain (chains are short: about one entry per head)
-                h = dcode[t, e] & mask
-                if dhead[t, h] == e:
-                    dhead[t, h] = dnext[t, e]
-                else:
-                    q = dhead[t, h]
-                    while dnext[t, q] != e:
-                        q = dnext[t, q]
-                    dnext[t, q] = dnext[t, e]
-            if c == codes[t, j]:
-                if e >= 0:
-                    dnext[t, e] = dfree[t]
-                    dfree[t] = e
-                dentry[t, s] = -1
-                continue
-            if e < 0:
-                e = dfree[t]
-                if e >= 0:
-                    dfree[t] = dnext[t, e]
-                else:
-                    e = dcount[t]
-                    dcount[t] = e + 1
-            dcode[t, e] = c
-            ditem[t, e] = j
-            dnext[t, e] = dhead[t, c & mask]
-            dhead[t, c & mask] = e
-            dentry[t, s] = e
+            h = c & mask
+            nx = dhead[t, h]
+            dnext[t, s] = nx
+            dprev[t, s] = -1
+            if nx >= 0:
+                dprev[t, nx] = s
+            dhead[t, h] = s
 
 
 @njit(cache=True)

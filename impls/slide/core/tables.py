@@ -12,14 +12,17 @@ Refreshing, on a :class:`Schedule`:
 - *rehash*: re-insert every neuron with its current weights (same hash functions);
 - *rebuild*: draw new hash functions, then re-insert.
 
-Between refreshes, :meth:`HashTables.move` re-buckets a few neurons (the trainer's upkeep)
-without touching the CSR: each table keeps a *delta*, chained (code, neuron) entries hashed
-by code, at most one per moved neuron, and every moved neuron keeps its current codes in a
-slot; a query reads a bucket's delta entries (most recently moved first), then the CSR's
-items that have not moved away (``table_kernels.bucket_into``). A bucket still yields at
-most ``capacity`` neurons. When the slots run out, the moved codes are folded into the CSR
-by one build (no hashing). ``delta_rows`` slots cost ``L × delta_rows × 5`` int32 plus about
-as many chain heads: 222 MB at 670k labels and L = 50 with the default ``n_items // 4``.
+Between refreshes, :meth:`HashTables.move` re-inserts a few neurons (the trainer's upkeep)
+without touching the CSR: a moved neuron gets a slot that holds its current code per table,
+linked (doubly) into a per-table chain hashed by code; a query reads a bucket's chain (most
+recently moved first), then the CSR's items that have not moved, last inserted first
+(``table_kernels.bucket_into``). A bucket still yields at most ``capacity`` neurons, the
+newest: a re-inserted neuron is the newest of its bucket whether or not its code changed, as
+in a FIFO ring buffer. When the slots run out, the moved codes are folded into the CSR by one
+build (no hashing) that inserts the neurons in the order they were last inserted, so FIFO
+keeps the recently moved ones; a rehash or rebuild re-inserts all in id order, as the
+reference code does. ``delta_rows`` slots cost ``L × delta_rows × 3`` int32 plus about as
+many chain heads: 162 MB at 670k labels and L = 50 with the default ``n_items // 4``.
 """
 from __future__ import annotations
 
@@ -59,14 +62,13 @@ class HashTables:
         heads = 1 << max(1, (max(D, 1) - 1).bit_length())  # >= D: chains of about one entry
         self.slot_of = np.full(self.n_items, -1, np.int32)
         self.n_slots = np.zeros(1, np.int64)
+        self.slot_row = np.zeros(max(D, 1), np.int32)       # the neuron in each slot
         self.moved = np.zeros((L, max(D, 1)), np.int32)      # current codes of moved neurons, by slot
-        self.dentry = np.full((L, max(D, 1)), -1, np.int32)  # each moved neuron's live entry per table
-        self.dhead = np.full((L, heads), -1, np.int32)
+        self.dhead = np.full((L, heads), -1, np.int32)       # per table: newest slot of each chain
         self.dnext = np.zeros((L, max(D, 1)), np.int32)
-        self.dcode = np.zeros((L, max(D, 1)), np.int32)
-        self.ditem = np.zeros((L, max(D, 1)), np.int32)
-        self.dcount = np.zeros(L, np.int64)                  # entries ever used per table (<= slots in use)
-        self.dfree = np.full(L, -1, np.int32)                # head of each table's list of freed entries
+        self.dprev = np.zeros((L, max(D, 1)), np.int32)
+        self.inserted_at = np.zeros(self.n_items, np.int64)  # move() call that last inserted each neuron
+        self._moves_made = 0
         self._stamp = np.zeros(self.n_items, np.uint8)
 
     @classmethod
@@ -88,14 +90,14 @@ class HashTables:
     @property
     def nbytes(self) -> int:
         """Bytes of the CSR and the delta."""
-        delta = (self.slot_of, self.moved, self.dentry, self.dhead, self.dnext, self.dcode, self.ditem)
+        delta = (self.slot_of, self.slot_row, self.moved, self.dhead, self.dnext, self.dprev, self.inserted_at)
         return self.offsets.nbytes + self.items.nbytes + sum(a.nbytes for a in delta)
 
     def kernel_args(self) -> tuple:
         """What ``table_kernels.bucket_into`` takes after the table and code:
-        (offsets, items, slot_of, moved, dhead, dnext, dcode, ditem, capacity)."""
-        return (self.offsets, self.items, self.slot_of, self.moved, self.dhead, self.dnext, self.dcode,
-                self.ditem, self.capacity)
+        (offsets, items, slot_of, moved, dhead, dnext, slot_row, capacity)."""
+        return (self.offsets, self.items, self.slot_of, self.moved, self.dhead, self.dnext, self.slot_row,
+                self.capacity)
 
     @property
     def n_moved(self) -> int:
@@ -120,6 +122,7 @@ class HashTables:
         if rows[0] < 0 or rows[-1] >= self.n_items:
             raise ValueError(f"rows must lie in [0, {self.n_items})")
         self.moves += rows.size
+        self._moves_made += 1
         sub = np.ascontiguousarray(vectors[rows], np.float32)
         new = self.lsh.hash_table_major(sub, n_chunks)
         room = self.delta_rows - self.n_moved
@@ -129,18 +132,18 @@ class HashTables:
             self.folds += 1
             if rows.size > self.delta_rows:
                 self.codes[:, rows] = new
-                self._build(self.codes)
+                self.inserted_at[rows] = self._moves_made
+                self._build(self.codes, by_recency=True)
                 return
-            self._build(self.codes)
-        K.move_rows(rows.astype(np.int32), new, self.codes, self.slot_of, self.n_slots, self.moved, self.dentry,
-                    self.dhead, self.dnext, self.dcode, self.ditem, self.dcount, self.dfree)
+            self._build(self.codes, by_recency=True)
+        self.inserted_at[rows] = self._moves_made
+        K.move_rows(rows.astype(np.int32), new, self.codes, self.slot_of, self.n_slots, self.slot_row,
+                    self.moved, self.dhead, self.dnext, self.dprev)
 
     def _clear_delta(self) -> None:
         self.slot_of[:] = -1
         self.n_slots[0] = 0
         self.dhead[:] = -1
-        self.dcount[:] = 0
-        self.dfree[:] = -1
 
     def insert_all(self, vectors: np.ndarray, n_chunks: int = 8, changed: np.ndarray | None = None) -> None:
         """(Re)insert every neuron: row ``i`` of ``vectors`` is neuron ``i``'s weights.
@@ -164,10 +167,17 @@ class HashTables:
         self.codes = np.array(np.asarray(codes, np.int32).T, order="C")  # a copy: moves write into it
         self._build(self.codes)
 
-    def _build(self, codes_lm: np.ndarray) -> None:
+    def _build(self, codes_lm: np.ndarray, by_recency: bool = False) -> None:
+        """Build the CSR from ``codes_lm`` (L, n_items), inserting the neurons in id order, or with
+        ``by_recency`` in the order they were last inserted (ties in id order); empties the delta."""
         self._clear_delta()
         self.builds += 1
-        K.build(codes_lm, self.lsh.n_buckets, self.capacity,
+        if by_recency:
+            order = np.argsort(self.inserted_at, kind="stable").astype(np.int32)
+        else:
+            self.inserted_at[:] = 0
+            order = np.arange(self.n_items, dtype=np.int32)
+        K.build(codes_lm, order, self.lsh.n_buckets, self.capacity,
                 POLICIES[self.policy], self.seed * 1_000_003 + self.builds, self.offsets, self.items)
 
     def rebuild(self, vectors: np.ndarray, seed: int, n_chunks: int = 8) -> None:
@@ -178,7 +188,7 @@ class HashTables:
         self.insert_all(vectors, n_chunks)
 
     def bucket(self, table: int, code: int) -> np.ndarray:
-        """The neurons (int32) bucket ``code`` of table ``table`` holds now, delta included."""
+        """The neurons (int32) bucket ``code`` of table ``table`` holds now, delta included, newest first."""
         out = np.empty(self.capacity, np.int32)
         n = K.bucket_into(table, code, *self.kernel_args(), out)
         return out[:n]

@@ -39,8 +39,9 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
     query = net.tables.lsh.hash(np.ascontiguousarray(h), 1)             # (n, L)
     out = {"iteration": iteration, "rehashes": net.n_rehash, "rebuilds": net.n_rebuild,
            "hidden_cosine": ev.mean_cosine(h), "stored_codes_fresh": float((net.tables.current_codes() == fresh).mean())}
+    n_true = int(max(test.label_indptr[r + 1] - test.label_indptr[r] for r in rows))
     for name, bias in (("full", net.b2), ("nobias", np.zeros_like(net.b2))):
-        ranked = ev.topk(h, net.W2, bias, k + 32)
+        ranked = ev.topk(h, net.W2, bias, min(k + n_true, net.n_labels))  # k wrong ones after any true
         stored, if_fresh, sizes, tops = [], [], [], []
         for i, r in enumerate(rows):
             truth = test.labels[test.label_indptr[r]:test.label_indptr[r + 1]]
@@ -57,7 +58,7 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
                      "retrieved": float(np.mean(sizes)), "distinct_top_labels": int(np.unique(top).size),
                      "top_bias": float(net.b2[top].mean())}
         if name == "full":
-            out["top_wh"] = float(np.mean([h[i] @ net.W2[t].T for i, t in enumerate(tops)]))
+            out["top_wh"] = float(np.mean(np.concatenate([h[i] @ net.W2[t].T for i, t in enumerate(tops)])))
             out["hash_agreement"] = hash_agreement(net, h, tops, np.random.default_rng(iteration))
     return out
 
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", default=None, choices=["smoke", "quick", "full"],
                    help="size of the registry set (default quick; not with --train)")
     p.add_argument("--batches", type=int, default=400)
+    p.add_argument("--batch", type=int, default=SlideConfig.batch, help="samples a batch")
     p.add_argument("--at", default="20,49,51,100,124,126,236,238,400", help="batches after which to probe")
     p.add_argument("--points", type=int, default=300)
     p.add_argument("--threads", type=int, default=2)
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     at = {int(x) for x in args.at.split(",") if x}
     for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),
-                        (args.K, "--K"), (args.L, "--L")):
+                        (args.batch, "--batch"), (args.K, "--K"), (args.L, "--L")):
         cli.number(value, flag, minimum=1, integer=True)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True)
     set_threads(args.threads)
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         train, test = from_file(args.train), from_file(args.test)
     else:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
-    cfg = SlideConfig(padding=args.padding, threads=args.threads, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
+    cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
                       index=args.index,
                       schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep, seed=args.seed)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
