@@ -72,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
                    action=argparse.BooleanOptionalAction, default=d.rebuild_at_first_rehash,
                    help="draw new hash functions at the first rehash, then every --rebuild-every (reference code)")
     for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("index", ["concat", "reference"]),
+                          ("dwta_zeros", ["present", "absent"]),
                           ("mode", ["union", "topk", "threshold", "all"]),
                           ("adam", ["lazy", "dense"]), ("bucket_policy", ["fifo", "reservoir"]),
                           ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),

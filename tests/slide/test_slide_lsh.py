@@ -57,11 +57,11 @@ def test_wta_collision_matches_rank_theory(family, rho, m):
     assert abs(np.mean(rates) - np.mean(theory)) < 0.03
 
 
-def test_dwta_densifies_sparse_vectors():
+def test_dwta_with_absent_zeros_densifies_sparse_vectors():
     rng = np.random.default_rng(3)
     x = np.zeros(128, np.float32)
     x[rng.choice(128, 6, replace=False)] = rng.random(6).astype(np.float32) + 0.1
-    lsh = make_lsh("dwta", 4, 50, 128, seed=4, binsize=8, range_pow=30)
+    lsh = make_lsh("dwta", 4, 50, 128, seed=4, binsize=8, range_pow=30, zeros="absent")
     codes = lsh.hash(np.stack([x, x, 2 * x]))
     assert (codes[0] == codes[1]).all() and (codes[0] == codes[2]).all()  # rank-based, scale-free
     # every bin is filled: with 6 non-zeros most bins are empty before densification
@@ -74,8 +74,47 @@ def test_dwta_densifies_sparse_vectors():
     y[np.flatnonzero(x)[0]] *= 0.5
     z = np.zeros(128, np.float32)
     z[rng.choice(128, 6, replace=False)] = 1 + rng.random(6).astype(np.float32)
-    many = make_lsh("dwta", 1, 2000, 128, seed=5, binsize=8)
+    many = make_lsh("dwta", 1, 2000, 128, seed=5, binsize=8, zeros="absent")
     assert collision_rate(many, x, y) > collision_rate(many, x, z) + 0.2
+
+
+def _reference_dwta_easy(lsh, x: np.ndarray) -> np.ndarray:
+    """DensifiedWtaHash::getHashEasy of the reference code on dense ``x`` over this LSH's bins
+    (``idx[h, j]``: the coordinate at position j of hash h's bin): every coordinate is a value
+    (> INT_MIN), the first coordinate in index order with the largest value wins, the hash is
+    its position; a bin is never empty, so nothing is densified."""
+    out = np.empty(lsh.idx.shape[0], np.int32)
+    for h, bin_ in enumerate(lsh.idx):
+        best, val = None, -np.inf
+        for d in sorted(bin_.tolist()):
+            if x[d] > val:
+                best, val = d, x[d]
+        out[h] = int(np.flatnonzero(bin_ == best)[0])
+    return out
+
+
+def test_dwta_with_present_zeros_hashes_relu_vectors_as_the_reference_code():
+    rng = np.random.default_rng(21)
+    lsh = make_lsh("dwta", 6, 20, 128, seed=22, binsize=8, index="reference")        # the default zeros
+    assert lsh.zeros == "present"
+    X = np.maximum(rng.standard_normal((40, 128)) - 0.85, 0).astype(np.float32)     # ReLU: ~80% zero
+    got = lsh.hash_values(X)
+    for x, values in zip(X, got):
+        want = _reference_dwta_easy(lsh, x)
+        all_zero = (x[lsh.idx] == 0).all(axis=1)
+        assert all_zero.any() and not all_zero.all()
+        # a bin with a positive coordinate: exactly the reference's winner
+        np.testing.assert_array_equal(values[~all_zero], want[~all_zero])
+        # an all-zero bin is not densified from another bin: a fixed position (ours the bin's first;
+        # the reference's that of its lowest coordinate), whatever the rest of the vector holds
+        np.testing.assert_array_equal(values[all_zero], 0)
+    # the tables' bulk path (weights) and the per-vector path (queries) agree
+    np.testing.assert_array_equal(lsh.hash(X), make_lsh("dwta", 6, 20, 128, seed=22, binsize=8, index="reference")
+                                  .hash_table_major(X).T)
+    absent = make_lsh("dwta", 6, 20, 128, seed=22, binsize=8, index="reference", zeros="absent")
+    assert (absent.hash_values(X) != got).any()                                      # densified bins differ
+    with pytest.raises(ValueError, match="DWTA zeros"):
+        make_lsh("dwta", 6, 20, 128, seed=22, zeros="missing")
 
 
 @pytest.mark.parametrize("family", ["simhash", "wta", "dwta"])
@@ -135,6 +174,11 @@ def test_reference_index_makes_coarser_buckets_than_concatenation():
     tables.insert_all(W)
     tables.rebuild(W, seed=14)   # new functions, same way of indexing
     assert tables.lsh.index == "reference" and tables.lsh.raw_bits == ref.raw_bits
+    assert tables.lsh.zeros == "present"
+    absent = HashTables.create(make_lsh("dwta", 6, 4, 128, seed=13, zeros="absent"), W.shape[0], 128)
+    absent.insert_all(W)
+    absent.rebuild(W, seed=14)
+    assert absent.lsh.zeros == "absent"
     assert not np.array_equal(tables.lsh.idx, ref.idx)
     with pytest.raises(ValueError, match="table index"):
         make_lsh("dwta", 6, 4, 128, seed=13, index="sum")

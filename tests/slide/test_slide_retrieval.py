@@ -76,7 +76,7 @@ def test_hash_agreement_is_one_for_a_label_whose_weights_are_the_query():
     net = SlideNetwork(SlideConfig(lsh="dwta", K=4, L=10, batch=32, min_active=20, padding="batch", threads=1),
                        test.n_features, test.n_labels, 8)
     h = np.ascontiguousarray(net.hidden(test, np.arange(5)), np.float32)
-    assert 0.2 < (h == 0).mean() < 0.8     # ReLU zeros: DWTA treats them as absent and densifies
+    assert 0.2 < (h == 0).mean() < 0.8     # ReLU zeros: values to DWTA, as in the reference code
     tops = [np.array([10 * i, 10 * i + 1]) for i in range(5)]
     for i, top in enumerate(tops):
         net.W2[top] = 3.0 * h[i]           # a scaled copy: the same ranks, the same empty bins
@@ -118,6 +118,7 @@ def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
     first = probe()
     assert probe() == first                                                        # deterministic
     assert probe("--seed", "3") != first and probe("--index", "concat")[0] != first[0]
+    assert probe("--dwta-zeros", "absent")[0] != first[0]
     assert recall_probe.main(["--train", str(f_train), "--batches", "1"]) == 2       # --test missing
     assert "go together" in capsys.readouterr().err
     assert recall_probe.main(["--dataset", "slide-amazon670k", "--train", str(f_train), "--test", str(f_test)]) == 2

@@ -30,6 +30,8 @@ class SlideConfig:
     index: str = "reference"          # a table's code from its K hashes: "reference" (LSH.cpp's hashesToIndex:
                                       # (D)WTA hashes overlap by floor(ln binsize) bits, so buckets are coarse:
                                       # 9,556 codes at K=6) | "concat" (concatenated, folded to range_pow bits)
+    dwta_zeros: str = "present"       # DWTA reads a ReLU zero as a value, as the reference code's getHash over
+                                      # a dense layer ("present") | as missing, densified ("absent", the DWTA paper)
     range_pow: int | None = None      # log2 buckets per table; None: from the label count; either way at
                                       # most the codes' width (14 bits for the reference index at K=6)
     bucket_load: float = 2.5          # neurons per bucket targeted when range_pow is None
@@ -85,7 +87,7 @@ class SlideConfig:
 
     def check(self) -> None:
         for name, allowed in (("adam", ("lazy", "dense")), ("lsh", ("simhash", "wta", "dwta")),
-                              ("index", ("concat", "reference")),
+                              ("index", ("concat", "reference")), ("dwta_zeros", ("present", "absent")),
                               ("bucket_policy", ("fifo", "reservoir")),
                               ("mode", ("union", "topk", "threshold", "all")), ("padding", ("batch", "sample")),
                               ("padding_sampler", ("uniform", "log-uniform")),

@@ -6,9 +6,14 @@
 - ``wta``: winner-take-all; each hash is the argmax position within a bin of
   ``binsize`` coordinates (bins are consecutive chunks of random permutations, as the
   reference code), ``log2(binsize)`` bits each.
-- ``dwta``: densified WTA; zero coordinates are absent, an all-zero bin borrows the
-  value of another bin (Chen & Shrivastava's densification), so sparse (ReLU)
-  vectors still get L full codes.
+- ``dwta``: densified WTA. With ``zeros="present"`` (the reference code: its
+  ``DensifiedWtaHash::getHashEasy`` over a weight row and ``getHash`` over a dense layer's
+  every node, ReLU zeros included) a zero is a value like any other, so no bin is ever
+  empty and on a dense vector the hash is WTA's: an all-zero bin's winner is a fixed
+  position (here the bin's first; in the reference the position of its lowest coordinate,
+  which over random bins has the same distribution). With ``zeros="absent"`` (Chen &
+  Shrivastava's DWTA for sparse data) zero coordinates are missing and an all-zero bin
+  borrows the value of another bin (densification).
 
 A table's code combines its K hashes ``h_0 .. h_{K-1}`` as ``sum_k h_k << ((K-1-k) * shift)``:
 
@@ -44,9 +49,13 @@ class LSH:
     sgn: np.ndarray   # float32 (K*L, m)
     bits: int         # width of one hash's value
     index: str = "concat"   # how a table combines its K hashes (see module doc)
+    zeros: str = "present"  # DWTA: a zero coordinate is a value ("present") or missing ("absent")
 
     @property
     def family_id(self) -> int:
+        """The kernels' family: DWTA with every coordinate present is WTA (nothing to densify)."""
+        if self.family == "dwta" and self.zeros == "present":
+            return FAMILIES["wta"]
         return FAMILIES[self.family]
 
     @property
@@ -111,6 +120,7 @@ class LSH:
 
 
 INDEXES = ("concat", "reference")
+ZEROS = ("present", "absent")
 
 
 def index_shift(family: str, bits: int, binsize: int, index: str) -> int:
@@ -128,14 +138,18 @@ def code_bits(K: int, bits: int, shift: int) -> int:
 
 
 def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | None = None,
-             binsize: int = 8, ratio: float = 1 / 3, index: str = "concat") -> LSH:
+             binsize: int = 8, ratio: float = 1 / 3, index: str = "concat", zeros: str = "present") -> LSH:
     """Draw the hash functions of ``family`` (simhash / wta / dwta) for ``dim``-vectors; tables
     combine each K of them by ``index`` ("concat" / "reference", see the module doc) into codes
-    of at most ``range_pow`` bits (default and ceiling: the widest code, 30 at most)."""
+    of at most ``range_pow`` bits (default and ceiling: the widest code, 30 at most). ``zeros``
+    ("present" / "absent"): how DWTA reads a zero coordinate (module doc; other families
+    ignore it)."""
     if family not in FAMILIES:
         raise ValueError(f"unknown LSH family {family!r}; expected one of {', '.join(FAMILIES)}")
     if index not in INDEXES:
         raise ValueError(f"unknown table index {index!r}; expected one of {', '.join(INDEXES)}")
+    if zeros not in ZEROS:
+        raise ValueError(f"unknown DWTA zeros {zeros!r}; expected one of {', '.join(ZEROS)}")
     rng = np.random.default_rng(seed)
     n_hashes = K * L
     if family == "simhash":
@@ -160,4 +174,4 @@ def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | 
         range_pow = raw_bits
     range_pow = int(min(range_pow, raw_bits, 30))
     return LSH(family, K, L, dim, range_pow, np.ascontiguousarray(idx), np.ascontiguousarray(sgn, np.float32), bits,
-               index)
+               index, zeros)

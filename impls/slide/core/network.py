@@ -68,7 +68,7 @@ class SlideNetwork:
         rp = c.range_pow if c.range_pow is not None else auto_range_pow(n_labels, c.bucket_load)
         self._lsh_seed = c.seed * 7919 + 17
         lsh = make_lsh(c.lsh, c.K, c.L, c.hidden, self._lsh_seed, rp, binsize=c.binsize, ratio=c.simhash_ratio,
-                       index=c.index)
+                       index=c.index, zeros=c.dwta_zeros)
         self.upkeep = c.upkeep == "rising" and c.mode != "all"
         self.tables = HashTables.create(lsh, n_labels, c.bucket_capacity, c.bucket_policy, c.seed,
                                         delta_rows=None if self.upkeep else 0)

@@ -184,7 +184,8 @@ class HashTables:
         """Draw new hash functions (same family and shape), then re-insert everything."""
         old = self.lsh
         shape = {"ratio": old.idx.shape[1] / old.dim} if old.family == "simhash" else {"binsize": old.idx.shape[1]}
-        self.lsh = make_lsh(old.family, old.K, old.L, old.dim, seed, old.range_pow, index=old.index, **shape)
+        self.lsh = make_lsh(old.family, old.K, old.L, old.dim, seed, old.range_pow, index=old.index,
+                            zeros=old.zeros, **shape)
         self.insert_all(vectors, n_chunks)
 
     def bucket(self, table: int, code: int) -> np.ndarray:

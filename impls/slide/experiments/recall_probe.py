@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--K", type=int, default=SlideConfig.K)
     p.add_argument("--L", type=int, default=SlideConfig.L)
     p.add_argument("--index", default=SlideConfig.index, choices=["concat", "reference"])
+    p.add_argument("--dwta-zeros", dest="dwta_zeros", default=SlideConfig.dwta_zeros, choices=["present", "absent"])
     p.add_argument("--schedule", default=SlideConfig.schedule, choices=["exponential", "fixed"])
     p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
     p.add_argument("--padding", default="batch", choices=["batch", "sample"])
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
     cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
-                      index=args.index,
+                      index=args.index, dwta_zeros=args.dwta_zeros,
                       schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep, seed=args.seed)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
                        label_counts=train.label_counts())
