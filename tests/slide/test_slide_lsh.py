@@ -17,6 +17,14 @@ def pair(rng, dim, rho):
     return x.astype(np.float32), y.astype(np.float32)
 
 
+def lsh_of(family, *args, **kw):
+    """make_lsh, where "dwta-absent" is DWTA reading zeros as missing (its own kernel path:
+    with zeros present, DWTA runs WTA's kernel)."""
+    if family == "dwta-absent":
+        return make_lsh("dwta", *args, zeros="absent", **kw)
+    return make_lsh(family, *args, **kw)
+
+
 def collision_rate(lsh, x, y):
     codes = lsh.hash(np.stack([x, y]))
     return float(np.mean(codes[0] == codes[1]))
@@ -44,14 +52,14 @@ def wta_theory(x, y, m):
     return sum(comb(int(c), m - 1) for c in below.sum(1)) / comb(n, m)
 
 
-@pytest.mark.parametrize("family", ["wta", "dwta"])
+@pytest.mark.parametrize("family", ["wta", "dwta-absent"])
 @pytest.mark.parametrize("rho,m", [(0.3, 8), (0.8, 8), (0.8, 4)])
 def test_wta_collision_matches_rank_theory(family, rho, m):
     rng = np.random.default_rng(2)
     rates, theory = [], []
     for trial in range(10):
-        x, y = pair(rng, 128, rho)  # dense: no zeros, so DWTA == WTA
-        lsh = make_lsh(family, 1, 800, 128, seed=100 + trial, binsize=m)
+        x, y = pair(rng, 128, rho)  # dense: no zeros, so no bin is densified
+        lsh = lsh_of(family, 1, 800, 128, seed=100 + trial, binsize=m)
         rates.append(collision_rate(lsh, x, y))
         theory.append(wta_theory(x, y, m))
     assert abs(np.mean(rates) - np.mean(theory)) < 0.03
@@ -108,20 +116,22 @@ def test_dwta_with_present_zeros_hashes_relu_vectors_as_the_reference_code():
         # an all-zero bin is not densified from another bin: a fixed position (ours the bin's first;
         # the reference's that of its lowest coordinate), whatever the rest of the vector holds
         np.testing.assert_array_equal(values[all_zero], 0)
-    # the tables' bulk path (weights) and the per-vector path (queries) agree
-    np.testing.assert_array_equal(lsh.hash(X), make_lsh("dwta", 6, 20, 128, seed=22, binsize=8, index="reference")
-                                  .hash_table_major(X).T)
+    # the codes (bulk path, as the weights are hashed) are LSH.cpp's sum of these values
+    assert lsh.range_pow == lsh.raw_bits                                             # nothing folded
+    shifts = lsh.shift * np.arange(lsh.K - 1, -1, -1)
+    np.testing.assert_array_equal((got.reshape(40, lsh.L, lsh.K).astype(np.int64) << shifts).sum(axis=2),
+                                  lsh.hash(X))
     absent = make_lsh("dwta", 6, 20, 128, seed=22, binsize=8, index="reference", zeros="absent")
     assert (absent.hash_values(X) != got).any()                                      # densified bins differ
     with pytest.raises(ValueError, match="DWTA zeros"):
         make_lsh("dwta", 6, 20, 128, seed=22, zeros="missing")
 
 
-@pytest.mark.parametrize("family", ["simhash", "wta", "dwta"])
+@pytest.mark.parametrize("family", ["simhash", "wta", "dwta", "dwta-absent"])
 def test_single_vector_and_block_kernels_agree(family):
     rng = np.random.default_rng(6)
     X = np.maximum(rng.standard_normal((300, 128)), 0).astype(np.float32)
-    lsh = make_lsh(family, 6, 20, 128, seed=7, range_pow=12)
+    lsh = lsh_of(family, 6, 20, 128, seed=7, range_pow=12)
     codes = lsh.hash(X)
     sc, xs, out = np.empty(120, np.int32), np.empty(128, np.int32), np.empty(20, np.int32)
     for i in (0, 63, 64, 299):
@@ -130,11 +140,11 @@ def test_single_vector_and_block_kernels_agree(family):
     assert codes.min() >= 0 and codes.max() < 2 ** 12
 
 
-@pytest.mark.parametrize("family", ["simhash", "wta", "dwta"])
+@pytest.mark.parametrize("family", ["simhash", "wta", "dwta", "dwta-absent"])
 def test_hash_values_concatenate_to_the_codes(family):
     rng = np.random.default_rng(8)
     X = np.maximum(rng.standard_normal((40, 128)) - 0.8, 0).astype(np.float32)   # ~80% zeros
-    lsh = make_lsh(family, 4, 10, 128, seed=9)                  # range_pow = K * bits: no folding
+    lsh = lsh_of(family, 4, 10, 128, seed=9)                    # range_pow = K * bits: no folding
     values, codes = lsh.hash_values(X), lsh.hash(X)
     assert values.shape == (40, 40) and values.min() >= 0 and values.max() < 2 ** lsh.bits
     weights = 2 ** (lsh.bits * np.arange(lsh.K - 1, -1, -1))
@@ -186,11 +196,11 @@ def test_reference_index_makes_coarser_buckets_than_concatenation():
         make_lsh("dwta", 22, 4, 128, seed=13)
 
 
-@pytest.mark.parametrize("family", ["simhash", "dwta"])
+@pytest.mark.parametrize("family", ["simhash", "dwta", "dwta-absent"])
 def test_hash_into_rehashes_only_the_given_rows_in_place(family):
     rng = np.random.default_rng(9)
     X = np.maximum(rng.standard_normal((1000, 64)), 0).astype(np.float32)
-    lsh = make_lsh(family, 4, 10, 64, seed=3, range_pow=10)
+    lsh = lsh_of(family, 4, 10, 64, seed=3, range_pow=10)
     codes = lsh.hash_table_major(X)
     X2 = X.copy()
     rows = np.sort(rng.choice(1000, 300, replace=False))   # not a multiple of the 64-row block

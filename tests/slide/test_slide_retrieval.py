@@ -79,12 +79,12 @@ def test_hash_agreement_is_one_for_a_label_whose_weights_are_the_query():
     assert 0.2 < (h == 0).mean() < 0.8     # ReLU zeros: values to DWTA, as in the reference code
     tops = [np.array([10 * i, 10 * i + 1]) for i in range(5)]
     for i, top in enumerate(tops):
-        net.W2[top] = 3.0 * h[i]           # a scaled copy: the same ranks, the same empty bins
+        net.W2[top] = 3.0 * h[i]           # a scaled copy: the same ranks, the same zeros
     out = hash_agreement(net, h, tops, np.random.default_rng(0))
     assert out["top"] == 1.0 and out["cos_top"] == pytest.approx(1.0, abs=1e-5)
     assert out["random"] < 0.3              # random N(0, 0.01) rows: about 1/binsize per function
     for i, top in enumerate(tops):
-        net.W2[top] = -3.0 * h[i]          # reversed ranks: the winner is the query's smallest non-zero
+        net.W2[top] = -3.0 * h[i]          # reversed ranks: a zero of the query wins where it has one
     reversed_ = hash_agreement(net, h, tops, np.random.default_rng(0))
     assert reversed_["top"] < 0.3 and reversed_["cos_top"] == pytest.approx(-1.0, abs=1e-5)
 
@@ -107,7 +107,7 @@ def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
     assert [x["iteration"] for x in lines] == [1, 3]
     for x in lines:
         assert 0 <= x["hash_agreement"]["top"] <= 1 and 0 <= x["hash_agreement"]["random"] <= 1
-        assert 0 <= x["full"]["recall"] <= 1
+        assert 0 <= x["full"]["recall"] <= 1 and x["buckets"]["query_bucket_neurons"] > 0
     # the seed and the table index reach the network: another seed, another trajectory
     def probe(*extra):
         assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--batches", "2", "--at", "2",
@@ -126,3 +126,18 @@ def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
     assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--K", "0"]) == 2
     assert "--K" in capsys.readouterr().err
 
+
+
+def test_bucket_loss_counts_the_colliding_labels_a_full_bucket_drops():
+    from impls.slide.core.lsh import make_lsh
+    from impls.slide.core.tables import HashTables
+    from impls.slide.experiments.recall_probe import bucket_loss
+
+    tables = HashTables.create(make_lsh("simhash", 1, 2, 4, seed=0), 100, capacity=10)
+    codes = np.zeros((100, 2), np.int32)
+    codes[50:, 1] = 1                      # table 1: 50 neurons in each of buckets 0 and 1
+    tables.insert_codes(codes)             # FIFO keeps the 10 newest: 90..99 (table 1, bucket 0: 40..49)
+    query = np.array([[0, 0]], np.int32)
+    out = bucket_loss(tables, query, [np.array([5, 95])])
+    # table 0: 5 and 95 collide, 95 kept; table 1: only 5 collides (95 is in bucket 1), dropped
+    assert out == {"query_bucket_neurons": 75.0, "over_capacity": 1.0, "colliding": 3, "colliding_kept": 1 / 3}

@@ -133,6 +133,24 @@ def test_a_bucket_yields_at_most_capacity_the_newest():
     _check_chains(t)
 
 
+def test_moving_neurons_already_in_the_delta_needs_no_fold():
+    n, L = 100, 2
+    t = _tables(n, L, capacity=5, delta_rows=1)
+    codes = np.zeros((L, n), np.int32)
+    t.insert_codes(codes.T)
+    mover = _Moves(t, codes.copy())
+    mover.target[:, 97] = 1
+    ids = np.arange(n, dtype=np.float32)[:, None].repeat(8, axis=1)
+    t.move(ids, [97])
+    builds = t.builds
+    for _ in range(3):                       # the one slot is 97's already: no build
+        t.move(ids, [97])
+    assert (t.builds, t.folds, t.n_moved) == (builds, 0, 1)
+    np.testing.assert_array_equal(t.bucket(0, 0), [99, 98, 96, 95])
+    t.move(ids, [3])                         # a second neuron: the delta folds first
+    assert (t.builds, t.folds, t.n_moved) == (builds + 1, 1, 1)
+
+
 class _FifoModel:
     """Plain-Python FIFO tables: every neuron has a code per table and the time it was last
     inserted (a build: 0, in id order; a move: the move's number); a build keeps the newest
@@ -158,7 +176,7 @@ class _FifoModel:
 
     def move(self, rows, new):
         self.calls += 1
-        if len(rows) > self.delta_rows - len(self.moved):
+        if len(set(rows.tolist()) - self.moved) > self.delta_rows - len(self.moved):
             if len(rows) > self.delta_rows:
                 self.codes[:, rows], self.stamp[rows] = new, self.calls
                 return self.build()

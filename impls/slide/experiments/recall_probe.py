@@ -3,7 +3,8 @@
     python -m impls.slide.experiments.recall_probe [--dataset slide-amazon670k] [--profile quick]
         [--train FILE --test FILE] [--batches 400] [--at 49,51,100,...] [--lr 1e-2]
         [--lsh dwta|simhash|wta] [--K 6] [--L 50] [--index reference|concat]
-        [--schedule exponential] [--upkeep rising|none] [--seed 0] ...
+        [--dwta-zeros present|absent] [--batch 256] [--schedule exponential]
+        [--upkeep rising|none] [--seed 0] ...
 
 Trains SLIDE (batch padding, 2 threads) on a registry set or on two XC text files and, after
 each batch listed in ``--at``, prints one JSON line per evaluation on ``--points`` test
@@ -18,7 +19,11 @@ which a point and its top wrong labels agree, the same for uniformly random labe
 cosine of the point's hidden vector with each kind's weights (a table collides only when
 all K of its functions agree, so a mean agreement near chance, 1/binsize for (D)WTA, leaves
 table collisions near chance too). The same with the labels ranked by ``w·h`` alone (no bias) is
-under ``nobias``.
+under ``nobias``. ``buckets``: the mean number of neurons whose current code is the query's
+in a table (``query_bucket_neurons``) and how often that exceeds the bucket capacity
+(``over_capacity``); of the (top wrong label, table) pairs whose current codes equal the
+query's (``colliding``), the fraction the bucket yields (``colliding_kept``): below 1, full
+buckets drop labels that the hash found.
 """
 from __future__ import annotations
 
@@ -45,7 +50,7 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
         stored, if_fresh, sizes, tops = [], [], [], []
         for i, r in enumerate(rows):
             truth = test.labels[test.label_indptr[r]:test.label_indptr[r + 1]]
-            wrong = np.array([j for j in ranked[i] if j >= 0 and j not in truth][:k])
+            wrong = np.array([j for j in ranked[i] if j >= 0 and j not in truth][:k], np.int64)
             got = net.tables.retrieve(query[i])
             sizes.append(got.size)
             tops.append(wrong)
@@ -60,7 +65,25 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
         if name == "full":
             out["top_wh"] = float(np.mean(np.concatenate([h[i] @ net.W2[t].T for i, t in enumerate(tops)])))
             out["hash_agreement"] = hash_agreement(net, h, tops, np.random.default_rng(iteration))
+            out["buckets"] = bucket_loss(net.tables, query, tops)
     return out
+
+
+def bucket_loss(tables, query: np.ndarray, tops: list[np.ndarray]) -> dict:
+    """How full the query's buckets are and how many colliding labels they drop (module doc);
+    ``query`` (n, L): the points' codes, ``tops[i]``: point i's labels."""
+    current = tables.current_codes()                                           # (L, labels)
+    sizes = np.stack([np.bincount(c, minlength=tables.lsh.n_buckets) for c in current])
+    per_query = np.take_along_axis(sizes, query.T.astype(np.int64), axis=1)    # (L, n)
+    colliding = kept = 0
+    for i, top in enumerate(tops):
+        for t in np.flatnonzero((current[:, top] == query[i][:, None]).any(axis=1)):
+            hit = top[current[t, top] == query[i, t]]
+            colliding += hit.size
+            kept += int(np.isin(hit, tables.bucket(t, int(query[i, t]))).sum())
+    return {"query_bucket_neurons": float(per_query.mean()),
+            "over_capacity": float((per_query > tables.capacity).mean()),
+            "colliding": colliding, "colliding_kept": kept / colliding if colliding else float("nan")}
 
 
 def hash_agreement(net, h: np.ndarray, tops: list[np.ndarray], rng: np.random.Generator) -> dict:
