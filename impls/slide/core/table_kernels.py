@@ -72,8 +72,8 @@ def bucket_into(t, b, offsets, items, slot_of, moved, dhead, dnext, slot_row, ca
 
     Those are the neurons moved since the base build whose code in table ``t`` is ``b`` (the
     delta's chain, most recently moved first), then the base CSR's items of ``b`` that have not
-    moved (``slot_of[j] < 0``), last inserted first: at most ``capacity`` in all, the newest
-    ones. Each neuron appears at most once.
+    moved (``slot_of[j] < 0``), from the end of the bucket's slice (under FIFO, last inserted
+    first): at most ``capacity`` in all. Each neuron appears at most once.
     """
     n = 0
     e = dhead[t, b & (dhead.shape[1] - 1)]

@@ -161,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         train, test = from_file(args.train), from_file(args.test)
     else:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
-    cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh, K=args.K, L=args.L,
+    cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh,
+                      K=args.K, L=args.L,
                       index=args.index, dwta_zeros=args.dwta_zeros,
                       schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep, seed=args.seed)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
