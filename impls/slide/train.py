@@ -28,6 +28,7 @@ MIN_TRUSTED_SECONDS = 1.0
 
 
 def _parser() -> argparse.ArgumentParser:
+    from impls.slide.core.choices import CHOICES
     from impls.slide.core.config import PAPER_LR, SlideConfig
 
     d = SlideConfig()
@@ -50,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="torch baselines: where to train (default cpu; dense-torch-cuda implies cuda)")
     p.add_argument("--sample-fraction", dest="sample_fraction", type=float, default=d.sample_fraction,
                    help="sampled: negatives per batch as a fraction of the labels")
-    p.add_argument("--sampler", choices=["log-uniform", "uniform"], default=d.sampler,
+    p.add_argument("--sampler", choices=CHOICES["sampler"], default=d.sampler,
                    help="sampled: candidate distribution (log-uniform over labels ranked by frequency)")
     p.add_argument("--eval-first", dest="eval_first_s", type=float, default=None,
                    help="also evaluate at log-spaced training seconds from this on (x --eval-growth)")
@@ -71,13 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rebuild-at-first-rehash", dest="rebuild_at_first_rehash",
                    action=argparse.BooleanOptionalAction, default=d.rebuild_at_first_rehash,
                    help="draw new hash functions at the first rehash, then every --rebuild-every (reference code)")
-    for name, choices in (("lsh", ["dwta", "wta", "simhash"]), ("index", ["concat", "reference"]),
-                          ("dwta_zeros", ["present", "absent"]),
-                          ("mode", ["union", "topk", "threshold", "all"]),
-                          ("adam", ["lazy", "dense"]), ("bucket_policy", ["fifo", "reservoir"]),
-                          ("schedule", ["exponential", "fixed"]), ("padding", ["batch", "sample"]),
-                          ("padding_sampler", ["uniform", "log-uniform"]), ("upkeep", ["rising", "none"])):
-        p.add_argument("--" + name.replace("_", "-"), dest=name, choices=choices, default=getattr(d, name))
+    for name in ("lsh", "index", "dwta_zeros", "mode", "adam", "bucket_policy", "schedule", "padding",
+                 "padding_sampler", "upkeep"):
+        p.add_argument("--" + name.replace("_", "-"), dest=name, choices=CHOICES[name], default=getattr(d, name))
     p.add_argument("--json", required=True, metavar="FILE",
                    help="where to write the result as one JSON object ('-': standard output)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

@@ -312,3 +312,19 @@ def test_wrong_top_recall_counts_only_wrong_labels_the_tables_retrieve():
     assert got["retrieved"] == len(retrieved) and got["random_recall"] == pytest.approx(len(retrieved) / n)
     got = wrong_top_recall(tables, h[None, :], ranked, data, np.array([0]), k=1)
     assert got["recall"] == 1.0
+
+
+def test_the_knob_names_are_the_ones_the_engine_knows():
+    import dataclasses
+
+    from impls.slide.core import choices, lsh
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.tables import POLICIES
+
+    assert tuple(lsh.FAMILIES) == choices.FAMILIES and tuple(POLICIES) == choices.CHOICES["bucket_policy"]
+    fields = {f.name for f in dataclasses.fields(SlideConfig)}
+    assert set(choices.CHOICES) <= fields
+    for name, allowed in choices.CHOICES.items():
+        assert getattr(SlideConfig(), name) in allowed
+        with pytest.raises(ValueError, match=name):
+            SlideConfig(**{name: "no-such-value"}).check()

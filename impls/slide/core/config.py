@@ -5,6 +5,8 @@ import dataclasses
 import math
 from typing import Any
 
+from impls.slide.core.choices import CHOICES
+
 PAPER_LR = 1e-4       # SLIDE paper / reference code
 DEFAULT_LR = 1e-2     # chosen by measurement on the synthetic sets (see README)
 
@@ -86,13 +88,7 @@ class SlideConfig:
         return c
 
     def check(self) -> None:
-        for name, allowed in (("adam", ("lazy", "dense")), ("lsh", ("simhash", "wta", "dwta")),
-                              ("index", ("concat", "reference")), ("dwta_zeros", ("present", "absent")),
-                              ("bucket_policy", ("fifo", "reservoir")),
-                              ("mode", ("union", "topk", "threshold", "all")), ("padding", ("batch", "sample")),
-                              ("padding_sampler", ("uniform", "log-uniform")),
-                              ("schedule", ("fixed", "exponential")), ("upkeep", ("rising", "none")),
-                              ("sampler", ("uniform", "log-uniform"))):
+        for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}; expected one of {', '.join(allowed)}")
         if self.batch < 1 or self.hidden < 1 or self.K < 1 or self.L < 1:

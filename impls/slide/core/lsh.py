@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from impls.slide.core import lsh_kernels as K_
+from impls.slide.core.choices import INDEXES, ZEROS
 
 FAMILIES = {"simhash": K_.SIMHASH, "wta": K_.WTA, "dwta": K_.DWTA}
 
@@ -117,10 +118,6 @@ class LSH:
         if X.shape[1] != self.dim:
             raise ValueError(f"vectors have {X.shape[1]} coordinates, the hash expects {self.dim}")
         return X
-
-
-INDEXES = ("concat", "reference")
-ZEROS = ("present", "absent")
 
 
 def index_shift(family: str, bits: int, binsize: int, index: str) -> int:

@@ -109,6 +109,7 @@ def hash_agreement(net, h: np.ndarray, tops: list[np.ndarray], rng: np.random.Ge
 @cli.command("python -m impls.slide.experiments.recall_probe")
 def main(argv: list[str] | None = None) -> int:
     from impls.slide.core import evaluate as ev
+    from impls.slide.core.choices import CHOICES
     from impls.slide.core.config import SlideConfig
     from impls.slide.core.network import SlideNetwork
     from impls.slide.data.dataset import ShapeMismatch, check_same_shape, from_file, from_registry
@@ -126,11 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--points", type=int, default=300)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--lr", type=float, default=SlideConfig.lr)
-    p.add_argument("--lsh", default=SlideConfig.lsh, choices=["dwta", "simhash", "wta"])
+    p.add_argument("--lsh", default=SlideConfig.lsh, choices=CHOICES["lsh"])
     p.add_argument("--K", type=int, default=SlideConfig.K)
     p.add_argument("--L", type=int, default=SlideConfig.L)
-    p.add_argument("--index", default=SlideConfig.index, choices=["concat", "reference"])
-    p.add_argument("--dwta-zeros", dest="dwta_zeros", default=SlideConfig.dwta_zeros, choices=["present", "absent"])
+    p.add_argument("--index", default=SlideConfig.index, choices=CHOICES["index"])
+    p.add_argument("--dwta-zeros", dest="dwta_zeros", default=SlideConfig.dwta_zeros, choices=CHOICES["dwta_zeros"])
     p.add_argument("--schedule", default=SlideConfig.schedule, choices=["exponential", "fixed"])
     p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
     p.add_argument("--padding", default="batch", choices=["batch", "sample"])
