@@ -119,6 +119,11 @@ def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
     assert probe() == first                                                        # deterministic
     assert probe("--seed", "3") != first and probe("--index", "concat")[0] != first[0]
     assert probe("--dwta-zeros", "absent")[0] != first[0]
+    small = probe("--batch", "4")          # a batch touches few rows, so lazy and dense Adam differ
+    assert probe("--batch", "4", "--adam", "dense")[1] != small[1]
+    assert probe("--batch", "4", "--min-active", "200")[1] != small[1]
+    assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--min-active", "0"]) == 2
+    assert "--min-active" in capsys.readouterr().err
     assert recall_probe.main(["--train", str(f_train), "--batches", "1"]) == 2       # --test missing
     assert "go together" in capsys.readouterr().err
     assert recall_probe.main(["--dataset", "slide-amazon670k", "--train", str(f_train), "--test", str(f_test)]) == 2
@@ -126,6 +131,15 @@ def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
     assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--K", "0"]) == 2
     assert "--K" in capsys.readouterr().err
 
+
+
+def test_wrong_top_skips_true_labels_and_padding_in_rank_order():
+    from impls.slide.core.retrieval import wrong_top
+
+    ranked = np.array([7, 3, -1, 9, 4, 1, 8])
+    assert wrong_top(ranked, np.array([3, 4]), 3).tolist() == [7, 9, 1]
+    assert wrong_top(ranked, np.array([], np.int32), 10).tolist() == [7, 3, 9, 4, 1, 8]
+    assert wrong_top(np.array([2, -1]), np.array([2]), 5).size == 0
 
 
 def test_bucket_loss_counts_the_colliding_labels_a_full_bucket_drops():
@@ -138,6 +152,6 @@ def test_bucket_loss_counts_the_colliding_labels_a_full_bucket_drops():
     codes[50:, 1] = 1                      # table 1: 50 neurons in each of buckets 0 and 1
     tables.insert_codes(codes)             # FIFO keeps the 10 newest: 90..99 (table 1, bucket 0: 40..49)
     query = np.array([[0, 0]], np.int32)
-    out = bucket_loss(tables, query, [np.array([5, 95])])
+    out = bucket_loss(tables, tables.current_codes(), query, [np.array([5, 95])])
     # table 0: 5 and 95 collide, 95 kept; table 1: only 5 collides (95 is in bucket 1), dropped
     assert out == {"query_bucket_neurons": 75.0, "over_capacity": 1.0, "colliding": 3, "colliding_kept": 1 / 3}

@@ -35,6 +35,13 @@ def wilson_interval(hits: int, trials: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def wrong_top(ranked: np.ndarray, truth: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` label ids of ``ranked`` (one point's labels by descending logit, -1
+    padding ignored) that are not in ``truth``, in rank order (int64; fewer when ``ranked``
+    runs out)."""
+    return np.array([j for j in ranked if j >= 0 and j not in truth][:k], np.int64)
+
+
 def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray, data: XCData,
                      rows: np.ndarray, k: int = 10) -> dict[str, float]:
     """Recall of the ``k`` best-scoring wrong labels in the tables' retrieved sets.
@@ -53,14 +60,14 @@ def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray,
     hits = trials = 0
     for i, r in enumerate(rows):
         truth = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
-        wrong = [j for j in ranked[i] if j >= 0 and j not in truth][:k]
+        wrong = wrong_top(ranked[i], truth, k)
         got = tables.retrieve(codes[i])
         sizes.append(got.size)
-        if wrong:
+        if wrong.size:
             found = np.isin(wrong, got)
             recalls.append(found.mean())
             hits += int(found.sum())
-            trials += len(wrong)
+            trials += wrong.size
     retrieved = float(np.mean(sizes)) if sizes else 0.0
     low, high = wilson_interval(hits, trials)
     return {"recall": float(np.mean(recalls)) if recalls else float("nan"), "retrieved": retrieved,

@@ -4,7 +4,7 @@
         [--train FILE --test FILE] [--batches 400] [--at 49,51,100,...] [--lr 1e-2]
         [--lsh dwta|simhash|wta] [--K 6] [--L 50] [--index reference|concat]
         [--dwta-zeros present|absent] [--batch 256] [--schedule exponential]
-        [--upkeep rising|none] [--seed 0] ...
+        [--upkeep rising|none] [--adam lazy|dense] [--min-active N] [--seed 0] ...
 
 Trains SLIDE (batch padding, 2 threads) on a registry set or on two XC text files and, after
 each batch listed in ``--at``, prints one JSON line per evaluation on ``--points`` test
@@ -14,7 +14,8 @@ codes were fresh (any table where the label's code from its current weights equa
 query's: the tables' staleness removed), the fraction of all stored codes (after the upkeep's
 moves) still equal to a fresh hash, how many distinct labels make up the points' top-10
 wrong labels, the mean bias and ``w·h`` of those labels, and the mean cosine between the
-points' hidden vectors. ``hash_agreement``: the fraction of the K×L single hash functions on
+points' hidden vectors; ``p_at_1``: the fraction of the points whose highest logit is a true
+label. ``hash_agreement``: the fraction of the K×L single hash functions on
 which a point and its top wrong labels agree, the same for uniformly random labels, and the
 cosine of the point's hidden vector with each kind's weights (a table collides only when
 all K of its functions agree, so a mean agreement near chance, 1/binsize for (D)WTA, leaves
@@ -38,19 +39,21 @@ from impls.harness import cli
 def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
     """The diagnostics of the module docstring for network ``net`` on ``test`` rows ``rows``."""
     from impls.slide.core import evaluate as ev
+    from impls.slide.core.retrieval import wrong_top
 
     h = net.hidden(test, rows)
     fresh = net.tables.lsh.hash_table_major(net.W2, net.n_chunks)      # (L, labels)
     query = net.tables.lsh.hash(np.ascontiguousarray(h), 1)             # (n, L)
+    current = net.tables.current_codes()                                # (L, labels), a copy
     out = {"iteration": iteration, "rehashes": net.n_rehash, "rebuilds": net.n_rebuild,
-           "hidden_cosine": ev.mean_cosine(h), "stored_codes_fresh": float((net.tables.current_codes() == fresh).mean())}
+           "hidden_cosine": ev.mean_cosine(h), "stored_codes_fresh": float((current == fresh).mean())}
     n_true = int(max(test.label_indptr[r + 1] - test.label_indptr[r] for r in rows))
     for name, bias in (("full", net.b2), ("nobias", np.zeros_like(net.b2))):
         ranked = ev.topk(h, net.W2, bias, min(k + n_true, net.n_labels))  # k wrong ones after any true
         stored, if_fresh, sizes, tops = [], [], [], []
         for i, r in enumerate(rows):
             truth = test.labels[test.label_indptr[r]:test.label_indptr[r + 1]]
-            wrong = np.array([j for j in ranked[i] if j >= 0 and j not in truth][:k], np.int64)
+            wrong = wrong_top(ranked[i], truth, k)
             got = net.tables.retrieve(query[i])
             sizes.append(got.size)
             tops.append(wrong)
@@ -63,16 +66,18 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
                      "retrieved": float(np.mean(sizes)), "distinct_top_labels": int(np.unique(top).size),
                      "top_bias": float(net.b2[top].mean())}
         if name == "full":
+            out["p_at_1"] = float(np.mean([ranked[i][0] in test.labels[test.label_indptr[r]:test.label_indptr[r + 1]]
+                                           for i, r in enumerate(rows)]))
             out["top_wh"] = float(np.mean(np.concatenate([h[i] @ net.W2[t].T for i, t in enumerate(tops)])))
             out["hash_agreement"] = hash_agreement(net, h, tops, np.random.default_rng(iteration))
-            out["buckets"] = bucket_loss(net.tables, query, tops)
+            out["buckets"] = bucket_loss(net.tables, current, query, tops)
     return out
 
 
-def bucket_loss(tables, query: np.ndarray, tops: list[np.ndarray]) -> dict:
+def bucket_loss(tables, current: np.ndarray, query: np.ndarray, tops: list[np.ndarray]) -> dict:
     """How full the query's buckets are and how many colliding labels they drop (module doc);
-    ``query`` (n, L): the points' codes, ``tops[i]``: point i's labels."""
-    current = tables.current_codes()                                           # (L, labels)
+    ``current`` (L, labels): the tables' current codes, ``query`` (n, L): the points' codes,
+    ``tops[i]``: point i's labels."""
     sizes = np.stack([np.bincount(c, minlength=tables.lsh.n_buckets) for c in current])
     per_query = np.take_along_axis(sizes, query.T.astype(np.int64), axis=1)    # (L, n)
     colliding = kept = 0
@@ -132,17 +137,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--L", type=int, default=SlideConfig.L)
     p.add_argument("--index", default=SlideConfig.index, choices=CHOICES["index"])
     p.add_argument("--dwta-zeros", dest="dwta_zeros", default=SlideConfig.dwta_zeros, choices=CHOICES["dwta_zeros"])
-    p.add_argument("--schedule", default=SlideConfig.schedule, choices=["exponential", "fixed"])
+    p.add_argument("--schedule", default=SlideConfig.schedule, choices=CHOICES["schedule"])
     p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
-    p.add_argument("--padding", default="batch", choices=["batch", "sample"])
-    p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=["rising", "none"])
+    p.add_argument("--padding", default="batch", choices=CHOICES["padding"])
+    p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=CHOICES["upkeep"])
+    p.add_argument("--adam", default=SlideConfig.adam, choices=CHOICES["adam"],
+                   help="lazy: step only the rows a batch touched; dense: every parameter (the reference code)")
+    p.add_argument("--min-active", dest="min_active", type=int, default=None,
+                   help="pad a sample's active set to this many neurons (default: 0.5%% of the labels; "
+                        "1000 is the reference code's sampling mode)")
     p.add_argument("--seed", type=int, default=SlideConfig.seed,
                    help="the network's initialisation, hash functions, padding, batch order and which "
                         "test points are probed")
     args = p.parse_args(argv)
     at = {int(x) for x in args.at.split(",") if x}
     for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),
-                        (args.batch, "--batch"), (args.K, "--K"), (args.L, "--L")):
+                        (args.batch, "--batch"), (args.K, "--K"), (args.L, "--L"),
+                        *(((args.min_active, "--min-active"),) if args.min_active is not None else ())):
         cli.number(value, flag, minimum=1, integer=True)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True)
     set_threads(args.threads)
@@ -165,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh,
                       K=args.K, L=args.L,
                       index=args.index, dwta_zeros=args.dwta_zeros,
-                      schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep, seed=args.seed)
+                      schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep,
+                      adam=args.adam, min_active=args.min_active, seed=args.seed)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
                        label_counts=train.label_counts())
     rows = ev.eval_rows(test, args.points, cfg.seed)
