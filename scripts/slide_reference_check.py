@@ -226,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--at: expected batch counts of at least 1")
     a.out.mkdir(parents=True, exist_ok=True)
     try:
+        if a.only != "engine":
+            source_dir(a.ref)                    # before minutes of export
         train, test = export(a, a.out)
         from impls.slide.data.dataset import read_header
         n_train, n_features, n_labels = read_header(train)
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                 done = subprocess.run(engine_command(a, train, test, at[-1]), stdout=log, env=env)
             if done.returncode != 0:
                 raise ReferenceError(f"the engine's recall_probe exited with {done.returncode}")
-    except (ReferenceError, OSError) as err:
+    except (ReferenceError, OSError, ValueError) as err:      # ValueError: an XC file the reader rejects
         print(f"error: {err}", file=sys.stderr)
         return 1
     rows = side_by_side(read_jsonl(a.out / "reference.jsonl"), read_jsonl(a.out / "engine.jsonl"))

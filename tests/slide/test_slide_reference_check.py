@@ -245,3 +245,12 @@ def test_probe_measures_what_the_engine_measures_on_a_stand_in_reference(tmp_pat
         assert x["retrieved"] == pytest.approx(np.mean(sizes), abs=1e-2)
         assert x["over_random"] == pytest.approx(np.mean(recalls) / (np.mean(sizes) / 14), rel=1e-3)
         assert x["hidden_cosine"] == pytest.approx(cosine, abs=1e-4)
+
+
+def test_a_missing_checkout_fails_before_any_export(tmp_path, script, capsys):
+    out = tmp_path / "out"
+    assert script.main([str(tmp_path / "nowhere"), str(out), "--profile", "smoke"]) == 1
+    assert "no SLIDE sources" in capsys.readouterr().err and not list(out.iterdir())
+    for bad in (["--train", str(tmp_path / "a.txt")], ["--at", "0,5"], ["--at", "x"], ["--lr", "0"]):
+        with pytest.raises(SystemExit):
+            script.main([str(tmp_path), str(out), *bad])
