@@ -2,28 +2,38 @@
 
     python scripts/slide_reference_check.py REF OUT [--dataset slide-amazon670k] [--profile quick]
         [--train FILE --test FILE] [--points 300] [--lr 1e-2] [--batch 128] [--lsh dwta|simhash]
-        [--K 6] [--L 50] [--at 20,49,51,...] [--threads 2] [--seed 0] [--only reference|engine]
+        [--K 6] [--L 50] [--at 20,49,51,...] [--threads 2] [--seed 0] [--padding batch|sample]
+        [--only reference|engine]
 
 REF is a checkout of keroro824/HashingDeepLearning (or its SLIDE folder), which this script
 does not ship. It copies the C++ sources to OUT/build, adds ``scripts/slide_reference/probe.h``
-and a stand-in for cnpy (the reference links cnpy only to load and save weights), makes four
-edits (``patch_sources``: include the probe and call it after each batch; let the probe read
-a layer's table count; no test-set evaluation during training, which takes ~20 s a batch of
-128 points at 670k labels), builds it with g++ and OpenMP, and trains it with its own
-``Config_amz.csv`` layout (``config_text``): batch ``--batch``, rehash every 50 batches, new hash
-functions at batch 50 and every 1,000, the 0.5% sampling mode (pad to 1,000 random neurons
-when fewer than 1,500 are retrieved), dense Adam, points in file order.
+and a stand-in for cnpy (the reference links cnpy only to load and save weights), and edits
+them (``EDITS``): include the probe and call it after each batch, let it read a layer's
+table count, and drop the test-set evaluations (~20 s a batch of 128 points at 670k labels)
+and the saving of weights. It checks that ``Config.h`` has the values this check assumes
+(``CONFIG_H``: sampling mode 4, FIFO buckets of 128, Adam, ...) and sets its hash family
+(``--lsh``). It builds with g++ and OpenMP, then trains with ``Config_amz.csv``'s layout
+(``config_text``): batch ``--batch``, rehash every 50 batches, new hash functions at batch 50
+and every 1,000, the sampling mode's padding (to 1,000 neurons when fewer than 1,500 are
+retrieved), dense Adam, points in file order.
 
-The engine then trains with the same choices through ``python -m
-impls.slide.experiments.recall_probe`` (``engine_command``: fixed schedule, no upkeep, sample
-padding to 1,000, dense Adam, the reference index, ReLU zeros read as values). Both probe the
-same first ``--points`` test points after the batches in ``--at``: dense P@1, the recall of
-the 10 best-scoring wrong labels in the retrieved union and its ratio to a random set's, the
-union's size and the mean cosine between hidden vectors. The two runs differ in their random
-draws (initial weights, hash functions, padding) and the engine shuffles the training points,
-so compare trajectories, not single values. Writes OUT/reference.jsonl, OUT/engine.jsonl and
-OUT/summary.json, and prints the table. At 670k labels the reference trains ~0.8 s a batch on
-2 cores and needs ~10 GB; each probe costs a few seconds on either side.
+The engine trains with the same choices through ``python -m
+impls.slide.experiments.recall_probe`` (``engine_command``: fixed schedule, no upkeep, padding
+to 1,000, dense Adam, the reference index, ReLU zeros read as values). The reference pads
+from a window of a fixed permutation whose start it draws after ``srand(time(NULL))``, so every
+sample within one wall-clock second gets the same window: in effect one shared pool per
+batch at its ~1 batch a second. ``--padding sample`` (default) draws each sample's own, as the
+reference means to; ``batch`` is the engine's shared pool, nearer what it does. Measured, neither
+tracks the reference better on every set (SLIDE README, "Cross-check against the reference code").
+
+Both probe the same first ``--points`` test points after the batches in ``--at``: dense P@1,
+the recall of the 10 best-scoring wrong labels in the union of the L buckets and its ratio to
+a random set's, the union's size and the mean cosine between hidden vectors. Points without
+labels are left out of both files. The two runs differ in their random draws (weights, hash
+functions, padding; the reference seeds from ``std::random_device``) and the engine shuffles
+the training points, so compare trajectories, not single values. Writes OUT/reference.jsonl,
+OUT/engine.jsonl and OUT/summary.json, and prints the table. At 670k labels the reference
+trains ~0.8 s a batch on 2 cores and holds ~14 GB; a probe costs a few seconds on each side.
 """
 from __future__ import annotations
 
@@ -51,8 +61,17 @@ EDITS = (
      "        slide_probe(_mynet, testData, epoch * numBatches + i + 1);\n"),
     ("main.cpp", "            EvalDataSVM(20, _mynet, epoch*numBatches+i);\n",
      "            /* no evaluation during training: slide_probe measures */\n"),
+    ("main.cpp", "            EvalDataSVM(numBatchesTest, _mynet, (e+1)*numBatches);\n",
+     "            /* no evaluation at the end of an epoch */\n"),
+    ("main.cpp", "            EvalDataSVM(50, _mynet, (e+1)*numBatches);\n", "            /* nor here */\n"),
+    ("main.cpp", "        _mynet->saveWeights(savedWeights);\n", "        /* no weights saved */\n"),
     ("Layer.h", "\tint getNodeCount();\n", "\tint getNodeCount();\n\tint probe_tables() { return _L; }\n"),
 )
+
+
+# Config.h values this check assumes (the reference's own); another value means another code path
+CONFIG_H = {"ADAM": "1", "BUCKETSIZE": "128", "binsize": "8", "Mode": "4", "THRESH": "2", "FIFO": "1",
+            "LOADWEIGHT": "0", "Ratio": "3"}
 
 
 class ReferenceError(RuntimeError):
@@ -80,7 +99,17 @@ def patch_sources(build: Path, lsh: str) -> None:
         path.write_text(text.replace(old, new))
     config = build / "Config.h"
     text = config.read_text()
-    lines = [ln for ln in text.splitlines() if ln.split()[:2] == ["#define", "HashFunction"]]
+    defines = {}
+    for ln in text.splitlines():
+        words = ln.split()
+        if len(words) >= 3 and words[0] == "#define":
+            defines.setdefault(words[1], []).append((ln, words[2]))
+    for name, want in CONFIG_H.items():
+        got = [value for _, value in defines.get(name, [])]
+        if got != [want]:
+            raise ReferenceError(f"{config}: expected '#define {name} {want}', found {got or 'none'} "
+                                 "(another version of the reference code?)")
+    lines = [ln for ln, _ in defines.get("HashFunction", [])]
     if len(lines) != 1:
         raise ReferenceError(f"{config}: expected one '#define HashFunction' line, found {len(lines)}")
     config.write_text(text.replace(lines[0], f"#define HashFunction {HASH_FUNCTION[lsh]}"))
@@ -127,27 +156,39 @@ def config_text(*, train: Path, test: Path, n_train: int, n_test: int, n_feature
         f"weight={log.parent / 'unused.npz'}", f"savedweight={log.parent / 'unused.npz'}", f"logFile={log}", ""])
 
 
-def engine_command(a: argparse.Namespace, train: Path, test: Path, batches: int) -> list[str]:
-    """The recall_probe command that trains the engine with the reference's choices."""
+def engine_command(a: argparse.Namespace, train: Path, test: Path, at: list[int]) -> list[str]:
+    """The recall_probe command that trains the engine with the reference's choices, probing
+    after the batches ``at`` (sorted) and padding as ``a.padding`` says."""
+    batches = at[-1]
     return [sys.executable, "-m", "impls.slide.experiments.recall_probe", "--train", str(train), "--test", str(test),
-            "--points", str(a.points), "--batches", str(batches), "--at", a.at, "--lr", repr(a.lr),
+            "--points", str(a.points), "--batches", str(batches), "--at", ",".join(map(str, at)), "--lr", repr(a.lr),
             "--batch", str(a.batch), "--lsh", a.lsh, "--K", str(a.K), "--L", str(a.L), "--index", "reference",
             "--dwta-zeros", "present", "--schedule", "fixed", "--rehash-every", str(REHASH_BATCHES),
-            "--padding", "sample", "--upkeep", "none", "--adam", "dense", "--min-active", "1000",
+            "--padding", a.padding, "--upkeep", "none", "--adam", "dense", "--min-active", "1000",
             "--threads", str(a.threads), "--seed", str(a.seed)]
 
 
 def export(a: argparse.Namespace, out: Path) -> tuple[Path, Path]:
-    """The XC train file and a test file of the ``--points`` points both sides probe."""
+    """The XC train file both sides train on and a file of the ``--points`` test points both
+    probe. Points without labels are left out of both (the reference's reader would take such
+    a line's first feature for a label); a user's train file is used as it is when it has none."""
     from impls.slide.core.evaluate import eval_rows
-    from impls.slide.data.dataset import from_file, from_registry
+    from impls.slide.data.dataset import check_same_shape, from_file, from_registry
     from impls.slide.data.xc_format import write_xc
 
     if a.train:
-        train_path, test = Path(a.train), from_file(a.test)
+        check_same_shape(a.train, a.test)
+        train, test = from_file(a.train, allow_empty_labels=True), from_file(a.test, allow_empty_labels=True)
+        train_path = Path(a.train)
     else:
         train, test, _ = from_registry(a.dataset, a.profile)
-        train_path = write_xc(out / "train.txt", train.to_arrays())
+        train_path = None
+    labelled = train.labelled_rows()
+    if labelled.size < train.n_points or train_path is None:
+        train_path = write_xc(out / "train.txt", train.subset(labelled).to_arrays())
+    test = test.subset(test.labelled_rows())
+    if test.n_points == 0:
+        raise ValueError("the test set has no point with a label")
     rows = eval_rows(test, a.points, a.seed)
     return train_path, write_xc(out / "test_points.txt", test.subset(rows).to_arrays())
 
@@ -209,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--at", default=DEFAULT_AT, help="batches after which both sides probe")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0, help="the engine's seed and which test points are probed")
+    p.add_argument("--padding", default="sample", choices=["sample", "batch"],
+                   help="the engine's padding: sample (default; each sample's own draw) or batch (one pool a "
+                        "batch, nearer the reference's clock-seeded window)")
     p.add_argument("--only", choices=["reference", "engine"], help="run one side (the other's file is kept)")
     a = p.parse_args(argv)
     if bool(a.train) != bool(a.test):
@@ -226,15 +270,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--at: expected batch counts of at least 1")
     a.out.mkdir(parents=True, exist_ok=True)
     try:
-        if a.only != "engine":
-            source_dir(a.ref)                    # before minutes of export
+        # build first: a wrong checkout or a missing g++ fails before minutes of export
+        binary = build_reference(a.ref, a.out, a.lsh) if a.only != "engine" else None
         train, test = export(a, a.out)
         from impls.slide.data.dataset import read_header
         n_train, n_features, n_labels = read_header(train)
         n_test = read_header(test)[0]
         env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
-        if a.only != "engine":
-            binary = build_reference(a.ref, a.out, a.lsh)
+        if binary is not None:
             cfg = a.out / "reference.cfg"
             cfg.write_text(config_text(train=train.resolve(), test=test.resolve(), n_train=n_train, n_test=n_test,
                                        n_features=n_features, n_labels=n_labels, batch=a.batch, lr=a.lr, K=a.K,
@@ -249,13 +292,17 @@ def main(argv: list[str] | None = None) -> int:
         if a.only != "reference":
             print(f"engine: training to batch {at[-1]}", file=sys.stderr, flush=True)
             with open(a.out / "engine.jsonl", "w") as log:
-                done = subprocess.run(engine_command(a, train, test, at[-1]), stdout=log, env=env)
+                done = subprocess.run(engine_command(a, train, test, at), stdout=log, env=env)
             if done.returncode != 0:
                 raise ReferenceError(f"the engine's recall_probe exited with {done.returncode}")
     except (ReferenceError, OSError, ValueError) as err:      # ValueError: an XC file the reader rejects
         print(f"error: {err}", file=sys.stderr)
         return 1
-    rows = side_by_side(read_jsonl(a.out / "reference.jsonl"), read_jsonl(a.out / "engine.jsonl"))
+    try:
+        rows = side_by_side(read_jsonl(a.out / "reference.jsonl"), read_jsonl(a.out / "engine.jsonl"))
+    except (json.JSONDecodeError, KeyError) as err:
+        print(f"error: a probe file in {a.out} is not as expected: {err}", file=sys.stderr)
+        return 1
     (a.out / "summary.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(a).items()}, "rows": rows},
                                                    indent=1))
     print(table(rows))

@@ -7,7 +7,9 @@
 //   recall         mean over points of the fraction of its 10 highest-scoring wrong labels that
 //                  the union of the L buckets its hidden vector hashes to holds;
 //   retrieved      mean size of that union (neurons); random_recall = retrieved / labels;
-//   hidden_cosine  mean cosine between two different points' hidden vectors.
+//   hidden_cosine  mean cosine between two different points' hidden vectors (an all-zero one has
+//                  cosine 0 with every other).
+// A value that is not a number (no wrong labels; fewer than two points) is null.
 // These are the definitions of impls.slide.core.retrieval.wrong_top_recall and
 // impls.slide.core.evaluate.mean_cosine. It reads the network and its tables and changes
 // nothing. After the last listed batch the program exits.
@@ -51,6 +53,14 @@ static std::vector<SlideProbePoint> slide_probe_points(const std::string& path, 
     return pts;
 }
 
+// A JSON number, or null where x is not finite (JSON has no NaN).
+static std::string slide_probe_number(double x) {
+    if (!std::isfinite(x)) return "null";
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.8g", x);
+    return buf;
+}
+
 static std::vector<int> slide_probe_batches() {
     std::vector<int> at;
     const char* s = getenv("PROBE_AT");
@@ -71,28 +81,31 @@ static void slide_probe_write(Network* net, const std::string& test_path, int ba
     std::vector<double> unit_sum(d, 0.0);
     std::vector<float> logits(n_labels);
     double recall_sum = 0, retrieved_sum = 0, p1 = 0, hits = 0, trials = 0;
-    int with_wrong = 0;
+    int with_wrong = 0, nonzero = 0;
     for (auto& p : pts) {
         std::vector<float> h(d);
         std::vector<int> ids(d);
-        for (int k = 0; k < d; k++) {  // Node::getActivation with ReLU
+        for (int k = 0; k < d; k++) {  // Node::getActivation: the terms, then the bias, then ReLU
             Node* node = hidden->getNodebyID(k);
-            float a = node->_bias;
+            float a = 0;
             for (size_t j = 0; j < p.idx.size(); j++) a += node->_weights[p.idx[j]] * p.val[j];
+            a += node->_bias;
             h[k] = a < 0 ? 0 : a;
             ids[k] = k;
         }
         double norm = 0;
         for (float x : h) norm += double(x) * x;
         norm = std::sqrt(norm);
-        if (norm > 0)
+        if (norm > 0) {
             for (int k = 0; k < d; k++) unit_sum[k] += h[k] / norm;
+            nonzero++;
+        }
 #pragma omp parallel for
         for (size_t i = 0; i < n_labels; i++) {
             Node* node = output->getNodebyID(i);
-            float a = node->_bias;
+            float a = 0;
             for (int k = 0; k < d; k++) a += node->_weights[k] * h[k];
-            logits[i] = a;
+            logits[i] = a + node->_bias;
         }
         std::set<int> truth(p.lab.begin(), p.lab.end());
         size_t m = std::min(n_labels, 10 + truth.size());
@@ -132,15 +145,16 @@ static void slide_probe_write(Network* net, const std::string& test_path, int ba
         trials += wrong.size();
         retrieved_sum += got.size();
     }
-    double n = pts.size(), s2 = 0;
+    double n = pts.size(), m = nonzero, s2 = 0;
     for (double x : unit_sum) s2 += x * x;
     double retrieved = retrieved_sum / n, random = retrieved / n_labels;
     double recall = with_wrong ? recall_sum / with_wrong : NAN;
-    fprintf(out,
-            "{\"iteration\": %d, \"p_at_1\": %.6f, \"recall\": %.6f, \"retrieved\": %.2f, \"random_recall\": %.8f, "
-            "\"over_random\": %.4f, \"hits\": %.0f, \"trials\": %.0f, \"hidden_cosine\": %.5f, \"points\": %.0f}\n",
-            batches, p1 / n, recall, retrieved, random, recall / random, hits, trials,
-            n > 1 ? (s2 - n) / (n * (n - 1)) : NAN, n);
+    double cosine = n > 1 ? (s2 - m) / (n * (n - 1)) : NAN;  // a zero vector: cosine 0 with every other
+    fprintf(out, "{\"iteration\": %d, \"p_at_1\": %s, \"recall\": %s, \"retrieved\": %s, \"random_recall\": %s, "
+                 "\"over_random\": %s, \"hits\": %.0f, \"trials\": %.0f, \"hidden_cosine\": %s, \"points\": %.0f}\n",
+            batches, slide_probe_number(p1 / n).c_str(), slide_probe_number(recall).c_str(),
+            slide_probe_number(retrieved).c_str(), slide_probe_number(random).c_str(),
+            slide_probe_number(recall / random).c_str(), hits, trials, slide_probe_number(cosine).c_str(), n);
     fflush(out);
 }
 

@@ -13,10 +13,11 @@ import pytest
 
 # A stand-in for the reference SLIDE sources: the classes and members probe.h reads, and a
 # main.cpp that holds the lines the script edits. Hidden layer: 3 ReLU nodes over 4 inputs;
-# output layer: 14 labels, 2 tables; a vector's code in table t is the index of its (t + 1)-th
+# output layer: 400 labels, 2 tables; a vector's code in table t is the index of its (t + 1)-th
 # largest coordinate, and a bucket holds (id + 1) of the first BUCKETSIZE labels with its code.
 FAKE = {
-    "Config.h": "#define HashFunction 1\n#define BUCKETSIZE 4\n",
+    "Config.h": ("#define ADAM 1\n#define HashFunction 1\n#define BUCKETSIZE 128\n#define binsize 8\n#define Ratio 3\n"
+                 "#define Mode 4\n#define THRESH 2\n#define FIFO 1\n#define LOADWEIGHT 0\n"),
     "Node.h": "#pragma once\n#include <cstddef>\nstruct Node { size_t _dim; float* _weights; float _bias; };\n",
     "LSH.h": """#pragma once
 #include <vector>
@@ -31,6 +32,8 @@ struct LSH {
 };
 """,
     "Hashes.h": """#pragma once
+#include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <vector>
 // table t's code: the index of the vector's (t + 1)-th largest coordinate (ties: lower index)
@@ -42,8 +45,11 @@ inline int rank_index(const float* v, int n, int t) {
 struct ArgmaxHash {
     int L;
     int* hash(float* data, int n) { int* h = new int[L]; for (int t = 0; t < L; t++) h[t] = rank_index(data, n, t); return h; }
-    int* getHash(int* ids, float* data, int n) { return hash(data, n); }
-    int* getHashSparse(int* ids, float* data, int n) { return hash(data, n); }
+    int* getHash(int* ids, float* data, int n) {   // DWTA's query: every hidden node's id, in order
+        for (int k = 0; k < n; k++) if (ids[k] != k) { fprintf(stderr, "bad ids\\n"); exit(3); }
+        return hash(data, n);
+    }
+    int* getHashSparse(int* ids, float* data, int n) { fprintf(stderr, "SimHash called\\n"); exit(4); }
 };
 typedef ArgmaxHash DensifiedWtaHash;
 typedef ArgmaxHash SparseRandomProjection;
@@ -76,11 +82,11 @@ std::string testData;
 void EvalDataSVM(int, Network*, int) { printf("evaluated\\n"); }
 int main(int argc, char** argv) {
     testData = argv[1];
-    int d = 3, in = 4, labels = 14, L = 2;
+    int d = 3, in = 4, labels = 400, L = 2;
     static float w1[3 * 4] = {1, 0, 0, 0,  0, 1, 0, 0,  0, 0, 1, -1};
     static float b1[3] = {0.1f, -0.2f, 0.0f};
     static std::vector<float> w2(labels * d);
-    static Node hidden_nodes[3], output_nodes[14];
+    static Node hidden_nodes[3], output_nodes[400];
     for (int k = 0; k < d; k++) hidden_nodes[k] = Node{(size_t)in, w1 + k * in, b1[k]};
     for (int j = 0; j < labels; j++) {
         for (int k = 0; k < d; k++) w2[j * d + k] = (float)(((j * 7 + k * 5) % 11) - 5) / 5.0f;
@@ -97,12 +103,20 @@ int main(int argc, char** argv) {
         }
     for (auto& b : o->_hashTables->store) while (!b.empty() && (int)b.size() < BUCKETSIZE) { b.push_back(0); break; }
     Network* _mynet = new Network{{h, o}};
-    int globalTime = 0, timeDiffInMiliseconds = 1, numBatches = 10, epoch = 0;
+    int globalTime = 0, timeDiffInMiliseconds = 1, numBatches = 10, epoch = 0, numBatchesTest = 1;
     for (int i = 0; i < numBatches; i++) {
         if (i % 1000 == 0) {
             EvalDataSVM(20, _mynet, epoch*numBatches+i);
         }
         globalTime+= timeDiffInMiliseconds;
+    }
+    for (int e = 0; e < 1; e++) {
+        if (e == 0) {
+            EvalDataSVM(numBatchesTest, _mynet, (e+1)*numBatches);
+        } else {
+            EvalDataSVM(50, _mynet, (e+1)*numBatches);
+        }
+        _mynet->saveWeights(savedWeights);
     }
     printf("not exited\\n");
     return 0;
@@ -118,7 +132,7 @@ def rank_index(v: np.ndarray, t: int) -> int:
     return int(np.argsort(-v, kind="stable")[t % v.size])
 
 
-def fake_output_layer(labels: int = 14, d: int = 3, L: int = 2, capacity: int = 4):
+def fake_output_layer(labels: int = 400, d: int = 3, L: int = 2, capacity: int = 128):
     w2 = np.array([[((j * 7 + k * 5) % 11 - 5) / 5 for k in range(d)] for j in range(labels)], np.float32)
     b2 = np.array([(j % 4) * 0.05 for j in range(labels)], np.float32)
     buckets = {}
@@ -131,11 +145,11 @@ def fake_output_layer(labels: int = 14, d: int = 3, L: int = 2, capacity: int = 
 
 
 def sequential_dot(w: np.ndarray, x: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """``w @ x + bias`` in float32, bias first, then term by term, as the probe sums."""
-    out = bias.astype(np.float32).copy()
+    """``w @ x + bias`` in float32, term by term and then the bias, as Node::getActivation sums."""
+    out = np.zeros(w.shape[0], np.float32)
     for k in range(w.shape[1]):
         out = (out + w[:, k] * np.float32(x[k])).astype(np.float32)
-    return out
+    return (out + bias.astype(np.float32)).astype(np.float32)
 
 
 @pytest.fixture
@@ -191,9 +205,20 @@ def test_engine_command_is_accepted_by_recall_probe(tmp_path, script, capsys):
                               labels_per_point=2.0, nnz_per_point=12)
     train = write_xc(tmp_path / "train.txt", XCData.from_arrays(arrays, "train_").to_arrays())
     test = write_xc(tmp_path / "test.txt", XCData.from_arrays(arrays, "test_").to_arrays())
-    a = SimpleNamespace(points=20, at="1,2", lr=1e-2, batch=16, lsh="dwta", K=3, L=4, threads=1, seed=0)
-    cmd = script.engine_command(a, train, test, 2)
+    a = SimpleNamespace(points=20, lr=1e-2, batch=16, lsh="dwta", K=3, L=4, threads=1, seed=0, padding="sample")
+    cmd = script.engine_command(a, train, test, [1, 2])
     assert cmd[1:3] == ["-m", "impls.slide.experiments.recall_probe"]
+    flags = dict(zip(cmd[3::2], cmd[4::2]))
+    assert {k: flags[k] for k in ("--adam", "--schedule", "--rehash-every", "--upkeep", "--min-active", "--index",
+                                  "--dwta-zeros", "--padding", "--batches", "--at")} == {
+        "--adam": "dense", "--schedule": "fixed", "--rehash-every": "50", "--upkeep": "none",
+        "--min-active": "1000", "--index": "reference", "--dwta-zeros": "present", "--padding": "sample",
+        "--batches": "2", "--at": "1,2"}
+    # what the command leaves to the engine's defaults must be the reference's values
+    from impls.slide.core.config import SlideConfig
+    c = SlideConfig()
+    assert (c.rebuild_every, c.rebuild_at_first_rehash, c.bucket_capacity, c.bucket_policy, c.binsize, c.hidden,
+            c.mode) == (1000, True, 128, "fifo", 8, 128, "union")
     assert recall_probe.main(cmd[3:]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
     assert [x["iteration"] for x in lines] == [1, 2] and all(0 <= x["p_at_1"] <= 1 for x in lines)
@@ -206,30 +231,42 @@ def test_engine_command_is_accepted_by_recall_probe(tmp_path, script, capsys):
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_probe_measures_what_the_engine_measures_on_a_stand_in_reference(tmp_path, script):
-    binary = script.build_reference(fake_reference(tmp_path), tmp_path / "out", "dwta")
-    points = [([2, 5], [0, 1, 3], [0.5, 0.2, 0.4]), ([1], [0, 2], [0.3, 0.9]), ([0, 7, 13], [1, 3], [0.8, 0.1])]
-    test = tmp_path / "test.txt"
-    test.write_text("3 4 14\n" + "".join(",".join(map(str, lab)) + " " + " ".join(f"{i}:{v}" for i, v in zip(idx, val))
-                                          + "\n" for lab, idx, val in points))
-    out = tmp_path / "probe.jsonl"
-    done = subprocess.run([str(binary), str(test)], capture_output=True, text=True,
-                          env={"PROBE_AT": "2,4", "PROBE_OUT": str(out), "PROBE_POINTS": "3", "OMP_NUM_THREADS": "1"})
-    assert done.returncode == 0 and "not exited" not in done.stdout and "evaluated" not in done.stdout
-    got = [json.loads(x) for x in out.read_text().splitlines()]
-    assert [x["iteration"] for x in got] == [2, 4]
+    from impls.slide.core.evaluate import mean_cosine
+    from impls.slide.core.retrieval import wrong_top
 
-    w2, b2, buckets = fake_output_layer()
+    binary = script.build_reference(fake_reference(tmp_path), tmp_path / "out", "dwta")
+    n_labels = 400
+    points = [([2, 5], [0, 1, 3], [0.5, 0.2, 0.4]), ([1], [0, 2], [0.3, 0.9]), ([0, 7, 13], [1, 3], [0.8, 0.1]),
+              ([9], [0, 3], [-0.5, 0.5])]                          # the last: every hidden unit is 0
+    test = tmp_path / "test.txt"
+    test.write_text(f"{len(points)} 4 {n_labels}\n" + "".join(
+        ",".join(map(str, lab)) + " " + " ".join(f"{i}:{v}" for i, v in zip(idx, val)) + "\n"
+        for lab, idx, val in points))
+
+    def run(n_points):
+        out = tmp_path / f"probe{n_points}.jsonl"
+        done = subprocess.run([str(binary), str(test)], capture_output=True, text=True,
+                              env={"PROBE_AT": "2,4", "PROBE_OUT": str(out), "PROBE_POINTS": str(n_points),
+                                   "OMP_NUM_THREADS": "1"})
+        assert done.returncode == 0, done.stderr
+        assert "not exited" not in done.stdout and "evaluated" not in done.stdout
+        return [json.loads(x) for x in out.read_text().splitlines()]
+
+    got = run(len(points))
+    assert [x["iteration"] for x in got] == [2, 4]
+    w2, b2, buckets = fake_output_layer(n_labels)
+    assert max(len(b) for b in buckets.values()) == 128                 # a full bucket: no terminator
     hits = p1 = 0
-    recalls, sizes, units = [], [], []
+    recalls, sizes, hidden = [], [], []
     for labels, idx, val in points:
         x = np.zeros(4, np.float32)
         x[idx] = val
-        h = np.maximum(sequential_dot(FAKE_W1, x, FAKE_B1), 0)      # the C++ order of float32 sums
-        units.append(h / np.linalg.norm(h))
+        h = np.maximum(sequential_dot(FAKE_W1, x, FAKE_B1), 0)
+        hidden.append(h)
         logits = sequential_dot(w2, h, b2)
-        ranked = sorted(range(14), key=lambda j: (-logits[j], j))
+        ranked = np.array(sorted(range(n_labels), key=lambda j: (-logits[j], j)))
         p1 += ranked[0] in labels
-        wrong = [j for j in ranked if j not in labels][:10]
+        wrong = wrong_top(ranked, np.array(labels), 10)
         union = set()
         for t in range(2):
             union |= set(buckets.get((t, rank_index(h, t)), []))
@@ -237,14 +274,14 @@ def test_probe_measures_what_the_engine_measures_on_a_stand_in_reference(tmp_pat
         hits += found
         recalls.append(found / len(wrong))
         sizes.append(len(union))
-    u = np.array(units)
-    cosine = (np.sum(u.sum(0) ** 2) - 3) / 6
     for x in got:
-        assert x["p_at_1"] == pytest.approx(p1 / 3, abs=1e-5) and x["hits"] == hits and x["trials"] == 30
-        assert x["recall"] == pytest.approx(np.mean(recalls), abs=1e-5)
-        assert x["retrieved"] == pytest.approx(np.mean(sizes), abs=1e-2)
-        assert x["over_random"] == pytest.approx(np.mean(recalls) / (np.mean(sizes) / 14), rel=1e-3)
-        assert x["hidden_cosine"] == pytest.approx(cosine, abs=1e-4)
+        assert x["p_at_1"] == pytest.approx(p1 / len(points), abs=1e-6)
+        assert x["hits"] == hits and x["trials"] == 10 * len(points)
+        assert x["recall"] == pytest.approx(np.mean(recalls), abs=1e-6)
+        assert x["retrieved"] == pytest.approx(np.mean(sizes), abs=1e-6)
+        assert x["over_random"] == pytest.approx(np.mean(recalls) / (np.mean(sizes) / n_labels), rel=1e-6)
+        assert x["hidden_cosine"] == pytest.approx(mean_cosine(np.array(hidden)), abs=1e-5)
+    assert run(1)[0]["hidden_cosine"] is None                          # one point: no pair, JSON null
 
 
 def test_a_missing_checkout_fails_before_any_export(tmp_path, script, capsys):
