@@ -124,6 +124,8 @@ def test_recall_probe_command_trains_on_xc_files(tmp_path, capsys):
     assert probe("--batch", "4", "--min-active", "200")[1] != small[1]
     assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--min-active", "0"]) == 2
     assert "--min-active" in capsys.readouterr().err
+    assert recall_probe.main(["--train", str(f_train), "--test", str(f_test), "--at", "2,x"]) == 2
+    assert "--at" in capsys.readouterr().err
     assert recall_probe.main(["--train", str(f_train), "--batches", "1"]) == 2       # --test missing
     assert "go together" in capsys.readouterr().err
     assert recall_probe.main(["--dataset", "slide-amazon670k", "--train", str(f_train), "--test", str(f_test)]) == 2

@@ -150,7 +150,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="the network's initialisation, hash functions, padding, batch order and which "
                         "test points are probed")
     args = p.parse_args(argv)
-    at = {int(x) for x in args.at.split(",") if x}
+    try:
+        at = {int(x) for x in args.at.split(",") if x.strip()}
+    except ValueError:
+        raise cli.UsageError(f"got {args.at!r}", "--at", "comma-separated batch counts") from None
     for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),
                         (args.batch, "--batch"), (args.K, "--K"), (args.L, "--L"),
                         *(((args.min_active, "--min-active"),) if args.min_active is not None else ())):
