@@ -116,7 +116,7 @@ def retrieve_union(codes, offsets, items, slot_of, moved, dhead, dnext, slot_row
 
 
 @njit(cache=True, parallel=True)
-def move_rows(rows, new_codes, codes, slot_of, n_slots, slot_row, moved, dhead, dnext, dprev):
+def move_rows(rows, new_codes, slot_of, n_slots, slot_row, moved, dhead, dnext, dprev):
     """Re-insert neurons ``rows`` (distinct, in this order) at ``new_codes`` (L, len(rows))
     without a rebuild: in every table each becomes the newest neuron of its bucket, whether its
     code changed or not (a FIFO bucket keeps the last inserted).
@@ -127,7 +127,7 @@ def move_rows(rows, new_codes, codes, slot_of, n_slots, slot_row, moved, dhead, 
     head ``code & (heads - 1)``, newest first. Re-inserting unlinks the entry in O(1) and links it
     at the head. The caller guarantees room: ``n_slots[0] + len(rows) <= moved.shape[1]``.
     """
-    L = codes.shape[0]
+    L = new_codes.shape[0]
     r = rows.shape[0]
     first = np.zeros(r, np.bool_)
     for k in range(r):

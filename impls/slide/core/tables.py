@@ -137,7 +137,7 @@ class HashTables:
                 return
             self._build(self.codes, by_recency=True)
         self.inserted_at[rows] = self._moves_made
-        K.move_rows(rows.astype(np.int32), new, self.codes, self.slot_of, self.n_slots, self.slot_row,
+        K.move_rows(rows.astype(np.int32), new, self.slot_of, self.n_slots, self.slot_row,
                     self.moved, self.dhead, self.dnext, self.dprev)
 
     def _clear_delta(self) -> None:
