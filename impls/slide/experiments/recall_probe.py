@@ -66,8 +66,7 @@ def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
                      "retrieved": float(np.mean(sizes)), "distinct_top_labels": int(np.unique(top).size),
                      "top_bias": float(net.b2[top].mean())}
         if name == "full":
-            out["p_at_1"] = float(np.mean([ranked[i][0] in test.labels[test.label_indptr[r]:test.label_indptr[r + 1]]
-                                           for i, r in enumerate(rows)]))
+            out["p_at_1"] = float(ev.precision_at_k(ranked[:, :5], test, rows)["p_at_1"])
             out["top_wh"] = float(np.mean(np.concatenate([h[i] @ net.W2[t].T for i, t in enumerate(tops)])))
             out["hash_agreement"] = hash_agreement(net, h, tops, np.random.default_rng(iteration))
             out["buckets"] = bucket_loss(net.tables, current, query, tops)
