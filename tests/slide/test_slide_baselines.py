@@ -19,7 +19,7 @@ from impls.slide.data import xc_data
 from impls.slide.core.config import SlideConfig  # noqa: E402
 from impls.slide.data.dataset import XCData  # noqa: E402
 from impls.slide.training.dense_torch import (CandidateSampler, DenseNet, StepTimer, softmax_cross_entropy,  # noqa: E402
-                                     train_dense)
+                                     torch_eps, train_dense)
 from impls.slide.training.loop import EvalSchedule  # noqa: E402
 
 
@@ -55,10 +55,10 @@ def test_softmax_cross_entropy_matches_log_softmax_autograd():
     torch.testing.assert_close(a.grad, b.grad, rtol=1e-10, atol=1e-12)
 
 
-def _reference_weights(data, cfg, batches):
-    """Plain torch: log_softmax, dense target, torch.optim.Adam (not fused)."""
+def _reference_weights(data, cfg, batches, optimizer):
+    """Plain torch: log_softmax, dense target, ``optimizer`` (TF's Adam written out)."""
     net = DenseNet(data.n_features, data.n_labels, cfg.hidden, cfg.init_std, cfg.seed)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
+    opt = optimizer(net.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
     for rows in batches:
         x = torch.zeros(len(rows), data.n_features)
         target = torch.zeros(len(rows), data.n_labels)
@@ -75,9 +75,10 @@ def _reference_weights(data, cfg, batches):
     return {k: v.detach().numpy() for k, v in net.named_parameters()}
 
 
-def test_dense_baseline_trains_like_plain_torch_after_a_reset_warm_up(tiny):
+@pytest.mark.parametrize("eps", [1e-8, 1e-4])
+def test_dense_baseline_trains_like_plain_torch_after_a_reset_warm_up(tiny, tf_adam, eps):
     train_data, test_data = tiny
-    cfg = SlideConfig(batch=16, lr=1e-2, threads=1, init_std=0.1, seed=5)
+    cfg = SlideConfig(batch=16, lr=1e-2, threads=1, init_std=0.1, seed=5, eps=eps)
     captured = {}
     import impls.slide.training.dense_torch as dt
 
@@ -96,7 +97,11 @@ def test_dense_baseline_trains_like_plain_torch_after_a_reset_warm_up(tiny):
         dt.DenseNet = real
     # the same batches the trainer drew: its seeded permutation
     order = np.random.default_rng(cfg.seed + 1).permutation(train_data.n_points)
-    ref = _reference_weights(train_data, cfg, [order[16 * i:16 * (i + 1)] for i in range(3)])
+    batches = [order[16 * i:16 * (i + 1)] for i in range(3)]
+    ref = _reference_weights(train_data, cfg, batches, tf_adam)
+    if eps > 1e-6:   # where ε sits matters at this ε: torch's own placement must not pass
+        torch_form = _reference_weights(train_data, cfg, batches, torch.optim.Adam)
+        assert np.abs(torch_form["W2"] - ref["W2"]).max() > 1e-4
     for k, v in captured["net"].named_parameters():
         np.testing.assert_allclose(v.detach().numpy(), ref[k], atol=2e-5, rtol=1e-4, err_msg=k)
     assert result["iterations"] == 3 and result["warmup_steps"] == 2 and result["active_fraction"] == 1.0
@@ -113,6 +118,38 @@ def test_log_uniform_sampler_follows_training_frequency():
     u = CandidateSampler("uniform", 5, 3, counts, seed=0)
     assert np.allclose(u.log_q, u.log_q[0])        # a constant: no effect on the softmax
     assert u.log_q[0] == pytest.approx(math.log(1 - 0.8 ** 3))
+
+
+def test_torch_eps_makes_torch_adam_update_as_tf(tf_adam):
+    g = torch.Generator().manual_seed(0)
+    w0 = torch.randn(200, generator=g)
+    # gradients from 1e-8 to 1e-3, so that ε = 1e-6 is large for some entries and small for others
+    grads = [torch.randn(200, generator=g) * 10.0 ** torch.randint(-8, -2, (200,), generator=g) for _ in range(5)]
+    a, b = w0.clone().requires_grad_(), w0.clone().requires_grad_()
+    ours = torch.optim.Adam([a], lr=1e-2, betas=(0.9, 0.999), eps=1e-6)
+    oracle = tf_adam([b], lr=1e-2, betas=(0.9, 0.999), eps=1e-6)
+    for t, grad in enumerate(grads, 1):
+        ours.param_groups[0]["eps"] = torch_eps(1e-6, 0.999, t)
+        a.grad, b.grad = grad.clone(), grad.clone()
+        ours.step()
+        oracle.step()
+    torch.testing.assert_close(a.detach(), b.detach(), rtol=1e-5, atol=1e-7)
+
+
+def test_sampled_softmax_places_eps_as_tf_on_both_optimisers(small):
+    """W1/b1 go through torch.optim.Adam, which needs :func:`torch_eps`; the output rows'
+    SparseAdam already adds ε before the bias correction and keeps ε-hat as given."""
+    from impls.slide.training.dense_torch import _Trainer
+
+    train_data, _ = small
+    cfg = SlideConfig(batch=32, lr=1e-2, threads=1, seed=1, sample_fraction=0.05, eps=1e-5)
+    net = DenseNet(train_data.n_features, train_data.n_labels, cfg.hidden, cfg.init_std, cfg.seed)
+    trainer = _Trainer("sampled", net, cfg, train_data, torch.device("cpu"))
+    for t in (1, 2):
+        trainer.step(train_data, np.arange(32 * (t - 1), 32 * t))
+        dense_adam, sparse_adam = trainer.opts
+        assert dense_adam.param_groups[0]["eps"] == pytest.approx(torch_eps(1e-5, cfg.beta2, t))
+        assert isinstance(sparse_adam, torch.optim.SparseAdam) and sparse_adam.param_groups[0]["eps"] == 1e-5
 
 
 def test_sampled_softmax_learns(small):

@@ -18,7 +18,8 @@ class SlideConfig:
     lr: float = DEFAULT_LR
     beta1: float = 0.9
     beta2: float = 0.999
-    eps: float = 1e-8
+    eps: float = 1e-8                 # Adam's ε as TF's AdamOptimizer and the reference code place it
+                                      # (the paper's ε-hat: added to sqrt(v) before the bias correction)
     adam: str = "lazy"                # "lazy": only touched rows; "dense": every parameter each batch
     init_std: float = 0.01            # reference code: N(0, 0.01) weights and biases
     output_bias: bool = True          # train the output layer's biases (False: fixed at 0)

@@ -17,7 +17,8 @@ as the last refresh made them, as the paper does.
 Adam: ``lazy`` (default) steps only the rows a batch touched, with the global step's
 bias correction (the documented departure from the reference code, which sweeps Adam over
 every parameter each batch); ``dense`` steps every parameter every batch, as the
-reference code and ``torch.optim.Adam`` do.
+reference code does. Both place ε as the reference code and TF's ``AdamOptimizer`` do
+(ε-hat, added to sqrt(v) before the bias correction), not as ``torch.optim.Adam``.
 """
 from __future__ import annotations
 
@@ -238,7 +239,7 @@ class SlideNetwork:
         self.t += 1
         bc1 = 1.0 - c.beta1 ** self.t
         bc2 = 1.0 - c.beta2 ** self.t
-        step_size, bc2_sqrt = c.lr / bc1, np.sqrt(bc2)
+        step_size = c.lr * np.sqrt(bc2) / bc1   # TF's lr_t: ε is added to sqrt(v) as is
         dense = c.adam == "dense"
         m_out = NK.gather_rows(act, n_act, self.slot_out, self.touched_out, self.counts_out,
                                self.starts_out, self.contrib_out)
@@ -248,7 +249,7 @@ class SlideNetwork:
         order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
         NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
                               H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
-                              m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2, bc2_sqrt,
+                              m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,
                               c.eps, dense, self.slot_out, self.n_chunks, c.output_bias,
                               H.mean(axis=0), self.rise)
         m_in = NK.gather_features(rows, data.indptr, data.indices, self.slot_in, self.touched_in,
@@ -256,7 +257,7 @@ class SlideNetwork:
         order = np.argsort(self.touched_in[:m_in]).astype(np.int32)
         NK.update_input_rows(m_in, self.touched_in, order, self.starts_in, self.contrib_in, data.values, DH,
                              self.W1, self.b1, m["W1"], v["W1"], m["b1"], v["b1"],
-                             step_size, c.beta1, c.beta2, bc2_sqrt, c.eps, dense, self.slot_in,
+                             step_size, c.beta1, c.beta2, c.eps, dense, self.slot_in,
                              self.n_chunks)
         self.active_total += int(n_act.sum()) + int(P * B - self.n_masked[:B].sum())
         self.samples_total += B

@@ -333,14 +333,15 @@ def gather_features(rows, Xp, Xi, slot, touched, counts, starts, contrib):
 
 
 @njit(cache=True, inline="always")
-def _adam_row(w, m, v, g, step_size, beta1, beta2, bc2_sqrt, eps):
-    """torch.optim.Adam's update, in float32: w -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)."""
+def _adam_row(w, m, v, g, step_size, beta1, beta2, eps):
+    """Adam's update as TF's AdamOptimizer and the reference code write it, in float32:
+    w -= step_size * m / (sqrt(v) + eps), ``step_size`` = lr * sqrt(bc2) / bc1 (ε is the
+    paper's ε-hat, added before the bias correction; torch.optim.Adam adds it after)."""
     b1 = np.float32(beta1)
     b2 = np.float32(beta2)
     c1 = np.float32(1.0 - beta1)
     c2 = np.float32(1.0 - beta2)
     ss = np.float32(step_size)
-    inv = np.float32(1.0 / bc2_sqrt)
     ep = np.float32(eps)
     for d in range(w.shape[0]):
         gd = g[d]
@@ -348,12 +349,12 @@ def _adam_row(w, m, v, g, step_size, beta1, beta2, bc2_sqrt, eps):
         vd = b2 * v[d] + c2 * gd * gd
         m[d] = md
         v[d] = vd
-        w[d] -= ss * md / (np.sqrt(vd) * inv + ep)
+        w[d] -= ss * md / (np.sqrt(vd) + ep)
 
 
 @njit(cache=True, parallel=True, fastmath=True)
 def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, pool_of_slot, gpool, gbpool,
-                       W2, b2, mW, vW, mb, vb, step_size, beta1, beta2, bc2_sqrt, eps, dense, slot,
+                       W2, b2, mW, vW, mb, vb, step_size, beta1, beta2, eps, dense, slot,
                        n_chunks, train_bias, hbar, rise):
     """Gradient of each touched output row (Σ dz · h over its own pairs, plus its shared-pool
     gradient ``gpool[pool_of_slot[s]]``) and its Adam step.
@@ -399,9 +400,9 @@ def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, p
             before = b2[j]
             for d in range(Hd):
                 before += wj[d] * hbar[d]
-            _adam_row(wj, mW[j], vW[j], g, step_size, beta1, beta2, bc2_sqrt, eps)
+            _adam_row(wj, mW[j], vW[j], g, step_size, beta1, beta2, eps)
             if train_bias:
-                _adam_row(b2[j:j + 1], mb[j:j + 1], vb[j:j + 1], gb, step_size, beta1, beta2, bc2_sqrt, eps)
+                _adam_row(b2[j:j + 1], mb[j:j + 1], vb[j:j + 1], gb, step_size, beta1, beta2, eps)
             after = b2[j]
             for d in range(Hd):
                 after += wj[d] * hbar[d]
@@ -412,7 +413,7 @@ def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, p
 
 @njit(cache=True, parallel=True, fastmath=True)
 def update_input_rows(m_rows, touched, order, starts, contrib, Xv, DH, W1, b1, mW, vW, mb, vb,
-                      step_size, beta1, beta2, bc2_sqrt, eps, dense, slot, n_chunks):
+                      step_size, beta1, beta2, eps, dense, slot, n_chunks):
     """Gradient of each touched input feature row (Σ x · dh) and its Adam step; then b1."""
     Hd = W1.shape[1]
     n_rows = W1.shape[0]
@@ -435,12 +436,12 @@ def update_input_rows(m_rows, touched, order, starts, contrib, Xv, DH, W1, b1, m
                     dhi = DH[i]
                     for d in range(Hd):
                         g[d] += x * dhi[d]
-            _adam_row(W1[f], mW[f], vW[f], g, step_size, beta1, beta2, bc2_sqrt, eps)
+            _adam_row(W1[f], mW[f], vW[f], g, step_size, beta1, beta2, eps)
     gb = np.zeros(Hd, np.float32)
     for i in range(DH.shape[0]):
         for d in range(Hd):
             gb[d] += DH[i, d]
-    _adam_row(b1, mb, vb, gb, step_size, beta1, beta2, bc2_sqrt, eps)
+    _adam_row(b1, mb, vb, gb, step_size, beta1, beta2, eps)
     for u in range(m_rows):
         slot[touched[u]] = -1
 

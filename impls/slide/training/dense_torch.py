@@ -3,6 +3,10 @@ every label), same init, same loss (cross-entropy against the target spread unif
 the true labels, mean over the batch), Adam; on the CPU or a CUDA device.
 
 - ``dense``: the full softmax over all labels every step, ``torch.optim.Adam`` (fused).
+
+Adam updates as TF's ``AdamOptimizer`` (the paper's baselines) and SLIDE's reference code
+do: ``SlideConfig.eps`` is ε-hat, added to sqrt(v) before the bias correction
+(:func:`torch_eps`); ``SparseAdam`` already places it so.
 - ``sampled``: sampled softmax, the "cheap trick" peer: per batch, the batch's true labels
   plus ``sample_fraction × labels`` negatives drawn uniformly or log-uniformly (TF's
   default, over labels ranked by training frequency), with TF's log-expected-count
@@ -27,6 +31,7 @@ few warm-up steps run first and the weights and optimiser are reset after them.
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable
 
@@ -200,11 +205,13 @@ class _Trainer:
     def reset_optimizer(self) -> None:
         c, m = self.config, self.model
         kw = dict(lr=c.lr, betas=(c.beta1, c.beta2), eps=c.eps)
+        self.t = 0
         if self.method == "dense":
-            self.opts = [torch.optim.Adam(m.parameters(), fused=True, **kw)]
+            self.adams = [torch.optim.Adam(m.parameters(), fused=True, **kw)]
+            self.opts = list(self.adams)
         else:  # output rows: sparse gradients, lazy Adam (as SLIDE's default)
-            self.opts = [torch.optim.Adam([m.W1, m.b1], fused=True, **kw),
-                         torch.optim.SparseAdam([m.W2, m.b2], **kw)]
+            self.adams = [torch.optim.Adam([m.W1, m.b1], fused=True, **kw)]
+            self.opts = self.adams + [torch.optim.SparseAdam([m.W2, m.b2], **kw)]
 
     def step(self, data: XCData, rows: np.ndarray) -> torch.Tensor:
         m = self.model
@@ -223,9 +230,21 @@ class _Trainer:
         for opt in self.opts:
             opt.zero_grad(set_to_none=True)
         loss.backward()
+        self.t += 1
+        eps = torch_eps(self.config.eps, self.config.beta2, self.t)
+        for opt in self.adams:
+            for group in opt.param_groups:
+                group["eps"] = eps
         for opt in self.opts:
             opt.step()
         return loss
+
+
+def torch_eps(eps_hat: float, beta2: float, step: int) -> float:
+    """The ``eps`` that makes ``torch.optim.Adam``'s ``step``-th update (1-based) equal TF's
+    with ε-hat ``eps_hat``: lr·sqrt(1−β2^t)/(1−β1^t) · m / (sqrt(v) + ε-hat). torch adds its
+    eps after dividing sqrt(v) by sqrt(1−β2^t), so this is ε-hat / sqrt(1−β2^t) ≥ ε-hat."""
+    return eps_hat / math.sqrt(1.0 - beta2 ** step)
 
 
 class _GatherRows(torch.autograd.Function):
