@@ -31,6 +31,20 @@ def test_choice_keeps_the_current_rate_within_one_standard_error():
     assert lr_select.choose(trials, 1e-4, 300)["lr"] == 1e-3
 
 
+def test_choice_keeps_the_current_rate_when_no_rate_beats_the_popular_label():
+    # all three at the most popular label's P@1 (0.024 on 1,000 points; one standard error 0.0048)
+    trials = [{"lr": 1e-3, "fitted_final": 0.024}, {"lr": 3e-3, "fitted_final": 0.0185},
+              {"lr": 1e-2, "fitted_final": 0.0187}]
+    c = lr_select.choose(trials, 1e-2, 1000, baseline=0.024)
+    assert c["lr"] == 1e-2 and c["best_lr"] == 1e-3 and c["kept_current"] and not c["learned"]
+    # without the baseline the same numbers would move the rate: the rule is what keeps it
+    c = lr_select.choose(trials, 1e-2, 1000)
+    assert c["lr"] == 1e-3 and c["learned"] and not c["kept_current"]
+    # a rate clearly above the baseline moves it
+    c = lr_select.choose([*trials[1:], {"lr": 1e-3, "fitted_final": 0.06}], 1e-2, 1000, baseline=0.024)
+    assert c["lr"] == 1e-3 and c["learned"]
+
+
 def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch):
     from impls.slide.data import dataset, xc_data
     from impls.slide.experiments import sweeps
@@ -53,7 +67,8 @@ def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch)
         assert eval_data is not test
         top = {1e-3: 0.2, 1e-2: 0.5}[config.lr] if method == "slide" else 0.3
         curve = [{"seconds": 1.0, "iteration": 10, "p_at_1": top / 2}, {"seconds": 2.0, "iteration": 20, "p_at_1": top}]
-        return {"curve": curve, "final_p_at_1": top, "iterations": 20, "samples_per_second": 100.0}
+        return {"curve": curve, "final_p_at_1": top, "iterations": 20, "samples_per_second": 100.0,
+                "baseline_p_at_1": 0.05}
 
     monkeypatch.setattr(sweeps, "train_method", fake_train)
     out = lr_select.select("slide_train", "smoke", ["slide", "dense-cpu"], (1e-3, 1e-2), holdout=30,
@@ -63,6 +78,8 @@ def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch)
     assert loaded == ["slide-amazon670k"]                                # one split for both runs' set
     assert out["runs"]["slide"]["dataset"] == out["runs"]["dense-cpu"]["dataset"] == "slide-amazon670k"
     assert out["runs"]["slide"]["choice"]["lr"] == 1e-2
+    assert out["runs"]["slide"]["choice"]["learned"]
+    assert {t["baseline_p_at_1"] for t in out["runs"]["slide"]["trials"]} == {0.05}
     assert out["runs"]["dense-cpu"]["choice"]["kept_current"]          # a tie keeps the profile's rate
     with pytest.raises(ValueError, match="no run"):
         lr_select.select("slide_train", "smoke", ["nope"], holdout=30, progress=lambda line: None)

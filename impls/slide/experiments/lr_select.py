@@ -13,6 +13,8 @@ one whose curve's monotone fit ends highest (the level its last evaluations hold
 :mod:`impls.slide.experiments.targets`); a rate within one standard error of a P@1 on the
 slice of the best counts as tied, and a tie keeps the rate the profile already gives
 (``lr`` in the run's spec, else ``SlideConfig.lr``), so the rate changes only on evidence.
+A run whose best rate does not beat the most-popular-label P@1 on the slice by one standard
+error learned nothing at any rate, and keeps the current one too.
 Prints one line per training and the choice per run; ``--json`` writes them.
 """
 from __future__ import annotations
@@ -39,18 +41,21 @@ def split_holdout(n_points: int, holdout: int, seed: int = 0) -> tuple[np.ndarra
     return np.sort(order[holdout:]), np.sort(order[:holdout])
 
 
-def choose(results: list[dict], current_lr: float, points: int) -> dict[str, Any]:
+def choose(results: list[dict], current_lr: float, points: int, baseline: float = 0.0) -> dict[str, Any]:
     """The rate to use among ``results`` (each ``{"lr", "fitted_final"}``, P@1 on ``points``
     held-out points): the highest fitted final, unless the current rate is within one
-    standard error of it (then the current rate). Returns ``{"lr", "best_lr", "margin",
-    "kept_current"}``; ``margin``: one standard error of a P@1 at the best value."""
+    standard error of it, or the best does not beat ``baseline`` (the most popular label's
+    P@1 on the same points) by one standard error; then the current rate, if it was tried.
+    Returns ``{"lr", "best_lr", "margin", "learned", "kept_current"}``; ``margin``: one
+    standard error of a P@1 at the best value; ``learned``: the best beat the baseline."""
     best = max(results, key=lambda r: r["fitted_final"])
     p = min(max(best["fitted_final"], 0.0), 1.0)
     margin = math.sqrt(p * (1 - p) / points) if points > 0 else 0.0
+    learned = bool(best["fitted_final"] >= baseline + margin)
     current = next((r for r in results if math.isclose(r["lr"], current_lr)), None)
-    keep = current is not None and current["fitted_final"] >= best["fitted_final"] - margin
+    keep = current is not None and (not learned or current["fitted_final"] >= best["fitted_final"] - margin)
     return {"lr": current_lr if keep else best["lr"], "best_lr": best["lr"], "margin": margin,
-            "kept_current": keep}
+            "learned": learned, "kept_current": keep}
 
 
 def select(experiment: str = "slide_train", profile: str | None = None, runs: list[str] | None = None,
@@ -60,7 +65,8 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
     the training set less ``holdout`` points and evaluate on ``eval_points`` of those (default:
     the profile's, at most ``holdout``); return ``{"experiment", "profile", "holdout",
     "eval_points", "runs": {name: {"dataset", "current_lr", "trials": [...], "choice": {...}}}}``
-    (a trial: ``lr``, ``fitted_final`` and ``final_p_at_1`` (P@1 on the slice), ``iterations``,
+    (a trial: ``lr``, ``fitted_final`` and ``final_p_at_1`` (P@1 on the slice),
+    ``baseline_p_at_1`` (the most popular training label's), ``iterations``,
     ``samples_per_second``, ``curve``)."""
     from impls.slide.core.config import SlideConfig
     from impls.slide.data.dataset import from_registry
@@ -94,6 +100,7 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
         for lr in lrs:
             r = sweeps.train_method(spec["method"], SlideConfig(lr=lr, **config), train, held, "cpu", **kw)
             trial = {"lr": lr, "fitted_final": float(fitted_p_at_1(r["curve"])[-1]), "final_p_at_1": r["final_p_at_1"],
+                     "baseline_p_at_1": float(r.get("baseline_p_at_1") or 0.0),
                      "iterations": r["iterations"], "samples_per_second": r["samples_per_second"],
                      "curve": [{k: p[k] for k in ("seconds", "iteration", "p_at_1")} for p in r["curve"]]}
             trials.append(trial)
@@ -101,8 +108,12 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
                      f"after {trial['iterations']} batches, {trial['samples_per_second']:.0f} samples/s")
             del r
             gc.collect()
-        choice = choose(trials, current, points)
-        if choice["lr"] == choice["best_lr"]:
+        baseline = max(t["baseline_p_at_1"] for t in trials)   # one slice: the same for every rate
+        choice = choose(trials, current, points, baseline)
+        if not choice["learned"] and choice["kept_current"]:
+            progress(f"{name}: lr {choice['lr']:g} kept: no rate beat the most popular label's P@1 on the slice "
+                     f"({baseline:.3f}) by one standard error ({choice['margin']:.3f})")
+        elif choice["lr"] == choice["best_lr"]:
             progress(f"{name}: lr {choice['lr']:g}, the best on the held-out slice (current {current:g})")
         else:
             progress(f"{name}: lr {choice['lr']:g} kept: {choice['best_lr']:g} was better by less than one "
