@@ -10,11 +10,12 @@ configuration and time budget, as the suite trains it), trained once per rate on
 experiment's training set less a fixed random slice of ``--holdout`` points, and evaluated
 on that slice only (never on the test split, which the suite reports). A run's rate is the
 one whose curve's monotone fit ends highest (the level its last evaluations hold, see
-:mod:`impls.slide.experiments.targets`); a rate within one standard error of a P@1 on the
-slice of the best counts as tied, and a tie keeps the rate the profile already gives
-(``lr`` in the run's spec, else ``SlideConfig.lr``), so the rate changes only on evidence.
-A run whose best rate does not beat the most-popular-label P@1 on the slice by one standard
-error learned nothing at any rate, and keeps the current one too.
+:mod:`impls.slide.experiments.targets`), if it beats the rate the profile already gives
+(``lr`` in the run's spec, else ``SlideConfig.lr``) by more than two standard errors of the
+difference of two P@1 on the slice (about 95% two-sided); otherwise they are tied and the
+current rate stays, so the rate changes only on evidence. A run whose best rate does not beat
+the most popular label's P@1 on the slice by as much learned nothing at any rate, and keeps
+its current rate too.
 Prints one line per training and the choice per run; ``--json`` writes them.
 """
 from __future__ import annotations
@@ -41,19 +42,27 @@ def split_holdout(n_points: int, holdout: int, seed: int = 0) -> tuple[np.ndarra
     return np.sort(order[holdout:]), np.sort(order[:holdout])
 
 
+def two_standard_errors(p: float, q: float, points: int) -> float:
+    """Two standard errors of the difference of two independent P@1 estimates ``p`` and ``q``
+    on ``points`` points each (binomial; 0 when ``points`` is 0)."""
+    p, q = min(max(p, 0.0), 1.0), min(max(q, 0.0), 1.0)
+    return 2.0 * math.sqrt((p * (1 - p) + q * (1 - q)) / points) if points > 0 else 0.0
+
+
 def choose(results: list[dict], current_lr: float, points: int, baseline: float = 0.0) -> dict[str, Any]:
     """The rate to use among ``results`` (each ``{"lr", "fitted_final"}``, P@1 on ``points``
-    held-out points): the highest fitted final, unless the current rate is within one
-    standard error of it, or the best does not beat ``baseline`` (the most popular label's
-    P@1 on the same points) by one standard error; then the current rate, if it was tried.
-    Returns ``{"lr", "best_lr", "margin", "learned", "kept_current"}``; ``margin``: one
-    standard error of a P@1 at the best value; ``learned``: the best beat the baseline."""
+    held-out points): the highest fitted final if it beats both the current rate's and
+    ``baseline`` (the most popular label's P@1 on the same points) by more than
+    :func:`two_standard_errors`; else the current rate, if it was tried. Returns ``{"lr",
+    "best_lr", "margin", "learned", "kept_current"}``: ``margin`` is the two standard errors
+    the best had to beat the current rate by (None when the current rate was not tried),
+    ``learned`` whether the best beat the baseline."""
     best = max(results, key=lambda r: r["fitted_final"])
-    p = min(max(best["fitted_final"], 0.0), 1.0)
-    margin = math.sqrt(p * (1 - p) / points) if points > 0 else 0.0
-    learned = bool(best["fitted_final"] >= baseline + margin)
+    b = best["fitted_final"]
+    learned = bool(b - baseline > two_standard_errors(b, baseline, points))
     current = next((r for r in results if math.isclose(r["lr"], current_lr)), None)
-    keep = current is not None and (not learned or current["fitted_final"] >= best["fitted_final"] - margin)
+    margin = None if current is None else two_standard_errors(b, current["fitted_final"], points)
+    keep = current is not None and (not learned or b - current["fitted_final"] <= margin)
     return {"lr": current_lr if keep else best["lr"], "best_lr": best["lr"], "margin": margin,
             "learned": learned, "kept_current": keep}
 
@@ -110,14 +119,15 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
             gc.collect()
         baseline = max(t["baseline_p_at_1"] for t in trials)   # one slice: the same for every rate
         choice = choose(trials, current, points, baseline)
-        if not choice["learned"] and choice["kept_current"]:
-            progress(f"{name}: lr {choice['lr']:g} kept: no rate beat the most popular label's P@1 on the slice "
-                     f"({baseline:.3f}) by one standard error ({choice['margin']:.3f})")
-        elif choice["lr"] == choice["best_lr"]:
-            progress(f"{name}: lr {choice['lr']:g}, the best on the held-out slice (current {current:g})")
+        if not choice["learned"]:
+            progress(f"{name}: no rate beat the most popular label's P@1 on the slice ({baseline:.3f}) by two "
+                     f"standard errors; lr {choice['lr']:g}"
+                     + (" kept" if choice["kept_current"] else f" (the current {current:g} was not tried)"))
+        elif choice["kept_current"] and choice["lr"] != choice["best_lr"]:
+            progress(f"{name}: lr {choice['lr']:g} kept: {choice['best_lr']:g} was better by less than two "
+                     f"standard errors of the difference ({choice['margin']:.3f})")
         else:
-            progress(f"{name}: lr {choice['lr']:g} kept: {choice['best_lr']:g} was better by less than one "
-                     f"standard error ({choice['margin']:.3f})")
+            progress(f"{name}: lr {choice['lr']:g}, the best on the held-out slice (current {current:g})")
         out["runs"][name] = {"dataset": dataset, "current_lr": current, "trials": trials, "choice": choice}
     return out
 

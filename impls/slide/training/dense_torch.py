@@ -3,14 +3,14 @@ every label), same init, same loss (cross-entropy against the target spread unif
 the true labels, mean over the batch), Adam; on the CPU or a CUDA device.
 
 - ``dense``: the full softmax over all labels every step, ``torch.optim.Adam`` (fused).
-
-Adam updates as TF's ``AdamOptimizer`` (the paper's baselines) and SLIDE's reference code
-do: ``SlideConfig.eps`` is ε-hat, added to sqrt(v) before the bias correction
-(:func:`torch_eps`); ``SparseAdam`` already places it so.
 - ``sampled``: sampled softmax, the "cheap trick" peer: per batch, the batch's true labels
   plus ``sample_fraction × labels`` negatives drawn uniformly or log-uniformly (TF's
   default, over labels ranked by training frequency), with TF's log-expected-count
   correction; only the candidates' output rows get gradients (sparse, ``SparseAdam``).
+
+Adam updates as TF's ``AdamOptimizer`` (the paper's baselines) and SLIDE's reference code
+do: ``SlideConfig.eps`` is ε-hat, added to sqrt(v) before the bias correction
+(:func:`torch_eps`); ``SparseAdam`` already places it so.
 
 Both return the same result dict as :func:`impls.slide.training.trainer.train`.
 
