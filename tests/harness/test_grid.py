@@ -53,8 +53,10 @@ class CliCluster:
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
         dask = [sys.executable, "-m", "dask"]
         self.scheduler = subprocess.Popen(
+            # its HTTP server (health, metrics) runs without the dashboard too: a free port, not
+            # 8787, which the local cluster's scheduler of the same test asks for
             dask + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                    "--scheduler-file", str(self.file)], **quiet)
+                    "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(self.file)], **quiet)
         deadline = time.monotonic() + 30
         while not self.file.exists():
             assert time.monotonic() < deadline, "dask scheduler did not start"
