@@ -73,14 +73,17 @@ def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch)
     def fake_train(method, config, train_data, eval_data, device=None, **kw):
         seen.append((method, config.lr, train_data.n_points, eval_data.n_points, kw["eval_points"]))
         assert eval_data is not test
-        top = {1e-3: 0.2, 1e-2: 0.5}[config.lr] if method == "slide" else 0.3
+        top = {1e-3: 0.2, 1e-2: 0.5}[config.lr] if method == "slide" else {1e-3: 0.31, 1e-2: 0.3}[config.lr]
         curve = [{"seconds": 1.0, "iteration": 10, "p_at_1": top / 2}, {"seconds": 2.0, "iteration": 20, "p_at_1": top}]
         return {"curve": curve, "final_p_at_1": top, "iterations": 20, "samples_per_second": 100.0,
-                "baseline_p_at_1": 0.05}
+                "baseline_p_at_1": popular}
 
     monkeypatch.setattr(sweeps, "train_method", fake_train)
+    lines, popular = [], 0.05
     out = lr_select.select("slide_train", "smoke", ["slide", "dense-cpu"], (1e-3, 1e-2), holdout=30,
-                           progress=lambda line: None)
+                           progress=lines.append)
+    assert lines[2] == "slide: lr 0.01, the best on the held-out slice (current 0.01)"
+    assert lines[5].startswith("dense-cpu: lr 0.01 kept: 0.001 was better by less than two standard errors")
     assert [(m, lr) for m, lr, *_ in seen] == [("slide", 1e-3), ("slide", 1e-2), ("dense", 1e-3), ("dense", 1e-2)]
     assert all(n_train == 170 and n_eval == 30 and points == 30 for *_, n_train, n_eval, points in seen)
     assert loaded == ["slide-amazon670k"]                                # one split for both runs' set
@@ -89,5 +92,11 @@ def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch)
     assert out["runs"]["slide"]["choice"]["learned"]
     assert {t["baseline_p_at_1"] for t in out["runs"]["slide"]["trials"]} == {0.05}
     assert out["runs"]["dense-cpu"]["choice"]["kept_current"]          # a tie keeps the profile's rate
+    # a popular label as good as every rate: nothing learned, the rate stays
+    lines, popular = [], 0.3
+    out = lr_select.select("slide_train", "smoke", ["dense-cpu"], (1e-3, 1e-2), holdout=30, progress=lines.append)
+    assert not out["runs"]["dense-cpu"]["choice"]["learned"] and out["runs"]["dense-cpu"]["choice"]["lr"] == 1e-2
+    assert lines[-1] == ("dense-cpu: no rate beat the most popular label's P@1 on the slice (0.300) by two "
+                         "standard errors; lr 0.01 kept")
     with pytest.raises(ValueError, match="no run"):
         lr_select.select("slide_train", "smoke", ["nope"], holdout=30, progress=lambda line: None)
