@@ -20,10 +20,11 @@ retrieved), dense Adam, points in file order.
 The engine trains with the same choices through ``python -m
 impls.slide.experiments.recall_probe`` (``engine_command``: fixed schedule, no upkeep, padding
 to 1,000, dense Adam, the reference index, ReLU zeros read as values). The reference pads
-from a window of a fixed permutation whose start it draws after ``srand(time(NULL))``, so every
-sample within one wall-clock second gets the same window: in effect one shared pool per
-batch at its ~1 batch a second. ``--padding sample`` (default) draws each sample's own, as the
-reference means to; ``batch`` is the engine's shared pool, nearer what it does. Measured, neither
+from a window of a permutation (reshuffled every 6,946 batches) whose start it draws right
+after ``srand(time(NULL))``, so the samples of one wall-clock second get the same window, or
+one of a few (the draws share one ``rand`` state across OpenMP threads): about one window per
+1-2 batches at its ~0.8 s a batch. ``--padding sample`` (default) draws each sample's own, as
+the reference means to; ``batch`` is the engine's shared pool, nearer what it does. Measured, neither
 tracks the reference better on every set (SLIDE README, "Cross-check against the reference code").
 
 Both probe the same first ``--points`` test points after the batches in ``--at``: dense P@1,

@@ -48,8 +48,8 @@ class SlideConfig:
     min_active_fraction: float = 0.005   # Config_amz.csv's Sparsity 0.005 (3,350 of 670k; the code's Mode 4
                                          # itself pads to 1,000 when < 1,500 are retrieved)
     padding: str = "sample"           # "sample": independent random neurons per sample (what the reference
-                                      # code's per-sample draw intends; its draw reseeds from the clock, so a
-                                      # batch's samples share one window: see README, "Departures");
+                                      # code's per-sample draw intends; its draw reseeds from the clock, so the
+                                      # samples of one second share a window, or one of a few: README, "Departures");
                                       # "batch": one random pool shared by the batch's samples, run as
                                       # dense GEMMs (as TF's sampled softmax): ~10x faster at 670k labels,
                                       # but it pushes few labels down per step and learns worse early
