@@ -18,6 +18,6 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # Transparent huge pages for torch's large CPU tensors: the dense baseline allocates
 # batch x labels logits and gradients every step, and first-touch page faults on 4 KB pages
-# dominate a fresh tensor's cost (README, "Baselines and time to accuracy"). A documented
+# dominate a fresh tensor's cost (NOTES.md, "Dense CPU baseline"). A documented
 # PyTorch setting (read at the first large allocation); it helps SLIDE's torch GEMMs too.
 _os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")

@@ -14,8 +14,7 @@ do: ``SlideConfig.eps`` is ε-hat, added to sqrt(v) before the bias correction
 
 Both return the same result dict as :func:`impls.slide.training.trainer.train`.
 
-Implementation choices (measured in impls/slide/README.md, "Baselines and time to
-accuracy"):
+Implementation choices (measured in impls/slide/NOTES.md, "Dense CPU baseline"):
 
 - Input layer: ``embedding_bag`` with per-sample weights, not ``torch.sparse.mm`` on a CSR
   batch.
@@ -65,7 +64,7 @@ class DenseNet(torch.nn.Module):
 
     def forward(self, idx, offsets, weights):
         """Logits (labels, batch): ``W2 @ h.T`` reads W2 row-major (faster than ``h @ W2.T``
-        at 670k labels; README, "Baselines and time to accuracy")."""
+        at 670k labels; NOTES.md, "Dense CPU baseline")."""
         return torch.addmm(self.b2[:, None], self.W2, self.hidden(idx, offsets, weights).T)
 
 
