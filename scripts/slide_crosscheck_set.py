@@ -83,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if min(a.labels, a.train, a.test) < 1 or a.features <= 2 * FIRST_LABEL_WORD:
         p.error(f"sizes must be positive and --features above {2 * FIRST_LABEL_WORD}")
-    a.out.mkdir(parents=True, exist_ok=True)
+    try:
+        a.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        p.error(f"cannot make the output directory {a.out}: {err.strerror or err}")
     recipe = Recipe(a.labels, a.features, np.random.default_rng([a.seed, 0]))
     train = recipe.points(a.train, np.random.default_rng([a.seed, 1]))
     test = recipe.points(a.test, np.random.default_rng([a.seed, 2]))

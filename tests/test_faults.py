@@ -178,6 +178,18 @@ def test_a_swallowed_interrupt_is_not_a_success(capsys):
     assert "interrupted by SIGINT" in capsys.readouterr().err
 
 
+def test_running_out_of_memory_is_reported_as_the_inputs_size_not_an_internal_error(capsys):
+    from impls.harness import cli
+
+    @cli.command("probe")
+    def main(argv=None):
+        raise MemoryError("Unable to allocate 7.28 TiB for an array")
+
+    assert main([]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "not enough memory (Unable to allocate 7.28 TiB" in err and "internal error" not in err
+
+
 @pytest.mark.parametrize("where", ["import", "llvmlite"])
 def test_a_signal_in_native_code_is_held_until_it_returns(where, tmp_path, monkeypatch, capsys):
     # an exception raised where native code called Python cannot unwind: torch's pybind11

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -63,6 +64,20 @@ def write_bytes(path: Path, payload: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return given
+
+
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every float that is not finite (NaN, ±inf) replaced by None, so that any
+    JSON parser reads it (Python's ``json`` would write NaN, which the JSON standard lacks)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj]
+    if hasattr(obj, "dtype") and hasattr(obj, "tolist"):    # numpy scalars and arrays
+        return strict_json(obj.tolist())
+    return obj
 
 
 def write_json(path: Path, obj: Any) -> Path:

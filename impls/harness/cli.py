@@ -1,9 +1,16 @@
 """The command-line convention every engine's ``main()`` follows.
 
+Longer than 400 lines: the convention is one contract (how a command reports an error,
+removes what it made, and checks its flags and paths before any work), and a command
+follows all of it through this one module.
+
 - Bad input is found before any work and reported on one line,
   ``error: <what>, <where>, <what was expected>``, with exit status 2
   (:class:`UsageError`, or any ``ValueError``/``OSError``/``KeyError`` that escapes).
   ``--debug`` on the command line or ``DLSYSBENCH_DEBUG=1`` shows the traceback instead.
+  A ``MemoryError`` (an input too large for this machine) is reported the same way, as
+  "not enough memory", also with exit status 2; any other exception is an internal
+  error, exit status 1.
 - Whatever a command creates is registered (:func:`register`) and removed on any exit
   it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
   arrived while ``main`` ran but Python code could not act on it (inside a ctypes or
@@ -266,6 +273,13 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
                     traceback.print_exc()
                 print(f"error: {_message(exc)}", file=sys.stderr)
                 return EXIT_USAGE
+            except MemoryError as exc:     # the input's sizes, not a defect: say so plainly
+                run_cleanup(mark)
+                if debug:
+                    traceback.print_exc()
+                print(f"error: not enough memory ({_message(exc) or 'MemoryError'}), in {prog}; "
+                      f"check the input's sizes (a smaller profile or file needs less)", file=sys.stderr)
+                return EXIT_USAGE
             except Exception as exc:
                 run_cleanup(mark)
                 if debug:
@@ -327,15 +341,21 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
     return p
 
 
-def check_output(path: str | os.PathLike | None, flag: str) -> Path | None:
+def check_output(path: str | os.PathLike | None, flag: str,
+                 inputs: Iterable[tuple[str | os.PathLike | None, str]] = ()) -> Path | None:
     """Return ``path`` after checking a file can be written there (parent exists and is a
-    writable directory where a file can be created, path is not a directory); leaves
-    nothing behind. Raises :class:`UsageError`."""
+    writable directory where a file can be created, path is not a directory, and it is
+    none of the command's ``inputs``, given as (path, flag) pairs); leaves nothing behind.
+    Raises :class:`UsageError`."""
     if path is None or str(path) == "-":
         return None if path is None else Path(path)
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{p} is a directory", flag, "expected a file path to write")
+    for source, source_flag in inputs:
+        if source is not None and p.exists() and Path(source).exists() and os.path.samefile(p, source):
+            raise UsageError(f"{p} is the file {source_flag} reads", flag,
+                             "expected another path: writing there would replace the input")
     descriptor = atomic.descriptor_of(p)
     if descriptor is not None:  # /dev/stdout, /dev/fd/N: written to the open descriptor
         try:
@@ -373,15 +393,15 @@ def add_json_option(p: argparse.ArgumentParser, what: str = "the result") -> Non
 
 
 def emit_json(target: str | None, obj) -> bool:
-    """Write ``obj`` where ``--json`` said (atomically for a file); return whether it was asked for."""
+    """Write ``obj`` where ``--json`` said (atomically for a file), as strict JSON (a value
+    that is not a finite number is written as null); return whether it was asked for."""
     import json
 
     if target is None:
         return False
+    obj = atomic.strict_json(obj)
     if target == "-":
         print(json.dumps(obj, default=str))
     else:
-        from impls.harness import atomic
-
         atomic.write_json(Path(target), obj)
     return True

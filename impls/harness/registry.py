@@ -47,7 +47,7 @@ from typing import Any, Callable
 import numpy as np
 
 from impls.harness import atomic, paths
-from impls.harness.profiles import PROFILES, current_profile
+from impls.harness.profiles import PROFILES, ProfileError, current_profile
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +255,10 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
     if name not in known:
         raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
     manifest = known[name]
-    profile = profile or current_profile()
+    if profile is None:
+        profile = current_profile()
+    elif profile not in PROFILES:
+        raise ProfileError(f"unknown profile {profile!r} for dataset {name!r}, expected one of {', '.join(PROFILES)}")
     if manifest.synthetic:
         params = recipe_params(manifest, profile)
         recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}

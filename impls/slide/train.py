@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--train", type=Path, help="XC text file of training points")
     src.add_argument("--test", type=Path, help="XC text file of test points")
     src.add_argument("--dataset", help="registry dataset name, e.g. slide-amazon670k")
-    src.add_argument("--profile", choices=["smoke", "quick", "full"], help="dataset size (default: DLSYSBENCH_PROFILE or quick)")
+    src.add_argument("--profile", choices=["smoke", "quick", "full"], default=None, help="dataset size (None: DLSYSBENCH_PROFILE, else quick)")
     src.add_argument("--allow-empty-labels", action="store_true", help="accept points with no labels in the files")
     src.add_argument("--real", default="auto", choices=["auto", "no", *_published()],
                      help="--train/--test are the real files of this published set: both headers must have its "
@@ -55,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="sampled: candidate distribution (log-uniform over labels ranked by frequency)")
     p.add_argument("--eval-first", dest="eval_first_s", type=float, default=None,
                    help="also evaluate at log-spaced training seconds from this on (x --eval-growth)")
-    p.add_argument("--eval-growth", dest="eval_growth", type=float, default=1.6)
+    p.add_argument("--eval-growth", dest="eval_growth", type=float, default=1.6,
+                   help="ratio between successive --eval-first evaluation times")
     p.add_argument("--warmup-steps", dest="warmup_steps", type=int, default=None,
                    help="torch baselines: untimed steps before training, weights reset after (default 3)")
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
@@ -124,7 +125,7 @@ def _validate(args) -> None:
     cli.number(args.threshold, "--threshold", minimum=0, integer=True)
     cli.check_file(args.train, "--train", "a readable XC text file", regular=True)
     cli.check_file(args.test, "--test", "a readable XC text file", regular=True)
-    cli.check_output(args.json, "--json")
+    cli.check_output(args.json, "--json", inputs=((args.train, "--train"), (args.test, "--test")))
     if args.train and args.test:
         from impls.slide.data.dataset import ShapeMismatch, check_same_shape
 
@@ -139,10 +140,30 @@ def _validate(args) -> None:
     if args.dataset:
         from impls.harness import registry
 
-        known = registry.manifests()
+        from impls.slide.data.dataset import xc_datasets
+
+        known = xc_datasets()
         if args.dataset not in known:
-            raise cli.UsageError(f"unknown dataset {args.dataset!r}", "--dataset",
-                                 f"expected one of {', '.join(sorted(known))}")
+            raise cli.UsageError(f"unknown extreme-classification dataset {args.dataset!r}", "--dataset",
+                                 f"expected one of {', '.join(known)}")
+
+
+def _warn_clamped(args, train_points: int, test_points: int) -> None:
+    """Warn where a flag asks for more than the machine or the data has (the run uses what
+    there is, and its result records that)."""
+    import numba
+
+    if args.threads is not None and args.threads > numba.config.NUMBA_NUM_THREADS:
+        cli.warn(f"--threads {args.threads}: this machine runs at most {numba.config.NUMBA_NUM_THREADS}; "
+                 f"using {numba.config.NUMBA_NUM_THREADS}")
+    if args.batch > train_points:
+        cli.warn(f"--batch {args.batch} is more than the {train_points} labelled training points: "
+                 f"each batch is all of them")
+    if args.eval_points is not None and args.eval_points > test_points:
+        cli.warn(f"--eval-points {args.eval_points} is more than the {test_points} test points: "
+                 f"evaluating on all of them")
+    if args.train and args.test and Path(args.train).resolve() == Path(args.test).resolve():
+        cli.warn(f"--train and --test are the same file ({args.train}): P@k measures memorisation, not generalisation")
 
 
 @cli.command("python -m impls.slide.train")
@@ -169,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "expected --device cpu here")
     fields = {f.name for f in dataclasses.fields(SlideConfig)}
     config = SlideConfig(**{k: v for k, v in vars(args).items() if k in fields})
-    from impls.slide.data.dataset import from_file, from_registry, real_pair
+    from impls.slide.data.dataset import from_file, from_registry, real_pair, trainable_rows
 
     t0 = time.perf_counter()
     if args.dataset:
@@ -181,6 +202,13 @@ def main(argv: list[str] | None = None) -> int:
         test_data = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
         info = {"train": str(args.train), "test": str(args.test), "real": False}
     load_s = time.perf_counter() - t0
+    try:
+        rows = trainable_rows(train_data, test_data)
+    except ValueError as err:
+        sources = (f"train {args.train}, test {args.test}" if not args.dataset
+                   else f"dataset {args.dataset}, profile {args.profile or 'default'}")
+        raise ValueError(f"{err} ({sources})") from None
+    _warn_clamped(args, train_data.n_points if rows is None else rows.size, test_data.n_points)
     for split, data in (("training", train_data), ("test", test_data)):
         unlabelled = data.n_points - data.labelled_rows().size
         if unlabelled:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from impls.harness import cli
+from impls.harness.profiles import PROFILES
 from impls.slide.data.dataset import XCData
 
 SOURCE = "Extreme Classification Repository, http://manikvarma.org/downloads/XC/XMLRepository.html"
@@ -250,17 +251,22 @@ def load(source: str, test: str | None = None, profile: str | None = None,
     is neither a file nor a registry dataset, or a test file of another shape."""
     from pathlib import Path
 
-    from impls.harness import registry
     from impls.slide.data import dataset
 
     if not Path(source).exists() and "/" not in source:
-        known = registry.manifests()
+        known = dataset.xc_datasets()
         if source not in known:
-            raise cli.UsageError(f"{source}: no such file, and no registry dataset of that name", "FILE_OR_DATASET",
-                                 f"expected an XC text file or one of {', '.join(sorted(known))}")
+            raise cli.UsageError(f"{source}: no such file, and no extreme-classification dataset of that name",
+                                 "FILE_OR_DATASET", f"expected an XC text file or one of {', '.join(known)}")
+        if test:
+            raise cli.UsageError(f"--test with the registry dataset {source}", "--test",
+                                 "expected --test only beside an XC text file (a registry set has its own)")
         tr, te, _ = dataset.from_registry(source, profile)
         return tr, te, DATASET_LIKE.get(source)
     cli.check_file(source, "FILE_OR_DATASET", "an XC text file or a registry dataset name", regular=True)
+    if profile:
+        raise cli.UsageError(f"--profile {profile} with the file {source}", "--profile",
+                             "expected --profile only with a registry dataset (a file is read whole)")
     cli.check_file(test, "--test", "an XC text file", regular=True)
     if test:
         try:
@@ -279,14 +285,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = cli.parser(prog="python -m impls.slide.xc_stats", description=__doc__.split("\n\n")[0])
     ap.add_argument("source", metavar="FILE_OR_DATASET", help="XC text file (training split) or registry dataset name")
     ap.add_argument("--test", help="the test split's XC file (for a file source)")
-    ap.add_argument("--profile", help="profile of a registry dataset (default: DLSYSBENCH_PROFILE)")
+    ap.add_argument("--profile", choices=PROFILES,
+                    help="profile of a registry dataset (default: DLSYSBENCH_PROFILE, else quick)")
     ap.add_argument("--like", choices=sorted(PUBLISHED), help="published set to compare with (default: guessed)")
     ap.add_argument("--allow-empty-labels", action="store_true",
                     help="accept points without labels (some repository files have them; always on for a "
                          "file with a real set's published shape)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    cli.number(args.seed, "--seed", minimum=0, integer=True)
     train, test, like = load(args.source, args.test, args.profile, args.allow_empty_labels)
+    if train.n_points == 0:
+        raise cli.UsageError(f"{args.source}: the training split has no points", "FILE_OR_DATASET",
+                             "expected a set with at least one point")
     like = args.like or like or guess_like(train.n_features, train.n_labels)
     stats = measure(train, test, seed=args.seed)
     rows = check(stats, like)

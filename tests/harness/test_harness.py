@@ -267,3 +267,28 @@ def test_an_output_that_is_an_open_descriptor_is_checked_as_one(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     assert cli.check_output(fifo, "--json") == fifo and list(tmp_path.iterdir()) == [fifo]
+
+
+def test_an_output_that_is_one_of_the_inputs_is_refused_even_through_a_link(tmp_path):
+    from impls.harness import cli
+
+    data = tmp_path / "train.txt"
+    data.write_text("x")
+    (tmp_path / "link.txt").symlink_to(data)
+    for out in (data, tmp_path / "link.txt", tmp_path / "." / "train.txt"):
+        with pytest.raises(cli.UsageError, match="is the file --train reads"):
+            cli.check_output(out, "--json", inputs=((data, "--train"), (None, "--test")))
+    assert cli.check_output(tmp_path / "o.json", "--json", inputs=((data, "--train"),)) == tmp_path / "o.json"
+
+
+def test_emitted_json_is_strict(tmp_path):
+    import json
+
+    import numpy as np
+
+    from impls.harness import cli
+
+    obj = {"a": float("nan"), "b": [1.0, float("inf"), np.float32(2.5)], "c": (np.array([np.nan, 1.0]),), "d": "x"}
+    assert cli.emit_json(str(tmp_path / "o.json"), obj)
+    back = json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert back == {"a": None, "b": [1.0, None, 2.5], "c": [[None, 1.0]], "d": "x"}

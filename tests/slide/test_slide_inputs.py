@@ -121,6 +121,42 @@ def test_trailing_blank_lines_are_not_points_but_a_blank_line_inside_still_count
         parse_xc_bytes(b"2 4 3\n0 0:1\n\n1 1:1\n")
 
 
+def test_a_blank_line_inside_read_as_a_point_is_named_when_the_count_is_off():
+    arrays = parse_xc_bytes(b"3 4 3\n0 0:1\n\n1 1:1\n", allow_empty_labels=True)
+    np.testing.assert_array_equal(arrays["label_indptr"], [0, 1, 1, 2])
+    with pytest.raises(XCFormatError, match=r":5: more data lines than the header's N=3 \(line 3 is blank"):
+        parse_xc_bytes(b"3 4 3\n0 0:1\n\n1 1:1\n2 2:1\n", allow_empty_labels=True)
+    with pytest.raises(XCFormatError, match=r":5: more data lines than the header's N=3$"):
+        parse_xc_bytes(b"3 4 3\n0 0:1\n1 3:1\n1 1:1\n2 2:1\n", allow_empty_labels=True)
+
+
+def test_a_line_that_starts_with_a_feature_has_no_labels():
+    with pytest.raises(XCFormatError, match=r":3: empty label list"):
+        parse_xc_bytes(b"2 4 3\n0 0:1\n1:0.5 3:2\n")
+    arrays = parse_xc_bytes(b"2 4 3\n0 0:1\n1:0.5 3:2\n", allow_empty_labels=True)
+    np.testing.assert_array_equal(arrays["label_indptr"], [0, 1, 1])
+    np.testing.assert_array_equal(arrays["indices"], [0, 1, 3])
+    np.testing.assert_allclose(arrays["values"], [1, 0.5, 2])
+    with pytest.raises(XCFormatError, match=r":3: expected a label list"):   # a label list, then a colon
+        parse_xc_bytes(b"2 4 3\n0 0:1\n1,2:1 3:2\n", allow_empty_labels=True)
+
+
+@pytest.mark.parametrize("header, name", [(b"1 4 3000000000", "L"), (b"1 3000000000 3", "D")])
+def test_a_header_beyond_32_bit_indices_fails_at_line_1(header, name):
+    with pytest.raises(XCFormatError, match=rf":1: header's {name}=3000000000 is above 2,147,483,647"):
+        parse_xc_bytes(header + b"\n0 0:1\n")
+
+
+def test_the_line_count_of_a_short_file_leaves_out_blank_lines_at_its_end():
+    with pytest.raises(XCFormatError, match=r":1: header says N=5 points but the file has 3 data lines"):
+        parse_xc_bytes(b"5 4 3\n0 0:1\n1 1:1\n2 2:1\n\n \r\n")
+
+
+def test_an_exponent_too_large_for_any_float_is_not_a_finite_value():
+    with pytest.raises(XCFormatError, match=r":2: feature value inf is not a finite float32"):
+        parse_xc_bytes(b"1 4 3\n0 0:1e18446744073709551617\n")
+
+
 def test_a_header_promising_more_points_than_lines_fails_before_allocating():
     with pytest.raises(XCFormatError, match=r":1: header says N=40000000000 points but the file has 1 data lines"):
         parse_xc_bytes(b"40000000000 4 3\n0 0:1\n")
@@ -149,7 +185,11 @@ def test_xc_stats_measures_tiny_and_odd_files(tmp_path, text, capsys):
 def test_xc_stats_refuses_with_one_line(tmp_path, capsys):
     cases = [
         ([str(write(tmp_path / "h0.txt", "0 20 3\n"))], "no points"),
-        (["no-such-file.txt"], "no such file, and no registry dataset of that name"),
+        (["no-such-file.txt"], "no such file, and no extreme-classification dataset of that name"),
+        (["bandana-post"], "no extreme-classification dataset of that name"),
+        ([str(tmp_path / "h0.txt"), "--profile", "smoke"], "--profile only with a registry dataset"),
+        (["slide-amazon670k", "--test", str(tmp_path / "h0.txt")], "--test only beside an XC text file"),
+        ([str(tmp_path / "h0.txt"), "--seed", "-1"], "--seed"),
         ([str(write(tmp_path / "e.txt", "2 4 3\n0 0:1\n 1:1\n"))], "--allow-empty-labels"),
         ([str(tmp_path / "e.txt"), "--test", str(write(tmp_path / "w.txt", "1 5 3\n0 0:1\n"))], "w.txt:1 has 5"),
         ([str(tmp_path)], "is a directory"),
@@ -189,3 +229,95 @@ def test_a_cache_that_cannot_be_written_does_not_stop_the_read(tmp_path, caplog)
     blocked = write(tmp_path / "file", "")  # a file where the cache directory would go
     arrays = read_xc_cached(path, cache_dir=blocked / "sub")
     assert arrays["indptr"].size == 3 and "cannot keep the parsed cache" in caplog.text
+
+
+def test_train_refuses_to_write_its_result_over_an_input(tmp_path, capsys):
+    from impls.slide.train import main
+
+    train = write(tmp_path / "train.txt", "2 20 3\n0 0:1\n1 1:1\n")
+    test = write(tmp_path / "test.txt", "1 20 3\n0 5:1\n")
+    before = test.read_bytes()
+    assert main(["--train", str(train), "--test", str(test), "--json", str(test), "--quiet"]) == 2
+    assert test.read_bytes() == before
+    assert "is the file --test reads" in capsys.readouterr().err
+
+
+def test_a_dataset_that_is_not_an_xc_set_is_refused_before_it_is_made(tmp_path, monkeypatch, capsys):
+    from impls.harness import registry
+    from impls.slide.data.dataset import from_registry, xc_datasets
+    from impls.slide.train import main
+
+    monkeypatch.setattr(registry, "load", lambda *a, **k: pytest.fail("a dataset was made"))
+    assert "slide-amazon670k" in xc_datasets() and "bandana-post" not in xc_datasets()
+    with pytest.raises(KeyError, match="'bandana-post' is not an extreme-classification dataset"):
+        from_registry("bandana-post", "smoke")
+    assert main(["--dataset", "bandana-post", "--profile", "smoke", "--quiet", "--json", str(tmp_path / "o.json")]) == 2
+    assert "unknown extreme-classification dataset 'bandana-post'" in capsys.readouterr().err
+
+
+def test_an_explicit_profile_must_be_a_profile():
+    from impls.harness import registry
+    from impls.harness.profiles import ProfileError
+
+    for profile in ("", "huge"):
+        with pytest.raises(ProfileError, match=f"unknown profile {profile!r}"):
+            registry.load("slide-amazon670k", profile)
+
+
+def test_train_says_where_a_flag_asks_for_more_than_there_is(tmp_path, capsys):
+    from impls.slide.train import main
+
+    pair = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    assert main(["--train", str(pair), "--test", str(pair), "--batch", "8", "--eval-points", "50",
+                 "--threads", "1000", "--max-iterations", "1", "--eval-every", "0", "--quiet",
+                 "--json", str(tmp_path / "o.json")]) == 0
+    err = capsys.readouterr().err
+    assert "--batch 8 is more than the 3 labelled training points" in err
+    assert "--eval-points 50 is more than the 3 test points" in err
+    assert "--threads 1000: this machine runs at most" in err
+    assert "--train and --test are the same file" in err
+    import json
+    result = json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    assert result["curve"][0]["loss"] is None      # no loss before the first batch: null, not NaN
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--batches", "5"], "none within --batches"),
+    (["--batches", "30", "--at", "20,49"], "[49] not within 1..30"),
+    (["--batches", "10", "--at", "0,3"], "[0] not within 1..10"),
+    (["--batches", "10", "--at", "5", "--rehash-every", "0"], "--rehash-every"),
+    (["--batches", "10", "--at", "5", "--lr", "1e30"], "--lr"),
+    (["--batches", "10", "--at", "5", "--seed", "-1"], "--seed"),
+])
+def test_recall_probe_refuses_what_would_probe_nothing_or_crash(argv, message, tmp_path, capsys):
+    from impls.slide.experiments.recall_probe import main
+
+    pair = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    assert main(["--train", str(pair), "--test", str(pair), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err, err
+
+
+def test_recall_probe_reads_files_with_unlabelled_points_when_asked(tmp_path, capsys):
+    from impls.slide.experiments.recall_probe import main
+
+    pair = write(tmp_path / "train.txt", "4 20 3\n0 0:1\n1 1:1\n 2:1\n2 3:1\n")
+    assert main(["--train", str(pair), "--test", str(pair), "--batches", "2", "--at", "2", "--batch", "2"]) == 2
+    assert "--allow-empty-labels" in capsys.readouterr().err
+    assert main(["--train", str(pair), "--test", str(pair), "--batches", "2", "--at", "2", "--batch", "2",
+                 "--points", "4", "--threads", "1", "--allow-empty-labels"]) == 0
+    import json
+    assert json.loads(capsys.readouterr().out)["iteration"] == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--lrs", "nan"], "--lrs"), (["--lrs", "1e-2,inf"], "--lrs"), (["--lrs", "0"], "--lrs"),
+    (["--json", "/nonexistent-dir/x.json"], "does not exist"),
+])
+def test_lr_select_refuses_bad_rates_and_outputs_before_training(argv, message, monkeypatch, capsys):
+    from impls.slide.experiments import lr_select
+
+    monkeypatch.setattr(lr_select, "select", lambda *a, **k: pytest.fail("trained before checking"))
+    assert lr_select.main(["--profile", "smoke", "--runs", "slide", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err, err

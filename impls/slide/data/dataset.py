@@ -103,10 +103,24 @@ def trainable_rows(train: XCData, test: XCData) -> np.ndarray | None:
     return None if rows.size == train.n_points else rows
 
 
-def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData, dict]:
-    """Return (train, test, info) for registry dataset ``name`` (``datasets/<name>.toml``)."""
+def xc_datasets() -> list[str]:
+    """The names of the registry's extreme-classification sets: those whose generator or
+    loader is this package's, sorted."""
     from impls.harness import registry
 
+    return sorted(name for name, m in registry.manifests().items()
+                  if (m.spec.get("generator") or m.spec.get("loader") or "").startswith("impls.slide.data."))
+
+
+def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData, dict]:
+    """Return (train, test, info) for registry dataset ``name`` (``datasets/<name>.toml``);
+    raises KeyError for a name that is not an extreme-classification set, before any data
+    is made."""
+    from impls.harness import registry
+
+    known = xc_datasets()
+    if name not in known:
+        raise KeyError(f"{name!r} is not an extreme-classification dataset; expected one of {', '.join(known)}")
     ds = registry.load(name, profile)
     info = {"dataset": name, "synthetic": ds.synthetic, "real": not ds.synthetic, "sha256": ds.sha256,
             "params": ds.params, "cache": str(ds.cache_path)}
@@ -140,6 +154,11 @@ def read_header(path: str | Path) -> tuple[int, int, int]:
         from impls.slide.data.xc_format import bad_header_message
         raise RealDataMismatch(bad_header_message(path, line.rstrip(b"\r\n")))
     n, d, l = (int(p) for p in parts)
+    from impls.slide.data.xc_format import XCFormatError, check_header_sizes
+    try:
+        check_header_sizes(path, n, d, l)
+    except XCFormatError as err:
+        raise RealDataMismatch(str(err)) from None
     return n, d, l
 
 

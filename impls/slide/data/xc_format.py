@@ -8,8 +8,11 @@ Format (0-based indices)::
 
 The reader streams the file through a numba byte parser into CSR arrays and fails
 with :class:`XCFormatError` naming the file, the line and what was expected. A line
-whose label list is empty (it starts with whitespace) is an error unless
-``allow_empty_labels=True`` (some repository files contain such points).
+without a label list (it starts with whitespace or directly with a ``f:v`` token) is
+an error unless ``allow_empty_labels=True`` (some repository files contain such
+points); so is a blank line inside the data, read as a point with neither labels nor
+features. Blank lines at the end of a file are never points. D and L must fit the
+32-bit indices the arrays hold.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ _MESSAGES = {
     K.E_LABEL_SYNTAX: "expected a label list 'l1,l2,...' (non-negative integers separated by commas) "
                       "as the first token",
     K.E_LABEL_RANGE: "label index out of range: expected 0 <= label < L={L}",
-    K.E_EMPTY_LABELS: "empty label list (the line starts with whitespace or is blank); "
+    K.E_EMPTY_LABELS: "empty label list (the line is blank or starts with whitespace or a 'feature:value'); "
                       "pass allow_empty_labels=True (--allow-empty-labels) if this file's format allows it",
     K.E_MISSING_COLON: "expected 'feature:value' but a token has no ':'",
     K.E_FEATURE_SYNTAX: "feature index must be a non-negative integer before ':'",
@@ -42,13 +45,25 @@ _MESSAGES = {
 def bad_header_message(path: str | Path, line: bytes) -> str:
     """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
     compressed file or a byte-order mark."""
-    hint = ""
+    got = f"got {line[:80].decode('ascii', 'replace')!r}"
     if line.startswith(b"\x1f\x8b"):
-        hint = "; the file looks gzip-compressed: decompress it first"
+        got = "the file looks gzip-compressed: decompress it first"
     elif line.startswith(b"\xef\xbb\xbf"):
-        hint = "; it starts with a UTF-8 byte-order mark: remove it"
-    return (f"{path}:1: expected the header 'N D L' (three non-negative integers), "
-            f"got {line[:80].decode('ascii', 'replace')!r}{hint}")
+        got = f"got {line[3:83].decode('ascii', 'replace')!r} after a UTF-8 byte-order mark: remove the mark"
+    return f"{path}:1: expected the header 'N D L' (three non-negative integers), {got}"
+
+
+INDEX_LIMIT = 2**31 - 1     # indices are int32
+
+
+def check_header_sizes(path: str | Path, n: int, d: int, l: int) -> None:
+    """Raise XCFormatError at line 1 when the header's D or L cannot be an XC set's (above
+    the int32 index limit of the stored feature and label indices; N is checked against
+    the file's lines instead)."""
+    for name, value in (("D", d), ("L", l)):
+        if value > INDEX_LIMIT:
+            raise XCFormatError(f"{path}:1: header's {name}={value} is above {INDEX_LIMIT:,} "
+                                f"(indices are 32-bit); is the header 'N D L'?")
 
 
 def _header(buf: np.ndarray, path: Path) -> tuple[int, int, int, int]:
@@ -57,25 +72,41 @@ def _header(buf: np.ndarray, path: Path) -> tuple[int, int, int, int]:
     if len(text) != 3 or not all(t.isdigit() for t in text):
         raise XCFormatError(bad_header_message(path, bytes(buf[:min(nl, 80)])))
     n, d, l = map(int, text)
+    check_header_sizes(path, n, d, l)
     return n, d, l, nl + 1
 
 
 _BLANK = np.array([9, 10, 13, 32], np.uint8)  # tab, newline, carriage return, space
 
 
+def _content_end(body: np.ndarray) -> int:
+    """The index after the last byte of ``body`` that is not blank (0: all blank); reads
+    only the tail, in growing chunks."""
+    end, step = body.size, 4096
+    while end > 0:
+        chunk = body[max(0, end - step):end]
+        found = np.flatnonzero(~np.isin(chunk, _BLANK))
+        if found.size:
+            return end - chunk.size + int(found[-1]) + 1
+        end -= chunk.size
+        step *= 2
+    return 0
+
+
 def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarray:
-    """``buf`` without blank lines after the header's N data lines; raises XCFormatError when
-    the file has fewer than N lines (before any array of N rows is allocated)."""
+    """``buf`` without the blank lines at its end (they are never points); raises
+    XCFormatError when fewer than N data lines remain, before any array of N rows is
+    allocated. More than N lines are the parser's to report, at the first extra line."""
     body = buf[start:]
-    newlines = np.flatnonzero(body == 10)
-    lines = newlines.size + (1 if body.size and body[-1] != 10 else 0)
+    stop = _content_end(body)
+    if stop:
+        newline = np.flatnonzero(body[stop:] == 10)
+        stop = stop + int(newline[0]) + 1 if newline.size else body.size
+    body = body[:stop]
+    lines = int(np.count_nonzero(body == 10)) + (1 if body.size and body[-1] != 10 else 0)
     if lines < n:
         raise XCFormatError(f"{path}:1: header says N={n} points but the file has {lines} data lines")
-    if lines > n:
-        cut = int(newlines[n - 1]) + 1 if n else 0
-        if np.isin(body[cut:], _BLANK).all():  # trailing blank lines: not points
-            return buf[:start + cut]
-    return buf
+    return buf[:start + stop]
 
 
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
@@ -93,13 +124,15 @@ def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
     indices = np.empty(max_nnz, np.int32)
     values = np.empty(max_nnz, np.float32)
     labels = np.empty(max_labels, np.int32)
-    code, line, nnz, nlab = K.parse_body(buf, start, n, d, l, allow_empty_labels,
-                                         indptr, indices, values, label_indptr, labels)
+    code, line, nnz, nlab, blank = K.parse_body(buf, start, n, d, l, allow_empty_labels,
+                                                indptr, indices, values, label_indptr, labels)
     where = f"{path}:{line + 2}"
     if code == K.E_TOO_FEW_LINES:
         raise XCFormatError(f"{path}:1: header says N={n} points but the file has {line} data lines")
     if code == K.E_TOO_MANY_LINES:
-        raise XCFormatError(f"{where}: more data lines than the header's N={n}")
+        counted = (f" (line {blank + 2} is blank and was read as a point without labels or features)"
+                   if blank >= 0 else "")
+        raise XCFormatError(f"{where}: more data lines than the header's N={n}{counted}")
     if code != K.OK:
         raise XCFormatError(f"{where}: {_MESSAGES[code].format(D=d, L=l)}")
     finite = np.isfinite(values[:nnz])

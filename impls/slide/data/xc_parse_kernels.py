@@ -65,7 +65,8 @@ def _parse_float(buf, pos, end):
         e = 0
         ed = 0
         while pos < end and _is_digit(buf[pos]):
-            e = e * 10 + (buf[pos] - 48)
+            if e < 100000:      # beyond float64's range either way; no int64 overflow
+                e = e * 10 + (buf[pos] - 48)
             pos += 1
             ed += 1
         if ed == 0:
@@ -79,13 +80,19 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
                indptr, indices, values, label_indptr, labels):
     """Parse ``n_points`` data lines of ``buf`` from ``pos``.
 
-    Returns (code, line_index, nnz, n_label_entries): ``line_index`` is the 0-based data
-    line where the error was found (the header is not counted).
+    A line without a label list starts with whitespace or directly with a 'f:v' token;
+    it is an error (E_EMPTY_LABELS) unless ``allow_empty``, and so is a blank line
+    inside the data, which is read as a point with neither labels nor features.
+
+    Returns (code, line_index, nnz, n_label_entries, first_blank): ``line_index`` is the
+    0-based data line where the error was found (the header is not counted),
+    ``first_blank`` the first blank data line read as a point (-1: none).
     """
     end = buf.shape[0]
     nnz = 0
     nl = 0
     line = 0
+    first_blank = -1
     indptr[0] = 0
     label_indptr[0] = 0
     while pos < end:
@@ -103,33 +110,38 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
             pos = eol + 1
             continue
         if line >= n_points:
-            return E_TOO_MANY_LINES, line, nnz, nl
+            return E_TOO_MANY_LINES, line, nnz, nl, first_blank
+        if blank and first_blank < 0:
+            first_blank = line
         p = pos
         # label list: first token, unless the line starts with whitespace
         if p < eol and not _is_ws(buf[p]):
             while True:
                 if p >= eol or not _is_digit(buf[p]):
-                    return E_LABEL_SYNTAX, line, nnz, nl
+                    return E_LABEL_SYNTAX, line, nnz, nl, first_blank
                 v = 0
                 while p < eol and _is_digit(buf[p]):
                     v = v * 10 + (buf[p] - 48)
                     p += 1
                     if v > 2147483647:
-                        return E_LABEL_RANGE, line, nnz, nl
+                        return E_LABEL_RANGE, line, nnz, nl, first_blank
                 if p < eol and buf[p] == COLON:
-                    return E_LABEL_SYNTAX, line, nnz, nl
+                    if nl > label_indptr[line]:
+                        return E_LABEL_SYNTAX, line, nnz, nl, first_blank
+                    p = pos     # the first token is 'f:v': a point without a label list
+                    break
                 if v >= n_labels:
-                    return E_LABEL_RANGE, line, nnz, nl
+                    return E_LABEL_RANGE, line, nnz, nl, first_blank
                 labels[nl] = v
                 nl += 1
                 if p < eol and buf[p] == COMMA:
                     p += 1
                     continue
                 if p < eol and not _is_ws(buf[p]):
-                    return E_LABEL_SYNTAX, line, nnz, nl
+                    return E_LABEL_SYNTAX, line, nnz, nl, first_blank
                 break
         if nl == label_indptr[line] and not allow_empty:
-            return E_EMPTY_LABELS, line, nnz, nl
+            return E_EMPTY_LABELS, line, nnz, nl, first_blank
         # features
         while True:
             while p < eol and _is_ws(buf[p]):
@@ -140,21 +152,21 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
             while tok < eol and not _is_ws(buf[tok]) and buf[tok] != COLON:
                 tok += 1
             if tok >= eol or buf[tok] != COLON:
-                return E_MISSING_COLON, line, nnz, nl
+                return E_MISSING_COLON, line, nnz, nl, first_blank
             if tok == p:
-                return E_FEATURE_SYNTAX, line, nnz, nl
+                return E_FEATURE_SYNTAX, line, nnz, nl, first_blank
             f = 0
             for q in range(p, tok):
                 if not _is_digit(buf[q]):
-                    return E_FEATURE_SYNTAX, line, nnz, nl
+                    return E_FEATURE_SYNTAX, line, nnz, nl, first_blank
                 f = f * 10 + (buf[q] - 48)
                 if f > 2147483647:
-                    return E_FEATURE_RANGE, line, nnz, nl
+                    return E_FEATURE_RANGE, line, nnz, nl, first_blank
             if f >= n_features:
-                return E_FEATURE_RANGE, line, nnz, nl
+                return E_FEATURE_RANGE, line, nnz, nl, first_blank
             val, q, ok = _parse_float(buf, tok + 1, eol)
             if not ok or (q < eol and not _is_ws(buf[q])):
-                return E_VALUE_SYNTAX, line, nnz, nl
+                return E_VALUE_SYNTAX, line, nnz, nl, first_blank
             indices[nnz] = f
             values[nnz] = val
             nnz += 1
@@ -164,8 +176,8 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
         label_indptr[line] = nl
         pos = eol + 1
     if line < n_points:
-        return E_TOO_FEW_LINES, line, nnz, nl
-    return OK, line, nnz, nl
+        return E_TOO_FEW_LINES, line, nnz, nl, first_blank
+    return OK, line, nnz, nl, first_blank
 
 
 @njit(cache=True)

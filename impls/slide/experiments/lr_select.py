@@ -21,7 +21,6 @@ Prints one line per training and the choice per run; ``--json`` writes them.
 from __future__ import annotations
 
 import gc
-import json
 import math
 import sys
 from typing import Any
@@ -151,17 +150,18 @@ def main(argv: list[str] | None = None) -> int:
         lrs = tuple(float(x) for x in args.lrs.split(",") if x)
     except ValueError:
         raise cli.UsageError(f"--lrs {args.lrs!r}: expected comma-separated numbers") from None
-    if not lrs or min(lrs) <= 0:
+    if not lrs:
         raise cli.UsageError(f"--lrs {args.lrs!r}: expected positive rates")
+    for lr in lrs:
+        cli.number(lr, "--lrs", minimum=0, exclusive_min=True, maximum=1e3)
+    cli.check_output(args.json, "--json")
     runs = [x for x in args.runs.split(",") if x] if args.runs else None
     try:
         out = select(args.experiment, args.profile, runs, lrs, args.holdout, args.eval_points,
                      progress=lambda line: print(line, flush=True))
     except ValueError as e:
         raise cli.UsageError(str(e)) from None
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    cli.emit_json(args.json, out)
     return 0
 
 

@@ -33,7 +33,7 @@ import sys
 
 import numpy as np
 
-from impls.harness import cli
+from impls.harness import atomic, cli
 
 
 def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
@@ -110,6 +110,9 @@ def hash_agreement(net, h: np.ndarray, tops: list[np.ndarray], rng: np.random.Ge
             "cos_top": float(np.mean(cos["top"])), "cos_random": float(np.mean(cos["random"]))}
 
 
+DEFAULT_AT = "20,49,51,100,124,126,236,238,400"
+
+
 @cli.command("python -m impls.slide.experiments.recall_probe")
 def main(argv: list[str] | None = None) -> int:
     from impls.slide.core import evaluate as ev
@@ -127,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="size of the registry set (default quick; not with --train)")
     p.add_argument("--batches", type=int, default=400)
     p.add_argument("--batch", type=int, default=SlideConfig.batch, help="samples a batch")
-    p.add_argument("--at", default="20,49,51,100,124,126,236,238,400", help="batches after which to probe")
+    p.add_argument("--at", default=None,
+                   help=f"batches after which to probe (default: those of {DEFAULT_AT} within --batches)")
     p.add_argument("--points", type=int, default=300)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--lr", type=float, default=SlideConfig.lr)
@@ -145,19 +149,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-active", dest="min_active", type=int, default=None,
                    help="pad a sample's active set to this many neurons (default: 0.5%% of the labels; "
                         "1000 is the reference code's sampling mode)")
+    p.add_argument("--allow-empty-labels", action="store_true",
+                   help="accept points without labels in --train/--test (left out of training)")
     p.add_argument("--seed", type=int, default=SlideConfig.seed,
                    help="the network's initialisation, hash functions, padding, batch order and which "
                         "test points are probed")
     args = p.parse_args(argv)
     try:
-        at = {int(x) for x in args.at.split(",") if x.strip()}
+        at = {int(x) for x in (args.at or DEFAULT_AT).split(",") if x.strip()}
     except ValueError:
         raise cli.UsageError(f"got {args.at!r}", "--at", "comma-separated batch counts") from None
+    if args.at is None:
+        at = {b for b in at if b <= args.batches}
     for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),
                         (args.batch, "--batch"), (args.K, "--K"), (args.L, "--L"),
+                        (args.rehash_every, "--rehash-every"),
                         *(((args.min_active, "--min-active"),) if args.min_active is not None else ())):
         cli.number(value, flag, minimum=1, integer=True)
-    cli.number(args.lr, "--lr", minimum=0, exclusive_min=True)
+    cli.number(args.lr, "--lr", minimum=0, exclusive_min=True, maximum=1e3)
+    cli.number(args.seed, "--seed", minimum=0, integer=True)
     set_threads(args.threads)
     if args.dataset and (args.train or args.test):
         raise cli.UsageError("give --dataset or --train/--test, not both")
@@ -165,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         raise cli.UsageError("--train and --test go together")
     if args.train and args.profile:
         raise cli.UsageError("--profile sizes a registry set; files are read whole")
+    outside = sorted(b for b in at if not 1 <= b <= args.batches)
+    if not at or outside:
+        raise cli.UsageError(f"--at {args.at or DEFAULT_AT!r}" + (f": {outside} not within 1..{args.batches}"
+                                                                 if outside else ": none within --batches"),
+                             "--at", f"expected batch counts from 1 to --batches ({args.batches})")
     if args.train:
         cli.check_file(args.train, "--train", "a readable XC text file", regular=True)
         cli.check_file(args.test, "--test", "a readable XC text file", regular=True)
@@ -172,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             check_same_shape(args.train, args.test)
         except ShapeMismatch as err:
             raise cli.UsageError(str(err), "--test", "expected the same feature and label counts as --train") from None
-        train, test = from_file(args.train), from_file(args.test)
+        train = from_file(args.train, allow_empty_labels=args.allow_empty_labels)
+        test = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
     else:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
     cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh,
@@ -192,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         net.step(train, order[cursor:cursor + cfg.batch])
         cursor += cfg.batch
         if it in at:
-            print(json.dumps(probe_point(net, test, rows, it)), flush=True)
+            print(json.dumps(atomic.strict_json(probe_point(net, test, rows, it))), flush=True)
     return 0
 
 

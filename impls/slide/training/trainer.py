@@ -35,7 +35,7 @@ def warm_up(config: SlideConfig) -> float:
     from impls.slide.data import xc_data
 
     t0 = time.perf_counter()
-    arrays = xc_data.generate(seed=0, n_train=config.batch, n_test=2, n_features=64, n_labels=64,
+    arrays = xc_data.generate(seed=0, n_train=min(config.batch, 256), n_test=2, n_features=64, n_labels=64,
                               labels_per_point=2.0, nnz_per_point=8, labels_per_topic=8,
                               topic_pool=8, words_per_label=4)
     data = XCData.from_arrays(arrays, "train_")
