@@ -50,6 +50,19 @@ def test_the_budget_counts_training_seconds_only():
     assert run.iterations == 4 and run.curve[-1]["iteration"] == 4
 
 
+@pytest.mark.parametrize("every_s, expected", [(0.0, [1, 2, 4, 5]), (1e9, [])])
+def test_the_heartbeat_comes_between_evaluations_only(every_s, expected):
+    ticks = []
+    run = loop.run(lambda rows: 0.5, lambda it, s, loss: {"iteration": it, "seconds": s, "loss": loss,
+                                                           "p_at_1": 0.0, "p_at_5": 0.0},
+                   n_points=10, batch=2, seed=0, timer=loop.WallTimer(), schedule=loop.EvalSchedule(3),
+                   time_budget_s=None, max_iterations=7, tick=lambda it, s, n: ticks.append((it, n)),
+                   tick_every_s=every_s)
+    assert [it for it, _ in ticks] == expected
+    assert all(n == 2 * it for it, n in ticks)
+    assert [p["iteration"] for p in run.curve] == [0, 3, 6, 7]
+
+
 def test_no_budget_is_refused():
     with pytest.raises(ValueError, match="time_budget_s or max_iterations"):
         loop.run(lambda rows: 0.0, lambda *a: {}, n_points=1, batch=1, seed=0, timer=loop.WallTimer(),

@@ -331,7 +331,7 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
                    batch=config.batch, seed=config.seed, timer=timer,
                    schedule=EvalSchedule(eval_every, eval_first_s, eval_growth), time_budget_s=time_budget_s,
                    max_iterations=max_iterations, eval_at_start=eval_at_start, report=report,
-                   train_rows=train_rows)
+                   train_rows=train_rows, tick=loop.print_tick if progress is True else None)
     active = float(np.mean(trainer.active)) / train_data.n_labels if trainer.active else 1.0
     name = "dense-torch" if method == "dense" else "sampled-torch"
     return {**loop.result(f"{name}-{dev.type}", run, baseline_p_at_1=baseline["p_at_1"],

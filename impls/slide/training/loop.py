@@ -79,21 +79,26 @@ class Loop:
 def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float], dict], *, n_points: int,
         batch: int, seed: int, timer: Timer, schedule: EvalSchedule, time_budget_s: float | None,
         max_iterations: int | None, eval_at_start: bool = True,
-        report: Callable[[dict], None] | None = None, train_rows: np.ndarray | None = None) -> Loop:
+        report: Callable[[dict], None] | None = None, train_rows: np.ndarray | None = None,
+        tick: Callable[[int, float, int], None] | None = None, tick_every_s: float = 15.0) -> Loop:
     """Train with ``step(rows) -> loss`` until the budget is spent; ``evaluate(iteration,
     seconds, loss) -> point`` gives each curve point (``report`` sees each one), and the loop
     sets its ``samples``: the points trained on so far (a batch is at most the rows there are).
-    ``train_rows``: the rows to draw from (default: all ``n_points``)."""
+    ``train_rows``: the rows to draw from (default: all ``n_points``). ``tick(iteration,
+    training seconds, samples)`` is called after a batch when ``tick_every_s`` wall seconds
+    have passed since the last evaluation or tick (a heartbeat between sparse evaluations)."""
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
     curve: list[dict] = []
     eval_s = 0.0
+    last_note = time.perf_counter()
 
     def evaluate_now(iteration: int, loss: float) -> None:
-        nonlocal eval_s
+        nonlocal eval_s, last_note
         t = time.perf_counter()
         point = evaluate(iteration, timer.seconds, loss)
-        eval_s += time.perf_counter() - t
+        last_note = time.perf_counter()
+        eval_s += last_note - t
         point["samples"] = samples
         curve.append(point)
         if report:
@@ -123,8 +128,13 @@ def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float
         loss = float(out)
         it += 1
         samples += rows.size
+        more = (max_iterations is None or it < max_iterations) and (time_budget_s is None
+                                                                    or timer.seconds < time_budget_s)
         if schedule.due(it, timer.seconds):
             evaluate_now(it, loss)
+        elif tick is not None and more and time.perf_counter() - last_note >= tick_every_s:
+            tick(it, timer.seconds, samples)
+            last_note = time.perf_counter()
     if not curve or curve[-1]["iteration"] != it:
         evaluate_now(it, loss)
     return Loop(curve, it, samples, timer.seconds, cpu_s, eval_s)
@@ -147,6 +157,12 @@ def result(method: str, loop: Loop, *, baseline_p_at_1: float, eval_points: int,
         "cpu_utilization": loop.cpu_seconds / (train_s * threads) if train_s > 0 else math.nan,
         "peak_rss_bytes": peak_rss_bytes(), "params": params, "data": data,
     }
+
+
+def print_tick(iteration: int, seconds: float, samples: int) -> None:
+    """One line on stderr between evaluations: iteration, training seconds, samples/s."""
+    rate = samples / seconds if seconds > 0 else 0.0
+    print(f"iter {iteration:6d}  {seconds:8.1f}s  training, {rate:,.0f} samples/s", file=sys.stderr, flush=True)
 
 
 def print_point(point: dict) -> None:

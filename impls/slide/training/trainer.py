@@ -75,8 +75,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     refresh of either kind. ``table_seconds``: seconds in refreshes and upkeep during training,
     ``upkeep_seconds`` the upkeep's share; ``upkeep_moves``: neurons re-bucketed by the upkeep
     (counted once per batch that moved them), ``upkeep_folds``: builds a full delta forced.
-    ``progress``: True for a line per evaluation on stderr,
-    or a callable that receives each curve point.
+    ``progress``: True for a line per evaluation on stderr and, between evaluations, one every
+    15 s of wall time (:func:`loop.print_tick`), or a callable that receives each curve point.
     """
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
@@ -119,7 +119,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
                    batch=config.batch, seed=config.seed, timer=loop.WallTimer(),
                    schedule=EvalSchedule(eval_every, eval_first_s, eval_growth), time_budget_s=time_budget_s,
                    max_iterations=max_iterations, eval_at_start=eval_at_start, report=report,
-                   train_rows=train_rows)
+                   train_rows=train_rows, tick=loop.print_tick if progress is True else None)
     final = run.curve[-1]
     after_rebuild = recall_ratios(run.curve, "rebuilds")
     after_refresh = recall_ratios(run.curve, "refreshes")
