@@ -13,7 +13,7 @@ from the 100th word on, wrapped around the vocabulary). The model, the training 
 the test points come from separate random streams of ``--seed``, so ``--test`` does not
 change the training file. It is synthetic and matched to no published statistics: it
 exists so that a finding about SLIDE can be checked on data the suite's generator did not
-make (the SLIDE README's "Cross-check on an independently generated set"). Writes
+make (impls/slide/NOTES.md, "Cross-check on an independently generated set"). Writes
 OUT_DIR/train.txt and test.txt; about 25 s and 150 MB at the defaults.
 """
 from __future__ import annotations

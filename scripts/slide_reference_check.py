@@ -25,7 +25,7 @@ after ``srand(time(NULL))``, so the samples of one wall-clock second get the sam
 one of a few (the draws share one ``rand`` state across OpenMP threads): about one window per
 1-2 batches at its ~0.8 s a batch. ``--padding sample`` (default) draws each sample's own, as
 the reference means to; ``batch`` is the engine's shared pool, nearer what it does. Measured, neither
-tracks the reference better on every set (SLIDE README, "Cross-check against the reference code").
+tracks the reference better on every set (impls/slide/NOTES.md, "Cross-check against the reference code").
 
 Both probe the same first ``--points`` test points after the batches in ``--at``: dense P@1,
 the recall of the 10 best-scoring wrong labels in the union of the L buckets and its ratio to

@@ -26,7 +26,7 @@ class SlideConfig:
     # LSH on the output layer
     lsh: str = "dwta"                 # paper: DWTA for Amazon-670K, SimHash for Delicious-200K
     K: int = 6                        # reference code (Config_amz.csv); the paper's text says 8, which with the
-                                      # code's index retrieves ~10x fewer neurons than the paper's ~3,000 (README)
+                                      # code's index retrieves ~10x fewer neurons than the paper's ~3,000 (NOTES.md)
     L: int = 50
     binsize: int = 8                  # WTA/DWTA bin size (reference code: 8)
     simhash_ratio: float = 1 / 3      # SimHash projection density (reference: dim/3)
