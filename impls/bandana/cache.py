@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cli.number(args.vector_bytes, "--vector-bytes", minimum=1, integer=True)
     cli.number(args.block_bytes, "--block-bytes", minimum=1, integer=True)
+    cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout")))
     trace = load_ids(args.trace, "trace")
     layout = load_ids(args.layout, "layout")
     result = simulate(trace, layout, args.capacity, args.policy, args.shadow,

@@ -83,6 +83,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.dataset:
         from impls.harness import registry
+        from impls.harness.profiles import resolve as resolve_profile
 
         try:
             data = registry.load(args.dataset, args.profile)
@@ -91,7 +92,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         vectors = data.arrays.get("vectors")
         return {"offsets": data["offsets"], "indices": data["indices"], "vectors": vectors,
                 "num_vectors": int(data["community"].shape[0]),
-                "source": f"dataset {args.dataset} ({args.profile or 'current'} profile, "
+                "source": f"dataset {args.dataset} ({resolve_profile(args.profile)} profile, "
                           f"{'synthetic' if data.synthetic else 'real'})"}
     if args.dlrm:
         from impls.bandana.data import dlrm_loader
@@ -314,6 +315,12 @@ def _check(args: argparse.Namespace) -> None:
     parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
     if not os.access(parent, os.W_OK):
         raise PrepareError(f"--out {args.out}: {parent} is not writable")
+    if args.json not in (None, "", "-"):
+        target = Path(args.json).absolute()
+        made_here = not target.parent.exists() and out.absolute() in (target.parent, *target.parent.parents)
+        if not made_here:       # a directory under --out is made by the run itself
+            cli.check_output(args.json, "--json", inputs=[(getattr(args, flag), "--" + flag)
+                                                          for flag in ("offsets", "indices", "vectors", "dlrm")])
 
 
 @cli.command("python -m impls.bandana.prepare")
@@ -341,12 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       vector_bytes=vector_bytes, block_bytes=args.block_bytes)
     if created is not None:
         cli.unregister(created)
-    if args.json in ("-", ""):
-        print(json.dumps(summary))
-    elif args.json:
-        from impls.harness import atomic
-
-        atomic.write_json(Path(args.json), summary)
+    if args.json is not None:
+        cli.emit_json(args.json or "-", summary)
     else:
         renumbered = f" (renumbered; input ids in {summary['original_ids']})" if summary["renumbered"] else ""
         print(f"{summary['source']}: {summary['num_vectors']} vectors{renumbered}, {summary['test_lookups']} "

@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     cli.number(args.seed, "--seed", minimum=0, integer=True)
     if not args.no_fio:
         cli.number(args.fio_runtime, "--fio-runtime", minimum=0, exclusive_min=True, maximum=3600)
+    cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout"),
+                                                  (args.offsets, "--offsets")))
     trace = _load(args.trace, "trace")
     layout = cache.check_layout(_load(args.layout, "layout"))
     trace = cache.check_trace(trace, layout.shape[0])

@@ -206,6 +206,17 @@ def _message(exc: BaseException) -> str:
     return " ".join(text.split())        # one line
 
 
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Adds "(default: X)" to a flag's help unless X is None or False, or the help already
+    names its default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default in (None, False) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 def parser(**kwargs) -> argparse.ArgumentParser:
     """An ``ArgumentParser`` with ``--debug`` (show tracebacks) added."""
     p = argparse.ArgumentParser(**kwargs)

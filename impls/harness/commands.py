@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Sequence
 
 from impls.harness import cli, experiments, paths, profiles
@@ -56,10 +55,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from impls.harness import atomic
-
     entry = experiments.get(args.experiment)
-    profile = args.profile or profiles.current_profile()
+    profile = profiles.resolve(args.profile)
     experiments.sizes_for(entry.name, profile)  # validated before any work
     reason = experiments.missing(entry.name, args.device)
     if reason:
@@ -83,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         cli.check_output(existing / target.name, "--save-artifact (the store: DLSYSBENCH_ARTIFACTS)")
     data = experiments.run(entry.name, profile=profile, device=args.device)
     if args.json and args.json != "-":  # the result first: a failing artifact store must not lose it
-        atomic.write_json(Path(args.json), data)
+        cli.emit_json(args.json, data)      # strict JSON: NaN and inf as null
         print(f"result: {args.json}", file=sys.stderr)
     if args.save_artifact:
         from impls.harness.artifacts import save_artifact
@@ -93,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
                                  synthetic=entry.synthetic, machine=machine)
         print(f"artifact: {path}", file=sys.stderr)
     if args.json == "-":
-        print(json.dumps(data, default=str))
+        cli.emit_json("-", data)
         return 0
     show = experiments.printer(entry.name)
     if show is not None:

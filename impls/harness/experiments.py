@@ -264,7 +264,7 @@ def validate_sizes(table: str, profile: str, values: Mapping[str, Any],
 def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:
     """The validated sizes of experiment ``name`` under ``profile`` (default: the current one)."""
     entry = get(name)
-    profile = profile or profiles.current_profile()
+    profile = profiles.resolve(profile)
     values = profiles.sizes(entry.sizes, profile)
     validate_sizes(entry.sizes, profile, values)
     return values
@@ -276,9 +276,10 @@ def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:
 def using_profile(profile: str | None) -> Iterator[str]:
     """Make ``profile`` current (``DLSYSBENCH_PROFILE``) for this process and its children."""
     previous = os.environ.get("DLSYSBENCH_PROFILE")
-    name = profile or profiles.current_profile()
-    if name not in profiles.PROFILES:
-        raise ExperimentError(f"profile {name!r} is not one of {', '.join(profiles.PROFILES)}")
+    try:
+        name = profiles.resolve(profile)
+    except profiles.ProfileError as err:
+        raise ExperimentError(str(err)) from None
     os.environ["DLSYSBENCH_PROFILE"] = name
     try:
         yield name

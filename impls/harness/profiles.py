@@ -36,6 +36,19 @@ def current_profile() -> str:
     return name
 
 
+def resolve(profile: str | None, what: str = "") -> str:
+    """Return the profile to use: the current one (:func:`current_profile`) for None, else
+    ``profile`` lower-cased and stripped; raise :class:`ProfileError` for a name that is no
+    profile (``""`` included). ``what`` ("for dataset 'x'") goes into the message."""
+    if profile is None:
+        return current_profile()
+    name = str(profile).strip().lower()
+    if name not in PROFILES:
+        raise ProfileError(f"unknown profile {profile!r}{' ' + what if what else ''}, "
+                           f"expected one of {', '.join(PROFILES)}")
+    return name
+
+
 @functools.cache
 def _table(path: Path = PROFILE_TABLE) -> dict[str, dict[str, dict[str, Any]]]:
     with open(path, "rb") as handle:
@@ -70,4 +83,4 @@ def sizes(experiment: str, profile: str | None = None) -> dict[str, Any]:
             f"no sizes for experiment {experiment!r} in {PROFILE_TABLE}; "
             f"known: {', '.join(sorted(table))}"
         )
-    return dict(table[experiment][profile or current_profile()])
+    return dict(table[experiment][resolve(profile)])

@@ -27,7 +27,9 @@ or an external source::
 
 Arrays are cached as ``.npz`` under ``datasets/cache/<name>/`` with a ``.sha256``
 file beside each; a cache whose checksum does not match is rebuilt (synthetic) or
-re-read (external), never used.
+re-read (external), never used. An external set's cache is keyed by its files' sha256,
+the loader's reference and the loader module's ``CACHE_VERSION`` (0 when it has none),
+so a parser change that bumps it re-reads the files.
 """
 from __future__ import annotations
 
@@ -47,7 +49,8 @@ from typing import Any, Callable
 import numpy as np
 
 from impls.harness import atomic, paths
-from impls.harness.profiles import PROFILES, ProfileError, current_profile
+from impls.harness.profiles import PROFILES
+from impls.harness.profiles import resolve as resolve_profile
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +194,7 @@ def _resolve(ref: str) -> Callable:
 
 def recipe_params(manifest: Manifest, profile: str | None = None) -> dict[str, Any]:
     """Return the generator's keyword arguments for ``profile`` (shared params + overrides)."""
-    profile = profile or current_profile()
+    profile = resolve_profile(profile)
     params = dict(manifest.spec.get("params", {}))
     params.update(manifest.spec.get("profiles", {}).get(profile, {}))
     return params
@@ -255,10 +258,7 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
     if name not in known:
         raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
     manifest = known[name]
-    if profile is None:
-        profile = current_profile()
-    elif profile not in PROFILES:
-        raise ProfileError(f"unknown profile {profile!r} for dataset {name!r}, expected one of {', '.join(PROFILES)}")
+    profile = resolve_profile(profile, f"for dataset {name!r}")
     if manifest.synthetic:
         params = recipe_params(manifest, profile)
         recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}
@@ -288,10 +288,14 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
         if missing:
             raise DatasetUnavailable(f"dataset {name!r}: {', '.join(missing)} (read with {source}) does not exist")
         key = hashlib.sha256("|".join([source_sha, *(sha256_of(p) for p in others)]).encode()).hexdigest()
+    loader_ref = manifest.spec["loader"]
+    loader = _resolve(loader_ref)
+    version = getattr(importlib.import_module(loader_ref.partition(":")[0]), "CACHE_VERSION", 0)
+    key = hashlib.sha256(f"{key}|{loader_ref}|v{version}".encode()).hexdigest()
     cache = paths.cache_dir() / name / f"parsed-{key[:16]}.npz"
     found = _load_npz_checked(cache)
     if found is None:
-        arrays = _resolve(manifest.spec["loader"])(source)
+        arrays = loader(source)
         _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
         found = _load_npz_checked(cache)
     return Dataset(name, False, found[0], cache, found[1], {"source": str(source), "source_sha256": source_sha})

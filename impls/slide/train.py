@@ -23,8 +23,10 @@ import time
 from pathlib import Path
 
 from impls.harness import cli
+from impls.harness.profiles import resolve as resolve_profile
 
 MIN_TRUSTED_SECONDS = 1.0
+DEFAULT_EVAL_POINTS = 1000
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
 
     d = SlideConfig()
     p = cli.parser(prog="python -m impls.slide.train", description=__doc__.split("\n\n")[0],
-                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                   formatter_class=cli.DefaultsHelpFormatter)
     src = p.add_argument_group("data (either --train/--test files or --dataset)")
     src.add_argument("--train", type=Path, help="XC text file of training points")
     src.add_argument("--test", type=Path, help="XC text file of test points")
@@ -60,12 +62,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup-steps", dest="warmup_steps", type=int, default=None,
                    help="torch baselines: untimed steps before training, weights reset after (default 3)")
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
-    p.add_argument("--batch", type=int, default=d.batch)
+    p.add_argument("--batch", type=int, default=None, help=f"samples per batch (default {d.batch})")
     p.add_argument("--lr", type=float, default=d.lr, help=f"Adam learning rate (paper: {PAPER_LR})")
     p.add_argument("--time-budget", type=float, default=60.0, help="training seconds (evaluation excluded)")
     p.add_argument("--max-iterations", type=int, default=None)
     p.add_argument("--eval-every", type=int, default=50, help="evaluate every N batches (0: only at the end)")
-    p.add_argument("--eval-points", type=int, default=1000, help="size of the fixed shuffled test subset")
+    p.add_argument("--eval-points", type=int, default=None,
+                   help=f"size of the fixed shuffled test subset (default {DEFAULT_EVAL_POINTS})")
     p.add_argument("--seed", type=int, default=d.seed)
     for name in ("hidden", "K", "L", "binsize", "bucket_capacity", "min_active", "topk", "threshold",
                  "rehash_every", "rebuild_every"):
@@ -107,6 +110,13 @@ def _validate(args) -> None:
     """Check every flag and path before any data is loaded or trained on (UsageError)."""
     import os
 
+    from impls.slide.core.config import SlideConfig
+
+    args.given = {name for name in ("batch", "eval_points") if getattr(args, name) is not None}
+    if args.batch is None:
+        args.batch = SlideConfig().batch
+    if args.eval_points is None:
+        args.eval_points = DEFAULT_EVAL_POINTS
     cli.number(args.threads, "--threads", minimum=1, maximum=max(1024, os.cpu_count() or 1), integer=True)
     cli.number(args.batch, "--batch", minimum=1, integer=True)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True, maximum=1e3)
@@ -116,7 +126,7 @@ def _validate(args) -> None:
     cli.number(args.eval_points, "--eval-points", minimum=1, integer=True)
     cli.number(args.eval_first_s, "--eval-first", minimum=0, exclusive_min=True)
     cli.number(args.eval_growth, "--eval-growth", minimum=1, exclusive_min=True)
-    cli.number(args.warmup_steps, "--warmup-steps", minimum=0, integer=True)
+    cli.number(args.warmup_steps, "--warmup-steps", minimum=0, maximum=1000, integer=True)
     cli.number(args.sample_fraction, "--sample-fraction", minimum=0, exclusive_min=True, maximum=1)
     cli.number(args.seed, "--seed", minimum=0, integer=True)
     for name in ("hidden", "K", "L", "binsize", "bucket_capacity", "min_active", "topk",
@@ -149,17 +159,17 @@ def _validate(args) -> None:
 
 
 def _warn_clamped(args, train_points: int, test_points: int) -> None:
-    """Warn where a flag asks for more than the machine or the data has (the run uses what
-    there is, and its result records that)."""
+    """Warn where a flag the user gave asks for more than the machine or the data has (the run
+    uses what there is, and its result records that); a default that does is used quietly."""
     import numba
 
     if args.threads is not None and args.threads > numba.config.NUMBA_NUM_THREADS:
         cli.warn(f"--threads {args.threads}: this machine runs at most {numba.config.NUMBA_NUM_THREADS}; "
                  f"using {numba.config.NUMBA_NUM_THREADS}")
-    if args.batch > train_points:
+    if "batch" in args.given and args.batch > train_points:
         cli.warn(f"--batch {args.batch} is more than the {train_points} labelled training points: "
                  f"each batch is all of them")
-    if args.eval_points is not None and args.eval_points > test_points:
+    if "eval_points" in args.given and args.eval_points > test_points:
         cli.warn(f"--eval-points {args.eval_points} is more than the {test_points} test points: "
                  f"evaluating on all of them")
     if args.train and args.test and Path(args.train).resolve() == Path(args.test).resolve():
@@ -206,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = trainable_rows(train_data, test_data)
     except ValueError as err:
         sources = (f"train {args.train}, test {args.test}" if not args.dataset
-                   else f"dataset {args.dataset}, profile {args.profile or 'default'}")
+                   else f"dataset {args.dataset}, profile {resolve_profile(args.profile)}")
         raise ValueError(f"{err} ({sources})") from None
     _warn_clamped(args, train_data.n_points if rows is None else rows.size, test_data.n_points)
     for split, data in (("training", train_data), ("test", test_data)):

@@ -62,6 +62,21 @@ def test_own_files_in_the_suites_format(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "trace.npy"), test_i)
 
 
+def test_the_json_may_go_into_the_new_out_directory_but_not_over_an_input(tmp_path, capsys):
+    from impls.bandana.prepare import main
+
+    np.save(tmp_path / "o.npy", np.array([0, 2, 4, 6], dtype=np.int64))
+    np.save(tmp_path / "i.npy", np.array([0, 1, 2, 3, 1, 0], dtype=np.int64))
+    base = ["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--layout", "identity"]
+    assert main([*base, "--out", str(tmp_path / "new" / "out"), "--json", str(tmp_path / "new" / "out" / "s.json")]) == 0
+    assert json.loads((tmp_path / "new" / "out" / "s.json").read_text())["layouts"]["identity"]
+    capsys.readouterr()
+    assert main([*base, "--out", str(tmp_path / "out2"), "--json", str(tmp_path / "o.npy")]) == 2
+    err = capsys.readouterr().err
+    assert "is the file --offsets reads" in err and not (tmp_path / "out2").exists()
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), [0, 2, 4, 6])
+
+
 def test_an_fbgemm_dlrm_file(tmp_path):
     torch = pytest.importorskip("torch")
     lengths = torch.tensor([[3, 1, 2, 4] * 25, [2, 2, 2, 2] * 25])

@@ -182,6 +182,19 @@ def test_deterministic_grids_run_and_say_where_timed_ones_refuse(grid_experiment
         experiments.run("test.timed")
 
 
+@pytest.mark.parametrize("target", ["-", "file"])
+def test_cli_run_writes_strict_json(target, tmp_path, monkeypatch, capsys):
+    from impls.harness import commands
+
+    monkeypatch.setattr(experiments, "run", lambda *a, **k: {"ratio": float("nan"), "bound": float("inf"), "n": 3})
+    monkeypatch.setattr(experiments, "printer", lambda name: None)
+    out = "-" if target == "-" else str(tmp_path / "r.json")
+    assert commands.main(["run", "salus.lanes", "--profile", "smoke", "--json", out]) == 0
+    text = capsys.readouterr().out if target == "-" else (tmp_path / "r.json").read_text()
+    strict = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert strict == {"ratio": None, "bound": None, "n": 3}
+
+
 def test_cli_files_a_saved_artifact_under_the_suites_machine_name(tmp_path):
     env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path), "DLSYSBENCH_MACHINE": "box"}
     out = _cli("run", "salus.lanes", "--profile", "smoke", "--save-artifact", "--json", str(tmp_path / "r.json"),

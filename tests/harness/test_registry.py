@@ -134,6 +134,22 @@ def test_external_file_is_checksum_verified_and_cached(tmp_path, monkeypatch):
         registry.load("numbers", directory=tmp_path)
 
 
+def test_external_cache_is_reread_when_the_loader_module_bumps_its_cache_version(tmp_path, monkeypatch):
+    data = tmp_path / "numbers.txt"
+    data.write_text("1\n2\n3\n")
+    monkeypatch.setenv("DLSYSBENCH_TEST_NUMBERS", str(data))
+    external(tmp_path)
+    before = registry_fixtures.CALLS["parse"]
+    first = registry.load("numbers", directory=tmp_path)
+    registry.load("numbers", directory=tmp_path)
+    assert registry_fixtures.CALLS["parse"] == before + 1
+    monkeypatch.setattr(registry_fixtures, "CACHE_VERSION", 99, raising=False)
+    second = registry.load("numbers", directory=tmp_path)
+    assert registry_fixtures.CALLS["parse"] == before + 2
+    assert second.cache_path != first.cache_path
+    np.testing.assert_array_equal(second["numbers"], [1, 2, 3])
+
+
 def test_repository_manifests_all_parse():
     for manifest in registry.manifests().values():
         assert manifest.kind in ("synthetic", "external")

@@ -141,6 +141,15 @@ def test_a_line_that_starts_with_a_feature_has_no_labels():
         parse_xc_bytes(b"2 4 3\n0 0:1\n1,2:1 3:2\n", allow_empty_labels=True)
 
 
+def test_a_huge_first_token_is_named_a_feature_or_a_label_by_what_follows_it():
+    with pytest.raises(XCFormatError, match=r":3: feature index out of range"):
+        parse_xc_bytes(b"2 4 3\n0 0:1\n99999999999:0.5\n", allow_empty_labels=True)
+    with pytest.raises(XCFormatError, match=r":3: label index out of range"):
+        parse_xc_bytes(b"2 4 3\n0 0:1\n99999999999 1:0.5\n")
+    with pytest.raises(XCFormatError, match=r":3: label index out of range"):
+        parse_xc_bytes(b"2 4 3\n0 0:1\n0,99999999999 1:0.5\n")
+
+
 @pytest.mark.parametrize("header, name", [(b"1 4 3000000000", "L"), (b"1 3000000000 3", "D")])
 def test_a_header_beyond_32_bit_indices_fails_at_line_1(header, name):
     with pytest.raises(XCFormatError, match=rf":1: header's {name}=3000000000 is above 2,147,483,647"):
@@ -157,6 +166,11 @@ def test_an_exponent_too_large_for_any_float_is_not_a_finite_value():
         parse_xc_bytes(b"1 4 3\n0 0:1e18446744073709551617\n")
 
 
+def test_a_zero_with_any_exponent_is_zero():
+    arrays = parse_xc_bytes(b"1 4 3\n0 0:0e400 1:-0.0e-999 2:0.5e1\n")
+    np.testing.assert_array_equal(arrays["values"], [0.0, 0.0, 5.0])
+
+
 def test_a_header_promising_more_points_than_lines_fails_before_allocating():
     with pytest.raises(XCFormatError, match=r":1: header says N=40000000000 points but the file has 1 data lines"):
         parse_xc_bytes(b"40000000000 4 3\n0 0:1\n")
@@ -165,8 +179,18 @@ def test_a_header_promising_more_points_than_lines_fails_before_allocating():
 @pytest.mark.parametrize("prefix, hint", [(b"\x1f\x8b", "gzip-compressed"), (b"\xef\xbb\xbf", "byte-order mark")])
 def test_a_compressed_file_or_a_bom_is_named(prefix, hint):
     data = gzip.compress(b"2 4 3\n0 0:1\n") if prefix == b"\x1f\x8b" else prefix + b"2 4 3\n0 0:1\n"
-    with pytest.raises(XCFormatError, match=hint):
+    with pytest.raises(XCFormatError, match=hint) as caught:
         parse_xc_bytes(data)
+    assert not set(str(caught.value)) & set("\x1f\x8b\xef\xbb\xbf\ufffd"), str(caught.value)  # no raw bytes
+
+
+def test_a_header_beyond_32_bit_indices_is_refused_before_parsing(tmp_path):
+    from impls.slide.data.dataset import RealDataMismatch, check_same_shape
+
+    small = write(tmp_path / "a.txt", "1 4 3\n0 0:1\n")
+    huge = write(tmp_path / "b.txt", "1 4 3000000000\n0 0:1\n")
+    with pytest.raises(RealDataMismatch, match=r"b.txt:1: header's L=3000000000 is above 2,147,483,647"):
+        check_same_shape(small, huge)
 
 
 @pytest.mark.parametrize("text", [
@@ -255,13 +279,16 @@ def test_a_dataset_that_is_not_an_xc_set_is_refused_before_it_is_made(tmp_path, 
     assert "unknown extreme-classification dataset 'bandana-post'" in capsys.readouterr().err
 
 
-def test_an_explicit_profile_must_be_a_profile():
-    from impls.harness import registry
+def test_an_explicit_profile_must_be_a_profile(monkeypatch):
+    from impls.harness import profiles, registry
     from impls.harness.profiles import ProfileError
 
-    for profile in ("", "huge"):
-        with pytest.raises(ProfileError, match=f"unknown profile {profile!r}"):
+    monkeypatch.setattr(registry, "_resolve", lambda ref: pytest.fail(f"would have run {ref}"))
+    for profile in ("", "huge", " "):
+        with pytest.raises(ProfileError, match=f"unknown profile {profile!r} for dataset 'slide-amazon670k'"):
             registry.load("slide-amazon670k", profile)
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "full")
+    assert profiles.resolve(" Smoke ") == "smoke" and profiles.resolve(None) == "full"
 
 
 def test_train_says_where_a_flag_asks_for_more_than_there_is(tmp_path, capsys):
@@ -279,6 +306,34 @@ def test_train_says_where_a_flag_asks_for_more_than_there_is(tmp_path, capsys):
     import json
     result = json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
     assert result["curve"][0]["loss"] is None      # no loss before the first batch: null, not NaN
+
+
+def test_train_uses_a_default_larger_than_the_data_quietly(tmp_path, capsys):
+    from impls.slide.train import main
+
+    train = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    test = write(tmp_path / "test.txt", "2 20 3\n0 0:1\n1 1:1\n")
+    assert main(["--train", str(train), "--test", str(test), "--max-iterations", "1", "--eval-every", "0",
+                 "--quiet", "--json", str(tmp_path / "o.json")]) == 0
+    err = capsys.readouterr().err
+    assert "is more than the" not in err
+    import json
+    result = json.loads((tmp_path / "o.json").read_text())
+    from impls.slide.core.config import SlideConfig
+    assert result["params"]["batch"] == SlideConfig().batch   # the default, used as it is
+    assert result["eval_points"] == 2              # all the test points
+
+
+def test_train_help_names_each_default_once(capsys, monkeypatch):
+    from impls.slide.train import main
+
+    monkeypatch.setenv("COLUMNS", "300")     # argparse wraps to the terminal's width
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "(default: None)" not in out
+    assert "(default 3)" in out and "(default 3) (default" not in out
+    assert "samples per batch (default 256)" in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -308,6 +363,16 @@ def test_recall_probe_reads_files_with_unlabelled_points_when_asked(tmp_path, ca
                  "--points", "4", "--threads", "1", "--allow-empty-labels"]) == 0
     import json
     assert json.loads(capsys.readouterr().out)["iteration"] == 2
+
+
+def test_recall_probe_refuses_files_where_no_point_has_a_label(tmp_path, capsys):
+    from impls.slide.experiments.recall_probe import main
+
+    pair = write(tmp_path / "train.txt", "2 20 3\n 0:1\n 1:1\n")
+    assert main(["--train", str(pair), "--test", str(pair), "--batches", "2", "--at", "2", "--batch", "2",
+                 "--allow-empty-labels"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no training point has a label" in err and str(pair) in err, err
 
 
 @pytest.mark.parametrize("argv, message", [

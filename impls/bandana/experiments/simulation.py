@@ -63,10 +63,10 @@ def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
     import json
 
     from impls.harness import paths
-    from impls.harness.profiles import current_profile
+    from impls.harness.profiles import resolve
 
     manifest = registry.manifests()[name]
-    profile = profile or current_profile()
+    profile = resolve(profile, f"for dataset {name!r}")
     params = registry.recipe_params(manifest, profile)
     recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}
     key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]

@@ -226,6 +226,15 @@ def split_beside(train_path: str | Path) -> Path:
     return train_path.with_name(train_path.name.replace("train", "test"))
 
 
+def __getattr__(name: str):
+    """``CACHE_VERSION``: the XC parser's, by which the registry keys its cache of
+    :func:`read_real_pair`'s arrays (read lazily: the parser imports numba)."""
+    if name == "CACHE_VERSION":
+        from impls.slide.data.xc_format import CACHE_VERSION
+        return CACHE_VERSION
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def read_real_pair(train_path: str | Path) -> dict[str, np.ndarray]:
     """The registry loader of a real XC set: the training file ``train_path`` and the test file
     beside it (:func:`split_beside`), both headers checked against the published shape

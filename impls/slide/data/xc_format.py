@@ -152,7 +152,7 @@ def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.
     return parse_xc_bytes(np.fromfile(path, np.uint8), path, allow_empty_labels)
 
 
-CACHE_VERSION = 2     # bump when the parsed arrays change for the same text
+CACHE_VERSION = 3     # bump when the parsed arrays change for the same text
 
 
 def _cache_path(path: Path, allow_empty_labels: bool, cache_dir: Path | None) -> Path:

@@ -72,6 +72,8 @@ def _parse_float(buf, pos, end):
         if ed == 0:
             return 0.0, start, False
         scale += esign * e
+    if mant == 0.0:     # 0e400 is 0, not 0 * inf
+        return sign * 0.0, pos, True
     return sign * mant * 10.0 ** scale, pos, True
 
 
@@ -120,17 +122,18 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
                 if p >= eol or not _is_digit(buf[p]):
                     return E_LABEL_SYNTAX, line, nnz, nl, first_blank
                 v = 0
+                too_big = False     # reported only once the token is known to be a label
                 while p < eol and _is_digit(buf[p]):
-                    v = v * 10 + (buf[p] - 48)
+                    if not too_big:
+                        v = v * 10 + (buf[p] - 48)
+                        too_big = v > 2147483647
                     p += 1
-                    if v > 2147483647:
-                        return E_LABEL_RANGE, line, nnz, nl, first_blank
                 if p < eol and buf[p] == COLON:
                     if nl > label_indptr[line]:
                         return E_LABEL_SYNTAX, line, nnz, nl, first_blank
                     p = pos     # the first token is 'f:v': a point without a label list
                     break
-                if v >= n_labels:
+                if too_big or v >= n_labels:
                     return E_LABEL_RANGE, line, nnz, nl, first_blank
                 labels[nl] = v
                 nl += 1

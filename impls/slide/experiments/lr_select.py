@@ -76,11 +76,13 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
     (a trial: ``lr``, ``fitted_final`` and ``final_p_at_1`` (P@1 on the slice),
     ``baseline_p_at_1`` (the most popular training label's), ``iterations``,
     ``samples_per_second``, ``curve``)."""
+    from impls.harness.profiles import resolve
     from impls.slide.core.config import SlideConfig
     from impls.slide.data.dataset import from_registry
     from impls.slide.experiments import sweeps
     from impls.slide.experiments.targets import fitted_p_at_1
 
+    profile = resolve(profile)
     s = sweeps.sizes(profile, experiment)
     specs = {spec["name"]: spec for spec in s["runs"]}
     runs = runs or [name for name in ("slide", "dense-cpu") if name in specs]

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     from impls.slide.core.choices import CHOICES
     from impls.slide.core.config import SlideConfig
     from impls.slide.core.network import SlideNetwork
-    from impls.slide.data.dataset import ShapeMismatch, check_same_shape, from_file, from_registry
+    from impls.slide.data.dataset import ShapeMismatch, check_same_shape, from_file, from_registry, trainable_rows
     from impls.slide.training.trainer import set_threads
 
     p = cli.parser(prog="python -m impls.slide.experiments.recall_probe", description=__doc__.split("\n\n")[0])
@@ -191,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         test = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
     else:
         train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
+    try:
+        kept = trainable_rows(train, test)
+    except ValueError as err:
+        sources = (f"train {args.train}, test {args.test}" if args.train
+                   else f"dataset {args.dataset or 'slide-amazon670k'}")
+        raise ValueError(f"{err} ({sources})") from None
     cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh,
                       K=args.K, L=args.L,
                       index=args.index, dwta_zeros=args.dwta_zeros,
@@ -200,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                        label_counts=train.label_counts())
     rows = ev.eval_rows(test, args.points, cfg.seed)
     rng = np.random.default_rng(cfg.seed + 1)
-    pool = train.labelled_rows()  # a point without labels has nothing to train on
+    pool = np.arange(train.n_points) if kept is None else kept  # a point without labels has nothing to train on
     order, cursor = pool[rng.permutation(pool.size)], 0
     for it in range(1, args.batches + 1):
         if cursor + cfg.batch > order.size:

@@ -200,10 +200,10 @@ def real_amazon_run(profile: str | None = None, progress: bool | None = None,
 
 def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
            isolate: bool, s: dict[str, Any] | None = None) -> dict[str, Any]:
-    from impls.harness.profiles import current_profile
+    from impls.harness.profiles import resolve
     from impls.harness.progress import progress_bar
 
-    profile = profile or current_profile()
+    profile = resolve(profile)
     s = s or sizes(profile, experiment)
     runs = []
     with progress_bar(len(s["runs"]), what, "run", progress) as bar:
@@ -248,9 +248,9 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
     speed-up (target from the batch runs), per hash setting its accuracy, active fraction,
     speed (target from the hash runs) and the tables' recall of the best-scoring wrong labels
     at the end (``lsh_recall``; ``lsh_random_recall``: a random set of the same size)."""
-    from impls.harness.profiles import current_profile
+    from impls.harness.profiles import resolve
 
-    profile = profile or current_profile()
+    profile = resolve(profile)
     s = s or sizes(profile, "slide_sweep")
     base = {k: v for k, v in s.get("base", {}).items()}
     specs = []
