@@ -85,6 +85,12 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         from impls.harness import registry
         from impls.harness.profiles import resolve as resolve_profile
 
+        known = registry.manifests()
+        trace_sets = sorted(name for name, m in known.items()
+                            if (m.spec.get("generator") or m.spec.get("loader") or "").startswith("impls.bandana."))
+        if args.dataset in known and args.dataset not in trace_sets:
+            raise cli.UsageError(f"{args.dataset} is not a trace dataset", "--dataset",
+                                 f"one of {', '.join(trace_sets)}")
         try:
             data = registry.load(args.dataset, args.profile)
         except KeyError as err:
@@ -281,6 +287,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _output_names(kinds: Sequence[str]) -> list[str]:
+    """The file names :func:`prepare` may write into its ``out`` directory for these layouts."""
+    return ["train_offsets.npy", "train_indices.npy", "test_offsets.npy", "test_indices.npy", "trace.npy",
+            "vectors.npy", "original_ids.npy", "summary.json", *(f"layout-{kind}.npy" for kind in kinds)]
+
+
 def _check(args: argparse.Namespace) -> None:
     chosen = [flag for flag, on in (("--dataset", args.dataset), ("--offsets/--indices", args.offsets or args.indices),
                                     ("--dlrm", args.dlrm)) if on]
@@ -309,9 +321,23 @@ def _check(args: argparse.Namespace) -> None:
         reason = capabilities.missing_reason("kahypar")  # the same check the registry makes
         if reason:
             raise PrepareError(f"--layout kahypar: {reason}")
+    if not str(args.out).strip():
+        raise cli.UsageError("got an empty path", "--out", "expected a directory to write to")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise PrepareError(f"--out {args.out}: exists and is not a directory")
+    outputs = {(out / name).resolve(): name for name in _output_names(args.layout)}
+    for flag in ("offsets", "indices", "vectors", "dlrm"):
+        path = getattr(args, flag)
+        name = outputs.get(Path(path).resolve()) if path else None
+        if name and not (flag == "vectors" and name == "vectors.npy"):  # prepare keeps an input vectors.npy
+            raise cli.UsageError(f"{path} is {name}, which this run writes into --out", "--" + flag,
+                                 "an input outside --out, or another --out")
+    if args.json not in (None, "", "-"):
+        name = outputs.get(Path(args.json).resolve())
+        if name and name != "summary.json":
+            raise cli.UsageError(f"{args.json} is {name}, which this run writes into --out", "--json",
+                                 "another path (summary.json in --out holds the same summary)")
     parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
     if not os.access(parent, os.W_OK):
         raise PrepareError(f"--out {args.out}: {parent} is not writable")

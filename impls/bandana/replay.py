@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         raise cli.UsageError(f"--queue-depth {args.queue_depth} exceeds the {room} AIO events the kernel "
                              f"still allows (/proc/sys/fs/aio-max-nr)", "--queue-depth",
                              "expected a smaller queue depth, or --mechanism threads")
-    cli.number(args.seed, "--seed", minimum=0, integer=True)
+    cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     if not args.no_fio:
         cli.number(args.fio_runtime, "--fio-runtime", minimum=0, exclusive_min=True, maximum=3600)
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout"),

@@ -128,7 +128,7 @@ def _validate(args) -> None:
     cli.number(args.eval_growth, "--eval-growth", minimum=1, exclusive_min=True)
     cli.number(args.warmup_steps, "--warmup-steps", minimum=0, maximum=1000, integer=True)
     cli.number(args.sample_fraction, "--sample-fraction", minimum=0, exclusive_min=True, maximum=1)
-    cli.number(args.seed, "--seed", minimum=0, integer=True)
+    cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     for name in ("hidden", "K", "L", "binsize", "bucket_capacity", "min_active", "topk",
                  "rehash_every", "rebuild_every"):
         cli.number(getattr(args, name), "--" + name.replace("_", "-"), minimum=1, integer=True)
@@ -218,7 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         sources = (f"train {args.train}, test {args.test}" if not args.dataset
                    else f"dataset {args.dataset}, profile {resolve_profile(args.profile)}")
         raise ValueError(f"{err} ({sources})") from None
-    _warn_clamped(args, train_data.n_points if rows is None else rows.size, test_data.n_points)
+    trainable = train_data.n_points if rows is None else rows.size
+    _warn_clamped(args, trainable, test_data.n_points)
+    if config.batch > trainable:        # a batch is at most every trainable point: size buffers so
+        config = dataclasses.replace(config, batch=trainable)
     for split, data in (("training", train_data), ("test", test_data)):
         unlabelled = data.n_points - data.labelled_rows().size
         if unlabelled:

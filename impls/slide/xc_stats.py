@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                          "file with a real set's published shape)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    cli.number(args.seed, "--seed", minimum=0, integer=True)
+    cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     train, test, like = load(args.source, args.test, args.profile, args.allow_empty_labels)
     if train.n_points == 0:
         raise cli.UsageError(f"{args.source}: the training split has no points", "FILE_OR_DATASET",

@@ -77,6 +77,29 @@ def test_the_json_may_go_into_the_new_out_directory_but_not_over_an_input(tmp_pa
     np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), [0, 2, 4, 6])
 
 
+def test_prepare_never_writes_over_its_inputs_or_into_nowhere(tmp_path, capsys):
+    from impls.bandana.prepare import main
+
+    out = tmp_path / "o"
+    out.mkdir()
+    np.save(out / "train_offsets.npy", np.array([0, 2, 4, 6], dtype=np.int64))
+    np.save(out / "train_indices.npy", np.array([0, 1, 2, 3, 1, 0], dtype=np.int64))
+    inputs = ["--offsets", str(out / "train_offsets.npy"), "--indices", str(out / "train_indices.npy"),
+              "--layout", "identity"]
+    cases = [([*inputs, "--out", str(out)], "--offsets", "train_offsets.npy, which this run writes"),
+             ([*inputs, "--out", str(tmp_path / "p"), "--json", str(tmp_path / "p" / "trace.npy")],
+              "--json", "trace.npy, which this run writes"),
+             ([*inputs, "--out", ""], "--out", "empty path"),
+             (["--dataset", "slide-delicious200k", "--layout", "identity", "--out", str(tmp_path / "q")],
+              "--dataset", "not a trace dataset")]
+    for argv, flag, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and flag in err and message in err, err
+    np.testing.assert_array_equal(np.load(out / "train_offsets.npy"), [0, 2, 4, 6])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
 def test_an_fbgemm_dlrm_file(tmp_path):
     torch = pytest.importorskip("torch")
     lengths = torch.tensor([[3, 1, 2, 4] * 25, [2, 2, 2, 2] * 25])

@@ -477,3 +477,22 @@ def test_the_replay_store_lies_beside_the_file_a_link_names(tmp_path, monkeypatc
     link.symlink_to(drive / "t.bin")
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(link))
     assert replay.store_directory() == drive
+
+
+def test_a_fio_run_that_is_stopped_gets_sigterm_first(tmp_path):
+    # fio's job runs in a child of its own session: only fio itself, told by SIGTERM, stops it
+    import subprocess
+    import sys
+
+    from impls.bandana.nvm.fio import _run_stoppable
+
+    marker = tmp_path / "told"
+    script = ("import signal, sys, time, pathlib\n"
+              f"signal.signal(signal.SIGTERM, lambda *a: (pathlib.Path({str(marker)!r}).write_text('x'), sys.exit(0)))\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        _run_stoppable([sys.executable, "-c", script], timeout_s=3.0)
+    assert marker.read_text() == "x"
+    done = _run_stoppable([sys.executable, "-c", "print('out')"], timeout_s=30)
+    assert (done.returncode, done.stdout) == (0, "out\n")

@@ -319,9 +319,21 @@ def test_train_uses_a_default_larger_than_the_data_quietly(tmp_path, capsys):
     assert "is more than the" not in err
     import json
     result = json.loads((tmp_path / "o.json").read_text())
-    from impls.slide.core.config import SlideConfig
-    assert result["params"]["batch"] == SlideConfig().batch   # the default, used as it is
+    assert result["params"]["batch"] == 3          # the default 256, capped at the 3 training points
     assert result["eval_points"] == 2              # all the test points
+
+
+def test_train_caps_the_batch_at_the_trainable_points_and_takes_a_large_seed(tmp_path, capsys):
+    from impls.slide.train import main
+
+    train = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    assert main(["--train", str(train), "--test", str(train), "--batch", str(10**12), "--seed", str(2**32 - 1),
+                 "--max-iterations", "2", "--eval-every", "0", "--quiet", "--json", str(tmp_path / "o.json")]) == 0
+    import json
+    assert json.loads((tmp_path / "o.json").read_text())["params"]["batch"] == 3
+    assert main(["--train", str(train), "--test", str(train), "--seed", str(2**32), "--max-iterations", "1",
+                 "--quiet", "--json", str(tmp_path / "p.json")]) == 2
+    assert "--seed" in capsys.readouterr().err
 
 
 def test_train_help_names_each_default_once(capsys, monkeypatch):
@@ -337,7 +349,9 @@ def test_train_help_names_each_default_once(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--batches", "5"], "none within --batches"),
+    (["--batches", "5", "--at", ""], "no batch count given"),
+    (["--batches", "5", "--threads", "100000"], "--threads"),
+    (["--batches", "5", "--seed", str(2**64)], "--seed"),
     (["--batches", "30", "--at", "20,49"], "[49] not within 1..30"),
     (["--batches", "10", "--at", "0,3"], "[0] not within 1..10"),
     (["--batches", "10", "--at", "5", "--rehash-every", "0"], "--rehash-every"),
@@ -363,6 +377,17 @@ def test_recall_probe_reads_files_with_unlabelled_points_when_asked(tmp_path, ca
                  "--points", "4", "--threads", "1", "--allow-empty-labels"]) == 0
     import json
     assert json.loads(capsys.readouterr().out)["iteration"] == 2
+
+
+def test_recall_probe_with_few_batches_probes_the_last_and_caps_the_batch(tmp_path, capsys):
+    from impls.slide.experiments.recall_probe import main
+
+    pair = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    assert main(["--train", str(pair), "--test", str(pair), "--batches", "3", "--batch", str(10**12),
+                 "--threads", "1"]) == 0
+    import json
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["iteration"] for line in lines] == [3]
 
 
 def test_recall_probe_refuses_files_where_no_point_has_a_label(tmp_path, capsys):

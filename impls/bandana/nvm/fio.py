@@ -257,6 +257,24 @@ def parse_fio_json(text: str) -> list[FioPoint]:
     return [_parse_job(job, global_options, index) for index, job in enumerate(jobs)]
 
 
+def _run_stoppable(command: list[str], timeout_s: float) -> subprocess.CompletedProcess:
+    """``subprocess.run(command)`` with output captured, except that on a timeout or an
+    interrupt fio gets SIGTERM first (up to 5 s, then SIGKILL): fio runs its job in a child
+    of its own session, which SIGKILL on fio alone would leave reading the file."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout_s)
+        except BaseException:
+            process.terminate()
+            try:
+                process.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 def run_fio(
     path: str | os.PathLike,
     *,
@@ -293,7 +311,7 @@ def run_fio(
     command[0] = executable
     timeout_s = _SUBPROCESS_SLACK_S + 2.0 * (runtime_s + ramp_s)
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
+        result = _run_stoppable(command, timeout_s)
     except subprocess.TimeoutExpired as err:
         raise FioError(f"fio did not finish within {timeout_s:.0f} s: {' '.join(command)}") from err
     if result.returncode != 0:
@@ -334,7 +352,7 @@ def engine_unavailable_reason(engine: str) -> str | None:
             "--output-format=json",
         ]
         try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+            result = _run_stoppable(command, 60)
         except subprocess.TimeoutExpired:
             return f"fio with ioengine={engine} did not finish a 4 KiB read within 60 s"
     if result.returncode != 0:

@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", type=int, default=400)
     p.add_argument("--batch", type=int, default=SlideConfig.batch, help="samples a batch")
     p.add_argument("--at", default=None,
-                   help=f"batches after which to probe (default: those of {DEFAULT_AT} within --batches)")
+                   help=f"batches after which to probe (default: those of {DEFAULT_AT} within --batches, "
+                        "else --batches)")
     p.add_argument("--points", type=int, default=300)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--lr", type=float, default=SlideConfig.lr)
@@ -156,18 +157,19 @@ def main(argv: list[str] | None = None) -> int:
                         "test points are probed")
     args = p.parse_args(argv)
     try:
-        at = {int(x) for x in (args.at or DEFAULT_AT).split(",") if x.strip()}
+        at = {int(x) for x in (DEFAULT_AT if args.at is None else args.at).split(",") if x.strip()}
     except ValueError:
         raise cli.UsageError(f"got {args.at!r}", "--at", "comma-separated batch counts") from None
-    if args.at is None:
-        at = {b for b in at if b <= args.batches}
     for value, flag in ((args.batches, "--batches"), (args.points, "--points"), (args.threads, "--threads"),
                         (args.batch, "--batch"), (args.K, "--K"), (args.L, "--L"),
                         (args.rehash_every, "--rehash-every"),
                         *(((args.min_active, "--min-active"),) if args.min_active is not None else ())):
         cli.number(value, flag, minimum=1, integer=True)
+    cli.number(args.threads, "--threads", maximum=1024)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True, maximum=1e3)
-    cli.number(args.seed, "--seed", minimum=0, integer=True)
+    cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
+    if args.at is None:     # the defaults within --batches, else the last batch
+        at = {b for b in at if b <= args.batches} or {args.batches}
     set_threads(args.threads)
     if args.dataset and (args.train or args.test):
         raise cli.UsageError("give --dataset or --train/--test, not both")
@@ -177,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         raise cli.UsageError("--profile sizes a registry set; files are read whole")
     outside = sorted(b for b in at if not 1 <= b <= args.batches)
     if not at or outside:
-        raise cli.UsageError(f"--at {args.at or DEFAULT_AT!r}" + (f": {outside} not within 1..{args.batches}"
-                                                                 if outside else ": none within --batches"),
+        raise cli.UsageError(f"--at {args.at!r}" + (f": {outside} not within 1..{args.batches}"
+                                                                 if outside else ": no batch count given"),
                              "--at", f"expected batch counts from 1 to --batches ({args.batches})")
     if args.train:
         cli.check_file(args.train, "--train", "a readable XC text file", regular=True)
@@ -197,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         sources = (f"train {args.train}, test {args.test}" if args.train
                    else f"dataset {args.dataset or 'slide-amazon670k'}")
         raise ValueError(f"{err} ({sources})") from None
-    cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=args.batch, lr=args.lr, lsh=args.lsh,
+    pool_size = train.n_points if kept is None else kept.size
+    cfg = SlideConfig(padding=args.padding, threads=args.threads, batch=min(args.batch, pool_size), lr=args.lr, lsh=args.lsh,
                       K=args.K, L=args.L,
                       index=args.index, dwta_zeros=args.dwta_zeros,
                       schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep,

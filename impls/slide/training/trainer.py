@@ -35,7 +35,7 @@ def warm_up(config: SlideConfig) -> float:
     from impls.slide.data import xc_data
 
     t0 = time.perf_counter()
-    arrays = xc_data.generate(seed=0, n_train=min(config.batch, 256), n_test=2, n_features=64, n_labels=64,
+    arrays = xc_data.generate(seed=0, n_train=max(4, min(config.batch, 256)), n_test=2, n_features=64, n_labels=64,
                               labels_per_point=2.0, nnz_per_point=8, labels_per_topic=8,
                               topic_pool=8, words_per_label=4)
     data = XCData.from_arrays(arrays, "train_")
@@ -43,7 +43,7 @@ def warm_up(config: SlideConfig) -> float:
                         64, 64, int(np.diff(data.label_indptr).max()), label_counts=data.label_counts())
     tiny.page_in()
     tiny.step(data, np.arange(min(config.batch, data.n_points)))
-    ev.evaluate(tiny.hidden, tiny.W2, tiny.b2, data, np.arange(4))
+    ev.evaluate(tiny.hidden, tiny.W2, tiny.b2, data, np.arange(min(4, data.n_points)))
     return time.perf_counter() - t0
 
 
