@@ -235,11 +235,13 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from impls.harness import profiles
+
     p = argparse.ArgumentParser(prog="python scripts/slide_reference_check.py", description=__doc__.split("\n\n")[1])
     p.add_argument("ref", type=Path, help="checkout of keroro824/HashingDeepLearning (or its SLIDE folder)")
     p.add_argument("out", type=Path)
     p.add_argument("--dataset", default="slide-amazon670k")
-    p.add_argument("--profile", default="quick", choices=["smoke", "quick", "full"])
+    p.add_argument("--profile", default="quick", type=profiles.name_of, choices=profiles.PROFILES)
     p.add_argument("--train", help="an XC text file instead of --dataset (with --test)")
     p.add_argument("--test")
     p.add_argument("--points", type=int, default=300)

@@ -42,7 +42,7 @@ LAYOUTS = ("identity", "random", "kmeans", "kmeans-two-level", "shp", "kahypar")
 NEEDS_VECTORS = ("kmeans", "kmeans-two-level")
 
 
-from impls.harness import cli
+from impls.harness import cli, profiles
 
 
 class PrepareError(cli.UsageError):
@@ -262,7 +262,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = cli.parser(prog="python -m impls.bandana.prepare", description=__doc__.splitlines()[0])
     source = parser.add_argument_group("trace (one of)")
     source.add_argument("--dataset", help="a registry trace, e.g. bandana-user (datasets/*.toml)")
-    source.add_argument("--profile", choices=("smoke", "quick", "full"), default=None,
+    source.add_argument("--profile", type=profiles.name_of, choices=profiles.PROFILES, default=None,
                         help="the dataset's size (default: DLSYSBENCH_PROFILE, else quick)")
     source.add_argument("--offsets", help=".npy int64 query offsets (CSR, starts at 0)")
     source.add_argument("--indices", help=".npy int64 vector ids of every lookup")

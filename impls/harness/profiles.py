@@ -36,13 +36,18 @@ def current_profile() -> str:
     return name
 
 
+def name_of(text: str) -> str:
+    """``text`` as a profile name: stripped and lower-cased (the ``type`` of every --profile)."""
+    return str(text).strip().lower()
+
+
 def resolve(profile: str | None, what: str = "") -> str:
     """Return the profile to use: the current one (:func:`current_profile`) for None, else
     ``profile`` lower-cased and stripped; raise :class:`ProfileError` for a name that is no
     profile (``""`` included). ``what`` ("for dataset 'x'") goes into the message."""
     if profile is None:
         return current_profile()
-    name = str(profile).strip().lower()
+    name = name_of(profile)
     if name not in PROFILES:
         raise ProfileError(f"unknown profile {profile!r}{' ' + what if what else ''}, "
                            f"expected one of {', '.join(PROFILES)}")

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from impls.harness import cli
+from impls.harness import cli, profiles
 from impls.harness.profiles import resolve as resolve_profile
 
 MIN_TRUSTED_SECONDS = 1.0
@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--train", type=Path, help="XC text file of training points")
     src.add_argument("--test", type=Path, help="XC text file of test points")
     src.add_argument("--dataset", help="registry dataset name, e.g. slide-amazon670k")
-    src.add_argument("--profile", choices=["smoke", "quick", "full"], default=None, help="dataset size (None: DLSYSBENCH_PROFILE, else quick)")
+    src.add_argument("--profile", type=profiles.name_of, choices=profiles.PROFILES, default=None, help="dataset size (None: DLSYSBENCH_PROFILE, else quick)")
     src.add_argument("--allow-empty-labels", action="store_true", help="accept points with no labels in the files")
     src.add_argument("--real", default="auto", choices=["auto", "no", *_published()],
                      help="--train/--test are the real files of this published set: both headers must have its "

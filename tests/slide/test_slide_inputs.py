@@ -291,6 +291,30 @@ def test_an_explicit_profile_must_be_a_profile(monkeypatch):
     assert profiles.resolve(" Smoke ") == "smoke" and profiles.resolve(None) == "full"
 
 
+@pytest.mark.parametrize("module", ["impls.slide.train", "impls.slide.experiments.recall_probe",
+                                    "impls.slide.xc_stats", "impls.slide.experiments.lr_select",
+                                    "impls.bandana.prepare"])
+def test_every_profile_flag_reads_a_name_as_the_environment_does(module, monkeypatch):
+    import argparse
+    import importlib
+
+    seen = {}
+    real = argparse.ArgumentParser.parse_args
+
+    def capture(self, args=None, namespace=None):
+        out = real(self, args, namespace)
+        seen["profile"] = out.profile
+        raise SystemExit(0)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    main = importlib.import_module(module).main
+    argv = {"impls.slide.xc_stats": ["slide-amazon670k"], "impls.bandana.prepare": ["--layout", "identity", "--out", "x"],
+            "impls.slide.train": ["--json", "-"]}.get(module, [])
+    with pytest.raises(SystemExit):
+        main([*argv, "--profile", " Smoke"])
+    assert seen["profile"] == "smoke"
+
+
 def test_train_says_where_a_flag_asks_for_more_than_there_is(tmp_path, capsys):
     from impls.slide.train import main
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from impls.harness import cli
+from impls.harness import cli, profiles
 
 DEFAULT_LRS = (1e-3, 3e-3, 1e-2)
 
@@ -137,7 +137,7 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
 def main(argv: list[str] | None = None) -> int:
     p = cli.parser(prog="python -m impls.slide.experiments.lr_select", description=__doc__.split("\n\n")[0])
     p.add_argument("--experiment", default="slide_train", choices=["slide_train", "slide_delicious"])
-    p.add_argument("--profile", default=None, choices=["smoke", "quick", "full"])
+    p.add_argument("--profile", default=None, type=profiles.name_of, choices=profiles.PROFILES)
     p.add_argument("--runs", default=None, help="comma-separated run names of the profile (default slide,dense-cpu)")
     p.add_argument("--lrs", default=",".join(f"{x:g}" for x in DEFAULT_LRS))
     p.add_argument("--holdout", type=int, default=1000, help="training points held out to evaluate on")
