@@ -235,13 +235,13 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from impls.harness import profiles
+    from impls.harness import cli
 
     p = argparse.ArgumentParser(prog="python scripts/slide_reference_check.py", description=__doc__.split("\n\n")[1])
     p.add_argument("ref", type=Path, help="checkout of keroro824/HashingDeepLearning (or its SLIDE folder)")
     p.add_argument("out", type=Path)
     p.add_argument("--dataset", default="slide-amazon670k")
-    p.add_argument("--profile", default="quick", type=profiles.name_of, choices=profiles.PROFILES)
+    cli.add_profile_option(p, "size of --dataset (default quick)", default="quick")
     p.add_argument("--train", help="an XC text file instead of --dataset (with --test)")
     p.add_argument("--test")
     p.add_argument("--points", type=int, default=300)

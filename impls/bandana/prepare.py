@@ -83,12 +83,9 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.dataset:
         from impls.harness import registry
-        from impls.harness.profiles import resolve as resolve_profile
 
-        known = registry.manifests()
-        trace_sets = sorted(name for name, m in known.items()
-                            if (m.spec.get("generator") or m.spec.get("loader") or "").startswith("impls.bandana."))
-        if args.dataset in known and args.dataset not in trace_sets:
+        trace_sets = registry.made_by("impls.bandana.")
+        if args.dataset in registry.manifests() and args.dataset not in trace_sets:
             raise cli.UsageError(f"{args.dataset} is not a trace dataset", "--dataset",
                                  f"one of {', '.join(trace_sets)}")
         try:
@@ -98,7 +95,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         vectors = data.arrays.get("vectors")
         return {"offsets": data["offsets"], "indices": data["indices"], "vectors": vectors,
                 "num_vectors": int(data["community"].shape[0]),
-                "source": f"dataset {args.dataset} ({resolve_profile(args.profile)} profile, "
+                "source": f"dataset {args.dataset} ({profiles.resolve(args.profile)} profile, "
                           f"{'synthetic' if data.synthetic else 'real'})"}
     if args.dlrm:
         from impls.bandana.data import dlrm_loader
@@ -262,8 +259,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = cli.parser(prog="python -m impls.bandana.prepare", description=__doc__.splitlines()[0])
     source = parser.add_argument_group("trace (one of)")
     source.add_argument("--dataset", help="a registry trace, e.g. bandana-user (datasets/*.toml)")
-    source.add_argument("--profile", type=profiles.name_of, choices=profiles.PROFILES, default=None,
-                        help="the dataset's size (default: DLSYSBENCH_PROFILE, else quick)")
+    cli.add_profile_option(source, "the dataset's size (default: DLSYSBENCH_PROFILE, else quick)")
     source.add_argument("--offsets", help=".npy int64 query offsets (CSR, starts at 0)")
     source.add_argument("--indices", help=".npy int64 vector ids of every lookup")
     source.add_argument("--vectors", help=".npy float vector values, one row per vector (K-means layouts)")
@@ -333,15 +329,14 @@ def _check(args: argparse.Namespace) -> None:
         if name and not (flag == "vectors" and name == "vectors.npy"):  # prepare keeps an input vectors.npy
             raise cli.UsageError(f"{path} is {name}, which this run writes into --out", "--" + flag,
                                  "an input outside --out, or another --out")
+    parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK):
+        raise PrepareError(f"--out {args.out}: {parent} is not writable")
     if args.json not in (None, "", "-"):
         name = outputs.get(Path(args.json).resolve())
         if name and name != "summary.json":
             raise cli.UsageError(f"{args.json} is {name}, which this run writes into --out", "--json",
                                  "another path (summary.json in --out holds the same summary)")
-    parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
-    if not os.access(parent, os.W_OK):
-        raise PrepareError(f"--out {args.out}: {parent} is not writable")
-    if args.json not in (None, "", "-"):
         target = Path(args.json).absolute()
         made_here = not target.parent.exists() and out.absolute() in (target.parent, *target.parent.parents)
         if not made_here:       # a directory under --out is made by the run itself

@@ -403,6 +403,14 @@ def add_json_option(p: argparse.ArgumentParser, what: str = "the result") -> Non
                    help=f"write {what} as one JSON object to FILE ('-' or no FILE: standard output)")
 
 
+def add_profile_option(p, help: str, default: str | None = None) -> None:
+    """``--profile NAME``, the same on every command line: one of the profiles, read as
+    ``DLSYSBENCH_PROFILE`` is (stripped, lower-cased). ``p``: a parser or argument group."""
+    from impls.harness import profiles
+
+    p.add_argument("--profile", type=profiles.name_of, choices=profiles.PROFILES, default=default, help=help)
+
+
 def emit_json(target: str | None, obj) -> bool:
     """Write ``obj`` where ``--json`` said (atomically for a file), as strict JSON (a value
     that is not a finite number is written as null); return whether it was asked for."""

@@ -108,8 +108,7 @@ def parser() -> argparse.ArgumentParser:
     listing.set_defaults(func=_list)
     running = sub.add_parser("run", help="run one experiment with a profile's sizes")
     running.add_argument("experiment", help="a name from `python -m impls list`, e.g. bandana.layouts")
-    running.add_argument("--profile", type=profiles.name_of, choices=profiles.PROFILES, default=None,
-                         help="sizes to use (default: DLSYSBENCH_PROFILE, else quick)")
+    cli.add_profile_option(running, "sizes to use (default: DLSYSBENCH_PROFILE, else quick)")
     running.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     running.add_argument("--json", metavar="FILE", default=None,
                          help="write the whole result as JSON to FILE ('-': standard output only)")

@@ -187,6 +187,13 @@ def manifests(directory: Path | None = None) -> dict[str, Manifest]:
     return {m.name: m for m in map(parse_manifest, sorted(directory.glob("*.toml")))}
 
 
+def made_by(prefix: str, directory: Path | None = None) -> list[str]:
+    """The names of the datasets whose generator or loader lies under the module path
+    ``prefix`` (e.g. ``"impls.bandana."``), sorted."""
+    return sorted(name for name, m in manifests(directory).items()
+                  if (m.spec.get("generator") or m.spec.get("loader") or "").startswith(prefix))
+
+
 def _resolve(ref: str) -> Callable:
     module, _, function = ref.partition(":")
     return getattr(importlib.import_module(module), function)

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 from impls.harness import cli, profiles
-from impls.harness.profiles import resolve as resolve_profile
 
 MIN_TRUSTED_SECONDS = 1.0
 DEFAULT_EVAL_POINTS = 1000
@@ -40,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--train", type=Path, help="XC text file of training points")
     src.add_argument("--test", type=Path, help="XC text file of test points")
     src.add_argument("--dataset", help="registry dataset name, e.g. slide-amazon670k")
-    src.add_argument("--profile", type=profiles.name_of, choices=profiles.PROFILES, default=None, help="dataset size (None: DLSYSBENCH_PROFILE, else quick)")
+    cli.add_profile_option(src, "dataset size (default: DLSYSBENCH_PROFILE, else quick)")
     src.add_argument("--allow-empty-labels", action="store_true", help="accept points with no labels in the files")
     src.add_argument("--real", default="auto", choices=["auto", "no", *_published()],
                      help="--train/--test are the real files of this published set: both headers must have its "
@@ -148,8 +147,6 @@ def _validate(args) -> None:
                              "expected --train/--test files (a registry set says itself whether it is real)")
     args.real_set = _real_set(args)
     if args.dataset:
-        from impls.harness import registry
-
         from impls.slide.data.dataset import xc_datasets
 
         known = xc_datasets()
@@ -216,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = trainable_rows(train_data, test_data)
     except ValueError as err:
         sources = (f"train {args.train}, test {args.test}" if not args.dataset
-                   else f"dataset {args.dataset}, profile {resolve_profile(args.profile)}")
+                   else f"dataset {args.dataset}, profile {profiles.resolve(args.profile)}")
         raise ValueError(f"{err} ({sources})") from None
     trainable = train_data.n_points if rows is None else rows.size
     _warn_clamped(args, trainable, test_data.n_points)

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from impls.harness import cli, profiles
-from impls.harness.profiles import PROFILES
+from impls.harness import cli
 from impls.slide.data.dataset import XCData
 
 SOURCE = "Extreme Classification Repository, http://manikvarma.org/downloads/XC/XMLRepository.html"
@@ -285,8 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = cli.parser(prog="python -m impls.slide.xc_stats", description=__doc__.split("\n\n")[0])
     ap.add_argument("source", metavar="FILE_OR_DATASET", help="XC text file (training split) or registry dataset name")
     ap.add_argument("--test", help="the test split's XC file (for a file source)")
-    ap.add_argument("--profile", type=profiles.name_of, choices=PROFILES,
-                    help="profile of a registry dataset (default: DLSYSBENCH_PROFILE, else quick)")
+    cli.add_profile_option(ap, "profile of a registry dataset (default: DLSYSBENCH_PROFILE, else quick)")
     ap.add_argument("--like", choices=sorted(PUBLISHED), help="published set to compare with (default: guessed)")
     ap.add_argument("--allow-empty-labels", action="store_true",
                     help="accept points without labels (some repository files have them; always on for a "

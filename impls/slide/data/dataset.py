@@ -108,8 +108,7 @@ def xc_datasets() -> list[str]:
     loader is this package's, sorted."""
     from impls.harness import registry
 
-    return sorted(name for name, m in registry.manifests().items()
-                  if (m.spec.get("generator") or m.spec.get("loader") or "").startswith("impls.slide.data."))
+    return registry.made_by("impls.slide.data.")
 
 
 def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData, dict]:

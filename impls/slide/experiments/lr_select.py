@@ -76,13 +76,12 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
     (a trial: ``lr``, ``fitted_final`` and ``final_p_at_1`` (P@1 on the slice),
     ``baseline_p_at_1`` (the most popular training label's), ``iterations``,
     ``samples_per_second``, ``curve``)."""
-    from impls.harness.profiles import resolve
     from impls.slide.core.config import SlideConfig
     from impls.slide.data.dataset import from_registry
     from impls.slide.experiments import sweeps
     from impls.slide.experiments.targets import fitted_p_at_1
 
-    profile = resolve(profile)
+    profile = profiles.resolve(profile)
     s = sweeps.sizes(profile, experiment)
     specs = {spec["name"]: spec for spec in s["runs"]}
     runs = runs or [name for name in ("slide", "dense-cpu") if name in specs]
@@ -137,7 +136,7 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
 def main(argv: list[str] | None = None) -> int:
     p = cli.parser(prog="python -m impls.slide.experiments.lr_select", description=__doc__.split("\n\n")[0])
     p.add_argument("--experiment", default="slide_train", choices=["slide_train", "slide_delicious"])
-    p.add_argument("--profile", default=None, type=profiles.name_of, choices=profiles.PROFILES)
+    cli.add_profile_option(p, "sizes of --experiment (default: DLSYSBENCH_PROFILE, else quick)")
     p.add_argument("--runs", default=None, help="comma-separated run names of the profile (default slide,dense-cpu)")
     p.add_argument("--lrs", default=",".join(f"{x:g}" for x in DEFAULT_LRS))
     p.add_argument("--holdout", type=int, default=1000, help="training points held out to evaluate on")

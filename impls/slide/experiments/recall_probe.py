@@ -33,7 +33,7 @@ import sys
 
 import numpy as np
 
-from impls.harness import atomic, cli, profiles
+from impls.harness import atomic, cli
 
 
 def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
@@ -126,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dataset", default=None, help="registry set (default slide-amazon670k)")
     p.add_argument("--train", help="an XC text file to train on instead of --dataset (needs --test)")
     p.add_argument("--test", help="the XC text file to evaluate on (with --train)")
-    p.add_argument("--profile", default=None, type=profiles.name_of, choices=profiles.PROFILES,
-                   help="size of the registry set (default quick; not with --train)")
+    cli.add_profile_option(p, "size of the registry set (default quick; not with --train)")
     p.add_argument("--batches", type=int, default=400)
     p.add_argument("--batch", type=int, default=SlideConfig.batch, help="samples a batch")
     p.add_argument("--at", default=None,

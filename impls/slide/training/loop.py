@@ -112,10 +112,13 @@ def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float
     def shuffled() -> np.ndarray:
         return rng.permutation(n_points) if train_rows is None else train_rows[rng.permutation(train_rows.size)]
 
+    def budget_left() -> bool:
+        return (max_iterations is None or it < max_iterations) and (time_budget_s is None
+                                                                    or timer.seconds < time_budget_s)
+
     order, cursor = shuffled(), 0
     cpu_s, loss = 0.0, math.nan
-    while (max_iterations is None or it < max_iterations) and (time_budget_s is None
-                                                               or timer.seconds < time_budget_s):
+    while budget_left():
         if cursor + batch > order.size:
             order, cursor = shuffled(), 0
         rows = order[cursor:cursor + batch]
@@ -128,11 +131,9 @@ def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float
         loss = float(out)
         it += 1
         samples += rows.size
-        more = (max_iterations is None or it < max_iterations) and (time_budget_s is None
-                                                                    or timer.seconds < time_budget_s)
         if schedule.due(it, timer.seconds):
             evaluate_now(it, loss)
-        elif tick is not None and more and time.perf_counter() - last_note >= tick_every_s:
+        elif tick is not None and time.perf_counter() - last_note >= tick_every_s and budget_left():
             tick(it, timer.seconds, samples)
             last_note = time.perf_counter()
     if not curve or curve[-1]["iteration"] != it:
