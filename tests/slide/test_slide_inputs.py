@@ -171,6 +171,26 @@ def test_a_zero_with_any_exponent_is_zero():
     np.testing.assert_array_equal(arrays["values"], [0.0, 0.0, 5.0])
 
 
+def test_a_label_listed_twice_on_a_line_is_kept_once_and_the_repeat_is_logged(caplog):
+    text = b"3 5 6\n4,1,4 0:1\n2 1:1\n5,5,5,0 2:1 2:2\n"
+    with caplog.at_level("WARNING"):
+        arrays = parse_xc_bytes(text, "dup.txt")
+    assert arrays["label_indptr"].tolist() == [0, 2, 3, 5]
+    assert arrays["labels"].tolist() == [4, 1, 2, 5, 0]      # the file's order, first of each
+    assert arrays["indices"].tolist() == [0, 1, 2, 2]       # a repeated feature is kept
+    assert "dup.txt: 2 of 3 points list a label more than once" in caplog.text
+    split = XCData(*(arrays[f] for f in ("indptr", "indices", "values", "label_indptr", "labels")), 5, 6)
+    assert split.stats()["labels_per_point"] == 5 / 3
+
+
+def test_a_file_without_repeated_labels_parses_to_the_same_arrays_and_logs_nothing(caplog):
+    text = b"2 4 6\n5,0 0:1 3:0.5\n1,2,3 1:2\n"
+    with caplog.at_level("WARNING"):
+        arrays = parse_xc_bytes(text, "plain.txt")
+    assert arrays["labels"].tolist() == [5, 0, 1, 2, 3] and arrays["label_indptr"].tolist() == [0, 2, 5]
+    assert caplog.text == ""
+
+
 def test_a_header_promising_more_points_than_lines_fails_before_allocating():
     with pytest.raises(XCFormatError, match=r":1: header says N=40000000000 points but the file has 1 data lines"):
         parse_xc_bytes(b"40000000000 4 3\n0 0:1\n")

@@ -12,17 +12,23 @@ without a label list (it starts with whitespace or directly with a ``f:v`` token
 an error unless ``allow_empty_labels=True`` (some repository files contain such
 points); so is a blank line inside the data, read as a point with neither labels nor
 features. Blank lines at the end of a file are never points. D and L must fit the
-32-bit indices the arrays hold.
+32-bit indices the arrays hold. A label listed twice on one line is kept once (a point's
+labels are a set; the count of such points is logged as a warning); a feature listed twice
+is kept twice, and every product sums its values.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 
 import numpy as np
 
 from impls.harness import atomic
 from impls.slide.data import xc_parse_kernels as K
+
+
+log = logging.getLogger(__name__)
 
 
 class XCFormatError(ValueError):
@@ -109,6 +115,25 @@ def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarra
     return buf[:start + stop]
 
 
+def dedupe_labels(label_indptr: np.ndarray, labels: np.ndarray, n_labels: int
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return (label_indptr, labels, points) with each point's repeated labels dropped
+    (the first of each kept, in the file's order) and the number of points that had a
+    repeat; the inputs themselves when there is none."""
+    n = label_indptr.size - 1
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(label_indptr))
+    key = rows * max(int(n_labels), 1) + labels
+    _, first = np.unique(key, return_index=True)
+    if first.size == key.size:
+        return label_indptr, labels, 0
+    keep = np.sort(first)
+    kept_rows = rows[keep]
+    new_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(kept_rows, minlength=n), out=new_ptr[1:])
+    repeated = int(np.count_nonzero(np.diff(label_indptr) != np.diff(new_ptr)))
+    return new_ptr, labels[keep], repeated
+
+
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
                    allow_empty_labels: bool = False) -> dict[str, np.ndarray]:
     """Parse XC text given as bytes; return CSR arrays (see :class:`~impls.slide.data.dataset.XCData`)."""
@@ -141,9 +166,12 @@ def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
         row = int(np.searchsorted(indptr[: n + 1], first, side="right")) - 1
         raise XCFormatError(f"{path}:{row + 2}: feature value {values[first]} is not a finite float32 "
                             f"(|v| < 3.4e38 expected)")
+    label_ptr, label_list, repeated = dedupe_labels(label_indptr[: n + 1].copy(), labels[:nlab].copy(), l)
+    if repeated:
+        log.warning("%s: %d of %d points list a label more than once; each label is kept once",
+                             path, repeated, n)
     return {"indptr": indptr[: n + 1].copy(), "indices": indices[:nnz].copy(), "values": values[:nnz].copy(),
-            "label_indptr": label_indptr[: n + 1].copy(), "labels": labels[:nlab].copy(),
-            "shape": np.array([d, l], np.int64)}
+            "label_indptr": label_ptr, "labels": label_list, "shape": np.array([d, l], np.int64)}
 
 
 def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.ndarray]:
@@ -152,7 +180,7 @@ def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.
     return parse_xc_bytes(np.fromfile(path, np.uint8), path, allow_empty_labels)
 
 
-CACHE_VERSION = 3     # bump when the parsed arrays change for the same text
+CACHE_VERSION = 4     # bump when the parsed arrays change for the same text
 
 
 def _cache_path(path: Path, allow_empty_labels: bool, cache_dir: Path | None) -> Path:
