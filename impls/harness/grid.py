@@ -210,11 +210,29 @@ def _in_worker() -> bool:
         return False
 
 
+@contextlib.contextmanager
+def _workers_ignore_sigint() -> Iterator[None]:
+    """Ignore SIGINT in this (main) thread while worker processes are started, so that they
+    inherit the disposition: a Ctrl-C on the terminal reaches the whole process group, and
+    only this process should act on it (it closes the cluster on exit). No-op outside the
+    main thread."""
+    import signal
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _local_client():
     if "client" not in _local:
         from distributed import Client, LocalCluster
-        cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        with _workers_ignore_sigint():
+            cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
         _local["cluster"], _local["client"] = cluster, Client(cluster)
         atexit.register(close_local_cluster)
     return _local["client"]
