@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from impls.bandana.layout.layouts import MAX_BLOCK_BYTES
 from impls.bandana.sim.cache import POLICIES, CacheConfigError, CacheResult, simulate
 from impls.harness import cli
 
@@ -31,11 +32,38 @@ def load_ids(path: str, what: str) -> np.ndarray:
     return arr
 
 
-def _format_table(result: CacheResult, args) -> str:
-    rows = [("policy", args.policy), ("capacity", args.capacity)]
+def check_size_flags(args) -> tuple[int, int, int]:
+    """``(per_block, capacity, shadow)`` from ``--vector-bytes``, ``--block-bytes``,
+    ``--capacity``, ``--policy`` and ``--shadow`` (shadow 0 unless the policy is shadow);
+    raises :class:`cli.UsageError` naming the flag. A vector that does not divide a block
+    leaves slack at the block's end (``per_block = block // vector``)."""
+    cli.number(args.block_bytes, "--block-bytes", minimum=1, maximum=MAX_BLOCK_BYTES, integer=True)
+    cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
+    per_block = args.block_bytes // args.vector_bytes
+    if args.capacity < per_block:
+        raise cli.UsageError(f"got {args.capacity}", "--capacity",
+                             f"expected at least one block's {per_block} vectors (--block-bytes // --vector-bytes)")
+    if args.policy != "shadow":
+        if args.shadow is not None:
+            raise cli.UsageError(f"got {args.shadow} with --policy {args.policy}", "--shadow",
+                                 "expected only with --policy shadow")
+        return per_block, args.capacity, 0
+    if args.shadow is None or args.shadow < args.capacity:
+        got = "--policy shadow without it" if args.shadow is None else f"got {args.shadow}"
+        raise cli.UsageError(got, "--shadow", f"expected the shadow set's size, at least --capacity {args.capacity}")
+    return per_block, args.capacity, args.shadow
+
+
+def size_fields(args) -> dict:
+    """The sizes a result was run with, as its JSON records them."""
+    out = {"policy": args.policy, "capacity": args.capacity}
     if args.policy == "shadow":
-        rows.append(("shadow", args.shadow))
-    rows += [(k, v) for k, v in result.to_dict().items()]
+        out["shadow"] = args.shadow
+    return {**out, "vector_bytes": args.vector_bytes, "block_bytes": args.block_bytes}
+
+
+def _format_table(result: CacheResult, args) -> str:
+    rows = [*size_fields(args).items(), *result.to_dict().items()]
     rows.insert(rows.index(("misses", result.misses)), ("hit_rate", f"{result.hit_rate:.4f}"))
     width = max(len(k) for k, _ in rows)
     lines = []
@@ -62,14 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block-bytes", type=int, default=4096)
     cli.add_json_option(parser)
     args = parser.parse_args(argv)
-    cli.number(args.vector_bytes, "--vector-bytes", minimum=1, integer=True)
-    cli.number(args.block_bytes, "--block-bytes", minimum=1, integer=True)
+    check_size_flags(args)
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout")))
     trace = load_ids(args.trace, "trace")
     layout = load_ids(args.layout, "layout")
     result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
                       args.vector_bytes, args.block_bytes)
-    if not cli.emit_json(args.json, result.to_dict()):
+    if not cli.emit_json(args.json, {**size_fields(args), **result.to_dict()}):
         print(_format_table(result, args))
     return 0
 

@@ -18,7 +18,8 @@ layouts, the rest is the trace to simulate). ``DIR`` receives:
   and test fanout (distinct blocks per query; an empty query counts 0).
 
 Layouts pack ``--block-bytes // --vector-bytes`` vectors into a block: the row size of
-``--vectors`` when given, else the suite's 128 B, in 4 KB blocks; give the same two values to
+``--vectors`` when given, else the suite's 128 B, in 4 KB blocks (a row size that does not
+divide the block leaves slack at each block's end); give the same two values to
 ``python -m impls.bandana.cache`` and ``python -m impls.bandana.replay``. The layouts, vectors and
 ids that the previous run's ``summary.json`` in ``DIR`` lists and this run does not write are
 removed (they would pass for this trace's); no other file is touched.
@@ -290,6 +291,8 @@ def _output_names(kinds: Sequence[str]) -> list[str]:
 
 
 def _check(args: argparse.Namespace) -> None:
+    from impls.bandana.layout.layouts import MAX_BLOCK_BYTES
+
     chosen = [flag for flag, on in (("--dataset", args.dataset), ("--offsets/--indices", args.offsets or args.indices),
                                     ("--dlrm", args.dlrm)) if on]
     if len(chosen) != 1:
@@ -301,12 +304,19 @@ def _check(args: argparse.Namespace) -> None:
         raise PrepareError("--table picks a table of a --dlrm file; it does not apply to other traces")
     if args.renumber and args.dataset:
         raise PrepareError("--renumber applies to --offsets/--indices or --dlrm, not to a registry --dataset")
+    for flag, given in (("--vectors", args.vectors is not None), ("--num-vectors", args.num_vectors is not None)):
+        if given and not args.offsets:
+            raise PrepareError(f"{flag} goes with --offsets/--indices, not with {chosen[0]} "
+                               "(a registry trace or a --dlrm file brings its own table)")
+    if args.profile is not None and not args.dataset:
+        raise PrepareError(f"--profile sizes a registry --dataset; it does not apply to {chosen[0]}")
     args.table = 0 if args.table is None else args.table
-    cli.number(args.block_bytes, "--block-bytes", minimum=512, integer=True)
+    cli.number(args.block_bytes, "--block-bytes", minimum=512, maximum=MAX_BLOCK_BYTES, integer=True)
     if args.block_bytes % 512:
         raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", "expected a multiple of 512 (a device block)")
     if args.vector_bytes is not None:
         cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
+    cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     if not 0.0 < args.train_fraction < 1.0:
         raise PrepareError(f"--train-fraction {args.train_fraction}: expected a number in (0, 1)")
     if args.num_vectors is not None and args.num_vectors <= 0:
@@ -344,7 +354,8 @@ def _check(args: argparse.Namespace) -> None:
                                                           for flag in ("offsets", "indices", "vectors", "dlrm")])
 
 
-@cli.command("python -m impls.bandana.prepare")
+@cli.command("python -m impls.bandana.prepare",
+             sizes="--num-vectors and the trace's size (a layout holds one int64 per vector)")
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the trace and layouts; 0 on success, 2 on bad input (checked before any work)."""
     args = _parser().parse_args(argv)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.bandana.cache import load_ids
+from impls.bandana.cache import check_size_flags, load_ids, size_fields
 from impls.bandana.nvm import block_store, direct_io
 from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops, replay,
                                       sweep_stale_stores)
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     cli.number(args.block_bytes, "--block-bytes", minimum=512, integer=True)
     if args.block_bytes % 512:
         raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", "expected a multiple of 512 (O_DIRECT)")
-    cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
+    _, capacity, shadow = check_size_flags(args)
     cli.number(args.queue_depth, "--queue-depth", minimum=1, maximum=MAX_QUEUE_DEPTH, integer=True)
     room = _aio_room()
     if (args.mechanism or direct_io.default_mechanism()) == "libaio" and room is not None \
@@ -130,8 +130,6 @@ def main(argv: list[str] | None = None) -> int:
     trace = _load(args.trace, "trace")
     layout = cache.check_layout(_load(args.layout, "layout"))
     trace = cache.check_trace(trace, layout.shape[0])
-    per_block = cache.vectors_per_block(args.vector_bytes, args.block_bytes)
-    capacity, shadow = cache.check_sizes(args.capacity, args.policy, args.shadow, per_block)
     offsets = (_check_offsets(_load(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
                else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path = _check_store_path(args)
@@ -165,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     if result["seconds"] < MIN_TRUSTED_SECONDS:
         cli.warn(f"the timed replay lasted {result['seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): its rates "
                  f"still carry fixed per-run costs and are not to be trusted; replay a longer trace")
+    result = {**size_fields(args), **result}
     if not cli.emit_json(args.json, result):
         width = max(len(k) for k in result)
         for key, value in result.items():

@@ -236,10 +236,12 @@ def _debugging(argv: list[str]) -> bool:
 USER_ERRORS = (ValueError, OSError, KeyError, LookupError, NotImplementedError)
 
 
-def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Callable:
+def command(prog: str, user_errors: tuple[type[BaseException], ...] = (),
+            sizes: str = "the input's sizes (a smaller profile or file needs less)") -> Callable:
     """Decorate ``main(argv) -> int`` with the convention (see the module docstring).
 
-    ``user_errors``: further exception types that mean bad input (exit 2).
+    ``user_errors``: further exception types that mean bad input (exit 2). ``sizes``: what
+    the out-of-memory message tells the user to check (the flags that size the work).
     """
     known = USER_ERRORS + tuple(user_errors)
 
@@ -289,7 +291,7 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = ()) -> Cal
                 if debug:
                     traceback.print_exc()
                 print(f"error: not enough memory ({_message(exc) or 'MemoryError'}), in {prog}; "
-                      f"check the input's sizes (a smaller profile or file needs less)", file=sys.stderr)
+                      f"check {sizes}", file=sys.stderr)
                 return EXIT_USAGE
             except Exception as exc:
                 run_cleanup(mark)
@@ -323,13 +325,19 @@ def number(value, flag: str, *, minimum: float | None = None, maximum: float | N
     return value
 
 
+def _bound(x) -> str:
+    """A range's end as a user types it: an integral value in full (4294967295, not
+    4.29497e+09), others in the shortest form."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
+
+
 def _range(lo, hi, exclusive) -> str:
     if lo is not None and hi is not None:
-        return f" in {'(' if exclusive else '['}{lo:g}, {hi:g}]"
+        return f" in {'(' if exclusive else '['}{_bound(lo)}, {_bound(hi)}]"
     if lo is not None:
-        return f" {'>' if exclusive else '>='} {lo:g}"
+        return f" {'>' if exclusive else '>='} {_bound(lo)}"
     if hi is not None:
-        return f" <= {hi:g}"
+        return f" <= {_bound(hi)}"
     return ""
 
 
@@ -413,7 +421,8 @@ def add_profile_option(p, help: str, default: str | None = None) -> None:
 
 def emit_json(target: str | None, obj) -> bool:
     """Write ``obj`` where ``--json`` said (atomically for a file), as strict JSON (a value
-    that is not a finite number is written as null); return whether it was asked for."""
+    that is not a finite number is written as null); return whether it was asked for. A
+    file that cannot be written raises :class:`UsageError` naming it and ``--json``."""
     import json
 
     if target is None:
@@ -421,6 +430,9 @@ def emit_json(target: str | None, obj) -> bool:
     obj = atomic.strict_json(obj)
     if target == "-":
         print(json.dumps(obj, default=str))
-    else:
+        return True
+    try:
         atomic.write_json(Path(target), obj)
+    except OSError as err:
+        raise UsageError(f"cannot write {target} ({err.strerror or err})", "--json") from err
     return True

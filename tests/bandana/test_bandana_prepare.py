@@ -115,16 +115,25 @@ def test_an_fbgemm_dlrm_file(tmp_path):
     assert json.loads(made.stdout)["test_lookups"] == 100  # 50 later samples x 2 lookups
 
 
+SMOKE = ("--profile", "smoke")
+
+
 @pytest.mark.parametrize("args, message", [
-    ((), "give exactly one trace"),
-    (("--dataset", "bandana-user", "--offsets", "x.npy", "--indices", "y.npy"), "give exactly one trace"),
-    (("--dataset", "nope"), "unknown dataset 'nope'"),
+    (SMOKE, "give exactly one trace"),
+    (("--dataset", "bandana-user", "--offsets", "x.npy", "--indices", "y.npy", *SMOKE), "give exactly one trace"),
+    (("--dataset", "nope", *SMOKE), "unknown dataset 'nope'"),
     (("--offsets", "missing.npy", "--indices", "missing.npy"), "no such file"),
-    (("--dataset", "bandana-user", "--train-fraction", "1.5"), "expected a number in (0, 1)"),
+    (("--dataset", "bandana-user", "--train-fraction", "1.5", *SMOKE), "expected a number in (0, 1)"),
+    (("--dataset", "bandana-user", "--seed", "-1", *SMOKE), "got -1, --seed, expected an integer in [0, 4294967295]"),
+    (("--dataset", "bandana-user", "--block-bytes", str(2**32), *SMOKE),
+     "got 4294967296, --block-bytes, expected an integer in [512, 67108864]"),
+    (("--dataset", "bandana-user", "--vectors", "v.npy", *SMOKE), "--vectors goes with --offsets/--indices, not with --dataset"),
+    (("--dataset", "bandana-user", "--num-vectors", "9", *SMOKE), "--num-vectors goes with --offsets/--indices, not with --dataset"),
+    (("--dlrm", "x.pt", "--num-vectors", "9"), "--num-vectors goes with --offsets/--indices, not with --dlrm"),
+    (("--offsets", "o.npy", "--indices", "i.npy", *SMOKE), "--profile sizes a registry --dataset; it does not apply to --offsets/--indices"),
 ])
 def test_bad_requests_are_one_line_errors_before_any_work(tmp_path, args, message):
-    run = _py("impls.bandana.prepare", *args, "--profile", "smoke", "--layout", "identity",
-              "--out", str(tmp_path / "out"))
+    run = _py("impls.bandana.prepare", *args, "--layout", "identity", "--out", str(tmp_path / "out"))
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "out").exists()
 

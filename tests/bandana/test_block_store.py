@@ -41,13 +41,33 @@ def test_layout_alignment_and_byte_identical_blocks(store_dir):
     buffers.close()
 
 
+@pytest.mark.parametrize("vector_bytes", [50, 400])
+def test_vectors_that_do_not_divide_a_block_leave_zeros_at_its_end(store_dir, vector_bytes):
+    n = 700
+    table = bs.random_table(n, vector_bytes, 5)
+    layout = np.random.default_rng(1).permutation(n)
+    header = bs.write_store(store_dir / "odd.store", table, layout)
+    per_block = 4096 // vector_bytes                 # 81 of 50 bytes (46 spare), 10 of 400 (96 spare)
+    assert header.per_block == per_block and header.n_blocks == -(-n // per_block)
+    assert bs.read_header(store_dir / "odd.store") == header
+    buffers = bs.AlignedBuffers(1, 4096)
+    with bs.open_store(store_dir / "odd.store", layout) as store:
+        for b in range(header.n_blocks):
+            store.read_block(b, buffers.array[0])
+            ids = layout[b * per_block:(b + 1) * per_block]
+            got = store.vectors_of_block(buffers.array[0])
+            assert np.array_equal(got[:ids.size], table[ids])
+            assert not buffers.array[0][ids.size * vector_bytes:].any()
+    buffers.close()
+
+
 def test_uint8_vectors_and_other_block_size(store_dir):
     table = _table(300, vector_bytes=64)
     assert table.dtype == np.float32
     raw = bs.random_table(300, 50, 1)
     assert raw.dtype == np.uint8
-    with pytest.raises(bs.StoreError, match="does not divide"):
-        bs.write_store(store_dir / "x.store", raw, np.arange(300))
+    with pytest.raises(bs.StoreError, match="a vector of 1024 bytes .* does not fit block_bytes=512"):
+        bs.write_store(store_dir / "x.store", bs.random_table(30, 1024, 1), np.arange(30), block_bytes=512)
     header = bs.write_store(store_dir / "y.store", table, np.arange(300), block_bytes=8192)
     assert header.per_block == 128 and header.file_bytes % 8192 == 0
     assert bs.read_header(store_dir / "y.store") == header

@@ -298,7 +298,7 @@ def test_int64_ids_of_other_dtypes_accepted():
     (dict(trace=[[0]]), "1-D"),
     (dict(layout=[0, 1, 2, 2]), r"not a permutation of 0..3: layout\[3\] = 2 repeats layout\[2\]"),
     (dict(layout=[0, 1, 2, 4]), r"layout\[3\] = 4 is outside \[0, 4\)"),
-    (dict(block_bytes=100, vector_bytes=64), "block_bytes=100 is not a multiple of vector_bytes=64"),
+    (dict(block_bytes=64, vector_bytes=100), "vector_bytes=100 is larger than block_bytes=64"),
     (dict(block_bytes=0), "block_bytes must be a positive integer"),
     (dict(vector_bytes=-8), "vector_bytes must be a positive integer"),
     (dict(capacity=1), "capacity=1 vectors is less than one block's 2 vectors"),
@@ -388,9 +388,11 @@ def test_cli_json(tmp_path):
                        "--vector-bytes", 64, "--block-bytes", 256, "--json")
         assert proc.returncode == 0, proc.stderr
         out = json.loads(proc.stdout)
-        assert list(out) == list(COUNTERS)
+        sizes = {"policy": policy, "capacity": 16, **({"shadow": 24} if policy == "shadow" else {}),
+                 "vector_bytes": 64, "block_bytes": 256}
+        assert list(out) == [*sizes, *COUNTERS]        # the sizes it ran with, then the counters
         expected = simulate(trace, layout, 16, policy, 24, 64, 256).to_dict()
-        assert out == expected
+        assert out == {**sizes, **expected}
 
 
 def test_cli_table_and_defaults(tmp_path):
@@ -410,7 +412,13 @@ def test_cli_table_and_defaults(tmp_path):
     ("not_permutation", "not a permutation"),
     ("missing_file", "cannot read"),
     ("float_trace", "expected a 1-D integer array"),
-    ("no_shadow", "needs a shadow size"),
+    ("no_shadow", "--policy shadow without it, --shadow, expected the shadow set's size, at least --capacity 32"),
+    ("small_shadow", "got 8, --shadow, expected the shadow set's size, at least --capacity 32"),
+    ("stray_shadow", "got 64 with --policy prefetch, --shadow, expected only with --policy shadow"),
+    ("small_cache", "got 4, --capacity, expected at least one block's 32 vectors (--block-bytes // --vector-bytes)"),
+    ("vector_over_block", "got 8192, --vector-bytes, expected an integer in [1, 4096]"),
+    ("huge_block", "got 4294967296, --block-bytes, expected an integer in [1, 67108864]"),
+    ("full_json", "cannot write /dev/full (No space left on device), --json"),
 ])
 def test_cli_errors_exit_2(tmp_path, case, message):
     t, p = tmp_path / "t.npy", tmp_path / "p.npy"
@@ -427,10 +435,40 @@ def test_cli_errors_exit_2(tmp_path, case, message):
         np.save(t, np.array([0.5]))
     elif case == "no_shadow":
         args[7] = "shadow"
+    elif case == "small_shadow":
+        args[7] = "shadow"
+        args += ["--shadow", 8]
+    elif case == "stray_shadow":
+        args += ["--shadow", 64]
+    elif case == "small_cache":
+        args[5] = 4
+    elif case == "vector_over_block":
+        args += ["--vector-bytes", 8192]
+    elif case == "huge_block":
+        args += ["--block-bytes", 2**32]
+    elif case == "full_json":
+        if not Path("/dev/full").exists():
+            pytest.skip("no /dev/full here")
+        args += ["/dev/full"]
     proc = run_cli(*args)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_vector_that_does_not_divide_a_block_leaves_slack_at_its_end():
+    """400-byte vectors (dim 100, float32) in 4 KB blocks: 10 a block, 96 bytes unused; the
+    counters are those of 10-vector blocks, and the effective bandwidth counts the slack as read."""
+    rng = np.random.default_rng(3)
+    layout = rng.permutation(500)
+    trace = rng.integers(0, 500, 3000)
+    for policy in cache.POLICIES:
+        odd = simulate(trace, layout, 40, policy, 120, 400, 4096)
+        even = simulate(trace, layout, 40, policy, 120, 1, 10)
+        assert (odd.hits, odd.blocks_read, odd.prefetched, odd.prefetch_used) == \
+            (even.hits, even.blocks_read, even.prefetched, even.prefetch_used)
+        assert odd.bytes_read == 4096 * odd.blocks_read
+        assert odd.effective_bandwidth == pytest.approx(even.effective_bandwidth * 4000 / 4096)
 
 
 def test_cli_unknown_policy_exit_2(tmp_path):

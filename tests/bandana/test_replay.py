@@ -52,6 +52,23 @@ def test_replay_equals_simulator_and_serves_identical_bytes(stored, mechanism, p
     assert result["queries"] == offsets.size - 1 and result["mechanism"] == mechanism
 
 
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("vector_bytes", [50, 400])     # bytes, and 8-byte words; slack after each block's vectors
+def test_vectors_that_do_not_divide_a_block_replay_as_simulated(store_dir, mechanism, vector_bytes):
+    table = bs.random_table(N, vector_bytes, 7)
+    layout = np.random.default_rng(4).permutation(N)
+    bs.write_store(store_dir / "odd.store", table, layout)
+    trace = cache.zipf_trace(N, 4000, 0.9, 6)
+    offsets = np.arange(0, trace.size + 1, 4, dtype=np.int64)
+    with bs.open_store(store_dir / "odd.store", layout) as store:
+        result = replay.replay(store, offsets, trace, layout, 200, "prefetch", None, queue_depth=4,
+                               mechanism=mechanism, table=table, verify="all")
+    sim = cache.simulate(trace, layout, 200, "prefetch", None, vector_bytes, 4096)
+    for key in ("hits", "blocks_read", "prefetched", "prefetch_used", "bytes_read"):
+        assert result[key] == getattr(sim, key), key
+    assert result["verified_vectors"] == trace.size
+
+
 def test_warm_then_segments_equal_the_simulator(stored):
     store, table, layout, offsets, trace = stored
     capacity, shadow = 300, 1200

@@ -37,6 +37,7 @@ from impls.bandana.data.traces import stream, validate_trace
 from impls.harness.progress import progress_bar
 
 BLOCK_BYTES = 4096
+MAX_BLOCK_BYTES = 1 << 26    # 64 MiB: the command lines' bound on one device block
 
 
 @dataclasses.dataclass(frozen=True)

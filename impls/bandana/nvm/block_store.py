@@ -8,8 +8,10 @@ File format (little-endian), ``block_bytes`` (B) per block:
   ``n_blocks`` (u64), ``layout_sha256`` (32 bytes: SHA-256 of the layout as int64
   little-endian), ``crc32`` (u32) of the fields before it; zeros up to B bytes;
 * blocks 1 .. n_blocks: data block ``b`` holds storage positions ``b*V .. b*V+V-1``,
-  i.e. vectors ``layout[b*V + j]`` at byte ``j * vector_bytes`` of the block (the
-  last block is zero-padded). Data block ``b`` starts at byte ``(b + 1) * B``.
+  i.e. vectors ``layout[b*V + j]`` at byte ``j * vector_bytes`` of the block, with
+  ``V = B // vector_bytes``; the bytes after the V-th vector (when vector_bytes does not
+  divide B) and the last block's unused positions are zeros. Data block ``b`` starts at
+  byte ``(b + 1) * B``.
 
 The file is exactly ``(1 + n_blocks) * B`` bytes. :func:`write_store` writes a temp
 file beside the target, fsyncs it, renames it over the target and fsyncs the
@@ -122,8 +124,8 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
     """Write ``vectors`` (N × dim, any fixed-size dtype) to ``path`` in ``layout`` order.
 
     ``layout`` is a permutation of 0..N-1 (position ``i`` holds vector
-    ``layout[i]``); ``dim * itemsize`` must divide ``block_bytes`` (a multiple of
-    512). Checks the target (:func:`check_target`) and the free space first; writes
+    ``layout[i]``); ``block_bytes`` is a multiple of 512 and at least ``dim * itemsize``
+    (a block holds ``block_bytes // (dim * itemsize)`` vectors, zeros after them). Checks the target (:func:`check_target`) and the free space first; writes
     a temp file, fsyncs, renames. Returns the header written.
     """
     vectors = np.ascontiguousarray(vectors)
@@ -135,8 +137,8 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
             or block_bytes <= 0 or block_bytes % 512:
         raise StoreError(f"block_bytes must be a positive multiple of 512 (O_DIRECT), got {block_bytes!r}")
     block_bytes = int(block_bytes)
-    if block_bytes % vector_bytes:
-        raise StoreError(f"a vector of {vector_bytes} bytes ({dim} x {vectors.dtype}) does not divide "
+    if vector_bytes > block_bytes:
+        raise StoreError(f"a vector of {vector_bytes} bytes ({dim} x {vectors.dtype}) does not fit "
                          f"block_bytes={block_bytes}")
     if vectors.dtype.hasobject:
         raise StoreError(f"vectors of dtype {vectors.dtype} cannot be stored")
@@ -163,8 +165,10 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
                 blocks = -(-(hi - lo) // per_block)
-                chunk = np.zeros(blocks * block_bytes, dtype=np.uint8)
-                chunk[:(hi - lo) * vector_bytes] = raw[layout[lo:hi]].reshape(-1)
+                rows = np.zeros((blocks * per_block, vector_bytes), dtype=np.uint8)
+                rows[:hi - lo] = raw[layout[lo:hi]]
+                chunk = np.zeros((blocks, block_bytes), dtype=np.uint8)
+                chunk[:, :per_block * vector_bytes] = rows.reshape(blocks, per_block * vector_bytes)
                 handle.write(memoryview(chunk))
                 cli.fault_point("store-write")
             os.fchmod(handle.fileno(), 0o644)

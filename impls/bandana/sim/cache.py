@@ -134,12 +134,15 @@ def _positive_int(name: str, value) -> int:
 
 
 def vectors_per_block(vector_bytes: int, block_bytes: int) -> int:
-    """``V = block_bytes // vector_bytes``; block_bytes must be a multiple of vector_bytes."""
+    """``V = block_bytes // vector_bytes`` (at least 1): a block holds V whole vectors, and
+    ``block_bytes - V * vector_bytes`` bytes of it are slack when vector_bytes does not
+    divide it (400-byte vectors fill 4000 of a 4096-byte block). Raises CacheConfigError
+    when a vector is larger than a block."""
     vector_bytes = _positive_int("vector_bytes", vector_bytes)
     block_bytes = _positive_int("block_bytes", block_bytes)
-    if block_bytes % vector_bytes:
+    if vector_bytes > block_bytes:
         raise CacheConfigError(
-            f"block_bytes={block_bytes} is not a multiple of vector_bytes={vector_bytes}")
+            f"vector_bytes={vector_bytes} is larger than block_bytes={block_bytes}: a block must hold a vector")
     return block_bytes // vector_bytes
 
 
