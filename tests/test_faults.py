@@ -188,6 +188,21 @@ def test_running_out_of_memory_is_reported_as_the_inputs_size_not_an_internal_er
     assert main([]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "not enough memory (Unable to allocate 7.28 TiB" in err and "internal error" not in err
+    assert "check the input's sizes" in err
+
+
+def test_a_command_out_of_memory_names_the_flags_that_size_its_work(tmp_path):
+    import subprocess
+    import sys
+
+    for name in ("train", "test"):
+        (tmp_path / f"{name}.txt").write_text("3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    run = subprocess.run([sys.executable, "-m", "impls.slide.train", "--train", str(tmp_path / "train.txt"),
+                          "--test", str(tmp_path / "test.txt"), "--hidden", str(10**12), "--max-iterations", "1",
+                          "--quiet", "--json", str(tmp_path / "o.json")],
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert "not enough memory" in run.stderr and "check --hidden, --L, --batch" in run.stderr
 
 
 @pytest.mark.parametrize("where", ["import", "llvmlite"])

@@ -28,6 +28,30 @@ MIN_TRUSTED_SECONDS = 1.0
 DEFAULT_EVAL_POINTS = 1000
 
 
+CONFIG_HELP = {   # one line each; core/config.py says why each default is what it is
+    "hidden": "hidden-layer width, ReLU units (paper: 128)",
+    "K": "hash codes per table",
+    "L": "hash tables",
+    "binsize": "WTA/DWTA bin size",
+    "bucket_capacity": "labels a bucket holds",
+    "min_active": "pad each sample's active set with random labels up to this (default: 0.5%% of the labels)",
+    "topk": "--mode topk: keep the k labels found in most tables",
+    "threshold": "--mode threshold: keep the labels found in at least this many tables",
+    "rehash_every": "batches before the first rehash of the tables (--schedule exponential grows it x1.5)",
+    "rebuild_every": "batches between new hash functions",
+    "lsh": "hash family (paper: DWTA for Amazon-670K, SimHash for Delicious-200K)",
+    "index": "how a table's code is formed from its K hashes",
+    "dwta_zeros": "DWTA: whether a ReLU zero is hashed as a value",
+    "mode": "how the retrieved labels form a sample's active set (all: no sampling)",
+    "adam": "lazy: update only the rows a batch touched; dense: every parameter each batch",
+    "bucket_policy": "a full bucket: fifo replaces the oldest label, reservoir samples",
+    "schedule": "rehash intervals: fixed, or exponential",
+    "padding": "random padding labels: per sample, or one pool shared by the batch",
+    "padding_sampler": "--padding batch: how the shared pool is drawn",
+    "upkeep": "table upkeep between refreshes",
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     from impls.slide.core.choices import CHOICES
     from impls.slide.core.config import PAPER_LR, SlideConfig
@@ -71,13 +95,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed)
     for name in ("hidden", "K", "L", "binsize", "bucket_capacity", "min_active", "topk", "threshold",
                  "rehash_every", "rebuild_every"):
-        p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=getattr(d, name))
+        p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=getattr(d, name),
+                       help=CONFIG_HELP[name])
     p.add_argument("--rebuild-at-first-rehash", dest="rebuild_at_first_rehash",
                    action=argparse.BooleanOptionalAction, default=d.rebuild_at_first_rehash,
                    help="draw new hash functions at the first rehash, then every --rebuild-every (reference code)")
     for name in ("lsh", "index", "dwta_zeros", "mode", "adam", "bucket_policy", "schedule", "padding",
                  "padding_sampler", "upkeep"):
-        p.add_argument("--" + name.replace("_", "-"), dest=name, choices=CHOICES[name], default=getattr(d, name))
+        p.add_argument("--" + name.replace("_", "-"), dest=name, choices=CHOICES[name], default=getattr(d, name),
+                       help=CONFIG_HELP[name])
     p.add_argument("--json", required=True, metavar="FILE",
                    help="where to write the result as one JSON object ('-': standard output)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -173,7 +199,9 @@ def _warn_clamped(args, train_points: int, test_points: int) -> None:
         cli.warn(f"--train and --test are the same file ({args.train}): P@k measures memorisation, not generalisation")
 
 
-@cli.command("python -m impls.slide.train")
+@cli.command("python -m impls.slide.train",
+             sizes="--hidden, --L, --batch and the data's features and labels (the model holds "
+                   "(features + labels) x --hidden floats, its tables --L x labels ids)")
 def main(argv: list[str] | None = None) -> int:
     """Train once and write the result to ``--json``; every flag and path is checked before
     the data are loaded. Exit 0, or 2 with a one-line error (see :mod:`impls.harness.cli`)."""
