@@ -217,9 +217,18 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors follow the convention: one line, exit 2, the usage
+    left to ``--help`` (its subcommands' parsers are of this class too)."""
+
+    def error(self, message: str):
+        text = " ".join(message.split())
+        self.exit(EXIT_USAGE, f"error: {text}, in {self.prog}; see {self.prog} --help\n")
+
+
 def parser(**kwargs) -> argparse.ArgumentParser:
-    """An ``ArgumentParser`` with ``--debug`` (show tracebacks) added."""
-    p = argparse.ArgumentParser(**kwargs)
+    """An ``ArgumentParser`` with ``--debug`` (show tracebacks) added; errors on one line."""
+    p = OneLineParser(**kwargs)
     add_debug(p)
     return p
 

@@ -292,3 +292,21 @@ def test_emitted_json_is_strict(tmp_path):
     assert cli.emit_json(str(tmp_path / "o.json"), obj)
     back = json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(c))
     assert back == {"a": None, "b": [1.0, None, 2.5], "c": [[None, 1.0]], "d": "x"}
+
+
+COMMANDS = ["impls", "impls.bandana.prepare", "impls.bandana.cache", "impls.bandana.replay", "impls.slide.train",
+            "impls.slide.xc_stats", "impls.slide.experiments.recall_probe", "impls.slide.experiments.lr_select",
+            "impls.salus.lanes", "impls.salus.switching"]
+
+
+@pytest.mark.parametrize("module", COMMANDS)
+def test_an_argument_error_is_one_line_that_points_to_help(module, capsys):
+    import importlib
+
+    main = importlib.import_module(module if module != "impls" else "impls.harness.commands").main
+    with pytest.raises(SystemExit) as stop:
+        main(["--no-such-flag", "3"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: "), err     # argparse's usage block is gone
+    assert err.rstrip().endswith(f"see python -m {module} --help")
