@@ -245,8 +245,6 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"{err} ({sources})") from None
     trainable = train_data.n_points if rows is None else rows.size
     _warn_clamped(args, trainable, test_data.n_points)
-    if config.batch > trainable:        # a batch is at most every trainable point: size buffers so
-        config = dataclasses.replace(config, batch=trainable)
     for split, data in (("training", train_data), ("test", test_data)):
         unlabelled = data.n_points - data.labelled_rows().size
         if unlabelled:

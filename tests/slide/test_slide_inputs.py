@@ -66,6 +66,21 @@ def test_each_trainer_draws_its_batches_from_the_labelled_points_only(method, mo
     assert result["data"]["train"]["unlabelled_points"] == len(empty)
 
 
+@pytest.mark.parametrize("method", ["slide", "dense", "sampled"])
+def test_each_trainer_cuts_a_batch_larger_than_the_trainable_points(method):
+    pytest.importorskip("torch")
+    from impls.slide.training import dense_torch
+    from impls.slide.training.trainer import train as train_slide
+
+    train, test = small_pair(unlabelled=0.25)
+    trainable = trainable_rows(train, test).size
+    config = SlideConfig(threads=1, batch=10**9)      # buffers of a billion rows would not fit
+    common = dict(time_budget_s=None, max_iterations=2, eval_every=0, eval_points=20)
+    result = (train_slide(config, train, test, **common) if method == "slide"
+              else dense_torch.train_dense(config, train, test, method=method, **common))
+    assert result["params"]["batch"] == trainable and result["samples"] == 2 * trainable
+
+
 def test_the_curve_counts_the_samples_actually_trained_when_the_set_is_smaller_than_a_batch():
     run = loop.run(lambda rows: 0.0, lambda it, s, loss: {"iteration": it}, n_points=5, batch=256, seed=0,
                    timer=loop.WallTimer(), schedule=loop.EvalSchedule(2), time_budget_s=None, max_iterations=4)

@@ -103,6 +103,13 @@ def trainable_rows(train: XCData, test: XCData) -> np.ndarray | None:
     return None if rows.size == train.n_points else rows
 
 
+def batch_for(batch: int, train: XCData, rows: np.ndarray | None) -> int:
+    """``batch``, cut to the number of trainable points (``rows`` from :func:`trainable_rows`;
+    None: all of ``train``): a batch is at most every point once, and the trainers size
+    their buffers by it."""
+    return min(int(batch), train.n_points if rows is None else int(rows.size))
+
+
 def xc_datasets() -> list[str]:
     """The names of the registry's extreme-classification sets: those whose generator or
     loader is this package's, sorted."""

@@ -30,6 +30,7 @@ few warm-up steps run first and the weights and optimiser are reset after them.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any, Callable
@@ -39,7 +40,7 @@ import torch
 
 from impls.slide.core import evaluate as ev
 from impls.slide.core.config import SlideConfig
-from impls.slide.data.dataset import XCData, trainable_rows
+from impls.slide.data.dataset import XCData, batch_for, trainable_rows
 from impls.slide.core.network import log_uniform_ranks
 from impls.slide.training import loop
 from impls.slide.training.loop import EvalSchedule
@@ -275,13 +276,15 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
     ``warmup_steps`` (default 3) run before the clock starts, then the weights and optimiser
     state are reset to their initial values, so that the first touch of the logits, gradients
     and Adam state (several steady steps' time at 670k labels) is not on the clock.
-    Every evaluation also records ``hidden_cosine`` (as SLIDE's, :func:`evaluate.mean_cosine`)."""
+    Every evaluation also records ``hidden_cosine`` (as SLIDE's, :func:`evaluate.mean_cosine`).
+    A batch larger than the trainable points is cut to them (:func:`~impls.slide.data.dataset.batch_for`)."""
     if method not in METHODS:
         raise ValueError(f"method={method!r}; expected one of {', '.join(METHODS)}")
     train_rows = trainable_rows(train_data, test_data)
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
     config.check()
+    config = dataclasses.replace(config, batch=batch_for(config.batch, train_data, train_rows))
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device cuda requested but torch.cuda.is_available() is False")

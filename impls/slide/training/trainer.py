@@ -13,7 +13,7 @@ import numpy as np
 
 from impls.slide.core import evaluate as ev
 from impls.slide.core.config import SlideConfig
-from impls.slide.data.dataset import XCData, trainable_rows
+from impls.slide.data.dataset import XCData, batch_for, trainable_rows
 from impls.slide.core.network import SlideNetwork
 from impls.slide.core.retrieval import wrong_top_recall
 from impls.slide.training import loop
@@ -77,12 +77,13 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     (counted once per batch that moved them), ``upkeep_folds``: builds a full delta forced.
     ``progress``: True for a line per evaluation on stderr and, between evaluations, one every
     15 s of wall time (:func:`loop.print_tick`), or a callable that receives each curve point.
+    A batch larger than the trainable points is cut to them (:func:`batch_for`).
     """
     if time_budget_s is None and max_iterations is None:
         raise ValueError("set time_budget_s or max_iterations")
     train_rows = trainable_rows(train_data, test_data)
     threads = set_threads(config.threads)
-    config = _replace(config, threads=threads)
+    config = _replace(config, threads=threads, batch=batch_for(config.batch, train_data, train_rows))
     compile_s = warm_up(config)
     t0 = time.perf_counter()
     max_labels = int(max(np.diff(train_data.label_indptr).max(initial=1), 1))
