@@ -210,29 +210,21 @@ def _in_worker() -> bool:
         return False
 
 
-@contextlib.contextmanager
-def _workers_ignore_sigint() -> Iterator[None]:
-    """Ignore SIGINT in this (main) thread while worker processes are started, so that they
-    inherit the disposition: a Ctrl-C on the terminal reaches the whole process group, and
-    only this process should act on it (it closes the cluster on exit). No-op outside the
-    main thread."""
+def dask_setup(worker) -> None:
+    """Run by Dask in each local worker process as it starts (the module is the workers'
+    ``preload``, so a worker its nanny restarts runs it too): ignore SIGINT. A Ctrl-C on the
+    terminal reaches the whole process group; this process alone acts on it and closes the
+    cluster on exit, instead of every worker printing a traceback."""
     import signal
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _local_client():
     if "client" not in _local:
         from distributed import Client, LocalCluster
-        with _workers_ignore_sigint():
-            cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR, preload=[__name__])
         _local["cluster"], _local["client"] = cluster, Client(cluster)
         atexit.register(close_local_cluster)
     return _local["client"]

@@ -123,9 +123,12 @@ def test_serial_local_and_cli_cluster_give_identical_bytes(monkeypatch, two_work
     assert serial == local == remote
     assert rec_serial["where"] == "serial"
     assert rec_local["where"] == f"local cluster of {grid.usable_cores()} workers"
-    # a Ctrl-C reaches the whole process group: the local workers leave it to this process
-    dispositions = grid._local["client"].run(lambda: signal.getsignal(signal.SIGINT))
-    assert set(dispositions.values()) == {signal.SIG_IGN}
+    # a Ctrl-C reaches the whole process group: the local workers leave it to this process,
+    # also those their nannies start again
+    client = grid._local["client"]
+    assert set(client.run(lambda: signal.getsignal(signal.SIGINT)).values()) == {signal.SIG_IGN}
+    client.restart()
+    assert set(client.run(lambda: signal.getsignal(signal.SIGINT)).values()) == {signal.SIG_IGN}
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert rec_remote["where"] == f"cluster at {cluster.address} with 2 workers"
     assert len(serial) > 1000
