@@ -372,7 +372,7 @@ def cases(f: dict[str, Path], ctx: dict) -> list[Case]:
             Case("cache capacity not a number", 0, C, cache_base[:5] + ["lots"] + cache_base[6:]),
             Case("cache shadow < capacity", 3, C, cache_base[:-1] + ["10"]),
             Case("cache vector-bytes 0", 3, C, cache_base + ["--vector-bytes", "0"]),
-            Case("cache vector-bytes 3", 3, C, cache_base + ["--vector-bytes", "3"]),
+            Case("cache vector-bytes above block-bytes", 3, C, cache_base + ["--vector-bytes", "8192"]),
             Case("cache block-bytes -1", 3, C, cache_base + ["--block-bytes", "-1"]),
             Case("cache unknown policy", 0, C, cache_base[:7] + ["lru"])]
 

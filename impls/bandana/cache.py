@@ -32,12 +32,15 @@ def load_ids(path: str, what: str) -> np.ndarray:
     return arr
 
 
-def check_size_flags(args) -> tuple[int, int, int]:
+def check_size_flags(args, block_multiple: int = 1, why: str = "") -> tuple[int, int, int]:
     """``(per_block, capacity, shadow)`` from ``--vector-bytes``, ``--block-bytes``,
     ``--capacity``, ``--policy`` and ``--shadow`` (shadow 0 unless the policy is shadow);
-    raises :class:`cli.UsageError` naming the flag. A vector that does not divide a block
+    raises :class:`cli.UsageError` naming the flag. ``--block-bytes`` must be a multiple of
+    ``block_multiple`` (``why`` says what needs it). A vector that does not divide a block
     leaves slack at the block's end (``per_block = block // vector``)."""
-    cli.number(args.block_bytes, "--block-bytes", minimum=1, maximum=MAX_BLOCK_BYTES, integer=True)
+    cli.number(args.block_bytes, "--block-bytes", minimum=block_multiple, maximum=MAX_BLOCK_BYTES, integer=True)
+    if args.block_bytes % block_multiple:
+        raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", f"expected a multiple of {block_multiple}{why}")
     cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
     per_block = args.block_bytes // args.vector_bytes
     if args.capacity < per_block:

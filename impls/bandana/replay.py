@@ -4,6 +4,7 @@ through the DRAM cache with O_DIRECT reads, runs fio on the same file, and remov
 (the engine: :mod:`impls.bandana.nvm.replay`)."""
 from __future__ import annotations
 
+import mmap
 import os
 import sys
 from pathlib import Path
@@ -111,10 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     cli.add_json_option(parser)
     args = parser.parse_args(argv)
     # everything is checked before the store is written
-    cli.number(args.block_bytes, "--block-bytes", minimum=512, integer=True)
-    if args.block_bytes % 512:
-        raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", "expected a multiple of 512 (O_DIRECT)")
-    _, capacity, shadow = check_size_flags(args)
+    _, capacity, shadow = check_size_flags(args, mmap.PAGESIZE, " (the page size: O_DIRECT reads into page-aligned "
+                                                               "buffers of one block each)")
     cli.number(args.queue_depth, "--queue-depth", minimum=1, maximum=MAX_QUEUE_DEPTH, integer=True)
     room = _aio_room()
     if (args.mechanism or direct_io.default_mechanism()) == "libaio" and room is not None \

@@ -240,3 +240,15 @@ def test_an_npz_archive_is_named_as_one(tmp_path):
     run = _py("impls.bandana.prepare", "--offsets", str(tmp_path / "t.npz"), "--indices", str(tmp_path / "i.npy"),
               "--layout", "identity", "--out", str(tmp_path / "out"))
     assert run.returncode == 2 and "an .npz archive (arrays offsets, indices)" in run.stderr
+
+
+def test_the_largest_seed_builds_every_seeded_layout(tmp_path):
+    """faiss and KaHyPar take a signed 32-bit seed; --seed accepts up to 2^32-1."""
+    rng = np.random.default_rng(2)
+    files = _save_all(tmp_path, o=np.arange(201, dtype=np.int64) * 5, i=rng.integers(0, 300, 1000).astype(np.int64),
+                      v=rng.normal(size=(300, 8)).astype(np.float32))
+    run = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--vectors", files["v"],
+              "--layout", "kmeans", "--layout", "kmeans-two-level", "--layout", "random", "--seed", str(2**32 - 1),
+              "--out", str(tmp_path / "out"), "--json")
+    assert run.returncode == 0, run.stderr
+    assert set(json.loads(run.stdout)["layouts"]) == {"kmeans", "kmeans-two-level", "random"}

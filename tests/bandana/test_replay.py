@@ -202,6 +202,11 @@ def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):
     assert replay_cli.main(base + ["--layout", str(tmp_path / "l.npy"), "--path", str(existing)]) == 2
     assert "exists" in capsys.readouterr().err
     assert existing.read_bytes() == b"precious"
+    import mmap
+    for block in (1536, 1 << 27):     # not a page multiple; above the 64 MiB bound
+        assert replay_cli.main(base + ["--layout", str(tmp_path / "l.npy"), "--block-bytes", str(block)]) == 2
+        err = capsys.readouterr().err
+        assert f"got {block}, --block-bytes, expected" in err and str(mmap.PAGESIZE) in err, err
 
 
 def test_each_turn_is_compared_with_the_fio_runs_around_it():

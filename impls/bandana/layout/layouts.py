@@ -149,14 +149,15 @@ def _faiss_threads(count: int | None):
 
 
 def _kmeans_assign(x: np.ndarray, k: int, niter: int, seed: int) -> np.ndarray:
-    """Return faiss K-means cluster ids (int64) of the rows of ``x`` with ``min(k, len(x))`` clusters."""
+    """Return faiss K-means cluster ids (int64) of the rows of ``x`` with ``min(k, len(x))`` clusters.
+    faiss takes a signed 32-bit seed: ``seed`` (any non-negative integer) is used modulo 2^31."""
     import faiss
 
     n = x.shape[0]
     k = int(min(k, n))
     if k <= 1:
         return np.zeros(n, dtype=np.int64)
-    km = faiss.Kmeans(x.shape[1], k, niter=int(niter), seed=int(seed), verbose=False,
+    km = faiss.Kmeans(x.shape[1], k, niter=int(niter), seed=int(seed) % 2**31, verbose=False,
                       min_points_per_centroid=1, max_points_per_centroid=max(256, -(-n // k)))
     km.train(x)
     _, assign = km.index.search(x, 1)
@@ -342,7 +343,7 @@ def kahypar_layout(train_offsets, train_indices, num_vectors: int, *, vectors_pe
             os.unlink(ini)
         context.setK(k)
         context.setEpsilon(float(epsilon))
-        context.setSeed(int(seed))
+        context.setSeed(int(seed) % 2**31)        # a C int
         context.suppressOutput(True)
         kahypar.partition(graph, context)
         block = np.array([graph.blockID(v) for v in range(n)], dtype=np.int64)

@@ -349,7 +349,7 @@ def simulate(trace, layout, capacity: int, policy: str, shadow: int | None = Non
     """Replay ``trace`` (vector ids in lookup order) through a fresh cache; the counters.
 
     Everything is validated before any work: ids in [0, N), ``layout`` a
-    permutation of 0..N-1, ``block_bytes`` a multiple of ``vector_bytes``,
+    permutation of 0..N-1, ``vector_bytes <= block_bytes`` (a block holds ``block_bytes // vector_bytes``),
     ``capacity >= block_bytes // vector_bytes``, ``shadow >= capacity`` for policy
     ``shadow``, a known policy. ``shadow`` is ignored by the other policies.
     """

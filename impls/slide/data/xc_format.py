@@ -119,19 +119,12 @@ def dedupe_labels(label_indptr: np.ndarray, labels: np.ndarray, n_labels: int
                   ) -> tuple[np.ndarray, np.ndarray, int]:
     """Return (label_indptr, labels, points) with each point's repeated labels dropped
     (the first of each kept, in the file's order) and the number of points that had a
-    repeat; the inputs themselves when there is none."""
-    n = label_indptr.size - 1
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(label_indptr))
-    key = rows * max(int(n_labels), 1) + labels
-    _, first = np.unique(key, return_index=True)
-    if first.size == key.size:
-        return label_indptr, labels, 0
-    keep = np.sort(first)
-    kept_rows = rows[keep]
-    new_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(kept_rows, minlength=n), out=new_ptr[1:])
-    repeated = int(np.count_nonzero(np.diff(label_indptr) != np.diff(new_ptr)))
-    return new_ptr, labels[keep], repeated
+    repeat. CSR input (``label_indptr[0] == 0``, every label in [0, n_labels)), modified in
+    place; one pass over the labels (numba), no sort."""
+    label_indptr = np.ascontiguousarray(label_indptr, np.int64)
+    labels = np.ascontiguousarray(labels, np.int32)
+    kept, repeated = K.dedupe_label_rows(label_indptr, labels, int(n_labels))
+    return label_indptr, labels[:kept], int(repeated)
 
 
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
@@ -166,12 +159,12 @@ def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
         row = int(np.searchsorted(indptr[: n + 1], first, side="right")) - 1
         raise XCFormatError(f"{path}:{row + 2}: feature value {values[first]} is not a finite float32 "
                             f"(|v| < 3.4e38 expected)")
-    label_ptr, label_list, repeated = dedupe_labels(label_indptr[: n + 1].copy(), labels[:nlab].copy(), l)
+    label_ptr, label_list, repeated = dedupe_labels(label_indptr[: n + 1], labels[:nlab], l)
     if repeated:
         log.warning("%s: %d of %d points list a label more than once; each label is kept once",
                              path, repeated, n)
     return {"indptr": indptr[: n + 1].copy(), "indices": indices[:nnz].copy(), "values": values[:nnz].copy(),
-            "label_indptr": label_ptr, "labels": label_list, "shape": np.array([d, l], np.int64)}
+            "label_indptr": label_ptr.copy(), "labels": label_list.copy(), "shape": np.array([d, l], np.int64)}
 
 
 def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.ndarray]:

@@ -184,6 +184,34 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
 
 
 @njit(cache=True)
+def dedupe_label_rows(label_indptr, labels, n_labels):
+    """Drop each row's repeated labels in place, keeping the first of each in order; one
+    pass with a per-label stamp (the row that last saw it). Returns (entries kept, rows that
+    had a repeat); ``label_indptr`` and ``labels[:kept]`` hold the result."""
+    seen = np.full(max(n_labels, 1), -1, np.int64)
+    n = label_indptr.shape[0] - 1
+    kept = 0
+    repeated = 0
+    start = label_indptr[0]
+    for i in range(n):
+        stop = label_indptr[i + 1]
+        had = False
+        for q in range(start, stop):
+            j = labels[q]
+            if seen[j] == i:
+                had = True
+                continue
+            seen[j] = i
+            labels[kept] = j
+            kept += 1
+        if had:
+            repeated += 1
+        start = stop
+        label_indptr[i + 1] = kept
+    return kept, repeated
+
+
+@njit(cache=True)
 def format_rows(indptr, indices, values, label_indptr, labels, out):
     """Write XC text lines (no header) into the byte buffer ``out``; return bytes used.
 
