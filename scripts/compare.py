@@ -41,18 +41,27 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
             return [run]
         return runs.runs_named(stored, text, machine, paths.resolve_commit)
 
+    def same_env(found: list[runs.StoredRun], env: str) -> list[runs.StoredRun]:
+        return [r for r in found if r.env_name == env]
+
     if not base and not head:
         if len(stored) < 2:
             raise ValueError(f"{machine} has {len(stored)} stored run(s); compare needs two")
-        return stored[-2], stored[-1]
+        earlier = same_env(stored[:-1], stored[-1].env_name)
+        if not earlier:
+            raise ValueError(f"the newest run {stored[-1].label} is the only one in environment "
+                             f"{stored[-1].env_name!r}; name --base and --head to compare across environments")
+        return earlier[-1], stored[-1]
     if not base or not head:
         raise ValueError("give both --base and --head, or neither")
     old, new = named(base), named(head)
-    if old[-1] == new[-1]:  # one commit (or file) twice: its two newest runs
-        if len(new) < 2:
-            raise ValueError(f"{base!r} has one stored run; comparing it with itself needs two")
-        return new[-2], new[-1]
-    return old[-1], new[-1]
+    if old[-1] == new[-1]:  # one commit (or file) twice: its two newest runs of one environment
+        twins = same_env(new, new[-1].env_name)
+        if len(twins) < 2:
+            raise ValueError(f"{base!r} has one stored run in environment {new[-1].env_name!r}; comparing it "
+                             "with itself needs two")
+        return twins[-2], twins[-1]
+    return (same_env(old, new[-1].env_name) or old)[-1], new[-1]
 
 
 def relative_threshold(text: str) -> float:
@@ -81,14 +90,30 @@ def main(argv: list[str] | None = None) -> int:
                         help="relative threshold for numbers without a measured one, 0.05 or 5%% "
                              "(default: not judged)")
     args = parser.parse_args(argv)
+    try:
+        declared = directions.declared_directions()
+    except Exception as err:  # noqa: BLE001 - a benchmark that does not import, or declares no direction
+        print(f"compare: cannot read the benchmarks' declared directions: {' '.join(str(err).split())}",
+              file=sys.stderr)
+        return 2
     if args.print_asv_config:
-        print(json.dumps(directions.asv_regressions_first_commits(directions.declared_directions()), indent=8))
+        print(json.dumps(directions.asv_regressions_first_commits(declared), indent=8))
         return 0
     results_dir = args.results or paths.results_dir()
     try:
         machine = runs.choose_run_machine(args.machine, results_dir, paths.machine_name(),
                                           current_profile())
-        old, new = pick_runs(runs.stored_runs(results_dir, machine), args.base, args.head, machine)
+        skipped: list[tuple[Path, str]] = []
+        stored = runs.stored_runs(results_dir, machine, skipped)
+        for path, why in skipped:
+            print(f"compare: not a run, left out: {path}: {why}", file=sys.stderr)
+        if skipped and not (args.base or args.head):
+            raise ValueError(f"{len(skipped)} result file(s) of {machine} cannot be read as runs (above), so "
+                             "the two newest runs are unknown: repair or remove them, or name --base and --head")
+        old, new = pick_runs(stored, args.base, args.head, machine)
+        if args.noise is not None and not args.noise.is_file():
+            raise ValueError(f"--noise {args.noise}: no such file; `make noise` measures the thresholds "
+                             "(or leave --noise out and pass --default-threshold)")
         noise_path = args.noise or noise.default_noise_path(machine)
         measured = noise.load_noise(noise_path) if noise_path.is_file() else None
         if measured is None and args.default_threshold is None:
@@ -103,11 +128,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: {err}", file=sys.stderr)
         return 2
     print(f"compare: {machine}: {old.label} ({old.path.name}) -> {new.label} ({new.path.name})")
+    if old.env_name != new.env_name:
+        print(f"compare: note: the runs are of two environments ({old.env_name!r} -> {new.env_name!r}); "
+              "thresholds measured in one do not cover a change of environment")
     if measured is not None and measured.unversioned:
         print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
               "and are applied whatever the version; `make noise` again records it")
-    result = compare.compare_runs(base, head, directions.declared_directions(), measured,
-                                  args.default_threshold)
+    result = compare.compare_runs(base, head, declared, measured, args.default_threshold)
     for line in compare.format_comparison(result):
         print(line)
     if result.regressed:

@@ -3,8 +3,9 @@
 
     python scripts/measure_noise.py [--machine M] [--commit C ...] [--out FILE]
 
-Uses every commit with two or more stored runs (or only the given commits): run the
-suite twice on one commit first (`make bench` twice, or `make reproduce` twice).
+Uses every commit with two or more stored runs in one asv environment (or only the given
+commits): run the suite twice on one commit first (`make bench` twice, or `make reproduce`
+twice). Runs of other environments are not repeats of each other.
 Writes reports/noise/<machine>.json and prints the numbers too noisy to track here.
 """
 from __future__ import annotations
@@ -33,15 +34,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         machine = runs.choose_run_machine(args.machine, results_dir, paths.machine_name(),
                                           current_profile())
-        stored = runs.stored_runs(results_dir, machine)
+        skipped: list[tuple[Path, str]] = []
+        stored = runs.stored_runs(results_dir, machine, skipped)
+        for path, why in skipped:
+            print(f"measure_noise: not a run, left out: {path}: {why}", file=sys.stderr)
         if args.commit:
-            stored = [r for c in args.commit for r in runs.runs_named(stored, c, machine, paths.resolve_commit)]
-        frames: dict[str, list] = {}
-        for run in stored:
-            frames.setdefault(run.commit, []).append(read_result_file(run.path, machine, results_dir))
-        used = [r for r in stored if len(frames[r.commit]) >= 2]
+            stored = list(dict.fromkeys(r for c in args.commit
+                                        for r in runs.runs_named(stored, c, machine, paths.resolve_commit)))
+        groups: dict[tuple[str, str], list[runs.StoredRun]] = {}
+        for run in stored:      # repeats are runs of one commit in one environment
+            groups.setdefault((run.commit, run.env_name), []).append(run)
+        used = [r for group in groups.values() if len(group) >= 2 for r in group]
+        frames = {key: [read_result_file(r.path, machine, results_dir) for r in group]
+                  for key, group in groups.items() if len(group) >= 2}
         measured = noise.measure_noise(machine, frames, [
-            {"commit": r.commit, "started": r.started, "file": r.path.name} for r in used])
+            {"commit": r.commit, "env": r.env_name, "started": r.started, "file": r.path.name} for r in used])
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"measure_noise: {err}", file=sys.stderr)
         return 2

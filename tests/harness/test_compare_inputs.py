@@ -96,8 +96,9 @@ def test_a_number_without_a_threshold_that_moved_is_named(results):
                                        ("0.6", False), ("5%", True), ("0.05", True), ("0", True)])
 def test_the_default_threshold_is_a_fraction_or_a_percentage(results, tmp_path, typed, ok):
     head_run(results, **{RATE: 500.0})
-    done = run_compare(results, tmp_path / "none.json", "--base", BASE, "--head", HEAD,
-                       "--default-threshold", typed)
+    empty = tmp_path / "none.json"      # a thresholds file without a number: the default judges all
+    empty.write_text(json.dumps({"schema": 1, "machine": MACHINE, "numbers": []}))
+    done = run_compare(results, empty, "--base", BASE, "--head", HEAD, "--default-threshold", typed)
     if ok:
         assert done.returncode == 1, done.stdout + done.stderr  # the halved rate is a regression
         assert lines_of(done.stdout, "REGRESSION")[0].split()[1] == RATE

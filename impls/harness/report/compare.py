@@ -50,15 +50,17 @@ class Change:
 
     def _change_text(self) -> str:
         """``<new/old>x`` where both are positive (or new is 0), else the signed difference:
-        a ratio of negative numbers, or over 0, reads the wrong way."""
+        a ratio of negative numbers, or over 0, reads the wrong way. The ratio shows enough
+        digits to differ from 1 when the numbers differ."""
         if self.old > 0 and self.new >= 0:
-            return f"{self.ratio:.3g}x"
+            return f"{distinct(self.ratio, 1.0, 3)[0]}x"
         return f"{self.new - self.old:+.6g}"
 
     def line(self) -> str:
         """``REGRESSION <benchmark> <params> <old> -> <new> (<change>)`` and the threshold."""
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
-        values = f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> {self.new:.6g}"
+        old, new = distinct(self.old, self.new)
+        values = f"{self.kind} {self.benchmark} {params} {old} -> {new}"
         if self.direction == FLAG:
             return f"{values} (flag)"
         if self.kind == NEW_VERSION:
@@ -68,6 +70,16 @@ class Change:
                     "for this number: not judged, run `make noise`)")
         noise = "" if self.threshold is None else f"  threshold {100 * self.threshold:.3g}%"
         return f"{values} ({self._change_text()}, {self.direction} is better){noise}"
+
+
+def distinct(a: float, b: float, digits: int = 6) -> tuple[str, str]:
+    """``a`` and ``b`` in ``g`` format with ``digits`` significant digits, or more (up to
+    17) until two different numbers print differently."""
+    for d in range(digits, 18):
+        left, right = f"{a:.{d}g}", f"{b:.{d}g}"
+        if left != right or a == b:
+            return left, right
+    return left, right
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,7 +124,10 @@ def worsening(old: float, new: float, direction: str) -> float:
     """Return how much worse ``new`` is than ``old`` (relative; negative = better)."""
     if new == old:
         return 0.0
-    change = (new - old) / abs(old) if old else math.copysign(math.inf, new - old)
+    if math.isinf(old):     # to or from infinity: an infinite change, the way it went
+        change = math.copysign(math.inf, new - old)
+    else:
+        change = (new - old) / abs(old) if old else math.copysign(math.inf, new - old)
     return -change if direction == HIGHER else change
 
 

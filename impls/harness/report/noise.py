@@ -11,9 +11,10 @@ calls a change a regression or an improvement — is
 With two runs the range of a normal variable averages 1.13 sigma, so FACTOR = 3 puts the
 threshold near 2.4 standard deviations of the difference of two runs; taking at least
 the benchmark's median spread keeps a point that agreed twice by chance from a threshold
-of zero (the median of the finite spreads: a point around 0, whose relative range is
-infinite, does not make its siblings untrackable). A deterministic number (a simulation) has spread 0 and threshold 0: any change
-is real. A number whose threshold exceeds TOO_NOISY (50%) cannot be tracked here at all.
+of zero (the median of the finite spreads above 0: a point around 0, whose relative range
+is infinite, does not make its siblings untrackable, and points that repeated exactly do
+not pull it to 0). A deterministic benchmark (a simulation: every point spread 0) has
+threshold 0: any change is real. A number whose threshold exceeds TOO_NOISY (50%) cannot be tracked here at all.
 
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
 suite, since it describes a machine, not a run).
@@ -91,11 +92,12 @@ def relative_range(values: list[float]) -> float:
     return (high - low) / middle if middle else math.inf
 
 
-def measure_noise(machine: str, runs_by_commit: dict[str, list[pd.DataFrame]],
+def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]],
                   run_ids: Iterable[dict] = (), factor: float = FACTOR) -> Noise:
-    """Return the :class:`Noise` of ``machine`` from frames of repeated runs, grouped by commit.
+    """Return the :class:`Noise` of ``machine`` from frames of repeated runs, grouped by
+    commit (or by commit and environment: any key whose runs repeat one another).
 
-    Each frame is one run (``results.read_result_file``). Commits with fewer than two runs
+    Each frame is one run (``results.read_result_file``). Groups with fewer than two runs
     are ignored; raises NoiseError when no commit has two, or when no number was measured
     in two of them. Values with the same ``started_at`` in two runs are one measurement
     (asv kept it through a partial rerun); values of two benchmark versions are not
@@ -160,9 +162,14 @@ def _newer(a, b) -> bool:
 
 
 def _median_finite(spreads: list[float]) -> float:
-    """Median of the finite ``spreads``; inf when none is finite."""
+    """Median of the finite ``spreads`` that are not 0 (0 when every finite one is; inf
+    when none is finite). A point that repeated exactly while its siblings moved does not
+    pull the floor down: it agreed by chance, or its value was kept from an earlier run
+    (asv keeps the points a parameter-level ``--bench`` rerun skipped, under the new start
+    time of their benchmark), and either way it is not evidence of zero noise."""
     finite = [x for x in spreads if math.isfinite(x)]
-    return statistics.median(finite) if finite else math.inf
+    moved = [x for x in finite if x > 0]
+    return statistics.median(moved) if moved else 0.0 if finite else math.inf
 
 
 def _finite(x: float) -> float | None:
@@ -228,8 +235,13 @@ def load_noise(path: Path) -> Noise:
             runs = entry.get("runs", 0)
             if isinstance(runs, bool) or not isinstance(runs, int):
                 raise ValueError(f"'runs' is {runs!r}, not an integer")
-            item = Threshold(entry["benchmark"], str(entry.get("params", EVERY_POINT)), runs, spread, threshold,
-                             str(entry.get("version") or ""))
+            params = entry.get("params", EVERY_POINT)
+            if not isinstance(params, str):
+                raise ValueError(f"'params' is {params!r}, not a parameter label like \"size=4096\" "
+                                 f"(\"\" without parameters, \"{EVERY_POINT}\" or left out: every point)")
+            item = Threshold(entry["benchmark"], params, runs, spread, threshold, str(entry.get("version") or ""))
+            if (item.benchmark, item.params) in thresholds:
+                raise ValueError(f"a second threshold for {item.benchmark} [{item.params}]")
         except ValueError as err:
             raise NoiseError(f"{path}: entry {index} of 'numbers': {err}") from err
         thresholds[(item.benchmark, item.params)] = item

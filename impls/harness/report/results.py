@@ -166,9 +166,11 @@ def _rows_of_file(path: Path, machine: str,
         raise ResultsError(f"{path}: expected a JSON object (an asv result file)")
     version = data.get("version")
     if version != RESULT_FORMAT_VERSION:
+        older = isinstance(version, int) and not isinstance(version, bool) and version < RESULT_FORMAT_VERSION
         raise ResultsError(
-            f"{path}: asv result format version {version!r}; expected {RESULT_FORMAT_VERSION} "
-            "(asv 0.6; run `asv update` to convert older results)"
+            f"{path}: asv result format version {version!r}; expected {RESULT_FORMAT_VERSION} (asv 0.6; "
+            + ("run `asv update` to convert older results)" if older else "written by another asv: "
+               "run the suite's pinned asv, `make bench`)")
         )
     for key in ("commit_hash", "date", "result_columns", "results"):
         if key not in data:
@@ -308,8 +310,15 @@ def latest_points(frame: pd.DataFrame) -> pd.DataFrame:
 
 def read_result_file(path: Path, machine: str, results_dir: Path | None = None) -> pd.DataFrame:
     """Return one asv result file as a frame of ``BASE_COLUMNS`` (params named from
-    ``results_dir``'s benchmarks.json when given)."""
+    ``results_dir``'s benchmarks.json when given); a file that is not one raises
+    :class:`ResultsError` naming it."""
     info = read_benchmark_info(results_dir) if results_dir is not None else {}
-    frame = pd.DataFrame(_rows_of_file(Path(path), machine, info), columns=BASE_COLUMNS)
+    try:
+        rows = _rows_of_file(Path(path), machine, info)
+    except (TypeError, AttributeError, ValueError) as err:
+        if isinstance(err, ResultsError):
+            raise
+        raise ResultsError(f"{path}: {_reason(err)}") from err
+    frame = pd.DataFrame(rows, columns=BASE_COLUMNS)
     frame["value"] = frame["value"].astype("float64")
     return frame

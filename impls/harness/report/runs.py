@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from impls.harness import atomic
-from impls.harness.report.results import NOT_RESULT_FILES, machines, result_files
+from impls.harness.report.results import NOT_RESULT_FILES, RESULT_FORMAT_VERSION, machines, result_files
 
 
 def machine_for_profile(machine: str, profile: str) -> str:
@@ -53,30 +53,41 @@ class StoredRun:
         return f"{self.commit[:8]}@{self.started or '?'}"
 
 
-def _started(data: dict) -> str:
+def _started(data: dict, path: Path) -> str:
+    """The UTC time of the file's latest ``started_at`` (YYYYmmddTHHMMSS), "" when it has
+    none; ValueError for a file whose results or stamps are not asv's."""
     columns = data.get("result_columns") or []
+    results = data.get("results", {})
+    if not isinstance(columns, list) or not isinstance(results, dict):
+        raise ValueError(f"{path}: not an asv result file ('result_columns' or 'results' malformed)")
     if "started_at" not in columns:
         return ""
     at = columns.index("started_at")
-    stamps = [row[at] for row in data.get("results", {}).values()
+    stamps = [row[at] for row in results.values()
               if isinstance(row, list) and len(row) > at and row[at] is not None]
     if not stamps:
         return ""
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e14 for x in stamps):
+        raise ValueError(f"{path}: not an asv result file (a started_at is not a time in ms)")
     return dt.datetime.fromtimestamp(max(stamps) / 1000, dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
 
 
 def read_run(path: Path, machine: str) -> StoredRun:
-    """Return the :class:`StoredRun` of result file ``path`` (raises ValueError if it is not one)."""
+    """Return the :class:`StoredRun` of result file ``path`` (raises ValueError if it is not
+    one of asv's format :data:`RESULT_FORMAT_VERSION`)."""
     try:
         data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: not a readable asv result file ({err})") from err
     if not isinstance(data, dict) or "commit_hash" not in data:
         raise ValueError(f"{path}: not an asv result file (no commit_hash)")
+    if data.get("version") != RESULT_FORMAT_VERSION:
+        raise ValueError(f"{path}: asv result format {data.get('version')!r}, not {RESULT_FORMAT_VERSION} "
+                         "(asv 0.6's)")
     params = data.get("params")
     recorded = str(params.get("machine") or "") if isinstance(params, dict) else ""
     return StoredRun(Path(path), machine, str(data["commit_hash"]), str(data.get("env_name", "")),
-                     _started(data), recorded)
+                     _started(data, Path(path)), recorded)
 
 
 def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
@@ -97,10 +108,14 @@ def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
     return copies
 
 
-def stored_runs(results_dir: Path, machine: str) -> list[StoredRun]:
+def stored_runs(results_dir: Path, machine: str,
+                skipped: list[tuple[Path, str]] | None = None) -> list[StoredRun]:
     """Return every run of ``machine``, oldest first: archived ones and asv's live files.
 
     A live file whose run is already archived (same commit, environment, start) counts once.
+    A file that is not a readable asv result of this format, or that records another
+    machine, is not a run: ``(path, why)`` is appended to ``skipped`` when given (a caller
+    that picks "the newest" run must not do so past a damaged newer one).
     """
     found: dict[tuple[str, str, str], StoredRun] = {}
     archived = runs_dir(results_dir) / machine
@@ -110,8 +125,14 @@ def stored_runs(results_dir: Path, machine: str) -> list[StoredRun]:
             continue
         try:
             run = read_run(path, machine)
-        except ValueError:
-            continue  # an unreadable file is the results section's business, not a run
+        except ValueError as err:
+            if skipped is not None:
+                skipped.append((path, str(err).removeprefix(f"{path}: ")))
+            continue
+        if run.recorded_machine and run.recorded_machine != machine:
+            if skipped is not None:
+                skipped.append((path, f"a run of machine {run.recorded_machine!r}, filed under {machine!r}"))
+            continue
         found.setdefault((run.commit, run.env_name, run.started), run)
     return sorted(found.values(), key=lambda r: (r.started, r.commit))
 
