@@ -60,8 +60,8 @@ def _train_args(f, tmp_path, *extra):
 BAD_INPUTS = [  # (command, argv builder, message pattern)
     ("cache", lambda f, t: _cache_args(f, **{"--trace": f["zero_bytes"]}), r"zero\.npy: cannot read an \.npy"),
     ("cache", lambda f, t: _cache_args(f, **{"--trace": t}), r"is a directory"),
-    ("cache", lambda f, t: _cache_args(f, **{"--vector-bytes": 0}), r"--vector-bytes, expected an integer >= 1"),
-    ("replay", lambda f, t: _cache_args(f, **{"--block-bytes": 1000}), r"--block-bytes, expected a multiple of 512"),
+    ("cache", lambda f, t: _cache_args(f, **{"--vector-bytes": 0}), r"--vector-bytes, expected an integer in \[1, 4096\]"),
+    ("replay", lambda f, t: _cache_args(f, **{"--block-bytes": 6144}), r"--block-bytes, expected (a multiple of|an integer in)"),
     ("replay", lambda f, t: _cache_args(f, **{"--queue-depth": 100000}), r"--queue-depth"),
     ("replay", lambda f, t: _cache_args(f, **{"--fio-runtime": "nan"}), r"--fio-runtime"),
     ("replay", lambda f, t: _cache_args(f, **{"--offsets": f["bad_offsets"]}), r"--offsets, expected"),
