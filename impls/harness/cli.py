@@ -369,12 +369,35 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
     return p
 
 
+def _suite_file(path: Path) -> str:
+    """What ``path`` (resolved) is when it is the suite's own code or configuration, which
+    no output may replace: under the ``impls`` package, the checkout's ``benchmarks/``,
+    ``scripts/`` or ``tests/``, a dataset manifest, or asv's configuration; "" otherwise."""
+    from impls.harness import paths
+
+    homes = [Path(__file__).resolve().parents[1]]
+    try:
+        root = paths.repo_root()
+    except RuntimeError:   # an installed copy outside a checkout: its package only
+        root = None
+    if root is not None:
+        homes += [root / "impls", root / "benchmarks", root / "scripts", root / "tests"]
+        if path.parent == root / "datasets" and path.suffix == ".toml":
+            return "a dataset manifest of the suite"
+        if path in (root / "asv.conf.json", root / "Makefile"):
+            return f"the suite's {path.name}"
+    for home in homes:
+        if path.is_relative_to(home):
+            return f"a file of the suite itself (under {home.name}/)"
+    return ""
+
+
 def check_output(path: str | os.PathLike | None, flag: str,
                  inputs: Iterable[tuple[str | os.PathLike | None, str]] = ()) -> Path | None:
     """Return ``path`` after checking a file can be written there (parent exists and is a
-    writable directory where a file can be created, path is not a directory, and it is
-    none of the command's ``inputs``, given as (path, flag) pairs); leaves nothing behind.
-    Raises :class:`UsageError`."""
+    writable directory where a file can be created, path is not a directory, it is none of
+    the command's ``inputs``, given as (path, flag) pairs, nor the suite's own code or
+    configuration); leaves nothing behind. Raises :class:`UsageError`."""
     if path is None or str(path) == "-":
         return None if path is None else Path(path)
     p = Path(path)
@@ -405,6 +428,9 @@ def check_output(path: str | os.PathLike | None, flag: str,
         resolved = p.resolve()
     except RuntimeError as err:  # a symlink loop
         raise UsageError(f"{p}: {err}", flag, "expected a file path to write") from None
+    own = _suite_file(resolved)
+    if own:
+        raise UsageError(f"{p} is {own}", flag, "expected a path outside the suite's code and configuration")
     try:  # what the atomic write will do: a file beside it (os.access says yes to root anywhere)
         tempfile.NamedTemporaryFile(dir=resolved.parent, prefix=f".{p.name}.", suffix=".probe").close()
     except OSError as err:

@@ -56,6 +56,9 @@ def _list(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     entry = experiments.get(args.experiment)
+    kind, colon, index = args.device.partition(":")
+    if kind in ("cpu", "cuda") and colon and (kind == "cpu" or not index.isdigit()):
+        raise cli.UsageError(f"got {args.device!r}", "--device", "expected cpu, cuda or cuda:N (N = 0, 1, ...)")
     profile = profiles.resolve(args.profile)
     experiments.sizes_for(entry.name, profile)  # validated before any work
     reason = experiments.missing(entry.name, args.device)

@@ -28,16 +28,15 @@ import os
 import pkgutil
 import time
 import tomllib
-import types
-import typing
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from impls.harness import profiles
+from impls.harness import profiles, size_checks
 
 _EXPERIMENTS: dict[str, "Experiment"] = {}
 _SCHEMAS: dict[str, dict[str, Any]] = {}
+_BOUNDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 CATALOG_MODULE = "catalog"
 CATALOG_FILE = "catalog.toml"
 _DECLARED: set[Path] = set()
@@ -84,15 +83,23 @@ def _resolve(target: str) -> Callable:
     return getattr(importlib.import_module(module), attr)
 
 
-def sizes_schema(table: str, schema: Mapping[str, Any]) -> None:
+def sizes_schema(table: str, schema: Mapping[str, Any], *, positive: Iterable[str] = (),
+                 pairs: Iterable[str] = ()) -> None:
     """Declare the keys and types of ``[table.<profile>]`` in ``impls/profiles.toml``.
 
     Types are ``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``dict``,
-    ``list[T]`` (nested), ``list`` (any items) or a union ``A | B``.
+    ``list[T]`` (nested), ``list`` (any items) or a union ``A | B``. Every number in a
+    table must be finite and >= 0; the keys in ``positive`` must be > 0 (a list: not
+    empty, each number > 0), those in ``pairs`` a ``[low, high]`` with low <= high.
     """
-    if table in _SCHEMAS and _SCHEMAS[table] != dict(schema):
+    bounds = (frozenset(positive), frozenset(pairs))
+    if table in _SCHEMAS and (_SCHEMAS[table], _BOUNDS[table]) != (dict(schema), bounds):
         raise ValueError(f"sizes schema of [{table}] is declared twice, differently")
+    unknown = sorted((bounds[0] | bounds[1]) - set(schema))
+    if unknown:
+        raise ValueError(f"sizes schema of [{table}]: bounds for undeclared key(s) {', '.join(unknown)}")
     _SCHEMAS[table] = dict(schema)
+    _BOUNDS[table] = bounds
 
 
 def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, paper_figure: str = "",
@@ -209,42 +216,10 @@ def get(name: str) -> Experiment:
 
 # -- sizes -------------------------------------------------------------------------------
 
-def _type_name(spec: Any) -> str:
-    return getattr(spec, "__name__", None) if not typing.get_args(spec) else str(spec)
-
-
-def _check_type(value: Any, spec: Any, where: str) -> list[str]:
-    origin, args = typing.get_origin(spec), typing.get_args(spec)
-    if origin in (types.UnionType, typing.Union):
-        if any(not _check_type(value, option, where) for option in args):
-            return []
-        return [f"{where}: {value!r} is not {spec}"]
-    if origin is list or spec is list:
-        if not isinstance(value, list):
-            return [f"{where}: {value!r} is not a list"]
-        problems: list[str] = []
-        for i, item in enumerate(value):
-            if args:
-                problems += _check_type(item, args[0], f"{where}[{i}]")
-        return problems
-    if spec is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif spec is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, spec)
-    return [] if ok else [f"{where}: {value!r} is not {_type_name(spec)}"]
-
-
 def _check_fields(values: Mapping[str, Any], types_: Mapping[str, Any], required: Iterable[str],
                   where: str, noun: str = "field") -> None:
-    """Raise :class:`ExperimentError` at ``where`` naming every key of ``values`` not in
-    ``types_``, every ``required`` key it lacks and every value not of its type."""
-    problems = [f"unknown {noun} {k!r}" for k in values if k not in types_]
-    problems += [f"missing {noun} {k!r}" for k in required if k not in values]
-    for key, spec in types_.items():
-        if key in values:
-            problems += _check_type(values[key], spec, key)
+    """Raise :class:`ExperimentError` at ``where`` with every problem :func:`size_checks.field_problems` finds."""
+    problems = size_checks.field_problems(values, types_, required, noun)
     if problems:
         raise ExperimentError(f"{where}: " + "; ".join(problems))
 
@@ -258,7 +233,11 @@ def validate_sizes(table: str, profile: str, values: Mapping[str, Any],
     schema = schema if schema is not None else schemas().get(table)
     if schema is None:
         raise ExperimentError(f"[{table}] of {profiles.PROFILE_TABLE} has no declared sizes schema")
-    _check_fields(values, schema, schema, f"[{table}.{profile}] in {profiles.PROFILE_TABLE}", noun="key")
+    where = f"[{table}.{profile}] in {profiles.PROFILE_TABLE}"
+    _check_fields(values, schema, schema, where, noun="key")
+    problems = size_checks.bound_problems(values, *_BOUNDS.get(table, (frozenset(), frozenset())))
+    if problems:
+        raise ExperimentError(f"{where}: " + "; ".join(problems))
 
 
 def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:

@@ -13,11 +13,10 @@ NVML busy % beside it).
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 
-from impls.harness import atomic, cli
+from impls.harness import cli
 
 CHECK_WORKLOADS = ["resnet_b32", "lstm_b32", "transformer_b16"]
 CHECK_POLICY_SIZES = {
@@ -47,12 +46,17 @@ def lanes_check() -> dict:
 @cli.command("python -m impls.salus.gpu_check")
 def main(argv=None) -> int:
     """Run the check and print its JSON; exit 3 without CUDA, 2 on bad arguments (checked first)."""
-    parser = cli.parser(prog="python -m impls.salus.gpu_check")
+    parser = cli.parser(prog="python -m impls.salus.gpu_check", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=None, help="also write the JSON here")
-    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="switching-latency repeats per method (--part switching or all; default 20)")
     parser.add_argument("--part", choices=["all", "switching", "lanes"], default="all",
                         help="switching: issue 7's check; lanes: the lanes issue's; all: both")
     args = parser.parse_args(argv)
+    if args.repeats is not None and args.part == "lanes":
+        raise cli.UsageError(f"got {args.repeats} with --part lanes", "--repeats",
+                             "expected only with --part switching or all")
+    args.repeats = 20 if args.repeats is None else args.repeats
     cli.number(args.repeats, "--repeats", minimum=1, maximum=10 ** 6, integer=True)
     cli.check_output(args.out, "--out")
     from impls.harness.capabilities import missing_reason
@@ -78,10 +82,9 @@ def main(argv=None) -> int:
     if args.part in ("all", "lanes"):
         out["lanes"] = lanes_check()
     out["elapsed_s"] = time.time() - t0
-    text = json.dumps(out)
+    cli.emit_json("-", out)          # first: a file that cannot be written must not lose the run
     if args.out:
-        atomic.write_bytes(args.out, text.encode())
-    print(text)
+        cli.emit_json(args.out, out)
     return 0
 
 

@@ -6,6 +6,7 @@ waits for ever, not for a departure."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from typing import Sequence
 
@@ -13,8 +14,29 @@ from impls.harness import cli
 from impls.salus.memory.lanes import BASELINES, RULES, LaneError, assign, jobs_from_json
 
 
+STATIC_PARTITIONS = 4
+MAX_PARTITIONS = 4096     # a device split finer than this has no lane worth the name
+
+
 def _no_constants(name: str):
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _bytes(text: str, flag: str) -> int:
+    """A byte count as typed: an integer, or a whole number in float notation (1e9); >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number.is_integer()):
+            raise cli.UsageError(f"got {text!r}", flag, "expected a whole number of bytes") from None
+        value = int(number)
+    if value < 0:
+        raise cli.UsageError(f"got {text!r}", flag, "expected a number of bytes >= 0")
+    return value
 
 
 @cli.command("python -m impls.salus.lanes", (LaneError,))
@@ -25,18 +47,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", required=True, help="JSON file: list of {name, persistent, ephemeral} (bytes)")
     parser.add_argument("--capacity", required=True, help="device memory in bytes")
     parser.add_argument("--rule", default="salus", choices=RULES + BASELINES)
-    parser.add_argument("--partitions", type=int, default=4, help="partitions for --rule static")
+    parser.add_argument("--partitions", type=int, default=None,
+                        help=f"equal partitions of the device, --rule static only (default {STATIC_PARTITIONS})")
     cli.add_json_option(parser, "the lanes (the default and only output)")
     args = parser.parse_args(argv)
-    try:
-        capacity = int(args.capacity)
-    except ValueError:
-        raise cli.UsageError(f"got {args.capacity!r}", "--capacity", "expected a whole number of bytes") from None
-    cli.number(args.partitions, "--partitions", minimum=1, integer=True)
+    capacity = _bytes(args.capacity, "--capacity")
+    if args.partitions is not None and args.rule != "static":
+        raise cli.UsageError(f"got {args.partitions} with --rule {args.rule}", "--partitions",
+                             "expected only with --rule static")
+    partitions = STATIC_PARTITIONS if args.partitions is None else args.partitions
+    cli.number(partitions, "--partitions", minimum=1, maximum=max(1, min(capacity, MAX_PARTITIONS)), integer=True)
     cli.check_file(args.jobs, "--jobs", "a readable JSON file")
+    cli.check_output(None if args.json in (None, "-") else args.json, "--json", [(args.jobs, "--jobs")])
     try:
         with open(args.jobs, encoding="utf-8") as handle:
             items = json.load(handle, parse_constant=_no_constants)
+    except RecursionError:
+        raise cli.UsageError("nested too deeply", args.jobs,
+                             "expected a JSON list of {name, persistent, ephemeral}") from None
     except UnicodeDecodeError as err:
         raise cli.UsageError(f"byte {err.start} is not UTF-8", args.jobs, "expected UTF-8 JSON text") from None
     except json.JSONDecodeError as err:
@@ -45,8 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         raise cli.UsageError(str(err), args.jobs, "expected finite numbers of bytes") from None
     jobs = jobs_from_json(items, args.jobs)
-    result = assign(jobs, capacity, args.rule, args.partitions)
-    largest = capacity // args.partitions if args.rule == "static" else capacity
+    result = assign(jobs, capacity, args.rule, partitions)
+    largest = capacity // partitions if args.rule == "static" else capacity
     where = f"a {args.rule} partition of {largest} B" if args.rule == "static" else f"the {capacity} B device"
     for job in jobs:
         if job.persistent + job.ephemeral > largest:  # waits for ever, not for a departure

@@ -9,18 +9,17 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-import torch
-
 from impls.harness import cli
-from impls.salus.core.devices import get_device
-from impls.salus.core.switching import DEFAULT_WORKLOADS, print_table, switching_latency
 
 
 @cli.command("python -m impls.salus.switching")
 def main(argv: Sequence[str] | None = None) -> int:
-    """Measure and print; every flag (device, each workload name) is checked before the
-    first measurement, and checkpoint folders of killed runs are removed first."""
-    from impls.harness import paths
+    """Measure and print; every flag (device, each workload name, the output) is checked
+    before the first measurement, and checkpoint folders of killed runs are removed first."""
+    import torch   # here, not at the top: a Ctrl-C during the import is handled as any other
+
+    from impls.salus.core.devices import get_device
+    from impls.salus.core.switching import DEFAULT_WORKLOADS, print_table, switching_latency
     from impls.salus.core.workloads import WORKLOADS
 
     parser = cli.parser(prog="python -m impls.salus.switching", description=__doc__.split("\n\n")[0])
@@ -44,11 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise cli.UsageError(f"unknown workload(s) {', '.join(unknown)}", "--workloads",
                              f"expected names from {', '.join(sorted(WORKLOADS))}")
-    get_device(args.device)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise cli.UsageError(f"{', '.join(twice)} named twice", "--workloads", "expected each workload once")
+    try:
+        get_device(args.device)
+    except (ValueError, NotImplementedError) as err:
+        raise cli.UsageError(str(err), "--device", "expected cpu or a CUDA device this machine has") from None
+    cli.check_output(None if args.json in (None, "-") else args.json, "--json")
     if args.threads:
         torch.set_num_threads(args.threads)
-    cli.register_new_dir(paths.cache_dir() / "salus")
-    cli.sweep_stale(paths.cache_dir() / "salus", "switch-pid*")
     result = switching_latency(args.device, names, args.repeats, args.restart_repeats)
     if not cli.emit_json(args.json, result):
         print_table(result)

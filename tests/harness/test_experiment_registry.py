@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -32,6 +33,22 @@ def test_sizes_are_checked_by_key_and_type():
         assert part in message
     with pytest.raises(experiments.ExperimentError):
         experiments.validate_sizes("t", "smoke", {"n": True, "rate": 1.0, "names": [], "pairs": []}, schema)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"mean_interarrival_s": float("nan")}, "mean_interarrival_s: nan is not a finite number >= 0"),
+    ({"mean_interarrival_s": float("inf")}, "mean_interarrival_s: inf is not a finite number >= 0"),
+    ({"memory_budget_mb": -5}, "memory_budget_mb: -5 is not a finite number >= 0"),
+    ({"n_jobs": 0}, "n_jobs: 0 must be > 0"),
+    ({"policies": []}, "policies: [] must be > 0 and not empty"),
+    ({"duration_s": [0.3]}, "duration_s: [0.3] is not [low, high] with low <= high"),
+    ({"duration_s": [3.0, 0.3]}, "duration_s: [3.0, 0.3] is not [low, high]"),
+])
+def test_a_size_a_run_cannot_use_is_refused_with_the_table_and_key(change, message):
+    """A NaN inter-arrival time used to spin the policy run for ever; 0 iterations divided by 0."""
+    values = {**profiles.sizes("salus_policies", "smoke"), **change}
+    with pytest.raises(experiments.ExperimentError, match=r"\[salus_policies.smoke\] in .*: " + re.escape(message)):
+        experiments.validate_sizes("salus_policies", "smoke", values)
 
 
 def test_every_registered_experiment_has_valid_sizes_in_every_profile():
@@ -128,6 +145,9 @@ def test_cli_run_prints_the_experiment_as_json():
     (("run", "bandana.nope"), "no experiment 'bandana.nope'"),
     (("run", "bandana.layouts", "--device", "tpu"), "runs on cpu, not 'tpu'"),
     (("run", "bandana.layouts", "--json", "/nonexistent/dir/out.json"), "does not exist"),
+    (("run", "salus.overhead", "--json", "impls/profiles.toml"), "is a file of the suite itself (under impls/)"),
+    (("run", "salus.overhead", "--json", "datasets/bandana-user.toml"), "is a dataset manifest of the suite"),
+    (("run", "salus.switching", "--device", "cpu:0"), "got 'cpu:0', --device, expected cpu, cuda or cuda:N"),
 ])
 def test_cli_refuses_bad_requests_in_one_line(args, message):
     out = _cli(*args)

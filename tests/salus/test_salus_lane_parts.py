@@ -278,3 +278,42 @@ def test_the_lanes_cli_names_a_job_that_can_never_fit(tmp_path, capsys):
     assert "'big' needs 1100 B" in out.err and "never be admitted" in out.err and "'ok'" not in out.err
     assert main(["--jobs", str(jobs), "--capacity", "1200", "--rule", "static", "--partitions", "2"]) == 0
     assert "a static partition of 600 B" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--rule", "static", "--partitions", str(10**9)], "got 1000000000, --partitions, expected an integer in [1, 1000]"),
+    (["--partitions", "3"], "got 3 with --rule salus, --partitions, expected only with --rule static"),
+    (["--capacity", "-1"], "got '-1', --capacity, expected a number of bytes >= 0"),
+    (["--capacity", "1e3.5"], "got '1e3.5', --capacity, expected a whole number of bytes"),
+    (["--json", "JOBS"], "is the file --jobs reads, --json, expected another path"),
+    (["--json", "MISSING/out.json"], "does not exist, --json"),
+])
+def test_the_lanes_cli_refuses_what_it_cannot_use_before_reading_jobs(tmp_path, capsys, extra, message):
+    import json
+
+    from impls.salus.lanes import main
+
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"name": "a", "persistent": 10, "ephemeral": 5}]))
+    before = jobs.read_bytes()
+    extra = [x.replace("JOBS", str(jobs)).replace("MISSING", str(tmp_path / "nope")) for x in extra]
+    capacity = [] if "--capacity" in extra else ["--capacity", "1000"]
+    assert main(["--jobs", str(jobs), *capacity, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert jobs.read_bytes() == before and not (tmp_path / "nope").exists()
+
+
+def test_the_lanes_cli_takes_a_capacity_in_float_notation_and_a_deep_file_is_one_line(tmp_path, capsys):
+    import json
+
+    from impls.salus.lanes import main
+
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"name": "a", "persistent": 10, "ephemeral": 5}]))
+    assert main(["--jobs", str(jobs), "--capacity", "1e3", "--rule", "static", "--partitions", "2"]) == 0
+    assert [lane["size"] for lane in json.loads(capsys.readouterr().out)["lanes"]] == [500, 500]
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    assert main(["--jobs", str(deep), "--capacity", "1000"]) == 2
+    assert "nested too deeply" in capsys.readouterr().err

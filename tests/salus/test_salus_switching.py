@@ -102,6 +102,32 @@ def test_switching_cli_prints_the_json_shape():
     assert row["restart_ms"]["p50"] > row["to_host_ms"]["p50"]
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--workloads", "mlp_b64,mlp_b64"], "mlp_b64 named twice, --workloads"),
+    (["--device", "cudax"], "device 'cudax': expected 'cpu', 'cuda' or 'cuda:N', --device"),
+    (["--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist, --json"),
+])
+def test_switching_cli_refuses_before_measuring(argv, message, capsys):
+    from impls.salus.switching import main
+
+    assert main(["--repeats", "1", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_a_device_is_cpu_cuda_or_cuda_n_and_an_index_this_machine_has(monkeypatch):
+    from impls.harness import capabilities
+    from impls.salus.core import devices
+
+    monkeypatch.setattr(capabilities, "require", lambda name: None)     # as on a CUDA machine
+    monkeypatch.setattr(devices.torch.cuda, "device_count", lambda: 2)
+    for typo in ("cudax", "cuda_7", "cuda:", "cuda:-1", "cuda:1:2"):
+        with pytest.raises(ValueError, match="expected 'cpu', 'cuda' or 'cuda:N'"):
+            devices.get_device(typo)
+    with pytest.raises(ValueError, match="has 2 CUDA device"):
+        devices.get_device("cuda:7")
+
+
 def test_switching_cli_rejects_an_unknown_workload():
     proc = subprocess.run([sys.executable, "-m", "impls.salus.switching", "--workloads", "nope", "--json"],
                           check=False, capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),

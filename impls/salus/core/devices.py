@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 import time
 from typing import Any, Protocol
 
@@ -189,20 +190,25 @@ def get_device(name, clock=time.perf_counter):
 
     ``clock`` times CPU iterations (host seconds; a fake one in tests). A device
     object is returned as is. Raises ``NotImplementedError`` (asv: skip) when CUDA is
-    asked for and missing.
+    asked for and missing, ValueError for any other spelling ("cudax", "cuda:-1") or an
+    index this machine does not have.
     """
     if not isinstance(name, str):
         return name  # already a device object
     name = name.strip().lower()
     if name == "cpu":
         return CpuDevice(clock)
-    if name.startswith("cuda"):
-        from impls.harness.capabilities import require
+    spelled = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if spelled is None:
+        raise ValueError(f"device {name!r}: expected 'cpu', 'cuda' or 'cuda:N'")
+    from impls.harness.capabilities import require
 
-        require("cuda")
-        index = int(name.split(":", 1)[1]) if ":" in name else 0
-        return CudaDevice(index)
-    raise ValueError(f"device {name!r}: expected 'cpu', 'cuda' or 'cuda:N'")
+    require("cuda")
+    index = int(spelled.group(1) or 0)
+    count = torch.cuda.device_count()
+    if index >= count:
+        raise ValueError(f"device {name!r}: this machine has {count} CUDA device(s), cuda:0 to cuda:{count - 1}")
+    return CudaDevice(index)
 
 
 # --- memory estimate on CPU ---------------------------------------------------------

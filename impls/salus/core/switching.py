@@ -262,9 +262,10 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
 
     dev = get_device(device)
     restart_repeats = min(repeats, 5) if restart_repeats is None else restart_repeats
-    if directory is None:
+    if directory is None:      # the suite's scratch folder: made on demand, swept of killed runs' folders
         base = paths.cache_dir() / "salus"
-        base.mkdir(parents=True, exist_ok=True)
+        cli.register_new_dir(base)
+        cli.sweep_stale(base, "switch-pid*")
     result: dict = {"device": dev.kind, "device_name": dev.describe(),
                     "to_host_method": TO_HOST_METHOD[dev.kind],
                     "to_disk_method": "torch.save (flush+fsync) of A + torch.load of B; page cache not dropped",

@@ -91,7 +91,9 @@ def summary(name: str, data: dict) -> dict:
 def _print(name: str, data: dict) -> None:
     import json
 
-    print(json.dumps(summary(name, data), indent=1))
+    from impls.harness import atomic
+
+    print(json.dumps(atomic.strict_json(summary(name, data)), indent=1))   # NaN and inf as null
 
 
 def print_lanes(data: dict) -> None:

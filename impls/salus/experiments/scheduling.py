@@ -463,8 +463,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from impls.harness import commands
 
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and not args[0].startswith("-"):
-        args[0] = f"salus.{args[0]}"
+    if args in (["-h"], ["--help"]) or not args:
+        print(f"usage: python -m impls.salus.experiments.scheduling NAME [flags of python -m impls run]\n"
+              f"  is python -m impls run salus.NAME [flags]; see python -m impls run --help and "
+              f"python -m impls list", file=sys.stdout if args else sys.stderr)
+        return 0 if args else 2
+    at = next((i for i, a in enumerate(args) if not a.startswith("-")
+               and (i == 0 or args[i - 1] not in ("--profile", "--device", "--json"))), None)
+    if at is not None and not args[at].startswith("salus."):
+        args[at] = f"salus.{args[at]}"
     return commands.main(["run", *args])
 
 
