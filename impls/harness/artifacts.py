@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from impls.harness import atomic, paths
@@ -48,16 +49,48 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     return atomic.write_json(artifact_path(name, record["machine"], record["commit"]), record)
 
 
+def _foreign(record: dict, machine: str) -> str:
+    """Why ``record`` does not belong under ``machine`` ("" when it does): it records another
+    machine, or a profile other than the one the machine name ends in."""
+    from impls.harness.profiles import PROFILES
+
+    recorded = record.get("machine")
+    if recorded and recorded != machine:
+        return f"a record of machine {recorded!r}, filed under {machine!r}: left out"
+    profile = record.get("profile")
+    suffix = next((p for p in PROFILES if machine.endswith(f"-{p}")), None)
+    if profile and suffix and profile != suffix:
+        return f"a record of the {profile!r} profile, filed under {machine!r}: left out"
+    return ""
+
+
+def _when(stamp: Any) -> dt.datetime | None:
+    try:
+        when = dt.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
 def load_latest(machine: str | None = None, root: Path | None = None,
-                unreadable: list[tuple[str, str]] | None = None) -> dict[str, dict]:
+                unreadable: list[tuple[str, str]] | None = None,
+                commit_dates: Mapping[str, dt.datetime] | None = None) -> dict[str, dict]:
     """Return the newest record of every artifact name stored for ``machine``.
 
-    A damaged artifact is never half-read: it is skipped, and when ``unreadable`` is a
-    list, ``(path, why)`` is appended to it — and, when another commit's copy of the same
-    artifact is used in its place, a second entry saying which one.
+    Newest is the record of the latest commit, by ``commit_dates`` (commit -> its date, as
+    the asv results give it; a commit not in it counts from when its record was made), then
+    the latest made: ``asv run A..B`` measures the newest commit first, so the time a record
+    was made alone would let an older commit's win. A record that names another machine,
+    or another profile than the machine name's, is left out. A damaged artifact is never
+    half-read: it is skipped, and when ``unreadable`` is a list, ``(path, why)`` is
+    appended to it — and, when another commit's copy of the same artifact is used in its
+    place, a second entry saying which one.
     """
-    base = Path(root or paths.artifacts_root()) / (machine or paths.machine_name())
+    machine = machine or paths.machine_name()
+    base = Path(root or paths.artifacts_root()) / machine
+    dates = commit_dates or {}
     latest: dict[str, dict] = {}
+    ranks: dict[str, tuple] = {}
     broken: dict[str, list[tuple[Path, str]]] = {}
     for file in sorted(base.glob("*/*.json")):
         try:
@@ -70,9 +103,16 @@ def load_latest(machine: str | None = None, root: Path | None = None,
                    else f"a JSON {type(record).__name__}, expected an object")
             broken.setdefault(file.stem, []).append((file, why))
             continue
-        previous = latest.get(record["name"])
-        if previous is None or record.get("created", "") >= previous.get("created", ""):
-            latest[record["name"]] = record
+        foreign = _foreign(record, machine)
+        if foreign:
+            if unreadable is not None:
+                unreadable.append((str(file), foreign))
+            continue
+        made = _when(record.get("created"))
+        rank = (dates.get(str(record.get("commit", ""))) or made or _EPOCH, made or _EPOCH,
+                str(record.get("created", "")))
+        if record["name"] not in latest or rank >= ranks[record["name"]]:
+            latest[record["name"]], ranks[record["name"]] = record, rank
     if unreadable is not None:
         for name, files in sorted(broken.items()):
             for file, why in files:
@@ -83,6 +123,9 @@ def load_latest(machine: str | None = None, root: Path | None = None,
                                                   f"unreadable; the report uses the copy of commit "
                                                   f"{str(used.get('commit'))[:8]} (created {used.get('created')})"))
     return latest
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def _why(err: BaseException) -> str:

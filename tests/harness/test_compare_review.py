@@ -135,3 +135,13 @@ def test_a_commit_named_twice_is_measured_once(results):
                   "--commit", BASE[:4], "--commit", BASE)
     assert done.returncode == 0, done.stderr
     assert "from 2 runs of 1 commit(s)" in done.stdout and len(json.loads(out.read_text())["runs"]) == 2
+
+
+def test_the_report_leaves_out_a_result_file_of_another_machine(results):
+    from impls.harness.report.results import read_results
+
+    path = write_run(results / MACHINE, HEAD, 300, base_values(rate=5000.0), machine="gpu-box")
+    unreadable: list = []
+    frame = read_results(results, MACHINE, unreadable)
+    assert HEAD not in set(frame["commit"])
+    assert unreadable == [(str(path), f"{path}: a run of machine 'gpu-box', filed under {MACHINE!r}: left out")]

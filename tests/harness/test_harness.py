@@ -117,6 +117,32 @@ def test_artifacts_are_written_atomically_and_newest_wins(tmp_path):
     assert set(latest) == {"curve"} and latest["curve"]["data"] == {"x": [3]}
 
 
+def test_the_newest_commit_wins_and_another_machines_or_profiles_record_is_left_out(tmp_path):
+    import datetime as dt
+
+    def put(commit, created, **fields):
+        record = {"schema": artifacts.SCHEMA, "name": "curve", "commit": commit, "created": created,
+                  "machine": "box-quick", "profile": "quick", "data": {"commit": commit}, **fields}
+        folder = tmp_path / "box-quick" / commit
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"curve-{len(list(folder.iterdir()))}.json").write_text(json.dumps(record))
+
+    # asv run old..new measures the new commit first: the old commit's record is made last
+    put("new", "2026-12-01T10:00:00+00:00")
+    put("old", "2026-12-01T11:00:00+00:00")
+    dates = {"new": dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc),
+             "old": dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)}
+    assert artifacts.load_latest("box-quick", tmp_path, commit_dates=dates)["curve"]["commit"] == "new"
+    assert artifacts.load_latest("box-quick", tmp_path)["curve"]["commit"] == "old"   # no dates: when made
+    put("gpu", "2026-12-02T00:00:00+00:00", machine="gpu-box")
+    put("full", "2026-12-02T00:00:00+00:00", profile="full")
+    unreadable: list = []
+    assert artifacts.load_latest("box-quick", tmp_path, unreadable, commit_dates=dates)["curve"]["commit"] == "new"
+    whys = sorted(why for _, why in unreadable)
+    assert whys == ["a record of machine 'gpu-box', filed under 'box-quick': left out",
+                    "a record of the 'full' profile, filed under 'box-quick': left out"]
+
+
 def test_repo_root_prefers_asv_conf_dir(tmp_path, monkeypatch):
     (tmp_path / "asv.conf.json").write_text("{}")
     monkeypatch.setenv("ASV_CONF_DIR", str(tmp_path))

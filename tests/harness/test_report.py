@@ -49,6 +49,7 @@ from impls.harness.report.results import (
 from impls.harness.report.skipped import required_capabilities
 from impls.harness.report.intervals import Interval
 from impls.harness.report.verdicts import (
+    INCONCLUSIVE,
     NOT_MEASURED,
     NOT_REPRODUCED,
     PARTLY,
@@ -317,7 +318,8 @@ FLAG_CLEAR = ("bench_toy.Layout.track_bytes_used", {"layout": "random"})   # 0.0
 @pytest.mark.parametrize("paper, baseline, flag, verdict, shown", [
     (8.0, 1.0, FLAG_SET, PARTLY, "≥ 3"),                 # at least 3x: a speed-up, size unknown
     (8.0, None, FLAG_SET, "not measured: only a lower bound (3), below the paper's value", "≥ 3"),
-    (3.1, 1.0, FLAG_SET, REPRODUCED, "≥ 3"),             # already within the band
+    (3.1, 1.0, FLAG_SET, INCONCLUSIVE, "≥ 3"),           # within the band, but may lie above it
+    ([1.0, math.inf], 1.0, FLAG_SET, REPRODUCED, "≥ 3"),  # within a band without an upper end
     (2.0, 1.0, FLAG_SET, PARTLY, "≥ 3"),                 # above the band: judged as usual
     (8.0, None, FLAG_CLEAR, NOT_REPRODUCED, "3"),        # an exact value is judged as usual
 ])
@@ -329,6 +331,38 @@ def test_a_lower_bound_is_never_judged_not_reproduced_below_the_paper(frame, pap
     assert result.lower_bound == (flag is FLAG_SET)
     assert formatting.measured(result).startswith(shown)
     assert ("lower bound" in result.detail) == (flag is FLAG_SET)
+
+
+def _points(*rows) -> pd.DataFrame:
+    """A points frame of (benchmark, value, commit) rows, each without parameters."""
+    return pd.DataFrame([{"benchmark": b, "params": {}, "param_label": "", "value": v, "commit": c,
+                          "status": "ok", "type": "track"} for b, v, c in rows])
+
+
+def test_a_bound_flag_from_another_run_than_the_value_is_not_read_as_exact():
+    c = Claim(**{**claim(8.0, 0.15, 1.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                 "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_is_lower_bound", {}))})
+    same = _points(("b.Speed.track_ratio", 0.8, "b" * 40), ("b.Speed.track_is_lower_bound", 1.0, "b" * 40))
+    assert evaluate_claims([c], same, {}, no_cuda_state())[0].verdict.startswith(NOT_MEASURED + ": only a lower")
+    mixed = _points(("b.Speed.track_ratio", 0.8, "b" * 40), ("b.Speed.track_is_lower_bound", 0.0, "a" * 40))
+    [result] = evaluate_claims([c], mixed, {}, no_cuda_state())
+    assert result.verdict == (f"{NOT_MEASURED}: cannot tell whether 0.8 is exact or a bound (its bound flag was "
+                              f"measured at aaaaaaaa, the value at bbbbbbbb)")
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf])
+def test_a_value_that_is_not_finite_is_not_judged(value):
+    c = Claim(**{**claim(1.0, 0.1).__dict__, "measured": BenchmarkSource(PointRef("b.T.track_s", {}))})
+    [result] = evaluate_claims([c], _points(("b.T.track_s", value, "c" * 40)), {}, no_cuda_state())
+    assert result.verdict.startswith(f"{NOT_MEASURED}: ") and "not a finite number" in result.verdict
+    assert result.measured is None
+
+
+@pytest.mark.parametrize("paper, tolerance, measured", [(0.8, 0.125, 0.7), (0.35, 0.1, 0.385),
+                                                        (0.35, 0.1, 0.315)])
+def test_a_value_on_the_band_edge_as_written_is_inside_it(paper, tolerance, measured):
+    assert judge(claim(list(paper) if isinstance(paper, tuple) else paper, tolerance), measured) == REPRODUCED
 
 
 def _upper_bounded(paper, baseline, flag_point):

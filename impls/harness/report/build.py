@@ -59,7 +59,9 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     """
     unreadable: list[tuple[str, str]] = []
     frame = results.read_results(results_dir, machine, unreadable)
-    records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable)
+    dates = ({str(c): d.to_pydatetime() for c, d in frame.groupby("commit")["date"].min().items() if d == d}
+             if not frame.empty else {})
+    records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates)
     if frame.empty and not records and not unreadable:
         raise NoResultsError(
             f"nothing to report for machine {machine!r}: no asv results in "

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pandas as pd
@@ -89,18 +90,23 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
 
 def claim_interval(claim: Claim, value: float, points: pd.DataFrame,
                    noise: Noise | None) -> Interval | None:
-    """Return the interval of ``claim``'s measured ``value`` (see the module doc), or None."""
+    """Return the interval of ``claim``'s measured ``value`` (see the module doc), or None
+    (also when an end would not be finite: an infinite spread or value bounds nothing)."""
     source = claim.measured
-    if noise is None:
+    if noise is None or not math.isfinite(value):
         return None
     if isinstance(source, TrendSource):
-        return bootstrap_trend(points, source, noise)
-    if isinstance(source, BenchmarkSource):
-        return _from_repeats(value, [_half_spread(points, source.point, noise)])
-    if isinstance(source, RatioSource):
-        return _from_repeats(value, [_half_spread(points, source.numerator, noise),
-                                     _half_spread(points, source.denominator, noise)])
-    return None
+        found = bootstrap_trend(points, source, noise)
+    elif isinstance(source, BenchmarkSource):
+        found = _from_repeats(value, [_half_spread(points, source.point, noise)])
+    elif isinstance(source, RatioSource):
+        found = _from_repeats(value, [_half_spread(points, source.numerator, noise),
+                                      _half_spread(points, source.denominator, noise)])
+    else:
+        return None
+    if found is None or not (math.isfinite(found.low) and math.isfinite(found.high)):
+        return None
+    return found
 
 
 def claim_benchmarks(claim: Claim) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ MIN_TREND_POINTS = 3
 # Measurement.status values besides the result statuses ok / skipped / failed:
 ABSENT = "absent"  # nothing measured it yet (no such benchmark, point or artifact)
 INVALID = "invalid"  # the claims file points at something that does not fit the data
+NO_VALUE = "no value"  # the data hold the number, but as null or a value that is not finite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Measurement:
     value: float | None = None
     detail: str = ""  # where the number came from, or what is wrong
     coverage: str = ""  # what part of the data it rests on, when not all ("3 of 5 points")
+    commit: str = ""  # the commit it was measured at ("" when unknown or two)
 
     @property
     def ok(self) -> bool:
@@ -86,7 +88,7 @@ def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
         return Measurement(STATUS_SKIPPED, detail=f"{where} was skipped")
     if row["status"] == STATUS_FAILED:
         return Measurement(STATUS_FAILED, detail=f"{where} failed")
-    return Measurement(STATUS_OK, float(row["value"]), where)
+    return Measurement(STATUS_OK, float(row["value"]), where, commit=str(row["commit"]))
 
 
 def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
@@ -98,7 +100,8 @@ def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
             return side
     if bottom.value == 0:
         return Measurement(INVALID, detail=f"denominator {bottom.detail} is zero")
-    return Measurement(STATUS_OK, top.value / bottom.value, f"{top.detail} / {bottom.detail}")
+    return Measurement(STATUS_OK, top.value / bottom.value, f"{top.detail} / {bottom.detail}",
+                       commit=top.commit if top.commit == bottom.commit else "")
 
 
 def spearman(x: list[float], y: list[float]) -> float:
@@ -157,7 +160,8 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
         detail += "; the sweep has 2 points: the sign of one change"
     if missing:
         detail += f"; not measured: {', '.join(missing)}"
-    return Measurement(STATUS_OK, rho, detail, coverage=f"{count} of {total} points" if missing else "")
+    return Measurement(STATUS_OK, rho, detail, coverage=f"{count} of {total} points" if missing else "",
+                       commit=str(rows["commit"].iloc[0]))
 
 
 def _walk(record: Any, path: str) -> Any:
@@ -182,11 +186,15 @@ def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: Artifac
     except KeyError as err:
         return Measurement(INVALID, detail=f"artifact {source.artifact!r} has no {source.path!r} "
                                            f"(stopped at {err.args[0]!r})")
+    if value is None:
+        return Measurement(NO_VALUE, detail=f"artifact {source.artifact!r} holds no value at {source.path!r} "
+                                            "(null: the run recorded none)")
     if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
         return Measurement(INVALID, detail=f"artifact {source.artifact!r} {source.path!r} is "
                                            f"{value!r}, not a number")
-    commit = str(record.get("commit", ""))[:8]
-    return Measurement(STATUS_OK, float(value), f"artifact {source.artifact}:{source.path} at {commit}")
+    commit = str(record.get("commit", ""))
+    return Measurement(STATUS_OK, float(value), f"artifact {source.artifact}:{source.path} at {commit[:8]}",
+                       commit=commit)
 
 
 def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
@@ -195,7 +203,7 @@ def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSo
     or None (no such artifact, path or text, or, given ``commit``, an artifact written at
     another commit: its text would explain another run)."""
     record = artifacts.get(source.artifact)
-    if record is not None and commit is not None and not _same_commit(str(record.get("commit") or ""), commit):
+    if record is not None and commit is not None and not same_commit(str(record.get("commit") or ""), commit):
         return None
     try:
         value = _walk(record, source.path) if record is not None else None
@@ -204,7 +212,7 @@ def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSo
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _same_commit(a: str, b: str) -> bool:
+def same_commit(a: str, b: str) -> bool:
     """Whether two commit hashes, either possibly abbreviated (7+ characters), name one commit."""
     n = min(len(a), len(b))
     return n >= 7 and a[:n] == b[:n]
@@ -212,11 +220,16 @@ def _same_commit(a: str, b: str) -> bool:
 
 def measure(source: MeasuredSource, points: pd.DataFrame,
             artifacts: Mapping[str, Mapping[str, Any]]) -> Measurement:
-    """Return the measurement ``source`` describes."""
+    """Return the measurement ``source`` describes; a value that is not finite (an
+    infinite time, a ratio over one) is no value to judge (status :data:`NO_VALUE`)."""
     if isinstance(source, BenchmarkSource):
-        return measure_point(points, source.point)
-    if isinstance(source, RatioSource):
-        return measure_ratio(points, source)
-    if isinstance(source, TrendSource):
-        return measure_trend(points, source)
-    return measure_artifact(artifacts, source)
+        found = measure_point(points, source.point)
+    elif isinstance(source, RatioSource):
+        found = measure_ratio(points, source)
+    elif isinstance(source, TrendSource):
+        found = measure_trend(points, source)
+    else:
+        found = measure_artifact(artifacts, source)
+    if found.ok and not math.isfinite(found.value):
+        return Measurement(NO_VALUE, detail=f"{found.detail} is {found.value}, not a finite number")
+    return found

@@ -175,6 +175,9 @@ def _rows_of_file(path: Path, machine: str,
     for key in ("commit_hash", "date", "result_columns", "results"):
         if key not in data:
             raise ResultsError(f"{path}: missing key {key!r} of an asv result file")
+    recorded = data["params"].get("machine") if isinstance(data.get("params"), dict) else None
+    if recorded and recorded != machine:
+        raise ResultsError(f"{path}: a run of machine {recorded!r}, filed under {machine!r}: left out")
     columns = data["result_columns"]
     common = {
         "machine": machine,

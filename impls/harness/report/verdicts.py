@@ -41,7 +41,8 @@ import pandas as pd
 from impls.harness.report.claims import Claim
 from impls.harness.report.intervals import Interval, claim_benchmarks, claim_commit, claim_interval
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import INVALID, Measurement, artifact_text, measure
+from impls.harness.report.measure import (ABSENT, INVALID, NO_VALUE, Measurement, artifact_text, measure,
+                                          same_commit)
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED
 
@@ -88,10 +89,15 @@ def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
 def tolerance_band(claim: Claim) -> tuple[float, float]:
     """Return the (lowest, highest) measured value that reproduces ``claim``."""
     low, high = claim.paper_range
-    # an infinite end stays infinite (inf * 0 would be nan)
-    lowest = low if math.isinf(low) else low - claim.tolerance * abs(low)
-    highest = high if math.isinf(high) else high + claim.tolerance * abs(high)
+    # an infinite end stays infinite (inf * 0 would be nan); a finite one is rounded to 12
+    # significant digits, so that 0.7 with 0% tolerance, or 0.35 + 10%, ends where it reads
+    lowest = low if math.isinf(low) else _decimal(low - claim.tolerance * abs(low))
+    highest = high if math.isinf(high) else _decimal(high + claim.tolerance * abs(high))
     return lowest, highest
+
+
+def _decimal(x: float) -> float:
+    return float(f"{x:.12g}")
 
 
 def judge(claim: Claim, measured: float) -> str:
@@ -124,6 +130,8 @@ def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineSt
         return FAILED_HERE
     if measurement.status == INVALID:
         return f"{NOT_MEASURED}: claims.toml points at data that do not fit ({measurement.detail})"
+    if measurement.status == NO_VALUE:
+        return f"{NOT_MEASURED}: {measurement.detail}"
     return NOT_MEASURED_YET
 
 
@@ -170,13 +178,23 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     value = measurement.value
     ratio, in_range = ratio_to_paper(claim, value)
     verdict, detail = judge(claim, value), measurement.detail
-    lower = _flag_set(claim.lower_bound_when, points, artifacts)
-    upper = _flag_set(claim.upper_bound_when, points, artifacts)
+    flags = [_flag_set(source, points, artifacts, measurement.commit)
+             for source in (claim.lower_bound_when, claim.upper_bound_when)]
+    unknown = next((why for why in flags if isinstance(why, str)), None)
+    if unknown:
+        return ClaimResult(claim, f"{NOT_MEASURED}: cannot tell whether {value:.3g} is exact or a bound ({unknown})",
+                           value, ratio, in_range, detail, coverage=measurement.coverage)
+    lower, upper = (flag is True for flag in flags)
     if lower:
         detail = f"{detail}; a lower bound (the slower run never reached the target)"
-        if value < tolerance_band(claim)[0]:
+        lowest, highest = tolerance_band(claim)
+        if value < lowest:
             verdict = PARTLY if verdict == PARTLY else (
                 f"{NOT_MEASURED}: only a lower bound ({value:.3g}), below the paper's value")
+        elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
+            verdict = INCONCLUSIVE
+            detail = (f"{detail}; at least {value:.3g}, inside the band up to {highest:.3g}: the true value may "
+                      f"lie above it (point estimate: {REPRODUCED})")
     elif upper:
         detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
         verdict = _judge_upper_bound(claim, value)
@@ -198,11 +216,22 @@ def _judge_upper_bound(claim: Claim, bound: float) -> str:
     return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), below the paper's tolerance band (partly at best)"
 
 
-def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]]) -> bool:
+def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
+              commit: str) -> bool | str:
+    """Whether the bound flag ``source`` is set for a value measured at ``commit``: True or
+    False, or why it cannot be told (a string): the flag failed or was skipped, or comes
+    from another run than the value (a partial rerun). No flag in the data at all (results
+    older than the flag) is False."""
     if source is None:
         return False
     flag = measure(source, points, artifacts)
-    return flag.ok and flag.value >= 0.5
+    if flag.status == ABSENT:
+        return False
+    if not flag.ok:
+        return f"its bound flag: {flag.detail}"
+    if commit and flag.commit and not same_commit(commit, flag.commit):
+        return f"its bound flag was measured at {flag.commit[:8]}, the value at {commit[:8]}"
+    return flag.value >= 0.5
 
 
 def evaluate_claims(claims: list[Claim], points: pd.DataFrame,
