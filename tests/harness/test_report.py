@@ -610,6 +610,8 @@ def test_render_report_writes_html_markdown_and_pngs(tmp_path, artifacts_root):
         assert "Synthetic data" in text
     assert "(figures/toy_curve_figure.png)" in markdown
     assert "(figures/history-bench_toy.Speed.track_speedup.png)" in markdown
+    # each claim says where its value came from, as the HTML's hover text does
+    assert "| verdict | from |" in markdown and f"bench_toy.Speed.track_speedup at {NEW[:8]}" in markdown
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]  # no staging left
 
 

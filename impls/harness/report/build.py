@@ -83,6 +83,10 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                      "and there is no history.")
     if not records:
         notes.append(f"No artifacts for {machine}: no paper figure could be drawn.")
+    left_out = sorted({path for path, _ in unreadable})
+    if left_out:
+        notes.append(f"{len(left_out)} input file(s) were left out (see Unreadable inputs): the verdicts "
+                     "and figures rest on the other runs, which may be older or fewer than the newest.")
     try:
         directions = declared_directions()
     except Exception as err:  # noqa: BLE001 - history steps then go unjudged, said in a note

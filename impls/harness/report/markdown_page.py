@@ -23,11 +23,14 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]] | list[list[str]]
 
 
 def _claims_table(results: list[ClaimResult]) -> str:
+    """The claims with what the HTML page shows beside each: its note (how it is measured,
+    on which data) under the statement, and where the value came from (source and commit)."""
     rows = [(system_name(r.claim.system),
-             f"{r.claim.statement} ({r.claim.id}; {fmt.where_in_paper(r.claim)})",
-             fmt.paper_value(r.claim), fmt.measured(r), fmt.ratio(r), r.verdict)
+             f"{r.claim.statement} ({r.claim.id}; {fmt.where_in_paper(r.claim)})"
+             + (f" — {r.claim.note}" if r.claim.note else ""),
+             fmt.paper_value(r.claim), fmt.measured(r), fmt.ratio(r), r.verdict, r.detail)
             for r in results]
-    return table(("system", "claim", "paper value", "measured", "ratio", "verdict"), rows)
+    return table(("system", "claim", "paper value", "measured", "ratio", "verdict", "from"), rows)
 
 
 def _figures(report: Report) -> list[str]:
