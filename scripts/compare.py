@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results_dir = args.results or paths.results_dir()
     try:
-        machine = runs.choose_run_machine(args.machine, results_dir, paths.machine_name(),
+        machine = runs.choose_run_machine(args.machine, results_dir, "" if args.machine else paths.machine_name(),
                                           current_profile())
         skipped: list[tuple[Path, str]] = []
         stored = runs.stored_runs(results_dir, machine, skipped)

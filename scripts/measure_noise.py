@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results_dir = args.results or paths.results_dir()
     try:
-        machine = runs.choose_run_machine(args.machine, results_dir, paths.machine_name(),
+        machine = runs.choose_run_machine(args.machine, results_dir, "" if args.machine else paths.machine_name(),
                                           current_profile())
         skipped: list[tuple[Path, str]] = []
         stored = runs.stored_runs(results_dir, machine, skipped)

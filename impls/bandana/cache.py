@@ -40,7 +40,8 @@ def check_size_flags(args, block_multiple: int = 1, why: str = "") -> tuple[int,
     leaves slack at the block's end (``per_block = block // vector``)."""
     cli.number(args.block_bytes, "--block-bytes", minimum=block_multiple, maximum=MAX_BLOCK_BYTES, integer=True)
     if args.block_bytes % block_multiple:
-        raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", f"expected a multiple of {block_multiple}{why}")
+        raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes",
+                             f"expected a multiple of {block_multiple}{why}")
     cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
     per_block = args.block_bytes // args.vector_bytes
     if args.capacity < per_block:

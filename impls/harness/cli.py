@@ -356,6 +356,8 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
     a device, for a reader that goes through the file twice); raise :class:`UsageError`."""
     if path is None:
         return None
+    if not str(path).strip():
+        raise UsageError("got an empty path", flag, f"expected {expected}")
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{p} does not exist", flag, f"expected {expected}")
@@ -400,6 +402,8 @@ def check_output(path: str | os.PathLike | None, flag: str,
     configuration); leaves nothing behind. Raises :class:`UsageError`."""
     if path is None or str(path) == "-":
         return None if path is None else Path(path)
+    if not str(path).strip():
+        raise UsageError("got an empty path", flag, "expected a file path to write")
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{p} is a directory", flag, "expected a file path to write")

@@ -148,6 +148,7 @@ def test_cli_run_prints_the_experiment_as_json():
     (("run", "salus.overhead", "--json", "impls/profiles.toml"), "is a file of the suite itself (under impls/)"),
     (("run", "salus.overhead", "--json", "datasets/bandana-user.toml"), "is a dataset manifest of the suite"),
     (("run", "salus.switching", "--device", "cpu:0"), "got 'cpu:0', --device, expected cpu, cuda or cuda:N"),
+    (("run", "salus.overhead", "--json", ""), "got an empty path, --json, expected a file path to write"),
 ])
 def test_cli_refuses_bad_requests_in_one_line(args, message):
     out = _cli(*args)
