@@ -807,3 +807,13 @@ def test_figures_that_cannot_go_to_a_worker_are_drawn_here_with_a_warning():
     with pytest.warns(RuntimeWarning, match="drawing them here"):
         drawn = render_paper_figures(specs, artifacts, no_cuda_state(), workers=2)
     assert [f.status for f in drawn] == ["drawn"] * PARALLEL_FROM
+
+
+def test_a_claim_whose_artifact_is_unreadable_says_so_not_that_nothing_measures_it(tmp_path):
+    root = write_artifacts(tmp_path / "artifacts", record("toy_curve", CURVE))
+    [path] = (root / MACHINE).glob("*/toy_curve.json")
+    path.write_text(path.read_text()[:40])                       # cut short mid-write
+    built = build_report(MACHINE, RESULTS, root, CLAIMS, SPECS)
+    [result] = [r for r in built.claims if r.claim.id == "p-at-1-artifact"]
+    assert result.verdict == "not measured: artifact 'toy_curve' is unreadable (see Unreadable inputs)"
+    assert any("left out" in note for note in built.notes)

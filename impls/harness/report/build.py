@@ -1,6 +1,7 @@
 """Gather one machine's results, artifacts, claims and figures into a :class:`Report`."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +19,7 @@ from impls.harness.report.model import Report
 from impls.harness.report.noise import default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
 from impls.harness.report.skipped import skipped_points
-from impls.harness.report.verdicts import evaluate_claims
+from impls.harness.report.verdicts import NOT_MEASURED, NOT_MEASURED_YET, evaluate_claims
 
 
 class NoResultsError(RuntimeError):
@@ -51,6 +52,21 @@ def _benchmark_info(results_dir: Path) -> dict:
         return {}                      # listed among the unreadable inputs by read_results
 
 
+def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, str]]) -> list:
+    """The claims, with "not measured yet" (nothing measures it) replaced by "not measured:
+    artifact X is unreadable" where the claim's artifact exists but no copy could be read."""
+    broken = {Path(path).stem for path, _ in unreadable if Path(path).suffix == ".json"}
+    out = []
+    for result in evaluated:
+        source = result.claim.measured
+        name = getattr(source, "artifact", None)
+        if result.verdict == NOT_MEASURED_YET and name in broken:
+            result = dataclasses.replace(
+                result, verdict=f"{NOT_MEASURED}: artifact {name!r} is unreadable (see Unreadable inputs)")
+        out.append(result)
+    return out
+
+
 def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_path: Path,
                  figure_specs: Mapping[str, FigureSpec] | None = None) -> Report:
     """Return the :class:`Report` of ``machine``; raise NoResultsError if it has no data at all.
@@ -72,7 +88,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     points = results.latest_points(frame)
     noise_path = default_noise_path(machine)  # measured spread: intervals on single points
     noise = load_noise(noise_path) if noise_path.is_file() else None
-    evaluated = evaluate_claims(claims, points, records, state, noise)
+    evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, noise), unreadable)
     notes = []
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
