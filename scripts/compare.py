@@ -23,7 +23,7 @@ from pathlib import Path
 # this checkout's code and benchmarks, even where another checkout is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import paths  # noqa: E402
+from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, directions, noise, runs  # noqa: E402
 from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
@@ -78,7 +78,7 @@ def relative_threshold(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.OneLineParser(prog="python scripts/compare.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="commit (or prefix) or asv result file of the old run")
     parser.add_argument("--head", help="commit (or prefix) or asv result file of the new run")
     parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")

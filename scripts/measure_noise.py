@@ -10,21 +10,20 @@ Writes reports/noise/<machine>.json and prints the numbers too noisy to track he
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 # this checkout's code and benchmarks, even where another checkout is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import paths  # noqa: E402
+from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import noise, runs  # noqa: E402
 from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.OneLineParser(prog="python scripts/measure_noise.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")
     parser.add_argument("--commit", action="append", default=[], help="only runs of this commit; repeatable")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")

@@ -10,14 +10,14 @@ not replace, or a checkout it cannot find.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 # this checkout's code, even where another checkout is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness.report import (
+from impls.harness import cli  # noqa: E402
+from impls.harness.report import (  # noqa: E402
     ClaimsError,
     NoResultsError,
     ReportOutputError,
@@ -28,7 +28,7 @@ from impls.harness.report.results import ResultsError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.OneLineParser(prog="python scripts/render_report.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--machine", help="asv machine name (default: this machine, or the only one)")
     parser.add_argument("--machines", nargs="+", metavar="M",
                         help="several machines: each report, and reports/out/side-by-side-<a>+<b>/")

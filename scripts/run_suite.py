@@ -9,7 +9,6 @@ not lose the others' results; the exit status is asv's.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -20,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import paths  # noqa: E402
+from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
 
@@ -58,7 +57,7 @@ def follow(log: Path, stop: threading.Event, every_s: float = 10.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cli.OneLineParser(prog="python scripts/run_suite.py", description=__doc__.splitlines()[0])
     parser.add_argument("--bench", "-b", action="append", default=[],
                         help="only benchmarks matching this regex (asv --bench); repeatable")
     parser.add_argument("--no-report", action="store_true", help="run asv only")
