@@ -817,3 +817,7 @@ def test_a_claim_whose_artifact_is_unreadable_says_so_not_that_nothing_measures_
     [result] = [r for r in built.claims if r.claim.id == "p-at-1-artifact"]
     assert result.verdict == "not measured: artifact 'toy_curve' is unreadable (see Unreadable inputs)"
     assert any("left out" in note for note in built.notes)
+    path.write_text(json.dumps({**record("toy_curve", CURVE), "machine": "gpu-box"}))   # another machine's
+    rebuilt = build_report(MACHINE, RESULTS, root, CLAIMS, SPECS)
+    [result] = [r for r in rebuilt.claims if r.claim.id == "p-at-1-artifact"]
+    assert result.verdict == "not measured: artifact 'toy_curve' was left out (see Unreadable inputs)"

@@ -6,6 +6,8 @@ import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
+
 from impls.harness import artifacts as artifact_store
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
@@ -54,15 +56,20 @@ def _benchmark_info(results_dir: Path) -> dict:
 
 def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, str]]) -> list:
     """The claims, with "not measured yet" (nothing measures it) replaced by "not measured:
-    artifact X is unreadable" where the claim's artifact exists but no copy could be read."""
-    broken = {Path(path).stem for path, _ in unreadable if Path(path).suffix == ".json"}
+    artifact X is unreadable" where the claim's artifact exists but no copy could be read,
+    or "... was left out" where the only copies are of another machine or profile."""
+    state: dict[str, str] = {}
+    for path, why in unreadable:
+        if Path(path).suffix == ".json":
+            left_out = why.endswith(": left out")   # artifacts.load_latest's words for a foreign record
+            if not left_out or Path(path).stem not in state:
+                state[Path(path).stem] = "was left out" if left_out else "is unreadable"
     out = []
     for result in evaluated:
-        source = result.claim.measured
-        name = getattr(source, "artifact", None)
-        if result.verdict == NOT_MEASURED_YET and name in broken:
+        name = getattr(result.claim.measured, "artifact", None)
+        if result.verdict == NOT_MEASURED_YET and name in state:
             result = dataclasses.replace(
-                result, verdict=f"{NOT_MEASURED}: artifact {name!r} is unreadable (see Unreadable inputs)")
+                result, verdict=f"{NOT_MEASURED}: artifact {name!r} {state[name]} (see Unreadable inputs)")
         out.append(result)
     return out
 
@@ -75,8 +82,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     """
     unreadable: list[tuple[str, str]] = []
     frame = results.read_results(results_dir, machine, unreadable)
-    dates = ({str(c): d.to_pydatetime() for c, d in frame.groupby("commit")["date"].min().items() if d == d}
-             if not frame.empty else {})
+    commits = results.commits(frame)
+    dates = {str(c): d.to_pydatetime() for c, d in zip(commits["commit"], commits["date"]) if pd.notna(d)}
     records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates)
     if frame.empty and not records and not unreadable:
         raise NoResultsError(
@@ -113,7 +120,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         machine=machine,
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         profile=", ".join(profiles) or state.profile or "unknown",
-        commits=results.commits(frame),
+        commits=commits,
         environment=environment_tables(state, results.machine_info(results_dir, machine)),
         claims=[r for r in evaluated if not r.claim.peer],
         peers=[r for r in evaluated if r.claim.peer],

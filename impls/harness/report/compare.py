@@ -124,10 +124,8 @@ def worsening(old: float, new: float, direction: str) -> float:
     """Return how much worse ``new`` is than ``old`` (relative; negative = better)."""
     if new == old:
         return 0.0
-    if math.isinf(old):     # to or from infinity: an infinite change, the way it went
-        change = math.copysign(math.inf, new - old)
-    else:
-        change = (new - old) / abs(old) if old else math.copysign(math.inf, new - old)
+    finite_base = old and not math.isinf(old)   # from 0 or from infinity: an infinite change, the way it went
+    change = (new - old) / abs(old) if finite_base else math.copysign(math.inf, new - old)
     return -change if direction == HIGHER else change
 
 
