@@ -55,9 +55,11 @@ from impls.harness.report.verdicts import (
     PARTLY,
     REPRODUCED,
     ClaimResult,
+    band_open,
     evaluate_claims,
     judge,
     ratio_to_paper,
+    tolerance_band,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -299,10 +301,50 @@ def claim(paper, tolerance=0.1, baseline=None) -> Claim:
     ([2.0, 3.0], 3.35, 1.0, PARTLY),
     ([1.0, math.inf], 1.5, 1.0, REPRODUCED),
     ([1.0, math.inf], 0.8, 1.0, NOT_REPRODUCED),
+    ([1.0, math.inf], 1.0, 1.0, NOT_REPRODUCED),  # a tie does not "beat"
+    ([1.0, math.inf], 1.0, None, REPRODUCED),     # "at least 1", with no baseline: 1 is in
 ])
 def test_judge(paper, measured, baseline, verdict):
     tolerance = 0.0 if isinstance(paper, list) and math.isinf(paper[1]) else 0.1
     assert judge(claim(paper, tolerance, baseline), measured) == verdict
+
+
+@pytest.mark.parametrize("paper, tolerance, baseline, measured, verdict", [
+    ([1.0, 7.0], 0.1, 1.0, 0.95, NOT_REPRODUCED),   # "up to 7x faster": a slow-down is not in the band
+    ([1.0, 7.0], 0.1, 1.0, 1.0, NOT_REPRODUCED),
+    ([1.0, 7.0], 0.1, 1.0, 1.01, REPRODUCED),
+    ([1.0, 7.0], 0.1, 1.0, 7.7, REPRODUCED),
+    (1.1, 0.2, 1.0, 0.99, NOT_REPRODUCED),          # 10% faster +-20% stops at "no effect"
+    (1.1, 0.2, 1.0, 1.0, NOT_REPRODUCED),
+    (1.1, 0.2, 1.0, 1.05, REPRODUCED),
+    (0.9, 0.2, 1.0, 1.0, NOT_REPRODUCED),           # paper below the baseline: cut from above
+    (0.9, 0.2, 1.0, 0.99, REPRODUCED),
+    (0.9, 0.2, 1.0, 0.72, REPRODUCED),
+])
+def test_the_band_stops_at_the_baseline_and_excludes_it(paper, tolerance, baseline, measured, verdict):
+    c = claim(paper, tolerance, baseline)
+    assert judge(c, measured) == verdict
+    lowest, highest = tolerance_band(c)
+    assert lowest >= baseline or highest <= baseline
+    assert band_open(c) == (lowest == baseline, highest == baseline)
+
+
+def test_an_interval_that_ends_at_the_open_baseline_does_not_straddle_the_band():
+    c = claim([1.0, math.inf], 0.0, 1.0)
+    lowest, highest = tolerance_band(c)
+    assert not Interval(0.9, 1.0, "").straddles(lowest, highest, *band_open(c))
+    assert Interval(0.9, 1.01, "").straddles(lowest, highest, *band_open(c))
+    assert not Interval(1.0, 1.2, "").straddles(lowest, highest)      # a closed end holds 1.0
+    assert Interval(1.0, 1.2, "").straddles(lowest, highest, *band_open(c))
+
+
+def test_a_lower_bound_at_the_open_baseline_is_not_a_reproduction():
+    c = Claim(**{**claim([1.0, math.inf], 0.0, 1.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                 "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_is_lower_bound", {}))})
+    rows = _points(("b.Speed.track_ratio", 1.0, "b" * 40), ("b.Speed.track_is_lower_bound", 1.0, "b" * 40))
+    [result] = evaluate_claims([c], rows, {}, no_cuda_state())
+    assert result.verdict == f"{NOT_MEASURED}: only a lower bound (1), below the paper's value"
 
 
 def _bounded(paper, baseline, flag_point):

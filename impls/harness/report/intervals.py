@@ -33,11 +33,16 @@ class Interval:
     high: float
     method: str  # "repeats (n runs)", "bootstrap over n points"
 
-    def straddles(self, lowest: float, highest: float) -> bool:
-        """Whether the interval lies partly inside and partly outside [lowest, highest]."""
-        overlaps = self.low <= highest and self.high >= lowest
-        inside = lowest <= self.low and self.high <= highest
-        return overlaps and not inside
+    def straddles(self, lowest: float, highest: float, open_low: bool = False,
+                  open_high: bool = False) -> bool:
+        """Whether the interval lies partly inside and partly outside the band from
+        ``lowest`` to ``highest`` (an end excluded from the band when ``open_low`` /
+        ``open_high``)."""
+        reaches_low = self.high > lowest if open_low else self.high >= lowest
+        reaches_high = self.low < highest if open_high else self.low <= highest
+        clear_low = self.low > lowest if open_low else self.low >= lowest
+        clear_high = self.high < highest if open_high else self.high <= highest
+        return reaches_low and reaches_high and not (clear_low and clear_high)
 
 
 def _label(rows: pd.DataFrame) -> str:

@@ -2,7 +2,10 @@
 
 Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
 
-- "reproduced": low - t*|low| <= measured <= high + t*|high|.
+- "reproduced": low - t*|low| <= measured <= high + t*|high| (the tolerance band), where
+  a claim with a ``baseline`` has its band cut at the baseline and open there: the "no
+  effect" value never reproduces a claim of an effect, so a tie does not "beat", and a
+  tolerance does not stretch "up to 7× faster" down to "slower".
 - "partly": outside that band, but on the paper's side of the claim's ``baseline``
   (the "no effect" value, e.g. 1 for a speed-up): with the paper above the baseline,
   measured > baseline; below it, measured < baseline. A claim without a baseline
@@ -87,13 +90,45 @@ def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
 
 
 def tolerance_band(claim: Claim) -> tuple[float, float]:
-    """Return the (lowest, highest) measured value that reproduces ``claim``."""
+    """Return the (lowest, highest) measured value that reproduces ``claim``.
+
+    An end equal to the claim's baseline is open (:func:`band_open`): that value itself
+    does not reproduce. The band never reaches past the baseline.
+    """
     low, high = claim.paper_range
     # an infinite end stays infinite (inf * 0 would be nan); a finite one is rounded to 12
     # significant digits, so that 0.7 with 0% tolerance, or 0.35 + 10%, ends where it reads
     lowest = low if math.isinf(low) else _decimal(low - claim.tolerance * abs(low))
     highest = high if math.isinf(high) else _decimal(high + claim.tolerance * abs(high))
+    baseline = claim.baseline
+    if baseline is not None:   # the baseline lies outside the paper range (claims.py checks it)
+        if baseline <= low:
+            lowest = max(lowest, baseline)
+        else:
+            highest = min(highest, baseline)
     return lowest, highest
+
+
+def band_open(claim: Claim) -> tuple[bool, bool]:
+    """Return whether the tolerance band's (lowest, highest) end is excluded: it is the baseline."""
+    lowest, highest = tolerance_band(claim)
+    baseline = claim.baseline
+    return (baseline is not None and baseline == lowest, baseline is not None and baseline == highest)
+
+
+def in_band(claim: Claim, measured: float) -> bool:
+    """Whether ``measured`` lies in ``claim``'s tolerance band (open ends excluded)."""
+    lowest, highest = tolerance_band(claim)
+    open_low, open_high = band_open(claim)
+    above = measured > lowest if open_low else measured >= lowest
+    below = measured < highest if open_high else measured <= highest
+    return above and below
+
+
+def below_band(claim: Claim, measured: float) -> bool:
+    """Whether ``measured`` lies below ``claim``'s whole tolerance band."""
+    lowest = tolerance_band(claim)[0]
+    return measured <= lowest if band_open(claim)[0] else measured < lowest
 
 
 def _decimal(x: float) -> float:
@@ -102,8 +137,7 @@ def _decimal(x: float) -> float:
 
 def judge(claim: Claim, measured: float) -> str:
     """Return "reproduced", "partly" or "not reproduced" for ``measured`` (see module doc)."""
-    lowest, highest = tolerance_band(claim)
-    if lowest <= measured <= highest:
+    if in_band(claim, measured):
         return REPRODUCED
     low, high = claim.paper_range
     baseline = claim.baseline
@@ -148,7 +182,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
         interval = claim_interval(claim, result.measured, points, noise)
         extra["interval"] = interval
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
-            across = ("the tolerance band" if interval.straddles(*tolerance_band(claim))
+            across = ("the tolerance band" if interval.straddles(*tolerance_band(claim), *band_open(claim))
                       else "the baseline" if (claim.baseline is not None
                                               and interval.low < claim.baseline < interval.high)
                       else None)
@@ -187,8 +221,8 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     lower, upper = (flag is True for flag in flags)
     if lower:
         detail = f"{detail}; a lower bound (the slower run never reached the target)"
-        lowest, highest = tolerance_band(claim)
-        if value < lowest:
+        highest = tolerance_band(claim)[1]
+        if below_band(claim, value):
             verdict = PARTLY if verdict == PARTLY else (
                 f"{NOT_MEASURED}: only a lower bound ({value:.3g}), below the paper's value")
         elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
@@ -204,7 +238,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
 
 def _judge_upper_bound(claim: Claim, bound: float) -> str:
     """The verdict of every value at most ``bound``, or "not measured" when they differ."""
-    if bound >= tolerance_band(claim)[0]:
+    if not below_band(claim, bound):
         return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), not below the paper's tolerance band"
     baseline = claim.baseline
     if baseline is None:
