@@ -1,0 +1,7 @@
+"""dlsysbench: the three systems (bandana, slide, salus) and the harness that runs them."""
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:    # ``python -m impls...`` is importing its module (runpy sets argv[0] later)
+    from impls.harness import interrupts as _interrupts
+
+    _interrupts.guard_startup()

@@ -616,3 +616,37 @@ def test_wrapper_code_is_kept_by_identity():
     interrupts.mark_wrapper(first)
     assert sum(w is first for w in interrupts._wrappers) == 1
     assert sum(w is second for w in interrupts._wrappers) == 1
+
+
+def _start_as_python_m(tmp_path, module_text: str, after: str = "", **popen) -> subprocess.CompletedProcess:
+    """Run a process that imports ``impls`` the way ``python -m impls...`` does (argv[0] is
+    "-m" then), and then ``module_text`` as a module, then ``after``."""
+    (tmp_path / "slow_start.py").write_text(module_text)
+    script = ("import sys\nsys.argv = ['-m']\nimport impls\nsys.argv = ['probe']\n"
+              "import slow_start\n" + after)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=60, **popen)
+
+
+def test_a_sigint_while_a_python_m_command_imports_is_one_line(tmp_path):
+    start = time.monotonic()
+    done = _start_as_python_m(tmp_path, "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                        "time.sleep(20)\n")
+    assert done.returncode == 130, done.stderr
+    assert time.monotonic() - start < 15
+    assert done.stderr.strip().splitlines() == [
+        "error: interrupted by SIGINT while the command was starting; nothing was created"]
+
+
+def test_a_sigint_after_the_imports_is_a_keyboard_interrupt_as_usual(tmp_path):
+    after = ("import os, signal, time\ntry:\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(20)\n"
+             "except KeyboardInterrupt:\n    sys.exit(3)\n")
+    assert _start_as_python_m(tmp_path, "", after).returncode == 3
+
+
+def test_an_ignored_sigint_stays_ignored_while_starting(tmp_path):
+    done = _start_as_python_m(tmp_path, "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                        "time.sleep(0.2)\n", "print('finished')\n",
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert done.returncode == 0 and done.stdout == "finished\n", done.stderr

@@ -132,6 +132,33 @@ class Call:
                     signal.pthread_kill(self.main, signum)
 
 
+def guard_startup() -> None:
+    """Make a SIGINT that arrives while ``python -m <module>`` is still importing end the
+    process with one line and exit status 130, instead of a traceback from inside torch
+    or numba: no command has begun, so nothing was created. A SIGINT outside an import
+    raises ``KeyboardInterrupt`` as usual, and a command's :func:`begin` installs its own
+    handler; a SIGINT the caller set to be ignored stays ignored."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, _while_starting)
+
+
+def _while_starting(signum: int, frame) -> None:
+    importing = frame
+    while importing is not None and not importing.f_code.co_filename.startswith(IMPORT_MACHINERY):
+        importing = importing.f_back
+    if importing is None:
+        signal.default_int_handler(signum, frame)     # raises KeyboardInterrupt
+    argv = getattr(sys, "orig_argv", [])
+    name = "python " + " ".join(argv[argv.index("-m"):argv.index("-m") + 2]) if "-m" in argv else "the command"
+    try:
+        sys.stderr.write(f"error: interrupted by SIGINT while {name} was starting; "
+                         f"nothing was created\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(EXIT_SIGINT)
+
+
 def begin(call: Call) -> None:
     """Make ``call`` the innermost running command: start its thread, install the handler."""
     _calls.append(call)

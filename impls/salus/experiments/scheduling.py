@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from impls.harness import cli
 from impls.harness.progress import progress_bar
 from impls.salus.core.devices import get_device, torch_threads
 from impls.salus.core.executor import Executor, Submission
@@ -454,10 +453,10 @@ def print_overhead(data: dict) -> None:
               f"{row['bookkeeping_us']:8.1f}us{row['bookkeeping_pct']:6.2f}%")
 
 
-@cli.command("python -m impls.salus.experiments.scheduling")
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m impls.salus.experiments.scheduling NAME [flags]`` is ``python -m impls run salus.NAME [flags]``
-    (kept so that older scripts keep working)."""
+    (kept so that older scripts keep working); that command reports its errors and
+    interrupts, once."""
     import sys
 
     from impls.harness import commands
