@@ -54,6 +54,16 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_run(data, entry: experiments.Experiment, profile: str, device: str):
+    """``data`` with a ``run`` key saying what produced it (experiment, profile, device,
+    synthetic or not, commit), so that a result file read later is not taken for another
+    profile's; data that is not a dict, or has its own ``run``, is returned as it is."""
+    if not isinstance(data, dict) or "run" in data:
+        return data
+    return {**data, "run": {"experiment": entry.name, "profile": profile, "device": device,
+                            "synthetic": entry.synthetic, "commit": paths.git_commit()}}
+
+
 def _run(args: argparse.Namespace) -> int:
     entry = experiments.get(args.experiment)
     kind, colon, index = args.device.partition(":")
@@ -82,8 +92,9 @@ def _run(args: argparse.Namespace) -> int:
                                  "DLSYSBENCH_ARTIFACTS)", "expected a directory for the artifact store")
         cli.check_output(existing / target.name, "--save-artifact (the store: DLSYSBENCH_ARTIFACTS)")
     data = experiments.run(entry.name, profile=profile, device=args.device)
+    result = _with_run(data, entry, profile, args.device)
     if args.json and args.json != "-":  # the result first: a failing artifact store must not lose it
-        cli.emit_json(args.json, data)      # strict JSON: NaN and inf as null
+        cli.emit_json(args.json, result)    # strict JSON: NaN and inf as null
         print(f"result: {args.json}", file=sys.stderr)
     if args.save_artifact:
         from impls.harness.artifacts import save_artifact
@@ -93,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
                                  synthetic=entry.synthetic, machine=machine)
         print(f"artifact: {path}", file=sys.stderr)
     if args.json == "-":
-        cli.emit_json("-", data)
+        cli.emit_json("-", result)
         return 0
     show = experiments.printer(entry.name)
     if show is not None:

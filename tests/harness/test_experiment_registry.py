@@ -139,6 +139,10 @@ def test_cli_run_prints_the_experiment_as_json():
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data == json.loads(json.dumps(data)) and data  # plain data, not empty
+    run = data["run"]   # what produced it, so that a smoke result is not read as a quick one later
+    assert (run["experiment"], run["profile"], run["device"], run["synthetic"]) == ("salus.lanes", "smoke",
+                                                                                  "cpu", True)
+    assert len(run["commit"]) == 40 or run["commit"] == "unknown"
 
 
 @pytest.mark.parametrize("args, message", [
@@ -213,6 +217,7 @@ def test_cli_run_writes_strict_json(target, tmp_path, monkeypatch, capsys):
     assert commands.main(["run", "salus.lanes", "--profile", "smoke", "--json", out]) == 0
     text = capsys.readouterr().out if target == "-" else (tmp_path / "r.json").read_text()
     strict = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert strict.pop("run")["profile"] == "smoke"
     assert strict == {"ratio": None, "bound": None, "n": 3}
 
 
