@@ -34,9 +34,9 @@ bench: setup
 report: setup
 	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/render_report.py $(if $(MACHINES),--machines $(MACHINES))
 
-# make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>]: exit 1 on a regression
+# make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>] [THRESHOLD=5%]: exit 1 on a regression
 compare: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/compare.py $(if $(BASE),--base $(BASE)) $(if $(HEAD),--head $(HEAD)) $(if $(MACHINE),--machine $(MACHINE))
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/compare.py $(if $(BASE),--base $(BASE)) $(if $(HEAD),--head $(HEAD)) $(if $(MACHINE),--machine $(MACHINE)) $(if $(THRESHOLD),--default-threshold $(THRESHOLD))
 
 # make noise [MACHINE=<name>]: thresholds from two or more stored runs of one commit
 noise: setup

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import cli, paths  # noqa: E402
+from impls.harness import cli, paths, registry  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
 
@@ -91,8 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     identity = {"DLSYSBENCH_MACHINE": machine, "DLSYSBENCH_ROOT": str(root), "ASV_COMMIT": commit,
                 "ASV_PYTHONPATH": pythonpath, "DLSYSBENCH_PROGRESS_LOG": str(log)}
     # asv runs each benchmark's set-up in a temporary directory it deletes: a relative path
-    # means the directory the user ran this from
-    for name in ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS"):
+    # means the directory the user ran this from (the real data sets' variables too)
+    real_data = [m.spec["env"] for m in registry.manifests().values() if not m.synthetic and "env" in m.spec]
+    for name in ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS",
+                 *real_data):
         if os.environ.get(name):
             identity[name] = str(Path(os.environ[name]).expanduser().absolute())
     try:

@@ -158,7 +158,9 @@ def test_every_setup_cache_is_one_registry_call_and_every_experiment_is_benchmar
 def test_every_benchmark_has_a_pinned_version(benchmarks_by_profile):
     pinned = json.loads((ROOT / "benchmarks" / "versions.json").read_text())
     found = benchmarks_by_profile["quick"]
-    assert set(pinned) == set(found), (f"unpinned: {sorted(set(found) - set(pinned))}; "
+    unpinned = {name: found[name]["version"] for name in sorted(set(found) - set(pinned))}
+    assert set(pinned) == set(found), (f"unpinned, with the version asv gives them now (add them to "
+                                       f"benchmarks/versions.json): {unpinned}; "
                                        f"stale: {sorted(set(pinned) - set(found))}")
     assert all(found[name]["version"] == version for name, version in pinned.items())
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import inspect
 import io
 import json
 import logging
@@ -194,9 +195,33 @@ def made_by(prefix: str, directory: Path | None = None) -> list[str]:
                   if (m.spec.get("generator") or m.spec.get("loader") or "").startswith(prefix))
 
 
-def _resolve(ref: str) -> Callable:
+def _resolve(ref: str, manifest: Manifest, key: str) -> Callable:
+    """The function ``ref`` ('package.module:function') names; a :class:`ManifestError`
+    naming the manifest and its ``key`` when there is none."""
     module, _, function = ref.partition(":")
-    return getattr(importlib.import_module(module), function)
+    try:
+        found = getattr(importlib.import_module(module), function, None)
+    except ModuleNotFoundError as err:
+        if err.name is None or not module.startswith(err.name):   # a module it imports is missing
+            raise
+        raise ManifestError(f"{manifest.path}: `{key}` = {ref!r}: there is no module {err.name!r}") from None
+    if not callable(found):
+        raise ManifestError(f"{manifest.path}: `{key}` = {ref!r}: module {module} has no function {function!r}")
+    return found
+
+
+def _generate(manifest: Manifest, params: dict[str, Any]) -> dict:
+    """Call the manifest's generator with its seed and ``params``; a :class:`ManifestError`
+    naming the keys it does not take, or the ones it needs, before any work."""
+    generator = _resolve(manifest.spec["generator"], manifest, "generator")
+    try:
+        inspect.signature(generator).bind(seed=manifest.spec["seed"], **params)
+    except TypeError as err:
+        raise ManifestError(f"{manifest.path}: the generator {manifest.spec['generator']} does not take these "
+                            f"params ({err}); see its docstring for the keys it takes") from None
+    except ValueError:   # no signature to check (a builtin): the call itself will tell
+        pass
+    return generator(seed=manifest.spec["seed"], **params)
 
 
 def recipe_params(manifest: Manifest, profile: str | None = None) -> dict[str, Any]:
@@ -244,13 +269,22 @@ load_npz_checked = _load_npz_checked
 
 
 def _external_source(manifest: Manifest) -> Path:
+    """The external file of ``manifest``: its ``env`` variable's path (``~`` expanded, a
+    relative one from the current directory, as the user typed it), else its ``path``
+    (relative to the repository); :class:`DatasetUnavailable` saying how to provide it
+    when there is no file there."""
     spec = manifest.spec
     value = os.environ.get(spec["env"]) if "env" in spec else None
-    source = Path(value or spec.get("path", "")) if (value or spec.get("path")) else None
-    if source is not None and not source.is_absolute():
-        source = paths.repo_root() / source
+    if value:
+        source: Path | None = Path(value).expanduser().absolute()
+    elif spec.get("path"):
+        source = Path(spec["path"])
+        source = source if source.is_absolute() else paths.repo_root() / source
+    else:
+        source = None
     if source is None or not source.is_file():
-        where = f"is not at {source}" if source else f"has no path ({spec['env']} is unset)"
+        where = (f"has no path ({spec['env']} is unset)" if source is None
+                 else f"is at {source}, which is a directory" if source.is_dir() else f"is not at {source}")
         how = f"set {spec['env']}=/path/to/file" if "env" in spec else f"place the file at {source}"
         get = f"; get it from {spec['url']}" if spec.get("url") else ""
         raise DatasetUnavailable(
@@ -273,13 +307,15 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
         cache = paths.cache_dir() / name / f"{profile}-{key}.npz"
         found = _load_npz_checked(cache)
         if found is None:
-            arrays = _resolve(manifest.spec["generator"])(seed=manifest.spec["seed"], **params)
+            arrays = _generate(manifest, params)
             digest = _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
             found = _load_npz_checked(cache)
             if found is None or found[1] != digest:
                 raise ChecksumMismatch(f"{cache}: cache written but does not read back intact")
         return Dataset(name, True, found[0], cache, found[1], params)
 
+    loader_ref = manifest.spec["loader"]
+    loader = _resolve(loader_ref, manifest, "loader")      # a wrong name before the file is read
     source = _external_source(manifest)
     expected = manifest.spec.get("sha256")
     source_sha = sha256_of(source)
@@ -289,14 +325,12 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
         )
     key = source_sha
     if "also_reads" in manifest.spec:  # a cache of the loader's other files' old contents is never used
-        others = _resolve(manifest.spec["also_reads"])(source)
+        others = _resolve(manifest.spec["also_reads"], manifest, "also_reads")(source)
         others = [Path(others)] if isinstance(others, (str, os.PathLike)) else [Path(p) for p in others]
         missing = [str(p) for p in others if not p.is_file()]
         if missing:
             raise DatasetUnavailable(f"dataset {name!r}: {', '.join(missing)} (read with {source}) does not exist")
         key = hashlib.sha256("|".join([source_sha, *(sha256_of(p) for p in others)]).encode()).hexdigest()
-    loader_ref = manifest.spec["loader"]
-    loader = _resolve(loader_ref)
     version = getattr(importlib.import_module(loader_ref.partition(":")[0]), "CACHE_VERSION", 0)
     key = hashlib.sha256(f"{key}|{loader_ref}|v{version}".encode()).hexdigest()
     cache = paths.cache_dir() / name / f"parsed-{key[:16]}.npz"

@@ -153,3 +153,43 @@ def test_external_cache_is_reread_when_the_loader_module_bumps_its_cache_version
 def test_repository_manifests_all_parse():
     for manifest in registry.manifests().values():
         assert manifest.kind in ("synthetic", "external")
+
+
+def _readme_manifests() -> list[str]:
+    text = (registry.paths.datasets_dir() / "README.md").read_text()
+    return [block.split("```", 1)[0] for block in text.split("```toml\n")[1:]]
+
+
+def test_the_manifest_examples_in_datasets_readme_load(tmp_path, monkeypatch):
+    synthetic, external = _readme_manifests()
+    write(tmp_path, "example", synthetic)
+    made = registry.load("example", profile="smoke", directory=tmp_path)
+    assert made.synthetic and len(made["offsets"]) > 1 and made["vectors"].shape[1] == 32
+    write(tmp_path, "amazon670k", external)
+    manifest = registry.manifests(tmp_path)["amazon670k"]
+    for key in ("loader", "also_reads"):
+        assert callable(registry._resolve(manifest.spec[key], manifest, key))
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("registry_fixtures:generate_ramp", "registry_fixtures:generate", "has no function 'generate'"),
+    ("registry_fixtures:generate_ramp", "no_such_module:generate", "there is no module 'no_such_module'"),
+    ("rows = 10\n", "vectors = 10\n", r"does not take these params \(.*'rows'"),
+    ("scale = 2.0\n", "scale = 2.0\nwidth = 3\n", "does not take these params .*'width'"),
+])
+def test_a_generator_that_does_not_resolve_or_take_the_params_names_the_manifest(tmp_path, old, new, message):
+    write(tmp_path, "ramp", SYNTHETIC.replace(old, new))
+    before = registry_fixtures.CALLS["generate"]
+    with pytest.raises(registry.ManifestError, match=rf"ramp\.toml: .*{message}"):
+        registry.load("ramp", profile="smoke", directory=tmp_path)
+    assert registry_fixtures.CALLS["generate"] == before
+
+
+def test_a_loader_that_does_not_resolve_is_named_before_the_file_is_read(tmp_path, monkeypatch):
+    monkeypatch.delenv("DLSYSBENCH_TEST_NUMBERS", raising=False)    # no file: the name is checked first
+    external(tmp_path)
+    text = (tmp_path / "numbers.toml").read_text().replace("registry_fixtures:parse_numbers",
+                                                            "registry_fixtures:parse")
+    (tmp_path / "numbers.toml").write_text(text)
+    with pytest.raises(registry.ManifestError, match=r"numbers\.toml: `loader` = .*has no function 'parse'"):
+        registry.load("numbers", directory=tmp_path)

@@ -178,3 +178,45 @@ def test_an_edited_test_file_beside_the_real_set_is_parsed_again(files, tiny_pub
 def test_the_suites_real_manifests_key_their_cache_by_the_test_file_too():
     for name in ("slide-amazon670k-real", "slide-delicious200k-real"):
         assert registry.manifests()[name].spec["also_reads"] == "impls.slide.data.dataset:split_beside"
+
+
+def _tiny_manifest(tmp_path: Path) -> Path:
+    (tmp_path / "m").mkdir(exist_ok=True)
+    (tmp_path / "m" / "tiny-real.toml").write_text(
+        'name = "tiny-real"\ndescription = "Tiny-8: a stand-in"\n[external]\nenv = "TINY_REAL"\n'
+        'loader = "impls.slide.data.dataset:read_real_pair"\n'
+        'also_reads = "impls.slide.data.dataset:split_beside"\n')
+    return tmp_path / "m"
+
+
+def test_the_variable_naming_a_real_set_means_what_it_means_where_it_was_typed(files, tiny_published, tmp_path,
+                                                                                monkeypatch):
+    manifests = _tiny_manifest(tmp_path)
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(files[0].parent)
+    monkeypatch.setenv("TINY_REAL", files[0].name)                  # relative: from the current directory
+    assert registry.load("tiny-real", "smoke", directory=manifests).params["source"] == str(files[0])
+    monkeypatch.setenv("HOME", str(files[0].parent))
+    monkeypatch.setenv("TINY_REAL", f"~/{files[0].name}")
+    assert registry.load("tiny-real", "smoke", directory=manifests).params["source"] == str(files[0])
+    monkeypatch.setenv("TINY_REAL", str(files[0].parent))
+    with pytest.raises(registry.DatasetUnavailable, match=rf"is at {files[0].parent}, which is a directory.*"
+                                                          r"set TINY_REAL=/path/to/file"):
+        registry.load("tiny-real", "smoke", directory=manifests)
+
+
+def test_a_real_set_from_the_registry_is_named_like_one_given_by_path(files, tiny_published, tmp_path, monkeypatch):
+    manifests = _tiny_manifest(tmp_path)
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TINY_REAL", str(files[0]))
+    monkeypatch.setattr(dataset, "xc_datasets", lambda: ["tiny-real"])
+    monkeypatch.setattr(registry, "manifests", lambda directory=None, real=registry.manifests: real(manifests))
+    _, _, info = dataset.from_registry("tiny-real", "smoke")
+    assert info["real"] and info["like"] == "tiny-8"
+    assert info["sha256"] == registry.sha256_of(files[0]) and info["test_sha256"] == registry.sha256_of(files[1])
+
+
+def test_a_header_of_no_published_shape_says_how_to_read_a_subsample(files, tiny_published):
+    with pytest.raises(dataset.RealDataMismatch, match=r"give it by path \(python -m impls.slide.train "
+                                                       r"--train/--test with --real no; python -m impls.slide.xc_stats"):
+        dataset.check_real_header(files[1], "train")
