@@ -260,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     result["load_seconds"] = load_s
     result["source"] = info
     cli.emit_json(args.json, result)
-    real = (f" on real data ({info['like']}, train sha256 {info['sha256'][:12]}…, test {info['test_sha256'][:12]}…)"
-            if info.get("real") and info.get("like") else "")
+    real = (f" on real data ({info.get('like') or info.get('dataset')}, train sha256 {str(info.get('sha256'))[:12]}…, "
+            f"test {str(info.get('test_sha256'))[:12]}…)" if info.get("real") else "")
     print(f"{result['method']}: {result['samples_per_second']:.0f} samples/s, P@1 {result['final_p_at_1']:.4f} "
           f"after {result['train_seconds']:.1f} s ({result['iterations']} batches){real}"
           + ("" if args.json == "-" else f"; wrote {args.json}"), file=sys.stderr)

@@ -12,6 +12,7 @@ stderr) when the input cannot be read.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 
 from impls.harness import cli
 from impls.slide.data.dataset import XCData
+from impls.slide.data.xc_format import sum_repeated_features
 
 SOURCE = "Extreme Classification Repository, http://manikvarma.org/downloads/XC/XMLRepository.html"
 # Published figures of the real sets (SOURCE; the counts also in the SLIDE paper's Table 1).
@@ -150,15 +152,28 @@ def _cooccurrence(train: XCData, rng: np.random.Generator, max_pairs: int) -> di
             "cooccurrence_points": n, "cooccurrence_saturated": bool(saturated)}
 
 
+def _merged(data: XCData) -> tuple[XCData, int]:
+    """``data`` with each point's repeated features merged (one feature, the sum of the
+    values: what every product reads), and how many points had a repeat."""
+    indptr, indices, values, repeats = sum_repeated_features(data.indptr, data.indices, data.values)
+    if not repeats:
+        return data, 0
+    return dataclasses.replace(data, indptr=indptr, indices=indices, values=values), repeats
+
+
 def measure(train: XCData, test: XCData | None = None, seed: int = 0, pairs: int = 2000,
             value_sample: int = 200_000, max_label_pairs: int = 2_000_000) -> dict[str, Any]:
     """Every statistic of ``train`` (and the counts of ``test``): counts, means, percentiles of
     non-zeros per point, label-frequency shape, feature document-frequency Zipf fit, TF-IDF
     ordering and row norms, random-pair overlap and label co-occurrence (sampled, seeded); a
-    statistic the set is too small for is NaN. Raises ValueError for a set without points."""
+    statistic the set is too small for is NaN. A point's repeated feature counts once, with
+    the sum of its values (``points_with_a_repeated_feature`` says how many points had one).
+    Raises ValueError for a set without points."""
     if train.n_points == 0:
         raise ValueError("the training split has no points: nothing to measure")
     rng = np.random.default_rng(seed)
+    train, repeats = _merged(train)
+    test = _merged(test)[0] if test is not None else None
     nnz = np.diff(train.indptr)
     out: dict[str, Any] = {
         "features": train.n_features, "labels": train.n_labels, "train_points": train.n_points,
@@ -168,6 +183,7 @@ def measure(train: XCData, test: XCData | None = None, seed: int = 0, pairs: int
         "nnz_per_point": float(nnz.mean()) if nnz.size else math.nan,
         "nnz_p10": float(np.percentile(nnz, 10)), "nnz_p50": float(np.percentile(nnz, 50)),
         "nnz_p90": float(np.percentile(nnz, 90)),
+        "points_with_a_repeated_feature": repeats,
     }
     if test is not None:
         out["test_labels_per_point"] = test.labels.size / max(test.n_points, 1)
@@ -198,7 +214,9 @@ def check(stats: dict[str, Any], like: str) -> list[dict[str, Any]]:
     rows = []
     for name in COUNTS:
         m = stats.get(name)
-        note = "kept" if m == pub[name] else (f"scaled x{m / pub[name]:.3g}" if m else "not given")
+        note = ("kept" if m == pub[name] else "not given" if not m
+                else f"{m - pub[name]:+,} ({m / pub[name]:.3g}x)" if round(m / pub[name], 2) == 1
+                else f"scaled x{m / pub[name]:.3g}")
         rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": "count", "ok": None,
                      "note": note})
     for name, tol in MEAN_TOLERANCE.items():

@@ -211,12 +211,58 @@ def test_a_header_promising_more_points_than_lines_fails_before_allocating():
         parse_xc_bytes(b"40000000000 4 3\n0 0:1\n")
 
 
-@pytest.mark.parametrize("prefix, hint", [(b"\x1f\x8b", "gzip-compressed"), (b"\xef\xbb\xbf", "byte-order mark")])
-def test_a_compressed_file_or_a_bom_is_named(prefix, hint):
-    data = gzip.compress(b"2 4 3\n0 0:1\n") if prefix == b"\x1f\x8b" else prefix + b"2 4 3\n0 0:1\n"
+def _zipped(text: bytes) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("train.txt", text)
+    return buffer.getvalue()
+
+
+def _packed(kind: str, text: bytes) -> bytes:
+    import bz2
+    import lzma
+
+    return {"gzip": gzip.compress, "zip": _zipped, "bz2": bz2.compress, "xz": lzma.compress,
+            "bom": lambda t: b"\xef\xbb\xbf" + t}[kind](text)
+
+
+@pytest.mark.parametrize("kind, hint", [("gzip", "looks gzip-compressed"), ("zip", "looks a zip archive"),
+                                        ("bz2", "looks bzip2-compressed"), ("xz", "looks xz-compressed"),
+                                        ("bom", "byte-order mark")])
+def test_a_compressed_file_or_a_bom_is_named(kind, hint):
     with pytest.raises(XCFormatError, match=hint) as caught:
-        parse_xc_bytes(data)
-    assert not set(str(caught.value)) & set("\x1f\x8b\xef\xbb\xbf\ufffd"), str(caught.value)  # no raw bytes
+        parse_xc_bytes(_packed(kind, b"2 4 3\n0 0:1\n1 1:1\n"))
+    assert not set(str(caught.value)) & set("\x1f\x8b\xef\xbb\xbf\ufffd\x03\x04"), str(caught.value)  # no raw bytes
+
+
+@pytest.mark.parametrize("token", ["1." + "0" * 350, "1" + "0" * 30 + ".5", "0." + "0" * 30 + "25",
+                                   "3" * 40 + "e-39", "0.1234567890123456789012345", "9" * 25])
+def test_a_value_with_more_digits_than_a_double_holds_is_read_to_float32(token):
+    arrays = parse_xc_bytes(f"1 4 3\n0 0:{token}\n".encode())
+    assert arrays["values"][0] == np.float32(float(token))
+
+
+def test_the_label_stamp_is_sized_by_the_labels_in_the_file_not_the_header(monkeypatch):
+    from impls.slide.data import xc_format
+
+    widths = []
+    real = xc_format.K.dedupe_label_rows
+    monkeypatch.setattr(xc_format.K, "dedupe_label_rows", lambda p, l, width: (widths.append(width), real(p, l, width))[1])
+    arrays = parse_xc_bytes(b"2 4 2000000000\n0,3,3 0:1\n1 1:1\n")
+    assert widths == [4] and arrays["labels"].tolist() == [0, 3, 1]
+
+
+def test_xc_stats_counts_a_repeated_feature_once_with_its_values_summed():
+    arrays = parse_xc_bytes(b"2 10 5\n0 0:1 0:2\n1 1:1\n")
+    assert arrays["indices"].tolist() == [0, 0, 1]             # the parser keeps both entries
+    split = XCData(*(arrays[f] for f in ("indptr", "indices", "values", "label_indptr", "labels")), 10, 5)
+    stats = xc_stats.measure(split)
+    assert stats["nnz_per_point"] == 1.0 and stats["points_with_a_repeated_feature"] == 1
+    assert stats["df_max_fraction"] == 0.5 and stats["row_norm_mean"] == pytest.approx(2.0)
+    assert split.indices.tolist() == [0, 0, 1]                 # the caller's arrays are left as they were
 
 
 def test_a_header_beyond_32_bit_indices_is_refused_before_parsing(tmp_path):

@@ -132,6 +132,7 @@ def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData
             "params": ds.params, "cache": str(ds.cache_path)}
     if not ds.synthetic:  # checksums of the real files themselves, not of the parsed cache
         info["sha256"] = ds.params.get("source_sha256")
+        info["like"] = claimed_real_set(ds.params["source"]) if ds.params.get("source") else None
         if "test_source_sha256" in ds.arrays:
             info["test_sha256"] = bytes(ds.arrays["test_source_sha256"]).decode()
     return XCData.from_arrays(ds.arrays, "train_"), XCData.from_arrays(ds.arrays, "test_"), info
@@ -201,7 +202,8 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
                          f"{PUBLISHED[k]['labels']}'" for k in candidates)
     raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
                            f"{' or '.join(candidates)} (expected {expected}); a subsample of a real set "
-                           "is read as an ordinary XC file with --real no")
+                           "is an ordinary XC file: give it by path (python -m impls.slide.train --train/--test "
+                           "with --real no; python -m impls.slide.xc_stats FILE --test FILE)")
 
 
 def claimed_real_set(*paths: str | Path) -> str | None:

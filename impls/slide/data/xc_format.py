@@ -48,12 +48,19 @@ _MESSAGES = {
 }
 
 
+# the first bytes of the packed files an XC set is downloaded as (the repository ships zip)
+COMPRESSED = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "a zip archive"),
+              (b"BZh", "bzip2-compressed"), (b"\xfd7zXZ\x00", "xz-compressed"),
+              (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"))
+
+
 def bad_header_message(path: str | Path, line: bytes) -> str:
     """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
     compressed file or a byte-order mark."""
     got = f"got {line[:80].decode('ascii', 'replace')!r}"
-    if line.startswith(b"\x1f\x8b"):
-        got = "the file looks gzip-compressed: decompress it first"
+    packed = next((kind for magic, kind in COMPRESSED if line.startswith(magic)), None)
+    if packed:
+        got = f"the file looks {packed}: decompress it first"
     elif line.startswith(b"\xef\xbb\xbf"):
         got = f"got {line[3:83].decode('ascii', 'replace')!r} after a UTF-8 byte-order mark: remove the mark"
     return f"{path}:1: expected the header 'N D L' (three non-negative integers), {got}"
@@ -123,8 +130,23 @@ def dedupe_labels(label_indptr: np.ndarray, labels: np.ndarray, n_labels: int
     place; one pass over the labels (numba), no sort."""
     label_indptr = np.ascontiguousarray(label_indptr, np.int64)
     labels = np.ascontiguousarray(labels, np.int32)
-    kept, repeated = K.dedupe_label_rows(label_indptr, labels, int(n_labels))
+    width = int(labels.max()) + 1 if labels.size else 1   # what the file holds, not a header's claim
+    kept, repeated = K.dedupe_label_rows(label_indptr, labels, width)
     return label_indptr, labels[:kept], int(repeated)
+
+
+def sum_repeated_features(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Return (indptr, indices, values, points) with each point's repeated feature indices
+    merged into the first one's place with the sum of their values, as every product of
+    the row reads them, and the number of points that had a repeat. New arrays; one pass
+    (numba), no sort."""
+    indptr = np.array(indptr, np.int64)
+    indices = np.array(indices, np.int32)
+    values = np.array(values, np.float32)
+    width = int(indices.max()) + 1 if indices.size else 1
+    kept, repeated = K.sum_repeated_feature_rows(indptr, indices, values, width)
+    return indptr, indices[:kept], values[:kept], int(repeated)
 
 
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",

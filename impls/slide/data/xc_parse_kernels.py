@@ -41,16 +41,25 @@ def _parse_float(buf, pos, end):
         pos += 1
     mant = 0.0
     digits = 0
+    scale = 0
+    significant = 0     # digits in mant after its leading zeros; beyond 19 they only move the point
     while pos < end and _is_digit(buf[pos]):
-        mant = mant * 10.0 + (buf[pos] - 48)
+        if significant < 19:
+            mant = mant * 10.0 + (buf[pos] - 48)
+            if mant > 0.0:
+                significant += 1
+        else:
+            scale += 1      # below float64's precision: only its place counts
         pos += 1
         digits += 1
-    scale = 0
     if pos < end and buf[pos] == DOT:
         pos += 1
         while pos < end and _is_digit(buf[pos]):
-            mant = mant * 10.0 + (buf[pos] - 48)
-            scale -= 1
+            if significant < 19:
+                mant = mant * 10.0 + (buf[pos] - 48)
+                scale -= 1
+                if mant > 0.0:
+                    significant += 1
             pos += 1
             digits += 1
     if digits == 0:
@@ -181,6 +190,39 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
     if line < n_points:
         return E_TOO_FEW_LINES, line, nnz, nl, first_blank
     return OK, line, nnz, nl, first_blank
+
+
+@njit(cache=True)
+def sum_repeated_feature_rows(indptr, indices, values, width):
+    """Merge each row's repeated feature indices in place: the first entry of an index keeps
+    its place and takes the sum of its values. ``width`` > every index. Returns (entries
+    kept, rows that had a repeat); ``indptr``, ``indices[:kept]`` and ``values[:kept]``
+    hold the result."""
+    seen = np.full(max(width, 1), -1, np.int64)    # the row that last saw the index
+    where = np.zeros(max(width, 1), np.int64)      # ... and where its entry went
+    n = indptr.shape[0] - 1
+    kept = 0
+    repeated = 0
+    start = indptr[0]
+    for i in range(n):
+        stop = indptr[i + 1]
+        had = False
+        for q in range(start, stop):
+            j = indices[q]
+            if seen[j] == i:
+                values[where[j]] += values[q]
+                had = True
+                continue
+            seen[j] = i
+            where[j] = kept
+            indices[kept] = j
+            values[kept] = values[q]
+            kept += 1
+        if had:
+            repeated += 1
+        start = stop
+        indptr[i + 1] = kept
+    return kept, repeated
 
 
 @njit(cache=True)
