@@ -36,7 +36,7 @@ from impls.harness import profiles, size_checks
 
 _EXPERIMENTS: dict[str, "Experiment"] = {}
 _SCHEMAS: dict[str, dict[str, Any]] = {}
-_BOUNDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+_BOUNDS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {}
 CATALOG_MODULE = "catalog"
 CATALOG_FILE = "catalog.toml"
 _DECLARED: set[Path] = set()
@@ -84,18 +84,20 @@ def _resolve(target: str) -> Callable:
 
 
 def sizes_schema(table: str, schema: Mapping[str, Any], *, positive: Iterable[str] = (),
-                 pairs: Iterable[str] = ()) -> None:
+                 pairs: Iterable[str] = (), repeatable: Iterable[str] = ()) -> None:
     """Declare the keys and types of ``[table.<profile>]`` in ``impls/profiles.toml``.
 
     Types are ``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``dict``,
     ``list[T]`` (nested), ``list`` (any items) or a union ``A | B``. Every number in a
     table must be finite and >= 0; the keys in ``positive`` must be > 0 (a list: not
-    empty, each number > 0), those in ``pairs`` a ``[low, high]`` with low <= high.
+    empty, each number > 0), those in ``pairs`` a ``[low, high]`` with low <= high. A
+    list (a sweep's axis, a set of names) holds no item twice, except in ``pairs`` and
+    ``repeatable`` keys (a mix whose repeats weigh an item more).
     """
-    bounds = (frozenset(positive), frozenset(pairs))
+    bounds = (frozenset(positive), frozenset(pairs), frozenset(repeatable))
     if table in _SCHEMAS and (_SCHEMAS[table], _BOUNDS[table]) != (dict(schema), bounds):
         raise ValueError(f"sizes schema of [{table}] is declared twice, differently")
-    unknown = sorted((bounds[0] | bounds[1]) - set(schema))
+    unknown = sorted((bounds[0] | bounds[1] | bounds[2]) - set(schema))
     if unknown:
         raise ValueError(f"sizes schema of [{table}]: bounds for undeclared key(s) {', '.join(unknown)}")
     _SCHEMAS[table] = dict(schema)
@@ -235,7 +237,7 @@ def validate_sizes(table: str, profile: str, values: Mapping[str, Any],
         raise ExperimentError(f"[{table}] of {profiles.PROFILE_TABLE} has no declared sizes schema")
     where = f"[{table}.{profile}] in {profiles.PROFILE_TABLE}"
     _check_fields(values, schema, schema, where, noun="key")
-    problems = size_checks.bound_problems(values, *_BOUNDS.get(table, (frozenset(), frozenset())))
+    problems = size_checks.bound_problems(values, *_BOUNDS.get(table, (frozenset(),) * 3))
     if problems:
         raise ExperimentError(f"{where}: " + "; ".join(problems))
 

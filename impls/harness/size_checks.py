@@ -58,11 +58,17 @@ def _numbers(value: Any) -> Iterator[float]:
         yield value
 
 
-def bound_problems(values: Mapping[str, Any], positive: frozenset[str], pairs: frozenset[str]) -> list[str]:
+def bound_problems(values: Mapping[str, Any], positive: frozenset[str], pairs: frozenset[str],
+                   repeatable: frozenset[str] = frozenset()) -> list[str]:
     """The problems of ``values`` (already of their types) with the bounds of
-    :func:`impls.harness.experiments.sizes_schema`: numbers finite and >= 0, ``positive`` keys > 0, ``pairs`` ordered."""
+    :func:`impls.harness.experiments.sizes_schema`: numbers finite and >= 0, ``positive`` keys > 0, ``pairs`` ordered,
+    lists without a repeated item unless ``pairs`` or ``repeatable``."""
     problems = []
     for key, value in values.items():
+        if isinstance(value, list) and key not in pairs and key not in repeatable:
+            twice = [item for i, item in enumerate(value) if item in value[:i]]
+            if twice:
+                problems.append(f"{key}: {value!r} lists {twice[0]!r} twice (each item is one point of the sweep)")
         bad = [x for x in _numbers(value) if not (math.isfinite(x) and x >= 0)]
         if bad:
             problems.append(f"{key}: {bad[0]!r} is not a finite number >= 0")

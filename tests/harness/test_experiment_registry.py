@@ -43,12 +43,19 @@ def test_sizes_are_checked_by_key_and_type():
     ({"policies": []}, "policies: [] must be > 0 and not empty"),
     ({"duration_s": [0.3]}, "duration_s: [0.3] is not [low, high] with low <= high"),
     ({"duration_s": [3.0, 0.3]}, "duration_s: [3.0, 0.3] is not [low, high]"),
+    ({"policies": ["fifo", "srtf", "fifo"]}, "policies: ['fifo', 'srtf', 'fifo'] lists 'fifo' twice"),
 ])
 def test_a_size_a_run_cannot_use_is_refused_with_the_table_and_key(change, message):
     """A NaN inter-arrival time used to spin the policy run for ever; 0 iterations divided by 0."""
     values = {**profiles.sizes("salus_policies", "smoke"), **change}
     with pytest.raises(experiments.ExperimentError, match=r"\[salus_policies.smoke\] in .*: " + re.escape(message)):
         experiments.validate_sizes("salus_policies", "smoke", values)
+
+
+def test_a_pair_and_a_declared_mix_may_repeat_an_item():
+    values = {**profiles.sizes("salus_policies", "smoke"), "duration_s": [1.0, 1.0]}
+    values["mix"] = values["mix"] + values["mix"][:1]       # a repeat weighs that workload more
+    experiments.validate_sizes("salus_policies", "smoke", values)    # raises on a problem
 
 
 def test_every_registered_experiment_has_valid_sizes_in_every_profile():
