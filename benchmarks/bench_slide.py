@@ -63,7 +63,8 @@ class SlideTimeToAccuracy(_RunTracks):
 
     track_time_to_target = field("time_to_target_s", optional=True, unit="s", direction="lower")
     track_peak_rss = track(lambda self, *_: self.row["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")
-    track_core_utilization = field("cpu_utilization", unit="fraction of cores busy", direction="higher")
+    # the paper's ~80% is a property it reports, not a goodness: spinning threads raise it
+    track_core_utilization = field("cpu_utilization", unit="fraction of cores busy", direction="context")
     track_lsh_recall = field("final_lsh_recall", optional=True,
                              unit="fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)",
                              direction="higher")
