@@ -249,8 +249,9 @@ def test_the_label_stamp_is_sized_by_the_labels_in_the_file_not_the_header(monke
     from impls.slide.data import xc_format
 
     widths = []
-    real = xc_format.K.dedupe_label_rows
-    monkeypatch.setattr(xc_format.K, "dedupe_label_rows", lambda p, l, width: (widths.append(width), real(p, l, width))[1])
+    real = xc_format.K.merge_repeated_rows
+    monkeypatch.setattr(xc_format.K, "merge_repeated_rows",
+                        lambda p, i, v, width: (widths.append(width), real(p, i, v, width))[1])
     arrays = parse_xc_bytes(b"2 4 2000000000\n0,3,3 0:1\n1 1:1\n")
     assert widths == [4] and arrays["labels"].tolist() == [0, 3, 1]
 

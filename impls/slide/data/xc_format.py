@@ -131,7 +131,7 @@ def dedupe_labels(label_indptr: np.ndarray, labels: np.ndarray, n_labels: int
     label_indptr = np.ascontiguousarray(label_indptr, np.int64)
     labels = np.ascontiguousarray(labels, np.int32)
     width = int(labels.max()) + 1 if labels.size else 1   # what the file holds, not a header's claim
-    kept, repeated = K.dedupe_label_rows(label_indptr, labels, width)
+    kept, repeated = K.merge_repeated_rows(label_indptr, labels, np.zeros(labels.size, np.float32), width)
     return label_indptr, labels[:kept], int(repeated)
 
 
@@ -145,7 +145,7 @@ def sum_repeated_features(indptr: np.ndarray, indices: np.ndarray, values: np.nd
     indices = np.array(indices, np.int32)
     values = np.array(values, np.float32)
     width = int(indices.max()) + 1 if indices.size else 1
-    kept, repeated = K.sum_repeated_feature_rows(indptr, indices, values, width)
+    kept, repeated = K.merge_repeated_rows(indptr, indices, values, width)
     return indptr, indices[:kept], values[:kept], int(repeated)
 
 

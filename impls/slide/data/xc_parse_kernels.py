@@ -193,13 +193,14 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
 
 
 @njit(cache=True)
-def sum_repeated_feature_rows(indptr, indices, values, width):
-    """Merge each row's repeated feature indices in place: the first entry of an index keeps
-    its place and takes the sum of its values. ``width`` > every index. Returns (entries
-    kept, rows that had a repeat); ``indptr``, ``indices[:kept]`` and ``values[:kept]``
-    hold the result."""
-    seen = np.full(max(width, 1), -1, np.int64)    # the row that last saw the index
-    where = np.zeros(max(width, 1), np.int64)      # ... and where its entry went
+def merge_repeated_rows(indptr, indices, values, width):
+    """Merge each CSR row's repeated indices in place: the first entry of an index keeps its
+    place (the row's order is kept) and takes the sum of the values of its repeats. ``width``
+    > every index. One pass with a per-index stamp (the row that last saw it). Returns
+    (entries kept, rows that had a repeat); ``indptr``, ``indices[:kept]`` and
+    ``values[:kept]`` hold the result."""
+    seen = np.full(max(width, 1), -1, np.int64)
+    where = np.zeros(max(width, 1), np.int64)      # where the row's entry of the index went
     n = indptr.shape[0] - 1
     kept = 0
     repeated = 0
@@ -222,34 +223,6 @@ def sum_repeated_feature_rows(indptr, indices, values, width):
             repeated += 1
         start = stop
         indptr[i + 1] = kept
-    return kept, repeated
-
-
-@njit(cache=True)
-def dedupe_label_rows(label_indptr, labels, n_labels):
-    """Drop each row's repeated labels in place, keeping the first of each in order; one
-    pass with a per-label stamp (the row that last saw it). Returns (entries kept, rows that
-    had a repeat); ``label_indptr`` and ``labels[:kept]`` hold the result."""
-    seen = np.full(max(n_labels, 1), -1, np.int64)
-    n = label_indptr.shape[0] - 1
-    kept = 0
-    repeated = 0
-    start = label_indptr[0]
-    for i in range(n):
-        stop = label_indptr[i + 1]
-        had = False
-        for q in range(start, stop):
-            j = labels[q]
-            if seen[j] == i:
-                had = True
-                continue
-            seen[j] = i
-            labels[kept] = j
-            kept += 1
-        if had:
-            repeated += 1
-        start = stop
-        label_indptr[i + 1] = kept
     return kept, repeated
 
 
