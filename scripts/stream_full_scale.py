@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     path = str(directory / "indices.npy")
+    grid.require_shared_file(path)      # a trace larger than memory is read by path, never sent
     layout = grid.share(np.random.default_rng(0).permutation(args.vectors))
     capacity = int(args.fraction * args.vectors)
     shadow = int(args.shadow_factor * capacity)

@@ -120,6 +120,7 @@ def parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("list", help="every experiment, what it needs, whether it runs here")
     listing.add_argument("--json", action="store_true", help="one JSON array instead of text")
     listing.set_defaults(func=_list)
+    cli.add_debug(listing)        # the error line says "rerun with --debug": after the command too
     running = sub.add_parser("run", help="run one experiment with a profile's sizes")
     running.add_argument("experiment", help="a name from `python -m impls list`, e.g. bandana.layouts")
     cli.add_profile_option(running, "sizes to use (default: DLSYSBENCH_PROFILE, else quick)")
@@ -129,6 +130,7 @@ def parser() -> argparse.ArgumentParser:
     running.add_argument("--save-artifact", action="store_true",
                          help="also store the result as the report's artifact for this commit")
     running.set_defaults(func=_run)
+    cli.add_debug(running)
     return top
 
 

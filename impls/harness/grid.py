@@ -58,7 +58,9 @@ from impls.harness.progress import progress_bar
 
 ENV_SCHEDULER = "DLSYSBENCH_DASK_SCHEDULER"
 ENV_RESULTS = "DLSYSBENCH_GRID_RESULTS"
-CONNECT_TIMEOUT = "20s"  # how long to try to reach a remote scheduler
+CONNECT_TIMEOUT = "20s"  # how long to try to reach a remote scheduler, and to wait for its first worker
+NO_WORKER_GRACE_S = 30.0  # how long a running grid waits for a worker after the last one left
+_SCHEMES = ("tcp", "tls")  # the addresses of a Dask scheduler's network (tls: with Dask's TLS config)
 
 _timed: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("grid_timed", default=())
 _runs: list[dict[str, Any]] = []
@@ -198,6 +200,10 @@ def scheduler_setting() -> str:
     if not _ADDRESS.fullmatch(value):
         raise GridError(f"{ENV_SCHEDULER}={value!r}: expected serial, local or a scheduler address "
                         "tcp://HOST:PORT")
+    scheme = value.partition("://")[0].lower() if "://" in value else "tcp"
+    if scheme not in _SCHEMES:
+        raise GridError(f"{ENV_SCHEDULER}={value!r}: {scheme}:// is not a Dask scheduler's address; expected "
+                        "serial, local or a scheduler address tcp://HOST:PORT (tls:// with Dask's TLS settings)")
     return value
 
 
@@ -247,10 +253,13 @@ def _remote_client(address: str):
     box: dict[str, Any] = {}
 
     def connect() -> None:
+        client = Client.__new__(Client)   # held, so that a failed start can be put away
         try:
-            box["client"] = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            client.__init__(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            box["client"] = client
         except BaseException as exc:  # handed to the caller
             box["error"] = exc
+            _discard(client)
 
     thread = threading.Thread(target=connect, daemon=True, name="dask-connect")
     thread.start()
@@ -262,6 +271,16 @@ def _remote_client(address: str):
                         "start one with `dask scheduler` (its port, 8786 by default, not the "
                         "dashboard's) or unset the variable")
     return box["client"]
+
+
+def _discard(client) -> None:
+    """Put away a client whose start failed: its ``__del__`` would otherwise wait 40 s at
+    exit to close a connection that never was."""
+    with contextlib.suppress(BaseException):
+        client.close(timeout=2)
+    with contextlib.suppress(BaseException):
+        client.status = "closed"
+        client._loop_runner.stop()
 
 
 def _seconds(text: str) -> float:
@@ -316,6 +335,28 @@ def _refs(x: Any, found: dict[str, ArrayRef]) -> dict[str, ArrayRef]:
         for v in x.values():
             _refs(v, found)
     return found
+
+
+def require_shared_file(path: str | os.PathLike) -> None:
+    """Raise :class:`GridError` unless every worker where grid points run now can read
+    ``path`` (the same size as here): for inputs passed by path, too large to send. Serial
+    and local runs share this machine's files."""
+    setting = scheduler_setting()
+    if setting in ("serial", "local") or _in_worker():
+        return
+    client = _remote_client(setting)
+    try:
+        with _quiet_client_log(True):
+            _check_workers(client, setting, __name__.partition(".")[0])
+            seen = client.run(_has_file, str(path), os.path.getsize(path))
+            blind = [worker for worker, ok in seen.items() if not ok]
+            if blind:
+                raise GridError(f"{ENV_SCHEDULER}={setting}: {len(blind)} of {len(seen)} workers cannot read "
+                                f"{path} ({blind[0]}); this input is read by path, not sent: the workers need "
+                                "a file system shared with this machine, at the same path")
+    finally:
+        with _quiet_client_log(True):
+            client.close()
 
 
 def _scatter_missing(client, points: list, record: dict) -> list:
@@ -378,10 +419,12 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
     setting = scheduler_setting()
     serial = setting == "serial" or _in_worker() or not pending
     client = None if serial else (_local_client() if setting == "local" else _remote_client(setting))
-    record: dict[str, Any] = {"label": label, "where": where(client), "points": len(points),
+    record: dict[str, Any] = {"label": label, "where": where(client) if pending else "nowhere: every point reused",
+                              "points": len(points),
                               "computed": len(pending), "reused": len(points) - len(pending)}
+    remote = client is not None and setting != "local"
     try:
-        with progress_bar(len(pending), label, "pt", progress) as bar:
+        with progress_bar(len(pending), label, "pt", progress) as bar, _quiet_client_log(remote):
             if serial:
                 for i in pending:
                     keep(i, _call(fn, points[i]))
@@ -389,17 +432,97 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
             else:
                 _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label)
     finally:
-        if client is not None and setting != "local":
-            client.close()
+        if remote:
+            with _quiet_client_log(True):
+                client.close()
     record["seconds"] = time.perf_counter() - start
     _runs.append(record)
     return results
+
+
+@contextlib.contextmanager
+def _quiet_client_log(quiet: bool) -> Iterator[None]:
+    """With ``quiet``, keep Dask's client logger to CRITICAL: it logs a lost scheduler as an
+    ERROR with a 35-line traceback, which the :class:`GridError` says in one line."""
+    log = logging.getLogger("distributed.client")
+    level = log.level
+    if quiet:
+        log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def _worker_code_version(package: str) -> str:
+    """Run on each worker: the :func:`code_version` of ``package`` there."""
+    return code_version(package)
+
+
+def _check_workers(client, setting: str, package: str) -> None:
+    """Before a remote cluster computes anything: at least one worker within
+    ``CONNECT_TIMEOUT``, and every worker imports this code (the same :func:`code_version` of
+    ``package``: a result is stored under this process's code version, so a worker on other
+    code would store wrong results for it); :class:`GridError` saying what to start how."""
+    try:
+        client.wait_for_workers(1, timeout=_seconds(CONNECT_TIMEOUT))
+    except TimeoutError:
+        raise GridError(f"{ENV_SCHEDULER}={setting}: no Dask worker joined that scheduler within "
+                        f"{CONNECT_TIMEOUT}; start one with `dask worker {setting}` where this suite is "
+                        "installed (make setup, or PYTHONPATH=<checkout>)") from None
+    try:
+        theirs = client.run(_worker_code_version, package)
+    except Exception as exc:    # a worker cannot import the suite: Dask re-raises its error bare
+        raise GridError(f"{ENV_SCHEDULER}={setting}: the workers cannot run this suite's code ({exc}); "
+                        "start `dask worker` where the suite is installed (make setup in a checkout of "
+                        "the same commit) or with PYTHONPATH=<that checkout>") from None
+    ours = code_version(package)
+    other = {worker: version for worker, version in theirs.items() if version != ours}
+    if other:
+        worker, version = next(iter(other.items()))
+        raise GridError(f"{ENV_SCHEDULER}={setting}: {len(other)} of {len(theirs)} workers run other code "
+                        f"than this process ({worker}: {package} version {version}, here {ours}); their "
+                        "results would be stored as this code's: start the workers from a checkout of "
+                        "the same commit, with the same local changes")
+
+
+class _WorkerWatch:
+    """A thread that cancels ``futures`` when the cluster has had no worker for
+    ``NO_WORKER_GRACE_S`` (Dask would wait for one for ever); ``gone`` says it did."""
+
+    def __init__(self, client, futures: list) -> None:
+        self.client, self.futures, self.gone = client, futures, False
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True, name="grid-worker-watch")
+        self.thread.start()
+
+    def _watch(self) -> None:
+        since = None
+        while not self.stop.wait(min(5.0, NO_WORKER_GRACE_S / 3)):
+            try:
+                count = _workers(self.client)
+            except Exception:       # the scheduler is gone: the main loop reports that
+                return
+            if count:
+                since = None
+                continue
+            since = since or time.monotonic()
+            if time.monotonic() - since >= NO_WORKER_GRACE_S:
+                self.gone = True
+                with contextlib.suppress(Exception):
+                    self.client.cancel([f for f in self.futures if not f.done()])
+                return
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
 
 
 def _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label) -> None:
     from distributed import as_completed
     sent = [points[i] for i in pending]
     if setting != "local":
+        _check_workers(client, setting, fn.__module__.partition(".")[0])
         sent = _scatter_missing(client, sent, record)
     index = {}
     futures = []
@@ -409,12 +532,18 @@ def _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label
         index[future.key] = i
         futures.append(future)
     done = 0
+    watch = _WorkerWatch(client, futures)
     try:
         for future in as_completed(futures, loop=client.loop):  # the client need not be the default
             keep(index[future.key], future.result())
             done += 1
             bar.update()
     except Exception as exc:
+        if watch.gone:
+            raise GridError(
+                f"no Dask worker left ({record['where']}) for {NO_WORKER_GRACE_S:.0f} s, after {done} of "
+                f"{len(pending)} points of {label!r}; the {record['reused'] + done} finished points are kept "
+                f"under {results_dir(label)} and a rerun computes only the rest") from None
         if _scheduler_lost(client, exc):
             raise GridError(
                 f"lost the Dask scheduler ({record['where']}) after {done} of {len(pending)} points of "
@@ -422,6 +551,7 @@ def _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label
                 f"{results_dir(label)} and a rerun computes only the rest") from exc
         raise
     finally:
+        watch.close()
         for future in futures:
             future.release()
 

@@ -66,8 +66,9 @@ class CliCluster:
                     "--no-dashboard", "--name", f"w{i}"], **quiet) for i in range(workers)]
         self.address = json.loads(self.file.read_text())["address"]
         from distributed import Client
-        with Client(self.address, timeout="30s") as client:
-            client.wait_for_workers(workers, timeout=60)
+        if workers:
+            with Client(self.address, timeout="30s") as client:
+                client.wait_for_workers(workers, timeout=60)
 
     def close(self):
         for proc in [*self.workers, self.scheduler]:
@@ -160,11 +161,57 @@ def test_the_scheduler_setting_is_read_as_users_write_it(monkeypatch, value, exp
     assert grid.scheduler_setting() == expected
 
 
-@pytest.mark.parametrize("value", ["Serial2", "tcp://host", "http://host:8787/status", "8786"])
+@pytest.mark.parametrize("value", ["Serial2", "tcp://host", "http://host:8787/status", "8786",
+                                   "http://127.0.0.1:8786", "ws://h:1"])
 def test_a_mistyped_scheduler_setting_names_the_variable(monkeypatch, value):
     monkeypatch.setenv(grid.ENV_SCHEDULER, value)
     with pytest.raises(grid.GridError, match=rf"{grid.ENV_SCHEDULER}=.*expected serial, local or"):
         grid.scheduler_setting()
+
+
+def test_a_scheduler_without_workers_is_an_error_not_a_hang(monkeypatch, tmp_path):
+    cluster = CliCluster(tmp_path, 0)
+    try:
+        monkeypatch.setattr(grid, "CONNECT_TIMEOUT", "2s")
+        monkeypatch.setenv(grid.ENV_SCHEDULER, cluster.address)
+        started = time.monotonic()
+        with pytest.raises(grid.GridError, match=r"no Dask worker joined that scheduler within 2s; start one "
+                                                 r"with `dask worker tcp://"):
+            grid.map_points(experiments.simulate_point, _grid_points()[:1], label="x", store=False)
+        assert time.monotonic() - started < 30
+    finally:
+        cluster.close()
+
+
+def test_workers_on_other_code_are_refused_before_they_compute(monkeypatch, two_workers, tmp_path):
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    monkeypatch.setenv(grid.ENV_SCHEDULER, two_workers.address)
+    real = grid.code_version
+    monkeypatch.setattr(grid, "code_version", lambda package: "0" * 16 if package == "impls" else real(package))
+    with pytest.raises(grid.GridError, match=r"2 of 2 workers run other code than this process \(.*impls "
+                                             r"version [0-9a-f]{16}, here 0{16}\)"):
+        grid.map_points(experiments.simulate_point, _grid_points()[:2], label="other code")
+    assert not list(grid.results_dir("other code").glob("*.pkl"))     # nothing stored under our key
+
+
+def test_an_input_read_by_path_must_be_visible_to_every_worker(monkeypatch, two_workers, tmp_path):
+    shared = tmp_path / "trace.npy"
+    np.save(shared, np.arange(10))
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
+    grid.require_shared_file(tmp_path / "absent.npy")          # this machine's files: nothing to check
+    monkeypatch.setenv(grid.ENV_SCHEDULER, two_workers.address)
+    grid.require_shared_file(shared)                           # the workers run here: they see it
+    monkeypatch.setattr(grid, "_has_file", lambda path, size: False)   # as workers elsewhere would answer
+    with pytest.raises(grid.GridError, match=r"2 of 2 workers cannot read .*trace\.npy .*shared with this machine"):
+        grid.require_shared_file(shared)
+
+
+def test_a_grid_whose_points_are_all_stored_says_it_ran_nowhere(monkeypatch, tmp_path):
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    points = _grid_points()[:2]
+    _run(points, "serial", monkeypatch, store=True, label="kept")
+    _, record = _run(points, "tcp://127.0.0.1:9", monkeypatch, store=True, label="kept")   # not reached
+    assert record["where"] == "nowhere: every point reused" and record["reused"] == 2
 
 
 def test_a_port_that_is_no_scheduler_is_an_error_not_a_hang(monkeypatch):
@@ -212,6 +259,16 @@ def test_killed_worker_still_gives_complete_identical_result(monkeypatch, two_wo
     assert "error" not in box, box.get("error")
     assert _bytes(box["value"]) == expected
     assert grid.runs()[-1]["computed"] == len(points)
+
+
+def test_a_grid_whose_last_worker_died_stops_with_an_error(monkeypatch, one_worker, tmp_path):
+    monkeypatch.setattr(grid, "NO_WORKER_GRACE_S", 2.0)
+    points, thread, box = _grid_under_way(monkeypatch, one_worker, tmp_path, "orphaned")
+    one_worker.workers[0].send_signal(signal.SIGKILL)
+    thread.join(timeout=120)
+    assert not thread.is_alive(), "the grid waits for a worker for ever"
+    assert isinstance(box.get("error"), grid.GridError), box
+    assert "no Dask worker left" in str(box["error"]) and "finished points are kept" in str(box["error"])
 
 
 def test_lost_scheduler_raises_and_rerun_reuses_finished_points(monkeypatch, one_worker, tmp_path):
