@@ -650,3 +650,22 @@ def test_an_ignored_sigint_stays_ignored_while_starting(tmp_path):
                                         "time.sleep(0.2)\n", "print('finished')\n",
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert done.returncode == 0 and done.stdout == "finished\n", done.stderr
+
+
+def test_a_sigint_in_an_import_that_main_began_is_a_keyboard_interrupt(tmp_path):
+    # past the start (main runs, made a file, imports lazily): its own clean-up must run
+    (tmp_path / "lazy.py").write_text("import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                      "time.sleep(20)\n")
+    after = ("import os\n"
+             "def main():\n"
+             f"    made = {str(tmp_path / 'made')!r}\n"
+             "    open(made, 'w').close()\n"
+             "    try:\n"
+             "        import lazy\n"
+             "    except KeyboardInterrupt:\n"
+             "        os.remove(made)\n"
+             "        sys.exit(3)\n"
+             "main()\n")
+    done = _start_as_python_m(tmp_path, "", after)
+    assert done.returncode == 3, done.stderr
+    assert not (tmp_path / "made").exists()

@@ -133,21 +133,32 @@ class Call:
 
 
 def guard_startup() -> None:
-    """Make a SIGINT that arrives while ``python -m <module>`` is still importing end the
-    process with one line and exit status 130, instead of a traceback from inside torch
-    or numba: no command has begun, so nothing was created. A SIGINT outside an import
-    raises ``KeyboardInterrupt`` as usual, and a command's :func:`begin` installs its own
-    handler; a SIGINT the caller set to be ignored stays ignored."""
+    """Make a SIGINT that arrives while ``python -m <module>`` is still importing (the
+    package, or an import statement in the module's own top level) end the process with one
+    line and exit status 130, instead of a traceback from inside torch or numba: no command
+    has begun, so nothing was created. Any other SIGINT raises ``KeyboardInterrupt`` as
+    usual (a command's :func:`begin` installs its own handler meanwhile); a SIGINT the
+    caller set to be ignored stays ignored."""
     if (threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
         signal.signal(signal.SIGINT, _while_starting)
 
 
+def _starting(frame) -> bool:
+    """Whether ``frame``'s stack is the start of ``python -m``: an import inside runpy's
+    set-up, or one that an import statement at the top level of ``__main__`` began."""
+    inner, importing = None, False
+    while frame is not None:
+        code = frame.f_code
+        importing = importing or code.co_filename.startswith(IMPORT_MACHINERY)
+        if code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            return inner is not None and inner.f_code.co_filename.startswith(IMPORT_MACHINERY)
+        inner, frame = frame, frame.f_back
+    return importing     # no __main__ yet: runpy is importing the module's package
+
+
 def _while_starting(signum: int, frame) -> None:
-    importing = frame
-    while importing is not None and not importing.f_code.co_filename.startswith(IMPORT_MACHINERY):
-        importing = importing.f_back
-    if importing is None:
+    if not _starting(frame):
         signal.default_int_handler(signum, frame)     # raises KeyboardInterrupt
     argv = getattr(sys, "orig_argv", [])
     name = "python " + " ".join(argv[argv.index("-m"):argv.index("-m") + 2]) if "-m" in argv else "the command"

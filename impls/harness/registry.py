@@ -202,8 +202,8 @@ def _resolve(ref: str, manifest: Manifest, key: str) -> Callable:
     try:
         found = getattr(importlib.import_module(module), function, None)
     except ModuleNotFoundError as err:
-        if err.name is None or not module.startswith(err.name):   # a module it imports is missing
-            raise
+        if err.name is None or not (module == err.name or module.startswith(err.name + ".")):
+            raise                                    # a module it imports is missing, not the one named
         raise ManifestError(f"{manifest.path}: `{key}` = {ref!r}: there is no module {err.name!r}") from None
     if not callable(found):
         raise ManifestError(f"{manifest.path}: `{key}` = {ref!r}: module {module} has no function {function!r}")
@@ -276,7 +276,10 @@ def _external_source(manifest: Manifest) -> Path:
     spec = manifest.spec
     value = os.environ.get(spec["env"]) if "env" in spec else None
     if value:
-        source: Path | None = Path(value).expanduser().absolute()
+        try:
+            source: Path | None = Path(value).expanduser().absolute()
+        except RuntimeError:   # ~user of no such user: taken as written, and not found there
+            source = Path(value).absolute()
     elif spec.get("path"):
         source = Path(spec["path"])
         source = source if source.is_absolute() else paths.repo_root() / source
@@ -315,7 +318,8 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
         return Dataset(name, True, found[0], cache, found[1], params)
 
     loader_ref = manifest.spec["loader"]
-    loader = _resolve(loader_ref, manifest, "loader")      # a wrong name before the file is read
+    loader = _resolve(loader_ref, manifest, "loader")      # wrong names before the file is read
+    beside = _resolve(manifest.spec["also_reads"], manifest, "also_reads") if "also_reads" in manifest.spec else None
     source = _external_source(manifest)
     expected = manifest.spec.get("sha256")
     source_sha = sha256_of(source)
@@ -324,8 +328,8 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
             f"{source}: sha256 {source_sha} does not match {expected} recorded in {manifest.path}"
         )
     key = source_sha
-    if "also_reads" in manifest.spec:  # a cache of the loader's other files' old contents is never used
-        others = _resolve(manifest.spec["also_reads"], manifest, "also_reads")(source)
+    if beside is not None:  # a cache of the loader's other files' old contents is never used
+        others = beside(source)
         others = [Path(others)] if isinstance(others, (str, os.PathLike)) else [Path(p) for p in others]
         missing = [str(p) for p in others if not p.is_file()]
         if missing:

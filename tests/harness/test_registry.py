@@ -193,3 +193,19 @@ def test_a_loader_that_does_not_resolve_is_named_before_the_file_is_read(tmp_pat
     (tmp_path / "numbers.toml").write_text(text)
     with pytest.raises(registry.ManifestError, match=r"numbers\.toml: `loader` = .*has no function 'parse'"):
         registry.load("numbers", directory=tmp_path)
+
+
+def test_a_home_of_no_such_user_is_a_missing_file_not_a_crash(tmp_path, monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_TEST_NUMBERS", "~no-such-user-here/numbers.txt")
+    external(tmp_path)
+    with pytest.raises(registry.DatasetUnavailable, match=r"is not at .*~no-such-user-here/numbers\.txt"):
+        registry.load("numbers", directory=tmp_path)
+
+
+def test_a_misspelled_also_reads_is_named_before_the_file_is_looked_for(tmp_path, monkeypatch):
+    monkeypatch.delenv("DLSYSBENCH_TEST_NUMBERS", raising=False)
+    external(tmp_path)
+    with open(tmp_path / "numbers.toml", "a") as manifest:
+        manifest.write('also_reads = "registry_fixtures:beside"\n')
+    with pytest.raises(registry.ManifestError, match=r"`also_reads` = .*has no function 'beside'"):
+        registry.load("numbers", directory=tmp_path)

@@ -344,7 +344,16 @@ def test_a_lower_bound_at_the_open_baseline_is_not_a_reproduction():
                  "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_is_lower_bound", {}))})
     rows = _points(("b.Speed.track_ratio", 1.0, "b" * 40), ("b.Speed.track_is_lower_bound", 1.0, "b" * 40))
     [result] = evaluate_claims([c], rows, {}, no_cuda_state())
-    assert result.verdict == f"{NOT_MEASURED}: only a lower bound (1), below the paper's value"
+    assert result.verdict == f"{NOT_MEASURED}: only a lower bound (1), the no-effect value the claim must exceed"
+    assert (result.ratio, result.in_range) == (1.0, False)
+    assert formatting.paper_value(c) == "> 1×"
+    assert formatting.paper_value(claim([1.0, math.inf], 0.0, None)) == "≥ 1×"
+
+
+@pytest.mark.parametrize("paper, measured, ratio, in_range", [([1.0, 7.0], 1.0, 1.0, False), ([1.0, 7.0], 1.5, 1.0, True),
+                                                              ([1.0, 7.0], 7.0, 1.0, True), ([0.5, 1.0], 1.0, 1.0, False)])
+def test_an_excluded_end_is_not_in_range(paper, measured, ratio, in_range):
+    assert ratio_to_paper(claim(paper, 0.1, 1.0), measured) == (ratio, in_range)
 
 
 def _bounded(paper, baseline, flag_point):

@@ -83,6 +83,9 @@ def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
     low, high = claim.paper_range
     if low == high:
         return (measured / low if low else None), False
+    if measured == claim.baseline:   # an end the claim excludes (:func:`band_open`): not in range
+        end = low if measured == low else high
+        return (measured / end if end else None), False
     if low <= measured <= high:
         return 1.0, True
     end = low if measured < low else high  # high is finite here: nothing exceeds inf
@@ -223,8 +226,10 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         detail = f"{detail}; a lower bound (the slower run never reached the target)"
         highest = tolerance_band(claim)[1]
         if below_band(claim, value):
+            where = ("the no-effect value the claim must exceed" if value == claim.baseline
+                     else "below the paper's value")
             verdict = PARTLY if verdict == PARTLY else (
-                f"{NOT_MEASURED}: only a lower bound ({value:.3g}), below the paper's value")
+                f"{NOT_MEASURED}: only a lower bound ({value:.3g}), {where}")
         elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
             verdict = INCONCLUSIVE
             detail = (f"{detail}; at least {value:.3g}, inside the band up to {highest:.3g}: the true value may "

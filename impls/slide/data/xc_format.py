@@ -131,7 +131,7 @@ def dedupe_labels(label_indptr: np.ndarray, labels: np.ndarray, n_labels: int
     label_indptr = np.ascontiguousarray(label_indptr, np.int64)
     labels = np.ascontiguousarray(labels, np.int32)
     width = int(labels.max()) + 1 if labels.size else 1   # what the file holds, not a header's claim
-    kept, repeated = K.merge_repeated_rows(label_indptr, labels, np.zeros(labels.size, np.float32), width)
+    kept, repeated = K.merge_repeated_rows(label_indptr, labels, np.empty(0, np.float32), width)
     return label_indptr, labels[:kept], int(repeated)
 
 

@@ -195,29 +195,32 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
 @njit(cache=True)
 def merge_repeated_rows(indptr, indices, values, width):
     """Merge each CSR row's repeated indices in place: the first entry of an index keeps its
-    place (the row's order is kept) and takes the sum of the values of its repeats. ``width``
-    > every index. One pass with a per-index stamp (the row that last saw it). Returns
-    (entries kept, rows that had a repeat); ``indptr``, ``indices[:kept]`` and
-    ``values[:kept]`` hold the result."""
-    seen = np.full(max(width, 1), -1, np.int64)
-    where = np.zeros(max(width, 1), np.int64)      # where the row's entry of the index went
+    place (the row's order is kept) and, when ``values`` is not empty, takes the sum of the
+    values of its repeats. ``width`` > every index. One pass with one array: where each
+    index's entry went, which is in the current row when it is at or after the row's first
+    kept entry. Returns (entries kept, rows that had a repeat); ``indptr``,
+    ``indices[:kept]`` and ``values[:kept]`` hold the result."""
+    where = np.full(max(width, 1), -1, np.int64)
+    with_values = values.shape[0] > 0
     n = indptr.shape[0] - 1
     kept = 0
     repeated = 0
     start = indptr[0]
     for i in range(n):
         stop = indptr[i + 1]
+        first = kept
         had = False
         for q in range(start, stop):
             j = indices[q]
-            if seen[j] == i:
-                values[where[j]] += values[q]
+            if where[j] >= first:
+                if with_values:
+                    values[where[j]] += values[q]
                 had = True
                 continue
-            seen[j] = i
             where[j] = kept
             indices[kept] = j
-            values[kept] = values[q]
+            if with_values:
+                values[kept] = values[q]
             kept += 1
         if had:
             repeated += 1
