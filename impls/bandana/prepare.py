@@ -1,5 +1,9 @@
 """Command line: turn a trace into the simulator's and the replay's inputs (``T.npy``, ``P.npy``).
 
+Longer than 400 lines: reading and checking each kind of trace source, and writing the
+outputs so that a rerun never leaves two runs' files side by side, are one command's
+contract.
+
     python -m impls.bandana.prepare (--dataset NAME [--profile P] | --offsets O.npy --indices I.npy
         [--vectors V.npy] [--renumber] | --dlrm FILE --table K [--renumber]) --layout KIND [--layout KIND ...]
         [--vector-bytes B] [--block-bytes S] [--train-fraction F] --out DIR [--json [FILE|-]]
@@ -22,7 +26,9 @@ Layouts pack ``--block-bytes // --vector-bytes`` vectors into a block: the row s
 divide the block leaves slack at each block's end); give the same two values to
 ``python -m impls.bandana.cache`` and ``python -m impls.bandana.replay``. The layouts, vectors and
 ids that the previous run's ``summary.json`` in ``DIR`` lists and this run does not write are
-removed (they would pass for this trace's); no other file is touched.
+removed (they would pass for this trace's; found by name, so also after ``DIR`` was moved);
+no other file is touched. Every output is written to a folder inside ``DIR`` first and moved
+in at the end, so a run that fails or is interrupted leaves ``DIR`` as it was.
 
 Layouts: identity, random, kmeans and kmeans-two-level (need vector values), shp, kahypar
 (where the optional package is installed). Inputs are checked before any layout is built.
@@ -33,6 +39,8 @@ import argparse
 import io
 import json
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -52,12 +60,17 @@ class PrepareError(cli.UsageError):
 
 def _load_array(path: str, what: str) -> np.ndarray:
     file = Path(path)
+    if file.is_dir():
+        raise PrepareError(f"{what} {path}: is a directory, expected an .npy file")
     if not file.is_file():
         raise PrepareError(f"{what} {path}: no such file")
     try:
         found = np.load(file, allow_pickle=False)
     except (ValueError, OSError, EOFError) as err:
-        raise PrepareError(f"{what} {path}: not a readable .npy file ({err})") from err
+        reason = " ".join(str(err).split()) or "empty or truncated file"
+        if "allow_pickle" in reason:  # numpy's advice to load unsafely does not apply here
+            reason = "not an .npy array: a pickle, or a text file"
+        raise PrepareError(f"{what} {path}: not a readable .npy file ({reason})") from None
     if not isinstance(found, np.ndarray):  # an .npz archive
         keys = ", ".join(found.files)
         found.close()
@@ -76,6 +89,18 @@ def _check_ids(indices: np.ndarray, name: str) -> None:
 # ids spanning more than this many times their distinct count, and beyond this size, are
 # hashed or sparse: a table of max id + 1 rows would be mostly empty
 SPARSE_SPAN, SPARSE_MIN_ROWS = 16, 10_000_000
+
+
+def _refuse_sparse(indices: np.ndarray, num_vectors: int, name: str, count_flag: bool = True) -> None:
+    """Raise :class:`PrepareError` when ids whose table would have ``num_vectors`` (max id + 1)
+    rows are hashed or sparse (see ``SPARSE_SPAN``): most rows would be empty."""
+    if num_vectors <= SPARSE_MIN_ROWS:
+        return
+    distinct = np.unique(indices).size
+    if num_vectors > SPARSE_SPAN * distinct:
+        count = "pass --num-vectors N if the table really has N rows, or " if count_flag else ""
+        raise PrepareError(f"{name}: ids reach {num_vectors - 1} but only {distinct} are distinct, so the table "
+                           f"would have {num_vectors} rows: {count}--renumber if the ids are hashed or sparse")
 
 
 def load_source(args: argparse.Namespace) -> dict[str, Any]:
@@ -105,6 +130,9 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
             table = dlrm_loader.load_dlrm_table(args.dlrm, args.table, renumber=args.renumber)
         except (OSError, ValueError, IndexError) as err:
             raise PrepareError(f"--dlrm: {err}") from err  # the message names the file
+        if not args.renumber:
+            _refuse_sparse(table["indices"], table["num_vectors"], f"--dlrm {args.dlrm} table {args.table}",
+                           count_flag=False)
         return {**table, "vectors": None, "renumbered": args.renumber,
                 "source": f"dlrm_datasets file {args.dlrm}, table {args.table}"}
     name = f"{args.offsets} + {args.indices}"
@@ -137,11 +165,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
                                f"{int(indices.max())}; expected a row for every id")
     if num_vectors is None:
         num_vectors = int(indices.max()) + 1 if indices.size and np.issubdtype(indices.dtype, np.integer) else 0
-        distinct = np.unique(indices).size if num_vectors > SPARSE_MIN_ROWS else num_vectors
-        if num_vectors > SPARSE_MIN_ROWS and num_vectors > SPARSE_SPAN * distinct:
-            raise PrepareError(f"{name}: ids reach {num_vectors - 1} but only {distinct} are distinct, so the table "
-                               f"would have {num_vectors} rows: pass --num-vectors N if the table really has N "
-                               "rows, or --renumber if the ids are hashed or sparse")
+        _refuse_sparse(indices, num_vectors, name)
     try:
         traces.validate_trace(offsets, indices, num_vectors, name=name)
     except ValueError as err:
@@ -167,6 +191,9 @@ def _save(path: Path, array: np.ndarray) -> None:
 LEARNS_FROM_TRACE = ("shp", "kahypar")
 
 
+_OUTPUT_NAME = re.compile(r"layout-[a-z0-9-]+\.npy|vectors\.npy|original_ids\.npy")
+
+
 def _previous_outputs(out: Path) -> list[Path]:
     """The layouts, vectors and ids the ``summary.json`` a previous run left in ``out`` lists
     (inside ``out``; none when there is no readable summary)."""
@@ -181,9 +208,9 @@ def _previous_outputs(out: Path) -> list[Path]:
     named += [previous.get("vectors"), previous.get("original_ids")]
     inputs = previous.get("inputs") if isinstance(previous.get("inputs"), list) else []
     kept = {Path(p).resolve() for p in inputs if isinstance(p, str)}  # its inputs were never its outputs
-    here = out.resolve()
-    return [Path(p) for p in named
-            if isinstance(p, str) and Path(p).resolve().parent == here and Path(p).resolve() not in kept]
+    # by name in ``out``: the summary's absolute paths still name the old place after a move
+    found = [out / Path(p).name for p in named if isinstance(p, str) and _OUTPUT_NAME.fullmatch(Path(p).name)]
+    return [p for p in found if p.resolve() not in kept]
 
 
 def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fraction: float = 0.5,
@@ -194,7 +221,6 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the split
     leaves nothing to simulate, or nothing to learn a trace-trained layout (shp, kahypar) from.
     """
-    from impls.bandana.experiments import simulation as experiments
     from impls.bandana.layout import layouts
     from impls.bandana.data import traces
 
@@ -214,23 +240,48 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
              "subclusters": [subclusters], "shp_iterations": shp_iterations}
     per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
     out.mkdir(parents=True, exist_ok=True)
+    cli.sweep_stale(out, ".prepare-pid*")
+    # everything is written to a folder inside ``out`` first and moved in at the end: a run
+    # that fails or is interrupted leaves ``out`` as the previous run left it, never a new
+    # trace beside the old layouts
+    stage = cli.register(out / f".prepare-{cli.pid_tag()}")
+    stage.mkdir()
+    try:
+        summary = _build(source, kinds, out, stage, train, test, table, sizes, per_block, train_fraction,
+                         vector_bytes, block_bytes)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        cli.unregister(stage)
+    return summary
+
+
+def _build(source: dict[str, Any], kinds: Sequence[str], out: Path, stage: Path, train, test, table: dict,
+           sizes: dict, per_block: int, train_fraction: float, vector_bytes: int, block_bytes: int) -> dict[str, Any]:
+    """Write every output of :func:`prepare` to ``stage``, then move them into ``out``, remove
+    the previous run's outputs this one does not replace, and write ``summary.json`` last."""
+    from impls.bandana.experiments import simulation as experiments
+    from impls.bandana.layout import layouts
+    from impls.bandana.data import traces
+    from impls.harness import atomic
+
+    n = int(source["num_vectors"])
     written = []
     for name, array in (("train_offsets", train[0]), ("train_indices", train[1]), ("test_offsets", test[0]),
                         ("test_indices", test[1])):
-        _save(out / f"{name}.npy", np.asarray(array, dtype=np.int64))
-    _save(out / "trace.npy", traces.flatten(*test, n))
-    previous = _previous_outputs(out)
+        _save(stage / f"{name}.npy", np.asarray(array, dtype=np.int64))
+    _save(stage / "trace.npy", traces.flatten(*test, n))
     inputs = [Path(p).resolve() for p in source.get("inputs", ())]
     if source["vectors"] is not None:
         if (out / "vectors.npy").resolve() not in inputs:  # never overwrite the input itself
-            _save(out / "vectors.npy", source["vectors"])
+            _save(stage / "vectors.npy", source["vectors"])
         written.append("vectors.npy")
     if source.get("original_ids") is not None:
-        _save(out / "original_ids.npy", np.asarray(source["original_ids"]))
+        _save(stage / "original_ids.npy", np.asarray(source["original_ids"]))
         written.append("original_ids.npy")
     summary: dict[str, Any] = {
         "source": source["source"], "num_vectors": n, "renumbered": bool(source.get("renumbered")),
         "vector_bytes": vector_bytes, "block_bytes": block_bytes, "vectors_per_block": per_block,
+        "slack_bytes_per_block": block_bytes - per_block * vector_bytes,   # read with every block
         "train_fraction": train_fraction,
         "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
         "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"),
@@ -242,16 +293,18 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     for kind in kinds:
         layout = experiments.build_layout(kind, table, sizes, per_block)
         file = out / f"layout-{kind}.npy"
-        _save(file, layout.permutation)
+        _save(stage / file.name, layout.permutation)
         written.append(file.name)
         summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
                                     "fanout_test": layouts.fanout(layout, *test, per_block)}
+    previous = _previous_outputs(out)
+    (out / "summary.json").unlink(missing_ok=True)   # from here on, no summary vouches for a mix
+    for staged in sorted(stage.iterdir()):
+        os.replace(staged, out / staged.name)
     for path in previous:  # a previous run's outputs: they would pass for this trace's
         if path.name not in written and path.resolve() not in inputs and path.is_file():
             path.unlink()
             summary.setdefault("removed", []).append(str(path))
-    from impls.harness import atomic
-
     atomic.write_json(out / "summary.json", summary)
     return summary
 
@@ -385,8 +438,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         renumbered = f" (renumbered; input ids in {summary['original_ids']})" if summary["renumbered"] else ""
         print(f"{summary['source']}: {summary['num_vectors']} vectors{renumbered}, {summary['test_lookups']} "
-              f"lookups to simulate -> {summary['trace']}; {summary['vectors_per_block']} vectors per block: "
-              f"simulate with --vector-bytes {summary['vector_bytes']} --block-bytes {summary['block_bytes']}")
+              f"lookups to simulate -> {summary['trace']}; {summary['vectors_per_block']} vectors per block"
+              + (f" ({summary['slack_bytes_per_block']} B of each block unused, and read)"
+                 if summary["slack_bytes_per_block"] else "")
+              + f": simulate with --vector-bytes {summary['vector_bytes']} --block-bytes {summary['block_bytes']}")
         for kind, row in summary["layouts"].items():
             print(f"  {kind:<17} {row['file']}  built in {row['build_seconds']:.2f} s, "
                   f"test fanout {row['fanout_test']:.2f} blocks/query")

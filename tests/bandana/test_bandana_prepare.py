@@ -165,6 +165,7 @@ def test_layouts_are_packed_for_the_users_row_size_and_the_summary_says_so(tmp_p
     assert made.returncode == 0, made.stderr
     summary = json.loads(made.stdout)
     assert (summary["vector_bytes"], summary["block_bytes"], summary["vectors_per_block"]) == (256, 4096, 16)
+    assert summary["slack_bytes_per_block"] == 0
     from impls.bandana.layout import layouts
 
     layout = np.load(tmp_path / "out" / "layout-shp.npy")
@@ -252,3 +253,110 @@ def test_the_largest_seed_builds_every_seeded_layout(tmp_path):
               "--out", str(tmp_path / "out"), "--json")
     assert run.returncode == 0, run.stderr
     assert set(json.loads(run.stdout)["layouts"]) == {"kmeans", "kmeans-two-level", "random"}
+
+
+def _dlrm_file(path: Path, table_ids) -> Path:
+    """An FBGEMM dlrm_datasets file of two tables: table 0 a few small ids, table 1 ``table_ids``
+    in bags of 2 (its length must be even)."""
+    torch = pytest.importorskip("torch")
+    ids = torch.as_tensor(np.asarray(table_ids, dtype=np.int64))
+    batch = ids.numel() // 2
+    lengths = torch.stack([torch.ones(batch, dtype=torch.int64), torch.full((batch,), 2, dtype=torch.int64)])
+    offsets = torch.zeros(2 * batch + 1, dtype=torch.int64)
+    offsets[1:] = torch.cumsum(lengths.reshape(-1), 0)
+    indices = torch.cat([torch.arange(batch, dtype=torch.int64) % 7, ids])
+    buffer = io.BytesIO()
+    torch.save((indices, offsets, lengths), buffer)
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def test_hashed_dlrm_ids_get_the_renumber_hint_and_signed_hashes_renumber(tmp_path, capsys):
+    from impls.bandana import prepare
+
+    rng = np.random.default_rng(0)
+    hashed = rng.integers(-2**62, 2**62, 600)
+    sparse = _dlrm_file(tmp_path / "sparse.pt", np.abs(hashed) % 2**40)
+    assert prepare.main(["--dlrm", str(sparse), "--table", "1", "--layout", "identity",
+                         "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "only 600 are distinct" in err and "--renumber if the ids are hashed" in err
+    assert "--num-vectors" not in err                            # not a flag of --dlrm
+    signed = _dlrm_file(tmp_path / "signed.pt", hashed)
+    assert prepare.main(["--dlrm", str(signed), "--table", "1", "--renumber", "--layout", "identity",
+                         "--out", str(tmp_path / "b"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["num_vectors"] == 600
+    gz = tmp_path / "signed.pt.gz"
+    import gzip
+    gz.write_bytes(gzip.compress(signed.read_bytes()))
+    assert prepare.main(["--dlrm", str(gz), "--table", "1", "--renumber", "--layout", "identity",
+                         "--out", str(tmp_path / "c")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "b" / "trace.npy"), np.load(tmp_path / "c" / "trace.npy"))
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_a_rerun_that_fails_midway_leaves_the_previous_outputs_as_they_were(tmp_path, monkeypatch, capsys):
+    from impls.bandana import prepare
+    from impls.bandana.experiments import simulation
+
+    rng = np.random.default_rng(2)
+    files = _save_all(tmp_path, o=np.arange(201, dtype=np.int64) * 4, i=rng.integers(0, 300, 800),
+                      i2=rng.integers(0, 300, 800))
+    out = tmp_path / "out"
+    assert prepare.main(["--offsets", files["o"], "--indices", files["i"], "--layout", "identity",
+                         "--layout", "shp", "--out", str(out)]) == 0
+    before = _tree(out)
+    real = simulation.build_layout
+
+    def fail_at_shp(kind, *args, **kwargs):
+        if kind == "shp":
+            raise KeyboardInterrupt
+        return real(kind, *args, **kwargs)
+
+    monkeypatch.setattr(simulation, "build_layout", fail_at_shp)
+    assert prepare.main(["--offsets", files["o"], "--indices", files["i2"], "--layout", "identity",
+                         "--layout", "shp", "--out", str(out)]) == 130
+    assert _tree(out) == before          # not the new trace beside the old layouts: all as it was
+    capsys.readouterr()
+
+
+def test_a_rerun_in_a_moved_folder_removes_the_layouts_its_summary_lists(tmp_path, capsys):
+    from impls.bandana import prepare
+
+    rng = np.random.default_rng(3)
+    files = _save_all(tmp_path, o=np.arange(201, dtype=np.int64) * 4, i=rng.integers(0, 300, 800))
+    assert prepare.main(["--offsets", files["o"], "--indices", files["i"], "--layout", "identity",
+                         "--layout", "shp", "--out", str(tmp_path / "first")]) == 0
+    (tmp_path / "first").rename(tmp_path / "moved")
+    capsys.readouterr()
+    assert prepare.main(["--offsets", files["o"], "--indices", files["i"], "--layout", "identity",
+                         "--out", str(tmp_path / "moved"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["removed"] == [str(tmp_path / "moved" / "layout-shp.npy")]
+    assert not (tmp_path / "moved" / "layout-shp.npy").exists()
+
+
+def test_a_text_file_given_as_an_npy_is_named_without_numpys_pickle_advice(tmp_path, capsys):
+    from impls.bandana import prepare
+
+    (tmp_path / "o.npy").write_text("0 2 4\n")
+    files = _save_all(tmp_path, i=np.arange(4))
+    assert prepare.main(["--offsets", str(tmp_path / "o.npy"), "--indices", files["i"], "--layout", "identity",
+                         "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "not an .npy array: a pickle, or a text file" in err and "allow_pickle" not in err
+
+
+def test_rows_that_do_not_divide_a_block_are_reported_as_slack(tmp_path, capsys):
+    from impls.bandana import prepare
+
+    rng = np.random.default_rng(4)
+    files = _save_all(tmp_path, o=np.arange(201, dtype=np.int64) * 4, i=rng.integers(0, 300, 800),
+                      v=rng.normal(size=(300, 100)).astype(np.float32))       # 400 B rows
+    assert prepare.main(["--offsets", files["o"], "--indices", files["i"], "--vectors", files["v"],
+                         "--layout", "identity", "--out", str(tmp_path / "out")]) == 0
+    assert "10 vectors per block (96 B of each block unused, and read)" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (summary["vectors_per_block"], summary["slack_bytes_per_block"]) == (10, 96)

@@ -21,7 +21,9 @@ order of original id (``original_ids[new] = old``), which drops rows never looke
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +41,13 @@ def _open_payload(path: Path) -> Any:
 
     with open(path, "rb") as handle:
         gzipped = handle.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gzipped else open
-    with opener(path, "rb") as handle:
+    with open(path, "rb") as raw:
+        # torch.load seeks around a GzipFile, which decompresses again from the start at each
+        # backward seek (6x slower on an 800 MB file): decompress once into memory instead
+        try:
+            handle = io.BytesIO(gzip.decompress(raw.read())) if gzipped else raw
+        except (OSError, EOFError, zlib.error) as err:
+            raise DlrmFormatError(f"{path}: a damaged gzip file ({err})") from None
         try:
             return torch.load(handle, map_location="cpu", weights_only=True)
         except Exception as err:  # torch raises several types for a bad file
@@ -106,7 +113,7 @@ def load_dlrm_table(path: str | os.PathLike, table: int, *, renumber: bool = Fal
     bags = offsets[t * batch:(t + 1) * batch + 1]
     ids = indices[bags[0]:bags[-1]].copy()
     bags = bags - bags[0]
-    if ids.size and ids.min() < 0:
+    if ids.size and ids.min() < 0 and not renumber:   # signed hashes are fine to renumber
         bad = int(np.argmax(ids < 0))
         raise DlrmFormatError(f"{path}: table {t} has a negative id {int(ids[bad])} at lookup {bad}")
     result: dict[str, Any] = {"offsets": bags}
