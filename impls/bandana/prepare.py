@@ -149,6 +149,14 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
                                f"dtype {indices.dtype}")
         indices, original_ids = traces.renumber(indices)
     _check_ids(indices, name)
+    if offsets.size and np.issubdtype(offsets.dtype, np.unsignedinteger) and offsets.max() > np.iinfo(np.int64).max:
+        at = int(np.argmax(offsets > np.iinfo(np.int64).max))
+        raise PrepareError(f"--offsets {args.offsets}: offsets[{at}] = {offsets[at]} does not fit int64; "
+                           "expected positions into --indices")
+    if indices.size and np.issubdtype(indices.dtype, np.signedinteger) and indices.min() < 0:
+        at = int(np.argmax(indices < 0))
+        raise PrepareError(f"{name}: indices[{at}] = {indices[at]} is negative; ids are table rows 0..N-1 "
+                           "(--renumber numbers hashed or signed ids densely)")
     if vectors is not None:
         if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number) or np.iscomplexobj(vectors):
             raise PrepareError(f"--vectors {args.vectors}: shape {vectors.shape} dtype {vectors.dtype}; expected "

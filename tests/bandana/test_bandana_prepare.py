@@ -226,6 +226,10 @@ def test_renumbered_ids_keep_their_input_ids(tmp_path):
      "--table picks a table of a --dlrm file"),
     (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 3])), ("--layout", "identity", "--block-bytes", "1000"),
      "expected a multiple of 512"),
+    (dict(o=np.array([0, 2, 4]), i=np.array([-5, -6, -7, -8])), ("--layout", "identity"),
+     "indices[0] = -5 is negative"),
+    (dict(o=np.array([0, 2, 2**64 - 1], dtype=np.uint64), i=np.array([0, 1, 2, 3])), ("--layout", "identity"),
+     "offsets[2] = 18446744073709551615 does not fit int64"),
 ])
 def test_inputs_that_would_mislead_are_refused_in_one_line(tmp_path, arrays, extra, message):
     files = _save_all(tmp_path, **arrays)
