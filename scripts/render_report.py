@@ -32,7 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--machine", help="asv machine name (default: this machine, or the only one)")
     parser.add_argument("--machines", nargs="+", metavar="M",
                         help="several machines: each report, and reports/out/side-by-side-<a>+<b>/")
-    parser.add_argument("--out", type=Path, help="output directory (default: reports/out/<machine>)")
+    parser.add_argument("--out", type=Path, help="output directory (default: reports/out/<machine>; with "
+                                                  "--machines, the folder that holds each machine's and the "
+                                                  "side-by-side one: reports/out)")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
     parser.add_argument("--artifacts", type=Path, help="artifact store (default: .asv/artifacts)")
     parser.add_argument("--claims", type=Path, help="claims file (default: reports/claims.toml)")

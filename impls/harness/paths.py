@@ -78,15 +78,21 @@ def nvm_target_path() -> Path:
     return Path(value).expanduser().absolute() if value else default_nvm_target_path()
 
 
+def check_machine_name(value: str, where: str) -> str:
+    """Return ``value`` if it is one directory name of letters, digits, '.', '_' and '-' (a
+    machine's results and artifacts folder); raise ValueError naming ``where`` otherwise."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+        raise ValueError(f"{where}={value!r}: expected one name of letters, digits, '.', '_' "
+                         "and '-' (it names the results' and artifacts' directory)")
+    return value
+
+
 def machine_name() -> str:
     """Return the asv machine name results are filed under (asv's default: the host name);
     raises ValueError for a ``DLSYSBENCH_MACHINE`` that is not one directory name."""
     value = os.environ.get("DLSYSBENCH_MACHINE")
     if value is not None and value.strip():
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
-            raise ValueError(f"DLSYSBENCH_MACHINE={value!r}: expected one name of letters, digits, '.', '_' "
-                             "and '-' (it names the results' and artifacts' directory)")
-        return value
+        return check_machine_name(value, "DLSYSBENCH_MACHINE")
     # the host name as a directory name: '(none)', 'lab box' or 'büro-pc' would break asv's and ours
     host = re.sub(r"[^A-Za-z0-9._-]+", "-", platform.node()).strip("-._")
     return host or "unknown-machine"

@@ -226,7 +226,7 @@ EXPECTED_VERDICTS = {
     "skipped-here": "not measured: benchmark skipped or without a value on this machine",
     "failed-here": "not measured: benchmark failed on this machine",
     "no-experiment": "not measured yet",
-    "no-results": "not measured yet",
+    "no-results": "not measured: no results for bench_toy.Nothing.track_nothing",   # measured elsewhere, not here
     "layout-ratio": REPRODUCED,
     "subcluster-trend": REPRODUCED,
     "p-at-1-artifact": REPRODUCED,
@@ -577,7 +577,7 @@ def test_missing_artifact_gives_the_capability_reason_or_not_measured_yet():
     gpu = render_figure(SPECS["toy_gpu_figure"], {}, state)
     assert gpu.status == "not measured" and gpu.caption == f"not measured: {NO_CUDA}"
     later = render_figure(SPECS["toy_later_figure"], {}, state)
-    assert later.caption == "not measured yet" and later.png is None
+    assert later.caption.startswith("not measured: no artifact ") and later.png is None
 
 
 def test_a_broken_figure_shows_its_error_and_the_others_render(report):
@@ -872,3 +872,29 @@ def test_a_claim_whose_artifact_is_unreadable_says_so_not_that_nothing_measures_
     rebuilt = build_report(MACHINE, RESULTS, root, CLAIMS, SPECS)
     [result] = [r for r in rebuilt.claims if r.claim.id == "p-at-1-artifact"]
     assert result.verdict == "not measured: artifact 'toy_curve' was left out (see Unreadable inputs)"
+
+
+@pytest.mark.parametrize("name", [f"{MACHINE}/", f"../{MACHINE}", "a b", ""])
+def test_a_machine_name_that_is_not_one_folder_is_refused(tmp_path, name):
+    with pytest.raises(ValueError, match=r"expected one name of letters, digits"):
+        build_report(name, RESULTS, tmp_path, CLAIMS, SPECS)
+
+
+def test_a_machine_without_data_is_told_which_machines_have_some(tmp_path):
+    from impls.harness.report.build import NoResultsError
+
+    with pytest.raises(NoResultsError, match=rf"nothing to report for machine 'nosuch'.*machines there: {MACHINE}"):
+        build_report("nosuch", RESULTS, tmp_path, CLAIMS, SPECS)
+
+
+def test_only_the_suites_name_for_this_machine_gets_its_live_fingerprint(monkeypatch):
+    from impls.harness.report import machine_state
+
+    monkeypatch.setenv("DLSYSBENCH_MACHINE", "thisbox")
+    monkeypatch.setattr(machine_state, "_live_fingerprint", lambda: ({"machine": "thisbox"}, "taken now"))
+    assert machine_state.describe_machine("thisbox-quick", {}).source == "taken now"
+    assert machine_state.describe_machine("thisbox", {}).source == "no fingerprint recorded"  # asv's bare default
+
+
+def test_a_report_without_measured_noise_says_so(report):
+    assert any(note.startswith(f"No measured noise for {MACHINE}") for note in report.notes)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from impls.harness import artifacts as artifact_store
+from impls.harness import paths
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.report import results
@@ -21,11 +22,19 @@ from impls.harness.report.model import Report
 from impls.harness.report.noise import default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
 from impls.harness.report.skipped import skipped_points
-from impls.harness.report.verdicts import NOT_MEASURED, NOT_MEASURED_YET, evaluate_claims
+from impls.harness.report.verdicts import NOT_MEASURED, evaluate_claims
 
 
 class NoResultsError(RuntimeError):
     """There is nothing at all to report for the machine: no asv results and no artifacts."""
+
+
+def _known_machines(results_dir: Path, artifacts_root: Path) -> set[str]:
+    """The machines that have asv results or artifacts."""
+    known = set(results.machines(results_dir))
+    if Path(artifacts_root).is_dir():
+        known |= {p.name for p in Path(artifacts_root).iterdir() if p.is_dir()}
+    return known
 
 
 def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
@@ -35,10 +44,8 @@ def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
     Raises NoResultsError naming the machines found when the choice is ambiguous or empty.
     """
     if machine:
-        return machine
-    known = set(results.machines(results_dir))
-    if Path(artifacts_root).is_dir():
-        known |= {p.name for p in Path(artifacts_root).iterdir() if p.is_dir()}
+        return paths.check_machine_name(machine, "--machine")
+    known = _known_machines(results_dir, artifacts_root)
     if default in known or not known:
         return default
     if len(known) == 1:
@@ -67,7 +74,7 @@ def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, s
     out = []
     for result in evaluated:
         name = getattr(result.claim.measured, "artifact", None)
-        if result.verdict == NOT_MEASURED_YET and name in state:
+        if result.measured is None and name in state and result.verdict == f"{NOT_MEASURED}: no artifact {name!r}":
             result = dataclasses.replace(
                 result, verdict=f"{NOT_MEASURED}: artifact {name!r} {state[name]} (see Unreadable inputs)")
         out.append(result)
@@ -80,6 +87,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
 
     ``figure_specs`` defaults to every figure :func:`impls.harness.figures.discover` finds.
     """
+    paths.check_machine_name(machine, "machine")   # 'vm-quick/' or '../x' would name another folder
     unreadable: list[tuple[str, str]] = []
     frame = results.read_results(results_dir, machine, unreadable)
     commits = results.commits(frame)
@@ -89,14 +97,19 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         raise NoResultsError(
             f"nothing to report for machine {machine!r}: no asv results in "
             f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; "
-            "run the benchmarks first (make bench)")
+            + (f"machines there: {', '.join(sorted(known))}" if (known := _known_machines(results_dir, artifacts_root))
+               else "run the benchmarks first (make bench)"))
     claims = load_claims(claims_path)
+    notes: list[str] = []
     state = describe_machine(machine, records)
     points = results.latest_points(frame)
     noise_path = default_noise_path(machine)  # measured spread: intervals on single points
     noise = load_noise(noise_path) if noise_path.is_file() else None
+    if noise is None and not frame.empty:
+        notes.append(f"No measured noise for {machine} ({noise_path} is absent): single points have no "
+                     "interval, so no verdict can be inconclusive; copy the machine's noise file with its "
+                     "results, or run make noise.")
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, noise), unreadable)
-    notes = []
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")

@@ -84,10 +84,23 @@ def _live_fingerprint() -> tuple[dict | None, str]:
         return None, f"live detection failed: {type(err).__name__}: {err}"
 
 
+def _is_this_machine(machine: str) -> bool:
+    """Whether ``machine`` is the name the suite files this machine's results under
+    (``<host>-<profile>``); a bare host name is asv's default, which another box shares."""
+    from impls.harness.profiles import PROFILES
+    from impls.harness.report.runs import machine_for_profile
+
+    try:
+        here = paths.machine_name()
+    except ValueError:
+        return False
+    return machine in {machine_for_profile(here, profile) for profile in PROFILES}
+
+
 def describe_machine(machine: str, artifacts: Mapping[str, Mapping[str, Any]]) -> MachineState:
     """Return the :class:`MachineState` of ``machine`` from its artifacts (or live, see module)."""
     fingerprint, source = newest_fingerprint(artifacts)
-    if fingerprint is None and machine == paths.machine_name():
+    if fingerprint is None and _is_this_machine(machine):
         fingerprint, source = _live_fingerprint()
     if fingerprint is None:
         return MachineState(machine, None, source or "no fingerprint recorded", {})

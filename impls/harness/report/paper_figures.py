@@ -110,7 +110,8 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
     record = artifacts.get(spec.artifact)
     if record is None:
         reason = state.missing_reason(spec.requires)
-        caption = f"not measured: {reason}" if reason else "not measured yet"
+        caption = (f"not measured: {reason}" if reason
+                   else f"not measured: no artifact {spec.artifact!r} for this machine")
         return FigureResult(**base, status=NOT_MEASURED, caption=caption)
     figure = None
     try:

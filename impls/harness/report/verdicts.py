@@ -169,7 +169,9 @@ def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineSt
         return f"{NOT_MEASURED}: claims.toml points at data that do not fit ({measurement.detail})"
     if measurement.status == NO_VALUE:
         return f"{NOT_MEASURED}: {measurement.detail}"
-    return NOT_MEASURED_YET
+    # an experiment measures it, but this machine has no result of it (the README keeps "not
+    # measured yet" for a claim that nothing measures)
+    return f"{NOT_MEASURED}: {measurement.detail}" if measurement.detail else NOT_MEASURED_YET
 
 
 def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
@@ -204,7 +206,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     judged. Without one: a missing required capability gives "not measured: <its
     reason>", else a skipped or failed benchmark says so (a benchmark without a value in
     the words of the claim's ``unmeasured_reason`` artifact text, when there is one), else
-    "not measured yet".
+    "not measured: <what this machine lacks>" (no result of that benchmark, no artifact).
     """
     if claim.measured is None:
         return ClaimResult(claim, NOT_MEASURED_YET, detail="no experiment measures this claim yet")
