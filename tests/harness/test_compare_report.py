@@ -194,3 +194,27 @@ def test_a_trend_with_some_points_missing_says_so_beside_its_value():
 def test_a_whole_sweep_of_two_points_is_the_sign_of_one_change():
     result = evaluate_claim(trend_claim(), points({64: 1.0, 256: 2.0}), {}, STATE)
     assert result.measured == 1.0 and "the sign of one change" in result.detail
+
+
+def test_side_by_side_says_when_columns_are_of_different_commits(tmp_path):
+    import shutil
+
+    from impls.harness.report.render import render_machines
+
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES / "asv_results", results)
+    shutil.copytree(results / "toybox", results / "old-box")
+    runs = sorted((p for p in (results / "old-box").glob("*.json") if p.name != "machine.json"),
+                  key=lambda p: json.loads(p.read_text())["date"])
+    for newer in runs[1:]:
+        newer.unlink()                                       # old-box has the oldest run only
+    for path in (results / "old-box").glob("*.json"):         # its files name their own machine
+        path.write_text(path.read_text().replace('"toybox"', '"old-box"'))
+    render_machines(["toybox", "old-box"], results, tmp_path / "none", FIXTURES / "claims.toml", tmp_path / "out",
+                    figure_specs={})
+    html = (tmp_path / "out" / "side-by-side-toybox+old-box" / "index.html").read_text()
+    assert "newest results are of different commits" in html
+    assert "No artifacts for toybox" in html                  # each machine's notes reach the page
+    same = render_machines(["toybox"], results, tmp_path / "none", FIXTURES / "claims.toml", tmp_path / "one",
+                           figure_specs={})
+    assert "different commits" not in (same[0] / "index.html").read_text()

@@ -70,6 +70,33 @@ def _figures(reports: list[Report]) -> str:
     return "".join(parts) or "<p>No figures are registered yet.</p>"
 
 
+def _newest_commit(report: Report) -> str | None:
+    commits = report.commits["commit"] if "commit" in report.commits else []
+    return str(list(commits)[-1]) if len(commits) else None
+
+
+def _machines(reports: list[Report]) -> str:
+    """Each machine's profile, newest commit and notes; a warning where the columns are not
+    of one profile or one commit."""
+    items = []
+    for r in reports:
+        commit = _newest_commit(r)
+        notes = "".join(f"<br><span class='small'>{escape(n)}</span>" for n in r.notes)
+        items.append(f"<li><b>{escape(r.machine)}</b>: profile {escape(r.profile)}, newest results of commit "
+                     f"{escape(commit[:8]) if commit else 'none'}{notes}</li>")
+    warnings = []
+    profiles = {r.profile for r in reports}
+    if len(profiles) > 1:
+        warnings.append(f"The machines ran different profiles ({', '.join(sorted(profiles))}): their numbers come "
+                        "from experiments of different sizes and are not comparable one to one.")
+    commits = {c[:8] for c in map(_newest_commit, reports) if c}
+    if len(commits) > 1:
+        warnings.append(f"The machines' newest results are of different commits ({', '.join(sorted(commits))}): "
+                        "a difference between columns may be the code's, not the machine's.")
+    return ("".join(f"<p class='warning'><b>{escape(w)}</b></p>" for w in warnings)
+            + f"<ul>{''.join(items)}</ul>")
+
+
 def render_side_by_side(reports: list[Report]) -> dict[str, bytes]:
     """Return ``{file name: content}`` of the side-by-side page of ``reports`` (index.html, report.json)."""
     machines = [r.machine for r in reports]
@@ -80,7 +107,8 @@ def render_side_by_side(reports: list[Report]) -> dict[str, bytes]:
         f"<title>{escape(title)}</title><style>{css}</style></head><body><main>"
         f"<h1>{escape(title)}</h1><p class='meta'>"
         + " · ".join(f"<a href='../{escape(m)}/index.html'>{escape(m)}</a> (full report)" for m in machines)
-        + "</p><section id='claims'><h2>Paper claims</h2>" + _claims_table(reports)
+        + "</p><section id='machines'><h2>Machines</h2>" + _machines(reports)
+        + "</section><section id='claims'><h2>Paper claims</h2>" + _claims_table(reports)
         + "</section><section id='figures'><h2>Figures</h2>" + _figures(reports)
         + "</section></main></body></html>\n")
     document = {"machines": machines, "reports": [report_document(r) for r in reports]}
