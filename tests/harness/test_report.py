@@ -674,6 +674,19 @@ def test_skipped_list_gives_the_reason_from_require_in_the_benchmark_code(report
     assert reasons[("bench_toy.Failing.track_value", "x=2")][0] == "failed"
 
 
+def test_a_skip_is_explained_by_the_experiment_its_setup_cache_runs():
+    from impls.harness.report.results import BenchmarkInfo
+    from impls.harness.report.skipped import UNKNOWN_SKIP, experiment_requirements, skip_reason
+
+    assert experiment_requirements("bench_salus.SchedulingPoliciesCuda.track_average_jct") == ("cuda",)
+    assert set(experiment_requirements("bench_bandana_device.FioRandomRead.track_iops")) == {"fio", "o_direct"}
+    assert experiment_requirements("bench_gone.Nothing.track_x") == ()
+    cuda = BenchmarkInfo("bench_salus.SchedulingPoliciesCuda.track_average_jct", "track", "s", ("policy",))
+    assert skip_reason(cuda, "skipped", no_cuda_state()) == NO_CUDA
+    unknown = BenchmarkInfo("bench_gone.Nothing.track_x", "track", "s", ())
+    assert skip_reason(unknown, "skipped", no_cuda_state()) == UNKNOWN_SKIP
+
+
 def test_report_uses_the_newest_artifact_fingerprint(tmp_path):
     root = write_artifacts(tmp_path / "a", record("toy_curve", CURVE, created="2024-02-01T13:00:00+00:00"),
                            record("toy_later", CURVE, created="2024-02-02T13:00:00+00:00", cuda=True))

@@ -1,8 +1,10 @@
 """Benchmark points without a value in their newest run, with the reason where it is known.
 
-asv does not store why a point was skipped. The suite skips through
-``require("<capability>", ...)`` in setup, and benchmarks.json keeps each
-benchmark's source, so the capabilities it requires are read from there and the
+asv does not store why a point was skipped. A benchmark skips when its experiment
+needs a capability this machine lacks: the capabilities are read from ``require(...)``
+calls in its source (benchmarks.json keeps it), else from the experiment its class's
+``setup_cache`` runs (``run_and_store("<experiment>"[, "<device>"])`` in
+``benchmarks/runs``: the registry's ``requires``, and ``cuda`` for a CUDA run), and the
 fingerprint says which of them is missing and why.
 """
 from __future__ import annotations
@@ -17,9 +19,10 @@ from impls.harness.report.machine_state import MachineState
 from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED, BenchmarkInfo
 
 _REQUIRE_CALL = re.compile(r"\brequire\(([^)]*)\)")
+_RUN_CALL = re.compile(r"""run_and_store\(\s*["']([\w.]+)["']\s*(?:,\s*["']([\w:]+)["'])?""")
 _STRING = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']""")
 
-UNKNOWN_SKIP = "skipped in setup (NotImplementedError); asv does not record why"
+UNKNOWN_SKIP = "skipped in setup, or without a value (asv records both alike, and not why)"
 FAILURE = "raised an error or timed out; the `asv run` output says why"
 
 
@@ -45,7 +48,34 @@ def skip_reason(benchmark: BenchmarkInfo | None, status: str, state: MachineStat
     if status == STATUS_FAILED:
         return FAILURE
     reason = state.missing_reason(required_capabilities(benchmark.code)) if benchmark else None
+    if reason is None and benchmark is not None:
+        reason = state.missing_reason(experiment_requirements(benchmark.name))
     return reason or UNKNOWN_SKIP
+
+
+def experiment_requirements(name: str) -> tuple[str, ...]:
+    """The capabilities the experiment behind asv benchmark ``name`` (``module.Class.method``)
+    needs, read from its class's ``setup_cache`` in this checkout; () when it cannot be told."""
+    import importlib
+    import inspect
+
+    module, _, rest = name.partition(".")
+    cls = rest.partition(".")[0]
+    try:
+        setup = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), cls), "setup_cache")
+        found = _RUN_CALL.search(inspect.getsource(setup))
+    except Exception:      # noqa: BLE001 - another checkout's benchmark, or none: reason unknown
+        return ()
+    if found is None:
+        return ()
+    from impls.harness import experiments
+
+    try:
+        needs = tuple(experiments.get(found.group(1)).requires)
+    except Exception:      # noqa: BLE001 - an experiment this checkout does not have
+        return ()
+    device = found.group(2) or "cpu"
+    return needs + (("cuda",) if device.startswith("cuda") else ())
 
 
 def skipped_points(points: pd.DataFrame, info: Mapping[str, BenchmarkInfo],
