@@ -96,10 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS",
                  *real_data):
         if os.environ.get(name):
-            try:
-                identity[name] = str(Path(os.environ[name]).expanduser().absolute())
-            except RuntimeError:    # ~user of no such user: left for the suite to report
-                identity[name] = str(Path(os.environ[name]).absolute())
+            identity[name] = str(paths.typed_path(os.environ[name]))
     try:
         status = subprocess.run(command, cwd=root, env={**os.environ, **identity}).returncode
     finally:

@@ -78,12 +78,12 @@ def _load_array(path: str, what: str) -> np.ndarray:
     return found
 
 
-def _check_ids(indices: np.ndarray, name: str) -> None:
-    """Unsigned ids above int64's range cannot be stored as the suite's int64 ids."""
-    if indices.size and np.issubdtype(indices.dtype, np.unsignedinteger) and indices.max() > np.iinfo(np.int64).max:
-        at = int(np.argmax(indices > np.iinfo(np.int64).max))
-        raise PrepareError(f"{name}: indices[{at}] = {indices[at]} does not fit int64; pass --renumber to "
-                           "number the ids densely")
+def _check_int64(array: np.ndarray, name: str, what: str, hint: str) -> None:
+    """Unsigned values above int64's range cannot be stored as the suite's int64 arrays:
+    raise :class:`PrepareError` naming the first, ``what[i] = v``, with ``hint``."""
+    if array.size and np.issubdtype(array.dtype, np.unsignedinteger) and array.max() > np.iinfo(np.int64).max:
+        at = int(np.argmax(array > np.iinfo(np.int64).max))
+        raise PrepareError(f"{name}: {what}[{at}] = {array[at]} does not fit int64; {hint}")
 
 
 # ids spanning more than this many times their distinct count, and beyond this size, are
@@ -148,11 +148,8 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
             raise PrepareError(f"{name}: indices must be a 1-D integer array, got shape {indices.shape} "
                                f"dtype {indices.dtype}")
         indices, original_ids = traces.renumber(indices)
-    _check_ids(indices, name)
-    if offsets.size and np.issubdtype(offsets.dtype, np.unsignedinteger) and offsets.max() > np.iinfo(np.int64).max:
-        at = int(np.argmax(offsets > np.iinfo(np.int64).max))
-        raise PrepareError(f"--offsets {args.offsets}: offsets[{at}] = {offsets[at]} does not fit int64; "
-                           "expected positions into --indices")
+    _check_int64(indices, name, "indices", "pass --renumber to number the ids densely")
+    _check_int64(offsets, f"--offsets {args.offsets}", "offsets", "expected positions into --indices")
     if indices.size and np.issubdtype(indices.dtype, np.signedinteger) and indices.min() < 0:
         at = int(np.argmax(indices < 0))
         raise PrepareError(f"{name}: indices[{at}] = {indices[at]} is negative; ids are table rows 0..N-1 "
@@ -228,9 +225,14 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
 
     Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the split
     leaves nothing to simulate, or nothing to learn a trace-trained layout (shp, kahypar) from.
+    Every output is written to a folder inside ``out`` and moved in at the end (then the
+    previous run's outputs this one does not replace are removed, and ``summary.json`` is
+    written last): a run that fails or is interrupted leaves ``out`` as it was.
     """
-    from impls.bandana.layout import layouts
     from impls.bandana.data import traces
+    from impls.bandana.experiments import simulation as experiments
+    from impls.bandana.layout import layouts
+    from impls.harness import atomic
 
     out = Path(out).absolute()  # the summary names absolute paths: a rerun from elsewhere finds them
     train, test = traces.split_in_time(source["offsets"], source["indices"], train_fraction)
@@ -249,72 +251,54 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
     out.mkdir(parents=True, exist_ok=True)
     cli.sweep_stale(out, ".prepare-pid*")
-    # everything is written to a folder inside ``out`` first and moved in at the end: a run
-    # that fails or is interrupted leaves ``out`` as the previous run left it, never a new
-    # trace beside the old layouts
     stage = cli.register(out / f".prepare-{cli.pid_tag()}")
     stage.mkdir()
     try:
-        summary = _build(source, kinds, out, stage, train, test, table, sizes, per_block, train_fraction,
-                         vector_bytes, block_bytes)
+        written = []
+        for name, array in (("train_offsets", train[0]), ("train_indices", train[1]), ("test_offsets", test[0]),
+                            ("test_indices", test[1])):
+            _save(stage / f"{name}.npy", np.asarray(array, dtype=np.int64))
+        _save(stage / "trace.npy", traces.flatten(*test, n))
+        inputs = [Path(p).resolve() for p in source.get("inputs", ())]
+        if source["vectors"] is not None:
+            if (out / "vectors.npy").resolve() not in inputs:  # never overwrite the input itself
+                _save(stage / "vectors.npy", source["vectors"])
+            written.append("vectors.npy")
+        if source.get("original_ids") is not None:
+            _save(stage / "original_ids.npy", np.asarray(source["original_ids"]))
+            written.append("original_ids.npy")
+        summary: dict[str, Any] = {
+            "source": source["source"], "num_vectors": n, "renumbered": bool(source.get("renumbered")),
+            "vector_bytes": vector_bytes, "block_bytes": block_bytes, "vectors_per_block": per_block,
+            "slack_bytes_per_block": block_bytes - per_block * vector_bytes,   # read with every block
+            "train_fraction": train_fraction,
+            "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
+            "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"),
+            "inputs": [str(p) for p in inputs], "layouts": {}}
+        if summary["renumbered"]:
+            summary["original_ids"] = str(out / "original_ids.npy")
+        if source["vectors"] is not None:
+            summary["vectors"] = str(out / "vectors.npy")
+        for kind in kinds:
+            layout = experiments.build_layout(kind, table, sizes, per_block)
+            file = out / f"layout-{kind}.npy"
+            _save(stage / file.name, layout.permutation)
+            written.append(file.name)
+            summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
+                                        "fanout_test": layouts.fanout(layout, *test, per_block)}
+        previous = _previous_outputs(out)
+        (out / "summary.json").unlink(missing_ok=True)   # from here on, no summary vouches for a mix
+        for staged in sorted(stage.iterdir()):
+            os.replace(staged, out / staged.name)
+        for path in previous:  # a previous run's outputs: they would pass for this trace's
+            if path.name not in written and path.resolve() not in inputs and path.is_file():
+                path.unlink()
+                summary.setdefault("removed", []).append(str(path))
+        atomic.write_json(out / "summary.json", summary)
+        return summary
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         cli.unregister(stage)
-    return summary
-
-
-def _build(source: dict[str, Any], kinds: Sequence[str], out: Path, stage: Path, train, test, table: dict,
-           sizes: dict, per_block: int, train_fraction: float, vector_bytes: int, block_bytes: int) -> dict[str, Any]:
-    """Write every output of :func:`prepare` to ``stage``, then move them into ``out``, remove
-    the previous run's outputs this one does not replace, and write ``summary.json`` last."""
-    from impls.bandana.experiments import simulation as experiments
-    from impls.bandana.layout import layouts
-    from impls.bandana.data import traces
-    from impls.harness import atomic
-
-    n = int(source["num_vectors"])
-    written = []
-    for name, array in (("train_offsets", train[0]), ("train_indices", train[1]), ("test_offsets", test[0]),
-                        ("test_indices", test[1])):
-        _save(stage / f"{name}.npy", np.asarray(array, dtype=np.int64))
-    _save(stage / "trace.npy", traces.flatten(*test, n))
-    inputs = [Path(p).resolve() for p in source.get("inputs", ())]
-    if source["vectors"] is not None:
-        if (out / "vectors.npy").resolve() not in inputs:  # never overwrite the input itself
-            _save(stage / "vectors.npy", source["vectors"])
-        written.append("vectors.npy")
-    if source.get("original_ids") is not None:
-        _save(stage / "original_ids.npy", np.asarray(source["original_ids"]))
-        written.append("original_ids.npy")
-    summary: dict[str, Any] = {
-        "source": source["source"], "num_vectors": n, "renumbered": bool(source.get("renumbered")),
-        "vector_bytes": vector_bytes, "block_bytes": block_bytes, "vectors_per_block": per_block,
-        "slack_bytes_per_block": block_bytes - per_block * vector_bytes,   # read with every block
-        "train_fraction": train_fraction,
-        "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
-        "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"),
-        "inputs": [str(p) for p in inputs], "layouts": {}}
-    if summary["renumbered"]:
-        summary["original_ids"] = str(out / "original_ids.npy")
-    if source["vectors"] is not None:
-        summary["vectors"] = str(out / "vectors.npy")
-    for kind in kinds:
-        layout = experiments.build_layout(kind, table, sizes, per_block)
-        file = out / f"layout-{kind}.npy"
-        _save(stage / file.name, layout.permutation)
-        written.append(file.name)
-        summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
-                                    "fanout_test": layouts.fanout(layout, *test, per_block)}
-    previous = _previous_outputs(out)
-    (out / "summary.json").unlink(missing_ok=True)   # from here on, no summary vouches for a mix
-    for staged in sorted(stage.iterdir()):
-        os.replace(staged, out / staged.name)
-    for path in previous:  # a previous run's outputs: they would pass for this trace's
-        if path.name not in written and path.resolve() not in inputs and path.is_file():
-            path.unlink()
-            summary.setdefault("removed", []).append(str(path))
-    atomic.write_json(out / "summary.json", summary)
-    return summary
 
 
 def _parser() -> argparse.ArgumentParser:

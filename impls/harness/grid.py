@@ -337,6 +337,12 @@ def _refs(x: Any, found: dict[str, ArrayRef]) -> dict[str, ArrayRef]:
     return found
 
 
+def _blind_workers(client, path: str | os.PathLike) -> tuple[list[str], int]:
+    """(the workers that cannot read ``path`` as it is here, the number of workers)."""
+    seen = client.run(_has_file, str(path), os.path.getsize(path))
+    return [worker for worker, ok in seen.items() if not ok], len(seen)
+
+
 def require_shared_file(path: str | os.PathLike) -> None:
     """Raise :class:`GridError` unless every worker where grid points run now can read
     ``path`` (the same size as here): for inputs passed by path, too large to send. Serial
@@ -345,17 +351,15 @@ def require_shared_file(path: str | os.PathLike) -> None:
     if setting in ("serial", "local") or _in_worker():
         return
     client = _remote_client(setting)
-    try:
-        with _quiet_client_log(True):
+    with _quiet_client_log(True):
+        try:
             _check_workers(client, setting, __name__.partition(".")[0])
-            seen = client.run(_has_file, str(path), os.path.getsize(path))
-            blind = [worker for worker, ok in seen.items() if not ok]
+            blind, workers = _blind_workers(client, path)
             if blind:
-                raise GridError(f"{ENV_SCHEDULER}={setting}: {len(blind)} of {len(seen)} workers cannot read "
+                raise GridError(f"{ENV_SCHEDULER}={setting}: {len(blind)} of {workers} workers cannot read "
                                 f"{path} ({blind[0]}); this input is read by path, not sent: the workers need "
                                 "a file system shared with this machine, at the same path")
-    finally:
-        with _quiet_client_log(True):
+        finally:
             client.close()
 
 
@@ -367,11 +371,11 @@ def _scatter_missing(client, points: list, record: dict) -> list:
     futures = {}
     start = time.perf_counter()
     for digest, ref in refs.items():
-        seen = client.run(_has_file, ref.path, os.path.getsize(ref.path))
-        if not all(seen.values()):
+        blind, workers = _blind_workers(client, ref.path)
+        if blind:
             futures[digest] = client.scatter(np.load(ref.path, allow_pickle=False), broadcast=True,
                                              hash=False)
-            record["scattered_bytes"] = record.get("scattered_bytes", 0) + ref.nbytes * len(seen)
+            record["scattered_bytes"] = record.get("scattered_bytes", 0) + ref.nbytes * workers
     if futures:
         record["scattered_arrays"] = len(futures)
         record["scatter_seconds"] = time.perf_counter() - start
@@ -423,17 +427,17 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
                               "points": len(points),
                               "computed": len(pending), "reused": len(points) - len(pending)}
     remote = client is not None and setting != "local"
-    try:
-        with progress_bar(len(pending), label, "pt", progress) as bar, _quiet_client_log(remote):
-            if serial:
-                for i in pending:
-                    keep(i, _call(fn, points[i]))
-                    bar.update()
-            else:
-                _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label)
-    finally:
-        if remote:
-            with _quiet_client_log(True):
+    with _quiet_client_log(remote):
+        try:
+            with progress_bar(len(pending), label, "pt", progress) as bar:
+                if serial:
+                    for i in pending:
+                        keep(i, _call(fn, points[i]))
+                        bar.update()
+                else:
+                    _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label)
+        finally:
+            if remote:
                 client.close()
     record["seconds"] = time.perf_counter() - start
     _runs.append(record)

@@ -78,6 +78,16 @@ def nvm_target_path() -> Path:
     return Path(value).expanduser().absolute() if value else default_nvm_target_path()
 
 
+def typed_path(value: str) -> Path:
+    """The path ``value`` means where the user typed it: ``~`` expanded (taken as written for
+    a user that does not exist, so that it is reported missing, not a crash), a relative
+    path made absolute against the current directory."""
+    try:
+        return Path(value).expanduser().absolute()
+    except RuntimeError:
+        return Path(value).absolute()
+
+
 def check_machine_name(value: str, where: str) -> str:
     """Return ``value`` if it is one directory name of letters, digits, '.', '_' and '-' (a
     machine's results and artifacts folder); raise ValueError naming ``where`` otherwise."""

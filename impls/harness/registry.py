@@ -276,10 +276,7 @@ def _external_source(manifest: Manifest) -> Path:
     spec = manifest.spec
     value = os.environ.get(spec["env"]) if "env" in spec else None
     if value:
-        try:
-            source: Path | None = Path(value).expanduser().absolute()
-        except RuntimeError:   # ~user of no such user: taken as written, and not found there
-            source = Path(value).absolute()
+        source: Path | None = paths.typed_path(value)
     elif spec.get("path"):
         source = Path(spec["path"])
         source = source if source.is_absolute() else paths.repo_root() / source

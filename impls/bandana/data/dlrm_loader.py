@@ -39,9 +39,9 @@ class DlrmFormatError(ValueError):
 def _open_payload(path: Path) -> Any:
     import torch
 
-    with open(path, "rb") as handle:
-        gzipped = handle.read(2) == b"\x1f\x8b"
     with open(path, "rb") as raw:
+        gzipped = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
         # torch.load seeks around a GzipFile, which decompresses again from the start at each
         # backward seek (6x slower on an 800 MB file): decompress once into memory instead
         try:

@@ -18,6 +18,7 @@ from impls.harness.report.directions import declared_directions
 from impls.harness.report.environment_table import environment_tables
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
+from impls.harness.report.measure import no_artifact
 from impls.harness.report.model import Report
 from impls.harness.report.noise import default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
@@ -62,9 +63,9 @@ def _benchmark_info(results_dir: Path) -> dict:
 
 
 def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, str]]) -> list:
-    """The claims, with "not measured yet" (nothing measures it) replaced by "not measured:
-    artifact X is unreadable" where the claim's artifact exists but no copy could be read,
-    or "... was left out" where the only copies are of another machine or profile."""
+    """The claims, with "not measured: no artifact X" replaced by "not measured: artifact X
+    is unreadable" where the claim's artifact exists but no copy could be read, or "... was
+    left out" where the only copies are of another machine or profile."""
     state: dict[str, str] = {}
     for path, why in unreadable:
         if Path(path).suffix == ".json":
@@ -74,7 +75,7 @@ def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, s
     out = []
     for result in evaluated:
         name = getattr(result.claim.measured, "artifact", None)
-        if result.measured is None and name in state and result.verdict == f"{NOT_MEASURED}: no artifact {name!r}":
+        if result.measured is None and name in state and result.verdict == f"{NOT_MEASURED}: {no_artifact(name)}":
             result = dataclasses.replace(
                 result, verdict=f"{NOT_MEASURED}: artifact {name!r} {state[name]} (see Unreadable inputs)")
         out.append(result)
@@ -94,11 +95,11 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     dates = {str(c): d.to_pydatetime() for c, d in zip(commits["commit"], commits["date"]) if pd.notna(d)}
     records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates)
     if frame.empty and not records and not unreadable:
+        known = _known_machines(results_dir, artifacts_root)
+        hint = f"machines there: {', '.join(sorted(known))}" if known else "run the benchmarks first (make bench)"
         raise NoResultsError(
             f"nothing to report for machine {machine!r}: no asv results in "
-            f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; "
-            + (f"machines there: {', '.join(sorted(known))}" if (known := _known_machines(results_dir, artifacts_root))
-               else "run the benchmarks first (make bench)"))
+            f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; {hint}")
     claims = load_claims(claims_path)
     notes: list[str] = []
     state = describe_machine(machine, records)

@@ -176,11 +176,16 @@ def _walk(record: Any, path: str) -> Any:
     return node
 
 
+def no_artifact(name: str) -> str:
+    """The detail of a measurement whose artifact ``name`` this machine does not have."""
+    return f"no artifact {name!r}"
+
+
 def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource) -> Measurement:
     """Return the number at ``source.path`` in the newest artifact ``source.artifact``."""
     record = artifacts.get(source.artifact)
     if record is None:
-        return Measurement(ABSENT, detail=f"no artifact {source.artifact!r}")
+        return Measurement(ABSENT, detail=no_artifact(source.artifact))
     try:
         value = _walk(record, source.path)
     except KeyError as err:

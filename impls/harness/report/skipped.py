@@ -10,6 +10,7 @@ fingerprint says which of them is missing and why.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 
@@ -56,26 +57,24 @@ def skip_reason(benchmark: BenchmarkInfo | None, status: str, state: MachineStat
 def experiment_requirements(name: str) -> tuple[str, ...]:
     """The capabilities the experiment behind asv benchmark ``name`` (``module.Class.method``)
     needs, read from its class's ``setup_cache`` in this checkout; () when it cannot be told."""
+    module, _, rest = name.partition(".")
+    return _class_requirements(module, rest.partition(".")[0])
+
+
+@functools.cache
+def _class_requirements(module: str, cls: str) -> tuple[str, ...]:
+    """:func:`experiment_requirements` of every benchmark of class ``cls`` in ``benchmarks.<module>``."""
     import importlib
     import inspect
 
-    module, _, rest = name.partition(".")
-    cls = rest.partition(".")[0]
-    try:
-        setup = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), cls), "setup_cache")
-        found = _RUN_CALL.search(inspect.getsource(setup))
-    except Exception:      # noqa: BLE001 - another checkout's benchmark, or none: reason unknown
-        return ()
-    if found is None:
-        return ()
     from impls.harness import experiments
 
     try:
-        needs = tuple(experiments.get(found.group(1)).requires)
-    except Exception:      # noqa: BLE001 - an experiment this checkout does not have
+        setup = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), cls), "setup_cache")
+        found = _RUN_CALL.search(inspect.getsource(setup))
+        return experiments.get(found.group(1)).requirements(found.group(2) or "cpu") if found else ()
+    except Exception:      # noqa: BLE001 - another checkout's benchmark or experiment: reason unknown
         return ()
-    device = found.group(2) or "cpu"
-    return needs + (("cuda",) if device.startswith("cuda") else ())
 
 
 def skipped_points(points: pd.DataFrame, info: Mapping[str, BenchmarkInfo],

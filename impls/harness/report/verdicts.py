@@ -44,8 +44,7 @@ import pandas as pd
 from impls.harness.report.claims import Claim
 from impls.harness.report.intervals import Interval, claim_benchmarks, claim_commit, claim_interval
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import (ABSENT, INVALID, NO_VALUE, Measurement, artifact_text, measure,
-                                          same_commit)
+from impls.harness.report.measure import ABSENT, INVALID, Measurement, artifact_text, measure, same_commit
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED
 
@@ -167,10 +166,8 @@ def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineSt
         return FAILED_HERE
     if measurement.status == INVALID:
         return f"{NOT_MEASURED}: claims.toml points at data that do not fit ({measurement.detail})"
-    if measurement.status == NO_VALUE:
-        return f"{NOT_MEASURED}: {measurement.detail}"
-    # an experiment measures it, but this machine has no result of it (the README keeps "not
-    # measured yet" for a claim that nothing measures)
+    # no value (null, not finite), or an experiment measures it but this machine has no result
+    # of it: say which (the README keeps "not measured yet" for a claim that nothing measures)
     return f"{NOT_MEASURED}: {measurement.detail}" if measurement.detail else NOT_MEASURED_YET
 
 

@@ -122,12 +122,11 @@ def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarra
     return buf[:start + stop]
 
 
-def dedupe_labels(label_indptr: np.ndarray, labels: np.ndarray, n_labels: int
-                  ) -> tuple[np.ndarray, np.ndarray, int]:
+def dedupe_labels(label_indptr: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Return (label_indptr, labels, points) with each point's repeated labels dropped
     (the first of each kept, in the file's order) and the number of points that had a
-    repeat. CSR input (``label_indptr[0] == 0``, every label in [0, n_labels)), modified in
-    place; one pass over the labels (numba), no sort."""
+    repeat. CSR input (``label_indptr[0] == 0``, every label >= 0), modified in place; one
+    pass over the labels (numba), no sort."""
     label_indptr = np.ascontiguousarray(label_indptr, np.int64)
     labels = np.ascontiguousarray(labels, np.int32)
     width = int(labels.max()) + 1 if labels.size else 1   # what the file holds, not a header's claim
@@ -181,7 +180,7 @@ def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
         row = int(np.searchsorted(indptr[: n + 1], first, side="right")) - 1
         raise XCFormatError(f"{path}:{row + 2}: feature value {values[first]} is not a finite float32 "
                             f"(|v| < 3.4e38 expected)")
-    label_ptr, label_list, repeated = dedupe_labels(label_indptr[: n + 1], labels[:nlab], l)
+    label_ptr, label_list, repeated = dedupe_labels(label_indptr[: n + 1], labels[:nlab])
     if repeated:
         log.warning("%s: %d of %d points list a label more than once; each label is kept once",
                              path, repeated, n)
