@@ -53,9 +53,9 @@ class MiniatureSimulation:
     setup_cache = bandana.layouts
 
     track_max_error_effective_bandwidth = track(lambda self, data: data["miniature"]["max_abs_error_effective_bandwidth"],
-                                                unit="absolute error", direction="lower")
+                                                unit="absolute error", direction="lower", scale="absolute")
     track_max_error_hit_rate = track(lambda self, data: data["miniature"]["max_abs_error_hit_rate"],
-                                     unit="absolute error", direction="lower")
+                                     unit="absolute error", direction="lower", scale="absolute")
     track_speedup = track(lambda self, data: data["miniature"]["speedup"], unit="x", direction="higher")
 
 

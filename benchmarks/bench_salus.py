@@ -41,7 +41,8 @@ class SchedulingPolicies:
 
     track_average_jct = track(lambda self, *_: self.row["real"]["avg_jct_s"], unit="s", direction="lower")
     track_makespan = track(lambda self, *_: self.row["real"]["makespan_s"], unit="s", direction="lower")
-    track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower")
+    track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower",
+                                  scale="absolute")
     track_device_time_over_profile = field("device_time_over_profile", unit="ratio", direction="context",
                                            doc="The run's device time over the profile's for the same iterations: the machine's drift.")
 
@@ -60,8 +61,9 @@ class RepeatedRun:
         self.row = data["repeat"]
 
     track_real_difference = field("real_difference", unit="relative difference of the real average JCT",
-                                  direction="context")
-    track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower")
+                                  direction="context", scale="absolute")
+    track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower",
+                                  scale="absolute")
 
 
 RepeatedRunCuda = cuda_twin(RepeatedRun, salus.policies_cuda,
@@ -93,8 +95,9 @@ class ExecutorOverhead:
     setup_cache = salus.overhead
     setup = row(lambda data, workload: data["workloads"][workload])
 
-    track_bookkeeping_percent = field("bookkeeping_pct", unit="% of iteration time", direction="lower")
-    track_paired_overhead_percent = field("overhead_pct", unit="% of iteration time", direction="lower",
+    track_bookkeeping_percent = field("bookkeeping_pct", unit="% of iteration time", direction="lower",
+                                      scale="absolute")
+    track_paired_overhead_percent = field("overhead_pct", unit="% of iteration time", direction="lower", scale="absolute",
                                           doc='Each executor block against the two alone blocks beside it (median; since 202c8cd).')
 
 

@@ -115,7 +115,7 @@ class SlideSpeedup(_SpeedupTracks):
     setup_cache = slide.to_accuracy
     setup = row(_comparison)
     track_final_p_at_1_difference = field("final_p_at_1_difference", optional=True, unit="P@1",
-                                          direction="context")
+                                          direction="context", scale="absolute")
 
 
 class SlideTraining(_RunTracks):

@@ -55,34 +55,44 @@ def _copy(func: types.FunctionType) -> types.FunctionType:
 
 
 DIRECTIONS = ("higher", "lower", "flag", "context")
+SCALES = ("relative", "absolute")
 
 
-def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "") -> Callable[..., float]:
+def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "",
+          scale: str = "relative") -> Callable[..., float]:
     """An asv ``track_*`` method returning ``read(self, data, *params)`` (the number, in ``unit``).
 
     ``direction`` says which way is better: ``"higher"`` or ``"lower"``; ``"flag"`` (a 0/1
     state) and ``"context"`` (a description of the data or setup) are never regressions
-    (:mod:`impls.harness.report.directions` reads it). Each call makes a new function, so
-    every benchmark carries its own ``unit``, ``direction`` and pinned ``version``.
+    (:mod:`impls.harness.report.directions` reads it). ``scale="absolute"`` marks a number
+    whose 0 is a natural value and whose noise adds (an error, a difference, an overhead
+    in percent): ``make noise`` and ``make compare`` judge its changes in ``unit``, not
+    relative to its value. Each call makes a new function, so every benchmark carries its
+    own ``unit``, ``direction`` and pinned ``version``.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
+    if scale not in SCALES:
+        raise ValueError(f"scale {scale!r}: expected one of {', '.join(SCALES)}")
 
     def method(self, data, *params):
         return read(self, data, *params)
 
     method.unit, method.direction = unit, direction
+    if scale != "relative":
+        method.scale = scale
     method.__doc__ = doc or None
     return method
 
 
-def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "") -> Callable[..., float]:
+def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
+          scale: str = "relative") -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
     the row lacks ``key`` or holds None (a number only some runs have)."""
     if optional:
         return track(lambda self, *_: math.nan if self.row.get(key) is None else float(self.row[key]),
-                     unit=unit, direction=direction, doc=doc)
-    return track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc)
+                     unit=unit, direction=direction, doc=doc, scale=scale)
+    return track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale)
 
 
 def row(pick: Callable[..., object]) -> Callable[..., None]:

@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         declared = directions.declared_directions()
+        scales = directions.declared_scales()
     except Exception as err:  # noqa: BLE001 - a benchmark that does not import, or declares no direction
         print(f"compare: cannot read the benchmarks' declared directions: {' '.join(str(err).split())}",
               file=sys.stderr)
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     if measured is not None and measured.unversioned:
         print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
               "and are applied whatever the version; `make noise` again records it")
-    result = compare.compare_runs(base, head, declared, measured, args.default_threshold)
+    result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales)
     for line in compare.format_comparison(result):
         print(line)
     if result.regressed:
@@ -143,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: no number of the base run {old.label} was measured in the new run "
               f"{new.label}: nothing was compared", file=sys.stderr)
         return 2
-    if not any(c.threshold is not None and c.threshold <= noise.TOO_NOISY and c.direction in directions.JUDGED
-               for c in result.changes):
+    if not any(c.kind not in (compare.NO_THRESHOLD, compare.NEW_VERSION, "too noisy")
+               and c.threshold is not None and c.direction in directions.JUDGED for c in result.changes):
         print("compare: no number in common has a usable threshold for its version (new benchmark versions, "
               "thresholds of other benchmarks, or all too noisy to track here): nothing was judged; run "
               "`make noise`", file=sys.stderr)

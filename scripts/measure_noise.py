@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
-from impls.harness.report import noise, runs  # noqa: E402
+from impls.harness.report import directions, noise, runs  # noqa: E402
 from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
 
 
@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         frames = {key: [read_result_file(r.path, machine, results_dir) for r in group]
                   for key, group in groups.items() if len(group) >= 2}
         measured = noise.measure_noise(machine, frames, [
-            {"commit": r.commit, "env": r.env_name, "started": r.started, "file": r.path.name} for r in used])
+            {"commit": r.commit, "env": r.env_name, "started": r.started, "file": r.path.name} for r in used],
+            scales=directions.declared_scales())
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"measure_noise: {err}", file=sys.stderr)
         return 2
@@ -62,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     for benchmark, items in sorted(by_benchmark.items()):
         worst = max(t.threshold for t in items)
         too = sum(t.too_noisy for t in items)
-        print(f"  {benchmark}: threshold up to {100 * worst:.3g}% over {len(items)} point(s)"
+        up_to = (f"{worst:.3g} in its unit (absolute scale)" if items[0].scale == noise.ABSOLUTE
+                 else f"{100 * worst:.3g}%")
+        print(f"  {benchmark}: threshold up to {up_to} over {len(items)} point(s)"
               + (f", {too} too noisy to track" if too else ""))
     print(f"{len(noisy)} of {len(thresholds)} numbers too noisy to track here (threshold > "
           f"{100 * noise.TOO_NOISY:.0f}%)")

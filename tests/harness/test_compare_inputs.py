@@ -276,7 +276,8 @@ def test_thresholds_without_versions_are_pointed_out(results):
 
 
 def test_a_point_of_unknown_version_does_not_hide_a_version_change():
-    steps = series_steps([1.0, 1.0, 1.0, 5.0, 5.0, 5.0], "higher", 0.0, ["a", "a", "", "b", "b", "b"])
+    steps = series_steps([1.0, 1.0, 1.0, 5.0, 5.0, 5.0], "higher", noise.Threshold("b", "", 2, 0.0, 0.0),
+                         ["a", "a", "", "b", "b", "b"])
     assert steps == [(3, 1.0, 5.0, "new version")]
 
 

@@ -110,8 +110,9 @@ def test_history_steps_are_judged_with_the_declared_direction(direction, kind):
 def test_steps_within_the_measured_noise_are_left_out():
     values = [10.0, 10.1, 9.9, 10.0, 9.0, 9.1, 8.9, 9.0]
     assert len(series_steps(values, "higher")) == 1
-    assert series_steps(values, "higher", threshold=0.15) == []
-    assert series_steps([10.0] * 4 + [1.0] * 4, "higher", threshold=0.6) == []  # too noisy to track
+    assert series_steps(values, "higher", threshold=Threshold("b", "", 2, 0.05, 0.15)) == []
+    too_noisy = Threshold("b", "", 2, 0.2, 0.6)
+    assert series_steps([10.0] * 4 + [1.0] * 4, "higher", threshold=too_noisy) == []
 
 
 def test_a_flat_history_has_no_steps():

@@ -1,9 +1,13 @@
 """Compare two stored runs number by number: direction-aware, against each number's measured noise.
 
 For a number with old value ``a`` and new value ``b`` the relative change is
-``(b - a) / |a|``. A higher-is-better number got *worse* by ``-(b - a) / |a|``, a
-lower-is-better one by ``(b - a) / |a|``. It is a regression when it got worse by more
-than its threshold (:mod:`noise`), an improvement when it got better by more. Flags
+``(b - a) / |a|``; for one declared on the absolute scale (an error, a difference, an
+overhead in percent: :mod:`noise`) it is ``b - a`` in the number's unit. A
+higher-is-better number got *worse* by minus its change, a lower-is-better one by its
+change. It is a regression when it got worse by more than its threshold (:mod:`noise`),
+an improvement when it got better by more. A threshold measured on the other scale than
+the one declared now is not used (``make noise`` again), and ``default_threshold``, being
+relative, does not apply to absolute-scale numbers. Flags
 that changed are listed apart and never count as regressions; context numbers and
 numbers without a declared direction are not judged; nor is a number whose threshold
 is not measured (unless a default is given) or too noisy to track here, nor one whose
@@ -20,7 +24,7 @@ import math
 import pandas as pd
 
 from impls.harness.report.directions import FLAG, HIGHER, LOWER, direction_of
-from impls.harness.report.noise import TOO_NOISY, Noise
+from impls.harness.report.noise import ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
@@ -41,6 +45,8 @@ class Change:
     # REGRESSION / IMPROVEMENT / CHANGED (a flag) / NEW VERSION / NO THRESHOLD / "same" /
     # "unjudged" / "too noisy"
     kind: str
+    scale: str = RELATIVE
+    why_no_threshold: str = ""  # for NO THRESHOLD: why none applies
 
     @property
     def ratio(self) -> float:
@@ -52,7 +58,7 @@ class Change:
         """``<new/old>x`` where both are positive (or new is 0), else the signed difference:
         a ratio of negative numbers, or over 0, reads the wrong way. The ratio shows enough
         digits to differ from 1 when the numbers differ."""
-        if self.old > 0 and self.new >= 0:
+        if self.scale == RELATIVE and self.old > 0 and self.new >= 0:
             return f"{distinct(self.ratio, 1.0, 3)[0]}x"
         return f"{self.new - self.old:+.6g}"
 
@@ -66,9 +72,11 @@ class Change:
         if self.kind == NEW_VERSION:
             return f"{values} (the benchmark's version changed: not compared)"
         if self.kind == NO_THRESHOLD:
-            return (f"{values} ({self._change_text()}, {self.direction} is better; no threshold measured "
-                    "for this number: not judged, run `make noise`)")
-        noise = "" if self.threshold is None else f"  threshold {100 * self.threshold:.3g}%"
+            why = self.why_no_threshold or "no threshold measured for this number"
+            return f"{values} ({self._change_text()}, {self.direction} is better; {why}: not judged, run `make noise`)"
+        noise = ("" if self.threshold is None
+                 else f"  threshold {self.threshold:.3g} (absolute, in the number's unit)" if self.scale == ABSOLUTE
+                 else f"  threshold {100 * self.threshold:.3g}%")
         return f"{values} ({self._change_text()}, {self.direction} is better){noise}"
 
 
@@ -120,26 +128,25 @@ class Comparison:
         return bool(self.of_kind(REGRESSION) or self.lost_of_kind(FAILED))
 
 
-def worsening(old: float, new: float, direction: str) -> float:
-    """Return how much worse ``new`` is than ``old`` (relative; negative = better)."""
-    if new == old:
-        return 0.0
-    finite_base = old and not math.isinf(old)   # from 0 or from infinity: an infinite change, the way it went
-    change = (new - old) / abs(old) if finite_base else math.copysign(math.inf, new - old)
-    return -change if direction == HIGHER else change
+def worsening(old: float, new: float, direction: str, scale: str = RELATIVE) -> float:
+    """Return how much worse ``new`` is than ``old`` (relative, or in the number's unit on
+    the absolute scale; negative = better)."""
+    moved = change(old, new, scale)
+    return -moved if direction == HIGHER else moved
 
 
-def judge_change(old: float, new: float, direction: str, threshold: float | None) -> str:
-    """Return the kind of change (see :class:`Change`)."""
+def judge_change(old: float, new: float, direction: str, threshold: float | None,
+                 scale: str = RELATIVE) -> str:
+    """Return the kind of change (see :class:`Change`); ``threshold`` is on ``scale``."""
     if direction == FLAG:
         return FLIPPED if new != old else "same"
     if direction not in (HIGHER, LOWER):
         return "unjudged"
     if threshold is None:
         return "same" if new == old else NO_THRESHOLD
-    if threshold > TOO_NOISY:
+    if scale == RELATIVE and threshold > TOO_NOISY:
         return "too noisy"
-    worse = worsening(old, new, direction)
+    worse = worsening(old, new, direction, scale)
     if worse > threshold:
         return REGRESSION
     if -worse > threshold:
@@ -159,11 +166,14 @@ def _points(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, str]
 
 
 def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str],
-                 noise: Noise | None, default_threshold: float | None = None) -> Comparison:
+                 noise: Noise | None, default_threshold: float | None = None,
+                 scales: dict[str, str] | None = None) -> Comparison:
     """Return the :class:`Comparison` of run ``head`` against run ``base`` (result frames).
 
-    A measured threshold applies only to the benchmark version it was measured on (when the
-    thresholds file records one); ``default_threshold`` to numbers without a measured one.
+    ``scales`` maps a benchmark to :data:`ABSOLUTE` where it is declared so. A measured
+    threshold applies only to the benchmark version and the scale it was measured on (when
+    the thresholds file records a version); ``default_threshold`` (relative) to
+    relative-scale numbers without a measured one.
     """
     old, new = _points(base), _points(head)
     changes, lost = [], []
@@ -179,12 +189,25 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if old_version and new_version and old_version != new_version:
             changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION))
             continue
+        scale = (scales or {}).get(benchmark, RELATIVE)
         measured = noise.get(benchmark, params) if noise else None
+        why = ""
         if measured is not None and measured.version and new_version and measured.version != new_version:
             measured = None  # measured on another version of the benchmark
-        threshold = measured.threshold if measured else default_threshold
-        kind = judge_change(before, after, direction, threshold)
-        changes.append(Change(benchmark, params, before, after, direction, threshold, kind))
+        elif measured is not None and measured.scale != scale:
+            why = f"its threshold was measured on the {measured.scale} scale, the number is now {scale}"
+            measured = None
+        if measured is not None:
+            threshold = measured.threshold
+        elif scale == RELATIVE:
+            threshold = default_threshold
+        else:
+            threshold = None
+            why = why or ("no threshold measured for this number (absolute scale: a relative "
+                          "default does not apply)" if default_threshold is not None else "")
+        kind = judge_change(before, after, direction, threshold, scale)
+        changes.append(Change(benchmark, params, before, after, direction, threshold, kind, scale,
+                              why if kind == NO_THRESHOLD else ""))
     only_new = sum(1 for k, (status, _, _) in new.items()
                    if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
     return Comparison(changes, lost, only_new)

@@ -104,6 +104,16 @@ def declared_directions(package: str = "benchmarks") -> dict[str, str]:
     return found
 
 
+@functools.cache
+def declared_scales(package: str = "benchmarks") -> dict[str, str]:
+    """Return ``{asv benchmark name: "absolute"}`` for every benchmark method of ``package``
+    that declares ``scale = "absolute"`` (its noise and changes are judged in its own unit,
+    :mod:`noise`); every other number is on the relative scale."""
+    return {f"{module_name}.{cls.__name__}.{name}": "absolute"
+            for module_name, cls in _benchmark_classes(package) for name in dir(cls)
+            if name.startswith("track_") and getattr(getattr(cls, name), "scale", None) == "absolute"}
+
+
 def direction_of(benchmark: str, declared: dict[str, str]) -> str:
     """Return the direction of asv benchmark ``benchmark``; :data:`UNKNOWN` when undeclared.
 

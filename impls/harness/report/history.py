@@ -31,7 +31,7 @@ from matplotlib.figure import Figure
 
 from impls.harness.report import plotting
 from impls.harness.report.directions import HIGHER, LOWER, direction_of
-from impls.harness.report.noise import TOO_NOISY, Noise
+from impls.harness.report.noise import Noise, Threshold
 from impls.harness.report.paper_figures import safe_file_stem
 from impls.harness.report.results import commits as commit_table
 from impls.harness.report.results import newest_per_point
@@ -63,7 +63,7 @@ class Step:
     kind: str  # regression / improvement / change / new version
 
 
-def series_steps(values: list[float], direction: str, threshold: float | None = None,
+def series_steps(values: list[float], direction: str, threshold: Threshold | None = None,
                  versions: list[str] | None = None) -> list[tuple[int, float, float, str]]:
     """Return (index of the first point of the new level, before, after, kind) for each step.
 
@@ -71,8 +71,8 @@ def series_steps(values: list[float], direction: str, threshold: float | None = 
     benchmark version of each point ("" where unknown). The series is cut before a point whose
     version differs from the last known one, each cut is a step of kind "new version",
     and steps are looked for within each piece alone. A piece of fewer than 3 values has
-    none. With the number's measured ``threshold`` (:mod:`noise`, relative), a step no
-    larger than it is noise and left out; so is every step of a number too noisy to track.
+    none. With the number's measured ``threshold`` (:mod:`noise`), a step no larger than
+    it is noise and left out; so is every step of a number too noisy to track.
     """
     cuts = []  # (last point of one version, first point of the next)
     if versions is not None:
@@ -93,9 +93,9 @@ def series_steps(values: list[float], direction: str, threshold: float | None = 
 
 
 def _steps_within(values: list[float], direction: str,
-                  threshold: float | None) -> list[tuple[int, float, float, str]]:
+                  threshold: Threshold | None) -> list[tuple[int, float, float, str]]:
     """:func:`series_steps` of a series of one version."""
-    if threshold is not None and threshold > TOO_NOISY:
+    if threshold is not None and threshold.too_noisy:
         return []
     present = [v for v in values if np.isfinite(v)]
     if len(present) < 3:
@@ -106,7 +106,7 @@ def _steps_within(values: list[float], direction: str,
         before, after = left[2], right[2]
         if before == after:
             continue
-        if threshold is not None and before and abs(after - before) / abs(before) <= threshold:
+        if threshold is not None and not threshold.exceeded_by(before, after):
             continue
         worse = after > before if direction == LOWER else after < before
         kind = ("change" if direction not in (HIGHER, LOWER)
@@ -229,8 +229,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
-            threshold = measured.threshold if measured else None
-            for at, before, after, kind in series_steps(list(item.values), direction, threshold,
+            for at, before, after, kind in series_steps(list(item.values), direction, measured,
                                                         item.versions):
                 ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
                            linewidth=1)

@@ -3,7 +3,7 @@
 - A benchmark point: its run-to-run spread on this machine, from repeated runs of one
   commit (:mod:`noise`): ``value * (1 ± spread / 2)`` — the spread is the relative range
   of the repeats, so the interval spans the range the repeats covered, centred on the
-  value.
+  value (``value ± spread / 2`` for a number on the absolute scale).
 - A ratio of two points: the relative half-spreads of both add (first order).
 - A trend (Spearman's rho over a parameter): a bootstrap over the points it is computed
   from, each redrawn within its repeat range (BOOTSTRAP_RESAMPLES draws, fixed seed), the
@@ -54,7 +54,8 @@ def _half_spread(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[f
     if failure or len(rows) != 1:
         return None
     measured = noise.get(point.benchmark, _label(rows))
-    return (measured.spread / 2, measured.runs) if measured else None
+    value = float(rows["value"].iloc[0])
+    return (measured.relative_spread(value) / 2, measured.runs) if measured else None
 
 
 def _from_repeats(value: float, halves: list[tuple[float, int] | None]) -> Interval | None:
@@ -71,7 +72,8 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     """Return the bootstrap interval of Spearman's rho of ``source``; None without repeats.
 
     The parameter grid is designed, not sampled, so the points are not resampled; each
-    point's value is redrawn within its own repeat range (uniform over value * (1 ± spread/2))
+    point's value is redrawn within its own repeat range (uniform over value * (1 ± spread/2),
+    or value ± spread/2 on the absolute scale)
     and rho recomputed: the interval says how far measurement noise could move the trend.
     """
     rows, failure = _select(points, source.benchmark, source.params)
@@ -83,9 +85,9 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
         return None
     x = _sortable([p.get(source.over) for p in rows["params"]])
     y = rows["value"].to_numpy(dtype=float)
-    half = np.asarray([h.spread / 2 for h in halves], dtype=float)
+    half = np.asarray([h.half_width(v) for h, v in zip(halves, y)], dtype=float)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    draws = y * (1 + rng.uniform(-1, 1, size=(resamples, len(y))) * half)
+    draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * half
     rhos = spearman_rows(x, draws)
     low, high = np.percentile(rhos, [2.5, 97.5])
     runs = min(h.runs for h in halves)

@@ -16,6 +16,13 @@ is infinite, does not make its siblings untrackable, and points that repeated ex
 not pull it to 0). A deterministic benchmark (a simulation: every point spread 0) has
 threshold 0: any change is real. A number whose threshold exceeds TOO_NOISY (50%) cannot be tracked here at all.
 
+A number declared on the *absolute* scale (``scale="absolute"`` beside its direction: an
+error, a difference, an overhead in percent — a number whose 0 is a natural value and
+whose noise adds rather than multiplies) has its spread and threshold in its own unit:
+the range ``max - min`` over the runs, and a change is ``new - old``. Relative to a value
+near 0 any change is infinite; in the number's unit it can be judged. Such a threshold is
+never "too noisy".
+
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
 suite, since it describes a machine, not a run).
 """
@@ -37,6 +44,8 @@ from impls.harness.report.results import STATUS_OK
 SCHEMA = 1
 FACTOR = 3.0
 TOO_NOISY = 0.5
+RELATIVE, ABSOLUTE = "relative", "absolute"
+SCALES = (RELATIVE, ABSOLUTE)
 EVERY_POINT = "*"  # the params of a hand-written threshold that holds for every point of its benchmark
 
 
@@ -50,7 +59,8 @@ def default_noise_path(machine: str) -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class Threshold:
-    """One number's measured spread and the threshold it sets (both relative, 0.05 = 5%)."""
+    """One number's measured spread and the threshold it sets: relative (0.05 = 5%), or in
+    the number's own unit where ``scale`` is :data:`ABSOLUTE`."""
 
     benchmark: str
     params: str  # asv's param_label, "" for an unparameterised benchmark
@@ -58,10 +68,37 @@ class Threshold:
     spread: float
     threshold: float
     version: str = ""  # the benchmark's asv version it was measured on ("" when unknown)
+    scale: str = RELATIVE
 
     @property
     def too_noisy(self) -> bool:
-        return self.threshold > TOO_NOISY
+        return self.scale == RELATIVE and self.threshold > TOO_NOISY
+
+    def relative_spread(self, value: float) -> float:
+        """The spread relative to ``value`` (inf for an absolute spread around 0)."""
+        if self.scale == RELATIVE:
+            return self.spread
+        return self.spread / abs(value) if value else (0.0 if self.spread == 0 else math.inf)
+
+    def half_width(self, value: float) -> float:
+        """Half the spread around ``value``, in the number's unit."""
+        return (abs(value) if self.scale == RELATIVE else 1.0) * self.spread / 2
+
+    def exceeded_by(self, old: float, new: float) -> bool:
+        """Whether the change from ``old`` to ``new`` is larger than the threshold."""
+        return abs(change(old, new, self.scale)) > self.threshold
+
+
+def change(old: float, new: float, scale: str = RELATIVE) -> float:
+    """Return the signed change from ``old`` to ``new``: ``new - old`` on the absolute
+    scale, ``(new - old) / |old|`` on the relative one (infinite, the way it went, from 0
+    or from an infinite ``old``); 0 when they are equal."""
+    if new == old:
+        return 0.0
+    if scale == ABSOLUTE:
+        return new - old
+    finite_base = old and not math.isinf(old)
+    return (new - old) / abs(old) if finite_base else math.copysign(math.inf, new - old)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +120,12 @@ class Noise:
         return sum(1 for t in self.thresholds.values() if not t.version)
 
 
+def value_range(values: list[float], scale: str = RELATIVE) -> float:
+    """Return the spread of ``values``: :func:`relative_range`, or ``max - min`` on the
+    absolute scale."""
+    return relative_range(values) if scale == RELATIVE else max(values) - min(values)
+
+
 def relative_range(values: list[float]) -> float:
     """Return ``(max - min) / |median|`` of ``values``; 0 when all equal, inf around a 0 median."""
     low, high = min(values), max(values)
@@ -93,9 +136,12 @@ def relative_range(values: list[float]) -> float:
 
 
 def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]],
-                  run_ids: Iterable[dict] = (), factor: float = FACTOR) -> Noise:
+                  run_ids: Iterable[dict] = (), factor: float = FACTOR,
+                  scales: dict[str, str] | None = None) -> Noise:
     """Return the :class:`Noise` of ``machine`` from frames of repeated runs, grouped by
     commit (or by commit and environment: any key whose runs repeat one another).
+    ``scales`` maps a benchmark name to :data:`ABSOLUTE` where it is declared so (every
+    other one is relative).
 
     Each frame is one run (``results.read_result_file``). Groups with fewer than two runs
     are ignored; raises NoiseError when no commit has two, or when no number was measured
@@ -104,6 +150,9 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
     compared, and a number's threshold comes from the version measured last (by start time)
     alone.
     """
+    def scale_of(benchmark: str) -> str:
+        return (scales or {}).get(benchmark, RELATIVE)
+
     usable = {c: f for c, f in runs_by_commit.items() if len(f) >= 2}
     if not usable:
         raise NoiseError(f"no commit of {machine} has two stored runs; run the suite twice on one "
@@ -125,7 +174,7 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
             seen = list(by_start.values())
             if len(seen) >= 2:
                 entry = by_version.setdefault(key, [[], 0, None])
-                entry[0].append(relative_range(seen))
+                entry[0].append(value_range(seen, scale_of(key[0])))
                 entry[1] += len(seen)
                 stamps = [at for at in by_start if not isinstance(at, tuple)]
                 newest = max(stamps) if stamps else None
@@ -149,7 +198,7 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
     typical = {b: _median_finite(s) for b, s in by_benchmark.items()}
     thresholds = {
         key: Threshold(key[0], key[1], counts[key], spread,
-                       factor * max(spread, typical[key[0]]), versions.get(key, ""))
+                       factor * max(spread, typical[key[0]]), versions.get(key, ""), scale_of(key[0]))
         for key, spread in sorted(point_spread.items())
     }
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -187,7 +236,7 @@ def save_noise(noise: Noise, path: Path) -> Path:
         "runs": noise.runs,
         "numbers": [{"benchmark": t.benchmark, "params": t.params, "runs": t.runs,
                      "spread": _finite(t.spread), "threshold": _finite(t.threshold),
-                     "version": t.version}
+                     "version": t.version, "scale": t.scale}
                     for t in noise.thresholds.values()],
     }
     return atomic.write_json(Path(path), document)
@@ -205,9 +254,9 @@ def _number(value: object, what: str) -> float:
 def load_noise(path: Path) -> Noise:
     """Read a thresholds file written by :func:`save_noise` (null spread or threshold =
     infinite). An entry needs ``benchmark`` and ``threshold``; ``params`` (left out: every
-    point of the benchmark), ``spread`` (default: the threshold over the factor), ``runs``
-    and ``version`` may be left out of a hand-written entry. Raises NoiseError naming the
-    first entry that is wrong.
+    point of the benchmark), ``spread`` (default: the threshold over the factor), ``runs``,
+    ``version`` and ``scale`` (default relative) may be left out of a hand-written entry.
+    Raises NoiseError naming the first entry that is wrong.
     """
     try:
         document = json.loads(Path(path).read_text())
@@ -239,7 +288,11 @@ def load_noise(path: Path) -> Noise:
             if not isinstance(params, str):
                 raise ValueError(f"'params' is {params!r}, not a parameter label like \"size=4096\" "
                                  f"(\"\" without parameters, \"{EVERY_POINT}\" or left out: every point)")
-            item = Threshold(entry["benchmark"], params, runs, spread, threshold, str(entry.get("version") or ""))
+            scale = entry.get("scale", RELATIVE)
+            if scale not in SCALES:
+                raise ValueError(f"'scale' is {scale!r}, not one of {', '.join(SCALES)}")
+            item = Threshold(entry["benchmark"], params, runs, spread, threshold,
+                             str(entry.get("version") or ""), scale)
             if (item.benchmark, item.params) in thresholds:
                 raise ValueError(f"a second threshold for {item.benchmark} [{item.params}]")
         except ValueError as err:

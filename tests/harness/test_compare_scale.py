@@ -1,0 +1,125 @@
+"""Numbers on the absolute scale (errors, differences, overheads in percent): their noise and
+changes are judged in their own unit, so a value near 0, or one that crosses 0, can be tracked."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from benchmarks.common import field, track
+from impls.harness.report import compare, directions, noise
+from impls.harness.report.claims import BenchmarkSource, Claim, PointRef
+from impls.harness.report.history import series_steps
+from impls.harness.report.machine_state import MachineState
+from impls.harness.report.verdicts import evaluate_claim
+
+OVERHEAD = "b.Overhead.track_overhead_percent"
+RATE = "b.Speed.track_rate"
+SCALES = {OVERHEAD: noise.ABSOLUTE}
+
+
+def frame(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame({"benchmark": list(values), "param_label": [""] * len(values),
+                         "value": list(values.values()), "status": ["ok"] * len(values),
+                         "type": ["track"] * len(values), "version": ["1"] * len(values)})
+
+
+def test_an_overhead_that_crosses_zero_gets_a_threshold_in_its_unit():
+    runs = {"c": [frame({OVERHEAD: -0.4, RATE: 100.0}), frame({OVERHEAD: 0.6, RATE: 104.0})]}
+    measured = noise.measure_noise("m", runs, scales=SCALES)
+    overhead = measured.get(OVERHEAD, "")
+    assert overhead.scale == noise.ABSOLUTE and overhead.spread == pytest.approx(1.0)
+    assert overhead.threshold == pytest.approx(noise.FACTOR * 1.0) and not overhead.too_noisy
+    relative = noise.measure_noise("m", runs).get(OVERHEAD, "")
+    assert relative.scale == noise.RELATIVE and relative.too_noisy  # 1.0 over a median of 0.1
+    assert measured.get(RATE, "").scale == noise.RELATIVE
+
+
+@pytest.mark.parametrize("old, new, direction, kind", [
+    (0.5, 4.0, "lower", compare.REGRESSION),      # +3.5 points of overhead beyond a 3-point threshold
+    (0.5, -2.0, "lower", "same"),                 # crossing 0 by 2.5 points: within the noise
+    (4.0, 0.5, "lower", compare.IMPROVEMENT),
+    (0.5, -3.0, "higher", compare.REGRESSION),
+    (0.0, 2.9, "lower", "same"),                  # relative to 0 this would be infinite
+])
+def test_absolute_changes_are_judged_against_an_absolute_threshold(old, new, direction, kind):
+    assert compare.judge_change(old, new, direction, 3.0, noise.ABSOLUTE) == kind
+
+
+def _compare(old: float, new: float, threshold: noise.Threshold | None, default=None) -> compare.Change:
+    found = noise.Noise("m", "t", [], {(OVERHEAD, ""): threshold} if threshold else {})
+    result = compare.compare_runs(frame({OVERHEAD: old}), frame({OVERHEAD: new}), {OVERHEAD: "lower"},
+                                  found, default, SCALES)
+    [change] = result.changes
+    return change
+
+
+def test_compare_reports_an_absolute_regression_with_its_signed_change_and_unit():
+    change = _compare(0.5, 4.0, noise.Threshold(OVERHEAD, "", 2, 1.0, 3.0, "1", noise.ABSOLUTE))
+    assert change.kind == compare.REGRESSION
+    line = change.line()
+    assert "(+3.5, lower is better)" in line and "threshold 3 (absolute" in line
+
+
+def test_a_threshold_measured_on_the_other_scale_is_not_used():
+    stale = noise.Threshold(OVERHEAD, "", 2, 0.5, 1.5, "1")  # relative, from before the declaration
+    change = _compare(0.5, 40.0, stale)
+    assert change.kind == compare.NO_THRESHOLD
+    assert "measured on the relative scale" in change.line() and "make noise" in change.line()
+
+
+def test_a_relative_default_threshold_does_not_judge_an_absolute_number():
+    change = _compare(0.5, 40.0, None, default=0.05)
+    assert change.kind == compare.NO_THRESHOLD and "relative default does not apply" in change.line()
+
+
+def test_the_scale_round_trips_and_a_wrong_one_is_refused(tmp_path):
+    measured = noise.measure_noise("m", {"c": [frame({OVERHEAD: 1.0}), frame({OVERHEAD: 1.5})]}, scales=SCALES)
+    path = noise.save_noise(measured, tmp_path / "n.json")
+    assert noise.load_noise(path).get(OVERHEAD, "").scale == noise.ABSOLUTE
+    document = json.loads(path.read_text())
+    document["numbers"][0]["scale"] = "logarithmic"
+    path.write_text(json.dumps(document))
+    with pytest.raises(noise.NoiseError, match="'scale' is 'logarithmic'"):
+        noise.load_noise(path)
+    document["numbers"][0].pop("scale")
+    path.write_text(json.dumps(document))
+    assert noise.load_noise(path).get(OVERHEAD, "").scale == noise.RELATIVE  # a file of before
+
+
+def test_history_steps_of_an_absolute_number_are_judged_in_its_unit():
+    values = [0.1, -0.1, 0.0, 0.1, 2.0, 2.1, 1.9, 2.0]
+    tight = noise.Threshold("b", "", 2, 0.2, 0.6, scale=noise.ABSOLUTE)
+    [(at, _, _, kind)] = series_steps(values, "lower", tight)
+    assert at == 4 and kind == "regression"
+    assert series_steps(values, "lower", noise.Threshold("b", "", 2, 1.0, 3.0, scale=noise.ABSOLUTE)) == []
+
+
+def test_a_claim_interval_on_the_absolute_scale_is_the_value_plus_minus_half_the_range():
+    claim = Claim(id="c", system="salus", figure="text", statement="s", paper_value=2.0, unit="%",
+                  source="text", approx=False, tolerance=0.5, requires=(),
+                  measured=BenchmarkSource(PointRef(OVERHEAD, {})))
+    points = pd.DataFrame([{"benchmark": OVERHEAD, "params": {}, "param_label": "", "value": 1.0,
+                            "status": "ok", "commit": "c" * 40}])
+    found = noise.Noise("m", "t", [], {(OVERHEAD, ""): noise.Threshold(OVERHEAD, "", 2, 0.4, 1.2,
+                                                                       scale=noise.ABSOLUTE)})
+    result = evaluate_claim(claim, points, {}, MachineState("m", None, "test", {}), found)
+    assert (result.interval.low, result.interval.high) == pytest.approx((0.8, 1.2))
+
+
+def test_tracks_declare_their_scale_and_a_wrong_one_is_refused():
+    assert getattr(field("k", unit="%", direction="lower", scale="absolute"), "scale") == "absolute"
+    assert not hasattr(track(lambda *_: 1.0, unit="x", direction="higher"), "scale")
+    with pytest.raises(ValueError, match="scale 'log'"):
+        track(lambda *_: 1.0, unit="x", direction="higher", scale="log")
+
+
+def test_the_suites_errors_differences_and_overheads_are_on_the_absolute_scale():
+    declared = directions.declared_scales()
+    absolute = {name for name, scale in declared.items() if scale == noise.ABSOLUTE}
+    assert "bench_salus.ExecutorOverhead.track_paired_overhead_percent" in absolute
+    assert "bench_salus.SchedulingPolicies.track_simulator_error" in absolute
+    assert "bench_salus.SchedulingPoliciesCuda.track_simulator_error" in absolute  # the twin inherits it
+    assert "bench_bandana_sim.MiniatureSimulation.track_max_error_hit_rate" in absolute
+    assert not any(name.endswith(("track_lookups_per_second", "track_time_to_target_ratio")) for name in absolute)
