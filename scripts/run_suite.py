@@ -66,7 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     root, commit = paths.repo_root(), paths.git_commit()
     try:
         machine = machine_for_profile(paths.machine_name(), current_profile())
-    except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
+        # asv runs each benchmark's set-up in a temporary directory it deletes: a relative path
+        # means the directory the user ran this from (the real data sets' variables too)
+        where = {name: str(paths.env_path(name)) for name in
+                 ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS")
+                 if os.environ.get(name)}
+    except ValueError as err:  # a bad DLSYSBENCH_PROFILE, DLSYSBENCH_MACHINE or path variable
         print(f"dlsysbench: {err}", file=sys.stderr)
         return 2
     if commit == "unknown":
@@ -89,12 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     # and the benchmarks imported the installed impls (asv passes only ASV_PYTHONPATH on)
     pythonpath = os.pathsep.join(filter(None, [str(root), os.environ.get("ASV_PYTHONPATH")]))
     identity = {"DLSYSBENCH_MACHINE": machine, "DLSYSBENCH_ROOT": str(root), "ASV_COMMIT": commit,
-                "ASV_PYTHONPATH": pythonpath, "DLSYSBENCH_PROGRESS_LOG": str(log)}
-    # asv runs each benchmark's set-up in a temporary directory it deletes: a relative path
-    # means the directory the user ran this from (the real data sets' variables too)
+                "ASV_PYTHONPATH": pythonpath, "DLSYSBENCH_PROGRESS_LOG": str(log), **where}
     real_data = [m.spec["env"] for m in registry.manifests().values() if not m.synthetic and "env" in m.spec]
-    for name in ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS",
-                 *real_data):
+    for name in real_data:   # a missing real set is reported as missing, by its path as typed
         if os.environ.get(name):
             identity[name] = str(paths.typed_path(os.environ[name]))
     try:

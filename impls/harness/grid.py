@@ -169,8 +169,7 @@ def point_key(fn: Callable, point: Any) -> str:
 
 
 def results_dir(label: str) -> Path:
-    value = os.environ.get(ENV_RESULTS)
-    base = Path(value).expanduser().absolute() if value else paths.cache_dir() / "grid" / "results"
+    base = paths.env_path(ENV_RESULTS) or paths.cache_dir() / "grid" / "results"
     return base / "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
 
 

@@ -46,9 +46,23 @@ def results_dir() -> Path:
     return asv_dir() / "results"
 
 
+def env_path(var: str) -> Path | None:
+    """Return the path environment variable ``var`` names, as where it was typed (``~``
+    expanded, a relative path made absolute against the current directory); None when it
+    is unset or empty. Raises ValueError naming ``var`` for a ``~user`` that does not exist
+    (a folder named ``~user`` under the current directory is never what was meant)."""
+    value = os.environ.get(var)
+    if not value:
+        return None
+    try:
+        return Path(value).expanduser().absolute()
+    except RuntimeError:
+        raise ValueError(f"{var}={value!r}: cannot expand {value.split('/')[0]!r} (no such user), "
+                         "expected a path") from None
+
+
 def artifacts_root() -> Path:
-    value = os.environ.get("DLSYSBENCH_ARTIFACTS")
-    return Path(value).expanduser().absolute() if value else asv_dir() / "artifacts"
+    return env_path("DLSYSBENCH_ARTIFACTS") or asv_dir() / "artifacts"
 
 
 def datasets_dir() -> Path:
@@ -58,8 +72,7 @@ def datasets_dir() -> Path:
 
 def cache_dir() -> Path:
     """Return the directory for generated and downloaded data (git-ignored)."""
-    value = os.environ.get("DLSYSBENCH_CACHE")
-    return Path(value).expanduser().absolute() if value else datasets_dir() / "cache"
+    return env_path("DLSYSBENCH_CACHE") or datasets_dir() / "cache"
 
 
 def reports_dir() -> Path:
@@ -74,8 +87,7 @@ def default_nvm_target_path() -> Path:
 def nvm_target_path() -> Path:
     """Return the file or block device the NVM experiments read (``DLSYSBENCH_NVM_PATH``, with
     ``~`` expanded and a relative path made absolute against the current directory)."""
-    value = os.environ.get("DLSYSBENCH_NVM_PATH")
-    return Path(value).expanduser().absolute() if value else default_nvm_target_path()
+    return env_path("DLSYSBENCH_NVM_PATH") or default_nvm_target_path()
 
 
 def typed_path(value: str) -> Path:

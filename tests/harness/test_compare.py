@@ -236,3 +236,15 @@ def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_chec
     assert Path(env["DLSYSBENCH_ROOT"]) == run_suite.paths.repo_root()
     assert env["ASV_PYTHONPATH"].split(os.pathsep)[0] == env["DLSYSBENCH_ROOT"]
     assert archived and archived[0][1:] == ("box-smoke", BASE)
+
+
+def test_run_suite_refuses_a_path_variable_it_cannot_expand_before_running_asv(monkeypatch, load_script, capsys):
+    run_suite = load_script("run_suite")
+    calls = []
+    monkeypatch.setattr(run_suite.subprocess, "run", lambda command, **_: calls.append(command))
+    monkeypatch.setattr(run_suite, "ensure_machine", lambda machine: None)
+    monkeypatch.setattr(run_suite.paths, "git_commit", lambda: BASE)
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    monkeypatch.setenv("DLSYSBENCH_CACHE", "~nosuchuser-dlsysbench/cache")
+    assert run_suite.main(["--no-report"]) == 2
+    assert calls == [] and "DLSYSBENCH_CACHE=" in capsys.readouterr().err

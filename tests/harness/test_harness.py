@@ -336,3 +336,20 @@ def test_an_argument_error_is_one_line_that_points_to_help(module, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: "), err     # argparse's usage block is gone
     assert err.rstrip().endswith(f"see python -m {module} --help")
+
+
+@pytest.mark.parametrize("var, read", [("DLSYSBENCH_CACHE", "cache_dir"), ("DLSYSBENCH_NVM_PATH", "nvm_target_path"),
+                                       ("DLSYSBENCH_ARTIFACTS", "artifacts_root")])
+def test_a_path_variable_means_what_it_means_where_it_was_typed(var, read, monkeypatch, tmp_path):
+    from impls.harness import paths
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(var, "sub/dir")
+    assert getattr(paths, read)() == tmp_path / "sub" / "dir"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(var, "~/x")
+    assert getattr(paths, read)() == tmp_path / "home" / "x"
+    monkeypatch.setenv(var, "~nosuchuser-dlsysbench/x")   # not a folder named '~nosuchuser...' here
+    with pytest.raises(ValueError, match=f"{var}=.*no such user"):
+        getattr(paths, read)()
+    assert not (tmp_path / "~nosuchuser-dlsysbench").exists()
