@@ -66,6 +66,7 @@ def _with_run(data, entry: experiments.Experiment, profile: str, device: str):
 
 def _run(args: argparse.Namespace) -> int:
     entry = experiments.get(args.experiment)
+    args.device = args.device.strip().lower()   # spelled as the engines' own --device takes it
     kind, colon, index = args.device.partition(":")
     if kind in ("cpu", "cuda") and colon and (kind == "cpu" or not index.isdigit()):
         raise cli.UsageError(f"got {args.device!r}", "--device", "expected cpu, cuda or cuda:N (N = 0, 1, ...)")

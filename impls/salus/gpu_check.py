@@ -46,7 +46,9 @@ def lanes_check() -> dict:
 @cli.command("python -m impls.salus.gpu_check")
 def main(argv=None) -> int:
     """Run the check and print its JSON; exit 3 without CUDA, 2 on bad arguments (checked first)."""
-    parser = cli.parser(prog="python -m impls.salus.gpu_check", description=__doc__.split("\n\n")[0])
+    parser = cli.parser(prog="python -m impls.salus.gpu_check", description=__doc__.split("\n\n")[0],
+                        epilog="Needs CUDA: without it, prints 'not measured: <why>' and exits 3 "
+                               "(after checking its arguments: a bad one exits 2).")
     parser.add_argument("--out", default=None, help="also write the JSON here")
     parser.add_argument("--repeats", type=int, default=None,
                         help="switching-latency repeats per method (--part switching or all; default 20)")

@@ -46,7 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         description="Assign jobs to GPU lanes (Salus) and print the lanes.")
     parser.add_argument("--jobs", required=True, help="JSON file: list of {name, persistent, ephemeral} (bytes)")
     parser.add_argument("--capacity", required=True, help="device memory in bytes")
-    parser.add_argument("--rule", default="salus", choices=RULES + BASELINES)
+    parser.add_argument("--rule", default="salus", choices=RULES + BASELINES,
+                        help="salus: lanemgr.cpp's rule (a lane per job where jobs have persistent bytes, "
+                             "so it admits what no-lanes admits); salus-grow, shared-first: lanes shared "
+                             "as the paper's text describes; no-lanes, static: the baselines")
     parser.add_argument("--partitions", type=int, default=None,
                         help=f"equal partitions of the device, --rule static only (default {STATIC_PARTITIONS})")
     cli.add_json_option(parser, "the lanes (the default and only output)")
@@ -56,7 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise cli.UsageError(f"got {args.partitions} with --rule {args.rule}", "--partitions",
                              "expected only with --rule static")
     partitions = STATIC_PARTITIONS if args.partitions is None else args.partitions
-    cli.number(partitions, "--partitions", minimum=1, maximum=max(1, min(capacity, MAX_PARTITIONS)), integer=True)
+    if args.rule == "static" and args.partitions is None and capacity < partitions:
+        raise cli.UsageError(f"got {capacity}", "--capacity", f"expected at least {partitions} bytes for "
+                             f"--rule static's default {partitions} partitions (or a smaller --partitions)")
+    if args.rule == "static":
+        cli.number(partitions, "--partitions", minimum=1, maximum=max(1, min(capacity, MAX_PARTITIONS)),
+                   integer=True)
     cli.check_file(args.jobs, "--jobs", "a readable JSON file")
     cli.check_output(None if args.json in (None, "-") else args.json, "--json", [(args.jobs, "--jobs")])
     try:

@@ -142,7 +142,7 @@ def test_cli_stops_quietly_when_its_reader_goes_away():
 
 
 def test_cli_run_prints_the_experiment_as_json():
-    out = _cli("run", "salus.lanes", "--profile", "smoke", "--json", "-")
+    out = _cli("run", "salus.lanes", "--profile", "smoke", "--device", "CPU", "--json", "-")  # as the engines take it
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data == json.loads(json.dumps(data)) and data  # plain data, not empty

@@ -278,12 +278,16 @@ def test_the_lanes_cli_names_a_job_that_can_never_fit(tmp_path, capsys):
     assert "'big' needs 1100 B" in out.err and "never be admitted" in out.err and "'ok'" not in out.err
     assert main(["--jobs", str(jobs), "--capacity", "1200", "--rule", "static", "--partitions", "2"]) == 0
     assert "a static partition of 600 B" in capsys.readouterr().err
+    for rule in ("salus", "no-lanes"):   # a device too small for the static rule's default partitions
+        assert main(["--jobs", str(jobs), "--capacity", "3", "--rule", rule]) == 0
+        assert json.loads(capsys.readouterr().out)["waiting"] == ["big", "ok"]
 
 
 @pytest.mark.parametrize("extra, message", [
     (["--rule", "static", "--partitions", str(10**9)], "got 1000000000, --partitions, expected an integer in [1, 1000]"),
     (["--partitions", "3"], "got 3 with --rule salus, --partitions, expected only with --rule static"),
     (["--capacity", "-1"], "got '-1', --capacity, expected a number of bytes >= 0"),
+    (["--capacity", "3", "--rule", "static"], "got 3, --capacity, expected at least 4 bytes for --rule static's"),
     (["--capacity", "1e3.5"], "got '1e3.5', --capacity, expected a whole number of bytes"),
     (["--json", "JOBS"], "is the file --jobs reads, --json, expected another path"),
     (["--json", "MISSING/out.json"], "does not exist, --json"),

@@ -275,3 +275,78 @@ def test_simulated_srtf_follows_the_executor_when_warm_iterations_are_faster_or_
                    warm_iteration_ms={f"w{i}": warm for i, _, _, warm, _ in specs})
     for real_job, sim_job in zip(res["jobs"], sim["jobs"]):
         assert sim_job["finish_s"] == pytest.approx(real_job["finish_s"], abs=1e-9), (real_job, sim_job)
+
+
+def test_pack_on_streams_gives_every_running_job_a_stream_of_its_own():
+    """A job admitted after another finished takes the freed stream, never a running job's."""
+    import contextlib
+    import itertools
+
+    from impls.salus.core.devices import WallTimer
+    from impls.salus.core.executor import Executor, Submission
+
+    class StreamedDevice:                    # the CUDA device's stream logic, without CUDA
+        kind, has_streams, torch_device = "cuda", True, "fake"
+
+        def __init__(self):
+            self.made = itertools.count()
+
+        def new_lane(self):
+            return [f"stream{next(self.made)}"]  # a new object each time, as a torch.cuda.Stream is
+
+        def timer(self, lane=None):
+            return WallTimer()
+
+        def lane_context(self, lane):
+            return contextlib.nullcontext()
+
+        def synchronize(self):
+            pass
+
+        def is_oom(self, error):
+            return False
+
+        def release_memory(self):
+            pass
+
+    class Job:
+        def __init__(self, job_id, iterations):
+            self.job_id, self.workload, self.total_iterations = job_id, "j", iterations
+
+        def step(self):
+            pass
+
+    device = StreamedDevice()
+    executor = Executor("pack", device, memory_budget_bytes=3)
+    rounds = []
+    run_round = executor.run_round
+    executor.run_round = lambda chosen: (rounds.append([(r.job_id, r.lane[0]) for r in chosen]),
+                                         run_round(chosen))
+    executor.run([Submission(Job(0, 1), peak_bytes=1), Submission(Job(1, 20), peak_bytes=1),
+                  Submission(Job(2, 20), peak_bytes=1), Submission(Job(3, 5), peak_bytes=1)])
+    assert rounds and all(len({lane for _, lane in chosen}) == len(chosen) for chosen in rounds)
+    assert any(job == 3 for chosen in rounds for job, _ in chosen)       # job 3 ran, after job 0 left
+    assert dict(next(c for c in rounds if any(j == 3 for j, _ in c)))[3] == "stream0"   # job 0's stream
+    assert next(device.made) == 3                                        # no fourth stream was made
+
+
+@pytest.mark.parametrize("streams, inrun_pack", [(True, "concurrent"), (False, "interleave")])
+def test_the_in_run_simulation_of_pack_overlaps_iterations_only_on_a_device_with_streams(
+        monkeypatch, streams, inrun_pack):
+    import types
+
+    from impls.salus.experiments import scheduling
+
+    result = {"jobs": [{"job_id": 0, "workload": "w", "iterations_done": 2, "device_ms": 4.0, "status": "done",
+                        "jct_s": 1.0, "mean_iteration_ms": 2.0}],
+              "avg_jct_s": 1.0, "makespan_s": 1.0, "failed": 0, "overhead_us_per_iteration": 0.0,
+              "wall_s": 1.0, "idle_s": 0.0}
+    packs = []
+    monkeypatch.setattr(scheduling, "run_trace", lambda *args, **kwargs: result)
+    monkeypatch.setattr(scheduling, "simulate",
+                        lambda *args, pack="interleave", **kwargs: packs.append(pack) or result)
+    profile = {"w": {"iteration_ms_p50": 2.0, "iteration_ms_warm_p50": 2.0}}
+    device = types.SimpleNamespace(has_streams=streams)
+    scheduling._measured_run([{"job_id": 0}], "pack", device=device, before=profile, profile_now=lambda: profile,
+                             budget=None, peaks={"w": 1}, fallback_ms={"w": 2.0})
+    assert packs == ["interleave", inrun_pack]   # profiled times: the sum (no overlap assumed)

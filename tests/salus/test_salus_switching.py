@@ -85,6 +85,28 @@ def test_cpu_memory_estimate_counts_state_and_activations():
     assert mem["peak_bytes"] == mem["persistent_bytes"] + mem["ephemeral_bytes"]
 
 
+def test_weights_and_inputs_autograd_saves_are_not_counted_twice():
+    """A one-layer linear model saves only its input and weight for backward, both persistent:
+    its ephemeral memory is its gradients alone."""
+    from impls.salus.core.workloads import Job
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(64, 32, bias=False)
+    inputs, targets = torch.randn(16, 64, requires_grad=False), torch.randn(16, 32)
+    job = Job("linear", model, torch.optim.SGD(model.parameters(), lr=0.1), inputs, targets,
+              lambda m, x, y: ((m(x) - y) ** 2).sum(), total_iterations=1, train=True)
+    mem = estimate_job_memory(job)
+    assert mem["persistent_bytes"] == (64 * 32 + 16 * 64 + 16 * 32) * 4
+    saved_beyond_gradients = mem["ephemeral_bytes"] - 64 * 32 * 4
+    assert 0 <= saved_beyond_gradients <= 16 * 32 * 4   # at most what the loss saves, never x or W again
+
+
+def test_a_training_step_frees_its_gradients_when_it_ends():
+    job = build_job("mlp_b64", seed=0)
+    job.step()
+    assert all(p.grad is None for p in job.model.parameters())
+
+
 def test_switching_cli_prints_the_json_shape():
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-m", "impls.salus.switching", "--device", "cpu",

@@ -159,11 +159,12 @@ class CudaDevice:
         """Peak, persistent and ephemeral bytes of one iteration from the CUDA allocator.
 
         As Salus measured them from allocator traces: persistent = weights, optimizer
-        state and data (counted from the job's tensors), ephemeral = the allocator's
-        peak during one iteration above what was allocated before and after it.
+        state and data (counted from the job's tensors after the iteration, so state an
+        optimizer creates on its first step is in), ephemeral = the allocator's peak
+        during one iteration above what was allocated before and after it (activations
+        and gradients: :meth:`Job.step` frees the gradients when it ends).
         Runs one uncounted iteration.
         """
-        persistent = _tensor_bytes(job.persistent_tensors())
         self.synchronize()
         before = self._cuda.memory_allocated(self.torch_device)
         self._cuda.reset_peak_memory_stats(self.torch_device)
@@ -171,6 +172,7 @@ class CudaDevice:
         self.synchronize()
         after = self._cuda.memory_allocated(self.torch_device)
         peak = self._cuda.max_memory_allocated(self.torch_device)
+        persistent = _tensor_bytes(job.persistent_tensors())
         ephemeral = max(0, peak - max(before, after))
         return {"persistent_bytes": int(persistent), "ephemeral_bytes": int(ephemeral),
                 "peak_bytes": int(persistent + ephemeral), "method": "cuda_allocator"}
@@ -213,8 +215,10 @@ def get_device(name, clock=time.perf_counter):
 
 # --- memory estimate on CPU ---------------------------------------------------------
 
-def _tensor_bytes(tensors) -> int:
-    seen: set[int] = set()
+def _tensor_bytes(tensors, seen: set[int] | None = None) -> int:
+    """Bytes of the distinct storages of ``tensors``, leaving out those in ``seen`` (data
+    pointers), which is updated with the storages counted."""
+    seen = set() if seen is None else seen
     total = 0
     for t in tensors:
         if not isinstance(t, torch.Tensor) or t.device.type == "meta":
@@ -233,13 +237,16 @@ def estimate_job_memory(job) -> dict:
 
     persistent = bytes of parameters + buffers + optimizer state + the job's input data
     (distinct storages); ephemeral = bytes of the tensors autograd saves for backward
-    during one forward (counted with ``saved_tensors_hooks``, distinct storages) + the
+    during one forward (counted with ``saved_tensors_hooks``, distinct storages not
+    already counted as persistent: a weight or an input saved for backward is not
+    allocated twice) + the
     gradients (one per parameter, freed each iteration: ``zero_grad(set_to_none=True)``).
     For inference jobs (no autograd) ephemeral = 2 x the largest module output (an
     input and an output alive at once). peak = persistent + ephemeral.
     Runs one uncounted forward (and backward, for training jobs).
     """
-    persistent = _tensor_bytes(job.persistent_tensors())
+    counted: set[int] = set()
+    persistent = _tensor_bytes(job.persistent_tensors(), counted)
     if job.train:
         saved: list[torch.Tensor] = []
 
@@ -250,7 +257,7 @@ def estimate_job_memory(job) -> dict:
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             job.step(count=False)
         grads = sum(p.numel() * p.element_size() for p in job.model.parameters())
-        ephemeral = _tensor_bytes(saved) + grads
+        ephemeral = _tensor_bytes(saved, counted) + grads   # weights and inputs autograd saves are persistent
     else:
         largest = [0]
 

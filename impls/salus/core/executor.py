@@ -140,7 +140,7 @@ class Executor:
         if record.total_iterations <= 0:
             record.total_iterations = int(getattr(job, "total_iterations", 0))
         if self.device.has_streams and self.policy.concurrent:
-            record.lane = self._lane_for(len(self.active))
+            record.lane = self._free_lane()
         record.status = "running"
         record.admitted_at = now
         self.used_bytes += record.peak_bytes
@@ -148,10 +148,15 @@ class Executor:
         if record.total_iterations <= 0:
             self._finish(record, now)
 
-    def _lane_for(self, index: int):
-        while len(self._lanes) <= index:
-            self._lanes.append(self.device.new_lane())
-        return self._lanes[index]
+    def _free_lane(self):
+        """The first stream no active job runs on (a new one when every stream is taken):
+        each running job has a stream of its own, whatever order earlier jobs finished in."""
+        taken = {id(r.lane) for r in self.active if r.lane is not None}
+        for lane in self._lanes:
+            if id(lane) not in taken:
+                return lane
+        self._lanes.append(self.device.new_lane())
+        return self._lanes[-1]
 
     # ------------------------------------------------------------ completion
 

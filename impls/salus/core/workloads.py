@@ -296,12 +296,15 @@ class Job:
         return self.iterations_done >= self.total_iterations
 
     def step(self, count: bool = True) -> None:
-        """Run one iteration (launch it, on CUDA: the caller synchronises)."""
+        """Run one iteration (launch it, on CUDA: the caller synchronises). The gradients
+        are freed when it ends: they are ephemeral memory, as in Salus, not held between
+        iterations while other jobs run."""
         if self.train:
             self.optimizer.zero_grad(set_to_none=True)
             loss = self.loss_fn(self.model, self.inputs, self.targets)
             loss.backward()
             self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
             self.last_loss = loss.detach()
         else:
             with torch.inference_mode():

@@ -160,7 +160,9 @@ def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before:
                   profile_now: Callable[[], dict], budget: int | None, peaks: Mapping[str, int],
                   fallback_ms: Mapping[str, float]) -> tuple[dict, dict]:
     """Run ``trace`` under ``policy``, profile again, and simulate it twice: with the mean
-    of the profiles before and after it, and with the iteration times the jobs had in the run.
+    of the profiles before and after it, and with the iteration times the jobs had in the run
+    (where PACK's rounds are the maximum of their iterations on a device with streams, whose
+    per-stream times include the overlap, and their sum elsewhere).
 
     ``before``: the profile taken just before (a :func:`profile_workloads` result, as
     ``profile_now()`` returns); ``fallback_ms``: per workload, the iteration time (ms) the
@@ -174,10 +176,13 @@ def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before:
     overhead_ms = (real["overhead_us_per_iteration"] or 0.0) / 1e3
     sim = simulate(trace, policy, bracket_ms, budget, peaks, overhead_ms=overhead_ms,
                    warm_iteration_ms=bracket_warm)
+    # on a device with streams PACK's iterations overlap, and the run's per-job times (events
+    # on each stream) already include that overlap: a round is their maximum, not their sum
+    pack = "concurrent" if getattr(get_device(device), "has_streams", False) else "interleave"
     inrun_ms = _inrun_iteration_ms(real, fallback_ms)
     per_job = {j["job_id"]: j["mean_iteration_ms"] for j in real["jobs"]}
     inrun_trace = [{**j, "iteration_ms": per_job.get(j["job_id"])} for j in trace]
-    sim_inrun = simulate(inrun_trace, policy, inrun_ms, budget, peaks, overhead_ms=overhead_ms)
+    sim_inrun = simulate(inrun_trace, policy, inrun_ms, budget, peaks, overhead_ms=overhead_ms, pack=pack)
     row = {
         "real": {**_policy_row(real), "overhead_us_per_iteration": real["overhead_us_per_iteration"],
                  "wall_s": real["wall_s"], "idle_s": real["idle_s"]},
