@@ -2,8 +2,10 @@
 --capacity C --policy P [--shadow S] [--json [FILE|-]]`` (the engine: :mod:`impls.bandana.sim.cache`)."""
 from __future__ import annotations
 
+import json
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +26,11 @@ def load_ids(path: str, what: str) -> np.ndarray:
             reason = "not an .npy array: a pickle, or a text file"
         raise CacheConfigError(f"{what} file {path}: cannot read an .npy array ({reason}), "
                                f"expected a 1-D integer .npy array") from None
+    if not isinstance(arr, np.ndarray) and hasattr(arr, "files"):    # np.load of an .npz archive
+        names = ", ".join(arr.files)
+        arr.close()
+        raise CacheConfigError(f"{what} file {path}: an .npz archive (arrays {names}), expected one 1-D "
+                               f"integer .npy array")
     if not isinstance(arr, np.ndarray) or arr.ndim != 1 or not (
             arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
         raise CacheConfigError(
@@ -58,12 +65,42 @@ def check_size_flags(args, block_multiple: int = 1, why: str = "") -> tuple[int,
     return per_block, args.capacity, args.shadow
 
 
+def check_prepared_geometry(args) -> None:
+    """Refuse ``--vector-bytes`` / ``--block-bytes`` other than those ``prepare`` built the
+    ``--layout`` file for, when the ``summary.json`` beside it lists that file: a layout packs
+    ``block // vector`` vectors a block, and another geometry simulates another layout. Raises
+    :class:`cli.UsageError` naming the flag; a layout without such a summary is not checked."""
+    layout = Path(args.layout)
+    summary_path = layout.parent / "summary.json"
+    try:
+        summary = json.loads(summary_path.read_text())
+        listed = {Path(entry["file"]).name for entry in summary["layouts"].values()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return                                   # not a prepare run's layout: nothing vouches for a size
+    if layout.name not in listed:
+        return
+    for flag, key in (("--vector-bytes", "vector_bytes"), ("--block-bytes", "block_bytes")):
+        built, given = summary.get(key), getattr(args, key)
+        if isinstance(built, int) and built != given:
+            raise cli.UsageError(f"got {given}", flag, f"expected {built}: {summary_path} says {layout.name} was "
+                                 f"built for {key.replace('_', ' ')} {built} (pass {flag} {built})")
+
+
 def size_fields(args) -> dict:
     """The sizes a result was run with, as its JSON records them."""
     out = {"policy": args.policy, "capacity": args.capacity}
     if args.policy == "shadow":
         out["shadow"] = args.shadow
     return {**out, "vector_bytes": args.vector_bytes, "block_bytes": args.block_bytes}
+
+
+def add_geometry_flags(parser) -> None:
+    """``--vector-bytes`` and ``--block-bytes``, with their units and defaults."""
+    parser.add_argument("--vector-bytes", type=int, default=128,
+                        help="bytes of one embedding vector (default 128; what prepare printed for its layouts)")
+    parser.add_argument("--block-bytes", type=int, default=4096,
+                        help="bytes the NVM reads at a time (default 4096; a layout packs "
+                             "block // vector vectors a block)")
 
 
 def _format_table(result: CacheResult, args) -> str:
@@ -90,17 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--capacity", required=True, type=int, help="cache size in vectors")
     parser.add_argument("--policy", required=True, choices=POLICIES)
     parser.add_argument("--shadow", type=int, default=None, help="shadow-set size (policy shadow)")
-    parser.add_argument("--vector-bytes", type=int, default=128)
-    parser.add_argument("--block-bytes", type=int, default=4096)
-    cli.add_json_option(parser)
+    add_geometry_flags(parser)
+    cli.add_json_option(parser, "the counters (effective_bandwidth: useful bytes over bytes read, 0..1; "
+                                "capacity and shadow in vectors)")
     args = parser.parse_args(argv)
     check_size_flags(args)
+    check_prepared_geometry(args)
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout")))
     trace = load_ids(args.trace, "trace")
     layout = load_ids(args.layout, "layout")
     result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
                       args.vector_bytes, args.block_bytes)
-    if not cli.emit_json(args.json, {**size_fields(args), **result.to_dict()}):
+    if not cli.emit_json(args.json, {**size_fields(args), **result.to_dict(), "hit_rate": result.hit_rate}):
         print(_format_table(result, args))
     return 0
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import mmap
 import os
 import re
 import shutil
@@ -433,7 +434,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"lookups to simulate -> {summary['trace']}; {summary['vectors_per_block']} vectors per block"
               + (f" ({summary['slack_bytes_per_block']} B of each block unused, and read)"
                  if summary["slack_bytes_per_block"] else "")
-              + f": simulate with --vector-bytes {summary['vector_bytes']} --block-bytes {summary['block_bytes']}")
+              + f": simulate with --vector-bytes {summary['vector_bytes']} --block-bytes {summary['block_bytes']}"
+              + f" (replay: also --offsets {Path(summary['trace']).parent / 'test_offsets.npy'} for per-query "
+                f"latencies" + ("" if summary["block_bytes"] % mmap.PAGESIZE == 0 else
+                               f"; it needs --block-bytes a multiple of the page size, {mmap.PAGESIZE}") + ")")
         for kind, row in summary["layouts"].items():
             print(f"  {kind:<17} {row['file']}  built in {row['build_seconds']:.2f} s, "
                   f"test fanout {row['fanout_test']:.2f} blocks/query")

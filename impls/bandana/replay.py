@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.bandana.cache import check_size_flags, load_ids, size_fields
+from impls.bandana.cache import add_geometry_flags, check_prepared_geometry, check_size_flags, load_ids, size_fields
 from impls.bandana.nvm import block_store, direct_io
 from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops, replay,
                                       sweep_stale_stores)
@@ -87,17 +87,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = cli.parser(
         prog="python -m impls.bandana.replay",
         description="Replay a trace of vector ids through Bandana's DRAM cache against an O_DIRECT "
-                    "block store, next to fio's 4 KB random-read IOPS on the same file.")
+                    "block store, next to fio's random-read IOPS (blocks of --block-bytes) on the same file.")
     parser.add_argument("--trace", required=True, help=".npy int64 array of vector ids in lookup order")
     parser.add_argument("--offsets", default=None,
-                        help=".npy CSR query offsets into the trace (default: one lookup per query)")
+                        help=".npy CSR query offsets into the trace (prepare writes test_offsets.npy); "
+                             "default: one lookup per query, so a query the DRAM cache serves takes 0 us")
     parser.add_argument("--layout", required=True,
                         help=".npy int64 storage-order permutation (position i holds vector layout[i])")
     parser.add_argument("--capacity", required=True, type=int, help="cache size in vectors")
     parser.add_argument("--policy", required=True, choices=cache.POLICIES)
     parser.add_argument("--shadow", type=int, default=None, help="shadow-set size (policy shadow)")
-    parser.add_argument("--vector-bytes", type=int, default=128)
-    parser.add_argument("--block-bytes", type=int, default=4096)
+    add_geometry_flags(parser)
     parser.add_argument("--queue-depth", type=int, default=1,
                         help=f"block reads in flight (1..{MAX_QUEUE_DEPTH})")
     parser.add_argument("--mechanism", choices=direct_io.MECHANISMS, default=None,
@@ -109,11 +109,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random table")
     parser.add_argument("--fio-runtime", type=float, default=2.0, help="seconds fio measures")
     parser.add_argument("--no-fio", action="store_true", help="skip fio (fio_iops is null)")
-    cli.add_json_option(parser)
+    cli.add_json_option(parser, "the counters and rates (effective_bandwidth: useful bytes over bytes read, "
+                                "0..1; capacity and shadow in vectors)")
     args = parser.parse_args(argv)
     # everything is checked before the store is written
     _, capacity, shadow = check_size_flags(args, mmap.PAGESIZE, " (the page size: O_DIRECT reads into page-aligned "
                                                                "buffers of one block each)")
+    check_prepared_geometry(args)
     cli.number(args.queue_depth, "--queue-depth", minimum=1, maximum=MAX_QUEUE_DEPTH, integer=True)
     room = _aio_room()
     if (args.mechanism or direct_io.default_mechanism()) == "libaio" and room is not None \
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     if result["seconds"] < MIN_TRUSTED_SECONDS:
         cli.warn(f"the timed replay lasted {result['seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): its rates "
                  f"still carry fixed per-run costs and are not to be trusted; replay a longer trace")
-    result = {**size_fields(args), **result}
+    result = {**size_fields(args), **result, "store_directory": str(path.parent)}  # the drive measured
     if not cli.emit_json(args.json, result):
         width = max(len(k) for k in result)
         for key, value in result.items():

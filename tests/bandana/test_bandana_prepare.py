@@ -172,6 +172,13 @@ def test_layouts_are_packed_for_the_users_row_size_and_the_summary_says_so(tmp_p
     test = (np.load(tmp_path / "out" / "test_offsets.npy"), np.load(tmp_path / "out" / "test_indices.npy"))
     assert summary["layouts"]["shp"]["fanout_test"] == pytest.approx(layouts.fanout(layout, *test, 16))
     assert summary["layouts"]["shp"]["fanout_test"] < 1.5   # a community fills one 16-vector block
+    trace, packed = str(tmp_path / "out" / "trace.npy"), str(tmp_path / "out" / "layout-shp.npy")
+    for engine in ("impls.bandana.cache", "impls.bandana.replay"):   # the default 128 B is another layout
+        wrong = _py(engine, "--trace", trace, "--layout", packed, "--capacity", "64", "--policy", "none")
+        assert wrong.returncode == 2 and "got 128, --vector-bytes, expected 256" in wrong.stderr, wrong.stderr
+    right = _py("impls.bandana.cache", "--trace", trace, "--layout", packed, "--capacity", "64", "--policy",
+                "none", "--vector-bytes", "256", "--json")
+    assert right.returncode == 0 and 0 <= json.loads(right.stdout)["hit_rate"] <= 1
     forced = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--vectors", files["v"],
                  "--vector-bytes", "64", "--layout", "identity", "--out", str(tmp_path / "out"), "--json")
     assert json.loads(forced.stdout)["vectors_per_block"] == 64
@@ -245,6 +252,9 @@ def test_an_npz_archive_is_named_as_one(tmp_path):
     run = _py("impls.bandana.prepare", "--offsets", str(tmp_path / "t.npz"), "--indices", str(tmp_path / "i.npy"),
               "--layout", "identity", "--out", str(tmp_path / "out"))
     assert run.returncode == 2 and "an .npz archive (arrays offsets, indices)" in run.stderr
+    simulated = _py("impls.bandana.cache", "--trace", str(tmp_path / "t.npz"), "--layout", str(tmp_path / "i.npy"),
+                    "--capacity", "32", "--policy", "none")
+    assert simulated.returncode == 2 and "an .npz archive (arrays offsets, indices)" in simulated.stderr
 
 
 def test_the_largest_seed_builds_every_seeded_layout(tmp_path):

@@ -390,9 +390,9 @@ def test_cli_json(tmp_path):
         out = json.loads(proc.stdout)
         sizes = {"policy": policy, "capacity": 16, **({"shadow": 24} if policy == "shadow" else {}),
                  "vector_bytes": 64, "block_bytes": 256}
-        assert list(out) == [*sizes, *COUNTERS]        # the sizes it ran with, then the counters
-        expected = simulate(trace, layout, 16, policy, 24, 64, 256).to_dict()
-        assert out == {**sizes, **expected}
+        assert list(out) == [*sizes, *COUNTERS, "hit_rate"]   # the sizes it ran with, then the counters
+        result = simulate(trace, layout, 16, policy, 24, 64, 256)
+        assert out == {**sizes, **result.to_dict(), "hit_rate": result.hits / 500}
 
 
 def test_cli_table_and_defaults(tmp_path):

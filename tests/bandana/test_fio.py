@@ -479,6 +479,20 @@ def test_the_replay_store_lies_beside_the_file_a_link_names(tmp_path, monkeypatc
     assert replay.store_directory() == drive
 
 
+@pytest.mark.parametrize("target", ["directory", "/dev/null"])
+def test_the_replay_store_never_lands_on_another_drive_than_the_one_named(tmp_path, monkeypatch, target):
+    """A mount point or a character device named as the target is refused: the store would go to
+    the directory above it, or to the cache, and the replay would measure another drive."""
+    from impls.bandana.nvm import replay
+
+    named = str(tmp_path) + "/" if target == "directory" else target
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", named)
+    with pytest.raises(ValueError, match="DLSYSBENCH_NVM_PATH=.*(is a directory|neither a regular file)"):
+        replay.store_directory()
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(tmp_path / "not-yet.bin"))   # created on first use
+    assert replay.store_directory() == tmp_path
+
+
 def test_a_fio_run_that_is_stopped_gets_sigterm_first(tmp_path):
     # fio's job runs in a child of its own session: only fio itself, told by SIGTERM, stops it
     import subprocess

@@ -32,6 +32,7 @@ same file at the same queue depth, prints one JSON object and removes the store.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -408,14 +409,24 @@ def default_store_path(tag: str = "replay") -> Path:
 
 
 def store_directory() -> Path:
-    """The directory :func:`default_store_path` uses (see there)."""
+    """The directory :func:`default_store_path` uses (see there). Raises ValueError when
+    ``DLSYSBENCH_NVM_PATH`` is a directory or a special file other than a block device:
+    the store would land on some other drive than the one named."""
     target = paths.nvm_target_path()
     try:
         target = target.resolve() if target.is_symlink() else target  # beside the file fio reads
-        is_device = not target.is_file() and target.exists() and not target.is_dir()
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None                                    # created on first use, like fio's file
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop
-        is_device = False
-    if is_device or target.parent == Path("/dev"):
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is a directory; expected a file on the drive to "
+                         "measure (the replay's store goes beside it), or a block device")
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
+        raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is neither a regular file nor a block device; "
+                         "expected a file on the drive to measure, or a block device")
+    if (mode is not None and stat.S_ISBLK(mode)) or target.parent == Path("/dev"):
         return paths.cache_dir()
     return target.parent
 
