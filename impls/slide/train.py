@@ -131,6 +131,24 @@ def _real_set(args) -> str | None:
     return like
 
 
+def _validate_hashes(args) -> None:
+    """The hash functions' flags, checked as the engine will draw them (UsageError naming the flag)."""
+    from impls.slide.core.lsh import code_bits, index_shift
+
+    if args.lsh != "simhash" and (args.binsize < 2 or args.binsize & (args.binsize - 1) or args.binsize > args.hidden):
+        raise cli.UsageError(f"got {args.binsize} with --hidden {args.hidden}", "--binsize",
+                             f"expected a power of two from 2 to --hidden ({args.hidden}) for --lsh {args.lsh}")
+    bits = 1 if args.lsh == "simhash" else int(args.binsize).bit_length() - 1
+    width = max(1, int(round(args.hidden / 3))) if args.lsh == "simhash" else args.binsize
+    widest = code_bits(args.K, bits, index_shift(args.lsh, bits, width, args.index))
+    if widest > 63:
+        raise cli.UsageError(f"got {args.K}", "--K", f"expected fewer hashes a table: {args.K} make "
+                             f"{widest}-bit codes with --lsh {args.lsh} --index {args.index}, at most 63 fit")
+    if args.mode == "threshold" and args.threshold > args.L:
+        cli.warn(f"--threshold {args.threshold} exceeds --L {args.L}: no label is found in that many tables, "
+                 "so each sample's active set is its true labels and padding alone")
+
+
 def _validate(args) -> None:
     """Check every flag and path before any data is loaded or trained on (UsageError)."""
     import os
@@ -142,6 +160,12 @@ def _validate(args) -> None:
         args.batch = SlideConfig().batch
     if args.eval_points is None:
         args.eval_points = DEFAULT_EVAL_POINTS
+    if args.profile is not None and not args.dataset:
+        raise cli.UsageError(f"--profile {args.profile} with --train/--test", "--profile",
+                             "expected --profile only with --dataset (a file is read whole)")
+    if args.allow_empty_labels and args.dataset:
+        raise cli.UsageError("--allow-empty-labels with --dataset", "--allow-empty-labels",
+                             "expected it only with --train/--test files (a registry set is read as it is)")
     cli.number(args.threads, "--threads", minimum=1, maximum=max(1024, os.cpu_count() or 1), integer=True)
     cli.number(args.batch, "--batch", minimum=1, integer=True)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True, maximum=1e3)
@@ -158,6 +182,7 @@ def _validate(args) -> None:
                  "rehash_every", "rebuild_every"):
         cli.number(getattr(args, name), "--" + name.replace("_", "-"), minimum=1, integer=True)
     cli.number(args.threshold, "--threshold", minimum=0, integer=True)
+    _validate_hashes(args)
     cli.check_file(args.train, "--train", "a readable XC text file", regular=True)
     cli.check_file(args.test, "--test", "a readable XC text file", regular=True)
     cli.check_output(args.json, "--json", inputs=((args.train, "--train"), (args.test, "--test")))
@@ -225,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "expected --device cpu here")
     fields = {f.name for f in dataclasses.fields(SlideConfig)}
     config = SlideConfig(**{k: v for k, v in vars(args).items() if k in fields})
-    from impls.slide.data.dataset import from_file, from_registry, real_pair, trainable_rows
+    from impls.slide.data.dataset import files_info, from_file, from_registry, real_pair, trainable_rows
 
     t0 = time.perf_counter()
     if args.dataset:
@@ -235,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         train_data = from_file(args.train, allow_empty_labels=args.allow_empty_labels)
         test_data = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
-        info = {"train": str(args.train), "test": str(args.test), "real": False}
+        info = files_info(args.train, args.test)
     load_s = time.perf_counter() - t0
     try:
         rows = trainable_rows(train_data, test_data)

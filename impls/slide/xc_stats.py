@@ -228,6 +228,8 @@ def check(stats: dict[str, Any], like: str) -> list[dict[str, Any]]:
         ok = _holds(stats[name], op, bound)
         if name == "cooccurrence_lift" and stats.get("cooccurrence_saturated"):
             ok, what = None, "not measurable: too few labels for their pairs not to recur by chance"
+        elif stats[name] is None or (isinstance(stats[name], float) and math.isnan(stats[name])):
+            ok, what = None, f"not measurable: the set is too small for it ({what})"
         rows.append({"name": name, "measured": stats[name], "published": None, "tolerance": tol,
                      "ok": ok, "note": what})
     return rows

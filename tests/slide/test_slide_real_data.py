@@ -15,7 +15,7 @@ from impls.slide import xc_stats
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "slide-xc"
 TINY = {"features": 20, "labels": 8, "train_points": 6, "test_points": 3,
-        "points_per_label": 1.0, "labels_per_point": 1.0, "nnz_per_point": 2.0}
+        "points_per_label": 1.0, "labels_per_point": 1.5, "nnz_per_point": 2.17}   # the fixture's own means
 
 
 @pytest.fixture
@@ -54,6 +54,25 @@ def test_real_pair_records_checksums(files, tiny_published, tmp_path, monkeypatc
     assert info["sha256"] == registry.sha256_of(files[0]) and info["test_sha256"] == registry.sha256_of(files[1])
     assert (train.n_points, test.n_points, train.n_features, train.n_labels) == (6, 3, 20, 8)
     assert train.label_indptr[4] == train.label_indptr[3]  # the point without labels is kept
+
+
+def test_a_file_with_a_real_header_but_other_contents_is_not_called_real(files, tiny_published, tmp_path):
+    """Random points under a published header: the header alone does not make a set real."""
+    lines = files[0].read_text().splitlines()
+    fake = tmp_path / "fake_train.txt"
+    fake.write_text("\n".join([lines[0]] + ["1 3:1.0"] * 6) + "\n")   # one label and one feature a point
+    with pytest.raises(dataset.RealDataMismatch, match=r"header is tiny-8's but the contents are not "
+                                                       r"\(labels per point 1.00, published 1.5; nnz per point "
+                                                       r"1.00, published 2.17\).*--real no"):
+        dataset.real_pair(fake, files[1])
+
+
+def test_own_files_are_recorded_by_absolute_path_and_checksum(files, tmp_path, monkeypatch):
+    monkeypatch.chdir(files[0].parent)
+    info = dataset.files_info(files[0].name, files[1].name)
+    assert info["source"] == str(files[0]) and info["test_source"] == str(files[1])
+    assert info["sha256"] == registry.sha256_of(files[0]) and info["test_sha256"] == registry.sha256_of(files[1])
+    assert info["real"] is False and info["synthetic"] is None     # a user's own files: not known
 
 
 def test_registry_manifest_reads_the_pair_beside_the_training_file(files, tiny_published, tmp_path, monkeypatch):

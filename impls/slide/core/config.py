@@ -11,6 +11,16 @@ PAPER_LR = 1e-4       # SLIDE paper / reference code
 DEFAULT_LR = 1e-2     # chosen by measurement on the synthetic sets (see README)
 
 
+class TrainingDiverged(ValueError):
+    """The loss or a gradient stopped being a finite float32 number: the inputs' values, or the
+    learning rate, are too large. A result after it would be a model of NaNs, so training stops."""
+
+    def __init__(self, batch: int, what: str):
+        super().__init__(f"training diverged at batch {batch}: {what} is not a finite float32 number; the "
+                         f"feature values are too large for float32 arithmetic (TF-IDF rows are usually "
+                         f"normalised), or --lr is: scale the values or lower --lr")
+
+
 @dataclasses.dataclass
 class SlideConfig:
     hidden: int = 128                 # paper: 128 ReLU

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from impls.slide.core import network_kernels as NK
-from impls.slide.core.config import SlideConfig
+from impls.slide.core.config import SlideConfig, TrainingDiverged
 from impls.slide.data.dataset import XCData
 from impls.slide.core.lsh import make_lsh
 from impls.slide.core.tables import HashTables, Schedule, auto_range_pow
@@ -235,6 +235,9 @@ class SlideNetwork:
             torch.mm(tzp.T, tH, out=torch.from_numpy(gpool))
             torch.sum(tzp, 0, out=torch.from_numpy(gbpool))
         NK.relu_backward(H, DH)
+        if not (np.isfinite(self.loss[:B]).all() and np.isfinite(DH).all()):   # no update from NaNs
+            raise TrainingDiverged(self.t + 1, "the loss" if not np.isfinite(self.loss[:B]).all()
+                                   else "the hidden layer's gradient")
         # updates: every touched row once, in parallel over rows
         self.t += 1
         bc1 = 1.0 - c.beta1 ** self.t

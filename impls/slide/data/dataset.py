@@ -206,6 +206,23 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
                            "with --real no; python -m impls.slide.xc_stats FILE --test FILE)")
 
 
+def check_real_contents(train: XCData, path: str | Path, like: str) -> None:
+    """Raise :class:`RealDataMismatch` when the training split ``train`` (read from ``path``)
+    has the header of published set ``like`` but not its published mean labels and non-zero
+    features per point (within :data:`impls.slide.xc_stats.MEAN_TOLERANCE`): a file of
+    random points under a real header is not the real set. (A checksum would be proof; the
+    files' sha256 is recorded beside every result for that.)"""
+    from impls.slide.xc_stats import MEAN_TOLERANCE, PUBLISHED
+
+    pub, points = PUBLISHED[like], max(train.n_points, 1)
+    measured = {"labels_per_point": train.labels.size / points, "nnz_per_point": train.indices.size / points}
+    off = [f"{key.replace('_', ' ')} {value:.2f}, published {pub[key]}" for key, value in measured.items()
+           if abs(value - pub[key]) > MEAN_TOLERANCE[key] * pub[key]]
+    if off:
+        raise RealDataMismatch(f"{path}: the header is {like}'s but the contents are not ({'; '.join(off)}); "
+                               "train on it as an ordinary XC file with --real no")
+
+
 def claimed_real_set(*paths: str | Path) -> str | None:
     """The published set (:data:`impls.slide.xc_stats.PUBLISHED`) whose feature and label
     counts the header of any of ``paths`` has, i.e. which real set the files claim to be
@@ -256,6 +273,7 @@ def read_real_pair(train_path: str | Path) -> dict[str, np.ndarray]:
     like = check_real_header(train_path, "train")
     check_real_header(test_path, "test", like)
     train = XCData.from_arrays(read_xc(train_path, allow_empty_labels=True))
+    check_real_contents(train, train_path, like)
     test = XCData.from_arrays(read_xc(test_path, allow_empty_labels=True))
     return {**train.to_arrays("train_"), **test.to_arrays("test_"),
             "shape": np.array([train.n_features, train.n_labels], np.int64),
@@ -265,16 +283,27 @@ def read_real_pair(train_path: str | Path) -> dict[str, np.ndarray]:
 def real_pair(train_path: str | Path, test_path: str | Path, like: str | None = None
               ) -> tuple[XCData, XCData, dict]:
     """(train, test, info) from real XC files given by path (``--train/--test``): headers
-    checked as in :func:`check_real_header`, both files' sha256 in ``info`` (``real`` True,
-    ``like`` the published set)."""
-    from impls.harness.registry import sha256_of
-
+    checked as in :func:`check_real_header` and the training split's means as in
+    :func:`check_real_contents`, both files' sha256 in ``info`` (``real`` True, ``like`` the
+    published set)."""
     like = check_real_header(train_path, "train", like)
     check_real_header(test_path, "test", like)
-    info = {"dataset": like, "synthetic": False, "real": True, "like": like,
-            "source": str(train_path), "sha256": sha256_of(Path(train_path)),
-            "test_source": str(test_path), "test_sha256": sha256_of(Path(test_path))}
-    return from_file(train_path, allow_empty_labels=True), from_file(test_path, allow_empty_labels=True), info
+    train = from_file(train_path, allow_empty_labels=True)
+    check_real_contents(train, train_path, like)
+    info = {**files_info(train_path, test_path), "dataset": like, "synthetic": False, "real": True, "like": like}
+    return train, from_file(test_path, allow_empty_labels=True), info
+
+
+def files_info(train_path: str | Path, test_path: str | Path) -> dict:
+    """What a result records of the XC files it was trained on: their absolute paths and sha256,
+    ``real`` False and ``synthetic`` None (whether a user's own files are synthetic is not known
+    here); :func:`real_pair` overrides the last two for a real set."""
+    from impls.harness.registry import sha256_of
+
+    train_path, test_path = Path(train_path).absolute(), Path(test_path).absolute()
+    return {"source": str(train_path), "sha256": sha256_of(train_path), "test_source": str(test_path),
+            "test_sha256": sha256_of(test_path), "train": str(train_path), "test": str(test_path),
+            "real": False, "synthetic": None}
 
 
 def real_data_reason(name: str) -> str | None:

@@ -150,8 +150,20 @@ def sum_repeated_features(indptr: np.ndarray, indices: np.ndarray, values: np.nd
 
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
                    allow_empty_labels: bool = False) -> dict[str, np.ndarray]:
-    """Parse XC text given as bytes; return CSR arrays (see :class:`~impls.slide.data.dataset.XCData`)."""
-    path = Path(path)
+    """Parse XC text given as bytes; return CSR arrays (see :class:`~impls.slide.data.dataset.XCData`).
+    Points that list a label more than once keep it once, with a warning (logged)."""
+    arrays, repeated = _parse(data, Path(path), allow_empty_labels)
+    _warn_repeated(path, repeated, arrays["indptr"].size - 1)
+    return arrays
+
+
+def _warn_repeated(path: str | Path, repeated: int, n: int) -> None:
+    if repeated:
+        log.warning("%s: %d of %d points list a label more than once; each label is kept once", path, repeated, n)
+
+
+def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tuple[dict[str, np.ndarray], int]:
+    """:func:`parse_xc_bytes`'s arrays, and how many points listed a label more than once."""
     buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) else data
     n, d, l, start = _header(buf, path)
     buf = _fit_to_header(buf, start, n, path)
@@ -181,11 +193,9 @@ def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
         raise XCFormatError(f"{path}:{row + 2}: feature value {values[first]} is not a finite float32 "
                             f"(|v| < 3.4e38 expected)")
     label_ptr, label_list, repeated = dedupe_labels(label_indptr[: n + 1], labels[:nlab])
-    if repeated:
-        log.warning("%s: %d of %d points list a label more than once; each label is kept once",
-                             path, repeated, n)
     return {"indptr": indptr[: n + 1].copy(), "indices": indices[:nnz].copy(), "values": values[:nnz].copy(),
-            "label_indptr": label_ptr.copy(), "labels": label_list.copy(), "shape": np.array([d, l], np.int64)}
+            "label_indptr": label_ptr.copy(), "labels": label_list.copy(),
+            "shape": np.array([d, l], np.int64)}, int(repeated)
 
 
 def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.ndarray]:
@@ -194,7 +204,8 @@ def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.
     return parse_xc_bytes(np.fromfile(path, np.uint8), path, allow_empty_labels)
 
 
-CACHE_VERSION = 4     # bump when the parsed arrays change for the same text
+CACHE_VERSION = 5     # bump when the parsed arrays change for the same text
+_REPEATED = "repeated_label_points"   # kept in the cache beside the arrays: its warning is repeated on reads
 
 
 def _cache_path(path: Path, allow_empty_labels: bool, cache_dir: Path | None) -> Path:
@@ -224,10 +235,13 @@ def read_xc_cached(path: str | Path, allow_empty_labels: bool = False,
     cache = _cache_path(path, allow_empty_labels, Path(cache_dir) if cache_dir else None)
     found = registry.load_npz_checked(cache)
     if found is not None:
-        return found[0]
-    arrays = read_xc(path, allow_empty_labels)
+        arrays = found[0]
+        _warn_repeated(path, int(arrays.pop(_REPEATED, 0)), arrays["indptr"].size - 1)
+        return arrays
+    arrays, repeated = _parse(np.fromfile(path, np.uint8), path, allow_empty_labels)
+    _warn_repeated(path, repeated, arrays["indptr"].size - 1)
     try:
-        registry.save_npz_checked(cache, arrays)
+        registry.save_npz_checked(cache, {**arrays, _REPEATED: np.int64(repeated)})
     except OSError as err:  # a read-only checkout or a full disk: the arrays are parsed all the same
         registry.log.warning("%s: cannot keep the parsed cache (%s); parsing again next time", cache, err)
     return arrays

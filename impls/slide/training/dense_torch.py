@@ -340,7 +340,9 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
     return {**loop.result(f"{name}-{dev.type}", run, baseline_p_at_1=baseline["p_at_1"],
                           eval_points=int(rows_eval.size), threads=torch.get_num_threads(), setup_seconds=setup_s,
                           active_fraction=active, n_labels=train_data.n_labels,
-                          params={**config.as_dict(), "device": device, "method": method},
+                          params={**config.as_dict(), "device": device, "method": method,
+                                  # what this trainer uses, whatever SlideConfig.adam (SLIDE's own) says
+                                  "adam": "dense" if method == "dense" else "lazy"},
                           data={"train": train_data.stats(), "test": test_data.stats()}),
             "device_seconds": timer.device_seconds if dev.type == "cuda" else None,
             "warmup_seconds": warmup_s, "warmup_steps": warmup_steps,

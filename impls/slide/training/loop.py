@@ -18,6 +18,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from impls.harness.process_memory import peak_rss_bytes
+from impls.slide.core.config import TrainingDiverged
 
 
 class Timer(Protocol):
@@ -130,6 +131,8 @@ def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float
         cpu_s += time.process_time() - c
         loss = float(out)
         it += 1
+        if not math.isfinite(loss):
+            raise TrainingDiverged(it, f"the loss ({loss})")
         samples += rows.size
         if schedule.due(it, timer.seconds):
             evaluate_now(it, loss)
