@@ -195,6 +195,9 @@ def test_a_trend_with_some_points_missing_says_so_beside_its_value():
 def test_a_whole_sweep_of_two_points_is_the_sign_of_one_change():
     result = evaluate_claim(trend_claim(), points({64: 1.0, 256: 2.0}), {}, STATE)
     assert result.measured == 1.0 and "the sign of one change" in result.detail
+    assert result.verdict == INCONCLUSIVE and "point estimate: reproduced" in result.detail   # never a finding
+    falling = evaluate_claim(trend_claim(), points({64: 2.0, 256: 1.0}), {}, STATE)
+    assert falling.verdict == INCONCLUSIVE and "point estimate: not reproduced" in falling.detail
 
 
 def test_side_by_side_says_when_columns_are_of_different_commits(tmp_path):

@@ -38,6 +38,7 @@ class Measurement:
     detail: str = ""  # where the number came from, or what is wrong
     coverage: str = ""  # what part of the data it rests on, when not all ("3 of 5 points")
     commit: str = ""  # the commit it was measured at ("" when unknown or two)
+    too_few_points: bool = False  # a trend over fewer than MIN_TREND_POINTS points: only a sign
 
     @property
     def ok(self) -> bool:
@@ -161,7 +162,7 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
     if missing:
         detail += f"; not measured: {', '.join(missing)}"
     return Measurement(STATUS_OK, rho, detail, coverage=f"{count} of {total} points" if missing else "",
-                       commit=str(rows["commit"].iloc[0]))
+                       commit=str(rows["commit"].iloc[0]), too_few_points=count < MIN_TREND_POINTS)
 
 
 def _walk(record: Any, path: str) -> Any:

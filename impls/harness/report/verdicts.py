@@ -227,8 +227,12 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         if below_band(claim, value):
             where = ("the no-effect value the claim must exceed" if value == claim.baseline
                      else "below the paper's value")
-            verdict = PARTLY if verdict == PARTLY else (
-                f"{NOT_MEASURED}: only a lower bound ({value:.3g}), {where}")
+            if verdict == PARTLY:   # right direction; the true value may still lie in the band or above
+                verdict = INCONCLUSIVE
+                detail = (f"{detail}; at least {value:.3g}, below the band: the true value may lie in it or "
+                          f"above (partly at least; point estimate: {PARTLY})")
+            else:
+                verdict = f"{NOT_MEASURED}: only a lower bound ({value:.3g}), {where}"
         elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
             verdict = INCONCLUSIVE
             detail = (f"{detail}; at least {value:.3g}, inside the band up to {highest:.3g}: the true value may "
@@ -236,6 +240,9 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     elif upper:
         detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
         verdict = _judge_upper_bound(claim, value)
+    if measurement.too_few_points and verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
+        detail = f"{detail}: a rank correlation of two points is always ±1 (point estimate: {verdict})"
+        verdict = INCONCLUSIVE
     return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower, upper_bound=upper,
                        coverage=measurement.coverage)
 
