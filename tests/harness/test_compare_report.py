@@ -85,16 +85,17 @@ def test_report_json_validates_and_carries_every_claim(tmp_path):
     assert {c["id"] for c in document["claims"]} >= {"speedup-reproduced", "layout-ratio"}
     claim = next(c for c in document["claims"] if c["id"] == "speedup-reproduced")
     assert claim["machine"] == "toybox" and claim["benchmarks"] and claim["commit"]
+    assert claim["data"] is None    # the fixture's toy benchmarks name no experiment of this checkout
     assert {p.suffix for p in (out / "figures").iterdir()} == {".png", ".svg"}
 
 
 def test_the_validator_catches_what_the_schema_forbids():
-    good = {"schema_version": 2, "machine": "m", "profile": "p", "generated": "g", "commits": [],
+    good = {"schema_version": 3, "machine": "m", "profile": "p", "generated": "g", "commits": [],
             "claims": [], "figures": [], "history": []}
     assert validate(good, SCHEMA) == []
     assert validate({**good, "extra": 1}, SCHEMA) == ["$: unexpected key 'extra'"]
     assert validate({k: v for k, v in good.items() if k != "claims"}, SCHEMA) == ["$: missing 'claims'"]
-    assert validate({**good, "schema_version": "2"}, SCHEMA)[0].startswith("$.schema_version: expected")
+    assert validate({**good, "schema_version": "3"}, SCHEMA)[0].startswith("$.schema_version: expected")
     assert validate(1.0, {"type": "number", "format": "x"})[0].endswith("not supported by this validator")
 
 
@@ -127,6 +128,9 @@ def test_history_figure_marks_its_steps():
                           "value": 10.0 if i < 4 else 20.0, "env_name": "e"} for i in range(8)])
     figure, _, _ = history_figure(rows, commits(rows), "lower")
     assert [(s.commit, s.kind) for s in figure.steps] == [(f"{4:040d}", "regression")]
+    assert any("not known to this checkout" in t.get_text() for t in figure.texts)
+    synthetic, _, _ = history_figure(rows, commits(rows), "lower", data="synthetic")
+    assert any(t.get_text().startswith("Synthetic data") for t in synthetic.texts)   # on the image itself
 
 
 def test_report_document_of_the_fixture_lists_history_steps_and_files(tmp_path):

@@ -911,3 +911,52 @@ def test_only_the_suites_name_for_this_machine_gets_its_live_fingerprint(monkeyp
 
 def test_a_report_without_measured_noise_says_so(report):
     assert any(note.startswith(f"No measured noise for {MACHINE}") for note in report.notes)
+
+
+def test_a_claims_data_is_synthetic_exactly_where_its_experiments_are():
+    """The report says on which data each value was measured, from the experiments behind it."""
+    from impls.harness import experiments
+    from impls.harness.report.provenance import NOT_SYNTHETIC, SYNTHETIC, data_kind, experiment_of
+
+    assert experiment_of("bench_slide.SlideSpeedup.track_time_to_target_ratio") == ("slide.time_to_accuracy", "cpu")
+    assert data_kind(("bench_slide.SlideSpeedup.track_time_to_target_ratio",)) == SYNTHETIC
+    fio = experiment_of("bench_bandana_device.FioRandomRead.track_iops")
+    assert fio and experiments.get(fio[0]).synthetic is False                # this machine's drive
+    assert data_kind(("bench_bandana_device.FioRandomRead.track_iops",)) == NOT_SYNTHETIC
+    assert data_kind(("bench_slide.SlideSpeedup.track_time_to_target_ratio",
+                      "bench_bandana_device.FioRandomRead.track_iops")) is None   # mixed: not one kind
+    assert data_kind(("artifact:slide_time_to_accuracy",)) == SYNTHETIC
+    assert data_kind(("bench_nowhere.Gone.track_x",)) is None
+
+
+@pytest.mark.parametrize("threads, verdict", [(2, REPRODUCED), (44, "not measured: this profile's run has "
+                                                                    "data.pair.threads = 44; the claim is about 2")])
+def test_a_claim_about_one_setting_is_not_judged_on_another(threads, verdict):
+    """'From 2 cores on' judged on a profile that runs the pair at 44 threads would answer
+    another question: such a run reads "not measured", naming the setting it had."""
+    from impls.harness.report.claims import Condition
+    from impls.harness.report.verdicts import evaluate_claim
+
+    commit = "c" * 40
+    c = claim([1.0, math.inf], 0.0, 1.0)
+    c = Claim(**{**c.__dict__, "measured": BenchmarkSource(PointRef("b.B.track_speedup", {})),
+                 "applies_when": Condition("pairs", "data.pair.threads", 2)})
+    points = _points(("b.B.track_speedup", 3.0, commit))
+    artifacts = {"pairs": {"commit": commit, "data": {"pair": {"threads": threads}}}}
+    assert evaluate_claim(c, points, artifacts, no_cuda_state()).verdict == verdict
+    by_name = Claim(**{**c.__dict__, "applies_when": Condition("pairs", "data.runs.name=slide.threads", 2)})
+    runs = {"pairs": {"commit": commit, "data": {"runs": [{"name": "dense", "threads": 2},
+                                                          {"name": "slide", "threads": threads}]}}}
+    assert evaluate_claim(by_name, points, runs, no_cuda_state()).verdict == verdict.replace(
+        "data.pair.threads", "data.runs.name=slide.threads")
+    other_commit = {"pairs": {"commit": "d" * 40, "data": {"pair": {"threads": 2}}}}
+    assert "another commit" in evaluate_claim(c, points, other_commit, no_cuda_state()).verdict
+
+
+def test_applies_when_is_checked_when_the_claims_are_read(tmp_path):
+    text = (ROOT / "reports" / "claims.toml").read_text()
+    broken = tmp_path / "claims.toml"
+    broken.write_text(text.replace('path = "data.runs.name=slide.threads", equals = 2 }',
+                                   'path = "data.runs.name=slide.threads" }'))
+    with pytest.raises(ClaimsError, match="applies_when must be"):
+        load_claims(broken)

@@ -24,7 +24,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 REQUIRED_KEYS = ("id", "system", "figure", "statement", "paper_value", "unit", "source",
                  "approx", "tolerance", "requires")
 OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "lower_bound_when", "upper_bound_when",
-                 "unmeasured_reason")
+                 "unmeasured_reason", "applies_when")
 MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
     "benchmark": {"benchmark", "params"},
@@ -84,6 +84,16 @@ MeasuredSource = BenchmarkSource | RatioSource | TrendSource | ArtifactSource
 
 
 @dataclasses.dataclass(frozen=True)
+class Condition:
+    """The setting a claim is about: the value at dotted ``path`` of the newest artifact
+    ``artifact`` must equal ``equals`` (e.g. the thread count a profile ran the pair at)."""
+
+    artifact: str
+    path: str
+    equals: Any
+
+
+@dataclasses.dataclass(frozen=True)
 class Claim:
     id: str
     system: str
@@ -108,6 +118,8 @@ class Claim:
     # an artifact's text that says why the measured benchmark has no value, when it has none
     # (e.g. no run left the most-popular-label plateau, so there is no target to time)
     unmeasured_reason: ArtifactSource | None = None
+    # the setting the claim is about, where a profile may run another (e.g. 2 threads, not 44)
+    applies_when: Condition | None = None
 
     @property
     def paper_range(self) -> tuple[float, float]:
@@ -247,6 +259,18 @@ class _Checker:
             return None
         return ArtifactSource(table["artifact"], table["path"])
 
+    def condition(self, key: str) -> Condition | None:
+        table = self.entry.get(key)
+        if table is None:
+            return None
+        if (not isinstance(table, dict) or set(table) != {"artifact", "path", "equals"}
+                or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]
+                or not isinstance(table["equals"], (str, int, float)) or isinstance(table["equals"], bool)):
+            self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\", equals = <number or "
+                           f"text> }}, got {_describe(table)}")
+            return None
+        return Condition(table["artifact"], table["path"], table["equals"])
+
     def measured(self) -> MeasuredSource | None:
         table = self.entry.get("measured")
         if table is None:
@@ -324,6 +348,7 @@ class _Checker:
             "lower_bound_when": self.bound_flag("lower_bound_when"),
             "upper_bound_when": self.bound_flag("upper_bound_when"),
             "unmeasured_reason": self.reason_source("unmeasured_reason"),
+            "applies_when": self.condition("applies_when"),
         }
         approx = self.entry.get("approx")
         if not isinstance(approx, bool):

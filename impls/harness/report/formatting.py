@@ -64,6 +64,14 @@ def measured(result: ClaimResult) -> str:
     return bound + with_unit(number(result.measured, 3), result.claim.unit) + spread + coverage
 
 
+def data_note(result: ClaimResult) -> str:
+    """`` (synthetic data)`` beside a measured value drawn from synthetic data, `` (measured
+    data)`` beside one that is not, "" without a value or when it is not known."""
+    if result.measured is None or result.data is None:
+        return ""
+    return " (synthetic data)" if result.data == "synthetic" else " (measured data)"
+
+
 def ratio(result: ClaimResult) -> str:
     """Return the ratio to the paper (see ``RATIO_NOTE``), or a dash."""
     if result.ratio is None:

@@ -32,7 +32,8 @@ from matplotlib.figure import Figure
 from impls.harness.report import plotting
 from impls.harness.report.directions import HIGHER, LOWER, direction_of
 from impls.harness.report.noise import Noise, Threshold
-from impls.harness.report.paper_figures import safe_file_stem
+from impls.harness.report.paper_figures import MEASURED_LABEL, SYNTHETIC_LABEL, safe_file_stem, stamp_caption
+from impls.harness.report.provenance import SYNTHETIC, data_kind
 from impls.harness.report.results import commits as commit_table
 from impls.harness.report.results import newest_per_point
 
@@ -128,6 +129,7 @@ class HistoryFigure:
     direction: str = "unknown"
     steps: tuple[Step, ...] = ()
     svg: bytes | None = None
+    data: str | None = None  # synthetic / not synthetic / None (not known): :mod:`provenance`
 
     @property
     def file_name(self) -> str:
@@ -203,8 +205,10 @@ def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
 
 
 def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
-                   direction: str = "unknown", noise: Noise | None = None) -> tuple[Figure, int, int]:
-    """Return (figure, number of series, number drawn) for one benchmark's ``rows``.
+                   direction: str = "unknown", noise: Noise | None = None,
+                   data: str | None = None) -> tuple[Figure, int, int]:
+    """Return (figure, number of series, number drawn) for one benchmark's ``rows``, stamped
+    with the kind of its ``data`` (:mod:`provenance`: synthetic, not, or None: not known).
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
     gets a tick position even where this benchmark has no value. Detected steps
@@ -251,17 +255,25 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     benchmark = str(rows["benchmark"].iloc[0])
     more = f" — {len(all_series) - shown} more series not shown" if shown < len(all_series) else ""
     figure.suptitle(f"{benchmark}{more}", fontsize=10)
+    stamp_caption(figure, data_caption(data), data == SYNTHETIC)
     figure.steps = steps
     return figure, len(all_series), shown
 
 
+def data_caption(data: str | None) -> str:
+    """The line under a history figure that says on which data its numbers were measured."""
+    return {SYNTHETIC: f"{SYNTHETIC_LABEL}: the experiment's inputs are generated",
+            None: "Data: not known to this checkout (its benchmark names no experiment here)"}.get(
+                data, f"{MEASURED_LABEL}: this machine, or a real data set")
+
+
 def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
-                     noise: Noise | None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
+                     noise: Noise | None, data: str | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
     """Return (PNG, SVG, series, drawn, steps) of :func:`history_figure` for one benchmark.
 
     Module-level and free of shared state, so a worker process can draw it.
     """
-    figure, series, shown = history_figure(rows, commits, direction, noise)
+    figure, series, shown = history_figure(rows, commits, direction, noise, data)
     try:
         return plotting.to_png(figure), plotting.to_svg(figure), series, shown, tuple(figure.steps)
     finally:
@@ -288,7 +300,9 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
             for benchmark, rows in tracked.groupby("benchmark", sort=True)
             # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
             if not rows["value"].isna().all()]
-    drawn = plotting.draw_all(rendered_history, [(rows, commits, direction, noise) for _, rows, direction in todo],
-                              workers)
-    return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg)
-            for (benchmark, rows, direction), (png, svg, series, shown, steps) in zip(todo, drawn)]
+    kinds = [data_kind((benchmark,)) for benchmark, _, _ in todo]
+    drawn = plotting.draw_all(rendered_history, [(rows, commits, direction, noise, kind)
+                                                 for (_, rows, direction), kind in zip(todo, kinds)], workers)
+    return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg,
+                          kind)
+            for (benchmark, rows, direction), (png, svg, series, shown, steps), kind in zip(todo, drawn, kinds)]

@@ -6,7 +6,7 @@ from html import escape
 
 from impls.harness.report import formatting as fmt
 from impls.harness.report.environment_table import Table
-from impls.harness.report.history import HistoryFigure
+from impls.harness.report.history import HistoryFigure, data_caption
 from impls.harness.report.model import Report, system_name
 from impls.harness.report.paper_figures import DRAWN, ERROR, FigureResult
 from impls.harness.report.verdicts import ClaimResult
@@ -65,7 +65,9 @@ def _claim_rows(results: list[ClaimResult]) -> list[list[str]]:
             escape(system_name(claim.system)),
             f"{escape(claim.statement)}<br><span class='small'>{about}</span>{note}",
             escape(fmt.paper_value(claim)),
-            f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result))}</span>",
+            f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result))}</span>"
+            + (f"<br><span class='small{' synthetic' if result.data == 'synthetic' else ''}'>"
+               f"{escape(fmt.data_note(result).strip(' ()'))}</span>" if fmt.data_note(result) else ""),
             escape(fmt.ratio(result)),
             verdict,
         ])
@@ -121,7 +123,9 @@ def _history_figure(figure: HistoryFigure) -> str:
                     f"{escape(step.params or 'value')} {step.before:.4g} → {step.after:.4g}"
                     for step in figure.steps)
     return (f"<figure>{_png(figure.png, figure.benchmark)}<figcaption>{escape(figure.benchmark)} "
-            f"({escape(figure.unit)}; {escape(_DIRECTION_TEXT.get(figure.direction, 'direction not declared'))})."
+            f"({escape(figure.unit)}; {escape(_DIRECTION_TEXT.get(figure.direction, 'direction not declared'))}). "
+            f"<span class='{'synthetic' if figure.data == 'synthetic' else 'small'}'>"
+            f"{escape(data_caption(figure.data))}.</span>"
             f"{escape(shown)}"
             f"{steps}</figcaption></figure>")
 

@@ -166,12 +166,21 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
 
 
 def _walk(record: Any, path: str) -> Any:
+    """The value at dotted ``path`` in ``record``: a key of a mapping, an index of a list, or
+    ``key=value`` for the one item of a list of mappings whose ``key`` is ``value`` (e.g.
+    ``runs.name=slide``). Raises KeyError naming the first part that does not resolve."""
     node = record
     for part in path.split("."):
+        key, eq, wanted = part.partition("=")
         if isinstance(node, Mapping) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
             node = node[int(part)]
+        elif isinstance(node, list) and eq and key:
+            matches = [item for item in node if isinstance(item, Mapping) and str(item.get(key)) == wanted]
+            if len(matches) != 1:
+                raise KeyError(part)
+            node = matches[0]
         else:
             raise KeyError(part)
     return node
@@ -216,6 +225,26 @@ def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSo
     except KeyError:
         return None
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def setting_mismatch(artifacts: Mapping[str, Mapping[str, Any]], condition, commit: str | None) -> str | None:
+    """Why the run measured at ``commit`` is not the setting ``condition`` (a
+    :class:`~impls.harness.report.claims.Condition`) names, or None when it is: the
+    artifact's value differs, or the artifact, its path or its commit cannot tell."""
+    record = artifacts.get(condition.artifact)
+    if record is None:
+        return f"no artifact {condition.artifact} to tell whether the run is at {condition.path} = {condition.equals!r}"
+    if commit and not same_commit(str(record.get("commit") or ""), commit):
+        return (f"artifact {condition.artifact} is of another commit than the value, so it cannot tell whether "
+                f"the run is at {condition.path} = {condition.equals!r}")
+    try:
+        value = _walk(record, condition.path)
+    except KeyError:
+        return f"artifact {condition.artifact} has no {condition.path} to tell the run's setting"
+    if value != condition.equals and not (isinstance(value, (int, float)) and isinstance(condition.equals, (int, float))
+                                          and float(value) == float(condition.equals)):
+        return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.equals!r}"
+    return None
 
 
 def same_commit(a: str, b: str) -> bool:

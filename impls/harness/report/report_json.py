@@ -17,7 +17,7 @@ from impls.harness import paths
 from impls.harness.report.model import Report
 from impls.harness.report.verdicts import ClaimResult, band_open, tolerance_band
 
-SCHEMA_VERSION = 2  # 2: tolerance_band_open and note
+SCHEMA_VERSION = 3  # 2: tolerance_band_open and note; 3: data (synthetic or not)
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
 _KNOWN = {"$schema", "$id", "title", "description", "type", "enum", "required", "properties",
           "additionalProperties", "items", "minItems", "maxItems", "minimum"}
@@ -46,7 +46,7 @@ def claim_document(result: ClaimResult, machine: str, profile: str) -> dict[str,
         "paper_value": {"low": _number(low), "high": _number(high), "approx": claim.approx},
         "unit": claim.unit, "tolerance": claim.tolerance,
         "tolerance_band": [_number(band[0]), _number(band[1])],
-        "tolerance_band_open": list(band_open(claim)), "note": claim.note,
+        "tolerance_band_open": list(band_open(claim)), "note": claim.note, "data": result.data,
         "measured": _number(result.measured),
         "interval": None if interval is None else {"low": interval.low, "high": interval.high,
                                                    "method": interval.method},

@@ -10,17 +10,16 @@ fingerprint says which of them is missing and why.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from collections.abc import Mapping
 
 import pandas as pd
 
 from impls.harness.report.machine_state import MachineState
+from impls.harness.report.provenance import experiment_of
 from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED, BenchmarkInfo
 
 _REQUIRE_CALL = re.compile(r"\brequire\(([^)]*)\)")
-_RUN_CALL = re.compile(r"""run_and_store\(\s*["']([\w.]+)["']\s*(?:,\s*["']([\w:]+)["'])?""")
 _STRING = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']""")
 
 UNKNOWN_SKIP = "skipped in setup, or without a value (asv records both alike, and not why)"
@@ -57,23 +56,12 @@ def skip_reason(benchmark: BenchmarkInfo | None, status: str, state: MachineStat
 def experiment_requirements(name: str) -> tuple[str, ...]:
     """The capabilities the experiment behind asv benchmark ``name`` (``module.Class.method``)
     needs, read from its class's ``setup_cache`` in this checkout; () when it cannot be told."""
-    module, _, rest = name.partition(".")
-    return _class_requirements(module, rest.partition(".")[0])
-
-
-@functools.cache
-def _class_requirements(module: str, cls: str) -> tuple[str, ...]:
-    """:func:`experiment_requirements` of every benchmark of class ``cls`` in ``benchmarks.<module>``."""
-    import importlib
-    import inspect
-
     from impls.harness import experiments
 
+    found = experiment_of(name)
     try:
-        setup = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), cls), "setup_cache")
-        found = _RUN_CALL.search(inspect.getsource(setup))
-        return experiments.get(found.group(1)).requirements(found.group(2) or "cpu") if found else ()
-    except Exception:      # noqa: BLE001 - another checkout's benchmark or experiment: reason unknown
+        return experiments.get(found[0]).requirements(found[1]) if found else ()
+    except Exception:      # noqa: BLE001 - another checkout's experiment: reason unknown
         return ()
 
 

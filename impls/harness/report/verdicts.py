@@ -44,8 +44,10 @@ import pandas as pd
 from impls.harness.report.claims import Claim
 from impls.harness.report.intervals import Interval, claim_benchmarks, claim_commit, claim_interval
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import ABSENT, INVALID, Measurement, artifact_text, measure, same_commit
+from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, measure, same_commit,
+                                          setting_mismatch)
 from impls.harness.report.noise import Noise
+from impls.harness.report.provenance import data_kind
 from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED
 
 REPRODUCED = "reproduced"
@@ -75,6 +77,7 @@ class ClaimResult:
     benchmarks: tuple[str, ...] = ()  # asv benchmarks (or "artifact:<name>") it comes from
     commit: str | None = None  # the commit it was measured at
     coverage: str = ""  # what part of the data the value rests on when not all ("3 of 5 points")
+    data: str | None = None  # "synthetic" / "not synthetic" (:mod:`provenance`), None when not known
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -178,8 +181,9 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     ``noise`` (the machine's measured run-to-run spread) gives single points an interval.
     """
     result = _evaluate_claim(claim, points, artifacts, state)
-    extra: dict[str, Any] = {"benchmarks": claim_benchmarks(claim),
-                             "commit": claim_commit(claim, points, artifacts)}
+    benchmarks = claim_benchmarks(claim)
+    extra: dict[str, Any] = {"benchmarks": benchmarks, "commit": claim_commit(claim, points, artifacts),
+                             "data": data_kind(benchmarks) if benchmarks else None}
     if result.measured is not None:
         interval = claim_interval(claim, result.measured, points, noise)
         extra["interval"] = interval
@@ -212,6 +216,10 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
                            detail=measurement.detail)
     value = measurement.value
+    other = setting_mismatch(artifacts, claim.applies_when, measurement.commit) if claim.applies_when else None
+    if other:
+        return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {value:.3g} is of "
+                           "another setting than the claim's", coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
     verdict, detail = judge(claim, value), measurement.detail
     flags = [_flag_set(source, points, artifacts, measurement.commit)

@@ -1,0 +1,61 @@
+"""Which experiment a tracked number comes from, and whether its data are synthetic.
+
+A benchmark's class names its experiment through its ``setup_cache``
+(``run_and_store("<experiment>"[, "<device>"])`` in ``benchmarks/runs``); an artifact
+through the registry's ``artifact`` names. The experiment's ``synthetic`` flag says
+whether its inputs are synthetic (generated traces and sets) or not (a real data set, or
+this machine's own device, as fio measures it).
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+_RUN_CALL = re.compile(r"""run_and_store\(\s*["']([\w.]+)["']\s*(?:,\s*["']([\w:]+)["'])?""")
+
+SYNTHETIC, NOT_SYNTHETIC = "synthetic", "not synthetic"
+
+
+def experiment_of(benchmark: str) -> tuple[str, str] | None:
+    """``(experiment, device)`` behind asv benchmark ``benchmark`` (``module.Class.method``),
+    read from its class's ``setup_cache`` in this checkout; None when it cannot be told."""
+    module, _, rest = benchmark.partition(".")
+    return _class_experiment(module, rest.partition(".")[0])
+
+
+@functools.cache
+def _class_experiment(module: str, cls: str) -> tuple[str, str] | None:
+    import importlib
+    import inspect
+
+    try:
+        setup = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), cls), "setup_cache")
+        found = _RUN_CALL.search(inspect.getsource(setup))
+    except Exception:      # noqa: BLE001 - another checkout's benchmark: its experiment is not known here
+        return None
+    return (found.group(1), found.group(2) or "cpu") if found else None
+
+
+def data_kind(benchmarks: tuple[str, ...]) -> str | None:
+    """:data:`SYNTHETIC` when every one of ``benchmarks`` (asv names, or ``artifact:<name>``)
+    comes from an experiment on synthetic data, :data:`NOT_SYNTHETIC` when none does, None
+    when it is mixed or cannot be told."""
+    from impls.harness import experiments
+
+    kinds = set()
+    for name in benchmarks:
+        entry = None
+        try:
+            if name.startswith("artifact:"):
+                artifact = name.split(":", 1)[1]
+                entry = next((e for e in experiments.discover().values()
+                              if artifact in (e.artifact, e.artifact_for("cuda"))), None)
+            else:
+                found = experiment_of(name)
+                entry = experiments.get(found[0]) if found else None
+        except Exception:  # noqa: BLE001 - an experiment this checkout does not have
+            entry = None
+        if entry is None:
+            return None
+        kinds.add(SYNTHETIC if entry.synthetic else NOT_SYNTHETIC)
+    return kinds.pop() if len(kinds) == 1 else None
