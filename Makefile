@@ -27,8 +27,9 @@ test: setup
 reproduce: setup
 	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py
 
+# make bench [BENCH=<regex>]: the benchmarks (those asv --bench matches), filed as make reproduce files them
 bench: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py --no-report
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py --no-report $(if $(BENCH),--bench '$(BENCH)')
 
 # make report [MACHINES="a b"]: one machine's report, or several side by side
 report: setup

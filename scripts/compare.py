@@ -23,7 +23,7 @@ from pathlib import Path
 # this checkout's code and benchmarks, even where another checkout is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import cli, paths  # noqa: E402
+from impls.harness import atomic, cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, directions, noise, runs  # noqa: E402
 from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
     parser.add_argument("--print-asv-config", action="store_true",
                         help="print asv.conf.json's regressions_first_commits from the declared directions")
+    parser.add_argument("--write-asv-config", action="store_true",
+                        help="rewrite that block of asv.conf.json in place (its comments kept)")
     parser.add_argument("--default-threshold", type=relative_threshold, default=None,
                         help="relative threshold for numbers without a measured one, 0.05 or 5%% "
                              "(default: not judged)")
@@ -99,6 +101,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.print_asv_config:
         print(json.dumps(directions.asv_regressions_first_commits(declared), indent=8))
+        return 0
+    if args.write_asv_config:
+        conf = paths.repo_root() / "asv.conf.json"
+        try:
+            atomic.write_bytes(conf, directions.with_regressions_first_commits(conf.read_text(), declared).encode())
+        except (OSError, ValueError) as err:
+            print(f"compare: {conf}: {err}", file=sys.stderr)
+            return 2
+        print(f"compare: wrote regressions_first_commits of {conf}")
         return 0
     results_dir = args.results or paths.results_dir()
     try:

@@ -135,6 +135,12 @@ def test_every_experiment_reads_a_declared_table_and_names_real_code():
         module, _, function = entry.run.partition(":")
         source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
         assert re.search(rf"^def {function}\(", source, re.M), entry.run
+        [node] = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == function]
+        named = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        takes = set(named) | ({"device", "progress"} if node.args.kwarg else set())
+        assert named[:1] and {"device", "progress"} <= takes, (
+            f"{entry.run}: expected run(sizes, *, device, progress) (the registry calls it so), "
+            f"got ({', '.join(named)})")
 
 
 def test_every_setup_cache_is_one_registry_call_and_every_experiment_is_benchmarked(benchmarks_by_profile):

@@ -19,7 +19,7 @@ SCHEMA = 1
 
 
 def artifact_path(name: str, machine: str | None = None, commit: str | None = None) -> Path:
-    return (paths.artifacts_root() / (machine or paths.machine_name())
+    return (paths.artifacts_root() / (machine or paths.suite_machine())
             / (commit or paths.git_commit()) / f"{name}.json")
 
 
@@ -39,7 +39,7 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
         "synthetic": synthetic,
         "profile": current_profile(),
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine or paths.machine_name(),
+        "machine": machine or paths.suite_machine(),
         "commit": commit or paths.git_commit(),
         "fingerprint": fingerprint(),
         "data": data,
@@ -86,7 +86,7 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     appended to it — and, when another commit's copy of the same artifact is used in its
     place, a second entry saying which one.
     """
-    machine = machine or paths.machine_name()
+    machine = machine or paths.suite_machine()
     base = Path(root or paths.artifacts_root()) / machine
     dates = commit_dates or {}
     latest: dict[str, dict] = {}

@@ -120,6 +120,24 @@ def machine_name() -> str:
     return host or "unknown-machine"
 
 
+def machine_for_profile(machine: str, profile: str) -> str:
+    """Return the asv machine name for ``machine`` running ``profile``: ``<machine>-<profile>``.
+
+    A name that already ends in ``-<profile>`` is returned unchanged.
+    """
+    suffix = f"-{profile}"
+    return machine if machine.endswith(suffix) else machine + suffix
+
+
+def suite_machine() -> str:
+    """The machine name results and artifacts of the current profile are filed under:
+    ``<host or DLSYSBENCH_MACHINE>-<profile>``, whoever runs the benchmarks (make, a plain
+    ``asv run``, ``python -m impls run``)."""
+    from impls.harness.profiles import current_profile
+
+    return machine_for_profile(machine_name(), current_profile())
+
+
 def resolve_commit(revision: str) -> str | None:
     """Return the full hash git gives ``revision`` (a branch, tag, ``HEAD~1``, a prefix) in
     this checkout, or None when git cannot resolve it (or is absent)."""

@@ -161,12 +161,24 @@ def test_asv_conf_switches_off_asvs_regression_detection_where_it_would_misjudge
     conf = _asv_conf()
     expected = directions.asv_regressions_first_commits(directions.declared_directions())
     assert conf["regressions_first_commits"] == expected, (
-        "asv.conf.json's regressions_first_commits is stale: paste the output of "
-        "`python scripts/compare.py --print-asv-config`")
+        "asv.conf.json's regressions_first_commits is stale: rewrite it with "
+        "`python scripts/compare.py --write-asv-config`")
     keys = [re.compile(k) for k in expected]
     assert any(k.match(RATE + "('lru')") for k in keys)
     assert not any(k.match(LATENCY + "(4096, 1)") for k in keys)
     assert not any(k.match("bench_slide.SlideTimeToAccuracy.track_time_to_target('slide')") for k in keys)
+
+
+def test_the_asv_config_block_is_rewritten_in_place_with_its_comments():
+    text = (ROOT / "asv.conf.json").read_text()
+    declared = directions.declared_directions()
+    assert directions.with_regressions_first_commits(text, declared) == text   # the file is up to date
+    stale = re.sub(r'\n\s*"bench_slide[^\n]*', "", text)             # entries of a bench module lost
+    assert stale != text
+    fixed = directions.with_regressions_first_commits(stale, declared)
+    assert fixed == text and "// higher-is-better" in fixed
+    with pytest.raises(ValueError, match="no \"regressions_first_commits\""):
+        directions.with_regressions_first_commits("{}", declared)
 
 
 def test_profiles_never_share_a_machine_name():
@@ -199,6 +211,13 @@ def test_the_makefile_passes_base_and_head_to_compare():
     done = subprocess.run(["make", "-n", "compare", "BASE=abc", "HEAD=def"],
                           cwd=ROOT, capture_output=True, text=True)
     assert "scripts/compare.py --base abc --head def" in done.stdout
+
+
+def test_the_makefile_passes_one_benchmark_to_bench():
+    done = subprocess.run(["make", "-n", "bench", "BENCH=ToyNumbers|Other"], cwd=ROOT, capture_output=True, text=True)
+    assert "scripts/run_suite.py --no-report --bench 'ToyNumbers|Other'" in done.stdout
+    plain = subprocess.run(["make", "-n", "bench"], cwd=ROOT, capture_output=True, text=True)
+    assert "--bench" not in plain.stdout
 
 
 def test_infinite_spread_round_trips(tmp_path):

@@ -353,3 +353,19 @@ def test_a_path_variable_means_what_it_means_where_it_was_typed(var, read, monke
     with pytest.raises(ValueError, match=f"{var}=.*no such user"):
         getattr(paths, read)()
     assert not (tmp_path / "~nosuchuser-dlsysbench").exists()
+
+
+def test_an_artifact_is_filed_under_host_and_profile_whoever_runs_it(monkeypatch, tmp_path):
+    """A plain `asv run` sets no DLSYSBENCH_MACHINE: its artifacts still go where make files
+    them, <host>-<profile>, never under the bare host name where two profiles would mix."""
+    from impls.harness import artifacts, paths
+
+    monkeypatch.delenv("DLSYSBENCH_MACHINE", raising=False)
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path))
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    monkeypatch.setattr(paths.platform, "node", lambda: "box")
+    path = artifacts.save_artifact("toy", {"x": 1}, experiment="t.toy", synthetic=True, commit="c" * 40)
+    assert path.parent.parent.name == "box-smoke"
+    assert artifacts.load_latest()["toy"]["data"] == {"x": 1}
+    monkeypatch.setenv("DLSYSBENCH_MACHINE", "lab-smoke")        # as make sets it: not suffixed twice
+    assert paths.suite_machine() == "lab-smoke"

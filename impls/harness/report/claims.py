@@ -1,5 +1,8 @@
 """The paper claims the report checks: ``reports/claims.toml`` read into :class:`Claim`\\ s.
 
+Longer than 400 lines: one reader of one file format, whose every key is checked where it
+is read so that every problem is reported with its line; splitting it would split the format.
+
 The schema is documented at the top of ``reports/claims.toml``. Loading checks
 every entry and fails with one :class:`ClaimsError` that lists every problem as
 ``<file>:<line>: [[claim]] #<n> (id "<id>"): <what was expected>``.

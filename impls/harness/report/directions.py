@@ -137,3 +137,20 @@ def asv_regressions_first_commits(declared: dict[str, str]) -> dict[str, None]:
     return {re.escape(name) + r"($|\(|@)": None
             for name, direction in sorted(declared.items()) if direction != LOWER}
 
+
+_CONF_BLOCK = re.compile(r'^(?P<indent>[ \t]*)"regressions_first_commits"\s*:\s*\{.*?^(?P=indent)\}', re.M | re.S)
+
+
+def with_regressions_first_commits(conf_text: str, declared: dict[str, str]) -> str:
+    """``conf_text`` (asv.conf.json, ``//`` comments and all) with its
+    ``regressions_first_commits`` block replaced by :func:`asv_regressions_first_commits`
+    of ``declared``, everything else as it was. Raises ValueError when the file has no such
+    block (a key at the start of a line, its closing brace at the key's indentation)."""
+    import json
+
+    found = _CONF_BLOCK.search(conf_text)
+    if found is None:
+        raise ValueError('asv.conf.json has no "regressions_first_commits": { ... } block to replace')
+    indent = found.group("indent")
+    body = json.dumps(asv_regressions_first_commits(declared), indent=4).replace("\n", "\n" + indent)
+    return conf_text[:found.start()] + f'{indent}"regressions_first_commits": {body}' + conf_text[found.end():]

@@ -20,16 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from impls.harness import atomic
+from impls.harness.paths import machine_for_profile  # noqa: F401 - where callers have found it
 from impls.harness.report.results import NOT_RESULT_FILES, RESULT_FORMAT_VERSION, machines, result_files
 
 
-def machine_for_profile(machine: str, profile: str) -> str:
-    """Return the asv machine name for ``machine`` running ``profile``: ``<machine>-<profile>``.
-
-    A name that already ends in ``-<profile>`` is returned unchanged.
-    """
-    suffix = f"-{profile}"
-    return machine if machine.endswith(suffix) else machine + suffix
 
 
 def runs_dir(results_dir: Path) -> Path:
