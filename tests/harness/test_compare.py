@@ -179,6 +179,10 @@ def test_the_asv_config_block_is_rewritten_in_place_with_its_comments():
     assert fixed == text and "// higher-is-better" in fixed
     with pytest.raises(ValueError, match="no \"regressions_first_commits\""):
         directions.with_regressions_first_commits("{}", declared)
+    empty_first = '{\n    "regressions_first_commits": {},\n    "matrix": {\n        "x": "}"\n    }\n}\n'
+    rewritten = directions.with_regressions_first_commits(empty_first, declared)
+    assert '"matrix": {\n        "x": "}"\n    }' in rewritten            # its neighbour survives
+    assert json.loads(rewritten)["regressions_first_commits"] == directions.asv_regressions_first_commits(declared)
 
 
 def test_profiles_never_share_a_machine_name():

@@ -3,6 +3,7 @@ changes are judged in their own unit, so a value near 0, or one that crosses 0, 
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -123,3 +124,29 @@ def test_the_suites_errors_differences_and_overheads_are_on_the_absolute_scale()
     assert "bench_salus.SchedulingPoliciesCuda.track_simulator_error" in absolute  # the twin inherits it
     assert "bench_bandana_sim.MiniatureSimulation.track_max_error_hit_rate" in absolute
     assert not any(name.endswith(("track_lookups_per_second", "track_time_to_target_ratio")) for name in absolute)
+
+
+def test_an_infinite_absolute_threshold_is_too_noisy_not_a_pass():
+    """A hand-written null threshold is infinite: on either scale it never judges a change."""
+    assert compare.judge_change(0.5, 1e9, "lower", math.inf, noise.ABSOLUTE) == "too noisy"
+    assert noise.Threshold("b", "", 0, math.inf, math.inf, scale=noise.ABSOLUTE).too_noisy
+    assert not noise.Threshold("b", "", 0, 1e6, 3e6, scale=noise.ABSOLUTE).too_noisy   # large, in its unit
+
+
+def test_an_absolute_value_of_zero_still_has_its_interval():
+    claim = Claim(id="c", system="salus", figure="text", statement="s", paper_value=2.0, unit="%",
+                  source="text", approx=False, tolerance=0.5, requires=(),
+                  measured=BenchmarkSource(PointRef(OVERHEAD, {})))
+    points = pd.DataFrame([{"benchmark": OVERHEAD, "params": {}, "param_label": "", "value": 0.0,
+                            "status": "ok", "commit": "c" * 40}])
+    found = noise.Noise("m", "t", [], {(OVERHEAD, ""): noise.Threshold(OVERHEAD, "", 2, 0.4, 1.2,
+                                                                       scale=noise.ABSOLUTE)})
+    result = evaluate_claim(claim, points, {}, MachineState("m", None, "test", {}), found)
+    assert (result.interval.low, result.interval.high) == pytest.approx((-0.2, 0.2))
+
+
+def test_the_report_leaves_out_thresholds_of_the_other_scale_as_compare_does():
+    stale = noise.Noise("m", "t", [], {(OVERHEAD, ""): noise.Threshold(OVERHEAD, "", 2, 0.5, 1.5),
+                                       (RATE, ""): noise.Threshold(RATE, "", 2, 0.02, 0.06)})
+    kept, dropped = stale.on_scales(SCALES)
+    assert dropped == 1 and kept.get(OVERHEAD, "") is None and kept.get(RATE, "") is not None

@@ -100,3 +100,12 @@ def test_select_trains_each_rate_on_the_training_set_less_the_slice(monkeypatch)
                          "standard errors; lr 0.01 kept")
     with pytest.raises(ValueError, match="no run"):
         lr_select.select("slide_train", "smoke", ["nope"], holdout=30, progress=lambda line: None)
+
+
+def test_a_rate_whose_training_diverged_is_never_chosen():
+    trials = [{"lr": 1e-1, "diverged": "training diverged at batch 3: ..."}, {"lr": 1e-2, "fitted_final": 0.28},
+              {"lr": 1e-3, "fitted_final": 0.10}]
+    c = lr_select.choose(trials, 1e-1, 3000)      # the current rate diverged: it cannot be kept
+    assert c["lr"] == 1e-2 and not c["kept_current"] and c["margin"] is None
+    with pytest.raises(ValueError, match="diverged at every rate"):
+        lr_select.choose(trials[:1], 1e-1, 3000)

@@ -14,7 +14,7 @@ from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.report import results
 from impls.harness.report.claims import load_claims
-from impls.harness.report.directions import declared_directions
+from impls.harness.report.directions import declared_directions, declared_scales
 from impls.harness.report.environment_table import environment_tables
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
@@ -106,6 +106,15 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     points = results.latest_points(frame)
     noise_path = default_noise_path(machine)  # measured spread: intervals on single points
     noise = load_noise(noise_path) if noise_path.is_file() else None
+    if noise is not None:
+        try:
+            noise, other_scale = noise.on_scales(declared_scales())
+        except Exception:  # noqa: BLE001 - benchmarks that do not import: said with the directions below
+            other_scale = 0
+        if other_scale:
+            notes.append(f"{other_scale} threshold(s) in {noise_path} were measured on another scale than their "
+                         "benchmarks now declare (absolute: errors, differences, overheads): not used for "
+                         "intervals or history steps, as make compare does not use them; run make noise.")
     if noise is None and not frame.empty:
         notes.append(f"No measured noise for {machine} ({noise_path} is absent): single points have no "
                      "interval, so no verdict can be inconclusive; copy the machine's noise file with its "

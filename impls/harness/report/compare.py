@@ -144,7 +144,7 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
         return "unjudged"
     if threshold is None:
         return "same" if new == old else NO_THRESHOLD
-    if scale == RELATIVE and threshold > TOO_NOISY:
+    if (scale == RELATIVE and threshold > TOO_NOISY) or not math.isfinite(threshold):
         return "too noisy"
     worse = worsening(old, new, direction, scale)
     if worse > threshold:

@@ -138,19 +138,43 @@ def asv_regressions_first_commits(declared: dict[str, str]) -> dict[str, None]:
             for name, direction in sorted(declared.items()) if direction != LOWER}
 
 
-_CONF_BLOCK = re.compile(r'^(?P<indent>[ \t]*)"regressions_first_commits"\s*:\s*\{.*?^(?P=indent)\}', re.M | re.S)
+_CONF_KEY = re.compile(r'^(?P<indent>[ \t]*)"regressions_first_commits"\s*:\s*\{', re.M)
+
+
+def _closing_brace(text: str, start: int) -> int:
+    """The index just past the ``}`` that closes the ``{`` at ``start`` (JSON strings and
+    ``//`` comments skipped); ValueError when it is never closed."""
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError('the "regressions_first_commits" block of asv.conf.json is never closed')
 
 
 def with_regressions_first_commits(conf_text: str, declared: dict[str, str]) -> str:
     """``conf_text`` (asv.conf.json, ``//`` comments and all) with its
-    ``regressions_first_commits`` block replaced by :func:`asv_regressions_first_commits`
+    ``regressions_first_commits`` object replaced by :func:`asv_regressions_first_commits`
     of ``declared``, everything else as it was. Raises ValueError when the file has no such
-    block (a key at the start of a line, its closing brace at the key's indentation)."""
+    key at the start of a line, or its object is never closed."""
     import json
 
-    found = _CONF_BLOCK.search(conf_text)
+    found = _CONF_KEY.search(conf_text)
     if found is None:
         raise ValueError('asv.conf.json has no "regressions_first_commits": { ... } block to replace')
+    end = _closing_brace(conf_text, found.end() - 1)
     indent = found.group("indent")
     body = json.dumps(asv_regressions_first_commits(declared), indent=4).replace("\n", "\n" + indent)
-    return conf_text[:found.start()] + f'{indent}"regressions_first_commits": {body}' + conf_text[found.end():]
+    return conf_text[:found.start()] + f'{indent}"regressions_first_commits": {body}' + conf_text[end:]

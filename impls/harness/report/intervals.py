@@ -55,15 +55,19 @@ def _half_spread(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[f
         return None
     measured = noise.get(point.benchmark, _label(rows))
     value = float(rows["value"].iloc[0])
-    return (measured.relative_spread(value) / 2, measured.runs) if measured else None
+    return (measured.half_width(value), value, measured.runs) if measured else None
 
 
-def _from_repeats(value: float, halves: list[tuple[float, int] | None]) -> Interval | None:
+def _from_repeats(value: float, halves: list[tuple[float, float, int] | None]) -> Interval | None:
+    """``value`` ± the half-width of its point (in its unit), or of a ratio of two points:
+    their relative half-widths add."""
     if any(h is None for h in halves):
         return None
-    half = sum(h[0] for h in halves)
-    runs = min(h[1] for h in halves)
-    width = abs(value) * half
+    runs = min(h[2] for h in halves)
+    if len(halves) == 1:
+        width = halves[0][0]
+    else:
+        width = abs(value) * sum(half / abs(point) if point else math.inf for half, point, _ in halves)
     return Interval(value - width, value + width, f"run-to-run spread ({runs} runs of one commit)")
 
 

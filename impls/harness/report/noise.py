@@ -72,7 +72,8 @@ class Threshold:
 
     @property
     def too_noisy(self) -> bool:
-        return self.scale == RELATIVE and self.threshold > TOO_NOISY
+        """Above TOO_NOISY on the relative scale; infinite (a null in the file) on either."""
+        return self.threshold > TOO_NOISY if self.scale == RELATIVE else not math.isfinite(self.threshold)
 
     def relative_spread(self, value: float) -> float:
         """The spread relative to ``value`` (inf for an absolute spread around 0)."""
@@ -103,6 +104,8 @@ def change(old: float, new: float, scale: str = RELATIVE) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Noise:
+    """A machine's thresholds, by (benchmark, params)."""
+
     machine: str
     measured: str  # ISO time
     runs: list[dict]  # {"commit", "started", "file"} of every run measured from
@@ -113,6 +116,14 @@ class Noise:
         """The threshold of one number: its own, else one written for every point of the
         benchmark (params :data:`EVERY_POINT`)."""
         return self.thresholds.get((benchmark, params)) or self.thresholds.get((benchmark, EVERY_POINT))
+
+    def on_scales(self, scales: dict[str, str]) -> tuple["Noise", int]:
+        """This noise without the thresholds measured on another scale than the benchmarks now
+        declare (``scales``: benchmark -> :data:`ABSOLUTE`; others relative), and how many
+        were left out: the report's history and intervals then treat them as unmeasured, as
+        ``make compare`` does."""
+        kept = {key: t for key, t in self.thresholds.items() if t.scale == scales.get(t.benchmark, RELATIVE)}
+        return dataclasses.replace(self, thresholds=kept), len(self.thresholds) - len(kept)
 
     @property
     def unversioned(self) -> int:

@@ -70,7 +70,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "figures": [{"name": f.name, "system": f.system, "status": f.status,
                      "files": [f.file_name, f.file_name[:-4] + ".svg"] if f.png is not None else []}
                     for f in report.figures],
-        "history": [{"benchmark": h.benchmark, "unit": h.unit, "direction": h.direction,
+        "history": [{"benchmark": h.benchmark, "unit": h.unit, "direction": h.direction, "data": h.data,
                      "files": [h.file_name, h.file_name[:-4] + ".svg"],
                      "steps": [{"params": s.params, "commit": s.commit, "before": s.before,
                                 "after": s.after, "kind": s.kind} for s in h.steps]}

@@ -56,6 +56,9 @@ def choose(results: list[dict], current_lr: float, points: int, baseline: float 
     "best_lr", "margin", "learned", "kept_current"}``: ``margin`` is the two standard errors
     the best had to beat the current rate by (None when the current rate was not tried),
     ``learned`` whether the best beat the baseline."""
+    results = [r for r in results if not r.get("diverged")]   # a rate whose training diverged is no choice
+    if not results:
+        raise ValueError("training diverged at every rate tried; try smaller --lrs")
     best = max(results, key=lambda r: r["fitted_final"])
     b = best["fitted_final"]
     learned = bool(b - baseline > two_standard_errors(b, baseline, points))
@@ -73,10 +76,11 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
     the training set less ``holdout`` points and evaluate on ``eval_points`` of those (default:
     the profile's, at most ``holdout``); return ``{"experiment", "profile", "holdout",
     "eval_points", "runs": {name: {"dataset", "current_lr", "trials": [...], "choice": {...}}}}``
-    (a trial: ``lr``, ``fitted_final`` and ``final_p_at_1`` (P@1 on the slice),
+    (a trial: ``lr``, and ``diverged`` (why) where training diverged, else ``fitted_final`` and
+    ``final_p_at_1`` (P@1 on the slice),
     ``baseline_p_at_1`` (the most popular training label's), ``iterations``,
     ``samples_per_second``, ``curve``)."""
-    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.config import SlideConfig, TrainingDiverged
     from impls.slide.data.dataset import from_registry
     from impls.slide.experiments import sweeps
     from impls.slide.experiments.targets import fitted_p_at_1
@@ -107,7 +111,12 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
               "eval_points": points}
         trials = []
         for lr in lrs:
-            r = sweeps.train_method(spec["method"], SlideConfig(lr=lr, **config), train, held, "cpu", **kw)
+            try:
+                r = sweeps.train_method(spec["method"], SlideConfig(lr=lr, **config), train, held, "cpu", **kw)
+            except TrainingDiverged as err:
+                trials.append({"lr": lr, "diverged": str(err)})
+                progress(f"{name} lr {lr:g}: {err}")
+                continue
             trial = {"lr": lr, "fitted_final": float(fitted_p_at_1(r["curve"])[-1]), "final_p_at_1": r["final_p_at_1"],
                      "baseline_p_at_1": float(r.get("baseline_p_at_1") or 0.0),
                      "iterations": r["iterations"], "samples_per_second": r["samples_per_second"],
@@ -117,7 +126,7 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
                      f"after {trial['iterations']} batches, {trial['samples_per_second']:.0f} samples/s")
             del r
             gc.collect()
-        baseline = max(t["baseline_p_at_1"] for t in trials)   # one slice: the same for every rate
+        baseline = max((t["baseline_p_at_1"] for t in trials if "baseline_p_at_1" in t), default=0.0)  # one slice
         choice = choose(trials, current, points, baseline)
         if not choice["learned"]:
             progress(f"{name}: no rate beat the most popular label's P@1 on the slice ({baseline:.3f}) by two "
