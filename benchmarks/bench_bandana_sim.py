@@ -105,6 +105,7 @@ class SimulatorLookupsTime:
     """Seconds to replay a Zipf(0.9) trace of speed_lookups/10 ids over speed_vectors/10 vectors
     through each policy's cache (5% of the vectors, shadow 2x): asv's samples of the simulator
     speed that SimulatorSpeed tracks as one number."""
+    synthetic = True  # its own generated inputs (the report says so on its history)
 
     params, param_names = axes(policy=SIZES["policies"])
     warmup_time = 0.5
@@ -129,6 +130,7 @@ class SimulatorLookupsTime:
 class LayoutBuildTime:
     """Seconds to build each layout of the smoke instance of the post table (fixed across
     profiles, so timings of one machine stay comparable)."""
+    synthetic = True  # its own generated inputs (the report says so on its history)
 
     params, param_names = axes(layout=[k for k in SIZES["layouts"] if k not in ("identity", "random")])
     warmup_time = 0.0

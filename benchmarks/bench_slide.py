@@ -172,6 +172,7 @@ class SlideHashFamily(_RunTracks):
 
 class SlideTableRefresh:
     """Seconds per hash-table refresh at the profile's label count (2 threads)."""
+    synthetic = True  # its own generated inputs (the report says so on its history)
 
     params, param_names = axes(kind=["rehash", "rebuild"])
     timeout = 1800
@@ -186,6 +187,7 @@ class SlideTableRefreshTime:
     """Seconds per hash-table rehash (re-insert every output neuron) and rebuild (new hash
     functions too) at the profile's label count, 2 threads: asv's samples of what
     SlideTableRefresh tracks as a median."""
+    synthetic = True  # its own generated inputs (the report says so on its history)
 
     params, param_names = axes(kind=["rehash", "rebuild"])
     warmup_time = 0.5

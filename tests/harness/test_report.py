@@ -927,6 +927,8 @@ def test_a_claims_data_is_synthetic_exactly_where_its_experiments_are():
                       "bench_bandana_device.FioRandomRead.track_iops")) is None   # mixed: not one kind
     assert data_kind(("artifact:slide_time_to_accuracy",)) == SYNTHETIC
     assert data_kind(("bench_nowhere.Gone.track_x",)) is None
+    assert experiment_of("bench_slide.SlideTableRefresh.track_seconds") is None    # outside the registry ...
+    assert data_kind(("bench_slide.SlideTableRefresh.track_seconds",)) == SYNTHETIC  # ... it says so itself
 
 
 @pytest.mark.parametrize("threads, verdict", [(2, REPRODUCED), (44, "not measured: this profile's run has "

@@ -36,10 +36,26 @@ def _class_experiment(module: str, cls: str) -> tuple[str, str] | None:
     return (found.group(1), found.group(2) or "cpu") if found else None
 
 
+@functools.cache
+def _declared_synthetic(benchmark: str) -> bool | None:
+    """A benchmark class outside the registry (a timing of its own inputs) says
+    ``synthetic = True`` / ``False`` itself; None when it does not, or cannot be read."""
+    import importlib
+
+    module, _, rest = benchmark.partition(".")
+    try:
+        value = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), rest.partition(".")[0]),
+                        "synthetic", None)
+    except Exception:      # noqa: BLE001 - another checkout's benchmark
+        return None
+    return value if isinstance(value, bool) else None
+
+
 def data_kind(benchmarks: tuple[str, ...]) -> str | None:
     """:data:`SYNTHETIC` when every one of ``benchmarks`` (asv names, or ``artifact:<name>``)
-    comes from an experiment on synthetic data, :data:`NOT_SYNTHETIC` when none does, None
-    when it is mixed or cannot be told."""
+    comes from an experiment on synthetic data (or a benchmark class outside the registry that
+    says ``synthetic = True``), :data:`NOT_SYNTHETIC` when none does, None when it is mixed or
+    cannot be told."""
     from impls.harness import experiments
 
     kinds = set()
@@ -55,7 +71,8 @@ def data_kind(benchmarks: tuple[str, ...]) -> str | None:
                 entry = experiments.get(found[0]) if found else None
         except Exception:  # noqa: BLE001 - an experiment this checkout does not have
             entry = None
-        if entry is None:
+        synthetic = entry.synthetic if entry is not None else _declared_synthetic(name)
+        if synthetic is None:
             return None
-        kinds.add(SYNTHETIC if entry.synthetic else NOT_SYNTHETIC)
+        kinds.add(SYNTHETIC if synthetic else NOT_SYNTHETIC)
     return kinds.pop() if len(kinds) == 1 else None
