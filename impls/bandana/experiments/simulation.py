@@ -30,9 +30,7 @@ from impls.bandana.layout import layouts
 from impls.bandana.data import traces
 from impls.harness import grid, profiles, registry
 from impls.harness.progress import progress_bar
-
-VECTOR_BYTES = 128
-BLOCK_BYTES = 4096
+from impls.bandana.geometry import BLOCK_BYTES, VECTOR_BYTES  # noqa: F401 - the experiments' geometry
 
 
 def sizes(profile: str | None = None) -> dict[str, Any]:

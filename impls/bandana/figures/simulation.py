@@ -6,9 +6,11 @@ and ``bandana_subclusters`` (:func:`impls.bandana.experiments.simulation.subclus
 from __future__ import annotations
 
 
+from impls.bandana.geometry import BLOCK_BYTES, VECTOR_BYTES
 from impls.harness.figures import figure, grouped_bars, new_axes
 
-NO_LOCALITY = 128 / 4096
+NO_LOCALITY = VECTOR_BYTES / BLOCK_BYTES   # one useful vector in every block read
+NO_LOCALITY_LABEL = f"one vector per block read ({VECTOR_BYTES} B of {BLOCK_BYTES} B)"
 
 
 @figure("bandana_subclusters")
@@ -21,7 +23,7 @@ def effective_bandwidth_vs_subclusters(data: dict):
     for ax in (ax_bw, ax_time):
         ax.set_xscale("log", base=2)
         ax.set_xlabel(f"sub-clusters per cluster ({data['sizes']['kmeans_clusters']} clusters)")
-    ax_bw.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1)
+    ax_bw.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1, label=NO_LOCALITY_LABEL)
     ax_bw.set_ylabel("effective bandwidth\n(useful / read bytes, prefetch)")
     ax_time.set_ylabel("two-level K-means time (s)")
     ax_bw.legend(fontsize=7)
@@ -42,9 +44,11 @@ def effective_bandwidth_by_layout_and_policy(data: dict):
         bandwidth = {(p["layout"], p["policy"]): p["effective_bandwidth"] for p in points}
         grouped_bars(ax, layouts_, [(policy, [bandwidth[layout, policy] for layout in layouts_])
                                     for policy in policies], fontsize=8)
-        ax.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1)
-        ax.set_ylabel("effective bandwidth")
-        ax.set_title(f"{table}: best / one-vector-per-block = {info['headline']['ratio']:.2f}×", fontsize=9)
+        ax.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1, label=NO_LOCALITY_LABEL)
+        ax.set_ylabel("effective bandwidth (useful / read bytes)")
+        ax.set_xlabel("vector layout")
+        ax.set_title(f"{table}, cache {fraction:.0%} of the table: best / one-vector-per-block = "
+                     f"{info['headline']['ratio']:.2f}×", fontsize=9)
     axes[0].legend(fontsize=7, title="policy", title_fontsize=7)
     return fig
 
