@@ -271,15 +271,18 @@ load_npz_checked = _load_npz_checked
 def _external_source(manifest: Manifest) -> Path:
     """The external file of ``manifest``: its ``env`` variable's path (``~`` expanded, a
     relative one from the current directory, as the user typed it), else its ``path``
-    (relative to the repository); :class:`DatasetUnavailable` saying how to provide it
-    when there is no file there."""
+    (relative to the repository, ``datasets/cache/...`` to the data cache: ``DLSYSBENCH_CACHE``
+    when set); :class:`DatasetUnavailable` saying how to provide it when there is no file
+    there."""
     spec = manifest.spec
     value = os.environ.get(spec["env"]) if "env" in spec else None
     if value:
         source: Path | None = paths.typed_path(value)
     elif spec.get("path"):
         source = Path(spec["path"])
-        source = source if source.is_absolute() else paths.repo_root() / source
+        cached = source.parts[:2] == ("datasets", "cache")   # the data cache, wherever DLSYSBENCH_CACHE puts it
+        source = (source if source.is_absolute() else paths.cache_dir().joinpath(*source.parts[2:]) if cached
+                  else paths.repo_root() / source)
     else:
         source = None
     if source is None or not source.is_file():

@@ -116,6 +116,15 @@ def test_missing_external_file_says_where_to_get_it(tmp_path, monkeypatch):
         registry.load("numbers", directory=tmp_path)
 
 
+def test_a_default_path_in_the_data_cache_follows_dlsysbench_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("DLSYSBENCH_TEST_NUMBERS", raising=False)
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "elsewhere"))
+    external(tmp_path, path="datasets/cache/numbers/numbers.txt")
+    (tmp_path / "elsewhere" / "numbers").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "numbers" / "numbers.txt").write_text("4\n5\n")
+    np.testing.assert_array_equal(registry.load("numbers", directory=tmp_path)["numbers"], [4, 5])
+
+
 def test_external_file_is_checksum_verified_and_cached(tmp_path, monkeypatch):
     data = tmp_path / "numbers.txt"
     data.write_text("1\n2\n3\n")
