@@ -39,6 +39,24 @@ def load_ids(path: str, what: str) -> np.ndarray:
     return arr
 
 
+def load_trace_and_layout(args) -> tuple[np.ndarray, np.ndarray]:
+    """``--trace`` and ``--layout`` loaded and checked (a permutation; ids within it), as
+    contiguous int64; a problem is a :class:`cli.UsageError` naming the flag and its file."""
+    from impls.bandana.sim.cache import check_layout, check_trace
+
+    trace, layout = load_ids(args.trace, "trace"), load_ids(args.layout, "layout")
+    try:
+        layout = check_layout(layout)
+    except CacheConfigError as err:
+        raise cli.UsageError(str(err), f"--layout {args.layout}",
+                             "expected each vector id of the table once (the storage order)") from None
+    try:
+        trace = check_trace(trace, layout.shape[0])
+    except CacheConfigError as err:
+        raise cli.UsageError(str(err), f"--trace {args.trace}", "expected ids of the layout's vectors") from None
+    return trace, layout
+
+
 def check_size_flags(args, block_multiple: int = 1, why: str = "") -> tuple[int, int, int]:
     """``(per_block, capacity, shadow)`` from ``--vector-bytes``, ``--block-bytes``,
     ``--capacity``, ``--policy`` and ``--shadow`` (shadow 0 unless the policy is shadow);
@@ -134,8 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     check_size_flags(args)
     check_prepared_geometry(args)
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout")))
-    trace = load_ids(args.trace, "trace")
-    layout = load_ids(args.layout, "layout")
+    trace, layout = load_trace_and_layout(args)
     result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
                       args.vector_bytes, args.block_bytes)
     if not cli.emit_json(args.json, {**size_fields(args), **result.to_dict(), "hit_rate": result.hit_rate}):

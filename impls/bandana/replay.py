@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.bandana.cache import add_geometry_flags, check_prepared_geometry, check_size_flags, load_ids, size_fields
+from impls.bandana.cache import (add_geometry_flags, check_prepared_geometry, check_size_flags, load_ids,
+                                 load_trace_and_layout, size_fields)
 from impls.bandana.nvm import block_store, direct_io
 from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops, replay,
                                       sweep_stale_stores)
@@ -128,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         cli.number(args.fio_runtime, "--fio-runtime", minimum=0, exclusive_min=True, maximum=3600)
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout"),
                                                   (args.offsets, "--offsets")))
-    trace = _load(args.trace, "trace")
-    layout = cache.check_layout(_load(args.layout, "layout"))
-    trace = cache.check_trace(trace, layout.shape[0])
+    trace, layout = load_trace_and_layout(args)
     offsets = (_check_offsets(_load(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
                else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path = _check_store_path(args)

@@ -408,8 +408,8 @@ def test_cli_table_and_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("case, message", [
-    ("bad_id", "trace[1] = 99"),
-    ("not_permutation", "not a permutation"),
+    ("bad_id", "trace[1] = 99 is not a vector id: ids must be in [0, 8) (the layout has 8 vectors), --trace "),
+    ("not_permutation", "repeats layout[0], --layout "),
     ("missing_file", "cannot read"),
     ("float_trace", "expected a 1-D integer array"),
     ("no_shadow", "--policy shadow without it, --shadow, expected the shadow set's size, at least --capacity 32"),
