@@ -97,16 +97,21 @@ def test_history_steps_of_an_absolute_number_are_judged_in_its_unit():
     assert series_steps(values, "lower", noise.Threshold("b", "", 2, 1.0, 3.0, scale=noise.ABSOLUTE)) == []
 
 
-def test_a_claim_interval_on_the_absolute_scale_is_the_value_plus_minus_half_the_range():
+def overhead_interval(value: float) -> tuple[float, float]:
+    """The interval of an overhead claim measured at ``value`` whose repeats spread 0.4 points."""
     claim = Claim(id="c", system="salus", figure="text", statement="s", paper_value=2.0, unit="%",
                   source="text", approx=False, tolerance=0.5, requires=(),
                   measured=BenchmarkSource(PointRef(OVERHEAD, {})))
-    points = pd.DataFrame([{"benchmark": OVERHEAD, "params": {}, "param_label": "", "value": 1.0,
+    points = pd.DataFrame([{"benchmark": OVERHEAD, "params": {}, "param_label": "", "value": value,
                             "status": "ok", "commit": "c" * 40}])
     found = noise.Noise("m", "t", [], {(OVERHEAD, ""): noise.Threshold(OVERHEAD, "", 2, 0.4, 1.2,
                                                                        scale=noise.ABSOLUTE)})
     result = evaluate_claim(claim, points, {}, MachineState("m", None, "test", {}), found)
-    assert (result.interval.low, result.interval.high) == pytest.approx((0.8, 1.2))
+    return result.interval.low, result.interval.high
+
+
+def test_a_claim_interval_on_the_absolute_scale_is_the_value_plus_minus_half_the_range():
+    assert overhead_interval(1.0) == pytest.approx((0.8, 1.2))
 
 
 def test_tracks_declare_their_scale_and_a_wrong_one_is_refused():
@@ -134,15 +139,7 @@ def test_an_infinite_absolute_threshold_is_too_noisy_not_a_pass():
 
 
 def test_an_absolute_value_of_zero_still_has_its_interval():
-    claim = Claim(id="c", system="salus", figure="text", statement="s", paper_value=2.0, unit="%",
-                  source="text", approx=False, tolerance=0.5, requires=(),
-                  measured=BenchmarkSource(PointRef(OVERHEAD, {})))
-    points = pd.DataFrame([{"benchmark": OVERHEAD, "params": {}, "param_label": "", "value": 0.0,
-                            "status": "ok", "commit": "c" * 40}])
-    found = noise.Noise("m", "t", [], {(OVERHEAD, ""): noise.Threshold(OVERHEAD, "", 2, 0.4, 1.2,
-                                                                       scale=noise.ABSOLUTE)})
-    result = evaluate_claim(claim, points, {}, MachineState("m", None, "test", {}), found)
-    assert (result.interval.low, result.interval.high) == pytest.approx((-0.2, 0.2))
+    assert overhead_interval(0.0) == pytest.approx((-0.2, 0.2))
 
 
 def test_the_report_leaves_out_thresholds_of_the_other_scale_as_compare_does():
