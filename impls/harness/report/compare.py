@@ -24,7 +24,7 @@ import math
 import pandas as pd
 
 from impls.harness.report.directions import FLAG, HIGHER, LOWER, direction_of
-from impls.harness.report.noise import ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change
+from impls.harness.report.noise import ABSOLUTE, RELATIVE, Noise, change, too_noisy
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
@@ -144,7 +144,7 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
         return "unjudged"
     if threshold is None:
         return "same" if new == old else NO_THRESHOLD
-    if (scale == RELATIVE and threshold > TOO_NOISY) or not math.isfinite(threshold):
+    if too_noisy(threshold, scale):
         return "too noisy"
     worse = worsening(old, new, direction, scale)
     if worse > threshold:

@@ -21,7 +21,7 @@ error, a difference, an overhead in percent — a number whose 0 is a natural va
 whose noise adds rather than multiplies) has its spread and threshold in its own unit:
 the range ``max - min`` over the runs, and a change is ``new - old``. Relative to a value
 near 0 any change is infinite; in the number's unit it can be judged. Such a threshold is
-never "too noisy".
+"too noisy" only when it is infinite.
 
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
 suite, since it describes a machine, not a run).
@@ -72,14 +72,7 @@ class Threshold:
 
     @property
     def too_noisy(self) -> bool:
-        """Above TOO_NOISY on the relative scale; infinite (a null in the file) on either."""
-        return self.threshold > TOO_NOISY if self.scale == RELATIVE else not math.isfinite(self.threshold)
-
-    def relative_spread(self, value: float) -> float:
-        """The spread relative to ``value`` (inf for an absolute spread around 0)."""
-        if self.scale == RELATIVE:
-            return self.spread
-        return self.spread / abs(value) if value else (0.0 if self.spread == 0 else math.inf)
+        return too_noisy(self.threshold, self.scale)
 
     def half_width(self, value: float) -> float:
         """Half the spread around ``value``, in the number's unit."""
@@ -88,6 +81,12 @@ class Threshold:
     def exceeded_by(self, old: float, new: float) -> bool:
         """Whether the change from ``old`` to ``new`` is larger than the threshold."""
         return abs(change(old, new, self.scale)) > self.threshold
+
+
+def too_noisy(threshold: float, scale: str = RELATIVE) -> bool:
+    """Whether a number with ``threshold`` cannot be tracked: above :data:`TOO_NOISY` on the
+    relative scale; infinite (a null in the file) on either."""
+    return threshold > TOO_NOISY if scale == RELATIVE else not math.isfinite(threshold)
 
 
 def change(old: float, new: float, scale: str = RELATIVE) -> float:
