@@ -133,17 +133,18 @@ def _real_set(args) -> str | None:
 
 def _validate_hashes(args) -> None:
     """The hash functions' flags, checked as the engine will draw them (UsageError naming the flag)."""
-    from impls.slide.core.lsh import code_bits, index_shift
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.lsh import HashParamError, check_hash_params
 
-    if args.lsh != "simhash" and (args.binsize < 2 or args.binsize & (args.binsize - 1) or args.binsize > args.hidden):
-        raise cli.UsageError(f"got {args.binsize} with --hidden {args.hidden}", "--binsize",
-                             f"expected a power of two from 2 to --hidden ({args.hidden}) for --lsh {args.lsh}")
-    bits = 1 if args.lsh == "simhash" else int(args.binsize).bit_length() - 1
-    width = max(1, int(round(args.hidden / 3))) if args.lsh == "simhash" else args.binsize
-    widest = code_bits(args.K, bits, index_shift(args.lsh, bits, width, args.index))
-    if widest > 63:
-        raise cli.UsageError(f"got {args.K}", "--K", f"expected fewer hashes a table: {args.K} make "
-                             f"{widest}-bit codes with --lsh {args.lsh} --index {args.index}, at most 63 fit")
+    try:
+        check_hash_params(args.lsh, args.K, args.hidden, args.binsize, SlideConfig.simhash_ratio, args.index)
+    except HashParamError as err:
+        if err.param == "binsize":
+            raise cli.UsageError(f"got {args.binsize} with --hidden {args.hidden}", "--binsize",
+                                 f"expected a power of two from 2 to --hidden ({args.hidden}) for --lsh {args.lsh}"
+                                 ) from None
+        raise cli.UsageError(f"got {args.K}", "--K", f"expected fewer hashes a table: {args.K} make {err.bits}-bit "
+                             f"codes with --lsh {args.lsh} --index {args.index}, at most 63 fit") from None
     if args.mode == "threshold" and args.threshold > args.L:
         cli.warn(f"--threshold {args.threshold} exceeds --L {args.L}: no label is found in that many tables, "
                  "so each sample's active set is its true labels and padding alone")

@@ -134,6 +134,32 @@ def code_bits(K: int, bits: int, shift: int) -> int:
     return (((1 << bits) - 1) * sum(1 << (k * shift) for k in range(K))).bit_length()
 
 
+class HashParamError(ValueError):
+    """Hash functions that cannot be drawn; ``param`` names the parameter at fault
+    ("binsize" or "K"), ``bits`` the codes' width where K is."""
+
+    def __init__(self, param: str, message: str, bits: int = 0):
+        self.param, self.bits = param, bits
+        super().__init__(message)
+
+
+def check_hash_params(family: str, K: int, dim: int, binsize: int = 8, ratio: float = 1 / 3,
+                      index: str = "concat") -> int:
+    """Return the width in bits of the widest table code :func:`make_lsh` would draw for these
+    parameters; raise :class:`HashParamError` when (D)WTA's ``binsize`` is not a power of two
+    in [2, dim], or when the codes would not fit 63 bits."""
+    if family == "simhash":
+        bits, width = 1, max(1, int(round(dim * ratio)))
+    else:
+        if binsize < 2 or binsize & (binsize - 1) or binsize > dim:
+            raise HashParamError("binsize", f"binsize must be a power of two in [2, dim={dim}], got {binsize}")
+        bits, width = int(binsize).bit_length() - 1, binsize
+    raw_bits = code_bits(K, bits, index_shift(family, bits, width, index))
+    if raw_bits > 63:
+        raise HashParamError("K", f"K={K} hashes make {raw_bits}-bit codes; at most 63 bits fit", raw_bits)
+    return raw_bits
+
+
 def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | None = None,
              binsize: int = 8, ratio: float = 1 / 3, index: str = "concat", zeros: str = "present") -> LSH:
     """Draw the hash functions of ``family`` (simhash / wta / dwta) for ``dim``-vectors; tables
@@ -147,6 +173,7 @@ def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | 
         raise ValueError(f"unknown table index {index!r}; expected one of {', '.join(INDEXES)}")
     if zeros not in ZEROS:
         raise ValueError(f"unknown DWTA zeros {zeros!r}; expected one of {', '.join(ZEROS)}")
+    raw_bits = check_hash_params(family, K, dim, binsize, ratio, index)
     rng = np.random.default_rng(seed)
     n_hashes = K * L
     if family == "simhash":
@@ -156,17 +183,12 @@ def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | 
         sgn = rng.choice(np.array([-1.0, 1.0], np.float32), size=(n_hashes, m))
         bits = 1
     else:
-        if binsize < 2 or binsize & (binsize - 1) or binsize > dim:
-            raise ValueError(f"binsize must be a power of two in [2, dim={dim}], got {binsize}")
         per_perm = dim // binsize
         n_perm = -(-n_hashes // per_perm)
         perms = np.argsort(rng.random((n_perm, dim)), axis=1)[:, : per_perm * binsize]
         idx = perms.reshape(n_perm * per_perm, binsize)[:n_hashes].astype(np.int32)
         sgn = np.ones((n_hashes, binsize), np.float32)
         bits = int(binsize).bit_length() - 1
-    raw_bits = code_bits(K, bits, index_shift(family, bits, idx.shape[1], index))
-    if raw_bits > 63:
-        raise ValueError(f"K={K} hashes make {raw_bits}-bit codes; at most 63 bits fit")
     if range_pow is None:
         range_pow = raw_bits
     range_pow = int(min(range_pow, raw_bits, 30))
