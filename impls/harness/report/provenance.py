@@ -24,30 +24,32 @@ def experiment_of(benchmark: str) -> tuple[str, str] | None:
 
 
 @functools.cache
-def _class_experiment(module: str, cls: str) -> tuple[str, str] | None:
+def _benchmark_class(module: str, cls: str) -> type | None:
+    """Class ``cls`` of ``benchmarks.<module>`` in this checkout; None when there is none."""
     import importlib
+
+    try:
+        return getattr(importlib.import_module(f"benchmarks.{module}"), cls)
+    except Exception:      # noqa: BLE001 - another checkout's benchmark: not known here
+        return None
+
+
+@functools.cache
+def _class_experiment(module: str, cls: str) -> tuple[str, str] | None:
     import inspect
 
     try:
-        setup = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), cls), "setup_cache")
-        found = _RUN_CALL.search(inspect.getsource(setup))
-    except Exception:      # noqa: BLE001 - another checkout's benchmark: its experiment is not known here
+        found = _RUN_CALL.search(inspect.getsource(getattr(_benchmark_class(module, cls), "setup_cache")))
+    except Exception:      # noqa: BLE001 - no such class, or a setup_cache of its own
         return None
     return (found.group(1), found.group(2) or "cpu") if found else None
 
 
-@functools.cache
 def _declared_synthetic(benchmark: str) -> bool | None:
     """A benchmark class outside the registry (a timing of its own inputs) says
     ``synthetic = True`` / ``False`` itself; None when it does not, or cannot be read."""
-    import importlib
-
     module, _, rest = benchmark.partition(".")
-    try:
-        value = getattr(getattr(importlib.import_module(f"benchmarks.{module}"), rest.partition(".")[0]),
-                        "synthetic", None)
-    except Exception:      # noqa: BLE001 - another checkout's benchmark
-        return None
+    value = getattr(_benchmark_class(module, rest.partition(".")[0]), "synthetic", None)
     return value if isinstance(value, bool) else None
 
 
