@@ -25,10 +25,6 @@ def cli_command():
                        (block_store.StoreError, block_store.DirectIOUnavailable, ReplayError))
 
 
-def _load(path: str, what: str) -> np.ndarray:
-    return load_ids(path, what)
-
-
 MAX_QUEUE_DEPTH = 1024
 MIN_TRUSTED_SECONDS = 1.0
 WARM_UP_LOOKUPS = 16384
@@ -130,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout"),
                                                   (args.offsets, "--offsets")))
     trace, layout = load_trace_and_layout(args)
-    offsets = (_check_offsets(_load(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
+    offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
                else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path = _check_store_path(args)
     sweep_stale_stores(path.parent)
