@@ -212,18 +212,31 @@ def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: Artifac
                        commit=commit)
 
 
+_NO_ARTIFACT, _OTHER_COMMIT, _NO_PATH = "no artifact", "another commit", "no path"
+
+
+def _value_at(artifacts: Mapping[str, Mapping[str, Any]], artifact: str, path: str,
+              commit: str | None) -> tuple[Any, str]:
+    """``(value, "")`` at dotted ``path`` of the newest artifact ``artifact``, or ``(None, why)``:
+    :data:`_NO_ARTIFACT`, :data:`_NO_PATH`, or, given ``commit``, :data:`_OTHER_COMMIT` for an
+    artifact written at another commit (it would describe another run)."""
+    record = artifacts.get(artifact)
+    if record is None:
+        return None, _NO_ARTIFACT
+    if commit and not same_commit(str(record.get("commit") or ""), commit):
+        return None, _OTHER_COMMIT
+    try:
+        return _walk(record, path), ""
+    except KeyError:
+        return None, _NO_PATH
+
+
 def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
                   commit: str | None = None) -> str | None:
     """Return the non-empty text at ``source.path`` in the newest artifact ``source.artifact``,
     or None (no such artifact, path or text, or, given ``commit``, an artifact written at
     another commit: its text would explain another run)."""
-    record = artifacts.get(source.artifact)
-    if record is not None and commit is not None and not same_commit(str(record.get("commit") or ""), commit):
-        return None
-    try:
-        value = _walk(record, source.path) if record is not None else None
-    except KeyError:
-        return None
+    value, _ = _value_at(artifacts, source.artifact, source.path, commit)
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
@@ -231,15 +244,13 @@ def setting_mismatch(artifacts: Mapping[str, Mapping[str, Any]], condition, comm
     """Why the run measured at ``commit`` is not the setting ``condition`` (a
     :class:`~impls.harness.report.claims.Condition`) names, or None when it is: the
     artifact's value differs, or the artifact, its path or its commit cannot tell."""
-    record = artifacts.get(condition.artifact)
-    if record is None:
+    value, why = _value_at(artifacts, condition.artifact, condition.path, commit)
+    if why == _NO_ARTIFACT:
         return f"no artifact {condition.artifact} to tell whether the run is at {condition.path} = {condition.equals!r}"
-    if commit and not same_commit(str(record.get("commit") or ""), commit):
+    if why == _OTHER_COMMIT:
         return (f"artifact {condition.artifact} is of another commit than the value, so it cannot tell whether "
                 f"the run is at {condition.path} = {condition.equals!r}")
-    try:
-        value = _walk(record, condition.path)
-    except KeyError:
+    if why == _NO_PATH:
         return f"artifact {condition.artifact} has no {condition.path} to tell the run's setting"
     if value != condition.equals and not (isinstance(value, (int, float)) and isinstance(condition.equals, (int, float))
                                           and float(value) == float(condition.equals)):
