@@ -95,12 +95,26 @@ class Dataset:
 
 
 def sha256_of(path: Path, chunk_bytes: int = 1 << 22) -> str:
-    """Return the hex sha256 digest of the file at ``path``."""
-    digest = hashlib.sha256()
+    """Return the hex sha256 digest of the file at ``path``.
+
+    A digest is kept for the rest of the process under the file's identity (device, inode,
+    size, modification and change times), so a file read by several steps of one run (a
+    real set: its record, then its parse cache's key) is hashed once; any write changes
+    the identity and hashes it again."""
     with open(path, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        known = _DIGESTS.get(identity)
+        if known is not None:
+            return known
+        digest = hashlib.sha256()
         while block := handle.read(chunk_bytes):
             digest.update(block)
-    return digest.hexdigest()
+    _DIGESTS[identity] = digest.hexdigest()
+    return _DIGESTS[identity]
+
+
+_DIGESTS: dict[tuple[int, ...], str] = {}
 
 
 def _line_of(text: str, pattern: str) -> int | None:

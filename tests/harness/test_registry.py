@@ -218,3 +218,15 @@ def test_a_misspelled_also_reads_is_named_before_the_file_is_looked_for(tmp_path
         manifest.write('also_reads = "registry_fixtures:beside"\n')
     with pytest.raises(registry.ManifestError, match=r"`also_reads` = .*has no function 'beside'"):
         registry.load("numbers", directory=tmp_path)
+
+
+def test_a_file_is_hashed_once_per_process_until_it_changes(tmp_path, monkeypatch):
+    data = tmp_path / "f.bin"
+    data.write_bytes(b"abc")
+    first, second = registry.sha256_of(data), hashlib.sha256(b"abd").hexdigest()
+    reads = []
+    real_new = hashlib.sha256
+    monkeypatch.setattr(registry.hashlib, "sha256", lambda *a: reads.append(1) or real_new(*a))
+    assert registry.sha256_of(data) == first and reads == []          # the same file: not read again
+    data.write_bytes(b"abd")                                          # same size, new contents
+    assert registry.sha256_of(data) == second and reads == [1]
