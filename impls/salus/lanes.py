@@ -59,10 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise cli.UsageError(f"got {args.partitions} with --rule {args.rule}", "--partitions",
                              "expected only with --rule static")
     partitions = STATIC_PARTITIONS if args.partitions is None else args.partitions
-    if args.rule == "static" and args.partitions is None and capacity < partitions:
-        raise cli.UsageError(f"got {capacity}", "--capacity", f"expected at least {partitions} bytes for "
-                             f"--rule static's default {partitions} partitions (or a smaller --partitions)")
     if args.rule == "static":
+        if args.partitions is None and capacity < partitions:
+            raise cli.UsageError(f"got {capacity}", "--capacity", f"expected at least {partitions} bytes for "
+                                 f"--rule static's default {partitions} partitions (or a smaller --partitions)")
         cli.number(partitions, "--partitions", minimum=1, maximum=max(1, min(capacity, MAX_PARTITIONS)),
                    integer=True)
     cli.check_file(args.jobs, "--jobs", "a readable JSON file")
