@@ -95,3 +95,30 @@ def test_a_job_failing_on_a_host_thread_fails_alone():
 def test_host_workers_must_be_positive():
     with pytest.raises(ValueError, match="host_workers"):
         Executor("pack", "cpu", host_workers=0)
+
+
+class SleepJob:
+    def __init__(self, job_id, seconds, iterations):
+        self.job_id, self.seconds, self.total_iterations = job_id, seconds, iterations
+        self.workload = "sleep"
+
+    def step(self):
+        time.sleep(self.seconds)
+
+    def release(self):
+        pass
+
+
+def test_an_iteration_on_a_host_thread_ends_when_it_returns_not_with_its_round():
+    # one lane sleeps 10 ms an iteration, the other 150 ms: the short one's log and finish
+    # time are its own, not the round's end (the busy timeline and JCTs read them)
+    jobs = [SleepJob(0, 0.01, 2), SleepJob(1, 0.15, 2)]
+    ex = Executor("pack", "cpu", host_workers=2, log_iterations=True)
+    res = ex.run([Submission(j) for j in jobs])
+    short = [e for e in ex.iteration_log if e["job_id"] == 0]
+    long_ = [e for e in ex.iteration_log if e["job_id"] == 1]
+    assert len(short) == len(long_) == 2
+    for s, lg in zip(short, long_):
+        assert s["end_s"] - s["start_s"] < 0.1 <= lg["end_s"] - lg["start_s"]
+    by_id = {j["job_id"]: j for j in res["jobs"]}
+    assert by_id[0]["finish_s"] < by_id[1]["finish_s"] - 0.1

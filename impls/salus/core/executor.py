@@ -195,7 +195,7 @@ class Executor:
             return
         launched: list[tuple[JobRecord, Any, float]] = []
         for record in chosen:
-            _, timer, host_start, err = self._step(record)
+            _, timer, host_start, _, err = self._step(record)
             if err is not None:
                 self._fail(record, err, self.clock() - self._t0)
                 continue
@@ -206,9 +206,10 @@ class Executor:
         for record, timer, host_start in launched:
             self._complete(record, timer, host_start)
 
-    def _step(self, record: JobRecord) -> tuple[JobRecord, Any, float, Exception | None]:
+    def _step(self, record: JobRecord) -> tuple[JobRecord, Any, float, float, Exception | None]:
         """Launch one iteration of ``record``'s job in its lane; (record, its timer, host
-        start in run seconds, the exception it raised or None)."""
+        start and host return in run seconds, the exception it raised or None). On a device
+        without streams the host return is the iteration's end."""
         timer = self.device.timer(record.lane)
         host_start = self.clock() - self._t0
         try:
@@ -217,8 +218,8 @@ class Executor:
                 record.job.step()
                 timer.stop()
         except Exception as err:  # noqa: BLE001 - any failure (incl. OOM) fails this job only
-            return record, timer, host_start, err
-        return record, timer, host_start, None
+            return record, timer, host_start, self.clock() - self._t0, err
+        return record, timer, host_start, self.clock() - self._t0, None
 
     def _run_round_on_host_threads(self, chosen: Sequence[JobRecord]) -> None:
         """One iteration of each chosen job; the jobs of one lane in turn on one host thread,
@@ -227,19 +228,19 @@ class Executor:
         for i, record in enumerate(chosen):
             lanes.setdefault(i if record.lane is None else id(record.lane), []).append(record)
 
-        def run_lane(records: list[JobRecord]) -> list[tuple[JobRecord, Any, float, Exception | None]]:
+        def run_lane(records: list[JobRecord]) -> list[tuple[JobRecord, Any, float, float, Exception | None]]:
             return [self._step(record) for record in records]
 
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.host_workers, thread_name_prefix="lane")
         futures = [self._pool.submit(run_lane, records) for records in lanes.values()]
         outcome = {id(item[0]): item for future in futures for item in future.result()}
-        for record in chosen:
-            _, timer, host_start, err = outcome[id(record)]
+        for record in chosen:   # each at its own iteration's end, not at the round's
+            _, timer, host_start, host_end, err = outcome[id(record)]
             if err is not None:
-                self._fail(record, err, self.clock() - self._t0)
+                self._fail(record, err, host_end)
             else:
-                self._complete(record, timer, host_start)
+                self._complete(record, timer, host_start, host_end)
 
     def close(self) -> None:
         """Stop the host threads (``run`` does it at the end)."""
@@ -247,13 +248,15 @@ class Executor:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def _complete(self, record: JobRecord, timer, host_start: float) -> None:
+    def _complete(self, record: JobRecord, timer, host_start: float, host_end: float | None = None) -> None:
+        """Count one finished iteration of ``record``, ending at ``host_end`` (run seconds;
+        None: now, after its timer is read)."""
         try:
             ms = timer.elapsed_ms()  # CUDA: waits for the iteration's end event
         except Exception as err:  # noqa: BLE001 - asynchronous CUDA errors surface here
             self._fail(record, err, self.clock() - self._t0)
             return
-        now = self.clock() - self._t0
+        now = self.clock() - self._t0 if host_end is None else host_end
         record.iterations_done += 1
         record.device_ms_used += ms
         if record.started_at is None:
