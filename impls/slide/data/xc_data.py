@@ -100,7 +100,7 @@ def idf_of(indices: np.ndarray, n_points: int, n_features: int) -> np.ndarray:
 
 
 def generate(seed: int, n_train: int, n_test: int, n_features: int, n_labels: int,
-             labels_per_point: float = 5.45, nnz_per_point: float = 75.7, label_zipf: float = 0.8,
+             labels_per_point: float = 5.45, nnz_per_point: float = 74.75, label_zipf: float = 0.8,
              label_zipf_offset: float = 2.0, labels_sigma: float = 0.5, nnz_sigma: float = 0.5,
              labels_per_topic: int = 64, p_same_topic: float = 0.7, words_per_label: int = 20,
              topic_pool: int = 200, frac_label: float = 0.5, frac_topic: float = 0.2,
