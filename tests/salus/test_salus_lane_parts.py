@@ -151,6 +151,57 @@ def test_lane_executor_admits_through_lanes_and_runs_everything():
     assert third["admitted_s"] >= min(res["jobs"][0]["finish_s"], res["jobs"][1]["finish_s"])
 
 
+class CountedJob:
+    """A job of ``workload`` whose iteration does nothing."""
+
+    def __init__(self, job_id, workload, iterations=2):
+        self.job_id, self.workload, self.total_iterations = job_id, workload, iterations
+
+    def step(self):
+        pass
+
+    def release(self):
+        pass
+
+
+@pytest.mark.parametrize("rule, submitted_peak, why", [
+    ("static", 600, "exceeds every static partition (4 of 200 B)"),   # within the 800-B budget
+    ("salus", 0, "exceeds the lanes' capacity 800 B"),                 # no peak given: the profile's
+])
+def test_a_job_no_lane_could_ever_hold_fails_alone_and_the_others_run(rule, submitted_peak, why):
+    mem = {"big": {"persistent_bytes": 300, "ephemeral_bytes": 300 if rule == "static" else 600},
+           "small": {"persistent_bytes": 100, "ephemeral_bytes": 100}}
+    ex = LaneExecutor("pack", "cpu", capacity_bytes=800, memory=mem, rule=rule, partitions=4)
+    subs = [Submission(CountedJob(0, "big"), peak_bytes=submitted_peak)]   # first: head of the line
+    subs += [Submission(CountedJob(i, "small"), peak_bytes=200) for i in (1, 2, 3)]
+    res = ex.run(subs)
+    by_id = {j["job_id"]: j for j in res["jobs"]}
+    assert res["failed"] == [0] and why in by_id[0]["error"] and by_id[0]["iterations_done"] == 0
+    assert res["done"] == 3
+
+
+def test_lane_managers_say_why_a_job_could_never_be_admitted():
+    from impls.salus.memory.lanes import LaneJob, make_manager
+
+    job = LaneJob("j", 150, 100)
+    assert make_manager("static", 1000, 4).never_fits(job) is None            # 250 B partitions
+    assert "4 of 249 B" in make_manager("static", 999, 4).never_fits(job)
+    for rule in ("salus", "salus-grow", "shared-first", "no-lanes"):
+        assert make_manager(rule, 250).never_fits(job) is None
+        assert "peak 250 B (persistent 150 + ephemeral 100)" in make_manager(rule, 249).never_fits(job)
+
+
+def test_hyperparam_with_static_partitions_smaller_than_a_job_reports_why_and_no_ratio():
+    from impls.salus.experiments.hyperparam import hyperparam_experiment
+
+    sizes = dict(profiles.sizes("salus_hyperparam", "smoke"), rule="static")   # 4 partitions of half a peak
+    out = hyperparam_experiment(sizes, "cpu", progress=False)
+    row = out["workloads"]["mlp_b64"]
+    assert row["serial"]["done"] == 2 and row["packed"]["done"] == 0
+    assert len(row["packed"]["errors"]) == 1 and "static partition" in row["packed"]["errors"][0]
+    assert row["ratio"] is None and out["ratio_smallest"] is None   # not a makespan of failures
+
+
 def test_hyperparam_smoke_runs_serial_and_packed():
     from impls.salus.experiments.hyperparam import hyperparam_experiment, learning_rates
 
@@ -161,7 +212,8 @@ def test_hyperparam_smoke_runs_serial_and_packed():
     assert row["ratio"] == pytest.approx(row["serial"]["makespan_s"] / row["packed"]["makespan_s"])
     assert out["smallest"] == "mlp_b64" and row["packed"]["busy"]["busy_mean"] > 0
     lane_figures.hyperparam_makespan(out)
-    lane_figures.hyperparam_utilisation(out)
+    ylabel = lane_figures.hyperparam_utilisation(out).axes[0].get_ylabel()
+    assert "lanes busy on average" in ylabel and ">1 when lanes overlap" in ylabel   # host threads too
 
 
 def test_fair_serving_simulation_and_devices_needed():

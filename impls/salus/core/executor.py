@@ -8,15 +8,21 @@ different ``job.step()`` call.
 Admission: jobs arrive (``Submission.arrival``, seconds after the run starts) and
 are admitted in arrival order while the sum of admitted jobs' measured peak bytes
 stays within ``memory_budget_bytes`` (head-of-line: a job that does not fit waits,
-and the jobs behind it wait too). A job whose peak alone exceeds the budget fails
-at once. The lane manager of the lanes issue replaces this sum.
+and the jobs behind it wait too). A job that could not be admitted even on an empty
+device (:meth:`Executor._never_fits`: its peak alone exceeds the budget; under lanes,
+no lane could ever hold it) fails at once, alone. The lane manager of the lanes issue
+replaces this sum.
 
 Failures: an exception from a job's iteration (a CUDA ``OutOfMemoryError`` or any
 other) marks that job failed with the error, drops its tensors, frees the memory
 (``empty_cache`` on CUDA) and returns its budget; the others keep running.
 
 Timing: each iteration is timed by the device's timer (CUDA events synchronised at
-the iteration boundary; wall clock on CPU). JCTs are host wall-clock seconds.
+the iteration boundary; wall clock on CPU). JCTs are host wall-clock seconds. An
+iteration ends (its log entry's ``end_s``, and its job's finish when it is the last) at
+its own end, not at its round's: when the host returns from it (one at a time, or on a
+host thread), or, for PACK's iterations on CUDA streams, at its host start plus its
+device time, never later than the moment the executor read its timer.
 """
 from __future__ import annotations
 
@@ -130,6 +136,13 @@ class Executor:
     def _fits(self, record: JobRecord) -> bool:
         return self.memory_budget_bytes is None or self.used_bytes + record.peak_bytes <= self.memory_budget_bytes
 
+    def _never_fits(self, record: JobRecord) -> str | None:
+        """Return why ``record`` could not be admitted even with no job admitted (its error),
+        or None when an empty device admits it (``_fits`` is then true with nothing admitted)."""
+        if self.memory_budget_bytes is not None and record.peak_bytes > self.memory_budget_bytes:
+            return f"peak {record.peak_bytes} B exceeds the memory budget {self.memory_budget_bytes} B"
+        return None
+
     def _admit(self, record: JobRecord, sub: Submission, now: float) -> None:
         try:
             job = sub.job() if callable(sub.job) and not hasattr(sub.job, "step") else sub.job
@@ -203,8 +216,8 @@ class Executor:
                 self._complete(record, timer, host_start)
             else:
                 launched.append((record, timer, host_start))
-        for record, timer, host_start in launched:
-            self._complete(record, timer, host_start)
+        for record, timer, host_start in launched:   # each at its own iteration's end, not at the round's
+            self._complete(record, timer, host_start, on_stream=True)
 
     def _step(self, record: JobRecord) -> tuple[JobRecord, Any, float, float, Exception | None]:
         """Launch one iteration of ``record``'s job in its lane; (record, its timer, host
@@ -248,15 +261,27 @@ class Executor:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def _complete(self, record: JobRecord, timer, host_start: float, host_end: float | None = None) -> None:
-        """Count one finished iteration of ``record``, ending at ``host_end`` (run seconds;
-        None: now, after its timer is read)."""
+    def _complete(self, record: JobRecord, timer, host_start: float, host_end: float | None = None,
+                  on_stream: bool = False) -> None:
+        """Count one finished iteration of ``record`` that started at ``host_start`` (run seconds).
+
+        Its end, in run seconds: ``host_end`` when given (its host return); else, with
+        ``on_stream`` (launched on a stream beside other lanes' iterations),
+        ``min(now, host_start + device ms / 1e3)``, since the executor may read its timer
+        only after a longer iteration of another lane; else now, after its timer is read.
+        The end is never before ``host_start`` (device ms >= 0) and never after now.
+        """
         try:
             ms = timer.elapsed_ms()  # CUDA: waits for the iteration's end event
         except Exception as err:  # noqa: BLE001 - asynchronous CUDA errors surface here
             self._fail(record, err, self.clock() - self._t0)
             return
-        now = self.clock() - self._t0 if host_end is None else host_end
+        if host_end is not None:
+            now = host_end
+        else:
+            now = self.clock() - self._t0
+            if on_stream:
+                now = min(now, host_start + ms / 1e3)
         record.iterations_done += 1
         record.device_ms_used += ms
         if record.started_at is None:
@@ -309,10 +334,10 @@ class Executor:
                 waiting.append(pending.pop())
             while waiting:
                 record, sub = waiting[0]
-                if self.memory_budget_bytes is not None and record.peak_bytes > self.memory_budget_bytes:
+                reason = self._never_fits(record)
+                if reason is not None:
                     waiting.pop(0)
-                    self._fail(record, MemoryError(
-                        f"peak {record.peak_bytes} B exceeds the memory budget {self.memory_budget_bytes} B"), now)
+                    self._fail(record, MemoryError(reason), now)
                     continue
                 if not self._fits(record):
                     break
@@ -324,8 +349,9 @@ class Executor:
                     self.sleep(max(0.0, pending[-1][0].arrival - (idle_from - self._t0)))
                     self._idle_s += self.clock() - idle_from
                     continue
-                if waiting:  # cannot happen: an empty device admits any job within the budget
-                    raise RuntimeError("admission deadlock")
+                if waiting:  # cannot happen: an empty device admits every job _never_fits let wait
+                    raise RuntimeError(f"admission deadlock: job {waiting[0][0].job_id} does not fit "
+                                       f"an empty device, yet _never_fits gave no reason")
                 break
             chosen = self.policy.choose(self.active)
             if not chosen:

@@ -6,8 +6,9 @@ under PACK with GPU lanes (:class:`~impls.salus.memory.lane_executor.LaneExecuto
 stream + memory pool per lane; on the CPU one host thread per lane, up to
 ``host_workers``, or interleaved iterations). The
 headline is the makespan ratio serial / packed (the paper's 2.38x "utilisation"). Beside
-it, utilisation over time: the executor's busy fraction from its iteration log, the
-machine's CPU busy fraction (/proc/stat) on the CPU, NVML busy % on a GPU.
+it, utilisation over time: the executor's lanes busy on average from its iteration log
+(above 1 when lanes overlap, on a GPU's streams or on host threads), the machine's CPU
+busy fraction (/proc/stat) on the CPU, NVML busy % on a GPU.
 """
 from __future__ import annotations
 
@@ -64,10 +65,12 @@ def _run(executor, jobs, device, bins: int, peak_bytes: int = 0) -> dict:
     intervals = [(e["start_s"], e["end_s"]) for e in executor.iteration_log]
     makespan = result["makespan_s"]
     out = {"makespan_s": makespan, "wall_s": result["wall_s"], "done": result["done"],
-           "failed": result["failed"], "iterations": result["iterations"],
+           "failed": result["failed"], "errors": sorted({j["error"] for j in result["jobs"] if j["error"]}),
+           "iterations": result["iterations"],
            "device_ms": sum(j["device_ms"] for j in result["jobs"]),
            # device time in iterations (CUDA events on a GPU, wall clock on the CPU) per second of
-           # makespan: lanes busy on average (can exceed 1 when lanes overlap on a GPU)
+           # makespan: lanes busy on average (above 1 when lanes overlap, on a GPU's streams or on
+           # host threads)
            "event_busy": (sum(j["device_ms"] for j in result["jobs"]) / 1e3 / makespan) if makespan else None,
            "busy": busy_timeline(intervals, makespan, bins) if makespan > 0 else None,
            "sampler": {"kind": kind, **samples} if samples else None}
@@ -86,9 +89,11 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     at once on that many host threads, 0 = one per core; default 1: interleaved), bins.
     Both runs get the whole machine when threads = cores = packed_threads x host_workers.
     Returns {"device", "device_name", "workloads": {name: {"memory" (persistent,
-    ephemeral, peak bytes), "serial", "packed" ({makespan_s, busy{t_s, busy, busy_mean},
-    sampler, lanes, ...}), "ratio" (serial / packed makespan), "lrs"}}, "smallest" (the
-    workload with the smallest peak), "ratio_smallest", "paper"}.
+    ephemeral, peak bytes), "serial", "packed" ({makespan_s, done, failed (job ids), errors
+    (each failed job's error, once each), busy{t_s, busy (lanes busy on average per bin:
+    above 1 when lanes overlap, on a GPU's streams or on host threads), busy_mean}, sampler,
+    lanes, ...}), "ratio" (serial / packed makespan; None unless both runs finished every
+    job), "lrs"}}, "smallest" (the workload with the smallest peak), "ratio_smallest", "paper"}.
     """
     from impls.salus.core.devices import torch_threads
 
@@ -123,7 +128,8 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
                               mem["peak_bytes"])
             bar.update(1)
             dev.release_memory()
-            ratio = serial["makespan_s"] / packed["makespan_s"] if packed["makespan_s"] else None
+            complete = not serial["failed"] and not packed["failed"] and packed["makespan_s"]
+            ratio = serial["makespan_s"] / packed["makespan_s"] if complete else None
             out["workloads"][name] = {"memory": mem, "capacity_bytes": capacity, "lrs": lrs,
                                       "serial": serial, "packed": packed, "ratio": ratio}
         bar.close()

@@ -108,7 +108,7 @@ def hyperparam_utilisation(data: dict):
             ax.plot(sampler["t_s"], np.asarray(sampler[key]) * scale, style, alpha=0.6,
                     label=f"{run}: {sampler['kind']}")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("busy fraction")
+    ax.set_ylabel("busy (executor: lanes busy on average,\n>1 when lanes overlap; sampler: fraction)", fontsize=7)
     ax.set_ylim(0, max(1.05, ax.get_ylim()[1]))
     ax.set_title(f"{name} on {data['device_name']}; NVML/CPU busy is not SM occupancy", fontsize=8)
     ax.legend(fontsize=6)

@@ -93,6 +93,10 @@ class LaneExecutor(Executor):
         name = str(record.job_id)
         return name in self.manager.placement or self.manager.try_admit(self._lane_job(record))
 
+    def _never_fits(self, record: JobRecord) -> str | None:
+        """Return why no lane could ever hold ``record`` (the budget's reason first), or None."""
+        return super()._never_fits(record) or self.manager.never_fits(self._lane_job(record))
+
     def _handle(self, lane_id: int) -> LaneHandle:
         if lane_id not in self.handles:
             handle = LaneHandle(lane_id)

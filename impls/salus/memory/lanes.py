@@ -126,7 +126,8 @@ class LaneManager:
 
     :meth:`submit` admits a job or queues it; :meth:`release` removes a finished job
     and returns the queued jobs admitted as a result. Every admitted job's lane id is
-    in :attr:`placement`.
+    in :attr:`placement`. :meth:`never_fits` says why a job could not be admitted even
+    with no job admitted (such a job would wait forever).
     """
 
     kind = "lanes"
@@ -162,6 +163,18 @@ class LaneManager:
     def free_bytes(self) -> int:
         """Return bytes no admitted job can use: unassigned + each lane's size minus its need (fragmentation)."""
         return self.unassigned + sum(lane.size - lane.used() for lane in self.lanes.values())
+
+    def never_fits(self, job: LaneJob) -> str | None:
+        """Return why ``job`` could not be admitted even with no job admitted, or None when it could.
+
+        With no job admitted every lane is closed and the whole capacity is unassigned, so a
+        job fits iff its peak (persistent + ephemeral) <= capacity, under every rule.
+        """
+        job = _checked(job)
+        if job.peak > self.capacity:
+            return (f"peak {job.peak} B (persistent {job.persistent} + ephemeral {job.ephemeral}) "
+                    f"exceeds the lanes' capacity {self.capacity} B")
+        return None
 
     def lane_of(self, name: str) -> Lane:
         """Return the lane holding admitted job ``name`` (KeyError if it is not admitted)."""
@@ -338,6 +351,16 @@ class StaticPartitions(LaneManager):
 
     def place(self, job: LaneJob) -> Lane | None:
         return self._best_fit(job)
+
+    def never_fits(self, job: LaneJob) -> str | None:
+        """Return why ``job`` fits no partition even when all are empty (an empty partition of
+        ``size`` bytes holds it iff its peak <= size), or None when one could hold it."""
+        job = _checked(job)
+        largest = max((lane.size for lane in self.lanes.values()), default=0)
+        if job.peak > largest:
+            return (f"peak {job.peak} B (persistent {job.persistent} + ephemeral {job.ephemeral}) "
+                    f"exceeds every static partition ({len(self.lanes)} of {largest} B)")
+        return None
 
     def _drop(self, lane: Lane) -> bool:
         return False  # partitions are fixed

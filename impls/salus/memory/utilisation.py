@@ -6,9 +6,9 @@
   :func:`nvml_unavailable_reason` say why, and the sampler refuse to start.
 - :class:`CpuSampler`: a thread sampling the machine's CPU busy fraction from
   ``/proc/stat`` (Linux), the CPU analogue of NVML's busy %.
-- :func:`busy_timeline`: the executor's own busy fraction per time bin, from its
-  iteration log (time inside iterations / bin length; on CUDA iterations on several
-  lanes overlap, so it can exceed 1: it is then lanes busy on average).
+- :func:`busy_timeline`: the executor's lanes busy on average per time bin, from its
+  iteration log (time inside iterations / bin length): above 1 when lanes overlap, on a
+  GPU's streams or on host threads (``host_workers`` > 1 on the CPU).
 """
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ import numpy as np
 
 
 def busy_timeline(intervals: Iterable[Sequence[float]], t_end: float, bins: int = 50) -> dict:
-    """Return {"t_s": bin centres, "busy": fraction of each bin inside some interval (summed over
-    overlapping intervals), "busy_mean": over [0, t_end]} for ``intervals`` of (start_s, end_s)."""
+    """Return {"t_s": bin centres, "busy": each bin's time inside the intervals over its length,
+    summed over overlapping intervals (so above 1 when they overlap), "busy_mean": the same over
+    [0, t_end]} for ``intervals`` of (start_s, end_s), clipped to [0, t_end]."""
     if t_end <= 0 or bins < 1:
         raise ValueError(f"busy_timeline needs t_end > 0 and bins >= 1, got {t_end}, {bins}")
     edges = np.linspace(0.0, t_end, bins + 1)
