@@ -61,7 +61,8 @@ class SlideTimeToAccuracy(_RunTracks):
     setup_cache = slide.to_accuracy
     setup = row(lambda sweep, run: _run(sweep, run))
 
-    track_time_to_target = field("time_to_target_s", optional=True, unit="s", direction="lower")
+    track_time_to_target = field("time_to_target_s", optional=True, unit="s", direction="lower",
+                                 missing="the run did not reach the target within its budget")
     track_peak_rss = track(lambda self, *_: self.row["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")
     # the paper's ~80% is a property it reports, not a goodness: spinning threads raise it
     track_core_utilization = field("cpu_utilization", unit="fraction of cores busy", direction="context")
@@ -89,7 +90,10 @@ class SlideTimeToAccuracy(_RunTracks):
 class _SpeedupTracks:
     """The numbers of one speed-up comparison (``self.row``: an ``experiments.speedup`` dict)."""
 
-    track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher")
+    track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher",
+                                       bounded_by=("track_ratio_is_lower_bound", "track_ratio_is_upper_bound"),
+                                       missing="no ratio: no target, neither run reached it, or no bound "
+                                               "(the artifact's no_value says which)")
     track_ratio_is_lower_bound = track(lambda self, *_: float(self.row["lower_bound"]),
                                        unit="1 = the slower run never reached the target", direction="flag")
     track_ratio_is_upper_bound = track(lambda self, *_: float(self.row.get("upper_bound", False)),
@@ -143,7 +147,8 @@ class SlideBatchSize(_RunTracks):
     setup_cache = slide.sweeps
     setup = row(lambda sweep, batch, method: sweep["batch"][str(batch)][method])
 
-    track_time_to_target = field("time_to_target_s", optional=True, unit="s", direction="lower")
+    track_time_to_target = field("time_to_target_s", optional=True, unit="s", direction="lower",
+                                 missing="the run did not reach the target within its budget")
 
 
 class SlideBatchSpeedup(_SpeedupTracks):

@@ -59,7 +59,8 @@ SCALES = ("relative", "absolute")
 
 
 def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "",
-          scale: str = "relative") -> Callable[..., float]:
+          scale: str = "relative", bounded_by: tuple[str | None, str | None] | None = None,
+          missing: str = "") -> Callable[..., float]:
     """An asv ``track_*`` method returning ``read(self, data, *params)`` (the number, in ``unit``).
 
     ``direction`` says which way is better: ``"higher"`` or ``"lower"``; ``"flag"`` (a 0/1
@@ -67,13 +68,20 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     (:mod:`impls.harness.report.directions` reads it). ``scale="absolute"`` marks a number
     whose 0 is a natural value and whose noise adds (an error, a difference, an overhead
     in percent): ``make noise`` and ``make compare`` judge its changes in ``unit``, not
-    relative to its value. Each call makes a new function, so every benchmark carries its
-    own ``unit``, ``direction`` and pinned ``version``.
+    relative to its value. ``bounded_by`` names the sibling flag tracks (lower, upper; None
+    for neither) whose 1 says the number is only a lower or an upper bound at that point;
+    ``make compare`` then judges only the changes the bounds prove. ``missing`` says what
+    a NaN from ``read`` means (asv stores it as it stores a skip). Each call makes a new
+    function, so every benchmark carries its own ``unit``, ``direction`` and pinned ``version``.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
     if scale not in SCALES:
         raise ValueError(f"scale {scale!r}: expected one of {', '.join(SCALES)}")
+    if bounded_by is not None and (len(bounded_by) != 2 or not any(bounded_by) or not all(
+            name is None or name.startswith("track_") for name in bounded_by)):
+        raise ValueError(f"bounded_by {bounded_by!r}: expected (lower-bound flag, upper-bound flag), "
+                         "track_ names or None, at least one named")
 
     def method(self, data, *params):
         return read(self, data, *params)
@@ -81,17 +89,21 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     method.unit, method.direction = unit, direction
     if scale != "relative":
         method.scale = scale
+    if bounded_by is not None:
+        method.bounded_by = tuple(bounded_by)
+    if missing:
+        method.missing = missing
     method.__doc__ = doc or None
     return method
 
 
 def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
-          scale: str = "relative") -> Callable[..., float]:
+          scale: str = "relative", missing: str = "") -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
-    the row lacks ``key`` or holds None (a number only some runs have)."""
+    the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why)."""
     if optional:
         return track(lambda self, *_: math.nan if self.row.get(key) is None else float(self.row[key]),
-                     unit=unit, direction=direction, doc=doc, scale=scale)
+                     unit=unit, direction=direction, doc=doc, scale=scale, missing=missing)
     return track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale)
 
 

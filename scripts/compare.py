@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         declared = directions.declared_directions()
         scales = directions.declared_scales()
+        bounds, missing = directions.declared_bounds(), directions.declared_missing()
     except Exception as err:  # noqa: BLE001 - a benchmark that does not import, or declares no direction
         print(f"compare: cannot read the benchmarks' declared directions: {' '.join(str(err).split())}",
               file=sys.stderr)
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if measured is not None and measured.unversioned:
         print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
               "and are applied whatever the version; `make noise` again records it")
-    result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales)
+    result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing)
     for line in compare.format_comparison(result):
         print(line)
     if result.regressed:

@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results_dir = args.results or paths.results_dir()
     try:
+        cli.check_output(args.out, "--out")   # before the measuring, not after it
         machine = runs.choose_run_machine(args.machine, results_dir, "" if args.machine else paths.machine_name(),
                                           current_profile())
         skipped: list[tuple[Path, str]] = []
@@ -52,7 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"measure_noise: {err}", file=sys.stderr)
         return 2
-    out = noise.save_noise(measured, args.out or noise.default_noise_path(machine))
+    try:
+        out = noise.save_noise(measured, args.out or noise.default_noise_path(machine))
+    except OSError as err:
+        print(f"measure_noise: cannot write the thresholds: {err}", file=sys.stderr)
+        return 2
     thresholds = list(measured.thresholds.values())
     noisy = [t for t in thresholds if t.too_noisy]
     print(f"measure_noise: {machine}: {len(thresholds)} numbers from {len(used)} runs of "

@@ -47,6 +47,14 @@ def test_a_threshold_measured_on_another_version_does_not_judge_the_new_one(resu
     [change] = [c for c in compare.compare_runs(old, new, {RATE: "higher"}, measured).changes
                 if c.benchmark == RATE]
     assert change.kind == compare.NO_THRESHOLD
+    assert "measured on another version" in change.line()
+
+
+def test_an_unwritable_thresholds_path_is_refused_before_measuring(results):
+    for out in (results, results / "no-such-dir" / "n.json"):
+        done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out))
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--out" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and done.stdout == ""
 
 
 def test_a_measured_number_that_fails_in_the_new_run_is_a_breakage(results):
@@ -68,7 +76,7 @@ def test_skipped_and_gone_numbers_are_named_but_do_not_fail_the_gate(results):
     assert done.returncode == 0, done.stdout + done.stderr
     assert [line.split()[1] for line in lines_of(done.stdout, compare.SKIPPED)] == [RATE]
     assert [line.split()[1] for line in lines_of(done.stdout, compare.GONE)] == [LATENCY]
-    assert "2 only in the base run (0 failed, 1 skipped, 1 gone)" in done.stdout
+    assert "2 only in the base run (0 failed, 1 skipped or without a value, 1 gone)" in done.stdout
 
 
 def test_nothing_in_common_is_a_refusal_not_a_pass(results):

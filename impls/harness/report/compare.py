@@ -1,11 +1,13 @@
 """Compare two stored runs number by number: direction-aware, against each number's measured noise.
 
-For a number with old value ``a`` and new value ``b`` the relative change is
-``(b - a) / |a|``; for one declared on the absolute scale (an error, a difference, an
-overhead in percent: :mod:`noise`) it is ``b - a`` in the number's unit. A
-higher-is-better number got *worse* by minus its change, a lower-is-better one by its
-change. It is a regression when it got worse by more than its threshold (:mod:`noise`),
-an improvement when it got better by more. A threshold measured on the other scale than
+For a number with old value ``a`` and new value ``b``, both positive, the change is the
+factor ``b / a``: a lower-is-better number got *worse* when ``b / a`` exceeds ``1 + t``
+(``t`` its relative threshold, :mod:`noise`), a higher-is-better one when ``a / b`` does;
+better the other way round by the same factor, so a rate and the time it inverts get the
+same verdict. Otherwise (0, a sign change) the relative change ``(b - a) / |a|`` is
+judged against ``t``; for a number declared on the absolute scale (an error, a
+difference, an overhead in percent) it is ``b - a`` in the number's unit. A regression is
+a number worse beyond its threshold, an improvement one better beyond it. A threshold measured on the other scale than
 the one declared now is not used (``make noise`` again), and ``default_threshold``, being
 relative, does not apply to absolute-scale numbers. Flags
 that changed are listed apart and never count as regressions; context numbers and
@@ -13,8 +15,16 @@ numbers without a declared direction are not judged; nor is a number whose thres
 is not measured (unless a default is given) or too noisy to track here, nor one whose
 benchmark version differs between the runs (it measures something else now).
 
+A number its benchmark declares only a bound where a flag says so (``bounded_by``: a
+speed-up over a run that never reached its target is ">= value") is judged only on what
+the bounds prove: a regression when even the new bound's best case is worse beyond noise
+than the old value's worst case, an improvement the other way round; otherwise it is
+listed as a BOUND, not judged.
+
 A number measured in the base run that *failed* in the new one is a breakage and counts
-like a regression; one skipped or gone from the new run is listed, never silently dropped.
+like a regression; one skipped or without a value in the new one (asv stores both as NaN;
+the benchmark may declare what its NaN means, e.g. "did not reach the target") is listed,
+never silently dropped.
 """
 from __future__ import annotations
 
@@ -28,7 +38,8 @@ from impls.harness.report.noise import ABSOLUTE, RELATIVE, Noise, change, too_no
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
-NEW_VERSION, NO_THRESHOLD = "NEW VERSION", "NO THRESHOLD"
+NEW_VERSION, NO_THRESHOLD, BOUND = "NEW VERSION", "NO THRESHOLD", "BOUND"
+LOWER_BOUND, UPPER_BOUND = "lower", "upper"  # a number that is only ">= value" / "<= value"
 FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
 
 
@@ -42,11 +53,13 @@ class Change:
     new: float
     direction: str
     threshold: float | None
-    # REGRESSION / IMPROVEMENT / CHANGED (a flag) / NEW VERSION / NO THRESHOLD / "same" /
-    # "unjudged" / "too noisy"
+    # REGRESSION / IMPROVEMENT / CHANGED (a flag) / NEW VERSION / NO THRESHOLD / BOUND (a
+    # change the bounds do not prove) / "same" / "unjudged" / "too noisy"
     kind: str
     scale: str = RELATIVE
     why_no_threshold: str = ""  # for NO THRESHOLD: why none applies
+    old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND where the old value is only a bound
+    new_bound: str = ""
 
     @property
     def ratio(self) -> float:
@@ -66,7 +79,8 @@ class Change:
         """``REGRESSION <benchmark> <params> <old> -> <new> (<change>)`` and the threshold."""
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         old, new = distinct(self.old, self.new)
-        values = f"{self.kind} {self.benchmark} {params} {old} -> {new}"
+        mark = {LOWER_BOUND: ">= ", UPPER_BOUND: "<= ", "": ""}
+        values = f"{self.kind} {self.benchmark} {params} {mark[self.old_bound]}{old} -> {mark[self.new_bound]}{new}"
         if self.direction == FLAG:
             return f"{values} (flag)"
         if self.kind == NEW_VERSION:
@@ -74,6 +88,9 @@ class Change:
         if self.kind == NO_THRESHOLD:
             why = self.why_no_threshold or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {self.direction} is better; {why}: not judged, run `make noise`)"
+        if self.kind == BOUND:
+            return (f"{values} ({self._change_text()}, {self.direction} is better; >= and <= mark bounds, "
+                    "which prove no change beyond noise: not judged)")
         noise = ("" if self.threshold is None
                  else f"  threshold {self.threshold:.3g} (absolute, in the number's unit)" if self.scale == ABSOLUTE
                  else f"  threshold {100 * self.threshold:.3g}%")
@@ -98,12 +115,16 @@ class Lost:
     params: str
     old: float
     kind: str  # FAILED / SKIPPED / GONE
+    missing: str = ""  # what a NaN of this number means, where its benchmark declares it
 
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
-        why = {FAILED: "failed in the new run", SKIPPED: "skipped in the new run",
+        skipped = (f"no value in the new run: {self.missing}; or skipped there" if self.missing
+                   else "skipped in the new run, or no value there (asv stores both as NaN)")
+        why = {FAILED: "failed in the new run", SKIPPED: skipped,
                GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
-        return f"{self.kind} {self.benchmark} {params} {self.old:.6g} -> ({why})"
+        label = "NO VALUE" if self.kind == SKIPPED and self.missing else self.kind
+        return f"{label} {self.benchmark} {params} {self.old:.6g} -> ({why})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +158,12 @@ def worsening(old: float, new: float, direction: str, scale: str = RELATIVE) -> 
 
 def judge_change(old: float, new: float, direction: str, threshold: float | None,
                  scale: str = RELATIVE) -> str:
-    """Return the kind of change (see :class:`Change`); ``threshold`` is on ``scale``."""
+    """Return the kind of change (see :class:`Change`); ``threshold`` is on ``scale``.
+
+    On the relative scale two positive values are judged by the factor between them, the
+    same both ways: worse by more than ``1 + threshold`` times is a regression, better by
+    more an improvement, so a rate that falls to 1/1.6 of its value and the time that rises
+    1.6x get one verdict. Other values are judged by their relative change."""
     if direction == FLAG:
         return FLIPPED if new != old else "same"
     if direction not in (HIGHER, LOWER):
@@ -146,6 +172,10 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
         return "same" if new == old else NO_THRESHOLD
     if too_noisy(threshold, scale):
         return "too noisy"
+    if scale == RELATIVE and 0 < old < math.inf and 0 < new < math.inf:
+        worse_by = new / old if direction == LOWER else old / new
+        return (REGRESSION if worse_by > 1 + threshold else IMPROVEMENT if 1 / worse_by > 1 + threshold
+                else "same")
     worse = worsening(old, new, direction, scale)
     if worse > threshold:
         return REGRESSION
@@ -165,15 +195,54 @@ def _points(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, str]
             in zip(rows["benchmark"], rows["param_label"], rows["status"], rows["value"], versions)}
 
 
+def _bound(points: dict, flags: tuple[str | None, str | None] | None, params: str) -> str:
+    """:data:`LOWER_BOUND` / :data:`UPPER_BOUND` where the run's flag for ``params`` is set
+    (``flags``: the lower- and upper-bound flag benchmarks), else ""."""
+    for flag, bound in zip(flags or (), (LOWER_BOUND, UPPER_BOUND)):
+        status, value, _ = points.get((flag, params), ("", 0.0, ""))
+        if flag and status == STATUS_OK and value == 1:
+            return bound
+    return ""
+
+
+def judge_bounded(old: float, new: float, old_bound: str, new_bound: str, direction: str,
+                  threshold: float | None, scale: str = RELATIVE) -> str:
+    """Return the kind of change between values that may be bounds (:data:`LOWER_BOUND`,
+    :data:`UPPER_BOUND`, "" for a value): a regression only where even the new value's best
+    case is worse beyond noise than the old one's worst case, an improvement the other way
+    round, :data:`BOUND` where the bounds prove neither; :func:`judge_change` for two values."""
+    if not (old_bound or new_bound) or direction not in (HIGHER, LOWER):
+        return judge_change(old, new, direction, threshold, scale)
+    if threshold is None or too_noisy(threshold, scale):
+        return judge_change(old, new, direction, threshold, scale)
+
+    def worst_and_best(value: float, bound: str) -> tuple[float, float]:
+        low = -math.inf if bound == UPPER_BOUND else value
+        high = math.inf if bound == LOWER_BOUND else value
+        return (low, high) if direction == HIGHER else (high, low)
+
+    (old_worst, old_best), (new_worst, new_best) = worst_and_best(old, old_bound), worst_and_best(new, new_bound)
+    if judge_change(old_worst, new_best, direction, threshold, scale) == REGRESSION:
+        return REGRESSION
+    if judge_change(old_best, new_worst, direction, threshold, scale) == IMPROVEMENT:
+        return IMPROVEMENT
+    return BOUND
+
+
 def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str],
                  noise: Noise | None, default_threshold: float | None = None,
-                 scales: dict[str, str] | None = None) -> Comparison:
+                 scales: dict[str, str] | None = None,
+                 bounds: dict[str, tuple[str | None, str | None]] | None = None,
+                 missing: dict[str, str] | None = None) -> Comparison:
     """Return the :class:`Comparison` of run ``head`` against run ``base`` (result frames).
 
     ``scales`` maps a benchmark to :data:`ABSOLUTE` where it is declared so. A measured
     threshold applies only to the benchmark version and the scale it was measured on (when
     the thresholds file records a version); ``default_threshold`` (relative) to
-    relative-scale numbers without a measured one.
+    relative-scale numbers without a measured one. ``bounds`` maps a benchmark to its
+    lower- and upper-bound flag benchmarks (:func:`directions.declared_bounds`): where a
+    run's flag is set its value is only that bound (:func:`judge_bounded`). ``missing``
+    says what a benchmark's NaN means (:func:`directions.declared_missing`).
     """
     old, new = _points(base), _points(head)
     changes, lost = [], []
@@ -183,7 +252,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         status, after, new_version = new.get(key, ("", math.nan, ""))
         if status != STATUS_OK:
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
-            lost.append(Lost(benchmark, params, before, kind))
+            lost.append(Lost(benchmark, params, before, kind, (missing or {}).get(benchmark, "")))
             continue
         direction = direction_of(benchmark, declared)
         if old_version and new_version and old_version != new_version:
@@ -193,7 +262,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         measured = noise.get(benchmark, params) if noise else None
         why = ""
         if measured is not None and measured.version and new_version and measured.version != new_version:
-            measured = None  # measured on another version of the benchmark
+            measured = None
+            why = "its threshold was measured on another version of the benchmark"
         elif measured is not None and measured.scale != scale:
             why = f"its threshold was measured on the {measured.scale} scale, the number is now {scale}"
             measured = None
@@ -205,9 +275,11 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             threshold = None
             why = why or ("no threshold measured for this number (absolute scale: a relative "
                           "default does not apply)" if default_threshold is not None else "")
-        kind = judge_change(before, after, direction, threshold, scale)
+        flags = (bounds or {}).get(benchmark)
+        old_bound, new_bound = _bound(old, flags, params), _bound(new, flags, params)
+        kind = judge_bounded(before, after, old_bound, new_bound, direction, threshold, scale)
         changes.append(Change(benchmark, params, before, after, direction, threshold, kind, scale,
-                              why if kind == NO_THRESHOLD else ""))
+                              why if kind == NO_THRESHOLD else "", old_bound, new_bound))
     only_new = sum(1 for k, (status, _, _) in new.items()
                    if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
     return Comparison(changes, lost, only_new)
@@ -215,15 +287,17 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
 
 def format_comparison(comparison: Comparison) -> list[str]:
     """Return the lines to print: regressions and failures, improvements, flipped flags, new
-    versions, numbers skipped or gone, changed numbers without a threshold, then a summary."""
+    versions, numbers skipped or gone, changed numbers without a threshold, bounds that prove
+    no change, then a summary."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
     for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
         lines += [c.line() for c in comparison.of_kind(kind)]
     lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind)]
     lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
+    lines += [c.line() for c in comparison.of_kind(BOUND)]
     counts = {kind: len(comparison.of_kind(kind))
-              for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, "same",
+              for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
                            "too noisy", "unjudged")}
     lost = {kind: len(comparison.lost_of_kind(kind)) for kind in (FAILED, SKIPPED, GONE)}
     lines.append(
@@ -231,7 +305,9 @@ def format_comparison(comparison: Comparison) -> list[str]:
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
         f"{counts['same']} within noise, {counts['too noisy']} too noisy to track here, "
         f"{counts[NEW_VERSION]} with a new benchmark version, {counts[NO_THRESHOLD]} changed without a "
-        f"measured threshold, {counts['unjudged']} not judged (context or undeclared); "
-        f"{comparison.only_in_base} only in the base run ({lost[FAILED]} failed, {lost[SKIPPED]} skipped, "
+        f"measured threshold, {counts[BOUND]} bounds that prove no change, "
+        f"{counts['unjudged']} not judged (context or undeclared); "
+        f"{comparison.only_in_base} only in the base run ({lost[FAILED]} failed, {lost[SKIPPED]} skipped or "
+        f"without a value, "
         f"{lost[GONE]} gone), {comparison.only_in_head} only in the new one")
     return lines

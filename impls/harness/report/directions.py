@@ -114,6 +114,30 @@ def declared_scales(package: str = "benchmarks") -> dict[str, str]:
             if name.startswith("track_") and getattr(getattr(cls, name), "scale", None) == "absolute"}
 
 
+@functools.cache
+def declared_bounds(package: str = "benchmarks") -> dict[str, tuple[str | None, str | None]]:
+    """Return ``{asv benchmark name: (lower-bound flag, upper-bound flag)}`` (asv names, or
+    None) for every track declaring ``bounded_by``: where a flag is 1 the number is only
+    that bound."""
+    found = {}
+    for module_name, cls in _benchmark_classes(package):
+        prefix = f"{module_name}.{cls.__name__}."
+        for name in dir(cls):
+            flags = getattr(getattr(cls, name), "bounded_by", None) if name.startswith("track_") else None
+            if flags:
+                found[prefix + name] = tuple(None if f is None else prefix + f for f in flags)
+    return found
+
+
+@functools.cache
+def declared_missing(package: str = "benchmarks") -> dict[str, str]:
+    """Return ``{asv benchmark name: what its NaN means}`` for every track declaring ``missing``
+    (asv stores such a NaN as it stores a skip)."""
+    return {f"{module_name}.{cls.__name__}.{name}": getattr(cls, name).missing
+            for module_name, cls in _benchmark_classes(package) for name in dir(cls)
+            if name.startswith("track_") and getattr(getattr(cls, name), "missing", "")}
+
+
 def direction_of(benchmark: str, declared: dict[str, str]) -> str:
     """Return the direction of asv benchmark ``benchmark``; :data:`UNKNOWN` when undeclared.
 

@@ -79,7 +79,11 @@ class Threshold:
         return (abs(value) if self.scale == RELATIVE else 1.0) * self.spread / 2
 
     def exceeded_by(self, old: float, new: float) -> bool:
-        """Whether the change from ``old`` to ``new`` is larger than the threshold."""
+        """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
+        relative scale, for two positive values, a factor above ``1 + threshold`` either way
+        (as ``make compare`` judges it)."""
+        if self.scale == RELATIVE and 0 < old < math.inf and 0 < new < math.inf:
+            return max(new / old, old / new) > 1 + self.threshold
         return abs(change(old, new, self.scale)) > self.threshold
 
 

@@ -1,0 +1,98 @@
+"""make compare on rates against times (one factor both ways), on numbers that are only
+bounds, and on numbers whose NaN means something (a run that did not reach its target)."""
+import math
+
+import pandas as pd
+import pytest
+
+from impls.harness.report import compare, directions, noise
+
+RATIO = "bench_slide.SlideSpeedup.track_time_to_target_ratio"
+LOWER_FLAG = "bench_slide.SlideSpeedup.track_ratio_is_lower_bound"
+UPPER_FLAG = "bench_slide.SlideSpeedup.track_ratio_is_upper_bound"
+TIME = "bench_slide.SlideBatchSize.track_time_to_target"
+
+
+@pytest.mark.parametrize("old, new, direction, kind", [
+    (1000.0, 1000 / 1.6, "higher", compare.REGRESSION),   # a rate 1.6x slower
+    (1.0, 1.6, "lower", compare.REGRESSION),               # the time it inverts
+    (1000.0, 1600.0, "higher", compare.IMPROVEMENT),
+    (1.6, 1.0, "lower", compare.IMPROVEMENT),
+    (1000.0, 1000 / 1.4, "higher", "same"),                # 1.4x slower: within 45% both ways
+    (1.0, 1.4, "lower", "same"),
+])
+def test_a_rate_and_the_time_it_inverts_get_one_verdict(old, new, direction, kind):
+    assert compare.judge_change(old, new, direction, 0.45) == kind
+
+
+def test_the_history_steps_use_the_same_factor_both_ways():
+    t = noise.Threshold("b", "", 2, 0.15, 0.45)
+    assert t.exceeded_by(1000.0, 1000 / 1.6) and t.exceeded_by(1.0, 1.6)
+    assert not t.exceeded_by(1000.0, 1000 / 1.4) and not t.exceeded_by(1.0, 1.4)
+
+
+@pytest.mark.parametrize("old, old_bound, new, new_bound, direction, kind", [
+    (2.0, "", 3.0, "lower", "higher", compare.IMPROVEMENT),      # >= 3 is above 2 whatever it is
+    (2.0, "", 1.0, "lower", "higher", compare.BOUND),            # >= 1 may still be 2
+    (2.0, "", 1.0, "upper", "higher", compare.REGRESSION),       # <= 1 is below 2 whatever it is
+    (1.08, "lower", 1.5, "lower", "higher", compare.BOUND),      # two lower bounds prove nothing
+    (0.82, "upper", 0.87, "upper", "higher", compare.BOUND),
+    (3.0, "lower", 1.0, "", "higher", compare.REGRESSION),       # was >= 3, now 1
+    (3.0, "lower", 3.0, "", "higher", compare.BOUND),            # was >= 3, now 3: it may have been 30
+    (10.0, "", 20.0, "lower", "lower", compare.REGRESSION),      # a time: now >= 20 s, was 10 s
+    (10.0, "", 20.0, "upper", "lower", compare.BOUND),           # now <= 20 s: may be 10 still
+    (2.0, "", 3.0, "lower", "context", "unjudged"),
+])
+def test_bounds_are_judged_only_on_what_they_prove(old, old_bound, new, new_bound, direction, kind):
+    assert compare.judge_bounded(old, new, old_bound, new_bound, direction, 0.1) == kind
+
+
+def test_without_a_threshold_a_bound_is_not_judged_either():
+    assert compare.judge_bounded(2.0, 3.0, "", "lower", "higher", None) == compare.NO_THRESHOLD
+
+
+def _frame(points: dict[tuple[str, str], float]) -> pd.DataFrame:
+    return pd.DataFrame({"benchmark": [b for b, _ in points], "param_label": [p for _, p in points],
+                         "value": list(points.values()),
+                         "status": ["skipped" if math.isnan(v) else "ok" for v in points.values()],
+                         "type": "track", "version": "1"})
+
+
+def test_compare_reads_each_points_own_flags_from_each_run():
+    dense, sampled = "comparison='dense-cpu/slide'", "comparison='sampled-cpu/slide'"
+    base = _frame({(RATIO, dense): 8.0, (LOWER_FLAG, dense): 0.0, (UPPER_FLAG, dense): 0.0,
+                   (RATIO, sampled): 0.82, (LOWER_FLAG, sampled): 0.0, (UPPER_FLAG, sampled): 1.0})
+    head = _frame({(RATIO, dense): 1.1, (LOWER_FLAG, dense): 1.0, (UPPER_FLAG, dense): 0.0,
+                   (RATIO, sampled): 0.95, (LOWER_FLAG, sampled): 0.0, (UPPER_FLAG, sampled): 1.0})
+    declared = directions.declared_directions()
+    result = compare.compare_runs(base, head, declared, None, 0.1, bounds=directions.declared_bounds())
+    by_point = {c.params: c for c in result.changes if c.benchmark == RATIO}
+    # 8x measured, then only ">= 1.1x": the dense run stopped before the target; not a regression
+    assert by_point[dense].kind == compare.BOUND and by_point[dense].new_bound == compare.LOWER_BOUND
+    assert ">= 1.1" in by_point[dense].line() and "bounds" in by_point[dense].line()
+    assert by_point[sampled].kind == compare.BOUND and by_point[sampled].old_bound == compare.UPPER_BOUND
+    assert not result.regressed
+    # the same values without the declarations read as a regression and an improvement
+    blind = {c.params: c.kind for c in compare.compare_runs(base, head, declared, None, 0.1).changes
+             if c.benchmark == RATIO}
+    assert blind == {dense: compare.REGRESSION, sampled: compare.IMPROVEMENT}
+
+
+def test_a_time_that_is_no_longer_reached_says_so():
+    point = "batch=64, method='slide'"
+    base, head = _frame({(TIME, point): 5.56}), _frame({(TIME, point): math.nan})
+    result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
+                                  missing=directions.declared_missing())
+    (line,) = [item.line() for item in result.lost]
+    assert line.startswith("NO VALUE ") and "did not reach the target" in line
+    plain = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1)
+    assert plain.lost[0].line().startswith("SKIPPED ") and "or no value there" in plain.lost[0].line()
+
+
+def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():
+    declared = directions.declared_directions()
+    bounds = directions.declared_bounds()
+    assert RATIO in bounds
+    for benchmark, flags in bounds.items():
+        for flag in flags:
+            assert flag is None or declared.get(flag) == directions.FLAG, (benchmark, flag)
