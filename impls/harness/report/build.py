@@ -20,7 +20,7 @@ from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
 from impls.harness.report.measure import no_artifact
 from impls.harness.report.model import Report
-from impls.harness.report.noise import default_noise_path, load_noise
+from impls.harness.report.noise import Noise, default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
 from impls.harness.report.skipped import skipped_points
 from impls.harness.report.verdicts import NOT_MEASURED, evaluate_claims
@@ -82,6 +82,39 @@ def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, s
     return out
 
 
+def _usable_noise(machine: str, points: pd.DataFrame, no_results: bool) -> tuple[Noise | None, list[str]]:
+    """The machine's measured thresholds that apply to its newest results (measured on this
+    machine, on the scale and benchmark version declared now: what ``make compare`` uses),
+    and the report's notes on what was left out and why."""
+    noise_path = default_noise_path(machine)  # measured spread: intervals on single points
+    noise = load_noise(noise_path) if noise_path.is_file() else None
+    if noise is None:
+        return None, [] if no_results else [
+            f"No measured noise for {machine} ({noise_path} is absent): single points have no "
+            "interval, so no verdict can be inconclusive; copy the machine's noise file with its "
+            "results, or run make noise."]
+    if noise.machine and noise.machine != machine:
+        return None, [f"{noise_path} holds the thresholds of machine {noise.machine!r}, not {machine!r}: not "
+                      "used (make compare refuses them too); run make noise on this machine's runs."]
+    notes = []
+    try:
+        noise, other_scale = noise.on_scales(declared_scales())
+    except Exception:  # noqa: BLE001 - benchmarks that do not import: said with the directions
+        other_scale = 0
+    if other_scale:
+        notes.append(f"{other_scale} threshold(s) in {noise_path} were measured on another scale than their "
+                     "benchmarks now declare (absolute: errors, differences, overheads): not used for "
+                     "intervals or history steps, as make compare does not use them; run make noise.")
+    if "version" in points:
+        current = {str(b): str(v) for b, v in zip(points["benchmark"], points["version"]) if v}
+        noise, other_version = noise.on_versions(current)
+        if other_version:
+            notes.append(f"{other_version} threshold(s) in {noise_path} were measured on another version of "
+                         "their benchmark than its newest results: not used for intervals or history steps, "
+                         "as make compare does not use them; run make noise.")
+    return noise, notes
+
+
 def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_path: Path,
                  figure_specs: Mapping[str, FigureSpec] | None = None) -> Report:
     """Return the :class:`Report` of ``machine``; raise NoResultsError if it has no data at all.
@@ -104,21 +137,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes: list[str] = []
     state = describe_machine(machine, records)
     points = results.latest_points(frame)
-    noise_path = default_noise_path(machine)  # measured spread: intervals on single points
-    noise = load_noise(noise_path) if noise_path.is_file() else None
-    if noise is not None:
-        try:
-            noise, other_scale = noise.on_scales(declared_scales())
-        except Exception:  # noqa: BLE001 - benchmarks that do not import: said with the directions below
-            other_scale = 0
-        if other_scale:
-            notes.append(f"{other_scale} threshold(s) in {noise_path} were measured on another scale than their "
-                         "benchmarks now declare (absolute: errors, differences, overheads): not used for "
-                         "intervals or history steps, as make compare does not use them; run make noise.")
-    if noise is None and not frame.empty:
-        notes.append(f"No measured noise for {machine} ({noise_path} is absent): single points have no "
-                     "interval, so no verdict can be inconclusive; copy the machine's noise file with its "
-                     "results, or run make noise.")
+    noise, noise_notes = _usable_noise(machine, points, frame.empty)
+    notes += noise_notes
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, noise), unreadable)
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()

@@ -128,6 +128,15 @@ class Noise:
         kept = {key: t for key, t in self.thresholds.items() if t.scale == scales.get(t.benchmark, RELATIVE)}
         return dataclasses.replace(self, thresholds=kept), len(self.thresholds) - len(kept)
 
+    def on_versions(self, versions: dict[str, str]) -> tuple["Noise", int]:
+        """This noise without the thresholds measured on another version of their benchmark
+        than ``versions`` gives (benchmark -> its current asv version; a benchmark absent
+        there, or a threshold that records no version, is kept), and how many were left out:
+        a threshold holds for the version it was measured on, as ``make compare`` applies it."""
+        kept = {key: t for key, t in self.thresholds.items()
+                if not t.version or not versions.get(t.benchmark) or versions[t.benchmark] == t.version}
+        return dataclasses.replace(self, thresholds=kept), len(self.thresholds) - len(kept)
+
     @property
     def unversioned(self) -> int:
         """How many thresholds record no benchmark version (they apply to any version)."""
