@@ -96,3 +96,14 @@ def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():
     for benchmark, flags in bounds.items():
         for flag in flags:
             assert flag is None or declared.get(flag) == directions.FLAG, (benchmark, flag)
+
+
+def test_history_steps_of_a_number_that_was_a_bound_are_changes_not_regressions():
+    from impls.harness.report.history import _judged_direction
+
+    bounds = directions.declared_bounds()
+    frame = pd.DataFrame({"benchmark": [RATIO, LOWER_FLAG, UPPER_FLAG], "value": [8.0, 0.0, 0.0]})
+    assert _judged_direction(RATIO, "higher", frame, bounds) == "higher"
+    frame.loc[1, "value"] = 1.0                      # one run's ratio is only ">= value"
+    assert _judged_direction(RATIO, "higher", frame, bounds) == "context"
+    assert _judged_direction(TIME, "lower", frame, bounds) == "lower"   # declares no bounds

@@ -14,7 +14,7 @@ from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.report import results
 from impls.harness.report.claims import load_claims
-from impls.harness.report.directions import declared_directions, declared_scales
+from impls.harness.report.directions import declared_bounds, declared_directions, declared_scales
 from impls.harness.report.environment_table import environment_tables
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
@@ -154,9 +154,9 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         notes.append(f"{len(left_out)} input file(s) were left out (see Unreadable inputs): the verdicts "
                      "and figures rest on the other runs, which may be older or fewer than the newest.")
     try:
-        directions = declared_directions()
+        directions, bounds = declared_directions(), declared_bounds()
     except Exception as err:  # noqa: BLE001 - history steps then go unjudged, said in a note
-        directions = {}
+        directions, bounds = {}, {}
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({str(r.get("profile")) for r in records.values() if r.get("profile")})
     return Report(
@@ -168,7 +168,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         claims=[r for r in evaluated if not r.claim.peer],
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state),
-        history=history_figures(frame, directions, noise),
+        history=history_figures(frame, directions, noise, bounds=bounds),
         skipped=skipped_points(points, _benchmark_info(results_dir), state),
         notes=notes,
         unreadable=unreadable,

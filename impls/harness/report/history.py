@@ -280,15 +280,28 @@ def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
         plotting.close(figure)
 
 
+def _judged_direction(benchmark: str, direction: str, frame: pd.DataFrame,
+                      bounds: dict[str, tuple[str | None, str | None]]) -> str:
+    """``direction``, or "context" (steps are changes, never regressions) for a benchmark
+    whose value is only a bound at some run of ``frame`` (a flag of ``bounds`` is 1)."""
+    flags = [f for f in bounds.get(benchmark, ()) if f]
+    if flags and (frame[frame["benchmark"].isin(flags)]["value"] == 1).any():
+        return "context"
+    return direction
+
+
 def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None,
-                    noise: Noise | None = None, workers: int | None = None) -> list[HistoryFigure]:
+                    noise: Noise | None = None, workers: int | None = None,
+                    bounds: dict[str, tuple[str | None, str | None]] | None = None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
     that has at least one measured value, in benchmark-name order.
 
     ``directions`` (:func:`directions.declared_directions`) judges the steps; without it
-    every step is a "change" unless asv's naming says lower is better. ``noise`` drops
-    steps within each number's measured threshold. ``workers``: processes that draw the
-    figures (:func:`plotting.draw_all`); the figures do not depend on it.
+    every step is a "change" unless asv's naming says lower is better. A benchmark of
+    ``bounds`` (:func:`directions.declared_bounds`) that is only a bound at some run has
+    its steps drawn as changes: a step to or from a bound proves no regression. ``noise``
+    drops steps within each number's measured threshold. ``workers``: processes that draw
+    the figures (:func:`plotting.draw_all`); the figures do not depend on it.
     """
     directions = directions or {}
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
@@ -301,8 +314,9 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
             # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
             if not rows["value"].isna().all()]
     kinds = [data_kind((benchmark,)) for benchmark, _, _ in todo]
-    drawn = plotting.draw_all(rendered_history, [(rows, commits, direction, noise, kind)
-                                                 for (_, rows, direction), kind in zip(todo, kinds)], workers)
+    drawn = plotting.draw_all(rendered_history, [
+        (rows, commits, _judged_direction(benchmark, direction, frame, bounds or {}), noise, kind)
+        for (benchmark, rows, direction), kind in zip(todo, kinds)], workers)
     return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg,
                           kind)
             for (benchmark, rows, direction), (png, svg, series, shown, steps), kind in zip(todo, drawn, kinds)]
