@@ -78,10 +78,13 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
         raise ValueError(f"direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
     if scale not in SCALES:
         raise ValueError(f"scale {scale!r}: expected one of {', '.join(SCALES)}")
-    if bounded_by is not None and (len(bounded_by) != 2 or not any(bounded_by) or not all(
-            name is None or name.startswith("track_") for name in bounded_by)):
-        raise ValueError(f"bounded_by {bounded_by!r}: expected (lower-bound flag, upper-bound flag), "
-                         "track_ names or None, at least one named")
+    if bounded_by is not None and (
+            len(bounded_by) != 2 or not any(bounded_by) or bounded_by[0] == bounded_by[1]
+            or not all(name is None or name.startswith("track_") for name in bounded_by)
+            or direction not in ("higher", "lower")):
+        raise ValueError(f"bounded_by {bounded_by!r} on a {direction!r} track: expected (lower-bound flag, "
+                         "upper-bound flag), two different track_ names or one and None, on a higher- or "
+                         "lower-is-better track")
 
     def method(self, data, *params):
         return read(self, data, *params)
@@ -101,6 +104,8 @@ def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: s
           scale: str = "relative", missing: str = "") -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
     the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why)."""
+    if missing and not optional:
+        raise ValueError(f"field {key!r}: missing= says what a NaN means, and only an optional field has one")
     if optional:
         return track(lambda self, *_: math.nan if self.row.get(key) is None else float(self.row[key]),
                      unit=unit, direction=direction, doc=doc, scale=scale, missing=missing)

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: no number of the base run {old.label} was measured in the new run "
               f"{new.label}: nothing was compared", file=sys.stderr)
         return 2
-    if not any(c.kind not in (compare.NO_THRESHOLD, compare.NEW_VERSION, "too noisy")
+    if not any(c.kind not in (compare.NO_THRESHOLD, compare.NEW_VERSION, compare.BOUND, "too noisy")
                and c.threshold is not None and c.direction in directions.JUDGED for c in result.changes):
         print("compare: no number in common has a usable threshold for its version (new benchmark versions, "
               "thresholds of other benchmarks, or all too noisy to track here): nothing was judged; run "

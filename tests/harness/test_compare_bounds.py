@@ -69,7 +69,7 @@ def test_compare_reads_each_points_own_flags_from_each_run():
     by_point = {c.params: c for c in result.changes if c.benchmark == RATIO}
     # 8x measured, then only ">= 1.1x": the dense run stopped before the target; not a regression
     assert by_point[dense].kind == compare.BOUND and by_point[dense].new_bound == compare.LOWER_BOUND
-    assert ">= 1.1" in by_point[dense].line() and "bounds" in by_point[dense].line()
+    assert ">= 1.1" in by_point[dense].line() and "a bound" in by_point[dense].line()
     assert by_point[sampled].kind == compare.BOUND and by_point[sampled].old_bound == compare.UPPER_BOUND
     assert not result.regressed
     # the same values without the declarations read as a regression and an improvement
@@ -98,12 +98,78 @@ def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():
             assert flag is None or declared.get(flag) == directions.FLAG, (benchmark, flag)
 
 
-def test_history_steps_of_a_number_that_was_a_bound_are_changes_not_regressions():
-    from impls.harness.report.history import _judged_direction
+def test_history_steps_to_or_from_a_bound_are_changes_and_the_others_are_judged():
+    from impls.harness.report.history import history_figures
 
-    bounds = directions.declared_bounds()
-    frame = pd.DataFrame({"benchmark": [RATIO, LOWER_FLAG, UPPER_FLAG], "value": [8.0, 0.0, 0.0]})
-    assert _judged_direction(RATIO, "higher", frame, bounds) == "higher"
-    frame.loc[1, "value"] = 1.0                      # one run's ratio is only ">= value"
-    assert _judged_direction(RATIO, "higher", frame, bounds) == "context"
-    assert _judged_direction(TIME, "lower", frame, bounds) == "lower"   # declares no bounds
+    dense, sampled = "comparison='dense-cpu/slide'", "comparison='sampled-cpu/slide'"
+    commits = [c * 8 for c in "abcdef"]
+    ratio = {dense: [8, 8, 8, 1.1, 1.1, 1.1], sampled: [3, 3, 3, 1, 1, 1]}
+    lower = {dense: [0, 0, 0, 1, 1, 1], sampled: [0] * 6}    # dense's 1.1 is only ">= 1.1"
+    rows = []
+    for i, commit in enumerate(commits):
+        for label in (dense, sampled):
+            for bench, value in ((RATIO, ratio[label][i]), (LOWER_FLAG, lower[label][i]), (UPPER_FLAG, 0)):
+                rows.append({"machine": "m", "commit": commit, "date": pd.Timestamp(1_700_000_000 + 86400 * i, unit="s", tz="UTC"),
+                             "env_name": "e", "benchmark": bench,
+                             "type": "track", "unit": "x", "params": {"comparison": label}, "param_label": label,
+                             "value": float(value), "status": "ok",
+                             "started_at": pd.Timestamp(1_700_000_000 + i, unit="s", tz="UTC"),
+                             "version": "1"})
+    frame = pd.DataFrame(rows)
+    declared = directions.declared_directions()
+
+    def kinds(bounds):
+        (figure,) = [f for f in history_figures(frame, declared, None, workers=1, bounds=bounds)
+                     if f.benchmark == RATIO]
+        return {("dense" if "dense" in step.params else "sampled"): step.kind for step in figure.steps}
+
+    assert kinds(None) == {"dense": "regression", "sampled": "regression"}
+    assert kinds(directions.declared_bounds()) == {"dense": "change", "sampled": "regression"}
+
+
+def test_a_bound_whose_flags_were_not_measured_proves_nothing():
+    dense = "comparison='dense-cpu/slide'"
+    base = _frame({(RATIO, dense): 8.0, (LOWER_FLAG, dense): 0.0, (UPPER_FLAG, dense): 0.0})
+    for head in (_frame({(RATIO, dense): 1.1}),                                          # flags absent
+                 _frame({(RATIO, dense): 1.1, (LOWER_FLAG, dense): math.nan, (UPPER_FLAG, dense): 0.0})):
+        (change,) = [c for c in compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
+                                                     bounds=directions.declared_bounds()).changes
+                     if c.benchmark == RATIO]
+        assert change.kind == compare.BOUND and change.new_bound == compare.UNKNOWN_BOUND
+
+
+def test_bounds_that_did_not_move_are_counted_not_listed_and_judge_nothing():
+    dense = "comparison='dense-cpu/slide'"
+    run = _frame({(RATIO, dense): 1.08, (LOWER_FLAG, dense): 1.0, (UPPER_FLAG, dense): 0.0})
+    result = compare.compare_runs(run, run.copy(), directions.declared_directions(), None, 0.1,
+                                  bounds=directions.declared_bounds())
+    lines = compare.format_comparison(result)
+    assert not any(line.startswith("BOUND") for line in lines)
+    assert "1 bounds that prove neither" in lines[-1]
+
+
+def test_a_threshold_written_as_compare_prints_the_params_applies():
+    label = "block_bytes=4096, queue_depth=1"
+    t = noise.Threshold("b", label, 2, 0.01, 0.03)
+    measured = noise.Noise("m", "", [], {("b", "block_bytes=4096,queue_depth=1"): t})
+    assert measured.get("b", label) is t
+    assert noise.Noise("m", "", [], {("b", label): t}).get("b", label) is t
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(direction="higher", bounded_by=("track_a", "track_a")),
+    dict(direction="flag", bounded_by=("track_a", None)),
+    dict(direction="higher", bounded_by=(None, None)),
+])
+def test_a_bounded_by_declaration_that_cannot_hold_is_refused(kwargs):
+    from benchmarks.common import track
+
+    with pytest.raises(ValueError, match="bounded_by"):
+        track(lambda self, *_: 1.0, unit="x", **kwargs)
+
+
+def test_missing_without_optional_is_refused():
+    from benchmarks.common import field
+
+    with pytest.raises(ValueError, match="missing"):
+        field("k", unit="s", direction="lower", missing="never reached")

@@ -40,6 +40,7 @@ from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPE
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
 NEW_VERSION, NO_THRESHOLD, BOUND = "NEW VERSION", "NO THRESHOLD", "BOUND"
 LOWER_BOUND, UPPER_BOUND = "lower", "upper"  # a number that is only ">= value" / "<= value"
+UNKNOWN_BOUND = "unknown"  # its bound flags were not measured in that run: it may be either
 FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
 
 
@@ -79,7 +80,7 @@ class Change:
         """``REGRESSION <benchmark> <params> <old> -> <new> (<change>)`` and the threshold."""
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         old, new = distinct(self.old, self.new)
-        mark = {LOWER_BOUND: ">= ", UPPER_BOUND: "<= ", "": ""}
+        mark = {LOWER_BOUND: ">= ", UPPER_BOUND: "<= ", UNKNOWN_BOUND: "(bound?) ", "": ""}
         values = f"{self.kind} {self.benchmark} {params} {mark[self.old_bound]}{old} -> {mark[self.new_bound]}{new}"
         if self.direction == FLAG:
             return f"{values} (flag)"
@@ -89,10 +90,12 @@ class Change:
             why = self.why_no_threshold or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {self.direction} is better; {why}: not judged, run `make noise`)"
         if self.kind == BOUND:
-            return (f"{values} ({self._change_text()}, {self.direction} is better; >= and <= mark bounds, "
-                    "which prove no change beyond noise: not judged)")
+            return (f"{values} ({self._change_text()}, {self.direction} is better; a bound (>=, <=) at either run: "
+                    "the values prove neither a regression nor an improvement, not judged)")
         noise = ("" if self.threshold is None
                  else f"  threshold {self.threshold:.3g} (absolute, in the number's unit)" if self.scale == ABSOLUTE
+                 else f"  threshold x{1 + self.threshold:.3g} either way ({100 * self.threshold:.3g}%)"
+                 if self.old > 0 and self.new > 0
                  else f"  threshold {100 * self.threshold:.3g}%")
         return f"{values} ({self._change_text()}, {self.direction} is better){noise}"
 
@@ -197,28 +200,35 @@ def _points(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, str]
 
 def _bound(points: dict, flags: tuple[str | None, str | None] | None, params: str) -> str:
     """:data:`LOWER_BOUND` / :data:`UPPER_BOUND` where the run's flag for ``params`` is set
-    (``flags``: the lower- and upper-bound flag benchmarks), else ""."""
+    (``flags``: the lower- and upper-bound flag benchmarks), :data:`UNKNOWN_BOUND` where a
+    declared flag has no value in the run (failed, skipped, absent), else ""."""
+    found = ""
     for flag, bound in zip(flags or (), (LOWER_BOUND, UPPER_BOUND)):
+        if not flag:
+            continue
         status, value, _ = points.get((flag, params), ("", 0.0, ""))
-        if flag and status == STATUS_OK and value == 1:
-            return bound
-    return ""
+        if status != STATUS_OK:
+            return UNKNOWN_BOUND
+        if value == 1:
+            found = found or bound
+    return found
 
 
 def judge_bounded(old: float, new: float, old_bound: str, new_bound: str, direction: str,
                   threshold: float | None, scale: str = RELATIVE) -> str:
     """Return the kind of change between values that may be bounds (:data:`LOWER_BOUND`,
-    :data:`UPPER_BOUND`, "" for a value): a regression only where even the new value's best
-    case is worse beyond noise than the old one's worst case, an improvement the other way
-    round, :data:`BOUND` where the bounds prove neither; :func:`judge_change` for two values."""
+    :data:`UPPER_BOUND`, :data:`UNKNOWN_BOUND`: either; "" for a value): a regression only
+    where even the new value's best case is worse beyond noise than the old one's worst
+    case, an improvement the other way round, :data:`BOUND` where the bounds prove neither;
+    :func:`judge_change` for two values."""
     if not (old_bound or new_bound) or direction not in (HIGHER, LOWER):
         return judge_change(old, new, direction, threshold, scale)
     if threshold is None or too_noisy(threshold, scale):
         return judge_change(old, new, direction, threshold, scale)
 
     def worst_and_best(value: float, bound: str) -> tuple[float, float]:
-        low = -math.inf if bound == UPPER_BOUND else value
-        high = math.inf if bound == LOWER_BOUND else value
+        low = -math.inf if bound in (UPPER_BOUND, UNKNOWN_BOUND) else value
+        high = math.inf if bound in (LOWER_BOUND, UNKNOWN_BOUND) else value
         return (low, high) if direction == HIGHER else (high, low)
 
     (old_worst, old_best), (new_worst, new_best) = worst_and_best(old, old_bound), worst_and_best(new, new_bound)
@@ -287,15 +297,15 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
 
 def format_comparison(comparison: Comparison) -> list[str]:
     """Return the lines to print: regressions and failures, improvements, flipped flags, new
-    versions, numbers skipped or gone, changed numbers without a threshold, bounds that prove
-    no change, then a summary."""
+    versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
+    but prove neither a regression nor an improvement, then a summary."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
     for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
         lines += [c.line() for c in comparison.of_kind(kind)]
     lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind)]
     lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
-    lines += [c.line() for c in comparison.of_kind(BOUND)]
+    lines += [c.line() for c in comparison.of_kind(BOUND) if c.new != c.old or c.new_bound != c.old_bound]
     counts = {kind: len(comparison.of_kind(kind))
               for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
                            "too noisy", "unjudged")}
@@ -305,7 +315,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
         f"{counts['same']} within noise, {counts['too noisy']} too noisy to track here, "
         f"{counts[NEW_VERSION]} with a new benchmark version, {counts[NO_THRESHOLD]} changed without a "
-        f"measured threshold, {counts[BOUND]} bounds that prove no change, "
+        f"measured threshold, {counts[BOUND]} bounds that prove neither (listed where they moved), "
         f"{counts['unjudged']} not judged (context or undeclared); "
         f"{comparison.only_in_base} only in the base run ({lost[FAILED]} failed, {lost[SKIPPED]} skipped or "
         f"without a value, "

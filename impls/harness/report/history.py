@@ -65,7 +65,8 @@ class Step:
 
 
 def series_steps(values: list[float], direction: str, threshold: Threshold | None = None,
-                 versions: list[str] | None = None) -> list[tuple[int, float, float, str]]:
+                 versions: list[str] | None = None,
+                 bounded: list[bool] | None = None) -> list[tuple[int, float, float, str]]:
     """Return (index of the first point of the new level, before, after, kind) for each step.
 
     ``values`` is one series along the commits (NaN where absent); ``versions`` the
@@ -73,7 +74,9 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     version differs from the last known one, each cut is a step of kind "new version",
     and steps are looked for within each piece alone. A piece of fewer than 3 values has
     none. With the number's measured ``threshold`` (:mod:`noise`), a step no larger than
-    it is noise and left out; so is every step of a number too noisy to track.
+    it is noise and left out; so is every step of a number too noisy to track. A step
+    from or to a level with a point that ``bounded`` marks (a bound, or a bound not known)
+    is a "change": a bound proves no regression.
     """
     cuts = []  # (last point of one version, first point of the next)
     if versions is not None:
@@ -86,15 +89,16 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     start = 0
     for before, first in [*cuts, (None, len(values))]:
         found += [(start + at, old, new, kind) for at, old, new, kind
-                  in _steps_within(values[start:first], direction, threshold)]
+                  in _steps_within(values[start:first], direction, threshold,
+                                   None if bounded is None else bounded[start:first])]
         if before is not None:
             found.append((first, float(values[before]), float(values[first]), NEW_VERSION))
         start = first
     return found
 
 
-def _steps_within(values: list[float], direction: str,
-                  threshold: Threshold | None) -> list[tuple[int, float, float, str]]:
+def _steps_within(values: list[float], direction: str, threshold: Threshold | None,
+                  bounded: list[bool] | None = None) -> list[tuple[int, float, float, str]]:
     """:func:`series_steps` of a series of one version."""
     if threshold is not None and threshold.too_noisy:
         return []
@@ -110,7 +114,8 @@ def _steps_within(values: list[float], direction: str,
         if threshold is not None and not threshold.exceeded_by(before, after):
             continue
         worse = after > before if direction == LOWER else after < before
-        kind = ("change" if direction not in (HIGHER, LOWER)
+        on_bound = bounded is not None and any(bounded[left[0]:right[1]])
+        kind = ("change" if direction not in (HIGHER, LOWER) or on_bound
                 else "regression" if worse else "improvement")
         found.append((right[0], float(before), float(after), kind))
     return found
@@ -154,6 +159,7 @@ class _Series:
     values: list[float]  # one per commit on the x axis, NaN where absent
     param_label: str = ""  # asv's, as the noise thresholds are keyed ("" when unparameterised)
     versions: list[str] | None = None  # the benchmark version of each point ("" where unknown)
+    bounded: list[bool] | None = None  # per point: only a bound there, or a bound not known
 
 
 def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
@@ -204,19 +210,37 @@ def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
     ax.grid(True, alpha=0.3)
 
 
+def _bound_marks(item: _Series, flag_rows: pd.DataFrame, order: list[str]) -> list[bool]:
+    """Per commit of ``order``: whether ``item``'s value there is only a bound (a flag of
+    ``flag_rows``, the rows of its bound-flag benchmarks, is 1 at that commit and point) or
+    its bound is not known (a value with a flag unmeasured there)."""
+    mine = flag_rows[flag_rows["param_label"] == item.param_label]
+    set_at = set(mine.loc[mine["value"] == 1, "commit"])
+    flags = flag_rows["benchmark"].nunique()
+    measured = mine[mine["value"].notna()]
+    known_at = {c for c, group in measured.groupby("commit") if group["benchmark"].nunique() == flags}
+    return [commit in set_at or (bool(np.isfinite(v)) and commit not in known_at)
+            for commit, v in zip(order, item.values)]
+
+
 def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                    direction: str = "unknown", noise: Noise | None = None,
-                   data: str | None = None) -> tuple[Figure, int, int]:
+                   data: str | None = None, flag_rows: pd.DataFrame | None = None) -> tuple[Figure, int, int]:
     """Return (figure, number of series, number drawn) for one benchmark's ``rows``, stamped
     with the kind of its ``data`` (:mod:`provenance`: synthetic, not, or None: not known).
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
     gets a tick position even where this benchmark has no value. Detected steps
     (:func:`series_steps`) are marked; ``figure.steps`` lists them as :class:`Step`.
+    ``flag_rows``: the rows of the benchmark's bound flags (``bounded_by``), which make a
+    step from or to a bound a "change".
     """
     order = commits["commit"].tolist()
     rows = newest_per_point(rows, ("commit", "benchmark", "param_label"))
     all_series = _series(rows, order)
+    if flag_rows is not None and not flag_rows.empty:
+        flag_rows = newest_per_point(flag_rows, ("commit", "benchmark", "param_label"))
+        all_series = [dataclasses.replace(item, bounded=_bound_marks(item, flag_rows, order)) for item in all_series]
     panels = _panels(all_series)
     divisor, unit_label = display_scale(str(rows["unit"].iloc[0]), rows["value"])
     columns = min(3, len(panels))
@@ -234,7 +258,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             for at, before, after, kind in series_steps(list(item.values), direction, measured,
-                                                        item.versions):
+                                                        item.versions, item.bounded):
                 ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
                            linewidth=1)
                 ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
@@ -268,26 +292,17 @@ def data_caption(data: str | None) -> str:
 
 
 def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
-                     noise: Noise | None, data: str | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
+                     noise: Noise | None, data: str | None = None,
+                     flag_rows: pd.DataFrame | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
     """Return (PNG, SVG, series, drawn, steps) of :func:`history_figure` for one benchmark.
 
     Module-level and free of shared state, so a worker process can draw it.
     """
-    figure, series, shown = history_figure(rows, commits, direction, noise, data)
+    figure, series, shown = history_figure(rows, commits, direction, noise, data, flag_rows)
     try:
         return plotting.to_png(figure), plotting.to_svg(figure), series, shown, tuple(figure.steps)
     finally:
         plotting.close(figure)
-
-
-def _judged_direction(benchmark: str, direction: str, frame: pd.DataFrame,
-                      bounds: dict[str, tuple[str | None, str | None]]) -> str:
-    """``direction``, or "context" (steps are changes, never regressions) for a benchmark
-    whose value is only a bound at some run of ``frame`` (a flag of ``bounds`` is 1)."""
-    flags = [f for f in bounds.get(benchmark, ()) if f]
-    if flags and (frame[frame["benchmark"].isin(flags)]["value"] == 1).any():
-        return "context"
-    return direction
 
 
 def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None,
@@ -297,13 +312,13 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
     that has at least one measured value, in benchmark-name order.
 
     ``directions`` (:func:`directions.declared_directions`) judges the steps; without it
-    every step is a "change" unless asv's naming says lower is better. A benchmark of
-    ``bounds`` (:func:`directions.declared_bounds`) that is only a bound at some run has
-    its steps drawn as changes: a step to or from a bound proves no regression. ``noise``
-    drops steps within each number's measured threshold. ``workers``: processes that draw
-    the figures (:func:`plotting.draw_all`); the figures do not depend on it.
+    every step is a "change" unless asv's naming says lower is better. For a benchmark of
+    ``bounds`` (:func:`directions.declared_bounds`) a step from or to a point that is only a
+    bound (or whose flags were not measured) is a "change": a bound proves no regression.
+    ``noise`` drops steps within each number's measured threshold. ``workers``: processes
+    that draw the figures (:func:`plotting.draw_all`); the figures do not depend on it.
     """
-    directions = directions or {}
+    directions, bounds = directions or {}, bounds or {}
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
     if tracked.empty:
         return []
@@ -314,9 +329,14 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
             # never measured here (e.g. skipped for want of CUDA): listed as skipped instead
             if not rows["value"].isna().all()]
     kinds = [data_kind((benchmark,)) for benchmark, _, _ in todo]
-    drawn = plotting.draw_all(rendered_history, [
-        (rows, commits, _judged_direction(benchmark, direction, frame, bounds or {}), noise, kind)
-        for (benchmark, rows, direction), kind in zip(todo, kinds)], workers)
+
+    def flag_rows(benchmark: str) -> pd.DataFrame | None:
+        flags = [f for f in bounds.get(benchmark, ()) if f]
+        return frame[frame["benchmark"].isin(flags)] if flags else None
+
+    drawn = plotting.draw_all(rendered_history, [(rows, commits, direction, noise, kind, flag_rows(benchmark))
+                                                 for (benchmark, rows, direction), kind in zip(todo, kinds)],
+                              workers)
     return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg,
                           kind)
             for (benchmark, rows, direction), (png, svg, series, shown, steps), kind in zip(todo, drawn, kinds)]

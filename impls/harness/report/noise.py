@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 import math
+import re
 import statistics
 from collections.abc import Iterable
 from pathlib import Path
@@ -87,6 +89,11 @@ class Threshold:
         return abs(change(old, new, self.scale)) > self.threshold
 
 
+def _label_key(params: str) -> str:
+    """``params`` with no space after its commas: asv's label and ``make compare``'s print."""
+    return re.sub(r",\s+", ",", params)
+
+
 def too_noisy(threshold: float, scale: str = RELATIVE) -> bool:
     """Whether a number with ``threshold`` cannot be tracked: above :data:`TOO_NOISY` on the
     relative scale; infinite (a null in the file) on either."""
@@ -116,9 +123,16 @@ class Noise:
     factor: float = FACTOR
 
     def get(self, benchmark: str, params: str) -> Threshold | None:
-        """The threshold of one number: its own, else one written for every point of the
-        benchmark (params :data:`EVERY_POINT`)."""
-        return self.thresholds.get((benchmark, params)) or self.thresholds.get((benchmark, EVERY_POINT))
+        """The threshold of one number: its own (its params as asv labels them, or written as
+        ``make compare`` prints them, without the space after each comma), else one written
+        for every point of the benchmark (params :data:`EVERY_POINT`)."""
+        return (self.thresholds.get((benchmark, params))
+                or self._by_label.get((benchmark, _label_key(params)))
+                or self.thresholds.get((benchmark, EVERY_POINT)))
+
+    @functools.cached_property
+    def _by_label(self) -> dict[tuple[str, str], Threshold]:
+        return {(b, _label_key(p)): t for (b, p), t in self.thresholds.items()}
 
     def on_scales(self, scales: dict[str, str]) -> tuple["Noise", int]:
         """This noise without the thresholds measured on another scale than the benchmarks now
