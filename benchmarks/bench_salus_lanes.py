@@ -4,6 +4,8 @@ The experiments run once each (a one-line ``setup_cache`` into the registry, whi
 the artifact); the classes name the numbers asv records. Every CPU class has a CUDA twin
 that asv skips where there is no GPU.
 """
+import math
+
 from impls.harness import profiles
 
 from .common import axes, cuda_twin, field, pin_versions, raise_if_skipped, row, track
@@ -57,9 +59,11 @@ class HyperparamExploration:
     params, param_names = axes(workload=HYPERPARAM["workloads"])
     setup = row(lambda data, workload: data["workloads"][workload])
 
-    track_makespan_ratio = field("ratio", unit="x (serial / packed)", direction="higher")
-    track_packed_makespan = track(lambda self, *_: self.row["packed"]["makespan_s"],
-                                  unit="s", direction="lower")
+    track_makespan_ratio = field("ratio", optional=True, unit="x (serial / packed)", direction="higher",
+                                 missing="a job failed in one of the runs (the artifact's errors say which)")
+    track_packed_makespan = track(lambda self, *_: math.nan if self.row["packed"]["failed"]
+                                  else self.row["packed"]["makespan_s"], unit="s", direction="lower",
+                                  missing="a job of the packed run failed: its makespan is no time to finish")
 
 
 class InferenceSharing:

@@ -125,6 +125,16 @@ def test_history_steps_to_or_from_a_bound_are_changes_and_the_others_are_judged(
 
     assert kinds(None) == {"dense": "regression", "sampled": "regression"}
     assert kinds(directions.declared_bounds()) == {"dense": "change", "sampled": "regression"}
+    # 8x measured, then "<= 2": a regression whatever the true value, as make compare says
+    frame.loc[(frame["benchmark"] == LOWER_FLAG) & frame["param_label"].eq(dense), "value"] = 0.0
+    frame.loc[(frame["benchmark"] == UPPER_FLAG) & frame["param_label"].eq(dense)
+              & frame["commit"].isin(commits[3:]), "value"] = 1.0
+    assert kinds(directions.declared_bounds())["dense"] == "regression"
+    # the flags never measured: the 1.1 may be any bound, so nothing is proven
+    unflagged = frame[frame["benchmark"] == RATIO]
+    (figure,) = history_figures(unflagged, declared, None, workers=1, bounds=directions.declared_bounds())
+    assert {("dense" if "dense" in st.params else "sampled"): st.kind for st in figure.steps} == {
+        "dense": "change", "sampled": "change"}
 
 
 def test_a_bound_whose_flags_were_not_measured_proves_nothing():

@@ -29,13 +29,39 @@ def test_the_report_uses_only_this_machines_thresholds_for_the_current_version(t
     path = tmp_path / "m.json"
     monkeypatch.setattr(build, "default_noise_path", lambda machine: path)
     noise.save_noise(_noise("m", "1"), path)
-    used, notes = build._usable_noise("m", _points("1"), False)
-    assert used.get(RATE, "p") is not None and notes == []
-    used, notes = build._usable_noise("m", _points("2"), False)
-    assert used.get(RATE, "p") is None and "another version" in notes[0]
+    history, claims, notes = build._usable_noise("m", _points("1"), False)
+    assert claims.get(RATE, "p") is not None and history.get(RATE, "p") is not None and notes == []
+    history, claims, notes = build._usable_noise("m", _points("2"), False)
+    assert claims.get(RATE, "p") is None and "another version" in notes[0]
+    assert history.get(RATE, "p") is not None       # the history applies it to version 1's points only
     noise.save_noise(_noise("other-box", "1"), path)
-    used, notes = build._usable_noise("m", _points("1"), False)
-    assert used is None and "'other-box'" in notes[0]
+    history, claims, notes = build._usable_noise("m", _points("1"), False)
+    assert history is None and claims is None and "'other-box'" in notes[0]
     path.unlink()
-    used, notes = build._usable_noise("m", _points("1"), False)
-    assert used is None and "No measured noise" in notes[0]
+    history, claims, notes = build._usable_noise("m", _points("1"), False)
+    assert history is None and claims is None and "No measured noise" in notes[0]
+
+
+def test_history_applies_a_threshold_only_to_the_version_it_was_measured_on():
+    from impls.harness.report.history import series_steps
+
+    values = [100.0, 100.0, 100.0, 97.0, 97.0, 97.0, 60.0, 60.0, 60.0, 30.0, 30.0, 30.0]
+    versions = ["1"] * 6 + ["2"] * 6
+    on_1 = noise.Threshold(RATE, "p", 2, 0.03, 0.10, "1")     # 10%, measured on version 1
+    kinds = [(at, kind) for at, _, _, kind in series_steps(values, "higher", on_1, versions)]
+    # version 1's 3% move is within its threshold; version 2's halving is judged without one
+    assert kinds == [(6, "new version"), (9, "regression")]
+    on_2 = noise.Threshold(RATE, "p", 2, 0.3, 1.5, "2")       # version 2 too noisy: no step there
+    kinds = [(at, kind) for at, _, _, kind in series_steps(values, "higher", on_2, versions)]
+    assert kinds == [(3, "regression"), (6, "new version")]
+
+
+def test_a_thresholds_file_without_its_numbers_is_refused(tmp_path):
+    import json
+
+    import pytest
+
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps({"schema": noise.SCHEMA, "machine": "m", "nubmers": []}))
+    with pytest.raises(noise.NoiseError, match="'numbers'"):
+        noise.load_noise(path)

@@ -200,6 +200,15 @@ def test_hyperparam_with_static_partitions_smaller_than_a_job_reports_why_and_no
     assert row["serial"]["done"] == 2 and row["packed"]["done"] == 0
     assert len(row["packed"]["errors"]) == 1 and "static partition" in row["packed"]["errors"][0]
     assert row["ratio"] is None and out["ratio_smallest"] is None   # not a makespan of failures
+    # asv records a NaN (skipped or no value: the track says which), not a failure, and no
+    # "makespan" of a run whose jobs all failed
+    import math
+
+    from benchmarks.bench_salus_lanes import HyperparamExploration
+    bench = HyperparamExploration()
+    bench.row = row
+    assert math.isnan(bench.track_makespan_ratio(None)) and math.isnan(bench.track_packed_makespan(None))
+    assert "failed" in HyperparamExploration.track_packed_makespan.missing
 
 
 def test_hyperparam_smoke_runs_serial_and_packed():

@@ -82,19 +82,22 @@ def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, s
     return out
 
 
-def _usable_noise(machine: str, points: pd.DataFrame, no_results: bool) -> tuple[Noise | None, list[str]]:
-    """The machine's measured thresholds that apply to its newest results (measured on this
-    machine, on the scale and benchmark version declared now: what ``make compare`` uses),
-    and the report's notes on what was left out and why."""
+def _usable_noise(machine: str, points: pd.DataFrame,
+                  no_results: bool) -> tuple[Noise | None, Noise | None, list[str]]:
+    """The machine's measured thresholds as ``make compare`` uses them: (those measured on
+    this machine and on the scale declared now, for the history, which applies each to the
+    benchmark version it was measured on; of those, the ones of the newest results'
+    benchmark versions, for the claims' intervals), and the report's notes on what was left
+    out and why."""
     noise_path = default_noise_path(machine)  # measured spread: intervals on single points
     noise = load_noise(noise_path) if noise_path.is_file() else None
     if noise is None:
-        return None, [] if no_results else [
+        return None, None, [] if no_results else [
             f"No measured noise for {machine} ({noise_path} is absent): single points have no "
             "interval, so no verdict can be inconclusive; copy the machine's noise file with its "
             "results, or run make noise."]
     if noise.machine and noise.machine != machine:
-        return None, [f"{noise_path} holds the thresholds of machine {noise.machine!r}, not {machine!r}: not "
+        return None, None, [f"{noise_path} holds the thresholds of machine {noise.machine!r}, not {machine!r}: not "
                       "used (make compare refuses them too); run make noise on this machine's runs."]
     notes = []
     try:
@@ -105,14 +108,15 @@ def _usable_noise(machine: str, points: pd.DataFrame, no_results: bool) -> tuple
         notes.append(f"{other_scale} threshold(s) in {noise_path} were measured on another scale than their "
                      "benchmarks now declare (absolute: errors, differences, overheads): not used for "
                      "intervals or history steps, as make compare does not use them; run make noise.")
-    if "version" in points:
-        current = {str(b): str(v) for b, v in zip(points["benchmark"], points["version"]) if v}
-        noise, other_version = noise.on_versions(current)
-        if other_version:
-            notes.append(f"{other_version} threshold(s) in {noise_path} were measured on another version of "
-                         "their benchmark than its newest results: not used for intervals or history steps, "
-                         "as make compare does not use them; run make noise.")
-    return noise, notes
+    current = ({str(b): str(v) for b, v in zip(points["benchmark"], points["version"]) if v}
+               if "version" in points else {})
+    newest, other_version = noise.on_versions(current)
+    if other_version:
+        notes.append(f"{other_version} threshold(s) in {noise_path} were measured on another version of "
+                     "their benchmark than its newest results: not used for the claims' intervals, and in the "
+                     "history only on the version they were measured on, as make compare uses them; run "
+                     "make noise.")
+    return noise, newest, notes
 
 
 def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_path: Path,
@@ -137,9 +141,10 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes: list[str] = []
     state = describe_machine(machine, records)
     points = results.latest_points(frame)
-    noise, noise_notes = _usable_noise(machine, points, frame.empty)
+    noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty)
     notes += noise_notes
-    evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, noise), unreadable)
+    evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
+                                              unreadable)
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")

@@ -166,7 +166,8 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
     On the relative scale two positive values are judged by the factor between them, the
     same both ways: worse by more than ``1 + threshold`` times is a regression, better by
     more an improvement, so a rate that falls to 1/1.6 of its value and the time that rises
-    1.6x get one verdict. Other values are judged by their relative change."""
+    1.6x get one verdict. Other relative-scale values (0, a sign change, infinities) are
+    judged by their relative change; absolute-scale ones by ``new - old`` in their unit."""
     if direction == FLAG:
         return FLIPPED if new != old else "same"
     if direction not in (HIGHER, LOWER):

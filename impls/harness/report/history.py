@@ -29,9 +29,9 @@ from asv.step_detect import detect_steps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from impls.harness.report import plotting
+from impls.harness.report import compare, plotting
 from impls.harness.report.directions import HIGHER, LOWER, direction_of
-from impls.harness.report.noise import Noise, Threshold
+from impls.harness.report.noise import RELATIVE, Noise, Threshold
 from impls.harness.report.paper_figures import MEASURED_LABEL, SYNTHETIC_LABEL, safe_file_stem, stamp_caption
 from impls.harness.report.provenance import SYNTHETIC, data_kind
 from impls.harness.report.results import commits as commit_table
@@ -66,17 +66,20 @@ class Step:
 
 def series_steps(values: list[float], direction: str, threshold: Threshold | None = None,
                  versions: list[str] | None = None,
-                 bounded: list[bool] | None = None) -> list[tuple[int, float, float, str]]:
+                 bounds: list[str] | None = None) -> list[tuple[int, float, float, str]]:
     """Return (index of the first point of the new level, before, after, kind) for each step.
 
     ``values`` is one series along the commits (NaN where absent); ``versions`` the
     benchmark version of each point ("" where unknown). The series is cut before a point whose
     version differs from the last known one, each cut is a step of kind "new version",
     and steps are looked for within each piece alone. A piece of fewer than 3 values has
-    none. With the number's measured ``threshold`` (:mod:`noise`), a step no larger than
-    it is noise and left out; so is every step of a number too noisy to track. A step
-    from or to a level with a point that ``bounded`` marks (a bound, or a bound not known)
-    is a "change": a bound proves no regression.
+    none. With the number's measured ``threshold`` (:mod:`noise`; used only on the piece of
+    the version it was measured on, or everywhere when it records none), a step no larger
+    than it is noise and left out; so is every step of a number too noisy to track.
+    ``bounds`` gives each point's bound kind (:data:`compare.LOWER_BOUND`, ``UPPER_BOUND``,
+    ``UNKNOWN_BOUND``, "" for a value): a step from or to a level holding bounds is judged
+    as ``make compare`` judges it (:func:`compare.judge_bounded`), a "change" where the
+    bounds prove neither way.
     """
     cuts = []  # (last point of one version, first point of the next)
     if versions is not None:
@@ -88,17 +91,27 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     found = []
     start = 0
     for before, first in [*cuts, (None, len(values))]:
+        version = next((versions[i] for i in range(start, first) if versions and versions[i]), "")
+        applies = threshold if threshold is None or not threshold.version or not version \
+            or threshold.version == version else None
         found += [(start + at, old, new, kind) for at, old, new, kind
-                  in _steps_within(values[start:first], direction, threshold,
-                                   None if bounded is None else bounded[start:first])]
+                  in _steps_within(values[start:first], direction, applies,
+                                   None if bounds is None else bounds[start:first])]
         if before is not None:
             found.append((first, float(values[before]), float(values[first]), NEW_VERSION))
         start = first
     return found
 
 
+def _level_bound(bounds: list[str] | None, start: int, end: int) -> str:
+    """The bound kind of a level made of points ``start:end``: "" when none is a bound, the
+    kind when all its bounds share one, else :data:`compare.UNKNOWN_BOUND`."""
+    kinds = {b for b in (bounds or [])[start:end] if b}
+    return "" if not kinds else kinds.pop() if len(kinds) == 1 else compare.UNKNOWN_BOUND
+
+
 def _steps_within(values: list[float], direction: str, threshold: Threshold | None,
-                  bounded: list[bool] | None = None) -> list[tuple[int, float, float, str]]:
+                  bounds: list[str] | None = None) -> list[tuple[int, float, float, str]]:
     """:func:`series_steps` of a series of one version."""
     if threshold is not None and threshold.too_noisy:
         return []
@@ -113,10 +126,17 @@ def _steps_within(values: list[float], direction: str, threshold: Threshold | No
             continue
         if threshold is not None and not threshold.exceeded_by(before, after):
             continue
-        worse = after > before if direction == LOWER else after < before
-        on_bound = bounded is not None and any(bounded[left[0]:right[1]])
-        kind = ("change" if direction not in (HIGHER, LOWER) or on_bound
-                else "regression" if worse else "improvement")
+        old_bound, new_bound = _level_bound(bounds, left[0], left[1]), _level_bound(bounds, right[0], right[1])
+        if direction not in (HIGHER, LOWER):
+            kind = "change"
+        elif old_bound or new_bound:   # step_detect found the step; the bounds decide what it proves
+            verdict = compare.judge_bounded(before, after, old_bound, new_bound, direction,
+                                            threshold.threshold if threshold is not None else 0.0,
+                                            threshold.scale if threshold is not None else RELATIVE)
+            kind = {compare.REGRESSION: "regression", compare.IMPROVEMENT: "improvement"}.get(verdict, "change")
+        else:
+            worse = after > before if direction == LOWER else after < before
+            kind = "regression" if worse else "improvement"
         found.append((right[0], float(before), float(after), kind))
     return found
 
@@ -159,7 +179,7 @@ class _Series:
     values: list[float]  # one per commit on the x axis, NaN where absent
     param_label: str = ""  # asv's, as the noise thresholds are keyed ("" when unparameterised)
     versions: list[str] | None = None  # the benchmark version of each point ("" where unknown)
-    bounded: list[bool] | None = None  # per point: only a bound there, or a bound not known
+    bounds: list[str] | None = None  # per point: its bound kind (compare.LOWER_BOUND, ...; "" a value)
 
 
 def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
@@ -210,37 +230,51 @@ def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
     ax.grid(True, alpha=0.3)
 
 
-def _bound_marks(item: _Series, flag_rows: pd.DataFrame, order: list[str]) -> list[bool]:
-    """Per commit of ``order``: whether ``item``'s value there is only a bound (a flag of
-    ``flag_rows``, the rows of its bound-flag benchmarks, is 1 at that commit and point) or
-    its bound is not known (a value with a flag unmeasured there)."""
-    mine = flag_rows[flag_rows["param_label"] == item.param_label]
-    set_at = set(mine.loc[mine["value"] == 1, "commit"])
-    flags = flag_rows["benchmark"].nunique()
-    measured = mine[mine["value"].notna()]
-    known_at = {c for c, group in measured.groupby("commit") if group["benchmark"].nunique() == flags}
-    return [commit in set_at or (bool(np.isfinite(v)) and commit not in known_at)
-            for commit, v in zip(order, item.values)]
+def _bound_kinds(item: _Series, flag_rows: pd.DataFrame, flags: tuple[str | None, str | None],
+                 order: list[str]) -> list[str]:
+    """Per commit of ``order``, the bound kind of ``item``'s value there, read as ``make
+    compare`` reads it: its lower- or upper-bound flag (``flags``, asv names; their rows in
+    ``flag_rows``) is 1, :data:`compare.UNKNOWN_BOUND` where a declared flag has no value at
+    that commit, "" for an exact value (or no value)."""
+    mine = flag_rows[(flag_rows["param_label"] == item.param_label) & flag_rows["value"].notna()]
+    value_at = {(b, c): v for b, c, v in zip(mine["benchmark"], mine["commit"], mine["value"])}
+    kinds = []
+    for commit, v in zip(order, item.values):
+        found = ""
+        if np.isfinite(v):
+            for flag, kind in zip(flags, (compare.LOWER_BOUND, compare.UPPER_BOUND)):
+                if flag is None:
+                    continue
+                if (flag, commit) not in value_at:
+                    found = compare.UNKNOWN_BOUND
+                    break
+                if value_at[flag, commit] == 1:
+                    found = found or kind
+        kinds.append(found)
+    return kinds
 
 
 def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                    direction: str = "unknown", noise: Noise | None = None,
-                   data: str | None = None, flag_rows: pd.DataFrame | None = None) -> tuple[Figure, int, int]:
+                   data: str | None = None, flag_rows: pd.DataFrame | None = None,
+                   flags: tuple[str | None, str | None] | None = None) -> tuple[Figure, int, int]:
     """Return (figure, number of series, number drawn) for one benchmark's ``rows``, stamped
     with the kind of its ``data`` (:mod:`provenance`: synthetic, not, or None: not known).
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
     gets a tick position even where this benchmark has no value. Detected steps
     (:func:`series_steps`) are marked; ``figure.steps`` lists them as :class:`Step`.
-    ``flag_rows``: the rows of the benchmark's bound flags (``bounded_by``), which make a
-    step from or to a bound a "change".
+    ``flags``: the benchmark's (lower, upper) bound-flag benchmarks (``bounded_by``) and
+    ``flag_rows`` their rows: a step from or to a bound is judged on what the bounds prove.
     """
     order = commits["commit"].tolist()
     rows = newest_per_point(rows, ("commit", "benchmark", "param_label"))
     all_series = _series(rows, order)
-    if flag_rows is not None and not flag_rows.empty:
-        flag_rows = newest_per_point(flag_rows, ("commit", "benchmark", "param_label"))
-        all_series = [dataclasses.replace(item, bounded=_bound_marks(item, flag_rows, order)) for item in all_series]
+    if flags is not None:
+        flag_rows = (newest_per_point(flag_rows, ("commit", "benchmark", "param_label"))
+                     if flag_rows is not None and not flag_rows.empty else rows.iloc[0:0])
+        all_series = [dataclasses.replace(item, bounds=_bound_kinds(item, flag_rows, flags, order))
+                      for item in all_series]
     panels = _panels(all_series)
     divisor, unit_label = display_scale(str(rows["unit"].iloc[0]), rows["value"])
     columns = min(3, len(panels))
@@ -258,7 +292,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             for at, before, after, kind in series_steps(list(item.values), direction, measured,
-                                                        item.versions, item.bounded):
+                                                        item.versions, item.bounds):
                 ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
                            linewidth=1)
                 ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
@@ -293,12 +327,13 @@ def data_caption(data: str | None) -> str:
 
 def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
                      noise: Noise | None, data: str | None = None,
-                     flag_rows: pd.DataFrame | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
+                     flag_rows: pd.DataFrame | None = None,
+                     flags: tuple[str | None, str | None] | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
     """Return (PNG, SVG, series, drawn, steps) of :func:`history_figure` for one benchmark.
 
     Module-level and free of shared state, so a worker process can draw it.
     """
-    figure, series, shown = history_figure(rows, commits, direction, noise, data, flag_rows)
+    figure, series, shown = history_figure(rows, commits, direction, noise, data, flag_rows, flags)
     try:
         return plotting.to_png(figure), plotting.to_svg(figure), series, shown, tuple(figure.steps)
     finally:
@@ -314,8 +349,9 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
     ``directions`` (:func:`directions.declared_directions`) judges the steps; without it
     every step is a "change" unless asv's naming says lower is better. For a benchmark of
     ``bounds`` (:func:`directions.declared_bounds`) a step from or to a point that is only a
-    bound (or whose flags were not measured) is a "change": a bound proves no regression.
-    ``noise`` drops steps within each number's measured threshold. ``workers``: processes
+    bound (or whose flags were not measured) is judged as ``make compare`` judges it: a
+    "change" where the bounds prove neither way. ``noise`` drops steps within each number's
+    measured threshold, on the benchmark version it was measured on. ``workers``: processes
     that draw the figures (:func:`plotting.draw_all`); the figures do not depend on it.
     """
     directions, bounds = directions or {}, bounds or {}
@@ -334,9 +370,9 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
         flags = [f for f in bounds.get(benchmark, ()) if f]
         return frame[frame["benchmark"].isin(flags)] if flags else None
 
-    drawn = plotting.draw_all(rendered_history, [(rows, commits, direction, noise, kind, flag_rows(benchmark))
-                                                 for (benchmark, rows, direction), kind in zip(todo, kinds)],
-                              workers)
+    drawn = plotting.draw_all(rendered_history, [
+        (rows, commits, direction, noise, kind, flag_rows(benchmark), bounds.get(benchmark))
+        for (benchmark, rows, direction), kind in zip(todo, kinds)], workers)
     return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg,
                           kind)
             for (benchmark, rows, direction), (png, svg, series, shown, steps), kind in zip(todo, drawn, kinds)]

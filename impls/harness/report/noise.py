@@ -3,8 +3,9 @@
 Measured from two or more stored runs of the same commit (see :mod:`runs`): for each
 number (benchmark and parameter point) its *spread* is the relative range of its values
 over the runs of one commit, ``(max - min) / |median|``, the largest over the commits
-measured. Its *threshold* — the relative change ``make compare`` must see before it
-calls a change a regression or an improvement — is
+measured. Its *threshold* ``t`` — ``make compare`` calls a change between two positive
+values a regression or an improvement when they differ by a factor above ``1 + t``,
+either way, and other changes when their relative change exceeds ``t`` — is
 
     threshold = FACTOR * max(spread of the number, median spread of its benchmark's points)
 
@@ -301,7 +302,9 @@ def load_noise(path: Path) -> Noise:
         raise NoiseError(f"{path}: cannot read the thresholds file: {err}") from err
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise NoiseError(f"{path}: not a thresholds file of schema {SCHEMA}")
-    numbers = document.get("numbers", [])
+    if "numbers" not in document:
+        raise NoiseError(f"{path}: no 'numbers' list (the thresholds, one object a number)")
+    numbers = document["numbers"]
     if not isinstance(numbers, list):
         raise NoiseError(f"{path}: 'numbers' is not a list")
     try:

@@ -82,7 +82,10 @@ def summary(name: str, data: dict) -> dict:
                 "ratio": {w: r["ratio"] for w, r in data["workloads"].items()},
                 "makespan_s": {w: {"serial": r["serial"]["makespan_s"], "packed": r["packed"]["makespan_s"]}
                                for w, r in data["workloads"].items()},
-                "smallest": data["smallest"], "ratio_smallest": data["ratio_smallest"]}
+                "smallest": data["smallest"], "ratio_smallest": data["ratio_smallest"],
+                "errors": {w: {run: r[run]["errors"] for run in ("serial", "packed") if r[run].get("errors")}
+                           for w, r in data["workloads"].items()
+                           if r["serial"].get("errors") or r["packed"].get("errors")}}
     return {"device": data["device_name"], "models": data["models"], "latency_target_ms": data["latency_target_ms"],
             "setups": data["setups"], "devices_needed": data["devices_needed"],
             "models_per_device_gain": data["models_per_device_gain"]}
