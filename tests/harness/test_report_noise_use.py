@@ -65,3 +65,14 @@ def test_a_thresholds_file_without_its_numbers_is_refused(tmp_path):
     path.write_text(json.dumps({"schema": noise.SCHEMA, "machine": "m", "nubmers": []}))
     with pytest.raises(noise.NoiseError, match="'numbers'"):
         noise.load_noise(path)
+
+
+def test_a_skipped_point_of_another_version_does_not_take_the_threshold_away():
+    import math
+
+    from impls.harness.report.history import series_steps
+
+    values = [math.nan, 100.0, 100.0, 100.0, 97.0, 97.0, 97.0]      # skipped at version 1, then 2
+    versions = ["1"] + ["2"] * 6
+    on_2 = noise.Threshold(RATE, "p", 2, 0.03, 0.10, "2")
+    assert series_steps(values, "higher", on_2, versions) == []

@@ -91,7 +91,8 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     found = []
     start = 0
     for before, first in [*cuts, (None, len(values))]:
-        version = next((versions[i] for i in range(start, first) if versions and versions[i]), "")
+        version = next((versions[i] for i in range(start, first)    # of a plotted point, as the cuts
+                        if versions and versions[i] and np.isfinite(values[i])), "")
         applies = threshold if threshold is None or not threshold.version or not version \
             or threshold.version == version else None
         found += [(start + at, old, new, kind) for at, old, new, kind
