@@ -39,9 +39,9 @@ report: setup
 compare: setup
 	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/compare.py $(if $(BASE),--base $(BASE)) $(if $(HEAD),--head $(HEAD)) $(if $(MACHINE),--machine $(MACHINE)) $(if $(THRESHOLD),--default-threshold $(THRESHOLD))
 
-# make noise [MACHINE=<name>]: thresholds from two or more stored runs of one commit
+# make noise [MACHINE=<name>] [LEAVE_OUT=<run>]: thresholds from two or more stored runs of one commit
 noise: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(MACHINE))
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(MACHINE)) $(foreach r,$(LEAVE_OUT),--leave-out $(r))
 
 doctor: setup
 	$(PY) -m impls.harness.fingerprint

@@ -28,6 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commit", action="append", default=[], help="only runs of this commit; repeatable")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
     parser.add_argument("--out", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
+    parser.add_argument("--leave-out", action="append", default=[], metavar="RUN",
+                        help="a stored run not to measure from (its file name in .asv/runs/<machine>/, or its "
+                             "start stamp, e.g. 20261203T165741: a run that shared the machine); repeatable")
     args = parser.parse_args(argv)
     results_dir = args.results or paths.results_dir()
     try:
@@ -41,6 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.commit:
             stored = list(dict.fromkeys(r for c in args.commit
                                         for r in runs.runs_named(stored, c, machine, paths.resolve_commit)))
+        for name in args.leave_out:
+            matching = [r for r in stored if name in (r.path.name, r.started)]
+            if not matching:
+                raise cli.UsageError(f"no stored run {name!r} of {machine}", "--leave-out",
+                                     "expected a run's file name or start stamp: "
+                                     + ", ".join(sorted({r.path.name for r in stored})[:8]))
+            stored = [r for r in stored if r not in matching]
         groups: dict[tuple[str, str], list[runs.StoredRun]] = {}
         for run in stored:      # repeats are runs of one commit in one environment
             groups.setdefault((run.commit, run.env_name), []).append(run)
@@ -59,11 +69,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"measure_noise: cannot write the thresholds: {err}", file=sys.stderr)
         return 2
     thresholds = list(measured.thresholds.values())
-    noisy = [t for t in thresholds if t.too_noisy]
+    try:
+        declared = directions.declared_directions()
+    except Exception:  # noqa: BLE001 - benchmarks that do not import: every number counted as judged
+        declared = {}
+    judged = [t for t in thresholds if not declared or directions.direction_of(t.benchmark, declared)
+              in directions.JUDGED]    # flags and context numbers are never judged, noisy or not
+    noisy = [t for t in judged if t.too_noisy]
     print(f"measure_noise: {machine}: {len(thresholds)} numbers from {len(used)} runs of "
           f"{len({r.commit for r in used})} commit(s) -> {out}")
     by_benchmark: dict[str, list[noise.Threshold]] = {}
-    for item in thresholds:
+    for item in judged:
         by_benchmark.setdefault(item.benchmark, []).append(item)
     for benchmark, items in sorted(by_benchmark.items()):
         worst = max(t.threshold for t in items)
@@ -72,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
                  else f"{100 * worst:.3g}%")
         print(f"  {benchmark}: threshold up to {up_to} over {len(items)} point(s)"
               + (f", {too} too noisy to track" if too else ""))
-    print(f"{len(noisy)} of {len(thresholds)} numbers too noisy to track here (threshold > "
-          f"{100 * noise.TOO_NOISY:.0f}%)")
+    print(f"{len(noisy)} of {len(judged)} judged numbers too noisy to track here (a relative threshold above "
+          f"{100 * noise.TOO_NOISY:.0f}%, or an infinite absolute one); {len(thresholds) - len(judged)} flags and "
+          "context numbers are stored but never judged")
     whole = sorted(b for b, items in by_benchmark.items() if all(t.too_noisy for t in items))
     part = sorted(b for b, items in by_benchmark.items()
                   if any(t.too_noisy for t in items) and b not in whole)

@@ -183,3 +183,8 @@ def test_missing_without_optional_is_refused():
 
     with pytest.raises(ValueError, match="missing"):
         field("k", unit="s", direction="lower", missing="never reached")
+
+
+def test_a_tiny_threshold_prints_digits_that_differ_from_one():
+    line = compare.Change("b", "", 1147.26, 1147.32, "lower", 0.0000229, compare.REGRESSION).line()
+    assert "threshold x1.00002 either way" in line

@@ -310,3 +310,15 @@ def test_thresholds_all_too_noisy_judge_nothing(results):
     head_run(results, **{RATE: 500.0})
     done = run_compare(results, noisy, "--base", BASE, "--head", HEAD)
     assert done.returncode == 2 and "too noisy" in done.stderr
+
+
+def test_a_run_can_be_left_out_of_the_noise_measurement_by_name(results):
+    stored = sorted((results.parent / "runs" / MACHINE).glob("*.json"))
+    out = results.parent / "left.json"
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out),
+                  "--leave-out", stored[0].name)
+    # the fixture's two runs of BASE less the first: one run, no spread to measure
+    assert done.returncode == 2 and "two stored runs" in done.stderr, done.stderr
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out),
+                  "--leave-out", "no-such-run")
+    assert done.returncode == 2 and "--leave-out" in done.stderr and stored[0].name in done.stderr

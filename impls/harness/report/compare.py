@@ -94,7 +94,7 @@ class Change:
                     "the values prove neither a regression nor an improvement, not judged)")
         noise = ("" if self.threshold is None
                  else f"  threshold {self.threshold:.3g} (absolute, in the number's unit)" if self.scale == ABSOLUTE
-                 else f"  threshold x{1 + self.threshold:.3g} either way ({100 * self.threshold:.3g}%)"
+                 else f"  threshold x{distinct(1 + self.threshold, 1.0, 3)[0]} either way ({100 * self.threshold:.3g}%)"
                  if self.old > 0 and self.new > 0
                  else f"  threshold {100 * self.threshold:.3g}%")
         return f"{values} ({self._change_text()}, {self.direction} is better){noise}"
