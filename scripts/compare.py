@@ -158,14 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not any(c.kind not in (compare.NO_THRESHOLD, compare.NEW_VERSION, compare.BOUND, "too noisy")
                and c.threshold is not None and c.direction in directions.JUDGED for c in result.changes):
-        bounds = len(result.of_kind(compare.BOUND))
-        if bounds and not any(c.kind in (compare.NO_THRESHOLD, "too noisy") for c in result.changes):
-            print(f"compare: nothing was judged: the {bounds} number(s) in common with a threshold were bounds "
+        only_bounds = len(result.of_kind(compare.BOUND))
+        if only_bounds and not any(c.kind in (compare.NO_THRESHOLD, "too noisy") for c in result.changes):
+            print(f"compare: nothing was judged: the {only_bounds} number(s) in common with a threshold were bounds "
                   "at either run (>=, <=), which prove neither a regression nor an improvement", file=sys.stderr)
         else:
             print("compare: no number in common has a usable threshold for its version (new benchmark versions, "
                   "thresholds of other benchmarks, or all too noisy to track here)"
-                  + (f", and {bounds} were bounds that prove neither" if bounds else "")
+                  + (f", and {only_bounds} were bounds that prove neither" if only_bounds else "")
                   + ": nothing was judged; run `make noise`", file=sys.stderr)
         return 2
     return 0

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import pandas as pd
 
 from impls.harness.report.directions import FLAG, HIGHER, LOWER, direction_of
-from impls.harness.report.noise import ABSOLUTE, RELATIVE, Noise, change, too_noisy
+from impls.harness.report.noise import ABSOLUTE, RELATIVE, Noise, change, factor, too_noisy
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
@@ -176,8 +177,9 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
         return "same" if new == old else NO_THRESHOLD
     if too_noisy(threshold, scale):
         return "too noisy"
-    if scale == RELATIVE and 0 < old < math.inf and 0 < new < math.inf:
-        worse_by = new / old if direction == LOWER else old / new
+    ratio = factor(old, new) if scale == RELATIVE else None
+    if ratio is not None:
+        worse_by = ratio if direction == LOWER else 1 / ratio
         return (REGRESSION if worse_by > 1 + threshold else IMPROVEMENT if 1 / worse_by > 1 + threshold
                 else "same")
     worse = worsening(old, new, direction, scale)
@@ -199,20 +201,30 @@ def _points(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, str]
             in zip(rows["benchmark"], rows["param_label"], rows["status"], rows["value"], versions)}
 
 
-def _bound(points: dict, flags: tuple[str | None, str | None] | None, params: str) -> str:
-    """:data:`LOWER_BOUND` / :data:`UPPER_BOUND` where the run's flag for ``params`` is set
-    (``flags``: the lower- and upper-bound flag benchmarks), :data:`UNKNOWN_BOUND` where a
-    declared flag has no value in the run (failed, skipped, absent), else ""."""
+def bound_kind(flag_value: Callable[[str], float | None], flags: tuple[str | None, str | None] | None) -> str:
+    """:data:`LOWER_BOUND` / :data:`UPPER_BOUND` where a number's lower- / upper-bound flag
+    (``flags``: the flag benchmarks, None for one not declared) is 1 (the lower one first),
+    :data:`UNKNOWN_BOUND` where a declared flag has no value (``flag_value(flag)`` is None:
+    failed, skipped, absent), else "" (an exact value)."""
     found = ""
     for flag, bound in zip(flags or (), (LOWER_BOUND, UPPER_BOUND)):
         if not flag:
             continue
-        status, value, _ = points.get((flag, params), ("", 0.0, ""))
-        if status != STATUS_OK:
+        value = flag_value(flag)
+        if value is None:
             return UNKNOWN_BOUND
         if value == 1:
             found = found or bound
     return found
+
+
+def _bound(points: dict, flags: tuple[str | None, str | None] | None, params: str) -> str:
+    """:func:`bound_kind` of the number at ``params`` in one run's ``points`` (:func:`_points`)."""
+    def flag_value(flag: str) -> float | None:
+        status, value, _ = points.get((flag, params), ("", 0.0, ""))
+        return value if status == STATUS_OK else None
+
+    return bound_kind(flag_value, flags)
 
 
 def judge_bounded(old: float, new: float, old_bound: str, new_bound: str, direction: str,
@@ -272,7 +284,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         scale = (scales or {}).get(benchmark, RELATIVE)
         measured = noise.get(benchmark, params) if noise else None
         why = ""
-        if measured is not None and measured.version and new_version and measured.version != new_version:
+        if measured is not None and not measured.applies_to(new_version):
             measured = None
             why = "its threshold was measured on another version of the benchmark"
         elif measured is not None and measured.scale != scale:

@@ -93,8 +93,7 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     for before, first in [*cuts, (None, len(values))]:
         version = next((versions[i] for i in range(start, first)    # of a plotted point, as the cuts
                         if versions and versions[i] and np.isfinite(values[i])), "")
-        applies = threshold if threshold is None or not threshold.version or not version \
-            or threshold.version == version else None
+        applies = threshold if threshold is None or threshold.applies_to(version) else None
         found += [(start + at, old, new, kind) for at, old, new, kind
                   in _steps_within(values[start:first], direction, applies,
                                    None if bounds is None else bounds[start:first])]
@@ -233,26 +232,12 @@ def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
 
 def _bound_kinds(item: _Series, flag_rows: pd.DataFrame, flags: tuple[str | None, str | None],
                  order: list[str]) -> list[str]:
-    """Per commit of ``order``, the bound kind of ``item``'s value there, read as ``make
-    compare`` reads it: its lower- or upper-bound flag (``flags``, asv names; their rows in
-    ``flag_rows``) is 1, :data:`compare.UNKNOWN_BOUND` where a declared flag has no value at
-    that commit, "" for an exact value (or no value)."""
+    """Per commit of ``order``, :func:`compare.bound_kind` of ``item``'s value there from its
+    bound flags (``flags``, asv names; their rows in ``flag_rows``); "" where it has no value."""
     mine = flag_rows[(flag_rows["param_label"] == item.param_label) & flag_rows["value"].notna()]
     value_at = {(b, c): v for b, c, v in zip(mine["benchmark"], mine["commit"], mine["value"])}
-    kinds = []
-    for commit, v in zip(order, item.values):
-        found = ""
-        if np.isfinite(v):
-            for flag, kind in zip(flags, (compare.LOWER_BOUND, compare.UPPER_BOUND)):
-                if flag is None:
-                    continue
-                if (flag, commit) not in value_at:
-                    found = compare.UNKNOWN_BOUND
-                    break
-                if value_at[flag, commit] == 1:
-                    found = found or kind
-        kinds.append(found)
-    return kinds
+    return [compare.bound_kind(lambda flag, commit=commit: value_at.get((flag, commit)), flags)
+            if np.isfinite(v) else "" for commit, v in zip(order, item.values)]
 
 
 def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,

@@ -85,14 +85,26 @@ class Threshold:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
         relative scale, for two positive values, a factor above ``1 + threshold`` either way
         (as ``make compare`` judges it)."""
-        if self.scale == RELATIVE and 0 < old < math.inf and 0 < new < math.inf:
-            return max(new / old, old / new) > 1 + self.threshold
+        ratio = factor(old, new) if self.scale == RELATIVE else None
+        if ratio is not None:
+            return max(ratio, 1 / ratio) > 1 + self.threshold
         return abs(change(old, new, self.scale)) > self.threshold
+
+    def applies_to(self, version: str) -> bool:
+        """Whether this threshold judges numbers of benchmark ``version``: the one it was
+        measured on, or any when either version is not known ("")."""
+        return not self.version or not version or self.version == version
 
 
 def _label_key(params: str) -> str:
     """``params`` with no space after its commas: asv's label and ``make compare``'s print."""
     return re.sub(r",\s+", ",", params)
+
+
+def factor(old: float, new: float) -> float | None:
+    """``new / old`` where both are positive and finite (a change judged by its factor,
+    the same both ways), else None."""
+    return new / old if 0 < old < math.inf and 0 < new < math.inf else None
 
 
 def too_noisy(threshold: float, scale: str = RELATIVE) -> bool:
@@ -148,8 +160,7 @@ class Noise:
         than ``versions`` gives (benchmark -> its current asv version; a benchmark absent
         there, or a threshold that records no version, is kept), and how many were left out:
         a threshold holds for the version it was measured on, as ``make compare`` applies it."""
-        kept = {key: t for key, t in self.thresholds.items()
-                if not t.version or not versions.get(t.benchmark) or versions[t.benchmark] == t.version}
+        kept = {key: t for key, t in self.thresholds.items() if t.applies_to(versions.get(t.benchmark, ""))}
         return dataclasses.replace(self, thresholds=kept), len(self.thresholds) - len(kept)
 
     @property
