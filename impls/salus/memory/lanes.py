@@ -165,16 +165,18 @@ class LaneManager:
         return self.unassigned + sum(lane.size - lane.used() for lane in self.lanes.values())
 
     def never_fits(self, job: LaneJob) -> str | None:
-        """Return why ``job`` could not be admitted even with no job admitted, or None when it could.
-
-        With no job admitted every lane is closed and the whole capacity is unassigned, so a
-        job fits iff its peak (persistent + ephemeral) <= capacity, under every rule.
-        """
+        """Return why ``job`` could not be admitted even with no job admitted, or None when it
+        could: its peak (persistent + ephemeral) exceeds :meth:`_room_when_empty`."""
         job = _checked(job)
-        if job.peak > self.capacity:
-            return (f"peak {job.peak} B (persistent {job.persistent} + ephemeral {job.ephemeral}) "
-                    f"exceeds the lanes' capacity {self.capacity} B")
+        room, where = self._room_when_empty()
+        if job.peak > room:
+            return f"peak {job.peak} B (persistent {job.persistent} + ephemeral {job.ephemeral}) exceeds {where}"
         return None
+
+    def _room_when_empty(self) -> tuple[int, str]:
+        """The most bytes one job can get with no job admitted, and what that room is: every
+        lane is then closed and the whole capacity unassigned, under every rule."""
+        return self.capacity, f"the lanes' capacity {self.capacity} B"
 
     def lane_of(self, name: str) -> Lane:
         """Return the lane holding admitted job ``name`` (KeyError if it is not admitted)."""
@@ -352,15 +354,11 @@ class StaticPartitions(LaneManager):
     def place(self, job: LaneJob) -> Lane | None:
         return self._best_fit(job)
 
-    def never_fits(self, job: LaneJob) -> str | None:
-        """Return why ``job`` fits no partition even when all are empty (an empty partition of
-        ``size`` bytes holds it iff its peak <= size), or None when one could hold it."""
-        job = _checked(job)
+    def _room_when_empty(self) -> tuple[int, str]:
+        """The largest partition: an empty partition of ``size`` bytes holds a job iff its peak
+        <= size, and partitions never merge."""
         largest = max((lane.size for lane in self.lanes.values()), default=0)
-        if job.peak > largest:
-            return (f"peak {job.peak} B (persistent {job.persistent} + ephemeral {job.ephemeral}) "
-                    f"exceeds every static partition ({len(self.lanes)} of {largest} B)")
-        return None
+        return largest, f"every static partition ({len(self.lanes)} of {largest} B)"
 
     def _drop(self, lane: Lane) -> bool:
         return False  # partitions are fixed
