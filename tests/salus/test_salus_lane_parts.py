@@ -209,6 +209,15 @@ def test_hyperparam_with_static_partitions_smaller_than_a_job_reports_why_and_no
     bench.row = row
     assert math.isnan(bench.track_makespan_ratio(None)) and math.isnan(bench.track_packed_makespan(None))
     assert "failed" in HyperparamExploration.track_packed_makespan.missing
+    # the closing-note summary and the figure show no makespan for the failed run either
+    from impls.salus.experiments.lanes import summary
+
+    spans = summary("hyperparam", out)["makespan_s"]["mlp_b64"]
+    assert math.isnan(spans["packed"]) and spans["serial"] == row["serial"]["makespan_s"] > 0
+    ax = lane_figures.hyperparam_makespan(out).axes[0]
+    heights = [bar.get_height() for bar in ax.patches]
+    assert heights[0] == pytest.approx(row["serial"]["makespan_s"]) and math.isnan(heights[1])
+    assert any("a job failed" in t.get_text() for t in ax.texts)
 
 
 def test_hyperparam_smoke_runs_serial_and_packed():

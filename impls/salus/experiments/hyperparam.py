@@ -36,6 +36,12 @@ def learning_rates(n: int, lo: float, hi: float) -> list[float]:
     return [float(x) for x in np.geomspace(lo, hi, n)] if n > 1 else [float(lo)]
 
 
+def finished_makespan(run: Mapping[str, Any]) -> float:
+    """Return a run's makespan in seconds, or NaN when any of its jobs failed: the time
+    until the survivors stopped is no time to finish the workload."""
+    return float("nan") if run["failed"] else float(run["makespan_s"])
+
+
 def _jobs(workload: str, lrs: Sequence[float], iterations: int, device) -> list:
     jobs = []
     for i, lr in enumerate(lrs):

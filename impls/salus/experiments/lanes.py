@@ -78,10 +78,12 @@ def summary(name: str, data: dict) -> dict:
                            for w, m in data["memory"].items()},
                 "violations": packing["violations"]}
     if name == "hyperparam":
+        from impls.salus.experiments.hyperparam import finished_makespan
+
         return {"device": data["device_name"], "n_jobs": data["n_jobs"], "iterations": data["iterations"],
                 "ratio": {w: r["ratio"] for w, r in data["workloads"].items()},
-                "makespan_s": {w: {"serial": r["serial"]["makespan_s"], "packed": r["packed"]["makespan_s"]}
-                               for w, r in data["workloads"].items()},
+                "makespan_s": {w: {run: finished_makespan(r[run]) for run in ("serial", "packed")}
+                               for w, r in data["workloads"].items()},   # NaN (null) where a job failed
                 "smallest": data["smallest"], "ratio_smallest": data["ratio_smallest"],
                 "errors": {w: {run: r[run]["errors"] for run in ("serial", "packed") if r[run].get("errors")}
                            for w, r in data["workloads"].items()

@@ -71,10 +71,12 @@ def lane_packing(data: dict):
 
 @figure("salus_hyperparam_makespan")
 def hyperparam_makespan(data: dict):
+    from impls.salus.experiments.hyperparam import finished_makespan
+
     names = list(data["workloads"])
     fig, ax = new_axes(width=6.0, height=3.3)
-    serial = [data["workloads"][n]["serial"]["makespan_s"] for n in names]
-    packed = [data["workloads"][n]["packed"]["makespan_s"] for n in names]
+    serial = [finished_makespan(data["workloads"][n]["serial"]) for n in names]   # NaN: no bar
+    packed = [finished_makespan(data["workloads"][n]["packed"]) for n in names]
     serial_label, packed_label = "one at a time (FIFO)", f"PACK with lanes ({data['rule']})"
     if data.get("host_workers"):      # CPU: say how each run used the cores
         serial_label += f", {data.get('torch_threads')} torch threads"
@@ -85,6 +87,9 @@ def hyperparam_makespan(data: dict):
         ratio = data["workloads"][n]["ratio"]
         if ratio:
             ax.text(xi, max(serial[xi], packed[xi]), f"{ratio:.2f}×", ha="center", va="bottom", fontsize=8)
+        elif np.isnan(serial[xi]) or np.isnan(packed[xi]):
+            top = np.nanmax([serial[xi], packed[xi], 0.0])
+            ax.text(xi, top, "a job failed:\nno makespan", ha="center", va="bottom", fontsize=7)
     ax.set_ylabel("makespan (s)")
     ax.set_title(f"{data['n_jobs']} jobs × {data['iterations']} iterations on {data['device_name']} "
                  f"(paper: {data['paper']}× on a GPU)", fontsize=8)
