@@ -103,11 +103,11 @@ def test_capability_names_the_missing_real_amazon(monkeypatch, tmp_path):
     assert "is not the published train shape" in dataset.real_data_reason("slide-amazon670k-real")
 
 
-def test_real_amazon_run_is_skipped_without_the_data_and_labelled_real_with_it(files, tiny_published,
-                                                                              monkeypatch, tmp_path):
+def test_real_amazon_run_is_skipped_without_the_data_and_labelled_real_with_it(files, monkeypatch, tmp_path):
     from impls.harness import capabilities
     from impls.slide.experiments import sweeps as experiments
 
+    monkeypatch.setitem(xc_stats.PUBLISHED, "amazon-670k", TINY)      # the fixture stands in for Amazon-670K
     small = {**experiments.sizes("smoke", "slide_real"), "time_budget_s": 0.3, "eval_first_s": 0.1,
              "eval_points": 3}
     monkeypatch.setattr(experiments, "sizes", lambda profile=None, experiment="slide_train": small)
@@ -238,3 +238,39 @@ def test_a_header_of_no_published_shape_says_how_to_read_a_subsample(files, tiny
     with pytest.raises(dataset.RealDataMismatch, match=r"give it by path \(python -m impls.slide.train "
                                                        r"--train/--test with --real no; python -m impls.slide.xc_stats"):
         dataset.check_real_header(files[1], "train")
+
+
+def test_each_real_manifest_takes_only_its_own_set(files, tmp_path, monkeypatch):
+    """Delicious-200K's files given as Amazon-670K are refused (and would otherwise be filed
+    under the Amazon claims); Amazon's are read and named Amazon."""
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(files[0]))
+    monkeypatch.setitem(xc_stats.PUBLISHED, "delicious-200k", TINY)   # the fixture has Delicious's shape
+    reason = dataset.real_data_reason("slide-amazon670k-real")
+    assert reason.startswith("needs the real Amazon-670K") and "not the published train shape of amazon-670k" in reason
+    with pytest.raises(dataset.RealDataMismatch, match="amazon-670k"):
+        dataset.from_registry("slide-amazon670k-real", "smoke")
+    monkeypatch.setenv("DLSYSBENCH_DELICIOUS200K", str(files[0]))
+    assert dataset.real_data_reason("slide-delicious200k-real") is None
+    assert dataset.from_registry("slide-delicious200k-real", "smoke")[2]["like"] == "delicious-200k"
+    monkeypatch.setitem(xc_stats.PUBLISHED, "amazon-670k", TINY)       # now both shapes are the fixture's
+    assert dataset.real_data_reason("slide-amazon670k-real") is None
+    _, _, info = dataset.from_registry("slide-amazon670k-real", "smoke")
+    assert info["real"] and info["like"] == "amazon-670k"
+
+
+def test_real_data_needs_the_test_file_beside_it_with_the_test_shape(files, tiny_published, monkeypatch):
+    monkeypatch.setitem(xc_stats.PUBLISHED, "amazon-670k", TINY)
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(files[0]))
+    assert dataset.real_data_reason("slide-amazon670k-real") is None
+    files[1].write_text(files[0].read_text())                           # the training file copied as the test file
+    assert "tiny_test.txt:1: header '6 20 8' is not the published test shape" in \
+        dataset.real_data_reason("slide-amazon670k-real")
+    files[1].unlink()
+    reason = dataset.real_data_reason("slide-amazon670k-real")
+    assert "tiny_test.txt: no test file beside tiny_train.txt" in reason
+    from impls.harness import capabilities
+    capabilities._cached.cache_clear()
+    try:
+        assert not capabilities.check_real_amazon670k().available     # so the real run is skipped, not failed
+    finally:
+        capabilities._cached.cache_clear()

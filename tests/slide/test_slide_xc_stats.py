@@ -2,6 +2,8 @@
 (impls.slide.xc_stats), and the checks' power to fail."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,35 @@ def test_mean_cosine_matches_the_pairwise_mean():
     assert mean_cosine(h) == pytest.approx(expected)
     assert mean_cosine(np.tile(h[:1], (5, 1))) == pytest.approx(1.0)
     assert np.isnan(mean_cosine(h[:1]))
+
+
+def test_spearman_gives_ties_their_mean_rank():
+    """Ties broken by position would correlate two constant-ish columns with each other."""
+    idf = np.array([3.0, 3.0, 2.0, 2.0, 1.0, 1.0])
+    assert np.isnan(xc_stats._spearman(idf, np.ones(6)))                    # binary values: no order
+    assert np.isnan(xc_stats._spearman(idf[:2], np.ones(2)))
+    assert xc_stats._spearman(idf, idf * 2) == pytest.approx(1.0)
+    a, b = np.array([1.0, 2.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0, 4.0])
+    ra, rb = [0, 1.5, 1.5, 3, 4], [0, 2, 1, 3.5, 3.5]                        # mean ranks, by hand
+    assert xc_stats._spearman(a, b) == pytest.approx(np.corrcoef(ra, rb)[0, 1])
+
+
+def test_binary_values_do_not_pass_as_tfidf():
+    train, _ = _small()
+    flat = dataclasses.replace(train, values=np.ones_like(train.values))
+    stats = xc_stats.measure(flat.subset(np.arange(30)))     # 30 points: ties broken by position gave 0.42
+    assert stats["idf_value_spearman"] == 0.0
+    row = next(r for r in xc_stats.check(stats, "amazon-670k") if r["name"] == "idf_value_spearman")
+    assert row["ok"] is False
+
+
+def test_a_file_of_no_published_shape_is_shown_beside_the_nearest_set_not_judged(capsys, tmp_path):
+    from impls.slide.data.xc_format import write_xc
+
+    train, _ = _small(labels_per_point=3.0)          # labels a point far from either published set's
+    write_xc(tmp_path / "train.txt", train.to_arrays())
+    assert xc_stats.main([str(tmp_path / "train.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "(guessed: the published set nearest in features and labels; pass --like" in out
+    assert "not judged" in out and " NO " not in out.split("labels_per_point")[1].splitlines()[0]
+    assert xc_stats.main([str(tmp_path / "train.txt"), "--like", "amazon-670k"]) == 1

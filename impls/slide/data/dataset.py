@@ -132,7 +132,7 @@ def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData
             "params": ds.params, "cache": str(ds.cache_path)}
     if not ds.synthetic:  # checksums of the real files themselves, not of the parsed cache
         info["sha256"] = ds.params.get("source_sha256")
-        info["like"] = claimed_real_set(ds.params["source"]) if ds.params.get("source") else None
+        info["like"] = REAL_SETS.get(name) or (claimed_real_set(ds.params["source"]) if ds.params.get("source") else None)
         if "test_source_sha256" in ds.arrays:
             info["test_sha256"] = bytes(ds.arrays["test_source_sha256"]).decode()
     return XCData.from_arrays(ds.arrays, "train_"), XCData.from_arrays(ds.arrays, "test_"), info
@@ -260,24 +260,52 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def read_real_pair(train_path: str | Path) -> dict[str, np.ndarray]:
+# The registry's real sets and the published set each must be (:data:`impls.slide.xc_stats.PUBLISHED`):
+# a manifest names one set, so files of the other are refused, not filed under its claims.
+REAL_SETS = {"slide-amazon670k-real": "amazon-670k", "slide-delicious200k-real": "delicious-200k"}
+
+
+def check_real_pair_headers(train_path: str | Path, like: str | None = None) -> tuple[str, Path]:
+    """``(like, test_path)``: the published set whose train shape the header of ``train_path``
+    has (only ``like`` when given) and the test file beside it (:func:`split_beside`), whose
+    header must have that set's test shape. Reads only the two headers; raises
+    :class:`RealDataMismatch` naming the file (a missing test file included)."""
+    train_path = Path(train_path)
+    test_path = split_beside(train_path)
+    like = check_real_header(train_path, "train", like)
+    if not test_path.is_file():
+        raise RealDataMismatch(f"{test_path}: no test file beside {train_path.name} (the test split must lie "
+                               "beside the training file, named with 'train' replaced by 'test')")
+    check_real_header(test_path, "test", like)
+    return like, test_path
+
+
+def read_real_pair(train_path: str | Path, like: str | None = None) -> dict[str, np.ndarray]:
     """The registry loader of a real XC set: the training file ``train_path`` and the test file
-    beside it (:func:`split_beside`), both headers checked against the published shape
-    (:func:`check_real_header`), parsed into the registry's dict of arrays; the test file's
+    beside it, both headers checked against the published shape (of ``like`` only, when given;
+    :func:`check_real_pair_headers`), parsed into the registry's dict of arrays; the test file's
     sha256 is kept as ``test_source_sha256`` (hex, as uint8 bytes)."""
     from impls.harness.registry import sha256_of
     from impls.slide.data.xc_format import read_xc
 
     train_path = Path(train_path)
-    test_path = split_beside(train_path)
-    like = check_real_header(train_path, "train")
-    check_real_header(test_path, "test", like)
+    like, test_path = check_real_pair_headers(train_path, like)
     train = XCData.from_arrays(read_xc(train_path, allow_empty_labels=True))
     check_real_contents(train, train_path, like)
     test = XCData.from_arrays(read_xc(test_path, allow_empty_labels=True))
     return {**train.to_arrays("train_"), **test.to_arrays("test_"),
             "shape": np.array([train.n_features, train.n_labels], np.int64),
             "test_source_sha256": np.frombuffer(sha256_of(test_path).encode(), np.uint8).copy()}
+
+
+def read_real_amazon670k(train_path: str | Path) -> dict[str, np.ndarray]:
+    """:func:`read_real_pair` accepting only Amazon-670K's files (manifest slide-amazon670k-real)."""
+    return read_real_pair(train_path, REAL_SETS["slide-amazon670k-real"])
+
+
+def read_real_delicious200k(train_path: str | Path) -> dict[str, np.ndarray]:
+    """:func:`read_real_pair` accepting only Delicious-200K's files (manifest slide-delicious200k-real)."""
+    return read_real_pair(train_path, REAL_SETS["slide-delicious200k-real"])
 
 
 def real_pair(train_path: str | Path, test_path: str | Path, like: str | None = None
@@ -307,14 +335,15 @@ def files_info(train_path: str | Path, test_path: str | Path) -> dict:
 
 
 def real_data_reason(name: str) -> str | None:
-    """Why registry dataset ``name`` (an [external] real XC set) cannot be used here, or None
-    when its training file exists and its header has the published shape (no checksum)."""
+    """Why registry dataset ``name`` (one of :data:`REAL_SETS`) cannot be used here, or None
+    when its training file and the test file beside it exist and their headers have that
+    set's published shape (no checksum)."""
     from impls.harness import registry
 
     manifest = registry.manifests()[name]
     try:
         source = registry._external_source(manifest)
-        check_real_header(source, "train")
+        check_real_pair_headers(source, REAL_SETS[name])
     except (registry.DatasetUnavailable, RealDataMismatch, OSError) as err:
         return f"needs the real {manifest.description.split(':')[0]} ({err})"
     return None
