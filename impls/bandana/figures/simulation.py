@@ -15,17 +15,27 @@ NO_LOCALITY_LABEL = f"one vector per block read ({VECTOR_BYTES} B of {BLOCK_BYTE
 
 @figure("bandana_subclusters")
 def effective_bandwidth_vs_subclusters(data: dict):
-    fig, (ax_bw, ax_time) = new_axes(width=9.0, height=3.3, ncols=2)
+    lru = data.get("lru", {})                      # absent in artifacts before the LRU point
+    fig, axes = new_axes(width=13.0 if lru else 9.0, height=3.3, ncols=3 if lru else 2)
+    ax_bw, ax_time = axes[0], axes[1]
     for table, rows in data["tables"].items():
         k = [r["subclusters"] for r in rows]
-        ax_bw.plot(k, [r["effective_bandwidth"] for r in rows], marker="o", label=table)
+        line, = ax_bw.plot(k, [r["effective_bandwidth"] for r in rows], marker="o", label=table)
         ax_time.plot(k, [r["kmeans_seconds"] for r in rows], marker="o", label=table)
-    for ax in (ax_bw, ax_time):
+        if table in lru:      # plain LRU's effective bandwidth is the one-vector-per-block line's
+            axes[2].plot(k, [r["blocks_read_over_lru"] for r in rows], marker="o", color=line.get_color(),
+                         label=table)
+    for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel(f"sub-clusters per cluster ({data['sizes']['kmeans_clusters']} clusters)")
-    ax_bw.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1, label=NO_LOCALITY_LABEL)
+    ax_bw.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1,
+                  label=NO_LOCALITY_LABEL + (": plain LRU's" if lru else ""))
     ax_bw.set_ylabel("effective bandwidth\n(useful / read bytes, prefetch)")
     ax_time.set_ylabel("two-level K-means time (s)")
+    if lru:
+        axes[2].axhline(1.0, color="grey", linestyle="--", linewidth=1)
+        axes[2].set_ylabel("NVM blocks read / plain LRU's\n(same cache; below 1: less traffic)")
+        axes[2].legend(fontsize=7)
     ax_bw.legend(fontsize=7)
     return fig
 
@@ -47,8 +57,10 @@ def effective_bandwidth_by_layout_and_policy(data: dict):
         ax.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1, label=NO_LOCALITY_LABEL)
         ax.set_ylabel("effective bandwidth (useful / read bytes)")
         ax.set_xlabel("vector layout")
+        traffic = info["headline"].get("best_blocks_read_over_baseline")
         ax.set_title(f"{table}, cache {fraction:.0%} of the table: best / one-vector-per-block = "
-                     f"{info['headline']['ratio']:.2f}×", fontsize=9)
+                     f"{info['headline']['ratio']:.2f}×"
+                     + (f"\nits NVM blocks read: {traffic:.2f}× the baseline's" if traffic else ""), fontsize=9)
     axes[0].legend(fontsize=7, title="policy", title_fontsize=7)
     return fig
 
