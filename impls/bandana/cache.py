@@ -50,10 +50,15 @@ def load_trace_and_layout(args) -> tuple[np.ndarray, np.ndarray]:
     except CacheConfigError as err:
         raise cli.UsageError(str(err), f"--layout {args.layout}",
                              "expected each vector id of the table once (the storage order)") from None
+    if layout.size == 0:
+        raise cli.UsageError("no vectors", f"--layout {args.layout}", "expected a table of at least one vector")
     try:
         trace = check_trace(trace, layout.shape[0])
     except CacheConfigError as err:
         raise cli.UsageError(str(err), f"--trace {args.trace}", "expected ids of the layout's vectors") from None
+    if trace.size == 0:
+        raise cli.UsageError("no lookups", f"--trace {args.trace}",
+                             "expected at least one vector id (an empty trace has no effective bandwidth)")
     return trace, layout
 
 
@@ -87,15 +92,26 @@ def check_prepared_geometry(args) -> None:
     """Refuse ``--vector-bytes`` / ``--block-bytes`` other than those ``prepare`` built the
     ``--layout`` file for, when the ``summary.json`` beside it lists that file: a layout packs
     ``block // vector`` vectors a block, and another geometry simulates another layout. Raises
-    :class:`cli.UsageError` naming the flag; a layout without such a summary is not checked."""
+    :class:`cli.UsageError` naming the flag. A layout without such a summary is not checked;
+    when a geometry flag was left at its default there, a warning says so (a layout moved
+    away from its summary would otherwise be simulated with another geometry, silently).
+    Leaves both flags as plain ints."""
+    defaulted = [f"{flag} {getattr(args, key)}" for flag, key in (("--vector-bytes", "vector_bytes"),
+                                                                   ("--block-bytes", "block_bytes"))
+                 if isinstance(getattr(args, key), _Default)]
+    args.vector_bytes, args.block_bytes = int(args.vector_bytes), int(args.block_bytes)   # plain ints from here
     layout = Path(args.layout)
     summary_path = layout.parent / "summary.json"
     try:
         summary = json.loads(summary_path.read_text())
         listed = {Path(entry["file"]).name for entry in summary["layouts"].values()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return                                   # not a prepare run's layout: nothing vouches for a size
-    if layout.name not in listed:
+        listed = set()
+    if layout.name not in listed:                # nothing vouches for a geometry
+        if defaulted:
+            cli.warn(f"--layout {args.layout}: no summary.json beside it records the geometry it was built for, "
+                     f"so the default {' and '.join(defaulted)} are assumed; pass the values prepare printed "
+                     "for it if they differ (a layout packs block // vector vectors a block)")
         return
     for flag, key in (("--vector-bytes", "vector_bytes"), ("--block-bytes", "block_bytes")):
         built, given = summary.get(key), getattr(args, key)
@@ -112,11 +128,15 @@ def size_fields(args) -> dict:
     return {**out, "vector_bytes": args.vector_bytes, "block_bytes": args.block_bytes}
 
 
+class _Default(int):
+    """A flag's default value, told apart from the same number typed by the user."""
+
+
 def add_geometry_flags(parser) -> None:
     """``--vector-bytes`` and ``--block-bytes``, with their units and defaults."""
-    parser.add_argument("--vector-bytes", type=int, default=128,
+    parser.add_argument("--vector-bytes", type=int, default=_Default(128),
                         help="bytes of one embedding vector (default 128; what prepare printed for its layouts)")
-    parser.add_argument("--block-bytes", type=int, default=4096,
+    parser.add_argument("--block-bytes", type=int, default=_Default(4096),
                         help="bytes the NVM reads at a time (default 4096; a layout packs "
                              "block // vector vectors a block)")
 

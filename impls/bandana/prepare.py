@@ -163,6 +163,12 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         if bad.any():
             raise PrepareError(f"--vectors {args.vectors}: row {int(np.argmax(bad))} holds NaN or Inf "
                                f"({int(bad.sum())} rows do)")
+        with np.errstate(over="ignore"):                  # K-means reads float32: finite there too
+            bad = ~np.isfinite(vectors.astype(np.float32, copy=False)).all(axis=1)
+        if bad.any():
+            raise PrepareError(f"--vectors {args.vectors}: row {int(np.argmax(bad))} holds a value beyond "
+                               f"float32's range (±{float(np.finfo(np.float32).max):.3g}), which K-means reads "
+                               f"({int(bad.sum())} rows do); expected vectors in float32's range")
     num_vectors = args.num_vectors
     if num_vectors is None and vectors is not None:
         num_vectors = int(vectors.shape[0])

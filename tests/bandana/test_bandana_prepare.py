@@ -223,6 +223,8 @@ def test_renumbered_ids_keep_their_input_ids(tmp_path):
 @pytest.mark.parametrize("arrays, extra, message", [
     (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 3]), v=np.array([[1.0], [np.nan], [0.0], [1.0]])),
      ("--layout", "kmeans"), "row 1 holds NaN or Inf"),
+    (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 3]), v=np.array([[1.0], [0.0], [1e300], [1.0]])),
+     ("--layout", "kmeans-two-level"), "row 2 holds a value beyond float32's range"),
     (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 9]), v=np.ones((4, 2), np.float32)),
      ("--layout", "kmeans"), "has 4 rows but"),
     (dict(o=np.array([0, 2, 4]), i=np.array([0, 1, 2, 2**63 + 5], dtype=np.uint64)),

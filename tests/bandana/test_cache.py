@@ -419,6 +419,8 @@ def test_cli_table_and_defaults(tmp_path):
     ("vector_over_block", "got 8192, --vector-bytes, expected an integer in [1, 4096]"),
     ("huge_block", "got 4294967296, --block-bytes, expected an integer in [1, 67108864]"),
     ("full_json", "cannot write /dev/full (No space left on device), --json"),
+    ("empty_trace", "no lookups, --trace "),
+    ("empty_layout", "no vectors, --layout "),
 ])
 def test_cli_errors_exit_2(tmp_path, case, message):
     t, p = tmp_path / "t.npy", tmp_path / "p.npy"
@@ -446,6 +448,11 @@ def test_cli_errors_exit_2(tmp_path, case, message):
         args += ["--vector-bytes", 8192]
     elif case == "huge_block":
         args += ["--block-bytes", 2**32]
+    elif case == "empty_trace":
+        np.save(t, np.zeros(0, dtype=np.int64))
+    elif case == "empty_layout":
+        np.save(p, np.zeros(0, dtype=np.int64))
+        np.save(t, np.zeros(0, dtype=np.int64))
     elif case == "full_json":
         if not Path("/dev/full").exists():
             pytest.skip("no /dev/full here")
@@ -454,6 +461,19 @@ def test_cli_errors_exit_2(tmp_path, case, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_layout_no_summary_vouches_for_says_which_geometry_it_assumes(tmp_path):
+    np.save(tmp_path / "t.npy", np.arange(100, dtype=np.int64))
+    np.save(tmp_path / "p.npy", np.arange(100, dtype=np.int64))
+    base = ["--trace", tmp_path / "t.npy", "--layout", tmp_path / "p.npy", "--capacity", 32, "--policy", "prefetch"]
+    proc = run_cli(*base, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "no summary.json beside it records the geometry" in proc.stderr
+    assert "default --vector-bytes 128 and --block-bytes 4096 are assumed" in proc.stderr
+    assert json.loads(proc.stdout)["vector_bytes"] == 128
+    given = run_cli(*base, "--vector-bytes", 128, "--block-bytes", 4096, "--json")   # typed: no warning
+    assert given.returncode == 0 and given.stderr == "" and given.stdout == proc.stdout
 
 
 def test_a_vector_that_does_not_divide_a_block_leaves_slack_at_its_end():
