@@ -303,9 +303,12 @@ def claim(paper, tolerance=0.1, baseline=None) -> Claim:
     ([1.0, math.inf], 0.8, 1.0, NOT_REPRODUCED),
     ([1.0, math.inf], 1.0, 1.0, NOT_REPRODUCED),  # a tie does not "beat"
     ([1.0, math.inf], 1.0, None, REPRODUCED),     # "at least 1", with no baseline: 1 is in
+    ([-math.inf, 1.0], -0.0004, None, REPRODUCED),  # "under a second": a switch below resolution
+    ([-math.inf, 1.0], 1.0, None, REPRODUCED),
+    ([-math.inf, 1.0], 1.2, None, NOT_REPRODUCED),
 ])
 def test_judge(paper, measured, baseline, verdict):
-    tolerance = 0.0 if isinstance(paper, list) and math.isinf(paper[1]) else 0.1
+    tolerance = 0.0 if isinstance(paper, list) and math.isinf(paper[0] * paper[1]) else 0.1
     assert judge(claim(paper, tolerance, baseline), measured) == verdict
 
 
@@ -516,6 +519,9 @@ def bad(old: str, new: str) -> str:
      ["unknown capability 'tpu'", "known: fio, o_direct, cuda, nvml"]),
     (bad("paper_value = 3.19", "paper_value = [3.0, 2.0]"), "paper_value",
      ["paper_value must be a number or [low, high] with low <= high"]),
+    (bad("paper_value = 3.19", "paper_value = [-inf, inf]"), "paper_value",
+     ["(high may be inf, or low -inf, not both)"]),
+    (bad("paper_value = 3.19", "paper_value = [inf, inf]"), "paper_value", ["low <= high"]),
     (bad('system = "salus"', 'system = "tensorflow"'), "system",
      ["system must be one of bandana, slide, salus; got 'tensorflow'"]),
     (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b", artifact = "a" }'), "measured",
@@ -962,3 +968,11 @@ def test_applies_when_is_checked_when_the_claims_are_read(tmp_path):
                                    'path = "data.runs.name=slide.threads" }'))
     with pytest.raises(ClaimsError, match="applies_when must be"):
         load_claims(broken)
+
+
+def test_an_at_most_claim_reads_as_one():
+    c = claim([-math.inf, 1.0], 0.0)
+    c = Claim(**{**c.__dict__, "unit": "s"})
+    assert formatting.paper_value(c) == "≤ 1 s"
+    assert tolerance_band(c) == (-math.inf, 1.0)
+    assert ratio_to_paper(c, -0.0004) == (1.0, True) and ratio_to_paper(c, 2.0) == (2.0, False)

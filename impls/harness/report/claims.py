@@ -192,11 +192,13 @@ class _Checker:
     def paper_value(self) -> float | tuple[float, float] | None:
         value = self.entry.get("paper_value")
         expected = ("paper_value must be a number or [low, high] with low <= high "
-                    "(high may be inf)")
+                    "(high may be inf, or low -inf, not both)")
         if _is_number(value) and math.isfinite(value):
             return float(value)
         if (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)
-                and math.isfinite(value[0]) and not math.isnan(value[1]) and value[0] <= value[1]):
+                and not any(math.isnan(v) for v in value) and value[0] <= value[1]
+                and value[0] != math.inf and value[1] != -math.inf
+                and (math.isfinite(value[0]) or math.isfinite(value[1]))):
             return (float(value[0]), float(value[1]))
         self.fail("paper_value", f"{expected}, got {_describe(value)}")
         return None

@@ -34,13 +34,15 @@ def with_unit(text: str, unit: str) -> str:
 
 
 def paper_value(claim: Claim) -> str:
-    """Return the paper's value as text: "2.7×", "2–3×", "≥ 1 s", "> 1×" (the end is the
-    baseline, which the claim excludes), plus " (approx.)" if approximate."""
+    """Return the paper's value as text: "2.7×", "2–3×", "≥ 1 s", "≤ 1 s", "> 1×" (the end is
+    the baseline, which the claim excludes), plus " (approx.)" if approximate."""
     low, high = claim.paper_range
     if low == high:
         text = with_unit(number(low), claim.unit)
     elif math.isinf(high):   # "beats" (low is the baseline, which it excludes) or "at least"
         text = (">" if claim.baseline == low else "≥") + " " + with_unit(number(low), claim.unit)
+    elif math.isinf(low):    # "at most" (or "below", the baseline excluded)
+        text = ("<" if claim.baseline == high else "≤") + " " + with_unit(number(high), claim.unit)
     else:
         text = with_unit(f"{number(low)}–{number(high)}", claim.unit)
     return text + (" (approx.)" if claim.approx else "")
