@@ -105,9 +105,13 @@ class InferenceDevicesNeeded:
     track_models_per_device_gain = track(lambda self, data: math.nan if data["models_per_device_gain"] is None
                                          else data["models_per_device_gain"],
                                          unit="x (models per device, shared / one per device)",
-                                         direction="higher",
+                                         direction="higher", bounded_by=("track_gain_is_lower_bound", None),
                                          missing="no device count met the latency target, one model per "
                                                  "device included")
+    # all the profile's models on one device: the gain is capped at their count, not measured past it
+    track_gain_is_lower_bound = track(lambda self, data: float(data["devices_needed"]["shared"] == 1),
+                                      unit="1 = every model fit one device (the gain is at least this)",
+                                      direction="flag")
 
 
 class LaneManagerDecisionTime:

@@ -226,3 +226,13 @@ def test_side_by_side_says_when_columns_are_of_different_commits(tmp_path):
     same = render_machines(["toybox"], results, tmp_path / "none", FIXTURES / "claims.toml", tmp_path / "one",
                            figure_specs={})
     assert "different commits" not in (same[0] / "index.html").read_text()
+
+
+def test_a_side_by_side_cell_says_its_value_is_synthetic():
+    from impls.harness.report.side_by_side import _cell
+    from impls.harness.report.verdicts import ClaimResult
+
+    claim_ = trend_claim()
+    synthetic = ClaimResult(claim_, "reproduced", 0.9, 0.9, False, "d", data="synthetic")
+    assert "0.9 rho (synthetic data)" in _cell(synthetic)
+    assert "(measured data)" in _cell(ClaimResult(claim_, "reproduced", 0.9, 0.9, False, "d", data="not synthetic"))

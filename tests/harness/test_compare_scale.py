@@ -147,3 +147,40 @@ def test_the_report_leaves_out_thresholds_of_the_other_scale_as_compare_does():
                                        (RATE, ""): noise.Threshold(RATE, "", 2, 0.02, 0.06)})
     kept, dropped = stale.on_scales(SCALES)
     assert dropped == 1 and kept.get(OVERHEAD, "") is None and kept.get(RATE, "") is not None
+
+
+def test_a_claim_on_a_number_too_noisy_to_track_is_inconclusive_not_certain():
+    """An infinite repeat range (a null in the noise file) bounds nothing: the verdict cannot
+    rest on the point estimate alone."""
+    from impls.harness.report import formatting
+    from impls.harness.report.verdicts import INCONCLUSIVE
+
+    claim = Claim(id="c", system="salus", figure="text", statement="s", paper_value=2.0, unit="%",
+                  source="text", approx=False, tolerance=0.5, requires=(),
+                  measured=BenchmarkSource(PointRef(OVERHEAD, {})))
+    points = pd.DataFrame([{"benchmark": OVERHEAD, "params": {}, "param_label": "", "value": 2.0,
+                            "status": "ok", "commit": "c" * 40}])
+    for scale in (noise.ABSOLUTE, noise.RELATIVE):
+        found = noise.Noise("m", "t", [], {(OVERHEAD, ""): noise.Threshold(OVERHEAD, "", 2, math.inf, math.inf,
+                                                                           scale=scale)})
+        result = evaluate_claim(claim, points, {}, MachineState("m", None, "test", {}), found)
+        assert result.verdict == INCONCLUSIVE and "point estimate: reproduced" in result.detail
+        assert formatting.measured(result) == "2 % [unbounded: too noisy here]"
+    quiet = noise.Noise("m", "t", [], {(OVERHEAD, ""): noise.Threshold(OVERHEAD, "", 2, 0.4, 1.2, scale=noise.ABSOLUTE)})
+    assert evaluate_claim(claim, points, {}, MachineState("m", None, "test", {}), quiet).verdict == "reproduced"
+
+
+def test_a_trend_over_a_point_too_noisy_to_track_has_an_unbounded_rho():
+    from impls.harness.report.claims import TrendSource
+    from impls.harness.report.intervals import UNBOUNDED, bootstrap_trend
+
+    points = pd.DataFrame([{"benchmark": "b.K.track_x", "params": {"k": k}, "param_label": f"k={k}",
+                            "value": float(k), "status": "ok", "commit": "c" * 40} for k in (1, 2, 4, 8)])
+    thresholds = {("b.K.track_x", f"k={k}"): noise.Threshold("b.K.track_x", f"k={k}", 2, 0.01, 0.03)
+                  for k in (1, 2, 4, 8)}
+    source = TrendSource("b.K.track_x", "k", {})
+    quiet = bootstrap_trend(points, source, noise.Noise("m", "t", [], thresholds))
+    assert quiet.low == quiet.high == 1.0
+    thresholds["b.K.track_x", "k=2"] = noise.Threshold("b.K.track_x", "k=2", 2, math.inf, math.inf)
+    found = bootstrap_trend(points, source, noise.Noise("m", "t", [], thresholds))
+    assert (found.low, found.high, found.method) == (-1.0, 1.0, UNBOUNDED)

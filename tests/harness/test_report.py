@@ -21,7 +21,7 @@ from impls.harness.figures import FigureSpec
 from impls.harness.report import ClaimsError, NoResultsError, load_claims, render_report
 from impls.harness.report.build import build_report
 from impls.harness.report import formatting
-from impls.harness.report.claims import ArtifactSource, BenchmarkSource, Claim, PointRef
+from impls.harness.report.claims import ArtifactSource, BenchmarkSource, Claim, PointRef, RatioSource
 from impls.harness.report.history import (
     MAX_SERIES_PER_PANEL,
     history_figure,
@@ -976,3 +976,21 @@ def test_an_at_most_claim_reads_as_one():
     assert formatting.paper_value(c) == "≤ 1 s"
     assert tolerance_band(c) == (-math.inf, 1.0)
     assert ratio_to_paper(c, -0.0004) == (1.0, True) and ratio_to_paper(c, 2.0) == (2.0, False)
+
+
+def test_data_without_a_value_are_not_blamed_on_the_claims_file():
+    """A NaN an artifact stores, or a zero denominator, is the data's: 'no value', not 'claims.toml
+    points at data that do not fit'."""
+    nan_claim = Claim(**{**claim(2.0, 0.1).__dict__, "measured": ArtifactSource("toy_speed", "data.loss")})
+    [result] = evaluate_claims([nan_claim], _points(), {"toy_speed": record("toy_speed", {"loss": math.nan})},
+                               no_cuda_state())
+    assert result.verdict.startswith(NOT_MEASURED) and "claims.toml" not in result.verdict
+    ratio = Claim(**{**claim(2.0, 0.1).__dict__, "measured": RatioSource(PointRef("b.A.track_x", {}),
+                                                                          PointRef("b.B.track_x", {}))})
+    [result] = evaluate_claims([ratio], _points(("b.A.track_x", 1.0, "b" * 40), ("b.B.track_x", 0.0, "b" * 40)),
+                               {}, no_cuda_state())
+    assert result.verdict.startswith(NOT_MEASURED) and "claims.toml" not in result.verdict
+    assert "is zero: no ratio" in result.detail
+    text = {"loss": "text"}                                      # a text where a number belongs is the file's
+    [result] = evaluate_claims([nan_claim], _points(), {"toy_speed": record("toy_speed", text)}, no_cuda_state())
+    assert "claims.toml points at data that do not fit" in result.verdict

@@ -59,7 +59,9 @@ def measured(result: ClaimResult) -> str:
         return DASH
     bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
     spread = ""
-    if result.interval is not None:
+    if result.interval is not None and result.interval.method.startswith("unbounded"):   # intervals.UNBOUNDED
+        spread = " [unbounded: too noisy here]"
+    elif result.interval is not None:
         low, high = number(result.interval.low, 3), number(result.interval.high, 3)
         spread = f" (bound {low}–{high})" if bound else f" [{low}, {high}]"
     coverage = f" ({result.coverage})" if result.coverage else ""

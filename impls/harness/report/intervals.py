@@ -8,7 +8,10 @@
 - A trend (Spearman's rho over a parameter): a bootstrap over the points it is computed
   from, each redrawn within its repeat range (BOOTSTRAP_RESAMPLES draws, fixed seed), the
   2.5th to 97.5th percentile of rho.
-- An artifact value, or a point without repeats: no interval (None); the report says so.
+- An artifact value, or a point without repeats: no interval (None).
+- A point whose repeat range is infinite (too noisy to track here, or a ratio over a zero
+  point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the verdict is
+  inconclusive rather than taken from the point estimate alone.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
 
 BOOTSTRAP_RESAMPLES = 2000
+UNBOUNDED = "unbounded: a number it rests on is too noisy to track on this machine"
 BOOTSTRAP_SEED = 20240601
 
 
@@ -90,6 +94,8 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     x = _sortable([p.get(source.over) for p in rows["params"]])
     y = rows["value"].to_numpy(dtype=float)
     half = np.asarray([h.half_width(v) for h, v in zip(halves, y)], dtype=float)
+    if not np.isfinite(half).all():     # a point could be anywhere: so could rho
+        return Interval(-1.0, 1.0, UNBOUNDED)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * half
     rhos = spearman_rows(x, draws)
@@ -102,7 +108,8 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
 def claim_interval(claim: Claim, value: float, points: pd.DataFrame,
                    noise: Noise | None) -> Interval | None:
     """Return the interval of ``claim``'s measured ``value`` (see the module doc), or None
-    (also when an end would not be finite: an infinite spread or value bounds nothing)."""
+    without repeats or for a value that is not finite. An end that would not be finite (an
+    infinite spread) gives the unbounded interval: -inf..inf, or -1..1 for a trend's rho."""
     source = claim.measured
     if noise is None or not math.isfinite(value):
         return None
@@ -115,8 +122,11 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame,
                                       _half_spread(points, source.denominator, noise)])
     else:
         return None
-    if found is None or not (math.isfinite(found.low) and math.isfinite(found.high)):
+    if found is None:
         return None
+    if not (math.isfinite(found.low) and math.isfinite(found.high)):
+        low, high = (-1.0, 1.0) if isinstance(source, TrendSource) else (-math.inf, math.inf)
+        return Interval(low, high, UNBOUNDED)
     return found
 
 

@@ -99,8 +99,8 @@ def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
     for side in (top, bottom):
         if not side.ok:
             return side
-    if bottom.value == 0:
-        return Measurement(INVALID, detail=f"denominator {bottom.detail} is zero")
+    if bottom.value == 0:      # the data's, not the claims file's: no ratio to judge
+        return Measurement(NO_VALUE, detail=f"denominator {bottom.detail} is zero: no ratio")
     return Measurement(STATUS_OK, top.value / bottom.value, f"{top.detail} / {bottom.detail}",
                        commit=top.commit if top.commit == bottom.commit else "")
 
@@ -204,7 +204,10 @@ def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: Artifac
     if value is None:
         return Measurement(NO_VALUE, detail=f"artifact {source.artifact!r} holds no value at {source.path!r} "
                                             "(null: the run recorded none)")
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+    if isinstance(value, float) and math.isnan(value):
+        return Measurement(NO_VALUE, detail=f"artifact {source.artifact!r} holds no value at {source.path!r} "
+                                            "(NaN: the run recorded none)")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
         return Measurement(INVALID, detail=f"artifact {source.artifact!r} {source.path!r} is "
                                            f"{value!r}, not a number")
     commit = str(record.get("commit", ""))

@@ -28,7 +28,8 @@ def _cell(result: ClaimResult | None) -> str:
     if result is None:
         return "—"
     verdict = f"<span class='verdict {fmt.verdict_class(result.verdict)}'>{escape(result.verdict)}</span>"
-    return f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result))}</span><br>{verdict}"
+    return (f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result) + fmt.data_note(result))}</span>"
+            f"<br>{verdict}")
 
 
 def _claims_table(reports: list[Report]) -> str:
