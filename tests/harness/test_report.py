@@ -6,6 +6,7 @@ written per test into tmp_path.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -930,7 +931,7 @@ def test_a_claims_data_is_synthetic_exactly_where_its_experiments_are():
     assert fio and experiments.get(fio[0]).synthetic is False                # this machine's drive
     assert data_kind(("bench_bandana_device.FioRandomRead.track_iops",)) == NOT_SYNTHETIC
     assert data_kind(("bench_slide.SlideSpeedup.track_time_to_target_ratio",
-                      "bench_bandana_device.FioRandomRead.track_iops")) is None   # mixed: not one kind
+                      "bench_bandana_device.FioRandomRead.track_iops")) == "partly synthetic"   # mixed
     assert data_kind(("artifact:slide_time_to_accuracy",)) == SYNTHETIC
     assert data_kind(("bench_nowhere.Gone.track_x",)) is None
     assert experiment_of("bench_slide.SlideTableRefresh.track_seconds") is None    # outside the registry ...
@@ -994,3 +995,36 @@ def test_data_without_a_value_are_not_blamed_on_the_claims_file():
     text = {"loss": "text"}                                      # a text where a number belongs is the file's
     [result] = evaluate_claims([nan_claim], _points(), {"toy_speed": record("toy_speed", text)}, no_cuda_state())
     assert "claims.toml points at data that do not fit" in result.verdict
+
+
+def test_a_ratio_is_judged_only_of_two_positive_numbers_of_one_commit():
+    ratio = Claim(**{**claim(2.0, 0.1).__dict__, "measured": RatioSource(PointRef("b.A.track_x", {}),
+                                                                          PointRef("b.B.track_x", {}))})
+    judged = lambda *rows: evaluate_claims([ratio], _points(*rows), {}, no_cuda_state())[0]  # noqa: E731
+    assert judged(("b.A.track_x", 2.0, "b" * 40), ("b.B.track_x", 1.0, "b" * 40)).verdict == "reproduced"
+    both_negative = judged(("b.A.track_x", -2.0, "b" * 40), ("b.B.track_x", -1.0, "b" * 40))
+    assert both_negative.verdict.startswith(NOT_MEASURED) and "signed numbers is no factor" in both_negative.verdict
+    mixed = judged(("b.A.track_x", 2.0, "b" * 40), ("b.B.track_x", 1.0, "a" * 40))
+    assert mixed.verdict.startswith(NOT_MEASURED) and "different commits" in mixed.verdict
+
+
+def test_a_value_flagged_both_lower_and_upper_bound_is_not_judged():
+    c = Claim(**{**claim(8.0, 0.15, 1.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                 "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_lo", {})),
+                 "upper_bound_when": BenchmarkSource(PointRef("b.Speed.track_hi", {}))})
+    rows = _points(("b.Speed.track_ratio", 8.0, "b" * 40), ("b.Speed.track_lo", 1.0, "b" * 40),
+                   ("b.Speed.track_hi", 1.0, "b" * 40))
+    [result] = evaluate_claims([c], rows, {}, no_cuda_state())
+    assert result.verdict == f"{NOT_MEASURED}: 8 is flagged both a lower and an upper bound"
+
+
+def test_a_value_of_synthetic_and_measured_data_says_partly_synthetic():
+    from impls.harness.report.provenance import PARTLY_SYNTHETIC, data_kind
+
+    mixed = ("bench_bandana_replay.ReplayOverFio.track_ratio", "bench_bandana_device.FioRandomRead.track_iops")
+    assert [data_kind((b,)) for b in mixed] == ["synthetic", "not synthetic"]   # a synthetic replay, a drive's fio
+    assert data_kind(mixed) == PARTLY_SYNTHETIC
+    result = dataclasses.replace(evaluate_claims([claim(2.0, 0.1)], _points(), {}, no_cuda_state())[0],
+                                 measured=2.0, data=PARTLY_SYNTHETIC)
+    assert formatting.data_note(result) == " (partly synthetic data)"

@@ -69,11 +69,13 @@ def measured(result: ClaimResult) -> str:
 
 
 def data_note(result: ClaimResult) -> str:
-    """`` (synthetic data)`` beside a measured value drawn from synthetic data, `` (measured
-    data)`` beside one that is not, "" without a value or when it is not known."""
+    """`` (synthetic data)`` beside a measured value drawn from synthetic data, `` (partly
+    synthetic data)`` beside one drawn partly from it, `` (measured data)`` beside one that is
+    not, "" without a value or when it is not known."""
     if result.measured is None or result.data is None:
         return ""
-    return " (synthetic data)" if result.data == "synthetic" else " (measured data)"
+    return {"synthetic": " (synthetic data)", "partly synthetic": " (partly synthetic data)"}.get(
+        result.data, " (measured data)")
 
 
 def ratio(result: ClaimResult) -> str:

@@ -101,6 +101,12 @@ def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
             return side
     if bottom.value == 0:      # the data's, not the claims file's: no ratio to judge
         return Measurement(NO_VALUE, detail=f"denominator {bottom.detail} is zero: no ratio")
+    if top.value < 0 or bottom.value < 0:
+        return Measurement(NO_VALUE, detail=f"{top.detail} / {bottom.detail}: a side is negative, and a ratio of "
+                                            "signed numbers is no factor")
+    if top.commit and bottom.commit and top.commit != bottom.commit:
+        return Measurement(NO_VALUE, detail=f"{top.detail} / {bottom.detail}: the two sides come from different "
+                                            "commits (a partial run), so their ratio measures no one version")
     return Measurement(STATUS_OK, top.value / bottom.value, f"{top.detail} / {bottom.detail}",
                        commit=top.commit if top.commit == bottom.commit else "")
 

@@ -13,7 +13,7 @@ import re
 
 _RUN_CALL = re.compile(r"""run_and_store\(\s*["']([\w.]+)["']\s*(?:,\s*["']([\w:]+)["'])?""")
 
-SYNTHETIC, NOT_SYNTHETIC = "synthetic", "not synthetic"
+SYNTHETIC, NOT_SYNTHETIC, PARTLY_SYNTHETIC = "synthetic", "not synthetic", "partly synthetic"
 
 
 def experiment_of(benchmark: str) -> tuple[str, str] | None:
@@ -56,8 +56,8 @@ def _declared_synthetic(benchmark: str) -> bool | None:
 def data_kind(benchmarks: tuple[str, ...]) -> str | None:
     """:data:`SYNTHETIC` when every one of ``benchmarks`` (asv names, or ``artifact:<name>``)
     comes from an experiment on synthetic data (or a benchmark class outside the registry that
-    says ``synthetic = True``), :data:`NOT_SYNTHETIC` when none does, None when it is mixed or
-    cannot be told."""
+    says ``synthetic = True``), :data:`NOT_SYNTHETIC` when none does, :data:`PARTLY_SYNTHETIC`
+    when some do, None when it cannot be told for one of them."""
     from impls.harness import experiments
 
     kinds = set()
@@ -77,4 +77,4 @@ def data_kind(benchmarks: tuple[str, ...]) -> str | None:
         if synthetic is None:
             return None
         kinds.add(SYNTHETIC if synthetic else NOT_SYNTHETIC)
-    return kinds.pop() if len(kinds) == 1 else None
+    return kinds.pop() if len(kinds) == 1 else PARTLY_SYNTHETIC if kinds else None

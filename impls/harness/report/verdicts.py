@@ -230,6 +230,9 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, f"{NOT_MEASURED}: cannot tell whether {value:.3g} is exact or a bound ({unknown})",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
     lower, upper = (flag is True for flag in flags)
+    if lower and upper:      # corrupt data: a value cannot be both
+        return ClaimResult(claim, f"{NOT_MEASURED}: {value:.3g} is flagged both a lower and an upper bound",
+                           value, ratio, in_range, detail, coverage=measurement.coverage)
     if lower:
         detail = f"{detail}; a lower bound (the slower run never reached the target)"
         highest = tolerance_band(claim)[1]
