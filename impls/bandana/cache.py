@@ -170,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
                                 "capacity and shadow in vectors)")
     args = parser.parse_args(argv)
     check_size_flags(args)
-    check_prepared_geometry(args)
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout")))
     trace, layout = load_trace_and_layout(args)
+    check_prepared_geometry(args)          # after the files are read: no warning before their error
     result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
                       args.vector_bytes, args.block_bytes)
     if not cli.emit_json(args.json, {**size_fields(args), **result.to_dict(), "hit_rate": result.hit_rate}):

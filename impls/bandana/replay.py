@@ -112,7 +112,6 @@ def main(argv: list[str] | None = None) -> int:
     # everything is checked before the store is written
     _, capacity, shadow = check_size_flags(args, mmap.PAGESIZE, " (the page size: O_DIRECT reads into page-aligned "
                                                                "buffers of one block each)")
-    check_prepared_geometry(args)
     cli.number(args.queue_depth, "--queue-depth", minimum=1, maximum=MAX_QUEUE_DEPTH, integer=True)
     room = _aio_room()
     if (args.mechanism or direct_io.default_mechanism()) == "libaio" and room is not None \
@@ -126,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout"),
                                                   (args.offsets, "--offsets")))
     trace, layout = load_trace_and_layout(args)
+    check_prepared_geometry(args)          # after the files are read: no warning before their error
     offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
                else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path = _check_store_path(args)

@@ -320,8 +320,8 @@ def load(source: str, test: str | None = None, profile: str | None = None,
         if test:
             raise cli.UsageError(f"--test with the registry dataset {source}", "--test",
                                  "expected --test only beside an XC text file (a registry set has its own)")
-        tr, te, _ = dataset.from_registry(source, profile)
-        return tr, te, DATASET_LIKE.get(source)
+        tr, te, info = dataset.from_registry(source, profile)
+        return tr, te, DATASET_LIKE.get(source) or info.get("like")   # a real set: the one it was checked as
     cli.check_file(source, "FILE_OR_DATASET", "an XC text file or a registry dataset name", regular=True)
     if profile:
         raise cli.UsageError(f"--profile {profile} with the file {source}", "--profile",

@@ -474,6 +474,9 @@ def test_a_layout_no_summary_vouches_for_says_which_geometry_it_assumes(tmp_path
     assert json.loads(proc.stdout)["vector_bytes"] == 128
     given = run_cli(*base, "--vector-bytes", 128, "--block-bytes", 4096, "--json")   # typed: no warning
     assert given.returncode == 0 and given.stderr == "" and given.stdout == proc.stdout
+    missing = run_cli("--trace", tmp_path / "t.npy", "--layout", tmp_path / "nope.npy", "--capacity", 32,
+                      "--policy", "prefetch")
+    assert missing.returncode == 2 and "warning" not in missing.stderr       # the error alone
 
 
 def test_a_vector_that_does_not_divide_a_block_leaves_slack_at_its_end():

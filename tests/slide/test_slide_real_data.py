@@ -274,3 +274,11 @@ def test_real_data_needs_the_test_file_beside_it_with_the_test_shape(files, tiny
         assert not capabilities.check_real_amazon670k().available     # so the real run is skipped, not failed
     finally:
         capabilities._cached.cache_clear()
+
+
+def test_xc_stats_judges_a_real_registry_set_by_its_own_published_means(files, monkeypatch, capsys):
+    monkeypatch.setitem(xc_stats.PUBLISHED, "amazon-670k", TINY)
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(files[0]))
+    assert xc_stats.main(["slide-amazon670k-real"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert out.startswith("compared with amazon-670k (counts") and "guessed" not in out and "not judged" not in out

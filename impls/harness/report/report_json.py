@@ -17,7 +17,8 @@ from impls.harness import paths
 from impls.harness.report.model import Report
 from impls.harness.report.verdicts import ClaimResult, band_open, tolerance_band
 
-SCHEMA_VERSION = 3  # 2: tolerance_band_open and note; 3: data (synthetic or not)
+SCHEMA_VERSION = 4  # 2: tolerance_band_open and note; 3: data (synthetic or not); 4: "partly synthetic",
+                    # null interval ends (unbounded) and a null paper low end (at most)
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
 _KNOWN = {"$schema", "$id", "title", "description", "type", "enum", "required", "properties",
           "additionalProperties", "items", "minItems", "maxItems", "minimum"}

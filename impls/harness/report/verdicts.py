@@ -14,9 +14,10 @@ Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
 - "not measured: <reason>" / "not measured yet": no number (see :func:`evaluate_claim`).
 
 A measured value that is only a lower bound (the claim's ``lower_bound_when`` point is 1)
-is "reproduced" when it reaches a band without a finite top; inside a band with one, and
-below the band on the paper's side of the baseline, the true value may lie in the band or
-beyond, so it is "inconclusive" (the detail keeps the point estimate); else "not measured".
+is "reproduced" when it reaches a band without a finite top, and judged as its value above
+a band with one (the true value is higher still); inside such a band, and below the band on
+the paper's side of the baseline, the true value may lie in the band or beyond, so it is
+"inconclusive" (the detail keeps the point estimate); else "not measured".
 A value that is only an upper bound (``upper_bound_when`` is 1) can be judged only below
 the band, where the true value lies lower still: "not reproduced" when it is also on the
 wrong side of the baseline (or there is none), "partly" when the paper lies below the
