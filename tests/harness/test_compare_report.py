@@ -180,7 +180,8 @@ def test_a_trend_over_two_surviving_points_is_not_measured():
     # rho over 2 points is always +-1: with 3 of 5 skipped the claim must not read "reproduced"
     result = evaluate_claim(trend_claim(), with_skipped({1: 1.0, 4: 9, 16: 9, 64: 9, 256: 2.0}, [4, 16, 64]),
                             {}, STATE)
-    assert result.measured is None and result.verdict.startswith("not measured")
+    assert result.measured is None
+    assert result.verdict == "not measured: 2 of 5 points of the sweep measured here; a trend over part of a sweep needs 3"
     assert "2 of 5 points" in result.detail and "n=4 (skipped)" in result.detail
 
 

@@ -39,6 +39,7 @@ class Measurement:
     coverage: str = ""  # what part of the data it rests on, when not all ("3 of 5 points")
     commit: str = ""  # the commit it was measured at ("" when unknown or two)
     too_few_points: bool = False  # a trend over fewer than MIN_TREND_POINTS points: only a sign
+    reason: str = ""  # why there is no number, when more is known than the status says (the verdict's text)
 
     @property
     def ok(self) -> bool:
@@ -158,7 +159,9 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
         return Measurement(status, detail=f"{count} of {total} points of {source.benchmark} along "
                                           f"{source.over} measured; a trend over part of a sweep needs "
                                           f"{MIN_TREND_POINTS}" + (f" (not measured: {', '.join(missing)})"
-                                                                    if missing else ""))
+                                                                    if missing else ""),
+                           reason=f"{count} of {total} points of the sweep measured here; a trend over part "
+                                  f"of a sweep needs {MIN_TREND_POINTS}")
     x = _sortable([v for v, ok in zip(over_values, measured) if ok])
     rho = spearman(x, rows.loc[measured, "value"].tolist())
     commit = rows["commit"].iloc[0][:8]

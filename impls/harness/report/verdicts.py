@@ -161,6 +161,8 @@ def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineSt
     reason = state.missing_reason(claim.requires)
     if reason is not None:
         return f"{NOT_MEASURED}: {reason}"
+    if measurement.reason:
+        return f"{NOT_MEASURED}: {measurement.reason}"
     if measurement.status == STATUS_SKIPPED:
         why = None
         if claim.unmeasured_reason is not None:  # only an artifact of the skipped point's own run
