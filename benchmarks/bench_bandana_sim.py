@@ -4,11 +4,9 @@ miniature-simulation accuracy; simulator speed. Synthetic traces (datasets/banda
 Each setup_cache runs one registered experiment (impls/bandana/catalog.py) and stores its
 artifact for the report's figures; the classes only name what asv records.
 """
-import math
-
 from impls.harness import profiles
 
-from .common import axes, field, pin_versions, raise_if_skipped, row, track
+from .common import axes, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import bandana
 
 SIZES = profiles.sizes("bandana_sim")
@@ -25,10 +23,6 @@ class EffectiveBandwidthByLayoutAndPolicy:
     track_hit_rate = field("hit_rate", unit="fraction of lookups", direction="higher")
 
 
-def _or_nan(value):
-    return math.nan if value is None else float(value)
-
-
 class BandanaHeadline:
     """Best Bandana configuration's effective bandwidth over one-vector-per-block reads."""
 
@@ -38,7 +32,7 @@ class BandanaHeadline:
     track_effective_bandwidth_gain = track(lambda self, data, table: data["tables"][table]["headline"]["ratio"],
                                            unit="x", direction="higher")
     track_best_blocks_read_over_baseline = track(
-        lambda self, data, table: _or_nan(data["tables"][table]["headline"].get("best_blocks_read_over_baseline")),
+        lambda self, data, table: finite(data["tables"][table]["headline"].get("best_blocks_read_over_baseline")),
         unit="x (NVM blocks read by the best configuration / the baseline's)", direction="lower",
         doc="NVM traffic of the headline's best configuration: effective bandwidth counts misses as useful.",
         missing="an artifact from before this number, or a baseline that read no block")

@@ -4,12 +4,11 @@ The experiments run once each (a one-line ``setup_cache`` into the registry, whi
 the artifact); the classes name the numbers asv records. Every CPU class has a CUDA twin
 that asv skips where there is no GPU.
 """
-import math
 import statistics
 
 from impls.harness import profiles
 
-from .common import axes, cuda_twin, field, pin_versions, raise_if_skipped, row, track
+from .common import axes, cuda_twin, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import salus
 
 LANES = profiles.sizes("salus_lanes")
@@ -102,8 +101,7 @@ class InferenceDevicesNeeded:
     def setup(self, data):
         raise_if_skipped(data)
 
-    track_models_per_device_gain = track(lambda self, data: math.nan if data["models_per_device_gain"] is None
-                                         else data["models_per_device_gain"],
+    track_models_per_device_gain = track(lambda self, data: finite(data["models_per_device_gain"]),
                                          unit="x (models per device, shared / one per device)",
                                          direction="higher", bounded_by=("track_gain_is_lower_bound", None),
                                          missing="no device count met the latency target, one model per "

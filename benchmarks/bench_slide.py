@@ -27,9 +27,8 @@ import math
 
 from impls.harness import profiles
 from impls.slide.experiments import sweeps as experiments
-from impls.slide.experiments.sweeps import finite
 
-from .common import axes, field, pin_versions, row, track
+from .common import axes, field, finite, pin_versions, row, track
 from .runs import slide
 
 SIZES = profiles.sizes("slide_train")

@@ -100,6 +100,11 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     return method
 
 
+def finite(value: float | None) -> float:
+    """``value`` as a float for asv (NaN when there is none: a track's ``missing`` says why)."""
+    return math.nan if value is None else float(value)
+
+
 def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
           scale: str = "relative", missing: str = "") -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
@@ -107,7 +112,7 @@ def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: s
     if missing and not optional:
         raise ValueError(f"field {key!r}: missing= says what a NaN means, and only an optional field has one")
     if optional:
-        return track(lambda self, *_: math.nan if self.row.get(key) is None else float(self.row[key]),
+        return track(lambda self, *_: finite(self.row.get(key)),
                      unit=unit, direction=direction, doc=doc, scale=scale, missing=missing)
     return track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale)
 

@@ -159,16 +159,16 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number) or np.iscomplexobj(vectors):
             raise PrepareError(f"--vectors {args.vectors}: shape {vectors.shape} dtype {vectors.dtype}; expected "
                                "a 2-D array of real numbers, one row per vector")
-        bad = ~np.isfinite(vectors).all(axis=1)
-        if bad.any():
-            raise PrepareError(f"--vectors {args.vectors}: row {int(np.argmax(bad))} holds NaN or Inf "
-                               f"({int(bad.sum())} rows do)")
-        with np.errstate(over="ignore"):                  # K-means reads float32: finite there too
-            bad = ~np.isfinite(vectors.astype(np.float32, copy=False)).all(axis=1)
-        if bad.any():
-            raise PrepareError(f"--vectors {args.vectors}: row {int(np.argmax(bad))} holds a value beyond "
+        with np.errstate(over="ignore"):    # K-means reads float32: one pass over what it will read
+            bad = np.flatnonzero(~np.isfinite(vectors.astype(np.float32, copy=False)).all(axis=1))
+        if bad.size:                        # NaN or Inf in the input itself, else beyond float32's range
+            nan_inf = bad[~np.isfinite(vectors[bad]).all(axis=1)]
+            if nan_inf.size:
+                raise PrepareError(f"--vectors {args.vectors}: row {int(nan_inf[0])} holds NaN or Inf "
+                                   f"({nan_inf.size} rows do)")
+            raise PrepareError(f"--vectors {args.vectors}: row {int(bad[0])} holds a value beyond "
                                f"float32's range (±{float(np.finfo(np.float32).max):.3g}), which K-means reads "
-                               f"({int(bad.sum())} rows do); expected vectors in float32's range")
+                               f"({bad.size} rows do); expected vectors in float32's range")
     num_vectors = args.num_vectors
     if num_vectors is None and vectors is not None:
         num_vectors = int(vectors.shape[0])

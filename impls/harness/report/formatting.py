@@ -59,7 +59,7 @@ def measured(result: ClaimResult) -> str:
         return DASH
     bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
     spread = ""
-    if result.interval is not None and result.interval.method.startswith("unbounded"):   # intervals.UNBOUNDED
+    if result.interval is not None and result.interval.unbounded:
         spread = " [unbounded: too noisy here]"
     elif result.interval is not None:
         low, high = number(result.interval.low, 3), number(result.interval.high, 3)

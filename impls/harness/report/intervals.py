@@ -35,7 +35,12 @@ BOOTSTRAP_SEED = 20240601
 class Interval:
     low: float
     high: float
-    method: str  # "repeats (n runs)", "bootstrap over n points"
+    method: str  # "repeats (n runs)", "bootstrap over n points", or UNBOUNDED
+
+    @property
+    def unbounded(self) -> bool:
+        """Whether a number it rests on is too noisy here to bound it (:data:`UNBOUNDED`)."""
+        return self.method == UNBOUNDED
 
     def straddles(self, lowest: float, highest: float, open_low: bool = False,
                   open_high: bool = False) -> bool:

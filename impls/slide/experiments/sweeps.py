@@ -9,7 +9,6 @@ Time to target, targets and speed-ups: :mod:`impls.slide.experiments.targets`.
 """
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -291,7 +290,3 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
             "batch": batch, "hash": hash_runs,
             "data": child["data"], "source": child["source"]}
 
-
-def finite(value: float | None) -> float:
-    """``value`` as a float for asv (NaN when there is none)."""
-    return math.nan if value is None else float(value)
