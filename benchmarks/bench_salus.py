@@ -89,6 +89,10 @@ class SrtfOverFifo:
                         unit="x", direction="higher")
 
 
+SrtfOverFifoCuda = cuda_twin(SrtfOverFifo, salus.policies_cuda,
+                              "The same ratio from the policy runs on a CUDA device (the paper's setting); skipped without one.")
+
+
 class ExecutorOverhead:
     """A job's iteration time inside the executor vs alone, side by side in one run."""
 

@@ -151,6 +151,8 @@ LanePackingCuda = cuda_twin(LanePacking, salus.lanes_cuda,
                             "The same on profiles recorded on a CUDA device; skipped without one.")
 HyperparamExplorationCuda = cuda_twin(HyperparamExploration, salus.hyperparam_cuda,
                                       "The same on a CUDA device (one stream + memory pool per lane); skipped without one.")
+InferenceSharingCuda = cuda_twin(InferenceSharing, salus.inference_cuda,
+                                 "The same latencies on a CUDA device; skipped without one.")
 InferenceDevicesNeededCuda = cuda_twin(InferenceDevicesNeeded, salus.inference_cuda,
                                        "The same on a CUDA device; skipped without one.")
 

@@ -530,6 +530,10 @@ def bad(old: str, new: str) -> str:
     (bad("requires = []", "requires = []\nbaseline = 3.19"), "baseline",
      ["baseline 3.19 must lie outside the paper value"]),
     (VALID_CLAIM, "id", ["duplicate id", "[[claim]] #1 already uses it"]),
+    (bad("requires = []", 'requires = []\nmeasured_cuda = { ratio = ["b"] }'), "measured_cuda",
+     ["measured_cuda.ratio must be [numerator, denominator]"]),
+    (bad("requires = []", 'requires = []\nmeasured_cuda = { benchmark = { params = {} } }'), "measured_cuda",
+     ["measured_cuda.benchmark must be a benchmark name"]),
     (bad("requires = []", 'requires = []\nunmeasured_reason = { artifact = "a" }'), "unmeasured_reason",
      ["unmeasured_reason must be { artifact = \"<name>\", path = \"data.key.key\" }"]),
 ])
@@ -977,6 +981,40 @@ def test_an_at_most_claim_reads_as_one():
     assert formatting.paper_value(c) == "≤ 1 s"
     assert tolerance_band(c) == (-math.inf, 1.0)
     assert ratio_to_paper(c, -0.0004) == (1.0, True) and ratio_to_paper(c, 2.0) == (2.0, False)
+
+
+@pytest.mark.parametrize("cuda_rows, artifacts, verdict, value, detail", [
+    # a CUDA run with a value is the one judged (the paper's device), whatever the CPU run says
+    ([("b.SwitchCuda.track_s", 0.5, "c" * 40)], {}, REPRODUCED, 0.5, "CUDA run: b.SwitchCuda.track_s"),
+    ([("b.SwitchCuda.track_s", 3.0, "c" * 40)], {}, NOT_REPRODUCED, 3.0, "CUDA run: "),
+    # no GPU here (skipped, or never run): the CPU run, without a word about CUDA
+    ([], {}, NOT_REPRODUCED, 2.0, "b.Switch.track_s at cccccccc"),
+    # a CUDA run that failed is named beside the CPU run's verdict
+    ([("b.SwitchCuda.track_s", math.inf, "c" * 40)], {}, NOT_REPRODUCED, 2.0,
+     "CPU run (the CUDA run has no value: b.SwitchCuda.track_s at cccccccc is inf"),
+])
+def test_a_claim_is_judged_on_its_cuda_run_where_there_is_one(cuda_rows, artifacts, verdict, value, detail):
+    c = Claim(**{**claim([-math.inf, 1.0], 0.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Switch.track_s", {})),
+                 "measured_cuda": BenchmarkSource(PointRef("b.SwitchCuda.track_s", {}))})
+    points = _points(("b.Switch.track_s", 2.0, "c" * 40), *cuda_rows)
+    [result] = evaluate_claims([c], points, artifacts, no_cuda_state())
+    assert (result.verdict, result.measured) == (verdict, value)
+    assert detail in result.detail
+    assert ("CUDA" in result.detail) == bool(cuda_rows)
+    assert result.benchmarks == (("b.SwitchCuda.track_s",) if "CUDA run:" in detail else ("b.Switch.track_s",))
+
+
+def test_an_artifact_claim_reads_the_cuda_artifact_where_there_is_one():
+    [switch] = [c for c in load_claims(REAL_CLAIMS) if c.id == "salus-switch-subsecond"]
+    cpu = record("salus_switching", {"largest": {"inprocess_p99_s": 2.0}})
+    cuda = record("salus_switching_cuda", {"largest": {"inprocess_p99_s": 0.004}})
+    [on_cpu] = evaluate_claims([switch], _points(), {"salus_switching": cpu}, no_cuda_state())
+    [on_gpu] = evaluate_claims([switch], _points(), {"salus_switching": cpu, "salus_switching_cuda": cuda},
+                               no_cuda_state())
+    assert (on_cpu.verdict, on_cpu.measured) == (NOT_REPRODUCED, 2.0)
+    assert (on_gpu.verdict, on_gpu.measured) == (REPRODUCED, 0.004)
+    assert on_gpu.detail.startswith("CUDA run: artifact salus_switching_cuda")
 
 
 def test_data_without_a_value_are_not_blamed_on_the_claims_file():

@@ -26,7 +26,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 REQUIRED_KEYS = ("id", "system", "figure", "statement", "paper_value", "unit", "source",
                  "approx", "tolerance", "requires")
-OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "lower_bound_when", "upper_bound_when",
+OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "measured_cuda", "lower_bound_when", "upper_bound_when",
                  "unmeasured_reason", "applies_when")
 MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
@@ -112,6 +112,9 @@ class Claim:
     peer: str | None = None  # set when the number comes from a peer or follow-up paper
     note: str = ""
     measured: MeasuredSource | None = None
+    # the same measurement in the run on a CUDA device (the paper's): judged instead of
+    # ``measured`` wherever it has a value
+    measured_cuda: MeasuredSource | None = None
     # a benchmark point that is 1 when the measured value is only a lower bound
     # (e.g. a speed-up over a run that never reached the target within its budget)
     lower_bound_when: MeasuredSource | None = None
@@ -157,6 +160,11 @@ class _Lines:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _key_of(where: str) -> str:
+    """The claim's key that ``where`` ("measured.ratio[0]", "lower_bound_when") lies under."""
+    return where.split(".", 1)[0].split("[", 1)[0]
 
 
 def _describe(value: Any) -> str:
@@ -230,7 +238,7 @@ class _Checker:
             return {}
         if not isinstance(value, dict) or not all(
                 isinstance(v, (str, int, float, bool)) for v in value.values()):
-            self.fail("measured", f"{where} must be a table of parameter name = value "
+            self.fail(_key_of(where), f"{where} must be a table of parameter name = value "
                                   f"(strings, numbers, booleans), got {_describe(value)}")
             return {}
         return dict(value)
@@ -241,7 +249,7 @@ class _Checker:
         if isinstance(value, dict) and isinstance(value.get("benchmark"), str) and set(value) <= {
                 "benchmark", "params"}:
             return PointRef(value["benchmark"], {**shared, **self.params(value.get("params"), where)})
-        self.fail("measured", f"{where} must be a benchmark name or "
+        self.fail(_key_of(where), f"{where} must be a benchmark name or "
                               f"{{ benchmark = \"...\", params = {{...}} }}, got {_describe(value)}")
         return None
 
@@ -259,7 +267,7 @@ class _Checker:
         if not isinstance(table, dict) or set(table) != {"artifact", "path"} \
                 or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]:
             self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\" }}, "
-                           f"got {_describe(table)}")
+                      f"got {_describe(table)}")
             return None
         return ArtifactSource(table["artifact"], table["path"])
 
@@ -271,52 +279,52 @@ class _Checker:
                 or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]
                 or not isinstance(table["equals"], (str, int, float)) or isinstance(table["equals"], bool)):
             self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\", equals = <number or "
-                           f"text> }}, got {_describe(table)}")
+                      f"text> }}, got {_describe(table)}")
             return None
         return Condition(table["artifact"], table["path"], table["equals"])
 
-    def measured(self) -> MeasuredSource | None:
-        table = self.entry.get("measured")
+    def measured(self, key: str = "measured") -> MeasuredSource | None:
+        table = self.entry.get(key)
         if table is None:
             return None
         if not isinstance(table, dict):
-            self.fail("measured", f"measured must be a table, got {_describe(table)}")
+            self.fail(key, f"{key} must be a table, got {_describe(table)}")
             return None
         kinds = [k for k in MEASURED_KINDS if k in table]
         if len(kinds) != 1:
-            self.fail("measured", "measured must have exactly one of "
-                                  f"{', '.join(MEASURED_KINDS)}; got keys {sorted(table)}")
+            self.fail(key, f"{key} must have exactly one of "
+                      f"{', '.join(MEASURED_KINDS)}; got keys {sorted(table)}")
             return None
         kind = kinds[0]
         extra = set(table) - MEASURED_KEYS[kind]
         if extra:
-            self.fail("measured", f"measured ({kind}) takes only {sorted(MEASURED_KEYS[kind])}; "
-                                  f"unexpected {sorted(extra)}")
+            self.fail(key, f"{key} ({kind}) takes only {sorted(MEASURED_KEYS[kind])}; "
+                      f"unexpected {sorted(extra)}")
             return None
-        shared = self.params(table.get("params"), "measured.params")
+        shared = self.params(table.get("params"), f"{key}.params")
         if kind == "benchmark":
-            point = self.point(table["benchmark"], shared, "measured.benchmark")
+            point = self.point(table["benchmark"], shared, f"{key}.benchmark")
             return BenchmarkSource(point) if point else None
         if kind == "ratio":
             sides = table["ratio"]
             if not isinstance(sides, list) or len(sides) != 2:
-                self.fail("measured", "measured.ratio must be [numerator, denominator], "
-                                      f"got {_describe(sides)}")
+                self.fail(key, f"{key}.ratio must be [numerator, denominator], "
+                          f"got {_describe(sides)}")
                 return None
-            top = self.point(sides[0], shared, "measured.ratio[0]")
-            bottom = self.point(sides[1], shared, "measured.ratio[1]")
+            top = self.point(sides[0], shared, f"{key}.ratio[0]")
+            bottom = self.point(sides[1], shared, f"{key}.ratio[1]")
             return RatioSource(top, bottom) if top and bottom else None
         if kind == "trend":
             over = table.get("over")
             if not isinstance(table["trend"], str) or not isinstance(over, str) or over in shared:
-                self.fail("measured", "measured.trend must be a benchmark name with over = "
-                                      "\"<parameter swept>\" (not also in params)")
+                self.fail(key, f"{key}.trend must be a benchmark name with over = "
+                          "\"<parameter swept>\" (not also in params)")
                 return None
             return TrendSource(table["trend"], over, shared)
         name, path = table["artifact"], table.get("path")
         if not isinstance(name, str) or not isinstance(path, str) or not path:
-            self.fail("measured", "measured.artifact must be an artifact name with "
-                                  "path = \"data.key.key\" (dotted, from the record's top)")
+            self.fail(key, f"{key}.artifact must be an artifact name with "
+                      "path = \"data.key.key\" (dotted, from the record's top)")
             return None
         return ArtifactSource(name, path)
 
@@ -349,6 +357,7 @@ class _Checker:
             "peer": self.string("peer", optional=True),
             "note": self.string("note", optional=True) or "",
             "measured": self.measured(),
+            "measured_cuda": self.measured("measured_cuda"),
             "lower_bound_when": self.bound_flag("lower_bound_when"),
             "upper_bound_when": self.bound_flag("upper_bound_when"),
             "unmeasured_reason": self.reason_source("unmeasured_reason"),

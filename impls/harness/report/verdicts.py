@@ -31,6 +31,11 @@ verdict is "inconclusive" — the data cannot tell the verdicts apart — and th
 keeps the point estimate's verdict. "partly" keeps its meaning above
 (right direction, outside the band), so the two never mix.
 
+A claim with ``measured_cuda`` (the same measurement in the run on a CUDA device, the
+papers' setting) is judged on that run wherever it has a value, and on ``measured`` (the
+CPU run) elsewhere; the detail says which, and when the CUDA run failed or recorded no
+value, says so beside the CPU run's verdict.
+
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
 """
@@ -183,8 +188,13 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     """Return the :class:`ClaimResult` of ``claim`` with its interval, benchmarks and commit.
 
     ``noise`` (the machine's measured run-to-run spread) gives single points an interval.
+    The result's ``claim`` is the one judged: with ``measured`` replaced by ``measured_cuda``
+    where the CUDA run has a value.
     """
+    claim, note = _on_the_papers_device(claim, points, artifacts)
     result = _evaluate_claim(claim, points, artifacts, state)
+    if note:
+        result = dataclasses.replace(result, detail=f"{note}: {result.detail}" if result.detail else note)
     benchmarks = claim_benchmarks(claim)
     extra: dict[str, Any] = {"benchmarks": benchmarks, "commit": claim_commit(claim, points, artifacts),
                              "data": data_kind(benchmarks) if benchmarks else None}
@@ -201,6 +211,21 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                 extra["detail"] = (f"{result.detail}; interval {interval.low:.3g}..{interval.high:.3g} "
                                    f"straddles {across} (point estimate: {result.verdict})")
     return dataclasses.replace(result, **extra)
+
+
+def _on_the_papers_device(claim: Claim, points: pd.DataFrame,
+                          artifacts: Mapping[str, Mapping[str, Any]]) -> tuple[Claim, str]:
+    """The claim to judge and a note on which run it reads: ``measured_cuda`` where that run
+    has a value ("CUDA run"), else ``claim`` as it is; the note then names a CUDA run that
+    failed or recorded no value, and is empty where there is none (skipped, absent)."""
+    if claim.measured_cuda is None:
+        return claim, ""
+    found = measure(claim.measured_cuda, points, artifacts)
+    if found.ok:
+        return dataclasses.replace(claim, measured=claim.measured_cuda), "CUDA run"
+    if found.status in (STATUS_SKIPPED, ABSENT):
+        return claim, ""
+    return claim, f"CPU run (the CUDA run has no value: {found.detail})"
 
 
 def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
