@@ -110,7 +110,7 @@ def check_prepared_geometry(args) -> None:
     if layout.name not in listed:                # nothing vouches for a geometry
         if defaulted:
             cli.warn(f"--layout {args.layout}: no summary.json beside it records the geometry it was built for, "
-                     f"so the default {' and '.join(defaulted)} are assumed; pass the values prepare printed "
+                     f"so the default {' and '.join(defaulted)} {'are' if len(defaulted) > 1 else 'is'} assumed; pass the values prepare printed "
                      "for it if they differ (a layout packs block // vector vectors a block)")
         return
     for flag, key in (("--vector-bytes", "vector_bytes"), ("--block-bytes", "block_bytes")):

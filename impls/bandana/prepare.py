@@ -50,6 +50,7 @@ import numpy as np
 
 LAYOUTS = ("identity", "random", "kmeans", "kmeans-two-level", "shp", "kahypar")
 NEEDS_VECTORS = ("kmeans", "kmeans-two-level")
+MAX_NUM_VECTORS = 2**40  # rows: more than any memory holds; near 2^63 numpy's sizes wrap silently
 
 
 from impls.harness import cli, profiles
@@ -178,6 +179,10 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
     if num_vectors is None:
         num_vectors = int(indices.max()) + 1 if indices.size and np.issubdtype(indices.dtype, np.integer) else 0
         _refuse_sparse(indices, num_vectors, name)
+    if (args.num_vectors is not None and indices.size and np.issubdtype(indices.dtype, np.integer)
+            and int(indices.max()) >= num_vectors):
+        raise PrepareError(f"--num-vectors {num_vectors}: {name} uses ids up to {int(indices.max())}; expected "
+                           "a table with a row for every id (at least the largest id + 1)")
     try:
         traces.validate_trace(offsets, indices, num_vectors, name=name)
     except ValueError as err:
@@ -249,14 +254,18 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
                            "--train-fraction)")
     learning = [k for k in kinds if k in LEARNS_FROM_TRACE]
     if learning and train[1].size == 0:
-        raise PrepareError(f"--layout {learning[0]} learns from the earlier {train_fraction:.0%} of the queries, "
+        raise PrepareError(f"--layout {learning[0]} learns from the earlier {100 * train_fraction:.3g}% of the queries, "
                            "which hold no lookup (a longer trace, or a larger --train-fraction)")
     n = int(source["num_vectors"])
     table = {"num_vectors": n, "vectors": source["vectors"], "train": train}
     sizes = {"seed": seed, "kmeans_niter": kmeans_niter, "kmeans_clusters": kmeans_clusters,
              "subclusters": [subclusters], "shp_iterations": shp_iterations}
     per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise PrepareError(f"--out {out}: cannot create the directory ({err.strerror or err}); expected a "
+                           "directory, or a new one in a writable place") from err
     cli.sweep_stale(out, ".prepare-pid*")
     stage = cli.register(out / f".prepare-{cli.pid_tag()}")
     stage.mkdir()
@@ -371,8 +380,8 @@ def _check(args: argparse.Namespace) -> None:
     cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     if not 0.0 < args.train_fraction < 1.0:
         raise PrepareError(f"--train-fraction {args.train_fraction}: expected a number in (0, 1)")
-    if args.num_vectors is not None and args.num_vectors <= 0:
-        raise PrepareError(f"--num-vectors {args.num_vectors}: expected a positive count")
+    if args.num_vectors is not None and not 0 < args.num_vectors <= MAX_NUM_VECTORS:
+        raise PrepareError(f"--num-vectors {args.num_vectors}: expected a positive count of at most 2^40 rows")
     if "kahypar" in args.layout:
         from impls.harness import capabilities
 
@@ -436,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.emit_json(args.json or "-", summary)
     else:
         renumbered = f" (renumbered; input ids in {summary['original_ids']})" if summary["renumbered"] else ""
-        print(f"{summary['source']}: {summary['num_vectors']} vectors{renumbered}, {summary['test_lookups']} "
+        print(f"{summary['source']}: {summary['num_vectors']} vector{'s' if summary['num_vectors'] != 1 else ''}{renumbered}, {summary['test_lookups']} "
               f"lookups to simulate -> {summary['trace']}; {summary['vectors_per_block']} vectors per block"
               + (f" ({summary['slack_bytes_per_block']} B of each block unused, and read)"
                  if summary["slack_bytes_per_block"] else "")

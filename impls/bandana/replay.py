@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
                else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path = _check_store_path(args)
-    sweep_stale_stores(path.parent)
-    block_store.check_target(path)
+    block_store.check_target(path, "--path" if args.path else "DLSYSBENCH_NVM_PATH")   # refused: nothing touched
+    sweep_stale_stores(path.parent, path.name if args.path else None)
     table = block_store.random_table(layout.shape[0], args.vector_bytes, args.seed)
     cli.register(path)
     try:

@@ -72,8 +72,9 @@ def _memory_block_device(device: Path) -> str:
     return f"is a loop device over {file}, on {fs}, in memory" if fs in MEMORY_FILESYSTEMS else ""
 
 
-def check_o_direct(target: Path | None = None) -> Capability:
-    """Check that aligned ``O_DIRECT`` reads from a drive work where the NVM target lives."""
+def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PATH") -> Capability:
+    """Check that aligned ``O_DIRECT`` reads from a drive work where the NVM target lives;
+    a refusal's reason tells the user to point ``setting`` (what chose ``target``) at a disk."""
     target = Path(target or paths.nvm_target_path())
     if not hasattr(os, "O_DIRECT"):
         return Capability("o_direct", False, "this OS has no O_DIRECT")
@@ -87,7 +88,7 @@ def check_o_direct(target: Path | None = None) -> Capability:
             memory = _memory_block_device(target)
             if memory:
                 return Capability("o_direct", False, f"block device {target} {memory}: no read would reach "
-                                  "a drive; point DLSYSBENCH_NVM_PATH at a disk")
+                                  f"a drive; point {setting} at a disk")
             fd = os.open(target, os.O_RDONLY | os.O_DIRECT)
             try:
                 _direct_read_works(fd)
@@ -104,7 +105,7 @@ def check_o_direct(target: Path | None = None) -> Capability:
     fs = filesystem_type(target)
     if fs in MEMORY_FILESYSTEMS:
         return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "
-                          "reach a drive; point DLSYSBENCH_NVM_PATH at a disk")
+                          f"reach a drive; point {setting} at a disk")
     try:
         # probe where the file will live: its nearest existing directory (creates none)
         directory = next(p for p in target.parents if p.is_dir())
@@ -121,7 +122,7 @@ def check_o_direct(target: Path | None = None) -> Capability:
             why = f"the filesystem at {target.parent} ({fs}) refuses O_DIRECT"
         else:
             why = f"O_DIRECT probe at {target.parent} ({fs}) failed: {err}"
-        return Capability("o_direct", False, why + "; point DLSYSBENCH_NVM_PATH at a disk")
+        return Capability("o_direct", False, why + f"; point {setting} at a disk")
     return Capability("o_direct", True, "", f"{fs} at {target.parent}")
 
 

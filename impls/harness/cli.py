@@ -141,16 +141,17 @@ def pid_alive(pid: int) -> bool:
 _PID_RE = re.compile(r"pid(\d+)")
 
 
-def sweep_stale(directory: str | os.PathLike, pattern: str) -> list[Path]:
+def sweep_stale(directory: str | os.PathLike, pattern: str, name: re.Pattern | None = None) -> list[Path]:
     """Remove entries of ``directory`` matching glob ``pattern`` whose ``pid<N>`` tag names a
     dead process (files left by a killed run); return what was removed. Entries without a
-    tag, or whose pid is alive, are left alone."""
+    tag, or whose pid is alive, are left alone. ``name``, when given, must match the whole
+    entry name, its first group being the pid (a tag elsewhere in the name is not read)."""
     base = Path(directory)
     removed = []
     if not base.is_dir():
         return removed
     for entry in base.glob(pattern):
-        match = _PID_RE.search(entry.name)
+        match = name.fullmatch(entry.name) if name is not None else _PID_RE.search(entry.name)
         if not match or pid_alive(int(match.group(1))):
             continue
         try:

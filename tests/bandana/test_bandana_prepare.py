@@ -138,6 +138,26 @@ def test_bad_requests_are_one_line_errors_before_any_work(tmp_path, args, messag
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("count, message", [
+    ("100", "i.npy uses ids up to 299; expected a table with a row for every id"),
+    (str(2**63 - 1), "expected a positive count of at most 2^40 rows"),     # numpy's size would wrap to 0
+    (str(2**60), "expected a positive count of at most 2^40 rows"),
+])
+def test_a_table_size_that_cannot_hold_the_trace_names_num_vectors(tmp_path, count, message):
+    files = _save_all(tmp_path, o=np.array([0, 2, 4], dtype=np.int64), i=np.array([0, 299, 5, 7], dtype=np.int64))
+    run = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--num-vectors", count,
+              "--layout", "identity", "--out", str(tmp_path / "out"))
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_an_out_that_cannot_be_a_directory_is_named(tmp_path):
+    files = _save_all(tmp_path, o=np.array([0, 2, 4], dtype=np.int64), i=np.array([0, 1, 2, 3], dtype=np.int64))
+    (tmp_path / "a_file").write_text("x")
+    run = _py("impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--layout", "identity",
+              "--out", str(tmp_path / "a_file" / "sub"))
+    assert run.returncode == 2 and f"--out {tmp_path / 'a_file' / 'sub'}: cannot create the directory" in run.stderr
+
+
 def test_kmeans_without_values_is_refused(tmp_path):
     np.save(tmp_path / "o.npy", np.array([0, 2, 4], dtype=np.int64))
     np.save(tmp_path / "i.npy", np.array([0, 1, 2, 3], dtype=np.int64))

@@ -3,6 +3,7 @@ and the replay experiment and its figures on a tiny configuration."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,6 +208,48 @@ def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):
         assert replay_cli.main(base + ["--layout", str(tmp_path / "l.npy"), "--block-bytes", str(block)]) == 2
         err = capsys.readouterr().err
         assert f"got {block}, --block-bytes, expected" in err and str(mmap.PAGESIZE) in err, err
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+
+
+def test_the_sweep_removes_only_the_replays_own_leftovers(tmp_path, capsys):
+    """A killed run's store and temporary files go; a user's files in the same folder stay,
+    whatever pid tag their names happen to hold."""
+    dead = _dead_pid()
+    own = [f"bandana-replay-pid{dead}.store", f".bandana-replay-pid{dead}.store.pid{dead}.ab_9x1yz.tmp",
+           f".mine.bin.pid{dead}.k2j4h5g6.tmp"]
+    theirs = [f".mydata.pid{dead}.tmp", f".notes.pid{dead}.x.tmp", f"mine.bin.pid{dead}.tmp",
+              f"bandana-replay-pid{dead}.store.bak", f".mine.bin.pid{dead}.k2j4h5g6.tmp.old"]
+    for name in own + theirs:
+        (tmp_path / name).write_bytes(b"x")
+    removed = replay.sweep_stale_stores(tmp_path, "mine.bin")
+    assert sorted(p.name for p in removed) == sorted(own)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(theirs)
+    capsys.readouterr()
+
+
+def test_a_path_in_memory_is_refused_naming_path_and_touching_nothing(tmp_path, capsys):
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or capabilities.filesystem_type(shm) not in capabilities.MEMORY_FILESYSTEMS:
+        pytest.skip("no tmpfs at /dev/shm")
+    np.save(tmp_path / "t.npy", np.arange(64))
+    np.save(tmp_path / "l.npy", np.arange(64))
+    leftover = shm / f".dlsysbench-test.store.pid{_dead_pid()}.abcdefgh.tmp"
+    leftover.write_bytes(b"x")
+    try:
+        argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "l.npy"), "--capacity", "32",
+                "--policy", "none", "--path", str(shm / "dlsysbench-test.store"), "--no-fio"]
+        assert replay_cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert "in memory" in err and "point --path at a disk" in err and "DLSYSBENCH_NVM_PATH" not in err, err
+        assert leftover.exists()                  # refused before the sweep
+    finally:
+        leftover.unlink(missing_ok=True)
 
 
 def test_each_turn_is_compared_with_the_fio_runs_around_it():

@@ -94,7 +94,7 @@ def layout_digest(layout) -> bytes:
     return hashlib.sha256(np.ascontiguousarray(layout, dtype="<i8").tobytes()).digest()
 
 
-def check_target(path: str | os.PathLike) -> Path:
+def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") -> Path:
     """Return ``path`` as an absolute Path after checking a store may be written there.
 
     Raises :class:`StoreError` for a block device or an existing non-regular file
@@ -113,7 +113,7 @@ def check_target(path: str | os.PathLike) -> Path:
     if mode is not None and not stat.S_ISREG(mode):
         raise StoreError(f"{target} exists and is not a regular file")
     target.parent.mkdir(parents=True, exist_ok=True)
-    capability = capabilities.check_o_direct(target.parent / ".store-probe")
+    capability = capabilities.check_o_direct(target.parent / ".store-probe", setting)
     if not capability.available:
         raise DirectIOUnavailable(capability.reason)
     return target

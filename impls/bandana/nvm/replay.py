@@ -32,6 +32,7 @@ same file at the same queue depth, prints one JSON object and removes the store.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import time
@@ -431,10 +432,18 @@ def store_directory() -> Path:
     return target.parent
 
 
-def sweep_stale_stores(directory: str | os.PathLike) -> list[Path]:
-    """Remove replay stores and store temp files in ``directory`` left by killed runs."""
-    return (cli.sweep_stale(directory, "bandana-*-pid*.store")
-            + cli.sweep_stale(directory, ".*.pid*.tmp"))
+def sweep_stale_stores(directory: str | os.PathLike, store_name: str | None = None) -> list[Path]:
+    """Remove, from ``directory``, what killed runs left of the replay's own files: stores
+    named by :func:`default_store_path` and their temporary files, and the temporary files
+    of a store named ``store_name`` (a ``--path``'s; the store itself, a name the user chose,
+    is never removed). Returns the paths removed; nothing else in the directory is touched."""
+    stores = re.compile(r"bandana-[^/]*-pid(\d+)\.store")
+    removed = cli.sweep_stale(directory, "bandana-*-pid*.store", stores)
+    names = [r"bandana-[^/]*-pid\d+\.store"] + ([re.escape(store_name)] if store_name else [])
+    for stem in names:                      # block_store.write_store's temporary names
+        temporary = re.compile(rf"\.{stem}\.pid(\d+)\.[A-Za-z0-9_]+\.tmp")
+        removed += cli.sweep_stale(directory, ".*.pid*.tmp", temporary)
+    return removed
 
 
 def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s: float,
