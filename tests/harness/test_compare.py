@@ -95,6 +95,23 @@ def test_a_result_kept_through_a_partial_rerun_is_not_a_repeat(tmp_path):
     assert measured.get(LATENCY, "block_bytes=4096, queue_depth=1") is None  # measured once
 
 
+def test_compare_counts_what_a_partial_rerun_kept_as_not_measured_again(tmp_path):
+    """`make bench BENCH=x; make compare`: the numbers asv carried over are the base run's own
+    measurement, not a second one within noise."""
+    results = partial_rerun(tmp_path, 1010.0)
+    thresholds = measure(results)
+    done = run_compare(results, thresholds, "--base", BASE[:8], "--head", BASE[:8])
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = done.stdout.strip().splitlines()[-1]
+    assert "4 numbers compared" in summary and "1 within noise" in summary, summary
+    assert "3 not measured again" in summary, summary
+
+
+def test_a_lost_lower_bound_keeps_its_mark():
+    assert compare.Lost("b.S.track_ratio", "", 2.66625, compare.SKIPPED, "no target",
+                        compare.LOWER_BOUND).line().startswith("NO VALUE b.S.track_ratio [] >= 2.66625 -> ")
+
+
 def test_a_point_that_agreed_by_chance_takes_its_benchmarks_typical_spread():
     import pandas as pd
 
@@ -271,3 +288,18 @@ def test_run_suite_refuses_a_path_variable_it_cannot_expand_before_running_asv(m
     monkeypatch.setenv("DLSYSBENCH_CACHE", "~nosuchuser-dlsysbench/cache")
     assert run_suite.main(["--no-report"]) == 2
     assert calls == [] and "DLSYSBENCH_CACHE=" in capsys.readouterr().err
+
+
+def test_a_moved_number_without_a_declared_direction_is_named():
+    import pandas as pd
+
+    def frame(value):
+        return pd.DataFrame({"benchmark": ["bench_old.Gone.track_y", "bench_old.Gone.track_z"], "param_label": ["", ""],
+                             "value": [value, 5.0], "status": ["ok", "ok"], "type": ["track", "track"]})
+
+    result = compare.compare_runs(frame(1.0), frame(10.0), {}, None)
+    lines = compare.format_comparison(result)
+    named = [line for line in lines if line.startswith("NOT DECLARED")]
+    assert named == ["NOT DECLARED bench_old.Gone.track_y [] 1 -> 10 (10x; no direction declared: a benchmark "
+                     "removed or renamed since, or a track without one; not judged)"]
+    assert "2 not judged (context or undeclared)" in lines[-1]

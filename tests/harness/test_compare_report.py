@@ -237,3 +237,18 @@ def test_a_side_by_side_cell_says_its_value_is_synthetic():
     synthetic = ClaimResult(claim_, "reproduced", 0.9, 0.9, False, "d", data="synthetic")
     assert "0.9 rho (synthetic data)" in _cell(synthetic)
     assert "(measured data)" in _cell(ClaimResult(claim_, "reproduced", 0.9, 0.9, False, "d", data="not synthetic"))
+
+
+def test_a_machine_without_artifacts_is_no_other_profile():
+    """A column whose profile no artifact tells reads "not known", not "a different profile"."""
+    from impls.harness.report.model import Report
+    from impls.harness.report.side_by_side import _machines
+
+    def report(machine, profile):
+        return Report(machine=machine, generated="", profile=profile, commits=pd.DataFrame({"commit": ["a" * 40]}),
+                      environment=[], claims=[], peers=[], figures=[], history=[], skipped=[], notes=[])
+
+    html = _machines([report("vm-quick", "quick"), report("box-quick", "unknown")])
+    assert "different profiles" not in html and "No artifact tells the profile of box-quick" in html
+    html = _machines([report("vm-quick", "quick"), report("box-full", "full")])
+    assert "different profiles (full, quick)" in html and "No artifact tells" not in html

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -210,6 +211,20 @@ def test_a_result_file_in_another_format_is_named_in_the_error(tmp_path):
     bad.write_text(json.dumps({"version": 1, "results": {}}))
     with pytest.raises(ResultsError, match=r"abc-env\.json: asv result format version 1; expected 2"):
         read_results(tmp_path, MACHINE)
+
+
+@pytest.mark.parametrize("document, message", [
+    ([], "expected asv's table of benchmarks (a JSON object), got a list"),
+    ({"version": 2, "b.X.track_x": {"param_names": 5}}, "b.X.track_x: param_names must be a list of names"),
+    ({"version": 2, "b.X.track_x": {"unit": 3}}, "b.X.track_x: unit must be text"),
+])
+def test_a_benchmarks_json_of_another_shape_is_named_not_a_traceback(tmp_path, document, message):
+    (tmp_path / "benchmarks.json").write_text(json.dumps(document))
+    with pytest.raises(ResultsError, match=re.escape(message)):
+        read_results(tmp_path, MACHINE)
+    unreadable: list = []
+    read_results(tmp_path, MACHINE, unreadable=unreadable)          # the report lists it and goes on
+    assert unreadable and message in unreadable[0][1]
 
 
 def test_no_results_folder_gives_an_empty_frame(tmp_path):

@@ -94,8 +94,8 @@ def _usable_noise(machine: str, points: pd.DataFrame,
     if noise is None:
         return None, None, [] if no_results else [
             f"No measured noise for {machine} ({noise_path} is absent): single points have no "
-            "interval, so no verdict can be inconclusive; copy the machine's noise file with its "
-            "results, or run make noise."]
+            "interval, so no verdict is inconclusive for noise (a bound still can be); copy the machine's "
+            "noise file with its results, or run make noise."]
     if noise.machine and noise.machine != machine:
         return None, None, [f"{noise_path} holds the thresholds of machine {noise.machine!r}, not {machine!r}: not "
                       "used (make compare refuses them too); run make noise on this machine's runs."]

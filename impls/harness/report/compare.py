@@ -25,6 +25,10 @@ A number measured in the base run that *failed* in the new one is a breakage and
 like a regression; one skipped or without a value in the new one (asv stores both as NaN;
 the benchmark may declare what its NaN means, e.g. "did not reach the target") is listed,
 never silently dropped.
+
+A number whose value the new run carried over from the base run (the same ``started_at``:
+asv keeps the numbers a partial rerun did not measure) is counted as not measured again,
+never as "within noise": a rerun of a few benchmarks says nothing of the others.
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from impls.harness.report.directions import FLAG, HIGHER, LOWER, direction_of
+from impls.harness.report.directions import FLAG, HIGHER, LOWER, UNKNOWN, direction_of
 from impls.harness.report.noise import ABSOLUTE, RELATIVE, Noise, change, factor, too_noisy
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
@@ -43,6 +47,10 @@ NEW_VERSION, NO_THRESHOLD, BOUND = "NEW VERSION", "NO THRESHOLD", "BOUND"
 LOWER_BOUND, UPPER_BOUND = "lower", "upper"  # a number that is only ">= value" / "<= value"
 UNKNOWN_BOUND = "unknown"  # its bound flags were not measured in that run: it may be either
 FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
+CARRIED = "not measured again"  # the new run holds the base run's measurement itself
+
+
+_MARKS = {LOWER_BOUND: ">= ", UPPER_BOUND: "<= ", UNKNOWN_BOUND: "(bound?) ", "": ""}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +64,7 @@ class Change:
     direction: str
     threshold: float | None
     # REGRESSION / IMPROVEMENT / CHANGED (a flag) / NEW VERSION / NO THRESHOLD / BOUND (a
-    # change the bounds do not prove) / "same" / "unjudged" / "too noisy"
+    # change the bounds do not prove) / "same" / "unjudged" / "too noisy" / CARRIED
     kind: str
     scale: str = RELATIVE
     why_no_threshold: str = ""  # for NO THRESHOLD: why none applies
@@ -81,12 +89,15 @@ class Change:
         """``REGRESSION <benchmark> <params> <old> -> <new> (<change>)`` and the threshold."""
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         old, new = distinct(self.old, self.new)
-        mark = {LOWER_BOUND: ">= ", UPPER_BOUND: "<= ", UNKNOWN_BOUND: "(bound?) ", "": ""}
-        values = f"{self.kind} {self.benchmark} {params} {mark[self.old_bound]}{old} -> {mark[self.new_bound]}{new}"
+        values = (f"{self.kind} {self.benchmark} {params} {_MARKS[self.old_bound]}{old} -> "
+                  f"{_MARKS[self.new_bound]}{new}")
         if self.direction == FLAG:
             return f"{values} (flag)"
         if self.kind == NEW_VERSION:
             return f"{values} (the benchmark's version changed: not compared)"
+        if self.direction == UNKNOWN:
+            return (f"NOT DECLARED{values[len(self.kind):]} ({self._change_text()}; no direction declared: a "
+                    "benchmark removed or renamed since, or a track without one; not judged)")
         if self.kind == NO_THRESHOLD:
             why = self.why_no_threshold or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {self.direction} is better; {why}: not judged, run `make noise`)"
@@ -120,6 +131,11 @@ class Lost:
     old: float
     kind: str  # FAILED / SKIPPED / GONE
     missing: str = ""  # what a NaN of this number means, where its benchmark declares it
+    old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND / UNKNOWN_BOUND where the old value was only a bound
+
+    @property
+    def mark(self) -> str:
+        return _MARKS[self.old_bound]
 
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
@@ -128,7 +144,7 @@ class Lost:
         why = {FAILED: "failed in the new run", SKIPPED: skipped,
                GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
         label = "NO VALUE" if self.kind == SKIPPED and self.missing else self.kind
-        return f"{label} {self.benchmark} {params} {self.old:.6g} -> ({why})"
+        return f"{label} {self.benchmark} {params} {self.mark}{self.old:.6g} -> ({why})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,6 +217,14 @@ def _points(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, str]
             in zip(rows["benchmark"], rows["param_label"], rows["status"], rows["value"], versions)}
 
 
+def _started(frame: pd.DataFrame) -> dict[tuple[str, str], object]:
+    """``{(benchmark, param_label): started_at}`` of the run's numbers that record one."""
+    if "started_at" not in frame:
+        return {}
+    rows = frame[frame["type"].isin(_NUMBER_TYPES) & frame["started_at"].notna()]
+    return dict(zip(zip(rows["benchmark"], rows["param_label"]), rows["started_at"]))
+
+
 def bound_kind(flag_value: Callable[[str], float | None], flags: tuple[str | None, str | None] | None) -> str:
     """:data:`LOWER_BOUND` / :data:`UPPER_BOUND` where a number's lower- / upper-bound flag
     (``flags``: the flag benchmarks, None for one not declared) is 1 (the lower one first),
@@ -268,16 +292,22 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     says what a benchmark's NaN means (:func:`directions.declared_missing`).
     """
     old, new = _points(base), _points(head)
+    old_started, new_started = _started(base), _started(head)
     changes, lost = [], []
     for key in sorted(k for k, (status, _, _) in old.items() if status == STATUS_OK):
         benchmark, params = key
         _, before, old_version = old[key]
         status, after, new_version = new.get(key, ("", math.nan, ""))
+        flags = (bounds or {}).get(benchmark)
         if status != STATUS_OK:
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
-            lost.append(Lost(benchmark, params, before, kind, (missing or {}).get(benchmark, "")))
+            lost.append(Lost(benchmark, params, before, kind, (missing or {}).get(benchmark, ""),
+                             _bound(old, flags, params)))
             continue
         direction = direction_of(benchmark, declared)
+        if key in old_started and new_started.get(key) == old_started[key]:
+            changes.append(Change(benchmark, params, before, after, direction, None, CARRIED))
+            continue
         if old_version and new_version and old_version != new_version:
             changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION))
             continue
@@ -298,7 +328,6 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             threshold = None
             why = why or ("no threshold measured for this number (absolute scale: a relative "
                           "default does not apply)" if default_threshold is not None else "")
-        flags = (bounds or {}).get(benchmark)
         old_bound, new_bound = _bound(old, flags, params), _bound(new, flags, params)
         kind = judge_bounded(before, after, old_bound, new_bound, direction, threshold, scale)
         changes.append(Change(benchmark, params, before, after, direction, threshold, kind, scale,
@@ -311,7 +340,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
 def format_comparison(comparison: Comparison) -> list[str]:
     """Return the lines to print: regressions and failures, improvements, flipped flags, new
     versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
-    but prove neither a regression nor an improvement, then a summary."""
+    but prove neither a regression nor an improvement, numbers that moved without a declared
+    direction, then a summary."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
     for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
@@ -319,9 +349,10 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind)]
     lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
     lines += [c.line() for c in comparison.of_kind(BOUND) if c.new != c.old or c.new_bound != c.old_bound]
+    lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == UNKNOWN and c.new != c.old]
     counts = {kind: len(comparison.of_kind(kind))
               for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
-                           "too noisy", "unjudged")}
+                           "too noisy", "unjudged", CARRIED)}
     lost = {kind: len(comparison.lost_of_kind(kind)) for kind in (FAILED, SKIPPED, GONE)}
     lines.append(
         f"{len(comparison.changes)} numbers compared: {counts[REGRESSION]} regressions, "
@@ -329,7 +360,8 @@ def format_comparison(comparison: Comparison) -> list[str]:
         f"{counts['same']} within noise, {counts['too noisy']} too noisy to track here, "
         f"{counts[NEW_VERSION]} with a new benchmark version, {counts[NO_THRESHOLD]} changed without a "
         f"measured threshold, {counts[BOUND]} bounds that prove neither (listed where they moved), "
-        f"{counts['unjudged']} not judged (context or undeclared); "
+        f"{counts['unjudged']} not judged (context or undeclared), "
+        f"{counts[CARRIED]} not measured again (the new run holds the base run's value: a partial rerun); "
         f"{comparison.only_in_base} only in the base run ({lost[FAILED]} failed, {lost[SKIPPED]} skipped or "
         f"without a value, "
         f"{lost[GONE]} gone), {comparison.only_in_head} only in the new one")

@@ -67,18 +67,23 @@ def read_benchmark_info(results_dir: Path) -> dict[str, BenchmarkInfo]:
     if not path.is_file():
         return {}
     data = _load_json(path)
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: expected asv's table of benchmarks (a JSON object), got a "
+                           f"{type(data).__name__}")
     info = {}
     for name, entry in data.items():
         if not isinstance(entry, dict):
             continue  # the top-level "version" key
         kind = entry.get("type") or _type_from_name(name)
-        info[name] = BenchmarkInfo(
-            name=name,
-            type=kind,
-            unit=entry.get("unit") or _DEFAULT_UNITS.get(kind, ""),
-            param_names=tuple(entry.get("param_names") or ()),
-            code=entry.get("code") or "",
-        )
+        names = entry.get("param_names") or ()
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            raise ResultsError(f"{path}: {name}: param_names must be a list of names, got {names!r}")
+        fields = {"type": kind, "unit": entry.get("unit") or _DEFAULT_UNITS.get(kind, ""),
+                  "code": entry.get("code") or ""}
+        wrong = [key for key, value in fields.items() if not isinstance(value, str)]
+        if wrong:
+            raise ResultsError(f"{path}: {name}: {wrong[0]} must be text, got {fields[wrong[0]]!r}")
+        info[name] = BenchmarkInfo(name=name, param_names=tuple(names), **fields)
     return info
 
 
@@ -315,8 +320,8 @@ def read_result_file(path: Path, machine: str, results_dir: Path | None = None) 
     """Return one asv result file as a frame of ``BASE_COLUMNS`` (params named from
     ``results_dir``'s benchmarks.json when given); a file that is not one raises
     :class:`ResultsError` naming it."""
-    info = read_benchmark_info(results_dir) if results_dir is not None else {}
     try:
+        info = read_benchmark_info(results_dir) if results_dir is not None else {}
         rows = _rows_of_file(Path(path), machine, info)
     except (TypeError, AttributeError, ValueError) as err:
         if isinstance(err, ResultsError):

@@ -86,10 +86,14 @@ def _machines(reports: list[Report]) -> str:
         items.append(f"<li><b>{escape(r.machine)}</b>: profile {escape(r.profile)}, newest results of commit "
                      f"{escape(commit[:8]) if commit else 'none'}{notes}</li>")
     warnings = []
-    profiles = {r.profile for r in reports}
+    profiles = {r.profile for r in reports if r.profile != "unknown"}   # no artifact to tell: not a difference
     if len(profiles) > 1:
         warnings.append(f"The machines ran different profiles ({', '.join(sorted(profiles))}): their numbers come "
                         "from experiments of different sizes and are not comparable one to one.")
+    unknown = [r.machine for r in reports if r.profile == "unknown"]
+    if unknown:
+        warnings.append(f"No artifact tells the profile of {', '.join(unknown)} (copy its artifacts with its results): "
+                        "whether the columns ran experiments of one size is not known.")
     commits = {c[:8] for c in map(_newest_commit, reports) if c}
     if len(commits) > 1:
         warnings.append(f"The machines' newest results are of different commits ({', '.join(sorted(commits))}): "
