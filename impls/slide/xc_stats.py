@@ -140,6 +140,7 @@ def _random_pairs(train: XCData, rng: np.random.Generator, pairs: int) -> dict[s
         common, ii, jj = np.intersect1d(fi, fj, return_indices=True)  # a row may repeat a feature
         shared.append(common.size)
         frac.append(common.size / max(1, min(fi.size, fj.size)))
+        vi, vj = vi.astype(np.float64), vj.astype(np.float64)     # float32 squares overflow past ~1e19
         den = float(np.linalg.norm(vi) * np.linalg.norm(vj))
         cos.append(float(vi[ii] @ vj[jj]) / den if den > 0 else 0.0)
     if not shared:  # fewer than two points
@@ -179,7 +180,8 @@ def _cooccurrence(train: XCData, rng: np.random.Generator, max_pairs: int) -> di
     saturated = occurrences > 0.1 * train.n_labels * (train.n_labels - 1) / 2
     lift = math.nan if saturated or not shuffled else observed / shuffled
     return {"cooccurrence_repeat": observed, "cooccurrence_repeat_shuffled": shuffled, "cooccurrence_lift": lift,
-            "cooccurrence_points": n, "cooccurrence_saturated": bool(saturated)}
+            "cooccurrence_points": n, "cooccurrence_pair_occurrences": occurrences,
+            "cooccurrence_saturated": bool(saturated)}
 
 
 def _merged(data: XCData) -> tuple[XCData, int]:
@@ -236,11 +238,11 @@ def _holds(value: float, op: str, bound) -> bool:
     return bound[0] <= value <= bound[1]
 
 
-def check(stats: dict[str, Any], like: str, judge_means: bool = True) -> list[dict[str, Any]]:
+def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample: bool = False) -> list[dict[str, Any]]:
     """Rows ``{name, measured, published, tolerance, ok, note}``: the counts (``ok`` None: a
     scaled profile may change them; ``note`` says kept or the ratio), the published means
     within :data:`MEAN_TOLERANCE` (``ok`` None without ``judge_means``: a set only guessed to
-    be ``like``'s kind is shown beside its means, not judged by them), and the
+    be ``like``'s kind, or a ``subsample`` of it, is shown beside its means, not judged by them), and the
     :data:`SHAPE_CHECKS`, which hold for any realistic XC set."""
     pub = PUBLISHED[like]
     rows = []
@@ -257,7 +259,8 @@ def check(stats: dict[str, Any], like: str, judge_means: bool = True) -> list[di
                 if name == "nnz_per_point" and like in FEATURE_DENSITY else "")
         ok = abs(m - pub[name]) <= tol * pub[name] if judge_means else None
         if not judge_means:
-            note = f"not judged: {like} is only the nearest shape (--like to judge)"
+            note = (f"not judged: a subsample's means are not {like}'s (--like to judge)" if subsample
+                    else f"not judged: {like} is only the nearest shape (--like to judge)")
         rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": f"±{tol:.0%}",
                      "ok": ok, "note": note})
     for name, op, bound, what in SHAPE_CHECKS:
@@ -265,6 +268,8 @@ def check(stats: dict[str, Any], like: str, judge_means: bool = True) -> list[di
         ok = _holds(stats[name], op, bound)
         if name == "cooccurrence_lift" and stats.get("cooccurrence_saturated"):
             ok, what = None, "not measurable: too few labels for their pairs not to recur by chance"
+        elif name == "cooccurrence_lift" and stats.get("cooccurrence_pair_occurrences") == 0:
+            ok, what = None, "not measurable: no point (of those sampled) has two labels"
         elif stats[name] is None or (isinstance(stats[name], float) and math.isnan(stats[name])):
             ok, what = None, f"not measurable: the set is too small for it ({what})"
         rows.append({"name": name, "measured": stats[name], "published": None, "tolerance": tol,
@@ -281,9 +286,11 @@ def _fmt(v) -> str:
 
 
 def format_table(rows: list[dict[str, Any]], like: str, extra: dict[str, Any] | None = None,
-                 guessed: bool = False) -> str:
+                 guessed: bool = False, subsample: bool = False) -> str:
     how = (" (guessed: the published set nearest in features and labels; pass --like to judge a set "
-           "against it)" if guessed else "")
+           "against it)" if guessed else
+           " (a subsample: its header has the set's features and labels but not its published point counts, "
+           "so its means are shown beside the set's, not judged; pass --like to judge them)" if subsample else "")
     lines = [f"compared with {like}{how} (counts and label means: {SOURCE}; non-zeros: {DENSITY_SOURCE})",
              f"{'statistic':30s} {'measured':>12s} {'published':>12s}  {'tolerance':16s} {'ok':4s} note"]
     for r in rows:
@@ -302,11 +309,13 @@ def guess_like(n_features: int, n_labels: int) -> str:
 
 
 def load(source: str, test: str | None = None, profile: str | None = None,
-         allow_empty_labels: bool = False) -> tuple[XCData, XCData | None, str | None]:
-    """(train, test, like) for a registry dataset name or an XC text file (and its test file).
+         allow_empty_labels: bool = False) -> tuple[XCData, XCData | None, str | None, bool]:
+    """(train, test, like, subsample) for a registry dataset name or an XC text file (and its
+    test file).
 
-    A file whose header has a real set's published shape is read as that set (points without
-    labels allowed, as ``train`` reads it). Raises :class:`cli.UsageError` for a name that
+    A file whose header has a real set's features and labels is read as that set (points
+    without labels allowed, as ``train`` reads it); ``subsample`` is True when its point
+    counts are not the set's published ones (its means are then not the set's). Raises :class:`cli.UsageError` for a name that
     is neither a file nor a registry dataset, or a test file of another shape."""
     from pathlib import Path
 
@@ -321,7 +330,7 @@ def load(source: str, test: str | None = None, profile: str | None = None,
             raise cli.UsageError(f"--test with the registry dataset {source}", "--test",
                                  "expected --test only beside an XC text file (a registry set has its own)")
         tr, te, info = dataset.from_registry(source, profile)
-        return tr, te, DATASET_LIKE.get(source) or info.get("like")   # a real set: the one it was checked as
+        return tr, te, DATASET_LIKE.get(source) or info.get("like"), False   # a real set: the one it was checked as
     cli.check_file(source, "FILE_OR_DATASET", "an XC text file or a registry dataset name", regular=True)
     if profile:
         raise cli.UsageError(f"--profile {profile} with the file {source}", "--profile",
@@ -336,7 +345,21 @@ def load(source: str, test: str | None = None, profile: str | None = None,
     allow = allow_empty_labels or like is not None
     tr = dataset.from_file(source, allow_empty_labels=allow)
     te = dataset.from_file(test, allow_empty_labels=allow) if test else None
-    return tr, te, like
+    return tr, te, like, like is not None and not _is_whole_set(source, test, like)
+
+
+def _is_whole_set(source: str, test: str | None, like: str) -> bool:
+    """Whether the files' headers are the published set ``like``'s whole splits (every point
+    count as published), not a subsample with its features and labels."""
+    from impls.slide.data import dataset
+
+    try:
+        dataset.check_real_header(source, "train", like)
+        if test:
+            dataset.check_real_header(test, "test", like)
+    except dataset.RealDataMismatch:
+        return False
+    return True
 
 
 @cli.command("python -m impls.slide.xc_stats")
@@ -352,16 +375,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
-    train, test, like = load(args.source, args.test, args.profile, args.allow_empty_labels)
+    train, test, like, subsample = load(args.source, args.test, args.profile, args.allow_empty_labels)
     if train.n_points == 0:
         raise cli.UsageError(f"{args.source}: the training split has no points", "FILE_OR_DATASET",
                              "expected a set with at least one point")
+    subsample = subsample and not args.like      # its means are not the whole set's: shown, not judged
     guessed = not (args.like or like)
     like = args.like or like or guess_like(train.n_features, train.n_labels)
     stats = measure(train, test, seed=args.seed)
-    rows = check(stats, like, judge_means=not guessed)
+    rows = check(stats, like, judge_means=not (guessed or subsample), subsample=subsample)
     extra = {k: v for k, v in stats.items() if k not in {r["name"] for r in rows}}
-    print(format_table(rows, like, extra, guessed))
+    print(format_table(rows, like, extra, guessed, subsample))
     return 0 if all(r["ok"] is not False for r in rows) else 1
 
 

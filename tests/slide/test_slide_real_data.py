@@ -246,7 +246,7 @@ def test_each_real_manifest_takes_only_its_own_set(files, tmp_path, monkeypatch)
     monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(files[0]))
     monkeypatch.setitem(xc_stats.PUBLISHED, "delicious-200k", TINY)   # the fixture has Delicious's shape
     reason = dataset.real_data_reason("slide-amazon670k-real")
-    assert reason.startswith("needs the real Amazon-670K") and "not the published train shape of amazon-670k" in reason
+    assert reason.startswith("needs the real Amazon-670K") and "published train shape, not amazon-670k's" in reason
     with pytest.raises(dataset.RealDataMismatch, match="amazon-670k"):
         dataset.from_registry("slide-amazon670k-real", "smoke")
     monkeypatch.setenv("DLSYSBENCH_DELICIOUS200K", str(files[0]))
@@ -282,3 +282,30 @@ def test_xc_stats_judges_a_real_registry_set_by_its_own_published_means(files, m
     assert xc_stats.main(["slide-amazon670k-real"]) in (0, 1)
     out = capsys.readouterr().out
     assert out.startswith("compared with amazon-670k (counts") and "guessed" not in out and "not judged" not in out
+
+
+def test_the_files_of_the_other_real_set_are_named_as_that_set(files, monkeypatch):
+    monkeypatch.setitem(xc_stats.PUBLISHED, "delicious-200k", TINY)
+    with pytest.raises(dataset.RealDataMismatch, match=r"header '6 20 8' is delicious-200k's published train shape, "
+                                                       r"not amazon-670k's .*give these files as delicious-200k "
+                                                       r"\(the registry set slide-delicious200k-real: "
+                                                       r"DLSYSBENCH_DELICIOUS200K\)"):
+        dataset.check_real_header(files[0], "train", "amazon-670k")
+
+
+def test_xc_stats_shows_a_subsample_of_a_real_set_without_judging_its_means(files, tiny_published, tmp_path,
+                                                                          capsys):
+    """A subsample keeps the set's features and labels in its header, not its point counts: its
+    means are not the whole set's, so they cannot fail the set's figures."""
+    sub = tmp_path / "sub_train.txt"
+    lines = files[0].read_text().splitlines()
+    sub.write_text("\n".join(["4 20 8", *lines[1:5]]) + "\n")
+    xc_stats.main([str(sub)])                  # 4 points: the distribution checks may fail, not the means
+    out = capsys.readouterr().out
+    assert out.startswith("compared with tiny-8 (a subsample: its header has the set's features and labels")
+    means = [line for line in out.splitlines() if line.split()[0] in xc_stats.MEAN_TOLERANCE]
+    assert len(means) == 3 and all(line.endswith("not judged: a subsample's means are not tiny-8's (--like to judge)")
+                                   for line in means), means
+    assert xc_stats.main([str(files[0]), "--test", str(files[1])]) in (0, 1)     # the whole set: judged
+    out = capsys.readouterr().out
+    assert "subsample" not in out and out.startswith("compared with tiny-8 (counts")

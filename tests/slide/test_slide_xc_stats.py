@@ -128,3 +128,19 @@ def test_a_file_of_no_published_shape_is_shown_beside_the_nearest_set_not_judged
     assert "(guessed: the published set nearest in features and labels; pass --like" in out
     assert "not judged" in out and " NO " not in out.split("labels_per_point")[1].splitlines()[0]
     assert xc_stats.main([str(tmp_path / "train.txt"), "--like", "amazon-670k"]) == 1
+
+
+def test_the_cosine_of_random_pairs_does_not_depend_on_the_values_scale():
+    train, _ = _small(n_train=400)
+    huge = dataclasses.replace(train, values=(train.values.astype(np.float64) * 1e20).astype(np.float32))
+    plain, scaled = xc_stats.measure(train), xc_stats.measure(huge)
+    assert np.isfinite(scaled["random_pair_cosine"])
+    assert scaled["random_pair_cosine"] == pytest.approx(plain["random_pair_cosine"], rel=1e-4)
+
+
+def test_one_label_a_point_says_why_co_occurrence_is_not_measurable():
+    train, _ = _small(n_train=400)
+    one = dataclasses.replace(train, label_indptr=np.arange(train.n_points + 1, dtype=train.label_indptr.dtype),
+                              labels=train.labels[train.label_indptr[:-1]])
+    [row] = [r for r in xc_stats.check(xc_stats.measure(one), "amazon-670k") if r["name"] == "cooccurrence_lift"]
+    assert row["ok"] is None and row["note"] == "not measurable: no point (of those sampled) has two labels"

@@ -200,6 +200,14 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
             return name
     expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
                          f"{PUBLISHED[k]['labels']}'" for k in candidates)
+    other = next((k for k, pub in PUBLISHED.items() if k not in candidates
+                  and (n, d, l) == (pub[f"{split}_points"], pub["features"], pub["labels"])), None)
+    if other is not None:      # the right files for the wrong set: say which set they are
+        registry_set = {v: k for k, v in REAL_SETS.items()}.get(other)
+        where = f" (the registry set {registry_set}: {_env_of(registry_set)})" if registry_set else ""
+        raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is {other}'s published {split} shape, not "
+                               f"{' or '.join(candidates)}'s (expected {expected}); give these files as "
+                               f"{other}{where}")
     raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
                            f"{' or '.join(candidates)} (expected {expected}); a subsample of a real set "
                            "is an ordinary XC file: give it by path (python -m impls.slide.train --train/--test "
@@ -332,6 +340,13 @@ def files_info(train_path: str | Path, test_path: str | Path) -> dict:
     return {"source": str(train_path), "sha256": sha256_of(train_path), "test_source": str(test_path),
             "test_sha256": sha256_of(test_path), "train": str(train_path), "test": str(test_path),
             "real": False, "synthetic": None}
+
+
+def _env_of(name: str) -> str:
+    """The variable registry dataset ``name`` reads its file's path from (its manifest's env)."""
+    from impls.harness import registry
+
+    return registry.manifests()[name].spec.get("env", "its manifest's path")
 
 
 def real_data_reason(name: str) -> str | None:
