@@ -101,6 +101,15 @@ def test_more_subclusters_do_not_hurt(structured):
     assert fan[64] < 0.8 * fan[1]
 
 
+def test_two_level_kmeans_records_the_groups_it_made():
+    """Clusters smaller than the sub-clusters asked give fewer groups: the count made is recorded."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(size=(5, 4)) + 50, rng.normal(size=(200, 4))]).astype(np.float32)
+    small = L.kmeans_two_level_layout(x, clusters=2, subclusters=16, niter=5)
+    assert small.params["subclusters"] == 16 and 16 < small.params["groups"] <= 5 + 16 < 2 * 16
+    assert L.kmeans_two_level_layout(x, clusters=2, subclusters=1, niter=5).params["groups"] == 2
+
+
 def test_layout_report(structured):
     _, train, test = structured
     report = L.layout_report(L.random_layout(N, 0), train, test, V)

@@ -35,6 +35,10 @@ def test_subcluster_sweep_gives_blocks_read_over_plain_lru(monkeypatch):
         assert out["lru"][name]["effective_bandwidth"] == pytest.approx(VECTOR_BYTES / BLOCK_BYTES)
         for r in rows:
             assert r["blocks_read_over_lru"] == pytest.approx(r["blocks_read"] / lru.blocks_read)
+            assert 1 <= r["groups"] <= s["kmeans_clusters"] * r["subclusters"]
+    short = {**out, "tables": {name: [{**r, "groups": 1} for r in rows] for name, rows in out["tables"].items()}}
+    texts = [t.get_text() for t in figures.effective_bandwidth_vs_subclusters(short).axes[0].texts]
+    assert texts and all(t.endswith(" made") for t in texts)     # the x value is only what was asked
     ax = figures.effective_bandwidth_vs_subclusters(out).axes[2]
     assert "plain LRU" in ax.get_ylabel() and len(ax.lines) == len(out["tables"]) + 1   # + the line at 1
     old = {k: v for k, v in out.items() if k != "lru"}        # an artifact from before the LRU point

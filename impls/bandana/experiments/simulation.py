@@ -198,10 +198,12 @@ def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = No
 
     Two-level K-means (``kmeans_clusters`` clusters, each split into k sub-clusters),
     measured with policy ``prefetch`` at the headline cache fraction on the test trace.
-    Returns ``{"tables": {name: [{"subclusters", "kmeans_seconds", "effective_bandwidth",
+    Returns ``{"tables": {name: [{"subclusters", "groups", "kmeans_seconds", "effective_bandwidth",
     "hit_rate", "fanout_test", "blocks_read", "blocks_read_over_lru"}]}, "lru": {name:
     {"effective_bandwidth", "hit_rate", "blocks_read"}}}``. ``lru`` is plain LRU at the same
-    cache (identity layout, no prefetch); ``blocks_read_over_lru`` is a point's NVM blocks read
+    cache (identity layout, no prefetch); ``groups`` is the number of non-empty sub-clusters the
+    point's K-means made over all clusters (``subclusters`` is the number asked of each cluster;
+    a small cluster gives fewer); ``blocks_read_over_lru`` is a point's NVM blocks read
     over LRU's: effective bandwidth counts every miss as useful, so a point can read more
     from the NVM than LRU and still show the higher effective bandwidth.
     ``kmeans_seconds`` excludes faiss's first-call set-up (one untimed build first).
@@ -227,7 +229,7 @@ def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = No
                                       f"{name}: sub-cluster simulations", progress)
         out["lru"][name] = {k: lru[k] for k in ("effective_bandwidth", "hit_rate", "blocks_read")}
         out["tables"][name] = [
-            {"subclusters": k, "kmeans_seconds": layout.build_seconds,
+            {"subclusters": k, "groups": layout.params["groups"], "kmeans_seconds": layout.build_seconds,
              "effective_bandwidth": point["effective_bandwidth"], "hit_rate": point["hit_rate"],
              "fanout_test": layouts.fanout(layout, *table["test"], per_block),
              "blocks_read": point["blocks_read"],

@@ -22,6 +22,12 @@ def effective_bandwidth_vs_subclusters(data: dict):
         k = [r["subclusters"] for r in rows]
         line, = ax_bw.plot(k, [r["effective_bandwidth"] for r in rows], marker="o", label=table)
         ax_time.plot(k, [r["kmeans_seconds"] for r in rows], marker="o", label=table)
+        clusters = data["sizes"]["kmeans_clusters"]
+        short = [r for r in rows if r.get("groups") is not None and r["groups"] < clusters * r["subclusters"]]
+        for r in short:       # small clusters give fewer sub-clusters than asked: the x value is nominal
+            ax_bw.annotate(f"{r['groups'] / clusters:.3g} made", (r["subclusters"], r["effective_bandwidth"]),
+                           textcoords="offset points", xytext=(0, -11), ha="center", fontsize=6,
+                           color=line.get_color())
         if table in lru:      # plain LRU's effective bandwidth is the one-vector-per-block line's
             axes[2].plot(k, [r["blocks_read_over_lru"] for r in rows], marker="o", color=line.get_color(),
                          label=table)

@@ -191,7 +191,9 @@ def kmeans_two_level_layout(vectors, *, clusters: int, subclusters: int, niter: 
     """K-means into ``clusters``, each split into ``subclusters``; packed by (cluster, sub-cluster, id).
 
     More sub-clusters give finer groups (better locality) and cost more K-means time.
-    Sub-cluster runs are seeded ``seed + 1 + cluster``.
+    Sub-cluster runs are seeded ``seed + 1 + cluster``. ``params["groups"]`` is the number of
+    non-empty (cluster, sub-cluster) groups made: at most ``clusters * subclusters``, fewer
+    where a cluster has fewer vectors than ``subclusters`` or K-means leaves one empty.
     """
     x = _as_float32(vectors)
     if clusters < 1 or subclusters < 1:
@@ -211,8 +213,10 @@ def kmeans_two_level_layout(vectors, *, clusters: int, subclusters: int, niter: 
                     sub[members] = _kmeans_assign(x[members], subclusters, niter, seed + 1 + c)
                 bar.update(1)
     perm = np.lexsort((np.arange(x.shape[0]), sub, cluster)).astype(np.int64)
-    return Layout(perm, "kmeans-two-level", time.perf_counter() - t0,
-                  {"clusters": clusters, "subclusters": subclusters, "niter": niter, "seed": seed})
+    seconds = time.perf_counter() - t0
+    groups = int(np.unique(cluster.astype(np.int64) * max(subclusters, 1) + sub).size)
+    return Layout(perm, "kmeans-two-level", seconds,
+                  {"clusters": clusters, "subclusters": subclusters, "niter": niter, "seed": seed, "groups": groups})
 
 
 # ----------------------------------------------------------------------------- SHP
