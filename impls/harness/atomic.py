@@ -1,6 +1,7 @@
 """Write files so that a reader never sees half of one: temp file, fsync, rename."""
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
@@ -52,7 +53,8 @@ def write_bytes(path: Path, payload: bytes) -> Path:
         path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    sweep_temporaries(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pid{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
@@ -64,6 +66,41 @@ def write_bytes(path: Path, payload: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return given
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process ``pid`` exists (ours, or another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files that :func:`write_bytes` runs killed before their rename
+    left beside ``path`` (``.<name>.pid<N>.<random>.tmp`` of a dead pid ``N``); return them.
+    Nothing else is touched: another name, a live pid, or a name of another form stays."""
+    path = Path(path)
+    own = re.compile(rf"\.{re.escape(path.name)}\.pid(\d+)\.[A-Za-z0-9_]+\.tmp")
+    removed = []
+    try:
+        entries = list(path.parent.glob(f".{glob.escape(path.name)}.pid*.tmp"))
+    except OSError:
+        return removed
+    for entry in entries:
+        found = own.fullmatch(entry.name)
+        if found and not pid_alive(int(found.group(1))):
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError:
+                continue
+    return removed
 
 
 def strict_json(obj: Any) -> Any:

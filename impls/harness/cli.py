@@ -125,20 +125,7 @@ def pid_tag() -> str:
     return f"pid{os.getpid()}"
 
 
-def pid_alive(pid: int) -> bool:
-    """True when a process ``pid`` exists (ours, or another user's)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-_PID_RE = re.compile(r"pid(\d+)")
+pid_alive = atomic.pid_alive
 
 
 def sweep_stale(directory: str | os.PathLike, pattern: str, name: re.Pattern | None = None) -> list[Path]:

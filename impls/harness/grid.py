@@ -46,6 +46,7 @@ import os
 import pickle
 import re
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -98,17 +99,40 @@ def _array_digest(a: np.ndarray) -> str:
 
 
 def share(a: np.ndarray) -> ArrayRef:
-    """Store ``a`` as ``<cache>/grid/arrays/<sha256>.npy`` (once) and return its reference."""
+    """Store ``a`` as ``<cache>/grid/arrays/<sha256>.npy`` and return its reference. A stored
+    file is checked against the digest once per process before it is used (a damaged or
+    edited one is written again, with a warning), so a run never reads another array."""
     a = np.asarray(a)
     digest = _array_digest(a)
     path = paths.cache_dir() / "grid" / "arrays" / f"{digest[:32]}.npy"
+    if path.exists() and str(path) not in _verified and not _holds(path, digest):
+        print(f"warning: {path} does not hold the array it is named after (damaged or edited): "
+              "writing it again", file=sys.stderr)
+        path.unlink()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as handle:
-            np.save(handle, np.ascontiguousarray(a), allow_pickle=False)
-        os.replace(tmp, path)
+        atomic.sweep_temporaries(path)            # a killed run's half-written copy
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pid{os.getpid()}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.save(handle, np.ascontiguousarray(a), allow_pickle=False)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    _verified.add(str(path))
     return ArrayRef(str(path), digest, tuple(a.shape), a.dtype.str)
+
+
+_verified: set[str] = set()   # stored arrays this process has checked or written
+
+
+def _holds(path: Path, digest: str) -> bool:
+    """Whether the ``.npy`` at ``path`` is an array whose content digest is ``digest``."""
+    try:
+        return _array_digest(np.load(path, mmap_mode="r", allow_pickle=False)) == digest
+    except (OSError, ValueError, EOFError):
+        return False
 
 
 def array(x: Any) -> np.ndarray:

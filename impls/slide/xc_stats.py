@@ -289,7 +289,7 @@ def format_table(rows: list[dict[str, Any]], like: str, extra: dict[str, Any] | 
                  guessed: bool = False, subsample: bool = False) -> str:
     how = (" (guessed: the published set nearest in features and labels; pass --like to judge a set "
            "against it)" if guessed else
-           " (a subsample: its header has the set's features and labels but not its published point counts, "
+           " (a subsample: its header has the set's features and labels but not its training split's point count, "
            "so its means are shown beside the set's, not judged; pass --like to judge them)" if subsample else "")
     lines = [f"compared with {like}{how} (counts and label means: {SOURCE}; non-zeros: {DENSITY_SOURCE})",
              f"{'statistic':30s} {'measured':>12s} {'published':>12s}  {'tolerance':16s} {'ok':4s} note"]
@@ -314,8 +314,8 @@ def load(source: str, test: str | None = None, profile: str | None = None,
     test file).
 
     A file whose header has a real set's features and labels is read as that set (points
-    without labels allowed, as ``train`` reads it); ``subsample`` is True when its point
-    counts are not the set's published ones (its means are then not the set's). Raises :class:`cli.UsageError` for a name that
+    without labels allowed, as ``train`` reads it); ``subsample`` is True when the training
+    file's point count is not the set's published one (its means are then not the set's). Raises :class:`cli.UsageError` for a name that
     is neither a file nor a registry dataset, or a test file of another shape."""
     from pathlib import Path
 
@@ -345,18 +345,17 @@ def load(source: str, test: str | None = None, profile: str | None = None,
     allow = allow_empty_labels or like is not None
     tr = dataset.from_file(source, allow_empty_labels=allow)
     te = dataset.from_file(test, allow_empty_labels=allow) if test else None
-    return tr, te, like, like is not None and not _is_whole_set(source, test, like)
+    return tr, te, like, like is not None and not _is_whole_set(source, like)
 
 
-def _is_whole_set(source: str, test: str | None, like: str) -> bool:
-    """Whether the files' headers are the published set ``like``'s whole splits (every point
-    count as published), not a subsample with its features and labels."""
+def _is_whole_set(source: str, like: str) -> bool:
+    """Whether the training file's header is the published set ``like``'s whole training split
+    (its point count as published), not a subsample with its features and labels. Only the
+    training file counts: :func:`measure` takes the means from it alone."""
     from impls.slide.data import dataset
 
     try:
         dataset.check_real_header(source, "train", like)
-        if test:
-            dataset.check_real_header(test, "test", like)
     except dataset.RealDataMismatch:
         return False
     return True

@@ -329,3 +329,23 @@ def test_environment_table_says_where_points_ran(monkeypatch):
     table = next(t for t in tables if t.title == "Where grid points ran")
     assert table.rows[0][:4] == ("bandana_layout_policy", "t", "serial", "2 (2 computed, 0 kept)")
     assert table.rows[1][2] == "cluster at tcp://h:8786 with 8 workers"
+
+
+def test_a_stored_array_that_is_not_its_content_is_written_again(tmp_path, monkeypatch, capsys):
+    """A damaged (truncated) or edited array file is found by its digest and replaced, so no
+    grid point reads another array, and no run fails forever on it."""
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(grid, "_verified", set())
+    a = np.arange(10_000, dtype=np.int64)
+    ref = grid.share(a)
+    path = Path(ref.path)
+    np.save(path, a[::-1].copy())                       # same shape and dtype, other content
+    grid._verified.clear()                              # a new run
+    again = grid.share(a)
+    assert "does not hold the array" in capsys.readouterr().err
+    assert np.array_equal(again.load(), a)
+    with open(path, "r+b") as handle:
+        handle.truncate(1000)
+    grid._verified.clear()
+    assert np.array_equal(grid.share(a).load(), a)
+    assert not list(path.parent.glob(".*.tmp"))

@@ -369,3 +369,23 @@ def test_an_artifact_is_filed_under_host_and_profile_whoever_runs_it(monkeypatch
     assert artifacts.load_latest()["toy"]["data"] == {"x": 1}
     monkeypatch.setenv("DLSYSBENCH_MACHINE", "lab-smoke")        # as make sets it: not suffixed twice
     assert paths.suite_machine() == "lab-smoke"
+
+
+def test_an_atomic_write_sweeps_what_a_killed_write_of_the_same_file_left(tmp_path):
+    import subprocess
+    import sys
+
+    from impls.harness import atomic
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    left = tmp_path / f".r.json.pid{dead}.ab_12cd3.tmp"
+    kept = [tmp_path / f".r.json.pid{os.getpid()}.zz9.tmp",      # a live writer's
+            tmp_path / f".other.json.pid{dead}.ab_12cd3.tmp",    # another file's
+            tmp_path / f".r.json.pid{dead}.tmp"]                 # not a name write_bytes makes
+    for p in [left, *kept]:
+        p.write_bytes(b"half")
+    atomic.write_bytes(tmp_path / "r.json", b"{}")
+    assert not left.exists() and all(p.exists() for p in kept)
+    assert (tmp_path / "r.json").read_bytes() == b"{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([p.name for p in kept] + ["r.json"])

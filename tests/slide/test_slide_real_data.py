@@ -302,10 +302,16 @@ def test_xc_stats_shows_a_subsample_of_a_real_set_without_judging_its_means(file
     sub.write_text("\n".join(["4 20 8", *lines[1:5]]) + "\n")
     xc_stats.main([str(sub)])                  # 4 points: the distribution checks may fail, not the means
     out = capsys.readouterr().out
-    assert out.startswith("compared with tiny-8 (a subsample: its header has the set's features and labels")
+    assert out.startswith("compared with tiny-8 (a subsample: its header has the set's features and labels but "
+                          "not its training split's point count")
     means = [line for line in out.splitlines() if line.split()[0] in xc_stats.MEAN_TOLERANCE]
     assert len(means) == 3 and all(line.endswith("not judged: a subsample's means are not tiny-8's (--like to judge)")
                                    for line in means), means
     assert xc_stats.main([str(files[0]), "--test", str(files[1])]) in (0, 1)     # the whole set: judged
     out = capsys.readouterr().out
     assert "subsample" not in out and out.startswith("compared with tiny-8 (counts")
+    part = tmp_path / "part_test.txt"                 # a partial test file: the means come from training alone
+    part.write_text("\n".join(["2 20 8", *files[1].read_text().splitlines()[1:3]]) + "\n")
+    xc_stats.main([str(files[0]), "--test", str(part)])
+    out = capsys.readouterr().out
+    assert "subsample" not in out and "not judged" not in out, out
