@@ -51,7 +51,7 @@ def benchmarks_by_profile() -> dict[str, dict]:
 
 def _references(claim) -> list[tuple[str, dict]]:
     refs = []
-    for source in (claim.measured, claim.lower_bound_when, claim.upper_bound_when):
+    for source in (claim.measured, claim.measured_cuda, claim.lower_bound_when, claim.upper_bound_when):
         if isinstance(source, BenchmarkSource):
             refs.append((source.point.benchmark, dict(source.point.params)))
         elif isinstance(source, RatioSource):
@@ -101,8 +101,9 @@ def test_a_claim_naming_a_missing_benchmark_is_caught(benchmarks_by_profile):
 def test_claims_artifacts_are_produced_by_registered_experiments():
     produced = _artifacts()
     for claim in claims_module.load_claims(CLAIMS):
-        if isinstance(claim.measured, ArtifactSource):
-            assert claim.measured.artifact in produced, claim.id
+        for source in (claim.measured, claim.measured_cuda):
+            if isinstance(source, ArtifactSource):
+                assert source.artifact in produced, claim.id
 
 
 def _artifacts() -> set[str]:

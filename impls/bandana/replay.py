@@ -129,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
                else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path = _check_store_path(args)
-    block_store.check_target(path, "--path" if args.path else "DLSYSBENCH_NVM_PATH")   # refused: nothing touched
+    setting = ("--path" if args.path else "DLSYSBENCH_CACHE (or --path)" if path.parent == paths.cache_dir()
+               else "DLSYSBENCH_NVM_PATH (or --path)")     # what chose the store's folder
+    block_store.check_target(path, setting)              # refused: nothing touched
     sweep_stale_stores(path.parent, path.name if args.path else None)
     table = block_store.random_table(layout.shape[0], args.vector_bytes, args.seed)
     cli.register(path)

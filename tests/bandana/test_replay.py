@@ -3,6 +3,7 @@ and the replay experiment and its figures on a tiny configuration."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -250,6 +251,26 @@ def test_a_path_in_memory_is_refused_naming_path_and_touching_nothing(tmp_path, 
         assert leftover.exists()                  # refused before the sweep
     finally:
         leftover.unlink(missing_ok=True)
+
+
+def test_a_default_store_in_a_cache_in_memory_names_the_cache(tmp_path, monkeypatch, capsys):
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or capabilities.filesystem_type(shm) not in capabilities.MEMORY_FILESYSTEMS:
+        pytest.skip("no tmpfs at /dev/shm")
+    np.save(tmp_path / "t.npy", np.arange(64))
+    np.save(tmp_path / "l.npy", np.arange(64))
+    cache_dir = shm / f"dlsysbench-test-cache-{os.getpid()}"
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", "/dev/dlsysbench-no-such-device")   # a device: the store goes to the cache
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(cache_dir))
+    try:
+        argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "l.npy"), "--capacity", "32",
+                "--policy", "none", "--no-fio"]
+        assert replay_cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert "point DLSYSBENCH_CACHE (or --path) at a disk" in err, err
+    finally:
+        import shutil
+        shutil.rmtree(cache_dir, ignore_errors=True)
 
 
 def test_each_turn_is_compared_with_the_fio_runs_around_it():

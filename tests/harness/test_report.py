@@ -549,6 +549,8 @@ def bad(old: str, new: str) -> str:
      ["measured_cuda.ratio must be [numerator, denominator]"]),
     (bad("requires = []", 'requires = []\nmeasured_cuda = { benchmark = { params = {} } }'), "measured_cuda",
      ["measured_cuda.benchmark must be a benchmark name"]),
+    (bad("requires = []", 'requires = []\nmeasured_cuda = { benchmark = "b" }'), "measured_cuda",
+     ["measured_cuda goes with measured"]),
     (bad("requires = []", 'requires = []\nunmeasured_reason = { artifact = "a" }'), "unmeasured_reason",
      ["unmeasured_reason must be { artifact = \"<name>\", path = \"data.key.key\" }"]),
 ])
@@ -1018,6 +1020,23 @@ def test_a_claim_is_judged_on_its_cuda_run_where_there_is_one(cuda_rows, artifac
     assert detail in result.detail
     assert ("CUDA" in result.detail) == bool(cuda_rows)
     assert result.benchmarks == (("b.SwitchCuda.track_s",) if "CUDA run:" in detail else ("b.Switch.track_s",))
+
+
+def test_a_cuda_run_skipped_on_a_gpu_machine_or_pointed_at_wrongly_is_said():
+    c = Claim(**{**claim([-math.inf, 1.0], 0.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Switch.track_s", {})),
+                 "measured_cuda": BenchmarkSource(PointRef("b.SwitchCuda.track_s", {}))})
+    skipped = pd.concat([_points(("b.Switch.track_s", 2.0, "c" * 40)),
+                         _points(("b.SwitchCuda.track_s", math.nan, "c" * 40)).assign(status="skipped")])
+    gpu = MachineState(MACHINE, None, "test", {"cuda": CapabilityState("cuda", True)})
+    [on_gpu] = evaluate_claims([c], skipped, {}, gpu)
+    assert on_gpu.measured == 2.0 and on_gpu.detail.startswith("CPU run (the CUDA run was skipped here: ")
+    [no_gpu] = evaluate_claims([c], skipped, {}, no_cuda_state())
+    assert no_gpu.measured == 2.0 and "CUDA" not in no_gpu.detail
+    wrong = Claim(**{**c.__dict__, "measured_cuda": BenchmarkSource(PointRef("b.SwitchCuda.track_s", {"x": 1}))})
+    [result] = evaluate_claims([wrong], _points(("b.Switch.track_s", 2.0, "c" * 40),
+                                                 ("b.SwitchCuda.track_s", 0.5, "c" * 40)), {}, no_cuda_state())
+    assert result.verdict.startswith(f"{NOT_MEASURED}: claims.toml points at data that do not fit"), result.verdict
 
 
 def test_an_artifact_claim_reads_the_cuda_artifact_where_there_is_one():

@@ -372,6 +372,13 @@ class _Checker:
         if (fields["source"] == "peer") != (fields["peer"] is not None) and fields["source"]:
             self.fail("peer", "source = \"peer\" and a peer = \"<paper>\" go together")
         self._check_baseline(fields["paper_value"], fields["baseline"])
+        if "measured_cuda" in self.entry and "measured" not in self.entry:
+            self.fail("measured_cuda", "measured_cuda goes with measured (the CPU run's, judged where there is "
+                                       "no CUDA run)")
+        if "measured_cuda" in self.entry and any(k in self.entry for k in ("lower_bound_when", "upper_bound_when",
+                                                                           "unmeasured_reason", "applies_when")):
+            self.fail("measured_cuda", "measured_cuda does not go with bound flags, unmeasured_reason or "
+                                       "applies_when: those would read the CPU run's sources beside a CUDA value")
         if self.problems:
             return None
         return Claim(**fields)

@@ -191,7 +191,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     The result's ``claim`` is the one judged: with ``measured`` replaced by ``measured_cuda``
     where the CUDA run has a value.
     """
-    claim, note = _on_the_papers_device(claim, points, artifacts)
+    claim, note = _on_the_papers_device(claim, points, artifacts, state)
     result = _evaluate_claim(claim, points, artifacts, state)
     if note:
         result = dataclasses.replace(result, detail=f"{note}: {result.detail}" if result.detail else note)
@@ -213,19 +213,26 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     return dataclasses.replace(result, **extra)
 
 
-def _on_the_papers_device(claim: Claim, points: pd.DataFrame,
-                          artifacts: Mapping[str, Mapping[str, Any]]) -> tuple[Claim, str]:
+def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
+                          state: MachineState) -> tuple[Claim, str]:
     """The claim to judge and a note on which run it reads: ``measured_cuda`` where that run
-    has a value ("CUDA run"), else ``claim`` as it is; the note then names a CUDA run that
-    failed or recorded no value, and is empty where there is none (skipped, absent)."""
+    has a value ("CUDA run"), or where it does not fit the data (the claims file's error is
+    then the verdict); else ``claim`` as it is, with a note naming a CUDA run that failed,
+    recorded no value, or was skipped on a machine that has CUDA. No note where there is no
+    CUDA (skipped, or never run, for want of a device)."""
     if claim.measured_cuda is None:
         return claim, ""
     found = measure(claim.measured_cuda, points, artifacts)
     if found.ok:
         return dataclasses.replace(claim, measured=claim.measured_cuda), "CUDA run"
-    if found.status in (STATUS_SKIPPED, ABSENT):
+    if found.status == INVALID:
+        return dataclasses.replace(claim, measured=claim.measured_cuda), ""
+    has_cuda = state.missing_reason(("cuda",)) is None
+    if found.status in (STATUS_SKIPPED, ABSENT) and not has_cuda:
         return claim, ""
-    return claim, f"CPU run (the CUDA run has no value: {found.detail})"
+    what = "was skipped here" if found.status == STATUS_SKIPPED else "has no value" \
+        if found.status != ABSENT else "was not run here"
+    return claim, f"CPU run (the CUDA run {what}: {found.detail})"
 
 
 def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
