@@ -4,9 +4,11 @@ Each class runs its experiment once (``setup_cache``), stores it as an artifact 
 the report's figures, and only names what asv records. The CPU classes always run;
 the CUDA ones are skipped (asv: NotImplementedError) where there is no GPU.
 """
+import math
+
 from impls.harness import profiles
 
-from .common import axes, cuda_twin, field, pin_versions, raise_if_skipped, row, track
+from .common import axes, cuda_twin, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import salus
 
 SWITCHING = profiles.sizes("salus_switching")
@@ -33,6 +35,11 @@ SwitchingLatencyCuda = cuda_twin(SwitchingLatency, salus.switching_cuda,
                                  "The same on a CUDA device (the paper's setting); skipped without one.")
 
 
+def _all_finished(run: dict, key: str) -> float:
+    """``run[key]``, or NaN when a job of the run failed (the number would leave it out)."""
+    return math.nan if run.get("failed") else finite(run[key])
+
+
 class SchedulingPolicies:
     """Average JCT and makespan per policy on a Poisson trace, run for real on the CPU."""
 
@@ -41,8 +48,10 @@ class SchedulingPolicies:
     setup_cache = salus.policies
     setup = row(lambda data, policy: data["policies"][policy])
 
-    track_average_jct = track(lambda self, *_: self.row["real"]["avg_jct_s"], unit="s", direction="lower")
-    track_makespan = track(lambda self, *_: self.row["real"]["makespan_s"], unit="s", direction="lower")
+    track_average_jct = track(lambda self, *_: _all_finished(self.row["real"], "avg_jct_s"), unit="s", direction="lower",
+                              missing="a job failed in this policy's run: an average over the others is no JCT")
+    track_makespan = track(lambda self, *_: _all_finished(self.row["real"], "makespan_s"), unit="s", direction="lower",
+                           missing="a job failed in this policy's run: its makespan is no time to finish")
     track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower",
                                   scale="absolute")
     track_device_time_over_profile = field("device_time_over_profile", unit="ratio", direction="context",
@@ -85,8 +94,9 @@ class SrtfOverFifo:
     def setup(self, data, source):
         raise_if_skipped(data)
 
-    track_ratio = track(lambda self, data, source: data["fifo_over_srtf"][source],
-                        unit="x", direction="higher")
+    track_ratio = track(lambda self, data, source: finite(data["fifo_over_srtf"][source]),
+                        unit="x", direction="higher",
+                        missing="a job failed under FIFO or SRTF: their averages would be over different jobs")
 
 
 SrtfOverFifoCuda = cuda_twin(SrtfOverFifo, salus.policies_cuda,

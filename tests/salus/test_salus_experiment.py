@@ -1,6 +1,8 @@
 """Salus policy experiment end to end on a tiny real trace: simulator vs real run, result shape."""
 from __future__ import annotations
 
+import math
+
 import itertools
 import json
 
@@ -250,3 +252,23 @@ def test_command_line_says_why_when_the_device_is_missing_before_running_anythin
     finally:
         capabilities._cached.cache_clear()
     assert "needs CUDA: none here" in capsys.readouterr().err
+
+
+def test_jobs_that_fail_leave_no_average_jct_and_no_fifo_over_srtf(capsys):
+    """A run whose jobs do not fit memory: its averages would be over the survivors (or none),
+    so the ratio is withheld, each failed job has no JCT, the table says so and the figures draw."""
+    from impls.salus.experiments import scheduling as experiments
+    from impls.salus.figures import scheduling as figures
+    from benchmarks.bench_salus import _all_finished
+
+    out = experiments.policy_experiment({**TWO_JOBS, "memory_budget_mb": 0.001}, "cpu", progress=False)
+    for name in ("fifo", "srtf"):
+        real = out["policies"][name]["real"]
+        assert real["failed"] and all(real["jct_s"][j] is None for j in real["failed"])
+        assert math.isnan(_all_finished(real, "avg_jct_s"))
+    assert out["fifo_over_srtf"]["real"] is None and out["paper_sized_sim"]["fifo_over_srtf"] is None
+    experiments.print_policies(out)
+    printed = capsys.readouterr().out
+    assert "fifo: 2 of 2 jobs failed" in printed and "FIFO / SRTF: not given" in printed
+    figures.jct_cdf(out)
+    figures.avg_jct_real_vs_simulated(out)

@@ -101,6 +101,9 @@ class FakeNvml:
     def nvmlDeviceGetHandleByIndex(self, index):
         return index
 
+    def nvmlDeviceGetHandleByUUID(self, uuid):
+        return uuid
+
     def nvmlDeviceGetUtilizationRates(self, handle):
         return types.SimpleNamespace(gpu=37, memory=5)
 
@@ -117,6 +120,27 @@ def test_nvml_sampler_reports_busy_percent_and_refuses_without_a_driver():
     sampler._handle = 0
     sampler._record()
     assert sampler.samples["busy_pct"] == [37.0] and sampler.samples["memory_used_bytes"] == [123]
+
+
+def test_nvml_reads_the_gpu_torch_runs_on_not_nvmls_gpu_of_that_number():
+    """CUDA_VISIBLE_DEVICES=3: torch's cuda:0 is NVML's GPU 3; its UUID names it in both."""
+    props = {0: types.SimpleNamespace(uuid="5c1e0a2b-0000-4000-8000-000000000003")}
+    uuid = utilisation.nvml_uuid_of_cuda_device(0, props.__getitem__)
+    assert uuid == "GPU-5c1e0a2b-0000-4000-8000-000000000003"
+    assert utilisation.nvml_uuid_of_cuda_device(0, lambda i: types.SimpleNamespace(uuid="MIG-ab")) == "MIG-ab"
+    assert utilisation.nvml_uuid_of_cuda_device(0, lambda i: types.SimpleNamespace()) is None
+    sampler = utilisation.NvmlSampler(0, 0.01, nvml=FakeNvml(), uuid=uuid)
+    sampler.start()
+    try:
+        assert sampler._handle == uuid
+    finally:
+        sampler.stop()
+    plain = utilisation.NvmlSampler(2, 0.01, nvml=FakeNvml())
+    plain.start()
+    try:
+        assert plain._handle == 2
+    finally:
+        plain.stop()
 
 
 def test_lane_device_enters_the_lanes_stream_and_pool():
@@ -429,3 +453,15 @@ def test_a_real_one_device_run_that_meets_the_target_needs_one_device(monkeypatc
     out = inference.inference_experiment(sizes, "cpu", progress=False)
     assert out["devices_needed"]["shared_one_device_meets_target"] is True
     assert out["devices_needed"]["shared"] == 1 and out["devices_needed"]["one_per_device"] is None
+
+
+@pytest.mark.parametrize("peaks", [0.2, 0.999, float("nan")])
+def test_inference_refuses_a_device_that_cannot_hold_every_model(peaks):
+    """Below one of the models' summed peaks the lanes admit only some: the shared setup would
+    serve fewer models than the devices needed are counted for."""
+    from impls.harness import profiles
+    from impls.salus.experiments import inference
+
+    with pytest.raises(ValueError, match="capacity_peaks must be >= 1"):
+        inference.inference_experiment({**profiles.sizes("salus_inference", "smoke"), "capacity_peaks": peaks},
+                                       "cpu", progress=False)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -350,3 +351,41 @@ def test_the_in_run_simulation_of_pack_overlaps_iterations_only_on_a_device_with
     scheduling._measured_run([{"job_id": 0}], "pack", device=device, before=profile, profile_now=lambda: profile,
                              budget=None, peaks={"w": 1}, fallback_ms={"w": 2.0})
     assert packs == ["interleave", inrun_pack]   # profiled times: the sum (no overlap assumed)
+
+
+def test_offered_load_is_the_arrival_rate_times_the_mean_work():
+    from impls.salus.core.traces import offered_load
+
+    ms = {"w": 100.0}
+    jobs = [{"workload": "w", "iterations": 10, "arrival_s": t} for t in (100.0, 101.0, 102.0)]
+    # 2 gaps over 2 s: 1 job/s, each 1 s of work: load 1, wherever the trace starts
+    assert offered_load(jobs, ms) == pytest.approx(1.0)
+    assert offered_load(jobs[:1], ms) is None
+    assert offered_load([{**j, "arrival_s": 5.0} for j in jobs], ms) is None
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"arrival_s": float("nan")}, "arrival_s nan"),
+    ({"arrival_s": -1.0}, "arrival_s -1.0"),
+    ({"iteration_ms": 0.0}, "expected a finite number > 0"),       # 0 falls back to the workload's: see below
+    ({"iterations": -3}, "iterations -3"),
+])
+def test_the_simulator_refuses_a_trace_it_cannot_mean_anything_for(change, message):
+    from impls.salus.core.simulator import simulate
+
+    trace = [{"job_id": 0, "workload": "w", "arrival_s": 0.0, "iterations": 3},
+             {"job_id": 1, "workload": "w", "arrival_s": 0.5, "iterations": 2}]
+    ms = {"w": 0.0} if "iteration_ms" in change else {"w": 10.0}
+    bad = [trace[0], {**trace[1], **{k: v for k, v in change.items() if k != "iteration_ms"}}]
+    for policy in ("fifo", "srtf", "fair", "pack"):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            simulate(bad, policy, ms)
+    with pytest.raises(ValueError, match="appears twice"):
+        simulate([trace[0], {**trace[1], "job_id": 0}], "fair", {"w": 10.0})
+
+
+def test_the_executor_refuses_an_arrival_that_would_never_come():
+    from impls.salus.core.executor import Executor, Submission
+
+    with pytest.raises(ValueError, match="arrival nan"):
+        Executor("fifo").run([Submission(job=lambda: None, arrival=float("nan"), job_id=7)])

@@ -26,6 +26,8 @@ device time, never later than the moment the executor read its timer.
 """
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import time
 import traceback
@@ -322,7 +324,16 @@ class Executor:
         return records
 
     def run(self, submissions: Sequence[Submission]) -> dict:
-        """Run every submission to completion or failure; return :meth:`results`."""
+        """Run every submission to completion or failure; return :meth:`results`. Raises
+        ValueError, before anything runs, for an arrival that is not a finite number >= 0
+        (a NaN one would never arrive) or a prior iteration time that is negative or not finite."""
+        for sub in submissions:
+            if not (math.isfinite(float(sub.arrival)) and sub.arrival >= 0):
+                raise ValueError(f"submission {sub.job_id!r}: arrival {sub.arrival!r}; expected a finite number of "
+                                 "seconds >= 0")
+            if not (math.isfinite(float(sub.iteration_ms_prior)) and sub.iteration_ms_prior >= 0):
+                raise ValueError(f"submission {sub.job_id!r}: iteration_ms_prior {sub.iteration_ms_prior!r}; "
+                                 "expected a finite number >= 0")
         pending = self._records_for(submissions)
         self.records.extend(r for r, _ in pending)
         waiting: list[tuple[JobRecord, Submission]] = []

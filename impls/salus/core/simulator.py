@@ -59,6 +59,23 @@ class SimJob:
         return self.warm_ms if previous is self and self.warm_ms else self.iteration_ms
 
 
+def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int]) -> None:
+    """Raise ValueError for a trace entry the simulation cannot mean anything for: a repeated
+    job id, an arrival that is not a finite number >= 0, a negative or non-integer iteration
+    count, or an iteration time that is not a finite number > 0 (NaN would never advance)."""
+    job = j["job_id"]
+    if job in seen:
+        raise ValueError(f"job id {job!r} appears twice in the trace; expected one entry per job")
+    seen.add(job)
+    arrival, ms = float(j["arrival_s"]), float(j.get("iteration_ms") or iteration_ms[j["workload"]])
+    if not (math.isfinite(arrival) and arrival >= 0):
+        raise ValueError(f"job {job!r}: arrival_s {j['arrival_s']!r}; expected a finite number of seconds >= 0")
+    if not (math.isfinite(ms) and ms > 0):
+        raise ValueError(f"job {job!r}: iteration time {ms!r} ms; expected a finite number > 0")
+    if int(j["iterations"]) != j["iterations"] or int(j["iterations"]) < 0:
+        raise ValueError(f"job {job!r}: iterations {j['iterations']!r}; expected a whole number >= 0")
+
+
 def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mapping[str, float],
              memory_budget_bytes: int | None = None, peak_bytes: Mapping[str, int] | None = None,
              overhead_ms: float = 0.0, pack: str = "interleave", fast: bool = True,
@@ -82,9 +99,11 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     peak_bytes = peak_bytes or {}
     warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
     jobs = []
+    seen: set[int] = set()
     for j in trace:
         if "iteration_ms" not in j and j["workload"] not in iteration_ms:
             raise KeyError(f"no iteration time for workload {j['workload']!r} (job {j['job_id']})")
+        _check_job(j, iteration_ms, seen)
         own = j.get("iteration_ms")
         warm_ms = 0.0 if own or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
         jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),

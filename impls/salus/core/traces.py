@@ -25,9 +25,11 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
     """
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    if not (math.isfinite(mean_interarrival_s) and mean_interarrival_s >= 0):
+        raise ValueError(f"mean_interarrival_s must be a finite number >= 0, got {mean_interarrival_s}")
     lo, hi = duration_s
-    if not 0 < lo <= hi:
-        raise ValueError(f"duration_s must satisfy 0 < lo <= hi, got {duration_s}")
+    if not (0 < lo <= hi and math.isfinite(hi)):
+        raise ValueError(f"duration_s must satisfy 0 < lo <= hi < inf, got {duration_s}")
     missing = [w for w in workloads if w not in iteration_ms]
     if missing:
         raise KeyError(f"no measured iteration time for workload(s) {missing}")
@@ -48,8 +50,13 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
     return trace
 
 
-def offered_load(trace: Sequence[Mapping], iteration_ms: Mapping[str, float]) -> float:
-    """Total work / span of arrivals (> 1: jobs arrive faster than one device serves them)."""
+def offered_load(trace: Sequence[Mapping], iteration_ms: Mapping[str, float]) -> float | None:
+    """The arrival rate times the mean work of a job, (n - 1) / (last - first arrival) x mean
+    seconds of work (> 1: jobs arrive faster than one device serves them); None for fewer than
+    two jobs or arrivals all at one time (no rate). A trace that starts late is not diluted."""
+    arrivals = [float(j["arrival_s"]) for j in trace]
+    span = max(arrivals) - min(arrivals) if arrivals else 0.0
+    if len(arrivals) < 2 or not span > 0:
+        return None
     work = sum(j["iterations"] * iteration_ms[j["workload"]] / 1e3 for j in trace)
-    span = max(j["arrival_s"] for j in trace) or 1e-9
-    return work / span
+    return (len(arrivals) - 1) / span * work / len(arrivals)

@@ -23,7 +23,8 @@ from impls.salus.core.devices import get_device
 from impls.salus.core.executor import Executor, Submission
 from impls.salus.memory.lane_executor import LaneExecutor
 from impls.salus.memory.memory_profile import profile_memory
-from impls.salus.memory.utilisation import CpuSampler, NvmlSampler, busy_timeline, cpu_sampler_available, nvml_unavailable_reason
+from impls.salus.memory.utilisation import (CpuSampler, NvmlSampler, busy_timeline, cpu_sampler_available,
+                                           nvml_unavailable_reason, nvml_uuid_of_cuda_device)
 from impls.salus.core.workloads import build_job
 
 PAPER_HYPERPARAM_RATIO = 2.38  # Salus abstract: 2.38x better GPU utilisation for hyper-parameter tuning
@@ -54,7 +55,9 @@ def _jobs(workload: str, lrs: Sequence[float], iterations: int, device) -> list:
 
 def _sampler(device):
     if device.kind == "cuda" and nvml_unavailable_reason() is None:
-        return NvmlSampler(getattr(device, "index", 0), 0.05), "nvml busy %"
+        index = getattr(device, "index", 0) or 0
+        return (NvmlSampler(index, 0.05, uuid=nvml_uuid_of_cuda_device(index)),   # NVML's numbering is not CUDA's
+                "nvml busy %")
     if device.kind == "cpu" and cpu_sampler_available():
         return CpuSampler(0.1), "cpu busy fraction (/proc/stat, all cores)"
     return None, None

@@ -246,6 +246,9 @@ def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress
     from impls.salus.core.devices import torch_threads
     from impls.salus.memory.memory_profile import profile_memory
 
+    if not float(sizes.get("capacity_peaks", 1.0)) >= 1.0:     # NaN too
+        raise ValueError(f"capacity_peaks must be >= 1 (every model must fit the shared device, whose devices "
+                         f"needed are counted for all of them), got {sizes['capacity_peaks']}")
     dev = get_device(device)
     names = list(dict.fromkeys(sizes["models"]))
     seed = int(sizes.get("seed", 0))

@@ -151,9 +151,12 @@ def run_trace(trace: Sequence[Mapping], policy: str, device: Any, profile: Mappi
 
 
 def _policy_row(result: dict) -> dict:
+    """A run's row: average JCT and makespan over the finished jobs, their CDF, each job's JCT
+    (None for a job that failed: its time to failure is no completion time) and the failed jobs."""
     done = [j["jct_s"] for j in result["jobs"] if j["status"] == "done"]
     return {"avg_jct_s": result["avg_jct_s"], "makespan_s": result["makespan_s"], "jct_cdf": _cdf(done),
-            "jct_s": {j["job_id"]: j["jct_s"] for j in result["jobs"]}, "failed": result["failed"]}
+            "jct_s": {j["job_id"]: j["jct_s"] if j["status"] == "done" else None for j in result["jobs"]},
+            "failed": result["failed"]}
 
 
 def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before: Mapping[str, Mapping],
@@ -275,7 +278,11 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         load_after = _load_note()
 
     def ratio(kind: str) -> float | None:
+        """FIFO's average JCT over SRTF's; None where a job failed under either (the two
+        averages would then be over different jobs) or one is missing."""
         if "fifo" not in policies or "srtf" not in policies:
+            return None
+        if policies["fifo"][kind].get("failed") or policies["srtf"][kind].get("failed"):
             return None
         f, s = policies["fifo"][kind]["avg_jct_s"], policies["srtf"][kind]["avg_jct_s"]
         return f / s if f and s else None
@@ -288,7 +295,8 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     for row in big.values():
         row.pop("jct_s")
     big_ratio = (big["fifo"]["avg_jct_s"] / big["srtf"]["avg_jct_s"]
-                 if "fifo" in big and "srtf" in big and big["srtf"]["avg_jct_s"] else None)
+                 if "fifo" in big and "srtf" in big and big["srtf"]["avg_jct_s"] and big["fifo"]["avg_jct_s"]
+                 and not big["fifo"]["failed"] and not big["srtf"]["failed"] else None)
     return {
         "device": dev.kind, "device_name": dev.describe(), "torch_threads": threads,
         "sizes": sizes, "profile": profile, "trace": trace, "offered_load": offered_load(trace, ms),
@@ -427,7 +435,7 @@ def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
 
 def print_policies(data: dict) -> None:
     """The policy experiment as a table: real and simulated average JCT, errors, drift, the repeat."""
-    print(f"device {data['device_name']}; {len(data['trace'])} jobs, offered load {data['offered_load']:.2f} "
+    print(f"device {data['device_name']}; {len(data['trace'])} jobs, offered load {_fmt(data['offered_load'], '.2f')} "
           f"(synthetic inputs)")
     print(f"{'run':12s}{'real avg JCT':>14s}{'sim (profiles)':>16s}{'error':>8s}{'sim (in run)':>14s}{'error':>8s}"
           f"{'run/profile':>13s}")
@@ -438,8 +446,20 @@ def print_policies(data: dict) -> None:
         print(f"{name:12s}{_fmt(row['real']['avg_jct_s'], '13.2f', 's')}{_fmt(row['sim']['avg_jct_s'], '15.2f', 's')}"
               f"{_fmt(row['sim_error'], '8.1%')}{_fmt(row['sim_inrun']['avg_jct_s'], '13.2f', 's')}"
               f"{_fmt(row['sim_inrun_error'], '8.1%')}{_fmt(row['device_time_over_profile'], '12.2f', 'x')}")
+    failed = {name: row["real"].get("failed") for name, row in rows.items() if row["real"].get("failed")}
+    for name, jobs in failed.items():
+        print(f"{name}: {len(jobs)} of {len(data['trace'])} jobs failed (job {', '.join(map(str, jobs[:5]))}"
+              f"{', ...' if len(jobs) > 5 else ''}; see the artifact's errors): its average JCT is over the "
+              f"jobs that finished")
+    big_failed = {n: len(r["failed"]) for n, r in data["paper_sized_sim"]["policies"].items() if r.get("failed")}
+    if big_failed:
+        print(f"paper-sized simulation: jobs failed ({', '.join(f'{n} {k}' for n, k in big_failed.items())} of "
+              f"{data['paper_sized_sim']['n_jobs']}): no FIFO / SRTF ratio over different jobs")
     ratio = data["fifo_over_srtf"]
-    if ratio.get("real"):
+    if failed.keys() & {"fifo", "srtf"}:
+        print("average JCT FIFO / SRTF: not given, jobs failed under FIFO or SRTF (the averages would be over "
+              "different jobs)")
+    elif ratio.get("real"):
         print(f"average JCT FIFO / SRTF: real {ratio['real']:.2f}x, simulated {_fmt(ratio['sim'], '.2f', 'x')} "
               f"(paper {ratio['paper']}x); paper-sized simulation ({data['paper_sized_sim']['n_jobs']} jobs): "
               f"{_fmt(data['paper_sized_sim']['fifo_over_srtf'], '.2f', 'x')}")

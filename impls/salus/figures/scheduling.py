@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from impls.harness.figures import figure, grouped_bars, new_axes
@@ -48,8 +50,10 @@ def jct_cdf(data: dict):
     colors = {}
     for policy, row in data["policies"].items():
         real = row["real"]["jct_cdf"]
-        (line,) = ax.step(real["x"], real["y"], where="post",
-                          label=f"{policy.upper()} (avg {row['real']['avg_jct_s']:.2f} s)")
+        avg, failed = row["real"]["avg_jct_s"], row["real"].get("failed") or []
+        label = (f"{policy.upper()} (avg {avg:.2f} s" if avg is not None else f"{policy.upper()} (no job finished") \
+            + (f", {len(failed)} failed)" if failed else ")")
+        (line,) = ax.step(real["x"], real["y"], where="post", label=label)
         colors[policy] = line.get_color()
         sim = row["sim"]["jct_cdf"]
         ax.step(sim["x"], sim["y"], where="post", linestyle="--", color=colors[policy], alpha=0.7)
@@ -76,7 +80,8 @@ def avg_jct_real_vs_simulated(data: dict):
     sources = {"real": "real run", "sim": "simulator (times profiled before and after the run)",
                "sim_inrun": "simulator (times measured in the run)"}
     fig, ax = new_axes(width=7.5, height=3.6)
-    grouped_bars(ax, labels, [(label, [row[source]["avg_jct_s"] for row in rows.values()])
+    grouped_bars(ax, labels, [(label, [math.nan if row[source]["avg_jct_s"] is None else row[source]["avg_jct_s"]
+                                        for row in rows.values()])
                               for source, label in sources.items()])
     ax.set_ylabel("average JCT (s)")
     parts = []

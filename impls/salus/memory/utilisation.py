@@ -107,15 +107,19 @@ def nvml_unavailable_reason(nvml=None) -> str | None:
 
 
 class NvmlSampler(_Sampler):
-    """Sample GPU ``index``'s busy % (``busy_pct``) and memory used (``memory_used_bytes``) via NVML.
+    """Sample a GPU's busy % (``busy_pct``) and memory used (``memory_used_bytes``) via NVML.
 
-    ``nvml`` is the ``pynvml`` module (a fake one in tests). :meth:`start` raises
-    ``RuntimeError`` with the reason when NVML is unavailable.
+    The GPU is the one with NVML UUID ``uuid`` when given (NVML numbers GPUs its own way,
+    regardless of ``CUDA_VISIBLE_DEVICES``: see :func:`nvml_uuid_of_cuda_device`), else NVML's
+    GPU ``index``. ``nvml`` is the ``pynvml`` module (a fake one in tests). :meth:`start`
+    raises ``RuntimeError`` with the reason when NVML is unavailable.
     """
 
-    def __init__(self, index: int = 0, interval_s: float = 0.1, nvml=None, clock=time.perf_counter):
+    def __init__(self, index: int = 0, interval_s: float = 0.1, nvml=None, clock=time.perf_counter,
+                 uuid: str | None = None):
         super().__init__(interval_s, clock)
         self.index = index
+        self.uuid = uuid
         self._nvml = nvml
         self._handle = None
 
@@ -125,7 +129,8 @@ class NvmlSampler(_Sampler):
             raise RuntimeError(reason)
         self._nvml = self._nvml if self._nvml is not None else __import__("pynvml")
         self._nvml.nvmlInit()
-        self._handle = self._nvml.nvmlDeviceGetHandleByIndex(self.index)
+        self._handle = (self._nvml.nvmlDeviceGetHandleByUUID(self.uuid) if self.uuid
+                        else self._nvml.nvmlDeviceGetHandleByIndex(self.index))
         return super().start()
 
     def _sample(self) -> dict:
@@ -139,6 +144,21 @@ class NvmlSampler(_Sampler):
             self._nvml.nvmlShutdown()
             self._handle = None
         return samples
+
+
+def nvml_uuid_of_cuda_device(index: int, properties=None) -> str | None:
+    """The NVML UUID (``GPU-...`` or ``MIG-...``) of torch's CUDA device ``index``, which counts
+    only the devices ``CUDA_VISIBLE_DEVICES`` leaves, in its order; None when torch does not
+    give one. ``properties`` stands in for ``torch.cuda.get_device_properties`` in tests."""
+    if properties is None:
+        import torch
+
+        properties = torch.cuda.get_device_properties
+    uuid = getattr(properties(index), "uuid", None)
+    if not uuid:
+        return None
+    text = str(uuid)
+    return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
 
 
 def read_proc_stat(path: str = "/proc/stat") -> tuple[int, int]:
