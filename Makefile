@@ -44,7 +44,7 @@ noise: setup
 	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(MACHINE)) $(foreach r,$(LEAVE_OUT),--leave-out $(r))
 
 doctor: setup
-	$(PY) -m impls.harness.fingerprint
+	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) -m impls.harness.fingerprint
 
 clean:
 	rm -rf reports/out .asv/results .asv/artifacts

@@ -104,6 +104,9 @@ def sizes_schema(table: str, schema: Mapping[str, Any], *, positive: Iterable[st
     _BOUNDS[table] = bounds
 
 
+DEVICE_KINDS = ("cpu", "cuda")
+
+
 def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, paper_figure: str = "",
                requires: tuple[str, ...] = (), synthetic: bool = True, timed: bool = True,
                devices: tuple[str, ...] = ("cpu",), printer: str | None = None) -> Experiment:
@@ -114,6 +117,15 @@ def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, 
                        timed, tuple(devices), printer)
     if name in _EXPERIMENTS and _EXPERIMENTS[name] != entry:
         raise ValueError(f"experiment {name!r} is registered twice, differently")
+    unknown = [d for d in entry.devices if d not in DEVICE_KINDS]
+    if unknown:
+        raise ValueError(f"experiment {name!r}: devices {unknown} unknown; expected some of {', '.join(DEVICE_KINDS)}")
+    mine = {entry.artifact_for(d) for d in entry.devices}
+    clash = next((other for other in _EXPERIMENTS.values() if other.name != name
+                  and mine & {other.artifact_for(d) for d in other.devices}), None)
+    if clash is not None:     # one artifact file would hold two experiments' records
+        raise ValueError(f"experiment {name!r}: artifact {sorted(mine & {clash.artifact_for(d) for d in clash.devices})[0]!r} "
+                         f"is {clash.name!r}'s too; expected a name of its own")
     _EXPERIMENTS[name] = entry
     return entry
 

@@ -56,8 +56,11 @@ def resolve(profile: str | None, what: str = "") -> str:
 
 @functools.cache
 def _table(path: Path = PROFILE_TABLE) -> dict[str, dict[str, dict[str, Any]]]:
-    with open(path, "rb") as handle:
-        table = tomllib.load(handle)
+    try:
+        with open(path, "rb") as handle:
+            table = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{path}: not valid TOML: {err}") from err
     for experiment, by_profile in table.items():
         missing = [p for p in PROFILES if p not in by_profile]
         if missing:

@@ -58,13 +58,23 @@ def _numbers(value: Any) -> Iterator[float]:
         yield value
 
 
+MAX_THREADS = 4096  # as the engines' --threads: more is no machine's, and torch or numba crash on it
+
+
+def _is_thread_count(key: str) -> bool:
+    return key == "threads" or key.endswith("_threads") or key == "host_workers"
+
+
 def bound_problems(values: Mapping[str, Any], positive: frozenset[str], pairs: frozenset[str],
                    repeatable: frozenset[str] = frozenset()) -> list[str]:
     """The problems of ``values`` (already of their types) with the bounds of
     :func:`impls.harness.experiments.sizes_schema`: numbers finite and >= 0, ``positive`` keys > 0, ``pairs`` ordered,
-    lists without a repeated item unless ``pairs`` or ``repeatable``."""
+    lists without a repeated item unless ``pairs`` or ``repeatable``; a thread count (``threads``,
+    ``*_threads``, ``host_workers``) at most :data:`MAX_THREADS`."""
     problems = []
     for key, value in values.items():
+        if _is_thread_count(key) and any(x > MAX_THREADS for x in _numbers(value) if math.isfinite(x)):
+            problems.append(f"{key}: {value!r} is more than {MAX_THREADS} threads")
         if isinstance(value, list) and key not in pairs and key not in repeatable:
             twice = [item for i, item in enumerate(value) if item in value[:i]]
             if twice:

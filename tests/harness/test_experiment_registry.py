@@ -44,6 +44,7 @@ def test_sizes_are_checked_by_key_and_type():
     ({"duration_s": [0.3]}, "duration_s: [0.3] is not [low, high] with low <= high"),
     ({"duration_s": [3.0, 0.3]}, "duration_s: [3.0, 0.3] is not [low, high]"),
     ({"policies": ["fifo", "srtf", "fifo"]}, "policies: ['fifo', 'srtf', 'fifo'] lists 'fifo' twice"),
+    ({"threads": 100_000}, "threads: 100000 is more than 4096 threads"),      # it segfaulted in torch
 ])
 def test_a_size_a_run_cannot_use_is_refused_with_the_table_and_key(change, message):
     """A NaN inter-arrival time used to spin the policy run for ever; 0 iterations divided by 0."""
@@ -177,6 +178,21 @@ def test_profile_file_is_checked_against_the_schemas_when_read(tmp_path, monkeyp
     broken.write_text(text + "\n[orphan.smoke]\n[orphan.quick]\n[orphan.full]\n")
     with pytest.raises(ValueError, match=r"\[orphan\] has no sizes schema"):
         profiles._table.__wrapped__(broken)
+    broken.write_text(text + "\n[broken.smoke\n")
+    with pytest.raises(ValueError, match=rf"{re.escape(str(broken))}: not valid TOML: .*line"):
+        profiles._table.__wrapped__(broken)
+
+
+def test_an_experiment_of_another_ones_artifact_or_an_unknown_device_is_refused(monkeypatch):
+    monkeypatch.setattr(experiments, "_EXPERIMENTS", dict(experiments.discover()))
+    with pytest.raises(ValueError, match="artifact 'salus_overhead' is 'salus.overhead''s too"):
+        experiments.experiment("test.copy", sizes="salus_overhead", artifact="salus_overhead", run="m:f", summary="")
+    with pytest.raises(ValueError, match="artifact 'salus_switching_cuda' is 'salus.switching''s too"):
+        experiments.experiment("test.twin", sizes="salus_overhead", artifact="salus_switching_cuda", run="m:f",
+                               summary="")
+    with pytest.raises(ValueError, match=r"devices \['gpu'\] unknown"):
+        experiments.experiment("test.gpu", sizes="salus_overhead", artifact="mine", run="m:f", summary="",
+                               devices=("cpu", "gpu"))
 
 
 def double_on_grid(sizes, *, device="cpu", progress=None):
