@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +30,8 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     """Store ``data`` (plain JSON-able values) as artifact ``name``; return its path.
 
     ``grid``: where the experiment's grid points ran (:func:`impls.harness.grid.runs` records).
+    ``uncommitted`` (only when there are some): the code files edited since the commit the
+    record is filed under (:func:`paths.uncommitted_code`), which the run measured too.
     """
     from impls.harness.fingerprint import fingerprint
 
@@ -46,6 +49,12 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     }
     if grid:
         record["grid"] = grid
+    edited = paths.uncommitted_code()
+    if edited:    # filed under the commit, but measured with these edits: say so where it is read
+        record["uncommitted"] = edited
+        print(f"warning: artifact {name} is filed under commit {record['commit'][:8]} but measured code with "
+              f"uncommitted edits to {len(edited)} file(s) ({', '.join(edited[:3])}{', ...' if len(edited) > 3 else ''})",
+              file=sys.stderr)
     return atomic.write_json(artifact_path(name, record["machine"], record["commit"]), record)
 
 

@@ -152,6 +152,17 @@ def resolve_commit(revision: str) -> str | None:
     return found if done.returncode == 0 and found else None
 
 
+def uncommitted_code() -> list[str]:
+    """The tracked files under ``impls/`` and ``benchmarks/`` whose working copy differs from
+    the commit (what a run measures beyond :func:`git_commit`); [] when clean or git is absent."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "impls", "benchmarks"],
+                             cwd=repo_root(), capture_output=True, text=True, check=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError, RuntimeError):
+        return []
+    return sorted(line[3:].strip() for line in out.splitlines() if line.strip())
+
+
 def git_commit(short: bool = False) -> str:
     """Return the commit being measured: asv's ``ASV_COMMIT``, else ``git rev-parse HEAD``."""
     commit = os.environ.get("ASV_COMMIT")

@@ -389,3 +389,15 @@ def test_an_atomic_write_sweeps_what_a_killed_write_of_the_same_file_left(tmp_pa
     assert not left.exists() and all(p.exists() for p in kept)
     assert (tmp_path / "r.json").read_bytes() == b"{}"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([p.name for p in kept] + ["r.json"])
+
+
+def test_an_artifact_of_edited_code_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path))
+    monkeypatch.setattr(paths, "uncommitted_code", lambda: ["impls/salus/core/executor.py"])
+    path = artifacts.save_artifact("edited_run", {"x": 1}, experiment="t.t", synthetic=True)
+    record = json.loads(path.read_text())
+    assert record["uncommitted"] == ["impls/salus/core/executor.py"]
+    assert "uncommitted edits to 1 file(s)" in capsys.readouterr().err
+    monkeypatch.setattr(paths, "uncommitted_code", lambda: [])
+    clean = json.loads(artifacts.save_artifact("clean_run", {"x": 1}, experiment="t.t", synthetic=True).read_text())
+    assert "uncommitted" not in clean

@@ -154,6 +154,11 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                      "and there is no history.")
     if not records:
         notes.append(f"No artifacts for {machine}: no paper figure could be drawn.")
+    edited = sorted(name for name, record in records.items() if record.get("uncommitted"))
+    if edited:
+        notes.append(f"Artifact(s) {', '.join(edited)} were measured with uncommitted edits to the code (their "
+                     "records list the files), yet are filed under the commit: their figures and values may "
+                     "not be that commit's.")
     left_out = sorted({path for path, _ in unreadable})
     if left_out:
         notes.append(f"{len(left_out)} input file(s) were left out (see Unreadable inputs): the verdicts "
