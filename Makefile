@@ -7,6 +7,8 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.dlsysbench-installed
 PROFILE ?= $(or $(DLSYSBENCH_PROFILE),quick)
+# $(call quote,X): X as one shell word, whatever it holds (a ' inside becomes '\'')
+quote = '$(subst ','\'',$(1))'
 
 .PHONY: setup fio test reproduce bench report compare noise doctor clean
 
@@ -25,26 +27,26 @@ test: setup
 	DLSYSBENCH_PROFILE=smoke $(PY) -m pytest -q
 
 reproduce: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py
 
 # make bench [BENCH=<regex>]: the benchmarks (those asv --bench matches), filed as make reproduce files them
 bench: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/run_suite.py --no-report $(if $(BENCH),--bench '$(BENCH)')
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py --no-report $(if $(BENCH),--bench $(call quote,$(BENCH)))
 
 # make report [MACHINES="a b"]: one machine's report, or several side by side
 report: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/render_report.py $(if $(MACHINES),--machines $(MACHINES))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/render_report.py $(if $(MACHINES),--machines $(foreach m,$(MACHINES),$(call quote,$(m))))
 
 # make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>] [THRESHOLD=5%]: exit 1 on a regression
 compare: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/compare.py $(if $(BASE),--base $(BASE)) $(if $(HEAD),--head $(HEAD)) $(if $(MACHINE),--machine $(MACHINE)) $(if $(THRESHOLD),--default-threshold $(THRESHOLD))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(BASE),--base $(call quote,$(BASE))) $(if $(HEAD),--head $(call quote,$(HEAD))) $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(if $(THRESHOLD),--default-threshold $(call quote,$(THRESHOLD)))
 
 # make noise [MACHINE=<name>] [LEAVE_OUT=<run>]: thresholds from two or more stored runs of one commit
 noise: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(MACHINE)) $(foreach r,$(LEAVE_OUT),--leave-out $(r))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(foreach r,$(LEAVE_OUT),--leave-out $(call quote,$(r)))
 
 doctor: setup
-	DLSYSBENCH_PROFILE=$(PROFILE) $(PY) -m impls.harness.fingerprint
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) -m impls.harness.fingerprint
 
 clean:
 	rm -rf reports/out .asv/results .asv/artifacts

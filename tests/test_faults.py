@@ -669,3 +669,36 @@ def test_a_sigint_in_an_import_that_main_began_is_a_keyboard_interrupt(tmp_path)
     done = _start_as_python_m(tmp_path, "", after)
     assert done.returncode == 3, done.stderr
     assert not (tmp_path / "made").exists()
+
+
+def test_a_signal_in_a_gc_callback_or_a_finaliser_is_held_not_dropped(monkeypatch):
+    """Python prints and drops an exception raised in a garbage-collector callback or a
+    __del__ (Dask registers such a callback): a signal landing there must be held and sent
+    again once the main code runs, or Ctrl-C would do nothing until the run ended."""
+    import gc
+
+    from impls.harness import interrupts
+
+    seen = []
+
+    def callback(phase, info):
+        if phase == "start":
+            seen.append(interrupts.state(sys._getframe()))
+
+    class Finalised:
+        def __del__(self):
+            seen.append(interrupts.state(sys._getframe()))
+
+    def main(argv):
+        seen.append(interrupts.state(sys._getframe()))     # plain code of the command: raise
+        gc.callbacks.append(callback)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(callback)
+        Finalised()
+        return 0
+
+    monkeypatch.setattr(interrupts, "pending", [])        # no signal of an earlier test's command
+    assert interrupts.run_main(main, []) == 0
+    assert seen[0] == interrupts.RAISE and seen[1:] and set(seen[1:]) == {interrupts.HOLD}, seen

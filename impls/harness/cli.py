@@ -126,6 +126,7 @@ def pid_tag() -> str:
 
 
 pid_alive = atomic.pid_alive
+_PID_RE = re.compile(r"pid(\d+)")
 
 
 def sweep_stale(directory: str | os.PathLike, pattern: str, name: re.Pattern | None = None) -> list[Path]:

@@ -8,7 +8,8 @@ between it and the innermost running ``main`` (:func:`state`):
 - ``hold``: native code called the Python code the signal landed in, and an exception
   cannot unwind through it (an import: torch's pybind11 initialisation aborts, SIGABRT;
   llvmlite: numba's object-cache callback ignores it and the process then crashes,
-  SIGSEGV). The signal is recorded, and a thread of the command sends it to the main
+  SIGSEGV; a garbage-collector callback or a ``__del__``: Python prints the exception and
+  drops it). The signal is recorded, and a thread of the command sends it to the main
   thread again once ``state`` says ``raise`` (a real signal: it wakes a sleeping call). A
   second signal while one is held removes every registered file and exits at once;
 - ``record``: no ``main`` runs, or the command's own wrapper does; the wrapper honours a
@@ -22,6 +23,7 @@ Invariant: a held signal is sent again only while its command runs (under the lo
 """
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import signal
@@ -79,16 +81,29 @@ def run_main(main: Callable[..., int], argv) -> int:
     return main(argv)
 
 
+def _swallowing_codes() -> list:
+    """The code of the garbage collector's callbacks now registered: an exception raised in
+    one is printed and dropped by Python, never unwound (Dask's distributed registers one)."""
+    codes = []
+    for callback in list(gc.callbacks):
+        code = getattr(getattr(callback, "__func__", callback), "__code__", None)
+        if code is not None:
+            codes.append(code)
+    return codes
+
+
 def state(frame) -> str:
     """``RAISE``, ``HOLD`` or ``RECORD`` for a signal arriving at ``frame`` (module docstring)."""
     unsafe = False
+    swallowing = _swallowing_codes()
     while frame is not None:
         code = frame.f_code
         if code is run_main.__code__:
             return HOLD if unsafe else RAISE
         if any(code is w for w in _wrappers):
             return RECORD
-        if code.co_filename.startswith((IMPORT_MACHINERY, *NATIVE_CALLERS)):
+        if (code.co_filename.startswith((IMPORT_MACHINERY, *NATIVE_CALLERS)) or code.co_name == "__del__"
+                or any(code is c for c in swallowing)):
             unsafe = True
         frame = frame.f_back
     return RECORD

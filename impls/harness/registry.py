@@ -134,7 +134,7 @@ def _require(table: dict, key: str, kind: type, path: Path, text: str, section: 
     if key not in table:
         raise _fail(path, text, re.escape(f"[{section}]") if section else None,
                     f"[{section or 'top level'}] needs `{key}` ({kind.__name__})")
-    if not isinstance(table[key], kind):
+    if not isinstance(table[key], kind) or (kind is int and isinstance(table[key], bool)):   # true is no seed
         raise _fail(path, text, rf"{re.escape(key)}\s*=",
                     f"`{key}` must be a {kind.__name__}, got {type(table[key]).__name__}")
     return table[key]
@@ -180,6 +180,14 @@ def parse_manifest(path: Path) -> Manifest:
     if kind == "synthetic":
         _check_callable_ref(_require(spec, "generator", str, path, text, kind), "generator", path, text)
         _require(spec, "seed", int, path, text, kind)
+        for section in ("params", "profiles"):
+            if not isinstance(spec.get(section, {}), dict):
+                raise _fail(path, text, rf"{section}\s*=", f"[synthetic.{section}] must be a table, got "
+                                                          f"{type(spec[section]).__name__}")
+        bad = [p for p, v in spec.get("profiles", {}).items() if not isinstance(v, dict)]
+        if bad:
+            raise _fail(path, text, rf"{re.escape(bad[0])}\s*=", f"[synthetic.profiles.{bad[0]}] must be a table of "
+                        f"parameters, got {type(spec['profiles'][bad[0]]).__name__}")
         unknown = set(spec.get("profiles", {})) - set(PROFILES)
         if unknown:
             raise _fail(path, text, r"\[synthetic\.profiles\.", f"unknown profile(s) {sorted(unknown)}; "

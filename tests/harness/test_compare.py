@@ -231,7 +231,7 @@ def test_a_partial_rerun_that_keeps_older_results_is_a_run_of_its_own(tmp_path):
 def test_the_makefile_passes_base_and_head_to_compare():
     done = subprocess.run(["make", "-n", "compare", "BASE=abc", "HEAD=def"],
                           cwd=ROOT, capture_output=True, text=True)
-    assert "scripts/compare.py --base abc --head def" in done.stdout
+    assert "scripts/compare.py --base 'abc' --head 'def'" in done.stdout
 
 
 def test_the_makefile_passes_one_benchmark_to_bench():
@@ -249,7 +249,7 @@ def test_infinite_spread_round_trips(tmp_path):
 
 def test_the_makefile_passes_machines_to_the_report():
     done = subprocess.run(["make", "-n", "report", "MACHINES=a b"], cwd=ROOT, capture_output=True, text=True)
-    assert "scripts/render_report.py --machines a b" in done.stdout
+    assert "scripts/render_report.py --machines 'a' 'b'" in done.stdout
 
 
 def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_checkout(monkeypatch, tmp_path,

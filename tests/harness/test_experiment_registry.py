@@ -279,11 +279,15 @@ def test_make_takes_the_profile_from_the_environment():
         pytest.skip("no make here")
     run = lambda *a, **env: subprocess.run(["make", "-n", *a], cwd=ROOT, capture_output=True, text=True,  # noqa: E731
                                           env={**os.environ, **env}).stdout
-    assert "DLSYSBENCH_PROFILE=smoke " in run("reproduce", DLSYSBENCH_PROFILE="smoke")
-    assert "DLSYSBENCH_PROFILE=full " in run("reproduce", "PROFILE=full", DLSYSBENCH_PROFILE="smoke")
+    assert "DLSYSBENCH_PROFILE='smoke' " in run("reproduce", DLSYSBENCH_PROFILE="smoke")
+    assert "DLSYSBENCH_PROFILE='full' " in run("reproduce", "PROFILE=full", DLSYSBENCH_PROFILE="smoke")
+    assert "DLSYSBENCH_PROFILE='smoke' " in run("doctor", "PROFILE=smoke")
+    # every value is one shell word: nothing a user types runs as a command
+    assert "--base 'x; rm -rf /' " in run("compare", "BASE=x; rm -rf /")
+    assert "--bench 'it'\\''s'" in run("bench", "BENCH=it's")
     clean = {k: v for k, v in os.environ.items() if k != "DLSYSBENCH_PROFILE"}
     out = subprocess.run(["make", "-n", "reproduce"], cwd=ROOT, capture_output=True, text=True, env=clean).stdout
-    assert "DLSYSBENCH_PROFILE=quick " in out
+    assert "DLSYSBENCH_PROFILE='quick' " in out
 
 
 def test_every_printer_takes_the_result_alone():

@@ -84,6 +84,11 @@ def test_unknown_dataset_lists_known_ones(manifests_dir):
     ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n[synthetic.profiles.huge]\nrows = 1\n',
      "unknown profile", 5),
     ('name = "bad\n', "not valid TOML", None),
+    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = true\n', "`seed` must be a int, got bool", 4),
+    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\nprofiles = "smoke"\n',
+     r"\[synthetic.profiles\] must be a table, got str", 5),
+    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n[synthetic.profiles]\nsmoke = 5\n',
+     r"\[synthetic.profiles.smoke\] must be a table of parameters, got int", 6),
 ])
 def test_bad_manifest_names_file_line_and_expectation(tmp_path, text, message, line):
     path = write(tmp_path, "bad", text)
