@@ -234,12 +234,18 @@ def test_the_sweep_removes_only_the_replays_own_leftovers(tmp_path, capsys):
     capsys.readouterr()
 
 
-def test_a_path_in_memory_is_refused_naming_path_and_touching_nothing(tmp_path, capsys):
+@pytest.fixture
+def shm(tmp_path) -> Path:
+    """/dev/shm (tmpfs: skipped where it is not), with a 64-lookup trace and layout in tmp_path."""
     shm = Path("/dev/shm")
     if not shm.is_dir() or capabilities.filesystem_type(shm) not in capabilities.MEMORY_FILESYSTEMS:
         pytest.skip("no tmpfs at /dev/shm")
     np.save(tmp_path / "t.npy", np.arange(64))
     np.save(tmp_path / "l.npy", np.arange(64))
+    return shm
+
+
+def test_a_path_in_memory_is_refused_naming_path_and_touching_nothing(shm, tmp_path, capsys):
     leftover = shm / f".dlsysbench-test.store.pid{_dead_pid()}.abcdefgh.tmp"
     leftover.write_bytes(b"x")
     try:
@@ -253,12 +259,7 @@ def test_a_path_in_memory_is_refused_naming_path_and_touching_nothing(tmp_path, 
         leftover.unlink(missing_ok=True)
 
 
-def test_a_default_store_in_a_cache_in_memory_names_the_cache(tmp_path, monkeypatch, capsys):
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or capabilities.filesystem_type(shm) not in capabilities.MEMORY_FILESYSTEMS:
-        pytest.skip("no tmpfs at /dev/shm")
-    np.save(tmp_path / "t.npy", np.arange(64))
-    np.save(tmp_path / "l.npy", np.arange(64))
+def test_a_default_store_in_a_cache_in_memory_names_the_cache(shm, tmp_path, monkeypatch, capsys):
     cache_dir = shm / f"dlsysbench-test-cache-{os.getpid()}"
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", "/dev/dlsysbench-no-such-device")   # a device: the store goes to the cache
     monkeypatch.setenv("DLSYSBENCH_CACHE", str(cache_dir))
