@@ -272,3 +272,15 @@ def test_jobs_that_fail_leave_no_average_jct_and_no_fifo_over_srtf(capsys):
     assert "fifo: 2 of 2 jobs failed" in printed and "FIFO / SRTF: not given" in printed
     figures.jct_cdf(out)
     figures.avg_jct_real_vs_simulated(out)
+
+
+@pytest.mark.parametrize("module", ["lanes", "scheduling"])
+def test_the_old_command_names_take_flags_before_the_experiment(module, capsys):
+    """Both aliases read NAME wherever it stands, as `python -m impls run` does."""
+    import importlib
+
+    alias = importlib.import_module(f"impls.salus.experiments.{module}")
+    assert alias.main(["--profile", "smoke", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert "no experiment 'salus.nosuch'" in err, err
+    assert alias.main(["--help"]) == 0 and f"experiments.{module} NAME" in capsys.readouterr().out

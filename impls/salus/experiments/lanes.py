@@ -119,14 +119,9 @@ def print_inference(data: dict) -> None:
 def main(argv=None) -> int:
     """``python -m impls.salus.experiments.lanes NAME [flags]`` is ``python -m impls run salus.NAME
     [flags]`` (kept so that older scripts keep working)."""
-    import sys
+    from impls.salus.experiments.scheduling import run_alias
 
-    from impls.harness import commands
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args and not args[0].startswith("-"):
-        args[0] = f"salus.{args[0]}"
-    return commands.main(["run", *args])
+    return run_alias("python -m impls.salus.experiments.lanes", argv)
 
 
 if __name__ == "__main__":

@@ -482,13 +482,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m impls.salus.experiments.scheduling NAME [flags]`` is ``python -m impls run salus.NAME [flags]``
     (kept so that older scripts keep working); that command reports its errors and
     interrupts, once."""
+    return run_alias("python -m impls.salus.experiments.scheduling", argv)
+
+
+def run_alias(prog: str, argv: Sequence[str] | None = None) -> int:
+    """Run ``prog NAME [flags]`` (flags before or after NAME) as ``python -m impls run
+    salus.NAME [flags]``; return its exit status."""
     import sys
 
     from impls.harness import commands
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["-h"], ["--help"]) or not args:
-        print(f"usage: python -m impls.salus.experiments.scheduling NAME [flags of python -m impls run]\n"
+        print(f"usage: {prog} NAME [flags of python -m impls run]\n"
               f"  is python -m impls run salus.NAME [flags]; see python -m impls run --help and "
               f"python -m impls list", file=sys.stdout if args else sys.stderr)
         return 0 if args else 2
