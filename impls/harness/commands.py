@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -64,6 +65,22 @@ def _with_run(data, entry: experiments.Experiment, profile: str, device: str):
                             "synthetic": entry.synthetic, "commit": paths.git_commit()}}
 
 
+def _check_cache_dir() -> None:
+    """Raise :class:`cli.UsageError` naming ``DLSYSBENCH_CACHE`` when it names a file, or a
+    folder (or the nearest existing folder above it) that this user cannot write: the run
+    would fail there after minutes of work."""
+    cache = paths.env_path("DLSYSBENCH_CACHE")
+    if cache is None:
+        return
+    existing = next((p for p in (cache, *cache.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise cli.UsageError(f"{existing} is not a directory", f"DLSYSBENCH_CACHE={cache}",
+                             "expected a directory for generated data (created if missing)")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise cli.UsageError(f"{existing} is not writable", f"DLSYSBENCH_CACHE={cache}",
+                             "expected a directory this user can write")
+
+
 def _run(args: argparse.Namespace) -> int:
     entry = experiments.get(args.experiment)
     args.device = args.device.strip().lower()   # spelled as the engines' own --device takes it
@@ -72,6 +89,7 @@ def _run(args: argparse.Namespace) -> int:
         raise cli.UsageError(f"got {args.device!r}", "--device", "expected cpu, cuda or cuda:N (N = 0, 1, ...)")
     profile = profiles.resolve(args.profile)
     experiments.sizes_for(entry.name, profile)  # validated before any work
+    _check_cache_dir()
     reason = experiments.missing(entry.name, args.device)
     if reason:
         kind = args.device.split(":", 1)[0]

@@ -254,6 +254,15 @@ def test_cli_files_a_saved_artifact_under_the_suites_machine_name(tmp_path):
     assert (tmp_path / "r.json").exists()
 
 
+def test_cli_refuses_a_cache_that_is_a_file_before_any_work(tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    out = _cli("run", "salus.lanes", "--profile", "smoke", "--json", "-",
+               env={**os.environ, "DLSYSBENCH_CACHE": str(tmp_path / "a_file" / "cache")})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"{tmp_path / 'a_file'} is not a directory, DLSYSBENCH_CACHE=" in out.stderr, out.stderr
+    assert "started" not in out.stderr
+
+
 @pytest.mark.parametrize("env, message", [
     ({"DLSYSBENCH_MACHINE": "../escape"}, "DLSYSBENCH_MACHINE='../escape'"),
     ({"DLSYSBENCH_MACHINE": "lab/box1"}, "DLSYSBENCH_MACHINE='lab/box1'"),
