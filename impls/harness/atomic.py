@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def write_bytes(path: Path, payload: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
     sweep_temporaries(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pid{os.getpid()}.", suffix=".tmp")
+    fd, tmp = temporary_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
@@ -81,26 +82,55 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def sweep_temporaries(path: Path) -> list[Path]:
-    """Remove the temporary files that :func:`write_bytes` runs killed before their rename
-    left beside ``path`` (``.<name>.pid<N>.<random>.tmp`` of a dead pid ``N``); return them.
-    Nothing else is touched: another name, a live pid, or a name of another form stays."""
-    path = Path(path)
-    own = re.compile(rf"\.{re.escape(path.name)}\.pid(\d+)\.[A-Za-z0-9_]+\.tmp")
+_PID_RE = re.compile(r"pid(\d+)")
+
+
+def remove_stale(directory: str | os.PathLike, pattern: str, name: re.Pattern | None = None) -> list[Path]:
+    """Remove entries of ``directory`` matching glob ``pattern`` whose ``pid<N>`` tag names a
+    dead process (files left by a killed run); return what was removed. Entries without a
+    tag, or whose pid is alive, are left alone. ``name``, when given, must match the whole
+    entry name, its first group being the pid (a tag elsewhere in the name is not read)."""
+    base = Path(directory)
     removed = []
     try:
-        entries = list(path.parent.glob(f".{glob.escape(path.name)}.pid*.tmp"))
+        entries = list(base.glob(pattern)) if base.is_dir() else []
     except OSError:
         return removed
     for entry in entries:
-        found = own.fullmatch(entry.name)
-        if found and not pid_alive(int(found.group(1))):
-            try:
+        match = name.fullmatch(entry.name) if name is not None else _PID_RE.search(entry.name)
+        if not match or pid_alive(int(match.group(1))):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
                 entry.unlink()
-                removed.append(entry)
-            except OSError:
-                continue
+            removed.append(entry)
+        except OSError:
+            continue
     return removed
+
+
+def temporary_pattern(stem: str) -> re.Pattern:
+    """The names :func:`temporary_beside` gives a target whose name matches the regular
+    expression ``stem``: ``.<name>.pid<N>.<random>.tmp``, the pid ``N`` as group 1."""
+    return re.compile(rf"\.{stem}\.pid(\d+)\.[A-Za-z0-9_]+\.tmp")
+
+
+def temporary_beside(path: Path) -> tuple[int, str]:
+    """``(descriptor, name)`` of a new temporary file beside ``path`` for writing it whole and
+    renaming it over ``path``; its name carries this process's pid (:func:`temporary_pattern`),
+    so a killed writer's can be told by it and removed (:func:`sweep_temporaries`)."""
+    path = Path(path)
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pid{os.getpid()}.", suffix=".tmp")
+
+
+def sweep_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files of ``path`` (:func:`temporary_beside`) that writers killed
+    before their rename left; return them. Nothing else is touched: another name, a live
+    pid, or a name of another form stays."""
+    path = Path(path)
+    return remove_stale(path.parent, f".{glob.escape(path.name)}.pid*.tmp", temporary_pattern(re.escape(path.name)))
 
 
 def strict_json(obj: Any) -> Any:

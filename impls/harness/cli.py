@@ -126,32 +126,14 @@ def pid_tag() -> str:
 
 
 pid_alive = atomic.pid_alive
-_PID_RE = re.compile(r"pid(\d+)")
 
 
 def sweep_stale(directory: str | os.PathLike, pattern: str, name: re.Pattern | None = None) -> list[Path]:
-    """Remove entries of ``directory`` matching glob ``pattern`` whose ``pid<N>`` tag names a
-    dead process (files left by a killed run); return what was removed. Entries without a
-    tag, or whose pid is alive, are left alone. ``name``, when given, must match the whole
-    entry name, its first group being the pid (a tag elsewhere in the name is not read)."""
-    base = Path(directory)
-    removed = []
-    if not base.is_dir():
-        return removed
-    for entry in base.glob(pattern):
-        match = name.fullmatch(entry.name) if name is not None else _PID_RE.search(entry.name)
-        if not match or pid_alive(int(match.group(1))):
-            continue
-        try:
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-            removed.append(entry)
-        except OSError:
-            continue
+    """:func:`atomic.remove_stale` (entries of ``directory`` matching glob ``pattern`` that
+    killed runs left, told by a dead pid), saying on stderr what it removed; return it."""
+    removed = atomic.remove_stale(directory, pattern, name)
     if removed:
-        warn(f"removed {len(removed)} file(s) left in {base} by killed runs: "
+        warn(f"removed {len(removed)} file(s) left in {directory} by killed runs: "
              + ", ".join(p.name for p in removed[:5]))
     return removed
 

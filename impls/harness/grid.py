@@ -46,7 +46,6 @@ import os
 import pickle
 import re
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -112,7 +111,7 @@ def share(a: np.ndarray) -> ArrayRef:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.sweep_temporaries(path)            # a killed run's half-written copy
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pid{os.getpid()}.", suffix=".tmp")
+        fd, tmp = atomic.temporary_beside(path)
         try:
             with os.fdopen(fd, "wb") as handle:
                 np.save(handle, np.ascontiguousarray(a), allow_pickle=False)

@@ -32,7 +32,6 @@ import os
 import shutil
 import stat
 import struct
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -157,7 +156,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
         raise OSError(f"not enough free space for {target}: needs {header.file_bytes} bytes plus "
                       f"{_FREE_SPACE_HEADROOM_BYTES} headroom, {free} free")
     raw = vectors.view(np.uint8).reshape(n, vector_bytes)
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.pid{os.getpid()}.", suffix=".tmp")
+    fd, temporary = atomic.temporary_beside(target)
     try:
         with os.fdopen(fd, "wb", buffering=0) as handle:
             handle.write(header.pack())

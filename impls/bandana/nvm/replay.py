@@ -44,7 +44,7 @@ import numpy as np
 
 from impls.bandana.nvm import block_store, direct_io, dram_slots
 from impls.bandana.sim import cache
-from impls.harness import cli, paths
+from impls.harness import atomic, cli, paths
 
 RESULT_KEYS = cache.RESULT_KEYS + (
     "lookups_per_second", "blocks_per_second", "useful_bytes_per_second", "p50_query_us",
@@ -441,8 +441,7 @@ def sweep_stale_stores(directory: str | os.PathLike, store_name: str | None = No
     removed = cli.sweep_stale(directory, "bandana-*-pid*.store", stores)
     names = [r"bandana-[^/]*-pid\d+\.store"] + ([re.escape(store_name)] if store_name else [])
     for stem in names:                      # block_store.write_store's temporary names
-        temporary = re.compile(rf"\.{stem}\.pid(\d+)\.[A-Za-z0-9_]+\.tmp")
-        removed += cli.sweep_stale(directory, ".*.pid*.tmp", temporary)
+        removed += cli.sweep_stale(directory, ".*.pid*.tmp", atomic.temporary_pattern(stem))
     return removed
 
 

@@ -133,10 +133,6 @@ class Lost:
     missing: str = ""  # what a NaN of this number means, where its benchmark declares it
     old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND / UNKNOWN_BOUND where the old value was only a bound
 
-    @property
-    def mark(self) -> str:
-        return _MARKS[self.old_bound]
-
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         skipped = (f"no value in the new run: {self.missing}; or skipped there" if self.missing
@@ -144,7 +140,7 @@ class Lost:
         why = {FAILED: "failed in the new run", SKIPPED: skipped,
                GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
         label = "NO VALUE" if self.kind == SKIPPED and self.missing else self.kind
-        return f"{label} {self.benchmark} {params} {self.mark}{self.old:.6g} -> ({why})"
+        return f"{label} {self.benchmark} {params} {_MARKS[self.old_bound]}{self.old:.6g} -> ({why})"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,8 +33,9 @@ keeps the point estimate's verdict. "partly" keeps its meaning above
 
 A claim with ``measured_cuda`` (the same measurement in the run on a CUDA device, the
 papers' setting) is judged on that run wherever it has a value, and on ``measured`` (the
-CPU run) elsewhere; the detail says which, and when the CUDA run failed or recorded no
-value, says so beside the CPU run's verdict.
+CPU run) elsewhere; the detail says which, and names a CUDA run that failed, recorded no
+value, or was skipped or not run on a machine with CUDA beside the CPU run's verdict. A
+``measured_cuda`` that does not fit the data gives the claims file's error.
 
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
@@ -230,8 +231,7 @@ def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping
     has_cuda = state.missing_reason(("cuda",)) is None
     if found.status in (STATUS_SKIPPED, ABSENT) and not has_cuda:
         return claim, ""
-    what = "was skipped here" if found.status == STATUS_SKIPPED else "has no value" \
-        if found.status != ABSENT else "was not run here"
+    what = {STATUS_SKIPPED: "was skipped here", ABSENT: "was not run here"}.get(found.status, "has no value")
     return claim, f"CPU run (the CUDA run {what}: {found.detail})"
 
 

@@ -159,6 +159,14 @@ def _policy_row(result: dict) -> dict:
             "failed": result["failed"]}
 
 
+def _fifo_over_srtf(fifo: Mapping, srtf: Mapping) -> float | None:
+    """FIFO's average JCT over SRTF's, two runs' rows (``avg_jct_s``, ``failed``); None where
+    a job failed under either (the averages would be over different jobs) or one is 0 or none."""
+    if fifo.get("failed") or srtf.get("failed") or not fifo["avg_jct_s"] or not srtf["avg_jct_s"]:
+        return None
+    return fifo["avg_jct_s"] / srtf["avg_jct_s"]
+
+
 def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before: Mapping[str, Mapping],
                   profile_now: Callable[[], dict], budget: int | None, peaks: Mapping[str, int],
                   fallback_ms: Mapping[str, float]) -> tuple[dict, dict]:
@@ -278,14 +286,9 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         load_after = _load_note()
 
     def ratio(kind: str) -> float | None:
-        """FIFO's average JCT over SRTF's; None where a job failed under either (the two
-        averages would then be over different jobs) or one is missing."""
         if "fifo" not in policies or "srtf" not in policies:
             return None
-        if policies["fifo"][kind].get("failed") or policies["srtf"][kind].get("failed"):
-            return None
-        f, s = policies["fifo"][kind]["avg_jct_s"], policies["srtf"][kind]["avg_jct_s"]
-        return f / s if f and s else None
+        return _fifo_over_srtf(policies["fifo"][kind], policies["srtf"][kind])
 
     big_trace = poisson_trace(sizes["sim_jobs"], sizes["sim_mean_interarrival_s"], sizes["mix"], ms,
                               tuple(sizes["sim_duration_s"]), seed=sizes.get("seed", 0) + 1)
@@ -294,9 +297,7 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
            for name in sizes["policies"]}
     for row in big.values():
         row.pop("jct_s")
-    big_ratio = (big["fifo"]["avg_jct_s"] / big["srtf"]["avg_jct_s"]
-                 if "fifo" in big and "srtf" in big and big["srtf"]["avg_jct_s"] and big["fifo"]["avg_jct_s"]
-                 and not big["fifo"]["failed"] and not big["srtf"]["failed"] else None)
+    big_ratio = _fifo_over_srtf(big["fifo"], big["srtf"]) if "fifo" in big and "srtf" in big else None
     return {
         "device": dev.kind, "device_name": dev.describe(), "torch_threads": threads,
         "sizes": sizes, "profile": profile, "trace": trace, "offered_load": offered_load(trace, ms),
