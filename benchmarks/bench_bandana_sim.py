@@ -24,7 +24,9 @@ class EffectiveBandwidthByLayoutAndPolicy:
 
 
 class BandanaHeadline:
-    """Best Bandana configuration's effective bandwidth over one-vector-per-block reads."""
+    """The Bandana configuration chosen on the training trace: its effective bandwidth on the
+    test trace over one-vector-per-block reads, its NVM traffic, and what choosing on the test
+    trace instead would have added."""
 
     params, param_names = axes(table=SIZES["tables"])
     setup_cache = bandana.layouts
@@ -36,6 +38,11 @@ class BandanaHeadline:
         unit="x (NVM blocks read by the best configuration / the baseline's)", direction="lower",
         doc="NVM traffic of the headline's best configuration: effective bandwidth counts misses as useful.",
         missing="an artifact from before this number, or a baseline that read no block")
+    track_selection_gain = track(
+        lambda self, data, table: finite(data["tables"][table]["headline"].get("selection_gain")),
+        unit="x (best on the test trace / chosen on the training trace)", direction="context",
+        doc="Optimism a choice on the test trace would add to the headline (1: both choose alike).",
+        missing="an artifact from before the choice on the training trace")
     track_no_locality_effective_bandwidth = track(lambda self, data, table: data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"],
                                                   unit="fraction of bytes read", direction="context")
 

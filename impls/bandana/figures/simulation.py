@@ -63,9 +63,12 @@ def effective_bandwidth_by_layout_and_policy(data: dict):
         ax.axhline(NO_LOCALITY, color="grey", linestyle=":", linewidth=1, label=NO_LOCALITY_LABEL)
         ax.set_ylabel("effective bandwidth (useful / read bytes)")
         ax.set_xlabel("vector layout")
-        traffic = info["headline"].get("best_blocks_read_over_baseline")
-        ax.set_title(f"{table}, cache {fraction:.0%} of the table: best / one-vector-per-block = "
-                     f"{info['headline']['ratio']:.2f}×"
+        head = info["headline"]
+        traffic = head.get("best_blocks_read_over_baseline")
+        chosen = (f"{head['best']['layout']} + {head['best']['policy']} (chosen on the training trace)"
+                  if head.get("chosen_on") == "train" else "best")
+        ax.set_title(f"{table}, cache {fraction:.0%} of the table\n{chosen} / one-vector-per-block = "
+                     f"{head['ratio']:.2f}×"
                      + (f"\nits NVM blocks read: {traffic:.2f}× the baseline's" if traffic else ""), fontsize=9)
     axes[0].legend(fontsize=7, title="policy", title_fontsize=7)
     return fig
