@@ -216,3 +216,48 @@ def test_indexed_best_fit_and_grow_match_a_full_scan(sizes, probe, releases):
         assert grown is not None and before[grown.id] + max(0, min(possible)) == grown.size
     else:
         assert grown is None
+
+
+def test_a_rule_that_cannot_place_every_job_has_no_makespan():
+    """Static partitions of 1/3 of 2× the mean peak cannot hold job "a" (210 MB): the makespan of
+    the jobs they could place is a shorter run of fewer jobs, and the others never finish. Such a
+    rule has no mean makespan at that capacity, and the asv number of every rule covers only the
+    capacities where every rule has one."""
+    import math
+
+    from benchmarks.bench_salus_lanes import _common_makespan
+    from impls.salus.figures import lanes as lane_figures
+
+    sizes = {"n_mixes": 12, "jobs_per_mix": 4, "capacity_peaks": [2, 100], "duration_s": [1, 10],
+             "parallel_lanes": 4, "partitions": 3, "seed": 3}
+    out = lane_sim.lane_experiment(PROFILES, sizes, progress=False)
+    tight, roomy = out["capacities"]["2x"]["rules"], out["capacities"]["100x"]["rules"]
+    static = tight["static"]
+    assert static["unplaceable"] > 0 and None in static["makespan_s"]
+    assert static["makespan_mixes"] == sum(m is not None for m in static["makespan_s"]) < 12
+    assert math.isnan(static["makespan_mean_s"])
+    assert tight["salus"]["makespan_mixes"] == 12
+    assert tight["salus"]["makespan_mean_s"] == pytest.approx(sum(tight["salus"]["makespan_s"]) / 12)
+    assert roomy["static"]["makespan_mixes"] == 12 and math.isfinite(roomy["static"]["makespan_mean_s"])
+    for rule in out["rules"]:       # only 100x has a makespan for every rule
+        assert _common_makespan(out, rule) == pytest.approx(roomy[rule]["makespan_mean_s"])
+    # a mix static could not place is never counted as salus being slower than static
+    for example in out["greedy_loses"]["static"]["examples"]:
+        assert example["static"]["makespan_s"] is not None or example["static"]["admitted"] > example["salus"]["admitted"]
+    title = lane_figures.lane_packing({"packing": out}).texts[0].get_text()
+    assert f"static partitions at 2x: {static['makespan_mixes']}/12 mixes" in title
+
+
+def test_no_capacity_where_every_rule_places_every_job_gives_no_makespan_number():
+    import math
+
+    from benchmarks.bench_salus_lanes import _common_makespan
+
+    sizes = {"n_mixes": 3, "jobs_per_mix": 6, "capacity_peaks": [1.2], "duration_s": [1, 10],
+             "parallel_lanes": 4, "partitions": 4, "seed": 0}
+    profiles = {"a": PROFILES["a"]}                 # every job too large for a quarter of 1.2 peaks
+    out = lane_sim.lane_experiment(profiles, sizes, progress=False)
+    cap = out["capacities"]["1.2x"]["rules"]
+    assert cap["static"]["makespan_s"] == [None] * 3 and cap["static"]["makespan_mixes"] == 0
+    assert math.isnan(cap["static"]["makespan_mean_s"]) and math.isfinite(cap["salus"]["makespan_mean_s"])
+    assert math.isnan(_common_makespan(out, "salus"))

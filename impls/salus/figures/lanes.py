@@ -63,10 +63,19 @@ def lane_packing(data: dict):
     parts = [f"{RULE_LABELS.get(r, r)}: fewer jobs in {t['admitted']}/{t['mixes']} mixes, "
              f"longer makespan in {t['makespan']}/{t['mixes']}" for r, t in loses.items()]
     fig.suptitle("Where Salus's rule loses —\n" + "\n".join(parts)
-                 + f"\ndevice model: {packing['device_model']}; static partitions: jobs larger than a "
-                 "partition are left out of its makespan", fontsize=7, x=0.01, ha="left")
+                 + f"\ndevice model: {packing['device_model']}; no makespan bar: the rule cannot place "
+                 "every job of every mix (" + (", ".join(filter(None, (_partial(packing, c) for c in caps))) or "none") + ")",
+                 fontsize=7, x=0.01, ha="left")
     axes[2].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def _partial(packing: dict, cap: str) -> str:
+    """The rules at ``cap`` that ran only some mixes whole, as 'rule at cap: k/n mixes'."""
+    n = packing["n_mixes"]
+    return ", ".join(f"{RULE_LABELS.get(r, r)} at {cap}: {row['makespan_mixes']}/{n} mixes"
+                     for r, row in packing["capacities"][cap]["rules"].items()
+                     if row.get("makespan_mixes", n) < n)
 
 
 @figure("salus_hyperparam_makespan")
