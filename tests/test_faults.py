@@ -702,3 +702,32 @@ def test_a_signal_in_a_gc_callback_or_a_finaliser_is_held_not_dropped(monkeypatc
     monkeypatch.setattr(interrupts, "pending", [])        # no signal of an earlier test's command
     assert interrupts.run_main(main, []) == 0
     assert seen[0] == interrupts.RAISE and seen[1:] and set(seen[1:]) == {interrupts.HOLD}, seen
+
+
+def test_an_interrupt_says_which_partial_files_it_removed_and_keeps_finished_ones(tmp_path, capsys):
+    """A result the command had finished (unregistered, as --json is once written) stays, and
+    the message does not claim it was removed; a partial file is removed and named."""
+    from impls.harness import cli
+
+    done, partial = tmp_path / "result.json", tmp_path / "store.bin"
+
+    @cli.command("probe")
+    def finished(argv=None):
+        cli.register(done).write_text("{}")
+        cli.unregister(done)
+        raise KeyboardInterrupt
+
+    assert finished([]) == cli.EXIT_SIGINT
+    err = capsys.readouterr().err
+    assert done.exists() and "no partial file was left (files it had finished are kept)" in err
+    assert "removed" not in err
+
+    @cli.command("probe")
+    def half(argv=None):
+        cli.register(partial).write_text("half")
+        raise KeyboardInterrupt
+
+    assert half([]) == cli.EXIT_SIGINT
+    err = capsys.readouterr().err.strip()
+    assert not partial.exists()
+    assert err == f"error: interrupted by SIGINT, in probe; removed 1 partial file(s) it had created: {partial}"

@@ -120,6 +120,17 @@ def run_cleanup(mark: int = 0) -> list[Path]:
     return [p for p in reversed(tail) if _remove(p)]
 
 
+def interrupted_message(signum: int, prog: str, removed: list[Path]) -> str:
+    """The one line an interrupted command prints: the signal, the command, and the partial
+    files it removed (by name, up to three), or that it left none (files it had finished,
+    such as a written ``--json``, are kept)."""
+    head = f"error: interrupted by {signal.Signals(signum).name}, in {prog}"
+    if not removed:
+        return f"{head}; no partial file was left (files it had finished are kept)"
+    names = ", ".join(str(p) for p in removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
+    return f"{head}; removed {len(removed)} partial file(s) it had created: {names}"
+
+
 def pid_tag() -> str:
     """The marker temporary names carry so a later run can tell whose they are: ``pid<N>``."""
     return f"pid{os.getpid()}"
@@ -244,14 +255,10 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = (),
                     raise Interrupted(interrupts.pending[0])
                 return status
             except Interrupted as exc:
-                run_cleanup(mark)
-                print(f"error: interrupted by {signal.Signals(exc.signum).name}, in {prog}, "
-                      f"files it created were removed", file=sys.stderr)
+                print(interrupted_message(exc.signum, prog, run_cleanup(mark)), file=sys.stderr)
                 return exit_status(exc.signum)
             except KeyboardInterrupt:
-                run_cleanup(mark)
-                print(f"error: interrupted by SIGINT, in {prog}, files it created were removed",
-                      file=sys.stderr)
+                print(interrupted_message(signal.SIGINT, prog, run_cleanup(mark)), file=sys.stderr)
                 return EXIT_SIGINT
             except SystemExit:
                 run_cleanup(mark)
