@@ -389,3 +389,26 @@ def test_the_executor_refuses_an_arrival_that_would_never_come():
 
     with pytest.raises(ValueError, match="arrival nan"):
         Executor("fifo").run([Submission(job=lambda: None, arrival=float("nan"), job_id=7)])
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_an_arrival_on_an_iteration_boundary_is_noticed_at_that_boundary(fast):
+    """Seven 3-ms iterations sum to 0.020999999999999998 s in floats: a job arriving at 0.021 s
+    is still noticed at that boundary, in one step or iteration by iteration."""
+    trace = [{"job_id": 0, "workload": "A", "arrival_s": 0.0, "iterations": 10},
+             {"job_id": 1, "workload": "B", "arrival_s": 0.021, "iterations": 1}]
+    r = simulate(trace, "fair", {"A": 3.0, "B": 0.5}, fast=fast)
+    b = r["jobs"][1]
+    assert b["start_s"] == pytest.approx(0.021, abs=1e-12) and b["start_s"] >= 0.021
+    assert r["avg_jct_s"] == pytest.approx((0.0305 + 0.0005) / 2)
+
+
+def test_pack_in_one_step_matches_pack_iteration_by_iteration_on_boundary_arrivals():
+    trace = [{"job_id": 0, "workload": "c", "arrival_s": 0.022, "iterations": 20},
+             {"job_id": 1, "workload": "a", "arrival_s": 0.028, "iterations": 10},
+             {"job_id": 2, "workload": "a", "arrival_s": 0.0, "iterations": 1}]
+    fast, slow = (simulate(trace, "pack", {"a": 5.0, "c": 2.0}, fast=f) for f in (True, False))
+    for x, y in zip(fast["jobs"], slow["jobs"]):
+        assert x["start_s"] == pytest.approx(y["start_s"], abs=1e-12)
+        assert x["finish_s"] == pytest.approx(y["finish_s"], abs=1e-12)
+    assert fast["jobs"][1]["start_s"] == pytest.approx(0.030) and fast["jobs"][1]["finish_s"] == pytest.approx(0.098)

@@ -5,12 +5,15 @@
   P[collide] = 1 − θ/π for Gaussian-like projections.
 - ``wta``: winner-take-all; each hash is the argmax position within a bin of
   ``binsize`` coordinates (bins are consecutive chunks of random permutations, as the
-  reference code), ``log2(binsize)`` bits each.
+  reference code), ``log2(binsize)`` bits each. The argmax compares the float32 values with
+  their lowest ``log2(binsize)`` bits cleared (one integer max carries the position), so
+  values within a few units in the last place of each other tie, and a tie goes to the
+  lowest position in the bin; -0.0 ranks below +0.0.
 - ``dwta``: densified WTA. With ``zeros="present"`` (the reference code: its
   ``DensifiedWtaHash::getHashEasy`` over a weight row and ``getHash`` over a dense layer's
   every node, ReLU zeros included) a zero is a value like any other, so no bin is ever
   empty and on a dense vector the hash is WTA's: an all-zero bin's winner is a fixed
-  position (here the bin's first; in the reference the position of its lowest coordinate,
+  position (here the bin's first, unless it mixes -0.0 and +0.0; in the reference the position of its lowest coordinate,
   which over random bins has the same distribution). With ``zeros="absent"`` (Chen &
   Shrivastava's DWTA for sparse data) zero coordinates are missing and an all-zero bin
   borrows the value of another bin (densification).
