@@ -110,8 +110,8 @@ def overhead_interval(value: float) -> tuple[float, float]:
     return result.interval.low, result.interval.high
 
 
-def test_a_claim_interval_on_the_absolute_scale_is_the_value_plus_minus_half_the_range():
-    assert overhead_interval(1.0) == pytest.approx((0.8, 1.2))
+def test_a_claim_interval_on_the_absolute_scale_is_the_value_plus_minus_the_range():
+    assert overhead_interval(1.0) == pytest.approx((0.6, 1.4))
 
 
 def test_tracks_declare_their_scale_and_a_wrong_one_is_refused():
@@ -139,7 +139,7 @@ def test_an_infinite_absolute_threshold_is_too_noisy_not_a_pass():
 
 
 def test_an_absolute_value_of_zero_still_has_its_interval():
-    assert overhead_interval(0.0) == pytest.approx((-0.2, 0.2))
+    assert overhead_interval(0.0) == pytest.approx((-0.4, 0.4))
 
 
 def test_the_report_leaves_out_thresholds_of_the_other_scale_as_compare_does():

@@ -421,6 +421,57 @@ def test_a_bound_flag_from_another_run_than_the_value_is_not_read_as_exact():
                               f"measured at aaaaaaaa, the value at bbbbbbbb)")
 
 
+def test_a_bound_flag_without_any_result_is_not_read_as_exact():
+    """After `make bench BENCH=track_ratio` the flag has no result: the value may be a bound."""
+    c = Claim(**{**claim(8.0, 0.15, 1.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                 "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_is_lower_bound", {}))})
+    [result] = evaluate_claims([c], _points(("b.Speed.track_ratio", 1.13, "b" * 40)), {}, no_cuda_state())
+    assert result.verdict.startswith(f"{NOT_MEASURED}: cannot tell whether 1.13 is exact or a bound (its bound "
+                                     f"flag has no result here")
+
+
+def _sampled_claim(path="data.pair.intervals.ratio"):
+    from impls.harness.report.claims import ArtifactSource
+
+    return Claim(**{**claim(2.0, 0.1, 1.0).__dict__, "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                    "sampling_interval": ArtifactSource("toy_pairs", path)})
+
+
+@pytest.mark.parametrize("pair, commit, verdict, interval", [
+    ([1.9, 2.1], "b" * 40, REPRODUCED, (1.9, 2.1)),
+    ([1.5, 2.4], "b" * 40, INCONCLUSIVE, (1.5, 2.4)),      # straddles 1.8..2.2: a draw of test points decides
+    ([2.05, 2.1], "b" * 40, REPRODUCED, (2.0, 2.1)),       # the value itself is always inside
+    ([1.5, 2.4], "a" * 40, REPRODUCED, None),              # another run's interval is not this value's
+    (None, "b" * 40, REPRODUCED, None),                     # a pair without an interval (too few resamples)
+    ([2.4, 1.5], "b" * 40, REPRODUCED, None),               # not an interval
+])
+def test_a_sampling_interval_from_the_runs_artifact_can_make_a_verdict_inconclusive(pair, commit, verdict,
+                                                                                      interval):
+    artifacts = {"toy_pairs": {"commit": commit, "data": {"pair": {"intervals": {"ratio": pair}}}}}
+    [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
+                               no_cuda_state())
+    assert result.verdict == verdict
+    if interval is None:
+        assert result.interval is None
+    else:
+        assert (result.interval.low, result.interval.high) == pytest.approx(interval)
+        assert "bootstrap over the test points" in result.interval.method
+    if verdict == INCONCLUSIVE:
+        assert "straddles the tolerance band (point estimate: reproduced)" in result.detail
+
+
+def test_a_sampling_interval_is_joined_with_the_run_to_run_one():
+    from impls.harness.report.noise import Noise, Threshold
+
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {"pair": {"intervals": {"ratio": [1.95, 2.1]}}}}}
+    noise = Noise("m", "t", [], {("b.Speed.track_ratio", ""): Threshold("b.Speed.track_ratio", "", 2, 0.05, 0.15)})
+    [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
+                               no_cuda_state(), noise)
+    assert (result.interval.low, result.interval.high) == pytest.approx((1.9, 2.1))
+    assert result.interval.method.startswith("run-to-run spread (2 runs of one commit), joined with a bootstrap")
+
+
 @pytest.mark.parametrize("value", [math.inf, -math.inf])
 def test_a_value_that_is_not_finite_is_not_judged(value):
     c = Claim(**{**claim(1.0, 0.1).__dict__, "measured": BenchmarkSource(PointRef("b.T.track_s", {}))})
@@ -553,6 +604,14 @@ def bad(old: str, new: str) -> str:
      ["measured_cuda goes with measured"]),
     (bad("requires = []", 'requires = []\nunmeasured_reason = { artifact = "a" }'), "unmeasured_reason",
      ["unmeasured_reason must be { artifact = \"<name>\", path = \"data.key.key\" }"]),
+    (bad("requires = []", 'requires = []\nsampling_interval = { artifact = "a", path = "" }'), "sampling_interval",
+     ["sampling_interval must be { artifact = \"<name>\", path = \"data.key.key\" }"]),
+    (bad("requires = []", 'requires = []\nsampling_interval = { artifact = "a", path = "data.x" }'),
+     "sampling_interval", ["sampling_interval goes with measured"]),
+    (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\nmeasured_cuda = { benchmark = "c" }\n'
+                          'sampling_interval = { artifact = "a", path = "data.x" }'),
+     "measured_cuda", ["measured_cuda does not go with bound flags, unmeasured_reason, applies_when or "
+                       "sampling_interval"]),
 ])
 def test_bad_claims_file_names_file_claim_line_and_expectation(tmp_path, second, key, expected):
     path = tmp_path / "claims.toml"

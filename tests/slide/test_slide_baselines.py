@@ -478,3 +478,41 @@ def test_delicious_sweep_runs_simhash_against_dense(monkeypatch):
     assert "dense-cpu/slide" in out["speedups"] and out["source"]["synthetic"]
     fig = figures.delicious_time_to_accuracy(out)
     assert fig.axes[0].lines
+
+
+def test_every_run_keeps_its_per_point_hits_and_every_pair_its_sampling_intervals(sweeps):
+    """The claims' sampling_interval paths hold [low, high] pairs (or None, with a reason) in
+    the smoke artifacts, and each curve point's hits give its P@1."""
+    from impls.harness.report import claims as claims_module
+    from impls.harness.report.measure import _walk
+    from impls.slide.core.evaluate import unpack_hits
+
+    tta, sec = sweeps
+    for run in (r for r in tta["runs"] if "curve" in r):
+        for point in run["curve"]:
+            hits = unpack_hits(point["hits_at_1"], run["eval_points"])
+            assert hits.mean() == pytest.approx(point["p_at_1"])
+        assert len(run["eval_rows_digest"]) == 16
+        assert unpack_hits(run["baseline_hits_at_1"], run["eval_points"]).mean() == pytest.approx(run["baseline_p_at_1"])
+    artifacts = {"slide_time_to_accuracy": {"data": tta}, "slide_sweeps": {"data": sec}}
+    checked = 0
+    from pathlib import Path
+
+    for claim in claims_module.load_claims(Path(__file__).resolve().parents[2] / "reports" / "claims.toml"):
+        source = claim.sampling_interval
+        if source is None or source.artifact not in artifacts:
+            continue
+        head, _, key = source.path.rpartition(".")
+        pair_path = head.removesuffix(".intervals")
+        try:
+            pair_of_runs = _walk(artifacts[source.artifact], pair_path)
+        except KeyError:               # a point the smoke profile does not run (a batch size)
+            continue
+        if pair_of_runs is None or "throughput_ratio" not in pair_of_runs:     # a run without a curve (CUDA)
+            continue
+        intervals = pair_of_runs["intervals"]
+        assert "method" in intervals and key in intervals, (claim.id, intervals)
+        pair = intervals[key]
+        assert pair is None or (len(pair) == 2 and pair[0] <= pair[1]), claim.id
+        checked += 1
+    assert checked >= 3

@@ -27,7 +27,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 REQUIRED_KEYS = ("id", "system", "figure", "statement", "paper_value", "unit", "source",
                  "approx", "tolerance", "requires")
 OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "measured_cuda", "lower_bound_when", "upper_bound_when",
-                 "unmeasured_reason", "applies_when")
+                 "unmeasured_reason", "applies_when", "sampling_interval")
 MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
     "benchmark": {"benchmark", "params"},
@@ -126,6 +126,9 @@ class Claim:
     unmeasured_reason: ArtifactSource | None = None
     # the setting the claim is about, where a profile may run another (e.g. 2 threads, not 44)
     applies_when: Condition | None = None
+    # an artifact's [low, high]: the measured value's interval from the sampling of its data
+    # (a bootstrap over the test points), of the same run as the value
+    sampling_interval: ArtifactSource | None = None
 
     @property
     def paper_range(self) -> tuple[float, float]:
@@ -362,6 +365,7 @@ class _Checker:
             "upper_bound_when": self.bound_flag("upper_bound_when"),
             "unmeasured_reason": self.reason_source("unmeasured_reason"),
             "applies_when": self.condition("applies_when"),
+            "sampling_interval": self.reason_source("sampling_interval"),
         }
         approx = self.entry.get("approx")
         if not isinstance(approx, bool):
@@ -376,9 +380,13 @@ class _Checker:
             self.fail("measured_cuda", "measured_cuda goes with measured (the CPU run's, judged where there is "
                                        "no CUDA run)")
         if "measured_cuda" in self.entry and any(k in self.entry for k in ("lower_bound_when", "upper_bound_when",
-                                                                           "unmeasured_reason", "applies_when")):
-            self.fail("measured_cuda", "measured_cuda does not go with bound flags, unmeasured_reason or "
-                                       "applies_when: those would read the CPU run's sources beside a CUDA value")
+                                                                           "unmeasured_reason", "applies_when",
+                                                                           "sampling_interval")):
+            self.fail("measured_cuda", "measured_cuda does not go with bound flags, unmeasured_reason, applies_when "
+                                       "or sampling_interval: those would read the CPU run's sources beside a CUDA "
+                                       "value")
+        if "sampling_interval" in self.entry and "measured" not in self.entry:
+            self.fail("sampling_interval", "sampling_interval goes with measured (it is the measured value's)")
         if self.problems:
             return None
         return Claim(**fields)

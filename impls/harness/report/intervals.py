@@ -1,14 +1,19 @@
 """The uncertainty of a claim's measured value: an interval around it, and where it came from.
 
 - A benchmark point: its run-to-run spread on this machine, from repeated runs of one
-  commit (:mod:`noise`): ``value * (1 ± spread / 2)`` — the spread is the relative range
-  of the repeats, so the interval spans the range the repeats covered, centred on the
-  value (``value ± spread / 2`` for a number on the absolute scale).
-- A ratio of two points: the relative half-spreads of both add (first order).
+  commit (:mod:`noise`): ``value * (1 ± spread)`` — the spread is the relative range of the
+  repeats, and the value is one run, which may lie at either end of its repeats, so the
+  interval reaches as far as they could on either side (``value ± spread`` for a number on
+  the absolute scale). ``value ± spread / 2`` would leave out the other repeat of two.
+- A ratio of two points: the relative spreads of both add (first order).
 - A trend (Spearman's rho over a parameter): a bootstrap over the points it is computed
   from, each redrawn within its repeat range (BOOTSTRAP_RESAMPLES draws, fixed seed), the
   2.5th to 97.5th percentile of rho.
 - An artifact value, or a point without repeats: no interval (None).
+- A claim with ``sampling_interval``: the interval its run's artifact gives for the
+  sampling of its data (a bootstrap over the test points, of the same commit as the value),
+  joined with the run-to-run one (the smallest interval holding both), or alone where there
+  are no repeats.
 - A point whose repeat range is infinite (too noisy to track here, or a ratio over a zero
   point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the verdict is
   inconclusive rather than taken from the point estimate alone.
@@ -22,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from impls.harness.report.claims import BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
-from impls.harness.report.measure import _select, _sortable, spearman_rows
+from impls.harness.report.measure import _select, _sortable, artifact_interval, spearman_rows
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
 
@@ -64,12 +69,12 @@ def _half_spread(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[f
         return None
     measured = noise.get(point.benchmark, _label(rows))
     value = float(rows["value"].iloc[0])
-    return (measured.half_width(value), value, measured.runs) if measured else None
+    return (measured.range_width(value), value, measured.runs) if measured else None
 
 
 def _from_repeats(value: float, halves: list[tuple[float, float, int] | None]) -> Interval | None:
-    """``value`` ± the half-width of its point (in its unit), or of a ratio of two points:
-    their relative half-widths add."""
+    """``value`` ± the repeat range of its point (in its unit), or of a ratio of two points:
+    their relative ranges add."""
     if any(h is None for h in halves):
         return None
     runs = min(h[2] for h in halves)
@@ -85,8 +90,8 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     """Return the bootstrap interval of Spearman's rho of ``source``; None without repeats.
 
     The parameter grid is designed, not sampled, so the points are not resampled; each
-    point's value is redrawn within its own repeat range (uniform over value * (1 ± spread/2),
-    or value ± spread/2 on the absolute scale)
+    point's value is redrawn within the reach of its repeats (uniform over value * (1 ± spread),
+    or value ± spread on the absolute scale)
     and rho recomputed: the interval says how far measurement noise could move the trend.
     """
     rows, failure = _select(points, source.benchmark, source.params)
@@ -98,7 +103,7 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
         return None
     x = _sortable([p.get(source.over) for p in rows["params"]])
     y = rows["value"].to_numpy(dtype=float)
-    half = np.asarray([h.half_width(v) for h, v in zip(halves, y)], dtype=float)
+    half = np.asarray([h.range_width(v) for h, v in zip(halves, y)], dtype=float)
     if not np.isfinite(half).all():     # a point could be anywhere: so could rho
         return Interval(-1.0, 1.0, UNBOUNDED)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
@@ -110,13 +115,30 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
                     f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs, 95%)")
 
 
-def claim_interval(claim: Claim, value: float, points: pd.DataFrame,
-                   noise: Noise | None) -> Interval | None:
-    """Return the interval of ``claim``'s measured ``value`` (see the module doc), or None
-    without repeats or for a value that is not finite. An end that would not be finite (an
-    infinite spread) gives the unbounded interval: -inf..inf, or -1..1 for a trend's rho."""
+def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Noise | None,
+                   artifacts=None, commit: str | None = None) -> Interval | None:
+    """Return the interval of ``claim``'s measured ``value`` (see the module doc): from its
+    repeats, joined with its ``sampling_interval`` (read from ``artifacts`` at ``commit``, the
+    value's) where it has one; None without either, or for a value that is not finite. An
+    end that would not be finite (an infinite spread) gives the unbounded interval:
+    -inf..inf, or -1..1 for a trend's rho."""
+    if not math.isfinite(value):
+        return None
+    repeats = _repeats_interval(claim, value, points, noise)
+    sampled = (artifact_interval(artifacts, claim.sampling_interval, commit)
+               if claim.sampling_interval is not None and artifacts is not None and commit else None)
+    if sampled is None or (repeats is not None and repeats.unbounded):
+        return repeats
+    low, high = min(sampled[0], value), max(sampled[1], value)
+    method = "bootstrap over the test points (95%)"
+    if repeats is None:
+        return Interval(low, high, method)
+    return Interval(min(low, repeats.low), max(high, repeats.high), f"{repeats.method}, joined with a {method}")
+
+
+def _repeats_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Noise | None) -> Interval | None:
     source = claim.measured
-    if noise is None or not math.isfinite(value):
+    if noise is None:
         return None
     if isinstance(source, TrendSource):
         found = bootstrap_trend(points, source, noise)

@@ -252,6 +252,19 @@ def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSo
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+def artifact_interval(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
+                      commit: str | None = None) -> tuple[float, float] | None:
+    """Return the ``[low, high]`` pair of finite numbers, low <= high, at ``source.path`` in the
+    newest artifact ``source.artifact``, or None (no such artifact, path or pair, or, given
+    ``commit``, an artifact written at another commit: it would be another run's interval)."""
+    value, _ = _value_at(artifacts, source.artifact, source.path, commit)
+    if (not isinstance(value, (list, tuple)) or len(value) != 2
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+            or value[0] > value[1]):
+        return None
+    return float(value[0]), float(value[1])
+
+
 def setting_mismatch(artifacts: Mapping[str, Mapping[str, Any]], condition, commit: str | None) -> str | None:
     """Why the run measured at ``commit`` is not the setting ``condition`` (a
     :class:`~impls.harness.report.claims.Condition`) names, or None when it is: the

@@ -77,9 +77,10 @@ class Threshold:
     def too_noisy(self) -> bool:
         return too_noisy(self.threshold, self.scale)
 
-    def half_width(self, value: float) -> float:
-        """Half the spread around ``value``, in the number's unit."""
-        return (abs(value) if self.scale == RELATIVE else 1.0) * self.spread / 2
+    def range_width(self, value: float) -> float:
+        """The repeats' range around ``value``, in the number's unit: how far another run of
+        the same commit may lie from ``value`` on either side, ``value`` being one run."""
+        return (abs(value) if self.scale == RELATIVE else 1.0) * self.spread
 
     def exceeded_by(self, old: float, new: float) -> bool:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the

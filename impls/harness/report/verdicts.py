@@ -200,7 +200,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     extra: dict[str, Any] = {"benchmarks": benchmarks, "commit": claim_commit(claim, points, artifacts),
                              "data": data_kind(benchmarks) if benchmarks else None}
     if result.measured is not None:
-        interval = claim_interval(claim, result.measured, points, noise)
+        interval = claim_interval(claim, result.measured, points, noise, artifacts, extra["commit"])
         extra["interval"] = interval
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
             across = ("the tolerance band" if interval.straddles(*tolerance_band(claim), *band_open(claim))
@@ -312,13 +312,14 @@ def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str,
               commit: str) -> bool | str:
     """Whether the bound flag ``source`` is set for a value measured at ``commit``: True or
     False, or why it cannot be told (a string): the flag failed or was skipped, or comes
-    from another run than the value (a partial rerun). No flag in the data at all (results
-    older than the flag) is False."""
+    from another run than the value (a partial rerun), or has no result at all (a rerun of
+    the value alone, or a typo in the claims file): a value whose flag is unknown may be a
+    bound, so it is never taken as exact."""
     if source is None:
         return False
     flag = measure(source, points, artifacts)
     if flag.status == ABSENT:
-        return False
+        return f"its bound flag has no result here ({flag.detail})"
     if not flag.ok:
         return f"its bound flag: {flag.detail}"
     if commit and flag.commit and not same_commit(commit, flag.commit):

@@ -13,16 +13,42 @@ def eval_rows(data: XCData, n_points: int | None, seed: int) -> np.ndarray:
     return np.sort(order[: n_points or data.n_points])
 
 
-def precision_at_k(scores_topk: np.ndarray, data: XCData, rows: np.ndarray) -> dict[str, float]:
-    """P@1 and P@5 of top-5 predictions ``scores_topk`` (n, 5, best first) for ``rows``."""
-    p1 = p5 = 0.0
-    for r, pred in zip(rows, scores_topk):
+def precision_at_k(scores_topk: np.ndarray, data: XCData, rows: np.ndarray) -> dict:
+    """P@1 and P@5 (0-1) of top-5 predictions ``scores_topk`` (n, 5, best first) for ``rows``,
+    and ``hits_at_1``: per row, whether its top prediction is one of its labels (bool array
+    in the order of ``rows``; its mean is P@1)."""
+    p5 = 0.0
+    first = np.zeros(len(rows), bool)
+    for i, (r, pred) in enumerate(zip(rows, scores_topk)):
         truth = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
         hits = np.isin(pred, truth)
-        p1 += hits[0]
+        first[i] = hits[0]
         p5 += hits.sum() / pred.shape[0]
     n = max(1, len(rows))
-    return {"p_at_1": p1 / n, "p_at_5": p5 / n}
+    return {"p_at_1": float(first.sum()) / n, "p_at_5": p5 / n, "hits_at_1": first}
+
+
+def pack_hits(hits: np.ndarray) -> str:
+    """``hits`` (bool array) as a hex string of its bits, first row in the highest bit of the
+    first byte (what an artifact stores; :func:`unpack_hits` reverses it)."""
+    return np.packbits(np.asarray(hits, bool)).tobytes().hex()
+
+
+def unpack_hits(packed: str, n: int) -> np.ndarray:
+    """The ``n`` bools :func:`pack_hits` packed into ``packed``; ValueError when it does not
+    hold exactly ``ceil(n / 8)`` bytes."""
+    raw = bytes.fromhex(packed)
+    if len(raw) != (n + 7) // 8:
+        raise ValueError(f"packed hits hold {len(raw)} bytes, {n} rows need {(n + 7) // 8}")
+    return np.unpackbits(np.frombuffer(raw, np.uint8))[:n].astype(bool)
+
+
+def rows_digest(rows: np.ndarray) -> str:
+    """A short digest (16 hex digits) of the evaluation rows: two runs whose digests match
+    were scored on the same points, in the same order."""
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(rows, np.int64).tobytes()).hexdigest()[:16]
 
 
 def top5(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, chunk: int = 16384) -> np.ndarray:
@@ -76,3 +102,10 @@ def mean_cosine(hidden: np.ndarray) -> float:
     s = unit.sum(axis=0)
     total = float(s @ s) - float((unit * unit).sum())  # sum over ordered pairs i != j
     return total / (n * (n - 1))
+
+
+def sample_record(rows: np.ndarray, baseline: dict) -> dict:
+    """What a training result keeps to resample its test points later: the evaluation rows'
+    digest (``eval_rows_digest``) and the most-popular-label prediction's per-row hits
+    (``baseline_hits_at_1``, packed; every curve point packs its own as ``hits_at_1``)."""
+    return {"eval_rows_digest": rows_digest(rows), "baseline_hits_at_1": pack_hits(baseline["hits_at_1"])}

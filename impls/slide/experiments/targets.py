@@ -21,6 +21,12 @@ at or above its final P@1, so it always reaches the target.
 A run that never reaches the target within its budget has no time; a speed-up against it
 is then a lower bound (its training seconds over the other's time) and is flagged so; a
 speed-up of such a run over one that reaches the target is an upper bound (flagged too).
+
+The test points are a sample, and so is every P@1 the target and the crossings read:
+:func:`sampling_intervals` redraws the points (a paired bootstrap over the runs' per-point
+hits, where both runs were scored on the same points) and gives the 95% interval of a pair's
+time-to-target ratio and accuracy-per-iteration ratio, so a verdict is not read off one
+draw of test points.
 """
 from __future__ import annotations
 
@@ -124,7 +130,7 @@ def add_targets(runs: list[dict], fraction: float) -> float | None:
     return target
 
 
-def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, Any]:
+def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bool = True) -> dict[str, Any]:
     """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target, a
     lower bound when only ``fast`` does (``slow``'s budget over ``fast``'s time), an upper
     bound when only ``slow`` does (``slow``'s time over ``fast``'s budget: ``fast`` needed
@@ -139,7 +145,8 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
     in the result, None when neither run beat the most-popular-label P@1; times in
     ``fast_time_to_target_s`` / ``slow_time_to_target_s``). ``p_at_1_per_iteration_ratio``:
     the fast run's P@1 at the slow run's last iteration (interpolated) over the slow run's
-    final P@1 (None past the fast run's curve or when that final is 0).
+    final P@1 (None past the fast run's curve or when that final is 0). With ``fraction`` and
+    ``intervals``, ``intervals`` holds :func:`sampling_intervals` of the pair.
     """
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
            "upper_bound": False}
@@ -161,6 +168,8 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
         else:
             t_fast, t_slow = time_to_target(fast["curve"], target)[0], time_to_target(slow["curve"], target)[0]
     out["fast_time_to_target_s"], out["slow_time_to_target_s"] = t_fast, t_slow
+    if fraction is not None and intervals:
+        out["intervals"] = sampling_intervals(fast, slow, fraction)
     if t_fast is None and t_slow is not None and fast["train_seconds"] > 0:
         out["value"], out["upper_bound"] = t_slow / fast["train_seconds"], True
         return out
@@ -183,3 +192,79 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None) -> dict[str, 
         out["no_value"] = (f"{out['slow']} stopped after {slow['train_seconds']:.1f} s, before {out['fast']} "
                            f"reached the target ({t_fast:.1f} s): no bound on the ratio")
     return out
+
+
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20261204
+
+
+def _hits(run: dict) -> np.ndarray | None:
+    """The run's per-point top-1 hits, evaluations × points (bool), or None when its curve
+    predates them."""
+    from impls.slide.core.evaluate import unpack_hits
+
+    n = int(run.get("eval_points") or 0)
+    curve = run.get("curve") or []
+    if n <= 0 or not curve or any("hits_at_1" not in p for p in curve) or "baseline_hits_at_1" not in run:
+        return None
+    return np.stack([unpack_hits(p["hits_at_1"], n) for p in curve])
+
+
+def sampling_intervals(fast: dict, slow: dict, fraction: float, resamples: int = BOOTSTRAP_RESAMPLES,
+                       seed: int = BOOTSTRAP_SEED) -> dict[str, Any]:
+    """95% bootstrap intervals, over the test points, of :func:`speedup`'s ``value`` (time to
+    the pair's own target, slow over fast; a bound where the resampled pair gives one) and
+    ``p_at_1_per_iteration_ratio``: ``{"time_to_target_ratio": [low, high] | None,
+    "p_at_1_per_iteration_ratio": [low, high] | None, "method", "resamples",
+    "no_value_fraction": {...}}``, or ``{"reason"}`` alone when the runs lack per-point hits.
+
+    Each resample draws the points with replacement: the same draw for both runs when their
+    ``eval_rows_digest`` match (paired: both were scored on the same points), independent
+    draws of each run's own points otherwise. The target, both crossings and the ratios are
+    recomputed on the resampled curves (the most-popular-label P@1 too). An interval is None
+    when more than 2.5% of the resamples have no value (no target, or neither run reaching
+    it): the data cannot bound it then. The draws are seeded, so the interval is the same
+    for the same runs."""
+    hits = [_hits(fast), _hits(slow)]
+    if any(h is None for h in hits):
+        return {"reason": "a run without per-point hits (an artifact from before them)"}
+    from impls.slide.core.evaluate import unpack_hits
+
+    n = [h.shape[1] for h in hits]
+    base = [unpack_hits(r["baseline_hits_at_1"], k) for r, k in zip((fast, slow), n)]
+    paired = fast.get("eval_rows_digest") is not None and fast.get("eval_rows_digest") == slow.get("eval_rows_digest")
+    rng = np.random.default_rng(seed)
+    draws = []                           # per run: resamples × points, counts of each point
+    for k in n:
+        if paired and draws:
+            draws.append(draws[0])
+        else:
+            draws.append(rng.multinomial(k, np.full(k, 1.0 / k), size=resamples).astype(np.float64))
+    p1 = [(d @ h.T.astype(np.float64)) / k for d, h, k in zip(draws, hits, n)]    # resamples × evaluations
+    b1 = [(d @ b.astype(np.float64)) / k for d, b, k in zip(draws, base, n)]      # resamples
+    ratios, per_iteration = [], []
+    for i in range(resamples):
+        pair = [_resampled(run, curve[i], baseline[i]) for run, curve, baseline in zip((fast, slow), p1, b1)]
+        result = speedup(pair[0], pair[1], fraction, intervals=False)
+        ratios.append(result["value"])
+        per_iteration.append(result.get("p_at_1_per_iteration_ratio"))
+    out: dict[str, Any] = {"method": f"bootstrap over the test points ({'paired' if paired else 'independent'}, "
+                                     f"{resamples} resamples, 95%)",
+                           "resamples": resamples, "no_value_fraction": {}}
+    for key, values in (("time_to_target_ratio", ratios), ("p_at_1_per_iteration_ratio", per_iteration)):
+        got = np.asarray([v for v in values if v is not None and math.isfinite(v)], np.float64)
+        missing = 1.0 - got.size / resamples
+        out["no_value_fraction"][key] = missing
+        out[key] = ([float(x) for x in np.percentile(got, [2.5, 97.5])]
+                    if got.size and missing <= 0.025 else None)
+    return out
+
+
+def _resampled(run: dict, p_at_1: np.ndarray, baseline: float) -> dict:
+    """``run`` with its curve's P@1, final P@1 and most-popular-label P@1 replaced by a
+    resample's (the fields :func:`speedup` reads)."""
+    curve = [{"seconds": p["seconds"], "iteration": p["iteration"], "p_at_1": float(v)}
+             for p, v in zip(run["curve"], p_at_1)]
+    return {**{k: run[k] for k in ("name", "train_seconds", "samples_per_second", "iterations", "eval_points")
+               if k in run},
+            "curve": curve, "final_p_at_1": curve[-1]["p_at_1"], "baseline_p_at_1": float(baseline)}

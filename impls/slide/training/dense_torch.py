@@ -328,7 +328,7 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
         score = ev.precision_at_k(ev.top5(hidden, W2, b2), test_data, rows_eval)
         return {"seconds": seconds, "iteration": it,
                 "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss,
-                "hidden_cosine": ev.mean_cosine(hidden)}
+                "hidden_cosine": ev.mean_cosine(hidden), "hits_at_1": ev.pack_hits(score["hits_at_1"])}
 
     run = loop.run(lambda rows: trainer.step(train_data, rows).detach(), evaluate, n_points=train_data.n_points,
                    batch=config.batch, seed=config.seed, timer=timer,
@@ -344,6 +344,7 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
                                   # what this trainer uses, whatever SlideConfig.adam (SLIDE's own) says
                                   "adam": "dense" if method == "dense" else "lazy"},
                           data={"train": train_data.stats(), "test": test_data.stats()}),
+            **ev.sample_record(rows_eval, baseline),
             "device_seconds": timer.device_seconds if dev.type == "cuda" else None,
             "warmup_seconds": warmup_s, "warmup_steps": warmup_steps,
             "final_hidden_cosine": run.curve[-1]["hidden_cosine"],

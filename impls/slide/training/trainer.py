@@ -104,7 +104,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         score = ev.precision_at_k(ranked[:, :5], test_data, eval_rows)
         point = {"seconds": seconds, "iteration": iteration,
                  "p_at_1": score["p_at_1"], "p_at_5": score["p_at_5"], "loss": loss,
-                 "hidden_cosine": ev.mean_cosine(hidden)}
+                 "hidden_cosine": ev.mean_cosine(hidden), "hits_at_1": ev.pack_hits(score["hits_at_1"])}
         if net.config.mode != "all":
             found = wrong_top_recall(net.tables, hidden, ranked, test_data, eval_rows, RECALL_K)
             point.update(lsh_recall=found["recall"], lsh_retrieved=found["retrieved"],
@@ -131,6 +131,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
                       n_labels=train_data.n_labels,
                       params={**net.config.as_dict(), "range_pow": net.tables.lsh.range_pow},
                       data={"train": train_data.stats(), "test": test_data.stats()}),
+        **ev.sample_record(eval_rows, baseline),
         "compile_seconds": compile_s,
         "table_seconds": net.table_seconds - table_s0,
         "initial_table_seconds": setup_table_s,

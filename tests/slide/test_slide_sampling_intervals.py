@@ -1,0 +1,79 @@
+"""Bootstrap intervals over the test points of a pair's time-to-target and per-iteration
+ratios: the target, the crossings and the ratios are recomputed on each resample."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from impls.slide.core import evaluate as ev
+from impls.slide.experiments import targets
+
+
+def run(name, p_at_1, seconds, n=300, base=0.02, digest="same", seed=0):
+    """A run whose evaluations score ``n`` points with hits drawn at the given rates."""
+    rng = np.random.default_rng(seed)
+    curve = []
+    for p, s in zip(p_at_1, seconds):
+        hits = rng.random(n) < p
+        curve.append({"seconds": float(s), "iteration": int(s * 10), "p_at_1": float(hits.mean()),
+                      "hits_at_1": ev.pack_hits(hits)})
+    b = rng.random(n) < base
+    return {"name": name, "curve": curve, "final_p_at_1": curve[-1]["p_at_1"], "baseline_p_at_1": float(b.mean()),
+            "baseline_hits_at_1": ev.pack_hits(b), "eval_points": n, "train_seconds": float(seconds[-1]),
+            "samples_per_second": 100.0, "iterations": int(seconds[-1] * 10), "eval_rows_digest": digest}
+
+
+def test_hits_pack_and_unpack_to_the_same_bools_and_refuse_a_wrong_length():
+    hits = np.random.default_rng(1).random(301) < 0.3
+    assert np.array_equal(ev.unpack_hits(ev.pack_hits(hits), 301), hits)
+    with pytest.raises(ValueError, match="hold 38 bytes, 290 rows need 37"):
+        ev.unpack_hits(ev.pack_hits(hits), 290)
+
+
+def test_a_clear_lead_has_a_narrow_interval_around_the_ratio():
+    fast = run("slide", [0.02, 0.3, 0.5, 0.5, 0.5], [0, 2, 4, 8, 16], n=2000, seed=1)
+    slow = run("dense", [0.02, 0.05, 0.1, 0.3, 0.5], [0, 2, 4, 8, 16], n=2000, seed=2)
+    out = targets.speedup(fast, slow, 0.5)
+    low, high = out["intervals"]["time_to_target_ratio"]
+    assert low <= out["value"] <= high and high / low < 1.5
+    assert out["intervals"]["method"].startswith("bootstrap over the test points (paired")
+
+
+def test_two_runs_on_one_plateau_have_a_wide_interval_that_the_point_value_hides():
+    """Both end at P@1 0.13: which of them sets the target, and whether the slower one
+    reaches it, is a draw of the test points; the point value alone would hide that."""
+    fast = run("slide", [0.02, 0.08, 0.12, 0.13, 0.13], [0, 5, 10, 20, 30], seed=3)
+    slow = run("dense", [0.02, 0.05, 0.09, 0.12, 0.13], [0, 5, 10, 20, 30], seed=4)
+    out = targets.speedup(fast, slow, 0.8)
+    low, high = out["intervals"]["time_to_target_ratio"]
+    assert high / low > 2
+
+
+def test_the_intervals_are_the_same_for_the_same_runs():
+    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=5)
+    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=6)
+    assert targets.sampling_intervals(fast, slow, 0.8) == targets.sampling_intervals(fast, slow, 0.8)
+
+
+def test_runs_scored_on_other_points_are_resampled_independently():
+    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], digest="a", seed=7)
+    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], n=200, digest="b", seed=8)
+    assert "(independent," in targets.sampling_intervals(fast, slow, 0.8)["method"]
+
+
+def test_a_run_without_per_point_hits_gives_a_reason_not_an_interval():
+    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10])
+    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10])
+    for point in slow["curve"]:
+        del point["hits_at_1"]
+    out = targets.sampling_intervals(fast, slow, 0.8)
+    assert set(out) == {"reason"} and "per-point hits" in out["reason"]
+
+
+def test_no_interval_where_many_resamples_have_no_target():
+    """A pair barely off the plateau: in many resamples no run beats the popular label by two
+    standard errors, so there is no target and nothing to bound."""
+    fast = run("slide", [0.02, 0.03, 0.035], [0, 5, 10], base=0.02, seed=9)
+    slow = run("dense", [0.02, 0.02, 0.03], [0, 5, 10], base=0.02, seed=10)
+    out = targets.sampling_intervals(fast, slow, 0.8)
+    assert out["time_to_target_ratio"] is None and out["no_value_fraction"]["time_to_target_ratio"] > 0.025
