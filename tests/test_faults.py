@@ -719,7 +719,7 @@ def test_an_interrupt_says_which_partial_files_it_removed_and_keeps_finished_one
 
     assert finished([]) == cli.EXIT_SIGINT
     err = capsys.readouterr().err
-    assert done.exists() and "no partial file was left (files it had finished are kept)" in err
+    assert done.exists() and "no partial output was left (outputs it had finished are kept)" in err
     assert "removed" not in err
 
     @cli.command("probe")
@@ -730,4 +730,39 @@ def test_an_interrupt_says_which_partial_files_it_removed_and_keeps_finished_one
     assert half([]) == cli.EXIT_SIGINT
     err = capsys.readouterr().err.strip()
     assert not partial.exists()
-    assert err == f"error: interrupted by SIGINT, in probe; removed 1 partial file(s) it had created: {partial}"
+    assert err == f"error: interrupted by SIGINT, in probe; removed 1 partial output(s) it had created: {partial}"
+
+
+@pytest.mark.parametrize("var", ["DLSYSBENCH_CACHE", "DLSYSBENCH_GRID_RESULTS", "DLSYSBENCH_ARTIFACTS"])
+def test_an_os_error_under_a_path_variable_names_the_variable(tmp_path, monkeypatch, capsys, var):
+    """The user typed the variable, not the path the error is at: the one line names it."""
+    from impls.harness import cli
+
+    blocker = tmp_path / "jobs.json"
+    blocker.write_text("x")
+    monkeypatch.setenv(var, str(blocker / "c"))
+
+    @cli.command("probe")
+    def main(argv=None):
+        (blocker / "c" / "inner").mkdir(parents=True)
+        return 0
+
+    assert main([]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: Not a directory, {blocker / 'c' / 'inner'}, under {var}={blocker / 'c'}, "
+                   f"expected {var} to name a folder this user can write")
+
+
+def test_an_os_error_elsewhere_names_no_variable(tmp_path, monkeypatch, capsys):
+    from impls.harness import cli
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(tmp_path / "nvm.bin"))
+
+    @cli.command("probe")
+    def main(argv=None):
+        open(tmp_path / "missing" / "x")
+        return 0
+
+    assert main([]) == 2
+    assert capsys.readouterr().err.strip() == f"error: No such file or directory, {tmp_path / 'missing' / 'x'}"

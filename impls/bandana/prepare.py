@@ -338,7 +338,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="a layout to build (repeatable)")
     parser.add_argument("--train-fraction", type=float, default=0.5,
                         help="share of the queries that train the layouts (default 0.5)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the layout's K-means and SHP")
     parser.add_argument("--out", required=True, help="directory to write the .npy files and summary.json to")
     parser.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
                         help="print the summary as JSON (to FILE, or standard output with no FILE or '-')")

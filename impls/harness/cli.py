@@ -45,7 +45,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
-from impls.harness import atomic, interrupts
+from impls.harness import atomic, interrupts, paths
 from impls.harness.interrupts import EXIT_SIGINT, EXIT_SIGTERM, Interrupted, exit_status  # noqa: F401
 
 EXIT_USAGE = 2
@@ -126,9 +126,9 @@ def interrupted_message(signum: int, prog: str, removed: list[Path]) -> str:
     such as a written ``--json``, are kept)."""
     head = f"error: interrupted by {signal.Signals(signum).name}, in {prog}"
     if not removed:
-        return f"{head}; no partial file was left (files it had finished are kept)"
+        return f"{head}; no partial output was left (outputs it had finished are kept)"
     names = ", ".join(str(p) for p in removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
-    return f"{head}; removed {len(removed)} partial file(s) it had created: {names}"
+    return f"{head}; removed {len(removed)} partial output(s) it had created: {names}"
 
 
 def pid_tag() -> str:
@@ -183,9 +183,38 @@ def _message(exc: BaseException) -> str:
         return f"not UTF-8 text (byte {exc.start}: {exc.reason})"
     if isinstance(exc, OSError) and exc.strerror:
         where = exc.filename if exc.filename is not None else ""
-        return ", ".join(str(p) for p in (exc.strerror, where) if p != "")
+        return ", ".join(str(p) for p in (exc.strerror, where, _chosen_by(where)) if p != "")
     text = str(exc) or type(exc).__name__
     return " ".join(text.split())        # one line
+
+
+# the variables that choose where the suite reads and writes: an error at a path under one
+# names it, since the user typed the variable, not the path
+PATH_VARIABLES = ("DLSYSBENCH_CACHE", "DLSYSBENCH_GRID_RESULTS", "DLSYSBENCH_NVM_PATH", "DLSYSBENCH_ARTIFACTS")
+
+
+def _chosen_by(filename) -> str:
+    """"under <VAR>=<path>" for the variable of :data:`PATH_VARIABLES` whose path is
+    ``filename`` or a folder above it (the deepest such), else ""."""
+    if filename in (None, ""):
+        return ""
+    try:
+        target = Path(os.fsdecode(filename)).absolute()
+    except (TypeError, ValueError):
+        return ""
+    found = []
+    for var in PATH_VARIABLES:
+        try:
+            chosen = paths.env_path(var)
+        except ValueError:
+            continue
+        if chosen is not None and (target == chosen or chosen in target.parents):
+            found.append((len(chosen.parts), var, chosen))
+    if not found:
+        return ""
+    _, var, chosen = max(found)
+    kind = "file or device" if var == "DLSYSBENCH_NVM_PATH" else "folder"
+    return f"under {var}={chosen}, expected {var} to name a {kind} this user can write"
 
 
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -209,7 +238,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def parser(**kwargs) -> argparse.ArgumentParser:
-    """An ``ArgumentParser`` with ``--debug`` (show tracebacks) added; errors on one line."""
+    """An ``ArgumentParser`` with ``--debug`` (show tracebacks) added; errors on one line; each
+    flag's help ends with its default (:class:`DefaultsHelpFormatter`) unless it names one."""
+    kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
     p = OneLineParser(**kwargs)
     add_debug(p)
     return p

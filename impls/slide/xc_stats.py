@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--allow-empty-labels", action="store_true",
                     help="accept points without labels (some repository files have them; always on for a "
                          "file with a real set's published shape)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sampled statistics (random pairs, label pairs)")
     args = ap.parse_args(argv)
     cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     train, test, like, subsample = load(args.source, args.test, args.profile, args.allow_empty_labels)
