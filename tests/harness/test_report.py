@@ -495,11 +495,10 @@ def _upper_bounded(paper, baseline, flag_point):
 @pytest.mark.parametrize("paper, baseline, flag, verdict, shown", [
     (8.0, 4.0, FLAG_SET, NOT_REPRODUCED, "≤ 3"),         # at most 3: below the paper and its baseline
     (8.0, None, FLAG_SET, NOT_REPRODUCED, "≤ 3"),        # below the band, no direction
-    (8.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), below the paper's tolerance band "
-                         "(partly at best)", "≤ 3"),     # 1.5 would be partly, 0.8 not reproduced
+    (8.0, 1.0, FLAG_SET, INCONCLUSIVE, "≤ 3"),           # 1.5 would be partly, 0.8 not reproduced
     (5.0, 10.0, FLAG_SET, PARTLY, "≤ 3"),                # paper below the baseline: lower is its side
-    (3.1, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's tolerance band", "≤ 3"),
-    (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), not below the paper's tolerance band", "≤ 3"),
+    (3.1, 1.0, FLAG_SET, INCONCLUSIVE, "≤ 3"),           # inside the band: reproduced, or below it
+    (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), above the paper's tolerance band", "≤ 3"),
     (2.0, 1.0, FLAG_CLEAR, PARTLY, "3"),                 # an exact value is judged as usual
 ])
 def test_an_upper_bound_is_judged_only_below_the_paper(frame, paper, baseline, flag, verdict, shown):
@@ -1159,3 +1158,36 @@ def test_a_value_of_synthetic_and_measured_data_says_partly_synthetic():
     result = dataclasses.replace(evaluate_claims([claim(2.0, 0.1)], _points(), {}, no_cuda_state())[0],
                                  measured=2.0, data=PARTLY_SYNTHETIC)
     assert formatting.data_note(result) == " (partly synthetic data)"
+
+
+@pytest.mark.parametrize("paper, tolerance, baseline, shown", [
+    ([2.0, 3.0], 0.1, 1.0, "2–3× (reproduced within 1.8–3.3×)"),
+    (2.7, 0.0, 1.0, "2.7×"),                                   # no tolerance: the band is the value
+    ([1.0, math.inf], 0.0, 1.0, "> 1×"),                       # the band is the paper's own range
+    (1.5, 0.6, 1.0, "1.5× (reproduced within (1–2.4]×)"),       # cut at the baseline, which it excludes
+    ([-math.inf, 1.0], 0.1, None, "≤ 1× (reproduced within ≤ 1.1×)"),
+])
+def test_the_claims_table_shows_the_band_that_reproduces_a_claim(paper, tolerance, baseline, shown):
+    assert formatting.paper_value_and_band(claim(paper, tolerance, baseline)) == shown
+
+
+@pytest.mark.parametrize("value, shown, verdict", [
+    (1.8, "1.8×", REPRODUCED),
+    (1.79951, "1.7995×", PARTLY),          # three digits would print it on the edge, inside
+    (1.80049, "1.8005×", REPRODUCED),
+    (2.5, "2.5×", REPRODUCED),
+])
+def test_a_value_near_a_band_edge_prints_on_its_own_side_of_it(value, shown, verdict):
+    c = Claim(**{**claim([2.0, 3.0], 0.1, 1.0).__dict__, "measured": BenchmarkSource(PointRef("b.T.track_x", {}))})
+    [result] = evaluate_claims([c], _points(("b.T.track_x", value, "c" * 40)), {}, no_cuda_state())
+    assert result.verdict == verdict
+    assert formatting.measured(result) == shown
+
+
+def test_a_bounds_ratio_to_the_paper_carries_its_bound_mark():
+    c = Claim(**{**claim(8.0, 0.15, 1.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                 "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_is_lower_bound", {}))})
+    rows = _points(("b.Speed.track_ratio", 1.13, "b" * 40), ("b.Speed.track_is_lower_bound", 1.0, "b" * 40))
+    [result] = evaluate_claims([c], rows, {}, no_cuda_state())
+    assert formatting.measured(result).startswith("≥ 1.13×") and formatting.ratio(result) == "≥ 0.14"

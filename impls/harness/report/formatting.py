@@ -1,6 +1,7 @@
 """How numbers, paper values, ratios and verdicts read in the report (html and markdown alike)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -12,6 +13,8 @@ from impls.harness.report.verdicts import (
     PARTLY,
     REPRODUCED,
     ClaimResult,
+    band_open,
+    tolerance_band,
 )
 
 DASH = "—"
@@ -48,6 +51,47 @@ def paper_value(claim: Claim) -> str:
     return text + (" (approx.)" if claim.approx else "")
 
 
+def band(claim: Claim) -> str:
+    """Return the tolerance band, the measured values that reproduce ``claim``: "1.8–3.3×",
+    "> 1×" (open at the baseline), "≥ 0.9×", "≤ 1.1 s", "(1–3.3]×" where an end is open."""
+    lowest, highest = tolerance_band(claim)
+    open_low, open_high = band_open(claim)
+    if math.isinf(highest):
+        return ("> " if open_low else "≥ ") + with_unit(number(lowest), claim.unit)
+    if math.isinf(lowest):
+        return ("< " if open_high else "≤ ") + with_unit(number(highest), claim.unit)
+    if lowest == highest:
+        return with_unit(number(lowest), claim.unit)
+    if not (open_low or open_high):
+        return with_unit(f"{number(lowest)}–{number(highest)}", claim.unit)
+    return with_unit(f"{'(' if open_low else '['}{number(lowest)}–{number(highest)}{')' if open_high else ']'}",
+                     claim.unit)
+
+
+def paper_value_and_band(claim: Claim) -> str:
+    """Return :func:`paper_value` and, where the tolerance widens it, the band that
+    reproduces it: "2–3× (reproduced within 1.8–3.3×)"."""
+    value, within = paper_value(claim), band(claim)
+    if within == paper_value(dataclasses.replace(claim, approx=False)):
+        return value
+    return f"{value} (reproduced within {within})"
+
+
+def edge_digits(value: float, edges: tuple[float, ...], digits: int = 3) -> int:
+    """The fewest significant digits, at least ``digits``, at which ``value`` prints on the
+    same side of (or on) every finite edge in ``edges`` as it lies: 1.79951 against an edge of
+    1.8 prints "1.7995", not "1.8", which would read as inside the band."""
+    def side(x: float, edge: float) -> int:
+        return (x > edge) - (x < edge)
+
+    finite = [e for e in edges if math.isfinite(e)]
+    for d in range(digits, 18):
+        shown = float(f"{value:.{d}g}")
+        if all(side(shown, e) == side(value, e) for e in finite):
+            return d
+    return 17
+
+
 def measured(result: ClaimResult) -> str:
     """Return the measured value with its unit and interval, and the part of the data it rests
     on when not all ("(3 of 5 points)"), or a dash.
@@ -65,7 +109,9 @@ def measured(result: ClaimResult) -> str:
         low, high = number(result.interval.low, 3), number(result.interval.high, 3)
         spread = f" (bound {low}–{high})" if bound else f" [{low}, {high}]"
     coverage = f" ({result.coverage})" if result.coverage else ""
-    return bound + with_unit(number(result.measured, 3), result.claim.unit) + spread + coverage
+    edges = (*tolerance_band(result.claim), *((result.claim.baseline,) if result.claim.baseline is not None else ()))
+    digits = edge_digits(result.measured, edges)
+    return bound + with_unit(number(result.measured, digits), result.claim.unit) + spread + coverage
 
 
 def data_note(result: ClaimResult) -> str:
@@ -82,7 +128,8 @@ def ratio(result: ClaimResult) -> str:
     """Return the ratio to the paper (see ``RATIO_NOTE``), or a dash."""
     if result.ratio is None:
         return DASH
-    return f"{result.ratio:.2f}" + (" (in range)" if result.in_range else "")
+    bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
+    return bound + f"{result.ratio:.2f}" + (" (in range)" if result.in_range else "")
 
 
 def verdict_class(verdict: str) -> str:

@@ -64,7 +64,7 @@ def _claim_rows(results: list[ClaimResult]) -> list[list[str]]:
         rows.append([
             escape(system_name(claim.system)),
             f"{escape(claim.statement)}<br><span class='small'>{about}</span>{note}",
-            escape(fmt.paper_value(claim)),
+            escape(fmt.paper_value_and_band(claim)),
             f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result))}</span>"
             + (f"<br><span class='small{' synthetic' if result.data == 'synthetic' else ''}'>"
                f"{escape(fmt.data_note(result).strip(' ()'))}</span>" if fmt.data_note(result) else ""),

@@ -28,7 +28,7 @@ def _claims_table(results: list[ClaimResult]) -> str:
     rows = [(system_name(r.claim.system),
              f"{r.claim.statement} ({r.claim.id}; {fmt.where_in_paper(r.claim)})"
              + (f" — {r.claim.note}" if r.claim.note else ""),
-             fmt.paper_value(r.claim), fmt.measured(r) + fmt.data_note(r), fmt.ratio(r), r.verdict, r.detail)
+             fmt.paper_value_and_band(r.claim), fmt.measured(r) + fmt.data_note(r), fmt.ratio(r), r.verdict, r.detail)
             for r in results]
     return table(("system", "claim", "paper value", "measured", "ratio", "verdict", "from"), rows)
 

@@ -18,11 +18,12 @@ is "reproduced" when it reaches a band without a finite top, and judged as its v
 a band with one (the true value is higher still); inside such a band, and below the band on
 the paper's side of the baseline, the true value may lie in the band or beyond, so it is
 "inconclusive" (the detail keeps the point estimate); else "not measured".
-A value that is only an upper bound (``upper_bound_when`` is 1) can be judged only below
-the band, where the true value lies lower still: "not reproduced" when it is also on the
-wrong side of the baseline (or there is none), "partly" when the paper lies below the
-baseline (the true value is then further on the paper's side); between the baseline and a
-band above it, and at or above the band, the verdict is "not measured".
+A value that is only an upper bound (``upper_bound_when`` is 1) is judged where the true
+value, lower still, has one verdict: below the band, "not reproduced" when the bound is
+also on the wrong side of the baseline (or there is none), "partly" when the paper lies
+below the baseline (the true value is then further on the paper's side); where it leaves
+two (inside the band: reproduced or below; between the baseline and a band above it:
+partly or not reproduced) the verdict is "inconclusive"; above the band, "not measured".
 
 Uncertainty (:mod:`intervals`): when the measured value has an interval (repeats, or a
 bootstrap over the points it comes from) that lies partly inside and partly outside the
@@ -286,7 +287,8 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
                       f"lie above it (point estimate: {REPRODUCED})")
     elif upper:
         detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
-        verdict = _judge_upper_bound(claim, value)
+        verdict, why = _judge_upper_bound(claim, value)
+        detail = f"{detail}; {why}" if why else detail
     if measurement.too_few_points and verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
         detail = f"{detail}: a rank correlation of two points is always ±1 (point estimate: {verdict})"
         verdict = INCONCLUSIVE
@@ -294,18 +296,25 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
                        coverage=measurement.coverage)
 
 
-def _judge_upper_bound(claim: Claim, bound: float) -> str:
-    """The verdict of every value at most ``bound``, or "not measured" when they differ."""
+def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
+    """The verdict of every value at most ``bound``, and what to add to the detail:
+    "inconclusive" where the bound leaves two verdicts (inside the band: reproduced or below
+    it; below the band but above the baseline: partly or not reproduced), "not measured"
+    where it leaves every verdict (above the band)."""
+    if in_band(claim, bound):
+        return INCONCLUSIVE, (f"at most {bound:.3g}, inside the band: the true value may lie in it or below "
+                              f"(point estimate: {REPRODUCED})")
     if not below_band(claim, bound):
-        return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), not below the paper's tolerance band"
+        return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), above the paper's tolerance band", ""
     baseline = claim.baseline
     if baseline is None:
-        return NOT_REPRODUCED
+        return NOT_REPRODUCED, ""
     if claim.paper_range[1] <= baseline:
-        return PARTLY
+        return PARTLY, ""
     if bound <= baseline:
-        return NOT_REPRODUCED
-    return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), below the paper's tolerance band (partly at best)"
+        return NOT_REPRODUCED, ""
+    return INCONCLUSIVE, (f"at most {bound:.3g}, below the band and above the no-effect value: partly or not "
+                          f"reproduced (partly at best)")
 
 
 def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
