@@ -19,7 +19,7 @@ import pytest
 
 from impls.harness import experiments, figures, profiles
 from impls.harness.report import claims as claims_module
-from impls.harness.report.claims import ArtifactSource, BenchmarkSource, RatioSource, TrendSource
+from impls.harness.report.claims import ArtifactSource, BenchmarkSource
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "reports" / "claims.toml"
@@ -49,23 +49,11 @@ def benchmarks_by_profile() -> dict[str, dict]:
     return out
 
 
-def _references(claim) -> list[tuple[str, dict]]:
-    refs = []
-    for source in (claim.measured, claim.measured_cuda, claim.lower_bound_when, claim.upper_bound_when):
-        if isinstance(source, BenchmarkSource):
-            refs.append((source.point.benchmark, dict(source.point.params)))
-        elif isinstance(source, RatioSource):
-            refs += [(p.benchmark, dict(p.params)) for p in (source.numerator, source.denominator)]
-        elif isinstance(source, TrendSource):
-            refs.append((source.benchmark, {**source.params, source.over: None}))
-    return refs
-
-
 def check_claim_references(claims, benchmarks: dict) -> list[str]:
     """Every problem with the benchmark references of ``claims`` against asv's ``benchmarks``."""
     problems = []
     for claim in claims:
-        for name, params in _references(claim):
+        for name, params in claims_module.benchmark_references(claim):
             if name not in benchmarks:
                 problems.append(f"claim {claim.id}: no benchmark {name}")
                 continue

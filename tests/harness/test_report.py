@@ -1191,3 +1191,22 @@ def test_a_bounds_ratio_to_the_paper_carries_its_bound_mark():
     rows = _points(("b.Speed.track_ratio", 1.13, "b" * 40), ("b.Speed.track_is_lower_bound", 1.0, "b" * 40))
     [result] = evaluate_claims([c], rows, {}, no_cuda_state())
     assert formatting.measured(result).startswith("≥ 1.13×") and formatting.ratio(result) == "≥ 0.14"
+
+
+def test_a_claim_naming_a_benchmark_the_results_do_not_list_says_so(tmp_path):
+    """A typo in claims.toml read "not measured: no results", like a benchmark not run here;
+    against asv's benchmarks.json it names the typo, and the report's notes list it."""
+    text = CLAIMS.read_text()
+    assert 'benchmark = "bench_toy.Speed.track_speedup" }' in text
+    typo = tmp_path / "claims.toml"
+    typo.write_text(text.replace('benchmark = "bench_toy.Speed.track_speedup" }',
+                                 'benchmark = "bench_toy.Speed.track_speedupp" }', 1))
+    root = write_artifacts(tmp_path / "artifacts", record("toy_curve", CURVE))
+    built = build_report(MACHINE, RESULTS, root, typo, SPECS)
+    wrong = [r for r in built.claims + built.peers if "track_speedupp" in r.verdict]
+    assert len(wrong) == 1
+    assert wrong[0].verdict.startswith(f"{NOT_MEASURED}: claims.toml names no benchmark bench_toy.Speed.track_speedupp")
+    assert any("that neither this machine's benchmarks.json nor the benchmark code declares" in n
+               and wrong[0].claim.id in n for n in built.notes)
+    clean = build_report(MACHINE, RESULTS, root, CLAIMS, SPECS)
+    assert not any("track_speedupp" in r.verdict for r in clean.claims + clean.peers)

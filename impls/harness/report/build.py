@@ -13,8 +13,9 @@ from impls.harness import paths
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.report import results
-from impls.harness.report.claims import load_claims
-from impls.harness.report.directions import declared_bounds, declared_directions, declared_scales
+from impls.harness.report.claims import load_claims, unknown_references
+from impls.harness.report.directions import (declared_bounds, declared_directions, declared_param_names,
+                                                declared_scales)
 from impls.harness.report.environment_table import environment_tables
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
@@ -60,6 +61,33 @@ def _benchmark_info(results_dir: Path) -> dict:
         return results.read_benchmark_info(results_dir)
     except results.ResultsError:
         return {}                      # listed among the unreadable inputs by read_results
+
+
+def _unknown_benchmarks_named(evaluated: list, info: Mapping, claims_path: Path) -> tuple[list, list[str]]:
+    """The claims, with an unmeasured verdict replaced by what is wrong where a claim names a
+    benchmark that neither asv's benchmarks.json (``info``) nor this checkout's benchmark code
+    declares, or names it with other parameters; and a note naming them. Nothing changes
+    without benchmarks.json."""
+    if not info:
+        return evaluated, []
+    try:               # a benchmark this checkout declares is newer than the results, not a typo
+        known = {name: declared_param_names().get(name, ()) for name in declared_directions()}
+    except Exception:  # noqa: BLE001 - benchmark code that does not import: benchmarks.json alone
+        known = {}
+    known.update({name: b.param_names for name, b in info.items()})
+    problems = unknown_references([r.claim for r in evaluated], known)
+    out = []
+    for result in evaluated:
+        found = problems.get(result.claim.id)
+        if found and result.verdict.startswith(NOT_MEASURED):
+            result = dataclasses.replace(
+                result, verdict=f"{NOT_MEASURED}: {claims_path.name} names {'; '.join(found)} (neither "
+                                "benchmarks.json nor the benchmark code has it so: a typo?)")
+        out.append(result)
+    notes = [f"{claims_path} names benchmarks, or parameters, that neither this machine's benchmarks.json "
+             f"nor the benchmark code declares: " + "; ".join(f"{cid}: {', '.join(p)}" for cid, p in sorted(problems.items()))] \
+        if problems else []
+    return out, notes
 
 
 def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, str]]) -> list:
@@ -145,6 +173,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes += noise_notes
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
                                               unreadable)
+    evaluated, typo_notes = _unknown_benchmarks_named(evaluated, _benchmark_info(results_dir), claims_path)
+    notes += typo_notes
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")

@@ -13,7 +13,7 @@ import dataclasses
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -398,6 +398,35 @@ class _Checker:
         if low < baseline < high or low == high == baseline:
             self.fail("baseline", f"baseline {baseline:g} must lie outside the paper value "
                                   f"{low:g}..{high:g}: it says which side is the paper's direction")
+
+
+def benchmark_references(claim: Claim) -> list[tuple[str, dict]]:
+    """Every asv benchmark ``claim`` reads, with the parameters it names (a trend's ``over``
+    parameter named with value None): from measured, measured_cuda and the bound flags."""
+    refs = []
+    for source in (claim.measured, claim.measured_cuda, claim.lower_bound_when, claim.upper_bound_when):
+        if isinstance(source, BenchmarkSource):
+            refs.append((source.point.benchmark, dict(source.point.params)))
+        elif isinstance(source, RatioSource):
+            refs += [(p.benchmark, dict(p.params)) for p in (source.numerator, source.denominator)]
+        elif isinstance(source, TrendSource):
+            refs.append((source.benchmark, {**source.params, source.over: None}))
+    return refs
+
+
+def unknown_references(claims: list[Claim], param_names: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """By claim id, each benchmark a claim names that is not in ``param_names`` ({benchmark:
+    its parameter names}, asv's benchmarks.json), or that it names with other parameters:
+    a typo in the claims file, or results older than the benchmark."""
+    problems: dict[str, list[str]] = {}
+    for claim in claims:
+        for name, params in benchmark_references(claim):
+            if name not in param_names:
+                problems.setdefault(claim.id, []).append(f"no benchmark {name}")
+            elif set(params) != set(param_names[name]):
+                problems.setdefault(claim.id, []).append(
+                    f"{name} takes parameters {sorted(param_names[name])}, the claim names {sorted(params)}")
+    return problems
 
 
 def load_claims(path: Path) -> list[Claim]:
