@@ -1210,3 +1210,17 @@ def test_a_claim_naming_a_benchmark_the_results_do_not_list_says_so(tmp_path):
                and wrong[0].claim.id in n for n in built.notes)
     clean = build_report(MACHINE, RESULTS, root, CLAIMS, SPECS)
     assert not any("track_speedupp" in r.verdict for r in clean.claims + clean.peers)
+
+
+def test_a_value_from_an_older_commits_artifact_says_so(tmp_path):
+    """The newest results are at NEW; an artifact only at OLD (its experiment failed or was not
+    run at NEW) still gives the value, and the detail and notes say from which run."""
+    old = {**record("toy_curve", CURVE), "commit": OLD, "created": "2024-01-01T13:00:00+00:00"}
+    built = build_report(MACHINE, RESULTS, write_artifacts(tmp_path / "a", old), CLAIMS, SPECS)
+    [result] = [r for r in built.claims if r.benchmarks == ("artifact:toy_curve",)]
+    assert result.measured == 0.32
+    assert f"from the run at {OLD[:8]}, older than the newest results ({NEW[:8]})" in result.detail
+    assert any(result.claim.id in n and "read artifacts of older commits" in n for n in built.notes)
+    fresh = build_report(MACHINE, RESULTS, write_artifacts(tmp_path / "b", record("toy_curve", CURVE)), CLAIMS, SPECS)
+    [same] = [r for r in fresh.claims if r.benchmarks == ("artifact:toy_curve",)]
+    assert "older than the newest" not in same.detail

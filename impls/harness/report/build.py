@@ -63,6 +63,34 @@ def _benchmark_info(results_dir: Path) -> dict:
         return {}                      # listed among the unreadable inputs by read_results
 
 
+def _older_artifacts_named(evaluated: list, commits: pd.DataFrame) -> tuple[list, list[str]]:
+    """The claims, with the detail of a value read from an artifact of an older commit than
+    the newest asv results saying so (its experiment was not run again there, or failed),
+    and a note listing them; unchanged where the results have no commit dates."""
+    if commits.empty or commits["date"].isna().all():
+        return evaluated, []
+    newest = commits.sort_values("date").iloc[-1]
+    newest_commit, newest_date = str(newest["commit"]), newest["date"]
+    dated = {str(c): d for c, d in zip(commits["commit"], commits["date"])}
+    out, older = [], []
+    for result in evaluated:
+        benchmarks = result.benchmarks or ()
+        commit = result.commit or ""
+        from_artifact = benchmarks and all(b.startswith("artifact:") for b in benchmarks)
+        when = next((d for c, d in dated.items() if commit and c.startswith(commit[:8])), None)
+        if from_artifact and result.measured is not None and commit and not newest_commit.startswith(commit[:8]) \
+                and (when is None or when < newest_date):
+            older.append(result.claim.id)
+            result = dataclasses.replace(
+                result, detail=f"{result.detail}; from the run at {commit[:8]}, older than the newest results "
+                               f"({newest_commit[:8]}): that experiment has no artifact of the newest commit "
+                               "(not run again there, or it failed)")
+        out.append(result)
+    notes = [f"Claim(s) {', '.join(older)} read artifacts of older commits than the newest results "
+             f"({newest_commit[:8]}): their experiments were not run again there, or failed."] if older else []
+    return out, notes
+
+
 def _unknown_benchmarks_named(evaluated: list, info: Mapping, claims_path: Path) -> tuple[list, list[str]]:
     """The claims, with an unmeasured verdict replaced by what is wrong where a claim names a
     benchmark that neither asv's benchmarks.json (``info``) nor this checkout's benchmark code
@@ -175,6 +203,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                                               unreadable)
     evaluated, typo_notes = _unknown_benchmarks_named(evaluated, _benchmark_info(results_dir), claims_path)
     notes += typo_notes
+    evaluated, older_notes = _older_artifacts_named(evaluated, commits)
+    notes += older_notes
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")
