@@ -35,14 +35,16 @@ class BandanaHeadline:
                                            unit="x", direction="higher")
     track_best_blocks_read_over_baseline = track(
         lambda self, data, table: finite(data["tables"][table]["headline"].get("best_blocks_read_over_baseline")),
-        unit="x (NVM blocks read by the best configuration / the baseline's)", direction="lower",
-        doc="NVM traffic of the headline's best configuration: effective bandwidth counts misses as useful.",
+        unit="x (NVM blocks read by the configuration chosen on the training trace / the baseline's)",
+        direction="lower",
+        doc="NVM traffic of the headline's configuration: effective bandwidth counts misses as useful.",
         missing="an artifact from before this number, or a baseline that read no block")
     track_selection_gain = track(
         lambda self, data, table: finite(data["tables"][table]["headline"].get("selection_gain")),
         unit="x (best on the test trace / chosen on the training trace)", direction="context",
         doc="Optimism a choice on the test trace would add to the headline (1: both choose alike).",
-        missing="an artifact from before the choice on the training trace")
+        missing="an artifact from before the choice on the training trace, or a chosen configuration that "
+                "read nothing")
     track_no_locality_effective_bandwidth = track(lambda self, data, table: data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"],
                                                   unit="fraction of bytes read", direction="context")
 

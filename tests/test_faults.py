@@ -750,7 +750,7 @@ def test_an_os_error_under_a_path_variable_names_the_variable(tmp_path, monkeypa
     assert main([]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (f"error: Not a directory, {blocker / 'c' / 'inner'}, under {var}={blocker / 'c'}, "
-                   f"expected {var} to name a folder this user can write")
+                   f"expected {var} to name a usable folder")
 
 
 def test_an_os_error_elsewhere_names_no_variable(tmp_path, monkeypatch, capsys):

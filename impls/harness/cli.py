@@ -214,7 +214,7 @@ def _chosen_by(filename) -> str:
         return ""
     _, var, chosen = max(found)
     kind = "file or device" if var == "DLSYSBENCH_NVM_PATH" else "folder"
-    return f"under {var}={chosen}, expected {var} to name a {kind} this user can write"
+    return f"under {var}={chosen}, expected {var} to name a usable {kind}"
 
 
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -223,7 +223,7 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if action.default in (None, False) or "default" in text:
+        if action.default is None or action.default is False or "default" in text:
             return text
         return super()._get_help_string(action)
 

@@ -92,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-every", type=int, default=50, help="evaluate every N batches (0: only at the end)")
     p.add_argument("--eval-points", type=int, default=None,
                    help=f"size of the fixed shuffled test subset (default {DEFAULT_EVAL_POINTS})")
-    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--seed", type=int, default=d.seed,
+                   help="seed of the initial weights, hash functions, batch order and evaluation points")
     for name in ("hidden", "K", "L", "binsize", "bucket_capacity", "min_active", "topk", "threshold",
                  "rehash_every", "rebuild_every"):
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=getattr(d, name),

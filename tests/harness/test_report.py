@@ -499,6 +499,7 @@ def _upper_bounded(paper, baseline, flag_point):
     (5.0, 10.0, FLAG_SET, PARTLY, "≤ 3"),                # paper below the baseline: lower is its side
     (3.1, 1.0, FLAG_SET, INCONCLUSIVE, "≤ 3"),           # inside the band: reproduced, or below it
     (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), above the paper's tolerance band", "≤ 3"),
+    ([-math.inf, 4.0], None, FLAG_SET, REPRODUCED, "≤ 3"),   # "at most 4": every value up to 3 is in it
     (2.0, 1.0, FLAG_CLEAR, PARTLY, "3"),                 # an exact value is judged as usual
 ])
 def test_an_upper_bound_is_judged_only_below_the_paper(frame, paper, baseline, flag, verdict, shown):
@@ -1205,7 +1206,8 @@ def test_a_claim_naming_a_benchmark_the_results_do_not_list_says_so(tmp_path):
     built = build_report(MACHINE, RESULTS, root, typo, SPECS)
     wrong = [r for r in built.claims + built.peers if "track_speedupp" in r.verdict]
     assert len(wrong) == 1
-    assert wrong[0].verdict.startswith(f"{NOT_MEASURED}: claims.toml names no benchmark bench_toy.Speed.track_speedupp")
+    assert wrong[0].verdict == (f"{NOT_MEASURED}: claims.toml names benchmark bench_toy.Speed.track_speedupp, which "
+                                "neither benchmarks.json nor the benchmark code declares (a typo?)")
     assert any("that neither this machine's benchmarks.json nor the benchmark code declares" in n
                and wrong[0].claim.id in n for n in built.notes)
     clean = build_report(MACHINE, RESULTS, root, CLAIMS, SPECS)
@@ -1224,3 +1226,44 @@ def test_a_value_from_an_older_commits_artifact_says_so(tmp_path):
     fresh = build_report(MACHINE, RESULTS, write_artifacts(tmp_path / "b", record("toy_curve", CURVE)), CLAIMS, SPECS)
     [same] = [r for r in fresh.claims if r.benchmarks == ("artifact:toy_curve",)]
     assert "older than the newest" not in same.detail
+
+
+def test_a_reference_either_the_results_or_the_code_declares_is_no_typo():
+    from impls.harness.report.claims import unknown_references
+
+    c = Claim(**{**claim(2.0, 0.1, 1.0).__dict__, "measured": BenchmarkSource(PointRef("b.T.track_x", {"table": "u"}))})
+    assert unknown_references([c], {"b.T.track_x": ()}, {"b.T.track_x": ("table",)}) == {}   # code newer
+    assert unknown_references([c], {"b.T.track_x": ("table",)}, {}) == {}
+    assert unknown_references([c], {"b.T.track_x": ()}, {}) == {
+        "c": ["benchmark b.T.track_x with parameters ['table'] (it takes [])"]}
+    assert unknown_references([c], {}, {}) == {"c": ["benchmark b.T.track_x"]}
+
+
+def test_an_artifact_of_a_commit_the_results_do_not_date_is_not_called_older(tmp_path):
+    """An artifact saved at a commit asv never ran (--save-artifact at HEAD) may be newer."""
+    unknown = {**record("toy_curve", CURVE), "commit": "c" * 40}
+    built = build_report(MACHINE, RESULTS, write_artifacts(tmp_path / "a", unknown), CLAIMS, SPECS)
+    [result] = [r for r in built.claims if r.benchmarks == ("artifact:toy_curve",)]
+    assert result.measured == 0.32 and "older than the newest" not in result.detail
+
+
+def test_every_command_lines_help_gives_a_default_of_zero():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "impls.slide.xc_stats", "--help"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0
+    assert "(default: 0)" in " ".join(out.stdout.split())
+
+
+def test_an_interval_without_the_runs_sampling_interval_says_what_it_leaves_out():
+    from impls.harness.report.noise import Noise, Threshold
+
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {"pair": {"intervals": {"reason": "an older run"}}}}}
+    noise = Noise("m", "t", [], {("b.Speed.track_ratio", ""): Threshold("b.Speed.track_ratio", "", 2, 0.05, 0.15)})
+    [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
+                               no_cuda_state(), noise)
+    assert (result.interval.low, result.interval.high) == pytest.approx((1.9, 2.1))
+    assert result.interval.method.endswith("without the test points' sampling error (the run's artifact holds no "
+                                           "interval for it)")

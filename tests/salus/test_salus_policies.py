@@ -412,3 +412,18 @@ def test_pack_in_one_step_matches_pack_iteration_by_iteration_on_boundary_arriva
         assert x["start_s"] == pytest.approx(y["start_s"], abs=1e-12)
         assert x["finish_s"] == pytest.approx(y["finish_s"], abs=1e-12)
     assert fast["jobs"][1]["start_s"] == pytest.approx(0.030) and fast["jobs"][1]["finish_s"] == pytest.approx(0.098)
+
+
+@pytest.mark.parametrize("offset", [0.0, 65536.1, 123456.789])
+@pytest.mark.parametrize("policy", ["srtf", "fifo", "fair", "pack"])
+def test_a_boundary_arrival_is_noticed_there_at_any_clock_time(offset, policy):
+    """The clock's rounding grows with it: at 18 h of virtual time a chunk of iterations must
+    still stop at the boundary an arrival lies on, as one iteration at a time does."""
+    trace = [{"job_id": 0, "workload": "A", "arrival_s": offset, "iterations": 100},
+             {"job_id": 1, "workload": "B", "arrival_s": offset + 0.051, "iterations": 1}]
+    fast, slow = (simulate(trace, policy, {"A": 3.0, "B": 0.5}, fast=f) for f in (True, False))
+    for x, y in zip(fast["jobs"], slow["jobs"]):
+        assert x["start_s"] == pytest.approx(y["start_s"], abs=1e-6)
+        assert x["finish_s"] == pytest.approx(y["finish_s"], abs=1e-6)
+    if policy == "srtf":       # B (0.5 ms) preempts A at the boundary it arrives on
+        assert fast["jobs"][1]["start_s"] - offset == pytest.approx(0.051, abs=1e-6)

@@ -145,9 +145,9 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
     policy, cache_fraction, effective_bandwidth, hit_rate, ...}], "headline": {...}}},
     "headline_ratio", "shadow_sweep", "miniature"}``; the last two use the first table's
     SHP layout (shadow size sweep; miniature vs full simulation over the cache grid).
-    The headline compares, at ``headline_cache_fraction``, the best effective bandwidth
-    of a Bandana configuration (a trained layout with prefetch, low-priority or shadow
-    admission) with the baseline that reads one vector per block (identity layout, no
+    The headline compares, at ``headline_cache_fraction``, the effective bandwidth of a
+    Bandana configuration (a trained layout with prefetch, low-priority or shadow admission;
+    which one is said below) with the baseline that reads one vector per block (identity layout, no
     prefetch: vector_bytes / block_bytes); ``best_blocks_read_over_baseline`` says what that
     configuration's NVM blocks read are over the baseline's (the traffic, which effective
     bandwidth alone does not show: it counts every miss as useful). The best is chosen on the
@@ -162,6 +162,9 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
     per_block = BLOCK_BYTES // VECTOR_BYTES
     for name in s["tables"]:
         table = load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
+        if table["train"][1].size == 0:       # before any layout is built or simulated
+            raise ValueError(f"{name}: the training trace is empty (train_fraction {s['train_fraction']}): "
+                             f"no lookups to build the layouts or choose the headline's configuration on")
         built = {kind: build_layout(kind, table, s) for kind in s["layouts"]}
         reports = {kind: layouts.layout_report(layout, table["train"], table["test"], per_block)
                    for kind, layout in built.items()}

@@ -67,19 +67,21 @@ def _older_artifacts_named(evaluated: list, commits: pd.DataFrame) -> tuple[list
     """The claims, with the detail of a value read from an artifact of an older commit than
     the newest asv results saying so (its experiment was not run again there, or failed),
     and a note listing them; unchanged where the results have no commit dates."""
-    if commits.empty or commits["date"].isna().all():
+    dated = commits.dropna(subset=["date"]) if not commits.empty else commits
+    if dated.empty:
         return evaluated, []
-    newest = commits.sort_values("date").iloc[-1]
+    newest = dated.sort_values("date").iloc[-1]
     newest_commit, newest_date = str(newest["commit"]), newest["date"]
-    dated = {str(c): d for c, d in zip(commits["commit"], commits["date"])}
+    when_of = {str(c): d for c, d in zip(dated["commit"], dated["date"])}
     out, older = [], []
     for result in evaluated:
         benchmarks = result.benchmarks or ()
         commit = result.commit or ""
         from_artifact = benchmarks and all(b.startswith("artifact:") for b in benchmarks)
-        when = next((d for c, d in dated.items() if commit and c.startswith(commit[:8])), None)
-        if from_artifact and result.measured is not None and commit and not newest_commit.startswith(commit[:8]) \
-                and (when is None or when < newest_date):
+        # only a commit the results date can be told older (an artifact of a commit asv never
+        # ran, e.g. --save-artifact at HEAD, may well be newer)
+        when = next((d for c, d in when_of.items() if len(commit) >= 7 and c.startswith(commit[:8])), None)
+        if from_artifact and result.measured is not None and when is not None and when < newest_date:
             older.append(result.claim.id)
             result = dataclasses.replace(
                 result, detail=f"{result.detail}; from the run at {commit[:8]}, older than the newest results "
@@ -99,18 +101,17 @@ def _unknown_benchmarks_named(evaluated: list, info: Mapping, claims_path: Path)
     if not info:
         return evaluated, []
     try:               # a benchmark this checkout declares is newer than the results, not a typo
-        known = {name: declared_param_names().get(name, ()) for name in declared_directions()}
+        code = {name: declared_param_names().get(name, ()) for name in declared_directions()}
     except Exception:  # noqa: BLE001 - benchmark code that does not import: benchmarks.json alone
-        known = {}
-    known.update({name: b.param_names for name, b in info.items()})
-    problems = unknown_references([r.claim for r in evaluated], known)
+        code = {}
+    problems = unknown_references([r.claim for r in evaluated], {n: b.param_names for n, b in info.items()}, code)
     out = []
     for result in evaluated:
         found = problems.get(result.claim.id)
         if found and result.verdict.startswith(NOT_MEASURED):
             result = dataclasses.replace(
-                result, verdict=f"{NOT_MEASURED}: {claims_path.name} names {'; '.join(found)} (neither "
-                                "benchmarks.json nor the benchmark code has it so: a typo?)")
+                result, verdict=f"{NOT_MEASURED}: {claims_path.name} names {'; '.join(found)}, which neither "
+                                "benchmarks.json nor the benchmark code declares (a typo?)")
         out.append(result)
     notes = [f"{claims_path} names benchmarks, or parameters, that neither this machine's benchmarks.json "
              f"nor the benchmark code declares: " + "; ".join(f"{cid}: {', '.join(p)}" for cid, p in sorted(problems.items()))] \

@@ -414,18 +414,19 @@ def benchmark_references(claim: Claim) -> list[tuple[str, dict]]:
     return refs
 
 
-def unknown_references(claims: list[Claim], param_names: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """By claim id, each benchmark a claim names that is not in ``param_names`` ({benchmark:
-    its parameter names}, asv's benchmarks.json), or that it names with other parameters:
-    a typo in the claims file, or results older than the benchmark."""
+def unknown_references(claims: list[Claim], *declared: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """By claim id, each benchmark a claim names that none of ``declared`` ({benchmark: its
+    parameter names}, e.g. asv's benchmarks.json and the benchmark code) has with the
+    parameters the claim names: a typo in the claims file."""
     problems: dict[str, list[str]] = {}
     for claim in claims:
         for name, params in benchmark_references(claim):
-            if name not in param_names:
-                problems.setdefault(claim.id, []).append(f"no benchmark {name}")
-            elif set(params) != set(param_names[name]):
+            having = [d[name] for d in declared if name in d]
+            if not having:
+                problems.setdefault(claim.id, []).append(f"benchmark {name}")
+            elif not any(set(params) == set(names) for names in having):
                 problems.setdefault(claim.id, []).append(
-                    f"{name} takes parameters {sorted(param_names[name])}, the claim names {sorted(params)}")
+                    f"benchmark {name} with parameters {sorted(params)} (it takes {sorted(having[0])})")
     return problems
 
 

@@ -127,7 +127,12 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
     repeats = _repeats_interval(claim, value, points, noise)
     sampled = (artifact_interval(artifacts, claim.sampling_interval, commit)
                if claim.sampling_interval is not None and artifacts is not None and commit else None)
-    if sampled is None or (repeats is not None and repeats.unbounded):
+    if repeats is not None and repeats.unbounded:
+        return repeats
+    if sampled is None:
+        if repeats is not None and claim.sampling_interval is not None:
+            return dataclasses.replace(repeats, method=f"{repeats.method}; without the test points' sampling error "
+                                                       "(the run's artifact holds no interval for it)")
         return repeats
     low, high = min(sampled[0], value), max(sampled[1], value)
     method = "bootstrap over the test points (95%)"

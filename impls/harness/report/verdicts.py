@@ -23,7 +23,8 @@ value, lower still, has one verdict: below the band, "not reproduced" when the b
 also on the wrong side of the baseline (or there is none), "partly" when the paper lies
 below the baseline (the true value is then further on the paper's side); where it leaves
 two (inside the band: reproduced or below; between the baseline and a band above it:
-partly or not reproduced) the verdict is "inconclusive"; above the band, "not measured".
+partly or not reproduced) the verdict is "inconclusive"; inside a band without a bottom
+("at most x"), "reproduced"; above the band, "not measured".
 
 Uncertainty (:mod:`intervals`): when the measured value has an interval (repeats, or a
 bootstrap over the points it comes from) that lies partly inside and partly outside the
@@ -302,6 +303,8 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
     it; below the band but above the baseline: partly or not reproduced), "not measured"
     where it leaves every verdict (above the band)."""
     if in_band(claim, bound):
+        if math.isinf(tolerance_band(claim)[0]):     # no bottom: every value below the bound is in it
+            return REPRODUCED, ""
         return INCONCLUSIVE, (f"at most {bound:.3g}, inside the band: the true value may lie in it or below "
                               f"(point estimate: {REPRODUCED})")
     if not below_band(claim, bound):

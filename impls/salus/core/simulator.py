@@ -27,10 +27,19 @@ from collections.abc import Mapping, Sequence
 
 from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
 
-# Virtual time is a sum of float seconds (0.003 * 7 sums to 0.020999999999999998): an arrival
-# within this of the clock counts as reached, so a job arriving on an iteration boundary is
-# noticed at that boundary, in one step or iteration by iteration alike.
+# Virtual time is a sum of float seconds (0.003 * 7 sums to 0.020999999999999998), whose
+# rounding grows with the clock: an arrival within tolerance(t) of the clock counts as
+# reached, and the steps that advance many iterations at once stop at the first boundary
+# within it, so a job arriving on an iteration boundary is noticed at that boundary, in one
+# step or iteration by iteration alike, at any clock time.
 TIME_TOLERANCE_S = 1e-9
+RELATIVE_TOLERANCE = 1e-10
+
+
+def tolerance(t: float) -> float:
+    """Seconds within which a time counts as the clock ``t`` (s): 1 ns plus 1e-10 of ``t``
+    (6.5 µs at 18 h of virtual time, far under any iteration)."""
+    return TIME_TOLERANCE_S + RELATIVE_TOLERANCE * abs(t)
 
 
 @dataclasses.dataclass
@@ -131,7 +140,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             used -= job.peak_bytes
 
     while pending or waiting or active:
-        while pending and pending[-1].arrival <= t + TIME_TOLERANCE_S:
+        while pending and pending[-1].arrival <= t + tolerance(t):
             t = max(t, pending[-1].arrival)     # reached: the clock's float error is not a wait
             waiting.append(pending.pop())
         while waiting:
@@ -161,7 +170,8 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             k = job.remaining_iterations
             if pending:  # stop at the first boundary at or after the next arrival
                 gap_ms = (pending[-1].arrival - t) * 1e3
-                k = min(k, 1 if gap_ms <= first else 1 + math.ceil((gap_ms - first) / rest - 1e-9))
+                gap_ms -= tolerance(t) * 1e3        # a boundary within the tolerance of the arrival notices it
+                k = min(k, 1 if gap_ms <= first else 1 + math.ceil((gap_ms - first) / rest))
             if isinstance(policy, SRTF):
                 k = srtf_lead(job, [j for j in active if j is not job], first, rest, k)
             if job.started_at is None:
@@ -194,7 +204,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                     finish(job, t)
                     break
                 heapq.heappush(heap, (job.device_ms_used, arrival, job_id, job))
-                if t >= next_arrival - TIME_TOLERANCE_S:
+                if t >= next_arrival - tolerance(t):
                     break
             continue
         if policy.concurrent and fast and len(chosen) > 1:
@@ -206,7 +216,8 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             rounds = min(j.remaining_iterations for j in chosen)
             shift = (chosen[0].cost_ms(last) - chosen[0].iteration_ms) / 1e3
             if pending:
-                rounds = min(rounds, max(1, math.ceil((pending[-1].arrival - t - shift) / round_s - 1e-12)))
+                gap = pending[-1].arrival - t - shift - tolerance(t)
+                rounds = min(rounds, max(1, math.ceil(gap / round_s)))
             last_start = t + shift + (rounds - 1) * round_s
             offset = 0.0
             for i, (job, d) in enumerate(zip(chosen, durations)):
