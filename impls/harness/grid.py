@@ -25,7 +25,8 @@ file. A remote cluster whose workers do not see the file (checked once per array
 gets the array scattered once to every worker instead; the bytes and seconds of
 that are in the run's record (:func:`runs`).
 
-**Results are kept.** Each point's result is stored (pickle, written atomically)
+**Results are kept.** Each point's result is stored (pickle with its sha256, written
+atomically; a file that no longer matches its digest is computed again)
 under ``DLSYSBENCH_GRID_RESULTS`` (default ``<dataset cache>/grid/results``) keyed
 by a hash of the function's identity, the code version (the sources of the
 function's top-level package) and the arguments (arrays by content), so a rerun
@@ -196,11 +197,30 @@ def results_dir(label: str) -> Path:
     return base / "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
 
 
+_RESULT_MAGIC = b"dlsysbench-grid-result-1\n"    # then the payload's sha256 (32 bytes), then the pickle
+
+
+def _pack(value: Any) -> bytes:
+    """A stored result: a header, the pickle's sha256, the pickle (protocol 4)."""
+    payload = pickle.dumps(value, protocol=4)
+    return _RESULT_MAGIC + hashlib.sha256(payload).digest() + payload
+
+
 def _load(path: Path) -> tuple[bool, Any]:
+    """``(True, result)`` from a file :func:`_pack` wrote whose pickle still has its digest;
+    ``(False, None)`` for a missing, truncated, edited or older-format file (the point is then
+    computed again and the file rewritten), never a result that is not the one stored."""
     try:
-        with open(path, "rb") as handle:
-            return True, pickle.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError):
+        raw = path.read_bytes()
+    except OSError:
+        return False, None
+    head = len(_RESULT_MAGIC)
+    digest, payload = raw[head:head + 32], raw[head + 32:]
+    if not raw.startswith(_RESULT_MAGIC) or hashlib.sha256(payload).digest() != digest:
+        return False, None
+    try:
+        return True, pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - intact bytes this code cannot unpickle: compute again
         return False, None
 
 
@@ -440,7 +460,7 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
     def keep(i: int, value: Any) -> None:
         results[i] = value
         if store:
-            atomic.write_bytes(folder / f"{keys[i]}.pkl", pickle.dumps(value, protocol=4))
+            atomic.write_bytes(folder / f"{keys[i]}.pkl", _pack(value))
 
     setting = scheduler_setting()
     serial = setting == "serial" or _in_worker() or not pending

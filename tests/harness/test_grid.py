@@ -308,6 +308,33 @@ def test_results_are_kept_by_inputs_and_code(monkeypatch, tmp_path):
     assert key != grid.point_key(experiments.simulate_point, (grid.share(changed), *points[0][1:]))
 
 
+@pytest.mark.parametrize("damage", ["edit", "truncate", "old format"])
+def test_a_stored_result_that_is_not_what_was_stored_is_computed_again(monkeypatch, tmp_path, damage):
+    """An edited byte in a stored result would otherwise unpickle into other numbers."""
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    points = _grid_points()[:1]
+    first, _ = _run(points, "serial", monkeypatch, store=True)
+    [stored] = list(grid.results_dir("test grid").glob("*.pkl"))
+    raw = stored.read_bytes()
+    payload = raw[len(grid._RESULT_MAGIC) + 32:]
+    value = json.loads(first)[0]
+    key = next(k for k, v in value.items() if isinstance(v, float) and v not in (0.0, 1.0))
+    import pickle
+    if damage == "edit":        # another number, same length: a pickle that still loads
+        edited = pickle.loads(payload)
+        edited[key] = value[key] * 0.5
+        tampered = pickle.dumps(edited, protocol=4)
+        stored.write_bytes(raw[:len(grid._RESULT_MAGIC) + 32] + tampered)
+    elif damage == "truncate":
+        stored.write_bytes(raw[:-10])
+    else:                       # the format before the digest: a bare pickle
+        stored.write_bytes(payload)
+    again, record = _run(points, "serial", monkeypatch, store=True)
+    assert record["computed"] == 1 and again == first
+    ok, kept = grid._load(stored)                       # written again, whole
+    assert ok and json.loads(json.dumps(kept)) == value
+
+
 def test_timed_experiments_refuse_the_grid(monkeypatch):
     monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
     with grid.timed("fio_sweep"):
