@@ -73,6 +73,9 @@ class XCData:
         return np.flatnonzero(np.diff(self.label_indptr) > 0)
 
     def stats(self) -> dict:
+        """Counts and means of the split as stored: ``nnz_per_point`` is stored feature entries
+        per point (a feature repeated within a line counts each time, as the network sums
+        them; ``xc_stats`` merges repeats, so its figure can be lower on such a file)."""
         n = max(self.n_points, 1)
         counts = self.label_counts()
         return {
