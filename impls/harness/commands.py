@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from impls.harness import cli, experiments, paths, profiles
@@ -65,6 +66,19 @@ def _with_run(data, entry: experiments.Experiment, profile: str, device: str):
                             "synthetic": entry.synthetic, "commit": paths.git_commit()}}
 
 
+def _nearest_existing(path: Path, where: str, expected: str) -> Path:
+    """``path`` or the nearest folder above it that exists (what a run would create folders
+    under); raise :class:`cli.UsageError` at ``where`` when that is a file, or a symbolic link
+    that leads nowhere (dangling, or a loop)."""
+    existing = next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
+    if existing.is_symlink() and not existing.exists():
+        raise cli.UsageError(f"{existing} is a symbolic link that leads nowhere (dangling, or a loop)", where,
+                             expected)
+    if not existing.is_dir():
+        raise cli.UsageError(f"{existing} is not a directory", where, expected)
+    return existing
+
+
 def _check_cache_dir() -> None:
     """Raise :class:`cli.UsageError` naming ``DLSYSBENCH_CACHE`` when it names a file, or a
     folder (or the nearest existing folder above it) that this user cannot write: the run
@@ -72,11 +86,9 @@ def _check_cache_dir() -> None:
     cache = paths.env_path("DLSYSBENCH_CACHE")
     if cache is None:
         return
-    existing = next((p for p in (cache, *cache.parents) if p.exists()), None)
-    if existing is not None and not existing.is_dir():
-        raise cli.UsageError(f"{existing} is not a directory", f"DLSYSBENCH_CACHE={cache}",
-                             "expected a directory for generated data (created if missing)")
-    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+    existing = _nearest_existing(cache, f"DLSYSBENCH_CACHE={cache}",
+                                 "expected a directory for generated data (created if missing)")
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise cli.UsageError(f"{existing} is not writable", f"DLSYSBENCH_CACHE={cache}",
                              "expected a directory this user can write")
 
@@ -105,11 +117,12 @@ def _run(args: argparse.Namespace) -> int:
 
         machine = machine_for_profile(paths.machine_name(), profile)  # as the suite files it
         target = artifact_path(entry.artifact_for(args.device), machine)
-        existing = next(p for p in target.parents if p.exists())  # the store creates the rest
-        if not existing.is_dir():
-            raise cli.UsageError(f"{existing} is a file, not a directory", "--save-artifact (the store: "
-                                 "DLSYSBENCH_ARTIFACTS)", "expected a directory for the artifact store")
-        cli.check_output(existing / target.name, "--save-artifact (the store: DLSYSBENCH_ARTIFACTS)")
+        where = "--save-artifact (the store: DLSYSBENCH_ARTIFACTS)"
+        existing = _nearest_existing(target.parent, where, "expected a directory for the artifact store")
+        if existing == target.parent:
+            cli.check_output(target, where)
+        elif not os.access(existing, os.W_OK | os.X_OK):     # the store creates the folders below it
+            raise cli.UsageError(f"{existing} is not writable", where, "expected a directory this user can write")
     data = experiments.run(entry.name, profile=profile, device=args.device)
     result = _with_run(data, entry, profile, args.device)
     if args.json and args.json != "-":  # the result first: a failing artifact store must not lose it

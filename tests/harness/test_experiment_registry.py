@@ -263,6 +263,17 @@ def test_cli_refuses_a_cache_that_is_a_file_before_any_work(tmp_path):
     assert "started" not in out.stderr
 
 
+@pytest.mark.parametrize("var, flags", [("DLSYSBENCH_CACHE", []),
+                                         ("DLSYSBENCH_ARTIFACTS", ["--save-artifact"])])
+def test_cli_refuses_a_symbolic_link_loop_before_any_work(tmp_path, var, flags):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    out = _cli("run", "salus.lanes", "--profile", "smoke", *flags, "--json", "-", env={**os.environ, var: str(loop)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"{loop} is a symbolic link that leads nowhere (dangling, or a loop)" in out.stderr, out.stderr
+    assert "started" not in out.stderr
+
+
 @pytest.mark.parametrize("env, message", [
     ({"DLSYSBENCH_MACHINE": "../escape"}, "DLSYSBENCH_MACHINE='../escape'"),
     ({"DLSYSBENCH_MACHINE": "lab/box1"}, "DLSYSBENCH_MACHINE='lab/box1'"),

@@ -443,7 +443,7 @@ def _sampled_claim(path="data.pair.intervals.ratio"):
     ([1.5, 2.4], "b" * 40, INCONCLUSIVE, (1.5, 2.4)),      # straddles 1.8..2.2: a draw of test points decides
     ([2.05, 2.1], "b" * 40, REPRODUCED, (2.0, 2.1)),       # the value itself is always inside
     ([1.5, 2.4], "a" * 40, REPRODUCED, None),              # another run's interval is not this value's
-    (None, "b" * 40, REPRODUCED, None),                     # a pair without an interval (too few resamples)
+    (None, "b" * 40, INCONCLUSIVE, (-math.inf, math.inf)),  # the run: its test points cannot bound it
     ([2.4, 1.5], "b" * 40, REPRODUCED, None),               # not an interval
 ])
 def test_a_sampling_interval_from_the_runs_artifact_can_make_a_verdict_inconclusive(pair, commit, verdict,
@@ -454,6 +454,9 @@ def test_a_sampling_interval_from_the_runs_artifact_can_make_a_verdict_inconclus
     assert result.verdict == verdict
     if interval is None:
         assert result.interval is None
+    elif math.isinf(interval[0]):
+        assert result.interval.unbounded and formatting.measured(result) == (
+            "2× [unbounded: the test points cannot bound it]")
     else:
         assert (result.interval.low, result.interval.high) == pytest.approx(interval)
         assert "bootstrap over the test points" in result.interval.method
@@ -1267,3 +1270,21 @@ def test_an_interval_without_the_runs_sampling_interval_says_what_it_leaves_out(
     assert (result.interval.low, result.interval.high) == pytest.approx((1.9, 2.1))
     assert result.interval.method.endswith("without the test points' sampling error (the run's artifact holds no "
                                            "interval for it)")
+
+
+def test_interval_ends_near_a_band_edge_print_on_their_side_of_it():
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {"pair": {"intervals": {"ratio": [1.7996, 2.1]}}}}}
+    [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 1.85, "b" * 40)), artifacts,
+                               no_cuda_state())
+    assert result.verdict == INCONCLUSIVE
+    assert formatting.measured(result) == "1.85× [1.7996, 2.1]"
+    assert "interval 1.7996..2.1 straddles the tolerance band" in result.detail
+
+
+def test_a_claim_whose_run_has_no_sampling_interval_says_so_in_its_detail():
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {"pair": {"intervals": {"reason": "an older run"}}}}}
+    [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
+                               no_cuda_state())
+    assert result.interval is None and result.verdict == REPRODUCED
+    assert result.detail.endswith("the test points' sampling error is not in any interval: the run's artifact "
+                                  "holds none for it (data.pair.intervals.ratio)")

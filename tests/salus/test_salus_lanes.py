@@ -244,7 +244,10 @@ def test_a_rule_that_cannot_place_every_job_has_no_makespan():
     # a mix static could not place is never counted as salus being slower than static
     for example in out["greedy_loses"]["static"]["examples"]:
         assert example["static"]["makespan_s"] is not None or example["static"]["admitted"] > example["salus"]["admitted"]
+    static_loses = out["greedy_loses"]["static"]
+    assert static_loses["makespan_mixes"] == sum(m is not None for m in static["makespan_s"]) + 12   # 2x and 100x
     title = lane_figures.lane_packing({"packing": out}).texts[0].get_text()
+    assert f"longer makespan in {static_loses['makespan']}/{static_loses['makespan_mixes']}" in title
     assert f"static partitions at 2x: {static['makespan_mixes']}/12 mixes" in title
 
 

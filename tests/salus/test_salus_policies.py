@@ -427,3 +427,16 @@ def test_a_boundary_arrival_is_noticed_there_at_any_clock_time(offset, policy):
         assert x["finish_s"] == pytest.approx(y["finish_s"], abs=1e-6)
     if policy == "srtf":       # B (0.5 ms) preempts A at the boundary it arrives on
         assert fast["jobs"][1]["start_s"] - offset == pytest.approx(0.051, abs=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "srtf", "fair", "pack"])
+def test_a_trace_late_in_virtual_time_has_the_jcts_of_the_same_trace_at_zero(policy):
+    """The tolerance that absorbs the clock's rounding must not merge arrivals or idle the
+    device: 100 jobs 1 ms apart give the same JCTs at 30 years of virtual time as at 0."""
+    def run(offset):
+        trace = [{"job_id": i, "workload": "w", "arrival_s": offset + i * 1e-3, "iterations": 1} for i in range(100)]
+        return simulate(trace, policy, {"w": 10.0})
+
+    early, late = run(0.0), run(1e9)
+    assert late["avg_jct_s"] == pytest.approx(early["avg_jct_s"], abs=1e-5)
+    assert [j["jct_s"] for j in late["jobs"]] == pytest.approx([j["jct_s"] for j in early["jobs"]], abs=1e-5)

@@ -77,3 +77,35 @@ def test_no_interval_where_many_resamples_have_no_target():
     slow = run("dense", [0.02, 0.02, 0.03], [0, 5, 10], base=0.02, seed=10)
     out = targets.sampling_intervals(fast, slow, 0.8)
     assert out["time_to_target_ratio"] is None and out["no_value_fraction"]["time_to_target_ratio"] > 0.025
+
+
+def test_exactly_two_and_a_half_percent_of_draws_without_a_value_still_give_an_interval(monkeypatch):
+    """25 of 1,000 is at most 2.5%: the count decides, not a float that rounds past it."""
+    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=11)
+    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=12)
+    calls = iter(range(10**6))
+    real = targets.speedup
+
+    def some_without(f, s, fraction, intervals=True):
+        out = real(f, s, fraction, intervals=intervals)
+        if not intervals and next(calls) < 25:
+            out["value"] = None
+        return out
+
+    monkeypatch.setattr(targets, "speedup", some_without)
+    out = targets.sampling_intervals(fast, slow, 0.8)
+    assert out["no_value_fraction"]["time_to_target_ratio"] == 0.025 and out["time_to_target_ratio"] is not None
+
+
+@pytest.mark.parametrize("edit", ["other points", "bad hex", "null hits"])
+def test_hits_that_do_not_fit_their_run_give_a_reason_not_a_crash(edit):
+    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=13)
+    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=14)
+    if edit == "other points":
+        slow["eval_points"] = 7                  # same digest, another count: the hits cannot be its points
+    elif edit == "bad hex":
+        slow["curve"][1]["hits_at_1"] = "zz"
+    else:
+        slow["curve"][1]["hits_at_1"] = None
+    out = targets.sampling_intervals(fast, slow, 0.8)
+    assert set(out) == {"reason"} and "do not unpack" in out["reason"]

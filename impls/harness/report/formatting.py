@@ -13,7 +13,9 @@ from impls.harness.report.verdicts import (
     PARTLY,
     REPRODUCED,
     ClaimResult,
+    band_edges,
     band_open,
+    edge_digits,
     tolerance_band,
 )
 
@@ -77,21 +79,6 @@ def paper_value_and_band(claim: Claim) -> str:
     return f"{value} (reproduced within {within})"
 
 
-def edge_digits(value: float, edges: tuple[float, ...], digits: int = 3) -> int:
-    """The fewest significant digits, at least ``digits``, at which ``value`` prints on the
-    same side of (or on) every finite edge in ``edges`` as it lies: 1.79951 against an edge of
-    1.8 prints "1.7995", not "1.8", which would read as inside the band."""
-    def side(x: float, edge: float) -> int:
-        return (x > edge) - (x < edge)
-
-    finite = [e for e in edges if math.isfinite(e)]
-    for d in range(digits, 18):
-        shown = float(f"{value:.{d}g}")
-        if all(side(shown, e) == side(value, e) for e in finite):
-            return d
-    return 17
-
-
 def measured(result: ClaimResult) -> str:
     """Return the measured value with its unit and interval, and the part of the data it rests
     on when not all ("(3 of 5 points)"), or a dash.
@@ -104,13 +91,13 @@ def measured(result: ClaimResult) -> str:
     bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
     spread = ""
     if result.interval is not None and result.interval.unbounded:
-        spread = " [unbounded: too noisy here]"
+        spread = f" [unbounded: {result.interval.why_unbounded}]"
     elif result.interval is not None:
-        low, high = number(result.interval.low, 3), number(result.interval.high, 3)
+        edges = band_edges(result.claim)
+        low, high = (number(x, edge_digits(x, edges)) for x in (result.interval.low, result.interval.high))
         spread = f" (bound {low}–{high})" if bound else f" [{low}, {high}]"
     coverage = f" ({result.coverage})" if result.coverage else ""
-    edges = (*tolerance_band(result.claim), *((result.claim.baseline,) if result.claim.baseline is not None else ()))
-    digits = edge_digits(result.measured, edges)
+    digits = edge_digits(result.measured, band_edges(result.claim))
     return bound + with_unit(number(result.measured, digits), result.claim.unit) + spread + coverage
 
 

@@ -13,7 +13,9 @@
 - A claim with ``sampling_interval``: the interval its run's artifact gives for the
   sampling of its data (a bootstrap over the test points, of the same commit as the value),
   joined with the run-to-run one (the smallest interval holding both), or alone where there
-  are no repeats.
+  are no repeats. Where the run recorded null there (its test points cannot bound the value:
+  too many resamples had none), the interval is unbounded (:data:`UNBOUNDED_SAMPLING`), so
+  the verdict is inconclusive.
 - A point whose repeat range is infinite (too noisy to track here, or a ratio over a zero
   point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the verdict is
   inconclusive rather than taken from the point estimate alone.
@@ -27,12 +29,15 @@ import numpy as np
 import pandas as pd
 
 from impls.harness.report.claims import BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
-from impls.harness.report.measure import _select, _sortable, artifact_interval, spearman_rows
+from impls.harness.report.measure import UNBOUNDED_BY_RUN, _select, _sortable, artifact_interval, spearman_rows
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
 
 BOOTSTRAP_RESAMPLES = 2000
 UNBOUNDED = "unbounded: a number it rests on is too noisy to track on this machine"
+UNBOUNDED_SAMPLING = "unbounded: its test points cannot bound it (too many resamples have no value)"
+NO_SAMPLING = "without the test points' sampling error (the run's artifact holds no interval for it)"
+_UNBOUNDED_NOTE = {UNBOUNDED: "too noisy here", UNBOUNDED_SAMPLING: "the test points cannot bound it"}
 BOOTSTRAP_SEED = 20240601
 
 
@@ -44,8 +49,14 @@ class Interval:
 
     @property
     def unbounded(self) -> bool:
-        """Whether a number it rests on is too noisy here to bound it (:data:`UNBOUNDED`)."""
-        return self.method == UNBOUNDED
+        """Whether nothing bounds the value: a number it rests on is too noisy here
+        (:data:`UNBOUNDED`), or its run's test points cannot bound it (:data:`UNBOUNDED_SAMPLING`)."""
+        return self.method in _UNBOUNDED_NOTE
+
+    @property
+    def why_unbounded(self) -> str:
+        """A few words on why the interval is unbounded ("" when it is not)."""
+        return _UNBOUNDED_NOTE.get(self.method, "")
 
     def straddles(self, lowest: float, highest: float, open_low: bool = False,
                   open_high: bool = False) -> bool:
@@ -129,10 +140,11 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
                if claim.sampling_interval is not None and artifacts is not None and commit else None)
     if repeats is not None and repeats.unbounded:
         return repeats
+    if sampled == UNBOUNDED_BY_RUN:        # the run says its test points cannot bound the value
+        return Interval(-math.inf, math.inf, UNBOUNDED_SAMPLING)
     if sampled is None:
         if repeats is not None and claim.sampling_interval is not None:
-            return dataclasses.replace(repeats, method=f"{repeats.method}; without the test points' sampling error "
-                                                       "(the run's artifact holds no interval for it)")
+            return dataclasses.replace(repeats, method=f"{repeats.method}; {NO_SAMPLING}")
         return repeats
     low, high = min(sampled[0], value), max(sampled[1], value)
     method = "bootstrap over the test points (95%)"

@@ -252,12 +252,18 @@ def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSo
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+UNBOUNDED_BY_RUN = "unbounded by the run"   # an interval the run recorded as null: nothing bounds it
+
+
 def artifact_interval(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
-                      commit: str | None = None) -> tuple[float, float] | None:
+                      commit: str | None = None) -> tuple[float, float] | str | None:
     """Return the ``[low, high]`` pair of finite numbers, low <= high, at ``source.path`` in the
-    newest artifact ``source.artifact``, or None (no such artifact, path or pair, or, given
-    ``commit``, an artifact written at another commit: it would be another run's interval)."""
-    value, _ = _value_at(artifacts, source.artifact, source.path, commit)
+    newest artifact ``source.artifact``; :data:`UNBOUNDED_BY_RUN` where the path holds null
+    (the run found nothing bounds the value); else None (no such artifact, path or pair, or,
+    given ``commit``, an artifact written at another commit: it would be another run's)."""
+    value, why = _value_at(artifacts, source.artifact, source.path, commit)
+    if value is None and not why:
+        return UNBOUNDED_BY_RUN
     if (not isinstance(value, (list, tuple)) or len(value) != 2
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
             or value[0] > value[1]):

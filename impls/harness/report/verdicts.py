@@ -52,7 +52,7 @@ from typing import Any
 import pandas as pd
 
 from impls.harness.report.claims import Claim
-from impls.harness.report.intervals import Interval, claim_benchmarks, claim_commit, claim_interval
+from impls.harness.report.intervals import NO_SAMPLING, Interval, claim_benchmarks, claim_commit, claim_interval
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, measure, same_commit,
                                           setting_mismatch)
@@ -131,6 +131,31 @@ def band_open(claim: Claim) -> tuple[bool, bool]:
     return (baseline is not None and baseline == lowest, baseline is not None and baseline == highest)
 
 
+def band_edges(claim: Claim) -> tuple[float, ...]:
+    """The values a printed number must not be rounded across: the band's ends and the baseline."""
+    return (*tolerance_band(claim), *((claim.baseline,) if claim.baseline is not None else ()))
+
+
+def edge_digits(value: float, edges: tuple[float, ...], digits: int = 3) -> int:
+    """The fewest significant digits, at least ``digits``, at which ``value`` prints on the
+    same side of (or on) every finite edge in ``edges`` as it lies: 1.79951 against an edge of
+    1.8 prints "1.7995", not "1.8", which would read as inside the band."""
+    def side(x: float, edge: float) -> int:
+        return (x > edge) - (x < edge)
+
+    finite = [e for e in edges if math.isfinite(e)]
+    for d in range(digits, 18):
+        printed = float(f"{value:.{d}g}")
+        if all(side(printed, e) == side(value, e) for e in finite):
+            return d
+    return 17
+
+
+def shown(value: float, claim: Claim) -> str:
+    """``value`` with :func:`edge_digits` significant digits against ``claim``'s band edges."""
+    return f"{value:.{edge_digits(value, band_edges(claim))}g}"
+
+
 def in_band(claim: Claim, measured: float) -> bool:
     """Whether ``measured`` lies in ``claim``'s tolerance band (open ends excluded)."""
     lowest, highest = tolerance_band(claim)
@@ -204,6 +229,11 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     if result.measured is not None:
         interval = claim_interval(claim, result.measured, points, noise, artifacts, extra["commit"])
         extra["interval"] = interval
+        if claim.sampling_interval is not None and (interval is None or NO_SAMPLING in interval.method):
+            extra["detail"] = (f"{result.detail}; the test points' sampling error is not in "
+                               f"{'its interval' if interval else 'any interval'}: the run's artifact holds none "
+                               f"for it ({claim.sampling_interval.path})")
+            result = dataclasses.replace(result, detail=extra["detail"])
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
             across = ("the tolerance band" if interval.straddles(*tolerance_band(claim), *band_open(claim))
                       else "the baseline" if (claim.baseline is not None
@@ -211,8 +241,9 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                       else None)
             if across:
                 extra["verdict"] = INCONCLUSIVE
-                extra["detail"] = (f"{result.detail}; interval {interval.low:.3g}..{interval.high:.3g} "
-                                   f"straddles {across} (point estimate: {result.verdict})")
+                extra["detail"] = (f"{result.detail}; interval {shown(interval.low, claim)}.."
+                                   f"{shown(interval.high, claim)} straddles {across} (point estimate: "
+                                   f"{result.verdict})")
     return dataclasses.replace(result, **extra)
 
 

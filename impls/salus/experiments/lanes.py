@@ -72,7 +72,7 @@ def summary(name: str, data: dict) -> dict:
                                   for c, row in packing["capacities"].items()},
                 "makespan_mean_s": {c: {r: v["makespan_mean_s"] for r, v in row["rules"].items()}
                                     for c, row in packing["capacities"].items()},
-                "greedy_loses": {r: {k: t[k] for k in ("admitted", "makespan", "mixes")}
+                "greedy_loses": {r: {k: t[k] for k in ("admitted", "makespan", "mixes", "makespan_mixes") if k in t}
                                  for r, t in packing["greedy_loses"].items()},
                 "memory": {w: {k: m[k] for k in ("persistent_bytes", "ephemeral_bytes", "iteration_ms")}
                            for w, m in data["memory"].items()},

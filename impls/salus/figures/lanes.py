@@ -61,7 +61,7 @@ def lane_packing(data: dict):
         ax.set_ylabel(label, fontsize=8)
     loses = packing["greedy_loses"]
     parts = [f"{RULE_LABELS.get(r, r)}: fewer jobs in {t['admitted']}/{t['mixes']} mixes, "
-             f"longer makespan in {t['makespan']}/{t['mixes']}" for r, t in loses.items()]
+             f"longer makespan in {t['makespan']}/{t.get('makespan_mixes', t['mixes'])}" for r, t in loses.items()]
     fig.suptitle("Where Salus's rule loses —\n" + "\n".join(parts)
                  + f"\ndevice model: {packing['device_model']}; no makespan bar: the rule cannot place "
                  "every job of every mix (" + (", ".join(filter(None, (_partial(packing, c) for c in caps))) or "none") + ")",

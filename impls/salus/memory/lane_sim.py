@@ -165,7 +165,8 @@ def lane_experiment(profiles: Mapping[str, Mapping], sizes: Mapping[str, Any], p
 
     Returns ``{"rules", "capacities": {label: {"capacity_bytes", "rules": {rule: {admitted_mean,
     fragmentation_mean, makespan_mean_s, makespan_mixes, unplaceable}}}}, "greedy_loses":
-    {other_rule: {"admitted": count, "makespan": count, "examples": [...]}}, "n_mixes",
+    {other_rule: {"admitted": count, "makespan": count, "mixes", "makespan_mixes" (those where both
+    rules ran every job: the makespan count's denominator), "examples": [...]}}, "n_mixes",
     "violations"}``.
     """
     from impls.harness.progress import progress_bar
@@ -178,7 +179,8 @@ def lane_experiment(profiles: Mapping[str, Mapping], sizes: Mapping[str, Any], p
     partitions = int(sizes.get("partitions", 4))
     parallel = float(sizes.get("parallel_lanes", math.inf))
     out_caps: dict[str, dict] = {}
-    loses = {r: {"admitted": 0, "makespan": 0, "mixes": 0, "examples": []} for r in rules if r != "salus"}
+    loses = {r: {"admitted": 0, "makespan": 0, "mixes": 0, "makespan_mixes": 0, "examples": []}
+             for r in rules if r != "salus"}
     violations: list[str] = []
     caps = list(sizes["capacity_peaks"])
     bar = progress_bar(len(caps) * int(sizes["n_mixes"]), "salus lane mixes", "mix", progress)
@@ -206,6 +208,7 @@ def lane_experiment(profiles: Mapping[str, Mapping], sizes: Mapping[str, Any], p
                 fewer = rows[rule]["admitted"] > rows["salus"]["admitted"]
                 same_jobs = rows[rule]["makespan_s"] is not None and rows["salus"]["makespan_s"] is not None
                 slower = same_jobs and rows["salus"]["makespan_s"] > rows[rule]["makespan_s"] * (1 + 1e-9)
+                tally["makespan_mixes"] += same_jobs
                 tally["admitted"] += fewer
                 tally["makespan"] += slower
                 if (fewer or slower) and len(tally["examples"]) < 3:
@@ -225,7 +228,8 @@ def lane_experiment(profiles: Mapping[str, Mapping], sizes: Mapping[str, Any], p
     bar.close()
     for tally in loses.values():
         tally["admitted_fraction"] = tally["admitted"] / tally["mixes"] if tally["mixes"] else None
-        tally["makespan_fraction"] = tally["makespan"] / tally["mixes"] if tally["mixes"] else None
+        tally["makespan_fraction"] = (tally["makespan"] / tally["makespan_mixes"] if tally["makespan_mixes"]
+                                      else None)
     return {"rules": rules, "mean_peak_bytes": mean_peak, "partitions": partitions,
             "parallel_lanes": None if math.isinf(parallel) else parallel,
             "device_model": f"lanes side by side; above {parallel:g} running they share the device equally",

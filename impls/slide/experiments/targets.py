@@ -198,16 +198,21 @@ BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20261204
 
 
-def _hits(run: dict) -> np.ndarray | None:
-    """The run's per-point top-1 hits, evaluations × points (bool), or None when its curve
-    predates them."""
+def _hits(run: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """The run's per-point top-1 hits, evaluations × points (bool), and its most-popular-label
+    hits (points), or None when its curve predates them or they do not unpack to its
+    ``eval_points`` (an edited artifact)."""
     from impls.slide.core.evaluate import unpack_hits
 
     n = int(run.get("eval_points") or 0)
     curve = run.get("curve") or []
-    if n <= 0 or not curve or any("hits_at_1" not in p for p in curve) or "baseline_hits_at_1" not in run:
+    if n <= 0 or not curve or any(not isinstance(p.get("hits_at_1"), str) for p in curve) \
+            or not isinstance(run.get("baseline_hits_at_1"), str):
         return None
-    return np.stack([unpack_hits(p["hits_at_1"], n) for p in curve])
+    try:
+        return np.stack([unpack_hits(p["hits_at_1"], n) for p in curve]), unpack_hits(run["baseline_hits_at_1"], n)
+    except ValueError:
+        return None
 
 
 def sampling_intervals(fast: dict, slow: dict, fraction: float, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -225,14 +230,14 @@ def sampling_intervals(fast: dict, slow: dict, fraction: float, resamples: int =
     when more than 2.5% of the resamples have no value (no target, or neither run reaching
     it): the data cannot bound it then. The draws are seeded, so the interval is the same
     for the same runs."""
-    hits = [_hits(fast), _hits(slow)]
-    if any(h is None for h in hits):
-        return {"reason": "a run without per-point hits (an artifact from before them)"}
-    from impls.slide.core.evaluate import unpack_hits
-
+    unpacked = [_hits(fast), _hits(slow)]
+    if any(h is None for h in unpacked):
+        return {"reason": "a run without per-point hits (an artifact from before them), or with hits that do "
+                          "not unpack to its eval_points"}
+    hits, base = [h for h, _ in unpacked], [b for _, b in unpacked]
     n = [h.shape[1] for h in hits]
-    base = [unpack_hits(r["baseline_hits_at_1"], k) for r, k in zip((fast, slow), n)]
-    paired = fast.get("eval_rows_digest") is not None and fast.get("eval_rows_digest") == slow.get("eval_rows_digest")
+    paired = (fast.get("eval_rows_digest") is not None and fast.get("eval_rows_digest") == slow.get("eval_rows_digest")
+              and n[0] == n[1])
     rng = np.random.default_rng(seed)
     draws = []                           # per run: resamples × points, counts of each point
     for k in n:
@@ -253,10 +258,10 @@ def sampling_intervals(fast: dict, slow: dict, fraction: float, resamples: int =
                            "resamples": resamples, "no_value_fraction": {}}
     for key, values in (("time_to_target_ratio", ratios), ("p_at_1_per_iteration_ratio", per_iteration)):
         got = np.asarray([v for v in values if v is not None and math.isfinite(v)], np.float64)
-        missing = 1.0 - got.size / resamples
-        out["no_value_fraction"][key] = missing
+        missing = resamples - got.size
+        out["no_value_fraction"][key] = missing / resamples
         out[key] = ([float(x) for x in np.percentile(got, [2.5, 97.5])]
-                    if got.size and missing <= 0.025 else None)
+                    if got.size and missing * 40 <= resamples else None)     # at most 2.5% without a value
     return out
 
 
