@@ -431,8 +431,8 @@ def test_a_boundary_arrival_is_noticed_there_at_any_clock_time(offset, policy):
 
 @pytest.mark.parametrize("policy", ["fifo", "srtf", "fair", "pack"])
 def test_a_trace_late_in_virtual_time_has_the_jcts_of_the_same_trace_at_zero(policy):
-    """The tolerance that absorbs the clock's rounding must not merge arrivals or idle the
-    device: 100 jobs 1 ms apart give the same JCTs at 30 years of virtual time as at 0."""
+    """The clock must neither merge arrivals nor idle the device late in virtual time: 100 jobs
+    1 ms apart give the same JCTs at 30 years as at 0."""
     def run(offset):
         trace = [{"job_id": i, "workload": "w", "arrival_s": offset + i * 1e-3, "iterations": 1} for i in range(100)]
         return simulate(trace, policy, {"w": 10.0})
@@ -440,3 +440,21 @@ def test_a_trace_late_in_virtual_time_has_the_jcts_of_the_same_trace_at_zero(pol
     early, late = run(0.0), run(1e9)
     assert late["avg_jct_s"] == pytest.approx(early["avg_jct_s"], abs=1e-5)
     assert [j["jct_s"] for j in late["jobs"]] == pytest.approx([j["jct_s"] for j in early["jobs"]], abs=1e-5)
+
+
+
+@pytest.mark.parametrize("policy", ["fair", "pack", "srtf"])
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_boundary_arrival_after_thousands_of_iterations_is_noticed_there(policy, fast):
+    """5,000 additions of 3 ms at 1e5 s drift a float clock past any tolerance; the job arriving
+    on A's 5,000th boundary starts there, as it does at 0."""
+    def b_jct(offset):
+        trace = [{"job_id": 0, "workload": "A", "arrival_s": offset, "iterations": 6000},
+                 {"job_id": 1, "workload": "B", "arrival_s": offset + 15.0, "iterations": 1}]
+        return simulate(trace, policy, {"A": 3.0, "B": 0.5}, fast=fast)["jobs"][1]
+
+    early, late = b_jct(0.0), b_jct(1e5)
+    assert late["start_s"] - 1e5 == pytest.approx(early["start_s"], abs=1e-6)
+    assert late["jct_s"] == pytest.approx(early["jct_s"], abs=1e-6)
+    if policy == "fair":
+        assert early["jct_s"] == pytest.approx(0.0005)

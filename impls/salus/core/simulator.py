@@ -1,7 +1,9 @@
 """Discrete-event simulator of :class:`~impls.salus.core.executor.Executor`, for paper-sized traces.
 
-It replays the executor's loop with virtual time: arrivals are noticed at the first
-iteration boundary after them; admission is head-of-line in arrival order under the
+It replays the executor's loop with virtual time, counted in whole picoseconds so that
+sums of iterations are exact at any clock time (an iteration takes its time rounded to the
+picosecond, an arrival its time rounded to the nanosecond): arrivals are noticed at the first iteration boundary at or after
+them; admission is head-of-line in arrival order under the
 same memory budget; the *same* policy objects choose; one iteration of a job takes
 ``iteration_ms[workload]`` (measured on this device) plus ``overhead_ms`` of executor
 bookkeeping, or ``warm_iteration_ms[workload]`` when the device's previous iteration
@@ -27,21 +29,20 @@ from collections.abc import Mapping, Sequence
 
 from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
 
-# Virtual time is a sum of float seconds (0.003 * 7 sums to 0.020999999999999998), whose
-# rounding grows with the clock: an arrival within tolerance(t) of the clock counts as
-# reached, and the steps that advance many iterations at once stop at the first boundary
-# within it, so a job arriving on an iteration boundary is noticed at that boundary, in one
-# step or iteration by iteration alike, at any clock time.
-TIME_TOLERANCE_S = 1e-9
-RELATIVE_TOLERANCE = 1e-13
+TICKS_PER_S = 10 ** 12       # the clock counts whole picoseconds
 
 
-def tolerance(t: float) -> float:
-    """Seconds within which a time counts as the clock ``t`` (s): 1 ns plus 1e-13 of ``t``
-    (about 450 units in the last place of ``t``: the rounding of thousands of additions;
-    7.5 ns at 18 h of virtual time, 0.1 ms at 30 years, far under any iteration). A job
-    noticed within it starts no earlier than its arrival: the clock moves to the arrival."""
-    return TIME_TOLERANCE_S + RELATIVE_TOLERANCE * abs(t)
+def _ticks(seconds: float) -> int:
+    """An arrival of ``seconds`` on the simulator's clock (whole picoseconds), taken to the
+    nearest nanosecond: a float arrival carries its own rounding (about 15 ps at 18 h of
+    virtual time), which must not move it across an iteration boundary it lies on."""
+    return round(seconds * 10 ** 9) * 1000
+
+
+def _ms_ticks(ms: float) -> int:
+    """An iteration of ``ms`` milliseconds on the clock: whole picoseconds, at least 1 (so
+    time always advances)."""
+    return max(1, round(ms * 10 ** 9))
 
 
 @dataclasses.dataclass
@@ -59,6 +60,23 @@ class SimJob:
     started_at: float | None = None
     finished_at: float | None = None
     status: str = "pending"
+    arrival_ticks: int = 0   # ``arrival`` on the clock (set from it)
+    iteration_ticks: int = 0  # ``iteration_ms`` on the clock (set from it)
+    warm_ticks: int = 0      # ``warm_ms`` on the clock (set from it; 0: none)
+
+    def __post_init__(self) -> None:
+        self.arrival_ticks = _ticks(self.arrival)
+        self.iteration_ticks = _ms_ticks(self.iteration_ms)
+        self.warm_ticks = _ms_ticks(self.warm_ms) if self.warm_ms else 0
+
+    def cost_ticks(self, previous: "SimJob | None") -> int:
+        """:meth:`cost_ms` on the clock."""
+        return self.warm_ticks if previous is self and self.warm_ticks else self.iteration_ticks
+
+    def seconds(self, ticks: int) -> float:
+        """Clock ``ticks`` as seconds for this job's record: never before its arrival (the
+        tick of its arrival can print a unit in the last place below the arrival given)."""
+        return max(ticks / TICKS_PER_S, self.arrival)
 
     @property
     def remaining_iterations(self) -> int:
@@ -129,21 +147,20 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     waiting: list[SimJob] = []
     active: list[SimJob] = []
     used = 0
-    t = 0.0
+    t = 0                       # the clock, in whole picoseconds: sums of iterations are exact
     chunkable = isinstance(policy, (FIFO, SRTF))
     iterations = 0
     last: SimJob | None = None      # the job whose iteration the device ran last
 
-    def finish(job: SimJob, when: float, status: str = "done") -> None:
+    def finish(job: SimJob, when: int, status: str = "done") -> None:
         nonlocal used
-        job.finished_at, job.status = when, status
+        job.finished_at, job.status = job.seconds(when), status
         if job in active:
             active.remove(job)
             used -= job.peak_bytes
 
     while pending or waiting or active:
-        while pending and pending[-1].arrival <= t + tolerance(t):
-            t = max(t, pending[-1].arrival)     # reached: the clock's float error is not a wait
+        while pending and pending[-1].arrival_ticks <= t:
             waiting.append(pending.pop())
         while waiting:
             job = waiting[0]
@@ -154,14 +171,14 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             if memory_budget_bytes is not None and used + job.peak_bytes > memory_budget_bytes:
                 break
             waiting.pop(0)
-            job.admitted_at, job.status = t, "running"
+            job.admitted_at, job.status = job.seconds(t), "running"
             used += job.peak_bytes
             active.append(job)
             if job.total_iterations <= 0:
                 finish(job, t)
         if not active:
             if pending:
-                t = max(t, pending[-1].arrival)
+                t = max(t, pending[-1].arrival_ticks)
                 continue
             break
         chosen = policy.choose(active)
@@ -169,19 +186,18 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             # the job back to back: its first iteration after ``last``'s, the others warm
             job = chosen[0]
             first, rest = job.cost_ms(last), job.cost_ms(job)
+            first_ticks, rest_ticks = job.cost_ticks(last), job.cost_ticks(job)
             k = job.remaining_iterations
             if pending:  # stop at the first boundary at or after the next arrival
-                gap_ms = (pending[-1].arrival - t) * 1e3
-                gap_ms -= tolerance(t) * 1e3        # a boundary within the tolerance of the arrival notices it
-                k = min(k, 1 if gap_ms <= first else 1 + math.ceil((gap_ms - first) / rest))
+                gap = pending[-1].arrival_ticks - t
+                k = min(k, 1 if gap <= first_ticks else 1 + -(-(gap - first_ticks) // rest_ticks))
             if isinstance(policy, SRTF):
                 k = srtf_lead(job, [j for j in active if j is not job], first, rest, k)
             if job.started_at is None:
-                job.started_at = t
-            ms = first + (k - 1) * rest
-            t += ms / 1e3
+                job.started_at = job.seconds(t)
+            t += first_ticks + (k - 1) * rest_ticks
             job.iterations_done += k
-            job.device_ms_used += ms
+            job.device_ms_used += first + (k - 1) * rest
             iterations += k
             last = job
             if job.remaining_iterations <= 0:
@@ -191,14 +207,14 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             # FAIR: least-used first from a heap, until a job completes or an arrival is noticed.
             heap = [(j.device_ms_used, j.arrival, j.job_id, j) for j in active]
             heapq.heapify(heap)
-            next_arrival = pending[-1].arrival if pending else math.inf
+            next_arrival = pending[-1].arrival_ticks if pending else math.inf
             while True:
                 _, arrival, job_id, job = heapq.heappop(heap)
                 if job.started_at is None:
-                    job.started_at = t
+                    job.started_at = job.seconds(t)
                 ms = job.cost_ms(last)
+                t += job.cost_ticks(last)
                 last = job
-                t += ms / 1e3
                 job.device_ms_used += ms
                 job.iterations_done += 1
                 iterations += 1
@@ -206,46 +222,47 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                     finish(job, t)
                     break
                 heapq.heappush(heap, (job.device_ms_used, arrival, job_id, job))
-                if t >= next_arrival - tolerance(t):
+                if t >= next_arrival:
                     break
             continue
         if policy.concurrent and fast and len(chosen) > 1:
             # PACK: identical rounds until a job completes or an arrival is noticed; each
             # iteration follows another job's (with two or more), but the very first may
             # follow its own: it is ``shift`` shorter and everything after it earlier.
-            durations = [j.iteration_ms / 1e3 for j in chosen]
-            round_s = sum(durations) if pack == "interleave" else max(durations)
+            durations = [j.iteration_ticks for j in chosen]
+            round_ticks = sum(durations) if pack == "interleave" else max(durations)
             rounds = min(j.remaining_iterations for j in chosen)
-            shift = (chosen[0].cost_ms(last) - chosen[0].iteration_ms) / 1e3
+            shift_ms = chosen[0].cost_ms(last) - chosen[0].iteration_ms
+            shift = chosen[0].cost_ticks(last) - durations[0]
             if pending:
-                gap = pending[-1].arrival - t - shift - tolerance(t)
-                rounds = min(rounds, max(1, math.ceil(gap / round_s)))
-            last_start = t + shift + (rounds - 1) * round_s
-            offset = 0.0
+                gap = pending[-1].arrival_ticks - t - shift
+                rounds = min(rounds, max(1, -(-gap // round_ticks)))
+            last_start = t + shift + (rounds - 1) * round_ticks
+            offset = 0
             for i, (job, d) in enumerate(zip(chosen, durations)):
                 if job.started_at is None:
-                    job.started_at = t + offset + (shift if i else 0.0) if pack == "interleave" else t
+                    job.started_at = job.seconds(t + offset + (shift if i else 0) if pack == "interleave" else t)
                 offset += d
                 job.iterations_done += rounds
-                job.device_ms_used += rounds * job.iteration_ms + (shift * 1e3 if i == 0 else 0.0)
+                job.device_ms_used += rounds * job.iteration_ms + (shift_ms if i == 0 else 0.0)
                 iterations += rounds
                 if job.remaining_iterations <= 0:
                     finish(job, last_start + (offset if pack == "interleave" else d))
-            t = last_start + round_s
+            t = last_start + round_ticks
             last = chosen[-1]
             continue
         start = t
         ends = []
         for job in chosen:
             if job.started_at is None:
-                job.started_at = t if pack == "interleave" else start
-            ms = job.cost_ms(last)
+                job.started_at = job.seconds(t if pack == "interleave" else start)
+            ms, ticks = job.cost_ms(last), job.cost_ticks(last)
             last = job
             if pack == "interleave":
-                t += ms / 1e3
+                t += ticks
                 end = t
             else:
-                end = start + ms / 1e3
+                end = start + ticks
             job.iterations_done += 1
             job.device_ms_used += ms
             iterations += 1
