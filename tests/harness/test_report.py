@@ -1268,8 +1268,8 @@ def test_an_interval_without_the_runs_sampling_interval_says_what_it_leaves_out(
     [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
                                no_cuda_state(), noise)
     assert (result.interval.low, result.interval.high) == pytest.approx((1.9, 2.1))
-    assert result.interval.method.endswith("without the test points' sampling error (the run's artifact holds no "
-                                           "interval for it)")
+    assert result.interval.method.endswith("without the test points' sampling error (the newest artifact holds "
+                                           "no interval for this run: an older run's, or one of another commit)")
 
 
 def test_interval_ends_near_a_band_edge_print_on_their_side_of_it():
@@ -1286,5 +1286,16 @@ def test_a_claim_whose_run_has_no_sampling_interval_says_so_in_its_detail():
     [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
                                no_cuda_state())
     assert result.interval is None and result.verdict == REPRODUCED
-    assert result.detail.endswith("the test points' sampling error is not in any interval: the run's artifact "
-                                  "holds none for it (data.pair.intervals.ratio)")
+    assert result.detail.endswith("the test points' sampling error is not in any interval: the newest artifact "
+                                  "holds none for this run (data.pair.intervals.ratio; an older run's, or one of "
+                                  "another commit)")
+
+
+@pytest.mark.parametrize("flag, value, shown_value", [("lower", 6.7996, "6.7996"), ("upper", 9.2004, "9.2004")])
+def test_a_bounds_verdict_prints_the_bound_on_its_side_of_the_band(flag, value, shown_value):
+    c = Claim(**{**claim(8.0, 0.15, 1.0).__dict__, "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                 f"{flag}_bound_when": BenchmarkSource(PointRef("b.Speed.track_flag", {}))})
+    rows = _points(("b.Speed.track_ratio", value, "b" * 40), ("b.Speed.track_flag", 1.0, "b" * 40))
+    [result] = evaluate_claims([c], rows, {}, no_cuda_state())
+    text = f"{result.verdict} {result.detail}"
+    assert shown_value in text and "(6.8)" not in text and "(9.2)" not in text and "least 6.8," not in text

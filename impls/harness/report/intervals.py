@@ -36,7 +36,8 @@ from impls.harness.report.results import STATUS_OK
 BOOTSTRAP_RESAMPLES = 2000
 UNBOUNDED = "unbounded: a number it rests on is too noisy to track on this machine"
 UNBOUNDED_SAMPLING = "unbounded: its test points cannot bound it (too many resamples have no value)"
-NO_SAMPLING = "without the test points' sampling error (the run's artifact holds no interval for it)"
+NO_SAMPLING = ("without the test points' sampling error (the newest artifact holds no interval for this run: "
+               "an older run's, or one of another commit)")
 _UNBOUNDED_NOTE = {UNBOUNDED: "too noisy here", UNBOUNDED_SAMPLING: "the test points cannot bound it"}
 BOOTSTRAP_SEED = 20240601
 

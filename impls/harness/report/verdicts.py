@@ -231,8 +231,9 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
         extra["interval"] = interval
         if claim.sampling_interval is not None and (interval is None or NO_SAMPLING in interval.method):
             extra["detail"] = (f"{result.detail}; the test points' sampling error is not in "
-                               f"{'its interval' if interval else 'any interval'}: the run's artifact holds none "
-                               f"for it ({claim.sampling_interval.path})")
+                               f"{'its interval' if interval else 'any interval'}: the newest artifact holds none "
+                               f"for this run ({claim.sampling_interval.path}; an older run's, or one of another "
+                               f"commit)")
             result = dataclasses.replace(result, detail=extra["detail"])
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
             across = ("the tolerance band" if interval.straddles(*tolerance_band(claim), *band_open(claim))
@@ -287,7 +288,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     value = measurement.value
     other = setting_mismatch(artifacts, claim.applies_when, measurement.commit) if claim.applies_when else None
     if other:
-        return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {value:.3g} is of "
+        return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {shown(value, claim)} is of "
                            "another setting than the claim's", coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
     verdict, detail = judge(claim, value), measurement.detail
@@ -295,11 +296,11 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
              for source in (claim.lower_bound_when, claim.upper_bound_when)]
     unknown = next((why for why in flags if isinstance(why, str)), None)
     if unknown:
-        return ClaimResult(claim, f"{NOT_MEASURED}: cannot tell whether {value:.3g} is exact or a bound ({unknown})",
+        return ClaimResult(claim, f"{NOT_MEASURED}: cannot tell whether {shown(value, claim)} is exact or a bound ({unknown})",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
     lower, upper = (flag is True for flag in flags)
     if lower and upper:      # corrupt data: a value cannot be both
-        return ClaimResult(claim, f"{NOT_MEASURED}: {value:.3g} is flagged both a lower and an upper bound",
+        return ClaimResult(claim, f"{NOT_MEASURED}: {shown(value, claim)} is flagged both a lower and an upper bound",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
     if lower:
         detail = f"{detail}; a lower bound (the slower run never reached the target)"
@@ -309,13 +310,13 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
                      else "below the paper's value")
             if verdict == PARTLY:   # right direction; the true value may still lie in the band or above
                 verdict = INCONCLUSIVE
-                detail = (f"{detail}; at least {value:.3g}, below the band: the true value may lie in it or "
+                detail = (f"{detail}; at least {shown(value, claim)}, below the band: the true value may lie in it or "
                           f"above (partly at least; point estimate: {PARTLY})")
             else:
-                verdict = f"{NOT_MEASURED}: only a lower bound ({value:.3g}), {where}"
+                verdict = f"{NOT_MEASURED}: only a lower bound ({shown(value, claim)}), {where}"
         elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
             verdict = INCONCLUSIVE
-            detail = (f"{detail}; at least {value:.3g}, inside the band up to {highest:.3g}: the true value may "
+            detail = (f"{detail}; at least {shown(value, claim)}, inside the band up to {highest:g}: the true value may "
                       f"lie above it (point estimate: {REPRODUCED})")
     elif upper:
         detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
@@ -336,10 +337,10 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
     if in_band(claim, bound):
         if math.isinf(tolerance_band(claim)[0]):     # no bottom: every value below the bound is in it
             return REPRODUCED, ""
-        return INCONCLUSIVE, (f"at most {bound:.3g}, inside the band: the true value may lie in it or below "
+        return INCONCLUSIVE, (f"at most {shown(bound, claim)}, inside the band: the true value may lie in it or below "
                               f"(point estimate: {REPRODUCED})")
     if not below_band(claim, bound):
-        return f"{NOT_MEASURED}: only an upper bound ({bound:.3g}), above the paper's tolerance band", ""
+        return f"{NOT_MEASURED}: only an upper bound ({shown(bound, claim)}), above the paper's tolerance band", ""
     baseline = claim.baseline
     if baseline is None:
         return NOT_REPRODUCED, ""
@@ -347,7 +348,7 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
         return PARTLY, ""
     if bound <= baseline:
         return NOT_REPRODUCED, ""
-    return INCONCLUSIVE, (f"at most {bound:.3g}, below the band and above the no-effect value: partly or not "
+    return INCONCLUSIVE, (f"at most {shown(bound, claim)}, below the band and above the no-effect value: partly or not "
                           f"reproduced (partly at best)")
 
 
