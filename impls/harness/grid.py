@@ -200,23 +200,29 @@ def results_dir(label: str) -> Path:
 _RESULT_MAGIC = b"dlsysbench-grid-result-1\n"    # then the payload's sha256 (32 bytes), then the pickle
 
 
-def _pack(value: Any) -> bytes:
-    """A stored result: a header, the pickle's sha256, the pickle (protocol 4)."""
+def _digest(key: str, payload: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\0" + payload).digest()
+
+
+def _pack(key: str, value: Any) -> bytes:
+    """A stored result of the point ``key``: a header, the sha256 of the key and the pickle,
+    the pickle (protocol 4)."""
     payload = pickle.dumps(value, protocol=4)
-    return _RESULT_MAGIC + hashlib.sha256(payload).digest() + payload
+    return _RESULT_MAGIC + _digest(key, payload) + payload
 
 
 def _load(path: Path) -> tuple[bool, Any]:
-    """``(True, result)`` from a file :func:`_pack` wrote whose pickle still has its digest;
-    ``(False, None)`` for a missing, truncated, edited or older-format file (the point is then
-    computed again and the file rewritten), never a result that is not the one stored."""
+    """``(True, result)`` from a file :func:`_pack` wrote for the point its name is the key of,
+    whose pickle still has its digest; ``(False, None)`` for a missing, truncated, edited or
+    older-format file, or another point's result under this name (the point is then computed
+    again and the file rewritten), never a result that is not this point's."""
     try:
         raw = path.read_bytes()
     except OSError:
         return False, None
     head = len(_RESULT_MAGIC)
     digest, payload = raw[head:head + 32], raw[head + 32:]
-    if not raw.startswith(_RESULT_MAGIC) or hashlib.sha256(payload).digest() != digest:
+    if not raw.startswith(_RESULT_MAGIC) or _digest(path.stem, payload) != digest:
         return False, None
     try:
         return True, pickle.loads(payload)
@@ -460,7 +466,7 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
     def keep(i: int, value: Any) -> None:
         results[i] = value
         if store:
-            atomic.write_bytes(folder / f"{keys[i]}.pkl", _pack(value))
+            atomic.write_bytes(folder / f"{keys[i]}.pkl", _pack(keys[i], value))
 
     setting = scheduler_setting()
     serial = setting == "serial" or _in_worker() or not pending

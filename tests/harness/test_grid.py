@@ -308,7 +308,7 @@ def test_results_are_kept_by_inputs_and_code(monkeypatch, tmp_path):
     assert key != grid.point_key(experiments.simulate_point, (grid.share(changed), *points[0][1:]))
 
 
-@pytest.mark.parametrize("damage", ["edit", "truncate", "old format"])
+@pytest.mark.parametrize("damage", ["edit", "truncate", "old format", "another point's"])
 def test_a_stored_result_that_is_not_what_was_stored_is_computed_again(monkeypatch, tmp_path, damage):
     """An edited byte in a stored result would otherwise unpickle into other numbers."""
     monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
@@ -327,8 +327,11 @@ def test_a_stored_result_that_is_not_what_was_stored_is_computed_again(monkeypat
         stored.write_bytes(raw[:len(grid._RESULT_MAGIC) + 32] + tampered)
     elif damage == "truncate":
         stored.write_bytes(raw[:-10])
-    else:                       # the format before the digest: a bare pickle
+    elif damage == "old format":    # the format before the digest: a bare pickle
         stored.write_bytes(payload)
+    else:                       # a whole, valid result of another point copied under this name
+        other = dict(value, **{key: value[key] * 0.5})
+        stored.write_bytes(grid._pack("0" * 32, other))
     again, record = _run(points, "serial", monkeypatch, store=True)
     assert record["computed"] == 1 and again == first
     ok, kept = grid._load(stored)                       # written again, whole
