@@ -25,8 +25,8 @@ file. A remote cluster whose workers do not see the file (checked once per array
 gets the array scattered once to every worker instead; the bytes and seconds of
 that are in the run's record (:func:`runs`).
 
-**Results are kept.** Each point's result is stored (pickle with its sha256, written
-atomically; a file that no longer matches its digest is computed again)
+**Results are kept.** Each point's result is stored (pickle with a sha256 of its key and
+bytes, written atomically; a file that does not match its digest is computed again)
 under ``DLSYSBENCH_GRID_RESULTS`` (default ``<dataset cache>/grid/results``) keyed
 by a hash of the function's identity, the code version (the sources of the
 function's top-level package) and the arguments (arrays by content), so a rerun
@@ -197,7 +197,7 @@ def results_dir(label: str) -> Path:
     return base / "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
 
 
-_RESULT_MAGIC = b"dlsysbench-grid-result-1\n"    # then the payload's sha256 (32 bytes), then the pickle
+_RESULT_MAGIC = b"dlsysbench-grid-result-1\n"    # then the sha256 of key and pickle (32 bytes), the pickle
 
 
 def _digest(key: str, payload: bytes) -> bytes:

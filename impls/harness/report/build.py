@@ -19,7 +19,7 @@ from impls.harness.report.directions import (declared_bounds, declared_direction
 from impls.harness.report.environment_table import environment_tables
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
-from impls.harness.report.measure import no_artifact
+from impls.harness.report.measure import no_artifact, same_commit
 from impls.harness.report.model import Report
 from impls.harness.report.noise import Noise, default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
@@ -80,7 +80,7 @@ def _older_artifacts_named(evaluated: list, commits: pd.DataFrame) -> tuple[list
         from_artifact = benchmarks and all(b.startswith("artifact:") for b in benchmarks)
         # only a commit the results date can be told older (an artifact of a commit asv never
         # ran, e.g. --save-artifact at HEAD, may well be newer)
-        when = next((d for c, d in when_of.items() if len(commit) >= 7 and c.startswith(commit[:8])), None)
+        when = next((d for c, d in when_of.items() if same_commit(c, commit)), None)
         if from_artifact and result.measured is not None and when is not None and when < newest_date:
             older.append(result.claim.id)
             result = dataclasses.replace(
@@ -202,7 +202,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes += noise_notes
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
                                               unreadable)
-    evaluated, typo_notes = _unknown_benchmarks_named(evaluated, _benchmark_info(results_dir), claims_path)
+    info = _benchmark_info(results_dir)
+    evaluated, typo_notes = _unknown_benchmarks_named(evaluated, info, claims_path)
     notes += typo_notes
     evaluated, older_notes = _older_artifacts_named(evaluated, commits)
     notes += older_notes
@@ -240,7 +241,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state),
         history=history_figures(frame, directions, noise, bounds=bounds),
-        skipped=skipped_points(points, _benchmark_info(results_dir), state),
+        skipped=skipped_points(points, info, state),
         notes=notes,
         unreadable=unreadable,
     )

@@ -1,7 +1,6 @@
 """How numbers, paper values, ratios and verdicts read in the report (html and markdown alike)."""
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -73,10 +72,10 @@ def band(claim: Claim) -> str:
 def paper_value_and_band(claim: Claim) -> str:
     """Return :func:`paper_value` and, where the tolerance widens it, the band that
     reproduces it: "2–3× (reproduced within 1.8–3.3×)"."""
-    value, within = paper_value(claim), band(claim)
-    if within == paper_value(dataclasses.replace(claim, approx=False)):
+    value = paper_value(claim)
+    if tolerance_band(claim) == claim.paper_range:     # no tolerance widens it: the band is the value
         return value
-    return f"{value} (reproduced within {within})"
+    return f"{value} (reproduced within {band(claim)})"
 
 
 def measured(result: ClaimResult) -> str:

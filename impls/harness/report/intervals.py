@@ -75,7 +75,8 @@ def _label(rows: pd.DataFrame) -> str:
     return str(rows["param_label"].iloc[0])
 
 
-def _half_spread(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, int] | None:
+def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, float, int] | None:
+    """(repeat range around the point's value in its unit, the value, runs), or None without one."""
     rows, failure = _select(points, point.benchmark, point.params)
     if failure or len(rows) != 1:
         return None
@@ -84,16 +85,16 @@ def _half_spread(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[f
     return (measured.range_width(value), value, measured.runs) if measured else None
 
 
-def _from_repeats(value: float, halves: list[tuple[float, float, int] | None]) -> Interval | None:
+def _from_repeats(value: float, spreads: list[tuple[float, float, int] | None]) -> Interval | None:
     """``value`` ± the repeat range of its point (in its unit), or of a ratio of two points:
     their relative ranges add."""
-    if any(h is None for h in halves):
+    if any(h is None for h in spreads):
         return None
-    runs = min(h[2] for h in halves)
-    if len(halves) == 1:
-        width = halves[0][0]
+    runs = min(h[2] for h in spreads)
+    if len(spreads) == 1:
+        width = spreads[0][0]
     else:
-        width = abs(value) * sum(half / abs(point) if point else math.inf for half, point, _ in halves)
+        width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _ in spreads)
     return Interval(value - width, value + width, f"run-to-run spread ({runs} runs of one commit)")
 
 
@@ -110,19 +111,19 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     if failure:
         return None
     rows = rows[rows["status"] == STATUS_OK]
-    halves = [noise.get(source.benchmark, label) for label in rows["param_label"]]
-    if len(rows) < 2 or any(h is None for h in halves):
+    thresholds = [noise.get(source.benchmark, label) for label in rows["param_label"]]
+    if len(rows) < 2 or any(h is None for h in thresholds):
         return None
     x = _sortable([p.get(source.over) for p in rows["params"]])
     y = rows["value"].to_numpy(dtype=float)
-    half = np.asarray([h.range_width(v) for h, v in zip(halves, y)], dtype=float)
-    if not np.isfinite(half).all():     # a point could be anywhere: so could rho
+    reach = np.asarray([h.range_width(v) for h, v in zip(thresholds, y)], dtype=float)
+    if not np.isfinite(reach).all():     # a point could be anywhere: so could rho
         return Interval(-1.0, 1.0, UNBOUNDED)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * half
+    draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
     rhos = spearman_rows(x, draws)
     low, high = np.percentile(rhos, [2.5, 97.5])
-    runs = min(h.runs for h in halves)
+    runs = min(h.runs for h in thresholds)
     return Interval(float(low), float(high),
                     f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs, 95%)")
 
@@ -161,10 +162,10 @@ def _repeats_interval(claim: Claim, value: float, points: pd.DataFrame, noise: N
     if isinstance(source, TrendSource):
         found = bootstrap_trend(points, source, noise)
     elif isinstance(source, BenchmarkSource):
-        found = _from_repeats(value, [_half_spread(points, source.point, noise)])
+        found = _from_repeats(value, [_spread_of(points, source.point, noise)])
     elif isinstance(source, RatioSource):
-        found = _from_repeats(value, [_half_spread(points, source.numerator, noise),
-                                      _half_spread(points, source.denominator, noise)])
+        found = _from_repeats(value, [_spread_of(points, source.numerator, noise),
+                                      _spread_of(points, source.denominator, noise)])
     else:
         return None
     if found is None:

@@ -230,11 +230,10 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
         interval = claim_interval(claim, result.measured, points, noise, artifacts, extra["commit"])
         extra["interval"] = interval
         if claim.sampling_interval is not None and (interval is None or NO_SAMPLING in interval.method):
-            extra["detail"] = (f"{result.detail}; the test points' sampling error is not in "
-                               f"{'its interval' if interval else 'any interval'}: the newest artifact holds none "
-                               f"for this run ({claim.sampling_interval.path}; an older run's, or one of another "
-                               f"commit)")
-            result = dataclasses.replace(result, detail=extra["detail"])
+            result = dataclasses.replace(result, detail=(
+                f"{result.detail}; the test points' sampling error is not in "
+                f"{'its interval' if interval else 'any interval'}: the newest artifact holds none for this run "
+                f"({claim.sampling_interval.path}; an older run's, or one of another commit)"))
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
             across = ("the tolerance band" if interval.straddles(*tolerance_band(claim), *band_open(claim))
                       else "the baseline" if (claim.baseline is not None

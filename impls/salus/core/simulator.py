@@ -2,8 +2,8 @@
 
 It replays the executor's loop with virtual time, counted in whole picoseconds so that
 sums of iterations are exact at any clock time (an iteration takes its time rounded to the
-picosecond, an arrival its time rounded to the nanosecond): arrivals are noticed at the first iteration boundary at or after
-them; admission is head-of-line in arrival order under the
+picosecond, an arrival its time rounded to the nanosecond): arrivals are noticed at the
+first iteration boundary at or after them; admission is head-of-line in arrival order under the
 same memory budget; the *same* policy objects choose; one iteration of a job takes
 ``iteration_ms[workload]`` (measured on this device) plus ``overhead_ms`` of executor
 bookkeeping, or ``warm_iteration_ms[workload]`` when the device's previous iteration

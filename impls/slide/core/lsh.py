@@ -13,8 +13,8 @@
   ``DensifiedWtaHash::getHashEasy`` over a weight row and ``getHash`` over a dense layer's
   every node, ReLU zeros included) a zero is a value like any other, so no bin is ever
   empty and on a dense vector the hash is WTA's: an all-zero bin's winner is a fixed
-  position (here the bin's first, unless it mixes -0.0 and +0.0; in the reference the position of its lowest coordinate,
-  which over random bins has the same distribution). With ``zeros="absent"`` (Chen &
+  position (here the bin's first, unless it mixes -0.0 and +0.0; in the reference the
+  position of its lowest coordinate, which over random bins has the same distribution). With ``zeros="absent"`` (Chen &
   Shrivastava's DWTA for sparse data) zero coordinates are missing and an all-zero bin
   borrows the value of another bin (densification).
 
