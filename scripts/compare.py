@@ -6,8 +6,10 @@
 Prints ``REGRESSION <benchmark> [<params>] <old> -> <new> (<ratio>x, ...)`` lines, then
 the improvements and the flags that changed, then a summary. Direction comes from each
 benchmark's declaration, the threshold of each number from ``make noise``
-(reports/noise/<machine>.json). A commit names its newest stored run; the same commit
-as base and head compares its two newest runs; no commits compare the two newest runs.
+(reports/noise/<machine>.json). A commit names its newest stored run (in an environment
+the other commit also has, where there is one); the same commit as base and head compares
+its two newest runs; no commits compare the newest run of the newest commit (by commit
+date) with the run before it in one environment.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
 Exit status: 1 when a number regressed or a measured benchmark failed in the new run, 0
 when none did, 2 when it cannot compare (nothing in common, bad arguments, another
@@ -61,7 +63,11 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
             raise ValueError(f"{base!r} has one stored run in environment {new[-1].env_name!r}; comparing it "
                              "with itself needs two")
         return twins[-2], twins[-1]
-    return (same_env(old, new[-1].env_name) or old)[-1], new[-1]
+    # a pair of one environment where the two commits have one: the newest such head run
+    shared = [r for r in new if same_env(old, r.env_name)]
+    if shared:
+        return same_env(old, shared[-1].env_name)[-1], shared[-1]
+    return old[-1], new[-1]
 
 
 def relative_threshold(text: str) -> float:

@@ -36,13 +36,13 @@ def write_benchmarks_json(results: Path) -> None:
 
 def write_run(folder: Path, commit: str, started_s: int, values: dict[str, float | None],
               name: str | None = None, versions: dict[str, str] | None = None, machine: str = MACHINE,
-              env: str = "existing-py") -> Path:
-    """Write one asv result file of ``commit`` whose benchmarks started at ``started_s``
-    (a value None: the benchmark failed; NaN: skipped; ``versions``: a benchmark's version,
-    "1" by default)."""
+              env: str = "existing-py", date_s: int = 1_700_000_000) -> Path:
+    """Write one asv result file of ``commit`` (dated ``date_s``) whose benchmarks started at
+    ``started_s`` (a value None: the benchmark failed; NaN: skipped; ``versions``: a
+    benchmark's version, "1" by default)."""
     folder.mkdir(parents=True, exist_ok=True)
     document = {
-        "commit_hash": commit, "env_name": env, "date": 1_700_000_000_000,
+        "commit_hash": commit, "env_name": env, "date": date_s * 1000,
         "params": {"machine": machine}, "python": "3.11", "requirements": {}, "env_vars": {},
         "result_columns": COLUMNS, "durations": {}, "version": 2,
         "results": {bench: [[value], PARAMS[bench], (versions or {}).get(bench, "1"), started_s * 1000, 1.0]

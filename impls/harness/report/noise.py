@@ -22,7 +22,9 @@ error, a difference, an overhead in percent — a number whose 0 is a natural va
 whose noise adds rather than multiplies) has its spread and threshold in its own unit:
 the range ``max - min`` over the runs, and a change is ``new - old``. Relative to a value
 near 0 any change is infinite; in the number's unit it can be judged. Such a threshold is
-"too noisy" only when it is infinite.
+"too noisy" only when it is infinite. Its floor is the median spread of the benchmark's
+points of the same size only (largest values within a factor :data:`SAME_SIZE`): a spread
+in milliseconds of a 2-s restart says nothing of a 0.01-ms switch measured beside it.
 
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
 suite, since it describes a machine, not a run).
@@ -103,9 +105,13 @@ def _label_key(params: str) -> str:
 
 
 def factor(old: float, new: float) -> float | None:
-    """``new / old`` where both are positive and finite (a change judged by its factor,
-    the same both ways), else None."""
-    return new / old if 0 < old < math.inf and 0 < new < math.inf else None
+    """``new / old`` where both are positive and finite and so is their ratio (a change
+    judged by its factor, the same both ways), else None: a ratio that overflows to inf or
+    underflows to 0 (1e200 against 1e-200) is judged by its relative change instead."""
+    if not (0 < old < math.inf and 0 < new < math.inf):
+        return None
+    ratio = new / old
+    return ratio if 0 < ratio < math.inf else None
 
 
 def too_noisy(threshold: float, scale: str = RELATIVE) -> bool:
@@ -223,9 +229,10 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
         for key, by_start in values.items():
             seen = list(by_start.values())
             if len(seen) >= 2:
-                entry = by_version.setdefault(key, [[], 0, None])
+                entry = by_version.setdefault(key, [[], 0, None, 0.0])
                 entry[0].append(value_range(seen, scale_of(key[0])))
                 entry[1] += len(seen)
+                entry[3] = max(entry[3], *(abs(v) for v in seen))
                 stamps = [at for at in by_start if not isinstance(at, tuple)]
                 newest = max(stamps) if stamps else None
                 if newest is not None and (entry[2] is None or newest > entry[2]):
@@ -242,17 +249,38 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
     counts = {key: entry[1] for key, (_, entry) in chosen.items()}
     versions = {key: ver for key, (ver, _) in chosen.items()}
     point_spread = {key: max(found) for key, found in spreads.items()}
-    by_benchmark: dict[str, list[float]] = {}
-    for (benchmark, _), spread in point_spread.items():
-        by_benchmark.setdefault(benchmark, []).append(spread)
-    typical = {b: _median_finite(s) for b, s in by_benchmark.items()}
+    magnitude = {key: entry[3] for key, (_, entry) in chosen.items()}
+    by_benchmark: dict[str, list[tuple[str, str]]] = {}
+    for key in point_spread:
+        by_benchmark.setdefault(key[0], []).append(key)
+
+    def typical(key: tuple[str, str]) -> float:
+        siblings = by_benchmark[key[0]]
+        if scale_of(key[0]) == ABSOLUTE:    # spreads in the unit: only points of the same size
+            siblings = [k for k in siblings if comparable(magnitude[k], magnitude[key])]
+        return _median_finite([point_spread[k] for k in siblings])
+
     thresholds = {
         key: Threshold(key[0], key[1], counts[key], spread,
-                       factor * max(spread, typical[key[0]]), versions.get(key, ""), scale_of(key[0]))
+                       factor * max(spread, typical(key)), versions.get(key, ""), scale_of(key[0]))
         for key, spread in sorted(point_spread.items())
     }
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                  list(run_ids), thresholds, factor)
+
+
+SAME_SIZE = 10.0  # absolute-scale points whose largest values are within this factor floor each other
+
+
+def comparable(a: float, b: float) -> bool:
+    """Whether two absolute-scale points whose largest magnitudes are ``a`` and ``b`` are of
+    one size (within a factor :data:`SAME_SIZE`; two zeros are), so that one's spread in
+    the unit says something about the other's: a 0.01-ms difference is not floored by the
+    spread of a 2-s restart measured by the same benchmark."""
+    low, high = sorted((abs(a), abs(b)))
+    if not math.isfinite(high):
+        return low == high
+    return high == 0 or (low > 0 and high <= SAME_SIZE * low)
 
 
 def _newer(a, b) -> bool:
@@ -298,7 +326,10 @@ def _number(value: object, what: str) -> float:
         return math.inf
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
         raise ValueError(f"{what} is {value!r}, not a number >= 0 or null")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{what} is {str(value)[:24]}..., too large for a float") from None
 
 
 def load_noise(path: Path) -> Noise:

@@ -143,7 +143,10 @@ def _timestamp(ms: Any) -> pd.Timestamp:
 def _status_and_value(raw: Any) -> tuple[str, float]:
     if raw is None:
         return STATUS_FAILED, math.nan
-    value = float(raw)
+    try:
+        value = float(raw)
+    except OverflowError:
+        raise ValueError(f"a result value ({str(raw)[:24]}...) is too large for a float") from None
     return (STATUS_SKIPPED, value) if math.isnan(value) else (STATUS_OK, value)
 
 
@@ -184,6 +187,8 @@ def _rows_of_file(path: Path, machine: str,
     if recorded and recorded != machine:
         raise ResultsError(f"{path}: a run of machine {recorded!r}, filed under {machine!r}: left out")
     columns = data["result_columns"]
+    if not isinstance(columns, list) or "result" not in columns:
+        raise ResultsError(f"{path}: 'result_columns' of an asv result file has no 'result' column")
     common = {
         "machine": machine,
         "commit": data["commit_hash"],

@@ -33,7 +33,8 @@ def runs_dir(results_dir: Path) -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class StoredRun:
-    """One asv result file: its commit, environment and when its last benchmark started."""
+    """One asv result file: its commit, environment, the commit's date and when its last
+    benchmark started."""
 
     path: Path
     machine: str
@@ -41,6 +42,7 @@ class StoredRun:
     env_name: str
     started: str  # UTC time of its latest ``started_at`` (YYYYmmddTHHMMSS); "" when unknown
     recorded_machine: str = ""  # the machine name the file itself records ("" when none)
+    date: float = 0.0  # the commit's date as asv records it (ms since the epoch); 0 when unknown
 
     @property
     def label(self) -> str:
@@ -80,8 +82,10 @@ def read_run(path: Path, machine: str) -> StoredRun:
                          "(asv 0.6's)")
     params = data.get("params")
     recorded = str(params.get("machine") or "") if isinstance(params, dict) else ""
+    date = data.get("date")
+    known = isinstance(date, (int, float)) and not isinstance(date, bool) and 0 <= date < 1e14
     return StoredRun(Path(path), machine, str(data["commit_hash"]), str(data.get("env_name", "")),
-                     _started(data, Path(path)), recorded)
+                     _started(data, Path(path)), recorded, float(date) if known else 0.0)
 
 
 def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
@@ -106,7 +110,10 @@ def stored_runs(results_dir: Path, machine: str,
                 skipped: list[tuple[Path, str]] | None = None) -> list[StoredRun]:
     """Return every run of ``machine``, oldest first: archived ones and asv's live files.
 
-    A live file whose run is already archived (same commit, environment, start) counts once.
+    Runs are in the order of their commits' dates (as the report orders its history), and
+    the runs of one commit in the order they started. Start times alone would not do: asv
+    measures a range of commits (``asv run A..B``) newest commit first, so the oldest
+    commit's run is the last to start. A live file whose run is already archived (same commit, environment, start) counts once.
     A file that is not a readable asv result of this format, or that records another
     machine, is not a run: ``(path, why)`` is appended to ``skipped`` when given (a caller
     that picks "the newest" run must not do so past a damaged newer one).
@@ -128,7 +135,7 @@ def stored_runs(results_dir: Path, machine: str,
                 skipped.append((path, f"a run of machine {run.recorded_machine!r}, filed under {machine!r}"))
             continue
         found.setdefault((run.commit, run.env_name, run.started), run)
-    return sorted(found.values(), key=lambda r: (r.started, r.commit))
+    return sorted(found.values(), key=lambda r: (r.date, r.started, r.commit))
 
 
 def runs_of_commit(runs: list[StoredRun], commit: str) -> list[StoredRun]:

@@ -1,0 +1,126 @@
+"""Which two runs ``make compare`` compares, and numbers at the edges of a float: commits in
+the order of their dates (asv measures a range newest first), a pair of one environment
+where the commits share one, absolute-scale floors of points of one size, and values whose
+ratio or size a float cannot hold."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from compare_fixtures import (BASE, HEAD, MACHINE, OTHER, RATE, base_values, measure, results,  # noqa: F401
+                              run_compare, write_run)
+from impls.harness.report import compare, noise, runs
+from impls.harness.report.results import ResultsError, read_result_file
+
+DAY = 86_400
+
+
+def test_runs_of_a_range_are_ordered_by_commit_date_not_by_when_they_ran(results):
+    noise_file = measure(results)                       # BASE, dated 1_700_000_000, ran twice
+    # `asv run BASE..OTHER`: the newest commit first, so the older HEAD ran last
+    write_run(results / MACHINE, OTHER, 300, base_values(rate=500.0), date_s=1_700_000_000 + 2 * DAY)
+    runs.archive_run(results, MACHINE, OTHER)
+    write_run(results / MACHINE, HEAD, 400, base_values(), date_s=1_700_000_000 + DAY)
+    runs.archive_run(results, MACHINE, HEAD)
+    stored = runs.stored_runs(results, MACHINE)
+    assert [r.commit for r in stored][-2:] == [HEAD, OTHER]
+    done = run_compare(results, noise_file)
+    assert f"{HEAD[:8]}@" in done.stdout.splitlines()[0].split("->")[0]
+    assert f"{OTHER[:8]}@" in done.stdout.splitlines()[0].split("->")[1]
+    assert done.returncode == 1 and "REGRESSION" in done.stdout   # the halved rate, the right way round
+
+
+def test_two_runs_of_the_newest_commit_are_compared_with_each_other(results):
+    noise_file = measure(results)
+    write_run(results / MACHINE, HEAD, 300, base_values(), date_s=1_700_000_000 + DAY)
+    runs.archive_run(results, MACHINE, HEAD)
+    write_run(results / MACHINE, HEAD, 400, base_values(rate=1010.0), date_s=1_700_000_000 + DAY)
+    runs.archive_run(results, MACHINE, HEAD)
+    done = run_compare(results, noise_file)
+    first = done.stdout.splitlines()[0]
+    assert first.count(f"{HEAD[:8]}@") == 2 and done.returncode == 0, done.stdout + done.stderr
+
+
+def test_named_commits_are_compared_in_an_environment_both_have(results):
+    noise_file = measure(results)                       # BASE in existing-py only
+    write_run(results / MACHINE, HEAD, 300, base_values(rate=1010.0), date_s=1_700_000_000 + DAY)
+    runs.archive_run(results, MACHINE, HEAD)
+    write_run(results / MACHINE, HEAD, 400, base_values(rate=400.0), env="virtualenv-py3.11",
+              date_s=1_700_000_000 + DAY)               # newer, but in an environment BASE lacks
+    runs.archive_run(results, MACHINE, HEAD)
+    done = run_compare(results, noise_file, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 0 and "two environments" not in done.stdout, done.stdout + done.stderr
+    alone = run_compare(results, noise_file, "--base", BASE, "--head", HEAD[:8])
+    assert alone.stdout == done.stdout
+
+
+def _frame(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame({"benchmark": "b.Switch.track_ms", "param_label": list(values), "status": "ok",
+                         "value": list(values.values()), "type": "track", "version": "1"})
+
+
+def test_an_absolute_floor_comes_only_from_points_of_the_same_size():
+    scales = {"b.Switch.track_ms": noise.ABSOLUTE}
+    first = _frame({"gap": 0.010, "gap2": 0.020, "restart": 2000.0, "restart2": 1500.0})
+    second = _frame({"gap": 0.012, "gap2": 0.021, "restart": 2100.0, "restart2": 1580.0})
+    measured = noise.measure_noise(MACHINE, {"c": [first, second]}, scales=scales)
+    gap = measured.get("b.Switch.track_ms", "gap")
+    assert gap.threshold == pytest.approx(noise.FACTOR * 0.002)       # its own spread
+    gap2 = measured.get("b.Switch.track_ms", "gap2")
+    assert gap2.threshold == pytest.approx(noise.FACTOR * 0.0015)     # the median of 0.002 and 0.001
+    restart = measured.get("b.Switch.track_ms", "restart")
+    assert restart.threshold == pytest.approx(noise.FACTOR * 100.0)   # its own; its sibling's is 80
+    assert measured.get("b.Switch.track_ms", "restart2").threshold == pytest.approx(noise.FACTOR * 90.0)
+    # a 90-fold rise of the 0.01-ms point is now a regression, not lost under the restarts' 270 ms
+    assert compare.judge_change(0.012, 1.1, compare.LOWER, gap.threshold, noise.ABSOLUTE) == compare.REGRESSION
+
+
+@pytest.mark.parametrize("a, b, same", [(0.01, 0.02, True), (0.01, 2000.0, False), (0.0, 0.0, True),
+                                        (0.0, 0.01, False), (1.0, 10.0, True), (1.0, 10.5, False)])
+def test_points_of_one_size(a, b, same):
+    assert noise.comparable(a, b) is same and noise.comparable(b, a) is same
+
+
+@pytest.mark.parametrize("old, new, expected", [(1e-200, 1e200, compare.IMPROVEMENT),
+                                                (1e200, 1e-200, compare.REGRESSION)])
+def test_a_ratio_a_float_cannot_hold_is_judged_not_a_crash(old, new, expected):
+    assert noise.factor(old, new) is None
+    assert compare.judge_change(old, new, compare.HIGHER, 0.05) == expected
+    assert noise.Threshold("b", "", 2, 0.01, 0.05).exceeded_by(old, new)
+
+
+def _edited(path, edit) -> None:
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+def test_a_value_too_large_for_a_float_is_not_a_result_file(results, tmp_path):
+    path = write_run(tmp_path / "r", HEAD, 300, base_values())
+    text = path.read_text().replace("[1000.0]", "[1" + "0" * 400 + "]")
+    path.write_text(text)
+    with pytest.raises(ResultsError, match="too large for a float"):
+        read_result_file(path, MACHINE)
+
+
+def test_a_file_without_a_result_column_is_not_read_as_every_number_failed(tmp_path):
+    path = write_run(tmp_path / "r", HEAD, 300, base_values())
+    _edited(path, lambda d: d.update(result_columns=["value", *d["result_columns"][1:]]))
+    with pytest.raises(ResultsError, match="no 'result' column"):
+        read_result_file(path, MACHINE)
+
+
+def test_a_thresholds_file_with_a_number_too_large_is_refused(tmp_path):
+    path = tmp_path / "noise.json"
+    path.write_text('{"schema": 1, "machine": "m", "numbers": [{"benchmark": "b", "threshold": 1'
+                    + "0" * 400 + "}]}")
+    with pytest.raises(noise.NoiseError, match="too large for a float"):
+        noise.load_noise(path)
+
+
+def test_an_undated_run_sorts_first(tmp_path):
+    path = write_run(tmp_path / "r", HEAD, 300, base_values())
+    _edited(path, lambda d: d.update(date=None))
+    assert runs.read_run(path, MACHINE).date == 0.0
