@@ -138,3 +138,53 @@ def test_kahypar_layout_on_a_small_instance(structured):
     layout = L.kahypar_layout(offsets, ids, small, vectors_per_block=V)
     assert _is_permutation(layout.permutation, small)
     assert L.fanout(layout, offsets, ids, V) < L.fanout(L.random_layout(small, 0), offsets, ids, V)
+
+
+@pytest.mark.parametrize("blocks, rest, expected", [
+    # enough unplaced vectors: every empty slot takes one, in order, and the others follow
+    ([[0, 1, -1], [2, -1, 3]], [7, 8, 9], [0, 1, 7, 2, 8, 3, 9]),
+    # too few: the block with most holes goes last and lends its last member
+    ([[0, -1, -1], [1, 2, -1], [3, 4, 5]], [], [1, 2, 0, 3, 4, 5]),
+    ([[0, -1, -1], [1, 2, -1], [3, 4, 5]], [9], [1, 2, 9, 3, 4, 5, 0]),
+    ([[0, 1, 6], [2, -1, -1], [3, -1, 5]], [], [0, 1, 6, 3, 2, 5]),
+    ([[0, -1, -1]], [], [0]),
+])
+def test_holes_are_filled_without_shifting_blocks(blocks, rest, expected):
+    out = L._fill_holes(np.array(blocks, dtype=np.int64), np.array(rest, dtype=np.int64))
+    assert out.tolist() == expected
+
+
+def test_kahypar_blocks_survive_when_every_vector_is_in_the_hypergraph(monkeypatch):
+    """A partition with part-full blocks and no vector outside the hypergraph (so nothing to
+    fill the empty slots with): all but one of the partition's blocks stay whole in one block
+    of the layout, where dropping the empty slots shifted every later block off its boundary."""
+    import types
+
+    from impls.bandana.layout.shp import build_hypergraph
+
+    n, v = 50, 8
+    part = np.array([b for b in range(6) for _ in range(7)] + [6] * 8)   # six blocks of 7, one of 8
+    fake = types.ModuleType("kahypar")
+
+    class Graph:
+        def __init__(self, *args):
+            pass
+
+        def blockID(self, vertex):
+            return int(part[vertex])
+
+    class Context:
+        def __getattr__(self, name):
+            return lambda *args: None
+
+    fake.Hypergraph, fake.Context, fake.partition = Graph, Context, lambda graph, context: None
+    monkeypatch.setitem(sys.modules, "kahypar", fake)
+    ids = np.array([[i, i + 1] for i in range(n - 1)]).ravel()      # every vector in a query of two
+    offsets = np.arange(0, ids.size + 1, 2)
+    perm = L.kahypar_layout(offsets, ids, n, vectors_per_block=v).permutation
+    assert _is_permutation(perm, n)
+    vertex_ids = build_hypergraph(offsets, ids, n).vertex_ids
+    members = [set(vertex_ids[part == p].tolist()) for p in range(7)]
+    layout_blocks = [set(perm[i:i + v].tolist()) for i in range(0, n, v)]
+    whole = [p for p in range(7) if any(members[p] <= b for b in layout_blocks)]
+    assert len(whole) == 6, whole

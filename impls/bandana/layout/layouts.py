@@ -312,6 +312,28 @@ def kahypar_available() -> bool:
     return True
 
 
+def _fill_holes(blocks: np.ndarray, rest_ids: np.ndarray) -> np.ndarray:
+    """The layout (a permutation, int64) of ``blocks`` (k × V vector ids, -1 an empty slot;
+    fewer than V empty in all) and the unplaced vectors ``rest_ids``, in order: the empty
+    slots take the first of ``rest_ids`` and the others follow. When they are too few for
+    every empty slot, the block with the most empty slots goes last and gives its
+    highest-placed members to fill the others', so every block but the last is full and
+    each keeps its members (a slot dropped in place would shift every later block)."""
+    holes = np.flatnonzero(blocks.ravel() < 0)
+    if holes.size <= rest_ids.size:
+        slots = blocks.ravel().copy()
+        slots[holes] = rest_ids[:holes.size]
+        return np.concatenate([slots, rest_ids[holes.size:]]).astype(np.int64)
+    donor = int(np.argmax((blocks < 0).sum(axis=1)))
+    head = np.delete(blocks, donor, axis=0).ravel().copy()
+    members = blocks[donor][blocks[donor] >= 0]
+    gaps = np.flatnonzero(head < 0)
+    lent = max(0, gaps.size - rest_ids.size)      # members the donor gives (< its own count)
+    head[gaps] = np.concatenate([rest_ids, members[members.size - lent:][::-1]])[:gaps.size]
+    left = rest_ids[min(gaps.size, rest_ids.size):]
+    return np.concatenate([head, members[:members.size - lent], left]).astype(np.int64)
+
+
 def kahypar_layout(train_offsets, train_indices, num_vectors: int, *, vectors_per_block: int,
                    epsilon: float = 0.1, seed: int = 0) -> Layout:
     """KaHyPar (connectivity − 1, direct k-way) on the training hypergraph; a quality reference.
@@ -322,8 +344,10 @@ def kahypar_layout(train_offsets, train_indices, num_vectors: int, *, vectors_pe
     giving far worse fanout than SHP's swaps; 0.1 measured best); blocks that come out over
     ``V`` vectors spill their highest-numbered members into blocks with room, so
     every block holds at most ``V``; the fewer than ``V`` slots left empty take the
-    first vectors SHP would append (see :mod:`.shp`), and the rest follow. Raises
-    ImportError when ``kahypar`` is not installed.
+    first vectors SHP would append (see :mod:`.shp`), and the rest follow; where those are
+    too few, the block with the most empty slots goes last and fills the others'
+    (:func:`_fill_holes`), so every block but the last is full. Raises ImportError when
+    ``kahypar`` is not installed.
     """
     try:
         import kahypar
@@ -369,10 +393,6 @@ def kahypar_layout(train_offsets, train_indices, num_vectors: int, *, vectors_pe
     rest[hg.vertex_ids] = False
     rest_ids = np.flatnonzero(rest)
     rest_ids = rest_ids[np.lexsort((rest_ids, -freq[rest_ids]))]
-    # the fewer than V slots still empty take the first unplaced vectors; the rest follow
-    holes = np.flatnonzero(slots < 0)
-    fill = min(holes.size, rest_ids.size)
-    slots[holes[:fill]] = rest_ids[:fill]
-    perm = np.concatenate([slots[slots >= 0], rest_ids[fill:]]).astype(np.int64)
+    perm = _fill_holes(slots.reshape(k, V), rest_ids)
     return Layout(perm, "kahypar", time.perf_counter() - t0,
                   {"epsilon": epsilon, "seed": seed, "blocks": k, "spilled": int(spilled.size)})
