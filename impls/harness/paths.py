@@ -84,6 +84,23 @@ def default_nvm_target_path() -> Path:
     return cache_dir() / "nvm-target.bin"
 
 
+def ensure_directory_of(target: Path, setting: str) -> None:
+    """Make sure the directory of ``target`` exists: created when it is the suite's cache
+    (:func:`cache_dir`) or inside it; ValueError naming ``setting`` (what chose the path)
+    when another directory is missing. A path the user gave in a directory that is not there
+    (a drive not mounted at its mount point, a typo) must not be created on whatever drive
+    holds its parent: the suite would measure that drive instead."""
+    target = Path(target).absolute()
+    if target.parent.is_dir():
+        return
+    cache = cache_dir().absolute()
+    if target.parent == cache or cache in target.parent.parents:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return
+    raise ValueError(f"directory {target.parent} does not exist ({setting} names a path in it); expected "
+                     "an existing directory on the drive to measure (is the drive mounted?)")
+
+
 def nvm_target_path() -> Path:
     """Return the file or block device the NVM experiments read (``DLSYSBENCH_NVM_PATH``, with
     ``~`` expanded and a relative path made absolute against the current directory)."""

@@ -188,7 +188,8 @@ def test_run_fio_reports_fio_messages(tmp_path):
 # --- prepare_target ------------------------------------------------------------
 
 
-def test_prepare_creates_random_file_atomically(tmp_path):
+def test_prepare_creates_random_file_atomically(tmp_path, monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path))      # directories are made only in the cache
     target = tmp_path / "nested" / "dir" / "target.bin"
     info = dc.prepare_target(target, 3 * (1 << 20) + 512)
     assert info == {"path": str(target), "kind": "file", "size_bytes": 3 * (1 << 20) + 512, "created": True}
@@ -243,6 +244,7 @@ def test_prepare_refuses_a_file_it_did_not_write(tmp_path, make):
 
 def test_prepare_reuses_a_copy_of_its_file_and_follows_a_link(tmp_path):
     first = tmp_path / "a" / "target.bin"
+    first.parent.mkdir()
     dc.prepare_target(first, 1 << 20)
     copy = tmp_path / "b" / "target.bin"
     copy.parent.mkdir()
@@ -380,7 +382,7 @@ def test_progress_quiet_under_asv_and_ci(monkeypatch):
 
 @needs_fio
 def test_characterize_short_real_run(tmp_path):
-    target = tmp_path / "nvm" / "target.bin"
+    target = tmp_path / "target.bin"
     dc.prepare_target(target, SMOKE_SIZES["file_bytes"])
     if not capabilities.check_o_direct(target).available:
         pytest.skip(f"{tmp_path} does not support O_DIRECT (tmpfs?); fio needs direct=1")
@@ -510,3 +512,19 @@ def test_a_fio_run_that_is_stopped_gets_sigterm_first(tmp_path):
     assert marker.read_text() == "x"
     done = _run_stoppable([sys.executable, "-c", "print('out')"], timeout_s=30)
     assert (done.returncode, done.stdout) == (0, "out\n")
+
+
+def test_a_missing_directory_outside_the_cache_is_refused_not_created(tmp_path, monkeypatch):
+    """An NVM path whose directory is not there (an unmounted drive's mount point) would
+    otherwise be created on the drive holding its parent, and that drive measured."""
+    from impls.bandana.nvm import block_store
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    target = tmp_path / "mnt" / "optane" / "dlsysbench.bin"
+    with pytest.raises(ValueError, match=r"directory .*mnt/optane does not exist.*mounted"):
+        dc.prepare_target(target, 1 << 16)
+    with pytest.raises(block_store.StoreError, match="DLSYSBENCH_NVM_PATH names a path in it"):
+        block_store.check_target(target.with_name("a.store"))
+    assert not (tmp_path / "mnt").exists()
+    inside = tmp_path / "cache" / "deeper" / "nvm-target.bin"          # the suite's own: created
+    assert dc.prepare_target(inside, 1 << 16)["created"] is True and inside.is_file()

@@ -17,7 +17,7 @@ from typing import Any
 
 
 from impls.bandana.nvm import fio
-from impls.harness import nvm_file
+from impls.harness import nvm_file, paths
 from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096
@@ -82,7 +82,7 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
         if nvm_file.is_suite_file(target) and status.st_size >= size_bytes:
             return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
 
-    target.parent.mkdir(parents=True, exist_ok=True)
+    paths.ensure_directory_of(target, "DLSYSBENCH_NVM_PATH")
     free_bytes = shutil.disk_usage(target.parent).free
     needed_bytes = size_bytes + _FREE_SPACE_HEADROOM_BYTES
     if free_bytes < needed_bytes:

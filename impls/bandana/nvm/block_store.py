@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.harness import atomic, capabilities, cli
+from impls.harness import atomic, capabilities, cli, paths
 
 MAGIC = b"DLSBNDV1"
 VERSION = 1
@@ -97,7 +97,8 @@ def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") 
     """Return ``path`` as an absolute Path after checking a store may be written there.
 
     Raises :class:`StoreError` for a block device or an existing non-regular file
-    (a store is only ever written to a regular file), and
+    (a store is only ever written to a regular file) or a missing directory outside the
+    suite's cache (:func:`impls.harness.paths.ensure_directory_of`: never created), and
     :class:`DirectIOUnavailable` when the directory is on an in-memory filesystem or
     refuses O_DIRECT.
     """
@@ -111,7 +112,10 @@ def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") 
                          f"creates; point DLSYSBENCH_NVM_PATH (or --path) at a file on that drive's filesystem")
     if mode is not None and not stat.S_ISREG(mode):
         raise StoreError(f"{target} exists and is not a regular file")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        paths.ensure_directory_of(target, setting)
+    except ValueError as err:
+        raise StoreError(str(err)) from None
     capability = capabilities.check_o_direct(target.parent / ".store-probe", setting)
     if not capability.available:
         raise DirectIOUnavailable(capability.reason)
