@@ -472,3 +472,22 @@ def test_shadow_size_ties_go_to_the_smaller_and_bad_factors_are_refused():
         _choose_shadow(warm, np.arange(N), 32, [0.5, 2.0])
     with pytest.raises(ValueError, match="empty"):
         _choose_shadow(warm, np.arange(N), 32, [])
+
+
+def test_the_cross_checks_prediction_uses_the_fio_runs_the_ratio_divides_by(monkeypatch):
+    """The predicted useful bytes/s is the simulated effective bandwidth times the mean of the
+    fio runs bracketing the replay (as replay_over_fio), not the last run alone."""
+    from impls.bandana.experiments import replay as experiment
+
+    sim = {"blocks_read": 5, "hits": 3, "misses": 5, "prefetched": 0, "prefetch_used": 0,
+           "effective_bandwidth": 0.5}
+    monkeypatch.setattr(experiment, "_simulated_segment", lambda *args: sim)
+    runs = [{"bandwidth_bytes_per_s": 80e6, "iops": 1.0}, {"bandwidth_bytes_per_s": 60e6, "iops": 1.0}]
+    point = {"layout": "shp", "policy": "lru", "queue_depth": 4, **{k: v for k, v in sim.items()
+                                                                  if k != "effective_bandwidth"},
+             "effective_bandwidth": 0.5, "useful_bytes_per_second": 33e6, "fio": runs[-1], "fio_runs": runs}
+    row = experiment._cross_check(point, None, None, None, 10, None)
+    assert row["match"] and row["fio_bandwidth_bytes_per_s"] == pytest.approx(70e6)
+    assert row["predicted_useful_bytes_per_second"] == pytest.approx(35e6)
+    assert experiment._cross_check({**point, "fio": None, "fio_runs": []}, None, None, None, 10,
+                                   None)["predicted_useful_bytes_per_second"] is None

@@ -210,7 +210,9 @@ def _measure_raw_loop(store, qd: int, s: dict[str, Any], seconds: float, rounds:
 def _cross_check(point, warm, ids, layout, capacity, shadow) -> dict[str, Any]:
     sim = _simulated_segment(warm, ids, layout, capacity, point["policy"], shadow)
     keys = ("blocks_read", "hits", "misses", "prefetched", "prefetch_used")
-    fio_bw = point["fio"]["bandwidth_bytes_per_s"] if point["fio"] else None
+    # the mean of the fio runs that bracket the replay, as replay_over_fio divides by
+    fio_bw = (float(np.mean([f["bandwidth_bytes_per_s"] for f in point["fio_runs"]]))
+              if point.get("fio_runs") else None)
     return {"layout": point["layout"], "policy": point["policy"], "queue_depth": point["queue_depth"],
             "match": all(point[k] == sim[k] for k in keys),
             "replay_blocks_read": point["blocks_read"], "simulated_blocks_read": sim["blocks_read"],
