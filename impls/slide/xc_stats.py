@@ -238,28 +238,29 @@ def _holds(value: float, op: str, bound) -> bool:
     return bound[0] <= value <= bound[1]
 
 
-def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample: bool = False) -> list[dict[str, Any]]:
+def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample: bool = False,
+          test_split: bool = False) -> list[dict[str, Any]]:
     """Rows ``{name, measured, published, tolerance, ok, note}``: the counts (``ok`` None: a
     scaled profile may change them; ``note`` says kept or the ratio), the published means
     within :data:`MEAN_TOLERANCE` (``ok`` None without ``judge_means``: a set only guessed to
-    be ``like``'s kind, or a ``subsample`` of it, is shown beside its means, not judged by them), and the
-    :data:`SHAPE_CHECKS`, which hold for any realistic XC set."""
+    be ``like``'s kind, a ``subsample`` of it or its ``test_split``, is shown beside its means,
+    not judged by them), and the :data:`SHAPE_CHECKS`, which hold for any realistic XC set."""
     pub = PUBLISHED[like]
     rows = []
     for name in COUNTS:
         m = stats.get(name)
-        note = ("kept" if m == pub[name] else "not given" if not m
+        note = ("kept" if m == pub[name] else "not given" if m is None
                 else f"{m - pub[name]:+,} ({m / pub[name]:.3g}x)" if round(m / pub[name], 2) == 1
                 else f"scaled x{m / pub[name]:.3g}")
-        rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": "count", "ok": None,
-                     "note": note})
+        rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": "count", "ok": None, "note": note})
     for name, tol in MEAN_TOLERANCE.items():
         m = stats[name]
         note = (f"{FEATURE_DENSITY[like]:.3%} of the real set's {pub['features']:,} features ({DENSITY_SOURCE})"
                 if name == "nnz_per_point" and like in FEATURE_DENSITY else "")
         ok = abs(m - pub[name]) <= tol * pub[name] if judge_means else None
         if not judge_means:
-            note = (f"not judged: a subsample's means are not {like}'s (--like to judge)" if subsample
+            note = ("not judged: the test split's mean; the published one is the training split's" if test_split
+                    else f"not judged: a subsample's means are not {like}'s (--like to judge)" if subsample
                     else f"not judged: {like} is only the nearest shape (--like to judge)")
         rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": f"±{tol:.0%}",
                      "ok": ok, "note": note})
@@ -286,11 +287,14 @@ def _fmt(v) -> str:
 
 
 def format_table(rows: list[dict[str, Any]], like: str, extra: dict[str, Any] | None = None,
-                 guessed: bool = False, subsample: bool = False) -> str:
+                 guessed: bool = False, subsample: bool = False, test_split: bool = False) -> str:
     how = (" (guessed: the published set nearest in features and labels; pass --like to judge a set "
            "against it)" if guessed else
-           " (a subsample: its header has the set's features and labels but not its training split's point count, "
-           "so its means are shown beside the set's, not judged; pass --like to judge them)" if subsample else "")
+           " (the set's test split: its header is the published test split's, so its means, which are the "
+           "training split's in the published table, are shown beside them, not judged)" if test_split and subsample
+           else " (a subsample: its header has the set's features and labels but not its training split's point "
+           "count, so its means are shown beside the set's, not judged; pass --like to judge them)" if subsample
+           else "")
     lines = [f"compared with {like}{how} (counts and label means: {SOURCE}; non-zeros: {DENSITY_SOURCE})",
              f"{'statistic':30s} {'measured':>12s} {'published':>12s}  {'tolerance':16s} {'ok':4s} note"]
     for r in rows:
@@ -348,14 +352,14 @@ def load(source: str, test: str | None = None, profile: str | None = None,
     return tr, te, like, like is not None and not _is_whole_set(source, like)
 
 
-def _is_whole_set(source: str, like: str) -> bool:
-    """Whether the training file's header is the published set ``like``'s whole training split
-    (its point count as published), not a subsample with its features and labels. Only the
-    training file counts: :func:`measure` takes the means from it alone."""
+def _is_whole_set(source: str, like: str, split: str = "train") -> bool:
+    """Whether the file's header is the published set ``like``'s whole ``split`` (its point
+    count as published), not a subsample with its features and labels. For the means only the
+    training file counts: :func:`measure` takes them from it alone."""
     from impls.slide.data import dataset
 
     try:
-        dataset.check_real_header(source, "train", like)
+        dataset.check_real_header(source, split, like)
     except dataset.RealDataMismatch:
         return False
     return True
@@ -378,13 +382,17 @@ def main(argv: list[str] | None = None) -> int:
     if train.n_points == 0:
         raise cli.UsageError(f"{args.source}: the training split has no points", "FILE_OR_DATASET",
                              "expected a set with at least one point")
+    test_split = subsample and test is None and _is_whole_set(args.source, like, "test")
     subsample = subsample and not args.like      # its means are not the whole set's: shown, not judged
     guessed = not (args.like or like)
     like = args.like or like or guess_like(train.n_features, train.n_labels)
     stats = measure(train, test, seed=args.seed)
-    rows = check(stats, like, judge_means=not (guessed or subsample), subsample=subsample)
+    if test_split:      # the set's whole test split given alone: its points are the test points
+        stats["test_points"], stats["train_points"] = stats["train_points"], None
+    rows = check(stats, like, judge_means=not (guessed or subsample), subsample=subsample,
+                 test_split=test_split and subsample)
     extra = {k: v for k, v in stats.items() if k not in {r["name"] for r in rows}}
-    print(format_table(rows, like, extra, guessed, subsample))
+    print(format_table(rows, like, extra, guessed, subsample, test_split))
     return 0 if all(r["ok"] is not False for r in rows) else 1
 
 

@@ -66,6 +66,18 @@ def test_a_file_with_a_real_header_but_other_contents_is_not_called_real(files, 
         dataset.real_pair(fake, files[1])
 
 
+def test_a_real_header_with_the_labels_right_but_far_too_few_features_is_not_called_real(
+        files, tiny_published, tmp_path):
+    """The published labels per point, but one feature a point against 2.17: not the set."""
+    lines = files[0].read_text().splitlines()
+    labels = [line.split(" ", 1)[0] if not line.startswith(" ") else "" for line in lines[1:]]
+    fake = tmp_path / "sparse_train.txt"
+    fake.write_text("\n".join([lines[0]] + [f"{l} 3:1.0" for l in labels]) + "\n")
+    with pytest.raises(dataset.RealDataMismatch, match=r"contents are not \(nnz per point 1.00, published 2.17\)"):
+        dataset.real_pair(fake, files[1])
+    assert dataset.real_pair(*files)[2]["real"]          # the set's own file: within the tolerance
+
+
 def test_own_files_are_recorded_by_absolute_path_and_checksum(files, tmp_path, monkeypatch):
     monkeypatch.chdir(files[0].parent)
     info = dataset.files_info(files[0].name, files[1].name)
@@ -315,3 +327,24 @@ def test_xc_stats_shows_a_subsample_of_a_real_set_without_judging_its_means(file
     xc_stats.main([str(files[0]), "--test", str(part)])
     out = capsys.readouterr().out
     assert "subsample" not in out and "not judged" not in out, out
+
+
+def test_xc_stats_names_a_real_sets_whole_test_split_as_such(files, tiny_published, tmp_path, monkeypatch,
+                                                            capsys):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    xc_stats.main([str(files[1])])
+    out = capsys.readouterr().out
+    assert "the set's test split" in out and "a subsample" not in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:] if line.split()}
+    assert rows["test_points"][1] == "3" and "kept" in rows["test_points"]
+    assert rows["train_points"][1] == "-" and "not given" in " ".join(rows["train_points"])
+
+
+def test_xc_stats_says_a_test_file_of_no_points_has_none_not_that_none_was_given(files, tmp_path, monkeypatch,
+                                                                                capsys):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    empty = tmp_path / "empty_test.txt"
+    empty.write_text("0 20 8\n")
+    xc_stats.main([str(files[0]), "--test", str(empty), "--allow-empty-labels"])
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("test_points"))
+    assert "not given" not in row and row.split()[1] == "0"

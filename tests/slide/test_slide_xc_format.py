@@ -72,3 +72,18 @@ def test_cache_is_used_and_keyed_by_content(tmp_path):
     path.write_text(GOOD.replace("7:.25", "7:.5"))
     third = from_file(path)  # default cache dir (DLSYSBENCH_CACHE), file changed -> re-parsed
     assert third.values[-1] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("stem", ["a" * 240, "数据" * 38])
+def test_a_file_with_a_long_name_is_parsed_and_cached(tmp_path, stem):
+    """The cache file is named after the source's stem; a long stem must not push that name
+    past the file system's 255 bytes (the source itself is a legal name)."""
+    from impls.slide.data.xc_format import read_xc_cached
+
+    source = tmp_path / f"{stem}_train.txt"
+    source.write_text("2 4 3\n0 1:0.5\n1,2 3:1.0\n")
+    arrays = read_xc_cached(source, cache_dir=tmp_path / "cache")
+    assert arrays["indptr"].tolist() == [0, 1, 2]
+    cached = list((tmp_path / "cache").glob("*.npz"))
+    assert len(cached) == 1 and len(cached[0].name.encode()) <= 255
+    assert read_xc_cached(source, cache_dir=tmp_path / "cache")["indptr"].tolist() == [0, 1, 2]

@@ -217,7 +217,10 @@ def _cache_path(path: Path, allow_empty_labels: bool, cache_dir: Path | None) ->
     if cache_dir is None:
         from impls.harness import paths
         cache_dir = paths.cache_dir() / "xc-parsed"
-    return Path(cache_dir) / f"{path.stem}-{key}.npz"
+    # the stem only names the file for a reader: cut to 100 bytes, since a long name (240
+    # bytes, or 80 characters of CJK) plus the key passes the file system's 255-byte limit
+    stem = path.stem.encode("utf-8", "surrogateescape")[:100].decode("utf-8", "ignore")
+    return Path(cache_dir) / f"{stem}-{key}.npz"
 
 
 def read_xc_cached(path: str | Path, allow_empty_labels: bool = False,
