@@ -105,3 +105,75 @@ def test_an_iteration_on_a_stream_never_ends_after_its_timer_was_read():
     first = {e["job_id"]: e for e in ex.iteration_log[:2]}
     assert first[0]["end_s"] == pytest.approx(0.15) and first[1]["end_s"] == pytest.approx(0.10)
     assert max(e["end_s"] for e in ex.iteration_log) == pytest.approx(0.30) == res["makespan_s"]
+
+
+class QueuedStream:
+    """A stream that runs what is launched on it in launch order: ``tail`` is when it is free."""
+
+    def __init__(self):
+        self.tail = 0.0
+
+
+class QueuingDevice(StreamedDevice):
+    """Streams that queue: an iteration launched on a busy stream starts when the stream is free,
+    and its timer's start event fires then (so the timer reports only its own device time)."""
+
+    def __init__(self, clock):
+        super().__init__(clock)
+        self.stream = None
+
+    def new_lane(self):
+        return QueuedStream()
+
+    @contextlib.contextmanager
+    def lane_context(self, lane):
+        previous, self.stream = self.stream, lane
+        try:
+            yield
+        finally:
+            self.stream = previous
+
+    def timer(self, lane=None):
+        device, stream = self, lane
+
+        class Timer:
+            def start(self):
+                self.t0 = max(device.clock(), stream.tail)
+
+            def stop(self):
+                self.end = stream.tail
+
+            def elapsed_ms(self):
+                device.clock.t = max(device.clock.t, self.end)
+                return (self.end - self.t0) * 1e3
+
+        return Timer()
+
+
+class QueuedJob(LaunchedJob):
+    def step(self):
+        stream = self.device.stream
+        stream.tail = max(self.device.clock(), stream.tail) + self.seconds
+
+
+def test_jobs_sharing_a_lanes_stream_end_one_after_another():
+    """Two jobs in one lane share its stream: the GPU runs the second after the first, so the
+    second's iterations end a lane-mate's iteration later than its launch plus its own time."""
+    from impls.salus.memory.lane_executor import LaneExecutor
+    from impls.salus.memory.utilisation import busy_timeline
+
+    clock = FakeClock()
+    device = QueuingDevice(clock)
+    memory = {"w0": {"persistent_bytes": 0, "ephemeral_bytes": 10},
+              "w1": {"persistent_bytes": 0, "ephemeral_bytes": 10}}
+    ex = LaneExecutor("pack", device, capacity_bytes=10, memory=memory, rule="shared-first", cuda=object(),
+                      clock=clock, sleep=clock.sleep, log_iterations=True)
+    res = ex.run([Submission(QueuedJob(device, 0, 0.010, 3), peak_bytes=10, job_id=0, workload="w0"),
+                  Submission(QueuedJob(device, 1, 0.010, 3), peak_bytes=10, job_id=1, workload="w1")])
+    assert res["lanes"]["max_open"] == 1
+    finish = {j["job_id"]: j["finish_s"] for j in res["jobs"]}
+    assert finish[0] == pytest.approx(0.05) and finish[1] == pytest.approx(0.06)
+    assert res["makespan_s"] == pytest.approx(0.06)
+    intervals = sorted((e["start_s"], e["end_s"]) for e in ex.iteration_log)
+    assert all(a[1] <= b[0] + 1e-12 for a, b in zip(intervals, intervals[1:]))     # never two at once
+    assert busy_timeline(intervals, res["makespan_s"], 5)["busy_mean"] == pytest.approx(1.0)

@@ -2,16 +2,14 @@
 
 :class:`Executor` keeps the model, optimizer state and data of every admitted job
 on the device at once and, at every iteration boundary, asks its policy which job
-(or, for PACK, which jobs) runs next. Switching jobs copies nothing: it is a
-different ``job.step()`` call.
+(or, for PACK, which jobs) runs next. Switching jobs copies nothing: it is another ``job.step()``.
 
 Admission: jobs arrive (``Submission.arrival``, seconds after the run starts) and
 are admitted in arrival order while the sum of admitted jobs' measured peak bytes
 stays within ``memory_budget_bytes`` (head-of-line: a job that does not fit waits,
 and the jobs behind it wait too). A job that could not be admitted even on an empty
 device (:meth:`Executor._never_fits`: its peak alone exceeds the budget; under lanes,
-no lane could ever hold it) fails at once, alone. The lane manager of the lanes issue
-replaces this sum.
+no lane could ever hold it) fails at once, alone. Under lanes the lane manager replaces the sum.
 
 Failures: an exception from a job's iteration (a CUDA ``OutOfMemoryError`` or any
 other) marks that job failed with the error, drops its tensors, frees the memory
@@ -21,8 +19,9 @@ Timing: each iteration is timed by the device's timer (CUDA events synchronised 
 the iteration boundary; wall clock on CPU). JCTs are host wall-clock seconds. An
 iteration ends (its log entry's ``end_s``, and its job's finish when it is the last) at
 its own end, not at its round's: when the host returns from it (one at a time, or on a
-host thread), or, for PACK's iterations on CUDA streams, at its host start plus its
-device time, never later than the moment the executor read its timer.
+host thread), or, for PACK's iterations on CUDA streams, at its device start (its host
+start, or the end of the iteration before it on its stream: a lane's jobs share one) plus
+its device time, never later than the moment the executor read its timer.
 """
 from __future__ import annotations
 
@@ -102,7 +101,7 @@ class Executor:
     """Run submissions under ``policy`` on ``device`` (``"cpu"``, ``"cuda"`` or a device object).
 
     ``clock``/``sleep`` are injectable (host seconds) for tests; ``log_iterations``
-    keeps one entry per iteration (job, host start/end, device ms) for the
+    keeps one entry per iteration (job, start/end, device ms) for the
     switching-latency measurement. ``host_workers`` > 1 lets a concurrent policy
     (PACK) run the chosen jobs of different lanes at once on a device without
     streams (the CPU): each lane's iterations go to one of that many host threads,
@@ -218,8 +217,13 @@ class Executor:
                 self._complete(record, timer, host_start)
             else:
                 launched.append((record, timer, host_start))
-        for record, timer, host_start in launched:   # each at its own iteration's end, not at the round's
-            self._complete(record, timer, host_start, on_stream=True)
+        # each at its own end; a stream runs its jobs (a lane's) in launch order
+        stream_free: dict[int | None, float] = {}
+        for record, timer, host_start in launched:
+            stream = None if record.lane is None else id(record.lane)
+            end = self._complete(record, timer, host_start, on_stream=True, after=stream_free.get(stream))
+            if end is not None:
+                stream_free[stream] = end
 
     def _step(self, record: JobRecord) -> tuple[JobRecord, Any, float, float, Exception | None]:
         """Launch one iteration of ``record``'s job in its lane; (record, its timer, host
@@ -264,34 +268,37 @@ class Executor:
             self._pool = None
 
     def _complete(self, record: JobRecord, timer, host_start: float, host_end: float | None = None,
-                  on_stream: bool = False) -> None:
-        """Count one finished iteration of ``record`` that started at ``host_start`` (run seconds).
+                  on_stream: bool = False, after: float | None = None) -> float | None:
+        """Count one finished iteration of ``record`` that started at ``host_start`` (run seconds);
+        return its end (run seconds), or None when reading its timer failed the job.
 
-        Its end, in run seconds: ``host_end`` when given (its host return); else, with
-        ``on_stream`` (launched on a stream beside other lanes' iterations),
-        ``min(now, host_start + device ms / 1e3)``, since the executor may read its timer
-        only after a longer iteration of another lane; else now, after its timer is read.
-        The end is never before ``host_start`` (device ms >= 0) and never after now.
+        Its end: ``host_end`` when given (its host return); else, with ``on_stream``
+        (launched on a stream beside other lanes' iterations), ``min(now, max(host_start,
+        after) + device ms / 1e3)``, since the executor may read its timer only after a
+        longer iteration of another lane, and the device starts it only once the iteration
+        launched before it on the same stream has ended (``after``, None when none was);
+        else now, after its timer is read. The end is never before ``host_start`` (device
+        ms >= 0) and never after now. The iteration log's start is when the device began it.
         """
         try:
             ms = timer.elapsed_ms()  # CUDA: waits for the iteration's end event
         except Exception as err:  # noqa: BLE001 - asynchronous CUDA errors surface here
             self._fail(record, err, self.clock() - self._t0)
-            return
-        if host_end is not None:
-            now = host_end
-        else:
-            now = self.clock() - self._t0
-            if on_stream:
-                now = min(now, host_start + ms / 1e3)
+            return None
+        device_start, now = host_start, host_end if host_end is not None else self.clock() - self._t0
+        if host_end is None and on_stream:
+            device_start = max(host_start, after if after is not None else host_start)
+            now = min(now, device_start + ms / 1e3)
+            device_start = min(device_start, now)
         record.iterations_done += 1
         record.device_ms_used += ms
         if record.started_at is None:
             record.started_at = host_start
         if self.log_iterations:
-            self.iteration_log.append({"job_id": record.job_id, "start_s": host_start, "end_s": now, "device_ms": ms})
+            self.iteration_log.append({"job_id": record.job_id, "start_s": device_start, "end_s": now, "device_ms": ms})
         if record.iterations_done >= record.total_iterations:
             self._finish(record, now)
+        return now
 
     # ------------------------------------------------------------ the loop
 
