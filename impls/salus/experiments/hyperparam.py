@@ -26,6 +26,7 @@ from impls.salus.memory.memory_profile import profile_memory
 from impls.salus.memory.utilisation import (CpuSampler, NvmlSampler, busy_timeline, cpu_sampler_available,
                                            nvml_unavailable_reason, nvml_uuid_of_cuda_device)
 from impls.salus.core.workloads import build_job
+from impls.salus.experiments.names import checked_names
 
 PAPER_HYPERPARAM_RATIO = 2.38  # Salus abstract: 2.38x better GPU utilisation for hyper-parameter tuning
 
@@ -106,6 +107,7 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     """
     from impls.salus.core.devices import torch_threads
 
+    sizes = checked_names(sizes, "salus_hyperparam")
     dev = get_device(device)
     names = list(sizes["workloads"])
     lo, hi = sizes.get("lr", [1e-4, 1e-1])

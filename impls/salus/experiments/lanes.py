@@ -18,6 +18,7 @@ from typing import Any
 from impls.harness import profiles as profile_tables
 from impls.salus.memory import lane_sim
 from impls.salus.core.devices import get_device
+from impls.salus.experiments.names import checked_names
 from impls.salus.memory.memory_profile import profile_memory
 
 
@@ -31,7 +32,7 @@ def lanes_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu"
     """
     from impls.salus.core.devices import torch_threads
 
-    sizes = dict(sizes or profile_tables.sizes("salus_lanes"))
+    sizes = checked_names(sizes or profile_tables.sizes("salus_lanes"), "salus_lanes")
     dev = get_device(device)
     with torch_threads(sizes.get("threads")) as threads:
         memory = profile_memory(sizes["workloads"], dev, iterations=int(sizes.get("profile_iterations", 3)),

@@ -29,6 +29,7 @@ from impls.salus.core.simulator import simulate
 from impls.salus.core.switching import switching_latency
 from impls.salus.core.traces import offered_load, poisson_trace
 from impls.salus.core.workloads import build_job
+from impls.salus.experiments.names import checked_names
 
 __all__ = ["PAPER_SRTF_OVER_FIFO", "bracketed_iteration_ms", "executor_overhead", "overhead_experiment",
            "policy_experiment", "profile_workloads", "run_trace", "salus_sizes", "switching_experiment",
@@ -240,7 +241,7 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     ``real_difference`` = |repeat - first| / first of the real average JCT: how far this
     machine reproduces its own run, the floor under what a profile can predict.
     """
-    sizes = dict(sizes or salus_sizes("salus_policies"))
+    sizes = checked_names(sizes or salus_sizes("salus_policies"), "salus_policies")
     repeat_policy = sizes.get("repeat_policy") or None
     if repeat_policy and repeat_policy not in sizes["policies"]:
         raise ValueError(f"repeat_policy {repeat_policy!r} is not one of the policies {sizes['policies']}")
@@ -391,7 +392,7 @@ def switching_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "
     in seconds the in-process switch p99, the to-disk p50 and the process-restart p50
     (the claims' "sub-second" vs "second-scale" switching).
     """
-    sizes = dict(sizes or salus_sizes("salus_switching"))
+    sizes = checked_names(sizes or salus_sizes("salus_switching"), "salus_switching")
     before = _load_note()
     with torch_threads(sizes.get("threads")):
         out = switching_latency(device, sizes["workloads"], int(sizes["repeats"]),
@@ -423,7 +424,7 @@ def switching_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "
 def overhead_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu",
                         progress: bool | None = None) -> dict:
     """:func:`executor_overhead` under ``sizes`` (keys: workloads, iterations, blocks, threads)."""
-    sizes = dict(sizes or salus_sizes("salus_overhead"))
+    sizes = checked_names(sizes or salus_sizes("salus_overhead"), "salus_overhead")
     return executor_overhead(sizes["workloads"], int(sizes["iterations"]), int(sizes["blocks"]), device,
                              sizes.get("threads"))
 
