@@ -458,3 +458,22 @@ def test_a_boundary_arrival_after_thousands_of_iterations_is_noticed_there(polic
     assert late["jct_s"] == pytest.approx(early["jct_s"], abs=1e-6)
     if policy == "fair":
         assert early["jct_s"] == pytest.approx(0.0005)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_fair_ties_in_decimal_milliseconds_fall_to_arrival_and_id(fast):
+    """2 x 2.1 ms and 6 x 0.7 ms are the same device time; as float sums 0.7+0.7+0.7 is below
+    2.1, which let job 1 keep the device past a tie job 0 should have won."""
+    trace = [{"job_id": 0, "workload": "b", "arrival_s": 0.0, "iterations": 2},
+             {"job_id": 1, "workload": "a", "arrival_s": 0.0, "iterations": 5}]
+    for ms, ends in (({"a": 1.0, "b": 3.0}, (9.0, 11.0)), ({"a": 0.7, "b": 2.1}, (6.3, 7.7))):
+        finish = {j["job_id"]: j["finish_s"] for j in simulate(trace, "fair", ms, fast=fast)["jobs"]}
+        assert (finish[0], finish[1]) == pytest.approx((ends[0] / 1e3, ends[1] / 1e3))   # one schedule
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_srtf_ties_in_decimal_milliseconds_fall_to_arrival_and_id(fast):
+    trace = [{"job_id": 0, "workload": "b", "arrival_s": 0.0, "iterations": 1},
+             {"job_id": 1, "workload": "a", "arrival_s": 0.0, "iterations": 3}]     # 2.1 ms each
+    jobs = {j["job_id"]: j for j in simulate(trace, "srtf", {"a": 0.7, "b": 2.1}, fast=fast)["jobs"]}
+    assert jobs[0]["start_s"] == 0.0 and jobs[1]["start_s"] == pytest.approx(0.0021)

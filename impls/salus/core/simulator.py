@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
 
 TICKS_PER_S = 10 ** 12       # the clock counts whole picoseconds
+TICKS_PER_MS = 10 ** 9
 
 
 def _ticks(seconds: float) -> int:
@@ -55,7 +56,8 @@ class SimJob:
     peak_bytes: int = 0
     warm_ms: float = 0.0     # an iteration right after one of its own (0: iteration_ms)
     iterations_done: int = 0
-    device_ms_used: float = 0.0
+    device_ms_used: float = 0.0   # ``device_ticks_used`` in ms: equal tick sums give equal floats
+    device_ticks_used: int = 0
     admitted_at: float | None = None
     started_at: float | None = None
     finished_at: float | None = None
@@ -69,8 +71,22 @@ class SimJob:
         self.iteration_ticks = _ms_ticks(self.iteration_ms)
         self.warm_ticks = _ms_ticks(self.warm_ms) if self.warm_ms else 0
 
+    def use(self, ticks: int) -> None:
+        """Add ``ticks`` of device time (whole picoseconds, summed exactly; FAIR ranks by it)."""
+        self.device_ticks_used += ticks
+        self.device_ms_used = self.device_ticks_used / TICKS_PER_MS
+
+    @property
+    def exact_remaining_ms(self) -> float:
+        """:attr:`iteration_ms_estimate` x iterations left, from the exact tick sum in one
+        rounding (SRTF ranks by it: two jobs with the same remaining time tie exactly)."""
+        left = self.remaining_iterations
+        done = self.iterations_done
+        return (self.device_ticks_used * left / done if done else self.iteration_ticks * left) / TICKS_PER_MS
+
     def cost_ticks(self, previous: "SimJob | None") -> int:
-        """:meth:`cost_ms` on the clock."""
+        """One iteration on the clock after the device ran ``previous``'s: the warm time right
+        after one of its own, where given."""
         return self.warm_ticks if previous is self and self.warm_ticks else self.iteration_ticks
 
     def seconds(self, ticks: int) -> float:
@@ -88,9 +104,6 @@ class SimJob:
         (ms), or its iteration time before it has run one."""
         return self.device_ms_used / self.iterations_done if self.iterations_done else self.iteration_ms
 
-    def cost_ms(self, previous: "SimJob | None") -> float:
-        """One iteration's ms after the device ran ``previous``'s."""
-        return self.warm_ms if previous is self and self.warm_ms else self.iteration_ms
 
 
 def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int]) -> None:
@@ -185,19 +198,18 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
         if chunkable or (policy.concurrent and fast and len(chosen) == 1):
             # the job back to back: its first iteration after ``last``'s, the others warm
             job = chosen[0]
-            first, rest = job.cost_ms(last), job.cost_ms(job)
             first_ticks, rest_ticks = job.cost_ticks(last), job.cost_ticks(job)
             k = job.remaining_iterations
             if pending:  # stop at the first boundary at or after the next arrival
                 gap = pending[-1].arrival_ticks - t
                 k = min(k, 1 if gap <= first_ticks else 1 + -(-(gap - first_ticks) // rest_ticks))
             if isinstance(policy, SRTF):
-                k = srtf_lead(job, [j for j in active if j is not job], first, rest, k)
+                k = srtf_lead(job, [j for j in active if j is not job], first_ticks, rest_ticks, k)
             if job.started_at is None:
                 job.started_at = job.seconds(t)
             t += first_ticks + (k - 1) * rest_ticks
             job.iterations_done += k
-            job.device_ms_used += first + (k - 1) * rest
+            job.use(first_ticks + (k - 1) * rest_ticks)
             iterations += k
             last = job
             if job.remaining_iterations <= 0:
@@ -212,10 +224,11 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                 _, arrival, job_id, job = heapq.heappop(heap)
                 if job.started_at is None:
                     job.started_at = job.seconds(t)
-                ms = job.cost_ms(last)
-                t += job.cost_ticks(last)
+                ticks = job.cost_ticks(last)
+                t += ticks
                 last = job
-                job.device_ms_used += ms
+                job.device_ticks_used += ticks          # job.use(ticks), inline: the hot loop
+                job.device_ms_used = job.device_ticks_used / TICKS_PER_MS
                 job.iterations_done += 1
                 iterations += 1
                 if job.remaining_iterations <= 0:
@@ -232,7 +245,6 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             durations = [j.iteration_ticks for j in chosen]
             round_ticks = sum(durations) if pack == "interleave" else max(durations)
             rounds = min(j.remaining_iterations for j in chosen)
-            shift_ms = chosen[0].cost_ms(last) - chosen[0].iteration_ms
             shift = chosen[0].cost_ticks(last) - durations[0]
             if pending:
                 gap = pending[-1].arrival_ticks - t - shift
@@ -244,7 +256,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                     job.started_at = job.seconds(t + offset + (shift if i else 0) if pack == "interleave" else t)
                 offset += d
                 job.iterations_done += rounds
-                job.device_ms_used += rounds * job.iteration_ms + (shift_ms if i == 0 else 0.0)
+                job.use(rounds * d + (shift if i == 0 else 0))
                 iterations += rounds
                 if job.remaining_iterations <= 0:
                     finish(job, last_start + (offset if pack == "interleave" else d))
@@ -256,7 +268,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
         for job in chosen:
             if job.started_at is None:
                 job.started_at = job.seconds(t if pack == "interleave" else start)
-            ms, ticks = job.cost_ms(last), job.cost_ticks(last)
+            ticks = job.cost_ticks(last)
             last = job
             if pack == "interleave":
                 t += ticks
@@ -264,7 +276,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             else:
                 end = start + ticks
             job.iterations_done += 1
-            job.device_ms_used += ms
+            job.use(ticks)
             iterations += 1
             ends.append((job, end))
         if pack == "concurrent":
@@ -276,27 +288,27 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     return summarize(policy.name, jobs, iterations)
 
 
-def srtf_lead(job: SimJob, others: Sequence[SimJob], first_ms: float, rest_ms: float, limit: int) -> int:
+def srtf_lead(job: SimJob, others: Sequence[SimJob], first_ticks: int, rest_ticks: int, limit: int) -> int:
     """How many iterations in a row ``job``, SRTF's pick now, keeps the device (1 to ``limit``).
 
-    Its first iteration costs ``first_ms``, the rest ``rest_ms``. While it runs only its own
-    remaining time moves (the others' are constant until the next arrival), and SRTF picks
-    again after each iteration with the same key as :class:`~impls.salus.core.policies.SRTF`.
-    Once its mean iteration time is at or above ``rest_ms``, its remaining time only falls,
-    so it keeps the device; below, it can rise, and iterations are checked one by one until
-    even ``rest_ms`` x the iterations left is below the best other.
+    Its first iteration costs ``first_ticks``, the rest ``rest_ticks`` (whole picoseconds).
+    While it runs only its own remaining time moves (the others' are constant until the
+    next arrival), and SRTF picks again after each iteration with the same key as
+    :class:`~impls.salus.core.policies.SRTF` (:attr:`SimJob.exact_remaining_ms`, computed
+    here the same way). Once its mean iteration time is at or above ``rest_ticks``, its
+    remaining time only falls, so it keeps the device; below, it can rise, and iterations
+    are checked one by one until even ``rest_ticks`` x the iterations left is below the best other.
     """
     if limit <= 1 or not others:
         return max(1, limit)
     best = min((remaining_ms(o), o.arrival, o.job_id) for o in others)
-    used, done, left = job.device_ms_used + first_ms, job.iterations_done + 1, job.remaining_iterations - 1
+    used, done, left = job.device_ticks_used + first_ticks, job.iterations_done + 1, job.remaining_iterations - 1
     for ran in range(1, limit):
-        mean = used / done
-        if (mean * left, job.arrival, job.job_id) > best:
+        if (used * left / done / TICKS_PER_MS, job.arrival, job.job_id) > best:
             return ran
-        if rest_ms <= mean or rest_ms * left < best[0]:
+        if rest_ticks * done <= used or rest_ticks * left / TICKS_PER_MS < best[0]:
             return limit
-        used, done, left = used + rest_ms, done + 1, left - 1
+        used, done, left = used + rest_ticks, done + 1, left - 1
     return limit
 
 
