@@ -1,9 +1,9 @@
 """The prepared device check for a session that is lent a GPU (issue 7, "GPU").
 
 ``python -m impls.salus.gpu_check [--out FILE]`` runs, on ``cuda``: switching
-latency for three workloads (all four methods) and one short policy run (FIFO and
-SRTF on a small trace, real + simulated), then prints one JSON object (and writes
-it to ``--out``). Sized to finish in about two minutes on one GPU; nothing here
+latency for three workloads (all four methods), the executor's overhead per iteration,
+and one short policy run (FIFO, SRTF and PACK on a small trace, real + simulated), then
+prints one JSON object (and writes it to ``--out``). Sized to finish in about two minutes on one GPU; nothing here
 runs on a machine without CUDA (it exits 3 with the reason).
 
 ``--part lanes`` (or ``all``, the default) adds the lanes issue's check: memory profiles

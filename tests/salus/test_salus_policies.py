@@ -477,3 +477,30 @@ def test_srtf_ties_in_decimal_milliseconds_fall_to_arrival_and_id(fast):
              {"job_id": 1, "workload": "a", "arrival_s": 0.0, "iterations": 3}]     # 2.1 ms each
     jobs = {j["job_id"]: j for j in simulate(trace, "srtf", {"a": 0.7, "b": 2.1}, fast=fast)["jobs"]}
     assert jobs[0]["start_s"] == 0.0 and jobs[1]["start_s"] == pytest.approx(0.0021)
+
+
+def test_a_submission_of_zero_iterations_finishes_at_admission_as_in_the_simulator():
+    class Clock:
+        t = 0.0
+
+        def __call__(self):
+            return self.t
+
+        def sleep(self, seconds):
+            self.t += seconds
+
+    clock = Clock()
+
+    class Job:
+        job_id, workload, total_iterations = 0, "w", 5
+
+        def step(self):
+            clock.t += 0.01
+
+    run = Executor("fifo", "cpu", clock=clock, sleep=clock.sleep).run(
+        [Submission(Job(), iterations=0, job_id=0, workload="w")])
+    sim = simulate([{"job_id": 0, "workload": "w", "arrival_s": 0.0, "iterations": 0}], "fifo", {"w": 10.0})
+    keys = ("iterations", "iterations_done", "finish_s")
+    assert {k: run["jobs"][0][k] for k in keys} == {k: sim["jobs"][0][k] for k in keys} == dict.fromkeys(keys, 0)
+    unsaid = Executor("fifo", "cpu", clock=clock, sleep=clock.sleep).run([Submission(Job(), job_id=0, workload="w")])
+    assert unsaid["jobs"][0]["iterations_done"] == 5          # no count given: the job's own

@@ -151,7 +151,7 @@ class Executor:
             self._fail(record, err, now)
             return
         record.job = job
-        if record.total_iterations <= 0:
+        if sub.iterations is None and record.total_iterations <= 0:   # a factory's count, known once built
             record.total_iterations = int(getattr(job, "total_iterations", 0))
         if self.device.has_streams and self.policy.concurrent:
             record.lane = self._free_lane()
