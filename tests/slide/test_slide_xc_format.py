@@ -87,3 +87,18 @@ def test_a_file_with_a_long_name_is_parsed_and_cached(tmp_path, stem):
     cached = list((tmp_path / "cache").glob("*.npz"))
     assert len(cached) == 1 and len(cached[0].name.encode()) <= 255
     assert read_xc_cached(source, cache_dir=tmp_path / "cache")["indptr"].tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("content, hint", [
+    ("2 4 3\r0 1:0.5\r1 2:1.0\r".encode(), "lines end in CR alone"),
+    ("2 4 3\n0 1:0.5\n1 2:1.0\n".encode("utf-16"), "looks UTF-16"),
+    ("2 4 3\n0 1:0.5\n1 2:1.0\n".encode("utf-16-le"), "looks UTF-16"),
+])
+def test_a_header_in_another_encoding_or_line_ending_says_which(tmp_path, content, hint):
+    path = tmp_path / "train.txt"
+    path.write_bytes(content)
+    with pytest.raises(XCFormatError, match=hint):
+        read_xc(path)
+    ok = tmp_path / "crlf.txt"
+    ok.write_bytes(b"2 4 3\r\n0 1:0.5\r\n1 2:1.0\r\n")           # CRLF is read as it is
+    assert read_xc(ok)["indptr"].tolist() == [0, 1, 2]

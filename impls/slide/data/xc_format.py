@@ -56,13 +56,19 @@ COMPRESSED = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "a zip archive")
 
 def bad_header_message(path: str | Path, line: bytes) -> str:
     """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
-    compressed file or a byte-order mark."""
+    compressed file, a byte-order mark, UTF-16 text or lines that end in CR alone."""
     got = f"got {line[:80].decode('ascii', 'replace')!r}"
     packed = next((kind for magic, kind in COMPRESSED if line.startswith(magic)), None)
     if packed:
         got = f"the file looks {packed}: decompress it first"
     elif line.startswith(b"\xef\xbb\xbf"):
         got = f"got {line[3:83].decode('ascii', 'replace')!r} after a UTF-8 byte-order mark: remove the mark"
+    elif line.startswith((b"\xff\xfe", b"\xfe\xff")) or line[1:2] == b"\0" or line[:1] == b"\0":
+        got = "the file looks UTF-16 (what Windows calls 'Unicode'): save it as ASCII or UTF-8"
+    elif b"\r" in line.rstrip(b"\r"):
+        first = line.split(b"\r")[0][:80].decode("ascii", "replace")
+        got = (f"got {first!r} and a carriage return inside the line: the file's lines end in CR alone "
+               "(old Mac); convert them to LF")
     return f"{path}:1: expected the header 'N D L' (three non-negative integers), {got}"
 
 
