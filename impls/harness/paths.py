@@ -169,6 +169,29 @@ def resolve_commit(revision: str) -> str | None:
     return found if done.returncode == 0 and found else None
 
 
+def commit_ranks(commits: list[str]) -> dict[str, int] | None:
+    """Each of ``commits`` (full hashes) ranked in git's order, parents before children
+    (``git rev-list --topo-order``), in this checkout; None when git is absent or does not
+    know one of them. Unlike a date, this survives a rebase or a cherry-pick, which keep a
+    commit's author date (the date asv records)."""
+    commits = sorted(set(commits))
+    if not commits or any(not c or c.startswith("-") for c in commits):
+        return None
+    try:
+        known = subprocess.run(["git", "cat-file", "--batch-check"], input="\n".join(commits) + "\n",
+                               cwd=repo_root(), capture_output=True, text=True, timeout=30)
+        if known.returncode != 0 or "missing" in known.stdout:
+            return None
+        done = subprocess.run(["git", "rev-list", "--topo-order", "--reverse", *commits],
+                              cwd=repo_root(), capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError, RuntimeError):
+        return None
+    if done.returncode != 0:
+        return None
+    order = {c: i for i, c in enumerate(done.stdout.split())}
+    return {c: order[c] for c in commits} if all(c in order for c in commits) else None
+
+
 def uncommitted_code() -> list[str]:
     """The tracked files under ``impls/`` and ``benchmarks/`` whose working copy differs from
     the commit (what a run measures beyond :func:`git_commit`); [] when clean or git is absent."""

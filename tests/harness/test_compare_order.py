@@ -121,6 +121,67 @@ def test_a_thresholds_file_with_a_number_too_large_is_refused(tmp_path):
 
 
 def test_an_undated_run_sorts_first(tmp_path):
-    path = write_run(tmp_path / "r", HEAD, 300, base_values())
-    _edited(path, lambda d: d.update(date=None))
-    assert runs.read_run(path, MACHINE).date == 0.0
+    results = tmp_path / ".asv" / "results"
+    write_run(results / MACHINE, BASE, 500, base_values())                   # dated, but ran last
+    undated = write_run(results / MACHINE, HEAD, 300, base_values())
+    _edited(undated, lambda d: d.update(date=None))
+    assert runs.read_run(undated, MACHINE).date == 0.0
+    assert [r.commit for r in runs.stored_runs(results, MACHINE)] == [HEAD, BASE]
+
+
+def _git(repo, *args, date=None):
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    if date:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_commits_are_ranked_by_git_history_not_by_their_dates(tmp_path, monkeypatch):
+    """A rebased child keeps its author date, older than its new parent's: git's order says
+    which comes first; a commit git does not know gives no ranks at all."""
+    from impls.harness import paths
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "parent", date="2026-12-02T00:00:00")
+    parent = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "child", date="2026-12-01T00:00:00")  # older date
+    child = _git(repo, "rev-parse", "HEAD")
+    monkeypatch.setattr(paths, "repo_root", lambda: repo)
+    ranks = paths.commit_ranks([child, parent])
+    assert ranks[parent] < ranks[child]
+    assert paths.commit_ranks([child, "f" * 40]) is None
+
+
+def test_the_default_pair_follows_git_history_when_dates_disagree(monkeypatch, tmp_path):
+    import importlib.util
+
+    from impls.harness import paths
+
+    spec = importlib.util.spec_from_file_location("compare_script", paths.repo_root() / "scripts" / "compare.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    parent = runs.StoredRun(tmp_path / "p.json", MACHINE, BASE, "env", "20261202T000000", date=2e12)
+    child = runs.StoredRun(tmp_path / "c.json", MACHINE, HEAD, "env", "20261203T000000", date=1e12)
+    stored = sorted([parent, child], key=lambda r: (r.date, r.started, r.commit))     # child first by date
+    monkeypatch.setattr(script.paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1})
+    assert script.pick_runs(stored, None, None, MACHINE) == (parent, child)
+    monkeypatch.setattr(script.paths, "commit_ranks", lambda commits: None)          # git cannot tell: dates
+    assert script.pick_runs(stored, None, None, MACHINE) == (child, parent)
+
+
+def test_an_absolute_point_that_repeated_exactly_is_floored_while_a_sibling_moved():
+    scales = {"b.Switch.track_ms": noise.ABSOLUTE}
+    first = _frame({"zero": 0.0, "alone": 5.0, "p": 400.0, "q": 500.0})
+    second = _frame({"zero": 0.0, "alone": 5.0, "p": 440.0, "q": 600.0})    # p moved 10%, q 20%
+    measured = noise.measure_noise(MACHINE, {"c": [first, second]}, scales=scales)
+    # no point of its size moved: the moved points' spread relative to their largest value, at its size
+    relative = (40 / 440 + 100 / 600) / 2
+    assert measured.get("b.Switch.track_ms", "alone").threshold == pytest.approx(noise.FACTOR * relative * 5.0)
+    # it read 0: the moved points' median spread
+    assert measured.get("b.Switch.track_ms", "zero").threshold == pytest.approx(noise.FACTOR * 70.0)

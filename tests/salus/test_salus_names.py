@@ -6,16 +6,21 @@ import pytest
 from impls.salus.experiments.names import checked_names
 
 
-def test_policy_names_are_read_in_lower_case():
-    out = checked_names({"policies": ["FIFO", "Srtf"], "repeat_policy": "FIFO", "mix": ["mlp_b64"]}, "t")
-    assert out["policies"] == ["fifo", "srtf"] and out["repeat_policy"] == "fifo"
-    assert checked_names({"repeat_policy": ""}, "t")["repeat_policy"] == ""
+def test_known_names_pass_and_absent_keys_are_not_checked():
+    sizes = {"policies": ["fifo", "srtf"], "repeat_policy": "fifo", "mix": ["mlp_b64"], "n_jobs": 3}
+    assert checked_names(sizes, "t") == sizes
+    assert checked_names({"repeat_policy": ""}, "t") == {"repeat_policy": ""}
+    assert checked_names({"repeat_policy": None}, "t") == {"repeat_policy": None}     # no repeat
+    assert checked_names({}, "t") == {}
 
 
 @pytest.mark.parametrize("sizes, message", [
     ({"policies": ["fifo", "lifo"]}, r"\[salus_policies\] of impls/profiles.toml: policies: unknown policy 'lifo'"),
     ({"repeat_policy": "lifo"}, "repeat_policy: unknown policy 'lifo'; known: fifo"),
-    ({"policies": ["FIFO", "fifo"]}, "names one policy twice"),
+    ({"policies": ["fifo", "fifo"]}, "names one policy twice"),
+    ({"policies": ["FIFO", "srtf"]}, r"unknown policy 'FIFO' \(names are lower case\)"),
+    ({"policies": "fifo"}, "policies: 'fifo' is not a list of names"),
+    ({"policies": [1]}, r"policies: \[1\] is not a list of names"),
     ({"mix": ["mlp_b64", "nope"]}, "mix: unknown workload 'nope'; known: "),
     ({"workloads": ["nope"]}, "workloads: unknown workload 'nope'"),
     ({"rules": ["salus", "best-fit"]}, "rules: unknown lane rule 'best-fit'; known: salus"),

@@ -25,6 +25,9 @@ near 0 any change is infinite; in the number's unit it can be judged. Such a thr
 "too noisy" only when it is infinite. Its floor is the median spread of the benchmark's
 points of the same size only (largest values within a factor :data:`SAME_SIZE`): a spread
 in milliseconds of a 2-s restart says nothing of a 0.01-ms switch measured beside it.
+Where none of those moved, the floor is the moved points' median spread relative to their
+size, at this point's size; for a point that read 0 in every run, their median spread.
+So no point gets 0 while a sibling moved, as on the relative scale.
 
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
 suite, since it describes a machine, not a run).
@@ -256,9 +259,17 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
 
     def typical(key: tuple[str, str]) -> float:
         siblings = by_benchmark[key[0]]
-        if scale_of(key[0]) == ABSOLUTE:    # spreads in the unit: only points of the same size
-            siblings = [k for k in siblings if comparable(magnitude[k], magnitude[key])]
-        return _median_finite([point_spread[k] for k in siblings])
+        floor = _median_finite([point_spread[k] for k in siblings])
+        if scale_of(key[0]) != ABSOLUTE or floor in (0.0, math.inf):
+            return floor
+        # spreads in the unit: the points of the same size, else the moved points' spreads
+        # relative to their size at this point's size, else (a point that read 0) all of them
+        same = _median_finite([point_spread[k] for k in siblings if comparable(magnitude[k], magnitude[key])])
+        if same > 0 or magnitude[key] == 0:
+            return same if same > 0 else floor
+        relative = [point_spread[k] / magnitude[k] for k in siblings
+                    if point_spread[k] > 0 and 0 < magnitude[k] < math.inf and math.isfinite(point_spread[k])]
+        return statistics.median(relative) * magnitude[key] if relative else floor
 
     thresholds = {
         key: Threshold(key[0], key[1], counts[key], spread,

@@ -42,7 +42,7 @@ class StoredRun:
     env_name: str
     started: str  # UTC time of its latest ``started_at`` (YYYYmmddTHHMMSS); "" when unknown
     recorded_machine: str = ""  # the machine name the file itself records ("" when none)
-    date: float = 0.0  # the commit's date as asv records it (ms since the epoch); 0 when unknown
+    date: float = 0.0  # the commit's author date as asv records it (ms since the epoch); 0 when unknown
 
     @property
     def label(self) -> str:
@@ -110,10 +110,11 @@ def stored_runs(results_dir: Path, machine: str,
                 skipped: list[tuple[Path, str]] | None = None) -> list[StoredRun]:
     """Return every run of ``machine``, oldest first: archived ones and asv's live files.
 
-    Runs are in the order of their commits' dates (as the report orders its history), and
-    the runs of one commit in the order they started. Start times alone would not do: asv
-    measures a range of commits (``asv run A..B``) newest commit first, so the oldest
-    commit's run is the last to start. A live file whose run is already archived (same commit, environment, start) counts once.
+    Runs are in the order of the dates asv records for their commits (the author date, as
+    the report orders its history; a rebase keeps it, so ``make compare`` orders by git's
+    history where it can, :func:`impls.harness.paths.commit_ranks`), and the runs of one
+    commit in the order they started. Start times alone would not do: asv measures a range
+    of commits (``asv run A..B``) newest commit first. A live file whose run is already archived (same commit, environment, start) counts once.
     A file that is not a readable asv result of this format, or that records another
     machine, is not a run: ``(path, why)`` is appended to ``skipped`` when given (a caller
     that picks "the newest" run must not do so past a damaged newer one).

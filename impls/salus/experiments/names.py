@@ -2,7 +2,8 @@
 
 A misspelt name in ``impls/profiles.toml`` would otherwise surface only where it is first
 used, after minutes of runs, without saying which table holds it; and "FIFO" would run as
-FIFO while the FIFO/SRTF ratio, which reads policies by name, silently went missing.
+FIFO while the FIFO/SRTF ratio and the benchmarks, which read policies by their lower-case
+names, silently went missing.
 """
 from __future__ import annotations
 
@@ -14,37 +15,39 @@ WORKLOAD_KEYS = ("mix", "workloads")
 RULE_KEYS = ("rules", "rule")
 
 
+def _listed(value: Any, key: str, where: str, single: bool) -> list[str]:
+    """The names ``value`` holds under ``key``: a list of strings, or for a ``single`` key one
+    string ("" or None: none); ValueError naming ``where`` otherwise."""
+    if single:
+        value = [value] if value else []
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        shape = "a name" if single else "a list of names"
+        raise ValueError(f"{where}: {key}: {value!r} is not {shape}")
+    return value
+
+
 def checked_names(sizes: Mapping[str, Any], table: str) -> dict:
-    """A copy of ``sizes`` with its policy names in lower case (as ``get_policy`` reads them),
-    after checking every policy, workload and lane-rule name under :data:`POLICY_KEYS`,
-    :data:`WORKLOAD_KEYS` and :data:`RULE_KEYS`. Raises ValueError naming ``[table]`` of
-    ``impls/profiles.toml``, the key and the known names; a policy listed twice once lower
-    case ("FIFO", "fifo") is refused too."""
+    """A copy of ``sizes`` after checking every policy, workload and lane-rule name under
+    :data:`POLICY_KEYS`, :data:`WORKLOAD_KEYS` and :data:`RULE_KEYS` (absent keys are not
+    checked). Raises ValueError naming ``[table]`` of ``impls/profiles.toml``, the key and
+    the known names: an unknown name, one listed twice, or a name in another case than the
+    known one ("FIFO": the experiment's results and the benchmarks key policies by name)."""
     from impls.salus.core.policies import POLICIES
     from impls.salus.core.workloads import WORKLOADS
     from impls.salus.memory.lanes import BASELINES, RULES
 
-    out = dict(sizes)
     where = f"[{table}] of impls/profiles.toml"
-    for key in POLICY_KEYS:
-        if key not in out:
-            continue
-        listed = [n.lower() for n in out[key]] if isinstance(out[key], list) else [out[key].lower()]
-        listed = [n for n in listed if n] if key == "repeat_policy" else listed      # "": no repeat
-        unknown = [n for n in listed if n not in POLICIES]
-        if unknown:
-            raise ValueError(f"{where}: {key}: unknown policy {unknown[0]!r}; known: {', '.join(POLICIES)}")
-        if len(set(listed)) < len(listed):
-            raise ValueError(f"{where}: {key}: {out[key]!r} names one policy twice (names are not case-sensitive)")
-        out[key] = listed if isinstance(out[key], list) else out[key].lower()
-    for key in WORKLOAD_KEYS:
-        unknown = [n for n in out.get(key, []) if n not in WORKLOADS]
-        if unknown:
-            raise ValueError(f"{where}: {key}: unknown workload {unknown[0]!r}; known: {', '.join(WORKLOADS)}")
-    rules = RULES + BASELINES
-    for key in RULE_KEYS:
-        listed = out.get(key, [])
-        unknown = [n for n in ([listed] if isinstance(listed, str) else listed) if n not in rules]
-        if unknown:
-            raise ValueError(f"{where}: {key}: unknown lane rule {unknown[0]!r}; known: {', '.join(rules)}")
-    return out
+    kinds = ((POLICY_KEYS, POLICIES, "policy"), (WORKLOAD_KEYS, WORKLOADS, "workload"),
+             (RULE_KEYS, RULES + BASELINES, "lane rule"))
+    for keys, known, what in kinds:
+        for key in keys:
+            if key not in sizes:
+                continue
+            listed = _listed(sizes[key], key, where, single=key in ("repeat_policy", "rule"))
+            unknown = [n for n in listed if n not in known]
+            if unknown:
+                case = " (names are lower case)" if unknown[0].lower() in known else ""
+                raise ValueError(f"{where}: {key}: unknown {what} {unknown[0]!r}{case}; known: {', '.join(known)}")
+            if key == "policies" and len(set(listed)) < len(listed):
+                raise ValueError(f"{where}: {key}: {sizes[key]!r} names one policy twice")
+    return dict(sizes)
