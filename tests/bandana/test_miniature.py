@@ -276,3 +276,24 @@ def test_empty_sample_and_other_errors():
         choose_cache_sizes([0], [0], [], None, "none", 1.0, 0, 1, 1)
     with pytest.raises(CacheConfigError, match=r"trace\[0\] = 7"):
         miniature.sample_blocks([7], [0], 0.5, 0, 1, 1)
+
+
+def test_the_timed_simulations_come_after_an_untimed_one_on_a_few_lookups(small_workload, monkeypatch):
+    """The first call of a numba kernel in a process compiles it (or loads it from the cache):
+    compare_with_full runs the simulations once on at most 256 lookups before it starts timing."""
+    trace, layout = small_workload
+    events = []
+    real = miniature.simulate
+    clock = miniature.time.perf_counter
+
+    def spy(trace_, *args, **kwargs):
+        events.append(("simulate", len(trace_)))
+        return real(trace_, *args, **kwargs)
+
+    monkeypatch.setattr(miniature, "simulate", spy)
+    monkeypatch.setattr(miniature.time, "perf_counter", lambda: (events.append(("clock", 0)), clock())[1])
+    compare_with_full(trace, layout, [1024], None, "prefetch", 0.25, 2, VB, BB)
+    first_clock = events.index(("clock", 0))
+    before = [n for kind, n in events[:first_clock] if kind == "simulate"]
+    assert before and max(before) <= 256 < len(trace)             # untimed, on a few lookups
+    assert ("simulate", len(trace)) in events[first_clock:]        # the full simulation, timed

@@ -225,6 +225,7 @@ def shp_layout(train_offsets, train_indices, num_vectors: int, *, vectors_per_bl
                iterations: int = 16, p: float = 0.5, seed: int = 0,
                progress: bool | None = None) -> Layout:
     """Social Hash Partitioner on the training trace (see :mod:`impls.bandana.layout.shp`)."""
+    _shp.warm_up()                      # build_seconds times the partition, not numba's compile
     t0 = time.perf_counter()
     result = _shp.shp_partition(train_offsets, train_indices, num_vectors,
                                 vectors_per_block=vectors_per_block, iterations=iterations,
