@@ -383,7 +383,9 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
 def _suite_file(path: Path) -> str:
     """What ``path`` (resolved) is when it is the suite's own code or configuration, which
     no output may replace: under the ``impls`` package, the checkout's ``benchmarks/``,
-    ``scripts/`` or ``tests/``, a dataset manifest, or asv's configuration; "" otherwise."""
+    ``scripts/`` or ``tests/``, a dataset manifest, asv's configuration, git's own files or
+    any other file git tracks there (claims.toml, README.md, ...) but a thresholds file in
+    ``reports/noise/``; "" otherwise."""
     from impls.harness import paths
 
     homes = [Path(__file__).resolve().parents[1]]
@@ -397,10 +399,27 @@ def _suite_file(path: Path) -> str:
             return "a dataset manifest of the suite"
         if path in (root / "asv.conf.json", root / "Makefile"):
             return f"the suite's {path.name}"
+        if path.is_relative_to(root / ".git"):
+            return "a file of the checkout's git repository"
     for home in homes:
         if path.is_relative_to(home):
             return f"a file of the suite itself (under {home.name}/)"
+    outputs = root / "reports" / "noise" if root is not None else None     # `make noise` writes (and commits) there
+    if root is not None and path.is_relative_to(root) and path.parent != outputs and _tracked(root, path):
+        return "a file the suite's checkout tracks (claims, docs, configuration)"
     return ""
+
+
+def _tracked(root: Path, path: Path) -> bool:
+    """Whether git tracks ``path`` in the checkout at ``root`` (False without git)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "ls-files", "--error-unmatch", "--", str(path.relative_to(root))],
+                              cwd=root, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def check_output(path: str | os.PathLike | None, flag: str,

@@ -159,6 +159,9 @@ def test_cli_run_prints_the_experiment_as_json():
     (("run", "bandana.layouts", "--json", "/nonexistent/dir/out.json"), "does not exist"),
     (("run", "salus.overhead", "--json", "impls/profiles.toml"), "is a file of the suite itself (under impls/)"),
     (("run", "salus.overhead", "--json", "datasets/bandana-user.toml"), "is a dataset manifest of the suite"),
+    (("run", "salus.overhead", "--json", "reports/claims.toml"), "is a file the suite's checkout tracks"),
+    (("run", "salus.overhead", "--json", "README.md"), "is a file the suite's checkout tracks"),
+    (("run", "salus.overhead", "--json", ".git/config"), "is a file of the checkout's git repository"),
     (("run", "salus.switching", "--device", "cpu:0"), "got 'cpu:0', --device, expected cpu, cuda or cuda:N"),
     (("run", "salus.overhead", "--json", ""), "got an empty path, --json, expected a file path to write"),
 ])
