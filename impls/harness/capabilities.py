@@ -106,6 +106,9 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     if fs in MEMORY_FILESYSTEMS:
         return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "
                           f"reach a drive; point {setting} at a disk")
+    missing = paths.missing_directory_reason(target, setting)
+    if missing:                 # `run` refuses it too: never probe the drive above it
+        return Capability("o_direct", False, missing)
     try:
         # probe where the file will live: its nearest existing directory (creates none)
         directory = next(p for p in target.parents if p.is_dir())

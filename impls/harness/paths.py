@@ -84,21 +84,30 @@ def default_nvm_target_path() -> Path:
     return cache_dir() / "nvm-target.bin"
 
 
-def ensure_directory_of(target: Path, setting: str) -> None:
-    """Make sure the directory of ``target`` exists: created when it is the suite's cache
-    (:func:`cache_dir`) or inside it; ValueError naming ``setting`` (what chose the path)
-    when another directory is missing. A path the user gave in a directory that is not there
-    (a drive not mounted at its mount point, a typo) must not be created on whatever drive
-    holds its parent: the suite would measure that drive instead."""
+def missing_directory_reason(target: Path, setting: str) -> str | None:
+    """Why the directory of ``target`` cannot be used: it does not exist and lies outside the
+    suite's cache (:func:`cache_dir`), where the suite creates directories; None when it
+    exists or would be created. ``setting``: what chose the path, for the message."""
     target = Path(target).absolute()
     if target.parent.is_dir():
-        return
+        return None
     cache = cache_dir().absolute()
     if target.parent == cache or cache in target.parent.parents:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return
-    raise ValueError(f"directory {target.parent} does not exist ({setting} names a path in it); expected "
-                     "an existing directory on the drive to measure (is the drive mounted?)")
+        return None
+    return (f"directory {target.parent} does not exist ({setting} names a path in it); expected "
+            "an existing directory on the drive to measure (is the drive mounted?)")
+
+
+def ensure_directory_of(target: Path, setting: str) -> None:
+    """Make sure the directory of ``target`` exists: created when it is the suite's cache or
+    inside it; ValueError (:func:`missing_directory_reason`) when another directory is
+    missing. A path the user gave in a directory that is not there (a drive not mounted at
+    its mount point, a typo) must not be created on whatever drive holds its parent: the
+    suite would measure that drive instead."""
+    why = missing_directory_reason(target, setting)
+    if why:
+        raise ValueError(why)
+    Path(target).absolute().parent.mkdir(parents=True, exist_ok=True)
 
 
 def nvm_target_path() -> Path:

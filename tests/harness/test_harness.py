@@ -52,11 +52,15 @@ def test_o_direct_is_refused_on_tmpfs_with_the_reason():
     assert "tmpfs" in cap.reason and "DLSYSBENCH_NVM_PATH" in cap.reason
 
 
-def test_o_direct_probe_creates_no_directory_and_refuses_a_directory(tmp_path):
+def test_o_direct_probe_creates_no_directory_and_refuses_a_directory(tmp_path, monkeypatch):
     if capabilities.filesystem_type(tmp_path) == "tmpfs":
         pytest.skip("pytest's tmp dir is on tmpfs here")
-    assert capabilities.check_o_direct(tmp_path / "not" / "yet" / "target.bin").available
-    assert not (tmp_path / "not").exists()
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    assert capabilities.check_o_direct(tmp_path / "cache" / "not" / "yet" / "target.bin").available   # made on use
+    assert not (tmp_path / "cache").exists()
+    elsewhere = capabilities.check_o_direct(tmp_path / "mnt" / "optane" / "target.bin")   # never made: refused
+    assert not elsewhere.available and "is the drive mounted?" in elsewhere.reason
+    assert not (tmp_path / "mnt").exists()
     cap = capabilities.check_o_direct(tmp_path)
     assert not cap.available and "is a directory" in cap.reason
 
