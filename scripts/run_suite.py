@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import cli, paths, registry  # noqa: E402
+from impls.harness.commands import check_settings  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
 
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         where = {name: str(paths.env_path(name)) for name in
                  ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS")
                  if os.environ.get(name)}
-    except ValueError as err:  # a bad DLSYSBENCH_PROFILE, DLSYSBENCH_MACHINE or path variable
+        check_settings()    # the cache, grid results and Dask scheduler, before any benchmark
+    except ValueError as err:  # a bad DLSYSBENCH_PROFILE, DLSYSBENCH_MACHINE, path or Dask variable
         print(f"dlsysbench: {err}", file=sys.stderr)
         return 2
     if commit == "unknown":

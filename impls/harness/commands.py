@@ -93,6 +93,26 @@ def _check_cache_dir() -> None:
                              "expected a directory this user can write")
 
 
+def check_settings() -> None:
+    """Raise :class:`cli.UsageError` naming the variable when ``DLSYSBENCH_CACHE`` or
+    ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_cache_dir`), or
+    ``DLSYSBENCH_DASK_SCHEDULER`` is not a setting the grids take: each would otherwise stop
+    the run at its first grid, after minutes of work."""
+    from impls.harness import grid
+
+    _check_cache_dir()
+    results = paths.env_path(grid.ENV_RESULTS)
+    if results is not None:
+        where = f"{grid.ENV_RESULTS}={results}"
+        existing = _nearest_existing(results, where, "expected a directory for grid results (created if missing)")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise cli.UsageError(f"{existing} is not writable", where, "expected a directory this user can write")
+    try:
+        grid.scheduler_setting()
+    except grid.GridError as err:
+        raise cli.UsageError(str(err)) from None
+
+
 def _run(args: argparse.Namespace) -> int:
     entry = experiments.get(args.experiment)
     args.device = args.device.strip().lower()   # spelled as the engines' own --device takes it
@@ -101,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
         raise cli.UsageError(f"got {args.device!r}", "--device", "expected cpu, cuda or cuda:N (N = 0, 1, ...)")
     profile = profiles.resolve(args.profile)
     experiments.sizes_for(entry.name, profile)  # validated before any work
-    _check_cache_dir()
+    check_settings()
     reason = experiments.missing(entry.name, args.device)
     if reason:
         kind = args.device.split(":", 1)[0]

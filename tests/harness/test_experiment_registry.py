@@ -323,3 +323,21 @@ def test_every_printer_takes_the_result_alone():
         params = [p for p in inspect.signature(show).parameters.values()
                   if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         assert len(params) == 1, f"{name}: printer {show.__qualname__}{inspect.signature(show)}"
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("DLSYSBENCH_DASK_SCHEDULER", "bogus", "DLSYSBENCH_DASK_SCHEDULER='bogus': expected serial, local"),
+    ("DLSYSBENCH_GRID_RESULTS", "/etc/passwd", "/etc/passwd is not a directory, DLSYSBENCH_GRID_RESULTS="),
+])
+def test_a_bad_grid_setting_is_refused_before_any_work(variable, value, message, tmp_path):
+    """The grids read these only at their first point, after the data and layouts are built;
+    run and the suite's runner check them first."""
+    import os
+
+    env = {**os.environ, variable: value, "DLSYSBENCH_CACHE": str(tmp_path / "cache")}
+    out = _cli("run", "bandana.layouts", "--profile", "smoke", env=env)
+    assert out.returncode == 2 and message in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert not (tmp_path / "cache").exists()
+    suite = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_suite.py"), "--no-report"], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert suite.returncode == 2 and message in suite.stderr and "asv" not in suite.stdout
