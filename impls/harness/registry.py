@@ -232,6 +232,18 @@ def _resolve(ref: str, manifest: Manifest, key: str) -> Callable:
     return found
 
 
+def generator_code(manifest: Manifest) -> str:
+    """sha256 (16 hex) of the sources beside the manifest's generator: every ``.py`` file of
+    its module's package folder (its kernels and helpers live there). A synthetic set's
+    cache is keyed by it, so a changed generator never serves the data of the old one."""
+    module = _resolve(manifest.spec["generator"], manifest, "generator").__module__
+    folder = Path(importlib.import_module(module).__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _generate(manifest: Manifest, params: dict[str, Any]) -> dict:
     """Call the manifest's generator with its seed and ``params``; a :class:`ManifestError`
     naming the keys it does not take, or the ones it needs, before any work."""
@@ -327,7 +339,8 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
     profile = resolve_profile(profile, f"for dataset {name!r}")
     if manifest.synthetic:
         params = recipe_params(manifest, profile)
-        recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}
+        recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params,
+                  "code": generator_code(manifest)}
         key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
         cache = paths.cache_dir() / name / f"{profile}-{key}.npz"
         found = _load_npz_checked(cache)

@@ -235,3 +235,32 @@ def test_a_file_is_hashed_once_per_process_until_it_changes(tmp_path, monkeypatc
     assert registry.sha256_of(data) == first and reads == []          # the same file: not read again
     data.write_bytes(b"abd")                                          # same size, new contents
     assert registry.sha256_of(data) == second and reads == [1]
+
+
+def test_a_change_beside_the_generator_regenerates_the_set(tmp_path, monkeypatch):
+    """The cache is keyed by the generator's sources: an edited generator (or a kernel beside
+    it) never serves the data its old code made."""
+    import importlib
+    import sys
+
+    code = tmp_path / "code" / "gen44"
+    code.mkdir(parents=True)
+    (code / "__init__.py").write_text("")
+    (code / "make.py").write_text("import numpy as np\nCALLS = []\n"
+                                  "def ramp(seed, rows):\n    CALLS.append(rows)\n"
+                                  "    return {'values': np.arange(rows) + seed}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "code"))
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    write(manifests, "g", 'name = "g"\ndescription = "d"\n[synthetic]\ngenerator = "gen44.make:ramp"\nseed = 1\n'
+                          "[synthetic.params]\n[synthetic.profiles.smoke]\nrows = 4\n[synthetic.profiles.quick]\n"
+                          "rows = 4\n[synthetic.profiles.full]\nrows = 4\n")
+    first = registry.load("g", "smoke", directory=manifests)
+    assert registry.load("g", "smoke", directory=manifests).cache_path == first.cache_path
+    (code / "kernels.py").write_text("# a kernel the generator now uses\n")
+    second = registry.load("g", "smoke", directory=manifests)
+    assert second.cache_path != first.cache_path
+    assert importlib.import_module("gen44.make").CALLS == [4, 4]
+    for name in ("gen44.make", "gen44"):
+        sys.modules.pop(name, None)
