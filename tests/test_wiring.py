@@ -131,6 +131,10 @@ def test_every_experiment_reads_a_declared_table_and_names_real_code():
         assert named[:1] and {"device", "progress"} <= takes, (
             f"{entry.run}: expected run(sizes, *, device, progress) (the registry calls it so), "
             f"got ({', '.join(named)})")
+        if entry.printer:       # resolved only after the run: a wrong one would lose a finished result
+            p_module, _, p_function = entry.printer.partition(":")
+            p_source = (ROOT / (p_module.replace(".", "/") + ".py")).read_text()
+            assert re.search(rf"^def {p_function}\(", p_source, re.M), f"{entry.name}: printer {entry.printer}"
 
 
 def test_every_setup_cache_is_one_registry_call_and_every_experiment_is_benchmarked(benchmarks_by_profile):

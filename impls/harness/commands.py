@@ -143,6 +143,7 @@ def _run(args: argparse.Namespace) -> int:
             cli.check_output(target, where)
         elif not os.access(existing, os.W_OK | os.X_OK):     # the store creates the folders below it
             raise cli.UsageError(f"{existing} is not writable", where, "expected a directory this user can write")
+    show = experiments.printer(entry.name)      # a wrong reference fails before the run, not after it
     data = experiments.run(entry.name, profile=profile, device=args.device)
     result = _with_run(data, entry, profile, args.device)
     if args.json and args.json != "-":  # the result first: a failing artifact store must not lose it
@@ -158,7 +159,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.json == "-":
         cli.emit_json("-", result)
         return 0
-    show = experiments.printer(entry.name)
     if show is not None:
         show(data)
     elif not args.json:

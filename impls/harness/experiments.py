@@ -356,6 +356,16 @@ def run_and_store(name: str, device: str = "cpu") -> dict:
 
 
 def printer(name: str) -> Callable[[dict], None] | None:
-    """The experiment's table printer (``printer`` field), or None."""
+    """The experiment's table printer (``printer`` field), or None; :class:`ExperimentError`
+    naming the catalog's reference when it names no function."""
     entry = get(name)
-    return _resolve(entry.printer) if entry.printer else None
+    if not entry.printer:
+        return None
+    try:
+        found = _resolve(entry.printer)
+    except (ImportError, AttributeError, ValueError):
+        found = None
+    if not callable(found):
+        raise ExperimentError(f"{name}: its catalog's printer = {entry.printer!r} names no function "
+                              "(expected 'package.module:function')")
+    return found
