@@ -101,8 +101,19 @@ def main(argv: list[str] | None = None) -> int:
     for name in real_data:   # a missing real set is reported as missing, by its path as typed
         if os.environ.get(name):
             identity[name] = str(paths.typed_path(os.environ[name]))
+    child = subprocess.Popen(command, cwd=root, env={**os.environ, **identity})
     try:
-        status = subprocess.run(command, cwd=root, env={**os.environ, **identity}).returncode
+        status = child.wait()
+    except KeyboardInterrupt:   # Ctrl-C reached asv too (one process group): let it stop, then say so once
+        try:
+            child.wait(timeout=60)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            child.kill()
+            child.wait()
+        print("dlsysbench: interrupted: asv stopped; this run is not archived (make compare and make noise "
+              "never see it), and what asv saved before it stopped stays in .asv/results until the next run",
+              file=sys.stderr, flush=True)
+        return 130
     finally:
         stop.set()
         follower.join(timeout=5)

@@ -257,12 +257,15 @@ def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_chec
     run_suite = load_script("run_suite")
     calls = []
 
-    def fake_run(command, cwd=None, env=None, **_):
-        calls.append((command, env))
-        return subprocess.CompletedProcess(command, 0)
+    class FakeAsv:
+        def __init__(self, command, cwd=None, env=None, **_):
+            calls.append((command, env))
+
+        def wait(self, timeout=None):
+            return 0
 
     archived = []
-    monkeypatch.setattr(run_suite.subprocess, "run", fake_run)
+    monkeypatch.setattr(run_suite.subprocess, "Popen", FakeAsv)
     monkeypatch.setattr(run_suite, "ensure_machine", lambda machine: None)
     monkeypatch.setattr(run_suite, "archive_run", lambda *args: archived.append(args))
     monkeypatch.setattr(run_suite.paths, "git_commit", lambda: BASE)
@@ -278,10 +281,41 @@ def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_chec
     assert archived and archived[0][1:] == ("box-smoke", BASE)
 
 
+def test_run_suite_interrupted_says_so_once_and_archives_nothing(monkeypatch, load_script, capsys):
+    """Ctrl-C reaches asv and the runner (one process group): the runner waits for asv to
+    stop, prints one line instead of a traceback, archives no partial run and exits 130."""
+    run_suite = load_script("run_suite")
+    waits = []
+
+    class InterruptedAsv:
+        def __init__(self, command, **_):
+            pass
+
+        def wait(self, timeout=None):
+            waits.append(timeout)
+            if len(waits) == 1:
+                raise KeyboardInterrupt
+            return -2
+
+        def kill(self):
+            raise AssertionError("asv stopped by itself; nothing to kill")
+
+    archived = []
+    monkeypatch.setattr(run_suite.subprocess, "Popen", InterruptedAsv)
+    monkeypatch.setattr(run_suite, "ensure_machine", lambda machine: None)
+    monkeypatch.setattr(run_suite, "archive_run", lambda *args: archived.append(args))
+    monkeypatch.setattr(run_suite.paths, "git_commit", lambda: BASE)
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    assert run_suite.main(["--no-report"]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "interrupted" in err and "not archived" in err
+    assert archived == [] and waits == [None, 60]
+
+
 def test_run_suite_refuses_a_path_variable_it_cannot_expand_before_running_asv(monkeypatch, load_script, capsys):
     run_suite = load_script("run_suite")
     calls = []
-    monkeypatch.setattr(run_suite.subprocess, "run", lambda command, **_: calls.append(command))
+    monkeypatch.setattr(run_suite.subprocess, "Popen", lambda command, **_: calls.append(command))
     monkeypatch.setattr(run_suite, "ensure_machine", lambda machine: None)
     monkeypatch.setattr(run_suite.paths, "git_commit", lambda: BASE)
     monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
