@@ -278,7 +278,9 @@ def _local_client():
     if "client" not in _local:
         from distributed import Client, LocalCluster
         cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR, preload=[__name__])
+                               # ":0": a free port. None still serves its HTTP routes on :8787,
+                               # and a second run at once warned that the port was taken
+                               dashboard_address=":0", silence_logs=logging.ERROR, preload=[__name__])
         _local["cluster"], _local["client"] = cluster, Client(cluster)
         atexit.register(close_local_cluster)
     return _local["client"]
