@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from impls.harness import cli, experiments, paths, profiles
+from impls.harness import cli, experiments, grid, paths, profiles
 from impls.harness.artifacts import artifact_path
 from impls.harness.grid import GridError
 
@@ -98,8 +98,6 @@ def check_settings() -> None:
     ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_cache_dir`), or
     ``DLSYSBENCH_DASK_SCHEDULER`` is not a setting the grids take: each would otherwise stop
     the run at its first grid, after minutes of work."""
-    from impls.harness import grid
-
     _check_cache_dir()
     results = paths.env_path(grid.ENV_RESULTS)
     if results is not None:
@@ -144,6 +142,7 @@ def _run(args: argparse.Namespace) -> int:
         elif not os.access(existing, os.W_OK | os.X_OK):     # the store creates the folders below it
             raise cli.UsageError(f"{existing} is not writable", where, "expected a directory this user can write")
     show = experiments.printer(entry.name)      # a wrong reference fails before the run, not after it
+    grid_before = len(grid.runs())
     data = experiments.run(entry.name, profile=profile, device=args.device)
     result = _with_run(data, entry, profile, args.device)
     if args.json and args.json != "-":  # the result first: a failing artifact store must not lose it
@@ -154,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
 
         with experiments.using_profile(profile):
             path = save_artifact(entry.artifact_for(args.device), data, experiment=entry.name,
-                                 synthetic=entry.synthetic, machine=machine)
+                                 synthetic=entry.synthetic, machine=machine, grid=grid.runs()[grid_before:])
         print(f"artifact: {path}", file=sys.stderr)
     if args.json == "-":
         cli.emit_json("-", result)

@@ -257,6 +257,18 @@ def test_cli_files_a_saved_artifact_under_the_suites_machine_name(tmp_path):
     assert (tmp_path / "r.json").exists()
 
 
+def test_a_saved_artifact_says_where_its_grid_points_ran(tmp_path):
+    """As the suite's runner records it: the report's table of where grid points ran reads it."""
+    env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path / "art"), "DLSYSBENCH_DASK_SCHEDULER": "serial"}
+    out = _cli("run", "bandana.layouts", "--profile", "smoke", "--save-artifact", "--json", str(tmp_path / "r.json"),
+               env=env)
+    assert out.returncode == 0, out.stderr
+    [saved] = list((tmp_path / "art").glob("*/*/bandana_layouts.json"))
+    records = json.loads(saved.read_text())["grid"]
+    assert records and {r["where"] for r in records} <= {"serial", "nowhere: every point reused"}
+    assert sum(r["points"] for r in records) > 0
+
+
 def test_cli_refuses_a_cache_that_is_a_file_before_any_work(tmp_path):
     (tmp_path / "a_file").write_text("x")
     out = _cli("run", "salus.lanes", "--profile", "smoke", "--json", "-",
