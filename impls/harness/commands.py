@@ -58,12 +58,16 @@ def _list(args: argparse.Namespace) -> int:
 
 def _with_run(data, entry: experiments.Experiment, profile: str, device: str):
     """``data`` with a ``run`` key saying what produced it (experiment, profile, device,
-    synthetic or not, commit), so that a result file read later is not taken for another
-    profile's; data that is not a dict, or has its own ``run``, is returned as it is."""
+    synthetic or not, commit, and ``uncommitted``: the code files edited since that commit,
+    as an artifact records them, when there are some), so that a result file read later is
+    not taken for another profile's or commit's; data that is not a dict, or has its own
+    ``run``, is returned as it is."""
     if not isinstance(data, dict) or "run" in data:
         return data
-    return {**data, "run": {"experiment": entry.name, "profile": profile, "device": device,
-                            "synthetic": entry.synthetic, "commit": paths.git_commit()}}
+    run = {"experiment": entry.name, "profile": profile, "device": device, "synthetic": entry.synthetic,
+           "commit": paths.git_commit()}
+    edited = paths.uncommitted_code()
+    return {**data, "run": {**run, "uncommitted": edited} if edited else run}
 
 
 def _nearest_existing(path: Path, where: str, expected: str) -> Path:

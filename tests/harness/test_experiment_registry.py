@@ -353,3 +353,13 @@ def test_a_bad_grid_setting_is_refused_before_any_work(variable, value, message,
     suite = subprocess.run([sys.executable, str(ROOT / "scripts" / "run_suite.py"), "--no-report"], cwd=ROOT,
                            env=env, capture_output=True, text=True, timeout=120)
     assert suite.returncode == 2 and message in suite.stderr and "asv" not in suite.stdout
+
+
+def test_a_json_result_names_the_edited_code_it_measured(monkeypatch):
+    from impls.harness import commands
+
+    entry = experiments.get("salus.lanes")
+    monkeypatch.setattr(commands.paths, "uncommitted_code", lambda: ["impls/salus/lanes.py"])
+    assert commands._with_run({"x": 1}, entry, "smoke", "cpu")["run"]["uncommitted"] == ["impls/salus/lanes.py"]
+    monkeypatch.setattr(commands.paths, "uncommitted_code", lambda: [])
+    assert "uncommitted" not in commands._with_run({"x": 1}, entry, "smoke", "cpu")["run"]
