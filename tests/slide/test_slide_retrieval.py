@@ -83,6 +83,8 @@ def test_hash_agreement_is_one_for_a_label_whose_weights_are_the_query():
     out = hash_agreement(net, h, tops, np.random.default_rng(0))
     assert out["top"] == 1.0 and out["cos_top"] == pytest.approx(1.0, abs=1e-5)
     assert out["random"] < 0.3              # random N(0, 0.01) rows: about 1/binsize per function
+    assert out["winner_on_zero_top"] == 0.0 and out["winner_rank_top"] == 0.0    # the query's own winner
+    assert out["winner_on_zero_random"] > 0.2 and 0.2 < out["winner_rank_random"] < 0.8
     for i, top in enumerate(tops):
         net.W2[top] = -3.0 * h[i]          # reversed ranks: a zero of the query wins where it has one
     reversed_ = hash_agreement(net, h, tops, np.random.default_rng(0))
@@ -157,3 +159,11 @@ def test_bucket_loss_counts_the_colliding_labels_a_full_bucket_drops():
     out = bucket_loss(tables, tables.current_codes(), query, [np.array([5, 95])])
     # table 0: 5 and 95 collide, 95 kept; table 1: only 5 collides (95 is in bucket 1), dropped
     assert out == {"query_bucket_neurons": 75.0, "over_capacity": 1.0, "colliding": 3, "colliding_kept": 1 / 3}
+
+
+def test_where_a_weight_rows_winner_lies_in_the_hidden_vectors_order():
+    from impls.slide.experiments.recall_probe import _winners
+
+    h = np.array([3.0, 0.0, 1.0, 2.0])             # h's own order: coordinate 0, 3, 2; 1 is a zero
+    w = np.array([[5, 0, 0, 0], [0, 5, 0, 0], [0, 0, 5, 0]], float)   # wins at h's largest, a zero, its smallest
+    assert _winners(h, w, np.array([[0, 1, 2, 3]])) == pytest.approx((1 / 3, 0.5))

@@ -94,10 +94,15 @@ def hash_agreement(net, h: np.ndarray, tops: list[np.ndarray], rng: np.random.Ge
     """Mean fraction of the K×L hash functions whose value a point's hidden vector (rows of
     ``h``) shares with its labels ``tops[i]`` (``top``) and with as many uniformly random
     labels (``random``); ``cos_top`` / ``cos_random``: mean cosine between the hidden vector
-    and those labels' weight rows."""
+    and those labels' weight rows. For (D)WTA also where each function's winner (the
+    largest weight of its bin) lies, over the bins where the hidden vector has a non-zero:
+    ``winner_on_zero_*``, on a coordinate where the hidden vector is 0; ``winner_rank_*``,
+    the winner's rank among the bin's non-zero coordinates by hidden value (0: the hidden
+    vector's own winner, 1: its smallest non-zero; a winner on a zero left out)."""
     lsh = net.tables.lsh
     q = lsh.hash_values(np.ascontiguousarray(h, np.float32))
     agree, cos = {"top": [], "random": []}, {"top": [], "random": []}
+    where: dict[str, list] = {"top": [], "random": []}
     for i, top in enumerate(tops):
         for kind, labels in (("top", top), ("random", rng.integers(0, net.n_labels, len(top)))):
             if len(labels) == 0:
@@ -106,8 +111,34 @@ def hash_agreement(net, h: np.ndarray, tops: list[np.ndarray], rng: np.random.Ge
             agree[kind].append(float((lsh.hash_values(w) == q[i]).mean()))
             norms = np.linalg.norm(w, axis=1) * np.linalg.norm(h[i]) + 1e-30
             cos[kind].append(float(np.mean(w @ h[i] / norms)))
-    return {"top": float(np.mean(agree["top"])), "random": float(np.mean(agree["random"])),
-            "cos_top": float(np.mean(cos["top"])), "cos_random": float(np.mean(cos["random"]))}
+            if lsh.family != "simhash":
+                where[kind].append(_winners(h[i], w, lsh.idx.astype(np.int64)))
+    out = {"top": float(np.mean(agree["top"])), "random": float(np.mean(agree["random"])),
+           "cos_top": float(np.mean(cos["top"])), "cos_random": float(np.mean(cos["random"]))}
+    for kind, found in where.items():
+        for j, name in enumerate(("winner_on_zero", "winner_rank")):
+            values = [f[j] for f in found if not np.isnan(f[j])]
+            if found:
+                out[f"{name}_{kind}"] = float(np.mean(values)) if values else float("nan")
+    return out
+
+
+def _winners(h: np.ndarray, w: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
+    """For weight rows ``w`` against hidden vector ``h`` over the bins ``idx`` (functions x
+    bin size): the share of winners on a zero of ``h`` and their mean rank among the bin's
+    non-zero coordinates by ``h`` (see :func:`hash_agreement`); NaN where none counts."""
+    hb = h[idx]                                            # (F, m)
+    active = hb > 0
+    rank = np.argsort(np.argsort(np.where(active, -hb, np.inf), axis=1), axis=1)   # 0: h's largest
+    n_active = active.sum(axis=1)
+    counted = n_active > 0
+    winners = w[:, idx].argmax(axis=2)                     # (labels, F)
+    on_zero = ~np.take_along_axis(active[None].repeat(w.shape[0], 0), winners[..., None], 2)[..., 0]
+    r = np.take_along_axis(rank[None].repeat(w.shape[0], 0), winners[..., None], 2)[..., 0]
+    scaled = np.where(n_active > 1, r / np.maximum(n_active - 1, 1), 0.0)
+    keep = counted[None] & ~on_zero
+    share = on_zero[:, counted].mean() if counted.any() else np.nan
+    return float(share), float(scaled[keep].mean()) if keep.any() else float("nan")
 
 
 DEFAULT_AT = "20,49,51,100,124,126,236,238,400"
