@@ -9,8 +9,9 @@ benchmark's declaration, the threshold of each number from ``make noise``
 (reports/noise/<machine>.json). A commit names its newest stored run (in an environment
 the other commit also has, where there is one); the same commit as base and head compares
 its two newest runs; no commits compare the newest run of the newest commit (in git's
-order, parents before children, where this checkout knows every stored commit; else by the
-date asv records) with the run before it in one environment.
+order, parents before children, for the commits this checkout knows, any other counting as
+older; by the date asv records where git knows none) with the run before it in one
+environment.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
 Exit status: 1 when a number regressed or a measured benchmark failed in the new run, 0
 when none did, 2 when it cannot compare (nothing in common, bad arguments, another
@@ -50,9 +51,10 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
     if not base and not head:
         if len(stored) < 2:
             raise ValueError(f"{machine} has {len(stored)} stored run(s); compare needs two")
-        ranks = paths.commit_ranks([r.commit for r in stored])    # git's order where it knows them all
-        if ranks:
-            stored = sorted(stored, key=lambda r: (ranks[r.commit], r.started, r.commit))
+        ranks = paths.commit_ranks([r.commit for r in stored])    # git's order where it knows them
+        if ranks:   # a commit git no longer has (rebased away) counts as older than every known one
+            stored = sorted(stored, key=lambda r: (r.commit in ranks, ranks.get(r.commit, 0), r.date,
+                                                   r.started, r.commit))
         earlier = same_env(stored[:-1], stored[-1].env_name)
         if not earlier:
             raise ValueError(f"the newest run {stored[-1].label} is the only one in environment "

@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results_dir = args.results or paths.results_dir()
     try:
-        cli.check_output(args.out, "--out")   # before the measuring, not after it
+        cli.check_output(args.out, "--out",   # before the measuring, not after it
+                         replaceable=[noise.default_noise_path(args.machine or "m").parent])
         machine = runs.choose_run_machine(args.machine, results_dir, "" if args.machine else paths.machine_name(),
                                           current_profile())
         skipped: list[tuple[Path, str]] = []

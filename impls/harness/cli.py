@@ -380,12 +380,12 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
     return p
 
 
-def _suite_file(path: Path) -> str:
+def _suite_file(path: Path, replaceable: tuple[Path, ...] = ()) -> str:
     """What ``path`` (resolved) is when it is the suite's own code or configuration, which
     no output may replace: under the ``impls`` package, the checkout's ``benchmarks/``,
     ``scripts/`` or ``tests/``, a dataset manifest, asv's configuration, git's own files or
-    any other file git tracks there (claims.toml, README.md, ...) but a thresholds file in
-    ``reports/noise/``; "" otherwise."""
+    any other file git tracks there (claims.toml, README.md, ...) outside the folders in
+    ``replaceable`` (``make noise`` replaces the committed thresholds); "" otherwise."""
     from impls.harness import paths
 
     homes = [Path(__file__).resolve().parents[1]]
@@ -404,8 +404,7 @@ def _suite_file(path: Path) -> str:
     for home in homes:
         if path.is_relative_to(home):
             return f"a file of the suite itself (under {home.name}/)"
-    outputs = root / "reports" / "noise" if root is not None else None     # `make noise` writes (and commits) there
-    if root is not None and path.is_relative_to(root) and path.parent != outputs and _tracked(root, path):
+    if root is not None and path.is_relative_to(root) and path.parent not in replaceable and _tracked(root, path):
         return "a file the suite's checkout tracks (claims, docs, configuration)"
     return ""
 
@@ -415,7 +414,8 @@ def _tracked(root: Path, path: Path) -> bool:
     import subprocess
 
     try:
-        done = subprocess.run(["git", "ls-files", "--error-unmatch", "--", str(path.relative_to(root))],
+        done = subprocess.run(["git", "--literal-pathspecs", "ls-files", "--error-unmatch", "--",
+                               str(path.relative_to(root))],
                               cwd=root, capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return False
@@ -423,11 +423,13 @@ def _tracked(root: Path, path: Path) -> bool:
 
 
 def check_output(path: str | os.PathLike | None, flag: str,
-                 inputs: Iterable[tuple[str | os.PathLike | None, str]] = ()) -> Path | None:
+                 inputs: Iterable[tuple[str | os.PathLike | None, str]] = (),
+                 replaceable: Iterable[str | os.PathLike] = ()) -> Path | None:
     """Return ``path`` after checking a file can be written there (parent exists and is a
     writable directory where a file can be created, path is not a directory, it is none of
     the command's ``inputs``, given as (path, flag) pairs, nor the suite's own code or
-    configuration); leaves nothing behind. Raises :class:`UsageError`."""
+    configuration, but for tracked files in the folders ``replaceable``); leaves nothing
+    behind. Raises :class:`UsageError`."""
     if path is None or str(path) == "-":
         return None if path is None else Path(path)
     if not str(path).strip():
@@ -460,7 +462,7 @@ def check_output(path: str | os.PathLike | None, flag: str,
         resolved = p.resolve()
     except RuntimeError as err:  # a symlink loop
         raise UsageError(f"{p}: {err}", flag, "expected a file path to write") from None
-    own = _suite_file(resolved)
+    own = _suite_file(resolved, tuple(Path(d).resolve() for d in replaceable))
     if own:
         raise UsageError(f"{p} is {own}", flag, "expected a path outside the suite's code and configuration")
     try:  # what the atomic write will do: a file beside it (os.access says yes to root anywhere)

@@ -179,26 +179,29 @@ def resolve_commit(revision: str) -> str | None:
 
 
 def commit_ranks(commits: list[str]) -> dict[str, int] | None:
-    """Each of ``commits`` (full hashes) ranked in git's order, parents before children
-    (``git rev-list --topo-order``), in this checkout; None when git is absent or does not
-    know one of them. Unlike a date, this survives a rebase or a cherry-pick, which keep a
-    commit's author date (the date asv records)."""
-    commits = sorted(set(commits))
-    if not commits or any(not c or c.startswith("-") for c in commits):
+    """The commits among ``commits`` (full hashes) that this checkout's git knows, ranked in
+    git's order, parents before children (``git rev-list --topo-order``); None when git is
+    absent or knows none of them. A commit git no longer has (one a rebase replaced and
+    ``git gc`` removed) is left out. Unlike a date, the order survives a rebase or a
+    cherry-pick, which keep a commit's author date (the date asv records)."""
+    commits = sorted({c for c in commits if c and not c.startswith("-")})
+    if not commits:
         return None
     try:
         known = subprocess.run(["git", "cat-file", "--batch-check"], input="\n".join(commits) + "\n",
                                cwd=repo_root(), capture_output=True, text=True, timeout=30)
-        if known.returncode != 0 or "missing" in known.stdout:
+        present = [c for c, line in zip(commits, known.stdout.splitlines())
+                   if known.returncode == 0 and not line.endswith("missing")]
+        if not present:
             return None
-        done = subprocess.run(["git", "rev-list", "--topo-order", "--reverse", *commits],
+        done = subprocess.run(["git", "rev-list", "--topo-order", "--reverse", *present],
                               cwd=repo_root(), capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError, RuntimeError):
         return None
     if done.returncode != 0:
         return None
     order = {c: i for i, c in enumerate(done.stdout.split())}
-    return {c: order[c] for c in commits} if all(c in order for c in commits) else None
+    return {c: order[c] for c in present if c in order} or None
 
 
 def uncommitted_code() -> list[str]:

@@ -234,14 +234,31 @@ def _resolve(ref: str, manifest: Manifest, key: str) -> Callable:
 
 def generator_code(manifest: Manifest) -> str:
     """sha256 (16 hex) of the sources beside the manifest's generator: every ``.py`` file of
-    its module's package folder (its kernels and helpers live there). A synthetic set's
+    the package folder of the module the manifest names, and of the generator's own module
+    where that differs (a ``functools.partial`` of a function elsewhere). A synthetic set's
     cache is keyed by it, so a changed generator never serves the data of the old one."""
-    module = _resolve(manifest.spec["generator"], manifest, "generator").__module__
-    folder = Path(importlib.import_module(module).__file__).resolve().parent
+    generator = _resolve(manifest.spec["generator"], manifest, "generator")
+    modules = {manifest.spec["generator"].partition(":")[0]}
+    own = getattr(getattr(generator, "func", generator), "__module__", None)
+    if own:
+        modules.add(own)
+    folders = sorted({Path(importlib.import_module(m).__file__).resolve().parent for m in modules
+                      if getattr(importlib.import_module(m), "__file__", None)})
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for folder in folders:
+        for path in sorted(folder.glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def recipe_key(manifest: Manifest, profile: str) -> tuple[dict[str, Any], str]:
+    """(params, key) of a synthetic manifest at ``profile``: its generator's keyword arguments
+    and the 16-hex key its caches are filed under (generator, seed, params and
+    :func:`generator_code`)."""
+    params = recipe_params(manifest, profile)
+    recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params,
+              "code": generator_code(manifest)}
+    return params, hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _generate(manifest: Manifest, params: dict[str, Any]) -> dict:
@@ -338,10 +355,7 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
     manifest = known[name]
     profile = resolve_profile(profile, f"for dataset {name!r}")
     if manifest.synthetic:
-        params = recipe_params(manifest, profile)
-        recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params,
-                  "code": generator_code(manifest)}
-        key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+        params, key = recipe_key(manifest, profile)
         cache = paths.cache_dir() / name / f"{profile}-{key}.npz"
         found = _load_npz_checked(cache)
         if found is None:

@@ -297,3 +297,9 @@ def test_the_timed_simulations_come_after_an_untimed_one_on_a_few_lookups(small_
     before = [n for kind, n in events[:first_clock] if kind == "simulate"]
     assert before and max(before) <= 256 < len(trace)             # untimed, on a few lookups
     assert ("simulate", len(trace)) in events[first_clock:]        # the full simulation, timed
+
+
+def test_an_empty_trace_is_refused_at_the_rate_asked_for():
+    layout = np.random.default_rng(0).permutation(4096)
+    with pytest.raises(ValueError, match=r"rate 0.25 \(seed 2\) kept no lookups"):
+        compare_with_full(np.array([], dtype=np.int64), layout, [1024], None, "prefetch", 0.25, 2, VB, BB)

@@ -78,3 +78,18 @@ def test_streamed_table_equals_the_registry_table():
             assert np.array_equal(a, b)
     again = experiments.load_table("bandana-post", 0.5, "smoke", streamed=True)  # reads the files
     assert np.array_equal(again["test_ids"], loaded["test_ids"])
+
+
+def test_the_streamed_traces_are_keyed_by_the_generators_code_too(monkeypatch, tmp_path):
+    """The full profile streams its traces to .npy files under their own recipe key: an edited
+    generator must not serve them from the old code's folder either."""
+    from impls.bandana.experiments import simulation
+    from impls.harness import registry
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path))
+    folders = []
+    monkeypatch.setattr(simulation.traces, "write_trace", lambda directory, seed, **params: folders.append(directory))
+    for code in ("aaaa", "bbbb"):
+        monkeypatch.setattr(registry, "generator_code", lambda manifest, code=code: code)
+        simulation._streamed_dataset("bandana-user", "smoke")
+    assert len(folders) == 2 and folders[0] != folders[1] and folders[0].parent == folders[1].parent

@@ -155,7 +155,8 @@ def test_commits_are_ranked_by_git_history_not_by_their_dates(tmp_path, monkeypa
     monkeypatch.setattr(paths, "repo_root", lambda: repo)
     ranks = paths.commit_ranks([child, parent])
     assert ranks[parent] < ranks[child]
-    assert paths.commit_ranks([child, "f" * 40]) is None
+    assert paths.commit_ranks([child, "f" * 40]) == {child: ranks[child] - ranks[parent]}  # the unknown left out
+    assert paths.commit_ranks(["f" * 40]) is None
 
 
 def test_the_default_pair_follows_git_history_when_dates_disagree(monkeypatch, tmp_path):
@@ -173,6 +174,11 @@ def test_the_default_pair_follows_git_history_when_dates_disagree(monkeypatch, t
     assert script.pick_runs(stored, None, None, MACHINE) == (parent, child)
     monkeypatch.setattr(script.paths, "commit_ranks", lambda commits: None)          # git cannot tell: dates
     assert script.pick_runs(stored, None, None, MACHINE) == (child, parent)
+    # a pre-rebase commit git has pruned, dated after both: older than every commit git knows
+    gone = runs.StoredRun(tmp_path / "g.json", MACHINE, OTHER, "env", "20261204T000000", date=3e12)
+    monkeypatch.setattr(script.paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1})
+    with_gone = sorted([parent, child, gone], key=lambda r: (r.date, r.started, r.commit))
+    assert script.pick_runs(with_gone, None, None, MACHINE) == (parent, child)
 
 
 def test_an_absolute_point_that_repeated_exactly_is_floored_while_a_sibling_moved():

@@ -162,6 +162,7 @@ def test_cli_run_prints_the_experiment_as_json():
     (("run", "salus.overhead", "--json", "reports/claims.toml"), "is a file the suite's checkout tracks"),
     (("run", "salus.overhead", "--json", "README.md"), "is a file the suite's checkout tracks"),
     (("run", "salus.overhead", "--json", ".git/config"), "is a file of the checkout's git repository"),
+    (("run", "salus.overhead", "--json", "reports/noise/vm-quick.json"), "is a file the suite's checkout tracks"),
     (("run", "salus.switching", "--device", "cpu:0"), "got 'cpu:0', --device, expected cpu, cuda or cuda:N"),
     (("run", "salus.overhead", "--json", ""), "got an empty path, --json, expected a file path to write"),
 ])
@@ -363,3 +364,14 @@ def test_a_json_result_names_the_edited_code_it_measured(monkeypatch):
     assert commands._with_run({"x": 1}, entry, "smoke", "cpu")["run"]["uncommitted"] == ["impls/salus/lanes.py"]
     monkeypatch.setattr(commands.paths, "uncommitted_code", lambda: [])
     assert "uncommitted" not in commands._with_run({"x": 1}, entry, "smoke", "cpu")["run"]
+
+
+def test_only_make_noise_may_replace_the_committed_thresholds(monkeypatch, tmp_path):
+    from impls.harness import cli, paths
+
+    monkeypatch.chdir(ROOT)
+    noise_dir = paths.reports_dir() / "noise"
+    assert cli.check_output("reports/noise/vm-quick.json", "--out", replaceable=[noise_dir]) is not None
+    with pytest.raises(cli.UsageError, match="tracks"):
+        cli.check_output("reports/noise/vm-quick.json", "--json")
+    assert cli.check_output(":!x.json", "--json") is not None      # a name, not a git pathspec

@@ -264,3 +264,24 @@ def test_a_change_beside_the_generator_regenerates_the_set(tmp_path, monkeypatch
     assert importlib.import_module("gen44.make").CALLS == [4, 4]
     for name in ("gen44.make", "gen44"):
         sys.modules.pop(name, None)
+
+
+def test_a_partial_generator_is_keyed_by_the_code_it_wraps(tmp_path, monkeypatch):
+    import sys
+
+    code = tmp_path / "code"
+    (code / "gen45").mkdir(parents=True)
+    (code / "gen45" / "__init__.py").write_text("")
+    (code / "gen45" / "base.py").write_text("import numpy as np\ndef ramp(seed, rows, step=1):\n"
+                                            "    return {'values': np.arange(rows) * step + seed}\n")
+    (code / "wrap45").mkdir()
+    (code / "wrap45" / "__init__.py").write_text("")
+    (code / "wrap45" / "gens.py").write_text("import functools\nfrom gen45.base import ramp\n"
+                                             "ramp2 = functools.partial(ramp, step=2)\n")
+    monkeypatch.syspath_prepend(str(code))
+    manifest = registry.Manifest("w", tmp_path / "w.toml", "d", "synthetic", {"generator": "wrap45.gens:ramp2", "seed": 1})
+    before = registry.generator_code(manifest)
+    (code / "gen45" / "base.py").write_text((code / "gen45" / "base.py").read_text() + "# edited\n")
+    assert registry.generator_code(manifest) != before          # the wrapped function's folder counts
+    for name in ("wrap45.gens", "wrap45", "gen45.base", "gen45"):
+        sys.modules.pop(name, None)

@@ -58,17 +58,12 @@ def load_table(name: str, train_fraction: float, profile: str | None = None, *,
 def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
     """The synthetic dataset ``name`` at ``profile`` as memory-mapped ``.npy`` files under
     ``<dataset cache>/<name>/<profile>-<recipe hash>-npy/`` (written once)."""
-    import hashlib
-    import json
-
     from impls.harness import paths
     from impls.harness.profiles import resolve
 
     manifest = registry.manifests()[name]
     profile = resolve(profile, f"for dataset {name!r}")
-    params = registry.recipe_params(manifest, profile)
-    recipe = {"generator": manifest.spec["generator"], "seed": manifest.spec["seed"], "params": params}
-    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    params, key = registry.recipe_key(manifest, profile)     # keyed as the registry's own caches
     directory = paths.cache_dir() / name / f"{profile}-{key}-npy"
     if directory.is_dir():
         return traces.read_trace(directory)

@@ -332,7 +332,7 @@ def compare_with_full(trace, layout, capacities: Sequence[int], shadows: Sequenc
     points, skipped = _grid(capacities, shadows, policy)
     layout = check_layout(layout)
     trace = check_trace(trace, layout.shape[0])
-    if points:      # once untimed on a few lookups: no timing pays for numba's compile or cache load
+    if points and trace.size:   # once untimed on a few lookups: no timing pays for numba's compile
         small = trace[:256]
         capacity, shadow = points[0]
         simulate_sample(sample_blocks(small, layout, 1.0, seed, vector_bytes, block_bytes), capacity, policy, shadow)
