@@ -83,32 +83,27 @@ def _nearest_existing(path: Path, where: str, expected: str) -> Path:
     return existing
 
 
-def _check_cache_dir() -> None:
-    """Raise :class:`cli.UsageError` naming ``DLSYSBENCH_CACHE`` when it names a file, or a
-    folder (or the nearest existing folder above it) that this user cannot write: the run
-    would fail there after minutes of work."""
-    cache = paths.env_path("DLSYSBENCH_CACHE")
-    if cache is None:
+def _check_writable_dir(variable: str, holds: str) -> None:
+    """Raise :class:`cli.UsageError` naming ``variable`` when the folder it names (or the
+    nearest existing folder above it, where the run would create it) is a file, a dangling
+    link, or not writable by this user: the run would fail there after minutes of work.
+    ``holds``: what the folder is for, for the message. Nothing when the variable is unset."""
+    folder = paths.env_path(variable)
+    if folder is None:
         return
-    existing = _nearest_existing(cache, f"DLSYSBENCH_CACHE={cache}",
-                                 "expected a directory for generated data (created if missing)")
+    where = f"{variable}={folder}"
+    existing = _nearest_existing(folder, where, f"expected a directory for {holds} (created if missing)")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise cli.UsageError(f"{existing} is not writable", f"DLSYSBENCH_CACHE={cache}",
-                             "expected a directory this user can write")
+        raise cli.UsageError(f"{existing} is not writable", where, "expected a directory this user can write")
 
 
 def check_settings() -> None:
     """Raise :class:`cli.UsageError` naming the variable when ``DLSYSBENCH_CACHE`` or
-    ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_cache_dir`), or
-    ``DLSYSBENCH_DASK_SCHEDULER`` is not a setting the grids take: each would otherwise stop
-    the run at its first grid, after minutes of work."""
-    _check_cache_dir()
-    results = paths.env_path(grid.ENV_RESULTS)
-    if results is not None:
-        where = f"{grid.ENV_RESULTS}={results}"
-        existing = _nearest_existing(results, where, "expected a directory for grid results (created if missing)")
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise cli.UsageError(f"{existing} is not writable", where, "expected a directory this user can write")
+    ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_writable_dir`),
+    or ``DLSYSBENCH_DASK_SCHEDULER`` is not a setting the grids take: each would otherwise
+    stop the run at its first grid, after minutes of work."""
+    _check_writable_dir("DLSYSBENCH_CACHE", "generated data")
+    _check_writable_dir(grid.ENV_RESULTS, "grid results")
     try:
         grid.scheduler_setting()
     except grid.GridError as err:

@@ -242,10 +242,9 @@ def generator_code(manifest: Manifest) -> str:
     own = getattr(getattr(generator, "func", generator), "__module__", None)
     if own:
         modules.add(own)
-    folders = sorted({Path(importlib.import_module(m).__file__).resolve().parent for m in modules
-                      if getattr(importlib.import_module(m), "__file__", None)})
+    files = (getattr(importlib.import_module(m), "__file__", None) for m in modules)
     digest = hashlib.sha256()
-    for folder in folders:
+    for folder in sorted({Path(f).resolve().parent for f in files if f}):
         for path in sorted(folder.glob("*.py")):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]

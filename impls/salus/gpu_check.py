@@ -3,7 +3,8 @@
 ``python -m impls.salus.gpu_check [--out FILE]`` runs, on ``cuda``: switching
 latency for three workloads (all four methods), the executor's overhead per iteration,
 and one short policy run (FIFO, SRTF and PACK on a small trace, real + simulated), then
-prints one JSON object (and writes it to ``--out``). Sized to finish in about two minutes on one GPU; nothing here
+prints one JSON object (and writes it to ``--out``). Sized to finish in about two minutes
+on one GPU; nothing here
 runs on a machine without CUDA (it exits 3 with the reason).
 
 ``--part lanes`` (or ``all``, the default) adds the lanes issue's check: memory profiles

@@ -257,9 +257,10 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
     for key in point_spread:
         by_benchmark.setdefault(key[0], []).append(key)
 
+    floors = {b: _median_finite([point_spread[k] for k in keys]) for b, keys in by_benchmark.items()}
+
     def typical(key: tuple[str, str]) -> float:
-        siblings = by_benchmark[key[0]]
-        floor = _median_finite([point_spread[k] for k in siblings])
+        siblings, floor = by_benchmark[key[0]], floors[key[0]]
         if scale_of(key[0]) != ABSOLUTE or floor in (0.0, math.inf):
             return floor
         # spreads in the unit: the points of the same size, else the moved points' spreads

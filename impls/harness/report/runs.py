@@ -114,7 +114,8 @@ def stored_runs(results_dir: Path, machine: str,
     the report orders its history; a rebase keeps it, so ``make compare`` orders by git's
     history where it can, :func:`impls.harness.paths.commit_ranks`), and the runs of one
     commit in the order they started. Start times alone would not do: asv measures a range
-    of commits (``asv run A..B``) newest commit first. A live file whose run is already archived (same commit, environment, start) counts once.
+    of commits (``asv run A..B``) newest commit first. A live file whose run is already
+    archived (same commit, environment, start) counts once.
     A file that is not a readable asv result of this format, or that records another
     machine, is not a run: ``(path, why)`` is appended to ``skipped`` when given (a caller
     that picks "the newest" run must not do so past a damaged newer one).

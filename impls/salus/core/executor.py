@@ -287,7 +287,7 @@ class Executor:
             return None
         device_start, now = host_start, host_end if host_end is not None else self.clock() - self._t0
         if host_end is None and on_stream:
-            device_start = max(host_start, after if after is not None else host_start)
+            device_start = host_start if after is None else max(host_start, after)
             now = min(now, device_start + ms / 1e3)
             device_start = min(device_start, now)
         record.iterations_done += 1

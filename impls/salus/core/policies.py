@@ -30,9 +30,9 @@ class JobView(Protocol):
 
 def remaining_ms(job: JobView) -> float:
     """Estimated iteration time x iterations left (ms). A job that keeps its device time in
-    whole clock ticks (the simulator's) gives it in one rounding of the exact value
-    (``exact_remaining_ms``), so two jobs with equal remaining times tie and the tie falls
-    to (arrival, job_id); 0.7 ms x 3 and 2.1 ms x 1 as floats do not."""
+    whole clock ticks (the simulator's) gives it computed from those integers
+    (``exact_remaining_ms``), so two jobs with equal remaining times get the same float, tie,
+    and the tie falls to (arrival, job_id); 0.7 ms x 3 and 2.1 ms x 1 as floats do not."""
     exact = getattr(job, "exact_remaining_ms", None)
     return exact if exact is not None else job.iteration_ms_estimate * job.remaining_iterations
 

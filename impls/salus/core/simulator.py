@@ -78,8 +78,8 @@ class SimJob:
 
     @property
     def exact_remaining_ms(self) -> float:
-        """:attr:`iteration_ms_estimate` x iterations left, from the exact tick sum in one
-        rounding (SRTF ranks by it: two jobs with the same remaining time tie exactly)."""
+        """:attr:`iteration_ms_estimate` x iterations left, computed from the exact tick sum
+        (SRTF ranks by it: two jobs with the same remaining time get the same float)."""
         left = self.remaining_iterations
         done = self.iterations_done
         return (self.device_ticks_used * left / done if done else self.iteration_ticks * left) / TICKS_PER_MS

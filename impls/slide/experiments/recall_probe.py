@@ -116,10 +116,9 @@ def hash_agreement(net, h: np.ndarray, tops: list[np.ndarray], rng: np.random.Ge
     out = {"top": float(np.mean(agree["top"])), "random": float(np.mean(agree["random"])),
            "cos_top": float(np.mean(cos["top"])), "cos_random": float(np.mean(cos["random"]))}
     for kind, found in where.items():
-        for j, name in enumerate(("winner_on_zero", "winner_rank")):
+        for j, name in enumerate(("winner_on_zero", "winner_rank") if found else ()):
             values = [f[j] for f in found if not np.isnan(f[j])]
-            if found:
-                out[f"{name}_{kind}"] = float(np.mean(values)) if values else float("nan")
+            out[f"{name}_{kind}"] = float(np.mean(values)) if values else float("nan")
     return out
 
 
@@ -133,8 +132,8 @@ def _winners(h: np.ndarray, w: np.ndarray, idx: np.ndarray) -> tuple[float, floa
     n_active = active.sum(axis=1)
     counted = n_active > 0
     winners = w[:, idx].argmax(axis=2)                     # (labels, F)
-    on_zero = ~np.take_along_axis(active[None].repeat(w.shape[0], 0), winners[..., None], 2)[..., 0]
-    r = np.take_along_axis(rank[None].repeat(w.shape[0], 0), winners[..., None], 2)[..., 0]
+    functions = np.arange(idx.shape[0])[None]
+    on_zero, r = ~active[functions, winners], rank[functions, winners]
     scaled = np.where(n_active > 1, r / np.maximum(n_active - 1, 1), 0.0)
     keep = counted[None] & ~on_zero
     share = on_zero[:, counted].mean() if counted.any() else np.nan
