@@ -51,10 +51,6 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
     if not base and not head:
         if len(stored) < 2:
             raise ValueError(f"{machine} has {len(stored)} stored run(s); compare needs two")
-        ranks = paths.commit_ranks([r.commit for r in stored])    # git's order where it knows them
-        if ranks:   # a commit git no longer has (rebased away) counts as older than every known one
-            stored = sorted(stored, key=lambda r: (r.commit in ranks, ranks.get(r.commit, 0), r.date,
-                                                   r.started, r.commit))
         earlier = same_env(stored[:-1], stored[-1].env_name)
         if not earlier:
             raise ValueError(f"the newest run {stored[-1].label} is the only one in environment "

@@ -1,5 +1,6 @@
 """Which two runs ``make compare`` compares, and numbers at the edges of a float: commits in
-the order of their dates (asv measures a range newest first), a pair of one environment
+git's order, else in the order of their dates (asv measures a range newest first; the report
+orders its history the same way), a pair of one environment
 where the commits share one, absolute-scale floors of points of one size, and values whose
 ratio or size a float cannot hold."""
 from __future__ import annotations
@@ -167,18 +168,41 @@ def test_the_default_pair_follows_git_history_when_dates_disagree(monkeypatch, t
     spec = importlib.util.spec_from_file_location("compare_script", paths.repo_root() / "scripts" / "compare.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    parent = runs.StoredRun(tmp_path / "p.json", MACHINE, BASE, "env", "20261202T000000", date=2e12)
-    child = runs.StoredRun(tmp_path / "c.json", MACHINE, HEAD, "env", "20261203T000000", date=1e12)
-    stored = sorted([parent, child], key=lambda r: (r.date, r.started, r.commit))     # child first by date
-    monkeypatch.setattr(script.paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1})
-    assert script.pick_runs(stored, None, None, MACHINE) == (parent, child)
-    monkeypatch.setattr(script.paths, "commit_ranks", lambda commits: None)          # git cannot tell: dates
-    assert script.pick_runs(stored, None, None, MACHINE) == (child, parent)
+    results = tmp_path / ".asv" / "results"
+    write_run(results / MACHINE, BASE, 300, base_values(), date_s=1_700_000_000 + DAY)   # the parent
+    write_run(results / MACHINE, HEAD, 400, base_values(), date_s=1_700_000_000)         # rebased: older date
+    monkeypatch.setattr(paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1})
+    stored = runs.stored_runs(results, MACHINE)
+    assert [r.commit for r in stored] == [BASE, HEAD]
+    assert [r.commit for r in script.pick_runs(stored, None, None, MACHINE)] == [BASE, HEAD]
+    monkeypatch.setattr(paths, "commit_ranks", lambda commits: None)          # git cannot tell: dates
+    assert [r.commit for r in runs.stored_runs(results, MACHINE)] == [HEAD, BASE]
     # a pre-rebase commit git has pruned, dated after both: older than every commit git knows
-    gone = runs.StoredRun(tmp_path / "g.json", MACHINE, OTHER, "env", "20261204T000000", date=3e12)
-    monkeypatch.setattr(script.paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1})
-    with_gone = sorted([parent, child, gone], key=lambda r: (r.date, r.started, r.commit))
-    assert script.pick_runs(with_gone, None, None, MACHINE) == (parent, child)
+    write_run(results / MACHINE, OTHER, 500, base_values(), date_s=1_700_000_000 + 2 * DAY)
+    monkeypatch.setattr(paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1})
+    stored = runs.stored_runs(results, MACHINE)
+    assert [r.commit for r in stored] == [OTHER, BASE, HEAD]
+    assert [r.commit for r in script.pick_runs(stored, None, None, MACHINE)] == [BASE, HEAD]
+
+
+def test_the_report_orders_commits_by_git_history_when_dates_disagree(monkeypatch, tmp_path):
+    """The history's x axis and each benchmark's newest run follow git, as ``make compare`` does."""
+    from impls.harness import paths
+    from impls.harness.report import results as results_module
+
+    results = tmp_path / ".asv" / "results"
+    write_run(results / MACHINE, BASE, 300, base_values(), date_s=1_700_000_000 + DAY)
+    write_run(results / MACHINE, HEAD, 400, base_values(rate=500.0), date_s=1_700_000_000)
+    monkeypatch.setattr(paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1})
+    frame = results_module.read_results(results, MACHINE)
+    assert list(results_module.commits(frame)["commit"]) == [BASE, HEAD]
+    assert set(results_module.latest_points(frame)["commit"]) == {HEAD}
+    newest = results_module.newest_per_point(frame, ("benchmark", "param_label"))
+    assert set(newest["commit"]) == {HEAD}
+    monkeypatch.setattr(paths, "commit_ranks", lambda commits: None)
+    frame = results_module.read_results(results, MACHINE)
+    assert list(results_module.commits(frame)["commit"]) == [HEAD, BASE]
+    assert set(results_module.latest_points(frame)["commit"]) == {BASE}
 
 
 def test_an_absolute_point_that_repeated_exactly_is_floored_while_a_sibling_moved():
@@ -191,3 +215,17 @@ def test_an_absolute_point_that_repeated_exactly_is_floored_while_a_sibling_move
     assert measured.get("b.Switch.track_ms", "alone").threshold == pytest.approx(noise.FACTOR * relative * 5.0)
     # it read 0: the moved points' median spread
     assert measured.get("b.Switch.track_ms", "zero").threshold == pytest.approx(noise.FACTOR * 70.0)
+
+
+def test_artifacts_of_a_rebased_commit_rank_after_its_parents():
+    """The report ranks artifacts by commit date made monotone along git's order: a child whose
+    author date is older than its parent's gets its parent's date, never an older one."""
+    from impls.harness.report import build
+
+    table = pd.DataFrame({"commit": [BASE, HEAD, OTHER],
+                          "date": pd.to_datetime([2e12, 1e12, 3e12], unit="ms", utc=True)})
+    dates = build._dates_in_order(table)
+    assert dates[HEAD] == dates[BASE] > pd.Timestamp(1e12, unit="ms", tz="UTC")
+    assert dates[OTHER] > dates[HEAD]
+    undated = pd.DataFrame({"commit": [BASE, HEAD], "date": pd.to_datetime([None, 1e12], unit="ms", utc=True)})
+    assert list(build._dates_in_order(undated)) == [HEAD]

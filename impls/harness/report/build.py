@@ -70,9 +70,8 @@ def _older_artifacts_named(evaluated: list, commits: pd.DataFrame) -> tuple[list
     dated = commits.dropna(subset=["date"]) if not commits.empty else commits
     if dated.empty:
         return evaluated, []
-    newest = dated.sort_values("date").iloc[-1]
-    newest_commit, newest_date = str(newest["commit"]), newest["date"]
-    when_of = {str(c): d for c, d in zip(dated["commit"], dated["date"])}
+    newest_commit = str(dated["commit"].iloc[-1])        # commits are oldest first, in git's order
+    place_of = {str(c): i for i, c in enumerate(dated["commit"])}
     out, older = [], []
     for result in evaluated:
         benchmarks = result.benchmarks or ()
@@ -80,8 +79,8 @@ def _older_artifacts_named(evaluated: list, commits: pd.DataFrame) -> tuple[list
         from_artifact = benchmarks and all(b.startswith("artifact:") for b in benchmarks)
         # only a commit the results date can be told older (an artifact of a commit asv never
         # ran, e.g. --save-artifact at HEAD, may well be newer)
-        when = next((d for c, d in when_of.items() if same_commit(c, commit)), None)
-        if from_artifact and result.measured is not None and when is not None and when < newest_date:
+        place = next((i for c, i in place_of.items() if same_commit(c, commit)), None)
+        if from_artifact and result.measured is not None and place is not None and place < len(dated) - 1:
             older.append(result.claim.id)
             result = dataclasses.replace(
                 result, detail=f"{result.detail}; from the run at {commit[:8]}, older than the newest results "
@@ -176,6 +175,20 @@ def _usable_noise(machine: str, points: pd.DataFrame,
     return noise, newest, notes
 
 
+def _dates_in_order(commits: pd.DataFrame) -> dict[str, dt.datetime]:
+    """Return commit -> the date :func:`artifacts.load_latest` ranks its records by: the latest
+    commit date up to it in ``commits``' order (git's, :func:`results.commits`), so a
+    rebased commit whose author date is older than its parent's still ranks after it."""
+    dates: dict[str, dt.datetime] = {}
+    latest = None
+    for commit, date in zip(commits["commit"], commits["date"]):
+        if pd.notna(date):
+            latest = date if latest is None else max(latest, date)
+        if latest is not None:
+            dates[str(commit)] = latest.to_pydatetime()
+    return dates
+
+
 def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_path: Path,
                  figure_specs: Mapping[str, FigureSpec] | None = None) -> Report:
     """Return the :class:`Report` of ``machine``; raise NoResultsError if it has no data at all.
@@ -186,7 +199,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     unreadable: list[tuple[str, str]] = []
     frame = results.read_results(results_dir, machine, unreadable)
     commits = results.commits(frame)
-    dates = {str(c): d.to_pydatetime() for c, d in zip(commits["commit"], commits["date"]) if pd.notna(d)}
+    dates = _dates_in_order(commits)
     records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates)
     if frame.empty and not records and not unreadable:
         known = _known_machines(results_dir, artifacts_root)

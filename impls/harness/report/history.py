@@ -1,6 +1,6 @@
 """History figures: every tracked scalar (track_* and time_* benchmarks) across commits.
 
-The x axis holds every commit of the machine, ordered by commit date; each
+The x axis holds every commit of the machine in git's order (by date where git cannot tell); each
 parameter combination is a line. Up to ``MAX_SERIES_PER_PANEL`` lines share one
 plot; beyond that the combinations are split into small multiples by the first
 parameter (a single parameter: into consecutive runs of its values), at most

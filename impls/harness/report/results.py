@@ -20,10 +20,13 @@ from typing import Any
 
 import pandas as pd
 
+from impls.harness import paths
+
 RESULT_FORMAT_VERSION = 2
 NOT_RESULT_FILES = frozenset({"machine.json", "benchmarks.json"})
 
 # Columns every results frame has; one more column per parameter name follows.
+HISTORY = "history"  # read_results' column: the commit's place in git's history (history_order)
 BASE_COLUMNS = [
     "machine", "commit", "date", "env_name", "benchmark", "type", "unit",
     "params", "param_label", "value", "status", "started_at", "version",
@@ -271,6 +274,7 @@ def read_results(results_dir: Path, machine: str,
     frame["value"] = frame["value"].astype("float64")
     for column in ("date", "started_at"):
         frame[column] = pd.to_datetime(frame[column], utc=True)
+    frame[HISTORY] = history_order(frame["commit"])
     param_names = dict.fromkeys(n for params in frame["params"] for n in params)
     for name in param_names:
         # object dtype keeps ints as ints (a float column would turn 4 into 4.0)
@@ -279,43 +283,67 @@ def read_results(results_dir: Path, machine: str,
     return frame
 
 
+def history_order(commits: pd.Series) -> pd.Series:
+    """Return each commit's place in git's history (an int, parents before children:
+    :func:`impls.harness.paths.commit_ranks`); -1 for a commit git does not know (one a
+    rebase replaced), which counts as older than every known one; 0 for all when git knows
+    none of them, so the commit dates alone order them. Unlike asv's date (the author
+    date), the order survives a rebase or a cherry-pick."""
+    ranks = paths.commit_ranks([str(c) for c in commits.unique()]) or {}
+    known = -1 if ranks else 0
+    return commits.map(lambda c: ranks.get(str(c), known)).astype("int64")
+
+
+def _order(frame: pd.DataFrame, date: str = "date", started: str = "started_at") -> list[str]:
+    """The columns that sort ``frame``'s rows oldest first: git's order when the frame has it
+    (:func:`history_order`), then the commit date, then when the run started."""
+    return ([HISTORY] if HISTORY in frame.columns else []) + [date, started]
+
+
 def commits(frame: pd.DataFrame) -> pd.DataFrame:
     """Return one row per commit, oldest first: commit, date, env_names, started_at, points.
 
-    Commits are ordered by commit date, ties by when their first benchmark ran.
+    Commits are in git's order where the frame has it (:func:`history_order`), else (and
+    for ties) by commit date, then by when their first benchmark ran.
     """
     if frame.empty:
         return pd.DataFrame(columns=["commit", "date", "env_names", "started_at", "points"])
+    extra = {HISTORY: (HISTORY, "min")} if HISTORY in frame.columns else {}
     grouped = frame.groupby("commit", sort=False).agg(
         date=("date", "min"),
         env_names=("env_name", lambda s: ", ".join(sorted(set(s)))),
         started_at=("started_at", "min"),
         points=("value", "size"),
+        **extra,
     ).reset_index()
-    return grouped.sort_values(["date", "started_at", "commit"], ignore_index=True)
+    ordered = grouped.sort_values([*_order(grouped), "commit"], ignore_index=True)
+    return ordered.drop(columns=list(extra))
 
 
 def newest_per_point(frame: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
-    """Return ``frame`` keeping, for each ``by`` group, the row of the newest run."""
+    """Return ``frame`` keeping, for each ``by`` group, the row of the newest run (git's
+    order, then commit date, then run start; see :func:`commits`)."""
     if frame.empty:
         return frame
-    ordered = frame.sort_values(["date", "started_at"], kind="stable", na_position="first")
+    ordered = frame.sort_values(_order(frame), kind="stable", na_position="first")
     return ordered.drop_duplicates(list(by), keep="last").sort_index()
 
 
 def latest_points(frame: pd.DataFrame) -> pd.DataFrame:
     """Return every point of each benchmark's newest run.
 
-    "Newest" is the latest commit date (then run start) that has that benchmark, so a
+    "Newest" is the latest commit (git's order, then commit date, as :func:`commits`), then
+    the latest run start, that has that benchmark, so a
     partial ``asv run --bench`` does not hide older results of the others; all points
     come from that one run, so points from an older run with other parameters (another
     profile's grid) never mix into a trend or ratio.
     """
     if frame.empty:
         return frame
+    extra = {HISTORY: (HISTORY, "max")} if HISTORY in frame.columns else {}
     runs = (frame.groupby(["benchmark", "commit", "env_name"], sort=False, dropna=False)
-            .agg(run_date=("date", "max"), run_started=("started_at", "max")).reset_index())
-    newest = (runs.sort_values(["run_date", "run_started"], na_position="first")
+            .agg(run_date=("date", "max"), run_started=("started_at", "max"), **extra).reset_index())
+    newest = (runs.sort_values(_order(runs, "run_date", "run_started"), na_position="first")
               .groupby("benchmark", sort=False).tail(1)[["benchmark", "commit", "env_name"]])
     latest = frame.merge(newest, on=["benchmark", "commit", "env_name"], how="inner")
     return latest.reset_index(drop=True)

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from impls.harness import atomic
+from impls.harness import atomic, paths
 from impls.harness.paths import machine_for_profile  # noqa: F401 - where callers have found it
 from impls.harness.report.results import NOT_RESULT_FILES, RESULT_FORMAT_VERSION, machines, result_files
 
@@ -110,10 +110,11 @@ def stored_runs(results_dir: Path, machine: str,
                 skipped: list[tuple[Path, str]] | None = None) -> list[StoredRun]:
     """Return every run of ``machine``, oldest first: archived ones and asv's live files.
 
-    Runs are in the order of the dates asv records for their commits (the author date, as
-    the report orders its history; a rebase keeps it, so ``make compare`` orders by git's
-    history where it can, :func:`impls.harness.paths.commit_ranks`), and the runs of one
-    commit in the order they started. Start times alone would not do: asv measures a range
+    Runs are in git's order of their commits where git knows them (parents before
+    children, :func:`impls.harness.paths.commit_ranks`; a commit git no longer has, one a
+    rebase replaced, counts as older than every known one), then in the order of the dates
+    asv records for their commits (the author date, which a rebase keeps), and the runs of
+    one commit in the order they started. Start times alone would not do: asv measures a range
     of commits (``asv run A..B``) newest commit first. A live file whose run is already
     archived (same commit, environment, start) counts once.
     A file that is not a readable asv result of this format, or that records another
@@ -137,7 +138,9 @@ def stored_runs(results_dir: Path, machine: str,
                 skipped.append((path, f"a run of machine {run.recorded_machine!r}, filed under {machine!r}"))
             continue
         found.setdefault((run.commit, run.env_name, run.started), run)
-    return sorted(found.values(), key=lambda r: (r.date, r.started, r.commit))
+    ranks = paths.commit_ranks([r.commit for r in found.values()]) or {}
+    return sorted(found.values(), key=lambda r: (ranks.get(r.commit, -1 if ranks else 0), r.date,
+                                                 r.started, r.commit))
 
 
 def runs_of_commit(runs: list[StoredRun], commit: str) -> list[StoredRun]:
