@@ -72,6 +72,12 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
     return old[-1], new[-1]
 
 
+def _descends(base: str, head: str) -> bool:
+    """Whether git places commit ``base`` after commit ``head`` (False when it knows not both)."""
+    ranks = paths.commit_ranks([base, head]) or {}
+    return base in ranks and head in ranks and ranks[base] > ranks[head]
+
+
 def relative_threshold(text: str) -> float:
     """``--default-threshold``: a fraction (0.05) or a percentage ("5%"), from 0 to TOO_NOISY."""
     try:
@@ -131,7 +137,15 @@ def main(argv: list[str] | None = None) -> int:
         if skipped and not (args.base or args.head):
             raise ValueError(f"{len(skipped)} result file(s) of {machine} cannot be read as runs (above), so "
                              "the two newest runs are unknown: repair or remove them, or name --base and --head")
-        old, new = pick_runs(stored, args.base, args.head, machine)
+        try:
+            old, new = pick_runs(stored, args.base, args.head, machine)
+        except ValueError as err:
+            named = [n for n in (args.base, args.head) if n and not Path(n).is_file()]
+            unread = [(p, why) for p, why in skipped for n in named if p.name.lower().startswith(n.lower()[:8])]
+            if unread and str(err).startswith("no stored run of commit"):
+                raise ValueError(f"{err}; its result file(s) cannot be read: "
+                                 + "; ".join(f"{p}: {why}" for p, why in unread)) from None
+            raise
         if args.noise is not None and not args.noise.is_file():
             raise ValueError(f"--noise {args.noise}: no such file; `make noise` measures the thresholds "
                              "(or leave --noise out and pass --default-threshold)")
@@ -149,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: {err}", file=sys.stderr)
         return 2
     print(f"compare: {machine}: {old.label} ({old.path.name}) -> {new.label} ({new.path.name})")
+    if old.commit != new.commit and _descends(old.commit, new.commit):
+        print(f"compare: note: the base {old.label} comes after the head {new.label} in git's history: "
+              "a number read as a regression got better from head to base (swap --base and --head "
+              "to judge the change the history made)")
+    if measured is not None and not measured.machine:
+        print(f"compare: note: {noise_path} names no machine: its thresholds are applied to {machine}'s "
+              "runs as if measured there")
     if old.env_name != new.env_name:
         print(f"compare: note: the runs are of two environments ({old.env_name!r} -> {new.env_name!r}); "
               "thresholds measured in one do not cover a change of environment")

@@ -229,3 +229,68 @@ def test_artifacts_of_a_rebased_commit_rank_after_its_parents():
     assert dates[OTHER] > dates[HEAD]
     undated = pd.DataFrame({"commit": [BASE, HEAD], "date": pd.to_datetime([None, 1e12], unit="ms", utc=True)})
     assert list(build._dates_in_order(undated)) == [HEAD]
+
+
+def test_a_commit_git_does_not_know_is_drawn_first_but_no_step_is_judged_at_it(monkeypatch, tmp_path):
+    """A commit of unknown place (not in git) must not make a regression or an improvement."""
+    from impls.harness import paths
+    from impls.harness.report import history
+    from impls.harness.report import results as results_module
+
+    results = tmp_path / ".asv" / "results"
+    commits = [("a" * 40, 10.0), ("b" * 40, 10.0), ("c" * 40, 10.0), ("d" * 40, 5.0)]
+    for day, (commit, rate) in enumerate(commits):
+        write_run(results / MACHINE, commit, 300 + day, base_values(rate=rate), date_s=1_700_000_000 + day * DAY)
+    # "d" is unknown to git, dated last; the three git knows repeat one value
+    monkeypatch.setattr(paths, "commit_ranks", lambda found: {c: i for i, (c, _) in enumerate(commits[:3])})
+    frame = results_module.read_results(results, MACHINE)
+    table = results_module.commits(frame)
+    assert list(table["commit"]) == ["d" * 40, "a" * 40, "b" * 40, "c" * 40]
+    assert list(table["placed"]) == [False, True, True, True]
+    figures = history.history_figures(frame, {RATE: "higher"}, workers=1)
+    assert figures and all(not f.steps for f in figures)
+    monkeypatch.setattr(paths, "commit_ranks", lambda found: {c: i for i, (c, _) in enumerate(commits)})
+    figures = history.history_figures(results_module.read_results(results, MACHINE),
+                                      {RATE: "higher"}, workers=1)
+    assert [s.kind for f in figures for s in f.steps] == ["regression"]
+
+
+def _real_pair():
+    import subprocess
+
+    from impls.harness import paths
+
+    def rev(name):
+        return subprocess.run(["git", "rev-parse", name], cwd=paths.repo_root(), capture_output=True,
+                              text=True, check=True).stdout.strip()
+    return rev("HEAD~1"), rev("HEAD")
+
+
+def test_a_base_that_comes_after_the_head_is_said(results):
+    noise_file = measure(results)
+    parent, child = _real_pair()
+    write_run(results / MACHINE, parent, 300, base_values())
+    write_run(results / MACHINE, child, 400, base_values(rate=500.0))
+    backwards = run_compare(results, noise_file, "--base", child[:12], "--head", parent[:12])
+    assert "comes after the head" in backwards.stdout
+    forwards = run_compare(results, noise_file, "--base", parent[:12], "--head", child[:12])
+    assert "comes after the head" not in forwards.stdout and forwards.returncode == 1
+
+
+def test_thresholds_that_name_no_machine_are_said_to_be_applied_anyway(results):
+    noise_file = measure(results)
+    document = json.loads(noise_file.read_text())
+    document.pop("machine")
+    noise_file.write_text(json.dumps(document))
+    write_run(results / MACHINE, HEAD, 300, base_values())
+    done = run_compare(results, noise_file)
+    assert "names no machine" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_named_commit_whose_only_file_is_unreadable_says_why(results):
+    noise_file = measure(results)
+    path = write_run(results / MACHINE, HEAD, 300, base_values())
+    _edited(path, lambda d: d.update(version=1))
+    done = run_compare(results, noise_file, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 2
+    assert "cannot be read" in done.stderr and "asv update" in done.stderr, done.stderr

@@ -220,6 +220,12 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes += typo_notes
     evaluated, older_notes = _older_artifacts_named(evaluated, commits)
     notes += older_notes
+    unplaced = [str(c)[:8] for c, known in zip(commits["commit"], commits["placed"]) if not known]
+    if unplaced:
+        notes.append(f"{len(unplaced)} commit(s) with results are not in this checkout's git history "
+                     f"({', '.join(unplaced[:8])}{' and more' if len(unplaced) > 8 else ''}: rebased away, or "
+                     "from another clone): the history draws them first and looks for no step at them, and "
+                     "the verdicts read the newest commit git knows.")
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")

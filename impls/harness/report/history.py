@@ -249,11 +249,15 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
     gets a tick position even where this benchmark has no value. Detected steps
-    (:func:`series_steps`) are marked; ``figure.steps`` lists them as :class:`Step`.
+    (:func:`series_steps`) are marked; ``figure.steps`` lists them as :class:`Step`. A commit
+    git does not know (``placed`` False) is drawn but left out of the steps: its place
+    in the order is not known.
     ``flags``: the benchmark's (lower, upper) bound-flag benchmarks (``bounded_by``) and
     ``flag_rows`` their rows: a step from or to a bound is judged on what the bounds prove.
     """
     order = commits["commit"].tolist()
+    placed = (commits["placed"].astype(bool).tolist() if "placed" in commits.columns
+              else [True] * len(order))
     rows = newest_per_point(rows, ("commit", "benchmark", "param_label"))
     all_series = _series(rows, order)
     if flags is not None:
@@ -277,7 +281,8 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
             ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
-            for at, before, after, kind in series_steps(list(item.values), direction, measured,
+            judged = [v if known else math.nan for v, known in zip(item.values, placed)]
+            for at, before, after, kind in series_steps(judged, direction, measured,
                                                         item.versions, item.bounds):
                 ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
                            linewidth=1)

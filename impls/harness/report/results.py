@@ -301,13 +301,16 @@ def _order(frame: pd.DataFrame, date: str = "date", started: str = "started_at")
 
 
 def commits(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return one row per commit, oldest first: commit, date, env_names, started_at, points.
+    """Return one row per commit, oldest first: commit, date, env_names, started_at, points,
+    placed.
 
     Commits are in git's order where the frame has it (:func:`history_order`), else (and
-    for ties) by commit date, then by when their first benchmark ran.
+    for ties) by commit date, then by when their first benchmark ran. ``placed`` is False
+    for a commit git does not know while it knows others: it is put first, but where it
+    belongs is not known (a rebased-away commit is older; one from another clone may not be).
     """
     if frame.empty:
-        return pd.DataFrame(columns=["commit", "date", "env_names", "started_at", "points"])
+        return pd.DataFrame(columns=["commit", "date", "env_names", "started_at", "points", "placed"])
     extra = {HISTORY: (HISTORY, "min")} if HISTORY in frame.columns else {}
     grouped = frame.groupby("commit", sort=False).agg(
         date=("date", "min"),
@@ -317,6 +320,7 @@ def commits(frame: pd.DataFrame) -> pd.DataFrame:
         **extra,
     ).reset_index()
     ordered = grouped.sort_values([*_order(grouped), "commit"], ignore_index=True)
+    ordered["placed"] = ordered[HISTORY] >= 0 if extra else True
     return ordered.drop(columns=list(extra))
 
 

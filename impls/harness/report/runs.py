@@ -77,9 +77,12 @@ def read_run(path: Path, machine: str) -> StoredRun:
         raise ValueError(f"{path}: not a readable asv result file ({err})") from err
     if not isinstance(data, dict) or "commit_hash" not in data:
         raise ValueError(f"{path}: not an asv result file (no commit_hash)")
-    if data.get("version") != RESULT_FORMAT_VERSION:
-        raise ValueError(f"{path}: asv result format {data.get('version')!r}, not {RESULT_FORMAT_VERSION} "
-                         "(asv 0.6's)")
+    version = data.get("version")
+    if version != RESULT_FORMAT_VERSION:
+        older = isinstance(version, int) and not isinstance(version, bool) and version < RESULT_FORMAT_VERSION
+        raise ValueError(f"{path}: asv result format {version!r}, not {RESULT_FORMAT_VERSION} (asv 0.6's; "
+                         + ("run `asv update` to convert older results)" if older
+                            else "written by another asv: run the suite's pinned asv, `make bench`)"))
     params = data.get("params")
     recorded = str(params.get("machine") or "") if isinstance(params, dict) else ""
     date = data.get("date")
