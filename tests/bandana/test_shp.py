@@ -150,8 +150,9 @@ def test_more_rounds_lower_training_p_fanout():
     assert trained_p_fanout(8) < 0.8 * trained_p_fanout(0)
 
 
-def _reference_swaps(bounds, side, active, gains):
+def _reference_swaps(bounds, side, active, gains, moved_before=None, coin=None):
     move = np.zeros(side.size, dtype=bool)
+    proposed = 0
     for a, b in zip(bounds[:-1], bounds[1:]):
         if not active[a]:
             continue
@@ -161,8 +162,11 @@ def _reference_swaps(bounds, side, active, gains):
         for left, right in zip(*ranked):
             if gains[left] + gains[right] <= 0:
                 break
+            proposed += 1
+            if moved_before is not None and (moved_before[left] or moved_before[right]) and coin[left] >= 0.5:
+                continue
             move[[left, right]] = True
-    return move
+    return move, proposed
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -176,10 +180,40 @@ def test_pair_swaps_matches_a_sorted_reference(seed):
     active = np.repeat(rng.random(bounds.size - 1) < 0.8, np.diff(bounds))
     gains = rng.choice([-0.5, -0.25, 0.0, 0.25, 0.5], n) + np.where(rng.random(n) < 0.3, rng.random(n), 0)
     move = np.ones(n, dtype=np.bool_)
-    pairs = K.pair_swaps(bounds, side, active, gains, move)
-    expected = _reference_swaps(bounds, side, active, gains)
+    proposed, pairs = K.pair_swaps(bounds, side, active, gains, move, np.zeros(n, dtype=np.bool_), rng.random(n))
+    expected, offered = _reference_swaps(bounds, side, active, gains)
     np.testing.assert_array_equal(move, expected)
-    assert pairs == expected.sum() // 2 > 0
+    assert pairs == proposed == offered == expected.sum() // 2 > 0
+    # pairs with a vertex that moved the round before go only on their coin
+    moved_before, coin = rng.random(n) < 0.5, rng.random(n)
+    proposed, pairs = K.pair_swaps(bounds, side, active, gains, move, moved_before, coin)
+    expected, offered = _reference_swaps(bounds, side, active, gains, moved_before, coin)
+    np.testing.assert_array_equal(move, expected)
+    assert proposed == offered > pairs == expected.sum() // 2 > 0
+
+
+def _planted(groups: int, size: int, queries: int, seed: int):
+    """A trace of ``queries`` queries of 4 ids, each drawn from one of ``groups`` disjoint
+    groups of ``size`` ids (shuffled): a layout with one group per block has fanout 1."""
+    rng = np.random.default_rng(seed)
+    members = rng.permutation(groups * size).reshape(groups, size)
+    indices = np.concatenate([rng.choice(members[rng.integers(groups)], 4, replace=False)
+                              for _ in range(queries)]).astype(np.int64)
+    return np.arange(0, indices.size + 1, 4, dtype=np.int64), indices
+
+
+@pytest.mark.parametrize("groups", [8, 16, 32])
+def test_shp_recovers_planted_groups(groups):
+    """Synchronous swaps used to mirror an evenly split group round after round (fanout
+    1.4-2.4 here); with the damping SHP finds the blocks the trace was drawn from."""
+    from impls.bandana.layout import layouts
+
+    found = []
+    for seed in range(4):
+        offsets, indices = _planted(groups, 8, 100 * groups, seed)
+        layout = layouts.shp_layout(offsets, indices, groups * 8, vectors_per_block=8, iterations=16, seed=seed)
+        found.append(layouts.fanout(layout, offsets, indices, 8))
+    assert np.mean(found) < 1.1, found
 
 
 def test_kth_smallest_handles_ties():

@@ -297,18 +297,25 @@ def _ranked_top(positions, gains, k):
 
 
 @njit(cache=True, parallel=True)
-def pair_swaps(bounds, side, active, gains, move):
-    """Mark the vertices to swap across every part's split; return how many pairs.
+def pair_swaps(bounds, side, active, gains, move, moved_before, coin):
+    """Mark the vertices to swap across every part's split; return (pairs proposed, pairs
+    marked).
 
     Positions are grouped by part: part ``k`` holds positions ``bounds[k]:bounds[k+1]``.
     In each active part, each side's positions are ranked by decreasing gain (ties by
     position) and the i-th of side 0 is paired with the i-th of side 1 while the two
-    gains sum to more than zero; ``move`` is set for both (and cleared elsewhere). A
-    pair needs one positive gain, so only the top ``max(#positive per side)`` of each
+    gains sum to more than zero: a proposed pair. A pair one of whose vertices moved in
+    the previous round (``moved_before``) is marked only when its left vertex's ``coin``
+    (uniform in [0, 1)) is below 0.5; every other proposed pair is marked. ``move`` is set
+    for both vertices of a marked pair (and cleared elsewhere), so sizes stay exact.
+    The damping breaks the two-cycle of synchronous swaps: a group split evenly has a
+    positive gain on both sides, and swapping all of it at once only mirrors the split.
+    A pair needs one positive gain, so only the top ``max(#positive per side)`` of each
     side are ranked.
     """
     nparts = bounds.size - 1
     pairs = np.zeros(nparts, dtype=np.int64)
+    proposed = np.zeros(nparts, dtype=np.int64)
     for k in prange(nparts):
         a, b = bounds[k], bounds[k + 1]
         for i in range(a, b):
@@ -342,14 +349,19 @@ def pair_swaps(bounds, side, active, gains, move):
         left = _ranked_top(left, gains, top)
         right = _ranked_top(right, gains, top)
         count = 0
+        offered = 0
         for i in range(top):
             if gains[left[i]] + gains[right[i]] <= 0:
                 break
+            offered += 1
+            if (moved_before[left[i]] or moved_before[right[i]]) and coin[left[i]] >= 0.5:
+                continue
             move[left[i]] = True
             move[right[i]] = True
             count += 1
         pairs[k] = count
-    return pairs.sum()
+        proposed[k] = offered
+    return proposed.sum(), pairs.sum()
 
 
 @njit(cache=True)
