@@ -230,10 +230,25 @@ def _previous_outputs(out: Path) -> list[Path]:
     return [p for p in found if p.resolve() not in kept]
 
 
+def two_level_shape(blocks: int, clusters: int | None = None, subclusters: int | None = None) -> tuple[int, int]:
+    """(clusters, sub-clusters) for ``kmeans-two-level`` on a table of ``blocks`` blocks: each
+    given value as it is, else at most 64 clusters and 16 sub-clusters, cut so that they make
+    no more groups than blocks (beyond that, groups smaller than a block are packed in
+    cluster order and a block's neighbours are unrelated; each value is at least 1)."""
+    blocks = max(1, int(blocks))
+    clusters = clusters if clusters is not None else min(64, blocks)
+    subclusters = subclusters if subclusters is not None else max(1, min(16, blocks // max(1, clusters)))
+    return clusters, subclusters
+
+
 def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fraction: float = 0.5,
-            seed: int = 0, kmeans_niter: int = 10, kmeans_clusters: int = 64, subclusters: int = 16,
-            shp_iterations: int = 8, vector_bytes: int = 128, block_bytes: int = 4096) -> dict[str, Any]:
+            seed: int = 0, kmeans_niter: int = 10, kmeans_clusters: int | None = None,
+            subclusters: int | None = None, shp_iterations: int = 8, vector_bytes: int = 128,
+            block_bytes: int = 4096) -> dict[str, Any]:
     """Split ``source`` in time, build each layout of ``kinds`` on the earlier part, write ``out``.
+
+    ``kmeans_clusters`` and ``subclusters`` shape ``kmeans-two-level``; by default
+    :func:`two_level_shape` of the table's block count.
 
     Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the split
     leaves nothing to simulate, or nothing to learn a trace-trained layout (shp, kahypar) from.
@@ -258,9 +273,10 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
                            "which hold no lookup (a longer trace, or a larger --train-fraction)")
     n = int(source["num_vectors"])
     table = {"num_vectors": n, "vectors": source["vectors"], "train": train}
+    per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
+    kmeans_clusters, subclusters = two_level_shape(-(-n // per_block), kmeans_clusters, subclusters)
     sizes = {"seed": seed, "kmeans_niter": kmeans_niter, "kmeans_clusters": kmeans_clusters,
              "subclusters": [subclusters], "shp_iterations": shp_iterations}
-    per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -339,6 +355,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--train-fraction", type=float, default=0.5,
                         help="share of the queries that train the layouts (default 0.5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the layout's K-means and SHP")
+    parser.add_argument("--kmeans-clusters", type=int, default=None, metavar="K",
+                        help="kmeans-two-level: first-level clusters (default: 64, or the table's blocks if fewer)")
+    parser.add_argument("--subclusters", type=int, default=None, metavar="S",
+                        help="kmeans-two-level: sub-clusters per cluster (default: 16, cut so that "
+                             "clusters x sub-clusters is at most the table's blocks)")
     parser.add_argument("--out", required=True, help="directory to write the .npy files and summary.json to")
     parser.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
                         help="print the summary as JSON (to FILE, or standard output with no FILE or '-')")
@@ -378,6 +399,9 @@ def _check(args: argparse.Namespace) -> None:
     if args.vector_bytes is not None:
         cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
     cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
+    for value, flag in ((args.kmeans_clusters, "--kmeans-clusters"), (args.subclusters, "--subclusters")):
+        if value is not None:
+            cli.number(value, flag, minimum=1, maximum=2**31 - 1, integer=True)
     if not 0.0 < args.train_fraction < 1.0:
         raise PrepareError(f"--train-fraction {args.train_fraction}: expected a number in (0, 1)")
     if args.num_vectors is not None and not 0 < args.num_vectors <= MAX_NUM_VECTORS:
@@ -437,7 +461,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if vector_bytes > args.block_bytes:
             raise PrepareError(f"--vectors rows of {vector_bytes} bytes do not fit a {args.block_bytes}-byte block: "
                                "give --vector-bytes (the size on the device) or a larger --block-bytes")
+    if "kmeans-two-level" in args.layout:
+        blocks = -(-int(source["num_vectors"]) // max(1, args.block_bytes // vector_bytes))
+        clusters, subclusters = two_level_shape(blocks, args.kmeans_clusters, args.subclusters)
+        if clusters * subclusters > blocks:
+            cli.warn(f"kmeans-two-level: {clusters} clusters x {subclusters} sub-clusters make up to "
+                     f"{clusters * subclusters} groups for {blocks} blocks; groups smaller than a block are "
+                     "packed in cluster order, so a block's vectors are neighbours only within a cluster "
+                     f"(at most {blocks} groups keep each block to one group)")
     summary = prepare(source, args.layout, out, train_fraction=args.train_fraction, seed=args.seed,
+                      kmeans_clusters=args.kmeans_clusters, subclusters=args.subclusters,
                       vector_bytes=vector_bytes, block_bytes=args.block_bytes)
     if created is not None:
         cli.unregister(created)

@@ -396,3 +396,29 @@ def test_rows_that_do_not_divide_a_block_are_reported_as_slack(tmp_path, capsys)
     assert "10 vectors per block (96 B of each block unused, and read)" in capsys.readouterr().out
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (summary["vectors_per_block"], summary["slack_bytes_per_block"]) == (10, 96)
+
+
+def test_two_level_kmeans_defaults_fit_a_small_table_and_more_groups_than_blocks_are_warned(tmp_path):
+    """96 vectors in 12 separated clusters, 8 a block: 64 x 16 groups (the old fixed default)
+    packed unrelated neighbours together, near a random layout's fanout; the default now
+    makes no more groups than blocks and does as well as one-level K-means."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=20.0, size=(12, 128))
+    members = rng.permutation(96).reshape(12, 8)
+    vectors = np.empty((96, 128), np.float32)
+    for c, ids in enumerate(members):
+        vectors[ids] = centres[c] + rng.normal(size=(8, 128))
+    indices = np.concatenate([rng.choice(members[rng.integers(12)], 4, replace=False) for _ in range(2000)])
+    files = _save_all(tmp_path, o=np.arange(2001, dtype=np.int64) * 4, i=indices.astype(np.int64), v=vectors)
+    common = ["impls.bandana.prepare", "--offsets", files["o"], "--indices", files["i"], "--vectors", files["v"],
+              "--vector-bytes", "512", "--layout", "kmeans-two-level", "--layout", "kmeans", "--layout", "random", "--json"]
+    made = _py(*common, "--out", str(tmp_path / "default"))
+    assert made.returncode == 0 and "groups for 12 blocks" not in made.stderr, made.stderr
+    fanout = {k: v["fanout_test"] for k, v in json.loads(made.stdout)["layouts"].items()}
+    assert fanout["kmeans-two-level"] <= fanout["kmeans"] + 0.05 < fanout["random"], fanout
+    forced = _py(*common, "--kmeans-clusters", "64", "--subclusters", "16", "--out", str(tmp_path / "forced"))
+    assert forced.returncode == 0 and "make up to 1024 groups for 12 blocks" in forced.stderr, forced.stderr
+    worse = json.loads(forced.stdout)["layouts"]["kmeans-two-level"]["fanout_test"]
+    assert worse > fanout["kmeans-two-level"] + 0.2, (worse, fanout)
+    bad = _py(*common, "--subclusters", "0", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "--subclusters" in bad.stderr

@@ -303,3 +303,26 @@ def test_an_empty_trace_is_refused_at_the_rate_asked_for():
     layout = np.random.default_rng(0).permutation(4096)
     with pytest.raises(ValueError, match=r"rate 0.25 \(seed 2\) kept no lookups"):
         compare_with_full(np.array([], dtype=np.int64), layout, [1024], None, "prefetch", 0.25, 2, VB, BB)
+
+
+def test_estimates_keep_the_simulators_invariants_where_the_correction_clamps():
+    """A sample that kept the hottest block holds more lookups than a rate's share, and the
+    corrected hits fall below the sample's prefetch-used scaled up. Every miss still reads one
+    block and a used prefetch is still a hit."""
+    rng = np.random.default_rng(1)
+    n, block = 6400, 4096
+    weights = np.arange(1, n + 1) ** -1.0
+    trace = rng.choice(n, 50_000, p=weights / weights.sum()).astype(np.int64)   # hottest ids first
+    clamped = 0
+    for seed in range(12):
+        sample = sample_blocks(trace, np.arange(n), 0.1, seed, VB, block)
+        if sample.lookups == 0:
+            continue
+        for policy in ("prefetch", "lowpri", "none"):
+            result = simulate_sample(sample, 640, policy)
+            raw = simulate(sample.trace, sample.layout, sample.scaled(640), policy, None, VB, block)
+            clamped += round(raw.prefetch_used / sample.rate) > result.hits
+            assert result.misses == result.lookups - result.hits
+            assert result.blocks_read == result.misses and result.bytes_read == result.misses * block
+            assert result.prefetch_used <= result.hits and result.prefetch_used <= result.prefetched
+    assert clamped > 0     # the case the invariants are about did occur
