@@ -25,6 +25,7 @@ from pathlib import Path
 from impls.harness import cli, profiles
 
 MIN_TRUSTED_SECONDS = 1.0
+LARGEST_USUAL_VALUE = 1e6   # a feature value above it is warned of: no TF-IDF weight or count is near it
 DEFAULT_EVAL_POINTS = 1000
 
 
@@ -272,11 +273,22 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"{err} ({sources})") from None
     trainable = train_data.n_points if rows is None else rows.size
     _warn_clamped(args, trainable, test_data.n_points)
+    import numpy as np
+
     for split, data in (("training", train_data), ("test", test_data)):
         unlabelled = data.n_points - data.labelled_rows().size
         if unlabelled:
             cli.warn(f"{unlabelled} of {data.n_points} {split} points have no labels: "
                      + ("left out of training" if split == "training" else "each counts as a miss in P@k"))
+        featureless = int(np.count_nonzero(np.diff(data.indptr) == 0))
+        if featureless:
+            cli.warn(f"{featureless} of {data.n_points} {split} points have no features: a model sees the same "
+                     "all-zero input for each, so it can only rank the labels by popularity there")
+        largest = float(np.abs(data.values).max()) if data.values.size else 0.0
+        if largest > LARGEST_USUAL_VALUE:
+            cli.warn(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights or "
+                     f"counts, far below {LARGEST_USUAL_VALUE:g}; activations this large lose precision in "
+                     "float32 and training may diverge or learn nothing (were the rows scaled?)")
     common = dict(time_budget_s=args.time_budget, eval_every=args.eval_every or None,
                   progress=not args.quiet, max_iterations=args.max_iterations, eval_points=args.eval_points,
                   eval_first_s=args.eval_first_s, eval_growth=args.eval_growth)

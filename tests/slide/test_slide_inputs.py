@@ -120,6 +120,7 @@ def test_train_rows_restrict_the_loop():
     ("features", "train has 300 features and 200 labels, test 301 and 200"),
     ("no test labels", "no test point has a label"),
     ("no train labels", "no training point has a label"),
+    ("no train features", "no training point has a feature"),
 ])
 def test_pairs_that_cannot_be_trained_or_scored_are_refused(change, message):
     train, test = small_pair()
@@ -128,11 +129,37 @@ def test_pairs_that_cannot_be_trained_or_scored_are_refused(change, message):
     elif change == "no test labels":
         test = XCData(test.indptr, test.indices, test.values, np.zeros_like(test.label_indptr), test.labels[:0],
                       test.n_features, test.n_labels)
+    elif change == "no train features":
+        train = XCData(np.zeros_like(train.indptr), train.indices[:0], train.values[:0], train.label_indptr,
+                       train.labels, train.n_features, train.n_labels)
     else:
         train = XCData(train.indptr, train.indices, train.values, np.zeros_like(train.label_indptr),
                        train.labels[:0], train.n_features, train.n_labels)
     with pytest.raises(ValueError, match=message):
         trainable_rows(train, test)
+
+
+def test_a_finite_but_absurd_loss_is_divergence_for_every_method():
+    """A loss of 1e26 (values of 1e30 through a dense layer) is not a model: training stops."""
+    from impls.slide.core.config import TrainingDiverged
+
+    with pytest.raises(TrainingDiverged, match=r"at batch 3: the loss \(1.5e\+26\) is above 1e\+06"):
+        loop.run(lambda rows, out=iter([2.0, 5.0, 1.5e26]): next(out), lambda it, s, loss: {"iteration": it},
+                 n_points=10, batch=2, seed=0, timer=loop.WallTimer(), schedule=loop.EvalSchedule(),
+                 time_budget_s=None, max_iterations=9)
+
+
+def test_train_warns_of_points_without_features_and_of_values_far_above_tf_idf(tmp_path, capsys):
+    from impls.slide.train import main
+
+    train = write(tmp_path / "train.txt", "4 20 3\n0 0:1\n1\n2 2:1e9\n1 3:1\n")
+    test = write(tmp_path / "test.txt", "2 20 3\n0 0:1\n1 1:1\n")
+    main(["--train", str(train), "--test", str(test), "--json", str(tmp_path / "o.json"), "--quiet",
+          "--method", "dense", "--max-iterations", "2", "--threads", "1"])
+    err = capsys.readouterr().err
+    assert "1 of 4 training points have no features" in err
+    assert "the training file holds a feature value of 1e+09" in err
+    assert "test points have no features" not in err and "test file holds" not in err
 
 
 def write(path: Path, text: str) -> Path:

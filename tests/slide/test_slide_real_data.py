@@ -66,6 +66,28 @@ def test_a_file_with_a_real_header_but_other_contents_is_not_called_real(files, 
         dataset.real_pair(fake, files[1])
 
 
+def test_repeated_rows_with_the_published_means_under_a_real_header_are_not_called_real(
+        files, tiny_published, tmp_path):
+    """The means right, every row the same features and label: no bag-of-words set looks so."""
+    header = files[0].read_text().splitlines()[0]
+    fake = tmp_path / "same_train.txt"
+    fake.write_text("\n".join([header] + ["0 3:1.0 5:1.0", "0,1 3:1.0 5:1.0"] * 3) + "\n")
+    with pytest.raises(dataset.RealDataMismatch, match=r"contents are not: mean cosine of random point "
+                                                       r"pairs 1.000.*at most 0.3.*--real no"):
+        dataset.real_pair(fake, files[1])
+    np.testing.assert_allclose(dataset.real_shape(dataset.from_file(fake))["top_label_share"], 1.0)
+
+
+def test_a_test_file_of_other_contents_under_a_real_header_is_not_called_real(files, tiny_published, tmp_path):
+    """The test split is checked as the training split is (it scores the claim)."""
+    header = files[1].read_text().splitlines()[0]
+    fake = tmp_path / "fake_test.txt"
+    fake.write_text("\n".join([header] + ["0 0:1"] * 3) + "\n")
+    with pytest.raises(dataset.RealDataMismatch, match=r"fake_test.txt: the header is tiny-8's but the test "
+                                                       r"contents are not \(labels per point 1.00"):
+        dataset.real_pair(files[0], fake)
+
+
 def test_a_real_header_with_the_labels_right_but_far_too_few_features_is_not_called_real(
         files, tiny_published, tmp_path):
     """The published labels per point, but one feature a point against 2.17: not the set."""

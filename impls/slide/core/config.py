@@ -15,8 +15,8 @@ class TrainingDiverged(ValueError):
     """The loss or a gradient stopped being a finite float32 number: the inputs' values, or the
     learning rate, are too large. A result after it would be a model of NaNs, so training stops."""
 
-    def __init__(self, batch: int, what: str):
-        super().__init__(f"training diverged at batch {batch}: {what} is not a finite float32 number; the "
+    def __init__(self, batch: int, what: str, why: str = "is not a finite float32 number"):
+        super().__init__(f"training diverged at batch {batch}: {what} {why}; the "
                          f"feature values are too large for float32 arithmetic (TF-IDF rows are usually "
                          f"normalised), or --lr is: scale the values or lower --lr")
 

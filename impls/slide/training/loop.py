@@ -20,6 +20,10 @@ import numpy as np
 from impls.harness.process_memory import peak_rss_bytes
 from impls.slide.core.config import TrainingDiverged
 
+# A batch loss above it is divergence: a softmax cross-entropy is ln(labels) at the start and
+# reaches 1e6 only when the logits are that large (inputs far beyond TF-IDF scale, or the lr).
+DIVERGED_LOSS = 1e6
+
 
 class Timer(Protocol):
     seconds: float
@@ -133,6 +137,9 @@ def run(step: Callable[[np.ndarray], Any], evaluate: Callable[[int, float, float
         it += 1
         if not math.isfinite(loss):
             raise TrainingDiverged(it, f"the loss ({loss})")
+        if loss > DIVERGED_LOSS:
+            raise TrainingDiverged(it, f"the loss ({loss:.3g})", f"is above {DIVERGED_LOSS:g}, which a "
+                                   "cross-entropy reaches only with logits of that size")
         samples += rows.size
         if schedule.due(it, timer.seconds):
             evaluate_now(it, loss)
