@@ -162,7 +162,62 @@ def test_every_benchmark_has_a_pinned_version(benchmarks_by_profile):
     assert set(pinned) == set(found), (f"unpinned, with the version asv gives them now (add them to "
                                        f"benchmarks/versions.json): {unpinned}; "
                                        f"stale: {sorted(set(pinned) - set(found))}")
-    assert all(found[name]["version"] == version for name, version in pinned.items())
+    mismatched = version_mismatches(pinned, found)
+    assert not mismatched, version_mismatch_message(mismatched)
+
+
+def version_mismatches(pinned: dict[str, str], found: dict[str, dict]) -> dict[str, tuple[str, str]]:
+    """``{benchmark: (pinned version, asv's version)}`` for each pinned benchmark asv versions otherwise."""
+    return {name: (version, found[name]["version"]) for name, version in sorted(pinned.items())
+            if name in found and found[name]["version"] != version}
+
+
+def version_mismatch_message(mismatched: dict[str, tuple[str, str]]) -> str:
+    """One line naming each benchmark ``version_mismatches`` found, with both versions and the fix."""
+    listed = "; ".join(f"{name} (pinned {pinned!r}, asv gives {now!r})" for name, (pinned, now) in mismatched.items())
+    modules = sorted({f"benchmarks/{name.split('.', 1)[0]}.py" for name in mismatched})
+    return (f"benchmarks whose asv version is not the one in benchmarks/versions.json: {listed}; "
+            f"expected {', '.join(modules)} to end with pin_versions(globals()), which applies that file")
+
+
+def test_a_version_mismatch_names_the_benchmark_and_the_fix():
+    found = {"bench_x.A.track_a": {"version": "1"}, "bench_x.A.track_b": {"version": "abc123"}}
+    mismatched = version_mismatches({"bench_x.A.track_a": "1", "bench_x.A.track_b": "2"}, found)
+    assert mismatched == {"bench_x.A.track_b": ("2", "abc123")}
+    assert version_mismatch_message(mismatched) == (
+        "benchmarks whose asv version is not the one in benchmarks/versions.json: bench_x.A.track_b (pinned '2', "
+        "asv gives 'abc123'); expected benchmarks/bench_x.py to end with pin_versions(globals()), which applies "
+        "that file")
+
+
+def modules_without_pin_versions(modules: list[Path]) -> list[str]:
+    """The name of each of ``modules`` with no module-level ``pin_versions(globals())`` after its
+    last class (before it, the call pins nothing)."""
+    missing = []
+    for path in modules:
+        body = ast.parse(path.read_text()).body
+        last_class = max((i for i, node in enumerate(body) if isinstance(node, ast.ClassDef)), default=-1)
+        calls = [node.value for node in body[last_class + 1:]
+                 if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)]
+        if not any(ast.unparse(call) in ("pin_versions(globals())", "common.pin_versions(globals())")
+                   for call in calls):
+            missing.append(path.name)
+    return missing
+
+
+def test_every_benchmark_module_calls_pin_versions():
+    missing = modules_without_pin_versions(sorted((ROOT / "benchmarks").glob("bench_*.py")))
+    assert not missing, (f"benchmark modules that do not end with pin_versions(globals()): {', '.join(missing)}; "
+                         "expected that call after their last class (from .common import pin_versions), or "
+                         "benchmarks/versions.json does not apply to them")
+
+
+def test_a_benchmark_module_without_pin_versions_is_named(tmp_path):
+    good, early, none = tmp_path / "bench_good.py", tmp_path / "bench_early.py", tmp_path / "bench_none.py"
+    good.write_text("from .common import pin_versions\nclass A:\n    pass\npin_versions(globals())\n")
+    early.write_text("from .common import pin_versions\npin_versions(globals())\nclass A:\n    pass\n")
+    none.write_text("class A:\n    pass\n")
+    assert modules_without_pin_versions([good, early, none]) == ["bench_early.py", "bench_none.py"]
 
 
 def test_no_module_over_400_lines_without_a_reason_at_its_top():

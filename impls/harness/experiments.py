@@ -1,5 +1,9 @@
 """Registry of experiments: the unit of the suite.
 
+Longer than 400 lines: declaring, checking and running an experiment is one contract (every
+mistake in a catalog, a profile table or a reference is named on one line, with its file,
+before any work), and every system goes through this one module.
+
 An experiment is one registered entry:
 
 - ``name`` (``<system>.<what>``, e.g. ``bandana.layouts``),
@@ -40,6 +44,7 @@ _BOUNDS: dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]] = {}
 CATALOG_MODULE = "catalog"
 CATALOG_FILE = "catalog.toml"
 _DECLARED: set[Path] = set()
+_SOURCES: dict[str, Path] = {}      # the catalog.toml that declared each experiment declared from one
 
 
 class ExperimentError(ValueError):
@@ -75,12 +80,34 @@ class Experiment:
         return self.requires + (("cuda",) if kind == "cuda" and "cuda" not in self.requires else ())
 
     def function(self) -> Callable[..., dict]:
-        return _resolve(self.run)
+        """The callable ``run`` names (imported now); :class:`ExperimentError` when it names none."""
+        return _reference(self.name, "run", self.run)
 
 
-def _resolve(target: str) -> Callable:
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+def source_of(name: str) -> str:
+    """The catalog file that declared experiment ``name``, or "its registration in code"."""
+    return str(_SOURCES[name]) if name in _SOURCES else "its registration in code"
+
+
+def _reference(name: str, field: str, target: str) -> Callable:
+    """The callable ``field = target`` (``"module:function"``) of experiment ``name`` names;
+    :class:`ExperimentError` naming the value and the catalog file when the module or the
+    function does not exist (an import error inside an existing module is raised as it is)."""
+    where = f'{field} = {target!r} of ["{name}"] in {source_of(name)}'
+    expected = "expected 'package.module:function'"
+    module, colon, attr = target.partition(":")
+    if not (colon and module and attr) or module.startswith("."):
+        raise ExperimentError(f"{where} is not 'module:function', {expected}")
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if not err.name or not (module == err.name or module.startswith(err.name + ".")):
+            raise
+        raise ExperimentError(f"{where} names no module (no module named {err.name!r}), {expected}") from None
+    function = getattr(found, attr, None)
+    if not callable(function):
+        raise ExperimentError(f"{where} names no function (module {module} has no function {attr!r}), {expected}")
+    return function
 
 
 def sizes_schema(table: str, schema: Mapping[str, Any], *, positive: Iterable[str] = (),
@@ -117,9 +144,12 @@ def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, 
                        timed, tuple(devices), printer)
     if name in _EXPERIMENTS and _EXPERIMENTS[name] != entry:
         raise ValueError(f"experiment {name!r} is registered twice, differently")
-    unknown = [d for d in entry.devices if d not in DEVICE_KINDS]
-    if unknown:
-        raise ValueError(f"experiment {name!r}: devices {unknown} unknown; expected some of {', '.join(DEVICE_KINDS)}")
+    from impls.harness import capabilities    # here: a catalog's typo must not wait for a run to surface
+
+    for field, known in (("devices", DEVICE_KINDS), ("requires", tuple(capabilities.CHECKS))):
+        unknown = [value for value in getattr(entry, field) if value not in known]
+        if unknown:
+            raise ValueError(f"experiment {name!r}: {field} {unknown} unknown; expected some of {', '.join(known)}")
     mine = {entry.artifact_for(d) for d in entry.devices}
     clash = next((other for other in _EXPERIMENTS.values() if other.name != name
                   and mine & {other.artifact_for(d) for d in other.devices}), None)
@@ -168,13 +198,16 @@ def figure_declarations() -> dict[str, FigureDeclaration]:
     return dict(_FIGURES)
 
 
-def declare_file(path: Path) -> list[Experiment]:
+def declare_file(path: Path, system: str | None = None) -> list[Experiment]:
     """Register every ``["<system>.<what>"]`` table of the TOML file ``path``; returns them.
 
     Each table holds :func:`experiment`'s keyword fields, and its sub-tables
     ``["<system>.<what>".figures.<name>]`` the experiment's report figures (``title``,
-    ``paper_figure``). An unknown, missing or mistyped field, or a table that is not
-    ``<system>.<what>``, is an :class:`ExperimentError` naming the file and the table.
+    ``paper_figure``). An unknown, missing or mistyped field (a ``requires`` that names no
+    capability included), a table that is not ``<system>.<what>`` (with ``system`` given:
+    not ``<system>.``, the folder the catalog lives in), or a name another file already
+    declared, is an :class:`ExperimentError` naming the file and the table. Declaring the
+    same file again is harmless.
     """
     try:
         tables = tomllib.loads(path.read_text())
@@ -186,20 +219,44 @@ def declare_file(path: Path) -> list[Experiment]:
         if not isinstance(fields, dict):
             raise ExperimentError(f"{where}: expected a table of fields, got {fields!r}")
         _check_fields(fields, {**_REQUIRED, **_OPTIONAL}, _REQUIRED, where)
+        prefix = name.split(".", 1)[0]
+        if system is not None and "." in name and prefix != system:
+            raise ExperimentError(f"{where}: an experiment of system {prefix!r} in the catalog of {system!r}; "
+                                  f"expected a name starting with '{system}.', or the table moved to "
+                                  f"impls/{prefix}/{CATALOG_FILE}")
+        if name in _EXPERIMENTS and _SOURCES.get(name) != path:
+            raise ExperimentError(f"{where}: {name!r} is already declared in {source_of(name)}; "
+                                  "expected one declaration of each experiment (remove one of the two)")
         figures = fields.pop("figures", {})
         try:
             entries.append(experiment(name, **fields))
         except ValueError as err:
             raise ExperimentError(f"{where}: {err}") from err
+        _SOURCES[name] = path
         _declare_figures(name, figures, where)
     return entries
 
 
-def discover() -> dict[str, Experiment]:
-    """Import every ``impls.<system>.catalog``, declare its ``catalog.toml`` and return the
-    experiments by name."""
+def not_packages(*names: str) -> list[Path]:
+    """Each ``impls/<folder>/<name>`` (of ``names``) that exists in a folder without
+    ``__init__.py``: discovery, which visits packages only, never sees it."""
     import impls
 
+    return [found for root in impls.__path__ for folder in sorted(Path(root).iterdir())
+            if folder.is_dir() and not (folder / "__init__.py").is_file()
+            for found in (folder / name for name in names) if found.exists()]
+
+
+def discover() -> dict[str, Experiment]:
+    """Import every ``impls.<system>.catalog``, declare its ``catalog.toml`` and return the
+    experiments by name; :class:`ExperimentError` for a broken catalog, or one in a folder that
+    is not a package (its experiments would be missing without a word)."""
+    import impls
+
+    strays = not_packages(CATALOG_FILE, f"{CATALOG_MODULE}.py")
+    if strays:
+        raise ExperimentError(f"{strays[0]}: impls/{strays[0].parent.name} is not a package, so its experiments are "
+                              f"never declared; expected {strays[0].parent / '__init__.py'} (an empty file will do)")
     for module in pkgutil.iter_modules(impls.__path__):
         if module.ispkg and module.name != "harness":
             try:
@@ -209,7 +266,7 @@ def discover() -> dict[str, Experiment]:
                     raise
             table = Path(module.module_finder.path) / module.name / CATALOG_FILE
             if table not in _DECLARED and table.is_file():
-                declare_file(table)
+                declare_file(table, module.name)
                 _DECLARED.add(table)
     return dict(sorted(_EXPERIMENTS.items()))
 
@@ -258,7 +315,13 @@ def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:
     """The validated sizes of experiment ``name`` under ``profile`` (default: the current one)."""
     entry = get(name)
     profile = profiles.resolve(profile)
-    values = profiles.sizes(entry.sizes, profile)
+    try:
+        values = profiles.sizes(entry.sizes, profile)
+    except KeyError:            # no such table: say whose sizes they are, and where they were asked for
+        raise ExperimentError(f"no profile table [{entry.sizes}.{profile}] in {profiles.PROFILE_TABLE} (the sizes of "
+                              f"experiment {name!r}: sizes = {entry.sizes!r} in {source_of(name)}); expected one "
+                              f"table per profile ({', '.join(profiles.PROFILES)}) and its keys declared with "
+                              f"sizes_schema in impls/{entry.system}/{CATALOG_MODULE}.py") from None
     validate_sizes(entry.sizes, profile, values)
     return values
 
@@ -309,13 +372,14 @@ def run(name: str, *, profile: str | None = None, device: str = "cpu", progress:
         reason = missing(name, device)
         if reason:
             raise NotImplementedError(reason)
+        function = entry.function()      # a wrong run = "module:function" fails here, before any work
         from impls.harness import progress as progress_log
 
         started = time.monotonic()
         progress_log.log(f"{name} ({prof}, {device}): started")
         try:
             with _grid_guard(entry):
-                data = entry.function()(sizes, device=device, progress=progress)
+                data = function(sizes, device=device, progress=progress)
         except BaseException as err:
             progress_log.log(f"{name}: failed after {time.monotonic() - started:.0f} s ({type(err).__name__})")
             raise
@@ -357,15 +421,6 @@ def run_and_store(name: str, device: str = "cpu") -> dict:
 
 def printer(name: str) -> Callable[[dict], None] | None:
     """The experiment's table printer (``printer`` field), or None; :class:`ExperimentError`
-    naming the catalog's reference when it names no function."""
+    naming the catalog file and the reference when it names no function."""
     entry = get(name)
-    if not entry.printer:
-        return None
-    try:
-        found = _resolve(entry.printer)
-    except (ImportError, AttributeError, ValueError):
-        found = None
-    if not callable(found):
-        raise ExperimentError(f"{name}: its catalog's printer = {entry.printer!r} names no function "
-                              "(expected 'package.module:function')")
-    return found
+    return _reference(name, "printer", entry.printer) if entry.printer else None

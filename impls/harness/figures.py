@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+from pathlib import Path
 from typing import Callable
 
 
@@ -51,14 +52,19 @@ def discover() -> tuple[dict[str, FigureSpec], dict[str, str]]:
     """Import every ``impls.<system>.figures`` module and join its drawings with the figures
     the experiments declare.
 
-    Returns ``(figures by name, errors)``: a module that fails to import, a drawing no
-    experiment declares and a declared figure nothing draws are reported in ``errors``
-    (by module or figure name); the other figures are still returned.
+    Returns ``(figures by name, errors)``: a module that fails to import or lies in a folder
+    that is not a package, a drawing no experiment declares and a declared figure nothing
+    draws are reported in ``errors`` (by module or figure name); the other figures are still
+    returned. A broken catalog raises :class:`impls.harness.experiments.ExperimentError`.
     """
     import impls
     from impls.harness import experiments
 
     errors: dict[str, str] = {}
+    for stray in experiments.not_packages("figures", "figures.py"):
+        errors[f"impls.{stray.parent.name}.figures"] = (
+            f"{stray} is never imported: impls/{stray.parent.name} is not a package; "
+            f"expected {stray.parent / '__init__.py'} (an empty file will do)")
     for module in pkgutil.iter_modules(impls.__path__):
         if not module.ispkg or module.name == "harness":
             continue
@@ -83,8 +89,18 @@ def discover() -> tuple[dict[str, FigureSpec], dict[str, str]]:
                                  entry.requires, draw)
     for name, decl in declared.items():
         if name not in _DRAW and f"impls.{decl.experiment.split('.')[0]}.figures" not in errors:
-            errors[name] = f"figure {name!r} is declared by {decl.experiment} but nothing draws it"
+            errors[name] = (f"figure {name!r} is declared by {decl.experiment} but nothing draws it "
+                            f"({_drawing_hint(name, decl.experiment.split('.')[0])})")
     return specs, errors
+
+
+def _drawing_hint(name: str, system: str) -> str:
+    """Where a drawing of figure ``name`` of ``system`` is looked for, as a question."""
+    import impls
+
+    if any((Path(root) / system / "figures" / "__init__.py").is_file() for root in impls.__path__):
+        return f"is its module imported in impls/{system}/figures/__init__.py?"
+    return f"is it drawn with @figure({name!r}) in impls/{system}/figures.py?"
 
 
 def new_axes(width: float = 5.0, height: float = 3.4, ncols: int = 1):

@@ -84,11 +84,13 @@ def experiments() -> list[str]:
 
 
 def sizes(experiment: str, profile: str | None = None) -> dict[str, Any]:
-    """Return a copy of ``experiment``'s sizes under ``profile`` (default: the current one)."""
+    """Return a copy of the sizes in table ``[experiment.<profile>]`` (default profile: the
+    current one); ``KeyError`` naming the missing table and the file when there is none."""
     table = _table()
+    profile = resolve(profile)
     if experiment not in table:
         raise KeyError(
-            f"no sizes for experiment {experiment!r} in {PROFILE_TABLE}; "
-            f"known: {', '.join(sorted(table))}"
+            f"no profile table [{experiment}.{profile}] in {PROFILE_TABLE}; expected one of the tables "
+            f"{', '.join(sorted(table))}, or a new [{experiment}.<profile>] for each of {', '.join(PROFILES)}"
         )
-    return dict(table[experiment][resolve(profile)])
+    return dict(table[experiment][profile])

@@ -1,0 +1,203 @@
+"""A catalog author's mistakes are named on one line: the file, the table and the fix.
+
+Each test declares its own catalogs in a temporary folder (put on ``impls.__path__`` where
+discovery must see it); the registry is restored after it.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import impls
+from impls.harness import commands, experiments, figures, paths, profiles
+
+ROOT = Path(__file__).resolve().parents[2]
+LANES = "impls.salus.experiments.lanes:lanes_experiment"    # a real run target
+
+
+def _table(name: str, sizes: str = "salus_lanes", run: str = LANES, **extra: str) -> str:
+    """One catalog.toml table for experiment ``name`` (``extra``: further fields, as TOML values)."""
+    lines = [f'["{name}"]', f'sizes = "{sizes}"', f'artifact = "{name.replace(".", "_")}"', f'run = "{run}"',
+             'summary = "a test"', *(f"{key} = {value}" for key, value in extra.items())]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """The registry as discovered, restored after the test (which may declare more)."""
+    experiments.discover()
+    for attr in ("_EXPERIMENTS", "_SOURCES", "_FIGURES"):
+        monkeypatch.setattr(experiments, attr, dict(getattr(experiments, attr)))
+    monkeypatch.setattr(experiments, "_DECLARED", set(experiments._DECLARED))
+    monkeypatch.delenv("DLSYSBENCH_PROGRESS_LOG", raising=False)
+    monkeypatch.delenv("ASV", raising=False)
+    yield
+    for module in [m for m in sys.modules if m.startswith("impls.toysys")]:
+        del sys.modules[module]
+
+
+@pytest.fixture
+def system_root(tmp_path, monkeypatch, registry) -> Path:
+    """A folder discovery searches for systems, beside ``impls/``."""
+    root = tmp_path / "systems"
+    root.mkdir()
+    monkeypatch.setattr(impls, "__path__", [*impls.__path__, str(root)])
+    return root
+
+
+def _cli(capsys, *args: str) -> tuple[int, str]:
+    status = commands.main(list(args))
+    return status, capsys.readouterr().err
+
+
+# -- 1. a system folder that is not a package ------------------------------------------------
+
+def test_a_system_folder_without_init_is_named_not_ignored(system_root, capsys):
+    folder = system_root / "toysys"
+    folder.mkdir()
+    (folder / "catalog.toml").write_text(_table("toysys.hello"))
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.discover()
+    assert str(err.value) == (f"{folder / 'catalog.toml'}: impls/toysys is not a package, so its experiments are "
+                              f"never declared; expected {folder / '__init__.py'} (an empty file will do)")
+    status, stderr = _cli(capsys, "list")
+    assert status == 2 and stderr.count("\n") == 1 and "impls/toysys is not a package" in stderr
+    (folder / "__init__.py").write_text("")
+    assert experiments.discover()["toysys.hello"].system == "toysys"
+
+
+def test_figures_in_a_folder_that_is_not_a_package_are_reported(system_root):
+    folder = system_root / "toyfigs"
+    (folder / "figures").mkdir(parents=True)
+    _, errors = figures.discover()
+    assert "impls/toyfigs is not a package" in errors["impls.toyfigs.figures"]
+
+
+# -- 3. a capability that does not exist ------------------------------------------------------
+
+def test_a_misspelled_capability_names_the_file_the_table_and_the_known_ones(tmp_path, registry):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.typo", requires='["fioo"]'))
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(catalog)
+    message = str(err.value)
+    assert message.startswith(f'["demo.typo"] in {catalog}: ')
+    assert "requires ['fioo'] unknown; expected some of fio, o_direct, cuda" in message
+    assert "demo.typo" not in experiments._EXPERIMENTS and "\n" not in message
+
+
+# -- 4. a run target that does not exist ------------------------------------------------------
+
+@pytest.mark.parametrize("run, problem", [
+    ("impls.salus.catalog:funcc", "names no function (module impls.salus.catalog has no function 'funcc')"),
+    ("impls.salus.catalgo:lanes", "names no module (no module named 'impls.salus.catalgo')"),
+    ("impls.salus.catalog", "is not 'module:function'"),
+])
+def test_a_misspelled_run_target_is_refused_before_any_work(run, problem, tmp_path, registry, capsys):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.typo_run", run=run))
+    experiments.declare_file(catalog)
+    expected = f"""run = '{run}' of ["demo.typo_run"] in {catalog} {problem}, expected 'package.module:function'"""
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.run("demo.typo_run", profile="smoke")
+    assert str(err.value) == expected
+    status, stderr = _cli(capsys, "run", "demo.typo_run", "--profile", "smoke")
+    assert (status, stderr) == (2, f"error: {expected}\n")      # no "started", no internal error
+
+
+def test_a_misspelled_printer_names_the_catalog_file(tmp_path, registry):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.typo_printer", printer='"impls.salus.catalog:show"'))
+    experiments.declare_file(catalog)
+    expected = f"""printer = 'impls.salus.catalog:show' of ["demo.typo_printer"] in {catalog} names no function"""
+    with pytest.raises(experiments.ExperimentError, match=re.escape(expected)):
+        experiments.printer("demo.typo_printer")
+
+
+# -- 5. a profile table that does not exist ---------------------------------------------------
+
+def test_a_missing_profile_table_is_named_with_its_experiment(tmp_path, registry, capsys):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.toy", sizes="bandana_toy"))
+    experiments.declare_file(catalog)
+    expected = (f"no profile table [bandana_toy.smoke] in {profiles.PROFILE_TABLE} (the sizes of experiment "
+                f"'demo.toy': sizes = 'bandana_toy' in {catalog})")
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.run("demo.toy", profile="smoke")
+    assert str(err.value).startswith(expected)
+    status, stderr = _cli(capsys, "run", "demo.toy", "--profile", "smoke")
+    assert status == 2 and stderr.startswith(f"error: {expected}") and stderr.count("\n") == 1
+    with pytest.raises(KeyError, match=re.escape(f"no profile table [bandana_toy.quick] in {profiles.PROFILE_TABLE}")):
+        profiles.sizes("bandana_toy", "quick")
+
+
+# -- 8. an experiment in the wrong catalog, or in two ----------------------------------------
+
+def test_an_experiment_in_another_systems_catalog_is_refused(system_root):
+    folder = system_root / "toysys"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "catalog.toml").write_text(_table("slide.toy"))
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.discover()
+    assert str(err.value) == (f"""["slide.toy"] in {folder / 'catalog.toml'}: an experiment of system 'slide' in """
+                              "the catalog of 'toysys'; expected a name starting with 'toysys.', or the table "
+                              "moved to impls/slide/catalog.toml")
+    assert "slide.toy" not in experiments._EXPERIMENTS
+
+
+def test_an_experiment_declared_in_two_catalogs_names_both(tmp_path, registry):
+    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    for catalog in (first, second):
+        catalog.write_text(_table("demo.twice"))
+    experiments.declare_file(first)
+    experiments.declare_file(first)             # the same file again: harmless
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(second)
+    assert str(err.value) == (f"""["demo.twice"] in {second}: 'demo.twice' is already declared in {first}; """
+                              "expected one declaration of each experiment (remove one of the two)")
+    lanes = ROOT / "impls" / "salus" / "catalog.toml"
+    copy = tmp_path / "copy.toml"
+    copy.write_text(lanes.read_text())                # identical to the real one: still refused
+    with pytest.raises(experiments.ExperimentError, match=re.escape(f"is already declared in {lanes}")):
+        experiments.declare_file(copy)
+
+
+# -- 9. a declared figure nothing draws -------------------------------------------------------
+
+def test_a_declared_figure_nothing_draws_says_where_its_drawing_is_looked_for(monkeypatch):
+    specs, _ = figures.discover()
+    slide = next(name for name, spec in specs.items() if spec.system == "slide")
+    monkeypatch.delitem(figures._DRAW, "salus_jct_cdf")
+    monkeypatch.delitem(figures._DRAW, slide)
+    _, errors = figures.discover()
+    assert errors["salus_jct_cdf"] == ("figure 'salus_jct_cdf' is declared by salus.policies but nothing draws it "
+                                       "(is its module imported in impls/salus/figures/__init__.py?)")
+    assert errors[slide].endswith(f"(is it drawn with @figure({slide!r}) in impls/slide/figures.py?)")
+
+
+# -- 6, 7. the README says what the code does ---------------------------------------------------
+
+def test_readme_gives_the_nvm_targets_default_as_the_code_does(monkeypatch, tmp_path):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path))
+    assert paths.default_nvm_target_path() == tmp_path / "nvm-target.bin"
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Where the NVM experiments read", 1)[1].split("```", 1)[0]
+    assert "`$DLSYSBENCH_CACHE`" in section and "`datasets/cache/nvm-target.bin`" not in section
+
+
+def test_readme_names_the_parts_gpu_check_accepts(capsys):
+    from impls.salus import gpu_check
+
+    with pytest.raises(SystemExit):
+        gpu_check.main(["--part", "nope"])
+    listed = re.search(r"choose from ([^)]*)\)", capsys.readouterr().err).group(1)
+    choices = [choice.strip(" '") for choice in listed.split(",")]
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines()
+               if line.startswith("| `python -m impls.salus.gpu_check"))
+    named = re.findall(r"`--part (\w+)`", row)
+    assert choices == ["all", "switching", "lanes"] and named == choices[1:]
+    assert "policies, and the lanes part" not in row
