@@ -1,8 +1,8 @@
 """Command line of the lane assignment: ``python -m impls.salus.lanes --jobs jobs.json --capacity BYTES
-[--rule R] [--json [FILE|-]]`` admits jobs ``[{name, persistent, ephemeral}]`` in arrival order
-and prints the lanes as JSON (the engine: :mod:`impls.salus.memory.lanes`); a job whose peak
-(persistent + ephemeral) exceeds the device, or a static partition, is named on stderr: it
-waits for ever, not for a departure."""
+[--rule R] [--json [FILE|-]]`` admits jobs ``[{name, persistent, ephemeral}]`` (no other keys)
+in arrival order and prints the lanes as JSON (the engine: :mod:`impls.salus.memory.lanes`); a
+job whose peak (persistent + ephemeral) exceeds the device, or a static partition, is named on
+stderr: it waits for ever, not for a departure."""
 from __future__ import annotations
 
 import json
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "expected a JSON list of {name, persistent, ephemeral}") from None
     except ValueError as err:
         raise cli.UsageError(str(err), args.jobs, "expected finite numbers of bytes") from None
-    jobs = jobs_from_json(items, args.jobs)
+    jobs = jobs_from_json(items, args.jobs, strict=True)
     result = assign(jobs, capacity, args.rule, partitions)
     largest = capacity // partitions if args.rule == "static" else capacity
     where = f"a {args.rule} partition of {largest} B" if args.rule == "static" else f"the {capacity} B device"

@@ -367,7 +367,7 @@ def test_offered_load_is_the_arrival_rate_times_the_mean_work():
 @pytest.mark.parametrize("change, message", [
     ({"arrival_s": float("nan")}, "arrival_s nan"),
     ({"arrival_s": -1.0}, "arrival_s -1.0"),
-    ({"iteration_ms": 0.0}, "expected a finite number > 0"),       # 0 falls back to the workload's: see below
+    ({"iteration_ms": 0.0}, "expected a finite number > 0"),       # the workload's time of 0
     ({"iterations": -3}, "iterations -3"),
 ])
 def test_the_simulator_refuses_a_trace_it_cannot_mean_anything_for(change, message):

@@ -1,5 +1,8 @@
 """The Salus-style executor: one process, every admitted job resident, iteration-granular switching.
 
+Longer than 400 lines: admission, the run loop, failure handling and the checks of the
+submissions all read and write one executor's records; apart, they would pass them around.
+
 :class:`Executor` keeps the model, optimizer state and data of every admitted job
 on the device at once and, at every iteration boundary, asks its policy which job
 (or, for PACK, which jobs) runs next. Switching jobs copies nothing: it is another ``job.step()``.
@@ -36,6 +39,7 @@ from typing import Any
 
 from impls.salus.core.devices import get_device
 from impls.salus.core.policies import Policy, get_policy
+from impls.salus.core.simulator import check_iterations
 
 
 @dataclasses.dataclass
@@ -85,7 +89,7 @@ class JobRecord:
         return self.iteration_ms_prior
 
     def summary(self) -> dict:
-        jct = None if self.finished_at is None else self.finished_at - self.arrival
+        jct = None if self.finished_at is None or self.status == "failed" else self.finished_at - self.arrival
         return {
             "job_id": self.job_id, "workload": self.workload, "status": self.status,
             "error": self.error, "arrival_s": self.arrival, "admitted_s": self.admitted_at,
@@ -115,6 +119,8 @@ class Executor:
                  host_workers: int = 1):
         if int(host_workers) < 1:
             raise ValueError(f"host_workers must be >= 1, got {host_workers}")
+        if memory_budget_bytes is not None and not memory_budget_bytes >= 0:
+            raise ValueError(f"memory_budget_bytes {memory_budget_bytes!r}; expected a number of bytes >= 0 or None")
         self.host_workers = int(host_workers)
         self._pool: ThreadPoolExecutor | None = None
         self.policy = get_policy(policy)
@@ -303,15 +309,31 @@ class Executor:
     # ------------------------------------------------------------ the loop
 
     def _records_for(self, submissions: Sequence[Submission]) -> list[tuple[JobRecord, Submission]]:
+        """Return (record, submission) pairs in arrival order. Raises ValueError, before any job
+        is admitted, for an arrival that is not a finite number >= 0 (a NaN one would never
+        arrive), a prior iteration time that is negative or not finite, a negative peak, an
+        iteration count that is not a whole number >= 0, or a job id given twice (or already
+        in :attr:`records`)."""
         pairs = []
+        seen = {r.job_id for r in self.records}
         for i, sub in enumerate(submissions):
+            if not (math.isfinite(float(sub.arrival)) and sub.arrival >= 0):
+                raise ValueError(f"submission {sub.job_id!r}: arrival {sub.arrival!r}; expected a finite number of "
+                                 "seconds >= 0")
+            if not (math.isfinite(float(sub.iteration_ms_prior)) and sub.iteration_ms_prior >= 0):
+                raise ValueError(f"submission {sub.job_id!r}: iteration_ms_prior {sub.iteration_ms_prior!r}; "
+                                 "expected a finite number >= 0")
             job = sub.job if hasattr(sub.job, "step") else None
+            job_id = sub.job_id if sub.job_id is not None else getattr(job, "job_id", i)
+            if job_id in seen:
+                raise ValueError(f"job id {job_id!r} appears twice in the submissions; expected one per job")
+            seen.add(job_id)
+            if not sub.peak_bytes >= 0:
+                raise ValueError(f"job {job_id!r}: peak_bytes {sub.peak_bytes!r}; expected a number of bytes >= 0")
+            iterations = sub.iterations if sub.iterations is not None else getattr(job, "total_iterations", 0)
             record = JobRecord(
-                job_id=sub.job_id if sub.job_id is not None else getattr(job, "job_id", i),
-                workload=sub.workload or getattr(job, "workload", "job"),
-                arrival=float(sub.arrival),
-                total_iterations=int(sub.iterations if sub.iterations is not None
-                                     else getattr(job, "total_iterations", 0)),
+                job_id=job_id, workload=sub.workload or getattr(job, "workload", "job"),
+                arrival=float(sub.arrival), total_iterations=check_iterations(job_id, iterations),
                 peak_bytes=int(sub.peak_bytes), iteration_ms_prior=float(sub.iteration_ms_prior))
             pairs.append((record, sub))
         pairs.sort(key=lambda p: (p[0].arrival, p[0].job_id))
@@ -322,7 +344,8 @@ class Executor:
         self._t0 = self.clock()
 
     def admit_now(self, submissions: Sequence[Submission]) -> list[JobRecord]:
-        """Admit ``submissions`` at once, ignoring arrival times (for hand-driven runs)."""
+        """Admit ``submissions`` at once, ignoring arrival times (for hand-driven runs); checked
+        first as in :meth:`run`."""
         records = []
         for record, sub in self._records_for(submissions):
             self.records.append(record)
@@ -332,15 +355,7 @@ class Executor:
 
     def run(self, submissions: Sequence[Submission]) -> dict:
         """Run every submission to completion or failure; return :meth:`results`. Raises
-        ValueError, before anything runs, for an arrival that is not a finite number >= 0
-        (a NaN one would never arrive) or a prior iteration time that is negative or not finite."""
-        for sub in submissions:
-            if not (math.isfinite(float(sub.arrival)) and sub.arrival >= 0):
-                raise ValueError(f"submission {sub.job_id!r}: arrival {sub.arrival!r}; expected a finite number of "
-                                 "seconds >= 0")
-            if not (math.isfinite(float(sub.iteration_ms_prior)) and sub.iteration_ms_prior >= 0):
-                raise ValueError(f"submission {sub.job_id!r}: iteration_ms_prior {sub.iteration_ms_prior!r}; "
-                                 "expected a finite number >= 0")
+        ValueError, before anything runs, for a submission :meth:`_records_for` refuses."""
         pending = self._records_for(submissions)
         self.records.extend(r for r, _ in pending)
         waiting: list[tuple[JobRecord, Submission]] = []
@@ -381,7 +396,9 @@ class Executor:
         return self.results()
 
     def results(self) -> dict:
-        """Plain data: per-job summaries, makespan, busy/idle time and the loop's own overhead."""
+        """Plain data: per-job summaries (``jct_s`` None for a failed job), makespan, busy/idle
+        time and the loop's own overhead. ``avg_jct_s`` is over the done jobs, a 0-iteration one
+        included (done at admission: its JCT is its wait for admission), as in the simulator."""
         wall = self.clock() - self._t0
         jobs = [r.summary() for r in sorted(self.records, key=lambda r: r.job_id)]
         done = [j for j in jobs if j["status"] == "done"]

@@ -85,9 +85,11 @@ POLICIES: dict[str, type[Policy]] = {p.name: p for p in (FIFO, SRTF, PACK, FAIR)
 
 
 def get_policy(name: str | Policy) -> Policy:
+    """Return ``name`` if a Policy, else a new one of that name (case and surrounding spaces
+    ignored); KeyError naming the known ones for any other."""
     if isinstance(name, Policy):
         return name
     try:
-        return POLICIES[name.lower()]()
+        return POLICIES[name.strip().lower()]()
     except KeyError:
         raise KeyError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}") from None

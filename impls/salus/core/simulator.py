@@ -106,21 +106,42 @@ class SimJob:
 
 
 
-def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int]) -> None:
+def check_iterations(job, value) -> int:
+    """Return ``value``, job ``job``'s iteration count, as an int; ValueError unless it is a
+    whole number >= 0 (0: the job is done at admission)."""
+    try:
+        whole = int(value) == value and int(value) >= 0
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise ValueError(f"job {job!r}: iterations {value!r}; expected a whole number >= 0")
+    return int(value)
+
+
+def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], overhead_ms: float = 0.0,
+               warm_ms: float | None = None, peak: float = 0) -> None:
     """Raise ValueError for a trace entry the simulation cannot mean anything for: a repeated
     job id, an arrival that is not a finite number >= 0, a negative or non-integer iteration
-    count, or an iteration time that is not a finite number > 0 (NaN would never advance)."""
+    count, an iteration time (its own, else the workload's) that is not a finite number > 0
+    (NaN would never advance), one that with ``overhead_ms`` (and its warm time ``warm_ms``,
+    ms, where used) is not > 0, or a negative ``peak`` (bytes)."""
     job = j["job_id"]
     if job in seen:
         raise ValueError(f"job id {job!r} appears twice in the trace; expected one entry per job")
     seen.add(job)
-    arrival, ms = float(j["arrival_s"]), float(j.get("iteration_ms") or iteration_ms[j["workload"]])
+    own = j.get("iteration_ms")
+    arrival, ms = float(j["arrival_s"]), float(iteration_ms[j["workload"]] if own is None else own)
     if not (math.isfinite(arrival) and arrival >= 0):
         raise ValueError(f"job {job!r}: arrival_s {j['arrival_s']!r}; expected a finite number of seconds >= 0")
     if not (math.isfinite(ms) and ms > 0):
         raise ValueError(f"job {job!r}: iteration time {ms!r} ms; expected a finite number > 0")
-    if int(j["iterations"]) != j["iterations"] or int(j["iterations"]) < 0:
-        raise ValueError(f"job {job!r}: iterations {j['iterations']!r}; expected a whole number >= 0")
+    for what, total in (("iteration", ms + overhead_ms), ("warm iteration", warm_ms)):
+        if total is not None and not (math.isfinite(total) and total > 0):
+            raise ValueError(f"job {job!r}: {what} time {total!r} ms with overhead_ms {overhead_ms!r}; "
+                             "expected a finite number > 0")
+    check_iterations(job, j["iterations"])
+    if not peak >= 0:
+        raise ValueError(f"job {job!r}: peak_bytes {peak!r}; expected a number of bytes >= 0")
 
 
 def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mapping[str, float],
@@ -130,7 +151,8 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     """Simulate ``trace`` (dicts with job_id, workload, arrival_s, iterations) under ``policy``.
 
     A job's iteration takes ``iteration_ms[workload]``, or the job's own ``"iteration_ms"``
-    when its trace entry has one (then that always); right after an iteration of the
+    when its trace entry has one that is not None (then that always), plus ``overhead_ms``
+    (the sum must be > 0: ValueError); right after an iteration of the
     same job it takes ``warm_iteration_ms[workload]`` where given (``pack="interleave"``
     only). Its memory is ``"peak_bytes"`` or ``peak_bytes[workload]``.
 
@@ -138,24 +160,29 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     one iteration at a time, which ``fast=False`` does, to check it).
 
     Returns the executor's result shape: ``{"policy", "jobs": [...], "avg_jct_s",
-    "makespan_s", "failed", "iterations"}`` with per-job arrival/start/finish/jct.
+    "makespan_s", "failed", "iterations"}`` with per-job arrival/start/finish/jct (s; jct
+    None for a failed job). ``avg_jct_s`` is over the done jobs, a 0-iteration one included
+    (done at admission: its JCT is its wait for admission), as in the executor.
     """
     policy = get_policy(policy)
     if pack not in ("interleave", "concurrent"):
         raise ValueError(f"pack must be 'interleave' or 'concurrent', got {pack!r}")
+    if memory_budget_bytes is not None and not memory_budget_bytes >= 0:
+        raise ValueError(f"memory_budget_bytes {memory_budget_bytes!r}; expected a number of bytes >= 0 or None")
     peak_bytes = peak_bytes or {}
     warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
     jobs = []
     seen: set[int] = set()
     for j in trace:
-        if "iteration_ms" not in j and j["workload"] not in iteration_ms:
-            raise KeyError(f"no iteration time for workload {j['workload']!r} (job {j['job_id']})")
-        _check_job(j, iteration_ms, seen)
         own = j.get("iteration_ms")
-        warm_ms = 0.0 if own or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
+        if own is None and j["workload"] not in iteration_ms:
+            raise KeyError(f"no iteration time for workload {j['workload']!r} (job {j['job_id']})")
+        warm_ms = None if own is not None or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
+        peak = j.get("peak_bytes", peak_bytes.get(j["workload"], 0))
+        _check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
         jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
-                           float(own or iteration_ms[j["workload"]]) + overhead_ms,
-                           int(j.get("peak_bytes", peak_bytes.get(j["workload"], 0))), warm_ms=warm_ms))
+                           float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
+                           int(peak), warm_ms=warm_ms or 0.0))
     pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
     waiting: list[SimJob] = []
     active: list[SimJob] = []
@@ -315,7 +342,7 @@ def srtf_lead(job: SimJob, others: Sequence[SimJob], first_ticks: int, rest_tick
 def summarize(policy_name: str, jobs: Sequence[SimJob], iterations: int) -> dict:
     rows = [{"job_id": j.job_id, "workload": j.workload, "status": j.status, "arrival_s": j.arrival,
              "admitted_s": j.admitted_at, "start_s": j.started_at, "finish_s": j.finished_at,
-             "jct_s": None if j.finished_at is None else j.finished_at - j.arrival,
+             "jct_s": None if j.finished_at is None or j.status == "failed" else j.finished_at - j.arrival,
              "iterations": j.total_iterations, "iterations_done": j.iterations_done,
              "device_ms": j.device_ms_used} for j in sorted(jobs, key=lambda j: j.job_id)]
     done = [r for r in rows if r["status"] == "done"]

@@ -296,11 +296,35 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
     return result
 
 
+# what each column is, for the footnote under a column that prints a negative value
+COLUMN_NOTES = {
+    "iteration_ms": "B's iteration time",
+    "inprocess_ms": "a paired difference, B's iteration after A's minus B's after B's",
+    "inprocess_gap_ms": "the executor's gap between A's end and B's start",
+    "to_host_ms": "a checkpoint to host memory and back",
+    "to_disk_ms": "a checkpoint to disk and back",
+    "restart_ms": "a process restart",
+}
+
+
 def print_table(result: Mapping) -> None:
-    """Print :func:`switching_latency`'s result as a table (p50 / p99 ms per method)."""
+    """Print :func:`switching_latency`'s result as a table (p50 / p99 ms per method), and under
+    it a footnote for each column that prints a negative value."""
     print(f"device {result['device_name']}; to_host = {result['to_host_method']}")
     cols = ("iteration_ms", "inprocess_ms", "inprocess_gap_ms", "to_host_ms", "to_disk_ms", "restart_ms")
     print(f"{'workload':22s}" + "".join(f"{c[:-3]:>18s}" for c in cols) + "   (p50 / p99 ms)")
+    negative: list[str] = []
     for name, row in result["workloads"].items():
-        cells = "".join(f"{row[c]['p50']:9.3f}/{row[c]['p99']:<8.3f}" if row[c]["n"] else f"{'-':>18s}" for c in cols)
+        cells = ""
+        for c in cols:
+            if not row[c]["n"]:
+                cells += f"{'-':>18s}"
+                continue
+            p50, p99 = f"{row[c]['p50']:.3f}", f"{row[c]['p99']:.3f}"
+            cells += f"{p50:>9s}/{p99:<8s}"
+            if "-" in (p50[0], p99[0]) and c not in negative:
+                negative.append(c)
         print(f"{name:22s}{cells}")
+    for c in negative:
+        print(f"note: {c[:-3]} is {COLUMN_NOTES[c]} (ms); a negative value is below the measurement's "
+              "resolution, not a measured negative time")

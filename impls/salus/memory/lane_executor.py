@@ -89,9 +89,28 @@ class LaneExecutor(Executor):
                            f"(have: {', '.join(self.memory) or 'none'})") from None
         return LaneJob(str(record.job_id), int(mem["persistent_bytes"]), int(mem["ephemeral_bytes"]))
 
+    def _records_for(self, submissions):
+        """The executor's checked records; also raises ValueError, before any job is admitted,
+        for two ids with one lane-manager name (``str(job_id)``), a workload with no memory
+        profile, or a profile with negative bytes."""
+        pairs = super()._records_for(submissions)
+        names = set(self.manager.placement)
+        for record, _ in pairs:
+            if str(record.job_id) in names:   # the manager's name for a job: 1 and "1" are one
+                raise ValueError(f"job id {record.job_id!r} appears twice in the submissions; expected one per job")
+            names.add(str(record.job_id))
+            mem = self.memory.get(record.workload)
+            if mem is None:
+                raise ValueError(f"job {record.job_id!r}: no memory profile for workload {record.workload!r}; "
+                                 f"known: {', '.join(self.memory) or 'none'}")
+            for key in ("persistent_bytes", "ephemeral_bytes"):
+                if not mem[key] >= 0:
+                    raise ValueError(f"job {record.job_id!r}: workload {record.workload!r} has {key} "
+                                     f"{mem[key]!r}; expected a number of bytes >= 0")
+        return pairs
+
     def _fits(self, record: JobRecord) -> bool:
-        name = str(record.job_id)
-        return name in self.manager.placement or self.manager.try_admit(self._lane_job(record))
+        return self.manager.try_admit(self._lane_job(record))
 
     def _never_fits(self, record: JobRecord) -> str | None:
         """Return why no lane could ever hold ``record`` (the budget's reason first), or None."""

@@ -426,10 +426,11 @@ def _checked(job: LaneJob) -> LaneJob:
     return job
 
 
-def jobs_from_json(items, source: str = "jobs") -> list[LaneJob]:
+def jobs_from_json(items, source: str = "jobs", strict: bool = False) -> list[LaneJob]:
     """Return :class:`LaneJob` objects from a parsed JSON list of ``{name, persistent, ephemeral}``.
 
-    Raises :class:`LaneError` naming ``source``, the item's index and what is wrong.
+    Raises :class:`LaneError` naming ``source``, the item's index and what is wrong; with
+    ``strict``, also for a key other than those three (other keys are otherwise ignored).
     """
     if not isinstance(items, list):
         raise LaneError(f"{source}: expected a JSON list of {{name, persistent, ephemeral}}, "
@@ -442,6 +443,9 @@ def jobs_from_json(items, source: str = "jobs") -> list[LaneJob]:
         missing = [k for k in ("name", "persistent", "ephemeral") if k not in item]
         if missing:
             raise LaneError(f"{where}: missing key(s) {', '.join(missing)}")
+        unknown = [str(k) for k in item if k not in ("name", "persistent", "ephemeral")] if strict else []
+        if unknown:
+            raise LaneError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: name, persistent, ephemeral")
         name = item["name"]
         if not isinstance(name, str) or not name:
             raise LaneError(f"{where}: 'name' must be a non-empty string, got {name!r}")
