@@ -75,7 +75,9 @@ def test_repeated_rows_with_the_published_means_under_a_real_header_are_not_call
     with pytest.raises(dataset.RealDataMismatch, match=r"contents are not: mean cosine of random point "
                                                        r"pairs 1.000.*at most 0.3.*--real no"):
         dataset.real_pair(fake, files[1])
-    np.testing.assert_allclose(dataset.real_shape(dataset.from_file(fake))["top_label_share"], 1.0)
+    from impls.slide.data.real_contents import real_shape
+
+    np.testing.assert_allclose(real_shape(dataset.from_file(fake))["top_label_share"], 1.0)
 
 
 def test_a_test_file_of_other_contents_under_a_real_header_is_not_called_real(files, tiny_published, tmp_path):

@@ -190,9 +190,8 @@ def kmeans_two_level_layout(vectors, *, clusters: int, subclusters: int, niter: 
                             seed: int = 0, progress: bool | None = None) -> Layout:
     """K-means into ``clusters``, each split into ``subclusters``; packed by (cluster, sub-cluster, id).
 
-    More sub-clusters give finer groups and cost more K-means time; finer groups help while
-    there are no more of them than blocks: beyond that, groups smaller than a block are packed
-    in (cluster, sub-cluster) order, so a block's vectors are neighbours only within a cluster.
+    More sub-clusters give finer groups (better locality while there are no more groups than
+    blocks; beyond, a block's vectors are neighbours only within a cluster) and cost more time.
     Sub-cluster runs are seeded ``seed + 1 + cluster``. ``params["groups"]`` is the number of
     non-empty (cluster, sub-cluster) groups made: at most ``clusters * subclusters``, fewer
     where a cluster has fewer vectors than ``subclusters`` or K-means leaves one empty.

@@ -304,14 +304,12 @@ def pair_swaps(bounds, side, active, gains, move, moved_before, coin):
     Positions are grouped by part: part ``k`` holds positions ``bounds[k]:bounds[k+1]``.
     In each active part, each side's positions are ranked by decreasing gain (ties by
     position) and the i-th of side 0 is paired with the i-th of side 1 while the two
-    gains sum to more than zero: a proposed pair. A pair one of whose vertices moved in
-    the previous round (``moved_before``) is marked only when its left vertex's ``coin``
-    (uniform in [0, 1)) is below 0.5; every other proposed pair is marked. ``move`` is set
-    for both vertices of a marked pair (and cleared elsewhere), so sizes stay exact.
-    The damping breaks the two-cycle of synchronous swaps: a group split evenly has a
-    positive gain on both sides, and swapping all of it at once only mirrors the split.
-    A pair needs one positive gain, so only the top ``max(#positive per side)`` of each
-    side are ranked.
+    gains sum to more than zero: a proposed pair. A pair with a vertex that moved the round
+    before (``moved_before``) is marked only if its left vertex's ``coin`` (uniform in [0, 1))
+    is below 0.5 (this breaks the two-cycle of synchronous swaps); every other proposed pair
+    is marked. ``move`` is set for both vertices of a marked pair (cleared elsewhere). A
+    pair needs one positive gain, so only the top ``max(#positive per side)`` of each side
+    are ranked.
     """
     nparts = bounds.size - 1
     pairs = np.zeros(nparts, dtype=np.int64)

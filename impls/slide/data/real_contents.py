@@ -1,0 +1,74 @@
+"""Whether an XC file with a real set's header holds that set's contents: the published means
+and bounds any bag-of-words XC set meets (:func:`check_real_contents`), so that a file of
+repeated or made-up rows under a real header is never labelled real data."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from impls.slide.data.dataset import RealDataMismatch, XCData
+
+# How far a real set's file may lie from each published mean before it is refused as not
+# that set: labels per point as :data:`impls.slide.xc_stats.MEAN_TOLERANCE` (the repository
+# gives it to two decimals); non-zeros per point loosely, since it comes from the SLIDE paper's
+# two-digit feature density and a genuine file must never be refused on that rounding. A test
+# split is judged on the training split's published means, with the loose tolerance for both.
+REAL_CONTENTS_TOLERANCE = {"labels_per_point": None, "nnz_per_point": 0.25}
+TEST_CONTENTS_TOLERANCE = 0.25
+# What any bag-of-words XC file holds and a file of repeated or made-up rows does not, with
+# bounds far wider than the real sets' (xc_stats' SHAPE_CHECKS are the tight ones): two
+# random points nearly orthogonal, most features and labels in use, no label on most points.
+REAL_SHAPE_BOUNDS = {"random_pair_cosine": 0.3, "features_used": 0.1, "labels_used": 0.1,
+                     "top_label_share": 0.5}
+
+
+def real_shape(data: XCData, seed: int = 0, pairs: int = 2000) -> dict[str, float]:
+    """The statistics :data:`REAL_SHAPE_BOUNDS` bounds, of split ``data``: the mean cosine of
+    ``pairs`` random point pairs, the fractions of the header's features and labels that some
+    point uses, and the share of points that carry the most frequent label (each in 0..1)."""
+    from impls.slide.xc_stats import _random_pairs
+
+    points = max(data.n_points, 1)
+    counts = np.bincount(data.labels, minlength=max(data.n_labels, 1)) if data.labels.size else np.zeros(1)
+    return {"random_pair_cosine": _random_pairs(data, np.random.default_rng(seed), pairs)["random_pair_cosine"],
+            "features_used": np.unique(data.indices).size / max(data.n_features, 1),
+            "labels_used": np.count_nonzero(counts) / max(data.n_labels, 1),
+            "top_label_share": float(counts.max()) / points}
+
+
+def check_real_contents(data: XCData, path: str | Path, like: str, split: str = "train") -> None:
+    """Raise :class:`RealDataMismatch` when split ``data`` (read from ``path``) has the header of
+    published set ``like`` but not its contents: mean labels per point or non-zero features per
+    point away from :data:`impls.slide.xc_stats.PUBLISHED` (within :data:`REAL_CONTENTS_TOLERANCE`;
+    :data:`TEST_CONTENTS_TOLERANCE` for a test split), or a shape outside
+    :data:`REAL_SHAPE_BOUNDS` (rows that repeat one another, features or labels mostly unused,
+    one label on most points). A file of random points under a real header is not the real
+    set. (A checksum would be proof; the files' sha256 is recorded beside every result for that.)"""
+    from impls.slide.xc_stats import MEAN_TOLERANCE, PUBLISHED
+
+    points = max(data.n_points, 1)
+    contents = "contents" if split == "train" else f"{split} contents"
+    measured = {"labels_per_point": data.labels.size / points, "nnz_per_point": data.indices.size / points}
+    for name, tolerance in REAL_CONTENTS_TOLERANCE.items():
+        published = PUBLISHED[like][name]
+        allowed = (TEST_CONTENTS_TOLERANCE if split == "test" else
+                   MEAN_TOLERANCE[name] if tolerance is None else tolerance)
+        if not abs(measured[name] - published) <= allowed * published:
+            raise RealDataMismatch(f"{path}: the header is {like}'s but the {contents} are not ("
+                                   f"{name.replace('_', ' ')} {measured[name]:.2f}, published {published}); "
+                                   "train on it as an ordinary XC file with --real no")
+    shape = real_shape(data)
+    for name, bound in REAL_SHAPE_BOUNDS.items():
+        value = shape[name]
+        bad = value > bound if name in ("random_pair_cosine", "top_label_share") else value < bound
+        if bad or not math.isfinite(value):
+            what = {"random_pair_cosine": "mean cosine of random point pairs",
+                    "features_used": "fraction of the features any point uses",
+                    "labels_used": "fraction of the labels any point carries",
+                    "top_label_share": "share of points with the most frequent label"}[name]
+            side = "at most" if name in ("random_pair_cosine", "top_label_share") else "at least"
+            raise RealDataMismatch(f"{path}: the header is {like}'s but the {contents} are not: {what} "
+                                   f"{value:.3f}, where any bag-of-words XC set has {side} {bound}; train on it "
+                                   "as an ordinary XC file with --real no")
