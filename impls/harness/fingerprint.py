@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         fp = fingerprint()
     except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
-        print(f"doctor: {err}", file=sys.stderr)
+        print(f"error: {err}, in make doctor", file=sys.stderr)
         return 2
     print(json.dumps(fp, indent=1) if args.json else format_table(fp))
     return 0

@@ -405,3 +405,12 @@ def test_an_artifact_of_edited_code_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "uncommitted_code", lambda: [])
     clean = json.loads(artifacts.save_artifact("clean_run", {"x": 1}, experiment="t.t", synthetic=True).read_text())
     assert "uncommitted" not in clean
+
+
+def test_doctor_reports_a_bad_profile_as_an_error_line(monkeypatch, capsys):
+    from impls.harness import fingerprint
+
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "nosuchprofile")
+    assert fingerprint.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "nosuchprofile" in err and err.count("\n") == 1
