@@ -411,6 +411,7 @@ def test_doctor_reports_a_bad_profile_as_an_error_line(monkeypatch, capsys):
     from impls.harness import fingerprint
 
     monkeypatch.setenv("DLSYSBENCH_PROFILE", "nosuchprofile")
+    monkeypatch.setattr(fingerprint, "fingerprint", fingerprint.fingerprint.__wrapped__)   # not another test's cache
     assert fingerprint.main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "nosuchprofile" in err and err.count("\n") == 1
