@@ -146,8 +146,9 @@ class SimulatorLookupsTime:
 
 
 class LayoutBuildTime:
-    """Seconds to build each layout of the smoke instance of the post table (fixed across
-    profiles, so timings of one machine stay comparable)."""
+    """Seconds to build each layout of the smoke instance of the post table, with the profile's
+    layout settings (K-means clusters, sub-clusters, iterations): the table is the same in
+    every profile, the work is not, so timings compare within one profile (its asv machine)."""
     synthetic = True  # its own generated inputs (the report says so on its history)
 
     params, param_names = axes(layout=[k for k in SIZES["layouts"] if k not in ("identity", "random")])

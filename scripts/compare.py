@@ -73,9 +73,16 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
 
 
 def _descends(base: str, head: str) -> bool:
-    """Whether git places commit ``base`` after commit ``head`` (False when it knows not both)."""
-    ranks = paths.commit_ranks([base, head]) or {}
-    return base in ranks and head in ranks and ranks[base] > ranks[head]
+    """Whether commit ``base`` descends from commit ``head`` in git (False when git cannot
+    tell, and for two commits on separate branches)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "merge-base", "--is-ancestor", head, base], cwd=paths.repo_root(),
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def relative_threshold(text: str) -> float:

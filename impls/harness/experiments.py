@@ -224,7 +224,7 @@ def declare_file(path: Path, system: str | None = None) -> list[Experiment]:
             raise ExperimentError(f"{where}: an experiment of system {prefix!r} in the catalog of {system!r}; "
                                   f"expected a name starting with '{system}.', or the table moved to "
                                   f"impls/{prefix}/{CATALOG_FILE}")
-        if name in _EXPERIMENTS and _SOURCES.get(name) != path:
+        if name in _EXPERIMENTS and _SOURCES.get(name) != path.resolve():
             raise ExperimentError(f"{where}: {name!r} is already declared in {source_of(name)}; "
                                   "expected one declaration of each experiment (remove one of the two)")
         figures = fields.pop("figures", {})
@@ -232,7 +232,7 @@ def declare_file(path: Path, system: str | None = None) -> list[Experiment]:
             entries.append(experiment(name, **fields))
         except ValueError as err:
             raise ExperimentError(f"{where}: {err}") from err
-        _SOURCES[name] = path
+        _SOURCES[name] = path.resolve()
         _declare_figures(name, figures, where)
     return entries
 

@@ -182,12 +182,17 @@ def commit_ranks(commits: list[str]) -> dict[str, int] | None:
     """The commits among ``commits`` (full hashes) that this checkout's git knows, ranked in
     git's order, parents before children (``git rev-list --topo-order``); None when git is
     absent or knows none of them. A commit git no longer has (one a rebase replaced and
-    ``git gc`` removed) is left out. Unlike a date, the order survives a rebase or a
-    cherry-pick, which keep a commit's author date (the date asv records)."""
+    ``git gc`` removed) is left out. None in a shallow clone too (its history stops short, so
+    a missing commit says nothing of its place). Unlike a date, the order survives a rebase or
+    a cherry-pick, which keep a commit's author date (the date asv records)."""
     commits = sorted({c for c in commits if c and not c.startswith("-")})
     if not commits:
         return None
     try:
+        shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=repo_root(),
+                                 capture_output=True, text=True, timeout=10)
+        if shallow.stdout.strip() == "true":      # older commits are missing, not rebased away: dates
+            return None
         known = subprocess.run(["git", "cat-file", "--batch-check"], input="\n".join(commits) + "\n",
                                cwd=repo_root(), capture_output=True, text=True, timeout=30)
         present = [c for c, line in zip(commits, known.stdout.splitlines())

@@ -325,4 +325,6 @@ def test_estimates_keep_the_simulators_invariants_where_the_correction_clamps():
             assert result.misses == result.lookups - result.hits
             assert result.blocks_read == result.misses and result.bytes_read == result.misses * block
             assert result.prefetch_used <= result.hits and result.prefetch_used <= result.prefetched
+            assert result.effective_bandwidth == pytest.approx(
+                (result.misses + result.prefetch_used) * VB / result.bytes_read if result.bytes_read else 0.0)
     assert clamped > 0     # the case the invariants are about did occur

@@ -176,14 +176,15 @@ def _usable_noise(machine: str, points: pd.DataFrame,
 
 
 def _dates_in_order(commits: pd.DataFrame) -> dict[str, dt.datetime]:
-    """Return commit -> the date :func:`artifacts.load_latest` ranks its records by: the latest
-    commit date up to it in ``commits``' order (git's, :func:`results.commits`), so a
-    rebased commit whose author date is older than its parent's still ranks after it."""
+    """Return commit -> the date :func:`artifacts.load_latest` ranks its records by: its commit
+    date, raised to a microsecond after the previous dated commit's in ``commits``' order
+    (git's, :func:`results.commits`) where it is not later, so the dates strictly increase and
+    a rebased commit whose author date is older than its parent's still ranks after it."""
     dates: dict[str, dt.datetime] = {}
     latest = None
     for commit, date in zip(commits["commit"], commits["date"]):
         if pd.notna(date):
-            latest = date if latest is None else max(latest, date)
+            latest = date if latest is None or date > latest else latest + pd.Timedelta(microseconds=1)
         if latest is not None:
             dates[str(commit)] = latest.to_pydatetime()
     return dates
