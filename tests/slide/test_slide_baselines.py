@@ -516,3 +516,18 @@ def test_every_run_keeps_its_per_point_hits_and_every_pair_its_sampling_interval
         assert pair is None or (len(pair) == 2 and pair[0] <= pair[1]), claim.id
         checked += 1
     assert checked >= 3
+
+
+def test_accuracy_per_iteration_is_not_a_ratio_over_a_slow_run_that_never_left_the_popular_label():
+    """Dense at 0.05 where always predicting the popular label scores 0.036 (500 points: two
+    standard errors 0.017): its final P@1 is noise, and no ratio is taken over it."""
+    fast = {"name": "slide", "curve": curve([(1, 10, 0.01), (2, 40, 0.02)]), "final_p_at_1": 0.02,
+            "samples_per_second": 1000.0, "iterations": 40, "train_seconds": 2.0, "baseline_p_at_1": 0.036,
+            "eval_points": 500}
+    slow = {"name": "dense", "curve": curve([(4, 2, 0.036), (8, 30, 0.05)]), "final_p_at_1": 0.05,
+            "samples_per_second": 50.0, "iterations": 30, "train_seconds": 8.0, "baseline_p_at_1": 0.036,
+            "eval_points": 500}
+    s = targets.speedup(fast, slow)
+    assert s["p_at_1_per_iteration_ratio"] is None and "does not beat" in s["per_iteration_no_value"]
+    slow["final_p_at_1"] = slow["curve"][-1]["p_at_1"] = 0.09                  # well above: a ratio
+    assert targets.speedup(fast, slow)["p_at_1_per_iteration_ratio"] == pytest.approx(0.0167 / 0.09, rel=0.01)

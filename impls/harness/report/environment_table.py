@@ -37,7 +37,8 @@ def _host(host: Mapping[str, Any]) -> Table:
 
 def _nvm(nvm: Mapping[str, Any]) -> Table:
     blocks = f"{text(nvm.get('logical_block_size'))} / {text(nvm.get('physical_block_size'))} B"
-    return _pairs("NVM target", [
+    # the file the suite reads as its NVM; what device holds it is in the rows (the paper's was Optane)
+    return _pairs("NVM target (the block device read in the paper's NVM's place)", [
         ("path", nvm.get("path")), ("filesystem", nvm.get("filesystem")), ("device", nvm.get("device")),
         ("rotational", nvm.get("rotational")), ("block size (logical / physical)", blocks),
         ("free", size_bytes(nvm.get("free_bytes"))),

@@ -310,7 +310,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
             if verdict == PARTLY:   # right direction; the true value may still lie in the band or above
                 verdict = INCONCLUSIVE
                 detail = (f"{detail}; at least {shown(value, claim)}, below the band: the true value may lie in it or "
-                          f"above (partly at least; point estimate: {PARTLY})")
+                          f"above (point estimate: {PARTLY})")
             else:
                 verdict = f"{NOT_MEASURED}: only a lower bound ({shown(value, claim)}), {where}"
         elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band

@@ -145,7 +145,8 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     in the result, None when neither run beat the most-popular-label P@1; times in
     ``fast_time_to_target_s`` / ``slow_time_to_target_s``). ``p_at_1_per_iteration_ratio``:
     the fast run's P@1 at the slow run's last iteration (interpolated) over the slow run's
-    final P@1 (None past the fast run's curve or when that final is 0). With ``fraction`` and
+    final P@1 (None past the fast run's curve, or when that final does not beat the
+    most-popular-label P@1 by two standard errors: ``per_iteration_no_value`` says so). With ``fraction`` and
     ``intervals``, ``intervals`` holds :func:`sampling_intervals` of the pair.
     """
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
@@ -158,6 +159,12 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     # accuracy per iteration: the fast run's P@1 at the slow run's last iteration
     at = p_at_1_at_iteration(fast["curve"], slow["iterations"])
     out["p_at_1_per_iteration_ratio"] = at / sp if at is not None and sp > 0 else None
+    baseline, _, points, margin = _plateau([slow])
+    if out["p_at_1_per_iteration_ratio"] is not None and sp <= baseline + margin:
+        out["p_at_1_per_iteration_ratio"] = None     # a ratio over noise around the popular label
+        out["per_iteration_no_value"] = (
+            f"{out['slow']}'s final P@1 ({sp:.3f}) does not beat the most-popular-label P@1 ({baseline:.3f}) "
+            f"by two standard errors ({margin:.3f} on {points} test points): no accuracy per iteration to match")
     if fraction is None:
         out["target_p_at_1"] = fast.get("target_p_at_1")
         t_fast, t_slow = fast.get("time_to_target_s"), slow.get("time_to_target_s")
