@@ -248,13 +248,15 @@ def claimed_real_set(*paths: str | Path) -> str | None:
 
 
 def split_beside(train_path: str | Path) -> Path:
-    """The test split beside a training file: its name with 'train' replaced by 'test'
-    (train.txt -> test.txt, amazon_train.txt -> amazon_test.txt)."""
+    """The test split beside a training file: its name with its last 'train' replaced by
+    'test' (train.txt -> test.txt, amazon_train.txt -> amazon_test.txt, constrained_train.txt
+    -> constrained_test.txt)."""
     train_path = Path(train_path)
     if "train" not in train_path.name:
         raise RealDataMismatch(f"{train_path}: cannot find the test split beside it (the file name "
                                "has no 'train' to replace by 'test')")
-    return train_path.with_name(train_path.name.replace("train", "test"))
+    head, _, tail = train_path.name.rpartition("train")
+    return train_path.with_name(f"{head}test{tail}")
 
 
 def __getattr__(name: str):
