@@ -248,7 +248,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     """Split ``source`` in time, build each layout of ``kinds`` on the earlier part, write ``out``.
 
     ``kmeans_clusters`` and ``subclusters`` shape ``kmeans-two-level``; by default
-    :func:`two_level_shape` of the table's block count.
+    :func:`two_level_shape` of the table's block count (more groups than blocks are warned of).
 
     Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the split
     leaves nothing to simulate, or nothing to learn a trace-trained layout (shp, kahypar) from.
@@ -274,7 +274,13 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     n = int(source["num_vectors"])
     table = {"num_vectors": n, "vectors": source["vectors"], "train": train}
     per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
-    kmeans_clusters, subclusters = two_level_shape(-(-n // per_block), kmeans_clusters, subclusters)
+    blocks = -(-n // per_block)
+    kmeans_clusters, subclusters = two_level_shape(blocks, kmeans_clusters, subclusters)
+    if "kmeans-two-level" in kinds and kmeans_clusters * subclusters > blocks:
+        cli.warn(f"kmeans-two-level: {kmeans_clusters} clusters x {subclusters} sub-clusters make up to "
+                 f"{kmeans_clusters * subclusters} groups for {blocks} blocks; groups smaller than a block are "
+                 "packed in cluster order, so a block's vectors are neighbours only within a cluster "
+                 f"(at most {blocks} groups keep each block to one group)")
     sizes = {"seed": seed, "kmeans_niter": kmeans_niter, "kmeans_clusters": kmeans_clusters,
              "subclusters": [subclusters], "shp_iterations": shp_iterations}
     try:
@@ -461,14 +467,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if vector_bytes > args.block_bytes:
             raise PrepareError(f"--vectors rows of {vector_bytes} bytes do not fit a {args.block_bytes}-byte block: "
                                "give --vector-bytes (the size on the device) or a larger --block-bytes")
-    if "kmeans-two-level" in args.layout:
-        blocks = -(-int(source["num_vectors"]) // max(1, args.block_bytes // vector_bytes))
-        clusters, subclusters = two_level_shape(blocks, args.kmeans_clusters, args.subclusters)
-        if clusters * subclusters > blocks:
-            cli.warn(f"kmeans-two-level: {clusters} clusters x {subclusters} sub-clusters make up to "
-                     f"{clusters * subclusters} groups for {blocks} blocks; groups smaller than a block are "
-                     "packed in cluster order, so a block's vectors are neighbours only within a cluster "
-                     f"(at most {blocks} groups keep each block to one group)")
     summary = prepare(source, args.layout, out, train_fraction=args.train_fraction, seed=args.seed,
                       kmeans_clusters=args.kmeans_clusters, subclusters=args.subclusters,
                       vector_bytes=vector_bytes, block_bytes=args.block_bytes)

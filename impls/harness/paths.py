@@ -209,6 +209,15 @@ def commit_ranks(commits: list[str]) -> dict[str, int] | None:
     return {c: order[c] for c in present if c in order} or None
 
 
+def commit_places(commits: list[str]) -> dict[str, int]:
+    """Each of ``commits`` -> its place in git's history (:func:`commit_ranks`, parents first);
+    -1 for one git does not know while it knows others (one a rebase replaced: older than every
+    known one), 0 for all when git gives no ranks (their dates then order them)."""
+    ranks = commit_ranks(commits) or {}
+    unknown = -1 if ranks else 0
+    return {c: ranks.get(c, unknown) for c in commits}
+
+
 def uncommitted_code() -> list[str]:
     """The tracked files under ``impls/`` and ``benchmarks/`` whose working copy differs from
     the commit (what a run measures beyond :func:`git_commit`); [] when clean or git is absent."""

@@ -170,6 +170,13 @@ def _param_names(name: str, meta: BenchmarkInfo | None, count: int) -> tuple[str
     return tuple(f"param{i + 1}" for i in range(count))
 
 
+def format_remedy(version: Any) -> str:
+    """What to do with an asv result file of format ``version`` (not :data:`RESULT_FORMAT_VERSION`)."""
+    older = isinstance(version, int) and not isinstance(version, bool) and version < RESULT_FORMAT_VERSION
+    return ("run `asv update` to convert older results" if older
+            else "written by another asv: run the suite's pinned asv, `make bench`")
+
+
 def _rows_of_file(path: Path, machine: str,
                   info: dict[str, BenchmarkInfo]) -> list[dict[str, Any]]:
     data = _load_json(path)
@@ -177,12 +184,8 @@ def _rows_of_file(path: Path, machine: str,
         raise ResultsError(f"{path}: expected a JSON object (an asv result file)")
     version = data.get("version")
     if version != RESULT_FORMAT_VERSION:
-        older = isinstance(version, int) and not isinstance(version, bool) and version < RESULT_FORMAT_VERSION
-        raise ResultsError(
-            f"{path}: asv result format version {version!r}; expected {RESULT_FORMAT_VERSION} (asv 0.6; "
-            + ("run `asv update` to convert older results)" if older else "written by another asv: "
-               "run the suite's pinned asv, `make bench`)")
-        )
+        raise ResultsError(f"{path}: asv result format version {version!r}; expected {RESULT_FORMAT_VERSION} "
+                           f"(asv 0.6; {format_remedy(version)})")
     for key in ("commit_hash", "date", "result_columns", "results"):
         if key not in data:
             raise ResultsError(f"{path}: missing key {key!r} of an asv result file")
@@ -284,14 +287,12 @@ def read_results(results_dir: Path, machine: str,
 
 
 def history_order(commits: pd.Series) -> pd.Series:
-    """Return each commit's place in git's history (an int, parents before children:
-    :func:`impls.harness.paths.commit_ranks`); -1 for a commit git does not know (one a
-    rebase replaced), which counts as older than every known one; 0 for all when git knows
-    none of them, so the commit dates alone order them. Unlike asv's date (the author
-    date), the order survives a rebase or a cherry-pick."""
-    ranks = paths.commit_ranks([str(c) for c in commits.unique()]) or {}
-    known = -1 if ranks else 0
-    return commits.map(lambda c: ranks.get(str(c), known)).astype("int64")
+    """Return each commit's place in git's history (an int, parents before children;
+    :func:`impls.harness.paths.commit_places`: -1 for a commit git does not know, 0 for all
+    when git knows none, so the commit dates alone order them). Unlike asv's date (the
+    author date), the order survives a rebase or a cherry-pick."""
+    places = paths.commit_places([str(c) for c in commits.unique()])
+    return commits.map(lambda c: places[str(c)]).astype("int64")
 
 
 def _order(frame: pd.DataFrame, date: str = "date", started: str = "started_at") -> list[str]:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from impls.harness import atomic, paths
 from impls.harness.paths import machine_for_profile  # noqa: F401 - where callers have found it
-from impls.harness.report.results import NOT_RESULT_FILES, RESULT_FORMAT_VERSION, machines, result_files
+from impls.harness.report.results import (NOT_RESULT_FILES, RESULT_FORMAT_VERSION, format_remedy, machines,
+                                          result_files)
 
 
 
@@ -79,10 +80,8 @@ def read_run(path: Path, machine: str) -> StoredRun:
         raise ValueError(f"{path}: not an asv result file (no commit_hash)")
     version = data.get("version")
     if version != RESULT_FORMAT_VERSION:
-        older = isinstance(version, int) and not isinstance(version, bool) and version < RESULT_FORMAT_VERSION
         raise ValueError(f"{path}: asv result format {version!r}, not {RESULT_FORMAT_VERSION} (asv 0.6's; "
-                         + ("run `asv update` to convert older results)" if older
-                            else "written by another asv: run the suite's pinned asv, `make bench`)"))
+                         f"{format_remedy(version)})")
     params = data.get("params")
     recorded = str(params.get("machine") or "") if isinstance(params, dict) else ""
     date = data.get("date")
@@ -114,7 +113,7 @@ def stored_runs(results_dir: Path, machine: str,
     """Return every run of ``machine``, oldest first: archived ones and asv's live files.
 
     Runs are in git's order of their commits where git knows them (parents before
-    children, :func:`impls.harness.paths.commit_ranks`; a commit git no longer has, one a
+    children, :func:`impls.harness.paths.commit_places`; a commit git no longer has, one a
     rebase replaced, counts as older than every known one), then in the order of the dates
     asv records for their commits (the author date, which a rebase keeps), and the runs of
     one commit in the order they started. Start times alone would not do: asv measures a range
@@ -141,9 +140,8 @@ def stored_runs(results_dir: Path, machine: str,
                 skipped.append((path, f"a run of machine {run.recorded_machine!r}, filed under {machine!r}"))
             continue
         found.setdefault((run.commit, run.env_name, run.started), run)
-    ranks = paths.commit_ranks([r.commit for r in found.values()]) or {}
-    return sorted(found.values(), key=lambda r: (ranks.get(r.commit, -1 if ranks else 0), r.date,
-                                                 r.started, r.commit))
+    places = paths.commit_places([r.commit for r in found.values()])
+    return sorted(found.values(), key=lambda r: (places[r.commit], r.date, r.started, r.commit))
 
 
 def runs_of_commit(runs: list[StoredRun], commit: str) -> list[StoredRun]:

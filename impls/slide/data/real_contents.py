@@ -3,7 +3,6 @@ and bounds any bag-of-words XC set meets (:func:`check_real_contents`), so that 
 repeated or made-up rows under a real header is never labelled real data."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +19,17 @@ TEST_CONTENTS_TOLERANCE = 0.25
 # What any bag-of-words XC file holds and a file of repeated or made-up rows does not, with
 # bounds far wider than the real sets' (xc_stats' SHAPE_CHECKS are the tight ones): two
 # random points nearly orthogonal, most features and labels in use, no label on most points.
-REAL_SHAPE_BOUNDS = {"random_pair_cosine": 0.3, "features_used": 0.1, "labels_used": 0.1,
-                     "top_label_share": 0.5}
+# (statistic, comparison, bound, what it is), as xc_stats' SHAPE_CHECKS.
+REAL_SHAPE_CHECKS = (
+    ("random_pair_cosine", "<=", 0.3, "mean cosine of random point pairs"),
+    ("features_used", ">=", 0.1, "fraction of the features any point uses"),
+    ("labels_used", ">=", 0.1, "fraction of the labels any point carries"),
+    ("top_label_share", "<=", 0.5, "share of points with the most frequent label"),
+)
 
 
 def real_shape(data: XCData, seed: int = 0, pairs: int = 2000) -> dict[str, float]:
-    """The statistics :data:`REAL_SHAPE_BOUNDS` bounds, of split ``data``: the mean cosine of
+    """The statistics :data:`REAL_SHAPE_CHECKS` bounds, of split ``data``: the mean cosine of
     ``pairs`` random point pairs, the fractions of the header's features and labels that some
     point uses, and the share of points that carry the most frequent label (each in 0..1)."""
     from impls.slide.xc_stats import _random_pairs
@@ -43,10 +47,10 @@ def check_real_contents(data: XCData, path: str | Path, like: str, split: str = 
     published set ``like`` but not its contents: mean labels per point or non-zero features per
     point away from :data:`impls.slide.xc_stats.PUBLISHED` (within :data:`REAL_CONTENTS_TOLERANCE`;
     :data:`TEST_CONTENTS_TOLERANCE` for a test split), or a shape outside
-    :data:`REAL_SHAPE_BOUNDS` (rows that repeat one another, features or labels mostly unused,
+    :data:`REAL_SHAPE_CHECKS` (rows that repeat one another, features or labels mostly unused,
     one label on most points). A file of random points under a real header is not the real
     set. (A checksum would be proof; the files' sha256 is recorded beside every result for that.)"""
-    from impls.slide.xc_stats import MEAN_TOLERANCE, PUBLISHED
+    from impls.slide.xc_stats import MEAN_TOLERANCE, PUBLISHED, _holds
 
     points = max(data.n_points, 1)
     contents = "contents" if split == "train" else f"{split} contents"
@@ -60,15 +64,9 @@ def check_real_contents(data: XCData, path: str | Path, like: str, split: str = 
                                    f"{name.replace('_', ' ')} {measured[name]:.2f}, published {published}); "
                                    "train on it as an ordinary XC file with --real no")
     shape = real_shape(data)
-    for name, bound in REAL_SHAPE_BOUNDS.items():
-        value = shape[name]
-        bad = value > bound if name in ("random_pair_cosine", "top_label_share") else value < bound
-        if bad or not math.isfinite(value):
-            what = {"random_pair_cosine": "mean cosine of random point pairs",
-                    "features_used": "fraction of the features any point uses",
-                    "labels_used": "fraction of the labels any point carries",
-                    "top_label_share": "share of points with the most frequent label"}[name]
-            side = "at most" if name in ("random_pair_cosine", "top_label_share") else "at least"
+    for name, op, bound, what in REAL_SHAPE_CHECKS:
+        if not _holds(shape[name], op, bound):
+            side = "at most" if op == "<=" else "at least"
             raise RealDataMismatch(f"{path}: the header is {like}'s but the {contents} are not: {what} "
-                                   f"{value:.3f}, where any bag-of-words XC set has {side} {bound}; train on it "
+                                   f"{shape[name]:.3f}, where any bag-of-words XC set has {side} {bound}; train on it "
                                    "as an ordinary XC file with --real no")
