@@ -10,43 +10,21 @@ from impls.salus.core.executor import Executor, Submission
 from impls.salus.core.policies import FIFO, get_policy
 from impls.salus.core.simulator import simulate
 from impls.salus.memory.lane_executor import LaneExecutor
+from salus_fakes import FakeClock, FakeJob
 
 
-class Clock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-    def sleep(self, seconds):
-        self.t += seconds
-
-
-class Job:
-    """Each iteration advances ``clock`` by ``ms``; ``steps`` counts the iterations run."""
-
-    def __init__(self, clock, job_id, iterations=3, ms=10.0, workload="w", fail_at=None):
-        self.clock, self.job_id, self.total_iterations, self.ms = clock, job_id, iterations, ms
-        self.workload, self.fail_at, self.steps = workload, fail_at, 0
-
-    def step(self):
-        if self.steps == self.fail_at:
-            raise RuntimeError("boom")
-        self.steps += 1
-        self.clock.t += self.ms / 1e3
-
-    def release(self):
-        pass
+def Job(clock, job_id, iterations=3, ms=10.0, workload="w", fail_at=None):
+    """A fake job of ``iterations`` of ``ms`` each, of ``workload``; ``steps`` counts those run."""
+    return FakeJob(clock, job_id, ms, iterations, fail_at=fail_at, workload=workload)
 
 
 def executor(policy="fifo", **kwargs):
-    clock = Clock()
+    clock = FakeClock()
     return Executor(policy, "cpu", clock=clock, sleep=clock.sleep, **kwargs), clock
 
 
 def lane_executor(capacity=1000, memory=None):
-    clock = Clock()
+    clock = FakeClock()
     memory = {"w": {"persistent_bytes": 100, "ephemeral_bytes": 500}} if memory is None else memory
     return LaneExecutor("pack", "cpu", capacity_bytes=capacity, memory=memory, clock=clock, sleep=clock.sleep), clock
 

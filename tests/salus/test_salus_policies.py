@@ -9,6 +9,7 @@ import pytest
 from impls.salus.core.executor import Executor, Submission
 from impls.salus.core.policies import FAIR, FIFO, PACK, SRTF, get_policy, remaining_ms
 from impls.salus.core.simulator import simulate
+from salus_fakes import FakeClock, FakeJob
 
 
 @dataclasses.dataclass
@@ -62,37 +63,6 @@ def test_empty_and_unknown():
 
 
 # ---------------------------------------------------------------- fake executor runs
-
-class FakeClock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-    def sleep(self, s):
-        self.t += s
-
-
-class FakeJob:
-    """Each iteration advances the fake clock by ``ms``; raises at ``fail_at`` if set."""
-
-    def __init__(self, clock, job_id, ms, iterations, fail_at=None, error=None):
-        self.clock, self.job_id, self.ms = clock, job_id, ms
-        self.total_iterations, self.fail_at, self.error = iterations, fail_at, error or RuntimeError("boom")
-        self.workload = f"fake{ms}"
-        self.steps = 0
-        self.released = False
-
-    def step(self):
-        if self.fail_at is not None and self.steps == self.fail_at:
-            raise self.error
-        self.steps += 1
-        self.clock.t += self.ms / 1e3
-
-    def release(self):
-        self.released = True
-
 
 def run_fake(policy, specs, budget=None):
     clock = FakeClock()
