@@ -1050,8 +1050,74 @@ def test_applies_when_is_checked_when_the_claims_are_read(tmp_path):
     broken = tmp_path / "claims.toml"
     broken.write_text(text.replace('path = "data.runs.name=slide.threads", equals = 2 }',
                                    'path = "data.runs.name=slide.threads" }'))
-    with pytest.raises(ClaimsError, match="applies_when must be"):
+    with pytest.raises(ClaimsError, match="applies_when must have exactly one of equals .* or at_least .*; "
+                                          "got neither"):
         load_claims(broken)
+
+
+@pytest.mark.parametrize("threads, verdict", [
+    (2, "not measured: this profile's run has data.runs.name=slide.threads = 2; the claim is about "
+        "data.runs.name=slide.threads ≥ 8"),
+    (8, REPRODUCED), (44, REPRODUCED), (8.0, REPRODUCED),
+    ("eight", "not measured: artifact pairs has data.runs.name=slide.threads = 'eight', not a number, so it "
+              "cannot tell whether the run is at data.runs.name=slide.threads ≥ 8"),
+    (None, "not measured: artifact pairs has data.runs.name=slide.threads = None, not a number"),
+    (True, "not measured: artifact pairs has data.runs.name=slide.threads = True, not a number"),
+])
+def test_a_claim_about_a_lowest_setting_is_judged_only_from_it(threads, verdict):
+    """'As threads grow' judged on a 2-thread run would answer another question: below
+    ``at_least`` the verdict is "not measured" naming the run's setting; at or above it, judged;
+    a value that is no number tells nothing, and says so rather than failing."""
+    from impls.harness.report.claims import Condition
+    from impls.harness.report.verdicts import evaluate_claim
+
+    commit = "c" * 40
+    c = Claim(**{**claim(0.8, 0.125).__dict__, "measured": BenchmarkSource(PointRef("b.B.track_util", {})),
+                 "applies_when": Condition("pairs", "data.runs.name=slide.threads", at_least=8.0)})
+    points = _points(("b.B.track_util", 0.8, commit))
+    artifacts = {"pairs": {"commit": commit, "data": {"runs": [{"name": "dense", "threads": 44},
+                                                               {"name": "slide", "threads": threads}]}}}
+    assert evaluate_claim(c, points, artifacts, no_cuda_state()).verdict.startswith(verdict)
+    missing = evaluate_claim(c, points, {}, no_cuda_state()).verdict
+    assert missing == "not measured: no artifact pairs to tell whether the run is at data.runs.name=slide.threads ≥ 8"
+
+
+@pytest.mark.parametrize("condition, message", [
+    ('equals = 2, at_least = 8', "applies_when must have exactly one of equals .* got equals and at_least"),
+    ('at_least = "8"', r"applies_when.at_least must be a finite number, got '8' \(str\)"),
+    ('at_least = true', r"applies_when.at_least must be a finite number, got True \(bool\)"),
+    ('at_least = inf', r"applies_when.at_least must be a finite number, got inf \(float\)"),
+    ('at_least = nan', r"applies_when.at_least must be a finite number, got nan \(float\)"),
+    ('equals = true', r"applies_when.equals must be a number or text, got True \(bool\)"),
+    ('at_most = 8', r"applies_when must be .* or \{ artifact = \.\.\., path = \.\.\., at_least = <number> \}"),
+])
+def test_a_broken_applies_when_bound_is_one_claims_file_error(tmp_path, condition, message):
+    text = (ROOT / "reports" / "claims.toml").read_text()
+    wanted = 'path = "data.runs.name=slide.threads", equals = 2 }'
+    assert text.count(wanted) == 1
+    broken = tmp_path / "claims.toml"
+    broken.write_text(text.replace(wanted, f'path = "data.runs.name=slide.threads", {condition} }}'))
+    with pytest.raises(ClaimsError, match=message) as err:
+        load_claims(broken)
+    assert str(err.value).startswith("1 problem(s)")
+    fine = tmp_path / "fine.toml"
+    fine.write_text(text.replace(wanted, 'path = "data.runs.name=slide.threads", at_least = 8 }'))
+    read = {c.id: c for c in load_claims(fine)}["slide-beats-tf-cpu-from-2-cores"].applies_when
+    assert (read.equals, read.at_least, read.wanted) == (None, 8.0, "data.runs.name=slide.threads ≥ 8")
+
+
+@pytest.mark.parametrize("claim_id, run", [("slide-core-utilization", "slide"),
+                                           ("tf-cpu-core-utilization", "dense-cpu")])
+def test_the_utilisation_claims_are_judged_only_from_8_threads(claim_id, run):
+    """The paper's utilisation claims are about its scaling toward 44 threads: a 2-thread run
+    (smoke, quick) is no setting to judge them in. Each is gated on its own run's threads."""
+    from impls.harness.report.claims import Condition
+
+    by_id = {c.id: c for c in load_claims(ROOT / "reports" / "claims.toml")}
+    c = by_id[claim_id]
+    assert c.measured.point.params == {"run": run}
+    assert c.applies_when == Condition("slide_time_to_accuracy", f"data.runs.name={run}.threads", at_least=8.0)
+    assert "core-scaling figure" in c.note
 
 
 def test_an_at_most_claim_reads_as_one():

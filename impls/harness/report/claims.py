@@ -89,11 +89,20 @@ MeasuredSource = BenchmarkSource | RatioSource | TrendSource | ArtifactSource
 @dataclasses.dataclass(frozen=True)
 class Condition:
     """The setting a claim is about: the value at dotted ``path`` of the newest artifact
-    ``artifact`` must equal ``equals`` (e.g. the thread count a profile ran the pair at)."""
+    ``artifact`` must equal ``equals`` (e.g. the thread count a profile ran the pair at), or,
+    given ``at_least`` instead, be a number >= it. Exactly one of the two is set (not None)."""
 
     artifact: str
     path: str
-    equals: Any
+    equals: Any = None
+    at_least: float | None = None
+
+    @property
+    def wanted(self) -> str:
+        """The setting in words: ``<path> = <equals>`` or ``<path> ≥ <at_least>``."""
+        if self.at_least is not None:
+            return f"{self.path} ≥ {self.at_least:g}"
+        return f"{self.path} = {self.equals!r}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,11 +287,24 @@ class _Checker:
         table = self.entry.get(key)
         if table is None:
             return None
-        if (not isinstance(table, dict) or set(table) != {"artifact", "path", "equals"}
-                or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]
-                or not isinstance(table["equals"], (str, int, float)) or isinstance(table["equals"], bool)):
+        if (not isinstance(table, dict) or not {"artifact", "path"} <= set(table) <= {"artifact", "path", "equals",
+                                                                                        "at_least"}
+                or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]):
             self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\", equals = <number or "
-                      f"text> }}, got {_describe(table)}")
+                      f"text> }} or {{ artifact = ..., path = ..., at_least = <number> }}, got {_describe(table)}")
+            return None
+        bounds = [k for k in ("equals", "at_least") if k in table]
+        if len(bounds) != 1:
+            self.fail(key, f"{key} must have exactly one of equals = <number or text> (the setting) or "
+                      f"at_least = <number> (its lowest value); got {' and '.join(bounds) or 'neither'}")
+            return None
+        if "at_least" in table:
+            if not _is_number(table["at_least"]) or not math.isfinite(table["at_least"]):
+                self.fail(key, f"{key}.at_least must be a finite number, got {_describe(table['at_least'])}")
+                return None
+            return Condition(table["artifact"], table["path"], at_least=float(table["at_least"]))
+        if not isinstance(table["equals"], (str, int, float)) or isinstance(table["equals"], bool):
+            self.fail(key, f"{key}.equals must be a number or text, got {_describe(table['equals'])}")
             return None
         return Condition(table["artifact"], table["path"], table["equals"])
 

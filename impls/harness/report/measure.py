@@ -274,15 +274,23 @@ def artifact_interval(artifacts: Mapping[str, Mapping[str, Any]], source: Artifa
 def setting_mismatch(artifacts: Mapping[str, Mapping[str, Any]], condition, commit: str | None) -> str | None:
     """Why the run measured at ``commit`` is not the setting ``condition`` (a
     :class:`~impls.harness.report.claims.Condition`) names, or None when it is: the
-    artifact's value differs, or the artifact, its path or its commit cannot tell."""
+    artifact's value differs from ``equals`` or lies below ``at_least`` (or, with
+    ``at_least``, is no number), or the artifact, its path or its commit cannot tell."""
     value, why = _value_at(artifacts, condition.artifact, condition.path, commit)
     if why == _NO_ARTIFACT:
-        return f"no artifact {condition.artifact} to tell whether the run is at {condition.path} = {condition.equals!r}"
+        return f"no artifact {condition.artifact} to tell whether the run is at {condition.wanted}"
     if why == _OTHER_COMMIT:
         return (f"artifact {condition.artifact} is of another commit than the value, so it cannot tell whether "
-                f"the run is at {condition.path} = {condition.equals!r}")
+                f"the run is at {condition.wanted}")
     if why == _NO_PATH:
         return f"artifact {condition.artifact} has no {condition.path} to tell the run's setting"
+    if condition.at_least is not None:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+            return (f"artifact {condition.artifact} has {condition.path} = {value!r}, not a number, so it cannot "
+                    f"tell whether the run is at {condition.wanted}")
+        if value < condition.at_least:
+            return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.wanted}"
+        return None
     if value != condition.equals and not (isinstance(value, (int, float)) and isinstance(condition.equals, (int, float))
                                           and float(value) == float(condition.equals)):
         return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.equals!r}"
