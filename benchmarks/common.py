@@ -8,6 +8,8 @@ import types
 from pathlib import Path
 from typing import Callable
 
+from impls.harness import profiles
+
 VERSIONS_FILE = Path(__file__).resolve().parent / "versions.json"
 
 
@@ -23,7 +25,8 @@ def versions() -> dict[str, str]:
 
 
 def pin_versions(namespace: dict) -> None:
-    """Give every benchmark method of a module's classes its version from ``versions.json``.
+    """Give every benchmark method of a module's classes its version from ``versions.json``,
+    under the current profile (:func:`impls.harness.profiles.versioned`).
 
     asv otherwise versions a number by the hash of its source and its ``setup_cache``'s, so
     editing a shared setup (a refactor) would cut the history of every number using it.
@@ -32,6 +35,7 @@ def pin_versions(namespace: dict) -> None:
     """
     module = namespace["__name__"].rsplit(".", 1)[-1]
     pinned = versions()
+    profile = profiles.current_profile()
     for cls_name, cls in list(namespace.items()):
         if not inspect.isclass(cls) or cls.__module__ != namespace["__name__"]:
             continue
@@ -43,7 +47,7 @@ def pin_versions(namespace: dict) -> None:
             if attr not in vars(cls):  # inherited (a CUDA twin): its own copy, its own version
                 method = _copy(method)
                 setattr(cls, attr, method)
-            method.version = pinned[key]
+            method.version = profiles.versioned(pinned[key], profile)
 
 
 def _copy(func: types.FunctionType) -> types.FunctionType:

@@ -166,6 +166,15 @@ def test_every_benchmark_has_a_pinned_version(benchmarks_by_profile):
     assert not mismatched, version_mismatch_message(mismatched)
 
 
+def test_another_profile_gets_its_own_version_of_every_pin(benchmarks_by_profile):
+    """Two profiles' numbers filed under one asv machine must never read as one history."""
+    pinned = json.loads((ROOT / "benchmarks" / "versions.json").read_text())
+    smoke = benchmarks_by_profile["smoke"]
+    expected = {name: f"{version}+smoke" for name, version in pinned.items()}
+    mismatched = version_mismatches(expected, smoke)
+    assert not mismatched, version_mismatch_message(mismatched)
+
+
 def version_mismatches(pinned: dict[str, str], found: dict[str, dict]) -> dict[str, tuple[str, str]]:
     """``{benchmark: (pinned version, asv's version)}`` for each pinned benchmark asv versions otherwise."""
     return {name: (version, found[name]["version"]) for name, version in sorted(pinned.items())

@@ -36,6 +36,28 @@ def current_profile() -> str:
     return name
 
 
+def versioned(pinned: str, profile: str) -> str:
+    """The asv version of a benchmark pinned at ``pinned`` when run under ``profile``: the
+    pin itself under the default profile, ``"<pin>+<profile>"`` under any other.
+
+    A profile changes what a number measures (sizes, budgets, thread counts), and asv never
+    compares two versions, so results of two profiles filed under one machine name (a plain
+    ``asv run`` without ``--machine <host>-<profile>``) can never be read as one history."""
+    return pinned if profile == DEFAULT_PROFILE else f"{pinned}+{profile}"
+
+
+def profile_of_version(version: str) -> str | None:
+    """The profile a benchmark ``version`` made by :func:`versioned` names, or None where it
+    names none (the default profile's, or a version from before profiles were versioned)."""
+    base, plus, suffix = version.rpartition("+")
+    return suffix if plus and base and suffix in PROFILES else None
+
+
+def pin_of_version(version: str) -> str:
+    """``version`` without the profile :func:`versioned` added to it."""
+    return version[:-len(profile) - 1] if (profile := profile_of_version(version)) else version
+
+
 def name_of(text: str) -> str:
     """``text`` as a profile name: stripped and lower-cased (the ``type`` of every --profile)."""
     return str(text).strip().lower()

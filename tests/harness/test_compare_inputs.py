@@ -37,6 +37,30 @@ def test_a_number_whose_benchmark_version_changed_is_listed_not_judged(results):
     assert RATE in line and "not compared" in line
 
 
+def test_runs_of_two_profiles_under_one_machine_are_named_not_judged(results):
+    """A plain `asv run` under quick, then under smoke, filed under one machine name: the
+    smoke run's smaller numbers must not read as regressions, and the line says why."""
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, base_values(rate=50.0, latency=900.0),
+              versions={RATE: "1+smoke", LATENCY: "1+smoke"})
+    done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert lines_of(done.stdout, "REGRESSION") == []
+    lines = lines_of(done.stdout, compare.NEW_VERSION)
+    assert {RATE, LATENCY} <= {line.split()[2] for line in lines}, done.stdout
+    for line in lines:
+        assert "different profiles, quick (or a run from before profiles were versioned) then smoke" in line
+        assert "--machine <host>-<profile>" in line
+
+
+def test_a_version_change_says_whether_the_profile_or_the_measure_changed():
+    assert compare.version_change("1", "2") == "the benchmark's version changed"
+    assert compare.version_change("1+smoke", "2+smoke") == "the benchmark's version changed"
+    assert compare.version_change("1+smoke", "1+full").startswith("the runs used different profiles, smoke then full")
+    assert compare.version_change("1+full", "1").startswith("the runs used different profiles, full then quick (or")
+    assert compare.version_change("1+x", "1") == "the benchmark's version changed"  # not a profile
+
+
 def test_a_threshold_measured_on_another_version_does_not_judge_the_new_one(results):
     measured = noise.load_noise(measure(results))
     assert measured.get(RATE, "policy='lru'").version == "1"

@@ -38,6 +38,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from impls.harness import profiles
 from impls.harness.report.directions import FLAG, HIGHER, LOWER, UNKNOWN, direction_of
 from impls.harness.report.noise import ABSOLUTE, RELATIVE, Noise, change, factor, too_noisy
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
@@ -67,7 +68,7 @@ class Change:
     # change the bounds do not prove) / "same" / "unjudged" / "too noisy" / CARRIED
     kind: str
     scale: str = RELATIVE
-    why_no_threshold: str = ""  # for NO THRESHOLD: why none applies
+    why: str = ""  # for NO THRESHOLD: why none applies; for NEW VERSION: why the versions differ
     old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND where the old value is only a bound
     new_bound: str = ""
 
@@ -94,12 +95,12 @@ class Change:
         if self.direction == FLAG:
             return f"{values} (flag)"
         if self.kind == NEW_VERSION:
-            return f"{values} (the benchmark's version changed: not compared)"
+            return f"{values} ({self.why or 'the benchmark' + chr(39) + 's version changed'}: not compared)"
         if self.direction == UNKNOWN:
             return (f"NOT DECLARED{values[len(self.kind):]} ({self._change_text()}; no direction declared: a "
                     "benchmark removed or renamed since, or a track without one; not judged)")
         if self.kind == NO_THRESHOLD:
-            why = self.why_no_threshold or "no threshold measured for this number"
+            why = self.why or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {self.direction} is better; {why}: not judged, run `make noise`)"
         if self.kind == BOUND:
             return (f"{values} ({self._change_text()}, {self.direction} is better; a bound (>=, <=) at either run: "
@@ -305,7 +306,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             changes.append(Change(benchmark, params, before, after, direction, None, CARRIED))
             continue
         if old_version and new_version and old_version != new_version:
-            changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION))
+            changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION,
+                                  why=version_change(old_version, new_version)))
             continue
         scale = (scales or {}).get(benchmark, RELATIVE)
         measured = noise.get(benchmark, params) if noise else None
@@ -331,6 +333,19 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     only_new = sum(1 for k, (status, _, _) in new.items()
                    if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
     return Comparison(changes, lost, only_new)
+
+
+def version_change(old: str, new: str) -> str:
+    """Why two versions of one benchmark differ, in words: the profiles the runs were made
+    under (:func:`impls.harness.profiles.versioned`) when only those differ, else a change of
+    what the benchmark measures."""
+    if profiles.pin_of_version(old) != profiles.pin_of_version(new):
+        return "the benchmark's version changed"
+    def named(version: str) -> str:
+        return profiles.profile_of_version(version) or (
+            f"{profiles.DEFAULT_PROFILE} (or a run from before profiles were versioned)")
+    return (f"the runs used different profiles, {named(old)} then {named(new)}: file each profile under its "
+            f"own machine, asv run --machine <host>-<profile>")
 
 
 def format_comparison(comparison: Comparison) -> list[str]:
