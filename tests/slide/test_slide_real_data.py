@@ -3,6 +3,7 @@ registry manifest with the test file beside the training file (a tiny file in th
 XC format stands in for Amazon-670K)."""
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -373,3 +374,44 @@ def test_xc_stats_says_a_test_file_of_no_points_has_none_not_that_none_was_given
     xc_stats.main([str(files[0]), "--test", str(empty), "--allow-empty-labels"])
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("test_points"))
     assert "not given" not in row and row.split()[1] == "0"
+
+
+def test_the_first_lines_of_the_real_amazon_file_are_refused_up_front_as_a_cut_file(tmp_path, monkeypatch, capsys):
+    """`head -n 4 train.txt`: the real header over three points. The gate does not call the set
+    usable, and the CLI stops with one line naming both counts before anything is parsed."""
+    from impls.harness import capabilities
+    from impls.slide.data import xc_format
+
+    train, test = tmp_path / "small_train.txt", tmp_path / "small_test.txt"
+    train.write_text("490449 135909 670091\n0,3 1:0.5 4:0.25\n5 0:1.0\n 2:0.7\n")
+    test.write_text("153025 135909 670091\n1 1:0.5\n")
+    cut = r"small_train.txt:1: header says N=490449 points but the file has 3 data lines: a cut file"
+    with pytest.raises(dataset.RealDataMismatch, match=cut):
+        dataset.check_real_header(train, "train")
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(train))
+    reason = dataset.real_data_reason("slide-amazon670k-real")
+    assert reason is not None and re.search(cut, reason)
+    capabilities._cached.cache_clear()
+    try:
+        assert not capabilities.check_real_amazon670k().available
+    finally:
+        capabilities._cached.cache_clear()
+    monkeypatch.setattr(xc_format, "_parse", lambda *a, **k: pytest.fail("parsed a file the header check refuses"))
+    assert _cli(train, test, tmp_path / "r.json") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: ") and re.search(cut, err)
+    assert "or use the whole file" in err and not (tmp_path / "r.json").exists()
+
+
+def test_the_size_check_reads_only_the_size_of_a_file_large_enough(files, tiny_published, monkeypatch):
+    """A file as large as its points need is not read by the header check; one far smaller, with
+    every line there, is refused for contents it cannot hold."""
+    from impls.slide.data import xc_format
+
+    with monkeypatch.context() as patched:
+        patched.setattr(xc_format, "data_lines", lambda path: pytest.fail("read a file large enough"), raising=False)
+        assert dataset.check_real_header(files[0], "train") == "tiny-8"
+    monkeypatch.setitem(xc_stats.PUBLISHED, "tiny-8", {**TINY, "nnz_per_point": 50.0})
+    with pytest.raises(dataset.RealDataMismatch, match=r"tiny_train.txt: the header is tiny-8's but its 133 bytes "
+                                                       r"cannot hold the train contents.*--real no"):
+        dataset.check_real_header(files[0], "train")

@@ -102,3 +102,49 @@ def test_a_header_in_another_encoding_or_line_ending_says_which(tmp_path, conten
     ok = tmp_path / "crlf.txt"
     ok.write_bytes(b"2 4 3\r\n0 1:0.5\r\n1 2:1.0\r\n")           # CRLF is read as it is
     assert read_xc(ok)["indptr"].tolist() == [0, 1, 2]
+
+
+def test_a_cut_file_says_its_count_and_how_to_mend_it(tmp_path):
+    """The first lines of a file under its whole header: the error says it looks cut and what to do."""
+    path = write(tmp_path, "490449 20 8\n0 1:1\n1 2:1\n\n", "small.txt")
+    with pytest.raises(XCFormatError, match=r"small.txt:1: header says N=490449 points but the file has 2 data "
+                                            r"lines: a cut file .*write the real count, 2, as N in the header, "
+                                            r"or use the whole file$"):
+        read_xc(path)
+
+
+def test_the_newer_format_s_two_files_are_named_and_the_join_command_in_the_error_works(tmp_path):
+    """Features ('N D', then 'f:v ...') and labels ('N L', then 'l1,l2', 'l1 l2' or 'l:1.0' a line)
+    in separate files: the error gives a command that joins them, and it does."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    features = write(tmp_path, "3 20\n1:0.5 4:1\n0:1\n2:1 7:0.25\n", "trn_X_Xf.txt")
+    labels = write(tmp_path, "3 8\n0,3\n\n5:1.0 1:1.0\n", "trn_X_Y.txt")
+    for given in (features, labels):
+        with pytest.raises(XCFormatError) as err:
+            read_xc(given)
+        message = str(err.value)
+        assert message.count("\n") == 0 and f"{given}:1: expected the header 'N D L'" in message
+        assert "newer XC format, features and labels in separate files" in message
+        command = re.search(r"join them with: (.*)$", message).group(1)
+        assert command.endswith(f"{features} {labels} {tmp_path / 'train.txt'}")
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", "-c", command], check=True, env=env, cwd=tmp_path)
+    joined = read_xc(tmp_path / "train.txt", allow_empty_labels=True)
+    np.testing.assert_array_equal(joined["shape"], [20, 8])
+    np.testing.assert_array_equal(joined["label_indptr"], [0, 2, 2, 4])
+    np.testing.assert_array_equal(joined["labels"], [0, 3, 5, 1])
+    np.testing.assert_array_equal(joined["indices"], [1, 4, 0, 2, 7])
+    np.testing.assert_allclose(joined["values"], [0.5, 1, 1, 1, 0.25])
+
+
+def test_the_readme_gives_the_join_command_the_error_gives():
+    from pathlib import Path
+
+    from impls.slide.data.xc_format import JOIN_COMMAND
+
+    readme = (Path(__file__).parents[2] / "impls" / "slide" / "README.md").read_text()
+    assert f"    {JOIN_COMMAND} trn_X_Xf.txt trn_X_Y.txt train.txt\n" in readme

@@ -194,7 +194,10 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
     """Return the published set (see :data:`impls.slide.xc_stats.PUBLISHED`) whose shape the
     header of ``path`` matches for ``split`` ("train" / "test"): features, labels and the
     split's point count exactly. With ``like`` only that set is accepted. Raises
-    :class:`RealDataMismatch` naming the file, line 1 and the expected header otherwise."""
+    :class:`RealDataMismatch` naming the file, line 1 and the expected header otherwise, and
+    when the file is too small to hold the points its header says (a cut file: the error gives
+    both counts; :func:`impls.slide.data.real_contents.check_whole_file`, which reads only the
+    file's size for a genuine file)."""
     from impls.slide.xc_stats import PUBLISHED
 
     if split not in ("train", "test"):
@@ -204,6 +207,9 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
     for name in candidates:
         pub = PUBLISHED[name]
         if (n, d, l) == (pub[f"{split}_points"], pub["features"], pub["labels"]):
+            from impls.slide.data.real_contents import check_whole_file
+
+            check_whole_file(path, n, name, split)
             return name
     expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
                          f"{PUBLISHED[k]['labels']}'" for k in candidates)

@@ -1,8 +1,11 @@
 """Whether an XC file with a real set's header holds that set's contents: the published means
 and bounds any bag-of-words XC set meets (:func:`check_real_contents`), so that a file of
-repeated or made-up rows under a real header is never labelled real data."""
+repeated or made-up rows under a real header is never labelled real data; and, from its size
+alone, whether it can hold them at all (:func:`check_whole_file`: a cut file is refused before
+it is parsed)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -70,3 +73,43 @@ def check_real_contents(data: XCData, path: str | Path, like: str, split: str = 
             raise RealDataMismatch(f"{path}: the header is {like}'s but the {contents} are not: {what} "
                                    f"{shape[name]:.3f}, where any bag-of-words XC set has {side} {bound}; train on it "
                                    "as an ordinary XC file with --real no")
+
+
+BYTES_PER_ENTRY = 3     # the shortest 'f:v' token; with its separator a feature entry takes 4 bytes
+
+
+def least_file_bytes(like: str, split: str, points: int) -> int:
+    """The fewest bytes a file of ``points`` points of published set ``like`` can hold and still
+    pass :func:`check_real_contents` for ``split``: :data:`BYTES_PER_ENTRY` per non-zero feature,
+    at the lowest mean non-zeros per point that check allows (header and labels not counted, so
+    every genuine file is larger)."""
+    from impls.slide.xc_stats import PUBLISHED
+
+    tolerance = TEST_CONTENTS_TOLERANCE if split == "test" else REAL_CONTENTS_TOLERANCE["nnz_per_point"]
+    return int(BYTES_PER_ENTRY * points * PUBLISHED[like]["nnz_per_point"] * (1 - tolerance))
+
+
+def check_whole_file(path: str | Path, points: int, like: str, split: str = "train") -> None:
+    """Raise :class:`RealDataMismatch` when the file at ``path``, whose header says ``points``
+    points of set ``like``, is too small to hold them (:func:`least_file_bytes`): a cut file
+    (fewer data lines than the header says; the error names both counts) or rows far sparser than
+    the set's. Reads only the file's size when it is large enough (every genuine file), and the
+    file, smaller than that bound, otherwise: no pass over a whole real file."""
+    from impls.slide.data.xc_format import XCFormatError, data_lines, short_file_message
+    from impls.slide.xc_stats import PUBLISHED
+
+    size = os.path.getsize(path)
+    least = least_file_bytes(like, split, points)
+    if size >= least:
+        return
+    try:
+        lines = data_lines(path)
+    except XCFormatError as err:
+        raise RealDataMismatch(str(err)) from None
+    if lines < points:
+        raise RealDataMismatch(f"{short_file_message(path, points, lines)} (a part of {like} is an ordinary XC "
+                               "file: --real no)")
+    raise RealDataMismatch(f"{path}: the header is {like}'s but its {size:,} bytes cannot hold the {split} contents "
+                           f"(at least {least:,} bytes for {points:,} points of about "
+                           f"{PUBLISHED[like]['nnz_per_point']:g} non-zero features each); train on it as an "
+                           "ordinary XC file with --real no")

@@ -14,7 +14,10 @@ points); so is a blank line inside the data, read as a point with neither labels
 features. Blank lines at the end of a file are never points. D and L must fit the
 32-bit indices the arrays hold. A label listed twice on one line is kept once (a point's
 labels are a set; the count of such points is logged as a warning); a feature listed twice
-is kept twice, and every product sums its values.
+is kept twice, and every product sums its values. A file with fewer data lines than its
+header's N (the first lines of a file, cut under its whole header) fails before the parse,
+naming both counts; a first line of two numbers (the newer repository format, features and
+labels in separate files) fails with the command that joins the two (:func:`join_command`).
 """
 from __future__ import annotations
 
@@ -54,12 +57,48 @@ COMPRESSED = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "a zip archive")
               (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"))
 
 
+# Joins the newer repository format's two files (features 'N D' then 'f:v ...' lines; labels
+# 'N L' then 'l1,l2', 'l1 l2' or 'l1:1.0 l2:1.0' lines) into one file of this format; its
+# arguments are the features file, the labels file and the file to write.
+JOIN_COMMAND = ("python -c 'import sys; x, y, out = open(sys.argv[1]), open(sys.argv[2]), open(sys.argv[3], \"w\"); "
+                "(n, d), (m, l) = x.readline().split(), y.readline().split(); "
+                "assert n == m, \"the files hold different numbers of points\"; out.write(f\"{n} {d} {l}\\n\"); "
+                "out.writelines(\",\".join(t.split(\":\")[0] for t in b.replace(\",\", \" \").split()) "
+                "+ \" \" + a.strip() + \"\\n\" for a, b in zip(x, y))'")
+
+
+def join_command(path: str | Path) -> str:
+    """The shell command (one line) that joins the newer format's features and labels files into
+    one XC file: :data:`JOIN_COMMAND` with the file pair ``path`` belongs to when its name says
+    which it is (``trn_X_Xf.txt`` / ``trn_X_Y.txt`` -> ``train.txt`` beside them, ``tst_...`` ->
+    ``test.txt``), else with placeholders."""
+    import shlex
+
+    path = Path(path)
+    name = path.name
+    if "X_Xf" in name or "X_Y" in name:
+        features = path.with_name(name.replace("X_Y", "X_Xf") if "X_Xf" not in name else name)
+        labels = path.with_name(name.replace("X_Xf", "X_Y"))
+        out = path.with_name({"trn": "train.txt", "tst": "test.txt"}.get(name[:3], "joined.txt"))
+        files = " ".join(shlex.quote(str(f)) for f in (features, labels, out))
+    else:
+        files = "FEATURES_FILE LABELS_FILE OUT.txt"
+    return f"{JOIN_COMMAND} {files}"
+
+
 def bad_header_message(path: str | Path, line: bytes) -> str:
     """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
-    compressed file, a byte-order mark, UTF-16 text or lines that end in CR alone."""
+    compressed file, a byte-order mark, UTF-16 text, lines that end in CR alone, or a header
+    of two numbers (the newer repository format, features and labels in separate files: the
+    hint gives the command that joins them)."""
     got = f"got {line[:80].decode('ascii', 'replace')!r}"
     packed = next((kind for magic, kind in COMPRESSED if line.startswith(magic)), None)
-    if packed:
+    parts = line.split()
+    if len(parts) == 2 and all(p.isdigit() for p in parts):
+        got += (": this looks like the newer XC format, features and labels in separate files (first lines "
+                "'N D' and 'N L'); the suite reads one file of lines 'l1,l2 f:v ...', join them with: "
+                + join_command(path))
+    elif packed:
         got = f"the file looks {packed}: decompress it first"
     elif line.startswith(b"\xef\xbb\xbf"):
         got = f"got {line[3:83].decode('ascii', 'replace')!r} after a UTF-8 byte-order mark: remove the mark"
@@ -112,19 +151,42 @@ def _content_end(body: np.ndarray) -> int:
     return 0
 
 
-def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarray:
-    """``buf`` without the blank lines at its end (they are never points); raises
-    XCFormatError when fewer than N data lines remain, before any array of N rows is
-    allocated. More than N lines are the parser's to report, at the first extra line."""
-    body = buf[start:]
+def short_file_message(path: str | Path, n: int, lines: int) -> str:
+    """The error for a file whose header says ``n`` points but that holds ``lines`` data lines,
+    fewer: most often the first lines of a file cut off (``head -n``) under its whole header."""
+    return (f"{path}:1: header says N={n} points but the file has {lines} data lines: a cut file (only its "
+            f"first lines)? write the real count, {lines}, as N in the header, or use the whole file")
+
+
+def _data_lines(body: np.ndarray) -> tuple[int, int]:
+    """``(lines, stop)``: the data lines of ``body`` (the bytes after the header) and the index
+    after the newline that ends the last of them; blank lines at the end are not counted (they
+    are never points). One pass over ``body`` (a newline count)."""
     stop = _content_end(body)
     if stop:
         newline = np.flatnonzero(body[stop:] == 10)
         stop = stop + int(newline[0]) + 1 if newline.size else body.size
-    body = body[:stop]
-    lines = int(np.count_nonzero(body == 10)) + (1 if body.size and body[-1] != 10 else 0)
+    kept = body[:stop]
+    return int(np.count_nonzero(kept == 10)) + (1 if kept.size and kept[-1] != 10 else 0), stop
+
+
+def data_lines(path: str | Path) -> int:
+    """The data lines of the XC text file at ``path`` (its points, when it is well formed; blank
+    lines at its end left out); reads the whole file. Raises XCFormatError when its first line
+    is not an 'N D L' header."""
+    buf = np.fromfile(Path(path), np.uint8)
+    start = _header(buf, Path(path))[3]
+    return _data_lines(buf[start:])[0]
+
+
+def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarray:
+    """``buf`` without the blank lines at its end (they are never points); raises
+    XCFormatError (:func:`short_file_message`) when fewer than N data lines remain, before
+    any array of N rows is allocated and before the parse. More than N lines are the parser's
+    to report, at the first extra line."""
+    lines, stop = _data_lines(buf[start:])
     if lines < n:
-        raise XCFormatError(f"{path}:1: header says N={n} points but the file has {lines} data lines")
+        raise XCFormatError(short_file_message(path, n, lines))
     return buf[:start + stop]
 
 
@@ -185,7 +247,7 @@ def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tu
                                                 indptr, indices, values, label_indptr, labels)
     where = f"{path}:{line + 2}"
     if code == K.E_TOO_FEW_LINES:
-        raise XCFormatError(f"{path}:1: header says N={n} points but the file has {line} data lines")
+        raise XCFormatError(short_file_message(path, n, line))
     if code == K.E_TOO_MANY_LINES:
         counted = (f" (line {blank + 2} is blank and was read as a point without labels or features)"
                    if blank >= 0 else "")
