@@ -79,38 +79,123 @@ def mechanism(data: dict):
     return fig
 
 
+TARGET_STYLES = [("black", (0, (6, 2))), ("dimgray", (0, (2, 2))), ("saddlebrown", (0, (6, 2, 1, 2))),
+                 ("darkslateblue", (0, (10, 3))), ("darkolivegreen", (0, (1, 1))), ("purple", (0, (4, 1, 4, 4)))]
+
+
+def pair_targets(data: dict) -> list[tuple[float, list[str]]]:
+    """The comparisons' own target P@1 (0-1), one entry per distinct target (equal to 1e-9)
+    with the pairs ("slow/fast", as keys of ``data["speedups"]``) that share it, in the order
+    the pairs first appear; empty for an artifact whose speed-ups hold no ``target_p_at_1``
+    (older ones) or none that is set."""
+    found: list[tuple[float, list[str]]] = []
+    for pair, entry in (data.get("speedups") or {}).items():
+        target = (entry or {}).get("target_p_at_1")
+        if target is None:
+            continue
+        same = next((names for value, names in found if math.isclose(value, target, rel_tol=1e-9, abs_tol=0.0)),
+                    None)
+        if same is None:
+            found.append((float(target), [pair]))
+        else:
+            same.append(pair)
+    return found
+
+
+def _pair_note(pair: str, entry: dict) -> str:
+    """``pair`` with which of its runs never reached its target (the ratio is then a bound)."""
+    missed = [entry.get(side) or side for side, key in (("slow", "slow_time_to_target_s"),
+                                                         ("fast", "fast_time_to_target_s"))
+              if entry.get(key) is None]
+    if len(missed) == 2:
+        return f"{pair} (neither reached it)"
+    return pair + (f" ({missed[0]} never did)" if missed else "")
+
+
+def _draw_targets(ax_time, ax_iter, data: dict, colours: dict[str, str]) -> str:
+    """Draw the targets on both panels and return what the title says of them.
+
+    With the pairs' own targets (:func:`pair_targets`): one horizontal line per distinct
+    target (a colour and dash of :data:`TARGET_STYLES` each), labelled with its value and its
+    pairs in the iterations panel's legend (the time panel's holds the runs), and on the time
+    panel a cross (one legend entry) in the run's colour where each run of a pair reaches
+    that pair's target (the artifact's ``fast_time_to_target_s`` / ``slow_time_to_target_s``,
+    seconds); the sweep-wide ``target_p_at_1`` (the one the run labels time) is its own
+    dash-dot line only where no pair shares it. Without pair targets: the sweep-wide target
+    alone, dash-dot, as the only target line."""
+    sweep = data.get("target_p_at_1")
+    speedups = data.get("speedups") or {}
+    targets = pair_targets(data)
+    if not targets:
+        for ax in (ax_time, ax_iter):
+            if sweep is not None:
+                ax.axhline(sweep, color="black", linestyle="-.", linewidth=0.8)
+        return f"dash-dot: target P@1 {sweep if sweep is None else round(sweep, 3)}"
+    shares_sweep, crossed = False, False
+    for k, (target, pairs) in enumerate(targets):
+        colour, dashes = TARGET_STYLES[k % len(TARGET_STYLES)]
+        also = sweep is not None and math.isclose(sweep, target, rel_tol=1e-9, abs_tol=0.0)
+        shares_sweep = shares_sweep or also
+        label = (f"target P@1 {target:.3f} of " + ";\n  ".join(_pair_note(p, speedups[p]) for p in pairs)
+                 + (";\n  also the sweep's (run labels)" if also else ""))
+        ax_time.axhline(target, color=colour, linestyle=dashes, linewidth=1.0)
+        ax_iter.axhline(target, color=colour, linestyle=dashes, linewidth=1.0, label=label)
+        marked = set()
+        for pair in pairs:
+            entry = speedups[pair]
+            for side in ("fast", "slow"):
+                name, seconds = entry.get(side), entry.get(f"{side}_time_to_target_s")
+                if seconds is None or name in marked:
+                    continue
+                marked.add(name)
+                crossed = True
+                ax_time.plot([max(seconds, 1e-2)], [target], linestyle="none", marker="X", markersize=7,
+                             color=colours.get(name, colour), markeredgecolor=colour, zorder=3)
+    if crossed:
+        ax_iter.plot([], [], linestyle="none", marker="X", color="white", markeredgecolor="black",
+                     label="X (left): the run reaches its pair's target (fill: the run's colour)")
+    if sweep is not None and not shares_sweep:
+        ax_time.axhline(sweep, color="black", linestyle="-.", linewidth=0.8)
+        ax_iter.axhline(sweep, color="black", linestyle="-.", linewidth=0.8,
+                        label=f"sweep target P@1 {sweep:.3f} (best run's; the run labels' times)")
+    return "dashed: each pair's own target P@1 (legend, right)"
+
+
 def _time_to_accuracy(data: dict):
     fig, (ax_time, ax_iter) = new_axes(width=10.0, height=3.8, ncols=2)
     runs = _measured(data)
+    per_pair = bool(pair_targets(data))
+    colours: dict[str, str] = {}
     for run in runs:
         curve = run["curve"]
         ttt = run.get("time_to_target_s")
         label = (f"{_label(run)}: {run['samples_per_second']:.0f} samples/s, "
-                 f"target {'at %.1f s' % ttt if ttt is not None else 'not reached'}")
+                 f"{'sweep ' if per_pair else ''}target {'at %.1f s' % ttt if ttt is not None else 'not reached'}")
         style = "-" if run["threads"] == max(r["threads"] for r in runs) else "--"
         line, = ax_time.plot([max(p["seconds"], 1e-2) for p in curve], [p["p_at_1"] for p in curve], style,
                              marker=".", label=label)
+        colours[run.get("name", "")] = line.get_color()
         ax_iter.plot([max(p["iteration"], 1) for p in curve], [p["p_at_1"] for p in curve], style, marker=".",
                      color=line.get_color())
         ax_time.plot([max(p["seconds"], 1e-2) for p in curve], fitted_p_at_1(curve), color=line.get_color(),
                      linewidth=2.5, alpha=0.3)
     baseline = runs[0].get("baseline_p_at_1") if runs else None
-    target = data.get("target_p_at_1")
     for ax in (ax_time, ax_iter):
         if baseline is not None:
             ax.axhline(baseline, color="grey", linestyle=":", linewidth=1)
-        if target is not None:
-            ax.axhline(target, color="black", linestyle="-.", linewidth=0.8)
+    targets_title = _draw_targets(ax_time, ax_iter, data, colours)
+    for ax in (ax_time, ax_iter):
         ax.set_ylabel("P@1 (fixed test subset)")
         plain_log_x(ax)
     ax_time.set_xlabel("training seconds (log; evaluation excluded)")
     ax_iter.set_xlabel("iterations (batches, log)")
     ax_time.legend(fontsize=6, loc="upper left")
+    if ax_iter.get_legend_handles_labels()[1]:
+        ax_iter.legend(fontsize=6, loc="upper left")
     skipped = [f"{r['name']} ({r['skipped']})" for r in data["runs"] if "skipped" in r]
     stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
     ax_time.set_title(f"{_source(data)}{_set_size(stats)}\nwide pale: monotone fit (what is timed); "
-                      f"dash-dot: target P@1 "
-                      f"{target if target is None else round(target, 3)}", fontsize=7)
+                      f"{targets_title}", fontsize=7)
     ax_iter.set_title("dotted: always the most popular label"
                       + (f"\nnot run: {'; '.join(skipped)}"[:160] if skipped else ""), fontsize=7)
     return fig

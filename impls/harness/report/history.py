@@ -16,6 +16,11 @@ and undeclared numbers. asv's own ``detect_regressions`` only looks upward. Step
 looked for within one benchmark version only: where the version changes (the numbers
 mean something else from there on) the series is cut and a "new version" line drawn,
 never a regression or an improvement.
+
+Bounds: a point of a benchmark declaring ``bounded_by`` whose flag says it is only a bound
+(:func:`compare.bound_kind`, the flags ``make compare`` reads) is drawn with its own marker,
+an upward triangle for a lower bound (">= value"), a downward one for an upper bound, a
+diamond where the flags were not measured, each named in the legend with the flag's unit.
 """
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ _SCALES = {
 STEP_COLOURS = {"regression": "#cf222e", "improvement": "#1a7f37", "change": "#6e7781",
                 "new version": "#6e7781"}
 NEW_VERSION = "new version"
+BOUND_MARKERS = {compare.LOWER_BOUND: "^", compare.UPPER_BOUND: "v", compare.UNKNOWN_BOUND: "d"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,6 +246,18 @@ def _bound_kinds(item: _Series, flag_rows: pd.DataFrame, flags: tuple[str | None
             if np.isfinite(v) else "" for commit, v in zip(order, item.values)]
 
 
+def bound_labels(flag_rows: pd.DataFrame, flags: tuple[str | None, str | None] | None) -> dict[str, str]:
+    """The legend text of each bound kind: "lower bound (≥ value: <why>)" with <why> the lower
+    flag's unit in ``flag_rows`` less its "1 = " (the newest row's), the same for the upper
+    flag, and one for a point whose flags were not measured."""
+    found = {compare.UNKNOWN_BOUND: "bound of either kind (its bound flags were not measured)"}
+    for flag, kind, sign in zip(flags or (), (compare.LOWER_BOUND, compare.UPPER_BOUND), ("≥", "≤")):
+        units = flag_rows.loc[flag_rows["benchmark"] == flag, "unit"] if flag and "unit" in flag_rows else []
+        why = str(units.iloc[-1]).removeprefix("1 = ").strip() if len(units) else ""
+        found[kind] = f"{kind} bound ({sign} value" + (f": {why})" if why else ")")
+    return found
+
+
 def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                    direction: str = "unknown", noise: Noise | None = None,
                    data: str | None = None, flag_rows: pd.DataFrame | None = None,
@@ -253,7 +271,9 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     git does not know (``placed`` False) is drawn but left out of the steps: its place
     in the order is not known.
     ``flags``: the benchmark's (lower, upper) bound-flag benchmarks (``bounded_by``) and
-    ``flag_rows`` their rows: a step from or to a bound is judged on what the bounds prove.
+    ``flag_rows`` their rows: a step from or to a bound is judged on what the bounds prove, and
+    a point that is only a bound is drawn with its own marker (:data:`BOUND_MARKERS`; the legend
+    says what each means, :func:`bound_labels`).
     """
     order = commits["commit"].tolist()
     placed = (commits["placed"].astype(bool).tolist() if "placed" in commits.columns
@@ -265,6 +285,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                      if flag_rows is not None and not flag_rows.empty else rows.iloc[0:0])
         all_series = [dataclasses.replace(item, bounds=_bound_kinds(item, flag_rows, flags, order))
                       for item in all_series]
+    marks = bound_labels(flag_rows, flags) if flags is not None else {}
     panels = _panels(all_series)
     divisor, unit_label = display_scale(str(rows["unit"].iloc[0]), rows["value"])
     columns = min(3, len(panels))
@@ -276,10 +297,11 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     x = np.arange(len(order))
     for ax, (panel, members) in zip(axes.flat, panels):
         drawn = members[:MAX_SERIES_PER_PANEL]
+        bound_kinds: set[str] = set()
         for item in drawn:
             y = np.asarray(item.values, dtype=float) / divisor
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
-            ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label)
+            bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             judged = [v if known else math.nan for v, known in zip(item.values, placed)]
             for at, before, after, kind in series_steps(judged, direction, measured,
@@ -294,8 +316,13 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
         if title:
             ax.set_title(title, fontsize=8)
         _format_axis(ax, commits)
-        if len(drawn) > 1 or panel or drawn[0].label != "value":
-            ax.legend(fontsize=7, loc="center left" if len(panels) == 1 else "best",
+        named = len(drawn) > 1 or bool(panel) or drawn[0].label != "value"
+        if named or bound_kinds:
+            handles, labels = ax.get_legend_handles_labels() if named else ([], [])
+            for kind in (k for k in BOUND_MARKERS if k in bound_kinds):
+                handles.append(plotting.marker_handle(BOUND_MARKERS[kind]))
+                labels.append(marks[kind])
+            ax.legend(handles, labels, fontsize=7, loc="center left" if len(panels) == 1 else "best",
                       bbox_to_anchor=(1.01, 0.5) if len(panels) == 1 else None, frameon=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)

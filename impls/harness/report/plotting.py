@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import math
 import sys
 
 import matplotlib
@@ -10,6 +11,7 @@ if "matplotlib.pyplot" not in sys.modules:
     matplotlib.use("Agg")  # no display needed; leave a backend someone chose alone
 
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 DPI = 110
 FIGURES_PER_WORKER = 8  # a worker imports matplotlib and pandas first (~2 s): give it at least this many
@@ -19,6 +21,30 @@ PARALLEL_FROM = 2 * FIGURES_PER_WORKER  # fewer figures make no two workers' wor
 def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
     """Return a figure that belongs to no pyplot state (nothing global to leak or close)."""
     return Figure(figsize=(width, height), layout="constrained")
+
+
+def plot_marked(ax, x, y, label: str, kinds: list[str] | None, markers: dict[str, str]) -> set[str]:
+    """Plot one series on ``ax``: a line with round markers at its plain points and, at each
+    finite point whose kind (``kinds``, per point; "" plain) is a key of ``markers``, that
+    marker in the line's colour, larger (a line of its own, labelled "_<kind>" so no legend
+    lists it). Returns the kinds drawn; without ``kinds`` the series is drawn as one plain line."""
+    kinds = [k if k in markers and math.isfinite(v) else "" for k, v in zip(kinds or [""] * len(y), y)]
+    plain = [i for i, kind in enumerate(kinds) if not kind]
+    line, = ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label,
+                    markevery=plain if len(plain) < len(kinds) else None)
+    drawn = set()
+    for kind, marker in markers.items():
+        at = [i for i, k in enumerate(kinds) if k == kind]
+        if at:
+            ax.plot([x[i] for i in at], [y[i] for i in at], linestyle="none", marker=marker, markersize=7,
+                    color=line.get_color(), label=f"_{kind}")
+            drawn.add(kind)
+    return drawn
+
+
+def marker_handle(marker: str) -> Line2D:
+    """A legend entry that shows ``marker`` alone (black outline), for a legend's handles."""
+    return Line2D([], [], linestyle="none", marker=marker, markersize=7, color="black", markerfacecolor="none")
 
 
 def to_png(figure: Figure) -> bytes:

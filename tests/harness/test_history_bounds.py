@@ -1,0 +1,131 @@
+"""History figures draw a point that is only a bound (its ``bounded_by`` flag is 1, as
+``make compare`` and the verdicts read it) with its own marker and say so in the legend, so
+a series of bounds does not read as a measured one. Checked on the matplotlib Axes."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from impls.harness.report import directions, history
+from impls.harness.report.results import commits as commit_table
+
+RATIO = "bench_slide.SlideSpeedup.track_time_to_target_ratio"
+LOWER_FLAG = "bench_slide.SlideSpeedup.track_ratio_is_lower_bound"
+UPPER_FLAG = "bench_slide.SlideSpeedup.track_ratio_is_upper_bound"
+UNITS = {RATIO: "x", LOWER_FLAG: "1 = the slower run never reached the target",
+         UPPER_FLAG: "1 = the faster run never reached the target (the slower did)"}
+DENSE, SAMPLED = "comparison='dense-cpu/slide'", "comparison='sampled-cpu/slide'"
+COMMITS = [c * 40 for c in "abcd"]
+
+
+def _frame(series: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
+    """Rows of ``{param_label: {benchmark: value per commit}}`` (NaN: not measured there)."""
+    rows = []
+    for label, benches in series.items():
+        for bench, values in benches.items():
+            for i, (commit, value) in enumerate(zip(COMMITS, values)):
+                if math.isnan(value):
+                    continue
+                rows.append({"machine": "m", "commit": commit, "env_name": "e", "benchmark": bench,
+                             "date": pd.Timestamp(1_700_000_000 + 86400 * i, unit="s", tz="UTC"),
+                             "type": "track", "unit": UNITS[bench],
+                             "params": {"comparison": label.split("=")[1].strip("'")} if label else {},
+                             "param_label": label, "value": float(value), "status": "ok",
+                             "started_at": pd.Timestamp(1_700_000_000 + i, unit="s", tz="UTC"), "version": "1"})
+    return pd.DataFrame(rows)
+
+
+def _draw(frame: pd.DataFrame, flags=True):
+    """The Axes of the history figure of RATIO in ``frame``, drawn the way history_figures
+    draws it (its flag rows and the declared flags)."""
+    bounds = directions.declared_bounds() if flags else {}
+    declared = bounds.get(RATIO)
+    flag_rows = frame[frame["benchmark"].isin([f for f in declared or () if f])] if declared else None
+    figure, _, _ = history.history_figure(frame[frame["benchmark"] == RATIO], commit_table(frame), "higher",
+                                          None, None, flag_rows, declared)
+    return figure.axes[0]
+
+
+def _marked(ax, marker: str) -> list[tuple[float, float]]:
+    return sorted((float(x), float(y)) for line in ax.lines if line.get_marker() == marker
+                  and line.get_linestyle() == "None" for x, y in zip(line.get_xdata(), line.get_ydata()))
+
+
+def _legend(ax) -> dict[str, str]:
+    legend = ax.get_legend()
+    assert legend is not None
+    return {text.get_text(): handle.get_marker()
+            for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+
+
+@pytest.fixture()
+def bounded() -> pd.DataFrame:
+    # dense: 8x measured twice, then only ">= 1.1" and ">= 1.2"; sampled: "<= 0.8" once, then 3x
+    return _frame({DENSE: {RATIO: [8, 8, 1.1, 1.2], LOWER_FLAG: [0, 0, 1, 1], UPPER_FLAG: [0, 0, 0, 0]},
+                   SAMPLED: {RATIO: [0.8, 3, 3, 3], LOWER_FLAG: [0, 0, 0, 0], UPPER_FLAG: [1, 0, 0, 0]}})
+
+
+def test_lower_and_upper_bounds_get_their_own_markers_in_the_series_colour(bounded):
+    ax = _draw(bounded)
+    assert _marked(ax, "^") == [(2.0, 1.1), (3.0, 1.2)]
+    assert _marked(ax, "v") == [(0.0, 0.8)]
+    series = {line.get_label(): line for line in ax.lines if not line.get_label().startswith("_")}
+    [up] = [line for line in ax.lines if line.get_marker() == "^"]
+    [down] = [line for line in ax.lines if line.get_marker() == "v"]
+    assert up.get_color() == series[DENSE].get_color()
+    assert down.get_color() == series[SAMPLED].get_color()
+    # the series' own round markers stand only at its measured values
+    assert series[DENSE].get_markevery() == [0, 1]
+    assert series[SAMPLED].get_markevery() == [1, 2, 3]
+
+
+def test_the_legend_says_what_each_bound_marker_means(bounded):
+    legend = _legend(_draw(bounded))
+    assert legend["lower bound (≥ value: the slower run never reached the target)"] == "^"
+    assert legend["upper bound (≤ value: the faster run never reached the target (the slower did))"] == "v"
+    assert {DENSE, SAMPLED} <= set(legend)
+    assert not any("either kind" in text for text in legend)
+
+
+def test_a_single_unnamed_series_gets_a_legend_for_its_bounds_alone():
+    frame = _frame({"": {RATIO: [2, 2, 1.5, 2], LOWER_FLAG: [0, 0, 1, 0], UPPER_FLAG: [0, 0, 0, 0]}})
+    ax = _draw(frame)
+    assert _marked(ax, "^") == [(2.0, 1.5)]
+    assert list(_legend(ax)) == ["lower bound (≥ value: the slower run never reached the target)"]
+
+
+def test_points_whose_flags_were_not_measured_are_marked_as_unknown_bounds():
+    frame = _frame({DENSE: {RATIO: [8, 8, 1.1, 1.2], LOWER_FLAG: [0, 0, math.nan, math.nan],
+                            UPPER_FLAG: [0, 0, math.nan, math.nan]}})
+    ax = _draw(frame)
+    assert _marked(ax, "d") == [(2.0, 1.1), (3.0, 1.2)] and not _marked(ax, "^")
+    assert _legend(ax)["bound of either kind (its bound flags were not measured)"] == "d"
+
+
+def test_without_declared_flags_every_point_is_drawn_as_a_value(bounded):
+    ax = _draw(bounded, flags=False)
+    assert not any(line.get_marker() in ("^", "v", "d") for line in ax.lines)
+    assert all(line.get_markevery() is None for line in ax.lines)
+    assert set(_legend(ax)) == {DENSE, SAMPLED}
+    single = _draw(_frame({"": {RATIO: [2, 2, 1.5, 2]}}), flags=False)
+    assert single.get_legend() is None                  # one unnamed series, no bounds: no legend, as before
+
+
+def test_history_figures_passes_the_declared_flags_to_the_drawing(bounded, monkeypatch):
+    drawn = []
+    original = history.history_figure
+
+    def keep(*args, **kw):
+        figure, series, shown = original(*args, **kw)
+        drawn.append(figure)
+        return figure, series, shown
+
+    monkeypatch.setattr(history, "history_figure", keep)
+    history.history_figures(bounded, directions.declared_directions(), None, workers=1,
+                            bounds=directions.declared_bounds())
+    [ax] = [f.axes[0] for f in drawn if f._suptitle.get_text().startswith(RATIO)]
+    assert _marked(ax, "^") == [(2.0, 1.1), (3.0, 1.2)] and _marked(ax, "v") == [(0.0, 0.8)]
+    assert np.isfinite([y for _, y in _marked(ax, "^")]).all()
