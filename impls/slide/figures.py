@@ -79,8 +79,10 @@ def mechanism(data: dict):
     return fig
 
 
-TARGET_STYLES = [("black", (0, (6, 2))), ("dimgray", (0, (2, 2))), ("saddlebrown", (0, (6, 2, 1, 2))),
-                 ("darkslateblue", (0, (10, 3))), ("darkolivegreen", (0, (1, 1))), ("purple", (0, (4, 1, 4, 4)))]
+# Twelve styles, each a colour and a dash no other shares and none a plain dot (the most popular
+# label's line): the full profile compares nine pairs.
+TARGET_STYLES = [(colour, dash) for dash in ((0, (6, 2)), (0, (6, 2, 1, 2)), (0, (10, 3)))
+                 for colour in ("black", "saddlebrown", "darkslateblue", "purple")]
 
 
 def pair_targets(data: dict) -> list[tuple[float, list[str]]]:
@@ -91,7 +93,7 @@ def pair_targets(data: dict) -> list[tuple[float, list[str]]]:
     found: list[tuple[float, list[str]]] = []
     for pair, entry in (data.get("speedups") or {}).items():
         target = (entry or {}).get("target_p_at_1")
-        if target is None:
+        if not isinstance(target, (int, float)) or not math.isfinite(target):
             continue
         same = next((names for value, names in found if math.isclose(value, target, rel_tol=1e-9, abs_tol=0.0)),
                     None)
@@ -145,12 +147,12 @@ def _draw_targets(ax_time, ax_iter, data: dict, colours: dict[str, str]) -> str:
             entry = speedups[pair]
             for side in ("fast", "slow"):
                 name, seconds = entry.get(side), entry.get(f"{side}_time_to_target_s")
-                if seconds is None or name in marked:
+                if seconds is None or name in marked or name not in colours:   # a run the figure draws
                     continue
                 marked.add(name)
                 crossed = True
                 ax_time.plot([max(seconds, 1e-2)], [target], linestyle="none", marker="X", markersize=7,
-                             color=colours.get(name, colour), markeredgecolor=colour, zorder=3)
+                             color=colours[name], markeredgecolor=colour, zorder=3)
     if crossed:
         ax_iter.plot([], [], linestyle="none", marker="X", color="white", markeredgecolor="black",
                      label="X (left): the run reaches its pair's target (fill: the run's colour)")

@@ -120,3 +120,24 @@ def test_a_pair_neither_run_reached_draws_its_target_and_no_cross():
     labels = [t.get_text() for t in ax_iter.get_legend().get_texts()]
     assert any("0.092 of dense-cpu/slide (neither reached it)" in t for t in labels), labels
     assert not any(t.startswith("X:") for t in labels)
+
+
+def test_nine_targets_are_told_apart_and_a_target_that_is_no_number_is_not_drawn():
+    data = _artifact()
+    for k in range(9):
+        data["speedups"][f"p{k}/slide"] = {"fast": "slide", "slow": "dense-cpu", "target_p_at_1": 0.035 + 0.01 * k,
+                                           "fast_time_to_target_s": None, "slow_time_to_target_s": None}
+    data["speedups"]["nan/slide"] = {"fast": "slide", "slow": "dense-cpu", "target_p_at_1": math.nan}
+    ax_iter = figures.time_to_accuracy(data).axes[1]
+    styles = [(to_rgba(lines[0].get_color()), str(lines[0]._unscaled_dash_pattern))   # (offset, dashes)
+              for y, lines in _horizontal(ax_iter).items() if y not in (0.02, 0.15)]
+    assert len(styles) == 11 and len(set(styles)) == 11, styles      # nine, and the two pairs' own
+    assert not any("nan" in t.get_text() for t in ax_iter.get_legend().get_texts())
+
+
+def test_a_pair_whose_run_the_figure_does_not_draw_gets_no_cross():
+    data = _artifact()
+    data["speedups"]["ghost/slide"] = {"fast": "slide", "slow": "ghost", "target_p_at_1": 0.07,
+                                       "fast_time_to_target_s": 3.0, "slow_time_to_target_s": 4.0}
+    crosses = _crosses(figures.time_to_accuracy(data).axes[0])
+    assert (3.0, 0.07) in crosses and (4.0, 0.07) not in crosses

@@ -541,6 +541,8 @@ def test_train_help_names_each_default_once(capsys, monkeypatch):
     (["--batches", "10", "--at", "5", "--rehash-every", "0"], "--rehash-every"),
     (["--batches", "10", "--at", "5", "--lr", "1e30"], "--lr"),
     (["--batches", "10", "--at", "5", "--seed", "-1"], "--seed"),
+    (["--batches", "10", "--at", "5", "--eps", "0"], "--eps"),
+    (["--batches", "10", "--at", "5", "--eps", "nan"], "--eps"),
 ])
 def test_recall_probe_refuses_what_would_probe_nothing_or_crash(argv, message, tmp_path, capsys):
     from impls.slide.experiments.recall_probe import main
@@ -549,6 +551,24 @@ def test_recall_probe_refuses_what_would_probe_nothing_or_crash(argv, message, t
     assert main(["--train", str(pair), "--test", str(pair), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err, err
+
+
+def test_recall_probe_trains_with_the_epsilon_it_is_given(tmp_path, monkeypatch):
+    from impls.slide.core import network
+    from impls.slide.experiments import recall_probe
+
+    seen = []
+    built = network.SlideNetwork.__init__
+
+    def spy(self, cfg, *args, **kwargs):
+        seen.append(cfg.eps)
+        built(self, cfg, *args, **kwargs)
+
+    monkeypatch.setattr(network.SlideNetwork, "__init__", spy)
+    pair = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    assert recall_probe.main(["--train", str(pair), "--test", str(pair), "--batches", "2", "--at", "2",
+                              "--batch", "2", "--eps", "1"]) == 0
+    assert seen == [1.0]
 
 
 def test_recall_probe_reads_files_with_unlabelled_points_when_asked(tmp_path, capsys):

@@ -403,14 +403,32 @@ def test_the_first_lines_of_the_real_amazon_file_are_refused_up_front_as_a_cut_f
     assert "or use the whole file" in err and not (tmp_path / "r.json").exists()
 
 
-def test_the_size_check_reads_only_the_size_of_a_file_large_enough(files, tiny_published, monkeypatch):
-    """A file as large as its points need is not read by the header check; one far smaller, with
-    every line there, is refused for contents it cannot hold."""
-    from impls.slide.data import xc_format
+def test_a_file_cut_to_most_of_its_lines_is_refused_whatever_its_size(files, tiny_published, monkeypatch):
+    """Lines long enough that the cut file is larger than the fewest bytes its header's points
+    take: it is still refused, by its line count, which is read once per version of the file."""
+    from impls.slide.data import real_contents, xc_format
 
-    with monkeypatch.context() as patched:
-        patched.setattr(xc_format, "data_lines", lambda path: pytest.fail("read a file large enough"), raising=False)
-        assert dataset.check_real_header(files[0], "train") == "tiny-8"
+    train = files[0]
+    lines = train.read_text().splitlines()
+    long_rows = [lines[1] + " " + " ".join(f"{k}:0.{k:06d}" for k in range(8, 20))] * 5   # 5 of the header's 6
+    train.write_text("\n".join([lines[0], *long_rows]) + "\n")
+    assert train.stat().st_size > real_contents.least_file_bytes("tiny-8", "train", 6)
+    with pytest.raises(dataset.RealDataMismatch, match=r"tiny_train.txt:1: header says N=6 points but the file "
+                                                       r"has 5 data lines: a cut file"):
+        dataset.check_real_header(train, "train")
+    counted = []
+    real_count = xc_format.data_lines
+    monkeypatch.setattr(xc_format, "data_lines", lambda path: counted.append(path) or real_count(path))
+    real_contents._data_lines_of.cache_clear()
+    for _ in range(2):
+        with pytest.raises(dataset.RealDataMismatch, match="5 data lines"):
+            dataset.check_real_header(train, "train")
+    assert len(counted) == 1                              # counted once for this version of the file
+    train.write_text("\n".join([lines[0], *long_rows, long_rows[0]]) + "\n")
+    assert dataset.check_real_header(train, "train") == "tiny-8" and len(counted) == 2
+
+
+def test_a_whole_file_too_small_for_its_contents_is_refused(files, tiny_published, monkeypatch):
     monkeypatch.setitem(xc_stats.PUBLISHED, "tiny-8", {**TINY, "nnz_per_point": 50.0})
     with pytest.raises(dataset.RealDataMismatch, match=r"tiny_train.txt: the header is tiny-8's but its 133 bytes "
                                                        r"cannot hold the train contents.*--real no"):

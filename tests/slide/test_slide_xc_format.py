@@ -148,3 +148,33 @@ def test_the_readme_gives_the_join_command_the_error_gives():
 
     readme = (Path(__file__).parents[2] / "impls" / "slide" / "README.md").read_text()
     assert f"    {JOIN_COMMAND} trn_X_Xf.txt trn_X_Y.txt train.txt\n" in readme
+
+
+def test_the_join_refuses_a_pair_of_other_lengths_and_writes_nothing(tmp_path, capsys):
+    from impls.slide.data import xc_join
+
+    features = write(tmp_path, "3 20\n1:0.5\n0:1\n2:1\n", "trn_X_Xf.txt")
+    short = write(tmp_path, "3 8\n0\n1\n", "trn_X_Y.txt")     # one point short: zip would drop it
+    other = write(tmp_path, "4 8\n0\n1\n2\n3\n", "other_Y.txt")
+    for labels, said in ((short, "2 point lines after the header, which says 3"), (other, "holds 4")):
+        assert xc_join.main([str(features), str(labels), str(tmp_path / "out.txt")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and said in err and err.count("\n") == 1, err
+        assert not (tmp_path / "out.txt").exists()
+    assert xc_join.main([str(features), str(features), str(features)]) == 2
+    assert "overwrite an input" in capsys.readouterr().err
+    assert features.read_text().startswith("3 20\n")
+
+
+def test_the_join_leaves_out_empty_points_at_the_end_and_reads_crlf(tmp_path, capsys):
+    from impls.slide.data import xc_join
+
+    features = write(tmp_path, "4 20\r\n1:0.5 3:0.25\r\n\r\n2:1\r\n\r\n", "trn_X_Xf.txt")
+    labels = write(tmp_path, "4 5\r\n0:1.0 4:1.0\r\n2\r\n\r\n\r\n", "trn_X_Y.txt")
+    assert xc_join.main([str(features), str(labels), str(tmp_path / "train.txt")]) == 0
+    err = capsys.readouterr().err
+    assert "the last 1 points have neither labels nor features" in err and "N = 3" in err
+    joined = read_xc(tmp_path / "train.txt", allow_empty_labels=True)
+    np.testing.assert_array_equal(joined["label_indptr"], [0, 2, 3, 3])
+    np.testing.assert_array_equal(joined["labels"], [0, 4, 2])
+    np.testing.assert_array_equal(joined["indices"], [1, 3, 2])

@@ -338,14 +338,18 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
 def version_change(old: str, new: str) -> str:
     """Why two versions of one benchmark differ, in words: the profiles the runs were made
     under (:func:`impls.harness.profiles.versioned`) when only those differ, else a change of
-    what the benchmark measures."""
+    what the benchmark measures. Where one version names no profile it is quick's or from
+    before versions carried the profile, so the words allow both."""
     if profiles.pin_of_version(old) != profiles.pin_of_version(new):
         return "the benchmark's version changed"
-    def named(version: str) -> str:
-        return profiles.profile_of_version(version) or (
-            f"{profiles.DEFAULT_PROFILE} (or a run from before profiles were versioned)")
-    return (f"the runs used different profiles, {named(old)} then {named(new)}: file each profile under its "
-            f"own machine, asv run --machine <host>-<profile>")
+    before, after = profiles.profile_of_version(old), profiles.profile_of_version(new)
+    if before and after:
+        return (f"the runs used different profiles, {before} then {after}: file each profile under its own "
+                f"machine, asv run --machine <host>-<profile>")
+    named = before or after
+    return (f"one run is {named}'s, the other {profiles.DEFAULT_PROFILE}'s or from before versions carried the "
+            f"profile: a one-time step after that change, else two profiles under one machine (file each under "
+            f"its own, asv run --machine <host>-<profile>)")
 
 
 def format_comparison(comparison: Comparison) -> list[str]:

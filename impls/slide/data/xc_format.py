@@ -57,14 +57,10 @@ COMPRESSED = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "a zip archive")
               (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"))
 
 
-# Joins the newer repository format's two files (features 'N D' then 'f:v ...' lines; labels
-# 'N L' then 'l1,l2', 'l1 l2' or 'l1:1.0 l2:1.0' lines) into one file of this format; its
-# arguments are the features file, the labels file and the file to write.
-JOIN_COMMAND = ("python -c 'import sys; x, y, out = open(sys.argv[1]), open(sys.argv[2]), open(sys.argv[3], \"w\"); "
-                "(n, d), (m, l) = x.readline().split(), y.readline().split(); "
-                "assert n == m, \"the files hold different numbers of points\"; out.write(f\"{n} {d} {l}\\n\"); "
-                "out.writelines(\",\".join(t.split(\":\")[0] for t in b.replace(\",\", \" \").split()) "
-                "+ \" \" + a.strip() + \"\\n\" for a, b in zip(x, y))'")
+# Joins the newer repository format's two files into one file of this format
+# (:mod:`impls.slide.data.xc_join`); its arguments are the features file, the labels file and
+# the file to write.
+JOIN_COMMAND = "python -m impls.slide.data.xc_join"
 
 
 def join_command(path: str | Path) -> str:
@@ -158,24 +154,32 @@ def short_file_message(path: str | Path, n: int, lines: int) -> str:
             f"first lines)? write the real count, {lines}, as N in the header, or use the whole file")
 
 
+_COUNT_CHUNK = 1 << 26   # bytes compared at a time when counting newlines (bounds the temporary)
+
+
 def _data_lines(body: np.ndarray) -> tuple[int, int]:
     """``(lines, stop)``: the data lines of ``body`` (the bytes after the header) and the index
     after the newline that ends the last of them; blank lines at the end are not counted (they
-    are never points). One pass over ``body`` (a newline count)."""
+    are never points). One pass over ``body`` (a newline count, a chunk at a time)."""
     stop = _content_end(body)
     if stop:
         newline = np.flatnonzero(body[stop:] == 10)
         stop = stop + int(newline[0]) + 1 if newline.size else body.size
     kept = body[:stop]
-    return int(np.count_nonzero(kept == 10)) + (1 if kept.size and kept[-1] != 10 else 0), stop
+    newlines = sum(int(np.count_nonzero(kept[i:i + _COUNT_CHUNK] == 10)) for i in range(0, kept.size, _COUNT_CHUNK))
+    return newlines + (1 if kept.size and kept[-1] != 10 else 0), stop
 
 
 def data_lines(path: str | Path) -> int:
     """The data lines of the XC text file at ``path`` (its points, when it is well formed; blank
-    lines at its end left out); reads the whole file. Raises XCFormatError when its first line
-    is not an 'N D L' header."""
-    buf = np.fromfile(Path(path), np.uint8)
-    start = _header(buf, Path(path))[3]
+    lines at its end left out); reads the whole file through a memory map, holding at most
+    one chunk's comparison in memory. Raises XCFormatError when its first line is not an
+    'N D L' header."""
+    path = Path(path)
+    if path.stat().st_size == 0:
+        raise XCFormatError(f"{path}: the file is empty")
+    buf = np.memmap(path, np.uint8, mode="r")
+    start = _header(buf[:1 << 16], path)[3]
     return _data_lines(buf[start:])[0]
 
 

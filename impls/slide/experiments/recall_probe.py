@@ -176,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=CHOICES["upkeep"])
     p.add_argument("--adam", default=SlideConfig.adam, choices=CHOICES["adam"],
                    help="lazy: step only the rows a batch touched; dense: every parameter (the reference code)")
+    p.add_argument("--eps", type=float, default=SlideConfig.eps,
+                   help="Adam's epsilon (default %(default)g); one far above the gradients' size (1) makes "
+                        "the step lr * momentum: SGD with momentum, a diagnostic, not the paper's optimiser")
     p.add_argument("--min-active", dest="min_active", type=int, default=None,
                    help="pad a sample's active set to this many neurons (default: 0.5%% of the labels; "
                         "1000 is the reference code's sampling mode)")
@@ -196,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         cli.number(value, flag, minimum=1, integer=True)
     cli.number(args.threads, "--threads", maximum=1024)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True, maximum=1e3)
+    cli.number(args.eps, "--eps", minimum=0, exclusive_min=True, maximum=1e3)
     cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     if args.at is None:     # the defaults within --batches, else the last batch
         at = {b for b in at if b <= args.batches} or {args.batches}
@@ -233,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                       K=args.K, L=args.L,
                       index=args.index, dwta_zeros=args.dwta_zeros,
                       schedule=args.schedule, rehash_every=args.rehash_every, upkeep=args.upkeep,
-                      adam=args.adam, min_active=args.min_active, seed=args.seed)
+                      adam=args.adam, eps=args.eps, min_active=args.min_active, seed=args.seed)
     net = SlideNetwork(cfg, train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()),
                        label_counts=train.label_counts())
     rows = ev.eval_rows(test, args.points, cfg.seed)
