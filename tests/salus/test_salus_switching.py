@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import subprocess
@@ -122,6 +123,29 @@ def test_switching_cli_prints_the_json_shape():
         assert isinstance(row[key]["p50"], float)
     assert row["restart_ms"]["n"] == 1 and row["to_host_ms"]["n"] == 2
     assert row["restart_ms"]["p50"] > row["to_host_ms"]["p50"]
+    parts = row["restart_parts_p50_ms"]
+    assert list(parts) == ["save_a", "interpreter", "import", "build", "load"]
+    assert all(value > 0 for value in parts.values()), parts
+    assert sum(parts.values()) == pytest.approx(row["restart_ms"]["p50"], rel=1e-6)   # one repeat: they add up
+
+
+def test_a_restart_child_that_says_something_else_is_a_failure_naming_what_it_said(tmp_path, monkeypatch):
+    from impls.salus.core import switching
+    from impls.salus.core.devices import get_device
+
+    class Child:
+        returncode = 0
+
+        def __init__(self, *args, **kwargs):
+            self.stdout = io.StringIO("READY\n")     # the old child's line, without its parts
+
+        def communicate(self, timeout=None):
+            return "", ""
+
+    monkeypatch.setattr(switching.subprocess, "Popen", Child)
+    job = build_job("mlp_b64", seed=0)
+    with pytest.raises(RuntimeError, match="said 'READY'"):
+        switching.measure_restart(job, job, get_device("cpu"), 1, tmp_path)
 
 
 @pytest.mark.parametrize("argv, message", [

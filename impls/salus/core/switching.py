@@ -215,9 +215,16 @@ def measure_to_disk(job_a: Job, job_b: Job, device: Any, repeats: int, directory
 
 # ---------------------------------------------------------------- process restart
 
+RESTART_PARTS = ("save_a", "interpreter", "import", "build", "load")
+
+
 def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory: Path,
-                    timeout_s: float = 300.0) -> list[float]:
-    """Save A, then start a fresh process that builds B and loads its checkpoint (until READY)."""
+                    timeout_s: float = 300.0, parts: dict[str, list[float]] | None = None) -> list[float]:
+    """Save A, then start a fresh process that builds B and loads its checkpoint (until READY);
+    return each repeat's milliseconds. ``parts``, when given, gets each repeat's milliseconds of
+    :data:`RESTART_PARTS` appended: saving A, the interpreter's start (the rest of the total),
+    and the child's import of torch and the registry, build of B and load of its checkpoint
+    (:mod:`impls.salus.core.restart_child`); they sum to the total."""
     save_checkpoint(job_b, directory / "b.pt")
     env = dict(os.environ)
     env["SALUS_CHILD_THREADS"] = str(torch.get_num_threads())
@@ -229,6 +236,7 @@ def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory
         device.synchronize()
         t0 = time.perf_counter()
         save_checkpoint(job_a, directory / "a.pt")
+        saved = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-m", "impls.salus.core.restart_child", job_b.workload, device_arg, str(directory / "b.pt")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=root)
@@ -240,9 +248,16 @@ def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory
             proc.kill()
             proc.wait()
             raise
-        if line.strip() != "READY" or proc.returncode != 0:
-            raise RuntimeError(f"restart child for {job_b.workload} failed (rc={proc.returncode}): {err.strip()[-2000:]}")
+        words = line.split()
+        if not words or words[0] != "READY" or len(words) != 4 or proc.returncode != 0:
+            raise RuntimeError(f"restart child for {job_b.workload} failed (rc={proc.returncode}, said "
+                               f"{line.strip()[:80]!r}): {err.strip()[-2000:]}")
         times.append(elapsed)
+        if parts is not None:
+            child = [float(w) for w in words[1:]]
+            save_ms = (saved - t0) * 1e3
+            for name, value in zip(RESTART_PARTS, (save_ms, elapsed - save_ms - sum(child), *child)):
+                parts.setdefault(name, []).append(value)
     return times
 
 
@@ -255,7 +270,8 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
 
     ``{"device": "cpu", "device_name": ..., "to_host_method": ..., "workloads": {NAME:
     {"iteration_ms": {"p50","p99","n"}, "inprocess_ms": {...}, "inprocess_gap_ms": {...},
-    "to_host_ms": {...}, "to_disk_ms": {...}, "restart_ms": {...}, "state_bytes": int}}}``.
+    "to_host_ms": {...}, "to_disk_ms": {...}, "restart_ms": {...}, "restart_parts_p50_ms":
+    {part: ms or None} (:data:`RESTART_PARTS`, each part's own median), "state_bytes": int}}}``.
     ``restart_repeats`` (default ``min(repeats, 5)``) bounds the slow restart method.
     """
     from impls.harness import paths
@@ -280,7 +296,9 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
             inproc = measure_inprocess(job_a, job_b, dev, repeats)
             to_host = measure_to_host(job_a, job_b, dev, repeats)
             to_disk = measure_to_disk(job_a, job_b, dev, repeats, tmp)
-            restart = measure_restart(job_a, job_b, dev, restart_repeats, tmp) if restart_repeats > 0 else []
+            parts: dict[str, list[float]] = {}
+            restart = (measure_restart(job_a, job_b, dev, restart_repeats, tmp, parts=parts)
+                       if restart_repeats > 0 else [])
         result["workloads"][name] = {
             "iteration_ms": percentiles(inproc["iteration_ms"]),
             "inprocess_ms": percentiles(inproc["inprocess_ms"]),
@@ -288,6 +306,7 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
             "to_host_ms": percentiles(to_host),
             "to_disk_ms": percentiles(to_disk),
             "restart_ms": percentiles(restart),
+            "restart_parts_p50_ms": {name: percentiles(parts.get(name, []))["p50"] for name in RESTART_PARTS},
             "state_bytes": job_a.state_bytes(),
         }
         job_a.release()
@@ -328,3 +347,8 @@ def print_table(result: Mapping) -> None:
     for c in negative:
         print(f"note: {c[:-3]} is {COLUMN_NOTES[c]} (ms); a negative value is below the measurement's "
               "resolution, not a measured negative time")
+    for name, row in result["workloads"].items():
+        parts = row.get("restart_parts_p50_ms") or {}
+        if any(v is not None for v in parts.values()):
+            print(f"restart of {name}, p50 of each part (ms): "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in parts.items() if v is not None))
