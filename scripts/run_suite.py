@@ -72,9 +72,11 @@ def main(argv: list[str] | None = None) -> int:
         where = {name: str(paths.env_path(name)) for name in
                  ("DLSYSBENCH_NVM_PATH", "DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS")
                  if os.environ.get(name)}
-        check_settings()    # the cache, grid results and Dask scheduler, before any benchmark
+        # the cache, grid results and Dask scheduler, before any benchmark: a remote scheduler
+        # is reached once here, not by each grid experiment's set-up after its own timeout
+        check_settings(reach_scheduler=True)
     except ValueError as err:  # a bad DLSYSBENCH_PROFILE, DLSYSBENCH_MACHINE, path or Dask variable
-        print(f"dlsysbench: {err}", file=sys.stderr)
+        print(f"dlsysbench: error: {err}", file=sys.stderr)
         return 2
     if commit == "unknown":
         parser.error("no git commit to file results under: run inside a git checkout with a commit")

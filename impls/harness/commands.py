@@ -97,15 +97,20 @@ def _check_writable_dir(variable: str, holds: str) -> None:
         raise cli.UsageError(f"{existing} is not writable", where, "expected a directory this user can write")
 
 
-def check_settings() -> None:
+def check_settings(*, reach_scheduler: bool = False) -> None:
     """Raise :class:`cli.UsageError` naming the variable when ``DLSYSBENCH_CACHE`` or
     ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_writable_dir`),
     or ``DLSYSBENCH_DASK_SCHEDULER`` is not a setting the grids take: each would otherwise
-    stop the run at its first grid, after minutes of work."""
+    stop the run at its first grid, after minutes of work. With ``reach_scheduler`` (the
+    suite's runner, before asv starts), a remote scheduler must also answer and its cluster
+    run this code (:func:`grid.check_remote_cluster`: one connection, a few seconds at most
+    when nothing answers); serial and local settings touch no network either way."""
     _check_writable_dir("DLSYSBENCH_CACHE", "generated data")
     _check_writable_dir(grid.ENV_RESULTS, "grid results")
     try:
         grid.scheduler_setting()
+        if reach_scheduler:
+            grid.check_remote_cluster()
     except grid.GridError as err:
         raise cli.UsageError(str(err)) from None
 

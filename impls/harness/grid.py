@@ -33,6 +33,11 @@ function's top-level package) and the arguments (arrays by content), so a rerun
 after a lost scheduler or an interruption recomputes only the missing points.
 A worker that dies has its points rerun elsewhere by Dask's scheduler; a lost
 scheduler raises :class:`GridError` saying how many points were kept.
+
+**A remote cluster runs this code.** Before it computes anything, its scheduler (which
+unpickles every task) and each worker must import this package at this process's
+:func:`code_version`; :func:`check_remote_cluster` makes the same checks once, before a
+suite run starts.
 """
 from __future__ import annotations
 
@@ -60,6 +65,7 @@ from impls.harness.progress import progress_bar
 ENV_SCHEDULER = "DLSYSBENCH_DASK_SCHEDULER"
 ENV_RESULTS = "DLSYSBENCH_GRID_RESULTS"
 CONNECT_TIMEOUT = "20s"  # how long to try to reach a remote scheduler, and to wait for its first worker
+PREFLIGHT_TIMEOUT = "5s"  # how long the check before a suite run tries to reach a remote scheduler
 NO_WORKER_GRACE_S = 30.0  # how long a running grid waits for a worker after the last one left
 _SCHEMES = ("tcp", "tls")  # the addresses of a Dask scheduler's network (tls: with Dask's TLS config)
 
@@ -295,17 +301,18 @@ def close_local_cluster() -> None:
         cluster.close()
 
 
-def _remote_client(address: str):
-    """A client of the scheduler at ``address``, connected within ``CONNECT_TIMEOUT`` (the
-    handshake too: a port that accepts but is no Dask scheduler, as the dashboard's, must not
-    hang); raises :class:`GridError` naming the variable."""
+def _remote_client(address: str, timeout: str | None = None):
+    """A client of the scheduler at ``address``, connected within ``timeout`` (default
+    ``CONNECT_TIMEOUT``; the handshake too: a port that accepts but is no Dask scheduler, as
+    the dashboard's, must not hang); raises :class:`GridError` naming the variable."""
     from distributed import Client
+    timeout = timeout or CONNECT_TIMEOUT
     box: dict[str, Any] = {}
 
     def connect() -> None:
         client = Client.__new__(Client)   # held, so that a failed start can be put away
         try:
-            client.__init__(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            client.__init__(address, timeout=timeout, set_as_default=False)
             box["client"] = client
         except BaseException as exc:  # handed to the caller
             box["error"] = exc
@@ -313,10 +320,10 @@ def _remote_client(address: str):
 
     thread = threading.Thread(target=connect, daemon=True, name="dask-connect")
     thread.start()
-    thread.join(_seconds(CONNECT_TIMEOUT) + 5)
+    thread.join(_seconds(timeout) + 5)
     error = box.get("error")
     if thread.is_alive() or error is not None or "client" not in box:
-        why = f"no Dask handshake within {CONNECT_TIMEOUT}" if thread.is_alive() else f"{error}"
+        why = f"no Dask handshake within {timeout}" if thread.is_alive() else f"{error}"
         raise GridError(f"{ENV_SCHEDULER}={address}: cannot reach a Dask scheduler there ({why}); "
                         "start one with `dask scheduler` (its port, 8786 by default, not the "
                         "dashboard's) or unset the variable")
@@ -403,7 +410,7 @@ def require_shared_file(path: str | os.PathLike) -> None:
     client = _remote_client(setting)
     with _quiet_client_log(True):
         try:
-            _check_workers(client, setting, __name__.partition(".")[0])
+            _check_cluster(client, setting, __name__.partition(".")[0])
             blind, workers = _blind_workers(client, path)
             if blind:
                 raise GridError(f"{ENV_SCHEDULER}={setting}: {len(blind)} of {workers} workers cannot read "
@@ -509,15 +516,31 @@ def _quiet_client_log(quiet: bool) -> Iterator[None]:
 
 
 def _worker_code_version(package: str) -> str:
-    """Run on each worker: the :func:`code_version` of ``package`` there."""
+    """Run on each worker and on the scheduler: the :func:`code_version` of ``package`` there."""
     return code_version(package)
 
 
-def _check_workers(client, setting: str, package: str) -> None:
-    """Before a remote cluster computes anything: at least one worker within
-    ``CONNECT_TIMEOUT``, and every worker imports this code (the same :func:`code_version` of
-    ``package``: a result is stored under this process's code version, so a worker on other
-    code would store wrong results for it); :class:`GridError` saying what to start how."""
+def _scheduler_code_version(client, setting: str, package: str) -> str:
+    """The :func:`code_version` of ``package`` on the scheduler; :class:`GridError` when the
+    scheduler cannot import it (recent Dask unpickles the task graph there, and failed with
+    "Error during deserialization of the task graph" once a worker had joined)."""
+    try:
+        return client.run_on_scheduler(_worker_code_version, package)
+    except Exception as exc:    # the scheduler's error, re-raised bare: ModuleNotFoundError, mostly
+        raise GridError(f"{ENV_SCHEDULER}={setting}: the Dask scheduler cannot load this suite's code "
+                        f"({type(exc).__name__}: {exc}); it unpickles every task, so it too must start from "
+                        "a checkout of the same commit: `dask scheduler` from that checkout's .venv after "
+                        "make setup there, or with PYTHONPATH=<that checkout>") from None
+
+
+def _check_cluster(client, setting: str, package: str) -> None:
+    """Before a remote cluster computes anything: the scheduler imports ``package``, at least
+    one worker joins within ``CONNECT_TIMEOUT``, and the scheduler and every worker run this
+    code (the same :func:`code_version` of ``package``: a result is stored under this
+    process's code version, so a worker on other code would store wrong results for it, and
+    a scheduler on other code could unpickle the tasks differently); :class:`GridError`
+    saying what to start how. The scheduler is asked first: it answers without a worker."""
+    scheduler = _scheduler_code_version(client, setting, package)
     try:
         client.wait_for_workers(1, timeout=_seconds(CONNECT_TIMEOUT))
     except TimeoutError:
@@ -532,12 +555,40 @@ def _check_workers(client, setting: str, package: str) -> None:
                         "the same commit) or with PYTHONPATH=<that checkout>") from None
     ours = code_version(package)
     other = {worker: version for worker, version in theirs.items() if version != ours}
+    # a process hashes its code once, when first asked: one started before a local edit here
+    # runs the code from before it, though it is this checkout's
     if other:
         worker, version = next(iter(other.items()))
+        also = (f"; the scheduler runs other code too ({package} version {scheduler}): restart it as well"
+                if scheduler != ours else "")
         raise GridError(f"{ENV_SCHEDULER}={setting}: {len(other)} of {len(theirs)} workers run other code "
                         f"than this process ({worker}: {package} version {version}, here {ours}); their "
                         "results would be stored as this code's: start the workers from a checkout of "
-                        "the same commit, with the same local changes")
+                        "the same commit, with the same local changes, or restart them: a worker keeps "
+                        f"the code it loaded when it started{also}")
+    if scheduler != ours:
+        raise GridError(f"{ENV_SCHEDULER}={setting}: the Dask scheduler runs other code than this process "
+                        f"({package} version {scheduler}, here {ours}); it unpickles every task, and other "
+                        "code can unpickle them differently: start it from a checkout of the same commit, "
+                        "with the same local changes, or restart it: a scheduler keeps the code it loaded "
+                        "when it started")
+
+
+def check_remote_cluster() -> None:
+    """For a remote ``DLSYSBENCH_DASK_SCHEDULER``: connect once, within ``PREFLIGHT_TIMEOUT``,
+    and make the checks a grid makes before its first point (:func:`_check_cluster`, with
+    this package's code version), so that a run stops at once instead of at each grid after
+    ``CONNECT_TIMEOUT``; raises :class:`GridError` (a bad setting too, as
+    :func:`scheduler_setting`). Serial and local settings: nothing, no network."""
+    setting = scheduler_setting()
+    if setting in ("serial", "local") or _in_worker():
+        return
+    client = _remote_client(setting, PREFLIGHT_TIMEOUT)
+    with _quiet_client_log(True):
+        try:
+            _check_cluster(client, setting, __name__.partition(".")[0])
+        finally:
+            client.close()
 
 
 class _WorkerWatch:
@@ -576,7 +627,7 @@ def _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label
     from distributed import as_completed
     sent = [points[i] for i in pending]
     if setting != "local":
-        _check_workers(client, setting, fn.__module__.partition(".")[0])
+        _check_cluster(client, setting, fn.__module__.partition(".")[0])
         sent = _scatter_missing(client, sent, record)
     index = {}
     futures = []

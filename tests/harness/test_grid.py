@@ -44,18 +44,33 @@ def _bytes(results) -> bytes:
     return json.dumps(results, sort_keys=True).encode()
 
 
+_WITHOUT_IMPLS = """
+import importlib.abc, sys
+class Without(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "impls":
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, Without())
+from distributed.cli import dask_scheduler
+sys.argv[1:2] = []
+dask_scheduler.main()
+"""
+
+
 class CliCluster:
     """``dask scheduler`` plus ``dask worker`` processes on localhost (no nanny: a kill is final)."""
 
-    def __init__(self, tmp: Path, workers: int):
+    def __init__(self, tmp: Path, workers: int, scheduler_without_impls: bool = False):
         self.file = tmp / "scheduler.json"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path(__file__).resolve().parent)])}
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
         dask = [sys.executable, "-m", "dask"]
+        # as a scheduler started outside any checkout: `impls` cannot be imported there
+        scheduler = [sys.executable, "-c", _WITHOUT_IMPLS] if scheduler_without_impls else dask
         self.scheduler = subprocess.Popen(
             # its HTTP server (health, metrics) runs without the dashboard too: a free port, not
             # 8787, which the local cluster's scheduler of the same test asks for
-            dask + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            scheduler + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                     "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(self.file)], **quiet)
         deadline = time.monotonic() + 30
         while not self.file.exists():
@@ -189,9 +204,96 @@ def test_workers_on_other_code_are_refused_before_they_compute(monkeypatch, two_
     real = grid.code_version
     monkeypatch.setattr(grid, "code_version", lambda package: "0" * 16 if package == "impls" else real(package))
     with pytest.raises(grid.GridError, match=r"2 of 2 workers run other code than this process \(.*impls "
-                                             r"version [0-9a-f]{16}, here 0{16}\)"):
+                                             r"version [0-9a-f]{16}, here 0{16}\).*same local changes, or "
+                                             r"restart them: a worker keeps the code it loaded when it started; "
+                                             r"the scheduler runs other code too \(impls version [0-9a-f]{16}\): "
+                                             r"restart it as well$"):
         grid.map_points(experiments.simulate_point, _grid_points()[:2], label="other code")
     assert not list(grid.results_dir("other code").glob("*.pkl"))     # nothing stored under our key
+
+
+def test_a_scheduler_on_other_code_is_refused_before_it_unpickles_a_task(monkeypatch, two_workers, tmp_path):
+    """Recent Dask unpickles the task graph on the scheduler: its code must be this code too."""
+    from distributed import Client
+
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    monkeypatch.setenv(grid.ENV_SCHEDULER, two_workers.address)
+    monkeypatch.setattr(Client, "run_on_scheduler", lambda self, function, *args, **kwargs: "f" * 16)
+    with pytest.raises(grid.GridError, match=r"the Dask scheduler runs other code than this process \(impls "
+                                             r"version f{16}, here [0-9a-f]{16}\).* or restart it"):
+        grid.map_points(experiments.simulate_point, _grid_points()[:2], label="other scheduler")
+    assert not list(grid.results_dir("other scheduler").glob("*.pkl"))
+
+
+def test_a_scheduler_that_cannot_import_the_suite_is_one_clear_error(monkeypatch, tmp_path):
+    """Not Dask's "Error during deserialization of the task graph" once a worker has joined:
+    the scheduler is checked first, so this needs no worker."""
+    cluster = CliCluster(tmp_path, 0, scheduler_without_impls=True)
+    try:
+        monkeypatch.setattr(grid, "CONNECT_TIMEOUT", "2s")
+        monkeypatch.setenv(grid.ENV_SCHEDULER, cluster.address)
+        with pytest.raises(grid.GridError) as caught:
+            grid.map_points(experiments.simulate_point, _grid_points()[:1], label="x", store=False)
+        message = str(caught.value)
+        assert "the Dask scheduler cannot load this suite's code" in message, message
+        assert "No module named 'impls'" in message and "PYTHONPATH=<that checkout>" in message
+        assert "\n" not in message
+    finally:
+        cluster.close()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_suite_refuses_a_scheduler_nobody_answers_on_before_asv_starts(monkeypatch, load_script, capsys):
+    """Else asv starts and every grid experiment's set-up fails after its own connect timeout."""
+    run_suite = load_script("run_suite")
+    started = []
+
+    def asv(command, **_):
+        started.append(command)
+        raise AssertionError("asv started")
+
+    monkeypatch.setattr(run_suite.subprocess, "Popen", asv)
+    monkeypatch.setattr(run_suite, "ensure_machine", lambda machine: None)
+    monkeypatch.setattr(run_suite.paths, "git_commit", lambda: "0" * 40)
+    monkeypatch.setattr(grid, "PREFLIGHT_TIMEOUT", "1s", raising=False)
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    monkeypatch.setenv(grid.ENV_SCHEDULER, f"tcp://127.0.0.1:{_closed_port()}")
+    begun = time.monotonic()
+    assert run_suite.main(["--no-report"]) == 2
+    assert started == [] and time.monotonic() - begun < 15
+    err = capsys.readouterr().err
+    assert err.startswith("dlsysbench: error: ") and err.count("\n") == 1, err
+    assert f"{grid.ENV_SCHEDULER}=tcp://127.0.0.1:" in err and "cannot reach a Dask scheduler" in err
+
+
+def test_the_pre_run_check_reaches_only_a_remote_scheduler(monkeypatch, two_workers):
+    from impls.harness import commands
+
+    reached = []
+    real = grid._remote_client
+
+    def remote_client(address, *args, **kwargs):
+        reached.append(address)
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(grid, "_remote_client", remote_client)
+    for setting in ("serial", "local", ""):
+        monkeypatch.setenv(grid.ENV_SCHEDULER, setting)
+        commands.check_settings(reach_scheduler=True)
+        commands.check_settings()
+    assert reached == []                                   # no network for serial and local
+    monkeypatch.setenv(grid.ENV_SCHEDULER, two_workers.address)
+    commands.check_settings()
+    assert reached == []                                   # `python -m impls run` does not connect
+    commands.check_settings(reach_scheduler=True)          # scheduler and workers answer, on this code
+    assert reached == [two_workers.address]
 
 
 def test_an_input_read_by_path_must_be_visible_to_every_worker(monkeypatch, two_workers, tmp_path):
