@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -29,6 +30,58 @@ from impls.harness.report.verdicts import NOT_MEASURED, evaluate_claims
 
 class NoResultsError(RuntimeError):
     """There is nothing at all to report for the machine: no asv results and no artifacts."""
+
+
+# The start of the notes that say the machine's single points have no run-to-run interval:
+# no noise file, or one of another machine (the side-by-side page marks such a column).
+NO_NOISE_NOTE = "No measured noise for "
+OTHER_NOISE_NOTE = " holds the thresholds of machine "
+# The words of the one note on files filed under the machine that record another machine.
+KEPT_UNDER_THEIR_MACHINE = "files are kept under the machine that ran them"
+# results.py's and artifacts.py's reasons for leaving out a file of another machine
+_OTHER_MACHINE = re.compile(r"\b(a run|a record) of machine '([^']+)', filed under '[^']+': left out$")
+
+
+def has_no_noise(notes: list[str]) -> bool:
+    """Return whether a report's ``notes`` say its machine has no usable noise file, so its
+    single points have no run-to-run interval."""
+    return any(n.startswith(NO_NOISE_NOTE) or OTHER_NOISE_NOTE in n for n in notes)
+
+
+def other_machines(unreadable: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+    """Return recorded machine -> (result files, artifact files) of ``unreadable`` (a
+    report's (path, why) list) left out because they record that machine, not the one
+    they are filed under; in first-seen order."""
+    found: dict[str, tuple[int, int]] = {}
+    for _, why in unreadable:
+        match = _OTHER_MACHINE.search(why)
+        if match:
+            runs, records = found.get(match.group(2), (0, 0))
+            found[match.group(2)] = (runs + 1, records) if match.group(1) == "a run" else (runs, records + 1)
+    return found
+
+
+def other_machine_note(machine: str, unreadable: list[tuple[str, str]], no_results: bool,
+                       no_artifacts: bool) -> str | None:
+    """Return the one note saying which files filed under ``machine`` record another machine
+    and were left out, what that leaves ``machine`` without (``no_results``, ``no_artifacts``)
+    and how to report them; None when there are none."""
+    found = other_machines(unreadable)
+    if not found:
+        return None
+
+    def files(runs: int, records: int) -> str:
+        return " and ".join(f"{n} {kind} file(s)" for n, kind in ((runs, "result"), (records, "artifact")) if n)
+
+    named = "; ".join(f"{files(*counts)} record machine {other!r}" for other, counts in found.items())
+    lacks = [what for what, missing in (("asv results", no_results), ("artifacts", no_artifacts)) if missing]
+    lacking = f", so it has no {' and no '.join(lacks)} of its own here" if lacks else ""
+    first = next(iter(found))
+    return (f"{machine}: {named}, not {machine!r}, and were left out{lacking}: {KEPT_UNDER_THEIR_MACHINE}, and "
+            "stored results cannot be renamed. Report them under their own name: copy them into "
+            f".asv/results/{first}/ and .asv/artifacts/{first}/ (its noise file to reports/noise/{first}.json), "
+            f"then make report MACHINES=\"... {first}\"; if this checkout already holds another box's "
+            f"{first!r}, run the benchmarks again on that box with DLSYSBENCH_MACHINE set to a name of its own.")
 
 
 def _known_machines(results_dir: Path, artifacts_root: Path) -> set[str]:
@@ -149,11 +202,11 @@ def _usable_noise(machine: str, points: pd.DataFrame,
     noise = load_noise(noise_path) if noise_path.is_file() else None
     if noise is None:
         return None, None, [] if no_results else [
-            f"No measured noise for {machine} ({noise_path} is absent): single points have no "
+            f"{NO_NOISE_NOTE}{machine} ({noise_path} is absent): single points have no "
             "interval, so no verdict is inconclusive for noise (a bound still can be); copy the machine's "
             "noise file with its results, or run make noise."]
     if noise.machine and noise.machine != machine:
-        return None, None, [f"{noise_path} holds the thresholds of machine {noise.machine!r}, not {machine!r}: not "
+        return None, None, [f"{noise_path}{OTHER_NOISE_NOTE}{noise.machine!r}, not {machine!r}: not "
                       "used (make compare refuses them too); run make noise on this machine's runs."]
     notes = []
     try:
@@ -231,20 +284,25 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")
                   else f"Figure {key} is missing: {why}." for key, why in broken.items()]
-    if frame.empty:
+    foreign = other_machines(unreadable)
+    elsewhere = other_machine_note(machine, unreadable, frame.empty, not records)
+    if elsewhere:
+        notes.append(elsewhere)
+    if frame.empty and not any(runs for runs, _ in foreign.values()):
         notes.append(f"No asv results for {machine}: claims that need a benchmark are not measured, "
                      "and there is no history.")
-    if not records:
+    if not records and not any(n for _, n in foreign.values()):
         notes.append(f"No artifacts for {machine}: no paper figure could be drawn.")
     edited = sorted(name for name, record in records.items() if record.get("uncommitted"))
     if edited:
         notes.append(f"Artifact(s) {', '.join(edited)} were measured with uncommitted edits to the code (their "
                      "records list the files), yet are filed under the commit: their figures and values may "
                      "not be that commit's.")
-    left_out = sorted({path for path, _ in unreadable})
-    if left_out:
-        notes.append(f"{len(left_out)} input file(s) were left out (see Unreadable inputs): the verdicts "
-                     "and figures rest on the other runs, which may be older or fewer than the newest.")
+    left_out = sorted({path for path, why in unreadable if not other_machines([(path, why)])})
+    if left_out:      # those of another machine are in the note above
+        notes.append(f"{len(left_out)} {'other ' if foreign else ''}input file(s) were left out (see Unreadable "
+                     "inputs): the verdicts and figures rest on the other runs, which may be older or fewer "
+                     "than the newest.")
     try:
         directions, bounds = declared_directions(), declared_bounds()
     except Exception as err:  # noqa: BLE001 - history steps then go unjudged, said in a note

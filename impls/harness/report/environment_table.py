@@ -5,8 +5,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from impls.harness.report.formatting import size_bytes, text
+from impls.harness.report.formatting import DASH, size_bytes, text
 from impls.harness.report.machine_state import MachineState
+
+HOST_TITLE, GPU_TITLE = "Host", "GPU"
+ASV_MACHINE_TITLE = "Machine (asv machine.json; no fingerprint recorded)"
+NOT_RECORDED = "not recorded"
 
 KEY_PACKAGES = ("numpy", "numba", "torch", "faiss-cpu", "pandas", "asv", "matplotlib", "seaborn",
                 "nvidia-ml-py", "tqdm")
@@ -29,7 +33,7 @@ def _host(host: Mapping[str, Any]) -> Table:
     cores = f"{text(host.get('cores_logical'))} logical / {text(host.get('cores_physical'))} physical"
     if host.get("cores_usable"):
         cores += f" / {host['cores_usable']} usable"
-    return _pairs("Host", [
+    return _pairs(HOST_TITLE, [
         ("CPU", host.get("cpu_model")), ("cores", cores), ("RAM", size_bytes(host.get("ram_bytes"))),
         ("OS", host.get("os")), ("kernel", host.get("kernel")), ("Python", host.get("python")),
     ])
@@ -48,7 +52,7 @@ def _nvm(nvm: Mapping[str, Any]) -> Table:
 def _gpu(gpu: Mapping[str, Any]) -> Table:
     devices = [f"{d.get('name', '?')} ({size_bytes(d.get('memory_bytes'))})"
                for d in gpu.get("devices") or [] if isinstance(d, Mapping)]
-    return _pairs("GPU", [
+    return _pairs(GPU_TITLE, [
         ("available", gpu.get("available")), ("devices", devices or None),
         ("driver", gpu.get("driver")), ("CUDA", gpu.get("cuda_version")),
     ])
@@ -94,7 +98,7 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
     fp = state.fingerprint
     if not fp:
         keys = [k for k in ("machine", "arch", "cpu", "num_cpu", "os", "ram") if k in machine_json]
-        return [_pairs("Machine (asv machine.json; no fingerprint recorded)",
+        return [_pairs(ASV_MACHINE_TITLE,
                        [(k, machine_json[k]) for k in keys])] if keys else []
     tables = [_pairs("Recorded", [
         ("machine", fp.get("machine") or state.machine), ("commit", str(fp.get("commit") or "")[:12]),
@@ -111,3 +115,26 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
     if isinstance(fp.get("packages"), Mapping) and fp["packages"]:
         tables.append(_packages(fp["packages"]))
     return tables
+
+
+def hardware(tables: list[Table]) -> dict[str, str]:
+    """Return the machine's ``cores`` ("8 logical"), ``cpu`` (model) and ``gpu`` (device
+    names, or "no GPU") as text, read back from :func:`environment_tables`' ``tables``;
+    each is :data:`NOT_RECORDED` where neither the fingerprint nor asv's machine.json says."""
+    rows = {t.title: {r[0]: r[1] for r in t.rows if len(r) >= 2} for t in tables}
+    host, gpu, asv = rows.get(HOST_TITLE, {}), rows.get(GPU_TITLE), rows.get(ASV_MACHINE_TITLE, {})
+
+    def known(value: str | None) -> str | None:
+        return value if value and value != DASH else None
+
+    logical = known(host.get("cores", "").split(" logical")[0]) if "cores" in host else None
+    cores = logical or known(asv.get("num_cpu"))
+    if gpu is None:
+        gpus = None
+    elif known(gpu.get("devices")):
+        gpus = gpu["devices"]
+    else:
+        gpus = {"no": "no GPU", "yes": "a GPU (not named)"}.get(gpu.get("available", ""))
+    return {"cores": f"{cores} logical" if cores else NOT_RECORDED,
+            "cpu": known(host.get("CPU")) or known(asv.get("cpu")) or NOT_RECORDED,
+            "gpu": gpus or NOT_RECORDED}

@@ -13,39 +13,67 @@ from html import escape
 from pathlib import Path
 
 from impls.harness.report import formatting as fmt
+from impls.harness.report.build import KEPT_UNDER_THEIR_MACHINE, has_no_noise, other_machines
+from impls.harness.report.claims import BenchmarkSource, RatioSource, TrendSource
+from impls.harness.report.environment_table import NOT_RECORDED, hardware
 from impls.harness.report.html_page import CSS, _png, _table
 from impls.harness.report.model import Report, system_name
 from impls.harness.report.paper_figures import DRAWN, FigureResult
 from impls.harness.report.report_json import report_document
-from impls.harness.report.verdicts import ClaimResult
+from impls.harness.report.verdicts import NOT_MEASURED, ClaimResult
 
 
 def side_by_side_name(machines: list[str]) -> str:
     return "side-by-side-" + "+".join(machines)
 
 
-def _cell(result: ClaimResult | None) -> str:
+NO_NOISE_MARK = "†"
+NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} no noise file for this machine: no run-to-run interval, so its verdicts "
+                     "are judged on the single value (none can be inconclusive for noise; a machine with one "
+                     "may call the same number inconclusive).")
+
+
+def _judged_without_noise(result: ClaimResult) -> bool:
+    """Whether the verdict of ``result`` would have had a run-to-run interval from a noise
+    file: a measured claim read from benchmarks (an artifact's value has none)."""
+    return (result.measured is not None and not result.verdict.startswith(NOT_MEASURED)
+            and isinstance(result.claim.measured, (BenchmarkSource, RatioSource, TrendSource)))
+
+
+def _cell(result: ClaimResult | None, no_noise: bool = False) -> str:
+    """The html of one machine's claim cell; its verdict carries :data:`NO_NOISE_MARK` when
+    ``no_noise`` (the machine has no noise file) and the verdict would rest on one."""
     if result is None:
         return "—"
-    verdict = f"<span class='verdict {fmt.verdict_class(result.verdict)}'>{escape(result.verdict)}</span>"
+    mark = NO_NOISE_MARK if no_noise and _judged_without_noise(result) else ""
+    verdict = (f"<span class='verdict {fmt.verdict_class(result.verdict)}'>{escape(result.verdict)}</span>"
+               f"{mark}")
     return (f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result) + fmt.data_note(result))}</span>"
             f"<br>{verdict}")
 
 
 def _claims_table(reports: list[Report]) -> str:
+    """The verdict counts of each machine and the claims table, a column per machine; a
+    machine without a noise file has :data:`NO_NOISE_MARK` on its name, its counts and the
+    verdicts that would have had an interval, and the footnote says why."""
     by_machine = [{r.claim.id: r for r in [*report.claims, *report.peers]} for report in reports]
+    no_noise = [has_no_noise(report.notes) for report in reports]
     ids = list(dict.fromkeys(cid for results in by_machine for cid in results))
     rows = []
     for cid in ids:
         claim = next(results[cid].claim for results in by_machine if cid in results)
         about = f"{escape(claim.statement)}<br><span class='small'>{escape(cid)}</span>"
         rows.append([escape(system_name(claim.system)), about, escape(fmt.paper_value(claim)),
-                     *(_cell(results.get(cid)) for results in by_machine)])
+                     *(_cell(results.get(cid), bare) for results, bare in zip(by_machine, no_noise))])
+    mark = [NO_NOISE_MARK if bare else "" for bare in no_noise]
     header = ("system", "claim", "paper value",
-              *(f"{r.machine} (profile {r.profile})" for r in reports))
-    summaries = "".join(f"<li><b>{escape(r.machine)}</b>: {escape(fmt.verdict_summary(r.claims))}</li>"
-                        for r in reports)
-    return f"<ul>{summaries}</ul>" + _table(header, rows, raw=True)
+              *(f"{r.machine} (profile {r.profile}){m}" for r, m in zip(reports, mark)))
+    summaries = "".join(
+        f"<li><b>{escape(r.machine)}{m}</b>: {escape(fmt.verdict_summary(r.claims))}"
+        + (" (judged on single values: no noise file, so no verdict is inconclusive for noise)" if m else "")
+        + "</li>" for r, m in zip(reports, mark))
+    footnote = f"<p class='small'>{escape(NO_NOISE_FOOTNOTE)}</p>" if any(no_noise) else ""
+    return f"<ul>{summaries}</ul>" + _table(header, rows, raw=True) + footnote
 
 
 def _figure_cell(figure: FigureResult | None) -> str:
@@ -76,21 +104,48 @@ def _newest_commit(report: Report) -> str | None:
     return str(list(commits)[-1]) if len(commits) else None
 
 
+def _hardware_line(report: Report) -> str:
+    """Return e.g. "8 logical cores, CPU AMD EPYC, no GPU" from the machine's environment tables."""
+    found = hardware(report.environment)
+    if set(found.values()) == {NOT_RECORDED}:
+        return "hardware not recorded (no fingerprint in its artifacts, none in asv's machine.json)"
+    cores = f"{found['cores']} cores" if found["cores"] != NOT_RECORDED else f"cores {NOT_RECORDED}"
+    gpu = found["gpu"] if found["gpu"] == "no GPU" else f"GPU {found['gpu']}"
+    return f"{cores}, CPU {found['cpu']}, {gpu}"
+
+
+def _hardware_differs(reports: list[Report]) -> str | None:
+    """The warning naming what of logical cores, CPU model and GPU differs between the
+    machines that record it; None when nothing recorded differs."""
+    found = [hardware(r.environment) for r in reports]
+    differ = [what for key, what in (("cores", "logical cores"), ("cpu", "CPU model"), ("gpu", "GPU"))
+              if len({f[key] for f in found if f[key] != NOT_RECORDED}) > 1]
+    if not differ:
+        return None
+    return (f"The machines differ in {', '.join(differ)} (see each one's line below): a difference between "
+            "columns may be the hardware's, and claims about cores, threads or GPUs are measured on "
+            "different hardware.")
+
+
 def _machines(reports: list[Report]) -> str:
-    """Each machine's profile, newest commit and notes; a warning where the columns are not
-    of one profile or one commit."""
+    """Each machine's profile, newest commit, logical cores, CPU and GPU, and notes; a
+    warning where the columns are not of one profile, one commit or one hardware, and the
+    note of a machine whose files record another machine."""
     items = []
+    warnings = []
     for r in reports:
         commit = _newest_commit(r)
-        notes = "".join(f"<br><span class='small'>{escape(n)}</span>" for n in r.notes)
+        elsewhere = [n for n in r.notes if KEPT_UNDER_THEIR_MACHINE in n]
+        warnings += elsewhere            # the one note on them, up top: its column is empty for it
+        notes = "".join(f"<br><span class='small'>{escape(n)}</span>" for n in r.notes if n not in elsewhere)
         items.append(f"<li><b>{escape(r.machine)}</b>: profile {escape(r.profile)}, newest results of commit "
-                     f"{escape(commit[:8]) if commit else 'none'}{notes}</li>")
-    warnings = []
+                     f"{escape(commit[:8]) if commit else 'none'}; {escape(_hardware_line(r))}{notes}</li>")
     profiles = {r.profile for r in reports if r.profile != "unknown"}   # no artifact to tell: not a difference
     if len(profiles) > 1:
         warnings.append(f"The machines ran different profiles ({', '.join(sorted(profiles))}): their numbers come "
                         "from experiments of different sizes and are not comparable one to one.")
-    unknown = [r.machine for r in reports if r.profile == "unknown"]
+    unknown = [r.machine for r in reports      # one whose artifacts record another machine: said above
+               if r.profile == "unknown" and not any(n for _, n in other_machines(r.unreadable).values())]
     if unknown:
         warnings.append(f"No artifact tells the profile of {', '.join(unknown)} (copy its artifacts with its results): "
                         "whether the columns ran experiments of one size is not known.")
@@ -98,6 +153,9 @@ def _machines(reports: list[Report]) -> str:
     if len(commits) > 1:
         warnings.append(f"The machines' newest results are of different commits ({', '.join(sorted(commits))}): "
                         "a difference between columns may be the code's, not the machine's.")
+    differs = _hardware_differs(reports)
+    if differs:
+        warnings.append(differs)
     return ("".join(f"<p class='warning'><b>{escape(w)}</b></p>" for w in warnings)
             + f"<ul>{''.join(items)}</ul>")
 

@@ -1,0 +1,146 @@
+"""The side-by-side page of several machines says what each column rests on: files filed
+under one machine that record another, a machine without a noise file, and each machine's
+hardware."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from impls.harness.report import build
+from impls.harness.report.build import build_report
+from impls.harness.report.claims import ArtifactSource, Claim
+from impls.harness.report.environment_table import environment_tables
+from impls.harness.report.machine_state import MachineState
+from impls.harness.report.model import Report
+from impls.harness.report.noise import Noise, Threshold, save_noise
+from impls.harness.report.side_by_side import _cell, _machines, render_side_by_side
+from impls.harness.report.verdicts import ClaimResult
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
+CLAIMS = FIXTURES / "claims.toml"
+NEW = "854149dbb27c7199affb4e772fa341f30f2630b7"
+NO_NOISE_MARK = "†"     # side_by_side.NO_NOISE_MARK
+
+
+def page(reports: list[Report]) -> str:
+    return render_side_by_side(reports)["index.html"].decode()
+
+
+def copy_results(tmp_path: Path, copies: dict[str, bool]) -> Path:
+    """The fixture's results of 'toybox', copied under each name of ``copies``; where its
+    value is True the copy's files are rewritten to record that name (a run of its own)."""
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURES / "asv_results", results)
+    for name, own in copies.items():
+        shutil.copytree(results / "toybox", results / name)
+        if own:
+            for path in (results / name).glob("*.json"):
+                path.write_text(path.read_text().replace('"toybox"', f'"{name}"'))
+    return results
+
+
+@pytest.fixture
+def no_noise_files(tmp_path, monkeypatch) -> Path:
+    """Noise files are read from a folder of the test's own (none unless a test writes one)."""
+    folder = tmp_path / "noise"
+    monkeypatch.setattr(build, "default_noise_path", lambda machine: folder / f"{machine}.json")
+    return folder
+
+
+def test_files_of_another_machine_are_named_in_one_note(tmp_path, no_noise_files):
+    results = copy_results(tmp_path, {"boxb": False})           # boxb's files record 'toybox'
+    artifacts = tmp_path / "artifacts"
+    record = {"schema": 1, "name": "toy_curve", "experiment": "toy", "synthetic": True, "profile": "smoke",
+              "created": "2024-02-01T13:00:00+00:00", "machine": "toybox", "commit": NEW, "data": {}}
+    for folder in ("toybox", "boxb"):
+        (artifacts / folder / NEW).mkdir(parents=True)
+        (artifacts / folder / NEW / "toy_curve.json").write_text(json.dumps(record))
+    reports = [build_report(m, results, artifacts, CLAIMS, {}) for m in ("toybox", "boxb")]
+
+    boxb = reports[1]
+    [note] = [n for n in boxb.notes if "record machine" in n]
+    assert "2 result file(s) and 1 artifact file(s) record machine 'toybox', not 'boxb'" in note
+    assert "no asv results and no artifacts of its own" in note and "files are kept under the machine" in note
+    assert ".asv/results/toybox/" in note and "DLSYSBENCH_MACHINE" in note
+    assert not any(n.startswith(("No asv results for boxb", "No artifacts for boxb")) for n in boxb.notes)
+    assert not any("input file(s) were left out" in n for n in boxb.notes)   # no other file was
+
+    html = page(reports)
+    assert html.count("record machine &#x27;toybox&#x27;") == 1               # one note, not three
+    assert "No asv results for boxb" not in html and "No artifacts for boxb" not in html
+    assert "No artifact tells the profile of boxb" not in html
+
+
+def test_a_machine_without_any_copy_still_reads_no_results(tmp_path, no_noise_files):
+    results = copy_results(tmp_path, {})
+    (tmp_path / "artifacts" / "empty" / NEW).mkdir(parents=True)
+    (tmp_path / "artifacts" / "empty" / NEW / "x.json").write_text("{")       # one damaged file only
+    report = build_report("empty", results, tmp_path / "artifacts", CLAIMS, {})
+    assert any(n.startswith("No asv results for empty") for n in report.notes)
+    assert not any("record machine" in n for n in report.notes)
+    assert "No artifact tells the profile of empty" in page([report])
+
+
+def test_a_machine_without_a_noise_file_has_its_verdicts_marked(tmp_path, no_noise_files):
+    results = copy_results(tmp_path, {"twin": True})             # the same numbers on two machines
+    no_noise_files.mkdir()
+    wide = Threshold("bench_toy.Speed.track_speedup", "", 3, 0.2, 0.6)
+    save_noise(Noise("toybox", "2024-02-02T00:00:00+00:00", [], {(wide.benchmark, ""): wide}),
+               no_noise_files / "toybox.json")
+    reports = [build_report(m, results, tmp_path / "none", CLAIMS, {}) for m in ("toybox", "twin")]
+    toybox, twin = ({r.claim.id: r for r in report.claims} for report in reports)
+    assert toybox["speedup-reproduced"].verdict == "inconclusive"
+    assert twin["speedup-reproduced"].verdict == "reproduced"    # no interval: judged on the value
+
+    html = page(reports)
+    assert "toybox (profile unknown)</th>" in html and f"twin (profile unknown){NO_NOISE_MARK}</th>" in html
+    assert f"reproduced</span>{NO_NOISE_MARK}" in html
+    assert "inconclusive</span><" in html                       # toybox's own verdict is unmarked
+    assert f"<b>twin{NO_NOISE_MARK}</b>:" in html and "<b>toybox</b>:" in html
+    assert "judged on single values: no noise file" in html
+    assert "no noise file for this machine: no run-to-run interval" in html
+
+
+def test_only_verdicts_a_noise_file_would_widen_are_marked():
+    from_artifact = Claim(id="a", system="slide", figure="f", statement="s", paper_value=1.0, unit="x",
+                          source="text", approx=False, tolerance=0.1, requires=(),
+                          measured=ArtifactSource("toy", "final"))
+    result = ClaimResult(from_artifact, "reproduced", 1.0, 1.0, False, "d")
+    assert NO_NOISE_MARK not in _cell(result, no_noise=True)
+    unmeasured = ClaimResult(from_artifact, "not measured: no artifact", None, None, False, "d")
+    assert NO_NOISE_MARK not in _cell(unmeasured, no_noise=True)
+
+
+def fingerprint(cores: int, gpus: list[dict]) -> dict:
+    return {"machine": "m", "profile": "quick",
+            "host": {"cpu_model": "Toy CPU", "cores_logical": cores, "cores_physical": cores // 2},
+            "gpu": {"available": bool(gpus), "devices": gpus}}
+
+
+def report(machine: str, fp: dict | None, machine_json: dict | None = None) -> Report:
+    state = MachineState(machine, fp, "test", {})
+    return Report(machine=machine, generated="", profile="quick", commits=pd.DataFrame({"commit": ["a" * 40]}),
+                  environment=environment_tables(state, machine_json or {}), claims=[], peers=[], figures=[],
+                  history=[], skipped=[], notes=[])
+
+
+def test_each_machine_lists_its_cores_cpu_and_gpu_and_a_difference_is_said():
+    small = report("vm-quick", fingerprint(2, []))
+    big = report("gpu-quick", fingerprint(16, [{"name": "Toy GPU", "memory_bytes": 16 * 2 ** 30}]))
+    html = _machines([small, big])
+    assert "2 logical cores, CPU Toy CPU, no GPU" in html
+    assert "16 logical cores, CPU Toy CPU, GPU Toy GPU (16.0 GiB)" in html
+    assert "differ in logical cores, GPU" in html and "CPU model" not in html
+    assert "differ in" not in _machines([small, report("twin-quick", fingerprint(2, []))])
+
+
+def test_hardware_without_a_fingerprint_comes_from_asv_machine_json():
+    html = _machines([report("old-quick", None, {"machine": "old", "cpu": "Old CPU", "num_cpu": "4"}),
+                      report("bare-quick", None)])
+    assert "4 logical cores, CPU Old CPU, GPU not recorded" in html
+    assert "bare-quick</b>: profile quick, newest results of commit aaaaaaaa; hardware not recorded" in html
+    assert "differ in" not in html                              # what is not recorded differs from nothing
