@@ -129,6 +129,33 @@ def test_switching_cli_prints_the_json_shape():
     assert sum(parts.values()) == pytest.approx(row["restart_ms"]["p50"], rel=1e-6)   # one repeat: they add up
 
 
+def test_the_restart_child_finds_the_suite_without_an_installed_package(tmp_path, monkeypatch):
+    """On a machine where the suite runs from a checkout (not pip-installed), the child imports
+    impls through the PYTHONPATH and working directory it is given: both must hold the package."""
+    from impls.salus.core import switching
+    from impls.salus.core.devices import get_device
+
+    seen = {}
+
+    class Child:
+        returncode = 0
+
+        def __init__(self, argv, **kwargs):
+            seen.update(kwargs)
+            self.stdout = io.StringIO("READY 1.0 2.0 3.0\n")
+
+        def communicate(self, timeout=None):
+            return "", ""
+
+    monkeypatch.setattr(switching.subprocess, "Popen", Child)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    job = build_job("mlp_b64", seed=0)
+    switching.measure_restart(job, job, get_device("cpu"), 1, tmp_path)
+    first = seen["env"]["PYTHONPATH"].split(os.pathsep)[0]
+    assert (Path(first) / "impls" / "salus" / "core" / "restart_child.py").is_file(), first
+    assert (Path(seen["cwd"]) / "impls" / "__init__.py").is_file(), seen["cwd"]
+
+
 def test_a_restart_child_that_says_something_else_is_a_failure_naming_what_it_said(tmp_path, monkeypatch):
     from impls.salus.core import switching
     from impls.salus.core.devices import get_device

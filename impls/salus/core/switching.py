@@ -228,7 +228,7 @@ def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory
     save_checkpoint(job_b, directory / "b.pt")
     env = dict(os.environ)
     env["SALUS_CHILD_THREADS"] = str(torch.get_num_threads())
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])   # the folder holding the impls package
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
     device_arg = str(device.torch_device)
     times = []
