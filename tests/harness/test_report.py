@@ -1120,6 +1120,18 @@ def test_the_utilisation_claims_are_judged_only_from_8_threads(claim_id, run):
     assert "core-scaling figure" in c.note
 
 
+def test_the_parity_claim_says_why_it_has_no_value_from_the_sweeps_own_words():
+    """The batch-256 pair gets no per-iteration ratio when dense never beat the popular label;
+    the claim must read the sweep's reason, not "benchmark skipped or without a value"."""
+    from impls.slide.experiments import targets
+
+    by_id = {c.id: c for c in load_claims(ROOT / "reports" / "claims.toml")}
+    reason = by_id["slide-accuracy-per-iteration-parity"].unmeasured_reason
+    assert reason is not None and reason.artifact == "slide_sweeps"
+    assert reason.path == "data.batch.256.speedup.per_iteration_no_value"
+    assert f'out["{reason.path.rsplit(".", 1)[1]}"]' in Path(targets.__file__).read_text()
+
+
 def test_an_at_most_claim_reads_as_one():
     c = claim([-math.inf, 1.0], 0.0)
     c = Claim(**{**c.__dict__, "unit": "s"})
