@@ -76,3 +76,14 @@ def test_a_skipped_point_of_another_version_does_not_take_the_threshold_away():
     versions = ["1"] + ["2"] * 6
     on_2 = noise.Threshold(RATE, "p", 2, 0.03, 0.10, "2")
     assert series_steps(values, "higher", on_2, versions) == []
+
+
+def test_a_damaged_noise_file_is_a_note_not_the_end_of_the_report(tmp_path, monkeypatch):
+    path = tmp_path / "m.json"
+    monkeypatch.setattr(build, "default_noise_path", lambda machine: path)
+    for text in ('{"thresholds": [{"benchmark": 3}]}', "{not json", '{"schema": 1, "numbers": [{"benchmark": 3}]}'):
+        path.write_text(text)
+        history, claims, notes = build._usable_noise("m", _points("1"), False)
+        assert history is None and claims is None
+        [note] = notes
+        assert str(path) in note and "not used" in note and build.has_no_noise(notes), note

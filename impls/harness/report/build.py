@@ -22,7 +22,7 @@ from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
 from impls.harness.report.measure import no_artifact, same_commit
 from impls.harness.report.model import Report
-from impls.harness.report.noise import Noise, default_noise_path, load_noise
+from impls.harness.report.noise import Noise, NoiseError, default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
 from impls.harness.report.skipped import skipped_points
 from impls.harness.report.verdicts import NOT_MEASURED, evaluate_claims
@@ -199,7 +199,11 @@ def _usable_noise(machine: str, points: pd.DataFrame,
     benchmark versions, for the claims' intervals), and the report's notes on what was left
     out and why."""
     noise_path = default_noise_path(machine)  # measured spread: intervals on single points
-    noise = load_noise(noise_path) if noise_path.is_file() else None
+    try:
+        noise = load_noise(noise_path) if noise_path.is_file() else None
+    except NoiseError as err:   # the report renders without it; make compare refuses it
+        return None, None, [f"{NO_NOISE_NOTE}{machine}: {err}; not used, so single points have no interval and "
+                            "no verdict is inconclusive for noise: mend the file or run make noise again."]
     if noise is None:
         return None, None, [] if no_results else [
             f"{NO_NOISE_NOTE}{machine} ({noise_path} is absent): single points have no "
