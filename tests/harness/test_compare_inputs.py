@@ -49,7 +49,7 @@ def test_runs_of_two_profiles_under_one_machine_are_named_not_judged(results):
     lines = lines_of(done.stdout, compare.NEW_VERSION)
     assert {RATE, LATENCY} <= {line.split()[2] for line in lines}, done.stdout
     for line in lines:
-        assert "one run is smoke's, the other quick's or from before versions carried the profile" in line
+        assert "one run is smoke's, the older quick's or from before versions carried the profile" in line
         assert "a one-time step" in line and "--machine <host>-<profile>" in line
 
 
@@ -57,7 +57,8 @@ def test_a_version_change_says_whether_the_profile_or_the_measure_changed():
     assert compare.version_change("1", "2") == "the benchmark's version changed"
     assert compare.version_change("1+smoke", "2+smoke") == "the benchmark's version changed"
     assert compare.version_change("1+smoke", "1+full").startswith("the runs used different profiles, smoke then full")
-    assert compare.version_change("1+full", "1").startswith("one run is full's, the other quick's or from before")
+    assert compare.version_change("1+full", "1").startswith("the runs used different profiles, full then quick:")
+    assert compare.version_change("1", "1+full").startswith("one run is full's, the older quick's or from before")
     assert compare.version_change("1+x", "1") == "the benchmark's version changed"  # not a profile
 
 

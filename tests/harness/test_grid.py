@@ -273,6 +273,16 @@ def test_the_suite_refuses_a_scheduler_nobody_answers_on_before_asv_starts(monke
     assert f"{grid.ENV_SCHEDULER}=tcp://127.0.0.1:" in err and "cannot reach a Dask scheduler" in err
 
 
+def test_a_tls_address_without_tls_settings_says_so_not_that_nobody_answers(monkeypatch):
+    import pytest
+
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "tls://127.0.0.1:1")
+    with pytest.raises(grid.GridError) as err:
+        grid.check_remote_cluster()
+    message = str(err.value)
+    assert "needs Dask's TLS settings" in message and "cannot reach" not in message and "\n" not in message
+
+
 def test_the_pre_run_check_reaches_only_a_remote_scheduler(monkeypatch, two_workers):
     from impls.harness import commands
 

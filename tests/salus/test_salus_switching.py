@@ -156,6 +156,27 @@ def test_the_restart_child_finds_the_suite_without_an_installed_package(tmp_path
     assert (Path(seen["cwd"]) / "impls" / "__init__.py").is_file(), seen["cwd"]
 
 
+def test_a_restart_child_may_print_before_ready(tmp_path, monkeypatch):
+    from impls.salus.core import switching
+    from impls.salus.core.devices import get_device
+
+    class Child:
+        returncode = 0
+
+        def __init__(self, *args, **kwargs):
+            self.stdout = io.StringIO("Warning: something from a library\nREADY 1.0 2.0 3.0\n")
+
+        def communicate(self, timeout=None):
+            return "", ""
+
+    monkeypatch.setattr(switching.subprocess, "Popen", Child)
+    parts: dict = {}
+    job = build_job("mlp_b64", seed=0)
+    [total] = switching.measure_restart(job, job, get_device("cpu"), 1, tmp_path, parts=parts)
+    assert parts["import"] == [1.0] and parts["build"] == [2.0] and parts["load"] == [3.0]
+    assert sum(v[0] for v in parts.values()) == pytest.approx(total)
+
+
 def test_a_restart_child_that_says_something_else_is_a_failure_naming_what_it_said(tmp_path, monkeypatch):
     from impls.salus.core import switching
     from impls.salus.core.devices import get_device

@@ -161,7 +161,7 @@ def test_the_join_refuses_a_pair_of_other_lengths_and_writes_nothing(tmp_path, c
         err = capsys.readouterr().err
         assert err.startswith("error: ") and said in err and err.count("\n") == 1, err
         assert not (tmp_path / "out.txt").exists()
-    assert xc_join.main([str(features), str(features), str(features)]) == 2
+    assert xc_join.main([str(features), str(short), str(features)]) == 2
     assert "overwrite an input" in capsys.readouterr().err
     assert features.read_text().startswith("3 20\n")
 
@@ -178,3 +178,55 @@ def test_the_join_leaves_out_empty_points_at_the_end_and_reads_crlf(tmp_path, ca
     np.testing.assert_array_equal(joined["label_indptr"], [0, 2, 3, 3])
     np.testing.assert_array_equal(joined["labels"], [0, 4, 2])
     np.testing.assert_array_equal(joined["indices"], [1, 3, 2])
+
+
+def test_the_join_takes_trailing_blank_lines_and_refuses_extra_points(tmp_path, capsys):
+    from impls.slide.data import xc_join
+
+    features = write(tmp_path, "3 10\n1:0.5 2:1\n3:1\n4:2\n\n\n", "trn_X_Xf.txt")     # blank lines after N
+    labels = write(tmp_path, "3 5\n0\n1\n2\n", "trn_X_Y.txt")
+    assert xc_join.main([str(features), str(labels), str(tmp_path / "train.txt")]) == 0
+    assert read_xc(tmp_path / "train.txt")["labels"].tolist() == [0, 1, 2]
+    assert oct((tmp_path / "train.txt").stat().st_mode & 0o777) != oct(0o600)
+    extra = write(tmp_path, "3 5\n0\n1\n2\n3\n", "more_Y.txt")
+    assert xc_join.main([str(features), str(extra), str(tmp_path / "o.txt")]) == 2
+    assert "1 more non-blank lines after the 3 points" in capsys.readouterr().err
+
+
+def test_the_join_refuses_inputs_it_cannot_read_twice_and_a_missing_folder(tmp_path, capsys):
+    import os
+
+    from impls.slide.data import xc_join
+
+    features = write(tmp_path, "2 10\n1:0.5\n3:1\n", "trn_X_Xf.txt")
+    labels = write(tmp_path, "2 5\n0\n1\n", "trn_X_Y.txt")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cases = ((fifo, labels, tmp_path / "o.txt", "must be a regular file"),
+             (features, features, tmp_path / "o.txt", "both the features and the labels file"),
+             (features, labels, tmp_path / "no-such" / "o.txt", "does not exist"))
+    for x, y, out, said in cases:
+        assert xc_join.main([str(x), str(y), str(out)]) == 2          # returns at once: the fifo is never opened
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and said in err and err.count("\n") == 1, err
+
+
+def test_an_interrupted_join_leaves_no_output(tmp_path, monkeypatch, capsys):
+    from impls.slide.data import xc_join
+
+    features = write(tmp_path, "3 10\n1:0.5\n3:1\n4:2\n", "trn_X_Xf.txt")
+    labels = write(tmp_path, "3 5\n0\n1\n2\n", "trn_X_Y.txt")
+    out = write(tmp_path, "an older file\n", "train.txt")
+    calls = []
+
+    def interrupted(line):
+        calls.append(line)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return line
+
+    monkeypatch.setattr(xc_join, "_labels", interrupted)
+    assert xc_join.main([str(features), str(labels), str(out)]) == 130
+    assert "not written" in capsys.readouterr().err
+    assert out.read_text() == "an older file\n"                        # untouched: no half-written file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.txt", "trn_X_Xf.txt", "trn_X_Y.txt"]

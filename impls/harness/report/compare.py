@@ -346,8 +346,10 @@ def version_change(old: str, new: str) -> str:
     if before and after:
         return (f"the runs used different profiles, {before} then {after}: file each profile under its own "
                 f"machine, asv run --machine <host>-<profile>")
-    named = before or after
-    return (f"one run is {named}'s, the other {profiles.DEFAULT_PROFILE}'s or from before versions carried the "
+    if before:      # the older run names its profile, so the newer plain one is quick's
+        return (f"the runs used different profiles, {before} then {profiles.DEFAULT_PROFILE}: file each profile "
+                f"under its own machine, asv run --machine <host>-<profile>")
+    return (f"one run is {after}'s, the older {profiles.DEFAULT_PROFILE}'s or from before versions carried the "
             f"profile: a one-time step after that change, else two profiles under one machine (file each under "
             f"its own, asv run --machine <host>-<profile>)")
 

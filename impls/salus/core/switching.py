@@ -224,7 +224,8 @@ def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory
     return each repeat's milliseconds. ``parts``, when given, gets each repeat's milliseconds of
     :data:`RESTART_PARTS` appended: saving A, the interpreter's start (the rest of the total),
     and the child's import of torch and the registry, build of B and load of its checkpoint
-    (:mod:`impls.salus.core.restart_child`); they sum to the total."""
+    (:mod:`impls.salus.core.restart_child`); within a repeat they sum to its total (their
+    medians over repeats need not sum to the total's median)."""
     save_checkpoint(job_b, directory / "b.pt")
     env = dict(os.environ)
     env["SALUS_CHILD_THREADS"] = str(torch.get_num_threads())
@@ -241,7 +242,9 @@ def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory
             [sys.executable, "-m", "impls.salus.core.restart_child", job_b.workload, device_arg, str(directory / "b.pt")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=root)
         try:
-            line = proc.stdout.readline()
+            said = []       # a library may print before READY: read up to it (or the end)
+            while (line := proc.stdout.readline()) and not line.startswith("READY"):
+                said.append(line.strip())
             elapsed = (time.perf_counter() - t0) * 1e3
             _, err = proc.communicate(timeout=timeout_s)
         except BaseException:
@@ -250,8 +253,9 @@ def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory
             raise
         words = line.split()
         if not words or words[0] != "READY" or len(words) != 4 or proc.returncode != 0:
+            shown = line.strip() or " | ".join(said)
             raise RuntimeError(f"restart child for {job_b.workload} failed (rc={proc.returncode}, said "
-                               f"{line.strip()[:80]!r}): {err.strip()[-2000:]}")
+                               f"{shown[:80]!r}): {err.strip()[-2000:]}")
         times.append(elapsed)
         if parts is not None:
             child = [float(w) for w in words[1:]]
@@ -350,5 +354,5 @@ def print_table(result: Mapping) -> None:
     for name, row in result["workloads"].items():
         parts = row.get("restart_parts_p50_ms") or {}
         if any(v is not None for v in parts.values()):
-            print(f"restart of {name}, p50 of each part (ms): "
-                  + ", ".join(f"{k} {v:.1f}" for k, v in parts.items() if v is not None))
+            print(f"restart of {name}, p50 of each part (ms; each part's own median, so they need not sum to "
+                  "the restart's): " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items() if v is not None))

@@ -196,8 +196,8 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
     split's point count exactly. With ``like`` only that set is accepted. Raises
     :class:`RealDataMismatch` naming the file, line 1 and the expected header otherwise, and
     when the file is too small to hold the points its header says (a cut file: the error gives
-    both counts; :func:`impls.slide.data.real_contents.check_whole_file`, which reads only the
-    file's size for a genuine file)."""
+    both counts; :func:`impls.slide.data.real_contents.check_whole_file`, which counts the
+    file's lines once per version of the file)."""
     from impls.slide.xc_stats import PUBLISHED
 
     if split not in ("train", "test"):
