@@ -86,4 +86,27 @@ def test_a_damaged_noise_file_is_a_note_not_the_end_of_the_report(tmp_path, monk
         history, claims, notes = build._usable_noise("m", _points("1"), False)
         assert history is None and claims is None
         [note] = notes
-        assert str(path) in note and "not used" in note and build.has_no_noise(notes), note
+        assert str(path) in note and "not used" in note and note.startswith(build.NO_NOISE_NOTE), note
+
+
+def test_a_claim_without_a_threshold_of_its_version_is_flagged_as_judged_without_noise(tmp_path, monkeypatch):
+    """The verdicts' ``no_noise`` comes from the thresholds used, not from the notes: a noise
+    file of another benchmark version leaves the claim without a run-to-run interval."""
+    from impls.harness.report.claims import BenchmarkSource, Claim, PointRef
+    from impls.harness.report.machine_state import MachineState
+    from impls.harness.report.verdicts import evaluate_claim
+
+    claim = Claim(id="c", system="bandana", figure="f", statement="s", paper_value=1.0, unit="x", source="text",
+                  approx=False, tolerance=0.1, requires=(), measured=BenchmarkSource(PointRef(RATE, {})))
+    points = _points("2").assign(params=[{}], status=["ok"], commit=["a" * 40])
+    points["param_label"] = [""]
+    path = tmp_path / "m.json"
+    monkeypatch.setattr(build, "default_noise_path", lambda machine: path)
+    state = MachineState("m", None, "test", {})
+    for version, lacks in (("2", False), ("1", True)):
+        noise.save_noise(noise.Noise("m", "2026-12-03T00:00:00+00:00", [],
+                                     {(RATE, ""): noise.Threshold(RATE, "", 2, 0.01, 0.03, version)}), path)
+        _, for_claims, notes = build._usable_noise("m", points, False)
+        result = evaluate_claim(claim, points, {}, state, for_claims)
+        assert result.measured == 1.0 and result.no_noise is lacks, (version, notes)
+        assert (result.interval is None) is lacks

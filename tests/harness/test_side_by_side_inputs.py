@@ -3,7 +3,9 @@ under one machine that record another, a machine without a noise file, and each 
 hardware."""
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,11 +14,12 @@ import pytest
 
 from impls.harness.report import build
 from impls.harness.report.build import build_report
-from impls.harness.report.claims import ArtifactSource, Claim
+from impls.harness.report.claims import ArtifactSource, BenchmarkSource, Claim, PointRef
 from impls.harness.report.environment_table import environment_tables
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.model import Report
-from impls.harness.report.noise import Noise, Threshold, save_noise
+from impls.harness.report.intervals import lacks_run_to_run
+from impls.harness.report.noise import EVERY_POINT, Noise, Threshold, save_noise
 from impls.harness.report.side_by_side import _cell, _machines, render_side_by_side
 from impls.harness.report.verdicts import ClaimResult
 
@@ -71,6 +74,7 @@ def test_files_of_another_machine_are_named_in_one_note(tmp_path, no_noise_files
 
     html = page(reports)
     assert html.count("record machine &#x27;toybox&#x27;") == 1               # one note, not three
+    assert any("record machine" in w for w in re.findall(r"<p class='warning'>(.*?)</p>", html))  # up top
     assert "No asv results for boxb" not in html and "No artifacts for boxb" not in html
     assert "No artifact tells the profile of boxb" not in html
 
@@ -85,34 +89,110 @@ def test_a_machine_without_any_copy_still_reads_no_results(tmp_path, no_noise_fi
     assert "No artifact tells the profile of empty" in page([report])
 
 
+def test_some_files_of_another_machine_blame_only_what_they_account_for(tmp_path, no_noise_files):
+    """A machine with its own newest result, an older one copied from another box and no
+    artifacts: the note names the copied file alone, "No artifacts" is said once, in its own
+    note, and nothing goes up top, since its column is full."""
+    results = copy_results(tmp_path, {"boxc": False})
+    newest = next(p for p in (results / "boxc").glob("854149db*.json"))
+    newest.write_text(newest.read_text().replace('"toybox"', '"boxc"'))
+    reports = [build_report(m, results, tmp_path / "none", CLAIMS, {}) for m in ("toybox", "boxc")]
+    boxc = reports[1]
+    assert any(r.measured is not None for r in boxc.claims)
+    [note] = [n for n in boxc.notes if "record machine" in n]
+    assert "result file(s) record machine 'toybox', not 'boxc', and were left out:" in note
+    assert "of its own here" not in note and "no artifacts" not in note and "artifact file" not in note
+    assert sum(n.startswith("No artifacts for boxc") for n in boxc.notes) == 1
+
+    html = page(reports)
+    warnings = re.findall(r"<p class='warning'>(.*?)</p>", html)
+    assert not any("record machine" in w for w in warnings)           # not promoted: the column is full
+    assert html.count("record machine &#x27;toybox&#x27;") == 1       # said once, in boxc's line
+    assert html.count("No artifacts for boxc") == 1
+
+
+def every_point(machine: str, spread: float, version: str = "") -> Noise:
+    """Thresholds of ``machine`` for every point of the fixture's benchmarks the claims read
+    (track_speedup's wide enough to make 'speedup-reproduced' inconclusive)."""
+    found = [Threshold(b, EVERY_POINT, 3, spread, 3 * spread, version)
+             for b in ("bench_toy.Speed.track_speedup", "bench_toy.Layout.track_bytes_used",
+                       "bench_toy.Sweep.track_effective_bandwidth")]
+    return Noise(machine, "2024-02-02T00:00:00+00:00", [], {(t.benchmark, t.params): t for t in found})
+
+
+def marked_verdicts(html: str) -> int:
+    return html.count(f"</span>{NO_NOISE_MARK}")
+
+
 def test_a_machine_without_a_noise_file_has_its_verdicts_marked(tmp_path, no_noise_files):
     results = copy_results(tmp_path, {"twin": True})             # the same numbers on two machines
     no_noise_files.mkdir()
-    wide = Threshold("bench_toy.Speed.track_speedup", "", 3, 0.2, 0.6)
-    save_noise(Noise("toybox", "2024-02-02T00:00:00+00:00", [], {(wide.benchmark, ""): wide}),
-               no_noise_files / "toybox.json")
+    save_noise(every_point("toybox", 0.2), no_noise_files / "toybox.json")
     reports = [build_report(m, results, tmp_path / "none", CLAIMS, {}) for m in ("toybox", "twin")]
     toybox, twin = ({r.claim.id: r for r in report.claims} for report in reports)
     assert toybox["speedup-reproduced"].verdict == "inconclusive"
     assert twin["speedup-reproduced"].verdict == "reproduced"    # no interval: judged on the value
+    assert not any(r.no_noise for r in toybox.values())
+    judged = [r for r in twin.values() if r.measured is not None and not r.verdict.startswith("not measured")]
+    assert judged and all(r.no_noise for r in judged)
 
     html = page(reports)
     assert "toybox (profile unknown)</th>" in html and f"twin (profile unknown){NO_NOISE_MARK}</th>" in html
     assert f"reproduced</span>{NO_NOISE_MARK}" in html
     assert "inconclusive</span><" in html                       # toybox's own verdict is unmarked
     assert f"<b>twin{NO_NOISE_MARK}</b>:" in html and "<b>toybox</b>:" in html
-    assert "judged on single values: no noise file" in html
-    assert "no noise file for this machine: no run-to-run interval" in html
+    assert f"({len(judged)} of its verdicts below judged on single values" in html
+    assert marked_verdicts(html) == len(judged)
+    assert "no usable noise thresholds for this number (absent, damaged, another machine&#x27;s" in html
+    assert "no noise file" not in html          # a damaged file, or another machine's, is not "no file"
+
+
+def test_thresholds_of_another_benchmark_version_mark_the_verdicts(tmp_path, no_noise_files):
+    """A noise file measured on another version of the benchmarks (after any version bump)
+    gives no interval: its machine's verdicts are marked like those of a machine without one."""
+    results = copy_results(tmp_path, {"stale": True})
+    no_noise_files.mkdir()
+    save_noise(every_point("toybox", 0.2), no_noise_files / "toybox.json")
+    save_noise(every_point("stale", 0.2, version="0" * 64), no_noise_files / "stale.json")
+    reports = [build_report(m, results, tmp_path / "none", CLAIMS, {}) for m in ("toybox", "stale")]
+    stale = {r.claim.id: r for r in reports[1].claims}
+    assert stale["speedup-reproduced"].verdict == "reproduced" and stale["speedup-reproduced"].no_noise
+    html = page(reports)
+    assert f"stale (profile unknown){NO_NOISE_MARK}</th>" in html and f"<b>stale{NO_NOISE_MARK}</b>:" in html
+    assert f"reproduced</span>{NO_NOISE_MARK}" in html and "toybox (profile unknown)</th>" in html
+
+
+def test_only_the_claims_a_noise_file_lacks_are_marked(tmp_path, no_noise_files):
+    """A noise file that holds the speed-up's thresholds but not the layout ratio's marks
+    the ratio's verdict alone, and the machine's name and counts say one."""
+    results = copy_results(tmp_path, {})
+    no_noise_files.mkdir()
+    noise = every_point("toybox", 0.0)
+    save_noise(dataclasses.replace(noise, thresholds={k: t for k, t in noise.thresholds.items()
+                                                      if t.benchmark != "bench_toy.Layout.track_bytes_used"}),
+               no_noise_files / "toybox.json")
+    [toybox] = [build_report("toybox", results, tmp_path / "none", CLAIMS, {})]
+    by_id = {r.claim.id: r for r in toybox.claims}
+    assert [cid for cid, r in by_id.items() if r.no_noise] == ["layout-ratio"]
+    html = page([toybox])
+    assert marked_verdicts(html) == 1 and f"<b>toybox{NO_NOISE_MARK}</b>:" in html
+    assert "(1 of its verdicts below judged on single values" in html
 
 
 def test_only_verdicts_a_noise_file_would_widen_are_marked():
-    from_artifact = Claim(id="a", system="slide", figure="f", statement="s", paper_value=1.0, unit="x",
-                          source="text", approx=False, tolerance=0.1, requires=(),
-                          measured=ArtifactSource("toy", "final"))
-    result = ClaimResult(from_artifact, "reproduced", 1.0, 1.0, False, "d")
-    assert NO_NOISE_MARK not in _cell(result, no_noise=True)
-    unmeasured = ClaimResult(from_artifact, "not measured: no artifact", None, None, False, "d")
-    assert NO_NOISE_MARK not in _cell(unmeasured, no_noise=True)
+    def claim(measured) -> Claim:
+        return Claim(id="a", system="slide", figure="f", statement="s", paper_value=1.0, unit="x", source="text",
+                     approx=False, tolerance=0.1, requires=(), measured=measured)
+
+    points = pd.DataFrame({"benchmark": ["b.B.track_x"], "param_label": [""], "params": [{}], "value": [1.0],
+                           "status": ["ok"], "version": ["1"]})
+    assert not lacks_run_to_run(claim(ArtifactSource("toy", "final")), 1.0, points, None)   # never has one
+    assert lacks_run_to_run(claim(BenchmarkSource(PointRef("b.B.track_x", {}))), 1.0, points, None)
+    from_bench = claim(BenchmarkSource(PointRef("b.B.track_x", {})))
+    assert NO_NOISE_MARK in _cell(ClaimResult(from_bench, "reproduced", 1.0, 1.0, False, "d", no_noise=True))
+    assert NO_NOISE_MARK not in _cell(ClaimResult(from_bench, "reproduced", 1.0, 1.0, False, "d"))
+    unmeasured = ClaimResult(from_bench, "not measured: no result", None, None, False, "d", no_noise=True)
+    assert NO_NOISE_MARK not in _cell(unmeasured)
 
 
 def fingerprint(cores: int, gpus: list[dict]) -> dict:
@@ -144,3 +224,11 @@ def test_hardware_without_a_fingerprint_comes_from_asv_machine_json():
     assert "4 logical cores, CPU Old CPU, GPU not recorded" in html
     assert "bare-quick</b>: profile quick, newest results of commit aaaaaaaa; hardware not recorded" in html
     assert "differ in" not in html                              # what is not recorded differs from nothing
+
+
+def test_an_unknown_cpu_model_is_not_recorded_and_not_a_difference():
+    unknown = fingerprint(2, [])
+    unknown["host"]["cpu_model"] = "unknown"          # fingerprint.py's when the host names no model
+    html = _machines([report("vm-quick", unknown), report("twin-quick", fingerprint(2, []))])
+    assert "2 logical cores, CPU not recorded, no GPU" in html and "CPU unknown" not in html
+    assert "differ in" not in html

@@ -32,20 +32,15 @@ class NoResultsError(RuntimeError):
     """There is nothing at all to report for the machine: no asv results and no artifacts."""
 
 
-# The start of the notes that say the machine's single points have no run-to-run interval:
-# no noise file, or one of another machine (the side-by-side page marks such a column).
+# The start of the notes that say the machine's noise file is absent or damaged, and the words
+# of the one saying it is another machine's (each claim's ClaimResult.no_noise says which
+# verdicts went without a run-to-run interval).
 NO_NOISE_NOTE = "No measured noise for "
 OTHER_NOISE_NOTE = " holds the thresholds of machine "
 # The words of the one note on files filed under the machine that record another machine.
 KEPT_UNDER_THEIR_MACHINE = "files are kept under the machine that ran them"
 # results.py's and artifacts.py's reasons for leaving out a file of another machine
 _OTHER_MACHINE = re.compile(r"\b(a run|a record) of machine '([^']+)', filed under '[^']+': left out$")
-
-
-def has_no_noise(notes: list[str]) -> bool:
-    """Return whether a report's ``notes`` say its machine has no usable noise file, so its
-    single points have no run-to-run interval."""
-    return any(n.startswith(NO_NOISE_NOTE) or OTHER_NOISE_NOTE in n for n in notes)
 
 
 def other_machines(unreadable: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
@@ -64,8 +59,9 @@ def other_machines(unreadable: list[tuple[str, str]]) -> dict[str, tuple[int, in
 def other_machine_note(machine: str, unreadable: list[tuple[str, str]], no_results: bool,
                        no_artifacts: bool) -> str | None:
     """Return the one note saying which files filed under ``machine`` record another machine
-    and were left out, what that leaves ``machine`` without (``no_results``, ``no_artifacts``)
-    and how to report them; None when there are none."""
+    and were left out, what that leaves ``machine`` without (``no_results``, ``no_artifacts``:
+    each named only where files of that kind were left out, so they account for it) and how
+    to report them; None when there are none."""
     found = other_machines(unreadable)
     if not found:
         return None
@@ -74,7 +70,10 @@ def other_machine_note(machine: str, unreadable: list[tuple[str, str]], no_resul
         return " and ".join(f"{n} {kind} file(s)" for n, kind in ((runs, "result"), (records, "artifact")) if n)
 
     named = "; ".join(f"{files(*counts)} record machine {other!r}" for other, counts in found.items())
-    lacks = [what for what, missing in (("asv results", no_results), ("artifacts", no_artifacts)) if missing]
+    runs = sum(n for n, _ in found.values())
+    records = sum(n for _, n in found.values())
+    lacks = [what for what, missing in (("asv results", no_results and runs), ("artifacts", no_artifacts and records))
+             if missing]
     lacking = f", so it has no {' and no '.join(lacks)} of its own here" if lacks else ""
     first = next(iter(found))
     return (f"{machine}: {named}, not {machine!r}, and were left out{lacking}: {KEPT_UNDER_THEIR_MACHINE}, and "

@@ -11,6 +11,7 @@ from impls.harness.report.machine_state import MachineState
 HOST_TITLE, GPU_TITLE = "Host", "GPU"
 ASV_MACHINE_TITLE = "Machine (asv machine.json; no fingerprint recorded)"
 NOT_RECORDED = "not recorded"
+UNKNOWN = "unknown"   # impls.harness.fingerprint's CPU model when the host names none
 
 KEY_PACKAGES = ("numpy", "numba", "torch", "faiss-cpu", "pandas", "asv", "matplotlib", "seaborn",
                 "nvidia-ml-py", "tqdm")
@@ -120,12 +121,13 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
 def hardware(tables: list[Table]) -> dict[str, str]:
     """Return the machine's ``cores`` ("8 logical"), ``cpu`` (model) and ``gpu`` (device
     names, or "no GPU") as text, read back from :func:`environment_tables`' ``tables``;
-    each is :data:`NOT_RECORDED` where neither the fingerprint nor asv's machine.json says."""
+    each is :data:`NOT_RECORDED` where neither the fingerprint nor asv's machine.json says
+    (a value of "unknown", the fingerprint's when it found no CPU model, says nothing)."""
     rows = {t.title: {r[0]: r[1] for r in t.rows if len(r) >= 2} for t in tables}
     host, gpu, asv = rows.get(HOST_TITLE, {}), rows.get(GPU_TITLE), rows.get(ASV_MACHINE_TITLE, {})
 
     def known(value: str | None) -> str | None:
-        return value if value and value != DASH else None
+        return value if value and value != DASH and str(value).strip().lower() != UNKNOWN else None
 
     logical = known(host.get("cores", "").split(" logical")[0]) if "cores" in host else None
     cores = logical or known(asv.get("num_cpu"))

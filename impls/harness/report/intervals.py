@@ -155,6 +155,17 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
     return Interval(min(low, repeats.low), max(high, repeats.high), f"{repeats.method}, joined with a {method}")
 
 
+def lacks_run_to_run(claim: Claim, value: float, points: pd.DataFrame, noise: Noise | None) -> bool:
+    """Return whether ``claim``'s measured ``value`` is read from benchmark points (a
+    benchmark, ratio or trend claim, whose interval is their run-to-run spread) yet has no
+    run-to-run interval: ``noise`` (the thresholds the verdict uses) is None or holds none
+    for a point it rests on. False for a value read from an artifact, or one that is not
+    finite (which has no interval either way)."""
+    if not isinstance(claim.measured, (BenchmarkSource, RatioSource, TrendSource)) or not math.isfinite(value):
+        return False
+    return noise is None or _repeats_interval(claim, value, points, noise) is None
+
+
 def _repeats_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Noise | None) -> Interval | None:
     source = claim.measured
     if noise is None:

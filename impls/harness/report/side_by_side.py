@@ -13,8 +13,7 @@ from html import escape
 from pathlib import Path
 
 from impls.harness.report import formatting as fmt
-from impls.harness.report.build import KEPT_UNDER_THEIR_MACHINE, has_no_noise, other_machines
-from impls.harness.report.claims import BenchmarkSource, RatioSource, TrendSource
+from impls.harness.report.build import KEPT_UNDER_THEIR_MACHINE, other_machines
 from impls.harness.report.environment_table import NOT_RECORDED, hardware
 from impls.harness.report.html_page import CSS, _png, _table
 from impls.harness.report.model import Report, system_name
@@ -28,24 +27,26 @@ def side_by_side_name(machines: list[str]) -> str:
 
 
 NO_NOISE_MARK = "†"
-NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} no noise file for this machine: no run-to-run interval, so its verdicts "
-                     "are judged on the single value (none can be inconclusive for noise; a machine with one "
-                     "may call the same number inconclusive).")
+NO_NOISE_WHY = ("no usable noise thresholds for this number (absent, damaged, another machine's or another "
+                "benchmark version's, or none for it in the file: see the machine's notes)")
+NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} {NO_NOISE_WHY}: no run-to-run interval, so the verdict is judged on the "
+                     "single value (it cannot be inconclusive for noise; a machine with thresholds for the number "
+                     "may call the same value inconclusive).")
 
 
 def _judged_without_noise(result: ClaimResult) -> bool:
-    """Whether the verdict of ``result`` would have had a run-to-run interval from a noise
-    file: a measured claim read from benchmarks (an artifact's value has none)."""
-    return (result.measured is not None and not result.verdict.startswith(NOT_MEASURED)
-            and isinstance(result.claim.measured, (BenchmarkSource, RatioSource, TrendSource)))
+    """Whether ``result``'s verdict was judged on its single value for want of noise
+    thresholds: a measured value read from benchmarks that had no run-to-run interval
+    (``no_noise``); never an artifact's value, nor one that is not measured."""
+    return result.no_noise and result.measured is not None and not result.verdict.startswith(NOT_MEASURED)
 
 
-def _cell(result: ClaimResult | None, no_noise: bool = False) -> str:
+def _cell(result: ClaimResult | None) -> str:
     """The html of one machine's claim cell; its verdict carries :data:`NO_NOISE_MARK` when
-    ``no_noise`` (the machine has no noise file) and the verdict would rest on one."""
+    it was judged without noise thresholds (:func:`_judged_without_noise`)."""
     if result is None:
         return "—"
-    mark = NO_NOISE_MARK if no_noise and _judged_without_noise(result) else ""
+    mark = NO_NOISE_MARK if _judged_without_noise(result) else ""
     verdict = (f"<span class='verdict {fmt.verdict_class(result.verdict)}'>{escape(result.verdict)}</span>"
                f"{mark}")
     return (f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result) + fmt.data_note(result))}</span>"
@@ -53,26 +54,27 @@ def _cell(result: ClaimResult | None, no_noise: bool = False) -> str:
 
 
 def _claims_table(reports: list[Report]) -> str:
-    """The verdict counts of each machine and the claims table, a column per machine; a
-    machine without a noise file has :data:`NO_NOISE_MARK` on its name, its counts and the
-    verdicts that would have had an interval, and the footnote says why."""
+    """The verdict counts of each machine and the claims table, a column per machine; each
+    verdict judged without noise thresholds has :data:`NO_NOISE_MARK`, and so do the name
+    and counts of a machine with any such verdict, which say how many; the footnote says why."""
     by_machine = [{r.claim.id: r for r in [*report.claims, *report.peers]} for report in reports]
-    no_noise = [has_no_noise(report.notes) for report in reports]
+    bare = [sum(map(_judged_without_noise, results.values())) for results in by_machine]
     ids = list(dict.fromkeys(cid for results in by_machine for cid in results))
     rows = []
     for cid in ids:
         claim = next(results[cid].claim for results in by_machine if cid in results)
         about = f"{escape(claim.statement)}<br><span class='small'>{escape(cid)}</span>"
         rows.append([escape(system_name(claim.system)), about, escape(fmt.paper_value(claim)),
-                     *(_cell(results.get(cid), bare) for results, bare in zip(by_machine, no_noise))])
-    mark = [NO_NOISE_MARK if bare else "" for bare in no_noise]
+                     *(_cell(results.get(cid)) for results in by_machine)])
+    mark = [NO_NOISE_MARK if n else "" for n in bare]
     header = ("system", "claim", "paper value",
               *(f"{r.machine} (profile {r.profile}){m}" for r, m in zip(reports, mark)))
     summaries = "".join(
         f"<li><b>{escape(r.machine)}{m}</b>: {escape(fmt.verdict_summary(r.claims))}"
-        + (" (judged on single values: no noise file, so no verdict is inconclusive for noise)" if m else "")
-        + "</li>" for r, m in zip(reports, mark))
-    footnote = f"<p class='small'>{escape(NO_NOISE_FOOTNOTE)}</p>" if any(no_noise) else ""
+        + (f" ({n} of its verdicts below judged on single values: no usable noise thresholds for their numbers, "
+           f"see {NO_NOISE_MARK} under the table; none of them can be inconclusive for noise)" if n else "")
+        + "</li>" for r, m, n in zip(reports, mark, bare))
+    footnote = f"<p class='small'>{escape(NO_NOISE_FOOTNOTE)}</p>" if any(bare) else ""
     return f"<ul>{summaries}</ul>" + _table(header, rows, raw=True) + footnote
 
 
@@ -127,16 +129,25 @@ def _hardware_differs(reports: list[Report]) -> str | None:
             "different hardware.")
 
 
+def _nothing_of_its_own(report: Report) -> bool:
+    """Whether the page shows nothing of ``report``'s machine's own: no asv results (no
+    commit), no measured claim and no drawn figure, so its columns are empty."""
+    return (not len(report.commits)
+            and all(c.measured is None for c in [*report.claims, *report.peers])
+            and not any(f.status == DRAWN for f in report.figures))
+
+
 def _machines(reports: list[Report]) -> str:
     """Each machine's profile, newest commit, logical cores, CPU and GPU, and notes; a
     warning where the columns are not of one profile, one commit or one hardware, and the
-    note of a machine whose files record another machine."""
+    note of a machine whose files record another machine where it has nothing of its own."""
     items = []
     warnings = []
     for r in reports:
         commit = _newest_commit(r)
-        elsewhere = [n for n in r.notes if KEPT_UNDER_THEIR_MACHINE in n]
-        warnings += elsewhere            # the one note on them, up top: its column is empty for it
+        # the one note on them goes up top where nothing of the machine's own is on the page
+        elsewhere = [n for n in r.notes if KEPT_UNDER_THEIR_MACHINE in n] if _nothing_of_its_own(r) else []
+        warnings += elsewhere
         notes = "".join(f"<br><span class='small'>{escape(n)}</span>" for n in r.notes if n not in elsewhere)
         items.append(f"<li><b>{escape(r.machine)}</b>: profile {escape(r.profile)}, newest results of commit "
                      f"{escape(commit[:8]) if commit else 'none'}; {escape(_hardware_line(r))}{notes}</li>")
@@ -144,7 +155,7 @@ def _machines(reports: list[Report]) -> str:
     if len(profiles) > 1:
         warnings.append(f"The machines ran different profiles ({', '.join(sorted(profiles))}): their numbers come "
                         "from experiments of different sizes and are not comparable one to one.")
-    unknown = [r.machine for r in reports      # one whose artifacts record another machine: said above
+    unknown = [r.machine for r in reports      # one whose artifacts record another machine: said in its note
                if r.profile == "unknown" and not any(n for _, n in other_machines(r.unreadable).values())]
     if unknown:
         warnings.append(f"No artifact tells the profile of {', '.join(unknown)} (copy its artifacts with its results): "

@@ -52,7 +52,8 @@ from typing import Any
 import pandas as pd
 
 from impls.harness.report.claims import Claim
-from impls.harness.report.intervals import NO_SAMPLING, Interval, claim_benchmarks, claim_commit, claim_interval
+from impls.harness.report.intervals import (NO_SAMPLING, Interval, claim_benchmarks, claim_commit, claim_interval,
+                                            lacks_run_to_run)
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, measure, same_commit,
                                           setting_mismatch)
@@ -88,6 +89,8 @@ class ClaimResult:
     commit: str | None = None  # the commit it was measured at
     coverage: str = ""  # what part of the data the value rests on when not all ("3 of 5 points")
     data: str | None = None  # "synthetic" / "not synthetic" (:mod:`provenance`), None when not known
+    # read from benchmark points the noise thresholds in use hold none for: no run-to-run interval
+    no_noise: bool = False
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -215,7 +218,8 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                    state: MachineState, noise: Noise | None = None) -> ClaimResult:
     """Return the :class:`ClaimResult` of ``claim`` with its interval, benchmarks and commit.
 
-    ``noise`` (the machine's measured run-to-run spread) gives single points an interval.
+    ``noise`` (the machine's measured run-to-run spread) gives single points an interval;
+    the result's ``no_noise`` is set where a value read from benchmarks has none from it.
     The result's ``claim`` is the one judged: with ``measured`` replaced by ``measured_cuda``
     where the CUDA run has a value.
     """
@@ -229,6 +233,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     if result.measured is not None:
         interval = claim_interval(claim, result.measured, points, noise, artifacts, extra["commit"])
         extra["interval"] = interval
+        extra["no_noise"] = lacks_run_to_run(claim, result.measured, points, noise)
         if claim.sampling_interval is not None and (interval is None or NO_SAMPLING in interval.method):
             result = dataclasses.replace(result, detail=(
                 f"{result.detail}; the test points' sampling error is not in "
