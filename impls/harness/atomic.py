@@ -1,6 +1,7 @@
 """Write files so that a reader never sees half of one: temp file, fsync, rename."""
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import math
@@ -9,10 +10,11 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Iterator
 
 
-def _umask() -> int:
+def umask() -> int:
+    """The process's umask (read without changing it)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -50,15 +52,28 @@ def write_bytes(path: Path, payload: bytes) -> Path:
         with open(path, "wb") as handle:
             handle.write(payload)
         return given
+    with replacing(path) as handle:
+        handle.write(payload)
+    return given
+
+
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[BinaryIO]:
+    """Yield a binary file whose bytes replace the file at ``path`` once the block ends without
+    an exception (a temporary file beside it, fsync, rename); after an exception, or a kill,
+    ``path`` is as it was. A symbolic link is followed, so the file it names is replaced and the
+    link kept; missing folders are made. The file gets an existing file's mode, else 0666 less
+    the umask."""
+    path = Path(path)
     if path.is_symlink():
         path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask()
     sweep_temporaries(path)
     fd, tmp = temporary_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
@@ -66,7 +81,6 @@ def write_bytes(path: Path, payload: bytes) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return given
 
 
 def pid_alive(pid: int) -> bool:

@@ -11,17 +11,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from impls.harness import atomic
+
 MARKER = ".dlsysbench-report"
 
 
 class ReportOutputError(RuntimeError):
     """The output directory exists and is not a previous report."""
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 def _replaceable(path: Path) -> bool:
@@ -42,7 +38,7 @@ def write_report_dir(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
     staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.new-"))
     old = None
     try:
-        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private (0700)
+        os.chmod(staging, 0o777 & ~atomic.umask())  # mkdtemp makes it private (0700)
         for relative, payload in {**files, MARKER: b""}.items():
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)

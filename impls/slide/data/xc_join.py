@@ -9,8 +9,8 @@ files (they are read more than once) and hold N points, one line each (a blank l
 point with nothing; blank lines after the N-th are ignored); otherwise nothing is written
 and the error says which file and why. Points at the end with neither labels nor features
 cannot be told from the trailing blank lines the format ignores, so they are left out and N
-is lowered by their number (said on stderr). ``OUT`` appears whole or not at all (written
-beside it, then renamed). Two passes over the inputs, one line of each in memory.
+is lowered by their number (said on stderr). ``OUT`` appears whole or not at all
+(:func:`impls.harness.atomic.replacing`). Two passes over the inputs, one line of each in memory.
 """
 from __future__ import annotations
 
@@ -73,12 +73,6 @@ def _check_inputs(features: Path, labels: Path, out: Path) -> None:
         raise JoinError(f"{out}: its folder {out.resolve().parent} does not exist")
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.PathLike) -> tuple[int, int]:
     """Write the joined file ``out``; return ``(points written, empty points left out at the
     end)``. Raises :class:`JoinError` before writing anything when an input is not a regular
@@ -97,20 +91,12 @@ def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.P
         y.readline()
         pairs = zip(range(n), x, y)
         kept = 1 + max((i for i, a, b in pairs if a.strip() or b.strip()), default=-1)
-    target = out.resolve() if out.is_symlink() else out
-    fd, tmp = atomic.temporary_beside(target)
-    try:
-        with open(features, "rb") as x, open(labels, "rb") as y, os.fdopen(fd, "wb") as w:
-            x.readline()
-            y.readline()
-            w.write(f"{kept} {d} {n_labels}\n".encode())
-            for _, a, b in zip(range(kept), x, y):
-                w.write(_labels(b) + b" " + a.strip() + b"\n")
-        os.chmod(tmp, 0o666 & ~_umask())      # as a plain open() would make it, not mkstemp's 0600
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open(features, "rb") as x, open(labels, "rb") as y, atomic.replacing(out) as w:
+        x.readline()
+        y.readline()
+        w.write(f"{kept} {d} {n_labels}\n".encode())
+        for _, a, b in zip(range(kept), x, y):
+            w.write(_labels(b) + b" " + a.strip() + b"\n")
     return kept, n - kept
 
 
