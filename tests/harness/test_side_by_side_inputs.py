@@ -15,7 +15,7 @@ import pytest
 from impls.harness.report import build
 from impls.harness.report.build import build_report
 from impls.harness.report.claims import ArtifactSource, BenchmarkSource, Claim, PointRef
-from impls.harness.report.environment_table import environment_tables
+from impls.harness.report.environment_table import environment_tables, hardware
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.model import Report
 from impls.harness.report.intervals import lacks_run_to_run
@@ -205,7 +205,7 @@ def report(machine: str, fp: dict | None, machine_json: dict | None = None) -> R
     state = MachineState(machine, fp, "test", {})
     return Report(machine=machine, generated="", profile="quick", commits=pd.DataFrame({"commit": ["a" * 40]}),
                   environment=environment_tables(state, machine_json or {}), claims=[], peers=[], figures=[],
-                  history=[], skipped=[], notes=[])
+                  history=[], skipped=[], notes=[], hardware=hardware(state, machine_json or {}))
 
 
 def test_each_machine_lists_its_cores_cpu_and_gpu_and_a_difference_is_said():

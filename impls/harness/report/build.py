@@ -17,7 +17,7 @@ from impls.harness.report import results
 from impls.harness.report.claims import load_claims, unknown_references
 from impls.harness.report.directions import (declared_bounds, declared_directions, declared_param_names,
                                                 declared_scales)
-from impls.harness.report.environment_table import environment_tables
+from impls.harness.report.environment_table import environment_tables, hardware
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
 from impls.harness.report.measure import no_artifact, same_commit
@@ -56,13 +56,13 @@ def other_machines(unreadable: list[tuple[str, str]]) -> dict[str, tuple[int, in
     return found
 
 
-def other_machine_note(machine: str, unreadable: list[tuple[str, str]], no_results: bool,
+def other_machine_note(machine: str, found: dict[str, tuple[int, int]], no_results: bool,
                        no_artifacts: bool) -> str | None:
     """Return the one note saying which files filed under ``machine`` record another machine
-    and were left out, what that leaves ``machine`` without (``no_results``, ``no_artifacts``:
-    each named only where files of that kind were left out, so they account for it) and how
-    to report them; None when there are none."""
-    found = other_machines(unreadable)
+    and were left out (``found``: :func:`other_machines` of its unreadable inputs), what that
+    leaves ``machine`` without (``no_results``, ``no_artifacts``: each named only where files
+    of that kind were left out, so they account for it) and how to report them; None when
+    there are none."""
     if not found:
         return None
 
@@ -288,7 +288,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")
                   else f"Figure {key} is missing: {why}." for key, why in broken.items()]
     foreign = other_machines(unreadable)
-    elsewhere = other_machine_note(machine, unreadable, frame.empty, not records)
+    elsewhere = other_machine_note(machine, foreign, frame.empty, not records)
     if elsewhere:
         notes.append(elsewhere)
     if frame.empty and not any(runs for runs, _ in foreign.values()):
@@ -301,7 +301,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         notes.append(f"Artifact(s) {', '.join(edited)} were measured with uncommitted edits to the code (their "
                      "records list the files), yet are filed under the commit: their figures and values may "
                      "not be that commit's.")
-    left_out = sorted({path for path, why in unreadable if not other_machines([(path, why)])})
+    left_out = sorted({path for path, why in unreadable if not _OTHER_MACHINE.search(why)})
     if left_out:      # those of another machine are in the note above
         notes.append(f"{len(left_out)} {'other ' if foreign else ''}input file(s) were left out (see Unreadable "
                      "inputs): the verdicts and figures rest on the other runs, which may be older or fewer "
@@ -312,12 +312,13 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         directions, bounds = {}, {}
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({str(r.get("profile")) for r in records.values() if r.get("profile")})
+    machine_json = results.machine_info(results_dir, machine)
     return Report(
         machine=machine,
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         profile=", ".join(profiles) or state.profile or "unknown",
         commits=commits,
-        environment=environment_tables(state, results.machine_info(results_dir, machine)),
+        environment=environment_tables(state, machine_json),
         claims=[r for r in evaluated if not r.claim.peer],
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state),
@@ -325,4 +326,5 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         skipped=skipped_points(points, info, state),
         notes=notes,
         unreadable=unreadable,
+        hardware=hardware(state, machine_json),
     )

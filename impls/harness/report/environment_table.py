@@ -8,8 +8,6 @@ from typing import Any
 from impls.harness.report.formatting import DASH, size_bytes, text
 from impls.harness.report.machine_state import MachineState
 
-HOST_TITLE, GPU_TITLE = "Host", "GPU"
-ASV_MACHINE_TITLE = "Machine (asv machine.json; no fingerprint recorded)"
 NOT_RECORDED = "not recorded"
 UNKNOWN = "unknown"   # impls.harness.fingerprint's CPU model when the host names none
 
@@ -34,7 +32,7 @@ def _host(host: Mapping[str, Any]) -> Table:
     cores = f"{text(host.get('cores_logical'))} logical / {text(host.get('cores_physical'))} physical"
     if host.get("cores_usable"):
         cores += f" / {host['cores_usable']} usable"
-    return _pairs(HOST_TITLE, [
+    return _pairs("Host", [
         ("CPU", host.get("cpu_model")), ("cores", cores), ("RAM", size_bytes(host.get("ram_bytes"))),
         ("OS", host.get("os")), ("kernel", host.get("kernel")), ("Python", host.get("python")),
     ])
@@ -50,10 +48,15 @@ def _nvm(nvm: Mapping[str, Any]) -> Table:
     ])
 
 
+def _gpu_devices(gpu: Mapping[str, Any]) -> list[str]:
+    """Each recorded GPU as "name (memory)"."""
+    return [f"{d.get('name', '?')} ({size_bytes(d.get('memory_bytes'))})"
+            for d in gpu.get("devices") or [] if isinstance(d, Mapping)]
+
+
 def _gpu(gpu: Mapping[str, Any]) -> Table:
-    devices = [f"{d.get('name', '?')} ({size_bytes(d.get('memory_bytes'))})"
-               for d in gpu.get("devices") or [] if isinstance(d, Mapping)]
-    return _pairs(GPU_TITLE, [
+    devices = _gpu_devices(gpu)
+    return _pairs("GPU", [
         ("available", gpu.get("available")), ("devices", devices or None),
         ("driver", gpu.get("driver")), ("CUDA", gpu.get("cuda_version")),
     ])
@@ -99,7 +102,7 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
     fp = state.fingerprint
     if not fp:
         keys = [k for k in ("machine", "arch", "cpu", "num_cpu", "os", "ram") if k in machine_json]
-        return [_pairs(ASV_MACHINE_TITLE,
+        return [_pairs("Machine (asv machine.json; no fingerprint recorded)",
                        [(k, machine_json[k]) for k in keys])] if keys else []
     tables = [_pairs("Recorded", [
         ("machine", fp.get("machine") or state.machine), ("commit", str(fp.get("commit") or "")[:12]),
@@ -118,25 +121,25 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
     return tables
 
 
-def hardware(tables: list[Table]) -> dict[str, str]:
+def hardware(state: MachineState, machine_json: Mapping[str, Any]) -> dict[str, str]:
     """Return the machine's ``cores`` ("8 logical"), ``cpu`` (model) and ``gpu`` (device
-    names, or "no GPU") as text, read back from :func:`environment_tables`' ``tables``;
-    each is :data:`NOT_RECORDED` where neither the fingerprint nor asv's machine.json says
-    (a value of "unknown", the fingerprint's when it found no CPU model, says nothing)."""
-    rows = {t.title: {r[0]: r[1] for r in t.rows if len(r) >= 2} for t in tables}
-    host, gpu, asv = rows.get(HOST_TITLE, {}), rows.get(GPU_TITLE), rows.get(ASV_MACHINE_TITLE, {})
+    names, or "no GPU") as text, from the fingerprint, else (as :func:`environment_tables`
+    does) from asv's machine.json; each is :data:`NOT_RECORDED` where neither says (a value of
+    "unknown", the fingerprint's when it found no CPU model, says nothing)."""
+    def known(value: Any) -> str | None:
+        shown = text(value)
+        return shown if shown != DASH and shown.strip().lower() != UNKNOWN else None
 
-    def known(value: str | None) -> str | None:
-        return value if value and value != DASH and str(value).strip().lower() != UNKNOWN else None
-
-    logical = known(host.get("cores", "").split(" logical")[0]) if "cores" in host else None
-    cores = logical or known(asv.get("num_cpu"))
+    fp = state.fingerprint
+    if fp:
+        host = fp.get("host") if isinstance(fp.get("host"), Mapping) else {}
+        cores, cpu = known(host.get("cores_logical")), known(host.get("cpu_model"))
+    else:
+        cores, cpu = known(machine_json.get("num_cpu")), known(machine_json.get("cpu"))
+    gpu = fp.get("gpu") if fp and isinstance(fp.get("gpu"), Mapping) else None
     if gpu is None:
         gpus = None
-    elif known(gpu.get("devices")):
-        gpus = gpu["devices"]
     else:
-        gpus = {"no": "no GPU", "yes": "a GPU (not named)"}.get(gpu.get("available", ""))
-    return {"cores": f"{cores} logical" if cores else NOT_RECORDED,
-            "cpu": known(host.get("CPU")) or known(asv.get("cpu")) or NOT_RECORDED,
+        gpus = known(_gpu_devices(gpu)) or {"no": "no GPU", "yes": "a GPU (not named)"}.get(text(gpu.get("available")))
+    return {"cores": f"{cores} logical" if cores else NOT_RECORDED, "cpu": cpu or NOT_RECORDED,
             "gpu": gpus or NOT_RECORDED}

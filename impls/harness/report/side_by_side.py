@@ -14,7 +14,7 @@ from pathlib import Path
 
 from impls.harness.report import formatting as fmt
 from impls.harness.report.build import KEPT_UNDER_THEIR_MACHINE, other_machines
-from impls.harness.report.environment_table import NOT_RECORDED, hardware
+from impls.harness.report.environment_table import NOT_RECORDED
 from impls.harness.report.html_page import CSS, _png, _table
 from impls.harness.report.model import Report, system_name
 from impls.harness.report.paper_figures import DRAWN, FigureResult
@@ -106,9 +106,15 @@ def _newest_commit(report: Report) -> str | None:
     return str(list(commits)[-1]) if len(commits) else None
 
 
+def _hardware(report: Report) -> dict[str, str]:
+    """The report's ``cores``, ``cpu`` and ``gpu`` (:func:`environment_table.hardware`), each
+    :data:`NOT_RECORDED` where it has none."""
+    return {key: report.hardware.get(key, NOT_RECORDED) for key in ("cores", "cpu", "gpu")}
+
+
 def _hardware_line(report: Report) -> str:
     """Return e.g. "8 logical cores, CPU AMD EPYC, no GPU" from the machine's environment tables."""
-    found = hardware(report.environment)
+    found = _hardware(report)
     if set(found.values()) == {NOT_RECORDED}:
         return "hardware not recorded (no fingerprint in its artifacts, none in asv's machine.json)"
     cores = f"{found['cores']} cores" if found["cores"] != NOT_RECORDED else f"cores {NOT_RECORDED}"
@@ -119,7 +125,7 @@ def _hardware_line(report: Report) -> str:
 def _hardware_differs(reports: list[Report]) -> str | None:
     """The warning naming what of logical cores, CPU model and GPU differs between the
     machines that record it; None when nothing recorded differs."""
-    found = [hardware(r.environment) for r in reports]
+    found = [_hardware(r) for r in reports]
     differ = [what for key, what in (("cores", "logical cores"), ("cpu", "CPU model"), ("gpu", "GPU"))
               if len({f[key] for f in found if f[key] != NOT_RECORDED}) > 1]
     if not differ:
