@@ -408,18 +408,32 @@ def require_shared_file(path: str | os.PathLike) -> None:
     """Raise :class:`GridError` unless every worker where grid points run now can read
     ``path`` (the same size as here): for inputs passed by path, too large to send. Serial
     and local runs share this machine's files."""
+    with _checked_remote() as remote:
+        if remote is None:
+            return
+        client, setting = remote
+        blind, workers = _blind_workers(client, path)
+        if blind:
+            raise GridError(f"{ENV_SCHEDULER}={setting}: {len(blind)} of {workers} workers cannot read "
+                            f"{path} ({blind[0]}); this input is read by path, not sent: the workers need "
+                            "a file system shared with this machine, at the same path")
+
+
+@contextlib.contextmanager
+def _checked_remote(timeout: str | None = None) -> Iterator[tuple[Any, str] | None]:
+    """Yield ``(client, setting)`` of the remote ``DLSYSBENCH_DASK_SCHEDULER``, connected within
+    ``timeout`` (:func:`_remote_client`) and checked as a grid checks it before its first point
+    (:func:`_check_cluster`, with this package's code version), closed after the block; None for
+    serial and local settings and inside a worker (no network). Raises :class:`GridError`."""
     setting = scheduler_setting()
     if setting in ("serial", "local") or _in_worker():
+        yield None
         return
-    client = _remote_client(setting)
+    client = _remote_client(setting, timeout)
     with _quiet_client_log(True):
         try:
             _check_cluster(client, setting, __name__.partition(".")[0])
-            blind, workers = _blind_workers(client, path)
-            if blind:
-                raise GridError(f"{ENV_SCHEDULER}={setting}: {len(blind)} of {workers} workers cannot read "
-                                f"{path} ({blind[0]}); this input is read by path, not sent: the workers need "
-                                "a file system shared with this machine, at the same path")
+            yield client, setting
         finally:
             client.close()
 
@@ -584,15 +598,8 @@ def check_remote_cluster() -> None:
     this package's code version), so that a run stops at once instead of at each grid after
     ``CONNECT_TIMEOUT``; raises :class:`GridError` (a bad setting too, as
     :func:`scheduler_setting`). Serial and local settings: nothing, no network."""
-    setting = scheduler_setting()
-    if setting in ("serial", "local") or _in_worker():
-        return
-    client = _remote_client(setting, PREFLIGHT_TIMEOUT)
-    with _quiet_client_log(True):
-        try:
-            _check_cluster(client, setting, __name__.partition(".")[0])
-        finally:
-            client.close()
+    with _checked_remote(PREFLIGHT_TIMEOUT):
+        pass
 
 
 class _WorkerWatch:

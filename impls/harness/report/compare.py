@@ -343,12 +343,9 @@ def version_change(old: str, new: str) -> str:
     if profiles.pin_of_version(old) != profiles.pin_of_version(new):
         return "the benchmark's version changed"
     before, after = profiles.profile_of_version(old), profiles.profile_of_version(new)
-    if before and after:
-        return (f"the runs used different profiles, {before} then {after}: file each profile under its own "
-                f"machine, asv run --machine <host>-<profile>")
-    if before:      # the older run names its profile, so the newer plain one is quick's
-        return (f"the runs used different profiles, {before} then {profiles.DEFAULT_PROFILE}: file each profile "
-                f"under its own machine, asv run --machine <host>-<profile>")
+    if before:      # the older run names its profile, so a newer plain one is quick's
+        return (f"the runs used different profiles, {before} then {after or profiles.DEFAULT_PROFILE}: file each "
+                f"profile under its own machine, asv run --machine <host>-<profile>")
     return (f"one run is {after}'s, the older {profiles.DEFAULT_PROFILE}'s or from before versions carried the "
             f"profile: a one-time step after that change, else two profiles under one machine (file each under "
             f"its own, asv run --machine <host>-<profile>)")
