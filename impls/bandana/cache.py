@@ -88,36 +88,86 @@ def check_size_flags(args, block_multiple: int = 1, why: str = "") -> tuple[int,
     return per_block, args.capacity, args.shadow
 
 
+def _summary_beside(path: str, vouches) -> tuple[Path, dict] | None:
+    """``(path, content)`` of the ``summary.json`` in ``path``'s folder when it is a prepare
+    summary (a JSON object) and ``vouches(summary, file name)`` holds; None otherwise."""
+    summary_path = Path(path).parent / "summary.json"
+    try:
+        summary = json.loads(summary_path.read_text())
+        if isinstance(summary, dict) and vouches(summary, Path(path).name):
+            return summary_path, summary
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
+def _listed_layouts(summary: dict) -> list[str]:
+    """The layout files a prepare summary lists, as written there (absolute at the time)."""
+    return sorted(str(entry["file"]) for entry in summary["layouts"].values())
+
+
+def _lists_layout(summary: dict, name: str) -> bool:
+    return name in {Path(file).name for file in _listed_layouts(summary)}
+
+
+def _names_trace(summary: dict, name: str) -> bool:
+    return Path(str(summary["trace"])).name == name
+
+
 def check_prepared_geometry(args) -> None:
     """Refuse ``--vector-bytes`` / ``--block-bytes`` other than those ``prepare`` built the
     ``--layout`` file for, when the ``summary.json`` beside it lists that file: a layout packs
     ``block // vector`` vectors a block, and another geometry simulates another layout. Raises
-    :class:`cli.UsageError` naming the flag. A layout without such a summary is not checked;
-    when a geometry flag was left at its default there, a warning says so (a layout moved
-    away from its summary would otherwise be simulated with another geometry, silently).
-    Leaves both flags as plain ints."""
+    :class:`cli.UsageError` naming the flag. Run before :func:`check_size_flags`, whose least
+    ``--capacity`` (one block's vectors) depends on the geometry. A layout without such a
+    summary is not checked here (:func:`check_prepared_pair` warns about it)."""
+    found = _summary_beside(args.layout, _lists_layout)
+    if found is None:
+        return
+    summary_path, summary = found
+    for flag, key in (("--vector-bytes", "vector_bytes"), ("--block-bytes", "block_bytes")):
+        built, given = summary.get(key), getattr(args, key)
+        if isinstance(built, int) and built != given:
+            raise cli.UsageError(f"got {given}", flag, f"expected {built}: {summary_path} says "
+                                 f"{Path(args.layout).name} was built for {key.replace('_', ' ')} {built} "
+                                 f"(pass {flag} {built})")
+
+
+def check_prepared_pair(args, layout: np.ndarray) -> None:
+    """Refuse a ``--trace`` and a loaded ``--layout`` that two ``prepare`` runs wrote: when the
+    ``summary.json`` beside the trace names it, its ``num_vectors`` must be the layout's length,
+    and when the layout's own summary is another file, both must list the same layout files.
+    Raises :class:`cli.UsageError` naming ``--trace``. Then warns when no summary vouches for
+    the layout's geometry and a geometry flag was left at its default (a layout moved away
+    from its summary would otherwise be simulated with another geometry, silently). Run after
+    the files are read (no warning before their error); leaves both flags as plain ints."""
     defaulted = [f"{flag} {getattr(args, key)}" for flag, key in (("--vector-bytes", "vector_bytes"),
                                                                    ("--block-bytes", "block_bytes"))
                  if isinstance(getattr(args, key), _Default)]
     args.vector_bytes, args.block_bytes = int(args.vector_bytes), int(args.block_bytes)   # plain ints from here
-    layout = Path(args.layout)
-    summary_path = layout.parent / "summary.json"
-    try:
-        summary = json.loads(summary_path.read_text())
-        listed = {Path(entry["file"]).name for entry in summary["layouts"].values()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        listed = set()
-    if layout.name not in listed:                # nothing vouches for a geometry
-        if defaulted:
-            cli.warn(f"--layout {args.layout}: no summary.json beside it records the geometry it was built for, "
-                     f"so the default {' and '.join(defaulted)} {'are' if len(defaulted) > 1 else 'is'} assumed; pass the values prepare printed "
-                     "for it if they differ (a layout packs block // vector vectors a block)")
-        return
-    for flag, key in (("--vector-bytes", "vector_bytes"), ("--block-bytes", "block_bytes")):
-        built, given = summary.get(key), getattr(args, key)
-        if isinstance(built, int) and built != given:
-            raise cli.UsageError(f"got {given}", flag, f"expected {built}: {summary_path} says {layout.name} was "
-                                 f"built for {key.replace('_', ' ')} {built} (pass {flag} {built})")
+    of_layout = _summary_beside(args.layout, _lists_layout)
+    of_trace = _summary_beside(args.trace, _names_trace)
+    if of_trace is not None:
+        trace_summary_path, trace_summary = of_trace
+        fix = "pass the trace and a layout of one prepare run (its --out folder)"
+        count = trace_summary.get("num_vectors")
+        if isinstance(count, int) and count != layout.shape[0]:
+            raise cli.UsageError(f"{trace_summary_path} says the trace is over {count} vectors but --layout "
+                                 f"{args.layout} orders {layout.shape[0]}", f"--trace {args.trace}", fix)
+        if of_layout is not None and of_layout[0].resolve() != trace_summary_path.resolve():
+            try:
+                ours, theirs = _listed_layouts(trace_summary), _listed_layouts(of_layout[1])
+            except (KeyError, TypeError, AttributeError):
+                ours = theirs = None                      # a summary that lists no layouts: not compared
+            if ours != theirs:
+                raise cli.UsageError(f"{trace_summary_path} and {of_layout[0]} list other layouts: the trace "
+                                     f"and --layout {args.layout} come from two prepare runs",
+                                     f"--trace {args.trace}", fix)
+    if of_layout is None and defaulted:             # nothing vouches for a geometry
+        cli.warn(f"--layout {args.layout}: no summary.json beside it records the geometry it was built for, "
+                 f"so the default {' and '.join(defaulted)} {'are' if len(defaulted) > 1 else 'is'} assumed; "
+                 "pass the values prepare printed for it if they differ (a layout packs block // vector "
+                 "vectors a block)")
 
 
 def size_fields(args) -> dict:
@@ -169,10 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     cli.add_json_option(parser, "the counters (effective_bandwidth: useful bytes over bytes read, 0..1; "
                                 "capacity and shadow in vectors)")
     args = parser.parse_args(argv)
+    check_prepared_geometry(args)          # first: the least --capacity depends on the geometry
     check_size_flags(args)
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout")))
     trace, layout = load_trace_and_layout(args)
-    check_prepared_geometry(args)          # after the files are read: no warning before their error
+    check_prepared_pair(args, layout)      # after the files are read: no warning before their error
     result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
                       args.vector_bytes, args.block_bytes)
     if not cli.emit_json(args.json, {**size_fields(args), **result.to_dict(), "hit_rate": result.hit_rate}):

@@ -12,7 +12,7 @@ The trace is split in time as the suite does (the first ``F`` of the queries tra
 layouts, the rest is the trace to simulate). ``DIR`` receives:
 
 - ``trace.npy``: int64 vector ids of the later queries in lookup order (``--trace`` of
-  ``impls.bandana.sim.cache`` and ``impls.bandana.nvm.replay``),
+  ``python -m impls.bandana.cache`` and ``python -m impls.bandana.replay``),
 - ``layout-<kind>.npy``: int64 storage-order permutation per layout (``--layout``),
 - ``train_offsets.npy``, ``train_indices.npy``, ``test_offsets.npy``, ``test_indices.npy``: the
   split trace in the suite's CSR form, and ``vectors.npy`` when the input had values,
@@ -406,6 +406,9 @@ def _check(args: argparse.Namespace) -> None:
         cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
     cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     for value, flag in ((args.kmeans_clusters, "--kmeans-clusters"), (args.subclusters, "--subclusters")):
+        if value is not None and "kmeans-two-level" not in args.layout:
+            raise PrepareError(f"{flag} shapes the kmeans-two-level layout; it does not apply to --layout "
+                               f"{', '.join(args.layout)} (add --layout kmeans-two-level, or drop {flag})")
         if value is not None:
             cli.number(value, flag, minimum=1, maximum=2**31 - 1, integer=True)
     if not 0.0 < args.train_fraction < 1.0:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.bandana.cache import (add_geometry_flags, check_prepared_geometry, check_size_flags, load_ids,
-                                 load_trace_and_layout, size_fields)
+from impls.bandana.cache import (add_geometry_flags, check_prepared_geometry, check_prepared_pair, check_size_flags,
+                                 load_ids, load_trace_and_layout, size_fields)
 from impls.bandana.nvm import block_store, direct_io
 from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops, replay,
                                       sweep_stale_stores)
@@ -48,7 +48,10 @@ def _check_offsets(offsets: np.ndarray, n_lookups: int, flag: str) -> np.ndarray
     return offsets.astype(np.int64)
 
 
-def _check_store_path(args) -> Path:
+def _check_store_path(args) -> tuple[Path, str]:
+    """``(store path, setting)``: the new file the store goes to, and what chose its folder
+    (``--path``, ``DLSYSBENCH_CACHE`` or ``DLSYSBENCH_NVM_PATH``, as an error names it);
+    raises :class:`cli.UsageError` when the folder is missing or not writable, or the file exists."""
     if args.path:
         path = Path(args.path)
         if not path.parent.is_dir():
@@ -62,13 +65,15 @@ def _check_store_path(args) -> Path:
             raise cli.UsageError(f"directory {path.parent} does not exist",
                                  "the store's default directory (beside DLSYSBENCH_NVM_PATH)",
                                  "expected an existing directory, or give --path")
+    setting = ("--path" if args.path else "DLSYSBENCH_CACHE (or --path)" if path.parent == paths.cache_dir()
+               else "DLSYSBENCH_NVM_PATH (or --path)")     # what chose the store's folder
     if path.exists():
-        raise cli.UsageError(f"{path} exists", "--path",
+        raise cli.UsageError(f"{path} exists", setting,
                              "expected a new file: the replay only creates (and then removes) its own store")
     if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise cli.UsageError(f"directory {path.parent} is not writable", "--path",
+        raise cli.UsageError(f"directory {path.parent} is not writable", setting,
                              "expected a writable directory for the store")
-    return path
+    return path, setting
 
 
 @cli_command()
@@ -110,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "0..1; capacity and shadow in vectors)")
     args = parser.parse_args(argv)
     # everything is checked before the store is written
+    check_prepared_geometry(args)          # first: the least --capacity depends on the geometry
     _, capacity, shadow = check_size_flags(args, mmap.PAGESIZE, " (the page size: O_DIRECT reads into page-aligned "
                                                                "buffers of one block each)")
     cli.number(args.queue_depth, "--queue-depth", minimum=1, maximum=MAX_QUEUE_DEPTH, integer=True)
@@ -125,12 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout"),
                                                   (args.offsets, "--offsets")))
     trace, layout = load_trace_and_layout(args)
-    check_prepared_geometry(args)          # after the files are read: no warning before their error
+    check_prepared_pair(args, layout)      # after the files are read: no warning before their error
     offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
                else np.arange(trace.shape[0] + 1, dtype=np.int64))
-    path = _check_store_path(args)
-    setting = ("--path" if args.path else "DLSYSBENCH_CACHE (or --path)" if path.parent == paths.cache_dir()
-               else "DLSYSBENCH_NVM_PATH (or --path)")     # what chose the store's folder
+    path, setting = _check_store_path(args)
     block_store.check_target(path, setting)              # refused: nothing touched
     sweep_stale_stores(path.parent, path.name if args.path else None)
     table = block_store.random_table(layout.shape[0], args.vector_bytes, args.seed)

@@ -74,7 +74,11 @@ def _memory_block_device(device: Path) -> str:
 
 def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PATH") -> Capability:
     """Check that aligned ``O_DIRECT`` reads from a drive work where the NVM target lives;
-    a refusal's reason tells the user to point ``setting`` (what chose ``target``) at a disk."""
+    a refusal's reason tells the user to point ``setting`` (what chose ``target``) at a disk.
+    A target that is ready (a block device, or a file holding the suite's content) is probed
+    by reading one aligned block of it, read-only, so it passes on a read-only filesystem; one
+    still to be written, by a temporary file in its nearest existing directory (refused as a
+    "read-only filesystem" where that cannot be created)."""
     target = Path(target or paths.nvm_target_path())
     if not hasattr(os, "O_DIRECT"):
         return Capability("o_direct", False, "this OS has no O_DIRECT")
@@ -109,8 +113,20 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     missing = paths.missing_directory_reason(target, setting)
     if missing:                 # `run` refuses it too: never probe the drive above it
         return Capability("o_direct", False, missing)
+    if nvm_file.is_suite_file(target):   # ready: read it where it lies, write nothing
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_DIRECT)
+            try:
+                _direct_read_works(fd)
+            finally:
+                os.close(fd)
+        except OSError as err:
+            why = (f"the filesystem at {target.parent} ({fs}) refuses O_DIRECT" if err.errno == errno.EINVAL
+                   else f"O_DIRECT read of {target} ({fs}) failed: {err}")
+            return Capability("o_direct", False, why + f"; point {setting} at a disk")
+        return Capability("o_direct", True, "", f"{fs} at {target.parent}")
     try:
-        # probe where the file will live: its nearest existing directory (creates none)
+        # probe where the file will be created: its nearest existing directory (creates none)
         directory = next(p for p in target.parents if p.is_dir())
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".odirect-probe-") as probe:
             probe.write(b"\0" * ALIGNMENT)
@@ -123,6 +139,8 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     except OSError as err:
         if err.errno == errno.EINVAL:
             why = f"the filesystem at {target.parent} ({fs}) refuses O_DIRECT"
+        elif err.errno == errno.EROFS:
+            why = f"{directory} is on a read-only filesystem ({fs}), where {target.name} would be written"
         else:
             why = f"O_DIRECT probe at {target.parent} ({fs}) failed: {err}"
         return Capability("o_direct", False, why + f"; point {setting} at a disk")

@@ -1,0 +1,155 @@
+"""Edges of the Bandana command lines and the O_DIRECT probe: a ready NVM target on a
+read-only filesystem, a trace and a layout of two prepare runs, the geometry checked
+before the capacity, the setting named when the store's folder is not writable, and
+prepare's two-level K-means flags without that layout."""
+from __future__ import annotations
+
+import errno
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from impls.bandana import cache as cache_cli
+from impls.bandana import prepare
+from impls.bandana import replay as replay_cli
+from impls.harness import capabilities, nvm_file
+
+
+def _prepare(tmp_path: Path, name: str, indices, vectors=None) -> Path:
+    """A prepare run over ``indices`` in queries of 2 (identity layout); returns its --out."""
+    indices = np.asarray(indices, dtype=np.int64)
+    np.save(tmp_path / f"{name}-o.npy", np.arange(0, indices.size + 1, 2, dtype=np.int64))
+    np.save(tmp_path / f"{name}-i.npy", indices)
+    argv = ["--offsets", str(tmp_path / f"{name}-o.npy"), "--indices", str(tmp_path / f"{name}-i.npy"),
+            "--layout", "identity", "--out", str(tmp_path / name)]
+    if vectors is not None:
+        np.save(tmp_path / f"{name}-v.npy", vectors)
+        argv += ["--vectors", str(tmp_path / f"{name}-v.npy")]
+    assert prepare.main(argv) == 0
+    return tmp_path / name
+
+
+@pytest.fixture
+def on_disk(tmp_path):
+    if capabilities.filesystem_type(tmp_path) in capabilities.MEMORY_FILESYSTEMS:
+        pytest.skip("pytest's tmp dir is in memory here")
+    return tmp_path
+
+
+def _refuse_creation(monkeypatch):
+    """``os.open`` fails with EROFS for any open that would create or write a file."""
+    real_open = os.open
+
+    def read_only_open(path, flags, *args, **kwargs):
+        if flags & (os.O_CREAT | os.O_WRONLY | os.O_RDWR):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only_open)
+
+
+def test_a_ready_target_on_a_read_only_filesystem_passes_the_o_direct_probe(on_disk, monkeypatch):
+    target = on_disk / "nvm.bin"
+    nvm_file.write_suite_file(target, 2 * nvm_file.BLOCK)
+    _refuse_creation(monkeypatch)
+    ready = capabilities.check_o_direct(target)
+    assert ready.available, ready.reason
+    assert not [p for p in on_disk.iterdir() if p.name != "nvm.bin"]     # nothing written beside it
+    missing = capabilities.check_o_direct(on_disk / "new.bin")          # still to be written: refused
+    assert not missing.available
+    assert "read-only filesystem" in missing.reason and "point DLSYSBENCH_NVM_PATH at a disk" in missing.reason
+
+
+def test_a_trace_and_a_layout_of_two_prepare_runs_are_refused(tmp_path, capsys):
+    a = _prepare(tmp_path, "a", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] * 2)
+    b = _prepare(tmp_path, "b", [9, 8, 7, 6, 5, 4, 3, 2, 1, 0] * 2)
+    c = _prepare(tmp_path, "c", list(range(20)) * 2)                     # 20 vectors: a's ids fit
+    capsys.readouterr()
+    base = ["--capacity", "32", "--policy", "prefetch", "--json"]
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(a / "layout-identity.npy"), *base]) == 0
+    assert capsys.readouterr().err == ""                                  # one run: no warning
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(b / "layout-identity.npy"), *base]) == 2
+    err = capsys.readouterr().err
+    assert "come from two prepare runs" in err and "--trace" in err and len(err.strip().splitlines()) == 1, err
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(c / "layout-identity.npy"), *base]) == 2
+    err = capsys.readouterr().err
+    assert "over 10 vectors but --layout" in err and "orders 20" in err, err
+    mine = tmp_path / "mine"                                              # a layout of the user's own
+    mine.mkdir()
+    np.save(mine / "p.npy", np.arange(10)[::-1].copy())
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(mine / "p.npy"), *base]) == 0
+    np.save(mine / "p20.npy", np.arange(20))
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(mine / "p20.npy"), *base]) == 2
+    assert "over 10 vectors" in capsys.readouterr().err
+
+
+def test_the_replay_refuses_a_trace_and_a_layout_of_two_prepare_runs(tmp_path, capsys):
+    a = _prepare(tmp_path, "a", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] * 2)
+    b = _prepare(tmp_path, "b", [9, 8, 7, 6, 5, 4, 3, 2, 1, 0] * 2)
+    capsys.readouterr()
+    assert replay_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(b / "layout-identity.npy"),
+                            "--capacity", "32", "--policy", "prefetch", "--no-fio",
+                            "--path", str(tmp_path / "s.store")]) == 2
+    assert "come from two prepare runs" in capsys.readouterr().err
+    assert not (tmp_path / "s.store").exists()
+
+
+def test_the_geometry_a_layout_was_built_for_is_checked_before_the_capacity(tmp_path, capsys):
+    """400-byte rows pack 10 a 4 KB block: --capacity 10 is valid for that layout, so the
+    error is the geometry left at 128 bytes, not a capacity below 32 vectors."""
+    vectors = np.random.default_rng(0).random((10, 100), dtype=np.float32)
+    a = _prepare(tmp_path, "a", list(range(10)) * 2, vectors)
+    assert json.loads((a / "summary.json").read_text())["vector_bytes"] == 400
+    capsys.readouterr()
+    base = ["--trace", str(a / "trace.npy"), "--layout", str(a / "layout-identity.npy"), "--capacity", "10",
+            "--policy", "prefetch"]
+    assert cache_cli.main(base) == 2
+    err = capsys.readouterr().err
+    assert "--vector-bytes, expected 400" in err and "--capacity" not in err, err
+    assert replay_cli.main([*base, "--no-fio", "--path", str(tmp_path / "s.store")]) == 2
+    err = capsys.readouterr().err
+    assert "--vector-bytes, expected 400" in err and "--capacity" not in err, err
+    assert cache_cli.main([*base, "--vector-bytes", "400", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["capacity"] == 10
+
+
+def test_a_store_folder_that_is_not_writable_names_the_setting_that_chose_it(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "nvm"
+    folder.mkdir()
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(folder / "target.bin"))
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == folder else real_access(p, mode, **kw))
+    np.save(tmp_path / "t.npy", np.arange(64))
+    np.save(tmp_path / "p.npy", np.arange(64))
+    argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "p.npy"), "--capacity", "32",
+            "--policy", "prefetch", "--vector-bytes", "128", "--block-bytes", "4096", "--no-fio"]
+    assert replay_cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is not writable, DLSYSBENCH_NVM_PATH (or --path)" in err, err
+    assert ", --path," not in err
+    assert not list(folder.iterdir())
+
+
+@pytest.mark.parametrize("flag", ["--kmeans-clusters", "--subclusters"])
+def test_two_level_kmeans_flags_without_that_layout_are_refused(tmp_path, capsys, flag):
+    np.save(tmp_path / "o.npy", np.arange(0, 21, 2, dtype=np.int64))
+    np.save(tmp_path / "i.npy", np.arange(20, dtype=np.int64) % 10)
+    argv = ["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"),
+            "--layout", "identity", flag, "4", "--out", str(tmp_path / "out")]
+    assert prepare.main(argv) == 2
+    err = capsys.readouterr().err
+    assert flag in err and "kmeans-two-level" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_commands_prepare_names_are_command_lines():
+    named = set(re.findall(r"``(?:python -m )?(impls\.bandana\.[\w.]+)``", prepare.__doc__))
+    assert named
+    for module in named:
+        source = Path(importlib.util.find_spec(module).origin).read_text()
+        assert 'if __name__ == "__main__"' in source, f"{module} is named as a command but has no __main__"
