@@ -271,6 +271,12 @@ def test_pack_on_streams_gives_every_running_job_a_stream_of_its_own():
         def lane_context(self, lane):
             return contextlib.nullcontext()
 
+        def order_lane(self, lane):
+            pass
+
+        def synchronize_lane(self, lane):
+            pass
+
         def synchronize(self):
             pass
 

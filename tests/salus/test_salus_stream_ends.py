@@ -49,6 +49,12 @@ class StreamedDevice:
     def new_lane(self):
         return object()
 
+    def order_lane(self, lane):
+        pass
+
+    def synchronize_lane(self, lane):
+        pass
+
     def lane_context(self, lane):
         return contextlib.nullcontext()
 

@@ -274,7 +274,16 @@ class FakeCuda:
             def __repr__(self):
                 return self.name
 
+            def wait_stream(self, other):
+                fake.log.append(("wait_stream", self, other))
+
+            def synchronize(self):
+                fake.log.append(("stream_sync", self))
+
         self.Event, self.Stream = Event, Stream
+
+    def current_stream(self, device=None):
+        return self.current
 
     @contextlib.contextmanager
     def stream(self, s):

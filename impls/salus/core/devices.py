@@ -6,10 +6,12 @@ benchmarks are written once:
 - :class:`CpuDevice`: wall-clock timing (``time.perf_counter``), no streams (PACK
   interleaves, or runs lanes on host threads: ``Executor(host_workers=...)``), memory
   *estimated* from tensor sizes (see :func:`estimate_job_memory`).
-- :class:`CudaDevice`: CUDA events recorded on the job's stream and synchronised before
-  reading (``Event(enable_timing=True)``, ``elapsed_time``), one ``torch.cuda.Stream``
-  per PACK lane, peak memory from ``torch.cuda.max_memory_allocated`` after
-  ``reset_peak_memory_stats``, ``torch.cuda.OutOfMemoryError`` recognised as OOM.
+- :class:`CudaDevice`: CUDA events recorded on the job's stream (its lane's, else the
+  device's current stream) and synchronised before reading (``Event(enable_timing=True)``,
+  ``elapsed_time``), one ``torch.cuda.Stream`` per PACK lane (ordered after the device's
+  current stream when a job takes it: :meth:`CudaDevice.order_lane`), peak memory from
+  ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``,
+  ``torch.cuda.OutOfMemoryError`` recognised as OOM.
 
 :class:`CudaDevice` takes the ``cuda`` module as a parameter (default ``torch.cuda``)
 so its logic is unit-tested on a CPU-only machine with a fake module.
@@ -104,6 +106,12 @@ class CpuDevice:
     def new_lane(self) -> Any:
         return None
 
+    def order_lane(self, lane: Any) -> None:
+        """No streams on the CPU: work is done when the host returns from it."""
+
+    def synchronize_lane(self, lane: Any) -> None:
+        """No streams on the CPU: nothing is queued."""
+
     def lane_context(self, lane: Any):
         return contextlib.nullcontext()
 
@@ -136,14 +144,47 @@ class CudaDevice:
         self.torch_device = torch.device("cuda", index)
         self.oom_errors = (getattr(self._cuda, "OutOfMemoryError", torch.cuda.OutOfMemoryError),)
 
+    @property
+    def cuda(self):
+        """The ``torch.cuda`` module this device calls (a fake one in tests)."""
+        return self._cuda
+
     def synchronize(self) -> None:
         self._cuda.synchronize(self.torch_device)
 
     def timer(self, lane: Any = None) -> Timer:
-        return CudaEventTimer(self._cuda, lane)
+        """A :class:`CudaEventTimer` on ``lane``, or on this device's current stream without one
+        (not the current device's: with ``cuda:N``, N != 0, the work runs on cuda:N's stream)."""
+        return CudaEventTimer(self._cuda, lane if lane is not None else self._cuda.current_stream(self.torch_device))
 
     def new_lane(self) -> Any:
         return self._cuda.Stream(device=self.torch_device)
+
+    def order_lane(self, lane: Any) -> None:
+        """Make ``lane`` (a stream) wait for the work queued so far on this device's current
+        stream, where a job was built and warmed before it takes the lane: its first iteration
+        on the lane then cannot read tensors that work is still writing. Does not block the host."""
+        if lane is not None:
+            lane.wait_stream(self._cuda.current_stream(self.torch_device))
+
+    def synchronize_lane(self, lane: Any) -> None:
+        """Block the host until the work queued on ``lane`` (this device when None) is done."""
+        lane.synchronize() if lane is not None else self.synchronize()
+
+    def warm(self, streams=()) -> None:
+        """Run a throwaway matmul and linear layer, forward and backward, on this device's
+        current stream and on each of ``streams``, then synchronise. cuBLAS allocates a
+        workspace per (thread's handle, stream) at its first matmul there and keeps it (counted
+        by ``memory_allocated``; ``empty_cache`` does not free it); warming the host thread and
+        autograd's backward thread before reading ``memory_allocated`` keeps those workspaces
+        out of the first job's bytes. Leaves no tensor allocated."""
+        for stream in (None, *streams):
+            with self.lane_context(stream):
+                a = torch.ones((64, 64), device=self.torch_device, requires_grad=True)
+                b = torch.ones(64, device=self.torch_device, requires_grad=True)
+                torch.nn.functional.linear(torch.matmul(a, a), a, b).sum().backward()
+                del a, b
+        self.synchronize()
 
     def lane_context(self, lane: Any):
         return self._cuda.stream(lane) if lane is not None else contextlib.nullcontext()

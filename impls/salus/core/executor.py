@@ -15,8 +15,12 @@ device (:meth:`Executor._never_fits`: its peak alone exceeds the budget; under l
 no lane could ever hold it) fails at once, alone. Under lanes the lane manager replaces the sum.
 
 Failures: an exception from a job's iteration (a CUDA ``OutOfMemoryError`` or any
-other) marks that job failed with the error, drops its tensors, frees the memory
-(``empty_cache`` on CUDA) and returns its budget; the others keep running.
+other) marks that job failed with the error, waits for its lane's queued work, drops its
+tensors (the traceback's frames too), frees the memory (``empty_cache`` on CUDA) and
+returns its budget; the others keep running.
+
+Streams: a job taking a PACK lane (a CUDA stream) orders that stream after the device's
+current stream (``order_lane``), where the job was built and warmed.
 
 Timing: each iteration is timed by the device's timer (CUDA events synchronised at
 the iteration boundary; wall clock on CPU). JCTs are host wall-clock seconds. An
@@ -40,6 +44,22 @@ from typing import Any
 from impls.salus.core.devices import get_device
 from impls.salus.core.policies import Policy, get_policy
 from impls.salus.core.simulator import check_iterations
+
+
+def _drop_tracebacks(error: BaseException) -> None:
+    """Clear the locals of the frames ``error``'s traceback holds and drop the traceback, for
+    it and every exception in its ``__cause__`` / ``__context__`` chain, so the tensors a
+    failing step held are freed with the job, not when the exception object dies."""
+    seen: set[int] = set()
+    todo = [error]
+    while todo:
+        error = todo.pop()
+        if error is None or id(error) in seen:
+            continue
+        seen.add(id(error))
+        traceback.clear_frames(error.__traceback__)
+        error.__traceback__ = None
+        todo += [error.__cause__, error.__context__]
 
 
 @dataclasses.dataclass
@@ -161,6 +181,8 @@ class Executor:
             record.total_iterations = int(getattr(job, "total_iterations", 0))
         if self.device.has_streams and self.policy.concurrent:
             record.lane = self._free_lane()
+            if record.lane is not None:   # the job was built (and warmed) on the current stream
+                self.device.order_lane(record.lane)
         record.status = "running"
         record.admitted_at = now
         self.used_bytes += record.peak_bytes
@@ -195,11 +217,23 @@ class Executor:
         self._release(record)
 
     def _fail(self, record: JobRecord, error: BaseException, now: float) -> None:
+        """Mark ``record`` failed with ``error`` (its text in ``error``, its traceback's text in
+        ``error_trace``), wait for the work queued on its lane, drop the traceback (the
+        failing step's frames and the tensors their locals hold), release the job, then
+        free the device's cached memory."""
         kind = "out of memory" if self.device.is_oom(error) else type(error).__name__
         record.status = "failed"
         record.error = f"{kind}: {error}"
         record.finished_at = now
         record.error_trace = "".join(traceback.format_exception(error))
+        _drop_tracebacks(error)
+        del error
+        if record.lane is not None:   # its kernels may still be queued on the lane: do not free under them
+            try:
+                self.device.synchronize_lane(record.lane)
+            except Exception as err:  # noqa: BLE001 - an asynchronous CUDA error surfaces here too
+                record.error_trace += f"\nwaiting for its lane also failed: {type(err).__name__}: {err}\n"
+                _drop_tracebacks(err)
         self._release(record)
         self.device.release_memory()
 

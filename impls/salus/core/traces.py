@@ -21,7 +21,7 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
     Arrivals: a Poisson process of rate ``1/mean_interarrival_s`` starting with a job
     at t=0. Workload: drawn from ``workloads`` (uniform, or ``weights``). Iterations:
     ``round(duration / iteration_ms[workload])``, at least 1, where the duration is
-    log-uniform in ``duration_s``.
+    log-uniform in ``duration_s``. Raises ValueError for no workloads or one listed twice.
     """
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
@@ -30,6 +30,11 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
     lo, hi = duration_s
     if not (0 < lo <= hi and math.isfinite(hi)):
         raise ValueError(f"duration_s must satisfy 0 < lo <= hi < inf, got {duration_s}")
+    if not len(workloads):
+        raise ValueError("workloads is empty; expected at least one workload name to draw jobs from")
+    twice = next((w for i, w in enumerate(workloads) if w in workloads[:i]), None)
+    if twice is not None:
+        raise ValueError(f"workloads names {twice!r} twice; list each once (use weights to draw one more often)")
     missing = [w for w in workloads if w not in iteration_ms]
     if missing:
         raise KeyError(f"no measured iteration time for workload(s) {missing}")

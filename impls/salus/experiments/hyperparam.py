@@ -54,24 +54,51 @@ def _jobs(workload: str, lrs: Sequence[float], iterations: int, device) -> list:
     return jobs
 
 
+NVML_KIND = "nvml busy %"
+# NVML's utilization.gpu is the share of a trailing window (1/6 s to 1 s, by GPU) in which some
+# kernel ran: a run shorter than the longest window cannot be told apart from idle time before it.
+NVML_WINDOW_S = (1 / 6, 1.0)
+
+
 def _sampler(device):
     if device.kind == "cuda" and nvml_unavailable_reason() is None:
         index = getattr(device, "index", 0) or 0
         return (NvmlSampler(index, 0.05, uuid=nvml_uuid_of_cuda_device(index)),   # NVML's numbering is not CUDA's
-                "nvml busy %")
+                NVML_KIND)
     if device.kind == "cpu" and cpu_sampler_available():
         return CpuSampler(0.1), "cpu busy fraction (/proc/stat, all cores)"
     return None, None
 
 
+def _sampled(sampler, kind: str, samples: dict | None, start_error: str | None, wall_s: float) -> dict:
+    """The run's sampler record: {"kind", "interval_s" (seconds between samples), "status"
+    ("measured", or "not measured: <reason>": the sampler did not start, a sample failed, or,
+    for NVML, the run was shorter than its averaging window), "too_short" (NVML only: the run's
+    wall time < ``NVML_WINDOW_S[1]``), "averaging_window_s" (NVML only), <metric>: [...]}."""
+    out = {"kind": kind, "interval_s": sampler.interval_s, **(samples or {})}
+    reason = start_error or sampler.error
+    if kind == NVML_KIND:
+        out["averaging_window_s"] = list(NVML_WINDOW_S)
+        out["too_short"] = wall_s < NVML_WINDOW_S[1]
+        if out["too_short"] and reason is None:
+            reason = (f"run of {wall_s:.3g} s too short for NVML's averaging window "
+                      f"({NVML_WINDOW_S[0]:.3g} to {NVML_WINDOW_S[1]:.3g} s)")
+    out["status"] = "measured" if reason is None else f"not measured: {reason}"
+    return out
+
+
 def _run(executor, jobs, device, bins: int, peak_bytes: int = 0) -> dict:
     sampler, kind = _sampler(device)
+    start_error = None
     if sampler:
-        sampler.start()
+        try:
+            sampler.start()
+        except Exception as err:  # noqa: BLE001 - a sampler that cannot start leaves utilisation unmeasured
+            start_error = str(err) or type(err).__name__
     try:
         result = executor.run([Submission(job, peak_bytes=peak_bytes) for job in jobs])
     finally:
-        samples = sampler.stop() if sampler else None
+        samples = sampler.stop() if sampler and start_error is None else None
     intervals = [(e["start_s"], e["end_s"]) for e in executor.iteration_log]
     makespan = result["makespan_s"]
     out = {"makespan_s": makespan, "wall_s": result["wall_s"], "done": result["done"],
@@ -83,7 +110,7 @@ def _run(executor, jobs, device, bins: int, peak_bytes: int = 0) -> dict:
            # host threads)
            "event_busy": (sum(j["device_ms"] for j in result["jobs"]) / 1e3 / makespan) if makespan else None,
            "busy": busy_timeline(intervals, makespan, bins) if makespan > 0 else None,
-           "sampler": {"kind": kind, **samples} if samples else None}
+           "sampler": _sampled(sampler, kind, samples, start_error, result["wall_s"]) if sampler else None}
     if "lanes" in result:
         out["lanes"] = {k: v for k, v in result["lanes"].items() if k != "log"}
     return out
@@ -101,9 +128,10 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     Returns {"device", "device_name", "workloads": {name: {"memory" (persistent,
     ephemeral, peak bytes), "serial", "packed" ({makespan_s, done, failed (job ids), errors
     (each failed job's error, once each), busy{t_s, busy (lanes busy on average per bin:
-    above 1 when lanes overlap, on a GPU's streams or on host threads), busy_mean}, sampler,
-    lanes, ...}), "ratio" (serial / packed makespan; None unless both runs finished every
-    job), "lrs"}}, "smallest" (the workload with the smallest peak), "ratio_smallest", "paper"}.
+    above 1 when lanes overlap, on a GPU's streams or on host threads), busy_mean}, sampler
+    (None without one; else see :func:`_sampled`: its "status" says whether its numbers
+    measure the run), lanes, ...}), "ratio" (serial / packed makespan; None unless both runs
+    finished every job), "lrs"}}, "smallest" (the workload with the smallest peak), "ratio_smallest", "paper"}.
     """
     from impls.salus.core.devices import torch_threads
 

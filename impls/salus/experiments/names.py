@@ -30,8 +30,10 @@ def checked_names(sizes: Mapping[str, Any], table: str) -> dict:
     """A copy of ``sizes`` after checking every policy, workload and lane-rule name under
     :data:`POLICY_KEYS`, :data:`WORKLOAD_KEYS` and :data:`RULE_KEYS` (absent keys are not
     checked). Raises ValueError naming ``[table]`` of ``impls/profiles.toml``, the key and
-    the known names: an unknown name, one listed twice, or a name in another case than the
-    known one ("FIFO": the experiment's results and the benchmarks key policies by name)."""
+    the known names: an unknown name, one listed twice, an empty list (a list key holds at
+    least one name; ``repeat_policy`` and ``rule`` may be empty: none), or a name in another
+    case than the known one ("FIFO": the experiment's results and the benchmarks key
+    policies by name)."""
     from impls.salus.core.policies import POLICIES
     from impls.salus.core.workloads import WORKLOADS
     from impls.salus.memory.lanes import BASELINES, RULES
@@ -43,11 +45,17 @@ def checked_names(sizes: Mapping[str, Any], table: str) -> dict:
         for key in keys:
             if key not in sizes:
                 continue
-            listed = _listed(sizes[key], key, where, single=key in ("repeat_policy", "rule"))
+            single = key in ("repeat_policy", "rule")
+            listed = _listed(sizes[key], key, where, single=single)
+            if not single and not listed:
+                raise ValueError(f"{where}: {key}: the list is empty; name at least one {what} "
+                                 f"(known: {', '.join(known)})")
             unknown = [n for n in listed if n not in known]
             if unknown:
                 case = " (names are lower case)" if unknown[0].lower() in known else ""
                 raise ValueError(f"{where}: {key}: unknown {what} {unknown[0]!r}{case}; known: {', '.join(known)}")
-            if key == "policies" and len(set(listed)) < len(listed):
-                raise ValueError(f"{where}: {key}: {sizes[key]!r} names one policy twice")
+            twice = next((n for i, n in enumerate(listed) if n in listed[:i]), None)
+            if twice is not None:
+                raise ValueError(f"{where}: {key}: {sizes[key]!r} names one {what} twice ({twice!r}); "
+                                 f"list each once")
     return dict(sizes)

@@ -5,7 +5,8 @@
 from its workload's memory profile) instead of summing peaks. On CUDA each lane is a
 :class:`LaneHandle`: its own ``torch.cuda.Stream`` and, where torch has it, its own
 ``torch.cuda.MemPool``, entered around each iteration of the lane's jobs
-(``torch.cuda.use_mem_pool``). ``use_mem_pool`` routes only the calling thread's
+(``torch.cuda.use_mem_pool``); a job taking a lane orders its stream after the device's
+current stream, where the job was built. ``use_mem_pool`` routes only the calling thread's
 allocations, and autograd runs backward on its own thread per CUDA device, so
 :func:`mempool_routing_check` measures where a backward pass's gradients land; where
 they are outside the pool, the lanes are enforced by the manager's accounting only.
@@ -44,6 +45,14 @@ class LaneDevice:
 
     def timer(self, lane=None):
         return self._device.timer(lane.stream if isinstance(lane, LaneHandle) else lane)
+
+    def order_lane(self, lane) -> None:
+        """Order the lane's stream after the device's current stream (nothing without a stream)."""
+        self._device.order_lane(lane.stream if isinstance(lane, LaneHandle) else lane)
+
+    def synchronize_lane(self, lane) -> None:
+        """Wait for the work queued on the lane's stream (the whole device without one)."""
+        self._device.synchronize_lane(lane.stream if isinstance(lane, LaneHandle) else lane)
 
     def lane_context(self, lane):
         if not isinstance(lane, LaneHandle):
@@ -126,6 +135,10 @@ class LaneExecutor(Executor):
             self.handles[lane_id] = handle
         return self.handles[lane_id]
 
+    def _free_lane(self):
+        """None: a job's lane is the manager's placement, set by :meth:`_admit` once admitted."""
+        return None
+
     def _admit(self, record: JobRecord, sub, now: float) -> None:
         name = str(record.job_id)
         if name not in self.manager.placement:  # admitted without _fits (admit_now): ask the manager
@@ -136,6 +149,7 @@ class LaneExecutor(Executor):
             lane_id = self.manager.placement.get(name)
             if lane_id is not None:
                 record.lane = self._handle(lane_id)
+                self.device.order_lane(record.lane)   # the job was built (and warmed) on the current stream
                 self.lane_log.append({"job_id": record.job_id, "lane": lane_id, "t_s": now,
                                       "lanes_open": len(self.manager.lanes)})
 

@@ -14,7 +14,9 @@ the *ephemeral* bytes are peak - persistent.
   module is a parameter so the logic is unit-tested on CPU with a fake one.
 
 The job is built *cold* (no warm-up iteration), so the first iteration creates the
-optimizer state, as a fresh job on the device would.
+optimizer state, as a fresh job on the device would. The *device* is warmed before the
+CUDA baseline is read (:meth:`~impls.salus.core.devices.CudaDevice.warm`): cuBLAS's
+workspaces, which stay allocated for the process, are not counted as a job's persistent bytes.
 """
 from __future__ import annotations
 
@@ -133,9 +135,10 @@ def profile_memory(names: Sequence[str], device: Any = "cpu", iterations: int = 
     for name in dict.fromkeys(names):
         if dev.kind == "cuda":
             dev.release_memory()
-            baseline = torch.cuda.memory_allocated(dev.torch_device)
+            dev.warm()   # cuBLAS workspaces exist before the baseline: not the first job's bytes
+            baseline = dev.cuda.memory_allocated(dev.torch_device)
             job = build_job(name, dev.torch_device, seed=seed, iterations=10 ** 9, warm=False)
-            trace = cuda_trace(job, iterations, device=dev.torch_device, baseline_bytes=baseline)
+            trace = cuda_trace(job, iterations, cuda=dev.cuda, device=dev.torch_device, baseline_bytes=baseline)
         else:
             job = build_job(name, dev.torch_device, seed=seed, iterations=10 ** 9, warm=False)
             trace = cpu_trace(job, iterations)

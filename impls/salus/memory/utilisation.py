@@ -3,7 +3,8 @@
 - :class:`NvmlSampler`: a thread sampling NVML's busy % (``utilization.gpu``: the share of
   time *some* kernel ran, not SM occupancy) and memory used, every ``interval_s``.
   NVML missing (no driver: ``NVMLError_LibraryNotFound``, or no ``pynvml``) makes
-  :func:`nvml_unavailable_reason` say why, and the sampler refuse to start.
+  :func:`nvml_unavailable_reason` say why, and the sampler refuse to start; an
+  ``NVMLError`` while sampling ends sampling with the reason in ``error``.
 - :class:`CpuSampler`: a thread sampling the machine's CPU busy fraction from
   ``/proc/stat`` (Linux), the CPU analogue of NVML's busy %.
 - :func:`busy_timeline`: the executor's lanes busy on average per time bin, from its
@@ -41,7 +42,13 @@ def busy_timeline(intervals: Iterable[Sequence[float]], t_end: float, bins: int 
 
 
 class _Sampler:
-    """Background thread calling ``self._sample()`` every ``interval_s`` seconds between start/stop."""
+    """Background thread calling ``self._sample()`` every ``interval_s`` seconds between start/stop.
+
+    A sample raising one of ``self._errors`` ends sampling (no traceback, nothing re-raised):
+    ``self.error`` then holds ``"<error type>: <message>"``, else it is None.
+    """
+
+    _errors: tuple[type[BaseException], ...] = ()
 
     def __init__(self, interval_s: float = 0.1, clock=time.perf_counter):
         if interval_s <= 0:
@@ -52,19 +59,27 @@ class _Sampler:
         self._thread: threading.Thread | None = None
         self._t0 = 0.0
         self.samples: dict[str, list] = {"t_s": []}
+        self.error: str | None = None
 
     def _sample(self) -> dict:
         raise NotImplementedError
 
-    def _record(self) -> None:
-        row = self._sample()
+    def _record(self) -> bool:
+        """Take one sample; return False (and set ``error``) when it raised one of ``_errors``."""
+        try:
+            row = self._sample()
+        except self._errors as err:
+            self.error = f"{type(err).__name__}: {err}"
+            return False
         self.samples["t_s"].append(self._clock() - self._t0)
         for key, value in row.items():
             self.samples.setdefault(key, []).append(value)
+        return True
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self._record()
+            if not self._record():
+                return
 
     def start(self) -> "_Sampler":
         self._t0 = self._clock()
@@ -74,12 +89,13 @@ class _Sampler:
         return self
 
     def stop(self) -> dict:
-        """Stop sampling; return the samples ({"t_s": [...], <metric>: [...]}), at least one."""
+        """Stop sampling; return the samples ({"t_s": [...], <metric>: [...]}): at least one
+        unless sampling failed (``error`` says why; the samples before the failure are kept)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-            if not self.samples["t_s"]:
+            if not self.samples["t_s"] and self.error is None:
                 self._record()  # a run shorter than one interval still gets a sample
         return self.samples
 
@@ -112,7 +128,9 @@ class NvmlSampler(_Sampler):
     The GPU is the one with NVML UUID ``uuid`` when given (NVML numbers GPUs its own way,
     regardless of ``CUDA_VISIBLE_DEVICES``: see :func:`nvml_uuid_of_cuda_device`), else NVML's
     GPU ``index``. ``nvml`` is the ``pynvml`` module (a fake one in tests). :meth:`start`
-    raises ``RuntimeError`` with the reason when NVML is unavailable.
+    raises ``RuntimeError`` with the reason when NVML is unavailable or has no such GPU
+    (NVML is shut down again first). An ``NVMLError`` while sampling (``NotSupported`` on a
+    MIG slice) ends sampling with its reason in ``error``.
     """
 
     def __init__(self, index: int = 0, interval_s: float = 0.1, nvml=None, clock=time.perf_counter,
@@ -127,11 +145,34 @@ class NvmlSampler(_Sampler):
         reason = nvml_unavailable_reason(self._nvml)
         if reason:
             raise RuntimeError(reason)
-        self._nvml = self._nvml if self._nvml is not None else __import__("pynvml")
-        self._nvml.nvmlInit()
-        self._handle = (self._nvml.nvmlDeviceGetHandleByUUID(self.uuid) if self.uuid
-                        else self._nvml.nvmlDeviceGetHandleByIndex(self.index))
-        return super().start()
+        nvml = self._nvml = self._nvml if self._nvml is not None else __import__("pynvml")
+        self._errors = (nvml.NVMLError,)
+        nvml.nvmlInit()
+        try:
+            self._handle = self._lookup()
+            return super().start()
+        except BaseException:
+            self._handle = None
+            nvml.nvmlShutdown()
+            raise
+
+    def _lookup(self):
+        """NVML's handle of the GPU (by ``uuid``, else ``index``); RuntimeError when NVML has none.
+
+        A ``GPU-`` UUID NVML does not know is tried as ``MIG-``: torch gives a MIG slice's
+        UUID without a prefix, and :func:`nvml_uuid_of_cuda_device` then adds ``GPU-``."""
+        nvml = self._nvml
+        try:
+            if not self.uuid:
+                return nvml.nvmlDeviceGetHandleByIndex(self.index)
+            try:
+                return nvml.nvmlDeviceGetHandleByUUID(self.uuid)
+            except nvml.NVMLError:
+                if not self.uuid.startswith("GPU-"):
+                    raise
+                return nvml.nvmlDeviceGetHandleByUUID("MIG-" + self.uuid[len("GPU-"):])
+        except nvml.NVMLError as err:
+            raise RuntimeError(f"NVML has no GPU {self.uuid or self.index!r}: {type(err).__name__}: {err}") from None
 
     def _sample(self) -> dict:
         rates = self._nvml.nvmlDeviceGetUtilizationRates(self._handle)
@@ -139,11 +180,12 @@ class NvmlSampler(_Sampler):
         return {"busy_pct": float(rates.gpu), "memory_used_bytes": int(memory.used)}
 
     def stop(self) -> dict:
-        samples = super().stop()
-        if self._handle is not None:
-            self._nvml.nvmlShutdown()
-            self._handle = None
-        return samples
+        try:
+            return super().stop()
+        finally:
+            if self._handle is not None:
+                self._handle = None
+                self._nvml.nvmlShutdown()
 
 
 def nvml_uuid_of_cuda_device(index: int, properties=None) -> str | None:
@@ -172,6 +214,8 @@ def read_proc_stat(path: str = "/proc/stat") -> tuple[int, int]:
 
 class CpuSampler(_Sampler):
     """Sample the machine's CPU busy fraction (``busy``, 0-1 over all cores) from /proc/stat."""
+
+    _errors = (OSError, ValueError, IndexError)
 
     def __init__(self, interval_s: float = 0.1, reader=read_proc_stat, clock=time.perf_counter):
         super().__init__(interval_s, clock)

@@ -1,0 +1,452 @@
+"""Salus's CUDA paths on a fake ``torch.cuda`` / ``pynvml`` (no GPU): device warm-up before the
+memory baseline, lane streams ordered after the current stream, timers on ``cuda:N``'s stream,
+tracebacks dropped before memory is released, NVML failures, and the names a table may hold."""
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+import time
+import types
+import weakref
+
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode
+
+from impls.salus.core.devices import CpuDevice, CudaDevice
+from impls.salus.core.executor import Executor, Submission
+from impls.salus.memory import memory_profile, utilisation
+from impls.salus.memory.lane_executor import LaneExecutor
+from salus_fakes import FakeClock, FakeJob
+
+
+class FakeCuda:
+    """Enough of ``torch.cuda`` to log streams, waits, events and allocator reads in order.
+
+    ``current`` is the current stream ("default" until ``stream(s)`` is entered); the fake
+    allocator holds ``allocated`` bytes, and the first matmul on a stream adds a cuBLAS
+    workspace of ``workspace`` bytes that stays allocated (see :class:`MatmulsMakeWorkspaces`).
+    """
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    def __init__(self, workspace=0):
+        self.log: list[tuple] = []
+        self.current = "default"
+        self.allocated = self.peak = 1000
+        self.workspace, self.warm_streams = workspace, set()
+        fake = self
+
+        class Stream:
+            count = 0
+
+            def __init__(self, device=None):
+                Stream.count += 1
+                self.name, self.device = f"lane{Stream.count}", device
+
+            def __repr__(self):
+                return self.name
+
+            def wait_stream(self, other):
+                fake.log.append(("wait_stream", self, other))
+
+            def synchronize(self):
+                fake.log.append(("stream_sync", self))
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.stream = None
+
+            def record(self, stream=None):
+                self.stream = stream if stream is not None else ("current stream of the current device", "cuda:0")
+                fake.log.append(("record", self.stream))
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, end):
+                return 1.0
+
+        self.Stream, self.Event = Stream, Event
+
+    @contextlib.contextmanager
+    def stream(self, s):
+        before, self.current = self.current, s
+        try:
+            yield
+        finally:
+            self.current = before
+
+    def current_stream(self, device=None):
+        return ("current stream of", str(device)) if self.current == "default" else self.current
+
+    def synchronize(self, device=None):
+        self.log.append(("device_sync",))
+
+    def empty_cache(self):
+        self.log.append(("empty_cache",))
+
+    def memory_allocated(self, device=None):
+        self.log.append(("memory_allocated",))
+        return self.allocated
+
+    def max_memory_allocated(self, device=None):
+        return self.peak
+
+    def reset_peak_memory_stats(self, device=None):
+        self.peak = self.allocated
+
+    def get_device_name(self, index):
+        return "Fake GPU"
+
+
+class MatmulsMakeWorkspaces(TorchFunctionMode):
+    """Log each ``torch.matmul``; the first on a stream allocates that stream's workspace."""
+
+    def __init__(self, cuda):
+        super().__init__()
+        self.cuda = cuda
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.matmul:
+            self.cuda.log.append(("matmul", self.cuda.current))
+            if self.cuda.current not in self.cuda.warm_streams:
+                self.cuda.warm_streams.add(self.cuda.current)
+                self.cuda.allocated += self.cuda.workspace
+                self.cuda.peak = max(self.cuda.peak, self.cuda.allocated)
+        return func(*args, **(kwargs or {}))
+
+
+def fake_cuda_device(cuda, index=0):
+    """A :class:`CudaDevice` on the fake module whose tensors live on the CPU."""
+    device = CudaDevice(index, cuda=cuda)
+    device.torch_device = torch.device("cpu")
+    return device
+
+
+# ---------------------------------------------------------------- 1. warm-up before the baseline
+
+def test_profile_memory_warms_the_device_before_reading_its_baseline(monkeypatch):
+    """The first matmul's cuBLAS workspace stays allocated: read after it, it is no job's bytes."""
+    cuda = FakeCuda(workspace=4096)
+
+    class Job:
+        optimizer = None
+
+        def __init__(self):
+            cuda.allocated += 500                      # weights and data
+
+        def step(self, count=True):
+            x = torch.ones(4, 4)
+            torch.matmul(x, x)
+            cuda.peak = max(cuda.peak, cuda.allocated + 200)   # activations, freed at the end
+
+        def release(self):
+            cuda.allocated -= 500
+
+    monkeypatch.setattr(memory_profile, "build_job", lambda *args, **kwargs: Job())
+    with MatmulsMakeWorkspaces(cuda):
+        out = memory_profile.profile_memory(["w"], fake_cuda_device(cuda), iterations=2, timing_iterations=1)
+    first_read = cuda.log.index(("memory_allocated",))
+    assert ("matmul", "default") in cuda.log[:first_read]                 # warmed first
+    assert ("device_sync",) in cuda.log[cuda.log.index(("matmul", "default")):first_read]
+    row = out["workloads"]["w"]
+    assert row["persistent_bytes"] == 500 and row["ephemeral_bytes"] == 200, row
+
+
+def test_warm_runs_a_matmul_on_each_stream_it_is_given():
+    cuda = FakeCuda()
+    lanes = [cuda.Stream(), cuda.Stream()]
+    with MatmulsMakeWorkspaces(cuda):
+        fake_cuda_device(cuda).warm(lanes)
+    assert [e[1] for e in cuda.log if e[0] == "matmul"] == ["default", *lanes]
+    assert cuda.log[-1] == ("device_sync",)
+
+
+# ---------------------------------------------------------------- 2. lanes after the current stream
+
+class LoggedJob:
+    """Logs its build (on the current stream), each launch (on its stream) and its release."""
+
+    def __init__(self, cuda, job_id, iterations=2, fail=None):
+        self.cuda, self.job_id, self.total_iterations, self.fail = cuda, job_id, iterations, fail
+        self.workload = "w"
+        cuda.log.append(("build", job_id, cuda.current))
+
+    def step(self):
+        if self.fail is not None:
+            raise self.fail
+        self.cuda.log.append(("launch", self.job_id, self.cuda.current))
+
+    def release(self):
+        self.cuda.log.append(("release", self.job_id))
+
+
+def _executor(kind, cuda):
+    device = CudaDevice(0, cuda=cuda)
+    if kind == "lanes":
+        return LaneExecutor("pack", device, capacity_bytes=800, use_pools=False, cuda=cuda,
+                            memory={"w": {"persistent_bytes": 100, "ephemeral_bytes": 300}})
+    return Executor("pack", device)
+
+
+@pytest.mark.parametrize("kind", ["executor", "lanes"])
+def test_a_job_taking_a_lane_orders_it_after_the_stream_it_was_built_on(kind):
+    cuda = FakeCuda()
+    ex = _executor(kind, cuda)
+    res = ex.run([Submission(LoggedJob(cuda, i)) for i in range(3)])
+    assert res["done"] == 3
+    for i in range(3):
+        built = cuda.log.index(("build", i, "default"))
+        first = next(n for n, e in enumerate(cuda.log) if e[:2] == ("launch", i))
+        lane = cuda.log[first][2]
+        assert lane != "default"
+        waits = [e for e in cuda.log[built:first] if e[0] == "wait_stream" and e[1] is lane]
+        assert waits and waits[-1][2] == ("current stream of", "cuda:0"), cuda.log
+
+
+@pytest.mark.parametrize("kind", ["executor", "lanes"])
+def test_a_failed_job_is_released_only_after_its_lanes_queued_work_is_done(kind):
+    cuda = FakeCuda()
+    ex = _executor(kind, cuda)
+    res = ex.run([Submission(LoggedJob(cuda, 0)), Submission(LoggedJob(cuda, 1, fail=RuntimeError("bad kernel")))])
+    assert res["failed"] == [1] and res["done"] == 1
+    lane = next(r.lane for r in ex.records if r.job_id == 1)
+    stream = getattr(lane, "stream", lane)
+    released = cuda.log.index(("release", 1))
+    assert ("stream_sync", stream) in cuda.log[:released], cuda.log
+    assert cuda.log.index(("empty_cache",)) > released
+
+
+def test_a_lane_that_cannot_be_waited_for_still_fails_its_job_alone():
+    cuda = FakeCuda()
+
+    def broken(self):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    cuda.Stream.synchronize = broken
+    res = Executor("pack", CudaDevice(0, cuda=cuda)).run(
+        [Submission(LoggedJob(cuda, 0)), Submission(LoggedJob(cuda, 1, fail=RuntimeError("bad kernel")))])
+    assert res["failed"] == [1] and res["done"] == 1
+    assert ("release", 1) in cuda.log
+
+
+# ---------------------------------------------------------------- 4. timers on cuda:N
+
+def test_a_timer_on_cuda_n_records_on_that_devices_stream():
+    cuda = FakeCuda()
+    device = CudaDevice(1, cuda=cuda)
+    timer = device.timer()
+    timer.start()
+    timer.stop()
+    assert timer.elapsed_ms() == 1.0
+    assert [e[1] for e in cuda.log if e[0] == "record"] == [("current stream of", "cuda:1")] * 2
+    lane = device.new_lane()
+    cuda.log.clear()
+    timer = device.timer(lane)
+    timer.start()
+    timer.stop()
+    assert [e[1] for e in cuda.log if e[0] == "record"] == [lane, lane]
+
+
+def test_serial_iterations_on_cuda_n_are_timed_on_its_stream():
+    cuda = FakeCuda()
+    res = Executor("fifo", CudaDevice(2, cuda=cuda)).run([Submission(LoggedJob(cuda, 0))])
+    assert res["done"] == 1
+    assert {e[1] for e in cuda.log if e[0] == "record"} == {("current stream of", "cuda:2")}
+
+
+# ---------------------------------------------------------------- 5. tracebacks dropped first
+
+def test_a_failed_iterations_tensors_are_freed_before_memory_is_released():
+    refs, alive = [], []
+
+    class Device(CpuDevice):
+        def release_memory(self):
+            gc.collect()
+            alive.append([r() is not None for r in refs])
+
+    class Failing(FakeJob):
+        def step(self):
+            def inner():
+                held_by_the_context = torch.ones(1024)
+                refs.append(weakref.ref(held_by_the_context))
+                raise KeyError("lookup")
+
+            activations = torch.ones(1 << 16)    # what an OOM'ing forward holds
+            refs.append(weakref.ref(activations))
+            try:
+                inner()
+            except KeyError:
+                raise RuntimeError("out of memory (stand-in)")
+
+    clock = FakeClock()
+    ex = Executor("fifo", Device(), clock=clock, sleep=clock.sleep)
+    res = ex.run([Submission(Failing(clock, 0, 1.0, 2))])
+    assert res["failed"] == [0]
+    assert alive == [[False, False]]
+    trace = ex.records[0].error_trace
+    assert "raise RuntimeError" in trace and "KeyError" in trace and "inner()" in trace   # text kept
+
+
+# ---------------------------------------------------------------- 3. NVML failures
+
+class FakeNvml:
+    class NVMLError(Exception):
+        pass
+
+    class NVMLError_LibraryNotFound(NVMLError):
+        pass
+
+    class NVMLError_NotSupported(NVMLError):
+        pass
+
+    class NVMLError_NotFound(NVMLError):
+        pass
+
+    def __init__(self, rates_ok=True, uuids=None):
+        self.rates_ok, self.uuids = rates_ok, uuids
+        self.inits = self.shutdowns = 0
+
+    def nvmlInit(self):
+        self.inits += 1
+
+    def nvmlShutdown(self):
+        self.shutdowns += 1
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        return index
+
+    def nvmlDeviceGetHandleByUUID(self, uuid):
+        if self.uuids is not None and uuid not in self.uuids:
+            raise self.NVMLError_NotFound("Not Found")
+        return uuid
+
+    def nvmlDeviceGetUtilizationRates(self, handle):
+        if not self.rates_ok:
+            raise self.NVMLError_NotSupported("Not Supported")   # what a MIG slice's handle gives
+        return types.SimpleNamespace(gpu=50, memory=1)
+
+    def nvmlDeviceGetMemoryInfo(self, handle):
+        return types.SimpleNamespace(used=1, total=2)
+
+
+def test_an_nvml_error_while_sampling_ends_sampling_with_its_reason():
+    nvml = FakeNvml(rates_ok=False)
+    sampler = utilisation.NvmlSampler(0, 0.005, nvml=nvml, uuid="MIG-1234")
+    died = []
+    before = threading.excepthook
+    threading.excepthook = lambda args: died.append(args.exc_type)
+    try:
+        sampler.start()
+        deadline = time.monotonic() + 5
+        while sampler.error is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        samples = sampler.stop()
+    finally:
+        threading.excepthook = before
+    assert died == []
+    assert sampler.error == "NVMLError_NotSupported: Not Supported"
+    assert samples["t_s"] == [] and "busy_pct" not in samples
+    assert nvml.inits == nvml.shutdowns
+
+
+def test_a_gpu_nvml_does_not_know_fails_start_clearly_and_shuts_nvml_down():
+    nvml = FakeNvml(uuids=set())
+    with pytest.raises(RuntimeError, match="NVML has no GPU 'GPU-deadbeef'"):
+        utilisation.NvmlSampler(0, 0.01, nvml=nvml, uuid="GPU-deadbeef").start()
+    assert nvml.inits == nvml.shutdowns
+
+
+def test_a_mig_slices_bare_uuid_is_found_under_its_mig_name():
+    props = lambda uuid: (lambda i: types.SimpleNamespace(uuid=uuid))   # noqa: E731
+    assert utilisation.nvml_uuid_of_cuda_device(0, props("MIG-a1b2")) == "MIG-a1b2"
+    assert utilisation.nvml_uuid_of_cuda_device(0, props("GPU-a1b2")) == "GPU-a1b2"
+    bare = utilisation.nvml_uuid_of_cuda_device(0, props("a1b2"))
+    assert bare == "GPU-a1b2"
+    nvml = FakeNvml(uuids={"MIG-a1b2"})
+    sampler = utilisation.NvmlSampler(0, 0.01, nvml=nvml, uuid=bare)
+    sampler.start()
+    try:
+        assert sampler._handle == "MIG-a1b2"
+    finally:
+        sampler.stop()
+    assert nvml.inits == nvml.shutdowns
+
+
+def _hyperparam_run(monkeypatch, nvml, ms=1.0, iterations=3):
+    from impls.salus.experiments import hyperparam
+
+    monkeypatch.setattr(hyperparam, "_sampler", lambda device: (
+        utilisation.NvmlSampler(0, 0.05, nvml=nvml, uuid="GPU-x"), "nvml busy %"))
+    clock = FakeClock()
+    ex = Executor("fifo", "cpu", clock=clock, sleep=clock.sleep, log_iterations=True)
+    jobs = [FakeJob(clock, i, ms, iterations) for i in range(2)]
+    return hyperparam._run(ex, jobs, None, 4)
+
+
+def test_hyperparam_runs_without_a_sampler_that_cannot_start(monkeypatch):
+    nvml = FakeNvml(uuids=set())
+    out = _hyperparam_run(monkeypatch, nvml)
+    assert out["done"] == 2 and not out["failed"]
+    assert out["sampler"]["status"].startswith("not measured: NVML has no GPU 'GPU-x'")
+    assert "busy_pct" not in out["sampler"]
+    assert nvml.inits == nvml.shutdowns
+
+
+def test_hyperparam_reads_a_failed_sampler_as_not_measured(monkeypatch):
+    out = _hyperparam_run(monkeypatch, FakeNvml(rates_ok=False), ms=1000.0)
+    assert out["done"] == 2
+    assert out["sampler"]["status"] == "not measured: NVMLError_NotSupported: Not Supported"
+
+
+# ---------------------------------------------------------------- 7. NVML's averaging window
+
+def test_a_run_shorter_than_nvmls_averaging_window_is_flagged(monkeypatch):
+    short = _hyperparam_run(monkeypatch, FakeNvml(), ms=10.0)      # 6 iterations of 10 ms
+    sampler = short["sampler"]
+    assert sampler["interval_s"] == 0.05 and sampler["averaging_window_s"][1] == 1.0
+    assert sampler["too_short"] is True
+    assert sampler["status"].startswith("not measured: run of") and "too short for NVML's averaging window" \
+        in sampler["status"]
+    assert sampler["busy_pct"]                                      # the samples are kept, not faked
+    long = _hyperparam_run(monkeypatch, FakeNvml(), ms=500.0)      # 3 s
+    assert long["sampler"]["too_short"] is False and long["sampler"]["status"] == "measured"
+
+
+# ---------------------------------------------------------------- 6. names a table holds
+
+@pytest.mark.parametrize("sizes, message", [
+    ({"mix": ["mlp_b64", "mlp_b64"]}, r"mix: \['mlp_b64', 'mlp_b64'\] names one workload twice \('mlp_b64'\)"),
+    ({"workloads": ["vae_b32", "mlp_b64", "vae_b32"]}, "workloads: .* names one workload twice"),
+    ({"rules": ["salus", "salus"]}, "rules: .* names one lane rule twice"),
+    ({"mix": []}, r"\[salus_policies\] of impls/profiles.toml: mix: the list is empty; name at least one workload"),
+    ({"workloads": []}, "workloads: the list is empty"),
+    ({"policies": []}, "policies: the list is empty; name at least one policy"),
+])
+def test_a_repeated_name_or_an_empty_list_is_refused_naming_its_setting(sizes, message):
+    from impls.salus.experiments.names import checked_names
+
+    with pytest.raises(ValueError, match=message):
+        checked_names(sizes, "salus_policies")
+
+
+def test_a_trace_needs_distinct_workloads():
+    from impls.salus.core.traces import poisson_trace
+
+    with pytest.raises(ValueError, match="workloads is empty"):
+        poisson_trace(3, 0.5, [], {}, (0.1, 1.0))
+    with pytest.raises(ValueError, match="workloads names 'a' twice"):
+        poisson_trace(3, 0.5, ["a", "a"], {"a": 1.0}, (0.1, 1.0))
+
+
+def test_the_policy_experiment_refuses_an_empty_policy_list_before_any_work(monkeypatch):
+    from impls.salus.experiments import scheduling
+
+    monkeypatch.setattr(scheduling, "profile_workloads",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("profiled first")))
+    sizes = dict(scheduling.salus_sizes("salus_policies", "smoke"), policies=[])
+    with pytest.raises(ValueError, match="policies: the list is empty"):
+        scheduling.policy_experiment(sizes, progress=False)
