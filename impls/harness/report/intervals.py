@@ -2,13 +2,16 @@
 
 - A benchmark point: its run-to-run spread on this machine, from repeated runs of one
   commit (:mod:`noise`): ``value * (1 ± spread)`` — the spread is the relative range of the
-  repeats, and the value is one run, which may lie at either end of its repeats, so the
-  interval reaches as far as they could on either side (``value ± spread`` for a number on
-  the absolute scale). ``value ± spread / 2`` would leave out the other repeat of two.
+  repeats, floored as ``make compare``'s threshold floors it (at least the benchmark's median
+  spread: :attr:`noise.Threshold.floored_spread`), and the value is one run, which may lie at
+  either end of its repeats, so the interval reaches as far as they could on either side
+  (``value ± spread`` for a number on the absolute scale). ``value ± spread / 2`` would leave
+  out the other repeat of two.
 - A ratio of two points: the relative spreads of both add (first order).
 - A trend (Spearman's rho over a parameter): a bootstrap over the points it is computed
   from, each redrawn within its repeat range (BOOTSTRAP_RESAMPLES draws, fixed seed), the
-  2.5th to 97.5th percentile of rho.
+  2.5th to 97.5th percentile of rho, joined with the measured rho (noise of ± the spread
+  can only scramble a perfect rank order, so the percentiles alone may leave it out).
 - An artifact value, or a point without repeats: no interval (None).
 - A claim with ``sampling_interval``: the interval its run's artifact gives for the
   sampling of its data (a bootstrap over the test points, of the same commit as the value),
@@ -106,6 +109,9 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     point's value is redrawn within the reach of its repeats (uniform over value * (1 ± spread),
     or value ± spread on the absolute scale)
     and rho recomputed: the interval says how far measurement noise could move the trend.
+    It is the 2.5th to 97.5th percentile of those rhos joined with the rho of the measured
+    values, so it always holds the measured rho; -1..1 (:data:`UNBOUNDED`) where a point's
+    range is infinite.
     """
     rows, failure = _select(points, source.benchmark, source.params)
     if failure:
@@ -123,8 +129,9 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
     rhos = spearman_rows(x, draws)
     low, high = np.percentile(rhos, [2.5, 97.5])
+    measured = float(spearman_rows(x, y[np.newaxis, :])[0])
     runs = min(h.runs for h in thresholds)
-    return Interval(float(low), float(high),
+    return Interval(float(min(low, measured)), float(max(high, measured)),
                     f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs, 95%)")
 
 
@@ -134,7 +141,7 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
     repeats, joined with its ``sampling_interval`` (read from ``artifacts`` at ``commit``, the
     value's) where it has one; None without either, or for a value that is not finite. An
     end that would not be finite (an infinite spread) gives the unbounded interval:
-    -inf..inf, or -1..1 for a trend's rho."""
+    -inf..inf, or -1..1 for a trend's rho. Any interval returned holds ``value``."""
     if not math.isfinite(value):
         return None
     repeats = _repeats_interval(claim, value, points, noise)
@@ -184,6 +191,8 @@ def _repeats_interval(claim: Claim, value: float, points: pd.DataFrame, noise: N
     if not (math.isfinite(found.low) and math.isfinite(found.high)):
         low, high = (-1.0, 1.0) if isinstance(source, TrendSource) else (-math.inf, math.inf)
         return Interval(low, high, UNBOUNDED)
+    if isinstance(source, TrendSource) and not found.unbounded:   # the bootstrap may leave the value out
+        return dataclasses.replace(found, low=min(found.low, value), high=max(found.high, value))
     return found
 
 

@@ -1,5 +1,8 @@
 """Run-to-run noise of every tracked number on one machine, and the thresholds it sets.
 
+Longer than 400 lines: measuring the thresholds, writing them and reading them back (a
+hand-written file checked key by key) are one file format with one set of invariants.
+
 Measured from two or more stored runs of the same commit (see :mod:`runs`): for each
 number (benchmark and parameter point) its *spread* is the relative range of its values
 over the runs of one commit, ``(max - min) / |median|``, the largest over the commits
@@ -77,15 +80,29 @@ class Threshold:
     threshold: float
     version: str = ""  # the benchmark's asv version it was measured on ("" when unknown)
     scale: str = RELATIVE
+    factor: float = FACTOR  # threshold = factor * floored spread (:attr:`Noise.factor`)
 
     @property
     def too_noisy(self) -> bool:
         return too_noisy(self.threshold, self.scale)
 
+    @property
+    def floored_spread(self) -> float:
+        """The spread the threshold was set from, ``threshold / factor``: the number's own
+        spread, or its benchmark's median spread where that is larger (an exact repeat is not
+        evidence of zero noise); never below ``spread``. ``spread`` itself where ``factor`` is
+        0 or not finite. Relative, or in the number's unit on the absolute scale."""
+        if 0 < self.factor < math.inf:
+            return max(self.spread, self.threshold / self.factor)
+        return self.spread
+
     def range_width(self, value: float) -> float:
         """The repeats' range around ``value``, in the number's unit: how far another run of
-        the same commit may lie from ``value`` on either side, ``value`` being one run."""
-        return (abs(value) if self.scale == RELATIVE else 1.0) * self.spread
+        the same commit may lie from ``value`` on either side, ``value`` being one run. Taken
+        from :attr:`floored_spread`, the spread ``make compare``'s threshold is set from:
+        a point that repeated exactly among siblings that moved does not get 0; infinite where
+        the spread or the threshold is."""
+        return (abs(value) if self.scale == RELATIVE else 1.0) * self.floored_spread
 
     def exceeded_by(self, old: float, new: float) -> bool:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
@@ -181,12 +198,17 @@ class Noise:
 
 def value_range(values: list[float], scale: str = RELATIVE) -> float:
     """Return the spread of ``values``: :func:`relative_range`, or ``max - min`` on the
-    absolute scale."""
-    return relative_range(values) if scale == RELATIVE else max(values) - min(values)
+    absolute scale; inf (too noisy to track) where a value is not finite. Never NaN."""
+    if scale == RELATIVE:
+        return relative_range(values)
+    return max(values) - min(values) if all(map(math.isfinite, values)) else math.inf
 
 
 def relative_range(values: list[float]) -> float:
-    """Return ``(max - min) / |median|`` of ``values``; 0 when all equal, inf around a 0 median."""
+    """Return ``(max - min) / |median|`` of ``values``: 0 when all equal; inf around a 0
+    median or where a value is not finite (inf or NaN). Never NaN."""
+    if not all(map(math.isfinite, values)):
+        return math.inf
     low, high = min(values), max(values)
     if high == low:
         return 0.0
@@ -274,7 +296,7 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
 
     thresholds = {
         key: Threshold(key[0], key[1], counts[key], spread,
-                       factor * max(spread, typical(key)), versions.get(key, ""), scale_of(key[0]))
+                       factor * max(spread, typical(key)), versions.get(key, ""), scale_of(key[0]), factor)
         for key, spread in sorted(point_spread.items())
     }
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -344,12 +366,41 @@ def _number(value: object, what: str) -> float:
         raise ValueError(f"{what} is {str(value)[:24]}..., too large for a float") from None
 
 
+MAX_WRITTEN = 1.0  # the largest relative threshold a hand-written entry may give (100%)
+
+
+def _threshold(value: object, scale: str, measured: bool) -> float:
+    """The ``threshold`` of a thresholds file's entry: null is infinite (too noisy to track,
+    as :func:`save_noise` writes it); else a finite number >= 0, and on the relative scale at
+    most :data:`MAX_WRITTEN` unless ``measured`` (``make noise`` writes a too-noisy number's
+    threshold as measured, which may exceed 1): a hand-written 5 is 5% typed as a percentage.
+    Raises ValueError (one line, saying to write 0.05 for 5% on the relative scale) otherwise."""
+    if value is None:
+        return math.inf
+    try:
+        number = _number(value, "'threshold'")
+    except ValueError as err:       # not a number at all: _number's own words, and the hint
+        hint = "" if scale == ABSOLUTE else ": write 0.05 for 5% (null: too noisy to track)"
+        raise ValueError(f"{err}{hint}") from None
+    limit = math.inf if scale == ABSOLUTE or measured else MAX_WRITTEN
+    if number <= limit and math.isfinite(number):
+        return number
+    if scale == ABSOLUTE:
+        raise ValueError(f"'threshold' is {str(value)[:24]}, not a finite number >= 0 in the number's "
+                         "unit (null: too noisy to track)")
+    raise ValueError(f"'threshold' is {str(value)[:24]}, not a relative threshold from 0 to 1: write 0.05 "
+                     "for 5% (null: too noisy to track)")
+
+
 def load_noise(path: Path) -> Noise:
     """Read a thresholds file written by :func:`save_noise` (null spread or threshold =
     infinite). An entry needs ``benchmark`` and ``threshold``; ``params`` (left out: every
     point of the benchmark), ``spread`` (default: the threshold over the factor), ``runs``,
     ``version`` and ``scale`` (default relative) may be left out of a hand-written entry.
-    Raises NoiseError naming the first entry that is wrong.
+    A threshold is a finite number >= 0 or null; a relative one above 1 (100%) only in a
+    measured entry (with its ``spread`` and ``runs`` >= 2, as :func:`save_noise` writes it).
+    Raises NoiseError, one line naming the file and the first entry that is wrong (and its
+    benchmark).
     """
     try:
         document = json.loads(Path(path).read_text())
@@ -373,25 +424,27 @@ def load_noise(path: Path) -> Noise:
                 raise ValueError("not an object")
             if not isinstance(entry.get("benchmark"), str) or "threshold" not in entry:
                 raise ValueError("needs 'benchmark' (a name) and 'threshold' (relative, 0.05 = 5%)")
-            threshold = _number(entry["threshold"], "'threshold'")
-            spread = (_number(entry["spread"], "'spread'") if "spread" in entry
-                      else threshold / factor if factor else threshold)
             runs = entry.get("runs", 0)
             if isinstance(runs, bool) or not isinstance(runs, int):
                 raise ValueError(f"'runs' is {runs!r}, not an integer")
+            scale = entry.get("scale", RELATIVE)
+            if scale not in SCALES:
+                raise ValueError(f"'scale' is {scale!r}, not one of {', '.join(SCALES)}")
+            threshold = _threshold(entry["threshold"], scale, "spread" in entry and runs >= 2)
+            spread = (_number(entry["spread"], "'spread'") if "spread" in entry
+                      else threshold / factor if factor else threshold)
             params = entry.get("params", EVERY_POINT)
             if not isinstance(params, str):
                 raise ValueError(f"'params' is {params!r}, not a parameter label like \"size=4096\" "
                                  f"(\"\" without parameters, \"{EVERY_POINT}\" or left out: every point)")
-            scale = entry.get("scale", RELATIVE)
-            if scale not in SCALES:
-                raise ValueError(f"'scale' is {scale!r}, not one of {', '.join(SCALES)}")
             item = Threshold(entry["benchmark"], params, runs, spread, threshold,
-                             str(entry.get("version") or ""), scale)
+                             str(entry.get("version") or ""), scale, factor)
             if (item.benchmark, item.params) in thresholds:
                 raise ValueError(f"a second threshold for {item.benchmark} [{item.params}]")
         except ValueError as err:
-            raise NoiseError(f"{path}: entry {index} of 'numbers': {err}") from err
+            named = (f" ({entry['benchmark']})"
+                     if isinstance(entry, dict) and isinstance(entry.get("benchmark"), str) else "")
+            raise NoiseError(f"{path}: entry {index} of 'numbers'{named}: {err}") from err
         thresholds[(item.benchmark, item.params)] = item
     return Noise(str(document.get("machine", "")), str(document.get("measured", "")),
                  document.get("runs", []), thresholds, factor)
