@@ -363,7 +363,7 @@ def test_a_lower_bound_at_the_open_baseline_is_not_a_reproduction():
                  "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_is_lower_bound", {}))})
     rows = _points(("b.Speed.track_ratio", 1.0, "b" * 40), ("b.Speed.track_is_lower_bound", 1.0, "b" * 40))
     [result] = evaluate_claims([c], rows, {}, no_cuda_state())
-    assert result.verdict == f"{NOT_MEASURED}: only a lower bound (1), the no-effect value the claim must exceed"
+    assert result.verdict == f"{NOT_MEASURED}: only a lower bound (1×), the no-effect value the claim must exceed"
     assert (result.ratio, result.in_range) == (1.0, False)
     assert formatting.paper_value(c) == "> 1×"
     assert formatting.paper_value(claim([1.0, math.inf], 0.0, None)) == "≥ 1×"
@@ -387,7 +387,7 @@ FLAG_CLEAR = ("bench_toy.Layout.track_bytes_used", {"layout": "random"})   # 0.0
 
 @pytest.mark.parametrize("paper, baseline, flag, verdict, shown", [
     (8.0, 1.0, FLAG_SET, INCONCLUSIVE, "≥ 3"),           # at least 3x: partly, or in the band, or above
-    (8.0, None, FLAG_SET, "not measured: only a lower bound (3), below the paper's value", "≥ 3"),
+    (8.0, None, FLAG_SET, "not measured: only a lower bound (3×), below the paper's value", "≥ 3"),
     (3.1, 1.0, FLAG_SET, INCONCLUSIVE, "≥ 3"),           # within the band, but may lie above it
     ([1.0, math.inf], 1.0, FLAG_SET, REPRODUCED, "≥ 3"),  # within a band without an upper end
     (2.0, 1.0, FLAG_SET, PARTLY, "≥ 3"),                 # above the band: judged as usual
@@ -417,7 +417,7 @@ def test_a_bound_flag_from_another_run_than_the_value_is_not_read_as_exact():
     assert evaluate_claims([c], same, {}, no_cuda_state())[0].verdict.startswith(NOT_MEASURED + ": only a lower")
     mixed = _points(("b.Speed.track_ratio", 0.8, "b" * 40), ("b.Speed.track_is_lower_bound", 0.0, "a" * 40))
     [result] = evaluate_claims([c], mixed, {}, no_cuda_state())
-    assert result.verdict == (f"{NOT_MEASURED}: cannot tell whether 0.8 is exact or a bound (its bound flag was "
+    assert result.verdict == (f"{NOT_MEASURED}: cannot tell whether 0.8× is exact or a bound (its bound flag was "
                               f"measured at aaaaaaaa, the value at bbbbbbbb)")
 
 
@@ -427,7 +427,7 @@ def test_a_bound_flag_without_any_result_is_not_read_as_exact():
                  "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
                  "lower_bound_when": BenchmarkSource(PointRef("b.Speed.track_is_lower_bound", {}))})
     [result] = evaluate_claims([c], _points(("b.Speed.track_ratio", 1.13, "b" * 40)), {}, no_cuda_state())
-    assert result.verdict.startswith(f"{NOT_MEASURED}: cannot tell whether 1.13 is exact or a bound (its bound "
+    assert result.verdict.startswith(f"{NOT_MEASURED}: cannot tell whether 1.13× is exact or a bound (its bound "
                                      f"flag has no result here")
 
 
@@ -501,7 +501,7 @@ def _upper_bounded(paper, baseline, flag_point):
     (8.0, 1.0, FLAG_SET, INCONCLUSIVE, "≤ 3"),           # 1.5 would be partly, 0.8 not reproduced
     (5.0, 10.0, FLAG_SET, PARTLY, "≤ 3"),                # paper below the baseline: lower is its side
     (3.1, 1.0, FLAG_SET, INCONCLUSIVE, "≤ 3"),           # inside the band: reproduced, or below it
-    (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3), above the paper's tolerance band", "≤ 3"),
+    (2.0, 1.0, FLAG_SET, "not measured: only an upper bound (3×), above the paper's tolerance band", "≤ 3"),
     ([-math.inf, 4.0], None, FLAG_SET, REPRODUCED, "≤ 3"),   # "at most 4": every value up to 3 is in it
     (2.0, 1.0, FLAG_CLEAR, PARTLY, "3"),                 # an exact value is judged as usual
 ])
@@ -1228,7 +1228,7 @@ def test_a_value_flagged_both_lower_and_upper_bound_is_not_judged():
     rows = _points(("b.Speed.track_ratio", 8.0, "b" * 40), ("b.Speed.track_lo", 1.0, "b" * 40),
                    ("b.Speed.track_hi", 1.0, "b" * 40))
     [result] = evaluate_claims([c], rows, {}, no_cuda_state())
-    assert result.verdict == f"{NOT_MEASURED}: 8 is flagged both a lower and an upper bound"
+    assert result.verdict == f"{NOT_MEASURED}: 8× is flagged both a lower and an upper bound"
 
 
 def test_a_value_of_synthetic_and_measured_data_says_partly_synthetic():
@@ -1356,7 +1356,7 @@ def test_interval_ends_near_a_band_edge_print_on_their_side_of_it():
                                no_cuda_state())
     assert result.verdict == INCONCLUSIVE
     assert formatting.measured(result) == "1.85× [1.7996, 2.1]"
-    assert "interval 1.7996..2.1 straddles the tolerance band" in result.detail
+    assert "interval 1.7996..2.1× straddles the tolerance band" in result.detail
 
 
 def test_a_claim_whose_run_has_no_sampling_interval_says_so_in_its_detail():

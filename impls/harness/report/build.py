@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,7 +26,7 @@ from impls.harness.report.model import Report
 from impls.harness.report.noise import Noise, NoiseError, default_noise_path, load_noise
 from impls.harness.report.paper_figures import render_paper_figures
 from impls.harness.report.skipped import skipped_points
-from impls.harness.report.verdicts import NOT_MEASURED, evaluate_claims
+from impls.harness.report.verdicts import DOES_NOT_FIT, NOT_MEASURED, evaluate_claims
 
 
 class NoResultsError(RuntimeError):
@@ -115,33 +116,92 @@ def _benchmark_info(results_dir: Path) -> dict:
         return {}                      # listed among the unreadable inputs by read_results
 
 
-def _older_artifacts_named(evaluated: list, commits: pd.DataFrame) -> tuple[list, list[str]]:
-    """The claims, with the detail of a value read from an artifact of an older commit than
-    the newest asv results saying so (its experiment was not run again there, or failed),
-    and a note listing them; unchanged where the results have no commit dates."""
+def _benchmark_versions(results_dir: Path) -> dict[str, str]:
+    """Return ``{benchmark name: asv version}`` from asv's ``benchmarks.json`` (the versions of
+    the benchmark code asv last ran or discovered); {} where it is absent or unreadable."""
+    try:
+        data = json.loads((Path(results_dir) / "benchmarks.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {name: str(entry["version"]) for name, entry in data.items()
+            if isinstance(entry, dict) and entry.get("version")}
+
+
+def _newest_dated(commits: pd.DataFrame) -> tuple[str, dict[str, int]] | None:
+    """The newest dated commit of ``commits`` (oldest first, git's order) and each dated
+    commit's place in that order; None without dated commits."""
     dated = commits.dropna(subset=["date"]) if not commits.empty else commits
     if dated.empty:
+        return None
+    return str(dated["commit"].iloc[-1]), {str(c): i for i, c in enumerate(dated["commit"])}
+
+
+def _older_than_newest(commit: str, newest: tuple[str, dict[str, int]]) -> bool:
+    """Whether the results date ``commit`` before their newest commit (a commit they do not
+    date, e.g. an artifact of a commit asv never ran, may well be newer: False)."""
+    _, place_of = newest
+    place = next((i for c, i in place_of.items() if same_commit(c, commit or "")), None)
+    return place is not None and place < len(place_of) - 1
+
+
+def _older_values_named(evaluated: list, commits: pd.DataFrame) -> tuple[list, list[str]]:
+    """The claims, with the detail of a value measured at an older commit than the newest
+    asv results saying so (read from an artifact: its experiment has none of the newest commit;
+    from benchmarks: they were not run again there), and a note listing them per kind;
+    unchanged where the results have no commit dates."""
+    newest = _newest_dated(commits)
+    if newest is None:
         return evaluated, []
-    newest_commit = str(dated["commit"].iloc[-1])        # commits are oldest first, in git's order
-    place_of = {str(c): i for i, c in enumerate(dated["commit"])}
-    out, older = [], []
+    newest_commit = newest[0]
+    out, older = [], {"artifacts": [], "benchmark results": []}
     for result in evaluated:
         benchmarks = result.benchmarks or ()
         commit = result.commit or ""
-        from_artifact = benchmarks and all(b.startswith("artifact:") for b in benchmarks)
-        # only a commit the results date can be told older (an artifact of a commit asv never
-        # ran, e.g. --save-artifact at HEAD, may well be newer)
-        place = next((i for c, i in place_of.items() if same_commit(c, commit)), None)
-        if from_artifact and result.measured is not None and place is not None and place < len(dated) - 1:
-            older.append(result.claim.id)
+        if benchmarks and result.measured is not None and _older_than_newest(commit, newest):
+            from_artifact = all(b.startswith("artifact:") for b in benchmarks)
+            older["artifacts" if from_artifact else "benchmark results"].append(result.claim.id)
+            why = ("that experiment has no artifact of the newest commit (not run again there, or it failed)"
+                   if from_artifact else
+                   f"{'that benchmark was' if len(benchmarks) == 1 else 'those benchmarks were'} not run again there")
             result = dataclasses.replace(
                 result, detail=f"{result.detail}; from the run at {commit[:8]}, older than the newest results "
-                               f"({newest_commit[:8]}): that experiment has no artifact of the newest commit "
-                               "(not run again there, or it failed)")
+                               f"({newest_commit[:8]}): {why}")
         out.append(result)
-    notes = [f"Claim(s) {', '.join(older)} read artifacts of older commits than the newest results "
-             f"({newest_commit[:8]}): their experiments were not run again there, or failed."] if older else []
+    notes = [f"Claim(s) {', '.join(ids)} read {kind} of older commits than the newest results "
+             f"({newest_commit[:8]}): " + ("their experiments were not run again there, or failed."
+                                           if kind == "artifacts" else "their benchmarks were not run again there.")
+             for kind, ids in older.items() if ids]
     return out, notes
+
+
+def _older_data_named(evaluated: list, commits: pd.DataFrame, points: pd.DataFrame,
+                      versions: Mapping[str, str]) -> list:
+    """The claims, with the verdict "claims.toml points at data that do not fit" replaced by
+    "from an older run ...; run it again" where those data are of an older commit than the
+    newest results, and by "from another benchmark version ...; run it again" where the
+    results' benchmark version differs from benchmarks.json's (``versions``): a reference to
+    the current layout or parameters is no error in claims.toml."""
+    newest = _newest_dated(commits)
+    out = []
+    for result in evaluated:
+        if result.verdict.startswith(DOES_NOT_FIT):
+            names = [b for b in result.benchmarks if not b.startswith("artifact:")]
+            rows = points[points["benchmark"].isin(names)] if names and "benchmark" in points else points[:0]
+            other = sorted({b for b, v in zip(rows["benchmark"], rows.get("version", []))
+                            if v and versions.get(b) and versions[b] != v})
+            commit = result.commit or ""
+            if newest is not None and commit and _older_than_newest(commit, newest):
+                result = dataclasses.replace(result, verdict=(
+                    f"{NOT_MEASURED}: from an older run (at {commit[:8]}; the newest results are of "
+                    f"{newest[0][:8]}) whose data do not fit claims.toml ({result.detail}); run it again"))
+            elif other:
+                result = dataclasses.replace(result, verdict=(
+                    f"{NOT_MEASURED}: from another version of {', '.join(other)} than the benchmark code's now, whose "
+                    f"data do not fit claims.toml ({result.detail}); run it again"))
+        out.append(result)
+    return out
 
 
 def _unknown_benchmarks_named(evaluated: list, info: Mapping, claims_path: Path) -> tuple[list, list[str]]:
@@ -275,7 +335,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     info = _benchmark_info(results_dir)
     evaluated, typo_notes = _unknown_benchmarks_named(evaluated, info, claims_path)
     notes += typo_notes
-    evaluated, older_notes = _older_artifacts_named(evaluated, commits)
+    evaluated = _older_data_named(evaluated, commits, points, _benchmark_versions(results_dir))
+    evaluated, older_notes = _older_values_named(evaluated, commits)
     notes += older_notes
     unplaced = [str(c)[:8] for c, known in zip(commits["commit"], commits["placed"]) if not known]
     if unplaced:

@@ -15,12 +15,34 @@ from impls.harness.report.verdicts import (
     band_edges,
     band_open,
     edge_digits,
+    ratio_to_paper,
     tolerance_band,
+    with_unit,
 )
 
 DASH = "—"
 RATIO_NOTE = ("ratio = measured / paper value; for a range, measured / the nearest end of "
               "the range (1.00 inside it)")
+
+# A verdict judged on a single value for want of run-to-run noise (ClaimResult.no_noise) carries this mark
+NO_NOISE_MARK = "†"
+NO_NOISE_WHY = ("no usable noise thresholds for this number (absent, damaged, another machine's or another "
+                "benchmark version's, or none for it in the file: see the machine's notes)")
+NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} {NO_NOISE_WHY}: no run-to-run interval, so the verdict is judged on the "
+                     "single value (it cannot be inconclusive for noise; a machine with thresholds for the number "
+                     "may call the same value inconclusive).")
+
+
+def judged_without_noise(result: ClaimResult) -> bool:
+    """Whether ``result``'s verdict was judged on its single value for want of noise
+    thresholds: a measured value read from benchmarks that had no run-to-run interval
+    (``no_noise``); never an artifact's value, nor one that is not measured."""
+    return result.no_noise and result.measured is not None and not result.verdict.startswith(NOT_MEASURED)
+
+
+def no_noise_mark(result: ClaimResult) -> str:
+    """:data:`NO_NOISE_MARK` where :func:`judged_without_noise`, else ""."""
+    return NO_NOISE_MARK if judged_without_noise(result) else ""
 
 
 def number(value: float, digits: int = 4) -> str:
@@ -30,11 +52,16 @@ def number(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-def with_unit(text: str, unit: str) -> str:
-    """Return ``text`` followed by ``unit`` ("x" becomes the × sign)."""
-    if unit in ("x", "×"):
-        return f"{text}×"
-    return f"{text} {unit}" if unit else text
+def edge(value: float) -> str:
+    """Return a band edge with the fewest significant digits, at least 4, that give it back
+    exactly ("2.7115", not "2.712"): a measured value printed on one side of the edge
+    (:func:`verdicts.edge_digits`) then reads on that side of the printed edge too."""
+    if not math.isfinite(value):
+        return number(value)
+    for digits in range(4, 18):
+        if float(f"{value:.{digits}g}") == value:
+            return f"{value:.{digits}g}"
+    return repr(value)
 
 
 def paper_value(claim: Claim) -> str:
@@ -54,18 +81,19 @@ def paper_value(claim: Claim) -> str:
 
 def band(claim: Claim) -> str:
     """Return the tolerance band, the measured values that reproduce ``claim``: "1.8–3.3×",
-    "> 1×" (open at the baseline), "≥ 0.9×", "≤ 1.1 s", "(1–3.3]×" where an end is open."""
+    "> 1×" (open at the baseline), "≥ 0.9×", "≤ 1.1 s", "(1–3.3]×" where an end is open.
+    Each end is printed exactly (:func:`edge`), so no value outside the band prints inside it."""
     lowest, highest = tolerance_band(claim)
     open_low, open_high = band_open(claim)
     if math.isinf(highest):
-        return ("> " if open_low else "≥ ") + with_unit(number(lowest), claim.unit)
+        return ("> " if open_low else "≥ ") + with_unit(edge(lowest), claim.unit)
     if math.isinf(lowest):
-        return ("< " if open_high else "≤ ") + with_unit(number(highest), claim.unit)
+        return ("< " if open_high else "≤ ") + with_unit(edge(highest), claim.unit)
     if lowest == highest:
-        return with_unit(number(lowest), claim.unit)
+        return with_unit(edge(lowest), claim.unit)
     if not (open_low or open_high):
-        return with_unit(f"{number(lowest)}–{number(highest)}", claim.unit)
-    return with_unit(f"{'(' if open_low else '['}{number(lowest)}–{number(highest)}{')' if open_high else ']'}",
+        return with_unit(f"{edge(lowest)}–{edge(highest)}", claim.unit)
+    return with_unit(f"{'(' if open_low else '['}{edge(lowest)}–{edge(highest)}{')' if open_high else ']'}",
                      claim.unit)
 
 
@@ -110,12 +138,30 @@ def data_note(result: ClaimResult) -> str:
         result.data, " (measured data)")
 
 
+def ratio_edges(claim: Claim) -> tuple[float, ...]:
+    """The ratios to the paper (:func:`verdicts.ratio_to_paper`) of ``claim``'s finite band
+    edges and baseline, and 1 for a range (inside it or not): a printed ratio must not be
+    rounded across one."""
+    found = [ratio_to_paper(claim, x)[0] for x in band_edges(claim) if math.isfinite(x)]
+    low, high = claim.paper_range
+    return tuple(r for r in found if r is not None) + ((1.0,) if low != high else ())
+
+
 def ratio(result: ClaimResult) -> str:
-    """Return the ratio to the paper (see ``RATIO_NOTE``), or a dash."""
+    """Return the ratio to the paper (see ``RATIO_NOTE``) with 2 decimals, more where fewer
+    would print it on or across the ratio of a band edge (:func:`ratio_edges`) it does not
+    lie on ("0.849997", not "0.85", below a band starting at 0.85), or a dash."""
     if result.ratio is None:
         return DASH
+    value, edges = result.ratio, ratio_edges(result.claim)
+
+    def side(x: float, at: float) -> int:
+        return (x > at) - (x < at)
+
+    decimals = next((d for d in range(2, 17)
+                     if all(side(float(f"{value:.{d}f}"), e) == side(value, e) for e in edges)), 17)
     bound = "≥ " if result.lower_bound else "≤ " if result.upper_bound else ""
-    return bound + f"{result.ratio:.2f}" + (" (in range)" if result.in_range else "")
+    return bound + f"{value:.{decimals}f}" + (" (in range)" if result.in_range else "")
 
 
 def verdict_class(verdict: str) -> str:

@@ -60,7 +60,7 @@ def _claim_rows(results: list[ClaimResult]) -> list[list[str]]:
         about = escape(f"{claim.id} · {fmt.where_in_paper(claim)}")
         note = f"<br><span class='small'>{escape(claim.note)}</span>" if claim.note else ""
         verdict = (f"<span class='verdict {fmt.verdict_class(result.verdict)}'>"
-                   f"{escape(result.verdict)}</span>")
+                   f"{escape(result.verdict)}</span>{fmt.no_noise_mark(result)}")
         rows.append([
             escape(system_name(claim.system)),
             f"{escape(claim.statement)}<br><span class='small'>{about}</span>{note}",
@@ -77,13 +77,27 @@ def _claim_rows(results: list[ClaimResult]) -> list[list[str]]:
 CLAIM_HEADER = ("system", "claim", "paper value", "measured", "ratio", "verdict")
 
 
+def _no_noise_line(results: list[ClaimResult]) -> str:
+    """The html footnote :data:`formatting.NO_NOISE_FOOTNOTE` with how many of ``results``
+    carry the mark (:func:`formatting.judged_without_noise`); "" where none does."""
+    count = sum(map(fmt.judged_without_noise, results))
+    if not count:
+        return ""
+    return f"<p class='small'>{escape(f'{count} verdict(s) marked. {fmt.NO_NOISE_FOOTNOTE}')}</p>"
+
+
 def _claims(report: Report) -> str:
+    """The verdict counts, the claims table and the peers' table; a verdict judged on its
+    single value for want of noise thresholds carries :data:`formatting.NO_NOISE_MARK`,
+    explained under its table."""
     parts = [f"<p>{escape(fmt.verdict_summary(report.claims))}.</p>",
              _table(CLAIM_HEADER, _claim_rows(report.claims), raw=True),
+             _no_noise_line(report.claims),
              f"<p class='small'>{escape(fmt.RATIO_NOTE)}. Hover a measured value for where it came from.</p>"]
     if report.peers:
         parts.append("<h3>Peer and follow-up numbers (context, not claims of the papers)</h3>")
         parts.append(_table(CLAIM_HEADER, _claim_rows(report.peers), raw=True))
+        parts.append(_no_noise_line(report.peers))
     return "".join(parts)
 
 

@@ -24,13 +24,18 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]] | list[list[str]]
 
 def _claims_table(results: list[ClaimResult]) -> str:
     """The claims with what the HTML page shows beside each: its note (how it is measured,
-    on which data) under the statement, and where the value came from (source and commit)."""
+    on which data) under the statement, and where the value came from (source and commit);
+    a verdict judged on its single value for want of noise thresholds carries
+    :data:`formatting.NO_NOISE_MARK`, explained under the table."""
     rows = [(system_name(r.claim.system),
              f"{r.claim.statement} ({r.claim.id}; {fmt.where_in_paper(r.claim)})"
              + (f" — {r.claim.note}" if r.claim.note else ""),
-             fmt.paper_value_and_band(r.claim), fmt.measured(r) + fmt.data_note(r), fmt.ratio(r), r.verdict, r.detail)
+             fmt.paper_value_and_band(r.claim), fmt.measured(r) + fmt.data_note(r), fmt.ratio(r),
+             r.verdict + fmt.no_noise_mark(r), r.detail)
             for r in results]
-    return table(("system", "claim", "paper value", "measured", "ratio", "verdict", "from"), rows)
+    count = sum(map(fmt.judged_without_noise, results))
+    footnote = f"\n{count} verdict(s) marked. {fmt.NO_NOISE_FOOTNOTE}\n" if count else ""
+    return table(("system", "claim", "paper value", "measured", "ratio", "verdict", "from"), rows) + footnote
 
 
 def _figures(report: Report) -> list[str]:

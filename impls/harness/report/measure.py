@@ -271,30 +271,32 @@ def artifact_interval(artifacts: Mapping[str, Mapping[str, Any]], source: Artifa
     return float(value[0]), float(value[1])
 
 
-def setting_mismatch(artifacts: Mapping[str, Mapping[str, Any]], condition, commit: str | None) -> str | None:
-    """Why the run measured at ``commit`` is not the setting ``condition`` (a
-    :class:`~impls.harness.report.claims.Condition`) names, or None when it is: the
-    artifact's value differs from ``equals`` or lies below ``at_least`` (or, with
-    ``at_least``, is no number), or the artifact, its path or its commit cannot tell."""
+def check_setting(artifacts: Mapping[str, Mapping[str, Any]], condition,
+                  commit: str | None) -> tuple[str | None, bool]:
+    """``(why, told)``: why the run measured at ``commit`` is not the setting ``condition`` (a
+    :class:`~impls.harness.report.claims.Condition`) names, or None when it is; ``told`` is
+    False where the artifact cannot tell the run's setting (no artifact, one of another commit,
+    no such path, or, with ``at_least``, no number there), True where it tells it (the value
+    differs from ``equals`` or lies below ``at_least``, or the run is at the setting)."""
     value, why = _value_at(artifacts, condition.artifact, condition.path, commit)
     if why == _NO_ARTIFACT:
-        return f"no artifact {condition.artifact} to tell whether the run is at {condition.wanted}"
+        return f"no artifact {condition.artifact} to tell whether the run is at {condition.wanted}", False
     if why == _OTHER_COMMIT:
         return (f"artifact {condition.artifact} is of another commit than the value, so it cannot tell whether "
-                f"the run is at {condition.wanted}")
+                f"the run is at {condition.wanted}"), False
     if why == _NO_PATH:
-        return f"artifact {condition.artifact} has no {condition.path} to tell the run's setting"
+        return f"artifact {condition.artifact} has no {condition.path} to tell the run's setting", False
     if condition.at_least is not None:
         if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
             return (f"artifact {condition.artifact} has {condition.path} = {value!r}, not a number, so it cannot "
-                    f"tell whether the run is at {condition.wanted}")
+                    f"tell whether the run is at {condition.wanted}"), False
         if value < condition.at_least:
-            return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.wanted}"
-        return None
+            return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.wanted}", True
+        return None, True
     if value != condition.equals and not (isinstance(value, (int, float)) and isinstance(condition.equals, (int, float))
                                           and float(value) == float(condition.equals)):
-        return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.equals!r}"
-    return None
+        return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.equals!r}", True
+    return None, True
 
 
 def same_commit(a: str, b: str) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from impls.harness import paths
+from impls.harness.report import formatting as fmt
 from impls.harness.report.model import Report
 from impls.harness.report.verdicts import ClaimResult, band_open, tolerance_band
 
@@ -53,6 +54,7 @@ def claim_document(result: ClaimResult, machine: str, profile: str) -> dict[str,
                                                    "method": interval.method},
         "ratio": _number(result.ratio), "verdict": result.verdict, "detail": result.detail,
         "lower_bound": result.lower_bound, "upper_bound": result.upper_bound,
+        "no_noise": fmt.judged_without_noise(result),
         "benchmarks": list(result.benchmarks), "commit": result.commit,
         "machine": machine, "profile": profile,
     }

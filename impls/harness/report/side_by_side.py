@@ -19,26 +19,16 @@ from impls.harness.report.html_page import CSS, _png, _table
 from impls.harness.report.model import Report, system_name
 from impls.harness.report.paper_figures import DRAWN, FigureResult
 from impls.harness.report.report_json import report_document
-from impls.harness.report.verdicts import NOT_MEASURED, ClaimResult
+from impls.harness.report.verdicts import ClaimResult
 
 
 def side_by_side_name(machines: list[str]) -> str:
     return "side-by-side-" + "+".join(machines)
 
 
-NO_NOISE_MARK = "†"
-NO_NOISE_WHY = ("no usable noise thresholds for this number (absent, damaged, another machine's or another "
-                "benchmark version's, or none for it in the file: see the machine's notes)")
-NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} {NO_NOISE_WHY}: no run-to-run interval, so the verdict is judged on the "
-                     "single value (it cannot be inconclusive for noise; a machine with thresholds for the number "
-                     "may call the same value inconclusive).")
-
-
-def _judged_without_noise(result: ClaimResult) -> bool:
-    """Whether ``result``'s verdict was judged on its single value for want of noise
-    thresholds: a measured value read from benchmarks that had no run-to-run interval
-    (``no_noise``); never an artifact's value, nor one that is not measured."""
-    return result.no_noise and result.measured is not None and not result.verdict.startswith(NOT_MEASURED)
+# the mark, its reasons and footnote, and the test of a verdict judged without noise (formatting.py)
+NO_NOISE_MARK, NO_NOISE_WHY, NO_NOISE_FOOTNOTE = fmt.NO_NOISE_MARK, fmt.NO_NOISE_WHY, fmt.NO_NOISE_FOOTNOTE
+_judged_without_noise = fmt.judged_without_noise
 
 
 def _cell(result: ClaimResult | None) -> str:

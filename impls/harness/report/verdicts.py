@@ -1,5 +1,8 @@
 """Compare each claim's measured value with the paper's: ratio and verdict.
 
+Longer than 400 lines: the band, the verdict rules, bounds, intervals and the CUDA run's
+choice are one judgement sharing the band helpers; split, each part would import the others.
+
 Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
 
 - "reproduced": low - t*|low| <= measured <= high + t*|high| (the tolerance band), where
@@ -15,9 +18,11 @@ Verdicts, for a paper value p (or range [low, high]) and relative tolerance t:
 
 A measured value that is only a lower bound (the claim's ``lower_bound_when`` point is 1)
 is "reproduced" when it reaches a band without a finite top, and judged as its value above
-a band with one (the true value is higher still); inside such a band, and below the band on
-the paper's side of the baseline, the true value may lie in the band or beyond, so it is
-"inconclusive" (the detail keeps the point estimate); else "not measured".
+a band with one (the true value is higher still) where the paper lies above the baseline;
+inside such a band, below the band on the paper's side of the baseline, and above the band
+but below the baseline where the paper lies below it (partly or not reproduced), the true
+value may lie in more than one verdict's range, so it is "inconclusive" (the detail keeps
+the point estimate); else "not measured".
 A value that is only an upper bound (``upper_bound_when`` is 1) is judged where the true
 value, lower still, has one verdict: below the band, "not reproduced" when the bound is
 also on the wrong side of the baseline (or there is none), "partly" when the paper lies
@@ -30,14 +35,19 @@ Uncertainty (:mod:`intervals`): when the measured value has an interval (repeats
 bootstrap over the points it comes from) that lies partly inside and partly outside the
 tolerance band, or that holds the baseline (so even the direction is uncertain), the
 verdict is "inconclusive" — the data cannot tell the verdicts apart — and the detail
-keeps the point estimate's verdict. "partly" keeps its meaning above
+keeps the point estimate's verdict. So is one whose interval lies wholly in another place
+(a verdict and side of the band) than the point estimate: the numbers disagree with each
+other (:mod:`intervals` joins the value into each interval it returns; this holds
+whatever interval is given). "partly" keeps its meaning above
 (right direction, outside the band), so the two never mix.
 
 A claim with ``measured_cuda`` (the same measurement in the run on a CUDA device, the
 papers' setting) is judged on that run wherever it has a value, and on ``measured`` (the
 CPU run) elsewhere; the detail says which, and names a CUDA run that failed, recorded no
 value, or was skipped or not run on a machine with CUDA beside the CPU run's verdict. A
-``measured_cuda`` that does not fit the data gives the claims file's error.
+``measured_cuda`` that does not fit the data gives the claims file's error. A CUDA value of
+another commit than the CPU run's value says so in the detail ("older" where the results
+order the two commits).
 
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
@@ -55,11 +65,11 @@ from impls.harness.report.claims import Claim
 from impls.harness.report.intervals import (NO_SAMPLING, Interval, claim_benchmarks, claim_commit, claim_interval,
                                             lacks_run_to_run)
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, measure, same_commit,
-                                          setting_mismatch)
+from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, check_setting, measure,
+                                          same_commit)
 from impls.harness.report.noise import Noise
 from impls.harness.report.provenance import data_kind
-from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED
+from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -70,6 +80,16 @@ NOT_MEASURED_YET = "not measured yet"
 # asv records a skip and a benchmark that had no value (NaN, e.g. a target never reached) alike
 SKIPPED_HERE = "not measured: benchmark skipped or without a value on this machine"
 FAILED_HERE = "not measured: benchmark failed on this machine"
+# the start of the verdict on a claims.toml reference the data do not fit (build.py tells an
+# older run's or benchmark version's data apart from a wrong reference)
+DOES_NOT_FIT = f"{NOT_MEASURED}: claims.toml points at data that do not fit"
+
+
+def with_unit(text: str, unit: str) -> str:
+    """Return ``text`` followed by ``unit`` ("x" becomes the × sign)."""
+    if unit in ("x", "×"):
+        return f"{text}×"
+    return f"{text} {unit}" if unit else text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,6 +179,11 @@ def shown(value: float, claim: Claim) -> str:
     return f"{value:.{edge_digits(value, band_edges(claim))}g}"
 
 
+def shown_with_unit(value: float, claim: Claim) -> str:
+    """:func:`shown` followed by ``claim``'s unit ("10×", "0.4 s")."""
+    return with_unit(shown(value, claim), claim.unit)
+
+
 def in_band(claim: Claim, measured: float) -> bool:
     """Whether ``measured`` lies in ``claim``'s tolerance band (open ends excluded)."""
     lowest, highest = tolerance_band(claim)
@@ -208,7 +233,7 @@ def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineSt
     if measurement.status == STATUS_FAILED:
         return FAILED_HERE
     if measurement.status == INVALID:
-        return f"{NOT_MEASURED}: claims.toml points at data that do not fit ({measurement.detail})"
+        return f"{DOES_NOT_FIT} ({measurement.detail})"
     # no value (null, not finite), or an experiment measures it but this machine has no result
     # of it: say which (the README keeps "not measured yet" for a claim that nothing measures)
     return f"{NOT_MEASURED}: {measurement.detail}" if measurement.detail else NOT_MEASURED_YET
@@ -244,12 +269,39 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                       else "the baseline" if (claim.baseline is not None
                                               and interval.low < claim.baseline < interval.high)
                       else None)
+            high = shown(interval.high, claim)
+            span = f"interval {shown(interval.low, claim)}..{high if interval.unbounded else with_unit(high, claim.unit)}"
+            apart = None if across else _interval_elsewhere(claim, interval, result.measured)
             if across:
                 extra["verdict"] = INCONCLUSIVE
-                extra["detail"] = (f"{result.detail}; interval {shown(interval.low, claim)}.."
-                                   f"{shown(interval.high, claim)} straddles {across} (point estimate: "
-                                   f"{result.verdict})")
+                extra["detail"] = f"{result.detail}; {span} straddles {across} (point estimate: {result.verdict})"
+            elif apart:
+                extra["verdict"] = INCONCLUSIVE
+                extra["detail"] = (f"{result.detail}; {span} lies wholly {apart}, apart from the point estimate "
+                                   f"{shown_with_unit(result.measured, claim)}: the numbers disagree with each "
+                                   f"other (point estimate: {result.verdict}; interval: "
+                                   f"{judge(claim, interval.low)})")
     return dataclasses.replace(result, **extra)
+
+
+def _interval_elsewhere(claim: Claim, interval: Interval, value: float) -> str | None:
+    """Where ``interval`` lies when all of it is in one place (:func:`_place`) other than the
+    point estimate ``value``'s: "inside the tolerance band", "below it", "above it", or "at
+    or past the no-effect value" (the baseline); None where it holds the point estimate's
+    place, or more than one place (straddling is told apart before)."""
+    at_low, at_high = _place(claim, interval.low), _place(claim, interval.high)
+    if at_low != at_high or at_low == _place(claim, value):
+        return None
+    verdict, side = at_low
+    if verdict == NOT_REPRODUCED and claim.baseline is not None:
+        return "at or past the no-effect value (the baseline)"
+    return {0: "inside the tolerance band", -1: "below the tolerance band", 1: "above the tolerance band"}[side]
+
+
+def _place(claim: Claim, x: float) -> tuple[str, int]:
+    """``x``'s verdict (:func:`judge`) and side of the tolerance band: -1 below, 0 in, 1 above."""
+    side = 0 if in_band(claim, x) else -1 if below_band(claim, x) else 1
+    return judge(claim, x), side
 
 
 def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
@@ -263,7 +315,14 @@ def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping
         return claim, ""
     found = measure(claim.measured_cuda, points, artifacts)
     if found.ok:
-        return dataclasses.replace(claim, measured=claim.measured_cuda), "CUDA run"
+        cpu = measure(claim.measured, points, artifacts) if claim.measured is not None else None
+        note = "CUDA run"
+        if cpu is not None and cpu.ok and found.commit and cpu.commit and not same_commit(found.commit, cpu.commit):
+            older = _older(points, found.commit, cpu.commit)
+            note = (f"CUDA run, {'older than' if older else 'of another commit than'} the CPU run's value "
+                    f"({shown_with_unit(cpu.value, claim)} at {cpu.commit[:8]}; not judged: the CUDA run is the "
+                    "papers' setting)")
+        return dataclasses.replace(claim, measured=claim.measured_cuda), note
     if found.status == INVALID:
         return dataclasses.replace(claim, measured=claim.measured_cuda), ""
     has_cuda = state.missing_reason(("cuda",)) is None
@@ -271,6 +330,23 @@ def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping
         return claim, ""
     what = {STATUS_SKIPPED: "was skipped here", ABSENT: "was not run here"}.get(found.status, "has no value")
     return claim, f"CPU run (the CUDA run {what}: {found.detail})"
+
+
+def _older(points: pd.DataFrame, commit: str, other: str) -> bool:
+    """Whether the results in ``points`` place ``commit`` before ``other``: by git's order
+    (column :data:`HISTORY`) where git knows both, else by commit date; False where they
+    cannot tell (a commit without results, e.g. an artifact's)."""
+    def where(c: str) -> pd.DataFrame:
+        return points[points["commit"].map(lambda x: same_commit(str(x), c))] if "commit" in points else points[:0]
+
+    a, b = where(commit), where(other)
+    if a.empty or b.empty:
+        return False
+    if HISTORY in points and a[HISTORY].max() >= 0 and b[HISTORY].max() >= 0 and a[HISTORY].max() != b[HISTORY].max():
+        return bool(a[HISTORY].max() < b[HISTORY].max())
+    if "date" in points and a["date"].notna().any() and b["date"].notna().any():
+        return bool(a["date"].max() < b["date"].max())
+    return False
 
 
 def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
@@ -290,38 +366,49 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
                            detail=measurement.detail)
     value = measurement.value
-    other = setting_mismatch(artifacts, claim.applies_when, measurement.commit) if claim.applies_when else None
+    other, told = (check_setting(artifacts, claim.applies_when, measurement.commit) if claim.applies_when
+                   else (None, True))
     if other:
-        return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {shown(value, claim)} is of "
-                           "another setting than the claim's", coverage=measurement.coverage)
+        what = (f"{shown_with_unit(value, claim)} is of another setting than the claim's" if told
+                else f"cannot tell the setting of {shown_with_unit(value, claim)}")
+        return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {what}",
+                           coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
     verdict, detail = judge(claim, value), measurement.detail
     flags = [_flag_set(source, points, artifacts, measurement.commit)
              for source in (claim.lower_bound_when, claim.upper_bound_when)]
     unknown = next((why for why in flags if isinstance(why, str)), None)
     if unknown:
-        return ClaimResult(claim, f"{NOT_MEASURED}: cannot tell whether {shown(value, claim)} is exact or a bound ({unknown})",
+        return ClaimResult(claim, f"{NOT_MEASURED}: cannot tell whether {shown_with_unit(value, claim)} is exact or a "
+                           f"bound ({unknown})",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
     lower, upper = (flag is True for flag in flags)
     if lower and upper:      # corrupt data: a value cannot be both
-        return ClaimResult(claim, f"{NOT_MEASURED}: {shown(value, claim)} is flagged both a lower and an upper bound",
+        return ClaimResult(claim, f"{NOT_MEASURED}: {shown_with_unit(value, claim)} is flagged both a lower and an "
+                           "upper bound",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
     if lower:
         detail = f"{detail}; a lower bound (the slower run never reached the target)"
         highest = tolerance_band(claim)[1]
+        at_least = shown_with_unit(value, claim)
         if below_band(claim, value):
             where = ("the no-effect value the claim must exceed" if value == claim.baseline
                      else "below the paper's value")
             if verdict == PARTLY:   # right direction; the true value may still lie in the band or above
                 verdict = INCONCLUSIVE
-                detail = (f"{detail}; at least {shown(value, claim)}, below the band: the true value may lie in it or "
+                detail = (f"{detail}; at least {at_least}, below the band: the true value may lie in it or "
                           f"above (point estimate: {PARTLY})")
             else:
-                verdict = f"{NOT_MEASURED}: only a lower bound ({shown(value, claim)}), {where}"
+                verdict = f"{NOT_MEASURED}: only a lower bound ({at_least}), {where}"
         elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
             verdict = INCONCLUSIVE
-            detail = (f"{detail}; at least {shown(value, claim)}, inside the band up to {highest:g}: the true value may "
-                      f"lie above it (point estimate: {REPRODUCED})")
+            detail = (f"{detail}; at least {at_least}, inside the band up to {with_unit(f'{highest:g}', claim.unit)}: "
+                      f"the true value may lie above it (point estimate: {REPRODUCED})")
+        elif verdict == PARTLY and claim.baseline is not None and claim.paper_range[1] <= claim.baseline:
+            # above the band, short of the baseline the paper lies below: the true value may reach it
+            verdict = INCONCLUSIVE
+            detail = (f"{detail}; at least {at_least}, above the band and below the no-effect value: partly or not "
+                      f"reproduced (partly at best)")
     elif upper:
         detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
         verdict, why = _judge_upper_bound(claim, value)
@@ -341,10 +428,11 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
     if in_band(claim, bound):
         if math.isinf(tolerance_band(claim)[0]):     # no bottom: every value below the bound is in it
             return REPRODUCED, ""
-        return INCONCLUSIVE, (f"at most {shown(bound, claim)}, inside the band: the true value may lie in it or below "
+        return INCONCLUSIVE, (f"at most {shown_with_unit(bound, claim)}, inside the band: the true value may lie in "
+                              "it or below "
                               f"(point estimate: {REPRODUCED})")
     if not below_band(claim, bound):
-        return f"{NOT_MEASURED}: only an upper bound ({shown(bound, claim)}), above the paper's tolerance band", ""
+        return f"{NOT_MEASURED}: only an upper bound ({shown_with_unit(bound, claim)}), above the paper's tolerance band", ""
     baseline = claim.baseline
     if baseline is None:
         return NOT_REPRODUCED, ""
@@ -352,7 +440,8 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
         return PARTLY, ""
     if bound <= baseline:
         return NOT_REPRODUCED, ""
-    return INCONCLUSIVE, (f"at most {shown(bound, claim)}, below the band and above the no-effect value: partly or not "
+    return INCONCLUSIVE, (f"at most {shown_with_unit(bound, claim)}, below the band and above the no-effect value: "
+                          "partly or not "
                           f"reproduced (partly at best)")
 
 
