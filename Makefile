@@ -40,7 +40,7 @@ report: setup
 # make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>] [THRESHOLD=5%]: fails on a regression
 # (make prints Error 1; Error 2 when it cannot compare; scripts/compare.py exits 1 or 2 itself)
 compare: setup
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(BASE),--base $(call quote,$(BASE))) $(if $(HEAD),--head $(call quote,$(HEAD))) $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(if $(THRESHOLD),--default-threshold $(call quote,$(THRESHOLD)))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(BASE),--base $(call quote,$(BASE))) $(if $(HEAD),--head $(call quote,$(HEAD))) $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(if $(THRESHOLD),--default-threshold=$(call quote,$(THRESHOLD)))
 
 # make noise [MACHINE=<name>] [LEAVE_OUT=<run>]: thresholds from two or more stored runs of one commit
 noise: setup

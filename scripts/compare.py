@@ -14,12 +14,16 @@ older; by the date asv records where git knows none) with the run before it in o
 environment.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
 Exit status: 1 when a number regressed or a measured benchmark failed in the new run, 0
-when none did, 2 when it cannot compare (nothing in common, bad arguments, another
-machine's run or thresholds).
+when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad
+arguments, another machine's run or thresholds, a number without any threshold that moved
+beyond the too-noisy level while no --default-threshold was given). Changed numbers left
+unjudged for want of a threshold, and thresholds that name numbers the new run does not
+have (a stale file), are warned of on stderr.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -83,6 +87,21 @@ def _descends(base: str, head: str) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
+
+
+def stale_thresholds(measured: noise.Noise, head) -> list[str]:
+    """The thresholds of ``measured`` that name no number of the result frame ``head`` (a
+    benchmark it lacks, or a point its benchmark no longer has), as ``<benchmark> [<params>]``
+    (``[*]``: every point) in the file's order, named as :meth:`noise.Noise.get` finds them."""
+    points: dict[str, list[str]] = {}
+    for benchmark, params in zip(head["benchmark"], head["param_label"]):
+        points.setdefault(benchmark, []).append(params)
+    stale = []
+    for key, threshold in measured.thresholds.items():
+        alone = dataclasses.replace(measured, thresholds={key: threshold})
+        if not any(alone.get(threshold.benchmark, params) for params in points.get(threshold.benchmark, ())):
+            stale.append(f"{threshold.benchmark} [{threshold.params.replace(', ', ',')}]")
+    return stale
 
 
 def relative_threshold(text: str) -> float:
@@ -186,16 +205,30 @@ def main(argv: list[str] | None = None) -> int:
     result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing)
     for line in compare.format_comparison(result):
         print(line)
+    stale = stale_thresholds(measured, head) if measured is not None else []
+    if stale:
+        print(f"compare: warning: {len(stale)} threshold(s) in {noise_path} name a benchmark or point the new run "
+              f"does not have (a stale thresholds file: `make noise` again): {', '.join(stale[:5])}"
+              + (f" and {len(stale) - 5} more" if len(stale) > 5 else ""), file=sys.stderr)
+    unthresholded = result.of_kind(compare.NO_THRESHOLD)
+    if unthresholded:
+        print(f"compare: warning: {len(unthresholded)} changed number(s) not judged: no threshold applies to them "
+              "(NO THRESHOLD above): `make noise` again, or pass --default-threshold (make compare THRESHOLD=5%) "
+              "for the relative ones", file=sys.stderr)
     if result.regressed:
         return 1
     if not result.changes:
         print(f"compare: no number of the base run {old.label} was measured in the new run "
               f"{new.label}: nothing was compared", file=sys.stderr)
         return 2
-    if not any(c.kind not in (compare.NO_THRESHOLD, compare.NEW_VERSION, compare.BOUND, "too noisy")
+    if all(c.kind == compare.CARRIED for c in result.changes):
+        print(f"compare: nothing was measured again: every number carried over from the base run {old.label} "
+              f"(the new run {new.label} holds its values): run the benchmarks again", file=sys.stderr)
+        return 2
+    if not any(c.kind not in (compare.NO_THRESHOLD, compare.NEW_VERSION, compare.BOUND, compare.NOISY)
                and c.threshold is not None and c.direction in directions.JUDGED for c in result.changes):
         only_bounds = len(result.of_kind(compare.BOUND))
-        if only_bounds and not any(c.kind in (compare.NO_THRESHOLD, "too noisy") for c in result.changes):
+        if only_bounds and not any(c.kind in (compare.NO_THRESHOLD, compare.NOISY) for c in result.changes):
             print(f"compare: nothing was judged: the {only_bounds} number(s) in common with a threshold were bounds "
                   "at either run (>=, <=), which prove neither a regression nor an improvement", file=sys.stderr)
         else:
@@ -203,6 +236,14 @@ def main(argv: list[str] | None = None) -> int:
                   "thresholds of other benchmarks, or all too noisy to track here)"
                   + (f", and {only_bounds} were bounds that prove neither" if only_bounds else "")
                   + ": nothing was judged; run `make noise`", file=sys.stderr)
+        return 2
+    moved = [c for c in unthresholded if compare.moved_beyond_tracking(c.old, c.new)]
+    if moved and args.default_threshold is None:
+        first = moved[0]
+        print(f"compare: cannot compare: {len(moved)} number(s) with no threshold moved beyond "
+              f"{100 * noise.TOO_NOISY:.0f}% (e.g. {first.benchmark} [{first.params.replace(', ', ',')}] "
+              f"{first.old:.6g} -> {first.new:.6g}): `make noise` again, or pass --default-threshold "
+              "(make compare THRESHOLD=5%) to judge them", file=sys.stderr)
         return 2
     return 0
 

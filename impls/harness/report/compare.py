@@ -13,7 +13,8 @@ relative, does not apply to absolute-scale numbers. Flags
 that changed are listed apart and never count as regressions; context numbers and
 numbers without a declared direction are not judged; nor is a number whose threshold
 is not measured (unless a default is given) or too noisy to track here, nor one whose
-benchmark version differs between the runs (it measures something else now).
+benchmark version differs between the runs (it measures something else now); one too noisy
+that moved beyond :data:`noise.TOO_NOISY` of its value is listed (``TOO NOISY``), not judged.
 
 A number its benchmark declares only a bound where a flag says so (``bounded_by``: a
 speed-up over a run that never reached its target is ">= value") is judged only on what
@@ -40,7 +41,7 @@ import pandas as pd
 
 from impls.harness import profiles
 from impls.harness.report.directions import FLAG, HIGHER, LOWER, UNKNOWN, direction_of
-from impls.harness.report.noise import ABSOLUTE, RELATIVE, Noise, change, factor, too_noisy
+from impls.harness.report.noise import ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, too_noisy
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
@@ -49,6 +50,7 @@ LOWER_BOUND, UPPER_BOUND = "lower", "upper"  # a number that is only ">= value" 
 UNKNOWN_BOUND = "unknown"  # its bound flags were not measured in that run: it may be either
 FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
 CARRIED = "not measured again"  # the new run holds the base run's measurement itself
+NOISY = "too noisy"  # a threshold above the too-noisy level: never judged
 
 
 _MARKS = {LOWER_BOUND: ">= ", UPPER_BOUND: "<= ", UNKNOWN_BOUND: "(bound?) ", "": ""}
@@ -65,7 +67,7 @@ class Change:
     direction: str
     threshold: float | None
     # REGRESSION / IMPROVEMENT / CHANGED (a flag) / NEW VERSION / NO THRESHOLD / BOUND (a
-    # change the bounds do not prove) / "same" / "unjudged" / "too noisy" / CARRIED
+    # change the bounds do not prove) / "same" / "unjudged" / NOISY / CARRIED
     kind: str
     scale: str = RELATIVE
     why: str = ""  # for NO THRESHOLD: why none applies; for NEW VERSION: why the versions differ
@@ -102,6 +104,11 @@ class Change:
         if self.kind == NO_THRESHOLD:
             why = self.why or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {self.direction} is better; {why}: not judged, run `make noise`)"
+        if self.kind == NOISY:
+            limit = (f"threshold {100 * self.threshold:.3g}% over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
+                     and math.isfinite(self.threshold or math.inf) else "an unbounded spread")
+            return (f"TOO NOISY{values[len(self.kind):]} ({self._change_text()}, {self.direction} is better; "
+                    f"too noisy to track here, {limit}: not judged)")
         if self.kind == BOUND:
             return (f"{values} ({self._change_text()}, {self.direction} is better; a bound (>=, <=) at either run: "
                     "the values prove neither a regression nor an improvement, not judged)")
@@ -166,6 +173,13 @@ class Comparison:
         return bool(self.of_kind(REGRESSION) or self.lost_of_kind(FAILED))
 
 
+def moved_beyond_tracking(old: float, new: float) -> bool:
+    """Whether ``new`` moved from ``old`` beyond the too-noisy level, relative whatever the
+    number's scale: a factor beyond ``1 + TOO_NOISY`` either way for two positive values,
+    else a relative change beyond ``TOO_NOISY`` (any change from 0)."""
+    return judge_change(old, new, LOWER, TOO_NOISY, RELATIVE) != "same"
+
+
 def worsening(old: float, new: float, direction: str, scale: str = RELATIVE) -> float:
     """Return how much worse ``new`` is than ``old`` (relative, or in the number's unit on
     the absolute scale; negative = better)."""
@@ -189,7 +203,7 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
     if threshold is None:
         return "same" if new == old else NO_THRESHOLD
     if too_noisy(threshold, scale):
-        return "too noisy"
+        return NOISY
     ratio = factor(old, new) if scale == RELATIVE else None
     if ratio is not None:
         worse_by = ratio if direction == LOWER else 1 / ratio
@@ -355,7 +369,8 @@ def format_comparison(comparison: Comparison) -> list[str]:
     """Return the lines to print: regressions and failures, improvements, flipped flags, new
     versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
     but prove neither a regression nor an improvement, numbers that moved without a declared
-    direction, then a summary."""
+    direction, too noisy ones that moved beyond :func:`moved_beyond_tracking`, then a summary
+    (one without a threshold that did not change, a flag too, is unchanged, not within noise)."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
     for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
@@ -364,19 +379,21 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
     lines += [c.line() for c in comparison.of_kind(BOUND) if c.new != c.old or c.new_bound != c.old_bound]
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == UNKNOWN and c.new != c.old]
+    lines += [c.line() for c in comparison.of_kind(NOISY) if moved_beyond_tracking(c.old, c.new)]
     counts = {kind: len(comparison.of_kind(kind))
               for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
-                           "too noisy", "unjudged", CARRIED)}
+                           NOISY, "unjudged", CARRIED)}
+    counts["same"] -= (unchanged := sum(1 for c in comparison.of_kind("same") if c.threshold is None))
     lost = {kind: len(comparison.lost_of_kind(kind)) for kind in (FAILED, SKIPPED, GONE)}
     lines.append(
         f"{len(comparison.changes)} numbers compared: {counts[REGRESSION]} regressions, "
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
-        f"{counts['same']} within noise, {counts['too noisy']} too noisy to track here, "
+        f"{counts['same']} within noise, {unchanged} unchanged without a threshold, "
+        f"{counts[NOISY]} too noisy to track here, "
         f"{counts[NEW_VERSION]} with a new benchmark version, {counts[NO_THRESHOLD]} changed without a "
         f"measured threshold, {counts[BOUND]} bounds that prove neither (listed where they moved), "
         f"{counts['unjudged']} not judged (context or undeclared), "
         f"{counts[CARRIED]} not measured again (the new run holds the base run's value: a partial rerun); "
         f"{comparison.only_in_base} only in the base run ({lost[FAILED]} failed, {lost[SKIPPED]} skipped or "
-        f"without a value, "
-        f"{lost[GONE]} gone), {comparison.only_in_head} only in the new one")
+        f"without a value, {lost[GONE]} gone), {comparison.only_in_head} only in the new one")
     return lines

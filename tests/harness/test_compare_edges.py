@@ -1,0 +1,113 @@
+"""`make compare` at its edges: numbers too noisy to judge that still moved a lot, a stale or
+partial thresholds file, a new run that measured nothing again, a threshold typed as a
+negative percentage, and what the summary counts as unchanged."""
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, STEADY, base_values, run_compare,
+                              script, write_benchmarks_json, write_run)
+from impls.harness.report import compare, noise, runs
+
+DECLARED = {RATE: "higher", LATENCY: "lower", FLAG: "flag", STEADY: "higher"}
+LATENCY_POINT = "block_bytes=4096, queue_depth=1"
+
+
+def frame(values: dict[str, float]) -> pd.DataFrame:
+    labels = {RATE: "policy='lru'", LATENCY: LATENCY_POINT, FLAG: "comparison='slide-vs-dense'",
+              STEADY: "threads=2, padding=True"}
+    return pd.DataFrame({"benchmark": list(values), "param_label": [labels[b] for b in values],
+                         "value": list(values.values()), "status": ["ok"] * len(values),
+                         "type": ["track"] * len(values), "version": ["1"] * len(values)})
+
+
+def thresholds(**by_benchmark: float) -> noise.Noise:
+    names = {"rate": RATE, "steady": STEADY, "latency": LATENCY}
+    return noise.Noise(MACHINE, "t", [], {(names[k], "*"): noise.Threshold(names[k], "*", 2, v / 3, v)
+                                          for k, v in by_benchmark.items()})
+
+
+def two_runs(tmp_path, head_values: dict, head_started: int = 200):
+    """A result folder with an archived run of BASE (the fixtures' base values) and one of HEAD."""
+    results = tmp_path / ".asv" / "results"
+    write_benchmarks_json(results)
+    write_run(results / MACHINE, BASE, 100, base_values())
+    runs.archive_run(results, MACHINE, BASE)
+    write_run(results / MACHINE, HEAD, head_started, head_values)
+    runs.archive_run(results, MACHINE, HEAD)
+    return results
+
+
+def noise_file(results, numbers: list[dict]):
+    path = results.parent / "noise.json"
+    path.write_text(json.dumps({"schema": 1, "machine": MACHINE, "numbers": numbers}))
+    return path
+
+
+def test_a_too_noisy_number_that_moved_beyond_the_too_noisy_level_is_listed_with_both_values():
+    base = frame({RATE: 1000.0, STEADY: 500.0})
+    head = frame({RATE: 500.0, STEADY: 600.0})          # the rate halved; steady moved 1.2x
+    result = compare.compare_runs(base, head, DECLARED, thresholds(rate=0.8, steady=0.8))
+    lines = compare.format_comparison(result)
+    noisy = [line for line in lines if line.startswith("TOO NOISY ")]
+    assert len(noisy) == 1, lines
+    assert noisy[0].startswith(f"TOO NOISY {RATE} [policy='lru'] 1000 -> 500 (0.5x, higher is better; "), noisy
+    assert "not judged" in noisy[0] and "80%" in noisy[0]
+    assert not result.regressed and "2 too noisy to track here" in lines[-1]
+
+
+def test_the_summary_counts_unchanged_numbers_without_a_threshold_as_unchanged_not_within_noise():
+    base = frame({RATE: 1000.0, FLAG: 0.0, STEADY: 500.0})
+    head = frame({RATE: 1000.0, FLAG: 0.0, STEADY: 510.0})
+    summary = compare.format_comparison(compare.compare_runs(base, head, DECLARED, thresholds(steady=0.1)))[-1]
+    assert "1 within noise, 2 unchanged" in summary, summary
+
+
+def test_a_stale_thresholds_file_is_warned_of_and_a_big_unjudged_move_cannot_pass(tmp_path):
+    results = two_runs(tmp_path, {**base_values(), LATENCY: 300.0})      # p99 latency 100 -> 300
+    stale = noise_file(results, [{"benchmark": RATE, "threshold": 0.05},
+                                 {"benchmark": "bench_old.Gone.track_x", "params": "", "threshold": 0.05},
+                                 {"benchmark": LATENCY, "params": "block_bytes=8192, queue_depth=1",
+                                  "threshold": 0.05}])
+    done = run_compare(results, stale, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "1 changed number(s) not judged" in done.stderr
+    assert "2 threshold(s)" in done.stderr and "bench_old.Gone.track_x []" in done.stderr
+    assert f"{LATENCY} [block_bytes=8192,queue_depth=1]" in done.stderr
+    assert "cannot compare" in done.stderr and "--default-threshold" in done.stderr
+    judged = run_compare(results, stale, "--base", BASE[:8], "--head", HEAD[:8], "--default-threshold=5%")
+    assert judged.returncode == 1 and f"REGRESSION {LATENCY}" in judged.stdout, judged.stdout + judged.stderr
+
+
+def test_a_small_move_without_a_threshold_passes_but_is_counted_on_stderr(tmp_path):
+    results = two_runs(tmp_path, {**base_values(), LATENCY: 120.0})
+    partial = noise_file(results, [{"benchmark": RATE, "threshold": 0.05}])
+    done = run_compare(results, partial, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning: 1 changed number(s) not judged" in done.stderr, done.stderr
+    assert "stale" not in done.stderr
+
+
+def test_a_new_run_that_carried_every_number_over_says_nothing_was_measured_again(tmp_path):
+    results = two_runs(tmp_path, base_values(), head_started=100)   # the base run's started_at: carried
+    given = noise_file(results, [{"benchmark": b, "threshold": 0.05} for b in (RATE, LATENCY, STEADY)])
+    done = run_compare(results, given, "--base", BASE[:8], "--head", HEAD[:8], "--default-threshold", "5%")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "nothing was measured again: every number carried over from the base run" in done.stderr
+    assert "usable threshold" not in done.stderr and "make noise" not in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_compare_passes_a_negative_threshold_so_the_range_message_shows():
+    planned = subprocess.run(["make", "-n", "compare", "THRESHOLD=-5%"], cwd=ROOT, capture_output=True, text=True)
+    [line] = [line for line in planned.stdout.splitlines() if "scripts/compare.py" in line]
+    assert "--default-threshold='-5%'" in line, line
+    done = script("compare.py", *shlex.split(line.split("scripts/compare.py", 1)[1]))
+    assert done.returncode == 2 and "outside 0..0.5" in done.stderr, done.stderr
+    assert "expected one argument" not in done.stderr
