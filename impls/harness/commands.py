@@ -102,7 +102,8 @@ def check_settings(*, reach_scheduler: bool = False) -> None:
     ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_writable_dir`),
     or ``DLSYSBENCH_DASK_SCHEDULER`` is not a setting the grids take: each would otherwise
     stop the run at its first grid, after minutes of work. With ``reach_scheduler`` (the
-    suite's runner, before asv starts), a remote scheduler must also answer and its cluster
+    suite's runner before asv starts, and ``python -m impls run`` for an untimed experiment,
+    the kind that runs grid points), a remote scheduler must also answer and its cluster
     run this code (:func:`grid.check_remote_cluster`: one connection, a few seconds at most
     when nothing answers); serial and local settings touch no network either way."""
     _check_writable_dir("DLSYSBENCH_CACHE", "generated data")
@@ -123,7 +124,9 @@ def _run(args: argparse.Namespace) -> int:
         raise cli.UsageError(f"got {args.device!r}", "--device", "expected cpu, cuda or cuda:N (N = 0, 1, ...)")
     profile = profiles.resolve(args.profile)
     experiments.sizes_for(entry.name, profile)  # validated before any work
-    check_settings()
+    # an untimed experiment may run grid points: a remote scheduler must answer, on this code,
+    # before its data are built (a timed one never uses the grid: no network for it)
+    check_settings(reach_scheduler=not entry.timed)
     reason = experiments.missing(entry.name, args.device)
     if reason:
         kind = args.device.split(":", 1)[0]

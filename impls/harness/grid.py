@@ -6,7 +6,8 @@ stored result is reused), and splitting them would spread one contract over thre
 
 :func:`map_points` applies a module-level function to each point (a tuple of
 positional arguments, or a dict of keyword arguments) and returns the results in
-input order. Where the points run is chosen by ``DLSYSBENCH_DASK_SCHEDULER``:
+input order; equal points (the same key, :func:`point_key`) are computed once. Where
+the points run is chosen by ``DLSYSBENCH_DASK_SCHEDULER``:
 
 * unset (default): a ``distributed.LocalCluster`` of worker processes, one thread
   each, as many as this process may use cores; started on first use, kept for
@@ -32,12 +33,16 @@ by a hash of the function's identity, the code version (the sources of the
 function's top-level package) and the arguments (arrays by content), so a rerun
 after a lost scheduler or an interruption recomputes only the missing points.
 A worker that dies has its points rerun elsewhere by Dask's scheduler; a lost
-scheduler raises :class:`GridError` saying how many points were kept.
+scheduler raises :class:`GridError` saying how many points were kept. A point whose
+function raises stops the grid with a :class:`GridPointError` naming the point (chained
+from the point's exception); the points finished before it are kept.
 
 **A remote cluster runs this code.** Before it computes anything, its scheduler (which
 unpickles every task) and each worker must import this package at this process's
 :func:`code_version`; :func:`check_remote_cluster` makes the same checks once, before a
-suite run starts.
+suite run starts. Each result comes back with the code version of the worker that computed
+it, and a result from other code (a worker that joined later, or restarted on an edited
+checkout) raises :class:`GridError` before it is kept or stored.
 """
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ import logging
 import os
 import pickle
 import re
+import signal
 import sys
 import threading
 import time
@@ -75,7 +81,13 @@ _local: dict[str, Any] = {}
 
 
 class GridError(RuntimeError):
-    """The grid could not finish (e.g. the scheduler was lost); finished points are kept."""
+    """The grid could not finish for its setting's sake (the scheduler was lost or cannot be
+    reached, a worker ran other code); finished points are kept."""
+
+
+class GridPointError(RuntimeError):
+    """A point's function raised: the code's failure, not the setting's (so not a
+    :class:`GridError`, which command lines read as bad input); finished points are kept."""
 
 
 # ----------------------------------------------------------------------------- shared arrays
@@ -213,7 +225,11 @@ def _digest(key: str, payload: bytes) -> bytes:
 def _pack(key: str, value: Any) -> bytes:
     """A stored result of the point ``key``: a header, the sha256 of the key and the pickle,
     the pickle (protocol 4)."""
-    payload = pickle.dumps(value, protocol=4)
+    return _packed(key, pickle.dumps(value, protocol=4))
+
+
+def _packed(key: str, payload: bytes) -> bytes:
+    """:func:`_pack` of a result already pickled as ``payload``."""
     return _RESULT_MAGIC + _digest(key, payload) + payload
 
 
@@ -270,24 +286,56 @@ def _in_worker() -> bool:
         return False
 
 
+def _not_compute_failed(record: logging.LogRecord) -> bool:
+    """False for the worker's "Compute Failed" block: :func:`map_points` reports the point."""
+    return not str(record.msg).startswith("Compute Failed")
+
+
 def dask_setup(worker) -> None:
     """Run by Dask in each local worker process as it starts (the module is the workers'
-    ``preload``, so a worker its nanny restarts runs it too): ignore SIGINT. A Ctrl-C on the
+    ``preload``, so a worker its nanny restarts runs it too): ignore SIGINT (a Ctrl-C on the
     terminal reaches the whole process group; this process alone acts on it and closes the
-    cluster on exit, instead of every worker printing a traceback."""
-    import signal
+    cluster on exit, instead of every worker printing a traceback), and drop the worker's
+    "Compute Failed" log block for a point that raised (the :class:`GridPointError` of
+    :func:`map_points` names the point and chains its exception)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    log = logging.getLogger("distributed.worker")
+    if _not_compute_failed not in log.filters:
+        log.addFilter(_not_compute_failed)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT in this process for the block, then put its handler back. Processes
+    started in the block inherit the ignored SIGINT from their first instruction, so a Ctrl-C
+    while they import does not print a traceback from each; one pressed in the block itself
+    is lost (press it again). Nothing outside the main thread, or when the current handler
+    was not set from Python (it could not be put back)."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _local_client():
     if "client" not in _local:
         from distributed import Client, LocalCluster
-        cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
-                               # ":0": a free port. None still serves its HTTP routes on :8787,
-                               # and a second run at once warned that the port was taken
-                               dashboard_address=":0", silence_logs=logging.ERROR, preload=[__name__])
-        _local["cluster"], _local["client"] = cluster, Client(cluster)
+        with _sigint_ignored():     # the worker processes start in here; the preload covers restarts
+            cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
+                                   # ":0": a free port. None still serves its HTTP routes on :8787,
+                                   # and a second run at once warned that the port was taken
+                                   dashboard_address=":0", silence_logs=logging.ERROR, preload=[__name__])
+        try:
+            client = Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
+        _local["cluster"], _local["client"] = cluster, client
         atexit.register(close_local_cluster)
     return _local["client"]
 
@@ -461,6 +509,36 @@ def _call(fn: Callable, point: Any) -> Any:
     return fn(**point) if isinstance(point, dict) else fn(*point)
 
 
+class _Shown(str):
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _shown(x: Any) -> Any:
+    """``x`` with each array (shared or not) replaced by a short ``<array SHAPE DTYPE>``."""
+    if isinstance(x, ArrayRef):
+        return _Shown(f"<array {x.shape} {np.dtype(x.dtype)}>")
+    if isinstance(x, np.ndarray):
+        return _Shown(f"<array {x.shape} {x.dtype}>")
+    if isinstance(x, (tuple, list)):
+        return type(x)(_shown(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _shown(v) for k, v in x.items()}
+    return x
+
+
+def _point_failed(label: str, i: int, points: Sequence[Any], exc: BaseException) -> GridPointError:
+    """The one-line error for point ``i`` (0-based) of ``points`` whose function raised ``exc``:
+    the grid, the point's 1-based position, the point (arrays shown by shape, at most 200
+    characters) and the exception's type and message; the caller chains ``exc``."""
+    point = repr(_shown(points[i]))
+    if len(point) > 200:
+        point = point[:197] + "..."
+    message = " ".join(str(exc).split())
+    return GridPointError(f"grid {label!r}: point {i + 1} of {len(points)} {point} failed: "
+                     f"{type(exc).__name__}: {message}")
+
+
 def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool = True,
                progress: bool | None = None) -> list[Any]:
     """``[fn(*p) for p in points]`` (``fn(**p)`` for dict points), run where
@@ -468,10 +546,13 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
 
     ``fn`` must be a module-level function whose result depends only on its
     arguments (and the code); ``label`` names the grid in the result store and
-    the run record. With ``store``, finished points are read back instead of
-    computed. Raises AssertionError inside :func:`timed`, :class:`GridError`
-    when a remote scheduler cannot be reached or is lost, and whatever ``fn``
-    raises.
+    the run record. Equal points (one :func:`point_key`) are computed once, and
+    each gets its own copy of the result. With ``store``, finished points are read
+    back instead of computed. Raises AssertionError inside :func:`timed`;
+    :class:`GridError` when a remote scheduler cannot be reached or is lost, or when a
+    worker returns a result computed by other code (nothing of it is kept);
+    :class:`GridPointError` when ``fn`` raises on a point (chained from ``fn``'s
+    exception; a MemoryError is raised as it is).
     """
     if _timed.get():
         name = _timed.get()[-1]
@@ -490,10 +571,18 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
         else:
             pending.append(i)
 
-    def keep(i: int, value: Any) -> None:
-        results[i] = value
+    groups: dict[str, list[int]] = {}     # each distinct pending key: the points that have it
+    for i in pending:
+        groups.setdefault(keys[i], []).append(i)
+
+    def keep(same: list[int], value: Any) -> None:
+        """Hand ``value``, the result of the points ``same`` (one key), to each of them."""
+        payload = pickle.dumps(value, protocol=4) if store or len(same) > 1 else b""
+        results[same[0]] = value
+        for j in same[1:]:
+            results[j] = pickle.loads(payload)    # its own copy, as a stored result would be
         if store:
-            atomic.write_bytes(folder / f"{keys[i]}.pkl", _pack(keys[i], value))
+            atomic.write_bytes(folder / f"{keys[same[0]]}.pkl", _packed(keys[same[0]], payload))
 
     setting = scheduler_setting()
     serial = setting == "serial" or _in_worker() or not pending
@@ -506,11 +595,17 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
         try:
             with progress_bar(len(pending), label, "pt", progress) as bar:
                 if serial:
-                    for i in pending:
-                        keep(i, _call(fn, points[i]))
-                        bar.update()
+                    for same in groups.values():
+                        try:
+                            value = _call(fn, points[same[0]])
+                        except MemoryError:
+                            raise
+                        except Exception as exc:
+                            raise _point_failed(label, same[0], points, exc) from exc
+                        keep(same, value)
+                        bar.update(len(same))
                 else:
-                    _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label)
+                    _run_on(client, setting, fn, points, groups, keep, bar, record, label)
         finally:
             if remote:
                 client.close()
@@ -634,35 +729,70 @@ class _WorkerWatch:
         self.thread.join(timeout=10)
 
 
-def _run_on(client, setting, fn, points, keys, pending, keep, bar, record, label) -> None:
+def _versioned(fn: Callable, package: str, args: tuple, kwargs: dict) -> tuple[str, str, Any]:
+    """Run on a worker: (its address, its :func:`code_version` of ``package``, ``fn(*args, **kwargs)``)."""
+    from distributed import get_worker
+    return get_worker().address, code_version(package), fn(*args, **kwargs)
+
+
+def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> None:
+    """Compute one point of each of ``groups`` (key: the indices into ``points`` that have it)
+    on ``client``'s cluster and ``keep`` its result for the group as it arrives; raises
+    :class:`GridError` before keeping a result that a worker computed with other code than
+    this process's, or when a point raised (chained from its exception)."""
     from distributed import as_completed
-    sent = [points[i] for i in pending]
+    package = fn.__module__.partition(".")[0]
+    ours = code_version(package)
+    firsts = [same[0] for same in groups.values()]
+    sent = [points[i] for i in firsts]
     if setting != "local":
-        _check_cluster(client, setting, fn.__module__.partition(".")[0])
+        _check_cluster(client, setting, package)
         sent = _scatter_missing(client, sent, record)
     index = {}
     futures = []
-    for i, point in zip(pending, sent):
+    for key, same, point in zip(groups, groups.values(), sent):
         args, kwargs = ((), point) if isinstance(point, dict) else (tuple(point), {})
-        future = client.submit(fn, *args, key=f"{label}-{keys[i]}", pure=False, **kwargs)
-        index[future.key] = i
+        future = client.submit(_versioned, fn, package, args, kwargs, key=f"{label}-{key}", pure=False)
+        index[future.key] = same
         futures.append(future)
+    pending = record["computed"]
     done = 0
     watch = _WorkerWatch(client, futures)
     try:
         for future in as_completed(futures, loop=client.loop):  # the client need not be the default
-            keep(index[future.key], future.result())
-            done += 1
-            bar.update()
+            same = index[future.key]
+            if future.status == "error":            # the point's function raised (or killed its workers)
+                try:
+                    future.result()
+                except MemoryError:
+                    raise
+                except Exception as exc:
+                    raise _point_failed(label, same[0], points, exc) from exc
+            worker, version, value = future.result()
+            if version != ours:
+                what = ("this checkout's sources changed after this process read them: rerun once the edits "
+                        "are done" if setting == "local" else
+                        "start the workers from a checkout of the same commit, with the same local changes, "
+                        "or restart them: a worker keeps the code it loaded when it started")
+                raise GridError(
+                    f"{record['where']}: worker {worker} runs other code than this process ({package} version "
+                    f"{version}, here {ours}); its result for point {same[0] + 1} of {len(points)} of {label!r} "
+                    f"is not kept (it would be stored as this code's), the {record['reused'] + done} finished "
+                    f"points are kept under {results_dir(label)}; {what}")
+            keep(same, value)
+            done += len(same)
+            bar.update(len(same))
+    except (GridError, GridPointError):
+        raise
     except Exception as exc:
         if watch.gone:
             raise GridError(
                 f"no Dask worker left ({record['where']}) for {NO_WORKER_GRACE_S:.0f} s, after {done} of "
-                f"{len(pending)} points of {label!r}; the {record['reused'] + done} finished points are kept "
+                f"{pending} points of {label!r}; the {record['reused'] + done} finished points are kept "
                 f"under {results_dir(label)} and a rerun computes only the rest") from None
         if _scheduler_lost(client, exc):
             raise GridError(
-                f"lost the Dask scheduler ({record['where']}) after {done} of {len(pending)} points of "
+                f"lost the Dask scheduler ({record['where']}) after {done} of {pending} points of "
                 f"{label!r}; the {record['reused'] + done} finished points are kept under "
                 f"{results_dir(label)} and a rerun computes only the rest") from exc
         raise

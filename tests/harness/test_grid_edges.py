@@ -1,0 +1,161 @@
+"""The grid executor's edges: repeated points, a point that raises, a result from other code,
+Ctrl-C while the local cluster starts, and `python -m impls run` reaching a remote scheduler
+before any work. Points are stdlib ``json`` calls: the local workers import them as they are."""
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import socket
+import time
+
+import pytest
+
+from impls.harness import cli, commands, experiments, grid
+
+
+@pytest.fixture(scope="module")
+def two_local_workers():
+    """The embedded local cluster, two workers at most, closed after this module."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(grid, "usable_cores", lambda: min(2, len(grid.os.sched_getaffinity(0))))
+        grid.close_local_cluster()
+        yield
+        grid.close_local_cluster()
+
+
+@pytest.fixture(params=["serial", "local"])
+def setting(request, monkeypatch, tmp_path):
+    """Each test runs serially and on the local cluster, its results under ``tmp_path``."""
+    if request.param == "local":
+        request.getfixturevalue("two_local_workers")
+    monkeypatch.setenv(grid.ENV_SCHEDULER, request.param)
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    return request.param
+
+
+def test_repeated_points_each_get_the_result(setting):
+    """One Dask key per distinct point: a repeated point once came back as None on a cluster."""
+    out = grid.map_points(json.loads, [("[1]",), ("[1]",), ("[2]",)], label="repeated", progress=False)
+    assert out == [[1], [1], [2]]
+    assert out[0] is not out[1]                              # each its own copy
+    record = grid.runs()[-1]
+    assert (record["computed"], record["reused"]) == (3, 0)
+    assert len(list(grid.results_dir("repeated").glob("*.pkl"))) == 2
+    again = grid.map_points(json.loads, [("[1]",), ("[2]",), ("[1]",)], label="repeated", progress=False)
+    assert again == [[1], [2], [1]] and grid.runs()[-1]["reused"] == 3
+
+
+def test_a_point_that_raises_is_named_and_chained(setting):
+    points = [("[1]",), ("{bad",), ("[3]",)]
+    with pytest.raises(grid.GridPointError) as caught:
+        grid.map_points(json.loads, points, label="bad json", progress=False)
+    message = str(caught.value)
+    assert message.startswith("grid 'bad json': point 2 of 3 ('{bad',) failed: JSONDecodeError: Expecting "), message
+    assert "\n" not in message
+    assert isinstance(caught.value.__cause__, json.JSONDecodeError)
+
+
+def test_a_failed_point_is_a_failed_run_not_a_usage_error(monkeypatch, capsys):
+    """A ValueError from a point's function is the code's failure: not exit 2 ("bad input")."""
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "serial")
+
+    @cli.command("probe", user_errors=(grid.GridError,))   # as `python -m impls` reads the setting's errors
+    def main(argv=None) -> int:
+        grid.map_points(json.loads, [("{bad",)], label="bad json", store=False, progress=False)
+        return 0
+
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert "grid 'bad json': point 1 of 1 ('{bad',) failed: JSONDecodeError" in err and err.count("\n") == 1
+
+
+def test_a_point_is_shown_short_with_arrays_by_shape():
+    import numpy as np
+
+    points = [(np.zeros((3, 4), dtype=np.float32), "x" * 500)]
+    message = str(grid._point_failed("g", 0, points, ValueError("two\nlines")))
+    assert message.startswith("grid 'g': point 1 of 1 (<array (3, 4) float32>, 'xxx") and len(message) < 300
+    assert message.endswith("... failed: ValueError: two lines")
+
+
+def test_a_result_from_other_code_is_refused_before_it_is_kept(monkeypatch, tmp_path, two_local_workers):
+    """A worker on other code (one that joined after the check, or restarted on an edited
+    checkout) answers with its code version: this process refuses the result, stores nothing."""
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "local")
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    real = grid.code_version
+    monkeypatch.setattr(grid, "code_version", lambda package: "0" * 16 if package == "json" else real(package))
+    with pytest.raises(grid.GridError, match=r"^local cluster of \d+ workers: worker \S+ runs other code than this "
+                                             r"process \(json version [0-9a-f]{16}, here 0{16}\); its result for "
+                                             r"point \d of 2 of 'other code' is not kept"):
+        grid.map_points(json.loads, [("[1]",), ("[2]",)], label="other code", progress=False)
+    assert not list(grid.results_dir("other code").glob("*.pkl"))
+
+
+def test_local_workers_leave_a_failed_point_to_the_grid_error(two_local_workers, monkeypatch):
+    """The worker's own "Compute Failed" block (with the task and traceback) is dropped."""
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "local")
+    grid.map_points(json.loads, [("[1]",)], label="start", store=False, progress=False)
+    installed = grid._local["client"].run(
+        lambda: grid._not_compute_failed in logging.getLogger("distributed.worker").filters)
+    assert set(installed.values()) == {True}
+    failed = logging.LogRecord("distributed.worker", logging.ERROR, "", 0, "Compute Failed\nKey: %s", ("k",), None)
+    other = logging.LogRecord("distributed.worker", logging.ERROR, "", 0, "Worker stream died", (), None)
+    assert not grid._not_compute_failed(failed) and grid._not_compute_failed(other)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_local_workers_start_with_sigint_ignored(monkeypatch, fails):
+    """A Ctrl-C while the worker processes import would print a traceback from each: they are
+    started with SIGINT ignored (inherited), and this process's handler is put back after."""
+    import distributed
+
+    seen = []
+
+    class Cluster:
+        def __init__(self, **kwargs):
+            seen.append(signal.getsignal(signal.SIGINT))
+            if fails:
+                raise OSError("no ports")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(distributed, "LocalCluster", Cluster)
+    monkeypatch.setattr(distributed, "Client", lambda cluster: object())
+    monkeypatch.setattr(grid, "_local", {})
+    before = signal.getsignal(signal.SIGINT)
+    if fails:
+        with pytest.raises(OSError):
+            grid._local_client()
+    else:
+        grid._local_client()
+    assert seen == [signal.SIG_IGN]
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("name, reaches", [("bandana.subclusters", True), ("bandana.speed", False)])
+def test_run_reaches_a_remote_scheduler_before_building_anything(monkeypatch, capsys, tmp_path, name, reaches):
+    """An untimed (grid) experiment with nobody at DLSYSBENCH_DASK_SCHEDULER stops in about a
+    second, before its data are built; a timed one never uses the grid and is not held up."""
+    ran = []
+    monkeypatch.setattr(commands.experiments, "run", lambda name, **kwargs: ran.append(name) or {"ok": 1})
+    monkeypatch.setattr(grid, "PREFLIGHT_TIMEOUT", "1s")
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(grid.ENV_SCHEDULER, f"tcp://127.0.0.1:{_closed_port()}")
+    assert experiments.get(name).timed is not reaches
+    begun = time.monotonic()
+    status = commands.main(["run", name, "--profile", "smoke", "--json", "-"])
+    err = capsys.readouterr().err
+    if reaches:
+        assert status == 2 and ran == [] and time.monotonic() - begun < 15
+        assert err.count("\n") == 1 and "cannot reach a Dask scheduler" in err, err
+    else:
+        assert status == 0 and ran == [name], err
