@@ -153,7 +153,8 @@ def _validate_hashes(args) -> None:
 
 
 def _validate(args) -> None:
-    """Check every flag and path before any data is loaded or trained on (UsageError)."""
+    """Check every flag and path before any data is loaded or trained on (UsageError); warn
+    (one line) of an --eval-first that no training second reaches."""
     import os
 
     from impls.slide.core.config import SlideConfig
@@ -207,6 +208,10 @@ def _validate(args) -> None:
         if args.dataset not in known:
             raise cli.UsageError(f"unknown extreme-classification dataset {args.dataset!r}", "--dataset",
                                  f"expected one of {', '.join(known)}")
+    if args.eval_first_s is not None and args.eval_first_s >= args.time_budget:
+        cli.warn(f"--eval-first {args.eval_first_s:g} s is not below --time-budget {args.time_budget:g} s: no "
+                 "log-spaced evaluation falls inside the run (only --eval-every's and the end's); give a smaller "
+                 "--eval-first")
 
 
 def _warn_clamped(args, train_points: int, test_points: int) -> None:
@@ -275,11 +280,17 @@ def main(argv: list[str] | None = None) -> int:
     _warn_clamped(args, trainable, test_data.n_points)
     import numpy as np
 
+    from impls.slide.data.xc_format import repeated_feature_points
+
     for split, data in (("training", train_data), ("test", test_data)):
         unlabelled = data.n_points - data.labelled_rows().size
         if unlabelled:
             cli.warn(f"{unlabelled} of {data.n_points} {split} points have no labels: "
                      + ("left out of training" if split == "training" else "each counts as a miss in P@k"))
+        repeats = repeated_feature_points(data.indptr, data.indices)
+        if repeats:
+            cli.warn(f"{repeats} of {data.n_points} {split} points list a feature more than once: the model sums "
+                     "their values, as one feature with the sum")
         featureless = int(np.count_nonzero(np.diff(data.indptr) == 0))
         if featureless:
             cli.warn(f"{featureless} of {data.n_points} {split} points have no features: a model sees the same "

@@ -1,5 +1,8 @@
 """The extreme-classification repository's text format: validated reader, writer, .npz cache.
 
+Longer than 400 lines: the reader's error messages (each names the file, the line and the
+mend) read the same bytes the parse does, and stay beside it and the writer of the same grammar.
+
 Format (0-based indices)::
 
     N D L
@@ -13,7 +16,7 @@ an error unless ``allow_empty_labels=True`` (some repository files contain such
 points); so is a blank line inside the data, read as a point with neither labels nor
 features. Blank lines at the end of a file are never points. D and L must fit the
 32-bit indices the arrays hold. A label listed twice on one line is kept once (a point's
-labels are a set; the count of such points is logged as a warning); a feature listed twice
+labels are a set; the count of such points is a warning, :func:`warn`); a feature listed twice
 is kept twice, and every product sums its values. A file with fewer data lines than its
 header's N (the first lines of a file, cut under its whole header) fails before the parse,
 naming both counts; a first line of two numbers (the newer repository format, features and
@@ -82,28 +85,44 @@ def join_command(path: str | Path) -> str:
     return f"{JOIN_COMMAND} {files}"
 
 
+def shown(line: bytes, limit: int = 80) -> str:
+    """The first ``limit`` bytes of ``line`` as a quoted ASCII string a terminal shows as it
+    is: a byte outside printable ASCII is written as its ``\\xNN`` escape, never sent raw."""
+    return repr(line[:limit].decode("ascii", "backslashreplace"))
+
+
+def encoding_hint(line: bytes) -> str | None:
+    """What is wrong with a file whose first line is ``line`` when it is not plain text of
+    LF (or CRLF) lines: compressed, a UTF-8 byte-order mark, UTF-16, or lines that end in
+    CR alone; one clause saying what to do, or None when none of these is the case."""
+    packed = next((kind for magic, kind in COMPRESSED if line.startswith(magic)), None)
+    if packed:
+        return f"the file looks {packed}: decompress it first"
+    if line.startswith(b"\xef\xbb\xbf"):
+        return f"got {shown(line[3:])} after a UTF-8 byte-order mark: remove the mark"
+    if line.startswith((b"\xff\xfe", b"\xfe\xff")) or line[1:2] == b"\0" or line[:1] == b"\0":
+        return "the file looks UTF-16 (what Windows calls 'Unicode'): save it as ASCII or UTF-8"
+    if b"\r" in line.rstrip(b"\r"):
+        first = line.split(b"\r")[0]
+        return (f"got {shown(first)} and a carriage return inside the line: the file's lines end in CR alone "
+                "(old Mac); convert them to LF")
+    return None
+
+
 def bad_header_message(path: str | Path, line: bytes) -> str:
     """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
-    compressed file, a byte-order mark, UTF-16 text, lines that end in CR alone, or a header
-    of two numbers (the newer repository format, features and labels in separate files: the
-    hint gives the command that joins them)."""
-    got = f"got {line[:80].decode('ascii', 'replace')!r}"
-    packed = next((kind for magic, kind in COMPRESSED if line.startswith(magic)), None)
+    compressed file, a byte-order mark, UTF-16 text, lines that end in CR alone
+    (:func:`encoding_hint`), or a header of two numbers (the newer repository format,
+    features and labels in separate files: the hint gives the command that joins them).
+    One line; bytes outside printable ASCII are shown escaped (:func:`shown`)."""
+    got = f"got {shown(line)}"
     parts = line.split()
     if len(parts) == 2 and all(p.isdigit() for p in parts):
         got += (": this looks like the newer XC format, features and labels in separate files (first lines "
                 "'N D' and 'N L'); the suite reads one file of lines 'l1,l2 f:v ...', join them with: "
                 + join_command(path))
-    elif packed:
-        got = f"the file looks {packed}: decompress it first"
-    elif line.startswith(b"\xef\xbb\xbf"):
-        got = f"got {line[3:83].decode('ascii', 'replace')!r} after a UTF-8 byte-order mark: remove the mark"
-    elif line.startswith((b"\xff\xfe", b"\xfe\xff")) or line[1:2] == b"\0" or line[:1] == b"\0":
-        got = "the file looks UTF-16 (what Windows calls 'Unicode'): save it as ASCII or UTF-8"
-    elif b"\r" in line.rstrip(b"\r"):
-        first = line.split(b"\r")[0][:80].decode("ascii", "replace")
-        got = (f"got {first!r} and a carriage return inside the line: the file's lines end in CR alone "
-               "(old Mac); convert them to LF")
+    else:
+        got = encoding_hint(line) or got
     return f"{path}:1: expected the header 'N D L' (three non-negative integers), {got}"
 
 
@@ -147,11 +166,24 @@ def _content_end(body: np.ndarray) -> int:
     return 0
 
 
-def short_file_message(path: str | Path, n: int, lines: int) -> str:
+def short_file_message(path: str | Path, n: int, lines: int, cr_alone: bool = False) -> str:
     """The error for a file whose header says ``n`` points but that holds ``lines`` data lines,
-    fewer: most often the first lines of a file cut off (``head -n``) under its whole header."""
+    fewer: most often the first lines of a file cut off (``head -n``) under its whole header;
+    with ``cr_alone`` (the data hold a CR not followed by LF) the lines end in CR alone and
+    are read as one, and the message says to convert them instead."""
+    if cr_alone:
+        return (f"{path}:1: header says N={n} points but the file has {lines} data lines: its lines end in CR "
+                "alone (old Mac), read as one line; convert them to LF (e.g. tr '\\r' '\\n')")
     return (f"{path}:1: header says N={n} points but the file has {lines} data lines: a cut file (only its "
             f"first lines)? write the real count, {lines}, as N in the header, or use the whole file")
+
+
+def has_cr_alone(body: np.ndarray) -> bool:
+    """Whether the bytes ``body`` hold a carriage return (13) followed by a byte other than a
+    newline (10): lines that end in CR alone (a CR as the last byte is not counted, since a
+    CRLF file cut there ends so). One pass over the carriage returns' positions."""
+    cr = np.flatnonzero(body[:-1] == 13)
+    return bool(cr.size) and bool(np.any(body[cr + 1] != 10))
 
 
 _COUNT_CHUNK = 1 << 26   # bytes compared at a time when counting newlines (bounds the temporary)
@@ -185,12 +217,13 @@ def data_lines(path: str | Path) -> int:
 
 def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarray:
     """``buf`` without the blank lines at its end (they are never points); raises
-    XCFormatError (:func:`short_file_message`) when fewer than N data lines remain, before
+    XCFormatError (:func:`short_file_message`, which names lines that end in CR alone as the
+    cause when the data hold such a CR) when fewer than N data lines remain, before
     any array of N rows is allocated and before the parse. More than N lines are the parser's
     to report, at the first extra line."""
     lines, stop = _data_lines(buf[start:])
     if lines < n:
-        raise XCFormatError(short_file_message(path, n, lines))
+        raise XCFormatError(short_file_message(path, n, lines, has_cr_alone(buf[start:])))
     return buf[:start + stop]
 
 
@@ -220,18 +253,63 @@ def sum_repeated_features(indptr: np.ndarray, indices: np.ndarray, values: np.nd
     return indptr, indices[:kept], values[:kept], int(repeated)
 
 
+def repeated_feature_points(indptr: np.ndarray, indices: np.ndarray) -> int:
+    """The number of CSR rows that list a feature index more than once (each product sums
+    such a row's repeated values). Copies ``indptr`` and ``indices`` (the inputs are left as
+    they are); one pass (numba), no sort."""
+    indices = np.array(indices, np.int32)
+    width = int(indices.max()) + 1 if indices.size else 1
+    return int(K.merge_repeated_rows(np.array(indptr, np.int64), indices, np.empty(0, np.float32), width)[1])
+
+
 def parse_xc_bytes(data: bytes | np.ndarray, path: str | Path = "<bytes>",
                    allow_empty_labels: bool = False) -> dict[str, np.ndarray]:
     """Parse XC text given as bytes; return CSR arrays (see :class:`~impls.slide.data.dataset.XCData`).
-    Points that list a label more than once keep it once, with a warning (logged)."""
+    Points that list a label more than once keep it once, with a warning (:func:`warn`)."""
     arrays, repeated = _parse(data, Path(path), allow_empty_labels)
     _warn_repeated(path, repeated, arrays["indptr"].size - 1)
     return arrays
 
 
+def warn(message: str) -> None:
+    """Say ``message`` once: as every command line's warning, one ``warning: ...`` line on
+    stderr (:func:`impls.harness.cli.warn`), or, in a program that has set up logging (a
+    handler on this module's logger or above it), as a WARNING record of this module's logger."""
+    if log.hasHandlers():
+        log.warning("%s", message)
+    else:
+        from impls.harness import cli
+
+        cli.warn(message)
+
+
 def _warn_repeated(path: str | Path, repeated: int, n: int) -> None:
     if repeated:
-        log.warning("%s: %d of %d points list a label more than once; each label is kept once", path, repeated, n)
+        warn(f"{path}: {repeated} of {n} points list a label more than once; each label is kept once")
+
+
+ONE_BASED_HINT = "ids are 0-based; is the file 1-based?"
+
+
+def _range_detail(body: np.ndarray, line: int, code: int, d: int, l: int) -> str:
+    """For an index-out-of-range error at data line ``line`` (0-based) of ``body``: the first
+    index of that line at or above the header's bound, as ``", got I"``, with
+    :data:`ONE_BASED_HINT` when it equals the bound (D or L: the largest id of a 1-based
+    file); "" for any other error. Reads that one line (called on the error path only)."""
+    if code not in (K.E_LABEL_RANGE, K.E_FEATURE_RANGE):
+        return ""
+    ends = np.flatnonzero(body == 10)
+    begin = int(ends[line - 1]) + 1 if line > 0 else 0
+    end = int(ends[line]) if line < ends.size else body.size
+    tokens = bytes(body[begin:end]).split()
+    if code == K.E_LABEL_RANGE:
+        bound, ids = l, tokens[0].split(b",") if tokens else []
+    else:
+        bound, ids = d, [t.split(b":", 1)[0] for t in tokens if b":" in t]
+    found = next((int(i) for i in ids if i.isdigit() and int(i) >= bound), None)
+    if found is None:
+        return ""
+    return f", got {found}" + (f": {ONE_BASED_HINT}" if found == bound else "")
 
 
 def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tuple[dict[str, np.ndarray], int]:
@@ -251,13 +329,13 @@ def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tu
                                                 indptr, indices, values, label_indptr, labels)
     where = f"{path}:{line + 2}"
     if code == K.E_TOO_FEW_LINES:
-        raise XCFormatError(short_file_message(path, n, line))
+        raise XCFormatError(short_file_message(path, n, line, has_cr_alone(body)))
     if code == K.E_TOO_MANY_LINES:
         counted = (f" (line {blank + 2} is blank and was read as a point without labels or features)"
                    if blank >= 0 else "")
         raise XCFormatError(f"{where}: more data lines than the header's N={n}{counted}")
     if code != K.OK:
-        raise XCFormatError(f"{where}: {_MESSAGES[code].format(D=d, L=l)}")
+        raise XCFormatError(f"{where}: {_MESSAGES[code].format(D=d, L=l)}{_range_detail(body, line, code, d, l)}")
     finite = np.isfinite(values[:nnz])
     if not finite.all():
         first = int(np.argmin(finite))

@@ -9,31 +9,113 @@ files (they are read more than once) and hold N points, one line each (a blank l
 point with nothing; blank lines after the N-th are ignored); otherwise nothing is written
 and the error says which file and why. Points at the end with neither labels nor features
 cannot be told from the trailing blank lines the format ignores, so they are left out and N
-is lowered by their number (said on stderr). ``OUT`` appears whole or not at all
+is lowered by their number (said on stderr). Inputs that look given in swapped order (by
+the names the repository gives them, or by their first lines' tokens) are refused, with the
+command that has them the other way round. ``OUT`` appears whole or not at all
 (:func:`impls.harness.atomic.replacing`). Two passes over the inputs, one line of each in memory.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
 from impls.harness import atomic
+from impls.slide.data import xc_format
 
 
 class JoinError(ValueError):
     """The two files cannot be joined (one line: which file, what, what was expected)."""
 
 
+_HEADER_BYTES = 1 << 16    # at most this much of a first line is read: a packed file may hold no newline for long
+
+
 def _header(path: Path, what: str) -> tuple[int, int]:
+    """The two numbers of ``path``'s first line; raises :class:`JoinError` (one line, no raw
+    bytes: :func:`~impls.slide.data.xc_format.shown`) when it is not two numbers, saying
+    when the file looks compressed, has a byte-order mark, is UTF-16, ends its lines in CR
+    alone (:func:`~impls.slide.data.xc_format.encoding_hint`) or is already one XC file."""
     with open(path, "rb") as f:
-        first = f.readline().split()
+        line = f.readline(_HEADER_BYTES).rstrip(b"\r\n")
+    first = line.split()
     if len(first) != 2 or not all(p.isdigit() for p in first):
-        shown = b" ".join(first)[:80].decode("ascii", "replace")
+        hint = xc_format.encoding_hint(line)
+        if hint is None and len(first) == 3 and all(p.isdigit() for p in first):
+            hint = (f"got {xc_format.shown(line)}, the header of an XC file already joined ('N D L'): give it "
+                    "to --train/--test as it is")
         raise JoinError(f"{path}:1: expected the {what} file's header 'N {'D' if what == 'features' else 'L'}' "
-                        f"(two numbers), got {shown!r}")
+                        f"(two numbers), {hint or 'got ' + xc_format.shown(line)}")
     return int(first[0]), int(first[1])
+
+
+SNIFF_LINES = 1000   # the first non-blank data lines of each file checked for the other file's form
+SWAP_RATIO = 2.0     # labels a point over this many times its features: the pair is likely swapped (a warning)
+
+
+def _swap_advice(features: Path, labels: Path, out: Path) -> str:
+    """The order the arguments go in, and the command with the two inputs swapped."""
+    swapped = " ".join(shlex.quote(str(p)) for p in (labels, features, out))
+    return (f"the arguments are FEATURES LABELS OUT (e.g. trn_X_Xf.txt trn_X_Y.txt train.txt); if the two are "
+            f"swapped, run {xc_format.JOIN_COMMAND} {swapped}")
+
+
+def _check_order(features: Path, labels: Path, out: Path) -> None:
+    """Raise :class:`JoinError` when the two inputs look given in swapped order: by their names
+    (the repository names the features file ``*X_Xf*`` and the labels file ``*X_Y*``) or by
+    their first :data:`SNIFF_LINES` non-blank data lines (a features token is ``f:v``: one
+    without ':' is a label list; a labels token is ``l``, or ``l:v`` with v = 1: another
+    value is a feature's). A labels file of ``l:1`` tokens and a features file whose values
+    are all 1 look alike; then, when those lines of the labels file hold over
+    :data:`SWAP_RATIO` times the features file's tokens on average (XC points have several
+    times fewer labels than features), a warning
+    (:func:`~impls.slide.data.xc_format.warn`) says they may be swapped."""
+    advice = _swap_advice(features, labels, out)
+    if "X_Y" in features.name:
+        raise JoinError(f"{features}: named like a labels file (X_Y) but given first, as the features file: {advice}")
+    if "X_Xf" in labels.name:
+        raise JoinError(f"{labels}: named like a features file (X_Xf) but given second, as the labels file: {advice}")
+    odd, feature_tokens = _sniff(features, lambda t: b":" not in t, commas=False)
+    if odd:
+        raise JoinError(f"{features}:{odd[0]}: the features file (the first argument) has "
+                        f"{xc_format.shown(odd[1], 40)}, not 'feature:value' (a label list?): {advice}")
+    odd, label_tokens = _sniff(labels, lambda t: b":" in t and not _is_one(t.split(b":", 1)[1]), commas=True)
+    if odd:
+        raise JoinError(f"{labels}:{odd[0]}: the labels file (the second argument) has {xc_format.shown(odd[1], 40)}, "
+                        f"a value other than 1 (a feature?): {advice}")
+    if label_tokens > SWAP_RATIO * feature_tokens:
+        xc_format.warn(f"{labels}: its first lines hold {label_tokens:.1f} labels a point on average, over "
+                       f"{SWAP_RATIO:g}x the {feature_tokens:.1f} features of {features}'s; XC points have fewer "
+                       f"labels than features, so the two may be swapped: {advice}")
+
+
+def _is_one(value: bytes) -> bool:
+    try:
+        return float(value) == 1.0
+    except ValueError:
+        return False
+
+
+def _sniff(path: Path, odd, commas: bool) -> tuple[tuple[int, bytes] | None, float]:
+    """Over ``path``'s first :data:`SNIFF_LINES` non-blank data lines, tokens split at
+    whitespace (and at commas with ``commas``): ``((line number, token) of the first token for
+    which odd(token) holds, or None; the mean tokens a line, 0.0 with no such line)``; the
+    mean is over the lines read up to the odd token."""
+    lines = tokens_seen = 0
+    with open(path, "rb") as f:
+        f.readline()
+        for number, line in enumerate(f, start=2):
+            tokens = (line.replace(b",", b" ") if commas else line).split()
+            token = next((t for t in tokens if odd(t)), None)
+            if token is not None:
+                return (number, token), tokens_seen / max(lines, 1)
+            lines += bool(tokens)
+            tokens_seen += len(tokens)
+            if lines >= SNIFF_LINES:
+                break
+    return None, tokens_seen / max(lines, 1)
 
 
 def _labels(line: bytes) -> bytes:
@@ -76,14 +158,16 @@ def _check_inputs(features: Path, labels: Path, out: Path) -> None:
 def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.PathLike) -> tuple[int, int]:
     """Write the joined file ``out``; return ``(points written, empty points left out at the
     end)``. Raises :class:`JoinError` before writing anything when an input is not a regular
-    file, a header is not two numbers, the headers' N differ, or a file holds another number
-    of points than its N; ``out`` is replaced only once it is whole."""
+    file, a header is not two numbers, the headers' N differ, the inputs look given in
+    swapped order (:func:`_check_order`), or a file holds another number of points than its
+    N; ``out`` is replaced only once it is whole."""
     features, labels, out = Path(features), Path(labels), Path(out)
     _check_inputs(features, labels, out)
     n, d = _header(features, "features")
     m, n_labels = _header(labels, "labels")
     if n != m:
         raise JoinError(f"{features} holds {n} points (its header) but {labels} holds {m}: not one set's pair")
+    _check_order(features, labels, out)
     for path in (features, labels):
         _points(path, n)
     with open(features, "rb") as x, open(labels, "rb") as y:
