@@ -3,7 +3,6 @@ memory baseline, lane streams ordered after the current stream, timers on ``cuda
 tracebacks dropped before memory is released, NVML failures, and the names a table may hold."""
 from __future__ import annotations
 
-import contextlib
 import gc
 import threading
 import time
@@ -18,103 +17,23 @@ from impls.salus.core.devices import CpuDevice, CudaDevice
 from impls.salus.core.executor import Executor, Submission
 from impls.salus.memory import memory_profile, utilisation
 from impls.salus.memory.lane_executor import LaneExecutor
-from salus_fakes import FakeClock, FakeJob
-
-
-class FakeCuda:
-    """Enough of ``torch.cuda`` to log streams, waits, events and allocator reads in order.
-
-    ``current`` is the current stream ("default" until ``stream(s)`` is entered); the fake
-    allocator holds ``allocated`` bytes, and the first matmul on a stream adds a cuBLAS
-    workspace of ``workspace`` bytes that stays allocated (see :class:`MatmulsMakeWorkspaces`).
-    """
-
-    class OutOfMemoryError(RuntimeError):
-        pass
-
-    def __init__(self, workspace=0):
-        self.log: list[tuple] = []
-        self.current = "default"
-        self.allocated = self.peak = 1000
-        self.workspace, self.warm_streams = workspace, set()
-        fake = self
-
-        class Stream:
-            count = 0
-
-            def __init__(self, device=None):
-                Stream.count += 1
-                self.name, self.device = f"lane{Stream.count}", device
-
-            def __repr__(self):
-                return self.name
-
-            def wait_stream(self, other):
-                fake.log.append(("wait_stream", self, other))
-
-            def synchronize(self):
-                fake.log.append(("stream_sync", self))
-
-        class Event:
-            def __init__(self, enable_timing=False):
-                self.stream = None
-
-            def record(self, stream=None):
-                self.stream = stream if stream is not None else ("current stream of the current device", "cuda:0")
-                fake.log.append(("record", self.stream))
-
-            def synchronize(self):
-                pass
-
-            def elapsed_time(self, end):
-                return 1.0
-
-        self.Stream, self.Event = Stream, Event
-
-    @contextlib.contextmanager
-    def stream(self, s):
-        before, self.current = self.current, s
-        try:
-            yield
-        finally:
-            self.current = before
-
-    def current_stream(self, device=None):
-        return ("current stream of", str(device)) if self.current == "default" else self.current
-
-    def synchronize(self, device=None):
-        self.log.append(("device_sync",))
-
-    def empty_cache(self):
-        self.log.append(("empty_cache",))
-
-    def memory_allocated(self, device=None):
-        self.log.append(("memory_allocated",))
-        return self.allocated
-
-    def max_memory_allocated(self, device=None):
-        return self.peak
-
-    def reset_peak_memory_stats(self, device=None):
-        self.peak = self.allocated
-
-    def get_device_name(self, index):
-        return "Fake GPU"
+from salus_fakes import FakeClock, FakeCuda, FakeJob
 
 
 class MatmulsMakeWorkspaces(TorchFunctionMode):
-    """Log each ``torch.matmul``; the first on a stream allocates that stream's workspace."""
+    """Log each ``torch.matmul`` on the fake's current stream as ``("matmul", stream)``; the first
+    on a stream adds a cuBLAS workspace of ``workspace`` bytes to the fake allocator, and it stays."""
 
-    def __init__(self, cuda):
+    def __init__(self, cuda, workspace=0):
         super().__init__()
-        self.cuda = cuda
+        self.cuda, self.workspace, self.warm_streams = cuda, workspace, set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if func is torch.matmul:
             self.cuda.log.append(("matmul", self.cuda.current))
-            if self.cuda.current not in self.cuda.warm_streams:
-                self.cuda.warm_streams.add(self.cuda.current)
-                self.cuda.allocated += self.cuda.workspace
+            if self.cuda.current not in self.warm_streams:
+                self.warm_streams.add(self.cuda.current)
+                self.cuda.allocated += self.workspace
                 self.cuda.peak = max(self.cuda.peak, self.cuda.allocated)
         return func(*args, **(kwargs or {}))
 
@@ -130,7 +49,7 @@ def fake_cuda_device(cuda, index=0):
 
 def test_profile_memory_warms_the_device_before_reading_its_baseline(monkeypatch):
     """The first matmul's cuBLAS workspace stays allocated: read after it, it is no job's bytes."""
-    cuda = FakeCuda(workspace=4096)
+    cuda = FakeCuda()
 
     class Job:
         optimizer = None
@@ -147,7 +66,7 @@ def test_profile_memory_warms_the_device_before_reading_its_baseline(monkeypatch
             cuda.allocated -= 500
 
     monkeypatch.setattr(memory_profile, "build_job", lambda *args, **kwargs: Job())
-    with MatmulsMakeWorkspaces(cuda):
+    with MatmulsMakeWorkspaces(cuda, workspace=4096):
         out = memory_profile.profile_memory(["w"], fake_cuda_device(cuda), iterations=2, timing_iterations=1)
     first_read = cuda.log.index(("memory_allocated",))
     assert ("matmul", "default") in cuda.log[:first_read]                 # warmed first

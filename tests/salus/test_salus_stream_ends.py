@@ -5,6 +5,7 @@ import pytest
 
 from impls.salus.core.executor import Executor, Submission
 from impls.salus.core.simulator import simulate
+from salus_fakes import swapped
 
 
 class FakeClock:
@@ -131,13 +132,8 @@ class QueuingDevice(StreamedDevice):
     def new_lane(self):
         return QueuedStream()
 
-    @contextlib.contextmanager
     def lane_context(self, lane):
-        previous, self.stream = self.stream, lane
-        try:
-            yield
-        finally:
-            self.stream = previous
+        return swapped(self, "stream", lane)
 
     def timer(self, lane=None):
         device, stream = self, lane

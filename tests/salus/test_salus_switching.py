@@ -1,7 +1,6 @@
 """Salus switching: state round trips, the CLI's JSON shape, and the CUDA paths' logic on fake CUDA."""
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -26,6 +25,7 @@ from impls.salus.core.switching import (
     save_checkpoint,
 )
 from impls.salus.core.workloads import WORKLOADS, build_job
+from salus_fakes import FakeCuda  # test_salus_lane_parts imports it from this module too
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -230,84 +230,6 @@ def test_switching_cli_rejects_an_unknown_workload():
 
 
 # ---------------------------------------------------------------- CUDA logic on a fake torch.cuda
-
-class FakeCuda:
-    """Just enough of ``torch.cuda`` to check the order of launches, records and waits."""
-
-    class OutOfMemoryError(RuntimeError):
-        pass
-
-    def __init__(self, elapsed=(5.0,)):
-        self.log: list[tuple] = []
-        self.current = "default"
-        self.elapsed = list(elapsed)
-        self.allocated = 1000
-        self.peak = 1000
-        fake = self
-
-        class Event:
-            def __init__(self, enable_timing=False):
-                assert enable_timing
-                self.stream = None
-                self.synced = False
-
-            def record(self, stream=None):
-                self.stream = stream if stream is not None else fake.current
-                fake.log.append(("record", self.stream))
-
-            def synchronize(self):
-                self.synced = True
-                fake.log.append(("sync", self.stream))
-
-            def elapsed_time(self, end):
-                assert end.synced, "elapsed_time read before the end event was synchronised"
-                fake.log.append(("elapsed", end.stream))
-                return fake.elapsed.pop(0) if len(fake.elapsed) > 1 else fake.elapsed[0]
-
-        class Stream:
-            count = 0
-
-            def __init__(self, device=None):
-                Stream.count += 1
-                self.name = f"lane{Stream.count}"
-
-            def __repr__(self):
-                return self.name
-
-            def wait_stream(self, other):
-                fake.log.append(("wait_stream", self, other))
-
-            def synchronize(self):
-                fake.log.append(("stream_sync", self))
-
-        self.Event, self.Stream = Event, Stream
-
-    def current_stream(self, device=None):
-        return self.current
-
-    @contextlib.contextmanager
-    def stream(self, s):
-        before, self.current = self.current, s
-        try:
-            yield
-        finally:
-            self.current = before
-
-    def synchronize(self, device=None):
-        self.log.append(("device_sync",))
-
-    def empty_cache(self):
-        self.log.append(("empty_cache",))
-
-    def memory_allocated(self, device=None):
-        return self.allocated
-
-    def max_memory_allocated(self, device=None):
-        return self.peak
-
-    def reset_peak_memory_stats(self, device=None):
-        self.peak = self.allocated
-
 
 def test_cuda_event_timer_records_on_its_stream_and_syncs_before_reading():
     cuda = FakeCuda(elapsed=(7.5,))
