@@ -739,7 +739,8 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
     """Compute one point of each of ``groups`` (key: the indices into ``points`` that have it)
     on ``client``'s cluster and ``keep`` its result for the group as it arrives; raises
     :class:`GridError` before keeping a result that a worker computed with other code than
-    this process's, or when a point raised (chained from its exception)."""
+    this process's, and :class:`GridPointError` when a point raised (chained from its
+    exception)."""
     from distributed import as_completed
     package = fn.__module__.partition(".")[0]
     ours = code_version(package)

@@ -369,3 +369,26 @@ def test_the_policy_experiment_refuses_an_empty_policy_list_before_any_work(monk
     sizes = dict(scheduling.salus_sizes("salus_policies", "smoke"), policies=[])
     with pytest.raises(ValueError, match="policies: the list is empty"):
         scheduling.policy_experiment(sizes, progress=False)
+
+
+@pytest.mark.parametrize("sampler, drawn", [
+    ({"kind": "nvml busy %", "interval_s": 0.05, "status": "not measured: NVML has no GPU 'GPU-x'"}, False),
+    ({"kind": "nvml busy %", "t_s": [], "status": "measured"}, False),
+    ({"kind": "nvml busy %", "t_s": [0.1, 0.2], "busy_pct": [10.0, 20.0], "too_short": True,
+      "status": "not measured: run of 0.5 s too short for NVML's averaging window"}, False),
+    ({"kind": "nvml busy %", "t_s": [0.1, 0.2], "busy_pct": [10.0, 20.0], "status": "measured"}, True),
+])
+def test_the_utilisation_figure_draws_only_measured_samples(sampler, drawn):
+    """A sampler that failed, took no sample, or ran within NVML's averaging window is named in
+    the legend, not drawn (and does not break the figure)."""
+    from impls.salus.figures import lanes as lane_figures
+
+    busy = {"t_s": [0.1, 0.2], "busy": [0.5, 0.6], "busy_mean": 0.55}
+    row = {run: {"busy": busy, "sampler": dict(sampler)} for run in ("serial", "packed")}
+    data = {"smallest": "w", "workloads": {"w": row}, "device_name": "cuda:0 fake"}
+    ax = lane_figures.hyperparam_utilisation(data).axes[0]
+    sampled = [line for line in ax.lines if "nvml" in line.get_label()]
+    assert len(sampled) == 2
+    assert all((len(line.get_xdata()) > 0) == drawn for line in sampled)
+    if not drawn:
+        assert all("not measured" in line.get_label() for line in sampled)

@@ -116,11 +116,15 @@ def hyperparam_utilisation(data: dict):
         if busy:
             ax.plot(busy["t_s"], busy["busy"], style, label=f"{run}: executor busy (mean {busy['busy_mean']:.2f})")
         sampler = row[run].get("sampler")
-        if sampler:
-            key = "busy_pct" if "busy_pct" in sampler else "busy"
+        key = next((k for k in ("busy_pct", "busy") if sampler and k in sampler), None)
+        status = (sampler or {}).get("status", "measured")
+        if key and sampler.get("t_s") and status == "measured":
             scale = 0.01 if key == "busy_pct" else 1.0
             ax.plot(sampler["t_s"], np.asarray(sampler[key]) * scale, style, alpha=0.6,
                     label=f"{run}: {sampler['kind']}")
+        elif sampler:               # failed, empty or too short to resolve: say so, draw nothing
+            ax.plot([], [], style, alpha=0.6, label=f"{run}: {sampler.get('kind', 'sampler')} "
+                                                    f"{status if status != 'measured' else 'not measured: no samples'}")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("busy (executor: lanes busy on average,\n>1 when lanes overlap; sampler: fraction)", fontsize=7)
     ax.set_ylim(0, max(1.05, ax.get_ylim()[1]))
