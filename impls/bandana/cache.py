@@ -101,17 +101,61 @@ def _summary_beside(path: str, vouches) -> tuple[Path, dict] | None:
     return None
 
 
-def _listed_layouts(summary: dict) -> list[str]:
-    """The layout files a prepare summary lists, as written there (absolute at the time)."""
-    return sorted(str(entry["file"]) for entry in summary["layouts"].values())
-
-
 def _lists_layout(summary: dict, name: str) -> bool:
-    return name in {Path(file).name for file in _listed_layouts(summary)}
+    """Whether a prepare summary lists a layout file called ``name`` (by name: its absolute
+    paths still name the old place after the folder is moved)."""
+    return name in {Path(str(entry["file"])).name for entry in summary["layouts"].values()}
 
 
 def _names_trace(summary: dict, name: str) -> bool:
     return Path(str(summary["trace"])).name == name
+
+
+# the summary fields that follow from the input data and its split (not the layouts, the
+# seed or the geometry, which the trace does not depend on); ``source`` names input paths
+_SPLIT_FIELDS = ("num_vectors", "renumbered", "train_fraction", "train_queries", "test_queries", "test_lookups")
+# the files of a split that prepare writes beside its trace, by name
+_SPLIT_FILES = ("train_offsets.npy", "train_indices.npy", "test_offsets.npy")
+
+
+def _same_bytes(a: Path, b: Path, chunk: int = 1 << 20) -> bool:
+    """Whether files ``a`` and ``b`` hold the same bytes (sizes first, then ``chunk``-byte reads
+    up to the first difference)."""
+    if a.resolve() == b.resolve():
+        return True
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with a.open("rb") as fa, b.open("rb") as fb:
+        while True:
+            block = fa.read(chunk)
+            if block != fb.read(chunk):
+                return False
+            if not block:
+                return True
+
+
+def _split_difference(trace: Path, trace_summary_path: Path, trace_summary: dict,
+                      layout_summary_path: Path, layout_summary: dict) -> str | None:
+    """How the prepare run whose summary vouches for ``trace`` and the one whose summary lists the
+    layout split other data, as one clause; None when they split the same data the same way.
+    Compared: the :data:`_SPLIT_FIELDS` both summaries hold, then the bytes of ``trace`` against
+    the trace in the layout's folder and of each :data:`_SPLIT_FILES` in both folders (by name,
+    where both are readable files: a file that is gone leaves the fields to decide). Paths the
+    summaries record are not compared: two ``--out`` folders of one command are one pair."""
+    for key in _SPLIT_FIELDS:
+        ours, theirs = trace_summary.get(key), layout_summary.get(key)
+        if ours is not None and theirs is not None and ours != theirs:
+            return f"{trace_summary_path} says {key} {ours} but {layout_summary_path} says {theirs}"
+    layout_dir = layout_summary_path.parent
+    pairs = [(trace, layout_dir / Path(str(layout_summary.get("trace", "trace.npy"))).name)]
+    pairs += [(trace.parent / name, layout_dir / name) for name in _SPLIT_FILES]
+    for ours, theirs in pairs:
+        try:
+            if ours.is_file() and theirs.is_file() and not _same_bytes(ours, theirs):
+                return f"{ours} differs from {theirs}, which --layout was prepared with"
+        except OSError:
+            continue                                  # unreadable: the fields decided
+    return None
 
 
 def check_prepared_geometry(args) -> None:
@@ -136,7 +180,8 @@ def check_prepared_geometry(args) -> None:
 def check_prepared_pair(args, layout: np.ndarray) -> None:
     """Refuse a ``--trace`` and a loaded ``--layout`` that two ``prepare`` runs wrote: when the
     ``summary.json`` beside the trace names it, its ``num_vectors`` must be the layout's length,
-    and when the layout's own summary is another file, both must list the same layout files.
+    and when the layout's own summary is another file, both runs must have split the same data
+    the same way (:func:`_split_difference`; two folders of one command are one pair).
     Raises :class:`cli.UsageError` naming ``--trace``. Then warns when no summary vouches for
     the layout's geometry and a geometry flag was left at its default (a layout moved away
     from its summary would otherwise be simulated with another geometry, silently). Run after
@@ -155,14 +200,10 @@ def check_prepared_pair(args, layout: np.ndarray) -> None:
             raise cli.UsageError(f"{trace_summary_path} says the trace is over {count} vectors but --layout "
                                  f"{args.layout} orders {layout.shape[0]}", f"--trace {args.trace}", fix)
         if of_layout is not None and of_layout[0].resolve() != trace_summary_path.resolve():
-            try:
-                ours, theirs = _listed_layouts(trace_summary), _listed_layouts(of_layout[1])
-            except (KeyError, TypeError, AttributeError):
-                ours = theirs = None                      # a summary that lists no layouts: not compared
-            if ours != theirs:
-                raise cli.UsageError(f"{trace_summary_path} and {of_layout[0]} list other layouts: the trace "
-                                     f"and --layout {args.layout} come from two prepare runs",
-                                     f"--trace {args.trace}", fix)
+            differs = _split_difference(Path(args.trace), trace_summary_path, trace_summary, *of_layout)
+            if differs:
+                raise cli.UsageError(f"{differs}: the trace and --layout {args.layout} come from two prepare "
+                                     "runs of other data", f"--trace {args.trace}", fix)
     if of_layout is None and defaulted:             # nothing vouches for a geometry
         cli.warn(f"--layout {args.layout}: no summary.json beside it records the geometry it was built for, "
                  f"so the default {' and '.join(defaulted)} {'are' if len(defaulted) > 1 else 'is'} assumed; "

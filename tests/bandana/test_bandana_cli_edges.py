@@ -1,7 +1,8 @@
 """Edges of the Bandana command lines and the O_DIRECT probe: a ready NVM target on a
-read-only filesystem, a trace and a layout of two prepare runs, the geometry checked
-before the capacity, the setting named when the store's folder is not writable, and
-prepare's two-level K-means flags without that layout."""
+read-only filesystem, a trace and a layout of two prepare runs (refused when the runs split
+other data, one pair when one command wrote both folders), the geometry checked before the
+capacity, the setting named when the store's folder is not writable, and prepare's two-level
+K-means flags without that layout."""
 from __future__ import annotations
 
 import errno
@@ -86,6 +87,33 @@ def test_a_trace_and_a_layout_of_two_prepare_runs_are_refused(tmp_path, capsys):
     np.save(mine / "p20.npy", np.arange(20))
     assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(mine / "p20.npy"), *base]) == 2
     assert "over 10 vectors" in capsys.readouterr().err
+
+
+def test_two_folders_of_one_prepare_command_are_one_pair(tmp_path, capsys):
+    """The same command run twice into two --out folders writes the same data: a trace of one
+    and a layout of the other simulate as the pair of one folder does. The same inputs split
+    at another --train-fraction are still refused, and so is a folder whose trace was redone."""
+    np.save(tmp_path / "o.npy", np.arange(0, 161, 4, dtype=np.int64))
+    np.save(tmp_path / "i.npy", np.random.default_rng(1).permutation(np.arange(160) % 64))
+    inputs = ["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"),
+              "--layout", "identity", "--layout", "shp"]
+    for name, more in (("a", []), ("b", []), ("c", ["--train-fraction", "0.7"])):
+        assert prepare.main([*inputs, *more, "--out", str(tmp_path / name)]) == 0
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    capsys.readouterr()
+    base = ["--capacity", "32", "--policy", "prefetch", "--json"]
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(a / "layout-shp.npy"), *base]) == 0
+    same_folder = json.loads(capsys.readouterr().out)
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(b / "layout-shp.npy"), *base]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out) == same_folder
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(c / "layout-shp.npy"), *base]) == 2
+    err = capsys.readouterr().err
+    assert "train_fraction 0.5" in err and "come from two prepare runs" in err and len(err.strip().splitlines()) == 1
+    np.save(b / "trace.npy", np.load(a / "trace.npy")[::-1].copy())     # b's trace redone from other data
+    assert cache_cli.main(["--trace", str(a / "trace.npy"), "--layout", str(b / "layout-shp.npy"), *base]) == 2
+    err = capsys.readouterr().err
+    assert f"{a / 'trace.npy'} differs from {b / 'trace.npy'}" in err and "come from two prepare runs" in err, err
 
 
 def test_the_replay_refuses_a_trace_and_a_layout_of_two_prepare_runs(tmp_path, capsys):
