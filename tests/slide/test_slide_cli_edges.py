@@ -93,6 +93,50 @@ def test_a_look_alike_pair_with_more_labels_than_features_a_point_is_warned_of_a
     assert "may be swapped" in lines[0]
 
 
+JOIN_MAIN = "import sys; from impls.slide.data.xc_join import main; sys.exit(main(sys.argv[1:]))"
+
+
+def test_repository_names_in_order_join_title_features_and_many_labels_without_a_swap_warning(tmp_path):
+    """Title sets have fewer features a point than labels: names X_Xf then X_Y settle the order."""
+    features = write(tmp_path / "a_X_Xf.txt", "2 10\n1:1 3:1\n2:1\n")
+    labels = write(tmp_path / "a_X_Y.txt", "2 50\n0:1 2:1 3:1 5:1 7:1 8:1\n4:1 9:1 10:1 11:1 12:1\n")
+    done = _subprocess(JOIN_MAIN, str(features), str(labels), str(tmp_path / "o.txt"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    joined = read_xc(tmp_path / "o.txt")
+    assert joined["labels"].tolist() == [0, 2, 3, 5, 7, 8, 4, 9, 10, 11, 12]
+
+
+@pytest.mark.parametrize("names", [("trn_X_Xf.txt", "trn_X_Y.txt"), ("feats.txt", "labs.txt")])
+def test_label_weights_are_dropped_with_one_counted_warning_when_the_order_is_clear(tmp_path, names):
+    """Names X_Xf then X_Y, or features with values other than 1, say the pair is in order:
+    weighted labels ('l:0.5') are then labels, not a swapped features file."""
+    features = write(tmp_path / names[0], FEATURES)
+    labels = write(tmp_path / names[1], "3 8\n0:0.5 3:1\n5:2.0\n6,1\n")
+    done = _subprocess(JOIN_MAIN, str(features), str(labels), str(tmp_path / "o.txt"))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"warning: {labels}: 2 label values other than 1 are dropped; each label is kept\n"
+    assert read_xc(tmp_path / "o.txt")["labels"].tolist() == [0, 3, 5, 6, 1]
+
+
+def test_weighted_labels_beside_binary_features_without_repository_names_are_still_refused(tmp_path, capsys):
+    """All-1 features and weighted labels look like a swapped pair; the error says how to confirm the order."""
+    features = write(tmp_path / "feats.txt", "2 10\n1:1 4:1\n0:1\n")
+    labels = write(tmp_path / "labs.txt", "2 8\n0:0.5\n5:1\n")
+    code, err = run_join(capsys, features, labels, tmp_path / "o.txt")
+    assert code == 2 and not (tmp_path / "o.txt").exists() and err.count("\n") == 1, err
+    assert f"{labels}:2: the labels file (the second argument) has '0:0.5', a value other than 1" in err
+    assert "name the files like the repository, *X_Xf* then *X_Y*): the arguments are FEATURES LABELS OUT" in err
+
+
+def test_a_label_list_in_a_file_named_as_features_is_refused_without_advice_the_names_would_refuse(tmp_path, capsys):
+    features = write(tmp_path / "trn_X_Xf.txt", LABELS)
+    labels = write(tmp_path / "trn_X_Y.txt", LABELS)
+    code, err = run_join(capsys, features, labels, tmp_path / "o.txt")
+    assert code == 2 and not (tmp_path / "o.txt").exists() and err.count("\n") == 1, err
+    assert f"{features}:2: the features file (the first argument) has '0,3'" in err
+    assert "the names say features (X_Xf) then labels (X_Y)" in err and "run python -m" not in err, err
+
+
 def _zipped(text: bytes) -> bytes:
     import io
     import zipfile

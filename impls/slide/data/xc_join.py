@@ -2,7 +2,8 @@
 
 Newer downloads split a set into a features file (first line ``N D``, then one line of
 ``f:v f:v ...`` a point: ``trn_X_Xf.txt``) and a labels file (first line ``N L``, then one
-line a point: ``l1,l2``, ``l1 l2`` or ``l1:1.0 l2:1.0``: ``trn_X_Y.txt``).
+line a point: ``l1,l2``, ``l1 l2`` or ``l1:1.0 l2:1.0``: ``trn_X_Y.txt``; a label's value
+other than 1, a weight, is dropped and the label kept, said on stderr with their count).
 ``python -m impls.slide.data.xc_join FEATURES LABELS OUT`` writes ``OUT`` as ``N D L`` and
 ``l1,l2 f:v ...`` lines (:mod:`impls.slide.data.xc_format`). Both inputs must be regular
 files (they are read more than once) and hold N points, one line each (a blank line is a
@@ -66,29 +67,47 @@ def _check_order(features: Path, labels: Path, out: Path) -> None:
     """Raise :class:`JoinError` when the two inputs look given in swapped order: by their names
     (the repository names the features file ``*X_Xf*`` and the labels file ``*X_Y*``) or by
     their first :data:`SNIFF_LINES` non-blank data lines (a features token is ``f:v``: one
-    without ':' is a label list; a labels token is ``l``, or ``l:v`` with v = 1: another
-    value is a feature's). A labels file of ``l:1`` tokens and a features file whose values
-    are all 1 look alike; then, when those lines of the labels file hold over
-    :data:`SWAP_RATIO` times the features file's tokens on average (XC points have several
-    times fewer labels than features), a warning
-    (:func:`~impls.slide.data.xc_format.warn`) says they may be swapped."""
+    without ':' is a label list). A labels token is ``l`` or ``l:v``; a v other than 1 is
+    refused as a feature's only when neither the names (first ``*X_Xf*``, second ``*X_Y*``)
+    nor the features file's values (some other than 1) confirm the order; otherwise the value
+    is dropped at the join (:func:`join` warns with their count). Without names that confirm
+    the order, when those lines of the labels file hold over :data:`SWAP_RATIO` times the
+    features file's tokens on average (XC points have several times fewer labels than
+    features), a warning (:func:`~impls.slide.data.xc_format.warn`) says they may be swapped."""
     advice = _swap_advice(features, labels, out)
     if "X_Y" in features.name:
         raise JoinError(f"{features}: named like a labels file (X_Y) but given first, as the features file: {advice}")
     if "X_Xf" in labels.name:
         raise JoinError(f"{labels}: named like a features file (X_Xf) but given second, as the labels file: {advice}")
-    odd, feature_tokens = _sniff(features, lambda t: b":" not in t, commas=False)
+    named = "X_Xf" in features.name and "X_Y" in labels.name
+    odd, feature_tokens, weighted = _sniff(features, lambda t: b":" not in t, commas=False, marked=_weighted)
     if odd:
-        raise JoinError(f"{features}:{odd[0]}: the features file (the first argument) has "
-                        f"{xc_format.shown(odd[1], 40)}, not 'feature:value' (a label list?): {advice}")
-    odd, label_tokens = _sniff(labels, lambda t: b":" in t and not _is_one(t.split(b":", 1)[1]), commas=True)
-    if odd:
+        said = (f"{features}:{odd[0]}: the features file (the first argument) has {xc_format.shown(odd[1], 40)}, "
+                "not 'feature:value' (a label list?)")
+        if named:
+            raise JoinError(f"{said}, though the names say features (X_Xf) then labels (X_Y): check which file is "
+                            "which and that each is whole")
+        raise JoinError(f"{said}: {advice}")
+    odd, label_tokens, _ = _sniff(labels, _weighted, commas=True)
+    if odd and not named and not weighted:
         raise JoinError(f"{labels}:{odd[0]}: the labels file (the second argument) has {xc_format.shown(odd[1], 40)}, "
-                        f"a value other than 1 (a feature?): {advice}")
-    if label_tokens > SWAP_RATIO * feature_tokens:
+                        f"a value other than 1 (a feature?), and {features}'s first lines have none (weighted labels "
+                        f"in the right order? name the files like the repository, *X_Xf* then *X_Y*): {advice}")
+    if not named and label_tokens > SWAP_RATIO * feature_tokens:
         xc_format.warn(f"{labels}: its first lines hold {label_tokens:.1f} labels a point on average, over "
                        f"{SWAP_RATIO:g}x the {feature_tokens:.1f} features of {features}'s; XC points have fewer "
                        f"labels than features, so the two may be swapped: {advice}")
+
+
+_ONES = frozenset((b"1", b"1.0", b"1.00", b"1.000", b"1.0000", b"1.00000", b"1.000000"))
+
+
+def _weighted(token: bytes) -> bool:
+    """Whether ``token`` is ``x:v`` with v other than 1 (a feature's value, or a label's weight)."""
+    if b":" not in token:
+        return False
+    value = token.split(b":", 1)[1]
+    return value not in _ONES and not _is_one(value)
 
 
 def _is_one(value: bytes) -> bool:
@@ -98,29 +117,38 @@ def _is_one(value: bytes) -> bool:
         return False
 
 
-def _sniff(path: Path, odd, commas: bool) -> tuple[tuple[int, bytes] | None, float]:
+def _sniff(path: Path, odd, commas: bool, marked=None) -> tuple[tuple[int, bytes] | None, float, int]:
     """Over ``path``'s first :data:`SNIFF_LINES` non-blank data lines, tokens split at
     whitespace (and at commas with ``commas``): ``((line number, token) of the first token for
-    which odd(token) holds, or None; the mean tokens a line, 0.0 with no such line)``; the
-    mean is over the lines read up to the odd token."""
-    lines = tokens_seen = 0
+    which odd(token) holds, or None; the mean tokens a line, 0.0 with no such line; the
+    number of tokens for which marked(token) holds, 0 without ``marked``)``."""
+    lines = tokens_seen = count = 0
+    first = None
     with open(path, "rb") as f:
         f.readline()
         for number, line in enumerate(f, start=2):
             tokens = (line.replace(b",", b" ") if commas else line).split()
-            token = next((t for t in tokens if odd(t)), None)
-            if token is not None:
-                return (number, token), tokens_seen / max(lines, 1)
+            if first is None:
+                token = next((t for t in tokens if odd(t)), None)
+                if token is not None:
+                    first = (number, token)
+            if marked is not None:
+                count += sum(map(marked, tokens))
             lines += bool(tokens)
             tokens_seen += len(tokens)
             if lines >= SNIFF_LINES:
                 break
-    return None, tokens_seen / max(lines, 1)
+    return first, tokens_seen / max(lines, 1), count
 
 
 def _labels(line: bytes) -> bytes:
-    """``l1,l2`` from a labels line in any of the three forms."""
+    """``l1,l2`` from a labels line in any of the three forms (values dropped)."""
     return b",".join(token.split(b":", 1)[0] for token in line.replace(b",", b" ").split())
+
+
+def _weights(line: bytes) -> int:
+    """The number of a labels line's values other than 1 (which :func:`_labels` drops)."""
+    return sum(map(_weighted, line.replace(b",", b" ").split())) if b":" in line else 0
 
 
 def _points(path: Path, n: int) -> None:
@@ -160,7 +188,8 @@ def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.P
     end)``. Raises :class:`JoinError` before writing anything when an input is not a regular
     file, a header is not two numbers, the headers' N differ, the inputs look given in
     swapped order (:func:`_check_order`), or a file holds another number of points than its
-    N; ``out`` is replaced only once it is whole."""
+    N; ``out`` is replaced only once it is whole, and then a warning
+    (:func:`~impls.slide.data.xc_format.warn`) counts the label values other than 1 dropped."""
     features, labels, out = Path(features), Path(labels), Path(out)
     _check_inputs(features, labels, out)
     n, d = _header(features, "features")
@@ -179,8 +208,12 @@ def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.P
         x.readline()
         y.readline()
         w.write(f"{kept} {d} {n_labels}\n".encode())
+        weighted = 0
         for _, a, b in zip(range(kept), x, y):
+            weighted += _weights(b)
             w.write(_labels(b) + b" " + a.strip() + b"\n")
+    if weighted:
+        xc_format.warn(f"{labels}: {weighted} label values other than 1 are dropped; each label is kept")
     return kept, n - kept
 
 
