@@ -15,8 +15,10 @@ environment.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
 Exit status: 1 when a number regressed or a measured benchmark failed in the new run, 0
 when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad
-arguments, another machine's run or thresholds, a number without any threshold that moved
-beyond the too-noisy level while no --default-threshold was given). Changed numbers left
+arguments, another machine's run or thresholds, a relative-scale number without any
+threshold that moved beyond the too-noisy level while no --default-threshold was given, an
+absolute-scale number without a measured threshold that changed at all, with or without
+--default-threshold, which is relative and cannot judge it). Changed numbers left
 unjudged for want of a threshold, and thresholds that name numbers the new run does not
 have (a stale file), are warned of on stderr.
 """
@@ -102,6 +104,27 @@ def stale_thresholds(measured: noise.Noise, head) -> list[str]:
         if not any(alone.get(threshold.benchmark, params) for params in points.get(threshold.benchmark, ())):
             stale.append(f"{threshold.benchmark} [{threshold.params.replace(', ', ',')}]")
     return stale
+
+
+def blocking_unthresholded(unthresholded: list[compare.Change], default_threshold: float | None
+                           ) -> tuple[list[compare.Change], list[compare.Change]]:
+    """Return the changes among ``unthresholded`` (NO THRESHOLD, so their values differ) that
+    make the comparison impossible, as (absolute-scale, relative-scale): every absolute-scale
+    one, whatever ``default_threshold`` (a relative default cannot judge a difference in a
+    number's unit, and without a threshold no size of such a change is known to be noise);
+    the relative-scale ones that moved beyond :data:`noise.TOO_NOISY` while no default was given."""
+    absolute = [c for c in unthresholded if c.scale == noise.ABSOLUTE]
+    relative = [c for c in unthresholded if c.scale != noise.ABSOLUTE and default_threshold is None
+                and compare.moved_beyond_tracking(c.old, c.new)]
+    return absolute, relative
+
+
+def _named(changes: list[compare.Change]) -> str:
+    """``<benchmark> [<params>] <old> -> <new>`` of the first three ``changes``, ", "-joined
+    (the values with enough digits to differ where they differ)."""
+    text = ", ".join(f"{c.benchmark} [{c.params.replace(', ', ',')}] {' -> '.join(compare.distinct(c.old, c.new))}"
+                     for c in changes[:3])
+    return text + (f" and {len(changes) - 3} more" if len(changes) > 3 else "")
 
 
 def relative_threshold(text: str) -> float:
@@ -237,13 +260,17 @@ def main(argv: list[str] | None = None) -> int:
                   + (f", and {only_bounds} were bounds that prove neither" if only_bounds else "")
                   + ": nothing was judged; run `make noise`", file=sys.stderr)
         return 2
-    moved = [c for c in unthresholded if compare.moved_beyond_tracking(c.old, c.new)]
-    if moved and args.default_threshold is None:
-        first = moved[0]
+    absolute, moved = blocking_unthresholded(unthresholded, args.default_threshold)
+    if absolute:
+        print(f"compare: cannot compare: {len(absolute)} absolute-scale number(s) with no threshold changed "
+              f"({_named(absolute)}): a relative --default-threshold cannot judge absolute-scale numbers (their "
+              "change is a difference in their unit, not a fraction of their value); `make noise` measures their "
+              "thresholds", file=sys.stderr)
+    if moved:
         print(f"compare: cannot compare: {len(moved)} number(s) with no threshold moved beyond "
-              f"{100 * noise.TOO_NOISY:.0f}% (e.g. {first.benchmark} [{first.params.replace(', ', ',')}] "
-              f"{first.old:.6g} -> {first.new:.6g}): `make noise` again, or pass --default-threshold "
+              f"{100 * noise.TOO_NOISY:.0f}% ({_named(moved)}): `make noise` again, or pass --default-threshold "
               "(make compare THRESHOLD=5%) to judge them", file=sys.stderr)
+    if absolute or moved:
         return 2
     return 0
 

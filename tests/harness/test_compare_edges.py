@@ -1,5 +1,6 @@
 """`make compare` at its edges: numbers too noisy to judge that still moved a lot, a stale or
-partial thresholds file, a new run that measured nothing again, a threshold typed as a
+partial thresholds file, an absolute-scale number without a threshold (which a relative
+default cannot judge), a new run that measured nothing again, a threshold typed as a
 negative percentage, and what the summary counts as unchanged."""
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import subprocess
 import pandas as pd
 import pytest
 
+import compare_fixtures
 from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, STEADY, base_values, run_compare,
                               script, write_benchmarks_json, write_run)
 from impls.harness.report import compare, noise, runs
 
 DECLARED = {RATE: "higher", LATENCY: "lower", FLAG: "flag", STEADY: "higher"}
 LATENCY_POINT = "block_bytes=4096, queue_depth=1"
+OVERHEAD = "bench_salus.ExecutorOverhead.track_paired_overhead_percent"  # absolute scale: percentage points
 
 
 def frame(values: dict[str, float]) -> pd.DataFrame:
@@ -33,11 +36,12 @@ def thresholds(**by_benchmark: float) -> noise.Noise:
                                           for k, v in by_benchmark.items()})
 
 
-def two_runs(tmp_path, head_values: dict, head_started: int = 200):
-    """A result folder with an archived run of BASE (the fixtures' base values) and one of HEAD."""
+def two_runs(tmp_path, head_values: dict, head_started: int = 200, old_values: dict | None = None):
+    """A result folder with an archived run of BASE (``old_values``, by default the fixtures'
+    base values) and one of HEAD."""
     results = tmp_path / ".asv" / "results"
     write_benchmarks_json(results)
-    write_run(results / MACHINE, BASE, 100, base_values())
+    write_run(results / MACHINE, BASE, 100, old_values or base_values())
     runs.archive_run(results, MACHINE, BASE)
     write_run(results / MACHINE, HEAD, head_started, head_values)
     runs.archive_run(results, MACHINE, HEAD)
@@ -92,6 +96,35 @@ def test_a_small_move_without_a_threshold_passes_but_is_counted_on_stderr(tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert "warning: 1 changed number(s) not judged" in done.stderr, done.stderr
     assert "stale" not in done.stderr
+
+
+@pytest.fixture()
+def with_overhead(monkeypatch):
+    """The fixtures' benchmarks and Salus's paired overhead (declared on the absolute scale)."""
+    monkeypatch.setitem(compare_fixtures.PARAMS, OVERHEAD, [["'x'"]])
+    monkeypatch.setitem(compare_fixtures.NAMES, OVERHEAD, ["case"])
+
+
+@pytest.mark.parametrize("new", [0.9, 0.41])          # +0.5 and +0.01 percentage points
+@pytest.mark.parametrize("extra", [[], ["--default-threshold=5%"]])
+def test_an_absolute_scale_number_without_a_threshold_that_changed_cannot_pass_a_relative_default_or_none(
+        tmp_path, with_overhead, new, extra):
+    results = two_runs(tmp_path, {**base_values(), OVERHEAD: new}, old_values={**base_values(), OVERHEAD: 0.4})
+    partial = noise_file(results, [{"benchmark": b, "threshold": 0.05} for b in (RATE, LATENCY, STEADY)])
+    done = run_compare(results, partial, "--base", BASE[:8], "--head", HEAD[:8], *extra)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"cannot compare: 1 absolute-scale number(s) with no threshold changed ({OVERHEAD} [case='x'] 0.4 -> " \
+        in done.stderr, done.stderr
+    assert "a relative --default-threshold cannot judge absolute-scale numbers" in done.stderr
+    assert "`make noise` measures their thresholds" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unchanged_absolute_scale_number_without_a_threshold_does_not_block(tmp_path, with_overhead):
+    values = {**base_values(), OVERHEAD: 0.4}
+    results = two_runs(tmp_path, values, old_values=values)
+    partial = noise_file(results, [{"benchmark": b, "threshold": 0.05} for b in (RATE, LATENCY, STEADY)])
+    done = run_compare(results, partial, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 0 and "absolute-scale" not in done.stderr, done.stdout + done.stderr
 
 
 def test_a_new_run_that_carried_every_number_over_says_nothing_was_measured_again(tmp_path):
