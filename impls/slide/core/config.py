@@ -82,6 +82,9 @@ class SlideConfig:
     # sampled-softmax baseline (dense_torch, method "sampled"): candidates per batch
     sample_fraction: float = 0.2      # negatives drawn per batch as a fraction of the labels (paper: TF needed ~20%)
     sampler: str = "log-uniform"      # "log-uniform" (TF's default, over labels ranked by training frequency) | "uniform"
+    in_batch_negatives: bool = True   # each sample's softmax also holds the batch's other true labels (TF's sampled
+                                      # softmax shares them); False: its own labels and the drawn negatives only,
+                                      # as SLIDE's own active set without its tables (a probe, NOTES.md)
     # execution
     threads: int | None = None        # numba threads; None: all
     chunks_per_thread: int = 4        # HOGWILD work units per thread (each has its own scratch)

@@ -7,6 +7,9 @@ the true labels, mean over the batch), Adam; on the CPU or a CUDA device.
   plus ``sample_fraction × labels`` negatives drawn uniformly or log-uniformly (TF's
   default, over labels ranked by training frequency), with TF's log-expected-count
   correction; only the candidates' output rows get gradients (sparse, ``SparseAdam``).
+  Every sample's softmax holds all the batch's candidates, the other samples' true labels
+  too; ``SlideConfig.in_batch_negatives = False`` leaves those out (:func:`others_only`),
+  as SLIDE's active set holds only the sample's own labels, its retrieved ones and the pool.
 
 Adam updates as TF's ``AdamOptimizer`` (the paper's baselines) and SLIDE's reference code
 do: ``SlideConfig.eps`` is ε-hat, added to sqrt(v) before the bias correction
@@ -99,6 +102,22 @@ class SoftmaxCrossEntropy(torch.autograd.Function):
 def softmax_cross_entropy(z, labs, r, tw):
     """See :class:`SoftmaxCrossEntropy` (``z``: labels × batch, consumed)."""
     return SoftmaxCrossEntropy.apply(z, labs, r, tw)
+
+
+NOT_A_CANDIDATE = -1e30   # a logit whose exp is 0 in float32: the label is not in that sample's softmax
+
+
+def others_only(inverse: torch.Tensor, n_true: int, r: torch.Tensor, batch: int) -> torch.Tensor:
+    """Bool mask (candidates x ``batch``) of the candidates that are only *other* samples' true
+    labels for each sample: in ``torch.unique(cat([labs, neg]))``'s ``inverse``, the first
+    ``n_true`` entries are the true labels (of samples ``r``), the rest the drawn negatives. A
+    candidate drawn as a negative, or one of the sample's own labels, is never masked."""
+    n_cand = int(inverse.max()) + 1 if inverse.numel() else 0
+    drawn = torch.zeros(n_cand, dtype=torch.bool, device=inverse.device)
+    drawn[inverse[n_true:]] = True
+    own = torch.zeros(n_cand, batch, dtype=torch.bool, device=inverse.device)
+    own[inverse[:n_true], r] = True
+    return ~drawn[:, None] & ~own
 
 
 def _batch(data: XCData, rows: np.ndarray, device, with_targets: bool = True):
@@ -226,6 +245,8 @@ class _Trainer:
             Wc = torch.nn.functional.embedding(cand, m.W2, sparse=True)
             bc = _sparse_rows(m.b2, cand)
             z = torch.addmm((bc - self.log_q[cand])[:, None], Wc, h.T)
+            if not self.config.in_batch_negatives:
+                z = z.masked_fill(others_only(inverse, labs.numel(), r, len(rows)), NOT_A_CANDIDATE)
             loss = softmax_cross_entropy(z, inverse[:labs.numel()], r, tw)
         for opt in self.opts:
             opt.zero_grad(set_to_none=True)
