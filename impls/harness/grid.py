@@ -305,13 +305,31 @@ def dask_setup(worker) -> None:
         log.addFilter(_not_compute_failed)
 
 
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT in this process for the block, then put its handler back. Processes
+    started in the block inherit the ignored SIGINT from their first instruction, so a Ctrl-C
+    while they import does not print a traceback from each; one pressed in the block itself
+    is lost (press it again). Nothing outside the main thread, or when the current handler
+    was not set from Python (it could not be put back)."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _local_client():
     if "client" not in _local:
         from distributed import Client, LocalCluster
-        cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
-                               # ":0": a free port. None still serves its HTTP routes on :8787,
-                               # and a second run at once warned that the port was taken
-                               dashboard_address=":0", silence_logs=logging.ERROR, preload=[__name__])
+        with _sigint_ignored():     # the worker processes start in here; the preload covers restarts
+            cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
+                                   # ":0": a free port. None still serves its HTTP routes on :8787,
+                                   # and a second run at once warned that the port was taken
+                                   dashboard_address=":0", silence_logs=logging.ERROR, preload=[__name__])
         try:
             client = Client(cluster)
         except BaseException:

@@ -1,9 +1,11 @@
 """The grid executor's edges: repeated points, a point that raises, a result from other code,
-and `python -m impls run` reaching a remote scheduler before any work. Points are stdlib ``json`` calls: the local workers import them as they are."""
+Ctrl-C while the local cluster starts, and `python -m impls run` reaching a remote scheduler
+before any work. Points are stdlib ``json`` calls: the local workers import them as they are."""
 from __future__ import annotations
 
 import json
 import logging
+import signal
 import socket
 import time
 
@@ -101,6 +103,36 @@ def test_local_workers_leave_a_failed_point_to_the_grid_error(two_local_workers,
     failed = logging.LogRecord("distributed.worker", logging.ERROR, "", 0, "Compute Failed\nKey: %s", ("k",), None)
     other = logging.LogRecord("distributed.worker", logging.ERROR, "", 0, "Worker stream died", (), None)
     assert not grid._not_compute_failed(failed) and grid._not_compute_failed(other)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_local_workers_start_with_sigint_ignored(monkeypatch, fails):
+    """A Ctrl-C while the worker processes import would print a traceback from each: they are
+    started with SIGINT ignored (inherited), and this process's handler is put back after."""
+    import distributed
+
+    seen = []
+
+    class Cluster:
+        def __init__(self, **kwargs):
+            seen.append(signal.getsignal(signal.SIGINT))
+            if fails:
+                raise OSError("no ports")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(distributed, "LocalCluster", Cluster)
+    monkeypatch.setattr(distributed, "Client", lambda cluster: object())
+    monkeypatch.setattr(grid, "_local", {})
+    before = signal.getsignal(signal.SIGINT)
+    if fails:
+        with pytest.raises(OSError):
+            grid._local_client()
+    else:
+        grid._local_client()
+    assert seen == [signal.SIG_IGN]
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def _closed_port() -> int:
