@@ -1,7 +1,18 @@
 """Test isolation: smoke profile, and caches/artifacts under pytest's tmp directory."""
 from __future__ import annotations
 
+import signal
+
 import pytest
+
+
+def pytest_configure(config):
+    """A SIGINT ignored by whoever started pytest (a background job of a non-interactive
+    shell starts with it ignored) would be inherited by every child the tests start, and the
+    tests of what a Ctrl-C does would read the launcher, not the suite: give the session
+    Python's own handler, as an interactive run has."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
