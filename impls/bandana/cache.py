@@ -2,6 +2,7 @@
 --capacity C --policy P [--shadow S] [--json [FILE|-]]`` (the engine: :mod:`impls.bandana.sim.cache`)."""
 from __future__ import annotations
 
+import filecmp
 import json
 import os
 import sys
@@ -118,22 +119,6 @@ _SPLIT_FIELDS = ("num_vectors", "renumbered", "train_fraction", "train_queries",
 _SPLIT_FILES = ("train_offsets.npy", "train_indices.npy", "test_offsets.npy")
 
 
-def _same_bytes(a: Path, b: Path, chunk: int = 1 << 20) -> bool:
-    """Whether files ``a`` and ``b`` hold the same bytes (sizes first, then ``chunk``-byte reads
-    up to the first difference)."""
-    if a.resolve() == b.resolve():
-        return True
-    if a.stat().st_size != b.stat().st_size:
-        return False
-    with a.open("rb") as fa, b.open("rb") as fb:
-        while True:
-            block = fa.read(chunk)
-            if block != fb.read(chunk):
-                return False
-            if not block:
-                return True
-
-
 def _split_difference(trace: Path, trace_summary_path: Path, trace_summary: dict,
                       layout_summary_path: Path, layout_summary: dict) -> str | None:
     """How the prepare run whose summary vouches for ``trace`` and the one whose summary lists the
@@ -151,7 +136,7 @@ def _split_difference(trace: Path, trace_summary_path: Path, trace_summary: dict
     pairs += [(trace.parent / name, layout_dir / name) for name in _SPLIT_FILES]
     for ours, theirs in pairs:
         try:
-            if ours.is_file() and theirs.is_file() and not _same_bytes(ours, theirs):
+            if ours.is_file() and theirs.is_file() and not filecmp.cmp(ours, theirs, shallow=False):
                 return f"{ours} differs from {theirs}, which --layout was prepared with"
         except OSError:
             continue                                  # unreadable: the fields decided
