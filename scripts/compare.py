@@ -122,9 +122,8 @@ def blocking_unthresholded(unthresholded: list[compare.Change], default_threshol
 def _named(changes: list[compare.Change]) -> str:
     """``<benchmark> [<params>] <old> -> <new>`` of the first three ``changes``, ", "-joined
     (the values with enough digits to differ where they differ)."""
-    text = ", ".join(f"{c.benchmark} [{c.params.replace(', ', ',')}] {' -> '.join(compare.distinct(c.old, c.new))}"
-                     for c in changes[:3])
-    return text + (f" and {len(changes) - 3} more" if len(changes) > 3 else "")
+    return cli.first_few((f"{c.benchmark} [{c.params.replace(', ', ',')}] {' -> '.join(compare.distinct(c.old, c.new))}"
+                          for c in changes), 3)
 
 
 def relative_threshold(text: str) -> float:
@@ -231,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     stale = stale_thresholds(measured, head) if measured is not None else []
     if stale:
         print(f"compare: warning: {len(stale)} threshold(s) in {noise_path} name a benchmark or point the new run "
-              f"does not have (a stale thresholds file: `make noise` again): {', '.join(stale[:5])}"
-              + (f" and {len(stale) - 5} more" if len(stale) > 5 else ""), file=sys.stderr)
+              f"does not have (a stale thresholds file: `make noise` again): {cli.first_few(stale, 5)}",
+              file=sys.stderr)
     unthresholded = result.of_kind(compare.NO_THRESHOLD)
     if unthresholded:
         print(f"compare: warning: {len(unthresholded)} changed number(s) not judged: no threshold applies to them "

@@ -127,8 +127,14 @@ def interrupted_message(signum: int, prog: str, removed: list[Path]) -> str:
     head = f"error: interrupted by {signal.Signals(signum).name}, in {prog}"
     if not removed:
         return f"{head}; no partial output was left (outputs it had finished are kept)"
-    names = ", ".join(str(p) for p in removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
-    return f"{head}; removed {len(removed)} partial output(s) it had created: {names}"
+    return f"{head}; removed {len(removed)} partial output(s) it had created: {first_few(removed, 3)}"
+
+
+def first_few(items, most: int) -> str:
+    """The first ``most`` of ``items`` as text, ", "-joined, then " and N more" for the rest."""
+    items = list(items)
+    rest = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(str(x) for x in items[:most]) + rest
 
 
 def pid_tag() -> str:
