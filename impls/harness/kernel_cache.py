@@ -8,8 +8,9 @@ before its functions are defined: it fingerprints the source of the modules name
 the fingerprint differs from the one recorded beside the cache, deletes the module's cache
 entries so that numba compiles them again.
 
-Only the in-tree cache (``__pycache__`` beside the source, numba's default where the tree is
-writable) is handled; with ``NUMBA_CACHE_DIR`` set, nothing is touched.
+The cache is found where numba will look for it (:func:`cache_dir`): ``NUMBA_CACHE_DIR``
+when set, else ``__pycache__`` beside the source when that is writable, else numba's
+user-wide cache (an installed or read-only tree).
 """
 from __future__ import annotations
 
@@ -30,14 +31,39 @@ def fingerprint(modules: list[str]) -> str:
     return h.hexdigest()
 
 
+def _probe() -> None:
+    """A stand-in function for numba's cache locators, which read only its first line number."""
+
+
+def cache_dir(module_file: str) -> Path | None:
+    """The folder numba caches the ``cache=True`` functions of the module at ``module_file``
+    in: the first of numba's own locators (``NUMBA_CACHE_DIR``, in-tree ``__pycache__``,
+    user-wide, ...) that accepts the file, which numba has checked is writable; None when
+    none does (numba then caches nothing). Falls back to ``__pycache__`` beside the source if
+    this numba keeps its locators elsewhere."""
+    try:
+        from numba.core.caching import CacheImpl
+        locators = CacheImpl._locator_classes
+    except (ImportError, AttributeError):
+        return Path(module_file).parent / "__pycache__"
+    for locator in locators:
+        try:
+            found = locator.from_function(_probe, str(module_file))
+        except Exception:                             # a locator for other kinds of source
+            continue
+        if found is not None:
+            return Path(found.get_cache_path())
+    return None
+
+
 def drop_stale(module_file: str, depends_on: list[str]) -> int:
     """Delete the numba cache entries of the module at ``module_file`` when the sources of
     ``depends_on`` changed since they were recorded; returns how many files were deleted
-    (0 also when the cache is elsewhere or cannot be written)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return 0
+    (0 also when numba has nowhere to cache, or the cache cannot be written)."""
     source = Path(module_file)
-    cache = source.parent / "__pycache__"
+    cache = cache_dir(module_file)
+    if cache is None:
+        return 0
     stamp = cache / f"{source.stem}.deps"
     want = fingerprint(depends_on)
     try:

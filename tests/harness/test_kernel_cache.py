@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 
-from impls.harness.kernel_cache import drop_stale
+from impls.harness.kernel_cache import cache_dir, drop_stale
 
 
 def test_cache_is_dropped_when_a_callee_changes_and_only_then(tmp_path, monkeypatch):
@@ -28,9 +28,60 @@ def test_cache_is_dropped_when_a_callee_changes_and_only_then(tmp_path, monkeypa
     (tmp_path / "callee_mod.py").write_text("X = 2\n")
     assert drop_stale(str(caller), ["callee_mod"]) == 2          # the callee changed: drop
     assert not any(e.exists() for e in entries)
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
-    (tmp_path / "callee_mod.py").write_text("X = 3\n")
-    assert drop_stale(str(caller), ["callee_mod"]) == 0          # a cache elsewhere is not ours to manage
+
+
+def _module_pair(folder):
+    folder.mkdir(parents=True)
+    (folder / "callee_mod2.py").write_text("X = 1\n")
+    caller = folder / "caller_mod2.py"
+    caller.write_text("")
+    return caller
+
+
+def _cached_entries(cache):
+    cache.mkdir(parents=True, exist_ok=True)
+    entries = [cache / "caller_mod2.f-3.py311.nbi", cache / "caller_mod2.f-3.py311.nbc"]
+    for e in entries:
+        e.write_bytes(b"x")
+    return entries
+
+
+def test_a_cache_in_numba_cache_dir_is_dropped_too(tmp_path, monkeypatch):
+    """With NUMBA_CACHE_DIR (numba.config.CACHE_DIR) set, numba caches there, not in the tree."""
+    from numba import config
+
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    caller = _module_pair(tmp_path / "src")
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "elsewhere"))
+    cache = cache_dir(str(caller))
+    assert cache is not None and cache.is_relative_to(tmp_path / "elsewhere")
+    importlib.invalidate_caches()
+    drop_stale(str(caller), ["callee_mod2"])
+    entries = _cached_entries(cache)
+    (tmp_path / "src" / "callee_mod2.py").write_text("X = 2\n")
+    assert drop_stale(str(caller), ["callee_mod2"]) == 2
+    assert not any(e.exists() for e in entries)
+
+
+def test_an_unwritable_tree_drops_numbas_user_wide_cache(tmp_path, monkeypatch):
+    """Where __pycache__ cannot be made beside the source (an installed or read-only tree; here
+    a file in its place), numba caches in the user-wide folder, and that is what is dropped."""
+    from numba import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    caller = _module_pair(tmp_path / "src")
+    (tmp_path / "src" / "__pycache__").write_text("not a folder")
+    cache = cache_dir(str(caller))
+    assert cache is not None and cache.is_relative_to(tmp_path / "xdg")
+    importlib.invalidate_caches()
+    drop_stale(str(caller), ["callee_mod2"])
+    entries = _cached_entries(cache)
+    assert drop_stale(str(caller), ["callee_mod2"]) == 0         # nothing changed: keep
+    (tmp_path / "src" / "callee_mod2.py").write_text("X = 2\n")
+    assert drop_stale(str(caller), ["callee_mod2"]) == 2
+    assert not any(e.exists() for e in entries)
 
 
 def test_every_cached_kernel_module_names_the_modules_it_calls_into():
