@@ -1,5 +1,8 @@
 """Dataset registry: ``datasets/*.toml`` manifests → arrays, cached and sha256-checked.
 
+Longer than 400 lines: the manifests' checks and the two kinds of cache (generated and
+parsed) share one loader; what the generated kind is keyed by lives in ``code_digest``.
+
 A manifest is either a synthetic recipe::
 
     name = "demo"                      # must match the file name (demo.toml)
@@ -34,6 +37,7 @@ so a parser change that bumps it re-reads the files.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import importlib
 import inspect
@@ -49,7 +53,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from impls.harness import atomic, paths
+from impls.harness import atomic, code_digest, paths
 from impls.harness.profiles import PROFILES
 from impls.harness.profiles import resolve as resolve_profile
 
@@ -233,20 +237,27 @@ def _resolve(ref: str, manifest: Manifest, key: str) -> Callable:
 
 
 def generator_code(manifest: Manifest) -> str:
-    """sha256 (16 hex) of the sources beside the manifest's generator: every ``.py`` file of
+    """sha256 (16 hex) of the sources behind the manifest's generator: every ``.py`` file of
     the package folder of the module the manifest names, and of the generator's own module
-    where that differs (a ``functools.partial`` of a function elsewhere). A synthetic set's
-    cache is keyed by it, so a changed generator never serves the data of the old one."""
+    where that differs (a ``functools.partial`` of a function elsewhere), then every module
+    of those top-level packages that these import, directly or not, from other folders
+    (:func:`code_digest.imported_files`: a kernel's ``rng`` in another package). A synthetic
+    set's cache is keyed by it, so a changed generator never serves the data of the old one."""
     generator = _resolve(manifest.spec["generator"], manifest, "generator")
     modules = {manifest.spec["generator"].partition(":")[0]}
     own = getattr(getattr(generator, "func", generator), "__module__", None)
     if own:
         modules.add(own)
     files = (getattr(importlib.import_module(m), "__file__", None) for m in modules)
+    folders = sorted({Path(f).resolve().parent for f in files if f})
     digest = hashlib.sha256()
-    for folder in sorted({Path(f).resolve().parent for f in files if f}):
+    for folder in folders:
         for path in sorted(folder.glob("*.py")):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    top_level = tuple(sorted({m.partition(".")[0] for m in modules}))
+    for name, path in code_digest.imported_files(sorted(modules), top_level):
+        if path.resolve().parent not in folders:
+            digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -346,6 +357,32 @@ def _external_source(manifest: Manifest) -> Path:
     return source
 
 
+def _check_cache_folder(folder: Path) -> None:
+    """Make ``folder`` (a dataset's cache folder) if missing; raise :class:`OSError` saying to
+    set ``DLSYSBENCH_CACHE`` when it cannot be made or written, so that a set is not
+    generated only to be lost."""
+    fix = "set DLSYSBENCH_CACHE to a folder this user can write"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise type(err)(err.errno, f"cannot make the dataset cache folder ({err.strerror}); {fix}",
+                        str(folder)) from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, f"the dataset cache folder is not writable; {fix}", str(folder))
+
+
+def _warn_older_caches(cache: Path, profile: str) -> None:
+    """Log one warning when ``cache``'s folder holds caches of the same set and profile under
+    other keys (made by other code, seeds or parameters), with their total size: nothing
+    deletes them, since another checkout sharing the folder may still use them."""
+    others = [p for p in cache.parent.glob(f"{profile}-*.npz") if p.name != cache.name]
+    if others:
+        size = sum(p.stat().st_size for p in others if p.is_file())
+        log.warning("%s: %d older %s cache%s of this set (%.2f GB, made by other code or parameters) "
+                    "remain beside it; delete them unless another checkout shares this folder",
+                    cache.parent, len(others), profile, "" if len(others) == 1 else "s", size / 1e9)
+
+
 def load(name: str, profile: str | None = None, directory: Path | None = None) -> Dataset:
     """Return dataset ``name`` at ``profile``'s size, generating or parsing it once and caching it."""
     known = manifests(directory)
@@ -358,11 +395,13 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
         cache = paths.cache_dir() / name / f"{profile}-{key}.npz"
         found = _load_npz_checked(cache)
         if found is None:
+            _check_cache_folder(cache.parent)            # before minutes of generating
             arrays = _generate(manifest, params)
             digest = _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
             found = _load_npz_checked(cache)
             if found is None or found[1] != digest:
                 raise ChecksumMismatch(f"{cache}: cache written but does not read back intact")
+            _warn_older_caches(cache, profile)
         return Dataset(name, True, found[0], cache, found[1], params)
 
     loader_ref = manifest.spec["loader"]

@@ -285,3 +285,62 @@ def test_a_partial_generator_is_keyed_by_the_code_it_wraps(tmp_path, monkeypatch
     assert registry.generator_code(manifest) != before          # the wrapped function's folder counts
     for name in ("wrap45.gens", "wrap45", "gen45.base", "gen45"):
         sys.modules.pop(name, None)
+
+
+def test_a_module_the_generator_imports_from_another_folder_keys_the_set(tmp_path, monkeypatch):
+    """A generator whose kernel calls into another package's module (as the SLIDE kernels call
+    impls.slide.core.rng) is keyed by that module too; a file nothing imports is not."""
+    import sys
+
+    code = tmp_path / "code"
+    (code / "gen47" / "data").mkdir(parents=True)
+    (code / "gen47" / "core").mkdir()
+    for folder in ("gen47", "gen47/data", "gen47/core"):
+        (code / folder / "__init__.py").write_text("")
+    (code / "gen47" / "core" / "rng.py").write_text("def mix(x):\n    return x * 3\n")
+    (code / "gen47" / "core" / "unused.py").write_text("Y = 1\n")
+    (code / "gen47" / "data" / "make.py").write_text(
+        "import numpy as np\nfrom gen47.core.rng import mix\n"
+        "def ramp(seed, rows):\n    return {'values': mix(np.arange(rows) + seed)}\n")
+    monkeypatch.syspath_prepend(str(code))
+    manifest = registry.Manifest("m", tmp_path / "m.toml", "d", "synthetic",
+                                 {"generator": "gen47.data.make:ramp", "seed": 1})
+    before = registry.generator_code(manifest)
+    (code / "gen47" / "core" / "unused.py").write_text("Y = 2\n")
+    assert registry.generator_code(manifest) == before          # not imported: same data
+    (code / "gen47" / "core" / "rng.py").write_text("def mix(x):\n    return x * 5\n")
+    assert registry.generator_code(manifest) != before          # the callee changed: new key
+    for name in [n for n in sys.modules if n == "gen47" or n.startswith("gen47.")]:
+        sys.modules.pop(name, None)
+
+
+def test_generating_into_an_unwritable_cache_fails_before_generating(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(blocker))
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    write(manifests, "g48", 'name = "g48"\ndescription = "d"\n[synthetic]\n'
+                            'generator = "impls.harness.registry:never_called_48"\nseed = 1\n')
+    calls = []
+    monkeypatch.setattr(registry, "never_called_48", lambda seed: calls.append(seed) or {}, raising=False)
+    with pytest.raises(OSError, match="DLSYSBENCH_CACHE"):
+        registry.load("g48", "smoke", directory=manifests)
+    assert calls == []
+
+
+def test_a_new_cache_beside_older_ones_says_they_remain(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    write(manifests, "g49", 'name = "g49"\ndescription = "d"\n[synthetic]\n'
+                            'generator = "impls.harness.registry:ramp_49"\nseed = 1\n')
+    monkeypatch.setattr(registry, "ramp_49", lambda seed: {"v": np.arange(3)}, raising=False)
+    folder = tmp_path / "cache" / "g49"
+    folder.mkdir(parents=True)
+    (folder / "smoke-0123456789abcdef.npz").write_bytes(b"x" * 1000)
+    (folder / "quick-0123456789abcdef.npz").write_bytes(b"x")
+    with caplog.at_level("WARNING"):
+        registry.load("g49", "smoke", directory=manifests)
+    said = [r.getMessage() for r in caplog.records if "older" in r.getMessage()]
+    assert len(said) == 1 and "1 older smoke cache of this set" in said[0]
