@@ -9,10 +9,15 @@ on the device at once and, at every iteration boundary, asks its policy which jo
 
 Admission: jobs arrive (``Submission.arrival``, seconds after the run starts) and
 are admitted in arrival order while the sum of admitted jobs' measured peak bytes
-stays within ``memory_budget_bytes`` (head-of-line: a job that does not fit waits,
-and the jobs behind it wait too). A job that could not be admitted even on an empty
-device (:meth:`Executor._never_fits`: its peak alone exceeds the budget; under lanes,
-no lane could ever hold it) fails at once, alone. Under lanes the lane manager replaces the sum.
+stays within ``memory_budget_bytes`` (head-of-line, by design, as the simulator of
+:mod:`impls.salus.core.simulator` models it: a job that does not fit waits, and the
+jobs behind it wait too, so a large job is never starved by smaller ones behind it).
+Under lanes the lane manager replaces the sum and admission follows Salus's
+``processRequests`` (:attr:`Executor.head_of_line` False): the waiting jobs are tried
+in arrival order and each one that fits is admitted, a waiting job not blocking those
+behind it. A job that could not be admitted even on an empty device
+(:meth:`Executor._never_fits`: its peak alone exceeds the budget; under lanes, no lane
+could ever hold it) fails at once, alone.
 
 Failures: an exception from a job's iteration (a CUDA ``OutOfMemoryError`` or any
 other) marks that job failed with the error, waits for its lane's queued work, drops its
@@ -131,7 +136,12 @@ class Executor:
     streams (the CPU): each lane's iterations go to one of that many host threads,
     the CPU's counterpart of a lane's CUDA stream (torch releases the GIL inside
     its ops). The default, 1, interleaves them on the calling thread.
+
+    ``head_of_line`` (class attribute): True, a waiting job that does not fit blocks
+    the ones behind it (the peak-sum budget); False, they are tried past it (lanes).
     """
+
+    head_of_line = True
 
     def __init__(self, policy: str | Policy = "fifo", device: Any = "cpu",
                  memory_budget_bytes: int | None = None, clock: Callable[[], float] = time.perf_counter,
@@ -387,6 +397,26 @@ class Executor:
             records.append(record)
         return records
 
+    def _admit_waiting(self, waiting: list[tuple[JobRecord, Submission]], now: float) -> None:
+        """Try the waiting (record, submission) pairs in arrival order at ``now`` (run seconds),
+        removing from ``waiting`` each one :meth:`_never_fits` (failed) and each one that fits
+        (admitted); with :attr:`head_of_line` stop at the first that does not fit, else go on
+        past it. ``waiting`` keeps the rest, in arrival order."""
+        i = 0
+        while i < len(waiting):
+            record, sub = waiting[i]
+            reason = self._never_fits(record)
+            if reason is not None:
+                waiting.pop(i)
+                self._fail(record, MemoryError(reason), now)
+            elif self._fits(record):
+                waiting.pop(i)
+                self._admit(record, sub, now)
+            elif self.head_of_line:
+                return
+            else:
+                i += 1
+
     def run(self, submissions: Sequence[Submission]) -> dict:
         """Run every submission to completion or failure; return :meth:`results`. Raises
         ValueError, before anything runs, for a submission :meth:`_records_for` refuses."""
@@ -399,17 +429,7 @@ class Executor:
             now = self.clock() - self._t0
             while pending and pending[-1][0].arrival <= now:
                 waiting.append(pending.pop())
-            while waiting:
-                record, sub = waiting[0]
-                reason = self._never_fits(record)
-                if reason is not None:
-                    waiting.pop(0)
-                    self._fail(record, MemoryError(reason), now)
-                    continue
-                if not self._fits(record):
-                    break
-                waiting.pop(0)
-                self._admit(record, sub, now)
+            self._admit_waiting(waiting, now)
             if not self.active:
                 if pending:
                     idle_from = self.clock()
@@ -432,12 +452,14 @@ class Executor:
     def results(self) -> dict:
         """Plain data: per-job summaries (``jct_s`` None for a failed job), makespan, busy/idle
         time and the loop's own overhead. ``avg_jct_s`` is over the done jobs, a 0-iteration one
-        included (done at admission: its JCT is its wait for admission), as in the simulator."""
+        included (done at admission: its JCT is its wait for admission), as in the simulator;
+        ``makespan_s`` is the latest finish (run seconds) of a done job, 0.0 when none is done
+        (a failed job's time of failure is no finish), as in the simulator."""
         wall = self.clock() - self._t0
         jobs = [r.summary() for r in sorted(self.records, key=lambda r: r.job_id)]
         done = [j for j in jobs if j["status"] == "done"]
         iterations = sum(j["iterations_done"] for j in jobs)
-        finishes = [j["finish_s"] for j in jobs if j["finish_s"] is not None]
+        finishes = [j["finish_s"] for j in done]
         overhead = max(0.0, wall - self._busy_s - self._idle_s)
         return {
             "policy": self.policy.name, "device": self.device.kind,

@@ -162,7 +162,9 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     Returns the executor's result shape: ``{"policy", "jobs": [...], "avg_jct_s",
     "makespan_s", "failed", "iterations"}`` with per-job arrival/start/finish/jct (s; jct
     None for a failed job). ``avg_jct_s`` is over the done jobs, a 0-iteration one included
-    (done at admission: its JCT is its wait for admission), as in the executor.
+    (done at admission: its JCT is its wait for admission), as in the executor; ``makespan_s``
+    is the latest finish (s) of a done job, 0.0 when none is done (a failed job's time of
+    failure is no finish), as in the executor.
     """
     policy = get_policy(policy)
     if pack not in ("interleave", "concurrent"):
@@ -346,7 +348,7 @@ def summarize(policy_name: str, jobs: Sequence[SimJob], iterations: int) -> dict
              "iterations": j.total_iterations, "iterations_done": j.iterations_done,
              "device_ms": j.device_ms_used} for j in sorted(jobs, key=lambda j: j.job_id)]
     done = [r for r in rows if r["status"] == "done"]
-    finishes = [r["finish_s"] for r in rows if r["finish_s"] is not None]
+    finishes = [r["finish_s"] for r in done]
     return {"policy": policy_name, "jobs": rows, "done": len(done),
             "failed": [r["job_id"] for r in rows if r["status"] == "failed"],
             "avg_jct_s": sum(r["jct_s"] for r in done) / len(done) if done else None,

@@ -21,7 +21,8 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
     Arrivals: a Poisson process of rate ``1/mean_interarrival_s`` starting with a job
     at t=0. Workload: drawn from ``workloads`` (uniform, or ``weights``). Iterations:
     ``round(duration / iteration_ms[workload])``, at least 1, where the duration is
-    log-uniform in ``duration_s``. Raises ValueError for no workloads or one listed twice.
+    log-uniform in ``duration_s``. Raises ValueError for no workloads or one listed twice, and
+    for ``weights`` that are not one finite number >= 0 per workload with a sum > 0.
     """
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
@@ -38,11 +39,11 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
     missing = [w for w in workloads if w not in iteration_ms]
     if missing:
         raise KeyError(f"no measured iteration time for workload(s) {missing}")
+    p = None if weights is None else _probabilities(weights, len(workloads))
     rng = np.random.default_rng(seed)
     gaps = rng.exponential(mean_interarrival_s, size=n_jobs)
     gaps[0] = 0.0
     arrivals = np.cumsum(gaps)
-    p = None if weights is None else np.asarray(weights, float) / np.sum(weights)
     picks = rng.choice(len(workloads), size=n_jobs, p=p)
     durations = np.exp(rng.uniform(math.log(lo), math.log(hi), size=n_jobs))
     trace = []
@@ -53,6 +54,20 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
                       "iterations": iterations, "duration_s": float(durations[i]),
                       "seed": int(seed * 100003 + i)})
     return trace
+
+
+def _probabilities(weights: Sequence[float], n: int) -> np.ndarray:
+    """Return ``weights`` scaled to sum to 1; ValueError unless they are ``n`` finite numbers
+    >= 0 with a sum > 0."""
+    try:
+        w = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"weights {weights!r}; expected {n} numbers, one per workload") from None
+    if w.ndim != 1 or len(w) != n:
+        raise ValueError(f"weights {weights!r}; expected {n} numbers, one per workload")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.sum() > 0):
+        raise ValueError(f"weights {weights!r}; expected finite numbers >= 0 with a sum > 0")
+    return w / w.sum()
 
 
 def offered_load(trace: Sequence[Mapping], iteration_ms: Mapping[str, float]) -> float | None:

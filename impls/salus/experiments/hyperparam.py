@@ -101,15 +101,18 @@ def _run(executor, jobs, device, bins: int, peak_bytes: int = 0) -> dict:
         samples = sampler.stop() if sampler and start_error is None else None
     intervals = [(e["start_s"], e["end_s"]) for e in executor.iteration_log]
     makespan = result["makespan_s"]
+    # the span the device time fell in: to the last iteration, a failed job's included (the
+    # makespan is the done jobs' only)
+    span = max([makespan, *(end for _, end in intervals)])
     out = {"makespan_s": makespan, "wall_s": result["wall_s"], "done": result["done"],
            "failed": result["failed"], "errors": sorted({j["error"] for j in result["jobs"] if j["error"]}),
            "iterations": result["iterations"],
            "device_ms": sum(j["device_ms"] for j in result["jobs"]),
            # device time in iterations (CUDA events on a GPU, wall clock on the CPU) per second of
-           # makespan: lanes busy on average (above 1 when lanes overlap, on a GPU's streams or on
+           # that span: lanes busy on average (above 1 when lanes overlap, on a GPU's streams or on
            # host threads)
-           "event_busy": (sum(j["device_ms"] for j in result["jobs"]) / 1e3 / makespan) if makespan else None,
-           "busy": busy_timeline(intervals, makespan, bins) if makespan > 0 else None,
+           "event_busy": (sum(j["device_ms"] for j in result["jobs"]) / 1e3 / span) if span else None,
+           "busy": busy_timeline(intervals, span, bins) if span > 0 else None,
            "sampler": _sampled(sampler, kind, samples, start_error, result["wall_s"]) if sampler else None}
     if "lanes" in result:
         out["lanes"] = {k: v for k, v in result["lanes"].items() if k != "log"}

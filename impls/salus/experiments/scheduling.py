@@ -152,8 +152,9 @@ def run_trace(trace: Sequence[Mapping], policy: str, device: Any, profile: Mappi
 
 
 def _policy_row(result: dict) -> dict:
-    """A run's row: average JCT and makespan over the finished jobs, their CDF, each job's JCT
-    (None for a job that failed: its time to failure is no completion time) and the failed jobs."""
+    """A run's row: average JCT (s) and makespan (s: the latest finish of a done job) over the
+    finished jobs, their CDF, each job's JCT (None for a job that failed: its time to failure
+    is no completion time) and the failed jobs."""
     done = [j["jct_s"] for j in result["jobs"] if j["status"] == "done"]
     return {"avg_jct_s": result["avg_jct_s"], "makespan_s": result["makespan_s"], "jct_cdf": _cdf(done),
             "jct_s": {j["job_id"]: j["jct_s"] if j["status"] == "done" else None for j in result["jobs"]},

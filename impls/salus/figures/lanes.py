@@ -102,7 +102,8 @@ def hyperparam_makespan(data: dict):
     ax.set_ylabel("makespan (s)")
     ax.set_title(f"{data['n_jobs']} jobs × {data['iterations']} iterations on {data['device_name']} "
                  f"(paper: {data['paper']}× on a GPU)", fontsize=8)
-    ax.legend(fontsize=7)
+    # below the axes (the figure's margin): inside, it could cover a ratio label over a bar
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=7, frameon=False)
     return fig
 
 

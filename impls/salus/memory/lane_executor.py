@@ -10,6 +10,7 @@ current stream, where the job was built. ``use_mem_pool`` routes only the callin
 allocations, and autograd runs backward on its own thread per CUDA device, so
 :func:`mempool_routing_check` measures where a backward pass's gradients land; where
 they are outside the pool, the lanes are enforced by the manager's accounting only.
+Admission is Salus's: a waiting job that does not fit does not block the jobs behind it.
 On the CPU there are no streams or pools: lanes are accounting, and PACK interleaves
 their jobs on one thread or, with ``host_workers`` > 1 (see
 :class:`~impls.salus.core.executor.Executor`), runs each lane on a host thread.
@@ -72,7 +73,14 @@ class LaneExecutor(Executor):
     ``capacity_bytes``: the device memory the lanes share; ``rule``: a lanes rule or
     baseline (``salus``, ``salus-grow``, ``shared-first``, ``no-lanes``, ``static``).
     ``use_pools``: give each CUDA lane its own ``MemPool`` (when torch has it).
+
+    Admission follows Salus's ``processRequests``, as :class:`~impls.salus.memory.lanes.LaneManager`
+    and :func:`~impls.salus.memory.lane_sim.replay` do: the waiting jobs are tried in arrival
+    order and each one a lane takes is admitted; one that does not fit does not block
+    those behind it (``head_of_line`` False).
     """
+
+    head_of_line = False
 
     def __init__(self, policy="pack", device: Any = "cpu", capacity_bytes: int = 0,
                  memory: Mapping[str, Mapping] | None = None, rule: str = "salus", partitions: int = 4,

@@ -69,8 +69,9 @@ def admit_all(jobs: Sequence[Mapping], capacity: int, rule: str, partitions: int
 def replay(jobs: Sequence[Mapping], capacity: int, rule: str, partitions: int = 4,
            parallel_lanes: float = math.inf, check_every: int = 0) -> dict:
     """Run ``jobs`` (all arriving at 0, in order) to completion under ``rule``; return
-    {makespan_s, avg_jct_s (seconds), never_admitted (jobs larger than any lane could be),
-    max_lanes_running, decisions (submits + releases), violations}.
+    {makespan_s, avg_jct_s (seconds), finish_s (job name -> its finish, seconds, for each job
+    that ran), never_admitted (jobs larger than any lane could be), max_lanes_running,
+    decisions (submits + releases), violations}.
 
     ``check_every`` > 0 checks the safety invariants every that many events (tests).
     """
@@ -134,7 +135,7 @@ def replay(jobs: Sequence[Mapping], capacity: int, rule: str, partitions: int = 
     never = [j.name for j in manager.waiting]
     done = list(finish.values())
     return {"makespan_s": max(done) if done else 0.0, "avg_jct_s": float(np.mean(done)) if done else None,
-            "never_admitted": never, "max_lanes_running": max_running, "decisions": decisions,
+            "finish_s": dict(finish), "never_admitted": never, "max_lanes_running": max_running, "decisions": decisions,
             "violations": violations + check_safety(manager)}
 
 
