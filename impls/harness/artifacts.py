@@ -90,10 +90,10 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     the asv results give it; a commit not in it counts from when its record was made), then
     the latest made: ``asv run A..B`` measures the newest commit first, so the time a record
     was made alone would let an older commit's win. A record that names another machine,
-    or another profile than the machine name's, is left out. A damaged artifact is never
-    half-read: it is skipped, and when ``unreadable`` is a list, ``(path, why)`` is
-    appended to it — and, when another commit's copy of the same artifact is used in its
-    place, a second entry saying which one.
+    or another profile than the machine name's, is left out. A damaged artifact (not JSON,
+    another schema, or no ``name`` or ``data`` object) is never half-read: it is skipped,
+    and when ``unreadable`` is a list, ``(path, why)`` is appended to it — and, when another
+    commit's copy of the same artifact is used in its place, a second entry saying which one.
     """
     machine = machine or paths.suite_machine()
     base = Path(root or paths.artifacts_root()) / machine
@@ -107,9 +107,8 @@ def load_latest(machine: str | None = None, root: Path | None = None,
         except (OSError, ValueError) as err:   # JSONDecodeError, UnicodeDecodeError
             broken.setdefault(file.stem, []).append((file, _why(err)))
             continue
-        if not isinstance(record, dict) or record.get("schema") != SCHEMA or "name" not in record:
-            why = (f"schema {record.get('schema')!r}, expected {SCHEMA}" if isinstance(record, dict)
-                   else f"a JSON {type(record).__name__}, expected an object")
+        why = _not_a_record(record)
+        if why:
             broken.setdefault(file.stem, []).append((file, why))
             continue
         foreign = _foreign(record, machine)
@@ -135,6 +134,21 @@ def load_latest(machine: str | None = None, root: Path | None = None,
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _not_a_record(record: Any) -> str:
+    """Why parsed JSON ``record`` is no artifact record ("" when it is one): not an object,
+    another schema, no ``name``, or no ``data`` object (what every figure and claim reads)."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, expected an object"
+    if record.get("schema") != SCHEMA:
+        return f"schema {record.get('schema')!r}, expected {SCHEMA}"
+    if "name" not in record:
+        return "no 'name' field"
+    if not isinstance(record.get("data"), dict):
+        return ("no 'data' field" if "data" not in record
+                else f"'data' is a JSON {type(record['data']).__name__}, expected an object")
+    return ""
 
 
 def _why(err: BaseException) -> str:

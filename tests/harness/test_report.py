@@ -1144,8 +1144,8 @@ def test_an_at_most_claim_reads_as_one():
     # a CUDA run with a value is the one judged (the paper's device), whatever the CPU run says
     ([("b.SwitchCuda.track_s", 0.5, "c" * 40)], {}, REPRODUCED, 0.5, "CUDA run: b.SwitchCuda.track_s"),
     ([("b.SwitchCuda.track_s", 3.0, "c" * 40)], {}, NOT_REPRODUCED, 3.0, "CUDA run: "),
-    # no GPU here (skipped, or never run): the CPU run, without a word about CUDA
-    ([], {}, NOT_REPRODUCED, 2.0, "b.Switch.track_s at cccccccc"),
+    # no GPU here (skipped, or never run): the CPU run, named as such
+    ([], {}, NOT_REPRODUCED, 2.0, "CPU run (no CUDA device on this machine): b.Switch.track_s at cccccccc"),
     # a CUDA run that failed is named beside the CPU run's verdict
     ([("b.SwitchCuda.track_s", math.inf, "c" * 40)], {}, NOT_REPRODUCED, 2.0,
      "CPU run (the CUDA run has no value: b.SwitchCuda.track_s at cccccccc is inf"),
@@ -1158,7 +1158,7 @@ def test_a_claim_is_judged_on_its_cuda_run_where_there_is_one(cuda_rows, artifac
     [result] = evaluate_claims([c], points, artifacts, no_cuda_state())
     assert (result.verdict, result.measured) == (verdict, value)
     assert detail in result.detail
-    assert ("CUDA" in result.detail) == bool(cuda_rows)
+    assert ("CUDA run" in result.detail) == bool(cuda_rows)
     assert result.benchmarks == (("b.SwitchCuda.track_s",) if "CUDA run:" in detail else ("b.Switch.track_s",))
 
 
@@ -1172,7 +1172,7 @@ def test_a_cuda_run_skipped_on_a_gpu_machine_or_pointed_at_wrongly_is_said():
     [on_gpu] = evaluate_claims([c], skipped, {}, gpu)
     assert on_gpu.measured == 2.0 and on_gpu.detail.startswith("CPU run (the CUDA run was skipped here: ")
     [no_gpu] = evaluate_claims([c], skipped, {}, no_cuda_state())
-    assert no_gpu.measured == 2.0 and "CUDA" not in no_gpu.detail
+    assert no_gpu.measured == 2.0 and no_gpu.detail.startswith("CPU run (no CUDA device on this machine): ")
     wrong = Claim(**{**c.__dict__, "measured_cuda": BenchmarkSource(PointRef("b.SwitchCuda.track_s", {"x": 1}))})
     [result] = evaluate_claims([wrong], _points(("b.Switch.track_s", 2.0, "c" * 40),
                                                  ("b.SwitchCuda.track_s", 0.5, "c" * 40)), {}, no_cuda_state())

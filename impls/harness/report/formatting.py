@@ -128,11 +128,20 @@ def measured(result: ClaimResult) -> str:
     return bound + with_unit(number(result.measured, digits), result.claim.unit) + spread + coverage
 
 
+REAL_DIGITS = 12  # hex digits of a real data file's sha256 shown beside the value (the detail has all)
+
+
 def data_note(result: ClaimResult) -> str:
-    """`` (synthetic data)`` beside a measured value drawn from synthetic data, `` (partly
+    """`` (real data, sha256 <first 12 hex>)`` beside a measured value whose run's artifact
+    records its real input file's checksum (``ClaimResult.real_data``; several digests joined
+    by ", "), else `` (synthetic data)`` beside one drawn from synthetic data, `` (partly
     synthetic data)`` beside one drawn partly from it, `` (measured data)`` beside one that is
     not, "" without a value or when it is not known."""
-    if result.measured is None or result.data is None:
+    if result.measured is None:
+        return ""
+    if result.real_data:
+        return f" (real data, sha256 {', '.join(d[:REAL_DIGITS] for d in result.real_data)})"
+    if result.data is None:
         return ""
     return {"synthetic": " (synthetic data)", "partly synthetic": " (partly synthetic data)"}.get(
         result.data, " (measured data)")

@@ -1,9 +1,10 @@
 """Draw the registered paper figures from their artifacts, each stamped with its provenance.
 
 Every drawn figure carries a caption line on the image itself: "Synthetic data" or
-"Measured data", then machine, commit, profile and date. A figure whose artifact
-is missing says why; one whose draw function raises shows the error instead and
-the report goes on.
+"Measured data" (from the artifact's ``synthetic`` field; where it has none, from its
+experiment's registry entry, else "Data: not known"), then machine, commit, profile and
+date. A figure whose artifact is missing says why; one whose draw function raises shows
+the error instead and the report goes on.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ NOT_MEASURED = "not measured"
 ERROR = "error"
 SYNTHETIC_LABEL = "Synthetic data"
 MEASURED_LABEL = "Measured data"
+NOT_KNOWN_LABEL = "Data: not known"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +40,7 @@ class FigureResult:
     status: str  # DRAWN, NOT_MEASURED or ERROR
     caption: str  # DRAWN: the provenance line on the image; otherwise what to show instead
     png: bytes | None = None
-    synthetic: bool | None = None
+    synthetic: bool | None = None  # None: not known (:func:`synthetic_of`)
     svg: bytes | None = None  # the same figure as SVG
 
     @property
@@ -62,9 +64,36 @@ def readable_time(iso: Any) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo else "")
 
 
+def synthetic_of(record: Mapping[str, Any]) -> tuple[bool | None, str]:
+    """Whether an artifact's data are synthetic, and where that was read: its ``synthetic``
+    field (a bool) -> (that, "record"); without one, the ``synthetic`` flag of the experiment
+    it names in this checkout's registry -> (that, "registry"); else (None, "") — not known,
+    never taken as measured."""
+    value = record.get("synthetic")
+    if isinstance(value, bool):
+        return value, "record"
+    try:
+        from impls.harness import experiments
+
+        return bool(experiments.get(str(record.get("experiment"))).synthetic), "registry"
+    except Exception:  # noqa: BLE001 - no experiment, or one this checkout does not have
+        return None, ""
+
+
+def data_label(record: Mapping[str, Any]) -> str:
+    """The caption's first part: :data:`SYNTHETIC_LABEL` or :data:`MEASURED_LABEL` (with
+    " (registry)" when read from the experiment's registry entry, the record having no
+    ``synthetic`` field), or "Data: not known (...)" when neither tells."""
+    synthetic, where = synthetic_of(record)
+    if synthetic is None:
+        return f"{NOT_KNOWN_LABEL} (the artifact records no 'synthetic' field and names no experiment here)"
+    return (SYNTHETIC_LABEL if synthetic else MEASURED_LABEL) + (" (registry)" if where == "registry" else "")
+
+
 def provenance_caption(record: Mapping[str, Any]) -> str:
-    """Return the caption line for an artifact: data kind, machine, commit, profile, date."""
-    kind = SYNTHETIC_LABEL if record.get("synthetic") else MEASURED_LABEL
+    """Return the caption line for an artifact: data kind (:func:`data_label`), machine,
+    commit, profile, date."""
+    kind = data_label(record)
     commit = str(record.get("commit") or "?")[:8]
     created = readable_time(record.get("created"))
     return (f"{kind} · machine {record.get('machine') or '?'} · commit {commit} · "
@@ -72,7 +101,8 @@ def provenance_caption(record: Mapping[str, Any]) -> str:
 
 
 def stamp_caption(figure: Figure, caption: str, synthetic: bool) -> None:
-    """Write ``caption`` under the figure's drawing area, on the image itself."""
+    """Write ``caption`` under the figure's drawing area, on the image itself; in bold red
+    where ``synthetic`` (also given for data not known to be measured)."""
     figure.text(0.5, -0.01, caption, ha="center", va="top", fontsize=8,
                 color="#a93226" if synthetic else "#444444",
                 fontweight="bold" if synthetic else "normal")
@@ -88,7 +118,7 @@ def captioned_figure(spec: FigureSpec, record: Mapping[str, Any]) -> Figure:
         plotting.close(figure)
         raise TypeError(f"draw function of figure {spec.name!r} returned "
                         f"{type(figure).__name__}, expected a matplotlib Figure")
-    stamp_caption(figure, provenance_caption(record), bool(record.get("synthetic")))
+    stamp_caption(figure, provenance_caption(record), synthetic_of(record)[0] is not False)
     return figure
 
 
@@ -120,12 +150,12 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
         svg = plotting.to_svg(figure)
     except Exception as err:  # noqa: BLE001 - one broken figure must not stop the report
         return FigureResult(**base, status=ERROR, caption=f"figure failed to draw: {describe_error(err)}",
-                            synthetic=bool(record.get("synthetic")))
+                            synthetic=synthetic_of(record)[0])
     finally:
         if figure is not None:
             plotting.close(figure)
     return FigureResult(**base, status=DRAWN, caption=provenance_caption(record), png=png,
-                        synthetic=bool(record.get("synthetic")), svg=svg)
+                        synthetic=synthetic_of(record)[0], svg=svg)
 
 
 def render_paper_figures(specs: Mapping[str, FigureSpec], artifacts: Mapping[str, Mapping[str, Any]],

@@ -49,6 +49,10 @@ value, or was skipped or not run on a machine with CUDA beside the CPU run's ver
 another commit than the CPU run's value says so in the detail ("older" where the results
 order the two commits).
 
+A value whose run's artifact records real input data (``data.source.real`` with the file's
+``sha256``) carries the digests in ``real_data`` and names them in the detail
+(:func:`real_sources`).
+
 Ratio = measured / paper value; for a range, measured / the nearest end of the
 range, and exactly 1 inside it. None where that end is 0.
 """
@@ -111,6 +115,9 @@ class ClaimResult:
     data: str | None = None  # "synthetic" / "not synthetic" (:mod:`provenance`), None when not known
     # read from benchmark points the noise thresholds in use hold none for: no run-to-run interval
     no_noise: bool = False
+    # sha256 (hex) of the real data file(s) the value was measured on, where the artifact of its
+    # run records a real source with a checksum (:func:`real_sources`); () otherwise
+    real_data: tuple[str, ...] = ()
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -256,6 +263,10 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     extra: dict[str, Any] = {"benchmarks": benchmarks, "commit": claim_commit(claim, points, artifacts),
                              "data": data_kind(benchmarks) if benchmarks else None}
     if result.measured is not None:
+        real, said = real_sources(benchmarks, artifacts, extra["commit"])
+        if real:
+            extra["real_data"] = real
+            result = dataclasses.replace(result, detail=f"{result.detail}; {said}" if result.detail else said)
         interval = claim_interval(claim, result.measured, points, noise, artifacts, extra["commit"])
         extra["interval"] = interval
         extra["no_noise"] = lacks_run_to_run(claim, result.measured, points, noise)
@@ -284,6 +295,46 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     return dataclasses.replace(result, **extra)
 
 
+def real_sources(benchmarks: tuple[str, ...], artifacts: Mapping[str, Mapping[str, Any]],
+                 commit: str | None) -> tuple[tuple[str, ...], str]:
+    """The sha256 digests (hex; of the training file where a test file is beside it) of the
+    real data behind ``benchmarks`` (asv names, or ``artifact:<name>``) measured at
+    ``commit``, and a phrase naming them ("real data slide-amazon670k-real, sha256 <train>
+    (test file <test>), artifact slide_real_amazon"):
+    every benchmark's artifact (its experiment's, :mod:`provenance`) must be of ``commit`` and
+    record ``data.source`` with ``real`` true and a 64-hex ``sha256``; else ((), "") — one
+    synthetic or unknown input, or an artifact of another run, makes none of it real."""
+    from impls.harness import experiments
+    from impls.harness.report.provenance import experiment_of
+
+    digests: list[str] = []
+    said: list[str] = []
+    for name in benchmarks:
+        try:
+            if name.startswith("artifact:"):
+                artifact = name.split(":", 1)[1]
+            else:
+                found = experiment_of(name)
+                artifact = experiments.get(found[0]).artifact_for(found[1]) if found else None
+        except Exception:  # noqa: BLE001 - an experiment this checkout does not have
+            artifact = None
+        record = artifacts.get(artifact) if artifact else None
+        data = record.get("data") if isinstance(record, Mapping) else None
+        source = data.get("source") if isinstance(data, Mapping) else None
+        if (not isinstance(source, Mapping) or source.get("real") is not True or not _is_sha256(source.get("sha256"))
+                or not commit or not same_commit(str(record.get("commit") or ""), commit)):
+            return (), ""
+        if source["sha256"] not in digests:
+            digests.append(source["sha256"])
+        test = f" (test file {source['test_sha256']})" if _is_sha256(source.get("test_sha256")) else ""
+        said.append(f"real data {source.get('dataset') or '?'}, sha256 {source['sha256']}{test}, artifact {artifact}")
+    return tuple(digests), "; ".join(dict.fromkeys(said))
+
+
+def _is_sha256(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value.lower())
+
+
 def _interval_elsewhere(claim: Claim, interval: Interval, value: float) -> str | None:
     """Where ``interval`` lies when all of it is in one place (:func:`_place`) other than the
     point estimate ``value``'s: "inside the tolerance band", "below it", "above it", or "at
@@ -309,8 +360,8 @@ def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping
     """The claim to judge and a note on which run it reads: ``measured_cuda`` where that run
     has a value ("CUDA run"), or where it does not fit the data (the claims file's error is
     then the verdict); else ``claim`` as it is, with a note naming a CUDA run that failed,
-    recorded no value, or was skipped on a machine that has CUDA. No note where there is no
-    CUDA (skipped, or never run, for want of a device)."""
+    recorded no value, or was skipped on a machine that has CUDA; "CPU run (no CUDA device on
+    this machine)" where it was skipped, or never run, for want of one."""
     if claim.measured_cuda is None:
         return claim, ""
     found = measure(claim.measured_cuda, points, artifacts)
@@ -327,7 +378,7 @@ def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping
         return dataclasses.replace(claim, measured=claim.measured_cuda), ""
     has_cuda = state.missing_reason(("cuda",)) is None
     if found.status in (STATUS_SKIPPED, ABSENT) and not has_cuda:
-        return claim, ""
+        return claim, "CPU run (no CUDA device on this machine)"
     what = {STATUS_SKIPPED: "was skipped here", ABSENT: "was not run here"}.get(found.status, "has no value")
     return claim, f"CPU run (the CUDA run {what}: {found.detail})"
 

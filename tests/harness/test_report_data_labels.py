@@ -1,0 +1,147 @@
+"""What the report says about the data behind a figure or a claim: synthetic, measured, real
+(with the file's checksum) or not known; which run (CPU or CUDA) a value comes from; and
+artifacts too incomplete to draw."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from impls.harness import artifacts
+from impls.harness.figures import FigureSpec
+from impls.harness.report import formatting, load_claims
+from impls.harness.report.claims import ArtifactSource, BenchmarkSource, Claim, PointRef
+from impls.harness.report.machine_state import CapabilityState, MachineState
+from impls.harness.report.paper_figures import (DRAWN, MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL,
+                                                provenance_caption, render_figure)
+from impls.harness.report.verdicts import REPRODUCED, evaluate_claims
+
+REAL_CLAIMS = Path(__file__).resolve().parents[2] / "reports" / "claims.toml"
+MACHINE = "toybox"
+COMMIT = "e" * 40
+TRAIN_SHA = "ab" * 32
+TEST_SHA = "cd" * 32
+SLIDE_REAL = "bench_slide.SlideRealData.track_final_p_at_1"
+
+
+def _record(name: str, data, *, experiment: str = "toy", commit: str = COMMIT, **fields) -> dict:
+    record = {"schema": 1, "name": name, "experiment": experiment, "profile": "smoke",
+              "created": "2024-02-01T13:00:00+00:00", "machine": MACHINE, "commit": commit, "data": data}
+    return {**record, **fields}
+
+
+def _no_cuda() -> MachineState:
+    return MachineState(MACHINE, None, "test", {"cuda": CapabilityState("cuda", False, "needs CUDA: none here")})
+
+
+def _draw(data) -> Figure:
+    figure = Figure()
+    figure.add_subplot().plot(data["x"])
+    return figure
+
+
+def _claim(paper, measured) -> Claim:
+    return Claim(id="c", system="slide", figure="text", statement="s", paper_value=paper, unit="P@1",
+                 source="text", approx=False, tolerance=0.1, requires=(), measured=measured)
+
+
+def _points(*rows) -> pd.DataFrame:
+    return pd.DataFrame([{"benchmark": b, "params": {}, "param_label": "", "value": v, "commit": c,
+                          "status": "ok", "type": "track"} for b, v, c in rows])
+
+
+# ------------------------------------------------------------------ figure captions
+
+
+def test_an_artifact_without_a_synthetic_field_is_not_captioned_measured():
+    unknown = _record("toy_curve", {"x": [1, 2]})            # no "synthetic"; experiment "toy" is not registered
+    assert provenance_caption(unknown).startswith(f"{NOT_KNOWN_LABEL} (")
+    assert MEASURED_LABEL not in provenance_caption(unknown)
+    spec = FigureSpec("toy_figure", "toy_curve", "Toy", "slide", "Fig. 1", (), _draw)
+    drawn = render_figure(spec, {"toy_curve": unknown}, _no_cuda())
+    assert drawn.status == DRAWN and drawn.synthetic is None and drawn.caption.startswith(NOT_KNOWN_LABEL)
+
+
+def test_a_missing_synthetic_field_is_read_from_the_experiments_registry_entry():
+    real = _record("slide_real_amazon", {"x": [1]}, experiment="slide.real_amazon")  # registered synthetic = false
+    generated = _record("slide_sweeps", {"x": [1]}, experiment="slide.sweeps")      # registered synthetic (default)
+    assert provenance_caption(real).startswith(f"{MEASURED_LABEL} (registry) · machine {MACHINE}")
+    assert provenance_caption(generated).startswith(f"{SYNTHETIC_LABEL} (registry) · ")
+    # the record's own field wins over the registry
+    assert provenance_caption({**real, "synthetic": True}).startswith(f"{SYNTHETIC_LABEL} · ")
+    assert provenance_caption({**generated, "synthetic": False}).startswith(f"{MEASURED_LABEL} · ")
+
+
+# ------------------------------------------------------------------ real data and its checksum
+
+
+def _real_amazon(commit: str = COMMIT, **source) -> dict:
+    return _record("slide_real_amazon", {"source": {"real": True, "dataset": "slide-amazon670k-real",
+                                                    "sha256": TRAIN_SHA, "test_sha256": TEST_SHA, **source}},
+                   experiment="slide.real_amazon", synthetic=False, commit=commit)
+
+
+def test_a_value_measured_on_real_data_shows_the_files_checksum():
+    c = _claim((0.3, 0.35), BenchmarkSource(PointRef(SLIDE_REAL, {})))
+    [result] = evaluate_claims([c], _points((SLIDE_REAL, 0.32, COMMIT)), {"slide_real_amazon": _real_amazon()},
+                               _no_cuda())
+    assert result.verdict == REPRODUCED and result.real_data == (TRAIN_SHA,)
+    assert formatting.data_note(result) == f" (real data, sha256 {TRAIN_SHA[:12]})"
+    assert f"sha256 {TRAIN_SHA} (test file {TEST_SHA}), artifact slide_real_amazon" in result.detail
+
+
+def test_real_data_is_named_only_for_an_artifact_of_the_values_own_run_with_a_checksum():
+    c = _claim((0.3, 0.35), BenchmarkSource(PointRef(SLIDE_REAL, {})))
+    points = _points((SLIDE_REAL, 0.32, COMMIT))
+    for artifact in (_real_amazon(commit="f" * 40),            # another run's artifact
+                     _real_amazon(sha256="not a checksum"),
+                     _real_amazon(real=False)):
+        [result] = evaluate_claims([c], points, {"slide_real_amazon": artifact}, _no_cuda())
+        assert result.real_data == () and "sha256" not in formatting.data_note(result) + result.detail
+        assert formatting.data_note(result) == " (measured data)"
+
+
+def test_an_artifact_claim_on_real_data_shows_the_checksum_too():
+    c = _claim((0.3, 0.35), ArtifactSource("slide_real_amazon", "data.p"))
+    record = _real_amazon()
+    record["data"]["p"] = 0.31
+    [result] = evaluate_claims([c], _points(), {"slide_real_amazon": record}, _no_cuda())
+    assert formatting.data_note(result) == f" (real data, sha256 {TRAIN_SHA[:12]})"
+
+
+# ------------------------------------------------------------------ which run
+
+
+def test_a_claim_measured_on_the_cpu_for_want_of_a_cuda_device_says_so():
+    [switch] = [c for c in load_claims(REAL_CLAIMS) if c.id == "salus-switch-subsecond"]
+    cpu = _record("salus_switching", {"largest": {"inprocess_p99_s": 0.0003}}, synthetic=True)
+    [result] = evaluate_claims([switch], _points(), {"salus_switching": cpu}, _no_cuda())
+    assert result.verdict == REPRODUCED
+    assert result.detail.startswith("CPU run (no CUDA device on this machine): artifact salus_switching")
+
+
+# ------------------------------------------------------------------ incomplete artifacts
+
+
+def test_an_artifact_without_a_data_object_is_unreadable_and_an_older_copy_is_used(tmp_path):
+    def put(commit: str, created: str, record: dict) -> Path:
+        path = tmp_path / MACHINE / commit / "toy_curve.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**record, "commit": commit, "created": created}))
+        return path
+
+    put("a" * 40, "2024-02-01T13:00:00+00:00", _record("toy_curve", {"x": [1]}, synthetic=True))
+    dataless = _record("toy_curve", None, synthetic=True)
+    del dataless["data"]
+    newer = put("b" * 40, "2024-02-02T13:00:00+00:00", dataless)
+    unreadable: list = []
+    latest = artifacts.load_latest(MACHINE, tmp_path, unreadable)
+    assert latest["toy_curve"]["commit"] == "a" * 40 and latest["toy_curve"]["data"] == {"x": [1]}
+    assert (str(newer), "no 'data' field") in unreadable
+    assert any("uses the copy of commit aaaaaaaa" in why for path, why in unreadable if path == str(newer))
+    listed = put("b" * 40, "2024-02-02T13:00:00+00:00", _record("toy_curve", [1, 2], synthetic=True))
+    unreadable = []
+    artifacts.load_latest(MACHINE, tmp_path, unreadable)
+    assert (str(listed), "'data' is a JSON list, expected an object") in unreadable
