@@ -4,8 +4,11 @@ Artifacts: ``slide_time_to_accuracy`` (:func:`impls.slide.experiments.sweeps.tim
 one training run per method / device / thread count on the Amazon-670K-shaped set) and
 ``slide_sweeps`` (:func:`impls.slide.experiments.sweeps.secondary_sweep`: batch size and hash
 family on the profile's sweep set, which the quick profile makes 10x smaller in labels),
-``slide_delicious`` (:func:`impls.slide.experiments.sweeps.delicious_sweep`). Each title says
-whether the data are synthetic or real (then with the training file's sha256).
+``slide_delicious`` (:func:`impls.slide.experiments.sweeps.delicious_sweep`) and
+``slide_real_amazon`` (:func:`impls.slide.experiments.sweeps.real_amazon_run`: SLIDE on the
+user's real Amazon-670K files). Each figure's first title says whether the data are synthetic
+or real, then with the first 12 hex digits of the training (and test) file's sha256; the
+artifact's ``source`` holds the full checksums (:func:`_source`).
 """
 from __future__ import annotations
 
@@ -33,10 +36,18 @@ def _set_size(stats: dict | None) -> str:
     return f"{stats.get('labels', 0):,} labels, {stats.get('points', 0):,} training points"
 
 
-def _source(data: dict) -> str:
+def _source(data: dict, expect_real: bool = False) -> str:
+    """The data kind a title opens with, ending "; ": ``real data (<set>, sha256 <12 hex>[,
+    test <12 hex>])`` when the artifact's ``source`` says ``real``; else ``synthetic data``, or,
+    for an experiment that only runs on real data (``expect_real``) whose artifact names no
+    source (every run skipped), ``real data (no run measured, no checksum)``."""
     src = data.get("source") or {}
     if src.get("real"):
-        return f"real data ({src.get('like') or src.get('dataset')}, sha256 {str(src.get('sha256'))[:12]}); "
+        test = f", test {str(src['test_sha256'])[:12]}" if src.get("test_sha256") else ""
+        return (f"real data ({src.get('like') or src.get('dataset')}, "
+                f"sha256 {str(src.get('sha256'))[:12]}{test}); ")
+    if expect_real and not src:
+        return "real data (no run measured, no checksum); "
     return "synthetic data; "
 
 
@@ -48,6 +59,13 @@ def time_to_accuracy(data: dict):
 @figure("slide_delicious_time_to_accuracy")
 def delicious_time_to_accuracy(data: dict):
     return _time_to_accuracy(data)
+
+
+@figure("slide_real_amazon_time_to_accuracy")
+def real_amazon_time_to_accuracy(data: dict):
+    """The time-to-accuracy drawing of the real Amazon-670K run(s); its title names the files'
+    checksums (:func:`_source`)."""
+    return _time_to_accuracy(data, expect_real=True)
 
 
 @figure("slide_mechanism")
@@ -163,7 +181,7 @@ def _draw_targets(ax_time, ax_iter, data: dict, colours: dict[str, str]) -> str:
     return "dashed: each pair's own target P@1 (legend, right)"
 
 
-def _time_to_accuracy(data: dict):
+def _time_to_accuracy(data: dict, expect_real: bool = False):
     fig, (ax_time, ax_iter) = new_axes(width=10.0, height=3.8, ncols=2)
     runs = _measured(data)
     per_pair = bool(pair_targets(data))
@@ -191,12 +209,13 @@ def _time_to_accuracy(data: dict):
         plain_log_x(ax)
     ax_time.set_xlabel("training seconds (log; evaluation excluded)")
     ax_iter.set_xlabel("iterations (batches, log)")
-    ax_time.legend(fontsize=6, loc="upper left")
+    if ax_time.get_legend_handles_labels()[1]:
+        ax_time.legend(fontsize=6, loc="upper left")
     if ax_iter.get_legend_handles_labels()[1]:
         ax_iter.legend(fontsize=6, loc="upper left")
     skipped = [f"{r['name']} ({r['skipped']})" for r in data["runs"] if "skipped" in r]
     stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
-    ax_time.set_title(f"{_source(data)}{_set_size(stats)}\nwide pale: monotone fit (what is timed); "
+    ax_time.set_title(f"{_source(data, expect_real)}{_set_size(stats)}\nwide pale: monotone fit (what is timed); "
                       f"{targets_title}", fontsize=7)
     ax_iter.set_title("dotted: always the most popular label"
                       + (f"\nnot run: {'; '.join(skipped)}"[:160] if skipped else ""), fontsize=7)
@@ -227,6 +246,8 @@ def core_scaling(data: dict):
         ax.set_xlabel("threads")
         ax.set_xticks(sorted({r["threads"] for r in runs}) or [1])
     ax_tp.legend(fontsize=7)
+    stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
+    ax_tp.set_title(f"{_source(data)}{_set_size(stats)}", fontsize=7)
     return fig
 
 
@@ -261,7 +282,8 @@ def batch_size(data: dict):
                      + (f"\n(target {fraction:g} of the way from the popular\nlabel to the pair's better P@1)"
                         if fraction else ""), fontsize=7)
     ax_tp.legend(fontsize=7)
-    ax_tp.set_title(f"set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})", fontsize=7)
+    ax_tp.set_title(f"{_source(data)}set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})",
+                    fontsize=7)
     return fig
 
 
@@ -286,5 +308,6 @@ def hash_family(data: dict):
     for ax in (ax_acc, ax_tp):
         ax.set_ylabel("final P@1 (same time budget)")
     ax_acc.legend(fontsize=7)
-    ax_acc.set_title(f"set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})", fontsize=7)
+    ax_acc.set_title(f"{_source(data)}set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})",
+                     fontsize=7)
     return fig

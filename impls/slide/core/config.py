@@ -32,7 +32,8 @@ class SlideConfig:
                                       # (the paper's ε-hat: added to sqrt(v) before the bias correction)
     adam: str = "lazy"                # "lazy": only touched rows; "dense": every parameter each batch
     init_std: float = 0.01            # reference code: N(0, 0.01) weights and biases
-    output_bias: bool = True          # train the output layer's biases (False: fixed at 0)
+    output_bias: bool = True          # train the output layer's biases (False: fixed at 0, in SLIDE, whatever
+                                      # weights it is given, and in the torch baselines)
     # LSH on the output layer
     lsh: str = "dwta"                 # paper: DWTA for Amazon-670K, SimHash for Delicious-200K
     K: int = 6                        # reference code (Config_amz.csv); the paper's text says 8, which with the
@@ -51,7 +52,8 @@ class SlideConfig:
     bucket_capacity: int = 128        # reference code: 128
     bucket_policy: str = "fifo"       # "fifo" (reference) or "reservoir"
     # active set
-    mode: str = "union"               # "union" | "topk" | "threshold" | "all" (no sampling)
+    mode: str = "union"               # "union" | "topk" | "threshold" | "all" (no sampling: no tables; the
+                                      # LSH fields are neither used nor checked)
     topk: int = 1000                  # mode "topk": keep the k most frequent retrieved neurons
     threshold: int = 2                # mode "threshold": keep neurons found in >= threshold tables
     min_active: int | None = None     # pad with random neurons up to this; None: from min_active_fraction

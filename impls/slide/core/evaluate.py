@@ -14,16 +14,17 @@ def eval_rows(data: XCData, n_points: int | None, seed: int) -> np.ndarray:
 
 
 def precision_at_k(scores_topk: np.ndarray, data: XCData, rows: np.ndarray) -> dict:
-    """P@1 and P@5 (0-1) of top-5 predictions ``scores_topk`` (n, 5, best first) for ``rows``,
-    and ``hits_at_1``: per row, whether its top prediction is one of its labels (bool array
-    in the order of ``rows``; its mean is P@1)."""
+    """P@1 and P@5 (0-1) of top-5 predictions ``scores_topk`` (n, up to 5, best first; -1: no
+    prediction) for ``rows``, and ``hits_at_1``: per row, whether its top prediction is one of
+    its labels (bool array in the order of ``rows``; its mean is P@1). P@5 always divides a
+    row's hits by 5, however few predictions it has (fewer than 5 labels in all)."""
     p5 = 0.0
     first = np.zeros(len(rows), bool)
     for i, (r, pred) in enumerate(zip(rows, scores_topk)):
         truth = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
-        hits = np.isin(pred, truth)
-        first[i] = hits[0]
-        p5 += hits.sum() / pred.shape[0]
+        hits = np.isin(pred[:5], truth) & (pred[:5] >= 0)
+        first[i] = hits[0] if hits.size else False
+        p5 += hits.sum() / 5
     n = max(1, len(rows))
     return {"p_at_1": float(first.sum()) / n, "p_at_5": p5 / n, "hits_at_1": first}
 
@@ -84,8 +85,11 @@ def evaluate(hidden_fn, W2: np.ndarray, b2: np.ndarray, data: XCData, rows: np.n
 
 
 def most_popular_baseline(train: XCData, test: XCData, rows: np.ndarray) -> dict[str, float]:
-    """P@k of always predicting the training set's five most frequent labels."""
-    top = np.argsort(-train.label_counts(), kind="stable")[:5]
+    """P@1 and P@5 (as :func:`precision_at_k`) of always predicting the training set's five
+    most frequent labels (padded with -1, as :func:`topk`, when there are fewer than 5)."""
+    top = np.full(5, -1, np.int64)
+    ranked = np.argsort(-train.label_counts(), kind="stable")[:5]
+    top[:ranked.size] = ranked
     return precision_at_k(np.tile(top, (len(rows), 1)), test, rows)
 
 

@@ -55,21 +55,26 @@ class SlideNetwork:
                                                   ((n_features, c.hidden), c.hidden, (n_labels, c.hidden), n_labels))
             for w in (self.W1, self.b1, self.W2, self.b2):
                 w *= f32(c.init_std)
-            if not c.output_bias:
-                self.b2[:] = 0.0
         else:
             self.W1, self.b1, self.W2, self.b2 = (np.array(weights[k], f32, order="C", copy=True)
                                                   for k in ("W1", "b1", "W2", "b2"))
+        if not c.output_bias:   # fixed at zero, whatever ``weights`` held
+            self.b2[:] = 0.0
         # Adam's moments, zero; left unwritten (calloc) so that a network which never trains
         # (the table-refresh benchmarks) never pages them in: see page_in
         self.adam_state = {k: np.zeros(getattr(self, k).shape, f32) for k in ("W1", "b1", "W2", "b2")}
         self.adam_v = {k: np.zeros(getattr(self, k).shape, f32) for k in ("W1", "b1", "W2", "b2")}
         self.t = 0
-        # hash tables over the output neurons
+        # hash tables over the output neurons. Mode "all" never hashes: its tables are an empty
+        # placeholder (one table of one SimHash bit, never filled or queried) that only gives the
+        # kernels arrays of the right types, so the configured hash parameters are not checked
         rp = c.range_pow if c.range_pow is not None else auto_range_pow(n_labels, c.bucket_load)
         self._lsh_seed = c.seed * 7919 + 17
-        lsh = make_lsh(c.lsh, c.K, c.L, c.hidden, self._lsh_seed, rp, binsize=c.binsize, ratio=c.simhash_ratio,
-                       index=c.index, zeros=c.dwta_zeros)
+        if c.mode == "all":
+            lsh = make_lsh("simhash", 1, 1, c.hidden, self._lsh_seed, 1)
+        else:
+            lsh = make_lsh(c.lsh, c.K, c.L, c.hidden, self._lsh_seed, rp, binsize=c.binsize,
+                           ratio=c.simhash_ratio, index=c.index, zeros=c.dwta_zeros)
         self.upkeep = c.upkeep == "rising" and c.mode != "all"
         self.tables = HashTables.create(lsh, n_labels, c.bucket_capacity, c.bucket_policy, c.seed,
                                         delta_rows=None if self.upkeep else 0)
@@ -89,9 +94,9 @@ class SlideNetwork:
         nc = self.n_chunks
         self.stamp = np.zeros((nc, n_labels), np.int32)
         self.freq = np.zeros((nc, n_labels), np.int32)
-        self.hscratch = np.zeros((nc, c.K * c.L), np.int32)
-        self.codes = np.zeros((nc, c.L), np.int32)
-        self.cand = np.zeros((nc, max(1, c.L * c.bucket_capacity)), np.int32)
+        self.hscratch = np.zeros((nc, lsh.K * lsh.L), np.int32)
+        self.codes = np.zeros((nc, lsh.L), np.int32)
+        self.cand = np.zeros((nc, max(1, lsh.L * c.bucket_capacity)), np.int32)
         self.tags = np.zeros(nc, np.int64)
         B, A = c.batch, c.max_active
         self.H = np.zeros((B, c.hidden), f32)
@@ -139,6 +144,10 @@ class SlideNetwork:
 
     # -- hash tables --------------------------------------------------------------------
     def refresh_tables(self, rebuild: bool) -> None:
+        """Re-insert every output neuron (``rebuild``: under new hash functions); nothing in
+        mode "all", whose tables are a placeholder."""
+        if self.config.mode == "all":
+            return
         import time
         t0 = time.perf_counter()
         if rebuild:

@@ -53,14 +53,23 @@ METHODS = ("dense", "sampled")
 
 
 class DenseNet(torch.nn.Module):
-    def __init__(self, n_features: int, n_labels: int, hidden: int, init_std: float, seed: int):
+    """SLIDE's network in torch, drawn from the same seed in the same order as
+    :class:`~impls.slide.core.network.SlideNetwork`. ``output_bias=False``
+    (``SlideConfig.output_bias``): ``b2`` is zero and never trained (``requires_grad`` False;
+    the optimisers skip it)."""
+
+    def __init__(self, n_features: int, n_labels: int, hidden: int, init_std: float, seed: int,
+                 output_bias: bool = True):
         super().__init__()
         rng = np.random.default_rng(seed)  # same draws, same order as SlideNetwork
         f32 = np.float32
         self.W1 = torch.nn.Parameter(torch.from_numpy(rng.standard_normal((n_features, hidden), f32) * f32(init_std)))
         self.b1 = torch.nn.Parameter(torch.from_numpy(rng.standard_normal(hidden, f32) * f32(init_std)))
         self.W2 = torch.nn.Parameter(torch.from_numpy(rng.standard_normal((n_labels, hidden), f32) * f32(init_std)))
-        self.b2 = torch.nn.Parameter(torch.from_numpy(rng.standard_normal(n_labels, f32) * f32(init_std)))
+        b2 = rng.standard_normal(n_labels, f32) * f32(init_std)
+        if not output_bias:
+            b2[:] = 0.0
+        self.b2 = torch.nn.Parameter(torch.from_numpy(b2), requires_grad=output_bias)
 
     def hidden(self, idx, offsets, weights):
         h = torch.nn.functional.embedding_bag(idx, self.W1, offsets, mode="sum", per_sample_weights=weights)
@@ -121,6 +130,10 @@ def others_only(inverse: torch.Tensor, n_true: int, r: torch.Tensor, batch: int)
 
 
 def _batch(data: XCData, rows: np.ndarray, device, with_targets: bool = True):
+    """The torch inputs of the points ``rows``: ``(idx, offsets, w)`` for ``embedding_bag``
+    and, ``with_targets``, ``(r, labs, tw)``: one entry per *distinct* (point, label) pair,
+    ``r`` the point's position in ``rows``, ``tw`` = 1 / (its point's distinct labels), so a
+    label listed twice on a point weighs as much as any other (as SLIDE's own targets)."""
     starts, ends = data.indptr[rows], data.indptr[rows + 1]
     lengths = ends - starts
     take = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
@@ -131,10 +144,13 @@ def _batch(data: XCData, rows: np.ndarray, device, with_targets: bool = True):
         return idx, offsets, w
     lstart, lend = data.label_indptr[rows], data.label_indptr[rows + 1]
     nl = lend - lstart
-    r = np.repeat(np.arange(rows.size), nl)
+    r = np.repeat(np.arange(rows.size, dtype=np.int64), nl)
     labs = data.labels[np.repeat(lstart - np.concatenate([[0], np.cumsum(nl)[:-1]]), nl) + np.arange(nl.sum())]
-    return idx, offsets, w, torch.from_numpy(r).to(device), torch.from_numpy(labs.astype(np.int64)).to(device), \
-        torch.from_numpy((1.0 / np.maximum(nl, 1))[r].astype(np.float32)).to(device)
+    pairs = np.unique(r * np.int64(data.n_labels) + labs.astype(np.int64))   # distinct (point, label)
+    r, labs = pairs // data.n_labels, pairs % data.n_labels
+    distinct = np.bincount(r, minlength=rows.size)
+    return idx, offsets, w, torch.from_numpy(r).to(device), torch.from_numpy(labs).to(device), \
+        torch.from_numpy((1.0 / np.maximum(distinct, 1))[r].astype(np.float32)).to(device)
 
 
 class CandidateSampler:
@@ -226,11 +242,11 @@ class _Trainer:
         kw = dict(lr=c.lr, betas=(c.beta1, c.beta2), eps=c.eps)
         self.t = 0
         if self.method == "dense":
-            self.adams = [torch.optim.Adam(m.parameters(), fused=True, **kw)]
+            self.adams = [torch.optim.Adam([p for p in m.parameters() if p.requires_grad], fused=True, **kw)]
             self.opts = list(self.adams)
         else:  # output rows: sparse gradients, lazy Adam (as SLIDE's default)
             self.adams = [torch.optim.Adam([m.W1, m.b1], fused=True, **kw)]
-            self.opts = self.adams + [torch.optim.SparseAdam([m.W2, m.b2], **kw)]
+            self.opts = self.adams + [torch.optim.SparseAdam([p for p in (m.W2, m.b2) if p.requires_grad], **kw)]
 
     def step(self, data: XCData, rows: np.ndarray) -> torch.Tensor:
         m = self.model
@@ -314,7 +330,8 @@ def train_dense(config: SlideConfig, train_data: XCData, test_data: XCData, time
         # parallel top-k) otherwise resets the shared OpenMP thread count to numba's
         set_threads(config.threads)
     t0 = time.perf_counter()
-    model = DenseNet(train_data.n_features, train_data.n_labels, config.hidden, config.init_std, config.seed).to(dev)
+    model = DenseNet(train_data.n_features, train_data.n_labels, config.hidden, config.init_std, config.seed,
+                     output_bias=config.output_bias).to(dev)
     trainer = _Trainer(method, model, config, train_data, dev)
     setup_s = time.perf_counter() - t0
     rows_eval = ev.eval_rows(test_data, eval_points, config.seed)
