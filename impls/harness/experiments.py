@@ -307,8 +307,35 @@ def validate_sizes(table: str, profile: str, values: Mapping[str, Any],
     where = f"[{table}.{profile}] in {profiles.PROFILE_TABLE}"
     _check_fields(values, schema, schema, where, noun="key")
     problems = size_checks.bound_problems(values, *_BOUNDS.get(table, (frozenset(),) * 3))
+    problems += _unknown_datasets(values)
     if problems:
         raise ExperimentError(f"{where}: " + "; ".join(problems))
+
+
+def _unknown_datasets(values: Any) -> list[str]:
+    """One problem for each ``dataset`` key, at any depth of ``values`` (a run's own included),
+    whose string names no manifest of the dataset registry, so that a misspelt set fails before
+    the runs ahead of it train, not when its own run starts."""
+    from impls.harness import registry
+
+    found = _dataset_keys(values, "")
+    known = registry.manifests() if found else {}
+    return [f"{where} = {name!r} is no dataset (known: {', '.join(sorted(known))})"
+            for where, name in found if name not in known]
+
+
+def _dataset_keys(values: Any, at: str) -> list[tuple[str, str]]:
+    """(place, as ``runs[2].dataset``; name) of every string ``dataset`` key at any depth of
+    ``values``, found below the place ``at``."""
+    if isinstance(values, Mapping):
+        out = []
+        for key, value in values.items():
+            where = f"{at}.{key}" if at else str(key)
+            out += [(where, value)] if key == "dataset" and isinstance(value, str) else _dataset_keys(value, where)
+        return out
+    if isinstance(values, list):
+        return [pair for i, value in enumerate(values) for pair in _dataset_keys(value, f"{at}[{i}]")]
+    return []
 
 
 def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:

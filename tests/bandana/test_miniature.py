@@ -299,9 +299,9 @@ def test_the_timed_simulations_come_after_an_untimed_one_on_a_few_lookups(small_
     assert ("simulate", len(trace)) in events[first_clock:]        # the full simulation, timed
 
 
-def test_an_empty_trace_is_refused_at_the_rate_asked_for():
+def test_an_empty_trace_is_refused_by_the_comparison():
     layout = np.random.default_rng(0).permutation(4096)
-    with pytest.raises(ValueError, match=r"rate 0.25 \(seed 2\) kept no lookups"):
+    with pytest.raises(ValueError, match=r"the trace is empty"):
         compare_with_full(np.array([], dtype=np.int64), layout, [1024], None, "prefetch", 0.25, 2, VB, BB)
 
 
@@ -328,3 +328,18 @@ def test_estimates_keep_the_simulators_invariants_where_the_correction_clamps():
             assert result.effective_bandwidth == pytest.approx(
                 (result.misses + result.prefetch_used) * VB / result.bytes_read if result.bytes_read else 0.0)
     assert clamped > 0     # the case the invariants are about did occur
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.3])
+def test_an_empty_trace_gives_the_simulators_empty_result(rate):
+    """At rate 1 the estimate is exactly simulate's, an empty trace included (it used to be
+    refused with 'use a higher rate', at the highest rate there is)."""
+    empty = np.array([], dtype=np.int64)
+    want = simulate(empty, np.arange(8), 4, "prefetch", None, 1, 4)
+    got = miniature_simulate(empty, np.arange(8), 4, "prefetch", None, rate=rate, vector_bytes=1, block_bytes=4)
+    assert got == want
+
+
+def test_a_rate_below_the_sampling_resolution_is_named():
+    with pytest.raises(CacheConfigError, match="below the sampling's resolution"):
+        miniature_simulate(np.arange(8), np.arange(8), 4, "prefetch", None, rate=1e-9, vector_bytes=1, block_bytes=4)

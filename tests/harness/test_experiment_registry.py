@@ -59,6 +59,18 @@ def test_a_pair_and_a_declared_mix_may_repeat_an_item():
     experiments.validate_sizes("salus_policies", "smoke", values)    # raises on a problem
 
 
+def test_a_misspelt_dataset_in_a_run_is_refused_before_any_run_starts():
+    """A typo in one run's ``dataset`` used to surface only when that run started, after the
+    runs ahead of it had trained (hours in the full profile)."""
+    values = profiles.sizes("slide_train", "smoke")
+    values = {**values, "runs": [dict(r) for r in values["runs"]]}
+    values["runs"][1]["dataset"] = "slide-amazon67"
+    with pytest.raises(experiments.ExperimentError, match=r"runs\[1\]\.dataset = 'slide-amazon67' is no dataset"):
+        experiments.validate_sizes("slide_train", "smoke", values)
+    with pytest.raises(experiments.ExperimentError, match=r"dataset = 'nope' is no dataset \(known: .*slide-amazon670k"):
+        experiments.validate_sizes("slide_train", "smoke", {**values, "runs": values["runs"][:1], "dataset": "nope"})
+
+
 def test_every_registered_experiment_has_valid_sizes_in_every_profile():
     for name in experiments.discover():
         for profile in profiles.PROFILES:

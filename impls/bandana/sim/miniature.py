@@ -159,6 +159,9 @@ def sample_blocks(trace, layout, rate: float, seed: int, vector_bytes: int = 128
     n = layout.shape[0]
     trace = check_trace(trace, n)
     threshold = round(rate * HASH_MODULUS)
+    if threshold == 0:
+        raise CacheConfigError(f"rate {rate:g} is below the sampling's resolution, 1/{HASH_MODULUS} "
+                               f"(= {1 / HASH_MODULUS:.3g}); use a higher rate")
     n_blocks_full = -(-n // per_block)
     keep = (block_hash(np.arange(n_blocks_full), seed) % _U64(HASH_MODULUS)) < _U64(threshold)
     new_block = np.full(n_blocks_full, -1, dtype=np.int64)
@@ -185,6 +188,9 @@ def simulate_sample(sample: MiniatureSample, capacity: int, policy: str,
     it, counters are scaled by ``lookups_full / lookups_sampled``.
     """
     check_policy(policy)
+    if sample.lookups_full == 0:          # nothing to estimate: the full trace's own (empty) result
+        return simulate(sample.trace, sample.layout, capacity, policy, shadow, sample.vector_bytes,
+                        sample.block_bytes)
     if sample.lookups == 0:
         raise CacheConfigError(
             f"the sample at rate {sample.rate:g} (seed {sample.seed}) kept no lookups "
@@ -340,7 +346,9 @@ def compare_with_full(trace, layout, capacities: Sequence[int], shadows: Sequenc
     points, skipped = _grid(capacities, shadows, policy)
     layout = check_layout(layout)
     trace = check_trace(trace, layout.shape[0])
-    if points and trace.size:   # once untimed on a few lookups: no timing pays for numba's compile
+    if not trace.size:
+        raise CacheConfigError("the trace is empty: there is no hit rate to estimate or compare")
+    if points:   # once untimed on a few lookups: no timing pays for numba's compile
         small = trace[:256]
         capacity, shadow = points[0]
         simulate_sample(sample_blocks(small, layout, 1.0, seed, vector_bytes, block_bytes), capacity, policy, shadow)
