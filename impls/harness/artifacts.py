@@ -27,7 +27,8 @@ def artifact_path(name: str, machine: str | None = None, commit: str | None = No
 def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
                   machine: str | None = None, commit: str | None = None,
                   grid: list[dict] | None = None) -> Path:
-    """Store ``data`` (plain JSON-able values) as artifact ``name``; return its path.
+    """Store ``data`` (a dict of plain JSON-able values, what :func:`load_latest` reads back)
+    as artifact ``name``; return its path. TypeError for any other ``data``.
 
     ``grid``: where the experiment's grid points ran (:func:`impls.harness.grid.runs` records).
     ``uncommitted`` (only when there are some): the code files edited since the commit the
@@ -35,6 +36,9 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     """
     from impls.harness.fingerprint import fingerprint
 
+    if not isinstance(data, dict):
+        raise TypeError(f"artifact {name!r}: data is a {type(data).__name__}; expected a dict (an experiment "
+                        "returns its artifact's data as one)")
     record = {
         "schema": SCHEMA,
         "name": name,

@@ -49,8 +49,8 @@ def imported_files(modules: list[str], within: tuple[str, ...]) -> list[tuple[st
     """(dotted name, source file) of ``modules`` and of every module they import, directly
     or through each other, whose name lies in one of the packages ``within`` (top-level
     names such as ``"impls"``) and not in :data:`NOT_FOLLOWED`; sorted by name, each once.
-    A ``from a import b`` where ``a.b`` is a module follows ``a.b`` only (not ``a``'s
-    ``__init__``)."""
+    ``from a import b`` follows ``a`` (its ``__init__``, which the import runs) and ``a.b``
+    where that is a module."""
     def inside(name: str) -> bool:
         return (any(name == p or name.startswith(p + ".") for p in within)
                 and not any(name == p or name.startswith(p + ".") for p in NOT_FOLLOWED))
@@ -71,10 +71,6 @@ def imported_files(modules: list[str], within: tuple[str, ...]) -> list[tuple[st
         except (OSError, SyntaxError, ValueError):
             continue
         package = name if is_package else name.rpartition(".")[0]
-        names = _named_imports(tree, package)
-        submodules = {n for n in names if inside(n) and _origin(n) is not None}
-        for n in names:
-            if n in submodules or not any(s.startswith(n + ".") for s in submodules):
-                todo.append(n)                       # a package only when nothing below it was named
+        todo += _named_imports(tree, package)
     return sorted(seen.items())
 

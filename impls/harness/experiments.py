@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from impls.harness import profiles, size_checks
+from impls.harness import paths, profiles, size_checks
 
 _EXPERIMENTS: dict[str, "Experiment"] = {}
 _SCHEMAS: dict[str, dict[str, Any]] = {}
@@ -316,10 +316,10 @@ def _unknown_datasets(values: Any) -> list[str]:
     """One problem for each ``dataset`` key, at any depth of ``values`` (a run's own included),
     whose string names no manifest of the dataset registry, so that a misspelt set fails before
     the runs ahead of it train, not when its own run starts."""
-    from impls.harness import registry
-
     found = _dataset_keys(values, "")
-    known = registry.manifests() if found else {}
+    # by file name (a manifest's name must be its file's): parsing every manifest here would let
+    # one broken manifest stop experiments that use no dataset
+    known = {p.stem for p in paths.datasets_dir().glob("*.toml")} if found else set()
     return [f"{where} = {name!r} is no dataset (known: {', '.join(sorted(known))})"
             for where, name in found if name not in known]
 

@@ -15,6 +15,7 @@ user-wide cache (an installed or read-only tree).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import os
 from pathlib import Path
@@ -37,15 +38,22 @@ def _probe() -> None:
 
 def cache_dir(module_file: str) -> Path | None:
     """The folder numba caches the ``cache=True`` functions of the module at ``module_file``
-    in: the first of numba's own locators (``NUMBA_CACHE_DIR``, in-tree ``__pycache__``,
-    user-wide, ...) that accepts the file, which numba has checked is writable; None when
-    none does (numba then caches nothing). Falls back to ``__pycache__`` beside the source if
+    in: the first of numba's locators (``NUMBA_CACHE_LOCATOR_CLASSES`` when set, else
+    ``NUMBA_CACHE_DIR``, in-tree ``__pycache__``, user-wide, ...) that accepts the file, which
+    numba has checked is writable; None when none does (numba then caches nothing, or fails
+    on the override itself). Falls back to ``__pycache__`` beside the source if
     this numba keeps its locators elsewhere."""
     try:
-        from numba.core.caching import CacheImpl
-        locators = CacheImpl._locator_classes
+        from numba.core import caching, config
+        locators = caching.CacheImpl._locator_classes
     except (ImportError, AttributeError):
         return Path(module_file).parent / "__pycache__"
+    override = getattr(config, "CACHE_LOCATOR_CLASSES", None)
+    if override:                                      # NUMBA_CACHE_LOCATOR_CLASSES, read as numba does
+        try:
+            locators = [_locator_class(name.strip(), caching) for name in str(override).split(",")]
+        except (ImportError, AttributeError):
+            return None
     for locator in locators:
         try:
             found = locator.from_function(_probe, str(module_file))
@@ -54,6 +62,15 @@ def cache_dir(module_file: str) -> Path | None:
         if found is not None:
             return Path(found.get_cache_path())
     return None
+
+
+def _locator_class(name: str, caching):
+    """The locator class ``name`` of ``NUMBA_CACHE_LOCATOR_CLASSES``: ``package.module.Class``,
+    or a class of numba's caching module; ImportError or AttributeError when there is none."""
+    if "." in name:
+        module, _, cls = name.rpartition(".")
+        return getattr(importlib.import_module(module), cls)
+    return getattr(caching, name)
 
 
 def drop_stale(module_file: str, depends_on: list[str]) -> int:

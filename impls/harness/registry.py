@@ -240,7 +240,8 @@ def generator_code(manifest: Manifest) -> str:
     """sha256 (16 hex) of the sources behind the manifest's generator: every ``.py`` file of
     the package folder of the module the manifest names, and of the generator's own module
     where that differs (a ``functools.partial`` of a function elsewhere), then every module
-    of those top-level packages that these import, directly or not, from other folders
+    of those top-level packages or of ``impls`` that these import, directly or not, from
+    other folders
     (:func:`code_digest.imported_files`: a kernel's ``rng`` in another package). A synthetic
     set's cache is keyed by it, so a changed generator never serves the data of the old one."""
     generator = _resolve(manifest.spec["generator"], manifest, "generator")
@@ -254,7 +255,7 @@ def generator_code(manifest: Manifest) -> str:
     for folder in folders:
         for path in sorted(folder.glob("*.py")):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    top_level = tuple(sorted({m.partition(".")[0] for m in modules}))
+    top_level = tuple(sorted({m.partition(".")[0] for m in modules} | {"impls"}))
     for name, path in code_digest.imported_files(sorted(modules), top_level):
         if path.resolve().parent not in folders:
             digest.update(name.encode() + b"\0" + path.read_bytes())

@@ -71,6 +71,19 @@ def test_a_misspelt_dataset_in_a_run_is_refused_before_any_run_starts():
         experiments.validate_sizes("slide_train", "smoke", {**values, "runs": values["runs"][:1], "dataset": "nope"})
 
 
+def test_a_broken_manifest_does_not_stop_the_sizes_check(tmp_path, monkeypatch):
+    """The dataset-name check reads manifest file names only: a user's broken manifest must
+    fail its own dataset, not every experiment."""
+    import shutil
+
+    for manifest in (ROOT / "datasets").glob("*.toml"):
+        shutil.copy(manifest, tmp_path)
+    (tmp_path / "mine.toml").write_text('name = "mine"\ndescription = "d"\n[synthetic]\ngenerator = "nope"\nseed = 1\n')
+    monkeypatch.setattr(experiments.paths, "datasets_dir", lambda: tmp_path)
+    assert experiments.sizes_for("slide.time_to_accuracy", "smoke")["dataset"] == "slide-amazon670k"
+    assert experiments.sizes_for("salus.policies", "smoke")
+
+
 def test_every_registered_experiment_has_valid_sizes_in_every_profile():
     for name in experiments.discover():
         for profile in profiles.PROFILES:

@@ -105,3 +105,17 @@ def test_every_cached_kernel_module_names_the_modules_it_calls_into():
         if deps and named != [deps]:
             problems.append(f"{path.relative_to(root.parent)}: imports {deps}, drop_stale names {named}")
     assert not problems, "; ".join(problems)
+
+
+def test_numbas_locator_override_is_followed(tmp_path, monkeypatch):
+    """NUMBA_CACHE_LOCATOR_CLASSES picks numba's locators; the stale entries are looked for there."""
+    from numba import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setattr(config, "CACHE_LOCATOR_CLASSES", "UserWideCacheLocator", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    caller = _module_pair(tmp_path / "src")
+    cache = cache_dir(str(caller))
+    assert cache is not None and cache.is_relative_to(tmp_path / "xdg")       # not the writable __pycache__
+    monkeypatch.setattr(config, "CACHE_LOCATOR_CLASSES", "NoSuchLocator")
+    assert cache_dir(str(caller)) is None

@@ -344,3 +344,26 @@ def test_a_new_cache_beside_older_ones_says_they_remain(tmp_path, monkeypatch, c
         registry.load("g49", "smoke", directory=manifests)
     said = [r.getMessage() for r in caplog.records if "older" in r.getMessage()]
     assert len(said) == 1 and "1 older smoke cache of this set" in said[0]
+
+
+def test_a_generator_outside_impls_is_keyed_by_the_impls_modules_it_imports(tmp_path, monkeypatch):
+    import sys
+
+    from impls.harness import code_digest
+
+    code = tmp_path / "code" / "ext50"
+    code.mkdir(parents=True)
+    (code / "__init__.py").write_text("")
+    (code / "gen.py").write_text("import numpy as np\nfrom impls.slide.core.rng import mix64\n"
+                                 "def ramp(seed, rows):\n    return {'values': np.arange(rows) + seed}\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "code"))
+    files = dict(code_digest.imported_files(["ext50.gen"], ("ext50", "impls")))
+    assert "impls.slide.core.rng" in files
+    seen = []
+    real = code_digest.imported_files
+    monkeypatch.setattr(code_digest, "imported_files", lambda m, within: seen.append(within) or real(m, within))
+    registry.generator_code(registry.Manifest("e", tmp_path / "e.toml", "d", "synthetic",
+                                              {"generator": "ext50.gen:ramp", "seed": 1}))
+    assert seen and "impls" in seen[0] and "ext50" in seen[0]
+    for name in ("ext50.gen", "ext50"):
+        sys.modules.pop(name, None)

@@ -62,6 +62,9 @@ def test_an_artifact_without_a_synthetic_field_is_not_captioned_measured():
     spec = FigureSpec("toy_figure", "toy_curve", "Toy", "slide", "Fig. 1", (), _draw)
     drawn = render_figure(spec, {"toy_curve": unknown}, _no_cuda())
     assert drawn.status == DRAWN and drawn.synthetic is None and drawn.caption.startswith(NOT_KNOWN_LABEL)
+    from impls.harness.report.html_page import _paper_figure
+
+    assert "<span class='synthetic'>Data: not known" in _paper_figure(drawn)   # styled as the image's caption
 
 
 def test_a_missing_synthetic_field_is_read_from_the_experiments_registry_entry():
@@ -145,3 +148,12 @@ def test_an_artifact_without_a_data_object_is_unreadable_and_an_older_copy_is_us
     unreadable = []
     artifacts.load_latest(MACHINE, tmp_path, unreadable)
     assert (str(listed), "'data' is a JSON list, expected an object") in unreadable
+
+
+def test_an_artifact_whose_data_is_not_a_dict_is_refused_when_saved(tmp_path, monkeypatch):
+    """load_latest reads only a dict back, so saving anything else would lose the run."""
+    import pytest
+
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path))
+    with pytest.raises(TypeError, match="expected a dict"):
+        artifacts.save_artifact("listy", [{"x": 1}], experiment="t.listy", synthetic=True, commit="c" * 40)

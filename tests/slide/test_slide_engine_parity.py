@@ -43,8 +43,13 @@ def repeated():
 def test_dense_targets_weigh_each_distinct_label_once(repeated):
     dup, distinct = repeated
     rows = np.arange(16)
-    for a, b in zip(_batch(dup, rows, "cpu")[3:], _batch(distinct, rows, "cpu")[3:]):
-        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    def triples(data):             # (point, label, weight), in (point, label) order
+        r, labs, tw = _batch(data, rows, "cpu")[3:]
+        order = np.lexsort((labs.numpy(), r.numpy()))
+        return r.numpy()[order], labs.numpy()[order], tw.numpy()[order]
+
+    for a, b in zip(triples(dup), triples(distinct)):
+        np.testing.assert_array_equal(a, b)
     r, tw = _batch(dup, rows, "cpu")[3], _batch(dup, rows, "cpu")[5]
     torch.testing.assert_close(torch.zeros(16).index_add_(0, r, tw), torch.ones(16))   # each point's target sums to 1
 
@@ -119,3 +124,15 @@ def test_p_at_5_divides_by_five_for_the_baseline_and_the_models_with_three_label
     assert model["p_at_5"] == pytest.approx(1 / 5)
     assert ev.precision_at_k(np.array([[1, 0, 2]]), test, np.arange(1))["p_at_5"] == pytest.approx(1 / 5)
 
+
+
+def test_repeats_labels_says_whether_some_point_lists_a_label_twice():
+    from impls.slide.data.dataset import XCData
+
+    def data(labels, indptr):
+        return XCData(np.zeros(len(indptr), np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
+                      np.array(indptr), np.array(labels), 4, 5)
+
+    assert not data([0, 1, 1, 2], [0, 2, 4]).repeats_labels        # label 1 on two points: no repeat
+    assert data([0, 1, 2, 2], [0, 2, 4]).repeats_labels            # point 1 lists label 2 twice
+    assert not data([], [0, 0]).repeats_labels

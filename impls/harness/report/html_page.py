@@ -109,7 +109,7 @@ def _png(png: bytes, alt: str) -> str:
 def _paper_figure(figure: FigureResult) -> str:
     title = escape(figure.title + (f" (paper {figure.paper_figure})" if figure.paper_figure else ""))
     if figure.status == DRAWN:
-        kind = "synthetic" if figure.synthetic else ""
+        kind = "" if figure.synthetic is False else "synthetic"     # not known: marked as synthetic is
         return (f"<figure>{_png(figure.png, figure.title)}<figcaption><b>{title}</b><br>"
                 f"<span class='{kind}'>{escape(figure.caption)}</span></figcaption></figure>")
     if figure.status == ERROR:

@@ -53,7 +53,7 @@ class SlideConfig:
     bucket_policy: str = "fifo"       # "fifo" (reference) or "reservoir"
     # active set
     mode: str = "union"               # "union" | "topk" | "threshold" | "all" (no sampling: no tables; the
-                                      # LSH fields are neither used nor checked)
+                                      # LSH fields are unused, and only their basic checks apply)
     topk: int = 1000                  # mode "topk": keep the k most frequent retrieved neurons
     threshold: int = 2                # mode "threshold": keep neurons found in >= threshold tables
     min_active: int | None = None     # pad with random neurons up to this; None: from min_active_fraction

@@ -13,6 +13,7 @@ two splits in one dict with ``train_`` / ``test_`` prefixes and a ``shape`` arra
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,14 @@ class XCData:
     @property
     def n_points(self) -> int:
         return self.indptr.shape[0] - 1
+
+    @functools.cached_property
+    def repeats_labels(self) -> bool:
+        """Whether some point lists one label more than once (computed once: one sort of every
+        (point, label) pair)."""
+        points = np.repeat(np.arange(self.n_points, dtype=np.int64), np.diff(self.label_indptr))
+        pairs = points * np.int64(max(self.n_labels, 1)) + self.labels
+        return bool(np.unique(pairs).size < pairs.size)
 
     def to_arrays(self, prefix: str = "") -> dict[str, np.ndarray]:
         out = {prefix + f: getattr(self, f) for f in FIELDS}

@@ -146,9 +146,13 @@ def _batch(data: XCData, rows: np.ndarray, device, with_targets: bool = True):
     nl = lend - lstart
     r = np.repeat(np.arange(rows.size, dtype=np.int64), nl)
     labs = data.labels[np.repeat(lstart - np.concatenate([[0], np.cumsum(nl)[:-1]]), nl) + np.arange(nl.sum())]
-    pairs = np.unique(r * np.int64(data.n_labels) + labs.astype(np.int64))   # distinct (point, label)
-    r, labs = pairs // data.n_labels, pairs % data.n_labels
-    distinct = np.bincount(r, minlength=rows.size)
+    labs = labs.astype(np.int64)
+    if data.repeats_labels:                                   # keep each (point, label) once
+        pairs = np.unique(r * np.int64(data.n_labels) + labs)
+        r, labs = pairs // data.n_labels, pairs % data.n_labels
+        distinct = np.bincount(r, minlength=rows.size)
+    else:
+        distinct = nl
     return idx, offsets, w, torch.from_numpy(r).to(device), torch.from_numpy(labs).to(device), \
         torch.from_numpy((1.0 / np.maximum(distinct, 1))[r].astype(np.float32)).to(device)
 

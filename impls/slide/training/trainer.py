@@ -129,7 +129,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         **loop.result("slide", run, baseline_p_at_1=baseline["p_at_1"], eval_points=int(eval_rows.size),
                       threads=threads, setup_seconds=setup_s, active_fraction=net.active_fraction,
                       n_labels=train_data.n_labels,
-                      params={**net.config.as_dict(), "range_pow": net.tables.lsh.range_pow},
+                      params={**net.config.as_dict(),     # mode "all" hashes nothing: no range
+                              "range_pow": None if net.config.mode == "all" else net.tables.lsh.range_pow},
                       data={"train": train_data.stats(), "test": test_data.stats()}),
         **ev.sample_record(eval_rows, baseline),
         "compile_seconds": compile_s,
