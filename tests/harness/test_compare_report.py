@@ -133,6 +133,10 @@ def test_history_figure_marks_its_steps():
     figure, _, _ = history_figure(rows, commits(rows), "lower")
     assert [(s.commit, s.kind) for s in figure.steps] == [(f"{4:040d}", "regression")]
     assert any("not known to this checkout" in t.get_text() for t in figure.texts)
+    measured_red = {t.get_color() for t in figure.texts if "not known to this checkout" in t.get_text()}
+    measured, _, _ = history_figure(rows, commits(rows), "lower", data="not synthetic")
+    plain = {t.get_color() for t in measured.texts if t.get_text().startswith("Measured data")}
+    assert plain and measured_red and not measured_red & plain      # not known is not styled as measured
     synthetic, _, _ = history_figure(rows, commits(rows), "lower", data="synthetic")
     assert any(t.get_text().startswith("Synthetic data") for t in synthetic.texts)   # on the image itself
 

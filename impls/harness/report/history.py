@@ -37,8 +37,9 @@ from matplotlib.figure import Figure
 from impls.harness.report import compare, plotting
 from impls.harness.report.directions import HIGHER, LOWER, direction_of
 from impls.harness.report.noise import RELATIVE, Noise, Threshold
-from impls.harness.report.paper_figures import MEASURED_LABEL, SYNTHETIC_LABEL, safe_file_stem, stamp_caption
-from impls.harness.report.provenance import SYNTHETIC, data_kind
+from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL, safe_file_stem,
+                                                 stamp_caption)
+from impls.harness.report.provenance import NOT_SYNTHETIC, SYNTHETIC, data_kind
 from impls.harness.report.results import commits as commit_table
 from impls.harness.report.results import newest_per_point
 
@@ -331,7 +332,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     benchmark = str(rows["benchmark"].iloc[0])
     more = f" — {len(all_series) - shown} more series not shown" if shown < len(all_series) else ""
     figure.suptitle(f"{benchmark}{more}", fontsize=10)
-    stamp_caption(figure, data_caption(data), data == SYNTHETIC)
+    stamp_caption(figure, data_caption(data), data != NOT_SYNTHETIC)   # not known: marked as synthetic is
     figure.steps = steps
     return figure, len(all_series), shown
 
@@ -339,7 +340,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
 def data_caption(data: str | None) -> str:
     """The line under a history figure that says on which data its numbers were measured."""
     return {SYNTHETIC: f"{SYNTHETIC_LABEL}: the experiment's inputs are generated",
-            None: "Data: not known to this checkout (its benchmark names no experiment here)"}.get(
+            None: f"{NOT_KNOWN_LABEL} to this checkout (its benchmark names no experiment here)"}.get(
                 data, f"{MEASURED_LABEL}: this machine, or a real data set")
 
 
