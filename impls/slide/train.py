@@ -25,6 +25,7 @@ from pathlib import Path
 from impls.harness import cli, profiles
 
 MIN_TRUSTED_SECONDS = 1.0
+ROW_NORM_WARN = 3.0          # a median training-row L2 norm above it is warned of (TF-IDF rows are near 1)
 LARGEST_USUAL_VALUE = 1e6   # a feature value above it is warned of: no TF-IDF weight or count is near it
 DEFAULT_EVAL_POINTS = 1000
 
@@ -280,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     _warn_clamped(args, trainable, test_data.n_points)
     import numpy as np
 
-    from impls.slide.data.xc_format import repeated_feature_points
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.data.xc_format import median_row_norm, repeated_feature_points
 
     for split, data in (("training", train_data), ("test", test_data)):
         unlabelled = data.n_points - data.labelled_rows().size
@@ -295,6 +297,12 @@ def main(argv: list[str] | None = None) -> int:
         if featureless:
             cli.warn(f"{featureless} of {data.n_points} {split} points have no features: a model sees the same "
                      "all-zero input for each, so it can only rank the labels by popularity there")
+        norm = median_row_norm(data)
+        if split == "training" and norm > ROW_NORM_WARN:
+            cli.warn(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default --lr "
+                     f"{SlideConfig.lr:g} was chosen on TF-IDF rows of norm about 1, and at this scale a model may "
+                     "never leave the most popular label; scale each row to unit L2 norm, or lower --lr "
+                     f"(--lr {args.lr:g} now)")
         largest = float(np.abs(data.values).max()) if data.values.size else 0.0
         if largest > LARGEST_USUAL_VALUE:
             cli.warn(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights or "
@@ -315,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{result['method']}: {result['samples_per_second']:.0f} samples/s, P@1 {result['final_p_at_1']:.4f} "
           f"after {result['train_seconds']:.1f} s ({result['iterations']} batches){real}"
           + ("" if args.json == "-" else f"; wrote {args.json}"), file=sys.stderr)
+    base = result.get("baseline_p_at_1")
+    if base is not None and result["final_p_at_1"] <= base:
+        cli.warn(f"the final P@1 {result['final_p_at_1']:.4f} is no better than always predicting the most "
+                 f"popular training label ({base:.4f}): nothing was learned that ranks labels; try a longer "
+                 "--time-budget or another --lr (and rows of unit L2 norm)")
     if not result["train_seconds"] >= MIN_TRUSTED_SECONDS:
         cli.warn(f"training lasted {result['train_seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): samples/s "
                  f"still carries first-batch costs and is not to be trusted; give a longer --time-budget")

@@ -615,3 +615,38 @@ def test_lr_select_refuses_bad_rates_and_outputs_before_training(argv, message, 
     assert lr_select.main(["--profile", "smoke", "--runs", "slide", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err, err
+
+
+def test_train_warns_of_rows_far_from_unit_norm_and_of_a_model_no_better_than_popularity(tmp_path, capsys):
+    """Raw term counts (row norm ~10) kept SLIDE at the popular label at the default rate, silently;
+    a final P@1 no better than always predicting the most popular label is said too."""
+    from impls.slide.train import main
+
+    train = write(tmp_path / "train.txt", "3 20 2\n0 0:6 1:8\n0 2:6 3:8\n0 4:6 5:8\n")
+    test = write(tmp_path / "test.txt", "1 20 2\n0 0:6 1:8\n")
+    main(["--train", str(train), "--test", str(test), "--json", str(tmp_path / "o.json"), "--quiet",
+          "--method", "dense", "--max-iterations", "2", "--threads", "1"])
+    err = capsys.readouterr().err
+    assert "the training rows' median L2 norm is 10 (raw counts?)" in err
+    assert "no better than always predicting the most popular training label (1.0000)" in err
+    unit = write(tmp_path / "unit.txt", "3 20 2\n0 0:0.6 1:0.8\n1 2:0.6 3:0.8\n0 4:0.6 5:0.8\n")
+    main(["--train", str(unit), "--test", str(test), "--json", str(tmp_path / "o.json"), "--quiet",
+          "--method", "dense", "--max-iterations", "2", "--threads", "1"])
+    assert "median L2 norm" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, joined", [
+    ("trn_X_Xf.txt", "train.txt"), ("tst_X_Y.txt", "test.txt"),
+    ("amazon_trn_X_Xf.txt", "amazon_train.txt"), ("amazon_tst_X_Xf.txt", "amazon_test.txt"),
+    ("Eurlex_test_X_Y.txt", "Eurlex_test.txt"), ("mine_X_Xf.txt", "mine_joined.txt"),
+])
+def test_the_join_hint_names_each_split_apart(name, joined):
+    """Both splits of a prefixed pair used to be told to write joined.txt, the second over the first."""
+    from impls.slide.data.xc_format import join_command
+
+    assert join_command(Path("/d") / name).endswith(f" /d/{joined}")
+
+
+def test_an_evaluation_before_any_step_prints_no_nan_loss(capsys):
+    loop.print_point({"iteration": 0, "seconds": 0.0, "p_at_1": 0.0, "p_at_5": 0.0, "loss": float("nan")})
+    assert capsys.readouterr().err.rstrip().endswith("loss -")

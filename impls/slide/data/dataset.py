@@ -230,10 +230,14 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
         raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is {other}'s published {split} shape, not "
                                f"{' or '.join(candidates)}'s (expected {expected}); give these files as "
                                f"{other}{where}")
+    subsample = any((d, l) == (PUBLISHED[k]["features"], PUBLISHED[k]["labels"]) and n < PUBLISHED[k][f"{split}_points"]
+                    for k in candidates)
+    what = ("fewer points than the real set's, so a subsample of it" if subsample
+            else f"so not {candidates[0]}'s files" if len(candidates) == 1 else "so not the files of any of them")
     raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
-                           f"{' or '.join(candidates)} (expected {expected}); a subsample of a real set "
-                           "is an ordinary XC file: give it by path (python -m impls.slide.train --train/--test "
-                           "with --real no; python -m impls.slide.xc_stats FILE --test FILE)")
+                           f"{' or '.join(candidates)} (expected {expected}): {what}; a file that is not a "
+                           "real set's own is an ordinary XC file: give it by path (python -m impls.slide.train "
+                           "--train/--test with --real no; python -m impls.slide.xc_stats FILE --test FILE)")
 
 
 def check_real_contents(data: XCData, path: str | Path, like: str, split: str = "train") -> None:

@@ -69,8 +69,8 @@ JOIN_COMMAND = "python -m impls.slide.data.xc_join"
 def join_command(path: str | Path) -> str:
     """The shell command (one line) that joins the newer format's features and labels files into
     one XC file: :data:`JOIN_COMMAND` with the file pair ``path`` belongs to when its name says
-    which it is (``trn_X_Xf.txt`` / ``trn_X_Y.txt`` -> ``train.txt`` beside them, ``tst_...`` ->
-    ``test.txt``), else with placeholders."""
+    which it is (:func:`_joined_name`: ``trn_X_Xf.txt`` / ``trn_X_Y.txt`` -> ``train.txt``
+    beside them, ``tst_...`` -> ``test.txt``), else with placeholders."""
     import shlex
 
     path = Path(path)
@@ -78,11 +78,36 @@ def join_command(path: str | Path) -> str:
     if "X_Xf" in name or "X_Y" in name:
         features = path.with_name(name.replace("X_Y", "X_Xf") if "X_Xf" not in name else name)
         labels = path.with_name(name.replace("X_Xf", "X_Y"))
-        out = path.with_name({"trn": "train.txt", "tst": "test.txt"}.get(name[:3], "joined.txt"))
+        out = path.with_name(_joined_name(name))
         files = " ".join(shlex.quote(str(f)) for f in (features, labels, out))
     else:
         files = "FEATURES_FILE LABELS_FILE OUT.txt"
     return f"{JOIN_COMMAND} {files}"
+
+
+def median_row_norm(data) -> float:
+    """The median L2 norm of the feature rows of ``data`` (an XCData) that hold a feature; 0.0
+    when none does."""
+    rows = np.repeat(np.arange(data.n_points), np.diff(data.indptr))
+    squares = np.bincount(rows, weights=np.square(data.values, dtype=np.float64), minlength=data.n_points)
+    held = np.diff(data.indptr) > 0
+    return float(np.sqrt(np.median(squares[held]))) if held.any() else 0.0
+
+
+def _joined_name(name: str) -> str:
+    """The joined file's name for one file of a newer-format pair: ``<prefix>train.txt`` when
+    the name says training (``trn`` or ``train`` in it), ``<prefix>test.txt`` for test (``tst``,
+    ``test``), where ``<prefix>`` is what precedes that word; else ``<name's stem without X_Xf
+    / X_Y>_joined.txt``. Two splits of one set never get the same name."""
+    import re
+
+    stem = name.rsplit(".", 1)[0]
+    for words, split in ((("train", "trn"), "train"), (("test", "tst"), "test")):
+        found = re.search("|".join(words), stem, re.IGNORECASE)
+        if found:
+            return f"{stem[:found.start()]}{split}.txt"
+    base = re.sub(r"_?X_(Xf|Y)$", "", stem) or "data"
+    return f"{base}_joined.txt"
 
 
 def shown(line: bytes, limit: int = 80) -> str:

@@ -177,6 +177,9 @@ def print_tick(iteration: int, seconds: float, samples: int) -> None:
 
 
 def print_point(point: dict) -> None:
-    """One line per evaluation on stderr: iteration, training seconds, P@1, P@5, loss."""
+    """One line per evaluation on stderr: iteration, training seconds, P@1, P@5, loss ("-"
+    before the first step, which has none)."""
+    loss = point["loss"]
+    shown = f"{loss:.4f}" if isinstance(loss, (int, float)) and math.isfinite(loss) else "-"   # none before a step
     print(f"iter {point['iteration']:6d}  {point['seconds']:8.1f}s  P@1 {point['p_at_1']:.4f}  "
-          f"P@5 {point['p_at_5']:.4f}  loss {point['loss']:.4f}", file=sys.stderr, flush=True)
+          f"P@5 {point['p_at_5']:.4f}  loss {shown}", file=sys.stderr, flush=True)
