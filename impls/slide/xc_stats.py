@@ -244,8 +244,7 @@ def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample:
     scaled profile may change them; ``note`` says kept or the ratio), the published means
     within :data:`MEAN_TOLERANCE` (``ok`` None without ``judge_means``: a set only guessed to
     be ``like``'s kind, a ``subsample`` of it or its ``test_split``, is shown beside its means,
-    not judged by them), and the :data:`SHAPE_CHECKS`, which the papers' TF-IDF bag-of-words sets
-    meet; a set of another kind (binary values, long dense documents) may miss some."""
+    not judged by them), and the :data:`SHAPE_CHECKS` (text-like TF-IDF sets meet them; others may not)."""
     pub = PUBLISHED[like]
     rows = []
     for name in COUNTS:
