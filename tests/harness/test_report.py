@@ -999,6 +999,19 @@ def test_only_the_suites_name_for_this_machine_gets_its_live_fingerprint(monkeyp
     assert machine_state.describe_machine("thisbox", {}).source == "no fingerprint recorded"  # asv's bare default
 
 
+def test_a_live_fingerprint_names_the_profile_of_the_machines_name_not_this_process(monkeypatch):
+    """``make report MACHINES="<host>-smoke"`` runs under quick: the smoke column was labelled
+    quick, and no 'different profiles' warning followed."""
+    from impls.harness.report import machine_state
+
+    monkeypatch.setenv("DLSYSBENCH_MACHINE", "thisbox")
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "quick")
+    monkeypatch.setattr(machine_state, "_live_fingerprint",
+                        lambda: ({"machine": "thisbox", "profile": "quick"}, "taken now"))
+    assert machine_state.describe_machine("thisbox-smoke", {}).profile == "smoke"
+    assert machine_state.describe_machine("thisbox-quick", {}).profile == "quick"
+
+
 def test_a_report_without_measured_noise_says_so(report):
     assert any(note.startswith(f"No measured noise for {MACHINE}") for note in report.notes)
 

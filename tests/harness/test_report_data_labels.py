@@ -93,6 +93,14 @@ def test_a_value_measured_on_real_data_shows_the_files_checksum():
     assert result.verdict == REPRODUCED and result.real_data == (TRAIN_SHA,)
     assert formatting.data_note(result) == f" (real data, sha256 {TRAIN_SHA[:12]})"
     assert f"sha256 {TRAIN_SHA} (test file {TEST_SHA}), artifact slide_real_amazon" in result.detail
+    import json
+
+    from impls.harness.report.report_json import claim_document, validate
+
+    document = claim_document(result, MACHINE, "smoke")
+    assert document["real_data"] == [TRAIN_SHA]                     # report.json carries the digest as data
+    schema = json.loads(REAL_CLAIMS.with_name("report.schema.json").read_text())
+    assert validate(document, schema["properties"]["claims"]["items"]) == []
 
 
 def test_real_data_is_named_only_for_an_artifact_of_the_values_own_run_with_a_checksum():

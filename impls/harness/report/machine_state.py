@@ -84,24 +84,30 @@ def _live_fingerprint() -> tuple[dict | None, str]:
         return None, f"live detection failed: {type(err).__name__}: {err}"
 
 
-def _is_this_machine(machine: str) -> bool:
-    """Whether ``machine`` is the name the suite files this machine's results under
-    (``<host>-<profile>``); a bare host name is asv's default, which another box shares."""
+def _this_machines_profile(machine: str) -> str | None:
+    """The profile under whose name (``<host>-<profile>``) the suite files this machine's
+    results when that name is ``machine``; None when it is no name of this machine (a bare
+    host name is asv's default, which another box shares)."""
     from impls.harness.profiles import PROFILES
     from impls.harness.report.runs import machine_for_profile
 
     try:
         here = paths.machine_name()
     except ValueError:
-        return False
-    return machine in {machine_for_profile(here, profile) for profile in PROFILES}
+        return None
+    return next((profile for profile in PROFILES if machine_for_profile(here, profile) == machine), None)
 
 
 def describe_machine(machine: str, artifacts: Mapping[str, Mapping[str, Any]]) -> MachineState:
-    """Return the :class:`MachineState` of ``machine`` from its artifacts (or live, see module)."""
+    """Return the :class:`MachineState` of ``machine`` from its artifacts (or live, see module).
+    A live fingerprint names the profile of ``machine``'s own name, not the profile this
+    process runs under (``make report MACHINES=<host>-smoke`` under quick)."""
     fingerprint, source = newest_fingerprint(artifacts)
-    if fingerprint is None and _is_this_machine(machine):
+    profile = None if fingerprint is not None else _this_machines_profile(machine)
+    if profile is not None:
         fingerprint, source = _live_fingerprint()
+        if fingerprint is not None and "profile" in fingerprint:
+            fingerprint = {**fingerprint, "profile": profile}
     if fingerprint is None:
         return MachineState(machine, None, source or "no fingerprint recorded", {})
     return MachineState(machine, fingerprint, source, _capabilities_of(fingerprint))

@@ -55,6 +55,7 @@ def claim_document(result: ClaimResult, machine: str, profile: str) -> dict[str,
         "ratio": _number(result.ratio), "verdict": result.verdict, "detail": result.detail,
         "lower_bound": result.lower_bound, "upper_bound": result.upper_bound,
         "no_noise": fmt.judged_without_noise(result),
+        "real_data": list(result.real_data),   # sha256 of the real files the value was measured on; [] else
         "benchmarks": list(result.benchmarks), "commit": result.commit,
         "machine": machine, "profile": profile,
     }
