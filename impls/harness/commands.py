@@ -98,8 +98,8 @@ def _check_writable_dir(variable: str, holds: str) -> None:
 
 
 def check_settings(*, reach_scheduler: bool = False) -> None:
-    """Raise :class:`cli.UsageError` naming the variable when ``DLSYSBENCH_CACHE`` or
-    ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_writable_dir`),
+    """Raise :class:`cli.UsageError` naming the variable when ``DLSYSBENCH_CACHE``,
+    ``DLSYSBENCH_ARTIFACTS`` or ``DLSYSBENCH_GRID_RESULTS`` cannot hold what a run writes (:func:`_check_writable_dir`),
     or ``DLSYSBENCH_DASK_SCHEDULER`` is not a setting the grids take: each would otherwise
     stop the run at its first grid, after minutes of work. With ``reach_scheduler`` (the
     suite's runner before asv starts, and ``python -m impls run`` for an untimed experiment,
@@ -107,6 +107,7 @@ def check_settings(*, reach_scheduler: bool = False) -> None:
     run this code (:func:`grid.check_remote_cluster`: one connection, a few seconds at most
     when nothing answers); serial and local settings touch no network either way."""
     _check_writable_dir("DLSYSBENCH_CACHE", "generated data")
+    _check_writable_dir("DLSYSBENCH_ARTIFACTS", "artifacts")
     _check_writable_dir(grid.ENV_RESULTS, "grid results")
     try:
         grid.scheduler_setting()

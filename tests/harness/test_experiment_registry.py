@@ -400,3 +400,16 @@ def test_only_make_noise_may_replace_the_committed_thresholds(monkeypatch, tmp_p
     with pytest.raises(cli.UsageError, match="tracks"):
         cli.check_output("reports/noise/vm-quick.json", "--json")
     assert cli.check_output(":!x.json", "--json") is not None      # a name, not a git pathspec
+
+
+@pytest.mark.parametrize("variable", ["DLSYSBENCH_CACHE", "DLSYSBENCH_ARTIFACTS", "DLSYSBENCH_GRID_RESULTS"])
+def test_a_store_that_is_a_file_is_refused_before_any_work(tmp_path, monkeypatch, variable):
+    """make reproduce checks these before asv: an artifacts store that is a file used to let
+    every benchmark run its whole experiment and then fail to store it."""
+    from impls.harness import cli, commands
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv(variable, str(blocker / "store"))
+    with pytest.raises(cli.UsageError, match=variable):
+        commands.check_settings()
