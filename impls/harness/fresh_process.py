@@ -31,6 +31,9 @@ from typing import Any, Callable
 PRELOAD = ("torch", "numba")
 EXIT_GRACE_S = 30.0  # how long a child that has answered may take to exit before it is stopped
 STOP_GRACE_S = 5.0   # how long a child has between SIGTERM and SIGKILL
+# how long a child has to exit by itself when this process is interrupted (a Ctrl-C reaches the
+# whole process group): stopped at once, it left its semaphores for the resource tracker to warn of
+INTERRUPT_GRACE_S = 2.0
 _HELD = (signal.SIGINT, signal.SIGTERM)
 
 _server_environ: dict[str, str] | None = None  # os.environ when this module started the fork server
@@ -85,7 +88,7 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
         _stop(child, EXIT_GRACE_S)
     except BaseException:
         if child.pid is not None:
-            _stop(child, 0.0)
+            _stop(child, INTERRUPT_GRACE_S)
         raise
     finally:
         send.close()

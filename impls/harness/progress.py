@@ -42,6 +42,16 @@ def log(message: str) -> None:
         sys.stderr.write(line)
 
 
+def _thread_lock(tqdm_class) -> None:
+    """Give tqdm a thread lock in place of the multiprocessing one it makes by default: the
+    suite's bars are one process's each, and a named semaphore left by a child process that
+    was stopped (Ctrl-C) made the resource tracker warn of a leak after the one-line error."""
+    import threading
+
+    if not isinstance(getattr(tqdm_class, "_lock", None), type(threading.RLock())):
+        tqdm_class.set_lock(threading.RLock())
+
+
 def progress_bar(total: int, desc: str, unit: str = "it", progress: bool | None = None):
     """Return a tqdm bar over ``total`` steps (disabled when :func:`show_progress` says so).
 
@@ -50,6 +60,7 @@ def progress_bar(total: int, desc: str, unit: str = "it", progress: bool | None 
     """
     from tqdm.auto import tqdm
 
+    _thread_lock(tqdm)
     path = log_path()
     if progress is None and path:
         try:

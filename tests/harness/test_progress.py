@@ -30,3 +30,17 @@ def test_the_runner_prints_log_lines_and_the_newest_bar(tmp_path, capsys, load_s
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "dlsysbench: [10:00:00] slide.sweeps (quick, cpu): started"
     assert out[1] == "dlsysbench:   runs:  50%|#####"
+
+
+def test_bars_share_a_thread_lock_not_a_multiprocessing_semaphore():
+    """tqdm's default lock is a named semaphore; a child stopped by Ctrl-C left it behind and the
+    resource tracker printed 'leaked semaphore' warnings after the suite's one-line error."""
+    import threading
+
+    from tqdm.auto import tqdm
+
+    from impls.harness.progress import progress_bar
+
+    bar = progress_bar(3, "t", progress=False)
+    bar.close()
+    assert isinstance(tqdm.get_lock(), type(threading.RLock()))
