@@ -174,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = cli.parser(prog="python -m impls", description=__doc__.splitlines()[0])
+    top = cli.parser(prog="python -m impls", description=__doc__.splitlines()[0].replace("``", ""))   # no reST
     sub = top.add_subparsers(dest="command", required=True)
     listing = sub.add_parser("list", help="every experiment, what it needs, whether it runs here")
     listing.add_argument("--json", action="store_true", help="one JSON array instead of text")

@@ -413,3 +413,13 @@ def test_a_store_that_is_a_file_is_refused_before_any_work(tmp_path, monkeypatch
     monkeypatch.setenv(variable, str(blocker / "store"))
     with pytest.raises(cli.UsageError, match=variable):
         commands.check_settings()
+
+
+def test_the_top_level_help_shows_no_rest_markup():
+    assert "``" not in experiments_cli_help()
+
+
+def experiments_cli_help() -> str:
+    from impls.harness import commands
+
+    return commands.parser().format_help()
