@@ -149,14 +149,19 @@ def test_a_finite_but_absurd_loss_is_divergence_for_every_method():
                  time_budget_s=None, max_iterations=9)
 
 
-def test_train_warns_of_points_without_features_and_of_values_far_above_tf_idf(tmp_path, capsys):
+def _train_two_dense_batches(tmp_path, capsys, train: Path, test: Path) -> str:
+    """What ``python -m impls.slide.train`` prints on stderr for two dense batches on the files."""
     from impls.slide.train import main
 
-    train = write(tmp_path / "train.txt", "4 20 3\n0 0:1\n1\n2 2:1e9\n1 3:1\n")
-    test = write(tmp_path / "test.txt", "2 20 3\n0 0:1\n1 1:1\n")
     main(["--train", str(train), "--test", str(test), "--json", str(tmp_path / "o.json"), "--quiet",
           "--method", "dense", "--max-iterations", "2", "--threads", "1"])
-    err = capsys.readouterr().err
+    return capsys.readouterr().err
+
+
+def test_train_warns_of_points_without_features_and_of_values_far_above_tf_idf(tmp_path, capsys):
+    train = write(tmp_path / "train.txt", "4 20 3\n0 0:1\n1\n2 2:1e9\n1 3:1\n")
+    test = write(tmp_path / "test.txt", "2 20 3\n0 0:1\n1 1:1\n")
+    err = _train_two_dense_batches(tmp_path, capsys, train, test)
     assert "1 of 4 training points have no features" in err
     assert "the training file holds a feature value of 1e+09" in err
     assert "test points have no features" not in err and "test file holds" not in err
@@ -620,19 +625,13 @@ def test_lr_select_refuses_bad_rates_and_outputs_before_training(argv, message, 
 def test_train_warns_of_rows_far_from_unit_norm_and_of_a_model_no_better_than_popularity(tmp_path, capsys):
     """Raw term counts (row norm ~10) kept SLIDE at the popular label at the default rate, silently;
     a final P@1 no better than always predicting the most popular label is said too."""
-    from impls.slide.train import main
-
     train = write(tmp_path / "train.txt", "3 20 2\n0 0:6 1:8\n0 2:6 3:8\n0 4:6 5:8\n")
     test = write(tmp_path / "test.txt", "1 20 2\n0 0:6 1:8\n")
-    main(["--train", str(train), "--test", str(test), "--json", str(tmp_path / "o.json"), "--quiet",
-          "--method", "dense", "--max-iterations", "2", "--threads", "1"])
-    err = capsys.readouterr().err
+    err = _train_two_dense_batches(tmp_path, capsys, train, test)
     assert "the training rows' median L2 norm is 10 (raw counts?)" in err
     assert "no better than always predicting the most popular training label (1.0000)" in err
     unit = write(tmp_path / "unit.txt", "3 20 2\n0 0:0.6 1:0.8\n1 2:0.6 3:0.8\n0 4:0.6 5:0.8\n")
-    main(["--train", str(unit), "--test", str(test), "--json", str(tmp_path / "o.json"), "--quiet",
-          "--method", "dense", "--max-iterations", "2", "--threads", "1"])
-    assert "median L2 norm" not in capsys.readouterr().err
+    assert "median L2 norm" not in _train_two_dense_batches(tmp_path, capsys, unit, test)
 
 
 @pytest.mark.parametrize("name, joined", [
