@@ -1,12 +1,75 @@
 """The checks of a declared table of values: keys, types (``int``, ``float``, ``list[T]``,
-unions) and bounds (finite, >= 0, > 0, ``[low, high]``); each returns the problems found,
-one message each, for the caller to raise in its own words."""
+unions, :class:`NamedEntries`) and bounds (finite, >= 0, > 0, ``[low, high]``); each returns
+the problems found, one message each, for the caller to raise in its own words."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import types
 import typing
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class NamedEntries:
+    """The type of a key holding a list of named tables (a sweep's runs), checked entry by entry.
+
+    ``fields()`` returns each entry's known keys and their types (called at check time, so
+    that the module declaring them is imported only then); ``required`` keys must be in every
+    entry; ``name`` (a ``str``, required) is unique in the list. Every number of an entry is
+    finite and >= 0, and ``check(entry)`` (on an entry whose keys and types are right) returns
+    its further problems. ``pairs``: the key of the same table, if any, whose ``[a, b]`` items
+    must each name two entries of the list.
+    """
+    fields: Callable[[], Mapping[str, Any]]
+    required: tuple[str, ...] = ()
+    check: Callable[[Mapping[str, Any]], list[str]] | None = None
+    pairs: str | None = None
+    __name__ = "list of named tables"
+
+    def problems(self, value: Any, where: str) -> list[str]:
+        """Every problem of ``value`` as this list, each message starting with ``where[i] (name)``."""
+        if not isinstance(value, list):
+            return [f"{where}: {value!r} is not a list of tables"]
+        known = dict(self.fields())
+        problems: list[str] = []
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(value):
+            if not isinstance(entry, dict):
+                problems.append(f"{where}[{i}]: {entry!r} is not a table")
+                continue
+            name = entry.get("name")
+            at = f"{where}[{i}]" + (f" ({name})" if isinstance(name, str) else "")
+            own = [f"{p}; expected one of {', '.join(sorted(known))}" if p.startswith("unknown key ") else p
+                   for p in field_problems(entry, known, ("name", *self.required), "key")]
+            if isinstance(name, str) and name in seen:
+                own.append(f"name {name!r} is {where}[{seen[name]}]'s too; expected a name of its own")
+            elif isinstance(name, str):
+                seen[name] = i
+            bad = [(k, x) for k, v in entry.items() for x in _numbers(v) if not (math.isfinite(x) and x >= 0)]
+            if bad:
+                own.append(f"{bad[0][0]} {bad[0][1]!r} is not a finite number >= 0")
+            if not own and self.check is not None:
+                own = self.check(entry)
+            problems += [f"{at}: {p}" for p in own]
+        return problems
+
+    def pair_problems(self, key: str, entries: Any, pairs: Any) -> list[str]:
+        """Every item of ``pairs`` (the value of key :attr:`pairs`) that is not two names of
+        ``entries`` (the value of ``key``), one message each."""
+        if not isinstance(entries, list) or not isinstance(pairs, list):
+            return []
+        names = list(dict.fromkeys(e["name"] for e in entries
+                                   if isinstance(e, dict) and isinstance(e.get("name"), str)))
+        problems = []
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, list):
+                continue
+            missing = [n for n in pair if n not in names]
+            if len(pair) != 2 or missing:
+                why = f"names {missing[0]!r}, no name in {key}" if missing else "is not a pair"
+                problems.append(f"{self.pairs}[{i}]: {pair!r} {why}; expected two of {', '.join(names)}")
+        return problems
 
 
 def type_name(spec: Any) -> str:
@@ -16,6 +79,8 @@ def type_name(spec: Any) -> str:
 
 def check_type(value: Any, spec: Any, where: str) -> list[str]:
     """The ways ``value`` is not of ``spec`` (``where`` names it in each message); [] if it is."""
+    if isinstance(spec, NamedEntries):
+        return spec.problems(value, where)
     origin, args = typing.get_origin(spec), typing.get_args(spec)
     if origin in (types.UnionType, typing.Union):
         if any(not check_type(value, option, where) for option in args):
@@ -40,13 +105,16 @@ def check_type(value: Any, spec: Any, where: str) -> list[str]:
 
 def field_problems(values: Mapping[str, Any], types_: Mapping[str, Any], required: Iterable[str],
                    noun: str = "field") -> list[str]:
-    """Every key of ``values`` not in ``types_``, every ``required`` key it lacks and every
-    value not of its type, as one message each."""
+    """Every key of ``values`` not in ``types_``, every ``required`` key it lacks, every
+    value not of its type and every pair of a :class:`NamedEntries` key's ``pairs`` that does
+    not name two of its entries, as one message each."""
     problems = [f"unknown {noun} {k!r}" for k in values if k not in types_]
     problems += [f"missing {noun} {k!r}" for k in required if k not in values]
     for key, spec in types_.items():
         if key in values:
             problems += check_type(values[key], spec, key)
+        if isinstance(spec, NamedEntries) and spec.pairs in values:
+            problems += spec.pair_problems(key, values.get(key), values[spec.pairs])
     return problems
 
 

@@ -7,19 +7,67 @@ Light on purpose: torch and numba are imported only when an experiment runs.
 """
 from __future__ import annotations
 
+import re
+import typing
+from typing import Any, Mapping
+
 from impls.harness.experiments import sizes_schema
+from impls.harness.size_checks import MAX_THREADS, NamedEntries
 
 _EVALUATION = {
     "dataset": str, "time_budget_s": float, "eval_every": int, "eval_first_s": float,
     "eval_growth": float, "eval_at_start": bool, "eval_points": int, "target_fraction": float,
 }
-sizes_schema("slide_train", {**_EVALUATION, "runs": list[dict], "comparisons": list[list[str]]})
-sizes_schema("slide_delicious", {**_EVALUATION, "runs": list[dict], "comparisons": list[list[str]]})
-sizes_schema("slide_real", {**_EVALUATION, "runs": list[dict]})
+# the types of the keys sweeps.RUN_KEYS names (a run's other keys are SlideConfig fields)
+_RUN_TYPES = {"name": str, "method": str, "device": str, "threads": int, "requires": list[str],
+              "time_budget_s": float, "warmup_steps": int, "dataset": str}
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def run_fields() -> dict[str, Any]:
+    """The keys a run of a SLIDE sweep may have, with their types: ``sweeps.RUN_KEYS`` and
+    every ``SlideConfig`` field (imported now: validation, not declaration, pays for it)."""
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.experiments.sweeps import RUN_KEYS
+
+    config = typing.get_type_hints(SlideConfig)
+    return {**config, **{key: _RUN_TYPES.get(key, config.get(key, object)) for key in RUN_KEYS}}
+
+
+def run_problems(run: Mapping[str, Any]) -> list[str]:
+    """The problems of one run whose keys and types are right: ``threads`` an int in
+    [1, MAX_THREADS], ``time_budget_s`` > 0, ``device`` cpu, cuda or cuda:N, ``method`` a known
+    one, its SlideConfig fields accepted by ``SlideConfig.check``; one message each."""
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.experiments.sweeps import METHOD_ALIASES, config_of
+
+    problems = []
+    threads = run.get("threads")
+    if threads is not None and not 1 <= threads <= MAX_THREADS:
+        problems.append(f"threads {threads!r} must be >= 1 and <= {MAX_THREADS}")
+    if "time_budget_s" in run and not run["time_budget_s"] > 0:
+        problems.append(f"time_budget_s {run['time_budget_s']!r} must be > 0 (seconds of training)")
+    if "device" in run and not _DEVICE.fullmatch(run["device"]):
+        problems.append(f"device {run['device']!r} is not cpu, cuda or cuda:N")
+    if run["method"] not in METHOD_ALIASES:
+        problems.append(f"method {run['method']!r}; expected one of {', '.join(METHOD_ALIASES)}")
+    if not problems:
+        try:
+            SlideConfig(**config_of(dict(run))).check()
+        except ValueError as err:
+            problems.append(str(err))
+    return problems
+
+
+_RUNS = NamedEntries(run_fields, required=("method",), check=run_problems, pairs="comparisons")
+_POSITIVE = ("time_budget_s",)
+sizes_schema("slide_train", {**_EVALUATION, "runs": _RUNS, "comparisons": list[list[str]]}, positive=_POSITIVE)
+sizes_schema("slide_delicious", {**_EVALUATION, "runs": _RUNS, "comparisons": list[list[str]]}, positive=_POSITIVE)
+sizes_schema("slide_real", {**_EVALUATION, "runs": _RUNS}, positive=_POSITIVE)
 sizes_schema("slide_sweep", {
     **_EVALUATION, "threads": int, "batches": list[int], "batch_methods": list[str], "hash_batch": int,
     "hash_families": list[list[int | str]], "base": dict,
-})
+}, positive=_POSITIVE)
 
 
 def time_to_accuracy(sizes, *, device="cpu", progress=None):

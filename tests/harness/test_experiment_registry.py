@@ -68,7 +68,8 @@ def test_a_misspelt_dataset_in_a_run_is_refused_before_any_run_starts():
     with pytest.raises(experiments.ExperimentError, match=r"runs\[1\]\.dataset = 'slide-amazon67' is no dataset"):
         experiments.validate_sizes("slide_train", "smoke", values)
     with pytest.raises(experiments.ExperimentError, match=r"dataset = 'nope' is no dataset \(known: .*slide-amazon670k"):
-        experiments.validate_sizes("slide_train", "smoke", {**values, "runs": values["runs"][:1], "dataset": "nope"})
+        experiments.validate_sizes("slide_train", "smoke", {**values, "runs": values["runs"][:1], "comparisons": [],
+                                                             "dataset": "nope"})
 
 
 def test_a_broken_manifest_does_not_stop_the_sizes_check(tmp_path, monkeypatch):
