@@ -17,8 +17,7 @@ sizes_schema("salus_policies", {
     "policies": list[str], "memory_budget_mb": int, "profile_iterations": int, "threads": int,
     "sim_jobs": int, "sim_mean_interarrival_s": float, "sim_duration_s": list[float], "repeat_policy": str,
 }, positive=("mix", "n_jobs", "mean_interarrival_s", "duration_s", "policies", "profile_iterations", "sim_jobs",
-             "sim_mean_interarrival_s", "sim_duration_s"), pairs=("duration_s", "sim_duration_s"),
-             repeatable=("mix",))   # the trace draws uniformly from mix: a repeat weighs a workload more
+             "sim_mean_interarrival_s", "sim_duration_s"), pairs=("duration_s", "sim_duration_s"))
 sizes_schema("salus_overhead", {"workloads": list[str], "iterations": int, "blocks": int, "threads": int},
              positive=("workloads", "iterations", "blocks"))
 sizes_schema("salus_lanes", {

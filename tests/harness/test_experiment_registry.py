@@ -53,10 +53,14 @@ def test_a_size_a_run_cannot_use_is_refused_with_the_table_and_key(change, messa
         experiments.validate_sizes("salus_policies", "smoke", values)
 
 
-def test_a_pair_and_a_declared_mix_may_repeat_an_item():
+def test_a_pair_may_repeat_an_item_and_a_mix_may_not():
+    """The trace refuses a workload listed twice (weights are poisson_trace's own argument), so
+    the sizes check says so first rather than declaring the repeat a weight."""
     values = {**profiles.sizes("salus_policies", "smoke"), "duration_s": [1.0, 1.0]}
-    values["mix"] = values["mix"] + values["mix"][:1]       # a repeat weighs that workload more
     experiments.validate_sizes("salus_policies", "smoke", values)    # raises on a problem
+    values["mix"] = values["mix"] + values["mix"][:1]
+    with pytest.raises(experiments.ExperimentError, match="mix: .* lists 'mlp_b64' twice"):
+        experiments.validate_sizes("salus_policies", "smoke", values)
 
 
 def test_a_misspelt_dataset_in_a_run_is_refused_before_any_run_starts():

@@ -41,3 +41,21 @@ def test_the_policy_experiment_refuses_a_bad_name_before_profiling(monkeypatch):
     sizes = dict(scheduling.salus_sizes("salus_policies", "smoke"), policies=["fifo", "srtf", "lifo"])
     with pytest.raises(ValueError, match="unknown policy 'lifo'"):
         scheduling.policy_experiment(sizes)
+
+
+@pytest.mark.parametrize("table, sizes, message", [
+    ("salus_inference", {"models": ["mlp_b64", "vae_b32"]},
+     r"\[salus_inference\] of impls/profiles.toml: models: 'mlp_b64' is not an inference workload"),
+    ("salus_inference", {"models": ["mlp_infer_b2"]}, r"models: unknown workload 'mlp_infer_b2'"),
+    ("salus_hyperparam", {"workloads": ["mlp_infer_b1"]}, "workloads: 'mlp_infer_b1' is not a training workload"),
+])
+def test_a_workload_of_the_wrong_kind_is_refused(table, sizes, message):
+    """Training names as inference models were timed as 'inference' (full training steps), and an
+    inference name in the hyperparam run failed on its missing optimizer, after other work."""
+    with pytest.raises(ValueError, match=message):
+        checked_names(sizes, table)
+
+
+def test_the_lanes_may_mix_training_and_inference_workloads():
+    sizes = {"workloads": ["mlp_b64", "mlp_infer_b1"]}
+    assert checked_names(sizes, "salus_lanes") == sizes

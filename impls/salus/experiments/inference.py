@@ -244,8 +244,10 @@ def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress
     one model per device included), "lanes", "busy_fraction_shared"}.
     """
     from impls.salus.core.devices import torch_threads
+    from impls.salus.experiments.names import checked_names
     from impls.salus.memory.memory_profile import profile_memory
 
+    sizes = checked_names(sizes, "salus_inference")
     if not float(sizes.get("capacity_peaks", 1.0)) >= 1.0:     # NaN too
         raise ValueError(f"capacity_peaks must be >= 1 (every model must fit the shared device, whose devices "
                          f"needed are counted for all of them), got {sizes['capacity_peaks']}")

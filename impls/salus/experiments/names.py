@@ -11,8 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 POLICY_KEYS = ("policies", "repeat_policy")
-WORKLOAD_KEYS = ("mix", "workloads")
+WORKLOAD_KEYS = ("mix", "workloads", "models")
 RULE_KEYS = ("rules", "rule")
+# (table, key) -> the kind of workload it must name: the inference experiment serves forward
+# passes (a training name would be timed as "inference"), the hyperparam one sets learning rates
+KIND_OF = {("salus_inference", "models"): "inference", ("salus_hyperparam", "workloads"): "training"}
 
 
 def _listed(value: Any, key: str, where: str, single: bool) -> list[str]:
@@ -30,7 +33,8 @@ def checked_names(sizes: Mapping[str, Any], table: str) -> dict:
     """A copy of ``sizes`` after checking every policy, workload and lane-rule name under
     :data:`POLICY_KEYS`, :data:`WORKLOAD_KEYS` and :data:`RULE_KEYS` (absent keys are not
     checked). Raises ValueError naming ``[table]`` of ``impls/profiles.toml``, the key and
-    the known names: an unknown name, one listed twice, an empty list (a list key holds at
+    the known names: an unknown name, a training workload where :data:`KIND_OF` asks for an
+    inference one or the reverse, one listed twice, an empty list (a list key holds at
     least one name; ``repeat_policy`` and ``rule`` may be empty: none), or a name in another
     case than the known one ("FIFO": the experiment's results and the benchmarks key
     policies by name)."""
@@ -54,6 +58,13 @@ def checked_names(sizes: Mapping[str, Any], table: str) -> dict:
             if unknown:
                 case = " (names are lower case)" if unknown[0].lower() in known else ""
                 raise ValueError(f"{where}: {key}: unknown {what} {unknown[0]!r}{case}; known: {', '.join(known)}")
+            kind = KIND_OF.get((table, key))
+            wrong = [n for n in listed if kind is not None and WORKLOADS[n].train != (kind == "training")]
+            if wrong:
+                fits = [n for n, w in WORKLOADS.items() if w.train == (kind == "training")]
+                article = "an" if kind == "inference" else "a"
+                raise ValueError(f"{where}: {key}: {wrong[0]!r} is not {article} {kind} workload; expected one of "
+                                 f"{', '.join(fits)}")
             twice = next((n for i, n in enumerate(listed) if n in listed[:i]), None)
             if twice is not None:
                 raise ValueError(f"{where}: {key}: {sizes[key]!r} names one {what} twice ({twice!r}); "
