@@ -140,3 +140,16 @@ def test_every_real_table_passes_and_a_broken_run_in_it_does_not(table, profile)
     with pytest.raises(experiments.ExperimentError, match=re.escape(f"[{table}.{profile}] in ")) as err:
         experiments.validate_sizes(table, profile, values)
     assert f"runs[{last}] ({values['runs'][last]['name']}): threads 0" in str(err.value)
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_a_run_on_a_cuda_device_needs_cuda_whatever_its_index(device, monkeypatch):
+    """cuda:1 is accepted by the profile check; on a machine without CUDA it must be skipped as
+    'not measured', not fail partway through its sweep."""
+    from impls.harness import capabilities
+    from impls.slide.experiments import sweeps
+
+    asked = []
+    monkeypatch.setattr(capabilities, "missing_reason", lambda *needs: asked.append(needs) or "needs CUDA")
+    assert sweeps._skip_reason({"name": "d", "method": "dense", "device": device}) == "needs CUDA"
+    assert asked == [("cuda",)]

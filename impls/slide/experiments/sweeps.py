@@ -140,10 +140,12 @@ def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, r
 
 
 def _skip_reason(spec: dict) -> str | None:
+    """Why run spec ``spec`` cannot run here (a capability it needs is missing: its
+    ``requires``, and CUDA for a ``cuda`` or ``cuda:N`` device), or None."""
     from impls.harness import capabilities
 
     needs = list(spec.get("requires", []))
-    if spec.get("device", "cpu") == "cuda" and "cuda" not in needs:
+    if str(spec.get("device", "cpu")).split(":", 1)[0] == "cuda" and "cuda" not in needs:
         needs.append("cuda")
     return capabilities.missing_reason(*needs) if needs else None
 
