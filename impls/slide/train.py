@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from impls.slide.core.config import SlideConfig
-    from impls.slide.data.xc_format import median_row_norm, repeated_feature_points
+    from impls.slide.data.xc_format import repeated_feature_points, row_norms
 
     for split, data in (("training", train_data), ("test", test_data)):
         unlabelled = data.n_points - data.labelled_rows().size
@@ -297,17 +297,18 @@ def main(argv: list[str] | None = None) -> int:
         if featureless:
             cli.warn(f"{featureless} of {data.n_points} {split} points have no features: a model sees the same "
                      "all-zero input for each, so it can only rank the labels by popularity there")
-        norm = median_row_norm(data)
-        if split == "training" and norm > ROW_NORM_WARN:
-            cli.warn(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default --lr "
-                     f"{SlideConfig.lr:g} was chosen on TF-IDF rows of norm about 1, and at this scale a model may "
-                     "never leave the most popular label; scale each row to unit L2 norm, or lower --lr "
-                     f"(--lr {args.lr:g} now)")
         largest = float(np.abs(data.values).max()) if data.values.size else 0.0
         if largest > LARGEST_USUAL_VALUE:
             cli.warn(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights or "
                      f"counts, far below {LARGEST_USUAL_VALUE:g}; activations this large lose precision in "
                      "float32 and training may diverge or learn nothing (were the rows scaled?)")
+    norms = row_norms(train_data)
+    norm = float(np.median(norms)) if norms.size else 0.0
+    if norm > ROW_NORM_WARN:
+        cli.warn(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default --lr "
+                 f"{SlideConfig.lr:g} was chosen on TF-IDF rows of norm about 1, and at this scale a model may "
+                 "never leave the most popular label; scale each row to unit L2 norm, or lower --lr "
+                 f"(--lr {args.lr:g} now)")
     common = dict(time_budget_s=args.time_budget, eval_every=args.eval_every or None,
                   progress=not args.quiet, max_iterations=args.max_iterations, eval_points=args.eval_points,
                   eval_first_s=args.eval_first_s, eval_growth=args.eval_growth)

@@ -24,7 +24,7 @@ import numpy as np
 
 from impls.harness import cli
 from impls.slide.data.dataset import XCData
-from impls.slide.data.xc_format import sum_repeated_features
+from impls.slide.data.xc_format import row_norms, sum_repeated_features
 
 SOURCE = "Extreme Classification Repository, http://manikvarma.org/downloads/XC/XMLRepository.html"
 DENSITY_SOURCE = "SLIDE paper (MLSys 2020, arXiv 1903.03129), Table 1: feature sparsity"
@@ -118,9 +118,7 @@ def _values(train: XCData, rng: np.random.Generator, sample: int) -> dict[str, f
     df = np.bincount(train.indices, minlength=train.n_features)
     pick = rng.choice(train.indices.size, min(sample, train.indices.size), replace=False)
     idf = np.log((1.0 + train.n_points) / (1.0 + df[train.indices[pick]]))
-    starts = train.indptr[:-1][np.diff(train.indptr) > 0]  # rows with features: strictly increasing
-    norms = (np.sqrt(np.add.reduceat(train.values.astype(np.float64) ** 2, starts)) if starts.size
-             else np.zeros(0))
+    norms = row_norms(train)
     values = train.values[pick]
     # values all equal (binary bag of words): rarer features carry no larger values, rho 0
     rho = 0.0 if values.size > 2 and np.all(values == values[0]) else _spearman(idf, values)

@@ -39,7 +39,7 @@ def checked_names(sizes: Mapping[str, Any], table: str) -> dict:
     case than the known one ("FIFO": the experiment's results and the benchmarks key
     policies by name)."""
     from impls.salus.core.policies import POLICIES
-    from impls.salus.core.workloads import WORKLOADS
+    from impls.salus.core.workloads import WORKLOADS, workload_names
     from impls.salus.memory.lanes import BASELINES, RULES
 
     where = f"[{table}] of impls/profiles.toml"
@@ -61,7 +61,7 @@ def checked_names(sizes: Mapping[str, Any], table: str) -> dict:
             kind = KIND_OF.get((table, key))
             wrong = [n for n in listed if kind is not None and WORKLOADS[n].train != (kind == "training")]
             if wrong:
-                fits = [n for n, w in WORKLOADS.items() if w.train == (kind == "training")]
+                fits = workload_names(train=kind == "training")
                 article = "an" if kind == "inference" else "a"
                 raise ValueError(f"{where}: {key}: {wrong[0]!r} is not {article} {kind} workload; expected one of "
                                  f"{', '.join(fits)}")

@@ -44,11 +44,11 @@ class XCData:
 
     @functools.cached_property
     def repeats_labels(self) -> bool:
-        """Whether some point lists one label more than once (computed once: one sort of every
-        (point, label) pair)."""
-        points = np.repeat(np.arange(self.n_points, dtype=np.int64), np.diff(self.label_indptr))
-        pairs = points * np.int64(max(self.n_labels, 1)) + self.labels
-        return bool(np.unique(pairs).size < pairs.size)
+        """Whether some point lists one label more than once (computed once, by the CSR repeat
+        count the parser's feature check uses)."""
+        from impls.slide.data.xc_format import repeated_feature_points
+
+        return repeated_feature_points(self.label_indptr, self.labels) > 0
 
     def to_arrays(self, prefix: str = "") -> dict[str, np.ndarray]:
         out = {prefix + f: getattr(self, f) for f in FIELDS}

@@ -85,13 +85,12 @@ def join_command(path: str | Path) -> str:
     return f"{JOIN_COMMAND} {files}"
 
 
-def median_row_norm(data) -> float:
-    """The median L2 norm of the feature rows of ``data`` (an XCData) that hold a feature; 0.0
-    when none does."""
-    rows = np.repeat(np.arange(data.n_points), np.diff(data.indptr))
-    squares = np.bincount(rows, weights=np.square(data.values, dtype=np.float64), minlength=data.n_points)
-    held = np.diff(data.indptr) > 0
-    return float(np.sqrt(np.median(squares[held]))) if held.any() else 0.0
+def row_norms(data) -> np.ndarray:
+    """The L2 norm (float64) of each feature row of ``data`` (an XCData) that holds a feature,
+    in row order."""
+    starts = data.indptr[:-1][np.diff(data.indptr) > 0]  # rows with features: strictly increasing
+    return (np.sqrt(np.add.reduceat(data.values.astype(np.float64) ** 2, starts)) if starts.size
+            else np.zeros(0))
 
 
 def _joined_name(name: str) -> str:
