@@ -1,5 +1,5 @@
 """The checks of a declared table of values: keys, types (``int``, ``float``, ``list[T]``,
-unions, :class:`NamedEntries`) and bounds (finite, >= 0, > 0, ``[low, high]``); each returns
+unions, :class:`NamedEntries`, :class:`KnownTable`) and bounds (finite, >= 0, > 0, ``[low, high]``); each returns
 the problems found, one message each, for the caller to raise in its own words."""
 from __future__ import annotations
 
@@ -8,6 +8,37 @@ import math
 import types
 import typing
 from typing import Any, Callable, Iterable, Iterator, Mapping
+
+
+def _entry_problems(entry: Mapping[str, Any], known: Mapping[str, Any], required: Iterable[str],
+                    check: Callable[[Mapping[str, Any]], list[str]] | None) -> list[str]:
+    """The problems of one table of ``known`` keys: unknown keys (each naming the known ones),
+    missing ``required`` keys, values not of their types, numbers not finite and >= 0, then
+    (only when none of those) ``check(entry)``'s."""
+    own = [f"{p}; expected one of {', '.join(sorted(known))}" if p.startswith("unknown key ") else p
+           for p in field_problems(entry, known, required, "key")]
+    bad = [(k, x) for k, v in entry.items() for x in _numbers(v) if not (math.isfinite(x) and x >= 0)]
+    if bad:
+        own.append(f"{bad[0][0]} {bad[0][1]!r} is not a finite number >= 0")
+    if not own and check is not None:
+        own = check(entry)
+    return own
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownTable:
+    """The type of a key holding one table whose keys are ``fields()``'s (called at check
+    time) and of their types, every number finite and >= 0, and ``check(table)`` (on a table
+    whose keys and types are right) returning its further problems."""
+    fields: Callable[[], Mapping[str, Any]]
+    check: Callable[[Mapping[str, Any]], list[str]] | None = None
+    __name__ = "table"
+
+    def problems(self, value: Any, where: str) -> list[str]:
+        """Every problem of ``value`` as this table, each message starting with ``where``."""
+        if not isinstance(value, dict):
+            return [f"{where}: {value!r} is not a table"]
+        return [f"{where}: {p}" for p in _entry_problems(value, dict(self.fields()), (), self.check)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,17 +71,12 @@ class NamedEntries:
                 continue
             name = entry.get("name")
             at = f"{where}[{i}]" + (f" ({name})" if isinstance(name, str) else "")
-            own = [f"{p}; expected one of {', '.join(sorted(known))}" if p.startswith("unknown key ") else p
-                   for p in field_problems(entry, known, ("name", *self.required), "key")]
+            own = []
             if isinstance(name, str) and name in seen:
                 own.append(f"name {name!r} is {where}[{seen[name]}]'s too; expected a name of its own")
             elif isinstance(name, str):
                 seen[name] = i
-            bad = [(k, x) for k, v in entry.items() for x in _numbers(v) if not (math.isfinite(x) and x >= 0)]
-            if bad:
-                own.append(f"{bad[0][0]} {bad[0][1]!r} is not a finite number >= 0")
-            if not own and self.check is not None:
-                own = self.check(entry)
+            own = _entry_problems(entry, known, ("name", *self.required), None if own else self.check) + own
             problems += [f"{at}: {p}" for p in own]
         return problems
 
@@ -79,7 +105,7 @@ def type_name(spec: Any) -> str:
 
 def check_type(value: Any, spec: Any, where: str) -> list[str]:
     """The ways ``value`` is not of ``spec`` (``where`` names it in each message); [] if it is."""
-    if isinstance(spec, NamedEntries):
+    if isinstance(spec, (NamedEntries, KnownTable)):
         return spec.problems(value, where)
     origin, args = typing.get_origin(spec), typing.get_args(spec)
     if origin in (types.UnionType, typing.Union):

@@ -12,7 +12,7 @@ import typing
 from typing import Any, Mapping
 
 from impls.harness.experiments import sizes_schema
-from impls.harness.size_checks import MAX_THREADS, NamedEntries
+from impls.harness.size_checks import MAX_THREADS, KnownTable, NamedEntries
 
 _EVALUATION = {
     "dataset": str, "time_budget_s": float, "eval_every": int, "eval_first_s": float,
@@ -59,6 +59,33 @@ def run_problems(run: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+# the keys slide_sweep sets on every run itself, which its ``base`` would set in vain
+_SWEEP_SETS = ("batch", "threads")
+
+
+def base_fields() -> dict[str, Any]:
+    """The keys ``[slide_sweep].base`` may name, with their types: the ``SlideConfig`` fields."""
+    from impls.slide.core.config import SlideConfig
+
+    return typing.get_type_hints(SlideConfig)
+
+
+def base_problems(base: Mapping[str, Any]) -> list[str]:
+    """The problems of ``[slide_sweep].base``: a key the sweep sets on every run itself
+    (``batch``, ``threads``), else ``SlideConfig.check``'s problem with it over the defaults."""
+    from impls.slide.core.config import SlideConfig
+
+    own = [k for k in _SWEEP_SETS if k in base]
+    if own:
+        return [f"{k!r} is set on every run by the sweep ('batches', 'hash_batch', 'threads'); "
+                "remove it from base" for k in own]
+    try:
+        SlideConfig(**base).check()
+    except ValueError as err:
+        return [str(err)]
+    return []
+
+
 _RUNS = NamedEntries(run_fields, required=("method",), check=run_problems, pairs="comparisons")
 _POSITIVE = ("time_budget_s",)
 sizes_schema("slide_train", {**_EVALUATION, "runs": _RUNS, "comparisons": list[list[str]]}, positive=_POSITIVE)
@@ -66,7 +93,7 @@ sizes_schema("slide_delicious", {**_EVALUATION, "runs": _RUNS, "comparisons": li
 sizes_schema("slide_real", {**_EVALUATION, "runs": _RUNS}, positive=_POSITIVE)
 sizes_schema("slide_sweep", {
     **_EVALUATION, "threads": int, "batches": list[int], "batch_methods": list[str], "hash_batch": int,
-    "hash_families": list[list[int | str]], "base": dict,
+    "hash_families": list[list[int | str]], "base": KnownTable(base_fields, check=base_problems),
 }, positive=_POSITIVE)
 
 

@@ -153,3 +153,25 @@ def test_a_run_on_a_cuda_device_needs_cuda_whatever_its_index(device, monkeypatc
     monkeypatch.setattr(capabilities, "missing_reason", lambda *needs: asked.append(needs) or "needs CUDA")
     assert sweeps._skip_reason({"name": "d", "method": "dense", "device": device}) == "needs CUDA"
     assert asked == [("cuda",)]
+
+
+@pytest.mark.parametrize("base, expected", [
+    ({"paddng": "batch"}, "base: unknown key 'paddng'; expected one of"),
+    ({"padding": "bogus"}, "base: padding='bogus'"),
+    ({"K": "6"}, "base: K: '6' is not int"),
+    ({"lr": -1e-3}, "base: lr -0.001 is not a finite number >= 0"),
+    ({"batch": 64}, "base: 'batch' is set on every run by the sweep"),
+    ({"threads": 1}, "base: 'threads' is set on every run by the sweep"),
+    ([], "base: [] is not a table"),
+])
+def test_a_bad_sweep_base_is_refused(base, expected):
+    # base's keys go into every run of the batch and hash sweeps; a misspelt or bad one
+    # used to reach SlideConfig only in the child process, or be overridden without a word
+    values = _smoke("slide_sweep")
+    values["base"] = base
+    _refused(values, expected, table="slide_sweep")
+
+
+@pytest.mark.parametrize("profile", ["smoke", "quick", "full"])
+def test_every_real_sweep_base_passes(profile):
+    experiments.validate_sizes("slide_sweep", profile, profiles.sizes("slide_sweep", profile))
