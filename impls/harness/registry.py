@@ -203,9 +203,14 @@ def parse_manifest(path: Path) -> Manifest:
         if "env" not in spec and "path" not in spec:
             raise _fail(path, text, r"\[external\]", "[external] needs `env` or `path` (or both)")
         sha = spec.get("sha256")
-        if sha is not None and not re.fullmatch(r"[0-9a-f]{64}", str(sha)):
+        if sha is not None and not is_sha256(sha):
             raise _fail(path, text, r"sha256\s*=", "`sha256` must be 64 lowercase hex digits")
     return Manifest(name, path, table.get("description", ""), kind, spec)
+
+
+def is_sha256(value: Any) -> bool:
+    """Whether ``value`` is a sha256 digest as ``hashlib`` writes it: 64 lowercase hex digits."""
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
 
 
 def manifests(directory: Path | None = None) -> dict[str, Manifest]:

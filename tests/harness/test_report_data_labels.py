@@ -108,6 +108,7 @@ def test_real_data_is_named_only_for_an_artifact_of_the_values_own_run_with_a_ch
     points = _points((SLIDE_REAL, 0.32, COMMIT))
     for artifact in (_real_amazon(commit="f" * 40),            # another run's artifact
                      _real_amazon(sha256="not a checksum"),
+                     _real_amazon(sha256=TRAIN_SHA.upper()),    # not as hashlib writes it, nor the registry accepts
                      _real_amazon(real=False)):
         [result] = evaluate_claims([c], points, {"slide_real_amazon": artifact}, _no_cuda())
         assert result.real_data == () and "sha256" not in formatting.data_note(result) + result.detail

@@ -65,6 +65,7 @@ from typing import Any
 
 import pandas as pd
 
+from impls.harness.registry import is_sha256
 from impls.harness.report.claims import Claim
 from impls.harness.report.intervals import (NO_SAMPLING, Interval, claim_benchmarks, claim_commit, claim_interval,
                                             lacks_run_to_run)
@@ -321,18 +322,14 @@ def real_sources(benchmarks: tuple[str, ...], artifacts: Mapping[str, Mapping[st
         record = artifacts.get(artifact) if artifact else None
         data = record.get("data") if isinstance(record, Mapping) else None
         source = data.get("source") if isinstance(data, Mapping) else None
-        if (not isinstance(source, Mapping) or source.get("real") is not True or not _is_sha256(source.get("sha256"))
+        if (not isinstance(source, Mapping) or source.get("real") is not True or not is_sha256(source.get("sha256"))
                 or not commit or not same_commit(str(record.get("commit") or ""), commit)):
             return (), ""
         if source["sha256"] not in digests:
             digests.append(source["sha256"])
-        test = f" (test file {source['test_sha256']})" if _is_sha256(source.get("test_sha256")) else ""
+        test = f" (test file {source['test_sha256']})" if is_sha256(source.get("test_sha256")) else ""
         said.append(f"real data {source.get('dataset') or '?'}, sha256 {source['sha256']}{test}, artifact {artifact}")
     return tuple(digests), "; ".join(dict.fromkeys(said))
-
-
-def _is_sha256(value: Any) -> bool:
-    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value.lower())
 
 
 def _interval_elsewhere(claim: Claim, interval: Interval, value: float) -> str | None:
