@@ -13,6 +13,7 @@ artifact's ``source`` holds the full checksums (:func:`_source`).
 from __future__ import annotations
 
 import math
+import textwrap
 
 from impls.harness.figures import figure, new_axes, plain_log_x
 from impls.slide.experiments.targets import fitted_p_at_1
@@ -20,6 +21,34 @@ from impls.slide.experiments.targets import fitted_p_at_1
 
 def _measured(data: dict) -> list[dict]:
     return [r for r in data["runs"] if "curve" in r]
+
+
+def _finite(value) -> bool:
+    """True for an int or float that is neither NaN nor infinite."""
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _has_points(run: dict) -> bool:
+    """True when the measured ``run``'s curve holds at least one finite P@1 (a point to draw)."""
+    return any(_finite(p.get("p_at_1")) for p in run["curve"])
+
+
+def _note(ax, text: str) -> None:
+    """Write ``text`` in the middle of ``ax`` (what an empty panel says instead of data)."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=8, color="dimgrey")
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` as lines of at most ``width`` characters, broken only at spaces (a run's name,
+    hyphens and all, stays on one line unless it alone is longer)."""
+    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+
+
+# Characters per line of a note in a panel's title at fontsize 7 (a 10-inch, two-panel figure).
+NOTE_WIDTH = 80
+
+# More runs than this: the runs' legend goes below the panels instead of over the curves.
+LEGEND_INSIDE_MAX = 10
 
 
 def _label(run: dict) -> str:
@@ -150,7 +179,7 @@ def _draw_targets(ax_time, ax_iter, data: dict, colours: dict[str, str]) -> str:
         for ax in (ax_time, ax_iter):
             if sweep is not None:
                 ax.axhline(sweep, color="black", linestyle="-.", linewidth=0.8)
-        return f"dash-dot: target P@1 {sweep if sweep is None else round(sweep, 3)}"
+        return "no target" if sweep is None else f"dash-dot: target P@1 {round(sweep, 3)}"
     shares_sweep, crossed = False, False
     for k, (target, pairs) in enumerate(targets):
         colour, dashes = TARGET_STYLES[k % len(TARGET_STYLES)]
@@ -182,8 +211,14 @@ def _draw_targets(ax_time, ax_iter, data: dict, colours: dict[str, str]) -> str:
 
 
 def _time_to_accuracy(data: dict, expect_real: bool = False):
+    """Left: each run's P@1 (0-1) against training seconds (log), with its monotone fit; right:
+    the same against iterations (log). A measured run without a finite P@1 is not drawn and is
+    named in the right panel's title, as are the runs not run (grouped by reason, wrapped to
+    :data:`NOTE_WIDTH`); with no point at all both panels say "no measured points". More than
+    :data:`LEGEND_INSIDE_MAX` runs put the runs' legend below the panels."""
     fig, (ax_time, ax_iter) = new_axes(width=10.0, height=3.8, ncols=2)
-    runs = _measured(data)
+    measured = _measured(data)
+    runs = [r for r in measured if _has_points(r)]
     per_pair = bool(pair_targets(data))
     colours: dict[str, str] = {}
     for run in runs:
@@ -199,7 +234,7 @@ def _time_to_accuracy(data: dict, expect_real: bool = False):
                      color=line.get_color())
         ax_time.plot([max(p["seconds"], 1e-2) for p in curve], fitted_p_at_1(curve), color=line.get_color(),
                      linewidth=2.5, alpha=0.3)
-    baseline = runs[0].get("baseline_p_at_1") if runs else None
+    baseline = measured[0].get("baseline_p_at_1") if measured else None
     for ax in (ax_time, ax_iter):
         if baseline is not None:
             ax.axhline(baseline, color="grey", linestyle=":", linewidth=1)
@@ -207,18 +242,32 @@ def _time_to_accuracy(data: dict, expect_real: bool = False):
     for ax in (ax_time, ax_iter):
         ax.set_ylabel("P@1 (fixed test subset)")
         plain_log_x(ax)
+        if not runs:
+            ax.set_xlim(1, 10)
+            _note(ax, "no measured points")
     ax_time.set_xlabel("training seconds (log; evaluation excluded)")
     ax_iter.set_xlabel("iterations (batches, log)")
-    if ax_time.get_legend_handles_labels()[1]:
+    handles, labels = ax_time.get_legend_handles_labels()
+    if len(labels) > LEGEND_INSIDE_MAX:
+        fig.set_figheight(3.8 + 0.11 * math.ceil(len(labels) / 2))   # inches: one legend row each
+        fig.legend(handles, labels, fontsize=6, loc="outside lower center", ncols=2)
+    elif labels:
         ax_time.legend(fontsize=6, loc="upper left")
     if ax_iter.get_legend_handles_labels()[1]:
         ax_iter.legend(fontsize=6, loc="upper left")
-    skipped = [f"{r['name']} ({r['skipped']})" for r in data["runs"] if "skipped" in r]
-    stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
+    reasons: dict[str, list[str]] = {}
+    for r in data["runs"]:
+        if "skipped" in r:
+            reasons.setdefault(str(r["skipped"]), []).append(str(r.get("name", "?")))
+    notes = [f"not run ({why}): {', '.join(names)}" for why, names in reasons.items()]
+    empty = [str(r.get("name", "?")) for r in measured if not _has_points(r)]
+    if empty:
+        notes.append(f"no finite P@1 (not drawn): {', '.join(empty)}")
+    stats = measured[0]["data"]["train"] if measured and "data" in measured[0] else None
     ax_time.set_title(f"{_source(data, expect_real)}{_set_size(stats)}\nwide pale: monotone fit (what is timed); "
                       f"{targets_title}", fontsize=7)
-    ax_iter.set_title("dotted: always the most popular label"
-                      + (f"\nnot run: {'; '.join(skipped)}"[:160] if skipped else ""), fontsize=7)
+    ax_iter.set_title("\n".join(["dotted: always the most popular label"]
+                                + [line for n in notes for line in _wrap(n, NOTE_WIDTH)]), fontsize=7)
     return fig
 
 
@@ -231,13 +280,19 @@ def core_scaling(data: dict):
     groups: dict[str, list[dict]] = {}
     for r in runs:
         groups.setdefault(f"{r['method']} cpu", []).append(r)
+    off_log: list[str] = []
     for name, group in sorted(groups.items()):
         group = sorted(group, key=lambda r: r["threads"])
         threads = [r["threads"] for r in group]
-        ax_tp.plot(threads, [r["samples_per_second"] for r in group], marker="o", label=name)
-        ax_ttt.plot(threads, [r.get("time_to_target_s") or math.nan for r in group], marker="o", label=name)
+        rates = [r.get("samples_per_second") for r in group]
+        off_log += [f"{name} {t}T ({v:g})" for t, v in zip(threads, rates) if _finite(v) and v <= 0]
+        ax_tp.plot(threads, [v if _finite(v) and v > 0 else math.nan for v in rates], marker="o", label=name)
+        ax_ttt.plot(threads, [math.nan if r.get("time_to_target_s") is None else r["time_to_target_s"]
+                              for r in group], marker="o", label=name)
         ax_util.plot(threads, [r.get("cpu_utilization", math.nan) for r in group], marker="o", label=name)
     ax_tp.set_yscale("log")
+    if not any(_finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
+        ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
     ax_tp.set_ylabel("samples/s (log)")
     ax_ttt.set_ylabel("seconds to target P@1 (missing: not reached)")
     ax_util.set_ylabel("CPU time / (wall x threads)")
@@ -247,7 +302,9 @@ def core_scaling(data: dict):
         ax.set_xticks(sorted({r["threads"] for r in runs}) or [1])
     ax_tp.legend(fontsize=7)
     stats = runs[0]["data"]["train"] if runs and "data" in runs[0] else None
-    ax_tp.set_title(f"{_source(data)}{_set_size(stats)}", fontsize=7)
+    note = "".join("\n" + line for line in _wrap(
+        f"not on the log axis (samples/s <= 0): {', '.join(off_log)}", NOTE_WIDTH // 2)) if off_log else ""
+    ax_tp.set_title(f"{_source(data)}{_set_size(stats)}{note}", fontsize=7)
     return fig
 
 
@@ -276,6 +333,8 @@ def batch_size(data: dict):
         ax.set_xticklabels([str(b) for b in batches])
         ax.set_xlabel("batch size")
     ax_tp.set_yscale("log")
+    if not any(_finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
+        ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
     ax_tp.set_ylabel("samples/s (log)")
     fraction = data.get("sizes", {}).get("target_fraction")
     ax_sp.set_ylabel("dense / SLIDE time to target"
@@ -289,15 +348,27 @@ def batch_size(data: dict):
 
 @figure("slide_hash_family")
 def hash_family(data: dict):
+    """Per hash configuration: final P@1 (0-1) against active output neurons (% of labels) and
+    against samples/s, and its end-of-run LSH recall beside a random set's. A panel with no
+    finite value says "no finite values"; a legend entry whose point is not finite says so."""
     fig, (ax_acc, ax_tp, ax_rec) = new_axes(width=12.0, height=3.4, ncols=3)
+    shown = {ax_acc: False, ax_tp: False, ax_rec: False}
     for i, r in enumerate(data["hash"]):
         label = f"{r['lsh']} K={r['K']} L={r['L']}"
         marker = "o" if r["lsh"] == "dwta" else "s"
-        ax_acc.scatter([r["active_fraction"] * 100], [r["final_p_at_1"]], marker=marker, color=f"C{i}", label=label)
-        ax_tp.scatter([r["samples_per_second"]], [r["final_p_at_1"]], marker=marker, color=f"C{i}")
+        acc = (r.get("active_fraction"), r.get("final_p_at_1"))
+        finite_acc = all(_finite(v) for v in acc)
+        shown[ax_acc] |= finite_acc
+        shown[ax_tp] |= _finite(r.get("samples_per_second")) and _finite(r.get("final_p_at_1"))
+        ax_acc.scatter([r["active_fraction"] * 100 if _finite(acc[0]) else math.nan],
+                       [acc[1] if _finite(acc[1]) else math.nan], marker=marker, color=f"C{i}",
+                       label=label if finite_acc else f"{label} (no finite value)")
+        ax_tp.scatter([r["samples_per_second"] if _finite(r.get("samples_per_second")) else math.nan],
+                      [acc[1] if _finite(acc[1]) else math.nan], marker=marker, color=f"C{i}")
         recall, rand_recall = r.get("lsh_recall"), r.get("lsh_random_recall")
-        ax_rec.bar([i - 0.2], [recall if recall is not None else math.nan], width=0.4, color=f"C{i}")
-        ax_rec.bar([i + 0.2], [rand_recall if rand_recall is not None else math.nan], width=0.4, color=f"C{i}",
+        shown[ax_rec] |= _finite(recall) or _finite(rand_recall)
+        ax_rec.bar([i - 0.2], [recall if _finite(recall) else math.nan], width=0.4, color=f"C{i}")
+        ax_rec.bar([i + 0.2], [rand_recall if _finite(rand_recall) else math.nan], width=0.4, color=f"C{i}",
                    alpha=0.35, hatch="//")
     ax_rec.set_xticks(range(len(data["hash"])))
     ax_rec.set_xticklabels([f"{r['lsh']}\nK{r['K']} L{r['L']}" for r in data["hash"]], fontsize=7)
@@ -307,7 +378,11 @@ def hash_family(data: dict):
     ax_tp.set_xlabel("samples/s")
     for ax in (ax_acc, ax_tp):
         ax.set_ylabel("final P@1 (same time budget)")
-    ax_acc.legend(fontsize=7)
+    for ax, drawn in shown.items():
+        if not drawn:
+            _note(ax, "no finite values")
+    if shown[ax_acc]:
+        ax_acc.legend(fontsize=7)
     ax_acc.set_title(f"{_source(data)}set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})",
                      fontsize=7)
     return fig

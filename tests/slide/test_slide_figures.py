@@ -1,10 +1,15 @@
 """The SLIDE time-to-accuracy figure draws each comparison's own target P@1 (the one its
 verdict names) and where each run reaches it, read from the artifact; an artifact without
-per-pair targets draws the sweep-wide one as before. Checked on the matplotlib objects."""
+per-pair targets draws the sweep-wide one as before. Runs, rates and hash results with nothing
+finite to draw are named or noted rather than raising or vanishing, notes wrap whole, and many
+runs put the legend below the panels. Checked on the matplotlib objects."""
 from __future__ import annotations
 
+import io
 import math
 
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
 
 from impls.slide import figures
@@ -107,7 +112,7 @@ def test_no_target_at_all_still_draws():
     data["target_p_at_1"] = None
     fig = figures.time_to_accuracy(data)
     assert set(_horizontal(fig.axes[0])) == {0.02}
-    assert "target P@1 None" in fig.axes[0].get_title()
+    assert "no target" in fig.axes[0].get_title() and "None" not in fig.axes[0].get_title()
     assert not math.isnan(fig.axes[0].get_ylim()[0])
 
 
@@ -141,3 +146,117 @@ def test_a_pair_whose_run_the_figure_does_not_draw_gets_no_cross():
                                        "fast_time_to_target_s": 3.0, "slow_time_to_target_s": 4.0}
     crosses = _crosses(figures.time_to_accuracy(data).axes[0])
     assert (3.0, 0.07) in crosses and (4.0, 0.07) not in crosses
+
+
+def _drawn(fig):
+    """``fig`` after a full draw (what the report's PNG does), with its renderer."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    fig.savefig(io.BytesIO(), format="png")
+    return canvas.get_renderer()
+
+
+def _texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+@pytest.mark.parametrize("empty", ["no points", "all NaN"])
+def test_runs_without_a_finite_point_draw_a_note_not_an_error(empty):
+    data = _artifact()
+    for run in data["runs"]:
+        if "curve" in run:
+            if empty == "no points":
+                run["curve"] = []
+            else:
+                for point in run["curve"]:
+                    point["p_at_1"] = math.nan
+    fig = figures.time_to_accuracy(data)
+    _drawn(fig)                                           # a log axis with no data raised here
+    for ax in fig.axes:
+        assert "no measured points" in _texts(ax)
+    assert "slide, dense-cpu, sampled-cpu" in fig.axes[1].get_title()
+
+
+def test_a_run_without_points_is_named_and_the_others_are_drawn():
+    data = _artifact()
+    data["runs"][1]["curve"] = []                         # dense-cpu
+    fig = figures.time_to_accuracy(data)
+    _drawn(fig)
+    ax_time, ax_iter = fig.axes
+    labels = [t.get_text() for t in ax_time.get_legend().get_texts()]
+    assert [t.split(" ")[0] for t in labels] == ["slide", "sampled"], labels
+    assert "no finite P@1 (not drawn): dense-cpu" in ax_iter.get_title()
+    assert not any("no measured points" in t for ax in fig.axes for t in _texts(ax))
+
+
+def test_the_skipped_runs_note_is_wrapped_whole_and_clear_of_the_left_title():
+    data = _artifact(with_pairs=False)
+    data["target_p_at_1"] = None
+    data["runs"] = [{"name": f"a-rather-long-run-name-{k}", "method": "slide", "threads": 2,
+                     "skipped": "needs CUDA" if k % 2 else "needs the real Amazon-670K"} for k in range(8)]
+    fig = figures.time_to_accuracy(data)
+    renderer = _drawn(fig)
+    ax_time, ax_iter = fig.axes
+    title = ax_iter.get_title()
+    assert all(f"a-rather-long-run-name-{k}" in title.replace("\n", " ") for k in range(8)), title
+    assert max(len(line) for line in title.split("\n")) <= figures.NOTE_WIDTH
+    left, right = (ax.title.get_window_extent(renderer) for ax in (ax_time, ax_iter))
+    assert not left.overlaps(right)
+    assert "no target" in ax_time.get_title() and "None" not in ax_time.get_title()
+
+
+def _scaling_run(method: str, threads: int, rate: float, ttt: float | None) -> dict:
+    return {"name": f"{method}-{threads}", "method": method, "device": "cpu", "threads": threads,
+            "padding": "batch", "curve": [{"seconds": 1.0, "iteration": 10, "p_at_1": 0.1}],
+            "samples_per_second": rate, "time_to_target_s": ttt, "cpu_utilization": 0.5}
+
+
+def test_core_scaling_keeps_a_zero_time_and_names_a_rate_the_log_axis_cannot_show():
+    data = {"runs": [_scaling_run("slide", 1, 100.0, 0.0), _scaling_run("slide", 2, 150.0, None),
+                     _scaling_run("dense", 1, 0.0, 4.0), _scaling_run("dense", 2, 20.0, 3.0)]}
+    fig = figures.core_scaling(data)
+    _drawn(fig)
+    ax_tp, ax_ttt, _ = fig.axes
+    ttt = {line.get_label(): list(line.get_ydata()) for line in ax_ttt.lines}
+    assert ttt["slide cpu"][0] == 0.0 and math.isnan(ttt["slide cpu"][1])
+    assert "not on the log axis (samples/s <= 0): dense cpu 1T (0)" in ax_tp.get_title().replace("\n", " ")
+
+
+def test_core_scaling_with_no_positive_rate_still_draws():
+    data = {"runs": [_scaling_run("slide", 1, 0.0, None), _scaling_run("dense", 1, 0.0, None)]}
+    fig = figures.core_scaling(data)
+    _drawn(fig)
+    assert "dense cpu 1T (0), slide cpu 1T (0)" in fig.axes[0].get_title().replace("\n", " ")
+
+
+def _hash(lsh: str, k: int, p_at_1: float) -> dict:
+    return {"lsh": lsh, "K": k, "L": 50, "active_fraction": 0.01 * k, "final_p_at_1": p_at_1,
+            "samples_per_second": 1000.0 * k, "lsh_recall": 0.1, "lsh_random_recall": 0.01}
+
+
+def test_hash_family_says_when_a_panel_has_no_finite_value():
+    fig = figures.hash_family({"hash": [_hash("dwta", 6, math.nan), _hash("simhash", 9, math.nan)]})
+    _drawn(fig)
+    ax_acc, ax_tp, ax_rec = fig.axes
+    assert _texts(ax_acc) == ["no finite values"] and _texts(ax_tp) == ["no finite values"]
+    assert _texts(ax_rec) == [] and ax_acc.get_legend() is None
+
+
+def test_hash_family_marks_the_legend_entry_of_a_point_it_cannot_draw():
+    fig = figures.hash_family({"hash": [_hash("dwta", 6, math.nan), _hash("simhash", 9, 0.2)]})
+    _drawn(fig)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["dwta K=6 L=50 (no finite value)", "simhash K=9 L=50"]
+    assert not any(_texts(ax) for ax in fig.axes)
+
+
+def test_more_runs_than_a_legend_holds_put_it_below_the_panels():
+    data = _artifact(with_pairs=False)
+    template = data["runs"][0]
+    data["runs"] = [{**template, "name": f"run{k}", "threads": k + 1} for k in range(figures.LEGEND_INSIDE_MAX + 2)]
+    fig = figures.time_to_accuracy(data)
+    _drawn(fig)
+    assert fig.axes[0].get_legend() is None
+    assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == figures.LEGEND_INSIDE_MAX + 2
+    few = figures.time_to_accuracy(_artifact(with_pairs=False))
+    assert not few.legends and few.axes[0].get_legend() is not None
