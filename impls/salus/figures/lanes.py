@@ -7,14 +7,38 @@ job mixes / request streams; every figure says so.
 """
 from __future__ import annotations
 
+import math
+import textwrap
+
 import numpy as np
 
 from impls.harness.figures import figure, grouped_bars, new_axes
 
 MB = 2 ** 20
+TITLE_WIDTH = 170     # characters per title line at fontsize 7 on an 11-inch-wide figure
 RULE_LABELS = {"salus": "Salus (faithful)", "salus-grow": "variant: Salus + grow",
                "shared-first": "variant: shared lane first", "no-lanes": "baseline: no lanes",
                "static": "baseline: static partitions"}
+
+
+def _capacity_order(capacities: dict) -> list[str]:
+    """The capacity keys ("4x", "16x", ...) in ascending capacity: by each row's
+    ``capacity_peaks`` (× mean workload peak), else by the number in the key. Artifacts are
+    stored with sorted keys, so the dict's order is the strings' order (16x before 4x)."""
+    def value(key: str) -> tuple:
+        peaks = capacities[key].get("capacity_peaks") if isinstance(capacities[key], dict) else None
+        if isinstance(peaks, (int, float)) and math.isfinite(peaks):
+            return (0, float(peaks), key)
+        try:
+            return (0, float(str(key).rstrip("x×")), key)
+        except ValueError:
+            return (1, math.inf, key)
+    return sorted(capacities, key=value)
+
+
+def _value(v) -> float:
+    """``v`` as a float for a bar; NaN (no bar) for None, as strict JSON stores NaN."""
+    return math.nan if v is None else float(v)
 
 
 def _pick_two(memory: dict) -> list[str]:
@@ -48,23 +72,26 @@ def memory_over_time(data: dict):
 @figure("salus_lane_packing")
 def lane_packing(data: dict):
     packing = data["packing"]
-    caps = list(packing["capacities"])
+    caps = _capacity_order(packing["capacities"])
     rules = packing["rules"]
     fig, axes = new_axes(width=11.0, height=3.4, ncols=3)
     metrics = [("admitted_mean", "jobs admitted at once (mean)"),
                ("fragmentation_mean", "unusable memory (fraction)"),
                ("makespan_mean_s", "makespan (s, simulated)")]
     for ax, (key, label) in zip(axes, metrics):
-        grouped_bars(ax, caps, [(RULE_LABELS.get(rule, rule), [packing["capacities"][c]["rules"][rule][key]
+        grouped_bars(ax, caps, [(RULE_LABELS.get(rule, rule), [_value(packing["capacities"][c]["rules"][rule][key])
                                                              for c in caps]) for rule in rules], fontsize=7)
         ax.set_xlabel("capacity (× mean workload peak)", fontsize=7)
         ax.set_ylabel(label, fontsize=8)
     loses = packing["greedy_loses"]
     parts = [f"{RULE_LABELS.get(r, r)}: fewer jobs in {t['admitted']}/{t['mixes']} mixes, "
              f"longer makespan in {t['makespan']}/{t.get('makespan_mixes', t['mixes'])}" for r, t in loses.items()]
-    fig.suptitle("Where Salus's rule loses —\n" + "\n".join(parts)
-                 + f"\ndevice model: {packing['device_model']}; no makespan bar: the rule cannot place "
-                 "every job of every mix (" + (", ".join(filter(None, (_partial(packing, c) for c in caps))) or "none") + ")",
+    partial = ", ".join(filter(None, (_partial(packing, c) for c in caps))) or "none"
+    # wrapped and capped: one long line would widen the figure and shrink the panels
+    no_bar = textwrap.fill(f"device model: {packing['device_model']}; no makespan bar: the rule cannot "
+                           f"place every job of every mix ({partial})", width=TITLE_WIDTH, max_lines=3,
+                           placeholder=" … (the rest in the artifact)")
+    fig.suptitle("Where Salus's rule loses —\n" + "\n".join(parts) + "\n" + no_bar,
                  fontsize=7, x=0.01, ha="left")
     axes[2].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
@@ -83,7 +110,7 @@ def hyperparam_makespan(data: dict):
     from impls.salus.experiments.hyperparam import finished_makespan
 
     names = list(data["workloads"])
-    fig, ax = new_axes(width=6.0, height=3.3)
+    fig, ax = new_axes(width=8.0, height=3.3)
     serial = [finished_makespan(data["workloads"][n]["serial"]) for n in names]   # NaN: no bar
     packed = [finished_makespan(data["workloads"][n]["packed"]) for n in names]
     serial_label, packed_label = "one at a time (FIFO)", f"PACK with lanes ({data['rule']})"
@@ -99,11 +126,15 @@ def hyperparam_makespan(data: dict):
         elif np.isnan(serial[xi]) or np.isnan(packed[xi]):
             top = np.nanmax([serial[xi], packed[xi], 0.0])
             ax.text(xi, top, "a job failed:\nno makespan", ha="center", va="bottom", fontsize=7)
+    if np.all(np.isnan(serial + packed)):       # nothing to draw: say so instead of an empty axis
+        ax.set_ylim(0.0, 1.0)
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "no job finished", transform=ax.transAxes, ha="center", va="center", fontsize=9)
     ax.set_ylabel("makespan (s)")
     ax.set_title(f"{data['n_jobs']} jobs × {data['iterations']} iterations on {data['device_name']} "
                  f"(paper: {data['paper']}× on a GPU)", fontsize=8)
-    # below the axes (the figure's margin): inside, it could cover a ratio label over a bar
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=7, frameon=False)
+    # right of the axes: inside, it could cover a ratio label over a bar; below, the caption
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -134,15 +165,43 @@ def hyperparam_utilisation(data: dict):
     return fig
 
 
+def _latency_cdf(per_model: dict, label: str) -> tuple[np.ndarray, str]:
+    """The pooled latencies of one setup as a CDF to draw on a log axis, and its legend label.
+
+    Returns ``(array [[x ms...], [fraction...]] or an empty array, label)``. Fractions are of
+    the finite latencies, so a value <= 0 (not drawable on a log axis) still counts below every
+    drawn one; the label says how many were not drawn, or that none were recorded.
+    """
+    pooled = np.concatenate([np.asarray(v, dtype=float).ravel() for v in per_model.values()] or [np.empty(0)])
+    finite = pooled[np.isfinite(pooled)]
+    drawn = np.sort(finite[finite > 0])
+    notes = []
+    if not pooled.size:
+        notes.append("no latency recorded")
+    if finite.size > drawn.size:
+        k = finite.size - drawn.size
+        notes.append(f"{k} value{'s' if k != 1 else ''} ≤ 0 not drawn")
+    if pooled.size > finite.size:
+        notes.append(f"{pooled.size - finite.size} not finite, not drawn")
+    if notes:
+        label += " (" + "; ".join(notes) + ")"
+    if not drawn.size:
+        return np.empty(0), label
+    fraction = (finite.size - drawn.size + np.arange(1, drawn.size + 1)) / finite.size
+    return np.vstack([drawn, fraction]), label
+
+
 @figure("salus_inference_latency")
 def inference_latency(data: dict):
     fig, (ax, bars) = new_axes(width=10.0, height=3.4, ncols=2)
     labels = {"shared": "one device, FAIR with lanes (Salus)", "one_per_device": "one model per device",
               "processes": "concurrent processes (MPS-like)"}
     for setup, per_model in data["latency_cdf"].items():
-        xs = np.sort(np.concatenate([np.asarray(v, dtype=float) for v in per_model.values()]))
-        if xs.size:
-            ax.step(xs, np.arange(1, xs.size + 1) / xs.size, where="post", label=labels.get(setup, setup))
+        cdf, label = _latency_cdf(per_model, labels.get(setup, setup))
+        if cdf.size:
+            ax.step(cdf[0], cdf[1], where="post", label=label)
+        else:                       # keep the setup in the legend, with why nothing is drawn
+            ax.plot([], [], label=label)
     ax.axvline(data["latency_target_ms"], color="grey", linestyle=":", label=f"p99 target {data['latency_target_ms']:g} ms")
     ax.set_xscale("log")
     ax.set_xlabel("request latency (ms, log; all models pooled)")

@@ -11,6 +11,7 @@ import numpy as np
 
 from impls.harness.figures import figure, grouped_bars, new_axes
 
+TICK_CHARS = 24      # longest tick label under a bar group before it is cut with "…"
 METHOD_LABELS = {
     "inprocess_gap": "iteration-boundary gap (executor)",
     "inprocess": "in-process switch (B after A − B after B)",
@@ -33,11 +34,11 @@ def switching_latency(data: dict):
         if method == "to_host" and str(data.get("to_host_method", "")).startswith("cpu_copy"):
             label = f"{label} (a CPU copy: no device memory)"
         series.append((label, p50, {"yerr": [np.zeros_like(p50), np.clip(p99 - p50, 0, None)], "capsize": 2}))
-    x = grouped_bars(ax, workloads, series)
+    grouped_bars(ax, workloads, series)
     ax.set_yscale("log")
     ax.set_ylabel("latency (ms, log)")
-    ax.axhline(1000.0, color="grey", linestyle=":", linewidth=1)
-    ax.text(x[-1] + 0.45, 1000.0, "1 s", va="bottom", ha="right", fontsize=8, color="grey")
+    # named in the legend: a text label by the line could sit behind a tall bar
+    ax.axhline(1000.0, color="grey", linestyle=":", linewidth=1, label="1 s")
     ax.set_title(f"device: {data.get('device_name') or data.get('device')}; "
                  "values ≤ 0.001 ms drawn at 0.001", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -68,6 +69,16 @@ def jct_cdf(data: dict):
     return fig
 
 
+def failed_note(real: dict) -> str:
+    """What a real run's average JCT leaves out: "k failed" when k of its jobs failed, "all
+    failed" when none finished because they failed (``avg_jct_s`` None), "no job finished"
+    when none finished and none is recorded failed, else ""."""
+    failed = real.get("failed") or []
+    if real.get("avg_jct_s") is None:
+        return "all failed" if failed else "no job finished"
+    return f"{len(failed)} failed" if failed else ""
+
+
 @figure("salus_avg_jct_real_vs_sim")
 def avg_jct_real_vs_simulated(data: dict):
     order = [p for p in data.get("sizes", {}).get("policies", []) if p in data["policies"]]
@@ -80,9 +91,17 @@ def avg_jct_real_vs_simulated(data: dict):
     sources = {"real": "real run", "sim": "simulator (times profiled before and after the run)",
                "sim_inrun": "simulator (times measured in the run)"}
     fig, ax = new_axes(width=7.5, height=3.6)
-    grouped_bars(ax, labels, [(label, [math.nan if row[source]["avg_jct_s"] is None else row[source]["avg_jct_s"]
-                                        for row in rows.values()])
-                              for source, label in sources.items()])
+    x = grouped_bars(ax, labels, [(label, [math.nan if row[source]["avg_jct_s"] is None else row[source]["avg_jct_s"]
+                                            for row in rows.values()])
+                                  for source, label in sources.items()])
+    # the real run's average covers only the jobs that finished; the simulator's, all of them
+    real_x = x - (len(sources) - 1) / 2 * 0.8 / len(sources)     # the first series: the real run
+    notes = [(xi, row["real"]["avg_jct_s"] or 0.0, failed_note(row["real"])) for xi, row in zip(real_x, rows.values())]
+    for xi, y, note in notes:
+        if note:        # vertical: horizontal, it would run over the simulator bars beside it
+            ax.text(xi, y, note, ha="center", va="bottom", fontsize=7, rotation=90)
+    if any(note for *_, note in notes):
+        ax.set_ylim(top=ax.get_ylim()[1] * 1.25)                  # room for the notes above the bars
     ax.set_ylabel("average JCT (s)")
     parts = []
     for key, what in (("sim_error", "times profiled around the run"), ("sim_inrun_error", "times of the run")):
@@ -107,13 +126,19 @@ def avg_jct_real_vs_simulated(data: dict):
     return fig
 
 
+def short_label(name: str, limit: int = TICK_CHARS) -> str:
+    """``name`` cut to at most ``limit`` characters, its end replaced by "…" when cut."""
+    name = str(name)
+    return name if len(name) <= limit else name[:limit - 1] + "…"
+
+
 @figure("salus_executor_overhead")
 def executor_overhead(data: dict):
     workloads = list(data["workloads"])
     fig, ax = new_axes(width=6.0, height=3.2)
     alone = [data["workloads"][w]["alone_ms"] for w in workloads]
     inside = [data["workloads"][w]["executor_ms"] for w in workloads]
-    x = grouped_bars(ax, workloads, [("alone", alone), ("inside the executor", inside)])
+    x = grouped_bars(ax, [short_label(w) for w in workloads], [("alone", alone), ("inside the executor", inside)])
     for xi, w in zip(x, workloads):
         row = data["workloads"][w]
         ax.text(xi, max(row["alone_ms"], row["executor_ms"]), f"bookkeeping {row['bookkeeping_pct']:.2f}%",
