@@ -10,7 +10,7 @@ PROFILE ?= $(or $(DLSYSBENCH_PROFILE),quick)
 # $(call quote,X): X as one shell word, whatever it holds (a ' inside becomes '\'')
 quote = '$(subst ','\'',$(1))'
 
-.PHONY: setup fio test reproduce bench report compare noise doctor clean
+.PHONY: setup fio test reproduce bench report compare noise doctor lock-sizes clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ noise: setup
 
 doctor: setup
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) -m impls.harness.fingerprint
+
+# make lock-sizes: record impls/profiles.toml's tables in benchmarks/sizes_lock.json, after bumping
+# in benchmarks/versions.json the pins of the benchmarks whose measure an edited table changed
+lock-sizes: $(STAMP)
+	$(PY) scripts/lock_profile_sizes.py --write
 
 clean:
 	rm -rf reports/out .asv/results .asv/artifacts

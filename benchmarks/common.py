@@ -32,6 +32,10 @@ def pin_versions(namespace: dict) -> None:
     editing a shared setup (a refactor) would cut the history of every number using it.
     A pinned version changes only when ``versions.json`` says so: bump a benchmark's entry
     when what it measures changes; a benchmark without an entry keeps asv's hash.
+    ``impls/profiles.toml`` is no part of a version either: ``benchmarks/sizes_lock.json``
+    records a digest of each ``[table.profile]``, and the tests fail until an edited table is
+    locked again (``python scripts/lock_profile_sizes.py --write``), after its readers' pins
+    were bumped here if the edit changed what they measure (sizes, budgets, threads).
     """
     module = namespace["__name__"].rsplit(".", 1)[-1]
     pinned = versions()
@@ -76,7 +80,9 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     for neither) whose 1 says the number is only a lower or an upper bound at that point;
     ``make compare`` then judges only the changes the bounds prove. ``missing`` says what
     a NaN from ``read`` means (asv stores it as it stores a skip). Each call makes a new
-    function, so every benchmark carries its own ``unit``, ``direction`` and pinned ``version``.
+    function, so every benchmark carries its own ``unit``, ``direction`` and pinned ``version``;
+    its ``__wrapped__`` is ``read``, so the code asv records and shows for it (``inspect``
+    follows ``__wrapped__``) is ``read``'s, not this wrapper's.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction {direction!r}: expected one of {', '.join(DIRECTIONS)}")
@@ -101,6 +107,7 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     if missing:
         method.missing = missing
     method.__doc__ = doc or None
+    method.__wrapped__ = read
     return method
 
 
@@ -112,13 +119,18 @@ def finite(value: float | None) -> float:
 def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
           scale: str = "relative", missing: str = "") -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
-    the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why)."""
+    the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why).
+    Its ``pretty_source`` (the code asv records and shows) names ``key``."""
     if missing and not optional:
         raise ValueError(f"field {key!r}: missing= says what a NaN means, and only an optional field has one")
     if optional:
-        return track(lambda self, *_: finite(self.row.get(key)),
-                     unit=unit, direction=direction, doc=doc, scale=scale, missing=missing)
-    return track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale)
+        method = track(lambda self, *_: finite(self.row.get(key)),
+                       unit=unit, direction=direction, doc=doc, scale=scale, missing=missing)
+        method.pretty_source = f"lambda self, *_: finite(self.row.get({key!r}))"
+    else:
+        method = track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale)
+        method.pretty_source = f"lambda self, *_: self.row[{key!r}]"
+    return method
 
 
 def row(pick: Callable[..., object]) -> Callable[..., None]:

@@ -2,10 +2,15 @@
 
 asv imports a benchmark module afresh for every benchmark and parameter combination (a few
 hundred times in the quick profile), so a heavy import at module level costs minutes; the
-experiments are imported inside the ``setup_cache`` functions instead.
+experiments are imported inside the ``setup_cache`` functions instead. Also: what asv
+records of a benchmark (its code), the checkout the package finds under asv, and the lock
+on ``impls/profiles.toml`` (``benchmarks/sizes_lock.json``) that keeps an edited table from
+silently changing what a pinned history measures.
 """
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +48,83 @@ def test_a_fio_ratio_without_fio_is_an_asv_skip_not_a_failure():
         bench.point = {key: None, "blocks_per_second": 1.0}
         with pytest.raises(SkipNotImplemented):
             bench.track_ratio({}, *args)
+
+
+def test_profiles_toml_matches_its_lock(load_script):
+    """An edit of impls/profiles.toml does not change any asv version (pins do), so every
+    [table.profile] must be as benchmarks/sizes_lock.json records it."""
+    message = load_script("lock_profile_sizes").check()
+    assert message == "", message
+
+
+def _bump_first_number(text: str, header: str) -> str:
+    """``text`` with the first plain number of table ``header`` one larger (comments kept)."""
+    start = text.index(f"\n{header}\n")
+    end = text.find("\n[", start + 1)
+    end = len(text) if end < 0 else end
+    line = re.search(r"^(\w+) = (\d+(?:\.\d+)?)([ \t]*(?:#.*)?)$", text[start:end], re.M)
+    assert line, f"no plain number in {header}"
+    value = line.group(2)
+    bumped = str(float(value) + 1) if "." in value else str(int(value) + 1)
+    at = start + line.start(2)
+    return text[:at] + bumped + text[at + len(value):]
+
+
+def test_the_lock_sees_a_changed_value_and_names_its_readers_but_not_comments(load_script, tmp_path):
+    script = load_script("lock_profile_sizes")
+    original = script.PROFILES.read_text()
+    copy, lock = tmp_path / "profiles.toml", tmp_path / "sizes_lock.json"
+    copy.write_text(original)
+    script.write(copy, lock)
+    assert script.check(copy, lock) == ""
+
+    # comments and layout are not content
+    copy.write_text("# a comment\n\n" + re.sub(r"^(\w+) = ", r"\1   =   ", re.sub(
+        r"^(\[[\w.]+\])$", r"\1  # note", original, flags=re.M), flags=re.M))
+    assert script.check(copy, lock) == ""
+
+    copy.write_text(_bump_first_number(original, "[slide_train.quick]"))
+    message = script.check(copy, lock)
+    assert "[slide_train.quick] changed" in message, message
+    assert "bench_slide.SlideTimeToAccuracy.track_time_to_target" in message, message
+    assert "bench_salus" not in message and "[slide_train.smoke]" not in message, message
+    assert "bump their pins in benchmarks/versions.json" in message and "--write" in message
+    assert script.main(["--check", "--profiles", str(copy), "--lock", str(lock)]) == 1
+
+    locked = script.read_lock(lock)
+    locked["gone_table"] = {"smoke": "0" * 16}
+    del locked["fio_sweep"]["full"]
+    assert script.differences(locked, script.digests(script.PROFILES)) == [
+        ("fio_sweep.full", "added"), ("gone_table.smoke", "removed")]
+
+
+def test_importing_benchmarks_names_the_checkout(tmp_path):
+    """asv --python=same runs setup_cache in a scratch directory without ASV_CONF_DIR; the
+    package, imported from the checkout, tells impls where the checkout is."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DLSYSBENCH_ROOT", "ASV_CONF_DIR")}
+    env["PYTHONPATH"] = str(ROOT)
+    code = "import os, benchmarks; print(os.environ.get('DLSYSBENCH_ROOT'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(ROOT)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**env, "DLSYSBENCH_ROOT": str(tmp_path)},
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == str(tmp_path), "a root the user set is kept"
+
+
+def test_asv_records_the_code_each_track_reads():
+    """asv records inspect's source of the method (or its pretty_source): each track's own
+    reading, not the wrapper track() builds around it."""
+    from asv_runner.discovery import get_benchmark_from_name
+
+    def code(name):
+        return get_benchmark_from_name(str(ROOT / "benchmarks"), name).code
+
+    wrapper = "return read(self, data, *params)"
+    tracked = code("bench_bandana_device.FioRandomRead.track_bandwidth")
+    assert "bandwidth_bytes_per_s" in tracked and wrapper not in tracked, tracked
+    field = code("bench_bandana_device.FioRandomRead.track_iops")
+    assert "self.row['iops']" in field and wrapper not in field, field
+    optional = code("bench_slide.SlideTimeToAccuracy.track_time_to_target")
+    assert "self.row.get('time_to_target_s')" in optional, optional
