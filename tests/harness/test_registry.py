@@ -89,6 +89,10 @@ def test_unknown_dataset_lists_known_ones(manifests_dir):
      r"\[synthetic.profiles\] must be a table, got str", 5),
     ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n[synthetic.profiles]\nsmoke = 5\n',
      r"\[synthetic.profiles.smoke\] must be a table of parameters, got int", 6),
+    # a profile sizes a set; a shape parameter set per profile (chosen for each size's result) is refused
+    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n[synthetic.params]\nnoise = 0.75\n'
+     '[synthetic.profiles.smoke]\nrows = 1\nnoise = 1.25\n',
+     r"\[synthetic.profiles.smoke\] sets 'noise', which \[synthetic.params\] sets", 7),
 ])
 def test_bad_manifest_names_file_line_and_expectation(tmp_path, text, message, line):
     path = write(tmp_path, "bad", text)

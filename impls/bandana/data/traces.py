@@ -27,9 +27,11 @@ structure Bandana exploits and the structure that makes it hard:
 * **values** — ``vectors[v] = centroid[community[v]] + noise * N(0, I)`` (centroids
   ``N(0, I)`` in ``dim`` dimensions), so value similarity (what K-means sees) predicts
   co-access only as far as ``noise`` lets it. ``noise ≈ 0`` makes K-means see the
-  communities exactly; at dim 32 and ~64-vector communities, ``noise = 0.75`` leaves
-  two-level K-means about halfway between random and the community packing, and
-  ``noise ≳ 1.5`` hides the communities (more so the more communities there are).
+  communities exactly, and more noise hides them, the more so the more communities
+  there are (``impls/bandana/NOTES.md`` gives where K-means lands at each noise).
+
+Every parameter is an assumption: Bandana released no trace, and no published statistic
+of its tables fixes them. The manifests use one value of each at every profile.
 
 Everything is vectorized numpy, processed in fixed-size chunks, over independent
 streams derived from ``seed`` (:func:`stream`), so the same seed gives the same arrays

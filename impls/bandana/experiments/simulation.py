@@ -22,7 +22,7 @@ comparison (it reports its own speed-up) stay in this process.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -47,12 +47,25 @@ def load_table(name: str, train_fraction: float, profile: str | None = None, *,
     files in the dataset cache a chunk at a time (traces larger than RAM) and the arrays
     are memory maps of them; otherwise it comes from the dataset registry."""
     data = _streamed_dataset(name, profile) if streamed else registry.load(name, profile)
-    train, test = traces.split_in_time(data["offsets"], data["indices"], train_fraction)
-    num_vectors = int(data["community"].shape[0])
     arrays = data if streamed else data.arrays
+    return table_from_trace(name, arrays, train_fraction, synthetic=True if streamed else data.synthetic)
+
+
+def table_from_trace(name: str, arrays: Any, train_fraction: float, *, synthetic: bool) -> dict[str, Any]:
+    """:func:`load_table`'s dict for the trace ``arrays`` (a mapping with ``offsets``,
+    ``indices``, ``community``, optionally ``vectors``), split in time at ``train_fraction``."""
+    train, test = traces.split_in_time(arrays["offsets"], arrays["indices"], train_fraction)
+    num_vectors = int(arrays["community"].shape[0])
     return {"name": name, "num_vectors": num_vectors, "vectors": arrays.get("vectors"),
             "train": train, "test": test, "test_ids": traces.flatten(*test, num_vectors),
-            "synthetic": True if streamed else data.synthetic}
+            "synthetic": synthetic}
+
+
+def _table(name: str, s: dict[str, Any], table_of: Callable[[str], dict[str, Any]] | None) -> dict[str, Any]:
+    """Table ``name`` as ``table_of(name)`` gives it, else from the registry at ``s``'s sizes."""
+    if table_of is not None:
+        return table_of(name)
+    return load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
 
 
 def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
@@ -133,8 +146,10 @@ def _simulate_grid(table, settings: list[tuple], label: str, progress, ids=None)
     return grid.map_points(simulate_point, points, label=label, progress=progress)
 
 
-def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | None = None) -> dict:
-    """Layout × policy × cache fraction on each table's test trace; plain data.
+def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | None = None,
+                             table_of: Callable[[str], dict[str, Any]] | None = None) -> dict:
+    """Layout × policy × cache fraction on each table's test trace; plain data. ``table_of(name)``,
+    if given, returns a table as :func:`load_table` does (default: the registry's set).
 
     Returns ``{"tables": {name: {"layouts": {kind: layout_report}, "points": [{layout,
     policy, cache_fraction, effective_bandwidth, hit_rate, ...}], "headline": {...}}},
@@ -156,7 +171,7 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
     out: dict[str, Any] = {"sizes": s, "tables": {}}
     per_block = BLOCK_BYTES // VECTOR_BYTES
     for name in s["tables"]:
-        table = load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
+        table = _table(name, s, table_of)
         if table["train"][1].size == 0:       # before any layout is built or simulated
             raise ValueError(f"{name}: the training trace is empty (train_fraction {s['train_fraction']}): "
                              f"no lookups to build the layouts or choose the headline's configuration on")
@@ -221,8 +236,10 @@ def _chosen_on_train(table, built, candidates: list[dict], s: dict, name: str,
     return candidates[pick], {f"{p['layout']}/{p['policy']}": v for p, v in zip(candidates, scores)}
 
 
-def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = None) -> dict:
-    """Effective bandwidth and K-means seconds against sub-clusters per cluster (Figs 7–8).
+def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = None,
+                     table_of: Callable[[str], dict[str, Any]] | None = None) -> dict:
+    """Effective bandwidth and K-means seconds against sub-clusters per cluster (Figs 7–8);
+    ``table_of`` as in :func:`layout_policy_experiment`.
 
     Two-level K-means (``kmeans_clusters`` clusters, each split into k sub-clusters),
     measured with policy ``prefetch`` at the headline cache fraction on the test trace.
@@ -240,7 +257,7 @@ def subcluster_sweep(s: dict[str, Any] | None = None, progress: bool | None = No
     per_block = BLOCK_BYTES // VECTOR_BYTES
     out: dict[str, Any] = {"sizes": s, "tables": {}, "lru": {}}
     for name in s["subcluster_tables"]:
-        table = load_table(name, s["train_fraction"], streamed=s.get("streamed_traces", False))
+        table = _table(name, s, table_of)
         built = []
         warm = table["vectors"][:4096]      # faiss and its OpenMP pool start here, not in the first timing
         layouts.kmeans_two_level_layout(warm, clusters=min(s["kmeans_clusters"], len(warm)), subclusters=1,
