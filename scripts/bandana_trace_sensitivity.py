@@ -33,21 +33,29 @@ import sys
 import numpy as np
 
 
-def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dict]:
+def regenerate(table: str, profile: str, param: str, value: float) -> dict[str, np.ndarray]:
+    """The arrays of registry trace ``table`` at ``profile``'s sizes with ``param`` set to
+    ``value`` (every other parameter and the seed the manifest's)."""
     from impls.bandana.data import traces
+    from impls.harness import registry
+
+    manifest = registry.manifests()[table]
+    base = registry.recipe_params(manifest, profile)
+    return traces.generate_trace(manifest.spec["seed"], **{**base, param: value})
+
+
+def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dict]:
     from impls.bandana.experiments import simulation
     from impls.bandana.geometry import BLOCK_BYTES, VECTOR_BYTES
     from impls.bandana.layout import layouts
     from impls.harness import registry
     from impls.harness.report.measure import spearman
 
-    manifest = registry.manifests()[table]
-    base = registry.recipe_params(manifest, profile)
     s = dict(simulation.sizes(profile), tables=[table], subcluster_tables=[table])
     per_block = BLOCK_BYTES // VECTOR_BYTES
     rows = []
     for value in values:
-        arrays = traces.generate_trace(manifest.spec["seed"], **{**base, param: value})
+        arrays = regenerate(table, profile, param, value)
         data = simulation.table_from_trace(table, arrays, s["train_fraction"], synthetic=True)
         sweep = simulation.subcluster_sweep(s, progress=False, table_of=lambda _: data)["tables"][table]
         policy = simulation.layout_policy_experiment(s, progress=False, table_of=lambda _: data)
