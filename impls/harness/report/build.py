@@ -1,4 +1,9 @@
-"""Gather one machine's results, artifacts, claims and figures into a :class:`Report`."""
+"""Gather one machine's results, artifacts, claims and figures into a :class:`Report`.
+
+Longer than 400 lines: each note on what the verdicts, figures and environment rest on
+(older or other commits' data, other machines' files, noise, typos in claims.toml) needs
+the results, the artifacts and the claims that only the build holds together.
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -144,6 +149,77 @@ def _older_than_newest(commit: str, newest: tuple[str, dict[str, int]]) -> bool:
     _, place_of = newest
     place = next((i for c, i in place_of.items() if same_commit(c, commit or "")), None)
     return place is not None and place < len(place_of) - 1
+
+
+def _results_commits(commits: pd.DataFrame) -> list[str]:
+    """The dated commits of ``commits`` (those with asv results), oldest first; [] without."""
+    newest = _newest_dated(commits)
+    return list(newest[1]) if newest is not None else []
+
+
+def _fingerprinted_records(machine: str, artifacts_root: Path, results_commits: list[str],
+                           records: Mapping[str, Mapping]) -> list[dict]:
+    """The artifact records with a fingerprint filed under the newest of ``results_commits``
+    whose folder holds any, when that commit is newer than every commit of ``records`` (the
+    ones the report uses) that has a fingerprint; else [] (``records`` hide none of them).
+    Unreadable and foreign files are skipped: :func:`artifacts.load_latest` lists them."""
+    used = [i for i, c in enumerate(results_commits) for r in records.values()
+            if isinstance(r.get("fingerprint"), dict) and same_commit(c, str(r.get("commit") or ""))]
+    base = Path(artifacts_root) / machine
+    folders = [p for p in base.iterdir() if p.is_dir()] if base.is_dir() else []
+    for commit in reversed(results_commits[max(used, default=-1) + 1:]):
+        found = []
+        for folder in (p for p in folders if same_commit(p.name, commit)):
+            for file in sorted(folder.glob("*.json")):
+                try:
+                    record = json.loads(file.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                if (not artifact_store._not_a_record(record) and not artifact_store._foreign(record, machine)
+                        and isinstance(record.get("fingerprint"), dict)):
+                    found.append(record)
+        if found:
+            return found
+    return []
+
+
+def other_commit_artifacts_note(records: Mapping[str, Mapping], commits: pd.DataFrame,
+                                figure_specs: Mapping[str, FigureSpec], hidden: list[dict]) -> str | None:
+    """Return the one note naming every artifact in ``records`` (those the report uses) whose
+    commit is not the newest asv results' commit, per commit: older than the newest results,
+    or with no asv results at all (an interrupted or partial run); with the figures drawn from
+    each, and whether the Environment's fingerprint (of ``records`` and ``hidden``,
+    :func:`_fingerprinted_records`) is of another commit. None
+    without dated asv results (an artifacts-only report) or when every artifact is of the
+    newest commit."""
+    newest = _newest_dated(commits)
+    if newest is None:
+        return None
+    newest_commit, place_of = newest
+    others: dict[str, list[str]] = {}
+    for name, record in sorted(records.items()):
+        commit = str(record.get("commit") or "")
+        if not same_commit(commit, newest_commit):
+            drawn = sorted(spec.name for spec in figure_specs.values() if spec.artifact == name)
+            others.setdefault(commit, []).append(f"{name!r}" + (f" (figure(s) {', '.join(drawn)})" if drawn else ""))
+    if not others:
+        return None
+    parts = []
+    for commit, names in others.items():
+        if any(same_commit(c, commit) for c in place_of):
+            why = "older than the newest results (not run again there, or failed there)"
+        elif any(same_commit(str(c), commit) for c in commits["commit"]):
+            why = "whose asv results have no commit date"
+        else:
+            why = "which has no asv results: an interrupted or partial run (or artifacts saved without asv)"
+        parts.append(f"{', '.join(names)} from commit {commit[:8] or '?'}, {why}")
+    used = ["their figures (each caption names its commit)", "the claims that read them"]
+    fingerprinted = [r for r in [*records.values(), *hidden] if isinstance(r.get("fingerprint"), dict)]
+    if fingerprinted and not any(same_commit(str(r.get("commit") or ""), newest_commit) for r in fingerprinted):
+        used.append("the Environment's fingerprint (its source row names the artifact)")
+    return (f"Artifacts of other commits than the newest asv results ({newest_commit[:8]}) are used: "
+            f"{'; '.join(parts)}. So {', '.join(used[:-1])} and {used[-1]} are not of {newest_commit[:8]}: "
+            "run those experiments again there to report one commit.")
 
 
 def _older_values_named(evaluated: list, commits: pd.DataFrame) -> tuple[list, list[str]]:
@@ -326,7 +402,9 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
             f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; {hint}")
     claims = load_claims(claims_path)
     notes: list[str] = []
-    state = describe_machine(machine, records)
+    with_results = _results_commits(commits)
+    fingerprinted = _fingerprinted_records(machine, artifacts_root, with_results, records)
+    state = describe_machine(machine, records, with_results, fingerprinted)
     points = results.latest_points(frame)
     noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty)
     notes += noise_notes
@@ -348,6 +426,9 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")
                   else f"Figure {key} is missing: {why}." for key, why in broken.items()]
+    mixed = other_commit_artifacts_note(records, commits, figure_specs, fingerprinted)
+    if mixed:         # first: it says of which commit the figures and the environment are
+        notes.insert(0, mixed)
     foreign = other_machines(unreadable)
     elsewhere = other_machine_note(machine, foreign, frame.empty, not records)
     if elsewhere:

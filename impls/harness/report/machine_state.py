@@ -1,16 +1,20 @@
 """What the report knows about the measured machine: its fingerprint and capabilities.
 
-The newest artifact's fingerprint describes the machine the results came from.
-Without one, and only when the report is rendered on that same machine, the
-fingerprint (or at least the capabilities) is taken live.
+An artifact's fingerprint describes the machine the results came from: with asv
+results, that of an artifact of the newest results' commit where one has it (else
+of the newest commit with results that has one, else of a commit without results,
+its source saying so); without asv results, the newest artifact's. Without any,
+and only when the report is rendered on that same machine, the fingerprint (or at
+least the capabilities) is taken live.
 """
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from impls.harness import paths
+from impls.harness.report.measure import same_commit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,17 +59,51 @@ def _capabilities_of(fingerprint: Mapping[str, Any]) -> dict[str, CapabilityStat
     return states
 
 
-def newest_fingerprint(artifacts: Mapping[str, Mapping[str, Any]]) -> tuple[dict | None, str]:
-    """Return (fingerprint, where it came from) of the newest artifact that has one."""
-    with_fingerprint = [r for r in artifacts.values() if isinstance(r.get("fingerprint"), dict)]
+def _place(commit: str, results_commits: Sequence[str]) -> int | None:
+    """The place of ``commit`` in ``results_commits`` (either possibly abbreviated); None if absent."""
+    return next((i for i, c in enumerate(results_commits) if same_commit(str(c), commit)), None)
+
+
+def newest_fingerprint(artifacts: Mapping[str, Mapping[str, Any]], results_commits: Sequence[str] = (),
+                       also: Sequence[Mapping[str, Any]] = ()) -> tuple[dict | None, str]:
+    """Return (fingerprint, where it came from); (None, "") when no record has one.
+
+    Without ``results_commits`` (the commits asv has results of, oldest first) it is the
+    fingerprint of the newest of ``artifacts`` and ``also`` (by ``created``) that has one.
+    With them, it is that of the newest record of the newest of those commits that has one,
+    else of the newest record of any commit; its ``commit`` is then the newest results'
+    commit, and where the record is of another commit the source names that commit and
+    whether it is older or has no asv results. ``also``: records the report does not use
+    (newer ones of other commits hide them) whose fingerprint may still be taken; ``grid``
+    gathers the grid of every record in ``artifacts``, by experiment.
+    """
+    with_fingerprint = [r for r in [*artifacts.values(), *also] if isinstance(r.get("fingerprint"), dict)]
     if not with_fingerprint:
         return None, ""
-    record = max(with_fingerprint, key=lambda r: str(r.get("created", "")))
+
+    def rank(r: Mapping[str, Any]) -> tuple:
+        place = _place(str(r.get("commit") or ""), results_commits) if results_commits else None
+        return (-1 if place is None else place, str(r.get("created", "")))
+
+    record = max(with_fingerprint, key=rank)
     fingerprint = dict(record["fingerprint"])
     grids = {r.get("experiment", r.get("name")): r["grid"] for r in artifacts.values() if r.get("grid")}
     if grids:  # where each experiment's grid points ran, from each experiment's own artifact
         fingerprint["grid"] = dict(sorted(grids.items()))
-    return fingerprint, f"artifact {record.get('name')!r} ({record.get('created', '?')})"
+    source = f"artifact {record.get('name')!r} ({record.get('created', '?')})"
+    if not results_commits:
+        return fingerprint, source
+    newest, commit = str(results_commits[-1]), str(record.get("commit") or "")
+    place = _place(commit, results_commits)
+    fingerprint["commit"] = newest
+    if place == len(results_commits) - 1:
+        return fingerprint, source
+    of = f"artifact {record.get('name')!r} of commit {commit[:8] or '?'} ({record.get('created', '?')})"
+    if place is not None:
+        return fingerprint, (f"{of}, older than the newest results ({newest[:8]}): no artifact of "
+                             f"{newest[:8]} records a fingerprint")
+    return fingerprint, (f"{of}, which has no asv results (an interrupted or partial run): no artifact "
+                         "of a commit with results records a fingerprint")
 
 
 def _live_fingerprint() -> tuple[dict | None, str]:
@@ -98,11 +136,13 @@ def _this_machines_profile(machine: str) -> str | None:
     return next((profile for profile in PROFILES if machine_for_profile(here, profile) == machine), None)
 
 
-def describe_machine(machine: str, artifacts: Mapping[str, Mapping[str, Any]]) -> MachineState:
-    """Return the :class:`MachineState` of ``machine`` from its artifacts (or live, see module).
+def describe_machine(machine: str, artifacts: Mapping[str, Mapping[str, Any]],
+                     results_commits: Sequence[str] = (), also: Sequence[Mapping[str, Any]] = ()) -> MachineState:
+    """Return the :class:`MachineState` of ``machine`` from its artifacts (or live, see module);
+    ``results_commits`` and ``also``: as :func:`newest_fingerprint` takes them.
     A live fingerprint names the profile of ``machine``'s own name, not the profile this
     process runs under (``make report MACHINES=<host>-smoke`` under quick)."""
-    fingerprint, source = newest_fingerprint(artifacts)
+    fingerprint, source = newest_fingerprint(artifacts, results_commits, also)
     profile = None if fingerprint is not None else _this_machines_profile(machine)
     if profile is not None:
         fingerprint, source = _live_fingerprint()
