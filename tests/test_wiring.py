@@ -121,10 +121,17 @@ def test_every_profile_table_has_one_schema_and_the_same_keys_in_every_profile()
 
 def test_every_experiment_reads_a_declared_table_and_names_real_code():
     for entry in experiments.discover().values():
-        assert entry.sizes in experiments.schemas(), entry.name
+        for profile in profiles.PROFILES:     # the registry's own resolution, and its one-line message
+            problem = experiments.entry_problem(entry.name, profile)
+            assert problem is None, problem
+        assert entry.sizes in experiments.schemas(), (
+            f"{entry.name}: sizes = {entry.sizes!r} in {experiments.source_of(entry.name)} has no sizes_schema "
+            f"(expected one in impls/{entry.system}/catalog.py)")
         module, _, function = entry.run.partition(":")
         source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
-        assert re.search(rf"^def {function}\(", source, re.M), entry.run
+        assert re.search(rf"^def {function}\(", source, re.M), (
+            f"{entry.name}: run = {entry.run!r} in {experiments.source_of(entry.name)}: expected a top-level "
+            f"def {function}(sizes, *, device, progress) in {module.replace('.', '/')}.py")
         [node] = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == function]
         named = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
         takes = set(named) | ({"device", "progress"} if node.args.kwarg else set())
@@ -155,21 +162,59 @@ def test_every_setup_cache_is_one_registry_call_and_every_experiment_is_benchmar
     assert used == set(known), f"experiments no benchmark runs: {set(known) - used}"
 
 
+def benchmarks_proper(found: dict[str, dict]) -> dict[str, dict]:
+    """``found`` less what asv collects from ``benchmarks/runs/`` (a setup function named like
+    a benchmark: :func:`test_no_setup_function_is_named_like_a_benchmark` names it; pinning it
+    would be the wrong fix)."""
+    return {name: info for name, info in found.items() if not name.startswith("runs.")}
+
+
+def pin_set_problem(pinned: dict[str, str], found: dict[str, dict]) -> str | None:
+    """One message naming the benchmarks asv finds that ``benchmarks/versions.json`` does not
+    pin (with the version to pin) and the pins no benchmark has any more, with what to check
+    before removing one; None when they match. What asv collects from ``benchmarks/runs/``
+    is left out (:func:`benchmarks_proper`)."""
+    found = benchmarks_proper(found)
+    unpinned = {name: found[name]["version"] for name in sorted(set(found) - set(pinned))}
+    stale = sorted(set(pinned) - set(found))
+    if not unpinned and not stale:
+        return None
+    parts = []
+    if unpinned:
+        parts.append(f"unpinned, with the version asv gives them now (add them to benchmarks/versions.json): "
+                     f"{unpinned}")
+    if stale:
+        parts.append(f"pinned but not found by asv: {stale}; removing a pin ends that benchmark's published asv "
+                     "history (class and method names are a stable interface): check first that its class was "
+                     "not renamed, or overwritten by a later class or function of the same name in its module")
+    return "; ".join(parts)
+
+
 def test_every_benchmark_has_a_pinned_version(benchmarks_by_profile):
     pinned = json.loads((ROOT / "benchmarks" / "versions.json").read_text())
-    found = benchmarks_by_profile["quick"]
-    unpinned = {name: found[name]["version"] for name in sorted(set(found) - set(pinned))}
-    assert set(pinned) == set(found), (f"unpinned, with the version asv gives them now (add them to "
-                                       f"benchmarks/versions.json): {unpinned}; "
-                                       f"stale: {sorted(set(pinned) - set(found))}")
+    found = benchmarks_proper(benchmarks_by_profile["quick"])
+    problem = pin_set_problem(pinned, found)
+    assert problem is None, problem
     mismatched = version_mismatches(pinned, found)
     assert not mismatched, version_mismatch_message(mismatched)
+
+
+def test_a_pin_problem_warns_before_a_pin_is_removed_and_never_advises_pinning_a_setup_function():
+    found = {"bench_x.A.track_a": {"version": "1"}, "bench_x.New.track_b": {"version": "v2"},
+             "runs.x.track_toy": {"version": "v3"}}
+    pinned = {"bench_x.A.track_a": "1", "bench_x.Old.track_c": "7"}
+    problem = pin_set_problem(pinned, found)
+    assert "{'bench_x.New.track_b': 'v2'}" in problem and "runs.x" not in problem
+    assert "['bench_x.Old.track_c']" in problem
+    assert "ends that benchmark's published asv history" in problem and "overwritten" in problem
+    assert pin_set_problem({**pinned, "bench_x.New.track_b": "v2"},
+                           {**found, "bench_x.Old.track_c": {"version": "7"}}) is None
 
 
 def test_another_profile_gets_its_own_version_of_every_pin(benchmarks_by_profile):
     """Two profiles' numbers filed under one asv machine must never read as one history."""
     pinned = json.loads((ROOT / "benchmarks" / "versions.json").read_text())
-    smoke = benchmarks_by_profile["smoke"]
+    smoke = benchmarks_proper(benchmarks_by_profile["smoke"])
     expected = {name: f"{version}+smoke" for name, version in pinned.items()}
     mismatched = version_mismatches(expected, smoke)
     assert not mismatched, version_mismatch_message(mismatched)
@@ -227,6 +272,96 @@ def test_a_benchmark_module_without_pin_versions_is_named(tmp_path):
     early.write_text("from .common import pin_versions\npin_versions(globals())\nclass A:\n    pass\n")
     none.write_text("class A:\n    pass\n")
     assert modules_without_pin_versions([good, early, none]) == ["bench_early.py", "bench_none.py"]
+
+
+_BENCHMARK_PREFIXES = ("time_", "track_", "mem_", "peakmem_")
+
+
+def repeated_definitions(modules: list[Path]) -> list[str]:
+    """One line for each name that ``modules`` bind twice in one scope, with both line
+    numbers: a top-level class or function, or, in a class, a benchmark (``track_*``, ``time_*``,
+    ... as a method or an assignment). Python keeps the later one, so asv no longer finds
+    the earlier one's benchmarks."""
+    repeats = []
+    for path in modules:
+        tree = ast.parse(path.read_text())
+        scopes = [("", tree.body, False)] + [(f"{node.name}.", node.body, True) for node in tree.body
+                                            if isinstance(node, ast.ClassDef)]
+        for prefix, body, benchmarks_only in scopes:
+            first: dict[str, int] = {}
+            for node in body:
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names = [node.name]
+                elif benchmarks_only and isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    names = [n.id for t in targets for n in _bound(t)]
+                else:
+                    continue
+                for name in names:
+                    if benchmarks_only and not name.startswith(_BENCHMARK_PREFIXES):
+                        continue
+                    if name in first:
+                        repeats.append(f"benchmarks/{path.name}: {prefix}{name} is defined at line {first[name]} "
+                                       f"and again at line {node.lineno}; the later one replaces the earlier, whose "
+                                       "published benchmarks asv then no longer finds: give the new one a name of "
+                                       "its own")
+                    else:
+                        first[name] = node.lineno
+    return repeats
+
+
+def _bound(target: ast.expr) -> list[ast.Name]:
+    """The names an assignment to ``target`` binds (``a``, ``a, b``), not ``a.unit`` or ``a[0]``."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for item in target.elts for name in _bound(item)]
+    return []
+
+
+def test_no_benchmark_module_defines_a_name_twice():
+    repeats = repeated_definitions(sorted((ROOT / "benchmarks").glob("bench_*.py")))
+    assert not repeats, "\n".join(repeats)
+
+
+def test_a_benchmark_class_defined_twice_is_named_with_both_lines(tmp_path):
+    module = tmp_path / "bench_x.py"
+    module.write_text("class A:\n    pass\n\n\ndef f():\n    pass\n\n\nclass A:\n    pass\n\n\n"
+                      "class B:\n    params = 1\n    params = 2\n    track_a = 1\n\n    def track_a(self):\n"
+                      "        pass\n    track_a.unit = 's'\n\ndef f():\n    pass\n")
+    assert [line.split("; ", 1)[0] for line in repeated_definitions([module])] == [
+        "benchmarks/bench_x.py: A is defined at line 1 and again at line 9",
+        "benchmarks/bench_x.py: f is defined at line 5 and again at line 22",
+        "benchmarks/bench_x.py: B.track_a is defined at line 16 and again at line 18"]
+    assert "the later one replaces the earlier" in repeated_definitions([module])[0]
+
+
+def setup_functions_named_as_benchmarks(modules: list[Path]) -> list[str]:
+    """One line for each function of ``modules`` (``benchmarks/runs/*.py``) whose name starts
+    as asv's benchmark names do (``time_``, ``track_``, ``mem_``, ``peakmem_``), at any depth."""
+    found = []
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(_BENCHMARK_PREFIXES):
+                found.append(f"benchmarks/runs/{path.name}:{node.lineno}: {node.name} starts with "
+                             f"{next(p for p in _BENCHMARK_PREFIXES if node.name.startswith(p))}, so asv would "
+                             "run it as a benchmark (and run its experiment again); expected another name for a "
+                             "setup function")
+    return found
+
+
+def test_no_setup_function_is_named_like_a_benchmark():
+    found = setup_functions_named_as_benchmarks(sorted((ROOT / "benchmarks" / "runs").glob("*.py")))
+    assert not found, "\n".join(found)
+
+
+def test_a_setup_function_named_like_a_benchmark_is_named(tmp_path):
+    module = tmp_path / "slide.py"
+    module.write_text("def toy(_benchmark=None):\n    pass\n\n\ndef track_toy(_benchmark=None):\n    pass\n\n\n"
+                      "def peakmem_toy(_benchmark=None):\n    pass\n\n\ndef timeline(_benchmark=None):\n    pass\n")
+    found = setup_functions_named_as_benchmarks([module])
+    assert [line.split(": ", 1)[0] for line in found] == ["benchmarks/runs/slide.py:5", "benchmarks/runs/slide.py:9"]
+    assert "starts with track_, so asv would run it as a benchmark" in found[0]
 
 
 def test_no_module_over_400_lines_without_a_reason_at_its_top():

@@ -28,14 +28,16 @@ def _rows() -> list[dict]:
     for figure in experiments.figure_declarations().values():
         figures_of.setdefault(figure.experiment, []).append(figure.name)
     for name, entry in experiments.discover().items():
+        broken = experiments.entry_problem(name)      # a wrong sizes or run reference: not runnable anywhere
         devices = {}
         for device in entry.devices:
-            reason = capabilities.missing_reason(*entry.requirements(device))
+            reason = "its catalog entry is broken" if broken else capabilities.missing_reason(
+                *entry.requirements(device))
             devices[device] = "yes" if reason is None else f"no: {reason}"
         rows.append({"name": name, "summary": entry.summary, "paper_figure": entry.paper_figure,
                      "sizes": entry.sizes, "artifact": entry.artifact,
                      "requires": list(entry.requires), "synthetic": entry.synthetic, "timed": entry.timed,
-                     "figures": figures_of.get(name, []), "runs_here": devices})
+                     "figures": figures_of.get(name, []), "runs_here": devices, "broken": broken})
     return rows
 
 
@@ -51,6 +53,9 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{row['name']}\n    {row['summary']}\n    reproduces: {row['paper_figure'] or '-'}; "
               f"sizes: [{row['sizes']}]; artifact: {row['artifact']}; needs: {needs}; {kind}")
         print(f"    figures: {', '.join(row['figures']) or '-'}")
+        if row["broken"]:
+            print(f"    broken, runs nowhere: {row['broken']}")
+            continue
         for device, verdict in row["runs_here"].items():
             print(f"    runs here on {device}: {verdict}")
     return 0

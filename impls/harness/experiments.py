@@ -26,10 +26,14 @@ faiss at import). asv classes, ``python -m impls run`` and the tests all go thro
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
+import importlib.machinery
+import importlib.util
 import os
 import pkgutil
+import sys
 import time
 import tomllib
 from contextlib import contextmanager
@@ -49,6 +53,11 @@ _SOURCES: dict[str, Path] = {}      # the catalog.toml that declared each experi
 
 class ExperimentError(ValueError):
     """A request for an experiment that cannot be honoured (unknown name, device, sizes)."""
+
+
+class NameClash(ExperimentError):
+    """Two experiments claim one published name (an artifact or a figure); the message names
+    both and where each is declared, blaming neither."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +96,89 @@ class Experiment:
 def source_of(name: str) -> str:
     """The catalog file that declared experiment ``name``, or "its registration in code"."""
     return str(_SOURCES[name]) if name in _SOURCES else "its registration in code"
+
+
+def reference_problem(name: str, field: str = "run") -> str | None:
+    """Why the ``field`` reference (``run`` or ``printer``, ``"module:function"``) of
+    experiment ``name`` names no function, in :func:`_reference`'s words; None when it names
+    one, or names nothing (no printer). Read from the source files, nothing imported (listing
+    stays cheap, no torch): a module found only by importing (a C extension, a module-level
+    ``__getattr__`` or ``import *``) counts as naming the function."""
+    target = getattr(get(name), field)
+    if target is None:
+        return None
+    where = f'{field} = {target!r} of ["{name}"] in {source_of(name)}'
+    expected = "expected 'package.module:function'"
+    module, colon, attr = target.partition(":")
+    if not (colon and module and attr) or module.startswith("."):
+        return f"{where} is not 'module:function', {expected}"
+    found = _module_file(module)
+    if isinstance(found, str):
+        return f"{where} names no module (no module named {found!r}), {expected}"
+    if found is None or found.suffix != ".py":
+        return None
+    try:
+        tree = ast.parse(found.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return None                 # importing it will say what is wrong with the file itself
+    names = _top_level_names(tree)
+    if attr in names or "*" in names:
+        return None
+    return f"{where} names no function (module {module} has no function {attr!r}), {expected}"
+
+
+def _module_file(module: str) -> Path | str | None:
+    """The source file of the dotted ``module``, found on disk without importing it (only its
+    top-level package is looked up); the first dotted prefix that names nothing, as a str,
+    when there is none; None when it exists but not as a file (a built-in module)."""
+    parts = module.split(".")
+    top = sys.modules.get(parts[0])     # imported already (impls): its __path__ as it is now
+    if top is not None:
+        origin, search = getattr(top, "__file__", None), getattr(top, "__path__", None)
+    else:
+        try:
+            spec = importlib.util.find_spec(parts[0])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            return parts[0]
+        origin = spec.origin if spec.has_location else None
+        search = spec.submodule_search_locations
+    if len(parts) == 1:
+        return Path(origin) if origin else None
+    folders = [Path(p) for p in (search or [])]
+    for i, part in enumerate(parts[1:], start=2):
+        last = i == len(parts)
+        packages = [f / part for f in folders if (f / part).is_dir()]
+        if last:            # as Python's finder looks: a package before a module of the same name
+            for folder in folders:
+                if (folder / part / "__init__.py").is_file():
+                    return folder / part / "__init__.py"
+                for suffix in importlib.machinery.all_suffixes():
+                    if (folder / f"{part}{suffix}").is_file():
+                        return folder / f"{part}{suffix}"
+            return None if packages else ".".join(parts[:i])     # a namespace package: no file
+        if not packages:
+            return ".".join(parts[:i])
+        folders = packages
+    return None
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """Every name bound at the top level of ``tree`` (def, class, assignment, import), and
+    ``*`` when it imports ``*`` or defines a module ``__getattr__`` (then any name may exist)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    if "*" in names or "__getattr__" in names:
+        return names | {"*"}
+    return names
 
 
 def _reference(name: str, field: str, target: str) -> Callable:
@@ -154,10 +246,17 @@ def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, 
     clash = next((other for other in _EXPERIMENTS.values() if other.name != name
                   and mine & {other.artifact_for(d) for d in other.devices}), None)
     if clash is not None:     # one artifact file would hold two experiments' records
-        raise ValueError(f"experiment {name!r}: artifact {sorted(mine & {clash.artifact_for(d) for d in clash.devices})[0]!r} "
-                         f"is {clash.name!r}'s too; expected a name of its own")
+        shared = sorted(mine & {clash.artifact_for(d) for d in clash.devices})[0]
+        raise NameClash(f"artifact {shared!r} is declared by both {_both(name, clash.name)}; an artifact name is "
+                        "published (the report and past results read it): give the new experiment its own")
     _EXPERIMENTS[name] = entry
     return entry
+
+
+def _both(first: str, second: str) -> str:
+    """``"a.x (where a.x is declared) and b.y (where b.y is declared)"``, in name order, so
+    that a message about a name two experiments claim does not imply which one must change."""
+    return " and ".join(f"{n} ({source_of(n)})" for n in sorted((first, second)))
 
 
 # The fields of a catalog.toml table: required ones first, then the optional ones.
@@ -187,7 +286,12 @@ def _declare_figures(experiment_name: str, figures: Mapping[str, Any], where: st
             raise ExperimentError(f"{spot}: expected a table of fields, got {fields!r}")
         _check_fields(fields, _FIGURE_FIELDS, ("title",), spot)
         entry = FigureDeclaration(name, experiment_name, **fields)
-        if name in _FIGURES and _FIGURES[name] != entry:
+        other = _FIGURES.get(name)
+        if other is not None and other.experiment != experiment_name:
+            raise NameClash(f"figure {name!r} is declared by both {_both(experiment_name, other.experiment)}; a "
+                            "figure name is published (the report files it under that name): give the new "
+                            "figure its own")
+        if other is not None and other != entry:
             raise ExperimentError(f"{spot}: figure {name!r} is declared twice, differently")
         _FIGURES[name] = entry
 
@@ -205,8 +309,10 @@ def declare_file(path: Path, system: str | None = None) -> list[Experiment]:
     ``["<system>.<what>".figures.<name>]`` the experiment's report figures (``title``,
     ``paper_figure``). An unknown, missing or mistyped field (a ``requires`` that names no
     capability included), a table that is not ``<system>.<what>`` (with ``system`` given:
-    not ``<system>.``, the folder the catalog lives in), or a name another file already
-    declared, is an :class:`ExperimentError` naming the file and the table. Declaring the
+    not ``<system>.``, the folder the catalog lives in; an unquoted ``[system.what]``
+    included), or a name another file already declared, is an :class:`ExperimentError`
+    naming the file and the table. An artifact or figure name another experiment already
+    claims is a :class:`NameClash` naming both experiments and both files. Declaring the
     same file again is harmless.
     """
     try:
@@ -218,6 +324,10 @@ def declare_file(path: Path, system: str | None = None) -> list[Experiment]:
         where = f'["{name}"] in {path}'
         if not isinstance(fields, dict):
             raise ExperimentError(f"{where}: expected a table of fields, got {fields!r}")
+        if "." not in name and fields and all(isinstance(value, dict) for value in fields.values()):
+            inner = next(iter(fields))      # [slide.toy] unquoted: TOML reads table "slide" holding "toy"
+            raise ExperimentError(f'[{name}.{inner}] in {path} is read as a table "{name}" holding a table '
+                                  f'"{inner}": write ["{name}.{inner}"] (quoted: an experiment\'s name has a dot)')
         _check_fields(fields, {**_REQUIRED, **_OPTIONAL}, _REQUIRED, where)
         prefix = name.split(".", 1)[0]
         if system is not None and "." in name and prefix != system:
@@ -228,13 +338,26 @@ def declare_file(path: Path, system: str | None = None) -> list[Experiment]:
             raise ExperimentError(f"{where}: {name!r} is already declared in {source_of(name)}; "
                                   "expected one declaration of each experiment (remove one of the two)")
         figures = fields.pop("figures", {})
+        before = _SOURCES.get(name)
+        _SOURCES[name] = path.resolve()      # before registering: a clash's message names this file
         try:
             entries.append(experiment(name, **fields))
+        except NameClash:
+            _restore_source(name, before)
+            raise
         except ValueError as err:
+            _restore_source(name, before)
             raise ExperimentError(f"{where}: {err}") from err
-        _SOURCES[name] = path.resolve()
         _declare_figures(name, figures, where)
     return entries
+
+
+def _restore_source(name: str, before: Path | None) -> None:
+    """Put back what :data:`_SOURCES` held for ``name`` before a declaration that failed."""
+    if before is None:
+        _SOURCES.pop(name, None)
+    else:
+        _SOURCES[name] = before
 
 
 def not_packages(*names: str) -> list[Path]:
@@ -351,6 +474,18 @@ def sizes_for(name: str, profile: str | None = None) -> dict[str, Any]:
                               f"sizes_schema in impls/{entry.system}/{CATALOG_MODULE}.py") from None
     validate_sizes(entry.sizes, profile, values)
     return values
+
+
+def entry_problem(name: str, profile: str | None = None) -> str | None:
+    """The first thing that stops experiment ``name`` from running, found without running or
+    importing it: its sizes under ``profile`` (default: the current one; :func:`sizes_for`'s
+    message), then its ``run`` and ``printer`` references (:func:`reference_problem`'s); None
+    when all resolve. Cheap enough for ``python -m impls list``."""
+    try:
+        sizes_for(name, profile)
+    except ExperimentError as err:
+        return str(err)
+    return reference_problem(name, "run") or reference_problem(name, "printer")
 
 
 # -- running -----------------------------------------------------------------------------

@@ -219,10 +219,12 @@ def commit_places(commits: list[str]) -> dict[str, int]:
 
 
 def uncommitted_code() -> list[str]:
-    """The tracked files under ``impls/`` and ``benchmarks/`` whose working copy differs from
-    the commit (what a run measures beyond :func:`git_commit`); [] when clean or git is absent."""
+    """The files under ``impls/`` and ``benchmarks/`` whose working copy differs from the
+    commit (what a run measures beyond :func:`git_commit`): tracked files edited, and files git
+    does not track nor ignore (a new engine module); paths relative to the checkout's root,
+    sorted; [] when clean or git is absent."""
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "impls", "benchmarks"],
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "impls", "benchmarks"],
                              cwd=repo_root(), capture_output=True, text=True, check=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError, RuntimeError):
         return []

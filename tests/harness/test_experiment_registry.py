@@ -219,9 +219,10 @@ def test_profile_file_is_checked_against_the_schemas_when_read(tmp_path, monkeyp
 
 def test_an_experiment_of_another_ones_artifact_or_an_unknown_device_is_refused(monkeypatch):
     monkeypatch.setattr(experiments, "_EXPERIMENTS", dict(experiments.discover()))
-    with pytest.raises(ValueError, match="artifact 'salus_overhead' is 'salus.overhead''s too"):
+    with pytest.raises(ValueError, match=re.escape("artifact 'salus_overhead' is declared by both salus.overhead (")):
         experiments.experiment("test.copy", sizes="salus_overhead", artifact="salus_overhead", run="m:f", summary="")
-    with pytest.raises(ValueError, match="artifact 'salus_switching_cuda' is 'salus.switching''s too"):
+    with pytest.raises(ValueError, match=re.escape("artifact 'salus_switching_cuda' is declared by both "
+                                                   "salus.switching (")):
         experiments.experiment("test.twin", sizes="salus_overhead", artifact="salus_switching_cuda", run="m:f",
                                summary="")
     with pytest.raises(ValueError, match=r"devices \['gpu'\] unknown"):
@@ -394,6 +395,36 @@ def test_a_json_result_names_the_edited_code_it_measured(monkeypatch):
     assert commands._with_run({"x": 1}, entry, "smoke", "cpu")["run"]["uncommitted"] == ["impls/salus/lanes.py"]
     monkeypatch.setattr(commands.paths, "uncommitted_code", lambda: [])
     assert "uncommitted" not in commands._with_run({"x": 1}, entry, "smoke", "cpu")["run"]
+
+
+def test_uncommitted_code_lists_new_files_and_edited_ones_but_not_ignored_ones(tmp_path, monkeypatch):
+    """A new engine module not yet added to git holds all of an experiment's code: a result
+    that names only the tracked files it edited would hide it."""
+    import shutil
+
+    from impls.harness import paths
+
+    if shutil.which("git") is None:
+        pytest.skip("no git here")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    for name, text in (("impls/old.py", "x = 1\n"), ("benchmarks/bench_x.py", "y = 1\n"), ("other.py", ""),
+                       (".gitignore", "*.log\n")):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "start")
+    (tmp_path / "impls" / "old.py").write_text("x = 2\n")
+    (tmp_path / "impls" / "toy").mkdir()
+    (tmp_path / "impls" / "toy" / "engine.py").write_text("")
+    (tmp_path / "impls" / "run.log").write_text("")       # ignored
+    (tmp_path / "notes.py").write_text("")                # outside impls/ and benchmarks/
+    monkeypatch.setattr(paths, "repo_root", lambda: tmp_path)
+    assert paths.uncommitted_code() == ["impls/old.py", "impls/toy/engine.py"]
 
 
 def test_only_make_noise_may_replace_the_committed_thresholds(monkeypatch, tmp_path):

@@ -140,13 +140,16 @@ def test_an_experiment_in_another_systems_catalog_is_refused(system_root):
     folder = system_root / "toysys"
     folder.mkdir()
     (folder / "__init__.py").write_text("")
-    (folder / "catalog.toml").write_text(_table("slide.toy"))
+    stray = "slide.stray_from_toysys_test"      # a name no real catalog registers
+    (folder / "catalog.toml").write_text(_table(stray))
     with pytest.raises(experiments.ExperimentError) as err:
         experiments.discover()
-    assert str(err.value) == (f"""["slide.toy"] in {folder / 'catalog.toml'}: an experiment of system 'slide' in """
+    assert str(err.value) == (f"""["{stray}"] in {folder / 'catalog.toml'}: an experiment of system 'slide' in """
                               "the catalog of 'toysys'; expected a name starting with 'toysys.', or the table "
                               "moved to impls/slide/catalog.toml")
-    assert "slide.toy" not in experiments._EXPERIMENTS
+    assert stray not in experiments._EXPERIMENTS
+    assert all(Path(experiments.source_of(name)) != (folder / "catalog.toml").resolve()
+               for name in experiments._EXPERIMENTS)
 
 
 def test_an_experiment_declared_in_two_catalogs_names_both(tmp_path, registry):
@@ -164,6 +167,113 @@ def test_an_experiment_declared_in_two_catalogs_names_both(tmp_path, registry):
     copy.write_text(lanes.read_text())                # identical to the real one: still refused
     with pytest.raises(experiments.ExperimentError, match=re.escape(f"is already declared in {lanes}")):
         experiments.declare_file(copy)
+
+
+# -- 10. an artifact or a figure name two experiments claim ------------------------------------
+
+def test_an_artifact_two_experiments_claim_names_both_and_blames_neither(tmp_path, registry):
+    """The registry reads the systems alphabetically, so the table found later may be the
+    published one: the message must not say which of the two is to change."""
+    new, published = tmp_path / "a.toml", tmp_path / "b.toml"
+    new.write_text(_table("demo.new").replace('artifact = "demo_new"', 'artifact = "demo_shared"'))
+    published.write_text(_table("demo.old").replace('artifact = "demo_old"', 'artifact = "demo_shared"'))
+    experiments.declare_file(new)
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(published)
+    assert str(err.value) == (f"artifact 'demo_shared' is declared by both demo.new ({new}) and demo.old "
+                              f"({published}); an artifact name is published (the report and past results read "
+                              "it): give the new experiment its own")
+    assert "demo.old" not in experiments._EXPERIMENTS and experiments.source_of("demo.old") != str(published)
+
+
+def test_an_artifact_of_a_real_experiment_names_its_catalog(tmp_path, registry):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("bandana.clash_probe").replace('"bandana_clash_probe"', '"slide_sweeps"'))
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(catalog)
+    assert str(err.value).startswith(f"artifact 'slide_sweeps' is declared by both bandana.clash_probe ({catalog}) "
+                                     f"and slide.sweeps ({ROOT / 'impls' / 'slide' / 'catalog.toml'}); ")
+
+
+def test_a_figure_two_experiments_declare_names_both(tmp_path, registry):
+    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    for catalog, name in ((first, "demo.one"), (second, "demo.two")):
+        catalog.write_text(_table(name) + f'\n["{name}".figures.demo_fig]\ntitle = "{name}"\n')
+    experiments.declare_file(first)
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(second)
+    assert str(err.value) == (f"figure 'demo_fig' is declared by both demo.one ({first}) and demo.two ({second}); "
+                              "a figure name is published (the report files it under that name): give the new "
+                              "figure its own")
+
+
+# -- 11. an unquoted experiment table -----------------------------------------------------------
+
+def test_an_unquoted_table_name_says_to_quote_it(tmp_path, registry):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.toy").replace('["demo.toy"]', "[demo.toy]"))
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(catalog)
+    assert str(err.value) == (f'[demo.toy] in {catalog} is read as a table "demo" holding a table "toy": write '
+                              """["demo.toy"] (quoted: an experiment's name has a dot)""")
+
+
+# -- 12. a sizes or run reference that names nothing ----------------------------------------------
+
+@pytest.mark.parametrize("fields, problem", [
+    ({"sizes": "salus_lanez"}, "no profile table [salus_lanez.smoke] in "),
+    ({"run": "impls.salus.catalog:toys"}, """run = 'impls.salus.catalog:toys' of ["toysys.bad"] in """),
+    ({"run": "impls.salus.catalgo:lanes"}, "names no module (no module named 'impls.salus.catalgo')"),
+    ({"printer": "impls.salus.catalog:show"}, "printer = 'impls.salus.catalog:show' of"),
+])
+def test_a_wrong_reference_is_named_and_listed_as_broken_without_importing(fields, problem, system_root, capsys,
+                                                                         monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    folder = system_root / "toysys"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    printer = {"printer": f'"{fields["printer"]}"'} if "printer" in fields else {}
+    (folder / "catalog.toml").write_text(_table("toysys.bad", sizes=fields.get("sizes", "salus_lanes"),
+                                                run=fields.get("run", LANES), **printer))
+    experiments.discover()
+    found = experiments.entry_problem("toysys.bad")
+    assert found is not None and problem in found and "\n" not in found
+    assert experiments.entry_problem("salus.lanes") is None
+    assert commands.main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("toysys.bad") + 1
+    block = lines[start:next((i for i in range(start, len(lines)) if not lines[i].startswith(" ")), len(lines))]
+    assert block[3:] == [f"    broken, runs nowhere: {found}"]      # after summary, reproduces, figures
+
+
+def test_the_reference_check_imports_nothing(system_root):
+    folder = system_root / "toysys"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "heavy.py").write_text("raise RuntimeError('imported')\n\n\ndef run(sizes, *, device, progress):\n"
+                                     "    return {}\n")
+    (folder / "catalog.toml").write_text(_table("toysys.good", run="impls.toysys.heavy:run")
+                                         + _table("toysys.typo", run="impls.toysys.heavy:rnu"))
+    experiments.discover()
+    assert experiments.reference_problem("toysys.good") is None
+    assert "names no function (module impls.toysys.heavy has no function 'rnu')" in experiments.reference_problem(
+        "toysys.typo")
+    assert "impls.toysys.heavy" not in sys.modules
+
+
+def test_a_static_reference_check_agrees_with_the_import(tmp_path, registry):
+    catalog = tmp_path / "catalog.toml"
+    for i, run in enumerate(["impls.salus.catalog:funcc", "impls.salus.catalgo:lanes", "impls.salus.catalog",
+                             "nosuchpackage.mod:f", LANES]):
+        name = f"demo.ref{i}"
+        catalog.write_text(_table(name, run=run))
+        experiments.declare_file(catalog)
+        try:
+            experiments.get(name).function()
+            imported = None
+        except experiments.ExperimentError as err:
+            imported = str(err)
+        assert experiments.reference_problem(name) == imported, run
 
 
 # -- 9. a declared figure nothing draws -------------------------------------------------------
