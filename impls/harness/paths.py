@@ -66,13 +66,39 @@ def artifacts_root() -> Path:
 
 
 def datasets_dir() -> Path:
-    """Return ``datasets/``: manifests (*.toml) and small checked-in fixtures."""
-    return repo_root() / "datasets"
+    """Return ``datasets/`` of the commit being measured: manifests (*.toml) and small
+    checked-in fixtures. That is the checkout's, except under ``asv run`` in an environment
+    asv built (``asv run A..B``), where it is the measured commit's own checkout
+    (:func:`measured_checkout`): an older commit's code must read its own data recipes."""
+    return (measured_checkout() or repo_root()) / "datasets"
+
+
+@functools.cache
+def measured_checkout() -> Path | None:
+    """The checkout of the commit asv is measuring, when that is not the working tree: asv
+    checks it out into ``$ASV_ENV_DIR/project`` and installs it from there, in every
+    environment it builds (not under ``--python=same``, which sets no ``ASV_ENV_DIR``). None
+    outside asv, under ``--python=same``, or when that folder is not a dlsysbench checkout at
+    ``$ASV_COMMIT``."""
+    env_dir, commit = os.environ.get("ASV_ENV_DIR"), os.environ.get("ASV_COMMIT")
+    if not env_dir or not commit or os.environ.get("ASV_ENV_TYPE") == "existing":
+        return None
+    project = Path(env_dir) / "project"
+    if not _looks_like_root(project):
+        return None
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return project.resolve() if head == commit else None
 
 
 def cache_dir() -> Path:
-    """Return the directory for generated and downloaded data (git-ignored)."""
-    return env_path("DLSYSBENCH_CACHE") or datasets_dir() / "cache"
+    """Return the directory for generated and downloaded data (git-ignored): the
+    checkout's ``datasets/cache`` (shared by every commit asv measures) unless
+    ``DLSYSBENCH_CACHE`` names another."""
+    return env_path("DLSYSBENCH_CACHE") or repo_root() / "datasets" / "cache"
 
 
 def reports_dir() -> Path:
