@@ -226,8 +226,23 @@ def test_dlrm_errors_name_the_file(tmp_path):
         read_dlrm_file(two)
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a torch file")
-    with pytest.raises(DlrmFormatError, match="junk.pt: torch.load failed"):
+    with pytest.raises(DlrmFormatError, match="junk.pt: it is not a file torch.save wrote"):
         read_dlrm_file(junk)
+
+
+def test_dlrm_file_of_numpy_arrays_or_empty_says_what_it_holds(tmp_path):
+    torch = pytest.importorskip("torch")
+    arrays = tmp_path / "arrays.pt"
+    torch.save((np.arange(16) % 5, np.arange(17), np.ones((2, 8), np.int64)), arrays)
+    with pytest.raises(DlrmFormatError) as err:
+        read_dlrm_file(arrays)
+    message = str(err.value)
+    assert "objects other than tensors" in message and "numpy" in message
+    assert "\x1b" not in message and "\n" not in message and "trust" not in message   # no torch advice, no escapes
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    with pytest.raises(DlrmFormatError, match="empty.pt: the file is empty"):
+        read_dlrm_file(empty)
 
 
 def test_stream_purposes_are_independent():

@@ -23,6 +23,8 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import pickle
+import re
 import zlib
 from pathlib import Path
 from typing import Any
@@ -48,14 +50,32 @@ def _open_payload(path: Path) -> Any:
             handle = io.BytesIO(gzip.decompress(raw.read())) if gzipped else raw
         except (OSError, EOFError, zlib.error) as err:
             raise DlrmFormatError(f"{path}: a damaged gzip file ({err})") from None
+        if not gzipped and path.stat().st_size == 0:
+            raise DlrmFormatError(f"{path}: the file is empty; expected a torch.save'd (indices, offsets, "
+                                  "lengths) tuple of integer tensors")
         try:
             return torch.load(handle, map_location="cpu", weights_only=True)
         except Exception as err:  # torch raises several types for a bad file
-            first = (str(err).strip().splitlines() or [""])[0]
-            if "weights_only" in first:  # torch's advice to load unsafely does not apply here
-                first = "not a file of tensors that torch.save wrote"
-            raise DlrmFormatError(f"{path}: torch.load failed ({type(err).__name__}: {first}); "
-                                  "expected a torch.save'd (indices, offsets, lengths) tuple") from err
+            raise DlrmFormatError(f"{path}: {_load_failure(err)}; expected a torch.save'd (indices, offsets, "
+                                  "lengths) tuple of integer tensors") from err
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _load_failure(err: Exception) -> str:
+    """What ``torch.load``'s ``err`` says of the file, in one line without terminal escapes:
+    objects other than tensors (numpy arrays; torch's advice to allow them does not apply to
+    a trace), bytes torch.save did not write, or torch's own first line."""
+    text = _ANSI.sub("", str(err))
+    first = (text.strip().splitlines() or [""])[0]
+    foreign = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+    if foreign:
+        return (f"it holds objects other than tensors ({foreign.group(1)}; numpy arrays? save torch tensors, "
+                "e.g. torch.from_numpy)")
+    if isinstance(err, (pickle.UnpicklingError, IndexError, EOFError)) or re.search(r"weights[ _]only", first, re.I):
+        return "it is not a file torch.save wrote"
+    return f"torch.load failed ({type(err).__name__}: {first})"
 
 
 def _as_numpy(value: Any, name: str, path: Path) -> np.ndarray:
