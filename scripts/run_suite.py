@@ -6,16 +6,23 @@ Results are saved under .asv/results/<machine>-<profile>/ for the checked-out co
 the same name, and a copy of the run in .asv/runs/ (asv overwrites a commit's results when
 it runs again; `make compare` and `make noise` read the copies). A failing benchmark does
 not lose the others' results; the exit status is asv's.
+
+One suite run at a time per checkout and machine: a second one exits 2 naming the first's
+pid. Ctrl-C, SIGTERM and SIGHUP stop asv (it gets SIGINT, so it also stops the benchmark it
+runs in its own process group), print one line and exit 128 + the signal's number.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -23,6 +30,123 @@ from impls.harness import cli, paths, registry  # noqa: E402
 from impls.harness.commands import check_settings  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+GRACE_S = 60.0
+
+
+def hold_run_lock(machine: str, folder: Path | None = None) -> IO[str]:
+    """Return the open file ``<folder>/run-<machine>.lock`` (folder: ``.asv/``, created if
+    missing), exclusively ``flock``-ed by this process, with this process's pid written in it.
+
+    The lock lasts while the file is open: close it when the run ends; the OS releases it
+    when the process dies, so a killed run leaves no stale lock. Raises ValueError with one
+    line, naming the other run's pid when its file records one, if another process holds it.
+    """
+    folder = folder if folder is not None else paths.asv_dir()
+    path = folder / f"run-{machine}.lock"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError as err:
+        raise ValueError(f"cannot create the suite's lock file {path}: {err.strerror}") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        recorded = handle.read().strip()
+        handle.close()
+        who = f" (pid {recorded})" if recorded.isdigit() else ""
+        raise ValueError(f"another suite run{who} is running for {machine} (it holds {path}); "
+                         "wait for it or stop it") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+class _Stopped(Exception):
+    """Raised in the main thread by a SIGTERM or SIGHUP handler; ``signum`` is the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def wait_for(start: Callable[[], subprocess.Popen], grace_s: float = GRACE_S) -> tuple[int, int | None]:
+    """Start the child with ``start()`` and wait for it; return ``(its exit status, the signal
+    that stopped this run or None)``.
+
+    Ctrl-C reaches the child from the terminal (one process group), so it is only waited for;
+    SIGTERM and SIGHUP, which reach this process alone, are forwarded to the child as SIGINT
+    (asv stops like on Ctrl-C and stops the benchmark it runs in its own process group; on
+    SIGTERM it would die at once and leave that benchmark running). A stopping child gets
+    ``grace_s`` seconds, then is killed; a second signal kills it at once. The child has
+    ended when this returns, and the previous handlers are back; an ignored signal (SIGHUP
+    under nohup) stays ignored.
+    """
+    pending: list[int] = []
+    armed = False
+
+    def stop(signum, frame):
+        pending.append(signum)
+        if armed:
+            raise _Stopped(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in STOP_SIGNALS:   # one ignored (nohup's SIGHUP) stays ignored
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, stop)
+    try:
+        child = start()   # a signal while it starts is only recorded, then acted on below
+        armed = True
+        try:
+            if pending:
+                raise _Stopped(pending[0])
+            return child.wait(), None
+        except KeyboardInterrupt:
+            signum = signal.SIGINT
+        except _Stopped as stopped:
+            signum = stopped.signum
+            armed = False   # a second signal while forwarding is only recorded
+            try:
+                child.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+            armed = True
+        try:
+            status = child.wait(timeout=grace_s)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt, _Stopped):
+            child.kill()
+            status = child.wait()
+        return status, int(signum)
+    finally:
+        armed = False
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def interrupted(signum: int, machine: str, commit: str, since: float) -> int:
+    """Print the one line saying what a run stopped by ``signum`` left behind; return its exit
+    status, 128 + ``signum``. ``since``: the run's start (``time.time()``, seconds), to count
+    the artifacts it wrote under ``<artifacts>/<machine>/<commit>/``."""
+    folder = paths.artifacts_root() / machine / commit
+    try:
+        written = sum(1 for file in folder.glob("*.json") if file.stat().st_mtime >= since - 1.0)
+    except OSError:
+        written = 0
+    left = (f"the {written} artifact(s) it wrote stay in {folder} and a report made now shows them "
+            "beside the older results" if written else "it wrote no artifacts")
+    try:
+        print(f"dlsysbench: interrupted: asv stopped; this run is not archived (make compare and make noise "
+              f"never see it) and asv saved no results from it for commit {commit[:12]} (it saves a commit's "
+              f"results only once all its benchmarks ran); {left}", file=sys.stderr, flush=True)
+    except OSError:   # SIGHUP: the terminal may be gone
+        pass
+    return 128 + signum
 
 
 def ensure_machine(machine: str) -> None:
@@ -64,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-report", action="store_true", help="run asv only")
     args = parser.parse_args(argv)
 
-    root, commit = paths.repo_root(), paths.git_commit()
+    commit = paths.git_commit()
     try:
         machine = machine_for_profile(paths.machine_name(), current_profile())
         # asv runs each benchmark's set-up in a temporary directory it deletes: a relative path
@@ -81,6 +205,19 @@ def main(argv: list[str] | None = None) -> int:
     if commit == "unknown":
         parser.error("no git commit to file results under: run inside a git checkout with a commit")
     print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}", flush=True)
+    try:
+        lock = hold_run_lock(machine)
+    except ValueError as err:
+        print(f"dlsysbench: error: {err}", file=sys.stderr)
+        return 2
+    with lock:
+        return _run(args, machine, commit, where)
+
+
+def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
+    """Run asv for ``commit`` on ``machine``, archive the run and render the report; return the
+    exit status (asv's, else the report's; 128 + the signal when a signal stopped the run)."""
+    root = paths.repo_root()
     ensure_machine(machine)
     command = [sys.executable, "-m", "asv", "run", "--python=same", "--set-commit-hash", commit,
                "--machine", machine, "--show-stderr"]
@@ -92,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     follower = threading.Thread(target=follow, args=(log, stop), daemon=True)
     follower.start()
-    started = time.monotonic()
+    started, since = time.monotonic(), time.time()
     # asv --python=same exports neither the commit nor the checkout to the benchmarks: without
     # these, artifacts went to the installed checkout under whatever commit it had checked out,
     # and the benchmarks imported the installed impls (asv passes only ASV_PYTHONPATH on)
@@ -103,22 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     for name in real_data:   # a missing real set is reported as missing, by its path as typed
         if os.environ.get(name):
             identity[name] = str(paths.typed_path(os.environ[name]))
-    child = subprocess.Popen(command, cwd=root, env={**os.environ, **identity})
+    env = {**os.environ, **identity}
     try:
-        status = child.wait()
-    except KeyboardInterrupt:   # Ctrl-C reached asv too (one process group): let it stop, then say so once
-        try:
-            child.wait(timeout=60)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            child.kill()
-            child.wait()
-        print("dlsysbench: interrupted: asv stopped; this run is not archived (make compare and make noise "
-              "never see it), and what asv saved before it stopped stays in .asv/results until the next run",
-              file=sys.stderr, flush=True)
-        return 130
+        status, signum = wait_for(lambda: subprocess.Popen(command, cwd=root, env=env), GRACE_S)
     finally:
         stop.set()
         follower.join(timeout=5)
+    if signum is not None:
+        return interrupted(signum, machine, commit, since)
     archive_run(paths.results_dir(), machine, commit)
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
 

@@ -1,0 +1,199 @@
+"""The suite's runner (scripts/run_suite.py) under signals and a second run: one run per
+checkout and machine, and a SIGTERM or SIGHUP stops asv instead of orphaning it.
+
+No asv runs here: a small Python script stands in for it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMIT = "ab" * 20
+
+# Stands in for asv: writes one artifact where the runner's environment says, says it is
+# ready with its pid, then sleeps; on SIGINT (asv's Ctrl-C) records it and ends, unless
+# "stubborn", which ignores SIGINT like a child stuck in a call.
+FAKE_ASV = textwrap.dedent("""
+    import os, signal, sys, time
+    from pathlib import Path
+
+    record, mode = Path(sys.argv[1]), sys.argv[2]
+
+    def on_int(signum, frame):
+        record.write_text("SIGINT")
+        sys.exit(1)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN if mode == "stubborn" else on_int)
+    folder = Path(os.environ["DLSYSBENCH_ARTIFACTS"], os.environ["DLSYSBENCH_MACHINE"], os.environ["ASV_COMMIT"])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "toy.json").write_text("{}")
+    (record.parent / "ready").write_text(str(os.getpid()))
+    time.sleep(60)
+""")
+
+# Runs the runner's main() with asv replaced by FAKE_ASV; as make reproduce does, in a
+# process whose SIGTERM and SIGHUP are Python's defaults.
+DRIVER = textwrap.dedent("""
+    import importlib.util, signal, subprocess, sys
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    script, fake, record, mode, grace = sys.argv[1:]
+    spec = importlib.util.spec_from_file_location("run_suite", script)
+    run_suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_suite)
+    real = subprocess.Popen
+    run_suite.subprocess.Popen = lambda command, **kw: real([sys.executable, fake, record, mode], **kw)
+    run_suite.ensure_machine = lambda machine: None
+    run_suite.archive_run = lambda *args: print("archived", flush=True)
+    run_suite.paths.git_commit = lambda short=False: "%s"
+    run_suite.GRACE_S = float(grace)
+    sys.exit(run_suite.main(["--no-report"]))
+""" % COMMIT)
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    """A machine name of this test's own (DLSYSBENCH_MACHINE); its lock and progress log in
+    .asv/ are removed afterwards. Returns the suite's machine name (``-smoke`` added)."""
+    name = f"sigtest{os.getpid()}x{time.monotonic_ns() % 10**6}"
+    monkeypatch.setenv("DLSYSBENCH_MACHINE", name)
+    yield f"{name}-smoke"
+    for leftover in (f"run-{name}-smoke.lock", f"progress-{name}-smoke.log"):
+        (ROOT / ".asv" / leftover).unlink(missing_ok=True)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _wait_for_file(path: Path, process: subprocess.Popen, timeout_s: float = 120.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text():
+            return path.read_text()
+        if process.poll() is not None:
+            out, err = process.communicate()
+            raise AssertionError(f"exited {process.returncode} before {path.name}: {out}{err}")
+        time.sleep(0.2)
+    raise AssertionError(f"no {path.name} after {timeout_s} s")
+
+
+def test_a_second_run_for_the_same_machine_is_refused_naming_the_first_runs_pid(
+        machine, monkeypatch, load_script, capsys):
+    """Two runs at once garbled each other's progress, lost an archive and timed each other's
+    load; the second one now stops before asv with one line naming the first's pid."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import importlib.util, sys
+            spec = importlib.util.spec_from_file_location("run_suite", {str(ROOT / "scripts" / "run_suite.py")!r})
+            run_suite = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(run_suite)
+            lock = run_suite.hold_run_lock({machine!r})
+            print("held", flush=True)
+            sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = holder.stdout.readline()
+        assert line == "held\n", holder.stderr.read() if holder.poll() is not None else line
+        run_suite = load_script("run_suite")
+        started = []
+        monkeypatch.setattr(run_suite.subprocess, "Popen", lambda command, **_: started.append(command))
+        monkeypatch.setattr(run_suite, "ensure_machine", lambda name: None)
+        monkeypatch.setattr(run_suite.paths, "git_commit", lambda short=False: COMMIT)
+        assert run_suite.main(["--no-report"]) == 2
+        assert started == []
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("dlsysbench: error: "), err
+        assert f"another suite run (pid {holder.pid}) is running for {machine}" in err
+        assert f"run-{machine}.lock" in err and "wait for it or stop it" in err
+    finally:
+        holder.kill()
+        holder.communicate()
+    # the holder died without unlocking: the OS released its lock, nothing stale is left
+    with run_suite.hold_run_lock(machine) as lock:
+        assert Path(lock.name).read_text() == f"{os.getpid()}\n"
+
+
+def test_a_finished_run_releases_its_lock(machine, monkeypatch, load_script):
+    run_suite = load_script("run_suite")
+
+    class FakeAsv:
+        def __init__(self, command, **_):
+            pass
+
+        def wait(self, timeout=None):
+            lock = ROOT / ".asv" / f"run-{machine}.lock"
+            assert lock.read_text() == f"{os.getpid()}\n", "asv started without the run's lock"
+            return 0
+
+    monkeypatch.setattr(run_suite.subprocess, "Popen", FakeAsv)
+    monkeypatch.setattr(run_suite, "ensure_machine", lambda name: None)
+    monkeypatch.setattr(run_suite, "archive_run", lambda *args: None)
+    monkeypatch.setattr(run_suite.paths, "git_commit", lambda short=False: COMMIT)
+    assert run_suite.main(["--no-report"]) == 0
+    assert run_suite.main(["--no-report"]) == 0   # the first one's lock is gone with it
+
+
+@pytest.mark.parametrize("signum, mode", [(signal.SIGTERM, "obliging"), (signal.SIGHUP, "stubborn")])
+def test_a_terminated_run_stops_asv_says_so_once_and_exits_128_plus_the_signal(
+        signum, mode, machine, tmp_path):
+    """A SIGTERM used to end the runner alone (exit 143, nothing said) while asv ran on with
+    no parent. asv now gets SIGINT (it stops its benchmark's process group on that, not on
+    SIGTERM); one that does not stop within the grace period is killed."""
+    fake, driver, record = tmp_path / "fake_asv.py", tmp_path / "driver.py", tmp_path / "signal.txt"
+    fake.write_text(FAKE_ASV)
+    driver.write_text(DRIVER)
+    env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path / "artifacts")}
+    run = subprocess.Popen([sys.executable, str(driver), str(ROOT / "scripts" / "run_suite.py"), str(fake),
+                            str(record), mode, "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    child = None
+    try:
+        child = int(_wait_for_file(tmp_path / "ready", run))
+        run.send_signal(signum)
+        run.wait(timeout=60)   # asv, orphaned, would hold the pipes open: look before reading them
+        orphaned = not _gone(child)
+        if orphaned:
+            os.kill(child, signal.SIGKILL)
+        out, err = run.communicate(timeout=30)
+        assert not orphaned, f"asv outlived the runner (exit {run.returncode}): {err}"
+        assert run.returncode == 128 + signum, (run.returncode, out, err)
+        assert record.exists() == (mode == "obliging")   # the obliging one got SIGINT, the stubborn one was killed
+        assert "archived" not in out
+        assert err.count("\n") == 1 and err.startswith("dlsysbench: interrupted: "), err
+        assert "not archived" in err and f"for commit {COMMIT[:12]}" in err
+        assert f"the 1 artifact(s) it wrote stay in {tmp_path / 'artifacts' / machine / COMMIT}" in err
+        assert "stays in .asv/results" not in err
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+        if child is not None and not _gone(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_an_ignored_sighup_stays_ignored_and_handlers_come_back(load_script):
+    """Under nohup the run must survive the terminal's hangup; after the wait the process's
+    own handlers are back."""
+    run_suite = load_script("run_suite")
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    term = signal.getsignal(signal.SIGTERM)
+    try:
+        assert run_suite.wait_for(lambda: subprocess.Popen([sys.executable, "-c", "pass"]), 5.0) == (0, None)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is term
+    finally:
+        signal.signal(signal.SIGHUP, before)
