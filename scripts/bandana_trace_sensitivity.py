@@ -93,14 +93,16 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.table.startswith("bandana-") or args.table not in registry.manifests():
         parser.error(f"--table {args.table!r} is no bandana-* dataset")
-    base = registry.recipe_params(registry.manifests()[args.table], args.profile)
-    if not isinstance(base.get(args.param), (int, float)) or isinstance(base.get(args.param), bool):
-        numeric = sorted(k for k, v in base.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
-        parser.error(f"--param {args.param!r} is no numeric parameter of {args.table}; expected one of "
-                     f"{', '.join(numeric)}")
+    shape = registry.manifests()[args.table].spec.get("params", {})    # the assumptions, not the sizes
+    numeric = sorted(k for k, v in shape.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+    if args.param not in numeric:
+        parser.error(f"--param {args.param!r} is no numeric shape parameter of {args.table} ([synthetic.params]); "
+                     f"expected one of {', '.join(numeric)}")
     if any(not (np.isfinite(v) and v >= 0) for v in args.values):
         parser.error("--values must be finite and >= 0")
-    values = [type(base[args.param])(v) for v in args.values]
+    if isinstance(shape[args.param], int) and any(v != int(v) for v in args.values):
+        parser.error(f"--param {args.param} takes whole numbers; got {', '.join(f'{v:g}' for v in args.values)}")
+    values = [type(shape[args.param])(v) for v in args.values]
     import os
 
     from impls.harness import grid

@@ -98,19 +98,36 @@ def test_the_lock_sees_a_changed_value_and_names_its_readers_but_not_comments(lo
         ("fio_sweep.full", "added"), ("gone_table.smoke", "removed")]
 
 
-def test_importing_benchmarks_names_the_checkout(tmp_path):
+def test_importing_benchmarks_names_the_checkout_without_touching_the_environment(tmp_path):
     """asv --python=same runs setup_cache in a scratch directory without ASV_CONF_DIR; the
-    package, imported from the checkout, tells impls where the checkout is."""
+    package, imported from the checkout, tells impls where the checkout is (after the
+    variables and the current directory, before where impls is installed), and sets no
+    variable that other processes, or tests building their own checkouts, would inherit."""
+    other = tmp_path / "other-checkout"
+    (other / "impls").mkdir(parents=True)
+    (other / "asv.conf.json").write_text("{}")
+    elsewhere = tmp_path / "scratch"
+    elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("DLSYSBENCH_ROOT", "ASV_CONF_DIR")}
     env["PYTHONPATH"] = str(ROOT)
-    code = "import os, benchmarks; print(os.environ.get('DLSYSBENCH_ROOT'))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+    code = ("import os, sys, benchmarks; from pathlib import Path; from impls.harness import paths; "
+            "print(os.environ.get('DLSYSBENCH_ROOT')); print(paths.repo_root()); "
+            "paths.set_benchmarks_root(Path(sys.argv[1])); print(paths.repo_root())")
+    out = subprocess.run([sys.executable, "-c", code, str(other)], cwd=elsewhere, env=env, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str(ROOT)
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**env, "DLSYSBENCH_ROOT": str(tmp_path)},
-                         capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == str(tmp_path), "a root the user set is kept"
+    variable, root, named_first = out.stdout.split()
+    assert variable == "None"                         # nothing inherited by children or later tests
+    assert root == str(ROOT)
+    assert named_first == str(ROOT)                   # the first checkout named is kept
+    out = subprocess.run([sys.executable, "-c", code, str(other)], cwd=elsewhere,
+                         env={**env, "DLSYSBENCH_ROOT": str(other)}, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split()[1] == str(other.resolve()), "a root the user set comes first"
+    named = ("import sys; from pathlib import Path; from impls.harness import paths; "
+             "paths.set_benchmarks_root(Path(sys.argv[1])); print(paths.repo_root())")
+    out = subprocess.run([sys.executable, "-c", named, str(other)], cwd=elsewhere, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.strip() == str(other.resolve()), "the benchmarks' checkout before where impls lives"
 
 
 def test_asv_records_the_code_each_track_reads():

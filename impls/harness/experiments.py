@@ -146,7 +146,9 @@ def _module_file(module: str) -> Path | str | None:
         search = spec.submodule_search_locations
     if len(parts) == 1:
         return Path(origin) if origin else None
-    folders = [Path(p) for p in (search or [])]
+    if search is None:          # a plain module: what its attributes hold (os.path) is known by importing
+        return None
+    folders = [Path(p) for p in search]
     for i, part in enumerate(parts[1:], start=2):
         last = i == len(parts)
         packages = [f / part for f in folders if (f / part).is_dir()]
@@ -159,16 +161,18 @@ def _module_file(module: str) -> Path | str | None:
                         return folder / f"{part}{suffix}"
             return None if packages else ".".join(parts[:i])     # a namespace package: no file
         if not packages:
-            return ".".join(parts[:i])
+            plain = any((f / f"{part}{suffix}").is_file() for f in folders for suffix in importlib.machinery.all_suffixes())
+            return None if plain else ".".join(parts[:i])
         folders = packages
     return None
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:
-    """Every name bound at the top level of ``tree`` (def, class, assignment, import), and
-    ``*`` when it imports ``*`` or defines a module ``__getattr__`` (then any name may exist)."""
+    """Every name bound at the top level of ``tree`` (def, class, assignment, import), also
+    inside its top-level ``if``/``try``/``with``/loop blocks, and ``*`` when it imports ``*``
+    or defines a module ``__getattr__`` (then any name may exist)."""
     names: set[str] = set()
-    for node in tree.body:
+    for node in _module_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -179,6 +183,21 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     if "*" in names or "__getattr__" in names:
         return names | {"*"}
     return names
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` and, recursively, of its compound statements' blocks
+    (``if``, ``try``, ``with``, ``for``, ``while``), which run at module level too; not the
+    bodies of functions or classes."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        blocks = [getattr(node, key, None) or [] for key in ("body", "orelse", "finalbody")]
+        blocks += [handler.body for handler in getattr(node, "handlers", None) or []]
+        for block in blocks:
+            if isinstance(block, list):
+                yield from _module_level(block)
 
 
 def _reference(name: str, field: str, target: str) -> Callable:

@@ -20,14 +20,32 @@ def _looks_like_root(path: Path) -> bool:
     return (path / _MARKER).is_file() and (path / "impls").is_dir()
 
 
+_BENCHMARKS_ROOT: list[Path] = []   # the checkout the benchmarks were imported from (see set_benchmarks_root)
+
+
+def set_benchmarks_root(root: Path) -> None:
+    """Name ``root`` as the checkout the asv benchmarks were imported from, when it is one:
+    :func:`repo_root` takes it after the variables and the current directory, before the
+    place ``impls`` is installed (asv runs ``setup_cache`` in a scratch directory, and under
+    ``--python=same`` without ``ASV_CONF_DIR``). Sets no environment variable, so that no
+    other process or test inherits it."""
+    root = Path(root).resolve()
+    if _looks_like_root(root) and root not in _BENCHMARKS_ROOT:
+        _BENCHMARKS_ROOT.append(root)
+        repo_root.cache_clear()
+
+
 @functools.cache
 def repo_root() -> Path:
-    """Return the checkout's root directory (absolute)."""
+    """Return the checkout's root directory (absolute): ``DLSYSBENCH_ROOT``, else
+    ``ASV_CONF_DIR``, else the checkout holding the current directory, else the one the
+    benchmarks were imported from (:func:`set_benchmarks_root`), else the one holding
+    ``impls``."""
     for var in ("DLSYSBENCH_ROOT", "ASV_CONF_DIR"):
         value = os.environ.get(var)
         if value and (Path(value) / _MARKER).is_file():
             return Path(value).resolve()
-    for start in (Path.cwd(), Path(__file__).resolve().parent):
+    for start in (Path.cwd(), *_BENCHMARKS_ROOT[:1], Path(__file__).resolve().parent):
         for candidate in (start, *start.parents):
             if _looks_like_root(candidate):
                 return candidate
@@ -248,9 +266,12 @@ def uncommitted_code() -> list[str]:
     """The files under ``impls/`` and ``benchmarks/`` whose working copy differs from the
     commit (what a run measures beyond :func:`git_commit`): tracked files edited, and files git
     does not track nor ignore (a new engine module); paths relative to the checkout's root,
-    sorted; [] when clean or git is absent."""
+    sorted; [] when clean or git is absent. Under ``asv run A..B`` the code measured is asv's
+    clean checkout of the commit (:func:`measured_checkout`), and only ``benchmarks/``, which
+    asv takes from the working tree, is listed."""
+    folders = ["benchmarks"] if measured_checkout() is not None else ["impls", "benchmarks"]
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "impls", "benchmarks"],
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *folders],
                              cwd=repo_root(), capture_output=True, text=True, check=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError, RuntimeError):
         return []

@@ -200,9 +200,8 @@ def parse_manifest(path: Path) -> Manifest:
             shaped = [k for k in sized if k in spec.get("params", {})]
             if shaped:
                 raise _fail(path, text, rf"\[synthetic\.profiles\.{re.escape(profile)}\]",
-                            f"[synthetic.profiles.{profile}] sets {shaped[0]!r}, which [synthetic.params] sets: a "
-                            "profile sizes a set, its shape is the same at every profile (a parameter that must "
-                            "differ goes in each profile's table, and the manifest says why)")
+                            f"[synthetic.profiles.{profile}] overrides {shaped[0]!r} of [synthetic.params]: "
+                            "a profile sizes a set, and [synthetic.params] is its shape, the same at every profile")
     else:
         _check_callable_ref(_require(spec, "loader", str, path, text, kind), "loader", path, text)
         if "also_reads" in spec:

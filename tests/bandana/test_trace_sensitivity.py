@@ -37,6 +37,15 @@ def test_an_unknown_parameter_is_refused_naming_the_known_ones():
     done = subprocess.run([sys.executable, str(SCRIPT), "--param", "nosie", "--values", "1"],
                           capture_output=True, text=True)
     assert done.returncode == 2
-    assert "--param 'nosie' is no numeric parameter of bandana-user" in done.stderr
+    assert "--param 'nosie' is no numeric shape parameter of bandana-user" in done.stderr
     assert "noise" in done.stderr and "Traceback" not in done.stderr
 
+
+
+def test_sizes_and_fractions_of_a_whole_number_parameter_are_refused():
+    sizes = subprocess.run([sys.executable, str(SCRIPT), "--param", "num_vectors", "--values", "5"],
+                           capture_output=True, text=True)
+    assert sizes.returncode == 2 and "no numeric shape parameter" in sizes.stderr   # a size is no assumption
+    fraction = subprocess.run([sys.executable, str(SCRIPT), "--param", "dim", "--values", "0.5", "2"],
+                              capture_output=True, text=True)
+    assert fraction.returncode == 2 and "takes whole numbers" in fraction.stderr

@@ -53,3 +53,16 @@ def test_a_checkout_at_another_commit_is_not_used(asv_env, monkeypatch):
 def test_python_same_reads_the_working_tree(asv_env, monkeypatch):
     monkeypatch.setenv("ASV_ENV_TYPE", "existing")
     assert paths.datasets_dir() == paths.repo_root() / "datasets"
+
+
+def test_a_commit_asv_checked_out_is_not_labelled_with_the_working_trees_engine_edits(asv_env, monkeypatch):
+    assert paths.measured_checkout() is not None        # found (and cached) before git is faked below
+    calls = []
+
+    def status(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout="", stderr="")
+
+    monkeypatch.setattr(paths.subprocess, "run", status)
+    paths.uncommitted_code()
+    assert calls and calls[-1][-1] == "benchmarks" and "impls" not in calls[-1]

@@ -92,7 +92,7 @@ def test_unknown_dataset_lists_known_ones(manifests_dir):
     # a profile sizes a set; a shape parameter set per profile (chosen for each size's result) is refused
     ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n[synthetic.params]\nnoise = 0.75\n'
      '[synthetic.profiles.smoke]\nrows = 1\nnoise = 1.25\n',
-     r"\[synthetic.profiles.smoke\] sets 'noise', which \[synthetic.params\] sets", 7),
+     r"\[synthetic.profiles.smoke\] overrides 'noise' of \[synthetic.params\]", 7),
 ])
 def test_bad_manifest_names_file_line_and_expectation(tmp_path, text, message, line):
     path = write(tmp_path, "bad", text)

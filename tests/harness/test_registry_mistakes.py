@@ -276,6 +276,29 @@ def test_a_static_reference_check_agrees_with_the_import(tmp_path, registry):
         assert experiments.reference_problem(name) == imported, run
 
 
+def test_the_static_check_finds_what_only_runs_at_module_level_or_lives_in_a_plain_module(tmp_path, registry,
+                                                                                         monkeypatch):
+    # a function defined in a try/except at the top of its module, and an attribute of a plain
+    # module (os.path), are found by the import; the static check must not call them broken
+    package = tmp_path / "refprobe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fallback.py").write_text("try:\n    import no_such_module_here\nexcept ImportError:\n"
+                                         "    def run(sizes, **kw):\n        return {}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    catalog = tmp_path / "catalog.toml"
+    for i, run in enumerate(["refprobe.fallback:run", "os.path:join", "refprobe.fallback:walk"]):
+        name = f"demo.static{i}"
+        catalog.write_text(_table(name, run=run))
+        experiments.declare_file(catalog)
+        try:
+            experiments.get(name).function()
+            imported = None
+        except experiments.ExperimentError as err:
+            imported = str(err)
+        assert experiments.reference_problem(name) == imported, run
+
+
 # -- 9. a declared figure nothing draws -------------------------------------------------------
 
 def test_a_declared_figure_nothing_draws_says_where_its_drawing_is_looked_for(monkeypatch):

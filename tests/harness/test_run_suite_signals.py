@@ -150,9 +150,10 @@ def test_a_finished_run_releases_its_lock(machine, monkeypatch, load_script):
 @pytest.mark.parametrize("signum, mode", [(signal.SIGTERM, "obliging"), (signal.SIGHUP, "stubborn")])
 def test_a_terminated_run_stops_asv_says_so_once_and_exits_128_plus_the_signal(
         signum, mode, machine, tmp_path):
-    """A SIGTERM used to end the runner alone (exit 143, nothing said) while asv ran on with
-    no parent. asv now gets SIGINT (it stops its benchmark's process group on that, not on
-    SIGTERM); one that does not stop within the grace period is killed."""
+    """A SIGTERM or SIGHUP to the runner ends asv too, never leaving it running with no
+    parent: asv gets SIGINT (it stops its benchmark's process group on that, not on
+    SIGTERM), and one that does not stop within the grace period is killed; the runner says
+    so in one line and exits 128 + the signal."""
     fake, driver, record = tmp_path / "fake_asv.py", tmp_path / "driver.py", tmp_path / "signal.txt"
     fake.write_text(FAKE_ASV)
     driver.write_text(DRIVER)
