@@ -1,4 +1,5 @@
-"""What this machine can run: fio, O_DIRECT on the NVM target, CUDA, NVML.
+"""What this machine can run: fio, O_DIRECT on the NVM target, CUDA, NVML; and how many
+CPUs this process may use (:func:`effective_cpus`: affinity and cgroup CPU quota).
 
 Each check returns a :class:`Capability` with the reason when it is missing.
 Benchmarks call :func:`require` in ``setup``; it raises ``NotImplementedError``,
@@ -9,8 +10,10 @@ from __future__ import annotations
 import dataclasses
 import errno
 import functools
+import math
 import mmap
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -36,7 +39,21 @@ class Capability:
         return dataclasses.asdict(self)
 
 
+# fio 3.0 is the first to report latencies in nanoseconds (clat_ns), which the JSON parser reads
+FIO_MIN_MAJOR = 3
+_FIO_VERSION = re.compile(r"fio-(\d+)\.(\d+)")
+
+
+def fio_version_tuple(version: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of a ``fio --version`` line (``fio-3.28``, ``fio-3.36-12-gabc``), or
+    None when it names no version this can read."""
+    found = _FIO_VERSION.search(version or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 def check_fio() -> Capability:
+    """fio on PATH that runs and is 3.0 or newer; one whose version cannot be read is taken
+    as usable, its detail saying the version is unknown."""
     exe = shutil.which("fio")
     if exe is None:
         return Capability("fio", False, "fio is not installed (Debian: apt-get install fio)")
@@ -46,6 +63,13 @@ def check_fio() -> Capability:
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError) as err:
         return Capability("fio", False, f"fio at {exe} does not run: {err}")
+    parsed = fio_version_tuple(version)
+    shown = " ".join(version.split()) or "no version"
+    if parsed is None:
+        return Capability("fio", True, "", f"{shown} at {exe} (version unknown: expected fio-MAJOR.MINOR)")
+    if parsed[0] < FIO_MIN_MAJOR:
+        return Capability("fio", False, f"fio at {exe} is {shown}; the suite needs fio {FIO_MIN_MAJOR}.0 or newer "
+                          "(its JSON reports latencies in ns from 3.0 on): install a newer fio")
     return Capability("fio", True, "", version)
 
 
@@ -176,16 +200,41 @@ def mount_of(path: Path) -> dict | None:
     return best
 
 
+def _one_line(err: BaseException) -> str:
+    return f"{type(err).__name__}: {' '.join(str(err).split())}"
+
+
+def cuda_visible_devices() -> str | None:
+    """``CUDA_VISIBLE_DEVICES`` as set (``""`` hides every GPU), or None when unset."""
+    return os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
 def check_cuda() -> Capability:
+    """A CUDA device torch can use: available with ``device_count() > 0`` and a name that
+    can be read. Any error of that query is a missing capability with its one-line reason,
+    never an exception; the reason (or the detail) names ``CUDA_VISIBLE_DEVICES`` when set."""
     try:
         import torch
     except ImportError as err:
         return Capability("cuda", False, f"torch does not import: {err}")
-    if not torch.cuda.is_available():
-        built = torch.version.cuda
-        why = "no CUDA device" if built else "torch is a CPU-only build"
-        return Capability("cuda", False, f"needs CUDA: {why}")
-    return Capability("cuda", True, "", torch.cuda.get_device_name(0))
+    visible = cuda_visible_devices()
+    setting = "" if visible is None else f"CUDA_VISIBLE_DEVICES={visible!r}"
+    hint = "" if visible is None else f" with {setting} (unset it, or list a GPU in it)"
+    try:
+        available = torch.cuda.is_available()
+        count = torch.cuda.device_count() if available else 0
+        name = torch.cuda.get_device_name(0) if count > 0 else None
+    except Exception as err:  # noqa: BLE001 - a driver or runtime refusing the query: missing, said why
+        return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
+    if name is None:
+        if not torch.version.cuda:
+            why = "torch is a CPU-only build"
+        elif available:
+            why = "torch reports CUDA available but no device (device_count() is 0)"
+        else:
+            why = "no CUDA device"
+        return Capability("cuda", False, f"needs CUDA: {why}{hint}")
+    return Capability("cuda", True, "", name + (f" ({setting})" if setting else ""))
 
 
 def check_nvml() -> Capability:
@@ -219,6 +268,88 @@ def check_real_amazon670k() -> Capability:
 
     reason = real_data_reason("slide-amazon670k-real")
     return Capability("real_amazon670k", reason is None, reason or "")
+
+
+# ----------------------------------------------------------------------------- CPUs
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_SELF_CGROUP = Path("/proc/self/cgroup")
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _positive(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def _quota_v2(cpu_max: str | None) -> float | None:
+    """CPUs of a cgroup v2 ``cpu.max`` ("QUOTA PERIOD"; QUOTA "max": none); None when none or malformed."""
+    fields = (cpu_max or "").split()
+    if len(fields) not in (1, 2) or fields[0] == "max":
+        return None
+    quota, period = _positive(fields[0]), _positive(fields[1] if len(fields) == 2 else "100000")
+    return quota / period if quota and period else None
+
+
+def _quota_v1(quota_us: str | None, period_us: str | None) -> float | None:
+    """CPUs of cgroup v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` (quota -1: none); None
+    when none, missing or malformed."""
+    quota, period = _positive((quota_us or "").strip()), _positive((period_us or "").strip())
+    return quota / period if quota and period else None
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup path per controller, from ``/proc/self/cgroup`` ("" is cgroup v2)."""
+    found: dict[str, str] = {}
+    for line in (_read_text(PROC_SELF_CGROUP) or "").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(",") if parts[1] else [""]:
+                found[controller] = parts[2].strip()
+    return found
+
+
+def _up_to_root(base: Path, relative: str | None) -> list[Path]:
+    """``base / relative`` and each folder above it up to ``base`` (just ``base`` when
+    ``relative`` is unknown or leaves it)."""
+    parts = [p for p in (relative or "").split("/") if p and p not in (".", "..")]
+    return [base.joinpath(*parts[:n]) for n in range(len(parts), -1, -1)]
+
+
+def cpu_quota() -> float | None:
+    """The cgroup CPU quota on this process, in CPUs (quota / period, e.g. 1.5): the smallest
+    of its cgroup's and its ancestors' (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us`` /
+    ``cpu.cfs_period_us``); None when none is set. A file missing, unreadable or malformed
+    counts as no quota."""
+    own = _own_cgroups()
+    quotas = [_quota_v2(_read_text(d / "cpu.max")) for d in _up_to_root(CGROUP_ROOT, own.get(""))]
+    for mount in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):
+        for d in _up_to_root(CGROUP_ROOT / mount, own.get("cpu")):
+            quotas.append(_quota_v1(_read_text(d / "cpu.cfs_quota_us"), _read_text(d / "cpu.cfs_period_us")))
+    quotas = [q for q in quotas if q is not None]
+    return min(quotas) if quotas else None
+
+
+def effective_cpus() -> int:
+    """How many CPUs this process may keep busy (>= 1): those of its affinity mask
+    (``os.cpu_count()`` where the OS has none), capped by the cgroup CPU quota rounded up
+    (:func:`cpu_quota`)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = 0
+    cpus = cpus or os.cpu_count() or 1
+    quota = cpu_quota()
+    return min(cpus, max(1, math.ceil(quota - 1e-9))) if quota is not None else cpus
 
 
 CHECKS = {"fio": check_fio, "o_direct": check_o_direct, "cuda": check_cuda, "nvml": check_nvml,

@@ -29,17 +29,34 @@ def _read(path: str) -> str | None:
         return None
 
 
+def _cpu_model(cpuinfo: str) -> str:
+    """The CPU's name: ``/proc/cpuinfo``'s "model name", else (ARM) its "Model", "Hardware" or
+    "CPU part", else what :mod:`platform` says; "unknown" when nothing names it."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if value.strip():
+            fields.setdefault(key.strip(), value.strip())
+    machine = platform.machine()
+    for key in ("model name", "Model", "Hardware"):
+        if fields.get(key):
+            return fields[key]
+    if fields.get("CPU part"):
+        return f"{machine or 'CPU'} (CPU part {fields['CPU part']})"
+    return platform.processor() or machine or "unknown"
+
+
 def host_info() -> dict:
-    """Return CPU model, logical/physical cores, RAM (bytes), OS, kernel and Python."""
-    cpu_model, physical = platform.processor() or "unknown", set()
+    """Return CPU model, logical/physical cores, the CPUs usable here (``cores_usable``:
+    affinity capped by the cgroup quota, :func:`capabilities.effective_cpus`) and the quota in
+    CPUs (``cpu_quota``, None when none is set), RAM (bytes), OS, kernel and Python."""
+    physical = set()
     cpuinfo = _read("/proc/cpuinfo") or ""
     physical_id = "0"
     for line in cpuinfo.splitlines():
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
-        if key == "model name":
-            cpu_model = value
-        elif key == "physical id":
+        if key == "physical id":
             physical_id = value
         elif key == "core id":
             physical.add((physical_id, value))
@@ -47,11 +64,13 @@ def host_info() -> dict:
     for line in (_read("/proc/meminfo") or "").splitlines():
         if line.startswith("MemTotal:"):
             ram_bytes = int(line.split()[1]) * 1024
+    quota = capabilities.cpu_quota()
     return {
-        "cpu_model": cpu_model,
+        "cpu_model": _cpu_model(cpuinfo),
         "cores_logical": os.cpu_count(),
         "cores_physical": len(physical) or None,
-        "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cores_usable": capabilities.effective_cpus(),
+        "cpu_quota": None if quota is None else round(quota, 3),
         "ram_bytes": ram_bytes,
         "os": platform.platform(),
         "kernel": platform.release(),
@@ -100,21 +119,38 @@ def nvm_target_info(target: Path | None = None) -> dict:
     return info
 
 
+def _hidden_note(torch_cuda_build: str | None, torch_imported: bool) -> str:
+    """Why a GPU NVML lists is not one this process's torch can use."""
+    visible = capabilities.cuda_visible_devices()
+    if visible is not None:
+        return f"hidden by CUDA_VISIBLE_DEVICES={visible!r}"
+    if not torch_imported:
+        return "not usable: torch does not import"
+    return "not usable: torch is a CPU-only build" if not torch_cuda_build else "not visible to torch"
+
+
 def gpu_info() -> dict:
-    """Return GPU model(s) and memory (bytes), driver and CUDA version, via torch and NVML."""
+    """Return GPU model(s) and memory (bytes), driver and CUDA version, via torch and NVML.
+
+    ``available`` is True only when torch can use a device (``device_count() > 0``); a
+    failing device query leaves it False. ``devices`` are torch's devices, else NVML's, each
+    of those marked ``"visible": False`` with why in its name (e.g. "hidden by
+    CUDA_VISIBLE_DEVICES=''"): present on the machine, not usable by this run."""
     info: dict = {"available": False, "devices": [], "driver": None, "cuda_version": None,
                   "torch_cuda_build": None}
+    torch_imported = False
     try:
         import torch
 
+        torch_imported = True
         info["torch_cuda_build"] = torch.version.cuda
-        if torch.cuda.is_available():
-            info["available"] = True
-            info["cuda_version"] = torch.version.cuda
+        if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+            devices = []
             for index in range(torch.cuda.device_count()):
                 props = torch.cuda.get_device_properties(index)
-                info["devices"].append({"name": props.name, "memory_bytes": props.total_memory})
-    except ImportError:
+                devices.append({"name": props.name, "memory_bytes": props.total_memory})
+            info.update(available=True, cuda_version=torch.version.cuda, devices=devices)
+    except Exception:  # noqa: BLE001 - no torch, or a driver refusing the query: no usable device
         pass
     try:
         import pynvml
@@ -123,11 +159,13 @@ def gpu_info() -> dict:
         try:
             info["driver"] = pynvml.nvmlSystemGetDriverVersion()
             if not info["devices"]:
+                note = _hidden_note(info["torch_cuda_build"], torch_imported)
                 for index in range(pynvml.nvmlDeviceGetCount()):
                     handle = pynvml.nvmlDeviceGetHandleByIndex(index)
                     info["devices"].append({
-                        "name": pynvml.nvmlDeviceGetName(handle),
+                        "name": f"{pynvml.nvmlDeviceGetName(handle)} ({note})",
                         "memory_bytes": pynvml.nvmlDeviceGetMemoryInfo(handle).total,
+                        "visible": False,
                     })
         finally:
             pynvml.nvmlShutdown()
@@ -182,22 +220,35 @@ def _size(n: int | None) -> str:
     return str(n)
 
 
+def _shown(value) -> str:
+    """A table cell: "?" for a value not known (None)."""
+    return "?" if value is None else str(value)
+
+
+def cores_text(host: dict) -> str:
+    """E.g. "16 logical, 8 physical, 2 usable (cgroup quota 1.5 CPUs)": "?" where not known."""
+    text = (f"{_shown(host.get('cores_logical'))} logical, {_shown(host.get('cores_physical'))} physical, "
+            f"{_shown(host.get('cores_usable'))} usable")
+    quota = host.get("cpu_quota")
+    return text + (f" (cgroup quota {quota:g} CPUs)" if isinstance(quota, (int, float)) else "")
+
+
 def format_table(fp: dict) -> str:
     """Return the fingerprint as an aligned two-column text table plus the can/cannot list."""
     host, target, gpu = fp["host"], fp["nvm_target"], fp["gpu"]
     rows = [
         ("machine", fp["machine"]), ("commit", fp["commit"][:12]), ("profile", fp["profile"]),
-        ("CPU", host["cpu_model"]),
-        ("cores", f"{host['cores_logical']} logical, {host['cores_physical']} physical"),
+        ("CPU", _shown(host.get("cpu_model"))),
+        ("cores", cores_text(host)),
         ("RAM", _size(host["ram_bytes"])), ("OS", host["os"]), ("Python", host["python"]),
         ("NVM target", target["path"]),
-        ("  filesystem", f"{target['filesystem']} on {target['device']}"),
-        ("  rotational", target["rotational"]),
-        ("  block size", f"{target['logical_block_size']} logical / "
-                         f"{target['physical_block_size']} physical"),
+        ("  filesystem", f"{target['filesystem']} on {target['device'] or '?'}"),
+        ("  rotational", _shown(target["rotational"])),
+        ("  block size", f"{_shown(target['logical_block_size'])} logical / "
+                         f"{_shown(target['physical_block_size'])} physical"),
         ("  free", _size(target["free_bytes"])),
         ("GPU", ", ".join(d["name"] for d in gpu["devices"]) or "none"),
-        ("  driver / CUDA", f"{gpu['driver']} / {gpu['cuda_version']}"),
+        ("  driver / CUDA", f"{_shown(gpu['driver'])} / {_shown(gpu['cuda_version'])}"),
     ]
     rows += [(f"pkg {name}", version or "not installed") for name, version in fp["packages"].items()]
     width = max(len(key) for key, _ in rows)

@@ -255,7 +255,11 @@ def _load(path: Path) -> tuple[bool, Any]:
 # ----------------------------------------------------------------------------- executors
 
 def usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """How many CPUs this process may keep busy (>= 1): its affinity capped by the cgroup CPU
+    quota (:func:`impls.harness.capabilities.effective_cpus`); the local cluster's worker count."""
+    from impls.harness.capabilities import effective_cpus
+
+    return effective_cpus()
 
 
 _ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?(\[[0-9a-f:.%\w]+\]|[^\s:/\[\]]+):\d+", re.IGNORECASE)

@@ -209,7 +209,8 @@ def characterize_device(
     Returns ``{"fio_version", "target" (see prepare_target), "sizes" (as used),
     "primary_engine", "points" (FioPoint dicts: IO/s, bytes/s, microseconds),
     "skipped_engines" ({engine: reason}), "ceiling" (see pick_ceiling)}``.
-    Raises FioNotFoundError without fio, FioError when no engine works or a run fails.
+    Raises FioNotFoundError without fio, NotImplementedError (asv: skip) naming each engine's
+    reason when none of ``engines`` works here, FioError when a run fails.
     """
     sizes = _validated_sizes(sizes)
     version = fio.fio_version()
@@ -225,7 +226,8 @@ def characterize_device(
         else:
             skipped_engines[engine] = reason
     if not usable_engines:
-        raise fio.FioError(f"none of the engines {sizes['engines']} works here: {skipped_engines}")
+        reasons = "; ".join(f"{engine}: {reason}" for engine, reason in skipped_engines.items())
+        raise NotImplementedError(f"no fio ioengine of {', '.join(sizes['engines'])} works here ({reasons})")
 
     target = prepare_target(path, sizes["file_bytes"])
     primary_engine = usable_engines[0]

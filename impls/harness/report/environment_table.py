@@ -28,10 +28,17 @@ def _pairs(title: str, pairs: list[tuple[str, Any]]) -> Table:
     return Table(title, ("", ""), [(key, text(value)) for key, value in pairs])
 
 
+def _quota(host: Mapping[str, Any]) -> str:
+    """" (cgroup quota 1.5 CPUs)" for a recorded cgroup CPU quota (in CPUs), else ""."""
+    quota = host.get("cpu_quota")
+    ok = isinstance(quota, (int, float)) and not isinstance(quota, bool)
+    return f" (cgroup quota {quota:g} CPUs)" if ok else ""
+
+
 def _host(host: Mapping[str, Any]) -> Table:
     cores = f"{text(host.get('cores_logical'))} logical / {text(host.get('cores_physical'))} physical"
     if host.get("cores_usable"):
-        cores += f" / {host['cores_usable']} usable"
+        cores += f" / {host['cores_usable']} usable{_quota(host)}"
     return _pairs("Host", [
         ("CPU", host.get("cpu_model")), ("cores", cores), ("RAM", size_bytes(host.get("ram_bytes"))),
         ("OS", host.get("os")), ("kernel", host.get("kernel")), ("Python", host.get("python")),
@@ -122,18 +129,27 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
 
 
 def hardware(state: MachineState, machine_json: Mapping[str, Any]) -> dict[str, str]:
-    """Return the machine's ``cores`` ("8 logical"), ``cpu`` (model) and ``gpu`` (device
+    """Return the machine's ``cores`` ("8 logical"; "16 logical, 2 usable (cgroup quota 1.5
+    CPUs)" where fewer were usable or a quota was set), ``cpu`` (model) and ``gpu`` (device
     names, or "no GPU") as text, from the fingerprint, else (as :func:`environment_tables`
-    does) from asv's machine.json; each is :data:`NOT_RECORDED` where neither says (a value of
-    "unknown", the fingerprint's when it found no CPU model, says nothing)."""
+    does) from asv's machine.json; each is :data:`NOT_RECORDED` where neither says (a value
+    of "unknown", the fingerprint's when it found no CPU model, says nothing). GPUs recorded
+    while the run could use none (``available`` false) are named with "not visible to the
+    run" unless their names say why."""
     def known(value: Any) -> str | None:
         shown = text(value)
         return shown if shown != DASH and shown.strip().lower() != UNKNOWN else None
 
     fp = state.fingerprint
+    usable = None
     if fp:
         host = fp.get("host") if isinstance(fp.get("host"), Mapping) else {}
         cores, cpu = known(host.get("cores_logical")), known(host.get("cpu_model"))
+        usable = known(host.get("cores_usable"))
+        if usable is not None and (usable != cores or _quota(host)):
+            usable = f", {usable} usable{_quota(host)}"
+        else:
+            usable = None
     else:
         cores, cpu = known(machine_json.get("num_cpu")), known(machine_json.get("cpu"))
     gpu = fp.get("gpu") if fp and isinstance(fp.get("gpu"), Mapping) else None
@@ -141,5 +157,10 @@ def hardware(state: MachineState, machine_json: Mapping[str, Any]) -> dict[str, 
         gpus = None
     else:
         gpus = known(_gpu_devices(gpu)) or {"no": "no GPU", "yes": "a GPU (not named)"}.get(text(gpu.get("available")))
-    return {"cores": f"{cores} logical" if cores else NOT_RECORDED, "cpu": cpu or NOT_RECORDED,
+        hidden_unsaid = (gpu.get("available") is False and gpus and gpus != "no GPU"
+                         and not any(isinstance(d, Mapping) and d.get("visible") is False
+                                     for d in gpu.get("devices") or []))
+        if hidden_unsaid:       # recorded before the fingerprint said why (NVML saw it, torch did not)
+            gpus = f"{gpus}, not visible to the run"
+    return {"cores": f"{cores} logical{usable or ''}" if cores else NOT_RECORDED, "cpu": cpu or NOT_RECORDED,
             "gpu": gpus or NOT_RECORDED}

@@ -12,12 +12,12 @@ busy fraction (/proc/stat) on the CPU, NVML busy % on a GPU.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from impls.harness.capabilities import effective_cpus
 from impls.harness.progress import progress_bar
 from impls.salus.core.devices import get_device
 from impls.salus.core.executor import Executor, Submission
@@ -126,7 +126,8 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     capacity_peaks (device memory for the lanes, as a multiple of one job's peak), rule,
     threads (torch threads of the serial run; 0: torch's default), packed_threads (torch
     threads of the PACK run, default ``threads``), host_workers (PACK on a CPU: lanes run
-    at once on that many host threads, 0 = one per core; default 1: interleaved), bins.
+    at once on that many host threads, 0 = one per usable core (affinity and CPU quota:
+    :func:`impls.harness.capabilities.effective_cpus`); default 1: interleaved), bins.
     Both runs get the whole machine when threads = cores = packed_threads x host_workers.
     Returns {"device", "device_name", "workloads": {name: {"memory" (persistent,
     ephemeral, peak bytes), "serial", "packed" ({makespan_s, done, failed (job ids), errors
@@ -147,7 +148,7 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     out: dict = {"device": dev.kind, "device_name": dev.describe(), "n_jobs": len(lrs),
                  "iterations": int(sizes["iterations"]), "rule": sizes.get("rule", "salus"),
                  "paper": PAPER_HYPERPARAM_RATIO, "workloads": {}}
-    workers = int(sizes.get("host_workers", 1)) or (os.cpu_count() or 1)
+    workers = int(sizes.get("host_workers", 1)) or effective_cpus()
     out["host_workers"] = workers if dev.kind == "cpu" else None
     packed_threads = sizes.get("packed_threads", sizes.get("threads"))
     with torch_threads(sizes.get("threads")) as threads:
