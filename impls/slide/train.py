@@ -220,9 +220,14 @@ def _warn_clamped(args, train_points: int, test_points: int) -> None:
     uses what there is, and its result records that); a default that does is used quietly."""
     import numba
 
+    from impls.harness.capabilities import effective_cpus
+
     if args.threads is not None and args.threads > numba.config.NUMBA_NUM_THREADS:
         cli.warn(f"--threads {args.threads}: this machine runs at most {numba.config.NUMBA_NUM_THREADS}; "
                  f"using {numba.config.NUMBA_NUM_THREADS}")
+    elif args.threads is not None and args.threads > (usable := effective_cpus()):
+        cli.warn(f"--threads {args.threads}: this process may use {usable} CPU(s) (its affinity or cgroup quota); "
+                 "the threads share them, and the samples/s show it")
     if "batch" in args.given and args.batch > train_points:
         cli.warn(f"--batch {args.batch} is more than the {train_points} labelled training points: "
                  f"each batch is all of them")

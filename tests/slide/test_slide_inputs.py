@@ -649,3 +649,24 @@ def test_the_join_hint_names_each_split_apart(name, joined):
 def test_an_evaluation_before_any_step_prints_no_nan_loss(capsys):
     loop.print_point({"iteration": 0, "seconds": 0.0, "p_at_1": 0.0, "p_at_5": 0.0, "loss": float("nan")})
     assert capsys.readouterr().err.rstrip().endswith("loss -")
+
+
+def test_train_says_when_its_threads_share_fewer_usable_cpus(tmp_path, capsys, monkeypatch):
+    # a container's cgroup quota (or a narrow affinity) leaves fewer CPUs than numba's pool:
+    # the threads asked for run, but share them, and the default takes only the usable ones
+    import numba
+
+    from impls.harness import capabilities
+    from impls.slide.train import main
+    from impls.slide.training import trainer
+
+    monkeypatch.setattr(capabilities, "effective_cpus", lambda: 1)
+    pair = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    assert main(["--train", str(pair), "--test", str(pair), "--threads", str(threads), "--max-iterations", "1",
+                 "--eval-every", "0", "--quiet", "--json", str(tmp_path / "o.json")]) == 0
+    err = capsys.readouterr().err
+    if threads > 1:
+        assert f"--threads {threads}: this process may use 1 CPU(s)" in err
+    assert trainer.set_threads(None) == 1
+    trainer.set_threads(numba.config.NUMBA_NUM_THREADS)

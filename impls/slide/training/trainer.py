@@ -23,7 +23,12 @@ RECALL_K = 10  # how many of the best-scoring wrong labels the retrieval recall 
 
 
 def set_threads(threads: int | None) -> int:
-    n = numba.config.NUMBA_NUM_THREADS if threads is None else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    """Set numba's and torch's thread counts to ``threads`` (None: every CPU this process may
+    use, its affinity capped by a cgroup quota), at most numba's pool; return the count set."""
+    from impls.harness.capabilities import effective_cpus
+
+    most = numba.config.NUMBA_NUM_THREADS
+    n = min(effective_cpus(), most) if threads is None else max(1, min(int(threads), most))
     numba.set_num_threads(n)
     import torch  # the shared-pool GEMMs run in torch's thread pool
     torch.set_num_threads(n)
