@@ -212,7 +212,8 @@ def cuda_visible_devices() -> str | None:
 def check_cuda() -> Capability:
     """A CUDA device torch can use: available with ``device_count() > 0`` and a name that
     can be read. Any error of that query is a missing capability with its one-line reason,
-    never an exception; the reason (or the detail) names ``CUDA_VISIBLE_DEVICES`` when set."""
+    never an exception; the reason (or the detail) names ``CUDA_VISIBLE_DEVICES`` when set and
+    it could be the cause (not for a CPU-only torch)."""
     try:
         import torch
     except ImportError as err:
@@ -227,12 +228,9 @@ def check_cuda() -> Capability:
     except Exception as err:  # noqa: BLE001 - a driver or runtime refusing the query: missing, said why
         return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
     if name is None:
-        if not torch.version.cuda:
-            why = "torch is a CPU-only build"
-        elif available:
-            why = "torch reports CUDA available but no device (device_count() is 0)"
-        else:
-            why = "no CUDA device"
+        if not torch.version.cuda:      # no setting of the variable would help: say only this
+            return Capability("cuda", False, "needs CUDA: torch is a CPU-only build (install a CUDA build of torch)")
+        why = "torch reports CUDA available but no device (device_count() is 0)" if available else "no CUDA device"
         return Capability("cuda", False, f"needs CUDA: {why}{hint}")
     return Capability("cuda", True, "", name + (f" ({setting})" if setting else ""))
 

@@ -103,7 +103,9 @@ def reference_problem(name: str, field: str = "run") -> str | None:
     experiment ``name`` names no function, in :func:`_reference`'s words; None when it names
     one, or names nothing (no printer). Read from the source files, nothing imported (listing
     stays cheap, no torch): a module found only by importing (a C extension, a module-level
-    ``__getattr__`` or ``import *``) counts as naming the function."""
+    ``__getattr__`` or ``import *``), and a name bound in any branch of a top-level ``if`` or
+    ``try`` (which branch runs is known only by importing), count as naming the function;
+    the import, when the experiment runs, has the last word."""
     target = getattr(get(name), field)
     if target is None:
         return None

@@ -120,13 +120,14 @@ def nvm_target_info(target: Path | None = None) -> dict:
 
 
 def _hidden_note(torch_cuda_build: str | None, torch_imported: bool) -> str:
-    """Why a GPU NVML lists is not one this process's torch can use."""
-    visible = capabilities.cuda_visible_devices()
-    if visible is not None:
-        return f"hidden by CUDA_VISIBLE_DEVICES={visible!r}"
+    """Why a GPU NVML lists is not one this process's torch can use: torch itself (missing, a
+    CPU-only build) before ``CUDA_VISIBLE_DEVICES``, which hides a device only from a CUDA torch."""
     if not torch_imported:
         return "not usable: torch does not import"
-    return "not usable: torch is a CPU-only build" if not torch_cuda_build else "not visible to torch"
+    if not torch_cuda_build:
+        return "not usable: torch is a CPU-only build"
+    visible = capabilities.cuda_visible_devices()
+    return f"hidden by CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else "not visible to torch"
 
 
 def gpu_info() -> dict:
@@ -225,12 +226,18 @@ def _shown(value) -> str:
     return "?" if value is None else str(value)
 
 
+def quota_text(quota: object) -> str:
+    """" (cgroup quota 1.5 CPUs)" for a recorded cgroup CPU quota (a number of CPUs), "" for
+    none or anything that is not a number."""
+    if not isinstance(quota, (int, float)) or isinstance(quota, bool):
+        return ""
+    return f" (cgroup quota {quota:g} CPU{'' if quota == 1 else 's'})"
+
+
 def cores_text(host: dict) -> str:
     """E.g. "16 logical, 8 physical, 2 usable (cgroup quota 1.5 CPUs)": "?" where not known."""
-    text = (f"{_shown(host.get('cores_logical'))} logical, {_shown(host.get('cores_physical'))} physical, "
-            f"{_shown(host.get('cores_usable'))} usable")
-    quota = host.get("cpu_quota")
-    return text + (f" (cgroup quota {quota:g} CPUs)" if isinstance(quota, (int, float)) else "")
+    return (f"{_shown(host.get('cores_logical'))} logical, {_shown(host.get('cores_physical'))} physical, "
+            f"{_shown(host.get('cores_usable'))} usable{quota_text(host.get('cpu_quota'))}")
 
 
 def format_table(fp: dict) -> str:

@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="ratio between successive --eval-first evaluation times")
     p.add_argument("--warmup-steps", dest="warmup_steps", type=int, default=None,
                    help="torch baselines: untimed steps before training, weights reset after (default 3)")
-    p.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
+    p.add_argument("--threads", type=int, default=None, help="worker threads (default: every CPU this process may use)")
     p.add_argument("--batch", type=int, default=None, help=f"samples per batch (default {d.batch})")
     p.add_argument("--lr", type=float, default=d.lr, help=f"Adam learning rate (paper: {PAPER_LR})")
     p.add_argument("--time-budget", type=float, default=60.0, help="training seconds (evaluation excluded)")
@@ -225,8 +225,9 @@ def _warn_clamped(args, train_points: int, test_points: int) -> None:
     if args.threads is not None and args.threads > numba.config.NUMBA_NUM_THREADS:
         cli.warn(f"--threads {args.threads}: this machine runs at most {numba.config.NUMBA_NUM_THREADS}; "
                  f"using {numba.config.NUMBA_NUM_THREADS}")
-    elif args.threads is not None and args.threads > (usable := effective_cpus()):
-        cli.warn(f"--threads {args.threads}: this process may use {usable} CPU(s) (its affinity or cgroup quota); "
+    running = None if args.threads is None else min(args.threads, numba.config.NUMBA_NUM_THREADS)
+    if running is not None and running > (usable := effective_cpus()):
+        cli.warn(f"{running} threads, and this process may use {usable} CPU(s) (its affinity or cgroup quota): "
                  "the threads share them, and the samples/s show it")
     if "batch" in args.given and args.batch > train_points:
         cli.warn(f"--batch {args.batch} is more than the {train_points} labelled training points: "

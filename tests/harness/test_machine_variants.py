@@ -103,6 +103,20 @@ def test_a_gpu_hidden_by_cuda_visible_devices_is_recorded_as_hidden(monkeypatch,
     assert "hidden by CUDA_VISIBLE_DEVICES=''" in label and "not visible to the run" not in label
 
 
+def test_a_cpu_only_torch_is_named_as_the_cause_whatever_cuda_visible_devices_says(monkeypatch, fresh_capabilities):
+    # schedulers (SLURM, Kubernetes) set the variable as a matter of course: with a CPU-only
+    # torch it is not the cause, and advice to unset it sends the user the wrong way
+    torch = pytest.importorskip("torch")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setitem(sys.modules, "pynvml", _FakeNvml())
+    cap = capabilities.check_cuda()
+    assert not cap.available and "CPU-only build" in cap.reason and "CUDA_VISIBLE_DEVICES" not in cap.reason
+    [device] = fingerprint.gpu_info()["devices"]
+    assert device["name"] == "NVIDIA H100 80GB HBM3 (not usable: torch is a CPU-only build)"
+
+
 def test_the_report_does_not_label_an_unusable_gpu_as_the_runs():
     """A fingerprint recorded before devices said why: NVML's GPU, torch's none."""
     gpu = {"available": False, "devices": [{"name": "NVIDIA H100 80GB HBM3", "memory_bytes": 80 << 30}]}
@@ -168,7 +182,8 @@ def test_a_quota_is_shown_by_make_doctor_and_the_report(cgroup):
     cgroup("cpu.max", "150000 100000\n")
     host = fingerprint.host_info()
     assert "2 usable (cgroup quota 1.5 CPUs)" in fingerprint.cores_text(host)
-    assert et.hardware(_state({"host": host}), {})["cores"] == "16 logical, 2 usable (cgroup quota 1.5 CPUs)"
+    shown = et.hardware(_state({"host": host}), {})
+    assert (shown["cores"], shown["usable"]) == ("16 logical", "2 (cgroup quota 1.5 CPUs)")
     assert "2 usable (cgroup quota 1.5 CPUs)" in dict(et._host(host).rows)["cores"]
 
 
@@ -177,9 +192,11 @@ def test_an_affinity_narrower_than_the_host_is_what_is_usable(cgroup, monkeypatc
     host = fingerprint.host_info()
     assert host["cores_usable"] == 2 and grid.usable_cores() == 2
     assert "16 logical" in fingerprint.cores_text(host) and "2 usable" in fingerprint.cores_text(host)
-    assert et.hardware(_state({"host": host}), {})["cores"] == "16 logical, 2 usable"
+    shown = et.hardware(_state({"host": host}), {})
+    assert (shown["cores"], shown["usable"]) == ("16 logical", "2")
     same = {**host, "cores_logical": 2}
     assert et.hardware(_state({"host": same}), {})["cores"] == "2 logical"   # nothing to add
+    assert "usable" not in et.hardware(_state({"host": same}), {})
 
 
 def test_hyperparam_host_workers_0_is_one_per_usable_cpu(cgroup, monkeypatch):

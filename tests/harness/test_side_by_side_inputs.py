@@ -218,6 +218,19 @@ def test_each_machine_lists_its_cores_cpu_and_gpu_and_a_difference_is_said():
     assert "differ in" not in _machines([small, report("twin-quick", fingerprint(2, []))])
 
 
+def test_a_cpu_quota_is_a_difference_in_usable_cpus_not_in_logical_cores():
+    plain = report("host-quick", fingerprint(16, []))
+    boxed_fp = fingerprint(16, [])
+    boxed_fp["host"].update(cores_usable=2, cpu_quota=1.5)
+    boxed = report("box-quick", boxed_fp)
+    html = _machines([plain, boxed])
+    assert "16 logical cores (2 (cgroup quota 1.5 CPUs) usable), CPU Toy CPU" in html
+    assert "differ in usable CPUs" in html and "logical cores" not in html.split("differ in", 1)[1].split("(", 1)[0]
+    same_fp = fingerprint(16, [])
+    same_fp["host"].update(cores_usable=16, cpu_quota=16.0)      # a quota that takes nothing away
+    assert "differ in" not in _machines([plain, report("wide-quick", same_fp)])
+
+
 def test_hardware_without_a_fingerprint_comes_from_asv_machine_json():
     html = _machines([report("old-quick", None, {"machine": "old", "cpu": "Old CPU", "num_cpu": "4"}),
                       report("bare-quick", None)])

@@ -667,6 +667,12 @@ def test_train_says_when_its_threads_share_fewer_usable_cpus(tmp_path, capsys, m
                  "--eval-every", "0", "--quiet", "--json", str(tmp_path / "o.json")]) == 0
     err = capsys.readouterr().err
     if threads > 1:
-        assert f"--threads {threads}: this process may use 1 CPU(s)" in err
+        assert f"{threads} threads, and this process may use 1 CPU(s)" in err
+    assert main(["--train", str(pair), "--test", str(pair), "--threads", "1000", "--max-iterations", "1",
+                 "--eval-every", "0", "--quiet", "--json", str(tmp_path / "o.json")]) == 0
+    err = capsys.readouterr().err
+    assert "runs at most" in err                       # clamped to numba's pool, and then...
+    if numba.config.NUMBA_NUM_THREADS > 1:
+        assert "this process may use 1 CPU(s)" in err    # ...still more than the quota allows: both said
     assert trainer.set_threads(None) == 1
     trainer.set_threads(numba.config.NUMBA_NUM_THREADS)

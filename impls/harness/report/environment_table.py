@@ -5,6 +5,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from impls.harness.fingerprint import quota_text
 from impls.harness.report.formatting import DASH, size_bytes, text
 from impls.harness.report.machine_state import MachineState
 
@@ -29,10 +30,7 @@ def _pairs(title: str, pairs: list[tuple[str, Any]]) -> Table:
 
 
 def _quota(host: Mapping[str, Any]) -> str:
-    """" (cgroup quota 1.5 CPUs)" for a recorded cgroup CPU quota (in CPUs), else ""."""
-    quota = host.get("cpu_quota")
-    ok = isinstance(quota, (int, float)) and not isinstance(quota, bool)
-    return f" (cgroup quota {quota:g} CPUs)" if ok else ""
+    return quota_text(host.get("cpu_quota"))
 
 
 def _host(host: Mapping[str, Any]) -> Table:
@@ -129,8 +127,8 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
 
 
 def hardware(state: MachineState, machine_json: Mapping[str, Any]) -> dict[str, str]:
-    """Return the machine's ``cores`` ("8 logical"; "16 logical, 2 usable (cgroup quota 1.5
-    CPUs)" where fewer were usable or a quota was set), ``cpu`` (model) and ``gpu`` (device
+    """Return the machine's ``cores`` ("8 logical"), ``usable`` (only where fewer were usable
+    or a quota was set: "2 (cgroup quota 1.5 CPUs)"), ``cpu`` (model) and ``gpu`` (device
     names, or "no GPU") as text, from the fingerprint, else (as :func:`environment_tables`
     does) from asv's machine.json; each is :data:`NOT_RECORDED` where neither says (a value
     of "unknown", the fingerprint's when it found no CPU model, says nothing). GPUs recorded
@@ -146,10 +144,7 @@ def hardware(state: MachineState, machine_json: Mapping[str, Any]) -> dict[str, 
         host = fp.get("host") if isinstance(fp.get("host"), Mapping) else {}
         cores, cpu = known(host.get("cores_logical")), known(host.get("cpu_model"))
         usable = known(host.get("cores_usable"))
-        if usable is not None and (usable != cores or _quota(host)):
-            usable = f", {usable} usable{_quota(host)}"
-        else:
-            usable = None
+        usable = f"{usable}{_quota(host)}" if usable is not None and (usable != cores or _quota(host)) else None
     else:
         cores, cpu = known(machine_json.get("num_cpu")), known(machine_json.get("cpu"))
     gpu = fp.get("gpu") if fp and isinstance(fp.get("gpu"), Mapping) else None
@@ -162,5 +157,8 @@ def hardware(state: MachineState, machine_json: Mapping[str, Any]) -> dict[str, 
                                      for d in gpu.get("devices") or []))
         if hidden_unsaid:       # recorded before the fingerprint said why (NVML saw it, torch did not)
             gpus = f"{gpus}, not visible to the run"
-    return {"cores": f"{cores} logical{usable or ''}" if cores else NOT_RECORDED, "cpu": cpu or NOT_RECORDED,
-            "gpu": gpus or NOT_RECORDED}
+    found = {"cores": f"{cores} logical" if cores else NOT_RECORDED, "cpu": cpu or NOT_RECORDED,
+             "gpu": gpus or NOT_RECORDED}
+    if usable is not None:
+        found["usable"] = usable
+    return found

@@ -34,7 +34,7 @@ class Report:
     notes: list[str]  # what is missing from this report as a whole
     # (path, why) of every result or artifact file that could not be read
     unreadable: list[tuple[str, str]] = dataclasses.field(default_factory=list)
-    # cores, cpu and gpu as text (environment_table.hardware); empty: none recorded
+    # cores, cpu, gpu (and usable, where it differs) as text (environment_table.hardware); empty: none recorded
     hardware: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def figures_by_system(self) -> dict[str, list[FigureResult]]:

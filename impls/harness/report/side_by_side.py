@@ -98,8 +98,15 @@ def _newest_commit(report: Report) -> str | None:
 
 def _hardware(report: Report) -> dict[str, str]:
     """The report's ``cores``, ``cpu`` and ``gpu`` (:func:`environment_table.hardware`), each
-    :data:`NOT_RECORDED` where it has none."""
-    return {key: report.hardware.get(key, NOT_RECORDED) for key in ("cores", "cpu", "gpu")}
+    :data:`NOT_RECORDED` where it has none, and ``usable``, the number of usable CPUs (the
+    logical cores' where none is recorded apart: a fingerprint records it only where they
+    differ or a quota is set)."""
+    found = {key: report.hardware.get(key, NOT_RECORDED) for key in ("cores", "cpu", "gpu")}
+    usable = report.hardware.get("usable") or found["cores"].removesuffix(" logical")
+    # the number: a quota that changes nothing is no difference
+    found["usable"] = usable.split(" ", 1)[0] if found["cores"] != NOT_RECORDED or "usable" in report.hardware \
+        else NOT_RECORDED
+    return found
 
 
 def _hardware_line(report: Report) -> str:
@@ -108,16 +115,20 @@ def _hardware_line(report: Report) -> str:
     if set(found.values()) == {NOT_RECORDED}:
         return "hardware not recorded (no fingerprint in its artifacts, none in asv's machine.json)"
     cores = f"{found['cores']} cores" if found["cores"] != NOT_RECORDED else f"cores {NOT_RECORDED}"
+    if "usable" in report.hardware:
+        cores += f" ({report.hardware['usable']} usable)"
     gpu = found["gpu"] if found["gpu"] == "no GPU" else f"GPU {found['gpu']}"
     return f"{cores}, CPU {found['cpu']}, {gpu}"
 
 
 def _hardware_differs(reports: list[Report]) -> str | None:
-    """The warning naming what of logical cores, CPU model and GPU differs between the
+    """The warning naming what of logical cores, usable CPUs, CPU model and GPU differs between the
     machines that record it; None when nothing recorded differs."""
     found = [_hardware(r) for r in reports]
-    differ = [what for key, what in (("cores", "logical cores"), ("cpu", "CPU model"), ("gpu", "GPU"))
-              if len({f[key] for f in found if f[key] != NOT_RECORDED}) > 1]
+    apart = any("usable" in r.hardware for r in reports)     # else usable is the logical cores, said once
+    differ = [what for key, what in (("cores", "logical cores"), ("usable", "usable CPUs"), ("cpu", "CPU model"),
+                                     ("gpu", "GPU"))
+              if (key != "usable" or apart) and len({f[key] for f in found if f[key] != NOT_RECORDED}) > 1]
     if not differ:
         return None
     return (f"The machines differ in {', '.join(differ)} (see each one's line below): a difference between "
