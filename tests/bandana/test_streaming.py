@@ -93,3 +93,30 @@ def test_the_streamed_traces_are_keyed_by_the_generators_code_too(monkeypatch, t
         monkeypatch.setattr(registry, "generator_code", lambda manifest, code=code: code)
         simulation._streamed_dataset("bandana-user", "smoke")
     assert len(folders) == 2 and folders[0] != folders[1] and folders[0].parent == folders[1].parent
+
+
+def test_a_failed_trace_write_leaves_nothing_and_names_the_folder(tmp_path, monkeypatch):
+    # at full size a trace is GBs: a write that fails (a full disk) must not leave its
+    # temporary folder behind for every retry to add another, nor a bare "[Errno 28]"
+    import errno
+
+    def full(path, *args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(traces, "_write_rows", full)
+    with pytest.raises(OSError) as err:
+        traces.write_trace(tmp_path / "t", 11, **PARAMS)
+    assert err.value.errno == errno.ENOSPC
+    assert str(tmp_path / "t") in str(err.value) and "GiB" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_writers_temporary_folder_is_removed_by_the_next(tmp_path):
+    dead = 4_194_305                          # above the largest pid_max Linux allows (2**22)
+    left = tmp_path / f".t.pid{dead}.tmp"
+    left.mkdir()
+    (left / "indices.npy").write_bytes(b"partial")
+    other = tmp_path / ".other.pid1.tmp"      # another trace's, and a live pid: kept
+    other.mkdir()
+    traces.write_trace(tmp_path / "t", 11, with_vectors=False, **PARAMS)
+    assert not left.exists() and other.exists() and (tmp_path / "t" / "indices.npy").is_file()

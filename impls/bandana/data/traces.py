@@ -39,9 +39,10 @@ and e.g. ``with_vectors`` does not change the trace.
 """
 from __future__ import annotations
 
-import numpy as np
-
+import re
 import zlib
+
+import numpy as np
 
 _CHUNK_LOOKUPS = 1 << 22  # lookups generated per vectorized chunk (bounds temporary memory)
 _MAX_COMMUNITIES_PER_QUERY = 16
@@ -219,23 +220,39 @@ def write_trace(directory, seed: int, *, with_vectors: bool = True, **params) ->
     arrays (per query or per vector id) whole. The files hold exactly the arrays
     :func:`generate_trace` returns for the same arguments. The files are written
     into a temporary sibling directory renamed to ``directory`` at the end, so a
-    directory that exists is complete. Returns the arrays memory-mapped read-only.
+    directory that exists is complete; a write that fails removes its temporary directory
+    and raises ``OSError`` naming ``directory`` and the bytes the trace needs, and one left
+    by a killed writer (its pid dead) is removed by the next. Returns the arrays
+    memory-mapped read-only.
     """
     import os
     import shutil
     from pathlib import Path
 
+    from impls.harness import atomic
+
     directory = Path(directory)
-    tmp = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    atomic.remove_stale(directory.parent, f".{directory.name}.pid*.tmp",
+                        re.compile(rf"\.{re.escape(directory.name)}\.pid(\d+)\.tmp"))
+    tmp = directory.with_name(f".{directory.name}.pid{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     model = _TraceModel(seed, **params)
-    for name, array in (("offsets", model.offsets), ("community", model.community),
-                        ("popularity", model.weight)):
-        np.save(tmp / f"{name}.npy", array, allow_pickle=False)
-    _write_rows(tmp / "indices.npy", np.int64, (model.total,), model.lookup_chunks())
-    if with_vectors:
-        _write_rows(tmp / "vectors.npy", np.float32, (model.n, model.dim), model.vector_chunks())
+    needed = 8 * (model.total + 2 * model.n + model.offsets.size) + (4 * model.n * model.dim if with_vectors else 0)
+    try:
+        tmp.mkdir()
+        for name, array in (("offsets", model.offsets), ("community", model.community),
+                            ("popularity", model.weight)):
+            np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+        _write_rows(tmp / "indices.npy", np.int64, (model.total,), model.lookup_chunks())
+        if with_vectors:
+            _write_rows(tmp / "vectors.npy", np.float32, (model.n, model.dim), model.vector_chunks())
+    except BaseException as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, OSError):
+            raise OSError(err.errno, f"writing the trace into {directory} (about {needed / 2**30:.1f} GiB; "
+                                     f"{err.strerror or err})") from err
+        raise
     if directory.exists():
         shutil.rmtree(directory)
     os.replace(tmp, directory)
