@@ -9,10 +9,12 @@ silently changing what a pinned history measures.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -145,3 +147,35 @@ def test_asv_records_the_code_each_track_reads():
     assert "self.row['iops']" in field and wrapper not in field, field
     optional = code("bench_slide.SlideTimeToAccuracy.track_time_to_target")
     assert "self.row.get('time_to_target_s')" in optional, optional
+
+
+def test_every_full_experiment_fits_its_asv_limit():
+    """asv stops a setup_cache at its limit and a stopped run stores nothing: under the full
+    profile, the training budgets of the SLIDE tables and the job time of the Salus policy
+    runs (each an underestimate: evaluation, data and set-up come on top) must fit it."""
+    code = textwrap.dedent("""
+        import json
+        from impls.harness import profiles
+        from impls.salus.core.traces import poisson_trace
+        from benchmarks.runs import salus, slide
+        out = {}
+        for table, setup in (("slide_train", slide.to_accuracy), ("slide_delicious", slide.delicious),
+                             ("slide_real", slide.real_amazon), ("slide_sweep", slide.sweeps)):
+            s = profiles.sizes(table, "full")
+            if "runs" in s:
+                work = sum(r.get("time_budget_s", s["time_budget_s"]) for r in s["runs"])
+            else:
+                work = (len(s["batches"]) * len(s["batch_methods"]) + len(s["hash_families"])) * s["time_budget_s"]
+            out[table] = (work, setup.timeout)
+        s = profiles.sizes("salus_policies", "full")
+        trace = poisson_trace(s["n_jobs"], s["mean_interarrival_s"], s["mix"], {w: 1.0 for w in s["mix"]},
+                              tuple(s["duration_s"]), seed=s["seed"])
+        runs = len(s["policies"]) + (1 if s.get("repeat_policy") else 0)
+        out["salus_policies"] = (runs * sum(j["duration_s"] for j in trace), salus.policies.timeout)
+        print(json.dumps(out))
+    """)
+    env = {**os.environ, "DLSYSBENCH_PROFILE": "full", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for table, (work, limit) in json.loads(done.stdout).items():
+        assert work * 1.5 <= limit, f"[{table}.full]: {work / 3600:.1f} h of budgets against asv's {limit / 3600:.1f} h"

@@ -1,4 +1,5 @@
 """Bandana's experiment runs: one asv ``setup_cache`` per experiment (see :mod:`benchmarks.runs`)."""
+from benchmarks.runs import limit
 from impls.harness.experiments import run_and_store
 
 def fio(_benchmark=None): return run_and_store("bandana.fio")
@@ -10,4 +11,4 @@ def subclusters(_benchmark=None): return run_and_store("bandana.subclusters")
 
 
 for _setup in (fio, layouts, replay, shp_vs_kahypar, speed, subclusters):
-    _setup.timeout = 3600
+    _setup.timeout = limit(3600)

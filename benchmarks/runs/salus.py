@@ -1,4 +1,5 @@
 """Salus's experiment runs: one asv ``setup_cache`` per experiment and device (see :mod:`benchmarks.runs`)."""
+from benchmarks.runs import limit
 from impls.harness.experiments import run_and_store
 
 def hyperparam(_benchmark=None): return run_and_store("salus.hyperparam")
@@ -16,4 +17,4 @@ def switching_cuda(_benchmark=None): return run_and_store("salus.switching", "cu
 
 for _setup in (hyperparam, hyperparam_cuda, inference, inference_cuda, lanes, lanes_cuda, overhead, policies,
                policies_cuda, switching, switching_cuda):
-    _setup.timeout = 1800
+    _setup.timeout = limit(1800)

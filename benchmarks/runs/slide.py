@@ -1,4 +1,5 @@
 """SLIDE's experiment runs: one asv ``setup_cache`` per experiment (see :mod:`benchmarks.runs`)."""
+from benchmarks.runs import limit
 from impls.harness.experiments import run_and_store
 
 def delicious(_benchmark=None): return run_and_store("slide.delicious")
@@ -9,4 +10,4 @@ def to_accuracy(_benchmark=None): return run_and_store("slide.time_to_accuracy")
 
 
 for _setup in (delicious, real_amazon, sweeps, to_accuracy):
-    _setup.timeout = 6 * 3600
+    _setup.timeout = limit(6 * 3600)

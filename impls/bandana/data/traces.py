@@ -219,12 +219,10 @@ def write_trace(directory, seed: int, *, with_vectors: bool = True, **params) ->
     (``_CHUNK_LOOKUPS`` lookups; the matching number of vector rows), the other
     arrays (per query or per vector id) whole. The files hold exactly the arrays
     :func:`generate_trace` returns for the same arguments. The files are written
-    into a temporary sibling directory renamed to ``directory`` at the end, so a
-    directory that exists is complete; a write that fails removes its temporary directory
-    and raises ``OSError`` naming ``directory`` and the bytes the trace needs, and one left
-    by a killed writer (its pid dead) is removed by the next. Returns the arrays
-    memory-mapped read-only.
-    """
+    into a temporary sibling directory renamed to ``directory`` at the end, so a directory
+    that exists is complete; a failed write removes it and raises ``OSError`` naming
+    ``directory`` and the size needed, and one a killed writer left is removed by the next.
+    Returns the arrays memory-mapped read-only."""
     import os
     import shutil
     from pathlib import Path
