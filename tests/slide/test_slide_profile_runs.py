@@ -175,3 +175,24 @@ def test_a_bad_sweep_base_is_refused(base, expected):
 @pytest.mark.parametrize("profile", ["smoke", "quick", "full"])
 def test_every_real_sweep_base_passes(profile):
     experiments.validate_sizes("slide_sweep", profile, profiles.sizes("slide_sweep", profile))
+
+
+def test_runs_asking_for_more_threads_than_usable_are_named_once(monkeypatch, caplog):
+    # full asks for 44 and 8 threads; on a 2-CPU machine they are cut to what there is, and
+    # runs that differ only in threads measure one setting: said before hours of training
+    import logging
+
+    from impls.harness import capabilities
+    from impls.slide.experiments import sweeps
+
+    monkeypatch.setattr(capabilities, "effective_cpus", lambda: 2)
+    runs = [{"name": "slide", "method": "slide", "threads": 44}, {"name": "slide-8t", "method": "slide", "threads": 8},
+            {"name": "slide-1t", "method": "slide", "threads": 1}, {"name": "dense", "method": "dense"}]
+    with caplog.at_level(logging.WARNING, logger=sweeps.log.name):
+        sweeps._warn_crowded("slide_train", runs)
+    [record] = caplog.records
+    assert "slide (44), slide-8t (8)" in record.getMessage() and "slide-1t" not in record.getMessage()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger=sweeps.log.name):
+        sweeps._warn_crowded("slide_train", runs[2:])
+    assert caplog.records == []

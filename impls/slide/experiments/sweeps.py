@@ -199,6 +199,22 @@ def real_amazon_run(profile: str | None = None, progress: bool | None = None,
     return _sweep("slide_real", "SLIDE on the real Amazon-670K", profile, progress, isolate, s)
 
 
+def _warn_crowded(experiment: str, specs: list[dict]) -> None:
+    """Log one warning naming the runs of ``specs`` that ask for more threads than this
+    process may use (:func:`~impls.harness.capabilities.effective_cpus`): they run crowded or
+    cut down (their results record the threads they had), and runs that differ only in their
+    thread count may measure one setting."""
+    from impls.harness.capabilities import effective_cpus
+
+    usable = effective_cpus()
+    crowded = [f"{spec['name']} ({spec['threads']})" for spec in specs
+               if isinstance(spec.get("threads"), int) and spec["threads"] > usable]
+    if crowded:
+        log.warning("%s: %s ask for more threads than the %d CPU(s) this process may use: they share them or "
+                    "are cut down (each result records its threads), and runs differing only in threads may "
+                    "measure one setting", experiment, ", ".join(crowded), usable)
+
+
 def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
            isolate: bool, s: dict[str, Any] | None = None) -> dict[str, Any]:
     from impls.harness.profiles import resolve
@@ -206,6 +222,7 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
 
     profile = resolve(profile)
     s = s or sizes(profile, experiment)
+    _warn_crowded(experiment, s["runs"])
     runs = []
     with progress_bar(len(s["runs"]), what, "run", progress) as bar:
         for spec in s["runs"]:
