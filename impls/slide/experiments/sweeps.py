@@ -9,6 +9,7 @@ Time to target, targets and speed-ups: :mod:`impls.slide.experiments.targets`.
 """
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -22,6 +23,9 @@ from impls.slide.experiments.targets import add_targets, speedup
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
                   "dense-torch": ("dense", "cpu"), "dense-torch-cuda": ("dense", "cuda"),
                   "sampled-torch": ("sampled", "cpu"), "sampled-torch-cuda": ("sampled", "cuda")}
+
+log = logging.getLogger(__name__)
+
 RUN_KEYS = ("name", "method", "device", "threads", "requires", "time_budget_s", "warmup_steps", "dataset")
 
 
