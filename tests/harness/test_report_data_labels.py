@@ -166,3 +166,17 @@ def test_an_artifact_whose_data_is_not_a_dict_is_refused_when_saved(tmp_path, mo
     monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path))
     with pytest.raises(TypeError, match="expected a dict"):
         artifacts.save_artifact("listy", [{"x": 1}], experiment="t.listy", synthetic=True, commit="c" * 40)
+
+
+def test_a_dollar_in_data_is_drawn_as_text_not_math():
+    # run, dataset and device names reach titles and legends: "$...$" in one is no formula
+    import io
+
+    from impls.harness.figures import new_axes
+
+    fig, ax = new_axes()
+    ax.set_title("dataset amz_$\\frac{a$ | price $5 to $10")
+    ax.plot([0, 1], [0, 1], label="run $x$")
+    ax.legend()
+    fig.savefig(io.BytesIO(), format="png")        # math parsing would fail on the unbalanced formula
+    assert ax.get_title() == "dataset amz_$\\frac{a$ | price $5 to $10"

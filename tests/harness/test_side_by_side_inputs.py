@@ -245,3 +245,31 @@ def test_an_unknown_cpu_model_is_not_recorded_and_not_a_difference():
     html = _machines([report("vm-quick", unknown), report("twin-quick", fingerprint(2, []))])
     assert "2 logical cores, CPU not recorded, no GPU" in html and "CPU unknown" not in html
     assert "differ in" not in html
+
+
+def test_markdown_shows_data_literally_and_keeps_notes_in_their_quote():
+    # claim notes, device names and error messages come from outside: in report.md a tag in
+    # them must stay text (as index.html shows it), and a note's second line no heading
+    from impls.harness.report.markdown_page import render_markdown
+
+    fp = fingerprint(2, [])
+    fp["host"]["cpu_model"] = "AMD <script>alert(9)</script> | x & y"
+    page = dataclasses.replace(report("vm-quick", fp), commits=pd.DataFrame({"commit": []}))
+    page.notes.append("first line\n## Injected heading\n<img src=x onerror=alert(1)>")
+    md = render_markdown(page)
+    assert "<script>" not in md and "<img" not in md
+    assert "AMD &lt;script>alert(9)&lt;/script> \\| x &amp; y" in md
+    assert "\n## Injected heading" not in md and "> ## Injected heading\n" in md
+
+
+def test_the_page_of_many_long_machine_names_has_a_name_the_filesystem_takes(tmp_path):
+    # cloud host names are long: five of them joined passed 255 characters with the writer's
+    # ".<name>.new-XXXXXXXX" and the page failed with a traceback after the machines' reports
+    from impls.harness.report.side_by_side import NAME_MAX, side_by_side_name
+
+    hosts = [f"ip-172-31-22-10{i}.eu-west-1.compute.internal-smoke" for i in range(1, 6)]
+    name = side_by_side_name(hosts)
+    assert len(name) <= NAME_MAX and name.startswith("side-by-side-" + hosts[0]) and "+2-more-" in name
+    assert side_by_side_name(hosts[:4] + ["other-smoke"]) != name           # the hash tells lists apart
+    (tmp_path / f".{name}.new-abcdefgh").mkdir()                            # the writer's staging folder
+    assert side_by_side_name(["a-quick", "b-quick"]) == "side-by-side-a-quick+b-quick"

@@ -9,9 +9,21 @@ from impls.harness.report.verdicts import ClaimResult
 FIGURES_DIR = "figures"
 
 
+def plain(text: str) -> str:
+    """Return ``text`` as literal markdown text: ``&`` and ``<`` escaped, so that no tag or
+    entity in data (a claim note, a device name, an error) becomes HTML when rendered."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;")
+
+
 def cell(text: str) -> str:
-    """Return ``text`` safe inside a markdown table cell (pipes escaped, one line)."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Return ``text`` safe inside a markdown table cell (:func:`plain`, pipes escaped, one line)."""
+    return plain(text).replace("|", "\\|").replace("\n", " ")
+
+
+def quote(text: str) -> str:
+    """Return ``text`` as one markdown block quote (:func:`plain`), every line of it quoted,
+    so that a line of it cannot start a heading or a list of the page."""
+    return "".join(f"> {line}\n" for line in plain(text).splitlines() or [""])
 
 
 def table(header: tuple[str, ...], rows: list[tuple[str, ...]] | list[list[str]]) -> str:
@@ -48,12 +60,12 @@ def _figures(report: Report) -> list[str]:
         for figure in figures:
             title = figure.title + (f" (paper {figure.paper_figure})" if figure.paper_figure else "")
             if figure.status == DRAWN:
-                out.append(f"![{title}]({FIGURES_DIR}/{figure.file_name})\n\n*{title}* — "
-                           f"{figure.caption}\n")
+                out.append(f"![{cell(title)}]({FIGURES_DIR}/{figure.file_name})\n\n*{cell(title)}* — "
+                           f"{cell(figure.caption)}\n")
             elif figure.status == ERROR:
-                out.append(f"**{title}**: error\n\n```\n{figure.caption}\n```\n")
+                out.append(f"**{cell(title)}**: error\n\n```\n{figure.caption}\n```\n")
             else:
-                out.append(f"**{title}**: {figure.caption}\n")
+                out.append(f"**{cell(title)}**: {cell(figure.caption)}\n")
     return out
 
 
@@ -79,7 +91,7 @@ def render_markdown(report: Report) -> str:
     out = [f"# dlsysbench report — {report.machine}\n",
            (f"machine **{report.machine}** · profile **{report.profile}** · rendered "
             f"{report.generated}{span}\n")]
-    out += [f"> {note}\n" for note in report.notes]
+    out += [quote(note) for note in report.notes]
     out.append("## Environment\n")
     if not report.environment:
         out.append("Nothing is known about this machine (no fingerprint, no asv machine file).\n")

@@ -9,6 +9,9 @@ import matplotlib
 
 if "matplotlib.pyplot" not in sys.modules:
     matplotlib.use("Agg")  # no display needed; leave a backend someone chose alone
+# every text the suite draws is data or plain words (run, dataset, device names): a "$" in it is
+# a dollar, never matplotlib's math notation, which would fail to parse or drop characters
+matplotlib.rcParams["text.parse_math"] = False
 
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D

@@ -8,6 +8,8 @@ and its own report.json listing each machine's document.
 """
 from __future__ import annotations
 
+import hashlib
+
 import json
 from html import escape
 from pathlib import Path
@@ -22,8 +24,25 @@ from impls.harness.report.report_json import report_document
 from impls.harness.report.verdicts import ClaimResult
 
 
+NAME_MAX = 200  # characters of a page's folder name: the writer's ".<name>.new-XXXXXXXX" must fit in 255
+
+
 def side_by_side_name(machines: list[str]) -> str:
-    return "side-by-side-" + "+".join(machines)
+    """The folder name of the page comparing ``machines``: ``side-by-side-a+b+c``; where that
+    is longer than :data:`NAME_MAX` (five cloud host names are), the first machines that fit,
+    how many more, and a hash of the whole list, so that two lists never share a name."""
+    whole = "side-by-side-" + "+".join(machines)
+    if len(whole) <= NAME_MAX:
+        return whole
+    digest = hashlib.sha256("\n".join(machines).encode()).hexdigest()[:12]
+    kept: list[str] = []
+    for machine in machines:
+        name = "side-by-side-" + "+".join([*kept, machine]) + f"+{len(machines) - len(kept) - 1}-more-{digest}"
+        if len(name) > NAME_MAX:
+            break
+        kept.append(machine)
+    short = "+".join(kept) if kept else machines[0][:NAME_MAX - 60]
+    return f"side-by-side-{short}+{len(machines) - max(len(kept), 1)}-more-{digest}"
 
 
 # the mark, its reasons and footnote, and the test of a verdict judged without noise (formatting.py)
