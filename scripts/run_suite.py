@@ -26,7 +26,7 @@ from typing import IO, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import cli, paths, registry  # noqa: E402
+from impls.harness import cli, paths, registry, space  # noqa: E402
 from impls.harness.commands import check_settings  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     if commit == "unknown":
         parser.error("no git commit to file results under: run inside a git checkout with a commit")
     print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}", flush=True)
+    short = space.shortfall(current_profile())     # an estimate: said, not refused
+    if short:
+        print(f"dlsysbench: warning: {short}", file=sys.stderr, flush=True)
     try:
         lock = hold_run_lock(machine)
     except ValueError as err:
