@@ -205,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     if commit == "unknown":
         parser.error("no git commit to file results under: run inside a git checkout with a commit")
     print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}", flush=True)
-    short = space.shortfall(current_profile())     # an estimate: said, not refused
+    try:
+        short = space.shortfall(current_profile())     # an estimate: said, not refused
+    except (OSError, ValueError):
+        short = None                                   # never a reason not to run
     if short:
         print(f"dlsysbench: warning: {short}", file=sys.stderr, flush=True)
     try:

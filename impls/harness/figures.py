@@ -111,8 +111,6 @@ def new_axes(width: float = 5.0, height: float = 3.4, ncols: int = 1):
     import seaborn as sns
     from matplotlib.figure import Figure
 
-    from impls.harness.report import plotting  # noqa: F401 - its settings: Agg, text never read as math
-
     fig = Figure(figsize=(width, height), layout="constrained")
     axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
     for ax in axes:

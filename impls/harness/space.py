@@ -17,8 +17,11 @@ from impls.harness import paths, profiles, registry
 
 def _nearest_existing(path: Path) -> Path:
     for candidate in (path, *path.parents):
-        if candidate.exists():
-            return candidate
+        try:
+            if candidate.exists():
+                return candidate
+        except OSError:
+            continue
     return Path("/")
 
 
@@ -31,17 +34,40 @@ def _trace_bytes(params: dict) -> int:
     return int(8 * lookups + 8 * (queries + 1) + 16 * vectors + values)
 
 
+HEADROOM_BYTES = 64 << 20   # the NVM target writer's own headroom (bandana.experiments.device)
+
+
+def _nvm_target_bytes(profile: str) -> tuple[int, Path] | None:
+    """(bytes, folder) the NVM target file of ``profile`` will be written with, as
+    ``device.prepare_target`` writes it: the whole ``[fio_sweep].file_bytes`` plus headroom,
+    beside the target, unless it is the suite's own file and large enough already; None for
+    a block device (only read), a path that is neither a file nor missing, a file of another
+    content anywhere but the default target (both refused there, not written), or one that
+    cannot be looked at (said there)."""
+    from impls.harness import nvm_file
+
+    size = int(profiles.sizes("fio_sweep", profile)["file_bytes"])
+    target = paths.nvm_target_path()
+    try:
+        target = target.resolve() if target.is_symlink() else target
+        if target.exists():
+            if not target.is_file() or (nvm_file.is_suite_file(target) and target.stat().st_size >= size):
+                return None
+            if not nvm_file.is_suite_file(target) and target != paths.default_nvm_target_path():
+                return None        # another file is refused there, never written over
+    except OSError:
+        return None
+    return size + HEADROOM_BYTES, target.parent
+
+
 def pending(profile: str) -> list[tuple[str, int, Path]]:
     """``(what, bytes, folder)`` of the large files a run of ``profile`` would write that are
-    not written yet: the suite's own NVM target file (``[fio_sweep].file_bytes``; none when
-    ``DLSYSBENCH_NVM_PATH`` names a block device) and each ``bandana-*`` trace not cached."""
+    not written yet: the NVM target file (:func:`_nvm_target_bytes`) and each ``bandana-*``
+    trace not cached."""
     out = []
-    target = paths.nvm_target_path()
-    size = int(profiles.sizes("fio_sweep", profile)["file_bytes"])
-    if not target.is_block_device():
-        have = target.stat().st_size if target.is_file() else 0
-        if have < size:
-            out.append(("the NVM target file", size - have, target.parent))
+    nvm = _nvm_target_bytes(profile)
+    if nvm is not None:
+        out.append(("the NVM target file", *nvm))
     for name in registry.made_by("impls.bandana.data.traces:"):
         manifest = registry.manifests()[name]
         params, key = registry.recipe_key(manifest, profile)
@@ -57,11 +83,18 @@ def shortfall(profile: str) -> str | None:
     by_device: dict[int, tuple[Path, list[tuple[str, int]]]] = {}
     for what, size, folder in pending(profile):
         existing = _nearest_existing(folder)
-        device = os.stat(existing).st_dev
+        try:
+            device = os.stat(existing).st_dev
+        except OSError:            # cannot be looked at: the run itself says so where it writes
+            continue
         by_device.setdefault(device, (existing, []))[1].append((what, size))
     short = []
     for existing, items in by_device.values():
-        needed, free = sum(size for _, size in items), shutil.disk_usage(existing).free
+        try:
+            free = shutil.disk_usage(existing).free
+        except OSError:
+            continue
+        needed = sum(size for _, size in items)
         if needed > free:
             listed = ", ".join(f"{what} {size / 2**30:.1f}" for what, size in items)
             short.append(f"about {needed / 2**30:.1f} GiB to write under {existing} ({listed} GiB) and "

@@ -116,7 +116,11 @@ def test_a_killed_writers_temporary_folder_is_removed_by_the_next(tmp_path):
     left = tmp_path / f".t.pid{dead}.tmp"
     left.mkdir()
     (left / "indices.npy").write_bytes(b"partial")
-    other = tmp_path / ".other.pid1.tmp"      # another trace's, and a live pid: kept
+    other = tmp_path / ".other.pid1.tmp"      # another trace's: kept
     other.mkdir()
+    import os
+
+    live = tmp_path / f".t.pid{os.getppid()}.tmp"    # this trace's, but its writer is alive: kept
+    live.mkdir()
     traces.write_trace(tmp_path / "t", 11, with_vectors=False, **PARAMS)
-    assert not left.exists() and other.exists() and (tmp_path / "t" / "indices.npy").is_file()
+    assert not left.exists() and other.exists() and live.exists() and (tmp_path / "t" / "indices.npy").is_file()

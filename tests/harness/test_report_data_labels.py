@@ -168,15 +168,20 @@ def test_an_artifact_whose_data_is_not_a_dict_is_refused_when_saved(tmp_path, mo
         artifacts.save_artifact("listy", [{"x": 1}], experiment="t.listy", synthetic=True, commit="c" * 40)
 
 
-def test_a_dollar_in_data_is_drawn_as_text_not_math():
-    # run, dataset and device names reach titles and legends: "$...$" in one is no formula
-    import io
-
+def test_a_dollar_in_data_is_drawn_as_text_not_math_and_log_ticks_keep_their_powers():
+    # run, dataset and device names reach titles and legends: "$...$" in one is no formula;
+    # a log axis's ticks are written as math (10^k) and must still be
     from impls.harness.figures import new_axes
+    from impls.harness.report.plotting import to_png, to_svg
 
     fig, ax = new_axes()
     ax.set_title("dataset amz_$\\frac{a$ | price $5 to $10")
-    ax.plot([0, 1], [0, 1], label="run $x$")
+    ax.plot([1, 1000], [1, 1000], label="run $x$")
+    ax.set_xscale("log")
     ax.legend()
-    fig.savefig(io.BytesIO(), format="png")        # math parsing would fail on the unbalanced formula
+    assert to_png(fig) and to_svg(fig)             # math parsing would fail on the unbalanced formula
     assert ax.get_title() == "dataset amz_$\\frac{a$ | price $5 to $10"
+    assert not ax.title.get_parse_math() and all(t.get_parse_math() for t in ax.get_xticklabels())
+    ticks = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert ticks and all(t.get_text().startswith("$") for t in ticks)
+    # the ticks are drawn as 10^k, not as "$\\mathdefault{10^{0}}$"

@@ -16,19 +16,55 @@ def test_a_run_that_would_fill_the_disk_is_said_with_what_and_where(tmp_path, mo
     monkeypatch.delenv("DLSYSBENCH_NVM_PATH", raising=False)
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(10 * 2**30, 9 * 2**30, 2**30))
     pending = {what: size for what, size, _ in space.pending("full")}
-    assert pending["the NVM target file"] == 16 * 2**30          # [fio_sweep.full].file_bytes
+    assert pending["the NVM target file"] == 16 * 2**30 + space.HEADROOM_BYTES   # [fio_sweep.full].file_bytes
     assert pending["trace bandana-user"] > 2**30 and pending["trace bandana-post"] > 2**30
     line = space.shortfall("full")
     assert line.startswith("the full profile needs about ") and "1.0 GiB free there" in line
-    assert "the NVM target file 16.0" in line and str(tmp_path) in line and "\n" not in line
+    assert "the NVM target file 16.1" in line and str(tmp_path) in line and "\n" not in line
 
 
 def test_files_already_written_or_room_enough_say_nothing(tmp_path, monkeypatch):
+    from impls.harness import nvm_file
+
     monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
     target = tmp_path / "target.bin"
-    with open(target, "wb") as f:
-        f.truncate(16 * 2**20)                                     # smoke's file_bytes, sparse
+    nvm_file.write_suite_file(target, 16 * 2**20)                  # smoke's file_bytes, the suite's content
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(target))
     assert "the NVM target file" not in {what for what, _, _ in space.pending("smoke")}
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(2**50, 0, 2**50))
     assert space.shortfall("full") is None
+
+
+def test_a_smaller_or_foreign_target_counts_as_the_writer_would(tmp_path, monkeypatch):
+    # the writer rewrites the whole file (beside the old one) when the suite's is too small,
+    # and refuses another file at a path the user named: so count the first, not the second
+    from impls.harness import nvm_file
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    small = tmp_path / "small.bin"
+    nvm_file.write_suite_file(small, 2**20)
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(small))
+    assert {w: b for w, b, _ in space.pending("smoke")}["the NVM target file"] == 16 * 2**20 + space.HEADROOM_BYTES
+    foreign = tmp_path / "mine.bin"
+    foreign.write_bytes(b"x" * 1024)
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(foreign))
+    assert "the NVM target file" not in {w for w, _, _ in space.pending("smoke")}
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(tmp_path))                # a directory: refused there
+    assert "the NVM target file" not in {w for w, _, _ in space.pending("smoke")}
+
+
+def test_a_target_that_cannot_be_looked_at_is_left_to_the_run(tmp_path, monkeypatch):
+    # a folder of the path without permission: the estimate must not stop a run that may
+    # never write there (make reproduce died on a PermissionError here before)
+    from pathlib import Path
+
+    from impls.harness import paths
+
+    class Locked(type(Path())):
+        def is_symlink(self):
+            raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(paths, "nvm_target_path", lambda: Locked(tmp_path / "locked" / "target.bin"))
+    assert "the NVM target file" not in {w for w, _, _ in space.pending("full")}
+    space.shortfall("full")

@@ -177,7 +177,7 @@ def test_every_real_sweep_base_passes(profile):
     experiments.validate_sizes("slide_sweep", profile, profiles.sizes("slide_sweep", profile))
 
 
-def test_runs_asking_for_more_threads_than_usable_are_named_once(monkeypatch, caplog):
+def test_runs_asking_for_more_threads_than_usable_are_named_once(monkeypatch, caplog, tmp_path):
     # full asks for 44 and 8 threads; on a 2-CPU machine they are cut to what there is, and
     # runs that differ only in threads measure one setting: said before hours of training
     import logging
@@ -186,12 +186,15 @@ def test_runs_asking_for_more_threads_than_usable_are_named_once(monkeypatch, ca
     from impls.slide.experiments import sweeps
 
     monkeypatch.setattr(capabilities, "effective_cpus", lambda: 2)
+    monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(tmp_path / "progress.log"))
     runs = [{"name": "slide", "method": "slide", "threads": 44}, {"name": "slide-8t", "method": "slide", "threads": 8},
             {"name": "slide-1t", "method": "slide", "threads": 1}, {"name": "dense", "method": "dense"}]
     with caplog.at_level(logging.WARNING, logger=sweeps.log.name):
         sweeps._warn_crowded("slide_train", runs)
     [record] = caplog.records
     assert "slide (44), slide-8t (8)" in record.getMessage() and "slide-1t" not in record.getMessage()
+    shown = (tmp_path / "progress.log").read_text()                         # what a suite run shows
+    assert "warning: slide_train: slide (44), slide-8t (8)" in shown
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger=sweeps.log.name):
         sweeps._warn_crowded("slide_train", runs[2:])

@@ -1,5 +1,8 @@
 """Embedding lookup traces for Bandana: a synthetic generator with planted structure, CSR helpers.
 
+Longer than 400 lines: the generator's chunked model and the writer that streams it to disk
+(:func:`write_trace`) share its state, and split they would reach into each other.
+
 A trace is CSR over queries: ``offsets`` (int64, length Q+1, ``offsets[0] == 0``,
 non-decreasing, ``offsets[-1] == len(indices)``) and ``indices`` (int64 vector ids in
 ``[0, N)``); query ``q`` looks up ``indices[offsets[q]:offsets[q+1]]``. Queries are in
@@ -39,6 +42,7 @@ and e.g. ``with_vectors`` does not change the trace.
 """
 from __future__ import annotations
 
+import errno
 import re
 import zlib
 
@@ -247,9 +251,10 @@ def write_trace(directory, seed: int, *, with_vectors: bool = True, **params) ->
             _write_rows(tmp / "vectors.npy", np.float32, (model.n, model.dim), model.vector_chunks())
     except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(err, OSError):
-            raise OSError(err.errno, f"writing the trace into {directory} (about {needed / 2**30:.1f} GiB; "
-                                     f"{err.strerror or err})") from err
+        if isinstance(err, OSError) and err.errno is not None:
+            size = f", about {needed / 2**30:.1f} GiB" if err.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+            raise type(err)(err.errno, f"writing the trace into {directory}{size}: {err.strerror}",
+                            err.filename) from err
         raise
     if directory.exists():
         shutil.rmtree(directory)

@@ -9,9 +9,6 @@ import matplotlib
 
 if "matplotlib.pyplot" not in sys.modules:
     matplotlib.use("Agg")  # no display needed; leave a backend someone chose alone
-# every text the suite draws is data or plain words (run, dataset, device names): a "$" in it is
-# a dollar, never matplotlib's math notation, which would fail to parse or drop characters
-matplotlib.rcParams["text.parse_math"] = False
 
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -50,8 +47,29 @@ def marker_handle(marker: str) -> Line2D:
     return Line2D([], [], linestyle="none", marker=marker, markersize=7, color="black", markerfacecolor="none")
 
 
+def literal_text(figure: Figure) -> Figure:
+    """Make every text of ``figure`` but the axes' tick labels and offsets literal: titles,
+    labels, legends and notes hold data (run, dataset, device names), where a "$" is a
+    dollar, never matplotlib's math notation (which would fail to parse, or drop characters).
+    Tick labels keep it: a log axis writes 10^k with it. Returns ``figure``."""
+    from matplotlib.text import Text
+
+    ticks = set()
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks.add(id(axis.offsetText))
+            for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()):
+                ticks.update((id(tick.label1), id(tick.label2)))
+    for text in figure.findobj(Text):
+        if id(text) not in ticks:
+            text.set_parse_math(False)
+    return figure
+
+
 def to_png(figure: Figure) -> bytes:
-    """Return ``figure`` as PNG bytes, cropped to everything drawn (captions included)."""
+    """Return ``figure`` as PNG bytes, cropped to everything drawn (captions included), its
+    text literal (:func:`literal_text`)."""
+    literal_text(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.15,
                    metadata={"Software": None})
@@ -59,7 +77,8 @@ def to_png(figure: Figure) -> bytes:
 
 
 def to_svg(figure: Figure) -> bytes:
-    """Return ``figure`` as SVG bytes (cropped like :func:`to_png`; no date, so reproducible)."""
+    """Return ``figure`` as SVG bytes (cropped and literal like :func:`to_png`; no date, so reproducible)."""
+    literal_text(figure)
     buffer = io.BytesIO()
     # element ids hash the content with this salt, not a random one, so equal figures give equal bytes
     with matplotlib.rc_context({"svg.hashsalt": "dlsysbench"}):

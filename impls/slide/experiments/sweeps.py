@@ -204,8 +204,8 @@ def real_amazon_run(profile: str | None = None, progress: bool | None = None,
 
 
 def _warn_crowded(experiment: str, specs: list[dict]) -> None:
-    """Log one warning naming the runs of ``specs`` that ask for more threads than this
-    process may use (:func:`~impls.harness.capabilities.effective_cpus`): they run crowded or
+    """Log one warning (and write it to the progress log a suite run shows) naming the runs
+    of ``specs`` that ask for more threads than this process may use (:func:`~impls.harness.capabilities.effective_cpus`): they run crowded or
     cut down (their results record the threads they had), and runs that differ only in their
     thread count may measure one setting."""
     from impls.harness.capabilities import effective_cpus
@@ -214,9 +214,13 @@ def _warn_crowded(experiment: str, specs: list[dict]) -> None:
     crowded = [f"{spec['name']} ({spec['threads']})" for spec in specs
                if isinstance(spec.get("threads"), int) and spec["threads"] > usable]
     if crowded:
-        log.warning("%s: %s ask for more threads than the %d CPU(s) this process may use: they share them or "
-                    "are cut down (each result records its threads), and runs differing only in threads may "
-                    "measure one setting", experiment, ", ".join(crowded), usable)
+        from impls.harness.progress import log as progress_log
+
+        message = (f"{experiment}: {', '.join(crowded)} ask for more threads than the {usable} CPU(s) this "
+                   "process may use: they share them or are cut down (each result records its threads), and "
+                   "runs differing only in threads may measure one setting")
+        log.warning("%s", message)
+        progress_log(f"warning: {message}")     # what a suite run shows (asv keeps a set-up's stderr)
 
 
 def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
@@ -274,6 +278,7 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
 
     profile = resolve(profile)
     s = s or sizes(profile, "slide_sweep")
+    _warn_crowded("slide_sweep", [{"name": "every run", "threads": s["threads"]}])
     base = {k: v for k, v in s.get("base", {}).items()}
     specs = []
     for batch in s["batches"]:
