@@ -41,9 +41,8 @@ def _nvm_target_bytes(profile: str) -> tuple[int, Path] | None:
     """(bytes, folder) the NVM target file of ``profile`` will be written with, as
     ``device.prepare_target`` writes it: the whole ``[fio_sweep].file_bytes`` plus headroom,
     beside the target, unless it is the suite's own file and large enough already; None for
-    a block device (only read), a path that is neither a file nor missing, a file of another
-    content anywhere but the default target (both refused there, not written), or one that
-    cannot be looked at (said there)."""
+    a block device (only read), a path that is neither a file nor missing, a file the writer
+    refuses (:func:`nvm_file.is_foreign`), or one that cannot be looked at (said there)."""
     from impls.harness import nvm_file
 
     size = int(profiles.sizes("fio_sweep", profile)["file_bytes"])
@@ -51,10 +50,10 @@ def _nvm_target_bytes(profile: str) -> tuple[int, Path] | None:
     try:
         target = target.resolve() if target.is_symlink() else target
         if target.exists():
-            if not target.is_file() or (nvm_file.is_suite_file(target) and target.stat().st_size >= size):
+            if not target.is_file() or nvm_file.is_foreign(target):
+                return None        # refused there, never written over
+            if target.stat().st_size >= size and nvm_file.is_suite_file(target):
                 return None
-            if not nvm_file.is_suite_file(target) and target != paths.default_nvm_target_path():
-                return None        # another file is refused there, never written over
     except OSError:
         return None
     return size + HEADROOM_BYTES, target.parent
