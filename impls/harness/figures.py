@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import pkgutil
 from pathlib import Path
 from typing import Callable
@@ -101,6 +102,12 @@ def _drawing_hint(name: str, system: str) -> str:
     if any((Path(root) / system / "figures" / "__init__.py").is_file() for root in impls.__path__):
         return f"is its module imported in impls/{system}/figures/__init__.py?"
     return f"is it drawn with @figure({name!r}) in impls/{system}/figures.py?"
+
+
+def finite(value: object) -> bool:
+    """True when ``value`` is a finite number: what a figure can draw (None, NaN, infinities
+    and booleans are not; a drawing shows them as a gap, never as 0)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def new_axes(width: float = 5.0, height: float = 3.4, ncols: int = 1):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import textwrap
 
-from impls.harness.figures import figure, new_axes, plain_log_x
+from impls.harness.figures import figure, finite, new_axes, plain_log_x
 from impls.slide.experiments.targets import fitted_p_at_1
 
 
@@ -23,14 +23,9 @@ def _measured(data: dict) -> list[dict]:
     return [r for r in data["runs"] if "curve" in r]
 
 
-def _finite(value) -> bool:
-    """True for an int or float that is neither NaN nor infinite."""
-    return isinstance(value, (int, float)) and math.isfinite(value)
-
-
 def _has_points(run: dict) -> bool:
     """True when the measured ``run``'s curve holds at least one finite P@1 (a point to draw)."""
-    return any(_finite(p.get("p_at_1")) for p in run["curve"])
+    return any(finite(p.get("p_at_1")) for p in run["curve"])
 
 
 def _note(ax, text: str) -> None:
@@ -285,13 +280,13 @@ def core_scaling(data: dict):
         group = sorted(group, key=lambda r: r["threads"])
         threads = [r["threads"] for r in group]
         rates = [r.get("samples_per_second") for r in group]
-        off_log += [f"{name} {t}T ({v:g})" for t, v in zip(threads, rates) if _finite(v) and v <= 0]
-        ax_tp.plot(threads, [v if _finite(v) and v > 0 else math.nan for v in rates], marker="o", label=name)
+        off_log += [f"{name} {t}T ({v:g})" for t, v in zip(threads, rates) if finite(v) and v <= 0]
+        ax_tp.plot(threads, [v if finite(v) and v > 0 else math.nan for v in rates], marker="o", label=name)
         ax_ttt.plot(threads, [math.nan if r.get("time_to_target_s") is None else r["time_to_target_s"]
                               for r in group], marker="o", label=name)
         ax_util.plot(threads, [r.get("cpu_utilization", math.nan) for r in group], marker="o", label=name)
     ax_tp.set_yscale("log")
-    if not any(_finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
+    if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
         ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
     ax_tp.set_ylabel("samples/s (log)")
     ax_ttt.set_ylabel("seconds to target P@1 (missing: not reached)")
@@ -333,7 +328,7 @@ def batch_size(data: dict):
         ax.set_xticklabels([str(b) for b in batches])
         ax.set_xlabel("batch size")
     ax_tp.set_yscale("log")
-    if not any(_finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
+    if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
         ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
     ax_tp.set_ylabel("samples/s (log)")
     fraction = data.get("sizes", {}).get("target_fraction")
@@ -357,18 +352,18 @@ def hash_family(data: dict):
         label = f"{r['lsh']} K={r['K']} L={r['L']}"
         marker = "o" if r["lsh"] == "dwta" else "s"
         acc = (r.get("active_fraction"), r.get("final_p_at_1"))
-        finite_acc = all(_finite(v) for v in acc)
+        finite_acc = all(finite(v) for v in acc)
         shown[ax_acc] |= finite_acc
-        shown[ax_tp] |= _finite(r.get("samples_per_second")) and _finite(r.get("final_p_at_1"))
-        ax_acc.scatter([r["active_fraction"] * 100 if _finite(acc[0]) else math.nan],
-                       [acc[1] if _finite(acc[1]) else math.nan], marker=marker, color=f"C{i}",
+        shown[ax_tp] |= finite(r.get("samples_per_second")) and finite(r.get("final_p_at_1"))
+        ax_acc.scatter([r["active_fraction"] * 100 if finite(acc[0]) else math.nan],
+                       [acc[1] if finite(acc[1]) else math.nan], marker=marker, color=f"C{i}",
                        label=label if finite_acc else f"{label} (no finite value)")
-        ax_tp.scatter([r["samples_per_second"] if _finite(r.get("samples_per_second")) else math.nan],
-                      [acc[1] if _finite(acc[1]) else math.nan], marker=marker, color=f"C{i}")
+        ax_tp.scatter([r["samples_per_second"] if finite(r.get("samples_per_second")) else math.nan],
+                      [acc[1] if finite(acc[1]) else math.nan], marker=marker, color=f"C{i}")
         recall, rand_recall = r.get("lsh_recall"), r.get("lsh_random_recall")
-        shown[ax_rec] |= _finite(recall) or _finite(rand_recall)
-        ax_rec.bar([i - 0.2], [recall if _finite(recall) else math.nan], width=0.4, color=f"C{i}")
-        ax_rec.bar([i + 0.2], [rand_recall if _finite(rand_recall) else math.nan], width=0.4, color=f"C{i}",
+        shown[ax_rec] |= finite(recall) or finite(rand_recall)
+        ax_rec.bar([i - 0.2], [recall if finite(recall) else math.nan], width=0.4, color=f"C{i}")
+        ax_rec.bar([i + 0.2], [rand_recall if finite(rand_recall) else math.nan], width=0.4, color=f"C{i}",
                    alpha=0.35, hatch="//")
     ax_rec.set_xticks(range(len(data["hash"])))
     ax_rec.set_xticklabels([f"{r['lsh']}\nK{r['K']} L{r['L']}" for r in data["hash"]], fontsize=7)

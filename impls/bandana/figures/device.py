@@ -9,20 +9,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from impls.harness.figures import figure, new_axes
+from impls.harness.figures import figure, finite, new_axes
 
 NO_FINITE = "no finite measurement"
 REASON_CHARS = 40
 
 
-def _finite(value: Any) -> bool:
-    """True when ``value`` is a finite number (None, NaN and infinities are not)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _value(value: Any, scale: float) -> float:
     """``value / scale``, or NaN (a gap in a line, never 0) when ``value`` is not finite."""
-    return value / scale if _finite(value) else math.nan
+    return value / scale if finite(value) else math.nan
 
 
 def _shortened(reason: str) -> str:
@@ -96,15 +91,15 @@ def bandwidth_vs_block_size(data: dict[str, Any]):
     for color, queue_depth in zip(colors, queue_depths):
         line = sorted((p for p in grid if p["queue_depth"] == queue_depth), key=lambda p: p["block_bytes"])
         values = [_value(p["bandwidth_bytes_per_s"], 1e6) for p in line]
-        finite = sum(not math.isnan(v) for v in values)
-        drawn += finite
+        shown = sum(not math.isnan(v) for v in values)
+        drawn += shown
         ax.plot(
             [p["block_bytes"] for p in line],
             values,
             marker="o",
             markersize=3.5,
             color=color,
-            label=f"QD {queue_depth}" + ("" if finite else f" ({NO_FINITE})"),
+            label=f"QD {queue_depth}" + ("" if shown else f" ({NO_FINITE})"),
         )
     _log2_ticks(ax, block_sizes, [_block_size_label(size) for size in block_sizes])
     ax.set_xlabel("Block size (bytes per read)")
@@ -142,18 +137,18 @@ def iops_vs_queue_depth(data: dict[str, Any]):
         )
         queue_depths.update(p["queue_depth"] for p in line)
         values = [_value(p["iops"], 1e3) for p in line]
-        finite = sum(not math.isnan(v) for v in values)
-        drawn += finite
+        shown = sum(not math.isnan(v) for v in values)
+        drawn += shown
         ax.plot(
             [p["queue_depth"] for p in line],
             values,
             marker="o",
             markersize=3.5,
             color=color,
-            label=engine + ("" if finite else f" ({NO_FINITE})"),
+            label=engine + ("" if shown else f" ({NO_FINITE})"),
         )
     ceiling = data.get("ceiling")
-    if ceiling and _finite(ceiling.get("iops")):
+    if ceiling and finite(ceiling.get("iops")):
         ax.plot(
             [ceiling["queue_depth"]],
             [ceiling["iops"] / 1e3],

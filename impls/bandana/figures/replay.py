@@ -7,18 +7,13 @@ from __future__ import annotations
 
 import math
 
-from impls.harness.figures import figure, grouped_bars, new_axes
+from impls.harness.figures import figure, finite, grouped_bars, new_axes
 
 NO_FIO = "fio not installed or not run"
 
 
 def _layouts(data: dict) -> list[str]:
     return list(dict.fromkeys(p["layout"] for p in data["sweep"]))
-
-
-def _measured(value) -> bool:
-    """True when ``value`` is a finite number (None, NaN and infinities are "not measured")."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @figure("bandana_replay_vs_fio")
@@ -39,7 +34,7 @@ def replay_vs_fio(data: dict):
         if line[0]["policy"] == "shadow" and shadow:
             label = f"{layout} (shadow set {shadow / data['capacity']:g}x cache)"
         ax_io.plot(qd, [p["blocks_per_second"] / 1e3 for p in line], marker="o", color=f"C{i}", label=label)
-        fio = [p.get("fio_iops") / 1e3 if _measured(p.get("fio_iops")) else math.nan for p in line]
+        fio = [p.get("fio_iops") / 1e3 if finite(p.get("fio_iops")) else math.nan for p in line]
         if all(math.isnan(v) for v in fio):
             no_fio.append(layout)
         else:                                       # a missing point is a gap in the line, never 0
@@ -89,7 +84,7 @@ def cross_check(data: dict):
     rows = data["cross_check"]
     fig, ax = new_axes(width=max(6.0, 0.55 * len(rows) + 2), height=3.8)
     predicted = [r["predicted_useful_bytes_per_second"] / 1e6
-                 if _measured(r.get("predicted_useful_bytes_per_second")) else math.nan for r in rows]
+                 if finite(r.get("predicted_useful_bytes_per_second")) else math.nan for r in rows]
     measured = [r["replay_useful_bytes_per_second"] / 1e6 for r in rows]
     missing = sum(math.isnan(v) for v in predicted)
     series = [("replay: measured useful bytes/s", measured, {"color": "C1"})]
