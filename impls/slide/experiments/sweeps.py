@@ -9,7 +9,6 @@ Time to target, targets and speed-ups: :mod:`impls.slide.experiments.targets`.
 """
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
@@ -23,8 +22,6 @@ from impls.slide.experiments.targets import add_targets, speedup
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
                   "dense-torch": ("dense", "cpu"), "dense-torch-cuda": ("dense", "cuda"),
                   "sampled-torch": ("sampled", "cpu"), "sampled-torch-cuda": ("sampled", "cuda")}
-
-log = logging.getLogger(__name__)
 
 RUN_KEYS = ("name", "method", "device", "threads", "requires", "time_budget_s", "warmup_steps", "dataset")
 
@@ -204,23 +201,21 @@ def real_amazon_run(profile: str | None = None, progress: bool | None = None,
 
 
 def _warn_crowded(experiment: str, specs: list[dict]) -> None:
-    """Log one warning (and write it to the progress log a suite run shows) naming the runs
-    of ``specs`` that ask for more threads than this process may use (:func:`~impls.harness.capabilities.effective_cpus`): they run crowded or
-    cut down (their results record the threads they had), and runs that differ only in their
-    thread count may measure one setting."""
+    """Say once, in the progress log a suite run shows (stderr outside asv), which runs of
+    ``specs`` ask for more threads than this process may use
+    (:func:`~impls.harness.capabilities.effective_cpus`): they run crowded or cut down (their
+    results record the threads they had), and runs that differ only in their thread count
+    may measure one setting."""
     from impls.harness.capabilities import effective_cpus
+    from impls.harness.progress import log as progress_log
 
     usable = effective_cpus()
     crowded = [f"{spec['name']} ({spec['threads']})" for spec in specs
                if isinstance(spec.get("threads"), int) and spec["threads"] > usable]
     if crowded:
-        from impls.harness.progress import log as progress_log
-
-        message = (f"{experiment}: {', '.join(crowded)} ask for more threads than the {usable} CPU(s) this "
-                   "process may use: they share them or are cut down (each result records its threads), and "
-                   "runs differing only in threads may measure one setting")
-        log.warning("%s", message)
-        progress_log(f"warning: {message}")     # what a suite run shows (asv keeps a set-up's stderr)
+        progress_log(f"warning: {experiment}: {', '.join(crowded)} ask for more threads than the {usable} CPU(s) "
+                     "this process may use: they share them or are cut down (each result records its threads), "
+                     "and runs differing only in threads may measure one setting")
 
 
 def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
