@@ -106,19 +106,13 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     ranks: dict[str, tuple] = {}
     broken: dict[str, list[tuple[Path, str]]] = {}
     for file in sorted(base.glob("*/*.json")):
-        try:
-            record = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:   # JSONDecodeError, UnicodeDecodeError
-            broken.setdefault(file.stem, []).append((file, _why(err)))
-            continue
-        why = _not_a_record(record)
-        if why:
+        record, why, foreign = read_record(file, machine)
+        if record is None and not foreign:
             broken.setdefault(file.stem, []).append((file, why))
             continue
-        foreign = _foreign(record, machine)
-        if foreign:
+        if record is None:
             if unreadable is not None:
-                unreadable.append((str(file), foreign))
+                unreadable.append((str(file), why))
             continue
         made = _when(record.get("created"))
         rank = (dates.get(str(record.get("commit", ""))) or made or _EPOCH, made or _EPOCH,
@@ -138,6 +132,22 @@ def load_latest(machine: str | None = None, root: Path | None = None,
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def read_record(file: Path, machine: str) -> tuple[dict | None, str, bool]:
+    """``(record, "", False)`` for the artifact record in ``file`` when it is one of
+    ``machine``'s; else ``(None, why, foreign)``: why it is none (unreadable, not JSON, another
+    schema: ``foreign`` False) or why it belongs to another machine or profile (``foreign``
+    True)."""
+    try:
+        record = json.loads(Path(file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:   # JSONDecodeError, UnicodeDecodeError
+        return None, _why(err), False
+    why = _not_a_record(record)
+    if why:
+        return None, why, False
+    why = _foreign(record, machine)
+    return (None, why, True) if why else (record, "", False)
 
 
 def _not_a_record(record: Any) -> str:

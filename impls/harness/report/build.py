@@ -171,12 +171,8 @@ def _fingerprinted_records(machine: str, artifacts_root: Path, results_commits: 
         found = []
         for folder in (p for p in folders if same_commit(p.name, commit)):
             for file in sorted(folder.glob("*.json")):
-                try:
-                    record = json.loads(file.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    continue
-                if (not artifact_store._not_a_record(record) and not artifact_store._foreign(record, machine)
-                        and isinstance(record.get("fingerprint"), dict)):
+                record, _, _ = artifact_store.read_record(file, machine)
+                if record is not None and isinstance(record.get("fingerprint"), dict):
                     found.append(record)
         if found:
             return found
