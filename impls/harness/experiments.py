@@ -132,7 +132,8 @@ def reference_problem(name: str, field: str = "run") -> str | None:
 def _module_file(module: str) -> Path | str | None:
     """The source file of the dotted ``module``, found on disk without importing it (only its
     top-level package is looked up); the first dotted prefix that names nothing, as a str,
-    when there is none; None when it exists but not as a file (a built-in module)."""
+    when there is none; None when it exists but not as a file (a built-in module, a namespace
+    package) or is an attribute of a plain module (``os.path``)."""
     parts = module.split(".")
     top = sys.modules.get(parts[0])     # imported already (impls): its __path__ as it is now
     if top is not None:
@@ -146,27 +147,14 @@ def _module_file(module: str) -> Path | str | None:
             return parts[0]
         origin = spec.origin if spec.has_location else None
         search = spec.submodule_search_locations
-    if len(parts) == 1:
-        return Path(origin) if origin else None
-    if search is None:          # a plain module: what its attributes hold (os.path) is known by importing
-        return None
-    folders = [Path(p) for p in search]
-    for i, part in enumerate(parts[1:], start=2):
-        last = i == len(parts)
-        packages = [f / part for f in folders if (f / part).is_dir()]
-        if last:            # as Python's finder looks: a package before a module of the same name
-            for folder in folders:
-                if (folder / part / "__init__.py").is_file():
-                    return folder / part / "__init__.py"
-                for suffix in importlib.machinery.all_suffixes():
-                    if (folder / f"{part}{suffix}").is_file():
-                        return folder / f"{part}{suffix}"
-            return None if packages else ".".join(parts[:i])     # a namespace package: no file
-        if not packages:
-            plain = any((f / f"{part}{suffix}").is_file() for f in folders for suffix in importlib.machinery.all_suffixes())
-            return None if plain else ".".join(parts[:i])
-        folders = packages
-    return None
+    for i in range(2, len(parts) + 1):   # each level as Python's path finder finds it, importing nothing
+        if search is None:      # a plain module: what its attributes hold (os.path) is known by importing
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i]), list(search))
+        if spec is None:
+            return ".".join(parts[:i])
+        origin, search = (spec.origin if spec.has_location else None), spec.submodule_search_locations
+    return Path(origin) if origin else None
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:
