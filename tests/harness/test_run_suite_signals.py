@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from impls.harness.atomic import pid_alive
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "ab" * 20
 
@@ -69,14 +71,6 @@ def machine(monkeypatch):
     yield f"{name}-smoke"
     for leftover in (f"run-{name}-smoke.lock", f"progress-{name}-smoke.log"):
         (ROOT / ".asv" / leftover).unlink(missing_ok=True)
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def _wait_for_file(path: Path, process: subprocess.Popen, timeout_s: float = 120.0) -> str:
@@ -166,7 +160,7 @@ def test_a_terminated_run_stops_asv_says_so_once_and_exits_128_plus_the_signal(
         child = int(_wait_for_file(tmp_path / "ready", run))
         run.send_signal(signum)
         run.wait(timeout=60)   # asv, orphaned, would hold the pipes open: look before reading them
-        orphaned = not _gone(child)
+        orphaned = pid_alive(child)
         if orphaned:
             os.kill(child, signal.SIGKILL)
         out, err = run.communicate(timeout=30)
@@ -182,7 +176,7 @@ def test_a_terminated_run_stops_asv_says_so_once_and_exits_128_plus_the_signal(
         if run.poll() is None:
             run.kill()
             run.communicate()
-        if child is not None and not _gone(child):
+        if child is not None and pid_alive(child):
             os.kill(child, signal.SIGKILL)
 
 
