@@ -309,7 +309,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
             "source": source["source"], "num_vectors": n, "renumbered": bool(source.get("renumbered")),
             "vector_bytes": vector_bytes, "block_bytes": block_bytes, "vectors_per_block": per_block,
             "slack_bytes_per_block": block_bytes - per_block * vector_bytes,   # read with every block
-            "train_fraction": train_fraction,
+            "train_fraction": train_fraction, "seed": seed,
             "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
             "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"),
             "inputs": [str(p) for p in inputs], "layouts": {}}
@@ -339,11 +339,13 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
         cli.unregister(stage)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = cli.parser(prog="python -m impls.bandana.prepare", description=__doc__.splitlines()[0])
+def add_trace_arguments(parser: argparse.ArgumentParser, profile_help: str) -> None:
+    """Add the trace-source flags (one of ``--dataset``, ``--offsets``/``--indices``, ``--dlrm``,
+    with ``--profile``, ``--vectors``, ``--num-vectors``, ``--table``, ``--renumber``) as a group
+    of ``parser``; :func:`check_trace_arguments` checks them and :func:`load_source` reads them."""
     source = parser.add_argument_group("trace (one of)")
     source.add_argument("--dataset", help="a registry trace, e.g. bandana-user (datasets/*.toml)")
-    cli.add_profile_option(source, "the dataset's size (default: DLSYSBENCH_PROFILE, else quick)")
+    cli.add_profile_option(source, profile_help)
     source.add_argument("--offsets", help=".npy int64 query offsets (CSR, starts at 0)")
     source.add_argument("--indices", help=".npy int64 vector ids of every lookup")
     source.add_argument("--vectors", help=".npy float vector values, one row per vector (K-means layouts)")
@@ -353,6 +355,11 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--renumber", action="store_true",
                         help="number the ids densely 0..U-1 (hashed or sparse ids); the input ids go to "
                              "original_ids.npy")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = cli.parser(prog="python -m impls.bandana.prepare", description=__doc__.splitlines()[0])
+    add_trace_arguments(parser, "the dataset's size (default: DLSYSBENCH_PROFILE, else quick)")
     parser.add_argument("--vector-bytes", type=int, default=None,
                         help="bytes of one vector on the device (default: the --vectors row size, else 128)")
     parser.add_argument("--block-bytes", type=int, default=4096, help="bytes of one device block (default 4096)")
@@ -378,9 +385,10 @@ def _output_names(kinds: Sequence[str]) -> list[str]:
             "vectors.npy", "original_ids.npy", "summary.json", *(f"layout-{kind}.npy" for kind in kinds)]
 
 
-def _check(args: argparse.Namespace) -> None:
-    from impls.bandana.layout.layouts import MAX_BLOCK_BYTES
-
+def check_trace_arguments(args: argparse.Namespace, profile_sizes_dataset_only: bool = True) -> None:
+    """Raise :class:`PrepareError` unless :func:`add_trace_arguments`' flags name exactly one
+    trace with only the flags that apply to it (``--profile`` only with ``--dataset`` when
+    ``profile_sizes_dataset_only``); sets ``args.table`` to 0 when not given."""
     chosen = [flag for flag, on in (("--dataset", args.dataset), ("--offsets/--indices", args.offsets or args.indices),
                                     ("--dlrm", args.dlrm)) if on]
     if len(chosen) != 1:
@@ -396,9 +404,17 @@ def _check(args: argparse.Namespace) -> None:
         if given and not args.offsets:
             raise PrepareError(f"{flag} goes with --offsets/--indices, not with {chosen[0]} "
                                "(a registry trace or a --dlrm file brings its own table)")
-    if args.profile is not None and not args.dataset:
+    if profile_sizes_dataset_only and args.profile is not None and not args.dataset:
         raise PrepareError(f"--profile sizes a registry --dataset; it does not apply to {chosen[0]}")
     args.table = 0 if args.table is None else args.table
+    if args.num_vectors is not None and not 0 < args.num_vectors <= MAX_NUM_VECTORS:
+        raise PrepareError(f"--num-vectors {args.num_vectors}: expected a positive count of at most 2^40 rows")
+
+
+def _check(args: argparse.Namespace) -> None:
+    from impls.bandana.layout.layouts import MAX_BLOCK_BYTES
+
+    check_trace_arguments(args)
     cli.number(args.block_bytes, "--block-bytes", minimum=512, maximum=MAX_BLOCK_BYTES, integer=True)
     if args.block_bytes % 512:
         raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes", "expected a multiple of 512 (a device block)")
@@ -413,8 +429,6 @@ def _check(args: argparse.Namespace) -> None:
             cli.number(value, flag, minimum=1, maximum=2**31 - 1, integer=True)
     if not 0.0 < args.train_fraction < 1.0:
         raise PrepareError(f"--train-fraction {args.train_fraction}: expected a number in (0, 1)")
-    if args.num_vectors is not None and not 0 < args.num_vectors <= MAX_NUM_VECTORS:
-        raise PrepareError(f"--num-vectors {args.num_vectors}: expected a positive count of at most 2^40 rows")
     if "kahypar" in args.layout:
         from impls.harness import capabilities
 

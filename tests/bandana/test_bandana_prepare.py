@@ -422,3 +422,10 @@ def test_two_level_kmeans_defaults_fit_a_small_table_and_more_groups_than_blocks
     assert worse > fanout["kmeans-two-level"] + 0.2, (worse, fanout)
     bad = _py(*common, "--subclusters", "0", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2 and "--subclusters" in bad.stderr
+
+
+def test_the_summary_records_the_layouts_seed(tmp_path):
+    made = _py("impls.bandana.prepare", "--dataset", "bandana-user", *SMOKE, "--layout", "random", "--seed", "7",
+               "--out", str(tmp_path / "o"), "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["seed"] == 7

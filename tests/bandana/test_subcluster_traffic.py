@@ -28,7 +28,7 @@ def test_subcluster_sweep_gives_blocks_read_over_plain_lru(monkeypatch):
     s = out["sizes"]
     for name, rows in out["tables"].items():
         table = simulation.load_table(name, s["train_fraction"])
-        capacity = simulation._capacity_of(table["num_vectors"], s["headline_cache_fraction"])
+        capacity = simulation.capacity_of(table["num_vectors"], s["headline_cache_fraction"])
         lru = cache.simulate(table["test_ids"], layouts.identity_layout(table["num_vectors"]).permutation,
                              capacity, "none", 0, VECTOR_BYTES, BLOCK_BYTES)
         assert out["lru"][name]["blocks_read"] == lru.blocks_read > 0

@@ -324,7 +324,7 @@ def test_emitted_json_is_strict(tmp_path):
     assert back == {"a": None, "b": [1.0, None, 2.5], "c": [[None, 1.0]], "d": "x"}
 
 
-COMMANDS = ["impls", "impls.bandana.prepare", "impls.bandana.cache", "impls.bandana.replay", "impls.slide.train",
+COMMANDS = ["impls", "impls.bandana.prepare", "impls.bandana.headline", "impls.bandana.cache", "impls.bandana.replay", "impls.slide.train",
             "impls.slide.xc_stats", "impls.slide.experiments.recall_probe", "impls.slide.experiments.lr_select",
             "impls.salus.lanes", "impls.salus.switching"]
 

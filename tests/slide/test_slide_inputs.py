@@ -458,7 +458,7 @@ def test_an_explicit_profile_must_be_a_profile(monkeypatch):
 
 @pytest.mark.parametrize("module", ["impls.slide.train", "impls.slide.experiments.recall_probe",
                                     "impls.slide.xc_stats", "impls.slide.experiments.lr_select",
-                                    "impls.bandana.prepare"])
+                                    "impls.bandana.prepare", "impls.bandana.headline"])
 def test_every_profile_flag_reads_a_name_as_the_environment_does(module, monkeypatch):
     import argparse
     import importlib

@@ -109,10 +109,12 @@ def build_layout(kind: str, table: dict[str, Any], s: dict[str, Any],
 
 
 def _capacity(table: dict[str, Any], fraction: float) -> int:
-    return _capacity_of(table["num_vectors"], fraction)
+    return capacity_of(table["num_vectors"], fraction)
 
 
-def _capacity_of(num_vectors: int, fraction: float) -> int:
+def capacity_of(num_vectors: int, fraction: float) -> int:
+    """The cache's capacity in vectors for ``fraction`` of a table of ``num_vectors``: rounded,
+    and at least one block's vectors."""
     return max(BLOCK_BYTES // VECTOR_BYTES, int(round(fraction * num_vectors)))
 
 
@@ -122,7 +124,7 @@ def simulate_point(trace, permutation, num_vectors: int, fraction: float, policy
     :class:`~impls.harness.grid.ArrayRef`), cache ``fraction`` of ``num_vectors``, plus
     ``hit_rate``, ``capacity`` and ``cache_fraction``. A trace given as a reference is
     streamed from its file (:func:`cache.simulate_npy`: the same counters)."""
-    capacity = _capacity_of(num_vectors, fraction)
+    capacity = capacity_of(num_vectors, fraction)
     args = (grid.array(permutation), capacity, policy, int(shadow_factor * capacity),
             VECTOR_BYTES, BLOCK_BYTES)
     if isinstance(trace, grid.ArrayRef):
@@ -147,9 +149,11 @@ def _simulate_grid(table, settings: list[tuple], label: str, progress, ids=None)
 
 
 def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | None = None,
-                             table_of: Callable[[str], dict[str, Any]] | None = None) -> dict:
+                             table_of: Callable[[str], dict[str, Any]] | None = None,
+                             side_studies: bool = True) -> dict:
     """Layout × policy × cache fraction on each table's test trace; plain data. ``table_of(name)``,
     if given, returns a table as :func:`load_table` does (default: the registry's set).
+    ``side_studies=False`` leaves out ``shadow_sweep`` and ``miniature``.
 
     Returns ``{"tables": {name: {"layouts": {kind: layout_report}, "points": [{layout,
     policy, cache_fraction, effective_bandwidth, hit_rate, ...}], "headline": {...}}},
@@ -210,7 +214,7 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
                     random_prefetch["effective_bandwidth"] if random_prefetch else None,
             },
         }
-        if name == s["tables"][0] and "shp" in built:
+        if side_studies and name == s["tables"][0] and "shp" in built:
             out["shadow_sweep"] = _shadow_sweep(table, built["shp"], s, progress)
             out["miniature"] = _miniature_accuracy(table, built["shp"], s)
     ratios = [t["headline"]["ratio"] for t in out["tables"].values()]

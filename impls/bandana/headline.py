@@ -1,0 +1,176 @@
+"""Command line: the report's Bandana headline, effective-bandwidth gain, measured on any trace.
+
+    python -m impls.bandana.headline (--dataset NAME | --offsets O.npy --indices I.npy [--vectors V.npy]
+        [--num-vectors N] [--renumber] | --dlrm FILE [--table K] [--renumber]) [--profile P]
+        [--json [FILE|-]]
+
+The report's claim ``bandana-effective-bandwidth-gain`` (the paper's 2–3×) is measured on
+the suite's synthetic traces, whose locality is assumed. This command measures the same
+number on a trace a user has (their own ``.npy`` arrays, or a table of Meta's public FBGEMM
+``dlrm_datasets`` files), with the suite's own experiment
+(:func:`impls.bandana.experiments.simulation.layout_policy_experiment`): the trace is split in
+time (the earlier half builds the layouts), every layout × policy × cache size of
+``[bandana_sim.<profile>]`` is simulated on the later half, the Bandana configuration (a
+trained layout with prefetch, low-priority or shadow admission) is chosen on the training
+trace, and its effective bandwidth on the test trace is divided by the baseline's (identity
+layout, no prefetch: one useful vector per block read), all at the headline cache fraction.
+
+It prints the effective bandwidth of every configuration at that fraction, the chosen one, the
+ratio with the NVM blocks read over the baseline's, and the verdict the report's rule gives
+this one value against the claim's band in ``reports/claims.toml``. That verdict is of one
+run, without the run-to-run noise the report also weighs.
+
+Geometry: the suite's, 32 vectors of 128 B to a 4 KB block, whatever the trace's vectors'
+width (it sets how many vectors share a block; ``python -m impls.bandana.prepare`` and
+``cache`` take other geometries). ``--profile`` (default ``DLSYSBENCH_PROFILE``, else quick)
+picks the sizes table and, with ``--dataset``, the trace's size. A trace without vector
+values (a ``--dlrm`` file, or ``--indices`` without ``--vectors``) leaves out the K-means
+layouts, which cluster vector values, and says so; two-level K-means makes no more groups
+than the table has blocks. Output on stdout; ``--json`` writes the whole result instead.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from impls.harness import cli, profiles
+
+CLAIM = "bandana-effective-bandwidth-gain"
+
+
+def _parser() -> argparse.ArgumentParser:
+    from impls.bandana import prepare
+
+    parser = cli.parser(prog="python -m impls.bandana.headline", description=__doc__.splitlines()[0])
+    prepare.add_trace_arguments(parser, "the sizes table [bandana_sim.P] and a --dataset's size "
+                                        "(default: DLSYSBENCH_PROFILE, else quick)")
+    cli.add_json_option(parser, "the whole result")
+    return parser
+
+
+def experiment_sizes(profile: str, num_vectors: int, has_vectors: bool) -> tuple[dict[str, Any], list[str]]:
+    """``[bandana_sim.<profile>]`` for one table: its layouts less the K-means ones when the
+    trace has no vector values, and two-level K-means cut to at most the table's blocks
+    (clusters first); and a note per change made."""
+    from impls.bandana.experiments import simulation
+    from impls.bandana.prepare import NEEDS_VECTORS
+
+    s = dict(simulation.sizes(profile))
+    notes = []
+    if not has_vectors:
+        dropped = [k for k in s["layouts"] if k in NEEDS_VECTORS]
+        s["layouts"] = [k for k in s["layouts"] if k not in NEEDS_VECTORS]
+        if dropped:
+            notes.append(f"no vector values: layouts {', '.join(dropped)} (K-means clusters values) left out")
+    blocks = max(1, -(-num_vectors // (simulation.BLOCK_BYTES // simulation.VECTOR_BYTES)))
+    asked = (s["kmeans_clusters"], max(s["subclusters"]))
+    clusters = min(asked[0], blocks)
+    shape = (clusters, max(1, min(asked[1], blocks // clusters)))
+    if "kmeans-two-level" in s["layouts"] and shape != asked:
+        notes.append(f"kmeans-two-level: {shape[0]} clusters x {shape[1]} sub-clusters for {blocks} blocks "
+                     f"(the profile asks {asked[0]} x {asked[1]})")
+    s["kmeans_clusters"], s["subclusters"] = shape[0], [shape[1]]
+    return s, notes
+
+
+def measure(source: dict[str, Any], profile: str, progress: bool | None = None) -> dict[str, Any]:
+    """The headline on trace ``source`` (:func:`impls.bandana.prepare.load_source`'s dict) at
+    ``[bandana_sim.<profile>]``: ``{"source", "profile", "notes", "num_vectors",
+    "test_lookups", "headline"}`` where ``headline`` is
+    :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
+    plus ``points`` (every configuration at the headline cache fraction). Raises
+    :class:`impls.bandana.prepare.PrepareError` when either half of the split trace holds no
+    lookup."""
+    from impls.bandana.data import traces
+    from impls.bandana.experiments import simulation
+    from impls.bandana.prepare import PrepareError
+
+    n = int(source["num_vectors"])
+    s, notes = experiment_sizes(profile, n, source["vectors"] is not None)
+    name = "trace"
+    s["tables"], s["subcluster_tables"] = [name], []
+    train, test = traces.split_in_time(source["offsets"], source["indices"], s["train_fraction"])
+    share = {"earlier": s["train_fraction"], "later": 1 - s["train_fraction"]}
+    for part, (_, ids), purpose in (("earlier", train, "build the layouts from"), ("later", test, "measure on")):
+        if ids.size == 0:
+            raise PrepareError(f"the {part} {share[part]:.0%} of the {traces.num_queries(source['offsets'])} "
+                               f"queries hold no lookup: nothing to {purpose} (a longer trace)")
+    fraction = s["headline_cache_fraction"]
+    capacity = simulation.capacity_of(n, fraction)
+    if capacity >= n:
+        notes.append(f"the cache ({capacity} vectors, at least one block) holds the whole table of {n}: only "
+                     "first reads miss, so the ratio says how many vectors a block brings in, not how well a "
+                     "cache of this fraction does (a larger table)")
+    elif capacity > round(fraction * n):
+        notes.append(f"the cache is one block's {capacity} vectors, more than {fraction:.3g} of the table")
+    table = {"name": name, "num_vectors": n, "vectors": source["vectors"], "train": train, "test": test,
+             "test_ids": traces.flatten(*test, n), "synthetic": None}
+    result = simulation.layout_policy_experiment(s, progress=progress, table_of=lambda _: table,
+                                                 side_studies=False)["tables"][name]
+    at = [{k: p[k] for k in ("layout", "policy", "effective_bandwidth", "hit_rate", "blocks_read")}
+          for p in result["points"] if p["cache_fraction"] == fraction]
+    return {"source": source["source"], "profile": profile, "notes": notes, "num_vectors": n,
+            "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
+            "test_lookups": result["test_lookups"], "layouts": s["layouts"],
+            "headline": {**result["headline"], "points": at}}
+
+
+def verdict(ratio: float) -> tuple[str, str]:
+    """(the report's verdict word for ``ratio`` on claim :data:`CLAIM`, the claim's paper value
+    as text), judged as the report judges one value (:func:`impls.harness.report.verdicts.judge`)."""
+    from impls.harness.report import claims, render, verdicts
+
+    claim = next(c for c in claims.load_claims(render.default_claims_path()) if c.id == CLAIM)
+    low, high = claim.paper_range
+    paper = f"{low:g}x" if low == high else f"{low:g}-{high:g}x"
+    return verdicts.judge(claim, ratio), paper
+
+
+def _print(result: dict[str, Any]) -> None:
+    head = result["headline"]
+    print(f"{result['source']}: {result['num_vectors']} vectors; {result['train_queries']} queries build the "
+          f"layouts, {result['test_queries']} ({result['test_lookups']} lookups) are measured; "
+          f"sizes [bandana_sim.{result['profile']}]")
+    for note in result["notes"]:
+        print(f"  note: {note}")
+    print(f"effective bandwidth (useful bytes over bytes read) at a cache of {head['cache_fraction']:.3g} of the "
+          "table, 128-B vectors in 4 KB blocks:")
+    for p in sorted(head["points"], key=lambda p: -p["effective_bandwidth"]):
+        tag = {("identity", "none"): "  (baseline)",
+               (head["best"]["layout"], head["best"]["policy"]): "  (chosen on the training trace)"}
+        print(f"  {p['layout'] + '/' + p['policy']:<26} {p['effective_bandwidth']:.4f}   hit rate "
+              f"{p['hit_rate']:.3f}{tag.get((p['layout'], p['policy']), '')}")
+    ratio = head["ratio"]
+    over = head["best_blocks_read_over_baseline"]
+    word, paper = result["verdict"], result["paper"]
+    print(f"headline: {head['best']['layout']}/{head['best']['policy']} over identity/none = {ratio:.2f}x"
+          + (f"; NVM blocks read {over:.2f}x the baseline's" if over is not None else ""))
+    print(f"paper: {paper} (claim {CLAIM}): {word} on this trace (one run; the report also weighs run-to-run "
+          "noise)")
+
+
+@cli.command("python -m impls.bandana.headline",
+             sizes="the trace (the layouts hold one int64 per vector; the simulation reads the test trace)")
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print (or ``--json``) the headline on the given trace; 0 on success, 2 on bad input."""
+    from impls.bandana import prepare
+
+    args = _parser().parse_args(argv)
+    prepare.check_trace_arguments(args, profile_sizes_dataset_only=False)
+    if args.json not in (None, "", "-"):
+        cli.check_output(args.json, "--json", inputs=[(getattr(args, flag), "--" + flag)
+                                                      for flag in ("offsets", "indices", "vectors", "dlrm")])
+    profile = profiles.resolve(args.profile)
+    source = prepare.load_source(args)
+    result = measure(source, profile)
+    result["verdict"], result["paper"] = verdict(result["headline"]["ratio"])
+    if args.json is not None:
+        cli.emit_json(args.json or "-", result)
+    else:
+        _print(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

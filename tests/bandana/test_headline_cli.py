@@ -1,0 +1,147 @@
+"""python -m impls.bandana.headline: the report's Bandana headline measured on a user's trace."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from impls.bandana import headline
+from impls.bandana.experiments import simulation
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DLSYSBENCH_DASK_SCHEDULER": "serial", "DLSYSBENCH_GRID_RESULTS": str(tmp_path / "grid")}
+    return subprocess.run([sys.executable, "-m", "impls.bandana.headline", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _trace(tmp_path: Path, groups: np.ndarray | None, n: int = 6400, queries: int = 4000, seed: int = 0,
+           vectors: bool = False) -> list[str]:
+    """--offsets/--indices (and --vectors) files of ``queries`` queries of 8 lookups over ``n``
+    vectors: each query draws its ids from one group of ``groups`` (rows: groups of ids) when
+    given, else uniformly from the table."""
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        indices = rng.integers(0, n, size=(queries, 8))
+    else:
+        picked = rng.integers(0, len(groups), size=queries)
+        indices = np.stack([rng.choice(groups[g], size=8) for g in picked])
+    offsets = np.arange(queries + 1, dtype=np.int64) * 8
+    np.save(tmp_path / "o.npy", offsets)
+    np.save(tmp_path / "i.npy", indices.reshape(-1).astype(np.int64))
+    args = ["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy")]
+    if vectors:
+        np.save(tmp_path / "v.npy", rng.normal(size=(n, 8)).astype(np.float32))
+        args += ["--vectors", str(tmp_path / "v.npy"), "--num-vectors", str(n)]
+    return args
+
+
+def _result(run: subprocess.CompletedProcess) -> dict:
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_a_registry_trace_gives_the_suites_own_headline(tmp_path, monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_DASK_SCHEDULER", "serial")
+    monkeypatch.setenv("DLSYSBENCH_GRID_RESULTS", str(tmp_path / "grid"))
+    suite = simulation.layout_policy_experiment(dict(simulation.sizes("smoke"), tables=["bandana-user"]),
+                                                progress=False)["tables"]["bandana-user"]["headline"]
+    got = _result(_run("--dataset", "bandana-user", "--profile", "smoke", "--json", tmp_path=tmp_path))
+    assert got["headline"]["ratio"] == pytest.approx(suite["ratio"], rel=1e-12)
+    assert got["headline"]["best"] == suite["best"]
+    assert got["notes"] == []
+    assert got["verdict"] == headline.verdict(suite["ratio"])[0]
+
+
+def test_planted_co_access_shows_a_gain_and_none_without_it(tmp_path):
+    """Queries that each read one scattered group of 32 ids: SHP packs the groups and the
+    gain is large; ids drawn uniformly: no layout can pack anything and the gain is ~1."""
+    n = 6400
+    groups = np.random.default_rng(1).permutation(n).reshape(-1, 32)   # scattered over the id space
+    planted = _result(_run(*_trace(tmp_path, groups), "--profile", "smoke", "--json", tmp_path=tmp_path))
+    uniform = _result(_run(*_trace(tmp_path, None), "--profile", "smoke", "--json", tmp_path=tmp_path))
+    assert planted["headline"]["ratio"] > 3.0, planted["headline"]
+    assert uniform["headline"]["ratio"] < 1.3, uniform["headline"]
+    assert planted["headline"]["best"]["layout"] == "shp"
+    for result in (planted, uniform):   # no vector values: no K-means layout, and the output says so
+        assert not any(k.startswith("kmeans") for k in result["layouts"])
+        assert any("no vector values" in note for note in result["notes"]), result["notes"]
+
+
+def test_the_printed_lines_name_the_choice_the_ratio_and_the_paper(tmp_path):
+    groups = np.random.default_rng(2).permutation(6400).reshape(-1, 32)
+    run = _run(*_trace(tmp_path, groups), "--profile", "smoke", tmp_path=tmp_path)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "identity/none" in out and "(baseline)" in out and "(chosen on the training trace)" in out
+    assert "headline: shp/" in out and "over identity/none = " in out
+    assert "paper: 2-3x (claim bandana-effective-bandwidth-gain): " in out
+
+
+def test_two_level_kmeans_is_cut_to_a_small_tables_blocks(tmp_path):
+    """640 vectors are 20 blocks: smoke's 16 clusters x 32 sub-clusters would make 512 groups."""
+    groups = np.random.default_rng(3).permutation(640).reshape(-1, 32)
+    got = _result(_run(*_trace(tmp_path, groups, n=640, queries=1000, vectors=True), "--profile", "smoke",
+                       "--json", tmp_path=tmp_path))
+    assert "kmeans-two-level" in got["layouts"]
+    assert any(note.startswith("kmeans-two-level: 16 clusters x 1 sub-clusters for 20 blocks")
+               for note in got["notes"]), got["notes"]
+
+
+def test_a_dlrm_file_table_reads_as_the_same_trace_in_arrays(tmp_path):
+    torch = pytest.importorskip("torch")
+    batch = 2000
+    lengths = torch.stack([torch.ones(batch, dtype=torch.int64), torch.full((batch,), 4, dtype=torch.int64)])
+    offsets = torch.zeros(2 * batch + 1, dtype=torch.int64)
+    offsets[1:] = torch.cumsum(lengths.reshape(-1), 0)
+    rng = np.random.default_rng(4)
+    groups = rng.permutation(3200).reshape(-1, 32) * 1000 + 7            # sparse ids: --renumber
+    ids = np.stack([rng.choice(groups[g], size=4) for g in rng.integers(0, len(groups), size=batch)])
+    indices = torch.cat([torch.arange(batch) % 5, torch.as_tensor(ids.reshape(-1))])
+    buffer = io.BytesIO()
+    torch.save((indices, offsets, lengths), buffer)
+    (tmp_path / "t.pt").write_bytes(buffer.getvalue())
+    got = _result(_run("--dlrm", str(tmp_path / "t.pt"), "--table", "1", "--renumber", "--profile", "smoke",
+                       "--json", tmp_path=tmp_path))
+    assert got["source"] == f"dlrm_datasets file {tmp_path / 't.pt'}, table 1"
+    assert got["test_queries"] == batch // 2 and got["test_lookups"] == 4 * batch // 2
+    np.save(tmp_path / "o.npy", np.arange(batch + 1, dtype=np.int64) * 4)
+    np.save(tmp_path / "i.npy", ids.reshape(-1))
+    same = _result(_run("--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--renumber",
+                        "--profile", "smoke", "--json", tmp_path=tmp_path))
+    assert got["headline"] == same["headline"] and got["verdict"] == same["verdict"]
+    assert got["headline"]["ratio"] > 1.1       # groups of 32 read 4 at a time: some locality to find
+
+
+def test_a_trace_whose_later_half_is_empty_is_one_line(tmp_path):
+    np.save(tmp_path / "o.npy", np.array([0, 5, 10, 10, 10], dtype=np.int64))
+    np.save(tmp_path / "i.npy", np.arange(10, dtype=np.int64))
+    run = _run("--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--profile", "smoke",
+               tmp_path=tmp_path)
+    assert run.returncode == 2
+    assert "the later 50% of the 4 queries hold no lookup: nothing to measure on" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_two_traces_are_refused_as_prepare_refuses_them(tmp_path):
+    run = _run("--dataset", "bandana-user", "--dlrm", str(tmp_path / "t.pt"), tmp_path=tmp_path)
+    assert run.returncode == 2
+    assert "give exactly one trace" in run.stderr
+
+
+def test_a_table_the_cache_holds_whole_is_said(tmp_path):
+    """10 vectors: the cache's floor of one block (32 vectors) holds them all."""
+    np.save(tmp_path / "o.npy", np.arange(201, dtype=np.int64) * 3)
+    np.save(tmp_path / "i.npy", np.arange(600, dtype=np.int64) % 10)
+    got = _result(_run("--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--profile",
+                       "smoke", "--json", tmp_path=tmp_path))
+    assert any(note.startswith("the cache (32 vectors, at least one block) holds the whole table of 10")
+               for note in got["notes"]), got["notes"]
