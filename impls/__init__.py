@@ -1,6 +1,11 @@
 """dlsysbench: the three systems (bandana, slide, salus) and the harness that runs them."""
 import sys as _sys
 
+from impls.harness import cpus as _cpus
+
+if "numba" not in _sys.modules:    # before numba, faiss or torch size their thread pools
+    _cpus.cap_thread_pools()
+
 if _sys.argv[:1] == ["-m"]:    # ``python -m impls...`` is importing its module (runpy sets argv[0] later)
     from impls.harness import interrupts as _interrupts
 

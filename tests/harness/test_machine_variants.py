@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from impls.harness import capabilities, fingerprint, grid
+from impls.harness import capabilities, cpus, fingerprint, grid
 from impls.harness.report import environment_table as et
 from impls.harness.report.machine_state import MachineState
 
@@ -136,8 +136,8 @@ def cgroup(tmp_path, monkeypatch):
     root.mkdir()
     proc = tmp_path / "proc-self-cgroup"
     proc.write_text("0::/\n")
-    monkeypatch.setattr(capabilities, "CGROUP_ROOT", root, raising=False)
-    monkeypatch.setattr(capabilities, "PROC_SELF_CGROUP", proc, raising=False)
+    monkeypatch.setattr(cpus, "CGROUP_ROOT", root)
+    monkeypatch.setattr(cpus, "PROC_SELF_CGROUP", proc)
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
 
@@ -173,8 +173,8 @@ def test_an_ancestor_cgroups_quota_counts_and_an_unreadable_file_is_none(cgroup)
     cgroup("user.slice/cpu.max", "300000 100000\n")
     cgroup("user.slice/job.scope/cpu.max", "max 100000\n")
     assert capabilities.cpu_quota() == 3.0 and capabilities.effective_cpus() == 3
-    (capabilities.CGROUP_ROOT / "user.slice" / "cpu.max").unlink()
-    (capabilities.CGROUP_ROOT / "user.slice" / "cpu.max").mkdir()       # read raises IsADirectoryError
+    (cpus.CGROUP_ROOT / "user.slice" / "cpu.max").unlink()
+    (cpus.CGROUP_ROOT / "user.slice" / "cpu.max").mkdir()       # read raises IsADirectoryError
     assert capabilities.cpu_quota() is None and capabilities.effective_cpus() == 16
 
 
@@ -281,3 +281,38 @@ def test_an_arm_cpuinfo_still_names_the_cpu(monkeypatch, cpuinfo, expected):
     assert host["cpu_model"] == expected
     assert host["cores_physical"] is None
     assert fingerprint.cores_text(host).startswith(f"{os.cpu_count()} logical, ? physical")
+
+
+def test_a_quota_caps_the_thread_pools_the_user_left_unset(cgroup):
+    """numba and OpenMP size their pools by the affinity mask: under a 1.5-CPU quota on 16
+    CPUs they would start 16 threads; a value the user set is kept."""
+    cgroup("cpu.max", "150000 100000\n")
+    environ = {"OMP_NUM_THREADS": "5"}
+    assert cpus.cap_thread_pools(environ) == {"NUMBA_NUM_THREADS": "2"}
+    assert environ == {"OMP_NUM_THREADS": "5", "NUMBA_NUM_THREADS": "2"}
+    cgroup("cpu.max", "max 100000\n")                     # no quota: nothing to cap
+    assert cpus.cap_thread_pools(empty := {}) == {} and empty == {}
+
+
+def test_importing_impls_caps_numbas_pool_under_a_quota(tmp_path):
+    """In a fresh interpreter whose cgroup files say 1 CPU of 2 in its affinity mask, numba's
+    pool, imported after impls, has 1 thread."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cpu.max").write_text("100000 100000\n")
+    (tmp_path / "self-cgroup").write_text("0::/\n")
+    code = (f"import os, pathlib; os.sched_setaffinity(0, {{0, 1}})\n"
+            "from impls.harness import cpus\n"
+            f"cpus.CGROUP_ROOT = pathlib.Path({str(root)!r}); "
+            f"cpus.PROC_SELF_CGROUP = pathlib.Path({str(tmp_path / 'self-cgroup')!r})\n"
+            "import importlib, impls; importlib.reload(impls)\n"
+            "import numba; print(numba.config.NUMBA_NUM_THREADS, os.environ['OMP_NUM_THREADS'])\n")
+    env = {k: v for k, v in os.environ.items() if k not in cpus.POOL_VARIABLES}
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs in this process's affinity mask")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["1", "1"]

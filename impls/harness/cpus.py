@@ -1,0 +1,111 @@
+"""The CPUs this process may keep busy: its affinity mask capped by the cgroup CPU quota.
+
+Light (the standard library only), so that ``impls/__init__.py`` can size the numba and
+OpenMP thread pools from it before either library is imported (:func:`cap_thread_pools`).
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_SELF_CGROUP = Path("/proc/self/cgroup")
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _positive(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def _quota_v2(cpu_max: str | None) -> float | None:
+    """CPUs of a cgroup v2 ``cpu.max`` ("QUOTA PERIOD"; QUOTA "max": none); None when none or malformed."""
+    fields = (cpu_max or "").split()
+    if len(fields) not in (1, 2) or fields[0] == "max":
+        return None
+    quota, period = _positive(fields[0]), _positive(fields[1] if len(fields) == 2 else "100000")
+    return quota / period if quota and period else None
+
+
+def _quota_v1(quota_us: str | None, period_us: str | None) -> float | None:
+    """CPUs of cgroup v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` (quota -1: none); None
+    when none, missing or malformed."""
+    quota, period = _positive((quota_us or "").strip()), _positive((period_us or "").strip())
+    return quota / period if quota and period else None
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup path per controller, from ``/proc/self/cgroup`` ("" is cgroup v2)."""
+    found: dict[str, str] = {}
+    for line in (_read_text(PROC_SELF_CGROUP) or "").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(",") if parts[1] else [""]:
+                found[controller] = parts[2].strip()
+    return found
+
+
+def _up_to_root(base: Path, relative: str | None) -> list[Path]:
+    """``base / relative`` and each folder above it up to ``base`` (just ``base`` when
+    ``relative`` is unknown or leaves it)."""
+    parts = [p for p in (relative or "").split("/") if p and p not in (".", "..")]
+    return [base.joinpath(*parts[:n]) for n in range(len(parts), -1, -1)]
+
+
+def cpu_quota() -> float | None:
+    """The cgroup CPU quota on this process, in CPUs (quota / period, e.g. 1.5): the smallest
+    of its cgroup's and its ancestors' (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us`` /
+    ``cpu.cfs_period_us``); None when none is set. A file missing, unreadable or malformed
+    counts as no quota."""
+    own = _own_cgroups()
+    quotas = [_quota_v2(_read_text(d / "cpu.max")) for d in _up_to_root(CGROUP_ROOT, own.get(""))]
+    for mount in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):
+        for d in _up_to_root(CGROUP_ROOT / mount, own.get("cpu")):
+            quotas.append(_quota_v1(_read_text(d / "cpu.cfs_quota_us"), _read_text(d / "cpu.cfs_period_us")))
+    quotas = [q for q in quotas if q is not None]
+    return min(quotas) if quotas else None
+
+
+def effective_cpus() -> int:
+    """How many CPUs this process may keep busy (>= 1): those of its affinity mask
+    (``os.cpu_count()`` where the OS has none), capped by the cgroup CPU quota rounded up
+    (:func:`cpu_quota`)."""
+    cpus = affinity_cpus()
+    quota = cpu_quota()
+    return min(cpus, max(1, math.ceil(quota - 1e-9))) if quota is not None else cpus
+
+
+def affinity_cpus() -> int:
+    """The CPUs of this process's affinity mask (``os.cpu_count()`` where the OS has none; >= 1)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = 0
+    return cpus or os.cpu_count() or 1
+
+
+POOL_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def cap_thread_pools(environ=os.environ) -> dict[str, str]:
+    """Set each of :data:`POOL_VARIABLES` that ``environ`` lacks to :func:`effective_cpus` when a
+    cgroup quota leaves fewer CPUs than the affinity mask: numba, and the OpenMP of faiss and
+    torch, size their pools by the mask alone and would run more threads than the quota lets
+    run at once. Returns the variables set (none without such a quota); a value the user set
+    is kept. Takes effect for a library imported after it (and for child processes)."""
+    usable = effective_cpus()
+    if usable >= affinity_cpus():
+        return {}
+    made = {name: str(usable) for name in POOL_VARIABLES if name not in environ}
+    environ.update(made)
+    return made
