@@ -9,7 +9,9 @@ not lose the others' results; the exit status is asv's.
 
 One suite run at a time per checkout and machine: a second one exits 2 naming the first's
 pid. Ctrl-C, SIGTERM and SIGHUP stop asv (it gets SIGINT, so it also stops the benchmark it
-runs in its own process group), print one line and exit 128 + the signal's number.
+runs in its own process group), print one line and exit 128 + the signal's number; during
+the report's rendering they stop the renderer the same way, and the line says the results
+are kept.
 """
 from __future__ import annotations
 
@@ -258,10 +260,25 @@ def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
 
     if not args.no_report:
-        render = subprocess.run([sys.executable, str(root / "scripts" / "render_report.py"),
-                                 "--machine", machine], cwd=root)
-        status = status or render.returncode
+        rendered, signum = wait_for(lambda: subprocess.Popen([sys.executable, str(root / "scripts" / "render_report.py"),
+                                                              "--machine", machine], cwd=root), GRACE_S)
+        if signum is not None:
+            return interrupted_render(signum, machine)
+        status = status or rendered
     return status
+
+
+def interrupted_render(signum: int, machine: str) -> int:
+    """Print the one line saying what a signal ``signum`` during the report's rendering left
+    (the run's results are saved and archived; the report may be partly written); return
+    128 + ``signum``."""
+    try:
+        print(f"dlsysbench: interrupted while rendering the report: the run's results are saved and archived; "
+              f"the report in {paths.reports_dir() / 'out' / machine} may be incomplete: "
+              f"`make report` renders it again from them", file=sys.stderr, flush=True)
+    except OSError:   # SIGHUP: the terminal may be gone
+        pass
+    return 128 + signum
 
 
 if __name__ == "__main__":

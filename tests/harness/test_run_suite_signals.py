@@ -192,3 +192,62 @@ def test_an_ignored_sighup_stays_ignored_and_handlers_come_back(load_script):
         assert signal.getsignal(signal.SIGTERM) is term
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+# Runs the runner's main() with a report: asv stands in as a script that ends at once, and
+# the renderer as FAKE_ASV (ready, then sleeping until SIGINT).
+RENDER_DRIVER = textwrap.dedent("""
+    import importlib.util, signal, subprocess, sys
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    script, fake, record = sys.argv[1:]
+    spec = importlib.util.spec_from_file_location("run_suite", script)
+    run_suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_suite)
+    real = subprocess.Popen
+
+    def popen(command, **kw):
+        if any(str(part).endswith("render_report.py") for part in command):
+            import os
+            kw["env"] = {**(kw.get("env") or os.environ), "ASV_COMMIT": "render"}
+            return real([sys.executable, fake, record, "obliging"], **kw)
+        return real([sys.executable, "-c", "pass"], **kw)
+
+    run_suite.subprocess.Popen = popen
+    run_suite.ensure_machine = lambda machine: None
+    run_suite.archive_run = lambda *args: print("archived", flush=True)
+    run_suite.paths.git_commit = lambda short=False: "%s"
+    run_suite.GRACE_S = 5.0
+    sys.exit(run_suite.main([]))
+""" % COMMIT)
+
+
+def test_a_run_terminated_while_rendering_stops_the_renderer_and_says_the_results_are_kept(machine, tmp_path):
+    fake, driver, record = tmp_path / "fake_render.py", tmp_path / "driver.py", tmp_path / "signal.txt"
+    fake.write_text(FAKE_ASV)
+    driver.write_text(RENDER_DRIVER)
+    env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path / "artifacts")}
+    run = subprocess.Popen([sys.executable, str(driver), str(ROOT / "scripts" / "run_suite.py"), str(fake),
+                            str(record)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    child = None
+    try:
+        child = int(_wait_for_file(tmp_path / "ready", run))
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=60)
+        orphaned = pid_alive(child)
+        if orphaned:
+            os.kill(child, signal.SIGKILL)
+        out, err = run.communicate(timeout=30)
+        assert not orphaned, f"the renderer outlived the runner (exit {run.returncode}): {err}"
+        assert run.returncode == 128 + signal.SIGTERM, (run.returncode, out, err)
+        assert record.read_text() == "SIGINT"            # stopped the Ctrl-C way
+        assert "archived" in out
+        assert err.count("\n") == 1 and err.startswith("dlsysbench: interrupted while rendering the report: "), err
+        assert "`make report` renders it again" in err
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+        if child is not None and pid_alive(child):
+            os.kill(child, signal.SIGKILL)
