@@ -11,7 +11,7 @@ the other commit also has, where there is one); the same commit as base and head
 its two newest runs; no commits compare the newest run of the newest commit (in git's
 order, parents before children, for the commits this checkout knows, any other counting as
 older; by the date asv records where git knows none) with the run before it in one
-environment.
+environment; where dates order some of them (a shallow clone, no git) a note on stderr says so.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
 Exit status: 1 when a number regressed or a measured benchmark failed in the new run, 0
 when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad
@@ -194,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{err}; its result file(s) cannot be read: "
                                  + "; ".join(f"{p}: {why}" for p, why in unread)) from None
             raise
+        order_note = None if args.base or args.head else paths.date_order_note([r.commit for r in stored])
+        if order_note:    # the pair was picked by an order git could not give in full
+            print(f"compare: note: {order_note}", file=sys.stderr)
         if args.noise is not None and not args.noise.is_file():
             raise ValueError(f"--noise {args.noise}: no such file; `make noise` measures the thresholds "
                              "(or leave --noise out and pass --default-threshold)")

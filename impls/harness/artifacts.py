@@ -32,7 +32,9 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
 
     ``grid``: where the experiment's grid points ran (:func:`impls.harness.grid.runs` records).
     ``uncommitted`` (only when there are some): the code files edited since the commit the
-    record is filed under (:func:`paths.uncommitted_code`), which the run measured too.
+    record is filed under (:func:`paths.uncommitted_code`), which the run measured too; without
+    usable git, ``"uncommitted": null`` and ``"git": "absent"``: the commit is "unknown" and
+    which code ran is not known (a record without either key was measured at its commit, clean).
     """
     from impls.harness.fingerprint import fingerprint
 
@@ -54,7 +56,10 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     if grid:
         record["grid"] = grid
     edited = paths.uncommitted_code()
-    if edited:    # filed under the commit, but measured with these edits: say so where it is read
+    if edited is None:    # no git: not a clean run, an unknown one
+        record["uncommitted"] = None
+        record["git"] = "absent"
+    elif edited:    # filed under the commit, but measured with these edits: say so where it is read
         record["uncommitted"] = edited
         print(f"warning: artifact {name} is filed under commit {record['commit'][:8]} but measured code with "
               f"uncommitted edits to {len(edited)} file(s) ({', '.join(edited[:3])}{', ...' if len(edited) > 3 else ''})",

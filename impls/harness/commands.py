@@ -64,15 +64,20 @@ def _list(args: argparse.Namespace) -> int:
 def _with_run(data, entry: experiments.Experiment, profile: str, device: str):
     """``data`` with a ``run`` key saying what produced it (experiment, profile, device,
     synthetic or not, commit, and ``uncommitted``: the code files edited since that commit,
-    as an artifact records them, when there are some), so that a result file read later is
-    not taken for another profile's or commit's; data that is not a dict, or has its own
-    ``run``, is returned as it is."""
+    as an artifact records them, when there are some; ``"uncommitted": None`` and ``"git":
+    "absent"`` without usable git, :func:`paths.uncommitted_code`), so that a result file read
+    later is not taken for another profile's or commit's, nor a run of unknown code for a clean
+    one; data that is not a dict, or has its own ``run``, is returned as it is."""
     if not isinstance(data, dict) or "run" in data:
         return data
     run = {"experiment": entry.name, "profile": profile, "device": device, "synthetic": entry.synthetic,
            "commit": paths.git_commit()}
     edited = paths.uncommitted_code()
-    return {**data, "run": {**run, "uncommitted": edited} if edited else run}
+    if edited is None:
+        run.update(uncommitted=None, git="absent")
+    elif edited:
+        run["uncommitted"] = edited
+    return {**data, "run": run}
 
 
 def _nearest_existing(path: Path, where: str, expected: str) -> Path:

@@ -208,43 +208,99 @@ def suite_machine() -> str:
     return machine_for_profile(machine_name(), current_profile())
 
 
+def _git(*args: str, input: str | None = None, timeout: float = 10) -> subprocess.CompletedProcess:
+    """Run ``git args`` in the checkout's root and return what it did (output as text), with git's
+    search for a repository stopped at that root (``GIT_CEILING_DIRECTORIES``): a checkout that
+    is no repository of its own (an archive unpacked inside another checkout) then fails as one
+    without git, instead of answering with the enclosing repository's commit and files. Raises
+    what :mod:`subprocess` raises (OSError: no git), RuntimeError: no checkout."""
+    root = repo_root().resolve()
+    env = dict(os.environ)
+    if _foreign_repository(root):
+        env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
+    return subprocess.run(["git", *args], cwd=root, env=env, input=input, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _foreign_repository(root: Path) -> Path | None:
+    """The enclosing repository git finds from ``root`` when it is not ``root``'s own and does not
+    track ``root``'s files (an archive unpacked inside another checkout); None when git's top
+    level is ``root``, when the enclosing repository tracks the suite (a monorepo: its commits
+    are the suite's), or without git."""
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
+                             timeout=10)
+        if top.returncode != 0 or not top.stdout.strip() or Path(top.stdout.strip()).resolve() == root:
+            return None
+        tracked = subprocess.run(["git", "ls-files", "--", "asv.conf.json"], cwd=root, capture_output=True,
+                                 text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None if tracked.returncode == 0 and tracked.stdout.strip() else Path(top.stdout.strip()).resolve()
+
+
+def git_absent_reason() -> str | None:
+    """Why git cannot tell what this checkout holds, as a phrase to follow "not a git checkout:"
+    (git not installed, no repository here, or git's top level is another directory: an archive
+    unpacked inside another repository); None when ``git rev-parse --show-toplevel`` is the
+    checkout's root (both resolved)."""
+    try:
+        root = repo_root().resolve()
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True,
+                              text=True, timeout=10)
+    except FileNotFoundError:
+        return "git is not installed"
+    except (OSError, subprocess.SubprocessError, RuntimeError) as err:
+        return f"git did not run ({' '.join(str(err).split())})"
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or [""])[0]
+        if said and "not a git repository" not in said:     # e.g. "detected dubious ownership"
+            return f"git refuses {root}: {said}"
+        return f"{root} holds no git repository (an unpacked archive?)"
+    top = _foreign_repository(root)
+    if top is not None:
+        return f"git's repository is {top}, which holds {root} untracked (an unpacked archive?)"
+    return None
+
+
 def resolve_commit(revision: str) -> str | None:
     """Return the full hash git gives ``revision`` (a branch, tag, ``HEAD~1``, a prefix) in
-    this checkout, or None when git cannot resolve it (or is absent)."""
+    this checkout, or None when git cannot resolve it (or is absent, :func:`_git`)."""
     if not revision or revision.startswith("-"):
         return None
     try:
-        done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
-                              cwd=repo_root(), capture_output=True, text=True, timeout=10)
+        done = _git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
     except (OSError, subprocess.SubprocessError, RuntimeError):
         return None
     found = done.stdout.strip()
     return found if done.returncode == 0 and found else None
 
 
+def is_shallow_clone() -> bool:
+    """Whether this checkout is a shallow clone (``git clone --depth N``); False without git."""
+    try:
+        return _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+    except (OSError, subprocess.SubprocessError, RuntimeError):
+        return False
+
+
 def commit_ranks(commits: list[str]) -> dict[str, int] | None:
-    """The commits among ``commits`` (full hashes) that this checkout's git knows, ranked in
+    """The commits among ``commits`` (full hashes) that this checkout's git has, ranked in
     git's order, parents before children (``git rev-list --topo-order``); None when git is
-    absent or knows none of them. A commit git no longer has (one a rebase replaced and
-    ``git gc`` removed) is left out. None in a shallow clone too (its history stops short, so
-    a missing commit says nothing of its place). Unlike a date, the order survives a rebase or
-    a cherry-pick, which keep a commit's author date (the date asv records)."""
+    absent (:func:`_git`) or has none of them. A commit git lacks is left out: in a full clone
+    one a rebase replaced and ``git gc`` removed, in a shallow clone one older than its history.
+    Unlike a date, the order survives a rebase or a cherry-pick, which keep a commit's author
+    date (the date asv records)."""
     commits = sorted({c for c in commits if c and not c.startswith("-")})
     if not commits:
         return None
     try:
-        shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=repo_root(),
-                                 capture_output=True, text=True, timeout=10)
-        if shallow.stdout.strip() == "true":      # older commits are missing, not rebased away: dates
-            return None
-        known = subprocess.run(["git", "cat-file", "--batch-check"], input="\n".join(commits) + "\n",
-                               cwd=repo_root(), capture_output=True, text=True, timeout=30)
+        known = _git("cat-file", "--batch-check", input="\n".join(commits) + "\n", timeout=30)
         present = [c for c, line in zip(commits, known.stdout.splitlines())
                    if known.returncode == 0 and not line.endswith("missing")]
         if not present:
             return None
-        done = subprocess.run(["git", "rev-list", "--topo-order", "--reverse", *present],
-                              cwd=repo_root(), capture_output=True, text=True, timeout=60)
+        done = _git("rev-list", "--topo-order", "--reverse", *present, timeout=60)
     except (OSError, subprocess.SubprocessError, RuntimeError):
         return None
     if done.returncode != 0:
@@ -255,38 +311,72 @@ def commit_ranks(commits: list[str]) -> dict[str, int] | None:
 
 def commit_places(commits: list[str]) -> dict[str, int]:
     """Each of ``commits`` -> its place in git's history (:func:`commit_ranks`, parents first);
-    -1 for one git does not know while it knows others (one a rebase replaced: older than every
-    known one), 0 for all when git gives no ranks (their dates then order them)."""
+    -1 for one git lacks while it has others (one a rebase replaced, or in a shallow clone one
+    older than its history: older than every commit git has, so the checkout's HEAD is never
+    placed before its ancestors), 0 for all when git gives no ranks. Equal places leave the order
+    to the commits' dates (:func:`date_order_note`)."""
     ranks = commit_ranks(commits) or {}
     unknown = -1 if ranks else 0
     return {c: ranks.get(c, unknown) for c in commits}
 
 
-def uncommitted_code() -> list[str]:
-    """The files under ``impls/`` and ``benchmarks/`` whose working copy differs from the
-    commit (what a run measures beyond :func:`git_commit`): tracked files edited, and files git
-    does not track nor ignore (a new engine module); paths relative to the checkout's root,
-    sorted; [] when clean or git is absent. Under ``asv run A..B`` the code measured is asv's
-    clean checkout of the commit (:func:`measured_checkout`), and only ``benchmarks/``, which
-    asv takes from the working tree, is listed."""
-    folders = ["benchmarks"] if measured_checkout() is not None else ["impls", "benchmarks"]
+def date_order_note(commits: list[str]) -> str | None:
+    """One line (no final period) saying which of ``commits`` (full hashes) are ordered by
+    their dates because git cannot place them (:func:`commit_places`): every one without
+    usable git (:func:`git_absent_reason`), in a shallow clone those older than its history.
+    None when git places them all, and in a full clone, where a commit git lacks was rebased
+    away (the report lists those)."""
+    commits = sorted({c for c in commits if c and not c.startswith("-")})
+    if not commits:
+        return None
+    why = git_absent_reason()
+    if why:
+        return (f"not a git checkout: {why}; the {len(commits)} commit(s) with runs are ordered by the dates "
+                "asv recorded (author dates, which a rebase keeps)")
+    if not is_shallow_clone():
+        return None
+    ranks = commit_ranks(commits) or {}
+    dated = [c for c in commits if c not in ranks]
+    if not dated:
+        return None
+    return (f"this checkout is a shallow clone: {len(dated)} of the {len(commits)} commit(s) with runs "
+            f"({', '.join(c[:8] for c in dated[:3])}{', ...' if len(dated) > 3 else ''}) are older than its "
+            "history, placed before the others and ordered by their dates (author dates, which a rebase "
+            "keeps); `git fetch --unshallow` lets git order them")
+
+
+def uncommitted_code() -> list[str] | None:
+    """The files whose working copy differs from the commit (what a run measures beyond
+    :func:`git_commit`): under ``impls/`` and ``benchmarks/``, and the dataset recipes
+    ``datasets/*.toml`` (not ``datasets/cache``), which set the data measured; tracked files
+    edited, and files git does not track nor ignore (a new engine module); paths relative to the
+    checkout's root, sorted; [] when clean; None when git is absent or unusable here
+    (:func:`_git`), so that which code ran is not known. Under ``asv run A..B`` the code and
+    the recipes measured are asv's clean checkout of the commit (:func:`measured_checkout`,
+    :func:`datasets_dir`), and only ``benchmarks/``, which asv takes from the working tree, is
+    listed."""
+    folders = (["benchmarks"] if measured_checkout() is not None
+               else ["impls", "benchmarks", ":(glob)datasets/*.toml"])
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *folders],
-                             cwd=repo_root(), capture_output=True, text=True, check=True, timeout=10).stdout
+        prefix = _git("rev-parse", "--show-prefix").stdout.strip()   # the suite inside a monorepo
+        done = _git("status", "--porcelain", "--untracked-files=all", "--", *folders)
     except (OSError, subprocess.SubprocessError, RuntimeError):
-        return []
-    return sorted(line[3:].strip() for line in out.splitlines() if line.strip())
+        return None
+    if done.returncode != 0:
+        return None
+    return sorted(path[len(prefix):] if prefix and path.startswith(prefix) else path
+                  for path in (line[3:].strip() for line in done.stdout.splitlines() if line.strip()))
 
 
 def git_commit(short: bool = False) -> str:
-    """Return the commit being measured: asv's ``ASV_COMMIT``, else ``git rev-parse HEAD``."""
+    """Return the commit being measured: asv's ``ASV_COMMIT``, else ``git rev-parse HEAD`` of
+    this checkout's own repository (:func:`_git`), else "unknown" (:func:`git_absent_reason`
+    says why)."""
     commit = os.environ.get("ASV_COMMIT")
     if not commit:
         try:
-            commit = subprocess.run(
-                ["git", "rev-parse", "HEAD"], cwd=repo_root(), capture_output=True,
-                text=True, check=True, timeout=10,
-            ).stdout.strip()
+            done = _git("rev-parse", "--verify", "HEAD")
+            commit = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
         except (OSError, subprocess.SubprocessError, RuntimeError):
             commit = "unknown"
     return commit[:8] if short and commit != "unknown" else commit

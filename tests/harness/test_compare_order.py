@@ -312,9 +312,9 @@ def test_a_named_commit_whose_only_file_is_unreadable_says_why(results):
     assert "cannot be read" in done.stderr and "asv update" in done.stderr, done.stderr
 
 
-def test_two_branches_are_not_said_to_descend_and_a_shallow_clone_orders_by_date(tmp_path, monkeypatch):
+def test_two_branches_are_not_said_to_descend_and_a_shallow_clone_ranks_what_it_has(tmp_path, monkeypatch):
     """'base comes after head' needs ancestry, not a later place in rev-list's order; a shallow
-    clone's missing history says nothing of a commit's place, so git gives no ranks there."""
+    clone still ranks the commits it has (test_git_shallow.py: the ones it lacks go first)."""
     import importlib.util
     import subprocess
 
@@ -339,4 +339,4 @@ def test_two_branches_are_not_said_to_descend_and_a_shallow_clone_orders_by_date
     shallow = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", "-b", "main", f"file://{repo}", str(shallow)], check=True)
     monkeypatch.setattr(paths, "repo_root", lambda: shallow)
-    assert paths.commit_ranks([left]) is None
+    assert paths.commit_ranks([left]) == {left: 0}

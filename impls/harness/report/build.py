@@ -412,8 +412,11 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     evaluated = _older_data_named(evaluated, commits, points, _benchmark_versions(results_dir))
     evaluated, older_notes = _older_values_named(evaluated, commits)
     notes += older_notes
+    dated = paths.date_order_note([str(c) for c in commits["commit"]])
     unplaced = [str(c)[:8] for c, known in zip(commits["commit"], commits["placed"]) if not known]
-    if unplaced:
+    if dated:          # a shallow clone or no git: the commits git lacks are not rebased away
+        notes.append(f"The history's order is partly by date: {dated}.")
+    elif unplaced:
         notes.append(f"{len(unplaced)} commit(s) with results are not in this checkout's git history "
                      f"({', '.join(unplaced[:8])}{' and more' if len(unplaced) > 8 else ''}: rebased away, or "
                      "from another clone): the history draws them first and looks for no step at them, and "
