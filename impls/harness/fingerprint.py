@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from impls.harness import capabilities, paths
+from impls.harness import capabilities, cli, paths
 from impls.harness.profiles import current_profile
 
 PACKAGES = ("numpy", "numba", "torch", "faiss-cpu", "asv", "pandas", "seaborn",
@@ -205,7 +205,9 @@ def fingerprint() -> dict:
 RUNS_ON = {
     "Bandana fio device characterization": ("fio", "o_direct"),
     "Bandana O_DIRECT replay": ("o_direct",),
+    "Bandana cache simulation, layouts, K-means and SHP": (),
     "SLIDE / dense baselines on CPU": (),
+    "Salus schedulers and lanes, simulated and on CPU": (),
     "Dense baselines on CUDA": ("cuda",),
     "Salus on CUDA (lanes, utilisation)": ("cuda", "nvml"),
 }
@@ -240,11 +242,32 @@ def cores_text(host: dict) -> str:
             f"{_shown(host.get('cores_usable'))} usable{quota_text(host.get('cpu_quota'))}")
 
 
+def _machine_text(fp: dict) -> str:
+    """The fingerprint's machine name, with the name its runs are filed under at its profile
+    (``<machine>-<profile>``, what ``make compare``, ``make report`` and ``--machine`` take)
+    where that differs."""
+    machine, profile = str(fp.get("machine")), fp.get("profile")
+    try:
+        filed = paths.machine_for_profile(machine, profile) if isinstance(profile, str) else machine
+    except ValueError:
+        return machine
+    return machine if filed == machine else f"{machine} (its {profile} runs are filed as {filed})"
+
+
+def _commit_text(fp: dict) -> str:
+    """The fingerprint's commit (12 hex digits), or "unknown" with why git gives none here."""
+    commit = str(fp.get("commit"))
+    if commit != "unknown":
+        return commit[:12]
+    why = paths.git_absent_reason()
+    return f"unknown (not a git checkout: {why}; runs cannot be filed under a commit)" if why else commit
+
+
 def format_table(fp: dict) -> str:
     """Return the fingerprint as an aligned two-column text table plus the can/cannot list."""
     host, target, gpu = fp["host"], fp["nvm_target"], fp["gpu"]
     rows = [
-        ("machine", fp["machine"]), ("commit", fp["commit"][:12]), ("profile", fp["profile"]),
+        ("machine", _machine_text(fp)), ("commit", _commit_text(fp)), ("profile", fp["profile"]),
         ("CPU", _shown(host.get("cpu_model"))),
         ("cores", cores_text(host)),
         ("RAM", _size(host["ram_bytes"])), ("OS", host["os"]), ("Python", host["python"]),
@@ -275,7 +298,9 @@ def format_table(fp: dict) -> str:
     return "\n".join(lines)
 
 
+@cli.command("make doctor")
 def main(argv: list[str] | None = None) -> int:
+    """Print the fingerprint (a table, or ``--json``); 0, or 2 on a bad setting."""
     import argparse
 
     parser = argparse.ArgumentParser(description="Print this machine's environment fingerprint.")

@@ -325,7 +325,7 @@ def test_emitted_json_is_strict(tmp_path):
 
 
 COMMANDS = ["impls", "impls.bandana.prepare", "impls.bandana.headline", "impls.bandana.cache", "impls.bandana.replay", "impls.slide.train",
-            "impls.slide.xc_stats", "impls.slide.experiments.recall_probe", "impls.slide.experiments.lr_select",
+            "impls.slide.xc_stats", "impls.slide.data.xc_join", "impls.slide.experiments.recall_probe", "impls.slide.experiments.lr_select",
             "impls.salus.lanes", "impls.salus.switching"]
 
 
@@ -405,6 +405,28 @@ def test_an_artifact_of_edited_code_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "uncommitted_code", lambda: [])
     clean = json.loads(artifacts.save_artifact("clean_run", {"x": 1}, experiment="t.t", synthetic=True).read_text())
     assert "uncommitted" not in clean
+
+
+def test_doctor_names_the_machine_runs_are_filed_under_and_why_a_commit_is_unknown(monkeypatch):
+    from impls.harness import fingerprint
+
+    fp = {"machine": "box1", "commit": "unknown", "profile": "smoke"}
+    monkeypatch.setattr(paths, "git_absent_reason", lambda: "/x holds no git repository (an unpacked archive?)")
+    assert fingerprint._machine_text(fp) == "box1 (its smoke runs are filed as box1-smoke)"
+    assert fingerprint._commit_text(fp).startswith("unknown (not a git checkout: /x holds no git repository")
+    assert fingerprint._commit_text({**fp, "commit": "ab" * 20}) == "ab" * 6
+    assert fingerprint._machine_text({**fp, "machine": "box1-smoke"}) == "box1-smoke"   # already the filed name
+    assert "Salus schedulers and lanes, simulated and on CPU" in fingerprint.RUNS_ON
+
+
+def test_doctor_piped_into_head_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run(f"{sys.executable} -m impls.harness.fingerprint | head -1", shell=True, cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert run.stdout.startswith("machine") and "Traceback" not in run.stderr, run.stderr
 
 
 def test_doctor_reports_a_bad_profile_as_an_error_line(monkeypatch, capsys):

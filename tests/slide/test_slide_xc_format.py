@@ -204,11 +204,26 @@ def test_the_join_refuses_inputs_it_cannot_read_twice_and_a_missing_folder(tmp_p
     os.mkfifo(fifo)
     cases = ((fifo, labels, tmp_path / "o.txt", "must be a regular file"),
              (features, features, tmp_path / "o.txt", "both the features and the labels file"),
-             (features, labels, tmp_path / "no-such" / "o.txt", "does not exist"))
+             (features, labels, tmp_path / "no-such" / "o.txt", "does not exist"),
+             (features, tmp_path / "typo.txt", tmp_path / "o.txt", "typo.txt: the labels file does not exist"),
+             (features, tmp_path, tmp_path / "o.txt", "the labels file is a folder"))
     for x, y, out, said in cases:
         assert xc_join.main([str(x), str(y), str(out)]) == 2          # returns at once: the fifo is never opened
         err = capsys.readouterr().err
         assert err.startswith("error: ") and said in err and err.count("\n") == 1, err
+        assert "pipe" not in err or x == fifo, err                      # a typo is no pipe problem
+
+
+def test_the_join_takes_debug_and_says_a_flag_error_in_one_line(tmp_path, capsys):
+    from impls.slide.data import xc_join
+
+    with pytest.raises(SystemExit) as stop:
+        xc_join.main(["--no-such-flag"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    assert xc_join.main([str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "o"), "--debug"]) == 2
+    assert "Traceback" in capsys.readouterr().err
 
 
 def test_an_interrupted_join_leaves_no_output(tmp_path, monkeypatch, capsys):
@@ -227,6 +242,6 @@ def test_an_interrupted_join_leaves_no_output(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(xc_join, "_labels", interrupted)
     assert xc_join.main([str(features), str(labels), str(out)]) == 130
-    assert "not written" in capsys.readouterr().err
+    assert "no partial output was left" in capsys.readouterr().err
     assert out.read_text() == "an older file\n"                        # untouched: no half-written file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.txt", "trn_X_Xf.txt", "trn_X_Y.txt"]

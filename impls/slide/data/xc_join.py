@@ -17,13 +17,12 @@ command that has them the other way round. ``OUT`` appears whole or not at all
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import sys
 from pathlib import Path
 
-from impls.harness import atomic
+from impls.harness import atomic, cli
 from impls.slide.data import xc_format
 
 
@@ -169,12 +168,19 @@ def _points(path: Path, n: int) -> None:
                         "set's file, or a wrong header")
 
 
+EXAMPLE_NAMES = {"features": "trn_X_Xf.txt", "labels": "trn_X_Y.txt"}   # the repository's own names
+
+
 def _check_inputs(features: Path, labels: Path, out: Path) -> None:
     for path, what in ((features, "features"), (labels, "labels")):
+        if not path.exists():
+            raise JoinError(f"{path}: the {what} file does not exist")
+        if path.is_dir():
+            raise JoinError(f"{path}: the {what} file is a folder; expected the {what} file in it")
         if not path.is_file():
-            raise JoinError(f"{path}: the {what} file must be a regular file, read more than once (not a pipe, "
-                            "process substitution or folder): save it to a file first, e.g. unzip -p SET.zip "
-                            "trn_X_Xf.txt > trn_X_Xf.txt")
+            raise JoinError(f"{path}: the {what} file must be a regular file, read more than once (not a pipe "
+                            f"or process substitution): save it to a file first, e.g. unzip -p SET.zip "
+                            f"{EXAMPLE_NAMES[what]} > {EXAMPLE_NAMES[what]}")
     if features.resolve() == labels.resolve():
         raise JoinError(f"{features}: given as both the features and the labels file")
     if out.resolve() in (features.resolve(), labels.resolve()):
@@ -217,20 +223,16 @@ def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.P
     return kept, n - kept
 
 
+@cli.command("python -m impls.slide.data.xc_join")
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m impls.slide.data.xc_join", description=__doc__.split("\n\n")[0])
+    """Join the two files; 0 on success, 2 on bad input (nothing written), 130 on Ctrl-C
+    (``out`` not replaced)."""
+    p = cli.parser(prog="python -m impls.slide.data.xc_join", description=__doc__.split("\n\n")[0])
     p.add_argument("features", help="the features file (first line 'N D')")
     p.add_argument("labels", help="the labels file (first line 'N L')")
     p.add_argument("out", help="the XC file to write ('N D L', lines 'l1,l2 f:v ...')")
     args = p.parse_args(argv)
-    try:
-        kept, dropped = join(args.features, args.labels, args.out)
-    except (JoinError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.out} not written", file=sys.stderr)
-        return 130
+    kept, dropped = join(args.features, args.labels, args.out)
     if dropped:
         print(f"warning: the last {dropped} points have neither labels nor features, which the format cannot hold "
               f"at a file's end; left out, N = {kept}", file=sys.stderr)
