@@ -32,8 +32,9 @@ import os
 import threading
 import time
 
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 MECHANISMS = ("libaio", "threads")
 
@@ -46,9 +47,14 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _syscall = _libc.syscall
 _syscall.restype = ctypes.c_long
 _syscall.argtypes = [ctypes.c_long] * 6
-_clock_gettime = _libc.clock_gettime
-_clock_gettime.restype = ctypes.c_int
-_clock_gettime.argtypes = [ctypes.c_int, ctypes.c_long]
+
+# The kernels call libc by symbol name, resolved when their machine code is loaded, so numba
+# can cache them on disk (a ctypes function pointer is a process address baked into the code,
+# which numba refuses to cache). The symbols are bound to this process's libc explicitly.
+for _name in ("syscall", "clock_gettime"):
+    llvm.add_symbol(_name, ctypes.cast(getattr(_libc, _name), ctypes.c_void_p).value)
+_nb_syscall = types.ExternalFunction("syscall", types.int64(*[types.int64] * 6))
+_nb_clock_gettime = types.ExternalFunction("clock_gettime", types.int32(types.int32, types.int64))
 
 # kernel status codes
 _DONE = 0
@@ -83,13 +89,14 @@ def copy_one(buf, i, blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block,
     _copy_inserted(buf, i, blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block, vb, dram, filled)
 
 
-@njit(cache=False, nogil=True)
+@njit(cache=True, nogil=True)
 def _now_ns(ts):
-    _clock_gettime(_CLOCK_MONOTONIC, ts.ctypes.data)
+    """CLOCK_MONOTONIC now, in ns; ``ts`` (int64[2]) receives the timespec."""
+    _nb_clock_gettime(_CLOCK_MONOTONIC, ts.ctypes.data)
     return ts[0] * 1_000_000_000 + ts[1]
 
 
-@njit(cache=False, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, batch, free, slot_read,
           state, ts, blocks, submit_ns):
     """Submit reads until ``queue_depth`` are in flight or all are submitted; 0 or _ERR_SUBMIT.
@@ -115,7 +122,7 @@ def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, ba
         batch[0] = iocb_base + slot * 64
         slot_read[slot] = i
         submit_ns[i] = _now_ns(ts)
-        got = _syscall(_NR_IO_SUBMIT, ctx, 1, batch.ctypes.data, 0, 0)
+        got = _nb_syscall(_NR_IO_SUBMIT, ctx, 1, batch.ctypes.data, 0, 0)
         if got != 1:
             return _ERR_SUBMIT
         state[5] += 1
@@ -125,7 +132,7 @@ def _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, ba
     return _DONE
 
 
-@njit(cache=False, nogil=True)
+@njit(cache=True, nogil=True)
 def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr, iocbs,
               batch, events, free, slot_read, state, ts,
               blocks, ins_lo, ins_hi, ins_ids, ins_slots, pos, per_block, units, dram, filled, submit_ns,
@@ -143,7 +150,7 @@ def _aio_loop(ctx, fd, queue_depth, block_bytes, header_blocks, pool, pool_addr,
         if _fill(ctx, fd, queue_depth, block_bytes, header_blocks, pool_addr, iocbs, batch, free,
                  slot_read, state, ts, blocks, submit_ns) != _DONE:
             return _ERR_SUBMIT
-        got = _syscall(_NR_IO_GETEVENTS, ctx, 1, queue_depth, events.ctypes.data, 0)
+        got = _nb_syscall(_NR_IO_GETEVENTS, ctx, 1, queue_depth, events.ctypes.data, 0)
         if got < 0:
             return _ERR_GETEVENTS
         now = _now_ns(ts)
