@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from impls.slide.data.dataset import XCData
+from impls.slide.core import retrieval_kernels as RK
 from impls.slide.core.tables import HashTables
 
 Z95 = 1.959963984540054
@@ -39,7 +40,10 @@ def wrong_top(ranked: np.ndarray, truth: np.ndarray, k: int) -> np.ndarray:
     """The first ``k`` label ids of ``ranked`` (one point's labels by descending logit, -1
     padding ignored) that are not in ``truth``, in rank order (int64; fewer when ``ranked``
     runs out)."""
-    return np.array([j for j in ranked if j >= 0 and j not in truth][:k], np.int64)
+    ranked = np.ascontiguousarray(ranked).reshape(-1)
+    out = np.empty(ranked.size, np.int64)
+    n = RK.wrong_top_into(ranked, np.ascontiguousarray(truth).reshape(-1), int(k), out)
+    return out[:n].copy()
 
 
 def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray, data: XCData,
@@ -53,23 +57,29 @@ def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray,
     uniform random set of that size would have: retrieved / labels), ``hits`` and ``trials``
     (wrong labels found / looked for, over all points) and ``ci_low`` / ``ci_high`` (95%
     Wilson interval of hits / trials). The retrieved set is the union of the L buckets,
-    what mode "union" trains on; "topk" / "threshold" keep a subset of it.
+    what mode "union" trains on; "topk" / "threshold" keep a subset of it. All points go
+    through one kernel call (:func:`retrieval_kernels.recall_counts`). IndexError when
+    ``ranked`` or ``hidden`` has fewer rows than ``rows``, or a row lies outside ``data``.
     """
-    codes = tables.lsh.hash(np.ascontiguousarray(hidden, np.float32), 1)
-    recalls, sizes = [], []
-    hits = trials = 0
-    for i, r in enumerate(rows):
-        truth = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
-        wrong = wrong_top(ranked[i], truth, k)
-        got = tables.retrieve(codes[i])
-        sizes.append(got.size)
-        if wrong.size:
-            found = np.isin(wrong, got)
-            recalls.append(found.mean())
-            hits += int(found.sum())
-            trials += wrong.size
-    retrieved = float(np.mean(sizes)) if sizes else 0.0
+    codes = np.ascontiguousarray(tables.lsh.hash(np.ascontiguousarray(hidden, np.float32), 1), np.int32)
+    ranked = np.ascontiguousarray(ranked)
+    rows = np.ascontiguousarray(rows, np.int64).reshape(-1)
+    n = rows.size
+    if ranked.ndim != 2 or ranked.shape[0] < n or codes.shape[0] < n:
+        raise IndexError(f"{n} rows need as many rows of ranked labels (got shape {ranked.shape}) "
+                         f"and of hidden activations (got {codes.shape[0]})")
+    if n and (rows.min() < 0 or rows.max() >= data.n_points):
+        raise IndexError(f"rows must lie in 0..{data.n_points - 1}, got {rows.min()}..{rows.max()}")
+    found = np.zeros(n, np.int64)
+    wrong = np.zeros(n, np.int64)
+    sizes = np.zeros(n, np.int64)
+    RK.recall_counts(ranked, rows, data.label_indptr, data.labels, int(k), codes, *tables.kernel_args(),
+                     np.zeros(tables.n_items, np.uint8), found, wrong, sizes)
+    some = wrong > 0
+    recalls = found[some] / wrong[some]       # per point, as the mean of its found flags
+    hits, trials = int(found.sum()), int(wrong.sum())
+    retrieved = float(np.mean(sizes)) if n else 0.0
     low, high = wilson_interval(hits, trials)
-    return {"recall": float(np.mean(recalls)) if recalls else float("nan"), "retrieved": retrieved,
+    return {"recall": float(np.mean(recalls)) if recalls.size else float("nan"), "retrieved": retrieved,
             "random_recall": retrieved / tables.n_items, "hits": hits, "trials": trials,
             "ci_low": low, "ci_high": high}
