@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
                                                   "--machines, the folder that holds each machine's and the "
                                                   "side-by-side one: reports/out)")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
-    parser.add_argument("--artifacts", type=Path, help="artifact store (default: .asv/artifacts)")
+    parser.add_argument("--artifacts", type=Path,
+                        help="artifact store (default: DLSYSBENCH_ARTIFACTS, else .asv/artifacts)")
     parser.add_argument("--claims", type=Path, help="claims file (default: reports/claims.toml)")
     args = parser.parse_args(argv)
     if args.machines and len(set(args.machines)) != len(args.machines):
