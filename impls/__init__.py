@@ -3,8 +3,8 @@ import sys as _sys
 
 from impls.harness import cpus as _cpus
 
-if "numba" not in _sys.modules:    # before numba, faiss or torch size their thread pools
-    _cpus.cap_thread_pools()
+# before numba, faiss or torch size their thread pools (numba's is fixed once it is imported)
+_cpus.cap_thread_pools(names=_cpus.POOL_VARIABLES if "numba" not in _sys.modules else ("OMP_NUM_THREADS",))
 
 if _sys.argv[:1] == ["-m"]:    # ``python -m impls...`` is importing its module (runpy sets argv[0] later)
     from impls.harness import interrupts as _interrupts

@@ -96,16 +96,22 @@ def affinity_cpus() -> int:
 
 POOL_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
 
+capped: dict[str, str] = {}   # what :func:`cap_thread_pools` set in this process's environment
 
-def cap_thread_pools(environ=os.environ) -> dict[str, str]:
-    """Set each of :data:`POOL_VARIABLES` that ``environ`` lacks to :func:`effective_cpus` when a
+
+def cap_thread_pools(environ=os.environ, names: tuple[str, ...] = POOL_VARIABLES) -> dict[str, str]:
+    """Set each of ``names`` (:data:`POOL_VARIABLES`) that ``environ`` lacks or has empty to
+    :func:`effective_cpus` when a
     cgroup quota leaves fewer CPUs than the affinity mask: numba, and the OpenMP of faiss and
     torch, size their pools by the mask alone and would run more threads than the quota lets
-    run at once. Returns the variables set (none without such a quota); a value the user set
-    is kept. Takes effect for a library imported after it (and for child processes)."""
+    run at once. Returns the variables set (none without such a quota), also kept in
+    :data:`capped` when ``environ`` is this process's; a value the user set is kept. Takes
+    effect for a library imported after it (and for child processes)."""
     usable = effective_cpus()
     if usable >= affinity_cpus():
         return {}
-    made = {name: str(usable) for name in POOL_VARIABLES if name not in environ}
+    made = {name: str(usable) for name in names if not environ.get(name, "").strip()}
     environ.update(made)
+    if environ is os.environ:
+        capped.update(made)
     return made

@@ -215,11 +215,21 @@ def _git(*args: str, input: str | None = None, timeout: float = 10) -> subproces
     without git, instead of answering with the enclosing repository's commit and files. Raises
     what :mod:`subprocess` raises (OSError: no git), RuntimeError: no checkout."""
     root = repo_root().resolve()
-    env = dict(os.environ)
+    env = _git_env()
     if _foreign_repository(root):
         env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
     return subprocess.run(["git", *args], cwd=root, env=env, input=input, capture_output=True, text=True,
                           timeout=timeout)
+
+
+# variables that point git at a repository other than the one it finds from the checkout
+_GIT_LOCATORS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+def _git_env() -> dict[str, str]:
+    """This process's environment without :data:`_GIT_LOCATORS`: git then reads the repository
+    it finds from the checkout, whatever repository a calling script or hook pointed it at."""
+    return {k: v for k, v in os.environ.items() if k not in _GIT_LOCATORS}
 
 
 def _foreign_repository(root: Path) -> Path | None:
@@ -229,11 +239,11 @@ def _foreign_repository(root: Path) -> Path | None:
     are the suite's), or without git."""
     try:
         top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
-                             timeout=10)
+                             timeout=10, env=_git_env())
         if top.returncode != 0 or not top.stdout.strip() or Path(top.stdout.strip()).resolve() == root:
             return None
         tracked = subprocess.run(["git", "ls-files", "--", "asv.conf.json"], cwd=root, capture_output=True,
-                                 text=True, timeout=10)
+                                 text=True, timeout=10, env=_git_env())
     except (OSError, subprocess.SubprocessError):
         return None
     return None if tracked.returncode == 0 and tracked.stdout.strip() else Path(top.stdout.strip()).resolve()
@@ -247,7 +257,7 @@ def git_absent_reason() -> str | None:
     try:
         root = repo_root().resolve()
         done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True,
-                              text=True, timeout=10)
+                              text=True, timeout=10, env=_git_env())
     except FileNotFoundError:
         return "git is not installed"
     except (OSError, subprocess.SubprocessError, RuntimeError) as err:
@@ -288,7 +298,8 @@ def commit_ranks(commits: list[str]) -> dict[str, int] | None:
     """The commits among ``commits`` (full hashes) that this checkout's git has, ranked in
     git's order, parents before children (``git rev-list --topo-order``); None when git is
     absent (:func:`_git`) or has none of them. A commit git lacks is left out: in a full clone
-    one a rebase replaced and ``git gc`` removed, in a shallow clone one older than its history.
+    one a rebase replaced and ``git gc`` removed, in a shallow clone one outside its history
+    (older than it, or on a branch it did not fetch).
     Unlike a date, the order survives a rebase or a cherry-pick, which keep a commit's author
     date (the date asv records)."""
     commits = sorted({c for c in commits if c and not c.startswith("-")})
@@ -312,9 +323,9 @@ def commit_ranks(commits: list[str]) -> dict[str, int] | None:
 def commit_places(commits: list[str]) -> dict[str, int]:
     """Each of ``commits`` -> its place in git's history (:func:`commit_ranks`, parents first);
     -1 for one git lacks while it has others (one a rebase replaced, or in a shallow clone one
-    older than its history: older than every commit git has, so the checkout's HEAD is never
-    placed before its ancestors), 0 for all when git gives no ranks. Equal places leave the order
-    to the commits' dates (:func:`date_order_note`)."""
+    outside its history, most often older than it): before every commit git has, so the
+    checkout's HEAD is never placed before its ancestors; 0 for all when git gives no ranks.
+    Equal places leave the order to the commits' dates (:func:`date_order_note`)."""
     ranks = commit_ranks(commits) or {}
     unknown = -1 if ranks else 0
     return {c: ranks.get(c, unknown) for c in commits}
@@ -323,7 +334,7 @@ def commit_places(commits: list[str]) -> dict[str, int]:
 def date_order_note(commits: list[str]) -> str | None:
     """One line (no final period) saying which of ``commits`` (full hashes) are ordered by
     their dates because git cannot place them (:func:`commit_places`): every one without
-    usable git (:func:`git_absent_reason`), in a shallow clone those older than its history.
+    usable git (:func:`git_absent_reason`), in a shallow clone those outside its history.
     None when git places them all, and in a full clone, where a commit git lacks was rebased
     away (the report lists those)."""
     commits = sorted({c for c in commits if c and not c.startswith("-")})
@@ -340,9 +351,9 @@ def date_order_note(commits: list[str]) -> str | None:
     if not dated:
         return None
     return (f"this checkout is a shallow clone: {len(dated)} of the {len(commits)} commit(s) with runs "
-            f"({', '.join(c[:8] for c in dated[:3])}{', ...' if len(dated) > 3 else ''}) are older than its "
-            "history, placed before the others and ordered by their dates (author dates, which a rebase "
-            "keeps); `git fetch --unshallow` lets git order them")
+            f"({', '.join(c[:8] for c in dated[:3])}{', ...' if len(dated) > 3 else ''}) are not in its "
+            "history (older than it, or on a branch it did not fetch), placed before the others and ordered "
+            "by their dates (author dates, which a rebase keeps); `git fetch --unshallow` lets git order them")
 
 
 def uncommitted_code() -> list[str] | None:

@@ -116,3 +116,22 @@ def test_the_suite_tracked_inside_a_larger_repository_has_that_repositorys_git(t
     assert paths.uncommitted_code() == []
     (inner / "impls" / "engine.py").write_text("x = 2\n")
     assert paths.uncommitted_code() == ["impls/engine.py"]
+
+
+@needs_git
+def test_git_dir_in_the_environment_does_not_lend_another_repositorys_commit(tmp_path, monkeypatch):
+    """A hook or script that exported GIT_DIR for another repository: the checkout's own commit
+    and edits are still what a run records."""
+    own, other = _checkout(tmp_path / "own"), tmp_path / "other"
+    other.mkdir()
+    for repo in (own, other):
+        _git(repo, "init", "-q")
+        (repo / "marker").write_text(repo.name)
+        _git(repo, "add", ".")
+        _git(repo, "commit", "-q", "-m", repo.name)
+    mine, theirs = _git(own, "rev-parse", "HEAD"), _git(other, "rev-parse", "HEAD")
+    monkeypatch.delenv("ASV_COMMIT", raising=False)
+    monkeypatch.setattr(paths, "repo_root", lambda: own)
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    assert paths.git_commit() == mine != theirs
+    assert paths.uncommitted_code() == [] and paths.git_absent_reason() is None

@@ -81,6 +81,15 @@ def test_head_of_a_depth_one_clone_comes_after_its_ancestors_whatever_their_date
     assert paths.date_order_note([p, q, "f" * 40]) is None     # a full clone: as before, nothing said
 
 
+def test_a_shallow_clone_does_not_call_a_commit_it_lacks_older(history, monkeypatch):
+    """A commit outside a depth-1 clone may be older than it or on another branch: the note
+    says it is not in the clone's history, not that it is older."""
+    monkeypatch.setattr(paths, "repo_root", lambda: history["depth1"])
+    note = paths.date_order_note([history["P"], history["Q"]])
+    assert "not in its history (older than it, or on a branch it did not fetch)" in note
+    assert "older than its history" not in note
+
+
 def test_the_stored_runs_follow_git_in_a_shallow_clone(history, tmp_path, monkeypatch):
     results = _results(tmp_path, history)
     for clone in ("full", "depth1", "depth2"):

@@ -316,3 +316,11 @@ def test_importing_impls_caps_numbas_pool_under_a_quota(tmp_path):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["1", "1"]
+
+
+def test_an_empty_pool_variable_counts_as_unset(cgroup):
+    cgroup("cpu.max", "100000 100000\n")
+    environ = {"NUMBA_NUM_THREADS": "", "OMP_NUM_THREADS": " "}
+    assert cpus.cap_thread_pools(environ) == {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    assert cpus.cap_thread_pools(only := {}, names=("OMP_NUM_THREADS",)) == {"OMP_NUM_THREADS": "1"}
+    assert only == {"OMP_NUM_THREADS": "1"}

@@ -166,3 +166,9 @@ def test_rows_outside_the_data_are_an_error_not_a_wrapped_index():
             wrong_top_recall(tables, h, ranked, data, np.array(rows), 2)
     with pytest.raises(IndexError, match="2 rows need"):
         wrong_top_recall(tables, h[:1], ranked, data, np.array([0, 1]), 2)
+
+
+def test_wrong_top_with_no_k_gives_every_wrong_label():
+    from impls.slide.core.retrieval import wrong_top
+
+    assert wrong_top(np.array([5, 1, -1, 7, 3]), np.array([1, 3]), None).tolist() == [5, 7]

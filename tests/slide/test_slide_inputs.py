@@ -490,7 +490,7 @@ def test_train_says_where_a_flag_asks_for_more_than_there_is(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--batch 8 is more than the 3 labelled training points" in err
     assert "--eval-points 50 is more than the 3 test points" in err
-    assert "--threads 1000: this machine runs at most" in err
+    assert "--threads 1000: numba's pool has" in err
     assert "--train and --test are the same file" in err
     import json
     result = json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
@@ -671,8 +671,26 @@ def test_train_says_when_its_threads_share_fewer_usable_cpus(tmp_path, capsys, m
     assert main(["--train", str(pair), "--test", str(pair), "--threads", "1000", "--max-iterations", "1",
                  "--eval-every", "0", "--quiet", "--json", str(tmp_path / "o.json")]) == 0
     err = capsys.readouterr().err
-    assert "runs at most" in err                       # clamped to numba's pool, and then...
+    assert "numba's pool has" in err                      # clamped to numba's pool, and then...
     if numba.config.NUMBA_NUM_THREADS > 1:
         assert "this process may use 1 CPU(s)" in err    # ...still more than the quota allows: both said
     assert trainer.set_threads(None) == 1
     trainer.set_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_threads_cut_by_the_suites_quota_cap_name_the_quota(tmp_path, capsys, monkeypatch):
+    """Where impls capped numba's pool to a cgroup quota, a larger --threads is blamed on the
+    quota and says how to run more, not on "this machine"."""
+    import numba
+
+    from impls.harness import cpus
+    from impls.slide.train import main
+
+    pool = numba.config.NUMBA_NUM_THREADS
+    monkeypatch.setitem(cpus.capped, "NUMBA_NUM_THREADS", str(pool))
+    pair = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
+    assert main(["--train", str(pair), "--test", str(pair), "--threads", str(pool + 1), "--max-iterations", "1",
+                 "--eval-every", "0", "--quiet", "--json", str(tmp_path / "o.json")]) == 0
+    err = capsys.readouterr().err
+    assert f"--threads {pool + 1}: the cgroup CPU quota allows {pool}" in err
+    assert "set it yourself to run more threads" in err

@@ -39,10 +39,10 @@ def wilson_interval(hits: int, trials: int, z: float = Z95) -> tuple[float, floa
 def wrong_top(ranked: np.ndarray, truth: np.ndarray, k: int) -> np.ndarray:
     """The first ``k`` label ids of ``ranked`` (one point's labels by descending logit, -1
     padding ignored) that are not in ``truth``, in rank order (int64; fewer when ``ranked``
-    runs out)."""
+    runs out; all of them when ``k`` is None)."""
     ranked = np.ascontiguousarray(ranked).reshape(-1)
     out = np.empty(ranked.size, np.int64)
-    n = RK.wrong_top_into(ranked, np.ascontiguousarray(truth).reshape(-1), int(k), out)
+    n = RK.wrong_top_into(ranked, np.ascontiguousarray(truth).reshape(-1), ranked.size if k is None else int(k), out)
     return out[:n].copy()
 
 
