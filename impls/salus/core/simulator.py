@@ -16,17 +16,20 @@ Decisions that cannot change are advanced in one step, so hundreds of long jobs
 simulate in seconds, with the same result as iteration by iteration: FIFO runs the
 chosen job to the next arrival boundary or its completion, and SRTF as well unless the
 job's own remaining time, ranked like the executor's by its mean iteration so far,
-overtakes another's first (:func:`srtf_lead`); FAIR picks from a heap (the order of
-:class:`~impls.salus.core.policies.FAIR`) until a job completes or an arrival is noticed;
-PACK repeats identical rounds until a job completes or an arrival is noticed.
+overtakes another's first (:func:`srtf_lead`); PACK repeats identical rounds until a job
+completes or an arrival is noticed. FAIR, whose choice changes nearly every iteration, runs
+iteration by iteration in a numba kernel (:mod:`~impls.salus.core.simulator_kernels`),
+least-used first from a heap, until a job completes or an arrival is noticed.
 """
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
+from impls.salus.core import simulator_kernels
 from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
 
 TICKS_PER_S = 10 ** 12       # the clock counts whole picoseconds
@@ -144,6 +147,58 @@ def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ov
         raise ValueError(f"job {job!r}: peak_bytes {peak!r}; expected a number of bytes >= 0")
 
 
+class _FairRun:
+    """FAIR's iterations for :func:`simulate`, run by :func:`simulator_kernels.fair_run` over
+    arrays of every job (slot = position in ``jobs``). The jobs' own usage fields are stale
+    while it runs; :meth:`sync_all` writes them back (exact: the arrays hold the same ints)."""
+
+    INT64_MAX = 2 ** 63 - 1
+
+    @classmethod
+    def fits(cls, jobs: Sequence[SimJob]) -> bool:
+        """Whether the kernel's int64 arrays hold every value the run can reach: job ids, and
+        every elapsed and used time, which are at most all the jobs' iterations at their dearer
+        cost (picoseconds). Else :func:`simulate` steps FAIR one iteration at a time in Python."""
+        work = sum(j.total_iterations * max(j.iteration_ticks, j.warm_ticks) for j in jobs)
+        return work < cls.INT64_MAX and all(-cls.INT64_MAX <= j.job_id <= cls.INT64_MAX for j in jobs)
+
+    def __init__(self, jobs: Sequence[SimJob]) -> None:
+        self.jobs, self.slot, self.last, self.n_fresh = list(jobs), {id(j): k for k, j in enumerate(jobs)}, -1, 0
+        self.heap, self.fresh, self.used, self.done, self.started_slot, self.started_at = (
+            np.zeros(len(jobs), np.int64) for _ in range(6))
+        self.size, self.ms, self.started = np.zeros(1, np.int64), np.zeros(len(jobs)), np.zeros(len(jobs), np.bool_)
+        self.total, self.cost, self.warm, self.job_id = (np.array([getattr(j, name) for j in jobs], np.int64) for name in
+                                                         ("total_iterations", "iteration_ticks", "warm_ticks", "job_id"))
+        self.arrival = np.array([j.arrival for j in jobs], np.float64)
+
+    def admit(self, job: SimJob) -> None:
+        """Queue ``job`` (admitted, with iterations to run) for the heap at the next :meth:`run`."""
+        self.fresh[self.n_fresh] = self.slot[id(job)]
+        self.n_fresh += 1
+
+    def run(self, t: int, next_arrival: int | None) -> tuple[int, SimJob | None, int]:
+        """Run from clock ``t`` until a job completes or the clock reaches ``next_arrival``
+        (None: no more arrivals), both whole picoseconds; sets the started jobs' ``started_at``.
+        Returns (the clock then, the job that completed or None, iterations run)."""
+        until = self.INT64_MAX if next_arrival is None else min(next_arrival - t, self.INT64_MAX)
+        elapsed, self.last, ran, finished, n_started = simulator_kernels.fair_run(
+            self.heap, self.size, self.fresh, self.n_fresh, self.used, self.ms, self.done, self.total,
+            self.cost, self.warm, self.arrival, self.job_id, self.started, self.started_slot,
+            self.started_at, until, self.last)
+        self.n_fresh = 0
+        for k in range(n_started):
+            job = self.jobs[self.started_slot[k]]
+            job.started_at = job.seconds(t + int(self.started_at[k]))
+        return t + int(elapsed), None if finished < 0 else self.jobs[finished], int(ran)
+
+    def sync_all(self) -> None:
+        """Write the kernel's usage and iteration counts back to the jobs."""
+        for k, job in enumerate(self.jobs):
+            job.device_ticks_used = int(self.used[k])
+            job.device_ms_used = job.device_ticks_used / TICKS_PER_MS
+            job.iterations_done = int(self.done[k])
+
+
 def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mapping[str, float],
              memory_budget_bytes: int | None = None, peak_bytes: Mapping[str, int] | None = None,
              overhead_ms: float = 0.0, pack: str = "interleave", fast: bool = True,
@@ -156,8 +211,8 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     same job it takes ``warm_iteration_ms[workload]`` where given (``pack="interleave"``
     only). Its memory is ``"peak_bytes"`` or ``peak_bytes[workload]``.
 
-    ``fast`` advances FAIR and PACK by whole runs of identical decisions (same result as
-    one iteration at a time, which ``fast=False`` does, to check it).
+    ``fast`` advances PACK by whole runs of identical decisions and FAIR in a compiled kernel
+    (same result as one iteration at a time in Python, which ``fast=False`` does, to check it).
 
     Returns the executor's result shape: ``{"policy", "jobs": [...], "avg_jct_s",
     "makespan_s", "failed", "iterations"}`` with per-job arrival/start/finish/jct (s; jct
@@ -193,6 +248,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     chunkable = isinstance(policy, (FIFO, SRTF))
     iterations = 0
     last: SimJob | None = None      # the job whose iteration the device ran last
+    fair = _FairRun(jobs) if isinstance(policy, FAIR) and fast and _FairRun.fits(jobs) else None
 
     def finish(job: SimJob, when: int, status: str = "done") -> None:
         nonlocal used
@@ -218,11 +274,20 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             active.append(job)
             if job.total_iterations <= 0:
                 finish(job, t)
+            elif fair is not None:
+                fair.admit(job)
         if not active:
             if pending:
                 t = max(t, pending[-1].arrival_ticks)
                 continue
             break
+        if fair is not None:
+            # FAIR: least-used first, in the kernel, until a job completes or an arrival is noticed
+            t, done_job, ran = fair.run(t, pending[-1].arrival_ticks if pending else None)
+            iterations += ran
+            if done_job is not None:
+                finish(done_job, t)
+            continue
         chosen = policy.choose(active)
         if chunkable or (policy.concurrent and fast and len(chosen) == 1):
             # the job back to back: its first iteration after ``last``'s, the others warm
@@ -243,29 +308,6 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             last = job
             if job.remaining_iterations <= 0:
                 finish(job, t)
-            continue
-        if isinstance(policy, FAIR) and fast:
-            # FAIR: least-used first from a heap, until a job completes or an arrival is noticed.
-            heap = [(j.device_ms_used, j.arrival, j.job_id, j) for j in active]
-            heapq.heapify(heap)
-            next_arrival = pending[-1].arrival_ticks if pending else math.inf
-            while True:
-                _, arrival, job_id, job = heapq.heappop(heap)
-                if job.started_at is None:
-                    job.started_at = job.seconds(t)
-                ticks = job.cost_ticks(last)
-                t += ticks
-                last = job
-                job.device_ticks_used += ticks          # job.use(ticks), inline: the hot loop
-                job.device_ms_used = job.device_ticks_used / TICKS_PER_MS
-                job.iterations_done += 1
-                iterations += 1
-                if job.remaining_iterations <= 0:
-                    finish(job, t)
-                    break
-                heapq.heappush(heap, (job.device_ms_used, arrival, job_id, job))
-                if t >= next_arrival:
-                    break
             continue
         if policy.concurrent and fast and len(chosen) > 1:
             # PACK: identical rounds until a job completes or an arrival is noticed; each
@@ -314,6 +356,8 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             if job.remaining_iterations <= 0:
                 finish(job, end)
 
+    if fair is not None:
+        fair.sync_all()
     return summarize(policy.name, jobs, iterations)
 
 

@@ -1,0 +1,174 @@
+"""The simulator's FAIR policy in its numba kernel: every output equal, bit for bit, to the
+Python heap loop it replaced (kept below as the reference), on seeded random traces and on
+the corners (ties in decimal milliseconds, simultaneous and boundary arrivals, warm costs,
+one- and zero-iteration jobs, memory failures, usage beyond 2**53 ps, clocks beyond int64)."""
+from __future__ import annotations
+
+import heapq
+import math
+import random
+
+import pytest
+
+from impls.salus.core import simulator, simulator_kernels
+from impls.salus.core.simulator import SimJob, _check_job, simulate, summarize
+
+
+def reference_fair(trace, iteration_ms, memory_budget_bytes=None, peak_bytes=None, overhead_ms=0.0,
+                   pack="interleave", warm_iteration_ms=None):
+    """The simulator's FAIR path before the kernel: admission, then least-used first from a
+    ``heapq`` of (device_ms_used, arrival, job_id, job), one iteration at a time in Python."""
+    peak_bytes = peak_bytes or {}
+    warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
+    jobs, seen = [], set()
+    for j in trace:
+        own = j.get("iteration_ms")
+        warm_ms = None if own is not None or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
+        peak = j.get("peak_bytes", peak_bytes.get(j["workload"], 0))
+        _check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
+        jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
+                           float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
+                           int(peak), warm_ms=warm_ms or 0.0))
+    pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
+    waiting, active, used, t, iterations, last = [], [], 0, 0, 0, None
+
+    def finish(job, when, status="done"):
+        nonlocal used
+        job.finished_at, job.status = job.seconds(when), status
+        if job in active:
+            active.remove(job)
+            used -= job.peak_bytes
+
+    while pending or waiting or active:
+        while pending and pending[-1].arrival_ticks <= t:
+            waiting.append(pending.pop())
+        while waiting:
+            job = waiting[0]
+            if memory_budget_bytes is not None and job.peak_bytes > memory_budget_bytes:
+                waiting.pop(0)
+                finish(job, t, "failed")
+                continue
+            if memory_budget_bytes is not None and used + job.peak_bytes > memory_budget_bytes:
+                break
+            waiting.pop(0)
+            job.admitted_at, job.status = job.seconds(t), "running"
+            used += job.peak_bytes
+            active.append(job)
+            if job.total_iterations <= 0:
+                finish(job, t)
+        if not active:
+            if pending:
+                t = max(t, pending[-1].arrival_ticks)
+                continue
+            break
+        heap = [(j.device_ms_used, j.arrival, j.job_id, j) for j in active]
+        heapq.heapify(heap)
+        next_arrival = pending[-1].arrival_ticks if pending else math.inf
+        while True:
+            _, arrival, job_id, job = heapq.heappop(heap)
+            if job.started_at is None:
+                job.started_at = job.seconds(t)
+            ticks = job.cost_ticks(last)
+            t += ticks
+            last = job
+            job.use(ticks)
+            job.iterations_done += 1
+            iterations += 1
+            if job.remaining_iterations <= 0:
+                finish(job, t)
+                break
+            heapq.heappush(heap, (job.device_ms_used, arrival, job_id, job))
+            if t >= next_arrival:
+                break
+    return summarize("fair", jobs, iterations)
+
+
+def identical(a, b):
+    """Equal dicts whose floats are equal bit for bit (== alone lets -0.0 pass for 0.0) and
+    whose ints are Python ints (a numpy int in the result would not serialise to JSON)."""
+    def flat(x):
+        if isinstance(x, dict):
+            return [(k, flat(v)) for k, v in x.items()]
+        if isinstance(x, list):
+            return [flat(v) for v in x]
+        return (type(x).__name__, x.hex() if isinstance(x, float) else x)
+    return flat(a) == flat(b)
+
+
+MS = {"a": 0.7, "b": 2.1, "c": 1.0, "d": 3.0, "e": 0.35}    # 3 x 0.7 = 2.1, 3 x 1.0 = 3.0: usage ties
+
+
+def random_case(rng):
+    n = rng.choice([1, 2, 3, 5, 8, 20, 60, rng.randint(1, 300)])
+    grid = rng.choice([0.0007, 0.001, 0.0021, 0.005])        # arrivals on iteration boundaries
+    trace = []
+    for i in range(n):
+        wl = rng.choice(list(MS))
+        job = {"job_id": rng.randrange(10 ** 6) * n + i, "workload": wl,   # ids unique, unordered
+               "arrival_s": rng.randint(0, n // 2 + 1) * grid if rng.random() < 0.8 else rng.uniform(0, n * grid),
+               "iterations": rng.choice([0, 1, 1, 2, 3, rng.randint(1, 40)]),
+               "peak_bytes": rng.choice([10, 40, 100])}
+        if rng.random() < 0.1:
+            job["iteration_ms"] = rng.choice([0.7, 1.4, 5.0])
+        trace.append(job)
+    kwargs = {"overhead_ms": rng.choice([0.0, 0.0, 0.05]),
+              "memory_budget_bytes": rng.choice([None, None, 90, 200]),
+              "pack": rng.choice(["interleave", "interleave", "concurrent"]),
+              "warm_iteration_ms": rng.choice([None, {k: v * 0.5 for k, v in MS.items()},
+                                               {"a": 0.35, "c": 1.0, "d": 2.1}])}
+    return trace, kwargs
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fair_in_the_kernel_is_bit_identical_to_the_python_heap(seed):
+    rng = random.Random(seed)
+    for _ in range(5):
+        trace, kwargs = random_case(rng)
+        assert identical(simulate(trace, "fair", MS, **kwargs), reference_fair(trace, MS, **kwargs)), (trace, kwargs)
+
+
+def test_fair_runs_its_iterations_in_the_kernel(monkeypatch):
+    """The hot loop is compiled: the Python per-iteration cost (:meth:`SimJob.cost_ticks`) is
+    never called, and the kernel is, once per completion or arrival noticed."""
+    calls = []
+    kernel = simulator_kernels.fair_run
+    monkeypatch.setattr(simulator_kernels, "fair_run", lambda *a: calls.append(1) or kernel(*a))
+    monkeypatch.setattr(SimJob, "cost_ticks", lambda self, previous: pytest.fail("FAIR stepped in Python"))
+    trace = [{"job_id": i, "workload": "a", "arrival_s": i * 0.01, "iterations": 50} for i in range(4)]
+    r = simulate(trace, "fair", MS, warm_iteration_ms={"a": 0.5})
+    assert r["done"] == 4 and r["iterations"] == 200 and 4 <= len(calls) <= 8
+
+
+@pytest.mark.parametrize("warm", [None, {"w": 5e5}])
+def test_usage_beyond_2_53_picoseconds_ranks_as_python_divides(warm):
+    """Per-job usage above 2**53 ps (2.5 h) no longer converts to a float exactly; the ranking
+    key must still be Python's correctly rounded int / int (these iteration times order the
+    jobs differently when the key is ``float(ticks) / 1e9``)."""
+    trace = [{"job_id": 0, "workload": "v", "arrival_s": 0.0, "iterations": 6, "iteration_ms": 6004799.50316067},
+             {"job_id": 1, "workload": "v", "arrival_s": 0.0, "iterations": 4, "iteration_ms": 6004799.503160669}]
+    ms = {"v": 1.0, "w": 1e6 + 1e-9}
+    assert identical(simulate(trace, "fair", ms), reference_fair(trace, ms))
+    trace += [{"job_id": 2 + i, "workload": "w", "arrival_s": 0.0, "iterations": 12 - i} for i in range(3)]
+    assert identical(simulate(trace, "fair", ms, warm_iteration_ms=warm), reference_fair(trace, ms, warm_iteration_ms=warm))
+
+
+def test_a_run_beyond_int64_picoseconds_still_matches():
+    """Each job's 10 iterations of 1e9 ms (1e18 ps each) pass 2**63 ps, in usage and in the
+    time to the first completion: FAIR is stepped in Python then, as fast=False does."""
+    trace = [{"job_id": i, "workload": "w", "arrival_s": 0.0, "iterations": 10} for i in range(2)]
+    assert identical(simulate(trace, "fair", {"w": 1e9}), reference_fair(trace, {"w": 1e9}))
+
+
+def test_the_kernel_key_divides_ticks_as_python_does():
+    rng = random.Random(7)
+    cases = [0, 1, 10 ** 9, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 1, 2 ** 63 - 1]
+    cases += [rng.randrange(2 ** 53, 2 ** 63) for _ in range(3000)] + [rng.randrange(2 ** 53) for _ in range(300)]
+    # just below, on and above halfway between two floats (exact halves need ticks > 2**63)
+    for q in (2 ** 23, 2 ** 30 + 5, 9 * 10 ** 9):
+        s = 52 - (q.bit_length() - 1)
+        for n in range(4):
+            half = ((2 * ((q << s) + n) + 1) * 10 ** 9) >> (s + 1)
+            cases += [half - 1, half, half + 1]
+    for ticks in cases:
+        got = simulator_kernels.ms_of_ticks(ticks)
+        assert got.hex() == (ticks / 10 ** 9).hex(), ticks
