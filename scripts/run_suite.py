@@ -142,10 +142,16 @@ def interrupted(signum: int, machine: str, commit: str, since: float) -> int:
         written = 0
     left = (f"the {written} artifact(s) it wrote stay in {folder} and a report made now shows them "
             "beside the older results" if written else "it wrote no artifacts")
+    return _stopped(signum, f"interrupted: asv stopped; this run is not archived (make compare and make noise "
+                            f"never see it) and asv saved no results from it for commit {commit[:12]} (it saves a "
+                            f"commit's results only once all its benchmarks ran); {left}")
+
+
+def _stopped(signum: int, line: str) -> int:
+    """Print ``dlsysbench: <line>`` on stderr, where the terminal is still there; return 128 +
+    ``signum``, the exit status of a run a signal stopped."""
     try:
-        print(f"dlsysbench: interrupted: asv stopped; this run is not archived (make compare and make noise "
-              f"never see it) and asv saved no results from it for commit {commit[:12]} (it saves a commit's "
-              f"results only once all its benchmarks ran); {left}", file=sys.stderr, flush=True)
+        print(f"dlsysbench: {line}", file=sys.stderr, flush=True)
     except OSError:   # SIGHUP: the terminal may be gone
         pass
     return 128 + signum
@@ -272,13 +278,9 @@ def interrupted_render(signum: int, machine: str) -> int:
     """Print the one line saying what a signal ``signum`` during the report's rendering left
     (the run's results are saved and archived; the report may be partly written); return
     128 + ``signum``."""
-    try:
-        print(f"dlsysbench: interrupted while rendering the report: the run's results are saved and archived; "
-              f"the report in {paths.reports_dir() / 'out' / machine} may be incomplete: "
-              f"`make report` renders it again from them", file=sys.stderr, flush=True)
-    except OSError:   # SIGHUP: the terminal may be gone
-        pass
-    return 128 + signum
+    return _stopped(signum, f"interrupted while rendering the report: the run's results are saved and archived; "
+                            f"the report in {paths.reports_dir() / 'out' / machine} may be incomplete: "
+                            "`make report` renders it again from them")
 
 
 if __name__ == "__main__":

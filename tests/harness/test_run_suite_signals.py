@@ -148,30 +148,39 @@ def test_a_terminated_run_stops_asv_says_so_once_and_exits_128_plus_the_signal(
     parent: asv gets SIGINT (it stops its benchmark's process group on that, not on
     SIGTERM), and one that does not stop within the grace period is killed; the runner says
     so in one line and exits 128 + the signal."""
-    fake, driver, record = tmp_path / "fake_asv.py", tmp_path / "driver.py", tmp_path / "signal.txt"
+    record = tmp_path / "signal.txt"
+    returncode, out, err = _signalled_run(tmp_path, DRIVER, signum, [str(record), mode, "1"], "asv")
+    assert returncode == 128 + signum, (returncode, out, err)
+    assert record.exists() == (mode == "obliging")   # the obliging one got SIGINT, the stubborn one was killed
+    assert "archived" not in out
+    assert err.count("\n") == 1 and err.startswith("dlsysbench: interrupted: "), err
+    assert "not archived" in err and f"for commit {COMMIT[:12]}" in err
+    assert f"the 1 artifact(s) it wrote stay in {tmp_path / 'artifacts' / machine / COMMIT}" in err
+    assert "stays in .asv/results" not in err
+
+
+def _signalled_run(tmp_path: Path, driver_text: str, signum: int, args: list[str], child_name: str
+                   ) -> tuple[int, str, str]:
+    """Run the runner through ``driver_text`` with FAKE_ASV standing in for its child, send it
+    ``signum`` once the child is ready, and return (exit status, stdout, stderr); fails if the
+    child (``child_name`` in the message) outlived the runner."""
+    fake, driver = tmp_path / "fake.py", tmp_path / "driver.py"
     fake.write_text(FAKE_ASV)
-    driver.write_text(DRIVER)
+    driver.write_text(driver_text)
     env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path / "artifacts")}
-    run = subprocess.Popen([sys.executable, str(driver), str(ROOT / "scripts" / "run_suite.py"), str(fake),
-                            str(record), mode, "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen([sys.executable, str(driver), str(ROOT / "scripts" / "run_suite.py"), str(fake), *args],
+                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     child = None
     try:
         child = int(_wait_for_file(tmp_path / "ready", run))
         run.send_signal(signum)
-        run.wait(timeout=60)   # asv, orphaned, would hold the pipes open: look before reading them
+        run.wait(timeout=60)   # a child left running would hold the pipes open: look before reading them
         orphaned = pid_alive(child)
         if orphaned:
             os.kill(child, signal.SIGKILL)
         out, err = run.communicate(timeout=30)
-        assert not orphaned, f"asv outlived the runner (exit {run.returncode}): {err}"
-        assert run.returncode == 128 + signum, (run.returncode, out, err)
-        assert record.exists() == (mode == "obliging")   # the obliging one got SIGINT, the stubborn one was killed
-        assert "archived" not in out
-        assert err.count("\n") == 1 and err.startswith("dlsysbench: interrupted: "), err
-        assert "not archived" in err and f"for commit {COMMIT[:12]}" in err
-        assert f"the 1 artifact(s) it wrote stay in {tmp_path / 'artifacts' / machine / COMMIT}" in err
-        assert "stays in .asv/results" not in err
+        assert not orphaned, f"{child_name} outlived the runner (exit {run.returncode}): {err}"
+        return run.returncode, out, err
     finally:
         if run.poll() is None:
             run.kill()
@@ -223,31 +232,10 @@ RENDER_DRIVER = textwrap.dedent("""
 
 
 def test_a_run_terminated_while_rendering_stops_the_renderer_and_says_the_results_are_kept(machine, tmp_path):
-    fake, driver, record = tmp_path / "fake_render.py", tmp_path / "driver.py", tmp_path / "signal.txt"
-    fake.write_text(FAKE_ASV)
-    driver.write_text(RENDER_DRIVER)
-    env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path / "artifacts")}
-    run = subprocess.Popen([sys.executable, str(driver), str(ROOT / "scripts" / "run_suite.py"), str(fake),
-                            str(record)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-    child = None
-    try:
-        child = int(_wait_for_file(tmp_path / "ready", run))
-        run.send_signal(signal.SIGTERM)
-        run.wait(timeout=60)
-        orphaned = pid_alive(child)
-        if orphaned:
-            os.kill(child, signal.SIGKILL)
-        out, err = run.communicate(timeout=30)
-        assert not orphaned, f"the renderer outlived the runner (exit {run.returncode}): {err}"
-        assert run.returncode == 128 + signal.SIGTERM, (run.returncode, out, err)
-        assert record.read_text() == "SIGINT"            # stopped the Ctrl-C way
-        assert "archived" in out
-        assert err.count("\n") == 1 and err.startswith("dlsysbench: interrupted while rendering the report: "), err
-        assert "`make report` renders it again" in err
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.communicate()
-        if child is not None and pid_alive(child):
-            os.kill(child, signal.SIGKILL)
+    record = tmp_path / "signal.txt"
+    returncode, out, err = _signalled_run(tmp_path, RENDER_DRIVER, signal.SIGTERM, [str(record)], "the renderer")
+    assert returncode == 128 + signal.SIGTERM, (returncode, out, err)
+    assert record.read_text() == "SIGINT"            # stopped the Ctrl-C way
+    assert "archived" in out
+    assert err.count("\n") == 1 and err.startswith("dlsysbench: interrupted while rendering the report: "), err
+    assert "`make report` renders it again" in err
