@@ -76,8 +76,9 @@ def experiment_sizes(profile: str, num_vectors: int, has_vectors: bool) -> tuple
 
 def measure(source: dict[str, Any], profile: str, progress: bool | None = None) -> dict[str, Any]:
     """The headline on trace ``source`` (:func:`impls.bandana.prepare.load_source`'s dict) at
-    ``[bandana_sim.<profile>]``: ``{"source", "profile", "notes", "num_vectors",
-    "test_lookups", "headline"}`` where ``headline`` is
+    ``[bandana_sim.<profile>]``: ``{"source", "profile", "notes", "num_vectors", "train_queries",
+    "test_queries", "empty_queries" (queries of no lookup, both halves), "test_lookups", "layouts",
+    "headline"}`` where ``headline`` is
     :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
     plus ``points`` (every configuration at the headline cache fraction). Raises
     :class:`impls.bandana.prepare.PrepareError` when either half of the split trace holds no
@@ -112,6 +113,7 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
           for p in result["points"] if p["cache_fraction"] == fraction]
     return {"source": source["source"], "profile": profile, "notes": notes, "num_vectors": n,
             "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
+            "empty_queries": int((traces.query_sizes(source["offsets"]) == 0).sum()),
             "test_lookups": result["test_lookups"], "layouts": s["layouts"],
             "headline": {**result["headline"], "points": at}}
 
@@ -129,8 +131,9 @@ def verdict(ratio: float) -> tuple[str, str]:
 
 def _print(result: dict[str, Any]) -> None:
     head = result["headline"]
+    empty = f" ({result['empty_queries']} of the queries hold no lookup)" if result["empty_queries"] else ""
     print(f"{result['source']}: {result['num_vectors']} vectors; {result['train_queries']} queries build the "
-          f"layouts, {result['test_queries']} ({result['test_lookups']} lookups) are measured; "
+          f"layouts, {result['test_queries']} ({result['test_lookups']} lookups) are measured{empty}; "
           f"sizes [bandana_sim.{result['profile']}]")
     for note in result["notes"]:
         print(f"  note: {note}")

@@ -84,6 +84,18 @@ def test_the_printed_lines_name_the_choice_the_ratio_and_the_paper(tmp_path):
     assert "identity/none" in out and "(baseline)" in out and "(chosen on the training trace)" in out
     assert "headline: shp/" in out and "over identity/none = " in out
     assert "paper: 2-3x (claim bandana-effective-bandwidth-gain): " in out
+    assert "hold no lookup" not in out
+
+
+def test_empty_queries_are_counted_apart(tmp_path):
+    groups = np.random.default_rng(5).permutation(6400).reshape(-1, 32)
+    _trace(tmp_path, groups)
+    offsets = np.load(tmp_path / "o.npy")
+    np.save(tmp_path / "o.npy", np.concatenate([offsets[:1], offsets[:1], offsets[1:]]))   # one empty query first
+    run = _run("--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--profile", "smoke",
+               tmp_path=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "(1 of the queries hold no lookup)" in run.stdout
 
 
 def test_two_level_kmeans_is_cut_to_a_small_tables_blocks(tmp_path):
