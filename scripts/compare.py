@@ -20,7 +20,9 @@ threshold that moved beyond the too-noisy level while no --default-threshold was
 absolute-scale number without a measured threshold that changed at all, with or without
 --default-threshold, which is relative and cannot judge it). Changed numbers left
 unjudged for want of a threshold, and thresholds that name numbers the new run does not
-have (a stale file), are warned of on stderr.
+have (a stale file), are warned of on stderr. When most speed-like numbers (times, rates)
+moved the same way, a note after the summary says the whole machine may have moved (a slow
+day, another load); it changes no verdict and not the exit status.
 """
 from __future__ import annotations
 
@@ -230,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing)
     for line in compare.format_comparison(result):
         print(line)
+    shift = compare.machine_shift(result)
+    if shift:     # a hint beside the verdicts: it changes none of them, nor the exit status
+        print(f"compare: note: {shift}")
     stale = stale_thresholds(measured, head) if measured is not None else []
     if stale:
         print(f"compare: warning: {len(stale)} threshold(s) in {noise_path} name a benchmark or point the new run "

@@ -6,10 +6,13 @@
 Uses every commit with two or more stored runs in one asv environment (or only the given
 commits): run the suite twice on one commit first (`make bench` twice, or `make reproduce`
 twice). Runs of other environments are not repeats of each other.
-Writes reports/noise/<machine>.json and prints the numbers too noisy to track here.
+Writes reports/noise/<machine>.json and prints the numbers too noisy to track here, the
+degrees of freedom the thresholds rest on (more runs, or runs of more commits, narrow them)
+and the per-number false-alarm rate they are set for.
 """
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -20,6 +23,37 @@ from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import directions, noise, runs  # noqa: E402
 from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
+
+
+DF_BINS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 29), (30, None))
+
+
+def df_lines(judged: list[noise.Threshold], false_alarm: float | None) -> list[str]:
+    """The lines that say what the thresholds of ``judged`` rest on: how many numbers have
+    how many degrees of freedom behind their sigma (those that moved: a deterministic or an
+    infinite sigma needs none), and the per-number false-alarm rate ``false_alarm`` they are
+    set for, with what it means for a compare of all of them."""
+    lines = []
+    if false_alarm is not None:
+        anywhere = 1 - (1 - false_alarm) ** len(judged)
+        lines.append(f"thresholds set for a false alarm in {100 * false_alarm:.2g}% of compares per number (1 in "
+                     f"{1 / false_alarm:.0f}, either way): a compare of an unchanged commit flags one of these "
+                     f"{len(judged)} numbers about {100 * anywhere:.0f}% of the time")
+    moved = [t for t in judged if t.df is not None and t.sigma is not None and 0 < t.sigma < float("inf")]
+    for low, high in DF_BINS:
+        found = [t for t in moved if t.df >= low and (high is None or t.df <= high)]
+        if not found:
+            continue
+        span = f"df {low}" if low == high else f"df {low}+" if high is None else f"df {low}-{high}"
+        q = (f" (Student's t at 1 df is {noise.t_quantile(1 - false_alarm / 2, 1):.0f} at this rate, "
+             f"{noise.t_quantile(1 - false_alarm / 2, math.inf):.2f} with many runs)" if false_alarm else "")
+        words = {1: f": each rests on one pair of runs; their thresholds are wide{q}; more runs (or runs of more "
+                    "commits) narrow them",
+                 2: ": each rests on three runs of one commit or two pairs; their thresholds are wide; more runs "
+                    "narrow them"}.get(high, "")
+        noisy = sum(t.too_noisy for t in found)
+        lines.append(f"  {span} for {len(found)} number(s), {noisy} of them too noisy{words}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(noisy)} of {len(judged)} judged numbers too noisy to track here (a relative threshold above "
           f"{100 * noise.TOO_NOISY:.0f}%, or an infinite absolute one); {len(thresholds) - len(judged)} flags and "
           "context numbers are stored but never judged")
+    for line in df_lines(judged, measured.false_alarm):
+        print(line)
     whole = sorted(b for b, items in by_benchmark.items() if all(t.too_noisy for t in items))
     part = sorted(b for b, items in by_benchmark.items()
                   if any(t.too_noisy for t in items) and b not in whole)

@@ -9,15 +9,31 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, base_values, kinds, measure,
+from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, STEADY, base_values, kinds, measure,
                               run_compare, script, write_benchmarks_json, write_run)
 from impls.harness.report import compare, directions, noise, runs
 from impls.harness.report.results import read_result_file
+
+REPEATS = 6  # runs of BASE added before the shared fixture's two
+
+
+@pytest.fixture()
+def results(results):
+    """The shared fixture's two runs of BASE and REPEATS more at the same spread, started
+    before them (so its two newest runs stay the newest): 7 degrees of freedom, where the
+    two runs' one leaves every number too noisy to judge."""
+    for i in range(REPEATS):
+        write_run(results / MACHINE, BASE, 10 + 10 * i,
+                  base_values() if i % 2 else base_values(rate=1020.0, latency=102.0, steady=515.0))
+        runs.archive_run(results, MACHINE, BASE)
+    write_run(results / MACHINE, BASE, 200, base_values(rate=1020.0, latency=102.0, steady=515.0))  # asv's live file
+    return results
 
 
 def test_only_the_fallen_rate_is_a_regression_and_the_exit_status_says_so(results):
@@ -67,10 +83,12 @@ def test_noise_needs_two_runs_of_one_commit(tmp_path):
 def test_thresholds_follow_the_measured_spread(results):
     measured = noise.load_noise(measure(results))
     rate = measured.get(RATE, "policy='lru'")
-    assert rate.runs == 2
-    assert rate.spread == pytest.approx(20 / 1010)
-    # the benchmark's only point sets its median too
-    assert rate.threshold == pytest.approx(noise.FACTOR * 20 / 1010)
+    assert rate.runs == REPEATS + 2 and rate.df == REPEATS + 1
+    assert rate.spread == pytest.approx(20 / 1010)          # the observed range
+    # the benchmark's only point sets its floor too; t_{0.9995}(7) = 5.408 (a t table)
+    sigma = statistics.stdev([1000.0, 1020.0] * 4) / 1010
+    assert rate.sigma == pytest.approx(sigma)
+    assert rate.threshold == pytest.approx(math.expm1(5.408 * math.sqrt(2) * sigma), rel=1e-3)
     assert measured.get(FLAG, "comparison='slide-vs-dense'").threshold == 0.0
 
 
@@ -97,9 +115,12 @@ def test_a_result_kept_through_a_partial_rerun_is_not_a_repeat(tmp_path):
 
 def test_compare_counts_what_a_partial_rerun_kept_as_not_measured_again(tmp_path):
     """`make bench BENCH=x; make compare`: the numbers asv carried over are the base run's own
-    measurement, not a second one within noise."""
+    measurement, not a second one within noise. (Thresholds written by hand: measured from
+    these two runs, the one rerun number rests on one degree of freedom and is too noisy.)"""
     results = partial_rerun(tmp_path, 1010.0)
-    thresholds = measure(results)
+    thresholds = tmp_path / "noise.json"
+    thresholds.write_text(json.dumps({"schema": 1, "machine": MACHINE, "numbers": [
+        {"benchmark": name, "threshold": 0.05} for name in (RATE, LATENCY, FLAG, STEADY)]}))
     done = run_compare(results, thresholds, "--base", BASE[:8], "--head", BASE[:8])
     assert done.returncode == 0, done.stdout + done.stderr
     summary = done.stdout.strip().splitlines()[-1]
@@ -120,8 +141,12 @@ def test_a_point_that_agreed_by_chance_takes_its_benchmarks_typical_spread():
                              "value": values, "status": ["ok"] * 3})
 
     measured = noise.measure_noise("m", {"c": [frame([1.0, 10.0, 100.0]), frame([1.0, 11.0, 110.0])]})
-    assert measured.get("b", "p=1").spread == 0.0
-    assert measured.get("b", "p=1").threshold == pytest.approx(noise.FACTOR * (1 / 10.5))
+    exact = measured.get("b", "p=1")
+    assert exact.spread == 0.0
+    # the sigma of the two points that moved, pooled (1 degree of freedom each): 2 df
+    moved = math.sqrt((statistics.stdev([10.0, 11.0]) / 10.5) ** 2 + (statistics.stdev([100.0, 110.0]) / 105) ** 2) / math.sqrt(2)
+    assert (exact.sigma, exact.df) == (pytest.approx(moved), 2)
+    assert exact.threshold == pytest.approx(noise.two_run_threshold(moved, 2)) and exact.threshold > 0
 
 
 @pytest.mark.parametrize("old, new, direction, threshold, kind", [

@@ -11,12 +11,18 @@ import shutil
 import pandas as pd
 import pytest
 
-from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, base_values, measure,
+from compare_fixtures import (add_earlier_runs, BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, base_values, measure,
                               run_compare, script, write_run)
 from impls.harness import paths
 from impls.harness.report import compare, noise, runs
 from impls.harness.report.history import series_steps
 from impls.harness.report.results import read_result_file
+
+
+@pytest.fixture()
+def results(results):  # noqa: F811 - the shared fixture, with more runs
+    """The shared fixture with more runs (:func:`compare_fixtures.add_earlier_runs`)."""
+    return add_earlier_runs(results)
 
 
 def head_run(results, **changes) -> None:
@@ -278,7 +284,10 @@ def test_noise_over_two_versions_keeps_the_newest_versions_own_spread(tmp_path):
         done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out), *order)
         assert done.returncode == 0, done.stderr
         rate = noise.load_noise(out).get(RATE, "policy='lru'")
-        assert rate.version == "2" and rate.threshold == pytest.approx(3 * 0.1 / 10.05)
+        sigma = 0.1 / math.sqrt(2) / 10.05                    # version 2's two runs alone: one degree of freedom
+        assert rate.version == "2" and rate.spread == pytest.approx(0.1 / 10.05)
+        assert (rate.sigma, rate.df) == (pytest.approx(sigma), 1)
+        assert rate.threshold == pytest.approx(noise.two_run_threshold(sigma, 1))
 
 
 def test_a_new_run_that_measured_none_of_the_base_numbers_compared_nothing(results):
@@ -341,9 +350,9 @@ def test_thresholds_all_too_noisy_judge_nothing(results):
 def test_a_run_can_be_left_out_of_the_noise_measurement_by_name(results):
     stored = sorted((results.parent / "runs" / MACHINE).glob("*.json"))
     out = results.parent / "left.json"
-    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out),
-                  "--leave-out", stored[0].name)
-    # the fixture's two runs of BASE less the first: one run, no spread to measure
+    left_out = [arg for run in stored[:-1] for arg in ("--leave-out", run.name)]
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out), *left_out)
+    # the runs of BASE less all but the newest: one run, no spread to measure
     assert done.returncode == 2 and "two stored runs" in done.stderr, done.stderr
     done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out),
                   "--leave-out", "no-such-run")

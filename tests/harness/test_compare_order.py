@@ -6,15 +6,22 @@ ratio or size a float cannot hold."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from compare_fixtures import (BASE, HEAD, MACHINE, OTHER, RATE, base_values, measure, results,  # noqa: F401
+from compare_fixtures import (add_earlier_runs, BASE, HEAD, MACHINE, OTHER, RATE, base_values, measure, results,  # noqa: F401
                               run_compare, write_run)
 from impls.harness.report import compare, noise, runs
 from impls.harness.report.results import ResultsError, read_result_file
+
+
+@pytest.fixture()
+def results(results):  # noqa: F811 - the shared fixture, with more runs
+    """The shared fixture with more runs (:func:`compare_fixtures.add_earlier_runs`)."""
+    return add_earlier_runs(results)
 
 DAY = 86_400
 ROOT_DIR = Path(__file__).resolve().parents[2]
@@ -69,15 +76,22 @@ def test_an_absolute_floor_comes_only_from_points_of_the_same_size():
     first = _frame({"gap": 0.010, "gap2": 0.020, "restart": 2000.0, "restart2": 1500.0})
     second = _frame({"gap": 0.012, "gap2": 0.021, "restart": 2100.0, "restart2": 1580.0})
     measured = noise.measure_noise(MACHINE, {"c": [first, second]}, scales=scales)
+    def sigma(*ranges):      # two runs each: sd = range / sqrt(2), pooled over the points
+        return math.sqrt(sum(r * r for r in ranges) / len(ranges)) / math.sqrt(2)
+
+    def expect(found, sd, df):
+        assert (found.sigma, found.df) == (pytest.approx(sd), df)
+        assert found.threshold == pytest.approx(noise.two_run_threshold(sd, df, noise.ABSOLUTE))
+
     gap = measured.get("b.Switch.track_ms", "gap")
-    assert gap.threshold == pytest.approx(noise.FACTOR * 0.002)       # its own spread
-    gap2 = measured.get("b.Switch.track_ms", "gap2")
-    assert gap2.threshold == pytest.approx(noise.FACTOR * 0.0015)     # the median of 0.002 and 0.001
+    expect(gap, sigma(0.002), 2)                                     # its own sigma, on the pool's df
+    expect(measured.get("b.Switch.track_ms", "gap2"), sigma(0.002, 0.001), 2)   # pooled with gap's, not the restarts'
     restart = measured.get("b.Switch.track_ms", "restart")
-    assert restart.threshold == pytest.approx(noise.FACTOR * 100.0)   # its own; its sibling's is 80
-    assert measured.get("b.Switch.track_ms", "restart2").threshold == pytest.approx(noise.FACTOR * 90.0)
-    # a 90-fold rise of the 0.01-ms point is now a regression, not lost under the restarts' 270 ms
-    assert compare.judge_change(0.012, 1.1, compare.LOWER, gap.threshold, noise.ABSOLUTE) == compare.REGRESSION
+    expect(restart, sigma(100.0), 2)                                 # its own; its sibling's is 80
+    expect(measured.get("b.Switch.track_ms", "restart2"), sigma(100.0, 80.0), 2)
+    # a rise of the 0.01-ms point to 2 ms is a regression, not lost under the restarts' threshold
+    assert restart.threshold > 1000 * gap.threshold
+    assert compare.judge_change(0.012, 2.0, compare.LOWER, gap.threshold, noise.ABSOLUTE) == compare.REGRESSION
 
 
 @pytest.mark.parametrize("a, b, same", [(0.01, 0.02, True), (0.01, 2000.0, False), (0.0, 0.0, True),
@@ -212,11 +226,15 @@ def test_an_absolute_point_that_repeated_exactly_is_floored_while_a_sibling_move
     first = _frame({"zero": 0.0, "alone": 5.0, "p": 400.0, "q": 500.0})
     second = _frame({"zero": 0.0, "alone": 5.0, "p": 440.0, "q": 600.0})    # p moved 10%, q 20%
     measured = noise.measure_noise(MACHINE, {"c": [first, second]}, scales=scales)
-    # no point of its size moved: the moved points' spread relative to their largest value, at its size
-    relative = (40 / 440 + 100 / 600) / 2
-    assert measured.get("b.Switch.track_ms", "alone").threshold == pytest.approx(noise.FACTOR * relative * 5.0)
-    # it read 0: the moved points' median spread
-    assert measured.get("b.Switch.track_ms", "zero").threshold == pytest.approx(noise.FACTOR * 70.0)
+    # no point of its size moved: the moved points' sigma relative to their largest value, pooled, at its size
+    relative = math.sqrt(((40 / 440) ** 2 + (100 / 600) ** 2) / 2) / math.sqrt(2)
+    alone = measured.get("b.Switch.track_ms", "alone")
+    assert (alone.sigma, alone.df) == (pytest.approx(relative * 5.0), 2)
+    assert alone.threshold == pytest.approx(noise.two_run_threshold(relative * 5.0, 2, noise.ABSOLUTE))
+    # it read 0: the moved points' pooled sigma
+    zero = measured.get("b.Switch.track_ms", "zero")
+    assert (zero.sigma, zero.df) == (pytest.approx(math.sqrt((40 ** 2 + 100 ** 2) / 2) / math.sqrt(2)), 2)
+    assert zero.threshold > 0
 
 
 def test_artifacts_of_a_rebased_commit_rank_after_its_parents(tmp_path):

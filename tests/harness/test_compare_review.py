@@ -9,10 +9,16 @@ import math
 import pandas as pd
 import pytest
 
-from compare_fixtures import (BASE, HEAD, MACHINE, RATE, base_values, measure, results, run_compare,  # noqa: F401
+from compare_fixtures import (add_earlier_runs, BASE, HEAD, MACHINE, RATE, base_values, measure, results, run_compare,  # noqa: F401
                               script, write_run)
 from impls.harness.report import compare, noise, runs
 from impls.harness.report.results import ResultsError, read_result_file
+
+
+@pytest.fixture()
+def results(results):  # noqa: F811 - the shared fixture, with more runs
+    """The shared fixture with more runs (:func:`compare_fixtures.add_earlier_runs`)."""
+    return add_earlier_runs(results)
 
 
 def test_a_damaged_newest_run_is_named_and_never_skipped_over(results):
@@ -98,8 +104,10 @@ def test_points_a_parameter_level_rerun_kept_do_not_set_a_zero_threshold():
     first = _frame({"a": 100.0, "b": 200.0, "c": 300.0}, 100)
     rerun = _frame({"a": 104.0, "b": 200.0, "c": 300.0}, 300)
     measured = noise.measure_noise(MACHINE, {"A": [first, rerun]})
-    assert {p: t.threshold for (_, p), t in measured.thresholds.items()} == pytest.approx(
-        dict.fromkeys("abc", 3 * 4 / 102))        # the moved point's range over its median
+    sigma = 4 / math.sqrt(2) / 102                   # the moved point's sd over its median, one pair: 1 df
+    assert {p: (t.sigma, t.df) for (_, p), t in measured.thresholds.items()} == {
+        p: (pytest.approx(sigma), 1) for p in "abc"}
+    assert [t.threshold for t in measured.thresholds.values()] == pytest.approx([noise.two_run_threshold(sigma, 1)] * 3)
     deterministic = noise.measure_noise(MACHINE, {"A": [first, _frame({"a": 100.0, "b": 200.0, "c": 300.0}, 300)]})
     assert {t.threshold for t in deterministic.thresholds.values()} == {0.0}     # any change is real
 
@@ -134,7 +142,7 @@ def test_a_commit_named_twice_is_measured_once(results):
     done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out),
                   "--commit", BASE[:4], "--commit", BASE)
     assert done.returncode == 0, done.stderr
-    assert "from 2 runs of 1 commit(s)" in done.stdout and len(json.loads(out.read_text())["runs"]) == 2
+    assert "from 8 runs of 1 commit(s)" in done.stdout and len(json.loads(out.read_text())["runs"]) == 8
 
 
 def test_the_report_leaves_out_a_result_file_of_another_machine(results):

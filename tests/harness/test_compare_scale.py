@@ -31,7 +31,10 @@ def test_an_overhead_that_crosses_zero_gets_a_threshold_in_its_unit():
     measured = noise.measure_noise("m", runs, scales=SCALES)
     overhead = measured.get(OVERHEAD, "")
     assert overhead.scale == noise.ABSOLUTE and overhead.spread == pytest.approx(1.0)
-    assert overhead.threshold == pytest.approx(noise.FACTOR * 1.0) and not overhead.too_noisy
+    sigma = 1.0 / math.sqrt(2)                          # in points of overhead, one pair: 1 df
+    assert (overhead.sigma, overhead.df) == (pytest.approx(sigma), 1)
+    assert overhead.threshold == pytest.approx(noise.two_run_threshold(sigma, 1, noise.ABSOLUTE))
+    assert math.isfinite(overhead.threshold) and not overhead.too_noisy
     relative = noise.measure_noise("m", runs).get(OVERHEAD, "")
     assert relative.scale == noise.RELATIVE and relative.too_noisy  # 1.0 over a median of 0.1
     assert measured.get(RATE, "").scale == noise.RELATIVE

@@ -60,10 +60,11 @@ def test_a_point_that_repeated_exactly_gets_the_spread_make_compare_floors_it_at
     interval = claim_interval(_claim(BenchmarkSource(PointRef(TRACK, {"n": 0}))), first[0], points, measured)
     half_width = (interval.high - interval.low) / 2
     assert half_width > 0
-    # the interval's relative reach is the spread the threshold was set from
-    assert math.isclose(half_width / first[0], exact.threshold / measured.factor)
+    # the interval's relative reach is the range two runs span at the sigma the threshold was set from
+    assert math.isclose(half_width / first[0], exact.floored_spread)
     sibling = measured.get(TRACK, "n=1")
-    assert math.isclose(half_width / first[0], sibling.spread)      # the benchmark's median spread
+    assert exact.sigma == pytest.approx(sibling.sigma)              # the benchmark's pooled sigma (all moved 10%)
+    assert math.isclose(half_width / first[0], 2 / math.sqrt(math.pi) * sibling.sigma)
 
 
 def test_the_floored_spread_survives_saving_the_thresholds(tmp_path):

@@ -1,5 +1,9 @@
 """Compare two stored runs number by number: direction-aware, against each number's measured noise.
 
+Longer than 400 lines: the verdict of each number (bounds, scales, versions, carried values),
+the lines that print them and the notes read off them all together (a machine-wide shift)
+share one Change record and its invariants.
+
 For a number with old value ``a`` and new value ``b``, both positive, the change is the
 factor ``b / a``: a lower-is-better number got *worse* when ``b / a`` exceeds ``1 + t``
 (``t`` its relative threshold, :mod:`noise`), a higher-is-better one when ``a / b`` does;
@@ -14,7 +18,13 @@ that changed are listed apart and never count as regressions; context numbers an
 numbers without a declared direction are not judged; nor is a number whose threshold
 is not measured (unless a default is given) or too noisy to track here, nor one whose
 benchmark version differs between the runs (it measures something else now); one too noisy
-that moved beyond :data:`noise.TOO_NOISY` of its value is listed (``TOO NOISY``), not judged.
+that moved beyond :data:`noise.TOO_NOISY` of its value, or beyond the range two runs of it
+are expected to span (:attr:`noise.Threshold.floored_spread`), is listed (``TOO NOISY``),
+not judged.
+
+When most of the speed-like numbers (a unit of time or of a rate: s, ms, µs, .../s, IOPS)
+that the machine's speed can move moved the same way, :func:`machine_shift` says so in one
+note: a slow day or another load on the machine looks like that. It changes no verdict.
 
 A number its benchmark declares only a bound where a flag says so (``bounded_by``: a
 speed-up over a run that never reached its target is ">= value") is judged only on what
@@ -35,6 +45,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
+import statistics
 from collections.abc import Callable
 
 import pandas as pd
@@ -73,6 +85,8 @@ class Change:
     why: str = ""  # for NO THRESHOLD: why none applies; for NEW VERSION: why the versions differ
     old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND where the old value is only a bound
     new_bound: str = ""
+    spread: float | None = None  # the range two runs are expected to span (floored_spread), where measured
+    unit: str = ""  # the number's unit, as its benchmark declares it
 
     @property
     def ratio(self) -> float:
@@ -107,6 +121,9 @@ class Change:
         if self.kind == NOISY:
             limit = (f"threshold {100 * self.threshold:.3g}% over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
                      and math.isfinite(self.threshold or math.inf) else "an unbounded spread")
+            if self.spread is not None and math.isfinite(self.spread):
+                limit += (f"; two runs of one commit differ by about {100 * self.spread:.3g}%" if self.scale == RELATIVE
+                          else f"; two runs of one commit differ by about {self.spread:.3g} in its unit")
             return (f"TOO NOISY{values[len(self.kind):]} ({self._change_text()}, {self.direction} is better; "
                     f"too noisy to track here, {limit}: not judged)")
         if self.kind == BOUND:
@@ -180,6 +197,64 @@ def moved_beyond_tracking(old: float, new: float) -> bool:
     return judge_change(old, new, LOWER, TOO_NOISY, RELATIVE) != "same"
 
 
+def moved_beyond(old: float, new: float, limit: float, scale: str = RELATIVE) -> bool:
+    """Whether ``new`` moved from ``old`` by more than ``limit`` (any size, on ``scale``):
+    a factor above ``1 + limit`` either way for two positive values on the relative scale,
+    else a change (:func:`noise.change`) larger than ``limit`` in size."""
+    ratio = factor(old, new) if scale == RELATIVE else None
+    if ratio is not None:
+        return max(ratio, 1 / ratio) > 1 + limit
+    return abs(change(old, new, scale)) > limit
+
+
+def listed_as_noisy(c: "Change") -> bool:
+    """Whether a too-noisy change is listed: it moved beyond :data:`noise.TOO_NOISY` of its
+    value, or beyond the range two runs of it are expected to span (its ``spread``, where
+    finite): a regression of a number too noisy to judge is not passed over in silence."""
+    beyond_range = c.spread is not None and math.isfinite(c.spread) and moved_beyond(c.old, c.new, c.spread, c.scale)
+    return moved_beyond_tracking(c.old, c.new) or beyond_range
+
+
+_TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "μs", "ns", "min", "minutes", "h", "hours"}
+SHIFT_SHARE = 0.75  # the share of the speed-like numbers that must move one way for a machine-wide shift
+SHIFT_CHANCE = 0.05  # ... and how unlikely so lopsided a split must be were each a fair coin (6 of 6: 0.031)
+
+
+def speed_like(unit: str) -> bool:
+    """Whether ``unit`` is one of time (s, ms, µs, ...) or of a rate (``.../s``, IOPS): a
+    number a slower or busier machine moves."""
+    first = re.split(r"[\s(;,:]", unit.strip(), maxsplit=1)[0]
+    return first in _TIME_UNITS or first.endswith("/s") or first.lower() == "iops"
+
+
+def machine_shift(comparison: "Comparison") -> str | None:
+    """Return one note when the speed-like numbers (:func:`speed_like`, relative scale,
+    a declared direction, two positive values, exact at neither run, threshold not 0: the
+    machine's speed can move them) moved mostly the same way: at least :data:`SHIFT_SHARE`
+    of them slower (or faster), a split a fair coin per number gives with probability at
+    most :data:`SHIFT_CHANCE` (two-sided). The note gives the count and the median factor
+    (slower: a time up or a rate down). None otherwise."""
+    worse = []
+    for c in comparison.changes:
+        if (c.kind in (REGRESSION, IMPROVEMENT, "same", NOISY, NO_THRESHOLD) and c.scale == RELATIVE
+                and c.direction in (HIGHER, LOWER) and speed_like(c.unit) and c.threshold != 0
+                and not (c.old_bound or c.new_bound) and factor(c.old, c.new) is not None):
+            ratio = c.new / c.old
+            worse.append(ratio if c.direction == LOWER else 1 / ratio)
+    slower, faster = sum(w > 1 for w in worse), sum(w < 1 for w in worse)
+    same_way, n = max(slower, faster), len(worse)
+    if not n or same_way < SHIFT_SHARE * n:
+        return None
+    chance = min(1.0, 2 * sum(math.comb(n, k) for k in range(same_way, n + 1)) / 2 ** n)
+    if chance > SHIFT_CHANCE:
+        return None
+    middle = statistics.median(worse)
+    how = f"{middle:.3g}x slower" if middle >= 1 else f"{1 / middle:.3g}x faster"
+    return (f"machine-wide shift: {same_way} of {n} speed numbers moved the same way, median {how}: a slow day "
+            "or another load on the machine looks like this (or a change that slows everything); rerun both on "
+            "a quiet machine before believing these")
+
+
 def worsening(old: float, new: float, direction: str, scale: str = RELATIVE) -> float:
     """Return how much worse ``new`` is than ``old`` (relative, or in the number's unit on
     the absolute scale; negative = better)."""
@@ -226,6 +301,13 @@ def _points(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, str]
     versions = rows["version"] if "version" in rows else [""] * len(rows)
     return {(b, p): (st, float(v), str(ver or "")) for b, p, st, v, ver
             in zip(rows["benchmark"], rows["param_label"], rows["status"], rows["value"], versions)}
+
+
+def _units(frame: pd.DataFrame) -> dict[str, str]:
+    """``{benchmark: unit}`` of the run's numbers ("" where the frame records none)."""
+    if "unit" not in frame:
+        return {}
+    return {b: str(u or "") for b, u in zip(frame["benchmark"], frame["unit"])}
 
 
 def _started(frame: pd.DataFrame) -> dict[tuple[str, str], object]:
@@ -304,6 +386,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     """
     old, new = _points(base), _points(head)
     old_started, new_started = _started(base), _started(head)
+    units = _units(head)
     changes, lost = [], []
     for key in sorted(k for k, (status, _, _) in old.items() if status == STATUS_OK):
         benchmark, params = key
@@ -343,7 +426,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         old_bound, new_bound = _bound(old, flags, params), _bound(new, flags, params)
         kind = judge_bounded(before, after, old_bound, new_bound, direction, threshold, scale)
         changes.append(Change(benchmark, params, before, after, direction, threshold, kind, scale,
-                              why if kind == NO_THRESHOLD else "", old_bound, new_bound))
+                              why if kind == NO_THRESHOLD else "", old_bound, new_bound,
+                              measured.floored_spread if measured is not None else None, units.get(benchmark, "")))
     only_new = sum(1 for k, (status, _, _) in new.items()
                    if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
     return Comparison(changes, lost, only_new)
@@ -369,7 +453,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
     """Return the lines to print: regressions and failures, improvements, flipped flags, new
     versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
     but prove neither a regression nor an improvement, numbers that moved without a declared
-    direction, too noisy ones that moved beyond :func:`moved_beyond_tracking`, then a summary
+    direction, too noisy ones that moved beyond :func:`listed_as_noisy`, then a summary
     (one without a threshold that did not change, a flag too, is unchanged, not within noise)."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
@@ -379,7 +463,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
     lines += [c.line() for c in comparison.of_kind(BOUND) if c.new != c.old or c.new_bound != c.old_bound]
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == UNKNOWN and c.new != c.old]
-    lines += [c.line() for c in comparison.of_kind(NOISY) if moved_beyond_tracking(c.old, c.new)]
+    lines += [c.line() for c in comparison.of_kind(NOISY) if listed_as_noisy(c)]
     counts = {kind: len(comparison.of_kind(kind))
               for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
                            NOISY, "unjudged", CARRIED)}

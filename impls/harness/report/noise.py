@@ -1,36 +1,54 @@
 """Run-to-run noise of every tracked number on one machine, and the thresholds it sets.
 
-Longer than 400 lines: measuring the thresholds, writing them and reading them back (a
-hand-written file checked key by key) are one file format with one set of invariants.
+Longer than 400 lines: measuring the thresholds (with the Student-t quantiles they need),
+writing them and reading them back (a hand-written or older file checked key by key) are
+one file format with one set of invariants.
 
-Measured from two or more stored runs of the same commit (see :mod:`runs`): for each
-number (benchmark and parameter point) its *spread* is the relative range of its values
-over the runs of one commit, ``(max - min) / |median|``, the largest over the commits
-measured. Its *threshold* ``t`` — ``make compare`` calls a change between two positive
-values a regression or an improvement when they differ by a factor above ``1 + t``,
-either way, and other changes when their relative change exceeds ``t`` — is
+Measured from two or more stored runs of the same commit (see :mod:`runs`). For each
+number (benchmark and parameter point) and each commit with ``n_c >= 2`` runs, ``s_c`` is
+the sample standard deviation (ddof=1) of its values over those runs divided by their
+``|median|`` (relative; inf around a 0 median or where a value is not finite; 0 when all
+are equal). The commits pool: ``df = sum(n_c - 1)`` degrees of freedom and
+``sigma = sqrt(sum((n_c - 1) s_c^2) / df)`` (inf where any ``s_c`` is). Each number then
+takes the larger of its own sigma and the *floor*, the sigma of its benchmark's points
+pooled over those with a finite non-zero one (a point that agreed twice by chance is not
+evidence of zero noise; a point around 0, whose relative sigma is infinite, does not make
+its siblings untrackable), on the larger of the two's degrees of freedom (the floor's: the
+sum of its points'): a point a little noisier than its siblings is judged with its own
+sigma on their evidence, rather than falling back to its own single pair (too noisy by a
+cliff). A benchmark of one point has only its own.
 
-    threshold = FACTOR * max(spread of the number, median spread of its benchmark's points)
+Its *threshold* ``t`` — ``make compare`` calls a change between two positive values a
+regression or an improvement when they differ by a factor above ``1 + t`` either way, and
+other changes when their relative change exceeds ``t`` — is set for comparing two single
+runs with a per-number false-alarm rate :data:`FALSE_ALARM`:
 
-With two runs the range of a normal variable averages 1.13 sigma, so FACTOR = 3 puts the
-threshold near 2.4 standard deviations of the difference of two runs; taking at least
-the benchmark's median spread keeps a point that agreed twice by chance from a threshold
-of zero (the median of the finite spreads above 0: a point around 0, whose relative range
-is infinite, does not make its siblings untrackable, and points that repeated exactly do
-not pull it to 0). A deterministic benchmark (a simulation: every point spread 0) has
-threshold 0: any change is real. A number whose threshold exceeds TOO_NOISY (50%) cannot be tracked here at all.
+    threshold = exp(q * sqrt(2) * sigma) - 1,   q = t_{1 - FALSE_ALARM/2}(df)
+
+(Student's t quantile: sigma rests on ``df`` degrees of freedom, and with one — a single
+pair of runs — q is 637, so such a number is almost always too noisy: a spread from one
+pair says little.) More runs, or runs of more commits, raise ``df`` and narrow the
+threshold; they do not widen it, as a range would. A deterministic benchmark (every
+point's sigma 0) has threshold 0: any change is real. A number whose threshold exceeds
+TOO_NOISY (50%) cannot be tracked here at all. The file also keeps each number's *spread*,
+the largest relative range ``(max - min) / |median|`` of its values over the runs of one
+commit (what was observed), beside ``sigma`` and ``df``.
 
 A number declared on the *absolute* scale (``scale="absolute"`` beside its direction: an
 error, a difference, an overhead in percent — a number whose 0 is a natural value and
-whose noise adds rather than multiplies) has its spread and threshold in its own unit:
-the range ``max - min`` over the runs, and a change is ``new - old``. Relative to a value
+whose noise adds rather than multiplies) has its spread, sigma and threshold in its own
+unit: the standard deviation and the range ``max - min`` of the values themselves,
+``threshold = q * sqrt(2) * sigma``, and a change is ``new - old``. Relative to a value
 near 0 any change is infinite; in the number's unit it can be judged. Such a threshold is
-"too noisy" only when it is infinite. Its floor is the median spread of the benchmark's
-points of the same size only (largest values within a factor :data:`SAME_SIZE`): a spread
+"too noisy" only when it is infinite. Its floor is the pooled sigma of the benchmark's
+points of the same size only (largest values within a factor :data:`SAME_SIZE`): a sigma
 in milliseconds of a 2-s restart says nothing of a 0.01-ms switch measured beside it.
-Where none of those moved, the floor is the moved points' median spread relative to their
-size, at this point's size; for a point that read 0 in every run, their median spread.
+Where none of those moved, the floor is the moved points' pooled sigma relative to their
+size, at this point's size; for a point that read 0 in every run, their pooled sigma.
 So no point gets 0 while a sibling moved, as on the relative scale.
+
+Files written before ``sigma`` and ``df`` were recorded (threshold = ``factor`` times the
+floored range) still load and judge with the thresholds they hold.
 
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
 suite, since it describes a machine, not a run).
@@ -53,8 +71,15 @@ from impls.harness import atomic, paths
 from impls.harness.report.results import STATUS_OK
 
 SCHEMA = 1
-FACTOR = 3.0
+FACTOR = 3.0  # the older rule's threshold / floored range, kept to read files written before sigma and df
+# The per-number false-alarm rate the thresholds are set for: an unchanged number, compared
+# run against run, is flagged (a regression or an improvement) about once in 1000 compares.
+# With ~140 judged numbers a compare of an unchanged commit then flags one or more about 13%
+# of the time, and a regression (half of those, exit 1) about 7%: rare enough to read every
+# REGRESSION line, where 1% per number would flag 1-2 numbers in every compare.
+FALSE_ALARM = 0.001
 TOO_NOISY = 0.5
+EXPECTED_RANGE = 2 / math.sqrt(math.pi)  # the mean range of two normal values, in standard deviations
 RELATIVE, ABSOLUTE = "relative", "absolute"
 SCALES = (RELATIVE, ABSOLUTE)
 EVERY_POINT = "*"  # the params of a hand-written threshold that holds for every point of its benchmark
@@ -70,8 +95,12 @@ def default_noise_path(machine: str) -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class Threshold:
-    """One number's measured spread and the threshold it sets: relative (0.05 = 5%), or in
-    the number's own unit where ``scale`` is :data:`ABSOLUTE`."""
+    """One number's measured noise and the threshold it sets: relative (0.05 = 5%), or in
+    the number's own unit where ``scale`` is :data:`ABSOLUTE`. ``spread`` is the observed
+    range over the runs of one commit (the largest over commits); ``sigma`` the standard
+    deviation the threshold was set from (floored, see the module doc; inf: too noisy) and
+    ``df`` its degrees of freedom, both None in a file written before they were recorded
+    or by hand."""
 
     benchmark: str
     params: str  # asv's param_label, "" for an unparameterised benchmark
@@ -80,7 +109,9 @@ class Threshold:
     threshold: float
     version: str = ""  # the benchmark's asv version it was measured on ("" when unknown)
     scale: str = RELATIVE
-    factor: float = FACTOR  # threshold = factor * floored spread (:attr:`Noise.factor`)
+    factor: float = FACTOR  # an older file's threshold / floored spread (:attr:`Noise.factor`)
+    sigma: float | None = None
+    df: int | None = None
 
     @property
     def too_noisy(self) -> bool:
@@ -88,10 +119,13 @@ class Threshold:
 
     @property
     def floored_spread(self) -> float:
-        """The spread the threshold was set from, ``threshold / factor``: the number's own
-        spread, or its benchmark's median spread where that is larger (an exact repeat is not
-        evidence of zero noise); never below ``spread``. ``spread`` itself where ``factor`` is
-        0 or not finite. Relative, or in the number's unit on the absolute scale."""
+        """The range two runs of the same commit are expected to span (relative, or in the
+        number's unit on the absolute scale): ``EXPECTED_RANGE * sigma`` (about 1.13 sigma;
+        infinite where sigma is) where ``sigma`` is known. In an older or hand-written entry,
+        the range its threshold was set from, ``threshold / factor`` and never below
+        ``spread`` (``spread`` itself where ``factor`` is 0 or not finite)."""
+        if self.sigma is not None:
+            return EXPECTED_RANGE * self.sigma if math.isfinite(self.sigma) else math.inf
         if 0 < self.factor < math.inf:
             return max(self.spread, self.threshold / self.factor)
         return self.spread
@@ -99,9 +133,9 @@ class Threshold:
     def range_width(self, value: float) -> float:
         """The repeats' range around ``value``, in the number's unit: how far another run of
         the same commit may lie from ``value`` on either side, ``value`` being one run. Taken
-        from :attr:`floored_spread`, the spread ``make compare``'s threshold is set from:
-        a point that repeated exactly among siblings that moved does not get 0; infinite where
-        the spread or the threshold is."""
+        from :attr:`floored_spread`, the floored noise ``make compare``'s threshold is set
+        from: a point that repeated exactly among siblings that moved does not get 0;
+        infinite where the noise or the threshold is."""
         return (abs(value) if self.scale == RELATIVE else 1.0) * self.floored_spread
 
     def exceeded_by(self, old: float, new: float) -> bool:
@@ -160,7 +194,8 @@ class Noise:
     measured: str  # ISO time
     runs: list[dict]  # {"commit", "started", "file"} of every run measured from
     thresholds: dict[tuple[str, str], Threshold]
-    factor: float = FACTOR
+    factor: float = FACTOR  # an older file's threshold / floored range (entries without sigma)
+    false_alarm: float | None = None  # the per-number false-alarm rate the thresholds are set for (None: older file)
 
     def get(self, benchmark: str, params: str) -> Threshold | None:
         """The threshold of one number: its own (its params as asv labels them, or written as
@@ -216,11 +251,115 @@ def relative_range(values: list[float]) -> float:
     return (high - low) / middle if middle else math.inf
 
 
+def sample_sigma(values: list[float], scale: str = RELATIVE) -> float:
+    """Return the sample standard deviation (ddof=1) of two or more ``values``: divided by
+    their ``|median|`` on the relative scale (inf around a 0 median), in their unit on the
+    absolute one; 0 when all are equal, inf where a value is not finite. Never NaN."""
+    if not all(map(math.isfinite, values)):
+        return math.inf
+    if max(values) == min(values):
+        return 0.0
+    sd = statistics.stdev(values)
+    if scale == ABSOLUTE:
+        return sd
+    middle = abs(statistics.median(values))
+    return sd / middle if middle else math.inf
+
+
+def pooled_sigma(groups: Iterable[tuple[int, float]]) -> tuple[float, int]:
+    """Return ``(sigma, df)`` pooled over ``groups`` of ``(n_c, s_c)`` (runs of one commit
+    and their :func:`sample_sigma`, ``n_c >= 2``): ``df = sum(n_c - 1)`` and ``sigma =
+    sqrt(sum((n_c - 1) s_c^2) / df)``; sigma is inf where any ``s_c`` is."""
+    groups = list(groups)
+    df = sum(n - 1 for n, _ in groups)
+    if any(not math.isfinite(s) for _, s in groups):
+        return math.inf, df
+    return math.sqrt(sum((n - 1) * s * s for n, s in groups) / df), df
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta function (modified Lentz;
+    Press et al., Numerical Recipes, 3rd ed., section 6.4)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), for a, b > 0 and 0 <= x <= 1."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """Return P(T <= t) for Student's t with ``df`` > 0 degrees of freedom."""
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+@functools.lru_cache(maxsize=4096)
+def t_quantile(p: float, df: float) -> float:
+    """Return the ``p`` quantile (0.5 <= p < 1) of Student's t with ``df`` > 0 degrees of
+    freedom (the normal one where ``df`` is infinite), by bisection on :func:`t_cdf` to a
+    relative 1e-12: 12.706 for p 0.975 and df 1, 636.62 for p 0.9995 and df 1."""
+    if not 0.5 <= p < 1 or not df > 0:
+        raise ValueError(f"t_quantile needs 0.5 <= p < 1 and df > 0, not p={p!r}, df={df!r}")
+    if math.isinf(df):
+        return statistics.NormalDist().inv_cdf(p)
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < p:
+        low, high = high, 2 * high
+    while high - low > 1e-12 * high:
+        middle = (low + high) / 2
+        low, high = (middle, high) if t_cdf(middle, df) < p else (low, middle)
+    return (low + high) / 2
+
+
+def two_run_threshold(sigma: float, df: float, scale: str = RELATIVE, false_alarm: float = FALSE_ALARM) -> float:
+    """Return the threshold for comparing two single runs of a number whose run-to-run
+    standard deviation ``sigma`` (relative, or in its unit on the absolute scale) rests on
+    ``df`` degrees of freedom, so that an unchanged number exceeds it with probability
+    ``false_alarm`` (normal noise; either way): ``w = q * sqrt(2) * sigma`` with ``q`` the
+    ``1 - false_alarm / 2`` quantile of Student's t at ``df``, and the threshold ``w`` on the
+    absolute scale, the factor ``exp(w) - 1`` on the relative one. 0 where sigma is 0 (any
+    change is real), inf where sigma is inf or ``df`` is 0."""
+    if sigma == 0:
+        return 0.0
+    if not math.isfinite(sigma) or not df > 0:
+        return math.inf
+    width = t_quantile(1 - false_alarm / 2, df) * math.sqrt(2) * sigma
+    if scale == ABSOLUTE:
+        return width
+    try:
+        return math.expm1(width)
+    except OverflowError:
+        return math.inf
+
+
 def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]],
-                  run_ids: Iterable[dict] = (), factor: float = FACTOR,
+                  run_ids: Iterable[dict] = (), false_alarm: float = FALSE_ALARM,
                   scales: dict[str, str] | None = None) -> Noise:
     """Return the :class:`Noise` of ``machine`` from frames of repeated runs, grouped by
-    commit (or by commit and environment: any key whose runs repeat one another).
+    commit (or by commit and environment: any key whose runs repeat one another), its
+    thresholds set for a per-number false-alarm rate ``false_alarm`` (see the module doc).
     ``scales`` maps a benchmark name to :data:`ABSOLUTE` where it is declared so (every
     other one is relative).
 
@@ -238,7 +377,7 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
     if not usable:
         raise NoiseError(f"no commit of {machine} has two stored runs; run the suite twice on one "
                          "commit (make bench; make bench), then measure again")
-    # per number and benchmark version: the spreads (one per commit), values seen, newest start
+    # per number and benchmark version: [(n_c, s_c, range_c) per commit], values seen, newest start, largest |value|
     by_version: dict[tuple[str, str, str], list] = {}
     for frames in usable.values():
         # keyed by version, then by when the benchmark started: a result a partial rerun kept
@@ -255,7 +394,8 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
             seen = list(by_start.values())
             if len(seen) >= 2:
                 entry = by_version.setdefault(key, [[], 0, None, 0.0])
-                entry[0].append(value_range(seen, scale_of(key[0])))
+                scale = scale_of(key[0])
+                entry[0].append((len(seen), sample_sigma(seen, scale), value_range(seen, scale)))
                 entry[1] += len(seen)
                 entry[3] = max(entry[3], *(abs(v) for v in seen))
                 stamps = [at for at in by_start if not isinstance(at, tuple)]
@@ -270,37 +410,47 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
         held = chosen.get((b, p))
         if held is None or _newer(entry[2], held[1][2]):
             chosen[(b, p)] = (ver, entry)
-    spreads = {key: entry[0] for key, (_, entry) in chosen.items()}
     counts = {key: entry[1] for key, (_, entry) in chosen.items()}
     versions = {key: ver for key, (ver, _) in chosen.items()}
-    point_spread = {key: max(found) for key, found in spreads.items()}
+    point_spread = {key: max(r for _, _, r in entry[0]) for key, (_, entry) in chosen.items()}
+    own = {key: pooled_sigma((n, s) for n, s, _ in entry[0]) for key, (_, entry) in chosen.items()}
     magnitude = {key: entry[3] for key, (_, entry) in chosen.items()}
     by_benchmark: dict[str, list[tuple[str, str]]] = {}
-    for key in point_spread:
+    for key in own:
         by_benchmark.setdefault(key[0], []).append(key)
 
-    floors = {b: _median_finite([point_spread[k] for k in keys]) for b, keys in by_benchmark.items()}
+    floors = {b: _pooled_finite(own[k] for k in keys) for b, keys in by_benchmark.items()}
 
-    def typical(key: tuple[str, str]) -> float:
+    def typical(key: tuple[str, str]) -> tuple[float, int]:
+        """The benchmark's floor for ``key``: (sigma, the degrees of freedom it rests on)."""
         siblings, floor = by_benchmark[key[0]], floors[key[0]]
-        if scale_of(key[0]) != ABSOLUTE or floor in (0.0, math.inf):
+        if scale_of(key[0]) != ABSOLUTE or floor[0] in (0.0, math.inf):
             return floor
-        # spreads in the unit: the points of the same size, else the moved points' spreads
+        # sigmas in the unit: the points of the same size, else the moved points' sigmas
         # relative to their size at this point's size, else (a point that read 0) all of them
-        same = _median_finite([point_spread[k] for k in siblings if comparable(magnitude[k], magnitude[key])])
-        if same > 0 or magnitude[key] == 0:
-            return same if same > 0 else floor
-        relative = [point_spread[k] / magnitude[k] for k in siblings
-                    if point_spread[k] > 0 and 0 < magnitude[k] < math.inf and math.isfinite(point_spread[k])]
-        return statistics.median(relative) * magnitude[key] if relative else floor
+        same = _pooled_finite(own[k] for k in siblings if comparable(magnitude[k], magnitude[key]))
+        if same[0] > 0 or magnitude[key] == 0:
+            return same if same[0] > 0 else floor
+        relative = [(own[k][0] / magnitude[k], own[k][1]) for k in siblings
+                    if own[k][0] > 0 and 0 < magnitude[k] < math.inf and math.isfinite(own[k][0])]
+        if not relative:
+            return floor
+        pooled, df = _pooled_finite(relative)
+        return pooled * magnitude[key], df
 
-    thresholds = {
-        key: Threshold(key[0], key[1], counts[key], spread,
-                       factor * max(spread, typical(key)), versions.get(key, ""), scale_of(key[0]), factor)
-        for key, spread in sorted(point_spread.items())
-    }
+    thresholds = {}
+    for key, spread in sorted(point_spread.items()):
+        floor = typical(key)
+        # the larger sigma, on the larger evidence: a point a little noisier than its pooled
+        # siblings (of which it is one) keeps their degrees of freedom instead of falling back
+        # to its own few, which would make it too noisy by a cliff
+        sigma = max(floor[0], own[key][0])
+        df = max(floor[1], own[key][1]) if math.isfinite(floor[0]) else own[key][1]
+        thresholds[key] = Threshold(key[0], key[1], counts[key], spread,
+                                    two_run_threshold(sigma, df, scale_of(key[0]), false_alarm),
+                                    versions.get(key, ""), scale_of(key[0]), FACTOR, sigma, df)
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                 list(run_ids), thresholds, factor)
+                 list(run_ids), thresholds, FACTOR, false_alarm)
 
 
 SAME_SIZE = 10.0  # absolute-scale points whose largest values are within this factor floor each other
@@ -322,19 +472,37 @@ def _newer(a, b) -> bool:
     return a is not None and (b is None or a > b)
 
 
-def _median_finite(spreads: list[float]) -> float:
-    """Median of the finite ``spreads`` that are not 0 (0 when every finite one is; inf
-    when none is finite). A point that repeated exactly while its siblings moved does not
-    pull the floor down: it agreed by chance, or its value was kept from an earlier run
-    (asv keeps the points a parameter-level ``--bench`` rerun skipped, under the new start
-    time of their benchmark), and either way it is not evidence of zero noise."""
-    finite = [x for x in spreads if math.isfinite(x)]
-    moved = [x for x in finite if x > 0]
-    return statistics.median(moved) if moved else 0.0 if finite else math.inf
+def _pooled_finite(sigmas: Iterable[tuple[float, int]]) -> tuple[float, int]:
+    """Return the sigma pooled over the finite non-zero ones of ``sigmas`` (``(sigma, df)``
+    pairs: ``sqrt(sum(df s^2) / sum(df))``) and the sum of their degrees of freedom, the
+    ones it rests on; (0, the finite ones' df) when every finite one is 0; (inf, 0) when
+    none is finite. A point around 0 (infinite relative sigma) does not make its siblings
+    untrackable, and one that repeated exactly while its siblings moved does not pull the
+    floor down: it agreed by chance, or its value was kept from an earlier run (asv keeps
+    the points a parameter-level ``--bench`` rerun skipped, under the new start time of
+    their benchmark), and either way it is not evidence of zero noise. Pooled, not the
+    median: the median of sample sigmas of one pair each is about 0.67 sigma, and would
+    claim the precision of all their degrees of freedom (five times the false alarms)."""
+    finite = [(s, df) for s, df in sigmas if math.isfinite(s)]
+    moved = [(s, df) for s, df in finite if s > 0 and df > 0]
+    if moved:
+        return pooled_sigma((df + 1, s) for s, df in moved)
+    return (0.0, sum(df for _, df in finite)) if finite else (math.inf, 0)
 
 
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
+
+
+def _entry(t: Threshold) -> dict:
+    """One number of the thresholds file: ``sigma`` (null: infinite) and ``df`` only where known."""
+    entry = {"benchmark": t.benchmark, "params": t.params, "runs": t.runs, "spread": _finite(t.spread),
+             "threshold": _finite(t.threshold), "version": t.version, "scale": t.scale}
+    if t.sigma is not None:
+        entry["sigma"] = _finite(t.sigma)
+    if t.df is not None:
+        entry["df"] = t.df
+    return entry
 
 
 def save_noise(noise: Noise, path: Path) -> Path:
@@ -345,11 +513,9 @@ def save_noise(noise: Noise, path: Path) -> Path:
         "measured": noise.measured,
         "factor": noise.factor,
         "too_noisy": TOO_NOISY,
+        **({"false_alarm": noise.false_alarm} if noise.false_alarm is not None else {}),
         "runs": noise.runs,
-        "numbers": [{"benchmark": t.benchmark, "params": t.params, "runs": t.runs,
-                     "spread": _finite(t.spread), "threshold": _finite(t.threshold),
-                     "version": t.version, "scale": t.scale}
-                    for t in noise.thresholds.values()],
+        "numbers": [_entry(t) for t in noise.thresholds.values()],
     }
     return atomic.write_json(Path(path), document)
 
@@ -396,7 +562,9 @@ def load_noise(path: Path) -> Noise:
     """Read a thresholds file written by :func:`save_noise` (null spread or threshold =
     infinite). An entry needs ``benchmark`` and ``threshold``; ``params`` (left out: every
     point of the benchmark), ``spread`` (default: the threshold over the factor), ``runs``,
-    ``version`` and ``scale`` (default relative) may be left out of a hand-written entry.
+    ``version`` and ``scale`` (default relative) may be left out of a hand-written entry, and
+    ``sigma`` (a number >= 0, null: infinite) and ``df`` (an integer >= 1) are left out of
+    one written before they were recorded (both None then).
     A threshold is a finite number >= 0 or null; a relative one above 1 (100%) only in a
     measured entry (with its ``spread`` and ``runs`` >= 2, as :func:`save_noise` writes it).
     Raises NoiseError, one line naming the file and the first entry that is wrong (and its
@@ -415,6 +583,9 @@ def load_noise(path: Path) -> Noise:
         raise NoiseError(f"{path}: 'numbers' is not a list")
     try:
         factor = _number(document.get("factor", FACTOR), "'factor'")
+        false_alarm = document.get("false_alarm")
+        if false_alarm is not None and not 0 < _number(false_alarm, "'false_alarm'") < 1:
+            raise ValueError(f"'false_alarm' is {false_alarm!r}, not a probability between 0 and 1")
     except ValueError as err:
         raise NoiseError(f"{path}: {err}") from err
     thresholds = {}
@@ -437,8 +608,12 @@ def load_noise(path: Path) -> Noise:
             if not isinstance(params, str):
                 raise ValueError(f"'params' is {params!r}, not a parameter label like \"size=4096\" "
                                  f"(\"\" without parameters, \"{EVERY_POINT}\" or left out: every point)")
+            sigma = _number(entry["sigma"], "'sigma'") if "sigma" in entry else None
+            df = entry.get("df")
+            if df is not None and (isinstance(df, bool) or not isinstance(df, int) or df < 1):
+                raise ValueError(f"'df' is {df!r}, not an integer >= 1 (the degrees of freedom of sigma)")
             item = Threshold(entry["benchmark"], params, runs, spread, threshold,
-                             str(entry.get("version") or ""), scale, factor)
+                             str(entry.get("version") or ""), scale, factor, sigma, df)
             if (item.benchmark, item.params) in thresholds:
                 raise ValueError(f"a second threshold for {item.benchmark} [{item.params}]")
         except ValueError as err:
@@ -447,4 +622,5 @@ def load_noise(path: Path) -> Noise:
             raise NoiseError(f"{path}: entry {index} of 'numbers'{named}: {err}") from err
         thresholds[(item.benchmark, item.params)] = item
     return Noise(str(document.get("machine", "")), str(document.get("measured", "")),
-                 document.get("runs", []), thresholds, factor)
+                 document.get("runs", []), thresholds, factor,
+                 None if false_alarm is None else float(false_alarm))

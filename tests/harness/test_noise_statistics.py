@@ -1,0 +1,203 @@
+"""The statistics of the noise thresholds: Student-t quantiles, the per-number false-alarm
+rate of the rule on simulated lognormal runs (seeded), thresholds that narrow with more
+runs, older thresholds files judged as before, a too-noisy number's move named, and the
+note on a shift of the whole machine."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from compare_fixtures import MACHINE, script
+from impls.harness.report import compare, noise
+
+TIME, RATE = "bench_x.T.time_one", "bench_x.R.track_rate"   # one point; eight points
+POINTS = {TIME: 1, RATE: 8}
+DIRECTION = {TIME: compare.LOWER, RATE: compare.HIGHER}
+
+
+def _frame(values: dict[str, np.ndarray], started: int, units: dict[str, str] | None = None) -> pd.DataFrame:
+    rows = [{"benchmark": b, "param_label": f"p={i}", "value": float(v), "status": "ok", "type": "track",
+             "unit": (units or {}).get(b, "x"), "started_at": started, "version": "1"}
+            for b, vals in values.items() for i, v in enumerate(vals)]
+    return pd.DataFrame(rows)
+
+
+def _draw(rng, sd: float, worse: float = 1.0) -> dict[str, np.ndarray]:
+    """One run: every point 1 times lognormal noise of ``sd``, ``worse`` times worse."""
+    return {b: np.exp(rng.normal(0, sd, k)) * (worse if DIRECTION[b] == compare.LOWER else 1 / worse)
+            for b, k in POINTS.items()}
+
+
+@pytest.mark.parametrize("p, df, known", [   # t tables (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2)
+    (0.975, 1, 12.706), (0.975, 2, 4.303), (0.975, 10, 2.228), (0.995, 20, 2.845),
+    (0.9995, 1, 636.62), (0.9995, 5, 6.869), (0.9995, 30, 3.646), (0.9995, math.inf, 3.291),
+])
+def test_t_quantiles_match_the_tables(p, df, known):
+    assert noise.t_quantile(p, df) == pytest.approx(known, rel=2e-4)
+    if math.isfinite(df):
+        assert noise.t_cdf(noise.t_quantile(p, df), df) == pytest.approx(p, abs=1e-10)
+
+
+def _false_alarms(n: int, draws: int, heads: int, seed: int, sd: float = 0.05) -> float:
+    """The share of unchanged numbers flagged (either way) when each of ``heads`` later runs
+    is compared with the newest of ``n`` runs the thresholds were measured from."""
+    rng = np.random.default_rng(seed)
+    flagged = total = 0
+    for _ in range(draws):
+        runs = [_draw(rng, sd) for _ in range(n)]
+        measured = noise.measure_noise("m", {"c": [_frame(r, 100 + i) for i, r in enumerate(runs)]})
+        for _ in range(heads):
+            head = _draw(rng, sd)
+            for b, k in POINTS.items():
+                for i in range(k):
+                    kind = compare.judge_change(runs[-1][b][i], head[b][i], DIRECTION[b],
+                                                measured.get(b, f"p={i}").threshold)
+                    flagged += kind in (compare.REGRESSION, compare.IMPROVEMENT)
+                    total += 1
+    return flagged / total
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_the_per_number_false_alarm_rate_stays_below_twice_the_rate_set(n):
+    # the old rule (3 x the range of the runs) flagged about 6% of unchanged numbers at n = 2
+    assert _false_alarms(n, draws=150, heads=40, seed=n) < 2 * noise.FALSE_ALARM
+
+
+def test_thresholds_narrow_with_more_runs_of_the_same_noise():
+    rng = np.random.default_rng(11)
+
+    def median_threshold(n: int, benchmark: str) -> float:
+        found = []
+        for _ in range(60):
+            runs = [_draw(rng, 0.05) for _ in range(n)]
+            measured = noise.measure_noise("m", {"c": [_frame(r, 100 + i) for i, r in enumerate(runs)]})
+            found += [measured.get(benchmark, f"p={i}").threshold for i in range(POINTS[benchmark])]
+        return float(np.median(found))
+
+    for benchmark in (TIME, RATE):     # a range grows with n: 3 x range did too
+        two, five, ten = (median_threshold(n, benchmark) for n in (2, 5, 10))
+        assert two > five > ten, (benchmark, two, five, ten)
+
+
+def test_a_number_measured_from_one_pair_rests_on_one_degree_of_freedom():
+    measured = noise.measure_noise("m", {"c": [_frame({TIME: [1.0]}, 1), _frame({TIME: [1.02]}, 2)]})
+    alone = measured.get(TIME, "p=0")
+    assert alone.df == 1 and alone.sigma == pytest.approx(0.02 / math.sqrt(2) / 1.01)
+    assert alone.too_noisy          # 637 x sqrt(2) x 1.4%: a spread from one pair says little
+    pooled = noise.measure_noise("m", {"a": [_frame({TIME: [1.0]}, 1), _frame({TIME: [1.02]}, 2)],
+                                       "b": [_frame({TIME: [2.0]}, 3), _frame({TIME: [2.04]}, 4)]})
+    assert pooled.get(TIME, "p=0").df == 2     # runs of another commit add their own degree of freedom
+
+
+def test_thresholds_written_before_sigma_and_df_load_and_judge_as_before(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"schema": 1, "machine": "m", "measured": "t", "factor": 3.0, "too_noisy": 0.5,
+                                "runs": [], "numbers": [
+                                    {"benchmark": RATE, "params": "p=0", "runs": 2, "spread": 0.02,
+                                     "threshold": 0.06, "version": "1", "scale": "relative"},
+                                    {"benchmark": RATE, "params": "p=1", "runs": 2, "spread": 0.0,
+                                     "threshold": 0.06, "version": "1", "scale": "relative"}]}))
+    loaded = noise.load_noise(path)
+    assert loaded.false_alarm is None
+    first, exact = loaded.get(RATE, "p=0"), loaded.get(RATE, "p=1")
+    assert (first.sigma, first.df, first.threshold) == (None, None, 0.06)
+    assert first.floored_spread == pytest.approx(0.02) and exact.floored_spread == pytest.approx(0.02)
+    assert compare.judge_change(1.0, 1.07, compare.LOWER, first.threshold) == compare.REGRESSION
+    assert compare.judge_change(1.0, 1.05, compare.LOWER, first.threshold) == "same"
+
+
+def test_sigma_and_df_round_trip_and_a_bad_df_is_one_line(tmp_path):
+    measured = noise.measure_noise("m", {"c": [_frame({TIME: [1.0], RATE: [1.0, math.inf]}, 1),
+                                               _frame({TIME: [1.1], RATE: [1.1, 1.0]}, 2)]})
+    loaded = noise.load_noise(noise.save_noise(measured, tmp_path / "n.json"))
+    assert loaded.thresholds == measured.thresholds and loaded.false_alarm == noise.FALSE_ALARM
+    assert loaded.get(RATE, "p=1").sigma == math.inf and loaded.get(RATE, "p=1").too_noisy
+    assert loaded.get(TIME, "p=0").floored_spread == pytest.approx(2 / math.sqrt(math.pi) * measured.get(TIME, "p=0").sigma)
+    document = json.loads((tmp_path / "n.json").read_text())
+    document["numbers"][0]["df"] = 0.5
+    (tmp_path / "bad.json").write_text(json.dumps(document))
+    with pytest.raises(noise.NoiseError, match="'df' is 0.5, not an integer >= 1") as err:
+        noise.load_noise(tmp_path / "bad.json")
+    assert "\n" not in str(err.value)
+
+
+def test_a_too_noisy_number_that_moved_beyond_its_two_run_range_is_listed():
+    wide = noise.Threshold(RATE, "p=0", 2, 0.02, 5.0, "1", noise.RELATIVE, noise.FACTOR, 0.014, 1)
+    noisy = noise.Noise("m", "t", [], {(RATE, "p=0"): wide})
+    result = compare.compare_runs(_frame({RATE: [100.0]}, 1), _frame({RATE: [70.0]}, 2),
+                                  {RATE: compare.HIGHER}, noisy)
+    assert [c.kind for c in result.changes] == [compare.NOISY]
+    lines = compare.format_comparison(result)
+    listed = [line for line in lines if line.startswith("TOO NOISY")]
+    assert len(listed) == 1 and "two runs of one commit differ by about 1.58%" in listed[0], lines
+    within = compare.compare_runs(_frame({RATE: [100.0]}, 1), _frame({RATE: [101.0]}, 2), {RATE: compare.HIGHER}, noisy)
+    assert not [line for line in compare.format_comparison(within) if line.startswith("TOO NOISY")]
+
+
+SPEEDS = {f"bench_x.S{i}.track_speed": unit for i, unit in
+          enumerate(["s", "ms", "lookups/s", "MB/s", "samples/s", "µs per job decision", "IO/s", "s"])}
+
+
+def _speed_comparison(head_factor, seed: int):
+    rng = np.random.default_rng(seed)
+    declared = {b: compare.HIGHER if unit.split()[0].endswith("/s") else compare.LOWER for b, unit in SPEEDS.items()}
+    thresholds = {(b, "p=0"): noise.Threshold(b, "p=0", 5, 0.05, 0.15, "1", noise.RELATIVE, noise.FACTOR, 0.03, 4)
+                  for b in SPEEDS}
+    base = _frame({b: [1.0] for b in SPEEDS}, 1, SPEEDS)
+    head = _frame({b: [head_factor(rng, declared[b])] for b in SPEEDS}, 2, SPEEDS)
+    return compare.compare_runs(base, head, declared, noise.Noise("m", "t", [], thresholds))
+
+
+def test_a_shift_shared_by_every_speed_number_is_noted_without_changing_a_verdict():
+    slow_day = _speed_comparison(lambda rng, d: 1.2 ** (1 if d == compare.LOWER else -1) * np.exp(rng.normal(0, 0.01)), 3)
+    note = compare.machine_shift(slow_day)
+    assert note is not None and "8 of 8 speed numbers moved the same way" in note and "slower" in note, note
+    assert "median 1.2" in note
+    assert slow_day.regressed and len(slow_day.of_kind(compare.REGRESSION)) == 8   # the verdicts stand
+
+
+def test_independent_noise_of_the_speed_numbers_is_no_shift():
+    # drawn independently: 5 of the 8 slower (a fair coin does that or worse 73% of the time)
+    worse = iter([1.04, 0.97, 1.02, 1.03, 0.96, 1.05, 0.98, 1.01])
+    quiet = _speed_comparison(lambda rng, d: next(worse) ** (1 if d == compare.LOWER else -1), 0)
+    assert sum(c.kind == "same" for c in quiet.changes) == 8
+    assert compare.machine_shift(quiet) is None
+
+
+@pytest.mark.parametrize("unit, speed", [("s", True), ("ms", True), ("µs per job decision", True),
+                                         ("lookups/s", True), ("IOPS", True), ("x fio IOPS", False),
+                                         ("GiB", False), ("fraction of bytes read", False), ("x", False)])
+def test_speed_like_units(unit, speed):
+    assert compare.speed_like(unit) is speed
+
+
+def test_make_noise_says_how_many_degrees_of_freedom_its_thresholds_rest_on(results):
+    out = script("measure_noise.py", "--results", str(results), "--machine", MACHINE,   # two runs of one commit
+                 "--out", str(results.parent / "noise.json"))
+    assert out.returncode == 0, out.stderr
+    assert "df 1 for 3 number(s), 3 of them too noisy: each rests on one pair of runs" in out.stdout, out.stdout
+    assert f"false alarm in {100 * noise.FALSE_ALARM:.2g}% of compares per number" in out.stdout
+
+
+def test_a_point_a_little_noisier_than_its_siblings_keeps_their_evidence():
+    """One pair of runs per point, eight points: the one that moved a little more than the pooled
+    siblings is judged with their degrees of freedom, not its own single one (no cliff into
+    'too noisy')."""
+    import pandas as pd
+
+    from impls.harness.report import noise
+
+    def frame(values):
+        return pd.DataFrame({"benchmark": "b.B.track_x", "param_label": [f"n={i}" for i in range(len(values))],
+                             "value": values, "status": "ok"})
+
+    first = [100.0] * 8
+    second = [101.0] * 7 + [101.3]
+    measured = noise.measure_noise("m", {"c": [frame(first), frame(second)]})
+    noisy, quiet = measured.get("b.B.track_x", "n=7"), measured.get("b.B.track_x", "n=0")
+    assert noisy.df == quiet.df == 8
+    assert not noisy.too_noisy and noisy.threshold < 1.5 * quiet.threshold
