@@ -4,8 +4,9 @@
     python scripts/measure_noise.py [--machine M] [--commit C ...] [--out FILE]
 
 Uses every commit with two or more stored runs in one asv environment (or only the given
-commits): run the suite twice on one commit first (`make bench` twice, or `make reproduce`
-twice). Runs of other environments are not repeats of each other.
+commits): run the suite on one commit 3 to 5 times first (`make bench` repeated; two runs
+give each number one degree of freedom, which leaves most of them too noisy). Runs of other
+environments are not repeats of each other.
 Writes reports/noise/<machine>.json and prints the numbers too noisy to track here, the
 degrees of freedom the thresholds rest on (more runs, or runs of more commits, narrow them)
 and the per-number false-alarm rate they are set for.
@@ -35,10 +36,12 @@ def df_lines(judged: list[noise.Threshold], false_alarm: float | None) -> list[s
     set for, with what it means for a compare of all of them."""
     lines = []
     if false_alarm is not None:
-        anywhere = 1 - (1 - false_alarm) ** len(judged)
+        # only a number judged and not deterministic can raise a false alarm
+        can = sum(1 for t in judged if not t.too_noisy and t.threshold > 0)
+        anywhere = 1 - (1 - false_alarm) ** can
         lines.append(f"thresholds set for a false alarm in {100 * false_alarm:.2g}% of compares per number (1 in "
-                     f"{1 / false_alarm:.0f}, either way): a compare of an unchanged commit flags one of these "
-                     f"{len(judged)} numbers about {100 * anywhere:.0f}% of the time")
+                     f"{1 / false_alarm:.0f}, either way): a compare of an unchanged commit flags one of the "
+                     f"{can} numbers judged here that are not deterministic about {100 * anywhere:.0f}% of the time")
     moved = [t for t in judged if t.df is not None and t.sigma is not None and 0 < t.sigma < float("inf")]
     for low, high in DF_BINS:
         found = [t for t in moved if t.df >= low and (high is None or t.df <= high)]

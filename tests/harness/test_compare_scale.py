@@ -27,14 +27,17 @@ def frame(values: dict[str, float]) -> pd.DataFrame:
 
 
 def test_an_overhead_that_crosses_zero_gets_a_threshold_in_its_unit():
-    runs = {"c": [frame({OVERHEAD: -0.4, RATE: 100.0}), frame({OVERHEAD: 0.6, RATE: 104.0})]}
+    runs = {"c": [frame({OVERHEAD: -0.4, RATE: 100.0}), frame({OVERHEAD: 0.6, RATE: 104.0})],
+            "d": [frame({OVERHEAD: -0.4, RATE: 100.0}), frame({OVERHEAD: 0.6, RATE: 104.0})]}
     measured = noise.measure_noise("m", runs, scales=SCALES)
     overhead = measured.get(OVERHEAD, "")
     assert overhead.scale == noise.ABSOLUTE and overhead.spread == pytest.approx(1.0)
-    sigma = 1.0 / math.sqrt(2)                          # in points of overhead, one pair: 1 df
-    assert (overhead.sigma, overhead.df) == (pytest.approx(sigma), 1)
-    assert overhead.threshold == pytest.approx(noise.two_run_threshold(sigma, 1, noise.ABSOLUTE))
+    sigma = 1.0 / math.sqrt(2)                          # in points of overhead, two pairs: 2 df
+    assert (overhead.sigma, overhead.df) == (pytest.approx(sigma), 2)
+    assert overhead.threshold == pytest.approx(noise.two_run_threshold(sigma, 2, noise.ABSOLUTE))
     assert math.isfinite(overhead.threshold) and not overhead.too_noisy
+    one_pair = noise.measure_noise("m", {"c": runs["c"]}, scales=SCALES).get(OVERHEAD, "")
+    assert one_pair.df == 1 and one_pair.too_noisy      # ~900 sigma would never judge: said as too noisy
     relative = noise.measure_noise("m", runs).get(OVERHEAD, "")
     assert relative.scale == noise.RELATIVE and relative.too_noisy  # 1.0 over a median of 0.1
     assert measured.get(RATE, "").scale == noise.RELATIVE

@@ -87,6 +87,7 @@ class Change:
     new_bound: str = ""
     spread: float | None = None  # the range two runs are expected to span (floored_spread), where measured
     unit: str = ""  # the number's unit, as its benchmark declares it
+    unusual: float | None = None  # a too-noisy number is listed past this move (Threshold.unusual_move)
 
     @property
     def ratio(self) -> float:
@@ -209,9 +210,11 @@ def moved_beyond(old: float, new: float, limit: float, scale: str = RELATIVE) ->
 
 def listed_as_noisy(c: "Change") -> bool:
     """Whether a too-noisy change is listed: it moved beyond :data:`noise.TOO_NOISY` of its
-    value, or beyond the range two runs of it are expected to span (its ``spread``, where
-    finite): a regression of a number too noisy to judge is not passed over in silence."""
-    beyond_range = c.spread is not None and math.isfinite(c.spread) and moved_beyond(c.old, c.new, c.spread, c.scale)
+    value, or beyond what two runs of it differ by 1 time in 20 (its ``unusual`` move, where
+    finite; else its ``spread``): a regression of a number too noisy to judge is not passed
+    over in silence, and its ordinary run-to-run moves are not listed."""
+    limit = c.unusual if c.unusual is not None else c.spread
+    beyond_range = limit is not None and math.isfinite(limit) and moved_beyond(c.old, c.new, limit, c.scale)
     return moved_beyond_tracking(c.old, c.new) or beyond_range
 
 
@@ -222,7 +225,9 @@ SHIFT_CHANCE = 0.05  # ... and how unlikely so lopsided a split must be were eac
 
 def speed_like(unit: str) -> bool:
     """Whether ``unit`` is one of time (s, ms, µs, ...) or of a rate (``.../s``, IOPS): a
-    number a slower or busier machine moves."""
+    number a slower or busier machine moves; not a simulated time (a unit saying so)."""
+    if "simulated" in unit.lower():    # a model's time: the machine's speed does not move it
+        return False
     first = re.split(r"[\s(;,:]", unit.strip(), maxsplit=1)[0]
     return first in _TIME_UNITS or first.endswith("/s") or first.lower() == "iops"
 
@@ -427,7 +432,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         kind = judge_bounded(before, after, old_bound, new_bound, direction, threshold, scale)
         changes.append(Change(benchmark, params, before, after, direction, threshold, kind, scale,
                               why if kind == NO_THRESHOLD else "", old_bound, new_bound,
-                              measured.floored_spread if measured is not None else None, units.get(benchmark, "")))
+                              measured.floored_spread if measured is not None else None, units.get(benchmark, ""),
+                              measured.unusual_move if measured is not None else None))
     only_new = sum(1 for k, (status, _, _) in new.items()
                    if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
     return Comparison(changes, lost, only_new)

@@ -13,10 +13,15 @@ are equal). The commits pool: ``df = sum(n_c - 1)`` degrees of freedom and
 takes the larger of its own sigma and the *floor*, the sigma of its benchmark's points
 pooled over those with a finite non-zero one (a point that agreed twice by chance is not
 evidence of zero noise; a point around 0, whose relative sigma is infinite, does not make
-its siblings untrackable), on the larger of the two's degrees of freedom (the floor's: the
-sum of its points'): a point a little noisier than its siblings is judged with its own
-sigma on their evidence, rather than falling back to its own single pair (too noisy by a
-cliff). A benchmark of one point has only its own.
+its siblings untrackable). It rests on the floor's degrees of freedom (the sum of its
+points') where the point is consistent with the floor: at or below it, or above it by no
+more than its own few degrees of freedom make likely (:func:`consistent_ratio`, 95%), so a
+point a little noisier than its siblings is not left on its own single pair; a point
+noisier than that rests on its own alone. A benchmark of one point has only its own. On
+the absolute scale a number that moved and rests on fewer than :data:`ABSOLUTE_MIN_DF`
+degrees of freedom (one pair of runs) is too noisy to judge: its threshold would be some
+900 standard deviations, which no change reaches, while the relative scale's 50% limit
+says so by itself.
 
 Its *threshold* ``t`` — ``make compare`` calls a change between two positive values a
 regression or an improvement when they differ by a factor above ``1 + t`` either way, and
@@ -78,6 +83,8 @@ FACTOR = 3.0  # the older rule's threshold / floored range, kept to read files w
 # of the time, and a regression (half of those, exit 1) about 7%: rare enough to read every
 # REGRESSION line, where 1% per number would flag 1-2 numbers in every compare.
 FALSE_ALARM = 0.001
+LISTED_BEYOND = 0.05  # a too-noisy number is listed past the move two runs exceed this often
+ABSOLUTE_MIN_DF = 2  # an absolute-scale number on fewer degrees of freedom is too noisy to judge
 TOO_NOISY = 0.5
 EXPECTED_RANGE = 2 / math.sqrt(math.pi)  # the mean range of two normal values, in standard deviations
 RELATIVE, ABSOLUTE = "relative", "absolute"
@@ -120,15 +127,27 @@ class Threshold:
     @property
     def floored_spread(self) -> float:
         """The range two runs of the same commit are expected to span (relative, or in the
-        number's unit on the absolute scale): ``EXPECTED_RANGE * sigma`` (about 1.13 sigma;
-        infinite where sigma is) where ``sigma`` is known. In an older or hand-written entry,
+        number's unit on the absolute scale), never below the range its repeats did span:
+        ``max(spread, EXPECTED_RANGE * sigma)`` (about 1.13 sigma; infinite where sigma is)
+        where ``sigma`` is known. In an older or hand-written entry,
         the range its threshold was set from, ``threshold / factor`` and never below
         ``spread`` (``spread`` itself where ``factor`` is 0 or not finite)."""
         if self.sigma is not None:
-            return EXPECTED_RANGE * self.sigma if math.isfinite(self.sigma) else math.inf
+            return max(self.spread, EXPECTED_RANGE * self.sigma) if math.isfinite(self.sigma) else math.inf
         if 0 < self.factor < math.inf:
             return max(self.spread, self.threshold / self.factor)
         return self.spread
+
+    @property
+    def unusual_move(self) -> float:
+        """How far a value must move (relative, or in the number's unit) before it is unusual
+        for this number's noise: past what two runs of one commit differ by 1 time in 20
+        (:func:`two_run_threshold` at a false-alarm rate of :data:`LISTED_BEYOND`) where
+        ``sigma`` is known, never below :attr:`floored_spread`; that range itself in an older
+        or hand-written entry. ``make compare`` lists a too-noisy number that moved this far."""
+        if self.sigma is None or self.df is None:
+            return self.floored_spread
+        return max(self.floored_spread, two_run_threshold(self.sigma, self.df, self.scale, LISTED_BEYOND))
 
     def range_width(self, value: float) -> float:
         """The repeats' range around ``value``, in the number's unit: how far another run of
@@ -333,6 +352,18 @@ def t_quantile(p: float, df: float) -> float:
     return (low + high) / 2
 
 
+def consistent_ratio(df: int, level: float = 0.95) -> float:
+    """The largest ratio of a sample standard deviation on ``df`` degrees of freedom to the
+    true one that normal noise gives with probability ``level``: ``sqrt(chi2_level(df) / df)``
+    (Wilson-Hilferty's approximation of the chi-square quantile; 1.94 at df 1 against the exact
+    1.96, 1.55 at df 4). A point whose sigma exceeds its benchmark's pooled one by more is
+    judged noisier than its siblings, on its own degrees of freedom."""
+    z = statistics.NormalDist().inv_cdf(level)
+    k = float(df)
+    chi2 = k * max(0.0, 1 - 2 / (9 * k) + z * math.sqrt(2 / (9 * k))) ** 3
+    return math.sqrt(chi2 / k)
+
+
 def two_run_threshold(sigma: float, df: float, scale: str = RELATIVE, false_alarm: float = FALSE_ALARM) -> float:
     """Return the threshold for comparing two single runs of a number whose run-to-run
     standard deviation ``sigma`` (relative, or in its unit on the absolute scale) rests on
@@ -375,8 +406,8 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
 
     usable = {c: f for c, f in runs_by_commit.items() if len(f) >= 2}
     if not usable:
-        raise NoiseError(f"no commit of {machine} has two stored runs; run the suite twice on one "
-                         "commit (make bench; make bench), then measure again")
+        raise NoiseError(f"no commit of {machine} has two stored runs; run the suite on one commit 3 to 5 "
+                         "times (make bench, repeated; two runs leave most numbers too noisy), then measure again")
     # per number and benchmark version: [(n_c, s_c, range_c) per commit], values seen, newest start, largest |value|
     by_version: dict[tuple[str, str, str], list] = {}
     for frames in usable.values():
@@ -440,14 +471,17 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
 
     thresholds = {}
     for key, spread in sorted(point_spread.items()):
-        floor = typical(key)
-        # the larger sigma, on the larger evidence: a point a little noisier than its pooled
-        # siblings (of which it is one) keeps their degrees of freedom instead of falling back
-        # to its own few, which would make it too noisy by a cliff
-        sigma = max(floor[0], own[key][0])
-        df = max(floor[1], own[key][1]) if math.isfinite(floor[0]) else own[key][1]
-        thresholds[key] = Threshold(key[0], key[1], counts[key], spread,
-                                    two_run_threshold(sigma, df, scale_of(key[0]), false_alarm),
+        (floor_sigma, floor_df), (own_sigma, own_df) = typical(key), own[key]
+        sigma = max(floor_sigma, own_sigma)
+        # the floor's evidence where the point is consistent with it (at or below it, or above
+        # it by no more than its own few degrees of freedom make likely), else its own alone
+        shared = math.isfinite(floor_sigma) and (own_sigma <= floor_sigma or (
+            own_df > 0 and own_sigma <= consistent_ratio(own_df) * floor_sigma))
+        df = max(floor_df, own_df) if shared else own_df
+        threshold = two_run_threshold(sigma, df, scale_of(key[0]), false_alarm)
+        if scale_of(key[0]) == ABSOLUTE and sigma > 0 and df < ABSOLUTE_MIN_DF:
+            threshold = math.inf        # one pair of runs: ~900 sigma, never a verdict; said as too noisy
+        thresholds[key] = Threshold(key[0], key[1], counts[key], spread, threshold,
                                     versions.get(key, ""), scale_of(key[0]), FACTOR, sigma, df)
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                  list(run_ids), thresholds, FACTOR, false_alarm)
