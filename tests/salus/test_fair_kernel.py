@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import re
 
 import pytest
 
@@ -172,3 +173,16 @@ def test_the_kernel_key_divides_ticks_as_python_does():
     for ticks in cases:
         got = simulator_kernels.ms_of_ticks(ticks)
         assert got.hex() == (ticks / 10 ** 9).hex(), ticks
+
+
+@pytest.mark.parametrize("ids, said", [([1.2, 1.7], "job id 1.2; expected a whole number"),
+                                       (["1", 1], "job id 1 appears twice in the trace (as 1)"),
+                                       (["a", 2], "job id 'a'; expected a whole number"),
+                                       ([float("nan")], "expected a whole number")])
+def test_job_ids_that_are_no_whole_numbers_or_collide_as_numbers_are_refused(ids, said):
+    """Ids that collapse to one integer gave two job records with one id (or a TypeError in
+    the old heap); an id must be a whole number, and unique as one."""
+    trace = [{"job_id": i, "workload": "w", "arrival_s": 0.0, "iterations": 3} for i in ids]
+    for policy in ("fair", "fifo"):
+        with pytest.raises(ValueError, match=re.escape(said)):
+            simulate(trace, policy, {"w": 1.0})

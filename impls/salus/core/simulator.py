@@ -8,9 +8,8 @@ same memory budget; the *same* policy objects choose; one iteration of a job tak
 ``iteration_ms[workload]`` (measured on this device) plus ``overhead_ms`` of executor
 bookkeeping, or ``warm_iteration_ms[workload]`` when the device's previous iteration
 was the same job's (run back to back, a job finds its weights in the CPU's caches).
-PACK rounds take the sum of their iterations (``pack="interleave"``, the CPU
-executor) or, as an idealised upper bound for stream lanes, their maximum
-(``pack="concurrent"``).
+PACK rounds take the sum of their iterations (``pack="interleave"``, the CPU executor) or,
+as an idealised upper bound for stream lanes, their maximum (``pack="concurrent"``).
 
 Decisions that cannot change are advanced in one step, so hundreds of long jobs
 simulate in seconds, with the same result as iteration by iteration: FIFO runs the
@@ -19,7 +18,7 @@ job's own remaining time, ranked like the executor's by its mean iteration so fa
 overtakes another's first (:func:`srtf_lead`); PACK repeats identical rounds until a job
 completes or an arrival is noticed. FAIR, whose choice changes nearly every iteration, runs
 iteration by iteration in a numba kernel (:mod:`~impls.salus.core.simulator_kernels`),
-least-used first from a heap, until a job completes or an arrival is noticed.
+least-used first from a heap, to a job's completion or an arrival.
 """
 from __future__ import annotations
 
@@ -123,15 +122,17 @@ def check_iterations(job, value) -> int:
 
 def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], overhead_ms: float = 0.0,
                warm_ms: float | None = None, peak: float = 0) -> None:
-    """Raise ValueError for a trace entry the simulation cannot mean anything for: a repeated
-    job id, an arrival that is not a finite number >= 0, a negative or non-integer iteration
-    count, an iteration time (its own, else the workload's) that is not a finite number > 0
-    (NaN would never advance), one that with ``overhead_ms`` (and its warm time ``warm_ms``,
-    ms, where used) is not > 0, or a negative ``peak`` (bytes)."""
+    """Raise ValueError for a trace entry the simulation cannot mean anything for: a job id not
+    a whole number (digits in a string count) or repeating another as one, an arrival not a
+    finite number >= 0, a negative or non-integer iteration count, an iteration time (its own,
+    else the workload's) not a finite number > 0 (NaN would never advance), one that with
+    ``overhead_ms`` (and warm time ``warm_ms``, ms, where used) is not > 0, or a negative ``peak``."""
     job = j["job_id"]
-    if job in seen:
-        raise ValueError(f"job id {job!r} appears twice in the trace; expected one entry per job")
-    seen.add(job)
+    number = int(job) if isinstance(job, str) and job.strip().lstrip("+-").isdigit() else job
+    if isinstance(number, bool) or not isinstance(number, (int, np.integer, float)) or not number == number // 1:
+        raise ValueError(f"job id {job!r}; expected a whole number")
+    if (number := int(number)) in seen or seen.add(number):
+        raise ValueError(f"job id {job!r} appears twice in the trace (as {number}); expected one entry per job")
     own = j.get("iteration_ms")
     arrival, ms = float(j["arrival_s"]), float(iteration_ms[j["workload"]] if own is None else own)
     if not (math.isfinite(arrival) and arrival >= 0):
