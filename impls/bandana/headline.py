@@ -91,7 +91,8 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     s, notes = experiment_sizes(profile, n, source["vectors"] is not None)
     name = "trace"
     s["tables"], s["subcluster_tables"] = [name], []
-    train, test = traces.split_in_time(source["offsets"], source["indices"], s["train_fraction"])
+    table = simulation.table_from_trace(name, source, s["train_fraction"], synthetic=None, num_vectors=n)
+    train, test = table["train"], table["test"]
     share = {"earlier": s["train_fraction"], "later": 1 - s["train_fraction"]}
     for part, (_, ids), purpose in (("earlier", train, "build the layouts from"), ("later", test, "measure on")):
         if ids.size == 0:
@@ -105,8 +106,6 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
                      "cache of this fraction does (a larger table)")
     elif capacity > round(fraction * n):
         notes.append(f"the cache is one block's {capacity} vectors, more than {fraction:.3g} of the table")
-    table = {"name": name, "num_vectors": n, "vectors": source["vectors"], "train": train, "test": test,
-             "test_ids": traces.flatten(*test, n), "synthetic": None}
     result = simulation.layout_policy_experiment(s, progress=progress, table_of=lambda _: table,
                                                  side_studies=False)["tables"][name]
     at = [{k: p[k] for k in ("layout", "policy", "effective_bandwidth", "hit_rate", "blocks_read")}
@@ -139,9 +138,9 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  note: {note}")
     print(f"effective bandwidth (useful bytes over bytes read) at a cache of {head['cache_fraction']:.3g} of the "
           "table, 128-B vectors in 4 KB blocks:")
+    tag = {("identity", "none"): "  (baseline)",
+           (head["best"]["layout"], head["best"]["policy"]): "  (chosen on the training trace)"}
     for p in sorted(head["points"], key=lambda p: -p["effective_bandwidth"]):
-        tag = {("identity", "none"): "  (baseline)",
-               (head["best"]["layout"], head["best"]["policy"]): "  (chosen on the training trace)"}
         print(f"  {p['layout'] + '/' + p['policy']:<26} {p['effective_bandwidth']:.4f}   hit rate "
               f"{p['hit_rate']:.3f}{tag.get((p['layout'], p['policy']), '')}")
     ratio = head["ratio"]
@@ -162,8 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     prepare.check_trace_arguments(args, profile_sizes_dataset_only=False)
     if args.json not in (None, "", "-"):
-        cli.check_output(args.json, "--json", inputs=[(getattr(args, flag), "--" + flag)
-                                                      for flag in ("offsets", "indices", "vectors", "dlrm")])
+        cli.check_output(args.json, "--json", inputs=prepare.trace_inputs(args))
     profile = profiles.resolve(args.profile)
     source = prepare.load_source(args)
     result = measure(source, profile)

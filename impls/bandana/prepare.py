@@ -385,6 +385,15 @@ def _output_names(kinds: Sequence[str]) -> list[str]:
             "vectors.npy", "original_ids.npy", "summary.json", *(f"layout-{kind}.npy" for kind in kinds)]
 
 
+TRACE_FILES = ("offsets", "indices", "vectors", "dlrm")   # the trace flags that name input files
+
+
+def trace_inputs(args: argparse.Namespace) -> list[tuple[str | None, str]]:
+    """``(path, flag)`` of each input file flag (:data:`TRACE_FILES`), for
+    :func:`impls.harness.cli.check_output`'s ``inputs``: an output must not overwrite them."""
+    return [(getattr(args, flag), "--" + flag) for flag in TRACE_FILES]
+
+
 def check_trace_arguments(args: argparse.Namespace, profile_sizes_dataset_only: bool = True) -> None:
     """Raise :class:`PrepareError` unless :func:`add_trace_arguments`' flags name exactly one
     trace with only the flags that apply to it (``--profile`` only with ``--dataset`` when
@@ -441,7 +450,7 @@ def _check(args: argparse.Namespace) -> None:
     if out.exists() and not out.is_dir():
         raise PrepareError(f"--out {args.out}: exists and is not a directory")
     outputs = {(out / name).resolve(): name for name in _output_names(args.layout)}
-    for flag in ("offsets", "indices", "vectors", "dlrm"):
+    for flag in TRACE_FILES:
         path = getattr(args, flag)
         name = outputs.get(Path(path).resolve()) if path else None
         if name and not (flag == "vectors" and name == "vectors.npy"):  # prepare keeps an input vectors.npy
@@ -458,8 +467,7 @@ def _check(args: argparse.Namespace) -> None:
         target = Path(args.json).absolute()
         made_here = not target.parent.exists() and out.absolute() in (target.parent, *target.parent.parents)
         if not made_here:       # a directory under --out is made by the run itself
-            cli.check_output(args.json, "--json", inputs=[(getattr(args, flag), "--" + flag)
-                                                          for flag in ("offsets", "indices", "vectors", "dlrm")])
+            cli.check_output(args.json, "--json", inputs=trace_inputs(args))
 
 
 @cli.command("python -m impls.bandana.prepare",

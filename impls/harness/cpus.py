@@ -76,11 +76,11 @@ def cpu_quota() -> float | None:
     return min(quotas) if quotas else None
 
 
-def effective_cpus() -> int:
+def effective_cpus(cpus: int | None = None) -> int:
     """How many CPUs this process may keep busy (>= 1): those of its affinity mask
-    (``os.cpu_count()`` where the OS has none), capped by the cgroup CPU quota rounded up
+    (``cpus``, else :func:`affinity_cpus`), capped by the cgroup CPU quota rounded up
     (:func:`cpu_quota`)."""
-    cpus = affinity_cpus()
+    cpus = affinity_cpus() if cpus is None else cpus
     quota = cpu_quota()
     return min(cpus, max(1, math.ceil(quota - 1e-9))) if quota is not None else cpus
 
@@ -101,14 +101,14 @@ capped: dict[str, str] = {}   # what :func:`cap_thread_pools` set in this proces
 
 def cap_thread_pools(environ=os.environ, names: tuple[str, ...] = POOL_VARIABLES) -> dict[str, str]:
     """Set each of ``names`` (:data:`POOL_VARIABLES`) that ``environ`` lacks or has empty to
-    :func:`effective_cpus` when a
-    cgroup quota leaves fewer CPUs than the affinity mask: numba, and the OpenMP of faiss and
-    torch, size their pools by the mask alone and would run more threads than the quota lets
-    run at once. Returns the variables set (none without such a quota), also kept in
-    :data:`capped` when ``environ`` is this process's; a value the user set is kept. Takes
-    effect for a library imported after it (and for child processes)."""
-    usable = effective_cpus()
-    if usable >= affinity_cpus():
+    :func:`effective_cpus` when a cgroup quota leaves fewer CPUs than the affinity mask:
+    numba, and the OpenMP of faiss and torch, size their pools by the mask alone and would run
+    more threads than the quota lets run at once. Returns the variables set (none without such
+    a quota), also kept in :data:`capped` when ``environ`` is this process's; a value the user
+    set is kept. Takes effect for a library imported after it (and for child processes)."""
+    mask = affinity_cpus()
+    usable = effective_cpus(mask)
+    if usable >= mask:
         return {}
     made = {name: str(usable) for name in names if not environ.get(name, "").strip()}
     environ.update(made)

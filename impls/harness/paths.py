@@ -232,11 +232,13 @@ def _git_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in _GIT_LOCATORS}
 
 
+@functools.lru_cache(maxsize=16)
 def _foreign_repository(root: Path) -> Path | None:
     """The enclosing repository git finds from ``root`` when it is not ``root``'s own and does not
     track ``root``'s files (an archive unpacked inside another checkout); None when git's top
     level is ``root``, when the enclosing repository tracks the suite (a monorepo: its commits
-    are the suite's), or without git."""
+    are the suite's), or without git. Asked once per root and process (two git calls), not
+    before every git command :func:`_git` runs."""
     try:
         top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
                              timeout=10, env=_git_env())

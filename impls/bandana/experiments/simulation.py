@@ -51,11 +51,13 @@ def load_table(name: str, train_fraction: float, profile: str | None = None, *,
     return table_from_trace(name, arrays, train_fraction, synthetic=True if streamed else data.synthetic)
 
 
-def table_from_trace(name: str, arrays: Any, train_fraction: float, *, synthetic: bool) -> dict[str, Any]:
+def table_from_trace(name: str, arrays: Any, train_fraction: float, *, synthetic: bool | None,
+                     num_vectors: int | None = None) -> dict[str, Any]:
     """:func:`load_table`'s dict for the trace ``arrays`` (a mapping with ``offsets``,
-    ``indices``, ``community``, optionally ``vectors``), split in time at ``train_fraction``."""
+    ``indices``, optionally ``vectors``, and ``community`` unless ``num_vectors`` gives the
+    table's size), split in time at ``train_fraction``; ``synthetic`` None: not known."""
     train, test = traces.split_in_time(arrays["offsets"], arrays["indices"], train_fraction)
-    num_vectors = int(arrays["community"].shape[0])
+    num_vectors = int(arrays["community"].shape[0] if num_vectors is None else num_vectors)
     return {"name": name, "num_vectors": num_vectors, "vectors": arrays.get("vectors"),
             "train": train, "test": test, "test_ids": traces.flatten(*test, num_vectors),
             "synthetic": synthetic}

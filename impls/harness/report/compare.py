@@ -53,7 +53,8 @@ import pandas as pd
 
 from impls.harness import profiles
 from impls.harness.report.directions import FLAG, HIGHER, LOWER, UNKNOWN, direction_of
-from impls.harness.report.noise import ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, too_noisy
+from impls.harness.report.noise import (ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, moved_beyond,
+                                        too_noisy)
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
@@ -195,17 +196,7 @@ def moved_beyond_tracking(old: float, new: float) -> bool:
     """Whether ``new`` moved from ``old`` beyond the too-noisy level, relative whatever the
     number's scale: a factor beyond ``1 + TOO_NOISY`` either way for two positive values,
     else a relative change beyond ``TOO_NOISY`` (any change from 0)."""
-    return judge_change(old, new, LOWER, TOO_NOISY, RELATIVE) != "same"
-
-
-def moved_beyond(old: float, new: float, limit: float, scale: str = RELATIVE) -> bool:
-    """Whether ``new`` moved from ``old`` by more than ``limit`` (any size, on ``scale``):
-    a factor above ``1 + limit`` either way for two positive values on the relative scale,
-    else a change (:func:`noise.change`) larger than ``limit`` in size."""
-    ratio = factor(old, new) if scale == RELATIVE else None
-    if ratio is not None:
-        return max(ratio, 1 / ratio) > 1 + limit
-    return abs(change(old, new, scale)) > limit
+    return moved_beyond(old, new, TOO_NOISY, RELATIVE)
 
 
 def listed_as_noisy(c: "Change") -> bool:

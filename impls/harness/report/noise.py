@@ -161,10 +161,7 @@ class Threshold:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
         relative scale, for two positive values, a factor above ``1 + threshold`` either way
         (as ``make compare`` judges it)."""
-        ratio = factor(old, new) if self.scale == RELATIVE else None
-        if ratio is not None:
-            return max(ratio, 1 / ratio) > 1 + self.threshold
-        return abs(change(old, new, self.scale)) > self.threshold
+        return moved_beyond(old, new, self.threshold, self.scale)
 
     def applies_to(self, version: str) -> bool:
         """Whether this threshold judges numbers of benchmark ``version``: the one it was
@@ -185,6 +182,16 @@ def factor(old: float, new: float) -> float | None:
         return None
     ratio = new / old
     return ratio if 0 < ratio < math.inf else None
+
+
+def moved_beyond(old: float, new: float, limit: float, scale: str = RELATIVE) -> bool:
+    """Whether ``new`` moved from ``old`` by more than ``limit`` (any size, on ``scale``):
+    a factor above ``1 + limit`` either way for two positive values on the relative scale,
+    else a change (:func:`change`) larger than ``limit`` in size."""
+    ratio = factor(old, new) if scale == RELATIVE else None
+    if ratio is not None:
+        return max(ratio, 1 / ratio) > 1 + limit
+    return abs(change(old, new, scale)) > limit
 
 
 def too_noisy(threshold: float, scale: str = RELATIVE) -> bool:
