@@ -120,12 +120,9 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
 def verdict(ratio: float) -> tuple[str, str]:
     """(the report's verdict word for ``ratio`` on claim :data:`CLAIM`, the claim's paper value
     as text), judged as the report judges one value (:func:`impls.harness.report.verdicts.judge`)."""
-    from impls.harness.report import claims, render, verdicts
+    from impls.harness.report import verdicts
 
-    claim = next(c for c in claims.load_claims(render.default_claims_path()) if c.id == CLAIM)
-    low, high = claim.paper_range
-    paper = f"{low:g}x" if low == high else f"{low:g}-{high:g}x"
-    return verdicts.judge(claim, ratio), paper
+    return verdicts.judge_one(CLAIM, ratio)
 
 
 def _print(result: dict[str, Any]) -> None:

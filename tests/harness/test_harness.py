@@ -326,7 +326,7 @@ def test_emitted_json_is_strict(tmp_path):
 
 COMMANDS = ["impls", "impls.bandana.prepare", "impls.bandana.headline", "impls.bandana.cache", "impls.bandana.replay", "impls.slide.train",
             "impls.slide.xc_stats", "impls.slide.data.xc_join", "impls.slide.experiments.recall_probe", "impls.slide.experiments.lr_select",
-            "impls.salus.lanes", "impls.salus.switching"]
+            "impls.salus.lanes", "impls.salus.switching", "impls.salus.jct"]
 
 
 @pytest.mark.parametrize("module", COMMANDS)

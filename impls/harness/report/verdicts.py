@@ -225,6 +225,22 @@ def judge(claim: Claim, measured: float) -> str:
     return NOT_REPRODUCED
 
 
+def judge_one(claim_id: str, measured: float) -> tuple[str, str]:
+    """(the verdict word :func:`judge` gives ``measured`` on claim ``claim_id`` of the suite's
+    ``reports/claims.toml``, the claim's paper value as text: "3.19x", "2-3x"): one value
+    judged alone, without the run-to-run noise the report also weighs. KeyError for an
+    unknown claim id."""
+    from impls.harness.report import claims, render
+
+    found = [c for c in claims.load_claims(render.default_claims_path()) if c.id == claim_id]
+    if not found:
+        raise KeyError(f"no claim {claim_id!r} in {render.default_claims_path()}")
+    claim = found[0]
+    low, high = claim.paper_range
+    paper = f"{low:g}x" if low == high else f"{low:g}-{high:g}x"
+    return judge(claim, measured), paper
+
+
 def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineState,
                         points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]]) -> str:
     reason = state.missing_reason(claim.requires)

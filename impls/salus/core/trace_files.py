@@ -1,0 +1,258 @@
+"""Job traces read from files: when each job arrived and how long it ran alone.
+
+Two forms are read:
+
+- **CSV** with a header (the Salus repository's own trace form, ``model_name, iterations,
+  submit_time, duration``, reads as it is): an arrival column (``submit_time``,
+  ``arrival_s``, ``arrival``, ``submitted_time``) and either a duration column
+  (``duration``, ``duration_s``, ``runtime``, ``run_time``) or ``start_time`` and
+  ``end_time``. Times are seconds, or dates (``2017-10-07 01:11:39``, ISO 8601) taken as
+  seconds from the first arrival; an optional ``job_id`` / ``jobid`` / ``id`` column names
+  the jobs. Column names are matched without case; a UTF-8 BOM, CRLF line ends and gzip
+  (``.gz``) are read.
+- **Philly** ``cluster_job_log`` (Microsoft's public trace, github.com/msr-fiddle/philly-traces):
+  a JSON list of jobs with ``submitted_time``, ``attempts`` (``start_time``, ``end_time``,
+  ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the sum of its
+  attempts' run times (a killed or failed job held its GPUs too); its GPU count is the
+  largest any attempt held.
+
+:func:`read_csv` and :func:`read_philly` return a :class:`JobTrace`: jobs sorted by arrival
+(ties in file order), arrivals in seconds from the first (so the first is 0), durations in
+seconds > 0, and the count of rows left out per reason. Rows a run cannot mean anything
+for (a duration that is negative or not a number, an end before its start) raise
+ValueError naming the file and line; rows that held no device time (zero duration, a job
+that never started or was still running) are left out and counted.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import gzip
+import io
+import json
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
+DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
+ID_COLUMNS = ("job_id", "jobid", "id")
+
+
+@dataclasses.dataclass
+class JobTrace:
+    """Jobs of one trace: ``ids`` (as the file names them), ``arrival_s`` (seconds from the
+    first arrival, sorted, first 0), ``duration_s`` (> 0), ``left_out`` (reason: rows)."""
+
+    ids: list[str]
+    arrival_s: np.ndarray
+    duration_s: np.ndarray
+    left_out: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def window(self, skip: int = 0, first: int | None = None) -> "JobTrace":
+        """The jobs ``skip`` to ``skip + first`` in arrival order (all after ``skip`` when
+        ``first`` is None), arrivals again from 0. ValueError when that leaves no job."""
+        end = None if first is None else skip + first
+        ids, arrivals, durations = self.ids[skip:end], self.arrival_s[skip:end], self.duration_s[skip:end]
+        if not ids:
+            raise ValueError(f"no job in the window (skip {skip}, first {first}) of a trace of {len(self)} jobs")
+        return JobTrace(list(ids), arrivals - arrivals[0], durations.copy(), dict(self.left_out))
+
+    def offered_load(self) -> float | None:
+        """Arrival rate times mean duration, ``(n - 1) / span x mean duration`` (> 1: jobs
+        arrive faster than one device serves them); None for one job or all at one time."""
+        span = float(self.arrival_s[-1] - self.arrival_s[0]) if len(self) else 0.0
+        if len(self) < 2 or not span > 0:
+            return None
+        return (len(self) - 1) / span * float(self.duration_s.mean())
+
+    def at_load(self, load: float) -> "JobTrace":
+        """The same jobs with every gap between arrivals scaled so that :meth:`offered_load`
+        is ``load`` (> 0). ValueError when the trace has no rate (one job, one instant)."""
+        own = self.offered_load()
+        if own is None:
+            raise ValueError("the trace has no arrival rate to scale (one job, or all arrive at once)")
+        if not (math.isfinite(load) and load > 0):
+            raise ValueError(f"load {load!r}; expected a finite number > 0")
+        return JobTrace(list(self.ids), self.arrival_s * (own / load), self.duration_s.copy(), dict(self.left_out))
+
+    def duration_stats(self) -> dict[str, float]:
+        """Seconds: ``mean``, ``median``, ``p90``, ``min``, ``max``; and ``scv``, the squared
+        coefficient of variation (variance over mean squared: 0 when every job is as long,
+        1 for exponential lengths; FIFO's queueing delay grows with 1 + scv)."""
+        d = self.duration_s
+        mean = float(d.mean())
+        return {"mean": mean, "median": float(np.median(d)), "p90": float(np.quantile(d, 0.9)),
+                "min": float(d.min()), "max": float(d.max()), "scv": float(d.var() / mean ** 2)}
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    """``path`` as text (gzip when it starts with gzip's magic bytes), a BOM dropped."""
+    with open(path, "rb") as head:
+        magic = head.read(2)
+    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+
+
+def _time(text: str, where: str, column: str) -> float:
+    """A time as seconds: a number, or a date (ISO 8601, ``YYYY-MM-DD HH:MM:SS``) as POSIX
+    seconds of that wall-clock time read as UTC (only differences are used)."""
+    value = text.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        try:
+            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{where}: {column} {text!r}; expected seconds or a date such as "
+                             "2017-10-07 01:11:39") from None
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=timezone.utc)
+        return stamp.timestamp()
+    if not math.isfinite(number):
+        raise ValueError(f"{where}: {column} {text!r}; expected a finite number of seconds")
+    return number
+
+
+def _column(header: Sequence[str], names: Sequence[str]) -> str | None:
+    lowered = {h.strip().lower(): h for h in header if h is not None}
+    return next((lowered[n] for n in names if n in lowered), None)
+
+
+def read_csv(path: str | Path) -> JobTrace:
+    """The jobs of CSV file ``path`` (see the module docstring); ValueError naming the file,
+    line and column for a header without the columns or a value that is not a time."""
+    path = Path(path)
+    with _open_text(path) as handle:
+        try:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            arrival = _column(header, ARRIVAL_COLUMNS)
+            duration = _column(header, DURATION_COLUMNS)
+            start, end = _column(header, ("start_time",)), _column(header, ("end_time",))
+            name = _column(header, ID_COLUMNS)
+            if arrival is None or (duration is None and (start is None or end is None)):
+                raise ValueError(
+                    f"{path}:1: header {', '.join(h for h in header if h) or '(none)'}; expected an arrival "
+                    f"column ({' or '.join(ARRIVAL_COLUMNS)}) and a duration column "
+                    f"({' or '.join(DURATION_COLUMNS)}) or start_time and end_time")
+            rows = []
+            for number, row in enumerate(reader, start=2):
+                if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+                    continue                     # a blank line
+                where = f"{path}:{reader.line_num}"
+                for column in (arrival, duration) if duration is not None else (arrival, start, end):
+                    if not (row.get(column) or "").strip():
+                        raise ValueError(f"{where}: {column} is empty; expected a value on every row")
+                at = _time(row[arrival], where, arrival)
+                if duration is not None:
+                    length = _time(row[duration], where, duration)
+                    if length < 0:
+                        raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0")
+                else:
+                    begin, finish = _time(row[start], where, start), _time(row[end], where, end)
+                    if finish < begin:
+                        raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
+                                         f"{row[start]!r}; expected a job's end after its start")
+                    length = finish - begin
+                label = (row.get(name) or "").strip() if name else ""
+                rows.append((at, length, label or str(number - 1)))
+        except csv.Error as err:
+            raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not UTF-8 text; expected a CSV file (or gzip of one)") from None
+    return _trace(rows, Counter(), path)
+
+
+def _philly_time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return _time(value, "", "time")
+    except ValueError:
+        return None
+
+
+def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1) -> JobTrace:
+    """The jobs of a Philly ``cluster_job_log`` at ``path`` that ran on ``gpus`` GPUs (None:
+    any) in virtual cluster ``vc`` (None: any). Left out and counted: jobs with no attempt
+    that has both times (never ran), still running (the last attempt has no end), of another
+    GPU count or virtual cluster, or of zero run time. ValueError for a file that is not a
+    JSON list of jobs with ``submitted_time`` and ``attempts``."""
+    path = Path(path)
+    with _open_text(path) as handle:
+        try:
+            jobs = json.load(handle)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{err.lineno}: not JSON ({err.msg}); expected Philly's "
+                             "cluster_job_log (a JSON list of jobs)") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not UTF-8 text; expected Philly's cluster_job_log") from None
+    if not isinstance(jobs, list) or (jobs and not all(isinstance(j, dict) for j in jobs)):
+        raise ValueError(f"{path}: a JSON {type(jobs).__name__}; expected a list of jobs as in Philly's "
+                         "cluster_job_log")
+    left: Counter = Counter()
+    rows = []
+    for index, job in enumerate(jobs):
+        if "submitted_time" not in job or "attempts" not in job:
+            raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
+                             "attempts; expected Philly's cluster_job_log")
+        submitted = _philly_time(job["submitted_time"])
+        if submitted is None:
+            left["no submitted_time"] += 1
+            continue
+        if vc is not None and job.get("vc") != vc:
+            left["another virtual cluster"] += 1
+            continue
+        attempts = job["attempts"] or []
+        if attempts and isinstance(attempts[-1], dict) and attempts[-1].get("start_time") \
+                and attempts[-1].get("end_time") is None:
+            left["still running at the snapshot"] += 1
+            continue
+        length = 0.0
+        ran = False
+        for a in attempts:
+            begin = _philly_time(a.get("start_time")) if isinstance(a, dict) else None
+            finish = _philly_time(a.get("end_time")) if isinstance(a, dict) else None
+            if begin is not None and finish is not None and finish >= begin:
+                length += finish - begin
+                ran = True
+        if not ran:
+            left["never ran (no attempt with both times)"] += 1
+            continue
+        held = max((sum(len(d.get("gpus") or []) for d in (a.get("detail") or []) if isinstance(d, dict))
+                    for a in attempts if isinstance(a, dict)), default=0)
+        if gpus is not None and held != gpus:
+            left[f"not on {gpus} GPU{'s' if gpus != 1 else ''}"] += 1
+            continue
+        rows.append((submitted, length, str(job.get("jobid", index))))
+    return _trace(rows, left, path)
+
+
+def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path) -> JobTrace:
+    """Rows (arrival, duration, id) as a :class:`JobTrace`: zero durations left out and
+    counted, sorted by arrival (stable), arrivals from the first. ValueError when no job is left."""
+    kept = []
+    for at, length, label in rows:
+        if length == 0:
+            left["zero duration"] += 1
+        else:
+            kept.append((at, length, label))
+    if not kept:
+        reasons = "; ".join(f"{n} {why}" for why, n in left.items()) or "no rows"
+        raise ValueError(f"{path}: no job to simulate ({reasons})")
+    kept.sort(key=lambda r: r[0])
+    arrivals = np.array([r[0] for r in kept], dtype=float)
+    return JobTrace([r[2] for r in kept], arrivals - arrivals[0], np.array([r[1] for r in kept], dtype=float),
+                    dict(left))
+
+
+READERS: dict[str, Callable[..., JobTrace]] = {"csv": read_csv, "philly": read_philly}

@@ -1,0 +1,205 @@
+"""Command line: the report's Salus JCT claim (SRTF over FIFO) on a job trace a user has.
+
+    python -m impls.salus.jct (--trace FILE.csv | --philly cluster_job_log [--vc VC] [--gpus N])
+        [--skip K] [--first N] [--load L] [--iteration-ms MS] [--switch-ms MS]
+        [--policies fifo,srtf[,fair]] [--json [FILE|-]]
+
+The report's claim ``salus-jct-srtf-vs-fifo`` (the paper's 3.19×) is measured on the suite's
+own Poisson trace, whose arrival rate and job lengths are assumed; FIFO's average JCT over
+SRTF's moves with both (``scripts/salus_trace_sensitivity.py``). This command runs the suite's
+discrete-event simulator of the executor (:func:`impls.salus.core.simulator.simulate`, the one
+the report draws beside each real run) on a trace of arrivals and job lengths read by
+:mod:`impls.salus.core.trace_files`: a CSV (the Salus repository's own trace form reads as it
+is) or Microsoft's public Philly ``cluster_job_log``.
+
+Every job runs on one device, one iteration at a time, as in the paper's setting: a job of
+``d`` seconds is ``round(d / iteration)`` iterations (at least one) of equal length summing to
+``d``; SRTF knows each job's length (Salus's SRTF was given each job's total time); an
+iteration after another job's costs ``--switch-ms`` more (default 0: the suite measures the
+in-process switch at a few ms, ``python -m impls.salus.switching``). Memory is not modelled
+(a trace gives none), so PACK is not offered.
+
+It prints the trace's size, arrival span, offered load (arrival rate × mean job length; above
+1, jobs arrive faster than one device serves them and FIFO's wait grows with the trace's
+length), the job lengths' spread, each policy's average JCT and makespan, FIFO's average JCT
+over SRTF's, and the verdict the report's rule gives that one value against the claim's band
+in ``reports/claims.toml``. ``--load L`` scales the gaps between arrivals so that the offered
+load is L (a cluster's trace put on one device is usually far above 1). Output on stdout;
+``--json`` writes the whole result instead.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from impls.harness import cli
+
+CLAIM = "salus-jct-srtf-vs-fifo"
+POLICIES = ("fifo", "srtf", "fair")
+DEFAULT_ITERATION_MS = 100.0
+FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = cli.parser(prog="python -m impls.salus.jct", description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--trace", help="CSV with a header: an arrival column (submit_time, arrival_s, ...) and "
+                                        "duration (or start_time and end_time), seconds or dates")
+    source.add_argument("--philly", help="Philly's cluster_job_log (JSON)")
+    parser.add_argument("--vc", help="--philly only: jobs of this virtual cluster (default: all)")
+    parser.add_argument("--gpus", type=int, default=None,
+                        help="--philly only: jobs that held this many GPUs (default 1; 0: any)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first K jobs in arrival order")
+    parser.add_argument("--first", type=int, default=None, help="simulate N jobs (after --skip; default: all)")
+    parser.add_argument("--load", type=float, default=None,
+                        help="scale the gaps between arrivals to this offered load (default: the trace's own)")
+    parser.add_argument("--iteration-ms", type=float, default=DEFAULT_ITERATION_MS,
+                        help="length of one iteration, ms (preemption happens between iterations)")
+    parser.add_argument("--switch-ms", type=float, default=0.0,
+                        help="extra cost of an iteration after another job's, ms")
+    parser.add_argument("--policies", default="fifo,srtf",
+                        help=f"comma-separated, of {', '.join(POLICIES)} (fifo and srtf give the ratio)")
+    cli.add_json_option(parser, "the whole result")
+    return parser
+
+
+def _policies(text: str) -> list[str]:
+    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    if not names:
+        raise cli.UsageError(f"got {text!r}", "--policies", f"expected names of {', '.join(POLICIES)}")
+    for name in names:
+        if name == "pack":
+            raise cli.UsageError("got pack", "--policies", "expected fifo, srtf or fair: PACK needs each job's "
+                                 "memory, which a trace of arrivals and lengths does not give")
+        if name not in POLICIES:
+            raise cli.UsageError(f"got {name!r}", "--policies", f"expected names of {', '.join(POLICIES)}")
+    return list(dict.fromkeys(names))
+
+
+def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
+                   ) -> tuple[list[dict], dict[str, float], dict[str, float] | None]:
+    """The simulator's inputs for :class:`~impls.salus.core.trace_files.JobTrace` ``trace``:
+    (jobs ``{job_id, workload, arrival_s, iterations}``, iteration ms per workload, warm
+    iteration ms per workload or None). Each job is its own workload of
+    ``max(1, round(duration / iteration_ms))`` iterations whose lengths sum to its duration
+    exactly; one after another job's costs ``switch_ms`` more."""
+    jobs, ms, warm = [], {}, {}
+    for i, (arrival, seconds) in enumerate(zip(trace.arrival_s, trace.duration_s)):
+        n = max(1, round(float(seconds) * 1e3 / iteration_ms))
+        name = f"job{i}"
+        ms[name] = float(seconds) * 1e3 / n + switch_ms
+        warm[name] = float(seconds) * 1e3 / n
+        jobs.append({"job_id": i, "workload": name, "arrival_s": float(arrival), "iterations": n})
+    return jobs, ms, (warm if switch_ms else None)
+
+
+def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERATION_MS,
+            switch_ms: float = 0.0) -> dict[str, Any]:
+    """Simulate ``trace`` (a :class:`~impls.salus.core.trace_files.JobTrace`) under each of
+    ``policies``. Returns ``{"jobs", "span_s", "offered_load", "durations" (s, see
+    :meth:`JobTrace.duration_stats`), "iterations", "policies": {name: {"avg_jct_s",
+    "makespan_s"}}, "fifo_over_srtf"}`` (None without both fifo and srtf)."""
+    from impls.salus.core.simulator import simulate
+
+    jobs, ms, warm = simulator_jobs(trace, iteration_ms, switch_ms)
+    iterations = sum(j["iterations"] for j in jobs)
+    rows = {}
+    for name in policies:
+        result = simulate(jobs, name, ms, warm_iteration_ms=warm)
+        rows[name] = {"avg_jct_s": result["avg_jct_s"], "makespan_s": result["makespan_s"]}
+    ratio = None
+    if "fifo" in rows and "srtf" in rows and rows["srtf"]["avg_jct_s"]:
+        ratio = rows["fifo"]["avg_jct_s"] / rows["srtf"]["avg_jct_s"]
+    return {"jobs": len(trace), "span_s": float(trace.arrival_s[-1]), "offered_load": trace.offered_load(),
+            "durations": trace.duration_stats(), "iterations": iterations, "iteration_ms": iteration_ms,
+            "switch_ms": switch_ms, "policies": rows, "fifo_over_srtf": ratio}
+
+
+def _read(args: argparse.Namespace):
+    from impls.salus.core import trace_files
+
+    if args.trace is not None:
+        cli.check_file(args.trace, "--trace", "a CSV file of jobs")
+        return trace_files.read_csv(args.trace), args.trace
+    cli.check_file(args.philly, "--philly", "Philly's cluster_job_log (JSON)")
+    gpus = 1 if args.gpus is None else (args.gpus or None)
+    return trace_files.read_philly(args.philly, vc=args.vc, gpus=gpus), args.philly
+
+
+def _check(args: argparse.Namespace) -> list[str]:
+    if args.trace is not None:
+        for flag, value in (("--vc", args.vc), ("--gpus", args.gpus)):
+            if value is not None:
+                raise cli.UsageError(f"got {flag} with --trace", flag, "expected it only with --philly")
+    cli.number(args.gpus, "--gpus", minimum=0, integer=True)
+    cli.number(args.skip, "--skip", minimum=0, integer=True)
+    cli.number(args.first, "--first", minimum=1, integer=True)
+    cli.number(args.load, "--load", minimum=0, exclusive_min=True)
+    cli.number(args.iteration_ms, "--iteration-ms", minimum=0, exclusive_min=True, allow_none=False)
+    cli.number(args.switch_ms, "--switch-ms", minimum=0, allow_none=False)
+    policies = _policies(args.policies)
+    if args.json not in (None, "", "-"):
+        cli.check_output(args.json, "--json", inputs=[(args.trace, "--trace"), (args.philly, "--philly")])
+    return policies
+
+
+def _print(result: dict[str, Any]) -> None:
+    d = result["durations"]
+    print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s"
+          + "".join(f"; left out {n} {why}" for why, n in result["left_out"].items()))
+    own, load = result["trace_offered_load"], result["offered_load"]
+    scaled = f" (the trace's own: {own:.3g}; gaps scaled by {result['gaps_scaled_by']:.4g})" \
+        if result["gaps_scaled_by"] is not None else ""
+    print(f"offered load {'none (one arrival time)' if load is None else f'{load:.3g}'}{scaled}"
+          + ("; above 1 jobs queue without end and the ratio grows with the trace's length"
+             if load is not None and load > 1 else ""))
+    print(f"job lengths (s): median {d['median']:.4g}, mean {d['mean']:.4g}, p90 {d['p90']:.4g}, "
+          f"min {d['min']:.4g}, max {d['max']:.4g}; squared coefficient of variation {d['scv']:.3g}")
+    print(f"simulated: one device, iterations of {result['iteration_ms']:g} ms, switch "
+          f"{result['switch_ms']:g} ms ({result['iterations']} iterations)")
+    for name, row in result["policies"].items():
+        print(f"  {name:<5} average JCT {row['avg_jct_s']:.6g} s   makespan {row['makespan_s']:.6g} s")
+    ratio = result["fifo_over_srtf"]
+    if ratio is None:
+        print("FIFO/SRTF: not computed (--policies needs fifo and srtf)")
+        return
+    print(f"FIFO's average JCT over SRTF's: {ratio:.3f}x")
+    print(f"paper: {result['paper']} (claim {CLAIM}): {result['verdict']} on this trace (one simulation; "
+          "the report's value is a real run of the suite's trace)")
+
+
+@cli.command("python -m impls.salus.jct", sizes="--first (jobs simulated) and --iteration-ms")
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print (or ``--json``) the simulated policies on the given trace; 0 on success, 2 on bad input."""
+    from impls.harness import registry
+    from impls.harness.report import verdicts
+
+    args = _parser().parse_args(argv)
+    policies = _check(args)
+    trace, path = _read(args)
+    trace = trace.window(args.skip, args.first)
+    own = trace.offered_load()
+    if args.load is not None:
+        trace = trace.at_load(args.load)
+    iterations = sum(max(1, round(float(s) * 1e3 / args.iteration_ms)) for s in trace.duration_s)
+    if "fair" in policies and iterations > FAIR_MAX_ITERATIONS:
+        raise cli.UsageError(f"{iterations} iterations with fair", "--policies",
+                             f"expected at most {FAIR_MAX_ITERATIONS} for FAIR (it steps every iteration): "
+                             "raise --iteration-ms or take fewer jobs with --first")
+    result = {"source": str(path), "sha256": registry.sha256_of(path), "left_out": trace.left_out,
+              "trace_offered_load": own,
+              "gaps_scaled_by": None if args.load is None else own / args.load,
+              **measure(trace, policies, args.iteration_ms, args.switch_ms)}
+    result["verdict"] = result["paper"] = None
+    if result["fifo_over_srtf"] is not None:
+        result["verdict"], result["paper"] = verdicts.judge_one(CLAIM, result["fifo_over_srtf"])
+    if args.json is not None:
+        cli.emit_json(args.json or "-", result)
+    else:
+        _print(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""How the Salus JCT verdict (FIFO's average JCT over SRTF's) depends on the trace's assumptions.
+
+The report's claim ``salus-jct-srtf-vs-fifo`` (the paper's 3.19×) is measured on one Poisson
+trace drawn by :func:`impls.salus.core.traces.poisson_trace` at ``[salus_policies.<profile>]``:
+its arrival rate, its job lengths (log-uniform between two bounds) and its seed are chosen
+by the suite; the paper's own trace was not published. This script draws the same trace
+with one assumption changed, simulates FIFO and SRTF on it with the suite's simulator (the
+one the report draws beside each real run, with this machine's profiled iteration times, as
+the experiment's ``paper_sized_sim``), and prints per value the ratio's median and its 5-95%
+range over ``--seeds`` draws, with the draw at the profile's own seed. Parameters:
+
+- ``load``: the offered load (arrival rate × mean job length); the mean gap between arrivals
+  is set to the lengths' mean over ``load``;
+- ``spread``: the ratio of the longest to the shortest job length, at the same mean length
+  (so the load stays put);
+- ``n_jobs``: the trace's length;
+- ``none``: the profile's own values, over seeds only.
+
+``--trace real`` (default) varies the trace the real runs use (n_jobs, mean_interarrival_s,
+duration_s); ``--trace sim`` the paper-sized simulated one (sim_*).
+
+Usage::
+
+    python scripts/salus_trace_sensitivity.py --profile quick --param load --values 0.5 0.8 1 1.5 2 4
+
+One line per value on stdout (``--json FILE`` also writes the rows). Light: seconds of
+profiling, then simulation only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+import numpy as np
+
+PARAMS = ("load", "spread", "n_jobs", "none")
+
+
+def base_sizes(profile: str, trace: str) -> dict:
+    """The trace's sizes at ``profile``: ``n_jobs``, ``mean_interarrival_s``, ``duration_s``
+    (the real runs' keys, or the sim_* ones for ``trace == "sim"``), ``mix`` and ``seed``."""
+    from impls.salus.experiments.scheduling import salus_sizes
+
+    s = salus_sizes("salus_policies", profile)
+    prefix = "sim_" if trace == "sim" else ""
+    return {"n_jobs": s[f"{prefix}jobs" if prefix else "n_jobs"],
+            "mean_interarrival_s": s[f"{prefix}mean_interarrival_s"],
+            "duration_s": tuple(s[f"{prefix}duration_s"]), "mix": s["mix"], "seed": s.get("seed", 0),
+            "profile_iterations": s.get("profile_iterations", 5), "threads": s.get("threads")}
+
+
+def log_uniform_mean(lo: float, hi: float) -> float:
+    """Mean of a log-uniform length between ``lo`` and ``hi`` (s)."""
+    return lo if hi == lo else (hi - lo) / math.log(hi / lo)
+
+
+def with_value(base: dict, param: str, value: float) -> dict:
+    """``base`` with ``param`` set to ``value`` (see the module docstring)."""
+    s = dict(base)
+    lo, hi = base["duration_s"]
+    mean = log_uniform_mean(lo, hi)
+    if param == "load":
+        s["mean_interarrival_s"] = mean / value
+    elif param == "spread":
+        new_lo = mean if value == 1 else mean * math.log(value) / (value - 1)
+        s["duration_s"] = (new_lo, new_lo * value)
+    elif param == "n_jobs":
+        s["n_jobs"] = int(value)
+    return s
+
+
+def ratio_of(sizes: dict, seed: int, ms: dict, warm: dict) -> tuple[float, float]:
+    """(FIFO's average JCT over SRTF's, the offered load) of the trace ``sizes`` draws at ``seed``."""
+    from impls.salus.core.simulator import simulate
+    from impls.salus.core.traces import offered_load, poisson_trace
+
+    trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
+                          tuple(sizes["duration_s"]), seed=seed)
+    fifo = simulate(trace, "fifo", ms, warm_iteration_ms=warm)["avg_jct_s"]
+    srtf = simulate(trace, "srtf", ms, warm_iteration_ms=warm)["avg_jct_s"]
+    return fifo / srtf, offered_load(trace, ms) or math.nan
+
+
+def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm: dict) -> list[dict]:
+    """One row per value: the ratio at the base seed, its median and 5-95% range over seeds
+    ``base["seed"] .. + seeds - 1``, and the median offered load of those draws."""
+    out = []
+    for value in values:
+        sizes = with_value(base, param, value)
+        drawn = [ratio_of(sizes, base["seed"] + k, ms, warm) for k in range(seeds)]
+        ratios = np.array([r for r, _ in drawn])
+        loads = np.array([load for _, load in drawn])
+        row = {"param": param, "value": value, "n_jobs": sizes["n_jobs"],
+               "mean_interarrival_s": sizes["mean_interarrival_s"], "duration_s": list(sizes["duration_s"]),
+               "ratio_at_seed": float(ratios[0]), "ratio_median": float(np.median(ratios)),
+               "ratio_p5": float(np.quantile(ratios, 0.05)), "ratio_p95": float(np.quantile(ratios, 0.95)),
+               "offered_load_median": float(np.nanmedian(loads)), "seeds": seeds}
+        out.append(row)
+        print(f"{param} {value:<6g} FIFO/SRTF median {row['ratio_median']:.2f}x "
+              f"(5-95% over {seeds} seeds {row['ratio_p5']:.2f}-{row['ratio_p95']:.2f}x; seed {base['seed']}: "
+              f"{row['ratio_at_seed']:.2f}x)  offered load {row['offered_load_median']:.2f}  "
+              f"jobs {sizes['n_jobs']}, lengths {sizes['duration_s'][0]:.3g}-{sizes['duration_s'][1]:.3g} s",
+              flush=True)
+    return out
+
+
+def profiled_ms(base: dict) -> tuple[dict, dict]:
+    """This machine's iteration times of the mix (ms; after another job's, after its own),
+    profiled as the experiment profiles them."""
+    from impls.salus.core.devices import torch_threads
+    from impls.salus.experiments.scheduling import profile_workloads
+
+    with torch_threads(base.get("threads")):
+        profile = profile_workloads(base["mix"], "cpu", base["profile_iterations"], seed=base["seed"])
+    return ({w: p["iteration_ms_p50"] for w, p in profile.items()},
+            {w: p["iteration_ms_warm_p50"] for w, p in profile.items()})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="quick", choices=("smoke", "quick", "full"))
+    parser.add_argument("--trace", default="real", choices=("real", "sim"))
+    parser.add_argument("--param", default="load", choices=PARAMS)
+    parser.add_argument("--values", type=float, nargs="+", default=None)
+    parser.add_argument("--seeds", type=int, default=20, help="draws per value (default 20)")
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error("--seeds must be >= 1")
+    values = args.values or ([0.0] if args.param == "none" else None)
+    if values is None:
+        parser.error(f"--values is needed with --param {args.param}")
+    if any(not (math.isfinite(v) and v > 0) for v in values) and args.param != "none":
+        parser.error("--values must be finite and > 0")
+    if args.param == "spread" and any(v < 1 for v in values):
+        parser.error("--param spread takes ratios >= 1 (longest over shortest job)")
+    if args.param == "n_jobs" and any(v != int(v) for v in values):
+        parser.error("--param n_jobs takes whole numbers")
+    base = base_sizes(args.profile, args.trace)
+    ms, warm = profiled_ms(base)
+    found = rows(base, args.param, values, args.seeds, ms, warm)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(found, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""python -m impls.salus.jct and scripts/salus_trace_sensitivity.py: the Salus JCT claim on any
+job trace, and how it moves with the suite's trace assumptions."""
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from impls.harness.report import verdicts
+from impls.salus import jct
+from impls.salus.core import trace_files
+from impls.salus.core.simulator import simulate
+from impls.salus.core.traces import offered_load, poisson_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _csv(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "impls.salus.jct", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _philly_job(jobid, submitted, attempts, vc="vc1", status="Pass"):
+    return {"status": status, "vc": vc, "jobid": jobid, "submitted_time": submitted, "user": "u",
+            "attempts": [{"start_time": s, "end_time": e, "detail": [{"ip": "m1", "gpus": [f"gpu{k}" for k in range(g)]}]}
+                         for s, e, g in attempts]}
+
+
+# ---------------------------------------------------------------- reading traces
+
+def test_salus_repository_form_reads_as_is(tmp_path):
+    path = _csv(tmp_path / "t.csv", "model_name,iterations,submit_time,duration,job_id\n"
+                                    "vgg11_25,565,0,67.059,a\nresnet50_50,900,30,120,b\nalexnet_100,10,10,5,c\n")
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["a", "c", "b"]                      # sorted by arrival
+    assert trace.arrival_s.tolist() == [0.0, 10.0, 30.0]
+    assert trace.duration_s.tolist() == [67.059, 5.0, 120.0]
+
+
+def test_bom_crlf_case_gzip_and_dates(tmp_path):
+    text = "\ufeffSubmitted_Time,Start_Time,End_Time\r\n" \
+           "2017-10-07 01:11:39,2017-10-07 01:12:00,2017-10-07 01:22:00\r\n" \
+           "2017-10-07 01:13:39,2017-10-07 01:22:00,2017-10-07 01:23:30\r\n"
+    path = tmp_path / "t.csv.gz"
+    with gzip.open(path, "wt", newline="") as f:
+        f.write(text)
+    trace = trace_files.read_csv(path)
+    assert trace.arrival_s.tolist() == [0.0, 120.0]
+    assert trace.duration_s.tolist() == [600.0, 90.0]
+
+
+def test_zero_lengths_left_out_and_counted(tmp_path):
+    trace = trace_files.read_csv(_csv(tmp_path / "t.csv", "arrival_s,duration_s\n0,0\n1,5\n\n2,0\n3,7\n"))
+    assert trace.duration_s.tolist() == [5.0, 7.0]
+    assert trace.arrival_s.tolist() == [0.0, 2.0]           # from the first kept arrival
+    assert trace.left_out == {"zero duration": 2}
+
+
+@pytest.mark.parametrize("text, words", [
+    ("a,b\n1,2\n", "expected an arrival column"),
+    ("submit_time,duration\n0,10\n5,abc\n", ":3: duration 'abc'"),
+    ("submit_time,duration\n0,10\n5,-1\n", ":3: duration '-1'; expected seconds >= 0"),
+    ("submit_time,duration\n0,10\n,4\n", ":3: submit_time is empty"),
+    ("submit_time,duration\n0,nan\n", "expected a finite number"),
+    ("arrival,start_time,end_time\n0,10,5\n", "before start_time"),
+    ("submit_time,duration\n", "no job to simulate"),
+    ("submit_time,duration\n0,0\n", "no job to simulate (1 zero duration)"),
+])
+def test_bad_csv_named_with_its_line(tmp_path, text, words):
+    with pytest.raises(ValueError, match=None) as err:
+        trace_files.read_csv(_csv(tmp_path / "t.csv", text))
+    assert words in str(err.value)
+
+
+def test_philly_lengths_gpus_and_left_out(tmp_path):
+    jobs = [
+        _philly_job("a", "2017-10-07 01:00:00", [("2017-10-07 01:00:10", "2017-10-07 01:01:10", 1),
+                                                 ("2017-10-07 01:02:00", "2017-10-07 01:02:30", 1)]),
+        _philly_job("eight", "2017-10-07 01:00:05", [("2017-10-07 01:00:10", "2017-10-07 02:00:00", 8)]),
+        _philly_job("never", "2017-10-07 01:00:06", []),
+        _philly_job("running", "2017-10-07 01:00:07", [("2017-10-07 01:00:10", None, 1)]),
+        _philly_job("other", "2017-10-07 01:00:08", [("2017-10-07 01:00:10", "2017-10-07 01:00:20", 1)], vc="vc2"),
+        _philly_job("b", "2017-10-07 01:10:00", [("2017-10-07 01:20:00", "2017-10-07 01:20:45", 1)],
+                    status="Killed"),
+    ]
+    path = tmp_path / "cluster_job_log"
+    path.write_text(json.dumps(jobs))
+    trace = trace_files.read_philly(path, vc="vc1")
+    assert trace.ids == ["a", "b"]
+    assert trace.duration_s.tolist() == [90.0, 45.0]         # attempts summed; killed jobs count
+    assert trace.arrival_s.tolist() == [0.0, 600.0]
+    assert trace.left_out == {"not on 1 GPU": 1, "never ran (no attempt with both times)": 1,
+                              "still running at the snapshot": 1, "another virtual cluster": 1}
+    assert trace_files.read_philly(path, gpus=8).ids == ["eight"]
+    assert len(trace_files.read_philly(path, gpus=None)) == 4
+
+
+@pytest.mark.parametrize("content, words", [("[1, 2]", "expected a list of jobs"),
+                                            ('{"a": 1}', "a JSON dict"),
+                                            ("submit_time,duration\n", "not JSON"),
+                                            ('[{"jobid": "x"}]', "has no submitted_time")])
+def test_bad_philly_file(tmp_path, content, words):
+    path = tmp_path / "log"
+    path.write_text(content)
+    with pytest.raises(ValueError) as err:
+        trace_files.read_philly(path)
+    assert words in str(err.value)
+
+
+def test_window_and_load():
+    trace = trace_files.JobTrace(["a", "b", "c", "d"], np.array([0.0, 10.0, 30.0, 60.0]),
+                                 np.array([10.0, 20.0, 30.0, 40.0]), {})
+    assert trace.offered_load() == pytest.approx(3 / 60 * 25)
+    part = trace.window(1, 2)
+    assert part.ids == ["b", "c"] and part.arrival_s.tolist() == [0.0, 20.0]
+    scaled = trace.at_load(0.5)
+    assert scaled.offered_load() == pytest.approx(0.5)
+    assert scaled.duration_s.tolist() == trace.duration_s.tolist()
+    with pytest.raises(ValueError, match="no job in the window"):
+        trace.window(4)
+    with pytest.raises(ValueError, match="no arrival rate"):
+        trace.window(0, 1).at_load(1.0)
+    stats = trace.duration_stats()
+    assert stats["scv"] == pytest.approx(np.var([10, 20, 30, 40]) / 25 ** 2)
+
+
+# ---------------------------------------------------------------- simulation
+
+def test_jobs_sum_to_their_lengths():
+    trace = trace_files.JobTrace(["a", "b"], np.array([0.0, 1.0]), np.array([0.03, 12.345]), {})
+    jobs, ms, warm = jct.simulator_jobs(trace, 100.0, switch_ms=2.0)
+    assert [j["iterations"] for j in jobs] == [1, 123]
+    assert warm["job1"] * 123 == pytest.approx(12345.0)
+    assert ms["job1"] - warm["job1"] == pytest.approx(2.0)
+    assert jct.simulator_jobs(trace, 100.0)[2] is None      # no switch cost: no warm times
+
+
+def test_hand_computed_ratio():
+    """Two jobs at 0 (10 s, then 1 s): FIFO finishes them at 10 and 11 (mean 10.5), SRTF runs
+    the short one first, at 1 and 11 (mean 6): 1.75x."""
+    trace = trace_files.JobTrace(["long", "short"], np.array([0.0, 0.0]), np.array([10.0, 1.0]), {})
+    result = jct.measure(trace, ["fifo", "srtf"])
+    assert result["policies"]["fifo"]["avg_jct_s"] == pytest.approx(10.5)
+    assert result["policies"]["srtf"]["avg_jct_s"] == pytest.approx(6.0)
+    assert result["fifo_over_srtf"] == pytest.approx(1.75)
+    switched = jct.measure(trace, ["fifo", "srtf"], switch_ms=100.0)  # each job's first iteration pays 0.1 s
+    assert switched["policies"]["fifo"]["avg_jct_s"] == pytest.approx(10.6 + 0.1 / 2)
+
+
+def test_same_ratio_as_the_experiments_simulation():
+    """The suite's own trace, read back from a CSV of its arrivals and lengths, gives the ratio
+    the experiment's simulation gives it (iterations of one length per workload)."""
+    ms = {"a": 7.0, "b": 31.0}
+    trace = poisson_trace(40, 2.0, ["a", "b"], ms, (0.5, 20.0), seed=3)
+    direct = simulate(trace, "fifo", ms)["avg_jct_s"] / simulate(trace, "srtf", ms)["avg_jct_s"]
+    rows = "".join(f"{j['arrival_s']!r},{j['iterations'] * ms[j['workload']] / 1e3!r}\n" for j in trace)
+    read = trace_files.read_csv(_write(rows))
+    assert read.offered_load() == pytest.approx(offered_load(trace, ms))
+    assert jct.measure(read, ["fifo", "srtf"], iteration_ms=7.0)["fifo_over_srtf"] == pytest.approx(direct, rel=0.02)
+
+
+def _write(rows: str) -> Path:
+    import tempfile
+    handle = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    handle.write("arrival_s,duration_s\n" + rows)
+    handle.close()
+    return Path(handle.name)
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_command_line_prints_ratio_and_verdict(tmp_path):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,100\n0,10\n5,1\n500,30\n")
+    done = _run("--trace", str(path), "--policies", "fifo,srtf,fair")
+    assert done.returncode == 0, done.stderr
+    assert "4 jobs over 500 s" in done.stdout
+    assert "fair  average JCT" in done.stdout
+    out = _run("--trace", str(path), "--json", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    expected = jct.measure(trace_files.read_csv(path), ["fifo", "srtf"])["fifo_over_srtf"]
+    assert result["fifo_over_srtf"] == pytest.approx(expected)
+    assert f"{expected:.3f}x" in done.stdout
+    assert (result["verdict"], result["paper"]) == verdicts.judge_one(jct.CLAIM, expected)
+    assert len(result["sha256"]) == 64
+
+
+def test_load_flag_rescales(tmp_path):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,100\n50,10\n60,1\n500,30\n")
+    out = _run("--trace", str(path), "--load", "0.5", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["offered_load"] == pytest.approx(0.5)
+    assert result["trace_offered_load"] == pytest.approx(3 / 500 * 141 / 4)
+    assert result["gaps_scaled_by"] == pytest.approx(result["trace_offered_load"] / 0.5)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--policies", "pack"], "PACK needs each job's memory"),
+    (["--policies", "lifo"], "expected names of fifo, srtf, fair"),
+    (["--vc", "x"], "expected it only with --philly"),
+    (["--iteration-ms", "0"], "--iteration-ms"),
+    (["--load", "-1"], "--load"),
+    (["--first", "0"], "--first"),
+    (["--skip", "9"], "no job in the window"),
+])
+def test_bad_flags_one_line(tmp_path, args, words):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,100\n50,10\n")
+    done = _run("--trace", str(path), *args)
+    assert done.returncode == 2
+    assert words in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_fair_refused_beyond_its_step_limit(tmp_path, monkeypatch):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,100\n50,10\n")
+    monkeypatch.setattr(jct, "FAIR_MAX_ITERATIONS", 50)
+    assert jct.main(["--trace", str(path), "--policies", "fair"]) == 2
+    assert jct.main(["--trace", str(path), "--policies", "fifo,srtf"]) == 0
+
+
+# ---------------------------------------------------------------- the sensitivity script
+
+def _script():
+    spec = importlib.util.spec_from_file_location("salus_trace_sensitivity",
+                                                  ROOT / "scripts" / "salus_trace_sensitivity.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sensitivity_values_change_one_assumption():
+    s = _script()
+    base = {"n_jobs": 16, "mean_interarrival_s": 0.25, "duration_s": (0.05, 4.0), "mix": ["a", "b"], "seed": 0}
+    mean = s.log_uniform_mean(0.05, 4.0)
+    spread = s.with_value(base, "spread", 300)
+    lo, hi = spread["duration_s"]
+    assert hi / lo == pytest.approx(300) and s.log_uniform_mean(lo, hi) == pytest.approx(mean)
+    assert s.with_value(base, "spread", 1)["duration_s"] == (mean, mean)
+    assert s.with_value(base, "load", 2.0)["mean_interarrival_s"] == pytest.approx(mean / 2)
+    assert s.with_value(base, "n_jobs", 40)["n_jobs"] == 40
+
+
+def test_sensitivity_rows_match_the_simulation():
+    s = _script()
+    ms = {"a": 5.0, "b": 20.0}
+    base = {"n_jobs": 60, "mean_interarrival_s": 1.0, "duration_s": (0.1, 10.0), "mix": ["a", "b"], "seed": 4}
+    rows = s.rows(base, "spread", [1.0, 100.0], 3, ms, ms)
+    assert rows[0]["ratio_median"] == pytest.approx(1.0, abs=0.05)    # equal lengths: nothing to reorder
+    assert rows[1]["ratio_median"] > 1.5
+    trace = poisson_trace(60, 1.0, ["a", "b"], ms, tuple(rows[1]["duration_s"]), seed=4)
+    direct = simulate(trace, "fifo", ms, warm_iteration_ms=ms)["avg_jct_s"] / \
+        simulate(trace, "srtf", ms, warm_iteration_ms=ms)["avg_jct_s"]
+    assert rows[1]["ratio_at_seed"] == pytest.approx(direct)
+    assert math.isfinite(rows[1]["offered_load_median"])
