@@ -61,6 +61,13 @@ def test_bom_crlf_case_gzip_and_dates(tmp_path):
     assert trace.duration_s.tolist() == [600.0, 90.0]
 
 
+@pytest.mark.parametrize("text", ["submit_time;duration\n0;10,5\n5;3\n", "submit_time\tduration\n0\t10.5\n5\t3\n",
+                                  "submit_time|duration\n0|10.5\n5|3\n"])
+def test_other_separators_and_decimal_commas(tmp_path, text):
+    trace = trace_files.read_csv(_csv(tmp_path / "t.csv", text))
+    assert trace.duration_s.tolist() == [10.5, 3.0]
+
+
 def test_zero_lengths_left_out_and_counted(tmp_path):
     trace = trace_files.read_csv(_csv(tmp_path / "t.csv", "arrival_s,duration_s\n0,0\n1,5\n\n2,0\n3,7\n"))
     assert trace.duration_s.tolist() == [5.0, 7.0]

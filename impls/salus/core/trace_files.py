@@ -8,8 +8,8 @@ Two forms are read:
   (``duration``, ``duration_s``, ``runtime``, ``run_time``) or ``start_time`` and
   ``end_time``. Times are seconds, or dates (``2017-10-07 01:11:39``, ISO 8601) taken as
   seconds from the first arrival; an optional ``job_id`` / ``jobid`` / ``id`` column names
-  the jobs. Column names are matched without case; a UTF-8 BOM, CRLF line ends and gzip
-  (``.gz``) are read.
+  the jobs. Column names are matched without case; a UTF-8 BOM, CRLF line ends, gzip and a
+  header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
 - **Philly** ``cluster_job_log`` (Microsoft's public trace, github.com/msr-fiddle/philly-traces):
   a JSON list of jobs with ``submitted_time``, ``attempts`` (``start_time``, ``end_time``,
   ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the sum of its
@@ -29,8 +29,10 @@ import csv
 import dataclasses
 import gzip
 import io
+import itertools
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
@@ -127,13 +129,26 @@ def _column(header: Sequence[str], names: Sequence[str]) -> str | None:
     return next((lowered[n] for n in names if n in lowered), None)
 
 
+_DECIMAL_COMMA = re.compile(r"^\s*([-+]?\d*),(\d+)\s*$")
+
+
+def _delimiter(header: str) -> str:
+    """The header line's field separator: a comma, else the one of ``;``, tab or ``|`` it
+    holds (a spreadsheet's export in a locale whose decimal mark is a comma)."""
+    if "," in header:
+        return ","
+    return next((d for d in (";", "\t", "|") if d in header), ",")
+
+
 def read_csv(path: str | Path) -> JobTrace:
     """The jobs of CSV file ``path`` (see the module docstring); ValueError naming the file,
     line and column for a header without the columns or a value that is not a time."""
     path = Path(path)
     with _open_text(path) as handle:
         try:
-            reader = csv.DictReader(handle)
+            first = handle.readline()
+            separator = _delimiter(first)
+            reader = csv.DictReader(itertools.chain([first], handle), delimiter=separator)
             header = reader.fieldnames or []
             arrival = _column(header, ARRIVAL_COLUMNS)
             duration = _column(header, DURATION_COLUMNS)
@@ -152,6 +167,8 @@ def read_csv(path: str | Path) -> JobTrace:
                 for column in (arrival, duration) if duration is not None else (arrival, start, end):
                     if not (row.get(column) or "").strip():
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
+                if separator != ",":     # a decimal comma, as such exports write numbers
+                    row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
                 at = _time(row[arrival], where, arrival)
                 if duration is not None:
                     length = _time(row[duration], where, duration)
