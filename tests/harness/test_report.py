@@ -432,10 +432,44 @@ def test_a_bound_flag_without_any_result_is_not_read_as_exact():
 
 
 def _sampled_claim(path="data.pair.intervals.ratio"):
-    from impls.harness.report.claims import ArtifactSource
+    from impls.harness.report.claims import SamplingSource
 
     return Claim(**{**claim(2.0, 0.1, 1.0).__dict__, "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
-                    "sampling_interval": ArtifactSource("toy_pairs", path)})
+                    "sampling_interval": SamplingSource("toy_pairs", path)})
+
+
+def _twin_sampled_claim():
+    """A claim measured on the CPU and on CUDA, each run with its own sampling interval and
+    words for it."""
+    from impls.harness.report.claims import SamplingSource
+
+    words = {"error": "the spread over draws of the trace", "method": "spread over 9 draws (95%)"}
+    return Claim(**{**claim(2.0, 0.1, 1.0).__dict__, "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),
+                    "measured_cuda": BenchmarkSource(PointRef("b.SpeedCuda.track_ratio", {})),
+                    "sampling_interval": SamplingSource("toy_pairs", "data.r", **words),
+                    "sampling_interval_cuda": SamplingSource("toy_pairs_cuda", "data.r", **words)})
+
+
+@pytest.mark.parametrize("cpu_pair, cuda_pair, with_cuda, verdict", [
+    ([1.5, 2.4], [1.9, 2.1], True, REPRODUCED),     # the CUDA value is judged with the CUDA run's interval
+    ([1.9, 2.1], [1.5, 2.4], True, INCONCLUSIVE),
+    ([1.5, 2.4], [1.9, 2.1], False, INCONCLUSIVE),  # no CUDA run: the CPU run's own interval
+])
+def test_each_run_is_judged_with_its_own_sampling_interval(cpu_pair, cuda_pair, with_cuda, verdict):
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {"r": cpu_pair}},
+                 "toy_pairs_cuda": {"commit": "b" * 40, "data": {"r": cuda_pair}}}
+    rows = [("b.Speed.track_ratio", 2.0, "b" * 40)] + ([("b.SpeedCuda.track_ratio", 2.0, "b" * 40)] if with_cuda else [])
+    [result] = evaluate_claims([_twin_sampled_claim()], _points(*rows), artifacts, no_cuda_state())
+    assert result.verdict == verdict
+    assert result.interval.method == "spread over 9 draws (95%)"
+    assert result.detail.startswith("CUDA run" if with_cuda else "CPU run")
+
+
+def test_a_missing_sampling_interval_is_named_in_the_claims_own_words():
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {}}}
+    [result] = evaluate_claims([_twin_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
+                               no_cuda_state())
+    assert "the spread over draws of the trace is not in any interval" in result.detail
 
 
 @pytest.mark.parametrize("pair, commit, verdict, interval", [
@@ -613,8 +647,20 @@ def bad(old: str, new: str) -> str:
      "sampling_interval", ["sampling_interval goes with measured"]),
     (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\nmeasured_cuda = { benchmark = "c" }\n'
                           'sampling_interval = { artifact = "a", path = "data.x" }'),
-     "measured_cuda", ["measured_cuda does not go with bound flags, unmeasured_reason, applies_when or "
-                       "sampling_interval"]),
+     "sampling_interval", ["with measured_cuda, sampling_interval and sampling_interval_cuda go together"]),
+    (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\nmeasured_cuda = { benchmark = "c" }\n'
+                          'applies_when = { artifact = "a", path = "data.x", equals = 1 }'),
+     "measured_cuda", ["measured_cuda does not go with bound flags, unmeasured_reason or applies_when"]),
+    (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\n'
+                          'sampling_interval = { artifact = "a", path = "data.x" }\n'
+                          'sampling_interval_cuda = { artifact = "a", path = "data.x" }'),
+     "sampling_interval_cuda", ["sampling_interval_cuda goes with measured_cuda"]),
+    (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\n'
+                          'sampling_interval = { artifact = "a", path = "data.x", how = "?" }'),
+     "sampling_interval", ["optionally with error = \"<what it bounds>\" and method"]),
+    (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\n'
+                          'sampling_interval = { artifact = "a", path = "data.x", method = " " }'),
+     "sampling_interval", ["sampling_interval must be"]),
 ])
 def test_bad_claims_file_names_file_claim_line_and_expectation(tmp_path, second, key, expected):
     path = tmp_path / "claims.toml"

@@ -284,3 +284,48 @@ def test_the_old_command_names_take_flags_before_the_experiment(module, capsys):
     err = capsys.readouterr().err
     assert "no experiment 'salus.nosuch'" in err, err
     assert alias.main(["--help"]) == 0 and f"experiments.{module} NAME" in capsys.readouterr().out
+
+
+def test_trace_draws_bound_the_real_ratio_by_the_simulators_spread_over_other_draws():
+    """The draws are the measured trace's sizes at other seeds; the real ratio is scaled by
+    their 2.5-97.5% over the measured trace's own simulated ratio."""
+    import numpy as np
+
+    from impls.salus.core.simulator import simulate
+    from impls.salus.core.traces import poisson_trace
+    from impls.salus.experiments import scheduling as experiments
+
+    ms = {"a": 5.0, "b": 40.0}
+    sizes = {"mix": ["a", "b"], "n_jobs": 12, "mean_interarrival_s": 0.2, "duration_s": [0.05, 4.0], "seed": 3}
+    out = experiments.trace_draws(sizes, ms, ms, None, {}, real=2.0, draws=30)
+    assert out["draws"] == 30 and len(out["sim_ratios"]) == 30
+
+    def ratio(seed):
+        trace = poisson_trace(12, 0.2, ["a", "b"], ms, (0.05, 4.0), seed=seed)
+        return (simulate(trace, "fifo", ms, warm_iteration_ms=ms)["avg_jct_s"]
+                / simulate(trace, "srtf", ms, warm_iteration_ms=ms)["avg_jct_s"])
+
+    assert out["sim_at_trace"] == pytest.approx(ratio(3))
+    assert out["sim_ratios"][0] == pytest.approx(ratio(3 + experiments.DRAW_SEED_OFFSET))
+    low, high = np.percentile(out["sim_ratios"], [2.5, 97.5])
+    assert out["sim_interval"] == pytest.approx([low, high])
+    assert out["real_draw_interval"] == pytest.approx([2.0 * low / out["sim_at_trace"], 2.0 * high / out["sim_at_trace"]])
+    assert len(set(out["sim_ratios"])) > 5                       # the draws differ
+    assert experiments.trace_draws(sizes, ms, ms, None, {}, real=None, draws=5)["real_draw_interval"] is None
+    failing = experiments.trace_draws(sizes, ms, ms, 10, {"a": 100, "b": 100}, real=2.0, draws=5)
+    assert failing["sim_ratios"] == [] and failing["real_draw_interval"] is None   # every job fails: no ratio
+
+
+def test_the_policy_experiment_records_the_draw_interval_the_report_reads(monkeypatch):
+    from impls.harness.report import claims, render
+    from impls.harness.report.measure import artifact_interval
+    from impls.salus.experiments import scheduling as experiments
+
+    _profiles_10_ms_slower_each_time(monkeypatch, experiments)
+    out = experiments.policy_experiment(TWO_JOBS, "cpu", progress=False)
+    [claim] = [c for c in claims.load_claims(render.default_claims_path()) if c.id == "salus-jct-srtf-vs-fifo"]
+    found = artifact_interval({"salus_policies": {"commit": "c" * 40, "data": out}}, claim.sampling_interval, "c" * 40)
+    assert out["fifo_over_srtf"]["real"] is not None
+    assert found == tuple(out["fifo_over_srtf"]["real_draw_interval"]) == tuple(out["trace_draws"]["real_draw_interval"])
+    assert claim.sampling_interval_cuda.path == claim.sampling_interval.path
+    assert out["trace_draws"]["draws"] == experiments.TRACE_DRAWS

@@ -27,7 +27,7 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 REQUIRED_KEYS = ("id", "system", "figure", "statement", "paper_value", "unit", "source",
                  "approx", "tolerance", "requires")
 OPTIONAL_KEYS = ("baseline", "peer", "note", "measured", "measured_cuda", "lower_bound_when", "upper_bound_when",
-                 "unmeasured_reason", "applies_when", "sampling_interval")
+                 "unmeasured_reason", "applies_when", "sampling_interval", "sampling_interval_cuda")
 MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
     "benchmark": {"benchmark", "params"},
@@ -85,6 +85,20 @@ class ArtifactSource:
 
 MeasuredSource = BenchmarkSource | RatioSource | TrendSource | ArtifactSource
 
+SAMPLING_ERROR = "the test points' sampling error"
+SAMPLING_METHOD = "bootstrap over the test points (95%)"
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplingSource(ArtifactSource):
+    """A ``[low, high]`` pair at dotted ``path`` of artifact ``artifact`` (the measured run's)
+    that bounds the value's sampling error. ``error`` names that error (a noun phrase: "the
+    test points' sampling error"), ``method`` says how the run found the pair ("bootstrap
+    over the test points (95%)")."""
+
+    error: str = SAMPLING_ERROR
+    method: str = SAMPLING_METHOD
+
 
 @dataclasses.dataclass(frozen=True)
 class Condition:
@@ -137,7 +151,9 @@ class Claim:
     applies_when: Condition | None = None
     # an artifact's [low, high]: the measured value's interval from the sampling of its data
     # (a bootstrap over the test points), of the same run as the value
-    sampling_interval: ArtifactSource | None = None
+    sampling_interval: SamplingSource | None = None
+    # ... and the CUDA run's, read where ``measured_cuda`` is judged
+    sampling_interval_cuda: SamplingSource | None = None
 
     @property
     def paper_range(self) -> tuple[float, float]:
@@ -283,6 +299,18 @@ class _Checker:
             return None
         return ArtifactSource(table["artifact"], table["path"])
 
+    def sampling_source(self, key: str) -> SamplingSource | None:
+        table = self.entry.get(key)
+        if table is None:
+            return None
+        texts = ("error", "method")
+        if (not isinstance(table, dict) or not {"artifact", "path"} <= set(table) <= {"artifact", "path", *texts}
+                or not all(isinstance(table[k], str) and table[k].strip() for k in table)):
+            self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\" }}, optionally with "
+                      f"error = \"<what it bounds>\" and method = \"<how the run found it>\", got {_describe(table)}")
+            return None
+        return SamplingSource(table["artifact"], table["path"], **{k: table[k].strip() for k in texts if k in table})
+
     def condition(self, key: str) -> Condition | None:
         table = self.entry.get(key)
         if table is None:
@@ -387,7 +415,8 @@ class _Checker:
             "upper_bound_when": self.bound_flag("upper_bound_when"),
             "unmeasured_reason": self.reason_source("unmeasured_reason"),
             "applies_when": self.condition("applies_when"),
-            "sampling_interval": self.reason_source("sampling_interval"),
+            "sampling_interval": self.sampling_source("sampling_interval"),
+            "sampling_interval_cuda": self.sampling_source("sampling_interval_cuda"),
         }
         approx = self.entry.get("approx")
         if not isinstance(approx, bool):
@@ -402,11 +431,15 @@ class _Checker:
             self.fail("measured_cuda", "measured_cuda goes with measured (the CPU run's, judged where there is "
                                        "no CUDA run)")
         if "measured_cuda" in self.entry and any(k in self.entry for k in ("lower_bound_when", "upper_bound_when",
-                                                                           "unmeasured_reason", "applies_when",
-                                                                           "sampling_interval")):
-            self.fail("measured_cuda", "measured_cuda does not go with bound flags, unmeasured_reason, applies_when "
-                                       "or sampling_interval: those would read the CPU run's sources beside a CUDA "
-                                       "value")
+                                                                           "unmeasured_reason", "applies_when")):
+            self.fail("measured_cuda", "measured_cuda does not go with bound flags, unmeasured_reason or applies_when: "
+                                       "those would read the CPU run's sources beside a CUDA value")
+        if "measured_cuda" in self.entry and ("sampling_interval" in self.entry) != ("sampling_interval_cuda" in self.entry):
+            self.fail("sampling_interval_cuda" if "sampling_interval_cuda" in self.entry else "sampling_interval",
+                      "with measured_cuda, sampling_interval and sampling_interval_cuda go together (each run's "
+                      "interval is in its own artifact)")
+        if "sampling_interval_cuda" in self.entry and "measured_cuda" not in self.entry:
+            self.fail("sampling_interval_cuda", "sampling_interval_cuda goes with measured_cuda (it is the CUDA run's)")
         if "sampling_interval" in self.entry and "measured" not in self.entry:
             self.fail("sampling_interval", "sampling_interval goes with measured (it is the measured value's)")
         if self.problems:

@@ -39,8 +39,7 @@ from impls.harness.report.results import STATUS_OK
 BOOTSTRAP_RESAMPLES = 2000
 UNBOUNDED = "unbounded: a number it rests on is too noisy to track on this machine"
 UNBOUNDED_SAMPLING = "unbounded: its test points cannot bound it (too many resamples have no value)"
-NO_SAMPLING = ("without the test points' sampling error (the newest artifact holds no interval for this run: "
-               "an older run's, or one of another commit)")
+NO_SAMPLING = "(the newest artifact holds no interval for this run: an older run's, or one of another commit)"
 _UNBOUNDED_NOTE = {UNBOUNDED: "too noisy here", UNBOUNDED_SAMPLING: "the test points cannot bound it"}
 BOOTSTRAP_SEED = 20240601
 
@@ -153,10 +152,11 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
         return Interval(-math.inf, math.inf, UNBOUNDED_SAMPLING)
     if sampled is None:
         if repeats is not None and claim.sampling_interval is not None:
-            return dataclasses.replace(repeats, method=f"{repeats.method}; {NO_SAMPLING}")
+            return dataclasses.replace(repeats, method=f"{repeats.method}; without "
+                                                      f"{claim.sampling_interval.error} {NO_SAMPLING}")
         return repeats
     low, high = min(sampled[0], value), max(sampled[1], value)
-    method = "bootstrap over the test points (95%)"
+    method = claim.sampling_interval.method
     if repeats is None:
         return Interval(low, high, method)
     return Interval(min(low, repeats.low), max(high, repeats.high), f"{repeats.method}, joined with a {method}")

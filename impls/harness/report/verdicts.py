@@ -289,7 +289,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
         extra["no_noise"] = lacks_run_to_run(claim, result.measured, points, noise)
         if claim.sampling_interval is not None and (interval is None or NO_SAMPLING in interval.method):
             result = dataclasses.replace(result, detail=(
-                f"{result.detail}; the test points' sampling error is not in "
+                f"{result.detail}; {claim.sampling_interval.error} is not in "
                 f"{'its interval' if interval else 'any interval'}: the newest artifact holds none for this run "
                 f"({claim.sampling_interval.path}; an older run's, or one of another commit)"))
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
@@ -386,9 +386,11 @@ def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping
             note = (f"CUDA run, {'older than' if older else 'of another commit than'} the CPU run's value "
                     f"({shown_with_unit(cpu.value, claim)} at {cpu.commit[:8]}; not judged: the CUDA run is the "
                     "papers' setting)")
-        return dataclasses.replace(claim, measured=claim.measured_cuda), note
+        return dataclasses.replace(claim, measured=claim.measured_cuda,
+                                   sampling_interval=claim.sampling_interval_cuda), note
     if found.status == INVALID:
-        return dataclasses.replace(claim, measured=claim.measured_cuda), ""
+        return dataclasses.replace(claim, measured=claim.measured_cuda,
+                                   sampling_interval=claim.sampling_interval_cuda), ""
     has_cuda = state.missing_reason(("cuda",)) is None
     if found.status in (STATUS_SKIPPED, ABSENT) and not has_cuda:
         return claim, "CPU run (no CUDA device on this machine)"

@@ -211,6 +211,46 @@ def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before:
     return row, after
 
 
+TRACE_DRAWS = 100          # other draws of the trace whose simulated ratios bound the measured one's
+DRAW_SEED_OFFSET = 1000   # their seeds: the trace's + 1000 + k (the paper-sized trace has + 1)
+
+
+def trace_draws(sizes: Mapping[str, Any], ms: Mapping[str, float], warm: Mapping[str, float],
+                budget: int | None, peaks: Mapping[str, int], real: float | None,
+                draws: int = TRACE_DRAWS) -> dict:
+    """How far the ratio FIFO / SRTF moves with the draw of the synthetic trace.
+
+    Simulates FIFO and SRTF (iteration times ``ms``, warm times ``warm``, the memory budget)
+    on the measured trace (seed ``sizes["seed"]``) and on ``draws`` others drawn with the
+    same sizes (seeds ``seed + DRAW_SEED_OFFSET + k``). Returns ``{"draws", "sim_at_trace"
+    (the measured trace's simulated ratio), "sim_ratios" (one per draw whose jobs all
+    finished), "sim_interval" [2.5th, 97.5th percentile] of them, "real_draw_interval"}``:
+    the real run's ratio ``real`` scaled by that interval over ``sim_at_trace`` (where
+    another draw's ratio would lie, had the suite drawn it, by the simulator's account).
+    The intervals are None without ``real``, a measured trace whose jobs failed, or fewer
+    than half the draws with every job finished.
+    """
+    seed = sizes.get("seed", 0)
+
+    def ratio_of(trace_seed: int) -> float | None:
+        trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
+                              tuple(sizes["duration_s"]), seed=trace_seed)
+        rows = [_policy_row(simulate(trace, name, ms, budget, peaks, warm_iteration_ms=warm))
+                for name in ("fifo", "srtf")]
+        return _fifo_over_srtf(*rows)
+
+    at_trace = ratio_of(seed)
+    ratios = [r for r in (ratio_of(seed + DRAW_SEED_OFFSET + k) for k in range(draws)) if r is not None]
+    sim_interval = real_interval = None
+    if ratios and 2 * len(ratios) >= draws:
+        low, high = (float(q) for q in np.percentile(ratios, [2.5, 97.5]))
+        sim_interval = [low, high]
+        if real is not None and at_trace:
+            real_interval = [real * low / at_trace, real * high / at_trace]
+    return {"draws": draws, "sim_at_trace": at_trace, "sim_ratios": ratios, "sim_interval": sim_interval,
+            "real_draw_interval": real_interval}
+
+
 def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progress: bool | None = None) -> dict:
     """FIFO/SRTF/PACK/FAIR on one Poisson trace: a real run each, and the simulator beside it.
 
@@ -222,7 +262,8 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     Returns ``{"device", "profile": {workload: {...}}, "trace": [...], "offered_load",
     "policies": {name: {"real": {avg_jct_s, makespan_s, jct_cdf{x,y}, jct_s{id: s}, failed,
     overhead_us_per_iteration}, "sim": {...}, "sim_inrun": {...}, "sim_error", "sim_inrun_error"}},
-    "fifo_over_srtf": {"real", "sim", "paper"}, "paper_sized_sim": {...}, "load": {...}}``.
+    "fifo_over_srtf": {"real", "sim", "sim_inrun", "paper", "real_draw_interval"}, "trace_draws":
+    {...} (see :func:`trace_draws`), "paper_sized_sim": {...}, "load": {...}}``.
     ``sim`` is driven by iteration times profiled on this device around that policy's real
     run: the mean of a profile just before and one just after it (see
     :func:`bracketed_iteration_ms`; ``profiled_iteration_ms`` after another job's iteration,
@@ -300,12 +341,14 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     for row in big.values():
         row.pop("jct_s")
     big_ratio = _fifo_over_srtf(big["fifo"], big["srtf"]) if "fifo" in big and "srtf" in big else None
+    draws = trace_draws(sizes, ms, warm, budget, peaks, ratio("real"))
     return {
         "device": dev.kind, "device_name": dev.describe(), "torch_threads": threads,
         "sizes": sizes, "profile": profile, "trace": trace, "offered_load": offered_load(trace, ms),
         "memory_budget_bytes": budget, "policies": policies, "repeat": repeat,
         "fifo_over_srtf": {"real": ratio("real"), "sim": ratio("sim"), "sim_inrun": ratio("sim_inrun"),
-                           "paper": PAPER_SRTF_OVER_FIFO},
+                           "paper": PAPER_SRTF_OVER_FIFO, "real_draw_interval": draws["real_draw_interval"]},
+        "trace_draws": draws,
         "paper_sized_sim": {"n_jobs": sizes["sim_jobs"], "offered_load": offered_load(big_trace, ms),
                             "policies": big, "fifo_over_srtf": big_ratio},
         "load": {"before": load_before, "after": load_after},
@@ -471,6 +514,13 @@ def print_policies(data: dict) -> None:
         print(f"average JCT FIFO / SRTF: real {ratio['real']:.2f}x, simulated {_fmt(ratio['sim'], '.2f', 'x')} "
               f"(paper {ratio['paper']}x); paper-sized simulation ({data['paper_sized_sim']['n_jobs']} jobs): "
               f"{_fmt(data['paper_sized_sim']['fifo_over_srtf'], '.2f', 'x')}")
+    draws = data.get("trace_draws") or {}
+    if draws.get("sim_interval"):
+        low, high = draws["sim_interval"]
+        scaled = draws.get("real_draw_interval")
+        print(f"over {len(draws['sim_ratios'])} other draws of this trace's sizes (simulated): FIFO / SRTF "
+              f"{low:.2f}-{high:.2f}x (95%; this draw {_fmt(draws['sim_at_trace'], '.2f', 'x')})"
+              + (f"; the real ratio at another draw: {scaled[0]:.2f}-{scaled[1]:.2f}x" if scaled else ""))
     if data.get("repeat"):
         print(f"the same {data['repeat']['policy'].upper()} run twice: real average JCT "
               f"{_fmt(data['repeat']['real_difference'], '.1%')} apart")
