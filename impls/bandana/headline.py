@@ -117,9 +117,10 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
             "headline": {**result["headline"], "points": at}}
 
 
-def verdict(ratio: float) -> tuple[str, str]:
+def verdict(ratio: float) -> tuple[str, str, str]:
     """(the report's verdict word for ``ratio`` on claim :data:`CLAIM`, the claim's paper value
-    as text), judged as the report judges one value (:func:`impls.harness.report.verdicts.judge`)."""
+    as text, ``ratio`` as text on its side of every band edge), judged as the report judges
+    one value (:func:`impls.harness.report.verdicts.judge_one`)."""
     from impls.harness.report import verdicts
 
     return verdicts.judge_one(CLAIM, ratio)
@@ -140,10 +141,9 @@ def _print(result: dict[str, Any]) -> None:
     for p in sorted(head["points"], key=lambda p: -p["effective_bandwidth"]):
         print(f"  {p['layout'] + '/' + p['policy']:<26} {p['effective_bandwidth']:.4f}   hit rate "
               f"{p['hit_rate']:.3f}{tag.get((p['layout'], p['policy']), '')}")
-    ratio = head["ratio"]
     over = head["best_blocks_read_over_baseline"]
     word, paper = result["verdict"], result["paper"]
-    print(f"headline: {head['best']['layout']}/{head['best']['policy']} over identity/none = {ratio:.2f}x"
+    print(f"headline: {head['best']['layout']}/{head['best']['policy']} over identity/none = {result['ratio_shown']}x"
           + (f"; NVM blocks read {over:.2f}x the baseline's" if over is not None else ""))
     print(f"paper: {paper} (claim {CLAIM}): {word} on this trace (one run; the report also weighs run-to-run "
           "noise)")
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     profile = profiles.resolve(args.profile)
     source = prepare.load_source(args)
     result = measure(source, profile)
-    result["verdict"], result["paper"] = verdict(result["headline"]["ratio"])
+    result["verdict"], result["paper"], result["ratio_shown"] = verdict(result["headline"]["ratio"])
     if args.json is not None:
         cli.emit_json(args.json or "-", result)
     else:

@@ -1,7 +1,7 @@
 """Command line: the report's Salus JCT claim (SRTF over FIFO) on a job trace a user has.
 
-    python -m impls.salus.jct (--trace FILE.csv | --philly cluster_job_log [--vc VC] [--gpus N])
-        [--skip K] [--first N] [--load L] [--iteration-ms MS] [--switch-ms MS]
+    python -m impls.salus.jct (--trace FILE.csv [--time-unit s|ms|min|h] | --philly cluster_job_log
+        [--vc VC] [--gpus N]) [--skip K] [--first N] [--load L] [--iteration-ms MS] [--switch-ms MS]
         [--policies fifo,srtf[,fair]] [--json [FILE|-]]
 
 The report's claim ``salus-jct-srtf-vs-fifo`` (the paper's 3.19×) is measured on the suite's
@@ -15,9 +15,13 @@ is) or Microsoft's public Philly ``cluster_job_log``.
 Every job runs on one device, one iteration at a time, as in the paper's setting: a job of
 ``d`` seconds is ``round(d / iteration)`` iterations (at least one) of equal length summing to
 ``d``; SRTF knows each job's length (Salus's SRTF was given each job's total time); an
-iteration after another job's costs ``--switch-ms`` more (default 0: the suite measures the
-in-process switch at a few ms, ``python -m impls.salus.switching``). Memory is not modelled
-(a trace gives none), so PACK is not offered.
+iteration after another job's, or a job's first, costs ``--switch-ms`` more (default 0: the
+suite measures the in-process switch at a few ms, ``python -m impls.salus.switching``).
+SRTF ranks a job by its mean iteration so far times the iterations left, so with a switch
+cost it counts a job that has not run at ``d`` plus one switch per iteration, and one that
+has at its mean so far. Memory is not modelled (a trace gives none), so PACK is not offered.
+A trace far above a load of 1 keeps most of its jobs waiting, and the simulation's time
+grows with their square: above :data:`BIG_QUEUE` such jobs it says so before it starts.
 
 It prints the trace's size, arrival span, offered load (arrival rate × mean job length; above
 1, jobs arrive faster than one device serves them and FIFO's wait grows with the trace's
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
@@ -39,6 +44,7 @@ CLAIM = "salus-jct-srtf-vs-fifo"
 POLICIES = ("fifo", "srtf", "fair")
 DEFAULT_ITERATION_MS = 100.0
 FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this
+BIG_QUEUE = 5_000   # jobs above a load of 1: each decision scans the queue, time grows as its square
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--trace", help="CSV with a header: an arrival column (submit_time, arrival_s, ...) and "
                                         "duration (or start_time and end_time), seconds or dates")
     source.add_argument("--philly", help="Philly's cluster_job_log (JSON)")
+    parser.add_argument("--time-unit", choices=("s", "ms", "min", "h"), default=None,
+                        help="--trace only: the unit of its numbers (default s; dates are read as dates)")
     parser.add_argument("--vc", help="--philly only: jobs of this virtual cluster (default: all)")
     parser.add_argument("--gpus", type=int, default=None,
                         help="--philly only: jobs that held this many GPUs (default 1; 0: any)")
@@ -120,9 +128,9 @@ def _read(args: argparse.Namespace):
     from impls.salus.core import trace_files
 
     if args.trace is not None:
-        cli.check_file(args.trace, "--trace", "a CSV file of jobs")
-        return trace_files.read_csv(args.trace), args.trace
-    cli.check_file(args.philly, "--philly", "Philly's cluster_job_log (JSON)")
+        cli.check_file(args.trace, "--trace", "a CSV file of jobs", regular=True)
+        return trace_files.read_csv(args.trace, args.time_unit or "s"), args.trace
+    cli.check_file(args.philly, "--philly", "Philly's cluster_job_log (JSON)", regular=True)
     gpus = 1 if args.gpus is None else (args.gpus or None)
     return trace_files.read_philly(args.philly, vc=args.vc, gpus=gpus), args.philly
 
@@ -132,6 +140,9 @@ def _check(args: argparse.Namespace) -> list[str]:
         for flag, value in (("--vc", args.vc), ("--gpus", args.gpus)):
             if value is not None:
                 raise cli.UsageError(f"got {flag} with --trace", flag, "expected it only with --philly")
+    elif args.time_unit is not None:
+        raise cli.UsageError("got --time-unit with --philly", "--time-unit",
+                             "expected it only with --trace (Philly's times are dates)")
     cli.number(args.gpus, "--gpus", minimum=0, integer=True)
     cli.number(args.skip, "--skip", minimum=0, integer=True)
     cli.number(args.first, "--first", minimum=1, integer=True)
@@ -164,7 +175,7 @@ def _print(result: dict[str, Any]) -> None:
     if ratio is None:
         print("FIFO/SRTF: not computed (--policies needs fifo and srtf)")
         return
-    print(f"FIFO's average JCT over SRTF's: {ratio:.3f}x")
+    print(f"FIFO's average JCT over SRTF's: {result['ratio_shown']}x")
     print(f"paper: {result['paper']} (claim {CLAIM}): {result['verdict']} on this trace (one simulation; "
           "the report's value is a real run of the suite's trace)")
 
@@ -187,13 +198,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise cli.UsageError(f"{iterations} iterations with fair", "--policies",
                              f"expected at most {FAIR_MAX_ITERATIONS} for FAIR (it steps every iteration): "
                              "raise --iteration-ms or take fewer jobs with --first")
-    result = {"source": str(path), "sha256": registry.sha256_of(path), "left_out": trace.left_out,
+    load = trace.offered_load()
+    if load is not None and load > 1 and len(trace) > BIG_QUEUE:
+        cli.warn(f"{len(trace)} jobs at an offered load of {load:.3g}: most of them wait at once, and the "
+                 "simulation's time grows with their square (minutes to hours); --first N or --load L keeps it short")
+    result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "left_out": trace.left_out,
               "trace_offered_load": own,
               "gaps_scaled_by": None if args.load is None else own / args.load,
               **measure(trace, policies, args.iteration_ms, args.switch_ms)}
-    result["verdict"] = result["paper"] = None
+    result["verdict"] = result["paper"] = result["ratio_shown"] = None
     if result["fifo_over_srtf"] is not None:
-        result["verdict"], result["paper"] = verdicts.judge_one(CLAIM, result["fifo_over_srtf"])
+        result["verdict"], result["paper"], result["ratio_shown"] = verdicts.judge_one(CLAIM, result["fifo_over_srtf"])
     if args.json is not None:
         cli.emit_json(args.json or "-", result)
     else:

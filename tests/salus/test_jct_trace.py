@@ -166,24 +166,16 @@ def test_hand_computed_ratio():
     assert switched["policies"]["fifo"]["avg_jct_s"] == pytest.approx(10.6 + 0.1 / 2)
 
 
-def test_same_ratio_as_the_experiments_simulation():
+def test_same_ratio_as_the_experiments_simulation(tmp_path):
     """The suite's own trace, read back from a CSV of its arrivals and lengths, gives the ratio
     the experiment's simulation gives it (iterations of one length per workload)."""
     ms = {"a": 7.0, "b": 31.0}
     trace = poisson_trace(40, 2.0, ["a", "b"], ms, (0.5, 20.0), seed=3)
     direct = simulate(trace, "fifo", ms)["avg_jct_s"] / simulate(trace, "srtf", ms)["avg_jct_s"]
     rows = "".join(f"{j['arrival_s']!r},{j['iterations'] * ms[j['workload']] / 1e3!r}\n" for j in trace)
-    read = trace_files.read_csv(_write(rows))
+    read = trace_files.read_csv(_csv(tmp_path / "t.csv", "arrival_s,duration_s\n" + rows))
     assert read.offered_load() == pytest.approx(offered_load(trace, ms))
     assert jct.measure(read, ["fifo", "srtf"], iteration_ms=7.0)["fifo_over_srtf"] == pytest.approx(direct, rel=0.02)
-
-
-def _write(rows: str) -> Path:
-    import tempfile
-    handle = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
-    handle.write("arrival_s,duration_s\n" + rows)
-    handle.close()
-    return Path(handle.name)
 
 
 # ---------------------------------------------------------------- the command line
@@ -199,8 +191,8 @@ def test_command_line_prints_ratio_and_verdict(tmp_path):
     result = json.loads((tmp_path / "r.json").read_text())
     expected = jct.measure(trace_files.read_csv(path), ["fifo", "srtf"])["fifo_over_srtf"]
     assert result["fifo_over_srtf"] == pytest.approx(expected)
-    assert f"{expected:.3f}x" in done.stdout
-    assert (result["verdict"], result["paper"]) == verdicts.judge_one(jct.CLAIM, expected)
+    assert f"SRTF's: {result['ratio_shown']}x" in done.stdout and float(result["ratio_shown"]) == pytest.approx(expected, rel=1e-2)
+    assert (result["verdict"], result["paper"], result["ratio_shown"]) == verdicts.judge_one(jct.CLAIM, expected)
     assert len(result["sha256"]) == 64
 
 
@@ -272,3 +264,82 @@ def test_sensitivity_rows_match_the_simulation():
         simulate(trace, "srtf", ms, warm_iteration_ms=ms)["avg_jct_s"]
     assert rows[1]["ratio_at_seed"] == pytest.approx(direct)
     assert math.isfinite(rows[1]["offered_load_median"])
+
+
+# ---------------------------------------------------------------- inputs a review found
+
+def test_a_pipe_is_refused_before_it_is_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "jobs.csv"
+    os.mkfifo(fifo)
+    done = _run("--trace", str(fifo))
+    assert done.returncode == 2 and "not a regular file" in done.stderr
+
+
+def test_epoch_milliseconds_are_refused_as_seconds_and_read_with_their_unit(tmp_path):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n1507338699000,10000\n1507338704000,1000\n")
+    with pytest.raises(ValueError, match="pass --time-unit ms"):
+        trace_files.read_csv(path)
+    trace = trace_files.read_csv(path, unit="ms")
+    assert trace.arrival_s.tolist() == [0.0, 5.0] and trace.duration_s.tolist() == [10.0, 1.0]
+    minutes = trace_files.read_csv(_csv(tmp_path / "m.csv", "arrival,duration\n0,1\n2,5\n"), unit="min")
+    assert minutes.duration_s.tolist() == [60.0, 300.0] and minutes.arrival_s.tolist() == [0.0, 120.0]
+    assert trace_files.read_csv(_csv(tmp_path / "e.csv", "arrival,duration\n1507338699,10\n1507338704,1\n")
+                                ).arrival_s.tolist() == [0.0, 5.0]              # epoch seconds are seconds
+    done = _run("--trace", str(path), "--time-unit", "ms")
+    assert done.returncode == 0, done.stderr
+    philly = tmp_path / "log"
+    philly.write_text("[]")
+    refused = _run("--philly", str(philly), "--time-unit", "ms")
+    assert refused.returncode == 2 and "expected it only with --trace" in refused.stderr
+
+
+def test_the_printed_ratio_falls_on_the_side_of_the_band_edge_its_verdict_does(tmp_path):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,1000\n0,999.5\n")
+    out = json.loads(_run("--trace", str(path), "--json").stdout)
+    assert out["verdict"] == "partly" and out["fifo_over_srtf"] > 1.0
+    assert float(out["ratio_shown"]) > 1.0                              # not "1.000"
+    done = _run("--trace", str(path))
+    assert f"SRTF's: {out['ratio_shown']}x" in done.stdout
+
+
+@pytest.mark.parametrize("flag", ["--trace", "--philly"])
+def test_a_cut_gzip_file_is_a_one_line_error(tmp_path, flag):
+    whole = gzip.compress(b"submit_time,duration\n" + b"".join(b"%d,%d\n" % (i, i + 1) for i in range(2000)))
+    path = tmp_path / "t.gz"
+    path.write_bytes(whole[:60])
+    done = _run(flag, str(path))
+    assert done.returncode == 2 and "a damaged gzip file" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_philly_none_strings_and_backward_attempts(tmp_path):
+    jobs = [
+        _philly_job("ok", "2017-10-07 01:00:00", [("2017-10-07 01:00:10", "2017-10-07 01:01:10", 1)]),
+        _philly_job("none-text", "2017-10-07 01:00:05", [("2017-10-07 01:00:10", "2017-10-07 01:01:10", 1),
+                                                         ("2017-10-07 01:02:00", "None", 1)]),
+        _philly_job("backward", "2017-10-07 01:00:06", [("2017-10-07 01:00:10", "2017-10-07 01:01:10", 1),
+                                                        ("2017-10-07 03:00:00", "2017-10-07 02:00:00", 1)]),
+    ]
+    path = tmp_path / "log"
+    path.write_text(json.dumps(jobs))
+    trace = trace_files.read_philly(path)
+    assert trace.ids == ["ok"]
+    assert trace.left_out == {"still running at the snapshot": 1, "an attempt ends before it starts": 1}
+
+
+def test_a_long_overloaded_trace_is_said_to_take_long(tmp_path, monkeypatch, capsys):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n" + "".join(f"{i},10\n" for i in range(8)))
+    monkeypatch.setattr(jct, "BIG_QUEUE", 5)
+    assert jct.main(["--trace", str(path)]) == 0
+    assert "8 jobs at an offered load of 10: most of them wait at once" in capsys.readouterr().err
+    monkeypatch.setattr(jct, "BIG_QUEUE", 8)
+    assert jct.main(["--trace", str(path)]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_load_that_spreads_arrivals_past_any_time_is_refused(tmp_path):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,10\n5,1\n")
+    done = _run("--trace", str(path), "--load", "1e-300")
+    assert done.returncode == 2 and "expected a larger load" in done.stderr

@@ -225,20 +225,26 @@ def judge(claim: Claim, measured: float) -> str:
     return NOT_REPRODUCED
 
 
-def judge_one(claim_id: str, measured: float) -> tuple[str, str]:
-    """(the verdict word :func:`judge` gives ``measured`` on claim ``claim_id`` of the suite's
-    ``reports/claims.toml``, the claim's paper value as text: "3.19x", "2-3x"): one value
-    judged alone, without the run-to-run noise the report also weighs. KeyError for an
-    unknown claim id."""
+def suite_claim(claim_id: str) -> Claim:
+    """Claim ``claim_id`` of the suite's ``reports/claims.toml``; KeyError for an unknown id."""
     from impls.harness.report import claims, render
 
     found = [c for c in claims.load_claims(render.default_claims_path()) if c.id == claim_id]
     if not found:
         raise KeyError(f"no claim {claim_id!r} in {render.default_claims_path()}")
-    claim = found[0]
+    return found[0]
+
+
+def judge_one(claim_id: str, measured: float) -> tuple[str, str, str]:
+    """(the verdict word :func:`judge` gives ``measured`` on claim ``claim_id`` of the suite's
+    ``reports/claims.toml``, the claim's paper value as text: "3.19x", "2-3x", ``measured``
+    with enough digits to fall on its own side of every band edge, as :func:`shown`): one
+    value judged alone, without the run-to-run noise the report also weighs. KeyError for an
+    unknown claim id."""
+    claim = suite_claim(claim_id)
     low, high = claim.paper_range
     paper = f"{low:g}x" if low == high else f"{low:g}-{high:g}x"
-    return judge(claim, measured), paper
+    return judge(claim, measured), paper, shown(measured, claim)
 
 
 def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineState,

@@ -135,8 +135,8 @@ def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ov
         raise ValueError(f"job id {job!r} appears twice in the trace (as {number}); expected one entry per job")
     own = j.get("iteration_ms")
     arrival, ms = float(j["arrival_s"]), float(iteration_ms[j["workload"]] if own is None else own)
-    if not (math.isfinite(arrival) and arrival >= 0):
-        raise ValueError(f"job {job!r}: arrival_s {j['arrival_s']!r}; expected a finite number of seconds >= 0")
+    if not 0 <= arrival < 1e15:     # NaN and inf fail too; the clock counts whole picoseconds in an int
+        raise ValueError(f"job {job!r}: arrival_s {j['arrival_s']!r}; expected a number of seconds in [0, 1e15)")
     if not (math.isfinite(ms) and ms > 0):
         raise ValueError(f"job {job!r}: iteration time {ms!r} ms; expected a finite number > 0")
     for what, total in (("iteration", ms + overhead_ms), ("warm iteration", warm_ms)):

@@ -8,7 +8,9 @@ Two forms are read:
   (``duration``, ``duration_s``, ``runtime``, ``run_time``) or ``start_time`` and
   ``end_time``. Times are seconds, or dates (``2017-10-07 01:11:39``, ISO 8601) taken as
   seconds from the first arrival; an optional ``job_id`` / ``jobid`` / ``id`` column names
-  the jobs. Column names are matched without case; a UTF-8 BOM, CRLF line ends, gzip and a
+  the jobs; numbers are in seconds unless a unit is given (:data:`UNITS`), and seconds beyond
+  3,000 years are refused as what they likely are, milliseconds since 1970. Column names are
+  matched without case; a UTF-8 BOM, CRLF line ends, gzip and a
   header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
 - **Philly** ``cluster_job_log`` (Microsoft's public trace, github.com/msr-fiddle/philly-traces):
   a JSON list of jobs with ``submitted_time``, ``attempts`` (``start_time``, ``end_time``,
@@ -18,13 +20,15 @@ Two forms are read:
 
 :func:`read_csv` and :func:`read_philly` return a :class:`JobTrace`: jobs sorted by arrival
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
-seconds > 0, and the count of rows left out per reason. Rows a run cannot mean anything
-for (a duration that is negative or not a number, an end before its start) raise
+seconds > 0, and the count of rows left out per reason. CSV rows a run cannot mean
+anything for (a duration that is negative or not a number, an end before its start) raise
 ValueError naming the file and line; rows that held no device time (zero duration, a job
-that never started or was still running) are left out and counted.
+that never started or was still running) and Philly jobs whose run time is unknown (an
+attempt that ends before it starts) are left out and counted.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import gzip
@@ -33,6 +37,7 @@ import itertools
 import json
 import math
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
@@ -44,6 +49,9 @@ import numpy as np
 ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
 DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
 ID_COLUMNS = ("job_id", "jobid", "id")
+UNITS = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}   # seconds per unit of a number in a trace
+EPOCH_MS = 1e11   # a number of seconds this large is 3,000 years: an epoch in milliseconds
+LONGEST_S = 1e12  # no trace spans more seconds than this (30,000 years)
 
 
 @dataclasses.dataclass
@@ -69,12 +77,12 @@ class JobTrace:
         return JobTrace(list(ids), arrivals - arrivals[0], durations.copy(), dict(self.left_out))
 
     def offered_load(self) -> float | None:
-        """Arrival rate times mean duration, ``(n - 1) / span x mean duration`` (> 1: jobs
-        arrive faster than one device serves them); None for one job or all at one time."""
-        span = float(self.arrival_s[-1] - self.arrival_s[0]) if len(self) else 0.0
-        if len(self) < 2 or not span > 0:
-            return None
-        return (len(self) - 1) / span * float(self.duration_s.mean())
+        """Arrival rate times mean duration (:func:`~impls.salus.core.traces.arrival_load`;
+        > 1: jobs arrive faster than one device serves them); None for one job or all at
+        one time."""
+        from impls.salus.core.traces import arrival_load
+
+        return arrival_load(self.arrival_s, self.duration_s)
 
     def at_load(self, load: float) -> "JobTrace":
         """The same jobs with every gap between arrivals scaled so that :meth:`offered_load`
@@ -84,7 +92,11 @@ class JobTrace:
             raise ValueError("the trace has no arrival rate to scale (one job, or all arrive at once)")
         if not (math.isfinite(load) and load > 0):
             raise ValueError(f"load {load!r}; expected a finite number > 0")
-        return JobTrace(list(self.ids), self.arrival_s * (own / load), self.duration_s.copy(), dict(self.left_out))
+        arrivals = self.arrival_s * (own / load)
+        if not float(arrivals[-1]) < LONGEST_S:
+            raise ValueError(f"load {load!r} spreads the arrivals over more than {LONGEST_S:g} s (30,000 years); "
+                             "expected a larger load")
+        return JobTrace(list(self.ids), arrivals, self.duration_s.copy(), dict(self.left_out))
 
     def duration_stats(self) -> dict[str, float]:
         """Seconds: ``mean``, ``median``, ``p90``, ``min``, ``max``; and ``scv``, the squared
@@ -97,19 +109,35 @@ class JobTrace:
 
 
 def _open_text(path: Path) -> io.TextIOBase:
-    """``path`` as text (gzip when it starts with gzip's magic bytes), a BOM dropped."""
+    """``path`` (a regular file: it is opened twice) as text, gzip when it starts with gzip's
+    magic bytes, a BOM dropped."""
     with open(path, "rb") as head:
         magic = head.read(2)
     raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
     return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
 
 
-def _time(text: str, where: str, column: str) -> float:
-    """A time as seconds: a number, or a date (ISO 8601, ``YYYY-MM-DD HH:MM:SS``) as POSIX
-    seconds of that wall-clock time read as UTC (only differences are used)."""
+@contextlib.contextmanager
+def _reading(path: Path, expected: str):
+    """Turn what a damaged file raises while it is read (not UTF-8, a cut or corrupt gzip
+    stream) into a ValueError naming ``path`` and what was ``expected``."""
+    try:
+        yield
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text; expected {expected}") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
+
+
+
+
+def _time(text: str, where: str, column: str, unit_s: float = 1.0) -> float:
+    """A time as seconds: a number of units of ``unit_s`` seconds, or a date (ISO 8601,
+    ``YYYY-MM-DD HH:MM:SS``) as POSIX seconds of that wall-clock time, read as UTC where it
+    names no zone (only differences are used)."""
     value = text.strip()
     try:
-        number = float(value)
+        number = float(value) * unit_s
     except ValueError:
         try:
             stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -140,11 +168,16 @@ def _delimiter(header: str) -> str:
     return next((d for d in (";", "\t", "|") if d in header), ",")
 
 
-def read_csv(path: str | Path) -> JobTrace:
-    """The jobs of CSV file ``path`` (see the module docstring); ValueError naming the file,
-    line and column for a header without the columns or a value that is not a time."""
+def read_csv(path: str | Path, unit: str = "s") -> JobTrace:
+    """The jobs of CSV file ``path`` (see the module docstring), numbers read in ``unit``
+    (one of :data:`UNITS`); ValueError naming the file, line and column for a header without
+    the columns or a value that is not a time, and for arrivals read as seconds that lie
+    beyond :data:`EPOCH_MS` (milliseconds since 1970: pass ``unit="ms"``)."""
     path = Path(path)
-    with _open_text(path) as handle:
+    if unit not in UNITS:
+        raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
+    unit_s = UNITS[unit]
+    with _open_text(path) as handle, _reading(path, "a CSV file (or gzip of one)"):
         try:
             first = handle.readline()
             separator = _delimiter(first)
@@ -169,13 +202,16 @@ def read_csv(path: str | Path) -> JobTrace:
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
                 if separator != ",":     # a decimal comma, as such exports write numbers
                     row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
-                at = _time(row[arrival], where, arrival)
+                at = _time(row[arrival], where, arrival, unit_s)
+                if unit == "s" and abs(at) >= EPOCH_MS and _is_number(row[arrival]):
+                    raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as seconds is thousands of "
+                                     "years; expected seconds (milliseconds since 1970? pass --time-unit ms)")
                 if duration is not None:
-                    length = _time(row[duration], where, duration)
+                    length = _time(row[duration], where, duration, unit_s)
                     if length < 0:
                         raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0")
                 else:
-                    begin, finish = _time(row[start], where, start), _time(row[end], where, end)
+                    begin, finish = _time(row[start], where, start, unit_s), _time(row[end], where, end, unit_s)
                     if finish < begin:
                         raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
                                          f"{row[start]!r}; expected a job's end after its start")
@@ -184,13 +220,21 @@ def read_csv(path: str | Path) -> JobTrace:
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not UTF-8 text; expected a CSV file (or gzip of one)") from None
     return _trace(rows, Counter(), path)
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _philly_time(value: Any) -> float | None:
-    if not isinstance(value, str) or not value.strip():
+    """A Philly time as seconds; None for a missing one (null, "", "None") or one that is no
+    date."""
+    if not isinstance(value, str) or not value.strip() or value.strip() == "None":
         return None
     try:
         return _time(value, "", "time")
@@ -200,19 +244,19 @@ def _philly_time(value: Any) -> float | None:
 
 def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1) -> JobTrace:
     """The jobs of a Philly ``cluster_job_log`` at ``path`` that ran on ``gpus`` GPUs (None:
-    any) in virtual cluster ``vc`` (None: any). Left out and counted: jobs with no attempt
-    that has both times (never ran), still running (the last attempt has no end), of another
-    GPU count or virtual cluster, or of zero run time. ValueError for a file that is not a
-    JSON list of jobs with ``submitted_time`` and ``attempts``."""
+    any) in virtual cluster ``vc`` (None: any). Times are read as written, without a time
+    zone. Left out and counted: jobs with no attempt that has both times (never ran), still
+    running (the last attempt started and has no end: null, "" or "None"), with an attempt
+    that ends before it starts (its run time is unknown), of another GPU count or virtual
+    cluster, or of zero run time. ValueError for a file that is not a JSON list of jobs with
+    ``submitted_time`` and ``attempts``."""
     path = Path(path)
-    with _open_text(path) as handle:
+    with _open_text(path) as handle, _reading(path, "Philly's cluster_job_log"):
         try:
             jobs = json.load(handle)
         except json.JSONDecodeError as err:
             raise ValueError(f"{path}:{err.lineno}: not JSON ({err.msg}); expected Philly's "
                              "cluster_job_log (a JSON list of jobs)") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not UTF-8 text; expected Philly's cluster_job_log") from None
     if not isinstance(jobs, list) or (jobs and not all(isinstance(j, dict) for j in jobs)):
         raise ValueError(f"{path}: a JSON {type(jobs).__name__}; expected a list of jobs as in Philly's "
                          "cluster_job_log")
@@ -229,24 +273,23 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1) -
         if vc is not None and job.get("vc") != vc:
             left["another virtual cluster"] += 1
             continue
-        attempts = job["attempts"] or []
-        if attempts and isinstance(attempts[-1], dict) and attempts[-1].get("start_time") \
-                and attempts[-1].get("end_time") is None:
+        attempts = [a for a in (job["attempts"] or []) if isinstance(a, dict)]
+        if attempts and _philly_time(attempts[-1].get("start_time")) is not None \
+                and _philly_time(attempts[-1].get("end_time")) is None:
             left["still running at the snapshot"] += 1
             continue
-        length = 0.0
-        ran = False
-        for a in attempts:
-            begin = _philly_time(a.get("start_time")) if isinstance(a, dict) else None
-            finish = _philly_time(a.get("end_time")) if isinstance(a, dict) else None
-            if begin is not None and finish is not None and finish >= begin:
-                length += finish - begin
-                ran = True
+        spans = [(_philly_time(a.get("start_time")), _philly_time(a.get("end_time"))) for a in attempts]
+        spans = [(begin, finish) for begin, finish in spans if begin is not None and finish is not None]
+        if any(finish < begin for begin, finish in spans):
+            left["an attempt ends before it starts"] += 1
+            continue
+        length = sum(finish - begin for begin, finish in spans)
+        ran = bool(spans)
         if not ran:
             left["never ran (no attempt with both times)"] += 1
             continue
         held = max((sum(len(d.get("gpus") or []) for d in (a.get("detail") or []) if isinstance(d, dict))
-                    for a in attempts if isinstance(a, dict)), default=0)
+                    for a in attempts), default=0)
         if gpus is not None and held != gpus:
             left[f"not on {gpus} GPU{'s' if gpus != 1 else ''}"] += 1
             continue

@@ -71,12 +71,18 @@ def _probabilities(weights: Sequence[float], n: int) -> np.ndarray:
 
 
 def offered_load(trace: Sequence[Mapping], iteration_ms: Mapping[str, float]) -> float | None:
+    """:func:`arrival_load` of the jobs of ``trace``, each job's work its iterations times its
+    workload's ``iteration_ms``."""
+    return arrival_load([float(j["arrival_s"]) for j in trace],
+                        [j["iterations"] * iteration_ms[j["workload"]] / 1e3 for j in trace])
+
+
+def arrival_load(arrivals_s: Sequence[float], work_s: Sequence[float]) -> float | None:
     """The arrival rate times the mean work of a job, (n - 1) / (last - first arrival) x mean
     seconds of work (> 1: jobs arrive faster than one device serves them); None for fewer than
     two jobs or arrivals all at one time (no rate). A trace that starts late is not diluted."""
-    arrivals = [float(j["arrival_s"]) for j in trace]
+    arrivals = [float(a) for a in arrivals_s]
     span = max(arrivals) - min(arrivals) if arrivals else 0.0
     if len(arrivals) < 2 or not span > 0:
         return None
-    work = sum(j["iterations"] * iteration_ms[j["workload"]] / 1e3 for j in trace)
-    return (len(arrivals) - 1) / span * work / len(arrivals)
+    return (len(arrivals) - 1) / span * float(sum(work_s)) / len(arrivals)
