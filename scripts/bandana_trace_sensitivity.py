@@ -16,6 +16,9 @@ layout × policy experiment on it, and prints per value:
 - ``headline``: the headline ratio and the configuration chosen on the training trace
   (claim ``bandana-effective-bandwidth-gain``).
 
+``--param seed`` keeps every assumption the manifest's and draws the trace again with each
+seed given: how far one draw moves the verdicts (the report measures one).
+
 Usage::
 
     python scripts/bandana_trace_sensitivity.py --table bandana-user --profile smoke \\
@@ -35,12 +38,15 @@ import numpy as np
 
 def regenerate(table: str, profile: str, param: str, value: float) -> dict[str, np.ndarray]:
     """The arrays of registry trace ``table`` at ``profile``'s sizes with ``param`` set to
-    ``value`` (every other parameter and the seed the manifest's)."""
+    ``value`` (every other parameter and the seed the manifest's); ``param == "seed"``: every
+    parameter the manifest's, drawn with seed ``value``."""
     from impls.bandana.data import traces
     from impls.harness import registry
 
     manifest = registry.manifests()[table]
     base = registry.recipe_params(manifest, profile)
+    if param == "seed":
+        return traces.generate_trace(int(value), **base)
     return traces.generate_trace(manifest.spec["seed"], **{**base, param: value})
 
 
@@ -75,7 +81,7 @@ def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dic
             "headline_chosen": f"{headline['best']['layout']}/{headline['best']['policy']}",
         })
         r = rows[-1]
-        print(f"{table} {profile} {param} {value:<5g} kmeans2L position {r['kmeans2L_position']:.2f}  "
+        print(f"{table} {profile} {param} {value if isinstance(value, int) else format(value, 'g'):<5} kmeans2L position {r['kmeans2L_position']:.2f}  "
               f"subcluster rho {r['subcluster_rho']:+.2f}  headline {r['headline_ratio']:.2f}x "
               f"({r['headline_chosen']})", flush=True)
     return rows
@@ -95,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--table {args.table!r} is no bandana-* dataset")
     shape = registry.manifests()[args.table].spec.get("params", {})    # the assumptions, not the sizes
     numeric = sorted(k for k, v in shape.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+    if args.param == "seed":                  # the draw itself: every assumption the manifest's
+        shape = {**shape, "seed": 0}
+        numeric.append("seed")
     if args.param not in numeric:
         parser.error(f"--param {args.param!r} is no numeric shape parameter of {args.table} ([synthetic.params]); "
                      f"expected one of {', '.join(numeric)}")

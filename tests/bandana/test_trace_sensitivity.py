@@ -49,3 +49,16 @@ def test_sizes_and_fractions_of_a_whole_number_parameter_are_refused():
     fraction = subprocess.run([sys.executable, str(SCRIPT), "--param", "dim", "--values", "0.5", "2"],
                               capture_output=True, text=True)
     assert fraction.returncode == 2 and "takes whole numbers" in fraction.stderr
+
+
+def test_param_seed_draws_the_trace_again_with_every_assumption_the_manifests():
+    manifest = registry.manifests()["bandana-post"]
+    again = _script().regenerate("bandana-post", "smoke", "seed", manifest.spec["seed"])
+    stored = registry.load("bandana-post", "smoke")
+    np.testing.assert_array_equal(again["indices"], stored["indices"])
+    other = _script().regenerate("bandana-post", "smoke", "seed", 1)
+    assert other["offsets"][-1] == again["offsets"][-1]                # the same number of lookups
+    assert not np.array_equal(other["indices"], again["indices"])      # another draw
+    done = subprocess.run([sys.executable, str(SCRIPT), "--param", "seed", "--values", "1.5"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "--param seed takes whole numbers" in done.stderr
