@@ -35,6 +35,10 @@ def test_policy_figures_show_each_policy_and_the_ratio():
     assert sorted({round(p.get_height(), 6) for p in bars.axes[0].patches}) == [2.0, 4.0]
     title = bars.axes[0].get_title()
     assert "5.0% (times profiled around the run)" in title and "1.0% (times of the run)" in title
+    assert "another draw" not in cdf.axes[0].get_title()     # artifacts from before the draws were recorded
+    drawn = {**data, "trace_draws": {"sim_ratios": [1.0] * 100, "real_draw_interval": [1.5, 2.75]}}
+    assert "at another draw of this synthetic trace: 1.50-2.75× (95% of 100 draws, simulated)" in \
+        figures.jct_cdf(drawn).axes[0].get_title()
     assert "device time" not in title          # artifacts from before the drift was recorded
     data["policies"]["fifo"]["device_time_over_profile"] = 0.93
     data["policies"]["srtf"]["device_time_over_profile"] = 1.18
