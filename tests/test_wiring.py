@@ -90,7 +90,7 @@ def test_claims_artifacts_are_produced_by_registered_experiments():
     produced = _artifacts()
     for claim in claims_module.load_claims(CLAIMS):
         for source in (claim.measured, claim.measured_cuda, claim.unmeasured_reason, claim.sampling_interval,
-                       claim.applies_when):
+                       claim.sampling_interval_cuda, claim.applies_when):
             if source is not None and hasattr(source, "artifact"):
                 assert source.artifact in produced, (claim.id, source)
 

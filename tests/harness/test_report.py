@@ -1436,3 +1436,12 @@ def test_a_bounds_verdict_prints_the_bound_on_its_side_of_the_band(flag, value, 
     [result] = evaluate_claims([c], rows, {}, no_cuda_state())
     text = f"{result.verdict} {result.detail}"
     assert shown_value in text and "(6.8)" not in text and "(9.2)" not in text and "least 6.8," not in text
+
+
+def test_a_null_draw_interval_is_unbounded_in_the_claims_own_words():
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {"r": None}}}
+    [result] = evaluate_claims([_twin_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
+                               no_cuda_state())
+    assert result.verdict == INCONCLUSIVE and result.interval.unbounded
+    assert result.interval.why_unbounded == "the run could not bound the spread over draws of the trace"
+    assert "test points" not in formatting.measured(result)

@@ -310,6 +310,7 @@ def test_trace_draws_bound_the_real_ratio_by_the_simulators_spread_over_other_dr
     low, high = np.percentile(out["sim_ratios"], [2.5, 97.5])
     assert out["sim_interval"] == pytest.approx([low, high])
     assert out["real_draw_interval"] == pytest.approx([2.0 * low / out["sim_at_trace"], 2.0 * high / out["sim_at_trace"]])
+    assert out["real_over_sim"] == pytest.approx(2.0 / out["sim_at_trace"])
     assert len(set(out["sim_ratios"])) > 5                       # the draws differ
     assert experiments.trace_draws(sizes, ms, ms, None, {}, real=None, draws=5)["real_draw_interval"] is None
     failing = experiments.trace_draws(sizes, ms, ms, 10, {"a": 100, "b": 100}, real=2.0, draws=5)

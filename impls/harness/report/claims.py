@@ -150,7 +150,7 @@ class Claim:
     # the setting the claim is about, where a profile may run another (e.g. 2 threads, not 44)
     applies_when: Condition | None = None
     # an artifact's [low, high]: the measured value's interval from the sampling of its data
-    # (a bootstrap over the test points), of the same run as the value
+    # (a bootstrap over the test points, the draws of a synthetic trace), of the same run as the value
     sampling_interval: SamplingSource | None = None
     # ... and the CUDA run's, read where ``measured_cuda`` is judged
     sampling_interval_cuda: SamplingSource | None = None

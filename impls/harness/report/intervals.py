@@ -14,11 +14,12 @@
   can only scramble a perfect rank order, so the percentiles alone may leave it out).
 - An artifact value, or a point without repeats: no interval (None).
 - A claim with ``sampling_interval``: the interval its run's artifact gives for the
-  sampling of its data (a bootstrap over the test points, of the same commit as the value),
+  sampling of its data (a bootstrap over the test points, or the spread over other draws of a
+  synthetic trace: the claim's ``method`` says which; of the same commit as the value),
   joined with the run-to-run one (the smallest interval holding both), or alone where there
-  are no repeats. Where the run recorded null there (its test points cannot bound the value:
-  too many resamples had none), the interval is unbounded (:data:`UNBOUNDED_SAMPLING`), so
-  the verdict is inconclusive.
+  are no repeats. Where the run recorded null there (nothing bounds it: too many resamples
+  had no value, too few draws finished), the interval is unbounded (:data:`UNBOUNDED_SAMPLING`,
+  or in the claim's own words), so the verdict is inconclusive.
 - A point whose repeat range is infinite (too noisy to track here, or a ratio over a zero
   point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the verdict is
   inconclusive rather than taken from the point estimate alone.
@@ -31,12 +32,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from impls.harness.report.claims import BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
+from impls.harness.report.claims import SAMPLING_ERROR, BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
 from impls.harness.report.measure import UNBOUNDED_BY_RUN, _select, _sortable, artifact_interval, spearman_rows
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
 
 BOOTSTRAP_RESAMPLES = 2000
+UNBOUNDED_PREFIX = "unbounded: "
 UNBOUNDED = "unbounded: a number it rests on is too noisy to track on this machine"
 UNBOUNDED_SAMPLING = "unbounded: its test points cannot bound it (too many resamples have no value)"
 NO_SAMPLING = "(the newest artifact holds no interval for this run: an older run's, or one of another commit)"
@@ -53,13 +55,16 @@ class Interval:
     @property
     def unbounded(self) -> bool:
         """Whether nothing bounds the value: a number it rests on is too noisy here
-        (:data:`UNBOUNDED`), or its run's test points cannot bound it (:data:`UNBOUNDED_SAMPLING`)."""
-        return self.method in _UNBOUNDED_NOTE
+        (:data:`UNBOUNDED`), or its run could not bound its sampling error
+        (:data:`UNBOUNDED_SAMPLING`, or the claim's own words after ``unbounded: ``)."""
+        return self.method.startswith(UNBOUNDED_PREFIX)
 
     @property
     def why_unbounded(self) -> str:
         """A few words on why the interval is unbounded ("" when it is not)."""
-        return _UNBOUNDED_NOTE.get(self.method, "")
+        if not self.unbounded:
+            return ""
+        return _UNBOUNDED_NOTE.get(self.method) or self.method.removeprefix(UNBOUNDED_PREFIX)
 
     def straddles(self, lowest: float, highest: float, open_low: bool = False,
                   open_high: bool = False) -> bool:
@@ -148,8 +153,10 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
                if claim.sampling_interval is not None and artifacts is not None and commit else None)
     if repeats is not None and repeats.unbounded:
         return repeats
-    if sampled == UNBOUNDED_BY_RUN:        # the run says its test points cannot bound the value
-        return Interval(-math.inf, math.inf, UNBOUNDED_SAMPLING)
+    if sampled == UNBOUNDED_BY_RUN:        # the run says nothing bounds its sampling error
+        if claim.sampling_interval.error == SAMPLING_ERROR:
+            return Interval(-math.inf, math.inf, UNBOUNDED_SAMPLING)
+        return Interval(-math.inf, math.inf, f"{UNBOUNDED_PREFIX}the run could not bound {claim.sampling_interval.error}")
     if sampled is None:
         if repeats is not None and claim.sampling_interval is not None:
             return dataclasses.replace(repeats, method=f"{repeats.method}; without "

@@ -211,7 +211,7 @@ def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before:
     return row, after
 
 
-TRACE_DRAWS = 100          # other draws of the trace whose simulated ratios bound the measured one's
+TRACE_DRAWS = 1000         # other draws of the trace whose simulated ratios bound the measured one's
 DRAW_SEED_OFFSET = 1000   # their seeds: the trace's + 1000 + k (the paper-sized trace has + 1)
 
 
@@ -224,11 +224,12 @@ def trace_draws(sizes: Mapping[str, Any], ms: Mapping[str, float], warm: Mapping
     on the measured trace (seed ``sizes["seed"]``) and on ``draws`` others drawn with the
     same sizes (seeds ``seed + DRAW_SEED_OFFSET + k``). Returns ``{"draws", "sim_at_trace"
     (the measured trace's simulated ratio), "sim_ratios" (one per draw whose jobs all
-    finished), "sim_interval" [2.5th, 97.5th percentile] of them, "real_draw_interval"}``:
-    the real run's ratio ``real`` scaled by that interval over ``sim_at_trace`` (where
-    another draw's ratio would lie, had the suite drawn it, by the simulator's account).
-    The intervals are None without ``real``, a measured trace whose jobs failed, or fewer
-    than half the draws with every job finished.
+    finished), "sim_interval" [2.5th, 97.5th percentile] of them, "real_draw_interval",
+    "real_over_sim"}``: the real run's ratio ``real`` scaled by that interval over
+    ``sim_at_trace`` (where another draw's ratio would lie, had the suite drawn it, by the
+    simulator's account, taking its error on this draw, ``real_over_sim``, as a factor that
+    holds for the others). The intervals are None without ``real``, a measured trace whose
+    jobs failed, or fewer than half the draws with every job finished.
     """
     seed = sizes.get("seed", 0)
 
@@ -248,7 +249,8 @@ def trace_draws(sizes: Mapping[str, Any], ms: Mapping[str, float], warm: Mapping
         if real is not None and at_trace:
             real_interval = [real * low / at_trace, real * high / at_trace]
     return {"draws": draws, "sim_at_trace": at_trace, "sim_ratios": ratios, "sim_interval": sim_interval,
-            "real_draw_interval": real_interval}
+            "real_draw_interval": real_interval,
+            "real_over_sim": real / at_trace if real is not None and at_trace else None}
 
 
 def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu", progress: bool | None = None) -> dict:
@@ -518,8 +520,9 @@ def print_policies(data: dict) -> None:
     if draws.get("sim_interval"):
         low, high = draws["sim_interval"]
         scaled = draws.get("real_draw_interval")
-        print(f"over {len(draws['sim_ratios'])} other draws of this trace's sizes (simulated): FIFO / SRTF "
-              f"{low:.2f}-{high:.2f}x (95%; this draw {_fmt(draws['sim_at_trace'], '.2f', 'x')})"
+        print(f"over {len(draws['sim_ratios'])} other draws of this trace's sizes, simulated with the first "
+              f"profile: FIFO / SRTF {low:.2f}-{high:.2f}x (95%; this draw {_fmt(draws['sim_at_trace'], '.2f', 'x')}, "
+              f"real over it {_fmt(draws.get('real_over_sim'), '.2f', 'x')})"
               + (f"; the real ratio at another draw: {scaled[0]:.2f}-{scaled[1]:.2f}x" if scaled else ""))
     if data.get("repeat"):
         print(f"the same {data['repeat']['policy'].upper()} run twice: real average JCT "
