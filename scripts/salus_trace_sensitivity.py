@@ -17,7 +17,10 @@ range over ``--seeds`` draws, with the draw at the profile's own seed. Parameter
 - ``none``: the profile's own values, over seeds only.
 
 ``--trace real`` (default) varies the trace the real runs use (n_jobs, mean_interarrival_s,
-duration_s); ``--trace sim`` the paper-sized simulated one (sim_*).
+duration_s); ``--trace sim`` the paper-sized simulated one (sim_*). ``--lengths A,B,...``
+(seconds) draws each job's length from those values, each as likely, instead of the
+log-uniform range (with ``load``, ``n_jobs`` or ``none``): e.g. ``60,300,600`` for jobs of
+1, 5 and 10 minutes, the lengths the Salus repository's workload list gives each model.
 
 Usage::
 
@@ -60,7 +63,7 @@ def with_value(base: dict, param: str, value: float) -> dict:
     """``base`` with ``param`` set to ``value`` (see the module docstring)."""
     s = dict(base)
     lo, hi = base["duration_s"]
-    mean = log_uniform_mean(lo, hi)
+    mean = float(np.mean(base["lengths"])) if base.get("lengths") else log_uniform_mean(lo, hi)
     if param == "load":
         s["mean_interarrival_s"] = mean / value
     elif param == "spread":
@@ -78,6 +81,10 @@ def ratio_of(sizes: dict, seed: int, ms: dict, warm: dict) -> tuple[float, float
 
     trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
                           tuple(sizes["duration_s"]), seed=seed)
+    if sizes.get("lengths"):        # the same arrivals and workloads, lengths from the list
+        picks = np.random.default_rng([seed, 7]).choice(np.asarray(sizes["lengths"], dtype=float), len(trace))
+        for job, length in zip(trace, picks):
+            job["iterations"] = max(1, round(float(length) * 1e3 / ms[job["workload"]]))
     fifo = simulate(trace, "fifo", ms, warm_iteration_ms=warm)["avg_jct_s"]
     srtf = simulate(trace, "srtf", ms, warm_iteration_ms=warm)["avg_jct_s"]
     return fifo / srtf, offered_load(trace, ms) or math.nan
@@ -98,11 +105,13 @@ def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm
                "ratio_p5": float(np.quantile(ratios, 0.05)), "ratio_p95": float(np.quantile(ratios, 0.95)),
                "offered_load_median": float(np.nanmedian(loads)), "seeds": seeds}
         out.append(row)
+        lengths = (",".join(f"{x:g}" for x in sizes["lengths"]) if sizes.get("lengths")
+                   else f"{sizes['duration_s'][0]:.3g}-{sizes['duration_s'][1]:.3g}")
+        row["lengths"] = sizes.get("lengths")
         print(f"{param} {value:<6g} FIFO/SRTF median {row['ratio_median']:.2f}x "
               f"(5-95% over {seeds} seeds {row['ratio_p5']:.2f}-{row['ratio_p95']:.2f}x; seed {base['seed']}: "
               f"{row['ratio_at_seed']:.2f}x)  offered load {row['offered_load_median']:.2f}  "
-              f"jobs {sizes['n_jobs']}, lengths {sizes['duration_s'][0]:.3g}-{sizes['duration_s'][1]:.3g} s",
-              flush=True)
+              f"jobs {sizes['n_jobs']}, lengths {lengths} s", flush=True)
     return out
 
 
@@ -125,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--param", default="load", choices=PARAMS)
     parser.add_argument("--values", type=float, nargs="+", default=None)
     parser.add_argument("--seeds", type=int, default=20, help="draws per value (default 20)")
+    parser.add_argument("--lengths", help="comma-separated job lengths (s), each as likely, instead of the "
+                                          "log-uniform range")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
     if args.seeds < 1:
@@ -139,6 +150,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.param == "n_jobs" and any(v != int(v) for v in values):
         parser.error("--param n_jobs takes whole numbers")
     base = base_sizes(args.profile, args.trace)
+    if args.lengths:
+        try:
+            base["lengths"] = [float(x) for x in args.lengths.split(",")]
+        except ValueError:
+            parser.error(f"--lengths {args.lengths!r}: expected comma-separated seconds")
+        if not all(math.isfinite(x) and x > 0 for x in base["lengths"]):
+            parser.error("--lengths must be seconds > 0")
+        if args.param == "spread":
+            parser.error("--lengths sets the lengths: --param spread has nothing to vary")
     ms, warm = profiled_ms(base)
     found = rows(base, args.param, values, args.seeds, ms, warm)
     if args.json:

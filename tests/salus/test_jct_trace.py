@@ -343,3 +343,15 @@ def test_a_load_that_spreads_arrivals_past_any_time_is_refused(tmp_path):
     path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,10\n5,1\n")
     done = _run("--trace", str(path), "--load", "1e-300")
     assert done.returncode == 2 and "expected a larger load" in done.stderr
+
+
+def test_sensitivity_lengths_from_a_list():
+    """Three lengths of 1, 5 and 10 (each a third), all jobs at once in effect (a tiny mean gap):
+    SRTF runs them shortest first. The batch limit for these shares is 1.6x."""
+    s = _script()
+    ms = {"a": 10.0}
+    base = {"n_jobs": 3000, "mean_interarrival_s": 1e-6, "duration_s": (0.05, 4.0), "mix": ["a"], "seed": 0,
+            "lengths": [1.0, 5.0, 10.0]}
+    ratio, _ = s.ratio_of(base, 0, ms, ms)
+    assert ratio == pytest.approx(1.6, rel=0.03)
+    assert s.with_value(base, "load", 2.0)["mean_interarrival_s"] == pytest.approx(16 / 3 / 2)
