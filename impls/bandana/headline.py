@@ -163,10 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     source = prepare.load_source(args)
     result = measure(source, profile)
     result["verdict"], result["paper"], result["ratio_shown"] = verdict(result["headline"]["ratio"])
-    if args.json is not None:
-        cli.emit_json(args.json or "-", result)
-    else:
-        _print(result)
+    cli.emit(args.json, result, _print)
     return 0
 
 

@@ -511,3 +511,12 @@ def emit_json(target: str | None, obj) -> bool:
     except OSError as err:
         raise UsageError(f"cannot write {target} ({err.strerror or err})", "--json") from err
     return True
+
+
+def emit(target: str | None, result, printer: Callable) -> None:
+    """``result`` where ``--json`` (``target``) said, through :func:`emit_json` (``""``: standard
+    output); else on standard output as ``printer(result)`` writes it."""
+    if target is not None:
+        emit_json(target or "-", result)
+    else:
+        printer(result)

@@ -209,10 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["verdict"] = result["paper"] = result["ratio_shown"] = None
     if result["fifo_over_srtf"] is not None:
         result["verdict"], result["paper"], result["ratio_shown"] = verdicts.judge_one(CLAIM, result["fifo_over_srtf"])
-    if args.json is not None:
-        cli.emit_json(args.json or "-", result)
-    else:
-        _print(result)
+    cli.emit(args.json, result, _print)
     return 0
 
 
