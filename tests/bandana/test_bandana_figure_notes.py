@@ -57,7 +57,7 @@ def test_cross_check_without_fio_draws_no_predicted_bars():
     assert heights[MEASURED] == [2.0, 4.0, 4.0, 8.0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [MEASURED]
     title = ax.get_title()
-    assert "replay = simulator in 4 of 4 points" in title      # reads and hits: no fio needed
+    assert "replay = simulator in 4 of 4 points" in title      # read and hit counts: no fio needed
     assert "no fio prediction" in title and NO_FIO in title
 
 
@@ -135,7 +135,7 @@ def test_all_nan_fio_values_say_no_finite_measurement(name):
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
     left, right = ax.get_xlim()
     assert min(ticks) / left < 2 and right / max(ticks) < 2    # old: the axis ran down to 1
-    assert not any(ceiling.get_label().startswith("ceiling") for ceiling in ax.get_lines())
+    assert not any("ceiling" in line.get_label() for line in ax.get_lines())
 
 
 def test_a_line_without_any_finite_value_says_so_in_the_legend():
@@ -147,3 +147,9 @@ def test_a_line_without_any_finite_value_says_so_in_the_legend():
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["QD 1", "QD 4 (no finite measurement)", "QD 32"]
     assert not ax.texts                                        # the other lines are drawn
+
+
+def test_the_fio_ceiling_is_named_as_the_replays_not_the_drives():
+    (ax,) = draw("fio_iops_vs_queue_depth", "bandana.fio", fio_sweep()).axes
+    [star] = [line for line in ax.get_lines() if "ceiling" in line.get_label()]
+    assert star.get_label().startswith("the replay's ceiling: fio libaio at its QD 32")

@@ -506,7 +506,7 @@ def test_a_sampling_interval_is_joined_with_the_run_to_run_one():
     [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
                                no_cuda_state(), noise)
     assert (result.interval.low, result.interval.high) == pytest.approx((1.9, 2.1))
-    assert result.interval.method.startswith("run-to-run spread (2 runs of one commit), joined with a bootstrap")
+    assert result.interval.method.startswith("run-to-run spread (from 2 runs, repeats of each commit), joined with a bootstrap")
 
 
 @pytest.mark.parametrize("value", [math.inf, -math.inf])
@@ -1445,3 +1445,15 @@ def test_a_null_draw_interval_is_unbounded_in_the_claims_own_words():
     assert result.verdict == INCONCLUSIVE and result.interval.unbounded
     assert result.interval.why_unbounded == "the run could not bound the spread over draws of the trace"
     assert "test points" not in formatting.measured(result)
+
+
+def test_the_pages_say_how_each_interval_was_found():
+    from impls.harness.report import html_page, markdown_page
+
+    artifacts = {"toy_pairs": {"commit": "b" * 40, "data": {"r": [1.9, 2.1]}}}
+    [result] = evaluate_claims([_twin_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
+                               no_cuda_state())
+    assert "interval: spread over 9 draws (95%)" in markdown_page._claims_table([result])
+    assert "interval: spread over 9 draws (95%)" in "".join(html_page._claim_rows([result])[0])
+    [bare] = evaluate_claims([claim(2.0, 0.1, 1.0)], _points(), {}, no_cuda_state())
+    assert "interval:" not in markdown_page._claims_table([bare])

@@ -186,3 +186,14 @@ def test_inference_cdf_counts_values_not_drawn_below_the_drawn_ones():
     (line,) = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("one device")]
     assert list(line.get_xdata()) == [1.0, 2.0, 4.0]
     assert list(line.get_ydata()) == [0.5, 0.75, 1.0]     # of 4 requests, one at 0 ms
+
+
+def test_inference_devices_say_when_the_gain_is_only_a_lower_bound():
+    from impls.salus.figures import lanes as lane_figures
+
+    data = {"latency_cdf": {}, "latency_target_ms": 50.0, "models": ["a"] * 6, "device_name": "cpu",
+            "devices_needed": {"shared": 1, "one_per_device": 6}}
+    bars = lane_figures.inference_latency(data).axes[1]
+    assert "the gain is a lower bound (≥ 6×)" in bars.get_title()
+    data["devices_needed"]["shared"] = 2
+    assert "lower bound" not in lane_figures.inference_latency(data).axes[1].get_title()

@@ -156,7 +156,8 @@ def iops_vs_queue_depth(data: dict[str, Any]):
             markersize=12,
             linestyle="none",
             color="black",
-            label=f"ceiling ({ceiling['engine']}, QD {ceiling['queue_depth']}): {ceiling['iops'] / 1e3:.1f} k",
+            label=f"the replay's ceiling: fio {ceiling['engine']} at its QD {ceiling['queue_depth']}, "
+                  f"{ceiling['iops'] / 1e3:.1f} k",
         )
     ticks = sorted(queue_depths)
     _log2_ticks(ax, ticks, [str(depth) for depth in ticks])

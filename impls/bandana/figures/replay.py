@@ -94,7 +94,8 @@ def cross_check(data: dict):
                  fontsize=6, rotation=90)
     ax.set_ylabel("useful MB/s")
     matched = sum(r["match"] for r in rows)
-    title = f"reads and hits: replay = simulator in {matched} of {len(rows)} points"
+    title = (f"read and hit counts: replay = simulator in {matched} of {len(rows)} points "
+             "(the bars: bandwidths, measured and predicted)")
     if rows and missing == len(rows):
         title += f"\nno fio prediction of useful bytes/s ({NO_FIO}): measured only"
     elif missing:

@@ -128,6 +128,15 @@ def measured(result: ClaimResult) -> str:
     return bound + with_unit(number(result.measured, digits), result.claim.unit) + spread + coverage
 
 
+def interval_note(result: ClaimResult) -> str:
+    """How the interval beside the value was found ("interval: run-to-run spread (...)"), or ""
+    without one: the pair alone cannot say whether it is run-to-run noise, a bootstrap over
+    test points or the spread over draws of a synthetic trace."""
+    if result.measured is None or result.interval is None:
+        return ""
+    return f"interval: {result.interval.method}"
+
+
 REAL_DIGITS = 12  # hex digits of a real data file's sha256 shown beside the value (the detail has all)
 
 

@@ -102,7 +102,7 @@ def _from_repeats(value: float, spreads: list[tuple[float, float, int] | None]) 
         width = spreads[0][0]
     else:
         width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _ in spreads)
-    return Interval(value - width, value + width, f"run-to-run spread ({runs} runs of one commit)")
+    return Interval(value - width, value + width, f"run-to-run spread (from {runs} runs, repeats of each commit)")
 
 
 def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,

@@ -43,7 +43,7 @@ def _claims_table(results: list[ClaimResult]) -> str:
              f"{r.claim.statement} ({r.claim.id}; {fmt.where_in_paper(r.claim)})"
              + (f" — {r.claim.note}" if r.claim.note else ""),
              fmt.paper_value_and_band(r.claim), fmt.measured(r) + fmt.data_note(r), fmt.ratio(r),
-             r.verdict + fmt.no_noise_mark(r), r.detail)
+             r.verdict + fmt.no_noise_mark(r), "; ".join(filter(None, (r.detail, fmt.interval_note(r)))))
             for r in results]
     count = sum(map(fmt.judged_without_noise, results))
     footnote = f"\n{count} verdict(s) marked. {fmt.NO_NOISE_FOOTNOTE}\n" if count else ""

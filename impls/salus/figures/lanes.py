@@ -215,5 +215,8 @@ def inference_latency(data: dict):
         bars.text(i, v or 0, "target missed" if v is None else str(v), ha="center", va="bottom", fontsize=8)
     bars.set_xticks(range(2), names, fontsize=7)
     bars.set_ylabel("devices needed for the p99 target")
-    bars.set_title(f"{len(data['models'])} models on {data['device_name']}", fontsize=8)
+    title = f"{len(data['models'])} models on {data['device_name']}"
+    if need["shared"] == 1:         # every model fits one device: the gain is at least the model count
+        title += f"\nall fit one shared device: the gain is a lower bound (≥ {need['one_per_device']}×)"
+    bars.set_title(title, fontsize=8)
     return fig
