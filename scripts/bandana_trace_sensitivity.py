@@ -17,7 +17,8 @@ layout × policy experiment on it, and prints per value:
   (claim ``bandana-effective-bandwidth-gain``).
 
 ``--param seed`` keeps every assumption the manifest's and draws the trace again with each
-seed given: how far one draw moves the verdicts (the report measures one).
+seed given: how far one draw moves the verdicts (the report measures one; the Salus
+script's counterpart is ``--param none --seeds N``).
 
 Usage::
 
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         numeric.append("seed")
     if args.param not in numeric:
         parser.error(f"--param {args.param!r} is no numeric shape parameter of {args.table} ([synthetic.params]); "
-                     f"expected one of {', '.join(numeric)}")
+                     f"expected one of {', '.join(numeric)}, or seed (another draw)")
     if any(not (np.isfinite(v) and v >= 0) for v in args.values):
         parser.error("--values must be finite and >= 0")
     if isinstance(shape[args.param], int) and any(v != int(v) for v in args.values):

@@ -16,6 +16,9 @@ range over ``--seeds`` draws, with the draw at the profile's own seed. Parameter
 - ``n_jobs``: the trace's length;
 - ``none``: the profile's own values, over seeds only.
 
+Other draws at the profile's own values: ``--param none --seeds N`` (the Bandana script's
+counterpart is ``--param seed --values ...``).
+
 ``--trace real`` (default) varies the trace the real runs use (n_jobs, mean_interarrival_s,
 duration_s); ``--trace sim`` the paper-sized simulated one (sim_*). ``--lengths A,B,...``
 (seconds) draws each job's length from those values, each as likely, instead of the
@@ -75,9 +78,11 @@ def with_value(base: dict, param: str, value: float) -> dict:
 
 
 def ratio_of(sizes: dict, seed: int, ms: dict, warm: dict) -> tuple[float, float]:
-    """(FIFO's average JCT over SRTF's, the offered load) of the trace ``sizes`` draws at ``seed``."""
-    from impls.salus.core.simulator import simulate
+    """(FIFO's average JCT over SRTF's, the offered load) of the trace ``sizes`` draws at ``seed``,
+    simulated as the policy experiment simulates its draws (no memory budget: NaN where a job
+    failed)."""
     from impls.salus.core.traces import offered_load, poisson_trace
+    from impls.salus.experiments.scheduling import simulated_fifo_over_srtf
 
     trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
                           tuple(sizes["duration_s"]), seed=seed)
@@ -85,9 +90,8 @@ def ratio_of(sizes: dict, seed: int, ms: dict, warm: dict) -> tuple[float, float
         picks = np.random.default_rng([seed, 7]).choice(np.asarray(sizes["lengths"], dtype=float), len(trace))
         for job, length in zip(trace, picks):
             job["iterations"] = max(1, round(float(length) * 1e3 / ms[job["workload"]]))
-    fifo = simulate(trace, "fifo", ms, warm_iteration_ms=warm)["avg_jct_s"]
-    srtf = simulate(trace, "srtf", ms, warm_iteration_ms=warm)["avg_jct_s"]
-    return fifo / srtf, offered_load(trace, ms) or math.nan
+    ratio = simulated_fifo_over_srtf(trace, ms, warm)
+    return (math.nan if ratio is None else ratio), offered_load(trace, ms) or math.nan
 
 
 def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm: dict) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Command line: the report's Salus JCT claim (SRTF over FIFO) on a job trace a user has.
+"""Command line: the report's Salus JCT claim (FIFO's average JCT over SRTF's) on a job trace a user has.
 
     python -m impls.salus.jct (--trace FILE.csv [--time-unit s|ms|min|h] | --philly cluster_job_log
         [--vc VC] [--gpus N]) [--skip K] [--first N] [--load L] [--iteration-ms MS] [--switch-ms MS]
@@ -85,6 +85,11 @@ def _policies(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def iterations_of(seconds: float, iteration_ms: float) -> int:
+    """The iterations a job of ``seconds`` is cut into: ``round(seconds / iteration)``, at least 1."""
+    return max(1, round(seconds * 1e3 / iteration_ms))
+
+
 def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
                    ) -> tuple[list[dict], dict[str, float], dict[str, float] | None]:
     """The simulator's inputs for :class:`~impls.salus.core.trace_files.JobTrace` ``trace``:
@@ -94,7 +99,7 @@ def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
     exactly; one after another job's costs ``switch_ms`` more."""
     jobs, ms, warm = [], {}, {}
     for i, (arrival, seconds) in enumerate(zip(trace.arrival_s, trace.duration_s)):
-        n = max(1, round(float(seconds) * 1e3 / iteration_ms))
+        n = iterations_of(float(seconds), iteration_ms)
         name = f"job{i}"
         ms[name] = float(seconds) * 1e3 / n + switch_ms
         warm[name] = float(seconds) * 1e3 / n
@@ -193,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     own = trace.offered_load()
     if args.load is not None:
         trace = trace.at_load(args.load)
-    iterations = sum(max(1, round(float(s) * 1e3 / args.iteration_ms)) for s in trace.duration_s)
+    iterations = sum(iterations_of(float(s), args.iteration_ms) for s in trace.duration_s)
     if "fair" in policies and iterations > FAIR_MAX_ITERATIONS:
         raise cli.UsageError(f"{iterations} iterations with fair", "--policies",
                              f"expected at most {FAIR_MAX_ITERATIONS} for FAIR (it steps every iteration): "

@@ -661,6 +661,9 @@ def bad(old: str, new: str) -> str:
     (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\n'
                           'sampling_interval = { artifact = "a", path = "data.x", method = " " }'),
      "sampling_interval", ["sampling_interval must be"]),
+    (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b" }\n'
+                          'sampling_interval = { artifact = "a", path = "data.x", method = "Unbounded draws" }'),
+     "sampling_interval", ["(not starting 'unbounded', which marks an interval nothing bounds)"]),
 ])
 def test_bad_claims_file_names_file_claim_line_and_expectation(tmp_path, second, key, expected):
     path = tmp_path / "claims.toml"
@@ -1457,3 +1460,20 @@ def test_the_pages_say_how_each_interval_was_found():
     assert "interval: spread over 9 draws (95%)" in "".join(html_page._claim_rows([result])[0])
     [bare] = evaluate_claims([claim(2.0, 0.1, 1.0)], _points(), {}, no_cuda_state())
     assert "interval:" not in markdown_page._claims_table([bare])
+
+
+def test_the_interval_note_leaves_out_what_the_value_or_detail_already_says():
+    from impls.harness.report import markdown_page
+    from impls.harness.report.noise import Noise, Threshold
+
+    unbounded = {"toy_pairs": {"commit": "b" * 40, "data": {"r": None}}}
+    [result] = evaluate_claims([_twin_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), unbounded,
+                               no_cuda_state())
+    assert "interval:" not in markdown_page._claims_table([result])
+    missing = {"toy_pairs": {"commit": "b" * 40, "data": {}}}
+    noise = Noise("m", "t", [], {("b.Speed.track_ratio", ""): Threshold("b.Speed.track_ratio", "", 2, 0.05, 0.15)})
+    [result] = evaluate_claims([_twin_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), missing,
+                               no_cuda_state(), noise)
+    table = markdown_page._claims_table([result])
+    assert "interval: run-to-run spread (from 2 runs, repeats of each commit) |" in table.replace(" |\n", " |")
+    assert table.count("the newest artifact holds") == 1

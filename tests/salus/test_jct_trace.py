@@ -86,7 +86,7 @@ def test_zero_lengths_left_out_and_counted(tmp_path):
     ("submit_time,duration\n0,0\n", "no job to simulate (1 zero duration)"),
 ])
 def test_bad_csv_named_with_its_line(tmp_path, text, words):
-    with pytest.raises(ValueError, match=None) as err:
+    with pytest.raises(ValueError) as err:
         trace_files.read_csv(_csv(tmp_path / "t.csv", text))
     assert words in str(err.value)
 

@@ -305,9 +305,11 @@ class _Checker:
             return None
         texts = ("error", "method")
         if (not isinstance(table, dict) or not {"artifact", "path"} <= set(table) <= {"artifact", "path", *texts}
-                or not all(isinstance(table[k], str) and table[k].strip() for k in table)):
+                or not all(isinstance(table[k], str) and table[k].strip() for k in table)
+                or str(table.get("method", "")).strip().lower().startswith("unbounded")):
             self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\" }}, optionally with "
-                      f"error = \"<what it bounds>\" and method = \"<how the run found it>\", got {_describe(table)}")
+                      f"error = \"<what it bounds>\" and method = \"<how the run found it>\" (not starting "
+                      f"'unbounded', which marks an interval nothing bounds), got {_describe(table)}")
             return None
         return SamplingSource(table["artifact"], table["path"], **{k: table[k].strip() for k in texts if k in table})
 

@@ -132,8 +132,12 @@ def interval_note(result: ClaimResult) -> str:
     """How the interval beside the value was found ("interval: run-to-run spread (...)"), or ""
     without one: the pair alone cannot say whether it is run-to-run noise, a bootstrap over
     test points or the spread over draws of a synthetic trace."""
-    if result.measured is None or result.interval is None:
-        return ""
+    if result.measured is None or result.interval is None or result.interval.unbounded:
+        return ""      # an unbounded one says why beside the value
+    from impls.harness.report.intervals import NO_SAMPLING
+
+    if NO_SAMPLING in result.interval.method:      # the detail says what it leaves out
+        return f"interval: {result.interval.method.split('; without')[0]}"
     return f"interval: {result.interval.method}"
 
 

@@ -50,7 +50,7 @@ BOOTSTRAP_SEED = 20240601
 class Interval:
     low: float
     high: float
-    method: str  # "repeats (n runs)", "bootstrap over n points", or UNBOUNDED
+    method: str  # how it was found: "run-to-run spread (...)", a claim's sampling method, or "unbounded: ..."
 
     @property
     def unbounded(self) -> bool:

@@ -39,12 +39,14 @@ import math
 import re
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from impls.salus.core.traces import arrival_load
 
 ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
 DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
@@ -80,8 +82,6 @@ class JobTrace:
         """Arrival rate times mean duration (:func:`~impls.salus.core.traces.arrival_load`;
         > 1: jobs arrive faster than one device serves them); None for one job or all at
         one time."""
-        from impls.salus.core.traces import arrival_load
-
         return arrival_load(self.arrival_s, self.duration_s)
 
     def at_load(self, load: float) -> "JobTrace":
@@ -127,8 +127,6 @@ def _reading(path: Path, expected: str):
         raise ValueError(f"{path}: not UTF-8 text; expected {expected}") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as err:
         raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
-
-
 
 
 def _time(text: str, where: str, column: str, unit_s: float = 1.0) -> float:
@@ -314,5 +312,3 @@ def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path) 
     return JobTrace([r[2] for r in kept], arrivals - arrivals[0], np.array([r[1] for r in kept], dtype=float),
                     dict(left))
 
-
-READERS: dict[str, Callable[..., JobTrace]] = {"csv": read_csv, "philly": read_philly}

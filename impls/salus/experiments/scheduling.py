@@ -211,6 +211,14 @@ def _measured_run(trace: Sequence[Mapping], policy: str, *, device: Any, before:
     return row, after
 
 
+def simulated_fifo_over_srtf(trace: Sequence[Mapping], ms: Mapping[str, float], warm: Mapping[str, float] | None,
+                             budget: int | None = None, peaks: Mapping[str, int] | None = None) -> float | None:
+    """FIFO's average JCT over SRTF's, both simulated on ``trace`` (iteration times ``ms``,
+    warm times ``warm``, the memory budget and peaks); None where a job failed under either."""
+    rows = [_policy_row(simulate(trace, name, ms, budget, peaks, warm_iteration_ms=warm)) for name in ("fifo", "srtf")]
+    return _fifo_over_srtf(*rows)
+
+
 TRACE_DRAWS = 1000         # other draws of the trace whose simulated ratios bound the measured one's
 DRAW_SEED_OFFSET = 1000   # their seeds: the trace's + 1000 + k (the paper-sized trace has + 1)
 
@@ -228,17 +236,16 @@ def trace_draws(sizes: Mapping[str, Any], ms: Mapping[str, float], warm: Mapping
     "real_over_sim"}``: the real run's ratio ``real`` scaled by that interval over
     ``sim_at_trace`` (where another draw's ratio would lie, had the suite drawn it, by the
     simulator's account, taking its error on this draw, ``real_over_sim``, as a factor that
-    holds for the others). The intervals are None without ``real``, a measured trace whose
-    jobs failed, or fewer than half the draws with every job finished.
+    holds for the others). ``sim_interval`` is None when fewer than half the draws had every
+    job finish; ``real_draw_interval`` also without ``real`` or when the measured trace's
+    own simulation had a job fail (``sim_at_trace`` None).
     """
     seed = sizes.get("seed", 0)
 
     def ratio_of(trace_seed: int) -> float | None:
         trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
                               tuple(sizes["duration_s"]), seed=trace_seed)
-        rows = [_policy_row(simulate(trace, name, ms, budget, peaks, warm_iteration_ms=warm))
-                for name in ("fifo", "srtf")]
-        return _fifo_over_srtf(*rows)
+        return simulated_fifo_over_srtf(trace, ms, warm, budget, peaks)
 
     at_trace = ratio_of(seed)
     ratios = [r for r in (ratio_of(seed + DRAW_SEED_OFFSET + k) for k in range(draws)) if r is not None]
