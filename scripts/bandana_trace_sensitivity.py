@@ -82,7 +82,8 @@ def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dic
             "headline_chosen": f"{headline['best']['layout']}/{headline['best']['policy']}",
         })
         r = rows[-1]
-        print(f"{table} {profile} {param} {value if isinstance(value, int) else format(value, 'g'):<5} kmeans2L position {r['kmeans2L_position']:.2f}  "
+        shown = value if isinstance(value, int) else format(value, "g")
+        print(f"{table} {profile} {param} {shown:<5} kmeans2L position {r['kmeans2L_position']:.2f}  "
               f"subcluster rho {r['subcluster_rho']:+.2f}  headline {r['headline_ratio']:.2f}x "
               f"({r['headline_chosen']})", flush=True)
     return rows

@@ -81,7 +81,7 @@ def ratio_of(sizes: dict, seed: int, ms: dict, warm: dict) -> tuple[float, float
     """(FIFO's average JCT over SRTF's, the offered load) of the trace ``sizes`` draws at ``seed``,
     simulated as the policy experiment simulates its draws (no memory budget: NaN where a job
     failed)."""
-    from impls.salus.core.traces import offered_load, poisson_trace
+    from impls.salus.core.traces import iterations_for, offered_load, poisson_trace
     from impls.salus.experiments.scheduling import simulated_fifo_over_srtf
 
     trace = poisson_trace(sizes["n_jobs"], sizes["mean_interarrival_s"], sizes["mix"], ms,
@@ -89,7 +89,7 @@ def ratio_of(sizes: dict, seed: int, ms: dict, warm: dict) -> tuple[float, float
     if sizes.get("lengths"):        # the same arrivals and workloads, lengths from the list
         picks = np.random.default_rng([seed, 7]).choice(np.asarray(sizes["lengths"], dtype=float), len(trace))
         for job, length in zip(trace, picks):
-            job["iterations"] = max(1, round(float(length) * 1e3 / ms[job["workload"]]))
+            job["iterations"] = iterations_for(float(length), ms[job["workload"]])
     ratio = simulated_fifo_over_srtf(trace, ms, warm)
     return (math.nan if ratio is None else ratio), offered_load(trace, ms) or math.nan
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
+from impls.salus.core.traces import iterations_for
 
 CLAIM = "salus-jct-srtf-vs-fifo"
 POLICIES = ("fifo", "srtf", "fair")
@@ -85,11 +86,6 @@ def _policies(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def iterations_of(seconds: float, iteration_ms: float) -> int:
-    """The iterations a job of ``seconds`` is cut into: ``round(seconds / iteration)``, at least 1."""
-    return max(1, round(seconds * 1e3 / iteration_ms))
-
-
 def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
                    ) -> tuple[list[dict], dict[str, float], dict[str, float] | None]:
     """The simulator's inputs for :class:`~impls.salus.core.trace_files.JobTrace` ``trace``:
@@ -99,7 +95,7 @@ def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
     exactly; one after another job's costs ``switch_ms`` more."""
     jobs, ms, warm = [], {}, {}
     for i, (arrival, seconds) in enumerate(zip(trace.arrival_s, trace.duration_s)):
-        n = iterations_of(float(seconds), iteration_ms)
+        n = iterations_for(float(seconds), iteration_ms)
         name = f"job{i}"
         ms[name] = float(seconds) * 1e3 / n + switch_ms
         warm[name] = float(seconds) * 1e3 / n
@@ -198,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     own = trace.offered_load()
     if args.load is not None:
         trace = trace.at_load(args.load)
-    iterations = sum(iterations_of(float(s), args.iteration_ms) for s in trace.duration_s)
+    iterations = sum(iterations_for(float(s), args.iteration_ms) for s in trace.duration_s)
     if "fair" in policies and iterations > FAIR_MAX_ITERATIONS:
         raise cli.UsageError(f"{iterations} iterations with fair", "--policies",
                              f"expected at most {FAIR_MAX_ITERATIONS} for FAIR (it steps every iteration): "

@@ -48,7 +48,8 @@ def _nvm(nvm: Mapping[str, Any]) -> Table:
     # the file the suite reads as its NVM; what device holds it is in the rows (the paper's was Optane)
     return _pairs("NVM target (the block device read in the paper's NVM's place)", [
         ("path", nvm.get("path")), ("filesystem", nvm.get("filesystem")), ("device", nvm.get("device")),
-        ("rotational (as the kernel reports it; a virtual disk may say yes)", nvm.get("rotational")), ("block size (logical / physical)", blocks),
+        ("rotational (as the kernel reports it; a virtual disk may say yes)", nvm.get("rotational")),
+        ("block size (logical / physical)", blocks),
         ("free", size_bytes(nvm.get("free_bytes"))),
     ])
 

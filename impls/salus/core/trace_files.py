@@ -272,20 +272,18 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1) -
             left["another virtual cluster"] += 1
             continue
         attempts = [a for a in (job["attempts"] or []) if isinstance(a, dict)]
-        if attempts and _philly_time(attempts[-1].get("start_time")) is not None \
-                and _philly_time(attempts[-1].get("end_time")) is None:
+        times = [(_philly_time(a.get("start_time")), _philly_time(a.get("end_time"))) for a in attempts]
+        if times and times[-1][0] is not None and times[-1][1] is None:
             left["still running at the snapshot"] += 1
             continue
-        spans = [(_philly_time(a.get("start_time")), _philly_time(a.get("end_time"))) for a in attempts]
-        spans = [(begin, finish) for begin, finish in spans if begin is not None and finish is not None]
+        spans = [(begin, finish) for begin, finish in times if begin is not None and finish is not None]
         if any(finish < begin for begin, finish in spans):
             left["an attempt ends before it starts"] += 1
             continue
-        length = sum(finish - begin for begin, finish in spans)
-        ran = bool(spans)
-        if not ran:
+        if not spans:
             left["never ran (no attempt with both times)"] += 1
             continue
+        length = sum(finish - begin for begin, finish in spans)
         held = max((sum(len(d.get("gpus") or []) for d in (a.get("detail") or []) if isinstance(d, dict))
                     for a in attempts), default=0)
         if gpus is not None and held != gpus:

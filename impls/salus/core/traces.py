@@ -49,11 +49,17 @@ def poisson_trace(n_jobs: int, mean_interarrival_s: float, workloads: Sequence[s
     trace = []
     for i in range(n_jobs):
         name = workloads[int(picks[i])]
-        iterations = max(1, round(float(durations[i]) * 1e3 / iteration_ms[name]))
+        iterations = iterations_for(float(durations[i]), iteration_ms[name])
         trace.append({"job_id": i, "workload": name, "arrival_s": float(arrivals[i]),
                       "iterations": iterations, "duration_s": float(durations[i]),
                       "seed": int(seed * 100003 + i)})
     return trace
+
+
+def iterations_for(seconds: float, iteration_ms: float) -> int:
+    """A job of ``seconds`` as whole iterations of ``iteration_ms`` (ms): the nearest count,
+    at least 1."""
+    return max(1, round(seconds * 1e3 / iteration_ms))
 
 
 def _probabilities(weights: Sequence[float], n: int) -> np.ndarray:
