@@ -1408,8 +1408,12 @@ def test_an_interval_without_the_runs_sampling_interval_says_what_it_leaves_out(
     [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
                                no_cuda_state(), noise)
     assert (result.interval.low, result.interval.high) == pytest.approx((1.9, 2.1))
-    assert result.interval.method.endswith("without the test points' sampling error (the newest artifact holds "
-                                           "no interval for this run: an older run's, or one of another commit)")
+    assert result.interval.described.endswith("without the test points' sampling error (the newest artifact holds "
+                                              "no interval for this run: an older run's, or one of another commit)")
+    assert result.interval.lacks.startswith("without ") and "without" not in result.interval.method
+    # the claims table names the method alone; the detail says what the interval leaves out
+    assert formatting.interval_note(result) == f"interval: {result.interval.method}"
+    assert "sampling error is not in its interval" in result.detail
 
 
 def test_interval_ends_near_a_band_edge_print_on_their_side_of_it():

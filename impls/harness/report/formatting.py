@@ -5,7 +5,6 @@ import math
 from typing import Any
 
 from impls.harness.report.claims import Claim
-from impls.harness.report.intervals import NO_SAMPLING
 from impls.harness.report.verdicts import (
     INCONCLUSIVE,
     NOT_MEASURED,
@@ -135,9 +134,7 @@ def interval_note(result: ClaimResult) -> str:
     test points or the spread over draws of a synthetic trace."""
     if result.measured is None or result.interval is None or result.interval.unbounded:
         return ""      # an unbounded one says why beside the value
-    if NO_SAMPLING in result.interval.method:      # the detail says what it leaves out
-        return f"interval: {result.interval.method.split('; without')[0]}"
-    return f"interval: {result.interval.method}"
+    return f"interval: {result.interval.method}"     # the detail says what it leaves out (``lacks``)
 
 
 REAL_DIGITS = 12  # hex digits of a real data file's sha256 shown beside the value (the detail has all)

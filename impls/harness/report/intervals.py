@@ -51,6 +51,12 @@ class Interval:
     low: float
     high: float
     method: str  # how it was found: "run-to-run spread (...)", a claim's sampling method, or "unbounded: ..."
+    lacks: str = ""  # what it leaves out that the claim would have it hold ("without ... (...)"), or ""
+
+    @property
+    def described(self) -> str:
+        """How it was found and, after "; ", what it leaves out (:attr:`lacks`) when anything."""
+        return f"{self.method}; {self.lacks}" if self.lacks else self.method
 
     @property
     def unbounded(self) -> bool:
@@ -159,8 +165,7 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
         return Interval(-math.inf, math.inf, f"{UNBOUNDED_PREFIX}the run could not bound {claim.sampling_interval.error}")
     if sampled is None:
         if repeats is not None and claim.sampling_interval is not None:
-            return dataclasses.replace(repeats, method=f"{repeats.method}; without "
-                                                      f"{claim.sampling_interval.error} {NO_SAMPLING}")
+            return dataclasses.replace(repeats, lacks=f"without {claim.sampling_interval.error} {NO_SAMPLING}")
         return repeats
     low, high = min(sampled[0], value), max(sampled[1], value)
     method = claim.sampling_interval.method
