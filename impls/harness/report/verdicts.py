@@ -67,7 +67,7 @@ import pandas as pd
 
 from impls.harness.registry import is_sha256
 from impls.harness.report.claims import Claim
-from impls.harness.report.intervals import (NO_SAMPLING, Interval, claim_benchmarks, claim_commit, claim_interval,
+from impls.harness.report.intervals import (Interval, claim_benchmarks, claim_commit, claim_interval,
                                             lacks_run_to_run)
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, check_setting, measure,
@@ -294,7 +294,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
         interval = claim_interval(claim, result.measured, points, noise, artifacts, extra["commit"])
         extra["interval"] = interval
         extra["no_noise"] = lacks_run_to_run(claim, result.measured, points, noise)
-        if claim.sampling_interval is not None and (interval is None or NO_SAMPLING in interval.method):
+        if claim.sampling_interval is not None and (interval is None or interval.lacks):
             result = dataclasses.replace(result, detail=(
                 f"{result.detail}; {claim.sampling_interval.error} is not in "
                 f"{'its interval' if interval else 'any interval'}: the newest artifact holds none for this run "
@@ -447,7 +447,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {what}",
                            coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
-    verdict, detail = judge(claim, value), measurement.detail
+    detail = measurement.detail
     flags = [_flag_set(source, points, artifacts, measurement.commit)
              for source in (claim.lower_bound_when, claim.upper_bound_when)]
     unknown = next((why for why in flags if isinstance(why, str)), None)
@@ -460,37 +460,47 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, f"{NOT_MEASURED}: {shown_with_unit(value, claim)} is flagged both a lower and an "
                            "upper bound",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
+    verdict, said = judge_bounded(claim, value, lower, upper)
+    detail = f"{detail}; {said}" if said else detail
+    if measurement.too_few_points and verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
+        detail = f"{detail}: a rank correlation of two points is always ±1 (point estimate: {verdict})"
+        verdict = INCONCLUSIVE
+    return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower, upper_bound=upper,
+                       coverage=measurement.coverage)
+
+
+def judge_bounded(claim: Claim, value: float, lower: bool = False, upper: bool = False) -> tuple[str, str]:
+    """(verdict, what to add to the detail, "" when nothing) of ``value`` on ``claim`` when it is
+    exact, only a lower bound (``lower``: the slower run never reached the target) or only
+    an upper bound (``upper``: the faster one never did): a bound is judged where the true
+    value, beyond it, has one verdict (see the module doc), "inconclusive" where it may have
+    two. Without intervals, as :func:`judge`."""
+    verdict = judge(claim, value)
     if lower:
-        detail = f"{detail}; a lower bound (the slower run never reached the target)"
+        detail = "a lower bound (the slower run never reached the target)"
         highest = tolerance_band(claim)[1]
         at_least = shown_with_unit(value, claim)
         if below_band(claim, value):
             where = ("the no-effect value the claim must exceed" if value == claim.baseline
                      else "below the paper's value")
             if verdict == PARTLY:   # right direction; the true value may still lie in the band or above
-                verdict = INCONCLUSIVE
-                detail = (f"{detail}; at least {at_least}, below the band: the true value may lie in it or "
-                          f"above (point estimate: {PARTLY})")
-            else:
-                verdict = f"{NOT_MEASURED}: only a lower bound ({at_least}), {where}"
-        elif verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
-            verdict = INCONCLUSIVE
-            detail = (f"{detail}; at least {at_least}, inside the band up to {with_unit(f'{highest:g}', claim.unit)}: "
-                      f"the true value may lie above it (point estimate: {REPRODUCED})")
-        elif verdict == PARTLY and claim.baseline is not None and claim.paper_range[1] <= claim.baseline:
+                return INCONCLUSIVE, (f"{detail}; at least {at_least}, below the band: the true value may lie in it "
+                                      f"or above (point estimate: {PARTLY})")
+            return f"{NOT_MEASURED}: only a lower bound ({at_least}), {where}", detail
+        if verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
+            return INCONCLUSIVE, (f"{detail}; at least {at_least}, inside the band up to "
+                                  f"{with_unit(f'{highest:g}', claim.unit)}: the true value may lie above it "
+                                  f"(point estimate: {REPRODUCED})")
+        if verdict == PARTLY and claim.baseline is not None and claim.paper_range[1] <= claim.baseline:
             # above the band, short of the baseline the paper lies below: the true value may reach it
-            verdict = INCONCLUSIVE
-            detail = (f"{detail}; at least {at_least}, above the band and below the no-effect value: partly or not "
-                      f"reproduced (partly at best)")
-    elif upper:
-        detail = f"{detail}; an upper bound (the faster run never reached the target, the slower one did)"
+            return INCONCLUSIVE, (f"{detail}; at least {at_least}, above the band and below the no-effect value: "
+                                  f"partly or not reproduced (partly at best)")
+        return verdict, detail
+    if upper:
+        detail = "an upper bound (the faster run never reached the target, the slower one did)"
         verdict, why = _judge_upper_bound(claim, value)
-        detail = f"{detail}; {why}" if why else detail
-    if measurement.too_few_points and verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
-        detail = f"{detail}: a rank correlation of two points is always ±1 (point estimate: {verdict})"
-        verdict = INCONCLUSIVE
-    return ClaimResult(claim, verdict, value, ratio, in_range, detail, lower_bound=lower, upper_bound=upper,
-                       coverage=measurement.coverage)
+        return verdict, f"{detail}; {why}" if why else detail
+    return verdict, ""
 
 
 def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
