@@ -283,18 +283,34 @@ def recipe_key(manifest: Manifest, profile: str) -> tuple[dict[str, Any], str]:
     return params, hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _generate(manifest: Manifest, params: dict[str, Any]) -> dict:
-    """Call the manifest's generator with its seed and ``params``; a :class:`ManifestError`
-    naming the keys it does not take, or the ones it needs, before any work."""
+def _generate(manifest: Manifest, params: dict[str, Any], seed: int | None = None) -> dict:
+    """Call the manifest's generator with ``seed`` (default: the manifest's) and ``params``; a
+    :class:`ManifestError` naming the keys it does not take, or the ones it needs, before any work."""
     generator = _resolve(manifest.spec["generator"], manifest, "generator")
+    seed = manifest.spec["seed"] if seed is None else seed
     try:
-        inspect.signature(generator).bind(seed=manifest.spec["seed"], **params)
+        inspect.signature(generator).bind(seed=seed, **params)
     except TypeError as err:
         raise ManifestError(f"{manifest.path}: the generator {manifest.spec['generator']} does not take these "
                             f"params ({err}); see its docstring for the keys it takes") from None
     except ValueError:   # no signature to check (a builtin): the call itself will tell
         pass
-    return generator(seed=manifest.spec["seed"], **params)
+    return generator(seed=seed, **params)
+
+
+def draw(name: str, seed: int, profile: str | None = None, directory: Path | None = None) -> dict[str, np.ndarray]:
+    """The arrays of synthetic dataset ``name`` at ``profile``'s sizes, drawn with ``seed``
+    instead of its manifest's (every parameter the manifest's): another draw of the same
+    recipe, neither cached nor read from the cache. KeyError for an unknown name,
+    ValueError for a set that is not synthetic."""
+    known = manifests(directory)
+    if name not in known:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
+    manifest = known[name]
+    if not manifest.synthetic:
+        raise ValueError(f"dataset {name!r} is read from files, not drawn: it has no other draws")
+    params = recipe_params(manifest, resolve_profile(profile, f"for dataset {name!r}"))
+    return {k: np.asarray(v) for k, v in _generate(manifest, params, int(seed)).items()}
 
 
 def recipe_params(manifest: Manifest, profile: str | None = None) -> dict[str, Any]:

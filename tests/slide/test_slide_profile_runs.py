@@ -151,7 +151,7 @@ def test_a_run_on_a_cuda_device_needs_cuda_whatever_its_index(device, monkeypatc
 
     asked = []
     monkeypatch.setattr(capabilities, "missing_reason", lambda *needs: asked.append(needs) or "needs CUDA")
-    assert sweeps._skip_reason({"name": "d", "method": "dense", "device": device}) == "needs CUDA"
+    assert sweeps.skip_reason({"name": "d", "method": "dense", "device": device}) == "needs CUDA"
     assert asked == [("cuda",)]
 
 

@@ -140,7 +140,7 @@ def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, r
     return out
 
 
-def _skip_reason(spec: dict) -> str | None:
+def skip_reason(spec: dict) -> str | None:
     """Why run spec ``spec`` cannot run here (a capability it needs is missing: its
     ``requires``, and CUDA for a ``cuda`` or ``cuda:N`` device), or None."""
     from impls.harness import capabilities
@@ -160,10 +160,48 @@ def config_of(spec: dict, threads_default: int | None = 2) -> dict[str, Any]:
 
 def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
     spec, profile = kwargs["spec"], kwargs["profile"]
-    cfg = config_of(spec)
     s = kwargs.get("sizes") or sizes(profile)
-    return _training_run(s, spec["method"], cfg.pop("threads"), profile, spec.get("time_budget_s"),
-                         spec.get("device"), spec.get("dataset"), spec.get("warmup_steps"), **cfg)
+    train_data, test_data, info = from_registry(spec.get("dataset") or s["dataset"], profile)
+    return {**run_spec_on(s, spec, train_data, test_data), "source": info}
+
+
+def run_spec_on(s: dict[str, Any], spec: dict[str, Any], train_data: XCData, test_data: XCData) -> dict[str, Any]:
+    """Train run spec ``spec`` of profile table ``s`` (its method, device, budget and
+    ``SlideConfig`` fields, the table's evaluation schedule) on the given splits instead of
+    the table's dataset; the trainer's result dict."""
+    cfg = config_of(spec)
+    threads = cfg.pop("threads")
+    kw = run_kwargs(s, spec["method"], spec.get("device"), spec.get("time_budget_s"), spec.get("warmup_steps"))
+    return train_method(spec["method"], SlideConfig(threads=threads, **cfg), train_data, test_data,
+                        spec.get("device"), **kw)
+
+
+def run_spec_on_file(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_spec_on` of ``kwargs["sizes"]`` and ``kwargs["spec"]`` on the splits stored in
+    the ``.npz`` file ``kwargs["path"]`` (:meth:`XCData.to_arrays` with prefixes ``train_`` and
+    ``test_``, as the registry stores a set): what a fresh process trains on another draw."""
+    with np.load(kwargs["path"]) as stored:
+        arrays = dict(stored)
+    return run_spec_on(kwargs["sizes"], kwargs["spec"], XCData.from_arrays(arrays, "train_"),
+                       XCData.from_arrays(arrays, "test_"))
+
+
+def run_entry(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """One run of a sweep's ``runs``: its spec with the trainer's ``result`` over it (the
+    threads it had, not those asked for; the spec's method name)."""
+    return {**spec, "threads": result["threads"], **result, "method": spec["method"]}
+
+
+def score(runs: list[dict[str, Any]], s: dict[str, Any]) -> tuple[float | None, dict[str, dict[str, Any]]]:
+    """Set every measured run's target and time to it (:func:`add_targets`, in place) and
+    return (the target P@1 or None, ``{"<slow>/<fast>": speedup}`` for each of
+    ``s["comparisons"]`` whose two runs are in ``runs``, each pair at its own target:
+    :func:`speedup` with ``s["target_fraction"]``)."""
+    target = add_targets(runs, s["target_fraction"])
+    by_name = {r["name"]: r for r in runs}
+    speedups = {f"{slow}/{fast}": speedup(by_name[fast], by_name[slow], s["target_fraction"])
+                for fast, slow in s.get("comparisons", []) if fast in by_name and slow in by_name}
+    return target, speedups
 
 
 def _call(fn, kwargs: dict, isolate: bool) -> Any:
@@ -229,17 +267,14 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
     runs = []
     with progress_bar(len(s["runs"]), what, "run", progress) as bar:
         for spec in s["runs"]:
-            reason = _skip_reason(spec)
+            reason = skip_reason(spec)
             if reason:
                 runs.append({**spec, "skipped": reason})
             else:
                 result = _call(_run_spec_in_child, {"spec": spec, "profile": profile, "sizes": s}, isolate)
-                runs.append({**spec, "threads": result["threads"], **result, "method": spec["method"]})
+                runs.append(run_entry(spec, result))
             bar.update()
-    target = add_targets(runs, s["target_fraction"])
-    by_name = {r["name"]: r for r in runs}
-    speedups = {f"{slow}/{fast}": speedup(by_name[fast], by_name[slow], s["target_fraction"])
-                for fast, slow in s.get("comparisons", []) if fast in by_name and slow in by_name}
+    target, speedups = score(runs, s)
     source = next((r["source"] for r in runs if "source" in r), None)
     return {"sizes": s, "profile": profile, "target_p_at_1": target, "runs": runs, "speedups": speedups,
             "source": source}
