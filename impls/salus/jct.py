@@ -1,8 +1,8 @@
 """Command line: the report's Salus JCT claim (FIFO's average JCT over SRTF's) on a job trace a user has.
 
     python -m impls.salus.jct (--trace FILE.csv [--time-unit s|ms|min|h] | --philly cluster_job_log
-        [--vc VC] [--gpus N]) [--skip K] [--first N] [--load L] [--iteration-ms MS] [--switch-ms MS]
-        [--policies fifo,srtf[,fair]] [--json [FILE|-]]
+        [--vc VC] [--gpus N]) [--time-zone ZONE] [--skip K] [--first N] [--load L] [--iteration-ms MS]
+        [--switch-ms MS] [--policies fifo,srtf[,fair]] [--json [FILE|-]]
 
 The report's claim ``salus-jct-srtf-vs-fifo`` (the paper's 3.19×) is measured on the suite's
 own Poisson trace, whose arrival rate and job lengths are assumed; FIFO's average JCT over
@@ -27,7 +27,10 @@ It prints the trace's size, arrival span, offered load (arrival rate × mean job
 1, jobs arrive faster than one device serves them and FIFO's wait grows with the trace's
 length), the job lengths' spread, each policy's average JCT and makespan, FIFO's average JCT
 over SRTF's, and the verdict the report's rule gives that one value against the claim's band
-in ``reports/claims.toml``. ``--load L`` scales the gaps between arrivals so that the offered
+in ``reports/claims.toml``. Dates that name no zone are read in ``--time-zone`` (an IANA
+name; default UTC for a CSV, US Pacific time for Philly, whose utilisation files write PDT /
+PST), so that a daylight-saving change inside the trace does not put an hour into a job's
+length or an arrival gap. ``--load L`` scales the gaps between arrivals so that the offered
 load is L (a cluster's trace put on one device is usually far above 1). Output on stdout;
 ``--json`` writes the whole result instead.
 """
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
+from impls.salus.core.trace_files import PHILLY_ZONE
 from impls.salus.core.traces import iterations_for
 
 CLAIM = "salus-jct-srtf-vs-fifo"
@@ -59,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--vc", help="--philly only: jobs of this virtual cluster (default: all)")
     parser.add_argument("--gpus", type=int, default=None,
                         help="--philly only: jobs that held this many GPUs (default 1; 0: any)")
+    parser.add_argument("--time-zone", default=None,
+                        help="IANA zone of dates that name none (default: UTC for --trace, "
+                             f"{PHILLY_ZONE} for --philly)")
     parser.add_argument("--skip", type=int, default=0, help="leave out the first K jobs in arrival order")
     parser.add_argument("--first", type=int, default=None, help="simulate N jobs (after --skip; default: all)")
     parser.add_argument("--load", type=float, default=None,
@@ -130,10 +137,18 @@ def _read(args: argparse.Namespace):
 
     if args.trace is not None:
         cli.check_file(args.trace, "--trace", "a CSV file of jobs", regular=True)
-        return trace_files.read_csv(args.trace, args.time_unit or "s"), args.trace
+        return trace_files.read_csv(args.trace, args.time_unit or "s", zone=zone_of(args)), args.trace
     cli.check_file(args.philly, "--philly", "Philly's cluster_job_log (JSON)", regular=True)
     gpus = 1 if args.gpus is None else (args.gpus or None)
-    return trace_files.read_philly(args.philly, vc=args.vc, gpus=gpus), args.philly
+    return trace_files.read_philly(args.philly, vc=args.vc, gpus=gpus, zone=zone_of(args)), args.philly
+
+
+def zone_of(args: argparse.Namespace) -> str:
+    """The IANA zone the trace's dates without a zone are read in: ``--time-zone``, else UTC
+    for a CSV and US Pacific time for Philly."""
+    if args.time_zone is not None:
+        return args.time_zone
+    return "UTC" if args.trace is not None else PHILLY_ZONE
 
 
 def _check(args: argparse.Namespace) -> list[str]:
@@ -144,6 +159,13 @@ def _check(args: argparse.Namespace) -> list[str]:
     elif args.time_unit is not None:
         raise cli.UsageError("got --time-unit with --philly", "--time-unit",
                              "expected it only with --trace (Philly's times are dates)")
+    if args.time_zone is not None:
+        from impls.salus.core.trace_files import time_zone
+
+        try:
+            time_zone(args.time_zone)
+        except ValueError as err:
+            raise cli.UsageError(f"got {args.time_zone!r}", "--time-zone", str(err).split("; ", 1)[1]) from None
     cli.number(args.gpus, "--gpus", minimum=0, integer=True)
     cli.number(args.skip, "--skip", minimum=0, integer=True)
     cli.number(args.first, "--first", minimum=1, integer=True)
@@ -158,7 +180,8 @@ def _check(args: argparse.Namespace) -> list[str]:
 
 def _print(result: dict[str, Any]) -> None:
     d = result["durations"]
-    print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s"
+    print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s (dates read in "
+          f"{result['time_zone']})"
           + "".join(f"; left out {n} {why}" for why, n in result["left_out"].items()))
     own, load = result["trace_offered_load"], result["offered_load"]
     scaled = f" (the trace's own: {own:.3g}; gaps scaled by {result['gaps_scaled_by']:.4g})" \
@@ -203,7 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if load is not None and load > 1 and len(trace) > BIG_QUEUE:
         cli.warn(f"{len(trace)} jobs at an offered load of {load:.3g}: most of them wait at once, and the "
                  "simulation's time grows with their square (minutes to hours); --first N or --load L keeps it short")
-    result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "left_out": trace.left_out,
+    result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "time_zone": zone_of(args),
+              "left_out": trace.left_out,
               "trace_offered_load": own,
               "gaps_scaled_by": None if args.load is None else own / args.load,
               **measure(trace, policies, args.iteration_ms, args.switch_ms)}

@@ -355,3 +355,59 @@ def test_sensitivity_lengths_from_a_list():
     ratio, _ = s.ratio_of(base, 0, ms, ms)
     assert ratio == pytest.approx(1.6, rel=0.03)
     assert s.with_value(base, "load", 2.0)["mean_interarrival_s"] == pytest.approx(16 / 3 / 2)
+
+
+# ---------------------------------------------------------------- time zones
+
+def test_philly_times_are_pacific_so_a_daylight_saving_change_adds_no_hour(tmp_path):
+    jobs = [  # clocks went back from 02:00 PDT to 01:00 PST on 2017-11-05
+        _philly_job("across", "2017-11-04 12:00:00", [("2017-11-05 00:30:00", "2017-11-05 03:00:00", 1)]),
+        _philly_job("next-day", "2017-11-05 12:00:00", [("2017-11-05 12:00:00", "2017-11-05 12:10:00", 1)]),
+    ]
+    path = tmp_path / "cluster_job_log"
+    path.write_text(json.dumps(jobs))
+    trace = trace_files.read_philly(path)
+    assert trace.duration_s.tolist() == [3.5 * 3600, 600.0]       # 00:30 PDT to 03:00 PST
+    assert trace.arrival_s.tolist() == [0.0, 25 * 3600.0]        # a 25-hour day
+    naive = trace_files.read_philly(path, zone="UTC")             # as written, without a zone
+    assert naive.duration_s.tolist() == [2.5 * 3600, 600.0]
+    assert naive.arrival_s.tolist() == [0.0, 24 * 3600.0]
+    summer = [_philly_job("a", "2017-10-07 01:00:00", [("2017-10-07 01:00:10", "2017-10-07 01:01:10", 1)]),
+              _philly_job("b", "2017-10-07 03:00:00", [("2017-10-07 03:00:00", "2017-10-07 03:00:45", 1)])]
+    path.write_text(json.dumps(summer))                          # no change inside: the zone changes nothing
+    for zone in (None, "UTC"):
+        kept = trace_files.read_philly(path, zone=zone) if zone else trace_files.read_philly(path)
+        assert kept.duration_s.tolist() == [60.0, 45.0] and kept.arrival_s.tolist() == [0.0, 7200.0]
+
+
+def test_csv_dates_are_utc_unless_a_zone_is_given(tmp_path):
+    # clocks went forward from 02:00 PST to 03:00 PDT on 2018-03-11
+    path = _csv(tmp_path / "t.csv", "submit_time,start_time,end_time\n"
+                                    "2018-03-11 01:00:00,2018-03-11 01:30:00,2018-03-11 03:30:00\n"
+                                    "2018-03-11 04:00:00,2018-03-11 04:00:00,2018-03-11 04:01:00\n")
+    assert trace_files.read_csv(path).duration_s.tolist() == [7200.0, 60.0]
+    pacific = trace_files.read_csv(path, zone="America/Los_Angeles")
+    assert pacific.duration_s.tolist() == [3600.0, 60.0]
+    assert pacific.arrival_s.tolist() == [0.0, 7200.0]
+    stamped = _csv(tmp_path / "z.csv", "submit_time,duration\n2018-03-11T01:00:00-08:00,5\n2018-03-11T04:00:00-07:00,5\n")
+    for zone in (None, "Asia/Tokyo"):          # a date that names its zone keeps it
+        assert trace_files.read_csv(stamped, zone=zone).arrival_s.tolist() == [0.0, 7200.0]
+
+
+def test_the_command_line_names_the_zone_and_refuses_an_unknown_one(tmp_path):
+    jobs = [_philly_job("a", "2017-11-04 12:00:00", [("2017-11-05 00:30:00", "2017-11-05 03:00:00", 1)]),
+            _philly_job("b", "2017-11-05 12:00:00", [("2017-11-05 12:00:00", "2017-11-05 12:10:00", 1)])]
+    path = tmp_path / "cluster_job_log"
+    path.write_text(json.dumps(jobs))
+    done = _run("--philly", str(path), "--json", "-")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["time_zone"] == "America/Los_Angeles" and result["span_s"] == 25 * 3600.0
+    utc = json.loads(_run("--philly", str(path), "--time-zone", "UTC", "--json", "-").stdout)
+    assert utc["time_zone"] == "UTC" and utc["span_s"] == 24 * 3600.0
+    printed = _run("--philly", str(path))
+    assert "(dates read in America/Los_Angeles)" in printed.stdout
+    bad = _run("--philly", str(path), "--time-zone", "Pacific/Nowhere")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "--time-zone" in bad.stderr and "expected an IANA name" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -16,7 +16,8 @@ Two forms are read:
   a JSON list of jobs with ``submitted_time``, ``attempts`` (``start_time``, ``end_time``,
   ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the sum of its
   attempts' run times (a killed or failed job held its GPUs too); its GPU count is the
-  largest any attempt held.
+  largest any attempt held. Its times name no zone and are read in US Pacific time
+  (:data:`PHILLY_ZONE`, inferred: the trace's utilisation files write PDT / PST).
 
 :func:`read_csv` and :func:`read_philly` return a :class:`JobTrace`: jobs sorted by arrival
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
@@ -40,9 +41,10 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -129,10 +131,22 @@ def _reading(path: Path, expected: str):
         raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
 
 
-def _time(text: str, where: str, column: str, unit_s: float = 1.0) -> float:
+def time_zone(name: str | None) -> tzinfo:
+    """The zone an IANA name (``"America/Los_Angeles"``, ``"UTC"``) names; UTC for None.
+    ValueError for a name the time-zone database does not hold."""
+    if name is None or name.upper() == "UTC":
+        return timezone.utc
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"time zone {name!r}; expected an IANA name such as UTC or America/Los_Angeles") from None
+
+
+def _time(text: str, where: str, column: str, unit_s: float = 1.0, zone: tzinfo = timezone.utc) -> float:
     """A time as seconds: a number of units of ``unit_s`` seconds, or a date (ISO 8601,
-    ``YYYY-MM-DD HH:MM:SS``) as POSIX seconds of that wall-clock time, read as UTC where it
-    names no zone (only differences are used)."""
+    ``YYYY-MM-DD HH:MM:SS``) as POSIX seconds, the wall-clock time read in ``zone`` where it
+    names none (only differences are used; in a zone's repeated hour, when clocks go back, a
+    time is read as its first occurrence)."""
     value = text.strip()
     try:
         number = float(value) * unit_s
@@ -143,7 +157,7 @@ def _time(text: str, where: str, column: str, unit_s: float = 1.0) -> float:
             raise ValueError(f"{where}: {column} {text!r}; expected seconds or a date such as "
                              "2017-10-07 01:11:39") from None
         if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=timezone.utc)
+            stamp = stamp.replace(tzinfo=zone)
         return stamp.timestamp()
     if not math.isfinite(number):
         raise ValueError(f"{where}: {column} {text!r}; expected a finite number of seconds")
@@ -166,12 +180,15 @@ def _delimiter(header: str) -> str:
     return next((d for d in (";", "\t", "|") if d in header), ",")
 
 
-def read_csv(path: str | Path, unit: str = "s") -> JobTrace:
+def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobTrace:
     """The jobs of CSV file ``path`` (see the module docstring), numbers read in ``unit``
-    (one of :data:`UNITS`); ValueError naming the file, line and column for a header without
-    the columns or a value that is not a time, and for arrivals read as seconds that lie
-    beyond :data:`EPOCH_MS` (milliseconds since 1970: pass ``unit="ms"``)."""
+    (one of :data:`UNITS`), dates without a zone in IANA zone ``zone`` (default UTC: a
+    daylight-saving change within the trace then reads an hour off); ValueError naming the
+    file, line and column for a header without the columns or a value that is not a time, and
+    for arrivals read as seconds that lie beyond :data:`EPOCH_MS` (milliseconds since 1970:
+    pass ``unit="ms"``)."""
     path = Path(path)
+    tz = time_zone(zone)
     if unit not in UNITS:
         raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
     unit_s = UNITS[unit]
@@ -200,16 +217,16 @@ def read_csv(path: str | Path, unit: str = "s") -> JobTrace:
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
                 if separator != ",":     # a decimal comma, as such exports write numbers
                     row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
-                at = _time(row[arrival], where, arrival, unit_s)
+                at = _time(row[arrival], where, arrival, unit_s, tz)
                 if unit == "s" and abs(at) >= EPOCH_MS and _is_number(row[arrival]):
                     raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as seconds is thousands of "
                                      "years; expected seconds (milliseconds since 1970? pass --time-unit ms)")
                 if duration is not None:
-                    length = _time(row[duration], where, duration, unit_s)
+                    length = _time(row[duration], where, duration, unit_s, tz)
                     if length < 0:
                         raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0")
                 else:
-                    begin, finish = _time(row[start], where, start, unit_s), _time(row[end], where, end, unit_s)
+                    begin, finish = _time(row[start], where, start, unit_s, tz), _time(row[end], where, end, unit_s, tz)
                     if finish < begin:
                         raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
                                          f"{row[start]!r}; expected a job's end after its start")
@@ -229,26 +246,35 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _philly_time(value: Any) -> float | None:
-    """A Philly time as seconds; None for a missing one (null, "", "None") or one that is no
-    date."""
+def _philly_time(value: Any, zone: tzinfo) -> float | None:
+    """A Philly time as seconds, read in ``zone``; None for a missing one (null, "", "None")
+    or one that is no date."""
     if not isinstance(value, str) or not value.strip() or value.strip() == "None":
         return None
     try:
-        return _time(value, "", "time")
+        return _time(value, "", "time", zone=zone)
     except ValueError:
         return None
 
 
-def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1) -> JobTrace:
+PHILLY_ZONE = "America/Los_Angeles"   # the utilisation files of the same trace write PDT / PST
+
+
+def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
+                zone: str | None = PHILLY_ZONE) -> JobTrace:
     """The jobs of a Philly ``cluster_job_log`` at ``path`` that ran on ``gpus`` GPUs (None:
-    any) in virtual cluster ``vc`` (None: any). Times are read as written, without a time
-    zone. Left out and counted: jobs with no attempt that has both times (never ran), still
+    any) in virtual cluster ``vc`` (None: any). Its times name no zone; they are read in IANA
+    zone ``zone``, by default US Pacific time: the trace's README gives its utilisation files'
+    times in PDT and PST and says nothing of the job log's, so that zone is inferred, and an
+    attempt across the change of 2017-11-05 is read at its true length (a time in the hour
+    that repeats that night is read as its first occurrence). Left out and counted: jobs with
+    no attempt that has both times (never ran), still
     running (the last attempt started and has no end: null, "" or "None"), with an attempt
     that ends before it starts (its run time is unknown), of another GPU count or virtual
     cluster, or of zero run time. ValueError for a file that is not a JSON list of jobs with
     ``submitted_time`` and ``attempts``."""
     path = Path(path)
+    tz = time_zone(zone)
     with _open_text(path) as handle, _reading(path, "Philly's cluster_job_log"):
         try:
             jobs = json.load(handle)
@@ -264,7 +290,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1) -
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
                              "attempts; expected Philly's cluster_job_log")
-        submitted = _philly_time(job["submitted_time"])
+        submitted = _philly_time(job["submitted_time"], tz)
         if submitted is None:
             left["no submitted_time"] += 1
             continue
@@ -272,7 +298,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1) -
             left["another virtual cluster"] += 1
             continue
         attempts = [a for a in (job["attempts"] or []) if isinstance(a, dict)]
-        times = [(_philly_time(a.get("start_time")), _philly_time(a.get("end_time"))) for a in attempts]
+        times = [(_philly_time(a.get("start_time"), tz), _philly_time(a.get("end_time"), tz)) for a in attempts]
         if times and times[-1][0] is not None and times[-1][1] is None:
             left["still running at the snapshot"] += 1
             continue
