@@ -29,8 +29,9 @@ length), the job lengths' spread, each policy's average JCT and makespan, FIFO's
 over SRTF's, and the verdict the report's rule gives that one value against the claim's band
 in ``reports/claims.toml``. Dates that name no zone are read in ``--time-zone`` (an IANA
 name; default UTC for a CSV, US Pacific time for Philly, whose utilisation files write PDT /
-PST), so that a daylight-saving change inside the trace does not put an hour into a job's
-length or an arrival gap. ``--load L`` scales the gaps between arrivals so that the offered
+PST), so that a job across a daylight-saving change is not read an hour short or long; a
+date the zone shows twice (clocks went back) or never is refused in a CSV, and leaves its
+job out of a Philly trace, counted. ``--load L`` scales the gaps between arrivals so that the offered
 load is L (a cluster's trace put on one device is usually far above 1). Output on stdout;
 ``--json`` writes the whole result instead.
 """
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
-from impls.salus.core.trace_files import PHILLY_ZONE
+from impls.salus.core.trace_files import PHILLY_ZONE, ZONE_EXPECTED
 from impls.salus.core.traces import iterations_for
 
 CLAIM = "salus-jct-srtf-vs-fifo"
@@ -145,7 +146,8 @@ def _read(args: argparse.Namespace):
 
 def zone_of(args: argparse.Namespace) -> str:
     """The IANA zone the trace's dates without a zone are read in: ``--time-zone``, else UTC
-    for a CSV and US Pacific time for Philly."""
+    for a CSV and US Pacific time for Philly (the result's ``time_zone``: the zone as the
+    time-zone database spells it, None for a trace without dates)."""
     if args.time_zone is not None:
         return args.time_zone
     return "UTC" if args.trace is not None else PHILLY_ZONE
@@ -160,12 +162,12 @@ def _check(args: argparse.Namespace) -> list[str]:
         raise cli.UsageError("got --time-unit with --philly", "--time-unit",
                              "expected it only with --trace (Philly's times are dates)")
     if args.time_zone is not None:
-        from impls.salus.core.trace_files import time_zone
+        from impls.salus.core.trace_files import zone_name
 
         try:
-            time_zone(args.time_zone)
-        except ValueError as err:
-            raise cli.UsageError(f"got {args.time_zone!r}", "--time-zone", str(err).split("; ", 1)[1]) from None
+            zone_name(args.time_zone)
+        except ValueError:
+            raise cli.UsageError(f"got {args.time_zone!r}", "--time-zone", ZONE_EXPECTED) from None
     cli.number(args.gpus, "--gpus", minimum=0, integer=True)
     cli.number(args.skip, "--skip", minimum=0, integer=True)
     cli.number(args.first, "--first", minimum=1, integer=True)
@@ -180,8 +182,9 @@ def _check(args: argparse.Namespace) -> list[str]:
 
 def _print(result: dict[str, Any]) -> None:
     d = result["durations"]
-    print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s (dates read in "
-          f"{result['time_zone']})"
+    zone = result["time_zone"]
+    print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s"
+          + (f" (dates read in {zone})" if zone else "")
           + "".join(f"; left out {n} {why}" for why, n in result["left_out"].items()))
     own, load = result["trace_offered_load"], result["offered_load"]
     scaled = f" (the trace's own: {own:.3g}; gaps scaled by {result['gaps_scaled_by']:.4g})" \
@@ -226,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if load is not None and load > 1 and len(trace) > BIG_QUEUE:
         cli.warn(f"{len(trace)} jobs at an offered load of {load:.3g}: most of them wait at once, and the "
                  "simulation's time grows with their square (minutes to hours); --first N or --load L keeps it short")
-    result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "time_zone": zone_of(args),
+    result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "time_zone": trace.zone,
               "left_out": trace.left_out,
               "trace_offered_load": own,
               "gaps_scaled_by": None if args.load is None else own / args.load,

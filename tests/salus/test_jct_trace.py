@@ -407,7 +407,37 @@ def test_the_command_line_names_the_zone_and_refuses_an_unknown_one(tmp_path):
     assert utc["time_zone"] == "UTC" and utc["span_s"] == 24 * 3600.0
     printed = _run("--philly", str(path))
     assert "(dates read in America/Los_Angeles)" in printed.stdout
-    bad = _run("--philly", str(path), "--time-zone", "Pacific/Nowhere")
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr
-    assert "--time-zone" in bad.stderr and "expected an IANA name" in bad.stderr
-    assert len(bad.stderr.strip().splitlines()) == 1
+    for zone in ("Pacific/Nowhere", "America", "localtime", "a; b", ""):
+        bad = _run("--philly", str(path), "--time-zone", zone)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr, zone
+        assert f"got {zone!r}, --time-zone, expected an IANA name such as UTC" in bad.stderr, bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1
+    assert json.loads(_run("--philly", str(path), "--time-zone", "utc", "--json", "-").stdout)["time_zone"] == "UTC"
+    numbers = _csv(tmp_path / "n.csv", "submit_time,duration\n0,100\n50,10\n")
+    plain = _run("--trace", str(numbers), "--time-zone", "Asia/Tokyo")
+    assert plain.returncode == 0 and "dates read in" not in plain.stdout    # no date was read
+    assert json.loads(_run("--trace", str(numbers), "--json", "-").stdout)["time_zone"] is None
+
+
+def test_a_time_the_zone_shows_twice_or_never_is_refused_or_left_out(tmp_path):
+    repeated = _csv(tmp_path / "r.csv", "submit_time,start_time,end_time\n"
+                                        "2017-11-05 00:00:00,2017-11-05 01:45:00,2017-11-05 02:05:00\n")
+    with pytest.raises(trace_files.RepeatedTime, match="shows twice|is shown twice"):
+        trace_files.read_csv(repeated, zone="America/Los_Angeles")
+    assert trace_files.read_csv(repeated).duration_s.tolist() == [1200.0]      # UTC: no clock change
+    skipped = _csv(tmp_path / "s.csv", "submit_time,start_time,end_time\n"
+                                       "2018-03-11 01:00:00,2018-03-11 02:30:00,2018-03-11 03:10:00\n")
+    with pytest.raises(trace_files.SkippedTime, match="does not exist in America/Los_Angeles"):
+        trace_files.read_csv(skipped, zone="America/Los_Angeles")
+    done = _run("--trace", str(skipped), "--time-zone", "America/Los_Angeles")
+    assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
+    jobs = [_philly_job("ok", "2017-11-05 12:00:00", [("2017-11-05 12:00:00", "2017-11-05 12:10:00", 1)]),
+            _philly_job("twice", "2017-11-05 00:30:00", [("2017-11-05 01:45:00", "2017-11-05 02:05:00", 1)]),
+            _philly_job("late", "2017-11-05 00:31:00", [("2017-11-05 01:50:00", "2017-11-05 01:10:00", 1)]),
+            _philly_job("never", "2018-03-11 02:30:00", [("2018-03-11 03:00:00", "2018-03-11 03:10:00", 1)])]
+    path = tmp_path / "cluster_job_log"
+    path.write_text(json.dumps(jobs))
+    trace = trace_files.read_philly(path)
+    assert trace.ids == ["ok"]
+    assert trace.left_out == {"a time America/Los_Angeles shows twice (clocks went back)": 2,
+                              "a time America/Los_Angeles never shows (clocks went forward)": 1}

@@ -17,7 +17,8 @@ Two forms are read:
   ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the sum of its
   attempts' run times (a killed or failed job held its GPUs too); its GPU count is the
   largest any attempt held. Its times name no zone and are read in US Pacific time
-  (:data:`PHILLY_ZONE`, inferred: the trace's utilisation files write PDT / PST).
+  (:data:`PHILLY_ZONE`, inferred: the trace's utilisation files write PDT / PST); a job with a
+  time that zone shows twice or never is left out and counted.
 
 :func:`read_csv` and :func:`read_philly` return a :class:`JobTrace`: jobs sorted by arrival
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
@@ -32,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import functools
 import gzip
 import io
 import itertools
@@ -44,7 +46,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, available_timezones
 
 import numpy as np
 
@@ -61,12 +63,14 @@ LONGEST_S = 1e12  # no trace spans more seconds than this (30,000 years)
 @dataclasses.dataclass
 class JobTrace:
     """Jobs of one trace: ``ids`` (as the file names them), ``arrival_s`` (seconds from the
-    first arrival, sorted, first 0), ``duration_s`` (> 0), ``left_out`` (reason: rows)."""
+    first arrival, sorted, first 0), ``duration_s`` (> 0), ``left_out`` (reason: rows),
+    ``zone``: the time zone its dates without one were read in (None when it held no date)."""
 
     ids: list[str]
     arrival_s: np.ndarray
     duration_s: np.ndarray
     left_out: dict[str, int]
+    zone: str | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -78,7 +82,7 @@ class JobTrace:
         ids, arrivals, durations = self.ids[skip:end], self.arrival_s[skip:end], self.duration_s[skip:end]
         if not ids:
             raise ValueError(f"no job in the window (skip {skip}, first {first}) of a trace of {len(self)} jobs")
-        return JobTrace(list(ids), arrivals - arrivals[0], durations.copy(), dict(self.left_out))
+        return JobTrace(list(ids), arrivals - arrivals[0], durations.copy(), dict(self.left_out), self.zone)
 
     def offered_load(self) -> float | None:
         """Arrival rate times mean duration (:func:`~impls.salus.core.traces.arrival_load`;
@@ -98,7 +102,7 @@ class JobTrace:
         if not float(arrivals[-1]) < LONGEST_S:
             raise ValueError(f"load {load!r} spreads the arrivals over more than {LONGEST_S:g} s (30,000 years); "
                              "expected a larger load")
-        return JobTrace(list(self.ids), arrivals, self.duration_s.copy(), dict(self.left_out))
+        return JobTrace(list(self.ids), arrivals, self.duration_s.copy(), dict(self.left_out), self.zone)
 
     def duration_stats(self) -> dict[str, float]:
         """Seconds: ``mean``, ``median``, ``p90``, ``min``, ``max``; and ``scv``, the squared
@@ -131,22 +135,50 @@ def _reading(path: Path, expected: str):
         raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
 
 
+ZONE_EXPECTED = "expected an IANA name such as UTC or America/Los_Angeles"
+
+
+class SkippedTime(ValueError):
+    """A wall-clock time that does not exist in the zone it is read in: clocks skipped it."""
+
+
+class RepeatedTime(ValueError):
+    """A wall-clock time that the zone it is read in shows twice, when clocks go back: which
+    instant it was is not known."""
+
+
+def zone_name(name: str | None) -> str:
+    """The IANA name of zone ``name`` as the time-zone database spells it ("UTC" for None or
+    any case of "utc"). ValueError for a name the database does not list (a typo, a folder
+    such as "America", a machine-dependent one such as "localtime")."""
+    if name is None or name.strip().upper() == "UTC":
+        return "UTC"
+    if name not in _zone_names():
+        raise ValueError(f"time zone {name!r}; {ZONE_EXPECTED}")
+    return name
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """The database's zone names less those that mean another thing on each machine
+    (``localtime``) or count leap seconds (``right/...``)."""
+    return frozenset(n for n in available_timezones()
+                     if n not in ("localtime", "posixrules", "Factory") and not n.startswith(("right/", "posix/")))
+
+
 def time_zone(name: str | None) -> tzinfo:
-    """The zone an IANA name (``"America/Los_Angeles"``, ``"UTC"``) names; UTC for None.
-    ValueError for a name the time-zone database does not hold."""
-    if name is None or name.upper() == "UTC":
-        return timezone.utc
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"time zone {name!r}; expected an IANA name such as UTC or America/Los_Angeles") from None
+    """The zone IANA name ``name`` names (:func:`zone_name`); UTC for None. ValueError for a
+    name the time-zone database does not list."""
+    name = zone_name(name)
+    return timezone.utc if name == "UTC" else ZoneInfo(name)
 
 
 def _time(text: str, where: str, column: str, unit_s: float = 1.0, zone: tzinfo = timezone.utc) -> float:
     """A time as seconds: a number of units of ``unit_s`` seconds, or a date (ISO 8601,
     ``YYYY-MM-DD HH:MM:SS``) as POSIX seconds, the wall-clock time read in ``zone`` where it
-    names none (only differences are used; in a zone's repeated hour, when clocks go back, a
-    time is read as its first occurrence)."""
+    names none (only differences are used). :class:`SkippedTime` for a date without a zone
+    that ``zone`` never shows (clocks went forward over it), :class:`RepeatedTime` for one it
+    shows twice (clocks went back over it); ValueError for anything else that is no time."""
     value = text.strip()
     try:
         number = float(value) * unit_s
@@ -157,7 +189,14 @@ def _time(text: str, where: str, column: str, unit_s: float = 1.0, zone: tzinfo 
             raise ValueError(f"{where}: {column} {text!r}; expected seconds or a date such as "
                              "2017-10-07 01:11:39") from None
         if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=zone)
+            first, second = stamp.replace(tzinfo=zone), stamp.replace(tzinfo=zone, fold=1)
+            if first.utcoffset() != second.utcoffset():
+                # clocks went back over it (the later offset is the earlier one's) or skipped it
+                kind = RepeatedTime if first.utcoffset() > second.utcoffset() else SkippedTime
+                raise kind(f"{where}: {column} {text!r} {'is shown twice' if kind is RepeatedTime else 'does not exist'} "
+                           f"in {zone} (clocks {'went back' if kind is RepeatedTime else 'went forward'} over it); "
+                           "expected a time that names its zone, or --time-zone of the clock that wrote it")
+            stamp = first
         return stamp.timestamp()
     if not math.isfinite(number):
         raise ValueError(f"{where}: {column} {text!r}; expected a finite number of seconds")
@@ -184,11 +223,12 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     """The jobs of CSV file ``path`` (see the module docstring), numbers read in ``unit``
     (one of :data:`UNITS`), dates without a zone in IANA zone ``zone`` (default UTC: a
     daylight-saving change within the trace then reads an hour off); ValueError naming the
-    file, line and column for a header without the columns or a value that is not a time, and
+    file, line and column for a header without the columns, a value that is not a time (or a
+    date ``zone`` shows twice or never: :class:`RepeatedTime`, :class:`SkippedTime`), and
     for arrivals read as seconds that lie beyond :data:`EPOCH_MS` (milliseconds since 1970:
     pass ``unit="ms"``)."""
     path = Path(path)
-    tz = time_zone(zone)
+    tz, dated = time_zone(zone), False
     if unit not in UNITS:
         raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
     unit_s = UNITS[unit]
@@ -218,6 +258,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 if separator != ",":     # a decimal comma, as such exports write numbers
                     row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
                 at = _time(row[arrival], where, arrival, unit_s, tz)
+                dated = dated or not _is_number(row[arrival])
                 if unit == "s" and abs(at) >= EPOCH_MS and _is_number(row[arrival]):
                     raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as seconds is thousands of "
                                      "years; expected seconds (milliseconds since 1970? pass --time-unit ms)")
@@ -235,7 +276,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
-    return _trace(rows, Counter(), path)
+    return _trace(rows, Counter(), path, zone_name(zone) if dated else None)
 
 
 def _is_number(text: str) -> bool:
@@ -248,11 +289,14 @@ def _is_number(text: str) -> bool:
 
 def _philly_time(value: Any, zone: tzinfo) -> float | None:
     """A Philly time as seconds, read in ``zone``; None for a missing one (null, "", "None")
-    or one that is no date."""
+    or one that is no date; :class:`SkippedTime` / :class:`RepeatedTime` for one the zone
+    does not show once."""
     if not isinstance(value, str) or not value.strip() or value.strip() == "None":
         return None
     try:
         return _time(value, "", "time", zone=zone)
+    except (SkippedTime, RepeatedTime):
+        raise
     except ValueError:
         return None
 
@@ -266,13 +310,14 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     any) in virtual cluster ``vc`` (None: any). Its times name no zone; they are read in IANA
     zone ``zone``, by default US Pacific time: the trace's README gives its utilisation files'
     times in PDT and PST and says nothing of the job log's, so that zone is inferred, and an
-    attempt across the change of 2017-11-05 is read at its true length (a time in the hour
-    that repeats that night is read as its first occurrence). Left out and counted: jobs with
-    no attempt that has both times (never ran), still
-    running (the last attempt started and has no end: null, "" or "None"), with an attempt
-    that ends before it starts (its run time is unknown), of another GPU count or virtual
-    cluster, or of zero run time. ValueError for a file that is not a JSON list of jobs with
-    ``submitted_time`` and ``attempts``."""
+    attempt across the change of 2017-11-05 is read at its true length, not an hour short.
+    Left out and counted: jobs of another virtual cluster; with a time in the hour the zone
+    shows twice (clocks went back: its length or arrival is unknown by an hour) or in one it
+    never shows (clocks went forward: the zone is likely not the file's); with no attempt that
+    has both times (never ran); still running (the last attempt started and has no end: null,
+    "" or "None"); with an attempt that ends before it starts (its run time is unknown); of
+    another GPU count, or of zero run time. ValueError for a file that is not a JSON list of
+    jobs with ``submitted_time`` and ``attempts``."""
     path = Path(path)
     tz = time_zone(zone)
     with _open_text(path) as handle, _reading(path, "Philly's cluster_job_log"):
@@ -290,15 +335,22 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
                              "attempts; expected Philly's cluster_job_log")
-        submitted = _philly_time(job["submitted_time"], tz)
-        if submitted is None:
-            left["no submitted_time"] += 1
-            continue
         if vc is not None and job.get("vc") != vc:
             left["another virtual cluster"] += 1
             continue
         attempts = [a for a in (job["attempts"] or []) if isinstance(a, dict)]
-        times = [(_philly_time(a.get("start_time"), tz), _philly_time(a.get("end_time"), tz)) for a in attempts]
+        try:
+            submitted = _philly_time(job["submitted_time"], tz)
+            times = [(_philly_time(a.get("start_time"), tz), _philly_time(a.get("end_time"), tz)) for a in attempts]
+        except RepeatedTime:
+            left[f"a time {zone_name(zone)} shows twice (clocks went back)"] += 1
+            continue
+        except SkippedTime:
+            left[f"a time {zone_name(zone)} never shows (clocks went forward)"] += 1
+            continue
+        if submitted is None:
+            left["no submitted_time"] += 1
+            continue
         if times and times[-1][0] is not None and times[-1][1] is None:
             left["still running at the snapshot"] += 1
             continue
@@ -316,12 +368,13 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             left[f"not on {gpus} GPU{'s' if gpus != 1 else ''}"] += 1
             continue
         rows.append((submitted, length, str(job.get("jobid", index))))
-    return _trace(rows, left, path)
+    return _trace(rows, left, path, zone_name(zone))
 
 
-def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path) -> JobTrace:
-    """Rows (arrival, duration, id) as a :class:`JobTrace`: zero durations left out and
-    counted, sorted by arrival (stable), arrivals from the first. ValueError when no job is left."""
+def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None) -> JobTrace:
+    """Rows (arrival, duration, id) as a :class:`JobTrace` whose dates were read in ``zone``
+    (None: it held none): zero durations left out and counted, sorted by arrival (stable),
+    arrivals from the first. ValueError when no job is left."""
     kept = []
     for at, length, label in rows:
         if length == 0:
@@ -334,5 +387,5 @@ def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path) 
     kept.sort(key=lambda r: r[0])
     arrivals = np.array([r[0] for r in kept], dtype=float)
     return JobTrace([r[2] for r in kept], arrivals - arrivals[0], np.array([r[1] for r in kept], dtype=float),
-                    dict(left))
+                    dict(left), zone)
 
