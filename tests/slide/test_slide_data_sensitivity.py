@@ -4,7 +4,6 @@ measure other data), another seed another set of the same recipe, each run on th
 given, and the summary must say what each draw gave, bounds as bounds."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -19,11 +18,9 @@ from impls.slide.experiments import sweeps
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slide_data_sensitivity.py"
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("slide_sensitivity", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def script(load_script):
+    return load_script("slide_data_sensitivity")
 
 
 def test_a_draw_at_the_manifests_seed_is_the_registry_set_and_another_seed_another_set():
@@ -65,13 +62,13 @@ def test_run_spec_on_file_trains_on_the_stored_splits(tmp_path, monkeypatch):
         np.testing.assert_array_equal(got.labels, want.labels)
 
 
-def test_default_runs_are_slide_and_what_the_profile_compares_it_with_that_runs_here(monkeypatch):
+def test_default_runs_are_slide_and_what_the_profile_compares_it_with_that_runs_here(monkeypatch, script):
     s = {"runs": [{"name": "slide", "method": "slide"}, {"name": "dense-cpu", "method": "dense"},
                   {"name": "dense-cuda", "method": "dense", "device": "cuda"},
                   {"name": "other", "method": "dense"}],
          "comparisons": [["slide", "dense-cpu"], ["slide", "dense-cuda"], ["other", "dense-cpu"]]}
     monkeypatch.setattr(sweeps, "skip_reason", lambda spec: "needs CUDA" if spec.get("device") == "cuda" else None)
-    assert _script().default_runs(s) == ["slide", "dense-cpu"]
+    assert script.default_runs(s) == ["slide", "dense-cpu"]
 
 
 def _row(seed, value, lower=False, worst=12.0, verdict=None, interval=None):
@@ -86,10 +83,10 @@ def _row(seed, value, lower=False, worst=12.0, verdict=None, interval=None):
                                          "verdicts": {"slide-amazon-vs-tf-cpu": verdict} if verdict else {}}}}
 
 
-def test_the_summary_keeps_bounds_apart_from_exact_values_and_counts_the_recall_criterion():
+def test_the_summary_keeps_bounds_apart_from_exact_values_and_counts_the_recall_criterion(script):
     rows = [_row(1, 1.06, lower=True, worst=0.35, verdict="inconclusive"),
             _row(2, 9.0, verdict="reproduced", worst=14.0), _row(3, None, worst=None, verdict="not measured: x")]
-    text = "\n".join(_script().summary_lines(rows))
+    text = "\n".join(script.summary_lines(rows))
     assert "dense-cpu/slide: ≥1.06, 9.00, -" in text
     # a lower bound's true value lies above it: the median of what is shown bounds the median from below
     assert ("1 exact, 1 lower bounds, 0 upper bounds, 1 without a value; the median of the values shown is 5.03, "
@@ -97,18 +94,17 @@ def test_the_summary_keeps_bounds_apart_from_exact_values_and_counts_the_recall_
     assert "slide-amazon-vs-tf-cpu: inconclusive ×1, reproduced ×1, not measured: x ×1" in text
     assert ("worst recall/random after the first rebuild 0.35-14; >= 10x at every evaluation in 1 of 3 draws "
             "(1 without an evaluation after a rebuild)") in text
-    never = "\n".join(_script().summary_lines([_row(1, 2.0, worst=None)]))
+    never = "\n".join(script.summary_lines([_row(1, 2.0, worst=None)]))
     assert "slide: no evaluation after a table rebuild in any draw" in never and ">= 10x" not in never
-    exact = "\n".join(_script().summary_lines([_row(1, 2.0), _row(2, 4.0)]))
+    exact = "\n".join(script.summary_lines([_row(1, 2.0), _row(2, 4.0)]))
     assert "2 exact, 0 lower bounds, 0 upper bounds, 0 without a value; median 3.00" in exact
-    line = _script().draw_line(_row(4, 1.06, lower=True, interval=[1.02, 1.2], verdict="inconclusive"))
+    line = script.draw_line(_row(4, 1.06, lower=True, interval=[1.02, 1.2], verdict="inconclusive"))
     assert "dense-cpu/slide ≥1.06 [1.02, 1.20] (slide-amazon-vs-tf-cpu: inconclusive)" in line
     assert "recall/random after rebuild [12, 20]" in line
     assert "cosine 0.990→0.850" in line and "popular 0.020" in line
 
 
-def test_every_claim_reading_a_comparison_is_judged_at_its_setting_bounds_as_bounds():
-    script = _script()
+def test_every_claim_reading_a_comparison_is_judged_at_its_setting_bounds_as_bounds(script):
     at_2 = [{"name": "slide", "threads": 2}, {"name": "dense-cpu", "threads": 2}]
     exact = script.verdicts("slide_train", "dense-cpu/slide", {"value": 8.0}, at_2)
     assert exact["slide-amazon-vs-tf-cpu"] == "reproduced"
@@ -139,13 +135,12 @@ def test_bad_arguments_are_refused_in_one_line(args, message):
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
-def test_draws_end_to_end_train_each_run_in_a_fresh_process_on_its_draw(monkeypatch, capsys, tmp_path):
+def test_draws_end_to_end_train_each_run_in_a_fresh_process_on_its_draw(monkeypatch, capsys, tmp_path, script):
     import json
     import os
 
     from impls.harness import fresh_process
 
-    script = _script()
     s = sweeps.sizes("smoke")
     quick = {**s, "time_budget_s": 0.5, "eval_first_s": 0.2,
              "runs": [{**spec, "time_budget_s": 0.5} for spec in s["runs"] if spec["name"] in ("slide", "dense-cpu")]}
