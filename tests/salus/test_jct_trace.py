@@ -417,6 +417,11 @@ def test_the_command_line_names_the_zone_and_refuses_an_unknown_one(tmp_path):
     plain = _run("--trace", str(numbers), "--time-zone", "Asia/Tokyo")
     assert plain.returncode == 0 and "dates read in" not in plain.stdout    # no date was read
     assert json.loads(_run("--trace", str(numbers), "--json", "-").stdout)["time_zone"] is None
+    # arrivals as seconds, lengths as dates: the dates were read in a zone, and it is named
+    mixed = _csv(tmp_path / "m.csv", "submit_time,start_time,end_time\n0,2017-11-05 00:30:00,2017-11-05 03:00:00\n")
+    assert trace_files.read_csv(mixed, zone="America/Los_Angeles").zone == "America/Los_Angeles"
+    assert trace_files.read_csv(mixed, zone="America/Los_Angeles").duration_s.tolist() == [3.5 * 3600]
+    assert trace_files.read_csv(numbers).zone is None
 
 
 def test_a_time_the_zone_shows_twice_or_never_is_refused_or_left_out(tmp_path):

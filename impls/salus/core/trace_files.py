@@ -268,6 +268,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                         raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0")
                 else:
                     begin, finish = _time(row[start], where, start, unit_s, tz), _time(row[end], where, end, unit_s, tz)
+                    dated = dated or not (_is_number(row[start]) and _is_number(row[end]))
                     if finish < begin:
                         raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
                                          f"{row[start]!r}; expected a job's end after its start")
