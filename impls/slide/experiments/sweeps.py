@@ -104,11 +104,9 @@ def run_kwargs(s: dict, method: str, device: str | None = None, time_budget_s: f
 
 def _training_run(s: dict, method: str, threads: int | None, profile: str | None, time_budget_s: float | None,
                   device: str | None, dataset: str | None, warmup_steps: int | None, **config: Any) -> dict[str, Any]:
-    train_data, test_data, info = from_registry(dataset or s["dataset"], profile)
-    kw = run_kwargs(s, method, device, time_budget_s, warmup_steps)
-    result = train_method(method, SlideConfig(threads=threads, **config), train_data, test_data, device, **kw)
-    result["source"] = info
-    return result
+    spec = {**config, "method": method, "threads": threads, "device": device, "time_budget_s": time_budget_s,
+            "dataset": dataset, "warmup_steps": warmup_steps}
+    return _run_spec(s, spec, profile)
 
 
 def refresh_network(profile: str | None = None, threads: int | None = 2, **config: Any):
@@ -159,8 +157,12 @@ def config_of(spec: dict, threads_default: int | None = 2) -> dict[str, Any]:
 
 
 def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
-    spec, profile = kwargs["spec"], kwargs["profile"]
-    s = kwargs.get("sizes") or sizes(profile)
+    return _run_spec(kwargs.get("sizes") or sizes(kwargs["profile"]), kwargs["spec"], kwargs["profile"])
+
+
+def _run_spec(s: dict[str, Any], spec: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    """:func:`run_spec_on` on the run's dataset (its own, else the table's) from the registry,
+    with ``source``: where the data came from."""
     train_data, test_data, info = from_registry(spec.get("dataset") or s["dataset"], profile)
     return {**run_spec_on(s, spec, train_data, test_data), "source": info}
 
