@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
-from impls.salus.core.trace_files import PHILLY_ZONE, ZONE_EXPECTED
+from impls.salus.core.trace_files import PHILLY_ZONE, ZONE_EXPECTED, zone_name
 from impls.salus.core.traces import iterations_for
 
 CLAIM = "salus-jct-srtf-vs-fifo"
@@ -162,8 +162,6 @@ def _check(args: argparse.Namespace) -> list[str]:
         raise cli.UsageError("got --time-unit with --philly", "--time-unit",
                              "expected it only with --trace (Philly's times are dates)")
     if args.time_zone is not None:
-        from impls.salus.core.trace_files import zone_name
-
         try:
             zone_name(args.time_zone)
         except ValueError:

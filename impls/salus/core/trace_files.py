@@ -228,6 +228,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     for arrivals read as seconds that lie beyond :data:`EPOCH_MS` (milliseconds since 1970:
     pass ``unit="ms"``)."""
     path = Path(path)
+    zone = zone_name(zone)
     tz, dated = time_zone(zone), False
     if unit not in UNITS:
         raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
@@ -277,7 +278,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
-    return _trace(rows, Counter(), path, zone_name(zone) if dated else None)
+    return _trace(rows, Counter(), path, zone if dated else None)
 
 
 def _is_number(text: str) -> bool:
@@ -320,6 +321,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     another GPU count, or of zero run time. ValueError for a file that is not a JSON list of
     jobs with ``submitted_time`` and ``attempts``."""
     path = Path(path)
+    zone = zone_name(zone)
     tz = time_zone(zone)
     with _open_text(path) as handle, _reading(path, "Philly's cluster_job_log"):
         try:
@@ -344,10 +346,10 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             submitted = _philly_time(job["submitted_time"], tz)
             times = [(_philly_time(a.get("start_time"), tz), _philly_time(a.get("end_time"), tz)) for a in attempts]
         except RepeatedTime:
-            left[f"a time {zone_name(zone)} shows twice (clocks went back)"] += 1
+            left[f"a time {zone} shows twice (clocks went back)"] += 1
             continue
         except SkippedTime:
-            left[f"a time {zone_name(zone)} never shows (clocks went forward)"] += 1
+            left[f"a time {zone} never shows (clocks went forward)"] += 1
             continue
         if submitted is None:
             left["no submitted_time"] += 1
@@ -369,7 +371,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             left[f"not on {gpus} GPU{'s' if gpus != 1 else ''}"] += 1
             continue
         rows.append((submitted, length, str(job.get("jobid", index))))
-    return _trace(rows, left, path, zone_name(zone))
+    return _trace(rows, left, path, zone)
 
 
 def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None) -> JobTrace:
