@@ -3,29 +3,27 @@ at the manifest's own value it must be the registry's set (else its table measur
 and a parameter the generator does not take is refused in one line."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from impls.harness import registry
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bandana_trace_sensitivity.py"
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("sensitivity", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def sensitivity(load_script):
+    return load_script("bandana_trace_sensitivity")
 
 
-def test_at_the_manifests_value_the_regenerated_trace_is_the_registry_set():
+def test_at_the_manifests_value_the_regenerated_trace_is_the_registry_set(sensitivity):
     params = registry.recipe_params(registry.manifests()["bandana-post"], "smoke")
-    again = _script().regenerate("bandana-post", "smoke", "noise", params["noise"])
-    changed = _script().regenerate("bandana-post", "smoke", "noise", params["noise"] * 2)
+    again = sensitivity.regenerate("bandana-post", "smoke", "noise", params["noise"])
+    changed = sensitivity.regenerate("bandana-post", "smoke", "noise", params["noise"] * 2)
     assert not np.array_equal(changed["vectors"], again["vectors"])
     np.testing.assert_array_equal(changed["indices"], again["indices"])   # noise moves values, not lookups
     stored = registry.load("bandana-post", "smoke")
@@ -51,12 +49,12 @@ def test_sizes_and_fractions_of_a_whole_number_parameter_are_refused():
     assert fraction.returncode == 2 and "takes whole numbers" in fraction.stderr
 
 
-def test_param_seed_draws_the_trace_again_with_every_assumption_the_manifests():
+def test_param_seed_draws_the_trace_again_with_every_assumption_the_manifests(sensitivity):
     manifest = registry.manifests()["bandana-post"]
-    again = _script().regenerate("bandana-post", "smoke", "seed", manifest.spec["seed"])
+    again = sensitivity.regenerate("bandana-post", "smoke", "seed", manifest.spec["seed"])
     stored = registry.load("bandana-post", "smoke")
     np.testing.assert_array_equal(again["indices"], stored["indices"])
-    other = _script().regenerate("bandana-post", "smoke", "seed", 1)
+    other = sensitivity.regenerate("bandana-post", "smoke", "seed", 1)
     assert other["offsets"][-1] == again["offsets"][-1]                # the same number of lookups
     assert not np.array_equal(other["indices"], again["indices"])      # another draw
     done = subprocess.run([sys.executable, str(SCRIPT), "--param", "seed", "--values", "1.5"],

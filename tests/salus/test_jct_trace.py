@@ -3,7 +3,6 @@ job trace, and how it moves with the suite's trace assumptions."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import math
 import subprocess
@@ -232,16 +231,13 @@ def test_fair_refused_beyond_its_step_limit(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- the sensitivity script
 
-def _script():
-    spec = importlib.util.spec_from_file_location("salus_trace_sensitivity",
-                                                  ROOT / "scripts" / "salus_trace_sensitivity.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def sensitivity(load_script):
+    return load_script("salus_trace_sensitivity")
 
 
-def test_sensitivity_values_change_one_assumption():
-    s = _script()
+def test_sensitivity_values_change_one_assumption(sensitivity):
+    s = sensitivity
     base = {"n_jobs": 16, "mean_interarrival_s": 0.25, "duration_s": (0.05, 4.0), "mix": ["a", "b"], "seed": 0}
     mean = s.log_uniform_mean(0.05, 4.0)
     spread = s.with_value(base, "spread", 300)
@@ -252,8 +248,8 @@ def test_sensitivity_values_change_one_assumption():
     assert s.with_value(base, "n_jobs", 40)["n_jobs"] == 40
 
 
-def test_sensitivity_rows_match_the_simulation():
-    s = _script()
+def test_sensitivity_rows_match_the_simulation(sensitivity):
+    s = sensitivity
     ms = {"a": 5.0, "b": 20.0}
     base = {"n_jobs": 60, "mean_interarrival_s": 1.0, "duration_s": (0.1, 10.0), "mix": ["a", "b"], "seed": 4}
     rows = s.rows(base, "spread", [1.0, 100.0], 3, ms, ms)
@@ -345,10 +341,10 @@ def test_a_load_that_spreads_arrivals_past_any_time_is_refused(tmp_path):
     assert done.returncode == 2 and "expected a larger load" in done.stderr
 
 
-def test_sensitivity_lengths_from_a_list():
+def test_sensitivity_lengths_from_a_list(sensitivity):
     """Three lengths of 1, 5 and 10 (each a third), all jobs at once in effect (a tiny mean gap):
     SRTF runs them shortest first. The batch limit for these shares is 1.6x."""
-    s = _script()
+    s = sensitivity
     ms = {"a": 10.0}
     base = {"n_jobs": 3000, "mean_interarrival_s": 1e-6, "duration_s": (0.05, 4.0), "mix": ["a"], "seed": 0,
             "lengths": [1.0, 5.0, 10.0]}
