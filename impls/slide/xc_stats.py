@@ -9,7 +9,7 @@ frequency, TF-IDF values, co-occurring labels, random points sharing few feature
 with its tolerance and whether it holds. The published means judge only a set that is meant
 to be the published one: a registry dataset shaped like it, a file whose header has its shape,
 or ``--like``; any other file is shown beside the nearest published set, its means not judged.
-Exit status 1 when a check fails, 2 (one line on stderr) when the input cannot be read.
+Exit status 1 when a check fails or none can be judged, 2 (one line on stderr) when the input cannot be read.
 
 :func:`measure` returns the statistics as a dict, :func:`check` the rows of the table.
 """
@@ -60,17 +60,21 @@ SHAPE_CHECKS = (
     ("random_pair_shared_fraction", "<=", 0.15, "two random points share few features (of a point's)"),
     ("cooccurrence_lift", ">=", 2.0, "label pairs recur more than with the labels shuffled across points"),
 )
+LABEL_SHAPE_MIN = 100   # labels with a training point, at the fewest, for the label shape checks to judge
 
 
 def _label_frequency(train: XCData) -> dict[str, float]:
+    """The label-frequency shape over the header's labels (0 for one without a point); the ratios
+    SHAPE_CHECKS judge are NaN below :data:`LABEL_SHAPE_MIN` labels in use (no tail to show)."""
     counts = train.label_counts()
     mean = counts.mean()
     total = max(int(counts.sum()), 1)
     top = np.sort(counts)[::-1][: max(1, counts.size // 100)]
-    return {"label_freq_median_over_mean": float(np.median(counts) / mean) if mean > 0 else math.nan,
-            "label_share_below_mean": float(np.mean(counts < mean)),
+    shown = mean > 0 and np.count_nonzero(counts) >= LABEL_SHAPE_MIN
+    return {"label_freq_median_over_mean": float(np.median(counts) / mean) if shown else math.nan,
+            "label_share_below_mean": float(np.mean(counts < mean)) if shown else math.nan,
             "label_share_at_most_5": float(np.mean(counts <= 5)),
-            "label_freq_max_over_mean": float(counts.max() / mean) if mean > 0 else math.nan,
+            "label_freq_max_over_mean": float(counts.max() / mean) if shown else math.nan,
             "label_share_unseen": float(np.mean(counts == 0)),
             "top1pct_label_share": float(top.sum() / total)}
 
@@ -229,11 +233,7 @@ def measure(train: XCData, test: XCData | None = None, seed: int = 0, pairs: int
 def _holds(value: float, op: str, bound) -> bool:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return False
-    if op == "<=":
-        return value <= bound
-    if op == ">=":
-        return value >= bound
-    return bound[0] <= value <= bound[1]
+    return value <= bound if op == "<=" else value >= bound if op == ">=" else bound[0] <= value <= bound[1]
 
 
 def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample: bool = False,
@@ -391,7 +391,9 @@ def main(argv: list[str] | None = None) -> int:
                  test_split=test_split and subsample)
     extra = {k: v for k, v in stats.items() if k not in {r["name"] for r in rows}}
     print(format_table(rows, like, extra, guessed, subsample, test_split))
-    return 0 if all(r["ok"] is not False for r in rows) else 1
+    if all(r["ok"] is None for r in rows):
+        print("nothing judged: the set is too small for every check (and its means are not judged)")
+    return 0 if any(r["ok"] for r in rows) and all(r["ok"] is not False for r in rows) else 1
 
 
 if __name__ == "__main__":

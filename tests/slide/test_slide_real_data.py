@@ -434,3 +434,61 @@ def test_a_whole_file_too_small_for_its_contents_is_refused(files, tiny_publishe
     with pytest.raises(dataset.RealDataMismatch, match=r"tiny_train.txt: the header is tiny-8's but its 133 bytes "
                                                        r"cannot hold the train contents.*--real no"):
         dataset.check_real_header(files[0], "train")
+
+def _published_pair(tmp_path, monkeypatch, name, arrays):
+    """Write ``arrays`` (the registry's XC arrays) as a train/test pair and publish their own
+    counts and means under ``name``, as a real set's would be."""
+    from impls.slide.data.dataset import XCData
+    from impls.slide.data.xc_format import write_xc
+
+    train = XCData.from_arrays(arrays, "train_")
+    test = XCData.from_arrays(arrays, "test_")
+    monkeypatch.setitem(xc_stats.PUBLISHED, name, {
+        "features": train.n_features, "labels": train.n_labels, "train_points": train.n_points,
+        "test_points": test.n_points, "points_per_label": train.labels.size / train.n_labels,
+        "labels_per_point": round(train.labels.size / train.n_points, 2),
+        "nnz_per_point": round(train.indices.size / train.n_points, 2)})
+    paths = []
+    for split in ("train", "test"):
+        split_arrays = {k[len(split) + 1:]: v for k, v in arrays.items() if k.startswith(split + "_")}
+        paths.append(write_xc(tmp_path / f"{name}_{split}.txt", {**split_arrays, "shape": arrays["shape"]}))
+    return paths
+
+
+def _uniform_rows(seed, points, features, labels, labels_per_point, nnz_per_point, label_zipf=0.0):
+    """Made-up rows: labels drawn uniformly (or by a Zipf law of ``label_zipf``), feature ids
+    uniformly, every value 1: the published means and none of a real set's shapes."""
+    rng = np.random.default_rng(seed)
+    out = {"shape": np.array([features, labels])}
+    weights = 1.0 / np.arange(1, labels + 1) ** label_zipf
+    for split, n in (("train", points), ("test", points // 4)):
+        lab = np.stack([rng.choice(labels, labels_per_point, replace=False, p=weights / weights.sum())
+                        for _ in range(n)])
+        idx = np.sort(np.stack([rng.choice(features, nnz_per_point, replace=False) for _ in range(n)]), axis=1)
+        out |= {f"{split}_indptr": np.arange(n + 1, dtype=np.int64) * nnz_per_point,
+                f"{split}_indices": idx.ravel().astype(np.int32),
+                f"{split}_values": np.ones(idx.size, np.float32),
+                f"{split}_label_indptr": np.arange(n + 1, dtype=np.int64) * labels_per_point,
+                f"{split}_labels": lab.ravel().astype(np.int32)}
+    return out
+
+
+def test_made_up_rows_with_the_published_means_under_a_real_header_are_not_called_real(tmp_path, monkeypatch):
+    """Uniform labels (the most frequent ~3x the mean) are refused; Zipf labels over uniform
+    feature ids (document frequency flat in rank, not a text's) are refused; a set of the
+    suite's text-like recipe with the same counts is accepted."""
+    from impls.slide.data import xc_data
+
+    uniform = _published_pair(tmp_path, monkeypatch, "made-up", _uniform_rows(1, 3000, 5000, 2000, 3, 12))
+    with pytest.raises(dataset.RealDataMismatch, match=r"made-up_train.txt: the header is made-up's but the "
+                                                       r"contents are not: points of the most frequent label "
+                                                       r"over the mean per label \d\.\d+, .*at least 8.0"):
+        dataset.real_pair(*uniform, "made-up")
+    words = _published_pair(tmp_path, monkeypatch, "flat-words",
+                            _uniform_rows(2, 3000, 5000, 2000, 3, 12, label_zipf=1.0))
+    with pytest.raises(dataset.RealDataMismatch, match=r"log-log slope of feature document frequency against "
+                                                       r"rank -0\.\d+, where .* at most -0.3"):
+        dataset.real_pair(*words, "flat-words")
+    text = xc_data.generate(seed=2, n_train=3000, n_test=750, n_features=5000, n_labels=2000,
+                            labels_per_point=3.0, nnz_per_point=12.0)
+    assert dataset.real_pair(*_published_pair(tmp_path, monkeypatch, "text-like", text), "text-like")[2]["real"]

@@ -144,3 +144,20 @@ def test_one_label_a_point_says_why_co_occurrence_is_not_measurable():
                               labels=train.labels[train.label_indptr[:-1]])
     [row] = [r for r in xc_stats.check(xc_stats.measure(one), "amazon-670k") if r["name"] == "cooccurrence_lift"]
     assert row["ok"] is None and row["note"] == "not measurable: no point (of those sampled) has two labels"
+
+
+def test_a_handful_of_labels_is_no_tail_and_a_set_too_small_for_every_check_is_not_a_pass(tmp_path, capsys):
+    """20 points over 5 of 100,000 labels, evenly: the unused labels would pass for a heavy
+    tail, so the label shape checks are not judged; one point: nothing is, exit status 1."""
+    rows = "\n".join(f"{i % 5} {i}:1 {i + 1}:1" for i in range(20))
+    few = tmp_path / "few.txt"
+    few.write_text(f"20 100 100000\n{rows}\n")
+    xc_stats.main([str(few)])
+    out = capsys.readouterr().out
+    for name in ("label_freq_median_over_mean", "label_share_below_mean", "label_freq_max_over_mean"):
+        line = next(line for line in out.splitlines() if line.startswith(name))
+        assert " NO " not in line and " yes " not in line and "not measurable" in line, line
+    one = tmp_path / "one.txt"
+    one.write_text("1 100 100000\n3 1:1 2:1\n")
+    assert xc_stats.main([str(one)]) == 1
+    assert "nothing judged: the set is too small for every check" in capsys.readouterr().out
