@@ -244,6 +244,18 @@ def _warn_clamped(args, train_points: int, test_points: int) -> None:
         cli.warn(f"--train and --test are the same file ({args.train}): P@k measures memorisation, not generalisation")
 
 
+def _unseen_label_points(train, test) -> int:
+    """How many labelled ``test`` points (XCData) carry no label that any ``train`` point
+    carries (0 when the two splits share every test label)."""
+    import numpy as np
+
+    rows = test.labelled_rows()
+    if not rows.size:
+        return 0
+    seen = (train.label_counts() > 0).astype(np.int64)[test.labels]
+    return int(np.count_nonzero(np.add.reduceat(seen, test.label_indptr[rows]) == 0))
+
+
 @cli.command("python -m impls.slide.train",
              sizes="--hidden, --L, --batch and the data's features and labels (the model holds "
                    "(features + labels) x --hidden floats, its tables --L x labels ids)")
@@ -304,15 +316,21 @@ def main(argv: list[str] | None = None) -> int:
         if repeats:
             cli.warn(f"{repeats} of {data.n_points} {split} points list a feature more than once: the model sums "
                      "their values, as one feature with the sum")
-        featureless = int(np.count_nonzero(np.diff(data.indptr) == 0))
+        featureless = data.n_points - int(np.count_nonzero(row_norms(data)))
         if featureless:
-            cli.warn(f"{featureless} of {data.n_points} {split} points have no features: a model sees the same "
-                     "all-zero input for each, so it can only rank the labels by popularity there")
+            cli.warn(f"{featureless} of {data.n_points} {split} points have no features (or only zero values): a "
+                     "model sees the same all-zero input for each, so it can only rank the labels by popularity there")
         largest = float(np.abs(data.values).max()) if data.values.size else 0.0
         if largest > LARGEST_USUAL_VALUE:
             cli.warn(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights or "
                      f"counts, far below {LARGEST_USUAL_VALUE:g}; activations this large lose precision in "
                      "float32 and training may diverge or learn nothing (were the rows scaled?)")
+    unlearnable = _unseen_label_points(train_data, test_data)
+    if unlearnable:
+        cli.warn(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training point "
+                 f"carries: no model learns to rank those labels first, so P@1 is at most "
+                 f"{1 - unlearnable / max(test_data.n_points, 1):.3g} (are the two files of one set, with the "
+                 "same label ids?)")
     norms = row_norms(train_data)
     norm = float(np.median(norms)) if norms.size else 0.0
     if norm > ROW_NORM_WARN:

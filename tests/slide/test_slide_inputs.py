@@ -167,6 +167,26 @@ def test_train_warns_of_points_without_features_and_of_values_far_above_tf_idf(t
     assert "test points have no features" not in err and "test file holds" not in err
 
 
+def test_train_warns_of_points_whose_values_are_all_zero(tmp_path, capsys):
+    """A row of zero values is the same all-zero input as a row without features."""
+    train = write(tmp_path / "train.txt", "3 20 3\n0 0:0 4:0\n1 1:1\n2 2:1\n")
+    test = write(tmp_path / "test.txt", "2 20 3\n0 0:1\n1 1:0\n")
+    err = _train_two_dense_batches(tmp_path, capsys, train, test)
+    assert "1 of 3 training points have no features (or only zero values)" in err
+    assert "1 of 2 test points have no features (or only zero values)" in err
+
+
+def test_train_warns_of_test_points_whose_labels_no_training_point_carries(tmp_path, capsys):
+    """Labels seen only in the test file cap P@1: the warning gives the cap."""
+    train = write(tmp_path / "train.txt", "3 20 6\n0 0:1\n1 1:1\n0,1 2:1\n")
+    test = write(tmp_path / "test.txt", "4 20 6\n3 0:1\n4,5 1:1\n1,5 2:1\n0 3:1\n")
+    err = _train_two_dense_batches(tmp_path, capsys, train, test)
+    assert "2 of 4 test points carry only labels that no training point carries" in err
+    assert "P@1 is at most 0.5 " in err
+    shared = write(tmp_path / "shared.txt", "2 20 6\n0 0:1\n1,5 1:1\n")
+    assert "carry only labels" not in _train_two_dense_batches(tmp_path, capsys, train, shared)
+
+
 def write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
