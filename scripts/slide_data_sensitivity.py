@@ -38,7 +38,6 @@ test points' 95% bootstrap interval; the verdicts are those of the one value, wi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -51,6 +50,7 @@ RATIO_BENCHMARK = {"slide_train": "bench_slide.SlideSpeedup.track_time_to_target
                    "slide_delicious": "bench_slide.SlideDeliciousSpeedup.track_time_to_target_ratio"}
 EXPERIMENTS = tuple(RATIO_BENCHMARK)
 DRAW_COMMIT = "0" * 40      # the commit of the stand-in artifact a claim's setting is read from
+MAX_SEED = 2**32 - 1        # the largest draw seed taken (as for xc_stats --seed)
 
 
 def default_runs(s: dict) -> list[str]:
@@ -222,15 +222,22 @@ def summary_lines(rows: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from impls.harness import cli, profiles
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", default="slide_train", choices=EXPERIMENTS)
-    parser.add_argument("--profile", default="quick", choices=("smoke", "quick", "full"))
+    cli.add_profile_option(parser, "the sizes, budgets and runs (default: DLSYSBENCH_PROFILE, else quick)")
     parser.add_argument("--seeds", type=int, nargs="+", required=True,
                         help="draw seeds (the manifest's own is in datasets/<dataset>.toml)")
     parser.add_argument("--runs", help="comma-separated run names of the profile's table "
                                        "(default: slide and the runs compared with it that run here)")
-    parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--json", help="also write the rows to this file (after every draw)")
     args = parser.parse_args(argv)
+    try:
+        args.profile = profiles.resolve(args.profile)
+        cli.check_output(args.json, "--json")
+    except (cli.UsageError, profiles.ProfileError) as err:
+        parser.error(str(err))
     from impls.slide.experiments import sweeps
 
     s = sweeps.sizes(args.profile, args.experiment)
@@ -240,12 +247,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not names:
         parser.error(f"--runs: {', '.join(unknown) or 'none given'}; [{args.experiment}.{args.profile}] "
                      f"has {', '.join(known)}")
+    if len(set(names)) != len(names):
+        parser.error(f"--runs: each run once (got {args.runs})")
     skipped = [f"{n} ({sweeps.skip_reason(spec)})" for spec in s["runs"] for n in names
                if spec["name"] == n and sweeps.skip_reason(spec)]
     if skipped:
         parser.error(f"--runs: cannot run here: {'; '.join(skipped)}")
-    if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:
-        parser.error("--seeds: each seed once, none negative")
+    if len(set(args.seeds)) != len(args.seeds) or not all(0 <= seed <= MAX_SEED for seed in args.seeds):
+        parser.error(f"--seeds: each seed once, each in 0..{MAX_SEED}")
     own = [spec["name"] for spec in s["runs"] if spec["name"] in names and spec.get("dataset")]
     if own:
         parser.error(f"--runs: {', '.join(own)} train on a dataset of their own, not the draw")
@@ -254,9 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, seed in enumerate(args.seeds):
             rows.append(one_draw(args.experiment, args.profile, seed, names, i % 2 == 1, scratch))
             print(draw_line(rows[-1]), flush=True)
-            if args.json:                     # after every draw: a failure later keeps the draws done
-                with open(args.json, "w") as f:
-                    json.dump(rows, f, indent=1)
+            cli.emit_json(args.json, rows)    # after every draw: a failure later keeps the draws done
     print("\n".join(summary_lines(rows)))
     return 0
 

@@ -126,8 +126,11 @@ def test_every_claim_reading_a_comparison_is_judged_at_its_setting_bounds_as_bou
 
 @pytest.mark.parametrize("args, message", [
     (["--seeds", "1", "--runs", "slide,dense-gpu"], "--runs: dense-gpu; [slide_train.smoke] has slide"),
-    (["--seeds", "1", "1"], "--seeds: each seed once, none negative"),
-    (["--seeds", "-1"], "--seeds: each seed once, none negative"),
+    (["--seeds", "1", "1"], "--seeds: each seed once, each in 0..4294967295"),
+    (["--seeds", "-1"], "--seeds: each seed once, each in 0..4294967295"),
+    (["--seeds", "99999999999999999999"], "--seeds: each seed once, each in 0..4294967295"),
+    (["--seeds", "1", "--runs", "slide,slide"], "--runs: each run once (got slide,slide)"),
+    (["--seeds", "1", "--json", "/no/such/dir/rows.json"], "directory /no/such/dir does not exist, --json"),
 ])
 def test_bad_arguments_are_refused_in_one_line(args, message):
     done = subprocess.run([sys.executable, str(SCRIPT), "--profile", "smoke", *args], capture_output=True, text=True)
@@ -171,3 +174,15 @@ def test_draws_end_to_end_train_each_run_in_a_fresh_process_on_its_draw(monkeypa
     assert [r["seed"] for r in rows] == [3, 4] and rows[1]["order"] == ["dense-cpu", "slide"]
     assert set(rows[0]["speedups"]["dense-cpu/slide"]["verdicts"]) == {"slide-amazon-vs-tf-cpu",
                                                                        "slide-beats-tf-cpu-from-2-cores"}
+
+
+def test_the_profile_follows_dlsysbench_profile_as_every_command_does(monkeypatch, capsys, script):
+    """No --profile: DLSYSBENCH_PROFILE's sizes (its runs are named in the refusal)."""
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    with pytest.raises(SystemExit):
+        script.main(["--seeds", "1", "--runs", "nothing"])
+    assert "--runs: nothing; [slide_train.smoke] has" in capsys.readouterr().err
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "nonsense")
+    with pytest.raises(SystemExit):
+        script.main(["--seeds", "1"])
+    assert "unknown profile 'nonsense', in the environment variable DLSYSBENCH_PROFILE" in capsys.readouterr().err
