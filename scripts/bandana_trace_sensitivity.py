@@ -25,30 +25,42 @@ Usage::
     python scripts/bandana_trace_sensitivity.py --table bandana-user --profile smoke \\
         --param noise --values 0.25 0.5 0.75 1.0 1.25 1.5
 
-Output: one line per value on stdout (``--json FILE`` also writes the rows). Runs
+Output: one line per value on stdout (``--json FILE`` also writes the rows, as strict JSON).
+Every value (by the generator's own check, and prepare's of the vectors) and the ``--json``
+path are checked before any work. Runs
 in this process (``DLSYSBENCH_DASK_SCHEDULER=serial`` unless set), so it is deterministic and light on a small machine.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import numpy as np
 
 
-def regenerate(table: str, profile: str, param: str, value: float) -> dict[str, np.ndarray]:
-    """The arrays of registry trace ``table`` at ``profile``'s sizes with ``param`` set to
-    ``value`` (every other parameter and the seed the manifest's); ``param == "seed"``: every
-    parameter the manifest's, drawn with seed ``value``."""
+def regenerate(table: str, profile: str, param: str, value: float, **sizes) -> dict[str, np.ndarray]:
+    """The arrays of registry trace ``table`` at ``profile``'s sizes (or ``sizes``' overrides)
+    with ``param`` set to ``value`` (every other parameter and the seed the manifest's);
+    ``param == "seed"``: every parameter the manifest's, drawn with seed ``value``."""
     from impls.bandana.data import traces
     from impls.harness import registry
 
     manifest = registry.manifests()[table]
-    base = registry.recipe_params(manifest, profile)
+    base = {**registry.recipe_params(manifest, profile), **sizes}
     if param == "seed":
         return traces.generate_trace(int(value), **base)
     return traces.generate_trace(manifest.spec["seed"], **{**base, param: value})
+
+
+def check_value(table: str, profile: str, param: str, value: float) -> None:
+    """Raise ValueError (the generator's own message, or prepare's check of vectors K-means
+    can cluster) when ``param`` set to ``value`` would not give a usable trace: the generator
+    is run at one vector and one lookup, so the check costs next to nothing."""
+    from impls.bandana import prepare
+
+    with np.errstate(over="ignore"):            # a value beyond float32 is prepare's to name
+        arrays = regenerate(table, profile, param, value, num_vectors=1, num_lookups=1, with_vectors=True)
+    prepare.check_vectors(arrays["vectors"], "the trace's vectors")
 
 
 def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dict]:
@@ -92,13 +104,17 @@ def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dic
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--table", default="bandana-user", help="a bandana-* dataset (default bandana-user)")
-    parser.add_argument("--profile", default="smoke", choices=("smoke", "quick", "full"))
+    from impls.harness import cli, profiles, registry
+
+    cli.add_profile_option(parser, "the trace's sizes (default: DLSYSBENCH_PROFILE, else quick)")
     parser.add_argument("--param", default="noise", help="a numeric generator parameter (default noise)")
     parser.add_argument("--values", type=float, nargs="+", default=[0.25, 0.5, 0.75, 1.0, 1.25, 1.5])
-    parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--json", help="also write the rows to this file (checked before any work)")
     args = parser.parse_args(argv)
-    from impls.harness import registry
-
+    try:
+        args.profile = profiles.resolve(args.profile)
+    except profiles.ProfileError as err:
+        parser.error(str(err))
     if not args.table.startswith("bandana-") or args.table not in registry.manifests():
         parser.error(f"--table {args.table!r} is no bandana-* dataset")
     shape = registry.manifests()[args.table].spec.get("params", {})    # the assumptions, not the sizes
@@ -114,15 +130,25 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(shape[args.param], int) and any(v != int(v) for v in args.values):
         parser.error(f"--param {args.param} takes whole numbers; got {', '.join(f'{v:g}' for v in args.values)}")
     values = [type(shape[args.param])(v) for v in args.values]
+    for value in values:                        # every value before any work
+        try:
+            check_value(args.table, args.profile, args.param, value)
+        except ValueError as err:
+            parser.error(f"--param {args.param} --values {value:g}: {err}")
+    try:
+        cli.check_output(args.json, "--json")
+    except cli.UsageError as err:
+        parser.error(str(err))
     import os
 
     from impls.harness import grid
 
     os.environ.setdefault(grid.ENV_SCHEDULER, "serial")
     rows = _rows(args.table, args.profile, args.param, values)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    try:
+        cli.emit_json(args.json, rows)
+    except cli.UsageError as err:
+        parser.error(str(err))
     return 0
 
 

@@ -88,21 +88,45 @@ def _check_int64(array: np.ndarray, name: str, what: str, hint: str) -> None:
         raise PrepareError(f"{name}: {what}[{at}] = {array[at]} does not fit int64; {hint}")
 
 
-# ids spanning more than this many times their distinct count, and beyond this size, are
-# hashed or sparse: a table of max id + 1 rows would be mostly empty
+# ids whose max id + 1 is more than SPARSE_SPAN times their distinct count are hashed or
+# sparse (a table of max id + 1 rows would be mostly empty): refused beyond SPARSE_MIN_ROWS
+# rows (the layouts hold one int64 per row), warned of below
 SPARSE_SPAN, SPARSE_MIN_ROWS = 16, 10_000_000
 
 
 def _refuse_sparse(indices: np.ndarray, num_vectors: int, name: str, count_flag: bool = True) -> None:
-    """Raise :class:`PrepareError` when ids whose table would have ``num_vectors`` (max id + 1)
-    rows are hashed or sparse (see ``SPARSE_SPAN``): most rows would be empty."""
-    if num_vectors <= SPARSE_MIN_ROWS:
-        return
+    """Check ids whose table would have ``num_vectors`` (max id + 1) rows for hashed or sparse
+    ids (see ``SPARSE_SPAN``): raise :class:`PrepareError` when the table would have more than
+    ``SPARSE_MIN_ROWS`` rows, else warn (the table is kept as it is, most of its rows never read)."""
     distinct = np.unique(indices).size
-    if num_vectors > SPARSE_SPAN * distinct:
-        count = "pass --num-vectors N if the table really has N rows, or " if count_flag else ""
-        raise PrepareError(f"{name}: ids reach {num_vectors - 1} but only {distinct} are distinct, so the table "
-                           f"would have {num_vectors} rows: {count}--renumber if the ids are hashed or sparse")
+    if num_vectors <= SPARSE_SPAN * distinct:
+        return
+    count = "pass --num-vectors N if the table really has N rows, or " if count_flag else ""
+    said = f"{name}: ids reach {num_vectors - 1} but only {distinct} are distinct, so the table "
+    if num_vectors > SPARSE_MIN_ROWS:
+        raise PrepareError(f"{said}would have {num_vectors} rows: {count}--renumber if the ids are hashed or sparse")
+    cli.warn(f"{said}has {num_vectors} rows, most never read ({count}--renumber if the ids are hashed or sparse)")
+
+
+def check_vectors(vectors: np.ndarray, name: str) -> None:
+    """Raise :class:`PrepareError`, naming ``name`` (the flag and file), unless ``vectors`` is
+    what K-means can cluster: a 2-D array of real numbers, one row per vector, of at least one
+    column, every value finite in float32 (the type K-means reads)."""
+    if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number) or np.iscomplexobj(vectors):
+        raise PrepareError(f"{name}: shape {vectors.shape} dtype {vectors.dtype}; expected "
+                           "a 2-D array of real numbers, one row per vector")
+    if vectors.shape[1] < 1:                # faiss divides by the width: a crash, not an error
+        raise PrepareError(f"{name}: shape {vectors.shape}, rows of 0 columns; expected at least one value "
+                           "per vector")
+    with np.errstate(over="ignore"):    # K-means reads float32: one pass over what it will read
+        bad = np.flatnonzero(~np.isfinite(vectors.astype(np.float32, copy=False)).all(axis=1))
+    if bad.size:                        # NaN or Inf in the input itself, else beyond float32's range
+        nan_inf = bad[~np.isfinite(vectors[bad]).all(axis=1)]
+        if nan_inf.size:
+            raise PrepareError(f"{name}: row {int(nan_inf[0])} holds NaN or Inf ({nan_inf.size} rows do)")
+        raise PrepareError(f"{name}: row {int(bad[0])} holds a value beyond "
+                           f"float32's range (±{float(np.finfo(np.float32).max):.3g}), which K-means reads "
+                           f"({bad.size} rows do); expected vectors in float32's range")
 
 
 def load_source(args: argparse.Namespace) -> dict[str, Any]:
@@ -157,19 +181,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         raise PrepareError(f"{name}: indices[{at}] = {indices[at]} is negative; ids are table rows 0..N-1 "
                            "(--renumber numbers hashed or signed ids densely)")
     if vectors is not None:
-        if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number) or np.iscomplexobj(vectors):
-            raise PrepareError(f"--vectors {args.vectors}: shape {vectors.shape} dtype {vectors.dtype}; expected "
-                               "a 2-D array of real numbers, one row per vector")
-        with np.errstate(over="ignore"):    # K-means reads float32: one pass over what it will read
-            bad = np.flatnonzero(~np.isfinite(vectors.astype(np.float32, copy=False)).all(axis=1))
-        if bad.size:                        # NaN or Inf in the input itself, else beyond float32's range
-            nan_inf = bad[~np.isfinite(vectors[bad]).all(axis=1)]
-            if nan_inf.size:
-                raise PrepareError(f"--vectors {args.vectors}: row {int(nan_inf[0])} holds NaN or Inf "
-                                   f"({nan_inf.size} rows do)")
-            raise PrepareError(f"--vectors {args.vectors}: row {int(bad[0])} holds a value beyond "
-                               f"float32's range (±{float(np.finfo(np.float32).max):.3g}), which K-means reads "
-                               f"({bad.size} rows do); expected vectors in float32's range")
+        check_vectors(vectors, f"--vectors {args.vectors}")
     num_vectors = args.num_vectors
     if num_vectors is None and vectors is not None:
         num_vectors = int(vectors.shape[0])

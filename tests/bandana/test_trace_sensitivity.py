@@ -60,3 +60,16 @@ def test_param_seed_draws_the_trace_again_with_every_assumption_the_manifests(se
     done = subprocess.run([sys.executable, str(SCRIPT), "--param", "seed", "--values", "1.5"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "--param seed takes whole numbers" in done.stderr
+
+
+def test_the_profile_follows_dlsysbench_profile_as_every_command_does(monkeypatch, capsys, sensitivity):
+    """No --profile: DLSYSBENCH_PROFILE names the sizes, and a bad one is refused in one line."""
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "nonsense")
+    with pytest.raises(SystemExit):
+        sensitivity.main(["--values", "1"])
+    assert "unknown profile 'nonsense', in the environment variable DLSYSBENCH_PROFILE" in capsys.readouterr().err
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    calls = []
+    monkeypatch.setattr(sensitivity, "_rows", lambda *args: calls.append(args) or [])
+    assert sensitivity.main(["--values", "1"]) == 0
+    assert calls == [("bandana-user", "smoke", "noise", [1.0])]
