@@ -157,7 +157,8 @@ def check_prepared_geometry(args) -> None:
     for flag, key in (("--vector-bytes", "vector_bytes"), ("--block-bytes", "block_bytes")):
         built, given = summary.get(key), getattr(args, key)
         if isinstance(built, int) and built != given:
-            raise cli.UsageError(f"got {given}", flag, f"expected {built}: {summary_path} says "
+            got = f"{given} (the default: {flag} not given)" if isinstance(given, _Default) else given
+            raise cli.UsageError(f"got {got}", flag, f"expected {built}: {summary_path} says "
                                  f"{Path(args.layout).name} was built for {key.replace('_', ' ')} {built} "
                                  f"(pass {flag} {built})")
 

@@ -195,7 +195,7 @@ def test_layouts_are_packed_for_the_users_row_size_and_the_summary_says_so(tmp_p
     trace, packed = str(tmp_path / "out" / "trace.npy"), str(tmp_path / "out" / "layout-shp.npy")
     for engine in ("impls.bandana.cache", "impls.bandana.replay"):   # the default 128 B is another layout
         wrong = _py(engine, "--trace", trace, "--layout", packed, "--capacity", "64", "--policy", "none")
-        assert wrong.returncode == 2 and "got 128, --vector-bytes, expected 256" in wrong.stderr, wrong.stderr
+        assert wrong.returncode == 2 and "got 128 (the default: --vector-bytes not given), --vector-bytes, expected 256" in wrong.stderr, wrong.stderr
     right = _py("impls.bandana.cache", "--trace", trace, "--layout", packed, "--capacity", "64", "--policy",
                 "none", "--vector-bytes", "256", "--json")
     assert right.returncode == 0 and 0 <= json.loads(right.stdout)["hit_rate"] <= 1

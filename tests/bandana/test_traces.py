@@ -228,6 +228,10 @@ def test_dlrm_errors_name_the_file(tmp_path):
     junk.write_bytes(b"not a torch file")
     with pytest.raises(DlrmFormatError, match="junk.pt: it is not a file torch.save wrote"):
         read_dlrm_file(junk)
+    stray = tmp_path / "stray.pt"          # text: torch.load raises KeyError(101) on its first byte
+    stray.write_bytes(b"hello world" * 3)
+    with pytest.raises(DlrmFormatError, match="stray.pt: it is not a file torch.save wrote"):
+        read_dlrm_file(stray)
 
 
 def test_dlrm_file_of_numpy_arrays_or_empty_says_what_it_holds(tmp_path):

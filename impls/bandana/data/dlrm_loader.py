@@ -73,7 +73,8 @@ def _load_failure(err: Exception) -> str:
     if foreign:
         return (f"it holds objects other than tensors ({foreign.group(1)}; numpy arrays? save torch tensors, "
                 "e.g. torch.from_numpy)")
-    if isinstance(err, (pickle.UnpicklingError, IndexError, EOFError)) or re.search(r"weights[ _]only", first, re.I):
+    if (isinstance(err, (pickle.UnpicklingError, IndexError, EOFError, KeyError))   # KeyError: a stray opcode
+            or re.search(r"weights[ _]only", first, re.I)):
         return "it is not a file torch.save wrote"
     return f"torch.load failed ({type(err).__name__}: {first})"
 
