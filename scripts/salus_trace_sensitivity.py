@@ -34,14 +34,18 @@ profiling, then simulation only.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 
 import numpy as np
 
+from impls.harness import cli
+
 PARAMS = ("load", "spread", "n_jobs", "none")
+# the values each parameter may take, (lowest, highest): beyond them a trace is no cluster's
+# (arrivals centuries apart, lengths spread past a float's resolution) or takes hours to draw
+VALUE_RANGES = {"load": (1e-6, 1e6), "spread": (1.0, 1e9), "n_jobs": (2, 100_000)}
+LONGEST_LENGTH_S = 1e9    # --lengths: about 30 years
 
 
 def base_sizes(profile: str, trace: str) -> dict:
@@ -107,7 +111,7 @@ def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm
                "mean_interarrival_s": sizes["mean_interarrival_s"], "duration_s": list(sizes["duration_s"]),
                "ratio_at_seed": float(ratios[0]), "ratio_median": float(np.median(ratios)),
                "ratio_p5": float(np.quantile(ratios, 0.05)), "ratio_p95": float(np.quantile(ratios, 0.95)),
-               "offered_load_median": float(np.nanmedian(loads)), "seeds": seeds}
+               "offered_load_median": _median(loads), "seeds": seeds}
         out.append(row)
         lengths = (",".join(f"{x:g}" for x in sizes["lengths"]) if sizes.get("lengths")
                    else f"{sizes['duration_s'][0]:.3g}-{sizes['duration_s'][1]:.3g}")
@@ -117,6 +121,12 @@ def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm
               f"{row['ratio_at_seed']:.2f}x)  offered load {row['offered_load_median']:.2f}  "
               f"jobs {sizes['n_jobs']}, lengths {lengths} s", flush=True)
     return out
+
+
+def _median(values: np.ndarray) -> float:
+    """The median of the finite ``values``; NaN (without numpy's warning) when none is."""
+    finite = values[np.isfinite(values)]
+    return float(np.median(finite)) if finite.size else math.nan
 
 
 def profiled_ms(base: dict) -> tuple[dict, dict]:
@@ -131,43 +141,71 @@ def profiled_ms(base: dict) -> tuple[dict, dict]:
             {w: p["iteration_ms_warm_p50"] for w, p in profile.items()})
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profile", default="quick", choices=("smoke", "quick", "full"))
+def _parser():
+    parser = cli.parser(prog="python scripts/salus_trace_sensitivity.py", description=__doc__.split("\n\n")[0])
+    cli.add_profile_option(parser, "sizes of the suite's trace (default: DLSYSBENCH_PROFILE, else quick)")
     parser.add_argument("--trace", default="real", choices=("real", "sim"))
     parser.add_argument("--param", default="load", choices=PARAMS)
-    parser.add_argument("--values", type=float, nargs="+", default=None)
-    parser.add_argument("--seeds", type=int, default=20, help="draws per value (default 20)")
+    parser.add_argument("--values", type=float, nargs="+", default=None,
+                        help="values of --param: " + "; ".join(f"{p} in [{lo:g}, {hi:g}]"
+                                                              for p, (lo, hi) in VALUE_RANGES.items()))
+    parser.add_argument("--seeds", type=int, default=20, help="draws per value")
     parser.add_argument("--lengths", help="comma-separated job lengths (s), each as likely, instead of the "
                                           "log-uniform range")
     parser.add_argument("--json", help="also write the rows to this file")
-    args = parser.parse_args(argv)
-    if args.seeds < 1:
-        parser.error("--seeds must be >= 1")
-    values = args.values or ([0.0] if args.param == "none" else None)
-    if values is None:
-        parser.error(f"--values is needed with --param {args.param}")
-    if any(not (math.isfinite(v) and v > 0) for v in values) and args.param != "none":
-        parser.error("--values must be finite and > 0")
-    if args.param == "spread" and any(v < 1 for v in values):
-        parser.error("--param spread takes ratios >= 1 (longest over shortest job)")
-    if args.param == "n_jobs" and any(v != int(v) for v in values):
-        parser.error("--param n_jobs takes whole numbers")
-    base = base_sizes(args.profile, args.trace)
-    if args.lengths:
-        try:
-            base["lengths"] = [float(x) for x in args.lengths.split(",")]
-        except ValueError:
-            parser.error(f"--lengths {args.lengths!r}: expected comma-separated seconds")
-        if not all(math.isfinite(x) and x > 0 for x in base["lengths"]):
-            parser.error("--lengths must be seconds > 0")
-        if args.param == "spread":
-            parser.error("--lengths sets the lengths: --param spread has nothing to vary")
+    return parser
+
+
+def checked_values(param: str, values: list[float] | None) -> list[float]:
+    """``values`` of ``param`` after checking each lies in its :data:`VALUE_RANGES` (whole
+    numbers for n_jobs); ``[0.0]`` (no value: the profile's own) for ``none``, which takes
+    none. Raises :class:`cli.UsageError`."""
+    if param == "none":
+        if values:
+            raise cli.UsageError("got --values with --param none", "--values",
+                                 "expected none: --param none draws the profile's own trace (--seeds sets how often)")
+        return [0.0]
+    if not values:
+        raise cli.UsageError("got no --values", f"--param {param}", "expected the values to try")
+    lo, hi = VALUE_RANGES[param]
+    for value in values:
+        cli.number(value, f"--values (--param {param})", minimum=lo, maximum=hi, integer=param == "n_jobs")
+    return values
+
+
+def checked_lengths(text: str | None) -> list[float] | None:
+    """``--lengths`` as seconds, each finite, > 0 and at most :data:`LONGEST_LENGTH_S`
+    (None when not given). Raises :class:`cli.UsageError`."""
+    if text is None:
+        return None
+    try:
+        lengths = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise cli.UsageError(f"got {text!r}", "--lengths", "expected comma-separated seconds") from None
+    if not all(math.isfinite(x) and 0 < x <= LONGEST_LENGTH_S for x in lengths):
+        raise cli.UsageError(f"got {text!r}", "--lengths", f"expected seconds > 0 and <= {LONGEST_LENGTH_S:g}")
+    return lengths
+
+
+@cli.command("python scripts/salus_trace_sensitivity.py", sizes="--profile, --values and --seeds")
+def main(argv: list[str] | None = None) -> int:
+    """Print one row per value (and write them to ``--json``); 0 on success, 2 on bad input."""
+    from impls.harness import profiles
+
+    args = _parser().parse_args(argv)
+    cli.number(args.seeds, "--seeds", minimum=1, integer=True)
+    values = checked_values(args.param, args.values)
+    lengths = checked_lengths(args.lengths)
+    if lengths and args.param == "spread":
+        raise cli.UsageError("got --lengths with --param spread", "--lengths",
+                             "expected one of them: --lengths sets the lengths, so spread has nothing to vary")
+    cli.check_output(args.json, "--json")
+    base = base_sizes(profiles.resolve(args.profile), args.trace)
+    if lengths:
+        base["lengths"] = lengths
     ms, warm = profiled_ms(base)
     found = rows(base, args.param, values, args.seeds, ms, warm)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(found, f, indent=1)
+    cli.emit_json(args.json, found)
     return 0
 
 

@@ -14,7 +14,8 @@ is) or Microsoft's public Philly ``cluster_job_log``.
 
 Every job runs on one device, one iteration at a time, as in the paper's setting: a job of
 ``d`` seconds is ``round(d / iteration)`` iterations (at least one) of equal length summing to
-``d``; SRTF knows each job's length (Salus's SRTF was given each job's total time); an
+``d`` (a job shorter than one iteration is one iteration SRTF cannot preempt: it warns with
+their count); SRTF knows each job's length (Salus's SRTF was given each job's total time); an
 iteration after another job's, or a job's first, costs ``--switch-ms`` more (default 0: the
 suite measures the in-process switch at a few ms, ``python -m impls.salus.switching``).
 SRTF ranks a job by its mean iteration so far times the iterations left, so with a switch
@@ -115,8 +116,10 @@ def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERAT
             switch_ms: float = 0.0) -> dict[str, Any]:
     """Simulate ``trace`` (a :class:`~impls.salus.core.trace_files.JobTrace`) under each of
     ``policies``. Returns ``{"jobs", "span_s", "offered_load", "durations" (s, see
-    :meth:`JobTrace.duration_stats`), "iterations", "policies": {name: {"avg_jct_s",
-    "makespan_s"}}, "fifo_over_srtf"}`` (None without both fifo and srtf)."""
+    :meth:`JobTrace.duration_stats`), "iterations", "shorter_than_iteration" (jobs shorter
+    than one ``iteration_ms``: each runs as one iteration that SRTF cannot preempt),
+    "policies": {name: {"avg_jct_s", "makespan_s"}}, "fifo_over_srtf"}`` (None without both
+    fifo and srtf)."""
     from impls.salus.core.simulator import simulate
 
     jobs, ms, warm = simulator_jobs(trace, iteration_ms, switch_ms)
@@ -130,7 +133,18 @@ def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERAT
         ratio = rows["fifo"]["avg_jct_s"] / rows["srtf"]["avg_jct_s"]
     return {"jobs": len(trace), "span_s": float(trace.arrival_s[-1]), "offered_load": trace.offered_load(),
             "durations": trace.duration_stats(), "iterations": iterations, "iteration_ms": iteration_ms,
+            "shorter_than_iteration": int((trace.duration_s * 1e3 < iteration_ms).sum()),
             "switch_ms": switch_ms, "policies": rows, "fifo_over_srtf": ratio}
+
+
+def short_jobs_message(short: int, jobs: int, iteration_ms: float, csv: bool) -> str:
+    """The warning for ``short`` of ``jobs`` jobs shorter than one iteration of
+    ``iteration_ms`` (ms), naming the flags that change it (``csv``: a --trace, whose unit
+    may be wrong)."""
+    return (f"{short} of {jobs} jobs are shorter than one iteration ({iteration_ms:g} ms): each runs as one "
+            "iteration that SRTF cannot preempt, so SRTF acts as shortest-job-first for them and FIFO/SRTF "
+            "comes out lower than with preemption; pass a smaller --iteration-ms"
+            + (", or --time-unit if the trace's numbers are not seconds" if csv else ""))
 
 
 def _read(args: argparse.Namespace):
@@ -187,13 +201,16 @@ def _print(result: dict[str, Any]) -> None:
     own, load = result["trace_offered_load"], result["offered_load"]
     scaled = f" (the trace's own: {own:.3g}; gaps scaled by {result['gaps_scaled_by']:.4g})" \
         if result["gaps_scaled_by"] is not None else ""
-    print(f"offered load {'none (one arrival time)' if load is None else f'{load:.3g}'}{scaled}"
+    shown = "none (one arrival time)" if load is None else f"{load:.3g}"
+    print(f"offered load {shown}{scaled}"       # the remark follows the value as printed
           + ("; above 1 jobs queue without end and the ratio grows with the trace's length"
-             if load is not None and load > 1 else ""))
+             if load is not None and float(shown) > 1 else ""))
     print(f"job lengths (s): median {d['median']:.4g}, mean {d['mean']:.4g}, p90 {d['p90']:.4g}, "
           f"min {d['min']:.4g}, max {d['max']:.4g}; squared coefficient of variation {d['scv']:.3g}")
+    short = result["shorter_than_iteration"]
     print(f"simulated: one device, iterations of {result['iteration_ms']:g} ms, switch "
-          f"{result['switch_ms']:g} ms ({result['iterations']} iterations)")
+          f"{result['switch_ms']:g} ms ({result['iterations']} iterations"
+          + (f"; {short} job{'s' if short != 1 else ''} shorter, one iteration each" if short else "") + ")")
     for name, row in result["policies"].items():
         print(f"  {name:<5} average JCT {row['avg_jct_s']:.6g} s   makespan {row['makespan_s']:.6g} s")
     ratio = result["fifo_over_srtf"]
@@ -232,6 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               "trace_offered_load": own,
               "gaps_scaled_by": None if args.load is None else own / args.load,
               **measure(trace, policies, args.iteration_ms, args.switch_ms)}
+    if result["shorter_than_iteration"]:
+        cli.warn(short_jobs_message(result["shorter_than_iteration"], len(trace), args.iteration_ms,
+                                    args.trace is not None))
     result["verdict"] = result["paper"] = result["ratio_shown"] = None
     if result["fifo_over_srtf"] is not None:
         result["verdict"], result["paper"], result["ratio_shown"] = verdicts.judge_one(CLAIM, result["fifo_over_srtf"])

@@ -33,6 +33,7 @@ from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy, rema
 
 TICKS_PER_S = 10 ** 12       # the clock counts whole picoseconds
 TICKS_PER_MS = 10 ** 9
+LONGEST_S = 1e15             # no arrival, and no job's device time, reaches this many seconds
 
 
 def _ticks(seconds: float) -> int:
@@ -126,7 +127,9 @@ def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ov
     a whole number (digits in a string count) or repeating another as one, an arrival not a
     finite number >= 0, a negative or non-integer iteration count, an iteration time (its own,
     else the workload's) not a finite number > 0 (NaN would never advance), one that with
-    ``overhead_ms`` (and warm time ``warm_ms``, ms, where used) is not > 0, or a negative ``peak``."""
+    ``overhead_ms`` (and warm time ``warm_ms``, ms, where used) is not > 0, device time (its
+    iterations at the dearer of the two) of :data:`LONGEST_S` or more (the ranks would
+    overflow a float), or a negative ``peak``."""
     job = j["job_id"]
     number = int(job) if isinstance(job, str) and job.strip().lstrip("+-").isdigit() else job
     if isinstance(number, bool) or not isinstance(number, (int, np.integer, float)) or not number == number // 1:
@@ -135,7 +138,7 @@ def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ov
         raise ValueError(f"job id {job!r} appears twice in the trace (as {number}); expected one entry per job")
     own = j.get("iteration_ms")
     arrival, ms = float(j["arrival_s"]), float(iteration_ms[j["workload"]] if own is None else own)
-    if not 0 <= arrival < 1e15:     # NaN and inf fail too; the clock counts whole picoseconds in an int
+    if not 0 <= arrival < LONGEST_S:     # NaN and inf fail too; the clock counts whole picoseconds in an int
         raise ValueError(f"job {job!r}: arrival_s {j['arrival_s']!r}; expected a number of seconds in [0, 1e15)")
     if not (math.isfinite(ms) and ms > 0):
         raise ValueError(f"job {job!r}: iteration time {ms!r} ms; expected a finite number > 0")
@@ -143,7 +146,10 @@ def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ov
         if total is not None and not (math.isfinite(total) and total > 0):
             raise ValueError(f"job {job!r}: {what} time {total!r} ms with overhead_ms {overhead_ms!r}; "
                              "expected a finite number > 0")
-    check_iterations(job, j["iterations"])
+    iterations, cost = check_iterations(job, j["iterations"]), max(ms + overhead_ms, warm_ms or 0.0)
+    if iterations >= LONGEST_S * 1e3 / cost:      # compared as int and float: no overflow
+        raise ValueError(f"job {job!r}: {iterations} iterations of {cost:g} ms is {LONGEST_S:g} s or more of device "
+                         "time; expected a shorter job (or a longer iteration time)")
     if not peak >= 0:
         raise ValueError(f"job {job!r}: peak_bytes {peak!r}; expected a number of bytes >= 0")
 

@@ -18,14 +18,16 @@ Two forms are read:
   attempts' run times (a killed or failed job held its GPUs too); its GPU count is the
   largest any attempt held. Its times name no zone and are read in US Pacific time
   (:data:`PHILLY_ZONE`, inferred: the trace's utilisation files write PDT / PST); a job with a
-  time that zone shows twice or never is left out and counted.
+  time that zone shows twice or never, a time in another form (``10/07/2017 ...``, a
+  number) or a ``gpus`` field that is not a list is left out and counted.
 
 :func:`read_csv` and :func:`read_philly` return a :class:`JobTrace`: jobs sorted by arrival
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
 seconds > 0, and the count of rows left out per reason. CSV rows a run cannot mean
-anything for (a duration that is negative or not a number, an end before its start) raise
-ValueError naming the file and line; rows that held no device time (zero duration, a job
-that never started or was still running) and Philly jobs whose run time is unknown (an
+anything for (a duration that is negative, not a number, a date, or :data:`LONGEST_S` or
+more; an end before its start; a column holding seconds on one row and dates on another)
+raise ValueError naming the file and line; rows that held no device time (zero duration, a
+job that never started or was still running) and Philly jobs whose run time is unknown (an
 attempt that ends before it starts) are left out and counted.
 """
 from __future__ import annotations
@@ -173,34 +175,43 @@ def time_zone(name: str | None) -> tzinfo:
     return timezone.utc if name == "UTC" else ZoneInfo(name)
 
 
+DATE_EXAMPLE = "2017-10-07 01:11:39"   # the form of date a trace writes (ISO 8601)
+
+
 def _time(text: str, where: str, column: str, unit_s: float = 1.0, zone: tzinfo = timezone.utc) -> float:
-    """A time as seconds: a number of units of ``unit_s`` seconds, or a date (ISO 8601,
-    ``YYYY-MM-DD HH:MM:SS``) as POSIX seconds, the wall-clock time read in ``zone`` where it
-    names none (only differences are used). :class:`SkippedTime` for a date without a zone
-    that ``zone`` never shows (clocks went forward over it), :class:`RepeatedTime` for one it
-    shows twice (clocks went back over it); ValueError for anything else that is no time."""
+    """A time as seconds: a finite number of units of ``unit_s`` seconds, or a date as
+    :func:`_date` reads it. ValueError for anything else that is no time."""
     value = text.strip()
     try:
         number = float(value) * unit_s
     except ValueError:
-        try:
-            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"{where}: {column} {text!r}; expected seconds or a date such as "
-                             "2017-10-07 01:11:39") from None
-        if stamp.tzinfo is None:
-            first, second = stamp.replace(tzinfo=zone), stamp.replace(tzinfo=zone, fold=1)
-            if first.utcoffset() != second.utcoffset():
-                # clocks went back over it (the later offset is the earlier one's) or skipped it
-                kind = RepeatedTime if first.utcoffset() > second.utcoffset() else SkippedTime
-                raise kind(f"{where}: {column} {text!r} {'is shown twice' if kind is RepeatedTime else 'does not exist'} "
-                           f"in {zone} (clocks {'went back' if kind is RepeatedTime else 'went forward'} over it); "
-                           "expected a time that names its zone, or --time-zone of the clock that wrote it")
-            stamp = first
-        return stamp.timestamp()
+        return _date(text, where, column, zone, "seconds or a date")
     if not math.isfinite(number):
         raise ValueError(f"{where}: {column} {text!r}; expected a finite number of seconds")
     return number
+
+
+def _date(text: str, where: str, column: str, zone: tzinfo = timezone.utc, expected: str = "a date") -> float:
+    """Date ``text`` (ISO 8601, ``YYYY-MM-DD HH:MM:SS``) as POSIX seconds, the wall-clock time
+    read in ``zone`` where it names none (only differences are used). :class:`SkippedTime`
+    for a date without a zone that ``zone`` never shows (clocks went forward over it),
+    :class:`RepeatedTime` for one it shows twice (clocks went back over it); ValueError,
+    naming ``where``, ``column`` and ``expected``, for text that is no such date."""
+    value = text.strip()
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{where}: {column} {text!r}; expected {expected} such as {DATE_EXAMPLE}") from None
+    if stamp.tzinfo is None:
+        first, second = stamp.replace(tzinfo=zone), stamp.replace(tzinfo=zone, fold=1)
+        if first.utcoffset() != second.utcoffset():
+            # clocks went back over it (the later offset is the earlier one's) or skipped it
+            kind = RepeatedTime if first.utcoffset() > second.utcoffset() else SkippedTime
+            raise kind(f"{where}: {column} {text!r} {'is shown twice' if kind is RepeatedTime else 'does not exist'} "
+                       f"in {zone} (clocks {'went back' if kind is RepeatedTime else 'went forward'} over it); "
+                       "expected a time that names its zone, or --time-zone of the clock that wrote it")
+        stamp = first
+    return stamp.timestamp()
 
 
 def _column(header: Sequence[str], names: Sequence[str]) -> str | None:
@@ -236,6 +247,9 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     with _open_text(path) as handle, _reading(path, "a CSV file (or gzip of one)"):
         try:
             first = handle.readline()
+            if first.lstrip().startswith(("[", "{")):
+                raise ValueError(f"{path}:1: starts with {first.strip()[:40]!r}..., which looks like JSON; "
+                                 "expected a CSV with a header (Philly's cluster_job_log is read with --philly)")
             separator = _delimiter(first)
             reader = csv.DictReader(itertools.chain([first], handle), delimiter=separator)
             header = reader.fieldnames or []
@@ -244,11 +258,8 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
             start, end = _column(header, ("start_time",)), _column(header, ("end_time",))
             name = _column(header, ID_COLUMNS)
             if arrival is None or (duration is None and (start is None or end is None)):
-                raise ValueError(
-                    f"{path}:1: header {', '.join(h for h in header if h) or '(none)'}; expected an arrival "
-                    f"column ({' or '.join(ARRIVAL_COLUMNS)}) and a duration column "
-                    f"({' or '.join(DURATION_COLUMNS)}) or start_time and end_time")
-            rows = []
+                raise ValueError(_header_message(path, header))
+            rows, kinds = [], {}
             for number, row in enumerate(reader, start=2):
                 if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
                     continue                     # a blank line
@@ -264,9 +275,13 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as seconds is thousands of "
                                      "years; expected seconds (milliseconds since 1970? pass --time-unit ms)")
                 if duration is not None:
+                    if not _is_number(row[duration]):
+                        raise ValueError(f"{where}: {duration} {row[duration]!r} is not a number; expected a "
+                                         "job's length in seconds (for dates: start_time and end_time columns)")
                     length = _time(row[duration], where, duration, unit_s, tz)
-                    if length < 0:
-                        raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0")
+                    if not 0 <= length < LONGEST_S:
+                        raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0 and "
+                                         f"below {LONGEST_S:g} (30,000 years)")
                 else:
                     begin, finish = _time(row[start], where, start, unit_s, tz), _time(row[end], where, end, unit_s, tz)
                     dated = dated or not (_is_number(row[start]) and _is_number(row[end]))
@@ -274,11 +289,42 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                         raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
                                          f"{row[start]!r}; expected a job's end after its start")
                     length = finish - begin
+                    if not length < LONGEST_S:
+                        raise ValueError(f"{where}: start_time {row[start]!r} to end_time {row[end]!r} is "
+                                         f"{length:.3g} s; expected a job shorter than {LONGEST_S:g} s (30,000 years)")
+                for column in (arrival,) if duration is not None else (arrival, start, end):
+                    _one_kind(kinds, row[column], where, column, "start_time and end_time" if column in (start, end)
+                              else column)
                 label = (row.get(name) or "").strip() if name else ""
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
     return _trace(rows, Counter(), path, zone if dated else None)
+
+
+HEADER_SHOWN = 120   # characters of a header line a message repeats
+
+
+def _header_message(path: Path, header: Sequence[str]) -> str:
+    """What :func:`read_csv` says of a ``header`` without the columns it needs, the header
+    cut to :data:`HEADER_SHOWN` characters."""
+    shown = ", ".join(h.strip() for h in header if h) or "(none)"
+    if len(shown) > HEADER_SHOWN:
+        shown = shown[:HEADER_SHOWN] + "..."
+    return (f"{path}:1: header {shown}; expected an arrival column ({' or '.join(ARRIVAL_COLUMNS)}) and a "
+            f"duration column ({' or '.join(DURATION_COLUMNS)}) or start_time and end_time")
+
+
+def _one_kind(kinds: dict, text: str, where: str, column: str, key: str) -> None:
+    """Record in ``kinds`` (key: (is a number, where first seen)) whether ``text`` of
+    ``column`` is a number or a date; ValueError when the columns under ``key`` have held the
+    other kind (seconds from 0 beside dates since 1970 would read as a span of decades)."""
+    number = _is_number(text)
+    seen = kinds.setdefault(key, (number, where))
+    if seen[0] != number:
+        kind, other = ("a number", "a date") if number else ("a date", "a number")
+        raise ValueError(f"{where}: {column} {text!r} is {kind}, but {seen[1]} holds {other} in {key}; "
+                         "expected seconds on every row or dates on every row")
 
 
 def _is_number(text: str) -> bool:
@@ -289,18 +335,16 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _philly_time(value: Any, zone: tzinfo) -> float | None:
-    """A Philly time as seconds, read in ``zone``; None for a missing one (null, "", "None")
-    or one that is no date; :class:`SkippedTime` / :class:`RepeatedTime` for one the zone
-    does not show once."""
-    if not isinstance(value, str) or not value.strip() or value.strip() == "None":
+def _philly_time(value: Any, zone: tzinfo, where: str, column: str) -> float | None:
+    """A Philly time as seconds, read in ``zone``; None for a missing one (null, "", "None");
+    :class:`SkippedTime` / :class:`RepeatedTime` for one the zone does not show once;
+    ValueError naming ``where`` and ``column`` for any other value that is no date (a number,
+    or another form of date such as 10/07/2017)."""
+    if value is None or isinstance(value, str) and value.strip() in ("", "None"):
         return None
-    try:
-        return _time(value, "", "time", zone=zone)
-    except (SkippedTime, RepeatedTime):
-        raise
-    except ValueError:
-        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: {column} {value!r}; expected a date such as {DATE_EXAMPLE}")
+    return _date(value, where, column, zone)
 
 
 PHILLY_ZONE = "America/Los_Angeles"   # the utilisation files of the same trace write PDT / PST
@@ -318,8 +362,11 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     never shows (clocks went forward: the zone is likely not the file's); with no attempt that
     has both times (never ran); still running (the last attempt started and has no end: null,
     "" or "None"); with an attempt that ends before it starts (its run time is unknown); of
-    another GPU count, or of zero run time. ValueError for a file that is not a JSON list of
-    jobs with ``submitted_time`` and ``attempts``."""
+    with a time that is no date as the log writes them (:data:`UNREADABLE_DATE`); with a
+    ``gpus`` field that is not a list (:data:`MALFORMED_GPUS`); of another GPU count, or of
+    zero run time. ValueError for a file that is not a JSON list of jobs with
+    ``submitted_time`` and ``attempts``, and, when no job is left, one that names the first
+    value that could not be read."""
     path = Path(path)
     zone = zone_name(zone)
     tz = time_zone(zone)
@@ -333,7 +380,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         raise ValueError(f"{path}: a JSON {type(jobs).__name__}; expected a list of jobs as in Philly's "
                          "cluster_job_log")
     left: Counter = Counter()
-    rows = []
+    rows, unreadable = [], ""
     for index, job in enumerate(jobs):
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
@@ -342,14 +389,20 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             left["another virtual cluster"] += 1
             continue
         attempts = [a for a in (job["attempts"] or []) if isinstance(a, dict)]
+        where = f"job {job.get('jobid', index)!r}"
         try:
-            submitted = _philly_time(job["submitted_time"], tz)
-            times = [(_philly_time(a.get("start_time"), tz), _philly_time(a.get("end_time"), tz)) for a in attempts]
+            submitted = _philly_time(job["submitted_time"], tz, where, "submitted_time")
+            times = [(_philly_time(a.get("start_time"), tz, where, "start_time"),
+                      _philly_time(a.get("end_time"), tz, where, "end_time")) for a in attempts]
         except RepeatedTime:
             left[f"a time {zone} shows twice (clocks went back)"] += 1
             continue
         except SkippedTime:
             left[f"a time {zone} never shows (clocks went forward)"] += 1
+            continue
+        except ValueError as err:
+            left[UNREADABLE_DATE] += 1
+            unreadable = unreadable or str(err)
             continue
         if submitted is None:
             left["no submitted_time"] += 1
@@ -365,19 +418,44 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             left["never ran (no attempt with both times)"] += 1
             continue
         length = sum(finish - begin for begin, finish in spans)
-        held = max((sum(len(d.get("gpus") or []) for d in (a.get("detail") or []) if isinstance(d, dict))
-                    for a in attempts), default=0)
+        held = _gpus_held(attempts)
+        if held is None:
+            left[MALFORMED_GPUS] += 1
+            continue
         if gpus is not None and held != gpus:
             left[f"not on {gpus} GPU{'s' if gpus != 1 else ''}"] += 1
             continue
         rows.append((submitted, length, str(job.get("jobid", index))))
-    return _trace(rows, left, path, zone)
+    return _trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
 
 
-def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None) -> JobTrace:
+UNREADABLE_DATE = f"an unreadable date (not of the form {DATE_EXAMPLE})"
+MALFORMED_GPUS = "a gpus field that is not a list of GPUs"
+
+
+def _gpus_held(attempts: Sequence[dict]) -> int | None:
+    """The most GPUs any of ``attempts`` held (each attempt: the lengths of its ``detail``
+    entries' ``gpus`` lists summed; a missing or null list holds none), or None when a
+    ``gpus`` field is not a list (a string such as "gpu0" would count its characters)."""
+    most = 0
+    for attempt in attempts:
+        held = 0
+        for d in attempt.get("detail") or []:
+            if not isinstance(d, dict) or d.get("gpus") is None:
+                continue
+            if not isinstance(d["gpus"], list):
+                return None
+            held += len(d["gpus"])
+        most = max(most, held)
+    return most
+
+
+def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None,
+           detail: str = "") -> JobTrace:
     """Rows (arrival, duration, id) as a :class:`JobTrace` whose dates were read in ``zone``
     (None: it held none): zero durations left out and counted, sorted by arrival (stable),
-    arrivals from the first. ValueError when no job is left."""
+    arrivals from the first. ValueError when no job is left, its message the counts of what
+    was left out, then ``detail``."""
     kept = []
     for at, length, label in rows:
         if length == 0:
@@ -386,7 +464,7 @@ def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, 
             kept.append((at, length, label))
     if not kept:
         reasons = "; ".join(f"{n} {why}" for why, n in left.items()) or "no rows"
-        raise ValueError(f"{path}: no job to simulate ({reasons})")
+        raise ValueError(f"{path}: no job to simulate ({reasons}){detail}")
     kept.sort(key=lambda r: r[0])
     arrivals = np.array([r[0] for r in kept], dtype=float)
     return JobTrace([r[2] for r in kept], arrivals - arrivals[0], np.array([r[1] for r in kept], dtype=float),
