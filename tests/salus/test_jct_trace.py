@@ -83,6 +83,16 @@ def test_zero_lengths_left_out_and_counted(tmp_path):
     ("arrival,start_time,end_time\n0,10,5\n", "before start_time"),
     ("submit_time,duration\n", "no job to simulate"),
     ("submit_time,duration\n0,0\n", "no job to simulate (1 zero duration)"),
+    # a date as a length, a column mixing seconds and dates, lengths past any clock
+    ("submit_time,duration\n2017-10-07 00:00:00,2017-10-07 00:00:10\n",
+     ":2: duration '2017-10-07 00:00:10' is not a number"),
+    ("submit_time,duration\n0,10\n2017-10-07 00:00:01,2\n",
+     ":3: submit_time '2017-10-07 00:00:01' is a date, but"),
+    ("submit_time,start_time,end_time\n0,0,2017-10-07 00:00:10\n",
+     ":2: end_time '2017-10-07 00:00:10' is a date, but"),
+    ("submit_time,duration\n0,1\nabc,2\n", ":3: submit_time 'abc'; expected seconds or a date"),
+    ("submit_time,duration\n0,1e300\n1,2\n", ":2: duration '1e300'; expected seconds >= 0 and below 1e+12"),
+    ("submit_time,start_time,end_time\n0,0,1e13\n", "expected a job shorter than 1e+12 s"),
 ])
 def test_bad_csv_named_with_its_line(tmp_path, text, words):
     with pytest.raises(ValueError) as err:

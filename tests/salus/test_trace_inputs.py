@@ -103,24 +103,7 @@ def test_an_offered_load_printed_as_1_is_not_said_to_be_above_1(capsys):
     assert "offered load 1.01 (the trace's own: 4; gaps scaled by 4); above 1 jobs queue" in capsys.readouterr().out
 
 
-# ---------------------------------------------------------------- 3, 4, 7: the CSV reader
-
-@pytest.mark.parametrize("text, words", [
-    ("submit_time,duration\n2017-10-07 00:00:00,2017-10-07 00:00:10\n",
-     ":2: duration '2017-10-07 00:00:10' is not a number"),
-    ("submit_time,duration\n0,10\n2017-10-07 00:00:01,2\n",
-     ":3: submit_time '2017-10-07 00:00:01' is a date, but"),
-    ("submit_time,start_time,end_time\n0,0,2017-10-07 00:00:10\n",
-     ":2: end_time '2017-10-07 00:00:10' is a date, but"),
-    ("submit_time,duration\n0,1\nabc,2\n", ":3: submit_time 'abc'; expected seconds or a date"),
-    ("submit_time,duration\n0,1e300\n1,2\n", ":2: duration '1e300'; expected seconds >= 0 and below 1e+12"),
-    ("submit_time,start_time,end_time\n0,0,1e13\n", "expected a job shorter than 1e+12 s"),
-])
-def test_dates_as_lengths_mixed_columns_and_absurd_lengths_are_refused(tmp_path, text, words):
-    with pytest.raises(ValueError) as err:
-        trace_files.read_csv(_csv(tmp_path / "t.csv", text))
-    assert words in str(err.value)
-
+# ---------------------------------------------------------------- 4, 7: the CSV reader (3: test_jct_trace)
 
 def test_a_json_file_given_as_a_csv_is_named_json_and_not_echoed(tmp_path):
     jobs = [_ok(str(i), i % 10) for i in range(2000)]
