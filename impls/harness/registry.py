@@ -48,12 +48,13 @@ import os
 import re
 import tomllib
 import zipfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from impls.harness import atomic, code_digest, paths
+from impls.harness import atomic, cli, code_digest, paths
 from impls.harness.profiles import PROFILES
 from impls.harness.profiles import resolve as resolve_profile
 
@@ -121,15 +122,19 @@ def sha256_of(path: Path, chunk_bytes: int = 1 << 22) -> str:
 _DIGESTS: dict[tuple[int, ...], str] = {}
 
 
-def _line_of(text: str, pattern: str) -> int | None:
-    for number, line in enumerate(text.splitlines(), start=1):
+def _line_of(text: str, pattern: str, after: str | None = None) -> int | None:
+    """The 1-based number of the first line matching ``pattern`` (below the first line matching
+    ``after``, a table's header, when given and found), or None."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(after, line.strip())), 0) if after else 0
+    for number, line in enumerate(lines[start:], start=start + 1):
         if re.match(pattern, line.strip()):
             return number
     return None
 
 
-def _fail(path: Path, text: str, pattern: str | None, message: str) -> ManifestError:
-    line = _line_of(text, pattern) if pattern else None
+def _fail(path: Path, text: str, pattern: str | None, message: str, after: str | None = None) -> ManifestError:
+    line = _line_of(text, pattern, after) if pattern else None
     where = f"{path}:{line}" if line else str(path)
     return ManifestError(f"{where}: {message}")
 
@@ -153,25 +158,46 @@ def _check_callable_ref(ref: str, key: str, path: Path, text: str) -> None:
 _TOP_KEYS = frozenset({"name", "description", "synthetic", "external"})
 _SECTION_KEYS = {"synthetic": frozenset({"generator", "seed", "params", "profiles"}),
                  "external": frozenset({"env", "path", "loader", "also_reads", "format", "sha256", "url"})}
+# the type of each key whose value is one (the tables of [synthetic] are checked on their own)
+_SCALARS = {"": {"name": str, "description": str},
+            "synthetic": {"generator": str, "seed": int},
+            "external": {key: str for key in _SECTION_KEYS["external"]}}
 
 
-def _no_unknown_keys(table: dict, allowed: frozenset, section: str, path: Path, text: str) -> None:
+def _check_keys(table: dict, allowed: frozenset, section: str, path: Path, text: str) -> None:
+    """Refuse a key of ``table`` not in ``allowed``, and a scalar key of the wrong type."""
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise _fail(path, text, rf"{re.escape(unknown[0])}\s*=|\[{re.escape(unknown[0])}\]",
                     f"unknown key(s) {', '.join(unknown)} in [{section or 'top level'}]; "
                     f"expected only {', '.join(sorted(allowed))} (a misspelt key would be ignored)")
+    for key, kind in _SCALARS[section].items():
+        if key in table:
+            _require(table, key, kind, path, text, section)
+
+
+def _check_sizes(profile: str, sized: dict, path: Path, text: str) -> None:
+    """Refuse a value of ``[synthetic.profiles.<profile>]`` that is not a positive integer: a
+    profile table holds only sizes, and a size counts something."""
+    for key, value in sized.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise _fail(path, text, rf"{re.escape(key)}\s*=", f"[synthetic.profiles.{profile}] `{key}` = {value!r}: "
+                        "a profile table holds sizes, and a size must be a positive integer",
+                        after=rf"\[synthetic\.profiles\.{re.escape(profile)}\]")
 
 
 def parse_manifest(path: Path) -> Manifest:
     """Return the manifest at ``path``, or raise :class:`ManifestError` saying what is wrong."""
     path = Path(path)
-    text = path.read_text()
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as err:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
     try:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ManifestError(f"{path}: not valid TOML: {err}") from err
-    _no_unknown_keys(table, _TOP_KEYS, "", path, text)
+    _check_keys(table, _TOP_KEYS, "", path, text)
     name = _require(table, "name", str, path, text, "")
     if name != path.stem:
         raise _fail(path, text, r"name\s*=", f"name {name!r} must match the file name {path.stem!r}")
@@ -180,10 +206,13 @@ def parse_manifest(path: Path) -> Manifest:
         raise ManifestError(f"{path}: expected exactly one of [synthetic] or [external], found {kinds or 'neither'}")
     kind = kinds[0]
     spec = table[kind]
-    _no_unknown_keys(spec, _SECTION_KEYS[kind], kind, path, text)
+    if not isinstance(spec, dict):
+        raise _fail(path, text, rf"{kind}\s*=", f"[{kind}] must be a table, got {type(spec).__name__}")
+    _check_keys(spec, _SECTION_KEYS[kind], kind, path, text)
     if kind == "synthetic":
         _check_callable_ref(_require(spec, "generator", str, path, text, kind), "generator", path, text)
-        _require(spec, "seed", int, path, text, kind)
+        if _require(spec, "seed", int, path, text, kind) < 0:
+            raise _fail(path, text, r"seed\s*=", f"`seed` must be a non-negative integer, got {spec['seed']}")
         for section in ("params", "profiles"):
             if not isinstance(spec.get(section, {}), dict):
                 raise _fail(path, text, rf"{section}\s*=", f"[synthetic.{section}] must be a table, got "
@@ -202,6 +231,7 @@ def parse_manifest(path: Path) -> Manifest:
                 raise _fail(path, text, rf"\[synthetic\.profiles\.{re.escape(profile)}\]",
                             f"[synthetic.profiles.{profile}] overrides {shaped[0]!r} of [synthetic.params]: "
                             "a profile sizes a set, and [synthetic.params] is its shape, the same at every profile")
+            _check_sizes(profile, sized, path, text)
     else:
         _check_callable_ref(_require(spec, "loader", str, path, text, kind), "loader", path, text)
         if "also_reads" in spec:
@@ -219,15 +249,60 @@ def is_sha256(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
 
 
-def manifests(directory: Path | None = None) -> dict[str, Manifest]:
-    """Return every manifest in ``directory`` (default ``datasets/``) by name."""
+class Manifests(Mapping[str, Manifest]):
+    """The manifests of one folder by name, so that a broken one fails only what uses it.
+
+    Iterating (``keys``, ``values``, ``items``, ``len``) sees the manifests that parse. Asking
+    for a broken one by name (``[name]``, ``name in``, ``get``) raises its error (a
+    :class:`ManifestError` naming the file and line, or the :class:`OSError` of reading it);
+    any other use says once per process, as a warning line, which are broken and why.
+    ``broken``: the name (file name) of each broken manifest → its error."""
+
+    def __init__(self, parsed: dict[str, Manifest], broken: dict[str, Exception]):
+        self._parsed, self.broken = parsed, broken
+
+    def __getitem__(self, name: str) -> Manifest:
+        if name in self.broken:
+            raise self.broken[name]
+        self._warn_broken()
+        return self._parsed[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._warn_broken()
+        return iter(self._parsed)
+
+    def __len__(self) -> int:
+        return len(self._parsed)
+
+    def _warn_broken(self) -> None:
+        for name, err in self.broken.items():
+            message = f"{err}; dataset {name!r} is left out until its manifest is fixed"
+            if message not in _WARNED:
+                _WARNED.add(message)
+                cli.warn(message)
+
+
+_WARNED: set[str] = set()
+
+
+def manifests(directory: Path | None = None) -> Manifests:
+    """Return every manifest in ``directory`` (default ``datasets/``) by name; a broken one
+    is kept as its error (:class:`Manifests`)."""
     directory = Path(directory or paths.datasets_dir())
-    return {m.name: m for m in map(parse_manifest, sorted(directory.glob("*.toml")))}
+    parsed: dict[str, Manifest] = {}
+    broken: dict[str, Exception] = {}
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            parsed[path.stem] = parse_manifest(path)
+        except (ManifestError, OSError) as err:
+            broken[path.stem] = err
+    return Manifests(parsed, broken)
 
 
 def made_by(prefix: str, directory: Path | None = None) -> list[str]:
     """The names of the datasets whose generator or loader lies under the module path
-    ``prefix`` (e.g. ``"impls.bandana."``), sorted."""
+    ``prefix`` (e.g. ``"impls.bandana."``), sorted; a broken manifest is not one of them
+    (and is named in a warning, :class:`Manifests`)."""
     return sorted(name for name, m in manifests(directory).items()
                   if (m.spec.get("generator") or m.spec.get("loader") or "").startswith(prefix))
 
@@ -412,7 +487,8 @@ def _warn_older_caches(cache: Path, profile: str) -> None:
 
 
 def load(name: str, profile: str | None = None, directory: Path | None = None) -> Dataset:
-    """Return dataset ``name`` at ``profile``'s size, generating or parsing it once and caching it."""
+    """Return dataset ``name`` at ``profile``'s size, generating or parsing it once and caching it;
+    the :class:`ManifestError` of its manifest when that is broken, KeyError for an unknown name."""
     known = manifests(directory)
     if name not in known:
         raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
@@ -455,6 +531,7 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
     cache = paths.cache_dir() / name / f"parsed-{key[:16]}.npz"
     found = _load_npz_checked(cache)
     if found is None:
+        _check_cache_folder(cache.parent)                # before the file is parsed
         arrays = loader(source)
         _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
         found = _load_npz_checked(cache)

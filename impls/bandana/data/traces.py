@@ -300,6 +300,9 @@ class _TraceModel:
             raise ValueError(f"global_fraction must be in [0, 1], got {global_fraction}")
         if communities_per_query < 1 or mean_query_size < 1 or community_size < 1:
             raise ValueError("communities_per_query, mean_query_size and community_size must be >= 1")
+        for key, exponent in (("zipf_exponent", zipf_exponent), ("member_exponent", member_exponent)):
+            if not np.isfinite(float(exponent)):     # a NaN or infinite exponent makes every popularity NaN
+                raise ValueError(f"{key} must be a finite number, got {exponent}")
         self.n, self.total, self.dim = n, total, int(dim)
         self.noise, self.global_fraction = float(noise), float(global_fraction)
         rng_comm = stream(seed, "trace/communities")
