@@ -139,13 +139,16 @@ def _fail(path: Path, text: str, pattern: str | None, message: str, after: str |
     return ManifestError(f"{where}: {message}")
 
 
+_KIND_WORDS = {int: "an integer", str: "a string"}
+
+
 def _require(table: dict, key: str, kind: type, path: Path, text: str, section: str) -> Any:
     if key not in table:
         raise _fail(path, text, re.escape(f"[{section}]") if section else None,
                     f"[{section or 'top level'}] needs `{key}` ({kind.__name__})")
     if not isinstance(table[key], kind) or (kind is int and isinstance(table[key], bool)):   # true is no seed
         raise _fail(path, text, rf"{re.escape(key)}\s*=",
-                    f"`{key}` must be a {kind.__name__}, got {type(table[key]).__name__}")
+                    f"`{key}` must be {_KIND_WORDS.get(kind, kind.__name__)}, got {type(table[key]).__name__}")
     return table[key]
 
 

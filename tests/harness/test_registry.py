@@ -75,7 +75,7 @@ def test_unknown_dataset_lists_known_ones(manifests_dir):
 
 @pytest.mark.parametrize("text, message, line", [
     ('name = "bad"\n[synthetic]\nseed = 1\n', r"\[synthetic\] needs `generator`", 2),
-    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = "one"\n', "`seed` must be a int, got str", 4),
+    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = "one"\n', "`seed` must be an integer, got str", 4),
     ('name = "other"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n', "must match the file name 'bad'", 1),
     ('name = "bad"\n[synthetic]\ngenerator = "no colon"\nseed = 1\n', "package.module:function", 3),
     ('name = "bad"\n', "exactly one of", None),
@@ -84,7 +84,7 @@ def test_unknown_dataset_lists_known_ones(manifests_dir):
     ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n[synthetic.profiles.huge]\nrows = 1\n',
      "unknown profile", 5),
     ('name = "bad\n', "not valid TOML", None),
-    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = true\n', "`seed` must be a int, got bool", 4),
+    ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = true\n', "`seed` must be an integer, got bool", 4),
     ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\nprofiles = "smoke"\n',
      r"\[synthetic.profiles\] must be a table, got str", 5),
     ('name = "bad"\n[synthetic]\ngenerator = "m:f"\nseed = 1\n[synthetic.profiles]\nsmoke = 5\n',

@@ -128,10 +128,10 @@ loader = "registry_fixtures:parse_numbers"
 @pytest.mark.parametrize("text, message, line", [
     (RAMP.replace("seed = 3", "seed = -1").replace('"ramp"', '"bad"'),
      "`seed` must be a non-negative integer, got -1", 4),
-    (EXTERNAL.format(key="path"), "`path` must be a str, got int", 4),
-    (EXTERNAL.format(key="env"), "`env` must be a str, got int", 4),
-    (EXTERNAL.format(key="url") + 'path = "x"\n', "`url` must be a str, got int", 4),
-    ('name = "bad"\ndescription = 5\n[external]\nloader = "m:f"\npath = "x"\n', "`description` must be a str", 2),
+    (EXTERNAL.format(key="path"), "`path` must be a string, got int", 4),
+    (EXTERNAL.format(key="env"), "`env` must be a string, got int", 4),
+    (EXTERNAL.format(key="url") + 'path = "x"\n', "`url` must be a string, got int", 4),
+    ('name = "bad"\ndescription = 5\n[external]\nloader = "m:f"\npath = "x"\n', "`description` must be a string", 2),
     ('name = "bad"\nsynthetic = 5\n', r"\[synthetic\] must be a table, got int", 2),
     # a size is a positive integer; the line is the one in the profile's own table
     (SIZED.format(quick='"1000"'), r"\[synthetic.profiles.quick\] `rows` = '1000': .*a size must be a positive "
@@ -151,7 +151,7 @@ def test_a_value_of_the_wrong_type_or_sign_names_file_line_and_key(tmp_path, tex
 
 def test_a_bad_path_is_refused_by_load_as_a_manifest_error_not_a_type_error(tmp_path):
     write(tmp_path, "bad", EXTERNAL.format(key="path"))
-    with pytest.raises(registry.ManifestError, match=r"bad.toml:4: `path` must be a str"):
+    with pytest.raises(registry.ManifestError, match=r"bad.toml:4: `path` must be a string"):
         registry.load("bad", "smoke", directory=tmp_path)
 
 
