@@ -5,8 +5,10 @@
     python scripts/render_report.py --machines A B ...   (each, and side by side)
 
 Prints the paths it wrote. Exits 2 when the machine has no results at all (no asv
-results, no artifacts); 1 on a bad claims or results file, an output directory it must
-not replace, or a checkout it cannot find.
+results, no artifacts); 1 on a bad claims file, an output directory it must not replace,
+or a checkout it cannot find; 1 too, after writing the report, when any result, artifact,
+benchmarks.json or machine.json file was left out (unreadable, or another machine's):
+the report shows the rest and lists those files, and one line on stderr counts them.
 """
 from __future__ import annotations
 
@@ -45,13 +47,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"render_report: --machines names {', '.join(repeated)} twice; expected distinct machines",
               file=sys.stderr)
         return 2
+    left_out: list[tuple[str, str]] = []
     try:
         if args.machines:
-            for directory in render_machines(args.machines, args.results, args.artifacts, args.claims,
-                                             args.out):
-                print(directory / "index.html")
-            return 0
-        out_dir = render_report(args.machine, args.out, args.results, args.artifacts, args.claims)
+            written = [directory / "index.html" for directory in render_machines(
+                args.machines, args.results, args.artifacts, args.claims, args.out, unreadable=left_out)]
+        else:
+            out_dir = render_report(args.machine, args.out, args.results, args.artifacts, args.claims,
+                                    unreadable=left_out)
+            written = sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith("."))
     except NoResultsError as err:
         print(f"render_report: {err}", file=sys.stderr)
         return 2
@@ -61,9 +65,22 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
         print(f"render_report: {err}", file=sys.stderr)
         return 2
-    for path in sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith(".")):
+    for path in written:
         print(path)
+    if left_out:
+        print(f"render_report: {left_out_line(left_out)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def left_out_line(unreadable: list[tuple[str, str]]) -> str:
+    """One line counting the distinct files of ``unreadable`` (a report's ``(path, why)``
+    list, not empty) and saying why the first was left out."""
+    path, why = unreadable[0]
+    first = why if why.startswith(path) else f"{path}: {why}"
+    count = len(dict.fromkeys(p for p, _ in unreadable))
+    return (f"{count} input file(s) were left out of the report (its Unreadable inputs lists them); "
+            f"the first: {first}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """``python -m impls``: list the registered experiments, or run one with a profile's sizes.
 
     python -m impls list [--json]
-    python -m impls run <experiment> [--profile P] [--device D] [--json FILE|-] [--save-artifact]
+    python -m impls run <experiment> [--profile P] [--device D] [--json [FILE|-]] [--save-artifact]
 
 Every check (name, profile, sizes, device, capabilities, output path) happens before any
 work; a refused request is one line on stderr and exit status 2.
@@ -21,8 +21,17 @@ from impls.harness.grid import GridError
 
 
 def _rows() -> list[dict]:
+    """Each registered experiment as a dict; ``runs_here`` maps each of its devices to "yes"
+    or "no: <reason>", the reason ``run`` would refuse it for: a broken catalog entry, a
+    setting no run can use (:func:`check_settings`, without contacting a remote scheduler),
+    or a capability this machine lacks."""
     from impls.harness import capabilities
 
+    try:
+        check_settings()
+        settings = None
+    except (ValueError, OSError) as err:      # cli.UsageError is a ValueError
+        settings = str(err)
     rows = []
     figures_of: dict[str, list[str]] = {}
     for figure in experiments.figure_declarations().values():
@@ -31,8 +40,8 @@ def _rows() -> list[dict]:
         broken = experiments.entry_problem(name)      # a wrong sizes or run reference: not runnable anywhere
         devices = {}
         for device in entry.devices:
-            reason = "its catalog entry is broken" if broken else capabilities.missing_reason(
-                *entry.requirements(device))
+            reason = ("its catalog entry is broken" if broken else settings
+                      or capabilities.missing_reason(*entry.requirements(device)))
             devices[device] = "yes" if reason is None else f"no: {reason}"
         rows.append({"name": name, "summary": entry.summary, "paper_figure": entry.paper_figure,
                      "sizes": entry.sizes, "artifact": entry.artifact,
@@ -194,8 +203,7 @@ def parser() -> argparse.ArgumentParser:
     running.add_argument("experiment", help="a name from `python -m impls list`, e.g. bandana.layouts")
     cli.add_profile_option(running, "sizes to use (default: DLSYSBENCH_PROFILE, else quick)")
     running.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
-    running.add_argument("--json", metavar="FILE", default=None,
-                         help="write the whole result as JSON to FILE ('-': standard output only)")
+    cli.add_json_option(running, "the whole result")
     running.add_argument("--save-artifact", action="store_true",
                          help="also store the result as the report's artifact for this commit")
     running.set_defaults(func=_run)

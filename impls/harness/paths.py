@@ -358,21 +358,29 @@ def date_order_note(commits: list[str]) -> str | None:
             "by their dates (author dates, which a rebase keeps); `git fetch --unshallow` lets git order them")
 
 
+# Documentation no run reads, by file name: its edits leave a measurement as it was. Every other
+# file counts (code, its configuration and data: .py, .toml, .json, .csv, .txt, compiled sources).
+DOCUMENTATION = ("*.md", "*.markdown", "*.rst")
+
+
 def uncommitted_code() -> list[str] | None:
     """The files whose working copy differs from the commit (what a run measures beyond
     :func:`git_commit`): under ``impls/`` and ``benchmarks/``, and the dataset recipes
     ``datasets/*.toml`` (not ``datasets/cache``), which set the data measured; tracked files
     edited, and files git does not track nor ignore (a new engine module); paths relative to the
     checkout's root, sorted; [] when clean; None when git is absent or unusable here
-    (:func:`_git`), so that which code ran is not known. Under ``asv run A..B`` the code and
+    (:func:`_git`), so that which code ran is not known. Every file there counts but
+    documentation (:data:`DOCUMENTATION`: Markdown and reStructuredText, e.g. a README),
+    which cannot change a measurement. Under ``asv run A..B`` the code and
     the recipes measured are asv's clean checkout of the commit (:func:`measured_checkout`,
     :func:`datasets_dir`), and only ``benchmarks/``, which asv takes from the working tree, is
     listed."""
     folders = (["benchmarks"] if measured_checkout() is not None
                else ["impls", "benchmarks", ":(glob)datasets/*.toml"])
+    docs = [f":(exclude,glob)**/{pattern}" for pattern in DOCUMENTATION]
     try:
         prefix = _git("rev-parse", "--show-prefix").stdout.strip()   # the suite inside a monorepo
-        done = _git("status", "--porcelain", "--untracked-files=all", "--", *folders)
+        done = _git("status", "--porcelain", "--untracked-files=all", "--", *docs, *folders)
     except (OSError, subprocess.SubprocessError, RuntimeError):
         return None
     if done.returncode != 0:

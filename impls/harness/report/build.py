@@ -382,7 +382,10 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                  figure_specs: Mapping[str, FigureSpec] | None = None) -> Report:
     """Return the :class:`Report` of ``machine``; raise NoResultsError if it has no data at all.
 
-    ``figure_specs`` defaults to every figure :func:`impls.harness.figures.discover` finds.
+    A result, artifact, ``benchmarks.json`` or ``machine.json`` file that cannot be read, or
+    that records another machine, is left out and listed in ``Report.unreadable`` (the report
+    still renders the rest, and shows that list). ``figure_specs`` defaults to every figure
+    :func:`impls.harness.figures.discover` finds.
     """
     paths.check_machine_name(machine, "machine")   # 'vm-quick/' or '../x' would name another folder
     unreadable: list[tuple[str, str]] = []
@@ -396,6 +399,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         raise NoResultsError(
             f"nothing to report for machine {machine!r}: no asv results in "
             f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; {hint}")
+    machine_json = results.machine_info(results_dir, machine, unreadable)   # a damaged one is listed
     claims = load_claims(claims_path)
     notes: list[str] = []
     with_results = _results_commits(commits)
@@ -453,7 +457,6 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         directions, bounds = {}, {}
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({str(r.get("profile")) for r in records.values() if r.get("profile")})
-    machine_json = results.machine_info(results_dir, machine)
     return Report(
         machine=machine,
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

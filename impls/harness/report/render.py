@@ -30,14 +30,17 @@ def default_out_dir(machine: str) -> Path:
 
 def render_report(machine: str | None = None, out_dir: Path | None = None, results_dir=None,
                   artifacts_root=None, claims_path=None, *,
-                  figure_specs: Mapping[str, FigureSpec] | None = None) -> Path:
+                  figure_specs: Mapping[str, FigureSpec] | None = None,
+                  unreadable: list[tuple[str, str]] | None = None) -> Path:
     """Write index.html, report.md, report.json and figures/*.{png,svg} for ``machine``; return the directory.
 
     Defaults: this machine (or the only one with data), ``.asv/results``, the artifact
     store, ``reports/claims.toml`` and ``reports/out/<machine>/``. ``figure_specs``
     replaces the discovered figure registry (tests). Raises build.NoResultsError when
     the machine has no results and no artifacts, claims.ClaimsError for a bad claims
-    file, output.ReportOutputError when ``out_dir`` holds something else.
+    file, output.ReportOutputError when ``out_dir`` holds something else. The input files
+    left out of the report (``Report.unreadable``: ``(path, why)``) are appended to
+    ``unreadable`` when it is a list.
     """
     results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
     artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
@@ -47,6 +50,8 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(machine)
 
     report = build_report(machine, results_dir, artifacts_root, claims_path, figure_specs)
+    if unreadable is not None:
+        unreadable.extend(report.unreadable)
     return _write(report, out_dir)
 
 
@@ -63,17 +68,21 @@ def _write(report, out_dir: Path) -> Path:
 
 def render_machines(machines: list[str], results_dir=None, artifacts_root=None, claims_path=None,
                     out_root: Path | None = None, *,
-                    figure_specs: Mapping[str, FigureSpec] | None = None) -> list[Path]:
+                    figure_specs: Mapping[str, FigureSpec] | None = None,
+                    unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
     """Render each machine's report and one side-by-side page of them all; return the directories.
 
     The side-by-side page goes to ``<out_root>/side-by-side-<a>+<b>/`` (default out_root:
-    reports/out); each machine's report to ``<out_root>/<machine>/``.
+    reports/out); each machine's report to ``<out_root>/<machine>/``. Each report's left-out
+    input files are appended to ``unreadable`` when it is a list (as :func:`render_report`).
     """
     results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
     artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
     claims_path = Path(claims_path) if claims_path is not None else default_claims_path()
     out_root = Path(out_root) if out_root is not None else paths.reports_dir() / "out"
     reports = [build_report(m, results_dir, artifacts_root, claims_path, figure_specs) for m in machines]
+    if unreadable is not None:
+        unreadable.extend(entry for report in reports for entry in report.unreadable)
     written = []
     for report in reports:
         written.append(_write(report, out_root / report.machine))

@@ -109,13 +109,27 @@ def result_files(results_dir: Path, machine: str) -> list[Path]:
     return _result_files_in(folder) if folder.is_dir() else []
 
 
-def machine_info(results_dir: Path, machine: str) -> dict[str, Any]:
-    """Return asv's ``machine.json`` for ``machine`` ({} if absent or unreadable)."""
+def machine_info(results_dir: Path, machine: str,
+                 unreadable: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Return asv's ``machine.json`` for ``machine`` ({} if absent).
+
+    A file that cannot be read or holds no JSON object raises :class:`ResultsError`, unless
+    ``unreadable`` is a list: then ``(path, why)`` is appended to it and {} returned.
+    """
     path = Path(results_dir) / machine / "machine.json"
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):   # JSONDecodeError, UnicodeDecodeError
+    if not path.is_file():
         return {}
+    try:
+        data = _load_json(path)
+        if not isinstance(data, dict):
+            raise ResultsError(f"{path}: expected asv's machine record (a JSON object), got a "
+                               f"{type(data).__name__}")
+    except ResultsError as err:
+        if unreadable is None:
+            raise
+        unreadable.append((str(path), _reason(err)))
+        return {}
+    return data
 
 
 def _load_json(path: Path) -> Any:

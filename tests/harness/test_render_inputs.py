@@ -1,0 +1,102 @@
+"""scripts/render_report.py on damaged inputs: the report shows what it could read and lists
+the rest, and the exit status and one line on stderr say that files were left out."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from impls.harness.report.build import build_report
+from impls.harness.report.results import ResultsError, machine_info
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
+CLAIMS = FIXTURES / "claims.toml"
+MACHINE = "toybox"
+RUNS = ("02192a18-existing-py.json", "854149db-existing-py.json")
+
+
+def _inputs(tmp_path: Path, *damaged: str) -> tuple[Path, Path]:
+    """A copy of the fixture's asv results and an artifact store, with each of ``damaged``
+    (a path relative to the results folder, or ``artifact``) truncated to ``{``."""
+    results, artifacts = tmp_path / "results", tmp_path / "artifacts"
+    shutil.copytree(FIXTURES / "asv_results", results)
+    artifacts.mkdir()
+    for name in damaged:
+        path = artifacts / MACHINE / ("0" * 40) / "toy_curve.json" if name == "artifact" else results / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{")
+    return results, artifacts
+
+
+@pytest.fixture
+def render(load_script, capsys):
+    """``render(results, artifacts, out, *machines)``: scripts/render_report.py's (exit status,
+    stdout, stderr) for ``machines`` (default: --machine toybox)."""
+    script = load_script("render_report")
+
+    def run(results: Path, artifacts: Path, out: Path, *machines: str) -> tuple[int, str, str]:
+        which = ["--machines", *machines] if machines else ["--machine", MACHINE]
+        rc = script.main([*which, "--results", str(results), "--artifacts", str(artifacts), "--claims",
+                          str(CLAIMS), "--out", str(out)])
+        captured = capsys.readouterr()
+        return rc, captured.out, captured.err
+    return run
+
+
+@pytest.mark.parametrize("damaged, count", [
+    ([f"{MACHINE}/{RUNS[0]}", f"{MACHINE}/{RUNS[1]}"], 2),     # every result file
+    ([f"{MACHINE}/{RUNS[1]}"], 1),                               # the newest only
+    (["benchmarks.json"], 1),
+    (["artifact"], 1),
+    ([f"{MACHINE}/machine.json"], 1),
+])
+def test_left_out_files_are_reported_and_exit_1(tmp_path, render, damaged, count):
+    results, artifacts = _inputs(tmp_path, *damaged)
+    rc, out, err = render(results, artifacts, tmp_path / "out")
+    assert rc == 1                                   # the old code: 0, and nothing on stderr
+    assert err.startswith(f"render_report: {count} input file(s) were left out of the report")
+    assert len(err.splitlines()) == 1
+    first = damaged[0] if damaged[0] != "artifact" else "toy_curve.json"
+    assert first.split("/")[-1] in err
+    markdown = (tmp_path / "out" / "report.md").read_text()     # rendered all the same
+    assert str(tmp_path / "out" / "report.md") in out.split()
+    assert "every result and artifact file was read" not in markdown
+    for name in damaged:
+        assert (name if name != "artifact" else "toy_curve.json").split("/")[-1] in markdown
+
+
+def test_clean_inputs_exit_0_and_say_nothing(tmp_path, render):
+    results, artifacts = _inputs(tmp_path)
+    rc, _, err = render(results, artifacts, tmp_path / "out")
+    assert (rc, err) == (0, "")
+
+
+def test_several_machines_count_every_machines_left_out_files(tmp_path, render):
+    results, artifacts = _inputs(tmp_path, f"{MACHINE}/{RUNS[1]}")
+    shutil.copytree(FIXTURES / "asv_results" / MACHINE, results / "otherbox")   # files of toybox: left out
+    rc, out, err = render(results, artifacts, tmp_path / "out", MACHINE, "otherbox")
+    assert rc == 1 and "3 input file(s) were left out" in err    # the old code: 0
+    assert str(tmp_path / "out" / "side-by-side-toybox+otherbox" / "index.html") in out.split()
+    assert "| 02192a18" in (tmp_path / "out" / MACHINE / "report.md").read_text()   # the run still read
+
+
+def test_nothing_to_report_still_exits_2(tmp_path, render):
+    """A fresh clone's `make report`: no results folder at all is one line and exit 2, as before."""
+    rc, _, err = render(tmp_path / "results", tmp_path / "artifacts", tmp_path / "out")
+    assert rc == 2 and "nothing to report for machine 'toybox'" in err and "make bench" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("text", ['{"machine": ', "[]", b"\xff\xfe"])
+def test_a_damaged_machine_json_is_listed_not_taken_for_absent(tmp_path, text):
+    results, artifacts = _inputs(tmp_path)
+    path = results / MACHINE / "machine.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    report = build_report(MACHINE, results, artifacts, CLAIMS, figure_specs={})
+    assert [p for p, _ in report.unreadable] == [str(path)]       # the old code: [] ("every file was read")
+    assert any(n.startswith("1 input file(s) were left out") for n in report.notes)
+    assert not report.commits.empty                                # the results are still reported
+    with pytest.raises(ResultsError, match="machine.json"):
+        machine_info(results, MACHINE)
+    assert machine_info(results, "nobody") == {}                   # absent: nothing to say
