@@ -358,9 +358,7 @@ def date_order_note(commits: list[str]) -> str | None:
             "by their dates (author dates, which a rebase keeps); `git fetch --unshallow` lets git order them")
 
 
-# Documentation no run reads, by file name: its edits leave a measurement as it was. Every other
-# file counts (code, its configuration and data: .py, .toml, .json, .csv, .txt, compiled sources).
-DOCUMENTATION = ("*.md", "*.markdown", "*.rst")
+DOCUMENTATION = ("*.md", "*.markdown", "*.rst")   # files no run reads: their edits change no measurement
 
 
 def uncommitted_code() -> list[str] | None:
@@ -369,9 +367,8 @@ def uncommitted_code() -> list[str] | None:
     ``datasets/*.toml`` (not ``datasets/cache``), which set the data measured; tracked files
     edited, and files git does not track nor ignore (a new engine module); paths relative to the
     checkout's root, sorted; [] when clean; None when git is absent or unusable here
-    (:func:`_git`), so that which code ran is not known. Every file there counts but
-    documentation (:data:`DOCUMENTATION`: Markdown and reStructuredText, e.g. a README),
-    which cannot change a measurement. Under ``asv run A..B`` the code and
+    (:func:`_git`), so that which code ran is not known. Every file there counts (code, its
+    configuration and data) but documentation (:data:`DOCUMENTATION`). Under ``asv run A..B`` the code and
     the recipes measured are asv's clean checkout of the commit (:func:`measured_checkout`,
     :func:`datasets_dir`), and only ``benchmarks/``, which asv takes from the working tree, is
     listed."""

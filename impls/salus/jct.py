@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
-from impls.salus.core.trace_files import PHILLY_ZONE, ZONE_EXPECTED, zone_name
+from impls.salus.core.trace_files import PHILLY_ZONE
+from impls.salus.core.trace_times import ZONE_EXPECTED, zone_name
 from impls.salus.core.traces import iterations_for
 
 CLAIM = "salus-jct-srtf-vs-fifo"

@@ -25,15 +25,7 @@ seed = 3
 rows = 10
 """
 
-TYPO = """\
-name = "typo"
-[synthetic]
-generator = "registry_fixtures:generate_ramp"
-seed = 3
-sed = 4
-[synthetic.profiles.smoke]
-rows = 10
-"""
+TYPO = RAMP.replace('name = "ramp"', 'name = "typo"').replace("seed = 3\n", "seed = 3\nsed = 4\n")
 
 
 def write(directory: Path, name: str, text: str) -> Path:
@@ -106,16 +98,7 @@ def test_impls_list_works_beside_a_broken_manifest_and_warns_once(tmp_path):
 
 # -- 2, 4. values of the wrong type or sign name the file, the line and the key -----------------
 
-SIZED = """\
-name = "bad"
-[synthetic]
-generator = "registry_fixtures:generate_ramp"
-seed = 3
-[synthetic.profiles.smoke]
-rows = 10
-[synthetic.profiles.quick]
-rows = {quick}
-"""
+SIZED = RAMP.replace('name = "ramp"', 'name = "bad"') + "[synthetic.profiles.quick]\nrows = {quick}\n"
 
 EXTERNAL = """\
 name = "bad"

@@ -44,8 +44,7 @@ def _ticks(seconds: float) -> int:
 
 
 def _ms_ticks(ms: float) -> int:
-    """An iteration of ``ms`` milliseconds on the clock: whole picoseconds, at least 1 (so
-    time always advances)."""
+    """An iteration of ``ms`` ms on the clock: whole picoseconds, at least 1 (time always advances)."""
     return max(1, round(ms * 10 ** 9))
 
 
@@ -83,13 +82,11 @@ class SimJob:
     def exact_remaining_ms(self) -> float:
         """:attr:`iteration_ms_estimate` x iterations left, computed from the exact tick sum
         (SRTF ranks by it: two jobs with the same remaining time get the same float)."""
-        left = self.remaining_iterations
-        done = self.iterations_done
+        left, done = self.remaining_iterations, self.iterations_done
         return (self.device_ticks_used * left / done if done else self.iteration_ticks * left) / TICKS_PER_MS
 
     def cost_ticks(self, previous: "SimJob | None") -> int:
-        """One iteration on the clock after the device ran ``previous``'s: the warm time right
-        after one of its own, where given."""
+        """One iteration on the clock after ``previous``'s: the warm time right after its own, where given."""
         return self.warm_ticks if previous is self and self.warm_ticks else self.iteration_ticks
 
     def seconds(self, ticks: int) -> float:
@@ -106,7 +103,6 @@ class SimJob:
         """What SRTF ranks by, as in the executor: the mean of this job's iterations so far
         (ms), or its iteration time before it has run one."""
         return self.device_ms_used / self.iterations_done if self.iterations_done else self.iteration_ms
-
 
 
 def check_iterations(job, value) -> int:
@@ -127,9 +123,8 @@ def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ov
     a whole number (digits in a string count) or repeating another as one, an arrival not a
     finite number >= 0, a negative or non-integer iteration count, an iteration time (its own,
     else the workload's) not a finite number > 0 (NaN would never advance), one that with
-    ``overhead_ms`` (and warm time ``warm_ms``, ms, where used) is not > 0, device time (its
-    iterations at the dearer of the two) of :data:`LONGEST_S` or more (the ranks would
-    overflow a float), or a negative ``peak``."""
+    ``overhead_ms`` (and warm time ``warm_ms``, ms, where used) is not > 0, :data:`LONGEST_S` s
+    or more of device time (a float rank would overflow), or a negative ``peak``."""
     job = j["job_id"]
     number = int(job) if isinstance(job, str) and job.strip().lstrip("+-").isdigit() else job
     if isinstance(number, bool) or not isinstance(number, (int, np.integer, float)) or not number == number // 1:
@@ -148,8 +143,7 @@ def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ov
                              "expected a finite number > 0")
     iterations, cost = check_iterations(job, j["iterations"]), max(ms + overhead_ms, warm_ms or 0.0)
     if iterations >= LONGEST_S * 1e3 / cost:      # compared as int and float: no overflow
-        raise ValueError(f"job {job!r}: {iterations} iterations of {cost:g} ms is {LONGEST_S:g} s or more of device "
-                         "time; expected a shorter job (or a longer iteration time)")
+        raise ValueError(f"job {job!r}: {iterations} iterations of {cost:g} ms: {LONGEST_S:g} s or more of device time")
     if not peak >= 0:
         raise ValueError(f"job {job!r}: peak_bytes {peak!r}; expected a number of bytes >= 0")
 

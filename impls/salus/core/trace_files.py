@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
-import functools
 import gzip
 import io
 import itertools
@@ -45,13 +44,14 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone, tzinfo
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, available_timezones
 
 import numpy as np
 
+from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, date_seconds, time_seconds,
+                                          time_zone, zone_name)
 from impls.salus.core.traces import arrival_load
 
 ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
@@ -137,83 +137,6 @@ def _reading(path: Path, expected: str):
         raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
 
 
-ZONE_EXPECTED = "expected an IANA name such as UTC or America/Los_Angeles"
-
-
-class SkippedTime(ValueError):
-    """A wall-clock time that does not exist in the zone it is read in: clocks skipped it."""
-
-
-class RepeatedTime(ValueError):
-    """A wall-clock time that the zone it is read in shows twice, when clocks go back: which
-    instant it was is not known."""
-
-
-def zone_name(name: str | None) -> str:
-    """The IANA name of zone ``name`` as the time-zone database spells it ("UTC" for None or
-    any case of "utc"). ValueError for a name the database does not list (a typo, a folder
-    such as "America", a machine-dependent one such as "localtime")."""
-    if name is None or name.strip().upper() == "UTC":
-        return "UTC"
-    if name not in _zone_names():
-        raise ValueError(f"time zone {name!r}; {ZONE_EXPECTED}")
-    return name
-
-
-@functools.cache
-def _zone_names() -> frozenset[str]:
-    """The database's zone names less those that mean another thing on each machine
-    (``localtime``) or count leap seconds (``right/...``)."""
-    return frozenset(n for n in available_timezones()
-                     if n not in ("localtime", "posixrules", "Factory") and not n.startswith(("right/", "posix/")))
-
-
-def time_zone(name: str | None) -> tzinfo:
-    """The zone IANA name ``name`` names (:func:`zone_name`); UTC for None. ValueError for a
-    name the time-zone database does not list."""
-    name = zone_name(name)
-    return timezone.utc if name == "UTC" else ZoneInfo(name)
-
-
-DATE_EXAMPLE = "2017-10-07 01:11:39"   # the form of date a trace writes (ISO 8601)
-
-
-def _time(text: str, where: str, column: str, unit_s: float = 1.0, zone: tzinfo = timezone.utc) -> float:
-    """A time as seconds: a finite number of units of ``unit_s`` seconds, or a date as
-    :func:`_date` reads it. ValueError for anything else that is no time."""
-    value = text.strip()
-    try:
-        number = float(value) * unit_s
-    except ValueError:
-        return _date(text, where, column, zone, "seconds or a date")
-    if not math.isfinite(number):
-        raise ValueError(f"{where}: {column} {text!r}; expected a finite number of seconds")
-    return number
-
-
-def _date(text: str, where: str, column: str, zone: tzinfo = timezone.utc, expected: str = "a date") -> float:
-    """Date ``text`` (ISO 8601, ``YYYY-MM-DD HH:MM:SS``) as POSIX seconds, the wall-clock time
-    read in ``zone`` where it names none (only differences are used). :class:`SkippedTime`
-    for a date without a zone that ``zone`` never shows (clocks went forward over it),
-    :class:`RepeatedTime` for one it shows twice (clocks went back over it); ValueError,
-    naming ``where``, ``column`` and ``expected``, for text that is no such date."""
-    value = text.strip()
-    try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"{where}: {column} {text!r}; expected {expected} such as {DATE_EXAMPLE}") from None
-    if stamp.tzinfo is None:
-        first, second = stamp.replace(tzinfo=zone), stamp.replace(tzinfo=zone, fold=1)
-        if first.utcoffset() != second.utcoffset():
-            # clocks went back over it (the later offset is the earlier one's) or skipped it
-            kind = RepeatedTime if first.utcoffset() > second.utcoffset() else SkippedTime
-            raise kind(f"{where}: {column} {text!r} {'is shown twice' if kind is RepeatedTime else 'does not exist'} "
-                       f"in {zone} (clocks {'went back' if kind is RepeatedTime else 'went forward'} over it); "
-                       "expected a time that names its zone, or --time-zone of the clock that wrote it")
-        stamp = first
-    return stamp.timestamp()
-
-
 def _column(header: Sequence[str], names: Sequence[str]) -> str | None:
     lowered = {h.strip().lower(): h for h in header if h is not None}
     return next((lowered[n] for n in names if n in lowered), None)
@@ -269,7 +192,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
                 if separator != ",":     # a decimal comma, as such exports write numbers
                     row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
-                at = _time(row[arrival], where, arrival, unit_s, tz)
+                at = time_seconds(row[arrival], where, arrival, unit_s, tz)
                 dated = dated or not _is_number(row[arrival])
                 if unit == "s" and abs(at) >= EPOCH_MS and _is_number(row[arrival]):
                     raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as seconds is thousands of "
@@ -278,12 +201,13 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     if not _is_number(row[duration]):
                         raise ValueError(f"{where}: {duration} {row[duration]!r} is not a number; expected a "
                                          "job's length in seconds (for dates: start_time and end_time columns)")
-                    length = _time(row[duration], where, duration, unit_s, tz)
+                    length = time_seconds(row[duration], where, duration, unit_s, tz)
                     if not 0 <= length < LONGEST_S:
                         raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0 and "
                                          f"below {LONGEST_S:g} (30,000 years)")
                 else:
-                    begin, finish = _time(row[start], where, start, unit_s, tz), _time(row[end], where, end, unit_s, tz)
+                    begin = time_seconds(row[start], where, start, unit_s, tz)
+                    finish = time_seconds(row[end], where, end, unit_s, tz)
                     dated = dated or not (_is_number(row[start]) and _is_number(row[end]))
                     if finish < begin:
                         raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
@@ -344,7 +268,7 @@ def _philly_time(value: Any, zone: tzinfo, where: str, column: str) -> float | N
         return None
     if not isinstance(value, str):
         raise ValueError(f"{where}: {column} {value!r}; expected a date such as {DATE_EXAMPLE}")
-    return _date(value, where, column, zone)
+    return date_seconds(value, where, column, zone)
 
 
 PHILLY_ZONE = "America/Los_Angeles"   # the utilisation files of the same trace write PDT / PST
