@@ -49,9 +49,9 @@ class SchedulingPolicies:
     setup = row(lambda data, policy: data["policies"][policy])
 
     track_average_jct = track(lambda self, *_: _all_finished(self.row["real"], "avg_jct_s"), unit="s", direction="lower",
-                              missing="a job failed in this policy's run: an average over the others is no JCT")
+                              missing="a job failed in this policy's run: an average over the others is no JCT", worst_missing=True)
     track_makespan = track(lambda self, *_: _all_finished(self.row["real"], "makespan_s"), unit="s", direction="lower",
-                           missing="a job failed in this policy's run: its makespan is no time to finish")
+                           missing="a job failed in this policy's run: its makespan is no time to finish", worst_missing=True)
     track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower",
                                   scale="absolute")
     track_device_time_over_profile = field("device_time_over_profile", unit="ratio", direction="context",
@@ -96,7 +96,7 @@ class SrtfOverFifo:
 
     track_ratio = track(lambda self, data, source: finite(data["fifo_over_srtf"][source]),
                         unit="x", direction="higher",
-                        missing="a job failed under FIFO or SRTF: their averages would be over different jobs")
+                        missing="a job failed under FIFO or SRTF: their averages would be over different jobs", worst_missing=True)
 
 
 SrtfOverFifoCuda = cuda_twin(SrtfOverFifo, salus.policies_cuda,

@@ -36,7 +36,7 @@ class LanePacking:
     track_makespan = track(lambda self, data, rule: _common_makespan(data["packing"], rule),
                            unit="s (simulated; mean over the capacities where every rule places every job)",
                            direction="lower",
-                           missing="at no capacity does every rule place every job of every mix")
+                           missing="at no capacity does every rule place every job of every mix", worst_missing=True)
 
 
 class LaneManagerSpeed:
@@ -77,9 +77,9 @@ class HyperparamExploration:
     setup = row(lambda data, workload: data["workloads"][workload])
 
     track_makespan_ratio = field("ratio", optional=True, unit="x (serial / packed)", direction="higher",
-                                 missing="a job failed in one of the runs (the artifact's errors say which)")
+                                 missing="a job failed in one of the runs (the artifact's errors say which)", worst_missing=True)
     track_packed_makespan = track(lambda self, *_: _finished_makespan(self.row["packed"]), unit="s", direction="lower",
-                                  missing="a job of the packed run failed: its makespan is no time to finish")
+                                  missing="a job of the packed run failed: its makespan is no time to finish", worst_missing=True)
 
 
 class InferenceSharing:
@@ -116,7 +116,7 @@ class InferenceDevicesNeeded:
                                          unit="x (models per device, shared / one per device)",
                                          direction="higher", bounded_by=("track_gain_is_lower_bound", None),
                                          missing="no device count met the latency target, one model per "
-                                                 "device included")
+                                                 "device included", worst_missing=True)
     # all the profile's models on one device: the gain is capped at their count, not measured past it
     track_gain_is_lower_bound = track(lambda self, data: float(data["devices_needed"]["shared"] == 1),
                                       unit="1 = every model fit one device (the gain is at least this)",

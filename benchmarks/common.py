@@ -68,7 +68,7 @@ SCALES = ("relative", "absolute")
 
 def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "",
           scale: str = "relative", bounded_by: tuple[str | None, str | None] | None = None,
-          missing: str = "") -> Callable[..., float]:
+          missing: str = "", worst_missing: bool = False) -> Callable[..., float]:
     """An asv ``track_*`` method returning ``read(self, data, *params)`` (the number, in ``unit``).
 
     ``direction`` says which way is better: ``"higher"`` or ``"lower"``; ``"flag"`` (a 0/1
@@ -79,7 +79,9 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     relative to its value. ``bounded_by`` names the sibling flag tracks (lower, upper; None
     for neither) whose 1 says the number is only a lower or an upper bound at that point;
     ``make compare`` then judges only the changes the bounds prove. ``missing`` says what
-    a NaN from ``read`` means (asv stores it as it stores a skip). Each call makes a new
+    a NaN from ``read`` means (asv stores it as it stores a skip); ``worst_missing`` says that
+    NaN is the worst outcome (the run failed at what the number measures), so that a number
+    measured before and NaN now is a regression for ``make compare``. Each call makes a new
     function, so every benchmark carries its own ``unit``, ``direction`` and pinned ``version``;
     its ``__wrapped__`` is ``read``, so the code asv records and shows for it (``inspect``
     follows ``__wrapped__``) is ``read``'s, not this wrapper's.
@@ -104,8 +106,12 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
         method.scale = scale
     if bounded_by is not None:
         method.bounded_by = tuple(bounded_by)
+    if worst_missing and not missing:
+        raise ValueError("worst_missing= needs missing=: what the NaN means")
     if missing:
         method.missing = missing
+    if worst_missing:
+        method.missing_is_worst = True
     method.__doc__ = doc or None
     method.__wrapped__ = read
     return method
@@ -117,7 +123,7 @@ def finite(value: float | None) -> float:
 
 
 def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
-          scale: str = "relative", missing: str = "") -> Callable[..., float]:
+          scale: str = "relative", missing: str = "", worst_missing: bool = False) -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
     the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why).
     Its ``pretty_source`` (the code asv records and shows) names ``key``."""
@@ -125,7 +131,8 @@ def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: s
         raise ValueError(f"field {key!r}: missing= says what a NaN means, and only an optional field has one")
     if optional:
         method = track(lambda self, *_: finite(self.row.get(key)),
-                       unit=unit, direction=direction, doc=doc, scale=scale, missing=missing)
+                       unit=unit, direction=direction, doc=doc, scale=scale, missing=missing,
+                       worst_missing=worst_missing)
         method.pretty_source = f"lambda self, *_: finite(self.row.get({key!r}))"
     else:
         method = track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale)

@@ -13,7 +13,9 @@ order, parents before children, for the commits this checkout knows, any other c
 older; by the date asv records where git knows none) with the run before it in one
 environment; where dates order some of them (a shallow clone, no git) a note on stderr says so.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
-Exit status: 1 when a number regressed or a measured benchmark failed in the new run, 0
+Exit status: 1 when a number regressed, a measured benchmark failed in the new run, or one
+has there the NaN its benchmark declares the worst outcome (a run that no longer reaches its
+target, a job that failed), 0
 when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad
 arguments, another machine's run or thresholds, a relative-scale number without any
 threshold that moved beyond the too-noisy level while no --default-threshold was given, an
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         declared = directions.declared_directions()
         scales = directions.declared_scales()
         bounds, missing = directions.declared_bounds(), directions.declared_missing()
+        worst = directions.declared_worst_missing()
     except Exception as err:  # noqa: BLE001 - a benchmark that does not import, or declares no direction
         print(f"compare: cannot read the benchmarks' declared directions: {' '.join(str(err).split())}",
               file=sys.stderr)
@@ -229,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     if measured is not None and measured.unversioned:
         print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
               "and are applied whatever the version; `make noise` again records it")
-    result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing)
+    result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing,
+                                  worst)
     for line in compare.format_comparison(result):
         print(line)
     shift = compare.machine_shift(result)

@@ -89,6 +89,26 @@ def test_a_time_that_is_no_longer_reached_says_so():
     assert plain.lost[0].line().startswith("SKIPPED ") and "or no value there" in plain.lost[0].line()
 
 
+def test_a_nan_its_benchmark_declares_the_worst_outcome_is_a_regression():
+    """A time to target no longer reached, a job that failed: worse than any value (exit 1);
+    a NaN not so declared (a ratio without a target) stays listed, not judged."""
+    point, ratio = "batch=64, method='slide'", "comparison='dense-cpu/slide'"
+    worst = directions.declared_worst_missing()
+    assert TIME in worst and "bench_salus.SchedulingPolicies.track_average_jct" in worst and RATIO not in worst
+    base, head = _frame({(TIME, point): 5.56, (RATIO, ratio): 8.0}), _frame({(TIME, point): math.nan,
+                                                                             (RATIO, ratio): math.nan})
+    result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
+                                  missing=directions.declared_missing(), worst_missing=worst)
+    assert result.regressed and [item.benchmark for item in result.worse_without_value] == [TIME]
+    lines = compare.format_comparison(result)
+    assert lines[0].startswith(f"REGRESSION {TIME} [batch=64,method='slide'] 5.56 -> (no value in the new run: "
+                               "the run did not reach the target within its budget; the worst outcome")
+    assert sum(line.startswith("NO VALUE ") and RATIO in line for line in lines) == 1
+    assert "2 skipped or without a value (1 of them the worst outcome: regressions)" in lines[-1]
+    assert not compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
+                                    missing=directions.declared_missing()).regressed
+
+
 def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():
     declared = directions.declared_directions()
     bounds = directions.declared_bounds()

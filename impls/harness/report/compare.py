@@ -35,7 +35,9 @@ listed as a BOUND, not judged.
 A number measured in the base run that *failed* in the new one is a breakage and counts
 like a regression; one skipped or without a value in the new one (asv stores both as NaN;
 the benchmark may declare what its NaN means, e.g. "did not reach the target") is listed,
-never silently dropped.
+never silently dropped, and counts like a regression where its benchmark declares that NaN
+the worst outcome (``worst_missing``: a run that stopped reaching its target, a job that
+failed).
 
 A number whose value the new run carried over from the base run (the same ``started_at``:
 asv keeps the numbers a partial rerun did not measure) is counted as not measured again,
@@ -159,14 +161,16 @@ class Lost:
     kind: str  # FAILED / SKIPPED / GONE
     missing: str = ""  # what a NaN of this number means, where its benchmark declares it
     old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND / UNKNOWN_BOUND where the old value was only a bound
+    worst: bool = False  # SKIPPED where its benchmark declares that NaN the worst outcome: a regression
 
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
-        skipped = (f"no value in the new run: {self.missing}; or skipped there" if self.missing
-                   else "skipped in the new run, or no value there (asv stores both as NaN)")
+        skipped = (f"no value in the new run: {self.missing}"
+                   + ("; the worst outcome, so a regression (or skipped there)" if self.worst else "; or skipped there")
+                   if self.missing else "skipped in the new run, or no value there (asv stores both as NaN)")
         why = {FAILED: "failed in the new run", SKIPPED: skipped,
                GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
-        label = "NO VALUE" if self.kind == SKIPPED and self.missing else self.kind
+        label = REGRESSION if self.worst else "NO VALUE" if self.kind == SKIPPED and self.missing else self.kind
         return f"{label} {self.benchmark} {params} {_MARKS[self.old_bound]}{self.old:.6g} -> ({why})"
 
 
@@ -187,9 +191,16 @@ class Comparison:
         return [item for item in self.lost if item.kind == kind]
 
     @property
+    def worse_without_value(self) -> list[Lost]:
+        """The numbers measured in the base run whose new run has the NaN their benchmark
+        declares the worst outcome."""
+        return [item for item in self.lost if item.worst]
+
+    @property
     def regressed(self) -> bool:
-        """A number got worse beyond its noise, or a measured number failed in the new run."""
-        return bool(self.of_kind(REGRESSION) or self.lost_of_kind(FAILED))
+        """A number got worse beyond its noise, a measured number failed in the new run, or
+        one has the NaN its benchmark declares the worst outcome there."""
+        return bool(self.of_kind(REGRESSION) or self.lost_of_kind(FAILED) or self.worse_without_value)
 
 
 def moved_beyond_tracking(old: float, new: float) -> bool:
@@ -369,7 +380,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
                  noise: Noise | None, default_threshold: float | None = None,
                  scales: dict[str, str] | None = None,
                  bounds: dict[str, tuple[str | None, str | None]] | None = None,
-                 missing: dict[str, str] | None = None) -> Comparison:
+                 missing: dict[str, str] | None = None,
+                 worst_missing: frozenset[str] = frozenset()) -> Comparison:
     """Return the :class:`Comparison` of run ``head`` against run ``base`` (result frames).
 
     ``scales`` maps a benchmark to :data:`ABSOLUTE` where it is declared so. A measured
@@ -378,7 +390,9 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     relative-scale numbers without a measured one. ``bounds`` maps a benchmark to its
     lower- and upper-bound flag benchmarks (:func:`directions.declared_bounds`): where a
     run's flag is set its value is only that bound (:func:`judge_bounded`). ``missing``
-    says what a benchmark's NaN means (:func:`directions.declared_missing`).
+    says what a benchmark's NaN means (:func:`directions.declared_missing`), and
+    ``worst_missing`` names those whose NaN is the worst outcome
+    (:func:`directions.declared_worst_missing`): a value then NaN is a regression.
     """
     old, new = _points(base), _points(head)
     old_started, new_started = _started(base), _started(head)
@@ -391,8 +405,9 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         flags = (bounds or {}).get(benchmark)
         if status != STATUS_OK:
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
-            lost.append(Lost(benchmark, params, before, kind, (missing or {}).get(benchmark, ""),
-                             _bound(old, flags, params)))
+            meaning = (missing or {}).get(benchmark, "")
+            lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params),
+                             kind == SKIPPED and bool(meaning) and benchmark in worst_missing))
             continue
         direction = direction_of(benchmark, declared)
         if key in old_started and new_started.get(key) == old_started[key]:
@@ -453,10 +468,11 @@ def format_comparison(comparison: Comparison) -> list[str]:
     direction, too noisy ones that moved beyond :func:`listed_as_noisy`, then a summary
     (one without a threshold that did not change, a flag too, is unchanged, not within noise)."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
+    lines += [item.line() for item in comparison.worse_without_value]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
     for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
         lines += [c.line() for c in comparison.of_kind(kind)]
-    lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind)]
+    lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind) if not item.worst]
     lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
     lines += [c.line() for c in comparison.of_kind(BOUND) if c.new != c.old or c.new_bound != c.old_bound]
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == UNKNOWN and c.new != c.old]
@@ -466,6 +482,8 @@ def format_comparison(comparison: Comparison) -> list[str]:
                            NOISY, "unjudged", CARRIED)}
     counts["same"] -= (unchanged := sum(1 for c in comparison.of_kind("same") if c.threshold is None))
     lost = {kind: len(comparison.lost_of_kind(kind)) for kind in (FAILED, SKIPPED, GONE)}
+    worst = (f" ({len(comparison.worse_without_value)} of them the worst outcome: regressions)"
+             if comparison.worse_without_value else "")
     lines.append(
         f"{len(comparison.changes)} numbers compared: {counts[REGRESSION]} regressions, "
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
@@ -476,5 +494,5 @@ def format_comparison(comparison: Comparison) -> list[str]:
         f"{counts['unjudged']} not judged (context or undeclared), "
         f"{counts[CARRIED]} not measured again (the new run holds the base run's value: a partial rerun); "
         f"{comparison.only_in_base} only in the base run ({lost[FAILED]} failed, {lost[SKIPPED]} skipped or "
-        f"without a value, {lost[GONE]} gone), {comparison.only_in_head} only in the new one")
+        f"without a value{worst}, {lost[GONE]} gone), {comparison.only_in_head} only in the new one")
     return lines

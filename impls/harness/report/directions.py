@@ -138,6 +138,15 @@ def declared_missing(package: str = "benchmarks") -> dict[str, str]:
             if name.startswith("track_") and getattr(getattr(cls, name), "missing", "")}
 
 
+@functools.cache
+def declared_worst_missing(package: str = "benchmarks") -> frozenset[str]:
+    """The asv benchmark names whose declared NaN (:func:`declared_missing`) is the worst
+    outcome (``worst_missing``: the run failed at what the number measures)."""
+    return frozenset(f"{module_name}.{cls.__name__}.{name}"
+                     for module_name, cls in _benchmark_classes(package) for name in dir(cls)
+                     if name.startswith("track_") and getattr(getattr(cls, name), "missing_is_worst", False))
+
+
 def direction_of(benchmark: str, declared: dict[str, str]) -> str:
     """Return the direction of asv benchmark ``benchmark``; :data:`UNKNOWN` when undeclared.
 
