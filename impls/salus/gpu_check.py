@@ -4,8 +4,9 @@
 latency for three workloads (all four methods), the executor's overhead per iteration,
 and one short policy run (FIFO, SRTF and PACK on a small trace, real + simulated), then
 prints one JSON object (and writes it to ``--out``). Sized to finish in about two minutes
-on one GPU; nothing here
-runs on a machine without CUDA (it exits 3 with the reason).
+on one GPU; nothing here runs on a machine without CUDA: it prints ``not measured: <why>``,
+writes ``{"part": ..., "skipped": "<why>"}`` (nothing measured, and why) to ``--out`` in
+place of whatever the file held, and exits 3.
 
 ``--part lanes`` (or ``all``, the default) adds the lanes issue's check: memory profiles
 of three workloads from the CUDA allocator, whether backward's allocations land in a
@@ -48,8 +49,9 @@ def lanes_check() -> dict:
 def main(argv=None) -> int:
     """Run the check and print its JSON; exit 3 without CUDA, 2 on bad arguments (checked first)."""
     parser = cli.parser(prog="python -m impls.salus.gpu_check", description=__doc__.split("\n\n")[0],
-                        epilog="Needs CUDA: without it, prints 'not measured: <why>' and exits 3 "
-                               "(after checking its arguments: a bad one exits 2).")
+                        epilog="Needs CUDA: without it, prints 'not measured: <why>', writes "
+                               "{\"part\": ..., \"skipped\": \"<why>\"} to --out (replacing an earlier run's "
+                               "file) and exits 3 (after checking its arguments: a bad one exits 2).")
     parser.add_argument("--out", default=None, help="also write the JSON here")
     parser.add_argument("--repeats", type=int, default=None,
                         help="switching-latency repeats per method (--part switching or all; default 20)")
@@ -67,6 +69,7 @@ def main(argv=None) -> int:
     reason = missing_reason("cuda")
     if reason:
         print(f"not measured: {reason}", file=sys.stderr)
+        cli.emit_json(args.out, {"part": args.part, "skipped": reason})   # no earlier run's file read as this one's
         return 3
     from impls.salus.experiments.scheduling import (
         executor_overhead,

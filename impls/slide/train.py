@@ -135,7 +135,14 @@ def _real_set(args) -> str | None:
 
 
 def _validate_hashes(args) -> None:
-    """The hash functions' flags, checked as the engine will draw them (UsageError naming the flag)."""
+    """The hash functions' flags, checked as the engine will draw them (UsageError naming the
+    flag), for a run that draws them: SLIDE outside ``--mode all``. The torch baselines and
+    mode "all" hash nothing, so only the basic checks (whole numbers >= 1) apply to these
+    flags there, as ``core/config.py`` says for mode "all"; they are recorded as given."""
+    from impls.slide.experiments.sweeps import resolve_method
+
+    if resolve_method(args.method)[0] != "slide" or args.mode == "all":
+        return
     from impls.slide.core.config import SlideConfig
     from impls.slide.core.lsh import HashParamError, check_hash_params
 
@@ -354,14 +361,23 @@ def main(argv: list[str] | None = None) -> int:
           f"after {result['train_seconds']:.1f} s ({result['iterations']} batches){real}"
           + ("" if args.json == "-" else f"; wrote {args.json}"), file=sys.stderr)
     base = result.get("baseline_p_at_1")
+    longer = _longer_run(args, result)
     if base is not None and result["final_p_at_1"] <= base:
         cli.warn(f"the final P@1 {result['final_p_at_1']:.4f} is no better than always predicting the most "
-                 f"popular training label ({base:.4f}): nothing was learned that ranks labels; try a longer "
-                 "--time-budget or another --lr (and rows of unit L2 norm)")
+                 f"popular training label ({base:.4f}): nothing was learned that ranks labels; try {longer} "
+                 "or another --lr (and rows of unit L2 norm)")
     if not result["train_seconds"] >= MIN_TRUSTED_SECONDS:
         cli.warn(f"training lasted {result['train_seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): samples/s "
-                 f"still carries first-batch costs and is not to be trusted; give a longer --time-budget")
+                 f"still carries first-batch costs and is not to be trusted; give {longer}")
     return 0
+
+
+def _longer_run(args, result: dict) -> str:
+    """The advice that lengthens this run: a larger ``--max-iterations`` where that limit
+    ended it (``result["iterations"]`` reached it), else a longer ``--time-budget``."""
+    if args.max_iterations is not None and result["iterations"] >= args.max_iterations:
+        return f"a larger --max-iterations (it ended the run at {args.max_iterations})"
+    return "a longer --time-budget"
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Why the tables miss the best-scoring wrong labels: a diagnostic, not part of the suite.
 
-    python -m impls.slide.experiments.recall_probe [--dataset slide-amazon670k] [--profile quick]
+    python -m impls.slide.experiments.recall_probe [--dataset slide-amazon670k] [--profile smoke|quick|full]
         [--train FILE --test FILE] [--batches 400] [--at 49,51,100,...] [--lr 1e-2]
         [--lsh dwta|simhash|wta] [--K 6] [--L 50] [--index reference|concat]
         [--dwta-zeros present|absent] [--batch 256] [--schedule exponential]
         [--upkeep rising|none] [--adam lazy|dense] [--min-active N] [--seed 0] ...
 
-Trains SLIDE (batch padding, 2 threads) on a registry set or on two XC text files and, after
+Trains SLIDE (batch padding, 2 threads) on a registry set (at ``--profile``'s size, default
+``DLSYSBENCH_PROFILE``, else quick) or on two XC text files and, after
 each batch listed in ``--at``, prints one JSON line per evaluation on ``--points`` test
 points: the tables' recall of each point's 10 best-scoring wrong labels and its ratio to a
 random set's (as the trainer records it), the recall those labels would have if their stored
@@ -33,7 +34,7 @@ import sys
 
 import numpy as np
 
-from impls.harness import atomic, cli
+from impls.harness import atomic, cli, profiles
 
 
 def probe_point(net, test, rows, iteration: int, k: int = 10) -> dict:
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dataset", default=None, help="registry set (default slide-amazon670k)")
     p.add_argument("--train", help="an XC text file to train on instead of --dataset (needs --test)")
     p.add_argument("--test", help="the XC text file to evaluate on (with --train)")
-    cli.add_profile_option(p, "size of the registry set (default quick; not with --train)")
+    cli.add_profile_option(p, "size of the registry set (default: DLSYSBENCH_PROFILE, else quick; not with --train)")
     p.add_argument("--batches", type=int, default=400)
     p.add_argument("--batch", type=int, default=SlideConfig.batch, help="samples a batch")
     p.add_argument("--at", default=None,
@@ -177,8 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--adam", default=SlideConfig.adam, choices=CHOICES["adam"],
                    help="lazy: step only the rows a batch touched; dense: every parameter (the reference code)")
     p.add_argument("--eps", type=float, default=SlideConfig.eps,
-                   help="Adam's epsilon (default %(default)g); one far above the gradients' size (1) makes "
-                        "the step lr * momentum: SGD with momentum, a diagnostic, not the paper's optimiser")
+                   help="Adam's epsilon (default %(default)g; from float32's smallest normal, ~1.2e-38, to 1000: "
+                        "the engine steps in float32, where a smaller one is 0 or subnormal); one far above the "
+                        "gradients' size (1) makes the step lr * momentum: SGD with momentum, a diagnostic, not the "
+                        "paper's optimiser")
     p.add_argument("--min-active", dest="min_active", type=int, default=None,
                    help="pad a sample's active set to this many neurons (default: 0.5%% of the labels; "
                         "1000 is the reference code's sampling mode)")
@@ -199,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         cli.number(value, flag, minimum=1, integer=True)
     cli.number(args.threads, "--threads", maximum=1024)
     cli.number(args.lr, "--lr", minimum=0, exclusive_min=True, maximum=1e3)
-    cli.number(args.eps, "--eps", minimum=0, exclusive_min=True, maximum=1e3)
+    # the engine's Adam runs in float32: a smaller eps is subnormal or 0 there, and 0 makes a row without gradient 0/0
+    cli.number(args.eps, "--eps", minimum=float(np.finfo(np.float32).tiny), maximum=1e3)
     cli.number(args.seed, "--seed", minimum=0, maximum=2**32 - 1, integer=True)
     if args.at is None:     # the defaults within --batches, else the last batch
         at = {b for b in at if b <= args.batches} or {args.batches}
@@ -210,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         raise cli.UsageError("--train and --test go together")
     if args.train and args.profile:
         raise cli.UsageError("--profile sizes a registry set; files are read whole")
+    profile = None if args.train else profiles.resolve(args.profile)   # a bad DLSYSBENCH_PROFILE: before any work
     outside = sorted(b for b in at if not 1 <= b <= args.batches)
     if not at or outside:
         raise cli.UsageError(f"--at {args.at!r}" + (f": {outside} not within 1..{args.batches}"
@@ -225,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         train = from_file(args.train, allow_empty_labels=args.allow_empty_labels)
         test = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
     else:
-        train, test, _ = from_registry(args.dataset or "slide-amazon670k", args.profile or "quick")
+        train, test, _ = from_registry(args.dataset or "slide-amazon670k", profile)
     try:
         kept = trainable_rows(train, test)
     except ValueError as err:
