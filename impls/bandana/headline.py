@@ -20,7 +20,7 @@ ratio with the NVM blocks read over the baseline's, and the verdict the report's
 this one value against the claim's band in ``reports/claims.toml``. That verdict is of one
 run, without the run-to-run noise the report also weighs. It is "not judged", with a note,
 when the cache (the headline fraction of the table's max id + 1 rows, at least one block) holds
-the whole table or at least half as many vectors as the distinct ids the later half reads:
+the whole table or has room for every distinct id the later half reads (only first reads miss):
 the ratio then says how many of the ids read a block brings in (sparse or hashed ids, which
 ``--renumber`` numbers densely, or a trace too short for its table), not a layout's gain.
 
@@ -42,9 +42,6 @@ from impls.harness import cli, profiles
 
 CLAIM = "bandana-effective-bandwidth-gain"
 NOT_JUDGED = "not judged"
-# the verdict is not judged when the cache holds at least 1 / HOLDS_TRACE of the distinct ids
-# the measured half of the trace reads (the registry's traces at smoke and quick: 1/15 to 1/7)
-HOLDS_TRACE = 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -88,7 +85,7 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     "test_queries", "empty_queries" (queries of no lookup, both halves), "test_lookups",
     "test_distinct_ids" (distinct ids the test half reads), "not_judged", "layouts", "headline"}``
     where ``not_judged`` is None, or why the ratio is no layout gain: the cache holds the whole
-    table, or at least ``1 / HOLDS_TRACE`` of the test half's distinct ids (also a note), and
+    table, or has room for every distinct id the test half reads (also a note), and
     ``headline`` is
     :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
     plus ``points`` (every configuration at the headline cache fraction). Raises
@@ -118,11 +115,11 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
         not_judged = (f"the cache ({capacity} vectors, at least one block) holds the whole table of {n}: only "
                       "first reads miss, so the ratio says how many vectors a block brings in, not how well a "
                       "cache of this fraction does (a larger table)")
-    elif capacity * HOLDS_TRACE >= used:
-        not_judged = (f"the cache ({capacity} vectors, {fraction:.3g} of a table of {n} rows) "
-                      f"has room for {'all' if capacity >= used else 'at least half'} of the {used} distinct ids "
-                      "the measured half reads, so the ratio says how many of them a block brings in, not how "
-                      "well a small cache does (--renumber if the ids are hashed or sparse, else a longer trace)")
+    elif capacity >= used:
+        not_judged = (f"the cache ({capacity} vectors, {fraction:.3g} of a table of {n} rows) has room for all "
+                      f"the {used} distinct ids the measured half reads: only first reads miss, so the ratio says "
+                      "how many of them a block brings in, not how well a small cache does (--renumber if the ids "
+                      "are hashed or sparse, else a longer trace)")
     else:
         not_judged = None
     if not_judged:
