@@ -6,12 +6,14 @@
 
 Prints the paths it wrote. Exits 2 when the machine has no results at all (no asv
 results, no artifacts); 1 on a bad claims file, an output directory it must not replace,
-or a checkout it cannot find; 1 too, after writing the report, when any result, artifact,
-benchmarks.json or machine.json file was left out (unreadable, or another machine's):
-the report shows the rest and lists those files, and one line on stderr counts them.
+or a checkout it cannot find; 1 too, after writing the report, when a result, artifact,
+benchmarks.json or machine.json file could not be read (not JSON: truncated, not UTF-8).
+Any file left out (that, or another machine's, profile's or schema's, left out on purpose)
+is listed in the report, and one line on stderr counts them.
 """
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -69,8 +71,17 @@ def main(argv: list[str] | None = None) -> int:
         print(path)
     if left_out:
         print(f"render_report: {left_out_line(left_out)}", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if any(not _parses(path) for path, _ in left_out) else 0
+
+
+def _parses(path: str) -> bool:
+    """Whether file ``path`` reads as JSON: a file left out that does is another machine's,
+    profile's or schema's (left out on purpose), one that does not is damaged."""
+    try:
+        json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def left_out_line(unreadable: list[tuple[str, str]]) -> str:

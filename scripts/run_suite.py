@@ -5,8 +5,8 @@ Results are saved under .asv/results/<machine>-<profile>/ for the checked-out co
 (asv with --python=same saves results only with --set-commit-hash), the artifacts under
 the same name, and a copy of the run in .asv/runs/ (asv overwrites a commit's results when
 it runs again; `make compare` and `make noise` read the copies). A failing benchmark does
-not lose the others' results; the exit status is asv's, else the report's (1 when it left
-out an unreadable result or artifact file: scripts/render_report.py).
+not lose the others' results; the exit status is asv's, else the report's (1 when a result
+or artifact file could not be read: scripts/render_report.py).
 
 One suite run at a time per checkout and machine: a second one exits 2 naming the first's
 pid. Ctrl-C, SIGTERM and SIGHUP stop asv (it gets SIGINT, so it also stops the benchmark it

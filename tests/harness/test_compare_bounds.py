@@ -95,8 +95,9 @@ def test_a_nan_its_benchmark_declares_the_worst_outcome_is_a_regression():
     point, ratio = "batch=64, method='slide'", "comparison='dense-cpu/slide'"
     worst = directions.declared_worst_missing()
     assert TIME in worst and "bench_salus.SchedulingPolicies.track_average_jct" in worst and RATIO not in worst
-    base, head = _frame({(TIME, point): 5.56, (RATIO, ratio): 8.0}), _frame({(TIME, point): math.nan,
-                                                                             (RATIO, ratio): math.nan})
+    final = "bench_slide.SlideBatchSize.track_final_p_at_1"     # its setup ran: the NaN is the run's
+    base = _frame({(TIME, point): 5.56, (final, point): 0.2, (RATIO, ratio): 8.0})
+    head = _frame({(TIME, point): math.nan, (final, point): 0.2, (RATIO, ratio): math.nan})
     result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
                                   missing=directions.declared_missing(), worst_missing=worst)
     assert result.regressed and [item.benchmark for item in result.worse_without_value] == [TIME]
@@ -107,6 +108,11 @@ def test_a_nan_its_benchmark_declares_the_worst_outcome_is_a_regression():
     assert "2 skipped or without a value (1 of them the worst outcome: regressions)" in lines[-1]
     assert not compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
                                     missing=directions.declared_missing()).regressed
+    # every track of the point NaN: a skip (setup raised) looks so, and is not judged
+    skipped = _frame({(TIME, point): math.nan, (final, point): math.nan, (RATIO, ratio): math.nan})
+    result = compare.compare_runs(base, skipped, directions.declared_directions(), None, 0.1,
+                                  missing=directions.declared_missing(), worst_missing=worst)
+    assert not result.regressed and not result.worse_without_value
 
 
 def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():

@@ -81,6 +81,17 @@ def test_several_machines_count_every_machines_left_out_files(tmp_path, render):
     assert "| 02192a18" in (tmp_path / "out" / MACHINE / "report.md").read_text()   # the run still read
 
 
+def test_a_file_left_out_on_purpose_is_listed_but_does_not_fail(tmp_path, render):
+    """An artifact of another schema (what a schema bump leaves in the history) reads as JSON:
+    left out on purpose, listed and counted, exit 0; only a file that cannot be read fails."""
+    results, artifacts = _inputs(tmp_path)
+    old = artifacts / MACHINE / ("0" * 40) / "toy_curve.json"
+    old.parent.mkdir(parents=True)
+    old.write_text('{"schema": 0, "name": "toy_curve", "data": {}}')
+    rc, _, err = render(results, artifacts, tmp_path / "out")
+    assert rc == 0 and err.startswith("render_report: 1 input file(s) were left out") and "schema 0" in err
+
+
 def test_nothing_to_report_still_exits_2(tmp_path, render):
     """A fresh clone's `make report`: no results folder at all is one line and exit 2, as before."""
     rc, _, err = render(tmp_path / "results", tmp_path / "artifacts", tmp_path / "out")

@@ -392,9 +392,14 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     run's flag is set its value is only that bound (:func:`judge_bounded`). ``missing``
     says what a benchmark's NaN means (:func:`directions.declared_missing`), and
     ``worst_missing`` names those whose NaN is the worst outcome
-    (:func:`directions.declared_worst_missing`): a value then NaN is a regression.
+    (:func:`directions.declared_worst_missing`): a value then NaN is a regression where
+    another track of the same class and point has a value in the new run (its setup ran: not
+    a skip, which asv stores as the same NaN).
     """
     old, new = _points(base), _points(head)
+    # (class, params) with a value in the new run: its setup ran, so a NaN beside it is the
+    # track's own (asv stores a skip, which leaves every track of the point NaN, alike)
+    measured_sets = {(b.rsplit(".", 1)[0], p) for (b, p), (status, _, _) in new.items() if status == STATUS_OK}
     old_started, new_started = _started(base), _started(head)
     units = _units(head)
     changes, lost = [], []
@@ -406,8 +411,9 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if status != STATUS_OK:
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
             meaning = (missing or {}).get(benchmark, "")
-            lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params),
-                             kind == SKIPPED and bool(meaning) and benchmark in worst_missing))
+            worst = (kind == SKIPPED and bool(meaning) and benchmark in worst_missing
+                     and (benchmark.rsplit(".", 1)[0], params) in measured_sets)
+            lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst))
             continue
         direction = direction_of(benchmark, declared)
         if key in old_started and new_started.get(key) == old_started[key]:
