@@ -20,7 +20,8 @@ ratio with the NVM blocks read over the baseline's, and the verdict the report's
 this one value against the claim's band in ``reports/claims.toml``. That verdict is of one
 run, without the run-to-run noise the report also weighs. It is "not judged", with a note,
 when the cache (the headline fraction of the table's max id + 1 rows, at least one block) holds
-the whole table or has room for every distinct id the later half reads (only first reads miss):
+the whole table or has room for every distinct id the later half reads (then, but for what
+prefetched neighbours evict, only first reads miss):
 the ratio then says how many of the ids read a block brings in (sparse or hashed ids, which
 ``--renumber`` numbers densely, or a trace too short for its table), not a layout's gain.
 
@@ -117,9 +118,9 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
                       "cache of this fraction does (a larger table)")
     elif capacity >= used:
         not_judged = (f"the cache ({capacity} vectors, {fraction:.3g} of a table of {n} rows) has room for all "
-                      f"the {used} distinct ids the measured half reads: only first reads miss, so the ratio says "
-                      "how many of them a block brings in, not how well a small cache does (--renumber if the ids "
-                      "are hashed or sparse, else a longer trace)")
+                      f"the {used} distinct ids the measured half reads: but for what prefetched neighbours "
+                      "evict, only first reads miss, so the ratio says how many of them a block brings in, not "
+                      "how well a small cache does (--renumber if the ids are hashed or sparse, else a longer trace)")
     else:
         not_judged = None
     if not_judged:
