@@ -210,8 +210,9 @@ def _validate(args) -> None:
                              "expected --train/--test files (a registry set says itself whether it is real)")
     args.real_set = _real_set(args)
     if args.dataset:
-        from impls.slide.data.dataset import xc_datasets
+        from impls.slide.data.dataset import raise_if_broken, xc_datasets
 
+        raise_if_broken(args.dataset)
         known = xc_datasets()
         if args.dataset not in known:
             raise cli.UsageError(f"unknown extreme-classification dataset {args.dataset!r}", "--dataset",

@@ -324,8 +324,8 @@ def load(source: str, test: str | None = None, profile: str | None = None,
     from impls.slide.data import dataset
 
     if not Path(source).exists() and "/" not in source:
-        known = dataset.xc_datasets()
-        if source not in known:
+        dataset.raise_if_broken(source)
+        if source not in (known := dataset.xc_datasets()):
             raise cli.UsageError(f"{source}: no such file, and no extreme-classification dataset of that name",
                                  "FILE_OR_DATASET", f"expected an XC text file or one of {', '.join(known)}")
         if test:

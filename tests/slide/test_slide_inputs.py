@@ -712,3 +712,20 @@ def test_threads_cut_by_the_suites_quota_cap_name_the_quota(tmp_path, capsys, mo
     err = capsys.readouterr().err
     assert f"--threads {pool + 1}: the cgroup CPU quota allows {pool}" in err
     assert "set it yourself to run more threads" in err
+
+
+def test_a_dataset_whose_manifest_is_broken_is_named_with_its_error(monkeypatch, capsys):
+    """Not 'unknown dataset': the manifest's own file-and-line error, as registry.load gives."""
+    from impls.harness import registry
+    from impls.slide.data import dataset
+
+    error = registry.ManifestError("datasets/slide-mine.toml:5: unknown key(s) sed in [synthetic]")
+    monkeypatch.setattr(registry, "manifests", lambda directory=None: registry.Manifests({}, {"slide-mine": error}))
+    with pytest.raises(registry.ManifestError, match=r"slide-mine.toml:5: unknown key\(s\) sed"):
+        dataset.from_registry("slide-mine", "smoke")
+    from impls.slide.train import main
+
+    for command in (lambda: main(["--dataset", "slide-mine", "--json", "-"]), lambda: xc_stats.main(["slide-mine"])):
+        assert command() == 2
+        err = capsys.readouterr().err
+        assert "slide-mine.toml:5: unknown key(s) sed" in err and "unknown extreme-classification" not in err

@@ -134,12 +134,24 @@ def xc_datasets() -> list[str]:
     return registry.made_by("impls.slide.data.")
 
 
+def raise_if_broken(name: str) -> None:
+    """Raise the manifest's own error (:class:`~impls.harness.registry.ManifestError`, file and
+    line) when registry dataset ``name``'s manifest is broken; nothing otherwise (the broken
+    one is no set :func:`xc_datasets` lists, so without this its name reads as unknown)."""
+    from impls.harness import registry
+
+    broken = registry.manifests().broken
+    if name in broken:
+        raise broken[name]
+
+
 def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData, dict]:
     """Return (train, test, info) for registry dataset ``name`` (``datasets/<name>.toml``);
     raises KeyError for a name that is not an extreme-classification set, before any data
-    is made."""
+    is made, and the manifest's own error (file and line) for one whose manifest is broken."""
     from impls.harness import registry
 
+    raise_if_broken(name)
     known = xc_datasets()
     if name not in known:
         raise KeyError(f"{name!r} is not an extreme-classification dataset; expected one of {', '.join(known)}")
