@@ -315,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     from impls.slide.core.config import SlideConfig
     from impls.slide.data.xc_format import repeated_feature_points, row_norms
 
+    norms_of = {}
     for split, data in (("training", train_data), ("test", test_data)):
+        norms_of[split] = row_norms(data)          # each row's L2 norm, of the rows with features
         unlabelled = data.n_points - data.labelled_rows().size
         if unlabelled:
             cli.warn(f"{unlabelled} of {data.n_points} {split} points have no labels: "
@@ -324,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         if repeats:
             cli.warn(f"{repeats} of {data.n_points} {split} points list a feature more than once: the model sums "
                      "their values, as one feature with the sum")
-        featureless = data.n_points - int(np.count_nonzero(row_norms(data)))
+        featureless = data.n_points - int(np.count_nonzero(norms_of[split]))
         if featureless:
             cli.warn(f"{featureless} of {data.n_points} {split} points have no features (or only zero values): a "
                      "model sees the same all-zero input for each, so it can only rank the labels by popularity there")
@@ -339,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
                  f"carries: no model learns to rank those labels first, so P@1 is at most "
                  f"{1 - unlearnable / max(test_data.n_points, 1):.3g} (are the two files of one set, with the "
                  "same label ids?)")
-    norms = row_norms(train_data)
+    norms = norms_of["training"]
     norm = float(np.median(norms)) if norms.size else 0.0
     if norm > ROW_NORM_WARN:
         cli.warn(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default --lr "

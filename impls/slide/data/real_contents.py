@@ -50,12 +50,13 @@ def real_shape(data: XCData, seed: int = 0, pairs: int = 2000) -> dict[str, floa
 
     points = max(data.n_points, 1)
     counts = np.bincount(data.labels, minlength=max(data.n_labels, 1)) if data.labels.size else np.zeros(1)
+    zipf = _df_zipf(data)      # its document frequencies also count the features in use
     return {"random_pair_cosine": _random_pairs(data, np.random.default_rng(seed), pairs)["random_pair_cosine"],
-            "features_used": np.unique(data.indices).size / max(data.n_features, 1),
+            "features_used": zipf["features_seen"] / max(data.n_features, 1),
             "labels_used": np.count_nonzero(counts) / max(data.n_labels, 1),
             "top_label_share": float(counts.max()) / points,
             "label_freq_max_over_mean": _label_frequency(data)["label_freq_max_over_mean"],
-            "df_zipf_slope": _df_zipf(data)["df_zipf_slope"]}
+            "df_zipf_slope": zipf["df_zipf_slope"]}
 
 
 def check_real_contents(data: XCData, path: str | Path, like: str, split: str = "train") -> None:
