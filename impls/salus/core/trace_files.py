@@ -12,6 +12,8 @@ Two forms are read:
   3,000 years are refused as what they likely are, milliseconds since 1970. Column names are
   matched without case; a UTF-8 BOM, CRLF line ends, gzip and a
   header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
+  Every row has as many fields as the header names columns; a trailing separator (an empty
+  field past the last named column) is read as no field.
 - **Philly** ``cluster_job_log`` (Microsoft's public trace, github.com/msr-fiddle/philly-traces):
   a JSON list of jobs with ``submitted_time``, ``attempts`` (``start_time``, ``end_time``,
   ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the sum of its
@@ -25,7 +27,8 @@ Two forms are read:
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
 seconds > 0, and the count of rows left out per reason. CSV rows a run cannot mean
 anything for (a duration that is negative, not a number, a date, or :data:`LONGEST_S` or
-more; an end before its start; a column holding seconds on one row and dates on another)
+more; an end before its start; a column holding seconds on one row and dates on another; more
+or fewer fields than the header)
 raise ValueError naming the file and line; rows that held no device time (zero duration, a
 job that never started or was still running) and Philly jobs whose run time is unknown (an
 attempt that ends before it starts) are left out and counted.
@@ -157,7 +160,8 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     """The jobs of CSV file ``path`` (see the module docstring), numbers read in ``unit``
     (one of :data:`UNITS`), dates without a zone in IANA zone ``zone`` (default UTC: a
     daylight-saving change within the trace then reads an hour off); ValueError naming the
-    file, line and column for a header without the columns, a value that is not a time (or a
+    file, line and column for a header without the columns, a row of more or fewer fields than
+    the header (:func:`_fitted`), a value that is not a time (or a
     date ``zone`` shows twice or never: :class:`RepeatedTime`, :class:`SkippedTime`), and
     for arrivals read as seconds that lie beyond :data:`EPOCH_MS` (milliseconds since 1970:
     pass ``unit="ms"``)."""
@@ -174,8 +178,8 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 raise ValueError(f"{path}:1: starts with {first.strip()[:40]!r}..., which looks like JSON; "
                                  "expected a CSV with a header (Philly's cluster_job_log is read with --philly)")
             separator = _delimiter(first)
-            reader = csv.DictReader(itertools.chain([first], handle), delimiter=separator)
-            header = reader.fieldnames or []
+            reader = csv.reader(itertools.chain([first], handle), delimiter=separator)
+            header = next(reader, [])
             arrival = _column(header, ARRIVAL_COLUMNS)
             duration = _column(header, DURATION_COLUMNS)
             start, end = _column(header, ("start_time",)), _column(header, ("end_time",))
@@ -183,10 +187,11 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
             if arrival is None or (duration is None and (start is None or end is None)):
                 raise ValueError(_header_message(path, header))
             rows, kinds = [], {}
-            for number, row in enumerate(reader, start=2):
-                if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+            for number, fields in enumerate((f for f in reader if f), start=2):
+                if not any(f.strip() for f in fields):
                     continue                     # a blank line
                 where = f"{path}:{reader.line_num}"
+                row = dict(zip(header, _fitted(fields, header, where)))
                 for column in (arrival, duration) if duration is not None else (arrival, start, end):
                     if not (row.get(column) or "").strip():
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
@@ -224,6 +229,22 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
     return _trace(rows, Counter(), path, zone if dated else None)
+
+
+def _fitted(fields: list[str], header: list[str], where: str) -> list[str]:
+    """A row's ``fields``, one per column of ``header``. A trailing separator is read as no
+    field: empty fields past the last named column are dropped, on the header's line and on
+    the row's; any other count raises ValueError naming ``where`` and both counts (a
+    misaligned or mis-separated file, such as decimal commas in a comma-separated one)."""
+    named = len(header)
+    while named and not header[named - 1].strip():
+        named -= 1
+    if len(fields) > named and not any(f.strip() for f in fields[named:]):
+        fields = fields[:named]
+    if len(fields) != named:
+        raise ValueError(f"{where}: a row of {len(fields)} fields under a header of {named}; expected as many "
+                         "fields on every row as the header names (a misaligned or mis-separated file?)")
+    return fields
 
 
 HEADER_SHOWN = 120   # characters of a header line a message repeats

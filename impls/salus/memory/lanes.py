@@ -429,7 +429,8 @@ def _checked(job: LaneJob) -> LaneJob:
 def jobs_from_json(items, source: str = "jobs", strict: bool = False) -> list[LaneJob]:
     """Return :class:`LaneJob` objects from a parsed JSON list of ``{name, persistent, ephemeral}``.
 
-    Raises :class:`LaneError` naming ``source``, the item's index and what is wrong; with
+    Names are non-empty, distinct and valid Unicode text (no lone surrogate). Raises
+    :class:`LaneError` naming ``source``, the item's index and what is wrong; with
     ``strict``, also for a key other than those three (other keys are otherwise ignored).
     """
     if not isinstance(items, list):
@@ -449,6 +450,11 @@ def jobs_from_json(items, source: str = "jobs", strict: bool = False) -> list[La
         name = item["name"]
         if not isinstance(name, str) or not name:
             raise LaneError(f"{where}: 'name' must be a non-empty string, got {name!r}")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:      # a lone surrogate: strict JSON readers refuse it in the output
+            raise LaneError(f"{where}: 'name' {name!r} is not valid Unicode text (a lone surrogate); "
+                            "expected a name that encodes as UTF-8") from None
         if name in names:
             raise LaneError(f"{where}: duplicate job name {name!r}")
         names.add(name)
