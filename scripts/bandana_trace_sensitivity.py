@@ -25,7 +25,8 @@ Usage::
     python scripts/bandana_trace_sensitivity.py --table bandana-user --profile smoke \\
         --param noise --values 0.25 0.5 0.75 1.0 1.25 1.5
 
-Output: one line per value on stdout (``--json FILE`` also writes the rows, as strict JSON).
+Output: one line per value on stdout (``--json FILE`` also writes the rows, as strict JSON; with
+``--json -`` the rows are standard output's one JSON document and the lines go to stderr).
 Every value (by the generator's own check, and prepare's of the vectors) and the ``--json``
 path are checked before any work. Runs
 in this process (``DLSYSBENCH_DASK_SCHEDULER=serial`` unless set), so it is deterministic and light on a small machine.
@@ -63,7 +64,7 @@ def check_value(table: str, profile: str, param: str, value: float) -> None:
     prepare.check_vectors(arrays["vectors"], "the trace's vectors")
 
 
-def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dict]:
+def _rows(table: str, profile: str, param: str, values: list[float], stream=None) -> list[dict]:
     from impls.bandana.experiments import simulation
     from impls.bandana.geometry import BLOCK_BYTES, VECTOR_BYTES
     from impls.bandana.layout import layouts
@@ -97,7 +98,7 @@ def _rows(table: str, profile: str, param: str, values: list[float]) -> list[dic
         shown = value if isinstance(value, int) else format(value, "g")
         print(f"{table} {profile} {param} {shown:<5} kmeans2L position {r['kmeans2L_position']:.2f}  "
               f"subcluster rho {r['subcluster_rho']:+.2f}  headline {r['headline_ratio']:.2f}x "
-              f"({r['headline_chosen']})", flush=True)
+              f"({r['headline_chosen']})", file=stream or sys.stdout, flush=True)
     return rows
 
 
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     from impls.harness import grid
 
     os.environ.setdefault(grid.ENV_SCHEDULER, "serial")
-    rows = _rows(args.table, args.profile, args.param, values)
+    rows = _rows(args.table, args.profile, args.param, values, cli.lines_to(args.json))
     try:
         cli.emit_json(args.json, rows)
     except cli.UsageError as err:

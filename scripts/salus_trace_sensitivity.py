@@ -29,13 +29,15 @@ Usage::
 
     python scripts/salus_trace_sensitivity.py --profile quick --param load --values 0.5 0.8 1 1.5 2 4
 
-One line per value on stdout (``--json FILE`` also writes the rows). Light: seconds of
+One line per value on stdout (``--json FILE`` also writes the rows; with ``--json -`` the rows
+are standard output's one JSON document and the lines go to stderr). Light: seconds of
 profiling, then simulation only.
 """
 from __future__ import annotations
 
 import math
 import sys
+from typing import TextIO
 
 import numpy as np
 
@@ -98,9 +100,11 @@ def ratio_of(sizes: dict, seed: int, ms: dict, warm: dict) -> tuple[float, float
     return (math.nan if ratio is None else ratio), offered_load(trace, ms) or math.nan
 
 
-def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm: dict) -> list[dict]:
+def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm: dict,
+         stream: TextIO | None = None) -> list[dict]:
     """One row per value: the ratio at the base seed, its median and 5-95% range over seeds
-    ``base["seed"] .. + seeds - 1``, and the median offered load of those draws."""
+    ``base["seed"] .. + seeds - 1``, and the median offered load of those draws; each row is
+    also printed as a line to ``stream`` (default standard output)."""
     out = []
     for value in values:
         sizes = with_value(base, param, value)
@@ -119,7 +123,7 @@ def rows(base: dict, param: str, values: list[float], seeds: int, ms: dict, warm
         print(f"{param} {value:<6g} FIFO/SRTF median {row['ratio_median']:.2f}x "
               f"(5-95% over {seeds} seeds {row['ratio_p5']:.2f}-{row['ratio_p95']:.2f}x; seed {base['seed']}: "
               f"{row['ratio_at_seed']:.2f}x)  offered load {row['offered_load_median']:.2f}  "
-              f"jobs {sizes['n_jobs']}, lengths {lengths} s", flush=True)
+              f"jobs {sizes['n_jobs']}, lengths {lengths} s", file=stream or sys.stdout, flush=True)
     return out
 
 
@@ -152,7 +156,7 @@ def _parser():
     parser.add_argument("--seeds", type=int, default=20, help="draws per value")
     parser.add_argument("--lengths", help="comma-separated job lengths (s), each as likely, instead of the "
                                           "log-uniform range")
-    parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--json", help="also write the rows to this file ('-': to stdout, the lines to stderr)")
     return parser
 
 
@@ -204,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     if lengths:
         base["lengths"] = lengths
     ms, warm = profiled_ms(base)
-    found = rows(base, args.param, values, args.seeds, ms, warm)
+    found = rows(base, args.param, values, args.seeds, ms, warm, cli.lines_to(args.json))
     cli.emit_json(args.json, found)
     return 0
 

@@ -231,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="draw seeds (the manifest's own is in datasets/<dataset>.toml)")
     parser.add_argument("--runs", help="comma-separated run names of the profile's table "
                                        "(default: slide and the runs compared with it that run here)")
-    parser.add_argument("--json", help="also write the rows to this file (after every draw)")
+    parser.add_argument("--json", help="also write the rows to this file (after every draw; '-': to stdout "
+                                           "once at the end, the lines to stderr)")
     args = parser.parse_args(argv)
     try:
         args.profile = profiles.resolve(args.profile)
@@ -258,13 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     own = [spec["name"] for spec in s["runs"] if spec["name"] in names and spec.get("dataset")]
     if own:
         parser.error(f"--runs: {', '.join(own)} train on a dataset of their own, not the draw")
-    rows = []
+    rows, lines = [], cli.lines_to(args.json)
     with tempfile.TemporaryDirectory(prefix="slide-draws-") as scratch:
         for i, seed in enumerate(args.seeds):
             rows.append(one_draw(args.experiment, args.profile, seed, names, i % 2 == 1, scratch))
-            print(draw_line(rows[-1]), flush=True)
-            cli.emit_json(args.json, rows)    # after every draw: a failure later keeps the draws done
-    print("\n".join(summary_lines(rows)))
+            print(draw_line(rows[-1]), file=lines, flush=True)
+            if args.json != "-":
+                cli.emit_json(args.json, rows)    # after every draw: a failure later keeps the draws done
+    print("\n".join(summary_lines(rows)), file=lines)
+    if args.json == "-":
+        cli.emit_json("-", rows)                  # standard output: the one JSON document
     return 0
 
 

@@ -513,6 +513,13 @@ def emit_json(target: str | None, obj) -> bool:
     return True
 
 
+def lines_to(target: str | None):
+    """Return the stream for a command's human-readable lines: standard error when ``--json``
+    (``target``) is ``-``, so that standard output holds the one JSON document alone; else
+    standard output."""
+    return sys.stderr if target == "-" else sys.stdout
+
+
 def emit(target: str | None, result, printer: Callable) -> None:
     """``result`` where ``--json`` (``target``) said, through :func:`emit_json` (``""``: standard
     output); else on standard output as ``printer(result)`` writes it."""

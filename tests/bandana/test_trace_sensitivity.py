@@ -72,4 +72,15 @@ def test_the_profile_follows_dlsysbench_profile_as_every_command_does(monkeypatc
     calls = []
     monkeypatch.setattr(sensitivity, "_rows", lambda *args: calls.append(args) or [])
     assert sensitivity.main(["--values", "1"]) == 0
-    assert calls == [("bandana-user", "smoke", "noise", [1.0])]
+    assert [call[:4] for call in calls] == [("bandana-user", "smoke", "noise", [1.0])]
+
+
+def test_json_to_stdout_is_one_document_and_the_lines_go_to_stderr():
+    """``--json -``: standard output parses as the rows alone; the per-value lines are on stderr."""
+    import json
+
+    done = subprocess.run([sys.executable, str(SCRIPT), "--profile", "smoke", "--values", "1", "--json", "-"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert [row["value"] for row in json.loads(done.stdout)] == [1.0]
+    assert "bandana-user smoke noise 1 " in done.stderr

@@ -176,6 +176,22 @@ def test_draws_end_to_end_train_each_run_in_a_fresh_process_on_its_draw(monkeypa
                                                                        "slide-beats-tf-cpu-from-2-cores"}
 
 
+def test_json_to_stdout_is_one_document_after_every_draw_and_the_lines_go_to_stderr(monkeypatch, capsys,
+                                                                                       script):
+    """``--json -``: one JSON document of every draw's row on standard output, written once
+    at the end; the draw lines and the summary on stderr."""
+    import json
+
+    made = iter(range(10))
+    monkeypatch.setattr(script, "one_draw", lambda experiment, profile, seed, *rest: {"seed": seed, "n": next(made)})
+    monkeypatch.setattr(script, "draw_line", lambda row: f"draw {row['seed']}")
+    monkeypatch.setattr(script, "summary_lines", lambda rows: [f"over {len(rows)} draws"])
+    assert script.main(["--profile", "smoke", "--seeds", "3", "4", "--runs", "slide", "--json", "-"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) == [{"seed": 3, "n": 0}, {"seed": 4, "n": 1}]
+    assert "draw 3\ndraw 4\nover 2 draws" in out.err
+
+
 def test_the_profile_follows_dlsysbench_profile_as_every_command_does(monkeypatch, capsys, script):
     """No --profile: DLSYSBENCH_PROFILE's sizes (its runs are named in the refusal)."""
     monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
