@@ -167,7 +167,6 @@ def _validate(args) -> None:
 
     from impls.slide.core.config import SlideConfig
 
-    args.given = {name for name in ("batch", "eval_points") if getattr(args, name) is not None}
     if args.batch is None:
         args.batch = SlideConfig().batch
     if args.eval_points is None:
@@ -265,12 +264,17 @@ def _unseen_label_points(train, test) -> int:
 
 
 @cli.command("python -m impls.slide.train",
-             sizes="--hidden, --L, --batch and the data's features and labels (the model holds "
-                   "(features + labels) x --hidden floats, its tables --L x labels ids)")
+             sizes="--hidden, --K, --L, --batch and the data's features and labels (the model holds "
+                   "(features + labels) x --hidden floats, its tables --L x labels ids, its hash "
+                   "functions --K x --L x --hidden)")
 def main(argv: list[str] | None = None) -> int:
     """Train once and write the result to ``--json``; every flag and path is checked before
     the data are loaded. Exit 0, or 2 with a one-line error (see :mod:`impls.harness.cli`)."""
-    args = _parser().parse_args(argv)
+    from impls.slide.flag_scope import given_flags, warn_unused
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.given = given_flags(parser, argv, args)      # the flags named, not left at their defaults
     if args.dataset and (args.train or args.test):
         _parser().error("give either --dataset or --train/--test, not both")
     if not args.dataset and not (args.train and args.test):
@@ -282,15 +286,20 @@ def main(argv: list[str] | None = None) -> int:
     method, device = resolve_method(args.method, args.device)
     if method == "slide" and device != "cpu":
         _parser().error("--method slide runs on the CPU only (--device cpu)")
+    if args.method == "dense-torch-cuda" and device != "cuda":
+        raise cli.UsageError(f"--method dense-torch-cuda with --device {device}", "--device", "expected cuda or "
+                             "no --device (the method names its device; --method dense --device cpu trains on the CPU)")
     if device == "cuda":
         import torch
 
         if not torch.cuda.is_available():
             raise cli.UsageError("CUDA is not available on this machine", "--device cuda",
                                  "expected --device cpu here")
+    warn_unused(method, args)
     fields = {f.name for f in dataclasses.fields(SlideConfig)}
     config = SlideConfig(**{k: v for k, v in vars(args).items() if k in fields})
     from impls.slide.data.dataset import files_info, from_file, from_registry, real_pair, trainable_rows
+    from impls.slide.footprint import check_fits
 
     t0 = time.perf_counter()
     if args.dataset:
@@ -309,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                    else f"dataset {args.dataset}, profile {profiles.resolve(args.profile)}")
         raise ValueError(f"{err} ({sources})") from None
     trainable = train_data.n_points if rows is None else rows.size
+    check_fits(config, train_data.n_features, train_data.n_labels, method, device)   # before anything large
     _warn_clamped(args, trainable, test_data.n_points)
     import numpy as np
 

@@ -163,6 +163,19 @@ def check_hash_params(family: str, K: int, dim: int, binsize: int = 8, ratio: fl
     return raw_bits
 
 
+def draw_bytes(family: str, K: int, L: int, dim: int, binsize: int = 8, ratio: float = 1 / 3) -> int:
+    """Return the most bytes :func:`make_lsh` and the :class:`LSH` it returns hold at once for
+    these parameters (a lower bound of the peak; no allocation is made): the float64 random
+    keys with their int64 argsort, ``(K*L, dim)`` for SimHash and (permutations, ``dim``) for
+    (D)WTA, or what the LSH keeps (int32 indices and float32 signs of ``(K*L, dim * ratio)``
+    for SimHash, ``(K*L, binsize)`` for (D)WTA, and the dense float32 ``(K*L, dim)``
+    projections), whichever is more."""
+    n = K * L
+    width = max(1, int(round(dim * ratio))) if family == "simhash" else binsize
+    keys = dim * (n if family == "simhash" else -(-n // max(1, dim // binsize)))
+    return max(16 * keys, 4 * n * dim + 8 * n * width)
+
+
 def make_lsh(family: str, K: int, L: int, dim: int, seed: int, range_pow: int | None = None,
              binsize: int = 8, ratio: float = 1 / 3, index: str = "concat", zeros: str = "present") -> LSH:
     """Draw the hash functions of ``family`` (simhash / wta / dwta) for ``dim``-vectors; tables

@@ -1,0 +1,74 @@
+"""The least memory a training run holds at once, checked before anything large is built.
+
+Drawing hash functions or weights at sizes this machine cannot hold does not fail at once:
+``--hidden 1000000`` spends minutes sorting ``K*L`` random rows of a million before the model's
+allocation runs out. :func:`check_fits` raises the ``MemoryError`` up front instead, which
+:func:`impls.harness.cli.command` reports as "not enough memory" with the flags to check.
+"""
+from __future__ import annotations
+
+import resource
+
+from impls.slide.core.config import SlideConfig
+from impls.slide.core.lsh import draw_bytes
+
+FLOAT32 = 4
+
+
+def least_bytes(config: SlideConfig, n_features: int, n_labels: int, method: str, device: str) -> int:
+    """Return the fewest bytes of host memory a run of ``method`` (slide / dense / sampled) on
+    ``device`` holds at once, a lower bound (no allocation is made). The weights, ``(features +
+    labels) x hidden`` float32 and the biases, are held three times with Adam's two moments
+    (once on the host for a CUDA run: the draw before the move). SLIDE outside ``mode="all"``
+    also holds its tables (``L x labels`` int32 ids), and draws its hash functions
+    (:func:`~impls.slide.core.lsh.draw_bytes`) while the weights are held."""
+    weights = FLOAT32 * (n_features + n_labels + 1) * config.hidden + FLOAT32 * n_labels
+    if method != "slide":
+        return weights if device == "cuda" else 3 * weights
+    if config.mode == "all":
+        return 3 * weights
+    drawn = draw_bytes(config.lsh, config.K, config.L, config.hidden, config.binsize, config.simhash_ratio)
+    return max(weights + drawn, 3 * weights + FLOAT32 * config.L * n_labels)
+
+
+def available_bytes() -> int | None:
+    """Return the bytes this process may still allocate, at the most: the kernel's
+    ``MemAvailable`` plus free swap, or less where an address-space limit (``RLIMIT_AS``, less
+    this process's size) leaves less; None where neither can be read. A cgroup memory limit
+    is not read."""
+    bounds = []
+    meminfo = _fields("/proc/meminfo")
+    if "MemAvailable" in meminfo:
+        bounds.append(meminfo["MemAvailable"] + meminfo.get("SwapFree", 0))
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        bounds.append(max(0, soft - _fields("/proc/self/status").get("VmSize", 0)))
+    return min(bounds) if bounds else None
+
+
+def _fields(path: str) -> dict[str, int]:
+    """The ``Name: N kB`` lines of a /proc file, in bytes ({} where it cannot be read)."""
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                name, _, rest = line.partition(":")
+                words = rest.split()
+                if len(words) == 2 and words[1] == "kB" and words[0].isdigit():
+                    out[name] = int(words[0]) * 1024
+    except OSError:
+        pass
+    return out
+
+
+def check_fits(config: SlideConfig, n_features: int, n_labels: int, method: str, device: str) -> None:
+    """Raise ``MemoryError`` (one line: the run's least size and what is available, in GiB)
+    where :func:`least_bytes` exceeds :func:`available_bytes`; return quietly otherwise, or
+    where the available memory cannot be read."""
+    need, have = least_bytes(config, n_features, n_labels, method, device), available_bytes()
+    if have is not None and need > have:
+        hashing = (f"--lsh {config.lsh} --K {config.K} --L {config.L}, "
+                   if method == "slide" and config.mode != "all" else "")
+        raise MemoryError(f"this {method} run holds at least {need / 2**30:.1f} GiB at once with --hidden "
+                          f"{config.hidden}, {hashing}{n_features} features and {n_labels} labels; this process "
+                          f"may allocate {have / 2**30:.1f} GiB")
