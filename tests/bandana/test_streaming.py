@@ -124,3 +124,26 @@ def test_a_killed_writers_temporary_folder_is_removed_by_the_next(tmp_path):
     live.mkdir()
     traces.write_trace(tmp_path / "t", 11, with_vectors=False, **PARAMS)
     assert not left.exists() and other.exists() and live.exists() and (tmp_path / "t" / "indices.npy").is_file()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "remove_vectors", "shorten_offsets"])
+def test_a_damaged_streamed_trace_is_written_again_not_read(tmp_path, monkeypatch, capsys, damage):
+    """The streamed cache folder of a dataset: one whose files are missing, shorter than their
+    headers say, or of disagreeing lengths is refused by read_trace and rebuilt with a warning."""
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path))
+    first = {k: np.array(v) for k, v in experiments._streamed_dataset("bandana-user", "smoke").items()}
+    (folder,) = (tmp_path / "bandana-user").glob("smoke-*-npy")
+    if damage == "truncate":
+        path = folder / "indices.npy"
+        path.write_bytes(path.read_bytes()[:-800])
+    elif damage == "remove_vectors":
+        (folder / "vectors.npy").unlink()
+    else:
+        np.save(folder / "offsets.npy", first["offsets"][:-1])
+    with pytest.raises(ValueError, match=f"trace {folder}"):
+        traces.read_trace(folder, with_vectors=True)
+    again = experiments._streamed_dataset("bandana-user", "smoke")
+    assert "writing it again" in capsys.readouterr().err
+    assert sorted(again) == sorted(first)
+    for name, array in first.items():
+        np.testing.assert_array_equal(again[name], array)

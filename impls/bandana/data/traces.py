@@ -259,15 +259,41 @@ def write_trace(directory, seed: int, *, with_vectors: bool = True, **params) ->
     if directory.exists():
         shutil.rmtree(directory)
     os.replace(tmp, directory)
-    return read_trace(directory)
+    return read_trace(directory, with_vectors)
 
 
-def read_trace(directory) -> dict[str, np.ndarray]:
-    """The arrays :func:`write_trace` wrote to ``directory``, memory-mapped read-only."""
+TRACE_FILES = ("offsets", "community", "popularity", "indices")   # and vectors, where written
+
+
+def read_trace(directory, with_vectors: bool = False) -> dict[str, np.ndarray]:
+    """The arrays :func:`write_trace` wrote to ``directory``, memory-mapped read-only.
+
+    Raises ValueError naming ``directory`` where the files cannot be what it wrote: one is
+    missing (the vectors too, ``with_vectors``) or shorter than its header says, or their lengths disagree (``offsets`` one longer
+    than the queries and ending at ``len(indices)``; ``community``, ``popularity`` and the
+    vectors' rows one per vector id). Values changed in place at the right lengths are not
+    detected (that would read every lookup)."""
     from pathlib import Path
 
-    return {p.stem: np.load(p, mmap_mode="r", allow_pickle=False)
-            for p in sorted(Path(directory).glob("*.npy"))}
+    directory = Path(directory)
+    arrays = {}
+    for path in sorted(directory.glob("*.npy")):
+        try:
+            arrays[path.stem] = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (ValueError, OSError, EOFError) as err:
+            raise ValueError(f"trace {directory}: {path.name} is unreadable ({err})") from None
+    missing = [name for name in TRACE_FILES + ("vectors",) * with_vectors if name not in arrays]
+    if missing:
+        raise ValueError(f"trace {directory}: {', '.join(missing)} missing")
+    offsets, n = arrays["offsets"], arrays["community"].shape[0]
+    rows = {"popularity": arrays["popularity"].shape[0],
+            **({"vectors": arrays["vectors"].shape[0]} if "vectors" in arrays else {})}
+    if (offsets.ndim != 1 or offsets.size == 0 or int(offsets[-1]) != arrays["indices"].shape[0]
+            or any(count != n for count in rows.values())):
+        raise ValueError(f"trace {directory}: the files' lengths disagree (offsets end at "
+                         f"{int(offsets[-1]) if offsets.size else 'nothing'} of {arrays['indices'].shape[0]} lookups; "
+                         f"{n} vector ids against {rows})")
+    return arrays
 
 
 def _write_rows(path, dtype, shape, chunks) -> None:

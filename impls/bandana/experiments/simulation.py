@@ -72,7 +72,8 @@ def _table(name: str, s: dict[str, Any], table_of: Callable[[str], dict[str, Any
 
 def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
     """The synthetic dataset ``name`` at ``profile`` as memory-mapped ``.npy`` files under
-    ``<dataset cache>/<name>/<profile>-<recipe hash>-npy/`` (written once)."""
+    ``<dataset cache>/<name>/<profile>-<recipe hash>-npy/`` (written once; written again, with
+    a warning, where :func:`~impls.bandana.data.traces.read_trace` finds the files damaged)."""
     from impls.harness import paths
     from impls.harness.profiles import resolve
 
@@ -81,7 +82,11 @@ def _streamed_dataset(name: str, profile: str | None) -> dict[str, np.ndarray]:
     params, key = registry.recipe_key(manifest, profile)     # keyed as the registry's own caches
     directory = paths.cache_dir() / name / f"{profile}-{key}-npy"
     if directory.is_dir():
-        return traces.read_trace(directory)
+        try:
+            return traces.read_trace(directory, with_vectors=True)
+        except ValueError as err:
+            from impls.harness import cli
+            cli.warn(f"{err}; writing it again")
     return traces.write_trace(directory, manifest.spec["seed"], **params)
 
 
