@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
-from impls.salus.core.trace_files import PHILLY_ZONE
+from impls.salus.core.philly_log import PHILLY_ZONE
 from impls.salus.core.trace_times import ZONE_EXPECTED, zone_name
 from impls.salus.core.traces import iterations_for
 
@@ -149,14 +149,14 @@ def short_jobs_message(short: int, jobs: int, iteration_ms: float, csv: bool) ->
 
 
 def _read(args: argparse.Namespace):
-    from impls.salus.core import trace_files
+    from impls.salus.core import philly_log, trace_files
 
     if args.trace is not None:
         cli.check_file(args.trace, "--trace", "a CSV file of jobs", regular=True)
         return trace_files.read_csv(args.trace, args.time_unit or "s", zone=zone_of(args)), args.trace
     cli.check_file(args.philly, "--philly", "Philly's cluster_job_log (JSON)", regular=True)
     gpus = 1 if args.gpus is None else (args.gpus or None)
-    return trace_files.read_philly(args.philly, vc=args.vc, gpus=gpus, zone=zone_of(args)), args.philly
+    return philly_log.read_philly(args.philly, vc=args.vc, gpus=gpus, zone=zone_of(args)), args.philly
 
 
 def zone_of(args: argparse.Namespace) -> str:

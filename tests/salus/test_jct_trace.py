@@ -14,7 +14,7 @@ import pytest
 
 from impls.harness.report import verdicts
 from impls.salus import jct
-from impls.salus.core import trace_files
+from impls.salus.core import philly_log, trace_files, trace_times
 from impls.salus.core.simulator import simulate
 from impls.salus.core.traces import offered_load, poisson_trace
 
@@ -113,14 +113,14 @@ def test_philly_lengths_gpus_and_left_out(tmp_path):
     ]
     path = tmp_path / "cluster_job_log"
     path.write_text(json.dumps(jobs))
-    trace = trace_files.read_philly(path, vc="vc1")
+    trace = philly_log.read_philly(path, vc="vc1")
     assert trace.ids == ["a", "b"]
     assert trace.duration_s.tolist() == [90.0, 45.0]         # attempts summed; killed jobs count
     assert trace.arrival_s.tolist() == [0.0, 600.0]
     assert trace.left_out == {"not on 1 GPU": 1, "never ran (no attempt with both times)": 1,
                               "still running at the snapshot": 1, "another virtual cluster": 1}
-    assert trace_files.read_philly(path, gpus=8).ids == ["eight"]
-    assert len(trace_files.read_philly(path, gpus=None)) == 4
+    assert philly_log.read_philly(path, gpus=8).ids == ["eight"]
+    assert len(philly_log.read_philly(path, gpus=None)) == 4
 
 
 @pytest.mark.parametrize("content, words", [("[1, 2]", "expected a list of jobs"),
@@ -131,7 +131,7 @@ def test_bad_philly_file(tmp_path, content, words):
     path = tmp_path / "log"
     path.write_text(content)
     with pytest.raises(ValueError) as err:
-        trace_files.read_philly(path)
+        philly_log.read_philly(path)
     assert words in str(err.value)
 
 
@@ -330,7 +330,7 @@ def test_philly_none_strings_and_backward_attempts(tmp_path):
     ]
     path = tmp_path / "log"
     path.write_text(json.dumps(jobs))
-    trace = trace_files.read_philly(path)
+    trace = philly_log.read_philly(path)
     assert trace.ids == ["ok"]
     assert trace.left_out == {"still running at the snapshot": 1, "an attempt ends before it starts": 1}
 
@@ -372,17 +372,17 @@ def test_philly_times_are_pacific_so_a_daylight_saving_change_adds_no_hour(tmp_p
     ]
     path = tmp_path / "cluster_job_log"
     path.write_text(json.dumps(jobs))
-    trace = trace_files.read_philly(path)
+    trace = philly_log.read_philly(path)
     assert trace.duration_s.tolist() == [3.5 * 3600, 600.0]       # 00:30 PDT to 03:00 PST
     assert trace.arrival_s.tolist() == [0.0, 25 * 3600.0]        # a 25-hour day
-    naive = trace_files.read_philly(path, zone="UTC")             # as written, without a zone
+    naive = philly_log.read_philly(path, zone="UTC")             # as written, without a zone
     assert naive.duration_s.tolist() == [2.5 * 3600, 600.0]
     assert naive.arrival_s.tolist() == [0.0, 24 * 3600.0]
     summer = [_philly_job("a", "2017-10-07 01:00:00", [("2017-10-07 01:00:10", "2017-10-07 01:01:10", 1)]),
               _philly_job("b", "2017-10-07 03:00:00", [("2017-10-07 03:00:00", "2017-10-07 03:00:45", 1)])]
     path.write_text(json.dumps(summer))                          # no change inside: the zone changes nothing
     for zone in (None, "UTC"):
-        kept = trace_files.read_philly(path, zone=zone) if zone else trace_files.read_philly(path)
+        kept = philly_log.read_philly(path, zone=zone) if zone else philly_log.read_philly(path)
         assert kept.duration_s.tolist() == [60.0, 45.0] and kept.arrival_s.tolist() == [0.0, 7200.0]
 
 
@@ -433,12 +433,12 @@ def test_the_command_line_names_the_zone_and_refuses_an_unknown_one(tmp_path):
 def test_a_time_the_zone_shows_twice_or_never_is_refused_or_left_out(tmp_path):
     repeated = _csv(tmp_path / "r.csv", "submit_time,start_time,end_time\n"
                                         "2017-11-05 00:00:00,2017-11-05 01:45:00,2017-11-05 02:05:00\n")
-    with pytest.raises(trace_files.RepeatedTime, match="shows twice|is shown twice"):
+    with pytest.raises(trace_times.RepeatedTime, match="shows twice|is shown twice"):
         trace_files.read_csv(repeated, zone="America/Los_Angeles")
     assert trace_files.read_csv(repeated).duration_s.tolist() == [1200.0]      # UTC: no clock change
     skipped = _csv(tmp_path / "s.csv", "submit_time,start_time,end_time\n"
                                        "2018-03-11 01:00:00,2018-03-11 02:30:00,2018-03-11 03:10:00\n")
-    with pytest.raises(trace_files.SkippedTime, match="does not exist in America/Los_Angeles"):
+    with pytest.raises(trace_times.SkippedTime, match="does not exist in America/Los_Angeles"):
         trace_files.read_csv(skipped, zone="America/Los_Angeles")
     done = _run("--trace", str(skipped), "--time-zone", "America/Los_Angeles")
     assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
@@ -448,7 +448,7 @@ def test_a_time_the_zone_shows_twice_or_never_is_refused_or_left_out(tmp_path):
             _philly_job("never", "2018-03-11 02:30:00", [("2018-03-11 03:00:00", "2018-03-11 03:10:00", 1)])]
     path = tmp_path / "cluster_job_log"
     path.write_text(json.dumps(jobs))
-    trace = trace_files.read_philly(path)
+    trace = philly_log.read_philly(path)
     assert trace.ids == ["ok"]
     assert trace.left_out == {"a time America/Los_Angeles shows twice (clocks went back)": 2,
                               "a time America/Los_Angeles never shows (clocks went forward)": 1}

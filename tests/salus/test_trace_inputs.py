@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from impls.salus import jct
-from impls.salus.core import trace_files
+from impls.salus.core import philly_log, trace_files, trace_times
 from impls.salus.core.simulator import simulate
 
 
@@ -59,24 +59,24 @@ def test_philly_dates_in_another_form_are_their_own_reason_and_named(tmp_path):
     path = _philly(tmp_path / "log", [_job("a", "10/07/2017 00:00:00", "10/07/2017 00:00:00", "10/07/2017 00:00:10"),
                                       _job("b", 1507338699, "2017-10-07 00:00:01", "2017-10-07 00:00:03")])
     with pytest.raises(ValueError) as err:
-        trace_files.read_philly(path)
+        philly_log.read_philly(path)
     text = str(err.value)
-    assert f"2 {trace_files.UNREADABLE_DATE}" in text and "no submitted_time" not in text
+    assert f"2 {philly_log.UNREADABLE_DATE}" in text and "no submitted_time" not in text
     assert "job 'a': submitted_time '10/07/2017 00:00:00'; expected a date such as 2017-10-07 01:11:39" in text
 
 
 def test_one_job_with_another_date_form_is_counted_not_said_never_to_have_run(tmp_path):
     path = _philly(tmp_path / "log", [_ok("a", 0), _ok("b", 1),
                                       _job("c", "2017-10-07 00:00:02", "2017/10/07 00:00:02", "2017/10/07 00:00:09")])
-    trace = trace_files.read_philly(path)
+    trace = philly_log.read_philly(path)
     assert trace.ids == ["a", "b"]
-    assert trace.left_out == {trace_files.UNREADABLE_DATE: 1}
+    assert trace.left_out == {philly_log.UNREADABLE_DATE: 1}
 
 
 def test_missing_philly_times_still_read_as_missing(tmp_path):
     path = _philly(tmp_path / "log", [_ok("a", 0), _job("b", None, "2017-10-07 00:00:02", "2017-10-07 00:00:09"),
                                       _job("c", "2017-10-07 00:00:02", "2017-10-07 00:00:02", "None")])
-    assert trace_files.read_philly(path).left_out == {"no submitted_time": 1, "still running at the snapshot": 1}
+    assert philly_log.read_philly(path).left_out == {"no submitted_time": 1, "still running at the snapshot": 1}
 
 
 @pytest.mark.parametrize("gpus", ["gpu0", 1, {"gpu0": 1}])
@@ -85,9 +85,9 @@ def test_a_gpus_field_that_is_not_a_list_is_malformed(tmp_path, gpus):
                                       _job("c", "2017-10-07 00:00:02", "2017-10-07 00:00:02", "2017-10-07 00:00:09",
                                            gpus=gpus)])
     for wanted in (1, None):
-        trace = trace_files.read_philly(path, gpus=wanted)
+        trace = philly_log.read_philly(path, gpus=wanted)
         assert "c" not in trace.ids
-        assert trace.left_out[trace_files.MALFORMED_GPUS] == 1
+        assert trace.left_out[philly_log.MALFORMED_GPUS] == 1
 
 
 def test_an_offered_load_printed_as_1_is_not_said_to_be_above_1(capsys):

@@ -14,24 +14,18 @@ Two forms are read:
   header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
   Every row has as many fields as the header names columns; a trailing separator (an empty
   field past the last named column) is read as no field.
-- **Philly** ``cluster_job_log`` (Microsoft's public trace, github.com/msr-fiddle/philly-traces):
-  a JSON list of jobs with ``submitted_time``, ``attempts`` (``start_time``, ``end_time``,
-  ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the sum of its
-  attempts' run times (a killed or failed job held its GPUs too); its GPU count is the
-  largest any attempt held. Its times name no zone and are read in US Pacific time
-  (:data:`PHILLY_ZONE`, inferred: the trace's utilisation files write PDT / PST); a job with a
-  time that zone shows twice or never, a time in another form (``10/07/2017 ...``, a
-  number) or a ``gpus`` field that is not a list is left out and counted.
+- **Philly** ``cluster_job_log`` (Microsoft's public trace): read by
+  :func:`impls.salus.core.philly_log.read_philly`, with this module's :class:`JobTrace` and
+  the same gzip, UTF-8 and damaged-file handling (:func:`open_text`, :func:`reading`).
 
-:func:`read_csv` and :func:`read_philly` return a :class:`JobTrace`: jobs sorted by arrival
+:func:`read_csv` and ``read_philly`` return a :class:`JobTrace`: jobs sorted by arrival
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
 seconds > 0, and the count of rows left out per reason. CSV rows a run cannot mean
 anything for (a duration that is negative, not a number, a date, or :data:`LONGEST_S` or
 more; an end before its start; a column holding seconds on one row and dates on another; more
-or fewer fields than the header)
-raise ValueError naming the file and line; rows that held no device time (zero duration, a
-job that never started or was still running) and Philly jobs whose run time is unknown (an
-attempt that ends before it starts) are left out and counted.
+or fewer fields than the header) raise ValueError naming the file and line; rows that held no
+device time (zero duration, a job that never started or was still running) are left out and
+counted.
 """
 from __future__ import annotations
 
@@ -41,20 +35,16 @@ import dataclasses
 import gzip
 import io
 import itertools
-import json
 import math
 import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import tzinfo
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, date_seconds, time_seconds,
-                                          time_zone, zone_name)
+from impls.salus.core.trace_times import time_seconds, time_zone, zone_name
 from impls.salus.core.traces import arrival_load
 
 ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
@@ -119,7 +109,7 @@ class JobTrace:
                 "min": float(d.min()), "max": float(d.max()), "scv": float(d.var() / mean ** 2)}
 
 
-def _open_text(path: Path) -> io.TextIOBase:
+def open_text(path: Path) -> io.TextIOBase:
     """``path`` (a regular file: it is opened twice) as text, gzip when it starts with gzip's
     magic bytes, a BOM dropped."""
     with open(path, "rb") as head:
@@ -129,7 +119,7 @@ def _open_text(path: Path) -> io.TextIOBase:
 
 
 @contextlib.contextmanager
-def _reading(path: Path, expected: str):
+def reading(path: Path, expected: str):
     """Turn what a damaged file raises while it is read (not UTF-8, a cut or corrupt gzip
     stream) into a ValueError naming ``path`` and what was ``expected``."""
     try:
@@ -162,7 +152,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     daylight-saving change within the trace then reads an hour off); ValueError naming the
     file, line and column for a header without the columns, a row of more or fewer fields than
     the header (:func:`_fitted`), a value that is not a time (or a
-    date ``zone`` shows twice or never: :class:`RepeatedTime`, :class:`SkippedTime`), and
+    date ``zone`` shows twice or never: :class:`~impls.salus.core.trace_times.RepeatedTime`, ``SkippedTime``), and
     for arrivals read as seconds that lie beyond :data:`EPOCH_MS` (milliseconds since 1970:
     pass ``unit="ms"``)."""
     path = Path(path)
@@ -171,7 +161,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     if unit not in UNITS:
         raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
     unit_s = UNITS[unit]
-    with _open_text(path) as handle, _reading(path, "a CSV file (or gzip of one)"):
+    with open_text(path) as handle, reading(path, "a CSV file (or gzip of one)"):
         try:
             first = handle.readline()
             if first.lstrip().startswith(("[", "{")):
@@ -228,7 +218,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
-    return _trace(rows, Counter(), path, zone if dated else None)
+    return job_trace(rows, Counter(), path, zone if dated else None)
 
 
 def _fitted(fields: list[str], header: list[str], where: str) -> list[str]:
@@ -280,122 +270,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _philly_time(value: Any, zone: tzinfo, where: str, column: str) -> float | None:
-    """A Philly time as seconds, read in ``zone``; None for a missing one (null, "", "None");
-    :class:`SkippedTime` / :class:`RepeatedTime` for one the zone does not show once;
-    ValueError naming ``where`` and ``column`` for any other value that is no date (a number,
-    or another form of date such as 10/07/2017)."""
-    if value is None or isinstance(value, str) and value.strip() in ("", "None"):
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{where}: {column} {value!r}; expected a date such as {DATE_EXAMPLE}")
-    return date_seconds(value, where, column, zone)
-
-
-PHILLY_ZONE = "America/Los_Angeles"   # the utilisation files of the same trace write PDT / PST
-
-
-def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
-                zone: str | None = PHILLY_ZONE) -> JobTrace:
-    """The jobs of a Philly ``cluster_job_log`` at ``path`` that ran on ``gpus`` GPUs (None:
-    any) in virtual cluster ``vc`` (None: any). Its times name no zone; they are read in IANA
-    zone ``zone``, by default US Pacific time: the trace's README gives its utilisation files'
-    times in PDT and PST and says nothing of the job log's, so that zone is inferred, and an
-    attempt across the change of 2017-11-05 is read at its true length, not an hour short.
-    Left out and counted: jobs of another virtual cluster; with a time in the hour the zone
-    shows twice (clocks went back: its length or arrival is unknown by an hour) or in one it
-    never shows (clocks went forward: the zone is likely not the file's); with no attempt that
-    has both times (never ran); still running (the last attempt started and has no end: null,
-    "" or "None"); with an attempt that ends before it starts (its run time is unknown); of
-    with a time that is no date as the log writes them (:data:`UNREADABLE_DATE`); with a
-    ``gpus`` field that is not a list (:data:`MALFORMED_GPUS`); of another GPU count, or of
-    zero run time. ValueError for a file that is not a JSON list of jobs with
-    ``submitted_time`` and ``attempts``, and, when no job is left, one that names the first
-    value that could not be read."""
-    path = Path(path)
-    zone = zone_name(zone)
-    tz = time_zone(zone)
-    with _open_text(path) as handle, _reading(path, "Philly's cluster_job_log"):
-        try:
-            jobs = json.load(handle)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}:{err.lineno}: not JSON ({err.msg}); expected Philly's "
-                             "cluster_job_log (a JSON list of jobs)") from None
-    if not isinstance(jobs, list) or (jobs and not all(isinstance(j, dict) for j in jobs)):
-        raise ValueError(f"{path}: a JSON {type(jobs).__name__}; expected a list of jobs as in Philly's "
-                         "cluster_job_log")
-    left: Counter = Counter()
-    rows, unreadable = [], ""
-    for index, job in enumerate(jobs):
-        if "submitted_time" not in job or "attempts" not in job:
-            raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
-                             "attempts; expected Philly's cluster_job_log")
-        if vc is not None and job.get("vc") != vc:
-            left["another virtual cluster"] += 1
-            continue
-        attempts = [a for a in (job["attempts"] or []) if isinstance(a, dict)]
-        where = f"job {job.get('jobid', index)!r}"
-        try:
-            submitted = _philly_time(job["submitted_time"], tz, where, "submitted_time")
-            times = [(_philly_time(a.get("start_time"), tz, where, "start_time"),
-                      _philly_time(a.get("end_time"), tz, where, "end_time")) for a in attempts]
-        except RepeatedTime:
-            left[f"a time {zone} shows twice (clocks went back)"] += 1
-            continue
-        except SkippedTime:
-            left[f"a time {zone} never shows (clocks went forward)"] += 1
-            continue
-        except ValueError as err:
-            left[UNREADABLE_DATE] += 1
-            unreadable = unreadable or str(err)
-            continue
-        if submitted is None:
-            left["no submitted_time"] += 1
-            continue
-        if times and times[-1][0] is not None and times[-1][1] is None:
-            left["still running at the snapshot"] += 1
-            continue
-        spans = [(begin, finish) for begin, finish in times if begin is not None and finish is not None]
-        if any(finish < begin for begin, finish in spans):
-            left["an attempt ends before it starts"] += 1
-            continue
-        if not spans:
-            left["never ran (no attempt with both times)"] += 1
-            continue
-        length = sum(finish - begin for begin, finish in spans)
-        held = _gpus_held(attempts)
-        if held is None:
-            left[MALFORMED_GPUS] += 1
-            continue
-        if gpus is not None and held != gpus:
-            left[f"not on {gpus} GPU{'s' if gpus != 1 else ''}"] += 1
-            continue
-        rows.append((submitted, length, str(job.get("jobid", index))))
-    return _trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
-
-
-UNREADABLE_DATE = f"an unreadable date (not of the form {DATE_EXAMPLE})"
-MALFORMED_GPUS = "a gpus field that is not a list of GPUs"
-
-
-def _gpus_held(attempts: Sequence[dict]) -> int | None:
-    """The most GPUs any of ``attempts`` held (each attempt: the lengths of its ``detail``
-    entries' ``gpus`` lists summed; a missing or null list holds none), or None when a
-    ``gpus`` field is not a list (a string such as "gpu0" would count its characters)."""
-    most = 0
-    for attempt in attempts:
-        held = 0
-        for d in attempt.get("detail") or []:
-            if not isinstance(d, dict) or d.get("gpus") is None:
-                continue
-            if not isinstance(d["gpus"], list):
-                return None
-            held += len(d["gpus"])
-        most = max(most, held)
-    return most
-
-
-def _trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None,
+def job_trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None,
            detail: str = "") -> JobTrace:
     """Rows (arrival, duration, id) as a :class:`JobTrace` whose dates were read in ``zone``
     (None: it held none): zero durations left out and counted, sorted by arrival (stable),
