@@ -50,8 +50,9 @@ class LaneManagerSpeed:
     track_decision_us = track(lambda self, data: data["decision"]["us_per_decision"],
                               unit="µs per job decision", direction="lower")
     track_replay_seconds = track(lambda self, data: data["replay"]["seconds"], unit="s", direction="lower")
+    # lower: the share of mixes where Salus's rule packs fewer jobs than static, as LanePacking judges admitted jobs
     track_greedy_loses_fraction = track(lambda self, data: data["packing"]["greedy_loses"]["static"]["admitted_fraction"],
-                                        unit="fraction of mixes", direction="context",
+                                        unit="fraction of mixes", direction="lower",
                                         doc="Fraction of mixes where Salus's rule admits fewer jobs than static partitioning.")
 
 

@@ -62,7 +62,8 @@ def _copy(func: types.FunctionType) -> types.FunctionType:
     return twin
 
 
-DIRECTIONS = ("higher", "lower", "flag", "context")
+# impls.harness.report.directions.DIRECTIONS spelled out: importing the report would load matplotlib here
+DIRECTIONS = ("higher", "lower", "nearer_zero", "flag", "context")
 SCALES = ("relative", "absolute")
 
 
@@ -71,7 +72,8 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
           missing: str = "", worst_missing: bool = False) -> Callable[..., float]:
     """An asv ``track_*`` method returning ``read(self, data, *params)`` (the number, in ``unit``).
 
-    ``direction`` says which way is better: ``"higher"`` or ``"lower"``; ``"flag"`` (a 0/1
+    ``direction`` says which way is better: ``"higher"``, ``"lower"`` or ``"nearer_zero"``
+    (a paired difference that crosses 0: judged by ``|value|``); ``"flag"`` (a 0/1
     state) and ``"context"`` (a description of the data or setup) are never regressions
     (:mod:`impls.harness.report.directions` reads it). ``scale="absolute"`` marks a number
     whose 0 is a natural value and whose noise adds (an error, a difference, an overhead

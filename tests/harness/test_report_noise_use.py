@@ -110,3 +110,20 @@ def test_a_claim_without_a_threshold_of_its_version_is_flagged_as_judged_without
         result = evaluate_claim(claim, points, {}, state, for_claims)
         assert result.measured == 1.0 and result.no_noise is lacks, (version, notes)
         assert (result.interval is None) is lacks
+
+
+def test_history_judges_a_nearer_zero_series_by_its_size():
+    """A paired overhead 2 -> -4 in the history is a regression (further from 0), -4 -> 1 an
+    improvement, as make compare judges them; a lower-is-better reading would invert both."""
+    from impls.harness.report.history import series_steps
+
+    values = [2.0] * 4 + [-4.0] * 4 + [1.0] * 4
+    kinds = [(at, kind) for at, _, _, kind in series_steps(values, "nearer_zero", None, ["1"] * 12)]
+    assert kinds == [(4, "regression"), (8, "improvement")]
+
+
+def test_history_captions_say_which_way_is_better_for_every_judged_direction():
+    from impls.harness.report import directions, html_page
+
+    assert html_page._DIRECTION_TEXT["nearer_zero"] == "nearer 0 is better"
+    assert set(directions.DIRECTIONS) <= set(html_page._DIRECTION_TEXT)

@@ -10,12 +10,15 @@ factor ``b / a``: a lower-is-better number got *worse* when ``b / a`` exceeds ``
 better the other way round by the same factor, so a rate and the time it inverts get the
 same verdict. Otherwise (0, a sign change) the relative change ``(b - a) / |a|`` is
 judged against ``t``; for a number declared on the absolute scale (an error, a
-difference, an overhead in percent) it is ``b - a`` in the number's unit. A regression is
+difference, an overhead in percent) it is ``b - a`` in the number's unit. A nearer-0 number
+(a paired difference that crosses 0) is judged as a lower-is-better one by its size
+``|a| -> |b|``, so ``2 -> -4`` is worse by 2, not better by 6. A regression is
 a number worse beyond its threshold, an improvement one better beyond it. A threshold measured on the other scale than
 the one declared now is not used (``make noise`` again), and ``default_threshold``, being
 relative, does not apply to absolute-scale numbers. Flags
 that changed are listed apart and never count as regressions; context numbers and
-numbers without a declared direction are not judged; nor is a number whose threshold
+numbers without a declared direction are not judged, only listed where they moved (a context
+number beyond its measured threshold, where it has one); nor is a number whose threshold
 is not measured (unless a default is given) or too noisy to track here, nor one whose
 benchmark version differs between the runs (it measures something else now); one too noisy
 that moved beyond :data:`noise.TOO_NOISY` of its value, or beyond the range two runs of it
@@ -54,7 +57,8 @@ from collections.abc import Callable
 import pandas as pd
 
 from impls.harness import profiles
-from impls.harness.report.directions import FLAG, HIGHER, LOWER, UNKNOWN, direction_of
+from impls.harness.report.directions import (CONTEXT, FLAG, HIGHER, JUDGED, LOWER, NEARER_ZERO, UNKNOWN, better,
+                                             direction_of)
 from impls.harness.report.noise import (ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, moved_beyond,
                                         too_noisy)
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
@@ -116,29 +120,32 @@ class Change:
             return f"{values} (flag)"
         if self.kind == NEW_VERSION:
             return f"{values} ({self.why or 'the benchmark' + chr(39) + 's version changed'}: not compared)"
+        if self.direction == CONTEXT:
+            return (f"CONTEXT{values[len(self.kind):]} ({self._change_text()}; context: describes the data or "
+                    "setup, not judged)")
         if self.direction == UNKNOWN:
             return (f"NOT DECLARED{values[len(self.kind):]} ({self._change_text()}; no direction declared: a "
                     "benchmark removed or renamed since, or a track without one; not judged)")
         if self.kind == NO_THRESHOLD:
             why = self.why or "no threshold measured for this number"
-            return f"{values} ({self._change_text()}, {self.direction} is better; {why}: not judged, run `make noise`)"
+            return f"{values} ({self._change_text()}, {better(self.direction)}; {why}: not judged, run `make noise`)"
         if self.kind == NOISY:
             limit = (f"threshold {100 * self.threshold:.3g}% over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
                      and math.isfinite(self.threshold or math.inf) else "an unbounded spread")
             if self.spread is not None and math.isfinite(self.spread):
                 limit += (f"; two runs of one commit differ by about {100 * self.spread:.3g}%" if self.scale == RELATIVE
                           else f"; two runs of one commit differ by about {self.spread:.3g} in its unit")
-            return (f"TOO NOISY{values[len(self.kind):]} ({self._change_text()}, {self.direction} is better; "
+            return (f"TOO NOISY{values[len(self.kind):]} ({self._change_text()}, {better(self.direction)}; "
                     f"too noisy to track here, {limit}: not judged)")
         if self.kind == BOUND:
-            return (f"{values} ({self._change_text()}, {self.direction} is better; a bound (>=, <=) at either run: "
+            return (f"{values} ({self._change_text()}, {better(self.direction)}; a bound (>=, <=) at either run: "
                     "the values prove neither a regression nor an improvement, not judged)")
         noise = ("" if self.threshold is None
                  else f"  threshold {self.threshold:.3g} (absolute, in the number's unit)" if self.scale == ABSOLUTE
                  else f"  threshold x{distinct(1 + self.threshold, 1.0, 3)[0]} either way ({100 * self.threshold:.3g}%)"
                  if self.old > 0 and self.new > 0
                  else f"  threshold {100 * self.threshold:.3g}%")
-        return f"{values} ({self._change_text()}, {self.direction} is better){noise}"
+        return f"{values} ({self._change_text()}, {better(self.direction)}){noise}"
 
 
 def distinct(a: float, b: float, digits: int = 6) -> tuple[str, str]:
@@ -220,6 +227,14 @@ def listed_as_noisy(c: "Change") -> bool:
     return moved_beyond_tracking(c.old, c.new) or beyond_range
 
 
+def context_moved(c: "Change") -> bool:
+    """Whether a context number is listed: it moved beyond its measured threshold (on its
+    scale), or changed at all where none is measured; identical reruns stay quiet."""
+    if c.threshold is None:
+        return c.new != c.old
+    return moved_beyond(c.old, c.new, c.threshold, c.scale)
+
+
 _TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "μs", "ns", "min", "minutes", "h", "hours"}
 SHIFT_SHARE = 0.75  # the share of the speed-like numbers that must move one way for a machine-wide shift
 SHIFT_CHANCE = 0.05  # ... and how unlikely so lopsided a split must be were each a fair coin (6 of 6: 0.031)
@@ -240,14 +255,20 @@ def machine_shift(comparison: "Comparison") -> str | None:
     machine's speed can move them) moved mostly the same way: at least :data:`SHIFT_SHARE`
     of them slower (or faster), a split a fair coin per number gives with probability at
     most :data:`SHIFT_CHANCE` (two-sided). The note gives the count and the median factor
-    (slower: a time up or a rate down). None otherwise."""
-    worse = []
+    (slower: a time up or a rate down). None otherwise. Numbers of one benchmark module
+    with the same unit and the same (old, new) pair count once: two benchmarks reading one
+    run (``SlideTraining`` and ``SlideTimeToAccuracy``) report identical pairs."""
+    worse, seen = [], set()
     for c in comparison.changes:
         if (c.kind in (REGRESSION, IMPROVEMENT, "same", NOISY, NO_THRESHOLD) and c.scale == RELATIVE
-                and c.direction in (HIGHER, LOWER) and speed_like(c.unit) and c.threshold != 0
+                and c.direction in JUDGED and speed_like(c.unit) and c.threshold != 0
                 and not (c.old_bound or c.new_bound) and factor(c.old, c.new) is not None):
+            one_run = (c.benchmark.split(".", 1)[0], c.unit, c.old, c.new)
+            if one_run in seen:
+                continue
+            seen.add(one_run)
             ratio = c.new / c.old
-            worse.append(ratio if c.direction == LOWER else 1 / ratio)
+            worse.append(1 / ratio if c.direction == HIGHER else ratio)
     slower, faster = sum(w > 1 for w in worse), sum(w < 1 for w in worse)
     same_way, n = max(slower, faster), len(worse)
     if not n or same_way < SHIFT_SHARE * n:
@@ -264,7 +285,9 @@ def machine_shift(comparison: "Comparison") -> str | None:
 
 def worsening(old: float, new: float, direction: str, scale: str = RELATIVE) -> float:
     """Return how much worse ``new`` is than ``old`` (relative, or in the number's unit on
-    the absolute scale; negative = better)."""
+    the absolute scale; negative = better); a nearer-0 number by its size, ``|old| -> |new|``."""
+    if direction == NEARER_ZERO:
+        return change(abs(old), abs(new), scale)
     moved = change(old, new, scale)
     return -moved if direction == HIGHER else moved
 
@@ -277,11 +300,15 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
     same both ways: worse by more than ``1 + threshold`` times is a regression, better by
     more an improvement, so a rate that falls to 1/1.6 of its value and the time that rises
     1.6x get one verdict. Other relative-scale values (0, a sign change, infinities) are
-    judged by their relative change; absolute-scale ones by ``new - old`` in their unit."""
+    judged by their relative change; absolute-scale ones by ``new - old`` in their unit. A
+    nearer-0 number is judged as a lower-is-better one of sizes ``|old|``, ``|new|``: the same
+    verdict as lower-is-better where both are at least 0."""
     if direction == FLAG:
         return FLIPPED if new != old else "same"
-    if direction not in (HIGHER, LOWER):
+    if direction not in JUDGED:
         return "unjudged"
+    if direction == NEARER_ZERO:
+        old, new, direction = abs(old), abs(new), LOWER
     if threshold is None:
         return "same" if new == old else NO_THRESHOLD
     if too_noisy(threshold, scale):
@@ -434,7 +461,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             measured = None
         if measured is not None:
             threshold = measured.threshold
-        elif scale == RELATIVE:
+        elif scale == RELATIVE and direction in JUDGED:   # a default judges; context is listed on any move
             threshold = default_threshold
         else:
             threshold = None
@@ -471,7 +498,8 @@ def format_comparison(comparison: Comparison) -> list[str]:
     """Return the lines to print: regressions and failures, improvements, flipped flags, new
     versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
     but prove neither a regression nor an improvement, numbers that moved without a declared
-    direction, too noisy ones that moved beyond :func:`listed_as_noisy`, then a summary
+    direction, too noisy ones that moved beyond :func:`listed_as_noisy`, context numbers that
+    moved (:func:`context_moved`), then a summary
     (one without a threshold that did not change, a flag too, is unchanged, not within noise)."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.worse_without_value]
@@ -483,6 +511,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines += [c.line() for c in comparison.of_kind(BOUND) if c.new != c.old or c.new_bound != c.old_bound]
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == UNKNOWN and c.new != c.old]
     lines += [c.line() for c in comparison.of_kind(NOISY) if listed_as_noisy(c)]
+    lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == CONTEXT and context_moved(c)]
     counts = {kind: len(comparison.of_kind(kind))
               for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
                            NOISY, "unjudged", CARRIED)}

@@ -5,6 +5,9 @@ Each ``track_*`` method in ``benchmarks/*.py`` carries ``direction`` beside its 
 
 - ``"higher"``: a larger value is better (rates, hit rates, P@1, speed-ups);
 - ``"lower"``: a smaller value is better (latencies, seconds, errors, memory);
+- ``"nearer_zero"``: a value nearer 0 is better, judged by its size ``|value|`` (a paired
+  difference or an overhead that crosses 0 under noise: below 0 is no gain); for positive
+  values it is judged exactly as ``"lower"``;
 - ``"flag"``: a 0/1 state (e.g. "the ratio is only a lower bound"); a flip is reported
   as a change, never as a regression or an improvement;
 - ``"context"``: a number that describes the data or the setup, judged neither way.
@@ -12,7 +15,7 @@ Each ``track_*`` method in ``benchmarks/*.py`` carries ``direction`` beside its 
 ``time_*``, ``peakmem_*`` and ``mem_*`` benchmarks are lower-is-better by asv's own
 definition and need no declaration. asv itself treats every number as lower-is-better;
 :func:`asv_regressions_first_commits` lists the benchmarks whose direction asv would get
-wrong, for ``regressions_first_commits`` in asv.conf.json.
+wrong, for ``regressions_first_commits`` in asv.conf.json (every one but ``"lower"``).
 """
 from __future__ import annotations
 
@@ -25,9 +28,11 @@ from pathlib import Path
 
 from impls.harness import paths
 
-HIGHER, LOWER, FLAG, CONTEXT, UNKNOWN = "higher", "lower", "flag", "context", "unknown"
-DIRECTIONS = (HIGHER, LOWER, FLAG, CONTEXT)
-JUDGED = (HIGHER, LOWER)  # only these can regress or improve
+HIGHER, LOWER, NEARER_ZERO = "higher", "lower", "nearer_zero"
+FLAG, CONTEXT, UNKNOWN = "flag", "context", "unknown"
+DIRECTIONS = (HIGHER, LOWER, NEARER_ZERO, FLAG, CONTEXT)
+JUDGED = (HIGHER, LOWER, NEARER_ZERO)  # only these can regress or improve
+_BETTER = {HIGHER: "higher is better", LOWER: "lower is better", NEARER_ZERO: "nearer 0 is better"}
 _ASV_LOWER_PREFIXES = ("time_", "peakmem_", "mem_", "timeraw_")
 
 
@@ -147,6 +152,12 @@ def declared_worst_missing(package: str = "benchmarks") -> frozenset[str]:
                      if name.startswith("track_") and getattr(getattr(cls, name), "missing_is_worst", False))
 
 
+def better(direction: str) -> str:
+    """Which way is better, in words (``"nearer 0 is better"``), for a judged ``direction``;
+    ``"<direction> is better"`` for any other."""
+    return _BETTER.get(direction, f"{direction} is better")
+
+
 def direction_of(benchmark: str, declared: dict[str, str]) -> str:
     """Return the direction of asv benchmark ``benchmark``; :data:`UNKNOWN` when undeclared.
 
@@ -163,8 +174,10 @@ def asv_regressions_first_commits(declared: dict[str, str]) -> dict[str, None]:
     """Return asv.conf.json's ``regressions_first_commits``: every benchmark asv would misjudge.
 
     asv's regression detection (``asv publish``) counts an upward step as a regression;
-    for higher-is-better, flag and context numbers that is wrong, so their detection is
-    switched off (``null``) and ``make compare`` judges them instead. Each key is an
+    for higher-is-better, flag and context numbers that is wrong, and for nearer-0 ones it
+    is wrong wherever a value is below 0 (a step from -4 to 0 is no regression), so their
+    detection is switched off (``null``) for the whole benchmark, its positive points
+    included, and ``make compare`` judges them instead. Each key is an
     anchored regex of the benchmark name (asv appends ``(params)`` or ``@branch``).
     """
     return {re.escape(name) + r"($|\(|@)": None

@@ -35,7 +35,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from impls.harness.report import compare, plotting
-from impls.harness.report.directions import HIGHER, LOWER, direction_of
+from impls.harness.report.directions import JUDGED, direction_of
 from impls.harness.report.noise import RELATIVE, Noise, Threshold
 from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL, safe_file_stem,
                                                  stamp_caption)
@@ -134,7 +134,7 @@ def _steps_within(values: list[float], direction: str, threshold: Threshold | No
         if threshold is not None and not threshold.exceeded_by(before, after):
             continue
         old_bound, new_bound = _level_bound(bounds, left[0], left[1]), _level_bound(bounds, right[0], right[1])
-        if direction not in (HIGHER, LOWER):
+        if direction not in JUDGED:
             kind = "change"
         elif old_bound or new_bound:   # step_detect found the step; the bounds decide what it proves
             verdict = compare.judge_bounded(before, after, old_bound, new_bound, direction,
@@ -142,7 +142,8 @@ def _steps_within(values: list[float], direction: str, threshold: Threshold | No
                                             threshold.scale if threshold is not None else RELATIVE)
             kind = {compare.REGRESSION: "regression", compare.IMPROVEMENT: "improvement"}.get(verdict, "change")
         else:
-            worse = after > before if direction == LOWER else after < before
+            worse = compare.worsening(before, after, direction,
+                                      threshold.scale if threshold is not None else RELATIVE) > 0
             kind = "regression" if worse else "improvement"
         found.append((right[0], float(before), float(after), kind))
     return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
+from impls.harness.report import directions
 from impls.harness.report import formatting as fmt
 from impls.harness.report.environment_table import Table
 from impls.harness.report.history import HistoryFigure, data_caption
@@ -128,8 +129,8 @@ def _figures(report: Report) -> str:
         for system, figures in groups.items())
 
 
-_DIRECTION_TEXT = {"higher": "higher is better", "lower": "lower is better", "flag": "a flag",
-                   "context": "context, not judged"}
+_DIRECTION_TEXT = {**{d: directions.better(d) for d in directions.JUDGED}, directions.FLAG: "a flag",
+                   directions.CONTEXT: "context, not judged"}
 
 
 def _history_figure(figure: HistoryFigure) -> str:
