@@ -72,6 +72,7 @@ ENV_SCHEDULER = "DLSYSBENCH_DASK_SCHEDULER"
 ENV_RESULTS = "DLSYSBENCH_GRID_RESULTS"
 CONNECT_TIMEOUT = "20s"  # how long to try to reach a remote scheduler, and to wait for its first worker
 PREFLIGHT_TIMEOUT = "5s"  # how long the check before a suite run tries to reach a remote scheduler
+HANDSHAKE_GRACE_S = 5.0   # after a connect timeout, for Dask's own error to arrive before ours
 NO_WORKER_GRACE_S = 30.0  # how long a running grid waits for a worker after the last one left
 _SCHEMES = ("tcp", "tls")  # the addresses of a Dask scheduler's network (tls: with Dask's TLS config)
 
@@ -197,8 +198,8 @@ def _canonical(x: Any) -> Any:
         return ["float", float(x).hex()]
     if isinstance(x, (list, tuple)):
         return [type(x).__name__, [_canonical(v) for v in x]]
-    if isinstance(x, dict):
-        return ["dict", sorted([str(k), _canonical(v)] for k, v in x.items())]
+    if isinstance(x, dict):   # keys keyed like values: {1: v} and {"1": v} are two points
+        return ["dict", sorted(([_canonical(k), _canonical(v)] for k, v in x.items()), key=json.dumps)]
     raise TypeError(f"grid point argument of type {type(x).__name__} cannot be keyed; pass plain "
                     "data (numbers, strings, lists, dicts) or arrays via grid.share()")
 
@@ -372,10 +373,15 @@ def _remote_client(address: str, timeout: str | None = None):
 
     thread = threading.Thread(target=connect, daemon=True, name="dask-connect")
     thread.start()
-    thread.join(_seconds(timeout) + 5)
+    waited = _seconds(timeout) + HANDSHAKE_GRACE_S
+    thread.join(waited)
     error = box.get("error")
     if thread.is_alive() or error is not None or "client" not in box:
-        why = f"no Dask handshake within {timeout}" if thread.is_alive() else f"{error}"
+        why = f"no Dask handshake within {waited:g} s" if thread.is_alive() else f"{error}"
+        if error is not None and not isinstance(error, (OSError, TimeoutError)):
+            raise GridError(f"{ENV_SCHEDULER}={address}: something answers there, but not in Dask's protocol "
+                            f"({type(error).__name__}: {_short(why)}); expected a Dask scheduler's port (8786 by "
+                            "default, not the dashboard's), or unset the variable")
         if "ssl_context" in why or "TLS" in why:      # a tls:// address without Dask's TLS settings
             raise GridError(f"{ENV_SCHEDULER}={address}: a tls:// scheduler needs Dask's TLS settings "
                             f"(distributed.comm.tls in Dask's configuration: CA file, certificate, key), which "
@@ -398,6 +404,10 @@ def _discard(client) -> None:
 
 def _seconds(text: str) -> float:
     return float(text.rstrip("s"))
+
+
+def _short(text: str, most: int = 160) -> str:
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def _workers(client) -> int:

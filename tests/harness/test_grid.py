@@ -338,10 +338,40 @@ def test_a_port_that_is_no_scheduler_is_an_error_not_a_hang(monkeypatch):
     monkeypatch.setattr(grid, "CONNECT_TIMEOUT", "2s")
     monkeypatch.setenv(grid.ENV_SCHEDULER, f"tcp://127.0.0.1:{server.getsockname()[1]}")
     started = time.monotonic()
-    with pytest.raises(grid.GridError, match="cannot reach a Dask scheduler"):
+    with pytest.raises(grid.GridError, match=r"cannot reach a Dask scheduler there \(no Dask handshake within 7 s\)"):
         grid.map_points(experiments.simulate_point, _grid_points()[:1], label="x", store=False)
     assert time.monotonic() - started < 30
     server.close()
+
+
+def test_a_port_where_something_else_answers_says_so(monkeypatch):
+    """An HTTP server's reply read as a Dask frame gave numpy's "Unable to allocate 3.07 EiB"
+    as the reason; the error says something answers there, not in Dask's protocol."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4)
+        time.sleep(3)
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    monkeypatch.setattr(grid, "CONNECT_TIMEOUT", "2s")
+    monkeypatch.setenv(grid.ENV_SCHEDULER, f"tcp://127.0.0.1:{server.getsockname()[1]}")
+    with pytest.raises(grid.GridError, match="something answers there, but not in Dask.s protocol"):
+        grid.map_points(experiments.simulate_point, _grid_points()[:1], label="x", store=False)
+    server.close()
+
+
+def test_dict_keys_of_another_type_make_another_point():
+    assert grid.point_key(slow_point, ({1: "a"},)) != grid.point_key(slow_point, ({"1": "a"},))
+    assert grid.point_key(slow_point, ({"b": 1, "a": 2},)) == grid.point_key(slow_point, ({"a": 2, "b": 1},))
 
 
 def slow_point(*point):
