@@ -378,14 +378,14 @@ def _remote_client(address: str, timeout: str | None = None):
     error = box.get("error")
     if thread.is_alive() or error is not None or "client" not in box:
         why = f"no Dask handshake within {waited:g} s" if thread.is_alive() else f"{error}"
-        if error is not None and not isinstance(error, (OSError, TimeoutError)):
-            raise GridError(f"{ENV_SCHEDULER}={address}: something answers there, but not in Dask's protocol "
-                            f"({type(error).__name__}: {_short(why)}); expected a Dask scheduler's port (8786 by "
-                            "default, not the dashboard's), or unset the variable")
         if "ssl_context" in why or "TLS" in why:      # a tls:// address without Dask's TLS settings
             raise GridError(f"{ENV_SCHEDULER}={address}: a tls:// scheduler needs Dask's TLS settings "
                             f"(distributed.comm.tls in Dask's configuration: CA file, certificate, key), which "
                             f"this process does not have ({why}); set them, or use a tcp:// address")
+        if error is not None and not isinstance(error, (OSError, TimeoutError)):
+            raise GridError(f"{ENV_SCHEDULER}={address}: something answers there, but not in Dask's protocol "
+                            f"({type(error).__name__}: {_short(why)}); expected a Dask scheduler's port (8786 by "
+                            "default, not the dashboard's), or unset the variable")
         raise GridError(f"{ENV_SCHEDULER}={address}: cannot reach a Dask scheduler there ({why}); "
                         "start one with `dask scheduler` (its port, 8786 by default, not the "
                         "dashboard's) or unset the variable")
