@@ -11,18 +11,22 @@ import math
 import pytest
 
 from impls.harness.figures import discover
-from impls.harness.report.paper_figures import DRAWN, captioned_figure, render_figure
+from impls.harness.report.paper_figures import DRAWN, NO_DATA, captioned_figure, render_figure
 
 PREDICTED = "simulated eff. bandwidth × fio bandwidth"
 MEASURED = "replay: measured useful bytes/s"
 NO_FIO = "fio not installed or not run"
 
 
-def draw(name: str, experiment: str, data: dict):
-    """The figure ``name`` as the report draws it from an artifact holding ``data``."""
+def draw(name: str, experiment: str, data: dict, status: str = DRAWN):
+    """The figure ``name`` as the report draws it from an artifact holding ``data``; the
+    report's status for it must be ``status`` (NO_DATA: the report shows its reason, no image)."""
     spec = discover()[0][name]
     record = {"name": spec.artifact, "experiment": experiment, "synthetic": False, "data": data}
-    assert render_figure(spec, {spec.artifact: record}, None).status == DRAWN
+    result = render_figure(spec, {spec.artifact: record}, None)
+    assert result.status == status
+    if status == NO_DATA:
+        assert "no finite measurement" in result.caption         # the figure's own note, quoted
     return captioned_figure(spec, record)
 
 
@@ -128,7 +132,7 @@ def test_iops_figure_names_a_skipped_engine_and_why():
 
 @pytest.mark.parametrize("name", ["fio_bandwidth_vs_block_size", "fio_iops_vs_queue_depth"])
 def test_all_nan_fio_values_say_no_finite_measurement(name):
-    (ax,) = draw(name, "bandana.fio", fio_sweep(iops=math.nan)).axes
+    (ax,) = draw(name, "bandana.fio", fio_sweep(iops=math.nan), NO_DATA).axes
     assert "no finite measurement" in [t.get_text() for t in ax.texts]   # old: an empty axes
     for line in ax.get_lines():
         assert all(math.isnan(v) for v in line.get_ydata())    # NaN stays NaN, never 0

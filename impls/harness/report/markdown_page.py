@@ -79,7 +79,7 @@ def _history(report: Report) -> list[str]:
         shown = (f" (showing {figure.shown} of {figure.series} parameter combinations)"
                  if figure.shown < figure.series else "")
         out.append(f"![{figure.benchmark}]({FIGURES_DIR}/{figure.file_name})\n\n"
-                   f"*{figure.benchmark}* ({figure.unit}){shown}\n")
+                   f"*{figure.benchmark}*{f' ({figure.unit})' if figure.unit.strip() else ''}{shown}\n")
     return out
 
 

@@ -4,7 +4,9 @@ Every drawn figure carries a caption line on the image itself: "Synthetic data" 
 "Measured data" (from the artifact's ``synthetic`` field; where it has none, from its
 experiment's registry entry, else "Data: not known"), then machine, commit, profile and
 date. A figure whose artifact is missing says why; one whose draw function raises shows
-the error instead and the report goes on.
+the error instead and the report goes on. One that draws no finite data point (every value
+missing, NaN or infinite) is not shown as drawn: it says "no data" with the notes the figure
+wrote on its axes; a legend names no series without a finite point, unless the entry says so.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from impls.harness.report.machine_state import MachineState
 DRAWN = "drawn"
 NOT_MEASURED = "not measured"
 ERROR = "error"
+NO_DATA = "no data"
 SYNTHETIC_LABEL = "Synthetic data"
 MEASURED_LABEL = "Measured data"
 NOT_KNOWN_LABEL = "Data: not known"
@@ -37,7 +40,7 @@ class FigureResult:
     title: str
     system: str
     paper_figure: str
-    status: str  # DRAWN, NOT_MEASURED or ERROR
+    status: str  # DRAWN, NOT_MEASURED, NO_DATA or ERROR
     caption: str  # DRAWN: the provenance line on the image; otherwise what to show instead
     png: bytes | None = None
     synthetic: bool | None = None  # None: not known (:func:`synthetic_of`)
@@ -109,7 +112,8 @@ def stamp_caption(figure: Figure, caption: str, synthetic: bool) -> None:
 
 
 def captioned_figure(spec: FigureSpec, record: Mapping[str, Any]) -> Figure:
-    """Return the figure ``spec`` draws from ``record["data"]``, with its provenance caption.
+    """Return the figure ``spec`` draws from ``record["data"]``, with its provenance caption
+    and no legend entry for a series without a finite point (:func:`plotting.drop_empty_legend_entries`).
 
     Raises whatever the draw function raises, or TypeError if it returns no Figure.
     """
@@ -118,8 +122,19 @@ def captioned_figure(spec: FigureSpec, record: Mapping[str, Any]) -> Figure:
         plotting.close(figure)
         raise TypeError(f"draw function of figure {spec.name!r} returned "
                         f"{type(figure).__name__}, expected a matplotlib Figure")
+    plotting.drop_empty_legend_entries(figure)
     stamp_caption(figure, provenance_caption(record), synthetic_of(record)[0] is not False)
     return figure
+
+
+def no_data_caption(artifact: str, figure: Figure) -> str:
+    """What a figure without a finite data point shows instead: "no data: ..." naming the
+    artifact, with the notes the figure wrote across its axes (its own reason), if any."""
+    notes = [" ".join(t.get_text().split()) for ax in figure.axes for t in ax.texts
+             if t.get_transform() == ax.transAxes and t.get_text().strip()]
+    said = f" (the figure says: {'; '.join(dict.fromkeys(notes))})" if notes else ""
+    return (f"no data: artifact {artifact!r} holds no finite value for this figure "
+            f"(every value it would draw is missing, NaN or infinite){said}")
 
 
 def describe_error(err: BaseException) -> str:
@@ -134,7 +149,9 @@ def describe_error(err: BaseException) -> str:
 
 def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
                   state: MachineState) -> FigureResult:
-    """Return the :class:`FigureResult` of ``spec``; never raises for a failing draw function."""
+    """Return the :class:`FigureResult` of ``spec``: DRAWN with PNG and SVG, NO_DATA when it
+    draws no finite point (:func:`plotting.finite_count`), NOT_MEASURED without its artifact,
+    ERROR when its draw function fails (never raises for that)."""
     base = {"name": spec.name, "title": spec.title, "system": spec.system,
             "paper_figure": spec.paper_figure}
     record = artifacts.get(spec.artifact)
@@ -146,14 +163,16 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
     figure = None
     try:
         figure = captioned_figure(spec, record)
-        png = plotting.to_png(figure)
-        svg = plotting.to_svg(figure)
+        empty = no_data_caption(spec.artifact, figure) if not plotting.finite_count(figure) else None
+        png, svg = (None, None) if empty else (plotting.to_png(figure), plotting.to_svg(figure))
     except Exception as err:  # noqa: BLE001 - one broken figure must not stop the report
         return FigureResult(**base, status=ERROR, caption=f"figure failed to draw: {describe_error(err)}",
                             synthetic=synthetic_of(record)[0])
     finally:
         if figure is not None:
             plotting.close(figure)
+    if empty:
+        return FigureResult(**base, status=NO_DATA, caption=empty, synthetic=synthetic_of(record)[0])
     return FigureResult(**base, status=DRAWN, caption=provenance_caption(record), png=png,
                         synthetic=synthetic_of(record)[0], svg=svg)
 

@@ -1,4 +1,5 @@
-"""Matplotlib plumbing shared by the report's figures: Agg backend, PNG bytes, closing."""
+"""Matplotlib plumbing shared by the report's figures: Agg backend, PNG bytes, closing, and
+what a drawn figure holds (its finite data points, legend entries of series with none)."""
 from __future__ import annotations
 
 import io
@@ -6,16 +7,22 @@ import math
 import sys
 
 import matplotlib
+import numpy as np
 
 if "matplotlib.pyplot" not in sys.modules:
     matplotlib.use("Agg")  # no display needed; leave a backend someone chose alone
 
+from matplotlib.artist import Artist
+from matplotlib.collections import Collection
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 DPI = 110
 FIGURES_PER_WORKER = 8  # a worker imports matplotlib and pandas first (~2 s): give it at least this many
 PARALLEL_FROM = 2 * FIGURES_PER_WORKER  # fewer figures make no two workers' worth: drawn in this process
+SAYS_EMPTY = "no finite"  # in a legend label: the figure names a series it has no point of ("(no finite value)")
 
 
 def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -40,6 +47,78 @@ def plot_marked(ax, x, y, label: str, kinds: list[str] | None, markers: dict[str
                     color=line.get_color(), label=f"_{kind}")
             drawn.add(kind)
     return drawn
+
+
+def _finite_rows(xy) -> int:
+    """The number of (x, y) rows of ``xy`` with both coordinates finite (masked: not finite)."""
+    xy = np.ma.filled(np.ma.asarray(xy, dtype=float), np.nan).reshape(-1, 2)
+    return int(np.isfinite(xy).all(axis=1).sum())
+
+
+def finite_points(artist: Artist, ax) -> int | None:
+    """The finite data points ``artist`` draws on ``ax``: a line's vertices, a patch (a bar) or a
+    path of a collection with a finite vertex (1 each), a scatter's markers, an image's pixels.
+    None for an artist that is not placed in data coordinates (a reference line or span across
+    the axes: axhline, axvspan), which shows no data."""
+    if isinstance(artist, AxesImage):
+        return int(np.isfinite(np.ma.filled(np.ma.asarray(artist.get_array(), dtype=float), np.nan)).sum())
+    in_data = Artist.get_transform(artist) == ax.transData
+    if isinstance(artist, Line2D):
+        return _finite_rows(artist.get_xydata()) if in_data else None
+    if isinstance(artist, Patch):
+        return min(1, _finite_rows(artist.get_patch_transform().transform(artist.get_path().vertices))) \
+            if in_data else None
+    if isinstance(artist, Collection):
+        if artist.get_offset_transform() == ax.transData:     # scatter: one marker per offset
+            return _finite_rows(artist.get_offsets())
+        return sum(min(1, _finite_rows(path.vertices)) for path in artist.get_paths()) if in_data else None
+    return None
+
+
+def _drawn_artists(ax) -> list[Artist]:
+    """The visible lines, patches, collections and images of ``ax``."""
+    return [a for a in (*ax.lines, *ax.patches, *ax.collections, *ax.images) if a.get_visible()]
+
+
+def finite_count(figure: Figure) -> int:
+    """The finite data points (:func:`finite_points`) drawn on ``figure``'s visible axes; 0
+    when it shows no data at all (text, reference lines and empty axes are no data)."""
+    return sum(finite_points(a, ax) or 0 for ax in figure.axes if ax.get_visible() for a in _drawn_artists(ax))
+
+
+def empty_labels(axes: list) -> set[str]:
+    """The legend labels on ``axes`` whose every labelled line, patch, collection or container
+    (bars, error bars) has no finite point (a reference line across the axes is never empty)."""
+    counts: dict[str, list[int | None]] = {}
+    for ax in axes:
+        for artist in _drawn_artists(ax):
+            counts.setdefault(artist.get_label(), []).append(finite_points(artist, ax))
+        for container in ax.containers:
+            children = container.get_children()
+            counts.setdefault(container.get_label(), []).append(
+                None if any(finite_points(c, ax) is None for c in children)
+                else sum(finite_points(c, ax) for c in children))
+    return {label for label, found in counts.items()
+            if label and not str(label).startswith("_") and all(n == 0 for n in found)}
+
+
+def drop_empty_legend_entries(figure: Figure) -> Figure:
+    """Hide every legend entry of ``figure`` that names only series without a finite point
+    (:func:`empty_labels`: of its axes for an axes' legend, of all axes for the figure's),
+    unless the entry says so itself (its label holds :data:`SAYS_EMPTY`); a legend left with no entry is
+    hidden. Returns ``figure``."""
+    legends = [(ax.get_legend(), [ax]) for ax in figure.axes if ax.get_legend() is not None]
+    legends += [(legend, figure.axes) for legend in figure.legends]
+    for legend, axes in legends:
+        empty = empty_labels(axes)
+        entries = [entry for column in legend._legend_handle_box.get_children() for entry in column.get_children()]
+        for entry, text in zip(entries, legend.texts):     # one entry per text, in order
+            if text.get_text() in empty and SAYS_EMPTY not in text.get_text():
+                entry.set_visible(False)
+                text.set_visible(False)
+        if not any(text.get_visible() for text in legend.texts):
+            legend.set_visible(False)
+    return figure
 
 
 def marker_handle(marker: str) -> Line2D:

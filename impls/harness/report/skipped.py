@@ -1,4 +1,5 @@
-"""Benchmark points without a value in their newest run, with the reason where it is known.
+"""Benchmark points without a value in their newest run, with the reason where it is known;
+and those whose value is not a finite number (±inf), which no figure can draw.
 
 asv does not store why a point was skipped. A benchmark skips when its experiment
 needs a capability this machine lacks: the capabilities are read from ``require(...)``
@@ -10,6 +11,7 @@ fingerprint says which of them is missing and why.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 
@@ -17,20 +19,21 @@ import pandas as pd
 
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.provenance import experiment_of
-from impls.harness.report.results import STATUS_FAILED, STATUS_SKIPPED, BenchmarkInfo
+from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, BenchmarkInfo
 
 _REQUIRE_CALL = re.compile(r"\brequire\(([^)]*)\)")
 _STRING = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']""")
 
 UNKNOWN_SKIP = "skipped in setup, or without a value (asv records both alike, and not why)"
 FAILURE = "raised an error or timed out; the `asv run` output says why"
+NOT_FINITE = "not finite"  # a SkippedPoint's status: asv stored ±inf
 
 
 @dataclasses.dataclass(frozen=True)
 class SkippedPoint:
     benchmark: str
     params: str  # "name=value, ..." as asv stores them; "" for an unparameterized benchmark
-    status: str  # "skipped" or "failed"
+    status: str  # "skipped", "failed" or NOT_FINITE (±inf)
     commit: str
     reason: str
 
@@ -67,10 +70,16 @@ def experiment_requirements(name: str) -> tuple[str, ...]:
 
 def skipped_points(points: pd.DataFrame, info: Mapping[str, BenchmarkInfo],
                    state: MachineState) -> list[SkippedPoint]:
-    """Return every skipped or failed point in ``points`` (newest run of each point)."""
-    missing = points[points["status"].isin((STATUS_SKIPPED, STATUS_FAILED))]
+    """Return every skipped or failed point in ``points`` (newest run of each point), and
+    every one whose value is ±inf (status :data:`NOT_FINITE`: its history figure cannot draw
+    it), by benchmark name."""
+    infinite = (points["status"] == STATUS_OK) & points["value"].map(lambda v: isinstance(v, float) and math.isinf(v))
+    missing = points[points["status"].isin((STATUS_SKIPPED, STATUS_FAILED)) | infinite]
     missing = missing.sort_values(["benchmark"], kind="stable")
     return [
+        SkippedPoint(row.benchmark, row.param_label, NOT_FINITE, row.commit,
+                     f"its value is {row.value}, not a finite number: its history figure does not draw it")
+        if row.status == STATUS_OK else
         SkippedPoint(row.benchmark, row.param_label, row.status, row.commit,
                      skip_reason(info.get(row.benchmark), row.status, state))
         for row in missing.itertuples(index=False)
