@@ -70,13 +70,13 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
 def _foreign(record: dict, machine: str) -> str:
     """Why ``record`` does not belong under ``machine`` ("" when it does): it records another
     machine, or a profile other than the one the machine name ends in."""
-    from impls.harness.profiles import PROFILES
+    from impls.harness.profiles import machine_profile
 
     recorded = record.get("machine")
     if recorded and recorded != machine:
         return f"a record of machine {recorded!r}, filed under {machine!r}: left out"
     profile = record.get("profile")
-    suffix = next((p for p in PROFILES if machine.endswith(f"-{p}")), None)
+    suffix = machine_profile(machine)
     if profile and suffix and profile != suffix:
         return f"a record of the {profile!r} profile, filed under {machine!r}: left out"
     return ""

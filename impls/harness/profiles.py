@@ -46,6 +46,11 @@ def versioned(pinned: str, profile: str) -> str:
     return pinned if profile == DEFAULT_PROFILE else f"{pinned}+{profile}"
 
 
+def machine_profile(machine: str) -> str | None:
+    """The profile a machine name ``<host>-<profile>`` (as the suite files results) names, else None."""
+    return next((p for p in PROFILES if machine.endswith(f"-{p}")), None)
+
+
 def profile_of_version(version: str) -> str | None:
     """The profile a benchmark ``version`` made by :func:`versioned` names, or None where it
     names none (the default profile's, or a version from before profiles were versioned)."""

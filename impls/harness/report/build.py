@@ -460,7 +460,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     return Report(
         machine=machine,
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        profile=", ".join(profiles) or state.profile or "unknown",
+        profile=", ".join(profiles) or state.profile or results.results_profile(frame, machine) or "unknown",
         commits=commits,
         environment=environment_tables(state, machine_json),
         claims=[r for r in evaluated if not r.claim.peer],

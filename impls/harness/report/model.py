@@ -23,7 +23,7 @@ def system_name(system: str) -> str:
 class Report:
     machine: str
     generated: str  # ISO time the report was rendered
-    profile: str  # "unknown" when no fingerprint says
+    profile: str  # the artifacts', the fingerprint's or the results' profile; "unknown" when none says
     commits: pd.DataFrame  # results.commits(): every commit in the results, oldest first
     environment: list[Table]
     claims: list[ClaimResult]  # the papers' own claims

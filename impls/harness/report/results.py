@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from impls.harness import paths
+from impls.harness import paths, profiles
 
 RESULT_FORMAT_VERSION = 2
 NOT_RESULT_FILES = frozenset({"machine.json", "benchmarks.json"})
@@ -32,6 +32,7 @@ BASE_COLUMNS = [
     "params", "param_label", "value", "status", "started_at", "version",
 ]
 
+RUN = ["benchmark", "commit", "env_name"]   # the columns that name one benchmark's run(s) of a commit
 STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped"  # asv stored NaN: the benchmark raised NotImplementedError
 STATUS_FAILED = "failed"  # asv stored null: the benchmark raised or timed out
@@ -152,9 +153,7 @@ def parse_param(text: str) -> Any:
 
 
 def _timestamp(ms: Any) -> pd.Timestamp:
-    if ms is None:
-        return pd.NaT
-    return pd.Timestamp(int(ms), unit="ms", tz="UTC")
+    return pd.NaT if ms is None else pd.Timestamp(int(ms), unit="ms", tz="UTC")
 
 
 def _status_and_value(raw: Any) -> tuple[str, float]:
@@ -209,12 +208,8 @@ def _rows_of_file(path: Path, machine: str,
     columns = data["result_columns"]
     if not isinstance(columns, list) or "result" not in columns:
         raise ResultsError(f"{path}: 'result_columns' of an asv result file has no 'result' column")
-    common = {
-        "machine": machine,
-        "commit": data["commit_hash"],
-        "date": _timestamp(data["date"]),
-        "env_name": data.get("env_name", ""),
-    }
+    common = {"machine": machine, "commit": data["commit_hash"], "date": _timestamp(data["date"]),
+              "env_name": data.get("env_name", "")}
     rows = []
     for name, values in data["results"].items():
         entry = dict(zip(columns, values))
@@ -224,28 +219,17 @@ def _rows_of_file(path: Path, machine: str,
         unit = meta.unit if meta else _DEFAULT_UNITS.get(kind, "")
         names = _param_names(name, meta, len(params))
         combos = list(itertools.product(*params))
-        results = entry.get("result")
-        if results is None:
-            results = [None] * len(combos)
+        results = [None] * len(combos) if entry.get("result") is None else entry["result"]
         if len(results) != len(combos):
-            raise ResultsError(
-                f"{path}: benchmark {name!r} has {len(results)} results for "
-                f"{len(combos)} parameter combinations"
-            )
+            raise ResultsError(f"{path}: benchmark {name!r} has {len(results)} results for "
+                               f"{len(combos)} parameter combinations")
         for combo, raw in zip(combos, results):
             status, value = _status_and_value(raw)
-            rows.append({
-                **common,
-                "benchmark": name,
-                "type": kind,
-                "unit": unit,
-                "params": {n: parse_param(v) for n, v in zip(names, combo)},
-                "param_label": ", ".join(f"{n}={v}" for n, v in zip(names, combo)),
-                "value": value,
-                "status": status,
-                "started_at": _timestamp(entry.get("started_at")),
-                "version": str(entry.get("version") or ""),
-            })
+            rows.append({**common, "benchmark": name, "type": kind, "unit": unit,
+                         "params": {n: parse_param(v) for n, v in zip(names, combo)},
+                         "param_label": ", ".join(f"{n}={v}" for n, v in zip(names, combo)),
+                         "value": value, "status": status, "started_at": _timestamp(entry.get("started_at")),
+                         "version": str(entry.get("version") or "")})
     return rows
 
 
@@ -261,7 +245,7 @@ def param_column(name: str) -> str:
 
 def read_results(results_dir: Path, machine: str,
                  unreadable: list[tuple[str, str]] | None = None) -> pd.DataFrame:
-    """Return every result of ``machine`` as a tidy frame.
+    """Return every result of ``machine``'s profile (:func:`results_profile`) as a tidy frame.
 
     Columns: ``BASE_COLUMNS`` (``params`` is a dict of Python values, ``value`` is a
     float and NaN where ``status`` is "skipped" or "failed", ``version`` the benchmark's
@@ -270,7 +254,8 @@ def read_results(results_dir: Path, machine: str,
     parameter name (see :func:`param_column`). Empty frame when there are no results.
 
     A file that cannot be read raises :class:`ResultsError`, unless ``unreadable`` is a
-    list: then ``(path, why)`` is appended to it and the other files are read.
+    list: then ``(path, why)`` is appended to it and the other files are read. Results of
+    another profile and older runs of one commit are left out too, and listed (:func:`_selected`).
     """
     try:
         info = read_benchmark_info(results_dir)
@@ -279,25 +264,60 @@ def read_results(results_dir: Path, machine: str,
             raise
         unreadable.append((str(Path(results_dir) / "benchmarks.json"), _reason(err)))
         info = {}
-    rows: list[dict[str, Any]] = []
+    rows, files = [], []   # files: the file of each row
     for path in result_files(results_dir, machine):
         try:
-            rows.extend(_rows_of_file(path, machine, info))
+            found = _rows_of_file(path, machine, info)
         except (ResultsError, TypeError, AttributeError, ValueError) as err:
             if unreadable is None:
                 raise
             unreadable.append((str(path), _reason(err)))
+            continue
+        rows.extend(found)
+        files.extend([str(path)] * len(found))
     frame = pd.DataFrame(rows, columns=BASE_COLUMNS)
     frame["value"] = frame["value"].astype("float64")
     for column in ("date", "started_at"):
         frame[column] = pd.to_datetime(frame[column], utc=True)
     frame[HISTORY] = history_order(frame["commit"])
+    frame = _selected(frame, pd.Series(files, dtype=object), machine, unreadable)
     param_names = dict.fromkeys(n for params in frame["params"] for n in params)
     for name in param_names:
         # object dtype keeps ints as ints (a float column would turn 4 into 4.0)
         frame[param_column(name)] = pd.Series([p.get(name) for p in frame["params"]],
                                               index=frame.index, dtype=object)
     return frame
+
+
+def results_profile(frame: pd.DataFrame, machine: str) -> str | None:
+    """The one profile whose results ``machine``'s report reads: the one its name names, else the
+    one the version of the newest run in ``frame`` (:func:`_order`) names (``+<profile>``,
+    :func:`impls.harness.profiles.versioned`); None for neither (the default's, or not known)."""
+    if profiles.machine_profile(machine) or frame.empty:
+        return profiles.machine_profile(machine)
+    newest = frame.sort_values(_order(frame), kind="stable", na_position="first")["version"].iloc[-1]
+    return profiles.profile_of_version(str(newest))
+
+
+def _selected(frame: pd.DataFrame, files: pd.Series, machine: str,
+              unreadable: list[tuple[str, str]] | None) -> pd.DataFrame:
+    """``frame`` but rows whose version names another profile than :func:`results_profile`'s, each point
+    of a benchmark at a commit and environment once, of its newest run by ``started_at``; each file
+    (``files``: each row's) with rows left out, but copies of a newest run, is added to ``unreadable``."""
+    wanted = results_profile(frame, machine) or profiles.DEFAULT_PROFILE   # naming none, yet newer than those that do
+    named = frame["version"].map(lambda v: profiles.profile_of_version(str(v)))   # None: the default's, or older
+    other = named.notna() & (named != wanted)
+    newest = frame[~other].groupby(RUN)["started_at"].transform("max")
+    older = frame["started_at"] < newest.reindex(frame.index)
+    where = "" if profiles.machine_profile(machine) else f" with newer {wanted!r} results (asv run --machine <host>-<profile>)"
+    for drop, why in ((other, lambda rows: f"of the {'/'.join(sorted(set(named[rows.index])))!r} profile, filed "
+                                           f"under {machine!r}{where}: left out"),
+                      (older, lambda rows: f"of commit {rows['commit'].iloc[0][:8]} that ran again later (a rerun, "
+                                           "or an archived copy): set aside for the newest run")):
+        for path, rows in frame[drop].groupby(files[drop], sort=True) if unreadable is not None else ():
+            what = f"{rows['benchmark'].nunique()} benchmark(s)" if (files[~(other | older)] == path).any() else "a run"
+            unreadable.append((str(path), f"{path}: {what} {why(rows)}"))
+    return frame[~(other | older)].drop_duplicates([*RUN, "param_label"], keep="last").reset_index(drop=True)
 
 
 def history_order(commits: pd.Series) -> pd.Series:
@@ -328,12 +348,8 @@ def commits(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["commit", "date", "env_names", "started_at", "points", "placed"])
     extra = {HISTORY: (HISTORY, "min")} if HISTORY in frame.columns else {}
     grouped = frame.groupby("commit", sort=False).agg(
-        date=("date", "min"),
-        env_names=("env_name", lambda s: ", ".join(sorted(set(s)))),
-        started_at=("started_at", "min"),
-        points=("value", "size"),
-        **extra,
-    ).reset_index()
+        date=("date", "min"), env_names=("env_name", lambda s: ", ".join(sorted(set(s)))),
+        started_at=("started_at", "min"), points=("value", "size"), **extra).reset_index()
     ordered = grouped.sort_values([*_order(grouped), "commit"], ignore_index=True)
     ordered["placed"] = ordered[HISTORY] >= 0 if extra else True
     return ordered.drop(columns=list(extra))
@@ -352,20 +368,15 @@ def latest_points(frame: pd.DataFrame) -> pd.DataFrame:
     """Return every point of each benchmark's newest run.
 
     "Newest" is the latest commit (git's order, then commit date, as :func:`commits`), then
-    the latest run start, that has that benchmark, so a
-    partial ``asv run --bench`` does not hide older results of the others; all points
-    come from that one run, so points from an older run with other parameters (another
-    profile's grid) never mix into a trend or ratio.
+    the latest run start, that has that benchmark, so a partial ``asv run --bench`` does not
+    hide older results of the others; all points come from that one run (of a commit and
+    environment: :func:`read_results` keeps one), so points from an older run with other
+    parameters (another profile's grid) never mix into a trend or ratio.
     """
     if frame.empty:
         return frame
-    extra = {HISTORY: (HISTORY, "max")} if HISTORY in frame.columns else {}
-    runs = (frame.groupby(["benchmark", "commit", "env_name"], sort=False, dropna=False)
-            .agg(run_date=("date", "max"), run_started=("started_at", "max"), **extra).reset_index())
-    newest = (runs.sort_values(_order(runs, "run_date", "run_started"), na_position="first")
-              .groupby("benchmark", sort=False).tail(1)[["benchmark", "commit", "env_name"]])
-    latest = frame.merge(newest, on=["benchmark", "commit", "env_name"], how="inner")
-    return latest.reset_index(drop=True)
+    newest = newest_per_point(frame, ("benchmark",))[RUN]
+    return frame.merge(newest, on=RUN, how="inner").reset_index(drop=True)
 
 
 def read_result_file(path: Path, machine: str, results_dir: Path | None = None) -> pd.DataFrame:
