@@ -478,7 +478,7 @@ def test_a_missing_sampling_interval_is_named_in_the_claims_own_words():
     ([2.05, 2.1], "b" * 40, REPRODUCED, (2.0, 2.1)),       # the value itself is always inside
     ([1.5, 2.4], "a" * 40, REPRODUCED, None),              # another run's interval is not this value's
     (None, "b" * 40, INCONCLUSIVE, (-math.inf, math.inf)),  # the run: its test points cannot bound it
-    ([2.4, 1.5], "b" * 40, REPRODUCED, None),               # not an interval
+    ([2.4, 1.5], "b" * 40, INCONCLUSIVE, "malformed"),      # not an interval: it bounds nothing
 ])
 def test_a_sampling_interval_from_the_runs_artifact_can_make_a_verdict_inconclusive(pair, commit, verdict,
                                                                                       interval):
@@ -488,6 +488,8 @@ def test_a_sampling_interval_from_the_runs_artifact_can_make_a_verdict_inconclus
     assert result.verdict == verdict
     if interval is None:
         assert result.interval is None
+    elif interval == "malformed":
+        assert result.interval.unbounded and "malformed interval [2.4, 1.5]" in result.detail
     elif math.isinf(interval[0]):
         assert result.interval.unbounded and formatting.measured(result) == (
             "2× [unbounded: the test points cannot bound it]")

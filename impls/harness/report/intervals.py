@@ -19,7 +19,9 @@
   joined with the run-to-run one (the smallest interval holding both), or alone where there
   are no repeats. Where the run recorded null there (nothing bounds it: too many resamples
   had no value, too few draws finished), the interval is unbounded (:data:`UNBOUNDED_SAMPLING`,
-  or in the claim's own words), so the verdict is inconclusive.
+  or in the claim's own words), so the verdict is inconclusive; so it is where the run recorded
+  anything else than finite numbers low <= high (a malformed interval bounds nothing, so it
+  never judges more firmly than a wide one).
 - A point whose repeat range is infinite (too noisy to track here, or a ratio over a zero
   point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the verdict is
   inconclusive rather than taken from the point estimate alone.
@@ -33,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from impls.harness.report.claims import SAMPLING_ERROR, BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
-from impls.harness.report.measure import UNBOUNDED_BY_RUN, _select, _sortable, artifact_interval, spearman_rows
+from impls.harness.report.measure import (MALFORMED_INTERVAL, UNBOUNDED_BY_RUN, _select, _sortable,
+                                          artifact_interval, spearman_rows)
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
 
@@ -163,6 +166,8 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
         if claim.sampling_interval.error == SAMPLING_ERROR:
             return Interval(-math.inf, math.inf, UNBOUNDED_SAMPLING)
         return Interval(-math.inf, math.inf, f"{UNBOUNDED_PREFIX}the run could not bound {claim.sampling_interval.error}")
+    if isinstance(sampled, str) and sampled.startswith(MALFORMED_INTERVAL):   # never firmer than a wide one
+        return Interval(-math.inf, math.inf, f"{UNBOUNDED_PREFIX}{sampled}")
     if sampled is None:
         if repeats is not None and claim.sampling_interval is not None:
             return dataclasses.replace(repeats, lacks=f"without {claim.sampling_interval.error} {NO_SAMPLING}")

@@ -93,6 +93,19 @@ def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
     return Measurement(STATUS_OK, float(row["value"]), where, commit=str(row["commit"]))
 
 
+NO_FACTOR = "a ratio of signed numbers is no factor"
+RATIO_UNITS = ("x", "×", "ratio")  # a claim in one of these units is a factor: a value <= 0 is none
+
+
+def as_factor(found: Measurement, unit: str) -> Measurement:
+    """``found``, or, where ``unit`` is one of :data:`RATIO_UNITS` and its value is not above 0,
+    a :data:`NO_VALUE` measurement saying so: a factor read as one number (a point that is
+    itself a ratio) is refused as :func:`measure_ratio` refuses a ratio of negative sides."""
+    if not found.ok or unit not in RATIO_UNITS or found.value > 0:
+        return found
+    return Measurement(NO_VALUE, detail=f"{found.detail} is {found.value:g}, not above 0: {NO_FACTOR}")
+
+
 def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
     """Return numerator / denominator, or the first side's reason for having no value."""
     top = measure_point(points, source.numerator)
@@ -103,8 +116,7 @@ def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:
     if bottom.value == 0:      # the data's, not the claims file's: no ratio to judge
         return Measurement(NO_VALUE, detail=f"denominator {bottom.detail} is zero: no ratio")
     if top.value < 0 or bottom.value < 0:
-        return Measurement(NO_VALUE, detail=f"{top.detail} / {bottom.detail}: a side is negative, and a ratio of "
-                                            "signed numbers is no factor")
+        return Measurement(NO_VALUE, detail=f"{top.detail} / {bottom.detail}: a side is negative, and {NO_FACTOR}")
     if top.commit and bottom.commit and top.commit != bottom.commit:
         return Measurement(NO_VALUE, detail=f"{top.detail} / {bottom.detail}: the two sides come from different "
                                             "commits (a partial run), so their ratio measures no one version")
@@ -255,19 +267,26 @@ def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSo
 UNBOUNDED_BY_RUN = "unbounded by the run"   # an interval the run recorded as null: nothing bounds it
 
 
+MALFORMED_INTERVAL = "malformed interval"   # the start of artifact_interval's answer for a bad pair
+
+
 def artifact_interval(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
                       commit: str | None = None) -> tuple[float, float] | str | None:
     """Return the ``[low, high]`` pair of finite numbers, low <= high, at ``source.path`` in the
     newest artifact ``source.artifact``; :data:`UNBOUNDED_BY_RUN` where the path holds null
-    (the run found nothing bounds the value); else None (no such artifact, path or pair, or,
-    given ``commit``, an artifact written at another commit: it would be another run's)."""
+    (the run found nothing bounds the value); a text starting with :data:`MALFORMED_INTERVAL`
+    where it holds anything else (reversed ends, NaN, not a pair); None where there is no such
+    artifact or path, or, given ``commit``, the artifact was written at another commit (it
+    would be another run's)."""
     value, why = _value_at(artifacts, source.artifact, source.path, commit)
-    if value is None and not why:
+    if why:
+        return None
+    if value is None:
         return UNBOUNDED_BY_RUN
     if (not isinstance(value, (list, tuple)) or len(value) != 2
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
             or value[0] > value[1]):
-        return None
+        return f"{MALFORMED_INTERVAL} {value!r} at {source.path} (not [low, high], finite, low <= high)"
     return float(value[0]), float(value[1])
 
 

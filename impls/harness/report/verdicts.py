@@ -30,16 +30,22 @@ below the baseline (the true value is then further on the paper's side); where i
 two (inside the band: reproduced or below; between the baseline and a band above it:
 partly or not reproduced) the verdict is "inconclusive"; inside a band without a bottom
 ("at most x"), "reproduced"; above the band, "not measured".
+A value whose bound flag cannot be told (failed, skipped, absent, or of another run than the
+value: another commit or environment, or a partial rerun, :func:`_another_run`) may be a bound
+of either kind, so nothing is judged: "not measured".
+A value in a unit of a factor (``x``, ``ratio``) that is not above 0 is no value to judge,
+as a ratio of signed sides is none (:func:`~impls.harness.report.measure.as_factor`).
 
 Uncertainty (:mod:`intervals`): when the measured value has an interval (repeats, or a
 bootstrap over the points it comes from) that lies partly inside and partly outside the
-tolerance band, or that holds the baseline (so even the direction is uncertain), the
-verdict is "inconclusive" — the data cannot tell the verdicts apart — and the detail
-keeps the point estimate's verdict. So is one whose interval lies wholly in another place
-(a verdict and side of the band) than the point estimate: the numbers disagree with each
-other (:mod:`intervals` joins the value into each interval it returns; this holds
-whatever interval is given). "partly" keeps its meaning above
-(right direction, outside the band), so the two never mix.
+tolerance band, or that holds the baseline and a value on the paper's side of it (so even
+the direction is uncertain; the baseline itself counts as no effect, as in the band, so an
+interval that reaches it from the paper's side holds it), the verdict is "inconclusive" —
+the data cannot tell the verdicts apart — and the detail keeps the point estimate's verdict.
+So is one whose interval lies wholly in another place (a verdict and side of the band) than
+the point estimate: the numbers disagree with each other (:mod:`intervals` joins the value
+into each interval it returns; this holds whatever interval is given). "partly" keeps its
+meaning above (right direction, outside the band), so the two never mix.
 
 A claim with ``measured_cuda`` (the same measurement in the run on a CUDA device, the
 papers' setting) is judged on that run wherever it has a value, and on ``measured`` (the
@@ -66,12 +72,12 @@ from typing import Any
 import pandas as pd
 
 from impls.harness.registry import is_sha256
-from impls.harness.report.claims import Claim
+from impls.harness.report.claims import BenchmarkSource, Claim, MeasuredSource, PointRef, RatioSource
 from impls.harness.report.intervals import (Interval, claim_benchmarks, claim_commit, claim_interval,
                                             lacks_run_to_run)
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, check_setting, measure,
-                                          same_commit)
+from impls.harness.report.measure import (ABSENT, INVALID, Measurement, _select, artifact_text, as_factor,
+                                          check_setting, measure, same_commit)
 from impls.harness.report.noise import Noise
 from impls.harness.report.provenance import data_kind
 from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED
@@ -301,11 +307,10 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                 f"({claim.sampling_interval.path}; an older run's, or one of another commit)"))
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
             across = ("the tolerance band" if interval.straddles(*tolerance_band(claim), *band_open(claim))
-                      else "the baseline" if (claim.baseline is not None
-                                              and interval.low < claim.baseline < interval.high)
-                      else None)
+                      else "the baseline" if holds_baseline(claim, interval) else None)
             high = shown(interval.high, claim)
             span = f"interval {shown(interval.low, claim)}..{high if interval.unbounded else with_unit(high, claim.unit)}"
+            span += f" ({interval.why_unbounded})" if interval.unbounded else ""
             apart = None if across else _interval_elsewhere(claim, interval, result.measured)
             if across:
                 extra["verdict"] = INCONCLUSIVE
@@ -317,6 +322,19 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                                    f"other (point estimate: {result.verdict}; interval: "
                                    f"{judge(claim, interval.low)})")
     return dataclasses.replace(result, **extra)
+
+
+def holds_baseline(claim: Claim, interval: Interval) -> bool:
+    """Whether ``interval`` holds ``claim``'s baseline and a value on the paper's side of it: the
+    baseline itself counts on the other side, as :func:`judge` and the band's open end at the
+    baseline count it (a tie is no effect), so an interval that only touches the baseline from
+    the paper's side holds it, and one that reaches it from the other side does not."""
+    baseline = claim.baseline
+    if baseline is None:
+        return False
+    if baseline <= claim.paper_range[0]:     # the paper lies above the baseline (as tolerance_band tells)
+        return interval.low <= baseline < interval.high
+    return interval.low < baseline <= interval.high
 
 
 def real_sources(benchmarks: tuple[str, ...], artifacts: Mapping[str, Mapping[str, Any]],
@@ -434,7 +452,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     """
     if claim.measured is None:
         return ClaimResult(claim, NOT_MEASURED_YET, detail="no experiment measures this claim yet")
-    measurement = measure(claim.measured, points, artifacts)
+    measurement = as_factor(measure(claim.measured, points, artifacts), claim.unit)
     if not measurement.ok:
         return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
                            detail=measurement.detail)
@@ -448,7 +466,7 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
                            coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
     detail = measurement.detail
-    flags = [_flag_set(source, points, artifacts, measurement.commit)
+    flags = [_flag_set(source, points, artifacts, measurement.commit, claim.measured)
              for source in (claim.lower_bound_when, claim.upper_bound_when)]
     unknown = next((why for why in flags if isinstance(why, str)), None)
     if unknown:
@@ -529,12 +547,13 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
 
 
 def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
-              commit: str) -> bool | str:
-    """Whether the bound flag ``source`` is set for a value measured at ``commit``: True or
-    False, or why it cannot be told (a string): the flag failed or was skipped, or comes
-    from another run than the value (a partial rerun), or has no result at all (a rerun of
-    the value alone, or a typo in the claims file): a value whose flag is unknown may be a
-    bound, so it is never taken as exact."""
+              commit: str, measured: MeasuredSource | None = None) -> bool | str:
+    """Whether the bound flag ``source`` is set for a value measured at ``commit`` (from the
+    points of ``measured``, the claim's source): True or False, or why it cannot be told (a
+    string): the flag failed or was skipped, or comes from another run than the value (another
+    commit, or :func:`_another_run`: a partial rerun), or has no result at all (a rerun of the
+    value alone, or a typo in the claims file): a value whose flag is unknown may be a bound
+    of either kind, so it is never judged ("not measured")."""
     if source is None:
         return False
     flag = measure(source, points, artifacts)
@@ -544,7 +563,41 @@ def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str,
         return f"its bound flag: {flag.detail}"
     if commit and flag.commit and not same_commit(commit, flag.commit):
         return f"its bound flag was measured at {flag.commit[:8]}, the value at {commit[:8]}"
-    return flag.value >= 0.5
+    value_points = ((measured.point,) if isinstance(measured, BenchmarkSource)
+                    else (measured.numerator, measured.denominator) if isinstance(measured, RatioSource) else ())
+    other = next(filter(None, (_another_run(points, p, source.point) for p in value_points)), None)
+    return other or flag.value >= 0.5
+
+
+def _another_run(points: pd.DataFrame, value: PointRef, flag: PointRef) -> str | None:
+    """Why the point ``flag`` comes from another asv run than the point ``value`` (both of
+    one commit), or None where the rows cannot tell them apart. asv records no run id, and
+    each benchmark's own ``started_at``; it runs a class's benchmarks back to back. So the two
+    are of two runs where their environments differ, or, both of one class, where a benchmark
+    of another class at their commit and environment started between them (asv keeps the
+    numbers a partial rerun did not measure). A rerun of one of them alone right after a run
+    that ended with their class cannot be told from one run, nor can two runs of points of
+    two classes."""
+    if "env_name" not in points or "started_at" not in points:
+        return None
+    found = [_select(points, p.benchmark, p.params)[0] for p in (value, flag)]
+    if any(rows is None or len(rows) != 1 for rows in found):
+        return None
+    (v,), (f,) = (rows.itertuples() for rows in found)
+    if v.env_name != f.env_name:
+        return f"its bound flag was measured in environment {f.env_name!r}, the value in {v.env_name!r}"
+    cls = v.benchmark.rsplit(".", 1)[0]
+    if pd.isna(v.started_at) or pd.isna(f.started_at) or f.benchmark.rsplit(".", 1)[0] != cls:
+        return None
+    first, last = sorted((v.started_at, f.started_at))
+    between = points[(points["commit"] == v.commit) & (points["env_name"] == v.env_name)
+                     & (points["started_at"] > first) & (points["started_at"] < last)
+                     & (points["benchmark"].map(lambda b: str(b).rsplit(".", 1)[0]) != cls)]
+    if between.empty:
+        return None
+    return (f"its bound flag started at {f.started_at:%Y-%m-%d %H:%M:%S}, the value at "
+            f"{v.started_at:%Y-%m-%d %H:%M:%S}, and {between['benchmark'].iloc[0]} between them: two runs "
+            "(a partial rerun)")
 
 
 def evaluate_claims(claims: list[Claim], points: pd.DataFrame,
