@@ -194,3 +194,24 @@ def test_the_markdown_shows_a_no_data_figure_by_its_reason_not_an_image():
     markdown = render_markdown(_report(figures=[render_toy(nan_line)]))
     assert "**Toy (paper Fig. 1)**: no data: artifact 'toy_artifact'" in markdown
     assert "figures/toy.png" not in markdown
+
+
+def test_a_legend_key_drawn_from_no_point_keeps_its_entry():
+    """``plot([], [], label=...)`` is how a figure puts a key or a reason in its legend (the
+    SLIDE time-to-accuracy marker key, the lanes figure's "(no latency recorded)"): it is no
+    series without data, so its entry stays; a line of NaN points is one, and goes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from impls.harness.report import plotting
+
+    figure, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4], label="data")
+    ax.plot([], [], marker="x", linestyle="none", label="X: the run reaches its target")
+    ax.plot([1, 2], [float("nan")] * 2, label="all NaN")
+    ax.legend()
+    plotting.drop_empty_legend_entries(figure)
+    shown = [t.get_text() for t in ax.get_legend().texts if t.get_visible()]
+    assert shown == ["data", "X: the run reaches its target"]
+    plt.close(figure)

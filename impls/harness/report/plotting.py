@@ -59,12 +59,13 @@ def finite_points(artist: Artist, ax) -> int | None:
     """The finite data points ``artist`` draws on ``ax``: a line's vertices, a patch (a bar) or a
     path of a collection with a finite vertex (1 each), a scatter's markers, an image's pixels.
     None for an artist that is not placed in data coordinates (a reference line or span across
-    the axes: axhline, axvspan), which shows no data."""
+    the axes: axhline, axvspan), and for a line given no point at all (``plot([], [])``: a
+    legend key that explains the figure), which show no data."""
     if isinstance(artist, AxesImage):
         return int(np.isfinite(np.ma.filled(np.ma.asarray(artist.get_array(), dtype=float), np.nan)).sum())
     in_data = Artist.get_transform(artist) == ax.transData
     if isinstance(artist, Line2D):
-        return _finite_rows(artist.get_xydata()) if in_data else None
+        return _finite_rows(artist.get_xydata()) if in_data and len(artist.get_xydata()) else None
     if isinstance(artist, Patch):
         return min(1, _finite_rows(artist.get_patch_transform().transform(artist.get_path().vertices))) \
             if in_data else None
@@ -88,7 +89,8 @@ def finite_count(figure: Figure) -> int:
 
 def empty_labels(axes: list) -> set[str]:
     """The legend labels on ``axes`` whose every labelled line, patch, collection or container
-    (bars, error bars) has no finite point (a reference line across the axes is never empty)."""
+    (bars, error bars) was given points and has no finite one (a reference line across the
+    axes, or a line given no point, a legend key, is never empty)."""
     counts: dict[str, list[int | None]] = {}
     for ax in axes:
         for artist in _drawn_artists(ax):
