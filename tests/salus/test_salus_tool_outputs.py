@@ -30,7 +30,7 @@ def test_sensitivity_json_to_stdout_is_one_document_and_the_lines_go_to_stderr(l
     ("submit_time,duration\n0,10,99\n5,3\n", "a row of 3 fields under a header of 2"),
     ("submit_time,duration\n0,10,5\n5,3\n", "a row of 3 fields under a header of 2"),   # decimal comma
     ("submit_time,duration\n0,10\n,,5\n", "a row of 3 fields under a header of 2"),
-    ("submit_time,duration,job_id\n0,10\n5,3,b\n", "a row of 2 fields under a header of 3"),
+    ("job_id,submit_time,duration\na,0\nb,5,3\n", "a row of 2 fields under a header of 3"),   # one it reads
 ])
 def test_a_row_of_another_field_count_than_the_header_is_refused_with_its_line(tmp_path, text, counts):
     path = tmp_path / "t.csv"
@@ -67,3 +67,14 @@ def test_a_lane_job_name_that_is_not_unicode_text_is_refused_with_its_index(tmp_
     path.write_text('[{"name": "\\ud83d\\ude00 \\u00e9", "persistent": 1, "ephemeral": 2}]')   # a pair: text
     assert lanes.main(["--jobs", str(path), "--capacity", "100"]) == 0
     assert json.loads(capsys.readouterr().out)["lanes"][0]["jobs"][0] == "\U0001F600 \u00e9"
+
+
+def test_a_short_row_that_leaves_off_only_columns_not_read_is_read(tmp_path):
+    """The Salus form with a note column some rows leave off, or a job_id left off at the end:
+    the columns read are all there, so the row reads as before (ids by row where none)."""
+    path = tmp_path / "t.csv"
+    path.write_text("model_name,iterations,submit_time,duration,note\nresnet,100,0,50\nvgg,10,5,3,slow\n")
+    trace = trace_files.read_csv(path)
+    assert list(trace.duration_s) == [50.0, 3.0] and list(trace.arrival_s) == [0.0, 5.0]
+    path.write_text("submit_time,duration,job_id\n0,10\n5,3,b\n")
+    assert trace_files.read_csv(path).ids == ["1", "b"]

@@ -12,8 +12,9 @@ Two forms are read:
   3,000 years are refused as what they likely are, milliseconds since 1970. Column names are
   matched without case; a UTF-8 BOM, CRLF line ends, gzip and a
   header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
-  Every row has as many fields as the header names columns; a trailing separator (an empty
-  field past the last named column) is read as no field.
+  Every row has as many fields as the header names columns, or fewer where only columns
+  after the last one read are left off; a trailing separator (an empty field past the last
+  named column) is read as no field.
 - **Philly** ``cluster_job_log`` (Microsoft's public trace): read by
   :func:`impls.salus.core.philly_log.read_philly`, with this module's :class:`JobTrace` and
   the same gzip, UTF-8 and damaged-file handling (:func:`open_text`, :func:`reading`).
@@ -176,12 +177,13 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
             name = _column(header, ID_COLUMNS)
             if arrival is None or (duration is None and (start is None or end is None)):
                 raise ValueError(_header_message(path, header))
+            used = [c for c in (arrival, duration, start, end) if c is not None]   # a job_id may be left off
             rows, kinds = [], {}
             for number, fields in enumerate((f for f in reader if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
                 where = f"{path}:{reader.line_num}"
-                row = dict(zip(header, _fitted(fields, header, where)))
+                row = dict(zip(header, _fitted(fields, header, where, used)))
                 for column in (arrival, duration) if duration is not None else (arrival, start, end):
                     if not (row.get(column) or "").strip():
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
@@ -221,16 +223,21 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     return job_trace(rows, Counter(), path, zone if dated else None)
 
 
-def _fitted(fields: list[str], header: list[str], where: str) -> list[str]:
+def _fitted(fields: list[str], header: list[str], where: str, used: Sequence[str]) -> list[str]:
     """A row's ``fields``, one per column of ``header``. A trailing separator is read as no
-    field: empty fields past the last named column are dropped, on the header's line and on
-    the row's; any other count raises ValueError naming ``where`` and both counts (a
-    misaligned or mis-separated file, such as decimal commas in a comma-separated one)."""
+    field (empty fields past the last named column are dropped, on the header's line and on
+    the row's); a short row whose fields reach every column of ``used`` (those the reader
+    reads) has its missing trailing columns empty. Any other count raises ValueError naming
+    ``where`` and both counts (a misaligned or mis-separated file, such as decimal commas in a
+    comma-separated one)."""
     named = len(header)
     while named and not header[named - 1].strip():
         named -= 1
     if len(fields) > named and not any(f.strip() for f in fields[named:]):
         fields = fields[:named]
+    reach = max(header.index(column) for column in used) + 1
+    if reach <= len(fields) < named:
+        fields = fields + [""] * (named - len(fields))
     if len(fields) != named:
         raise ValueError(f"{where}: a row of {len(fields)} fields under a header of {named}; expected as many "
                          "fields on every row as the header names (a misaligned or mis-separated file?)")
