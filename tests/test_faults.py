@@ -203,7 +203,7 @@ def test_a_command_out_of_memory_names_the_flags_that_size_its_work(tmp_path):
                           "--quiet", "--json", str(tmp_path / "o.json")],
                          cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
-    assert "not enough memory" in run.stderr and "check --hidden, --L, --batch" in run.stderr
+    assert "not enough memory" in run.stderr and "check --hidden, --K, --L, --batch" in run.stderr
 
 
 @pytest.mark.parametrize("where", ["import", "llvmlite"])

@@ -126,7 +126,7 @@ def test_a_killed_writers_temporary_folder_is_removed_by_the_next(tmp_path):
     assert not left.exists() and other.exists() and live.exists() and (tmp_path / "t" / "indices.npy").is_file()
 
 
-@pytest.mark.parametrize("damage", ["truncate", "remove_vectors", "shorten_offsets"])
+@pytest.mark.parametrize("damage", ["truncate", "remove_vectors", "shorten_offsets", "offsets_2d"])
 def test_a_damaged_streamed_trace_is_written_again_not_read(tmp_path, monkeypatch, capsys, damage):
     """The streamed cache folder of a dataset: one whose files are missing, shorter than their
     headers say, or of disagreeing lengths is refused by read_trace and rebuilt with a warning."""
@@ -138,8 +138,10 @@ def test_a_damaged_streamed_trace_is_written_again_not_read(tmp_path, monkeypatc
         path.write_bytes(path.read_bytes()[:-800])
     elif damage == "remove_vectors":
         (folder / "vectors.npy").unlink()
-    else:
+    elif damage == "shorten_offsets":
         np.save(folder / "offsets.npy", first["offsets"][:-1])
+    else:
+        np.save(folder / "offsets.npy", np.stack([first["offsets"]] * 2))
     with pytest.raises(ValueError, match=f"trace {folder}"):
         traces.read_trace(folder, with_vectors=True)
     again = experiments._streamed_dataset("bandana-user", "smoke")

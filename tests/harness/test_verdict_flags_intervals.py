@@ -123,13 +123,14 @@ def test_artifact_interval_tells_a_malformed_pair_from_an_absent_one():
     assert artifact_interval({"a": {"commit": "f" * 40, "data": {"i": [2.0, 1.0]}}}, source, HEAD) is None
 
 
-# ---------------------------------------------------- 4. a factor of one point that is not above 0
+# ---------------------------------------------------- 4. a factor of one point that is below 0
 
-@pytest.mark.parametrize("value", [-3.0, 0.0])
-def test_a_ratio_point_not_above_zero_is_not_measured(value):
-    result = evaluate_claim(suite_claim("slide-amazon-vs-tf-cpu"), speedup(value, 110, 100), {}, STATE)
+def test_a_ratio_point_below_zero_is_not_measured_and_zero_is_judged():
+    result = evaluate_claim(suite_claim("slide-amazon-vs-tf-cpu"), speedup(-3.0, 110, 100), {}, STATE)
     assert result.verdict.startswith(f"{NOT_MEASURED}: "), result
-    assert "not above 0" in result.verdict and "no factor" in result.verdict and result.ratio is None
+    assert "below 0" in result.verdict and "no factor" in result.verdict and result.ratio is None
+    zero = evaluate_claim(suite_claim("slide-amazon-vs-tf-cpu"), speedup(0.0, 110, 100), {}, STATE)
+    assert zero.verdict == NOT_REPRODUCED and zero.measured == 0.0, zero
 
 
 def test_a_negative_value_of_a_signed_unit_is_judged():

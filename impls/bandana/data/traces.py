@@ -286,13 +286,12 @@ def read_trace(directory, with_vectors: bool = False) -> dict[str, np.ndarray]:
     if missing:
         raise ValueError(f"trace {directory}: {', '.join(missing)} missing")
     offsets, n = arrays["offsets"], arrays["community"].shape[0]
+    end = int(offsets[-1]) if offsets.ndim == 1 and offsets.size else None
     rows = {"popularity": arrays["popularity"].shape[0],
             **({"vectors": arrays["vectors"].shape[0]} if "vectors" in arrays else {})}
-    if (offsets.ndim != 1 or offsets.size == 0 or int(offsets[-1]) != arrays["indices"].shape[0]
-            or any(count != n for count in rows.values())):
-        raise ValueError(f"trace {directory}: the files' lengths disagree (offsets end at "
-                         f"{int(offsets[-1]) if offsets.size else 'nothing'} of {arrays['indices'].shape[0]} lookups; "
-                         f"{n} vector ids against {rows})")
+    if end != arrays["indices"].shape[0] or any(count != n for count in rows.values()):
+        raise ValueError(f"trace {directory}: the files' lengths disagree (offsets of shape {offsets.shape} "
+                         f"end at {end} of {arrays['indices'].shape[0]} lookups; {n} vector ids against {rows})")
     return arrays
 
 

@@ -98,12 +98,13 @@ RATIO_UNITS = ("x", "×", "ratio")  # a claim in one of these units is a factor:
 
 
 def as_factor(found: Measurement, unit: str) -> Measurement:
-    """``found``, or, where ``unit`` is one of :data:`RATIO_UNITS` and its value is not above 0,
-    a :data:`NO_VALUE` measurement saying so: a factor read as one number (a point that is
-    itself a ratio) is refused as :func:`measure_ratio` refuses a ratio of negative sides."""
-    if not found.ok or unit not in RATIO_UNITS or found.value > 0:
+    """``found``, or, where ``unit`` is one of :data:`RATIO_UNITS` and its value is below 0,
+    a :data:`NO_VALUE` measurement saying so: a factor below 0 (a point that is itself a ratio,
+    of a side that went negative) is refused as :func:`measure_ratio` refuses a ratio of
+    negative sides; 0 is a factor (one side took no time or made no progress) and is judged."""
+    if not found.ok or unit not in RATIO_UNITS or found.value >= 0:
         return found
-    return Measurement(NO_VALUE, detail=f"{found.detail} is {found.value:g}, not above 0: {NO_FACTOR}")
+    return Measurement(NO_VALUE, detail=f"{found.detail} is {found.value:g}, below 0: {NO_FACTOR}")
 
 
 def measure_ratio(points: pd.DataFrame, source: RatioSource) -> Measurement:

@@ -33,7 +33,7 @@ partly or not reproduced) the verdict is "inconclusive"; inside a band without a
 A value whose bound flag cannot be told (failed, skipped, absent, or of another run than the
 value: another commit or environment, or a partial rerun, :func:`_another_run`) may be a bound
 of either kind, so nothing is judged: "not measured".
-A value in a unit of a factor (``x``, ``ratio``) that is not above 0 is no value to judge,
+A value in a unit of a factor (``x``, ``ratio``) below 0 is no value to judge,
 as a ratio of signed sides is none (:func:`~impls.harness.report.measure.as_factor`).
 
 Uncertainty (:mod:`intervals`): when the measured value has an interval (repeats, or a
