@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from impls.harness.report.build import build_report
@@ -42,11 +43,16 @@ def real_ratio(points) -> list[float]:
     return list(rows["value"])
 
 
+
+def read(results: Path, machine: str) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """``read_results`` of ``machine`` under ``results``, and the files it listed as left out."""
+    unreadable: list[tuple[str, str]] = []
+    return read_results(results, machine, unreadable), unreadable
+
 def test_results_of_another_profile_than_the_machine_names_are_left_out_and_listed(tmp_path):
     quick = write_run(tmp_path, "box-quick", OLD, 10, [3.2, 2.0, 2.0])
     smoke = write_run(tmp_path, "box-quick", NEW, 11, [0.9, 2.0, 2.0], profile="smoke", env="smoke-env")
-    unreadable: list[tuple[str, str]] = []
-    frame = read_results(tmp_path, "box-quick", unreadable)
+    frame, unreadable = read(tmp_path, "box-quick")
     assert real_ratio(latest_points(frame)) == [3.2]        # the old code: the newer smoke run's 0.9
     assert set(frame["commit"]) == {OLD}                    # nor in the history
     assert [p for p, _ in unreadable] == [str(smoke)]
@@ -57,8 +63,7 @@ def test_results_of_another_profile_than_the_machine_names_are_left_out_and_list
 def test_a_machine_name_without_a_profile_reads_its_newest_runs_profile(tmp_path):
     smoke = write_run(tmp_path, "box", OLD, 10, [0.9, 2.0, 2.0], profile="smoke", env="smoke-env")
     write_run(tmp_path, "box", NEW, 11, [3.2, 2.0, 2.0])
-    unreadable: list[tuple[str, str]] = []
-    frame = read_results(tmp_path, "box", unreadable)
+    frame, unreadable = read(tmp_path, "box")
     assert set(frame["commit"]) == {NEW} and real_ratio(latest_points(frame)) == [3.2]
     assert [p for p, _ in unreadable] == [str(smoke)]
     assert "a run of the 'smoke' profile, filed under 'box' with newer 'quick' results" in unreadable[0][1]
@@ -68,8 +73,8 @@ def test_a_version_without_a_profile_is_kept_under_any(tmp_path):
     """It is quick's, or from before versions named their profile: under a smoke machine, the latter."""
     write_run(tmp_path, "box-smoke", OLD, 10, [3.2, 2.0, 2.0])
     write_run(tmp_path, "box-smoke", NEW, 11, [0.9, 2.0, 2.0], profile="smoke")
-    unreadable: list[tuple[str, str]] = []
-    assert set(read_results(tmp_path, "box-smoke", unreadable)["commit"]) == {OLD, NEW} and unreadable == []
+    frame, unreadable = read(tmp_path, "box-smoke")
+    assert set(frame["commit"]) == {OLD, NEW} and unreadable == []
 
 
 def test_one_file_with_benchmarks_of_two_profiles_keeps_the_machines(tmp_path):
@@ -79,8 +84,7 @@ def test_one_file_with_benchmarks_of_two_profiles_keeps_the_machines(tmp_path):
     other = "bench_salus.SrtfOverFifo.track_ratio_smoke_only"
     doc["results"][other] = [[1.0], [], f"{PIN}+smoke", 11 * DAY, 1.0]
     path.write_text(json.dumps(doc))
-    unreadable: list[tuple[str, str]] = []
-    frame = read_results(tmp_path, "box-quick", unreadable)
+    frame, unreadable = read(tmp_path, "box-quick")
     assert set(frame["benchmark"]) == {RATIO}
     assert unreadable == [(str(path), f"{path}: 1 benchmark(s) of the 'smoke' profile, filed under 'box-quick': "
                                       "left out")]
@@ -91,8 +95,7 @@ def test_one_file_with_benchmarks_of_two_profiles_keeps_the_machines(tmp_path):
 def test_an_older_run_of_the_same_commit_is_set_aside_and_each_point_read_once(tmp_path, name):
     older = write_run(tmp_path, "box-quick", NEW, 11, [3.2, 2.0, 2.0], started=11 * DAY + 1000)
     write_run(tmp_path, "box-quick", NEW, 11, [0.9, 2.0, 2.0], started=11 * DAY + 2000, name=name)
-    unreadable: list[tuple[str, str]] = []
-    frame = read_results(tmp_path, "box-quick", unreadable)
+    frame, unreadable = read(tmp_path, "box-quick")
     points = latest_points(frame)
     assert real_ratio(points) == [0.9]                      # the old code: [3.2, 0.9], two points of one param
     assert len(points) == 3
@@ -103,8 +106,8 @@ def test_an_older_run_of_the_same_commit_is_set_aside_and_each_point_read_once(t
 def test_copies_of_one_run_count_once_and_are_not_listed(tmp_path):
     write_run(tmp_path, "box-quick", NEW, 11, [3.2, 2.0, 2.0])
     write_run(tmp_path, "box-quick", NEW, 11, [3.2, 2.0, 2.0], name="22222222-existing-py-20990101T000000.json")
-    unreadable: list[tuple[str, str]] = []
-    points = latest_points(read_results(tmp_path, "box-quick", unreadable))
+    frame, unreadable = read(tmp_path, "box-quick")
+    points = latest_points(frame)
     assert (real_ratio(points), len(points), unreadable) == ([3.2], 3, [])
 
 
