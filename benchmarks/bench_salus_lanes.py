@@ -78,7 +78,8 @@ class HyperparamExploration:
     setup = row(lambda data, workload: data["workloads"][workload])
 
     track_makespan_ratio = field("ratio", optional=True, unit="x (serial / packed)", direction="higher",
-                                 missing="a job failed in one of the runs (the artifact's errors say which)", worst_missing=True)
+                                 missing="a job failed in one of the runs (the artifact's errors say which)", worst_missing=True,
+                                 sides="the serial run's makespan (the artifact's) and track_packed_makespan beside it")
     track_packed_makespan = track(lambda self, *_: _finished_makespan(self.row["packed"]), unit="s", direction="lower",
                                   missing="a job of the packed run failed: its makespan is no time to finish", worst_missing=True)
 

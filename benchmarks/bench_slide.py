@@ -94,7 +94,9 @@ class _SpeedupTracks:
     track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher",
                                        bounded_by=("track_ratio_is_lower_bound", "track_ratio_is_upper_bound"),
                                        missing="no ratio: no target, neither run reached it, or no bound "
-                                               "(the artifact's no_value says which)")
+                                               "(the artifact's no_value says which)",
+                                       sides="track_time_to_target of the two runs the comparison names "
+                                             "(slower/faster), in this module's per-run class")
     track_ratio_is_lower_bound = track(lambda self, *_: float(self.row["lower_bound"]),
                                        unit="1 = the slower run never reached the target", direction="flag")
     track_ratio_is_upper_bound = track(lambda self, *_: float(self.row.get("upper_bound", False)),
@@ -103,7 +105,8 @@ class _SpeedupTracks:
     track_p_at_1_per_iteration_ratio = field("p_at_1_per_iteration_ratio", optional=True, unit="ratio",
                                              direction="higher")
     track_throughput_ratio = field("throughput_ratio", optional=True,
-                                   unit="x (faster run's samples/s over the slower's)", direction="higher")
+                                   unit="x (faster run's samples/s over the slower's)", direction="higher",
+                                   sides="track_samples_per_second of the two runs the comparison names")
 
 
 def _comparison(sweep, comparison):

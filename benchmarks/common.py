@@ -69,7 +69,7 @@ SCALES = ("relative", "absolute")
 
 def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "",
           scale: str = "relative", bounded_by: tuple[str | None, str | None] | None = None,
-          missing: str = "", worst_missing: bool = False) -> Callable[..., float]:
+          missing: str = "", worst_missing: bool = False, sides: str = "") -> Callable[..., float]:
     """An asv ``track_*`` method returning ``read(self, data, *params)`` (the number, in ``unit``).
 
     ``direction`` says which way is better: ``"higher"``, ``"lower"`` or ``"nearer_zero"``
@@ -83,7 +83,9 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     ``make compare`` then judges only the changes the bounds prove. ``missing`` says what
     a NaN from ``read`` means (asv stores it as it stores a skip); ``worst_missing`` says that
     NaN is the worst outcome (the run failed at what the number measures), so that a number
-    measured before and NaN now is a regression for ``make compare``. Each call makes a new
+    measured before and NaN now is a regression for ``make compare``. ``sides`` names, for a
+    ratio of two runs, where its two sides are tracked: ``make compare`` says a change of the
+    ratio may be either side's (a faster baseline lowers a speed-up). Each call makes a new
     function, so every benchmark carries its own ``unit``, ``direction`` and pinned ``version``;
     its ``__wrapped__`` is ``read``, so the code asv records and shows for it (``inspect``
     follows ``__wrapped__``) is ``read``'s, not this wrapper's.
@@ -114,6 +116,8 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
         method.missing = missing
     if worst_missing:
         method.missing_is_worst = True
+    if sides:
+        method.sides = sides
     method.__doc__ = doc or None
     method.__wrapped__ = read
     return method
@@ -125,7 +129,8 @@ def finite(value: float | None) -> float:
 
 
 def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
-          scale: str = "relative", missing: str = "", worst_missing: bool = False) -> Callable[..., float]:
+          scale: str = "relative", missing: str = "", worst_missing: bool = False,
+          sides: str = "") -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
     the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why).
     Its ``pretty_source`` (the code asv records and shows) names ``key``."""
@@ -134,10 +139,11 @@ def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: s
     if optional:
         method = track(lambda self, *_: finite(self.row.get(key)),
                        unit=unit, direction=direction, doc=doc, scale=scale, missing=missing,
-                       worst_missing=worst_missing)
+                       worst_missing=worst_missing, sides=sides)
         method.pretty_source = f"lambda self, *_: finite(self.row.get({key!r}))"
     else:
-        method = track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale)
+        method = track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale,
+                       sides=sides)
         method.pretty_source = f"lambda self, *_: self.row[{key!r}]"
     return method
 

@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         declared = directions.declared_directions()
         scales = directions.declared_scales()
         bounds, missing = directions.declared_bounds(), directions.declared_missing()
-        worst = directions.declared_worst_missing()
+        worst, sides = directions.declared_worst_missing(), directions.declared_sides()
     except Exception as err:  # noqa: BLE001 - a benchmark that does not import, or declares no direction
         print(f"compare: cannot read the benchmarks' declared directions: {' '.join(str(err).split())}",
               file=sys.stderr)
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
               "and are applied whatever the version; `make noise` again records it")
     result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing,
-                                  worst)
+                                  worst, sides)
     for line in compare.format_comparison(result):
         print(line)
     shift = compare.machine_shift(result)

@@ -117,3 +117,22 @@ def test_one_run_read_by_two_benchmarks_of_a_module_counts_once_in_the_shift_not
     assert "6 of 6 speed numbers" in compare.machine_shift(six)
     other_module = _speeds(slower + [("bench_y.Again.track_seconds", slower[0][1])])
     assert "6 of 6 speed numbers" in compare.machine_shift(other_module)
+
+
+RATIO = "bench_slide.SlideSpeedup.track_time_to_target_ratio"
+
+
+def test_a_ratio_of_two_runs_that_moved_names_where_its_sides_are_tracked():
+    """A faster baseline lowers a speed-up: its REGRESSION line says either side may have
+    moved and where to look; a number that is no ratio of runs says nothing of sides."""
+    declared, sides = directions.declared_directions(), directions.declared_sides()
+    assert "track_time_to_target of the two runs" in sides[RATIO]
+    assert "SchedulingPolicies.track_average_jct" in sides["bench_salus.SrtfOverFifo.track_ratio"]
+    assert RATIO.replace("Slide", "SlideDelicious", 1) in sides            # inherited by the subclasses
+    result = compare.compare_runs(frame({RATIO: 8.0, OVERHEAD: 1.0}), frame({RATIO: 4.0, OVERHEAD: 3.0}), declared,
+                                  None, 0.1, scales=directions.declared_scales(), sides=sides)
+    lines = {c.benchmark: c.line() for c in result.changes}
+    assert lines[RATIO].startswith("REGRESSION ") and f"either side may have moved: see {sides[RATIO]}" in lines[RATIO]
+    assert "side" not in lines[OVERHEAD]
+    assert "side" not in compare.compare_runs(frame({RATIO: 8.0}), frame({RATIO: 4.0}), declared, None, 0.1
+                                              ).changes[0].line()         # no sides given: the line as before

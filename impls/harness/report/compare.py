@@ -95,6 +95,7 @@ class Change:
     spread: float | None = None  # the range two runs are expected to span (floored_spread), where measured
     unit: str = ""  # the number's unit, as its benchmark declares it
     unusual: float | None = None  # a too-noisy number is listed past this move (Threshold.unusual_move)
+    sides: str = ""  # a ratio of two runs: where its sides are tracked (directions.declared_sides)
 
     @property
     def ratio(self) -> float:
@@ -145,7 +146,9 @@ class Change:
                  else f"  threshold x{distinct(1 + self.threshold, 1.0, 3)[0]} either way ({100 * self.threshold:.3g}%)"
                  if self.old > 0 and self.new > 0
                  else f"  threshold {100 * self.threshold:.3g}%")
-        return f"{values} ({self._change_text()}, {better(self.direction)}){noise}"
+        sides = (f"; a ratio of two runs, so either side may have moved: see {self.sides}" if self.sides
+                 and self.kind in (REGRESSION, IMPROVEMENT) else "")
+        return f"{values} ({self._change_text()}, {better(self.direction)}{sides}){noise}"
 
 
 def distinct(a: float, b: float, digits: int = 6) -> tuple[str, str]:
@@ -408,7 +411,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
                  scales: dict[str, str] | None = None,
                  bounds: dict[str, tuple[str | None, str | None]] | None = None,
                  missing: dict[str, str] | None = None,
-                 worst_missing: frozenset[str] = frozenset()) -> Comparison:
+                 worst_missing: frozenset[str] = frozenset(),
+                 sides: dict[str, str] | None = None) -> Comparison:
     """Return the :class:`Comparison` of run ``head`` against run ``base`` (result frames).
 
     ``scales`` maps a benchmark to :data:`ABSOLUTE` where it is declared so. A measured
@@ -421,7 +425,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     ``worst_missing`` names those whose NaN is the worst outcome
     (:func:`directions.declared_worst_missing`): a value then NaN is a regression where
     another track of the same class and point has a value in the new run (its setup ran: not
-    a skip, which asv stores as the same NaN).
+    a skip, which asv stores as the same NaN). ``sides`` maps a ratio of two runs to where its
+    sides are tracked (:func:`directions.declared_sides`), for its line to name.
     """
     old, new = _points(base), _points(head)
     # (class, params) with a value in the new run: its setup ran, so a NaN beside it is the
@@ -472,7 +477,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         changes.append(Change(benchmark, params, before, after, direction, threshold, kind, scale,
                               why if kind == NO_THRESHOLD else "", old_bound, new_bound,
                               measured.floored_spread if measured is not None else None, units.get(benchmark, ""),
-                              measured.unusual_move if measured is not None else None))
+                              measured.unusual_move if measured is not None else None,
+                              (sides or {}).get(benchmark, "")))
     only_new = sum(1 for k, (status, _, _) in new.items()
                    if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
     return Comparison(changes, lost, only_new)

@@ -152,6 +152,15 @@ def declared_worst_missing(package: str = "benchmarks") -> frozenset[str]:
                      if name.startswith("track_") and getattr(getattr(cls, name), "missing_is_worst", False))
 
 
+@functools.cache
+def declared_sides(package: str = "benchmarks") -> dict[str, str]:
+    """Return ``{asv benchmark name: where its two sides are tracked}`` for every ratio of two
+    runs that declares ``sides`` (a change of it may be either side's)."""
+    return {f"{module_name}.{cls.__name__}.{name}": getattr(cls, name).sides
+            for module_name, cls in _benchmark_classes(package) for name in dir(cls)
+            if name.startswith("track_") and getattr(getattr(cls, name), "sides", "")}
+
+
 def better(direction: str) -> str:
     """Which way is better, in words (``"nearer 0 is better"``), for a judged ``direction``;
     ``"<direction> is better"`` for any other."""
