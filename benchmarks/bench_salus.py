@@ -99,7 +99,8 @@ class SrtfOverFifo:
     track_ratio = track(lambda self, data, source: finite(data["fifo_over_srtf"][source]),
                         unit="x", direction="higher",
                         missing="a job failed under FIFO or SRTF: their averages would be over different jobs", worst_missing=True,
-                        sides="SchedulingPolicies.track_average_jct of policies fifo and srtf (the real source)")
+                        sides="SchedulingPolicies.track_average_jct of policies fifo and srtf for source real; "
+                              "the simulated averages, in the artifact, for the sim sources")
 
 
 SrtfOverFifoCuda = cuda_twin(SrtfOverFifo, salus.policies_cuda,
