@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from impls.harness.report.claims import SAMPLING_ERROR, BenchmarkSource, Claim, PointRef, RatioSource, TrendSource
-from impls.harness.report.measure import (MALFORMED_INTERVAL, UNBOUNDED_BY_RUN, _select, _sortable,
-                                          artifact_interval, spearman_rows)
+from impls.harness.report.measure import (MALFORMED_INTERVAL, UNBOUNDED_BY_RUN, _sortable, artifact_interval,
+                                          select_points, spearman_rows)
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
 
@@ -93,7 +93,7 @@ def _label(rows: pd.DataFrame) -> str:
 
 def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, float, int] | None:
     """(repeat range around the point's value in its unit, the value, runs), or None without one."""
-    rows, failure = _select(points, point.benchmark, point.params)
+    rows, failure = select_points(points, point.benchmark, point.params)
     if failure or len(rows) != 1:
         return None
     measured = noise.get(point.benchmark, _label(rows))
@@ -126,7 +126,7 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     values, so it always holds the measured rho; -1..1 (:data:`UNBOUNDED`) where a point's
     range is infinite.
     """
-    rows, failure = _select(points, source.benchmark, source.params)
+    rows, failure = select_points(points, source.benchmark, source.params)
     if failure:
         return None
     rows = rows[rows["status"] == STATUS_OK]

@@ -50,7 +50,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b or repr(a) == repr(b)
 
 
-def _select(points: pd.DataFrame, benchmark: str,
+def select_points(points: pd.DataFrame, benchmark: str,
             params: Mapping[str, Any]) -> tuple[pd.DataFrame | None, Measurement | None]:
     """Return the rows of ``benchmark`` matching ``params``, or the Measurement saying why not."""
     rows = points[points["benchmark"] == benchmark]
@@ -77,7 +77,7 @@ def _label(point: PointRef) -> str:
 
 def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
     """Return the value of one benchmark point in ``points`` (see :func:`results.latest_points`)."""
-    rows, failure = _select(points, point.benchmark, point.params)
+    rows, failure = select_points(points, point.benchmark, point.params)
     if failure:
         return failure
     if len(rows) > 1:
@@ -152,7 +152,7 @@ def _sortable(values: list[Any]) -> list[float]:
 
 def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
     """Return Spearman's rho of the benchmark's value against parameter ``source.over``."""
-    rows, failure = _select(points, source.benchmark, source.params)
+    rows, failure = select_points(points, source.benchmark, source.params)
     if failure:
         return failure
     over_values = [p.get(source.over) for p in rows["params"]]

@@ -76,8 +76,8 @@ from impls.harness.report.claims import BenchmarkSource, Claim, MeasuredSource, 
 from impls.harness.report.intervals import (Interval, claim_benchmarks, claim_commit, claim_interval,
                                             lacks_run_to_run)
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import (ABSENT, INVALID, Measurement, _select, artifact_text, as_factor,
-                                          check_setting, measure, same_commit)
+from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, as_factor, check_setting,
+                                          measure, same_commit, select_points)
 from impls.harness.report.noise import Noise
 from impls.harness.report.provenance import data_kind
 from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED
@@ -580,7 +580,7 @@ def _another_run(points: pd.DataFrame, value: PointRef, flag: PointRef) -> str |
     two classes."""
     if "env_name" not in points or "started_at" not in points:
         return None
-    found = [_select(points, p.benchmark, p.params)[0] for p in (value, flag)]
+    found = [select_points(points, p.benchmark, p.params)[0] for p in (value, flag)]
     if any(rows is None or len(rows) != 1 for rows in found):
         return None
     (v,), (f,) = (rows.itertuples() for rows in found)
