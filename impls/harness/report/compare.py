@@ -58,7 +58,7 @@ import pandas as pd
 
 from impls.harness import profiles
 from impls.harness.report.directions import (CONTEXT, FLAG, HIGHER, JUDGED, LOWER, NEARER_ZERO, UNKNOWN, better,
-                                             direction_of)
+                                             class_of, direction_of)
 from impls.harness.report.noise import (ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, moved_beyond,
                                         too_noisy)
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
@@ -431,7 +431,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     old, new = _points(base), _points(head)
     # (class, params) with a value in the new run: its setup ran, so a NaN beside it is the
     # track's own (asv stores a skip, which leaves every track of the point NaN, alike)
-    measured_sets = {(b.rsplit(".", 1)[0], p) for (b, p), (status, _, _) in new.items() if status == STATUS_OK}
+    measured_sets = {(class_of(b), p) for (b, p), (status, _, _) in new.items() if status == STATUS_OK}
     old_started, new_started = _started(base), _started(head)
     units = _units(head)
     changes, lost = [], []
@@ -444,7 +444,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
             meaning = (missing or {}).get(benchmark, "")
             worst = (kind == SKIPPED and bool(meaning) and benchmark in worst_missing
-                     and (benchmark.rsplit(".", 1)[0], params) in measured_sets)
+                     and (class_of(benchmark), params) in measured_sets)
             lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst))
             continue
         direction = direction_of(benchmark, declared)

@@ -109,14 +109,30 @@ def declared_directions(package: str = "benchmarks") -> dict[str, str]:
     return found
 
 
+def class_of(benchmark: str) -> str:
+    """The ``module.Class`` of asv benchmark name ``module.Class.method`` (whose tracks share one
+    ``setup`` per point and run back to back)."""
+    return benchmark.rsplit(".", 1)[0]
+
+
+def _declared_tracks(package: str, attribute: str) -> dict[str, object]:
+    """Return ``{asv benchmark name: value}`` for every ``track_*`` method of ``package`` whose
+    ``attribute`` is set to a true value (a subclass inherits its base's)."""
+    found = {}
+    for module_name, cls in _benchmark_classes(package):
+        for name in dir(cls):
+            value = getattr(getattr(cls, name), attribute, None) if name.startswith("track_") else None
+            if value:
+                found[f"{module_name}.{cls.__name__}.{name}"] = value
+    return found
+
+
 @functools.cache
 def declared_scales(package: str = "benchmarks") -> dict[str, str]:
     """Return ``{asv benchmark name: "absolute"}`` for every benchmark method of ``package``
     that declares ``scale = "absolute"`` (its noise and changes are judged in its own unit,
     :mod:`noise`); every other number is on the relative scale."""
-    return {f"{module_name}.{cls.__name__}.{name}": "absolute"
-            for module_name, cls in _benchmark_classes(package) for name in dir(cls)
-            if name.startswith("track_") and getattr(getattr(cls, name), "scale", None) == "absolute"}
+    return {name: "absolute" for name, scale in _declared_tracks(package, "scale").items() if scale == "absolute"}
 
 
 @functools.cache
@@ -124,41 +140,29 @@ def declared_bounds(package: str = "benchmarks") -> dict[str, tuple[str | None, 
     """Return ``{asv benchmark name: (lower-bound flag, upper-bound flag)}`` (asv names, or
     None) for every track declaring ``bounded_by``: where a flag is 1 the number is only
     that bound."""
-    found = {}
-    for module_name, cls in _benchmark_classes(package):
-        prefix = f"{module_name}.{cls.__name__}."
-        for name in dir(cls):
-            flags = getattr(getattr(cls, name), "bounded_by", None) if name.startswith("track_") else None
-            if flags:
-                found[prefix + name] = tuple(None if f is None else prefix + f for f in flags)
-    return found
+    return {name: tuple(None if f is None else f"{class_of(name)}.{f}" for f in flags)
+            for name, flags in _declared_tracks(package, "bounded_by").items()}
 
 
 @functools.cache
 def declared_missing(package: str = "benchmarks") -> dict[str, str]:
     """Return ``{asv benchmark name: what its NaN means}`` for every track declaring ``missing``
     (asv stores such a NaN as it stores a skip)."""
-    return {f"{module_name}.{cls.__name__}.{name}": getattr(cls, name).missing
-            for module_name, cls in _benchmark_classes(package) for name in dir(cls)
-            if name.startswith("track_") and getattr(getattr(cls, name), "missing", "")}
+    return _declared_tracks(package, "missing")
 
 
 @functools.cache
 def declared_worst_missing(package: str = "benchmarks") -> frozenset[str]:
     """The asv benchmark names whose declared NaN (:func:`declared_missing`) is the worst
     outcome (``worst_missing``: the run failed at what the number measures)."""
-    return frozenset(f"{module_name}.{cls.__name__}.{name}"
-                     for module_name, cls in _benchmark_classes(package) for name in dir(cls)
-                     if name.startswith("track_") and getattr(getattr(cls, name), "missing_is_worst", False))
+    return frozenset(_declared_tracks(package, "missing_is_worst"))
 
 
 @functools.cache
 def declared_sides(package: str = "benchmarks") -> dict[str, str]:
     """Return ``{asv benchmark name: where its two sides are tracked}`` for every ratio of two
     runs that declares ``sides`` (a change of it may be either side's)."""
-    return {f"{module_name}.{cls.__name__}.{name}": getattr(cls, name).sides
-            for module_name, cls in _benchmark_classes(package) for name in dir(cls)
-            if name.startswith("track_") and getattr(getattr(cls, name), "sides", "")}
+    return _declared_tracks(package, "sides")
 
 
 def better(direction: str) -> str:

@@ -73,6 +73,7 @@ import pandas as pd
 
 from impls.harness.registry import is_sha256
 from impls.harness.report.claims import BenchmarkSource, Claim, MeasuredSource, PointRef, RatioSource
+from impls.harness.report.directions import class_of
 from impls.harness.report.intervals import (Interval, claim_benchmarks, claim_commit, claim_interval,
                                             lacks_run_to_run)
 from impls.harness.report.machine_state import MachineState
@@ -586,13 +587,13 @@ def _another_run(points: pd.DataFrame, value: PointRef, flag: PointRef) -> str |
     (v,), (f,) = (rows.itertuples() for rows in found)
     if v.env_name != f.env_name:
         return f"its bound flag was measured in environment {f.env_name!r}, the value in {v.env_name!r}"
-    cls = v.benchmark.rsplit(".", 1)[0]
-    if pd.isna(v.started_at) or pd.isna(f.started_at) or f.benchmark.rsplit(".", 1)[0] != cls:
+    cls = class_of(v.benchmark)
+    if pd.isna(v.started_at) or pd.isna(f.started_at) or class_of(f.benchmark) != cls:
         return None
     first, last = sorted((v.started_at, f.started_at))
     between = points[(points["commit"] == v.commit) & (points["env_name"] == v.env_name)
                      & (points["started_at"] > first) & (points["started_at"] < last)
-                     & (points["benchmark"].map(lambda b: str(b).rsplit(".", 1)[0]) != cls)]
+                     & (points["benchmark"].map(lambda b: class_of(str(b))) != cls)]
     if between.empty:
         return None
     return (f"its bound flag started at {f.started_at:%Y-%m-%d %H:%M:%S}, the value at "
