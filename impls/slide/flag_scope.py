@@ -11,9 +11,14 @@ import argparse
 from typing import Callable
 
 
+def builds_tables(method: str, mode: str) -> bool:
+    """Whether a run of ``method`` (slide / dense / sampled) in SLIDE ``mode`` draws hash
+    functions and builds tables: SLIDE outside mode "all"."""
+    return method == "slide" and mode != "all"
+
+
 def _tables(method: str, args: argparse.Namespace) -> bool:
-    """Whether the run builds hash tables: SLIDE outside mode "all"."""
-    return method == "slide" and args.mode != "all"
+    return builds_tables(method, args.mode)
 
 
 # scope: (the runs that use a flag, in words; does this run use it? from the resolved method

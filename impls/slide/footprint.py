@@ -11,6 +11,7 @@ import resource
 
 from impls.slide.core.config import SlideConfig
 from impls.slide.core.lsh import draw_bytes
+from impls.slide.flag_scope import builds_tables
 
 FLOAT32 = 4
 
@@ -23,10 +24,8 @@ def least_bytes(config: SlideConfig, n_features: int, n_labels: int, method: str
     also holds its tables (``L x labels`` int32 ids), and draws its hash functions
     (:func:`~impls.slide.core.lsh.draw_bytes`) while the weights are held."""
     weights = FLOAT32 * (n_features + n_labels + 1) * config.hidden + FLOAT32 * n_labels
-    if method != "slide":
-        return weights if device == "cuda" else 3 * weights
-    if config.mode == "all":
-        return 3 * weights
+    if not builds_tables(method, config.mode):
+        return weights if method != "slide" and device == "cuda" else 3 * weights
     drawn = draw_bytes(config.lsh, config.K, config.L, config.hidden, config.binsize, config.simhash_ratio)
     return max(weights + drawn, 3 * weights + FLOAT32 * config.L * n_labels)
 
@@ -68,7 +67,7 @@ def check_fits(config: SlideConfig, n_features: int, n_labels: int, method: str,
     need, have = least_bytes(config, n_features, n_labels, method, device), available_bytes()
     if have is not None and need > have:
         hashing = (f"--lsh {config.lsh} --K {config.K} --L {config.L}, "
-                   if method == "slide" and config.mode != "all" else "")
+                   if builds_tables(method, config.mode) else "")
         raise MemoryError(f"this {method} run holds at least {need / 2**30:.1f} GiB at once with --hidden "
                           f"{config.hidden}, {hashing}{n_features} features and {n_labels} labels; this process "
                           f"may allocate {have / 2**30:.1f} GiB")

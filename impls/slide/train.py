@@ -140,8 +140,9 @@ def _validate_hashes(args) -> None:
     mode "all" hash nothing, so only the basic checks (whole numbers >= 1) apply to these
     flags there, as ``core/config.py`` says for mode "all"; they are recorded as given."""
     from impls.slide.experiments.sweeps import resolve_method
+    from impls.slide.flag_scope import builds_tables
 
-    if resolve_method(args.method)[0] != "slide" or args.mode == "all":
+    if not builds_tables(resolve_method(args.method)[0], args.mode):
         return
     from impls.slide.core.config import SlideConfig
     from impls.slide.core.lsh import HashParamError, check_hash_params
