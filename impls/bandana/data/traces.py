@@ -269,9 +269,9 @@ def read_trace(directory, with_vectors: bool = False) -> dict[str, np.ndarray]:
     """The arrays :func:`write_trace` wrote to ``directory``, memory-mapped read-only.
 
     Raises ValueError naming ``directory`` where the files cannot be what it wrote: one is
-    missing (the vectors too, ``with_vectors``) or shorter than its header says, or their lengths disagree (``offsets`` one longer
-    than the queries and ending at ``len(indices)``; ``community``, ``popularity`` and the
-    vectors' rows one per vector id). Values changed in place at the right lengths are not
+    missing (the vectors too, ``with_vectors``) or shorter than its header says, or their
+    lengths disagree (``offsets`` one longer than the queries and ending at ``len(indices)``;
+    ``community``, ``popularity`` and the vectors' rows one per vector id). Values changed in place at the right lengths are not
     detected (that would read every lookup)."""
     from pathlib import Path
 

@@ -96,10 +96,8 @@ def empty_labels(axes: list) -> set[str]:
         for artist in _drawn_artists(ax):
             counts.setdefault(artist.get_label(), []).append(finite_points(artist, ax))
         for container in ax.containers:
-            children = container.get_children()
-            counts.setdefault(container.get_label(), []).append(
-                None if any(finite_points(c, ax) is None for c in children)
-                else sum(finite_points(c, ax) for c in children))
+            found = [finite_points(c, ax) for c in container.get_children()]
+            counts.setdefault(container.get_label(), []).append(None if None in found else sum(found))
     return {label for label, found in counts.items()
             if label and not str(label).startswith("_") and all(n == 0 for n in found)}
 
