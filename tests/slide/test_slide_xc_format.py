@@ -59,8 +59,20 @@ def test_round_trip_of_generated_data(tmp_path):
     back = XCData.from_arrays(read_xc(path))
     for f in ("indptr", "indices", "label_indptr", "labels"):
         np.testing.assert_array_equal(getattr(back, f), getattr(train, f))
-    np.testing.assert_allclose(back.values, train.values, rtol=1e-6)
+    np.testing.assert_array_equal(back.values, train.values)
     assert format_xc(train.to_arrays()).startswith(b"300 500 200\n")
+
+
+def test_written_values_read_back_as_the_same_float32(tmp_path):
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2**32, 20_000, dtype=np.uint64).astype(np.uint32)
+    values = bits.view(np.float32)
+    values = values[np.isfinite(values)]    # every finite float32: subnormals, extremes, both signs
+    n = values.size
+    arrays = {"indptr": np.arange(n + 1), "indices": np.zeros(n, np.int32), "values": values,
+              "label_indptr": np.arange(n + 1), "labels": np.zeros(n, np.int32), "shape": (1, 1)}
+    back = read_xc(write_xc(tmp_path / "values.txt", arrays))
+    np.testing.assert_array_equal(back["values"], values)   # exact; -0.0 is written as 0
 
 
 def test_cache_is_used_and_keyed_by_content(tmp_path):

@@ -433,7 +433,7 @@ def format_xc(arrays: dict[str, np.ndarray]) -> bytes:
     labels = np.asarray(arrays["labels"])
     d, l = (int(x) for x in arrays["shape"])
     n = indptr.size - 1
-    cap = n + 12 * labels.size + 28 * indices.size + 16
+    cap = n + 12 * labels.size + 32 * indices.size + 16
     out = np.empty(cap, np.uint8)
     used = K.format_rows(indptr, indices, values, label_indptr, labels, out)
     return f"{n} {d} {l}\n".encode() + out[:used].tobytes()

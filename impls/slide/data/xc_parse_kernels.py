@@ -233,7 +233,8 @@ def merge_repeated_rows(indptr, indices, values, width):
 def format_rows(indptr, indices, values, label_indptr, labels, out):
     """Write XC text lines (no header) into the byte buffer ``out``; return bytes used.
 
-    Values are written with 6 significant decimals in fixed or exponent notation.
+    Values are written with 9 significant digits in exponent notation, so a float32 reads
+    back unchanged.
     """
     pos = 0
     n = indptr.shape[0] - 1
@@ -278,7 +279,7 @@ def _write_int(out, pos, v, tmp):
 
 @njit(cache=True)
 def _write_float(out, pos, x, tmp):
-    """Write ``x`` as d.dddddde±XX (7 significant digits, round-trips float32 closely)."""
+    """Write ``x`` as d.dddddddde±XX: 9 significant digits, which read back as the same float32."""
     x = np.float64(x)
     if x == 0.0:
         out[pos] = 48
@@ -288,18 +289,18 @@ def _write_float(out, pos, x, tmp):
         pos += 1
         x = -x
     e = int(np.floor(np.log10(x)))
-    m = int(np.round(x / 10.0 ** e * 1e6))
-    if m >= 10000000:
+    m = int(np.round(x / 10.0 ** e * 1e8))
+    if m >= 1000000000:
         m //= 10
         e += 1
-    # m has 7 digits: d.dddddd
-    for q in range(6, -1, -1):
+    # m has 9 digits: d.dddddddd
+    for q in range(8, -1, -1):
         tmp[q] = 48 + m % 10
         m //= 10
     out[pos] = tmp[0]
     out[pos + 1] = DOT
     pos += 2
-    for q in range(1, 7):
+    for q in range(1, 9):
         out[pos] = tmp[q]
         pos += 1
     out[pos] = 101
