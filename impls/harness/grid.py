@@ -327,14 +327,27 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+_MAIN_GUARD = ("a script that calls map_points must keep its top-level code under "
+               "`if __name__ == \"__main__\":`, since each worker process imports the script")
+
+
 def _local_client():
     if "client" not in _local:
+        import multiprocessing
+
         from distributed import Client, LocalCluster
-        with _sigint_ignored():     # the worker processes start in here; the preload covers restarts
-            cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
-                                   # ":0": a free port. None still serves its HTTP routes on :8787,
-                                   # and a second run at once warned that the port was taken
-                                   dashboard_address=":0", silence_logs=logging.ERROR, preload=[__name__])
+        if getattr(multiprocessing.current_process(), "_inheriting", False):
+            # a worker process importing the main script, which calls map_points unguarded
+            raise GridError(f"map_points was called while a worker process was starting: {_MAIN_GUARD}")
+        try:
+            with _sigint_ignored():     # the worker processes start in here; the preload covers restarts
+                cluster = LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
+                                       # ":0": a free port. None still serves its HTTP routes on :8787,
+                                       # and a second run at once warned that the port was taken
+                                       dashboard_address=":0", silence_logs=logging.ERROR, preload=[__name__])
+        except RuntimeError as exc:     # distributed: "Nanny failed to start."
+            raise GridError(f"the local grid's worker processes did not start ({exc}; their errors are above); "
+                            f"if a script called map_points, {_MAIN_GUARD}") from exc
         try:
             client = Client(cluster)
         except BaseException:
@@ -563,8 +576,10 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
     the run record. Equal points (one :func:`point_key`) are computed once, and
     each gets its own copy of the result. With ``store``, finished points are read
     back instead of computed. Raises AssertionError inside :func:`timed`;
-    :class:`GridError` when a remote scheduler cannot be reached or is lost, or when a
-    worker returns a result computed by other code (nothing of it is kept);
+    :class:`GridError` when a remote scheduler cannot be reached or is lost, when the local
+    workers cannot start (a script must call this under ``if __name__ == "__main__":``, as
+    each worker imports it), or when a worker returns a result computed by other code
+    (nothing of it is kept);
     :class:`GridPointError` when ``fn`` raises on a point (chained from ``fn``'s
     exception; a MemoryError is raised as it is).
     """

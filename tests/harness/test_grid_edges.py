@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +163,19 @@ def test_run_reaches_a_remote_scheduler_before_building_anything(monkeypatch, ca
         assert err.count("\n") == 1 and "cannot reach a Dask scheduler" in err, err
     else:
         assert status == 0 and ran == [name], err
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
+    """Each local worker imports the main script: an unguarded map_points there must end in
+    one error that names the idiom, not only Dask's pages of "Nanny failed to start"."""
+    script = tmp_path / "unguarded.py"
+    script.write_text("import json\nfrom impls.harness import grid\n"
+                      "print(grid.map_points(json.dumps, [(1,), (2,)], label='unguarded', store=False))\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "DLSYSBENCH_CACHE": str(tmp_path / "cache")}
+    env.pop(grid.ENV_SCHEDULER, None)
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("impls.harness.grid.GridError:") and '__name__ == "__main__"' in last, last
