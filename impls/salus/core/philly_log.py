@@ -2,24 +2,27 @@
 read as a :class:`~impls.salus.core.trace_files.JobTrace`.
 
 The log is a JSON list of jobs with ``submitted_time``, ``attempts`` (``start_time``,
-``end_time``, ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the sum of
-its attempts' run times (a killed or failed job held its GPUs too); its GPU count is the
-largest any attempt held. Its times name no zone and are read in US Pacific time
-(:data:`PHILLY_ZONE`, inferred: the trace's utilisation files write PDT / PST); a job with a
-time that zone shows twice or never, a time in another form (``10/07/2017 ...``, a number) or
-a ``gpus`` field that is not a list is left out and counted, as are jobs whose run time is
-unknown (an attempt that ends before it starts).
+``end_time``, ``detail[].gpus``), ``status``, ``vc``, ``jobid``. A job's duration is the time
+its attempts ran, in any order, overlapping attempts counted once (the union of their
+intervals: a killed or failed job held its GPUs too); its GPU count is the largest any
+attempt held. Its times name no zone and are read in US Pacific time (:data:`PHILLY_ZONE`,
+inferred: the trace's utilisation files write PDT / PST); a job with a time that zone shows
+twice or never, a time in another form (``10/07/2017 ...``, a number) or a ``gpus`` field
+that is not a list is left out and counted, as are jobs whose run time is unknown (an attempt
+that ends before it starts), jobs that started before they were submitted and every listing
+of a ``jobid`` after its first.
 """
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from impls.salus.core.trace_files import JobTrace, job_trace, open_text, reading
+from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, open_text, reading
 from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, date_seconds, time_zone,
                                           zone_name)
 
@@ -46,16 +49,20 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     zone ``zone``, by default US Pacific time: the trace's README gives its utilisation files'
     times in PDT and PST and says nothing of the job log's, so that zone is inferred, and an
     attempt across the change of 2017-11-05 is read at its true length, not an hour short.
-    Left out and counted: jobs of another virtual cluster; with a time in the hour the zone
-    shows twice (clocks went back: its length or arrival is unknown by an hour) or in one it
-    never shows (clocks went forward: the zone is likely not the file's); with no attempt that
-    has both times (never ran); still running (the last attempt started and has no end: null,
-    "" or "None"); with an attempt that ends before it starts (its run time is unknown); of
-    with a time that is no date as the log writes them (:data:`UNREADABLE_DATE`); with a
-    ``gpus`` field that is not a list (:data:`MALFORMED_GPUS`); of another GPU count, or of
-    zero run time. ValueError for a file that is not a JSON list of jobs with
-    ``submitted_time`` and ``attempts``, and, when no job is left, one that names the first
-    value that could not be read."""
+    Left out and counted: a job listed again (a ``jobid`` of an earlier job:
+    :data:`~impls.salus.core.trace_files.LISTED_BEFORE`); jobs of another virtual cluster; with
+    a time in the hour the zone shows twice (clocks went back: its length or arrival is unknown
+    by an hour) or in one it never shows (clocks went forward: the zone is likely not the
+    file's); with no attempt that has both times (never ran); still running (an attempt, in
+    whatever place it is listed, started and has no end: null, "" or "None"); with an attempt
+    that ends before it starts (its run time is unknown); started before it was submitted (an
+    attempt starts before ``submitted_time``: :data:`STARTED_BEFORE_SUBMITTED`, its arrival is
+    unknown); with a time that is no date as the log writes them (:data:`UNREADABLE_DATE`);
+    with a ``gpus`` field that is not a list (:data:`MALFORMED_GPUS`); of another GPU count, or
+    of zero run time. A job's run time is the union of its attempts' intervals in seconds
+    (attempts that overlap held their GPUs once). ValueError for a file that is not a JSON list
+    of jobs with ``submitted_time`` and ``attempts``, and, when no job is left, one that names
+    the first value that could not be read."""
     path = Path(path)
     zone = zone_name(zone)
     tz = time_zone(zone)
@@ -69,11 +76,13 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         raise ValueError(f"{path}: a JSON {type(jobs).__name__}; expected a list of jobs as in Philly's "
                          "cluster_job_log")
     left: Counter = Counter()
-    rows, unreadable = [], ""
+    rows, unreadable, seen = [], "", set()
     for index, job in enumerate(jobs):
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
                              "attempts; expected Philly's cluster_job_log")
+        if listed_before(seen, "" if job.get("jobid") is None else str(job["jobid"]), left):
+            continue
         if vc is not None and job.get("vc") != vc:
             left["another virtual cluster"] += 1
             continue
@@ -96,7 +105,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         if submitted is None:
             left["no submitted_time"] += 1
             continue
-        if times and times[-1][0] is not None and times[-1][1] is None:
+        if any(begin is not None and finish is None for begin, finish in times):
             left["still running at the snapshot"] += 1
             continue
         spans = [(begin, finish) for begin, finish in times if begin is not None and finish is not None]
@@ -106,7 +115,10 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         if not spans:
             left["never ran (no attempt with both times)"] += 1
             continue
-        length = sum(finish - begin for begin, finish in spans)
+        if min(begin for begin, _ in spans) < submitted:
+            left[STARTED_BEFORE_SUBMITTED] += 1
+            continue
+        length = _covered(spans)
         held = _gpus_held(attempts)
         if held is None:
             left[MALFORMED_GPUS] += 1
@@ -118,8 +130,19 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     return job_trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
 
 
+STARTED_BEFORE_SUBMITTED = "started before it was submitted"
 UNREADABLE_DATE = f"an unreadable date (not of the form {DATE_EXAMPLE})"
 MALFORMED_GPUS = "a gpus field that is not a list of GPUs"
+
+
+def _covered(spans: Sequence[tuple[float, float]]) -> float:
+    """Seconds inside at least one of ``spans`` (begin, end; end >= begin), in any order."""
+    total, reach = 0.0, -math.inf
+    for begin, finish in sorted(spans):
+        if finish > reach:
+            total += finish - max(begin, reach)
+            reach = finish
+    return total
 
 
 def _gpus_held(attempts: Sequence[dict]) -> int | None:

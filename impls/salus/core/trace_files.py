@@ -23,10 +23,12 @@ Two forms are read:
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
 seconds > 0, and the count of rows left out per reason. CSV rows a run cannot mean
 anything for (a duration that is negative, not a number, a date, or :data:`LONGEST_S` or
-more; an end before its start; a column holding seconds on one row and dates on another; more
-or fewer fields than the header) raise ValueError naming the file and line; rows that held no
-device time (zero duration, a job that never started or was still running) are left out and
-counted.
+more; an end before its start; a start before its arrival, where both are numbers or both
+dates; a column holding seconds on one row and dates on another; more or fewer fields than
+the header) raise ValueError naming the file and line; rows that held no device time (zero
+duration, a job that never started or was still running) are left out and counted, and so
+is every listing of a job id after its first (:data:`LISTED_BEFORE`: a log concatenated or
+appended twice would otherwise load its jobs twice).
 """
 from __future__ import annotations
 
@@ -178,7 +180,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
             if arrival is None or (duration is None and (start is None or end is None)):
                 raise ValueError(_header_message(path, header))
             used = [c for c in (arrival, duration, start, end) if c is not None]   # a job_id may be left off
-            rows, kinds = [], {}
+            rows, kinds, seen, left = [], {}, set(), Counter()
             for number, fields in enumerate((f for f in reader if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
@@ -209,6 +211,9 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     if finish < begin:
                         raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
                                          f"{row[start]!r}; expected a job's end after its start")
+                    if _is_number(row[start]) == _is_number(row[arrival]) and begin < at:
+                        raise ValueError(f"{where}: start_time {row[start]!r} is before {arrival} "
+                                         f"{row[arrival]!r}; expected a job to start after it was submitted")
                     length = finish - begin
                     if not length < LONGEST_S:
                         raise ValueError(f"{where}: start_time {row[start]!r} to end_time {row[end]!r} is "
@@ -217,10 +222,11 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     _one_kind(kinds, row[column], where, column, "start_time and end_time" if column in (start, end)
                               else column)
                 label = (row.get(name) or "").strip() if name else ""
-                rows.append((at, length, label or str(number - 1)))
+                if not listed_before(seen, label, left):
+                    rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
-    return job_trace(rows, Counter(), path, zone if dated else None)
+    return job_trace(rows, left, path, zone if dated else None)
 
 
 def _fitted(fields: list[str], header: list[str], where: str, used: Sequence[str]) -> list[str]:
@@ -275,6 +281,21 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+LISTED_BEFORE = "job id listed before"
+
+
+def listed_before(seen: set[str], label: str, left: Counter) -> bool:
+    """Whether job id ``label`` is in ``seen`` (the ids of the rows read so far), counted in
+    ``left`` under :data:`LISTED_BEFORE` when it is; else it is added to ``seen``. An empty
+    ``label`` (the file names no id) is never listed before."""
+    if label in seen:
+        left[LISTED_BEFORE] += 1
+        return True
+    if label:
+        seen.add(label)
+    return False
 
 
 def job_trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None,

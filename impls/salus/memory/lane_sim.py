@@ -73,6 +73,10 @@ def replay(jobs: Sequence[Mapping], capacity: int, rule: str, partitions: int = 
     that ran), never_admitted (jobs larger than any lane could be), max_lanes_running,
     decisions (submits + releases), violations}.
 
+    Jobs that finish at the same instant are released one at a time, in the order they
+    started, and the waiting jobs are retried (in arrival order) after each release, before
+    the next one: which jobs a release admits, and so their JCTs, depend on that order.
+
     ``check_every`` > 0 checks the safety invariants every that many events (tests).
     """
     manager = make_manager(rule, capacity, partitions)

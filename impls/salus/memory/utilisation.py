@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -23,14 +24,20 @@ import numpy as np
 def busy_timeline(intervals: Iterable[Sequence[float]], t_end: float, bins: int = 50) -> dict:
     """Return {"t_s": bin centres, "busy": each bin's time inside the intervals over its length,
     summed over overlapping intervals (so above 1 when they overlap), "busy_mean": the same over
-    [0, t_end]} for ``intervals`` of (start_s, end_s), clipped to [0, t_end]."""
-    if t_end <= 0 or bins < 1:
-        raise ValueError(f"busy_timeline needs t_end > 0 and bins >= 1, got {t_end}, {bins}")
+    [0, t_end]} for ``intervals`` of (start_s, end_s), clipped to [0, t_end]. ValueError naming
+    the value for a ``t_end`` that is not finite and > 0, ``bins`` < 1, or an interval with an
+    end that is not finite (NaN or infinite)."""
+    if not (math.isfinite(t_end) and t_end > 0) or bins < 1:
+        raise ValueError(f"busy_timeline needs a finite t_end > 0 and bins >= 1, got {t_end}, {bins}")
     edges = np.linspace(0.0, t_end, bins + 1)
     busy = np.zeros(bins)
     total = 0.0
     for start, end in intervals:
-        start, end = max(0.0, float(start)), min(t_end, float(end))
+        start, end = float(start), float(end)
+        if not (math.isfinite(start) and math.isfinite(end)):
+            raise ValueError(f"busy_timeline: interval ({start}, {end}) has an end that is not finite; "
+                             "expected finite seconds")
+        start, end = max(0.0, start), min(t_end, end)
         if end <= start:
             continue
         total += end - start

@@ -1,0 +1,124 @@
+"""How the trace readers take jobs listed twice, Philly attempts out of order, overlapping or
+before the submission, CSV rows that start before they arrive, and non-finite busy intervals."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from impls.salus import jct
+from impls.salus.core import philly_log, trace_files
+from impls.salus.memory.utilisation import busy_timeline
+
+DAY = "2017-10-07"
+
+
+def _philly(path, jobs):
+    path.write_text(json.dumps(jobs))
+    return path
+
+
+def _job(jobid, submitted, *attempts):
+    """A one-GPU Philly job; ``attempts`` are (start, end) as times of day (None: no time)."""
+    job = {"vc": "vc1", "status": "Pass", "submitted_time": f"{DAY} {submitted}",
+           "attempts": [{"start_time": start and f"{DAY} {start}", "end_time": end and f"{DAY} {end}",
+                         "detail": [{"ip": "m", "gpus": ["gpu0"]}]} for start, end in attempts]}
+    if jobid is not None:
+        job["jobid"] = jobid
+    return job
+
+
+def _other(jobid="b"):
+    return _job(jobid, "00:00:10", ("00:00:10", "00:10:10"))
+
+
+# ---------------------------------------------------------------- a job id listed again
+
+def test_a_philly_job_listed_again_is_read_once_and_counted(tmp_path, capsys):
+    one = _job("j1", "00:00:00", ("00:00:00", "01:00:00"))
+    path = _philly(tmp_path / "log", [one, _other("j2"), one, dict(one, jobid="j2", vc="vc2")])
+    trace = philly_log.read_philly(path, vc="vc1")
+    assert trace.ids == ["j1", "j2"]
+    assert trace.left_out == {trace_files.LISTED_BEFORE: 2}
+    assert jct.main(["--philly", str(path)]) == 0
+    assert f"2 jobs over 10 s (dates read in America/Los_Angeles); left out 2 {trace_files.LISTED_BEFORE}" \
+        in capsys.readouterr().out
+
+
+def test_philly_jobs_without_a_jobid_are_not_taken_for_one_job(tmp_path):
+    one = _job(None, "00:00:00", ("00:00:00", "01:00:00"))
+    trace = philly_log.read_philly(_philly(tmp_path / "log", [one, one, _other()]))
+    assert len(trace) == 3 and trace.left_out == {}
+
+
+def test_a_csv_job_id_listed_again_is_read_once_and_counted(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,submit_time,duration\na,0,100\nb,5,10\na,0,100\n,7,1\n,8,1\n")
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["a", "b", "4", "5"]             # rows without an id are named by position
+    assert trace.left_out == {trace_files.LISTED_BEFORE: 1}
+    path.write_text("submit_time,duration\n0,100\n5,10\n0,100\n")
+    assert len(trace_files.read_csv(path)) == 3          # no id column: rows are not compared
+
+
+# ---------------------------------------------------------------- Philly attempts
+
+def test_an_attempt_with_no_end_anywhere_in_the_list_is_still_running(tmp_path):
+    path = _philly(tmp_path / "log", [_job("a", "00:00:00", ("00:00:00", None), ("02:00:00", "03:00:00")),
+                                      _job("c", "00:00:00", ("02:00:00", "03:00:00"), ("00:00:00", None)),
+                                      _other()])
+    trace = philly_log.read_philly(path)
+    assert trace.ids == ["b"]
+    assert trace.left_out == {"still running at the snapshot": 2}
+
+
+def test_overlapping_attempts_count_their_time_once(tmp_path):
+    path = _philly(tmp_path / "log", [
+        _job("overlap", "00:00:00", ("00:00:00", "01:00:00"), ("00:30:00", "01:00:00")),
+        _job("apart", "00:00:01", ("02:00:00", "02:10:00"), ("00:00:01", "00:00:11"), ("00:00:05", "00:00:06")),
+    ])
+    trace = philly_log.read_philly(path)
+    assert dict(zip(trace.ids, trace.duration_s.tolist())) == {"overlap": 3600.0, "apart": 610.0}
+
+
+def test_a_philly_job_started_before_it_was_submitted_is_left_out_and_counted(tmp_path):
+    path = _philly(tmp_path / "log", [_job("a", "05:00:00", ("00:00:00", "01:00:00")),
+                                      _job("c", "00:00:20", ("00:00:20", "00:00:30"), ("00:00:10", "00:00:15")),
+                                      _other()])
+    trace = philly_log.read_philly(path)
+    assert trace.ids == ["b"]
+    assert trace.left_out == {philly_log.STARTED_BEFORE_SUBMITTED: 2}
+
+
+# ---------------------------------------------------------------- CSV: a start before the arrival
+
+@pytest.mark.parametrize("rows, shown", [
+    ("a,2017-10-07 10:00:00,2017-10-07 08:00:00,2017-10-07 09:00:00\n", "'2017-10-07 08:00:00'"),  # end too
+    ("a,10,5,20\n", "'5'"),
+])
+def test_a_csv_row_that_starts_before_it_arrives_is_refused_with_its_line(tmp_path, rows, shown):
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,submit_time,start_time,end_time\nz,0,0,1\n" + rows)
+    with pytest.raises(ValueError) as err:
+        trace_files.read_csv(path)
+    text = str(err.value)
+    assert f"t.csv:3: start_time {shown} is before submit_time" in text and "\n" not in text
+
+
+def test_a_csv_arrival_in_seconds_beside_start_dates_is_not_compared(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,submit_time,start_time,end_time\n"
+                    "a,0,2017-10-07 09:00:00,2017-10-07 10:00:00\nb,5,2017-10-07 10:00:05,2017-10-07 10:10:05\n")
+    assert trace_files.read_csv(path).duration_s.tolist() == [3600.0, 600.0]
+
+
+# ---------------------------------------------------------------- busy_timeline
+
+@pytest.mark.parametrize("intervals, t_end, shown", [
+    ([(0.0, math.nan)], 1.0, "nan"), ([(0.0, math.inf)], 1.0, "inf"), ([(-math.inf, 0.5)], 1.0, "-inf"),
+    ([(0.0, 0.5)], math.inf, "inf"), ([(0.0, 0.5)], math.nan, "nan"),
+])
+def test_busy_timeline_refuses_values_that_are_not_finite(intervals, t_end, shown):
+    with pytest.raises(ValueError, match=shown):
+        busy_timeline(intervals, t_end, 2)
