@@ -18,45 +18,50 @@ shadow admission behave on the sample as on the full trace. The kept blocks are
 renumbered into a compact layout (their vectors in storage order), so the small
 simulation also runs on small arrays.
 
-On a synthetic trace with block co-access (tests/test_miniature.py's
-generator, 262k vectors, 16 per block, prefetch policy, rate 0.1), block
-sampling estimates the effective bandwidth at 0.173 / 0.178 where the full
-simulation gives 0.172 / 0.178 (caches of 8k / 32k vectors); sampling by vector
-id gives 0.072 for both.
-
 Scaling: the cache and the shadow set are scaled by the fraction of *vectors*
-kept (``n_vectors / n_vectors_full``: ``R`` up to sampling noise; slightly less
-noisy than ``R`` itself in our measurements), rounded.
+kept, ``f = n_vectors / n_vectors_full`` (``R`` up to sampling noise), rounded.
 
-Hit-rate correction (SHARDS-adj, Waldspurger et al., FAST 2015, section 4.3):
-a sample is expected to hold ``R * L`` of the ``L`` lookups; when it holds more
-(a hot block happened to be kept) or fewer, the difference is almost all hits
-on the hottest vectors. So the estimated hits are ``hits_s - (L_s - R * L)``
-(clamped to [0, R L]) out of ``R * L`` lookups; prefetched and prefetch-used are
-the sample's, and every counter is scaled back by ``1 / R``, so ``lookups`` equals
-the full trace's. The simulator's invariants hold in the estimate: misses are
-lookups less hits, blocks read equal misses (each miss reads one block),
-prefetch-used is at most hits, and the effective bandwidth is computed from these
-counters as the simulator computes it (the sample's own, up to rounding, except where
-the clamp engages: scaling each counter apart would break them there). Blocks, not vectors, are the sampling unit — ``V`` times fewer
-units at a given rate — so a skewed trace's hottest blocks make the raw sample
-hit rate noisy: on the generator above (30 seeds, caches of 3% and 12% of the
-vectors) the standard deviation of the hit-rate error was 0.11 without the
-correction and 0.02 with it; the effective-bandwidth error stayed below 0.01.
-Very small scaled caches (a few dozen blocks) are noisier still;
-``compare_with_full`` measures the error against full simulations.
+Hit-rate correction (SHARDS-adj, Waldspurger et al., FAST 2015, section 4.3),
+relative to the same ``f``: the sample is expected to hold ``f * L`` of the full
+trace's ``L`` lookups; when it holds more or fewer, ``L_s`` (a hot block happened
+to be kept or dropped), the difference is taken to be hits on the hottest vectors.
+So the estimated hits are ``hits_s - (L_s - f L)``, clamped to [0, f L], out of
+``f L`` lookups, and every counter is scaled back by ``1 / f``: the estimated misses
+are the sample's scaled by ``1 / f`` (at most ``L``), the hits the rest. The reference is ``f``, not
+``R``: a sample that kept a few % more blocks than ``R`` has as many % more lookups
+at the same hit rate when no block is hot (uniform traces, scans), and a
+correction against ``R`` counted them as hits or took them from the hits. With
+``adjust=False`` every counter is scaled by ``L / L_s`` instead.
+
+Invariants of the estimate, with or without ``adjust``:
+- ``lookups`` is the full trace's; misses are lookups less hits; blocks read
+  equal misses (each miss reads one block) and bytes read are blocks read times
+  the block size; prefetch-used is at most hits and at most prefetched.
+- A sample that kept every block (``f == 1``; always at ``rate=1``) gives exactly
+  ``simulate``'s result.
+- A sample holding exactly ``f L`` lookups (a scan, whichever blocks were kept)
+  is not corrected: the estimate is its counters scaled by ``1 / f``.
+- The effective bandwidth is computed from the estimated counters as the
+  simulator computes it. It is the sample's own, up to rounding, unless the
+  correction took more hits than the sample's hits that were not prefetch uses:
+  prefetch-used is then clamped to the hits (scaling each counter apart would
+  break the invariants above).
+
+Blocks, not vectors, are the sampling unit (``V`` times fewer units at a given
+rate), so a skewed trace's hottest blocks make the raw sample hit rate noisy and
+the correction is what tames it; very small scaled caches (a few dozen blocks)
+are noisier still. ``compare_with_full`` measures the error against full
+simulations.
 
 Known limitation, policy ``lowpri``: its prefetched vectors sit at the LRU end
 and survive a fixed number of *misses*, not a fraction of the cache; the sample
 has ``1/R`` times fewer lookups between two lookups of one block, so its
 low-priority prefetches are used more often and the effective bandwidth is
-overestimated (+0.005 to +0.013 in the measurements above).
+overestimated.
 
-Cost: on a 20M-lookup Zipf(0.9) trace over 10M vectors (policy shadow, 3 cache
-x 2 shadow sizes) a miniature point took ~0.5 s at rate 0.1 and ~0.03 s at rate
-0.01 against ~9 s for the full simulation, the small arrays fitting in the CPU
-caches; sampling the trace once for the grid took 0.5-1 s; hit-rate errors were
-at most 0.002 (rate 0.1) and 0.004 (rate 0.01).
+Accuracy (hit-rate and effective-bandwidth errors over seeds, on skewed, uniform
+and scan traces), the lowpri bias and the cost: impls/bandana/NOTES.md,
+"Miniature simulation".
 """
 from __future__ import annotations
 
@@ -184,8 +189,10 @@ def simulate_sample(sample: MiniatureSample, capacity: int, policy: str,
                     shadow: int | None = None, adjust: bool = True) -> CacheResult:
     """Simulate the scaled cache on ``sample``; counters scaled back to the full trace.
 
-    ``adjust``: apply the SHARDS-adj hit correction (module docstring); without
-    it, counters are scaled by ``lookups_full / lookups_sampled``.
+    ``adjust``: apply the SHARDS-adj hit correction, relative to the kept vector
+    fraction the cache is scaled by (module docstring); without it, counters are
+    scaled by ``lookups_full / lookups_sampled``. A sample that kept every block gives
+    exactly ``simulate``'s result.
     """
     check_policy(policy)
     if sample.lookups_full == 0:          # nothing to estimate: the full trace's own (empty) result
@@ -212,9 +219,12 @@ def simulate_sample(sample: MiniatureSample, capacity: int, policy: str,
     small = simulate(sample.trace, sample.layout, small_capacity, policy, small_shadow,
                      sample.vector_bytes, sample.block_bytes)
     if adjust:
-        expected = sample.rate * sample.lookups_full
+        # relative to the fraction the cache was scaled by, not the requested rate: a sample
+        # that kept more blocks than the rate's share has more lookups, not more hot ones
+        kept = sample.vector_fraction
+        expected = kept * sample.lookups_full
         small_hits = min(max(small.hits - (small.lookups - expected), 0.0), expected)
-        factor = 1.0 / sample.rate
+        factor = 1.0 / kept
     else:
         small_hits = small.hits
         factor = sample.lookups_full / sample.lookups
@@ -239,9 +249,9 @@ def miniature_simulate(trace, layout, capacity: int, policy: str, shadow: int | 
 
     Counters are estimates for the full trace (scaled back to it and rounded);
     ``effective_bandwidth`` follows from them (the sample's, up to rounding, unless the
-    correction clamps); the hit rate is corrected as the
-    module docstring says unless ``adjust`` is false. At ``rate=1`` the result
-    is exactly ``simulate``'s.
+    correction leaves fewer hits than the sample's prefetch uses); the hit rate is
+    corrected as the module docstring says unless ``adjust`` is false. At ``rate=1``
+    the result is exactly ``simulate``'s.
     """
     check_policy(policy)
     sample = sample_blocks(trace, layout, rate, seed, vector_bytes, block_bytes)
