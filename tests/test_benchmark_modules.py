@@ -179,3 +179,40 @@ def test_every_full_experiment_fits_its_asv_limit():
     assert done.returncode == 0, done.stderr
     for table, (work, limit) in json.loads(done.stdout).items():
         assert work * 1.5 <= limit, f"[{table}.full]: {work / 3600:.1f} h of budgets against asv's {limit / 3600:.1f} h"
+
+
+def _keys_read(source: str) -> set[tuple[str, int]]:
+    """(key, line) of every string a benchmark module reads its data by: ``x["key"]``,
+    ``x.get("key")`` and ``field("key", ...)``."""
+    import ast
+
+    keys = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            keys.add((node.slice.value, node.lineno))
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("field", "get"):
+                keys.add((node.args[0].value, node.lineno))
+    return {(key, line) for key, line in keys if isinstance(key, str)}
+
+
+def _unknown_keys(bench: Path) -> list[str]:
+    """The keys ``bench`` reads that are no name anywhere in its system's code or the harness's
+    (a misspelt key: ``field(optional=True)`` would record NaN for ever, ``row`` fail only
+    under asv)."""
+    system = bench.stem.split("_")[1]
+    source = "\n".join(p.read_text() for folder in (system, "harness")
+                       for p in (ROOT / "impls" / folder).rglob("*.py"))
+    words = set(re.findall(r"[A-Za-z_]\w*", source))
+    return [f"{bench.name}:{line}: {key!r}" for key, line in sorted(_keys_read(bench.read_text()))
+            if key not in words]
+
+
+def test_every_key_a_benchmark_reads_is_a_name_in_its_system_s_code(tmp_path):
+    unknown = [line for bench in sorted((ROOT / "benchmarks").glob("bench_*.py")) for line in _unknown_keys(bench)]
+    assert not unknown, ("benchmarks read keys their experiments never name (a typo?): " + "; ".join(unknown))
+    typo = tmp_path / "bench_salus_typo.py"      # the check itself finds a misspelt key
+    typo.write_text('track_ratio = field("fifo_over_srft", optional=True, unit="x", direction="higher")\n'
+                    'def setup(self, data):\n    self.row = data["points"][0]\n')
+    assert _unknown_keys(typo) == ["bench_salus_typo.py:1: 'fifo_over_srft'"]
