@@ -109,3 +109,34 @@ def test_hits_that_do_not_fit_their_run_give_a_reason_not_a_crash(edit):
         slow["curve"][1]["hits_at_1"] = None
     out = targets.sampling_intervals(fast, slow, 0.8)
     assert set(out) == {"reason"} and "do not unpack" in out["reason"]
+
+
+def test_the_bracket_is_the_two_evaluations_around_an_iteration():
+    curve = [{"iteration": i, "p_at_1": p} for i, p in ((10, 0.1), (35, 0.004), (60, 0.078))]
+    assert targets.p_at_1_bracket(curve, 46) == (0.004, 0.078)
+    assert targets.p_at_1_bracket(curve, 35) == (0.004, 0.004)    # an evaluation at it: no gap
+    assert targets.p_at_1_bracket(curve, 10) == (0.1, 0.1)
+    assert targets.p_at_1_bracket(curve, 61) is None and targets.p_at_1_bracket(curve, 9) is None
+
+
+def test_accuracy_per_iteration_between_two_distant_evaluations_has_an_interval_across_the_gap():
+    """The fast run is evaluated at iterations 0, 350, 600 (P@1 0.02, 0.05, 0.4); the slow one
+    ends at 460. A straight line reads 0.2 there, but the fast run's P@1 may have been
+    anywhere from 0.05 to 0.4: the interval must hold that, not only the test points' noise."""
+    fast = run("slide", [0.02, 0.05, 0.4], [0, 35, 60], n=2000, seed=15)
+    slow = run("dense", [0.02, 0.1, 0.2], [0, 20, 46], n=2000, seed=16)
+    out = targets.speedup(fast, slow, 0.8)
+    low_end, high_end = out["p_at_1_per_iteration_range"]
+    assert low_end < out["p_at_1_per_iteration_ratio"] < high_end
+    low, high = out["intervals"]["p_at_1_per_iteration_ratio"]
+    assert low < 0.5 * out["p_at_1_per_iteration_ratio"] and high > 1.5 * out["p_at_1_per_iteration_ratio"]
+    assert low <= low_end and high >= high_end * 0.9
+
+
+def test_accuracy_per_iteration_at_an_evaluation_has_only_the_test_points_noise():
+    fast = run("slide", [0.02, 0.1, 0.3], [0, 23, 46], n=2000, seed=17)
+    slow = run("dense", [0.02, 0.1, 0.2], [0, 23, 46], n=2000, seed=18)
+    out = targets.speedup(fast, slow, 0.8)
+    assert out["p_at_1_per_iteration_range"][0] == out["p_at_1_per_iteration_range"][1]
+    low, high = out["intervals"]["p_at_1_per_iteration_ratio"]
+    assert low < out["p_at_1_per_iteration_ratio"] < high and high / low < 1.4

@@ -80,6 +80,20 @@ def p_at_1_at_iteration(curve: list[dict], iteration: float) -> float | None:
     return float(np.interp(iteration, its, [p["p_at_1"] for p in curve]))
 
 
+def p_at_1_bracket(curve: list[dict], iteration: float) -> tuple[float, float] | None:
+    """(lower, higher) P@1 of the two evaluations of ``curve`` around ``iteration`` (both the
+    one evaluation's where one is at it; None beyond the curve's ends): where the curve's P@1
+    lay at ``iteration`` if it moved monotonically between evaluations, whatever the linear
+    interpolation of :func:`p_at_1_at_iteration` reads."""
+    its = [p["iteration"] for p in curve]
+    if not curve or iteration > its[-1] or iteration < its[0]:
+        return None
+    after = int(np.searchsorted(its, iteration, side="left"))
+    before = after if its[after] == iteration else after - 1
+    pair = (float(curve[before]["p_at_1"]), float(curve[after]["p_at_1"]))
+    return min(pair), max(pair)
+
+
 def target_p_at_1(runs: list[dict], fraction: float) -> float | None:
     """The P@1 to reach: ``fraction`` of the way from the most-popular-label P@1 (the runs'
     ``baseline_p_at_1``; 0 when unknown) to the best final P@1 among ``runs``, or None when
@@ -146,7 +160,9 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     ``fast_time_to_target_s`` / ``slow_time_to_target_s``). ``p_at_1_per_iteration_ratio``:
     the fast run's P@1 at the slow run's last iteration (interpolated) over the slow run's
     final P@1 (None past the fast run's curve, or when that final does not beat the
-    most-popular-label P@1 by two standard errors: ``per_iteration_no_value`` says so). With ``fraction`` and
+    most-popular-label P@1 by two standard errors: ``per_iteration_no_value`` says so), and
+    ``p_at_1_per_iteration_range``, the same ratio at the fast run's two evaluations around
+    that iteration (:func:`p_at_1_bracket`: low, high). With ``fraction`` and
     ``intervals``, ``intervals`` holds :func:`sampling_intervals` of the pair.
     """
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
@@ -159,9 +175,12 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     # accuracy per iteration: the fast run's P@1 at the slow run's last iteration
     at = p_at_1_at_iteration(fast["curve"], slow["iterations"])
     out["p_at_1_per_iteration_ratio"] = at / sp if at is not None and sp > 0 else None
+    if out["p_at_1_per_iteration_ratio"] is not None:
+        out["p_at_1_per_iteration_range"] = [v / sp for v in p_at_1_bracket(fast["curve"], slow["iterations"])]
     baseline, _, points, margin = _plateau([slow])
     if out["p_at_1_per_iteration_ratio"] is not None and sp <= baseline + margin:
         out["p_at_1_per_iteration_ratio"] = None     # a ratio over noise around the popular label
+        del out["p_at_1_per_iteration_range"]
         out["per_iteration_no_value"] = (
             f"{out['slow']}'s final P@1 ({sp:.3f}) does not beat the most-popular-label P@1 ({baseline:.3f}) "
             f"by two standard errors ({margin:.3f} on {points} test points): no accuracy per iteration to match")
@@ -226,7 +245,10 @@ def sampling_intervals(fast: dict, slow: dict, fraction: float, resamples: int =
                        seed: int = BOOTSTRAP_SEED) -> dict[str, Any]:
     """95% bootstrap intervals, over the test points, of :func:`speedup`'s ``value`` (time to
     the pair's own target, slow over fast; a bound where the resampled pair gives one) and
-    ``p_at_1_per_iteration_ratio``: ``{"time_to_target_ratio": [low, high] | None,
+    ``p_at_1_per_iteration_ratio`` (from the 2.5th percentile of its range's low end to the
+    97.5th of its high end: the fast run's P@1 anywhere between its two evaluations around
+    the slow run's last iteration, not only where a straight line between them reads it):
+    ``{"time_to_target_ratio": [low, high] | None,
     "p_at_1_per_iteration_ratio": [low, high] | None, "method", "resamples",
     "no_value_fraction": {...}}``, or ``{"reason"}`` alone when the runs lack per-point hits.
 
@@ -258,17 +280,18 @@ def sampling_intervals(fast: dict, slow: dict, fraction: float, resamples: int =
     for i in range(resamples):
         pair = [_resampled(run, curve[i], baseline[i]) for run, curve, baseline in zip((fast, slow), p1, b1)]
         result = speedup(pair[0], pair[1], fraction, intervals=False)
-        ratios.append(result["value"])
-        per_iteration.append(result.get("p_at_1_per_iteration_ratio"))
+        ratios.append((result["value"],) * 2)
+        per_iteration.append(result.get("p_at_1_per_iteration_range") or (None, None))
     out: dict[str, Any] = {"method": f"bootstrap over the test points ({'paired' if paired else 'independent'}, "
-                                     f"{resamples} resamples, 95%)",
+                                     f"{resamples} resamples, 95%); accuracy per iteration between the fast "
+                                     f"run's two evaluations around the slow run's last iteration",
                            "resamples": resamples, "no_value_fraction": {}}
     for key, values in (("time_to_target_ratio", ratios), ("p_at_1_per_iteration_ratio", per_iteration)):
-        got = np.asarray([v for v in values if v is not None and math.isfinite(v)], np.float64)
-        missing = resamples - got.size
+        got = np.asarray([v for v in values if v[0] is not None and all(map(math.isfinite, v))], np.float64)
+        missing = resamples - len(got)
         out["no_value_fraction"][key] = missing / resamples
-        out[key] = ([float(x) for x in np.percentile(got, [2.5, 97.5])]
-                    if got.size and missing * 40 <= resamples else None)     # at most 2.5% without a value
+        out[key] = ([float(np.percentile(got[:, 0], 2.5)), float(np.percentile(got[:, 1], 97.5))]
+                    if len(got) and missing * 40 <= resamples else None)     # at most 2.5% without a value
     return out
 
 
