@@ -161,3 +161,94 @@ def test_a_handful_of_labels_is_no_tail_and_a_set_too_small_for_every_check_is_n
     one.write_text("1 100 100000\n3 1:1 2:1\n")
     assert xc_stats.main([str(one)]) == 1
     assert "nothing judged: the set is too small for every check" in capsys.readouterr().out
+
+
+def _label_sets(label_sets, n_labels):
+    """A split of the points' ``label_sets`` (one feature each, all value 1) over ``n_labels`` labels."""
+    n = len(label_sets)
+    labels = [np.array(sorted(s), np.int32) for s in label_sets]
+    label_indptr = np.r_[0, np.cumsum([a.size for a in labels])].astype(np.int64)
+    return XCData(np.arange(n + 1, dtype=np.int64), (np.arange(n) % 50).astype(np.int32), np.ones(n, np.float32),
+                  label_indptr, np.concatenate(labels), 50, n_labels)
+
+
+def _independent_zipf_labels(seed, points=1000, n_labels=2000):
+    """Label k on round(400 / k) points drawn independently of every other label's: no co-occurrence."""
+    rng = np.random.default_rng(seed)
+    sets = [set() for _ in range(points)]
+    for k, count in enumerate(np.maximum(np.round(400 / np.arange(1, n_labels + 1)).astype(int), 1)):
+        for i in rng.choice(points, count, replace=False):
+            sets[i].add(k)
+    return _label_sets([s or {int(rng.integers(n_labels))} for s in sets], n_labels)
+
+
+def test_the_shuffled_baseline_keeps_each_points_labels_distinct_and_every_count():
+    split = _independent_zipf_labels(0)
+    ptr, labels = xc_stats._shuffled_labels(split.label_indptr, split.labels, split.n_labels,
+                                            np.random.default_rng(1))
+    np.testing.assert_array_equal(ptr, split.label_indptr)
+    np.testing.assert_array_equal(np.bincount(labels, minlength=split.n_labels), split.label_counts())
+    assert all(np.unique(labels[a:b]).size == b - a for a, b in zip(ptr[:-1], ptr[1:]))
+    assert not np.array_equal(labels, split.labels)
+
+
+def test_independent_labels_read_a_lift_near_one_and_planted_pairs_far_above_it():
+    """A shuffle that may give a point one label twice counted its pairs twice: 0.55-0.63 here."""
+    lifts = [xc_stats.measure(_independent_zipf_labels(seed), seed=seed, pairs=10)["cooccurrence_lift"]
+             for seed in range(4)]
+    assert all(abs(lift - 1.0) <= 0.2 for lift in lifts) and abs(np.mean(lifts) - 1.0) <= 0.1, lifts
+    rng = np.random.default_rng(5)          # every point one pair (2j, 2j + 1), j Zipf over 1,000 pairs
+    weights = 1.0 / np.arange(1, 1001)
+    pair = rng.choice(1000, 1000, p=weights / weights.sum())
+    planted = xc_stats.measure(_label_sets([{2 * j, 2 * j + 1} for j in pair], 2000), pairs=10)
+    assert planted["cooccurrence_lift"] > 3.0
+
+
+def test_label_shape_is_judged_over_the_labels_in_use_not_the_headers():
+    """200 labels on 10 points each: flat under any header; 100,000 unused labels made it pass."""
+    occurrences = np.random.default_rng(1).permutation(np.repeat(np.arange(200), 10))
+    flat = _label_sets([{int(a), int(b)} for a, b in occurrences.reshape(-1, 2)], 200)
+    label_checks = {"label_freq_median_over_mean", "label_share_below_mean", "label_freq_max_over_mean",
+                    "label_zipf_slope"}
+    for n_labels in (200, 100_000):
+        stats = xc_stats.measure(dataclasses.replace(flat, n_labels=n_labels), pairs=10)
+        assert label_checks <= set(_failed(stats, "amazon-670k")), n_labels
+    assert stats["labels_used"] == pytest.approx(200 / 100_000)
+    zipf = xc_stats.measure(_independent_zipf_labels(0), pairs=10)
+    assert not label_checks & set(_failed(zipf, "amazon-670k")) and zipf["label_zipf_slope"] < -0.8
+
+
+def _rows_note(stats, name):
+    return next(r for r in xc_stats.check(stats, "amazon-670k") if r["name"] == name)
+
+
+def test_points_without_features_have_no_cosine_and_identical_rows_are_not_called_small():
+    train, _ = _small(n_train=300)
+    bare = dataclasses.replace(train, indptr=np.zeros_like(train.indptr), indices=train.indices[:0],
+                               values=train.values[:0])
+    stats = xc_stats.measure(bare)
+    for name in ("random_pair_cosine", "random_pair_shared_fraction"):
+        row = _rows_note(stats, name)
+        assert np.isnan(stats[name]) and row["ok"] is None
+        assert row["note"].startswith("not measurable: no sampled pair of points both has a feature"), row
+    same = xc_stats.measure(train.subset(np.zeros(300, np.int64)))
+    assert _rows_note(same, "idf_value_spearman")["note"].startswith(
+        "not measurable: every sampled feature is in equally many points (idf constant)")
+    seen = same["features_seen"]
+    assert _rows_note(same, "df_zipf_slope")["note"].startswith(f"not measurable: {seen} features in use, fewer than")
+    assert not any("too small" in r["note"] for r in xc_stats.check(same, "amazon-670k"))
+
+
+def test_a_handful_of_points_is_not_judged_whatever_they_read(tmp_path, capsys):
+    """Four points of 20 private features and one shared: cosine, overlap and TF-IDF order all
+    read as a text set's would, but four points stand for no set."""
+    rng = np.random.default_rng(0)
+    rows = "\n".join(f"{i} 0:0.01 " + " ".join(f"{1 + 20 * i + k}:{v:.3f}" for k, v in
+                                                 enumerate(rng.uniform(0.3, 1.0, 20))) for i in range(4))
+    four = tmp_path / "four.txt"
+    four.write_text(f"4 100 50\n{rows}\n")
+    assert xc_stats.main([str(four)]) == 1
+    out = capsys.readouterr().out
+    assert " yes " not in out and "nothing judged" in out
+    line = next(line for line in out.splitlines() if line.startswith("random_pair_cosine"))
+    assert f"4 points, fewer than the {xc_stats.POINTS_MIN}" in line
