@@ -178,15 +178,15 @@ def test_a_claim_on_a_number_too_noisy_to_track_is_inconclusive_not_certain():
 
 def test_a_trend_over_a_point_too_noisy_to_track_has_an_unbounded_rho():
     from impls.harness.report.claims import TrendSource
-    from impls.harness.report.intervals import UNBOUNDED, bootstrap_trend
+    from impls.harness.report.intervals import UNBOUNDED, trend_interval
 
     points = pd.DataFrame([{"benchmark": "b.K.track_x", "params": {"k": k}, "param_label": f"k={k}",
                             "value": float(k), "status": "ok", "commit": "c" * 40} for k in (1, 2, 4, 8)])
     thresholds = {("b.K.track_x", f"k={k}"): noise.Threshold("b.K.track_x", f"k={k}", 2, 0.01, 0.03)
                   for k in (1, 2, 4, 8)}
     source = TrendSource("b.K.track_x", "k", {})
-    quiet = bootstrap_trend(points, source, noise.Noise("m", "t", [], thresholds))
+    quiet = trend_interval(points, source, noise.Noise("m", "t", [], thresholds))
     assert quiet.low == quiet.high == 1.0
     thresholds["b.K.track_x", "k=2"] = noise.Threshold("b.K.track_x", "k=2", 2, math.inf, math.inf)
-    found = bootstrap_trend(points, source, noise.Noise("m", "t", [], thresholds))
+    found = trend_interval(points, source, noise.Noise("m", "t", [], thresholds))
     assert (found.low, found.high, found.method) == (-1.0, 1.0, UNBOUNDED)

@@ -1,18 +1,20 @@
-"""Edges of the noise statistics: a trend's interval holds its measured rho, a point that
+"""Edges of the noise statistics: a trend's interval holds its measured rho and every rho its
+points' repeat ranges allow, a point that
 repeated exactly gets the floored spread make compare uses, a non-finite repeat is too noisy
 (never NaN), and a hand-written threshold that cannot be a fraction is refused in one line."""
 import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from compare_fixtures import BASE, HEAD, MACHINE, RATE, base_values, run_compare, write_run
 from impls.harness.report import noise
 from impls.harness.report.claims import BenchmarkSource, Claim, PointRef, TrendSource
-from impls.harness.report.intervals import bootstrap_trend, claim_interval
-from impls.harness.report.measure import measure_trend
+from impls.harness.report.intervals import claim_interval, rho_range, trend_interval
+from impls.harness.report.measure import measure_trend, spearman_rows
 
 TRACK = "bench_x.T.track_y"
 
@@ -47,7 +49,7 @@ def test_a_trend_interval_holds_its_measured_rho():
     assert interval is not None and not interval.unbounded
     assert interval.low <= rho <= interval.high
     assert interval.low < rho              # the noise still widens it on the other side
-    alone = bootstrap_trend(points, source, found)
+    alone = trend_interval(points, source, found)
     assert alone.low <= rho <= alone.high
 
 
@@ -138,3 +140,46 @@ def test_make_compare_refuses_a_percentage_typed_as_a_number_in_one_line(results
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "write 0.05 for 5%" in done.stderr and RATE in done.stderr
+
+
+def test_the_rho_range_is_every_order_the_ranges_allow_and_no_other():
+    """Against brute force: every permutation whose values can be placed in the ranges in
+    that order (greedily, lowest first), and values drawn inside the ranges never leave it."""
+    import itertools
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(2, 7))
+        x = rng.permutation(n).astype(float) * 2.0
+        centre = rng.normal(0, 1, n)
+        half = rng.uniform(0, 1.5, n)
+        low, high = centre - half, centre + half
+        rhos = []
+        for order in itertools.permutations(range(n)):
+            level, fits = -np.inf, True
+            for i in order:
+                level = max(level, low[i])
+                fits &= level <= high[i]
+            if fits:
+                ranks = np.empty(n)
+                ranks[list(order)] = np.arange(n)
+                rhos.append(float(spearman_rows(list(x), ranks[np.newaxis, :])[0]))
+        found = rho_range(list(x), low, high)
+        assert found == pytest.approx((min(rhos), max(rhos)))
+        drawn = spearman_rows(list(x), rng.uniform(low, high, size=(200, n)))
+        assert found[0] - 1e-12 <= drawn.min() and drawn.max() <= found[1] + 1e-12
+
+
+def test_a_trend_rising_by_steps_within_its_noise_is_not_bounded_below_its_band():
+    """Eight points rising 1% a step, each within ±4% of its repeats: they could be in any
+    order, or in a perfect one; a redraw of the measured values could only lower rho."""
+    keys = [1, 2, 4, 8, 16, 32, 64, 128]
+    values = [1.00, 1.03, 1.01, 1.05, 1.04, 1.06, 1.08, 1.07]
+    points = _points("k", keys, values)
+    found = noise.Noise("m", "", [], {(TRACK, f"k={k}"): noise.Threshold(TRACK, f"k={k}", 3, 0.04, 0.12)
+                                      for k in keys})
+    interval = trend_interval(points, TrendSource(TRACK, "k"), found)
+    assert interval.high == 1.0 and interval.low < 0
+    spaced = _points("k", keys, [1.0 * 1.2 ** i for i in range(len(keys))])   # steps far beyond the noise
+    assert (trend_interval(spaced, TrendSource(TRACK, "k"), found).low,
+            trend_interval(spaced, TrendSource(TRACK, "k"), found).high) == (1.0, 1.0)

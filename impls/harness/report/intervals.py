@@ -8,10 +8,15 @@
   (``value ± spread`` for a number on the absolute scale). ``value ± spread / 2`` would leave
   out the other repeat of two.
 - A ratio of two points: the relative spreads of both add (first order).
-- A trend (Spearman's rho over a parameter): a bootstrap over the points it is computed
-  from, each redrawn within its repeat range (BOOTSTRAP_RESAMPLES draws, fixed seed), the
-  2.5th to 97.5th percentile of rho, joined with the measured rho (noise of ± the spread
-  can only scramble a perfect rank order, so the percentiles alone may leave it out).
+- A trend (Spearman's rho over a parameter): the lowest and the highest rho that values
+  anywhere within the points' repeat ranges give (every order of the values those ranges
+  allow, up to :data:`EXACT_TREND_POINTS` points), joined with the measured rho. Like a
+  point's, it holds every value the repeats could have given, on both sides: redrawing the
+  measured values within their ranges would only scramble their order, so it would reach
+  below the measured rho and never above it, and a rise by steps within the noise would
+  read as a firm "partly". Past that many points (the orders grow as n!) it falls back to
+  such a redraw (BOOTSTRAP_RESAMPLES draws, fixed seed, 2.5th to 97.5th percentile), and
+  says so.
 - An artifact value, or a point without repeats: no interval (None).
 - A claim with ``sampling_interval``: the interval its run's artifact gives for the
   sampling of its data (a bootstrap over the test points, or the spread over other draws of a
@@ -47,6 +52,7 @@ UNBOUNDED_SAMPLING = "unbounded: its test points cannot bound it (too many resam
 NO_SAMPLING = "(the newest artifact holds no interval for this run: an older run's, or one of another commit)"
 _UNBOUNDED_NOTE = {UNBOUNDED: "too noisy here", UNBOUNDED_SAMPLING: "the test points cannot bound it"}
 BOOTSTRAP_SEED = 20240601
+EXACT_TREND_POINTS = 8   # up to 8! = 40,320 orders of the values: milliseconds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,17 +120,44 @@ def _from_repeats(value: float, spreads: list[tuple[float, float, int] | None]) 
     return Interval(value - width, value + width, f"run-to-run spread (from {runs} runs, repeats of each commit)")
 
 
-def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
-                    resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
-    """Return the bootstrap interval of Spearman's rho of ``source``; None without repeats.
+def rho_range(x, low, high) -> tuple[float, float]:
+    """(lowest, highest) Spearman rho over ``x`` of values ``y_i`` anywhere in
+    ``[low_i, high_i]``: over every strict order of the values those ranges allow (value i may
+    lie below value j where ``low_i <= high_j``). ``x`` holds distinct numbers; at most
+    :data:`EXACT_TREND_POINTS` points (n! orders). Returns (0, 0) for fewer than 2 points."""
+    n = len(x)
+    if n < 2:
+        return 0.0, 0.0
+    if n > EXACT_TREND_POINTS:
+        raise ValueError(f"{n} points: more than the {EXACT_TREND_POINTS} whose orders are enumerated")
+    x_rank = np.argsort(np.argsort(np.asarray(x, dtype=float)))   # 0-based rank of each point's x
+    low, high = list(map(float, low)), list(map(float, high))
+    scale = 6.0 / (n * (n * n - 1))
+    best = [math.inf, -math.inf]          # the fewest and most squared rank differences
 
-    The parameter grid is designed, not sampled, so the points are not resampled; each
-    point's value is redrawn within the reach of its repeats (uniform over value * (1 ± spread),
-    or value ± spread on the absolute scale)
-    and rho recomputed: the interval says how far measurement noise could move the trend.
-    It is the 2.5th to 97.5th percentile of those rhos joined with the rho of the measured
-    values, so it always holds the measured rho; -1..1 (:data:`UNBOUNDED`) where a point's
-    range is infinite.
+    def place(rank: int, left: list[int], d2: float) -> None:
+        if not left:
+            best[0], best[1] = min(best[0], d2), max(best[1], d2)
+            return
+        for i in left:                    # i takes the next-lowest value if no other can lie below it
+            if all(low[i] <= high[j] for j in left if j != i):
+                place(rank + 1, [j for j in left if j != i], d2 + (rank - x_rank[i]) ** 2)
+
+    place(0, list(range(n)), 0.0)
+    return float(1.0 - scale * best[1]), float(1.0 - scale * best[0])
+
+
+def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
+                   resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
+    """Return the interval of Spearman's rho of ``source`` (module doc); None without repeats.
+
+    The parameter grid is designed, not sampled: each point's value may lie anywhere within
+    the reach of its repeats (value * (1 ± spread), or value ± spread on the absolute
+    scale), and the interval runs from the lowest to the highest rho such values give
+    (:func:`rho_range`), joined with the measured rho, so it always holds it; past
+    :data:`EXACT_TREND_POINTS` points, the 2.5th to 97.5th percentile of rho over values
+    redrawn uniformly within those reaches. -1..1 (:data:`UNBOUNDED`) where a point's range
+    is infinite.
     """
     rows, failure = select_points(points, source.benchmark, source.params)
     if failure:
@@ -138,14 +171,19 @@ def bootstrap_trend(points: pd.DataFrame, source: TrendSource, noise: Noise,
     reach = np.asarray([h.range_width(v) for h, v in zip(thresholds, y)], dtype=float)
     if not np.isfinite(reach).all():     # a point could be anywhere: so could rho
         return Interval(-1.0, 1.0, UNBOUNDED)
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
-    rhos = spearman_rows(x, draws)
-    low, high = np.percentile(rhos, [2.5, 97.5])
     measured = float(spearman_rows(x, y[np.newaxis, :])[0])
     runs = min(h.runs for h in thresholds)
-    return Interval(float(min(low, measured)), float(max(high, measured)),
-                    f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs, 95%)")
+    if len(y) <= EXACT_TREND_POINTS:
+        low, high = rho_range(x, y - reach, y + reach)
+        method = (f"the lowest and highest rho of {len(y)} points anywhere within their repeat ranges "
+                  f"({runs} runs)")
+    else:
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
+        low, high = np.percentile(spearman_rows(x, draws), [2.5, 97.5])
+        method = (f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs, 95%; it can "
+                  f"only lower a rank order, so it may leave out a higher rho)")
+    return Interval(float(min(low, measured)), float(max(high, measured)), method)
 
 
 def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Noise | None,
@@ -195,7 +233,7 @@ def _repeats_interval(claim: Claim, value: float, points: pd.DataFrame, noise: N
     if noise is None:
         return None
     if isinstance(source, TrendSource):
-        found = bootstrap_trend(points, source, noise)
+        found = trend_interval(points, source, noise)
     elif isinstance(source, BenchmarkSource):
         found = _from_repeats(value, [_spread_of(points, source.point, noise)])
     elif isinstance(source, RatioSource):
