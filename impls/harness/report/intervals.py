@@ -117,7 +117,8 @@ def _from_repeats(value: float, spreads: list[tuple[float, float, int] | None]) 
         width = spreads[0][0]
     else:
         width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _ in spreads)
-    return Interval(value - width, value + width, f"run-to-run spread (from {runs} runs, repeats of each commit)")
+    return Interval(value - width, value + width,
+                    f"run-to-run spread (from {runs} runs `make noise` read, repeats of each commit)")
 
 
 def rho_range(x, low, high) -> tuple[float, float]:
@@ -176,13 +177,13 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
     if len(y) <= EXACT_TREND_POINTS:
         low, high = rho_range(x, y - reach, y + reach)
         method = (f"the lowest and highest rho of {len(y)} points anywhere within their repeat ranges "
-                  f"({runs} runs)")
+                  f"({runs} runs `make noise` read)")
     else:
         rng = np.random.default_rng(BOOTSTRAP_SEED)
         draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
         low, high = np.percentile(spearman_rows(x, draws), [2.5, 97.5])
-        method = (f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs, 95%; it can "
-                  f"only lower a rank order, so it may leave out a higher rho)")
+        method = (f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs `make noise` read, "
+                  f"95%; it can only lower a rank order, so it may leave out a higher rho)")
     return Interval(float(min(low, measured)), float(max(high, measured)), method)
 
 

@@ -17,8 +17,12 @@ its siblings untrackable). It rests on the floor's degrees of freedom (the sum o
 points') where the point is consistent with the floor: at or below it, or above it by no
 more than its own few degrees of freedom make likely (:func:`consistent_ratio`, 95%), so a
 point a little noisier than its siblings is not left on its own single pair; a point
-noisier than that rests on its own alone. A benchmark of one point has only its own. On
-the absolute scale a number that moved and rests on fewer than :data:`ABSOLUTE_MIN_DF`
+noisier than that rests on its own alone. The check has little power on a point's few
+degrees of freedom, so a point truly noisier than its siblings often passes it and rests on
+the floor's degrees of freedom with its own (larger) sigma: its false-alarm rate is then
+above :data:`FALSE_ALARM` (the README's "Thresholds are measured" gives simulated rates);
+more runs per commit narrow that. A benchmark of one point has only its own (0 where its
+repeats agreed exactly). On the absolute scale a number that moved and rests on fewer than :data:`ABSOLUTE_MIN_DF`
 degrees of freedom (one pair of runs) is too noisy to judge: its threshold would be some
 900 standard deviations, which no change reaches, while the relative scale's 50% limit
 says so by itself.

@@ -502,9 +502,9 @@ def judge_bounded(claim: Claim, value: float, lower: bool = False, upper: bool =
         if below_band(claim, value):
             where = ("the no-effect value the claim must exceed" if value == claim.baseline
                      else "below the paper's value")
-            if verdict == PARTLY:   # right direction; the true value may still lie in the band or above
-                return INCONCLUSIVE, (f"{detail}; at least {at_least}, below the band: the true value may lie in it "
-                                      f"or above (point estimate: {PARTLY})")
+            if verdict == PARTLY:   # right direction; the true value may lie below the band, in it or above
+                return INCONCLUSIVE, (f"{detail}; at least {at_least}, below the band: the true value may lie below "
+                                      f"it still, in it or above (point estimate: {PARTLY})")
             return f"{NOT_MEASURED}: only a lower bound ({at_least}), {where}", detail
         if verdict == REPRODUCED and math.isfinite(highest):   # the true value may lie above the band
             return INCONCLUSIVE, (f"{detail}; at least {at_least}, inside the band up to "
