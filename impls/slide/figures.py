@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import textwrap
 
+import numpy as np
+
 from impls.harness.figures import figure, finite, new_axes, plain_log_x
 from impls.slide.experiments.targets import fitted_p_at_1
 
@@ -279,16 +281,18 @@ def core_scaling(data: dict):
     for name, group in sorted(groups.items()):
         group = sorted(group, key=lambda r: r["threads"])
         threads = [r["threads"] for r in group]
-        rates = [r.get("samples_per_second") for r in group]
+        batches = min((int(r.get("iterations") or 0) for r in group), default=0)
+        rates = [_rate_over_batches(r, batches) for r in group]
         off_log += [f"{name} {t}T ({v:g})" for t, v in zip(threads, rates) if finite(v) and v <= 0]
-        ax_tp.plot(threads, [v if finite(v) and v > 0 else math.nan for v in rates], marker="o", label=name)
+        label = f"{name} (first {batches} batches)" if batches and all("iterations" in r for r in group) else name
+        ax_tp.plot(threads, [v if finite(v) and v > 0 else math.nan for v in rates], marker="o", label=label)
         ax_ttt.plot(threads, [math.nan if r.get("time_to_target_s") is None else r["time_to_target_s"]
                               for r in group], marker="o", label=name)
         ax_util.plot(threads, [r.get("cpu_utilization", math.nan) for r in group], marker="o", label=name)
     ax_tp.set_yscale("log")
     if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
         ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
-    ax_tp.set_ylabel("samples/s (log)")
+    ax_tp.set_ylabel("samples/s over the same batches (log)")
     ax_ttt.set_ylabel("seconds to target P@1 (missing: not reached)")
     ax_util.set_ylabel("CPU time / (wall x threads)")
     ax_util.set_ylim(0, 1.05)
@@ -301,6 +305,21 @@ def core_scaling(data: dict):
         f"not on the log axis (samples/s <= 0): {', '.join(off_log)}", NOTE_WIDTH // 2)) if off_log else ""
     ax_tp.set_title(f"{_source(data)}{_set_size(stats)}{note}", fontsize=7)
     return fig
+
+
+def _rate_over_batches(run: dict, batches: int) -> float | None:
+    """Samples/s over the run's first ``batches`` batches (seconds read off its curve, linear
+    between evaluations from 0 s at batch 0), so runs of one method with other budgets are
+    compared on the same work: early batches cost more (larger active sets, more table
+    upkeep), and a shorter run holds only those. The run's own ``samples_per_second`` where
+    its curve or batch count cannot say."""
+    iterations, samples = run.get("iterations"), run.get("samples")
+    curve = [p for p in run.get("curve") or [] if finite(p.get("seconds")) and finite(p.get("iteration"))]
+    if not (iterations and samples and batches and curve) or batches > iterations:
+        return run.get("samples_per_second")
+    seconds = float(np.interp(batches, [0.0] + [p["iteration"] for p in curve],
+                              [0.0] + [p["seconds"] for p in curve]))
+    return batches * samples / iterations / seconds if seconds > 0 else run.get("samples_per_second")
 
 
 @figure("slide_batch_size")
@@ -330,7 +349,7 @@ def batch_size(data: dict):
     ax_tp.set_yscale("log")
     if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
         ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
-    ax_tp.set_ylabel("samples/s (log)")
+    ax_tp.set_ylabel("samples/s over the same batches (log)")
     fraction = data.get("sizes", {}).get("target_fraction")
     ax_sp.set_ylabel("dense / SLIDE time to target"
                      + (f"\n(target {fraction:g} of the way from the popular\nlabel to the pair's better P@1)"

@@ -260,3 +260,21 @@ def test_more_runs_than_a_legend_holds_put_it_below_the_panels():
     assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == figures.LEGEND_INSIDE_MAX + 2
     few = figures.time_to_accuracy(_artifact(with_pairs=False))
     assert not few.legends and few.axes[0].get_legend() is not None
+
+
+def test_core_scaling_compares_thread_counts_over_the_same_batches():
+    """The 1-thread run trained 16 batches in 8 s, the 2-thread one 174 in 30 s, its first 16
+    in ~4.3 s: over the same work 2 threads are ~1.9x, not the 2.9x of each run's own rate
+    (early batches cost more, and only they are in the shorter run)."""
+    one = {**_scaling_run("slide", 1, 510.0, None), "iterations": 16, "samples": 4096,
+           "curve": [{"seconds": s, "iteration": i, "p_at_1": 0.02} for i, s in ((6, 3.43), (9, 4.81), (16, 8.03))]}
+    two = {**_scaling_run("slide", 2, 1481.0, None), "iterations": 174, "samples": 44544,
+           "curve": [{"seconds": s, "iteration": i, "p_at_1": 0.02} for i, s in ((11, 3.06), (17, 4.53), (174, 30.08))]}
+    fig = figures.core_scaling({"runs": [one, two]})
+    _drawn(fig)
+    (line,) = fig.axes[0].lines
+    rates = list(line.get_ydata())
+    assert line.get_label() == "slide cpu (first 16 batches)"
+    assert rates[0] == pytest.approx(4096 / 8.03)
+    assert rates[1] / rates[0] == pytest.approx(8.03 / (3.06 + 5 / 6 * (4.53 - 3.06)), rel=1e-6)
+    assert 1.8 < rates[1] / rates[0] < 2.0
