@@ -336,9 +336,12 @@ def batch_size(data: dict):
         values.append(s.get("value") or math.nan)
         bounds.append("≥ (dense never reached target)" if s.get("lower_bound") else
                       "≤ (SLIDE never reached target)" if s.get("upper_bound") else None)
-    ax_sp.plot(batches, values, marker="o", color="C2")
+    # a line joins exact ratios only: a bound says where the ratio is not, not a trend
+    ax_sp.plot(batches, [math.nan if bound else v for v, bound in zip(values, bounds)], marker="o", color="C2")
     for b, v, bound in zip(batches, values, bounds):
         if bound and not math.isnan(v):
+            ax_sp.plot([b], [v], marker="^" if bound.startswith("≥") else "v", color="C2", fillstyle="none",
+                       linestyle="none")
             ax_sp.annotate(bound, (b, v), fontsize=6)
     ax_sp.axhline(1.0, color="grey", linestyle=":", linewidth=1)
     for ax in (ax_tp, ax_sp):
@@ -349,7 +352,7 @@ def batch_size(data: dict):
     ax_tp.set_yscale("log")
     if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
         ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
-    ax_tp.set_ylabel("samples/s over the same batches (log)")
+    ax_tp.set_ylabel("samples/s (log)")
     fraction = data.get("sizes", {}).get("target_fraction")
     ax_sp.set_ylabel("dense / SLIDE time to target"
                      + (f"\n(target {fraction:g} of the way from the popular\nlabel to the pair's better P@1)"

@@ -278,3 +278,16 @@ def test_core_scaling_compares_thread_counts_over_the_same_batches():
     assert rates[0] == pytest.approx(4096 / 8.03)
     assert rates[1] / rates[0] == pytest.approx(8.03 / (3.06 + 5 / 6 * (4.53 - 3.06)), rel=1e-6)
     assert 1.8 < rates[1] / rates[0] < 2.0
+
+
+def test_batch_size_joins_exact_ratios_only_and_marks_bounds_apart():
+    run = {"samples_per_second": 100.0}
+    data = {"batch": {"64": {"slide": run, "dense": run, "speedup": {"value": 1.2, "lower_bound": True}},
+                      "128": {"slide": run, "dense": run, "speedup": {"value": 1.1}},
+                      "256": {"slide": run, "dense": run, "speedup": {"value": 1.4, "lower_bound": True}}}}
+    fig = figures.batch_size(data)
+    _drawn(fig)
+    joined, *others = fig.axes[1].lines
+    assert [v for v in joined.get_ydata() if not math.isnan(v)] == [1.1]
+    marks = [(m.get_marker(), [float(y) for y in m.get_ydata()]) for m in others if m.get_marker() in ("^", "v")]
+    assert marks == [("^", [1.2]), ("^", [1.4])]
