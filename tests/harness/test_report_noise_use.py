@@ -127,3 +127,24 @@ def test_history_captions_say_which_way_is_better_for_every_judged_direction():
 
     assert html_page._DIRECTION_TEXT["nearer_zero"] == "nearer 0 is better"
     assert set(directions.DIRECTIONS) <= set(html_page._DIRECTION_TEXT)
+
+
+def test_history_resolves_a_level_shift_of_many_commits_below_the_two_run_threshold():
+    """sigma 2% on 20 degrees of freedom: two single runs need ~11.5% to differ beyond noise,
+    but two levels of 10 commits each resolve ~4.5%; an 8% shift between them is a step,
+    pure noise of the same length is none."""
+    import numpy as np
+
+    from impls.harness.report.history import series_steps
+
+    sigma, df = 0.02, 20
+    threshold = noise.Threshold(RATE, "p", 3, 0.04, noise.two_run_threshold(sigma, df), "", sigma=sigma, df=df)
+    assert threshold.level_threshold(1, 1) == threshold.threshold
+    assert threshold.level_threshold(10, 10) < 0.5 * threshold.threshold
+    rng = np.random.default_rng(4)
+    noisy = list(100.0 * np.exp(rng.normal(0, sigma, 20)))
+    shifted = noisy[:10] + [v * 0.92 for v in noisy[10:]]
+    assert [(at, kind) for at, _, _, kind in series_steps(shifted, "higher", threshold)] == [(10, "regression")]
+    for seed in range(20):
+        quiet = list(100.0 * np.exp(np.random.default_rng(seed).normal(0, sigma, 20)))
+        assert series_steps(quiet, "higher", threshold) == []

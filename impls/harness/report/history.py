@@ -36,7 +36,7 @@ from matplotlib.figure import Figure
 
 from impls.harness.report import compare, plotting
 from impls.harness.report.directions import JUDGED, direction_of
-from impls.harness.report.noise import RELATIVE, Noise, Threshold
+from impls.harness.report.noise import RELATIVE, Noise, Threshold, moved_beyond, too_noisy
 from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL, safe_file_stem,
                                                  stamp_caption)
 from impls.harness.report.provenance import NOT_SYNTHETIC, SYNTHETIC, data_kind
@@ -82,7 +82,11 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     and steps are looked for within each piece alone. A piece of fewer than 3 values has
     none. With the number's measured ``threshold`` (:mod:`noise`; used only on the piece of
     the version it was measured on, or everywhere when it records none), a step no larger
-    than it is noise and left out; so is every step of a number too noisy to track.
+    than the threshold for two levels of that many commits is noise and left out
+    (:meth:`~impls.harness.report.noise.Threshold.level_threshold`: a level is a median of
+    single runs, so it resolves less than two runs do), and so is a step whose level
+    threshold is itself too noisy (a number too noisy to compare run against run shows a
+    step only between levels of enough commits).
     ``bounds`` gives each point's bound kind (:data:`compare.LOWER_BOUND`, ``UPPER_BOUND``,
     ``UNKNOWN_BOUND``, "" for a value): a step from or to a level holding bounds is judged
     as ``make compare`` judges it (:func:`compare.judge_bounded`), a "change" where the
@@ -120,8 +124,6 @@ def _level_bound(bounds: list[str] | None, start: int, end: int) -> str:
 def _steps_within(values: list[float], direction: str, threshold: Threshold | None,
                   bounds: list[str] | None = None) -> list[tuple[int, float, float, str]]:
     """:func:`series_steps` of a series of one version."""
-    if threshold is not None and threshold.too_noisy:
-        return []
     present = [v for v in values if np.isfinite(v)]
     if len(present) < 3:
         return []
@@ -131,19 +133,21 @@ def _steps_within(values: list[float], direction: str, threshold: Threshold | No
         before, after = left[2], right[2]
         if before == after:
             continue
-        if threshold is not None and not threshold.exceeded_by(before, after):
-            continue
+        limit, scale = 0.0, RELATIVE
+        if threshold is not None:    # two levels of many commits resolve less than two runs
+            scale = threshold.scale
+            limit = threshold.level_threshold(*(sum(1 for v in values[s[0]:s[1]] if np.isfinite(v))
+                                                for s in (left, right)))
+            if too_noisy(limit, scale) or not moved_beyond(before, after, limit, scale):
+                continue
         old_bound, new_bound = _level_bound(bounds, left[0], left[1]), _level_bound(bounds, right[0], right[1])
         if direction not in JUDGED:
             kind = "change"
         elif old_bound or new_bound:   # step_detect found the step; the bounds decide what it proves
-            verdict = compare.judge_bounded(before, after, old_bound, new_bound, direction,
-                                            threshold.threshold if threshold is not None else 0.0,
-                                            threshold.scale if threshold is not None else RELATIVE)
+            verdict = compare.judge_bounded(before, after, old_bound, new_bound, direction, limit, scale)
             kind = {compare.REGRESSION: "regression", compare.IMPROVEMENT: "improvement"}.get(verdict, "change")
         else:
-            worse = compare.worsening(before, after, direction,
-                                      threshold.scale if threshold is not None else RELATIVE) > 0
+            worse = compare.worsening(before, after, direction, scale) > 0
             kind = "regression" if worse else "improvement"
         found.append((right[0], float(before), float(after), kind))
     return found

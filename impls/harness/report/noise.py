@@ -161,6 +161,19 @@ class Threshold:
         infinite where the noise or the threshold is."""
         return (abs(value) if self.scale == RELATIVE else 1.0) * self.floored_spread
 
+    def level_threshold(self, before: int, after: int) -> float:
+        """The threshold for a step between two levels of a history, each the median of
+        ``before`` and ``after`` single runs (one per commit): :func:`two_run_threshold` at the
+        standard deviation of the difference of two such medians (a median of ``n`` runs varies
+        as ``sigma^2 / n`` for n <= 2, about ``pi sigma^2 / (2n)`` beyond), at the same
+        false-alarm rate, so levels of many commits resolve a smaller step than two single runs
+        do. :attr:`threshold` itself for two single runs, where ``sigma`` or ``df`` is not
+        known, or where the threshold is infinite (a number never judged)."""
+        if self.sigma is None or self.df is None or not math.isfinite(self.threshold) or (before, after) == (1, 1):
+            return self.threshold
+        spread = math.sqrt((_median_variance(before) + _median_variance(after)) / 2)
+        return two_run_threshold(self.sigma * spread, self.df, self.scale)
+
     def exceeded_by(self, old: float, new: float) -> bool:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
         relative scale, for two positive values, a factor above ``1 + threshold`` either way
@@ -171,6 +184,12 @@ class Threshold:
         """Whether this threshold judges numbers of benchmark ``version``: the one it was
         measured on, or any when either version is not known ("")."""
         return not self.version or not version or self.version == version
+
+
+def _median_variance(n: int) -> float:
+    """The variance of the median of ``n`` >= 1 normal values over that of one: 1 / n for
+    n <= 2 (a mean), pi / (2 n) beyond (large-n; above the exact value at n = 3)."""
+    return 1.0 / max(n, 1) if n <= 2 else math.pi / (2 * n)
 
 
 def _label_key(params: str) -> str:
