@@ -1,6 +1,6 @@
 """Edges of the noise statistics: a trend's interval holds its measured rho and every rho its
 points' repeat ranges allow, a point that
-repeated exactly gets the floored spread make compare uses, a non-finite repeat is too noisy
+repeated exactly gets the floored sigma make compare uses, a non-finite repeat is too noisy
 (never NaN), and a hand-written threshold that cannot be a fraction is refused in one line."""
 import json
 import math
@@ -62,11 +62,11 @@ def test_a_point_that_repeated_exactly_gets_the_spread_make_compare_floors_it_at
     interval = claim_interval(_claim(BenchmarkSource(PointRef(TRACK, {"n": 0}))), first[0], points, measured)
     half_width = (interval.high - interval.low) / 2
     assert half_width > 0
-    # the interval's relative reach is the range two runs span at the sigma the threshold was set from
-    assert math.isclose(half_width / first[0], exact.floored_spread)
+    # the interval's relative reach is the 95% t interval at the sigma the threshold was set from
+    assert math.isclose(half_width / first[0], noise.t_quantile(0.975, exact.df) * exact.sigma)
     sibling = measured.get(TRACK, "n=1")
     assert exact.sigma == pytest.approx(sibling.sigma)              # the benchmark's pooled sigma (all moved 10%)
-    assert math.isclose(half_width / first[0], 2 / math.sqrt(math.pi) * sibling.sigma)
+    assert math.isclose(half_width / first[0], noise.t_quantile(0.975, sibling.df) * sibling.sigma)
 
 
 def test_the_floored_spread_survives_saving_the_thresholds(tmp_path):

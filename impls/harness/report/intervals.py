@@ -1,18 +1,16 @@
 """The uncertainty of a claim's measured value: an interval around it, and where it came from.
 
-- A benchmark point: its run-to-run spread on this machine, from repeated runs of one
-  commit (:mod:`noise`): ``value * (1 ± spread)`` — the spread is the relative range of the
-  repeats, floored as ``make compare``'s threshold floors it (at least the benchmark's median
-  spread: :attr:`noise.Threshold.floored_spread`), and the value is one run, which may lie at
-  either end of its repeats, so the interval reaches as far as they could on either side
-  (``value ± spread`` for a number on the absolute scale). ``value ± spread / 2`` would leave
-  out the other repeat of two.
+- A benchmark point: the 95% interval of its mean on this machine from its one run,
+  ``value * (1 ± t * sigma)`` (``value ± t * sigma`` on the absolute scale), with the
+  run-to-run sigma ``make noise`` measured from repeated runs of one commit, floored as
+  ``make compare``'s threshold floors it, and Student's t at 0.975 on its degrees of freedom
+  (:meth:`noise.Threshold.range_width`; an older thresholds file without sigma: its range).
 - A ratio of two points: the relative spreads of both add (first order).
 - A trend (Spearman's rho over a parameter): the lowest and the highest rho that values
-  anywhere within the points' repeat ranges give (every order of the values those ranges
-  allow, up to :data:`EXACT_TREND_POINTS` points), joined with the measured rho. Like a
-  point's, it holds every value the repeats could have given, on both sides: redrawing the
-  measured values within their ranges would only scramble their order, so it would reach
+  anywhere within the points' intervals give (every order of the values those intervals
+  allow, up to :data:`EXACT_TREND_POINTS` points), joined with the measured rho. It holds
+  every rho the points' means could give, on both sides: redrawing the
+  measured values within their intervals would only scramble their order, so it would reach
   below the measured rho and never above it, and a rise by steps within the noise would
   read as a firm "partly". Past that many points (the orders grow as n!) it falls back to
   such a redraw (BOOTSTRAP_RESAMPLES draws, fixed seed, 2.5th to 97.5th percentile), and
@@ -98,7 +96,7 @@ def _label(rows: pd.DataFrame) -> str:
 
 
 def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, float, int] | None:
-    """(repeat range around the point's value in its unit, the value, runs), or None without one."""
+    """(half-width of the point's interval in its unit, the value, runs), or None without one."""
     rows, failure = select_points(points, point.benchmark, point.params)
     if failure or len(rows) != 1:
         return None
@@ -108,8 +106,8 @@ def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[flo
 
 
 def _from_repeats(value: float, spreads: list[tuple[float, float, int] | None]) -> Interval | None:
-    """``value`` ± the repeat range of its point (in its unit), or of a ratio of two points:
-    their relative ranges add."""
+    """``value`` ± the half-width of its point's interval (in its unit), or of a ratio of two
+    points: their relative half-widths add (a bound on the ratio's, to first order)."""
     if any(h is None for h in spreads):
         return None
     runs = min(h[2] for h in spreads)
@@ -118,7 +116,8 @@ def _from_repeats(value: float, spreads: list[tuple[float, float, int] | None]) 
     else:
         width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _ in spreads)
     return Interval(value - width, value + width,
-                    f"run-to-run spread (from {runs} runs `make noise` read, repeats of each commit)")
+                    f"95% interval of the mean, from run-to-run noise ({runs} runs `make noise` read, "
+                    f"repeats of each commit)")
 
 
 def rho_range(x, low, high) -> tuple[float, float]:
@@ -152,13 +151,13 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
                    resamples: int = BOOTSTRAP_RESAMPLES) -> Interval | None:
     """Return the interval of Spearman's rho of ``source`` (module doc); None without repeats.
 
-    The parameter grid is designed, not sampled: each point's value may lie anywhere within
-    the reach of its repeats (value * (1 ± spread), or value ± spread on the absolute
-    scale), and the interval runs from the lowest to the highest rho such values give
+    The parameter grid is designed, not sampled: each point's mean may lie anywhere within
+    its interval (:meth:`noise.Threshold.range_width` either side of its value), and the
+    interval runs from the lowest to the highest rho such values give
     (:func:`rho_range`), joined with the measured rho, so it always holds it; past
     :data:`EXACT_TREND_POINTS` points, the 2.5th to 97.5th percentile of rho over values
-    redrawn uniformly within those reaches. -1..1 (:data:`UNBOUNDED`) where a point's range
-    is infinite.
+    redrawn uniformly within those intervals. -1..1 (:data:`UNBOUNDED`) where a point's
+    interval is infinite.
     """
     rows, failure = select_points(points, source.benchmark, source.params)
     if failure:
@@ -176,13 +175,13 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
     runs = min(h.runs for h in thresholds)
     if len(y) <= EXACT_TREND_POINTS:
         low, high = rho_range(x, y - reach, y + reach)
-        method = (f"the lowest and highest rho of {len(y)} points anywhere within their repeat ranges "
+        method = (f"the lowest and highest rho of {len(y)} points anywhere within their intervals "
                   f"({runs} runs `make noise` read)")
     else:
         rng = np.random.default_rng(BOOTSTRAP_SEED)
         draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
         low, high = np.percentile(spearman_rows(x, draws), [2.5, 97.5])
-        method = (f"bootstrap of {len(y)} points within their repeat ranges ({runs} runs `make noise` read, "
+        method = (f"bootstrap of {len(y)} points within their intervals ({runs} runs `make noise` read, "
                   f"95%; it can only lower a rank order, so it may leave out a higher rho)")
     return Interval(float(min(low, measured)), float(max(high, measured)), method)
 

@@ -154,12 +154,20 @@ class Threshold:
         return max(self.floored_spread, two_run_threshold(self.sigma, self.df, self.scale, LISTED_BEYOND))
 
     def range_width(self, value: float) -> float:
-        """The repeats' range around ``value``, in the number's unit: how far another run of
-        the same commit may lie from ``value`` on either side, ``value`` being one run. Taken
-        from :attr:`floored_spread`, the floored noise ``make compare``'s threshold is set
-        from: a point that repeated exactly among siblings that moved does not get 0;
-        infinite where the noise or the threshold is."""
-        return (abs(value) if self.scale == RELATIVE else 1.0) * self.floored_spread
+        """The half-width, in the number's unit, of the 95% interval of the number's mean on
+        this machine around ``value``, one run of it: ``t * sigma`` (Student's t at 0.975 and
+        ``df``; relative to ``|value|`` on the relative scale), from the floored sigma
+        ``make compare``'s threshold is set from, so a point that repeated exactly among
+        siblings that moved does not get 0, and the width does not grow with how many
+        commits were repeated (the range over them would). Where ``sigma`` or ``df`` is not
+        known (an older or hand-written entry), :attr:`floored_spread`, the range two runs
+        span. Infinite where the noise or the threshold is."""
+        unit = abs(value) if self.scale == RELATIVE else 1.0
+        if self.sigma is None or not self.df:
+            return unit * self.floored_spread
+        if not math.isfinite(self.sigma) or not math.isfinite(self.threshold):
+            return math.inf
+        return unit * t_quantile(0.975, self.df) * self.sigma
 
     def level_threshold(self, before: int, after: int) -> float:
         """The threshold for a step between two levels of a history, each the median of
