@@ -140,7 +140,8 @@ def test_history_resolves_a_level_shift_of_many_commits_below_the_two_run_thresh
     sigma, df = 0.02, 20
     threshold = noise.Threshold(RATE, "p", 3, 0.04, noise.two_run_threshold(sigma, df), "", sigma=sigma, df=df)
     assert threshold.level_threshold(1, 1) == threshold.threshold
-    assert threshold.level_threshold(10, 10) < 0.5 * threshold.threshold
+    assert threshold.level_threshold(1, 1, candidates=19) > threshold.threshold      # the fit chose where to cut
+    assert threshold.level_threshold(10, 10, candidates=19) < 0.6 * threshold.threshold
     rng = np.random.default_rng(4)
     noisy = list(100.0 * np.exp(rng.normal(0, sigma, 20)))
     shifted = noisy[:10] + [v * 0.92 for v in noisy[10:]]
@@ -148,3 +149,18 @@ def test_history_resolves_a_level_shift_of_many_commits_below_the_two_run_thresh
     for seed in range(20):
         quiet = list(100.0 * np.exp(np.random.default_rng(seed).normal(0, sigma, 20)))
         assert series_steps(quiet, "higher", threshold) == []
+
+
+def test_history_finds_few_steps_in_long_series_of_pure_noise():
+    """The fit picks where to cut among 99 places: with the level threshold divided over them,
+    100 commits of pure noise (sigma 2%, the threshold's own) rarely show a step."""
+    import numpy as np
+
+    from impls.harness.report.history import series_steps
+
+    sigma, df = 0.02, 20
+    threshold = noise.Threshold(RATE, "p", 3, 0.04, noise.two_run_threshold(sigma, df), "", sigma=sigma, df=df)
+    rng = np.random.default_rng(7)
+    series = 100.0 * np.exp(rng.normal(0, sigma, (100, 100)))
+    with_steps = sum(bool(series_steps(list(row), "higher", threshold)) for row in series)
+    assert with_steps <= 3          # at the threshold's 1-in-1000 rate, split over the places to cut

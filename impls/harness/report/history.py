@@ -81,12 +81,10 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     version differs from the last known one, each cut is a step of kind "new version",
     and steps are looked for within each piece alone. A piece of fewer than 3 values has
     none. With the number's measured ``threshold`` (:mod:`noise`; used only on the piece of
-    the version it was measured on, or everywhere when it records none), a step no larger
-    than the threshold for two levels of that many commits is noise and left out
-    (:meth:`~impls.harness.report.noise.Threshold.level_threshold`: a level is a median of
-    single runs, so it resolves less than two runs do), and so is a step whose level
-    threshold is itself too noisy (a number too noisy to compare run against run shows a
-    step only between levels of enough commits).
+    the version it was measured on, or everywhere when it records none), a step within the
+    threshold for two levels of that many commits found among the series' places to cut
+    (:meth:`noise.Threshold.level_threshold`), or whose level threshold is too noisy itself,
+    is noise and left out.
     ``bounds`` gives each point's bound kind (:data:`compare.LOWER_BOUND`, ``UPPER_BOUND``,
     ``UNKNOWN_BOUND``, "" for a value): a step from or to a level holding bounds is judged
     as ``make compare`` judges it (:func:`compare.judge_bounded`), a "change" where the
@@ -137,7 +135,7 @@ def _steps_within(values: list[float], direction: str, threshold: Threshold | No
         if threshold is not None:    # two levels of many commits resolve less than two runs
             scale = threshold.scale
             limit = threshold.level_threshold(*(sum(1 for v in values[s[0]:s[1]] if np.isfinite(v))
-                                                for s in (left, right)))
+                                                for s in (left, right)), candidates=len(present) - 1)
             if too_noisy(limit, scale) or not moved_beyond(before, after, limit, scale):
                 continue
         old_bound, new_bound = _level_bound(bounds, left[0], left[1]), _level_bound(bounds, right[0], right[1])

@@ -5,14 +5,14 @@
   run-to-run sigma ``make noise`` measured from repeated runs of one commit, floored as
   ``make compare``'s threshold floors it, and Student's t at 0.975 on its degrees of freedom
   (:meth:`noise.Threshold.range_width`; an older thresholds file without sigma: its range).
-- A ratio of two points: the relative spreads of both add (first order).
-- A trend (Spearman's rho over a parameter): the lowest and the highest rho that values
-  anywhere within the points' intervals give (every order of the values those intervals
-  allow, up to :data:`EXACT_TREND_POINTS` points), joined with the measured rho. It holds
-  every rho the points' means could give, on both sides: redrawing the
-  measured values within their intervals would only scramble their order, so it would reach
-  below the measured rho and never above it, and a rise by steps within the noise would
-  read as a firm "partly". Past that many points (the orders grow as n!) it falls back to
+- A ratio of two points: the relative half-widths of both add (wider than the ratio's own
+  95%, to first order).
+- A trend (Spearman's rho over a parameter): the lowest and the highest rho of means
+  anywhere within the points' 95% intervals (every order of the values those intervals
+  allow, up to :data:`EXACT_TREND_POINTS` points), joined with the measured rho. A redraw of
+  the measured values within their intervals would draw rho toward 0, as the values are
+  noisy already: below the measured rho of a clean order, never above it, so a rise by steps
+  within the noise would read as a firm "partly". Past that many points it falls back to
   such a redraw (BOOTSTRAP_RESAMPLES draws, fixed seed, 2.5th to 97.5th percentile), and
   says so.
 - An artifact value, or a point without repeats: no interval (None).
@@ -25,7 +25,7 @@
   or in the claim's own words), so the verdict is inconclusive; so it is where the run recorded
   anything else than finite numbers low <= high (a malformed interval bounds nothing, so it
   never judges more firmly than a wide one).
-- A point whose repeat range is infinite (too noisy to track here, or a ratio over a zero
+- A point whose interval is infinite (too noisy to track here, or a ratio over a zero
   point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the verdict is
   inconclusive rather than taken from the point estimate alone.
 """
@@ -50,7 +50,7 @@ UNBOUNDED_SAMPLING = "unbounded: its test points cannot bound it (too many resam
 NO_SAMPLING = "(the newest artifact holds no interval for this run: an older run's, or one of another commit)"
 _UNBOUNDED_NOTE = {UNBOUNDED: "too noisy here", UNBOUNDED_SAMPLING: "the test points cannot bound it"}
 BOOTSTRAP_SEED = 20240601
-EXACT_TREND_POINTS = 8   # up to 8! = 40,320 orders of the values: milliseconds
+EXACT_TREND_POINTS = 12   # rho_range's 2^n sets of points
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,56 +95,67 @@ def _label(rows: pd.DataFrame) -> str:
     return str(rows["param_label"].iloc[0])
 
 
-def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, float, int] | None:
-    """(half-width of the point's interval in its unit, the value, runs), or None without one."""
+def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, float, int, bool] | None:
+    """(half-width of the point's interval in its unit, the value, runs, whether it is the
+    mean's t interval rather than an older file's range), or None without one."""
     rows, failure = select_points(points, point.benchmark, point.params)
     if failure or len(rows) != 1:
         return None
     measured = noise.get(point.benchmark, _label(rows))
     value = float(rows["value"].iloc[0])
-    return (measured.range_width(value), value, measured.runs) if measured else None
+    return ((measured.range_width(value), value, measured.runs, measured.sigma is not None and bool(measured.df))
+            if measured else None)
 
 
-def _from_repeats(value: float, spreads: list[tuple[float, float, int] | None]) -> Interval | None:
+def _from_repeats(value: float, spreads: list[tuple[float, float, int, bool] | None]) -> Interval | None:
     """``value`` ± the half-width of its point's interval (in its unit), or of a ratio of two
-    points: their relative half-widths add (a bound on the ratio's, to first order)."""
+    points: their relative half-widths add (wider than the ratio's own 95%, to first order)."""
     if any(h is None for h in spreads):
         return None
     runs = min(h[2] for h in spreads)
     if len(spreads) == 1:
         width = spreads[0][0]
     else:
-        width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _ in spreads)
+        width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _, _ in spreads)
+    what = (("95% interval of the mean" if len(spreads) == 1 else "both means' 95% intervals, relative "
+             "half-widths added") if all(h[3] for h in spreads)
+            else "the repeats' range (a thresholds file without sigma)")
     return Interval(value - width, value + width,
-                    f"95% interval of the mean, from run-to-run noise ({runs} runs `make noise` read, "
-                    f"repeats of each commit)")
+                    f"{what}, from run-to-run noise ({runs} runs `make noise` read, repeats of each commit)")
 
 
 def rho_range(x, low, high) -> tuple[float, float]:
     """(lowest, highest) Spearman rho over ``x`` of values ``y_i`` anywhere in
     ``[low_i, high_i]``: over every strict order of the values those ranges allow (value i may
     lie below value j where ``low_i <= high_j``). ``x`` holds distinct numbers; at most
-    :data:`EXACT_TREND_POINTS` points (n! orders). Returns (0, 0) for fewer than 2 points."""
+    :data:`EXACT_TREND_POINTS` points. Returns (0, 0) for fewer than 2 points.
+
+    Exact, by dynamic programming over the sets of points given the lowest values: a point
+    may take the next-lowest value when no point left could only lie below it, and the
+    squared rank differences add (O(2^n n^2))."""
     n = len(x)
     if n < 2:
         return 0.0, 0.0
     if n > EXACT_TREND_POINTS:
-        raise ValueError(f"{n} points: more than the {EXACT_TREND_POINTS} whose orders are enumerated")
+        raise ValueError(f"{n} points: more than the {EXACT_TREND_POINTS} whose orders are searched")
     x_rank = np.argsort(np.argsort(np.asarray(x, dtype=float)))   # 0-based rank of each point's x
-    low, high = list(map(float, low)), list(map(float, high))
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    full = (1 << n) - 1
+    may_lie_below = [sum(1 << j for j in range(n) if low[i] <= high[j]) | (1 << i) for i in range(n)]
+    fewest, most = [math.inf] * (1 << n), [-math.inf] * (1 << n)   # by the set of points placed
+    fewest[0] = most[0] = 0.0
+    for placed in range(1 << n):
+        if fewest[placed] == math.inf:
+            continue
+        rank, left = bin(placed).count("1"), full & ~placed
+        for i in range(n):
+            if left >> i & 1 and left & ~may_lie_below[i] == 0:
+                d2 = float(rank - x_rank[i]) ** 2
+                after = placed | 1 << i
+                fewest[after] = min(fewest[after], fewest[placed] + d2)
+                most[after] = max(most[after], most[placed] + d2)
     scale = 6.0 / (n * (n * n - 1))
-    best = [math.inf, -math.inf]          # the fewest and most squared rank differences
-
-    def place(rank: int, left: list[int], d2: float) -> None:
-        if not left:
-            best[0], best[1] = min(best[0], d2), max(best[1], d2)
-            return
-        for i in left:                    # i takes the next-lowest value if no other can lie below it
-            if all(low[i] <= high[j] for j in left if j != i):
-                place(rank + 1, [j for j in left if j != i], d2 + (rank - x_rank[i]) ** 2)
-
-    place(0, list(range(n)), 0.0)
-    return float(1.0 - scale * best[1]), float(1.0 - scale * best[0])
+    return float(1.0 - scale * most[full]), float(1.0 - scale * fewest[full])
 
 
 def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
@@ -181,8 +192,9 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
         rng = np.random.default_rng(BOOTSTRAP_SEED)
         draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
         low, high = np.percentile(spearman_rows(x, draws), [2.5, 97.5])
-        method = (f"bootstrap of {len(y)} points within their intervals ({runs} runs `make noise` read, "
-                  f"95%; it can only lower a rank order, so it may leave out a higher rho)")
+        method = (f"bootstrap of {len(y)} points redrawn within their intervals ({runs} runs `make noise` "
+                  f"read, 95%; a redraw of values already noisy draws rho toward 0, so it may leave out a "
+                  f"higher one)")
     return Interval(float(min(low, measured)), float(max(high, measured)), method)
 
 

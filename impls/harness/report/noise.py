@@ -159,7 +159,7 @@ class Threshold:
         ``df``; relative to ``|value|`` on the relative scale), from the floored sigma
         ``make compare``'s threshold is set from, so a point that repeated exactly among
         siblings that moved does not get 0, and the width does not grow with how many
-        commits were repeated (the range over them would). Where ``sigma`` or ``df`` is not
+        commits were repeated. Where ``sigma`` or ``df`` is not
         known (an older or hand-written entry), :attr:`floored_spread`, the range two runs
         span. Infinite where the noise or the threshold is."""
         unit = abs(value) if self.scale == RELATIVE else 1.0
@@ -169,18 +169,29 @@ class Threshold:
             return math.inf
         return unit * t_quantile(0.975, self.df) * self.sigma
 
-    def level_threshold(self, before: int, after: int) -> float:
+    def level_threshold(self, before: int, after: int, candidates: int = 1) -> float:
         """The threshold for a step between two levels of a history, each the median of
-        ``before`` and ``after`` single runs (one per commit): :func:`two_run_threshold` at the
-        standard deviation of the difference of two such medians (a median of ``n`` runs varies
-        as ``sigma^2 / n`` for n <= 2, about ``pi sigma^2 / (2n)`` beyond), at the same
-        false-alarm rate, so levels of many commits resolve a smaller step than two single runs
-        do. :attr:`threshold` itself for two single runs, where ``sigma`` or ``df`` is not
-        known, or where the threshold is infinite (a number never judged)."""
-        if self.sigma is None or self.df is None or not math.isfinite(self.threshold) or (before, after) == (1, 1):
+        ``before`` and ``after`` single runs (one per commit), found among ``candidates``
+        places a step could have been (a fit that chose where to cut tested each of them).
+        The width is this threshold's Student t quantile, taken at its false-alarm rate
+        divided over the candidates, times the standard deviation of the difference of two
+        such medians (a median of ``n`` runs varies as ``sigma^2 / n`` for n <= 2, about
+        ``pi sigma^2 / (2n)`` beyond); on the relative scale ``exp(width) - 1``. So the levels
+        of many commits resolve a smaller step than two single runs, at this threshold's
+        false-alarm rate over the whole series. :attr:`threshold` itself for two single
+        runs at one candidate, where ``sigma`` or ``df`` is not known, or where the threshold
+        is 0 or infinite."""
+        if (self.sigma is None or not self.df or not 0 < self.threshold < math.inf or not 0 < self.sigma < math.inf
+                or (before, after, candidates) == (1, 1, 1)):
             return self.threshold
-        spread = math.sqrt((_median_variance(before) + _median_variance(after)) / 2)
-        return two_run_threshold(self.sigma * spread, self.df, self.scale)
+        width = math.log1p(self.threshold) if self.scale == RELATIVE else self.threshold
+        q = width / (math.sqrt(2) * self.sigma)                 # the t quantile the threshold was set at
+        false_alarm = _betainc(self.df / 2.0, 0.5, self.df / (self.df + q * q)) / max(candidates, 1)   # 2 tails
+        if not false_alarm > 0:         # past what t_cdf resolves: keep this threshold's quantile
+            return self.threshold
+        q = t_quantile(1 - false_alarm / 2, self.df)
+        width = q * self.sigma * math.sqrt(_median_variance(before) + _median_variance(after))
+        return width if self.scale == ABSOLUTE else math.expm1(width)
 
     def exceeded_by(self, old: float, new: float) -> bool:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
