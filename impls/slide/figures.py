@@ -15,10 +15,8 @@ from __future__ import annotations
 import math
 import textwrap
 
-import numpy as np
-
 from impls.harness.figures import figure, finite, new_axes, plain_log_x
-from impls.slide.experiments.targets import fitted_p_at_1
+from impls.slide.experiments.targets import fitted_p_at_1, rate_over_batches
 
 
 def _measured(data: dict) -> list[dict]:
@@ -282,7 +280,7 @@ def core_scaling(data: dict):
         group = sorted(group, key=lambda r: r["threads"])
         threads = [r["threads"] for r in group]
         batches = min((int(r.get("iterations") or 0) for r in group), default=0)
-        rates = [_rate_over_batches(r, batches) for r in group]
+        rates = [rate_over_batches(r, batches) for r in group]
         off_log += [f"{name} {t}T ({v:g})" for t, v in zip(threads, rates) if finite(v) and v <= 0]
         label = f"{name} (first {batches} batches)" if batches and all("iterations" in r for r in group) else name
         ax_tp.plot(threads, [v if finite(v) and v > 0 else math.nan for v in rates], marker="o", label=label)
@@ -305,21 +303,6 @@ def core_scaling(data: dict):
         f"not on the log axis (samples/s <= 0): {', '.join(off_log)}", NOTE_WIDTH // 2)) if off_log else ""
     ax_tp.set_title(f"{_source(data)}{_set_size(stats)}{note}", fontsize=7)
     return fig
-
-
-def _rate_over_batches(run: dict, batches: int) -> float | None:
-    """Samples/s over the run's first ``batches`` batches (seconds read off its curve, linear
-    between evaluations from 0 s at batch 0), so runs of one method with other budgets are
-    compared on the same work: early batches cost more (larger active sets, more table
-    upkeep), and a shorter run holds only those. The run's own ``samples_per_second`` where
-    its curve or batch count cannot say."""
-    iterations, samples = run.get("iterations"), run.get("samples")
-    curve = [p for p in run.get("curve") or [] if finite(p.get("seconds")) and finite(p.get("iteration"))]
-    if not (iterations and samples and batches and curve) or batches > iterations:
-        return run.get("samples_per_second")
-    seconds = float(np.interp(batches, [0.0] + [p["iteration"] for p in curve],
-                              [0.0] + [p["seconds"] for p in curve]))
-    return batches * samples / iterations / seconds if seconds > 0 else run.get("samples_per_second")
 
 
 @figure("slide_batch_size")

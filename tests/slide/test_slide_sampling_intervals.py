@@ -113,10 +113,10 @@ def test_hits_that_do_not_fit_their_run_give_a_reason_not_a_crash(edit):
 
 def test_the_bracket_is_the_two_evaluations_around_an_iteration():
     curve = [{"iteration": i, "p_at_1": p} for i, p in ((10, 0.1), (35, 0.004), (60, 0.078))]
-    assert targets.p_at_1_bracket(curve, 46) == (0.004, 0.078)
-    assert targets.p_at_1_bracket(curve, 35) == (0.004, 0.004)    # an evaluation at it: no gap
-    assert targets.p_at_1_bracket(curve, 10) == (0.1, 0.1)
-    assert targets.p_at_1_bracket(curve, 61) is None and targets.p_at_1_bracket(curve, 9) is None
+    assert targets.p_at_1_at_iteration(curve, 46) == pytest.approx((0.004 + 11 / 25 * 0.074, 0.004, 0.078))
+    assert targets.p_at_1_at_iteration(curve, 35) == (0.004, 0.004, 0.004)    # an evaluation at it: no gap
+    assert targets.p_at_1_at_iteration(curve, 10) == (0.1, 0.1, 0.1)
+    assert targets.p_at_1_at_iteration(curve, 61) is None and targets.p_at_1_at_iteration(curve, 9) is None
 
 
 def test_accuracy_per_iteration_between_two_distant_evaluations_has_an_interval_across_the_gap():

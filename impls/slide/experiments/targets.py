@@ -72,26 +72,35 @@ def time_to_target(curve: list[dict], target: float) -> tuple[float | None, floa
     return None, None
 
 
-def p_at_1_at_iteration(curve: list[dict], iteration: float) -> float | None:
-    """P@1 of ``curve`` at ``iteration`` (linear between evaluations; None beyond its end)."""
-    its = [p["iteration"] for p in curve]
-    if not curve or iteration > its[-1] or iteration < its[0]:
-        return None
-    return float(np.interp(iteration, its, [p["p_at_1"] for p in curve]))
-
-
-def p_at_1_bracket(curve: list[dict], iteration: float) -> tuple[float, float] | None:
-    """(lower, higher) P@1 of the two evaluations of ``curve`` around ``iteration`` (both the
-    one evaluation's where one is at it; None beyond the curve's ends): where the curve's P@1
-    lay at ``iteration`` if it moved monotonically between evaluations, whatever the linear
-    interpolation of :func:`p_at_1_at_iteration` reads."""
+def p_at_1_at_iteration(curve: list[dict], iteration: float) -> tuple[float, float, float] | None:
+    """(P@1 read linearly between the evaluations around ``iteration``, the lower and the
+    higher P@1 of those two evaluations) of ``curve`` (the one evaluation's thrice where one is
+    at ``iteration``; None beyond the curve's ends). The second and third bound where the
+    P@1 lay at ``iteration`` if it moved monotonically between evaluations, whatever the
+    straight line reads."""
     its = [p["iteration"] for p in curve]
     if not curve or iteration > its[-1] or iteration < its[0]:
         return None
     after = int(np.searchsorted(its, iteration, side="left"))
     before = after if its[after] == iteration else after - 1
     pair = (float(curve[before]["p_at_1"]), float(curve[after]["p_at_1"]))
-    return min(pair), max(pair)
+    return float(np.interp(iteration, its, [p["p_at_1"] for p in curve])), min(pair), max(pair)
+
+
+def rate_over_batches(run: dict, batches: int) -> float | None:
+    """Samples/s over the run's first ``batches`` batches (seconds read off its curve, linear
+    between evaluations from 0 s at batch 0), so runs of one method with other budgets are
+    compared on the same work: early batches cost more (larger active sets, more table
+    upkeep), and a shorter run holds only those. The run's own ``samples_per_second`` where
+    its curve or batch count cannot say."""
+    iterations, samples = run.get("iterations"), run.get("samples")
+    curve = [p for p in run.get("curve") or []
+             if all(isinstance(p.get(k), (int, float)) and math.isfinite(p[k]) for k in ("seconds", "iteration"))]
+    if not (iterations and samples and batches and curve) or batches > iterations:
+        return run.get("samples_per_second")
+    seconds = float(np.interp(batches, [0.0] + [p["iteration"] for p in curve],
+                              [0.0] + [p["seconds"] for p in curve]))
+    return batches * samples / iterations / seconds if seconds > 0 else run.get("samples_per_second")
 
 
 def target_p_at_1(runs: list[dict], fraction: float) -> float | None:
@@ -162,7 +171,7 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     final P@1 (None past the fast run's curve, or when that final does not beat the
     most-popular-label P@1 by two standard errors: ``per_iteration_no_value`` says so), and
     ``p_at_1_per_iteration_range``, the same ratio at the fast run's two evaluations around
-    that iteration (:func:`p_at_1_bracket`: low, high). With ``fraction`` and
+    that iteration (:func:`p_at_1_at_iteration`: low, high). With ``fraction`` and
     ``intervals``, ``intervals`` holds :func:`sampling_intervals` of the pair.
     """
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
@@ -174,9 +183,9 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     out["final_p_at_1_difference"] = fp - sp
     # accuracy per iteration: the fast run's P@1 at the slow run's last iteration
     at = p_at_1_at_iteration(fast["curve"], slow["iterations"])
-    out["p_at_1_per_iteration_ratio"] = at / sp if at is not None and sp > 0 else None
+    out["p_at_1_per_iteration_ratio"] = at[0] / sp if at is not None and sp > 0 else None
     if out["p_at_1_per_iteration_ratio"] is not None:
-        out["p_at_1_per_iteration_range"] = [v / sp for v in p_at_1_bracket(fast["curve"], slow["iterations"])]
+        out["p_at_1_per_iteration_range"] = [at[1] / sp, at[2] / sp]
     baseline, _, points, margin = _plateau([slow])
     if out["p_at_1_per_iteration_ratio"] is not None and sp <= baseline + margin:
         out["p_at_1_per_iteration_ratio"] = None     # a ratio over noise around the popular label
