@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from impls.harness import registry
-from impls.slide.data import xc_data
+from impls.slide.data import xc_data, xc_shape
 from impls.slide import xc_stats
 from impls.slide.data.dataset import XCData, from_registry
 from impls.slide.core.evaluate import mean_cosine
@@ -101,12 +101,12 @@ def test_mean_cosine_matches_the_pairwise_mean():
 def test_spearman_gives_ties_their_mean_rank():
     """Ties broken by position would correlate two constant-ish columns with each other."""
     idf = np.array([3.0, 3.0, 2.0, 2.0, 1.0, 1.0])
-    assert np.isnan(xc_stats._spearman(idf, np.ones(6)))                    # binary values: no order
-    assert np.isnan(xc_stats._spearman(idf[:2], np.ones(2)))
-    assert xc_stats._spearman(idf, idf * 2) == pytest.approx(1.0)
+    assert np.isnan(xc_shape.spearman(idf, np.ones(6)))                    # binary values: no order
+    assert np.isnan(xc_shape.spearman(idf[:2], np.ones(2)))
+    assert xc_shape.spearman(idf, idf * 2) == pytest.approx(1.0)
     a, b = np.array([1.0, 2.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0, 4.0])
     ra, rb = [0, 1.5, 1.5, 3, 4], [0, 2, 1, 3.5, 3.5]                        # mean ranks, by hand
-    assert xc_stats._spearman(a, b) == pytest.approx(np.corrcoef(ra, rb)[0, 1])
+    assert xc_shape.spearman(a, b) == pytest.approx(np.corrcoef(ra, rb)[0, 1])
 
 
 def test_binary_values_do_not_pass_as_tfidf():
@@ -184,7 +184,7 @@ def _independent_zipf_labels(seed, points=1000, n_labels=2000):
 
 def test_the_shuffled_baseline_keeps_each_points_labels_distinct_and_every_count():
     split = _independent_zipf_labels(0)
-    ptr, labels = xc_stats._shuffled_labels(split.label_indptr, split.labels, split.n_labels,
+    ptr, labels = xc_shape.shuffled_labels(split.label_indptr, split.labels, split.n_labels,
                                             np.random.default_rng(1))
     np.testing.assert_array_equal(ptr, split.label_indptr)
     np.testing.assert_array_equal(np.bincount(labels, minlength=split.n_labels), split.label_counts())

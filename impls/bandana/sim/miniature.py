@@ -29,9 +29,8 @@ So the estimated hits are ``hits_s - (L_s - f L)``, clamped to [0, f L], out of
 ``f L`` lookups, and every counter is scaled back by ``1 / f``: the estimated misses
 are the sample's scaled by ``1 / f`` (at most ``L``), the hits the rest. The reference is ``f``, not
 ``R``: a sample that kept a few % more blocks than ``R`` has as many % more lookups
-at the same hit rate when no block is hot (uniform traces, scans), and a
-correction against ``R`` counted them as hits or took them from the hits. With
-``adjust=False`` every counter is scaled by ``L / L_s`` instead.
+at the same hit rate when no block is hot (uniform traces, scans), and those are not
+hits. With ``adjust=False`` every counter is scaled by ``L / L_s`` instead.
 
 Invariants of the estimate, with or without ``adjust``:
 - ``lookups`` is the full trace's; misses are lookups less hits; blocks read

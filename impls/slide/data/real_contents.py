@@ -30,7 +30,7 @@ TEST_CONTENTS_TOLERANCE = 0.25
 # frequent label at most about 4x that mean at a real set's size), and feature document
 # frequency falling with rank as words' does (feature ids drawn uniformly give a slope near
 # 0, text about -1). (statistic, comparison, bound, what it is), as xc_stats' SHAPE_CHECKS. A
-# statistic the file is too small to show (NaN: fewer than xc_stats' LABEL_SHAPE_MIN labels in
+# statistic the file is too small to show (NaN: fewer than xc_shape's LABEL_SHAPE_MIN labels in
 # use, too few features for the Zipf fit) is not judged; no file with a real set's whole
 # header is that small.
 REAL_SHAPE_CHECKS = (
@@ -50,13 +50,13 @@ def real_shape(data: XCData, seed: int = 0, pairs: int = 2000) -> dict[str, floa
     point uses, the share of points that carry the most frequent label (each in 0..1), the
     most frequent label's points over the mean per label in use, and the log-log slope of
     feature document frequency against rank (both NaN where the split is too small to show them)."""
-    from impls.slide.xc_stats import _df_zipf, _label_frequency, _random_pairs
+    from impls.slide.data.xc_shape import df_zipf, label_frequency, random_pairs
 
     points = max(data.n_points, 1)
     counts = data.label_counts() if data.labels.size else np.zeros(1)
-    zipf = _df_zipf(data)[0]      # its document frequencies also count the features in use
-    labels = _label_frequency(data)[0]
-    return {"random_pair_cosine": _random_pairs(data, np.random.default_rng(seed), pairs)["random_pair_cosine"],
+    zipf = df_zipf(data)[0]      # its document frequencies also count the features in use
+    labels = label_frequency(data)[0]
+    return {"random_pair_cosine": random_pairs(data, np.random.default_rng(seed), pairs)["random_pair_cosine"],
             "features_used": zipf["features_seen"] / max(data.n_features, 1),
             "labels_used": labels["labels_used"],
             "top_label_share": float(counts.max()) / points,
