@@ -1,4 +1,5 @@
-"""How the trace readers take jobs listed twice, Philly attempts out of order, overlapping or
+"""How the trace readers take jobs listed twice (the same listing, or another one later), Philly
+jobs still running or with an attempt without an end, attempts out of order, overlapping or
 before the submission, CSV rows that start before they arrive, and non-finite busy intervals."""
 from __future__ import annotations
 
@@ -19,13 +20,16 @@ def _philly(path, jobs):
     return path
 
 
-def _job(jobid, submitted, *attempts):
-    """A one-GPU Philly job; ``attempts`` are (start, end) as times of day (None: no time)."""
-    job = {"vc": "vc1", "status": "Pass", "submitted_time": f"{DAY} {submitted}",
+def _job(jobid, submitted, *attempts, status="Pass"):
+    """A one-GPU Philly job; ``attempts`` are (start, end) as times of day (None: no time);
+    ``status`` None: the job has none."""
+    job = {"vc": "vc1", "status": status, "submitted_time": f"{DAY} {submitted}",
            "attempts": [{"start_time": start and f"{DAY} {start}", "end_time": end and f"{DAY} {end}",
                          "detail": [{"ip": "m", "gpus": ["gpu0"]}]} for start, end in attempts]}
     if jobid is not None:
         job["jobid"] = jobid
+    if status is None:
+        del job["status"]
     return job
 
 
@@ -37,13 +41,32 @@ def _other(jobid="b"):
 
 def test_a_philly_job_listed_again_is_read_once_and_counted(tmp_path, capsys):
     one = _job("j1", "00:00:00", ("00:00:00", "01:00:00"))
-    path = _philly(tmp_path / "log", [one, _other("j2"), one, dict(one, jobid="j2", vc="vc2")])
+    path = _philly(tmp_path / "log", [one, _other("j2"), one, _other("j2")])
     trace = philly_log.read_philly(path, vc="vc1")
     assert trace.ids == ["j1", "j2"]
     assert trace.left_out == {trace_files.LISTED_BEFORE: 2}
     assert jct.main(["--philly", str(path)]) == 0
     assert f"2 jobs over 10 s (dates read in America/Los_Angeles); left out 2 {trace_files.LISTED_BEFORE}" \
         in capsys.readouterr().out
+
+
+def test_two_philly_snapshots_concatenated_read_each_job_from_the_later(tmp_path):
+    """Older snapshot first: j1 running then finished, j2 finished once then run again, j3 the
+    same in both. The first listing of j1 / j2 must not be read before the later is seen."""
+    older = [_job("j1", "00:00:00", ("00:00:00", None)), _job("j2", "00:00:05", ("00:00:05", "00:00:10")),
+             _other("j3")]
+    newer = [_job("j1", "00:00:00", ("00:00:00", "01:00:00")),
+             _job("j2", "00:00:05", ("00:00:05", "00:00:10"), ("00:01:00", "00:02:00")), _other("j3")]
+    trace = philly_log.read_philly(_philly(tmp_path / "log", older + newer))
+    assert dict(zip(trace.ids, trace.duration_s.tolist())) == {"j1": 3600.0, "j2": 65.0, "j3": 600.0}
+    assert trace.left_out == {philly_log.LISTED_AGAIN_LATER: 2, trace_files.LISTED_BEFORE: 1}
+
+
+def test_a_philly_listing_between_two_copies_of_the_last_is_the_one_left_out(tmp_path):
+    one, other = _job("j1", "00:00:00", ("00:00:00", "01:00:00")), _job("j1", "00:00:00", ("00:00:00", None))
+    trace = philly_log.read_philly(_philly(tmp_path / "log", [one, other, one, _other()]))
+    assert trace.ids == ["j1", "b"] and trace.duration_s.tolist() == [3600.0, 600.0]
+    assert trace.left_out == {philly_log.LISTED_AGAIN_LATER: 1, trace_files.LISTED_BEFORE: 1}
 
 
 def test_philly_jobs_without_a_jobid_are_not_taken_for_one_job(tmp_path):
@@ -62,15 +85,49 @@ def test_a_csv_job_id_listed_again_is_read_once_and_counted(tmp_path):
     assert len(trace_files.read_csv(path)) == 3          # no id column: rows are not compared
 
 
+@pytest.mark.parametrize("rows", ["j1,0,100\nb,5,10\nj1,0,40\n", "j1,0,100\nb,5,10\nj1,2,100\n"])
+def test_a_csv_job_id_on_two_rows_with_other_times_is_refused_naming_both_lines(tmp_path, rows):
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,submit_time,duration\n" + rows)
+    with pytest.raises(ValueError) as err:
+        trace_files.read_csv(path)
+    text = str(err.value)
+    assert "t.csv:4: job_id 'j1' also on line 2 with other times; expected one row per job" in text
+    assert "\n" not in text
+
+
+def test_csv_rows_alike_after_reading_are_one_listing(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("JobID,submit_time,start_time,end_time\n"
+                    "a,2017-10-07 00:00:00,2017-10-07 00:00:00,2017-10-07 00:10:00\n"
+                    "a,2017-10-07T00:00:00,2017-10-07 00:05:00,2017-10-07 00:15:00\n")
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["a"] and trace.duration_s.tolist() == [600.0]
+    assert trace.left_out == {trace_files.LISTED_BEFORE: 1}
+
+
 # ---------------------------------------------------------------- Philly attempts
 
-def test_an_attempt_with_no_end_anywhere_in_the_list_is_still_running(tmp_path):
-    path = _philly(tmp_path / "log", [_job("a", "00:00:00", ("00:00:00", None), ("02:00:00", "03:00:00")),
-                                      _job("c", "00:00:00", ("02:00:00", "03:00:00"), ("00:00:00", None)),
-                                      _other()])
+def test_a_job_is_still_running_when_its_status_says_so_or_its_last_attempt_has_no_end(tmp_path):
+    path = _philly(tmp_path / "log", [
+        _job("status", "00:00:00", ("00:00:00", "01:00:00"), status="Running"),
+        _job("listed-first", "00:00:00", ("02:00:00", None), ("00:00:00", "01:00:00"), status=None),
+        _job("pass", "00:00:00", ("00:00:00", "01:00:00"), ("02:00:00", None)),
+        _other()])
     trace = philly_log.read_philly(path)
     assert trace.ids == ["b"]
-    assert trace.left_out == {"still running at the snapshot": 2}
+    assert trace.left_out == {philly_log.STILL_RUNNING: 3}
+
+
+@pytest.mark.parametrize("status", ["Pass", "Killed", "Failed", None])
+def test_an_earlier_attempt_without_an_end_in_a_finished_job_is_its_own_reason(tmp_path, status):
+    path = _philly(tmp_path / "log", [
+        _job("a", "00:00:00", ("00:00:00", None), ("02:00:00", "03:00:00"), status=status),
+        _job("c", "00:00:00", ("02:00:00", "03:00:00"), ("00:00:00", None), status=status),
+        _other()])
+    trace = philly_log.read_philly(path)
+    assert trace.ids == ["b"]
+    assert trace.left_out == {philly_log.OPEN_ATTEMPT: 2}
 
 
 def test_overlapping_attempts_count_their_time_once(tmp_path):

@@ -8,9 +8,11 @@ intervals: a killed or failed job held its GPUs too); its GPU count is the large
 attempt held. Its times name no zone and are read in US Pacific time (:data:`PHILLY_ZONE`,
 inferred: the trace's utilisation files write PDT / PST); a job with a time that zone shows
 twice or never, a time in another form (``10/07/2017 ...``, a number) or a ``gpus`` field
-that is not a list is left out and counted, as are jobs whose run time is unknown (an attempt
-that ends before it starts), jobs that started before they were submitted and every listing
-of a ``jobid`` after its first.
+that is not a list is left out and counted, as are jobs still running at the snapshot, jobs
+whose run time is unknown (an attempt that ends before it starts, or one without an end that
+is not the last to start), jobs that started before they were submitted, a listing of a
+``jobid`` that repeats an earlier one, and one that a later, different listing of its
+``jobid`` replaces (the later snapshot is read).
 """
 from __future__ import annotations
 
@@ -49,13 +51,16 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     zone ``zone``, by default US Pacific time: the trace's README gives its utilisation files'
     times in PDT and PST and says nothing of the job log's, so that zone is inferred, and an
     attempt across the change of 2017-11-05 is read at its true length, not an hour short.
-    Left out and counted: a job listed again (a ``jobid`` of an earlier job:
-    :data:`~impls.salus.core.trace_files.LISTED_BEFORE`); jobs of another virtual cluster; with
-    a time in the hour the zone shows twice (clocks went back: its length or arrival is unknown
-    by an hour) or in one it never shows (clocks went forward: the zone is likely not the
-    file's); with no attempt that has both times (never ran); still running (an attempt, in
-    whatever place it is listed, started and has no end: null, "" or "None"); with an attempt
-    that ends before it starts (its run time is unknown); started before it was submitted (an
+    Left out and counted: a listing of a ``jobid`` the same as an earlier one (the same JSON
+    object: :data:`~impls.salus.core.trace_files.LISTED_BEFORE`); one of a ``jobid`` listed
+    again later with other content (:data:`LISTED_AGAIN_LATER`: two snapshots concatenated, a
+    job running in the first and finished in the second; the last listing is read); jobs of
+    another virtual cluster; with a time in the hour the zone shows twice (clocks went back:
+    its length or arrival is unknown by an hour) or in one it never shows (clocks went forward:
+    the zone is likely not the file's); with no attempt that has both times (never ran); still
+    running (:func:`_running`: :data:`STILL_RUNNING`); with an attempt that has no end (null, ""
+    or "None") in a job that is not running (:data:`OPEN_ATTEMPT`: its run time is unknown); with
+    an attempt that ends before it starts (its run time is unknown); started before it was submitted (an
     attempt starts before ``submitted_time``: :data:`STARTED_BEFORE_SUBMITTED`, its arrival is
     unknown); with a time that is no date as the log writes them (:data:`UNREADABLE_DATE`);
     with a ``gpus`` field that is not a list (:data:`MALFORMED_GPUS`); of another GPU count, or
@@ -75,13 +80,18 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     if not isinstance(jobs, list) or (jobs and not all(isinstance(j, dict) for j in jobs)):
         raise ValueError(f"{path}: a JSON {type(jobs).__name__}; expected a list of jobs as in Philly's "
                          "cluster_job_log")
+    keys = ["" if job.get("jobid") is None else str(job["jobid"]) for job in jobs]
+    last = {key: index for index, key in enumerate(keys)}      # each jobid's last listing
     left: Counter = Counter()
-    rows, unreadable, seen = [], "", set()
-    for index, job in enumerate(jobs):
+    rows, unreadable, seen = [], "", {}
+    for index, (job, key) in enumerate(zip(jobs, keys)):
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
                              "attempts; expected Philly's cluster_job_log")
-        if listed_before(seen, "" if job.get("jobid") is None else str(job["jobid"]), left):
+        if listed_before(seen, key, job, index, left):
+            continue
+        if key and job != jobs[last[key]]:
+            left[LISTED_AGAIN_LATER] += 1
             continue
         if vc is not None and job.get("vc") != vc:
             left["another virtual cluster"] += 1
@@ -105,8 +115,11 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         if submitted is None:
             left["no submitted_time"] += 1
             continue
+        if _running(job.get("status"), times):
+            left[STILL_RUNNING] += 1
+            continue
         if any(begin is not None and finish is None for begin, finish in times):
-            left["still running at the snapshot"] += 1
+            left[OPEN_ATTEMPT] += 1
             continue
         spans = [(begin, finish) for begin, finish in times if begin is not None and finish is not None]
         if any(finish < begin for begin, finish in spans):
@@ -130,9 +143,27 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     return job_trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
 
 
+LISTED_AGAIN_LATER = "job id listed again later (the later listing is read)"
+STILL_RUNNING = "still running at the snapshot"
+OPEN_ATTEMPT = "an attempt without an end in a finished job (run time unknown)"
 STARTED_BEFORE_SUBMITTED = "started before it was submitted"
 UNREADABLE_DATE = f"an unreadable date (not of the form {DATE_EXAMPLE})"
 MALFORMED_GPUS = "a gpus field that is not a list of GPUs"
+
+
+def _running(status: Any, times: Sequence[tuple[float | None, float | None]]) -> bool:
+    """Whether a job of ``status`` whose attempts ran ``times`` (start, end in seconds; None:
+    no time) was still running at the snapshot: its status is "Running", or the attempt that
+    started last (a tie: any of them) has no end, as the trace's README gives a running job.
+    Microsoft's README names "Pass", "Killed" and "Failed" as the status upon completion; an
+    earlier attempt without an end does not make a job running."""
+    if status == "Running":
+        return True
+    started = [(begin, finish) for begin, finish in times if begin is not None]
+    if not started:
+        return False
+    latest = max(begin for begin, _ in started)
+    return any(finish is None for begin, finish in started if begin == latest)
 
 
 def _covered(spans: Sequence[tuple[float, float]]) -> float:

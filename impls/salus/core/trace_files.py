@@ -27,8 +27,10 @@ more; an end before its start; a start before its arrival, where both are number
 dates; a column holding seconds on one row and dates on another; more or fewer fields than
 the header) raise ValueError naming the file and line; rows that held no device time (zero
 duration, a job that never started or was still running) are left out and counted, and so
-is every listing of a job id after its first (:data:`LISTED_BEFORE`: a log concatenated or
-appended twice would otherwise load its jobs twice).
+is a row that repeats an earlier row of its job id with the same arrival and length
+(:data:`LISTED_BEFORE`: a log concatenated or appended twice would otherwise load its jobs
+twice); a job id on two rows with other times (a row per attempt or task) raises ValueError
+naming both lines.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -155,9 +158,11 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     daylight-saving change within the trace then reads an hour off); ValueError naming the
     file, line and column for a header without the columns, a row of more or fewer fields than
     the header (:func:`_fitted`), a value that is not a time (or a
-    date ``zone`` shows twice or never: :class:`~impls.salus.core.trace_times.RepeatedTime`, ``SkippedTime``), and
+    date ``zone`` shows twice or never: :class:`~impls.salus.core.trace_times.RepeatedTime`, ``SkippedTime``),
     for arrivals read as seconds that lie beyond :data:`EPOCH_MS` (milliseconds since 1970:
-    pass ``unit="ms"``)."""
+    pass ``unit="ms"``), and for a job id on a row whose arrival or length differs from an
+    earlier row's of that id (both lines named; a row that repeats one is left out and counted
+    under :data:`LISTED_BEFORE`)."""
     path = Path(path)
     zone = zone_name(zone)
     tz, dated = time_zone(zone), False
@@ -180,7 +185,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
             if arrival is None or (duration is None and (start is None or end is None)):
                 raise ValueError(_header_message(path, header))
             used = [c for c in (arrival, duration, start, end) if c is not None]   # a job_id may be left off
-            rows, kinds, seen, left = [], {}, set(), Counter()
+            rows, kinds, seen, left = [], {}, {}, Counter()
             for number, fields in enumerate((f for f in reader if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
@@ -222,8 +227,12 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     _one_kind(kinds, row[column], where, column, "start_time and end_time" if column in (start, end)
                               else column)
                 label = (row.get(name) or "").strip() if name else ""
-                if not listed_before(seen, label, left):
-                    rows.append((at, length, label or str(number - 1)))
+                if listed_before(seen, label, (at, length), reader.line_num, left):
+                    continue
+                if len(seen.get(label, ())) > 1:
+                    raise ValueError(f"{where}: {name} {label!r} also on line {seen[label][0][1]} with other times; "
+                                     "expected one row per job, not one per attempt or task")
+                rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
     return job_trace(rows, left, path, zone if dated else None)
@@ -286,15 +295,20 @@ def _is_number(text: str) -> bool:
 LISTED_BEFORE = "job id listed before"
 
 
-def listed_before(seen: set[str], label: str, left: Counter) -> bool:
-    """Whether job id ``label`` is in ``seen`` (the ids of the rows read so far), counted in
-    ``left`` under :data:`LISTED_BEFORE` when it is; else it is added to ``seen``. An empty
-    ``label`` (the file names no id) is never listed before."""
-    if label in seen:
+def listed_before(seen: dict[str, list[tuple[Any, Any]]], label: str, content: Any, where: Any,
+                  left: Counter) -> bool:
+    """Whether an earlier listing of job id ``label`` held the same ``content`` (compared with
+    ``==``: a CSV row's arrival and length, a Philly job's JSON object), counted in ``left``
+    under :data:`LISTED_BEFORE` when it did. Otherwise (``content``, ``where``) is appended to
+    ``seen[label]``, which so holds one entry per different content of ``label``, in file order.
+    An empty ``label`` (the file names no id) is never listed before and is not recorded."""
+    if not label:
+        return False
+    earlier = seen.setdefault(label, [])
+    if any(content == other for other, _ in earlier):
         left[LISTED_BEFORE] += 1
         return True
-    if label:
-        seen.add(label)
+    earlier.append((content, where))
     return False
 
 
