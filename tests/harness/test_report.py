@@ -508,7 +508,9 @@ def test_a_sampling_interval_is_joined_with_the_run_to_run_one():
     [result] = evaluate_claims([_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), artifacts,
                                no_cuda_state(), noise)
     assert (result.interval.low, result.interval.high) == pytest.approx((1.9, 2.1))
-    assert result.interval.method.startswith("95% interval of the mean, from run-to-run noise (2 runs `make noise` read, repeats of each commit), joined with a bootstrap")
+    assert result.interval.method.startswith("the repeats' range (a thresholds file from before sigma), from run-to-run "
+                                             "noise (2 runs `make noise` read, repeats of each commit), joined with a "
+                                             "bootstrap")
 
 
 @pytest.mark.parametrize("value", [math.inf, -math.inf])
@@ -1481,5 +1483,6 @@ def test_the_interval_note_leaves_out_what_the_value_or_detail_already_says():
     [result] = evaluate_claims([_twin_sampled_claim()], _points(("b.Speed.track_ratio", 2.0, "b" * 40)), missing,
                                no_cuda_state(), noise)
     table = markdown_page._claims_table([result])
-    assert "interval: 95% interval of the mean, from run-to-run noise (2 runs `make noise` read, repeats of each commit) |" in table.replace(" |\n", " |")
+    assert ("interval: the repeats' range (a thresholds file from before sigma), from run-to-run noise (2 runs "
+            "`make noise` read, repeats of each commit) |" in table.replace(" |\n", " |"))
     assert table.count("the newest artifact holds") == 1

@@ -61,7 +61,7 @@ def test_a_point_that_repeated_exactly_gets_the_spread_make_compare_floors_it_at
     points = _points("n", range(4), first)
     interval = claim_interval(_claim(BenchmarkSource(PointRef(TRACK, {"n": 0}))), first[0], points, measured)
     half_width = (interval.high - interval.low) / 2
-    assert half_width > 0
+    assert half_width > 0 and interval.method.startswith("95% interval of the mean, from run-to-run noise")
     # the interval's relative reach is the 95% t interval at the sigma the threshold was set from
     assert math.isclose(half_width / first[0], noise.t_quantile(0.975, exact.df) * exact.sigma)
     sibling = measured.get(TRACK, "n=1")

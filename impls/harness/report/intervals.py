@@ -119,7 +119,7 @@ def _from_repeats(value: float, spreads: list[tuple[float, float, int, bool] | N
         width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _, _ in spreads)
     what = (("95% interval of the mean" if len(spreads) == 1 else "both means' 95% intervals, relative "
              "half-widths added") if all(h[3] for h in spreads)
-            else "the repeats' range (a thresholds file without sigma)")
+            else "the repeats' range (a thresholds file from before sigma)")
     return Interval(value - width, value + width,
                     f"{what}, from run-to-run noise ({runs} runs `make noise` read, repeats of each commit)")
 
