@@ -164,3 +164,14 @@ def test_history_finds_few_steps_in_long_series_of_pure_noise():
     series = 100.0 * np.exp(rng.normal(0, sigma, (100, 100)))
     with_steps = sum(bool(series_steps(list(row), "higher", threshold)) for row in series)
     assert with_steps <= 3          # at the threshold's 1-in-1000 rate, split over the places to cut
+
+
+def test_a_level_threshold_past_float_range_is_infinite_and_longer_levels_resolve_more():
+    from impls.harness.report.history import series_steps
+
+    wild = noise.Threshold(RATE, "", 2, 0.2, noise.two_run_threshold(0.2, 1), sigma=0.2, df=1)
+    assert wild.level_threshold(10, 10, candidates=19) == float("inf")
+    assert series_steps([1.0] * 10 + [1.3] * 10, "lower", wild) == []
+    quiet = noise.Threshold(RATE, "", 3, 0.04, noise.two_run_threshold(0.05, 20), sigma=0.05, df=20)
+    by_length = [quiet.level_threshold(n, n, candidates=9) for n in range(1, 12)]
+    assert by_length == sorted(by_length, reverse=True)

@@ -191,7 +191,12 @@ class Threshold:
             return self.threshold
         q = t_quantile(1 - false_alarm / 2, self.df)
         width = q * self.sigma * math.sqrt(_median_variance(before) + _median_variance(after))
-        return width if self.scale == ABSOLUTE else math.expm1(width)
+        if self.scale == ABSOLUTE:
+            return width
+        try:
+            return math.expm1(width)
+        except OverflowError:           # a number never judged: too noisy
+            return math.inf
 
     def exceeded_by(self, old: float, new: float) -> bool:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
@@ -205,10 +210,14 @@ class Threshold:
         return not self.version or not version or self.version == version
 
 
+_SMALL_MEDIAN_VARIANCE = {1: 1.0, 2: 0.5, 3: 0.4487, 4: 0.3433}   # exact, normal values
+
+
 def _median_variance(n: int) -> float:
-    """The variance of the median of ``n`` >= 1 normal values over that of one: 1 / n for
-    n <= 2 (a mean), pi / (2 n) beyond (large-n; above the exact value at n = 3)."""
-    return 1.0 / max(n, 1) if n <= 2 else math.pi / (2 * n)
+    """The variance of the median of ``n`` >= 1 normal values over that of one: exact up to
+    4 values, ``pi / (2 n)`` beyond (the large-n value, above the exact one), so it falls as
+    ``n`` grows."""
+    return _SMALL_MEDIAN_VARIANCE.get(max(n, 1)) or math.pi / (2 * n)
 
 
 def _label_key(params: str) -> str:
