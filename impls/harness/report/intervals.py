@@ -103,8 +103,7 @@ def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[flo
         return None
     measured = noise.get(point.benchmark, _label(rows))
     value = float(rows["value"].iloc[0])
-    return ((measured.range_width(value), value, measured.runs, measured.sigma is not None and bool(measured.df))
-            if measured else None)
+    return (measured.range_width(value), value, measured.runs, measured.measured_sigma) if measured else None
 
 
 def _from_repeats(value: float, spreads: list[tuple[float, float, int, bool] | None]) -> Interval | None:

@@ -22,10 +22,10 @@ degrees of freedom, so a point truly noisier than its siblings often passes it a
 the floor's degrees of freedom with its own (larger) sigma: its false-alarm rate is then
 above :data:`FALSE_ALARM` (the README's "Thresholds are measured" gives simulated rates);
 more runs per commit narrow that. A benchmark of one point has only its own (0 where its
-repeats agreed exactly). On the absolute scale a number that moved and rests on fewer than :data:`ABSOLUTE_MIN_DF`
-degrees of freedom (one pair of runs) is too noisy to judge: its threshold would be some
-900 standard deviations, which no change reaches, while the relative scale's 50% limit
-says so by itself.
+repeats agreed exactly). On the absolute scale a number that moved and rests on fewer than
+:data:`ABSOLUTE_MIN_DF` degrees of freedom (one pair of runs) is too noisy to judge: its
+threshold would be some 900 standard deviations, which no change reaches, while the
+relative scale's 50% limit says so by itself.
 
 Its *threshold* ``t`` — ``make compare`` calls a change between two positive values a
 regression or an improvement when they differ by a factor above ``1 + t`` either way, and
@@ -153,17 +153,22 @@ class Threshold:
             return self.floored_spread
         return max(self.floored_spread, two_run_threshold(self.sigma, self.df, self.scale, LISTED_BEYOND))
 
+    @property
+    def measured_sigma(self) -> bool:
+        """Whether ``sigma`` and its degrees of freedom are known (an older or hand-written
+        entry has neither)."""
+        return self.sigma is not None and bool(self.df)
+
     def range_width(self, value: float) -> float:
         """The half-width, in the number's unit, of the 95% interval of the number's mean on
         this machine around ``value``, one run of it: ``t * sigma`` (Student's t at 0.975 and
         ``df``; relative to ``|value|`` on the relative scale), from the floored sigma
         ``make compare``'s threshold is set from, so a point that repeated exactly among
         siblings that moved does not get 0, and the width does not grow with how many
-        commits were repeated. Where ``sigma`` or ``df`` is not
-        known (an older or hand-written entry), :attr:`floored_spread`, the range two runs
-        span. Infinite where the noise or the threshold is."""
+        commits were repeated. Without :attr:`measured_sigma`, :attr:`floored_spread`, the
+        range two runs span. Infinite where the noise or the threshold is."""
         unit = abs(value) if self.scale == RELATIVE else 1.0
-        if self.sigma is None or not self.df:
+        if not self.measured_sigma:
             return unit * self.floored_spread
         if not math.isfinite(self.sigma) or not math.isfinite(self.threshold):
             return math.inf
@@ -173,30 +178,22 @@ class Threshold:
         """The threshold for a step between two levels of a history, each the median of
         ``before`` and ``after`` single runs (one per commit), found among ``candidates``
         places a step could have been (a fit that chose where to cut tested each of them).
-        The width is this threshold's Student t quantile, taken at its false-alarm rate
-        divided over the candidates, times the standard deviation of the difference of two
-        such medians (a median of ``n`` runs varies as ``sigma^2 / n`` for n <= 2, about
-        ``pi sigma^2 / (2n)`` beyond); on the relative scale ``exp(width) - 1``. So the levels
-        of many commits resolve a smaller step than two single runs, at this threshold's
-        false-alarm rate over the whole series. :attr:`threshold` itself for two single
-        runs at one candidate, where ``sigma`` or ``df`` is not known, or where the threshold
-        is 0 or infinite."""
-        if (self.sigma is None or not self.df or not 0 < self.threshold < math.inf or not 0 < self.sigma < math.inf
+        It is :func:`two_run_threshold` at the standard deviation of the difference of two
+        such medians (:func:`_median_variance`) and at this threshold's false-alarm rate
+        divided over the candidates, so the levels of many commits resolve a smaller step than
+        two single runs, at this threshold's false-alarm rate over the whole series.
+        :attr:`threshold` itself for two single runs at one candidate, without
+        :attr:`measured_sigma`, or where the threshold is 0 or infinite."""
+        if (not self.measured_sigma or not 0 < self.threshold < math.inf or not 0 < self.sigma < math.inf
                 or (before, after, candidates) == (1, 1, 1)):
             return self.threshold
         width = math.log1p(self.threshold) if self.scale == RELATIVE else self.threshold
         q = width / (math.sqrt(2) * self.sigma)                 # the t quantile the threshold was set at
         false_alarm = _betainc(self.df / 2.0, 0.5, self.df / (self.df + q * q)) / max(candidates, 1)   # 2 tails
-        if not false_alarm > 0:         # past what t_cdf resolves: keep this threshold's quantile
+        if not false_alarm > 0:         # a tail past float range: keep this threshold's quantile
             return self.threshold
-        q = t_quantile(1 - false_alarm / 2, self.df)
-        width = q * self.sigma * math.sqrt(_median_variance(before) + _median_variance(after))
-        if self.scale == ABSOLUTE:
-            return width
-        try:
-            return math.expm1(width)
-        except OverflowError:           # a number never judged: too noisy
-            return math.inf
+        sigma = self.sigma * math.sqrt((_median_variance(before) + _median_variance(after)) / 2)
+        return two_run_threshold(sigma, self.df, self.scale, false_alarm)
 
     def exceeded_by(self, old: float, new: float) -> bool:
         """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
