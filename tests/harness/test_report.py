@@ -1247,6 +1247,9 @@ def test_a_cuda_run_skipped_on_a_gpu_machine_or_pointed_at_wrongly_is_said():
 
 def test_an_artifact_claim_reads_the_cuda_artifact_where_there_is_one():
     [switch] = [c for c in load_claims(REAL_CLAIMS) if c.id == "salus-switch-subsecond"]
+    switch = dataclasses.replace(switch, requires=(),
+                                 measured=ArtifactSource("salus_switching", "data.largest.inprocess_p99_s"),
+                                 measured_cuda=ArtifactSource("salus_switching_cuda", "data.largest.inprocess_p99_s"))
     cpu = record("salus_switching", {"largest": {"inprocess_p99_s": 2.0}})
     cuda = record("salus_switching_cuda", {"largest": {"inprocess_p99_s": 0.004}})
     [on_cpu] = evaluate_claims([switch], _points(), {"salus_switching": cpu}, no_cuda_state())
@@ -1255,6 +1258,21 @@ def test_an_artifact_claim_reads_the_cuda_artifact_where_there_is_one():
     assert (on_cpu.verdict, on_cpu.measured) == (NOT_REPRODUCED, 2.0)
     assert (on_gpu.verdict, on_gpu.measured) == (REPRODUCED, 0.004)
     assert on_gpu.detail.startswith("CUDA run: artifact salus_switching_cuda")
+
+
+def test_the_suites_switching_claims_are_judged_on_a_cuda_run_only():
+    """A CPU switch moves no GPU state and a CPU restart sets up no device: without CUDA both
+    switching claims read "not measured", whatever the CPU run's artifact holds."""
+    claims = {c.id: c for c in load_claims(REAL_CLAIMS)}
+    cpu = record("salus_switching", {"largest": {"inprocess_p99_s": 0.0003, "restart_p50_s": 2.0}})
+    cuda = record("salus_switching_cuda", {"largest": {"inprocess_p99_s": 0.004, "restart_p50_s": 3.5}})
+    with_gpu = MachineState(MACHINE, fingerprint(), "test", {"cuda": CapabilityState("cuda", True)})
+    for cid in ("salus-switch-subsecond", "salus-checkpoint-switch-second-scale"):
+        [on_cpu] = evaluate_claims([claims[cid]], _points(), {"salus_switching": cpu}, no_cuda_state())
+        assert on_cpu.verdict == f"{NOT_MEASURED}: {NO_CUDA}" and on_cpu.measured is None, cid
+        [on_gpu] = evaluate_claims([claims[cid]], _points(), {"salus_switching": cpu, "salus_switching_cuda": cuda},
+                                   with_gpu)
+        assert on_gpu.verdict == REPRODUCED and on_gpu.measured in (0.004, 3.5), cid
 
 
 def test_data_without_a_value_are_not_blamed_on_the_claims_file():

@@ -3,6 +3,7 @@
 artifacts too incomplete to draw."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -126,8 +127,16 @@ def test_an_artifact_claim_on_real_data_shows_the_checksum_too():
 # ------------------------------------------------------------------ which run
 
 
-def test_a_claim_measured_on_the_cpu_for_want_of_a_cuda_device_says_so():
+def _switch_on_either_run() -> Claim:
+    """The suite's sub-second switch claim, read from the CPU run where no CUDA run is."""
     [switch] = [c for c in load_claims(REAL_CLAIMS) if c.id == "salus-switch-subsecond"]
+    return dataclasses.replace(switch, requires=(),
+                               measured=ArtifactSource("salus_switching", "data.largest.inprocess_p99_s"),
+                               measured_cuda=ArtifactSource("salus_switching_cuda", "data.largest.inprocess_p99_s"))
+
+
+def test_a_claim_measured_on_the_cpu_for_want_of_a_cuda_device_says_so():
+    switch = _switch_on_either_run()
     cpu = _record("salus_switching", {"largest": {"inprocess_p99_s": 0.0003}}, synthetic=True)
     [result] = evaluate_claims([switch], _points(), {"salus_switching": cpu}, _no_cuda())
     assert result.verdict == REPRODUCED
