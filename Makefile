@@ -1,6 +1,8 @@
 # dlsysbench: `make reproduce` (set up, run the quick profile, render the report)
 # and `make test` (set up, run the tests). Each target sets itself up; a second run
-# reuses .venv and installs nothing unless pyproject.toml changed.
+# reuses .venv and installs nothing unless pyproject.toml changed. The targets that only
+# read stored results or describe the machine (report, compare, noise, doctor) make the
+# .venv but install no system package (fio): doctor reports a missing fio instead.
 
 PYTHON  ?= python3
 VENV    ?= .venv
@@ -33,20 +35,20 @@ reproduce: setup
 bench: setup
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py --no-report $(if $(BENCH),--bench $(call quote,$(BENCH)))
 
-# make report [MACHINES="a b"]: one machine's report, or several side by side
-report: setup
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/render_report.py $(if $(MACHINES),--machines $(foreach m,$(MACHINES),$(call quote,$(m))))
+# make report [MACHINE=<name>] [MACHINES="a b"]: one machine's report, or several side by side
+report: $(STAMP)
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/render_report.py $(if $(MACHINE),--machine $(call quote,$(MACHINE)) )$(if $(MACHINES),--machines $(foreach m,$(MACHINES),$(call quote,$(m))))
 
 # make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>] [THRESHOLD=5%]: fails on a regression
 # (make prints Error 1; Error 2 when it cannot compare; scripts/compare.py exits 1 or 2 itself)
-compare: setup
+compare: $(STAMP)
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(BASE),--base $(call quote,$(BASE))) $(if $(HEAD),--head $(call quote,$(HEAD))) $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(if $(THRESHOLD),--default-threshold=$(call quote,$(THRESHOLD)))
 
 # make noise [MACHINE=<name>] [LEAVE_OUT=<run>]: thresholds from two or more stored runs of one commit
-noise: setup
+noise: $(STAMP)
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(foreach r,$(LEAVE_OUT),--leave-out $(call quote,$(r)))
 
-doctor: setup
+doctor: $(STAMP)
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) -m impls.harness.fingerprint
 
 # make lock-sizes: record impls/profiles.toml's tables in benchmarks/sizes_lock.json, after bumping

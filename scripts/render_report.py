@@ -44,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="artifact store (default: DLSYSBENCH_ARTIFACTS, else .asv/artifacts)")
     parser.add_argument("--claims", type=Path, help="claims file (default: reports/claims.toml)")
     args = parser.parse_args(argv)
+    if args.machine and args.machines:
+        print("render_report: --machine and --machines both given; expected one machine or several",
+              file=sys.stderr)
+        return 2
     if args.machines and len(set(args.machines)) != len(args.machines):
         repeated = sorted({m for m in args.machines if args.machines.count(m) > 1})
         print(f"render_report: --machines names {', '.join(repeated)} twice; expected distinct machines",

@@ -58,6 +58,20 @@ def in_memory_point(path: str, layout, capacity: int, policy: str, shadow: int,
             "peak_rss_bytes": process_memory.peak_rss_bytes()}
 
 
+def _require_shared_directory(directory: Path) -> None:
+    """Raise grid.GridError unless every worker of a remote cluster can read a file written in
+    ``directory`` (nothing to check for serial and local runs): the trace, larger than memory,
+    is read by path, never sent."""
+    from impls.harness import grid
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / f".shared-check.pid{os.getpid()}"
+    marker.write_bytes(b"dlsysbench shared file system check\n")
+    try:
+        grid.require_shared_file(marker)
+    finally:
+        marker.unlink(missing_ok=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", default="bandana-user")
@@ -83,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     directory = paths.cache_dir() / args.table / f"stream-{args.vectors}-{args.lookups}-{key.hexdigest()[:12]}"
     report: dict = {"table": args.table, "vectors": args.vectors, "lookups": args.lookups,
                     "directory": str(directory), "load_average_before": os.getloadavg()}
+    if not args.generate_only:     # before minutes of generating: the workers read the trace by path
+        _require_shared_directory(directory.parent)
     if (directory / "indices.npy").exists():
         report["generation"] = "reused"
     else:
@@ -98,7 +114,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     path = str(directory / "indices.npy")
-    grid.require_shared_file(path)      # a trace larger than memory is read by path, never sent
     layout = grid.share(np.random.default_rng(0).permutation(args.vectors))
     capacity = int(args.fraction * args.vectors)
     shadow = int(args.shadow_factor * capacity)
@@ -123,4 +138,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from impls.harness.grid import GridError
+    try:
+        sys.exit(main())
+    except GridError as err:       # a cluster that cannot run this: one line, not a traceback
+        print(f"stream_full_scale: {err}", file=sys.stderr)
+        sys.exit(2)

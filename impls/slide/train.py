@@ -1,7 +1,7 @@
 """Command line: train SLIDE or a torch baseline (dense / sampled softmax) and write a JSON result.
 
     python -m impls.slide.train --train F --test F --method slide [--threads N] [--batch 256]
-        [--lr 1e-3] [--time-budget SECONDS] [--eval-every ITERS] [--seed S] --json OUT
+        [--lr 1e-2] [--time-budget SECONDS] [--eval-every ITERS] [--seed S] --json OUT
     python -m impls.slide.train --dataset slide-amazon670k [--profile quick] ... --json OUT
     python -m impls.slide.train ... --method dense|sampled [--device cpu|cuda] ... --json OUT
 

@@ -913,6 +913,10 @@ def test_cli_refuses_a_machine_named_twice(tmp_path):
     done = run_cli("--machines", MACHINE, MACHINE, "--out", str(tmp_path / "out"), "--results", str(RESULTS))
     assert done.returncode == 2 and f"names {MACHINE} twice" in done.stderr
     assert not (tmp_path / "out").exists()
+    both = run_cli("--machine", MACHINE, "--machines", MACHINE, "other", "--out", str(tmp_path / "out"),
+                   "--results", str(RESULTS))
+    assert both.returncode == 2 and "--machine and --machines both given" in both.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_history_leaves_out_benchmarks_never_measured():
