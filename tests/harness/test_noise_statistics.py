@@ -174,6 +174,33 @@ def test_independent_noise_of_the_speed_numbers_is_no_shift():
     assert compare.machine_shift(quiet) is None
 
 
+def _cpu_and_disk(cpu_factor: float, n_cpu: int) -> compare.Comparison:
+    """40 disk rates within their 30% threshold, half up and half down (a slowdown of the CPUs
+    leaves them a coin toss), beside ``n_cpu`` CPU times moved by ``cpu_factor``."""
+    disk = {f"bench_d.Fio{i}.track_iops": 1.0 + (0.05 + i / 1000) * (1 if i % 2 else -1) for i in range(40)}
+    cpu = {f"bench_c.K{i}.track_seconds": cpu_factor + i / 1000 for i in range(n_cpu)}   # distinct: no one run
+    units = {**{b: "IOPS" for b in disk}, **{b: "s" for b in cpu}}
+    declared = {**{b: compare.HIGHER for b in disk}, **{b: compare.LOWER for b in cpu}}
+    thresholds = {(b, "p=0"): noise.Threshold(b, "p=0", 5, 0.1, 0.3, "1", noise.RELATIVE, noise.FACTOR, 0.1, 12)
+                  for b in units}
+    return compare.compare_runs(_frame({b: [1.0] for b in units}, 1, units),
+                                _frame({b: [v] for b, v in {**disk, **cpu}.items()}, 2, units),
+                                declared, noise.Noise("m", "t", [], thresholds))
+
+
+def test_a_slowdown_of_the_cpus_alone_is_noted_by_what_moved_beyond_its_threshold():
+    # 10 CPU times 1.7x slower among 50 speed numbers: 30 of 50 one way is no shift by itself, but
+    # every number a compare flags is slower
+    slow_cpus = _cpu_and_disk(1.7, 10)
+    note = compare.machine_shift(slow_cpus)
+    assert note is not None and "10 of 10 speed numbers beyond their thresholds moved the same way" in note, note
+    assert "median 1.7x slower" in note
+    # one CPU time beyond its threshold is no shift: a fair coin does that half the time
+    assert compare.machine_shift(_cpu_and_disk(1.7, 1)) is None
+    # nor are CPU times within their thresholds
+    assert compare.machine_shift(_cpu_and_disk(1.1, 10)) is None
+
+
 @pytest.mark.parametrize("unit, speed", [("s", True), ("ms", True), ("µs per job decision", True),
                                          ("lookups/s", True), ("IOPS", True), ("x fio IOPS", False),
                                          ("GiB", False), ("fraction of bytes read", False), ("x", False)])
