@@ -15,7 +15,10 @@
    the process's high-water mark so far: the streamed points run first, so a
    worker's peak after them is the peak of the streaming).
 Prints one JSON object (generation rate, per-point counters, seconds, peak RSS per
-worker, whether the prefix counters agree, load average).
+worker, whether the prefix counters agree, load average). Exit status 1 when the prefix
+counters differ; 2, with one line, when the grid cannot run it (a remote cluster that cannot
+be reached or cannot read this machine's files: checked before generating, and again on the
+trace itself).
 
     python scripts/stream_full_scale.py --vectors 20000000 --lookups 300000000
 """
@@ -63,6 +66,8 @@ def _require_shared_directory(directory: Path) -> None:
     ``directory`` (nothing to check for serial and local runs): the trace, larger than memory,
     is read by path, never sent."""
     from impls.harness import grid
+    if grid.scheduler_setting() in ("serial", "local"):
+        return
     directory.mkdir(parents=True, exist_ok=True)
     marker = directory / f".shared-check.pid{os.getpid()}"
     marker.write_bytes(b"dlsysbench shared file system check\n")
@@ -114,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     path = str(directory / "indices.npy")
+    grid.require_shared_file(path)      # and the trace itself, whole (its size as here), after the writing
     layout = grid.share(np.random.default_rng(0).permutation(args.vectors))
     capacity = int(args.fraction * args.vectors)
     shadow = int(args.shadow_factor * capacity)

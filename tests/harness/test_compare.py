@@ -275,6 +275,8 @@ def test_infinite_spread_round_trips(tmp_path):
 def test_the_makefile_passes_machines_to_the_report():
     done = subprocess.run(["make", "-n", "report", "MACHINES=a b"], cwd=ROOT, capture_output=True, text=True)
     assert "scripts/render_report.py --machines 'a' 'b'" in done.stdout
+    one = subprocess.run(["make", "-n", "report", "MACHINE=box-quick"], cwd=ROOT, capture_output=True, text=True)
+    assert "scripts/render_report.py --machine 'box-quick'" in one.stdout
 
 
 def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_checkout(monkeypatch, tmp_path,

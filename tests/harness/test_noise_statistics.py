@@ -174,11 +174,13 @@ def test_independent_noise_of_the_speed_numbers_is_no_shift():
     assert compare.machine_shift(quiet) is None
 
 
-def _cpu_and_disk(cpu_factor: float, n_cpu: int) -> compare.Comparison:
+def _cpu_and_disk(cpu_factor: float, n_cpu: int, modules: int = 3) -> compare.Comparison:
     """40 disk rates within their 30% threshold, half up and half down (a slowdown of the CPUs
-    leaves them a coin toss), beside ``n_cpu`` CPU times moved by ``cpu_factor``."""
+    leaves them a coin toss), beside ``n_cpu`` CPU times moved by ``cpu_factor``, in
+    ``modules`` benchmark modules."""
     disk = {f"bench_d.Fio{i}.track_iops": 1.0 + (0.05 + i / 1000) * (1 if i % 2 else -1) for i in range(40)}
-    cpu = {f"bench_c.K{i}.track_seconds": cpu_factor + i / 1000 for i in range(n_cpu)}   # distinct: no one run
+    cpu = {f"bench_c{i % modules}.K{i}.track_seconds": cpu_factor + i / 1000   # distinct: no one run
+           for i in range(n_cpu)}
     units = {**{b: "IOPS" for b in disk}, **{b: "s" for b in cpu}}
     declared = {**{b: compare.HIGHER for b in disk}, **{b: compare.LOWER for b in cpu}}
     thresholds = {(b, "p=0"): noise.Threshold(b, "p=0", 5, 0.1, 0.3, "1", noise.RELATIVE, noise.FACTOR, 0.1, 12)
@@ -193,8 +195,12 @@ def test_a_slowdown_of_the_cpus_alone_is_noted_by_what_moved_beyond_its_threshol
     # every number a compare flags is slower
     slow_cpus = _cpu_and_disk(1.7, 10)
     note = compare.machine_shift(slow_cpus)
-    assert note is not None and "10 of 10 speed numbers beyond their thresholds moved the same way" in note, note
+    assert note is not None and "10 of 10 speed numbers beyond their thresholds (of 50 compared) moved the same " \
+                                "way" in note, note
     assert "median 1.7x slower" in note
+    # the same ten in one module or two are one system's slowdown (a change), not the machine's
+    assert compare.machine_shift(_cpu_and_disk(1.7, 10, modules=1)) is None
+    assert compare.machine_shift(_cpu_and_disk(1.7, 10, modules=2)) is None
     # one CPU time beyond its threshold is no shift: a fair coin does that half the time
     assert compare.machine_shift(_cpu_and_disk(1.7, 1)) is None
     # nor are CPU times within their thresholds

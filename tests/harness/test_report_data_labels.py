@@ -128,7 +128,8 @@ def test_an_artifact_claim_on_real_data_shows_the_checksum_too():
 
 
 def _switch_on_either_run() -> Claim:
-    """The suite's sub-second switch claim, read from the CPU run where no CUDA run is."""
+    """The suite's sub-second switch claim with its CUDA requirement lifted and the CPU run's
+    artifact as ``measured``: the fallback a claim with ``measured_cuda`` has."""
     [switch] = [c for c in load_claims(REAL_CLAIMS) if c.id == "salus-switch-subsecond"]
     return dataclasses.replace(switch, requires=(),
                                measured=ArtifactSource("salus_switching", "data.largest.inprocess_p99_s"),

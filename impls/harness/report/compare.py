@@ -26,8 +26,9 @@ are expected to span (:attr:`noise.Threshold.floored_spread`), is listed (``TOO 
 not judged.
 
 When most of the speed-like numbers (a unit of time or of a rate: s, ms, µs, .../s, IOPS)
-that the machine's speed can move moved the same way, :func:`machine_shift` says so in one
-note: a slow day or another load on the machine looks like that. It changes no verdict.
+that the machine's speed can move moved the same way, or most of those beyond their
+thresholds did across several benchmark modules, :func:`machine_shift` says so in one note:
+a slow day or another load on the machine looks like that. It changes no verdict.
 
 A number its benchmark declares only a bound where a flag says so (``bounded_by``: a
 speed-up over a run that never reached its target is ">= value") is judged only on what
@@ -241,6 +242,7 @@ def context_moved(c: "Change") -> bool:
 _TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "μs", "ns", "min", "minutes", "h", "hours"}
 SHIFT_SHARE = 0.75  # the share of the speed-like numbers that must move one way for a machine-wide shift
 SHIFT_CHANCE = 0.05  # ... and how unlikely so lopsided a split must be were each a fair coin (6 of 6: 0.031)
+SHIFT_MODULES = 3  # the benchmark modules the flagged numbers moving that way must span (one system's slowdown spans one)
 
 
 def speed_like(unit: str) -> bool:
@@ -258,13 +260,15 @@ def machine_shift(comparison: "Comparison") -> str | None:
     machine's speed can move them) moved mostly the same way: at least :data:`SHIFT_SHARE`
     of them slower (or faster), a split a fair coin per number gives with probability at
     most :data:`SHIFT_CHANCE` (two-sided); or, failing that, the same of those among them
-    that moved beyond their thresholds (a slowdown of the CPUs alone leaves the disk's many
-    numbers a coin toss, yet most of what it flags is slower). The note gives the count and
-    the median factor (slower: a time up or a rate down). None otherwise. Numbers of one
+    that moved beyond their thresholds, where those moving the majority's way lie in at least
+    :data:`SHIFT_MODULES` benchmark modules (a slowdown of the CPUs alone leaves the disk's
+    many numbers a coin toss, yet most of what it flags is slower, in every system; a change
+    that slows one system flags one module's). The note gives the count and the median factor
+    (slower: a time up or a rate down). None otherwise. Numbers of one
     benchmark module with the same unit and the same (old, new) pair count once: two
     benchmarks reading one run (``SlideTraining`` and ``SlideTimeToAccuracy``) report
     identical pairs."""
-    worse, beyond, seen = [], [], set()
+    worse, beyond, seen = [], [], set()      # beyond: (factor, benchmark module)
     for c in comparison.changes:
         if (c.kind in (REGRESSION, IMPROVEMENT, "same", NOISY, NO_THRESHOLD) and c.scale == RELATIVE
                 and c.direction in JUDGED and speed_like(c.unit) and c.threshold != 0
@@ -276,20 +280,33 @@ def machine_shift(comparison: "Comparison") -> str | None:
             ratio = c.new / c.old
             worse.append(1 / ratio if c.direction == HIGHER else ratio)
             if c.kind in (REGRESSION, IMPROVEMENT):
-                beyond.append(worse[-1])
-    for found, what in ((worse, "speed numbers"), (beyond, "speed numbers beyond their thresholds")):
-        slower, faster = sum(w > 1 for w in found), sum(w < 1 for w in found)
-        same_way, n = max(slower, faster), len(found)
-        if not n or same_way < SHIFT_SHARE * n:
-            continue
-        if min(1.0, 2 * sum(math.comb(n, k) for k in range(same_way, n + 1)) / 2 ** n) > SHIFT_CHANCE:
-            continue
-        middle = statistics.median(found)
-        how = f"{middle:.3g}x slower" if middle >= 1 else f"{1 / middle:.3g}x faster"
-        return (f"machine-wide shift: {same_way} of {n} {what} moved the same way, median {how}: a slow day "
-                "or another load on the machine looks like this (or a change that slows everything); rerun both "
-                "on a quiet machine before believing these")
+                beyond.append((worse[-1], one_run[0]))
+    everywhere = _lopsided(worse)
+    if everywhere:
+        return _shift_note(*everywhere, "speed numbers")
+    flagged = _lopsided([w for w, _ in beyond])
+    if flagged and len({module for w, module in beyond if (w > 1) == (flagged[2] > 1)}) >= SHIFT_MODULES:
+        return _shift_note(*flagged, f"speed numbers beyond their thresholds (of {len(worse)} compared)")
     return None
+
+
+def _lopsided(worse: list[float]) -> tuple[int, int, float] | None:
+    """(how many moved the majority's way, how many, the median factor) where at least
+    :data:`SHIFT_SHARE` of the factors ``worse`` (> 1: slower) lie on one side of 1, a split a
+    fair coin per number gives with probability at most :data:`SHIFT_CHANCE`; else None."""
+    same_way, n = max(sum(w > 1 for w in worse), sum(w < 1 for w in worse)), len(worse)
+    if not n or same_way < SHIFT_SHARE * n:
+        return None
+    if min(1.0, 2 * sum(math.comb(n, k) for k in range(same_way, n + 1)) / 2 ** n) > SHIFT_CHANCE:
+        return None
+    return same_way, n, statistics.median(worse)
+
+
+def _shift_note(same_way: int, n: int, middle: float, what: str) -> str:
+    how = f"{middle:.3g}x slower" if middle >= 1 else f"{1 / middle:.3g}x faster"
+    return (f"machine-wide shift: {same_way} of {n} {what} moved the same way, median {how}: a slow day or "
+            "another load on the machine looks like this (or a change that slows everything); rerun both on a "
+            "quiet machine before believing these")
 
 
 def worsening(old: float, new: float, direction: str, scale: str = RELATIVE) -> float:
