@@ -207,6 +207,21 @@ def test_a_slowdown_of_the_cpus_alone_is_noted_by_what_moved_beyond_its_threshol
     assert compare.machine_shift(_cpu_and_disk(1.1, 10)) is None
 
 
+def test_the_time_the_noise_runs_span_is_said():
+    def runs(*stamps):
+        return noise.Noise("m", "t", [{"commit": "c", "started": s} for s in stamps], {})
+    one_sitting = runs("20261205T164016", "20261205T165421", "20261205T170834")
+    assert one_sitting.sitting == ", the runs ending within 28 min: drift between days is not in it"
+    assert runs("20261201T090000", "20261205T100000").sitting == ", the runs ending over 4 days"
+    assert runs("20261205T080000", "20261205T150000").sitting.startswith(", the runs ending within 7 h")
+    assert runs("20261205T164016").sitting == "" and runs("", "?").sitting == "" and runs().sitting == ""
+    # a claim's interval says it
+    from impls.harness.report import intervals
+    found = intervals._from_repeats(2.0, [(0.1, 2.0, 3, True)], one_sitting)
+    assert found.method.endswith("(3 runs `make noise` read, repeats of each commit, the runs ending within 28 min: "
+                                 "drift between days is not in it)"), found.method
+
+
 @pytest.mark.parametrize("unit, speed", [("s", True), ("ms", True), ("µs per job decision", True),
                                          ("lookups/s", True), ("IOPS", True), ("x fio IOPS", False),
                                          ("GiB", False), ("fraction of bytes read", False), ("x", False)])

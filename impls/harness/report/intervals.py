@@ -106,7 +106,7 @@ def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[flo
     return (measured.range_width(value), value, measured.runs, measured.measured_sigma) if measured else None
 
 
-def _from_repeats(value: float, spreads: list[tuple[float, float, int, bool] | None]) -> Interval | None:
+def _from_repeats(value: float, spreads: list[tuple[float, float, int, bool] | None], noise: Noise) -> Interval | None:
     """``value`` ± the half-width of its point's interval (in its unit), or of a ratio of two
     points: their relative half-widths add (wider than the ratio's own 95%, to first order)."""
     if any(h is None for h in spreads):
@@ -120,7 +120,8 @@ def _from_repeats(value: float, spreads: list[tuple[float, float, int, bool] | N
              "half-widths added") if all(h[3] for h in spreads)
             else "the repeats' range (a thresholds file from before sigma)")
     return Interval(value - width, value + width,
-                    f"{what}, from run-to-run noise ({runs} runs `make noise` read, repeats of each commit)")
+                    f"{what}, from run-to-run noise ({runs} runs `make noise` read, repeats of each commit"
+                    f"{noise.sitting})")
 
 
 def rho_range(x, low, high) -> tuple[float, float]:
@@ -186,14 +187,14 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
     if len(y) <= EXACT_TREND_POINTS:
         low, high = rho_range(x, y - reach, y + reach)
         method = (f"the lowest and highest rho of {len(y)} points anywhere within their intervals "
-                  f"({runs} runs `make noise` read)")
+                  f"({runs} runs `make noise` read{noise.sitting})")
     else:
         rng = np.random.default_rng(BOOTSTRAP_SEED)
         draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
         low, high = np.percentile(spearman_rows(x, draws), [2.5, 97.5])
         method = (f"bootstrap of {len(y)} points redrawn within their intervals ({runs} runs `make noise` "
-                  f"read, 95%; a redraw of values already noisy draws rho toward 0, so it may leave out a "
-                  f"higher one)")
+                  f"read{noise.sitting}, 95%; a redraw of values already noisy draws rho toward 0, so it may "
+                  f"leave out a higher one)")
     return Interval(float(min(low, measured)), float(max(high, measured)), method)
 
 
@@ -246,10 +247,10 @@ def _repeats_interval(claim: Claim, value: float, points: pd.DataFrame, noise: N
     if isinstance(source, TrendSource):
         found = trend_interval(points, source, noise)
     elif isinstance(source, BenchmarkSource):
-        found = _from_repeats(value, [_spread_of(points, source.point, noise)])
+        found = _from_repeats(value, [_spread_of(points, source.point, noise)], noise)
     elif isinstance(source, RatioSource):
         found = _from_repeats(value, [_spread_of(points, source.numerator, noise),
-                                      _spread_of(points, source.denominator, noise)])
+                                      _spread_of(points, source.denominator, noise)], noise)
     else:
         return None
     if found is None:

@@ -283,6 +283,26 @@ class Noise:
     def _by_label(self) -> dict[tuple[str, str], Threshold]:
         return {(b, _label_key(p)): t for (b, p), t in self.thresholds.items()}
 
+    @property
+    def sitting(self) -> str:
+        """Words on the time the runs measured from span (``", the runs ending within 28 min:
+        drift between days is not in it"``, ``", the runs ending over 3 days"``), from their
+        stamps (``20261205T164016``: the start of a run's last benchmark); "" where fewer than
+        two runs carry one."""
+        stamps = []
+        for run in self.runs:
+            try:
+                stamps.append(dt.datetime.strptime(str(run.get("started", "")), "%Y%m%dT%H%M%S"))
+            except ValueError:
+                continue
+        if len(stamps) < 2:
+            return ""
+        minutes = (max(stamps) - min(stamps)).total_seconds() / 60
+        if minutes < 24 * 60:
+            took = f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.0f} h"
+            return f", the runs ending within {took}: drift between days is not in it"
+        return f", the runs ending over {minutes / (24 * 60):.0f} days"
+
     def on_scales(self, scales: dict[str, str]) -> tuple["Noise", int]:
         """This noise without the thresholds measured on another scale than the benchmarks now
         declare (``scales``: benchmark -> :data:`ABSOLUTE`; others relative), and how many
