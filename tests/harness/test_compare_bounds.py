@@ -27,8 +27,10 @@ def test_a_rate_and_the_time_it_inverts_get_one_verdict(old, new, direction, kin
 
 def test_the_history_steps_use_the_same_factor_both_ways():
     t = noise.Threshold("b", "", 2, 0.15, 0.45)
-    assert t.exceeded_by(1000.0, 1000 / 1.6) and t.exceeded_by(1.0, 1.6)
-    assert not t.exceeded_by(1000.0, 1000 / 1.4) and not t.exceeded_by(1.0, 1.4)
+    def beyond(old, new):
+        return noise.moved_beyond(old, new, t.threshold, t.scale)     # as the history's steps judge
+    assert beyond(1000.0, 1000 / 1.6) and beyond(1.0, 1.6)
+    assert not beyond(1000.0, 1000 / 1.4) and not beyond(1.0, 1.4)
 
 
 @pytest.mark.parametrize("old, old_bound, new, new_bound, direction, kind", [

@@ -105,7 +105,8 @@ def test_points_of_one_size(a, b, same):
 def test_a_ratio_a_float_cannot_hold_is_judged_not_a_crash(old, new, expected):
     assert noise.factor(old, new) is None
     assert compare.judge_change(old, new, compare.HIGHER, 0.05) == expected
-    assert noise.Threshold("b", "", 2, 0.01, 0.05).exceeded_by(old, new)
+    t = noise.Threshold("b", "", 2, 0.01, 0.05)
+    assert noise.moved_beyond(old, new, t.threshold, t.scale)
 
 
 def _edited(path, edit) -> None:

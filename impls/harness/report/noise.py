@@ -78,6 +78,7 @@ import pandas as pd
 
 from impls.harness import atomic, paths
 from impls.harness.report.results import STATUS_OK
+from impls.harness.report.runs import STAMP_FORMAT
 
 SCHEMA = 1
 FACTOR = 3.0  # the older rule's threshold / floored range, kept to read files written before sigma and df
@@ -195,12 +196,6 @@ class Threshold:
         sigma = self.sigma * math.sqrt((_median_variance(before) + _median_variance(after)) / 2)
         return two_run_threshold(sigma, self.df, self.scale, false_alarm)
 
-    def exceeded_by(self, old: float, new: float) -> bool:
-        """Whether the change from ``old`` to ``new`` is larger than the threshold: on the
-        relative scale, for two positive values, a factor above ``1 + threshold`` either way
-        (as ``make compare`` judges it)."""
-        return moved_beyond(old, new, self.threshold, self.scale)
-
     def applies_to(self, version: str) -> bool:
         """Whether this threshold judges numbers of benchmark ``version``: the one it was
         measured on, or any when either version is not known ("")."""
@@ -292,7 +287,7 @@ class Noise:
         stamps = []
         for run in self.runs:
             try:
-                stamps.append(dt.datetime.strptime(str(run.get("started", "")), "%Y%m%dT%H%M%S"))
+                stamps.append(dt.datetime.strptime(str(run.get("started", "")), STAMP_FORMAT))
             except ValueError:
                 continue
         if len(stamps) < 2:

@@ -50,6 +50,9 @@ class StoredRun:
         return f"{self.commit[:8]}@{self.started or '?'}"
 
 
+STAMP_FORMAT = "%Y%m%dT%H%M%S"   # a run's ``started``: UTC, to the second
+
+
 def _started(data: dict, path: Path) -> str:
     """The UTC time of the file's latest ``started_at`` (YYYYmmddTHHMMSS), "" when it has
     none; ValueError for a file whose results or stamps are not asv's."""
@@ -66,7 +69,7 @@ def _started(data: dict, path: Path) -> str:
         return ""
     if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e14 for x in stamps):
         raise ValueError(f"{path}: not an asv result file (a started_at is not a time in ms)")
-    return dt.datetime.fromtimestamp(max(stamps) / 1000, dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return dt.datetime.fromtimestamp(max(stamps) / 1000, dt.timezone.utc).strftime(STAMP_FORMAT)
 
 
 def read_run(path: Path, machine: str) -> StoredRun:
