@@ -73,8 +73,8 @@ class SlideTimeToAccuracy(_RunTracks):
                                               "after the first table rebuild (new hash functions; SLIDE runs)")
     track_lsh_recall_over_random_upper = track(
         lambda self, *_: finite((self.row.get("lsh_recall_min_ratio_ci") or [None, None])[1]), direction="context",
-        unit="x: 95% upper bound of that smallest ratio (Wilson interval of the worst evaluation's recall; "
-             "context: it widens with fewer test points)")
+        unit="x: 95% upper bound of that smallest ratio (the worst evaluation's recall interval, its trials "
+             "grouped by label and by point; context: it widens with fewer test points and fewer distinct labels)")
     track_lsh_recall_over_random_after_rehash = field(
         "lsh_recall_min_ratio_after_rehash", optional=True, direction="higher",
         unit="x: the smallest recall over a random set's after the first refresh of either kind (SLIDE runs)")

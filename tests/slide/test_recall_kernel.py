@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from impls.slide.core import retrieval
 from impls.slide.core.lsh import make_lsh
-from impls.slide.core.retrieval import wilson_interval, wrong_top, wrong_top_recall
+from impls.slide.core.retrieval import clustered_interval, wrong_top, wrong_top_recall
 from impls.slide.core.tables import HashTables
 from impls.slide.data.dataset import XCData
 
@@ -27,6 +27,7 @@ def old_wrong_top_recall(tables, hidden, ranked, data, rows, k=10):
     codes = tables.lsh.hash(np.ascontiguousarray(hidden, np.float32), 1)
     recalls, sizes = [], []
     hits = trials = 0
+    trial_labels, trial_points, trial_found = [], [], []
     for i, r in enumerate(rows):
         truth = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
         wrong = old_wrong_top(ranked[i], truth, k)
@@ -37,10 +38,15 @@ def old_wrong_top_recall(tables, hidden, ranked, data, rows, k=10):
             recalls.append(found.mean())
             hits += int(found.sum())
             trials += wrong.size
+            trial_labels += wrong.tolist()
+            trial_points += [i] * wrong.size
+            trial_found += found.astype(np.uint8).tolist()
     retrieved = float(np.mean(sizes)) if sizes else 0.0
-    low, high = wilson_interval(hits, trials)
+    low, high, n_eff = clustered_interval(np.array(trial_labels, np.int64), np.array(trial_points, np.int64),
+                                          np.array(trial_found, np.uint8))
     return {"recall": float(np.mean(recalls)) if recalls else float("nan"), "retrieved": retrieved,
             "random_recall": retrieved / tables.n_items, "hits": hits, "trials": trials,
+            "labels": len(set(trial_labels)), "effective_trials": n_eff,
             "ci_low": low, "ci_high": high}
 
 

@@ -6,8 +6,15 @@ neurons with the largest logits, so a softmax over them (plus the true labels) p
 the labels the model wrongly ranks first. :func:`wrong_top_recall` measures that on
 evaluation points: of each point's ``k`` highest-scoring labels that are not its true
 labels, the fraction the tables retrieve; beside it, the recall a uniformly random set of
-the same size would have (its size over the label count), and a 95% Wilson interval of the
-recall (:func:`wilson_interval`) so that a recall of 0 can be read against the random rate.
+the same size would have (its size over the label count), and a 95% interval of the recall
+(:func:`clustered_interval`) so that a recall near 0 can be read against the random rate.
+
+The interval must not count the trials as independent: the best-scoring wrong labels are
+often the same few popular labels for every point, and points whose hidden vectors are
+nearly parallel hash alike, so one label's trials tend to come out alike. It is Wilson's
+interval on an effective number of trials: the trials over the larger design effect of the
+two ways they cluster (by label, by point), as survey statistics treats clustered samples,
+or, when every trial came out the same, the number of distinct labels.
 """
 from __future__ import annotations
 
@@ -22,18 +29,69 @@ from impls.slide.core.tables import HashTables
 Z95 = 1.959963984540054
 
 
-def wilson_interval(hits: int, trials: int, z: float = Z95) -> tuple[float, float]:
+def wilson_interval(hits: float, trials: float, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval (two-sided, ``z`` standard errors; 95% by default) of a
     proportion ``hits / trials``; (0, 1) when ``trials`` is 0. It treats the trials as
-    independent: the k wrong labels of one point and those shared across points are not, so
-    the interval is narrower than the truth when few distinct labels recur."""
+    independent; :func:`clustered_interval` gives it an effective number of trials where
+    they are not. Non-integer counts (effective trials) are allowed."""
     if trials <= 0:
         return 0.0, 1.0
     p = hits / trials
     z2 = z * z
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if hits <= 0 else max(0.0, centre - half)      # exact at the ends, not by rounding
+    high = 1.0 if hits >= trials else min(1.0, centre + half)
+    return low, high
+
+
+def design_effect(groups: np.ndarray, found: np.ndarray) -> float:
+    """How many times the variance of the proportion ``found.mean()`` exceeds the binomial
+    variance when the trials are independent only between ``groups`` (one group id per trial;
+    ``found`` 0/1 per trial): the linearised cluster variance
+    ``m / (m - 1) * sum_g (h_g - p t_g)^2 / T^2`` over ``p (1 - p) / T``, at least 1
+    (``m / (m - 1)`` for one trial a group). With one
+    group it is ``T`` (the trials count as one); with no trials, or all trials alike (p 0
+    or 1, where the data show no spread between groups), 1."""
+    found = np.asarray(found, np.float64).reshape(-1)
+    trials = found.size
+    if trials == 0:
+        return 1.0
+    p = float(found.mean())
+    if p in (0.0, 1.0):
+        return 1.0
+    _, idx = np.unique(np.asarray(groups).reshape(-1), return_inverse=True)
+    m = int(idx.max()) + 1
+    if m == 1:
+        return float(trials)
+    h = np.bincount(idx, weights=found, minlength=m)
+    t = np.bincount(idx, minlength=m).astype(np.float64)
+    var = m / (m - 1) * float(np.sum((h - p * t) ** 2)) / trials ** 2
+    return max(1.0, var / (p * (1 - p) / trials))
+
+
+def clustered_interval(labels: np.ndarray, points: np.ndarray, found: np.ndarray,
+                       z: float = Z95) -> tuple[float, float, float]:
+    """``(low, high, effective_trials)``: the Wilson interval (:func:`wilson_interval`) of
+    the proportion ``found.mean()`` (0/1 per trial) on an effective number of trials. Where
+    the proportion lies strictly between 0 and 1 that is ``T / deff``, ``deff`` the larger
+    :func:`design_effect` of the trials grouped by ``labels`` and by ``points`` (one entry per
+    trial each): Wilson's on all ``T`` trials when no grouping shows more spread than
+    independent trials would (``T - 1`` with one trial a group: the variance estimate's
+    ``m / (m - 1)``), never narrower. A proportion of 0 or 1 shows no spread, so the
+    data cannot tell how alike one label's trials are; each distinct label (or point, if
+    fewer) then counts as one trial. ``(0, 1, 0)`` without trials."""
+    found = np.asarray(found, np.float64).reshape(-1)
+    trials = found.size
+    if trials == 0:
+        return 0.0, 1.0, 0.0
+    hits = float(found.sum())
+    if hits in (0.0, float(trials)):
+        n_eff = float(min(np.unique(labels).size, np.unique(points).size))
+    else:
+        n_eff = trials / max(design_effect(labels, found), design_effect(points, found))
+    low, high = wilson_interval(hits / trials * n_eff, n_eff, z)
+    return low, high, n_eff
 
 
 def wrong_top(ranked: np.ndarray, truth: np.ndarray, k: int) -> np.ndarray:
@@ -55,8 +113,10 @@ def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray,
     ``rows``: the points' rows in ``data``. Returns ``recall`` (mean over points, 0-1),
     ``retrieved`` (mean retrieved set size, neurons), ``random_recall`` (the recall a
     uniform random set of that size would have: retrieved / labels), ``hits`` and ``trials``
-    (wrong labels found / looked for, over all points) and ``ci_low`` / ``ci_high`` (95%
-    Wilson interval of hits / trials). The retrieved set is the union of the L buckets,
+    (wrong labels found / looked for, over all points), ``labels`` (how many distinct labels
+    those trials are), ``effective_trials`` and ``ci_low`` / ``ci_high`` (the 95%
+    :func:`clustered_interval` of hits / trials, the trials grouped by label and by point).
+    The retrieved set is the union of the L buckets,
     what mode "union" trains on; "topk" / "threshold" keep a subset of it. All points go
     through one kernel call (:func:`retrieval_kernels.recall_counts`). IndexError when
     ``ranked`` or ``hidden`` has fewer rows than ``rows``, or a row lies outside ``data``.
@@ -73,13 +133,18 @@ def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray,
     found = np.zeros(n, np.int64)
     wrong = np.zeros(n, np.int64)
     sizes = np.zeros(n, np.int64)
+    trial_label = np.zeros((n, ranked.shape[1]), np.int64)
+    trial_found = np.zeros((n, ranked.shape[1]), np.uint8)
     RK.recall_counts(ranked, rows, data.label_indptr, data.labels, int(k), codes, *tables.kernel_args(),
-                     np.zeros(tables.n_items, np.uint8), found, wrong, sizes)
+                     np.zeros(tables.n_items, np.uint8), found, wrong, sizes, trial_label, trial_found)
     some = wrong > 0
     recalls = found[some] / wrong[some]       # per point, as the mean of its found flags
     hits, trials = int(found.sum()), int(wrong.sum())
     retrieved = float(np.mean(sizes)) if n else 0.0
-    low, high = wilson_interval(hits, trials)
+    kept = np.arange(ranked.shape[1]) < wrong[:, None]          # each point's trials
+    labels = trial_label[kept]
+    low, high, n_eff = clustered_interval(labels, np.nonzero(kept)[0], trial_found[kept])
     return {"recall": float(np.mean(recalls)) if recalls.size else float("nan"), "retrieved": retrieved,
             "random_recall": retrieved / tables.n_items, "hits": hits, "trials": trials,
+            "labels": int(np.unique(labels).size), "effective_trials": n_eff,
             "ci_low": low, "ci_high": high}

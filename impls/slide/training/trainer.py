@@ -70,7 +70,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     at the end (and at log-spaced seconds from ``eval_first_s`` on, see :class:`EvalSchedule`);
     unless ``mode`` is "all", each evaluation also records how many of the points' 10
     best-scoring wrong labels the hash tables retrieve (``lsh_recall`` with its 95% interval
-    ``lsh_recall_ci``, see :mod:`impls.slide.core.retrieval`; ``refreshes``: table rehashes +
+    ``lsh_recall_ci``, ``lsh_recall_labels`` distinct labels among the trials and
+    ``lsh_recall_effective_trials``, see :mod:`impls.slide.core.retrieval`; ``refreshes``: table rehashes +
     rebuilds so far; ``rebuilds``: rebuilds so far, i.e. new hash functions); every
     evaluation records the mean cosine between the evaluation points' hidden vectors
     (``hidden_cosine``, see :func:`evaluate.mean_cosine`). ``lsh_recall_min_ratio``: the
@@ -116,6 +117,7 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
                          lsh_random_recall=found["random_recall"],
                          lsh_recall_ci=[found["ci_low"], found["ci_high"]],
                          lsh_recall_hits=found["hits"], lsh_recall_trials=found["trials"],
+                         lsh_recall_labels=found["labels"], lsh_recall_effective_trials=found["effective_trials"],
                          refreshes=net.n_rehash + net.n_rebuild - rehash0 - rebuild0,
                          rebuilds=net.n_rebuild - rebuild0)
         return point
