@@ -102,8 +102,12 @@ def mechanism(data: dict):
                         marker=".", color=f"C{i}", label=_label(run))
         pts = [p for p in curve if p.get("lsh_random_recall")]
         if pts:
-            ax_rec.plot([max(p["iteration"], 1) for p in pts], [p["lsh_recall"] / p["lsh_random_recall"] for p in pts],
+            its = [max(p["iteration"], 1) for p in pts]
+            ax_rec.plot(its, [p["lsh_recall"] / p["lsh_random_recall"] for p in pts],
                         marker=".", color=f"C{i}", label=_label(run))
+            if all(p.get("lsh_recall_ci") for p in pts):
+                low, high = ([p["lsh_recall_ci"][j] / p["lsh_random_recall"] for p in pts] for j in (0, 1))
+                ax_rec.fill_between(its, low, high, color=f"C{i}", alpha=0.15, linewidth=0)
             first = next((p["iteration"] for p in pts if p.get("rebuilds", p.get("refreshes"))), None)
             if first is not None:
                 ax_rec.axvline(max(first, 1), color=f"C{i}", linestyle=":", linewidth=0.8)
@@ -117,7 +121,8 @@ def mechanism(data: dict):
         ax.set_xlabel("iterations (batches, log)")
     ax_cos.set_ylim(0, 1.02)
     ax_cos.legend(fontsize=6)
-    ax_rec.set_title(f"{_source(data)}dash-dot: 10x; dotted verticals: first table rebuild (new hash functions)", fontsize=7)
+    ax_rec.set_title(f"{_source(data)}dash-dot: 10x; dotted verticals: first table rebuild (new hash functions);\n"
+                     "shaded: 95% interval, the trials grouped by label and by point", fontsize=7)
     return fig
 
 

@@ -453,6 +453,7 @@ def test_slide_figures_draw_from_the_sweeps(sweeps):
     assert "synthetic data" in figures.time_to_accuracy(tta).axes[0].get_title()
     mech = figures.mechanism(tta)
     assert mech.axes[1].lines and mech.axes[0].lines     # hidden cosine and recall over random per SLIDE run
+    assert mech.axes[0].collections                       # the recall's 95% interval, shaded
 
 
 def test_slide_runs_record_the_mechanism(sweeps):
