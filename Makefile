@@ -9,6 +9,10 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.dlsysbench-installed
 PROFILE ?= $(or $(DLSYSBENCH_PROFILE),quick)
+# The targets' arguments (MACHINE=, BASE=, ...) count only on make's command line: an
+# exported variable of the same name (MACHINE is set by some build environments) is ignored.
+ARGS    := MACHINE MACHINES BASE HEAD THRESHOLD LEAVE_OUT BENCH
+$(foreach v,$(ARGS),$(if $(filter environment%,$(origin $(v))),$(eval override $(v) :=)))
 # $(call quote,X): X as one shell word, whatever it holds (a ' inside becomes '\'')
 quote = '$(subst ','\'',$(1))'
 

@@ -279,6 +279,22 @@ def test_the_makefile_passes_machines_to_the_report():
     assert "scripts/render_report.py --machine 'box-quick'" in one.stdout
 
 
+def test_the_makefile_ignores_its_arguments_exported_in_the_environment():
+    """MACHINE=... exported (as some build environments do) must not pick the machine of a
+    report, compare or noise run; on make's command line it does."""
+    env = {**os.environ, "MACHINE": "qemux86-64", "MACHINES": "x y", "BASE": "b0", "HEAD": "h0",
+           "THRESHOLD": "9%", "LEAVE_OUT": "r0", "BENCH": "Nothing"}
+    for target, flags in (("report", ("--machine", "--machines")), ("compare", ("--machine", "--base", "--head",
+                                                                                 "--default-threshold")),
+                          ("noise", ("--machine", "--leave-out")), ("bench", ("--bench",))):
+        done = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, env=env)
+        assert done.returncode == 0 and not any(f in done.stdout for f in flags), (target, done.stdout)
+    done = subprocess.run(["make", "-e", "-n", "compare"], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert "--machine" not in done.stdout and "--base" not in done.stdout
+    done = subprocess.run(["make", "-n", "compare", "MACHINE=box"], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert "--machine 'box'" in done.stdout and "--base" not in done.stdout
+
+
 def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_checkout(monkeypatch, tmp_path,
                                                                                      load_script):
     run_suite = load_script("run_suite")
