@@ -105,7 +105,7 @@ def mechanism(data: dict):
             its = [max(p["iteration"], 1) for p in pts]
             ax_rec.plot(its, [p["lsh_recall"] / p["lsh_random_recall"] for p in pts],
                         marker=".", color=f"C{i}", label=_label(run))
-            if all(p.get("lsh_recall_ci") for p in pts):
+            if all(p.get("lsh_recall_ci") and "lsh_recall_effective_trials" in p for p in pts):   # not older Wilson ones
                 low, high = ([p["lsh_recall_ci"][j] / p["lsh_random_recall"] for p in pts] for j in (0, 1))
                 ax_rec.fill_between(its, low, high, color=f"C{i}", alpha=0.15, linewidth=0)
             first = next((p["iteration"] for p in pts if p.get("rebuilds", p.get("refreshes"))), None)

@@ -465,7 +465,7 @@ def test_slide_runs_record_the_mechanism(sweeps):
                       if p.get(after) and p["lsh_random_recall"]] for after in ("rebuilds", "refreshes")}
     assert slide["lsh_recall_min_ratio"] == (min(ratios["rebuilds"]) if ratios["rebuilds"] else None)
     assert slide["lsh_recall_min_ratio_after_rehash"] == (min(ratios["refreshes"]) if ratios["refreshes"] else None)
-    for p in slide["curve"]:                                  # the interval holds the recall; 95% Wilson
+    for p in slide["curve"]:                                  # the interval holds the recall
         low, high = p["lsh_recall_ci"]
         assert low <= p["lsh_recall"] <= high and p["lsh_recall_trials"] > 0
     dense = next(r for r in tta["runs"] if r["name"] == "dense-cpu")

@@ -14,7 +14,7 @@ often the same few popular labels for every point, and points whose hidden vecto
 nearly parallel hash alike, so one label's trials tend to come out alike. It is Wilson's
 interval on an effective number of trials: the trials over the larger design effect of the
 two ways they cluster (by label, by point), as survey statistics treats clustered samples,
-or, when every trial came out the same, the number of distinct labels.
+and no more than the distinct labels among them.
 """
 from __future__ import annotations
 
@@ -73,24 +73,23 @@ def design_effect(groups: np.ndarray, found: np.ndarray) -> float:
 def clustered_interval(labels: np.ndarray, points: np.ndarray, found: np.ndarray,
                        z: float = Z95) -> tuple[float, float, float]:
     """``(low, high, effective_trials)``: the Wilson interval (:func:`wilson_interval`) of
-    the proportion ``found.mean()`` (0/1 per trial) on an effective number of trials. Where
-    the proportion lies strictly between 0 and 1 that is ``T / deff``, ``deff`` the larger
-    :func:`design_effect` of the trials grouped by ``labels`` and by ``points`` (one entry per
-    trial each): Wilson's on all ``T`` trials when no grouping shows more spread than
-    independent trials would (``T - 1`` with one trial a group: the variance estimate's
-    ``m / (m - 1)``), never narrower. A proportion of 0 or 1 shows no spread, so the
-    data cannot tell how alike one label's trials are; each distinct label (or point, if
-    fewer) then counts as one trial. ``(0, 1, 0)`` without trials."""
+    the proportion ``found.mean()`` (0/1 per trial) on an effective number of trials, ``T /
+    deff`` with ``deff`` the larger :func:`design_effect` of the trials grouped by ``labels``
+    and by ``points`` (one entry per trial each), and at most the number of distinct labels.
+    The cap is the conservative side: a label's trials share its
+    weights and, where the points' hidden vectors are nearly parallel, its buckets, and a few
+    groups cannot show how alike they are (a proportion of 0 or 1 shows no spread at all), so
+    no more trials count than there are labels. It is about Wilson's on ``T`` trials for
+    independent trials of distinct labels and points (``T - 1``: the variance estimate's
+    ``m / (m - 1)``), and never narrower. ``(0, 1, 0)`` without trials."""
     found = np.asarray(found, np.float64).reshape(-1)
     trials = found.size
     if trials == 0:
         return 0.0, 1.0, 0.0
-    hits = float(found.sum())
-    if hits in (0.0, float(trials)):
-        n_eff = float(min(np.unique(labels).size, np.unique(points).size))
-    else:
-        n_eff = trials / max(design_effect(labels, found), design_effect(points, found))
-    low, high = wilson_interval(hits / trials * n_eff, n_eff, z)
+    cap = float(np.unique(labels).size)
+    deff = max(design_effect(labels, found), design_effect(points, found))
+    n_eff = min(trials / deff, cap)
+    low, high = wilson_interval(float(found.sum()) / trials * n_eff, n_eff, z)
     return low, high, n_eff
 
 
