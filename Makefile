@@ -9,10 +9,10 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.dlsysbench-installed
 PROFILE ?= $(or $(DLSYSBENCH_PROFILE),quick)
-# The targets' arguments (MACHINE=, BASE=, ...) count only on make's command line: an
-# exported variable of the same name (MACHINE is set by some build environments) is ignored.
-ARGS    := MACHINE MACHINES BASE HEAD THRESHOLD LEAVE_OUT BENCH
-$(foreach v,$(ARGS),$(if $(filter environment%,$(origin $(v))),$(eval override $(v) :=)))
+# $(call arg,NAME): a target's argument (MACHINE=, BASE=, ...) as given on make's command
+# line, else empty: an exported variable of that name (some build environments export
+# MACHINE) picks nothing, and is passed on to the commands unchanged.
+arg = $(if $(filter command line,$(origin $(1))),$($(1)))
 # $(call quote,X): X as one shell word, whatever it holds (a ' inside becomes '\'')
 quote = '$(subst ','\'',$(1))'
 
@@ -37,20 +37,20 @@ reproduce: setup
 
 # make bench [BENCH=<regex>]: the benchmarks (those asv --bench matches), filed as make reproduce files them
 bench: setup
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py --no-report $(if $(BENCH),--bench $(call quote,$(BENCH)))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py --no-report $(if $(call arg,BENCH),--bench $(call quote,$(call arg,BENCH)))
 
 # make report [MACHINE=<name>] [MACHINES="a b"]: one machine's report, or several side by side
 report: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/render_report.py $(if $(MACHINE),--machine $(call quote,$(MACHINE)) )$(if $(MACHINES),--machines $(foreach m,$(MACHINES),$(call quote,$(m))))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/render_report.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE)) )$(if $(call arg,MACHINES),--machines $(foreach m,$(call arg,MACHINES),$(call quote,$(m))))
 
 # make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>] [THRESHOLD=5%]: fails on a regression
 # (make prints Error 1; Error 2 when it cannot compare; scripts/compare.py exits 1 or 2 itself)
 compare: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(BASE),--base $(call quote,$(BASE))) $(if $(HEAD),--head $(call quote,$(HEAD))) $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(if $(THRESHOLD),--default-threshold=$(call quote,$(THRESHOLD)))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(call arg,BASE),--base $(call quote,$(call arg,BASE))) $(if $(call arg,HEAD),--head $(call quote,$(call arg,HEAD))) $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(if $(call arg,THRESHOLD),--default-threshold=$(call quote,$(call arg,THRESHOLD)))
 
 # make noise [MACHINE=<name>] [LEAVE_OUT=<run>]: thresholds from two or more stored runs of one commit
 noise: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(MACHINE),--machine $(call quote,$(MACHINE))) $(foreach r,$(LEAVE_OUT),--leave-out $(call quote,$(r)))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(foreach r,$(call arg,LEAVE_OUT),--leave-out $(call quote,$(r)))
 
 doctor: $(STAMP)
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) -m impls.harness.fingerprint
