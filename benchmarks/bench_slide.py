@@ -137,8 +137,12 @@ class SlideTraining(_RunTracks):
         runs = [r for r in sweep["runs"] if r["method"] == "slide" and "skipped" not in r
                 and (r["threads"], r.get("padding", "sample")) == (threads, padding)]
         if not runs:
-            raise NotImplementedError(f"the {sweep['profile']} profile has no SLIDE run at {threads} thread(s), "
-                                      f"{padding} padding")
+            ran = sorted({(r["threads"], r.get("padding", "sample")) for r in sweep["runs"]
+                          if r["method"] == "slide" and "skipped" not in r})
+            raise NotImplementedError(
+                f"no SLIDE run at {threads} thread(s), {padding} padding in this {sweep['profile']} run: the "
+                f"profile does not run it, or this machine gave its run fewer threads (the SLIDE runs here: "
+                + (", ".join(f"{t} thread(s) {p}" for t, p in ran) or "none") + ")")
         self.row = runs[0]
 
     track_peak_rss = track(lambda self, *_: self.row["peak_rss_bytes"] / 2**30, unit="GiB", direction="lower")

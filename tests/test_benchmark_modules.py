@@ -52,6 +52,24 @@ def test_a_fio_ratio_without_fio_is_an_asv_skip_not_a_failure():
             bench.track_ratio({}, *args)
 
 
+def test_a_slide_run_cut_to_fewer_threads_is_not_blamed_on_the_profile():
+    """On a 1-core machine the quick profile's 2-thread run ran at 1 thread: the skip says what
+    ran instead of claiming the profile has no such run."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        from benchmarks import bench_slide
+    finally:
+        sys.path.pop(0)
+    sweep = {"profile": "quick", "runs": [{"method": "slide", "threads": 1, "padding": "batch"},
+                                          {"method": "slide", "threads": 1, "padding": "sample", "skipped": "x"},
+                                          {"method": "dense", "threads": 1}]}
+    bench = bench_slide.SlideTraining()
+    with pytest.raises(NotImplementedError, match=r"fewer threads \(the SLIDE runs here: 1 thread\(s\) batch\)"):
+        bench.setup(sweep, 2, "batch")
+    bench.setup(sweep, 1, "batch")
+    assert bench.row["threads"] == 1
+
+
 def test_profiles_toml_matches_its_lock(load_script):
     """An edit of impls/profiles.toml does not change any asv version (pins do), so every
     [table.profile] must be as benchmarks/sizes_lock.json records it."""
