@@ -102,7 +102,8 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     A target that is ready (a block device, or a file holding the suite's content) is probed
     by reading one aligned block of it, read-only, so it passes on a read-only filesystem; one
     still to be written, by a temporary file in its nearest existing directory (refused as a
-    "read-only filesystem" where that cannot be created)."""
+    "read-only filesystem", or as a directory this user cannot write, where that cannot be
+    created). A ready target's detail notes when its directory is read-only for this user."""
     target = Path(target or paths.nvm_target_path())
     if not hasattr(os, "O_DIRECT"):
         return Capability("o_direct", False, "this OS has no O_DIRECT")
@@ -148,7 +149,7 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
             why = (f"the filesystem at {target.parent} ({fs}) refuses O_DIRECT" if err.errno == errno.EINVAL
                    else f"O_DIRECT read of {target} ({fs}) failed: {err}")
             return Capability("o_direct", False, why + f"; point {setting} at a disk")
-        return Capability("o_direct", True, "", f"{fs} at {target.parent}")
+        return Capability("o_direct", True, "", f"{fs} at {target.parent}" + _read_only_note(target.parent))
     try:
         # probe where the file will be created: its nearest existing directory (creates none)
         directory = next(p for p in target.parents if p.is_dir())
@@ -165,10 +166,22 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
             why = f"the filesystem at {target.parent} ({fs}) refuses O_DIRECT"
         elif err.errno == errno.EROFS:
             why = f"{directory} is on a read-only filesystem ({fs}), where {target.name} would be written"
+        elif err.errno in (errno.EACCES, errno.EPERM):      # the drive may be fine: the folder is not ours
+            return Capability("o_direct", False, f"this user cannot write in {directory} ({fs}): {err.strerror}; "
+                              f"point {setting} at a file in a directory this user can write, on a disk")
         else:
             why = f"O_DIRECT probe at {target.parent} ({fs}) failed: {err}"
         return Capability("o_direct", False, why + f"; point {setting} at a disk")
     return Capability("o_direct", True, "", f"{fs} at {target.parent}")
+
+
+def _read_only_note(directory: Path) -> str:
+    """" (read-only for this user: ...)" when this user cannot create files in ``directory``
+    (permissions, or a read-only filesystem), else "": a ready target is only read, but the
+    replay writes its store beside it."""
+    if os.access(directory, os.W_OK | os.X_OK):
+        return ""
+    return " (read-only for this user: the replay cannot write its store beside the target)"
 
 
 def filesystem_type(path: Path) -> str:
@@ -235,7 +248,15 @@ def check_cuda() -> Capability:
     return Capability("cuda", True, "", name + (f" ({setting})" if setting else ""))
 
 
+def _nvml_text(err: BaseException) -> str:
+    """An NVML error in words: its message (NVML's own, e.g. "Driver Not Loaded"), else its class."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
 def check_nvml() -> Capability:
+    """NVML (nvidia-ml-py) initialises and reads the driver version. An ``NVMLError`` from any
+    of those calls, after a successful ``nvmlInit`` too, is a missing capability ("NVML
+    unavailable: <reason>"), never an exception; NVML is shut down again once initialised."""
     try:
         import pynvml
     except ImportError:
@@ -243,21 +264,34 @@ def check_nvml() -> Capability:
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as err:
-        return Capability("nvml", False, f"NVML unavailable: {err}")
+        return Capability("nvml", False, f"NVML unavailable: {_nvml_text(err)}")
     try:
-        return Capability("nvml", True, "", f"driver {pynvml.nvmlSystemGetDriverVersion()}")
+        driver = pynvml.nvmlSystemGetDriverVersion()
+    except pynvml.NVMLError as err:
+        return Capability("nvml", False, f"NVML unavailable: {_nvml_text(err)} (reading the driver version)")
     finally:
-        pynvml.nvmlShutdown()
+        try:
+            pynvml.nvmlShutdown()
+        except pynvml.NVMLError:
+            pass    # what was asked has been read; a refused shutdown changes nothing of it
+    return Capability("nvml", True, "", f"driver {driver}")
 
 
 def check_kahypar() -> Capability:
-    """The optional ``kahypar`` package (the quality reference SHP is checked against)."""
+    """The optional ``kahypar`` package (the quality reference SHP is checked against): found
+    and importing. One that is installed but fails to import (a missing shared library) is
+    missing, with the import's own error as the reason."""
+    import importlib
     import importlib.util
 
     if importlib.util.find_spec("kahypar") is None:
         return Capability("kahypar", False, "the optional package kahypar is not installed (pip install kahypar)")
+    try:
+        importlib.import_module("kahypar")
+    except Exception as err:  # noqa: BLE001 - ImportError, or whatever its module code raises: why it fails
+        return Capability("kahypar", False, f"the optional package kahypar is installed but does not import "
+                          f"({_one_line(err)})")
     return Capability("kahypar", True, "")
-
 
 
 def check_real_amazon670k() -> Capability:

@@ -201,16 +201,21 @@ def fingerprint() -> dict:
     }
 
 
-# What each experiment family needs; `make doctor` says which can run here.
-RUNS_ON = {
-    "Bandana fio device characterization": ("fio", "o_direct"),
-    "Bandana O_DIRECT replay": ("o_direct",),
-    "Bandana cache simulation, layouts, K-means and SHP": (),
-    "SLIDE / dense baselines on CPU": (),
-    "Salus schedulers and lanes, simulated and on CPU": (),
-    "Dense baselines on CUDA": ("cuda",),
-    "Salus on CUDA (lanes, utilisation)": ("cuda", "nvml"),
-}
+def runs_here(caps: dict) -> list[tuple[str, str, str | None]]:
+    """``(experiment, device, reason)`` for every experiment of the catalogue on each device it
+    accepts, ``reason`` None when it can run with the capabilities ``caps`` (a fingerprint's
+    ``{name: {"available", "reason", ...}}``), else why not: the first of its catalogue
+    requirements (:meth:`~impls.harness.experiments.Experiment.requirements`) ``caps`` lacks,
+    the same one ``python -m impls run`` would refuse it for."""
+    from impls.harness import experiments
+
+    rows = []
+    for name, entry in experiments.discover().items():
+        for device in entry.devices:
+            lacking = [caps.get(need, {}).get("reason") or f"{need} was not checked"
+                       for need in entry.requirements(device) if not caps.get(need, {}).get("available")]
+            rows.append((name, device, lacking[0] if lacking else None))
+    return rows
 
 
 def _size(n: int | None) -> str:
@@ -289,12 +294,15 @@ def format_table(fp: dict) -> str:
         lines.append(f"  {'yes' if cap['available'] else 'no ':<3}  {cap['name']:<9} "
                      f"{cap['detail'] if cap['available'] else cap['reason']}")
     lines.append("")
-    lines.append("what this machine can run:")
-    caps = fp["capabilities"]
-    for family, needs in RUNS_ON.items():
-        missing = [caps[n]["reason"] for n in needs if not caps[n]["available"]]
-        lines.append(f"  {'yes' if not missing else 'no ':<3}  {family}"
-                     + (f"  ({missing[0]})" if missing else ""))
+    lines.append("what this machine can run (the experiment catalogue; python -m impls list says more):")
+    try:
+        rows = runs_here(fp["capabilities"])
+    except ValueError as err:      # a broken catalog: the fingerprint above still stands
+        return "\n".join([*lines, f"  ? the experiment catalogue does not load: {err}"])
+    width = max((len(f"{name} on {device}") for name, device, _ in rows), default=0)
+    for name, device, reason in rows:
+        lines.append(f"  yes  {name} on {device}" if reason is None
+                     else f"  no   {f'{name} on {device}':<{width}}  ({reason})")
     return "\n".join(lines)
 
 

@@ -416,7 +416,8 @@ def test_doctor_names_the_machine_runs_are_filed_under_and_why_a_commit_is_unkno
     assert fingerprint._commit_text(fp).startswith("unknown (not a git checkout: /x holds no git repository")
     assert fingerprint._commit_text({**fp, "commit": "ab" * 20}) == "ab" * 6
     assert fingerprint._machine_text({**fp, "machine": "box1-smoke"}) == "box1-smoke"   # already the filed name
-    assert "Salus schedulers and lanes, simulated and on CPU" in fingerprint.RUNS_ON
+    assert ("salus.lanes", "cpu", None) in fingerprint.runs_here(
+        {name: {"available": True, "reason": ""} for name in capabilities.CHECKS})
 
 
 def test_doctor_piped_into_head_ends_quietly(tmp_path):

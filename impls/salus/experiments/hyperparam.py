@@ -23,8 +23,7 @@ from impls.salus.core.devices import get_device
 from impls.salus.core.executor import Executor, Submission
 from impls.salus.memory.lane_executor import LaneExecutor
 from impls.salus.memory.memory_profile import profile_memory
-from impls.salus.memory.utilisation import (CpuSampler, NvmlSampler, busy_timeline, cpu_sampler_available,
-                                           nvml_unavailable_reason, nvml_uuid_of_cuda_device)
+from impls.salus.memory.utilisation import CpuSampler, NvmlSampler, busy_timeline, nvml_uuid_of_cuda_device
 from impls.salus.core.workloads import build_job
 from impls.salus.experiments.names import checked_names
 
@@ -61,11 +60,15 @@ NVML_WINDOW_S = (1 / 6, 1.0)
 
 
 def _sampler(device):
-    if device.kind == "cuda" and nvml_unavailable_reason() is None:
+    """``(sampler, kind)`` of utilisation over time on ``device`` (NVML on CUDA, /proc/stat on the
+    CPU), ``(None, None)`` on any other device. The sampler is returned even where it cannot
+    work (no NVML, no /proc/stat): its ``start`` then raises with why, which :func:`_run`
+    records as the sampler's "not measured: <reason>" status, never a silent ``None``."""
+    if device.kind == "cuda":
         index = getattr(device, "index", 0) or 0
         return (NvmlSampler(index, 0.05, uuid=nvml_uuid_of_cuda_device(index)),   # NVML's numbering is not CUDA's
                 NVML_KIND)
-    if device.kind == "cpu" and cpu_sampler_available():
+    if device.kind == "cpu":
         return CpuSampler(0.1), "cpu busy fraction (/proc/stat, all cores)"
     return None, None
 
