@@ -15,7 +15,7 @@ from impls.bandana.cache import (add_geometry_flags, check_prepared_geometry, ch
                                  load_ids, load_trace_and_layout, size_fields)
 from impls.bandana.nvm import block_store, direct_io
 from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops, replay,
-                                      sweep_stale_stores)
+                                      store_location, sweep_stale_stores)
 from impls.bandana.sim import cache
 from impls.harness import cli, paths
 
@@ -65,8 +65,7 @@ def _check_store_path(args) -> tuple[Path, str]:
             raise cli.UsageError(f"directory {path.parent} does not exist",
                                  "the store's default directory (beside DLSYSBENCH_NVM_PATH)",
                                  "expected an existing directory, or give --path")
-    setting = ("--path" if args.path else "DLSYSBENCH_CACHE (or --path)" if path.parent == paths.cache_dir()
-               else "DLSYSBENCH_NVM_PATH (or --path)")     # what chose the store's folder
+    setting = "--path" if args.path else f"{store_location()[1]} (or --path)"   # what chose the store's folder
     if path.exists():
         raise cli.UsageError(f"{path} exists", setting,
                              "expected a new file: the replay only creates (and then removes) its own store")
@@ -140,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     table = block_store.random_table(layout.shape[0], args.vector_bytes, args.seed)
     cli.register(path)
     try:
-        block_store.write_store(path, table, layout, args.block_bytes)
+        block_store.write_store(path, table, layout, args.block_bytes, setting)
         kwargs = dict(queue_depth=args.queue_depth, mechanism=args.mechanism, table=table)
         policy_shadow = shadow if args.policy == "shadow" else None
         with block_store.open_store(path, layout) as store:

@@ -5,7 +5,8 @@ loop share one store, one trace cursor and one fio bracketing; they are one expe
 
 :func:`replay_experiment` builds each layout of the profile's table (identity,
 two-level K-means, SHP; trained on the early trace), writes the table's vectors in
-that layout to an O_DIRECT store beside ``DLSYSBENCH_NVM_PATH``, and replays the
+that layout to an O_DIRECT store beside ``DLSYSBENCH_NVM_PATH`` (in ``DLSYSBENCH_CACHE`` when
+that is a block device, which is only read: ``store`` in the result says where), and replays the
 first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
 
 * ``sweep``: for every layout, with its best policy (the one the simulator gives
@@ -42,7 +43,7 @@ import numpy as np
 from impls.bandana.nvm import block_store, direct_io, replay
 from impls.bandana.sim import cache
 from impls.bandana.experiments import simulation as experiments
-from impls.harness import profiles
+from impls.harness import cli, profiles
 from impls.harness.progress import progress_bar
 
 VECTOR_BYTES = experiments.VECTOR_BYTES
@@ -239,7 +240,9 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     (``shadow``: ids per layout; ``shadow_choice``: each candidate factor's simulated
     effective bandwidth).
 
-    Returns ``{"sizes", "table", "num_vectors", "capacity", "shadow", "shadow_choice", "mechanism",
+    Returns ``{"sizes", "table", "num_vectors", "store"`` (where the stores lay:
+    :func:`replay.store_record`; its note, when there is one, is also printed as a warning),
+    ``"capacity", "shadow", "shadow_choice", "mechanism",
     "warmup_lookups", "segment_lookups", "policies": {layout: {policy: simulated
     counters of the first segment}}, "best_policy": {layout: policy}, "sweep": [point],
     "comparison": {"queue_depth", "points": [point]}, "mechanisms": [point], "raw_loop": [row],
@@ -263,9 +266,14 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     n = table["num_vectors"]
     capacity = max(per_block, int(round(s["cache_fraction"] * n)))
     mechanism = direct_io.default_mechanism()
+    store_directory, store_setting = replay.store_location()
+    where = replay.store_record(store_directory, store_setting)
+    if where["note"]:
+        cli.warn(where["note"])
     max_qd = max(qds + [s["comparison_queue_depth"]] + list(s["mechanism_queue_depths"]))
     out: dict[str, Any] = {
-        "sizes": s, "table": s["table"], "num_vectors": n, "capacity": capacity, "shadow": {}, "shadow_choice": {},
+        "sizes": s, "table": s["table"], "num_vectors": n, "store": where,
+        "capacity": capacity, "shadow": {}, "shadow_choice": {},
         "mechanism": mechanism, "warmup_lookups": int(warm.size), "point_seconds": s["point_seconds"],
         "policies": {}, "best_policy": {},
         "sweep": [], "cross_check": [], "mechanisms": [], "raw_loop": [],
@@ -296,7 +304,7 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
             out["best_policy"][kind] = best
             path = replay.default_store_path(f"replay-{kind}")
             cleanup.callback(path.unlink, missing_ok=True)
-            block_store.write_store(path, vectors, layout, BLOCK_BYTES)
+            block_store.write_store(path, vectors, layout, BLOCK_BYTES, store_setting)
             store = cleanup.enter_context(block_store.open_store(path, layout))
             timing["layouts"] += time.perf_counter() - started
             if any(k == kind for k, _ in s["comparison"]):

@@ -23,7 +23,7 @@ def replay_vs_fio(data: dict):
     lookups/s; useful MB/s (10^6 bytes/s of vectors the lookups used). Crosses: the read
     loop alone on fio's uniform random blocks, where measured (``raw_loop``). A point without
     fio IOPS is a gap in the dashed line, never 0; the first panel's title names the layouts
-    (and queue depths) without fio."""
+    (and queue depths) without fio; the second names the drive the stores lay on (``store``)."""
     fig, (ax_io, ax_lookups, ax_useful) = new_axes(width=13.0, height=3.6, ncols=3)
     no_fio: list[str] = []
     for i, layout in enumerate(_layouts(data)):
@@ -67,7 +67,19 @@ def replay_vs_fio(data: dict):
         title += f"\nno fio line: {'; '.join(no_fio)} ({NO_FIO})"
     ax_io.set_title(title, fontsize=9 if not no_fio else 7)
     ax_useful.set_title(f"cache {data['capacity']} vectors, {data['table']}", fontsize=9)
+    if isinstance(data.get("store"), dict):
+        ax_lookups.set_title(store_title(data["store"]), fontsize=7)
     return fig
+
+
+def store_title(store: dict) -> str:
+    """Where the replay's stores lay (:func:`impls.bandana.nvm.replay.store_record`): the
+    drive the figure measures; a second line when that is not the block device
+    ``DLSYSBENCH_NVM_PATH`` names."""
+    title = f"store in {store.get('directory')}\non {store.get('device') or '?'} ({store.get('filesystem')})"
+    if store.get("note"):
+        title += f", not on {store.get('nvm_target')}\n(DLSYSBENCH_NVM_PATH is a block device, only read)"
+    return title
 
 
 @figure("bandana_replay_cross_check")

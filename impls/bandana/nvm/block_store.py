@@ -20,8 +20,9 @@ target's name. :func:`open_store` rejects a foreign or damaged file (bad magic,
 version, header checksum, size, or a layout other than the one expected) before
 anything is read as vectors, and reads with ``O_DIRECT`` into page-aligned buffers
 (:class:`AlignedBuffers`, one ``mmap`` allocation), so the page cache never serves a
-read. Only regular files are written; a block device, a path on an in-memory
-filesystem (tmpfs) or a filesystem that refuses ``O_DIRECT`` is refused with the reason.
+read. Only regular files are written; a block device, a directory this user cannot write, a
+path on an in-memory filesystem (tmpfs) or a filesystem that refuses ``O_DIRECT`` is refused
+with the reason, naming the setting that chose the path.
 """
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ class StoreError(ValueError):
 
 
 class DirectIOUnavailable(OSError):
-    """The target cannot be read with O_DIRECT from a drive (tmpfs, a refusing filesystem)."""
+    """The store cannot be measured where it is asked for: its directory is not this user's to
+    write, or O_DIRECT reads there would not reach a drive (tmpfs, a refusing filesystem)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,8 +101,9 @@ def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") 
     Raises :class:`StoreError` for a block device or an existing non-regular file
     (a store is only ever written to a regular file) or a missing directory outside the
     suite's cache (:func:`impls.harness.paths.ensure_directory_of`: never created), and
-    :class:`DirectIOUnavailable` when the directory is on an in-memory filesystem or
-    refuses O_DIRECT.
+    :class:`DirectIOUnavailable` when this user may not create files in the directory, or
+    it is on an in-memory filesystem or refuses O_DIRECT. ``setting``: what chose ``path``
+    (``DLSYSBENCH_NVM_PATH``, ``DLSYSBENCH_CACHE``, ``--path``), which a refusal names.
     """
     target = Path(path).expanduser().absolute()
     try:
@@ -116,20 +119,25 @@ def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") 
         paths.ensure_directory_of(target, setting)
     except ValueError as err:
         raise StoreError(str(err)) from None
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise DirectIOUnavailable(f"permission denied on {target.parent}: this user cannot create the store "
+                                  f"there; give it write permission, or point {setting} at a writable place on the "
+                                  "drive to measure")
     capability = capabilities.check_o_direct(target.parent / ".store-probe", setting)
     if not capability.available:
         raise DirectIOUnavailable(capability.reason)
     return target
 
 
-def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_bytes: int = 4096
-                ) -> StoreHeader:
+def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_bytes: int = 4096,
+                setting: str = "DLSYSBENCH_NVM_PATH") -> StoreHeader:
     """Write ``vectors`` (N × dim, any fixed-size dtype) to ``path`` in ``layout`` order.
 
     ``layout`` is a permutation of 0..N-1 (position ``i`` holds vector
     ``layout[i]``); ``block_bytes`` is a multiple of 512 and at least ``dim * itemsize``
-    (a block holds ``block_bytes // (dim * itemsize)`` vectors, zeros after them). Checks the target (:func:`check_target`) and the free space first; writes
-    a temp file, fsyncs, renames. Returns the header written.
+    (a block holds ``block_bytes // (dim * itemsize)`` vectors, zeros after them). Checks the target
+    (:func:`check_target`, whose refusals name ``setting``: what chose ``path``) and the free
+    space first; writes a temp file, fsyncs, renames. Returns the header written.
     """
     vectors = np.ascontiguousarray(vectors)
     if vectors.ndim != 2 or vectors.shape[0] == 0:
@@ -154,7 +162,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
     header = StoreHeader(n_vectors=n, dim=dim, dtype=vectors.dtype.str, vector_bytes=vector_bytes,
                          block_bytes=block_bytes, per_block=per_block,
                          n_blocks=-(-n // per_block), layout_sha256=layout_digest(layout))
-    target = check_target(path)
+    target = check_target(path, setting)
     free = shutil.disk_usage(target.parent).free
     if free < header.file_bytes + _FREE_SPACE_HEADROOM_BYTES:
         raise OSError(f"not enough free space for {target}: needs {header.file_bytes} bytes plus "

@@ -201,6 +201,15 @@ def _number(mapping: Any, keys: tuple[str, ...], where: str) -> float:
     return float(value)
 
 
+def _read_bandwidth(job: dict, where: str) -> float:
+    """The job's read bandwidth in bytes/s: ``read.bw_bytes`` (fio 3.2 and newer), else
+    ``read.bw`` × 1024 (fio 3.0 and 3.1 report only KiB/s, rounded down: at most 1023 B/s low)."""
+    read = job.get("read")
+    if isinstance(read, dict) and "bw_bytes" not in read and "bw" in read:
+        return _number(job, ("read", "bw"), where) * 1024
+    return _number(job, ("read", "bw_bytes"), where)
+
+
 def _job_option(job: dict, global_options: dict, key: str, where: str) -> str:
     for options in (job.get("job options") or {}, global_options):
         if key in options:
@@ -230,7 +239,7 @@ def _parse_job(job: Any, global_options: dict, index: int) -> FioPoint:
         block_bytes=block_bytes,
         queue_depth=queue_depth,
         iops=_number(job, ("read", "iops"), where),
-        bandwidth_bytes_per_s=_number(job, ("read", "bw_bytes"), where),
+        bandwidth_bytes_per_s=_read_bandwidth(job, where),
         clat_p50_us=_number(job, ("read", "clat_ns", "percentile", "50.000000"), where) / 1000.0,
         clat_p99_us=_number(job, ("read", "clat_ns", "percentile", "99.000000"), where) / 1000.0,
         clat_mean_us=_number(job, ("read", "clat_ns", "mean"), where) / 1000.0,

@@ -44,7 +44,7 @@ import numpy as np
 
 from impls.bandana.nvm import block_store, direct_io, dram_slots
 from impls.bandana.sim import cache
-from impls.harness import atomic, cli, paths
+from impls.harness import atomic, capabilities, cli, paths
 
 RESULT_KEYS = cache.RESULT_KEYS + (
     "lookups_per_second", "blocks_per_second", "useful_bytes_per_second", "p50_query_us",
@@ -410,9 +410,27 @@ def default_store_path(tag: str = "replay") -> Path:
 
 
 def store_directory() -> Path:
-    """The directory :func:`default_store_path` uses (see there). Raises ValueError when
-    ``DLSYSBENCH_NVM_PATH`` is a directory or a special file other than a block device:
-    the store would land on some other drive than the one named."""
+    """The directory :func:`default_store_path` uses (see there); :func:`store_location`'s."""
+    return store_location()[0]
+
+
+def store_location() -> tuple[Path, str]:
+    """``(directory, setting)``: the directory :func:`default_store_path` uses (see there) and
+    the setting that chose it, for a message to name: ``DLSYSBENCH_NVM_PATH`` when the store
+    goes beside the file that variable names, ``DLSYSBENCH_CACHE`` when it goes to the cache
+    (``DLSYSBENCH_NVM_PATH`` unset, or a block device, which is only ever read). Raises
+    ValueError when ``DLSYSBENCH_NVM_PATH`` is a directory or a special file other than a
+    block device: the store would land on some other drive than the one named."""
+    target, device = _nvm_target()
+    if device:
+        return paths.cache_dir(), "DLSYSBENCH_CACHE"
+    return target.parent, "DLSYSBENCH_NVM_PATH" if paths.env_path("DLSYSBENCH_NVM_PATH") else "DLSYSBENCH_CACHE"
+
+
+def _nvm_target() -> tuple[Path, bool]:
+    """``(target, is_device)``: the NVM target (a link's target) and whether it is a block
+    device (or a name in /dev/, where the suite writes nothing); ValueError for a directory
+    or another special file."""
     target = paths.nvm_target_path()
     try:
         target = target.resolve() if target.is_symlink() else target  # beside the file fio reads
@@ -427,9 +445,28 @@ def store_directory() -> Path:
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
         raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is neither a regular file nor a block device; "
                          "expected a file on the drive to measure, or a block device")
-    if (mode is not None and stat.S_ISBLK(mode)) or target.parent == Path("/dev"):
-        return paths.cache_dir()
-    return target.parent
+    return target, (mode is not None and stat.S_ISBLK(mode)) or target.parent == Path("/dev")
+
+
+def store_record(directory: str | os.PathLike, setting: str) -> dict[str, Any]:
+    """Where a replay's store lies, for its artifact: ``{"directory", "setting"`` (what chose
+    it, :func:`store_location`), ``"filesystem", "device", "mount_point"`` (of the mount
+    holding it; "unknown"/None where not found), ``"nvm_target"`` (``DLSYSBENCH_NVM_PATH``'s
+    path, which fio's device characterization reads), ``"note"}``: None, or, when the NVM
+    target is a block device and the store therefore lies in the cache, a sentence saying so."""
+    directory = Path(directory)
+    mount = capabilities.mount_of(directory) or {}
+    target, device = _nvm_target()
+    record = {"directory": str(directory), "setting": setting,
+              "filesystem": mount.get("fstype", "unknown"), "device": mount.get("source"),
+              "mount_point": mount.get("mount_point"), "nvm_target": str(target), "note": None}
+    if device and directory == paths.cache_dir():
+        record["note"] = (f"DLSYSBENCH_NVM_PATH={target} is a block device, which the suite only reads: the "
+                          f"replay cannot write its store there and writes it to DLSYSBENCH_CACHE={directory}, "
+                          f"on {record['device'] or 'an unknown device'} ({record['filesystem']}), so it measures "
+                          f"that drive, not {target}; to replay on {target}'s drive, point DLSYSBENCH_NVM_PATH "
+                          "at a file on a filesystem of that drive")
+    return record
 
 
 def sweep_stale_stores(directory: str | os.PathLike, store_name: str | None = None) -> list[Path]:

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from impls.harness.fingerprint import quota_text
 from impls.harness.report.formatting import DASH, size_bytes, text
-from impls.harness.report.machine_state import MachineState
+from impls.harness.report.machine_state import CapabilityState, MachineState
 
 NOT_RECORDED = "not recorded"
 UNKNOWN = "unknown"   # impls.harness.fingerprint's CPU model when the host names none
@@ -43,7 +45,20 @@ def _host(host: Mapping[str, Any]) -> Table:
     ])
 
 
-def _nvm(nvm: Mapping[str, Any]) -> Table:
+def _replay_store(nvm: Mapping[str, Any], o_direct: CapabilityState | None) -> str:
+    """Where Bandana's replay wrote its store, by the rule of its ``store_location``: beside a
+    file target; in ``DLSYSBENCH_CACHE`` when the target is a block device (the o_direct check
+    read it as one, or it is a name in /dev/), which the suite only reads."""
+    path = str(nvm.get("path") or "")
+    device = (o_direct is not None and o_direct.available and o_direct.detail.startswith("block device")) \
+        or PurePosixPath(path).parent == PurePosixPath("/dev")
+    if device:
+        return ("not on this device: a block device is only read, so the replay writes its store to a file "
+                "in DLSYSBENCH_CACHE, on whatever drive holds that (the replay figure names it)")
+    return "a file beside this one, on the same filesystem"
+
+
+def _nvm(nvm: Mapping[str, Any], o_direct: CapabilityState | None = None) -> Table:
     blocks = f"{text(nvm.get('logical_block_size'))} / {text(nvm.get('physical_block_size'))} B"
     # the file the suite reads as its NVM; what device holds it is in the rows (the paper's was Optane)
     return _pairs("NVM target (the block device read in the paper's NVM's place)", [
@@ -51,6 +66,7 @@ def _nvm(nvm: Mapping[str, Any]) -> Table:
         ("rotational (as the kernel reports it; a virtual disk may say yes)", nvm.get("rotational")),
         ("block size (logical / physical)", blocks),
         ("free", size_bytes(nvm.get("free_bytes"))),
+        ("the trace replay's store (bandana.replay)", _replay_store(nvm, o_direct)),
     ])
 
 
@@ -114,7 +130,8 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
         ("machine", fp.get("machine") or state.machine), ("commit", str(fp.get("commit") or "")[:12]),
         ("profile", fp.get("profile")), ("created", fp.get("created")), ("source", state.source),
     ])]
-    for key, build in (("host", _host), ("nvm_target", _nvm), ("gpu", _gpu)):
+    nvm = functools.partial(_nvm, o_direct=state.capabilities.get("o_direct"))
+    for key, build in (("host", _host), ("nvm_target", nvm), ("gpu", _gpu)):
         if isinstance(fp.get(key), Mapping):
             tables.append(build(fp[key]))
     if state.capabilities:
