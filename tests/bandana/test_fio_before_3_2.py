@@ -91,3 +91,19 @@ def test_a_fio_31_passes_the_check_and_its_runs_are_measured(tmp_path, monkeypat
     point = fio.run_fio(target, engine="libaio", block_bytes=4096, queue_depth=1, runtime_s=2.0, ramp_s=0.0,
                         size_bytes=1 << 20)
     assert point.bandwidth_bytes_per_s == BW_KIB * 1024 and point.iops > 0
+
+
+def test_a_failing_fio_leaves_the_replay_without_its_ceiling_not_without_its_numbers(monkeypatch, capsys, tmp_path):
+    """fio is the replay's ceiling: a fio whose run fails (here its JSON lacks a field) gives the
+    replay no fio point and a warning saying why, instead of failing the replay."""
+    from impls.bandana.nvm import replay
+
+    def broken(*_a, **_k):
+        raise fio.FioError("fio JSON jobs[0] (randread) has no 'read.clat_ns'")
+
+    monkeypatch.setattr(fio, "fio_executable", lambda: "/usr/bin/fio")
+    monkeypatch.setattr(fio, "engine_available", lambda engine: engine == "libaio")
+    monkeypatch.setattr(fio, "run_fio", broken)
+    assert replay.fio_iops(tmp_path / "store.bin", 4, 1.0, 0.0, 1 << 20) is None
+    err = capsys.readouterr().err
+    assert "fio's ceiling at queue depth 4 not measured" in err and "read.clat_ns" in err

@@ -349,17 +349,13 @@ def kahypar_layout(train_offsets, train_indices, num_vectors: int, *, vectors_pe
     first vectors SHP would append (see :mod:`.shp`), and the rest follow; where those are
     too few, the block with the most empty slots goes last and fills the others'
     (:func:`_fill_holes`), so every block but the last is full. Raises ImportError when
-    ``kahypar`` is not installed, or is installed but does not import (naming the import's
-    own error, e.g. a missing shared library).
+    ``kahypar`` is not installed, or does not import (naming its error, e.g. a missing library).
     """
     try:
         import kahypar
-    except ImportError as err:
-        if isinstance(err, ModuleNotFoundError) and err.name == "kahypar":
-            raise ImportError("kahypar_layout needs the optional package `kahypar` "
-                              "(pip install kahypar); it is a quality reference, not a dependency") from err
-        raise ImportError("kahypar_layout: the optional package `kahypar` is installed but does not import "
-                          f"({type(err).__name__}: {' '.join(str(err).split())})") from err
+    except ImportError as err:      # the capability check says why: not installed, or how its import fails
+        from impls.harness.capabilities import check_kahypar
+        raise ImportError(f"kahypar_layout: {check_kahypar().reason}; it is a quality reference, not a dependency") from err
     V = int(vectors_per_block)
     t0 = time.perf_counter()
     hg = _shp.build_hypergraph(train_offsets, train_indices, num_vectors)
