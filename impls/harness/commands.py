@@ -20,29 +20,40 @@ from impls.harness.artifacts import artifact_path
 from impls.harness.grid import GridError
 
 
-def _rows() -> list[dict]:
-    """Each registered experiment as a dict; ``runs_here`` maps each of its devices to "yes"
-    or "no: <reason>", the reason ``run`` would refuse it for: a broken catalog entry, a
-    setting no run can use (:func:`check_settings`, without contacting a remote scheduler),
-    or a capability this machine lacks."""
+def device_verdicts(missing=None) -> dict[str, dict[str, str | None]]:
+    """``{experiment: {device: reason}}`` for every registered experiment on each device it
+    accepts: ``reason`` None where it can run here, else why ``run`` would refuse it: a broken
+    catalog entry, a setting no run can use (:func:`check_settings`, without contacting a
+    remote scheduler), or the first capability this machine lacks. ``missing(*names)`` gives
+    that capability's reason (default :func:`capabilities.missing_reason`; ``make doctor``
+    passes one that reads its fingerprint)."""
     from impls.harness import capabilities
 
+    missing = missing or capabilities.missing_reason
     try:
         check_settings()
         settings = None
     except (ValueError, OSError) as err:      # cli.UsageError is a ValueError
         settings = str(err)
+    verdicts = {}
+    for name, entry in experiments.discover().items():
+        broken = experiments.entry_problem(name)      # a wrong sizes or run reference: not runnable anywhere
+        verdicts[name] = {device: "its catalog entry is broken" if broken else settings
+                          or missing(*entry.requirements(device)) for device in entry.devices}
+    return verdicts
+
+
+def _rows() -> list[dict]:
+    """Each registered experiment as a dict; ``runs_here`` maps each of its devices to "yes"
+    or "no: <reason>" (:func:`device_verdicts`)."""
+    verdicts = device_verdicts()
     rows = []
     figures_of: dict[str, list[str]] = {}
     for figure in experiments.figure_declarations().values():
         figures_of.setdefault(figure.experiment, []).append(figure.name)
     for name, entry in experiments.discover().items():
-        broken = experiments.entry_problem(name)      # a wrong sizes or run reference: not runnable anywhere
-        devices = {}
-        for device in entry.devices:
-            reason = ("its catalog entry is broken" if broken else settings
-                      or capabilities.missing_reason(*entry.requirements(device)))
-            devices[device] = "yes" if reason is None else f"no: {reason}"
+        broken = experiments.entry_problem(name)
+        devices = {device: "yes" if reason is None else f"no: {reason}" for device, reason in verdicts[name].items()}
         rows.append({"name": name, "summary": entry.summary, "paper_figure": entry.paper_figure,
                      "sizes": entry.sizes, "artifact": entry.artifact,
                      "requires": list(entry.requires), "synthetic": entry.synthetic, "timed": entry.timed,

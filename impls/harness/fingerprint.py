@@ -109,7 +109,7 @@ def nvm_target_info(target: Path | None = None) -> dict:
         "exists": target.exists(),
         "filesystem": mount.get("fstype", "unknown"),
         "mount_point": mount.get("mount_point"),
-        "device": source,
+        "device": source, "block_device": paths.is_device_target(target),
         "rotational": None, "logical_block_size": None, "physical_block_size": None,
     }
     if source.startswith("/dev/"):
@@ -203,19 +203,18 @@ def fingerprint() -> dict:
 
 def runs_here(caps: dict) -> list[tuple[str, str, str | None]]:
     """``(experiment, device, reason)`` for every experiment of the catalogue on each device it
-    accepts, ``reason`` None when it can run with the capabilities ``caps`` (a fingerprint's
-    ``{name: {"available", "reason", ...}}``), else why not: the first of its catalogue
-    requirements (:meth:`~impls.harness.experiments.Experiment.requirements`) ``caps`` lacks,
-    the same one ``python -m impls run`` would refuse it for."""
-    from impls.harness import experiments
+    accepts: :func:`impls.harness.commands.device_verdicts` (what ``python -m impls list`` and
+    ``run`` say), with the capabilities read from ``caps`` (a fingerprint's ``{name:
+    {"available", "reason", ...}}``) instead of checked again."""
+    from impls.harness.commands import device_verdicts
 
-    rows = []
-    for name, entry in experiments.discover().items():
-        for device in entry.devices:
-            lacking = [caps.get(need, {}).get("reason") or f"{need} was not checked"
-                       for need in entry.requirements(device) if not caps.get(need, {}).get("available")]
-            rows.append((name, device, lacking[0] if lacking else None))
-    return rows
+    def missing(*needs: str) -> str | None:
+        lacking = [caps.get(need, {}).get("reason") or f"{need} was not checked"
+                   for need in needs if not caps.get(need, {}).get("available")]
+        return lacking[0] if lacking else None
+
+    return [(name, device, reason) for name, devices in device_verdicts(missing).items()
+            for device, reason in devices.items()]
 
 
 def _size(n: int | None) -> str:

@@ -102,8 +102,27 @@ def test_a_failing_fio_leaves_the_replay_without_its_ceiling_not_without_its_num
         raise fio.FioError("fio JSON jobs[0] (randread) has no 'read.clat_ns'")
 
     monkeypatch.setattr(fio, "fio_executable", lambda: "/usr/bin/fio")
-    monkeypatch.setattr(fio, "engine_available", lambda engine: engine == "libaio")
+    monkeypatch.setattr(fio, "engine_available", lambda engine: engine in ("libaio", "io_uring"))
     monkeypatch.setattr(fio, "run_fio", broken)
     assert replay.fio_iops(tmp_path / "store.bin", 4, 1.0, 0.0, 1 << 20) is None
     err = capsys.readouterr().err
-    assert "fio's ceiling at queue depth 4 not measured" in err and "read.clat_ns" in err
+    assert err.count("warning") == 1 and "fio's ceiling at queue depth 4 not measured (io_uring:" in err
+    assert "read.clat_ns" in err
+
+
+def test_the_replay_ceiling_falls_back_to_the_next_engine_when_one_fails(monkeypatch, tmp_path):
+    from impls.bandana.nvm import replay
+
+    tried = []
+
+    def libaio_refused(path, engine, **_k):
+        tried.append(engine)
+        if engine == "libaio":
+            raise fio.FioError("fio reports error 22 (Invalid argument) in jobs[0]")
+        return fio.parse_fio_json(fio31_output(engine="io_uring", iodepth="4"))[0]
+
+    monkeypatch.setattr(fio, "fio_executable", lambda: "/usr/bin/fio")
+    monkeypatch.setattr(fio, "engine_available", lambda engine: True)
+    monkeypatch.setattr(fio, "run_fio", libaio_refused)
+    point = replay.fio_iops(tmp_path / "store.bin", 4, 1.0, 0.0, 1 << 20)
+    assert tried == ["libaio", "io_uring"] and point["engine"] == "io_uring"

@@ -4,6 +4,7 @@ figure, the report's NVM target table and every refusal must name that place and
 setting that chose it, not the block device."""
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -50,16 +51,21 @@ def test_a_file_target_keeps_the_store_beside_it_and_names_the_setting_that_chos
 
 
 def test_a_store_folder_this_user_cannot_write_is_refused_as_such(tmp_path, monkeypatch):
-    """The probe's finding 6: a permission error was reported as "point DLSYSBENCH_NVM_PATH at a disk"."""
+    """The probe's finding 6: a permission error was reported as "point DLSYSBENCH_NVM_PATH at a
+    disk"; the O_DIRECT check names it, and the setting that chose the folder."""
+    if capabilities.filesystem_type(tmp_path) in capabilities.MEMORY_FILESYSTEMS:
+        pytest.skip("pytest's tmp dir is in memory here")
     folder = tmp_path / "ro"
     folder.mkdir()
-    real_access = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == folder
-                        else real_access(p, mode, **kw))
+
+    def denied(*args, **kwargs):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder / ".odirect-probe-x"))
+
+    monkeypatch.setattr(capabilities.tempfile, "NamedTemporaryFile", denied)
     with pytest.raises(block_store.DirectIOUnavailable) as refused:
         block_store.check_target(folder / "a.store", "DLSYSBENCH_CACHE")
     message = str(refused.value)
-    assert message.startswith(f"permission denied on {folder}:") and "point DLSYSBENCH_CACHE at" in message
+    assert message.startswith(f"this user cannot write in {folder} (") and "point DLSYSBENCH_CACHE at" in message
     assert "DLSYSBENCH_NVM_PATH" not in message and "at a disk" not in message
     assert not list(folder.iterdir())
 
@@ -140,23 +146,41 @@ def test_the_artifact_and_figure_name_the_drive_the_store_was_on(store_dir, tmp_
     assert not list(store_dir.glob("*.store"))
 
 
-def _nvm_rows(path: str, o_direct_detail: str | None) -> dict[str, str]:
-    capabilities_ = ({"o_direct": CapabilityState("o_direct", True, "", o_direct_detail)}
-                     if o_direct_detail else {})
+def _nvm_rows(path: str, o_direct: CapabilityState | None, **recorded) -> dict[str, str]:
+    capabilities_ = {"o_direct": o_direct} if o_direct else {}
     fingerprint = {"machine": "m", "profile": "smoke",
-                   "nvm_target": {"path": path, "filesystem": "ext4", "device": "/dev/vda"}}
+                   "nvm_target": {"path": path, "filesystem": "ext4", "device": "/dev/vda", **recorded}}
     (table,) = [t for t in environment_tables(MachineState("m", fingerprint, "test", capabilities_), {})
                 if t.title.startswith("NVM target")]
     return dict(table.rows)
 
 
-@pytest.mark.parametrize("path, detail", [("/dev/vda", "block device /dev/vda"), ("/dev/nvme0n1", None),
-                                          ("/home/u/link-to-vdb", "block device /dev/vdb")])
-def test_the_nvm_target_table_says_a_block_device_does_not_hold_the_replay_store(path, detail):
-    row = _nvm_rows(path, detail)["the trace replay's store (bandana.replay)"]
+ROW = "the trace replay's store (bandana.replay)"
+READ = CapabilityState("o_direct", True, "", "block device /dev/vdb")
+
+
+@pytest.mark.parametrize("path, o_direct, recorded", [
+    ("/dev/vda", READ, {"block_device": True}), ("/dev/nvme0n1", None, {}),     # an older fingerprint: no flag
+    ("/home/u/link-to-vdb", READ, {"block_device": True})])
+def test_the_nvm_target_table_says_a_block_device_does_not_hold_the_replay_store(path, o_direct, recorded):
+    row = _nvm_rows(path, o_direct, **recorded)[ROW]
     assert row.startswith("not on this device") and "DLSYSBENCH_CACHE" in row
 
 
 def test_the_nvm_target_table_says_a_file_target_holds_the_replay_store_beside_it():
-    row = _nvm_rows("/mnt/nvme/t.bin", "ext4 at /mnt/nvme")["the trace replay's store (bandana.replay)"]
+    row = _nvm_rows("/mnt/nvme/t.bin", CapabilityState("o_direct", True, "", "ext4 at /mnt/nvme"),
+                    block_device=False)[ROW]
     assert row.startswith("a file beside this one")
+
+
+def test_the_nvm_target_table_says_no_store_where_the_replay_cannot_run():
+    refused = CapabilityState("o_direct", False, "the filesystem at /tmp (tmpfs) is in memory")
+    row = _nvm_rows("/tmp/t.bin", refused, block_device=False)[ROW]
+    assert row == "none: the replay does not run here (the filesystem at /tmp (tmpfs) is in memory)"
+
+
+def test_the_fingerprint_records_whether_the_target_is_a_device(tmp_path):
+    from impls.harness import fingerprint
+
+    assert fingerprint.nvm_target_info(tmp_path / "t.bin")["block_device"] is False
+    assert fingerprint.nvm_target_info(Path("/dev/nonexistent-vdz"))["block_device"] is True

@@ -182,6 +182,21 @@ def test_doctor_agrees_with_run_on_this_machine():
         assert reason == experiments.missing(name, device), (name, device)
 
 
+def test_doctor_says_what_list_says_of_a_setting_no_run_can_use(tmp_path, monkeypatch):
+    """A review found doctor saying "yes" where `python -m impls list` and `run` refuse every
+    experiment: an artifact store that is a file. Both read one verdict now."""
+    from impls.harness import commands
+
+    not_a_folder = tmp_path / "artifacts"
+    not_a_folder.write_text("x")
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(not_a_folder))
+    caps = {name: cap.to_dict() for name, cap in capabilities.detect().items()}
+    listed = {row["name"]: row["runs_here"] for row in commands._rows()}
+    for name, device, reason in fingerprint.runs_here(caps):
+        assert reason is not None and "DLSYSBENCH_ARTIFACTS" in reason, (name, device, reason)
+        assert listed[name][device] == f"no: {reason}"
+
+
 def test_doctor_table_names_each_experiment_and_why_it_cannot_run(tmp_path, monkeypatch):
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(tmp_path / "target.bin"))
     fp = {**fingerprint.fingerprint(), "capabilities": _caps(cuda=False, nvml=False)}

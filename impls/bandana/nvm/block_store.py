@@ -119,10 +119,6 @@ def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") 
         paths.ensure_directory_of(target, setting)
     except ValueError as err:
         raise StoreError(str(err)) from None
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise DirectIOUnavailable(f"permission denied on {target.parent}: this user cannot create the store "
-                                  f"there; give it write permission, or point {setting} at a writable place on the "
-                                  "drive to measure")
     capability = capabilities.check_o_direct(target.parent / ".store-probe", setting)
     if not capability.available:
         raise DirectIOUnavailable(capability.reason)

@@ -445,7 +445,7 @@ def _nvm_target() -> tuple[Path, bool]:
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
         raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is neither a regular file nor a block device; "
                          "expected a file on the drive to measure, or a block device")
-    return target, (mode is not None and stat.S_ISBLK(mode)) or target.parent == Path("/dev")
+    return target, paths.is_device_target(target)
 
 
 def store_record(directory: str | os.PathLike, setting: str) -> dict[str, Any]:
@@ -485,12 +485,14 @@ def sweep_stale_stores(directory: str | os.PathLike, store_name: str | None = No
 def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s: float,
              size_bytes: int, block_bytes: int = 4096) -> dict[str, Any] | None:
     """fio's random-read point on ``path`` at ``queue_depth`` (libaio, else io_uring, else
-    psync at QD1) as a FioPoint dict (IO/s, bytes/s, µs); None when fio is not installed, or
-    when its run fails (a warning says why): fio is the replay's ceiling, not its measure."""
+    psync at QD1: the first that runs) as a FioPoint dict (IO/s, bytes/s, µs); None when fio
+    is not installed, or when no engine's run succeeds (a warning gives the last failure):
+    fio is the replay's ceiling, not its measure."""
     from impls.bandana.nvm import fio
 
     if fio.fio_executable() is None:
         return None
+    failed = None
     for engine in ("libaio", "io_uring", "psync"):
         if engine == "psync" and queue_depth != 1:
             continue
@@ -499,7 +501,8 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
                 return fio.run_fio(path, engine=engine, block_bytes=block_bytes, queue_depth=queue_depth,
                                    runtime_s=runtime_s, ramp_s=ramp_s, size_bytes=size_bytes).to_dict()
             except fio.FioError as err:
-                cli.warn(f"fio's ceiling at queue depth {queue_depth} not measured ({err}); the replay's own "
-                         "numbers stand, its ratios over fio are skipped")
-                return None
+                failed = f"{engine}: {err}"
+    if failed:
+        cli.warn(f"fio's ceiling at queue depth {queue_depth} not measured ({failed}); the replay's own "
+                 "numbers stand, its ratios over fio are skipped")
     return None

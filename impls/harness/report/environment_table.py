@@ -46,13 +46,14 @@ def _host(host: Mapping[str, Any]) -> Table:
 
 
 def _replay_store(nvm: Mapping[str, Any], o_direct: CapabilityState | None) -> str:
-    """Where Bandana's replay wrote its store, by the rule of its ``store_location``: beside a
-    file target; in ``DLSYSBENCH_CACHE`` when the target is a block device (the o_direct check
-    read it as one, or it is a name in /dev/), which the suite only reads."""
+    """Where Bandana's replay writes its store, by the rule of its ``store_location``: beside a
+    file target; in ``DLSYSBENCH_CACHE`` when the target is a block device (the fingerprint's
+    ``block_device``; older fingerprints: a name in /dev/), which the suite only reads; nowhere
+    when the O_DIRECT check failed (the replay is skipped)."""
+    if o_direct is not None and not o_direct.available:
+        return f"none: the replay does not run here ({o_direct.reason})"
     path = str(nvm.get("path") or "")
-    device = (o_direct is not None and o_direct.available and o_direct.detail.startswith("block device")) \
-        or PurePosixPath(path).parent == PurePosixPath("/dev")
-    if device:
+    if nvm.get("block_device", PurePosixPath(path).parent == PurePosixPath("/dev")):
         return ("not on this device: a block device is only read, so the replay writes its store to a file "
                 "in DLSYSBENCH_CACHE, on whatever drive holds that (the replay figure names it)")
     return "a file beside this one, on the same filesystem"

@@ -238,12 +238,3 @@ class CpuSampler(_Sampler):
         last_busy, last_total = self._last
         self._last = (busy, total)
         return {"busy": (busy - last_busy) / (total - last_total) if total > last_total else 0.0}
-
-
-def cpu_sampler_available() -> bool:
-    """Return whether /proc/stat can be read (Linux)."""
-    try:
-        read_proc_stat()
-        return True
-    except (OSError, ValueError, IndexError):
-        return False
