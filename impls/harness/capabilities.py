@@ -16,6 +16,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -280,17 +281,25 @@ def check_nvml() -> Capability:
 def check_kahypar() -> Capability:
     """The optional ``kahypar`` package (the quality reference SHP is checked against): found
     and importing. One that is installed but fails to import (a missing shared library) is
-    missing, with the import's own error as the reason."""
-    import importlib
+    missing, with the import's own error as the reason. The import is tried in a child
+    process on this one's import path: every artifact save checks the capabilities, and a
+    native module that crashes on import must not take this process with it."""
     import importlib.util
 
     if importlib.util.find_spec("kahypar") is None:
         return Capability("kahypar", False, "the optional package kahypar is not installed (pip install kahypar)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     try:
-        importlib.import_module("kahypar")
-    except Exception as err:  # noqa: BLE001 - ImportError, or whatever its module code raises: why it fails
+        done = subprocess.run([sys.executable, "-c", "import kahypar"], capture_output=True, text=True,
+                              timeout=120, env=env)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return Capability("kahypar", False, f"the optional package kahypar is installed but its import could "
+                          f"not be tried ({_one_line(err)})")
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [""])[-1] or (
+            f"killed by signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}")
         return Capability("kahypar", False, f"the optional package kahypar is installed but does not import "
-                          f"({_one_line(err)})")
+                          f"({' '.join(why.split())})")
     return Capability("kahypar", True, "")
 
 

@@ -98,6 +98,18 @@ def test_a_kahypar_that_does_not_import_is_missing_with_the_import_error(broken_
     assert "pip install kahypar" not in cap.reason
 
 
+def test_a_kahypar_that_crashes_on_import_does_not_take_the_check_with_it(tmp_path, monkeypatch):
+    """Every artifact save checks the capabilities: a native module that kills its process on
+    import (here by SIGSEGV) must leave the check's process alive and read as missing."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "kahypar.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    monkeypatch.delitem(sys.modules, "kahypar", raising=False)
+    monkeypatch.syspath_prepend(str(site))
+    cap = capabilities.check_kahypar()
+    assert not cap.available and cap.reason.endswith("does not import (killed by signal 11)"), cap.reason
+
+
 def test_the_kahypar_layout_names_the_real_import_error(broken_kahypar):
     import numpy as np
 
