@@ -185,6 +185,17 @@ def _read_only_note(directory: Path) -> str:
     return " (read-only for this user: the replay cannot write its store beside the target)"
 
 
+def is_device_target(target: Path) -> bool:
+    """Whether ``target`` (a link's target) is a block device, or a name in /dev/: a target
+    the suite only reads, so the replay's store cannot go beside it. False where it cannot be
+    read (a file still to be created)."""
+    try:
+        target = target.resolve() if target.is_symlink() else target
+        return stat.S_ISBLK(target.stat().st_mode) or target.parent == Path("/dev")
+    except (OSError, RuntimeError):      # missing, unreadable, a symlink loop
+        return target.parent == Path("/dev")
+
+
 def filesystem_type(path: Path) -> str:
     """Return the filesystem type of the mount holding ``path`` (e.g. ``ext4``, ``tmpfs``)."""
     mount = mount_of(path)

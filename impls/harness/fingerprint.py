@@ -109,7 +109,7 @@ def nvm_target_info(target: Path | None = None) -> dict:
         "exists": target.exists(),
         "filesystem": mount.get("fstype", "unknown"),
         "mount_point": mount.get("mount_point"),
-        "device": source, "block_device": paths.is_device_target(target),
+        "device": source, "block_device": capabilities.is_device_target(target),
         "rotational": None, "logical_block_size": None, "physical_block_size": None,
     }
     if source.startswith("/dev/"):

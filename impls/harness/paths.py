@@ -10,7 +10,6 @@ import functools
 import os
 import platform
 import re
-import stat
 import subprocess
 from pathlib import Path
 
@@ -159,17 +158,6 @@ def nvm_target_path() -> Path:
     """Return the file or block device the NVM experiments read (``DLSYSBENCH_NVM_PATH``, with
     ``~`` expanded and a relative path made absolute against the current directory)."""
     return env_path("DLSYSBENCH_NVM_PATH") or default_nvm_target_path()
-
-
-def is_device_target(target: Path) -> bool:
-    """Whether ``target`` (a link's target) is a block device, or a name in /dev/: a target
-    the suite only reads, so the replay's store cannot go beside it. False where it cannot be
-    read (a file still to be created)."""
-    try:
-        target = target.resolve() if target.is_symlink() else target
-        return stat.S_ISBLK(target.stat().st_mode) or target.parent == Path("/dev")
-    except (OSError, RuntimeError):      # missing, unreadable, a symlink loop
-        return target.parent == Path("/dev")
 
 
 def typed_path(value: str) -> Path:

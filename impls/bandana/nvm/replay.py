@@ -445,7 +445,7 @@ def _nvm_target() -> tuple[Path, bool]:
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
         raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is neither a regular file nor a block device; "
                          "expected a file on the drive to measure, or a block device")
-    return target, paths.is_device_target(target)
+    return target, capabilities.is_device_target(target)
 
 
 def store_record(directory: str | os.PathLike, setting: str) -> dict[str, Any]:
