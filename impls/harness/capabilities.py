@@ -215,14 +215,22 @@ def mount_of(path: Path) -> dict | None:
     try:
         with open("/proc/self/mounts") as mounts:
             for line in mounts:
-                source, mount_point, fstype, *_ = line.split()
-                mount_point = mount_point.replace("\\040", " ")
+                fields = line.split()
+                if len(fields) < 3:      # not a mount line: skip it rather than fail every check
+                    continue
+                source, mount_point, fstype = (_unescape_mount(f) for f in fields[:3])
                 if path == Path(mount_point) or Path(mount_point) in path.parents:
                     if best is None or len(mount_point) >= len(best["mount_point"]):
                         best = {"mount_point": mount_point, "source": source, "fstype": fstype}
     except OSError:
         return None
     return best
+
+
+def _unescape_mount(field: str) -> str:
+    """A field of /proc/self/mounts as the name it stands for: the kernel writes a space, tab,
+    newline or backslash in it as an octal escape (``\\040``, ``\\011``, ``\\012``, ``\\134``)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _one_line(err: BaseException) -> str:

@@ -4,6 +4,7 @@ a kahypar that is installed but does not import, an NVM folder this user cannot 
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import sys
@@ -227,3 +228,19 @@ def test_doctor_table_survives_a_catalogue_that_does_not_load(tmp_path, monkeypa
     monkeypatch.setattr(experiments, "discover", broken)
     table = fingerprint.format_table({**fingerprint.fingerprint(), "capabilities": _caps()})
     assert table.startswith("machine") and "the experiment catalogue does not load: impls/x/catalog.toml" in table
+
+
+def test_mount_of_reads_escaped_names_and_skips_lines_that_are_not_mounts(tmp_path, monkeypatch):
+    """The kernel writes a space, tab or backslash in a mount point as an octal escape; a line
+    of fewer than three fields (seen on some container runtimes) must not fail every check."""
+    odd = tmp_path / "my disk\twith\\back"
+    odd.mkdir()
+    escaped = str(odd).replace("\\", "\\134").replace(" ", "\\040").replace("\t", "\\011")
+    table = f"rootfs / rootfs rw 0 0\nbroken-line\n\n/dev/vd\\040x {escaped} ext4 rw 0 0\n"
+    real_open = open
+    monkeypatch.setattr(capabilities, "open",
+                        lambda f, *a, **k: io.StringIO(table) if f == "/proc/self/mounts" else real_open(f, *a, **k),
+                        raising=False)
+    assert capabilities.mount_of(odd / "nvm.bin") == {"mount_point": str(odd), "source": "/dev/vd x",
+                                                      "fstype": "ext4"}
+    assert capabilities.mount_of(tmp_path)["mount_point"] == "/"
