@@ -129,13 +129,13 @@ def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray,
                          f"and of hidden activations (got {codes.shape[0]})")
     if n and (rows.min() < 0 or rows.max() >= data.n_points):
         raise IndexError(f"rows must lie in 0..{data.n_points - 1}, got {rows.min()}..{rows.max()}")
-    found = np.zeros(n, np.int64)
     wrong = np.zeros(n, np.int64)
     sizes = np.zeros(n, np.int64)
     trial_label = np.zeros((n, ranked.shape[1]), np.int64)
     trial_found = np.zeros((n, ranked.shape[1]), np.uint8)
     RK.recall_counts(ranked, rows, data.label_indptr, data.labels, int(k), codes, *tables.kernel_args(),
-                     np.zeros(tables.n_items, np.uint8), found, wrong, sizes, trial_label, trial_found)
+                     np.zeros(tables.n_items, np.uint8), wrong, sizes, trial_label, trial_found)
+    found = trial_found.sum(axis=1, dtype=np.int64)       # entries past wrong[i] stay 0
     some = wrong > 0
     recalls = found[some] / wrong[some]       # per point, as the mean of its found flags
     hits, trials = int(found.sum()), int(wrong.sum())

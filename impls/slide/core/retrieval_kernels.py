@@ -56,13 +56,13 @@ def _holds(sorted_ids, j):
 
 @njit(cache=True)
 def recall_counts(ranked, rows, label_indptr, labels, k, codes, offsets, items, slot_of, moved, dhead, dnext,
-                  slot_row, capacity, stamp, found, wrong, sizes, trial_label, trial_found):
+                  slot_row, capacity, stamp, wrong, sizes, trial_label, trial_found):
     """For each point ``i`` (row ``rows[i]`` of the label CSR ``label_indptr`` / ``labels``):
     ``wrong[i]`` = how many wrong labels ``wrong_top_into(ranked[i], its labels, k)`` keeps,
-    ``found[i]`` = how many of those the union of buckets ``codes[i]`` holds (a label kept
-    twice counts twice), ``sizes[i]`` = that union's size (neurons); ``trial_label[i, :wrong[i]]``
-    = those wrong labels and ``trial_found[i, :wrong[i]]`` = 1 where the union holds it, 0 where
-    not (both (n, >= ranked.shape[1]); entries past ``wrong[i]`` are left as given). The union is
+    ``trial_label[i, :wrong[i]]`` = those wrong labels and ``trial_found[i, :wrong[i]]`` = 1
+    where the union of buckets ``codes[i]`` holds it, 0 where not (a label kept twice is two
+    trials; both (n, >= ranked.shape[1]); entries past ``wrong[i]`` are left as given),
+    ``sizes[i]`` = that union's size (neurons). The union is
     ``table_kernels.retrieve_union`` of the tables' arrays passed after ``codes``; ``stamp``
     (n_items,) uint8 must be 0 on entry and is left 0. ``rows`` must index the CSR."""
     buf = np.empty(ranked.shape[1], ranked.dtype)
@@ -71,13 +71,8 @@ def recall_counts(ranked, rows, label_indptr, labels, k, codes, offsets, items, 
         truth = labels[label_indptr[r]:label_indptr[r + 1]]
         n = wrong_top_into(ranked[i], truth, k, buf)
         got = retrieve_union(codes[i], offsets, items, slot_of, moved, dhead, dnext, slot_row, capacity, stamp)
-        hit = 0
         for q in range(n):
             trial_label[i, q] = buf[q]
-            trial_found[i, q] = 0
-            if _holds(got, buf[q]):
-                hit += 1
-                trial_found[i, q] = 1
-        found[i] = hit
+            trial_found[i, q] = 1 if _holds(got, buf[q]) else 0
         wrong[i] = n
         sizes[i] = got.shape[0]
