@@ -20,13 +20,14 @@ from impls.harness.artifacts import artifact_path
 from impls.harness.grid import GridError
 
 
-def device_verdicts(missing=None) -> dict[str, dict[str, str | None]]:
+def device_verdicts(missing=None, problems: dict[str, str | None] | None = None) -> dict[str, dict[str, str | None]]:
     """``{experiment: {device: reason}}`` for every registered experiment on each device it
     accepts: ``reason`` None where it can run here, else why ``run`` would refuse it: a broken
     catalog entry, a setting no run can use (:func:`check_settings`, without contacting a
     remote scheduler), or the first capability this machine lacks. ``missing(*names)`` gives
     that capability's reason (default :func:`capabilities.missing_reason`; ``make doctor``
-    passes one that reads its fingerprint)."""
+    passes one that reads its fingerprint); ``problems``: each experiment's
+    :func:`experiments.entry_problem`, where the caller has them already."""
     from impls.harness import capabilities
 
     missing = missing or capabilities.missing_reason
@@ -37,7 +38,8 @@ def device_verdicts(missing=None) -> dict[str, dict[str, str | None]]:
         settings = str(err)
     verdicts = {}
     for name, entry in experiments.discover().items():
-        broken = experiments.entry_problem(name)      # a wrong sizes or run reference: not runnable anywhere
+        # a wrong sizes or run reference: not runnable anywhere
+        broken = problems[name] if problems is not None else experiments.entry_problem(name)
         verdicts[name] = {device: "its catalog entry is broken" if broken else settings
                           or missing(*entry.requirements(device)) for device in entry.devices}
     return verdicts
@@ -46,13 +48,14 @@ def device_verdicts(missing=None) -> dict[str, dict[str, str | None]]:
 def _rows() -> list[dict]:
     """Each registered experiment as a dict; ``runs_here`` maps each of its devices to "yes"
     or "no: <reason>" (:func:`device_verdicts`)."""
-    verdicts = device_verdicts()
+    problems = {name: experiments.entry_problem(name) for name in experiments.discover()}
+    verdicts = device_verdicts(problems=problems)
     rows = []
     figures_of: dict[str, list[str]] = {}
     for figure in experiments.figure_declarations().values():
         figures_of.setdefault(figure.experiment, []).append(figure.name)
     for name, entry in experiments.discover().items():
-        broken = experiments.entry_problem(name)
+        broken = problems[name]
         devices = {device: "yes" if reason is None else f"no: {reason}" for device, reason in verdicts[name].items()}
         rows.append({"name": name, "summary": entry.summary, "paper_figure": entry.paper_figure,
                      "sizes": entry.sizes, "artifact": entry.artifact,
