@@ -6,7 +6,7 @@ profile's grid; the classes only name what asv records. The sweep is stored as t
 """
 from impls.harness import profiles
 
-from .common import axes, field, pin_versions, raise_if_skipped, row, track
+from .common import axes, explain_skips, field, pin_versions, raise_if_skipped, row, track
 from .runs import bandana
 
 SIZES = profiles.sizes("fio_sweep")
@@ -47,4 +47,5 @@ class FioEngineQueueDepth:
     track_p99_latency = field("clat_p99_us", unit="us", direction="lower")
 
 
+explain_skips(globals())
 pin_versions(globals())

@@ -11,7 +11,7 @@ from asv_runner.benchmarks.mark import SkipNotImplemented
 
 from impls.harness import profiles
 
-from .common import axes, field, pin_versions, raise_if_skipped, row, track
+from .common import axes, explain_skips, field, pin_versions, raise_if_skipped, row, track
 from .runs import bandana
 
 SIZES = profiles.sizes("bandana_replay")
@@ -125,4 +125,5 @@ class ReplayRawLoop:
     track_ratio.direction = "higher"
 
 
+explain_skips(globals())
 pin_versions(globals())

@@ -6,7 +6,7 @@ artifact for the report's figures; the classes only name what asv records.
 """
 from impls.harness import profiles
 
-from .common import axes, field, finite, pin_versions, raise_if_skipped, row, track
+from .common import axes, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import bandana
 
 SIZES = profiles.sizes("bandana_sim")
@@ -169,4 +169,5 @@ class LayoutBuildTime:
         self.build(layout, self.table, SIZES)
 
 
+explain_skips(globals())
 pin_versions(globals())

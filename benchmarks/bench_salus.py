@@ -8,7 +8,7 @@ import math
 
 from impls.harness import profiles
 
-from .common import axes, cuda_twin, field, finite, pin_versions, raise_if_skipped, row, track
+from .common import axes, cuda_twin, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import salus
 
 SWITCHING = profiles.sizes("salus_switching")
@@ -123,4 +123,5 @@ class ExecutorOverhead:
                                           doc='Each executor block against the two alone blocks beside it (median; since 202c8cd).')
 
 
+explain_skips(globals())
 pin_versions(globals())

@@ -9,7 +9,7 @@ import statistics
 
 from impls.harness import profiles
 
-from .common import axes, cuda_twin, field, finite, pin_versions, raise_if_skipped, row, track
+from .common import axes, cuda_twin, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import salus
 
 LANES = profiles.sizes("salus_lanes")
@@ -169,4 +169,5 @@ InferenceSharingCuda = cuda_twin(InferenceSharing, salus.inference_cuda,
 InferenceDevicesNeededCuda = cuda_twin(InferenceDevicesNeeded, salus.inference_cuda,
                                        "The same on a CUDA device; skipped without one.")
 
+explain_skips(globals())
 pin_versions(globals())

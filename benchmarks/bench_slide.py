@@ -28,7 +28,7 @@ import math
 from impls.harness import profiles
 from impls.slide.experiments import sweeps as experiments
 
-from .common import axes, field, finite, pin_versions, row, track
+from .common import axes, explain_skips, field, finite, pin_versions, row, track
 from .runs import slide
 
 SIZES = profiles.sizes("slide_train")
@@ -246,4 +246,5 @@ class SlideRealData:
     track_final_p_at_1 = field("final_p_at_1", unit="P@1 (real data)", direction="higher")
 
 
+explain_skips(globals())
 pin_versions(globals())

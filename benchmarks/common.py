@@ -1,6 +1,7 @@
 """Helpers shared by the asv benchmark classes (kept tiny: the work lives in impls/)."""
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -8,7 +9,7 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from impls.harness import profiles
+from impls.harness import profiles, skip_log
 
 VERSIONS_FILE = Path(__file__).resolve().parent / "versions.json"
 
@@ -52,6 +53,56 @@ def pin_versions(namespace: dict) -> None:
                 method = _copy(method)
                 setattr(cls, attr, method)
             method.version = profiles.versioned(pinned[key], profile)
+
+
+NO_VALUE_REASON = "the experiment's result holds no value for this number at this point"
+
+
+def explain_skips(namespace: dict) -> None:
+    """Make every benchmark class of a module say why a point of it has no value.
+
+    Each ``setup`` and ``track_*`` method defined in the module's classes is wrapped so
+    that, before behaving exactly as before, it appends a line to
+    :mod:`impls.harness.skip_log` when it skips (``NotImplementedError`` in ``setup``,
+    asv's ``SkipNotImplemented`` in a track: the exception's text), fails (any other
+    exception: its type and text) or returns NaN or None (the track's ``missing`` text, else
+    :data:`NO_VALUE_REASON`). asv keeps none of these reasons; the report's list of points
+    without a value and ``make compare`` read them. ``time_*`` methods are left unwrapped:
+    a wrapper would be part of what they time. Call it once per module, after its last class.
+    """
+    for cls in namespace.values():
+        if not inspect.isclass(cls) or cls.__module__ != namespace["__name__"]:
+            continue
+        for attr, method in list(vars(cls).items()):
+            if (attr == "setup" or attr.startswith("track_")) and inspect.isfunction(method) \
+                    and not hasattr(method, "explains_skips"):
+                setattr(cls, attr, _explaining(method, attr))
+
+
+def _explaining(method: types.FunctionType, attr: str) -> Callable[..., object]:
+    in_setup = attr == "setup"
+
+    @functools.wraps(method)
+    def explained(self, *args):
+        cls = type(self)
+        name = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}" + ("" if in_setup else f".{attr}")
+        values = args[1:] if hasattr(cls, "setup_cache") else args
+        point = skip_log.param_label(getattr(cls, "param_names", None) or (), values)
+        try:
+            value = method(self, *args)
+        except Exception as err:    # noqa: BLE001 - logged, then raised on unchanged
+            # asv skips on NotImplementedError in setup, and only on SkipNotImplemented in a benchmark's body
+            skipped = isinstance(err, NotImplementedError) and (in_setup or type(err).__name__ == "SkipNotImplemented")
+            skip_log.record(name, point, skip_log.SKIPPED if skipped else skip_log.FAILED,
+                            str(err) if skipped and str(err) else f"{type(err).__name__}: {err}")
+            raise
+        if not in_setup and skip_log.is_missing(value):
+            skip_log.record(name, point, skip_log.NO_VALUE, getattr(method, "missing", "") or NO_VALUE_REASON)
+        return value
+
+    explained.explains_skips = True
+    explained.__signature__ = inspect.signature(method)   # asv check counts the original's arguments
+    return explained
 
 
 def _copy(func: types.FunctionType) -> types.FunctionType:

@@ -37,7 +37,7 @@ from pathlib import Path
 # this checkout's code and benchmarks, even where another checkout is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import atomic, cli, paths  # noqa: E402
+from impls.harness import atomic, cli, paths, skip_log  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, directions, noise, runs  # noqa: E402
 from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
               "and are applied whatever the version; `make noise` again records it")
     result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing,
-                                  worst, sides)
+                                  worst, sides, logs=skip_log.read(machine))
     for line in compare.format_comparison(result):
         print(line)
     shift = compare.machine_shift(result)

@@ -250,26 +250,28 @@ def test_a_version_mismatch_names_the_benchmark_and_the_fix():
         "that file")
 
 
-def modules_without_pin_versions(modules: list[Path]) -> list[str]:
-    """The name of each of ``modules`` with no module-level ``pin_versions(globals())`` after its
-    last class (before it, the call pins nothing)."""
+def modules_without_pin_versions(modules: list[Path], call: str = "pin_versions") -> list[str]:
+    """The name of each of ``modules`` with no module-level ``<call>(globals())`` after its
+    last class (before it, the call sees none of them)."""
     missing = []
     for path in modules:
         body = ast.parse(path.read_text()).body
         last_class = max((i for i, node in enumerate(body) if isinstance(node, ast.ClassDef)), default=-1)
         calls = [node.value for node in body[last_class + 1:]
                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)]
-        if not any(ast.unparse(call) in ("pin_versions(globals())", "common.pin_versions(globals())")
-                   for call in calls):
+        if not any(ast.unparse(found) in (f"{call}(globals())", f"common.{call}(globals())") for found in calls):
             missing.append(path.name)
     return missing
 
 
-def test_every_benchmark_module_calls_pin_versions():
-    missing = modules_without_pin_versions(sorted((ROOT / "benchmarks").glob("bench_*.py")))
-    assert not missing, (f"benchmark modules that do not end with pin_versions(globals()): {', '.join(missing)}; "
-                         "expected that call after their last class (from .common import pin_versions), or "
-                         "benchmarks/versions.json does not apply to them")
+@pytest.mark.parametrize("call, why", [
+    ("pin_versions", "benchmarks/versions.json does not apply to them"),
+    ("explain_skips", "the report cannot say why their points have no value"),
+])
+def test_every_benchmark_module_ends_with_the_common_calls(call, why):
+    missing = modules_without_pin_versions(sorted((ROOT / "benchmarks").glob("bench_*.py")), call)
+    assert not missing, (f"benchmark modules that do not end with {call}(globals()): {', '.join(missing)}; "
+                         f"expected that call after their last class (from .common import {call}), or {why}")
 
 
 def test_a_benchmark_module_without_pin_versions_is_named(tmp_path):
@@ -278,6 +280,7 @@ def test_a_benchmark_module_without_pin_versions_is_named(tmp_path):
     early.write_text("from .common import pin_versions\npin_versions(globals())\nclass A:\n    pass\n")
     none.write_text("class A:\n    pass\n")
     assert modules_without_pin_versions([good, early, none]) == ["bench_early.py", "bench_none.py"]
+    assert modules_without_pin_versions([good], "explain_skips") == ["bench_good.py"]
 
 
 _BENCHMARK_PREFIXES = ("time_", "track_", "mem_", "peakmem_")

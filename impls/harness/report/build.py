@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from impls.harness import artifacts as artifact_store
-from impls.harness import paths
+from impls.harness import paths, skip_log
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.report import results
@@ -467,7 +467,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state),
         history=history_figures(frame, directions, noise, bounds=bounds),
-        skipped=skipped_points(points, info, state),
+        skipped=skipped_points(points, info, state, skip_log.read(machine, Path(artifacts_root))),
         notes=notes,
         unreadable=unreadable,
         hardware=hardware(state, machine_json),

@@ -53,11 +53,11 @@ import dataclasses
 import math
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from impls.harness import profiles
+from impls.harness import profiles, skip_log
 from impls.harness.report.directions import (CONTEXT, FLAG, HIGHER, JUDGED, LOWER, NEARER_ZERO, UNKNOWN, better,
                                              class_of, direction_of)
 from impls.harness.report.noise import (ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, moved_beyond,
@@ -173,15 +173,24 @@ class Lost:
     missing: str = ""  # what a NaN of this number means, where its benchmark declares it
     old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND / UNKNOWN_BOUND where the old value was only a bound
     worst: bool = False  # SKIPPED where its benchmark declares that NaN the worst outcome: a regression
+    logged: skip_log.Entry | None = None  # what the new run's benchmark logged for the point, if it did
 
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
-        skipped = (f"no value in the new run: {self.missing}"
-                   + ("; the worst outcome, so a regression (or skipped there)" if self.worst else "; or skipped there")
-                   if self.missing else "skipped in the new run, or no value there (asv stores both as NaN)")
-        why = {FAILED: "failed in the new run", SKIPPED: skipped,
-               GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
-        label = REGRESSION if self.worst else "NO VALUE" if self.kind == SKIPPED and self.missing else self.kind
+        worst = "; the worst outcome, so a regression" if self.worst else ""
+        if self.logged is not None:   # the new run said which it was, and why
+            why = {skip_log.SKIPPED: f"skipped in the new run: {self.logged.reason}",
+                   skip_log.NO_VALUE: f"no value in the new run: {self.logged.reason}{worst}",
+                   skip_log.FAILED: f"failed in the new run: raised {self.logged.reason}"}[self.logged.outcome]
+        else:
+            skipped = (f"no value in the new run: {self.missing}" + (f"{worst} (or skipped there)" if self.worst
+                                                                     else "; or skipped there")
+                       if self.missing else "skipped in the new run, or no value there (asv stores both as NaN)")
+            why = {FAILED: "failed in the new run", SKIPPED: skipped,
+                   GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
+        no_value = (self.logged.outcome == skip_log.NO_VALUE if self.logged is not None
+                    else self.kind == SKIPPED and bool(self.missing))
+        label = REGRESSION if self.worst else "NO VALUE" if no_value else self.kind
         return f"{label} {self.benchmark} {params} {_MARKS[self.old_bound]}{self.old:.6g} -> ({why})"
 
 
@@ -370,6 +379,15 @@ def _units(frame: pd.DataFrame) -> dict[str, str]:
     return {b: str(u or "") for b, u in zip(frame["benchmark"], frame["unit"])}
 
 
+def _logged(logs: Mapping[str, list[skip_log.Entry]] | None, head: pd.DataFrame, key: tuple[str, str],
+            started: object) -> skip_log.Entry | None:
+    """What the run ``head`` logged for point ``key`` (benchmark, param_label), if anything."""
+    if not logs or head.empty:
+        return None
+    seconds = started.timestamp() if isinstance(started, pd.Timestamp) and pd.notna(started) else None
+    return skip_log.why(logs, key[0], key[1], str(head["commit"].iloc[0]), seconds)
+
+
 def _started(frame: pd.DataFrame) -> dict[tuple[str, str], object]:
     """``{(benchmark, param_label): started_at}`` of the run's numbers that record one."""
     if "started_at" not in frame:
@@ -435,7 +453,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
                  bounds: dict[str, tuple[str | None, str | None]] | None = None,
                  missing: dict[str, str] | None = None,
                  worst_missing: frozenset[str] = frozenset(),
-                 sides: dict[str, str] | None = None) -> Comparison:
+                 sides: dict[str, str] | None = None,
+                 logs: Mapping[str, list[skip_log.Entry]] | None = None) -> Comparison:
     """Return the :class:`Comparison` of run ``head`` against run ``base`` (result frames).
 
     ``scales`` maps a benchmark to :data:`ABSOLUTE` where it is declared so. A measured
@@ -449,7 +468,10 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     (:func:`directions.declared_worst_missing`): a value then NaN is a regression where
     another track of the same class and point has a value in the new run (its setup ran: not
     a skip, which asv stores as the same NaN). ``sides`` maps a ratio of two runs to where its
-    sides are tracked (:func:`directions.declared_sides`), for its line to name.
+    sides are tracked (:func:`directions.declared_sides`), for its line to name. ``logs``:
+    the machine's skip logs (:func:`skip_log.read`); where the new run logged why a point has
+    no value, its line says so, and a logged NaN (not a skip) of a ``worst_missing`` number
+    is a regression whatever its siblings did.
     """
     old, new = _points(base), _points(head)
     # (class, params) with a value in the new run: its setup ran, so a NaN beside it is the
@@ -466,9 +488,13 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if status != STATUS_OK:
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
             meaning = (missing or {}).get(benchmark, "")
-            worst = (kind == SKIPPED and bool(meaning) and benchmark in worst_missing
-                     and (class_of(benchmark), params) in measured_sets)
-            lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst))
+            logged = _logged(logs, head, key, new_started.get(key)) if kind != GONE else None
+            if logged is not None and not skip_log.fits(logged, kind == FAILED):
+                logged = None   # asv saw a failure the log does not explain (a timeout), or the reverse
+            track_nan = (logged.outcome == skip_log.NO_VALUE if logged is not None
+                         else (class_of(benchmark), params) in measured_sets)
+            worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan
+            lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst, logged))
             continue
         direction = direction_of(benchmark, declared)
         if key in old_started and new_started.get(key) == old_started[key]:

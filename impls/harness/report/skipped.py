@@ -1,7 +1,10 @@
 """Benchmark points without a value in their newest run, with the reason where it is known;
 and those whose value is not a finite number (±inf), which no figure can draw.
 
-asv does not store why a point was skipped. A benchmark skips when its experiment
+asv does not store why a point was skipped, or that its number came out NaN. The reason is
+the one the benchmark logged when it ran (:mod:`impls.harness.skip_log`, written by
+``benchmarks.common.explain_skips``) where that run's log has it. Else (a run from before
+the log, or one whose log was lost) it is inferred: a benchmark skips when its experiment
 needs a capability this machine lacks: the capabilities are read from ``require(...)``
 calls in its source (benchmarks.json keeps it), else from the experiment its class's
 ``setup_cache`` runs (``run_and_store("<experiment>"[, "<device>"])`` in
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from impls.harness import skip_log
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.provenance import experiment_of
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, BenchmarkInfo
@@ -68,11 +72,33 @@ def experiment_requirements(name: str) -> tuple[str, ...]:
         return ()
 
 
+def logged_reason(entry: skip_log.Entry | None, status: str) -> str | None:
+    """The reason a point with ``status`` (skipped or failed) has no value, in the words its
+    benchmark logged (``entry``), or None where it logged none that fits the status (asv
+    stores a skip and a NaN as NaN, an exception and a None as a failure)."""
+    if entry is None or not skip_log.fits(entry, status == STATUS_FAILED):
+        return None   # e.g. a failure the log does not explain (a timeout, a crash)
+    return {skip_log.SKIPPED: "", skip_log.NO_VALUE: "no value: ", skip_log.FAILED: "raised "}[entry.outcome] \
+        + entry.reason
+
+
+def point_reason(row, info: Mapping[str, BenchmarkInfo], state: MachineState,
+                 logs: Mapping[str, list[skip_log.Entry]]) -> str:
+    """Why ``row`` (a point of :func:`results.latest_points`, skipped or failed) has no value:
+    the reason its run logged, else :func:`skip_reason`'s."""
+    at = getattr(row, "started_at", None)
+    started = at.timestamp() if isinstance(at, pd.Timestamp) and pd.notna(at) else None
+    entry = skip_log.why(logs, row.benchmark, row.param_label, str(row.commit), started)
+    return logged_reason(entry, row.status) or skip_reason(info.get(row.benchmark), row.status, state)
+
+
 def skipped_points(points: pd.DataFrame, info: Mapping[str, BenchmarkInfo],
-                   state: MachineState) -> list[SkippedPoint]:
+                   state: MachineState, logs: Mapping[str, list[skip_log.Entry]] | None = None
+                   ) -> list[SkippedPoint]:
     """Return every skipped or failed point in ``points`` (newest run of each point), and
     every one whose value is ±inf (status :data:`NOT_FINITE`: its history figure cannot draw
-    it), by benchmark name."""
+    it), by benchmark name. ``logs``: the machine's skip logs (:func:`skip_log.read`), which
+    give each point the reason its run logged."""
     infinite = (points["status"] == STATUS_OK) & points["value"].map(lambda v: isinstance(v, float) and math.isinf(v))
     missing = points[points["status"].isin((STATUS_SKIPPED, STATUS_FAILED)) | infinite]
     missing = missing.sort_values(["benchmark"], kind="stable")
@@ -81,6 +107,6 @@ def skipped_points(points: pd.DataFrame, info: Mapping[str, BenchmarkInfo],
                      f"its value is {row.value}, not a finite number: its history figure does not draw it")
         if row.status == STATUS_OK else
         SkippedPoint(row.benchmark, row.param_label, row.status, row.commit,
-                     skip_reason(info.get(row.benchmark), row.status, state))
+                     point_reason(row, info, state, logs or {}))
         for row in missing.itertuples(index=False)
     ]

@@ -1,0 +1,127 @@
+"""Why a benchmark point has no value: a line written where the point is skipped, read by
+the report and ``make compare``.
+
+asv stores a point skipped in ``setup`` and a number that came out NaN alike (NaN), and a
+failure as null, and keeps no reason for any of them. The benchmark classes
+(``benchmarks.common.explain_skips``) therefore append one JSON line per such event to
+``<artifacts root>/<machine>/<commit>/skips.jsonl``, beside the run's artifacts:
+``{"benchmark", "params", "outcome", "reason", "at"}``, where ``benchmark`` is asv's name
+of the class (``bench_x.Class``: a ``setup`` skip holds for all its methods) or of the
+method, ``params`` asv's label of the point (``"name=value, ..."`` with each value's
+``repr``, as asv stores it), ``outcome`` one of :data:`OUTCOMES`, and ``at`` the time in
+seconds since the epoch.
+
+A line is an explanation, never a measurement: writing one never fails a benchmark (an
+unwritable folder loses the line), and a reader takes a line only for the run that wrote
+it (written at or after that run's asv ``started_at``), so a reason left by an earlier run
+of the same commit is never shown for a later one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from impls.harness import paths
+
+FILE_NAME = "skips.jsonl"
+SKIPPED = "skipped"    # the benchmark raised NotImplementedError (asv's skip)
+NO_VALUE = "no value"  # the number came out NaN or None
+FAILED = "failed"      # the benchmark raised another exception
+OUTCOMES = (SKIPPED, NO_VALUE, FAILED)
+MAX_REASON = 1000      # characters of a reason kept (one short line each)
+_SLACK_S = 2.0         # clock rounding between asv's started_at (ms) and a line's time
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    benchmark: str  # asv name of the class ("bench_x.Class") or of the method
+    params: str     # asv's param label, "" for an unparameterised benchmark
+    outcome: str    # one of OUTCOMES
+    reason: str
+    at: float       # seconds since the epoch
+
+
+def log_path(machine: str, commit: str, root: Path | None = None) -> Path:
+    """The file the skips of ``machine``'s run of ``commit`` go to (under the artifacts root)."""
+    return Path(root or paths.artifacts_root()) / machine / commit / FILE_NAME
+
+
+def param_label(names: Iterable[str], values: Iterable[object]) -> str:
+    """asv's label of one point: ``"name=repr(value), ..."``; "" without parameters."""
+    return ", ".join(f"{name}={value!r}" for name, value in zip(names, values))
+
+
+def is_missing(value: object) -> bool:
+    """Whether a benchmark's return ``value`` is one asv stores without a number (None, NaN)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def record(benchmark: str, params: str, outcome: str, reason: str) -> Path | None:
+    """Append one line for the current machine and commit; return the file, or None when it
+    could not be written (the line is lost; the benchmark goes on)."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
+    text = " ".join(str(reason).split())[:MAX_REASON]
+    line = json.dumps({"benchmark": benchmark, "params": params, "outcome": outcome, "reason": text,
+                       "at": round(time.time(), 3)}) + "\n"
+    try:
+        path = log_path(paths.suite_machine(), paths.git_commit())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:   # one write: lines of parallel writers stay whole
+            handle.write(line)
+    except (OSError, ValueError):
+        return None
+    return path
+
+
+def read(machine: str, root: Path | None = None) -> dict[str, list[Entry]]:
+    """Return commit -> the entries of ``machine``'s skip logs, oldest first. A line that is
+    not an entry (a torn or foreign line) is left out; an unreadable file gives none."""
+    found: dict[str, list[Entry]] = {}
+    base = Path(root or paths.artifacts_root()) / machine
+    for file in sorted(base.glob(f"*/{FILE_NAME}")):
+        try:
+            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        entries = [entry for entry in map(_entry, lines) if entry is not None]
+        if entries:
+            found[file.parent.name] = sorted(entries, key=lambda e: e.at)
+    return found
+
+
+def _entry(line: str) -> Entry | None:
+    try:
+        raw = json.loads(line)
+        entry = Entry(str(raw["benchmark"]), str(raw["params"]), str(raw["outcome"]), str(raw["reason"]),
+                      float(raw["at"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return entry if entry.outcome in OUTCOMES and math.isfinite(entry.at) else None
+
+
+def why(logs: Mapping[str, list[Entry]], benchmark: str, params: str, commit: str,
+        started_at: float | None) -> Entry | None:
+    """The newest entry explaining point ``params`` of asv benchmark ``benchmark``
+    (``module.Class.method``) in the run of ``commit`` that began at ``started_at`` (seconds
+    since the epoch; None: any run of the commit): the method's own entry, else its class's
+    (a ``setup`` skip). None when that run wrote none."""
+    klass = benchmark.rsplit(".", 1)[0]
+    since = -math.inf if started_at is None or not math.isfinite(started_at) else started_at - _SLACK_S
+    best = None
+    for entry in logs.get(commit, ()):
+        if entry.params == params and entry.at >= since and entry.benchmark in (benchmark, klass):
+            if best is None or (entry.benchmark == benchmark, entry.at) >= (best.benchmark == benchmark, best.at):
+                best = entry
+    return best
+
+
+def fits(entry: Entry, asv_failed: bool) -> bool:
+    """Whether ``entry`` can explain a point that asv stored as a failure (``asv_failed``:
+    null) or as NaN: a skip explains only a NaN, an exception only a failure, and a missing
+    number either (asv stores a NaN as NaN and a None as null)."""
+    return entry.outcome == NO_VALUE or (entry.outcome == FAILED) == asv_failed

@@ -1,0 +1,280 @@
+"""Why a point has no value: the line a benchmark logs when it skips, fails or returns NaN
+(impls/harness/skip_log.py, benchmarks.common.explain_skips), and the report's list and
+make compare reading it back in place of "skipped, or without a value"."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import textwrap
+import time
+
+import pandas as pd
+import pytest
+
+from impls.harness import skip_log
+from impls.harness.report import compare, directions
+from impls.harness.report.machine_state import MachineState
+from impls.harness.report.skipped import FAILURE, UNKNOWN_SKIP, skipped_points
+
+COMMIT = "d" * 40
+MACHINE = "box-smoke"
+
+
+@pytest.fixture()
+def logs_here(tmp_path, monkeypatch):
+    """Skip logs go under ``tmp_path/artifacts`` for machine ``box-smoke`` and COMMIT."""
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path / "artifacts"))
+    monkeypatch.setenv("DLSYSBENCH_MACHINE", "box")
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    monkeypatch.setenv("ASV_COMMIT", COMMIT)
+    return tmp_path / "artifacts"
+
+
+def test_a_logged_line_is_read_back_for_its_point_and_run(logs_here):
+    before = time.time()
+    path = skip_log.record("bench_x.A", "run='b'", skip_log.SKIPPED, "needs the\n  moon")
+    skip_log.record("bench_x.A.track_y", "run='c'", skip_log.NO_VALUE, "c never gets there")
+    assert path == logs_here / MACHINE / COMMIT / "skips.jsonl"
+    logs = skip_log.read(MACHINE, logs_here)
+    # a setup's skip holds for every method of its class
+    entry = skip_log.why(logs, "bench_x.A.track_y", "run='b'", COMMIT, before)
+    assert (entry.benchmark, entry.outcome, entry.reason) == ("bench_x.A", skip_log.SKIPPED, "needs the moon")
+    assert skip_log.why(logs, "bench_x.A.track_y", "run='c'", COMMIT, before).reason == "c never gets there"
+    assert skip_log.why(logs, "bench_x.A.track_z", "run='c'", COMMIT, before) is None   # another method's NaN
+    assert skip_log.why(logs, "bench_x.A.track_y", "run='b'", "e" * 40, before) is None  # another commit
+    assert skip_log.why(logs, "bench_x.B.track_y", "run='b'", COMMIT, before) is None    # another class
+
+
+def test_a_line_of_an_earlier_run_of_the_commit_explains_nothing_later(logs_here):
+    skip_log.record("bench_x.A", "", skip_log.SKIPPED, "no fio then")
+    logs = skip_log.read(MACHINE, logs_here)
+    assert skip_log.why(logs, "bench_x.A.track_y", "", COMMIT, time.time() - 60).reason == "no fio then"
+    assert skip_log.why(logs, "bench_x.A.track_y", "", COMMIT, time.time() + 60) is None
+    assert skip_log.why(logs, "bench_x.A.track_y", "", COMMIT, None).reason == "no fio then"
+
+
+def test_the_newest_line_wins_and_the_methods_own_before_its_classs(logs_here):
+    skip_log.record("bench_x.A.track_y", "", skip_log.NO_VALUE, "first")
+    skip_log.record("bench_x.A.track_y", "", skip_log.NO_VALUE, "second")
+    skip_log.record("bench_x.A", "", skip_log.SKIPPED, "a later setup skip of a sibling's run")
+    entry = skip_log.why(skip_log.read(MACHINE, logs_here), "bench_x.A.track_y", "", COMMIT, None)
+    assert entry.reason == "second"
+
+
+def test_torn_and_foreign_lines_are_left_out(logs_here):
+    skip_log.record("bench_x.A", "", skip_log.SKIPPED, "kept")
+    path = logs_here / MACHINE / COMMIT / "skips.jsonl"
+    with open(path, "a") as handle:
+        handle.write('{"benchmark": "bench_x.B", "params": ""\n')                # torn
+        handle.write(json.dumps({"benchmark": "bench_x.C", "params": "", "outcome": "maybe",
+                                 "reason": "?", "at": 1.0}) + "\n")              # not an outcome
+        handle.write(json.dumps({"benchmark": "bench_x.D", "params": "", "outcome": "skipped",
+                                 "reason": "?", "at": "NaN"}) + "\n")            # no time
+        handle.write("[1, 2]\n")
+    (logs := skip_log.read(MACHINE, logs_here))
+    assert [e.benchmark for e in logs[COMMIT]] == ["bench_x.A"]
+
+
+def test_an_unwritable_log_loses_the_line_not_the_benchmark(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(blocker))   # a file where the folder should be
+    monkeypatch.setenv("ASV_COMMIT", COMMIT)
+    assert skip_log.record("bench_x.A", "", skip_log.SKIPPED, "x") is None
+    with pytest.raises(ValueError, match="outcome 'later'"):
+        skip_log.record("bench_x.A", "", "later", "x")
+
+
+# ------------------------------------------------------------- through asv's own runner
+
+
+TOY = '''
+import math
+from benchmarks.common import axes, explain_skips, field, pin_versions, track
+from asv_runner.benchmarks.mark import SkipNotImplemented
+
+
+class Runs:
+    params, param_names = axes(run=["a", "b", "c"], threads=[2])
+
+    def setup_cache(self):
+        return {"a": {"x": 1.0}, "b": {"skipped": "needs the moon"}, "c": {"x": None}}
+
+    def setup(self, data, run, threads):
+        if "skipped" in data[run]:
+            raise NotImplementedError(data[run]["skipped"])
+        self.row = data[run]
+
+    track_x = field("x", optional=True, unit="u", direction="higher", missing="c never gets there")
+    track_plain = track(lambda self, data, run, threads: math.nan if run == "c" else 1.0, unit="u",
+                        direction="higher")
+
+    def track_body(self, data, run, threads):
+        if run == "a":
+            raise SkipNotImplemented("no ceiling at this depth")
+        raise ValueError("a bad row")
+
+
+class Broken:
+    def setup(self):
+        raise KeyError("gone")
+
+    def track_never(self):
+        return 1.0
+
+
+explain_skips(globals())
+pin_versions(globals())
+'''
+
+
+@pytest.fixture()
+def toy_suite(tmp_path, logs_here, monkeypatch):
+    suite = tmp_path / "toybench"
+    suite.mkdir()
+    (suite / "__init__.py").write_text("")
+    (suite / "bench_toy.py").write_text(textwrap.dedent(TOY))
+    yield suite
+    for name in [m for m in sys.modules if m == "toybench" or m.startswith("toybench.")]:
+        del sys.modules[name]
+
+
+def _run_point(suite, name: str, index: int | None):
+    """Run one point as asv's runner does; return what asv would store (NaN for a skip)."""
+    from asv_runner.benchmarks.mark import SkipNotImplemented
+    from asv_runner.discovery import get_benchmark_from_name
+
+    benchmark = get_benchmark_from_name(str(suite), name if index is None else f"{name}-{index}")
+    benchmark.set_cache(benchmark.do_setup_cache() if benchmark.setup_cache_key else None)
+    if benchmark.do_setup():
+        return math.nan
+    try:
+        return benchmark.do_run()
+    except SkipNotImplemented:
+        return math.nan
+
+
+def test_asvs_runner_logs_each_skip_nan_and_failure_with_its_reason(toy_suite, logs_here):
+    started = time.time()
+    assert _run_point(toy_suite, "bench_toy.Runs.track_x", 0) == 1.0
+    assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_x", 1))         # setup skipped
+    assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_x", 2))         # None -> NaN
+    assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_plain", 2))
+    assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_body", 0))      # skipped in the body
+    with pytest.raises(ValueError, match="a bad row"):
+        _run_point(toy_suite, "bench_toy.Runs.track_body", 2)
+    with pytest.raises(KeyError):
+        _run_point(toy_suite, "bench_toy.Broken.track_never", None)
+    logs = skip_log.read(MACHINE, logs_here)
+
+    def why(name, params):
+        entry = skip_log.why(logs, name, params, COMMIT, started)
+        return entry and (entry.outcome, entry.reason)
+
+    assert why("bench_toy.Runs.track_x", "run='a', threads=2") is None
+    assert why("bench_toy.Runs.track_x", "run='b', threads=2") == (skip_log.SKIPPED, "needs the moon")
+    assert why("bench_toy.Runs.track_x", "run='c', threads=2") == (skip_log.NO_VALUE, "c never gets there")
+    from benchmarks.common import NO_VALUE_REASON
+    assert why("bench_toy.Runs.track_plain", "run='c', threads=2") == (skip_log.NO_VALUE, NO_VALUE_REASON)
+    assert why("bench_toy.Runs.track_body", "run='a', threads=2") == (skip_log.SKIPPED, "no ceiling at this depth")
+    assert why("bench_toy.Runs.track_body", "run='c', threads=2") == (skip_log.FAILED, "ValueError: a bad row")
+    assert why("bench_toy.Broken.track_never", "") == (skip_log.FAILED, "KeyError: 'gone'")
+
+
+def test_the_wrappers_keep_what_asv_reads(toy_suite):
+    from asv_runner.benchmarks._base import _check_num_args
+    from asv_runner.discovery import disc_benchmarks
+
+    found = {b.name: b for b in disc_benchmarks(str(toy_suite))}
+    x = found["bench_toy.Runs.track_x"]
+    assert (x.unit, x.func.direction, x.func.missing) == ("u", "higher", "c never gets there")
+    assert "self.row.get('x')" in x.code and "explained" not in x.code     # the recorded code is the track's
+    setup = x._setups[0]
+    assert _check_num_args(str(toy_suite), "setup", setup, 2, 3)
+    assert not _check_num_args(str(toy_suite), "setup", setup, 4, 5)    # asv check still counts arguments
+
+
+# ------------------------------------------------------------------ the report and make compare
+
+
+def _points(rows, started) -> pd.DataFrame:
+    return pd.DataFrame([{"benchmark": b, "param_label": p, "params": {}, "status": s, "value": math.nan,
+                          "commit": COMMIT, "type": "track", "started_at": pd.Timestamp(started, unit="s", tz="UTC")}
+                         for b, p, s in rows])
+
+
+def test_the_reports_list_gives_the_logged_reason_else_the_old_one(logs_here):
+    started = time.time() - 1
+    skip_log.record("bench_x.A", "run='b'", skip_log.SKIPPED, "needs the moon")
+    skip_log.record("bench_x.A.track_y", "run='c'", skip_log.NO_VALUE, "c never gets there")
+    skip_log.record("bench_x.A.track_f", "run='a'", skip_log.FAILED, "ValueError: a bad row")
+    skip_log.record("bench_x.A.track_g", "run='a'", skip_log.SKIPPED, "a skip asv stored as a failure?")
+    points = _points([("bench_x.A.track_y", "run='b'", "skipped"), ("bench_x.A.track_y", "run='c'", "skipped"),
+                      ("bench_x.A.track_f", "run='a'", "failed"), ("bench_x.A.track_g", "run='a'", "failed"),
+                      ("bench_x.A.track_h", "run='a'", "skipped")], started)
+    state = MachineState("m", None, "", {})
+    reasons = {(p.benchmark, p.params): p.reason
+               for p in skipped_points(points, {}, state, skip_log.read(MACHINE, logs_here))}
+    assert reasons == {
+        ("bench_x.A.track_y", "run='b'"): "needs the moon",
+        ("bench_x.A.track_y", "run='c'"): "no value: c never gets there",
+        ("bench_x.A.track_f", "run='a'"): "raised ValueError: a bad row",
+        ("bench_x.A.track_g", "run='a'"): FAILURE,        # a timeout: the log's skip does not explain it
+        ("bench_x.A.track_h", "run='a'"): UNKNOWN_SKIP,   # nothing logged
+    }
+    # the same points measured again later: the old lines explain nothing
+    later = _points([("bench_x.A.track_y", "run='b'", "skipped")], time.time() + 60)
+    assert skipped_points(later, {}, state, skip_log.read(MACHINE, logs_here))[0].reason == UNKNOWN_SKIP
+
+
+TIME = "bench_slide.SlideBatchSize.track_time_to_target"
+FINAL = "bench_slide.SlideBatchSize.track_final_p_at_1"
+POINT = "batch=64, method='slide'"
+
+
+def _frame(points: dict[tuple[str, str], float], started: float) -> pd.DataFrame:
+    return pd.DataFrame({"benchmark": [b for b, _ in points], "param_label": [p for _, p in points],
+                         "value": list(points.values()),
+                         "status": ["skipped" if math.isnan(v) else "ok" for v in points.values()],
+                         "type": "track", "version": "1", "commit": COMMIT,
+                         "started_at": pd.Timestamp(started, unit="s", tz="UTC")})
+
+
+def test_compare_says_which_it_was_where_the_run_logged_it(logs_here):
+    started = time.time() - 1
+    base = _frame({(TIME, POINT): 5.56, (FINAL, POINT): 0.2}, started - 3600)
+    head = _frame({(TIME, POINT): math.nan, (FINAL, POINT): math.nan}, started)
+    judge = dict(missing=directions.declared_missing(), worst_missing=directions.declared_worst_missing())
+    # every track NaN, nothing logged: read as a skip, not judged
+    unlogged = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1, **judge)
+    assert not unlogged.regressed
+    # the run logged that the time came out NaN: the worst outcome, a regression, whatever its siblings did
+    skip_log.record("bench_slide.SlideBatchSize.track_time_to_target", POINT, skip_log.NO_VALUE,
+                    "the run did not reach the target within its budget")
+    skip_log.record("bench_slide.SlideBatchSize.track_final_p_at_1", POINT, skip_log.NO_VALUE, "no curve")
+    logs = skip_log.read(MACHINE, logs_here)
+    result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1, **judge, logs=logs)
+    assert result.regressed and [item.benchmark for item in result.worse_without_value] == [TIME]
+    lines = {item.benchmark: item.line() for item in result.lost}
+    assert lines[TIME].startswith(f"REGRESSION {TIME} [batch=64,method='slide'] 5.56 -> (no value in the new run: "
+                                  "the run did not reach the target within its budget; the worst outcome")
+    assert lines[FINAL].startswith("NO VALUE ") and "(no value in the new run: no curve)" in lines[FINAL]
+
+
+def test_compare_names_a_logged_skip_and_a_logged_failure(logs_here):
+    started = time.time() - 1
+    base = _frame({(TIME, POINT): 5.56, (FINAL, POINT): 0.2}, started - 3600)
+    head = _frame({(TIME, POINT): math.nan, (FINAL, POINT): math.nan}, started)
+    head.loc[head["benchmark"] == FINAL, "status"] = "failed"
+    skip_log.record("bench_slide.SlideBatchSize", POINT, skip_log.SKIPPED, "needs 64 GiB")
+    skip_log.record(FINAL, POINT, skip_log.FAILED, "KeyError: 'curve'")
+    result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
+                                  missing=directions.declared_missing(),
+                                  worst_missing=directions.declared_worst_missing(),
+                                  logs=skip_log.read(MACHINE, logs_here))
+    assert not result.worse_without_value and result.regressed     # a failure regresses; the skip does not
+    lines = {item.benchmark: item.line() for item in result.lost}
+    assert lines[TIME].startswith("SKIPPED ") and lines[TIME].endswith("(skipped in the new run: needs 64 GiB)")
+    assert lines[FINAL].startswith("FAILED ") and lines[FINAL].endswith(
+        "(failed in the new run: raised KeyError: 'curve')")
