@@ -38,6 +38,10 @@ COMPARISONS = [f"{slow}/{fast}" for fast, slow in SIZES["comparisons"]]
 FAMILIES = [f"{lsh}-K{K}-L{L}" for lsh, K, L in SWEEP["hash_families"]]
 
 
+_NOT_SLIDE = "not a SLIDE run (only SLIDE has hash tables)"
+_NO_CURVE = "a run of the pair recorded no training curve"
+
+
 def _run(sweep, name):
     run = next(r for r in sweep["runs"] if r["name"] == name)
     if "skipped" in run:
@@ -67,25 +71,30 @@ class SlideTimeToAccuracy(_RunTracks):
     track_core_utilization = field("cpu_utilization", unit="fraction of cores busy", direction="context")
     track_lsh_recall = field("final_lsh_recall", optional=True,
                              unit="fraction of the 10 best-scoring wrong labels the tables retrieve (SLIDE runs)",
-                             direction="higher")
+                             direction="higher", missing=f"{_NOT_SLIDE}, or its last evaluation did not probe them")
     track_lsh_recall_over_random = field("lsh_recall_min_ratio", optional=True, direction="higher",
+                                         missing=f"{_NOT_SLIDE}, or no evaluation came after its first table "
+                                                 "rebuild",
                                          unit="x: the smallest recall over a random set's, over the evaluations "
                                               "after the first table rebuild (new hash functions; SLIDE runs)")
     track_lsh_recall_over_random_upper = track(
         lambda self, *_: finite((self.row.get("lsh_recall_min_ratio_ci") or [None, None])[1]), direction="context",
+        missing=f"{_NOT_SLIDE}, or no evaluation came after its first table rebuild",
         unit="x: 95% upper bound of that smallest ratio (the worst evaluation's recall interval, its trials "
              "grouped by label and by point; context: it widens with fewer test points and fewer distinct labels)")
     track_lsh_recall_over_random_after_rehash = field(
         "lsh_recall_min_ratio_after_rehash", optional=True, direction="higher",
+        missing=f"{_NOT_SLIDE}, or no evaluation came after its first table refresh",
         unit="x: the smallest recall over a random set's after the first refresh of either kind (SLIDE runs)")
     # context: faster training elsewhere raises it; SlideTableRefresh.track_seconds judges the tables' time
     track_table_time_fraction = track(
         lambda self, *_: finite(self.row["table_seconds"] / self.row["train_seconds"])
         if self.row.get("table_seconds") is not None and self.row.get("train_seconds") else math.nan,
-        unit="fraction of training time in table refreshes and upkeep (SLIDE runs)", direction="context")
+        unit="fraction of training time in table refreshes and upkeep (SLIDE runs)", direction="context",
+        missing=f"{_NOT_SLIDE}, or its record has no training time")
     track_hidden_cosine = field("final_hidden_cosine", optional=True,
                                 unit="mean cosine between evaluation points' hidden vectors at the end",
-                                direction="context")
+                                direction="context", missing="the run's last evaluation recorded no hidden vectors")
 
 
 class _SpeedupTracks:
@@ -94,7 +103,7 @@ class _SpeedupTracks:
     track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher",
                                        bounded_by=("track_ratio_is_lower_bound", "track_ratio_is_upper_bound"),
                                        missing="no ratio: no target, neither run reached it, or no bound "
-                                               "(the artifact's no_value says which)",
+                                               "(the artifact's no_value says which)", missing_from="no_value",
                                        sides="track_time_to_target of the two runs the comparison names "
                                              "(slower/faster), in this module's per-run class")
     track_ratio_is_lower_bound = track(lambda self, *_: float(self.row["lower_bound"]),
@@ -102,9 +111,11 @@ class _SpeedupTracks:
     track_ratio_is_upper_bound = track(lambda self, *_: float(self.row.get("upper_bound", False)),
                                        unit="1 = the faster run never reached the target (the slower did)",
                                        direction="flag")
-    track_p_at_1_per_iteration_ratio = field("p_at_1_per_iteration_ratio", optional=True, unit="ratio",
-                                             direction="higher")
-    track_throughput_ratio = field("throughput_ratio", optional=True,
+    track_p_at_1_per_iteration_ratio = field(
+        "p_at_1_per_iteration_ratio", optional=True, unit="ratio", direction="higher",
+        missing="no ratio: the faster run's curve ends before the slower run's last iteration, or the slower "
+                "run's final P@1 is within noise of the most-popular label's", missing_from="per_iteration_no_value")
+    track_throughput_ratio = field("throughput_ratio", optional=True, missing=_NO_CURVE,
                                    unit="x (faster run's samples/s over the slower's)", direction="higher",
                                    sides="track_samples_per_second of the two runs the comparison names")
 
@@ -122,7 +133,7 @@ class SlideSpeedup(_SpeedupTracks):
     params, param_names = axes(comparison=COMPARISONS)
     setup_cache = slide.to_accuracy
     setup = row(_comparison)
-    track_final_p_at_1_difference = field("final_p_at_1_difference", optional=True, unit="P@1",
+    track_final_p_at_1_difference = field("final_p_at_1_difference", optional=True, unit="P@1", missing=_NO_CURVE,
                                           direction="context", scale="absolute")
 
 
@@ -177,10 +188,10 @@ class SlideHashFamily(_RunTracks):
     track_active_fraction = field("active_fraction", unit="fraction of output neurons", direction="context")
     track_lsh_recall = field("lsh_recall", optional=True,
                              unit="fraction of the 10 best-scoring wrong labels the tables retrieve",
-                             direction="higher")
+                             direction="higher", missing="the run's last evaluation did not probe its tables")
     track_lsh_random_recall = field("lsh_random_recall", optional=True,
                                     unit="the same for a uniformly random set of the retrieved size",
-                                    direction="context")
+                                    direction="context", missing="the run's last evaluation did not probe its tables")
 
 
 class SlideTableRefresh:

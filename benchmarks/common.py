@@ -97,12 +97,21 @@ def _explaining(method: types.FunctionType, attr: str) -> Callable[..., object]:
                             str(err) if skipped and str(err) else f"{type(err).__name__}: {err}")
             raise
         if not in_setup and skip_log.is_missing(value):
-            skip_log.record(name, point, skip_log.NO_VALUE, getattr(method, "missing", "") or NO_VALUE_REASON)
+            skip_log.record(name, point, skip_log.NO_VALUE, _nan_reason(self, method))
         return value
 
     explained.explains_skips = True
     explained.__signature__ = inspect.signature(method)   # asv check counts the original's arguments
     return explained
+
+
+def _nan_reason(instance: object, method: Callable[..., object]) -> str:
+    """Why ``method`` returned NaN: the row's own words (``missing_from``), else ``missing``."""
+    said = getattr(method, "missing", "") or NO_VALUE_REASON
+    key = getattr(method, "missing_from", "")
+    row_data = getattr(instance, "row", None)
+    own = row_data.get(key) if key and isinstance(row_data, dict) else None
+    return own if isinstance(own, str) and own.strip() else said
 
 
 def _copy(func: types.FunctionType) -> types.FunctionType:
@@ -120,7 +129,8 @@ SCALES = ("relative", "absolute")
 
 def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "",
           scale: str = "relative", bounded_by: tuple[str | None, str | None] | None = None,
-          missing: str = "", worst_missing: bool = False, sides: str = "") -> Callable[..., float]:
+          missing: str = "", worst_missing: bool = False, sides: str = "",
+          missing_from: str = "") -> Callable[..., float]:
     """An asv ``track_*`` method returning ``read(self, data, *params)`` (the number, in ``unit``).
 
     ``direction`` says which way is better: ``"higher"``, ``"lower"`` or ``"nearer_zero"``
@@ -134,7 +144,10 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     ``make compare`` then judges only the changes the bounds prove. ``missing`` says what
     a NaN from ``read`` means (asv stores it as it stores a skip); ``worst_missing`` says that
     NaN is the worst outcome (the run failed at what the number measures), so that a number
-    measured before and NaN now is a regression for ``make compare``. ``sides`` names, for a
+    measured before and NaN now is a regression for ``make compare``. ``missing_from`` names
+    the key of ``self.row`` (:func:`row`) where the run's data say, in words, why this point's
+    NaN (e.g. ``no_value``): :func:`explain_skips` logs those words before ``missing``'s.
+    ``sides`` names, for a
     ratio of two runs, where its two sides are tracked: ``make compare`` says a change of the
     ratio may be either side's (a faster baseline lowers a speed-up). Each call makes a new
     function, so every benchmark carries its own ``unit``, ``direction`` and pinned ``version``;
@@ -169,6 +182,10 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
         method.missing_is_worst = True
     if sides:
         method.sides = sides
+    if missing_from:
+        if not missing:
+            raise ValueError("missing_from= needs missing=: what the NaN means where the row says nothing")
+        method.missing_from = missing_from
     method.__doc__ = doc or None
     method.__wrapped__ = read
     return method
@@ -181,7 +198,7 @@ def finite(value: float | None) -> float:
 
 def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
           scale: str = "relative", missing: str = "", worst_missing: bool = False,
-          sides: str = "") -> Callable[..., float]:
+          sides: str = "", missing_from: str = "") -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
     the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why).
     Its ``pretty_source`` (the code asv records and shows) names ``key``."""
@@ -190,7 +207,7 @@ def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: s
     if optional:
         method = track(lambda self, *_: finite(self.row.get(key)),
                        unit=unit, direction=direction, doc=doc, scale=scale, missing=missing,
-                       worst_missing=worst_missing, sides=sides)
+                       worst_missing=worst_missing, sides=sides, missing_from=missing_from)
         method.pretty_source = f"lambda self, *_: finite(self.row.get({key!r}))"
     else:
         method = track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale,

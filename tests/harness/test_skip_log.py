@@ -99,7 +99,8 @@ class Runs:
     params, param_names = axes(run=["a", "b", "c"], threads=[2])
 
     def setup_cache(self):
-        return {"a": {"x": 1.0}, "b": {"skipped": "needs the moon"}, "c": {"x": None}}
+        return {"a": {"x": 1.0, "z_why": "a's curve ended early"}, "b": {"skipped": "needs the moon"},
+                "c": {"x": None, "z_why": " "}}
 
     def setup(self, data, run, threads):
         if "skipped" in data[run]:
@@ -107,6 +108,7 @@ class Runs:
         self.row = data[run]
 
     track_x = field("x", optional=True, unit="u", direction="higher", missing="c never gets there")
+    track_z = field("z", optional=True, unit="u", direction="higher", missing="no z", missing_from="z_why")
     track_plain = track(lambda self, data, run, threads: math.nan if run == "c" else 1.0, unit="u",
                         direction="higher")
 
@@ -161,6 +163,8 @@ def test_asvs_runner_logs_each_skip_nan_and_failure_with_its_reason(toy_suite, l
     assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_x", 1))         # setup skipped
     assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_x", 2))         # None -> NaN
     assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_plain", 2))
+    assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_z", 0))
+    assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_z", 2))
     assert math.isnan(_run_point(toy_suite, "bench_toy.Runs.track_body", 0))      # skipped in the body
     with pytest.raises(ValueError, match="a bad row"):
         _run_point(toy_suite, "bench_toy.Runs.track_body", 2)
@@ -177,6 +181,9 @@ def test_asvs_runner_logs_each_skip_nan_and_failure_with_its_reason(toy_suite, l
     assert why("bench_toy.Runs.track_x", "run='c', threads=2") == (skip_log.NO_VALUE, "c never gets there")
     from benchmarks.common import NO_VALUE_REASON
     assert why("bench_toy.Runs.track_plain", "run='c', threads=2") == (skip_log.NO_VALUE, NO_VALUE_REASON)
+    # the row's own words where it has them, else what the track says its NaN means
+    assert why("bench_toy.Runs.track_z", "run='a', threads=2") == (skip_log.NO_VALUE, "a's curve ended early")
+    assert why("bench_toy.Runs.track_z", "run='c', threads=2") == (skip_log.NO_VALUE, "no z")
     assert why("bench_toy.Runs.track_body", "run='a', threads=2") == (skip_log.SKIPPED, "no ceiling at this depth")
     assert why("bench_toy.Runs.track_body", "run='c', threads=2") == (skip_log.FAILED, "ValueError: a bad row")
     assert why("bench_toy.Broken.track_never", "") == (skip_log.FAILED, "KeyError: 'gone'")
