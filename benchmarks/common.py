@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from impls.harness import profiles, skip_log
+from impls.harness.experiments import FAILED_MARKER
 
 VERSIONS_FILE = Path(__file__).resolve().parent / "versions.json"
 
@@ -18,6 +19,23 @@ def raise_if_skipped(cached: dict) -> None:
     """In ``setup``: turn a ``setup_cache`` skip marker into asv's skip (NotImplementedError)."""
     if isinstance(cached, dict) and "skipped" in cached:
         raise NotImplementedError(cached["skipped"])
+
+
+class ExperimentFailed(RuntimeError):
+    """The experiment a class's ``setup_cache`` ran raised (``run_and_store``'s failure
+    marker): ``reason`` is its one line; the message adds the traceback, which asv shows with
+    each failed benchmark."""
+
+    def __init__(self, reason: str, trace: str = ""):
+        super().__init__(f"{reason}\n\n{trace}".rstrip() if trace else reason)
+        self.reason = reason
+
+
+def raise_if_failed(cached: object) -> None:
+    """Raise :class:`ExperimentFailed` when ``cached`` (what a ``setup_cache`` returned) is
+    ``run_and_store``'s marker of an experiment that raised."""
+    if isinstance(cached, dict) and FAILED_MARKER in cached:
+        raise ExperimentFailed(str(cached[FAILED_MARKER]), str(cached.get("traceback") or ""))
 
 
 def versions() -> dict[str, str]:
@@ -67,7 +85,9 @@ def explain_skips(namespace: dict) -> None:
     asv's ``SkipNotImplemented`` in a track: the exception's text), fails (any other
     exception: its type and text) or returns NaN or None (the track's ``missing`` text, else
     :data:`NO_VALUE_REASON`). asv keeps none of these reasons; the report's list of points
-    without a value and ``make compare`` read them. ``time_*`` methods are left unwrapped:
+    without a value and ``make compare`` read them. A class whose setup cache returned
+    ``run_and_store``'s failure marker fails in every such method first
+    (:func:`raise_if_failed`), logging the experiment's error. ``time_*`` methods are left unwrapped:
     a wrapper would be part of what they time. Call it once per module, after its last class.
     """
     for cls in namespace.values():
@@ -89,12 +109,15 @@ def _explaining(method: types.FunctionType, attr: str) -> Callable[..., object]:
         values = args[1:] if hasattr(cls, "setup_cache") else args
         point = skip_log.param_label(getattr(cls, "param_names", None) or (), values)
         try:
+            if hasattr(cls, "setup_cache") and args:
+                raise_if_failed(args[0])
             value = method(self, *args)
         except Exception as err:    # noqa: BLE001 - logged, then raised on unchanged
             # asv skips on NotImplementedError in setup, and only on SkipNotImplemented in a benchmark's body
             skipped = isinstance(err, NotImplementedError) and (in_setup or type(err).__name__ == "SkipNotImplemented")
-            skip_log.record(name, point, skip_log.SKIPPED if skipped else skip_log.FAILED,
-                            str(err) if skipped and str(err) else f"{type(err).__name__}: {err}")
+            reason = (str(err) if skipped and str(err) else err.reason if isinstance(err, ExperimentFailed)
+                      else f"{type(err).__name__}: {err}")
+            skip_log.record(name, point, skip_log.SKIPPED if skipped else skip_log.FAILED, reason)
             raise
         if not in_setup and skip_log.is_missing(value):
             skip_log.record(name, point, skip_log.NO_VALUE, _nan_reason(self, method))

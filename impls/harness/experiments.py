@@ -570,12 +570,22 @@ def _grid_guard(entry: Experiment) -> Iterator[None]:
         yield
 
 
+FAILED_MARKER = "experiment_failed"   # run_and_store's key for an experiment that raised
+
+
 def run_and_store(name: str, device: str = "cpu") -> dict:
     """For an asv ``setup_cache``: run ``name`` with the current profile and store its artifact.
 
-    Returns the data, or ``{"skipped": reason}`` when this machine lacks what it needs
-    (the benchmark's ``setup`` turns that into asv's skip).
+    Returns the data; ``{"skipped": reason}`` when this machine lacks what it needs (the
+    benchmark's ``setup`` turns that into asv's skip); or, when the run or the artifact's
+    save raised, ``{FAILED_MARKER: "<type>: <message> (in experiment <name>)", "traceback":
+    ...}``, which ``benchmarks.common`` turns into a failure of every benchmark reading it,
+    with that line as its logged reason (asv keeps no reason for a failed setup cache). The
+    traceback is printed on stderr too. SIGINT and SIGTERM (``Interrupted``, not an
+    ``Exception``) still stop the run.
     """
+    import traceback
+
     from impls.harness import grid
     from impls.harness.artifacts import save_artifact
 
@@ -583,10 +593,15 @@ def run_and_store(name: str, device: str = "cpu") -> dict:
     before = len(grid.runs())
     try:
         data = run(name, device=device)  # checks the capabilities before any work
+        save_artifact(entry.artifact_for(device), data, experiment=name, synthetic=entry.synthetic,
+                      grid=grid.runs()[before:])
     except NotImplementedError as err:
         return {"skipped": str(err)}
-    save_artifact(entry.artifact_for(device), data, experiment=name, synthetic=entry.synthetic,
-                  grid=grid.runs()[before:])
+    except Exception as err:    # noqa: BLE001 - every benchmark of the run fails, saying this
+        trace = traceback.format_exc()
+        print(trace, file=sys.stderr, flush=True)
+        line = " ".join(f"{type(err).__name__}: {err}".split())
+        return {FAILED_MARKER: f"{line} (in experiment {name})", "traceback": trace}
     return data
 
 

@@ -285,3 +285,90 @@ def test_compare_names_a_logged_skip_and_a_logged_failure(logs_here):
     assert lines[TIME].startswith("SKIPPED ") and lines[TIME].endswith("(skipped in the new run: needs 64 GiB)")
     assert lines[FINAL].startswith("FAILED ") and lines[FINAL].endswith(
         "(failed in the new run: raised KeyError: 'curve')")
+
+
+# ------------------------------------------------------------------ an experiment that raised
+
+
+def broken_run(sizes, *, device, progress):
+    raise OSError(28, "No space left on device")
+
+
+def interrupted_run(sizes, *, device, progress):
+    from impls.harness.interrupts import Interrupted
+    raise Interrupted(15)
+
+
+@pytest.fixture()
+def broken_experiments(monkeypatch):
+    from impls.harness import experiments, profiles
+
+    monkeypatch.setitem(experiments._SCHEMAS, "test_broken", {"n": int})
+    monkeypatch.setattr(profiles, "sizes", lambda table, profile=None: {"n": 3})
+    for name, run in (("test.broken", "broken_run"), ("test.interrupted", "interrupted_run")):
+        monkeypatch.setitem(experiments._EXPERIMENTS, name, experiments.Experiment(
+            name, "test_broken", name.replace(".", "_"), f"{__name__}:{run}", "", ""))
+    return experiments
+
+
+def test_an_experiment_that_raises_gives_its_benchmarks_a_failure_marker(broken_experiments, capsys):
+    marker = broken_experiments.run_and_store("test.broken")
+    assert marker[broken_experiments.FAILED_MARKER] == (
+        "OSError: [Errno 28] No space left on device (in experiment test.broken)")
+    assert "Traceback" in marker["traceback"] and "broken_run" in capsys.readouterr().err
+    from impls.harness.interrupts import Interrupted
+    with pytest.raises(Interrupted):       # a signal still stops the run: no marker swallows it
+        broken_experiments.run_and_store("test.interrupted")
+
+
+FAILED_TOY = '''
+from benchmarks.common import explain_skips, field, pin_versions, track
+from impls.harness.experiments import run_and_store
+
+
+def broken(_benchmark=None):
+    return run_and_store("test.broken")
+
+
+class WithSetup:
+    setup_cache = broken
+
+    def setup(self, data):
+        self.row = data
+
+    track_a = field("a", unit="u", direction="higher")
+
+
+class TracksOnly:
+    setup_cache = broken
+    track_b = track(lambda self, data: data["b"], unit="u", direction="higher")
+
+
+explain_skips(globals())
+pin_versions(globals())
+'''
+
+
+def test_every_benchmark_of_a_failed_experiment_fails_saying_why(tmp_path, logs_here, broken_experiments):
+    suite = tmp_path / "failbench"
+    suite.mkdir()
+    (suite / "__init__.py").write_text("")
+    (suite / "bench_fail.py").write_text(FAILED_TOY)
+    from benchmarks.common import ExperimentFailed
+    started = time.time()
+    try:
+        for name in ("bench_fail.WithSetup.track_a", "bench_fail.TracksOnly.track_b"):
+            with pytest.raises(ExperimentFailed, match="No space left") as raised:
+                _run_point(suite, name, None)
+            assert "Traceback" in str(raised.value)          # asv prints it with the failed benchmark
+    finally:
+        for module in [m for m in sys.modules if m == "failbench" or m.startswith("failbench.")]:
+            del sys.modules[module]
+    logs = skip_log.read(MACHINE, logs_here)
+    for name in ("bench_fail.WithSetup.track_a", "bench_fail.TracksOnly.track_b"):
+        entry = skip_log.why(logs, name, "", COMMIT, started)
+        assert (entry.outcome, entry.reason) == (
+            skip_log.FAILED, "OSError: [Errno 28] No space left on device (in experiment test.broken)")
+    points = _points([("bench_fail.TracksOnly.track_b", "", "failed")], started)
+    (listed,) = skipped_points(points, {}, MachineState("m", None, "", {}), logs)
+    assert listed.reason == "raised OSError: [Errno 28] No space left on device (in experiment test.broken)"
