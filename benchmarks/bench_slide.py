@@ -28,7 +28,7 @@ import math
 from impls.harness import profiles
 from impls.slide.experiments import sweeps as experiments
 
-from .common import axes, explain_skips, field, finite, pin_versions, row, track
+from .common import axes, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import slide
 
 SIZES = profiles.sizes("slide_train")
@@ -102,8 +102,9 @@ class _SpeedupTracks:
 
     track_time_to_target_ratio = track(lambda self, *_: finite(self.row["value"]), unit="x", direction="higher",
                                        bounded_by=("track_ratio_is_lower_bound", "track_ratio_is_upper_bound"),
-                                       missing="no ratio: no target, neither run reached it, or no bound "
-                                               "(the artifact's no_value says which)", missing_from="no_value",
+                                       missing="no ratio: no target, neither run reached it, no bound (the "
+                                               "artifact's no_value says which), or a run of the pair recorded no "
+                                               "training curve", missing_from="no_value",
                                        sides="track_time_to_target of the two runs the comparison names "
                                              "(slower/faster), in this module's per-run class")
     track_ratio_is_lower_bound = track(lambda self, *_: float(self.row["lower_bound"]),
@@ -113,8 +114,9 @@ class _SpeedupTracks:
                                        direction="flag")
     track_p_at_1_per_iteration_ratio = field(
         "p_at_1_per_iteration_ratio", optional=True, unit="ratio", direction="higher",
-        missing="no ratio: the faster run's curve ends before the slower run's last iteration, or the slower "
-                "run's final P@1 is within noise of the most-popular label's", missing_from="per_iteration_no_value")
+        missing="no ratio: a run of the pair recorded no training curve, the faster run's curve ends before the "
+                "slower run's last iteration, or the slower run's final P@1 is within noise of the most-popular "
+                "label's", missing_from="per_iteration_no_value")
     track_throughput_ratio = field("throughput_ratio", optional=True, missing=_NO_CURVE,
                                    unit="x (faster run's samples/s over the slower's)", direction="higher",
                                    sides="track_samples_per_second of the two runs the comparison names")
@@ -145,6 +147,7 @@ class SlideTraining(_RunTracks):
     setup_cache = slide.to_accuracy
 
     def setup(self, sweep, threads, padding):
+        raise_if_skipped(sweep)
         runs = [r for r in sweep["runs"] if r["method"] == "slide" and "skipped" not in r
                 and (r["threads"], r.get("padding", "sample")) == (threads, padding)]
         if not runs:

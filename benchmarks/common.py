@@ -9,8 +9,16 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from impls.harness import profiles, skip_log
-from impls.harness.experiments import FAILED_MARKER
+from impls.harness import profiles
+
+# asv measures an older commit with this checkout's benchmarks/ and that commit's impls, which
+# may have no skip log: the classes then log nothing, and the commit is measured as before
+try:
+    from impls.harness import skip_log
+except ImportError:
+    skip_log = None
+# impls.harness.experiments.FAILED_MARKER spelled out: an older commit's impls may not define it
+FAILED_MARKER = "experiment_failed"
 
 VERSIONS_FILE = Path(__file__).resolve().parent / "versions.json"
 
@@ -90,6 +98,8 @@ def explain_skips(namespace: dict) -> None:
     (:func:`raise_if_failed`), logging the experiment's error. ``time_*`` methods are left unwrapped:
     a wrapper would be part of what they time. Call it once per module, after its last class.
     """
+    if skip_log is None:    # an older commit's impls, without the log
+        return
     for cls in namespace.values():
         if not inspect.isclass(cls) or cls.__module__ != namespace["__name__"]:
             continue

@@ -65,7 +65,7 @@ def record(benchmark: str, params: str, outcome: str, reason: str) -> Path | Non
     could not be written (the line is lost; the benchmark goes on)."""
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
-    text = " ".join(str(reason).split())[:MAX_REASON]
+    text = readable(" ".join(str(reason).split())[:MAX_REASON])
     line = json.dumps({"benchmark": benchmark, "params": params, "outcome": outcome, "reason": text,
                        "at": round(time.time(), 3)}) + "\n"
     try:
@@ -101,23 +101,48 @@ def _entry(line: str) -> Entry | None:
                       float(raw["at"]))
     except (ValueError, KeyError, TypeError):
         return None
-    return entry if entry.outcome in OUTCOMES and math.isfinite(entry.at) else None
+    if entry.outcome not in OUTCOMES or not math.isfinite(entry.at):
+        return None
+    return dataclasses.replace(entry, reason=readable(entry.reason))
+
+
+def readable(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (a lone surrogate from undecodable bytes in an
+    exception's message) as backslash escapes, so that a page or a terminal can print it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def why(logs: Mapping[str, list[Entry]], benchmark: str, params: str, commit: str,
-        started_at: float | None) -> Entry | None:
+        started_at: float | None, ended_at: float | None = None, asv_failed: bool | None = None) -> Entry | None:
     """The newest entry explaining point ``params`` of asv benchmark ``benchmark``
-    (``module.Class.method``) in the run of ``commit`` that began at ``started_at`` (seconds
-    since the epoch; None: any run of the commit): the method's own entry, else its class's
-    (a ``setup`` skip). None when that run wrote none."""
+    (``module.Class.method``) in the run of ``commit`` that ran it from ``started_at`` to
+    ``ended_at`` (seconds since the epoch; asv's ``started_at`` and that plus its
+    ``duration``; None: unbounded on that side): the method's own entry, else its class's
+    (a ``setup`` skip). With ``asv_failed`` (asv stored the point as a failure, or else as
+    NaN), only an entry that can explain that (:func:`fits`). None when that run wrote none."""
     klass = benchmark.rsplit(".", 1)[0]
-    since = -math.inf if started_at is None or not math.isfinite(started_at) else started_at - _SLACK_S
+    since = started_at - _SLACK_S if started_at is not None and math.isfinite(started_at) else -math.inf
+    until = ended_at + _SLACK_S if ended_at is not None and math.isfinite(ended_at) else math.inf
     best = None
     for entry in logs.get(commit, ()):
-        if entry.params == params and entry.at >= since and entry.benchmark in (benchmark, klass):
-            if best is None or (entry.benchmark == benchmark, entry.at) >= (best.benchmark == benchmark, best.at):
-                best = entry
+        if (entry.params != params or entry.benchmark not in (benchmark, klass) or not since <= entry.at <= until
+                or (asv_failed is not None and not fits(entry, asv_failed))):
+            continue
+        if best is None or (entry.benchmark == benchmark, entry.at) >= (best.benchmark == benchmark, best.at):
+            best = entry
     return best
+
+
+def run_window(started_at: object, duration: object) -> tuple[float | None, float | None]:
+    """When asv ran a benchmark, from its result's ``started_at`` (a datetime; None or NaT:
+    unknown) and ``duration`` (seconds, all its points): (start, end) in seconds since the
+    epoch, each None where unknown; what :func:`why` bounds a run's entries with."""
+    try:
+        start = float(started_at.timestamp())
+    except (AttributeError, TypeError, ValueError):   # None, NaT
+        return None, None
+    ok = isinstance(duration, (int, float)) and not isinstance(duration, bool) and math.isfinite(duration)
+    return start, start + float(duration) if ok else None
 
 
 def fits(entry: Entry, asv_failed: bool) -> bool:

@@ -372,3 +372,89 @@ def test_every_benchmark_of_a_failed_experiment_fails_saying_why(tmp_path, logs_
     points = _points([("bench_fail.TracksOnly.track_b", "", "failed")], started)
     (listed,) = skipped_points(points, {}, MachineState("m", None, "", {}), logs)
     assert listed.reason == "raised OSError: [Errno 28] No space left on device (in experiment test.broken)"
+
+
+# ------------------------------------------------------------------ review fixes
+
+
+def test_benchmarks_still_import_against_an_older_impls_without_the_log(monkeypatch):
+    """asv measures an older commit with this checkout's benchmarks/ and that commit's impls."""
+    import importlib.util
+
+    import impls.harness
+    from impls.harness import experiments
+
+    monkeypatch.setitem(sys.modules, "impls.harness.skip_log", None)    # import fails, as without the file
+    monkeypatch.delattr(impls.harness, "skip_log", raising=False)
+    spec = importlib.util.spec_from_file_location("common_on_old_impls", experiments.__file__.replace(
+        "impls/harness/experiments.py", "benchmarks/common.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.skip_log is None
+
+    class Toy:
+        def setup(self):
+            raise NotImplementedError("x")
+
+    original = Toy.setup
+    module.explain_skips({"__name__": Toy.__module__, "Toy": Toy})
+    assert Toy.setup is original       # nothing wrapped, nothing logged
+    assert module.FAILED_MARKER == experiments.FAILED_MARKER
+
+
+def test_a_later_runs_lines_do_not_explain_an_earlier_runs_points(logs_here):
+    skip_log.record("bench_x.A.track_y", "", skip_log.NO_VALUE, "written by a later run")
+    logs = skip_log.read(MACHINE, logs_here)
+    now = time.time()
+    assert skip_log.why(logs, "bench_x.A.track_y", "", COMMIT, now - 3600, now - 3590) is None
+    assert skip_log.why(logs, "bench_x.A.track_y", "", COMMIT, now - 3600, None) is not None   # no end known
+    points = _points([("bench_x.A.track_y", "", "skipped")], now - 3600)
+    points["duration"] = 10.0
+    assert skipped_points(points, {}, MachineState("m", None, "", {}), logs)[0].reason == UNKNOWN_SKIP
+    assert skip_log.run_window(pd.NaT, 3.0) == (None, None)
+    assert skip_log.run_window(pd.Timestamp(100, unit="s", tz="UTC"), math.nan) == (100.0, None)
+
+
+def test_an_entry_that_cannot_explain_how_asv_stored_the_point_is_passed_over(logs_here):
+    skip_log.record("bench_x.A", "", skip_log.SKIPPED, "a skip in setup")
+    skip_log.record("bench_x.A.track_y", "", skip_log.FAILED, "ValueError: later")
+    logs = skip_log.read(MACHINE, logs_here)
+    assert skip_log.why(logs, "bench_x.A.track_y", "", COMMIT, None, asv_failed=False).reason == "a skip in setup"
+    assert skip_log.why(logs, "bench_x.A.track_y", "", COMMIT, None, asv_failed=True).reason == "ValueError: later"
+
+
+def test_compare_keeps_failed_for_a_none_that_asv_stored_as_a_failure(logs_here):
+    started = time.time() - 1
+    base = _frame({(FINAL, POINT): 0.2}, started - 3600)
+    head = _frame({(FINAL, POINT): math.nan}, started)
+    head["status"] = "failed"
+    skip_log.record(FINAL, POINT, skip_log.NO_VALUE, "the row holds null")
+    result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
+                                  logs=skip_log.read(MACHINE, logs_here))
+    (line,) = [item.line() for item in result.lost]
+    assert result.regressed and line.startswith("FAILED ")                   # old: "NO VALUE", yet exit 1
+    assert line.endswith("(failed in the new run: no value: the row holds null)")
+
+
+def test_undecodable_text_in_a_reason_is_escaped_not_fatal(logs_here):
+    skip_log.record("bench_x.A", "", skip_log.FAILED, "OSError: bad name 'caf\udce9'")
+    (entry,) = skip_log.read(MACHINE, logs_here)[COMMIT]
+    assert entry.reason == "OSError: bad name 'caf\\udce9'"
+    entry.reason.encode("utf-8")            # printable on a page and a terminal
+    path = logs_here / MACHINE / COMMIT / "skips.jsonl"
+    path.write_text(json.dumps({"benchmark": "b.A", "params": "", "outcome": "skipped", "reason": "x\udcff",
+                                "at": 1.0}) + "\n")      # json.dumps escapes it; json.loads gives it back raw
+    (entry,) = skip_log.read(MACHINE, logs_here)[COMMIT]
+    assert entry.reason == "x\\udcff"
+
+
+def test_a_backslash_before_a_pipe_does_not_end_a_markdown_cell():
+    from impls.harness.report.markdown_page import cell
+    assert cell("a | b") == "a \\| b"
+    assert cell("C:\\| x") == "C:&#92;\\| x"
+
+
+def test_slide_training_points_skip_when_the_sweep_was_skipped():
+    from benchmarks.bench_slide import SlideTraining
+    with pytest.raises(NotImplementedError, match="needs the moon"):
+        SlideTraining().setup({"skipped": "needs the moon"}, 2, "batch")

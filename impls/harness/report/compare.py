@@ -178,10 +178,12 @@ class Lost:
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         worst = "; the worst outcome, so a regression" if self.worst else ""
-        if self.logged is not None:   # the new run said which it was, and why
-            why = {skip_log.SKIPPED: f"skipped in the new run: {self.logged.reason}",
-                   skip_log.NO_VALUE: f"no value in the new run: {self.logged.reason}{worst}",
-                   skip_log.FAILED: f"failed in the new run: raised {self.logged.reason}"}[self.logged.outcome]
+        if self.logged is not None and self.kind == FAILED:   # an exception, or a None: asv stores both as failed
+            why = ("failed in the new run: " + ("raised " if self.logged.outcome == skip_log.FAILED else "no value: ")
+                   + self.logged.reason)
+        elif self.logged is not None:   # a skip or a NaN, which asv stores alike: the run said which, and why
+            why = (f"skipped in the new run: {self.logged.reason}" if self.logged.outcome == skip_log.SKIPPED
+                   else f"no value in the new run: {self.logged.reason}{worst}")
         else:
             skipped = (f"no value in the new run: {self.missing}" + (f"{worst} (or skipped there)" if self.worst
                                                                      else "; or skipped there")
@@ -189,7 +191,7 @@ class Lost:
             why = {FAILED: "failed in the new run", SKIPPED: skipped,
                    GONE: "not in the new run (removed, renamed or not run)"}[self.kind]
         no_value = (self.logged.outcome == skip_log.NO_VALUE if self.logged is not None
-                    else self.kind == SKIPPED and bool(self.missing))
+                    else bool(self.missing)) and self.kind == SKIPPED
         label = REGRESSION if self.worst else "NO VALUE" if no_value else self.kind
         return f"{label} {self.benchmark} {params} {_MARKS[self.old_bound]}{self.old:.6g} -> ({why})"
 
@@ -380,12 +382,18 @@ def _units(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def _logged(logs: Mapping[str, list[skip_log.Entry]] | None, head: pd.DataFrame, key: tuple[str, str],
-            started: object) -> skip_log.Entry | None:
-    """What the run ``head`` logged for point ``key`` (benchmark, param_label), if anything."""
+            failed: bool) -> skip_log.Entry | None:
+    """What the run ``head`` logged for point ``key`` (benchmark, param_label) that fits how
+    asv stored it (``failed``, else NaN), if anything: an entry written while asv ran it."""
     if not logs or head.empty:
         return None
-    seconds = started.timestamp() if isinstance(started, pd.Timestamp) and pd.notna(started) else None
-    return skip_log.why(logs, key[0], key[1], str(head["commit"].iloc[0]), seconds)
+    rows = head[(head["benchmark"] == key[0]) & (head["param_label"] == key[1])]
+    if rows.empty:
+        return None
+    row = next(rows.itertuples(index=False))
+    return skip_log.why(logs, key[0], key[1], str(row.commit),
+                         *skip_log.run_window(getattr(row, "started_at", None), getattr(row, "duration", None)),
+                       asv_failed=failed)
 
 
 def _started(frame: pd.DataFrame) -> dict[tuple[str, str], object]:
@@ -488,9 +496,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if status != STATUS_OK:
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
             meaning = (missing or {}).get(benchmark, "")
-            logged = _logged(logs, head, key, new_started.get(key)) if kind != GONE else None
-            if logged is not None and not skip_log.fits(logged, kind == FAILED):
-                logged = None   # asv saw a failure the log does not explain (a timeout), or the reverse
+            logged = _logged(logs, head, key, kind == FAILED) if kind != GONE else None
             track_nan = (logged.outcome == skip_log.NO_VALUE if logged is not None
                          else (class_of(benchmark), params) in measured_sets)
             worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan

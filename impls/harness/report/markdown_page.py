@@ -16,8 +16,9 @@ def plain(text: str) -> str:
 
 
 def cell(text: str) -> str:
-    """Return ``text`` safe inside a markdown table cell (:func:`plain`, pipes escaped, one line)."""
-    return plain(text).replace("|", "\\|").replace("\n", " ")
+    """Return ``text`` safe inside a markdown table cell (:func:`plain`, pipes escaped, one line;
+    a backslash before a pipe as an entity, so that it does not unescape the pipe's escape)."""
+    return plain(text).replace("\\|", "&#92;|").replace("|", "\\|").replace("\n", " ")
 
 
 def quote(text: str) -> str:

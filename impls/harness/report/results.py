@@ -29,7 +29,7 @@ NOT_RESULT_FILES = frozenset({"machine.json", "benchmarks.json"})
 HISTORY = "history"  # read_results' column: the commit's place in git's history (history_order)
 BASE_COLUMNS = [
     "machine", "commit", "date", "env_name", "benchmark", "type", "unit",
-    "params", "param_label", "value", "status", "started_at", "version",
+    "params", "param_label", "value", "status", "started_at", "version", "duration",
 ]
 
 RUN = ["benchmark", "commit", "env_name"]   # the columns that name one benchmark's run(s) of a commit
@@ -156,6 +156,11 @@ def _timestamp(ms: Any) -> pd.Timestamp:
     return pd.NaT if ms is None else pd.Timestamp(int(ms), unit="ms", tz="UTC")
 
 
+def _seconds(raw: Any) -> float:
+    """asv's ``duration`` of a benchmark (seconds, all its points), NaN where it records none."""
+    return float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else math.nan
+
+
 def _status_and_value(raw: Any) -> tuple[str, float]:
     if raw is None:
         return STATUS_FAILED, math.nan
@@ -229,7 +234,7 @@ def _rows_of_file(path: Path, machine: str,
                          "params": {n: parse_param(v) for n, v in zip(names, combo)},
                          "param_label": ", ".join(f"{n}={v}" for n, v in zip(names, combo)),
                          "value": value, "status": status, "started_at": _timestamp(entry.get("started_at")),
-                         "version": str(entry.get("version") or "")})
+                         "version": str(entry.get("version") or ""), "duration": _seconds(entry.get("duration"))})
     return rows
 
 

@@ -72,12 +72,10 @@ def experiment_requirements(name: str) -> tuple[str, ...]:
         return ()
 
 
-def logged_reason(entry: skip_log.Entry | None, status: str) -> str | None:
-    """The reason a point with ``status`` (skipped or failed) has no value, in the words its
-    benchmark logged (``entry``), or None where it logged none that fits the status (asv
-    stores a skip and a NaN as NaN, an exception and a None as a failure)."""
-    if entry is None or not skip_log.fits(entry, status == STATUS_FAILED):
-        return None   # e.g. a failure the log does not explain (a timeout, a crash)
+def logged_reason(entry: skip_log.Entry | None) -> str | None:
+    """The reason a point has no value, in the words its benchmark logged (``entry``)."""
+    if entry is None:
+        return None
     return {skip_log.SKIPPED: "", skip_log.NO_VALUE: "no value: ", skip_log.FAILED: "raised "}[entry.outcome] \
         + entry.reason
 
@@ -85,11 +83,12 @@ def logged_reason(entry: skip_log.Entry | None, status: str) -> str | None:
 def point_reason(row, info: Mapping[str, BenchmarkInfo], state: MachineState,
                  logs: Mapping[str, list[skip_log.Entry]]) -> str:
     """Why ``row`` (a point of :func:`results.latest_points`, skipped or failed) has no value:
-    the reason its run logged, else :func:`skip_reason`'s."""
-    at = getattr(row, "started_at", None)
-    started = at.timestamp() if isinstance(at, pd.Timestamp) and pd.notna(at) else None
-    entry = skip_log.why(logs, row.benchmark, row.param_label, str(row.commit), started)
-    return logged_reason(entry, row.status) or skip_reason(info.get(row.benchmark), row.status, state)
+    the reason its run logged (asv stores a skip and a NaN alike, an exception and a None
+    alike: the entry must fit which it stored), else :func:`skip_reason`'s."""
+    entry = skip_log.why(logs, row.benchmark, row.param_label, str(row.commit),
+                         *skip_log.run_window(getattr(row, "started_at", None), getattr(row, "duration", None)),
+                         asv_failed=row.status == STATUS_FAILED)
+    return logged_reason(entry) or skip_reason(info.get(row.benchmark), row.status, state)
 
 
 def skipped_points(points: pd.DataFrame, info: Mapping[str, BenchmarkInfo],
