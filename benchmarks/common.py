@@ -179,7 +179,8 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     NaN is the worst outcome (the run failed at what the number measures), so that a number
     measured before and NaN now is a regression for ``make compare``. ``missing_from`` names
     the key of ``self.row`` (:func:`row`) where the run's data say, in words, why this point's
-    NaN (e.g. ``no_value``): :func:`explain_skips` logs those words before ``missing``'s.
+    NaN (e.g. ``no_value``): :func:`explain_skips` logs those words, where there are any,
+    in place of ``missing``'s.
     ``sides`` names, for a
     ratio of two runs, where its two sides are tracked: ``make compare`` says a change of the
     ratio may be either side's (a faster baseline lowers a speed-up). Each call makes a new
