@@ -13,8 +13,8 @@ seconds since the epoch.
 
 A line is an explanation, never a measurement: writing one never fails a benchmark (an
 unwritable folder loses the line), and a reader takes a line only for the run that wrote
-it (written at or after that run's asv ``started_at``), so a reason left by an earlier run
-of the same commit is never shown for a later one.
+it (written while asv ran the benchmark: from its ``started_at`` to that plus its
+``duration``), so a reason left by another run of the same commit is never shown for it.
 """
 from __future__ import annotations
 

@@ -381,19 +381,14 @@ def _units(frame: pd.DataFrame) -> dict[str, str]:
     return {b: str(u or "") for b, u in zip(frame["benchmark"], frame["unit"])}
 
 
-def _logged(logs: Mapping[str, list[skip_log.Entry]] | None, head: pd.DataFrame, key: tuple[str, str],
-            failed: bool) -> skip_log.Entry | None:
-    """What the run ``head`` logged for point ``key`` (benchmark, param_label) that fits how
-    asv stored it (``failed``, else NaN), if anything: an entry written while asv ran it."""
-    if not logs or head.empty:
-        return None
-    rows = head[(head["benchmark"] == key[0]) & (head["param_label"] == key[1])]
-    if rows.empty:
-        return None
-    row = next(rows.itertuples(index=False))
-    return skip_log.why(logs, key[0], key[1], str(row.commit),
-                         *skip_log.run_window(getattr(row, "started_at", None), getattr(row, "duration", None)),
-                       asv_failed=failed)
+def _runs_of(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float | None, float | None]]:
+    """``{(benchmark, param_label): (commit, start, end)}``: when asv ran each point of the
+    run ``frame`` (:func:`skip_log.run_window`), to find what it logged."""
+    started = frame["started_at"] if "started_at" in frame else [None] * len(frame)
+    durations = frame["duration"] if "duration" in frame else [None] * len(frame)
+    commits = frame["commit"] if "commit" in frame else [""] * len(frame)
+    return {(b, p): (str(c), *skip_log.run_window(s, d)) for b, p, c, s, d
+            in zip(frame["benchmark"], frame["param_label"], commits, started, durations)}
 
 
 def _started(frame: pd.DataFrame) -> dict[tuple[str, str], object]:
@@ -486,6 +481,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     # track's own (asv stores a skip, which leaves every track of the point NaN, alike)
     measured_sets = {(class_of(b), p) for (b, p), (status, _, _) in new.items() if status == STATUS_OK}
     old_started, new_started = _started(base), _started(head)
+    ran_at = _runs_of(head) if logs else {}
     units = _units(head)
     changes, lost = [], []
     for key in sorted(k for k, (status, _, _) in old.items() if status == STATUS_OK):
@@ -496,7 +492,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if status != STATUS_OK:
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
             meaning = (missing or {}).get(benchmark, "")
-            logged = _logged(logs, head, key, kind == FAILED) if kind != GONE else None
+            ran = ran_at.get(key) if logs and kind != GONE else None
+            logged = skip_log.why(logs, benchmark, params, *ran, asv_failed=kind == FAILED) if ran else None
             track_nan = (logged.outcome == skip_log.NO_VALUE if logged is not None
                          else (class_of(benchmark), params) in measured_sets)
             worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan
