@@ -584,8 +584,6 @@ def run_and_store(name: str, device: str = "cpu") -> dict:
     traceback is printed on stderr too. SIGINT and SIGTERM (``Interrupted``, not an
     ``Exception``) still stop the run.
     """
-    import traceback
-
     from impls.harness import grid
     from impls.harness.artifacts import save_artifact
 
@@ -593,16 +591,27 @@ def run_and_store(name: str, device: str = "cpu") -> dict:
     before = len(grid.runs())
     try:
         data = run(name, device=device)  # checks the capabilities before any work
-        save_artifact(entry.artifact_for(device), data, experiment=name, synthetic=entry.synthetic,
-                      grid=grid.runs()[before:])
     except NotImplementedError as err:
         return {"skipped": str(err)}
     except Exception as err:    # noqa: BLE001 - every benchmark of the run fails, saying this
-        trace = traceback.format_exc()
-        print(trace, file=sys.stderr, flush=True)
-        line = " ".join(f"{type(err).__name__}: {err}".split())
-        return {FAILED_MARKER: f"{line} (in experiment {name})", "traceback": trace}
+        return _failure_marker(name, err)
+    try:
+        save_artifact(entry.artifact_for(device), data, experiment=name, synthetic=entry.synthetic,
+                      grid=grid.runs()[before:])
+    except Exception as err:    # noqa: BLE001 - a save that fails (a full disk) is no skip either
+        return _failure_marker(name, err)
     return data
+
+
+def _failure_marker(name: str, err: Exception) -> dict:
+    """:func:`run_and_store`'s marker of experiment ``name`` that raised ``err`` (in an
+    ``except``: the traceback is the current one, printed on stderr too)."""
+    import traceback
+
+    trace = traceback.format_exc()
+    print(trace, file=sys.stderr, flush=True)
+    line = " ".join(f"{type(err).__name__}: {err}".split())
+    return {FAILED_MARKER: f"{line} (in experiment {name})", "traceback": trace}
 
 
 def printer(name: str) -> Callable[[dict], None] | None:

@@ -136,13 +136,29 @@ def why(logs: Mapping[str, list[Entry]], benchmark: str, params: str, commit: st
 def run_window(started_at: object, duration: object) -> tuple[float | None, float | None]:
     """When asv ran a benchmark, from its result's ``started_at`` (a datetime; None or NaT:
     unknown) and ``duration`` (seconds, all its points): (start, end) in seconds since the
-    epoch, each None where unknown; what :func:`why` bounds a run's entries with."""
+    epoch, (None, None) when the start is unknown. A start without a duration gives end =
+    start: asv leaves the duration out only where it ran none of the benchmark's methods (its
+    setup cache failed or timed out), so that run wrote no line to find."""
     try:
         start = float(started_at.timestamp())
     except (AttributeError, TypeError, ValueError):   # None, NaT
         return None, None
     ok = isinstance(duration, (int, float)) and not isinstance(duration, bool) and math.isfinite(duration)
-    return start, start + float(duration) if ok else None
+    return start, start + float(duration) if ok else start
+
+
+def for_point(logs: Mapping[str, list[Entry]], benchmark: str, params: str, commit: str,
+              started_at: object, duration: object, asv_failed: bool) -> Entry | None:
+    """What the run of ``commit`` logged for one point of an asv result (its benchmark's
+    ``started_at`` and ``duration``, :func:`run_window`) that fits how asv stored it
+    (``asv_failed``: null, else NaN); None where it logged nothing that does."""
+    return why(logs, benchmark, params, commit, *run_window(started_at, duration), asv_failed=asv_failed)
+
+
+def describe(entry: Entry) -> str:
+    """An entry's reason as one phrase: a skip's text as it is, ``no value: ...`` for a NaN or
+    None, ``raised ...`` for an exception."""
+    return {SKIPPED: "", NO_VALUE: "no value: ", FAILED: "raised "}[entry.outcome] + entry.reason
 
 
 def fits(entry: Entry, asv_failed: bool) -> bool:

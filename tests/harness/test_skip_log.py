@@ -311,6 +311,25 @@ def broken_experiments(monkeypatch):
     return experiments
 
 
+def test_a_failed_save_is_a_failure_not_a_skip(broken_experiments, monkeypatch):
+    from impls.harness import artifacts
+
+    def refuse(*args, **kwargs):
+        raise NotImplementedError("a store that cannot save")     # must not read as the machine's lack
+
+    monkeypatch.setattr(artifacts, "save_artifact", refuse)
+    monkeypatch.setitem(broken_experiments._EXPERIMENTS, "test.fine", broken_experiments.Experiment(
+        "test.fine", "test_broken", "test_fine", f"{__name__}:fine_run", "", ""))
+    marker = broken_experiments.run_and_store("test.fine")
+    assert "skipped" not in marker
+    assert marker[broken_experiments.FAILED_MARKER] == (
+        "NotImplementedError: a store that cannot save (in experiment test.fine)")
+
+
+def fine_run(sizes, *, device, progress):
+    return {"n": sizes["n"]}
+
+
 def test_an_experiment_that_raises_gives_its_benchmarks_a_failure_marker(broken_experiments, capsys):
     marker = broken_experiments.run_and_store("test.broken")
     assert marker[broken_experiments.FAILED_MARKER] == (
@@ -412,7 +431,10 @@ def test_a_later_runs_lines_do_not_explain_an_earlier_runs_points(logs_here):
     points["duration"] = 10.0
     assert skipped_points(points, {}, MachineState("m", None, "", {}), logs)[0].reason == UNKNOWN_SKIP
     assert skip_log.run_window(pd.NaT, 3.0) == (None, None)
-    assert skip_log.run_window(pd.Timestamp(100, unit="s", tz="UTC"), math.nan) == (100.0, None)
+    # a result with a start and no duration: asv ran none of its methods (a failed setup cache)
+    assert skip_log.run_window(pd.Timestamp(100, unit="s", tz="UTC"), math.nan) == (100.0, 100.0)
+    points = _points([("bench_x.A.track_y", "", "skipped")], now - 3600)      # no duration column
+    assert skipped_points(points, {}, MachineState("m", None, "", {}), logs)[0].reason == UNKNOWN_SKIP
 
 
 def test_an_entry_that_cannot_explain_how_asv_stored_the_point_is_passed_over(logs_here):

@@ -532,3 +532,23 @@ def test_accuracy_per_iteration_is_not_a_ratio_over_a_slow_run_that_never_left_t
     assert s["p_at_1_per_iteration_ratio"] is None and "does not beat" in s["per_iteration_no_value"]
     slow["final_p_at_1"] = slow["curve"][-1]["p_at_1"] = 0.09                  # well above: a ratio
     assert targets.speedup(fast, slow)["p_at_1_per_iteration_ratio"] == pytest.approx(0.0167 / 0.09, rel=0.01)
+
+
+def test_every_missing_accuracy_per_iteration_says_which_cause():
+    """The report shows the row's own words for a NaN ratio: each None has them."""
+    fast = {"name": "slide", "curve": curve([(1, 10, 0.01), (2, 40, 0.02)]), "final_p_at_1": 0.02,
+            "samples_per_second": 1000.0, "iterations": 40, "train_seconds": 2.0, "baseline_p_at_1": 0.0,
+            "eval_points": 500}
+    slow = {"name": "dense", "curve": curve([(4, 2, 0.0), (8, 60, 0.2)]), "final_p_at_1": 0.2,
+            "samples_per_second": 50.0, "iterations": 60, "train_seconds": 8.0, "baseline_p_at_1": 0.0,
+            "eval_points": 500}
+    s = targets.speedup(fast, slow)          # dense's last iteration, 60, is past SLIDE's curve (40)
+    assert s["p_at_1_per_iteration_ratio"] is None
+    assert s["per_iteration_no_value"] == ("slide's curve ends at iteration 40, outside dense's last "
+                                           "iteration (60): no P@1 of it to match")
+    slow.update(iterations=20, final_p_at_1=0.0)
+    slow["curve"][-1]["p_at_1"] = 0.0
+    assert targets.speedup(fast, slow)["per_iteration_no_value"] == "dense's final P@1 is 0: no ratio over it"
+    del slow["curve"]
+    s = targets.speedup(fast, slow)
+    assert s["no_value"] == s["per_iteration_no_value"] == "dense recorded no training curve"

@@ -179,10 +179,9 @@ class Lost:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         worst = "; the worst outcome, so a regression" if self.worst else ""
         if self.logged is not None and self.kind == FAILED:   # an exception, or a None: asv stores both as failed
-            why = ("failed in the new run: " + ("raised " if self.logged.outcome == skip_log.FAILED else "no value: ")
-                   + self.logged.reason)
+            why = f"failed in the new run: {skip_log.describe(self.logged)}"
         elif self.logged is not None:   # a skip or a NaN, which asv stores alike: the run said which, and why
-            why = (f"skipped in the new run: {self.logged.reason}" if self.logged.outcome == skip_log.SKIPPED
+            why = (f"skipped in the new run: {skip_log.describe(self.logged)}" if self.logged.outcome == skip_log.SKIPPED
                    else f"no value in the new run: {self.logged.reason}{worst}")
         else:
             skipped = (f"no value in the new run: {self.missing}" + (f"{worst} (or skipped there)" if self.worst
@@ -381,13 +380,13 @@ def _units(frame: pd.DataFrame) -> dict[str, str]:
     return {b: str(u or "") for b, u in zip(frame["benchmark"], frame["unit"])}
 
 
-def _runs_of(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float | None, float | None]]:
-    """``{(benchmark, param_label): (commit, start, end)}``: when asv ran each point of the
-    run ``frame`` (:func:`skip_log.run_window`), to find what it logged."""
+def _runs_of(frame: pd.DataFrame) -> dict[tuple[str, str], tuple[str, object, object]]:
+    """``{(benchmark, param_label): (commit, started_at, duration)}`` of the run ``frame``:
+    when asv ran each point, to find what it logged (:func:`skip_log.for_point`)."""
     started = frame["started_at"] if "started_at" in frame else [None] * len(frame)
     durations = frame["duration"] if "duration" in frame else [None] * len(frame)
     commits = frame["commit"] if "commit" in frame else [""] * len(frame)
-    return {(b, p): (str(c), *skip_log.run_window(s, d)) for b, p, c, s, d
+    return {(b, p): (str(c), s, d) for b, p, c, s, d
             in zip(frame["benchmark"], frame["param_label"], commits, started, durations)}
 
 
@@ -493,7 +492,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             kind = FAILED if status == STATUS_FAILED else SKIPPED if status == STATUS_SKIPPED else GONE
             meaning = (missing or {}).get(benchmark, "")
             ran = ran_at.get(key) if logs and kind != GONE else None
-            logged = skip_log.why(logs, benchmark, params, *ran, asv_failed=kind == FAILED) if ran else None
+            logged = skip_log.for_point(logs, benchmark, params, *ran, kind == FAILED) if ran else None
             track_nan = (logged.outcome == skip_log.NO_VALUE if logged is not None
                          else (class_of(benchmark), params) in measured_sets)
             worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan

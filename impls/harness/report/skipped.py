@@ -72,23 +72,14 @@ def experiment_requirements(name: str) -> tuple[str, ...]:
         return ()
 
 
-def logged_reason(entry: skip_log.Entry | None) -> str | None:
-    """The reason a point has no value, in the words its benchmark logged (``entry``)."""
-    if entry is None:
-        return None
-    return {skip_log.SKIPPED: "", skip_log.NO_VALUE: "no value: ", skip_log.FAILED: "raised "}[entry.outcome] \
-        + entry.reason
-
-
 def point_reason(row, info: Mapping[str, BenchmarkInfo], state: MachineState,
                  logs: Mapping[str, list[skip_log.Entry]]) -> str:
     """Why ``row`` (a point of :func:`results.latest_points`, skipped or failed) has no value:
-    the reason its run logged (asv stores a skip and a NaN alike, an exception and a None
-    alike: the entry must fit which it stored), else :func:`skip_reason`'s."""
-    entry = skip_log.why(logs, row.benchmark, row.param_label, str(row.commit),
-                         *skip_log.run_window(getattr(row, "started_at", None), getattr(row, "duration", None)),
-                         asv_failed=row.status == STATUS_FAILED)
-    return logged_reason(entry) or skip_reason(info.get(row.benchmark), row.status, state)
+    the reason its run logged (:func:`skip_log.for_point`), else :func:`skip_reason`'s."""
+    entry = skip_log.for_point(logs, row.benchmark, row.param_label, str(row.commit),
+                               getattr(row, "started_at", None), getattr(row, "duration", None),
+                               row.status == STATUS_FAILED)
+    return skip_log.describe(entry) if entry else skip_reason(info.get(row.benchmark), row.status, state)
 
 
 def skipped_points(points: pd.DataFrame, info: Mapping[str, BenchmarkInfo],

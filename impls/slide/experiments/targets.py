@@ -87,6 +87,15 @@ def p_at_1_at_iteration(curve: list[dict], iteration: float) -> tuple[float, flo
     return float(np.interp(iteration, its, [p["p_at_1"] for p in curve])), min(pair), max(pair)
 
 
+def _outside_curve(fast: str, curve: list[dict], slow: str, iteration: float) -> str:
+    """Why ``fast``'s ``curve`` has no P@1 at ``slow``'s last ``iteration``, in words."""
+    if not curve:
+        return f"{fast} has no evaluation to read a P@1 from"
+    first, last = curve[0]["iteration"], curve[-1]["iteration"]
+    where = f"ends at iteration {last}" if iteration > last else f"starts at iteration {first}"
+    return f"{fast}'s curve {where}, outside {slow}'s last iteration ({iteration}): no P@1 of it to match"
+
+
 def rate_over_batches(run: dict, batches: int) -> float | None:
     """Samples/s over the run's first ``batches`` batches (seconds read off its curve, linear
     between evaluations from 0 s at batch 0), so runs of one method with other budgets are
@@ -168,8 +177,9 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     in the result, None when neither run beat the most-popular-label P@1; times in
     ``fast_time_to_target_s`` / ``slow_time_to_target_s``). ``p_at_1_per_iteration_ratio``:
     the fast run's P@1 at the slow run's last iteration (interpolated) over the slow run's
-    final P@1 (None past the fast run's curve, or when that final does not beat the
-    most-popular-label P@1 by two standard errors: ``per_iteration_no_value`` says so), and
+    final P@1 (None outside the fast run's curve, when that final is 0, or when it does not
+    beat the most-popular-label P@1 by two standard errors: ``per_iteration_no_value`` says
+    which), and
     ``p_at_1_per_iteration_range``, the same ratio at the fast run's two evaluations around
     that iteration (:func:`p_at_1_at_iteration`: low, high). With ``fraction`` and
     ``intervals``, ``intervals`` holds :func:`sampling_intervals` of the pair.
@@ -177,6 +187,8 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
            "upper_bound": False}
     if "curve" not in fast or "curve" not in slow:
+        without = " and ".join(str(r.get("name")) for r in (fast, slow) if "curve" not in r)
+        out["no_value"] = out["per_iteration_no_value"] = f"{without} recorded no training curve"
         return out
     out["throughput_ratio"] = fast["samples_per_second"] / slow["samples_per_second"]
     fp, sp = fast["final_p_at_1"], slow["final_p_at_1"]
@@ -186,6 +198,9 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     out["p_at_1_per_iteration_ratio"] = at[0] / sp if at is not None and sp > 0 else None
     if out["p_at_1_per_iteration_ratio"] is not None:
         out["p_at_1_per_iteration_range"] = [at[1] / sp, at[2] / sp]
+    else:
+        out["per_iteration_no_value"] = (_outside_curve(out["fast"], fast["curve"], out["slow"], slow["iterations"])
+                                         if at is None else f"{out['slow']}'s final P@1 is 0: no ratio over it")
     baseline, _, points, margin = _plateau([slow])
     if out["p_at_1_per_iteration_ratio"] is not None and sp <= baseline + margin:
         out["p_at_1_per_iteration_ratio"] = None     # a ratio over noise around the popular label
