@@ -519,15 +519,18 @@ def test_every_run_keeps_its_per_point_hits_and_every_pair_its_sampling_interval
     assert checked >= 3
 
 
+def _pair_run(name: str, points: list[tuple], samples_per_second: float, baseline: float) -> dict:
+    """A run record for targets.speedup: its curve ``points`` (seconds, iteration, P@1)."""
+    return {"name": name, "curve": curve(points), "final_p_at_1": points[-1][2],
+            "samples_per_second": samples_per_second, "iterations": points[-1][1],
+            "train_seconds": float(points[-1][0]), "baseline_p_at_1": baseline, "eval_points": 500}
+
+
 def test_accuracy_per_iteration_is_not_a_ratio_over_a_slow_run_that_never_left_the_popular_label():
     """Dense at 0.05 where always predicting the popular label scores 0.036 (500 points: two
     standard errors 0.017): its final P@1 is noise, and no ratio is taken over it."""
-    fast = {"name": "slide", "curve": curve([(1, 10, 0.01), (2, 40, 0.02)]), "final_p_at_1": 0.02,
-            "samples_per_second": 1000.0, "iterations": 40, "train_seconds": 2.0, "baseline_p_at_1": 0.036,
-            "eval_points": 500}
-    slow = {"name": "dense", "curve": curve([(4, 2, 0.036), (8, 30, 0.05)]), "final_p_at_1": 0.05,
-            "samples_per_second": 50.0, "iterations": 30, "train_seconds": 8.0, "baseline_p_at_1": 0.036,
-            "eval_points": 500}
+    fast = _pair_run("slide", [(1, 10, 0.01), (2, 40, 0.02)], 1000.0, 0.036)
+    slow = _pair_run("dense", [(4, 2, 0.036), (8, 30, 0.05)], 50.0, 0.036)
     s = targets.speedup(fast, slow)
     assert s["p_at_1_per_iteration_ratio"] is None and "does not beat" in s["per_iteration_no_value"]
     slow["final_p_at_1"] = slow["curve"][-1]["p_at_1"] = 0.09                  # well above: a ratio
@@ -536,12 +539,8 @@ def test_accuracy_per_iteration_is_not_a_ratio_over_a_slow_run_that_never_left_t
 
 def test_every_missing_accuracy_per_iteration_says_which_cause():
     """The report shows the row's own words for a NaN ratio: each None has them."""
-    fast = {"name": "slide", "curve": curve([(1, 10, 0.01), (2, 40, 0.02)]), "final_p_at_1": 0.02,
-            "samples_per_second": 1000.0, "iterations": 40, "train_seconds": 2.0, "baseline_p_at_1": 0.0,
-            "eval_points": 500}
-    slow = {"name": "dense", "curve": curve([(4, 2, 0.0), (8, 60, 0.2)]), "final_p_at_1": 0.2,
-            "samples_per_second": 50.0, "iterations": 60, "train_seconds": 8.0, "baseline_p_at_1": 0.0,
-            "eval_points": 500}
+    fast = _pair_run("slide", [(1, 10, 0.01), (2, 40, 0.02)], 1000.0, 0.0)
+    slow = _pair_run("dense", [(4, 2, 0.0), (8, 60, 0.2)], 50.0, 0.0)
     s = targets.speedup(fast, slow)          # dense's last iteration, 60, is past SLIDE's curve (40)
     assert s["p_at_1_per_iteration_ratio"] is None
     assert s["per_iteration_no_value"] == ("slide's curve ends at iteration 40, outside dense's last "
