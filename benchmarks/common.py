@@ -116,10 +116,10 @@ def _explaining(method: types.FunctionType, attr: str) -> Callable[..., object]:
     def explained(self, *args):
         cls = type(self)
         name = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}" + ("" if in_setup else f".{attr}")
-        values = args[1:] if hasattr(cls, "setup_cache") else args
-        point = skip_log.param_label(getattr(cls, "param_names", None) or (), values)
+        cached = hasattr(cls, "setup_cache")    # asv passes the cache first, then the point's values
+        point = skip_log.param_label(getattr(cls, "param_names", None) or (), args[1:] if cached else args)
         try:
-            if hasattr(cls, "setup_cache") and args:
+            if cached and args:
                 raise_if_failed(args[0])
             value = method(self, *args)
         except Exception as err:    # noqa: BLE001 - logged, then raised on unchanged

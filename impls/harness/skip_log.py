@@ -65,7 +65,7 @@ def record(benchmark: str, params: str, outcome: str, reason: str) -> Path | Non
     could not be written (the line is lost; the benchmark goes on)."""
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
-    text = readable(" ".join(str(reason).split())[:MAX_REASON])
+    text = " ".join(str(reason).split())[:MAX_REASON]   # json escapes a lone surrogate; _entry makes it readable
     line = json.dumps({"benchmark": benchmark, "params": params, "outcome": outcome, "reason": text,
                        "at": round(time.time(), 3)}) + "\n"
     try:
