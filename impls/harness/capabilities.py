@@ -273,26 +273,28 @@ def _nvml_text(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
-def check_nvml() -> Capability:
+def check_nvml(nvml=None) -> Capability:
     """NVML (nvidia-ml-py) initialises and reads the driver version. An ``NVMLError`` from any
     of those calls, after a successful ``nvmlInit`` too, is a missing capability ("NVML
-    unavailable: <reason>"), never an exception; NVML is shut down again once initialised."""
+    unavailable: <reason>"), never an exception; NVML is shut down again once initialised.
+    ``nvml`` is the ``pynvml`` module to ask (a fake one in tests); None imports it."""
+    if nvml is None:
+        try:
+            import pynvml as nvml
+        except ImportError:
+            return Capability("nvml", False, "nvidia-ml-py is not installed")
     try:
-        import pynvml
-    except ImportError:
-        return Capability("nvml", False, "nvidia-ml-py is not installed")
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as err:
+        nvml.nvmlInit()
+    except nvml.NVMLError as err:
         return Capability("nvml", False, f"NVML unavailable: {_nvml_text(err)}")
     try:
-        driver = pynvml.nvmlSystemGetDriverVersion()
-    except pynvml.NVMLError as err:
+        driver = nvml.nvmlSystemGetDriverVersion()
+    except nvml.NVMLError as err:
         return Capability("nvml", False, f"NVML unavailable: {_nvml_text(err)} (reading the driver version)")
     finally:
         try:
-            pynvml.nvmlShutdown()
-        except pynvml.NVMLError:
+            nvml.nvmlShutdown()
+        except nvml.NVMLError:
             pass    # what was asked has been read; a refused shutdown changes nothing of it
     return Capability("nvml", True, "", f"driver {driver}")
 

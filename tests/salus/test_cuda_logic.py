@@ -235,6 +235,9 @@ class FakeNvml:
     def nvmlShutdown(self):
         self.shutdowns += 1
 
+    def nvmlSystemGetDriverVersion(self):
+        return "550.54.15"
+
     def nvmlDeviceGetHandleByIndex(self, index):
         return index
 

@@ -8,7 +8,7 @@ import types
 import pytest
 import torch
 
-from impls.harness import profiles
+from impls.harness import capabilities, profiles
 from impls.salus.experiments import inference
 from impls.salus.figures import lanes as lane_figures
 from impls.salus.memory import memory_profile, utilisation
@@ -98,6 +98,9 @@ class FakeNvml:
     def nvmlShutdown(self):
         pass
 
+    def nvmlSystemGetDriverVersion(self):
+        return "550.54.15"
+
     def nvmlDeviceGetHandleByIndex(self, index):
         return index
 
@@ -112,9 +115,13 @@ class FakeNvml:
 
 
 def test_nvml_sampler_reports_busy_percent_and_refuses_without_a_driver():
-    assert "no NVIDIA driver" in utilisation.nvml_unavailable_reason(FakeNvml(missing=True))
-    with pytest.raises(RuntimeError, match="no NVIDIA driver"):
-        utilisation.NvmlSampler(nvml=FakeNvml(missing=True)).start()
+    missing = FakeNvml(missing=True)
+    reason = utilisation.nvml_unavailable_reason(missing)
+    assert reason == "NVML unavailable: libnvidia-ml.so.1 not found"
+    assert reason == capabilities.check_nvml(missing).reason     # the doctor's words
+    assert utilisation.nvml_unavailable_reason(FakeNvml()) is None
+    with pytest.raises(RuntimeError, match="NVML unavailable: libnvidia-ml.so.1 not found"):
+        utilisation.NvmlSampler(nvml=missing).start()
     sampler = utilisation.NvmlSampler(nvml=FakeNvml(), interval_s=0.01)
     sampler._nvml.nvmlInit()
     sampler._handle = 0

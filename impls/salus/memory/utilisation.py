@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from impls.harness import capabilities
+
 
 def busy_timeline(intervals: Iterable[Sequence[float]], t_end: float, bins: int = 50) -> dict:
     """Return {"t_s": bin centres, "busy": each bin's time inside the intervals over its length,
@@ -114,19 +116,11 @@ class _Sampler:
 
 
 def nvml_unavailable_reason(nvml=None) -> str | None:
-    """Return why NVML cannot be used (no pynvml, no driver library, ...), or None when it works."""
-    try:
-        nvml = nvml if nvml is not None else __import__("pynvml")
-    except ImportError:
-        return "nvidia-ml-py (pynvml) is not installed"
-    try:
-        nvml.nvmlInit()
-    except nvml.NVMLError_LibraryNotFound:
-        return "NVML library not found (no NVIDIA driver)"
-    except nvml.NVMLError as err:
-        return f"NVML unavailable: {err}"
-    nvml.nvmlShutdown()
-    return None
+    """Why NVML cannot be used, in :func:`capabilities.check_nvml`'s words (the doctor's and the
+    report's), or None when it initialises and reads the driver version. ``nvml`` is the
+    ``pynvml`` module (a fake one in tests); None imports it."""
+    nvml_check = capabilities.check_nvml(nvml)
+    return None if nvml_check.available else nvml_check.reason
 
 
 class NvmlSampler(_Sampler):
