@@ -729,3 +729,27 @@ def test_a_dataset_whose_manifest_is_broken_is_named_with_its_error(monkeypatch,
         assert command() == 2
         err = capsys.readouterr().err
         assert "slide-mine.toml:5: unknown key(s) sed" in err and "unknown extreme-classification" not in err
+
+
+def test_a_step_with_a_nan_logit_raises_before_any_update_and_leaves_the_network_usable():
+    """A NaN output row makes its logits NaN: the step raises TrainingDiverged having changed
+    no weight, no Adam moment and no step count, and the row bookkeeping is as a step finds it."""
+    from impls.slide.core.config import TrainingDiverged
+    from impls.slide.core.network import SlideNetwork
+
+    train, _ = small_pair()
+    net = SlideNetwork(SlideConfig(threads=1, batch=16), train.n_features, train.n_labels,
+                       int(np.diff(train.label_indptr).max()))
+    rows = np.arange(16)
+    net.W2[train.labels[train.label_indptr[0]]] = np.nan     # a true label of the first point
+    before = {k: v.copy() for k, v in net.weights().items()}
+    moments = {k: (net.adam_state[k].copy(), net.adam_v[k].copy()) for k in net.adam_state}
+    with pytest.raises(TrainingDiverged, match="at batch 1: the loss is not a finite"):
+        net.step(train, rows)
+    assert net.t == 0 and (net.slot_out == -1).all()
+    for k, v in net.weights().items():
+        np.testing.assert_array_equal(v, before[k])
+        np.testing.assert_array_equal(net.adam_state[k], moments[k][0])
+        np.testing.assert_array_equal(net.adam_v[k], moments[k][1])
+    net.W2[:] = np.nan_to_num(net.W2)
+    assert np.isfinite(net.step(train, rows)) and net.t == 1 and (net.slot_out == -1).all()

@@ -72,6 +72,16 @@ def test_one_thread_is_deterministic(small, padding, padding_sampler):
         np.testing.assert_array_equal(a[k], b[k])
 
 
+def test_sample_padding_takes_the_same_steps_at_any_thread_count(small):
+    """Without the batch pool's torch products, every sum of a step is split in parts fixed
+    by the batch, not by the threads (README, "Gradient reduction without races")."""
+    a = _weights_after(small[0], 1, padding="sample")
+    b = _weights_after(small[0], 2, padding="sample")
+    set_threads(1)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
 @pytest.mark.parametrize("padding,padding_sampler", [("sample", "uniform"), ("batch", "uniform"),
                                                      ("batch", "log-uniform")])
 def test_training_beats_the_most_popular_label(small, padding, padding_sampler):

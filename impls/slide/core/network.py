@@ -106,6 +106,8 @@ class SlideNetwork:
         self.n_true = np.zeros(B, np.int64)
         self.dz = np.zeros((B, A), f32)
         self.loss = np.zeros(B, f32)
+        self.norm = np.zeros(B, f32)
+        self.DHp = np.zeros((NK.DH_PARTS, B, c.hidden), f32)   # d loss / d h by part of the rows
         self.slot_out = np.full(n_labels, -1, np.int32)
         self.slot_in = np.full(n_features, -1, np.int32)
         self.touched_out = np.zeros(n_labels + 1, np.int32)
@@ -222,14 +224,22 @@ class SlideNetwork:
         zp, Wp = self.zp[:B, :P], self.Wp[:P]
         self.in_pool[pool] = np.arange(P, dtype=np.int32)
         gpool, gbpool = self.gpool[:P], self.gbpool[:P]
-        # own active sets and logits (HOGWILD over samples)
+        # own active sets (HOGWILD over samples)
         NK.forward_own(rows, data.indptr, data.indices, data.values, data.label_indptr, data.labels,
-                       self.W1, self.b1, self.W2, self.b2, *lsh.kernel_args(),
+                       self.W1, self.b1, self.n_labels, *lsh.kernel_args(),
                        *self.tables.kernel_args(), MODES[c.mode], c.topk, c.threshold,
                        c.min_active, c.max_active, self.in_pool, c.padding == "sample", np.uint64(c.seed),
                        self.t, self.n_chunks, self.stamp, self.freq, self.hscratch, self.codes, self.cand,
-                       self.tags, H, act, n_act, self.n_true[:B], dz, self.masked[:B], self.n_masked[:B])
+                       self.tags, H, act, n_act, self.n_true[:B], self.masked[:B], self.n_masked[:B])
         self.in_pool[pool] = -1
+        # the touched output rows, each with its (sample, position) pairs; own logits row by row
+        m_out = NK.gather_rows(act, n_act, self.slot_out, self.touched_out, self.counts_out,
+                               self.starts_out, self.contrib_out)
+        m_out = NK.add_pool_rows(m_out, pool, self.slot_out, self.touched_out, self.starts_out,
+                                 self.pool_of_slot)
+        order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
+        NK.own_logits(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
+                      self.W2, self.b2, H, dz, self.n_chunks)
         # the batch's shared pool of padding neurons: dense GEMMs on a contiguous copy of its rows
         tH = torch.from_numpy(H)
         if P:
@@ -237,33 +247,36 @@ class SlideNetwork:
             tWp, tzp = torch.from_numpy(Wp), torch.from_numpy(zp)
             torch.mm(tH, tWp.T, out=tzp)
             tzp += torch.from_numpy(self.b2[pool])
-        NK.softmax_backward(self.W2, n_act, self.n_true[:B], act, dz, zp, self.masked[:B],
-                            self.n_masked[:B], DH, self.loss[:B], self.n_chunks)
+        NK.softmax_backward(n_act, self.n_true[:B], dz, zp, self.masked[:B], self.n_masked[:B],
+                            self.loss[:B], self.norm[:B], self.n_chunks)
+        # a NaN or +inf logit makes its sample's normaliser NaN: no update from it
+        if not (np.isfinite(self.loss[:B]).all() and np.isfinite(self.norm[:B]).all()):
+            self._unslot(m_out)
+            raise TrainingDiverged(self.t + 1, "the loss" if not np.isfinite(self.loss[:B]).all()
+                                   else "a logit")
         if P:
-            torch.from_numpy(DH).addmm_(tzp, tWp)
+            torch.mm(tzp, tWp, out=torch.from_numpy(DH))
             torch.mm(tzp.T, tH, out=torch.from_numpy(gpool))
             torch.sum(tzp, 0, out=torch.from_numpy(gbpool))
-        NK.relu_backward(H, DH)
-        if not (np.isfinite(self.loss[:B]).all() and np.isfinite(DH).all()):   # no update from NaNs
-            raise TrainingDiverged(self.t + 1, "the loss" if not np.isfinite(self.loss[:B]).all()
-                                   else "the hidden layer's gradient")
+        else:
+            DH[:] = 0.0
         # updates: every touched row once, in parallel over rows
         self.t += 1
         bc1 = 1.0 - c.beta1 ** self.t
         bc2 = 1.0 - c.beta2 ** self.t
         step_size = c.lr * np.sqrt(bc2) / bc1   # TF's lr_t: ε is added to sqrt(v) as is
         dense = c.adam == "dense"
-        m_out = NK.gather_rows(act, n_act, self.slot_out, self.touched_out, self.counts_out,
-                               self.starts_out, self.contrib_out)
-        m_out = NK.add_pool_rows(m_out, pool, self.slot_out, self.touched_out, self.starts_out,
-                                 self.pool_of_slot)
         m, v = self.adam_state, self.adam_v
-        order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
+        DHp = self.DHp[:, :B]
         NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
                               H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
                               m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,
-                              c.eps, dense, self.slot_out, self.n_chunks, c.output_bias,
-                              H.mean(axis=0), self.rise)
+                              c.eps, dense, self.slot_out, c.output_bias,
+                              H.mean(axis=0), self.rise, DHp)
+        NK.add_partials(DHp, DH)
+        NK.relu_backward(H, DH)
+        if not np.isfinite(DH).all():   # finite logits and weights give a finite one: a safeguard
+            raise TrainingDiverged(self.t, "the hidden layer's gradient")
         m_in = NK.gather_features(rows, data.indptr, data.indices, self.slot_in, self.touched_in,
                                   self.counts_in, self.starts_in, self.contrib_in)
         order = np.argsort(self.touched_in[:m_in]).astype(np.int32)
@@ -282,6 +295,10 @@ class SlideNetwork:
         if not self._maybe_refresh() and self.upkeep:
             self._keep_up(touched)
         return float(self.loss[:B].mean())
+
+    def _unslot(self, m_out: int) -> None:
+        """Leave ``slot_out`` as a step finds it (-1 everywhere) after listing ``m_out`` rows."""
+        self.slot_out[self.touched_out[:m_out]] = -1
 
     @property
     def active_fraction(self) -> float:

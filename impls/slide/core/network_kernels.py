@@ -6,12 +6,16 @@ inlined helpers, which numba inlines only from the same module.
 - ``forward_own``: HOGWILD over the batch's samples (``prange`` over work chunks, each with
   its own scratch): hidden layer, LSH query, the sample's own active neurons and logits.
 - (network: the batch's shared pool of random padding neurons goes through dense GEMMs.)
-- ``softmax_backward``: softmax over own + pool logits, d loss / d logit, own share of d h.
 - ``gather_rows`` / ``add_pool_rows`` / ``gather_features``: list the touched output rows
   and input features and, for each, the (sample, position) pairs of its gradient.
+- ``own_logits``: in parallel over touched output rows, each row's logits for the samples
+  that have it: a row shared by many samples is read from memory once, not once a sample.
+- ``softmax_backward``: softmax over own + pool logits, d loss / d logit.
 - ``update_output_rows`` / ``update_input_rows``: in parallel over touched rows, sum the
-  row's gradient and apply Adam to it (lazy), or to every row (dense). No two threads
-  write the same row, so the update is exact and the step is deterministic.
+  row's gradient and apply Adam to it (lazy), or to every row (dense); the output rows
+  also give, before their step, their share of d loss / d h (per part of the rows, a fixed
+  number of parts, summed in part order by ``add_partials``). No two threads write the
+  same row, so the update is exact and the step does not depend on the thread count.
 Shared weights are only read until the update.
 """
 from __future__ import annotations
@@ -28,6 +32,9 @@ from impls.slide.core.table_kernels import bucket_into
 drop_stale(__file__, ["impls.slide.core.lsh_kernels", "impls.slide.core.rng", "impls.slide.core.table_kernels"])
 
 UNION, TOPK, THRESHOLD, ALL = 0, 1, 2, 3
+# update_output_rows' parts: d loss / d h is summed per part, so their number, not the thread
+# count, fixes its rounding; more threads than parts leave the rest idle in that kernel
+DH_PARTS = 32
 
 
 @njit(cache=True, fastmath=True, inline="always")
@@ -78,21 +85,21 @@ def _select_by_frequency(cand, nc, freq, keep_k, min_count, L, act, n, max_activ
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
+def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, n_labels,
                 family, idx, proj, K, L, shift, raw_bits, range_pow,
                 offsets, items, slot_of, moved, dhead, dnext, slot_row, capacity,
                 mode, topk, threshold, min_active, max_active, in_pool, pad_per_sample, seed, step,
                 n_chunks, stamp, freq, hscratch, codes, cand, tags,
-                H, act, n_act, n_true, z, masked, n_masked):
-    """Per sample (HOGWILD over the batch): hidden layer, LSH query, the sample's own active
-    neurons (true labels first, then retrieved ones, then per-sample random padding when
-    ``pad_per_sample``) and their logits ``z``. The tables are read through
-    ``table_kernels.bucket_into`` (their CSR and the delta of neurons moved since). ``masked[i, :n_masked[i]]`` lists the positions
-    in the batch's shared pool of neurons that are already the sample's own (``in_pool[j]``:
-    pool position of neuron j or -1), so that they are not counted twice."""
+                H, act, n_act, n_true, masked, n_masked):
+    """Per sample (HOGWILD over the batch): hidden layer ``H[i]``, LSH query, and the sample's
+    own active neurons ``act[i, :n_act[i]]`` (true labels first, ``n_true[i]`` of them, then
+    retrieved ones, then per-sample random padding when ``pad_per_sample``), each once. Their
+    logits are :func:`own_logits`'s. The tables are read through ``table_kernels.bucket_into``
+    (their CSR and the delta of neurons moved since). ``masked[i, :n_masked[i]]`` lists the
+    positions in the batch's shared pool of neurons that are already the sample's own
+    (``in_pool[j]``: pool position of neuron j or -1), so that they are not counted twice."""
     B = rows.shape[0]
-    n_labels = W2.shape[0]
-    Hd = W2.shape[1]
+    Hd = H.shape[1]
     for c in prange(n_chunks):
         st = stamp[c]
         fr = freq[c]
@@ -162,16 +169,10 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
                             n += 1
             n_act[i] = n
             n_true[i] = nt
-            zi = z[i]
             mk = masked[i]
             nm = 0
             for k in range(n):
-                j = a[k]
-                s = b2[j]
-                for d in range(Hd):
-                    s += W2[j, d] * h[d]
-                zi[k] = s
-                pos = in_pool[j]
+                pos = in_pool[a[k]]
                 if pos >= 0:
                     mk[nm] = pos
                     nm += 1
@@ -179,14 +180,35 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, W2, b2,
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def softmax_backward(W2, n_act, n_true, act, z, zp, masked, n_masked, DH, loss, n_chunks):
+def own_logits(m_rows, touched, order, starts, contrib, stride, W2, b2, H, z, n_chunks):
+    """The logit of every (sample, own neuron) pair, row by row: ``z[i, k] = b2[j] + W2[j]·H[i]``
+    for each pair ``i * stride + k`` that :func:`gather_rows` listed under row ``j``. Each
+    touched row is read once, however many samples share it; each pair is written once."""
+    Hd = W2.shape[1]
+    for c in prange(n_chunks):
+        for u in range(m_rows * c // n_chunks, m_rows * (c + 1) // n_chunks):
+            s = order[u]
+            j = touched[s]
+            wj = W2[j]
+            for q in range(starts[s], starts[s + 1]):
+                e = contrib[q]
+                i = e // stride
+                hi = H[i]
+                acc = b2[j]
+                for d in range(Hd):
+                    acc += wj[d] * hi[d]
+                z[i, e - i * stride] = acc
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def softmax_backward(n_act, n_true, z, zp, masked, n_masked, loss, norm, n_chunks):
     """Per sample: softmax over its own logits ``z[i, :n]`` and the shared-pool logits ``zp[i]``
     (except the masked pool positions); cross-entropy against the uniform target over the
     true labels (mean over the batch); ``z``/``zp`` are overwritten by d loss / d logit
-    (masked pool entries: 0); ``DH[i]`` receives the own neurons' share of d loss / d h (the
-    pool's share is added by a GEMM)."""
+    (masked pool entries: 0). ``norm[i]``: the softmax's normaliser (sum of exp(logit - max)),
+    not finite when a logit is not (a NaN or +inf logit makes it NaN). d loss / d h is
+    :func:`update_output_rows`'s (own neurons) and a GEMM's (pool)."""
     B = z.shape[0]
-    Hd = W2.shape[1]
     n_pool = zp.shape[1]
     inv_b = np.float32(1.0 / B)
     low = np.float32(-1.0e30)
@@ -213,6 +235,7 @@ def softmax_backward(W2, n_act, n_true, act, z, zp, masked, n_masked, DH, loss, 
                 e = np.exp(zpi[q] - zmax)
                 zpi[q] = e
                 tot += e
+            norm[i] = tot
             inv = np.float32(1.0) / tot
             tgt = np.float32(1.0) / max(nt, 1)
             lsum = np.float32(0.0)
@@ -229,15 +252,6 @@ def softmax_backward(W2, n_act, n_true, act, z, zp, masked, n_masked, DH, loss, 
             for k in range(n_masked[i]):
                 zpi[mk[k]] = 0.0
             loss[i] = lsum
-            g = DH[i]
-            for d in range(Hd):
-                g[d] = 0.0
-            a = act[i]
-            for k in range(n):
-                j = a[k]
-                w = zi[k]
-                for d in range(Hd):
-                    g[d] += w * W2[j, d]
 
 
 @njit(cache=True, fastmath=True)
@@ -355,9 +369,15 @@ def _adam_row(w, m, v, g, step_size, beta1, beta2, eps):
 @njit(cache=True, parallel=True, fastmath=True)
 def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, pool_of_slot, gpool, gbpool,
                        W2, b2, mW, vW, mb, vb, step_size, beta1, beta2, eps, dense, slot,
-                       n_chunks, train_bias, hbar, rise):
+                       train_bias, hbar, rise, DHp):
     """Gradient of each touched output row (Σ dz · h over its own pairs, plus its shared-pool
     gradient ``gpool[pool_of_slot[s]]``) and its Adam step.
+
+    The rows are split into ``DHp.shape[0]`` parts (``DH_PARTS``), in parallel. ``DHp[c, i]``:
+    the own neurons' share of d loss / d h of sample ``i`` (Σ dz · W2[j], the rows as they
+    were before this step) from the rows of part ``c``. The parts depend on ``m_rows`` (or the
+    row count) alone, so the sum over them (:func:`add_partials`) does not depend on the
+    thread count.
 
     ``rise[j]``: how much the step raised row ``j``'s logit on ``hbar`` (the batch's mean hidden
     vector), for every row it stepped (other entries are left as they are).
@@ -368,16 +388,20 @@ def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, p
     Hd = W2.shape[1]
     n_rows = W2.shape[0]
     total = n_rows if dense else m_rows
-    for c in prange(n_chunks):
+    parts = DHp.shape[0]
+    for c in prange(parts):
         g = np.empty(Hd, np.float32)
         gb = np.empty(1, np.float32)
-        for u in range(total * c // n_chunks, total * (c + 1) // n_chunks):
+        dh = DHp[c]
+        dh[:] = 0.0
+        for u in range(total * c // parts, total * (c + 1) // parts):
             if dense:
                 j = u
                 s = slot[j]
             else:
                 s = order[u]  # slots in increasing row order: memory locality
                 j = touched[s]
+            wj = W2[j]
             for d in range(Hd):
                 g[d] = 0.0
             gsum = np.float32(0.0)
@@ -388,15 +412,16 @@ def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, p
                     w = dz[i, e - i * stride]
                     gsum += w
                     hi = H[i]
+                    dhi = dh[i]
                     for d in range(Hd):
                         g[d] += w * hi[d]
+                        dhi[d] += w * wj[d]
                 pq = pool_of_slot[s]
                 if pq >= 0:
                     gsum += gbpool[pq]
                     for d in range(Hd):
                         g[d] += gpool[pq, d]
             gb[0] = gsum
-            wj = W2[j]
             before = b2[j]
             for d in range(Hd):
                 before += wj[d] * hbar[d]
@@ -409,6 +434,15 @@ def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, p
             rise[j] = after - before
     for u in range(m_rows):
         slot[touched[u]] = -1
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def add_partials(DHp, DH):
+    """``DH[i] += Σ_c DHp[c, i]``, summed in part order for every sample."""
+    for i in prange(DH.shape[0]):
+        for c in range(DHp.shape[0]):
+            for d in range(DH.shape[1]):
+                DH[i, d] += DHp[c, i, d]
 
 
 @njit(cache=True, parallel=True, fastmath=True)
