@@ -731,8 +731,10 @@ def test_a_dataset_whose_manifest_is_broken_is_named_with_its_error(monkeypatch,
         assert "slide-mine.toml:5: unknown key(s) sed" in err and "unknown extreme-classification" not in err
 
 
-def test_a_step_with_a_nan_logit_raises_before_any_update_and_leaves_the_network_usable():
-    """A NaN output row makes its logits NaN: the step raises TrainingDiverged having changed
+@pytest.mark.parametrize("case", ["a NaN row", "every logit below the softmax's floor"])
+def test_a_step_without_a_softmax_raises_before_any_update_and_leaves_the_network_usable(case):
+    """A NaN output row makes its logits NaN, a bias of -1e31 puts every logit below the
+    softmax's floor (-1e30, a normaliser of 0): the step raises TrainingDiverged having changed
     no weight, no Adam moment and no step count, and the row bookkeeping is as a step finds it."""
     from impls.slide.core.config import TrainingDiverged
     from impls.slide.core.network import SlideNetwork
@@ -741,15 +743,29 @@ def test_a_step_with_a_nan_logit_raises_before_any_update_and_leaves_the_network
     net = SlideNetwork(SlideConfig(threads=1, batch=16), train.n_features, train.n_labels,
                        int(np.diff(train.label_indptr).max()))
     rows = np.arange(16)
-    net.W2[train.labels[train.label_indptr[0]]] = np.nan     # a true label of the first point
+    saved = net.W2.copy(), net.b2.copy()
+    if case == "a NaN row":
+        net.W2[train.labels[train.label_indptr[0]]] = np.nan     # a true label of the first point
+    else:
+        net.b2[:] = -1e31
     before = {k: v.copy() for k, v in net.weights().items()}
     moments = {k: (net.adam_state[k].copy(), net.adam_v[k].copy()) for k in net.adam_state}
-    with pytest.raises(TrainingDiverged, match="at batch 1: the loss is not a finite"):
+    with pytest.raises(TrainingDiverged, match="at batch 1: (the loss|a logit) is not a finite"):
         net.step(train, rows)
     assert net.t == 0 and (net.slot_out == -1).all()
     for k, v in net.weights().items():
         np.testing.assert_array_equal(v, before[k])
         np.testing.assert_array_equal(net.adam_state[k], moments[k][0])
         np.testing.assert_array_equal(net.adam_v[k], moments[k][1])
-    net.W2[:] = np.nan_to_num(net.W2)
+    net.W2[:], net.b2[:] = saved
     assert np.isfinite(net.step(train, rows)) and net.t == 1 and (net.slot_out == -1).all()
+
+
+def test_initial_weights_that_are_not_finite_are_refused():
+    from impls.slide.core.network import SlideNetwork
+
+    weights = {"W1": np.zeros((30, 8), np.float32), "b1": np.zeros(8, np.float32),
+               "W2": np.zeros((12, 8), np.float32), "b2": np.zeros(12, np.float32)}
+    weights["W2"][3, 1] = -np.inf
+    with pytest.raises(ValueError, match=r"weights\['W2'\] holds values that are not finite"):
+        SlideNetwork(SlideConfig(hidden=8, K=2, L=2), 30, 12, 4, weights=weights)

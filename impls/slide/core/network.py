@@ -58,6 +58,9 @@ class SlideNetwork:
         else:
             self.W1, self.b1, self.W2, self.b2 = (np.array(weights[k], f32, order="C", copy=True)
                                                   for k in ("W1", "b1", "W2", "b2"))
+            for k in ("W1", "b1", "W2", "b2"):
+                if not np.isfinite(getattr(self, k)).all():
+                    raise ValueError(f"weights[{k!r}] holds values that are not finite float32 numbers")
         if not c.output_bias:   # fixed at zero, whatever ``weights`` held
             self.b2[:] = 0.0
         # Adam's moments, zero; left unwritten (calloc) so that a network which never trains
@@ -107,7 +110,7 @@ class SlideNetwork:
         self.dz = np.zeros((B, A), f32)
         self.loss = np.zeros(B, f32)
         self.norm = np.zeros(B, f32)
-        self.DHp = np.zeros((NK.DH_PARTS, B, c.hidden), f32)   # d loss / d h by part of the rows
+        self.DHp = np.zeros(NK.DH_PARTS * B * c.hidden, f32)   # d loss / d h by part of the rows
         self.slot_out = np.full(n_labels, -1, np.int32)
         self.slot_in = np.full(n_features, -1, np.int32)
         self.touched_out = np.zeros(n_labels + 1, np.int32)
@@ -237,23 +240,28 @@ class SlideNetwork:
                                self.starts_out, self.contrib_out)
         m_out = NK.add_pool_rows(m_out, pool, self.slot_out, self.touched_out, self.starts_out,
                                  self.pool_of_slot)
-        order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
-        NK.own_logits(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
-                      self.W2, self.b2, H, dz, self.n_chunks)
-        # the batch's shared pool of padding neurons: dense GEMMs on a contiguous copy of its rows
-        tH = torch.from_numpy(H)
-        if P:
-            np.take(self.W2, pool, axis=0, out=Wp)
-            tWp, tzp = torch.from_numpy(Wp), torch.from_numpy(zp)
-            torch.mm(tH, tWp.T, out=tzp)
-            tzp += torch.from_numpy(self.b2[pool])
-        NK.softmax_backward(n_act, self.n_true[:B], dz, zp, self.masked[:B], self.n_masked[:B],
-                            self.loss[:B], self.norm[:B], self.n_chunks)
-        # a NaN or +inf logit makes its sample's normaliser NaN: no update from it
-        if not (np.isfinite(self.loss[:B]).all() and np.isfinite(self.norm[:B]).all()):
+        try:    # until update_output_rows resets them, slot_out holds the listed rows' slots
+            order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
+            NK.own_logits(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
+                          self.W2, self.b2, H, dz, self.n_chunks)
+            # the batch's shared pool of padding neurons: dense GEMMs on a contiguous copy of its rows
+            tH = torch.from_numpy(H)
+            if P:
+                np.take(self.W2, pool, axis=0, out=Wp)
+                tWp, tzp = torch.from_numpy(Wp), torch.from_numpy(zp)
+                torch.mm(tH, tWp.T, out=tzp)
+                tzp += torch.from_numpy(self.b2[pool])
+            NK.softmax_backward(n_act, self.n_true[:B], dz, zp, self.masked[:B], self.n_masked[:B],
+                                self.loss[:B], self.norm[:B], self.n_chunks)
+            # a NaN or +inf logit makes its sample's normaliser NaN, every logit below the
+            # floor makes it 0: no update from either
+            norm = self.norm[:B]
+            if not (np.isfinite(self.loss[:B]).all() and np.isfinite(norm).all() and (norm > 0).all()):
+                raise TrainingDiverged(self.t + 1, "the loss" if not np.isfinite(self.loss[:B]).all()
+                                       else "a logit")
+        except BaseException:
             self._unslot(m_out)
-            raise TrainingDiverged(self.t + 1, "the loss" if not np.isfinite(self.loss[:B]).all()
-                                   else "a logit")
+            raise
         if P:
             torch.mm(tzp, tWp, out=torch.from_numpy(DH))
             torch.mm(tzp.T, tH, out=torch.from_numpy(gpool))
@@ -267,7 +275,7 @@ class SlideNetwork:
         step_size = c.lr * np.sqrt(bc2) / bc1   # TF's lr_t: ε is added to sqrt(v) as is
         dense = c.adam == "dense"
         m, v = self.adam_state, self.adam_v
-        DHp = self.DHp[:, :B]
+        DHp = self.DHp[:NK.DH_PARTS * B * c.hidden].reshape(NK.DH_PARTS, B, c.hidden)   # contiguous at any B
         NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
                               H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
                               m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,
@@ -275,7 +283,8 @@ class SlideNetwork:
                               H.mean(axis=0), self.rise, DHp)
         NK.add_partials(DHp, DH)
         NK.relu_backward(H, DH)
-        if not np.isfinite(DH).all():   # finite logits and weights give a finite one: a safeguard
+        if not np.isfinite(DH).all():   # finite logits and weights give a finite one: a safeguard,
+            # after the output rows' step (W1 and b1 untouched)
             raise TrainingDiverged(self.t, "the hidden layer's gradient")
         m_in = NK.gather_features(rows, data.indptr, data.indices, self.slot_in, self.touched_in,
                                   self.counts_in, self.starts_in, self.contrib_in)
