@@ -242,7 +242,7 @@ class SlideNetwork:
                                  self.pool_of_slot)
         try:    # until update_output_rows resets them, slot_out holds the listed rows' slots
             order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
-            NK.own_logits(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
+            NK.own_logits(m_out, self.touched_out, order, self.starts_out, self.contrib_out,
                           self.W2, self.b2, H, dz, self.n_chunks)
             # the batch's shared pool of padding neurons: dense GEMMs on a contiguous copy of its rows
             tH = torch.from_numpy(H)
@@ -276,7 +276,7 @@ class SlideNetwork:
         dense = c.adam == "dense"
         m, v = self.adam_state, self.adam_v
         DHp = self.DHp[:NK.DH_PARTS * B * c.hidden].reshape(NK.DH_PARTS, B, c.hidden)   # contiguous at any B
-        NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out, act.shape[1],
+        NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out,
                               H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
                               m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,
                               c.eps, dense, self.slot_out, c.output_bias,

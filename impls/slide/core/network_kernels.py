@@ -181,9 +181,9 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, n_labels,
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def own_logits(m_rows, touched, order, starts, contrib, stride, W2, b2, H, z, n_chunks):
+def own_logits(m_rows, touched, order, starts, contrib, W2, b2, H, z, n_chunks):
     """The logit of every (sample, own neuron) pair, row by row: ``z[i, k] = b2[j] + W2[j]·H[i]``
-    for each pair ``i * stride + k`` that :func:`gather_rows` listed under row ``j``. Each
+    for each pair ``(i << 32) | k`` that :func:`gather_rows` listed under row ``j``. Each
     touched row is read once, however many samples share it; each pair is written once."""
     Hd = W2.shape[1]
     for c in prange(n_chunks):
@@ -193,12 +193,12 @@ def own_logits(m_rows, touched, order, starts, contrib, stride, W2, b2, H, z, n_
             wj = W2[j]
             for q in range(starts[s], starts[s + 1]):
                 e = contrib[q]
-                i = e // stride
+                i = e >> 32
                 hi = H[i]
                 acc = b2[j]
                 for d in range(Hd):
                     acc += wj[d] * hi[d]
-                z[i, e - i * stride] = acc
+                z[i, e & 0xFFFFFFFF] = acc
 
 
 @njit(cache=True, parallel=True, fastmath=True)
@@ -289,9 +289,9 @@ def gather_rows(act, n_act, slot, touched, counts, starts, contrib):
     ``slot`` (n_rows,) must be -1 on entry for every row; it is left holding the slot of each
     touched row (``update_output_rows`` resets it). Returns the number of touched rows;
     ``touched[:m]`` are the rows, ``contrib[starts[s]:starts[s+1]]`` the pairs (encoded
-    sample * stride + position) of slot ``s``.
+    ``(sample << 32) | position``: shifts, not a division, to decode) of slot ``s``.
     """
-    B, stride = act.shape
+    B = act.shape[0]
     m = 0
     for i in range(B):
         for k in range(n_act[i]):
@@ -311,7 +311,7 @@ def gather_rows(act, n_act, slot, touched, counts, starts, contrib):
     for i in range(B):
         for k in range(n_act[i]):
             s = slot[act[i, k]]
-            contrib[counts[s]] = i * stride + k
+            contrib[counts[s]] = (np.int64(i) << 32) | k
             counts[s] += 1
     return m
 
@@ -368,7 +368,7 @@ def _adam_row(w, m, v, g, step_size, beta1, beta2, eps):
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, pool_of_slot, gpool, gbpool,
+def update_output_rows(m_rows, touched, order, starts, contrib, H, dz, pool_of_slot, gpool, gbpool,
                        W2, b2, mW, vW, mb, vb, step_size, beta1, beta2, eps, dense, slot,
                        train_bias, hbar, rise, DHp):
     """Gradient of each touched output row (Σ dz · h over its own pairs, plus its shared-pool
@@ -409,8 +409,8 @@ def update_output_rows(m_rows, touched, order, starts, contrib, stride, H, dz, p
             if s >= 0:
                 for q in range(starts[s], starts[s + 1]):
                     e = contrib[q]
-                    i = e // stride
-                    w = dz[i, e - i * stride]
+                    i = e >> 32
+                    w = dz[i, e & 0xFFFFFFFF]
                     gsum += w
                     hi = H[i]
                     dhi = dh[i]
