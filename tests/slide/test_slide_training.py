@@ -82,6 +82,15 @@ def test_sample_padding_takes_the_same_steps_at_any_thread_count(small):
         np.testing.assert_array_equal(a[k], b[k])
 
 
+@pytest.mark.parametrize("pairs, batch, parts", [(0, 256, 1), (32 * 256 - 1, 256, 1), (32 * 256 * 5, 256, 5),
+                                                 (1_070_000, 256, 128), (10**9, 1, 128), (500, 0, 15)])
+def test_d_hidden_parts_follow_the_batch_and_cost_at_most_a_32nd_of_its_pairs(pairs, batch, parts):
+    from impls.slide.core import network_kernels as NK
+
+    assert NK.dh_parts(pairs, batch) == parts
+    assert parts == 1 or parts * max(batch, 1) * NK.PAIRS_PER_PART_SAMPLE <= pairs
+
+
 @pytest.mark.parametrize("padding,padding_sampler", [("sample", "uniform"), ("batch", "uniform"),
                                                      ("batch", "log-uniform")])
 def test_training_beats_the_most_popular_label(small, padding, padding_sampler):

@@ -110,7 +110,8 @@ class SlideNetwork:
         self.dz = np.zeros((B, A), f32)
         self.loss = np.zeros(B, f32)
         self.norm = np.zeros(B, f32)
-        self.DHp = np.zeros(NK.DH_PARTS * B * c.hidden, f32)   # d loss / d h by part of the rows
+        # d loss / d h by part of the rows; calloc'd, so only the parts a batch uses are paged in
+        self.DHp = np.zeros(NK.DH_PARTS * B * c.hidden, f32)
         self.slot_out = np.full(n_labels, -1, np.int32)
         self.slot_in = np.full(n_features, -1, np.int32)
         self.touched_out = np.zeros(n_labels + 1, np.int32)
@@ -275,7 +276,8 @@ class SlideNetwork:
         step_size = c.lr * np.sqrt(bc2) / bc1   # TF's lr_t: ε is added to sqrt(v) as is
         dense = c.adam == "dense"
         m, v = self.adam_state, self.adam_v
-        DHp = self.DHp[:NK.DH_PARTS * B * c.hidden].reshape(NK.DH_PARTS, B, c.hidden)   # contiguous at any B
+        parts = NK.dh_parts(int(self.starts_out[m_out]), B)   # starts_out[m_out]: the own pairs
+        DHp = self.DHp[:parts * B * c.hidden].reshape(parts, B, c.hidden)   # contiguous at any B
         NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out,
                               H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
                               m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,

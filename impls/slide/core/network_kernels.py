@@ -32,10 +32,19 @@ from impls.slide.core.table_kernels import bucket_into
 drop_stale(__file__, ["impls.slide.core.lsh_kernels", "impls.slide.core.rng", "impls.slide.core.table_kernels"])
 
 UNION, TOPK, THRESHOLD, ALL = 0, 1, 2, 3
-# update_output_rows' parts: d loss / d h is summed per part, so their number, not the thread
-# count, fixes its rounding. 128 keeps 44 threads (the paper's cores) within 3% of an even
-# share (3 parts against 128/44); each part's buffer is zeroed and summed once a batch
+# update_output_rows' parts (dh_parts): d loss / d h is summed per part, so their number, not
+# the thread count, fixes its rounding. At most 128: 44 threads (the paper's cores) then get
+# within 3% of an even share (3 parts against 128/44). Each part's buffer (batch x hidden) is
+# zeroed and summed once a step, so a part also covers at least 32 pairs a sample: that work
+# stays within 1/32 of the pairs' own, on small label sets and wide hidden layers too
 DH_PARTS = 128
+PAIRS_PER_PART_SAMPLE = 32
+
+
+def dh_parts(pairs: int, batch: int) -> int:
+    """How many parts ``update_output_rows`` splits the rows into for a batch of ``batch``
+    samples with ``pairs`` (sample, own neuron) pairs: 1 to ``DH_PARTS``, by the batch alone."""
+    return min(DH_PARTS, max(1, pairs // (PAIRS_PER_PART_SAMPLE * max(batch, 1))))
 
 
 @njit(cache=True, fastmath=True, inline="always")
@@ -374,7 +383,7 @@ def update_output_rows(m_rows, touched, order, starts, contrib, H, dz, pool_of_s
     """Gradient of each touched output row (Σ dz · h over its own pairs, plus its shared-pool
     gradient ``gpool[pool_of_slot[s]]``) and its Adam step.
 
-    The rows are split into ``DHp.shape[0]`` parts (``DH_PARTS``), in parallel. ``DHp[c, i]``:
+    The rows are split into ``DHp.shape[0]`` parts (:func:`dh_parts`), in parallel. ``DHp[c, i]``:
     the own neurons' share of d loss / d h of sample ``i`` (Σ dz · W2[j], the rows as they
     were before this step) from the rows of part ``c``. The parts depend on ``m_rows`` (or the
     row count) alone, so the sum over them (:func:`add_partials`) does not depend on the
