@@ -276,7 +276,8 @@ class SlideNetwork:
         step_size = c.lr * np.sqrt(bc2) / bc1   # TF's lr_t: ε is added to sqrt(v) as is
         dense = c.adam == "dense"
         m, v = self.adam_state, self.adam_v
-        parts = NK.dh_parts(int(self.starts_out[m_out]), B)   # starts_out[m_out]: the own pairs
+        pairs = int(self.starts_out[m_out])   # the own pairs; dense Adam also steps every row
+        parts = NK.dh_parts(max(pairs, self.n_labels) if dense else pairs, B)
         DHp = self.DHp[:parts * B * c.hidden].reshape(parts, B, c.hidden)   # contiguous at any B
         NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out,
                               H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,

@@ -43,7 +43,8 @@ PAIRS_PER_PART_SAMPLE = 32
 
 def dh_parts(pairs: int, batch: int) -> int:
     """How many parts ``update_output_rows`` splits the rows into for a batch of ``batch``
-    samples with ``pairs`` (sample, own neuron) pairs: 1 to ``DH_PARTS``, by the batch alone."""
+    samples with ``pairs`` (sample, own neuron) pairs (under dense Adam, at least the row
+    count: every row is stepped): 1 to ``DH_PARTS``, by the batch alone."""
     return min(DH_PARTS, max(1, pairs // (PAIRS_PER_PART_SAMPLE * max(batch, 1))))
 
 
