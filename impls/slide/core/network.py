@@ -261,7 +261,7 @@ class SlideNetwork:
                 raise TrainingDiverged(self.t + 1, "the loss" if not np.isfinite(self.loss[:B]).all()
                                        else "a logit")
         except BaseException:
-            self._unslot(m_out)
+            self.slot_out[self.touched_out[:m_out]] = -1   # as a step finds it
             raise
         if P:
             torch.mm(tzp, tWp, out=torch.from_numpy(DH))
@@ -307,10 +307,6 @@ class SlideNetwork:
         if not self._maybe_refresh() and self.upkeep:
             self._keep_up(touched)
         return float(self.loss[:B].mean())
-
-    def _unslot(self, m_out: int) -> None:
-        """Leave ``slot_out`` as a step finds it (-1 everywhere) after listing ``m_out`` rows."""
-        self.slot_out[self.touched_out[:m_out]] = -1
 
     @property
     def active_fraction(self) -> float:

@@ -13,9 +13,10 @@ inlined helpers, which numba inlines only from the same module.
 - ``softmax_backward``: softmax over own + pool logits, d loss / d logit.
 - ``update_output_rows`` / ``update_input_rows``: in parallel over touched rows, sum the
   row's gradient and apply Adam to it (lazy), or to every row (dense); the output rows
-  also give, before their step, their share of d loss / d h (per part of the rows, a fixed
-  number of parts, summed in part order by ``add_partials``). No two threads write the
-  same row, so the update is exact and the step does not depend on the thread count.
+  also give, before their step, their share of d loss / d h (per part of the rows, as many
+  parts as ``dh_parts`` gives the batch, summed in part order by ``add_partials``). No two
+  threads write the same row, so the update is exact and the step does not depend on the
+  thread count.
 Shared weights are only read until the update.
 """
 from __future__ import annotations
@@ -41,11 +42,12 @@ DH_PARTS = 128
 PAIRS_PER_PART_SAMPLE = 32
 
 
-def dh_parts(pairs: int, batch: int) -> int:
+def dh_parts(work: int, batch: int) -> int:
     """How many parts ``update_output_rows`` splits the rows into for a batch of ``batch``
-    samples with ``pairs`` (sample, own neuron) pairs (under dense Adam, at least the row
-    count: every row is stepped): 1 to ``DH_PARTS``, by the batch alone."""
-    return min(DH_PARTS, max(1, pairs // (PAIRS_PER_PART_SAMPLE * max(batch, 1))))
+    samples whose update has ``work`` items (its (sample, own neuron) pairs; the caller
+    counts every row under dense Adam, which steps them all): 1 to ``DH_PARTS``, set by the
+    batch alone."""
+    return min(DH_PARTS, max(1, work // (PAIRS_PER_PART_SAMPLE * max(batch, 1))))
 
 
 @njit(cache=True, fastmath=True, inline="always")
@@ -386,9 +388,9 @@ def update_output_rows(m_rows, touched, order, starts, contrib, H, dz, pool_of_s
 
     The rows are split into ``DHp.shape[0]`` parts (:func:`dh_parts`), in parallel. ``DHp[c, i]``:
     the own neurons' share of d loss / d h of sample ``i`` (Σ dz · W2[j], the rows as they
-    were before this step) from the rows of part ``c``. The parts depend on ``m_rows`` (or the
-    row count) alone, so the sum over them (:func:`add_partials`) does not depend on the
-    thread count.
+    were before this step) from the rows of part ``c``. The parts depend on their number and
+    ``m_rows`` (or the row count), not on the threads, so the sum over them
+    (:func:`add_partials`) does not depend on the thread count.
 
     ``rise[j]``: how much the step raised row ``j``'s logit on ``hbar`` (the batch's mean hidden
     vector), for every row it stepped (other entries are left as they are).
