@@ -119,6 +119,8 @@ class SlideNetwork:
         self.starts_out = np.zeros(n_labels + 2, np.int64)
         self.pool_of_slot = np.zeros(n_labels + 1, np.int32)
         self.contrib_out = np.zeros(B * A, np.int64)
+        self.dz_pairs = np.zeros(B * A, f32)
+        self.row_parts = np.zeros(2 * self.threads, np.int64)   # list_rows' ranges of rows
         n_pool = self._pool_size()
         self.Wp = np.zeros((n_pool, c.hidden), f32)
         self.zp = np.zeros((B, n_pool), f32)
@@ -235,15 +237,12 @@ class SlideNetwork:
                        c.min_active, c.max_active, self.in_pool, c.padding == "sample", np.uint64(c.seed),
                        self.t, self.n_chunks, self.stamp, self.freq, self.hscratch, self.codes, self.cand,
                        self.tags, H, act, n_act, self.n_true[:B], self.masked[:B], self.n_masked[:B])
+        # the touched output rows in row order, each with its (sample, position) pairs
+        m_out = NK.list_rows(act, n_act, self.in_pool, self.slot_out, self.touched_out, self.counts_out,
+                             self.starts_out, self.contrib_out, self.pool_of_slot, self.row_parts)
         self.in_pool[pool] = -1
-        # the touched output rows, each with its (sample, position) pairs; own logits row by row
-        m_out = NK.gather_rows(act, n_act, self.slot_out, self.touched_out, self.counts_out,
-                               self.starts_out, self.contrib_out)
-        m_out = NK.add_pool_rows(m_out, pool, self.slot_out, self.touched_out, self.starts_out,
-                                 self.pool_of_slot)
         try:    # until update_output_rows resets them, slot_out holds the listed rows' slots
-            order = np.argsort(self.touched_out[:m_out]).astype(np.int32)
-            NK.own_logits(m_out, self.touched_out, order, self.starts_out, self.contrib_out,
+            NK.own_logits(m_out, self.touched_out, self.starts_out, self.contrib_out,
                           self.W2, self.b2, H, dz, self.n_chunks)
             # the batch's shared pool of padding neurons: dense GEMMs on a contiguous copy of its rows
             tH = torch.from_numpy(H)
@@ -263,6 +262,7 @@ class SlideNetwork:
         except BaseException:
             self.slot_out[self.touched_out[:m_out]] = -1   # as a step finds it
             raise
+        NK.by_pair(m_out, self.starts_out, self.contrib_out, dz, self.dz_pairs, self.n_chunks)
         if P:
             torch.mm(tzp, tWp, out=torch.from_numpy(DH))
             torch.mm(tzp.T, tH, out=torch.from_numpy(gpool))
@@ -279,8 +279,8 @@ class SlideNetwork:
         pairs = int(self.starts_out[m_out])   # the own pairs; dense Adam also steps every row
         parts = NK.dh_parts(max(pairs, self.n_labels) if dense else pairs, B)
         DHp = self.DHp[:parts * B * c.hidden].reshape(parts, B, c.hidden)   # contiguous at any B
-        NK.update_output_rows(m_out, self.touched_out, order, self.starts_out, self.contrib_out,
-                              H, dz, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
+        NK.update_output_rows(m_out, self.touched_out, self.starts_out, self.contrib_out,
+                              H, self.dz_pairs, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
                               m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,
                               c.eps, dense, self.slot_out, c.output_bias,
                               H.mean(axis=0), self.rise, DHp)

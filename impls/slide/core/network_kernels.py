@@ -5,12 +5,13 @@ inlined helpers, which numba inlines only from the same module.
 
 - ``forward_own``: HOGWILD over the batch's samples (``prange`` over work chunks, each with
   its own scratch): hidden layer, LSH query, the sample's own active neurons.
-- ``gather_rows`` / ``add_pool_rows`` / ``gather_features``: list the touched output rows
-  and input features and, for each, the (sample, position) pairs of its gradient.
+- ``list_rows`` / ``gather_features``: list the touched output rows (in row order) and
+  input features and, for each, the (sample, position) pairs of its gradient.
 - ``own_logits``: in parallel over touched output rows, each row's logits for the samples
   that have it: a row shared by many samples is read from memory once, not once a sample.
 - (network: the batch's shared pool of random padding neurons goes through dense GEMMs.)
-- ``softmax_backward``: softmax over own + pool logits, d loss / d logit.
+- ``softmax_backward``: softmax over own + pool logits, d loss / d logit; ``by_pair`` lays
+  the own pairs' out in the order ``update_output_rows`` reads them.
 - ``update_output_rows`` / ``update_input_rows``: in parallel over touched rows, sum the
   row's gradient and apply Adam to it (lazy), or to every row (dense); the output rows
   also give, before their step, their share of d loss / d h (per part of the rows, as many
@@ -193,14 +194,13 @@ def forward_own(rows, Xp, Xi, Xv, Yp, Yl, W1, b1, n_labels,
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def own_logits(m_rows, touched, order, starts, contrib, W2, b2, H, z, n_chunks):
+def own_logits(m_rows, touched, starts, contrib, W2, b2, H, z, n_chunks):
     """The logit of every (sample, own neuron) pair, row by row: ``z[i, k] = b2[j] + W2[j]·H[i]``
-    for each pair ``(i << 32) | k`` that :func:`gather_rows` listed under row ``j``. Each
+    for each pair ``(i << 32) | k`` that :func:`list_rows` listed under row ``j``. Each
     touched row is read once, however many samples share it; each pair is written once."""
     Hd = W2.shape[1]
     for c in prange(n_chunks):
-        for u in range(m_rows * c // n_chunks, m_rows * (c + 1) // n_chunks):
-            s = order[u]
+        for s in range(m_rows * c // n_chunks, m_rows * (c + 1) // n_chunks):
             j = touched[s]
             wj = W2[j]
             for q in range(starts[s], starts[s + 1]):
@@ -275,62 +275,92 @@ def relu_backward(H, DH):
                 DH[i, d] = 0.0
 
 
-@njit(cache=True)
-def add_pool_rows(m, pool, slot, touched, starts, pool_of_slot):
-    """Give every pool neuron a slot (after ``gather_rows``); ``pool_of_slot[s]`` is its pool
-    position, -1 for rows that are not in the pool. Returns the new number of touched rows."""
-    for s in range(m):
-        pool_of_slot[s] = -1
-    for q in range(pool.shape[0]):
-        j = pool[q]
-        s = slot[j]
-        if s < 0:
-            s = m
-            slot[j] = m
-            touched[m] = j
-            starts[m + 1] = starts[m]
-            m += 1
-        pool_of_slot[s] = q
-    return m
+@njit(cache=True, parallel=True)
+def list_rows(act, n_act, in_pool, slot, touched, cursor, starts, contrib, pool_of_slot, part_sizes):
+    """List the batch's touched output rows in increasing row order, each with its
+    (sample, position) pairs in sample order: a counting sort by row.
 
+    Touched: a row in some sample's active set (``act[i, :n_act[i]]``) or in the shared pool
+    (``in_pool[j]``: its pool position, -1 for the other rows). ``slot`` (n_rows,) must be -1
+    on entry for every row; it is left holding the slot of each touched row
+    (``update_output_rows`` resets it). Returns the number ``m`` of touched rows:
+    ``touched[:m]`` are the rows (increasing), ``contrib[starts[s]:starts[s+1]]`` the pairs of
+    slot ``s`` (encoded ``(sample << 32) | position``: shifts, not a division, to decode),
+    ``pool_of_slot[s]`` its pool position or -1; ``cursor`` is scratch.
 
-@njit(cache=True)
-def gather_rows(act, n_act, slot, touched, counts, starts, contrib):
-    """Counting sort of the batch's (sample, position) pairs by output row.
-
-    ``slot`` (n_rows,) must be -1 on entry for every row; it is left holding the slot of each
-    touched row (``update_output_rows`` resets it). Returns the number of touched rows;
-    ``touched[:m]`` are the rows, ``contrib[starts[s]:starts[s+1]]`` the pairs (encoded
-    ``(sample << 32) | position``: shifts, not a division, to decode) of slot ``s``.
+    In parallel over ``part_sizes.shape[0] // 2`` ranges of rows (each scans every pair and
+    keeps its own rows'), with ``part_sizes`` as scratch; the result does not depend on
+    their number.
     """
     B = act.shape[0]
+    n_rows = slot.shape[0]
+    P = part_sizes.shape[0] // 2
+    for p in prange(P):   # count each row's pairs into its slot entry: -1 - count
+        lo, hi = n_rows * p // P, n_rows * (p + 1) // P
+        for i in range(B):
+            for k in range(n_act[i]):
+                j = act[i, k]
+                if lo <= j < hi:
+                    slot[j] -= 1
+        part_rows = 0
+        part_pairs = 0
+        for j in range(lo, hi):
+            c = -1 - slot[j]
+            if c > 0 or in_pool[j] >= 0:
+                part_rows += 1
+                part_pairs += c
+        part_sizes[2 * p] = part_rows
+        part_sizes[2 * p + 1] = part_pairs
     m = 0
-    for i in range(B):
-        for k in range(n_act[i]):
-            j = act[i, k]
-            s = slot[j]
-            if s < 0:
-                s = m
-                slot[j] = m
-                touched[m] = j
-                counts[m] = 0
-                m += 1
-            counts[s] += 1
-    starts[0] = 0
-    for s in range(m):
-        starts[s + 1] = starts[s] + counts[s]
-        counts[s] = starts[s]
-    for i in range(B):
-        for k in range(n_act[i]):
-            s = slot[act[i, k]]
-            contrib[counts[s]] = (np.int64(i) << 32) | k
-            counts[s] += 1
+    n_pairs = 0
+    for p in range(P):   # each range's first slot and first pair
+        a, b = part_sizes[2 * p], part_sizes[2 * p + 1]
+        part_sizes[2 * p], part_sizes[2 * p + 1] = m, n_pairs
+        m += a
+        n_pairs += b
+    starts[m] = n_pairs
+    for p in prange(P):
+        lo, hi = n_rows * p // P, n_rows * (p + 1) // P
+        s0, q0 = part_sizes[2 * p], part_sizes[2 * p + 1]
+        for j in range(lo, hi):
+            c = -1 - slot[j]
+            if c > 0 or in_pool[j] >= 0:
+                slot[j] = s0
+                touched[s0] = j
+                starts[s0] = q0
+                cursor[s0] = q0
+                pool_of_slot[s0] = in_pool[j]
+                q0 += c
+                s0 += 1
+        for i in range(B):
+            for k in range(n_act[i]):
+                j = act[i, k]
+                if lo <= j < hi:
+                    s = slot[j]
+                    contrib[cursor[s]] = (np.int64(i) << 32) | k
+                    cursor[s] += 1
     return m
+
+
+@njit(cache=True, parallel=True)
+def by_pair(m_rows, starts, contrib, z, out, n_chunks):
+    """``out[q] = z[i, k]`` for every listed pair ``q`` (``contrib[q] = (i << 32) | k``, :func:`list_rows`):
+    the pairs' values in the order the row-by-row kernels read them."""
+    n = starts[m_rows]
+    for c in prange(n_chunks):
+        for q in range(n * c // n_chunks, n * (c + 1) // n_chunks):
+            e = contrib[q]
+            out[q] = z[e >> 32, e & 0xFFFFFFFF]
 
 
 @njit(cache=True)
 def gather_features(rows, Xp, Xi, slot, touched, counts, starts, contrib):
-    """The same for the input layer: pairs are (sample, nnz position q) encoded as q and i."""
+    """Counting sort of the batch's (sample, non-zero) pairs by input feature, the features in
+    the order the batch first meets them. ``slot`` (n_features,) must be -1 on entry for every
+    feature; it is left holding each touched feature's slot (``update_input_rows`` resets
+    it). Returns the number ``m`` of touched features: ``touched[:m]``;
+    ``contrib[2q], contrib[2q + 1]`` (q in ``starts[s]:starts[s+1]``) are the sample and the
+    non-zero's position in ``Xi`` of slot ``s``'s pairs."""
     B = rows.shape[0]
     m = 0
     for i in range(B):
@@ -380,11 +410,12 @@ def _adam_row(w, m, v, g, step_size, beta1, beta2, eps):
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def update_output_rows(m_rows, touched, order, starts, contrib, H, dz, pool_of_slot, gpool, gbpool,
+def update_output_rows(m_rows, touched, starts, contrib, H, dzq, pool_of_slot, gpool, gbpool,
                        W2, b2, mW, vW, mb, vb, step_size, beta1, beta2, eps, dense, slot,
                        train_bias, hbar, rise, DHp):
     """Gradient of each touched output row (Σ dz · h over its own pairs, plus its shared-pool
-    gradient ``gpool[pool_of_slot[s]]``) and its Adam step.
+    gradient ``gpool[pool_of_slot[s]]``) and its Adam step. The rows and pairs are
+    :func:`list_rows`'; ``dzq[q]``: d loss / d logit of pair ``q`` (:func:`by_pair`).
 
     The rows are split into ``DHp.shape[0]`` parts (:func:`dh_parts`), in parallel. ``DHp[c, i]``:
     the own neurons' share of d loss / d h of sample ``i`` (Σ dz · W2[j], the rows as they
@@ -412,7 +443,7 @@ def update_output_rows(m_rows, touched, order, starts, contrib, H, dz, pool_of_s
                 j = u
                 s = slot[j]
             else:
-                s = order[u]  # slots in increasing row order: memory locality
+                s = u   # slots in increasing row order: memory locality
                 j = touched[s]
             wj = W2[j]
             for d in range(Hd):
@@ -422,7 +453,7 @@ def update_output_rows(m_rows, touched, order, starts, contrib, H, dz, pool_of_s
                 for q in range(starts[s], starts[s + 1]):
                     e = contrib[q]
                     i = e >> 32
-                    w = dz[i, e & 0xFFFFFFFF]
+                    w = dzq[q]
                     gsum += w
                     hi = H[i]
                     dhi = dh[i]
