@@ -761,6 +761,37 @@ def test_a_step_without_a_softmax_raises_before_any_update_and_leaves_the_networ
     assert np.isfinite(net.step(train, rows)) and net.t == 1 and (net.slot_out == -1).all()
 
 
+def test_an_interrupt_after_the_rows_are_listed_leaves_the_bookkeeping_as_a_step_finds_it(monkeypatch):
+    """The listing marks the batch's pool (in_pool) and the listed rows' slots (slot_out);
+    an exception before the update (here an interrupt just after the listing) clears both,
+    so the next step lists this batch's rows, not a stale pool row's."""
+    from impls.slide.core import network as network_module
+    from impls.slide.core.network import SlideNetwork
+
+    train, _ = small_pair()
+
+    def net():
+        return SlideNetwork(SlideConfig(threads=1, batch=16, padding="batch", min_active=20, seed=2),
+                            train.n_features, train.n_labels, int(np.diff(train.label_indptr).max()))
+
+    interrupted, fresh = net(), net()
+    real = network_module.NK.list_rows
+
+    def listed_then_interrupted(*args):
+        real(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(network_module.NK, "list_rows", listed_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.step(train, np.arange(16))
+    monkeypatch.setattr(network_module.NK, "list_rows", real)
+    assert (interrupted.in_pool == -1).all() and (interrupted.slot_out == -1).all() and interrupted.t == 0
+    rows = np.arange(16, 32)
+    assert interrupted.step(train, rows) == fresh.step(train, rows)
+    for k, v in interrupted.weights().items():
+        np.testing.assert_array_equal(v, fresh.weights()[k])
+
+
 def test_initial_weights_that_are_not_finite_are_refused():
     from impls.slide.core.network import SlideNetwork
 

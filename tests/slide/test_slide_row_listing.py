@@ -15,8 +15,11 @@ def _batch(seed: int, B: int = 9, n_rows: int = 40, width: int = 12, pool_size: 
     act = np.full((B, width), -7, np.int32)   # unused positions hold junk the kernel must not read
     for i in range(B):
         act[i, :n_act[i]] = rng.choice(n_rows, n_act[i], replace=False)
-    pool = np.sort(rng.choice(n_rows, pool_size, replace=False)).astype(np.int32)
-    return act, n_act, pool, n_rows
+    pool = rng.choice(n_rows, pool_size, replace=False)
+    shared = act[n_act > 0][:, 0]
+    if shared.size:   # a pool row that is also a sample's own
+        pool[0] = shared[0] if shared[0] not in pool else pool[0]
+    return act, n_act, np.sort(pool).astype(np.int32), n_rows
 
 
 def _expected(act, n_act, pool, n_rows):
@@ -53,6 +56,7 @@ def test_rows_come_in_row_order_with_their_pairs_in_sample_order(seed, parts):
     assert touched[:m].tolist() == rows
     assert [contrib[starts[s]:starts[s + 1]].tolist() for s in range(m)] == pairs
     assert pool_of_slot[:m].tolist() == pool_pos
+    assert any(p >= 0 and c for p, c in zip(pool_pos, pairs))   # a pool row with pairs of its own
     assert starts[m] == n_act.sum()
     expected_slot = np.full(n_rows, -1, np.int32)
     expected_slot[rows] = np.arange(m)
@@ -65,6 +69,7 @@ def test_an_empty_batch_lists_only_the_pool():
     m, slot, touched, starts, contrib, pool_of_slot = _list(act, n_act, pool, n_rows, 2)
     assert touched[:m].tolist() == pool.tolist() and pool_of_slot[:m].tolist() == list(range(pool.size))
     assert (starts[:m + 1] == 0).all()
+    assert slot[pool].tolist() == list(range(pool.size)) and (np.delete(slot, pool) == -1).all()
 
 
 def test_by_pair_reads_each_pairs_value_in_listing_order():

@@ -72,11 +72,14 @@ def test_one_thread_is_deterministic(small, padding, padding_sampler):
         np.testing.assert_array_equal(a[k], b[k])
 
 
-def test_sample_padding_takes_the_same_steps_at_any_thread_count(small):
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("adam", ["lazy", "dense"])
+def test_sample_padding_takes_the_same_steps_at_any_thread_count(small, threads, adam):
     """Without the batch pool's torch products, every sum of a step is split in parts fixed
-    by the batch, not by the threads (README, "Gradient reduction without races")."""
-    a = _weights_after(small[0], 1, padding="sample")
-    b = _weights_after(small[0], 2, padding="sample")
+    by the batch, not by the threads (README, "Gradient reduction without races"). Three
+    threads run on at most numba's pool, but split the work (row ranges, chunks) in three."""
+    a = _weights_after(small[0], 1, padding="sample", adam=adam)
+    b = _weights_after(small[0], threads, padding="sample", adam=adam)
     set_threads(1)
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])

@@ -115,7 +115,7 @@ class SlideNetwork:
         self.slot_out = np.full(n_labels, -1, np.int32)
         self.slot_in = np.full(n_features, -1, np.int32)
         self.touched_out = np.zeros(n_labels + 1, np.int32)
-        self.counts_out = np.zeros(n_labels + 1, np.int64)
+        self.cursor_out = np.zeros(n_labels + 1, np.int64)
         self.starts_out = np.zeros(n_labels + 2, np.int64)
         self.pool_of_slot = np.zeros(n_labels + 1, np.int32)
         self.contrib_out = np.zeros(B * A, np.int64)
@@ -228,20 +228,20 @@ class SlideNetwork:
         pool = self._padding_pool()
         P = pool.shape[0]
         zp, Wp = self.zp[:B, :P], self.Wp[:P]
-        self.in_pool[pool] = np.arange(P, dtype=np.int32)
         gpool, gbpool = self.gpool[:P], self.gbpool[:P]
-        # own active sets (HOGWILD over samples)
-        NK.forward_own(rows, data.indptr, data.indices, data.values, data.label_indptr, data.labels,
-                       self.W1, self.b1, self.n_labels, *lsh.kernel_args(),
-                       *self.tables.kernel_args(), MODES[c.mode], c.topk, c.threshold,
-                       c.min_active, c.max_active, self.in_pool, c.padding == "sample", np.uint64(c.seed),
-                       self.t, self.n_chunks, self.stamp, self.freq, self.hscratch, self.codes, self.cand,
-                       self.tags, H, act, n_act, self.n_true[:B], self.masked[:B], self.n_masked[:B])
-        # the touched output rows in row order, each with its (sample, position) pairs
-        m_out = NK.list_rows(act, n_act, self.in_pool, self.slot_out, self.touched_out, self.counts_out,
-                             self.starts_out, self.contrib_out, self.pool_of_slot, self.row_parts)
-        self.in_pool[pool] = -1
-        try:    # until update_output_rows resets them, slot_out holds the listed rows' slots
+        self.in_pool[pool] = np.arange(P, dtype=np.int32)
+        # until the update, in_pool marks this batch's pool and slot_out the listed rows' slots
+        try:
+            # own active sets (HOGWILD over samples)
+            NK.forward_own(rows, data.indptr, data.indices, data.values, data.label_indptr, data.labels,
+                           self.W1, self.b1, self.n_labels, *lsh.kernel_args(),
+                           *self.tables.kernel_args(), MODES[c.mode], c.topk, c.threshold,
+                           c.min_active, c.max_active, self.in_pool, c.padding == "sample", np.uint64(c.seed),
+                           self.t, self.n_chunks, self.stamp, self.freq, self.hscratch, self.codes, self.cand,
+                           self.tags, H, act, n_act, self.n_true[:B], self.masked[:B], self.n_masked[:B])
+            # the touched output rows in row order, each with its (sample, position) pairs
+            m_out = NK.list_rows(act, n_act, self.in_pool, self.slot_out, self.touched_out, self.cursor_out,
+                                 self.starts_out, self.contrib_out, self.pool_of_slot, self.row_parts)
             NK.own_logits(m_out, self.touched_out, self.starts_out, self.contrib_out,
                           self.W2, self.b2, H, dz, self.n_chunks)
             # the batch's shared pool of padding neurons: dense GEMMs on a contiguous copy of its rows
@@ -259,31 +259,33 @@ class SlideNetwork:
             if not (np.isfinite(self.loss[:B]).all() and np.isfinite(norm).all() and (norm > 0).all()):
                 raise TrainingDiverged(self.t + 1, "the loss" if not np.isfinite(self.loss[:B]).all()
                                        else "a logit")
+            NK.by_pair(m_out, self.starts_out, self.contrib_out, dz, self.dz_pairs, self.n_chunks)
+            if P:
+                torch.mm(tzp, tWp, out=torch.from_numpy(DH))
+                torch.mm(tzp.T, tH, out=torch.from_numpy(gpool))
+                torch.sum(tzp, 0, out=torch.from_numpy(gbpool))
+            else:
+                DH[:] = 0.0
+            # updates: every touched row once, in parallel over rows
+            self.t += 1
+            bc1 = 1.0 - c.beta1 ** self.t
+            bc2 = 1.0 - c.beta2 ** self.t
+            step_size = c.lr * np.sqrt(bc2) / bc1   # TF's lr_t: ε is added to sqrt(v) as is
+            dense = c.adam == "dense"
+            m, v = self.adam_state, self.adam_v
+            pairs = int(self.starts_out[m_out])   # the own pairs; dense Adam also steps every row
+            parts = NK.dh_parts(max(pairs, self.n_labels) if dense else pairs, B)
+            DHp = self.DHp[:parts * B * c.hidden].reshape(parts, B, c.hidden)   # contiguous at any B
+            NK.update_output_rows(m_out, self.touched_out, self.starts_out, self.contrib_out,
+                                  H, self.dz_pairs, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
+                                  m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,
+                                  c.eps, dense, self.slot_out, c.output_bias,
+                                  H.mean(axis=0), self.rise, DHp)
         except BaseException:
-            self.slot_out[self.touched_out[:m_out]] = -1   # as a step finds it
+            self.slot_out[:] = -1   # as a step finds it (update_output_rows resets it otherwise)
             raise
-        NK.by_pair(m_out, self.starts_out, self.contrib_out, dz, self.dz_pairs, self.n_chunks)
-        if P:
-            torch.mm(tzp, tWp, out=torch.from_numpy(DH))
-            torch.mm(tzp.T, tH, out=torch.from_numpy(gpool))
-            torch.sum(tzp, 0, out=torch.from_numpy(gbpool))
-        else:
-            DH[:] = 0.0
-        # updates: every touched row once, in parallel over rows
-        self.t += 1
-        bc1 = 1.0 - c.beta1 ** self.t
-        bc2 = 1.0 - c.beta2 ** self.t
-        step_size = c.lr * np.sqrt(bc2) / bc1   # TF's lr_t: ε is added to sqrt(v) as is
-        dense = c.adam == "dense"
-        m, v = self.adam_state, self.adam_v
-        pairs = int(self.starts_out[m_out])   # the own pairs; dense Adam also steps every row
-        parts = NK.dh_parts(max(pairs, self.n_labels) if dense else pairs, B)
-        DHp = self.DHp[:parts * B * c.hidden].reshape(parts, B, c.hidden)   # contiguous at any B
-        NK.update_output_rows(m_out, self.touched_out, self.starts_out, self.contrib_out,
-                              H, self.dz_pairs, self.pool_of_slot, gpool, gbpool, self.W2, self.b2,
-                              m["W2"], v["W2"], m["b2"], v["b2"], step_size, c.beta1, c.beta2,
-                              c.eps, dense, self.slot_out, c.output_bias,
-                              H.mean(axis=0), self.rise, DHp)
+        finally:
+            self.in_pool[pool] = -1
         NK.add_partials(DHp, DH)
         NK.relu_backward(H, DH)
         if not np.isfinite(DH).all():   # finite logits and weights give a finite one: a safeguard,

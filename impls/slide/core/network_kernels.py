@@ -11,7 +11,7 @@ inlined helpers, which numba inlines only from the same module.
   that have it: a row shared by many samples is read from memory once, not once a sample.
 - (network: the batch's shared pool of random padding neurons goes through dense GEMMs.)
 - ``softmax_backward``: softmax over own + pool logits, d loss / d logit; ``by_pair`` lays
-  the own pairs' out in the order ``update_output_rows`` reads them.
+  the own pairs' d logits out in the order ``update_output_rows`` reads them.
 - ``update_output_rows`` / ``update_input_rows``: in parallel over touched rows, sum the
   row's gradient and apply Adam to it (lazy), or to every row (dense); the output rows
   also give, before their step, their share of d loss / d h (per part of the rows, as many
@@ -286,11 +286,14 @@ def list_rows(act, n_act, in_pool, slot, touched, cursor, starts, contrib, pool_
     (``update_output_rows`` resets it). Returns the number ``m`` of touched rows:
     ``touched[:m]`` are the rows (increasing), ``contrib[starts[s]:starts[s+1]]`` the pairs of
     slot ``s`` (encoded ``(sample << 32) | position``: shifts, not a division, to decode),
-    ``pool_of_slot[s]`` its pool position or -1; ``cursor`` is scratch.
+    ``pool_of_slot[s]`` its pool position or -1; ``cursor[s]`` ends at ``starts[s+1]``.
+    Sizes: ``touched``, ``cursor``, ``pool_of_slot`` at least n_rows, ``starts`` n_rows + 1,
+    ``contrib`` the batch's pairs.
 
-    In parallel over ``part_sizes.shape[0] // 2`` ranges of rows (each scans every pair and
-    keeps its own rows'), with ``part_sizes`` as scratch; the result does not depend on
-    their number.
+    In parallel over ``part_sizes.shape[0] // 2`` ranges of rows, with ``part_sizes`` as
+    scratch; the result does not depend on their number. Each range reads every pair twice
+    and its own rows twice, so a step costs two passes over the pairs whatever the thread
+    count, and a pass over all n_rows rows however few it touches.
     """
     B = act.shape[0]
     n_rows = slot.shape[0]
