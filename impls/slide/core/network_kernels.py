@@ -348,7 +348,7 @@ def list_rows(act, n_act, in_pool, slot, touched, cursor, starts, contrib, pool_
 @njit(cache=True, parallel=True)
 def by_pair(m_rows, starts, contrib, z, out, n_chunks):
     """``out[q] = z[i, k]`` for every listed pair ``q`` (``contrib[q] = (i << 32) | k``, :func:`list_rows`):
-    the pairs' values in the order the row-by-row kernels read them."""
+    the pairs' values in the order ``update_output_rows`` reads them."""
     n = starts[m_rows]
     for c in prange(n_chunks):
         for q in range(n * c // n_chunks, n * (c + 1) // n_chunks):
