@@ -266,6 +266,16 @@ def test_the_makefile_passes_one_benchmark_to_bench():
     assert "--bench" not in plain.stdout
 
 
+def test_the_makefile_runs_the_tests_in_workers_unless_told_otherwise():
+    """make test spreads the test files over the cores (a file's tests on one worker);
+    TEST_WORKERS on make's command line sets the count, and one exported is ignored."""
+    env = {**os.environ, "TEST_WORKERS": "7"}
+    plain = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert "-m pytest -q -n 'auto' --maxprocesses 4 --dist loadfile" in plain.stdout
+    one = subprocess.run(["make", "-n", "test", "TEST_WORKERS=0"], cwd=ROOT, capture_output=True, text=True)
+    assert "-m pytest -q -n '0' " in one.stdout
+
+
 def test_infinite_spread_round_trips(tmp_path):
     item = noise.Threshold("b", "", 2, math.inf, math.inf)
     saved = noise.save_noise(noise.Noise("m", "t", [], {("b", ""): item}), tmp_path / "n.json")
