@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.check_file(args.jobs, "--jobs", "a readable JSON file")
     cli.check_output(None if args.json in (None, "-") else args.json, "--json", [(args.jobs, "--jobs")])
     try:
-        with open(args.jobs, encoding="utf-8") as handle:
+        with open(args.jobs, encoding="utf-8-sig") as handle:   # a BOM dropped
             items = json.load(handle, parse_constant=_no_constants)
     except RecursionError:
         raise cli.UsageError("nested too deeply", args.jobs,

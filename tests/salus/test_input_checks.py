@@ -202,3 +202,13 @@ def test_the_lanes_command_refuses_a_job_with_an_unknown_key(tmp_path, capsys):
     path.write_text(json.dumps([{"name": "a", "persistent": 1, "ephemeral": 2}]))
     assert main(["--jobs", str(path), "--capacity", "1000", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["lanes"][0]["jobs"] == ["a"]
+
+
+def test_the_lanes_command_reads_jobs_saved_with_a_bom(tmp_path, capsys):
+    """A UTF-8 BOM (Windows editors write one) is dropped, as the trace readers drop it."""
+    from impls.salus.lanes import main
+
+    path = tmp_path / "jobs.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps([{"name": "a", "persistent": 100, "ephemeral": 50}]).encode())
+    assert main(["--jobs", str(path), "--capacity", "1000", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["lanes"][0]["jobs"] == ["a"]

@@ -177,3 +177,63 @@ def test_sensitivity_load_median_of_no_load_is_nan_without_a_warning(sensitivity
         warnings.simplefilter("error")
         assert math.isnan(sensitivity._median(np.array([math.nan, math.nan])))
         assert sensitivity._median(np.array([math.nan, 2.0, 4.0])) == 3.0
+
+
+# ---------------------------------------------------------------- inputs a second review found
+
+@pytest.mark.parametrize("late", [False, True])
+def test_a_stray_quote_is_refused_at_its_line_not_read_into_later_rows(tmp_path, late):
+    """An opening quote with no closing one used to swallow the rows after it into an
+    ignored column, and the trace lost jobs without a word."""
+    tail = "D,3,1,z\n" if late else 'D,3,1,"fine"\nE,4,1,z\n'
+    path = _csv(tmp_path / "t.csv", f'job_id,submit_time,duration,note\nA,0,10,x\nB,1,1,"oops\nC,2,1,y\n{tail}')
+    with pytest.raises(ValueError, match=r"t\.csv:3: not a CSV row this reader can read .*read through line"):
+        trace_files.read_csv(path)
+
+
+def test_quoted_fields_that_close_still_read_across_lines(tmp_path):
+    path = _csv(tmp_path / "t.csv", 'job_id,submit_time,duration,note\nA,0,10,x\n'
+                                    'B,1,2,"a ""quoted"" note, with a comma\nover two lines"\nC,3,1,5" screen\n')
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["A", "B", "C"] and trace.duration_s.tolist() == [10.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize("value, unit, words", [
+    ("1507338000000", "s", "milliseconds since 1970? --time-unit ms reads every number of the file, durations too"),
+    ("1507338000000000", "s", "microseconds or nanoseconds since 1970"),
+    ("1507338000000000", "ms", "read as milliseconds is thousands of years"),
+    ("1507338000000000000", "ms", "microseconds or nanoseconds since 1970"),
+    ("9000000000", "h", "a time in a finer unit"),
+])
+def test_an_epoch_in_a_finer_unit_is_refused_in_every_unit_with_what_the_unit_does(tmp_path, value, unit, words):
+    """The hint to pass --time-unit ms says it reads durations as milliseconds too, and an
+    epoch in micro- or nanoseconds is refused whatever the unit, not read as decades of gaps."""
+    path = _csv(tmp_path / "t.csv", f"submit_time,duration\n{value},3600\n{value}5,600\n")
+    with pytest.raises(ValueError, match=words.replace("?", r"\?")):
+        trace_files.read_csv(path, unit=unit)
+
+
+def test_jobs_without_a_start_or_an_end_are_left_out_and_counted(tmp_path):
+    path = _csv(tmp_path / "t.csv", "job_id,submit_time,start_time,end_time\nA,0,0,10\nB,1,1,2\nC,2,3,4\n"
+                                    "D,3,,\nE,4,5,\nF,5,NULL,NULL\nG,6,7,None\nH,7,\\N,nan\n")
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["A", "B", "C"]
+    assert trace.left_out == {trace_files.NEVER_STARTED: 3, trace_files.STILL_RUNNING: 2}
+    with pytest.raises(ValueError, match=r"t\.csv:2: submit_time is empty"):
+        trace_files.read_csv(_csv(tmp_path / "t.csv", "submit_time,start_time,end_time\n,,2\n1,1,2\n"))
+
+
+@pytest.mark.parametrize("attempts", [5, "a", {"start_time": "2017-10-07 00:00:02", "end_time": "2017-10-07 00:00:09"}])
+def test_an_attempts_field_that_is_not_a_list_is_malformed_not_an_internal_error(tmp_path, attempts):
+    job = _job("c", "2017-10-07 00:00:02", "2017-10-07 00:00:02", "2017-10-07 00:00:09")
+    job["attempts"] = attempts
+    trace = philly_log.read_philly(_philly(tmp_path / "log", [_ok("a", 0), _ok("b", 1), job]))
+    assert trace.ids == ["a", "b"] and trace.left_out == {philly_log.MALFORMED_ATTEMPTS: 1}
+
+
+def test_a_detail_that_is_not_a_list_is_malformed_not_a_job_on_no_gpu(tmp_path):
+    job = _job("c", "2017-10-07 00:00:02", "2017-10-07 00:00:02", "2017-10-07 00:00:09")
+    job["attempts"][0]["detail"] = {"ip": "m", "gpus": ["gpu0"]}
+    for gpus in (1, None):
+        trace = philly_log.read_philly(_philly(tmp_path / "log", [_ok("a", 0), _ok("b", 1), job]), gpus=gpus)
+        assert trace.ids == ["a", "b"] and trace.left_out == {philly_log.MALFORMED_GPUS: 1}

@@ -63,7 +63,8 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     an attempt that ends before it starts (its run time is unknown); started before it was submitted (an
     attempt starts before ``submitted_time``: :data:`STARTED_BEFORE_SUBMITTED`, its arrival is
     unknown); with a time that is no date as the log writes them (:data:`UNREADABLE_DATE`);
-    with a ``gpus`` field that is not a list (:data:`MALFORMED_GPUS`); of another GPU count, or
+    with an ``attempts`` field that is not a list (:data:`MALFORMED_ATTEMPTS`), or a ``detail``
+    or ``gpus`` field that is not one (:data:`MALFORMED_GPUS`); of another GPU count, or
     of zero run time. A job's run time is the union of its attempts' intervals in seconds
     (attempts that overlap held their GPUs once). ValueError for a file that is not a JSON list
     of jobs with ``submitted_time`` and ``attempts``, and, when no job is left, one that names
@@ -95,6 +96,9 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             continue
         if vc is not None and job.get("vc") != vc:
             left["another virtual cluster"] += 1
+            continue
+        if not isinstance(job["attempts"], (list, type(None))):
+            left[MALFORMED_ATTEMPTS] += 1
             continue
         attempts = [a for a in (job["attempts"] or []) if isinstance(a, dict)]
         where = f"job {job.get('jobid', index)!r}"
@@ -148,7 +152,8 @@ STILL_RUNNING = "still running at the snapshot"
 OPEN_ATTEMPT = "an attempt without an end in a finished job (run time unknown)"
 STARTED_BEFORE_SUBMITTED = "started before it was submitted"
 UNREADABLE_DATE = f"an unreadable date (not of the form {DATE_EXAMPLE})"
-MALFORMED_GPUS = "a gpus field that is not a list of GPUs"
+MALFORMED_GPUS = "a detail or gpus field that is not a list"
+MALFORMED_ATTEMPTS = "an attempts field that is not a list of attempts"
 
 
 def _running(status: Any, times: Sequence[tuple[float | None, float | None]]) -> bool:
@@ -179,11 +184,15 @@ def _covered(spans: Sequence[tuple[float, float]]) -> float:
 def _gpus_held(attempts: Sequence[dict]) -> int | None:
     """The most GPUs any of ``attempts`` held (each attempt: the lengths of its ``detail``
     entries' ``gpus`` lists summed; a missing or null list holds none), or None when a
-    ``gpus`` field is not a list (a string such as "gpu0" would count its characters)."""
+    ``detail`` or ``gpus`` field is not a list (a string such as "gpu0" would count its
+    characters, a single detail object its keys)."""
     most = 0
     for attempt in attempts:
         held = 0
-        for d in attempt.get("detail") or []:
+        detail = attempt.get("detail")
+        if not isinstance(detail, (list, type(None))):
+            return None
+        for d in detail or []:
             if not isinstance(d, dict) or d.get("gpus") is None:
                 continue
             if not isinstance(d["gpus"], list):

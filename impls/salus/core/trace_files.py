@@ -25,9 +25,11 @@ seconds > 0, and the count of rows left out per reason. CSV rows a run cannot me
 anything for (a duration that is negative, not a number, a date, or :data:`LONGEST_S` or
 more; an end before its start; a start before its arrival, where both are numbers or both
 dates; a column holding seconds on one row and dates on another; more or fewer fields than
-the header) raise ValueError naming the file and line; rows that held no device time (zero
-duration, a job that never started or was still running) are left out and counted, and so
-is a row that repeats an earlier row of its job id with the same arrival and length
+the header; a quote that opens a field and is not closed as CSV closes it, named by the line
+its row begins on) raise ValueError naming the file and line; rows that held no device time
+(zero duration; with ``start_time`` and ``end_time``, a job with no start, which never
+started, or a start and no end, still running: an empty field or one of :data:`NO_TIME`) are
+left out and counted, and so is a row that repeats an earlier row of its job id with the same arrival and length
 (:data:`LISTED_BEFORE`: a log concatenated or appended twice would otherwise load its jobs
 twice); a job id on two rows with other times (a row per attempt or task) raises ValueError
 naming both lines.
@@ -58,6 +60,11 @@ DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
 ID_COLUMNS = ("job_id", "jobid", "id")
 UNITS = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}   # seconds per unit of a number in a trace
 EPOCH_MS = 1e11   # a number of seconds this large is 3,000 years: an epoch in milliseconds
+# start_time / end_time fields that hold no time (compared without case): pandas, SQL and
+# spreadsheet exports write a missing time so
+NO_TIME = frozenset({"", "none", "null", "nan", "nat", "na", "n/a", "\\n"})
+NEVER_STARTED = "never started (no start_time)"
+STILL_RUNNING = "still running (a start_time and no end_time)"
 LONGEST_S = 1e12  # no trace spans more seconds than this (30,000 years)
 
 
@@ -176,8 +183,15 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 raise ValueError(f"{path}:1: starts with {first.strip()[:40]!r}..., which looks like JSON; "
                                  "expected a CSV with a header (Philly's cluster_job_log is read with --philly)")
             separator = _delimiter(first)
-            reader = csv.reader(itertools.chain([first], handle), delimiter=separator)
+            reader = csv.reader(itertools.chain([first], handle), delimiter=separator, strict=True)
+            begun = [1]     # the line the row being read begins on: a csv.Error names it
+
+            def rows_read():
+                for fields in reader:
+                    yield fields
+                    begun[0] = reader.line_num + 1
             header = next(reader, [])
+            begun[0] = reader.line_num + 1
             arrival = _column(header, ARRIVAL_COLUMNS)
             duration = _column(header, DURATION_COLUMNS)
             start, end = _column(header, ("start_time",)), _column(header, ("end_time",))
@@ -186,21 +200,24 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 raise ValueError(_header_message(path, header))
             used = [c for c in (arrival, duration, start, end) if c is not None]   # a job_id may be left off
             rows, kinds, seen, left = [], {}, {}, Counter()
-            for number, fields in enumerate((f for f in reader if f), start=2):
+            for number, fields in enumerate((f for f in rows_read() if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
                 where = f"{path}:{reader.line_num}"
                 row = dict(zip(header, _fitted(fields, header, where, used)))
-                for column in (arrival, duration) if duration is not None else (arrival, start, end):
+                for column in (arrival, duration) if duration is not None else (arrival,):
                     if not (row.get(column) or "").strip():
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
+                if duration is None and (_no_time(row[start]) or _no_time(row[end])):
+                    left[NEVER_STARTED if _no_time(row[start]) else STILL_RUNNING] += 1
+                    continue
                 if separator != ",":     # a decimal comma, as such exports write numbers
                     row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
                 at = time_seconds(row[arrival], where, arrival, unit_s, tz)
                 dated = dated or not _is_number(row[arrival])
-                if unit == "s" and abs(at) >= EPOCH_MS and _is_number(row[arrival]):
-                    raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as seconds is thousands of "
-                                     "years; expected seconds (milliseconds since 1970? pass --time-unit ms)")
+                if abs(at) >= EPOCH_MS and _is_number(row[arrival]):
+                    raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as {_UNIT_NAMES[unit]} is "
+                                     f"thousands of years; expected {_UNIT_NAMES[unit]} ({_epoch_hint(at, unit)})")
                 if duration is not None:
                     if not _is_number(row[duration]):
                         raise ValueError(f"{where}: {duration} {row[duration]!r} is not a number; expected a "
@@ -234,8 +251,25 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                                      "expected one row per job, not one per attempt or task")
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
-            raise ValueError(f"{path}:{reader.line_num}: not a CSV file this reader can read ({err})") from None
+            through = f", read through line {reader.line_num}" if reader.line_num > begun[0] else ""
+            raise ValueError(f"{path}:{begun[0]}: not a CSV row this reader can read ({err}{through}); expected "
+                             "a field that opens with a quote to close with one, and a quote inside it "
+                             "written twice") from None
     return job_trace(rows, left, path, zone if dated else None)
+
+
+_UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "min": "minutes", "h": "hours"}
+def _epoch_hint(at: float, unit: str) -> str:
+    """What an arrival of ``at`` seconds (thousands of years), read in ``unit``, likely is."""
+    if unit == "s" and abs(at) < 1e14:      # 1e11-1e14: milliseconds since 1970 (1.5e12 in 2017)
+        return "milliseconds since 1970? --time-unit ms reads every number of the file, durations too, as milliseconds"
+    finer = "microseconds or nanoseconds since 1970" if unit in ("s", "ms") else "a time in a finer unit"
+    return f"{finer}? this reader takes s, ms, min or h, one unit for every number of the file"
+
+
+def _no_time(text: str | None) -> bool:
+    """Whether a ``start_time`` or ``end_time`` field holds no time (:data:`NO_TIME`)."""
+    return (text or "").strip().lower() in NO_TIME
 
 
 def _fitted(fields: list[str], header: list[str], where: str, used: Sequence[str]) -> list[str]:
