@@ -163,6 +163,9 @@ def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample:
         elif stats[name] is None or (isinstance(stats[name], float) and math.isnan(stats[name])):
             reason = stats.get("not_measurable", {}).get(name, "the set is too small for it")
             ok, what = None, f"not measurable: {reason} ({what})"
+        if name == "cooccurrence_lift" and stats.get("cooccurrence_wide_points"):
+            what += (f"; {stats['cooccurrence_wide_points']:,} sampled point(s) left out, each with more "
+                     f"label pairs than the sample's bound")
         rows.append({"name": name, "measured": stats[name], "published": None, "tolerance": tol,
                      "ok": ok, "note": what})
     return rows

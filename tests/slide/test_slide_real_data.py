@@ -35,9 +35,15 @@ def test_header_must_have_a_published_shape(files, tiny_published):
     train, test = files
     assert dataset.check_real_header(train, "train") == "tiny-8"
     assert dataset.check_real_header(test, "test", "tiny-8") == "tiny-8"
-    with pytest.raises(dataset.RealDataMismatch, match=r"tiny_test.txt:1: header '3 20 8' is not the published train"
-                                                      r".*fewer points than the real set's, so a subsample of it"):
+    with pytest.raises(dataset.RealDataMismatch, match=r"tiny_test.txt:1: header '3 20 8' is tiny-8's published test "
+                                                      r"shape, given as its train split .*the other way round\?"):
         dataset.check_real_header(test, "train")
+    with pytest.raises(dataset.RealDataMismatch, match=r"tiny_train.txt:1: header '6 20 8' is tiny-8's published train "
+                                                      r"shape, given as its test split .*the other way round\?"):
+        dataset.check_real_header(train, "test", "tiny-8")
+    with pytest.raises(dataset.RealDataMismatch, match=r"part.txt:1: header '4 20 8' is not the published train"
+                                                      r".*fewer points than the real set's, so a subsample of it"):
+        dataset.check_real_header(_part_of(train, 4), "train")
     with pytest.raises(dataset.RealDataMismatch, match="490449 135909 670091"):
         dataset.check_real_header(train, "train", "amazon-670k")
 
@@ -275,8 +281,17 @@ def test_a_real_set_from_the_registry_is_named_like_one_given_by_path(files, tin
 
 def test_a_header_of_no_published_shape_says_how_to_read_a_subsample(files, tiny_published):
     with pytest.raises(dataset.RealDataMismatch, match=r"give it by path \(python -m impls.slide.train "
-                                                       r"--train/--test with --real no; python -m impls.slide.xc_stats"):
-        dataset.check_real_header(files[1], "train")
+                                                       r"--train FILE --test FILE --real no; python -m impls.slide.xc_stats"):
+        dataset.check_real_header(_part_of(files[0], 4), "train")
+
+
+def _part_of(path, points):
+    """The first ``points`` points of XC file ``path``, its header saying so, beside it as part.txt."""
+    lines = path.read_text().splitlines()
+    n, d, l = lines[0].split()
+    part = path.parent / "part.txt"
+    part.write_text("\n".join([f"{points} {d} {l}", *lines[1:1 + points]]) + "\n")
+    return part
 
 
 def test_each_real_manifest_takes_only_its_own_set(files, tmp_path, monkeypatch):
@@ -302,7 +317,7 @@ def test_real_data_needs_the_test_file_beside_it_with_the_test_shape(files, tiny
     monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(files[0]))
     assert dataset.real_data_reason("slide-amazon670k-real") is None
     files[1].write_text(files[0].read_text())                           # the training file copied as the test file
-    assert "tiny_test.txt:1: header '6 20 8' is not the published test shape" in \
+    assert "tiny_test.txt:1: header '6 20 8' is amazon-670k's published train shape, given as its test split" in \
         dataset.real_data_reason("slide-amazon670k-real")
     files[1].unlink()
     reason = dataset.real_data_reason("slide-amazon670k-real")

@@ -116,6 +116,27 @@ def test_a_header_in_another_encoding_or_line_ending_says_which(tmp_path, conten
     assert read_xc(ok)["indptr"].tolist() == [0, 1, 2]
 
 
+@pytest.mark.parametrize("body", [b"0 0:1\r\r\n1 1:1\r\r\n2 2:1\r\r\n", b"0 0:1\n1 1:1 \r2:1\n2 2:1\n"])
+def test_a_cut_file_with_stray_carriage_returns_is_still_called_cut(tmp_path, body):
+    """CR CR LF line ends, or one CR inside a line, do not make the missing lines CR-ended ones."""
+    path = tmp_path / "cut.txt"
+    path.write_bytes(b"5 6 4\n" + body)
+    with pytest.raises(XCFormatError, match=r"header says N=5 points but the file has 3 data lines: a cut file"):
+        read_xc(path)
+    mac = tmp_path / "mac.txt"
+    mac.write_bytes(b"5 6 4\n0 0:1\r1 1:1\r2 2:1\r3 3:1\r4 4:1\r")
+    with pytest.raises(XCFormatError, match=r"has 1 data lines: its lines end in CR alone"):
+        read_xc(mac)
+
+
+def test_two_numbers_above_a_one_file_line_say_the_header_lacks_l(tmp_path):
+    path = write(tmp_path, "3 6\n0,1 0:1 2:0.5\n2 1:2 3:1 5:1\n1,3 0:3\n", "data.txt")
+    with pytest.raises(XCFormatError, match=r"data.txt:1: .*got '3 6': two numbers, above a line of this format "
+                                            r"\('labels f:v ...'\): the header lacks L") as err:
+        read_xc(path)
+    assert "join" not in str(err.value)
+
+
 def test_a_cut_file_says_its_count_and_how_to_mend_it(tmp_path):
     """The first lines of a file under its whole header: the error says it looks cut and what to do."""
     path = write(tmp_path, "490449 20 8\n0 1:1\n1 2:1\n\n", "small.txt")

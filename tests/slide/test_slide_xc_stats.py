@@ -252,3 +252,21 @@ def test_a_handful_of_points_is_not_judged_whatever_they_read(tmp_path, capsys):
     assert " yes " not in out and "nothing judged" in out
     line = next(line for line in out.splitlines() if line.startswith("random_pair_cosine"))
     assert f"4 points, fewer than the {xc_stats.POINTS_MIN}" in line
+
+
+def test_a_point_with_thousands_of_labels_does_not_blow_the_pair_sample():
+    """The sample is sized from the mean labels per point; one point of 3,000 labels alone
+    has 4.5M pairs, which a bound of 20,000 leaves out (counted), and the rest stay within
+    twice the bound."""
+    rng = np.random.default_rng(0)
+    sets = [set(rng.choice(5000, 3, replace=False).tolist()) for _ in range(1999)] + [set(range(3000))]
+    split = _label_sets(sets, 5000)
+    out = xc_shape.cooccurrence(split, np.random.default_rng(1), 20_000)
+    assert out["cooccurrence_wide_points"] == 1
+    assert out["cooccurrence_points"] == 1999
+    assert out["cooccurrence_pair_occurrences"] == 1999 * 3 <= 2 * 20_000
+    tight = xc_shape.cooccurrence(split, np.random.default_rng(1), 300)   # the 3-label points' pairs cut at 600
+    assert tight["cooccurrence_pair_occurrences"] <= 600 and tight["cooccurrence_points"] == 200
+    [row] = [r for r in xc_stats.check(xc_stats.measure(split, max_label_pairs=20_000), "amazon-670k")
+             if r["name"] == "cooccurrence_lift"]
+    assert "1 sampled point(s) left out" in row["note"]

@@ -1,27 +1,51 @@
-"""Numba kernel for exact top-k over dense score blocks (see evaluate)."""
+"""Numba kernels for exact top-k over dense score blocks (see evaluate)."""
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 
 @njit(cache=True, parallel=True)
-def merge_topk(scores, offset, best_v, best_i):
-    """Merge the columns of ``scores`` (labels ``offset + j``) into the running top-k lists
-    ``best_v``/``best_i`` (k columns, best first, initialised to -inf / -1). Ties keep the
-    lower label id first."""
+def merge_topk(scores, offset, heap_v, heap_i):
+    """Merge the columns of ``scores`` (labels ``offset + j``, offsets increasing from call
+    to call) into each row's running top k, kept as a heap whose first entry is the worst
+    (``heap_v``/``heap_i``: k columns, initialised to -inf / -1; :func:`sort_topk` orders
+    them best first). A label beats another on a higher score, or on an equal score with a
+    lower id. Each column costs O(1), and O(log k) when it enters: a row's cost does not grow
+    with k squared however wide the list."""
     n, m = scores.shape
-    k = best_v.shape[1]
+    k = heap_v.shape[1]
     for i in prange(n):
         row = scores[i]
-        bv = best_v[i]
-        bi = best_i[i]
+        hv = heap_v[i]
+        hi = heap_i[i]
         for j in range(m):
             v = row[j]
-            if v > bv[k - 1]:
-                p = k - 1
-                while p > 0 and v > bv[p - 1]:
-                    bv[p] = bv[p - 1]
-                    bi[p] = bi[p - 1]
-                    p -= 1
-                bv[p] = v
-                bi[p] = offset + j
+            if v > hv[0]:          # later labels lose ties, so only a strictly higher score enters
+                label = offset + j
+                p = 0
+                while True:        # sift the new entry down from the root
+                    c = 2 * p + 1
+                    if c >= k:
+                        break
+                    if c + 1 < k and (hv[c + 1] < hv[c] or (hv[c + 1] == hv[c] and hi[c + 1] > hi[c])):
+                        c += 1     # the worse child
+                    if hv[c] < v or (hv[c] == v and hi[c] > label):
+                        hv[p] = hv[c]
+                        hi[p] = hi[c]
+                        p = c
+                    else:
+                        break
+                hv[p] = v
+                hi[p] = label
+
+
+@njit(cache=True, parallel=True)
+def sort_topk(heap_v, heap_i):
+    """Order each row of the heaps :func:`merge_topk` left, best first (higher score, then
+    lower id; the -inf / -1 fill last), in place."""
+    for i in prange(heap_v.shape[0]):
+        by_id = np.argsort(heap_i[i])
+        order = by_id[np.argsort(-heap_v[i][by_id], kind="mergesort")]
+        heap_v[i] = heap_v[i][order]
+        heap_i[i] = heap_i[i][order]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from impls.slide.core.eval_kernels import merge_topk
+from impls.slide.core.eval_kernels import merge_topk, sort_topk
 from impls.slide.data.dataset import XCData
 
 
@@ -74,6 +74,7 @@ def topk(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, k: int, chunk: int 
     for lo in range(0, W2.shape[0], chunk):
         s = torch.addmm(tb2[lo:lo + chunk], tH, tW2[lo:lo + chunk].T)
         merge_topk(s.numpy(), lo, best_v, best_i)
+    sort_topk(best_v, best_i)
     out = np.full((n, width), -1, np.int64)
     out[:, :k] = best_i
     return out

@@ -184,10 +184,11 @@ def read_header(path: str | Path) -> tuple[int, int, int]:
     path = Path(path)
     with open(path, "rb") as handle:
         line = handle.readline(256)
+        second = handle.readline(256)
     parts = line.split()
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         from impls.slide.data.xc_format import bad_header_message
-        raise RealDataMismatch(bad_header_message(path, line.rstrip(b"\r\n")))
+        raise RealDataMismatch(bad_header_message(path, line.rstrip(b"\r\n"), second.rstrip(b"\r\n")))
     n, d, l = (int(p) for p in parts)
     from impls.slide.data.xc_format import XCFormatError, check_header_sizes
     try:
@@ -225,15 +226,16 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
         raise ValueError(f"split={split!r}; expected 'train' or 'test'")
     n, d, l = read_header(path)
     candidates = [like] if like else list(PUBLISHED)
+    from impls.slide.data.real_contents import check_not_swapped, check_whole_file
+
     for name in candidates:
         pub = PUBLISHED[name]
         if (n, d, l) == (pub[f"{split}_points"], pub["features"], pub["labels"]):
-            from impls.slide.data.real_contents import check_whole_file
-
             check_whole_file(path, n, name, split)
             return name
     expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
                          f"{PUBLISHED[k]['labels']}'" for k in candidates)
+    check_not_swapped(path, (n, d, l), split, candidates, expected)
     other = next((k for k, pub in PUBLISHED.items() if k not in candidates
                   and (n, d, l) == (pub[f"{split}_points"], pub["features"], pub["labels"])), None)
     if other is not None:      # the right files for the wrong set: say which set they are
@@ -249,7 +251,7 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
     raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
                            f"{' or '.join(candidates)} (expected {expected}): {what}; a file that is not a "
                            "real set's own is an ordinary XC file: give it by path (python -m impls.slide.train "
-                           "--train/--test with --real no; python -m impls.slide.xc_stats FILE --test FILE)")
+                           "--train FILE --test FILE --real no; python -m impls.slide.xc_stats FILE --test FILE)")
 
 
 def check_real_contents(data: XCData, path: str | Path, like: str, split: str = "train") -> None:

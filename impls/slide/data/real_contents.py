@@ -84,14 +84,35 @@ def check_real_contents(data: XCData, path: str | Path, like: str, split: str = 
         if not abs(measured[name] - published) <= allowed * published:
             raise RealDataMismatch(f"{path}: the header is {like}'s but the {contents} are not ("
                                    f"{name.replace('_', ' ')} {measured[name]:.2f}, published {published}); "
-                                   "train on it as an ordinary XC file with --real no")
+                                   + AS_ORDINARY)
     shape = real_shape(data)
     for name, op, bound, what in REAL_SHAPE_CHECKS:
         if not math.isnan(shape[name]) and not _holds(shape[name], op, bound):
             side = "at most" if op == "<=" else "at least"
             raise RealDataMismatch(f"{path}: the header is {like}'s but the {contents} are not: {what} "
-                                   f"{shape[name]:.3f}, where any bag-of-words XC set has {side} {bound}; train on it "
-                                   "as an ordinary XC file with --real no")
+                                   f"{shape[name]:.3f}, where any bag-of-words XC set has {side} {bound}; "
+                                   + AS_ORDINARY)
+
+
+# what a file with a real set's header but not its contents is read as, and how
+AS_ORDINARY = ("read it as an ordinary XC file: python -m impls.slide.train --train FILE --test FILE --real no "
+               "(python -m impls.slide.xc_stats FILE needs no flag)")
+
+
+def check_not_swapped(path: str | Path, header: tuple[int, int, int], split: str, candidates: list[str],
+                      expected: str) -> None:
+    """Raise :class:`RealDataMismatch` when ``header`` (N, D, L) of ``path``, given as ``split``, is
+    the other split's published shape of one of the sets ``candidates``: the training and test
+    files given the other way round (``expected``: the headers the split would take)."""
+    from impls.slide.xc_stats import PUBLISHED
+
+    flip = "test" if split == "train" else "train"
+    for name in candidates:
+        pub = PUBLISHED[name]
+        if header == (pub[f"{flip}_points"], pub["features"], pub["labels"]):
+            raise RealDataMismatch(f"{path}:1: header '{' '.join(map(str, header))}' is {name}'s published {flip} "
+                                   f"shape, given as its {split} split (expected {expected}): are the training and "
+                                   "test files given the other way round?")
 
 
 BYTES_PER_ENTRY = 3     # the shortest 'f:v' token; with its separator a feature entry takes 4 bytes
@@ -121,14 +142,14 @@ def check_whole_file(path: str | Path, points: int, like: str, split: str = "tra
     if lines < points:
         from impls.slide.data.xc_format import short_file_message
 
-        raise RealDataMismatch(f"{short_file_message(path, points, lines)} (a part of {like} is an ordinary XC "
-                               "file: --real no)")
+        raise RealDataMismatch(f"{short_file_message(path, points, lines)} (a part of {like}: "
+                               f"{AS_ORDINARY})")
     least = least_file_bytes(like, split, points)
     if stat.st_size < least:
         raise RealDataMismatch(f"{path}: the header is {like}'s but its {stat.st_size:,} bytes cannot hold the "
                                f"{split} contents (at least {least:,} bytes for {points:,} points of about "
-                               f"{PUBLISHED[like]['nnz_per_point']:g} non-zero features each); train on it as an "
-                               "ordinary XC file with --real no")
+                               f"{PUBLISHED[like]['nnz_per_point']:g} non-zero features each); "
+                               + AS_ORDINARY)
 
 
 @functools.lru_cache(maxsize=16)

@@ -133,15 +133,23 @@ def encoding_hint(line: bytes) -> str | None:
     return None
 
 
-def bad_header_message(path: str | Path, line: bytes) -> str:
+def bad_header_message(path: str | Path, line: bytes, second: bytes = b"") -> str:
     """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
     compressed file, a byte-order mark, UTF-16 text, lines that end in CR alone
-    (:func:`encoding_hint`), or a header of two numbers (the newer repository format,
-    features and labels in separate files: the hint gives the command that joins them).
-    One line; bytes outside printable ASCII are shown escaped (:func:`shown`)."""
+    (:func:`encoding_hint`), or a header of two numbers: above a data line of this format
+    (``second``, the next line, holds labels and then ``f:v`` features) the header lacks L;
+    otherwise it is the newer repository format, features and labels in separate files, and
+    the hint gives the command that joins them. One line; bytes outside printable ASCII are
+    shown escaped (:func:`shown`)."""
     got = f"got {shown(line)}"
     parts = line.split()
-    if len(parts) == 2 and all(p.isdigit() for p in parts):
+    words = second.split()
+    if (len(parts) == 2 and all(p.isdigit() for p in parts) and words and words[0].replace(b",", b"").isdigit()
+            and any(b":" in w for w in words[1:])):
+        got += (f": two numbers, above a line of this format ('labels f:v ...'): the header lacks L, the "
+                f"label count; write 'N D L' (for instance '{parts[0].decode()} {parts[1].decode()} L' with L "
+                "above the largest label id)")
+    elif len(parts) == 2 and all(p.isdigit() for p in parts):
         got += (": this looks like the newer XC format, features and labels in separate files (first lines "
                 "'N D' and 'N L'); the suite reads one file of lines 'l1,l2 f:v ...', join them with: "
                 + join_command(path))
@@ -167,7 +175,9 @@ def _header(buf: np.ndarray, path: Path) -> tuple[int, int, int, int]:
     nl = int(np.argmax(buf == 10)) if (buf == 10).any() else buf.size
     text = bytes(buf[:nl]).decode("ascii", "replace").split()
     if len(text) != 3 or not all(t.isdigit() for t in text):
-        raise XCFormatError(bad_header_message(path, bytes(buf[:min(nl, 80)])))
+        rest = buf[nl + 1:nl + 1 + 256]
+        second = bytes(rest[:int(np.argmax(rest == 10)) if (rest == 10).any() else rest.size])
+        raise XCFormatError(bad_header_message(path, bytes(buf[:min(nl, 80)]), second))
     n, d, l = map(int, text)
     check_header_sizes(path, n, d, l)
     return n, d, l, nl + 1
@@ -190,24 +200,27 @@ def _content_end(body: np.ndarray) -> int:
     return 0
 
 
-def short_file_message(path: str | Path, n: int, lines: int, cr_alone: bool = False) -> str:
+def short_file_message(path: str | Path, n: int, lines: int, bare_cr: int = 0) -> str:
     """The error for a file whose header says ``n`` points but that holds ``lines`` data lines,
-    fewer: most often the first lines of a file cut off (``head -n``) under its whole header;
-    with ``cr_alone`` (the data hold a CR not followed by LF) the lines end in CR alone and
-    are read as one, and the message says to convert them instead."""
-    if cr_alone:
+    fewer: most often the first lines of a file cut off (``head -n``) under its whole header.
+    When the data's ``bare_cr`` line-ending carriage returns (:func:`bare_cr_count`) make up
+    the missing lines, the lines end in CR alone and are read as one, and the message says
+    to convert them instead."""
+    if bare_cr and lines + bare_cr >= n:
         return (f"{path}:1: header says N={n} points but the file has {lines} data lines: its lines end in CR "
                 "alone (old Mac), read as one line; convert them to LF (e.g. tr '\\r' '\\n')")
     return (f"{path}:1: header says N={n} points but the file has {lines} data lines: a cut file (only its "
             f"first lines)? write the real count, {lines}, as N in the header, or use the whole file")
 
 
-def has_cr_alone(body: np.ndarray) -> bool:
-    """Whether the bytes ``body`` hold a carriage return (13) followed by a byte other than a
-    newline (10): lines that end in CR alone (a CR as the last byte is not counted, since a
-    CRLF file cut there ends so). One pass over the carriage returns' positions."""
+def bare_cr_count(body: np.ndarray) -> int:
+    """How many carriage returns (13) in the bytes ``body`` are followed by a byte that is
+    neither a newline (10) nor another CR: lines that end in CR alone (a CR as the last byte
+    is not counted, since a CRLF file cut there ends so; ``\\r\\r\\n`` ends one line). One
+    pass over the carriage returns' positions."""
     cr = np.flatnonzero(body[:-1] == 13)
-    return bool(cr.size) and bool(np.any(body[cr + 1] != 10))
+    after = body[cr + 1]
+    return int(np.count_nonzero((after != 10) & (after != 13)))
 
 
 _COUNT_CHUNK = 1 << 26   # bytes compared at a time when counting newlines (bounds the temporary)
@@ -247,7 +260,7 @@ def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarra
     to report, at the first extra line."""
     lines, stop = _data_lines(buf[start:])
     if lines < n:
-        raise XCFormatError(short_file_message(path, n, lines, has_cr_alone(buf[start:])))
+        raise XCFormatError(short_file_message(path, n, lines, bare_cr_count(buf[start:])))
     return buf[:start + stop]
 
 
@@ -353,7 +366,7 @@ def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tu
                                                 indptr, indices, values, label_indptr, labels)
     where = f"{path}:{line + 2}"
     if code == K.E_TOO_FEW_LINES:
-        raise XCFormatError(short_file_message(path, n, line, has_cr_alone(body)))
+        raise XCFormatError(short_file_message(path, n, line, bare_cr_count(body)))
     if code == K.E_TOO_MANY_LINES:
         counted = (f" (line {blank + 2} is blank and was read as a point without labels or features)"
                    if blank >= 0 else "")

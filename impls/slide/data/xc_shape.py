@@ -199,10 +199,21 @@ def cooccurrence(train: XCData, rng: np.random.Generator, max_pairs: int) -> dic
     """Label pairs recurring, against the same labels shuffled across the points with each
     point's kept distinct (lift; :func:`shuffled_labels`: about 1 for labels drawn independently);
     NaN when the sampled pair occurrences cover over a tenth of all possible pairs (then
-    pairs recur by chance and co-occurrence cannot be told apart at this size)."""
+    pairs recur by chance and co-occurrence cannot be told apart at this size).
+
+    The points are sampled for about ``max_pairs`` pair occurrences at the mean labels per
+    point (at least 1,000 points), and their pairs never exceed ``2 * max_pairs``: a point
+    with more than ``max_pairs`` pairs alone is left out (``cooccurrence_wide_points``
+    counts them), and the sample stops where the pairs would pass the bound."""
     lpp = max(train.labels.size / max(train.n_points, 1), 1.0)
     n = int(min(train.n_points, max(1000, max_pairs / max(lpp * (lpp - 1) / 2, 1))))
-    rows = np.sort(rng.choice(train.n_points, n, replace=False))
+    drawn = rng.choice(train.n_points, n, replace=False)
+    width = np.diff(train.label_indptr)[drawn].astype(np.int64)
+    pairs = width * (width - 1) // 2
+    wide = pairs > max_pairs
+    drawn = drawn[~wide][np.cumsum(pairs[~wide]) <= 2 * max_pairs]
+    rows = np.sort(drawn)
+    n = int(rows.size)
     sub = train.subset(rows)
     observed, occurrences, _ = pair_repeat(sub.label_indptr, sub.labels, train.n_labels)
     shuffled, _, _ = pair_repeat(*shuffled_labels(sub.label_indptr, sub.labels, train.n_labels, rng),
@@ -210,5 +221,6 @@ def cooccurrence(train: XCData, rng: np.random.Generator, max_pairs: int) -> dic
     saturated = occurrences > 0.1 * train.n_labels * (train.n_labels - 1) / 2
     lift = math.nan if saturated or not shuffled else observed / shuffled
     return {"cooccurrence_repeat": observed, "cooccurrence_repeat_shuffled": shuffled, "cooccurrence_lift": lift,
-            "cooccurrence_points": n, "cooccurrence_pair_occurrences": occurrences,
+            "cooccurrence_points": n, "cooccurrence_wide_points": int(wide.sum()),
+            "cooccurrence_pair_occurrences": occurrences,
             "cooccurrence_saturated": bool(saturated)}
