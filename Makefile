@@ -29,11 +29,11 @@ fio:
 
 setup: $(STAMP) fio
 
-# make test [TEST_WORKERS=<n>|auto]: the tests in parallel, one worker per core (at most 4) by
-# default; TEST_WORKERS=0 runs them in this one process. A test file's tests share one worker,
-# so a module-scoped fixture is built once.
+# make test [TEST_WORKERS=<n>|auto]: the tests in parallel, by default one worker per usable CPU,
+# at most 4 (tests/conftest.py); TEST_WORKERS=0 runs them in this one process. A test file's
+# tests share one worker, so a module-scoped fixture is built once.
 test: setup
-	DLSYSBENCH_PROFILE=smoke $(PY) -m pytest -q -n $(call quote,$(or $(call arg,TEST_WORKERS),auto)) --maxprocesses 4 --dist loadfile
+	DLSYSBENCH_PROFILE=smoke $(PY) -m pytest -q -n $(call quote,$(or $(call arg,TEST_WORKERS),auto)) --dist loadfile
 
 reproduce: setup
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py

@@ -15,6 +15,19 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+MAX_WORKERS = 4   # make test's -n auto: more torch processes than this gain little and cost memory
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per CPU this process may run on (its affinity: a container's or
+    taskset's limit, and hyperthreads counted, where xdist would count physical cores of the
+    whole host), at most :data:`MAX_WORKERS`."""
+    import os
+
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, usable))
+
+
 @pytest.fixture(autouse=True)
 def isolated_suite_dirs(tmp_path, monkeypatch):
     """Point the dataset cache and artifact store at a fresh tmp dir for every test."""

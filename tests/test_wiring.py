@@ -386,3 +386,17 @@ def test_no_module_over_400_lines_without_a_reason_at_its_top():
     assert not unexplained, ("modules over 400 lines that do not say why near the top (split them, or begin a "
                              "paragraph among the first two of the module docstring with 'Longer than 400 "
                              "lines:' and the reason): " + ", ".join(unexplained))
+
+
+@pytest.mark.parametrize("usable, workers", [(1, 1), (2, 2), (3, 3), (64, 4)])
+def test_make_tests_auto_workers_follow_the_usable_cpus_up_to_four(monkeypatch, usable, workers):
+    """-n auto counts the CPUs this process may use (a container's limit), not the host's
+    physical cores, and starts no more than four workers."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.spec_from_file_location("tests_conftest", Path(__file__).with_name("conftest.py"))
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(usable)), raising=False)
+    assert conftest.pytest_xdist_auto_num_workers(None) == workers
