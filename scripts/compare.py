@@ -82,6 +82,19 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
     return old[-1], new[-1]
 
 
+def unplaced_pair_note(old: runs.StoredRun, new: runs.StoredRun) -> str | None:
+    """In a full clone, one line (no final period) naming the commits of the pair picked by
+    default that git does not have (results copied from another clone, or rebased away):
+    their order came from dates, not from git; None when git has both."""
+    ranks = paths.commit_ranks([old.commit, new.commit]) or {}
+    lacking = [r.commit[:8] for r in (old, new) if r.commit not in ranks]
+    if not lacking:
+        return None
+    return (f"commit(s) {', '.join(dict.fromkeys(lacking))} of the pair are not in this checkout's git history "
+            "(results from another clone, or rebased away): the pair is ordered by dates (author dates, "
+            "which a rebase keeps), not by git; name --base and --head, or fetch the commits")
+
+
 def _descends(base: str, head: str) -> bool:
     """Whether commit ``base`` descends from commit ``head`` in git (False when git cannot
     tell, and for two commits on separate branches)."""
@@ -199,7 +212,16 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{err}; its result file(s) cannot be read: "
                                  + "; ".join(f"{p}: {why}" for p, why in unread)) from None
             raise
+        for run, name in ((old, args.base), (new, args.head)):   # a damaged file of a named commit
+            unread = [p for p, _ in skipped if name and not Path(name).is_file()
+                      and p.name.lower().startswith(run.commit[:8].lower())]
+            if unread:    # may be its newest run: judging an older one would be judging the wrong run
+                raise ValueError(f"{name}: a result file of commit {run.commit[:12]} cannot be read ("
+                                 f"{', '.join(map(str, unread))}), so its newest run is unknown: repair or "
+                                 "remove it, or name a run's archived file")
         order_note = None if args.base or args.head else paths.date_order_note([r.commit for r in stored])
+        if not (args.base or args.head or order_note):
+            order_note = unplaced_pair_note(old, new)
         if order_note:    # the pair was picked by an order git could not give in full
             print(f"compare: note: {order_note}", file=sys.stderr)
         if args.noise is not None and not args.noise.is_file():

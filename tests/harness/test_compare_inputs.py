@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -357,3 +358,39 @@ def test_a_run_can_be_left_out_of_the_noise_measurement_by_name(results):
     done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out),
                   "--leave-out", "no-such-run")
     assert done.returncode == 2 and "--leave-out" in done.stderr and stored[0].name in done.stderr
+
+
+# ---------------------------------------------------------------- inputs a review found (session 61)
+
+def test_a_damaged_result_file_of_a_named_commit_is_refused_not_passed_over(results):
+    """Its newest run (here a 0.6x regression) could not be read: judging the older run of
+    that commit passed the gate with exit 0."""
+    noise_file = measure(add_earlier_runs(results))
+    write_run(results / MACHINE, HEAD, 300, base_values())
+    runs.archive_run(results, MACHINE, HEAD)
+    live = write_run(results / MACHINE, HEAD, 400, base_values(rate=600.0))
+    live.write_text(live.read_text()[:-30])
+    done = run_compare(results, noise_file, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{HEAD[:8]}: a result file of commit {HEAD[:12]} cannot be read" in done.stderr
+    assert "its newest run is unknown" in done.stderr
+
+
+def test_a_default_pair_git_does_not_have_is_said_to_be_ordered_by_dates(results):
+    """Results copied from another clone: the pair's order came from author dates, which a
+    rebase keeps, so compare says so."""
+    noise_file = measure(add_earlier_runs(results))
+    write_run(results / MACHINE, HEAD, 300, base_values(), date_s=1_700_100_000)
+    done = run_compare(results, noise_file)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (f"note: commit(s) {BASE[:8]}, {HEAD[:8]} of the pair are not in this checkout's git history"
+            in done.stderr)
+
+
+def test_a_ref_git_cannot_resolve_is_named_as_such():
+    stored = [runs.StoredRun(Path("x.json"), MACHINE, BASE, "existing-py", "19700101T000000")]
+    with pytest.raises(ValueError, match=r"no stored run of commit 'HEAD~1' \(git does not resolve 'HEAD~1' in "
+                                         r"this checkout: a typo, or a commit a shallow clone lacks"):
+        runs.runs_named(stored, "HEAD~1", MACHINE, lambda name: None)
+    with pytest.raises(ValueError, match=r"no stored run of commit 'cafe' for"):   # a hash: no git word
+        runs.runs_named(stored, "cafe", MACHINE, lambda name: None)

@@ -132,3 +132,31 @@ def test_the_report_of_a_shallow_clone_says_its_order_is_partly_by_date(history,
     monkeypatch.setattr(paths, "repo_root", lambda: history["full"])
     notes = " ".join(build_report(MACHINE, results, tmp_path / "artifacts", fixtures / "claims.toml", {}).notes)
     assert "partly by date" not in notes and "rebased away" not in notes
+
+
+def test_runs_from_another_clone_are_said_to_be_ordered_by_date_in_a_full_clone(history, tmp_path, monkeypatch,
+                                                                                    capsys):
+    """Git has neither commit (results copied in from a clone with other commits): the child
+    Q, dated before its parent, reads first; compare and the report say the order is by
+    dates, where they said nothing."""
+    from impls.harness.report.build import build_report
+
+    results = _results(tmp_path, history)
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    _git(other, "commit", "-q", "--allow-empty", "-m", "x")
+    for folder in ("benchmarks", "datasets", "impls"):    # what reading the declared directions needs
+        (other / folder).symlink_to(ROOT_DIR / folder)
+    monkeypatch.setattr(paths, "repo_root", functools.cache(lambda: other))
+    spec = importlib.util.spec_from_file_location("compare_script", ROOT_DIR / "scripts" / "compare.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    script.main(["--results", str(results), "--machine", MACHINE, "--default-threshold=5%"])
+    err = capsys.readouterr().err
+    assert "of the pair are not in this checkout's git history (results from another clone" in err, err
+    fixtures = ROOT_DIR / "tests" / "fixtures" / "report"
+    notes = " ".join(build_report(MACHINE, results, tmp_path / "artifacts", fixtures / "claims.toml", {}).notes)
+    assert "None of the 2 commits with results is in this checkout's git history" in notes, notes
+    monkeypatch.setattr(paths, "repo_root", lambda: history["full"])
+    notes = " ".join(build_report(MACHINE, results, tmp_path / "artifacts", fixtures / "claims.toml", {}).notes)
+    assert "None of the" not in notes

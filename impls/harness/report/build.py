@@ -425,6 +425,10 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                      f"({', '.join(unplaced[:8])}{' and more' if len(unplaced) > 8 else ''}: rebased away, or "
                      "from another clone): the history draws them first and looks for no step at them, and "
                      "the verdicts read the newest commit git knows.")
+    elif len(commits) > 1 and not paths.commit_ranks([str(c) for c in commits["commit"]]):
+        notes.append(f"None of the {len(commits)} commits with results is in this checkout's git history "
+                     "(results from another clone, or rebased away): the history is in the order of their "
+                     "dates (author dates, which a rebase keeps), not git's.")
     if figure_specs is None:
         figure_specs, broken = figure_registry.discover()
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")
