@@ -351,10 +351,11 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
         cli.unregister(stage)
 
 
-def add_trace_arguments(parser: argparse.ArgumentParser, profile_help: str) -> None:
+def add_trace_arguments(parser: argparse.ArgumentParser, profile_help: str, renumbered: str = "") -> None:
     """Add the trace-source flags (one of ``--dataset``, ``--offsets``/``--indices``, ``--dlrm``,
     with ``--profile``, ``--vectors``, ``--num-vectors``, ``--table``, ``--renumber``) as a group
-    of ``parser``; :func:`check_trace_arguments` checks them and :func:`load_source` reads them."""
+    of ``parser``, ``--renumber``'s help ending with ``renumbered`` (where the command writes the
+    input ids); :func:`check_trace_arguments` checks them and :func:`load_source` reads them."""
     source = parser.add_argument_group("trace (one of)")
     source.add_argument("--dataset", help="a registry trace, e.g. bandana-user (datasets/*.toml)")
     cli.add_profile_option(source, profile_help)
@@ -365,13 +366,13 @@ def add_trace_arguments(parser: argparse.ArgumentParser, profile_help: str) -> N
     source.add_argument("--dlrm", help="an FBGEMM dlrm_datasets file (.pt)")
     source.add_argument("--table", type=int, default=None, help="table of the --dlrm file (default 0)")
     source.add_argument("--renumber", action="store_true",
-                        help="number the ids densely 0..U-1 (hashed or sparse ids); the input ids go to "
-                             "original_ids.npy")
+                        help="number the ids densely 0..U-1 (hashed or sparse ids)" + renumbered)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = cli.parser(prog="python -m impls.bandana.prepare", description=__doc__.splitlines()[0])
-    add_trace_arguments(parser, "the dataset's size (default: DLSYSBENCH_PROFILE, else quick)")
+    add_trace_arguments(parser, "the dataset's size (default: DLSYSBENCH_PROFILE, else quick)",
+                        "; the input ids go to original_ids.npy")
     parser.add_argument("--vector-bytes", type=int, default=None,
                         help="bytes of one vector on the device (default: the --vectors row size, else 128)")
     parser.add_argument("--block-bytes", type=int, default=4096, help="bytes of one device block (default 4096)")

@@ -157,3 +157,12 @@ def test_a_table_the_cache_holds_whole_is_said(tmp_path):
                        "smoke", "--json", tmp_path=tmp_path))
     assert any(note.startswith("the cache (32 vectors, at least one block) holds the whole table of 10")
                for note in got["notes"]), got["notes"]
+
+
+def test_only_prepare_promises_the_renumbered_ids_file():
+    """headline shares prepare's trace flags but writes no original_ids.npy: its --help must
+    not say it does."""
+    from impls.bandana import headline, prepare
+
+    assert "original_ids.npy" in prepare._parser().format_help()
+    assert "original_ids.npy" not in headline._parser().format_help()

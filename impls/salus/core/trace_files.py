@@ -9,7 +9,7 @@ Two forms are read:
   ``end_time``. Times are seconds, or dates (``2017-10-07 01:11:39``, ISO 8601) taken as
   seconds from the first arrival; an optional ``job_id`` / ``jobid`` / ``id`` column names
   the jobs; numbers are in seconds unless a unit is given (:data:`UNITS`), and seconds beyond
-  3,000 years are refused as what they likely are, milliseconds since 1970. Column names are
+  3,170 years (1e11 s) are refused as what they likely are, milliseconds since 1970. Column names are
   matched without case; a UTF-8 BOM, CRLF line ends, gzip and a
   header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
   Every row has as many fields as the header names columns, or fewer where only columns
@@ -59,13 +59,13 @@ ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
 DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
 ID_COLUMNS = ("job_id", "jobid", "id")
 UNITS = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}   # seconds per unit of a number in a trace
-EPOCH_MS = 1e11   # a number of seconds this large is 3,000 years: an epoch in milliseconds
+EPOCH_MS = 1e11   # a number of seconds this large is 3,170 years: an epoch in milliseconds
 # start_time / end_time fields that hold no time (compared without case): pandas, SQL and
 # spreadsheet exports write a missing time so
 NO_TIME = frozenset({"", "none", "null", "nan", "nat", "na", "n/a", "\\n"})
 NEVER_STARTED = "never started (no start_time)"
 STILL_RUNNING = "still running (a start_time and no end_time)"
-LONGEST_S = 1e12  # no trace spans more seconds than this (30,000 years)
+LONGEST_S = 1e12  # no trace spans more seconds than this (31,700 years)
 
 
 @dataclasses.dataclass
@@ -108,7 +108,7 @@ class JobTrace:
             raise ValueError(f"load {load!r}; expected a finite number > 0")
         arrivals = self.arrival_s * (own / load)
         if not float(arrivals[-1]) < LONGEST_S:
-            raise ValueError(f"load {load!r} spreads the arrivals over more than {LONGEST_S:g} s (30,000 years); "
+            raise ValueError(f"load {load!r} spreads the arrivals over more than {LONGEST_S:g} s (31,700 years); "
                              "expected a larger load")
         return JobTrace(list(self.ids), arrivals, self.duration_s.copy(), dict(self.left_out), self.zone)
 
@@ -225,7 +225,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     length = time_seconds(row[duration], where, duration, unit_s, tz)
                     if not 0 <= length < LONGEST_S:
                         raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0 and "
-                                         f"below {LONGEST_S:g} (30,000 years)")
+                                         f"below {LONGEST_S:g} (31,700 years)")
                 else:
                     begin = time_seconds(row[start], where, start, unit_s, tz)
                     finish = time_seconds(row[end], where, end, unit_s, tz)
@@ -239,7 +239,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     length = finish - begin
                     if not length < LONGEST_S:
                         raise ValueError(f"{where}: start_time {row[start]!r} to end_time {row[end]!r} is "
-                                         f"{length:.3g} s; expected a job shorter than {LONGEST_S:g} s (30,000 years)")
+                                         f"{length:.3g} s; expected a job shorter than {LONGEST_S:g} s (31,700 years)")
                 for column in (arrival,) if duration is not None else (arrival, start, end):
                     _one_kind(kinds, row[column], where, column, "start_time and end_time" if column in (start, end)
                               else column)
