@@ -146,7 +146,8 @@ def _named(changes: list[compare.Change]) -> str:
 def relative_threshold(text: str) -> float:
     """``--default-threshold``: a fraction (0.05) or a percentage ("5%"), from 0 to TOO_NOISY."""
     try:
-        value = float(text[:-1]) / 100 if text.strip().endswith("%") else float(text)
+        text = text.strip()
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number (a fraction like 0.05, or 5%)") from None
     if not 0 <= value <= noise.TOO_NOISY:
@@ -274,8 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     if result.regressed:
         return 1
     if not result.changes:
-        print(f"compare: no number of the base run {old.label} was measured in the new run "
-              f"{new.label}: nothing was compared", file=sys.stderr)
+        print(f"compare: the base run {old.label} and the new run {new.label} have no measured number in "
+              "common (either may have measured nothing): nothing was compared", file=sys.stderr)
         return 2
     if all(c.kind == compare.CARRIED for c in result.changes):
         print(f"compare: nothing was measured again: every number carried over from the base run {old.label} "

@@ -144,3 +144,9 @@ def test_make_compare_passes_a_negative_threshold_so_the_range_message_shows():
     done = script("compare.py", *shlex.split(line.split("scripts/compare.py", 1)[1]))
     assert done.returncode == 2 and "outside 0..0.5" in done.stderr, done.stderr
     assert "expected one argument" not in done.stderr
+
+
+@pytest.mark.parametrize("text, value", [("5%", 0.05), ("5% ", 0.05), (" 0.05", 0.05), ("5 %", 0.05)])
+def test_a_threshold_with_spaces_around_it_reads_as_without(load_script, text, value):
+    """make compare THRESHOLD='5% ' (a stray space in a CI variable) was 'not a number'."""
+    assert load_script("compare").relative_threshold(text) == pytest.approx(value)

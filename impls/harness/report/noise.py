@@ -476,7 +476,8 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
 
     usable = {c: f for c, f in runs_by_commit.items() if len(f) >= 2}
     if not usable:
-        raise NoiseError(f"no commit of {machine} has two stored runs; run the suite on one commit 3 to 5 "
+        raise NoiseError(f"no commit of {machine} has two stored runs in one environment (repeats are runs of "
+                         "one commit in one environment); run the suite on one commit 3 to 5 "
                          "times (make bench, repeated; two runs leave most numbers too noisy), then measure again")
     # per number and benchmark version: [(n_c, s_c, range_c) per commit], values seen, newest start, largest |value|
     by_version: dict[tuple[str, str, str], list] = {}
