@@ -83,16 +83,22 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
 
 
 def unplaced_pair_note(old: runs.StoredRun, new: runs.StoredRun) -> str | None:
-    """In a full clone, one line (no final period) naming the commits of the pair picked by
-    default that git does not have (results copied from another clone, or rebased away):
-    their order came from dates, not from git; None when git has both."""
+    """In a full clone, one line (no final period) for a default pair of two commits that git
+    does not both have (results copied from another clone, or rebased away): with neither,
+    the pair is ordered by dates; with one, the one git lacks is put first whatever its date.
+    None when git has both, or the pair is one commit's two runs."""
+    if old.commit == new.commit:
+        return None
     ranks = paths.commit_ranks([old.commit, new.commit]) or {}
     lacking = [r.commit[:8] for r in (old, new) if r.commit not in ranks]
-    if not lacking:
-        return None
-    return (f"commit(s) {', '.join(dict.fromkeys(lacking))} of the pair are not in this checkout's git history "
-            "(results from another clone, or rebased away): the pair is ordered by dates (author dates, "
-            "which a rebase keeps), not by git; name --base and --head, or fetch the commits")
+    why = "not in this checkout's git history (results from another clone, or rebased away)"
+    if len(lacking) == 2:
+        return (f"commits {lacking[0]} and {lacking[1]} of the pair are {why}: the pair is ordered by dates "
+                "(author dates, which a rebase keeps), not by git; name --base and --head, or fetch them")
+    if lacking:
+        return (f"commit {lacking[0]} of the pair is {why}: it is put before the commit git has, whatever its "
+                "date; name --base and --head, or fetch it")
+    return None
 
 
 def _descends(base: str, head: str) -> bool:
@@ -213,12 +219,13 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{err}; its result file(s) cannot be read: "
                                  + "; ".join(f"{p}: {why}" for p, why in unread)) from None
             raise
-        for run, name in ((old, args.base), (new, args.head)):   # a damaged file of a named commit
-            unread = [p for p, _ in skipped if name and not Path(name).is_file()
+        for run, name in ((old, args.base), (new, args.head)):   # a damaged live file of a named commit
+            unread = [p for p, why in skipped if name and not Path(name).is_file()
+                      and p.parent == results_dir / machine and not why.startswith("a run of machine")
                       and p.name.lower().startswith(run.commit[:8].lower())]
-            if unread:    # may be its newest run: judging an older one would be judging the wrong run
-                raise ValueError(f"{name}: a result file of commit {run.commit[:12]} cannot be read ("
-                                 f"{', '.join(map(str, unread))}), so its newest run is unknown: repair or "
+            if unread:    # asv's file of that commit's newest run: judging an older one judges the wrong run
+                raise ValueError(f"{name}: asv's result file of commit {run.commit[:8]} cannot be read ("
+                                 f"{', '.join(map(str, unread))}), and it may hold its newest run: repair or "
                                  "remove it, or name a run's archived file")
         order_note = None if args.base or args.head else paths.date_order_note([r.commit for r in stored])
         if not (args.base or args.head or order_note):

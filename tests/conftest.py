@@ -18,12 +18,16 @@ def pytest_configure(config):
 MAX_WORKERS = 4   # make test's -n auto: more torch processes than this gain little and cost memory
 
 
+@pytest.hookimpl(optionalhook=True)    # pytest without xdist runs the tests too
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker per CPU this process may run on (its affinity: a container's or
     taskset's limit, and hyperthreads counted, where xdist would count physical cores of the
-    whole host), at most :data:`MAX_WORKERS`."""
+    whole host), at most :data:`MAX_WORKERS`; None (xdist's own count) when
+    PYTEST_XDIST_AUTO_NUM_WORKERS sets it."""
     import os
 
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(MAX_WORKERS, usable))
 

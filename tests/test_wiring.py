@@ -400,3 +400,11 @@ def test_make_tests_auto_workers_follow_the_usable_cpus_up_to_four(monkeypatch, 
     spec.loader.exec_module(conftest)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(usable)), raising=False)
     assert conftest.pytest_xdist_auto_num_workers(None) == workers
+
+
+def test_the_tests_run_without_pytest_xdist():
+    """The root conftest's xdist hook is optional: pytest without the plugin runs the tests."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+                           f"{Path(__file__).resolve()}::test_make_tests_auto_workers_follow_the_usable_cpus_up_to_four"],
+                          capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0 and "INTERNALERROR" not in done.stdout + done.stderr, done.stdout + done.stderr

@@ -372,8 +372,20 @@ def test_a_damaged_result_file_of_a_named_commit_is_refused_not_passed_over(resu
     live.write_text(live.read_text()[:-30])
     done = run_compare(results, noise_file, "--base", BASE[:8], "--head", HEAD[:8])
     assert done.returncode == 2, done.stdout + done.stderr
-    assert f"{HEAD[:8]}: a result file of commit {HEAD[:12]} cannot be read" in done.stderr
-    assert "its newest run is unknown" in done.stderr
+    assert f"{HEAD[:8]}: asv's result file of commit {HEAD[:8]} cannot be read" in done.stderr
+    assert "it may hold its newest run" in done.stderr
+
+
+def test_a_damaged_archived_copy_does_not_stop_a_named_comparison(results):
+    """An archived run is named by its start, not its commit: when asv's live file of the
+    named commit reads, that is its newest run, whatever an archive holds."""
+    noise_file = measure(add_earlier_runs(results))
+    write_run(results / MACHINE, HEAD, 300, base_values())
+    [archived] = runs.archive_run(results, MACHINE, HEAD)
+    write_run(results / MACHINE, HEAD, 400, base_values())            # asv's live file: a newer run
+    archived.write_text("{")
+    done = run_compare(results, noise_file, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_a_default_pair_git_does_not_have_is_said_to_be_ordered_by_dates(results):
@@ -383,14 +395,14 @@ def test_a_default_pair_git_does_not_have_is_said_to_be_ordered_by_dates(results
     write_run(results / MACHINE, HEAD, 300, base_values(), date_s=1_700_100_000)
     done = run_compare(results, noise_file)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (f"note: commit(s) {BASE[:8]}, {HEAD[:8]} of the pair are not in this checkout's git history"
+    assert (f"note: commits {BASE[:8]} and {HEAD[:8]} of the pair are not in this checkout's git history"
             in done.stderr)
 
 
 def test_a_ref_git_cannot_resolve_is_named_as_such():
     stored = [runs.StoredRun(Path("x.json"), MACHINE, BASE, "existing-py", "19700101T000000")]
     with pytest.raises(ValueError, match=r"no stored run of commit 'HEAD~1' \(git does not resolve 'HEAD~1' in "
-                                         r"this checkout: a typo, or a commit a shallow clone lacks"):
+                                         r"this checkout: a typo, or a commit this clone lacks"):
         runs.runs_named(stored, "HEAD~1", MACHINE, lambda name: None)
     with pytest.raises(ValueError, match=r"no stored run of commit 'cafe' for"):   # a hash: no git word
         runs.runs_named(stored, "cafe", MACHINE, lambda name: None)

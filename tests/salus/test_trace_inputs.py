@@ -237,3 +237,9 @@ def test_a_detail_that_is_not_a_list_is_malformed_not_a_job_on_no_gpu(tmp_path):
     for gpus in (1, None):
         trace = philly_log.read_philly(_philly(tmp_path / "log", [_ok("a", 0), _ok("b", 1), job]), gpus=gpus)
         assert trace.ids == ["a", "b"] and trace.left_out == {philly_log.MALFORMED_GPUS: 1}
+
+
+def test_a_row_without_a_start_still_needs_a_readable_arrival(tmp_path):
+    path = _csv(tmp_path / "t.csv", "job_id,submit_time,start_time,end_time\nA,0,0,10\nB,garbage,,\n")
+    with pytest.raises(ValueError, match=r"t\.csv:3: .*garbage"):
+        trace_files.read_csv(path)

@@ -32,7 +32,7 @@ def test_topk_is_a_full_sorts_first_k_with_ties_to_the_lower_id(k, chunk, seed):
 
 def test_a_wide_list_in_rising_order_comes_out_exact():
     """k of 30,000 over 60,000 labels whose scores rise with the id: every label enters and
-    becomes the best, so every entry moves through the whole list."""
+    becomes the best, so every label enters the heap and the last k come out, reversed."""
     n, labels, k = 4, 60_000, 30_000
     W2 = np.zeros((labels, 1), np.float32)
     b2 = np.arange(labels, dtype=np.float32)

@@ -182,8 +182,8 @@ def runs_named(runs: list[StoredRun], name: str, machine: str,
     stored = list(dict.fromkeys(r.commit for r in runs))
     resolved = f" (= {full[:12]})" if full and full != name else ""
     if resolve and not full and not re.fullmatch(r"[0-9a-f]{1,40}", name.lower()):   # a ref, not a hash
-        resolved = (f" (git does not resolve {name!r} in this checkout: a typo, or a commit a shallow clone "
-                    "lacks, `git fetch --unshallow`)")
+        resolved = (f" (git does not resolve {name!r} in this checkout: a typo, or a commit this clone lacks: "
+                    "`git fetch`, or `git fetch --unshallow` in a shallow clone)")
     raise ValueError(f"no stored run of commit {name!r}{resolved} for {machine}; commits with runs, "
                      f"newest last: {_listing(stored) or 'none'}")
 

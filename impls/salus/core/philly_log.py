@@ -185,7 +185,7 @@ def _gpus_held(attempts: Sequence[dict]) -> int | None:
     """The most GPUs any of ``attempts`` held (each attempt: the lengths of its ``detail``
     entries' ``gpus`` lists summed; a missing or null list holds none), or None when a
     ``detail`` or ``gpus`` field is not a list (a string such as "gpu0" would count its
-    characters, a single detail object its keys)."""
+    characters, and a single detail object would read as no GPU)."""
     most = 0
     for attempt in attempts:
         held = 0

@@ -8,8 +8,9 @@ Two forms are read:
   (``duration``, ``duration_s``, ``runtime``, ``run_time``) or ``start_time`` and
   ``end_time``. Times are seconds, or dates (``2017-10-07 01:11:39``, ISO 8601) taken as
   seconds from the first arrival; an optional ``job_id`` / ``jobid`` / ``id`` column names
-  the jobs; numbers are in seconds unless a unit is given (:data:`UNITS`), and seconds beyond
-  3,170 years (1e11 s) are refused as what they likely are, milliseconds since 1970. Column names are
+  the jobs; numbers are in seconds unless a unit is given (:data:`UNITS`, one for every
+  number), and an arrival of 3,170 years (1e11 s) or more in that unit is refused as what it
+  likely is, an epoch in a finer unit (milliseconds since 1970, for seconds). Column names are
   matched without case; a UTF-8 BOM, CRLF line ends, gzip and a
   header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
   Every row has as many fields as the header names columns, or fewer where only columns
@@ -59,7 +60,7 @@ ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
 DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
 ID_COLUMNS = ("job_id", "jobid", "id")
 UNITS = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}   # seconds per unit of a number in a trace
-EPOCH_MS = 1e11   # a number of seconds this large is 3,170 years: an epoch in milliseconds
+EPOCH_MS = 1e11   # seconds: 3,170 years; an arrival this large is an epoch in a finer unit
 # start_time / end_time fields that hold no time (compared without case): pandas, SQL and
 # spreadsheet exports write a missing time so
 NO_TIME = frozenset({"", "none", "null", "nan", "nat", "na", "n/a", "\\n"})
@@ -166,8 +167,8 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
     file, line and column for a header without the columns, a row of more or fewer fields than
     the header (:func:`_fitted`), a value that is not a time (or a
     date ``zone`` shows twice or never: :class:`~impls.salus.core.trace_times.RepeatedTime`, ``SkippedTime``),
-    for arrivals read as seconds that lie beyond :data:`EPOCH_MS` (milliseconds since 1970:
-    pass ``unit="ms"``), and for a job id on a row whose arrival or length differs from an
+    for an arrival that, read in ``unit``, lies beyond :data:`EPOCH_MS` seconds (an epoch in a
+    finer unit: the message says which), and for a job id on a row whose arrival or length differs from an
     earlier row's of that id (both lines named; a row that repeats one is left out and counted
     under :data:`LISTED_BEFORE`)."""
     path = Path(path)
@@ -208,9 +209,6 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 for column in (arrival, duration) if duration is not None else (arrival,):
                     if not (row.get(column) or "").strip():
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
-                if duration is None and (_no_time(row[start]) or _no_time(row[end])):
-                    left[NEVER_STARTED if _no_time(row[start]) else STILL_RUNNING] += 1
-                    continue
                 if separator != ",":     # a decimal comma, as such exports write numbers
                     row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
                 at = time_seconds(row[arrival], where, arrival, unit_s, tz)
@@ -218,6 +216,9 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 if abs(at) >= EPOCH_MS and _is_number(row[arrival]):
                     raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as {_UNIT_NAMES[unit]} is "
                                      f"thousands of years; expected {_UNIT_NAMES[unit]} ({_epoch_hint(at, unit)})")
+                if duration is None and (_no_time(row[start]) or _no_time(row[end])):
+                    left[NEVER_STARTED if _no_time(row[start]) else STILL_RUNNING] += 1
+                    continue
                 if duration is not None:
                     if not _is_number(row[duration]):
                         raise ValueError(f"{where}: {duration} {row[duration]!r} is not a number; expected a "
@@ -259,6 +260,8 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
 
 
 _UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "min": "minutes", "h": "hours"}
+
+
 def _epoch_hint(at: float, unit: str) -> str:
     """What an arrival of ``at`` seconds (thousands of years), read in ``unit``, likely is."""
     if unit == "s" and abs(at) < 1e14:      # 1e11-1e14: milliseconds since 1970 (1.5e12 in 2017)

@@ -30,7 +30,7 @@ def merge_topk(scores, offset, heap_v, heap_i):
                         break
                     if c + 1 < k and (hv[c + 1] < hv[c] or (hv[c + 1] == hv[c] and hi[c + 1] > hi[c])):
                         c += 1     # the worse child
-                    if hv[c] < v or (hv[c] == v and hi[c] > label):
+                    if hv[c] < v:  # an equal score has a lower id than this later label: it stays above
                         hv[p] = hv[c]
                         hi[p] = hi[c]
                         p = c

@@ -203,10 +203,10 @@ def _content_end(body: np.ndarray) -> int:
 def short_file_message(path: str | Path, n: int, lines: int, bare_cr: int = 0) -> str:
     """The error for a file whose header says ``n`` points but that holds ``lines`` data lines,
     fewer: most often the first lines of a file cut off (``head -n``) under its whole header.
-    When the data's ``bare_cr`` line-ending carriage returns (:func:`bare_cr_count`) make up
-    the missing lines, the lines end in CR alone and are read as one, and the message says
-    to convert them instead."""
-    if bare_cr and lines + bare_cr >= n:
+    When the data hold at least as many line-ending carriage returns (``bare_cr``,
+    :func:`bare_cr_count`) as lines, the lines end in CR alone and are read as one, and the
+    message says to convert them instead."""
+    if bare_cr and bare_cr >= lines:
         return (f"{path}:1: header says N={n} points but the file has {lines} data lines: its lines end in CR "
                 "alone (old Mac), read as one line; convert them to LF (e.g. tr '\\r' '\\n')")
     return (f"{path}:1: header says N={n} points but the file has {lines} data lines: a cut file (only its "

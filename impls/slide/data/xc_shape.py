@@ -202,7 +202,7 @@ def cooccurrence(train: XCData, rng: np.random.Generator, max_pairs: int) -> dic
     pairs recur by chance and co-occurrence cannot be told apart at this size).
 
     The points are sampled for about ``max_pairs`` pair occurrences at the mean labels per
-    point (at least 1,000 points), and their pairs never exceed ``2 * max_pairs``: a point
+    point (at least 1,000 points drawn), and their pairs never exceed ``2 * max_pairs``: a point
     with more than ``max_pairs`` pairs alone is left out (``cooccurrence_wide_points``
     counts them), and the sample stops where the pairs would pass the bound."""
     lpp = max(train.labels.size / max(train.n_points, 1), 1.0)
