@@ -226,18 +226,16 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
         raise ValueError(f"split={split!r}; expected 'train' or 'test'")
     n, d, l = read_header(path)
     candidates = [like] if like else list(PUBLISHED)
-    from impls.slide.data.real_contents import check_not_swapped, check_whole_file
+    from impls.slide.data.real_contents import check_not_swapped, check_whole_file, published_header
 
     for name in candidates:
-        pub = PUBLISHED[name]
-        if (n, d, l) == (pub[f"{split}_points"], pub["features"], pub["labels"]):
+        if (n, d, l) == published_header(name, split):
             check_whole_file(path, n, name, split)
             return name
     expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
                          f"{PUBLISHED[k]['labels']}'" for k in candidates)
     check_not_swapped(path, (n, d, l), split, candidates, expected)
-    other = next((k for k, pub in PUBLISHED.items() if k not in candidates
-                  and (n, d, l) == (pub[f"{split}_points"], pub["features"], pub["labels"])), None)
+    other = next((k for k in PUBLISHED if k not in candidates and (n, d, l) == published_header(k, split)), None)
     if other is not None:      # the right files for the wrong set: say which set they are
         registry_set = {v: k for k, v in REAL_SETS.items()}.get(other)
         where = f" (the registry set {registry_set}: {_env_of(registry_set)})" if registry_set else ""

@@ -99,17 +99,22 @@ AS_ORDINARY = ("read it as an ordinary XC file: python -m impls.slide.train --tr
                "(python -m impls.slide.xc_stats FILE needs no flag)")
 
 
+def published_header(name: str, split: str) -> tuple[int, int, int]:
+    """The header (N, D, L) of published set ``name``'s ``split`` ("train" / "test") file."""
+    from impls.slide.xc_stats import PUBLISHED
+
+    pub = PUBLISHED[name]
+    return pub[f"{split}_points"], pub["features"], pub["labels"]
+
+
 def check_not_swapped(path: str | Path, header: tuple[int, int, int], split: str, candidates: list[str],
                       expected: str) -> None:
     """Raise :class:`RealDataMismatch` when ``header`` (N, D, L) of ``path``, given as ``split``, is
     the other split's published shape of one of the sets ``candidates``: the training and test
     files given the other way round (``expected``: the headers the split would take)."""
-    from impls.slide.xc_stats import PUBLISHED
-
     flip = "test" if split == "train" else "train"
     for name in candidates:
-        pub = PUBLISHED[name]
-        if header == (pub[f"{flip}_points"], pub["features"], pub["labels"]):
+        if header == published_header(name, flip):
             raise RealDataMismatch(f"{path}:1: header '{' '.join(map(str, header))}' is {name}'s published {flip} "
                                    f"shape, given as its {split} split (expected {expected}): are the training and "
                                    "test files given the other way round?")

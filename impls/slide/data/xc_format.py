@@ -144,15 +144,15 @@ def bad_header_message(path: str | Path, line: bytes, second: bytes = b"") -> st
     got = f"got {shown(line)}"
     parts = line.split()
     words = second.split()
-    if (len(parts) == 2 and all(p.isdigit() for p in parts) and words and words[0].replace(b",", b"").isdigit()
-            and any(b":" in w for w in words[1:])):
-        got += (f": two numbers, above a line of this format ('labels f:v ...'): the header lacks L, the "
-                f"label count; write 'N D L' (for instance '{parts[0].decode()} {parts[1].decode()} L' with L "
-                "above the largest label id)")
-    elif len(parts) == 2 and all(p.isdigit() for p in parts):
-        got += (": this looks like the newer XC format, features and labels in separate files (first lines "
-                "'N D' and 'N L'); the suite reads one file of lines 'l1,l2 f:v ...', join them with: "
-                + join_command(path))
+    if len(parts) == 2 and all(p.isdigit() for p in parts):
+        if words and words[0].replace(b",", b"").isdigit() and any(b":" in w for w in words[1:]):
+            got += (f": two numbers, above a line of this format ('labels f:v ...'): the header lacks L, the "
+                    f"label count; write 'N D L' (for instance '{parts[0].decode()} {parts[1].decode()} L' with "
+                    "L above the largest label id)")
+        else:
+            got += (": this looks like the newer XC format, features and labels in separate files (first lines "
+                    "'N D' and 'N L'); the suite reads one file of lines 'l1,l2 f:v ...', join them with: "
+                    + join_command(path))
     else:
         got = encoding_hint(line) or got
     return f"{path}:1: expected the header 'N D L' (three non-negative integers), {got}"
