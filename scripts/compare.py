@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from impls.harness import atomic, cli, paths, skip_log  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, directions, noise, runs  # noqa: E402
-from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
+from impls.harness.report.asv_files import ResultsError, read_benchmark_info  # noqa: E402
+from impls.harness.report.results import read_result_file  # noqa: E402
 
 
 def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
@@ -243,8 +244,13 @@ def main(argv: list[str] | None = None) -> int:
         if measured is not None and measured.machine and measured.machine != machine:
             raise ValueError(f"{noise_path} holds the thresholds of machine {measured.machine!r}, not "
                              f"{machine!r}: one machine's noise does not judge another's runs")
-        base = read_result_file(old.path, machine, results_dir)
-        head = read_result_file(new.path, machine, results_dir)
+        damaged: list[tuple[str, str]] = []
+        info = read_benchmark_info(results_dir, damaged)
+        for _, why in damaged:   # as for a results folder copied without it
+            print(f"compare: note: {why}; parameter names are read from this checkout's benchmark code",
+                  file=sys.stderr)
+        base = read_result_file(old.path, machine, info)
+        head = read_result_file(new.path, machine, info)
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"compare: {err}", file=sys.stderr)
         return 2

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import directions, noise, runs  # noqa: E402
-from impls.harness.report.results import ResultsError, read_result_file  # noqa: E402
+from impls.harness.report.asv_files import ResultsError, read_benchmark_info  # noqa: E402
+from impls.harness.report.results import read_result_file  # noqa: E402
 
 
 DF_BINS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 29), (30, None))
@@ -92,9 +93,23 @@ def main(argv: list[str] | None = None) -> int:
         groups: dict[tuple[str, str], list[runs.StoredRun]] = {}
         for run in stored:      # repeats are runs of one commit in one environment
             groups.setdefault((run.commit, run.env_name), []).append(run)
-        used = [r for group in groups.values() if len(group) >= 2 for r in group]
-        frames = {key: [read_result_file(r.path, machine, results_dir) for r in group]
-                  for key, group in groups.items() if len(group) >= 2}
+        damaged: list[tuple[str, str]] = []
+        info = read_benchmark_info(results_dir, damaged)
+        for _, why in damaged:   # as for a results folder copied without it
+            print(f"measure_noise: note: {why}; parameter names are read from this checkout's benchmark code",
+                  file=sys.stderr)
+        frames: dict[tuple[str, str], list] = {}
+        used = []
+        for key, group in groups.items():
+            if len(group) < 2:
+                continue
+            for run in group:   # a run whose results are not asv's is left out, as an unreadable one
+                try:
+                    frames.setdefault(key, []).append(read_result_file(run.path, machine, info))
+                    used.append(run)
+                except ResultsError as err:
+                    print(f"measure_noise: not a run, left out: {err}", file=sys.stderr)
+        used = [r for r in used if len(frames[(r.commit, r.env_name)]) >= 2]
         measured = noise.measure_noise(machine, frames, [
             {"commit": r.commit, "env": r.env_name, "started": r.started, "file": r.path.name} for r in used],
             scales=directions.declared_scales())

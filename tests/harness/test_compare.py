@@ -18,6 +18,7 @@ import pytest
 from compare_fixtures import (BASE, FLAG, HEAD, LATENCY, MACHINE, RATE, ROOT, STEADY, base_values, kinds, measure,
                               run_compare, script, write_benchmarks_json, write_run)
 from impls.harness.report import compare, directions, noise, runs
+from impls.harness.report.asv_files import read_benchmark_info
 from impls.harness.report.results import read_result_file
 
 REPEATS = 6  # runs of BASE added before the shared fixture's two
@@ -107,7 +108,8 @@ def partial_rerun(tmp_path: Path, rate: float) -> Path:
 
 def test_a_result_kept_through_a_partial_rerun_is_not_a_repeat(tmp_path):
     results = partial_rerun(tmp_path, 1010.0)
-    frames = [read_result_file(r.path, MACHINE, results) for r in runs.stored_runs(results, MACHINE)]
+    info = read_benchmark_info(results)
+    frames = [read_result_file(r.path, MACHINE, info) for r in runs.stored_runs(results, MACHINE)]
     measured = noise.measure_noise(MACHINE, {BASE: frames})
     assert measured.get(RATE, "policy='lru'").spread == pytest.approx(10 / 1005)
     assert measured.get(LATENCY, "block_bytes=4096, queue_depth=1") is None  # measured once
@@ -243,7 +245,7 @@ def test_a_rerun_of_one_commit_keeps_both_runs(tmp_path):
     runs.archive_run(results, MACHINE, BASE)  # the live file and its copy are one run
     stored = runs.stored_runs(results, MACHINE)
     assert [r.started for r in stored] == ["19700101T000140", "19700101T000320"]
-    values = [read_result_file(r.path, MACHINE, results)["value"].iloc[0] for r in stored]
+    values = [read_result_file(r.path, MACHINE, read_benchmark_info(results))["value"].iloc[0] for r in stored]
     assert values == [1000.0, 2.0]
 
 

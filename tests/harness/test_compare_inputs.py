@@ -17,6 +17,7 @@ from compare_fixtures import (add_earlier_runs, BASE, FLAG, HEAD, LATENCY, MACHI
 from impls.harness import paths
 from impls.harness.report import compare, noise, runs
 from impls.harness.report.history import series_steps
+from impls.harness.report.asv_files import read_benchmark_info
 from impls.harness.report.results import read_result_file
 
 
@@ -72,9 +73,10 @@ def test_a_version_change_says_whether_the_profile_or_the_measure_changed():
 def test_a_threshold_measured_on_another_version_does_not_judge_the_new_one(results):
     measured = noise.load_noise(measure(results))
     assert measured.get(RATE, "policy='lru'").version == "1"
-    old = read_result_file(write_run(results.parent / "x", BASE, 1, base_values()), MACHINE, results)
+    info = read_benchmark_info(results)
+    old = read_result_file(write_run(results.parent / "x", BASE, 1, base_values()), MACHINE, info)
     new = read_result_file(write_run(results.parent / "y", HEAD, 2, base_values(rate=500.0),
-                                     versions={RATE: "2"}), MACHINE, results)
+                                     versions={RATE: "2"}), MACHINE, info)
     old["version"] = "2"  # both runs on version 2, the thresholds measured on 1
     [change] = [c for c in compare.compare_runs(old, new, {RATE: "higher"}, measured).changes
                 if c.benchmark == RATE]
@@ -217,7 +219,7 @@ def test_an_unknown_machine_is_named_with_the_ones_that_exist(results, tmp_path)
 
 def test_results_copied_without_benchmarks_json_keep_their_parameter_names(results):
     (results / "benchmarks.json").unlink()
-    frame = read_result_file(runs.stored_runs(results, MACHINE)[-1].path, MACHINE, results)
+    frame = read_result_file(runs.stored_runs(results, MACHINE)[-1].path, MACHINE)
     labels = dict(zip(frame["benchmark"], frame["param_label"]))
     assert labels[RATE] == "policy='lru'"
     assert labels[LATENCY] == "block_bytes=4096, queue_depth=1"

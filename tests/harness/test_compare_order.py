@@ -138,13 +138,19 @@ def test_a_thresholds_file_with_a_number_too_large_is_refused(tmp_path):
         noise.load_noise(path)
 
 
-def test_an_undated_run_sorts_first(tmp_path):
+def test_an_undated_run_is_left_out_as_the_report_leaves_it_out(tmp_path):
+    """Sorted first, it silently moved compare's default pair; the report could not read it."""
     results = tmp_path / ".asv" / "results"
     write_run(results / MACHINE, BASE, 500, base_values())                   # dated, but ran last
     undated = write_run(results / MACHINE, HEAD, 300, base_values())
     _edited(undated, lambda d: d.update(date=None))
-    assert runs.read_run(undated, MACHINE).date == 0.0
-    assert [r.commit for r in runs.stored_runs(results, MACHINE)] == [HEAD, BASE]
+    with pytest.raises(ValueError, match="no commit date"):
+        runs.read_run(undated, MACHINE)
+    skipped: list = []
+    assert [r.commit for r in runs.stored_runs(results, MACHINE, skipped)] == [BASE]
+    assert [path for path, _ in skipped] == [undated]
+    with pytest.raises(ResultsError, match="no commit date"):
+        read_result_file(undated, MACHINE)
 
 
 def _git(repo, *args, date=None):

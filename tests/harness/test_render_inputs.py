@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from impls.harness.report.build import build_report
-from impls.harness.report.results import ResultsError, machine_info
+from impls.harness.report.asv_files import ResultsError, machine_info
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 CLAIMS = FIXTURES / "claims.toml"

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -818,7 +819,7 @@ def test_skipped_list_gives_the_reason_from_require_in_the_benchmark_code(report
 
 
 def test_a_skip_is_explained_by_the_experiment_its_setup_cache_runs():
-    from impls.harness.report.results import BenchmarkInfo
+    from impls.harness.report.asv_files import BenchmarkInfo
     from impls.harness.report.skipped import UNKNOWN_SKIP, experiment_requirements, skip_reason
 
     assert experiment_requirements("bench_salus.SchedulingPoliciesCuda.track_average_jct") == ("cuda",)
@@ -1034,10 +1035,27 @@ def test_a_claim_whose_artifact_is_unreadable_says_so_not_that_nothing_measures_
     assert result.verdict == "not measured: artifact 'toy_curve' was left out (see Unreadable inputs)"
 
 
-@pytest.mark.parametrize("name", [f"{MACHINE}/", f"../{MACHINE}", "a b", ""])
+@pytest.mark.parametrize("name", [f"{MACHINE}/", f"../{MACHINE}", "", ".", "..", "a\tb"])
 def test_a_machine_name_that_is_not_one_folder_is_refused(tmp_path, name):
-    with pytest.raises(ValueError, match=r"expected one name of letters, digits"):
+    with pytest.raises(ValueError, match=r"expected the name of one folder"):
         build_report(name, RESULTS, tmp_path, CLAIMS, SPECS)
+
+
+@pytest.mark.parametrize("name", ["lab box-smoke", "büro-smoke"])
+def test_a_machine_asv_named_with_a_space_or_an_accent_is_reported(tmp_path, name):
+    """asv takes any --machine, and compare and noise read such a machine's runs."""
+    results = tmp_path / "results"
+    shutil.copytree(RESULTS, results, ignore=shutil.ignore_patterns(MACHINE))
+    (results / name).mkdir()
+    for path in (RESULTS / MACHINE).glob("*.json"):
+        data = json.loads(path.read_text())
+        if isinstance(data.get("params"), dict):
+            data["params"]["machine"] = name
+        (results / name / path.name).write_text(json.dumps(data))
+    built = build_report(name, results, tmp_path / "artifacts", CLAIMS, SPECS)
+    assert not built.unreadable and built.machine == name and len(built.commits) == 2
+    out = render_report(name, tmp_path / "out", results, tmp_path / "artifacts", CLAIMS, figure_specs=SPECS)
+    assert name in (out / "report.md").read_text() and name in (out / "index.html").read_text()
 
 
 def test_a_machine_without_data_is_told_which_machines_have_some(tmp_path):

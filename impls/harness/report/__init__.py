@@ -1,6 +1,7 @@
 """The report: asv results and artifacts -> claims table, figures, history (html + markdown).
 
-Modules, one idea each: ``results`` (asv files -> DataFrame), ``claims`` (claims.toml
+Modules, one idea each: ``asv_files`` (benchmarks.json, machine.json, what every asv file
+reader shares), ``results`` (asv result files -> DataFrame), ``claims`` (claims.toml
 schema), ``measure`` and ``verdicts`` (claim vs. measurement), ``machine_state``
 (fingerprint, capabilities), ``paper_figures``, ``history``, ``skipped``,
 ``environment_table``, ``build`` (-> :class:`model.Report`), ``html_page``,

@@ -19,7 +19,7 @@ from impls.harness import artifacts as artifact_store
 from impls.harness import paths, skip_log
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
-from impls.harness.report import results
+from impls.harness.report import asv_files, results
 from impls.harness.report.claims import load_claims, unknown_references
 from impls.harness.report.directions import (declared_bounds, declared_directions, declared_param_names,
                                                 declared_scales)
@@ -91,7 +91,7 @@ def other_machine_note(machine: str, found: dict[str, tuple[int, int]], no_resul
 
 def _known_machines(results_dir: Path, artifacts_root: Path) -> set[str]:
     """The machines that have asv results or artifacts."""
-    known = set(results.machines(results_dir))
+    known = set(asv_files.machines(results_dir))
     if Path(artifacts_root).is_dir():
         known |= {p.name for p in Path(artifacts_root).iterdir() if p.is_dir()}
     return known
@@ -104,7 +104,7 @@ def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
     Raises NoResultsError naming the machines found when the choice is ambiguous or empty.
     """
     if machine:
-        return paths.check_machine_name(machine, "--machine")
+        return asv_files.check_machine_folder(machine, "--machine")
     known = _known_machines(results_dir, artifacts_root)
     if default in known or not known:
         return default
@@ -112,13 +112,6 @@ def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
         return known.pop()
     raise NoResultsError(f"no results for this machine ({default!r}) in {results_dir}; "
                          f"pick one with --machine: {', '.join(sorted(known))}")
-
-
-def _benchmark_info(results_dir: Path) -> dict:
-    try:
-        return results.read_benchmark_info(results_dir)
-    except results.ResultsError:
-        return {}                      # listed among the unreadable inputs by read_results
 
 
 def _benchmark_versions(results_dir: Path) -> dict[str, str]:
@@ -387,7 +380,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     still renders the rest, and shows that list). ``figure_specs`` defaults to every figure
     :func:`impls.harness.figures.discover` finds.
     """
-    paths.check_machine_name(machine, "machine")   # 'vm-quick/' or '../x' would name another folder
+    asv_files.check_machine_folder(machine, "machine")   # 'vm-quick/' or '../x' would name another folder
     unreadable: list[tuple[str, str]] = []
     frame = results.read_results(results_dir, machine, unreadable)
     commits = results.commits(frame)
@@ -399,7 +392,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         raise NoResultsError(
             f"nothing to report for machine {machine!r}: no asv results in "
             f"{Path(results_dir) / machine} and no artifacts in {Path(artifacts_root) / machine}; {hint}")
-    machine_json = results.machine_info(results_dir, machine, unreadable)   # a damaged one is listed
+    machine_json = asv_files.machine_info(results_dir, machine, unreadable)   # a damaged one is listed
     claims = load_claims(claims_path)
     notes: list[str] = []
     with_results = _results_commits(commits)
@@ -410,7 +403,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes += noise_notes
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
                                               unreadable)
-    info = _benchmark_info(results_dir)
+    info = asv_files.read_benchmark_info(results_dir, [])   # unreadable: read_results lists it
     evaluated, typo_notes = _unknown_benchmarks_named(evaluated, info, claims_path)
     notes += typo_notes
     evaluated = _older_data_named(evaluated, commits, points, _benchmark_versions(results_dir))

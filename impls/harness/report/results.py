@@ -21,9 +21,9 @@ from typing import Any
 import pandas as pd
 
 from impls.harness import paths, profiles
-
-RESULT_FORMAT_VERSION = 2
-NOT_RESULT_FILES = frozenset({"machine.json", "benchmarks.json"})
+from impls.harness.report.asv_files import (DEFAULT_UNITS, RESULT_FORMAT_VERSION, BenchmarkInfo, ResultsError,
+                                            commit_date_ms, format_remedy, load_json, reason, result_files,
+                                            read_benchmark_info, type_from_name)
 
 # Columns every results frame has; one more column per parameter name follows.
 HISTORY = "history"  # read_results' column: the commit's place in git's history (history_order)
@@ -36,112 +36,6 @@ RUN = ["benchmark", "commit", "env_name"]   # the columns that name one benchmar
 STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped"  # asv stored NaN: the benchmark raised NotImplementedError
 STATUS_FAILED = "failed"  # asv stored null: the benchmark raised or timed out
-
-
-class ResultsError(ValueError):
-    """An asv results file is not in the format this module reads."""
-
-
-@dataclasses.dataclass(frozen=True)
-class BenchmarkInfo:
-    """What ``benchmarks.json`` says about one benchmark."""
-
-    name: str
-    type: str  # time / track / peakmem / memory
-    unit: str
-    param_names: tuple[str, ...]
-    code: str = ""
-
-
-def _type_from_name(name: str) -> str:
-    method = name.rsplit(".", 1)[-1]
-    for prefix, kind in (("time_", "time"), ("track_", "track"), ("peakmem_", "peakmem"),
-                         ("mem_", "memory")):
-        if method.startswith(prefix):
-            return kind
-    return "unknown"
-
-
-_DEFAULT_UNITS = {"time": "seconds", "peakmem": "bytes", "memory": "bytes"}
-
-
-def read_benchmark_info(results_dir: Path) -> dict[str, BenchmarkInfo]:
-    """Return ``{benchmark name: BenchmarkInfo}`` from ``benchmarks.json`` ({} if absent)."""
-    path = Path(results_dir) / "benchmarks.json"
-    if not path.is_file():
-        return {}
-    data = _load_json(path)
-    if not isinstance(data, dict):
-        raise ResultsError(f"{path}: expected asv's table of benchmarks (a JSON object), got a "
-                           f"{type(data).__name__}")
-    info = {}
-    for name, entry in data.items():
-        if not isinstance(entry, dict):
-            continue  # the top-level "version" key
-        kind = entry.get("type") or _type_from_name(name)
-        names = entry.get("param_names") or ()
-        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-            raise ResultsError(f"{path}: {name}: param_names must be a list of names, got {names!r}")
-        fields = {"type": kind, "unit": entry.get("unit") or _DEFAULT_UNITS.get(kind, ""),
-                  "code": entry.get("code") or ""}
-        wrong = [key for key, value in fields.items() if not isinstance(value, str)]
-        if wrong:
-            raise ResultsError(f"{path}: {name}: {wrong[0]} must be text, got {fields[wrong[0]]!r}")
-        info[name] = BenchmarkInfo(name=name, param_names=tuple(names), **fields)
-    return info
-
-
-def machines(results_dir: Path) -> list[str]:
-    """Return the machine names that have a results folder under ``results_dir``."""
-    base = Path(results_dir)
-    if not base.is_dir():
-        return []
-    return sorted(p.name for p in base.iterdir()
-                  if p.is_dir() and ((p / "machine.json").is_file() or _result_files_in(p)))
-
-
-def _result_files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.json") if p.name not in NOT_RESULT_FILES)
-
-
-def result_files(results_dir: Path, machine: str) -> list[Path]:
-    """Return the result files of ``machine`` (machine.json and benchmarks.json excluded)."""
-    folder = Path(results_dir) / machine
-    return _result_files_in(folder) if folder.is_dir() else []
-
-
-def machine_info(results_dir: Path, machine: str,
-                 unreadable: list[tuple[str, str]] | None = None) -> dict[str, Any]:
-    """Return asv's ``machine.json`` for ``machine`` ({} if absent).
-
-    A file that cannot be read or holds no JSON object raises :class:`ResultsError`, unless
-    ``unreadable`` is a list: then ``(path, why)`` is appended to it and {} returned.
-    """
-    path = Path(results_dir) / machine / "machine.json"
-    if not path.is_file():
-        return {}
-    try:
-        data = _load_json(path)
-        if not isinstance(data, dict):
-            raise ResultsError(f"{path}: expected asv's machine record (a JSON object), got a "
-                               f"{type(data).__name__}")
-    except ResultsError as err:
-        if unreadable is None:
-            raise
-        unreadable.append((str(path), _reason(err)))
-        return {}
-    return data
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ResultsError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from err
-    except UnicodeDecodeError as err:
-        raise ResultsError(f"{path}: not UTF-8 text (byte {err.start})") from err
-    except OSError as err:
-        raise ResultsError(f"{path}: cannot be read ({err.strerror or err})") from err
 
 
 def parse_param(text: str) -> Any:
@@ -188,40 +82,34 @@ def _param_names(name: str, meta: BenchmarkInfo | None, count: int) -> tuple[str
     return tuple(f"param{i + 1}" for i in range(count))
 
 
-def format_remedy(version: Any) -> str:
-    """What to do with an asv result file of format ``version`` (not :data:`RESULT_FORMAT_VERSION`)."""
-    older = isinstance(version, int) and not isinstance(version, bool) and version < RESULT_FORMAT_VERSION
-    return ("run `asv update` to convert older results" if older
-            else "written by another asv: run the suite's pinned asv, `make bench`")
-
-
 def _rows_of_file(path: Path, machine: str,
                   info: dict[str, BenchmarkInfo]) -> list[dict[str, Any]]:
-    data = _load_json(path)
+    data = load_json(path)
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: expected a JSON object (an asv result file)")
     version = data.get("version")
     if version != RESULT_FORMAT_VERSION:
         raise ResultsError(f"{path}: asv result format version {version!r}; expected {RESULT_FORMAT_VERSION} "
                            f"(asv 0.6; {format_remedy(version)})")
-    for key in ("commit_hash", "date", "result_columns", "results"):
+    for key in ("commit_hash", "result_columns", "results"):
         if key not in data:
             raise ResultsError(f"{path}: missing key {key!r} of an asv result file")
+    date = commit_date_ms(data, path)
     recorded = data["params"].get("machine") if isinstance(data.get("params"), dict) else None
     if recorded and recorded != machine:
         raise ResultsError(f"{path}: a run of machine {recorded!r}, filed under {machine!r}: left out")
     columns = data["result_columns"]
     if not isinstance(columns, list) or "result" not in columns:
         raise ResultsError(f"{path}: 'result_columns' of an asv result file has no 'result' column")
-    common = {"machine": machine, "commit": data["commit_hash"], "date": _timestamp(data["date"]),
+    common = {"machine": machine, "commit": data["commit_hash"], "date": _timestamp(date),
               "env_name": data.get("env_name", "")}
     rows = []
     for name, values in data["results"].items():
         entry = dict(zip(columns, values))
         params = entry.get("params") or []
         meta = info.get(name)
-        kind = meta.type if meta else _type_from_name(name)
-        unit = meta.unit if meta else _DEFAULT_UNITS.get(kind, "")
+        kind = meta.type if meta else type_from_name(name)
+        unit = meta.unit if meta else DEFAULT_UNITS.get(kind, "")
         names = _param_names(name, meta, len(params))
         combos = list(itertools.product(*params))
         results = [None] * len(combos) if entry.get("result") is None else entry["result"]
@@ -236,11 +124,6 @@ def _rows_of_file(path: Path, machine: str,
                          "value": value, "status": status, "started_at": _timestamp(entry.get("started_at")),
                          "version": str(entry.get("version") or ""), "duration": _seconds(entry.get("duration"))})
     return rows
-
-
-def _reason(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    return text if isinstance(err, ResultsError) else f"not an asv result file ({type(err).__name__}: {text})"
 
 
 def param_column(name: str) -> str:
@@ -262,13 +145,7 @@ def read_results(results_dir: Path, machine: str,
     list: then ``(path, why)`` is appended to it and the other files are read. Results of
     another profile and older runs of one commit are left out too, and listed (:func:`_selected`).
     """
-    try:
-        info = read_benchmark_info(results_dir)
-    except ResultsError as err:
-        if unreadable is None:
-            raise
-        unreadable.append((str(Path(results_dir) / "benchmarks.json"), _reason(err)))
-        info = {}
+    info = read_benchmark_info(results_dir, unreadable)
     rows, files = [], []   # files: the file of each row
     for path in result_files(results_dir, machine):
         try:
@@ -276,7 +153,7 @@ def read_results(results_dir: Path, machine: str,
         except (ResultsError, TypeError, AttributeError, ValueError) as err:
             if unreadable is None:
                 raise
-            unreadable.append((str(path), _reason(err)))
+            unreadable.append((str(path), reason(err)))
             continue
         rows.extend(found)
         files.extend([str(path)] * len(found))
@@ -384,17 +261,16 @@ def latest_points(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.merge(newest, on=RUN, how="inner").reset_index(drop=True)
 
 
-def read_result_file(path: Path, machine: str, results_dir: Path | None = None) -> pd.DataFrame:
-    """Return one asv result file as a frame of ``BASE_COLUMNS`` (params named from
-    ``results_dir``'s benchmarks.json when given); a file that is not one raises
-    :class:`ResultsError` naming it."""
+def read_result_file(path: Path, machine: str, info: dict[str, BenchmarkInfo] | None = None) -> pd.DataFrame:
+    """Return one asv result file as a frame of ``BASE_COLUMNS`` (params named from ``info``,
+    :func:`read_benchmark_info`'s, when given, else from this checkout's benchmark code); a
+    file that is not one raises :class:`ResultsError` naming it."""
     try:
-        info = read_benchmark_info(results_dir) if results_dir is not None else {}
-        rows = _rows_of_file(Path(path), machine, info)
+        rows = _rows_of_file(Path(path), machine, info or {})
     except (TypeError, AttributeError, ValueError) as err:
         if isinstance(err, ResultsError):
             raise
-        raise ResultsError(f"{path}: {_reason(err)}") from err
+        raise ResultsError(f"{path}: {reason(err)}") from err
     frame = pd.DataFrame(rows, columns=BASE_COLUMNS)
     frame["value"] = frame["value"].astype("float64")
     return frame

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from impls.harness import atomic, paths
 from impls.harness.paths import machine_for_profile  # noqa: F401 - where callers have found it
-from impls.harness.report.results import (NOT_RESULT_FILES, RESULT_FORMAT_VERSION, format_remedy, machines,
-                                          result_files)
+from impls.harness.report.asv_files import (NOT_RESULT_FILES, RESULT_FORMAT_VERSION, commit_date_ms, format_remedy,
+                                            machines, result_files)
 
 
 
@@ -44,7 +44,7 @@ class StoredRun:
     env_name: str
     started: str  # UTC time of its latest ``started_at`` (YYYYmmddTHHMMSS); "" when unknown
     recorded_machine: str = ""  # the machine name the file itself records ("" when none)
-    date: float = 0.0  # the commit's author date as asv records it (ms since the epoch); 0 when unknown
+    date: float = 0.0  # the commit's author date as asv records it (ms since the epoch)
 
     @property
     def label(self) -> str:
@@ -88,10 +88,8 @@ def read_run(path: Path, machine: str) -> StoredRun:
                          f"{format_remedy(version)})")
     params = data.get("params")
     recorded = str(params.get("machine") or "") if isinstance(params, dict) else ""
-    date = data.get("date")
-    known = isinstance(date, (int, float)) and not isinstance(date, bool) and 0 <= date < 1e14
     return StoredRun(Path(path), machine, str(data["commit_hash"]), str(data.get("env_name", "")),
-                     _started(data, Path(path)), recorded, float(date) if known else 0.0)
+                     _started(data, Path(path)), recorded, commit_date_ms(data, Path(path)))
 
 
 def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:

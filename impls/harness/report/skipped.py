@@ -23,7 +23,8 @@ import pandas as pd
 from impls.harness import skip_log
 from impls.harness.report.machine_state import MachineState
 from impls.harness.report.provenance import experiment_of
-from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, BenchmarkInfo
+from impls.harness.report.asv_files import BenchmarkInfo
+from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 _REQUIRE_CALL = re.compile(r"\brequire\(([^)]*)\)")
 _STRING = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']""")
