@@ -33,7 +33,7 @@ def load_ids(path: str, what: str) -> np.ndarray:
         raise CacheConfigError(f"{what} file {path}: an .npz archive (arrays {names}), expected one 1-D "
                                f"integer .npy array")
     if not isinstance(arr, np.ndarray) or arr.ndim != 1 or not (
-            arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+            arr.size == 0 or arr.dtype.kind in "iu"):     # numpy counts timedelta64 as an integer
         raise CacheConfigError(
             f"{what} file {path}: expected a 1-D integer array, got "
             f"{getattr(arr, 'dtype', type(arr))} of shape {getattr(arr, 'shape', '?')}")

@@ -41,11 +41,15 @@ def _aio_room() -> int | None:
 
 
 def _check_offsets(offsets: np.ndarray, n_lookups: int, flag: str) -> np.ndarray:
+    """Return ``offsets`` as int64 CSR query offsets (1-D, from 0 to ``n_lookups``, never
+    decreasing); raises :class:`cli.UsageError` naming ``flag`` otherwise. An unsigned
+    array is compared as signed values: its differences would wrap around, not go below 0."""
+    signed = offsets.astype(np.int64) if offsets.ndim == 1 and offsets.size else offsets
     if offsets.ndim != 1 or offsets.size == 0 or offsets[0] != 0 or offsets[-1] != n_lookups \
-            or np.any(np.diff(offsets) < 0):
+            or np.any(np.diff(signed) < 0):
         raise cli.UsageError(f"offsets of shape {offsets.shape} are not CSR query offsets", flag,
                              f"expected a non-decreasing 1-D array from 0 to the trace length {n_lookups}")
-    return offsets.astype(np.int64)
+    return signed
 
 
 def _check_store_path(args) -> tuple[Path, str]:
@@ -131,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                                                   (args.offsets, "--offsets")))
     trace, layout = load_trace_and_layout(args)
     check_prepared_pair(args, layout)      # after the files are read: no warning before their error
-    offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], "--offsets") if args.offsets
-               else np.arange(trace.shape[0] + 1, dtype=np.int64))
+    offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], f"--offsets {args.offsets}")
+               if args.offsets else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path, setting = _check_store_path(args)
     block_store.check_target(path, setting)              # refused: nothing touched
     sweep_stale_stores(path.parent, path.name if args.path else None)

@@ -181,3 +181,28 @@ def test_the_commands_prepare_names_are_command_lines():
     for module in named:
         source = Path(importlib.util.find_spec(module).origin).read_text()
         assert 'if __name__ == "__main__"' in source, f"{module} is named as a command but has no __main__"
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint64, np.int64])
+def test_decreasing_offsets_of_any_integer_type_are_refused_before_the_store(tmp_path, capsys, dtype):
+    """An unsigned array's differences wrap around: the flag's check let them through and the
+    engine refused them after the store was written, naming neither flag nor file."""
+    np.save(tmp_path / "t.npy", np.arange(64) % 8)
+    np.save(tmp_path / "p.npy", np.arange(8))
+    np.save(tmp_path / "o.npy", np.array([0, 40, 20, 64], dtype=dtype))
+    argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "p.npy"), "--capacity", "32",
+            "--policy", "none", "--vector-bytes", "128", "--block-bytes", "4096", "--no-fio",
+            "--offsets", str(tmp_path / "o.npy"), "--path", str(tmp_path / "s.store")]
+    assert replay_cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "are not CSR query offsets" in err and f"--offsets {tmp_path / 'o.npy'}" in err, err
+    assert not (tmp_path / "s.store").exists()
+
+
+def test_a_timedelta_array_is_not_taken_for_ids(tmp_path, capsys):
+    """numpy counts timedelta64 as an integer type."""
+    np.save(tmp_path / "t.npy", (np.arange(64) % 8).astype("m8[s]"))
+    np.save(tmp_path / "p.npy", np.arange(8))
+    assert cache_cli.main(["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "p.npy"),
+                           "--capacity", "32", "--policy", "none", "--vector-bytes", "128"]) == 2
+    assert "expected a 1-D integer array, got timedelta64[s]" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import stat
+import tempfile
 from collections import namedtuple
 from pathlib import Path
 
@@ -183,6 +184,28 @@ def test_run_fio_reports_fio_messages(tmp_path):
     target.write_bytes(b"\0" * 65536)
     with pytest.raises(FioError, match=r"exited with status 1 .*no_such_engine"):
         fio.run_fio(target, engine="no_such_engine", block_bytes=4096, queue_depth=1, runtime_s=0.1, ramp_s=0, size_bytes=65536)
+
+
+@needs_fio
+def test_run_fio_reads_a_path_with_a_colon(tmp_path):
+    """fio splits --filename on ':'; escaped, the one file is read (the suite refused such
+    paths, after writing the target)."""
+    target = tmp_path / "a:b" / "t:1.bin"
+    target.parent.mkdir()
+    dc.prepare_target(target, SMOKE_SIZES["file_bytes"])
+    check = capabilities.check_o_direct(target)
+    if not check.available:
+        pytest.skip(f"{tmp_path}: {check.reason}")
+    point = fio.run_fio(target, engine="psync", block_bytes=4096, queue_depth=1, runtime_s=0.2, ramp_s=0,
+                        size_bytes=65536)
+    assert point.iops > 0
+
+
+@needs_fio
+def test_the_engine_probe_reads_its_scratch_file_under_a_folder_with_a_colon(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "x:y"))
+    (tmp_path / "x:y").mkdir()
+    assert fio.engine_unavailable_reason("psync") is None
 
 
 # --- prepare_target ------------------------------------------------------------

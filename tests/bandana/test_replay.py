@@ -192,6 +192,29 @@ def test_cli_prints_the_documented_json_and_cleans_up(store_dir, tmp_path, capsy
     assert not path.exists()                                  # the store it built is removed
 
 
+@pytest.mark.parametrize("missing", ["fio", "engines"])
+def test_a_ceiling_fio_could_not_measure_says_why(store_dir, tmp_path, capsys, monkeypatch, missing):
+    """Without fio, or at a depth only psync (QD 1) could serve, fio_iops was null in silence."""
+    from impls.bandana.nvm import fio
+
+    if missing == "fio":
+        monkeypatch.setattr(fio, "fio_executable", lambda: None)
+    else:
+        monkeypatch.setattr(fio, "fio_executable", lambda: "/usr/bin/fio")
+        monkeypatch.setattr(fio, "engine_unavailable_reason",
+                            lambda engine: None if engine == "psync" else f"no {engine} here")
+    np.save(tmp_path / "t.npy", cache.zipf_trace(200, 300, 0.9, 1))
+    np.save(tmp_path / "l.npy", np.arange(200))
+    argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "l.npy"), "--capacity", "64",
+            "--policy", "none", "--queue-depth", "4", "--path", str(store_dir / "w.store"), "--json"]
+    assert replay_cli.main(argv) == 0
+    done = capsys.readouterr()
+    assert json.loads(done.out)["fio_iops"] is None
+    why = ("fio is not installed" if missing == "fio"
+           else "no libaio here; no io_uring here; psync reads at queue depth 1 only")
+    assert f"warning: fio's ceiling at queue depth 4 not measured ({why}" in done.err, done.err
+
+
 def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):
     np.save(tmp_path / "t.npy", np.array([0, 1, 2]))
     np.save(tmp_path / "bad.npy", np.array([0, 0, 1]))
