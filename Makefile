@@ -11,8 +11,9 @@ STAMP   := $(VENV)/.dlsysbench-installed
 PROFILE ?= $(or $(DLSYSBENCH_PROFILE),quick)
 # $(call arg,NAME): a target's argument (MACHINE=, BASE=, ...) as given on make's command
 # line, else empty: an exported variable of that name (some build environments export
-# MACHINE) picks nothing, and is passed on to the commands unchanged.
-arg = $(if $(filter command line,$(origin $(1))),$($(1)))
+# MACHINE) picks nothing, and is passed on to the commands unchanged. Its value is taken as
+# typed ($(value)): a '$' in a BENCH regex is an anchor, not one of make's variables.
+arg = $(if $(filter command line,$(origin $(1))),$(value $(1)))
 # $(call quote,X): X as one shell word, whatever it holds (a ' inside becomes '\'')
 quote = '$(subst ','\'',$(1))'
 

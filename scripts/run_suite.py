@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -159,12 +160,22 @@ def _stopped(signum: int, line: str) -> int:
 
 
 def ensure_machine(machine: str) -> None:
-    """Register ``machine`` with asv (~/.asv-machine.json) unless it is already there."""
+    """Register ``machine`` with asv (~/.asv-machine.json) unless it is already there; raises
+    ValueError naming that file when it cannot be read or asv cannot write it."""
     machine_file = Path.home() / ".asv-machine.json"
-    if machine_file.exists() and machine in json.loads(machine_file.read_text()):
+    try:
+        known = json.loads(machine_file.read_text()) if machine_file.exists() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{machine_file}: asv's machine file cannot be read ({' '.join(str(err).split())}); "
+                         "repair or remove it (asv writes it again)") from None
+    if isinstance(known, dict) and machine in known:
         return
-    subprocess.run([sys.executable, "-m", "asv", "machine", "--yes", "--machine", machine],
-                   cwd=paths.repo_root(), check=True)
+    done = subprocess.run([sys.executable, "-m", "asv", "machine", "--yes", "--machine", machine],
+                          cwd=paths.repo_root(), capture_output=True, text=True)
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise ValueError(f"asv could not register machine {machine!r} in {machine_file} ({said}); "
+                         "HOME must name a folder this user can write")
 
 
 def follow(log: Path, stop: threading.Event, every_s: float = 10.0) -> None:
@@ -196,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="only benchmarks matching this regex (asv --bench); repeatable")
     parser.add_argument("--no-report", action="store_true", help="run asv only")
     args = parser.parse_args(argv)
+    for pattern in args.bench:
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            parser.error(f"--bench {pattern!r} is not a regular expression ({err})")
 
     commit = paths.git_commit()
     try:
@@ -212,8 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dlsysbench: error: {err}", file=sys.stderr)
         return 2
     if commit == "unknown":
-        parser.error("no git commit to file results under: run inside a git checkout with a commit")
-    print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}", flush=True)
+        why = paths.git_absent_reason() or "the checkout has no commit yet"
+        parser.error(f"no git commit to file results under ({why}): run inside a git checkout with a commit")
+    selected = "".join(f" --bench {pattern!r}" for pattern in args.bench)
+    print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}{selected}", flush=True)
     try:
         short = space.shortfall(current_profile())     # an estimate: said, not refused
     except (OSError, ValueError):
@@ -233,7 +251,11 @@ def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
     """Run asv for ``commit`` on ``machine``, archive the run and render the report; return the
     exit status (asv's, else the report's; 128 + the signal when a signal stopped the run)."""
     root = paths.repo_root()
-    ensure_machine(machine)
+    try:
+        ensure_machine(machine)
+    except ValueError as err:
+        print(f"dlsysbench: error: {err}", file=sys.stderr)
+        return 2
     command = [sys.executable, "-m", "asv", "run", "--python=same", "--set-commit-hash", commit,
                "--machine", machine, "--show-stderr"]
     for pattern in args.bench:

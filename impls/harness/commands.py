@@ -196,6 +196,8 @@ def _run(args: argparse.Namespace) -> int:
             path = save_artifact(entry.artifact_for(args.device), data, experiment=entry.name,
                                  synthetic=entry.synthetic, machine=machine, grid=grid.runs()[grid_before:])
         print(f"artifact: {path}", file=sys.stderr)
+        if path.parent.name == "unknown":      # the report ties it to no commit of the history
+            cli.warn(f"filed under commit 'unknown' ({paths.git_absent_reason() or 'the checkout has no commit yet'})")
     if args.json == "-":
         cli.emit_json("-", result)
         return 0

@@ -266,6 +266,9 @@ def test_the_makefile_passes_one_benchmark_to_bench():
     assert "scripts/run_suite.py --no-report --bench 'ToyNumbers|Other'" in done.stdout
     plain = subprocess.run(["make", "-n", "bench"], cwd=ROOT, capture_output=True, text=True)
     assert "--bench" not in plain.stdout
+    anchored = subprocess.run(["make", "-n", "bench", "BENCH=Speed$|Lru$.x$@"], cwd=ROOT, capture_output=True,
+                              text=True)               # $| $. $@ are make's variables: taken as typed
+    assert "--bench 'Speed$|Lru$.x$@'" in anchored.stdout, anchored.stdout
 
 
 def test_the_makefile_runs_the_tests_in_workers_unless_told_otherwise():
@@ -334,6 +337,49 @@ def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_chec
     assert Path(env["DLSYSBENCH_ROOT"]) == run_suite.paths.repo_root()
     assert env["ASV_PYTHONPATH"].split(os.pathsep)[0] == env["DLSYSBENCH_ROOT"]
     assert archived and archived[0][1:] == ("box-smoke", BASE)
+
+
+def test_run_suite_refuses_a_bench_pattern_that_is_not_a_regex_before_asv(monkeypatch, load_script, capsys):
+    run_suite = load_script("run_suite")
+    monkeypatch.setattr(run_suite.subprocess, "Popen", lambda *a, **k: pytest.fail("asv started"))
+    with pytest.raises(SystemExit) as stop:
+        run_suite.main(["--no-report", "--bench", "Speed", "--bench", "["])
+    assert stop.value.code == 2
+    assert "--bench '[' is not a regular expression (unterminated character set" in capsys.readouterr().err
+
+
+def test_run_suite_says_why_git_gives_no_commit(monkeypatch, load_script, capsys):
+    run_suite = load_script("run_suite")
+    monkeypatch.setattr(run_suite.paths, "git_commit", lambda: "unknown")
+    monkeypatch.setattr(run_suite.paths, "git_absent_reason",
+                        lambda: "git refuses /x: fatal: detected dubious ownership in repository at '/x'")
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    with pytest.raises(SystemExit) as stop:
+        run_suite.main(["--no-report"])
+    assert stop.value.code == 2
+    assert "(git refuses /x: fatal: detected dubious ownership" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("home", ["truncated", "unwritable"])
+def test_run_suite_names_asvs_machine_file_it_cannot_use(monkeypatch, tmp_path, load_script, capsys, home):
+    """A cut ~/.asv-machine.json, or a HOME asv cannot write: one line naming the file, exit 2,
+    not two tracebacks."""
+    run_suite = load_script("run_suite")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if home == "truncated":
+        (tmp_path / ".asv-machine.json").write_text('{"version": 1, "box-sm')
+    else:
+        monkeypatch.setattr(run_suite.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+            a[0], 1, "", "Traceback ...\nPermissionError: [Errno 13] Permission denied: '/x/.asv-machine.json'\n"))
+    monkeypatch.setattr(run_suite.subprocess, "Popen", lambda *a, **k: pytest.fail("asv started"))
+    monkeypatch.setattr(run_suite.paths, "git_commit", lambda: BASE)
+    monkeypatch.setattr(run_suite.paths, "machine_name", lambda: "box")
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    assert run_suite.main(["--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "dlsysbench: error: " in err and str(tmp_path / ".asv-machine.json") in err, err
+    assert ("cannot be read (Unterminated string" in err if home == "truncated"
+            else "(PermissionError: [Errno 13] Permission denied" in err), err
 
 
 def test_run_suite_interrupted_says_so_once_and_archives_nothing(monkeypatch, load_script, capsys):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from impls.harness import experiments, profiles
+from impls.harness import experiments, paths, profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -287,6 +287,19 @@ def test_cli_files_a_saved_artifact_under_the_suites_machine_name(tmp_path):
     saved = list(tmp_path.glob("*/*/*.json"))
     assert [p.parts[-3] for p in saved] == ["box-smoke"]   # where make report looks, apart from quick
     assert (tmp_path / "r.json").exists()
+
+
+def test_an_artifact_filed_under_no_commit_says_why(tmp_path, monkeypatch, capsys):
+    from impls.harness import commands
+
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path))
+    monkeypatch.setattr(experiments, "run", lambda *a, **k: {"n": 3})
+    monkeypatch.setattr(experiments, "printer", lambda name: None)
+    monkeypatch.setattr(paths, "git_commit", lambda short=False: "unknown")
+    monkeypatch.setattr(paths, "git_absent_reason", lambda: "git refuses /x: fatal: detected dubious ownership")
+    assert commands.main(["run", "salus.lanes", "--profile", "smoke", "--save-artifact", "--json", "-"]) == 0
+    assert "warning: filed under commit 'unknown' (git refuses /x: fatal: detected dubious" in capsys.readouterr().err
+    assert [p.parts[-2] for p in tmp_path.glob("*/*/*.json")] == ["unknown"]
 
 
 def test_a_saved_artifact_says_where_its_grid_points_ran(tmp_path):
