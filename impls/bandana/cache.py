@@ -40,6 +40,14 @@ def load_ids(path: str, what: str) -> np.ndarray:
     return arr
 
 
+def warn_if_whole_table(capacity: int, num_vectors: int) -> None:
+    """Warn when a cache of ``capacity`` vectors holds all ``num_vectors``: nothing is evicted,
+    so only first reads miss (the headline calls such a size not judged)."""
+    if capacity >= num_vectors:
+        cli.warn(f"--capacity {capacity} holds the whole table ({num_vectors} vectors): nothing is ever evicted, "
+                 "so only each vector's first read can miss")
+
+
 def load_trace_and_layout(args) -> tuple[np.ndarray, np.ndarray]:
     """``--trace`` and ``--layout`` loaded and checked (a permutation; ids within it), as
     contiguous int64; a problem is a :class:`cli.UsageError` naming the flag and its file."""
@@ -251,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     cli.check_output(args.json, "--json", inputs=((args.trace, "--trace"), (args.layout, "--layout")))
     trace, layout = load_trace_and_layout(args)
     check_prepared_pair(args, layout)      # after the files are read: no warning before their error
+    warn_if_whole_table(args.capacity, layout.shape[0])
     result = simulate(trace, layout, args.capacity, args.policy, args.shadow,
                       args.vector_bytes, args.block_bytes)
     if not cli.emit_json(args.json, {**size_fields(args), **result.to_dict(), "hit_rate": result.hit_rate}):

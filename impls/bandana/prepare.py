@@ -275,14 +275,16 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
 
     out = Path(out).absolute()  # the summary names absolute paths: a rerun from elsewhere finds them
     train, test = traces.split_in_time(source["offsets"], source["indices"], train_fraction)
+    queries = traces.num_queries(source["offsets"])
+    split = queries > 1            # one query goes whole to one side, whatever the fraction
     if test[1].size == 0:
-        raise PrepareError(f"the later {1 - train_fraction:.0%} of the {traces.num_queries(source['offsets'])} "
-                           "queries hold no lookup: nothing to simulate (a longer trace, or a smaller "
-                           "--train-fraction)")
+        raise PrepareError(f"the later {1 - train_fraction:.0%} of the {queries} queries hold no lookup: nothing "
+                           f"to simulate (a longer trace{', or a smaller --train-fraction' if split else ''})")
     learning = [k for k in kinds if k in LEARNS_FROM_TRACE]
     if learning and train[1].size == 0:
-        raise PrepareError(f"--layout {learning[0]} learns from the earlier {100 * train_fraction:.3g}% of the queries, "
-                           "which hold no lookup (a longer trace, or a larger --train-fraction)")
+        larger = ", or a larger --train-fraction" if split else ""
+        raise PrepareError(f"--layout {learning[0]} learns from the earlier {100 * train_fraction:.3g}% of the "
+                           f"queries, which hold no lookup (a longer trace{larger})")
     n = int(source["num_vectors"])
     table = {"num_vectors": n, "vectors": source["vectors"], "train": train}
     per_block = layouts.vectors_per_block(vector_bytes, block_bytes)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from impls.bandana.cache import (add_geometry_flags, check_prepared_geometry, check_prepared_pair, check_size_flags,
-                                 load_ids, load_trace_and_layout, size_fields)
+                                 load_ids, load_trace_and_layout, size_fields, warn_if_whole_table)
 from impls.bandana.nvm import block_store, direct_io
 from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops, replay,
                                       store_location, sweep_stale_stores)
@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                                                   (args.offsets, "--offsets")))
     trace, layout = load_trace_and_layout(args)
     check_prepared_pair(args, layout)      # after the files are read: no warning before their error
+    warn_if_whole_table(args.capacity, layout.shape[0])
     offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], f"--offsets {args.offsets}")
                if args.offsets else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path, setting = _check_store_path(args)

@@ -102,11 +102,12 @@ def test_a_failing_fio_leaves_the_replay_without_its_ceiling_not_without_its_num
         raise fio.FioError("fio JSON jobs[0] (randread) has no 'read.clat_ns'")
 
     monkeypatch.setattr(fio, "fio_executable", lambda: "/usr/bin/fio")
-    monkeypatch.setattr(fio, "engine_available", lambda engine: engine in ("libaio", "io_uring"))
+    monkeypatch.setattr(fio, "engine_unavailable_reason", lambda engine: None if engine in ("libaio", "io_uring") else "no")
     monkeypatch.setattr(fio, "run_fio", broken)
     assert replay.fio_iops(tmp_path / "store.bin", 4, 1.0, 0.0, 1 << 20) is None
     err = capsys.readouterr().err
-    assert err.count("warning") == 1 and "fio's ceiling at queue depth 4 not measured (io_uring:" in err
+    assert err.count("warning") == 1 and "fio's ceiling at queue depth 4 not measured (libaio: " in err
+    assert "; io_uring: " in err and "psync reads at queue depth 1 only" in err
     assert "read.clat_ns" in err
 
 

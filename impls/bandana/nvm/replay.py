@@ -508,17 +508,3 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
     cli.warn(f"fio's ceiling at queue depth {queue_depth} not measured ({'; '.join(reasons)}); the replay's own "
              "numbers stand, its ratios over fio are skipped")
     return None
-    failed = None
-    for engine in ("libaio", "io_uring", "psync"):
-        if engine == "psync" and queue_depth != 1:
-            continue
-        if fio.engine_available(engine):
-            try:
-                return fio.run_fio(path, engine=engine, block_bytes=block_bytes, queue_depth=queue_depth,
-                                   runtime_s=runtime_s, ramp_s=ramp_s, size_bytes=size_bytes).to_dict()
-            except fio.FioError as err:
-                failed = f"{engine}: {err}"
-    if failed:
-        cli.warn(f"fio's ceiling at queue depth {queue_depth} not measured ({failed}); the replay's own "
-                 "numbers stand, its ratios over fio are skipped")
-    return None
