@@ -69,15 +69,16 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
 
 def _foreign(record: dict, machine: str) -> str:
     """Why ``record`` does not belong under ``machine`` ("" when it does): it records another
-    machine, or a profile other than the one the machine name ends in."""
-    from impls.harness.profiles import machine_profile
+    machine, or a profile other than the one the machine name ends in (profile names compared
+    as the suite reads them everywhere: stripped, in any case)."""
+    from impls.harness.profiles import machine_profile, name_of
 
     recorded = record.get("machine")
     if recorded and recorded != machine:
         return f"a record of machine {recorded!r}, filed under {machine!r}: left out"
     profile = record.get("profile")
     suffix = machine_profile(machine)
-    if profile and suffix and profile != suffix:
+    if profile and suffix and name_of(profile) != suffix:
         return f"a record of the {profile!r} profile, filed under {machine!r}: left out"
     return ""
 
@@ -100,7 +101,8 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     the latest made: ``asv run A..B`` measures the newest commit first, so the time a record
     was made alone would let an older commit's win. A record that names another machine,
     or another profile than the machine name's, is left out. A damaged artifact (not JSON,
-    another schema, or no ``name`` or ``data`` object) is never half-read: it is skipped,
+    another schema, a ``name`` that is no string or not its file's name, a mistyped field, or
+    no ``data`` object: :func:`read_record`) is never half-read: it is skipped,
     and when ``unreadable`` is a list, ``(path, why)`` is appended to it — and, when another
     commit's copy of the same artifact is used in its place, a second entry saying which one.
     """
@@ -141,9 +143,11 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 def read_record(file: Path, machine: str) -> tuple[dict | None, str, bool]:
     """``(record, "", False)`` for the artifact record in ``file`` when it is one of
-    ``machine``'s; else ``(None, why, foreign)``: why it is none (unreadable, not JSON, another
-    schema: ``foreign`` False) or why it belongs to another machine or profile (``foreign``
-    True)."""
+    ``machine``'s; else ``(None, why, foreign)``: why it is none (unreadable, not JSON, not a
+    record (:func:`_not_a_record`), or a record of another artifact than the one its file is
+    named for: ``foreign`` False) or why it belongs to another machine or profile (``foreign``
+    True). A record returned is typed as :func:`_not_a_record` checks and ``record["name"]``
+    is ``file``'s stem."""
     try:
         record = json.loads(Path(file).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:   # JSONDecodeError, UnicodeDecodeError
@@ -151,23 +155,39 @@ def read_record(file: Path, machine: str) -> tuple[dict | None, str, bool]:
     why = _not_a_record(record)
     if why:
         return None, why, False
+    if record["name"] != Path(file).stem:    # drawn as the artifact it names, it would hide that one's
+        return None, f"names artifact {record['name']!r}, filed as {Path(file).stem!r}", False
     why = _foreign(record, machine)
     return (None, why, True) if why else (record, "", False)
 
 
+# the fields records are filed, ranked, matched and labelled by: each a string where present
+_TEXT_FIELDS = ("commit", "machine", "profile", "created", "experiment")
+
+
 def _not_a_record(record: Any) -> str:
     """Why parsed JSON ``record`` is no artifact record ("" when it is one): not an object,
-    another schema, no ``name``, or no ``data`` object (what every figure and claim reads)."""
+    another schema, no ``name`` string, a ``commit``, ``machine``, ``profile``, ``created`` or
+    ``experiment`` that is there but no string, or no ``data`` object (what every figure and
+    claim reads). A record it passes can be filed and ranked without a TypeError."""
     if not isinstance(record, dict):
-        return f"a JSON {type(record).__name__}, expected an object"
+        return f"a JSON {_kind(record)}, expected an object"
     if record.get("schema") != SCHEMA:
         return f"schema {record.get('schema')!r}, expected {SCHEMA}"
     if "name" not in record:
         return "no 'name' field"
+    for field in ("name", *_TEXT_FIELDS):
+        if field in record and not isinstance(record[field], str):
+            return f"'{field}' is a JSON {_kind(record[field])}, expected a string"
     if not isinstance(record.get("data"), dict):
         return ("no 'data' field" if "data" not in record
-                else f"'data' is a JSON {type(record['data']).__name__}, expected an object")
+                else f"'data' is a JSON {_kind(record['data'])}, expected an object")
     return ""
+
+
+def _kind(value: Any) -> str:
+    """The type of parsed JSON ``value``, by its Python name ("list", "dict", "int"), "null" for None."""
+    return "null" if value is None else type(value).__name__
 
 
 def _why(err: BaseException) -> str:

@@ -129,7 +129,7 @@ def test_the_newest_commit_wins_and_another_machines_or_profiles_record_is_left_
                   "machine": "box-quick", "profile": "quick", "data": {"commit": commit}, **fields}
         folder = tmp_path / "box-quick" / commit
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"curve-{len(list(folder.iterdir()))}.json").write_text(json.dumps(record))
+        (folder / "curve.json").write_text(json.dumps(record))    # one commit a folder
 
     # asv run old..new measures the new commit first: the old commit's record is made last
     put("new", "2026-12-01T10:00:00+00:00")

@@ -2,11 +2,13 @@
 the rest, and the exit status and one line on stderr say that files were left out."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from impls.harness import paths
 from impls.harness.report.build import build_report
 from impls.harness.report.asv_files import ResultsError, machine_info
 
@@ -32,13 +34,13 @@ def _inputs(tmp_path: Path, *damaged: str) -> tuple[Path, Path]:
 @pytest.fixture
 def render(load_script, capsys):
     """``render(results, artifacts, out, *machines)``: scripts/render_report.py's (exit status,
-    stdout, stderr) for ``machines`` (default: --machine toybox)."""
+    stdout, stderr) for ``machines`` (default: --machine toybox; ``results`` None: no --results)."""
     script = load_script("render_report")
 
-    def run(results: Path, artifacts: Path, out: Path, *machines: str) -> tuple[int, str, str]:
+    def run(results: Path | None, artifacts: Path, out: Path, *machines: str) -> tuple[int, str, str]:
         which = ["--machines", *machines] if machines else ["--machine", MACHINE]
-        rc = script.main([*which, "--results", str(results), "--artifacts", str(artifacts), "--claims",
-                          str(CLAIMS), "--out", str(out)])
+        given = ["--results", str(results)] if results is not None else []
+        rc = script.main([*which, *given, "--artifacts", str(artifacts), "--claims", str(CLAIMS), "--out", str(out)])
         captured = capsys.readouterr()
         return rc, captured.out, captured.err
     return run
@@ -92,9 +94,11 @@ def test_a_file_left_out_on_purpose_is_listed_but_does_not_fail(tmp_path, render
     assert rc == 0 and err.startswith("render_report: 1 input file(s) were left out") and "schema 0" in err
 
 
-def test_nothing_to_report_still_exits_2(tmp_path, render):
-    """A fresh clone's `make report`: no results folder at all is one line and exit 2, as before."""
-    rc, _, err = render(tmp_path / "results", tmp_path / "artifacts", tmp_path / "out")
+def test_nothing_to_report_still_exits_2(tmp_path, render, monkeypatch):
+    """A fresh clone's `make report`: no results folder at all (the default's) is one line and
+    exit 2, as before."""
+    monkeypatch.setattr(paths, "results_dir", lambda: tmp_path / ".asv" / "results")
+    rc, _, err = render(None, tmp_path / "artifacts", tmp_path / "out")
     assert rc == 2 and "nothing to report for machine 'toybox'" in err and "make bench" in err
     assert not (tmp_path / "out").exists()
 
@@ -111,3 +115,68 @@ def test_a_damaged_machine_json_is_listed_not_taken_for_absent(tmp_path, text):
     with pytest.raises(ResultsError, match="machine.json"):
         machine_info(results, MACHINE)
     assert machine_info(results, "nobody") == {}                   # absent: nothing to say
+
+
+def _artifact(artifacts: Path, filed_as: str = "toy_curve", **fields) -> Path:
+    """A record of artifact toy_curve (``fields`` replacing its own) filed as ``<filed_as>.json``."""
+    record = {"schema": 1, "name": "toy_curve", "experiment": "toy", "synthetic": True, "profile": "smoke",
+              "created": "2024-02-01T13:00:00+00:00", "machine": MACHINE, "commit": "0" * 40,
+              "data": {"x": [1, 2]}, **fields}
+    path = artifacts / MACHINE / ("0" * 40) / f"{filed_as}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize("fields, filed_as, why", [
+    ({"name": ["toy_curve"]}, "toy_curve", "'name' is a JSON list, expected a string"),   # old: TypeError
+    ({"commit": {"sha": "0"}}, "toy_curve", "'commit' is a JSON dict, expected a string"),
+    ({}, "stray", "names artifact 'toy_curve', filed as 'stray'"),         # old: drawn as toy_curve, not listed
+])
+def test_a_record_not_what_its_file_says_is_listed(tmp_path, render, fields, filed_as, why):
+    """It reads as JSON, so it is listed and counted with exit 0, as a record of another schema."""
+    results, artifacts = _inputs(tmp_path)
+    path = _artifact(artifacts, filed_as, **fields)
+    rc, _, err = render(results, artifacts, tmp_path / "out")
+    assert rc == 0 and err == f"render_report: 1 input file(s) were left out of the report (its Unreadable " \
+                              f"inputs lists them); the first: {path}: {why}\n"
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert path.name in markdown.split("Unreadable inputs", 1)[1]
+    assert "No artifacts for toybox" in markdown                   # none read in its place
+
+
+@pytest.mark.parametrize("kind", ["absent", "file"])
+def test_a_results_folder_given_that_is_none_is_refused(tmp_path, render, kind):
+    """A typo in --results: one line, exit 2, nothing written (the old code: a report of no
+    results, exit 0)."""
+    results, artifacts = _inputs(tmp_path)
+    _artifact(artifacts)
+    given = tmp_path / "no-such-results" if kind == "absent" else results / "benchmarks.json"
+    rc, out, err = render(given, artifacts, tmp_path / "out")
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"render_report: --results {given}: ")
+    assert ("no such directory" if kind == "absent" else "not a directory") in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_default_results_folder_may_be_absent(tmp_path, render, monkeypatch):
+    """A machine with artifacts only (a fresh checkout given an artifact store): rendered."""
+    monkeypatch.setattr(paths, "results_dir", lambda: tmp_path / ".asv" / "results")
+    _artifact(tmp_path / "artifacts")
+    rc, _, err = render(None, tmp_path / "artifacts", tmp_path / "out")
+    assert (rc, err) == (0, "")
+    assert "No asv results for toybox" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_bad_profile_in_the_environment_is_no_matter_with_machine_given(tmp_path, render, load_script,
+                                                                           monkeypatch, capsys):
+    """The profile only names the default machine; with --machine it plays no part (the old
+    code: exit 2, unknown profile). Without --machine it is still refused in one line."""
+    results, artifacts = _inputs(tmp_path)
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "bogus")
+    rc, _, err = render(results, artifacts, tmp_path / "out")
+    assert (rc, err) == (0, "")
+    rc = load_script("render_report").main(["--results", str(results), "--artifacts", str(artifacts),
+                                            "--claims", str(CLAIMS), "--out", str(tmp_path / "out2")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "unknown profile 'bogus'" in err and len(err.splitlines()) == 1

@@ -28,13 +28,21 @@ def default_out_dir(machine: str) -> Path:
     return paths.reports_dir() / "out" / machine
 
 
+def _default_machine() -> str:
+    """This machine's name as run_suite files its results: ``<host>-<profile>`` for the current
+    profile. Raises ValueError (one line) for a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE,
+    so it is asked only where no machine is named."""
+    return machine_for_profile(paths.machine_name(), current_profile())
+
+
 def render_report(machine: str | None = None, out_dir: Path | None = None, results_dir=None,
                   artifacts_root=None, claims_path=None, *,
                   figure_specs: Mapping[str, FigureSpec] | None = None,
                   unreadable: list[tuple[str, str]] | None = None) -> Path:
     """Write index.html, report.md, report.json and figures/*.{png,svg} for ``machine``; return the directory.
 
-    Defaults: this machine (or the only one with data), ``.asv/results``, the artifact
+    Defaults: this machine (:func:`_default_machine`, asked only when ``machine`` is not
+    given; or the only one with data), ``.asv/results``, the artifact
     store, ``reports/claims.toml`` and ``reports/out/<machine>/``. ``figure_specs``
     replaces the discovered figure registry (tests). Raises build.NoResultsError when
     the machine has no results and no artifacts, claims.ClaimsError for a bad claims
@@ -44,8 +52,7 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
     """
     results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
     artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
-    default = machine_for_profile(paths.machine_name(), current_profile())  # as run_suite files it
-    machine = choose_machine(machine, results_dir, artifacts_root, default)
+    machine = choose_machine(machine, results_dir, artifacts_root, "" if machine else _default_machine())
     claims_path = Path(claims_path) if claims_path is not None else default_claims_path()
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(machine)
 

@@ -1,0 +1,96 @@
+"""The artifact store on records that read as JSON but are not what their file says: a field of
+the wrong type, a record of another artifact than its file's name, a profile in another case."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from impls.harness import artifacts
+
+MACHINE = "box-smoke"
+COMMIT = "c" * 40
+
+
+def _record(name: str = "bandana_layouts", **fields) -> dict:
+    record = {"schema": artifacts.SCHEMA, "name": name, "experiment": "bandana.layouts", "synthetic": True,
+              "profile": "smoke", "created": "2026-01-01T00:00:00+00:00", "machine": MACHINE,
+              "commit": COMMIT, "data": {"x": [1]}}
+    return {**record, **fields}
+
+
+def _put(root: Path, record: dict, filed_as: str = "bandana_layouts", commit: str = COMMIT) -> Path:
+    path = root / MACHINE / commit / f"{filed_as}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize("field, value, kind", [
+    ("name", ["bandana_layouts"], "list"),          # the old code: TypeError: unhashable type: 'list'
+    ("name", 7, "int"),
+    ("name", None, "null"),
+    ("commit", ["c"], "list"),
+    ("machine", {"host": "box"}, "dict"),
+    ("profile", ["smoke"], "list"),
+    ("created", 20260101, "int"),
+    ("experiment", ["bandana.layouts"], "list"),
+])
+def test_a_mistyped_field_is_listed_not_read(tmp_path, field, value, kind):
+    path = _put(tmp_path, _record(**{field: value}))
+    unreadable: list = []
+    assert artifacts.load_latest(MACHINE, tmp_path, unreadable) == {}
+    assert unreadable == [(str(path), f"'{field}' is a JSON {kind}, expected a string")]
+
+
+def test_a_mistyped_record_gives_way_to_another_commits_copy(tmp_path):
+    """Damaged like any unreadable file: skipped, and the copy of another commit used in its
+    place is named."""
+    _put(tmp_path, _record(commit="a" * 40), commit="a" * 40)
+    bad = _put(tmp_path, _record(name=["bandana_layouts"]))
+    unreadable: list = []
+    latest = artifacts.load_latest(MACHINE, tmp_path, unreadable)
+    assert latest["bandana_layouts"]["commit"] == "a" * 40
+    assert [p for p, _ in unreadable] == [str(bad), str(bad)]
+    assert "the report uses the copy of commit aaaaaaaa" in unreadable[1][1]
+
+
+def test_a_record_of_another_artifact_than_its_file_is_left_out(tmp_path):
+    """bandana_layouts.json holding salus_policies' record: drawn as salus_policies it would
+    replace that artifact's own record (the old code did, and listed nothing)."""
+    own = _put(tmp_path, _record("salus_policies", data={"own": True}), filed_as="salus_policies")
+    stray = _put(tmp_path, _record("salus_policies", data={"stray": True},
+                                   created="2026-06-01T00:00:00+00:00"))      # newer: it would win
+    unreadable: list = []
+    latest = artifacts.load_latest(MACHINE, tmp_path, unreadable)
+    assert set(latest) == {"salus_policies"} and latest["salus_policies"]["data"] == {"own": True}
+    assert unreadable == [(str(stray), "names artifact 'salus_policies', filed as 'bandana_layouts'")]
+    assert artifacts.read_record(own, MACHINE)[0] is not None
+    assert artifacts.read_record(stray, MACHINE) == (
+        None, "names artifact 'salus_policies', filed as 'bandana_layouts'", False)
+
+
+@pytest.mark.parametrize("profile", ["Smoke", " SMOKE ", "smoke"])
+def test_the_records_profile_is_read_in_any_case(tmp_path, profile):
+    """As DLSYSBENCH_PROFILE and --profile are (impls.harness.profiles.name_of)."""
+    _put(tmp_path, _record(profile=profile))
+    unreadable: list = []
+    assert set(artifacts.load_latest(MACHINE, tmp_path, unreadable)) == {"bandana_layouts"}
+    assert unreadable == []                   # the old code: "a record of the 'Smoke' profile ... left out"
+
+
+def test_another_profile_in_another_case_is_still_left_out(tmp_path):
+    path = _put(tmp_path, _record(profile="Full"))
+    unreadable: list = []
+    assert artifacts.load_latest(MACHINE, tmp_path, unreadable) == {}
+    assert unreadable == [(str(path), "a record of the 'Full' profile, filed under 'box-smoke': left out")]
+
+
+def test_a_record_without_the_optional_fields_is_read(tmp_path):
+    """A field absent is not recorded (an older record), not damaged."""
+    record = _record()
+    for field in ("commit", "machine", "profile", "created", "experiment", "synthetic"):
+        del record[field]
+    _put(tmp_path, record)
+    assert artifacts.load_latest(MACHINE, tmp_path)["bandana_layouts"]["data"] == {"x": [1]}
