@@ -1,5 +1,6 @@
-"""What this machine can run: fio, O_DIRECT on the NVM target, CUDA, NVML; and how many
-CPUs this process may use (:func:`effective_cpus`: affinity and cgroup CPU quota).
+"""What this machine can run: fio, O_DIRECT on the NVM target, a place for the trace replay's
+store, CUDA, NVML; and how many CPUs this process may use (:func:`effective_cpus`: affinity
+and cgroup CPU quota).
 
 Each check returns a :class:`Capability` with the reason when it is missing.
 Benchmarks call :func:`require` in ``setup``; it raises ``NotImplementedError``,
@@ -21,12 +22,11 @@ import tempfile
 from pathlib import Path
 
 from impls.harness import nvm_file, paths
+from impls.harness.mounts import (MEMORY_FILESYSTEMS, filesystem_type, is_device_target,  # noqa: F401 - callers
+                                   memory_block_device, mount_of, special_kind)
 from impls.harness.cpus import cpu_quota, effective_cpus  # noqa: F401 - asked for here by the suite
 
 ALIGNMENT = 4096
-# Filesystems in memory: recent kernels accept O_DIRECT on tmpfs, but no read
-# reaches a drive there, so a measurement would flatter the "NVM".
-MEMORY_FILESYSTEMS = {"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,30 +82,35 @@ def _direct_read_works(fd: int) -> None:
         buffer.close()
 
 
-def _memory_block_device(device: Path) -> str:
-    """Why block device ``device`` lives in memory (zram, a RAM disk, a loop device over a file
-    in memory), or "" when it does not."""
-    name = Path(os.path.realpath(device)).name
-    if name.startswith(("zram", "ram")):
-        return "is a RAM disk"
-    backing = Path("/sys/block") / name / "loop" / "backing_file"
-    try:
-        file = backing.read_text().strip()
-    except OSError:
-        return ""
-    fs = filesystem_type(Path(file)) if file else "unknown"
-    return f"is a loop device over {file}, on {fs}, in memory" if fs in MEMORY_FILESYSTEMS else ""
+def _bytes_text(n: int) -> str:
+    """``n`` bytes in words: "16 MiB", "1 GiB", "1.5 KiB", "512 bytes"."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.3g} {unit}"
+    return f"{n} bytes"
 
 
-def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PATH") -> Capability:
-    """Check that aligned ``O_DIRECT`` reads from a drive work where the NVM target lives;
-    a refusal's reason tells the user to point ``setting`` (what chose ``target``) at a disk.
-    A target that is ready (a block device, or a file holding the suite's content) is probed
-    by reading one aligned block of it, read-only, so it passes on a read-only filesystem; one
-    still to be written, by a temporary file in its nearest existing directory (refused as a
-    "read-only filesystem", or as a directory this user cannot write, where that cannot be
-    created). A ready target's detail notes when its directory is read-only for this user."""
-    target = Path(target or paths.nvm_target_path())
+def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PATH", size_bytes: int = 0,
+                   sized_by: str = "the fio sweep") -> Capability:
+    """Check that aligned ``O_DIRECT`` reads from a drive work where the NVM target lives
+    (``target``, default: :func:`paths.nvm_target_path`); a refusal's reason tells the user
+    to point ``setting`` (what chose ``target``) at a disk. A target that is ready (a block
+    device, or a file holding the suite's content and at least ``size_bytes`` long: what
+    ``sized_by`` reads of it) is probed by reading one aligned block of it, read-only, so it
+    passes on a read-only filesystem; one still to be written (a suite file shorter than
+    ``size_bytes`` included: it is rewritten), by a temporary file in its nearest existing
+    directory (refused as a "read-only filesystem", or as a directory this user cannot write,
+    where that cannot be created). A ready target's detail notes when its directory is
+    read-only for this user. Refused, without probing: a directory, another special file
+    (a character device, a FIFO: neither a regular file nor a block device), a file the
+    suite must not overwrite, and a ``DLSYSBENCH_NVM_PATH`` that cannot be expanded
+    (``~nosuchuser/x``); never an exception."""
+    if target is None:
+        try:
+            target = paths.nvm_target_path()
+        except ValueError as err:           # ~nosuchuser: said per experiment, as `run` says it
+            return Capability("o_direct", False, str(err))
+    target = Path(target)
     if not hasattr(os, "O_DIRECT"):
         return Capability("o_direct", False, "this OS has no O_DIRECT")
     try:
@@ -115,7 +120,7 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     try:
         is_device = target.exists() and stat.S_ISBLK(target.stat().st_mode)
         if is_device:  # a device node lives on devtmpfs; its reads reach the drive all the same
-            memory = _memory_block_device(target)
+            memory = memory_block_device(target)
             if memory:
                 return Capability("o_direct", False, f"block device {target} {memory}: no read would reach "
                                   f"a drive; point {setting} at a disk")
@@ -130,6 +135,11 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     if target.is_dir():
         return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={target} is a directory; expected a file "
                           "(created if missing) or a block device")
+    special = special_kind(target)
+    if special:                 # /dev/null, a FIFO: no drive behind it, whatever filesystem holds its name
+        return Capability("o_direct", False, f"{setting}={target} is {special}, neither a regular file nor a "
+                          "block device; expected a file on the drive to measure (created if missing), or a "
+                          "block device")
     if nvm_file.is_foreign(target):
         return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={nvm_file.foreign_reason(target)}")
     fs = filesystem_type(target)
@@ -139,7 +149,17 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     missing = paths.missing_directory_reason(target, setting)
     if missing:                 # `run` refuses it too: never probe the drive above it
         return Capability("o_direct", False, missing)
-    if nvm_file.is_suite_file(target):   # ready: read it where it lies, write nothing
+    ready, short = nvm_file.is_suite_file(target), ""
+    if ready and size_bytes > 0:
+        try:
+            size = target.stat().st_size
+        except OSError:         # gone since: one still to be written
+            size = 0
+        if size < size_bytes:    # rewritten in full beside itself: probed as one still to be written
+            ready = False
+            short = (f" ({target.name} holds {_bytes_text(size)}, less than the {_bytes_text(size_bytes)} "
+                     f"{sized_by} reads, so it is written again)")
+    if ready:   # read it where it lies, write nothing
         try:
             fd = os.open(target, os.O_RDONLY | os.O_DIRECT)
             try:
@@ -166,14 +186,69 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
         if err.errno == errno.EINVAL:
             why = f"the filesystem at {target.parent} ({fs}) refuses O_DIRECT"
         elif err.errno == errno.EROFS:
-            why = f"{directory} is on a read-only filesystem ({fs}), where {target.name} would be written"
+            why = f"{directory} is on a read-only filesystem ({fs}), where {target.name} would be written{short}"
         elif err.errno in (errno.EACCES, errno.EPERM):      # the drive may be fine: the folder is not ours
-            return Capability("o_direct", False, f"this user cannot write in {directory} ({fs}): {err.strerror}; "
-                              f"point {setting} at a file in a directory this user can write, on a disk")
+            return Capability("o_direct", False, f"this user cannot write in {directory} ({fs}): {err.strerror}"
+                              f"{short}; point {setting} at a file in a directory this user can write, on a disk")
         else:
             why = f"O_DIRECT probe at {target.parent} ({fs}) failed: {err}"
         return Capability("o_direct", False, why + f"; point {setting} at a disk")
-    return Capability("o_direct", True, "", f"{fs} at {target.parent}")
+    return Capability("o_direct", True, "", f"{fs} at {target.parent}{short}")
+
+
+def profile_target_bytes() -> tuple[str, int] | None:
+    """``(profile, bytes)``: the current profile (``DLSYSBENCH_PROFILE``) and the bytes its fio
+    sweep reads of the NVM target (``[fio_sweep.<profile>] file_bytes`` of impls/profiles.toml,
+    what ``bandana.experiments.device.prepare_target`` writes it with); None when the profile
+    or its table cannot be read (``run`` refuses those in their own words)."""
+    from impls.harness import profiles
+
+    try:
+        profile = profiles.current_profile()
+        size = profiles.sizes("fio_sweep", profile)["file_bytes"]
+    except (ValueError, KeyError, OSError):
+        return None
+    return (profile, size) if isinstance(size, int) and not isinstance(size, bool) else None
+
+
+def check_nvm_target() -> Capability:
+    """:func:`check_o_direct` of the NVM target at the size the current profile's fio sweep
+    reads (:func:`profile_target_bytes`): a suite file shorter than that is rewritten by the
+    sweep, so it is checked as one still to be written (in a folder this user cannot write:
+    refused, as ``run`` would fail there)."""
+    sized = profile_target_bytes()
+    if sized is None:
+        return check_o_direct()
+    profile, size = sized
+    return check_o_direct(size_bytes=size, sized_by=f"the {profile} profile's fio sweep")
+
+
+def check_replay_store() -> Capability:
+    """Whether the trace replay (``bandana.replay``) can write its block store where it goes:
+    beside the NVM target file, or in ``DLSYSBENCH_CACHE`` when the target is a block device
+    (or a name in /dev/, :func:`is_device_target`), which the suite only reads. The check is
+    the replay's own before it writes (``block_store.check_target``: :func:`check_o_direct` of
+    a ``.store-probe`` in that directory, naming the variable that chose it), so a refusal is
+    the one ``run`` would give. A ready NVM target in a folder this user cannot write passes
+    ``o_direct`` (fio only reads it) and is refused here. Missing, with the reason, when a
+    variable it reads cannot be expanded (``~nosuchuser/x``); never an exception."""
+    try:
+        target = paths.nvm_target_path()
+        chosen = "DLSYSBENCH_NVM_PATH" if paths.env_path("DLSYSBENCH_NVM_PATH") else "DLSYSBENCH_CACHE"
+        try:
+            target = target.resolve() if target.is_symlink() else target   # beside the file fio reads
+        except (OSError, RuntimeError):     # a symlink loop: o_direct says so
+            pass
+        if is_device_target(target):
+            directory, chosen, where = paths.cache_dir(), "DLSYSBENCH_CACHE", "the NVM target is only read"
+        else:
+            directory, where = target.parent, "beside the NVM target"
+    except ValueError as err:       # ~nosuchuser in DLSYSBENCH_NVM_PATH or DLSYSBENCH_CACHE
+        return Capability("replay_store", False, str(err))
+    probe = check_o_direct(directory / ".store-probe", chosen)
+    if not probe.available:
+        return Capability("replay_store", False, probe.reason)
+    return Capability("replay_store", True, "", f"{probe.detail} ({where}; {chosen})")
 
 
 def _read_only_note(directory: Path) -> str:
@@ -183,54 +258,6 @@ def _read_only_note(directory: Path) -> str:
     if os.access(directory, os.W_OK | os.X_OK):
         return ""
     return " (read-only for this user: the replay cannot write its store beside the target)"
-
-
-def is_device_target(target: Path) -> bool:
-    """Whether ``target`` (a link's target) is a block device, or a name in /dev/: a target
-    the suite only reads, so the replay's store cannot go beside it. False where it cannot be
-    read (a file still to be created)."""
-    try:
-        target = target.resolve() if target.is_symlink() else target
-        return stat.S_ISBLK(target.stat().st_mode) or target.parent == Path("/dev")
-    except (OSError, RuntimeError):      # missing, unreadable, a symlink loop
-        return target.parent == Path("/dev")
-
-
-def filesystem_type(path: Path) -> str:
-    """Return the filesystem type of the mount holding ``path`` (e.g. ``ext4``, ``tmpfs``)."""
-    mount = mount_of(path)
-    return mount["fstype"] if mount else "unknown"
-
-
-def mount_of(path: Path) -> dict | None:
-    """Return ``{"mount_point", "source", "fstype"}`` for the mount holding ``path`` (None
-    when not found, or for a symlink loop)."""
-    try:
-        path = Path(path).resolve()
-    except RuntimeError:  # a symlink loop
-        return None
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    best = None
-    try:
-        with open("/proc/self/mounts") as mounts:
-            for line in mounts:
-                fields = line.split()
-                if len(fields) < 3:      # not a mount line: skip it rather than fail every check
-                    continue
-                source, mount_point, fstype = (_unescape_mount(f) for f in fields[:3])
-                if path == Path(mount_point) or Path(mount_point) in path.parents:
-                    if best is None or len(mount_point) >= len(best["mount_point"]):
-                        best = {"mount_point": mount_point, "source": source, "fstype": fstype}
-    except OSError:
-        return None
-    return best
-
-
-def _unescape_mount(field: str) -> str:
-    """A field of /proc/self/mounts as the name it stands for: the kernel writes a space, tab,
-    newline or backslash in it as an octal escape (``\\040``, ``\\011``, ``\\012``, ``\\134``)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _one_line(err: BaseException) -> str:
@@ -332,21 +359,26 @@ def check_real_amazon670k() -> Capability:
     return Capability("real_amazon670k", reason is None, reason or "")
 
 
-CHECKS = {"fio": check_fio, "o_direct": check_o_direct, "cuda": check_cuda, "nvml": check_nvml,
-          "kahypar": check_kahypar, "real_amazon670k": check_real_amazon670k}
+CHECKS = {"fio": check_fio, "o_direct": check_nvm_target, "cuda": check_cuda, "nvml": check_nvml,
+          "kahypar": check_kahypar, "real_amazon670k": check_real_amazon670k,
+          "replay_store": check_replay_store}
+# checks whose answer depends on the current profile (the size of the NVM target it reads)
+BY_PROFILE = frozenset({"o_direct"})
 
 
 @functools.cache
-def _cached(name: str) -> Capability:
+def _cached(name: str, profile: str | None = None) -> Capability:
     return CHECKS[name]()
 
 
 def detect(names=tuple(CHECKS)) -> dict[str, Capability]:
-    """Return every capability by name (each checked once per process)."""
+    """Return every capability by name: each checked once per process, those of
+    :data:`BY_PROFILE` once per profile (``run --profile`` and asv set ``DLSYSBENCH_PROFILE``)."""
     unknown = set(names) - set(CHECKS)
     if unknown:
         raise KeyError(f"unknown capabilities {sorted(unknown)}; known: {sorted(CHECKS)}")
-    return {name: _cached(name) for name in names}
+    profile = os.environ.get("DLSYSBENCH_PROFILE", "")       # as typed: another spelling is a recheck
+    return {name: _cached(name, profile if name in BY_PROFILE else None) for name in names}
 
 
 def missing_reason(*names: str) -> str | None:

@@ -161,11 +161,13 @@ def _run(args: argparse.Namespace) -> int:
     # an untimed experiment may run grid points: a remote scheduler must answer, on this code,
     # before its data are built (a timed one never uses the grid: no network for it)
     check_settings(reach_scheduler=not entry.timed)
-    reason = experiments.missing(entry.name, args.device)
+    with experiments.using_profile(profile):     # the NVM target's check reads the profile's size
+        reason = experiments.missing(entry.name, args.device)
+        cpu_reason = experiments.missing(entry.name, "cpu")
     if reason:
         kind = args.device.split(":", 1)[0]
         if kind not in entry.devices or (kind != "cpu" and "cpu" in entry.devices
-                                         and not experiments.missing(entry.name, "cpu")):  # the device is the cause
+                                         and not cpu_reason):  # the device is the cause
             raise cli.UsageError(f"{entry.name} cannot run here: {reason}", "--device",
                                  "a device this experiment runs on and this machine has")
         raise cli.UsageError(f"{entry.name} cannot run here: {reason}")

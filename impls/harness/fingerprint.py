@@ -99,8 +99,16 @@ def _block_queue(device: str) -> dict:
 
 
 def nvm_target_info(target: Path | None = None) -> dict:
-    """Return filesystem, device, rotational, block sizes (bytes) and free bytes of the NVM target."""
-    target = Path(target or paths.nvm_target_path())
+    """Return filesystem, device, rotational, block sizes (bytes) and free bytes of the NVM target
+    (each unknown, None or "", with ``error`` saying why, when DLSYSBENCH_NVM_PATH cannot be
+    expanded: the capabilities then say so per experiment)."""
+    try:
+        target = Path(target or paths.nvm_target_path())
+    except ValueError as err:                     # '~nosuchuser/x'
+        return {"path": os.environ.get("DLSYSBENCH_NVM_PATH", ""), "from_env": True, "exists": False,
+                "filesystem": "unknown", "mount_point": None, "device": "", "block_device": False,
+                "rotational": None, "logical_block_size": None, "physical_block_size": None,
+                "free_bytes": None, "error": str(err)}
     mount = capabilities.mount_of(target) or {}
     source = mount.get("source", "")
     info = {
@@ -289,8 +297,9 @@ def format_table(fp: dict) -> str:
     lines = [f"{key:<{width}}  {value}" for key, value in rows]
     lines.append("")
     lines.append("capabilities:")
+    named = max((len(cap["name"]) for cap in fp["capabilities"].values()), default=0)
     for cap in fp["capabilities"].values():
-        lines.append(f"  {'yes' if cap['available'] else 'no ':<3}  {cap['name']:<9} "
+        lines.append(f"  {'yes' if cap['available'] else 'no ':<3}  {cap['name']:<{named}} "
                      f"{cap['detail'] if cap['available'] else cap['reason']}")
     lines.append("")
     lines.append("what this machine can run (the experiment catalogue; python -m impls list says more):")

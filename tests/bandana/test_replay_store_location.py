@@ -146,8 +146,9 @@ def test_the_artifact_and_figure_name_the_drive_the_store_was_on(store_dir, tmp_
     assert not list(store_dir.glob("*.store"))
 
 
-def _nvm_rows(path: str, o_direct: CapabilityState | None, **recorded) -> dict[str, str]:
-    capabilities_ = {"o_direct": o_direct} if o_direct else {}
+def _nvm_rows(path: str, o_direct: CapabilityState | None, replay_store: CapabilityState | None = None,
+              **recorded) -> dict[str, str]:
+    capabilities_ = {name: cap for name, cap in (("o_direct", o_direct), ("replay_store", replay_store)) if cap}
     fingerprint = {"machine": "m", "profile": "smoke",
                    "nvm_target": {"path": path, "filesystem": "ext4", "device": "/dev/vda", **recorded}}
     (table,) = [t for t in environment_tables(MachineState("m", fingerprint, "test", capabilities_), {})
@@ -184,3 +185,11 @@ def test_the_fingerprint_records_whether_the_target_is_a_device(tmp_path):
 
     assert fingerprint.nvm_target_info(tmp_path / "t.bin")["block_device"] is False
     assert fingerprint.nvm_target_info(Path("/dev/nonexistent-vdz"))["block_device"] is True
+
+
+def test_the_nvm_target_table_says_no_store_where_its_folder_refuses_one():
+    """fio reads a ready target in a folder this user cannot write; the replay cannot write there."""
+    fio_reads = CapabilityState("o_direct", True, "", "ext4 at /srv/ro")
+    cannot = CapabilityState("replay_store", False, "this user cannot write in /srv/ro (ext4): Permission denied")
+    row = _nvm_rows("/srv/ro/t.bin", fio_reads, block_device=False, replay_store=cannot)[ROW]
+    assert row == "none: the replay does not run here (this user cannot write in /srv/ro (ext4): Permission denied)"

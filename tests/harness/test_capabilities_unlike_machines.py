@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from impls.harness import artifacts, capabilities, experiments, fingerprint, nvm_file
+from impls.harness import artifacts, capabilities, experiments, fingerprint, mounts, nvm_file
 
 
 @pytest.fixture
@@ -238,7 +238,7 @@ def test_mount_of_reads_escaped_names_and_skips_lines_that_are_not_mounts(tmp_pa
     escaped = str(odd).replace("\\", "\\134").replace(" ", "\\040").replace("\t", "\\011")
     table = f"rootfs / rootfs rw 0 0\nbroken-line\n\n/dev/vd\\040x {escaped} ext4 rw 0 0\n"
     real_open = open
-    monkeypatch.setattr(capabilities, "open",
+    monkeypatch.setattr(mounts, "open",
                         lambda f, *a, **k: io.StringIO(table) if f == "/proc/self/mounts" else real_open(f, *a, **k),
                         raising=False)
     assert capabilities.mount_of(odd / "nvm.bin") == {"mount_point": str(odd), "source": "/dev/vd x",

@@ -49,7 +49,7 @@ def _replay_store(nvm: Mapping[str, Any], o_direct: CapabilityState | None) -> s
     """Where Bandana's replay writes its store, by the rule of its ``store_location``: beside a
     file target; in ``DLSYSBENCH_CACHE`` when the target is a block device (the fingerprint's
     ``block_device``; older fingerprints: a name in /dev/), which the suite only reads; nowhere
-    when the O_DIRECT check failed (the replay is skipped)."""
+    when the O_DIRECT check, or the one of the store's folder, failed (the replay is skipped)."""
     if o_direct is not None and not o_direct.available:
         return f"none: the replay does not run here ({o_direct.reason})"
     path = str(nvm.get("path") or "")
@@ -131,7 +131,9 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
         ("machine", fp.get("machine") or state.machine), ("commit", str(fp.get("commit") or "")[:12]),
         ("profile", fp.get("profile")), ("created", fp.get("created")), ("source", state.source),
     ])]
-    nvm = functools.partial(_nvm, o_direct=state.capabilities.get("o_direct"))
+    checks = [state.capabilities.get(name) for name in ("o_direct", "replay_store")]   # what the replay requires
+    refused = next((c for c in checks if c is not None and not c.available), None)   # older records: o_direct alone
+    nvm = functools.partial(_nvm, o_direct=refused or checks[0])
     for key, build in (("host", _host), ("nvm_target", nvm), ("gpu", _gpu)):
         if isinstance(fp.get(key), Mapping):
             tables.append(build(fp[key]))
