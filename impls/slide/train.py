@@ -150,10 +150,8 @@ def _validate_hashes(args) -> None:
     try:
         check_hash_params(args.lsh, args.K, args.hidden, args.binsize, SlideConfig.simhash_ratio, args.index)
     except HashParamError as err:
-        if err.param == "binsize" and args.hidden < 2:
-            raise cli.UsageError(f"got {args.hidden} with --lsh {args.lsh}", "--hidden",
-                                 f"expected at least 2: --lsh {args.lsh} hashes bins of 2 or more of the hidden "
-                                 "units (or --lsh simhash)") from None
+        if err.param == "binsize" and args.hidden < 2:      # no --binsize fits: it is --hidden that is wrong
+            raise cli.UsageError(f"got {args.hidden} with --lsh {args.lsh}", "--hidden", "expected 2 or more")
         if err.param == "binsize":
             raise cli.UsageError(f"got {args.binsize} with --hidden {args.hidden}", "--binsize",
                                  f"expected a power of two from 2 to --hidden ({args.hidden}) for --lsh {args.lsh}"

@@ -438,8 +438,8 @@ def test_train_refuses_to_write_its_result_over_an_input(tmp_path, capsys):
 @pytest.mark.parametrize("flags, message", [
     (["--profile", "full"], "--profile full with --train/--test, --profile, expected --profile only with --dataset"),
     (["--K", "64"], "got 64, --K, expected fewer hashes a table: 64 make 130-bit codes"),
-    (["--hidden", "1"], "got 1 with --lsh dwta, --hidden, expected at least 2"),       # no --binsize fits
-    (["--hidden", "1", "--lsh", "wta"], "got 1 with --lsh wta, --hidden, expected at least 2"),
+    (["--hidden", "1"], "got 1 with --lsh dwta, --hidden, expected 2 or more"),       # no --binsize fits
+    (["--hidden", "1", "--lsh", "wta"], "got 1 with --lsh wta, --hidden, expected 2 or more"),
     (["--binsize", "3"], "got 3 with --hidden 128, --binsize, expected a power of two"),
 ])
 def test_hash_flags_the_engine_cannot_draw_are_refused_before_the_files_are_read(tmp_path, capsys, flags, message):
