@@ -263,7 +263,7 @@ def usable_cores() -> int:
     return effective_cpus()
 
 
-_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?(\[[0-9a-f:.%\w]+\]|[^\s:/\[\]]+):\d+", re.IGNORECASE)
+_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?(\[[0-9a-f:.%\w]+\]|[^\s:/\[\]]+):(\d+)", re.IGNORECASE)
 
 
 def scheduler_setting() -> str:
@@ -272,9 +272,10 @@ def scheduler_setting() -> str:
     value = os.environ.get(ENV_SCHEDULER, "").strip()
     if not value or value.lower() in ("serial", "local"):
         return value.lower() or "local"
-    if not _ADDRESS.fullmatch(value):
+    address = _ADDRESS.fullmatch(value)
+    if not address or not 0 < int(address.group(3)) < 65536:     # a port out of range reads as a timeout
         raise GridError(f"{ENV_SCHEDULER}={value!r}: expected serial, local or a scheduler address "
-                        "tcp://HOST:PORT")
+                        "tcp://HOST:PORT (a port from 1 to 65535)")
     scheme = value.partition("://")[0].lower() if "://" in value else "tcp"
     if scheme not in _SCHEMES:
         raise GridError(f"{ENV_SCHEDULER}={value!r}: {scheme}:// is not a Dask scheduler's address; expected "

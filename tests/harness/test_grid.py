@@ -177,7 +177,7 @@ def test_the_scheduler_setting_is_read_as_users_write_it(monkeypatch, value, exp
 
 
 @pytest.mark.parametrize("value", ["Serial2", "tcp://host", "http://host:8787/status", "8786",
-                                   "http://127.0.0.1:8786", "ws://h:1"])
+                                   "http://127.0.0.1:8786", "ws://h:1", "tcp://127.0.0.1:99999", "h:0"])
 def test_a_mistyped_scheduler_setting_names_the_variable(monkeypatch, value):
     monkeypatch.setenv(grid.ENV_SCHEDULER, value)
     with pytest.raises(grid.GridError, match=rf"{grid.ENV_SCHEDULER}=.*expected serial, local or"):
