@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from impls.harness import atomic, paths
-from impls.harness.profiles import current_profile
+from impls.harness.profiles import current_profile, machine_profile, name_of
 
 SCHEMA = 1
 
@@ -71,8 +71,6 @@ def _foreign(record: dict, machine: str) -> str:
     """Why ``record`` does not belong under ``machine`` ("" when it does): it records another
     machine, or a profile other than the one the machine name ends in (profile names compared
     as the suite reads them everywhere: stripped, in any case)."""
-    from impls.harness.profiles import machine_profile, name_of
-
     recorded = record.get("machine")
     if recorded and recorded != machine:
         return f"a record of machine {recorded!r}, filed under {machine!r}: left out"
@@ -93,14 +91,17 @@ def _when(stamp: Any) -> dt.datetime | None:
 
 def load_latest(machine: str | None = None, root: Path | None = None,
                 unreadable: list[tuple[str, str]] | None = None,
-                commit_dates: Mapping[str, dt.datetime] | None = None) -> dict[str, dict]:
+                commit_dates: Mapping[str, dt.datetime] | None = None,
+                profile: str | None = None) -> dict[str, dict]:
     """Return the newest record of every artifact name stored for ``machine``.
 
     Newest is the record of the latest commit, by ``commit_dates`` (commit -> its date, as
     the asv results give it; a commit not in it counts from when its record was made), then
     the latest made: ``asv run A..B`` measures the newest commit first, so the time a record
     was made alone would let an older commit's win. A record that names another machine,
-    or another profile than the machine name's, is left out. A damaged artifact (not JSON,
+    or another profile than the machine name's, is left out; under a name that ends in no
+    profile, so is one of another profile than ``profile`` (the results'), else than the
+    newest record's: one report never mixes two profiles' figures. A damaged artifact (not JSON,
     another schema, a ``name`` that is no string or not its file's name, a mistyped field, or
     no ``data`` object: :func:`read_record`) is never half-read: it is skipped,
     and when ``unreadable`` is a list, ``(path, why)`` is appended to it — and, when another
@@ -110,7 +111,7 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     base = Path(root or paths.artifacts_root()) / machine
     dates = commit_dates or {}
     latest: dict[str, dict] = {}
-    ranks: dict[str, tuple] = {}
+    found: list[tuple[tuple, str, dict]] = []     # (rank, file, record) of every record of this machine
     broken: dict[str, list[tuple[Path, str]]] = {}
     for file in sorted(base.glob("*/*.json")):
         record, why, foreign = read_record(file, machine)
@@ -122,10 +123,18 @@ def load_latest(machine: str | None = None, root: Path | None = None,
                 unreadable.append((str(file), why))
             continue
         made = _when(record.get("created"))
-        rank = (dates.get(str(record.get("commit", ""))) or made or _EPOCH, made or _EPOCH,
-                str(record.get("created", "")))
-        if record["name"] not in latest or rank >= ranks[record["name"]]:
-            latest[record["name"]], ranks[record["name"]] = record, rank
+        found.append(((dates.get(str(record.get("commit", ""))) or made or _EPOCH, made or _EPOCH,
+                       str(record.get("created", ""))), str(file), record))
+    found.sort(key=lambda item: item[:2])
+    newest = next((name_of(r["profile"]) for _, _, r in reversed(found) if r.get("profile")), None)
+    wanted = None if machine_profile(machine) else profile or newest
+    for _, file, record in found:
+        if wanted and record.get("profile") and name_of(record["profile"]) != wanted:
+            if unreadable is not None:
+                unreadable.append((file, f"a record of the {record['profile']!r} profile, filed under {machine!r} "
+                                         f"with newer {wanted!r} runs (asv run --machine <host>-<profile>): left out"))
+            continue
+        latest[record["name"]] = record        # in rank order: the newest of each name stays
     if unreadable is not None:
         for name, files in sorted(broken.items()):
             for file, why in files:

@@ -94,3 +94,24 @@ def test_a_record_without_the_optional_fields_is_read(tmp_path):
         del record[field]
     _put(tmp_path, record)
     assert artifacts.load_latest(MACHINE, tmp_path)["bandana_layouts"]["data"] == {"x": [1]}
+
+
+def test_a_machine_name_without_a_profile_does_not_mix_two_profiles_records(tmp_path):
+    """Records of smoke and full under one bare name were drawn side by side in one report."""
+    def put(name, commit, created, profile):
+        folder = tmp_path / "probebox" / commit
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.json").write_text(json.dumps({
+            "schema": artifacts.SCHEMA, "name": name, "commit": commit, "created": created,
+            "machine": "probebox", "profile": profile, "data": {"p": profile}}))
+
+    put("layouts", "c1", "2026-12-01T10:00:00+00:00", "smoke")
+    put("subclusters", "c2", "2026-12-01T11:00:00+00:00", "full")
+    unreadable: list = []
+    assert set(artifacts.load_latest("probebox", tmp_path, unreadable)) == {"subclusters"}   # the newest's profile
+    [(path, why)] = unreadable
+    assert path.endswith("layouts.json") and why.startswith("a record of the 'smoke' profile, filed under 'probebox'")
+    assert set(artifacts.load_latest("probebox", tmp_path, [], profile="smoke")) == {"layouts"}   # the results'
+    put("layouts", "c3", "2026-12-01T12:00:00+00:00", "Full")
+    assert {name: r["commit"] for name, r in artifacts.load_latest("probebox", tmp_path).items()} == {
+        "layouts": "c3", "subclusters": "c2"}

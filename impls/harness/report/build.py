@@ -385,7 +385,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     frame = results.read_results(results_dir, machine, unreadable)
     commits = results.commits(frame)
     dates = _dates_in_order(commits)
-    records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates)
+    records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates,
+                                         profile=results.results_profile(frame, machine))
     if frame.empty and not records and not unreadable:
         known = _known_machines(results_dir, artifacts_root)
         hint = f"machines there: {', '.join(sorted(known))}" if known else "run the benchmarks first (make bench)"
