@@ -31,7 +31,7 @@ from typing import IO, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import cli, paths, registry, space  # noqa: E402
-from impls.harness.commands import check_settings  # noqa: E402
+from impls.harness.commands import check_settings, no_commit_advice  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
 
@@ -165,17 +165,20 @@ def ensure_machine(machine: str) -> None:
     machine_file = Path.home() / ".asv-machine.json"
     try:
         known = json.loads(machine_file.read_text()) if machine_file.exists() else {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        if not isinstance(known, dict) or not all(isinstance(v, (dict, int)) for v in known.values()):
+            raise ValueError("expected asv's object of machines")
+    except (OSError, ValueError) as err:     # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise ValueError(f"{machine_file}: asv's machine file cannot be read ({' '.join(str(err).split())}); "
                          "repair or remove it (asv writes it again)") from None
-    if isinstance(known, dict) and machine in known:
+    if machine in known:
         return
     done = subprocess.run([sys.executable, "-m", "asv", "machine", "--yes", "--machine", machine],
                           cwd=paths.repo_root(), capture_output=True, text=True)
     if done.returncode != 0:
         said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        raise ValueError(f"asv could not register machine {machine!r} in {machine_file} ({said}); "
-                         "HOME must name a folder this user can write")
+        home = any(word in said for word in ("PermissionError", "Permission denied", "Read-only file system"))
+        raise ValueError(f"asv could not register machine {machine!r} in {machine_file} ({said})"
+                         + ("; HOME must name a folder this user can write" if home else ""))
 
 
 def follow(log: Path, stop: threading.Event, every_s: float = 10.0) -> None:
@@ -228,8 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dlsysbench: error: {err}", file=sys.stderr)
         return 2
     if commit == "unknown":
-        why = paths.git_absent_reason() or "the checkout has no commit yet"
-        parser.error(f"no git commit to file results under ({why}): run inside a git checkout with a commit")
+        parser.error(f"no git commit to file results under: {no_commit_advice()}")
     selected = "".join(f" --bench {pattern!r}" for pattern in args.bench)
     print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}{selected}", flush=True)
     try:

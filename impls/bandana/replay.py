@@ -135,11 +135,11 @@ def main(argv: list[str] | None = None) -> int:
                                                   (args.offsets, "--offsets")))
     trace, layout = load_trace_and_layout(args)
     check_prepared_pair(args, layout)      # after the files are read: no warning before their error
-    warn_if_whole_table(args.capacity, layout.shape[0])
     offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], f"--offsets {args.offsets}")
                if args.offsets else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path, setting = _check_store_path(args)
     block_store.check_target(path, setting)              # refused: nothing touched
+    warn_if_whole_table(args.capacity, layout.shape[0])  # after every refusal
     sweep_stale_stores(path.parent, path.name if args.path else None)
     table = block_store.random_table(layout.shape[0], args.vector_bytes, args.seed)
     cli.register(path)

@@ -224,26 +224,18 @@ def check_nvm_target() -> Capability:
 
 
 def check_replay_store() -> Capability:
-    """Whether the trace replay (``bandana.replay``) can write its block store where it goes:
-    beside the NVM target file, or in ``DLSYSBENCH_CACHE`` when the target is a block device
-    (or a name in /dev/, :func:`is_device_target`), which the suite only reads. The check is
-    the replay's own before it writes (``block_store.check_target``: :func:`check_o_direct` of
-    a ``.store-probe`` in that directory, naming the variable that chose it), so a refusal is
-    the one ``run`` would give. A ready NVM target in a folder this user cannot write passes
-    ``o_direct`` (fio only reads it) and is refused here. Missing, with the reason, when a
-    variable it reads cannot be expanded (``~nosuchuser/x``); never an exception."""
+    """Whether the trace replay (``bandana.replay``) can write its block store where it goes
+    (:func:`nvm_file.store_location`: beside the NVM target file, or in ``DLSYSBENCH_CACHE``
+    when the target is a block device, which the suite only reads), by the replay's own check
+    before it writes (``block_store.check_target``: :func:`check_o_direct` of a probe file
+    there, naming the variable that chose it), so a refusal is the one ``run`` would give. A
+    ready NVM target in a folder this user cannot write passes ``o_direct`` (fio only reads
+    it) and is refused here; so is an NVM path that is no file or cannot be expanded
+    (``~nosuchuser/x``). Never an exception."""
     try:
-        target = paths.nvm_target_path()
-        chosen = "DLSYSBENCH_NVM_PATH" if paths.env_path("DLSYSBENCH_NVM_PATH") else "DLSYSBENCH_CACHE"
-        try:
-            target = target.resolve() if target.is_symlink() else target   # beside the file fio reads
-        except (OSError, RuntimeError):     # a symlink loop: o_direct says so
-            pass
-        if is_device_target(target):
-            directory, chosen, where = paths.cache_dir(), "DLSYSBENCH_CACHE", "the NVM target is only read"
-        else:
-            directory, where = target.parent, "beside the NVM target"
-    except ValueError as err:       # ~nosuchuser in DLSYSBENCH_NVM_PATH or DLSYSBENCH_CACHE
+        directory, chosen = nvm_file.store_location()
+        where = "the NVM target is only read" if nvm_file.nvm_target()[1] else "beside the NVM target"
+    except ValueError as err:
         return Capability("replay_store", False, str(err))
     probe = check_o_direct(directory / ".store-probe", chosen)
     if not probe.available:

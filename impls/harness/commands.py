@@ -150,6 +150,19 @@ def check_settings(*, reach_scheduler: bool = False) -> None:
         raise cli.UsageError(str(err)) from None
 
 
+def no_commit_advice() -> str:
+    """Why git gives no commit here and what to do, as a phrase (paths.git_absent_reason's
+    reason, with the remedy that fits it)."""
+    why = paths.git_absent_reason()
+    if why is None:
+        return "the checkout has no commit yet (commit first)"
+    if "dubious ownership" in why:      # a checkout another user owns (a container's bind mount)
+        return f"{why} (if it is yours: git config --global --add safe.directory {paths.repo_root()})"
+    if why.startswith("git refuses") or why.startswith("git did not run"):
+        return why
+    return f"{why}: run inside a git checkout with a commit"
+
+
 def _run(args: argparse.Namespace) -> int:
     entry = experiments.get(args.experiment)
     args.device = args.device.strip().lower()   # spelled as the engines' own --device takes it
@@ -199,7 +212,7 @@ def _run(args: argparse.Namespace) -> int:
                                  synthetic=entry.synthetic, machine=machine, grid=grid.runs()[grid_before:])
         print(f"artifact: {path}", file=sys.stderr)
         if path.parent.name == "unknown":      # the report ties it to no commit of the history
-            cli.warn(f"filed under commit 'unknown' ({paths.git_absent_reason() or 'the checkout has no commit yet'})")
+            cli.warn(f"filed under commit 'unknown': {no_commit_advice()}")
     if args.json == "-":
         cli.emit_json("-", result)
         return 0

@@ -5,17 +5,20 @@ Every 4 KiB block of the file starts with a 16-byte header, ``MAGIC`` and the bl
 checks their headers, so the file is recognised by its content alone: a copy, a remount or
 a run killed just after the write is still the suite's, while a user's file, a sparse one or
 one preallocated with ``fallocate`` (both read as zeros without reaching the drive) is not.
-The headers are 0.4% of the bytes; the rest stays incompressible.
+The headers are 0.4% of the bytes; the rest stays incompressible. The replay's store goes
+beside that file (a block device is only read: then to the cache), :func:`store_location`.
 """
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from impls.harness import atomic, paths
+from impls.harness.mounts import is_device_target
 
 MAGIC = b"DLSYSBNV"
 BLOCK = 4096
@@ -112,3 +115,38 @@ def foreign_reason(target: Path) -> str:
     return (f"{target} exists ({os.stat(target).st_size} bytes) and does not hold the suite's content: it "
             "would be overwritten, and a sparse or preallocated file reads as zeros without reaching the "
             "drive; point DLSYSBENCH_NVM_PATH at a new file name (or a block device, only ever read)")
+
+
+def store_location() -> tuple[Path, str]:
+    """``(directory, setting)``: the directory the Bandana replay writes its store to
+    (``impls.bandana.nvm.replay.default_store_path``; ``capabilities.check_replay_store``
+    checks it) and the setting that chose it, for a message to name: ``DLSYSBENCH_NVM_PATH``
+    when the store goes beside the file that variable names, ``DLSYSBENCH_CACHE`` when it goes
+    to the cache (``DLSYSBENCH_NVM_PATH`` unset, or a block device, which is only read). Raises
+    ValueError when ``DLSYSBENCH_NVM_PATH`` is a directory or a special file other than a
+    block device: the store would land on some other drive than the one named."""
+    target, device = nvm_target()
+    if device:
+        return paths.cache_dir(), "DLSYSBENCH_CACHE"
+    return target.parent, "DLSYSBENCH_NVM_PATH" if paths.env_path("DLSYSBENCH_NVM_PATH") else "DLSYSBENCH_CACHE"
+
+
+def nvm_target() -> tuple[Path, bool]:
+    """``(target, is_device)``: the NVM target (a link's target) and whether it is a block
+    device (or a name in /dev/, where the suite writes nothing); ValueError for a directory
+    or another special file."""
+    target = paths.nvm_target_path()
+    try:
+        target = target.resolve() if target.is_symlink() else target  # beside the file fio reads
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None                                    # created on first use, like fio's file
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is a directory; expected a file on the drive to "
+                         "measure (the replay's store goes beside it), or a block device")
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
+        raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is neither a regular file nor a block device; "
+                         "expected a file on the drive to measure, or a block device")
+    return target, is_device_target(target)

@@ -205,7 +205,11 @@ def test_run_fio_reads_a_path_with_a_colon(tmp_path):
 def test_the_engine_probe_reads_its_scratch_file_under_a_folder_with_a_colon(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "x:y"))
     (tmp_path / "x:y").mkdir()
-    assert fio.engine_unavailable_reason("psync") is None
+    fio.engine_unavailable_reason.cache_clear()          # one answer a process: probe here, not recall
+    try:
+        assert fio.engine_unavailable_reason("psync") is None
+    finally:
+        fio.engine_unavailable_reason.cache_clear()
 
 
 # --- prepare_target ------------------------------------------------------------

@@ -98,6 +98,7 @@ def test_a_failing_fio_leaves_the_replay_without_its_ceiling_not_without_its_num
     replay no fio point and a warning saying why, instead of failing the replay."""
     from impls.bandana.nvm import replay
 
+    monkeypatch.setattr(replay, "_FIO_WARNED", set())        # said once a process: this test's own
     def broken(*_a, **_k):
         raise fio.FioError("fio JSON jobs[0] (randread) has no 'read.clat_ns'")
 

@@ -197,6 +197,7 @@ def test_a_ceiling_fio_could_not_measure_says_why(store_dir, tmp_path, capsys, m
     """Without fio, or at a depth only psync (QD 1) could serve, fio_iops was null in silence."""
     from impls.bandana.nvm import fio
 
+    monkeypatch.setattr(replay, "_FIO_WARNED", set())
     if missing == "fio":
         monkeypatch.setattr(fio, "fio_executable", lambda: None)
     else:
@@ -213,6 +214,9 @@ def test_a_ceiling_fio_could_not_measure_says_why(store_dir, tmp_path, capsys, m
     why = ("fio is not installed" if missing == "fio"
            else "no libaio here; no io_uring here; psync reads at queue depth 1 only")
     assert f"warning: fio's ceiling at queue depth 4 not measured ({why}" in done.err, done.err
+    for _ in range(2):                 # an experiment asks at every round: said once
+        assert replay.fio_iops(store_dir / "x.bin", 4, 0.1, 0.0, 1 << 20) is None
+    assert "fio's ceiling" not in capsys.readouterr().err
 
 
 def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):

@@ -19,14 +19,6 @@ real_missing = capabilities.missing_reason
 
 
 @pytest.fixture
-def fresh_checks():
-    """Capabilities checked anew in the test, and again after it."""
-    capabilities._cached.cache_clear()
-    yield
-    capabilities._cached.cache_clear()
-
-
-@pytest.fixture
 def on_disk(tmp_path):
     if capabilities.filesystem_type(tmp_path) in capabilities.MEMORY_FILESYSTEMS:
         pytest.skip("pytest's tmp dir is in memory here")
@@ -64,8 +56,8 @@ def test_a_ready_target_in_a_folder_this_user_cannot_write_is_read_by_fio_but_ho
     target = on_disk / "t.bin"
     nvm_file.write_suite_file(target, 2 * nvm_file.BLOCK)
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(target))
-    monkeypatch.setattr(capabilities, "profile_target_bytes", lambda: ("smoke", 2 * nvm_file.BLOCK),
-                        raising=False)                  # large enough for this profile
+    monkeypatch.setattr(capabilities, "profile_target_bytes",
+                        lambda: ("smoke", 2 * nvm_file.BLOCK))   # large enough for this profile
     _unwritable(monkeypatch, on_disk)
     found = capabilities.detect(("o_direct", "replay_store"))
     assert found["o_direct"].available, found["o_direct"].reason          # fio only reads it
@@ -83,7 +75,7 @@ def test_the_replay_store_goes_beside_a_writable_target_and_to_the_cache_for_a_d
     assert beside.available, beside.reason
     assert str(on_disk) in beside.detail and "DLSYSBENCH_NVM_PATH" in beside.detail
     cache = on_disk.parent / "cache"
-    monkeypatch.setattr(capabilities, "is_device_target", lambda target: True)   # a block device: only read
+    monkeypatch.setattr(nvm_file, "is_device_target", lambda target: True)   # a block device: only read
     _unwritable(monkeypatch, on_disk)
     in_cache = capabilities.check_replay_store()
     assert in_cache.available, in_cache.reason
@@ -113,7 +105,7 @@ def test_the_nvm_target_is_checked_again_for_another_profile(on_disk, monkeypatc
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(target))
     sizes = {"smoke": 2 * nvm_file.BLOCK, "quick": 4 * nvm_file.BLOCK}
     monkeypatch.setattr(capabilities, "profile_target_bytes",
-                        lambda: (profiles.current_profile(), sizes[profiles.current_profile()]), raising=False)
+                        lambda: (profiles.current_profile(), sizes[profiles.current_profile()]))
     _unwritable(monkeypatch, on_disk)
     assert capabilities.detect(("o_direct",))["o_direct"].available             # large enough: only read
     monkeypatch.setenv("DLSYSBENCH_PROFILE", "quick")          # as `run --profile quick` sets it
@@ -193,11 +185,7 @@ def test_doctor_prints_an_nvm_path_of_an_unknown_user_among_the_rest(monkeypatch
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", "~no-such-user-dlsysbench/t.bin")
     info = fingerprint.nvm_target_info()
     assert info["path"] == "~no-such-user-dlsysbench/t.bin" and "cannot expand" in info["error"]
-    fingerprint.fingerprint.cache_clear()                    # one per process: another test's may be there
-    try:
-        table = fingerprint.format_table(fingerprint.fingerprint())
-    finally:
-        fingerprint.fingerprint.cache_clear()
+    table = fingerprint.format_table(fingerprint.fingerprint())     # fresh_checks: not another test's
     assert "NVM target" in table and "bandana.replay" in table and "cannot expand" in table
 
 

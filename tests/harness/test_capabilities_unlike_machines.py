@@ -15,16 +15,6 @@ import pytest
 from impls.harness import artifacts, capabilities, experiments, fingerprint, mounts, nvm_file
 
 
-@pytest.fixture
-def fresh_checks():
-    """Capabilities and the fingerprint checked anew in the test, and again after it."""
-    capabilities._cached.cache_clear()
-    fingerprint.fingerprint.cache_clear()
-    yield
-    capabilities._cached.cache_clear()
-    fingerprint.fingerprint.cache_clear()
-
-
 def _nvml_failing_after_init(shutdown_fails: bool = False) -> types.ModuleType:
     """A ``pynvml`` whose ``nvmlInit`` works and whose every query then raises NVMLError_Unknown."""
     nvml = types.ModuleType("pynvml")

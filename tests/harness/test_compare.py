@@ -357,17 +357,19 @@ def test_run_suite_says_why_git_gives_no_commit(monkeypatch, load_script, capsys
     with pytest.raises(SystemExit) as stop:
         run_suite.main(["--no-report"])
     assert stop.value.code == 2
-    assert "(git refuses /x: fatal: detected dubious ownership" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "git refuses /x: fatal: detected dubious ownership" in err
+    assert "git config --global --add safe.directory" in err and "run inside a git checkout" not in err, err
 
 
-@pytest.mark.parametrize("home", ["truncated", "unwritable"])
+@pytest.mark.parametrize("home", ["truncated", "unwritable", "a list"])
 def test_run_suite_names_asvs_machine_file_it_cannot_use(monkeypatch, tmp_path, load_script, capsys, home):
     """A cut ~/.asv-machine.json, or a HOME asv cannot write: one line naming the file, exit 2,
     not two tracebacks."""
     run_suite = load_script("run_suite")
     monkeypatch.setenv("HOME", str(tmp_path))
-    if home == "truncated":
-        (tmp_path / ".asv-machine.json").write_text('{"version": 1, "box-sm')
+    if home != "unwritable":
+        (tmp_path / ".asv-machine.json").write_text('{"version": 1, "box-sm' if home == "truncated" else "[]")
     else:
         monkeypatch.setattr(run_suite.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
             a[0], 1, "", "Traceback ...\nPermissionError: [Errno 13] Permission denied: '/x/.asv-machine.json'\n"))
@@ -378,8 +380,9 @@ def test_run_suite_names_asvs_machine_file_it_cannot_use(monkeypatch, tmp_path, 
     assert run_suite.main(["--no-report"]) == 2
     err = capsys.readouterr().err
     assert "dlsysbench: error: " in err and str(tmp_path / ".asv-machine.json") in err, err
-    assert ("cannot be read (Unterminated string" in err if home == "truncated"
-            else "(PermissionError: [Errno 13] Permission denied" in err), err
+    assert {"truncated": "cannot be read (Unterminated string", "a list": "cannot be read (expected asv's object",
+            "unwritable": "(PermissionError: [Errno 13] Permission denied"}[home] in err, err
+    assert ("HOME must name a folder this user can write" in err) == (home == "unwritable"), err
 
 
 def test_run_suite_interrupted_says_so_once_and_archives_nothing(monkeypatch, load_script, capsys):

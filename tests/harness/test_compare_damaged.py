@@ -56,3 +56,14 @@ def test_a_result_file_without_a_commit_date_is_not_a_run(results):
     done = run_compare(results, noise_file)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "no commit date" in done.stderr and "the two newest runs are unknown" in done.stderr
+
+
+def test_a_file_without_a_commit_date_does_not_stop_archiving_the_new_run(results):
+    """make reproduce archives the run asv just made; another commit's undated file beside it
+    made archive_run raise after asv had finished, and no report was rendered."""
+    undated = write_run(results / MACHINE, HEAD, 300, base_values())
+    data = json.loads(undated.read_text())
+    del data["date"]
+    undated.write_text(json.dumps(data))
+    copies = runs.archive_run(results, MACHINE, BASE)
+    assert copies and all(path.name.startswith(BASE[:8]) for path in copies)

@@ -298,7 +298,7 @@ def test_an_artifact_filed_under_no_commit_says_why(tmp_path, monkeypatch, capsy
     monkeypatch.setattr(paths, "git_commit", lambda short=False: "unknown")
     monkeypatch.setattr(paths, "git_absent_reason", lambda: "git refuses /x: fatal: detected dubious ownership")
     assert commands.main(["run", "salus.lanes", "--profile", "smoke", "--save-artifact", "--json", "-"]) == 0
-    assert "warning: filed under commit 'unknown' (git refuses /x: fatal: detected dubious" in capsys.readouterr().err
+    assert "warning: filed under commit 'unknown': git refuses /x: fatal: detected dubious" in capsys.readouterr().err
     assert [p.parts[-2] for p in tmp_path.glob("*/*/*.json")] == ["unknown"]
 
 

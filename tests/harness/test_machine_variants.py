@@ -15,14 +15,6 @@ from impls.harness.report import environment_table as et
 from impls.harness.report.machine_state import MachineState
 
 
-@pytest.fixture
-def fresh_capabilities():
-    """The per-process capability cache emptied before and after the test."""
-    capabilities._cached.cache_clear()
-    yield
-    capabilities._cached.cache_clear()
-
-
 def _state(fp: dict) -> MachineState:
     return MachineState("m", fp, "", {})
 
@@ -47,7 +39,7 @@ def cuda_without_device(monkeypatch):
     return torch
 
 
-def test_cuda_available_with_no_device_is_a_skip_not_an_error(cuda_without_device, fresh_capabilities):
+def test_cuda_available_with_no_device_is_a_skip_not_an_error(cuda_without_device, fresh_checks):
     cap = capabilities.detect(("cuda",))["cuda"]
     assert not cap.available and "device_count() is 0" in cap.reason
     with pytest.raises(NotImplementedError, match="needs CUDA"):
@@ -56,7 +48,7 @@ def test_cuda_available_with_no_device_is_a_skip_not_an_error(cuda_without_devic
     assert info["available"] is False and info["devices"] == []
 
 
-def test_a_failing_cuda_query_is_a_one_line_reason(cuda_without_device, monkeypatch, fresh_capabilities):
+def test_a_failing_cuda_query_is_a_one_line_reason(cuda_without_device, monkeypatch, fresh_checks):
     def refused():
         raise RuntimeError("CUDA driver initialization failed\nsee the log")
 
@@ -86,7 +78,7 @@ class _FakeNvml(types.ModuleType):
         self.nvmlDeviceGetMemoryInfo = lambda handle: self._Memory
 
 
-def test_a_gpu_hidden_by_cuda_visible_devices_is_recorded_as_hidden(monkeypatch, fresh_capabilities):
+def test_a_gpu_hidden_by_cuda_visible_devices_is_recorded_as_hidden(monkeypatch, fresh_checks):
     torch = pytest.importorskip("torch")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     monkeypatch.setattr(torch.version, "cuda", "12.4")
@@ -103,7 +95,7 @@ def test_a_gpu_hidden_by_cuda_visible_devices_is_recorded_as_hidden(monkeypatch,
     assert "hidden by CUDA_VISIBLE_DEVICES=''" in label and "not visible to the run" not in label
 
 
-def test_a_cpu_only_torch_is_named_as_the_cause_whatever_cuda_visible_devices_says(monkeypatch, fresh_capabilities):
+def test_a_cpu_only_torch_is_named_as_the_cause_whatever_cuda_visible_devices_says(monkeypatch, fresh_checks):
     # schedulers (SLURM, Kubernetes) set the variable as a matter of course: with a CPU-only
     # torch it is not the cause, and advice to unset it sends the user the wrong way
     torch = pytest.importorskip("torch")

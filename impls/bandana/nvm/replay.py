@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +44,7 @@ import numpy as np
 from impls.bandana.nvm import block_store, direct_io, dram_slots
 from impls.bandana.sim import cache
 from impls.harness import atomic, capabilities, cli, paths
+from impls.harness.nvm_file import nvm_target, store_location
 
 RESULT_KEYS = cache.RESULT_KEYS + (
     "lookups_per_second", "blocks_per_second", "useful_bytes_per_second", "p50_query_us",
@@ -414,40 +414,6 @@ def store_directory() -> Path:
     return store_location()[0]
 
 
-def store_location() -> tuple[Path, str]:
-    """``(directory, setting)``: the directory :func:`default_store_path` uses (see there) and
-    the setting that chose it, for a message to name: ``DLSYSBENCH_NVM_PATH`` when the store
-    goes beside the file that variable names, ``DLSYSBENCH_CACHE`` when it goes to the cache
-    (``DLSYSBENCH_NVM_PATH`` unset, or a block device, which is only ever read). Raises
-    ValueError when ``DLSYSBENCH_NVM_PATH`` is a directory or a special file other than a
-    block device: the store would land on some other drive than the one named."""
-    target, device = _nvm_target()
-    if device:
-        return paths.cache_dir(), "DLSYSBENCH_CACHE"
-    return target.parent, "DLSYSBENCH_NVM_PATH" if paths.env_path("DLSYSBENCH_NVM_PATH") else "DLSYSBENCH_CACHE"
-
-
-def _nvm_target() -> tuple[Path, bool]:
-    """``(target, is_device)``: the NVM target (a link's target) and whether it is a block
-    device (or a name in /dev/, where the suite writes nothing); ValueError for a directory
-    or another special file."""
-    target = paths.nvm_target_path()
-    try:
-        target = target.resolve() if target.is_symlink() else target  # beside the file fio reads
-        mode = target.stat().st_mode
-    except FileNotFoundError:
-        mode = None                                    # created on first use, like fio's file
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
-        mode = None
-    if mode is not None and stat.S_ISDIR(mode):
-        raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is a directory; expected a file on the drive to "
-                         "measure (the replay's store goes beside it), or a block device")
-    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
-        raise ValueError(f"DLSYSBENCH_NVM_PATH={target} is neither a regular file nor a block device; "
-                         "expected a file on the drive to measure, or a block device")
-    return target, capabilities.is_device_target(target)
-
-
 def store_record(directory: str | os.PathLike, setting: str) -> dict[str, Any]:
     """Where a replay's store lies, for its artifact: ``{"directory", "setting"`` (what chose
     it, :func:`store_location`), ``"filesystem", "device", "mount_point"`` (of the mount
@@ -456,7 +422,7 @@ def store_record(directory: str | os.PathLike, setting: str) -> dict[str, Any]:
     target is a block device and the store therefore lies in the cache, a sentence saying so."""
     directory = Path(directory)
     mount = capabilities.mount_of(directory) or {}
-    target, device = _nvm_target()
+    target, device = nvm_target()
     record = {"directory": str(directory), "setting": setting,
               "filesystem": mount.get("fstype", "unknown"), "device": mount.get("source"),
               "mount_point": mount.get("mount_point"), "nvm_target": str(target), "note": None}
@@ -486,8 +452,8 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
              size_bytes: int, block_bytes: int = 4096) -> dict[str, Any] | None:
     """fio's random-read point on ``path`` at ``queue_depth`` (libaio, else io_uring, else
     psync at QD1: the first that runs) as a FioPoint dict (IO/s, bytes/s, µs); None, with a
-    warning that says why, when fio is not installed or no engine runs here at that depth:
-    fio is the replay's ceiling, not its measure."""
+    warning that says why (once a process for each reason), when fio is not installed or no
+    engine runs here at that depth: fio is the replay's ceiling, not its measure."""
     from impls.bandana.nvm import fio
 
     if fio.fio_executable() is None:
@@ -505,6 +471,11 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
                                    runtime_s=runtime_s, ramp_s=ramp_s, size_bytes=size_bytes).to_dict()
             except fio.FioError as err:
                 reasons.append(f"{engine}: {err}")
-    cli.warn(f"fio's ceiling at queue depth {queue_depth} not measured ({'; '.join(reasons)}); the replay's own "
-             "numbers stand, its ratios over fio are skipped")
+    said = f"fio's ceiling at queue depth {queue_depth} not measured ({'; '.join(reasons)})"
+    if said not in _FIO_WARNED:       # an experiment asks at every round: once a process is enough
+        _FIO_WARNED.add(said)
+        cli.warn(f"{said}; the replay's own numbers stand, its ratios over fio are skipped")
     return None
+
+
+_FIO_WARNED: set[str] = set()

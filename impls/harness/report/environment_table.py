@@ -45,13 +45,13 @@ def _host(host: Mapping[str, Any]) -> Table:
     ])
 
 
-def _replay_store(nvm: Mapping[str, Any], o_direct: CapabilityState | None) -> str:
+def _replay_store(nvm: Mapping[str, Any], refused: CapabilityState | None) -> str:
     """Where Bandana's replay writes its store, by the rule of its ``store_location``: beside a
     file target; in ``DLSYSBENCH_CACHE`` when the target is a block device (the fingerprint's
     ``block_device``; older fingerprints: a name in /dev/), which the suite only reads; nowhere
-    when the O_DIRECT check, or the one of the store's folder, failed (the replay is skipped)."""
-    if o_direct is not None and not o_direct.available:
-        return f"none: the replay does not run here ({o_direct.reason})"
+    when ``refused``, the check the replay failed (O_DIRECT, or its store's folder), is given."""
+    if refused is not None:
+        return f"none: the replay does not run here ({refused.reason})"
     path = str(nvm.get("path") or "")
     if nvm.get("block_device", PurePosixPath(path).parent == PurePosixPath("/dev")):
         return ("not on this device: a block device is only read, so the replay writes its store to a file "
@@ -59,7 +59,7 @@ def _replay_store(nvm: Mapping[str, Any], o_direct: CapabilityState | None) -> s
     return "a file beside this one, on the same filesystem"
 
 
-def _nvm(nvm: Mapping[str, Any], o_direct: CapabilityState | None = None) -> Table:
+def _nvm(nvm: Mapping[str, Any], replay_refused: CapabilityState | None = None) -> Table:
     blocks = f"{text(nvm.get('logical_block_size'))} / {text(nvm.get('physical_block_size'))} B"
     # the file the suite reads as its NVM; what device holds it is in the rows (the paper's was Optane)
     return _pairs("NVM target (the block device read in the paper's NVM's place)", [
@@ -67,7 +67,7 @@ def _nvm(nvm: Mapping[str, Any], o_direct: CapabilityState | None = None) -> Tab
         ("rotational (as the kernel reports it; a virtual disk may say yes)", nvm.get("rotational")),
         ("block size (logical / physical)", blocks),
         ("free", size_bytes(nvm.get("free_bytes"))),
-        ("the trace replay's store (bandana.replay)", _replay_store(nvm, o_direct)),
+        ("the trace replay's store (bandana.replay)", _replay_store(nvm, replay_refused)),
     ])
 
 
@@ -133,7 +133,7 @@ def environment_tables(state: MachineState, machine_json: Mapping[str, Any]) -> 
     ])]
     checks = [state.capabilities.get(name) for name in ("o_direct", "replay_store")]   # what the replay requires
     refused = next((c for c in checks if c is not None and not c.available), None)   # older records: o_direct alone
-    nvm = functools.partial(_nvm, o_direct=refused or checks[0])
+    nvm = functools.partial(_nvm, replay_refused=refused)
     for key, build in (("host", _host), ("nvm_target", nvm), ("gpu", _gpu)):
         if isinstance(fp.get(key), Mapping):
             tables.append(build(fp[key]))

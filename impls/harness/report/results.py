@@ -11,9 +11,7 @@ one that failed. A benchmark whose every point failed has ``result`` = null.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import itertools
-import json
 import math
 from pathlib import Path
 from typing import Any

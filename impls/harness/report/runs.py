@@ -95,12 +95,16 @@ def read_run(path: Path, machine: str) -> StoredRun:
 def archive_run(results_dir: Path, machine: str, commit: str) -> list[Path]:
     """Copy the result files of ``commit`` on ``machine`` into the run archive; return the copies.
 
-    A copy that already exists (same commit, environment and start) is not written again.
+    A copy that already exists (same commit, environment and start) is not written again; a
+    file that is not a readable run (:func:`read_run`) is passed over.
     """
     copies = []
     target = runs_dir(results_dir) / machine
     for path in result_files(results_dir, machine):
-        run = read_run(path, machine)
+        try:
+            run = read_run(path, machine)
+        except ValueError:      # not a run (compare and the report list it): nothing to keep
+            continue
         if run.commit != commit:
             continue
         copy = target / f"{path.stem}-{run.started or 'unknown'}.json"
