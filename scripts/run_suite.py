@@ -176,7 +176,8 @@ def ensure_machine(machine: str) -> None:
                           cwd=paths.repo_root(), capture_output=True, text=True)
     if done.returncode != 0:
         said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        home = any(word in said for word in ("PermissionError", "Permission denied", "Read-only file system"))
+        home = (not machine_file.parent.is_dir() or not os.access(machine_file.parent, os.W_OK | os.X_OK)
+                or any(word in said for word in ("PermissionError", "Permission denied", "Read-only file system")))
         raise ValueError(f"asv could not register machine {machine!r} in {machine_file} ({said})"
                          + ("; HOME must name a folder this user can write" if home else ""))
 

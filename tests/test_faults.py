@@ -64,7 +64,7 @@ BAD_INPUTS = [  # (command, argv builder, message pattern)
     ("replay", lambda f, t: _cache_args(f, **{"--block-bytes": 6144}), r"--block-bytes, expected (a multiple of|an integer in)"),
     ("replay", lambda f, t: _cache_args(f, **{"--queue-depth": 100000}), r"--queue-depth"),
     ("replay", lambda f, t: _cache_args(f, **{"--fio-runtime": "nan"}), r"--fio-runtime"),
-    ("replay", lambda f, t: _cache_args(f, **{"--offsets": f["bad_offsets"]}), r"--offsets, expected"),
+    ("replay", lambda f, t: _cache_args(f, **{"--offsets": f["bad_offsets"]}), r"--offsets \S*bad_offsets.npy, expected"),
     ("replay", lambda f, t: _cache_args(f, **{"--path": t / "a" / "b" / "s.store"}), r"does not exist, --path"),
     ("train", lambda f, t: _train_args(f, t, "--threads", "0"), r"got 0, --threads"),
     ("train", lambda f, t: _train_args(f, t, "--lr", "nan"), r"got nan, --lr"),

@@ -67,17 +67,20 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     return atomic.write_json(artifact_path(name, record["machine"], record["commit"]), record)
 
 
-def _foreign(record: dict, machine: str) -> str:
+def _foreign(record: dict, machine: str, profile: str | None = None) -> str:
     """Why ``record`` does not belong under ``machine`` ("" when it does): it records another
-    machine, or a profile other than the one the machine name ends in (profile names compared
-    as the suite reads them everywhere: stripped, in any case)."""
+    machine, or a profile other than the one the machine name ends in, else than ``profile``
+    (the one a report of a machine name without one reads; None: any). Profile names are
+    compared as the suite reads them everywhere: stripped, in any case."""
     recorded = record.get("machine")
     if recorded and recorded != machine:
         return f"a record of machine {recorded!r}, filed under {machine!r}: left out"
-    profile = record.get("profile")
+    recorded = record.get("profile")
     suffix = machine_profile(machine)
-    if profile and suffix and name_of(profile) != suffix:
-        return f"a record of the {profile!r} profile, filed under {machine!r}: left out"
+    wanted = suffix or (name_of(profile) if profile else None)
+    if recorded and wanted and name_of(recorded) != wanted:
+        read = "" if suffix else f", whose report reads the {wanted!r} profile (asv run --machine <host>-<profile>)"
+        return f"a record of the {recorded!r} profile, filed under {machine!r}{read}: left out"
     return ""
 
 
@@ -100,8 +103,10 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     the latest made: ``asv run A..B`` measures the newest commit first, so the time a record
     was made alone would let an older commit's win. A record that names another machine,
     or another profile than the machine name's, is left out; under a name that ends in no
-    profile, so is one of another profile than ``profile`` (the results'), else than the
-    newest record's: one report never mixes two profiles' figures. A damaged artifact (not JSON,
+    profile, so is one of another profile than ``profile`` (the one the report's results
+    were run with), or, when that is None, than the newest record's: one report draws no two
+    profiles' figures (a record that names no profile, written before records did, is kept).
+    A damaged artifact (not JSON,
     another schema, a ``name`` that is no string or not its file's name, a mistyped field, or
     no ``data`` object: :func:`read_record`) is never half-read: it is skipped,
     and when ``unreadable`` is a list, ``(path, why)`` is appended to it — and, when another
@@ -126,13 +131,12 @@ def load_latest(machine: str | None = None, root: Path | None = None,
         found.append(((dates.get(str(record.get("commit", ""))) or made or _EPOCH, made or _EPOCH,
                        str(record.get("created", ""))), str(file), record))
     found.sort(key=lambda item: item[:2])
-    newest = next((name_of(r["profile"]) for _, _, r in reversed(found) if r.get("profile")), None)
-    wanted = None if machine_profile(machine) else profile or newest
+    newest = next((r["profile"] for _, _, r in reversed(found) if r.get("profile")), None)
     for _, file, record in found:
-        if wanted and record.get("profile") and name_of(record["profile"]) != wanted:
+        why = _foreign(record, machine, profile or newest)
+        if why:
             if unreadable is not None:
-                unreadable.append((file, f"a record of the {record['profile']!r} profile, filed under {machine!r} "
-                                         f"with newer {wanted!r} runs (asv run --machine <host>-<profile>): left out"))
+                unreadable.append((file, why))
             continue
         latest[record["name"]] = record        # in rank order: the newest of each name stays
     if unreadable is not None:
@@ -150,11 +154,12 @@ def load_latest(machine: str | None = None, root: Path | None = None,
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def read_record(file: Path, machine: str) -> tuple[dict | None, str, bool]:
+def read_record(file: Path, machine: str, profile: str | None = None) -> tuple[dict | None, str, bool]:
     """``(record, "", False)`` for the artifact record in ``file`` when it is one of
-    ``machine``'s; else ``(None, why, foreign)``: why it is none (unreadable, not JSON, not a
-    record (:func:`_not_a_record`), or a record of another artifact than the one its file is
-    named for: ``foreign`` False) or why it belongs to another machine or profile (``foreign``
+    ``machine``'s (and of ``profile``'s, under a machine name that names none: :func:`_foreign`);
+    else ``(None, why, foreign)``: why it is none (unreadable, not JSON, not a record
+    (:func:`_not_a_record`), or a record of another artifact than the one its file is named
+    for: ``foreign`` False) or why it belongs to another machine or profile (``foreign``
     True). A record returned is typed as :func:`_not_a_record` checks and ``record["name"]``
     is ``file``'s stem."""
     try:
@@ -166,7 +171,7 @@ def read_record(file: Path, machine: str) -> tuple[dict | None, str, bool]:
         return None, why, False
     if record["name"] != Path(file).stem:    # drawn as the artifact it names, it would hide that one's
         return None, f"names artifact {record['name']!r}, filed as {Path(file).stem!r}", False
-    why = _foreign(record, machine)
+    why = _foreign(record, machine, profile)
     return (None, why, True) if why else (record, "", False)
 
 

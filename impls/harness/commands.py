@@ -158,8 +158,10 @@ def no_commit_advice() -> str:
         return "the checkout has no commit yet (commit first)"
     if "dubious ownership" in why:      # a checkout another user owns (a container's bind mount)
         return f"{why} (if it is yours: git config --global --add safe.directory {paths.repo_root()})"
-    if why.startswith("git refuses") or why.startswith("git did not run"):
+    if why.startswith(("git refuses", "git did not run")):
         return why
+    if why == "git is not installed":
+        return f"{why} (install git; the suite files every run under its commit)"
     return f"{why}: run inside a git checkout with a commit"
 
 

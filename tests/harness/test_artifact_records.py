@@ -110,8 +110,38 @@ def test_a_machine_name_without_a_profile_does_not_mix_two_profiles_records(tmp_
     unreadable: list = []
     assert set(artifacts.load_latest("probebox", tmp_path, unreadable)) == {"subclusters"}   # the newest's profile
     [(path, why)] = unreadable
-    assert path.endswith("layouts.json") and why.startswith("a record of the 'smoke' profile, filed under 'probebox'")
-    assert set(artifacts.load_latest("probebox", tmp_path, [], profile="smoke")) == {"layouts"}   # the results'
+    assert path.endswith("layouts.json") and why == ("a record of the 'smoke' profile, filed under 'probebox', whose "
+                                                     "report reads the 'full' profile (asv run --machine "
+                                                     "<host>-<profile>): left out")
+    assert set(artifacts.load_latest("probebox", tmp_path, [], profile=" Smoke")) == {"layouts"}   # the results'
     put("layouts", "c3", "2026-12-01T12:00:00+00:00", "Full")
     assert {name: r["commit"] for name, r in artifacts.load_latest("probebox", tmp_path).items()} == {
         "layouts": "c3", "subclusters": "c2"}
+
+
+def test_a_report_under_a_machine_name_without_a_profile_draws_its_results_profiles_artifacts(tmp_path):
+    """Results run under smoke (their versions say so): a newer full record is left out, not
+    drawn beside them, and the header says smoke."""
+    from impls.harness.report.build import build_report
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "report"
+    results = tmp_path / "results"
+    (results / "toybox").mkdir(parents=True)
+    for path in (fixtures / "asv_results" / "toybox").glob("*.json"):
+        data = json.loads(path.read_text())
+        if "results" in data:
+            at = data["result_columns"].index("version")
+            for row in data["results"].values():
+                row[at] = f"{row[at]}+smoke"
+        (results / "toybox" / path.name).write_text(json.dumps(data))
+    for profile, commit, created in (("smoke", "02192a18b969f50b9d1123329e1aaf05f95e66d1", "2026-12-01T10:00:00+00:00"),
+                                     ("full", "854149dbb27c7199affb4e772fa341f30f2630b7", "2026-12-01T11:00:00+00:00")):
+        folder = tmp_path / "artifacts" / "toybox" / commit
+        folder.mkdir(parents=True)
+        (folder / f"curve_{profile}.json").write_text(json.dumps({
+            "schema": artifacts.SCHEMA, "name": f"curve_{profile}", "commit": commit, "created": created,
+            "machine": "toybox", "profile": profile, "data": {}}))
+    built = build_report("toybox", results, tmp_path / "artifacts", fixtures / "claims.toml", {})
+    assert built.profile == "smoke"
+    [(path, why)] = [(p, w) for p, w in built.unreadable if "curve_" in p]
+    assert path.endswith("curve_full.json") and "whose report reads the 'smoke' profile" in why

@@ -348,6 +348,17 @@ def test_run_suite_refuses_a_bench_pattern_that_is_not_a_regex_before_asv(monkey
     assert "--bench '[' is not a regular expression (unterminated character set" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("why, advice", [
+    ("git is not installed", "install git"),
+    ("/x holds no git repository (an unpacked archive?)", "run inside a git checkout with a commit"),
+    (None, "the checkout has no commit yet (commit first)")])
+def test_the_advice_for_no_commit_fits_gits_reason(monkeypatch, why, advice):
+    from impls.harness import commands
+
+    monkeypatch.setattr(commands.paths, "git_absent_reason", lambda: why)
+    assert advice in commands.no_commit_advice() and "safe.directory" not in commands.no_commit_advice()
+
+
 def test_run_suite_says_why_git_gives_no_commit(monkeypatch, load_script, capsys):
     run_suite = load_script("run_suite")
     monkeypatch.setattr(run_suite.paths, "git_commit", lambda: "unknown")

@@ -19,6 +19,7 @@ from impls.harness import artifacts as artifact_store
 from impls.harness import paths, skip_log
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
+from impls.harness.profiles import name_of
 from impls.harness.report import asv_files, results
 from impls.harness.report.claims import load_claims, unknown_references
 from impls.harness.report.directions import (declared_bounds, declared_directions, declared_param_names,
@@ -151,11 +152,12 @@ def _results_commits(commits: pd.DataFrame) -> list[str]:
 
 
 def _fingerprinted_records(machine: str, artifacts_root: Path, results_commits: list[str],
-                           records: Mapping[str, Mapping]) -> list[dict]:
-    """The artifact records with a fingerprint filed under the newest of ``results_commits``
-    whose folder holds any, when that commit is newer than every commit of ``records`` (the
-    ones the report uses) that has a fingerprint; else [] (``records`` hide none of them).
-    Unreadable and foreign files are skipped: :func:`artifacts.load_latest` lists them."""
+                           records: Mapping[str, Mapping], profile: str | None = None) -> list[dict]:
+    """The artifact records (of ``profile``'s, under a machine name that names none) with a
+    fingerprint filed under the newest of ``results_commits`` whose folder holds any, when
+    that commit is newer than every commit of ``records`` (the ones the report uses) that has
+    a fingerprint; else [] (``records`` hide none of them). Unreadable and foreign files are
+    skipped: :func:`artifacts.load_latest` lists them."""
     used = [i for i, c in enumerate(results_commits) for r in records.values()
             if isinstance(r.get("fingerprint"), dict) and same_commit(c, str(r.get("commit") or ""))]
     base = Path(artifacts_root) / machine
@@ -164,7 +166,7 @@ def _fingerprinted_records(machine: str, artifacts_root: Path, results_commits: 
         found = []
         for folder in (p for p in folders if same_commit(p.name, commit)):
             for file in sorted(folder.glob("*.json")):
-                record, _, _ = artifact_store.read_record(file, machine)
+                record, _, _ = artifact_store.read_record(file, machine, profile)
                 if record is not None and isinstance(record.get("fingerprint"), dict):
                     found.append(record)
         if found:
@@ -385,8 +387,11 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     frame = results.read_results(results_dir, machine, unreadable)
     commits = results.commits(frame)
     dates = _dates_in_order(commits)
+    # the profile of the results' versions where they name one; else the newest record's, which
+    # load_latest keeps alone (a version naming none is quick's, or older than the naming)
     records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates,
                                          profile=results.results_profile(frame, machine))
+    profile = next((name_of(r["profile"]) for r in records.values() if r.get("profile")), None)
     if frame.empty and not records and not unreadable:
         known = _known_machines(results_dir, artifacts_root)
         hint = f"machines there: {', '.join(sorted(known))}" if known else "run the benchmarks first (make bench)"
@@ -397,7 +402,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     claims = load_claims(claims_path)
     notes: list[str] = []
     with_results = _results_commits(commits)
-    fingerprinted = _fingerprinted_records(machine, artifacts_root, with_results, records)
+    fingerprinted = _fingerprinted_records(machine, artifacts_root, with_results, records, profile)
     state = describe_machine(machine, records, with_results, fingerprinted)
     points = results.latest_points(frame)
     noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty)
@@ -454,7 +459,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     except Exception as err:  # noqa: BLE001 - history steps then go unjudged, said in a note
         directions, bounds = {}, {}
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
-    profiles = sorted({str(r.get("profile")) for r in records.values() if r.get("profile")})
+    profiles = sorted({name_of(r["profile"]) for r in records.values() if r.get("profile")})
     return Report(
         machine=machine,
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
