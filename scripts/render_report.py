@@ -5,7 +5,7 @@
     python scripts/render_report.py --machines A B ...   (each, and side by side)
 
 Prints the paths it wrote. Exits 2 when the machine has no results at all (no asv
-results, no artifacts) or a --results given is no directory (the default, .asv/results,
+results, no artifacts) or a --results or --artifacts given is no directory (the defaults
 may be absent); 1 on a bad claims file, an output directory it must not replace,
 or a checkout it cannot find; 1 too, after writing the report, when a result, artifact,
 benchmarks.json or machine.json file could not be read (not JSON: truncated, not UTF-8).
@@ -54,11 +54,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"render_report: --machines names {', '.join(repeated)} twice; expected distinct machines",
               file=sys.stderr)
         return 2
-    why = _not_a_results_dir(args.results)
-    if why:
-        print(f"render_report: --results {args.results}: {why}; expected asv's results directory "
-              "(default: .asv/results)", file=sys.stderr)
-        return 2
+    for flag, given, expected in (("--results", args.results, "asv's results directory (default: .asv/results)"),
+                                  ("--artifacts", args.artifacts, "the artifact store (default: .asv/artifacts)")):
+        why = _not_a_folder(given)
+        if why:
+            print(f"render_report: {flag} {given}: {why}; expected {expected}", file=sys.stderr)
+            return 2
     left_out: list[tuple[str, str]] = []
     try:
         if args.machines:
@@ -84,16 +85,16 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if any(not _parses(path) for path, _ in left_out) else 0
 
 
-def _not_a_results_dir(results: Path | None) -> str:
-    """Why an explicitly given ``--results`` cannot be one ("" when it can, or when not given:
-    the default .asv/results may be absent, as on a machine with artifacts only): it does not
-    exist, or is no directory. A typo there would otherwise render a report of no results."""
-    if results is None:
+def _not_a_folder(given: Path | None) -> str:
+    """Why an explicitly given ``--results`` or ``--artifacts`` cannot be one ("" when it can,
+    or when not given: the defaults may be absent, as on a machine with artifacts only): it does
+    not exist, or is no directory. A typo there would otherwise render a report of nothing."""
+    if given is None:
         return ""
     try:
-        if results.is_dir():
+        if given.is_dir():
             return ""
-        return "not a directory" if results.exists() else "no such directory"
+        return "not a directory" if given.exists() else "no such directory"
     except OSError as err:    # e.g. a path too long, or a folder above it unreadable
         return " ".join(str(err).split())
 

@@ -98,6 +98,7 @@ def test_nothing_to_report_still_exits_2(tmp_path, render, monkeypatch):
     """A fresh clone's `make report`: no results folder at all (the default's) is one line and
     exit 2, as before."""
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path / ".asv" / "results")
+    (tmp_path / "artifacts").mkdir()
     rc, _, err = render(None, tmp_path / "artifacts", tmp_path / "out")
     assert rc == 2 and "nothing to report for machine 'toybox'" in err and "make bench" in err
     assert not (tmp_path / "out").exists()
@@ -180,3 +181,10 @@ def test_a_bad_profile_in_the_environment_is_no_matter_with_machine_given(tmp_pa
                                             "--claims", str(CLAIMS), "--out", str(tmp_path / "out2")])
     err = capsys.readouterr().err
     assert rc == 2 and "unknown profile 'bogus'" in err and len(err.splitlines()) == 1
+
+
+def test_a_typo_in_artifacts_is_refused_as_one_in_results_is(tmp_path, render):
+    results, artifacts = _inputs(tmp_path)
+    rc, _, err = render(results, tmp_path / "artifcats", tmp_path / "out")
+    assert rc == 2 and err.startswith(f"render_report: --artifacts {tmp_path / 'artifcats'}: no such directory")
+    assert not (tmp_path / "out").exists()

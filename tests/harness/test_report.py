@@ -904,7 +904,8 @@ def test_cli_prints_the_paths_it_wrote(tmp_path, artifacts_root):
 
 
 def test_cli_fails_clearly_without_results(tmp_path):
-    (tmp_path / "r").mkdir()                    # an empty results folder: no run yet
+    (tmp_path / "r").mkdir()                    # empty results and artifact folders: no run yet
+    (tmp_path / "a").mkdir()
     done = run_cli("--machine", "nowhere", "--out", str(tmp_path / "out"), "--results",
                    str(tmp_path / "r"), "--artifacts", str(tmp_path / "a"), "--claims", str(CLAIMS))
     assert done.returncode == 2

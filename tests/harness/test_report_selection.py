@@ -133,6 +133,7 @@ def test_render_report_judges_the_machines_profile_and_lists_the_other(tmp_path,
     results, out = tmp_path / "results", tmp_path / "out"
     write_run(results, "box-quick", OLD, 10, [3.2, 2.0, 2.0])
     smoke = write_run(results, "box-quick", NEW, 11, [0.9, 2.0, 2.0], profile="smoke", env="smoke-env")
+    (tmp_path / "artifacts").mkdir()                          # a store with no artifact yet
     rc = load_script("render_report").main(["--machine", "box-quick", "--results", str(results), "--artifacts",
                                             str(tmp_path / "artifacts"), "--claims", str(CLAIMS), "--out", str(out)])
     err = capsys.readouterr().err
