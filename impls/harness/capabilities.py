@@ -149,16 +149,10 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     missing = paths.missing_directory_reason(target, setting)
     if missing:                 # `run` refuses it too: never probe the drive above it
         return Capability("o_direct", False, missing)
-    ready, short = nvm_file.is_suite_file(target), ""
-    if ready and size_bytes > 0:
-        try:
-            size = target.stat().st_size
-        except OSError:         # gone since: one still to be written
-            size = 0
-        if size < size_bytes:    # rewritten in full beside itself: probed as one still to be written
-            ready = False
-            short = (f" ({target.name} holds {_bytes_text(size)}, less than the {_bytes_text(size_bytes)} "
-                     f"{sized_by} reads, so it is written again)")
+    ready, short = nvm_file.is_ready(target, size_bytes), ""
+    if not ready and nvm_file.is_suite_file(target):   # too short: rewritten beside itself, probed as such
+        short = (f" ({target.name} holds {_bytes_text(target.stat().st_size)}, less than the "
+                 f"{_bytes_text(size_bytes)} {sized_by} reads, so it is written again)")
     if ready:   # read it where it lies, write nothing
         try:
             fd = os.open(target, os.O_RDONLY | os.O_DIRECT)

@@ -83,6 +83,16 @@ def is_suite_file(target: Path) -> bool:
     return True
 
 
+def is_ready(target: Path, size_bytes: int) -> bool:
+    """Whether ``target`` is the suite's file (:func:`is_suite_file`) and at least ``size_bytes``
+    long: the fio sweep reads it as it lies; a shorter one is written again. False where it
+    cannot be looked at."""
+    try:
+        return target.stat().st_size >= size_bytes and is_suite_file(target)
+    except OSError:
+        return False
+
+
 def marker_of(target: Path) -> Path:
     """Where an earlier version of the suite marked its target (``.<name>.dlsysbench``)."""
     return Path(target).with_name(f".{Path(target).name}.dlsysbench")

@@ -52,7 +52,7 @@ def _nvm_target_bytes(profile: str) -> tuple[int, Path] | None:
         if target.exists():
             if not target.is_file() or nvm_file.is_foreign(target):
                 return None        # refused there, never written over
-            if target.stat().st_size >= size and nvm_file.is_suite_file(target):
+            if nvm_file.is_ready(target, size):
                 return None
     except OSError:
         return None

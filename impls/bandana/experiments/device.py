@@ -79,7 +79,7 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     if status is not None:
         if nvm_file.is_foreign(target):
             raise ValueError(nvm_file.foreign_reason(target))
-        if nvm_file.is_suite_file(target) and status.st_size >= size_bytes:
+        if nvm_file.is_ready(target, size_bytes):
             return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
 
     paths.ensure_directory_of(target, "DLSYSBENCH_NVM_PATH")
