@@ -133,13 +133,12 @@ def missing_directory_reason(target: Path, setting: str) -> str | None:
     suite's cache (:func:`cache_dir`), where the suite creates directories; None when it
     exists or would be created. ``setting``: what chose the path, for the message."""
     target = Path(target).absolute()
-    if target.parent.is_dir():
+    if target.parent.is_dir() or cache_dir().absolute() in (target.parent, *target.parent.parents):
         return None
-    cache = cache_dir().absolute()
-    if target.parent == cache or cache in target.parent.parents:
-        return None
-    return (f"directory {target.parent} does not exist ({setting} names a path in it); expected "
-            "an existing directory on the drive to measure (is the drive mounted?)")
+    above = next(p for p in target.parents if p.exists() or p == p.parent)   # the root exists
+    what = f"directory {target.parent} does not exist" if above.is_dir() else f"{above} is not a directory"
+    return (f"{what} ({setting} names a path in it); expected an existing directory on the drive to "
+            "measure (is the drive mounted?)")
 
 
 def ensure_directory_of(target: Path, setting: str) -> None:

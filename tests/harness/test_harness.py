@@ -61,6 +61,10 @@ def test_o_direct_probe_creates_no_directory_and_refuses_a_directory(tmp_path, m
     elsewhere = capabilities.check_o_direct(tmp_path / "mnt" / "optane" / "target.bin")   # never made: refused
     assert not elsewhere.available and "is the drive mounted?" in elsewhere.reason
     assert not (tmp_path / "mnt").exists()
+    (tmp_path / "afile").write_text("x")   # a path under a regular file: that file named, not "does not exist"
+    under = capabilities.check_o_direct(tmp_path / "afile" / "sub" / "target.bin")
+    assert not under.available and f"{tmp_path / 'afile'} is not a directory" in under.reason
+    assert "does not exist" not in under.reason
     cap = capabilities.check_o_direct(tmp_path)
     assert not cap.available and "is a directory" in cap.reason
 
