@@ -209,6 +209,24 @@ def test_switching_cli_refuses_before_measuring(argv, message, capsys):
     assert err.count("\n") == 1 and message in err, err
 
 
+def test_switching_cli_warns_of_more_threads_than_cpus(monkeypatch, capsys):
+    import torch
+
+    from impls.harness import capabilities
+    from impls.salus.core import switching as engine
+    from impls.salus.switching import main
+
+    monkeypatch.setattr(capabilities, "effective_cpus", lambda cpus=None: 2)
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)   # the test process keeps its pool
+    monkeypatch.setattr(engine, "switching_latency", lambda *a: {})
+    monkeypatch.setattr(engine, "print_table", lambda result: None)
+    assert main(["--repeats", "1", "--threads", "2"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["--repeats", "1", "--threads", "8"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--threads 8, and this process may use 2 CPU(s)" in err, err
+
+
 def test_a_device_is_cpu_cuda_or_cuda_n_and_an_index_this_machine_has(monkeypatch):
     from impls.harness import capabilities
     from impls.salus.core import devices
