@@ -5,8 +5,8 @@ job whose peak (persistent + ephemeral) exceeds the device, or a static partitio
 stderr: it waits for ever, not for a departure."""
 from __future__ import annotations
 
+import decimal
 import json
-import math
 import sys
 from typing import Sequence
 
@@ -23,20 +23,17 @@ def _no_constants(name: str):
 
 
 def _bytes(text: str, flag: str) -> int:
-    """A byte count as typed: an integer, or a whole number in float notation (1e9); >= 0."""
+    """A byte count as typed, read exactly: an integer, or a whole number in float notation
+    (1e9); in [0, 2^64] (no device's memory is larger than a 64-bit address space)."""
     try:
-        value = int(text)
-    except ValueError:
-        try:
-            number = float(text)
-        except ValueError:
-            number = math.nan
-        if not (math.isfinite(number) and number.is_integer()):
-            raise cli.UsageError(f"got {text!r}", flag, "expected a whole number of bytes") from None
-        value = int(number)
-    if value < 0:
-        raise cli.UsageError(f"got {text!r}", flag, "expected a number of bytes >= 0")
-    return value
+        number = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        number = decimal.Decimal("NaN")
+    if not (number.is_finite() and number == number.to_integral_value()):
+        raise cli.UsageError(f"got {text!r}", flag, "expected a whole number of bytes")
+    if not 0 <= number <= 2 ** 64:
+        raise cli.UsageError(f"got {text!r}", flag, "expected a number of bytes in [0, 2^64]")
+    return int(number)
 
 
 @cli.command("python -m impls.salus.lanes", (LaneError,))

@@ -402,9 +402,11 @@ def test_the_lanes_cli_names_a_job_that_can_never_fit(tmp_path, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--rule", "static", "--partitions", str(10**9)], "got 1000000000, --partitions, expected an integer in [1, 1000]"),
     (["--partitions", "3"], "got 3 with --rule salus, --partitions, expected only with --rule static"),
-    (["--capacity", "-1"], "got '-1', --capacity, expected a number of bytes >= 0"),
+    (["--capacity", "-1"], "got '-1', --capacity, expected a number of bytes in [0, 2^64]"),
     (["--capacity", "3", "--rule", "static"], "got 3, --capacity, expected at least 4 bytes for --rule static's"),
     (["--capacity", "1e3.5"], "got '1e3.5', --capacity, expected a whole number of bytes"),
+    (["--capacity", "1e29"], "got '1e29', --capacity, expected a number of bytes in [0, 2^64]"),
+    (["--capacity", "1e999999999"], "got '1e999999999', --capacity, expected a number of bytes in [0, 2^64]"),
     (["--json", "JOBS"], "is the file --jobs reads, --json, expected another path"),
     (["--json", "MISSING/out.json"], "does not exist, --json"),
 ])
@@ -433,6 +435,9 @@ def test_the_lanes_cli_takes_a_capacity_in_float_notation_and_a_deep_file_is_one
     jobs.write_text(json.dumps([{"name": "a", "persistent": 10, "ephemeral": 5}]))
     assert main(["--jobs", str(jobs), "--capacity", "1e3", "--rule", "static", "--partitions", "2"]) == 0
     assert [lane["size"] for lane in json.loads(capsys.readouterr().out)["lanes"]] == [500, 500]
+    # read exactly, not through a float (which reads 12345678901234567e2 as ...6768)
+    assert main(["--jobs", str(jobs), "--capacity", "12345678901234567e2", "--rule", "static", "--partitions", "2"]) == 0
+    assert [lane["size"] for lane in json.loads(capsys.readouterr().out)["lanes"]] == [617283945061728350] * 2
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000)
     assert main(["--jobs", str(deep), "--capacity", "1000"]) == 2
