@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
 import math
 import os
 import re
@@ -59,6 +60,17 @@ class UsageError(ValueError):
     def __init__(self, what: str, where: str = "", expected: str = ""):
         self.what, self.where, self.expected = what, where, expected
         super().__init__(", ".join(p for p in (what, where, expected) if p))
+
+
+class _ClosedStdout(io.TextIOBase):
+    """``sys.stdout`` of a process started with standard output closed (``>&-``), where Python
+    leaves None and every print vanishes: its first write raises UsageError instead."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise UsageError("standard output is closed", ">&-", "expected it open: the result is printed there")
 
 
 # --------------------------------------------------------------------------- cleanup registry
@@ -277,6 +289,8 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = (),
         @functools.wraps(main)
         def wrapper(argv: Iterable[str] | None = None) -> int:
             args = list(sys.argv[1:] if argv is None else argv)
+            if sys.stdout is None:
+                sys.stdout = _ClosedStdout()
             debug = _debugging(args)
             in_main_thread = threading.current_thread() is threading.main_thread()
             if in_main_thread and interrupts.state(sys._getframe().f_back) == interrupts.RECORD:

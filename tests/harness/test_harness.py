@@ -434,6 +434,23 @@ def test_doctor_piped_into_head_ends_quietly(tmp_path):
     assert run.stdout.startswith("machine") and "Traceback" not in run.stderr, run.stderr
 
 
+def test_a_closed_standard_output_is_an_error_not_a_silent_success(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"name": "a", "persistent": 10, "ephemeral": 5}]))
+    command = f"{sys.executable} -m impls.salus.lanes --jobs {jobs} --capacity 1000"
+    closed = subprocess.run(command + " >&-", shell=True, cwd=root, capture_output=True, text=True, timeout=120)
+    assert closed.returncode == 2, closed
+    assert closed.stderr == "error: standard output is closed, >&-, expected it open: the result is printed there\n"
+    to_file = subprocess.run(f"{command} --json {tmp_path / 'out.json'} >&-", shell=True, cwd=root,
+                             capture_output=True, text=True, timeout=120)   # nothing for standard output
+    assert to_file.returncode == 0 and json.loads((tmp_path / "out.json").read_text())["lanes"], to_file
+
+
 def test_doctor_reports_a_bad_profile_as_an_error_line(monkeypatch, capsys):
     from impls.harness import fingerprint
 
