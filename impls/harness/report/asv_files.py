@@ -28,6 +28,7 @@ class BenchmarkInfo:
     unit: str
     param_names: tuple[str, ...]
     code: str = ""
+    version: str = ""   # asv's digest of the benchmark's code ("" when not recorded)
 
 
 def type_from_name(name: str) -> str:
@@ -73,7 +74,8 @@ def _benchmark_table(path: Path) -> dict[str, BenchmarkInfo]:
         wrong = [key for key, value in fields.items() if not isinstance(value, str)]
         if wrong:
             raise ResultsError(f"{path}: {name}: {wrong[0]} must be text, got {fields[wrong[0]]!r}")
-        info[name] = BenchmarkInfo(name=name, param_names=tuple(names), **fields)
+        version = str(entry["version"]) if entry.get("version") else ""
+        info[name] = BenchmarkInfo(name=name, param_names=tuple(names), version=version, **fields)
     return info
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -113,19 +112,6 @@ def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
         return known.pop()
     raise NoResultsError(f"no results for this machine ({default!r}) in {results_dir}; "
                          f"pick one with --machine: {', '.join(sorted(known))}")
-
-
-def _benchmark_versions(results_dir: Path) -> dict[str, str]:
-    """Return ``{benchmark name: asv version}`` from asv's ``benchmarks.json`` (the versions of
-    the benchmark code asv last ran or discovered); {} where it is absent or unreadable."""
-    try:
-        data = json.loads((Path(results_dir) / "benchmarks.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {name: str(entry["version"]) for name, entry in data.items()
-            if isinstance(entry, dict) and entry.get("version")}
 
 
 def _newest_dated(commits: pd.DataFrame) -> tuple[str, dict[str, int]] | None:
@@ -384,7 +370,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     """
     asv_files.check_machine_folder(machine, "machine")   # 'vm-quick/' or '../x' would name another folder
     unreadable: list[tuple[str, str]] = []
-    frame = results.read_results(results_dir, machine, unreadable)
+    info = asv_files.read_benchmark_info(results_dir, unreadable)
+    frame = results.read_results(results_dir, machine, unreadable, info)
     commits = results.commits(frame)
     dates = _dates_in_order(commits)
     # the profile of the results' versions where they name one; else the newest record's, which
@@ -409,10 +396,10 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     notes += noise_notes
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
                                               unreadable)
-    info = asv_files.read_benchmark_info(results_dir, [])   # unreadable: read_results lists it
     evaluated, typo_notes = _unknown_benchmarks_named(evaluated, info, claims_path)
     notes += typo_notes
-    evaluated = _older_data_named(evaluated, commits, points, _benchmark_versions(results_dir))
+    evaluated = _older_data_named(evaluated, commits, points,
+                                  {name: b.version for name, b in info.items() if b.version})
     evaluated, older_notes = _older_values_named(evaluated, commits)
     notes += older_notes
     dated = paths.date_order_note([str(c) for c in commits["commit"]])

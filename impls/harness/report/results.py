@@ -129,8 +129,8 @@ def param_column(name: str) -> str:
     return f"param_{name}" if name in BASE_COLUMNS else name
 
 
-def read_results(results_dir: Path, machine: str,
-                 unreadable: list[tuple[str, str]] | None = None) -> pd.DataFrame:
+def read_results(results_dir: Path, machine: str, unreadable: list[tuple[str, str]] | None = None,
+                 info: dict[str, BenchmarkInfo] | None = None) -> pd.DataFrame:
     """Return every result of ``machine``'s profile (:func:`results_profile`) as a tidy frame.
 
     Columns: ``BASE_COLUMNS`` (``params`` is a dict of Python values, ``value`` is a
@@ -142,8 +142,10 @@ def read_results(results_dir: Path, machine: str,
     A file that cannot be read raises :class:`ResultsError`, unless ``unreadable`` is a
     list: then ``(path, why)`` is appended to it and the other files are read. Results of
     another profile and older runs of one commit are left out too, and listed (:func:`_selected`).
+    ``info``: :func:`read_benchmark_info`'s table when the caller has read it, else read here.
     """
-    info = read_benchmark_info(results_dir, unreadable)
+    if info is None:
+        info = read_benchmark_info(results_dir, unreadable)
     rows, files = [], []   # files: the file of each row
     for path in result_files(results_dir, machine):
         try:
