@@ -371,7 +371,9 @@ def test_a_lower_bound_at_the_open_baseline_is_not_a_reproduction():
 
 
 @pytest.mark.parametrize("paper, measured, ratio, in_range", [([1.0, 7.0], 1.0, 1.0, False), ([1.0, 7.0], 1.5, 1.0, True),
-                                                              ([1.0, 7.0], 7.0, 1.0, True), ([0.5, 1.0], 1.0, 1.0, False)])
+                                                              ([1.0, 7.0], 7.0, 1.0, True), ([0.5, 1.0], 1.0, 1.0, False),
+                                                              # a baseline outside the range: its nearest end
+                                                              ([2.0, 3.0], 1.0, 0.5, False), ([0.2, 0.5], 1.0, 2.0, False)])
 def test_an_excluded_end_is_not_in_range(paper, measured, ratio, in_range):
     assert ratio_to_paper(claim(paper, 0.1, 1.0), measured) == (ratio, in_range)
 

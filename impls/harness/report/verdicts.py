@@ -134,7 +134,7 @@ def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
     if low == high:
         return (measured / low if low else None), False
     if measured == claim.baseline:   # an end the claim excludes (:func:`band_open`): not in range
-        end = low if measured == low else high
+        end = low if measured <= low else high   # the nearest end: the baseline may lie outside
         return (measured / end if end else None), False
     if low <= measured <= high:
         return 1.0, True
