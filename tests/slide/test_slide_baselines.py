@@ -349,6 +349,28 @@ def test_speedup_with_the_pairs_own_target():
     assert s["value"] is None and not s["lower_bound"] and "no bound" in s["no_value"]
 
 
+def test_a_run_at_the_target_from_a_first_evaluation_after_0_s_gives_a_bound():
+    def run(name, points):
+        return {"name": name, "curve": curve([(t, t, p) for t, p in points]), "final_p_at_1": points[-1][1],
+                "baseline_p_at_1": 0.01, "eval_points": 1000, "samples_per_second": 1.0,
+                "iterations": points[-1][0], "train_seconds": float(points[-1][0])}
+
+    fast = run("fast", [(3, 0.42), (6, 0.45), (25, 0.50)])    # past the target (0.4) at its first evaluation, 3 s
+    slow = run("slow", [(3, 0.02), (6, 0.10), (25, 0.45)])
+    assert targets.at_target_from_start(fast["curve"], 0.4) and not targets.at_target_from_start(slow["curve"], 0.4)
+    s = targets.speedup(fast, slow, 0.8)
+    assert s["fast_time_to_target_s"] == 3.0          # the latest it can have crossed
+    assert s["lower_bound"] and not s["upper_bound"] and s["value"] == pytest.approx(s["slow_time_to_target_s"] / 3.0)
+    s = targets.speedup(slow, fast, 0.8)               # the other way round: an upper bound
+    assert s["upper_bound"] and not s["lower_bound"] and s["value"] == pytest.approx(3.0 / s["fast_time_to_target_s"])
+    s = targets.speedup(fast, run("slow", [(2, 0.41), (25, 0.45)]), 0.8)   # both: no bound either way
+    assert s["value"] is None and "both were at the target from their first evaluations" in s["no_value"]
+    at_zero = run("slow", [(0, 0.45), (25, 0.45)])     # at the target at 0 s: the crossing is at 0 s, exact
+    assert not targets.at_target_from_start(at_zero["curve"], 0.4)
+    s = targets.speedup(run("fast", [(0, 0.01), (10, 0.3), (20, 0.5)]), at_zero, 0.8)
+    assert s["value"] == 0.0 and not (s["lower_bound"] or s["upper_bound"])
+
+
 def test_no_target_when_no_run_beats_the_most_popular_label():
     def run(name, finals, final):
         return {"name": name, "curve": [{"seconds": t, "iteration": 10 * t, "p_at_1": p} for t, p in finals],

@@ -60,7 +60,8 @@ def fitted_p_at_1(curve: list[dict]) -> np.ndarray:
 def time_to_target(curve: list[dict], target: float) -> tuple[float | None, float | None]:
     """(seconds, iterations) at which the monotone fit of the curve's P@1 first reaches
     ``target``, interpolated linearly between the evaluations around the crossing;
-    ``(None, None)`` if it never does."""
+    ``(None, None)`` if it never does. A fit at the target from the first evaluation gives
+    that evaluation's time: the latest the crossing can have been (:func:`at_target_from_start`)."""
     fit = fitted_p_at_1(curve)
     for i, (point, value) in enumerate(zip(curve, fit)):
         if value >= target:
@@ -70,6 +71,13 @@ def time_to_target(curve: list[dict], target: float) -> tuple[float | None, floa
             return (float(prev["seconds"] + f * (point["seconds"] - prev["seconds"])),
                     float(prev["iteration"] + f * (point["iteration"] - prev["iteration"])))
     return None, None
+
+
+def at_target_from_start(curve: list[dict], target: float) -> bool:
+    """Whether the monotone fit of ``curve``'s P@1 is at ``target`` already at the first
+    evaluation and that evaluation came after 0 s: the run crossed somewhere before it, so
+    :func:`time_to_target`'s time is only an upper bound on the crossing's."""
+    return bool(curve) and curve[0]["seconds"] > 0 and bool(fitted_p_at_1(curve)[0] >= target)
 
 
 def p_at_1_at_iteration(curve: list[dict], iteration: float) -> tuple[float, float, float] | None:
@@ -163,7 +171,9 @@ def add_targets(runs: list[dict], fraction: float) -> float | None:
 
 
 def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bool = True) -> dict[str, Any]:
-    """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target, a
+    """Time-to-target of ``slow`` over that of ``fast``: exact when both reach the target
+    (a lower bound where ``fast``, an upper bound where ``slow``, was at it from a first
+    evaluation after 0 s, :func:`at_target_from_start`; none where both were), a
     lower bound when only ``fast`` does (``slow``'s budget over ``fast``'s time), an upper
     bound when only ``slow`` does (``slow``'s time over ``fast``'s budget: ``fast`` needed
     longer than its whole budget; ``upper_bound`` set), undefined (None) when neither does,
@@ -234,8 +244,12 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
         out["no_value"] = f"{out['fast']} was at the target from its first evaluation, at 0 s: no ratio"
         return out
     t_fast = max(t_fast, 1e-9)
-    if t_slow is not None:
-        out["value"] = t_slow / t_fast
+    early_fast, early_slow = (at_target_from_start(r["curve"], out["target_p_at_1"]) for r in (fast, slow))
+    if t_slow is not None and early_fast and early_slow:
+        out["no_value"] = (f"both were at the target from their first evaluations ({out['fast']} at {t_fast:.1f} s, "
+                           f"{out['slow']} at {t_slow:.1f} s): the crossings lie before them, no bound on the ratio")
+    elif t_slow is not None:    # a crossing before the first evaluation: the ratio a bound, on that side
+        out["value"], out["lower_bound"], out["upper_bound"] = t_slow / t_fast, early_fast, early_slow
     elif slow["train_seconds"] >= t_fast:
         out["value"], out["lower_bound"] = slow["train_seconds"] / t_fast, True
     else:
