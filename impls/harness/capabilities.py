@@ -192,17 +192,15 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
 
 def profile_target_bytes() -> tuple[str, int] | None:
     """``(profile, bytes)``: the current profile (``DLSYSBENCH_PROFILE``) and the bytes its fio
-    sweep reads of the NVM target (``[fio_sweep.<profile>] file_bytes`` of impls/profiles.toml,
-    what ``bandana.experiments.device.prepare_target`` writes it with); None when the profile
-    or its table cannot be read (``run`` refuses those in their own words)."""
+    sweep reads of the NVM target (:func:`nvm_file.profile_bytes`); None when the profile or
+    its table cannot be read (``run`` refuses those in their own words)."""
     from impls.harness import profiles
 
     try:
         profile = profiles.current_profile()
-        size = profiles.sizes("fio_sweep", profile)["file_bytes"]
+        return profile, nvm_file.profile_bytes(profile)
     except (ValueError, KeyError, OSError):
         return None
-    return (profile, size) if isinstance(size, int) and not isinstance(size, bool) else None
 
 
 def check_nvm_target() -> Capability:

@@ -83,6 +83,18 @@ def is_suite_file(target: Path) -> bool:
     return True
 
 
+def profile_bytes(profile: str) -> int:
+    """The bytes of the NVM target ``profile``'s fio sweep reads (``[fio_sweep.<profile>]
+    file_bytes`` of impls/profiles.toml), what ``bandana.experiments.device.prepare_target``
+    writes it with; ValueError or KeyError where the profile's table cannot be read."""
+    from impls.harness import profiles
+
+    size = profiles.sizes("fio_sweep", profile)["file_bytes"]
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise ValueError(f"[fio_sweep.{profile}] file_bytes is {size!r}; expected a whole number of bytes")
+    return size
+
+
 def is_ready(target: Path, size_bytes: int) -> bool:
     """Whether ``target`` is the suite's file (:func:`is_suite_file`) and at least ``size_bytes``
     long: the fio sweep reads it as it lies; a shorter one is written again. False where it

@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from impls.harness import paths, profiles, registry
+from impls.harness import paths, registry
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -39,13 +39,13 @@ HEADROOM_BYTES = 64 << 20   # the NVM target writer's own headroom (bandana.expe
 
 def _nvm_target_bytes(profile: str) -> tuple[int, Path] | None:
     """(bytes, folder) the NVM target file of ``profile`` will be written with, as
-    ``device.prepare_target`` writes it: the whole ``[fio_sweep].file_bytes`` plus headroom,
+    ``device.prepare_target`` writes it: the whole :func:`nvm_file.profile_bytes` plus headroom,
     beside the target, unless it is the suite's own file and large enough already; None for
     a block device (only read), a path that is neither a file nor missing, a file the writer
     refuses (:func:`nvm_file.is_foreign`), or one that cannot be looked at (said there)."""
     from impls.harness import nvm_file
 
-    size = int(profiles.sizes("fio_sweep", profile)["file_bytes"])
+    size = nvm_file.profile_bytes(profile)
     target = paths.nvm_target_path()
     try:
         target = target.resolve() if target.is_symlink() else target
