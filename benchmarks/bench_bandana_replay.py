@@ -11,7 +11,7 @@ from asv_runner.benchmarks.mark import SkipNotImplemented
 
 from impls.harness import profiles
 
-from .common import axes, explain_skips, field, pin_versions, raise_if_skipped, row, track
+from .common import axes, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import bandana
 
 SIZES = profiles.sizes("bandana_replay")
@@ -63,8 +63,10 @@ class ReplayHeadline:
     def setup(self, data):
         raise_if_skipped(data)
 
-    track_useful_bytes_ratio = track(lambda self, data: data["headline"]["useful_bytes_ratio"],
-                                     unit="x", direction="higher")
+    track_useful_bytes_ratio = track(lambda self, data: finite(data["headline"]["useful_bytes_ratio"]),
+                                     unit="x", direction="higher",
+                                     missing="a comparison configuration was not replayed, or the second one "
+                                             "(identity + LRU) delivered no useful bytes")
     # a correctness check: 1 -> 0 is a regression (direction higher, not a flag that only
     # "changes"); NaN when no point was cross-checked, not a failure
     track_simulator_cross_check = track(

@@ -61,16 +61,23 @@ class LayoutBuild:
                          unit="blocks per query", direction="lower")
 
 
+# impls/bandana/sim/miniature.py compare_with_full: NaN where its cache grid has no valid point
+NO_MINIATURE_POINT = "no valid (cache, shadow) point to compare on: every shadow size is below its cache size"
+
+
 class MiniatureSimulation:
     """Miniature simulation against full simulation: worst absolute error and speed-up."""
 
     setup_cache = bandana.layouts
 
-    track_max_error_effective_bandwidth = track(lambda self, data: data["miniature"]["max_abs_error_effective_bandwidth"],
-                                                unit="absolute error", direction="lower", scale="absolute")
-    track_max_error_hit_rate = track(lambda self, data: data["miniature"]["max_abs_error_hit_rate"],
-                                     unit="absolute error", direction="lower", scale="absolute")
-    track_speedup = track(lambda self, data: data["miniature"]["speedup"], unit="x", direction="higher")
+    track_max_error_effective_bandwidth = track(lambda self, data: finite(data["miniature"]["max_abs_error_effective_bandwidth"]),
+                                                unit="absolute error", direction="lower", scale="absolute",
+                                                missing=NO_MINIATURE_POINT)
+    track_max_error_hit_rate = track(lambda self, data: finite(data["miniature"]["max_abs_error_hit_rate"]),
+                                     unit="absolute error", direction="lower", scale="absolute",
+                                     missing=NO_MINIATURE_POINT)
+    track_speedup = track(lambda self, data: finite(data["miniature"]["speedup"]), unit="x", direction="higher",
+                          missing=NO_MINIATURE_POINT + ", or the timer read 0 s for the miniature simulations")
 
 
 class EffectiveBandwidthVsSubclusters:

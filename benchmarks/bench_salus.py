@@ -42,6 +42,19 @@ def _all_finished(run: dict, key: str) -> float:
     return math.nan if run.get("failed") else finite(run[key])
 
 
+def _simulator_error(row: dict) -> float:
+    """``row["sim_error"]`` (|simulated - real| / real average JCT), or NaN when a job of the
+    real run failed (its average is over fewer jobs than the simulation's) or the real run
+    has no average JCT (no job finished: the error has no reference)."""
+    return math.nan if row["real"].get("failed") else finite(row.get("sim_error"))
+
+
+# NaN is no failure of the simulator: the real run it is measured against lost a job (the
+# real run's own tracks, e.g. track_average_jct, judge that as their worst outcome)
+SIMULATOR_ERROR_MISSING = ("a job failed in the real run, or none finished: the simulated and the real "
+                           "average JCT would be over different jobs, or there is no real one")
+
+
 class SchedulingPolicies:
     """Average JCT and makespan per policy on a Poisson trace, run for real on the CPU."""
 
@@ -54,8 +67,9 @@ class SchedulingPolicies:
                               missing="a job failed in this policy's run: an average over the others is no JCT", worst_missing=True)
     track_makespan = track(lambda self, *_: _all_finished(self.row["real"], "makespan_s"), unit="s", direction="lower",
                            missing="a job failed in this policy's run: its makespan is no time to finish", worst_missing=True)
-    track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower",
-                                  scale="absolute")
+    track_simulator_error = track(lambda self, *_: _simulator_error(self.row),
+                                  unit="relative error of simulated average JCT", direction="lower",
+                                  scale="absolute", missing=SIMULATOR_ERROR_MISSING)
     track_device_time_over_profile = field("device_time_over_profile", unit="ratio", direction="context",
                                            doc="The run's device time over the profile's for the same iterations: the machine's drift.")
 
@@ -75,8 +89,9 @@ class RepeatedRun:
 
     track_real_difference = field("real_difference", unit="relative difference of the real average JCT",
                                   direction="context", scale="absolute")
-    track_simulator_error = field("sim_error", unit="relative error of simulated average JCT", direction="lower",
-                                  scale="absolute")
+    track_simulator_error = track(lambda self, *_: _simulator_error(self.row),
+                                  unit="relative error of simulated average JCT", direction="lower",
+                                  scale="absolute", missing=SIMULATOR_ERROR_MISSING)
 
 
 RepeatedRunCuda = cuda_twin(RepeatedRun, salus.policies_cuda,

@@ -7,6 +7,8 @@ that asv skips where there is no GPU.
 import math
 import statistics
 
+from asv_runner.benchmarks.mark import SkipNotImplemented
+
 from impls.harness import profiles
 
 from .common import axes, cuda_twin, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
@@ -33,10 +35,13 @@ class LanePacking:
                            unit="jobs (mean over mixes and capacities)", direction="higher")
     track_fragmentation = track(lambda self, *_: sum(r["fragmentation_mean"] for r in self.rows) / len(self.rows),
                                 unit="fraction of memory unusable", direction="lower")
-    track_makespan = track(lambda self, data, rule: _common_makespan(data["packing"], rule),
+    # NaN (the worst outcome) only for this rule's own failure; where other rules leave no
+    # common capacity, a skip (see _rule_makespan): no number of this rule's was lost
+    track_makespan = track(lambda self, data, rule: _rule_makespan(data["packing"], rule),
                            unit="s (simulated; mean over the capacities where every rule places every job)",
                            direction="lower",
-                           missing="at no capacity does every rule place every job of every mix", worst_missing=True)
+                           missing="this rule places every job of every mix at no capacity: some of its jobs never finish",
+                           worst_missing=True)
 
 
 class LaneManagerSpeed:
@@ -51,8 +56,9 @@ class LaneManagerSpeed:
                               unit="µs per job decision", direction="lower")
     track_replay_seconds = track(lambda self, data: data["replay"]["seconds"], unit="s", direction="lower")
     # lower: the share of mixes where Salus's rule packs fewer jobs than static, as LanePacking judges admitted jobs
-    track_greedy_loses_fraction = track(lambda self, data: data["packing"]["greedy_loses"]["static"]["admitted_fraction"],
+    track_greedy_loses_fraction = track(lambda self, data: finite(data["packing"]["greedy_loses"]["static"]["admitted_fraction"]),
                                         unit="fraction of mixes", direction="lower",
+                                        missing="no mix was drawn (n_mixes is 0): there is no fraction of mixes",
                                         doc="Fraction of mixes where Salus's rule admits fewer jobs than static partitioning.")
 
 
@@ -62,6 +68,24 @@ def _common_makespan(packing: dict, rule: str) -> float:
     spans = [c["rules"][rule]["makespan_mean_s"] for c in packing["capacities"].values()
              if all(math.isfinite(r["makespan_mean_s"]) for r in c["rules"].values())]
     return sum(spans) / len(spans) if spans else math.nan
+
+
+def _rule_makespan(packing: dict, rule: str) -> float:
+    """:func:`_common_makespan` for asv. Where it is NaN, the NaN is ``rule``'s own (the worst
+    outcome: at no capacity does it place every job of every mix, so some never finish); where
+    ``rule`` has a makespan at some capacity and other rules leave no capacity in common, it
+    raises asv's skip, naming them: the number is not measured, and no change of ``rule``'s."""
+    common = _common_makespan(packing, rule)
+    if not math.isnan(common):
+        return common
+    caps = packing["capacities"].values()
+    if not any(math.isfinite(c["rules"][rule]["makespan_mean_s"]) for c in caps):
+        return math.nan
+    short = sorted({other for c in caps for other, r in c["rules"].items()
+                    if other != rule and not math.isfinite(r["makespan_mean_s"])})
+    raise SkipNotImplemented(f"rule {rule} places every job of every mix at some capacity, but other rules "
+                             f"({', '.join(short)}) leave no capacity where every rule does: no makespan "
+                             "comparable across rules")
 
 
 def _finished_makespan(run):

@@ -112,6 +112,8 @@ METHODS = ("inprocess", "inprocess_gap", "to_host", "to_disk", "restart")
     ("bandana_subclusters", {"tables": {}, "sizes": {"kmeans_clusters": 8}}),
     ("salus_switching_latency", _switching(dict.fromkeys(METHODS, 0))),
     ("salus_switching_latency", {"workloads": {}, "device": "cpu"}),
+    ("bandana_miniature", {"miniature": {"points": [], "rate": 0.1, "speedup": NAN, "max_abs_error_hit_rate": NAN,
+                                         "max_abs_error_effective_bandwidth": NAN}}),   # no valid grid point
 ])
 def test_registered_figures_without_data_are_no_data(name, data):
     spec = discover()[0][name]

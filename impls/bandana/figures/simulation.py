@@ -87,7 +87,7 @@ def shadow_sweep(data: dict):
     twin.set_ylabel("hit rate", color="C1")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("shadow size / cache size")
-    ax.set_ylabel("effective bandwidth")
+    ax.set_ylabel("effective bandwidth (useful / read bytes)")
     ax.set_title(sweep["table"], fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     return fig
@@ -97,12 +97,14 @@ def shadow_sweep(data: dict):
 def miniature_vs_full(data: dict):
     mini = data["miniature"]
     fig, (ax_bw, ax_hit) = new_axes(width=8.0, height=3.4, ncols=2)
-    for ax, key, label in ((ax_bw, "effective_bandwidth", "effective bandwidth"), (ax_hit, "hit_rate", "hit rate")):
+    for ax, key, label in ((ax_bw, "effective_bandwidth", "effective bandwidth (useful / read bytes)"),
+                           (ax_hit, "hit_rate", "hit rate")):
         full = [p["full"][key] for p in mini["points"]]
         small = [p["miniature"][key] for p in mini["points"]]
         ax.scatter(full, small, s=14)
-        low, high = min(full + small), max(full + small)
-        ax.plot([low, high], [low, high], color="grey", linestyle=":", linewidth=1)
+        if full:   # no valid grid point: nothing drawn, the report says "no data"
+            low, high = min(full + small), max(full + small)
+            ax.plot([low, high], [low, high], color="grey", linestyle=":", linewidth=1)
         ax.set_xlabel(f"full simulation: {label}")
         ax.set_ylabel(f"miniature (rate {mini['rate']}): {label}")
     ax_bw.set_title(f"speed-up {mini['speedup']:.1f}×, worst error {mini['max_abs_error_effective_bandwidth']:.4f}",

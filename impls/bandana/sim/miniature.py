@@ -349,7 +349,10 @@ def compare_with_full(trace, layout, capacities: Sequence[int], shadows: Sequenc
     ``abs_error_effective_bandwidth`` and ``speedup`` (full seconds / miniature
     seconds). Totals: ``sample_seconds`` (sampling, done once for the grid),
     ``miniature_seconds`` (sampling + all small simulations), ``full_seconds``,
-    ``speedup``, and the largest errors.
+    ``speedup``, and the largest errors. Where there is nothing to measure they are NaN,
+    not a placeholder: the speed-ups when the timer read 0 s for the miniature (a point's
+    or the total), and the total speed-up and both largest errors when the grid has no
+    valid point (every shadow below its capacity: ``skipped`` lists them).
     """
     check_policy(policy)
     points, skipped = _grid(capacities, shadows, policy)
@@ -386,13 +389,13 @@ def compare_with_full(trace, layout, capacities: Sequence[int], shadows: Sequenc
             "abs_error_hit_rate": abs(est.hit_rate - full.hit_rate),
             "abs_error_effective_bandwidth": abs(est.effective_bandwidth
                                                  - full.effective_bandwidth),
-            "speedup": full_s / mini_s if mini_s > 0 else float("inf"),
+            "speedup": full_s / mini_s if mini_s > 0 else math.nan,
         })
     return {
         "policy": policy, "sample": sample.info(), "points": rows, "skipped": skipped,
         "sample_seconds": sample_s, "miniature_seconds": mini_total, "full_seconds": full_total,
-        "speedup": full_total / mini_total if mini_total > 0 else float("inf"),
-        "max_abs_error_hit_rate": max((r["abs_error_hit_rate"] for r in rows), default=0.0),
+        "speedup": full_total / mini_total if rows and mini_total > 0 else math.nan,
+        "max_abs_error_hit_rate": max((r["abs_error_hit_rate"] for r in rows), default=math.nan),
         "max_abs_error_effective_bandwidth": max(
-            (r["abs_error_effective_bandwidth"] for r in rows), default=0.0),
+            (r["abs_error_effective_bandwidth"] for r in rows), default=math.nan),
     }
