@@ -349,10 +349,8 @@ def compare_with_full(trace, layout, capacities: Sequence[int], shadows: Sequenc
     ``abs_error_effective_bandwidth`` and ``speedup`` (full seconds / miniature
     seconds). Totals: ``sample_seconds`` (sampling, done once for the grid),
     ``miniature_seconds`` (sampling + all small simulations), ``full_seconds``,
-    ``speedup``, and the largest errors. Where there is nothing to measure they are NaN,
-    not a placeholder: the speed-ups when the timer read 0 s for the miniature (a point's
-    or the total), and the total speed-up and both largest errors when the grid has no
-    valid point (every shadow below its capacity: ``skipped`` lists them).
+    ``speedup``, and the largest errors: NaN where there is nothing to measure (a speed-up
+    timed at 0 s; the totals of a grid without a valid point, ``skipped`` lists them).
     """
     check_policy(policy)
     points, skipped = _grid(capacities, shadows, policy)
