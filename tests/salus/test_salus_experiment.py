@@ -330,3 +330,23 @@ def test_the_policy_experiment_records_the_draw_interval_the_report_reads(monkey
     assert found == tuple(out["fifo_over_srtf"]["real_draw_interval"]) == tuple(out["trace_draws"]["real_draw_interval"])
     assert claim.sampling_interval_cuda.path == claim.sampling_interval.path
     assert out["trace_draws"]["draws"] == experiments.TRACE_DRAWS
+
+
+def test_the_policy_experiment_stores_no_paper_value_its_figure_and_table_read_the_claim(monkeypatch, capsys):
+    """The paper's ratio is read from reports/claims.toml where it is shown, and the figure names the device."""
+    from impls.salus.experiments import scheduling as experiments
+    from impls.salus.figures import scheduling as figures
+    from impls.salus.figures.paper import JCT_CLAIM, paper_value
+
+    _profiles_10_ms_slower_each_time(monkeypatch, experiments)
+    out = experiments.policy_experiment(TWO_JOBS, "cpu", progress=False)
+    assert "paper" not in out["fifo_over_srtf"] and out["fifo_over_srtf"]["real"] is not None
+    paper = paper_value(JCT_CLAIM)
+    assert paper is not None
+    assert f"× on cpu (paper: {paper:g}× on a GPU)" in figures.jct_cdf(out).axes[0].get_title()
+    experiments.print_policies(out)
+    assert f"(paper {paper:g}x); paper-sized simulation" in capsys.readouterr().out
+    monkeypatch.setattr("impls.salus.figures.paper.paper_value", lambda claim_id: None)
+    experiments.print_policies(out)         # no single value in claims.toml: the table leaves it out
+    printed = capsys.readouterr().out
+    assert "average JCT FIFO / SRTF: real" in printed and "(paper" not in printed

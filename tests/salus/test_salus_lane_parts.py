@@ -11,6 +11,7 @@ import torch
 from impls.harness import capabilities, profiles
 from impls.salus.experiments import inference
 from impls.salus.figures import lanes as lane_figures
+from impls.salus.figures.paper import HYPERPARAM_CLAIM, paper_value
 from impls.salus.memory import memory_profile, utilisation
 from impls.salus.core.executor import Submission
 from impls.salus.memory.lane_executor import LaneDevice, LaneExecutor, LaneHandle
@@ -246,6 +247,8 @@ def test_hyperparam_with_static_partitions_smaller_than_a_job_reports_why_and_no
     spans = summary("hyperparam", out)["makespan_s"]["mlp_b64"]
     assert math.isnan(spans["packed"]) and spans["serial"] == row["serial"]["makespan_s"] > 0
     ax = lane_figures.hyperparam_makespan(out).axes[0]
+    assert "paper" not in out           # the figure reads the paper's value from reports/claims.toml
+    assert ax.get_title().endswith(f"on cpu (paper: {paper_value(HYPERPARAM_CLAIM):g}× on a GPU)")
     heights = [bar.get_height() for bar in ax.patches]
     assert heights[0] == pytest.approx(row["serial"]["makespan_s"]) and math.isnan(heights[1])
     assert any("a job failed" in t.get_text() for t in ax.texts)
@@ -284,6 +287,7 @@ def test_inference_smoke_serves_every_request():
     for setup in ("shared", "one_per_device"):
         assert {n: r["n"] for n, r in out["setups"][setup].items()} == out["requests"]
     assert out["lanes"]["admitted"] == out["models"]
+    assert "paper" not in out           # the paper's values live in reports/claims.toml only
     lane_figures.inference_latency(out)
 
 

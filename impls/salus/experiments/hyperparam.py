@@ -27,8 +27,6 @@ from impls.salus.memory.utilisation import CpuSampler, NvmlSampler, busy_timelin
 from impls.salus.core.workloads import build_job
 from impls.salus.experiments.names import checked_names
 
-PAPER_HYPERPARAM_RATIO = 2.38  # Salus abstract: 2.38x better GPU utilisation for hyper-parameter tuning
-
 
 def learning_rates(n: int, lo: float, hi: float) -> list[float]:
     """Return ``n`` learning rates log-spaced over [lo, hi] (one each for n = 1: lo)."""
@@ -138,7 +136,7 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     above 1 when lanes overlap, on a GPU's streams or on host threads), busy_mean}, sampler
     (None without one; else see :func:`_sampled`: its "status" says whether its numbers
     measure the run), lanes, ...}), "ratio" (serial / packed makespan; None unless both runs
-    finished every job), "lrs"}}, "smallest" (the workload with the smallest peak), "ratio_smallest", "paper"}.
+    finished every job), "lrs"}}, "smallest" (the workload with the smallest peak), "ratio_smallest"}.
     """
     from impls.salus.core.devices import torch_threads
 
@@ -150,7 +148,7 @@ def hyperparam_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progres
     bins = int(sizes.get("bins", 40))
     out: dict = {"device": dev.kind, "device_name": dev.describe(), "n_jobs": len(lrs),
                  "iterations": int(sizes["iterations"]), "rule": sizes.get("rule", "salus"),
-                 "paper": PAPER_HYPERPARAM_RATIO, "workloads": {}}
+                 "workloads": {}}
     workers = int(sizes.get("host_workers", 1)) or effective_cpus()
     out["host_workers"] = workers if dev.kind == "cpu" else None
     packed_threads = sizes.get("packed_threads", sizes.get("threads"))

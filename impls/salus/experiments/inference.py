@@ -35,9 +35,6 @@ from impls.salus.core.devices import get_device
 from impls.salus.memory.lanes import LaneJob, make_manager
 from impls.salus.core.workloads import build_job
 
-PAPER_MODELS_PER_GPU = 42.0  # Salus abstract: 42x better utilisation than no sharing
-PAPER_OVER_MPS = 7.0         # ... and 7x better than NVIDIA MPS
-
 
 def request_streams(service_ms: Mapping[str, float], load: float, duration_s: float, seed: int = 0,
                     min_requests: int = 5) -> dict[str, list[float]]:
@@ -322,7 +319,6 @@ def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress
                            "one_per_device": len(names) if one_meets else None,
                            "shared_one_device_meets_target": real_meets,
                            "sim_check": {"sim_worst_p99_ms": sim_p99, "real_worst_p99_ms": real_p99}},
-        "paper": {"models_per_gpu": PAPER_MODELS_PER_GPU, "over_mps": PAPER_OVER_MPS},
     }
     out["models_per_device_gain"] = (len(names) / need["devices"]) if need["devices"] else None
     procs = out["setups"].get("processes")

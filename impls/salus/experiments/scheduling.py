@@ -31,11 +31,10 @@ from impls.salus.core.traces import offered_load, poisson_trace
 from impls.salus.core.workloads import build_job
 from impls.salus.experiments.names import checked_names
 
-__all__ = ["PAPER_SRTF_OVER_FIFO", "bracketed_iteration_ms", "executor_overhead", "overhead_experiment",
+__all__ = ["bracketed_iteration_ms", "executor_overhead", "overhead_experiment",
            "policy_experiment", "profile_workloads", "run_trace", "salus_sizes", "switching_experiment",
            "switching_latency"]
 
-PAPER_SRTF_OVER_FIFO = 3.19  # Salus abstract: average JCT 3.19x better with SRTF than FIFO
 
 def salus_sizes(experiment: str, profile: str | None = None) -> dict:
     """Return the sizes of ``experiment`` (``salus_switching``, ``salus_policies``,
@@ -271,7 +270,7 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     Returns ``{"device", "profile": {workload: {...}}, "trace": [...], "offered_load",
     "policies": {name: {"real": {avg_jct_s, makespan_s, jct_cdf{x,y}, jct_s{id: s}, failed,
     overhead_us_per_iteration}, "sim": {...}, "sim_inrun": {...}, "sim_error", "sim_inrun_error"}},
-    "fifo_over_srtf": {"real", "sim", "sim_inrun", "paper", "real_draw_interval"}, "trace_draws":
+    "fifo_over_srtf": {"real", "sim", "sim_inrun", "real_draw_interval"}, "trace_draws":
     {...} (see :func:`trace_draws`), "paper_sized_sim": {...}, "load": {...}}``.
     ``sim`` is driven by iteration times profiled on this device around that policy's real
     run: the mean of a profile just before and one just after it (see
@@ -356,7 +355,7 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         "sizes": sizes, "profile": profile, "trace": trace, "offered_load": offered_load(trace, ms),
         "memory_budget_bytes": budget, "policies": policies, "repeat": repeat,
         "fifo_over_srtf": {"real": ratio("real"), "sim": ratio("sim"), "sim_inrun": ratio("sim_inrun"),
-                           "paper": PAPER_SRTF_OVER_FIFO, "real_draw_interval": draws["real_draw_interval"]},
+                           "real_draw_interval": draws["real_draw_interval"]},
         "trace_draws": draws,
         "paper_sized_sim": {"n_jobs": sizes["sim_jobs"], "offered_load": offered_load(big_trace, ms),
                             "policies": big, "fifo_over_srtf": big_ratio},
@@ -520,8 +519,12 @@ def print_policies(data: dict) -> None:
         print("average JCT FIFO / SRTF: not given, jobs failed under FIFO or SRTF (the averages would be over "
               "different jobs)")
     elif ratio.get("real"):
-        print(f"average JCT FIFO / SRTF: real {ratio['real']:.2f}x, simulated {_fmt(ratio['sim'], '.2f', 'x')} "
-              f"(paper {ratio['paper']}x); paper-sized simulation ({data['paper_sized_sim']['n_jobs']} jobs): "
+        from impls.salus.figures.paper import JCT_CLAIM, paper_value
+
+        paper = paper_value(JCT_CLAIM)      # None: no single value in reports/claims.toml
+        paper_text = "" if paper is None else f" (paper {paper:g}x)"
+        print(f"average JCT FIFO / SRTF: real {ratio['real']:.2f}x, simulated {_fmt(ratio['sim'], '.2f', 'x')}"
+              f"{paper_text}; paper-sized simulation ({data['paper_sized_sim']['n_jobs']} jobs): "
               f"{_fmt(data['paper_sized_sim']['fifo_over_srtf'], '.2f', 'x')}")
     draws = data.get("trace_draws") or {}
     if draws.get("sim_interval"):

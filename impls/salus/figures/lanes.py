@@ -3,7 +3,8 @@ hyper-parameter makespan and utilisation, inference latency CDFs and devices nee
 
 ``data`` is what :mod:`impls.salus.experiments.lanes` returned (artifacts ``salus_lanes``,
 ``salus_hyperparam``, ``salus_inference``). Inputs are synthetic tensors and synthetic
-job mixes / request streams; every figure says so.
+job mixes / request streams; every figure says so. The paper's value is read from
+``reports/claims.toml`` when a figure is drawn (:mod:`impls.salus.figures.paper`).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import textwrap
 import numpy as np
 
 from impls.harness.figures import figure, grouped_bars, new_axes
+from impls.salus.figures.paper import HYPERPARAM_CLAIM, paper_note
 
 MB = 2 ** 20
 TITLE_WIDTH = 170     # characters per title line at fontsize 7 on an 11-inch-wide figure
@@ -131,8 +133,8 @@ def hyperparam_makespan(data: dict):
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no job finished", transform=ax.transAxes, ha="center", va="center", fontsize=9)
     ax.set_ylabel("makespan (s)")
-    ax.set_title(f"{data['n_jobs']} jobs × {data['iterations']} iterations on {data['device_name']} "
-                 f"(paper: {data['paper']}× on a GPU)", fontsize=8)
+    ax.set_title(f"{data['n_jobs']} jobs × {data['iterations']} iterations on {data['device_name']}"
+                 f"{paper_note(HYPERPARAM_CLAIM)}", fontsize=8)
     # right of the axes: inside, it could cover a ratio label over a bar; below, the caption
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig

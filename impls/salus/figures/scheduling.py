@@ -1,7 +1,11 @@
-"""Report figures for Salus: switching latency per method, and JCT CDFs per policy.
+"""Report figures for Salus: switching latency per method, JCT CDFs and average JCT per
+policy, and the executor's overhead.
 
 ``data`` is what :func:`impls.salus.experiments.scheduling.switching_experiment` /
-:func:`impls.salus.experiments.scheduling.policy_experiment` returned.
+:func:`impls.salus.experiments.scheduling.policy_experiment` /
+:func:`impls.salus.experiments.scheduling.overhead_experiment` returned. Every title names
+the device the runs used (where the artifact records it); the paper's value is read from
+``reports/claims.toml`` when the figure is drawn (:mod:`impls.salus.figures.paper`).
 """
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import math
 import numpy as np
 
 from impls.harness.figures import figure, grouped_bars, new_axes
+from impls.salus.figures.paper import JCT_CLAIM, device_of, paper_note
 
 TICK_CHARS = 24      # longest tick label under a bar group before it is cut with "…"
 METHOD_LABELS = {
@@ -61,15 +66,19 @@ def jct_cdf(data: dict):
     ax.set_xscale("log")
     ax.set_xlabel("job completion time (s, log)")
     ax.set_ylabel("fraction of jobs")
-    ratio = data["fifo_over_srtf"].get("real")
+    ratio = (data.get("fifo_over_srtf") or {}).get("real")
+    device = device_of(data)
+    where = f"on {device}" if device else "here"
     if ratio:
-        title = f"avg JCT FIFO / SRTF = {ratio:.2f}× here (paper: {data['fifo_over_srtf']['paper']}×)"
+        title = f"avg JCT FIFO / SRTF = {ratio:.2f}× {where}{paper_note(JCT_CLAIM)}"
         draws = data.get("trace_draws") or {}
         spread = draws.get("real_draw_interval")
         if spread:      # the synthetic trace is one draw: what another would have given
             title += (f"\nat another draw of this synthetic trace: {spread[0]:.2f}-{spread[1]:.2f}× "
                       f"(95% of {len(draws.get('sim_ratios') or [])} draws, simulated)")
         ax.set_title(title, fontsize=9)
+    elif device:        # no ratio (a FIFO or SRTF job failed, or one did not run): still the device
+        ax.set_title(f"runs on {device}; no avg JCT FIFO / SRTF", fontsize=9)
     ax.legend(fontsize=7)
     return fig
 
@@ -116,7 +125,8 @@ def avg_jct_real_vs_simulated(data: dict):
             parts.append(f"{worst:.1%} ({what})")
     drift = [row.get("device_time_over_profile") for row in rows.values()]
     drift = [d for d in drift if d is not None]
-    lines = []
+    device = device_of(data)
+    lines = [f"real runs and profiles on {device}"] if device else []
     if parts:
         lines.append("largest simulator error: " + ", ".join(parts))
         if drift:
@@ -149,5 +159,8 @@ def executor_overhead(data: dict):
         ax.text(xi, max(row["alone_ms"], row["executor_ms"]), f"bookkeeping {row['bookkeeping_pct']:.2f}%",
                 ha="center", va="bottom", fontsize=7)
     ax.set_ylabel("iteration time (ms, median)")
+    device = device_of(data)
+    if device:
+        ax.set_title(f"one job's iterations alone and inside the executor, on {device}", fontsize=9)
     ax.legend(fontsize=7)
     return fig
