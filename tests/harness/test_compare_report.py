@@ -94,12 +94,12 @@ def test_report_json_validates_and_carries_every_claim(tmp_path):
 
 
 def test_the_validator_catches_what_the_schema_forbids():
-    good = {"schema_version": 4, "machine": "m", "profile": "p", "generated": "g", "commits": [],
+    good = {"schema_version": 5, "machine": "m", "profile": "p", "generated": "g", "commits": [],
             "claims": [], "figures": [], "history": []}
     assert validate(good, SCHEMA) == []
     assert validate({**good, "extra": 1}, SCHEMA) == ["$: unexpected key 'extra'"]
     assert validate({k: v for k, v in good.items() if k != "claims"}, SCHEMA) == ["$: missing 'claims'"]
-    assert validate({**good, "schema_version": "4"}, SCHEMA)[0].startswith("$.schema_version: expected")
+    assert validate({**good, "schema_version": "5"}, SCHEMA)[0].startswith("$.schema_version: expected")
     assert validate(1.0, {"type": "number", "format": "x"})[0].endswith("not supported by this validator")
 
 

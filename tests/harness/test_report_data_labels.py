@@ -144,6 +144,46 @@ def test_a_claim_measured_on_the_cpu_for_want_of_a_cuda_device_says_so():
     assert result.detail.startswith("CPU run (no CUDA device on this machine): artifact salus_switching")
 
 
+def test_the_hardware_a_value_was_measured_on_is_shown_beside_it_and_in_report_json():
+    from impls.harness.report import html_page
+    from impls.harness.report.report_json import claim_document
+
+    switch = _switch_on_either_run()
+    cpu = _record("salus_switching", {"largest": {"inprocess_p99_s": 0.0003}}, synthetic=True)
+    [result] = evaluate_claims([switch], _points(), {"salus_switching": cpu}, _no_cuda())
+    assert result.setting == "CPU run, not the paper's GPU"
+    assert formatting.data_note(result) == " (synthetic data; CPU run, not the paper's GPU)"
+    # visible in the html page, not only in the value's tooltip
+    [row] = html_page._claim_rows([result])
+    assert "synthetic data; CPU run, not the paper&#x27;s GPU</span>" in row[3]
+    assert claim_document(result, MACHINE, "smoke")["setting"] == "CPU run, not the paper's GPU"
+    gpu = {"gpu": {"available": True, "devices": [{"name": "NVIDIA H100"}, {"name": "NVIDIA H100"}]}}
+    cuda = _record("salus_switching_cuda", {"largest": {"inprocess_p99_s": 0.0002}}, synthetic=True, fingerprint=gpu)
+    [result] = evaluate_claims([switch], _points(), {"salus_switching": cpu, "salus_switching_cuda": cuda}, _no_cuda())
+    assert result.setting == "CUDA run (NVIDIA H100)"
+
+
+def test_an_on_device_read_names_its_drive_and_a_simulation_no_hardware():
+    [on_device] = [c for c in load_claims(REAL_CLAIMS) if c.id == "bandana-effective-bandwidth-gain-on-device"]
+    on_device = dataclasses.replace(on_device, requires=("o_direct",),
+                                    measured=ArtifactSource("bandana_replay", "data.headline.useful_bytes_ratio"))
+    target = {"device": "/dev/vda", "filesystem": "ext4", "rotational": True}
+    replay = _record("bandana_replay", {"headline": {"useful_bytes_ratio": 2.2},
+                                        "store": {"device": "/dev/vda", "filesystem": "ext4"}},
+                     synthetic=True, fingerprint={"nvm_target": target})
+    state = MachineState(MACHINE, None, "test", {"o_direct": CapabilityState("o_direct", True, "")})
+    [result] = evaluate_claims([on_device], _points(), {"bandana_replay": replay}, state)
+    assert result.setting == "drive /dev/vda (ext4, rotational)", result
+    assert formatting.data_note(result) == " (synthetic data; drive /dev/vda (ext4, rotational))"
+    # the store on another drive than the NVM target: its device and filesystem, not the target's spin
+    replay["data"]["store"] = {"device": "/dev/nvme0n1", "filesystem": "xfs"}
+    [result] = evaluate_claims([on_device], _points(), {"bandana_replay": replay}, state)
+    assert result.setting == "drive /dev/nvme0n1 (xfs)"
+    simulated = dataclasses.replace(on_device, requires=())     # a count no drive shapes
+    [result] = evaluate_claims([simulated], _points(), {"bandana_replay": replay}, state)
+    assert result.setting == "" and formatting.data_note(result) == " (synthetic data)"
+
+
 # ------------------------------------------------------------------ incomplete artifacts
 
 

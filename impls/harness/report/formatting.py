@@ -145,15 +145,17 @@ def data_note(result: ClaimResult) -> str:
     records its real input file's checksum (``ClaimResult.real_data``; several digests joined
     by ", "), else `` (synthetic data)`` beside one drawn from synthetic data, `` (partly
     synthetic data)`` beside one drawn partly from it, `` (measured data)`` beside one that is
-    not, "" without a value or when it is not known."""
+    not; the hardware it was measured on after a "; " where that shapes it
+    (``ClaimResult.setting``); "" without a value or when neither is known."""
     if result.measured is None:
         return ""
     if result.real_data:
-        return f" (real data, sha256 {', '.join(d[:REAL_DIGITS] for d in result.real_data)})"
-    if result.data is None:
-        return ""
-    return {"synthetic": " (synthetic data)", "partly synthetic": " (partly synthetic data)"}.get(
-        result.data, " (measured data)")
+        kind = f"real data, sha256 {', '.join(d[:REAL_DIGITS] for d in result.real_data)}"
+    else:
+        kind = {None: "", "synthetic": "synthetic data", "partly synthetic": "partly synthetic data"}.get(
+            result.data, "measured data")
+    said = "; ".join(filter(None, (kind, result.setting)))
+    return f" ({said})" if said else ""
 
 
 def ratio_edges(claim: Claim) -> tuple[float, ...]:

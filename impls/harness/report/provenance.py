@@ -78,3 +78,17 @@ def data_kind(benchmarks: tuple[str, ...]) -> str | None:
             return None
         kinds.add(SYNTHETIC if synthetic else NOT_SYNTHETIC)
     return kinds.pop() if len(kinds) == 1 else PARTLY_SYNTHETIC if kinds else None
+
+
+def artifact_of(benchmark: str) -> str | None:
+    """The artifact behind ``benchmark`` (an asv name, or ``artifact:<name>``): the name after
+    ``artifact:``, else its experiment's artifact for its device; None when it cannot be told."""
+    from impls.harness import experiments
+
+    if benchmark.startswith("artifact:"):
+        return benchmark.split(":", 1)[1]
+    found = experiment_of(benchmark)
+    try:
+        return experiments.get(found[0]).artifact_for(found[1]) if found else None
+    except Exception:  # noqa: BLE001 - an experiment this checkout does not have
+        return None

@@ -18,8 +18,9 @@ from impls.harness.report import formatting as fmt
 from impls.harness.report.model import Report
 from impls.harness.report.verdicts import ClaimResult, band_open, tolerance_band
 
-SCHEMA_VERSION = 4  # 2: tolerance_band_open and note; 3: data (synthetic or not); 4: "partly synthetic",
-                    # null interval ends (unbounded) and a null paper low end (at most)
+SCHEMA_VERSION = 5  # 2: tolerance_band_open and note; 3: data (synthetic or not); 4: "partly synthetic",
+                    # null interval ends (unbounded) and a null paper low end (at most); 5: a claim's
+                    # setting (the hardware it was measured on), a figure's data and caption
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
 _KNOWN = {"$schema", "$id", "title", "description", "type", "enum", "required", "properties",
           "additionalProperties", "items", "minItems", "maxItems", "minimum"}
@@ -54,6 +55,7 @@ def claim_document(result: ClaimResult, machine: str, profile: str) -> dict[str,
                                                    "method": interval.described},
         "ratio": _number(result.ratio), "verdict": result.verdict, "detail": result.detail,
         "lower_bound": result.lower_bound, "upper_bound": result.upper_bound,
+        "setting": result.setting or None,
         "no_noise": fmt.judged_without_noise(result),
         "real_data": list(result.real_data),   # sha256 of the real files the value was measured on; [] else
         "benchmarks": list(result.benchmarks), "commit": result.commit,
@@ -72,6 +74,8 @@ def report_document(report: Report) -> dict[str, Any]:
         "claims": [claim_document(r, report.machine, report.profile)
                    for r in [*report.claims, *report.peers]],
         "figures": [{"name": f.name, "system": f.system, "status": f.status,
+                     "data": None if f.synthetic is None else "synthetic" if f.synthetic else "not synthetic",
+                     "caption": f.caption,
                      "files": [f.file_name, f.file_name[:-4] + ".svg"] if f.png is not None else []}
                     for f in report.figures],
         "history": [{"benchmark": h.benchmark, "unit": h.unit, "direction": h.direction, "data": h.data,

@@ -82,6 +82,7 @@ from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact
 from impls.harness.report.noise import Noise
 from impls.harness.report.provenance import data_kind
 from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED
+from impls.harness.report.setting import measured_on
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -126,6 +127,9 @@ class ClaimResult:
     # sha256 (hex) of the real data file(s) the value was measured on, where the artifact of its
     # run records a real source with a checksum (:func:`real_sources`); () otherwise
     real_data: tuple[str, ...] = ()
+    # the hardware the value was measured on where that shapes it ("CPU run, not the paper's GPU",
+    # "drive /dev/vda (ext4, rotational)"; :func:`setting.measured_on`), "" otherwise
+    setting: str = ""
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -294,6 +298,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     extra: dict[str, Any] = {"benchmarks": benchmarks, "commit": claim_commit(claim, points, artifacts),
                              "data": data_kind(benchmarks) if benchmarks else None}
     if result.measured is not None:
+        extra["setting"] = measured_on(claim, note, benchmarks, artifacts)
         real, said = real_sources(benchmarks, artifacts, extra["commit"])
         if real:
             extra["real_data"] = real
@@ -347,20 +352,12 @@ def real_sources(benchmarks: tuple[str, ...], artifacts: Mapping[str, Mapping[st
     every benchmark's artifact (its experiment's, :mod:`provenance`) must be of ``commit`` and
     record ``data.source`` with ``real`` true and a 64-hex ``sha256``; else ((), "") — one
     synthetic or unknown input, or an artifact of another run, makes none of it real."""
-    from impls.harness import experiments
-    from impls.harness.report.provenance import experiment_of
+    from impls.harness.report.provenance import artifact_of
 
     digests: list[str] = []
     said: list[str] = []
     for name in benchmarks:
-        try:
-            if name.startswith("artifact:"):
-                artifact = name.split(":", 1)[1]
-            else:
-                found = experiment_of(name)
-                artifact = experiments.get(found[0]).artifact_for(found[1]) if found else None
-        except Exception:  # noqa: BLE001 - an experiment this checkout does not have
-            artifact = None
+        artifact = artifact_of(name)
         record = artifacts.get(artifact) if artifact else None
         data = record.get("data") if isinstance(record, Mapping) else None
         source = data.get("source") if isinstance(data, Mapping) else None

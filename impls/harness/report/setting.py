@@ -1,0 +1,72 @@
+"""Which hardware a claim's measured value comes from, in a few words shown beside it.
+
+A paper's number was measured on its own hardware (a GPU for Salus, Optane for Bandana);
+the suite measures on whatever the machine has. Where that choice shapes the value, the
+report says it next to the value (and report.json in ``setting``): the device of a run
+whose claim is the GPU's, and the drive of an on-device read measurement. A value no
+hardware choice shapes (a cache simulation, a count) has no setting ("").
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from impls.harness.report.claims import Claim
+from impls.harness.report.provenance import artifact_of
+
+CPU_NOT_GPU = "CPU run, not the paper's GPU"
+
+
+def _record(benchmarks: tuple[str, ...], artifacts: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The first artifact record behind ``benchmarks`` ({} where none is known)."""
+    for name in benchmarks:
+        artifact = artifact_of(name)
+        record = artifacts.get(artifact) if artifact else None
+        if isinstance(record, Mapping):
+            return record
+    return {}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def gpu_text(record: Mapping[str, Any]) -> str:
+    """"CUDA run (<GPU names>)" from the record's fingerprint; "CUDA run" where it names none."""
+    devices = _mapping(_mapping(record.get("fingerprint")).get("gpu")).get("devices")
+    names = [str(d["name"]) for d in devices if isinstance(d, Mapping) and d.get("name")] \
+        if isinstance(devices, list) else []
+    return f"CUDA run ({', '.join(dict.fromkeys(names))})" if names else "CUDA run"
+
+
+def drive_text(record: Mapping[str, Any]) -> str:
+    """"drive <device> (<filesystem>, rotational | solid-state)" the record's reads went to:
+    its ``data.store`` (the replay's block store) where it names a device, else its
+    fingerprint's NVM target; whether the drive spins is the kernel's word for the NVM
+    target's device, told only where the store is on that device. "" where none is named."""
+    store = _mapping(_mapping(record.get("data")).get("store"))
+    target = _mapping(_mapping(record.get("fingerprint")).get("nvm_target"))
+    device = store.get("device") or target.get("device")
+    if not device or not isinstance(device, str):
+        return ""
+    filesystem = store.get("filesystem") if store.get("device") else target.get("filesystem")
+    spins = target.get("rotational") if target.get("device") == device else None
+    said = [str(filesystem)] if filesystem and filesystem != "unknown" else []
+    said += [] if spins is None else ["rotational" if spins else "solid-state"]
+    return f"drive {device}" + (f" ({', '.join(said)})" if said else "")
+
+
+def measured_on(claim: Claim, note: str, benchmarks: tuple[str, ...],
+                artifacts: Mapping[str, Mapping[str, Any]]) -> str:
+    """The setting of ``claim``'s value: for a claim of the GPU (a CUDA twin, ``measured_cuda``,
+    or one that requires ``cuda``) "CUDA run (<GPU>)" or :data:`CPU_NOT_GPU` (``note``: which
+    run the verdict read, ``verdicts._on_the_papers_device``'s); for one that requires
+    ``o_direct`` (reads from a drive) :func:`drive_text`; else ""."""
+    record = _record(benchmarks, artifacts)
+    if note.startswith("CPU run"):
+        return CPU_NOT_GPU
+    if note.startswith("CUDA run") or "cuda" in claim.requires:
+        return gpu_text(record)
+    if "o_direct" in claim.requires:
+        return drive_text(record)
+    return ""
