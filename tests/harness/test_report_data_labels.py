@@ -163,6 +163,18 @@ def test_the_hardware_a_value_was_measured_on_is_shown_beside_it_and_in_report_j
     assert result.setting == "CUDA run (NVIDIA H100)"
 
 
+def test_report_json_lists_a_figures_data_and_caption():
+    from impls.harness.report.report_json import figure_document
+
+    spec = FigureSpec("toy", "toy_curve", "Toy", "slide", "Fig. 1", (), _draw)
+    drawn = render_figure(spec, {"toy_curve": _record("toy_curve", {"x": [1, 2]}, synthetic=True)}, _no_cuda())
+    document = figure_document(drawn)
+    assert document["data"] == "synthetic" and document["caption"] == drawn.caption
+    assert document["caption"].startswith(SYNTHETIC_LABEL) and document["files"] == ["toy.png", "toy.svg"]
+    missing = figure_document(render_figure(spec, {}, _no_cuda()))
+    assert missing["data"] is None and missing["caption"].startswith("not measured: ") and missing["files"] == []
+
+
 def test_an_on_device_read_names_its_drive_and_a_simulation_no_hardware():
     [on_device] = [c for c in load_claims(REAL_CLAIMS) if c.id == "bandana-effective-bandwidth-gain-on-device"]
     on_device = dataclasses.replace(on_device, requires=("o_direct",),

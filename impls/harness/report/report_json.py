@@ -16,6 +16,7 @@ from typing import Any
 from impls.harness import paths
 from impls.harness.report import formatting as fmt
 from impls.harness.report.model import Report
+from impls.harness.report.paper_figures import FigureResult
 from impls.harness.report.verdicts import ClaimResult, band_open, tolerance_band
 
 SCHEMA_VERSION = 5  # 2: tolerance_band_open and note; 3: data (synthetic or not); 4: "partly synthetic",
@@ -63,6 +64,15 @@ def claim_document(result: ClaimResult, machine: str, profile: str) -> dict[str,
     }
 
 
+def figure_document(figure: FigureResult) -> dict[str, Any]:
+    """One paper figure as report.json lists it: its status, whether it shows synthetic data
+    (null: not known), its caption (the provenance line, or why it was not drawn), its files."""
+    return {"name": figure.name, "system": figure.system, "status": figure.status,
+            "data": None if figure.synthetic is None else "synthetic" if figure.synthetic else "not synthetic",
+            "caption": figure.caption,
+            "files": [figure.file_name, figure.file_name[:-4] + ".svg"] if figure.png is not None else []}
+
+
 def report_document(report: Report) -> dict[str, Any]:
     """Return report.json's content for ``report``."""
     commits = [{"commit": str(c), "date": None if d is None or d != d else str(d)}
@@ -73,11 +83,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "commits": commits,
         "claims": [claim_document(r, report.machine, report.profile)
                    for r in [*report.claims, *report.peers]],
-        "figures": [{"name": f.name, "system": f.system, "status": f.status,
-                     "data": None if f.synthetic is None else "synthetic" if f.synthetic else "not synthetic",
-                     "caption": f.caption,
-                     "files": [f.file_name, f.file_name[:-4] + ".svg"] if f.png is not None else []}
-                    for f in report.figures],
+        "figures": [figure_document(f) for f in report.figures],
         "history": [{"benchmark": h.benchmark, "unit": h.unit, "direction": h.direction, "data": h.data,
                      "files": [h.file_name, h.file_name[:-4] + ".svg"],
                      "steps": [{"params": s.params, "commit": s.commit, "before": s.before,
