@@ -476,6 +476,10 @@ def test_slide_figures_draw_from_the_sweeps(sweeps):
     mech = figures.mechanism(tta)
     assert mech.axes[1].lines and mech.axes[0].lines     # hidden cosine and recall over random per SLIDE run
     assert mech.axes[0].collections                       # the recall's 95% interval, shaded
+    from impls.slide.training.trainer import RECALL_K     # the k the runs counted, not a literal
+    for fig in (mech, figures.hash_family(sec)):
+        assert any(ax.get_ylabel().startswith(f"recall of the {RECALL_K} best-scoring") for ax in fig.axes)
+    assert mech.axes[0].get_ylim()[0] == 0                # a ratio: no negative symlog decade
 
 
 def test_slide_runs_record_the_mechanism(sweeps):

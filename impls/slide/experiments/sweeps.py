@@ -305,7 +305,8 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
     "hash": [...], "data": stats}``: per batch size the SLIDE and dense runs and SLIDE's
     speed-up (target from the batch runs), per hash setting its accuracy, active fraction,
     speed (target from the hash runs) and the tables' recall of the best-scoring wrong labels
-    at the end (``lsh_recall``; ``lsh_random_recall``: a random set of the same size)."""
+    at the end (``lsh_recall`` of the ``lsh_recall_k`` best; ``lsh_random_recall``: a random set of the
+    same size)."""
     from impls.harness.profiles import resolve
 
     profile = resolve(profile)
@@ -344,7 +345,7 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
         hash_runs.append({"lsh": lsh, "K": K, "L": L, "name": name, "final_p_at_1": r["final_p_at_1"],
                           "active_fraction": r["active_fraction"], "samples_per_second": r["samples_per_second"],
                           "lsh_recall": r.get("final_lsh_recall"), "lsh_random_recall": r.get("final_lsh_random_recall"),
-                          "lsh_retrieved": r.get("final_lsh_retrieved"),
+                          "lsh_retrieved": r.get("final_lsh_retrieved"), "lsh_recall_k": r.get("lsh_recall_k"),
                           "time_to_target_s": r.get("time_to_target_s"), "curve": r["curve"]})
     return {"sizes": s, "profile": profile, "target_p_at_1": target, "hash_target_p_at_1": hash_target,
             "batch": batch, "hash": hash_runs,
