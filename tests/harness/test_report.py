@@ -807,6 +807,10 @@ def test_render_report_writes_html_markdown_and_pngs(tmp_path, artifacts_root):
         assert "Synthetic data" in text
     assert "(figures/toy_curve_figure.png)" in markdown
     assert "(figures/history-bench_toy.Speed.track_speedup.png)" in markdown
+    # each history caption says on which data, in report.md as in index.html
+    captions = [line for line in markdown.splitlines() if line.startswith("*bench_toy.")]
+    from impls.harness.report.history import data_caption
+    assert captions and all(data_caption(None) in c for c in captions), captions   # toy benchmarks: not known
     # each claim says where its value came from, as the HTML's hover text does
     assert "| verdict | from |" in markdown and f"bench_toy.Speed.track_speedup at {NEW[:8]}" in markdown
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]  # no staging left

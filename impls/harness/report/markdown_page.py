@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from impls.harness.report import formatting as fmt
+from impls.harness.report.history import data_caption
 from impls.harness.report.model import Report, system_name
 from impls.harness.report.paper_figures import DRAWN, ERROR
 from impls.harness.report.verdicts import ClaimResult
@@ -80,7 +81,8 @@ def _history(report: Report) -> list[str]:
         shown = (f" (showing {figure.shown} of {figure.series} parameter combinations)"
                  if figure.shown < figure.series else "")
         out.append(f"![{figure.benchmark}]({FIGURES_DIR}/{figure.file_name})\n\n"
-                   f"*{figure.benchmark}*{f' ({figure.unit})' if figure.unit.strip() else ''}{shown}\n")
+                   f"*{figure.benchmark}*{f' ({figure.unit})' if figure.unit.strip() else ''}. "
+                   f"{data_caption(figure.data)}.{shown}\n")
     return out
 
 
