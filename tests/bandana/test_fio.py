@@ -418,6 +418,7 @@ def test_characterize_short_real_run(tmp_path):
     result = dc.characterize_device(target, SMOKE_SIZES, progress=False)
     assert result["fio_version"].startswith("fio-")
     assert result["target"]["kind"] == "file" and result["target"]["created"] is False
+    assert result["target"]["device"] and result["target"]["filesystem"]   # the drive read, for the figures
     assert result["primary_engine"] == "libaio"
     assert "no_such_engine" in result["skipped_engines"]
     expected_engines = ["libaio"] + (["io_uring"] if fio.engine_available("io_uring") else [])
@@ -478,6 +479,10 @@ def test_figures_draw_from_fixture_data():
     assert len(iops.axes[0].get_lines()) == 3  # libaio, io_uring, ceiling marker
     with pytest.raises(ValueError, match="points"):
         figures.bandwidth_vs_block_size({"points": []})
+    assert iops.axes[0].get_title().startswith("fio randread, 4 KB")     # an older artifact: no drive named
+    data["target"].update(device="/dev/nvme0n1", filesystem="xfs", rotational=False)
+    for draw in (figures.bandwidth_vs_block_size, figures.iops_vs_queue_depth):   # the drive the sweep read
+        assert draw(data).axes[0].get_title().startswith("fio randread on /dev/nvme0n1 (xfs, solid-state), ")
 
 
 def test_a_target_marked_by_the_previous_version_is_rewritten(tmp_path):

@@ -18,6 +18,7 @@ from typing import Any
 
 from impls.bandana.nvm import fio
 from impls.harness import nvm_file, paths
+from impls.harness.fingerprint import nvm_target_info
 from impls.harness.progress import progress_bar
 
 CEILING_BLOCK_BYTES = 4096
@@ -206,7 +207,8 @@ def characterize_device(
 
     ``progress``: show a tqdm bar; None means only on a terminal, not under asv or CI.
 
-    Returns ``{"fio_version", "target" (see prepare_target), "sizes" (as used),
+    Returns ``{"fio_version", "target" (see prepare_target; with the drive's "device",
+    "filesystem" and "rotational", :func:`impls.harness.fingerprint.nvm_target_info`), "sizes" (as used),
     "primary_engine", "points" (FioPoint dicts: IO/s, bytes/s, microseconds),
     "skipped_engines" ({engine: reason}), "ceiling" (see pick_ceiling)}``.
     Raises FioNotFoundError without fio, NotImplementedError (asv: skip) naming each engine's
@@ -230,6 +232,8 @@ def characterize_device(
         raise NotImplementedError(f"no fio ioengine of {', '.join(sizes['engines'])} works here ({reasons})")
 
     target = prepare_target(path, sizes["file_bytes"])
+    drive = nvm_target_info(Path(target["path"]))       # what the figures name: the drive read
+    target.update({key: drive.get(key) for key in ("device", "filesystem", "rotational")})
     primary_engine = usable_engines[0]
     runs = [
         (engine, block_bytes, queue_depth)

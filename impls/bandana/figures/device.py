@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from impls.harness.figures import figure, finite, new_axes
+from impls.harness.report.setting import drive_words
 
 NO_FINITE = "no finite measurement"
 REASON_CHARS = 40
@@ -36,6 +37,14 @@ def _skipped_note(data: dict[str, Any]) -> str:
     if not isinstance(skipped, dict) or not skipped:
         return ""
     return "not run: " + "; ".join(f"{engine} ({_shortened(reason)})" for engine, reason in skipped.items())
+
+
+def _on_drive(data: dict[str, Any]) -> str:
+    """" on <device> (<filesystem>, rotational)": the drive the sweep read (its target's, where
+    the artifact records it); "" for an older artifact without it."""
+    target = data.get("target") or {}
+    words = drive_words(target.get("device"), target.get("filesystem"), target.get("rotational"))
+    return f" on {words}" if words else ""
 
 
 def _mark_empty(ax, xs: list[int]) -> None:
@@ -109,7 +118,7 @@ def bandwidth_vs_block_size(data: dict[str, Any]):
         ax.legend(fontsize="small", frameon=False)
     else:
         _mark_empty(ax, block_sizes)
-    ax.set_title(f"fio randread, direct I/O, {engine}", fontsize="medium")
+    ax.set_title(f"fio randread{_on_drive(data)}, direct I/O, {engine}", fontsize="medium")
     return fig
 
 
@@ -169,7 +178,7 @@ def iops_vs_queue_depth(data: dict[str, Any]):
     else:
         _mark_empty(ax, ticks)
     note = _skipped_note(data)
-    ax.set_title("fio randread, 4 KB blocks, direct I/O" + (f"\n{note}" if note else ""),
+    ax.set_title(f"fio randread{_on_drive(data)}, 4 KB blocks, direct I/O" + (f"\n{note}" if note else ""),
                  fontsize="medium" if not note else "small")
     return fig
 

@@ -39,6 +39,16 @@ def gpu_text(record: Mapping[str, Any]) -> str:
     return f"CUDA run ({', '.join(dict.fromkeys(names))})" if names else "CUDA run"
 
 
+def drive_words(device: Any, filesystem: Any = None, rotational: Any = None) -> str:
+    """"<device> (<filesystem>, rotational | solid-state)", each part left out where not
+    known ("" without a device name)."""
+    if not device or not isinstance(device, str):
+        return ""
+    said = [str(filesystem)] if filesystem and filesystem != "unknown" else []
+    said += [] if rotational is None else ["rotational" if rotational else "solid-state"]
+    return device + (f" ({', '.join(said)})" if said else "")
+
+
 def drive_text(record: Mapping[str, Any]) -> str:
     """"drive <device> (<filesystem>, rotational | solid-state)" the record's reads went to:
     its ``data.store`` (the replay's block store) where it names a device, else its
@@ -47,13 +57,9 @@ def drive_text(record: Mapping[str, Any]) -> str:
     store = _mapping(_mapping(record.get("data")).get("store"))
     target = _mapping(_mapping(record.get("fingerprint")).get("nvm_target"))
     device = store.get("device") or target.get("device")
-    if not device or not isinstance(device, str):
-        return ""
     filesystem = store.get("filesystem") if store.get("device") else target.get("filesystem")
-    spins = target.get("rotational") if target.get("device") == device else None
-    said = [str(filesystem)] if filesystem and filesystem != "unknown" else []
-    said += [] if spins is None else ["rotational" if spins else "solid-state"]
-    return f"drive {device}" + (f" ({', '.join(said)})" if said else "")
+    words = drive_words(device, filesystem, target.get("rotational") if target.get("device") == device else None)
+    return f"drive {words}" if words else ""
 
 
 def measured_on(claim: Claim, note: str, benchmarks: tuple[str, ...],
