@@ -70,6 +70,25 @@ def test_a_slide_run_cut_to_fewer_threads_is_not_blamed_on_the_profile():
     assert bench.row["threads"] == 1
 
 
+def test_a_speed_up_of_two_slide_runs_is_not_an_asv_number_with_a_better_side():
+    """slide-sample/slide weighs a padding choice: a faster per-sample run must not read as a
+    regression of a higher-is-better ratio. Every other pair, SLIDE against a peer, is tracked."""
+    from impls.harness import profiles
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        from benchmarks import bench_slide
+    finally:
+        sys.path.pop(0)
+    for profile in ("quick", "full"):
+        sizes = profiles.sizes("slide_train", profile)
+        tracked = bench_slide.peer_comparisons(sizes)
+        assert ["slide", "slide-sample"] in sizes["comparisons"] and "slide-sample/slide" not in tracked
+        assert len(tracked) == len(sizes["comparisons"]) - 1 and "dense-cpu/slide" in tracked
+    assert bench_slide.peer_comparisons({"runs": [{"name": "a", "method": "slide"}, {"name": "b", "method": "dense"}],
+                                         "comparisons": [["a", "b"], ["b", "a"]]}) == ["b/a", "a/b"]
+
+
 def test_profiles_toml_matches_its_lock(load_script):
     """An edit of impls/profiles.toml does not change any asv version (pins do), so every
     [table.profile] must be as benchmarks/sizes_lock.json records it."""
