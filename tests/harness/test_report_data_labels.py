@@ -187,6 +187,9 @@ def test_an_on_device_read_names_its_drive_and_a_simulation_no_hardware():
     [result] = evaluate_claims([on_device], _points(), {"bandana_replay": replay}, state)
     assert result.setting == "drive /dev/vda (ext4, rotational)", result
     assert formatting.data_note(result) == " (synthetic data; drive /dev/vda (ext4, rotational))"
+    from impls.harness.report import html_page
+    [row] = html_page._claim_rows([result])              # the closing parenthesis kept
+    assert ">synthetic data; drive /dev/vda (ext4, rotational)</span>" in row[3]
     # the store on another drive than the NVM target: its device and filesystem, not the target's spin
     replay["data"]["store"] = {"device": "/dev/nvme0n1", "filesystem": "xfs"}
     [result] = evaluate_claims([on_device], _points(), {"bandana_replay": replay}, state)

@@ -140,12 +140,11 @@ def interval_note(result: ClaimResult) -> str:
 REAL_DIGITS = 12  # hex digits of a real data file's sha256 shown beside the value (the detail has all)
 
 
-def data_note(result: ClaimResult) -> str:
-    """`` (real data, sha256 <first 12 hex>)`` beside a measured value whose run's artifact
-    records its real input file's checksum (``ClaimResult.real_data``; several digests joined
-    by ", "), else `` (synthetic data)`` beside one drawn from synthetic data, `` (partly
-    synthetic data)`` beside one drawn partly from it, `` (measured data)`` beside one that is
-    not; the hardware it was measured on after a "; " where that shapes it
+def data_words(result: ClaimResult) -> str:
+    """What the data behind a measured value were: "real data, sha256 <first 12 hex>" where its
+    run's artifact records its real input file's checksum (``ClaimResult.real_data``; several
+    digests joined by ", "), else "synthetic data", "partly synthetic data" or "measured data";
+    then the hardware it was measured on after a "; " where that shapes it
     (``ClaimResult.setting``); "" without a value or when neither is known."""
     if result.measured is None:
         return ""
@@ -154,7 +153,12 @@ def data_note(result: ClaimResult) -> str:
     else:
         kind = {None: "", "synthetic": "synthetic data", "partly synthetic": "partly synthetic data"}.get(
             result.data, "measured data")
-    said = "; ".join(filter(None, (kind, result.setting)))
+    return "; ".join(filter(None, (kind, result.setting)))
+
+
+def data_note(result: ClaimResult) -> str:
+    """:func:`data_words` in parentheses after a space, to follow the value; "" where they are."""
+    said = data_words(result)
     return f" ({said})" if said else ""
 
 

@@ -68,7 +68,7 @@ def _claim_rows(results: list[ClaimResult]) -> list[list[str]]:
             escape(fmt.paper_value_and_band(claim)),
             f"<span title='{escape(result.detail)}'>{escape(fmt.measured(result))}</span>"
             + (f"<br><span class='small{' synthetic' if result.data == 'synthetic' else ''}'>"
-               f"{escape(fmt.data_note(result).strip(' ()'))}</span>" if fmt.data_note(result) else "")
+               f"{escape(fmt.data_words(result))}</span>" if fmt.data_words(result) else "")
             + (f"<br><span class='small'>{escape(fmt.interval_note(result))}</span>"
                if fmt.interval_note(result) else ""),
             escape(fmt.ratio(result)),
