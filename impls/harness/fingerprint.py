@@ -98,10 +98,14 @@ def _block_queue(device: str) -> dict:
     }
 
 
+RAW_DEVICE = "raw block device"   # the "filesystem" of a block-device target: none, read raw
+
+
 def nvm_target_info(target: Path | None = None) -> dict:
     """Return filesystem, device, rotational, block sizes (bytes) and free bytes of the NVM target
     (each unknown, None or "", with ``error`` saying why, when DLSYSBENCH_NVM_PATH cannot be
-    expanded: the capabilities then say so per experiment)."""
+    expanded: the capabilities then say so per experiment). A file's are those of the mount
+    holding it; a block device's its own (``filesystem`` :data:`RAW_DEVICE`)."""
     try:
         target = Path(target or paths.nvm_target_path())
     except ValueError as err:                     # '~nosuchuser/x'
@@ -109,15 +113,16 @@ def nvm_target_info(target: Path | None = None) -> dict:
                 "filesystem": "unknown", "mount_point": None, "device": "", "block_device": False,
                 "rotational": None, "logical_block_size": None, "physical_block_size": None,
                 "free_bytes": None, "error": str(err)}
-    mount = capabilities.mount_of(target) or {}
-    source = mount.get("source", "")
+    raw = capabilities.is_device_target(target)   # read raw: the device itself, not /dev's mount
+    mount = {} if raw else capabilities.mount_of(target) or {}
+    source = os.path.realpath(target) if raw else mount.get("source", "")
     info = {
         "path": str(target),
         "from_env": "DLSYSBENCH_NVM_PATH" in os.environ,
         "exists": target.exists(),
-        "filesystem": mount.get("fstype", "unknown"),
+        "filesystem": RAW_DEVICE if raw else mount.get("fstype", "unknown"),
         "mount_point": mount.get("mount_point"),
-        "device": source, "block_device": capabilities.is_device_target(target),
+        "device": source, "block_device": raw,
         "rotational": None, "logical_block_size": None, "physical_block_size": None,
     }
     if source.startswith("/dev/"):
