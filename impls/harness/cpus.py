@@ -85,6 +85,15 @@ def effective_cpus(cpus: int | None = None) -> int:
     return min(cpus, max(1, math.ceil(quota - 1e-9))) if quota is not None else cpus
 
 
+def crowded_threads(threads: int) -> str | None:
+    """"<threads> threads, and this process may use <n> CPU(s) (its affinity or cgroup quota)"
+    where ``threads`` exceeds :func:`effective_cpus` (they share the CPUs, and every rate they
+    measure shows it); None where they fit."""
+    usable = effective_cpus()
+    return (f"{threads} threads, and this process may use {usable} CPU(s) (its affinity or cgroup quota)"
+            if threads > usable else None)
+
+
 def affinity_cpus() -> int:
     """The CPUs of this process's affinity mask (``os.cpu_count()`` where the OS has none; >= 1)."""
     try:

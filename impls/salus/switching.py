@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     before the first measurement, and checkpoint folders of killed runs are removed first."""
     import torch   # here, not at the top: a Ctrl-C during the import is handled as any other
 
-    from impls.harness.capabilities import effective_cpus
+    from impls.harness.cpus import crowded_threads
     from impls.salus.core.devices import get_device
     from impls.salus.core.switching import DEFAULT_WORKLOADS, print_table, switching_latency
     from impls.salus.core.workloads import WORKLOADS
@@ -54,9 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.check_output(None if args.json in (None, "-") else args.json, "--json")
     if args.threads:
         torch.set_num_threads(args.threads)
-        if args.threads > (usable := effective_cpus()):
-            cli.warn(f"--threads {args.threads}, and this process may use {usable} CPU(s) (its affinity or "
-                     "cgroup quota): the threads share them, and the latencies show it")
+        if crowded := crowded_threads(args.threads):
+            cli.warn(f"--threads: {crowded}: the threads share them, and the latencies show it")
     result = switching_latency(args.device, names, args.repeats, args.restart_repeats)
     if not cli.emit_json(args.json, result):
         print_table(result)

@@ -230,20 +230,17 @@ def _warn_clamped(args, train_points: int, test_points: int) -> None:
     uses what there is, and its result records that); a default that does is used quietly."""
     import numba
 
-    from impls.harness.capabilities import effective_cpus
+    from impls.harness import cpus
 
     pool = numba.config.NUMBA_NUM_THREADS
     if args.threads is not None and args.threads > pool:
-        from impls.harness import cpus
-
         why = (f"the cgroup CPU quota allows {pool} (impls set NUMBA_NUM_THREADS={pool}; set it yourself to "
                "run more threads on the quota)" if cpus.capped.get("NUMBA_NUM_THREADS") == str(pool)
                else f"numba's pool has {pool} (NUMBA_NUM_THREADS, else this machine's CPUs)")
         cli.warn(f"--threads {args.threads}: {why}; using {pool}")
     running = None if args.threads is None else min(args.threads, numba.config.NUMBA_NUM_THREADS)
-    if running is not None and running > (usable := effective_cpus()):
-        cli.warn(f"{running} threads, and this process may use {usable} CPU(s) (its affinity or cgroup quota): "
-                 "the threads share them, and the samples/s show it")
+    if running is not None and (crowded := cpus.crowded_threads(running)):
+        cli.warn(f"{crowded}: the threads share them, and the samples/s show it")
     if "batch" in args.given and args.batch > train_points:
         cli.warn(f"--batch {args.batch} is more than the {train_points} labelled training points: "
                  f"each batch is all of them")

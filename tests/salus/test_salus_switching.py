@@ -212,11 +212,11 @@ def test_switching_cli_refuses_before_measuring(argv, message, capsys):
 def test_switching_cli_warns_of_more_threads_than_cpus(monkeypatch, capsys):
     import torch
 
-    from impls.harness import capabilities
+    from impls.harness import cpus
     from impls.salus.core import switching as engine
     from impls.salus.switching import main
 
-    monkeypatch.setattr(capabilities, "effective_cpus", lambda cpus=None: 2)
+    monkeypatch.setattr(cpus, "effective_cpus", lambda cpus=None: 2)
     monkeypatch.setattr(torch, "set_num_threads", lambda n: None)   # the test process keeps its pool
     monkeypatch.setattr(engine, "switching_latency", lambda *a: {})
     monkeypatch.setattr(engine, "print_table", lambda result: None)
@@ -224,7 +224,7 @@ def test_switching_cli_warns_of_more_threads_than_cpus(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
     assert main(["--repeats", "1", "--threads", "8"]) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--threads 8, and this process may use 2 CPU(s)" in err, err
+    assert err.count("\n") == 1 and "--threads: 8 threads, and this process may use 2 CPU(s)" in err, err
 
 
 def test_a_device_is_cpu_cuda_or_cuda_n_and_an_index_this_machine_has(monkeypatch):

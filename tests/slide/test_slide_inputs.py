@@ -675,11 +675,12 @@ def test_train_says_when_its_threads_share_fewer_usable_cpus(tmp_path, capsys, m
     # the threads asked for run, but share them, and the default takes only the usable ones
     import numba
 
-    from impls.harness import capabilities
+    from impls.harness import capabilities, cpus
     from impls.slide.train import main
     from impls.slide.training import trainer
 
     monkeypatch.setattr(capabilities, "effective_cpus", lambda: 1)
+    monkeypatch.setattr(cpus, "effective_cpus", lambda: 1)
     pair = write(tmp_path / "train.txt", "3 20 3\n0 0:1\n1 1:1\n2 2:1\n")
     threads = min(2, numba.config.NUMBA_NUM_THREADS)
     assert main(["--train", str(pair), "--test", str(pair), "--threads", str(threads), "--max-iterations", "1",
