@@ -73,6 +73,18 @@ class _ClosedStdout(io.TextIOBase):
         raise UsageError("standard output is closed", ">&-", "expected it open: the result is printed there")
 
 
+def _hold_descriptor(fd: int) -> None:
+    """Point descriptor ``fd`` at /dev/null where it is closed, so that the next file this
+    process opens does not take its number (a child inheriting it would write into that file)."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        held = os.open(os.devnull, os.O_WRONLY)
+        if held != fd:
+            os.dup2(held, fd)
+            os.close(held)
+
+
 # --------------------------------------------------------------------------- cleanup registry
 
 _registered: list[Path] = []
@@ -291,6 +303,7 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = (),
             args = list(sys.argv[1:] if argv is None else argv)
             if sys.stdout is None:
                 sys.stdout = _ClosedStdout()
+                _hold_descriptor(1)
             debug = _debugging(args)
             in_main_thread = threading.current_thread() is threading.main_thread()
             if in_main_thread and interrupts.state(sys._getframe().f_back) == interrupts.RECORD:

@@ -463,6 +463,26 @@ def test_a_closed_standard_output_is_an_error_not_a_silent_success(tmp_path):
     assert to_file.returncode == 0 and json.loads((tmp_path / "out.json").read_text())["lanes"], to_file
 
 
+def test_a_closed_descriptor_is_held_on_dev_null_so_no_file_takes_its_number():
+    from impls.harness import cli
+
+    free = 200
+    try:
+        os.close(free)
+    except OSError:
+        pass
+    try:
+        cli._hold_descriptor(free)
+        assert os.path.samestat(os.fstat(free), os.stat(os.devnull))
+        opened = os.open(os.devnull, os.O_RDONLY)
+        assert opened != free
+        os.close(opened)
+        cli._hold_descriptor(free)             # open already: left as it is
+        assert os.path.samestat(os.fstat(free), os.stat(os.devnull))
+    finally:
+        os.close(free)
+
+
 def test_doctor_reports_a_bad_profile_as_an_error_line(monkeypatch, capsys):
     from impls.harness import fingerprint
 

@@ -161,6 +161,9 @@ def test_the_hardware_a_value_was_measured_on_is_shown_beside_it_and_in_report_j
     cuda = _record("salus_switching_cuda", {"largest": {"inprocess_p99_s": 0.0002}}, synthetic=True, fingerprint=gpu)
     [result] = evaluate_claims([switch], _points(), {"salus_switching": cpu, "salus_switching_cuda": cuda}, _no_cuda())
     assert result.setting == "CUDA run (NVIDIA H100)"
+    cuda["data"]["device_name"] = "cuda:1 NVIDIA A100"     # the device the run used, where it names one
+    [result] = evaluate_claims([switch], _points(), {"salus_switching": cpu, "salus_switching_cuda": cuda}, _no_cuda())
+    assert result.setting == "CUDA run (cuda:1 NVIDIA A100)"
 
 
 def test_report_json_lists_a_figures_data_and_caption():

@@ -185,7 +185,7 @@ def _report(figures=(), history=()) -> Report:
     return Report("m", "2026-01-01", "quick", commits, [], [], [], list(figures), list(history), [], [])
 
 
-@pytest.mark.parametrize("unit, caption", [("", "*b.A.track_ratio*\n"), ("s", "*b.A.track_ratio* (s)\n")])
+@pytest.mark.parametrize("unit, caption", [("", "*b.A.track_ratio*. Data"), ("s", "*b.A.track_ratio* (s). Data")])
 def test_a_history_caption_has_parentheses_only_around_a_unit(unit, caption):
     history = HistoryFigure("b.A.track_ratio", unit, ("c" * 40,), 1, 1, b"png")
     markdown = render_markdown(_report(history=[history]))

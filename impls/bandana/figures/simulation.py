@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 from impls.bandana.geometry import BLOCK_BYTES, VECTOR_BYTES
-from impls.harness.figures import figure, grouped_bars, new_axes
+from impls.harness.figures import figure, finite, grouped_bars, new_axes
 
 NO_LOCALITY = VECTOR_BYTES / BLOCK_BYTES   # one useful vector in every block read
 NO_LOCALITY_LABEL = f"one vector per block read ({VECTOR_BYTES} B of {BLOCK_BYTES} B)"
@@ -107,7 +107,7 @@ def miniature_vs_full(data: dict):
             ax.plot([low, high], [low, high], color="grey", linestyle=":", linewidth=1)
         ax.set_xlabel(f"full simulation: {label}")
         ax.set_ylabel(f"miniature (rate {mini['rate']}): {label}")
-    ax_bw.set_title(f"speed-up {mini['speedup']:.1f}×, worst error {mini['max_abs_error_effective_bandwidth']:.4f}",
-                    fontsize=9)
+    speedup = f"{mini['speedup']:.1f}×" if finite(mini.get("speedup")) else "not measured (timed at 0 s)"
+    ax_bw.set_title(f"speed-up {speedup}, worst error {mini['max_abs_error_effective_bandwidth']:.4f}", fontsize=9)
     ax_hit.set_title(f"worst error {mini['max_abs_error_hit_rate']:.3f}", fontsize=9)
     return fig

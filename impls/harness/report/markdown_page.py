@@ -81,8 +81,8 @@ def _history(report: Report) -> list[str]:
         shown = (f" (showing {figure.shown} of {figure.series} parameter combinations)"
                  if figure.shown < figure.series else "")
         out.append(f"![{figure.benchmark}]({FIGURES_DIR}/{figure.file_name})\n\n"
-                   f"*{figure.benchmark}*{f' ({figure.unit})' if figure.unit.strip() else ''}. "
-                   f"{data_caption(figure.data)}.{shown}\n")
+                   f"*{figure.benchmark}*{f' ({figure.unit})' if figure.unit.strip() else ''}{shown}. "
+                   f"{data_caption(figure.data)}.\n")
     return out
 
 

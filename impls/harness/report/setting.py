@@ -32,7 +32,12 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def gpu_text(record: Mapping[str, Any]) -> str:
-    """"CUDA run (<GPU names>)" from the record's fingerprint; "CUDA run" where it names none."""
+    """"CUDA run (<GPU>)": the device the run used where its data name it (``device_name``,
+    e.g. "cuda:0 NVIDIA H100"), else the GPUs of the record's fingerprint; "CUDA run" where
+    neither names one."""
+    used = _mapping(record.get("data")).get("device_name")
+    if isinstance(used, str) and used.startswith("cuda"):
+        return f"CUDA run ({used})"
     devices = _mapping(_mapping(record.get("fingerprint")).get("gpu")).get("devices")
     names = [str(d["name"]) for d in devices if isinstance(d, Mapping) and d.get("name")] \
         if isinstance(devices, list) else []
