@@ -47,8 +47,8 @@ from impls.harness import cli
 from impls.salus.core.philly_log import PHILLY_ZONE
 from impls.salus.core.trace_times import ZONE_EXPECTED, zone_name
 from impls.salus.core.traces import iterations_for
+from impls.salus.paper import JCT_CLAIM as CLAIM
 
-CLAIM = "salus-jct-srtf-vs-fifo"
 POLICIES = ("fifo", "srtf", "fair")
 DEFAULT_ITERATION_MS = 100.0
 FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this

@@ -69,23 +69,26 @@ def test_o_direct_probe_creates_no_directory_and_refuses_a_directory(tmp_path, m
     assert not cap.available and "is a directory" in cap.reason
 
 
-def test_a_block_device_target_is_described_as_itself_not_as_dev_s_mount():
-    from impls.harness.fingerprint import RAW_DEVICE, nvm_target_info
-
+def _a_block_device() -> Path:
+    """A block device node of this machine; the test is skipped where there is none."""
     devices = [Path("/dev") / name for name in ("vda", "sda", "nvme0n1", "xvda", "loop0")]
     found = next((d for d in devices if d.exists() and stat.S_ISBLK(d.stat().st_mode)), None)
     if found is None:
         pytest.skip("no block device node to read here")
+    return found
+
+
+def test_a_block_device_target_is_described_as_itself_not_as_dev_s_mount():
+    from impls.harness.fingerprint import RAW_DEVICE, nvm_target_info
+
+    found = _a_block_device()
     info = nvm_target_info(found)
     assert info["block_device"] and info["device"] == os.path.realpath(found)   # not 'devtmpfs'
     assert info["filesystem"] == RAW_DEVICE and info["mount_point"] is None
 
 
 def test_a_block_device_is_not_refused_for_living_on_devtmpfs(monkeypatch):
-    devices = [Path("/dev") / name for name in ("vda", "sda", "nvme0n1", "xvda", "loop0")]
-    found = next((d for d in devices if d.exists() and stat.S_ISBLK(d.stat().st_mode)), None)
-    if found is None:
-        pytest.skip("no block device node to read here")
+    found = _a_block_device()
     cap = capabilities.check_o_direct(found)
     assert "devtmpfs" not in cap.reason and "in memory" not in cap.reason
 

@@ -336,7 +336,7 @@ def test_the_policy_experiment_stores_no_paper_value_its_figure_and_table_read_t
     """The paper's ratio is read from reports/claims.toml where it is shown, and the figure names the device."""
     from impls.salus.experiments import scheduling as experiments
     from impls.salus.figures import scheduling as figures
-    from impls.salus.figures.paper import JCT_CLAIM, paper_value
+    from impls.salus.paper import JCT_CLAIM, paper_value
 
     _profiles_10_ms_slower_each_time(monkeypatch, experiments)
     out = experiments.policy_experiment(TWO_JOBS, "cpu", progress=False)
@@ -346,7 +346,7 @@ def test_the_policy_experiment_stores_no_paper_value_its_figure_and_table_read_t
     assert f"× on cpu (paper: {paper:g}× on a GPU)" in figures.jct_cdf(out).axes[0].get_title()
     experiments.print_policies(out)
     assert f"(paper {paper:g}x); paper-sized simulation" in capsys.readouterr().out
-    monkeypatch.setattr("impls.salus.figures.paper.paper_value", lambda claim_id: None)
+    monkeypatch.setattr("impls.salus.paper.paper_value", lambda claim_id: None)
     experiments.print_policies(out)         # no single value in claims.toml: the table leaves it out
     printed = capsys.readouterr().out
     assert "average JCT FIFO / SRTF: real" in printed and "(paper" not in printed

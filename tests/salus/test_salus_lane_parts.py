@@ -11,7 +11,7 @@ import torch
 from impls.harness import capabilities, profiles
 from impls.salus.experiments import inference
 from impls.salus.figures import lanes as lane_figures
-from impls.salus.figures.paper import HYPERPARAM_CLAIM, paper_value
+from impls.salus.paper import HYPERPARAM_CLAIM, paper_value
 from impls.salus.memory import memory_profile, utilisation
 from impls.salus.core.executor import Submission
 from impls.salus.memory.lane_executor import LaneDevice, LaneExecutor, LaneHandle

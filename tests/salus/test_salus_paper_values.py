@@ -7,7 +7,8 @@ import re
 import pytest
 
 from impls.harness.report import render, verdicts
-from impls.salus.figures import lanes, paper
+from impls.salus import paper
+from impls.salus.figures import lanes
 from impls.salus.figures import scheduling as figures
 
 

@@ -519,7 +519,7 @@ def print_policies(data: dict) -> None:
         print("average JCT FIFO / SRTF: not given, jobs failed under FIFO or SRTF (the averages would be over "
               "different jobs)")
     elif ratio.get("real"):
-        from impls.salus.figures.paper import JCT_CLAIM, paper_value
+        from impls.salus.paper import JCT_CLAIM, paper_value
 
         paper = paper_value(JCT_CLAIM)      # None: no single value in reports/claims.toml
         paper_text = "" if paper is None else f" (paper {paper:g}x)"

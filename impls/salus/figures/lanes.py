@@ -4,7 +4,7 @@ hyper-parameter makespan and utilisation, inference latency CDFs and devices nee
 ``data`` is what :mod:`impls.salus.experiments.lanes` returned (artifacts ``salus_lanes``,
 ``salus_hyperparam``, ``salus_inference``). Inputs are synthetic tensors and synthetic
 job mixes / request streams; every figure says so. The paper's value is read from
-``reports/claims.toml`` when a figure is drawn (:mod:`impls.salus.figures.paper`).
+``reports/claims.toml`` when a figure is drawn (:mod:`impls.salus.paper`).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 
 from impls.harness.figures import figure, grouped_bars, new_axes
-from impls.salus.figures.paper import HYPERPARAM_CLAIM, paper_note
+from impls.salus.paper import HYPERPARAM_CLAIM, paper_note
 
 MB = 2 ** 20
 TITLE_WIDTH = 170     # characters per title line at fontsize 7 on an 11-inch-wide figure

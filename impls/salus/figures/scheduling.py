@@ -5,7 +5,7 @@ policy, and the executor's overhead.
 :func:`impls.salus.experiments.scheduling.policy_experiment` /
 :func:`impls.salus.experiments.scheduling.overhead_experiment` returned. Every title names
 the device the runs used (where the artifact records it); the paper's value is read from
-``reports/claims.toml`` when the figure is drawn (:mod:`impls.salus.figures.paper`).
+``reports/claims.toml`` when the figure is drawn (:mod:`impls.salus.paper`).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from impls.harness.figures import figure, grouped_bars, new_axes
-from impls.salus.figures.paper import JCT_CLAIM, device_of, paper_note
+from impls.salus.paper import JCT_CLAIM, device_of, paper_note
 
 TICK_CHARS = 24      # longest tick label under a bar group before it is cut with "…"
 METHOD_LABELS = {

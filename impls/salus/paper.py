@@ -1,4 +1,5 @@
-"""The paper's values that Salus figures draw, read from ``reports/claims.toml`` by claim id.
+"""The paper's values that Salus figures and command lines quote, read from
+``reports/claims.toml`` by claim id (the ids are named here, once).
 
 :func:`paper_value` is a claim's single paper value, or None; :func:`paper_note` is the
 part of a title that quotes it, or "" where :func:`paper_value` is None, so that a figure
