@@ -1,5 +1,6 @@
-"""The paper's values that Salus figures and command lines quote, read from
-``reports/claims.toml`` by claim id (the ids are named here, once).
+"""The paper's values that Salus figures and command lines quote, read by claim id (the ids
+are named here, once) from the claims file a report is rendered with
+(:func:`impls.harness.report.verdicts.claims_in_use`), else from ``reports/claims.toml``.
 
 :func:`paper_value` is a claim's single paper value, or None; :func:`paper_note` is the
 part of a title that quotes it, or "" where :func:`paper_value` is None, so that a figure
@@ -17,8 +18,8 @@ ON_A_GPU = "on a GPU"                                  # the paper's device, for
 
 
 def paper_value(claim_id: str) -> float | None:
-    """The paper value of claim ``claim_id`` of the suite's ``reports/claims.toml``; None when
-    the file has no such claim, cannot be read or breaks its schema, or the value is a range
+    """The paper value of claim ``claim_id`` of the claims file in use
+    (:func:`~impls.harness.report.verdicts.suite_claim`); None when the file has no such claim, cannot be read or breaks its schema, or the value is a range
     or not finite (no single number to quote)."""
     from impls.harness.report import verdicts
     from impls.harness.report.claims import ClaimsError

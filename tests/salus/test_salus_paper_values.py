@@ -2,6 +2,7 @@
 the artifact), draw without them where the claim has no single value, and name the device."""
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -129,3 +130,27 @@ def test_artifacts_that_record_no_device_still_draw_without_naming_one():
     assert "= 2.00× here (paper: " in jct_title(policies_data())
     assert "None" not in figures.avg_jct_real_vs_simulated(policies_data()).axes[0].get_title()
     assert figures.executor_overhead(overhead_data()).axes[0].get_title() == ""
+
+
+def test_a_report_rendered_with_its_own_claims_file_quotes_that_file_in_the_titles(tmp_path, monkeypatch):
+    """render_report --claims FILE: the figures quote FILE's paper value, as its verdicts do,
+    in this process and in the worker processes that draw a full report's figures."""
+    from impls.harness import figures as registry
+    from impls.harness.report.machine_state import MachineState
+    from impls.harness.report.paper_figures import DRAWN, render_paper_figures
+
+    claims_with(tmp_path, monkeypatch, {paper.JCT_CLAIM: {"paper_value": "4.56"}})
+    own = tmp_path / "claims.toml"
+    monkeypatch.undo()                                   # the suite's file is the default again
+    assert paper.paper_value(paper.JCT_CLAIM) != 4.56
+    spec = registry.discover()[0]["salus_jct_cdf"]
+    record = {"schema": 1, "name": "salus_policies", "experiment": "salus.policies", "profile": "smoke",
+              "created": "2024-02-01T13:00:00+00:00", "machine": "toybox", "commit": "e" * 40,
+              "synthetic": True, "data": policies_data(device="cpu", device_name="cpu")}
+    state = MachineState("toybox", None, "test", {})
+    for workers, copies in ((1, 1), (2, 16)):            # 16 figures: drawn by two spawned workers
+        specs = {f"jct{i}": dataclasses.replace(spec, name=f"jct{i}") for i in range(copies)}
+        drawn = render_paper_figures(specs, {"salus_policies": record}, state, workers, claims_path=own)
+        assert all(f.status == DRAWN for f in drawn), [f.caption for f in drawn]
+        assert all(b"(paper: 4.56\xc3\x97 on a GPU)" in f.svg for f in drawn)
+    assert paper.paper_value(paper.JCT_CLAIM) != 4.56      # the default is back after the report

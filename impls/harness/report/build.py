@@ -455,7 +455,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         environment=environment_tables(state, machine_json),
         claims=[r for r in evaluated if not r.claim.peer],
         peers=[r for r in evaluated if r.claim.peer],
-        figures=render_paper_figures(figure_specs, records, state),
+        figures=render_paper_figures(figure_specs, records, state, claims_path=claims_path),
         history=history_figures(frame, directions, noise, bounds=bounds),
         skipped=skipped_points(points, info, state, skip_log.read(machine, Path(artifacts_root))),
         notes=notes,

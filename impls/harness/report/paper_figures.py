@@ -15,12 +15,13 @@ import datetime as dt
 import re
 import traceback
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
 
 from impls.harness.figures import FigureSpec
-from impls.harness.report import plotting
+from impls.harness.report import plotting, verdicts
 from impls.harness.report.machine_state import MachineState
 
 DRAWN = "drawn"
@@ -148,10 +149,11 @@ def describe_error(err: BaseException) -> str:
 
 
 def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
-                  state: MachineState) -> FigureResult:
+                  state: MachineState, claims_path: Path | None = None) -> FigureResult:
     """Return the :class:`FigureResult` of ``spec``: DRAWN with PNG and SVG, NO_DATA when it
     draws no finite point (:func:`plotting.finite_count`), NOT_MEASURED without its artifact,
-    ERROR when its draw function fails (never raises for that)."""
+    ERROR when its draw function fails (never raises for that). A paper value the figure
+    quotes is read from ``claims_path`` (default: the suite's claims file)."""
     base = {"name": spec.name, "title": spec.title, "system": spec.system,
             "paper_figure": spec.paper_figure}
     record = artifacts.get(spec.artifact)
@@ -162,7 +164,8 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
         return FigureResult(**base, status=NOT_MEASURED, caption=caption)
     figure = None
     try:
-        figure = captioned_figure(spec, record)
+        with verdicts.claims_in_use(claims_path):
+            figure = captioned_figure(spec, record)
         empty = no_data_caption(spec.artifact, figure) if not plotting.finite_count(figure) else None
         png, svg = (None, None) if empty else (plotting.to_png(figure), plotting.to_svg(figure))
     except Exception as err:  # noqa: BLE001 - one broken figure must not stop the report
@@ -178,10 +181,12 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
 
 
 def render_paper_figures(specs: Mapping[str, FigureSpec], artifacts: Mapping[str, Mapping[str, Any]],
-                         state: MachineState, workers: int | None = None) -> list[FigureResult]:
+                         state: MachineState, workers: int | None = None,
+                         claims_path: Path | None = None) -> list[FigureResult]:
     """Return every figure's result, ordered by system, then paper figure, then name; drawn
-    in ``workers`` processes where there are enough figures (:func:`plotting.draw_all`)."""
+    in ``workers`` processes where there are enough figures (:func:`plotting.draw_all`),
+    quoting paper values from ``claims_path`` (:func:`render_figure`)."""
     ordered = sorted(specs.values(), key=lambda s: (s.system, s.paper_figure, s.name))
-    calls = [(spec, {spec.artifact: artifacts[spec.artifact]} if spec.artifact in artifacts else {}, state)
-             for spec in ordered]
+    calls = [(spec, {spec.artifact: artifacts[spec.artifact]} if spec.artifact in artifacts else {}, state,
+              claims_path) for spec in ordered]
     return plotting.draw_all(render_figure, calls, workers)

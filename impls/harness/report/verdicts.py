@@ -64,9 +64,12 @@ range, and exactly 1 inside it. None where that end is 0.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -236,13 +239,32 @@ def judge(claim: Claim, measured: float) -> str:
     return NOT_REPRODUCED
 
 
+_CLAIMS_IN_USE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("claims_in_use", default=None)
+
+
+@contextlib.contextmanager
+def claims_in_use(path: Path | None) -> Iterator[None]:
+    """Within the block, :func:`suite_claim` reads the claims file ``path`` (the one a report
+    is rendered with, so that what a figure quotes is what the report judges by); ``None``
+    leaves the file as it was."""
+    token = _CLAIMS_IN_USE.set(Path(path)) if path is not None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _CLAIMS_IN_USE.reset(token)
+
+
 def suite_claim(claim_id: str) -> Claim:
-    """Claim ``claim_id`` of the suite's ``reports/claims.toml``; KeyError for an unknown id."""
+    """Claim ``claim_id`` of the claims file in use (:func:`claims_in_use`), else of the
+    suite's ``reports/claims.toml``; KeyError for an unknown id, ClaimsError for a file that
+    cannot be read or breaks the schema."""
     from impls.harness.report import claims, render
 
-    found = [c for c in claims.load_claims(render.default_claims_path()) if c.id == claim_id]
+    path = _CLAIMS_IN_USE.get() or render.default_claims_path()
+    found = [c for c in claims.load_claims(path) if c.id == claim_id]
     if not found:
-        raise KeyError(f"no claim {claim_id!r} in {render.default_claims_path()}")
+        raise KeyError(f"no claim {claim_id!r} in {path}")
     return found[0]
 
 
