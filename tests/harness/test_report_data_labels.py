@@ -166,6 +166,23 @@ def test_the_hardware_a_value_was_measured_on_is_shown_beside_it_and_in_report_j
     assert result.setting == "CUDA run (cuda:1 NVIDIA A100)"
 
 
+def test_a_ratio_of_a_cuda_run_over_a_cpu_run_names_the_device_of_each_side():
+    from impls.harness.report.setting import measured_on
+
+    [vs_gpu] = [c for c in load_claims(REAL_CLAIMS) if c.id == "slide-amazon-vs-tf-gpu"]
+    benchmarks = ("bench_slide.SlideSpeedup.track_time_to_target_ratio",)
+    gpu = {"gpu": {"available": True, "devices": [{"name": "NVIDIA H100"}]}}
+    runs = [{"name": "slide", "method": "slide", "threads": 2},          # no device: the CPU
+            {"name": "dense-cuda", "method": "dense", "device": "cuda", "threads": 2}]
+    tta = _record("slide_time_to_accuracy", {"runs": runs}, synthetic=True, fingerprint=gpu)
+    said = measured_on(vs_gpu, "", benchmarks, {"slide_time_to_accuracy": tta})
+    assert said == "dense-cuda on CUDA (NVIDIA H100) against slide on the CPU"
+    runs[0]["device"] = "cuda:1"                                          # both on a GPU: one CUDA run
+    assert measured_on(vs_gpu, "", benchmarks, {"slide_time_to_accuracy": tta}) == "CUDA run (NVIDIA H100)"
+    del runs[1]                                                           # a side not in the artifact
+    assert measured_on(vs_gpu, "", benchmarks, {"slide_time_to_accuracy": tta}) == "CUDA run (NVIDIA H100)"
+
+
 def test_report_json_lists_a_figures_data_and_caption():
     from impls.harness.report.report_json import figure_document
 

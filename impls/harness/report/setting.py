@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from impls.harness.report.claims import Claim
+from impls.harness.report.claims import BenchmarkSource, Claim
 from impls.harness.report.provenance import artifact_of
 
 CPU_NOT_GPU = "CPU run, not the paper's GPU"
@@ -31,17 +31,50 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def gpu_text(record: Mapping[str, Any]) -> str:
-    """"CUDA run (<GPU>)": the device the run used where its data name it (``device_name``,
-    e.g. "cuda:0 NVIDIA H100"), else the GPUs of the record's fingerprint; "CUDA run" where
-    neither names one."""
-    used = _mapping(record.get("data")).get("device_name")
+def gpu_name(record: Mapping[str, Any], used: Any = None) -> str:
+    """The GPU a run used: ``used`` or the record's ``data.device_name`` where it is a CUDA
+    device's name (e.g. "cuda:0 NVIDIA H100"), else the GPUs of the record's fingerprint
+    (comma-separated, each once); "" where neither names one."""
+    used = used if used is not None else _mapping(record.get("data")).get("device_name")
     if isinstance(used, str) and used.startswith("cuda"):
-        return f"CUDA run ({used})"
+        return used
     devices = _mapping(_mapping(record.get("fingerprint")).get("gpu")).get("devices")
     names = [str(d["name"]) for d in devices if isinstance(d, Mapping) and d.get("name")] \
         if isinstance(devices, list) else []
-    return f"CUDA run ({', '.join(dict.fromkeys(names))})" if names else "CUDA run"
+    return ", ".join(dict.fromkeys(names))
+
+
+def gpu_text(record: Mapping[str, Any]) -> str:
+    """"CUDA run (<GPU>)" (:func:`gpu_name`), "CUDA run" where no GPU is named."""
+    name = gpu_name(record)
+    return f"CUDA run ({name})" if name else "CUDA run"
+
+
+def _compared_runs(claim: Claim, record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The two runs a claim's ratio compares: its measured point's ``comparison`` parameter
+    ("<a>/<b>") looked up by name in the record's ``data.runs``; [] where the claim reads no
+    such parameter or either run is not there."""
+    point = claim.measured.point if isinstance(claim.measured, BenchmarkSource) else None
+    comparison = point.params.get("comparison") if point is not None else None
+    runs = _mapping(record.get("data")).get("runs")
+    if not isinstance(comparison, str) or comparison.count("/") != 1 or not isinstance(runs, list):
+        return []
+    by_name = {r.get("name"): r for r in runs if isinstance(r, Mapping)}
+    found = [by_name.get(name) for name in comparison.split("/")]
+    return found if all(found) else []
+
+
+def mixed_devices_text(claim: Claim, record: Mapping[str, Any]) -> str:
+    """"<run> on CUDA (<GPU>) against <run> on the CPU" where the claim's ratio sets a run on
+    a CUDA device against one on the CPU (SLIDE on the CPU against dense on a GPU, as the
+    paper set SLIDE against TF-GPU); "" otherwise."""
+    runs = _compared_runs(claim, record)
+    cuda = [r for r in runs if str(r.get("device") or "cpu").startswith("cuda")]
+    cpu = [r for r in runs if r not in cuda]
+    if len(cuda) != 1 or len(cpu) != 1:
+        return ""
+    name = gpu_name(record, cuda[0].get("device_name"))
+    return f"{cuda[0]['name']} on CUDA{f' ({name})' if name else ''} against {cpu[0]['name']} on the CPU"
 
 
 def drive_words(device: Any, filesystem: Any = None, rotational: Any = None) -> str:
@@ -70,14 +103,15 @@ def drive_text(record: Mapping[str, Any]) -> str:
 def measured_on(claim: Claim, note: str, benchmarks: tuple[str, ...],
                 artifacts: Mapping[str, Mapping[str, Any]]) -> str:
     """The setting of ``claim``'s value: for a claim of the GPU (a CUDA twin, ``measured_cuda``,
-    or one that requires ``cuda``) "CUDA run (<GPU>)" or :data:`CPU_NOT_GPU` (``note``: which
-    run the verdict read, ``verdicts._on_the_papers_device``'s); for one that requires
-    ``o_direct`` (reads from a drive) :func:`drive_text`; else ""."""
+    or one that requires ``cuda``) "CUDA run (<GPU>)", or :func:`mixed_devices_text` where its
+    ratio sets a CUDA run against a CPU run, or :data:`CPU_NOT_GPU` (``note``: which run the
+    verdict read, ``verdicts._on_the_papers_device``'s); for one that requires ``o_direct``
+    (reads from a drive) :func:`drive_text`; else ""."""
     record = _record(benchmarks, artifacts)
     if note.startswith("CPU run"):
         return CPU_NOT_GPU
     if note.startswith("CUDA run") or "cuda" in claim.requires:
-        return gpu_text(record)
+        return mixed_devices_text(claim, record) or gpu_text(record)
     if "o_direct" in claim.requires:
         return drive_text(record)
     return ""
