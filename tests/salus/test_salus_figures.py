@@ -83,6 +83,21 @@ def test_average_jct_figure_says_how_many_jobs_of_the_real_run_failed():
     assert texts == ["3 failed", "all failed"]        # pack: nothing failed, no note
 
 
+def test_the_largest_simulator_error_leaves_out_real_runs_that_lost_a_job():
+    """An error against a real average over fewer jobs than the simulation's is no error of
+    the simulator (bench_salus tracks it as NaN): the title quotes the other runs'."""
+    data = {"policies": {"fifo": policy_row(4.0), "srtf": policy_row(2.0)}}
+    data["policies"]["fifo"]["real"] = {**policy_row(4.0)["real"], "failed": [3]}
+    data["policies"]["fifo"]["sim_error"] = 0.60
+    data["policies"]["fifo"]["sim_inrun_error"] = 0.40
+    title = figures.avg_jct_real_vs_simulated(data).axes[0].get_title()
+    assert "largest simulator error: 5.0% (times profiled around the run), 1.0% (times of the run), " \
+           "over the 1 run that finished every job" in title
+    assert "60.0%" not in title and "40.0%" not in title
+    data["policies"]["srtf"]["real"] = {**policy_row(2.0)["real"], "failed": [1]}
+    assert "simulator error" not in figures.avg_jct_real_vs_simulated(data).axes[0].get_title()
+
+
 def test_overhead_figure_cuts_a_long_workload_name_with_an_ellipsis():
     row = {"alone_ms": 10.0, "executor_ms": 10.1, "bookkeeping_pct": 0.4}
     ax = figures.executor_overhead({"workloads": {"x" * 300: row, "mlp": row}}).axes[0]

@@ -118,11 +118,15 @@ def avg_jct_real_vs_simulated(data: dict):
         ax.set_ylim(top=ax.get_ylim()[1] * 1.25)                  # room for the notes above the bars
     ax.set_ylabel("average JCT (s)")
     parts = []
+    # a real run that lost a job averages fewer jobs than the simulation: no error to quote
+    whole = [row for row in rows.values() if not failed_note(row["real"])]
     for key, what in (("sim_error", "times profiled around the run"), ("sim_inrun_error", "times of the run")):
-        errors = [row.get(key) for row in rows.values()]
-        worst = max((abs(e) for e in errors if e is not None), default=None)
+        errors = [row.get(key) for row in whole]
+        worst = max((abs(e) for e in errors if e is not None and math.isfinite(e)), default=None)
         if worst is not None:
             parts.append(f"{worst:.1%} ({what})")
+    if parts and len(whole) < len(rows):
+        parts.append(f"over the {len(whole)} run{'' if len(whole) == 1 else 's'} that finished every job")
     drift = [row.get("device_time_over_profile") for row in rows.values()]
     drift = [d for d in drift if d is not None]
     device = device_of(data)
