@@ -21,12 +21,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from impls.harness import nvm_file, paths
+from impls.harness import nvm_file, paths, torch_build
 from impls.harness.mounts import (MEMORY_FILESYSTEMS, filesystem_type, is_device_target,  # noqa: F401 - callers
                                    memory_block_device, mount_of, special_kind)
 from impls.harness.cpus import cpu_quota, effective_cpus  # noqa: F401 - asked for here by the suite
 
 ALIGNMENT = 4096
+CPU_ONLY_TORCH = "needs CUDA: torch is a CPU-only build (install a CUDA build of torch)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,7 +258,10 @@ def check_cuda() -> Capability:
     """A CUDA device torch can use: available with ``device_count() > 0`` and a name that
     can be read. Any error of that query is a missing capability with its one-line reason,
     never an exception; the reason (or the detail) names ``CUDA_VISIBLE_DEVICES`` when set and
-    it could be the cause (not for a CPU-only torch)."""
+    it could be the cause (not for a CPU-only torch), which is told from torch's version
+    file alone where torch is not imported yet (:func:`torch_build.cpu_only_build`)."""
+    if "torch" not in sys.modules and torch_build.cpu_only_build():
+        return Capability("cuda", False, CPU_ONLY_TORCH)
     try:
         import torch
     except ImportError as err:
@@ -273,7 +277,7 @@ def check_cuda() -> Capability:
         return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
     if name is None:
         if not torch.version.cuda:      # no setting of the variable would help: say only this
-            return Capability("cuda", False, "needs CUDA: torch is a CPU-only build (install a CUDA build of torch)")
+            return Capability("cuda", False, CPU_ONLY_TORCH)
         why = "torch reports CUDA available but no device (device_count() is 0)" if available else "no CUDA device"
         return Capability("cuda", False, f"needs CUDA: {why}{hint}")
     return Capability("cuda", True, "", name + (f" ({setting})" if setting else ""))
