@@ -10,7 +10,7 @@ import ast
 import importlib.util
 from pathlib import Path
 
-GPU_FIELDS = ("cuda", "hip")      # torch.version's names of the GPU toolkits a build targets
+GPU_FIELDS = ("cuda", "hip")      # torch.version's names of the toolkits torch.cuda can run on
 
 
 def _version_fields(path: Path) -> dict[str, object]:
@@ -27,15 +27,15 @@ def _version_fields(path: Path) -> dict[str, object]:
         if isinstance(target, ast.Name):
             try:
                 fields[target.id] = ast.literal_eval(value)
-            except ValueError:
+            except (ValueError, TypeError, RecursionError, MemoryError):   # not a literal, or {[]: 1}
                 continue
     return fields
 
 
 def names_no_gpu(version_file: Path) -> bool:
     """True when torch version file ``version_file`` sets every one of :data:`GPU_FIELDS` to
-    None (a CPU-only build); False when one names a toolkit, is missing or is no literal, or
-    the file cannot be read or parsed."""
+    None: a build without CUDA or ROCm, whose ``torch.cuda`` sees no device; False when one
+    names a toolkit, is missing or is no literal, or the file cannot be read or parsed."""
     try:
         fields = _version_fields(version_file)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
@@ -52,5 +52,6 @@ def cpu_only_build() -> bool:
         spec = importlib.util.find_spec("torch")
     except (ImportError, ValueError):
         return False
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return len(locations) == 1 and names_no_gpu(Path(locations[0]) / "version.py")
+    if spec is None or not spec.origin or Path(spec.origin).name != "__init__.py":
+        return False            # no torch, or a namespace package (no __init__.py of its own)
+    return names_no_gpu(Path(spec.origin).parent / "version.py")

@@ -37,7 +37,8 @@ CPU = """\
     ("cuda = None\n", False),                                     # hip not said: not known
     ("cuda = None\nhip = _probe()\n", False),                     # not a literal
     ("cuda = None\nhip = None\nif True:\n", False),               # does not parse
-], ids=["cpu wheel", "plain", "cuda", "rocm", "hip missing", "not literal", "syntax error"])
+    ("cuda = None\nhip = {[]: 1}\n", False),                     # a literal that cannot be built
+], ids=["cpu wheel", "plain", "cuda", "rocm", "hip missing", "not literal", "syntax error", "unhashable"])
 def test_only_a_file_naming_no_gpu_toolkit_is_a_cpu_only_build(tmp_path, body, cpu_only):
     assert torch_build.names_no_gpu(_version_file(tmp_path, body)) is cpu_only
 
@@ -46,6 +47,24 @@ def test_a_missing_or_unreadable_file_is_no_answer(tmp_path):
     assert torch_build.names_no_gpu(tmp_path / "version.py") is False
     (tmp_path / "bad.py").write_bytes(b"cuda = '\xff'\n")
     assert torch_build.names_no_gpu(tmp_path / "bad.py") is False
+
+
+def test_only_a_regular_package_named_torch_is_read(tmp_path, monkeypatch):
+    import importlib.machinery
+
+    package = tmp_path / "torch"
+    package.mkdir()
+    _version_file(package, "cuda = None\nhip = None\n")
+    namespace = importlib.machinery.ModuleSpec("torch", None, is_package=True)   # no __init__.py
+    namespace.submodule_search_locations = [str(package)]
+    monkeypatch.setattr(torch_build.importlib.util, "find_spec", lambda name: namespace)
+    assert torch_build.cpu_only_build() is False
+    (package / "__init__.py").write_text("")
+    regular = importlib.machinery.ModuleSpec("torch", None, origin=str(package / "__init__.py"), is_package=True)
+    monkeypatch.setattr(torch_build.importlib.util, "find_spec", lambda name: regular)
+    assert torch_build.cpu_only_build() is True
+    monkeypatch.setattr(torch_build.importlib.util, "find_spec", lambda name: None)      # no torch
+    assert torch_build.cpu_only_build() is False
 
 
 def test_the_cuda_check_of_a_cpu_only_torch_does_not_import_torch():
