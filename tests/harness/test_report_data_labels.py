@@ -177,6 +177,11 @@ def test_a_ratio_of_a_cuda_run_over_a_cpu_run_names_the_device_of_each_side():
     tta = _record("slide_time_to_accuracy", {"runs": runs}, synthetic=True, fingerprint=gpu)
     said = measured_on(vs_gpu, "", benchmarks, {"slide_time_to_accuracy": tta})
     assert said == "dense-cuda on CUDA (NVIDIA H100) against slide on the CPU"
+    runs[1]["device_name"] = "NVIDIA A100-SXM4-40GB"                     # the run's own GPU, as dense records it
+    assert measured_on(vs_gpu, "", benchmarks, {"slide_time_to_accuracy": tta}) == \
+        "dense-cuda on CUDA (NVIDIA A100-SXM4-40GB) against slide on the CPU"
+    runs[0]["device"] = "mps"                                             # not the CPU: no such words
+    assert measured_on(vs_gpu, "", benchmarks, {"slide_time_to_accuracy": tta}) == "CUDA run (NVIDIA H100)"
     runs[0]["device"] = "cuda:1"                                          # both on a GPU: one CUDA run
     assert measured_on(vs_gpu, "", benchmarks, {"slide_time_to_accuracy": tta}) == "CUDA run (NVIDIA H100)"
     del runs[1]                                                           # a side not in the artifact

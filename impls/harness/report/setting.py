@@ -31,11 +31,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def gpu_name(record: Mapping[str, Any], used: Any = None) -> str:
-    """The GPU a run used: ``used`` or the record's ``data.device_name`` where it is a CUDA
-    device's name (e.g. "cuda:0 NVIDIA H100"), else the GPUs of the record's fingerprint
+def gpu_name(record: Mapping[str, Any]) -> str:
+    """The GPU a record's run used: its ``data.device_name`` where that is a CUDA device's
+    name (e.g. "cuda:0 NVIDIA H100"), else the GPUs of the record's fingerprint
     (comma-separated, each once); "" where neither names one."""
-    used = used if used is not None else _mapping(record.get("data")).get("device_name")
+    used = _mapping(record.get("data")).get("device_name")
     if isinstance(used, str) and used.startswith("cuda"):
         return used
     devices = _mapping(_mapping(record.get("fingerprint")).get("gpu")).get("devices")
@@ -69,12 +69,13 @@ def mixed_devices_text(claim: Claim, record: Mapping[str, Any]) -> str:
     a CUDA device against one on the CPU (SLIDE on the CPU against dense on a GPU, as the
     paper set SLIDE against TF-GPU); "" otherwise."""
     runs = _compared_runs(claim, record)
-    cuda = [r for r in runs if str(r.get("device") or "cpu").startswith("cuda")]
-    cpu = [r for r in runs if r not in cuda]
-    if len(cuda) != 1 or len(cpu) != 1:
-        return ""
-    name = gpu_name(record, cuda[0].get("device_name"))
-    return f"{cuda[0]['name']} on CUDA{f' ({name})' if name else ''} against {cpu[0]['name']} on the CPU"
+    kinds = [str(r.get("device") or "cpu").split(":", 1)[0] for r in runs]
+    if sorted(kinds) != ["cpu", "cuda"]:
+        return ""               # not one of each (both on one device, another device, not known)
+    cuda, cpu = (runs[0], runs[1]) if kinds[0] == "cuda" else (runs[1], runs[0])
+    used = cuda.get("device_name")      # the run's own GPU (e.g. "NVIDIA H100 80GB HBM3"), where recorded
+    name = used if isinstance(used, str) and used and used != "cpu" else gpu_name(record)
+    return f"{cuda['name']} on CUDA{f' ({name})' if name else ''} against {cpu['name']} on the CPU"
 
 
 def drive_words(device: Any, filesystem: Any = None, rotational: Any = None) -> str:
