@@ -19,8 +19,9 @@ ON_A_GPU = "on a GPU"                                  # the paper's device, for
 
 def paper_value(claim_id: str) -> float | None:
     """The paper value of claim ``claim_id`` of the claims file in use
-    (:func:`~impls.harness.report.verdicts.suite_claim`); None when the file has no such claim, cannot be read or breaks its schema, or the value is a range
-    or not finite (no single number to quote)."""
+    (:func:`~impls.harness.report.verdicts.suite_claim`); None when the file has no such
+    claim, cannot be read or breaks its schema, or the value is a range or not finite (no
+    single number to quote)."""
     from impls.harness.report import verdicts
     from impls.harness.report.claims import ClaimsError
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
 
 import pytest
 
@@ -150,7 +151,9 @@ def test_a_report_rendered_with_its_own_claims_file_quotes_that_file_in_the_titl
     state = MachineState("toybox", None, "test", {})
     for workers, copies in ((1, 1), (2, 16)):            # 16 figures: drawn by two spawned workers
         specs = {f"jct{i}": dataclasses.replace(spec, name=f"jct{i}") for i in range(copies)}
-        drawn = render_paper_figures(specs, {"salus_policies": record}, state, workers, claims_path=own)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)     # a broken pool would draw them here
+            drawn = render_paper_figures(specs, {"salus_policies": record}, state, workers, claims_path=own)
         assert all(f.status == DRAWN for f in drawn), [f.caption for f in drawn]
         assert all(b"(paper: 4.56\xc3\x97 on a GPU)" in f.svg for f in drawn)
     assert paper.paper_value(paper.JCT_CLAIM) != 4.56      # the default is back after the report

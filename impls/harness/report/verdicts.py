@@ -269,8 +269,8 @@ def suite_claim(claim_id: str) -> Claim:
 
 
 def judge_one(claim_id: str, measured: float) -> tuple[str, str, str]:
-    """(the verdict word :func:`judge` gives ``measured`` on claim ``claim_id`` of the suite's
-    ``reports/claims.toml``, the claim's paper value as text: "3.19x", "2-3x", ``measured``
+    """(the verdict word :func:`judge` gives ``measured`` on claim ``claim_id`` of the claims
+    file in use (:func:`suite_claim`), the claim's paper value as text: "3.19x", "2-3x", ``measured``
     with enough digits to fall on its own side of every band edge, as :func:`shown`): one
     value judged alone, without the interval the report also weighs (run-to-run noise, and
     the sampling of the claim's data where it has a ``sampling_interval``). KeyError for an

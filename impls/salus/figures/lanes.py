@@ -3,8 +3,8 @@ hyper-parameter makespan and utilisation, inference latency CDFs and devices nee
 
 ``data`` is what :mod:`impls.salus.experiments.lanes` returned (artifacts ``salus_lanes``,
 ``salus_hyperparam``, ``salus_inference``). Inputs are synthetic tensors and synthetic
-job mixes / request streams; every figure says so. The paper's value is read from
-``reports/claims.toml`` when a figure is drawn (:mod:`impls.salus.paper`).
+job mixes / request streams; every figure says so. The paper's value is read from the
+claims file the report is rendered with when a figure is drawn (:mod:`impls.salus.paper`).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ policy, and the executor's overhead.
 :func:`impls.salus.experiments.scheduling.policy_experiment` /
 :func:`impls.salus.experiments.scheduling.overhead_experiment` returned. Every title names
 the device the runs used (where the artifact records it); the paper's value is read from
-``reports/claims.toml`` when the figure is drawn (:mod:`impls.salus.paper`).
+the claims file the report is rendered with when the figure is drawn (:mod:`impls.salus.paper`).
 """
 from __future__ import annotations
 
