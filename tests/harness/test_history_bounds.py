@@ -55,9 +55,10 @@ def _marked(ax, marker: str) -> list[tuple[float, float]]:
 
 
 def _legend(ax) -> dict[str, str]:
+    """Legend text (its lines joined by spaces) -> the entry's marker."""
     legend = ax.get_legend()
     assert legend is not None
-    return {text.get_text(): handle.get_marker()
+    return {" ".join(text.get_text().split()): handle.get_marker()
             for text, handle in zip(legend.get_texts(), legend.legend_handles)}
 
 
@@ -129,3 +130,25 @@ def test_history_figures_passes_the_declared_flags_to_the_drawing(bounded, monke
     [ax] = [f.axes[0] for f in drawn if f._suptitle.get_text().startswith(RATIO)]
     assert _marked(ax, "^") == [(2.0, 1.1), (3.0, 1.2)] and _marked(ax, "v") == [(0.0, 0.8)]
     assert np.isfinite([y for _, y in _marked(ax, "^")]).all()
+
+
+def test_long_bound_entries_wrap_so_the_axes_keep_their_room():
+    """The suite's own flag units made one legend line wider than the figure: matplotlib's
+    constrained layout gave up ("axes sizes collapsed to zero") and the plot was squeezed."""
+    import warnings
+
+    from impls.harness.report import plotting
+
+    # one commit, as in a fresh clone's first report
+    frame = _frame({DENSE: {RATIO: [1.1], LOWER_FLAG: [1], UPPER_FLAG: [0]},
+                    SAMPLED: {RATIO: [0.8], LOWER_FLAG: [0], UPPER_FLAG: [1]}})
+    long = ", or the faster was past it at its first evaluation"
+    frame.loc[frame["benchmark"] == LOWER_FLAG, "unit"] = UNITS[LOWER_FLAG] + long
+    frame.loc[frame["benchmark"] == UPPER_FLAG, "unit"] = UNITS[UPPER_FLAG] + long
+    ax = _draw(frame)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert all(len(line) <= plotting.LEGEND_LINE for text in texts for line in text.splitlines())
+    assert "lower bound (≥ value: the slower run never reached the target" + long + ")" in _legend(ax)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        plotting.to_png(ax.figure)

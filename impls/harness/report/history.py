@@ -325,7 +325,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             handles, labels = ax.get_legend_handles_labels() if named else ([], [])
             for kind in (k for k in BOUND_MARKERS if k in bound_kinds):
                 handles.append(plotting.marker_handle(BOUND_MARKERS[kind]))
-                labels.append(marks[kind])
+                labels.append(plotting.wrapped(marks[kind]))   # one long line squeezed the axes away
             ax.legend(handles, labels, fontsize=7, loc="center left" if len(panels) == 1 else "best",
                       bbox_to_anchor=(1.01, 0.5) if len(panels) == 1 else None, frameon=False)
     for ax in list(axes.flat)[len(panels):]:

@@ -22,6 +22,7 @@ from matplotlib.patches import Patch
 DPI = 110
 FIGURES_PER_WORKER = 8  # a worker imports matplotlib and pandas first (~2 s): give it at least this many
 PARALLEL_FROM = 2 * FIGURES_PER_WORKER  # fewer figures make no two workers' worth: drawn in this process
+LEGEND_LINE = 60  # characters a line of a long legend entry holds (:func:`wrapped`)
 SAYS_EMPTY = "no finite"  # in a legend label: the figure names a series it has no point of ("(no finite value)")
 
 
@@ -198,3 +199,12 @@ def draw_all(draw, calls: list[tuple], workers: int | None = None) -> list:
         warnings.warn(f"drawing figures in worker processes failed ({type(err).__name__}: {err}); drawing "
                       "them here", RuntimeWarning, stacklevel=2)
         return [draw(*call) for call in calls]
+
+
+def wrapped(text: str, width: int = LEGEND_LINE) -> str:
+    """``text`` broken into lines of at most ``width`` characters at spaces (a word longer
+    than that keeps a line of its own): a legend entry that would otherwise be wider than
+    the figure, which makes matplotlib's constrained layout give up."""
+    import textwrap
+
+    return textwrap.fill(text, width, break_long_words=False, break_on_hyphens=False)
