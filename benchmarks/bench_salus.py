@@ -88,7 +88,8 @@ class RepeatedRun:
         self.row = data["repeat"]
 
     track_real_difference = field("real_difference", unit="relative difference of the real average JCT",
-                                  direction="context", scale="absolute")
+                                  direction="context", scale="absolute", optional=True,
+                                  missing="a job failed in one of the two runs: their averages are over different jobs")
     track_simulator_error = track(lambda self, *_: _simulator_error(self.row),
                                   unit="relative error of simulated average JCT", direction="lower",
                                   scale="absolute", missing=SIMULATOR_ERROR_MISSING)

@@ -148,6 +148,34 @@ def test_the_repeated_run_comes_last_with_its_own_profiles_and_says_how_far_apar
     assert repeat["sim_error"] == pytest.approx(abs(repeat["sim"]["avg_jct_s"] - again) / again)
 
 
+def test_no_difference_between_the_repeated_runs_where_one_lost_a_job(monkeypatch):
+    """Two averages over different jobs say nothing of how far the machine reproduces a run:
+    the experiment records None and the benchmark a NaN with its reason."""
+    import math
+
+    import benchmarks.bench_salus as bench
+    from impls.salus.experiments import scheduling as experiments
+
+    _profiles_10_ms_slower_each_time(monkeypatch, experiments)
+    real_run, calls = experiments.run_trace, []
+
+    def repeat_loses_a_job(trace, policy, *args, **kwargs):
+        result = real_run(trace, policy, *args, **kwargs)
+        calls.append(policy)
+        if len(calls) == 3:                    # fifo, srtf, then fifo again
+            result = {**result, "failed": [result["jobs"][0]["job_id"]]}
+        return result
+
+    monkeypatch.setattr(experiments, "run_trace", repeat_loses_a_job)
+    out = experiments.policy_experiment({**TWO_JOBS, "repeat_policy": "fifo"}, "cpu", progress=False)
+    assert calls == ["fifo", "srtf", "fifo"]
+    assert out["repeat"]["real"]["failed"] and out["repeat"]["real_difference"] is None
+    tracked = bench.RepeatedRun()
+    tracked.setup(out)
+    assert math.isnan(tracked.track_real_difference(out))
+    assert "different jobs" in bench.RepeatedRun.track_real_difference.missing
+
+
 def test_a_repeat_of_a_policy_that_is_not_run_is_refused_before_any_run(monkeypatch):
     from impls.salus.experiments import scheduling as experiments
 

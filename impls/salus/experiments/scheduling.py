@@ -289,7 +289,8 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
     with the first profile. ``repeat`` (None without ``repeat_policy``): that policy's run
     once more after the others, as a row of ``policies`` plus ``"policy"`` and
     ``real_difference`` = |repeat - first| / first of the real average JCT: how far this
-    machine reproduces its own run, the floor under what a profile can predict.
+    machine reproduces its own run, the floor under what a profile can predict; None where
+    a job failed in either run (the two averages would be over different jobs).
     """
     sizes = checked_names(sizes or salus_sizes("salus_policies"), "salus_policies")
     repeat_policy = sizes.get("repeat_policy") or None
@@ -329,9 +330,10 @@ def policy_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "cpu
         repeat = None
         if repeat_policy:
             row, before = _measured_run(trace, repeat_policy, before=before, **runs_with)
-            first = policies[repeat_policy]["real"]["avg_jct_s"]
+            first = policies[repeat_policy]["real"]
+            lost = first.get("failed") or row["real"].get("failed")     # averages over different jobs
             repeat = {"policy": repeat_policy, **row,
-                      "real_difference": _rel_err(row["real"]["avg_jct_s"], first)}
+                      "real_difference": None if lost else _rel_err(row["real"]["avg_jct_s"], first["avg_jct_s"])}
             bar.update(1)
         bar.close()
         load_after = _load_note()
