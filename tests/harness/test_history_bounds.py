@@ -152,3 +152,10 @@ def test_long_bound_entries_wrap_so_the_axes_keep_their_room():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         plotting.to_png(ax.figure)
+
+
+def test_a_long_series_name_wraps_in_the_legend_too():
+    name = "comparison='dense-cpu/slide, a run name long enough to be wider than the figure on its own line'"
+    ax = _draw(_frame({name: {RATIO: [1.1], LOWER_FLAG: [0], UPPER_FLAG: [0]}}))
+    [text] = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "\n" in text and " ".join(text.split()) == name

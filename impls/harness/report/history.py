@@ -308,8 +308,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             judged = [v if known else math.nan for v, known in zip(item.values, placed)]
-            for at, before, after, kind in series_steps(judged, direction, measured,
-                                                        item.versions, item.bounds):
+            for at, before, after, kind in series_steps(judged, direction, measured, item.versions, item.bounds):
                 ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
                            linewidth=1)
                 ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
@@ -325,8 +324,9 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             handles, labels = ax.get_legend_handles_labels() if named else ([], [])
             for kind in (k for k in BOUND_MARKERS if k in bound_kinds):
                 handles.append(plotting.marker_handle(BOUND_MARKERS[kind]))
-                labels.append(plotting.wrapped(marks[kind]))   # one long line squeezed the axes away
-            ax.legend(handles, labels, fontsize=7, loc="center left" if len(panels) == 1 else "best",
+                labels.append(marks[kind])
+            ax.legend(handles, [plotting.wrapped(label) for label in labels], fontsize=7,   # too wide: no axes
+                      loc="center left" if len(panels) == 1 else "best",
                       bbox_to_anchor=(1.01, 0.5) if len(panels) == 1 else None, frameon=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
