@@ -232,7 +232,8 @@ def finite(value: float | None) -> float:
 
 def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: str = "",
           scale: str = "relative", missing: str = "", worst_missing: bool = False,
-          sides: str = "", missing_from: str = "") -> Callable[..., float]:
+          sides: str = "", missing_from: str = "",
+          bounded_by: tuple[str | None, str | None] | None = None) -> Callable[..., float]:
     """A ``track`` returning ``self.row[key]`` (see :func:`row`); with ``optional``, NaN where
     the row lacks ``key`` or holds None (a number only some runs have; ``missing`` says why).
     Its ``pretty_source`` (the code asv records and shows) names ``key``."""
@@ -241,11 +242,11 @@ def field(key: str, *, unit: str, direction: str, optional: bool = False, doc: s
     if optional:
         method = track(lambda self, *_: finite(self.row.get(key)),
                        unit=unit, direction=direction, doc=doc, scale=scale, missing=missing,
-                       worst_missing=worst_missing, sides=sides, missing_from=missing_from)
+                       worst_missing=worst_missing, sides=sides, missing_from=missing_from, bounded_by=bounded_by)
         method.pretty_source = f"lambda self, *_: finite(self.row.get({key!r}))"
     else:
         method = track(lambda self, *_: self.row[key], unit=unit, direction=direction, doc=doc, scale=scale,
-                       sides=sides)
+                       sides=sides, bounded_by=bounded_by)
         method.pretty_source = f"lambda self, *_: self.row[{key!r}]"
     return method
 

@@ -121,6 +121,9 @@ def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():
     declared = directions.declared_directions()
     bounds = directions.declared_bounds()
     assert RATIO in bounds
+    for cls in ("SlideBatchSize", "SlideTimeToAccuracy", "SlideDelicious"):   # a run's own time to target
+        assert bounds[f"bench_slide.{cls}.track_time_to_target"] == (
+            None, f"bench_slide.{cls}.track_time_to_target_is_upper_bound")
     for benchmark, flags in bounds.items():
         for flag in flags:
             assert flag is None or declared.get(flag) == directions.FLAG, (benchmark, flag)

@@ -371,6 +371,22 @@ def test_a_run_at_the_target_from_a_first_evaluation_after_0_s_gives_a_bound():
     assert s["value"] == 0.0 and not (s["lower_bound"] or s["upper_bound"])
 
 
+def test_a_run_at_the_target_from_its_first_evaluation_has_its_time_flagged_an_upper_bound():
+    def run(name, points):
+        return {"name": name, "curve": curve([(t, t, p) for t, p in points]), "final_p_at_1": points[-1][1],
+                "baseline_p_at_1": 0.01, "eval_points": 1000}
+
+    early = run("early", [(3, 0.42), (6, 0.45), (25, 0.50)])   # past 0.4 at its first evaluation, 3 s
+    later = run("later", [(3, 0.02), (6, 0.10), (25, 0.45)])
+    never = run("never", [(3, 0.01), (25, 0.02)])
+    at_zero = run("zero", [(0, 0.45), (25, 0.45)])             # at 0 s: the crossing itself, exact
+    assert 0.4 <= targets.add_targets([early, later, never, at_zero], 0.8) < 0.42
+    assert early["time_to_target_s"] == 3.0 and early["time_to_target_is_upper_bound"] is True
+    assert later["time_to_target_s"] > 6 and later["time_to_target_is_upper_bound"] is False
+    assert never["time_to_target_s"] is None and never["time_to_target_is_upper_bound"] is False
+    assert at_zero["time_to_target_s"] == 0.0 and at_zero["time_to_target_is_upper_bound"] is False
+
+
 def test_no_target_when_no_run_beats_the_most_popular_label():
     def run(name, finals, final):
         return {"name": name, "curve": [{"seconds": t, "iteration": 10 * t, "p_at_1": p} for t, p in finals],
