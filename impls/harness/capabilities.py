@@ -152,8 +152,11 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
         return Capability("o_direct", False, missing)
     ready, short = nvm_file.is_ready(target, size_bytes), ""
     if not ready and nvm_file.is_suite_file(target):   # too short: rewritten beside itself, probed as such
-        short = (f" ({target.name} holds {_bytes_text(target.stat().st_size)}, less than the "
-                 f"{_bytes_text(size_bytes)} {sized_by} reads, so it is written again)")
+        try:
+            short = (f" ({target.name} holds {_bytes_text(target.stat().st_size)}, less than the "
+                     f"{_bytes_text(size_bytes)} {sized_by} reads, so it is written again)")
+        except OSError:     # gone since it was read: written as a missing one is
+            short = ""
     if ready:   # read it where it lies, write nothing
         try:
             fd = os.open(target, os.O_RDONLY | os.O_DIRECT)

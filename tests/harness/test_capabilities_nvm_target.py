@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -141,6 +142,23 @@ def test_a_short_target_in_a_writable_folder_passes_saying_it_is_written_again(o
     assert cap.available, cap.reason
     assert "t.bin holds 8 KiB, less than the 12 KiB the quick profile's fio sweep reads" in cap.detail
     assert [p.name for p in on_disk.iterdir()] == ["t.bin"]                    # the probe left nothing
+
+
+def test_a_short_target_deleted_while_it_is_checked_reads_as_one_to_write(on_disk, monkeypatch):
+    target = on_disk / "t.bin"
+    nvm_file.write_suite_file(target, 2 * nvm_file.BLOCK)
+    is_suite_file = nvm_file.is_suite_file
+
+    def read_then_gone(path):   # another process removes it just after the check read its header
+        answer = is_suite_file(path)
+        if sys._getframe(1).f_code.co_name == "check_o_direct":
+            path.unlink()
+        return answer
+
+    monkeypatch.setattr(nvm_file, "is_suite_file", read_then_gone)
+    cap = capabilities.check_o_direct(target, size_bytes=3 * nvm_file.BLOCK, sized_by="the quick profile's fio sweep")
+    assert cap.available, cap.reason
+    assert "written again" not in cap.detail and list(on_disk.iterdir()) == []
 
 
 def test_the_profile_target_bytes_are_the_fio_sweeps():
