@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from impls.bandana.data.npy_header import claims_beyond_file
 from impls.bandana.layout.layouts import MAX_BLOCK_BYTES
 from impls.bandana.sim.cache import POLICIES, CacheConfigError, CacheResult, simulate
 from impls.harness import cli
@@ -19,6 +20,10 @@ def load_ids(path: str, what: str) -> np.ndarray:
     """The 1-D integer array in ``.npy`` file ``path`` (``what`` names it in errors)."""
     if os.path.isdir(path):
         raise CacheConfigError(f"{what} file {path}: is a directory, expected an .npy file")
+    lie = claims_beyond_file(path)
+    if lie:
+        raise CacheConfigError(f"{what} file {path}: cannot read an .npy array ({lie}), "
+                               f"expected a 1-D integer .npy array")
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:

@@ -53,6 +53,7 @@ NEEDS_VECTORS = ("kmeans", "kmeans-two-level")
 MAX_NUM_VECTORS = 2**40  # rows: more than any memory holds; near 2^63 numpy's sizes wrap silently
 
 
+from impls.bandana.data.npy_header import claims_beyond_file
 from impls.harness import cli, profiles
 
 
@@ -66,6 +67,9 @@ def _load_array(path: str, what: str) -> np.ndarray:
         raise PrepareError(f"{what} {path}: is a directory, expected an .npy file")
     if not file.is_file():
         raise PrepareError(f"{what} {path}: no such file")
+    lie = claims_beyond_file(file)
+    if lie:
+        raise PrepareError(f"{what} {path}: not a readable .npy file ({lie})")
     try:
         found = np.load(file, allow_pickle=False)
     except (ValueError, OSError, EOFError) as err:

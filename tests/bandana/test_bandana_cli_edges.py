@@ -210,6 +210,35 @@ def test_a_timedelta_array_is_not_taken_for_ids(tmp_path, capsys):
     assert "expected a 1-D integer array, got timedelta64[s]" in capsys.readouterr().err
 
 
+def _claiming(path: Path, count: int, version: tuple[int, int] = (1, 0)) -> Path:
+    """An int64 ``.npy`` of 10 values whose header claims ``count`` of them."""
+    with open(path, "wb") as handle:
+        write = {(1, 0): np.lib.format.write_array_header_1_0, (2, 0): np.lib.format.write_array_header_2_0}
+        write[version](handle, {"descr": "<i8", "fortran_order": False, "shape": (count,)})
+        handle.write(np.arange(10, dtype=np.int64).tobytes())
+    return path
+
+
+@pytest.mark.parametrize("count", [10**12, 11])
+@pytest.mark.parametrize("version", [(1, 0), (2, 0)])
+def test_a_header_claiming_more_than_the_file_holds_is_named_so(tmp_path, capsys, count, version):
+    """Not "not enough memory" for 10^12 claimed ids: the file is what is wrong."""
+    lying = _claiming(tmp_path / "t.npy", count, version)
+    np.save(tmp_path / "p.npy", np.arange(10))
+    claim = f"its header claims shape ({count},) of int64 ({8 * count:,} bytes) but the file holds 80 bytes"
+    assert cache_cli.main(["--trace", str(lying), "--layout", str(tmp_path / "p.npy"), "--capacity", "32",
+                           "--policy", "none", "--vector-bytes", "128"]) == 2
+    err = capsys.readouterr().err
+    assert f"trace file {lying}: cannot read an .npy array ({claim}" in err, err
+    assert prepare.main(["--offsets", str(tmp_path / "p.npy"), "--indices", str(lying), "--layout", "identity",
+                         "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"--indices {lying}: not a readable .npy file ({claim}" in err, err
+    assert cache_cli.main(["--trace", str(_claiming(tmp_path / "ok.npy", 10, version)), "--layout",
+                           str(tmp_path / "p.npy"), "--capacity", "32", "--policy", "none",
+                           "--vector-bytes", "128"]) == 0          # a header that tells the truth reads
+
+
 def test_a_cache_that_holds_the_whole_table_is_said_to(tmp_path, capsys):
     np.save(tmp_path / "t.npy", np.arange(64) % 8)
     np.save(tmp_path / "p.npy", np.arange(8))
