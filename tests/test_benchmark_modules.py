@@ -182,8 +182,10 @@ def test_asv_records_the_code_each_track_reads():
     assert "bandwidth_bytes_per_s" in tracked and wrapper not in tracked, tracked
     field = code("bench_bandana_device.FioRandomRead.track_iops")
     assert "self.row['iops']" in field and wrapper not in field, field
-    optional = code("bench_slide.SlideTimeToAccuracy.track_time_to_target")
-    assert "self.row.get('time_to_target_s')" in optional, optional
+    optional = code("bench_slide.SlideTimeToAccuracy.track_hidden_cosine")
+    assert "self.row.get('final_hidden_cosine')" in optional, optional
+    named = code("bench_slide.SlideTimeToAccuracy.track_time_to_target")     # a named function's source
+    assert 'run["time_to_target_s"]' in named and 'run["train_seconds"]' in named and wrapper not in named, named
 
 
 def test_every_full_experiment_fits_its_asv_limit():

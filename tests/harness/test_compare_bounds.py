@@ -80,41 +80,77 @@ def test_compare_reads_each_points_own_flags_from_each_run():
     assert blind == {dense: compare.REGRESSION, sampled: compare.IMPROVEMENT}
 
 
-def test_a_time_that_is_no_longer_reached_says_so():
-    point = "batch=64, method='slide'"
-    base, head = _frame({(TIME, point): 5.56}), _frame({(TIME, point): math.nan})
-    result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
-                                  missing=directions.declared_missing())
-    (line,) = [item.line() for item in result.lost]
-    assert line.startswith("NO VALUE ") and "did not reach the target" in line
-    plain = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1)
-    assert plain.lost[0].line().startswith("SKIPPED ") and "or no value there" in plain.lost[0].line()
+def test_a_time_that_is_no_longer_reached_is_judged_as_a_lower_bound():
+    """A run that never reached the target records its training time as a lower bound: a
+    regression where even that is beyond noise of the old time, a bound that proves nothing
+    where the old time was near the budget (28.9 s of 30: the run missed by a hair)."""
+    point, lower, upper = "batch=64, method='slide'", TIME + "_is_lower_bound", TIME + "_is_upper_bound"
+
+    def judged(old):
+        base = _frame({(TIME, point): old, (lower, point): 0.0, (upper, point): 0.0})
+        head = _frame({(TIME, point): 30.0, (lower, point): 1.0, (upper, point): 0.0})
+        result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
+                                      bounds=directions.declared_bounds(), missing=directions.declared_missing(),
+                                      worst_missing=directions.declared_worst_missing())
+        (change,) = [c for c in result.changes if c.benchmark == TIME]
+        return change, result
+
+    far, result = judged(5.56)
+    assert far.kind == compare.REGRESSION and result.regressed and "-> >= 30" in far.line()
+    near, result = judged(28.89)
+    assert near.kind == compare.BOUND and not result.regressed
+    assert TIME not in directions.declared_worst_missing()    # its NaN is no target, not a run that fell short
+
+
+def test_a_runs_time_to_target_is_its_training_time_where_it_never_reached_the_target():
+    from benchmarks import bench_slide
+
+    bench = bench_slide.SlideBatchSize()
+    bench.row = {"time_to_target_s": None, "time_to_target_is_lower_bound": True,
+                 "time_to_target_is_upper_bound": False, "train_seconds": 30.2}
+    assert bench.track_time_to_target(None, 64, "slide") == 30.2
+    assert bench.track_time_to_target_is_lower_bound(None, 64, "slide") == 1.0
+    bench.row.update(time_to_target_s=5.5, time_to_target_is_lower_bound=False)
+    assert bench.track_time_to_target(None, 64, "slide") == 5.5
+    bench.row.update(time_to_target_s=None)                      # no target: nothing to time
+    assert math.isnan(bench.track_time_to_target(None, 64, "slide"))
+
+
+SALUS_JCT = "bench_salus.SchedulingPolicies.track_average_jct"
+SALUS_ERROR = "bench_salus.SchedulingPolicies.track_simulator_error"
 
 
 def test_a_nan_its_benchmark_declares_the_worst_outcome_is_a_regression():
-    """A time to target no longer reached, a job that failed: worse than any value (exit 1);
-    a NaN not so declared (a ratio without a target) stays listed, not judged."""
-    point, ratio = "batch=64, method='slide'", "comparison='dense-cpu/slide'"
+    """A job that failed: worse than any value (exit 1), and counted with the regressions; a
+    NaN not so declared (a ratio without a target) stays listed, not judged."""
+    point, ratio = "policy='fifo'", "comparison='dense-cpu/slide'"
     worst = directions.declared_worst_missing()
-    assert TIME in worst and "bench_salus.SchedulingPolicies.track_average_jct" in worst and RATIO not in worst
-    final = "bench_slide.SlideBatchSize.track_final_p_at_1"     # its setup ran: the NaN is the run's
-    base = _frame({(TIME, point): 5.56, (final, point): 0.2, (RATIO, ratio): 8.0})
-    head = _frame({(TIME, point): math.nan, (final, point): 0.2, (RATIO, ratio): math.nan})
+    assert SALUS_JCT in worst and RATIO not in worst
+    base = _frame({(SALUS_JCT, point): 5.56, (SALUS_ERROR, point): 0.2, (RATIO, ratio): 8.0})
+    head = _frame({(SALUS_JCT, point): math.nan, (SALUS_ERROR, point): 0.2, (RATIO, ratio): math.nan})
     result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
                                   missing=directions.declared_missing(), worst_missing=worst)
-    assert result.regressed and [item.benchmark for item in result.worse_without_value] == [TIME]
+    assert result.regressed and [item.benchmark for item in result.worse_without_value] == [SALUS_JCT]
     lines = compare.format_comparison(result)
-    assert lines[0].startswith(f"REGRESSION {TIME} [batch=64,method='slide'] 5.56 -> (no value in the new run: "
-                               "the run did not reach the target within its budget; the worst outcome")
+    assert lines[0].startswith(f"REGRESSION {SALUS_JCT} [policy='fifo'] 5.56 -> (no value in the new run: "
+                               "a job failed in this policy's run")
     assert sum(line.startswith("NO VALUE ") and RATIO in line for line in lines) == 1
-    assert "2 skipped or without a value (1 of them the worst outcome: regressions)" in lines[-1]
+    assert ": 1 regressions (1 of them a number with no value now, the worst outcome)," in lines[-1], lines[-1]
+    assert "2 skipped or without a value (1 of them the worst outcome, counted above)" in lines[-1]
     assert not compare.compare_runs(base, head, directions.declared_directions(), None, 0.1,
                                     missing=directions.declared_missing()).regressed
     # every track of the point NaN: a skip (setup raised) looks so, and is not judged
-    skipped = _frame({(TIME, point): math.nan, (final, point): math.nan, (RATIO, ratio): math.nan})
+    skipped = _frame({(SALUS_JCT, point): math.nan, (SALUS_ERROR, point): math.nan, (RATIO, ratio): math.nan})
     result = compare.compare_runs(base, skipped, directions.declared_directions(), None, 0.1,
                                   missing=directions.declared_missing(), worst_missing=worst)
     assert not result.regressed and not result.worse_without_value
+    # the benchmark's version changed: nothing is compared across it, a lost value neither
+    bumped = head.assign(version=["2" if b == SALUS_JCT else "1" for b in head["benchmark"]])
+    result = compare.compare_runs(base, bumped, directions.declared_directions(), None, 0.1,
+                                  missing=directions.declared_missing(), worst_missing=worst)
+    assert not result.regressed and not result.worse_without_value
+    (line,) = [item.line() for item in result.lost if item.benchmark == SALUS_JCT]
+    assert line.startswith(f"NEW VERSION {SALUS_JCT} ") and "not compared" in line, line
 
 
 def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():
@@ -122,8 +158,8 @@ def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():
     bounds = directions.declared_bounds()
     assert RATIO in bounds
     for cls in ("SlideBatchSize", "SlideTimeToAccuracy", "SlideDelicious"):   # a run's own time to target
-        assert bounds[f"bench_slide.{cls}.track_time_to_target"] == (
-            None, f"bench_slide.{cls}.track_time_to_target_is_upper_bound")
+        time = f"bench_slide.{cls}.track_time_to_target"
+        assert bounds[time] == (f"{time}_is_lower_bound", f"{time}_is_upper_bound")
     for benchmark, flags in bounds.items():
         for flag in flags:
             assert flag is None or declared.get(flag) == directions.FLAG, (benchmark, flag)

@@ -250,23 +250,24 @@ def _frame(points: dict[tuple[str, str], float], started: float) -> pd.DataFrame
 
 def test_compare_says_which_it_was_where_the_run_logged_it(logs_here):
     started = time.time() - 1
-    base = _frame({(TIME, POINT): 5.56, (FINAL, POINT): 0.2}, started - 3600)
-    head = _frame({(TIME, POINT): math.nan, (FINAL, POINT): math.nan}, started)
+    jct, error, fifo = "bench_salus.SchedulingPolicies.track_average_jct", \
+        "bench_salus.SchedulingPolicies.track_simulator_error", "policy='fifo'"
+    base = _frame({(jct, fifo): 5.56, (error, fifo): 0.2}, started - 3600)
+    head = _frame({(jct, fifo): math.nan, (error, fifo): math.nan}, started)
     judge = dict(missing=directions.declared_missing(), worst_missing=directions.declared_worst_missing())
     # every track NaN, nothing logged: read as a skip, not judged
     unlogged = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1, **judge)
     assert not unlogged.regressed
-    # the run logged that the time came out NaN: the worst outcome, a regression, whatever its siblings did
-    skip_log.record("bench_slide.SlideBatchSize.track_time_to_target", POINT, skip_log.NO_VALUE,
-                    "the run did not reach the target within its budget")
-    skip_log.record("bench_slide.SlideBatchSize.track_final_p_at_1", POINT, skip_log.NO_VALUE, "no curve")
+    # the run logged that the average came out NaN: the worst outcome, a regression, whatever its siblings did
+    skip_log.record(jct, fifo, skip_log.NO_VALUE, "a job failed in this policy's run")
+    skip_log.record(error, fifo, skip_log.NO_VALUE, "no real run to compare")
     logs = skip_log.read(MACHINE, logs_here)
     result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1, **judge, logs=logs)
-    assert result.regressed and [item.benchmark for item in result.worse_without_value] == [TIME]
+    assert result.regressed and [item.benchmark for item in result.worse_without_value] == [jct]
     lines = {item.benchmark: item.line() for item in result.lost}
-    assert lines[TIME].startswith(f"REGRESSION {TIME} [batch=64,method='slide'] 5.56 -> (no value in the new run: "
-                                  "the run did not reach the target within its budget; the worst outcome")
-    assert lines[FINAL].startswith("NO VALUE ") and "(no value in the new run: no curve)" in lines[FINAL]
+    assert lines[jct].startswith(f"REGRESSION {jct} [policy='fifo'] 5.56 -> (no value in the new run: "
+                                 "a job failed in this policy's run; the worst outcome")
+    assert lines[error].startswith("NO VALUE ") and "(no value in the new run: no real run to compare)" in lines[error]
 
 
 def test_compare_names_a_logged_skip_and_a_logged_failure(logs_here):

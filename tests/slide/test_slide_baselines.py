@@ -384,6 +384,8 @@ def test_a_run_at_the_target_from_its_first_evaluation_has_its_time_flagged_an_u
     assert early["time_to_target_s"] == 3.0 and early["time_to_target_is_upper_bound"] is True
     assert later["time_to_target_s"] > 6 and later["time_to_target_is_upper_bound"] is False
     assert never["time_to_target_s"] is None and never["time_to_target_is_upper_bound"] is False
+    assert never["time_to_target_is_lower_bound"] is True      # it needed more than its training time
+    assert not any(r["time_to_target_is_lower_bound"] for r in (early, later, at_zero))
     assert at_zero["time_to_target_s"] == 0.0 and at_zero["time_to_target_is_upper_bound"] is False
 
 

@@ -174,9 +174,13 @@ class Lost:
     old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND / UNKNOWN_BOUND where the old value was only a bound
     worst: bool = False  # SKIPPED where its benchmark declares that NaN the worst outcome: a regression
     logged: skip_log.Entry | None = None  # what the new run's benchmark logged for the point, if it did
+    new_version: str = ""  # why the new run's version of the benchmark differs, where it does: not compared
 
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
+        if self.new_version:
+            return (f"{NEW_VERSION} {self.benchmark} {params} {_MARKS[self.old_bound]}{self.old:.6g} -> (no value "
+                    f"in the new run; {self.new_version}: not compared)")
         worst = "; the worst outcome, so a regression" if self.worst else ""
         if self.logged is not None and self.kind == FAILED:   # an exception, or a None: asv stores both as failed
             why = f"failed in the new run: {skip_log.describe(self.logged)}"
@@ -495,8 +499,11 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             logged = skip_log.for_point(logs, benchmark, params, *ran, kind == FAILED) if ran else None
             track_nan = (logged.outcome == skip_log.NO_VALUE if logged is not None
                          else (class_of(benchmark), params) in measured_sets)
-            worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan
-            lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst, logged))
+            bumped = (version_change(old_version, new_version)
+                      if kind != GONE and old_version and new_version and old_version != new_version else "")
+            worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan and not bumped
+            lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst, logged,
+                             bumped))
             continue
         direction = direction_of(benchmark, declared)
         if key in old_started and new_started.get(key) == old_started[key]:
@@ -574,10 +581,12 @@ def format_comparison(comparison: Comparison) -> list[str]:
                            NOISY, "unjudged", CARRIED)}
     counts["same"] -= (unchanged := sum(1 for c in comparison.of_kind("same") if c.threshold is None))
     lost = {kind: len(comparison.lost_of_kind(kind)) for kind in (FAILED, SKIPPED, GONE)}
-    worst = (f" ({len(comparison.worse_without_value)} of them the worst outcome: regressions)"
-             if comparison.worse_without_value else "")
+    lost_worst = len(comparison.worse_without_value)
+    worst = f" ({lost_worst} of them the worst outcome, counted above)" if lost_worst else ""
+    regressions = (f"{counts[REGRESSION] + lost_worst} regressions"
+                   + (f" ({lost_worst} of them a number with no value now, the worst outcome)" if lost_worst else ""))
     lines.append(
-        f"{len(comparison.changes)} numbers compared: {counts[REGRESSION]} regressions, "
+        f"{len(comparison.changes)} numbers compared: {regressions}, "
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
         f"{counts['same']} within noise, {unchanged} unchanged without a threshold, "
         f"{counts[NOISY]} too noisy to track here, "

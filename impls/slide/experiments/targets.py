@@ -159,10 +159,12 @@ def no_target_reason(runs: list[dict]) -> str:
 
 
 def add_targets(runs: list[dict], fraction: float) -> float | None:
-    """Set ``target_p_at_1``, ``time_to_target_s``, ``iterations_to_target`` and
-    ``time_to_target_is_upper_bound`` (True where the run was at the target from a first
-    evaluation after 0 s, :func:`at_target_from_start`: the time is the latest the crossing
-    can have been) on every measured run (in place; see :func:`target_p_at_1`); return the target."""
+    """Set ``target_p_at_1``, ``time_to_target_s``, ``iterations_to_target`` and the bounds
+    on that time on every measured run (in place; see :func:`target_p_at_1`); return the target.
+    ``time_to_target_is_upper_bound``: the run was at the target from a first evaluation
+    after 0 s (:func:`at_target_from_start`), so its time is the latest the crossing can have
+    been. ``time_to_target_is_lower_bound``: there is a target and the run never reached it
+    (``time_to_target_s`` None): it needed more than its ``train_seconds``."""
     target = target_p_at_1(runs, fraction)
     for r in runs:
         if "curve" in r:
@@ -171,6 +173,7 @@ def add_targets(runs: list[dict], fraction: float) -> float | None:
                 time_to_target(r["curve"], target) if target is not None else (None, None))
             r["time_to_target_is_upper_bound"] = (r["time_to_target_s"] is not None
                                                   and at_target_from_start(r["curve"], target))
+            r["time_to_target_is_lower_bound"] = target is not None and r["time_to_target_s"] is None
     return target
 
 
