@@ -51,6 +51,11 @@ def test_bounds_are_judged_only_on_what_they_prove(old, old_bound, new, new_boun
 
 def test_without_a_threshold_a_bound_is_not_judged_either():
     assert compare.judge_bounded(2.0, 3.0, "", "lower", "higher", None) == compare.NO_THRESHOLD
+    assert compare.judge_bounded(2.0, 3.0, "", "upper", "higher", None) == compare.BOUND    # <= 3 may be 2
+    # two lower bounds prove nothing, with or without a threshold (>= 1.164 -> >= 1.100, a real pair)
+    assert compare.judge_bounded(1.164, 1.100, "lower", "lower", "higher", None) == compare.BOUND
+    assert compare.judge_bounded(1.164, 1.100, "lower", "lower", "higher", 5.0) == compare.BOUND      # too noisy
+    assert compare.judge_bounded(10.0, 20.0, "", "lower", "lower", None) == compare.NO_THRESHOLD     # >= 20 s
 
 
 def _frame(points: dict[tuple[str, str], float]) -> pd.DataFrame:

@@ -437,8 +437,6 @@ def judge_bounded(old: float, new: float, old_bound: str, new_bound: str, direct
     :func:`judge_change` for two values."""
     if not (old_bound or new_bound) or direction not in (HIGHER, LOWER):
         return judge_change(old, new, direction, threshold, scale)
-    if threshold is None or too_noisy(threshold, scale):
-        return judge_change(old, new, direction, threshold, scale)
 
     def worst_and_best(value: float, bound: str) -> tuple[float, float]:
         low = -math.inf if bound in (UPPER_BOUND, UNKNOWN_BOUND) else value
@@ -446,6 +444,11 @@ def judge_bounded(old: float, new: float, old_bound: str, new_bound: str, direct
         return (low, high) if direction == HIGHER else (high, low)
 
     (old_worst, old_best), (new_worst, new_best) = worst_and_best(old, old_bound), worst_and_best(new, new_bound)
+    if threshold is None or too_noisy(threshold, scale):
+        overlap = min(old_worst, old_best) <= max(new_worst, new_best) and \
+            min(new_worst, new_best) <= max(old_worst, old_best)
+        # ranges that meet prove nothing, whatever the noise; apart, only a threshold can judge them
+        return BOUND if overlap else judge_change(old, new, direction, threshold, scale)
     if judge_change(old_worst, new_best, direction, threshold, scale) == REGRESSION:
         return REGRESSION
     if judge_change(old_best, new_worst, direction, threshold, scale) == IMPROVEMENT:
