@@ -52,9 +52,9 @@ report: $(STAMP)
 compare: $(STAMP)
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(call arg,BASE),--base $(call quote,$(call arg,BASE))) $(if $(call arg,HEAD),--head $(call quote,$(call arg,HEAD))) $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(if $(call arg,THRESHOLD),--default-threshold=$(call quote,$(call arg,THRESHOLD)))
 
-# make noise [MACHINE=<name>] [LEAVE_OUT=<run>]: thresholds from two or more stored runs of one commit
+# make noise [MACHINE=<name>] [LEAVE_OUT=<run>] [REPLACE=1]: thresholds from two or more stored runs of one commit
 noise: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(foreach r,$(call arg,LEAVE_OUT),--leave-out $(call quote,$(r)))
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(foreach r,$(call arg,LEAVE_OUT),--leave-out $(call quote,$(r)))$(if $(call arg,REPLACE), --replace)
 
 doctor: $(STAMP)
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) -m impls.harness.fingerprint

@@ -1,13 +1,14 @@
 #!/usr/bin/env python
 """Measure every tracked number's run-to-run noise from stored repeated runs; write thresholds.
 
-    python scripts/measure_noise.py [--machine M] [--commit C ...] [--out FILE]
+    python scripts/measure_noise.py [--machine M] [--commit C ...] [--out FILE] [--replace]
 
 Uses every commit with two or more stored runs in one asv environment (or only the given
 commits): run the suite on one commit 3 to 5 times first (`make bench` repeated; two runs
 give each number one degree of freedom, which leaves most of them too noisy). Runs of other
 environments are not repeats of each other.
-Writes reports/noise/<machine>.json and prints the numbers too noisy to track here, the
+Writes reports/noise/<machine>.json (refusing, without --replace, to drop thresholds it
+holds for numbers these runs do not measure again) and prints the numbers too noisy to track here, the
 degrees of freedom the thresholds rest on (more runs, or runs of more commits, narrow them)
 and the per-number false-alarm rate they are set for.
 """
@@ -60,12 +61,27 @@ def df_lines(judged: list[noise.Threshold], false_alarm: float | None) -> list[s
     return lines
 
 
+def _dropped(path: Path, measured: noise.Noise) -> list[tuple[str, str]]:
+    """The (benchmark, params) of the thresholds in the file at ``path`` that ``measured``
+    lacks, sorted: writing ``measured`` there would drop them. None where the file is absent
+    or unreadable (nothing to keep: it is written anew)."""
+    try:
+        held = noise.load_noise(path)
+    except (OSError, noise.NoiseError):
+        return []
+    return sorted((benchmark, params) for benchmark, params in held.thresholds
+                  if measured.get(benchmark, params) is None)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = cli.OneLineParser(prog="python scripts/measure_noise.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")
     parser.add_argument("--commit", action="append", default=[], help="only runs of this commit; repeatable")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
     parser.add_argument("--out", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
+    parser.add_argument("--replace", action="store_true",
+                        help="write the thresholds file even where it holds thresholds these runs do not "
+                             "measure again (they are dropped; without it that is refused)")
     parser.add_argument("--leave-out", action="append", default=[], metavar="RUN",
                         help="a stored run not to measure from (its file name in .asv/runs/<machine>/, or its "
                              "start stamp, e.g. 20261203T165741: a run that shared the machine); repeatable")
@@ -116,8 +132,17 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"measure_noise: {err}", file=sys.stderr)
         return 2
+    target = args.out or noise.default_noise_path(machine)
+    dropped = [] if args.replace else _dropped(target, measured)
+    if dropped:
+        benchmark, params = dropped[0]
+        print(f"measure_noise: {target} holds thresholds for {len(dropped)} number(s) these runs do not measure "
+              f"again (e.g. {benchmark} [{params}]): writing would drop them; measure them too (a whole run of the "
+              f"suite, repeated), or pass --replace (make noise REPLACE=1) to drop them, or --out another file",
+              file=sys.stderr)
+        return 2
     try:
-        out = noise.save_noise(measured, args.out or noise.default_noise_path(machine))
+        out = noise.save_noise(measured, target)
     except OSError as err:
         print(f"measure_noise: cannot write the thresholds: {err}", file=sys.stderr)
         return 2

@@ -81,6 +81,27 @@ def test_noise_needs_two_runs_of_one_commit(tmp_path):
     assert "two stored runs" in done.stderr
 
 
+def test_noise_refuses_to_drop_thresholds_its_runs_do_not_measure_again(results, tmp_path):
+    out = measure(results)
+    held = noise.load_noise(out).thresholds
+    # two runs of another commit, without LATENCY: its thresholds would be lost
+    fewer = tmp_path / "fewer"
+    write_benchmarks_json(fewer)
+    for started, rate in ((100, 1000.0), (200, 1010.0)):
+        values = {k: v for k, v in base_values(rate=rate).items() if k != LATENCY}
+        write_run(fewer / MACHINE, HEAD, started, values)
+        runs.archive_run(fewer, MACHINE, HEAD)
+    done = script("measure_noise.py", "--results", str(fewer), "--machine", MACHINE, "--out", str(out))
+    assert done.returncode == 2 and noise.load_noise(out).thresholds == held, done.stderr
+    assert f"{out} holds thresholds for 1 number(s) these runs do not measure again (e.g. {LATENCY} " in done.stderr
+    assert "--replace" in done.stderr
+    done = script("measure_noise.py", "--results", str(fewer), "--machine", MACHINE, "--out", str(out), "--replace")
+    assert done.returncode == 0, done.stderr
+    assert noise.load_noise(out).get(LATENCY, "block_bytes=4096, queue_depth=1") is None
+    # the same runs again: nothing dropped, no flag needed
+    assert script("measure_noise.py", "--results", str(fewer), "--machine", MACHINE, "--out", str(out)).returncode == 0
+
+
 def test_thresholds_follow_the_measured_spread(results):
     measured = noise.load_noise(measure(results))
     rate = measured.get(RATE, "policy='lru'")
