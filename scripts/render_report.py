@@ -8,9 +8,11 @@ Prints the paths it wrote. Exits 2 when the machine has no results at all (no as
 results, no artifacts) or a --results or --artifacts given is no directory (the defaults
 may be absent); 1 on a bad claims file, an output directory it must not replace,
 or a checkout it cannot find; 1 too, after writing the report, when a result, artifact,
-benchmarks.json or machine.json file could not be read (not JSON: truncated, not UTF-8).
-Any file left out (that, or another machine's, profile's or schema's, left out on purpose)
-is listed in the report, and one line on stderr counts them.
+benchmarks.json or machine.json file could not be read (not JSON: truncated, not UTF-8),
+or when a paper figure's draw function failed (a figure not measured, or with no data, is
+no failure). Any file left out (that, or another machine's, profile's or schema's, left out
+on purpose) is listed in the report, and one line on stderr counts them; one more line
+counts the figures that failed to draw (the report shows the error in each one's place).
 """
 from __future__ import annotations
 
@@ -61,13 +63,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"render_report: {flag} {given}: {why}; expected {expected}", file=sys.stderr)
             return 2
     left_out: list[tuple[str, str]] = []
+    failed: list[tuple[str, str]] = []
     try:
         if args.machines:
             written = [directory / "index.html" for directory in render_machines(
-                args.machines, args.results, args.artifacts, args.claims, args.out, unreadable=left_out)]
+                args.machines, args.results, args.artifacts, args.claims, args.out, unreadable=left_out,
+                failed=failed)]
         else:
             out_dir = render_report(args.machine, args.out, args.results, args.artifacts, args.claims,
-                                    unreadable=left_out)
+                                    unreadable=left_out, failed=failed)
             written = sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith("."))
     except NoResultsError as err:
         print(f"render_report: {err}", file=sys.stderr)
@@ -82,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         print(path)
     if left_out:
         print(f"render_report: {left_out_line(left_out)}", file=sys.stderr)
-    return 1 if any(not _parses(path) for path, _ in left_out) else 0
+    if failed:
+        print(f"render_report: {failed_line(failed)}", file=sys.stderr)
+    return 1 if failed or any(not _parses(path) for path, _ in left_out) else 0
 
 
 def _not_a_folder(given: Path | None) -> str:
@@ -117,6 +123,15 @@ def left_out_line(unreadable: list[tuple[str, str]]) -> str:
     count = len(dict.fromkeys(p for p, _ in unreadable))
     return (f"{count} input file(s) were left out of the report (its Unreadable inputs lists them); "
             f"the first: {first}")
+
+
+def failed_line(failed: list[tuple[str, str]]) -> str:
+    """One line counting the distinct figures of ``failed`` (``(name, caption)`` of each
+    figure whose draw function raised, not empty) and saying why the first failed."""
+    name, caption = failed[0]
+    count = len(dict.fromkeys(n for n, _ in failed))
+    return (f"{count} figure(s) failed to draw (the report shows the error in their place); "
+            f"the first: {name}: {caption.removeprefix('figure failed to draw: ')}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ Results are saved under .asv/results/<machine>-<profile>/ for the checked-out co
 the same name, and a copy of the run in .asv/runs/ (asv overwrites a commit's results when
 it runs again; `make compare` and `make noise` read the copies). A failing benchmark does
 not lose the others' results; the exit status is asv's, else the report's (1 when a result
-or artifact file could not be read: scripts/render_report.py).
+or artifact file could not be read, or a figure failed to draw: scripts/render_report.py).
 
 One suite run at a time per checkout and machine: a second one exits 2 naming the first's
 pid. Ctrl-C, SIGTERM and SIGHUP stop asv (it gets SIGINT, so it also stops the benchmark it

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from impls.harness import figures as figure_registry
 from impls.harness import paths
+from impls.harness.figures import FigureSpec
 from impls.harness.report.build import build_report
 from impls.harness.report.asv_files import ResultsError, machine_info
 
@@ -188,3 +190,49 @@ def test_a_typo_in_artifacts_is_refused_as_one_in_results_is(tmp_path, render):
     rc, _, err = render(results, tmp_path / "artifcats", tmp_path / "out")
     assert rc == 2 and err.startswith(f"render_report: --artifacts {tmp_path / 'artifcats'}: no such directory")
     assert not (tmp_path / "out").exists()
+
+
+def _toy_figure(draw, artifact: str = "toy_curve") -> FigureSpec:
+    return FigureSpec(name="toy_fig", artifact=artifact, title="Toy", system="toy", paper_figure="Fig. 1",
+                      requires=(), draw=draw)
+
+
+def _broken_draw(data):
+    return data["kk"]          # a key the artifact's data does not have: KeyError
+
+
+@pytest.mark.parametrize("machines", [(), (MACHINE, "otherbox")])
+def test_a_figure_that_fails_to_draw_is_said_on_stderr_and_exits_1(tmp_path, render, monkeypatch, machines):
+    """A draw function that raises: the report still renders, with the error in the figure's
+    place, and one line on stderr names it, exit 1 as for a damaged input (the old code: exit 0,
+    nothing on stderr; the only sign a line in report.md)."""
+    results, artifacts = _inputs(tmp_path)
+    _artifact(artifacts)
+    if machines:
+        shutil.copytree(FIXTURES / "asv_results" / MACHINE, results / "otherbox")
+    monkeypatch.setattr(figure_registry, "discover", lambda: ({"toy_fig": _toy_figure(_broken_draw)}, {}))
+    rc, out, err = render(results, artifacts, tmp_path / "out", *machines)
+    markdown = (tmp_path / "out" / (MACHINE if machines else "") / "report.md").read_text()
+    assert "figure failed to draw: KeyError: 'kk'" in markdown          # rendered all the same
+    last = err.splitlines()[-1]     # with machines: a line on the files otherbox's copy left out first
+    assert rc == 1 and last.startswith("render_report: 1 figure(s) failed to draw (the report shows the error in "
+                                       "their place); the first: toy_fig: KeyError: 'kk' (")
+    assert "_broken_draw" in last and len(err.splitlines()) == (2 if machines else 1)
+
+
+@pytest.mark.parametrize("artifact, draw", [
+    ("absent", _broken_draw),                      # not measured: no artifact, so never drawn
+    ("toy_curve", lambda data: _drawn(data)),      # drawn
+])
+def test_a_figure_not_measured_or_drawn_is_no_failure(tmp_path, render, monkeypatch, artifact, draw):
+    results, artifacts = _inputs(tmp_path)
+    _artifact(artifacts)
+    monkeypatch.setattr(figure_registry, "discover", lambda: ({"toy_fig": _toy_figure(draw, artifact)}, {}))
+    rc, _, err = render(results, artifacts, tmp_path / "out")
+    assert (rc, err) == (0, "")
+
+
+def _drawn(data):
+    figure, ax = figure_registry.new_axes()
+    ax.plot(data["x"], data["x"])
+    return figure

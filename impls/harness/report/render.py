@@ -10,6 +10,7 @@ from impls.harness.report.build import build_report, choose_machine
 from impls.harness.report.html_page import render_html
 from impls.harness.report.markdown_page import FIGURES_DIR, render_markdown
 from impls.harness.report.output import write_report_dir
+from impls.harness.report.paper_figures import ERROR
 from impls.harness.profiles import current_profile
 from impls.harness.report.runs import machine_for_profile
 from impls.harness.report.report_json import report_json
@@ -38,7 +39,8 @@ def _default_machine() -> str:
 def render_report(machine: str | None = None, out_dir: Path | None = None, results_dir=None,
                   artifacts_root=None, claims_path=None, *,
                   figure_specs: Mapping[str, FigureSpec] | None = None,
-                  unreadable: list[tuple[str, str]] | None = None) -> Path:
+                  unreadable: list[tuple[str, str]] | None = None,
+                  failed: list[tuple[str, str]] | None = None) -> Path:
     """Write index.html, report.md, report.json and figures/*.{png,svg} for ``machine``; return the directory.
 
     Defaults: this machine (:func:`_default_machine`, asked only when ``machine`` is not
@@ -48,7 +50,8 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
     the machine has no results and no artifacts, claims.ClaimsError for a bad claims
     file, output.ReportOutputError when ``out_dir`` holds something else. The input files
     left out of the report (``Report.unreadable``: ``(path, why)``) are appended to
-    ``unreadable`` when it is a list.
+    ``unreadable`` when it is a list, and the paper figures whose draw function failed
+    (:func:`failed_figures`) to ``failed``.
     """
     results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
     artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
@@ -59,7 +62,16 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
     report = build_report(machine, results_dir, artifacts_root, claims_path, figure_specs)
     if unreadable is not None:
         unreadable.extend(report.unreadable)
+    if failed is not None:
+        failed.extend(failed_figures(report))
     return _write(report, out_dir)
+
+
+def failed_figures(report) -> list[tuple[str, str]]:
+    """Return ``(figure name, caption)`` of each paper figure of ``report`` whose draw
+    function raised (status ERROR; the caption says what and where). A figure not measured,
+    or one with no data, did not fail."""
+    return [(f.name, f.caption) for f in report.figures if f.status == ERROR]
 
 
 def _write(report, out_dir: Path) -> Path:
@@ -76,12 +88,14 @@ def _write(report, out_dir: Path) -> Path:
 def render_machines(machines: list[str], results_dir=None, artifacts_root=None, claims_path=None,
                     out_root: Path | None = None, *,
                     figure_specs: Mapping[str, FigureSpec] | None = None,
-                    unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
+                    unreadable: list[tuple[str, str]] | None = None,
+                    failed: list[tuple[str, str]] | None = None) -> list[Path]:
     """Render each machine's report and one side-by-side page of them all; return the directories.
 
     The side-by-side page goes to ``<out_root>/side-by-side-<a>+<b>/`` (default out_root:
     reports/out); each machine's report to ``<out_root>/<machine>/``. Each report's left-out
-    input files are appended to ``unreadable`` when it is a list (as :func:`render_report`).
+    input files are appended to ``unreadable`` and its failed figures to ``failed`` when
+    they are lists (as :func:`render_report`).
     """
     results_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
     artifacts_root = Path(artifacts_root) if artifacts_root is not None else paths.artifacts_root()
@@ -90,6 +104,8 @@ def render_machines(machines: list[str], results_dir=None, artifacts_root=None, 
     reports = [build_report(m, results_dir, artifacts_root, claims_path, figure_specs) for m in machines]
     if unreadable is not None:
         unreadable.extend(entry for report in reports for entry in report.unreadable)
+    if failed is not None:
+        failed.extend(entry for report in reports for entry in failed_figures(report))
     written = []
     for report in reports:
         written.append(_write(report, out_root / report.machine))
