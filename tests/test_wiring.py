@@ -96,6 +96,8 @@ def test_claims_artifacts_are_produced_by_registered_experiments():
 
 
 def _artifacts() -> set[str]:
+    """Each artifact an experiment declares, one per declared device (each has a setup cache:
+    :func:`setup_cache_problems`)."""
     return {entry.artifact_for(device) for entry in experiments.discover().values() for device in entry.devices}
 
 
@@ -149,23 +151,85 @@ def test_every_experiment_reads_a_declared_table_and_names_real_code():
 
 
 def test_every_setup_cache_is_one_registry_call_and_every_experiment_is_benchmarked(benchmarks_by_profile):
-    known = experiments.discover()
-    used = set()
-    for name, info in benchmarks_by_profile["quick"].items():
+    problems = setup_cache_problems(benchmarks_by_profile["quick"], experiments.discover())
+    assert not problems, "\n".join(problems)
+
+
+def setup_cache_problems(benchmarks: dict[str, dict], known: dict) -> list[str]:
+    """Every problem with the setup caches of asv's ``benchmarks`` against the registered
+    experiments ``known`` (name -> entry): a setup cache that is not one registry call, has
+    asv's default timeout, or runs an experiment or a device that is not declared; and each
+    declared (experiment, device) that no setup cache runs (:func:`unbenchmarked`)."""
+    problems, used = [], set()
+    for name, info in benchmarks.items():
         if "run_and_store(" not in info["setup_cache"]:
             continue
         (func,) = ast.parse(textwrap.dedent(info["setup_cache"])).body
         body = func.body
-        assert (len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call)
-                and getattr(body[0].value.func, "id", None) == "run_and_store"), \
-            f"{name}: setup_cache is not one registry call (return run_and_store(...))"
-        called = body[0].value.args[0].value
-        assert (info["setup_cache_timeout"] or 0) >= 1800, (
-            f"{name}: setup_cache has asv's 60-s default timeout; add its function to the "
-            f"`for _setup in (...): _setup.timeout = ...` loop of benchmarks/runs/<system>.py")
-        assert called in known, f"{name}: setup_cache runs {called!r}, not a registered experiment"
-        used.add(called)
-    assert used == set(known), f"experiments no benchmark runs: {set(known) - used}"
+        call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        literal = (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "run_and_store"
+                   and all(isinstance(a, ast.Constant) for a in [*call.args, *(k.value for k in call.keywords)]))
+        if not literal or not call.args:
+            problems.append(f"{name}: setup_cache is not one registry call (return run_and_store(\"<name>\"[, "
+                            f"\"<device>\"]), both literal strings)")
+            continue
+        called = call.args[0].value
+        device = (call.args[1].value if len(call.args) > 1
+                  else next((k.value.value for k in call.keywords if k.arg == "device"), "cpu"))
+        if (info["setup_cache_timeout"] or 0) < 1800:
+            problems.append(f"{name}: setup_cache has asv's 60-s default timeout; add its function to the "
+                            f"`for _setup in (...): _setup.timeout = ...` loop of benchmarks/runs/<system>.py")
+        if called not in known:
+            problems.append(f"{name}: setup_cache runs {called!r}, not a registered experiment")
+        elif device not in known[called].devices:
+            problems.append(f"{name}: setup_cache runs {called!r} on {device!r}, a device its entry does not "
+                            f"declare (devices = {list(known[called].devices)} in "
+                            f"{experiments.source_of(called)})")
+        else:
+            used.add((called, device))
+    declared = {(entry.name, device) for entry in known.values() for device in entry.devices}
+    problems += [unbenchmarked(name, device) for name, device in sorted(declared - used)]
+    return problems
+
+
+def unbenchmarked(name: str, device: str) -> str:
+    """The problem of experiment ``name`` on ``device``, which no setup cache runs."""
+    return f"experiments no benchmark runs: {name} on {device}"
+
+
+def _entry(name: str, *devices: str):
+    return dataclasses.replace(next(iter(experiments.discover().values())), name=name, devices=devices)
+
+
+def _setup_cache(call: str, timeout: int = 1800) -> dict:
+    return {"setup_cache": f"def f(_benchmark=None): return {call}\n", "setup_cache_timeout": timeout}
+
+
+def test_a_declared_device_no_setup_cache_runs_is_named():
+    """An entry declaring cpu and cuda with a setup cache for cpu only (the old test kept the
+    name alone, so it passed, and the figures' and claims' check took the never-produced
+    ``<artifact>_cuda`` as produced)."""
+    known = {"bandana.toy": _entry("bandana.toy", "cpu", "cuda")}
+    cpu = {"bench_bandana_toy.Toy.track_n": _setup_cache('run_and_store("bandana.toy")')}
+    assert setup_cache_problems(cpu, known) == ["experiments no benchmark runs: bandana.toy on cuda"]
+    both = {**cpu, "bench_bandana_toy.ToyCuda.track_n": _setup_cache('run_and_store("bandana.toy", device="cuda")')}
+    assert setup_cache_problems(both, known) == []
+    assert setup_cache_problems({}, known) == [f"experiments no benchmark runs: bandana.toy on {device}"
+                                               for device in ("cpu", "cuda")]
+
+
+def test_a_setup_cache_of_an_undeclared_device_or_experiment_is_named():
+    known = {"bandana.toy": _entry("bandana.toy", "cpu")}
+    found = {"a.A.track_n": _setup_cache('run_and_store("bandana.toy")'),
+             "a.B.track_n": _setup_cache('run_and_store("bandana.toy", "cuda")'),
+             "a.C.track_n": _setup_cache('run_and_store("bandana.toi")', timeout=60),
+             "a.D.track_n": _setup_cache('run_and_store(NAME)')}
+    problems = setup_cache_problems(found, known)
+    assert [p.split(": setup_cache ", 1)[0] for p in problems] == ["a.B.track_n", "a.C.track_n", "a.C.track_n",
+                                                                    "a.D.track_n"]
+    assert "runs 'bandana.toy' on 'cuda', a device its entry does not declare (devices = ['cpu'] in" in problems[0]
+    assert "60-s default timeout" in problems[1] and "'bandana.toi', not a registered experiment" in problems[2]
+    assert "not one registry call" in problems[3]
 
 
 def benchmarks_proper(found: dict[str, dict]) -> dict[str, dict]:
