@@ -193,8 +193,15 @@ def setup_cache_problems(benchmarks: dict[str, dict], known: dict) -> list[str]:
 
 
 def unbenchmarked(name: str, device: str) -> str:
-    """The problem of experiment ``name`` on ``device``, which no setup cache runs."""
-    return f"experiments no benchmark runs: {name} on {device}"
+    """What to add, and where, for experiment ``name`` on ``device`` that no setup cache runs."""
+    system, _, what = name.partition(".")
+    function, extra = (what, "") if device == "cpu" else (f"{what}_{device}", f', "{device}"')
+    return (f"experiments no benchmark runs: {name} on {device}; expected a setup function "
+            f"`def {function}(_benchmark=None): return run_and_store(\"{name}\"{extra})` in "
+            f"benchmarks/runs/{system}.py (also in its `for _setup in (...)` timeout loop; a name not starting "
+            f"with time_/track_/mem_/peakmem_), and a class with `setup_cache = {system}.{function}` in a "
+            f"benchmarks/bench_{system}_*.py module" + (f" (a CUDA twin: cuda_twin(<class>, {system}.{function}, "
+                                                          f"...))" if device == "cuda" else ""))
 
 
 def _entry(name: str, *devices: str):
@@ -205,17 +212,23 @@ def _setup_cache(call: str, timeout: int = 1800) -> dict:
     return {"setup_cache": f"def f(_benchmark=None): return {call}\n", "setup_cache_timeout": timeout}
 
 
-def test_a_declared_device_no_setup_cache_runs_is_named():
+def test_a_declared_device_no_setup_cache_runs_is_named_with_what_to_add():
     """An entry declaring cpu and cuda with a setup cache for cpu only (the old test kept the
     name alone, so it passed, and the figures' and claims' check took the never-produced
     ``<artifact>_cuda`` as produced)."""
     known = {"bandana.toy": _entry("bandana.toy", "cpu", "cuda")}
     cpu = {"bench_bandana_toy.Toy.track_n": _setup_cache('run_and_store("bandana.toy")')}
-    assert setup_cache_problems(cpu, known) == ["experiments no benchmark runs: bandana.toy on cuda"]
+    assert setup_cache_problems(cpu, known) == [
+        'experiments no benchmark runs: bandana.toy on cuda; expected a setup function `def toy_cuda(_benchmark=None): '
+        'return run_and_store("bandana.toy", "cuda")` in benchmarks/runs/bandana.py (also in its `for _setup in '
+        '(...)` timeout loop; a name not starting with time_/track_/mem_/peakmem_), and a class with '
+        '`setup_cache = bandana.toy_cuda` in a benchmarks/bench_bandana_*.py module (a CUDA twin: '
+        'cuda_twin(<class>, bandana.toy_cuda, ...))']
     both = {**cpu, "bench_bandana_toy.ToyCuda.track_n": _setup_cache('run_and_store("bandana.toy", device="cuda")')}
     assert setup_cache_problems(both, known) == []
-    assert setup_cache_problems({}, known) == [f"experiments no benchmark runs: bandana.toy on {device}"
-                                               for device in ("cpu", "cuda")]
+    assert setup_cache_problems({}, known)[0].startswith(
+        'experiments no benchmark runs: bandana.toy on cpu; expected a setup function `def toy(_benchmark=None): '
+        'return run_and_store("bandana.toy")` in benchmarks/runs/bandana.py')
 
 
 def test_a_setup_cache_of_an_undeclared_device_or_experiment_is_named():
