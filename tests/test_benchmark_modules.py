@@ -236,12 +236,41 @@ def _keys_read(source: str) -> set[tuple[str, int]]:
     return {(key, line) for key, line in keys if isinstance(key, str)}
 
 
+def systems_run(bench: Path, runs: Path = ROOT / "benchmarks" / "runs") -> set[str]:
+    """The systems whose experiments the classes of ``bench`` run, read from the code, not its
+    file name: each ``<module>.<function>`` it names of a module it imports from
+    ``benchmarks.runs`` (``setup_cache = bandana.layouts``, ``cuda_twin(..., salus.lanes_cuda,
+    ...)``) is a setup function of ``runs/<module>.py`` whose ``run_and_store("<system>.<what>")``
+    names the system."""
+    import ast
+
+    tree = ast.parse(bench.read_text())
+    modules = {alias.asname or alias.name: alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and (node.module, node.level) in (("runs", 1), ("benchmarks.runs", 0)) for alias in node.names}
+    systems = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            path = runs / f"{modules[node.value.id]}.py"
+            setup = [f for f in ast.parse(path.read_text()).body if isinstance(f, ast.FunctionDef)
+                     and f.name == node.attr] if path.exists() else []
+            calls = [c for f in setup for c in ast.walk(f) if isinstance(c, ast.Call) and c.args
+                     and getattr(c.func, "id", None) == "run_and_store" and isinstance(c.args[0], ast.Constant)]
+            systems |= {str(c.args[0].value).partition(".")[0] for c in calls}
+    return systems
+
+
 def _unknown_keys(bench: Path) -> list[str]:
-    """The keys ``bench`` reads that are no name anywhere in its system's code or the harness's
-    (a key that is no identifier, e.g. "dense-cpu/slide": nowhere in that text), a misspelt
-    key: ``field(optional=True)`` would record NaN for ever, ``row`` fail only under asv."""
-    system = bench.stem.split("_")[1]
-    source = "\n".join(p.read_text() for folder in (system, "harness")
+    """The keys ``bench`` reads that are no name anywhere in the code of the systems its
+    classes run (:func:`systems_run`) or the harness's (a key that is no identifier, e.g.
+    "dense-cpu/slide": nowhere in that text), a misspelt key: ``field(optional=True)`` would
+    record NaN for ever, ``row`` fail only under asv. A module whose classes run no registered
+    experiment is one line saying so."""
+    systems = systems_run(bench)
+    if not systems:
+        return [f"{bench.name}: no class names a setup function of benchmarks/runs/<system>.py (expected "
+                f"`from .runs import <system>` and `setup_cache = <system>.<function>`, whose "
+                f"run_and_store(\"<system>.<what>\") names the system whose code its keys are checked against)"]
+    source = "\n".join(p.read_text() for folder in (*sorted(systems), "harness")
                        for p in (ROOT / "impls" / folder).rglob("*.py"))
     words = set(re.findall(r"[A-Za-z_]\w*", source))
     return [f"{bench.name}:{line}: {key!r}" for key, line in sorted(_keys_read(bench.read_text()))
@@ -252,6 +281,29 @@ def test_every_key_a_benchmark_reads_is_a_name_in_its_system_s_code(tmp_path):
     unknown = [line for bench in sorted((ROOT / "benchmarks").glob("bench_*.py")) for line in _unknown_keys(bench)]
     assert not unknown, ("benchmarks read keys their experiments never name (a typo?): " + "; ".join(unknown))
     typo = tmp_path / "bench_salus_typo.py"      # the check itself finds a misspelt key
-    typo.write_text('track_ratio = field("fifo_over_srft", optional=True, unit="x", direction="higher")\n'
-                    'def setup(self, data):\n    self.row = data["points"][0]\n')
-    assert _unknown_keys(typo) == ["bench_salus_typo.py:1: 'fifo_over_srft'"]
+    typo.write_text('from .runs import salus\nclass A:\n    setup_cache = salus.policies\n'
+                    '    track_ratio = field("fifo_over_srft", optional=True, unit="x", direction="higher")\n'
+                    '    def setup(self, data):\n        self.row = data["points"][0]\n')
+    assert _unknown_keys(typo) == ["bench_salus_typo.py:4: 'fifo_over_srft'"]
+
+
+@pytest.mark.parametrize("name", ["bench_toy.py", "bench_bandanatoy.py", "bench_salus_x.py"])
+def test_the_system_of_a_benchmark_module_is_what_its_classes_run_not_its_file_name(tmp_path, name):
+    """A key of Bandana's code, read by a module whose name does not spell bandana_ (the old
+    check took the system from the file name: impls/toy/ or impls/bandanatoy/, which do not
+    exist, or Salus's code, and called the key a typo)."""
+    module = tmp_path / name
+    module.write_text("from .runs import bandana\n\n\nclass Toy:\n    setup_cache = bandana.layouts\n"
+                      '    track_bandwidth = field("effective_bandwidth", unit="x", direction="higher")\n')
+    assert systems_run(module) == {"bandana"}
+    assert _unknown_keys(module) == []
+    twin = tmp_path / "bench_twin.py"            # a CUDA twin's setup function, imported from benchmarks.runs
+    twin.write_text("from benchmarks.runs import salus as s\nX = cuda_twin(Base, s.lanes_cuda, 'doc')\n")
+    assert systems_run(twin) == {"salus"}
+
+
+def test_a_benchmark_module_whose_classes_run_no_experiment_is_one_line_saying_so(tmp_path):
+    module = tmp_path / "bench_bandana_none.py"
+    module.write_text('class A:\n    track_n = field("effective_bandwidth", unit="x", direction="higher")\n')
+    [line] = _unknown_keys(module)
+    assert line.startswith("bench_bandana_none.py: no class names a setup function of benchmarks/runs/<system>.py")
