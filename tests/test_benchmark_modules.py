@@ -24,14 +24,80 @@ MODULES = sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
 HEAVY = ("torch", "numba", "faiss")
 
 
+# run in a fresh interpreter: import argv[2] with argv[1] first on the path, and print, for each
+# of argv[3] (comma-separated) that gets imported, the "file:line" frames of its first import
+_WATCH_IMPORTS = textwrap.dedent("""
+    import importlib.abc, json, sys, traceback
+    root, module, heavy = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+    sys.path.insert(0, root)
+    found = {}
+
+    class Watch(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path=None, target=None):
+            top = fullname.partition(".")[0]
+            if top in heavy and top not in found:
+                found[top] = [f"{f.filename}:{f.lineno}" for f in traceback.extract_stack()[:-1]
+                              if not f.filename.startswith("<")]
+            return None
+
+    sys.meta_path.insert(0, Watch())
+    __import__(module)
+    print(json.dumps(found))
+""")
+
+
+def heavy_imports(module: str, root: Path = ROOT, heavy: tuple[str, ...] = HEAVY) -> dict[str, list[str]]:
+    """``{package: chain}`` for each of ``heavy`` that importing ``module`` (from ``root``)
+    imports: the chain of files and lines under ``root`` (site-packages left out) that led to
+    it, the importing module first, the one that imported the package last."""
+    out = subprocess.run([sys.executable, "-c", _WATCH_IMPORTS, str(root), module, ",".join(heavy)], cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    chains = {}
+    for package, frames in json.loads(out.stdout).items():
+        mine = []
+        for frame in frames:
+            path, _, line = frame.rpartition(":")
+            try:
+                relative = Path(path).resolve().relative_to(root.resolve())
+            except ValueError:
+                continue
+            if "site-packages" not in relative.parts:
+                mine.append(f"{relative}:{line}")
+        chains[package] = mine
+    return chains
+
+
+def heavy_import_problem(module: str, chains: dict[str, list[str]]) -> str:
+    """One line per heavy package importing ``module`` pulls in, naming the file and line
+    that imports it (where the fix goes) and the chain from ``module`` to it; "" for none."""
+    lines = []
+    for package, chain in sorted(chains.items()):
+        where = chain[-1] if chain else "a package outside the checkout"
+        lines.append(f"importing {module} imports {package} at module level: {where} imports it (chain: "
+                     f"{' -> '.join(chain) or '?'}); expected that import inside the function that needs it")
+    return "\n".join(lines)
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_benchmark_module_imports_no_heavy_package(module):
-    code = (f"import sys, benchmarks.{module}\n"
-            f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "", f"benchmarks/{module}.py imports {out.stdout.strip()} at module level"
+    problem = heavy_import_problem(f"benchmarks.{module}", heavy_imports(f"benchmarks.{module}"))
+    assert problem == "", problem
+
+
+def test_a_heavy_import_is_blamed_on_the_module_that_makes_it(tmp_path):
+    """A benchmark module that imports nothing heavy itself, through a catalog that does (the
+    old message blamed the benchmark module: "benchmarks/bench_x.py imports numba")."""
+    (tmp_path / "fakeheavy.py").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "bench_x.py").write_text("import json\nfrom pkg import catalog\n")
+    (tmp_path / "pkg" / "catalog.py").write_text('"""A catalog."""\nimport fakeheavy\n')
+    chains = heavy_imports("pkg.bench_x", tmp_path, ("fakeheavy", "json"))
+    assert chains == {"fakeheavy": ["pkg/bench_x.py:2", "pkg/catalog.py:2"]}     # json: imported before
+    assert heavy_import_problem("pkg.bench_x", chains) == (
+        "importing pkg.bench_x imports fakeheavy at module level: pkg/catalog.py:2 imports it (chain: "
+        "pkg/bench_x.py:2 -> pkg/catalog.py:2); expected that import inside the function that needs it")
 
 
 def test_a_fio_ratio_without_fio_is_an_asv_skip_not_a_failure():
