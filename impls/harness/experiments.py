@@ -10,7 +10,7 @@ An experiment is one registered entry:
 - ``sizes``: the table of ``impls/profiles.toml`` it reads, whose keys and types are
   declared once with :func:`sizes_schema` and checked for every profile on load,
 - ``artifact``: the name its result is stored under for the report (``<artifact>_<device>``
-  on a device other than the CPU),
+  on a device other than the CPU): lowercase letters, digits and ``_`` (:data:`ARTIFACT_NAME`),
 - ``requires``: capabilities (:mod:`impls.harness.capabilities`) without which it cannot run,
 - ``synthetic``: whether its input data are synthetic,
 - ``timed``: whether it measures this machine's hardware (such work never leaves it),
@@ -33,6 +33,7 @@ import importlib.machinery
 import importlib.util
 import os
 import pkgutil
+import re
 import sys
 import time
 import tomllib
@@ -49,6 +50,9 @@ CATALOG_MODULE = "catalog"
 CATALOG_FILE = "catalog.toml"
 _DECLARED: set[Path] = set()
 _SOURCES: dict[str, Path] = {}      # the catalog.toml that declared each experiment declared from one
+# an artifact is stored as <machine>/<commit>/<artifact>.json and read back from there alone:
+# a '/', '..' or space would file it elsewhere; lowercase, so no two differ by case only
+ARTIFACT_NAME = re.compile(r"[a-z0-9_]+")
 
 
 class ExperimentError(ValueError):
@@ -241,6 +245,11 @@ def experiment(name: str, *, sizes: str, artifact: str, run: str, summary: str, 
     """Register experiment ``name`` (see the module docstring for the fields); returns it."""
     if "." not in name:
         raise ValueError(f"experiment name {name!r} must be <system>.<what>")
+    if not ARTIFACT_NAME.fullmatch(artifact):
+        plain = re.sub(r"[^a-z0-9_]+", "_", artifact.lower()).strip("_") or name.replace(".", "_")
+        raise ValueError(f"artifact {artifact!r} is no plain file name; expected lowercase letters, digits and "
+                         f"'_' only (e.g. {plain!r}): it is stored as <commit>/<artifact>.json, the only place "
+                         "the report reads it")
     entry = Experiment(name, sizes, artifact, run, summary, paper_figure, tuple(requires), synthetic,
                        timed, tuple(devices), printer)
     if name in _EXPERIMENTS and _EXPERIMENTS[name] != entry:

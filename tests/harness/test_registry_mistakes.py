@@ -207,6 +207,26 @@ def test_a_figure_two_experiments_declare_names_both(tmp_path, registry):
                               "figure its own")
 
 
+@pytest.mark.parametrize("artifact", ["bandana toy/x", "../x", "x/../y", "Demo_Toy", "demo.toy", ""])
+def test_an_artifact_name_that_is_no_plain_file_name_is_refused_in_one_line(tmp_path, registry, artifact):
+    """The store files an artifact as <commit>/<artifact>.json and the report reads only that
+    level: 'bandana toy/x' was accepted, stored in a sub-folder and reported "not measured"
+    right after a successful run (the old code: declared without a word)."""
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.toy").replace('artifact = "demo_toy"', f'artifact = "{artifact}"'))
+    with pytest.raises(experiments.ExperimentError) as err:
+        experiments.declare_file(catalog)
+    message = str(err.value)
+    assert message.startswith(f'["demo.toy"] in {catalog}: artifact {artifact!r} is no plain file name; expected '
+                              "lowercase letters, digits and '_' only (e.g. '") and "\n" not in message
+    assert "demo.toy" not in experiments._EXPERIMENTS
+
+
+def test_every_artifact_of_the_suite_is_a_plain_name():
+    names = {entry.artifact_for(device) for entry in experiments.discover().values() for device in entry.devices}
+    assert names and all(experiments.ARTIFACT_NAME.fullmatch(name) for name in names), sorted(names)
+
+
 # -- 11. an unquoted experiment table -----------------------------------------------------------
 
 def test_an_unquoted_table_name_says_to_quote_it(tmp_path, registry):
