@@ -4,6 +4,7 @@ read by two benchmarks counted once in the machine-wide shift note."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -136,3 +137,14 @@ def test_a_ratio_of_two_runs_that_moved_names_where_its_sides_are_tracked():
     assert "side" not in lines[OVERHEAD]
     assert "side" not in compare.compare_runs(frame({RATIO: 8.0}), frame({RATIO: 4.0}), declared, None, 0.1
                                               ).changes[0].line()         # no sides given: the line as before
+
+
+def test_readme_names_every_direction_whose_asv_regression_detection_is_switched_off():
+    """README's "Adding a benchmark" said a new track changes regressions_first_commits when its
+    direction is higher, flag or context; nearer_zero does too (every direction but lower)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    said = re.search(r"A new `track_\*` whose direction is (.+?) changes\s+`regressions_first_commits`", readme, re.S)
+    assert said, "README no longer says which directions change regressions_first_commits"
+    named = set(re.findall(r"`(\w+)`", said.group(1))) - set(re.findall(r"but `(\w+)`", said.group(1)))
+    switched_off = {d for d in directions.DIRECTIONS if directions.asv_regressions_first_commits({"m.C.track_x": d})}
+    assert named == switched_off, f"README names {sorted(named)}; the code switches off {sorted(switched_off)}"
