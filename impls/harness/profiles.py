@@ -58,6 +58,14 @@ def profile_of_version(version: str) -> str | None:
     return suffix if plus and base and suffix in PROFILES else None
 
 
+def other_profile_of_machine(machine: str, profile: str) -> str | None:
+    """The profile, other than ``profile``, that asv machine name ``machine`` is filed under
+    (its ``-<profile>`` suffix, as ``make`` names machines); None where it names ``profile``
+    or none (a machine named by hand)."""
+    named = machine.rpartition("-")[2] if "-" in machine else ""
+    return named if named in PROFILES and named != profile else None
+
+
 def pin_of_version(version: str) -> str:
     """``version`` without the profile :func:`versioned` added to it."""
     return version[:-len(profile) - 1] if (profile := profile_of_version(version)) else version

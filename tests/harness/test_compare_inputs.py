@@ -408,3 +408,26 @@ def test_a_ref_git_cannot_resolve_is_named_as_such():
         runs.runs_named(stored, "HEAD~1", MACHINE, lambda name: None)
     with pytest.raises(ValueError, match=r"no stored run of commit 'cafe' for"):   # a hash: no git word
         runs.runs_named(stored, "cafe", MACHINE, lambda name: None)
+
+
+def test_the_only_machine_of_another_profile_is_not_taken_for_this_ones(tmp_path, monkeypatch):
+    """Profiles never mix: with only `box-quick` runs stored, a smoke-profile compare, noise
+    or report names it and asks for the profile (or the machine) rather than judging it."""
+    from impls.harness.report import build
+
+    results = tmp_path / "results"
+    write_run(results / "box-quick", BASE, 100, base_values(), machine="box-quick")
+    (tmp_path / "artifacts").mkdir()
+    with pytest.raises(ValueError, match="the only machine with runs, 'box-quick', holds the quick profile's: "
+                                         "run with DLSYSBENCH_PROFILE=quick"):
+        runs.choose_run_machine(None, results, "vm", "smoke")
+    assert runs.choose_run_machine(None, results, "vm", "quick") == "box-quick"     # its own profile's
+    assert runs.choose_run_machine("box-quick", results, "", "smoke") == "box-quick"  # named: taken
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    with pytest.raises(build.NoResultsError, match="'box-quick', holds the quick profile's"):
+        build.choose_machine(None, results, tmp_path / "artifacts", "vm-smoke")
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "quick")
+    assert build.choose_machine(None, results, tmp_path / "artifacts", "vm-quick") == "box-quick"
+    hand = tmp_path / "hand"           # a machine named by hand says no profile: the only one is taken
+    write_run(hand / "mybox", BASE, 100, base_values(), machine="mybox")
+    assert runs.choose_run_machine(None, hand, "vm", "smoke") == "mybox"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from impls.harness import artifacts as artifact_store
-from impls.harness import paths, skip_log
+from impls.harness import paths, profiles, skip_log
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.profiles import name_of
@@ -109,7 +109,13 @@ def choose_machine(machine: str | None, results_dir: Path, artifacts_root: Path,
     if default in known or not known:
         return default
     if len(known) == 1:
-        return known.pop()
+        only = known.pop()
+        other = profiles.other_profile_of_machine(only, profiles.current_profile())
+        if other:       # profiles never mix: never file one profile's results as another's report
+            raise NoResultsError(f"no results for this machine ({default!r}) in {results_dir}; the only machine "
+                                 f"with results, {only!r}, holds the {other} profile's: run with "
+                                 f"DLSYSBENCH_PROFILE={other} (make report PROFILE={other}) or --machine {only}")
+        return only
     raise NoResultsError(f"no results for this machine ({default!r}) in {results_dir}; "
                          f"pick one with --machine: {', '.join(sorted(known))}")
 

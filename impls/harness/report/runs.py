@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from impls.harness import atomic, paths
+from impls.harness import atomic, paths, profiles
 from impls.harness.paths import machine_for_profile  # noqa: F401 - where callers have found it
 from impls.harness.report.asv_files import (NOT_RESULT_FILES, RESULT_FORMAT_VERSION, commit_date_ms, format_remedy,
                                             machines, result_files)
@@ -209,6 +209,12 @@ def choose_run_machine(machine: str | None, results_dir: Path, host: str, profil
     if preferred in candidates:
         return preferred
     if len(candidates) == 1:
-        return candidates.pop()
+        only = candidates.pop()
+        other = profiles.other_profile_of_machine(only, profile)
+        if other:       # profiles never mix: never judge one profile's runs under another's name
+            raise ValueError(f"no runs for {preferred!r} in {results_dir}; the only machine with runs, {only!r}, "
+                             f"holds the {other} profile's: run with DLSYSBENCH_PROFILE={other} (make ... "
+                             f"PROFILE={other}) or name it with --machine {only}")
+        return only
     raise ValueError(f"no runs for {preferred!r} in {results_dir}; pick a machine with --machine: "
                      f"{', '.join(sorted(candidates)) or 'none has any'}")
