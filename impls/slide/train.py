@@ -27,6 +27,7 @@ from impls.harness import cli, profiles
 MIN_TRUSTED_SECONDS = 1.0
 ROW_NORM_WARN = 3.0          # a median training-row L2 norm above it is warned of (TF-IDF rows are near 1)
 LARGEST_USUAL_VALUE = 1e6   # a feature value above it is warned of: no TF-IDF weight or count is near it
+UNSEEN_LABELS_SUSPECT = 0.05  # above this share of test points with only unseen labels, two sets are suspected
 DEFAULT_EVAL_POINTS = 1000
 
 
@@ -347,10 +348,11 @@ def main(argv: list[str] | None = None) -> int:
                      "float32 and training may diverge or learn nothing (were the rows scaled?)")
     unlearnable = _unseen_label_points(train_data, test_data)
     if unlearnable:
+        share = unlearnable / max(test_data.n_points, 1)
+        why = ("are the two files of one set, with the same label ids?" if share > UNSEEN_LABELS_SUSPECT
+               else "a few, as a real set's tail labels give")
         cli.warn(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training point "
-                 f"carries: no model learns to rank those labels first, so P@1 is at most "
-                 f"{1 - unlearnable / max(test_data.n_points, 1):.3g} (are the two files of one set, with the "
-                 "same label ids?)")
+                 f"carries: no model learns to rank those labels first, so P@1 is at most {1 - share:.3g} ({why})")
     norms = norms_of["training"]
     norm = float(np.median(norms)) if norms.size else 0.0
     if norm > ROW_NORM_WARN:

@@ -180,7 +180,10 @@ def test_train_warns_of_test_points_whose_labels_no_training_point_carries(tmp_p
     test = write(tmp_path / "test.txt", "4 20 6\n3 0:1\n4,5 1:1\n1,5 2:1\n0 3:1\n")
     err = _train_two_dense_batches(tmp_path, capsys, train, test)
     assert "2 of 4 test points carry only labels that no training point carries" in err
-    assert "P@1 is at most 0.5 " in err
+    assert "P@1 is at most 0.5 (are the two files of one set, with the same label ids?)" in err
+    few = write(tmp_path / "few.txt", "30 20 6\n" + "0 0:1\n" * 29 + "5 1:1\n")    # 1 in 30: a tail label
+    err = _train_two_dense_batches(tmp_path, capsys, train, few)
+    assert "1 of 30 test points carry only labels" in err and "one set" not in err, err
     shared = write(tmp_path / "shared.txt", "2 20 6\n0 0:1\n1,5 1:1\n")
     assert "carry only labels" not in _train_two_dense_batches(tmp_path, capsys, train, shared)
 

@@ -281,8 +281,25 @@ def test_a_real_set_from_the_registry_is_named_like_one_given_by_path(files, tin
 
 def test_a_header_of_no_published_shape_says_how_to_read_a_subsample(files, tiny_published):
     with pytest.raises(dataset.RealDataMismatch, match=r"give it by path \(python -m impls.slide.train "
-                                                       r"--train FILE --test FILE --real no; python -m impls.slide.xc_stats"):
+                                                       r"--train FILE --test FILE --real no --allow-empty-labels, "
+                                                       r".*; python -m impls.slide.xc_stats"):
         dataset.check_real_header(_part_of(files[0], 4), "train")
+
+
+def test_the_command_a_refused_subsample_is_given_reads_it(files, tiny_published, tmp_path, capsys):
+    """A subsample of a real set keeps its points without labels: the command the refusal
+    names (flags and all) reads it."""
+    from impls.slide.train import main
+
+    part = _part_of(files[0], 4)
+    lines = part.read_text().splitlines()
+    lines[2] = " " + lines[2].split(" ", 1)[1]          # a point without labels, as the real files have
+    part.write_text("\n".join(lines) + "\n")
+    args = ["--train", str(part), "--test", str(files[1]), "--json", str(tmp_path / "o.json"), "--quiet",
+            "--method", "dense", "--max-iterations", "2", "--threads", "1"]
+    assert main(args) == 2
+    hint = re.search(r"python -m impls\.slide\.train --train FILE --test FILE ([^,;()]*)", capsys.readouterr().err)
+    assert hint and main(args + hint.group(1).split()) == 0, capsys.readouterr().err
 
 
 def _part_of(path, points):

@@ -249,7 +249,8 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
     raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
                            f"{' or '.join(candidates)} (expected {expected}): {what}; a file that is not a "
                            "real set's own is an ordinary XC file: give it by path (python -m impls.slide.train "
-                           "--train FILE --test FILE --real no; python -m impls.slide.xc_stats FILE --test FILE)")
+                           "--train FILE --test FILE --real no --allow-empty-labels, the second flag for points without "
+                           "labels, as the real sets have; python -m impls.slide.xc_stats FILE --test FILE)")
 
 
 def check_real_contents(data: XCData, path: str | Path, like: str, split: str = "train") -> None:

@@ -96,7 +96,8 @@ def check_real_contents(data: XCData, path: str | Path, like: str, split: str = 
 
 # what a file with a real set's header but not its contents is read as, and how
 AS_ORDINARY = ("read it as an ordinary XC file: python -m impls.slide.train --train FILE --test FILE --real no "
-               "(python -m impls.slide.xc_stats FILE needs no flag)")
+               "--allow-empty-labels (points without labels, as the real sets have, need the second flag; "
+               "python -m impls.slide.xc_stats FILE needs neither)")
 
 
 def published_header(name: str, split: str) -> tuple[int, int, int]:

@@ -46,7 +46,8 @@ _MESSAGES = {
                       "as the first token",
     K.E_LABEL_RANGE: "label index out of range: expected 0 <= label < L={L}",
     K.E_EMPTY_LABELS: "empty label list (the line is blank or starts with whitespace or a 'feature:value'); "
-                      "pass allow_empty_labels=True (--allow-empty-labels) if this file's format allows it",
+                      "allow them with --allow-empty-labels (allow_empty_labels=True in Python) if this file's "
+                      "format has points without labels",
     K.E_MISSING_COLON: "expected 'feature:value' but a token has no ':'",
     K.E_FEATURE_SYNTAX: "feature index must be a non-negative integer before ':'",
     K.E_FEATURE_RANGE: "feature index out of range: expected 0 <= feature < D={D}",
