@@ -159,3 +159,17 @@ def test_a_long_series_name_wraps_in_the_legend_too():
     ax = _draw(_frame({name: {RATIO: [1.1], LOWER_FLAG: [0], UPPER_FLAG: [0]}}))
     [text] = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "\n" in text and " ".join(text.split()) == name
+
+
+def test_a_new_version_cuts_every_line_and_is_labelled_once_per_axes():
+    """Numbers of two versions mean different things: no line joins them (8.6 -> 5.2 across a
+    bump read as a gain), and the several series cut at one commit get one label there."""
+    frame = _frame({DENSE: {RATIO: [8.6, 8.5, 5.2, 5.3]}, SAMPLED: {RATIO: [1.0, 1.1, 2.0, 2.1]}})
+    frame["version"] = ["1" if c in COMMITS[:2] else "2" for c in frame["commit"]]
+    ax = _draw(frame, flags=False)
+    joined = [line for line in ax.lines if line.get_linestyle() == "-"]       # not the cut's dotted line
+    spans = sorted((float(min(line.get_xdata())), float(max(line.get_xdata()))) for line in joined)
+    assert spans == [(0.0, 1.0), (0.0, 1.0), (2.0, 3.0), (2.0, 3.0)], spans   # two pieces a series
+    assert [t.get_text() for t in ax.texts].count("new version") == 1
+    assert len({line.get_color() for line in joined}) == 2                   # a series keeps its colour
+    assert len(ax.get_legend().get_texts()) == 2                              # and one legend entry

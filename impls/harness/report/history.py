@@ -48,11 +48,6 @@ MAX_SERIES_PER_PANEL = 8
 MAX_PANELS = 12
 MAX_TICK_LABELS = 24
 
-_SCALES = {
-    "seconds": [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")],
-    "bytes": [(2.0 ** 30, "GiB"), (2.0 ** 20, "MiB"), (2.0 ** 10, "KiB"), (1.0, "B")],
-}
-
 
 STEP_COLOURS = {"regression": "#cf222e", "improvement": "#1a7f37", "change": "#6e7781",
                 "new version": "#6e7781"}
@@ -171,17 +166,6 @@ class HistoryFigure:
         return f"history-{safe_file_stem(self.benchmark)}.png"
 
 
-def display_scale(unit: str, values: pd.Series) -> tuple[float, str]:
-    """Return (divisor, unit label) that keeps times and sizes readable (1.0 and ``unit`` otherwise)."""
-    largest = values.abs().max()
-    if unit not in _SCALES or not np.isfinite(largest) or largest == 0:
-        return 1.0, unit
-    for divisor, label in _SCALES[unit]:
-        if largest >= divisor:
-            return divisor, label
-    return _SCALES[unit][-1]
-
-
 @dataclasses.dataclass(frozen=True)
 class _Series:
     label: str
@@ -291,7 +275,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                       for item in all_series]
     marks = bound_labels(flag_rows, flags) if flags is not None else {}
     panels = _panels(all_series)
-    divisor, unit_label = display_scale(str(rows["unit"].iloc[0]), rows["value"])
+    divisor, unit_label = plotting.display_scale(str(rows["unit"].iloc[0]), rows["value"])
     columns = min(3, len(panels))
     lines = math.ceil(len(panels) / columns)
     figure = plotting.new_figure(4.4 * columns if len(panels) > 1 else 7.5, 3.2 * lines + 0.5)
@@ -302,16 +286,23 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     for ax, (panel, members) in zip(axes.flat, panels):
         drawn = members[:MAX_SERIES_PER_PANEL]
         bound_kinds: set[str] = set()
+        new_versions: set[int] = set()      # one line and one label per axis and place
         for item in drawn:
             y = np.asarray(item.values, dtype=float) / divisor
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
-            bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS)
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             judged = [v if known else math.nan for v, known in zip(item.values, placed)]
-            for at, before, after, kind in series_steps(judged, direction, measured, item.versions, item.bounds):
-                ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
-                           linewidth=1)
-                ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
+            found = series_steps(judged, direction, measured, item.versions, item.bounds)
+            cuts = [at for at, _, _, kind in found if kind == NEW_VERSION]   # no line joins two versions
+            bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS, cuts)
+            for at, before, after, kind in found:
+                if kind != NEW_VERSION or at not in new_versions:
+                    ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
+                               linewidth=1)
+                    ax.annotate(kind, (at - 0.5, after / divisor) if kind != NEW_VERSION else (at - 0.5, 0.98),
+                                xycoords="data" if kind != NEW_VERSION else ("data", "axes fraction"),
+                                fontsize=6, color=STEP_COLOURS[kind], va="baseline" if kind != NEW_VERSION else "top")
+                new_versions |= {at} if kind == NEW_VERSION else set()
                 steps.append(Step(item.label, order[at], before, after, kind))
         shown += len(drawn)
         left_out = len(members) - len(drawn)

@@ -31,15 +31,42 @@ def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def plot_marked(ax, x, y, label: str, kinds: list[str] | None, markers: dict[str, str]) -> set[str]:
+_SCALES = {
+    "seconds": [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")],
+    "bytes": [(2.0 ** 30, "GiB"), (2.0 ** 20, "MiB"), (2.0 ** 10, "KiB"), (1.0, "B")],
+}
+
+
+def display_scale(unit: str, values) -> tuple[float, str]:
+    """Return (divisor, unit label) that keeps times and sizes readable (1.0 and ``unit``
+    otherwise) for ``values`` (a pandas Series)."""
+    largest = values.abs().max()
+    if unit not in _SCALES or not np.isfinite(largest) or largest == 0:
+        return 1.0, unit
+    for divisor, label in _SCALES[unit]:
+        if largest >= divisor:
+            return divisor, label
+    return _SCALES[unit][-1]
+
+
+def plot_marked(ax, x, y, label: str, kinds: list[str] | None, markers: dict[str, str],
+                cuts: list[int] = ()) -> set[str]:
     """Plot one series on ``ax``: a line with round markers at its plain points and, at each
     finite point whose kind (``kinds``, per point; "" plain) is a key of ``markers``, that
     marker in the line's colour, larger (a line of its own, labelled "_<kind>" so no legend
-    lists it). Returns the kinds drawn; without ``kinds`` the series is drawn as one plain line."""
+    lists it). No line joins a point before an index of ``cuts`` to one from it on (each piece
+    is a line of the series' colour; the first carries ``label``). Returns the kinds drawn;
+    without ``kinds`` the series is drawn as one plain line."""
     kinds = [k if k in markers and math.isfinite(v) else "" for k, v in zip(kinds or [""] * len(y), y)]
     plain = [i for i, kind in enumerate(kinds) if not kind]
-    line, = ax.plot(x, y, marker="o", markersize=4, linewidth=1.2, label=label,
-                    markevery=plain if len(plain) < len(kinds) else None)
+    edges = [0, *sorted(c for c in set(cuts) if 0 < c < len(y)), len(y)]
+    line = None
+    for start, end in zip(edges, edges[1:]):
+        mine = [i - start for i in plain if start <= i < end]
+        line, = ax.plot(x[start:end], y[start:end], marker="o", markersize=4, linewidth=1.2,
+                        label=label if line is None else "_piece",
+                        color=None if line is None else line.get_color(),
+                        markevery=mine if len(mine) < end - start else None)
     drawn = set()
     for kind, marker in markers.items():
         at = [i for i, k in enumerate(kinds) if k == kind]
