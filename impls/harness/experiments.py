@@ -31,6 +31,7 @@ import dataclasses
 import importlib
 import importlib.machinery
 import importlib.util
+import inspect
 import os
 import pkgutil
 import re
@@ -553,6 +554,7 @@ def run(name: str, *, profile: str | None = None, device: str = "cpu", progress:
         if reason:
             raise NotImplementedError(reason)
         function = entry.function()      # a wrong run = "module:function" fails here, before any work
+        _check_signature(entry, function, sizes, device, progress)
         from impls.harness import progress as progress_log
 
         started = time.monotonic()
@@ -565,6 +567,19 @@ def run(name: str, *, profile: str | None = None, device: str = "cpu", progress:
             raise
         progress_log.log(f"{name}: done in {time.monotonic() - started:.0f} s")
         return data
+
+
+def _check_signature(entry: Experiment, function: Callable[..., dict], *call, **named) -> None:
+    """Raise :class:`ExperimentError`, before any work, where ``entry``'s run function cannot be
+    called as every run is, ``run(sizes, *, device, progress)`` (a callable without a readable
+    signature is left to the call)."""
+    try:
+        inspect.signature(function).bind(*call, **named)
+    except TypeError as err:
+        raise ExperimentError(f'run = {entry.run!r} of ["{entry.name}"] in {source_of(entry.name)} cannot be '
+                              f"called as run(sizes, *, device, progress): {err}") from None
+    except ValueError:
+        pass
 
 
 @contextmanager

@@ -108,6 +108,16 @@ def test_a_misspelled_run_target_is_refused_before_any_work(run, problem, tmp_pa
     assert (status, stderr) == (2, f"error: {expected}\n")      # no "started", no internal error
 
 
+def test_a_run_function_of_another_signature_is_named_before_any_work(tmp_path, registry, capsys):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.wrong_args", run="impls.harness.profiles:current_profile"))
+    experiments.declare_file(catalog)
+    expected = (f"""run = 'impls.harness.profiles:current_profile' of ["demo.wrong_args"] in {catalog} cannot be """
+                "called as run(sizes, *, device, progress): too many positional arguments")
+    status, stderr = _cli(capsys, "run", "demo.wrong_args", "--profile", "smoke")
+    assert (status, stderr) == (2, f"error: {expected}\n")      # not an internal error
+
+
 def test_a_misspelled_printer_names_the_catalog_file(tmp_path, registry):
     catalog = tmp_path / "catalog.toml"
     catalog.write_text(_table("demo.typo_printer", printer='"impls.salus.catalog:show"'))
