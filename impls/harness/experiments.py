@@ -554,7 +554,7 @@ def run(name: str, *, profile: str | None = None, device: str = "cpu", progress:
         if reason:
             raise NotImplementedError(reason)
         function = entry.function()      # a wrong run = "module:function" fails here, before any work
-        _check_signature(entry, function, sizes, device, progress)
+        _check_signature(entry, function, sizes, device=device, progress=progress)
         from impls.harness import progress as progress_log
 
         started = time.monotonic()

@@ -116,6 +116,15 @@ def test_a_run_function_of_another_signature_is_named_before_any_work(tmp_path, 
                 "called as run(sizes, *, device, progress): too many positional arguments")
     status, stderr = _cli(capsys, "run", "demo.wrong_args", "--profile", "smoke")
     assert (status, stderr) == (2, f"error: {expected}\n")      # not an internal error
+    catalog.write_text(_table("demo.no_progress", run="impls.harness.profiles:profile_of_version"))   # (version)
+    experiments.declare_file(catalog)
+    status, stderr = _cli(capsys, "run", "demo.no_progress", "--profile", "smoke")
+    assert status == 2 and "cannot be called as run(sizes, *, device, progress): got an unexpected keyword " \
+                           "argument 'device'" in stderr, stderr
+    # the suite's own run functions pass the check (called as run calls them)
+    for name, entry in experiments.discover().items():
+        if not name.startswith("demo."):
+            experiments._check_signature(entry, entry.function(), {}, device="cpu", progress=None)
 
 
 def test_a_misspelled_printer_names_the_catalog_file(tmp_path, registry):
