@@ -4,6 +4,7 @@ bound short of the baseline, values of older commits, band edges and ratios at t
 data of an older run that do not fit claims.toml, and the wording of an unknown setting."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -261,6 +262,11 @@ def test_a_value_whose_setting_no_artifact_tells_is_not_called_another_setting()
     assert unknown.detail.endswith("; cannot tell the setting of 1.2×") and "another setting" not in unknown.detail
     other = judged(c, rows, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
     assert other.detail.endswith("; 1.2× is of another setting than the claim's")
+    # a bound keeps its words: ">= 1.2" read as "1.2" would say the run measured it
+    bounded = dataclasses.replace(c, lower_bound_when=BenchmarkSource(PointRef("b.S.track_lo", {})))
+    other = judged(bounded, points(("b.S.track_ratio", 1.2, "b" * 40), ("b.S.track_lo", 1.0, "b" * 40)),
+                   {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
+    assert other.detail.endswith("; at least 1.2× is of another setting than the claim's"), other.detail
 
 
 def test_report_json_rows_say_which_verdicts_were_judged_without_noise():

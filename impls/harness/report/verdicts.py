@@ -477,17 +477,18 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
                            detail=measurement.detail)
     value = measurement.value
+    flags = [_flag_set(source, points, artifacts, measurement.commit, claim.measured)
+             for source in (claim.lower_bound_when, claim.upper_bound_when)]
     other, told = (check_setting(artifacts, claim.applies_when, measurement.commit) if claim.applies_when
                    else (None, True))
     if other:
-        what = (f"{shown_with_unit(value, claim)} is of another setting than the claim's" if told
-                else f"cannot tell the setting of {shown_with_unit(value, claim)}")
+        shown = {0: "at least ", 1: "at most "}.get(next((i for i, f in enumerate(flags) if f is True), -1), "")
+        shown += shown_with_unit(value, claim)         # a bound stays a bound in the words too
+        what = (f"{shown} is of another setting than the claim's" if told else f"cannot tell the setting of {shown}")
         return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {what}",
                            coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
     detail = measurement.detail
-    flags = [_flag_set(source, points, artifacts, measurement.commit, claim.measured)
-             for source in (claim.lower_bound_when, claim.upper_bound_when)]
     unknown = next((why for why in flags if isinstance(why, str)), None)
     if unknown:
         return ClaimResult(claim, f"{NOT_MEASURED}: cannot tell whether {shown_with_unit(value, claim)} is exact or a "
