@@ -25,9 +25,11 @@
   or in the claim's own words), so the verdict is inconclusive; so it is where the run recorded
   anything else than finite numbers low <= high (a malformed interval bounds nothing, so it
   never judges more firmly than a wide one).
-- A point whose interval is infinite (too noisy to track here, or a ratio over a zero
-  point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the verdict is
-  inconclusive rather than taken from the point estimate alone.
+- A point whose interval is infinite (its measured noise or threshold infinite, or a ratio
+  over a zero point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the
+  verdict is inconclusive rather than taken from the point estimate alone. A number "too
+  noisy to track here" (a threshold above 50%) with a finite sigma keeps its finite, wide
+  interval (:meth:`noise.Threshold.range_width`).
 """
 from __future__ import annotations
 
