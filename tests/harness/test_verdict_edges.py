@@ -267,6 +267,11 @@ def test_a_value_whose_setting_no_artifact_tells_is_not_called_another_setting()
     other = judged(bounded, points(("b.S.track_ratio", 1.2, "b" * 40), ("b.S.track_lo", 1.0, "b" * 40)),
                    {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
     assert other.detail.endswith("; at least 1.2× is of another setting than the claim's"), other.detail
+    # no value at all (no target to time), and a run of another setting: the setting is the reason
+    nan = points(("b.S.track_ratio", float("nan"), "b" * 40)).assign(status="skipped")   # asv's NaN
+    other = judged(c, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
+    assert other.verdict == f"{NOT_MEASURED}: this profile's run has data.threads = 44; the claim is about 2", other
+    assert judged(c, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 2}}}).verdict != other.verdict
 
 
 def test_report_json_rows_say_which_verdicts_were_judged_without_noise():

@@ -87,7 +87,7 @@ def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
     row = rows.iloc[0]
     where = f"{_label(point)} at {row['commit'][:8]}"
     if row["status"] == STATUS_SKIPPED:
-        return Measurement(STATUS_SKIPPED, detail=f"{where} was skipped")
+        return Measurement(STATUS_SKIPPED, detail=f"{where} was skipped", commit=str(row["commit"]))
     if row["status"] == STATUS_FAILED:
         return Measurement(STATUS_FAILED, detail=f"{where} failed")
     return Measurement(STATUS_OK, float(row["value"]), where, commit=str(row["commit"]))
