@@ -272,6 +272,12 @@ def test_a_value_whose_setting_no_artifact_tells_is_not_called_another_setting()
     other = judged(c, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
     assert other.verdict == f"{NOT_MEASURED}: this profile's run has data.threads = 44; the claim is about 2", other
     assert judged(c, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 2}}}).verdict != other.verdict
+    failed = judged(c, nan.assign(status="failed"), {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
+    assert failed.verdict == other.verdict                               # a failure of another setting too
+    # a required capability this machine lacks comes first: the run could not have measured it here
+    needs = judged(dataclasses.replace(c, requires=("cuda",)), nan, {"toy_tta": {"commit": "b" * 40,
+                                                                               "data": {"threads": 44}}})
+    assert needs.verdict == f"{NOT_MEASURED}: no CUDA", needs.verdict
 
 
 def test_report_json_rows_say_which_verdicts_were_judged_without_noise():

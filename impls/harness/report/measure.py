@@ -89,7 +89,7 @@ def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
     if row["status"] == STATUS_SKIPPED:
         return Measurement(STATUS_SKIPPED, detail=f"{where} was skipped", commit=str(row["commit"]))
     if row["status"] == STATUS_FAILED:
-        return Measurement(STATUS_FAILED, detail=f"{where} failed")
+        return Measurement(STATUS_FAILED, detail=f"{where} failed", commit=str(row["commit"]))
     return Measurement(STATUS_OK, float(row["value"]), where, commit=str(row["commit"]))
 
 

@@ -465,9 +465,9 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     """Return the :class:`ClaimResult` of ``claim``.
 
     A claim without ``measured`` is "not measured yet". A measured number is always
-    judged. Without one: a run its artifact shows is of another setting than the claim's
-    (``applies_when``) says so first, a missing required capability gives "not measured: <its
-    reason>", else a skipped or failed benchmark says so (a benchmark without a value in
+    judged. Without one: a missing required capability gives "not measured: <its reason>",
+    else a run its artifact shows is of another setting than the claim's (``applies_when``)
+    says so, else a skipped or failed benchmark says so (a benchmark without a value in
     the words of the claim's ``unmeasured_reason`` artifact text, when there is one), else
     "not measured: <what this machine lacks>" (no result of that benchmark, no artifact).
     """
@@ -476,7 +476,8 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     measurement = as_factor(measure(claim.measured, points, artifacts), claim.unit)
     if not measurement.ok:
         other, told = (check_setting(artifacts, claim.applies_when, measurement.commit)
-                       if claim.applies_when and measurement.commit else (None, False))
+                       if claim.applies_when and measurement.commit and state.missing_reason(claim.requires) is None
+                       else (None, False))
         if other and told:      # a run of another setting: with a value or not, not the claim's
             return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=measurement.detail)
         return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
