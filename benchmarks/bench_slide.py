@@ -17,9 +17,10 @@ same function share one run):
   user has it (``SlideRealData``; artifact ``slide_real_amazon``, labelled real with the
   files' sha256), skipped otherwise.
 
-A run whose capability is missing (CUDA, the real data) is skipped the asv way. Times to target are NaN
-when a run never reaches the target within its budget; a speed-up over such a run is a
-lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such a run over
+A run whose capability is missing (CUDA, the real data) is skipped the asv way. A run that never
+reaches the target within its budget records its training time as its time to target, a lower
+bound (``track_time_to_target_is_lower_bound`` 1; NaN only where there is no target); a speed-up
+over such a run is a lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such a run over
 one that reached the target is an upper bound (``track_ratio_is_upper_bound``). A comparison's target is the
 pair's own (``impls.slide.experiments.targets.target_p_at_1`` of the two runs).
 """

@@ -177,7 +177,8 @@ def track(read: Callable[..., float], *, unit: str, direction: str, doc: str = "
     ``make compare`` then judges only the changes the bounds prove. ``missing`` says what
     a NaN from ``read`` means (asv stores it as it stores a skip); ``worst_missing`` says that
     NaN is the worst outcome (the run failed at what the number measures), so that a number
-    measured before and NaN now is a regression for ``make compare``. ``missing_from`` names
+    measured before and NaN now, of the same benchmark version, is a regression for
+    ``make compare``. ``missing_from`` names
     the key of ``self.row`` (:func:`row`) where the run's data say, in words, why this point's
     NaN (e.g. ``no_value``): :func:`explain_skips` logs those words, where there are any,
     in place of ``missing``'s.

@@ -14,8 +14,8 @@ older; by the date asv records where git knows none) with the run before it in o
 environment; where dates order some of them (a shallow clone, no git) a note on stderr says so.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
 Exit status: 1 when a number regressed, a measured benchmark failed in the new run, or one
-has there the NaN its benchmark declares the worst outcome (a run that no longer reaches its
-target, a job that failed), 0
+of the same version has there the NaN its benchmark declares the worst outcome (a job that
+failed), 0
 when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad
 arguments, another machine's run or thresholds, a relative-scale number without any
 threshold that moved beyond the too-noisy level while no --default-threshold was given, an
@@ -298,7 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     if not any(c.kind not in (compare.NO_THRESHOLD, compare.NEW_VERSION, compare.BOUND, compare.NOISY)
                and c.threshold is not None and c.direction in directions.JUDGED for c in result.changes):
         only_bounds = len(result.of_kind(compare.BOUND))
-        if only_bounds and not any(c.kind in (compare.NO_THRESHOLD, compare.NOISY) for c in result.changes):
+        thresholded = sum(1 for c in result.of_kind(compare.BOUND) if c.threshold is not None)
+        if thresholded == only_bounds and only_bounds and not any(
+                c.kind in (compare.NO_THRESHOLD, compare.NOISY) for c in result.changes):
             print(f"compare: nothing was judged: the {only_bounds} number(s) in common with a threshold were bounds "
                   "at either run (>=, <=), which prove neither a regression nor an improvement", file=sys.stderr)
         else:

@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         benchmark, params = dropped[0]
         print(f"measure_noise: {target} holds thresholds for {len(dropped)} number(s) these runs do not measure "
               f"again (e.g. {benchmark} [{params}]): writing would drop them; measure them too (a whole run of the "
-              f"suite, repeated), or pass --replace (make noise REPLACE=1) to drop them, or --out another file",
+              f"suite, repeated), or pass --replace (make noise REPLACE=1) to drop them (the only way for "
+              f"benchmarks removed or renamed since), or --out another file",
               file=sys.stderr)
         return 2
     try:

@@ -156,6 +156,13 @@ def test_a_nan_its_benchmark_declares_the_worst_outcome_is_a_regression():
     assert not result.regressed and not result.worse_without_value
     (line,) = [item.line() for item in result.lost if item.benchmark == SALUS_JCT]
     assert line.startswith(f"NEW VERSION {SALUS_JCT} ") and "not compared" in line, line
+    # a failure stays a failure under a new version: listed and counted as one
+    failed = bumped.assign(status=["failed" if b == SALUS_JCT else "ok" if not math.isnan(v) else "skipped"
+                                   for b, v in zip(bumped["benchmark"], bumped["value"])])
+    result = compare.compare_runs(base, failed, directions.declared_directions(), None, 0.1,
+                                  missing=directions.declared_missing(), worst_missing=worst)
+    (line,) = [item.line() for item in result.lost if item.benchmark == SALUS_JCT]
+    assert result.regressed and line.startswith(f"FAILED {SALUS_JCT} "), line
 
 
 def test_every_declared_bound_flag_is_a_flag_track_of_the_same_class():

@@ -38,10 +38,11 @@ listed as a BOUND, not judged.
 
 A number measured in the base run that *failed* in the new one is a breakage and counts
 like a regression; one skipped or without a value in the new one (asv stores both as NaN;
-the benchmark may declare what its NaN means, e.g. "did not reach the target") is listed,
-never silently dropped, and counts like a regression where its benchmark declares that NaN
-the worst outcome (``worst_missing``: a run that stopped reaching its target, a job that
-failed).
+the benchmark may declare what its NaN means, e.g. "no target to time") is listed, never
+silently dropped, and counts like a regression where its benchmark declares that NaN the
+worst outcome (``worst_missing``: a job that failed) and the benchmark's version did not
+change (under a new version it is listed as such, not compared). A run's time to a target
+it never reached is no NaN: its training time, flagged a lower bound, judged as bounds are.
 
 A number whose value the new run carried over from the base run (the same ``started_at``:
 asv keeps the numbers a partial rerun did not measure) is counted as not measured again,
@@ -502,8 +503,8 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             logged = skip_log.for_point(logs, benchmark, params, *ran, kind == FAILED) if ran else None
             track_nan = (logged.outcome == skip_log.NO_VALUE if logged is not None
                          else (class_of(benchmark), params) in measured_sets)
-            bumped = (version_change(old_version, new_version)
-                      if kind != GONE and old_version and new_version and old_version != new_version else "")
+            bumped = (version_change(old_version, new_version)   # a failure stays one: it counts, as FAILED
+                      if kind == SKIPPED and old_version and new_version and old_version != new_version else "")
             worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan and not bumped
             lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst, logged,
                              bumped))

@@ -191,7 +191,9 @@ def runs_named(runs: list[StoredRun], name: str, machine: str,
 
 
 def choose_run_machine(machine: str | None, results_dir: Path, host: str, profile: str) -> str:
-    """Return ``machine``, else ``<host>-<profile>`` if it has runs, else the only machine with runs.
+    """Return ``machine``, else ``<host>-<profile>`` if it has runs, else the only machine with
+    runs unless its name ends in another profile (``-smoke``, ``-quick``, ``-full``: profiles
+    never mix; name it to take it).
 
     Raises ValueError naming the machines found when ``machine`` has no runs or, without
     ``machine``, when that leaves no single choice.
