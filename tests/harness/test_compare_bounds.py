@@ -267,3 +267,20 @@ def test_missing_without_optional_is_refused():
 def test_a_tiny_threshold_prints_digits_that_differ_from_one():
     line = compare.Change("b", "", 1147.26, 1147.32, "lower", 0.0000229, compare.REGRESSION).line()
     assert "threshold x1.00002 either way" in line
+
+
+def test_the_numbers_only_the_new_run_has_are_named_by_benchmark():
+    """A benchmark added since, or a time that was NaN and now has a value: compare lists
+    which (one line a benchmark, with its count), not only how many."""
+    point, lower = "batch=64, method='slide'", TIME + "_is_lower_bound"
+    base = _frame({(TIME, "batch=128, method='slide'"): 5.0})
+    head = _frame({(TIME, "batch=128, method='slide'"): 5.0, (TIME, point): 30.0, (lower, point): 1.0,
+                   (lower, "batch=128, method='slide'"): 0.0})
+    result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1)
+    lines = compare.format_comparison(result)
+    assert [line for line in lines if line.startswith("NEW ONLY ")] == [
+        f"NEW ONLY {TIME} (1 point(s) with a value in the new run only: new, or no value in the base run; "
+        "nothing to compare)",
+        f"NEW ONLY {lower} (2 point(s) with a value in the new run only: new, or no value in the base run; "
+        "nothing to compare)"]
+    assert lines[-1].endswith(", 3 only in the new one")

@@ -205,6 +205,7 @@ class Comparison:
     changes: list[Change]
     lost: list[Lost]  # numbers measured in the base run only (failed, skipped or gone now)
     only_in_head: int
+    new_only: tuple[tuple[str, str], ...] = ()  # (benchmark, params) of the numbers only the new run has
 
     @property
     def only_in_base(self) -> int:
@@ -541,9 +542,9 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
                               measured.floored_spread if measured is not None else None, units.get(benchmark, ""),
                               measured.unusual_move if measured is not None else None,
                               (sides or {}).get(benchmark, "")))
-    only_new = sum(1 for k, (status, _, _) in new.items()
-                   if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK)
-    return Comparison(changes, lost, only_new)
+    only_new = tuple(sorted(k for k, (status, _, _) in new.items()
+                            if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK))
+    return Comparison(changes, lost, len(only_new), only_new)
 
 
 def version_change(old: str, new: str) -> str:
@@ -567,7 +568,8 @@ def format_comparison(comparison: Comparison) -> list[str]:
     versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
     but prove neither a regression nor an improvement, numbers that moved without a declared
     direction, too noisy ones that moved beyond :func:`listed_as_noisy`, context numbers that
-    moved (:func:`context_moved`), then a summary
+    moved (:func:`context_moved`), the benchmarks with numbers only in the new run (one line
+    each, ``NEW ONLY``), then a summary
     (one without a threshold that did not change, a flag too, is unchanged, not within noise)."""
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.worse_without_value]
@@ -580,6 +582,11 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == UNKNOWN and c.new != c.old]
     lines += [c.line() for c in comparison.of_kind(NOISY) if listed_as_noisy(c)]
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == CONTEXT and context_moved(c)]
+    per_benchmark: dict[str, int] = {}
+    for benchmark, _ in comparison.new_only:
+        per_benchmark[benchmark] = per_benchmark.get(benchmark, 0) + 1
+    lines += [f"NEW ONLY {benchmark} ({count} point(s) with a value in the new run only: new, or no value "
+              "in the base run; nothing to compare)" for benchmark, count in sorted(per_benchmark.items())]
     counts = {kind: len(comparison.of_kind(kind))
               for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
                            NOISY, "unjudged", CARRIED)}
