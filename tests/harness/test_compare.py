@@ -70,6 +70,19 @@ def test_without_measured_thresholds_compare_refuses_to_guess(results, tmp_path)
     assert "make noise" in done.stderr
 
 
+def test_noise_prints_a_huge_threshold_as_over_1000_percent(tmp_path):
+    """Two runs 2% apart: one degree of freedom, t = 637, a threshold near 1e10 %: said so."""
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    for started, rate in ((100, 1000.0), (200, 1100.0)):
+        write_run(results / MACHINE, BASE, started, base_values(rate=rate, latency=100.0 + started / 10))
+        runs.archive_run(results, MACHINE, BASE)
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(tmp_path / "n.json"))
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.strip().startswith(RATE)]
+    assert "threshold up to over 1000% (one pair of runs' t is 637)" in line, line
+
+
 def test_noise_needs_two_runs_of_one_commit(tmp_path):
     results = tmp_path / "results"
     write_benchmarks_json(results)
