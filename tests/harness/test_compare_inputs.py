@@ -224,6 +224,8 @@ def test_results_copied_without_benchmarks_json_keep_their_parameter_names(resul
     assert labels[RATE] == "policy='lru'"
     assert labels[LATENCY] == "block_bytes=4096, queue_depth=1"
     assert labels[FLAG] == "comparison='slide-vs-dense'"
+    units = dict(zip(frame["benchmark"], frame["unit"]))      # and their units (a history's axis)
+    assert units[RATE] == "lookups/s" and units[LATENCY] == "us", units
 
 
 def test_a_point_around_zero_does_not_make_its_steady_sibling_untrackable():

@@ -128,6 +128,14 @@ def _declared_tracks(package: str, attribute: str) -> dict[str, object]:
 
 
 @functools.cache
+def declared_units(package: str = "benchmarks") -> dict[str, str]:
+    """Return ``{asv benchmark name: unit}`` for every ``track_*`` method of ``package`` that
+    declares one (:func:`benchmarks.common.track`'s ``unit``), as asv writes it in
+    benchmarks.json."""
+    return {name: str(unit) for name, unit in _declared_tracks(package, "unit").items()}
+
+
+@functools.cache
 def declared_scales(package: str = "benchmarks") -> dict[str, str]:
     """Return ``{asv benchmark name: "absolute"}`` for every benchmark method of ``package``
     that declares ``scale = "absolute"`` (its noise and changes are judged in its own unit,

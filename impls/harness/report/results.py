@@ -80,6 +80,16 @@ def _param_names(name: str, meta: BenchmarkInfo | None, count: int) -> tuple[str
     return tuple(f"param{i + 1}" for i in range(count))
 
 
+def _declared_unit(name: str) -> str:
+    """The unit this checkout's benchmark code declares for benchmark ``name`` (a results
+    folder copied without benchmarks.json), "" where it declares none or does not import."""
+    from impls.harness.report.directions import declared_units
+    try:
+        return declared_units().get(name, "")
+    except Exception:  # noqa: BLE001 - benchmark code that does not import: no unit
+        return ""
+
+
 def _rows_of_file(path: Path, machine: str,
                   info: dict[str, BenchmarkInfo]) -> list[dict[str, Any]]:
     data = load_json(path)
@@ -107,7 +117,7 @@ def _rows_of_file(path: Path, machine: str,
         params = entry.get("params") or []
         meta = info.get(name)
         kind = meta.type if meta else type_from_name(name)
-        unit = meta.unit if meta else DEFAULT_UNITS.get(kind, "")
+        unit = meta.unit if meta else _declared_unit(name) or DEFAULT_UNITS.get(kind, "")
         names = _param_names(name, meta, len(params))
         combos = list(itertools.product(*params))
         results = [None] * len(combos) if entry.get("result") is None else entry["result"]
