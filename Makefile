@@ -54,7 +54,7 @@ compare: $(STAMP)
 
 # make noise [MACHINE=<name>] [LEAVE_OUT=<run>] [REPLACE=1]: thresholds from two or more stored runs of one commit
 noise: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(foreach r,$(call arg,LEAVE_OUT),--leave-out $(call quote,$(r)))$(if $(filter-out 0 no false,$(call arg,REPLACE)), --replace)
+	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(foreach r,$(call arg,LEAVE_OUT),--leave-out $(call quote,$(r)))$(if $(filter 1 yes true YES TRUE Yes True,$(call arg,REPLACE)), --replace)
 
 doctor: $(STAMP)
 	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) -m impls.harness.fingerprint

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         worst = max(t.threshold for t in items)
         too = sum(t.too_noisy for t in items)
         up_to = (f"{worst:.3g} in its unit (absolute scale)" if items[0].scale == noise.ABSOLUTE
-                 else f"{100 * worst:.3g}%" if worst <= 10 else "over 1000%")
+                 else f"{100 * worst:.3g}%" if worst <= 10 else "over 1000%" if math.isfinite(worst) else "inf%")
         print(f"  {benchmark}: threshold up to {up_to} over {len(items)} point(s)"
               + (f", {too} too noisy to track" if too else ""))
     print(f"{len(noisy)} of {len(judged)} judged numbers too noisy to track here (a relative threshold above "

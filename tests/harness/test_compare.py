@@ -5,6 +5,7 @@ real benchmark names, so the script judges them with the suite's own declaration
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -71,7 +72,7 @@ def test_without_measured_thresholds_compare_refuses_to_guess(results, tmp_path)
 
 
 def test_noise_prints_a_huge_threshold_as_over_1000_percent(tmp_path):
-    """Two runs 2% apart: one degree of freedom, t = 637, a threshold near 1e10 %: said so."""
+    """Two runs 10% apart: one degree of freedom, t = 637, a threshold near 2e28 %: said so."""
     results = tmp_path / "results"
     write_benchmarks_json(results)
     for started, rate in ((100, 1000.0), (200, 1100.0)):
@@ -81,6 +82,12 @@ def test_noise_prints_a_huge_threshold_as_over_1000_percent(tmp_path):
     assert done.returncode == 0, done.stderr
     (line,) = [line for line in done.stdout.splitlines() if line.strip().startswith(RATE)]
     assert "threshold up to over 1000% over 1 point(s)" in line, line
+
+
+def test_compare_says_a_huge_threshold_as_measure_noise_does():
+    change = compare.Change(RATE, "policy='lru'", 1000.0, 400.0, "higher", 3.85e48, compare.NOISY)
+    assert "threshold over 1000% over 50%" in change.line(), change.line()
+    assert "threshold 60% over 50%" in dataclasses.replace(change, threshold=0.6).line()
 
 
 def test_noise_needs_two_runs_of_one_commit(tmp_path):

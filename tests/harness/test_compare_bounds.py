@@ -273,7 +273,7 @@ def test_the_numbers_only_the_new_run_has_are_named_by_benchmark():
     """A benchmark added since, or a time that was NaN and now has a value: compare lists
     which (one line a benchmark, with its count), not only how many."""
     point, lower = "batch=64, method='slide'", TIME + "_is_lower_bound"
-    base = _frame({(TIME, "batch=128, method='slide'"): 5.0})
+    base = _frame({(TIME, "batch=128, method='slide'"): 5.0, (TIME, point): math.nan})    # NaN there
     head = _frame({(TIME, "batch=128, method='slide'"): 5.0, (TIME, point): 30.0, (lower, point): 1.0,
                    (lower, "batch=128, method='slide'"): 0.0})
     result = compare.compare_runs(base, head, directions.declared_directions(), None, 0.1)

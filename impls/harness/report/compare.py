@@ -133,7 +133,8 @@ class Change:
             why = self.why or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {better(self.direction)}; {why}: not judged, run `make noise`)"
         if self.kind == NOISY:
-            limit = (f"threshold {100 * self.threshold:.3g}% over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
+            shown = f"{100 * self.threshold:.3g}%" if (self.threshold or 0) <= 10 else "over 1000%"
+            limit = (f"threshold {shown} over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
                      and math.isfinite(self.threshold or math.inf) else "an unbounded spread")
             if self.spread is not None and math.isfinite(self.spread):
                 limit += (f"; two runs of one commit differ by about {100 * self.spread:.3g}%" if self.scale == RELATIVE
@@ -175,7 +176,7 @@ class Lost:
     old_bound: str = ""  # LOWER_BOUND / UPPER_BOUND / UNKNOWN_BOUND where the old value was only a bound
     worst: bool = False  # SKIPPED where its benchmark declares that NaN the worst outcome: a regression
     logged: skip_log.Entry | None = None  # what the new run's benchmark logged for the point, if it did
-    new_version: str = ""  # why the new run's version of the benchmark differs, where it does: not compared
+    new_version: str = ""  # a NaN under a new benchmark version: why the versions differ (not compared)
 
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
@@ -476,13 +477,14 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     run's flag is set its value is only that bound (:func:`judge_bounded`). ``missing``
     says what a benchmark's NaN means (:func:`directions.declared_missing`), and
     ``worst_missing`` names those whose NaN is the worst outcome
-    (:func:`directions.declared_worst_missing`): a value then NaN is a regression where
-    another track of the same class and point has a value in the new run (its setup ran: not
-    a skip, which asv stores as the same NaN). ``sides`` maps a ratio of two runs to where its
+    (:func:`directions.declared_worst_missing`): a value then NaN, of one benchmark version
+    (under a new one it is listed, not compared), is a regression where another track of the
+    same class and point has a value in the new run (its setup ran: not a skip, which asv
+    stores as the same NaN). ``sides`` maps a ratio of two runs to where its
     sides are tracked (:func:`directions.declared_sides`), for its line to name. ``logs``:
     the machine's skip logs (:func:`skip_log.read`); where the new run logged why a point has
     no value, its line says so, and a logged NaN (not a skip) of a ``worst_missing`` number
-    is a regression whatever its siblings did.
+    of the same version is a regression whatever its siblings did.
     """
     old, new = _points(base), _points(head)
     # (class, params) with a value in the new run: its setup ran, so a NaN beside it is the
