@@ -156,6 +156,11 @@ def test_a_nan_its_benchmark_declares_the_worst_outcome_is_a_regression():
     assert not result.regressed and not result.worse_without_value
     (line,) = [item.line() for item in result.lost if item.benchmark == SALUS_JCT]
     assert line.startswith(f"NEW VERSION {SALUS_JCT} ") and "not compared" in line, line
+    # what the new run logged of it is said under a new version too
+    from impls.harness import skip_log
+    logged = compare.Lost(SALUS_JCT, point, 5.56, compare.SKIPPED, "", "", False,
+                          skip_log.Entry(SALUS_JCT, point, skip_log.SKIPPED, "needs CUDA", 0.0), "its version changed")
+    assert logged.line().endswith("-> (skipped in the new run: needs CUDA; its version changed: not compared)")
     # a failure stays a failure under a new version: listed and counted as one
     failed = bumped.assign(status=["failed" if b == SALUS_JCT else "ok" if not math.isnan(v) else "skipped"
                                    for b, v in zip(bumped["benchmark"], bumped["value"])])

@@ -181,8 +181,12 @@ class Lost:
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
         if self.new_version:
-            return (f"{NEW_VERSION} {self.benchmark} {params} {_MARKS[self.old_bound]}{self.old:.6g} -> (no value "
-                    f"in the new run; {self.new_version}: not compared)")
+            what = "no value in the new run"
+            if self.logged is not None:     # what the run said of it, as for any skip
+                what = (f"skipped in the new run: {self.logged.reason}" if self.logged.outcome == skip_log.SKIPPED
+                        else f"{what}: {self.logged.reason}")
+            return (f"{NEW_VERSION} {self.benchmark} {params} {_MARKS[self.old_bound]}{self.old:.6g} -> ({what}; "
+                    f"{self.new_version}: not compared)")
         worst = "; the worst outcome, so a regression" if self.worst else ""
         if self.logged is not None and self.kind == FAILED:   # an exception, or a None: asv stores both as failed
             why = f"failed in the new run: {skip_log.describe(self.logged)}"
