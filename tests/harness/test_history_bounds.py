@@ -173,3 +173,30 @@ def test_a_new_version_cuts_every_line_and_is_labelled_once_per_axes():
     assert [t.get_text() for t in ax.texts].count("new version") == 1
     assert len({line.get_color() for line in joined}) == 2                   # a series keeps its colour
     assert len(ax.get_legend().get_texts()) == 2                              # and one legend entry
+
+
+def test_a_value_lost_the_worst_way_is_marked_where_compare_calls_it_a_regression():
+    """A job that failed: the JCT is NaN where its sibling track has a value (its setup ran).
+    The history draws a cross there, at the level the series last had, and says why; a
+    skip (every track of the point NaN) gets none."""
+    jct, error = "bench_salus.SchedulingPolicies.track_average_jct", "bench_salus.SchedulingPolicies.track_simulator_error"
+    rows = []
+    for i, commit in enumerate(COMMITS):
+        for bench, values in ((jct, [5.0, 5.1, math.nan, math.nan]), (error, [0.1, 0.1, 0.2, math.nan])):
+            for policy in ("fifo", "srtf"):
+                value = values[i] if policy == "fifo" else 2.0
+                rows.append({"machine": "m", "commit": commit, "env_name": "e", "benchmark": bench,
+                             "date": pd.Timestamp(1_700_000_000 + 86400 * i, unit="s", tz="UTC"), "type": "track",
+                             "unit": "s", "params": {"policy": policy}, "param_label": f"policy='{policy}'",
+                             "value": value, "status": "ok" if math.isfinite(value) else "skipped",
+                             "started_at": pd.Timestamp(1_700_000_000 + i, unit="s", tz="UTC"), "version": "1"})
+    frame = pd.DataFrame(rows)
+    lost = history.history_lost.lost_points(frame, directions.declared_worst_missing())
+    assert lost == {jct: {"policy='fifo'": frozenset({COMMITS[2]})}}     # COMMITS[3]: a skip (both NaN)
+    figure, _, _ = history.history_figure(frame[frame["benchmark"] == jct], commit_table(frame), "lower",
+                                          lost=(lost[jct], directions.declared_missing()[jct]))
+    ax = figure.axes[0]
+    assert _marked(ax, "X") == [(2.0, 5.1)]
+    assert any(text.startswith("no value: a job failed in this policy's run") for text in _legend(ax)), _legend(ax)
+    figure, _, _ = history.history_figure(frame[frame["benchmark"] == jct], commit_table(frame), "lower")
+    assert _marked(figure.axes[0], "X") == []                               # without it: nothing drawn

@@ -21,8 +21,8 @@ from impls.harness.figures import FigureSpec
 from impls.harness.profiles import name_of
 from impls.harness.report import asv_files, results
 from impls.harness.report.claims import load_claims, unknown_references
-from impls.harness.report.directions import (declared_bounds, declared_directions, declared_param_names,
-                                                declared_scales)
+from impls.harness.report.directions import (declared_bounds, declared_directions, declared_missing,
+                                                declared_param_names, declared_scales, declared_worst_missing)
 from impls.harness.report.environment_table import environment_tables, hardware
 from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine
@@ -449,8 +449,9 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                      "than the newest.")
     try:
         directions, bounds = declared_directions(), declared_bounds()
+        lost_words = (declared_worst_missing(), declared_missing())
     except Exception as err:  # noqa: BLE001 - history steps then go unjudged, said in a note
-        directions, bounds = {}, {}
+        directions, bounds, lost_words = {}, {}, (frozenset(), {})
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({name_of(r["profile"]) for r in records.values() if r.get("profile")})
     return Report(
@@ -462,7 +463,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         claims=[r for r in evaluated if not r.claim.peer],
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state, claims_path=claims_path),
-        history=history_figures(frame, directions, noise, bounds=bounds),
+        history=history_figures(frame, directions, noise, bounds=bounds, worst_missing=lost_words[0],
+                                missing=lost_words[1]),
         skipped=skipped_points(points, info, state, skip_log.read(machine, Path(artifacts_root))),
         notes=notes,
         unreadable=unreadable,

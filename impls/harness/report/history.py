@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from asv.step_detect import detect_steps
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from impls.harness.report import compare, plotting
+from impls.harness.report import compare, history_lost, plotting
 from impls.harness.report.directions import JUDGED, direction_of
 from impls.harness.report.noise import RELATIVE, Noise, Threshold, moved_beyond, too_noisy
 from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL, safe_file_stem,
@@ -213,17 +212,6 @@ def _strip(label: str, panel: str) -> str:
     return ", ".join(parts) or label
 
 
-def _format_axis(ax: Axes, commits: pd.DataFrame) -> None:
-    n = len(commits)
-    step = max(1, math.ceil(n / MAX_TICK_LABELS))
-    ticks = sorted(set(range(0, n, step)) | {n - 1})
-    labels = [f"{commits['commit'].iloc[i][:8]}\n{commits['date'].iloc[i]:%Y-%m-%d}" for i in ticks]
-    ax.set_xticks(ticks, labels, fontsize=7, rotation=45 if len(ticks) > 6 else 0,
-                  ha="right" if len(ticks) > 6 else "center")
-    ax.set_xlim(-0.5, n - 0.5)
-    ax.grid(True, alpha=0.3)
-
-
 def _bound_kinds(item: _Series, flag_rows: pd.DataFrame, flags: tuple[str | None, str | None],
                  order: list[str]) -> list[str]:
     """Per commit of ``order``, :func:`compare.bound_kind` of ``item``'s value there from its
@@ -249,7 +237,8 @@ def bound_labels(flag_rows: pd.DataFrame, flags: tuple[str | None, str | None] |
 def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                    direction: str = "unknown", noise: Noise | None = None,
                    data: str | None = None, flag_rows: pd.DataFrame | None = None,
-                   flags: tuple[str | None, str | None] | None = None) -> tuple[Figure, int, int]:
+                   flags: tuple[str | None, str | None] | None = None,
+                   lost: tuple[dict[str, frozenset[str]], str] | None = None) -> tuple[Figure, int, int]:
     """Return (figure, number of series, number drawn) for one benchmark's ``rows``, stamped
     with the kind of its ``data`` (:mod:`provenance`: synthetic, not, or None: not known).
 
@@ -295,6 +284,9 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             found = series_steps(judged, direction, measured, item.versions, item.bounds)
             cuts = [at for at, _, _, kind in found if kind == NEW_VERSION]   # no line joins two versions
             bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS, cuts)
+            if lost and lost[0].get(item.param_label) and history_lost.mark_lost(   # (commits by point, meaning)
+                    ax, list(item.values), order, lost[0][item.param_label], divisor, ax.lines[-1].get_color()):
+                bound_kinds.add(history_lost.LOST_MARKER)
             for at, before, after, kind in found:
                 if kind != NEW_VERSION or at not in new_versions:
                     ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
@@ -309,13 +301,16 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
         title = panel + (f" (showing {len(drawn)} of {len(members)})" if left_out else "")
         if title:
             ax.set_title(title, fontsize=8)
-        _format_axis(ax, commits)
+        plotting.commit_axis(ax, commits, MAX_TICK_LABELS)
         named = len(drawn) > 1 or bool(panel) or drawn[0].label != "value"
         if named or bound_kinds:
             handles, labels = ax.get_legend_handles_labels() if named else ([], [])
             for kind in (k for k in BOUND_MARKERS if k in bound_kinds):
                 handles.append(plotting.marker_handle(BOUND_MARKERS[kind]))
                 labels.append(marks[kind])
+            if history_lost.LOST_MARKER in bound_kinds:
+                handles.append(plotting.marker_handle(history_lost.LOST_MARKER))
+                labels.append(f"no value: {lost[1] or 'its NaN'} (the worst outcome; at the level it had)")
             ax.legend(handles, [plotting.wrapped(label) for label in labels], fontsize=7,   # too wide: no axes
                       loc="center left" if len(panels) == 1 else "best",
                       bbox_to_anchor=(1.01, 0.5) if len(panels) == 1 else None, frameon=False)
@@ -341,12 +336,13 @@ def data_caption(data: str | None) -> str:
 def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
                      noise: Noise | None, data: str | None = None,
                      flag_rows: pd.DataFrame | None = None,
-                     flags: tuple[str | None, str | None] | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
+                     flags: tuple[str | None, str | None] | None = None,
+                     lost: tuple[dict[str, frozenset[str]], str] | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
     """Return (PNG, SVG, series, drawn, steps) of :func:`history_figure` for one benchmark.
 
     Module-level and free of shared state, so a worker process can draw it.
     """
-    figure, series, shown = history_figure(rows, commits, direction, noise, data, flag_rows, flags)
+    figure, series, shown = history_figure(rows, commits, direction, noise, data, flag_rows, flags, lost)
     try:
         return plotting.to_png(figure), plotting.to_svg(figure), series, shown, tuple(figure.steps)
     finally:
@@ -355,7 +351,9 @@ def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
 
 def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = None,
                     noise: Noise | None = None, workers: int | None = None,
-                    bounds: dict[str, tuple[str | None, str | None]] | None = None) -> list[HistoryFigure]:
+                    bounds: dict[str, tuple[str | None, str | None]] | None = None,
+                    worst_missing: frozenset[str] = frozenset(),
+                    missing: dict[str, str] | None = None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
     that has at least one measured value, in benchmark-name order.
 
@@ -366,8 +364,11 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
     "change" where the bounds prove neither way. ``noise`` drops steps within each number's
     measured threshold, on the benchmark version it was measured on. ``workers``: processes
     that draw the figures (:func:`plotting.draw_all`); the figures do not depend on it.
+    A benchmark of ``worst_missing`` that lost its value as ``make compare`` reads it
+    (:func:`history_lost.lost_points`) gets a cross there, named with its ``missing`` words.
     """
     directions, bounds = directions or {}, bounds or {}
+    lost = history_lost.lost_points(frame, worst_missing)
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
     if tracked.empty:
         return []
@@ -384,7 +385,8 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
         return frame[frame["benchmark"].isin(flags)] if flags else None
 
     drawn = plotting.draw_all(rendered_history, [
-        (rows, commits, direction, noise, kind, flag_rows(benchmark), bounds.get(benchmark))
+        (rows, commits, direction, noise, kind, flag_rows(benchmark), bounds.get(benchmark),
+         (lost[benchmark], (missing or {}).get(benchmark, "")) if benchmark in lost else None)
         for (benchmark, rows, direction), kind in zip(todo, kinds)], workers)
     return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg,
                           kind)

@@ -49,6 +49,19 @@ def display_scale(unit: str, values) -> tuple[float, str]:
     return _SCALES[unit][-1]
 
 
+def commit_axis(ax, commits, max_labels: int) -> None:
+    """Give ``ax`` one x position per row of ``commits`` (a frame with ``commit`` and ``date``),
+    at most ``max_labels`` of them labelled (hash and date; the last always), and a grid."""
+    n = len(commits)
+    step = max(1, math.ceil(n / max_labels))
+    ticks = sorted(set(range(0, n, step)) | {n - 1})
+    labels = [f"{commits['commit'].iloc[i][:8]}\n{commits['date'].iloc[i]:%Y-%m-%d}" for i in ticks]
+    ax.set_xticks(ticks, labels, fontsize=7, rotation=45 if len(ticks) > 6 else 0,
+                  ha="right" if len(ticks) > 6 else "center")
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.grid(True, alpha=0.3)
+
+
 def plot_marked(ax, x, y, label: str, kinds: list[str] | None, markers: dict[str, str],
                 cuts: list[int] = ()) -> set[str]:
     """Plot one series on ``ax``: a line with round markers at its plain points and, at each
