@@ -200,3 +200,19 @@ def test_a_value_lost_the_worst_way_is_marked_where_compare_calls_it_a_regressio
     assert any(text.startswith("no value: a job failed in this policy's run") for text in _legend(ax)), _legend(ax)
     figure, _, _ = history.history_figure(frame[frame["benchmark"] == jct], commit_table(frame), "lower")
     assert _marked(figure.axes[0], "X") == []                               # without it: nothing drawn
+    # a failure (asv's null) is listed as FAILED by compare, not as this NaN: no cross
+    failed = frame.assign(status=["failed" if (b == jct and c == COMMITS[2] and l == "policy='fifo'") else st
+                                  for b, c, l, st in zip(frame["benchmark"], frame["commit"], frame["param_label"],
+                                                         frame["status"])])
+    assert history.history_lost.lost_points(failed, directions.declared_worst_missing()) == {}
+    # what the run logged decides where it logged something: a skip is no loss
+    from impls.harness import skip_log
+    at = pd.Timestamp(1_700_000_002, unit="s", tz="UTC")
+    skipped = {COMMITS[2]: [skip_log.Entry(jct, "policy='fifo'", skip_log.SKIPPED, "no capacity", at.timestamp())]}
+    assert history.history_lost.lost_points(frame.assign(duration=1.0), directions.declared_worst_missing(),
+                                            skipped) == {}
+    # under a new benchmark version nothing is compared: no cross at the old version's level
+    bumped = frame.assign(version=["2" if c in COMMITS[2:] else "1" for c in frame["commit"]])
+    figure, _, _ = history.history_figure(bumped[bumped["benchmark"] == jct], commit_table(bumped), "lower",
+                                          lost=(lost[jct], "a job failed"))
+    assert _marked(figure.axes[0], "X") == []

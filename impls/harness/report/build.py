@@ -454,6 +454,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         directions, bounds, lost_words = {}, {}, (frozenset(), {})
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({name_of(r["profile"]) for r in records.values() if r.get("profile")})
+    logs = skip_log.read(machine, Path(artifacts_root))
     return Report(
         machine=machine,
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -464,8 +465,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state, claims_path=claims_path),
         history=history_figures(frame, directions, noise, bounds=bounds, worst_missing=lost_words[0],
-                                missing=lost_words[1]),
-        skipped=skipped_points(points, info, state, skip_log.read(machine, Path(artifacts_root))),
+                                missing=lost_words[1], logs=logs),
+        skipped=skipped_points(points, info, state, logs),
         notes=notes,
         unreadable=unreadable,
         hardware=hardware(state, machine_json),

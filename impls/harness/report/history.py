@@ -247,6 +247,8 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     (:func:`series_steps`) are marked; ``figure.steps`` lists them as :class:`Step`. A commit
     git does not know (``placed`` False) is drawn but left out of the steps: its place
     in the order is not known.
+    ``lost``: (the commits where each point lost its value the worst way, by param label;
+    the benchmark's words for it), drawn as crosses (:func:`history_lost.mark_lost`).
     ``flags``: the benchmark's (lower, upper) bound-flag benchmarks (``bounded_by``) and
     ``flag_rows`` their rows: a step from or to a bound is judged on what the bounds prove, and
     a point that is only a bound is drawn with its own marker (:data:`BOUND_MARKERS`; the legend
@@ -285,7 +287,8 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
             cuts = [at for at, _, _, kind in found if kind == NEW_VERSION]   # no line joins two versions
             bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS, cuts)
             if lost and lost[0].get(item.param_label) and history_lost.mark_lost(   # (commits by point, meaning)
-                    ax, list(item.values), order, lost[0][item.param_label], divisor, ax.lines[-1].get_color()):
+                    ax, list(item.values), order, lost[0][item.param_label], divisor, ax.lines[-1].get_color(),
+                    item.versions):
                 bound_kinds.add(history_lost.LOST_MARKER)
             for at, before, after, kind in found:
                 if kind != NEW_VERSION or at not in new_versions:
@@ -353,7 +356,7 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
                     noise: Noise | None = None, workers: int | None = None,
                     bounds: dict[str, tuple[str | None, str | None]] | None = None,
                     worst_missing: frozenset[str] = frozenset(),
-                    missing: dict[str, str] | None = None) -> list[HistoryFigure]:
+                    missing: dict[str, str] | None = None, logs=None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
     that has at least one measured value, in benchmark-name order.
 
@@ -365,10 +368,11 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
     measured threshold, on the benchmark version it was measured on. ``workers``: processes
     that draw the figures (:func:`plotting.draw_all`); the figures do not depend on it.
     A benchmark of ``worst_missing`` that lost its value as ``make compare`` reads it
-    (:func:`history_lost.lost_points`) gets a cross there, named with its ``missing`` words.
+    (:func:`history_lost.lost_points`, with the machine's skip ``logs``) gets a cross there,
+    named with its ``missing`` words.
     """
     directions, bounds = directions or {}, bounds or {}
-    lost = history_lost.lost_points(frame, worst_missing)
+    lost = history_lost.lost_points(frame, worst_missing, logs)
     tracked = frame[frame["type"].isin(HISTORY_TYPES)]
     if tracked.empty:
         return []
