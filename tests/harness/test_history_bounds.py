@@ -216,3 +216,8 @@ def test_a_value_lost_the_worst_way_is_marked_where_compare_calls_it_a_regressio
     figure, _, _ = history.history_figure(bumped[bumped["benchmark"] == jct], commit_table(bumped), "lower",
                                           lost=(lost[jct], "a job failed"))
     assert _marked(figure.axes[0], "X") == []
+    # values as a hand-built frame may hold them (None for absent) draw the same cross
+    import matplotlib.pyplot as plt
+    figure, ax = plt.subplots()
+    assert history.history_lost.mark_lost(ax, [5.0, None, None], COMMITS[:3], frozenset({COMMITS[1]}), 1.0, "r")
+    plt.close(figure)

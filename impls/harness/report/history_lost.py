@@ -52,12 +52,12 @@ def lost_points(frame: pd.DataFrame, worst: frozenset[str] | set[str],
 def mark_lost(ax, values: list[float], order: list[str], lost: frozenset[str], divisor: float, colour,
               versions: list[str] | None = None) -> bool:
     """Draw on ``ax`` a cross, in ``colour``, at each commit of ``order`` in ``lost`` where the
-    series ``values`` (one per commit, NaN where absent) is NaN after a finite value of the
+    series ``values`` (one per commit, NaN or None where absent) is NaN after a finite value of the
     same benchmark version (``versions``, per commit, "" unknown: under a new version nothing
     is compared), at that value's level (over ``divisor``); return whether any was drawn."""
     at, last, last_version = [], None, ""
     for i, (commit, value) in enumerate(zip(order, values)):
-        version = (versions or [""] * len(order))[i]
+        version, value = (versions or [""] * len(order))[i], math.nan if value is None else float(value)
         if math.isfinite(value):
             last, last_version = value, version
         elif commit in lost and last is not None and not (version and last_version and version != last_version):
