@@ -134,8 +134,8 @@ def test_registry_manifest_reads_the_pair_beside_the_training_file(files, tiny_p
 def test_split_beside_and_missing_real_data():
     assert dataset.split_beside("/d/amazon_train.txt") == Path("/d/amazon_test.txt")
     assert dataset.split_beside("/d/constrained_train.txt") == Path("/d/constrained_test.txt")
-    with pytest.raises(dataset.RealDataMismatch, match="no 'train'"):
-        dataset.split_beside("/d/trn.txt")
+    with pytest.raises(dataset.RealDataMismatch, match="no 'train'.*give the training file, not the test split"):
+        dataset.split_beside("/d/amazon_test.txt")       # the test split given where the training file goes
 
 
 def test_capability_names_the_missing_real_amazon(monkeypatch, tmp_path):

@@ -286,7 +286,7 @@ def split_beside(train_path: str | Path) -> Path:
     train_path = Path(train_path)
     if "train" not in train_path.name:
         raise RealDataMismatch(f"{train_path}: cannot find the test split beside it (the file name "
-                               "has no 'train' to replace by 'test')")
+                               "has no 'train' to replace by 'test'): give the training file, not the test split")
     head, _, tail = train_path.name.rpartition("train")
     return train_path.with_name(f"{head}test{tail}")
 
