@@ -64,7 +64,7 @@ def df_lines(judged: list[noise.Threshold], false_alarm: float | None) -> list[s
 def _dropped(path: Path, measured: noise.Noise) -> list[tuple[str, str]]:
     """The (benchmark, params) of the thresholds in the file at ``path`` that ``measured``
     lacks, sorted: writing ``measured`` there would drop them. None where the file is absent
-    or unreadable (nothing to keep: it is written anew)."""
+    or unreadable (nothing to keep: it is written anew): an empty list."""
     try:
         held = noise.load_noise(path)
     except (OSError, noise.NoiseError):
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         worst = max(t.threshold for t in items)
         too = sum(t.too_noisy for t in items)
         up_to = (f"{worst:.3g} in its unit (absolute scale)" if items[0].scale == noise.ABSOLUTE
-                 else f"{100 * worst:.3g}%" if worst <= 10 else "over 1000%" if math.isfinite(worst) else "inf%")
+                 else noise.percent_text(worst))
         print(f"  {benchmark}: threshold up to {up_to} over {len(items)} point(s)"
               + (f", {too} too noisy to track" if too else ""))
     print(f"{len(noisy)} of {len(judged)} judged numbers too noisy to track here (a relative threshold above "

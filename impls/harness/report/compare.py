@@ -50,6 +50,7 @@ never as "within noise": a rerun of a few benchmarks says nothing of the others.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import re
@@ -62,7 +63,7 @@ from impls.harness import profiles, skip_log
 from impls.harness.report.directions import (CONTEXT, FLAG, HIGHER, JUDGED, LOWER, NEARER_ZERO, UNKNOWN, better,
                                              class_of, direction_of)
 from impls.harness.report.noise import (ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, moved_beyond,
-                                        too_noisy)
+                                        percent_text, too_noisy)
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 
 REGRESSION, IMPROVEMENT, FLIPPED = "REGRESSION", "IMPROVEMENT", "CHANGED"
@@ -133,8 +134,7 @@ class Change:
             why = self.why or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {better(self.direction)}; {why}: not judged, run `make noise`)"
         if self.kind == NOISY:
-            shown = f"{100 * self.threshold:.3g}%" if (self.threshold or 0) <= 10 else "over 1000%"
-            limit = (f"threshold {shown} over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
+            limit = (f"threshold {percent_text(self.threshold)} over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
                      and math.isfinite(self.threshold or math.inf) else "an unbounded spread")
             if self.spread is not None and math.isfinite(self.spread):
                 limit += (f"; two runs of one commit differ by about {100 * self.spread:.3g}%" if self.scale == RELATIVE
@@ -209,8 +209,11 @@ class Lost:
 class Comparison:
     changes: list[Change]
     lost: list[Lost]  # numbers measured in the base run only (failed, skipped or gone now)
-    only_in_head: int
     new_only: tuple[tuple[str, str], ...] = ()  # (benchmark, params) of the numbers only the new run has
+
+    @property
+    def only_in_head(self) -> int:
+        return len(self.new_only)
 
     @property
     def only_in_base(self) -> int:
@@ -550,7 +553,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
                               (sides or {}).get(benchmark, "")))
     only_new = tuple(sorted(k for k, (status, _, _) in new.items()
                             if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK))
-    return Comparison(changes, lost, len(only_new), only_new)
+    return Comparison(changes, lost, only_new)
 
 
 def version_change(old: str, new: str) -> str:
@@ -588,9 +591,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == UNKNOWN and c.new != c.old]
     lines += [c.line() for c in comparison.of_kind(NOISY) if listed_as_noisy(c)]
     lines += [c.line() for c in comparison.of_kind("unjudged") if c.direction == CONTEXT and context_moved(c)]
-    per_benchmark: dict[str, int] = {}
-    for benchmark, _ in comparison.new_only:
-        per_benchmark[benchmark] = per_benchmark.get(benchmark, 0) + 1
+    per_benchmark = collections.Counter(benchmark for benchmark, _ in comparison.new_only)
     lines += [f"NEW ONLY {benchmark} ({count} point(s) with a value in the new run only: new, or no value "
               "in the base run; nothing to compare)" for benchmark, count in sorted(per_benchmark.items())]
     counts = {kind: len(comparison.of_kind(kind))

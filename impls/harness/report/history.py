@@ -291,14 +291,15 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                     item.versions):
                 bound_kinds.add(history_lost.LOST_MARKER)
             for at, before, after, kind in found:
-                if kind != NEW_VERSION or at not in new_versions:
-                    ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":" if kind == NEW_VERSION else "--",
-                               linewidth=1)
-                    ax.annotate(kind, (at - 0.5, after / divisor) if kind != NEW_VERSION else (at - 0.5, 0.98),
-                                xycoords="data" if kind != NEW_VERSION else ("data", "axes fraction"),
-                                fontsize=6, color=STEP_COLOURS[kind], va="baseline" if kind != NEW_VERSION else "top")
-                new_versions |= {at} if kind == NEW_VERSION else set()
                 steps.append(Step(item.label, order[at], before, after, kind))
+                if kind != NEW_VERSION:     # at the series' new level
+                    ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle="--", linewidth=1)
+                    ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
+                elif at not in new_versions:    # at the top, whichever series it cuts
+                    new_versions.add(at)
+                    ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":", linewidth=1)
+                    ax.annotate(kind, (at - 0.5, 0.98), xycoords=("data", "axes fraction"), fontsize=6,
+                                color=STEP_COLOURS[kind], va="top")
         shown += len(drawn)
         left_out = len(members) - len(drawn)
         title = panel + (f" (showing {len(drawn)} of {len(members)})" if left_out else "")

@@ -56,8 +56,8 @@ def mark_lost(ax, values: list[float], order: list[str], lost: frozenset[str], d
     same benchmark version (``versions``, per commit, "" unknown: under a new version nothing
     is compared), at that value's level (over ``divisor``); return whether any was drawn."""
     at, last, last_version = [], None, ""
-    for i, (commit, value) in enumerate(zip(order, values)):
-        version, value = (versions or [""] * len(order))[i], math.nan if value is None else float(value)
+    for i, (commit, value, version) in enumerate(zip(order, values, versions or [""] * len(order))):
+        value = math.nan if value is None else float(value)
         if math.isfinite(value):
             last, last_version = value, version
         elif commit in lost and last is not None and not (version and last_version and version != last_version):

@@ -243,6 +243,14 @@ def too_noisy(threshold: float, scale: str = RELATIVE) -> bool:
     return threshold > TOO_NOISY if scale == RELATIVE else not math.isfinite(threshold)
 
 
+def percent_text(threshold: float) -> str:
+    """A relative ``threshold`` in percent, as compare and make noise print it: "12.3%", "over
+    1000%" past 10 (one pair of runs gives thresholds like 1e+50), "inf%" for an infinite one."""
+    if threshold <= 10:
+        return f"{100 * threshold:.3g}%"
+    return "over 1000%" if math.isfinite(threshold) else "inf%"
+
+
 def change(old: float, new: float, scale: str = RELATIVE) -> float:
     """Return the signed change from ``old`` to ``new``: ``new - old`` on the absolute
     scale, ``(new - old) / |old|`` on the relative one (infinite, the way it went, from 0

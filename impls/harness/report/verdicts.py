@@ -474,22 +474,19 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     if claim.measured is None:
         return ClaimResult(claim, NOT_MEASURED_YET, detail="no experiment measures this claim yet")
     measurement = as_factor(measure(claim.measured, points, artifacts), claim.unit)
+    other, told = (check_setting(artifacts, claim.applies_when, measurement.commit) if claim.applies_when
+                   else (None, True))
     if not measurement.ok:
-        other, told = (check_setting(artifacts, claim.applies_when, measurement.commit)
-                       if claim.applies_when and measurement.commit and state.missing_reason(claim.requires) is None
-                       else (None, False))
-        if other and told:      # a run of another setting: with a value or not, not the claim's
+        if other and told and state.missing_reason(claim.requires) is None:   # a run of another setting
             return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=measurement.detail)
         return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
                            detail=measurement.detail)
     value = measurement.value
     flags = [_flag_set(source, points, artifacts, measurement.commit, claim.measured)
              for source in (claim.lower_bound_when, claim.upper_bound_when)]
-    other, told = (check_setting(artifacts, claim.applies_when, measurement.commit) if claim.applies_when
-                   else (None, True))
-    if other:
-        shown = {0: "at least ", 1: "at most "}.get(next((i for i, f in enumerate(flags) if f is True), -1), "")
-        shown += shown_with_unit(value, claim)         # a bound stays a bound in the words too
+    if other:       # a bound stays a bound in the words too
+        shown = ("at least " if flags[0] is True else "at most " if flags[1] is True else "") + \
+            shown_with_unit(value, claim)
         what = (f"{shown} is of another setting than the claim's" if told else f"cannot tell the setting of {shown}")
         return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {what}",
                            coverage=measurement.coverage)
