@@ -766,3 +766,43 @@ def test_an_os_error_elsewhere_names_no_variable(tmp_path, monkeypatch, capsys):
 
     assert main([]) == 2
     assert capsys.readouterr().err.strip() == f"error: No such file or directory, {tmp_path / 'missing' / 'x'}"
+
+
+def test_an_error_a_call_raised_is_not_passed_off_as_bad_input(tmp_path, monkeypatch, capsys):
+    """A ValueError the suite's own check raises reads as bad input, with nothing added; one a
+    call raised (numpy's C code here: a shape the engine got wrong) still exits 2 but says
+    where it was raised and that, if the input is right, it is a defect; a standard-library
+    parser's error (json) is the input's, with nothing added."""
+    import json
+
+    import numpy as np
+
+    from impls.harness import cli, nvm_file
+
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(tmp_path))       # a folder: the suite refuses it
+
+    @cli.command("own")
+    def own(argv=None):
+        nvm_file.nvm_target()
+        return 0
+
+    @cli.command("call")
+    def call(argv=None):
+        np.zeros(3).reshape(4)
+        return 0
+
+    @cli.command("parser")
+    def parser(argv=None):
+        json.loads("{x")
+        return 0
+
+    assert own([]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "is a directory" in err and "defect" not in err
+    assert call([]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "cannot reshape" in err and "if the input is right, this is a defect" in err
+    assert f"raised in {__name__}, line" in err
+    assert parser([]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "Expecting property name" in err and "defect" not in err

@@ -6,7 +6,9 @@ follows all of it through this one module.
 
 - Bad input is found before any work and reported on one line,
   ``error: <what>, <where>, <what was expected>``, with exit status 2
-  (:class:`UsageError`, or any ``ValueError``/``OSError``/``KeyError`` that escapes).
+  (:class:`UsageError`, or any ``ValueError``/``OSError``/``KeyError`` that escapes; one
+  that a call raised rather than a check, numpy's C code or another package, also says
+  where, and that it is a defect if the input is right).
   ``--debug`` on the command line or ``DLSYSBENCH_DEBUG=1`` shows the traceback instead.
   A ``MemoryError`` (an input too large for this machine) is reported the same way, as
   "not enough memory", also with exit status 2; any other exception is an internal
@@ -34,12 +36,14 @@ from __future__ import annotations
 import argparse
 import functools
 import io
+import linecache
 import math
 import os
 import re
 import shutil
 import signal
 import sys
+import sysconfig
 import tempfile
 import threading
 import traceback
@@ -218,6 +222,42 @@ def _message(exc: BaseException) -> str:
     return " ".join(text.split())        # one line
 
 
+# the suite's own code (the impls package; in a checkout, its scripts and benchmarks too),
+# and Python's standard library (json, csv, tomllib: parsers whose errors are the input's)
+_OURS = tuple({Path(__file__).resolve().parents[1], Path(__file__).resolve().parents[2] / "scripts",
+               Path(__file__).resolve().parents[2] / "benchmarks"})
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+_WRAPPERS = ("numba",)                               # calls into our kernels pass through these
+
+
+def _raised_outside(exc: BaseException) -> str:
+    """"" for an error a ``raise`` of the suite's own code or Python's standard library
+    raised, or a file-system or decoding error (these are about the input). Else, for a
+    ``ValueError``/``LookupError``/``NotImplementedError`` that a call raised (numpy's
+    C code, a third-party package), a clause saying where and that, if the input is right,
+    it is a defect. Frames of :data:`_WRAPPERS` are passed over: a kernel's own raise
+    surfaces through them."""
+    if isinstance(exc, (UsageError, OSError, UnicodeError)):
+        return ""
+    tb, innermost = exc.__traceback__, None
+    while tb is not None:
+        if (tb.tb_frame.f_globals.get("__name__") or "").split(".")[0] not in _WRAPPERS:
+            innermost = tb
+        tb = tb.tb_next
+    if innermost is None:
+        return ""
+    where = Path(innermost.tb_frame.f_code.co_filename)
+    if _STDLIB == where or _STDLIB in where.parents:
+        return ""
+    ours = any(d == where or d in where.parents for d in _OURS)
+    if ours and linecache.getline(str(where), innermost.tb_lineno).lstrip().startswith("raise"):
+        return ""
+    module = innermost.tb_frame.f_globals.get("__name__") or where.name
+    return (f" (not one of the suite's checks of its input: raised in {module}, line "
+            f"{innermost.tb_lineno}; if the input is right, this is a defect: rerun with --debug "
+            f"for the traceback)")
+
+
 # the variables that choose where the suite reads and writes: an error at a path under one
 # names it, since the user typed the variable, not the path
 PATH_VARIABLES = ("DLSYSBENCH_CACHE", "DLSYSBENCH_GRID_RESULTS", "DLSYSBENCH_NVM_PATH", "DLSYSBENCH_ARTIFACTS")
@@ -335,7 +375,7 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = (),
                 run_cleanup(mark)
                 if debug:
                     traceback.print_exc()
-                print(f"error: {_message(exc)}", file=sys.stderr)
+                print(f"error: {_message(exc)}{_raised_outside(exc)}", file=sys.stderr)
                 return EXIT_USAGE
             except MemoryError as exc:     # the input's sizes, not a defect: say so plainly
                 run_cleanup(mark)
