@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from impls.harness import atomic, cli, paths, skip_log  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, directions, noise, runs  # noqa: E402
-from impls.harness.report.asv_files import ResultsError, read_benchmark_info  # noqa: E402
+from impls.harness.report.asv_files import ResultsError, read_benchmark_info_noting  # noqa: E402
 from impls.harness.report.results import read_result_file  # noqa: E402
 
 
@@ -244,11 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         if measured is not None and measured.machine and measured.machine != machine:
             raise ValueError(f"{noise_path} holds the thresholds of machine {measured.machine!r}, not "
                              f"{machine!r}: one machine's noise does not judge another's runs")
-        damaged: list[tuple[str, str]] = []
-        info = read_benchmark_info(results_dir, damaged)
-        for _, why in damaged:   # as for a results folder copied without it
-            print(f"compare: note: {why}; parameter names are read from this checkout's benchmark code",
-                  file=sys.stderr)
+        info = read_benchmark_info_noting(results_dir, "compare")
         base = read_result_file(old.path, machine, info)
         head = read_result_file(new.path, machine, info)
     except (ValueError, ResultsError, noise.NoiseError) as err:

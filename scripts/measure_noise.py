@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import directions, noise, runs  # noqa: E402
-from impls.harness.report.asv_files import ResultsError, read_benchmark_info  # noqa: E402
+from impls.harness.report.asv_files import ResultsError, read_benchmark_info_noting  # noqa: E402
 from impls.harness.report.results import read_result_file  # noqa: E402
 
 
@@ -109,11 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         groups: dict[tuple[str, str], list[runs.StoredRun]] = {}
         for run in stored:      # repeats are runs of one commit in one environment
             groups.setdefault((run.commit, run.env_name), []).append(run)
-        damaged: list[tuple[str, str]] = []
-        info = read_benchmark_info(results_dir, damaged)
-        for _, why in damaged:   # as for a results folder copied without it
-            print(f"measure_noise: note: {why}; parameter names are read from this checkout's benchmark code",
-                  file=sys.stderr)
+        info = read_benchmark_info_noting(results_dir, "measure_noise")
         frames: dict[tuple[str, str], list] = {}
         used = []
         for key, group in groups.items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,18 @@ def read_benchmark_info(results_dir: Path,
     as for a results folder copied without it.
     """
     return or_listed(Path(results_dir) / "benchmarks.json", _benchmark_table, unreadable)
+
+
+def read_benchmark_info_noting(results_dir: Path, prog: str) -> dict[str, BenchmarkInfo]:
+    """:func:`read_benchmark_info` for a command: a damaged ``benchmarks.json`` is not
+    fatal, and is noted on stderr as ``<prog>: note: ...`` (the parameter names then come
+    from this checkout's benchmark code)."""
+    damaged: list[tuple[str, str]] = []
+    info = read_benchmark_info(results_dir, damaged)
+    for _, why in damaged:   # as for a results folder copied without it
+        print(f"{prog}: note: {why}; parameter names are read from this checkout's benchmark code",
+              file=sys.stderr)
+    return info
 
 
 def _benchmark_table(path: Path) -> dict[str, BenchmarkInfo]:
