@@ -7,8 +7,9 @@ Prints ``REGRESSION <benchmark> [<params>] <old> -> <new> (<ratio>x, ...)`` line
 the improvements and the flags that changed, then a summary. Direction comes from each
 benchmark's declaration, the threshold of each number from ``make noise``
 (reports/noise/<machine>.json). A commit names its newest stored run (in an environment
-the other commit also has, where there is one); the same commit as base and head compares
-its two newest runs; no commits compare the newest run of the newest commit (in git's
+the other commit also has, where there is one; the suite's ``.venv`` of any checkout is one
+environment, :func:`runs.environment`); the same commit as base and head compares its two
+newest runs of one environment; no commits compare the newest run of the newest commit (in git's
 order, parents before children, for the commits this checkout knows, any other counting as
 older; by the date asv records where git knows none) with the run before it in one
 environment; where dates order some of them (a shallow clone, no git) a note on stderr says so.
@@ -57,24 +58,32 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
         return runs.runs_named(stored, text, machine, paths.resolve_commit)
 
     def same_env(found: list[runs.StoredRun], env: str) -> list[runs.StoredRun]:
-        return [r for r in found if r.env_name == env]
+        return [r for r in found if r.env == env]
 
+    across = ("name the pair to compare across environments: --base and --head (make compare BASE=... "
+              "HEAD=...), each a commit or a result file")
     if not base and not head:
         if len(stored) < 2:
             raise ValueError(f"{machine} has {len(stored)} stored run(s); compare needs two")
-        earlier = same_env(stored[:-1], stored[-1].env_name)
+        earlier = same_env(stored[:-1], stored[-1].env)
         if not earlier:
             raise ValueError(f"the newest run {stored[-1].label} is the only one in environment "
-                             f"{stored[-1].env_name!r}; name --base and --head to compare across environments")
+                             f"{stored[-1].env_name!r}; {across}")
         return earlier[-1], stored[-1]
     if not base or not head:
         raise ValueError("give both --base and --head, or neither")
     old, new = named(base), named(head)
     if old[-1] == new[-1]:  # one commit (or file) twice: its two newest runs of one environment
-        twins = same_env(new, new[-1].env_name)
-        if len(twins) < 2:
+        pools: dict[str, list[runs.StoredRun]] = {}
+        for run in new:
+            pools.setdefault(run.env, []).append(run)
+        twins = max((pool for pool in pools.values() if len(pool) >= 2), default=None,
+                    key=lambda pool: new.index(pool[-1]))     # the environment of its newest repeat
+        if twins is None:
+            files = " and ".join(str(r.path) for r in new[-2:])
             raise ValueError(f"{base!r} has one stored run in environment {new[-1].env_name!r}; comparing it "
-                             "with itself needs two")
+                             "with itself needs two" + (f" (its runs in two environments are compared by naming "
+                                                        f"their files: {files})" if len(new) > 1 else ""))
         return twins[-2], twins[-1]
     # a pair of one environment where the two commits have one: the newest such head run
     shared = [r for r in new if same_env(old, r.env_name)]
@@ -258,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     if measured is not None and not measured.machine:
         print(f"compare: note: {noise_path} names no machine: its thresholds are applied to {machine}'s "
               "runs as if measured there")
-    if old.env_name != new.env_name:
+    if old.env != new.env:
         print(f"compare: note: the runs are of two environments ({old.env_name!r} -> {new.env_name!r}); "
               "thresholds measured in one do not cover a change of environment")
     if measured is not None and measured.unversioned:

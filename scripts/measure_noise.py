@@ -6,7 +6,8 @@
 Uses every commit with two or more stored runs in one asv environment (or only the given
 commits): run the suite on one commit 3 to 5 times first (`make bench` repeated; two runs
 give each number one degree of freedom, which leaves most of them too noisy). Runs of other
-environments are not repeats of each other.
+environments are not repeats of each other (the suite's ``.venv`` of any checkout is one
+environment, :func:`impls.harness.report.runs.environment`).
 Writes reports/noise/<machine>.json (refusing, without --replace, to drop thresholds it
 holds for numbers these runs do not measure again) and prints the numbers too noisy to track here, the
 degrees of freedom the thresholds rest on (more runs, or runs of more commits, narrow them)
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             stored = [r for r in stored if r not in matching]
         groups: dict[tuple[str, str], list[runs.StoredRun]] = {}
         for run in stored:      # repeats are runs of one commit in one environment
-            groups.setdefault((run.commit, run.env_name), []).append(run)
+            groups.setdefault((run.commit, run.env), []).append(run)
         info = read_benchmark_info_noting(results_dir, "measure_noise")
         frames: dict[tuple[str, str], list] = {}
         used = []
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                     used.append(run)
                 except ResultsError as err:
                     print(f"measure_noise: not a run, left out: {err}", file=sys.stderr)
-        used = [r for r in used if len(frames[(r.commit, r.env_name)]) >= 2]
+        used = [r for r in used if len(frames[(r.commit, r.env)]) >= 2]
         measured = noise.measure_noise(machine, frames, [
             {"commit": r.commit, "env": r.env_name, "started": r.started, "file": r.path.name} for r in used],
             scales=directions.declared_scales())

@@ -50,6 +50,25 @@ class StoredRun:
     def label(self) -> str:
         return f"{self.commit[:8]}@{self.started or '?'}"
 
+    @property
+    def env(self) -> str:
+        """The environment as runs are paired and pooled by (:func:`environment`)."""
+        return environment(self.env_name)
+
+
+# asv's name for `--python=same` (what `make reproduce` runs): "existing-py_" and the
+# interpreter's path with "/" as "_", so each checkout's .venv gets a name of its own
+SUITE_VENV = re.compile(r"existing-py_.*_\.venv_bin_python[0-9.]*")
+SUITE_VENV_KEY = "the suite's .venv"
+
+
+def environment(env_name: str) -> str:
+    """The environment ``env_name`` is, for pairing and pooling runs: :data:`SUITE_VENV_KEY`
+    for the suite's own ``.venv`` of any checkout (each named after its path by asv, each
+    made by ``make setup`` from the same pins: a second clone is not another environment),
+    else ``env_name`` itself (``virtualenv-py3.11-torch2.13.0``: one asv built)."""
+    return SUITE_VENV_KEY if SUITE_VENV.fullmatch(env_name) else env_name
+
 
 STAMP_FORMAT = "%Y%m%dT%H%M%S"   # a run's ``started``: UTC, to the second
 
