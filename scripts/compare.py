@@ -22,8 +22,9 @@ arguments, another machine's run or thresholds, a relative-scale number without 
 threshold that moved beyond the too-noisy level while no --default-threshold was given, an
 absolute-scale number without a measured threshold that changed at all, with or without
 --default-threshold, which is relative and cannot judge it). Changed numbers left
-unjudged for want of a threshold, and thresholds that name numbers the new run does not
-have (a stale file), are warned of on stderr. When most speed-like numbers (times, rates)
+unjudged for want of a threshold, thresholds of numbers the base run has and the new run
+lacks (a partial run: GONE), and thresholds that name numbers neither run has (a stale
+file), are warned of on stderr. When most speed-like numbers (times, rates)
 moved the same way, a note after the summary says the whole machine may have moved (a slow
 day, another load); it changes no verdict and not the exit status.
 """
@@ -280,10 +281,17 @@ def main(argv: list[str] | None = None) -> int:
     shift = compare.machine_shift(result)
     if shift:     # a hint beside the verdicts: it changes none of them, nor the exit status
         print(f"compare: note: {shift}")
-    stale = stale_thresholds(measured, head) if measured is not None else []
+    unmeasured = stale_thresholds(measured, head) if measured is not None else []
+    in_base = set(unmeasured) - set(stale_thresholds(measured, base)) if unmeasured else set()
+    gone = [name for name in unmeasured if name in in_base]           # the new run lacks what the base has
+    stale = [name for name in unmeasured if name not in in_base]      # neither run has it
+    if gone:
+        print(f"compare: warning: the new run lacks {len(gone)} thresholded number(s) the base run has (GONE "
+              f"above, not judged: a partial run, a benchmark that did not run, or one removed): "
+              f"{cli.first_few(gone, 5)}", file=sys.stderr)
     if stale:
-        print(f"compare: warning: {len(stale)} threshold(s) in {noise_path} name a benchmark or point the new run "
-              f"does not have (a stale thresholds file: `make noise` again): {cli.first_few(stale, 5)}",
+        print(f"compare: warning: {len(stale)} threshold(s) in {noise_path} name a benchmark or point neither run "
+              f"has (a stale thresholds file: `make noise` again): {cli.first_few(stale, 5)}",
               file=sys.stderr)
     unthresholded = result.of_kind(compare.NO_THRESHOLD)
     if unthresholded:

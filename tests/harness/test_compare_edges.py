@@ -89,6 +89,24 @@ def test_a_stale_thresholds_file_is_warned_of_and_a_big_unjudged_move_cannot_pas
     assert judged.returncode == 1 and f"REGRESSION {LATENCY}" in judged.stdout, judged.stdout + judged.stderr
 
 
+def test_thresholds_the_new_run_lacks_are_its_gaps_not_a_stale_file(tmp_path):
+    """A new run without a number the base run has (a partial run) is warned of as the new
+    run's gap; only a threshold neither run has is called a stale file."""
+    head = {k: v for k, v in base_values().items() if k != LATENCY}            # the latency did not run
+    results = two_runs(tmp_path, head)
+    thresholds = noise_file(results, [{"benchmark": RATE, "threshold": 0.05},
+                                      {"benchmark": LATENCY, "threshold": 0.05},
+                                      {"benchmark": "bench_old.Gone.track_x", "params": "", "threshold": 0.05}])
+    done = run_compare(results, thresholds, "--base", BASE[:8], "--head", HEAD[:8])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "GONE" in done.stdout
+    [gap] = [line for line in done.stderr.splitlines() if "the new run lacks" in line]
+    assert "1 thresholded number(s) the base run has" in gap and LATENCY in gap and "Gone" not in gap
+    [stale] = [line for line in done.stderr.splitlines() if "stale thresholds file" in line]
+    assert stale.count("threshold(s)") == 1 and "1 threshold(s)" in stale and "bench_old.Gone.track_x" in stale
+    assert LATENCY not in stale
+
+
 def test_a_small_move_without_a_threshold_passes_but_is_counted_on_stderr(tmp_path):
     results = two_runs(tmp_path, {**base_values(), LATENCY: 120.0})
     partial = noise_file(results, [{"benchmark": RATE, "threshold": 0.05}])
