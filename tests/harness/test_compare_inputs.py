@@ -433,3 +433,21 @@ def test_the_only_machine_of_another_profile_is_not_taken_for_this_ones(tmp_path
     hand = tmp_path / "hand"           # a machine named by hand says no profile: the only one is taken
     write_run(hand / "mybox", BASE, 100, base_values(), machine="mybox")
     assert runs.choose_run_machine(None, hand, "vm", "smoke") == "mybox"
+
+
+def test_machines_a_changing_host_name_made_are_told_how_to_share_one(tmp_path):
+    """A container or CI runner's host name changes every run, filing each run under a machine
+    of its own: the refusal says so and names DLSYSBENCH_MACHINE; machines of two profiles
+    are not that case."""
+    results = tmp_path / "results"
+    for host, started in (("3f2a1b9c0d4e", 100), ("7e6d5c4b3a21", 200)):
+        write_run(results / f"{host}-quick", BASE, started, base_values(), machine=f"{host}-quick")
+    with pytest.raises(ValueError, match=r"pick a machine with --machine: 3f2a1b9c0d4e-quick, 7e6d5c4b3a21-quick "
+                                         r"\(several machines of the quick profile: .*DLSYSBENCH_MACHINE="):
+        runs.choose_run_machine(None, results, "vm", "quick")
+    other = tmp_path / "other"
+    for machine in ("box-quick", "box-full"):
+        write_run(other / machine, BASE, 100, base_values(), machine=machine)
+    with pytest.raises(ValueError, match="pick a machine") as refused:
+        runs.choose_run_machine(None, other, "vm", "quick")
+    assert "DLSYSBENCH_MACHINE" not in str(refused.value)

@@ -237,5 +237,9 @@ def choose_run_machine(machine: str | None, results_dir: Path, host: str, profil
                              f"holds the {other} profile's: run with DLSYSBENCH_PROFILE={other} (make ... "
                              f"PROFILE={other}) or name it with --machine {only}")
         return only
+    same = sorted(c for c in candidates if c.endswith(f"-{profile}"))
+    hint = (f" (several machines of the {profile} profile: a host name that changes every run, as in a "
+            "container or a CI runner, files each run under its own; set DLSYSBENCH_MACHINE=<one name> "
+            "where the suite runs so that its runs share one)") if len(same) > 1 else ""
     raise ValueError(f"no runs for {preferred!r} in {results_dir}; pick a machine with --machine: "
-                     f"{', '.join(sorted(candidates)) or 'none has any'}")
+                     f"{', '.join(sorted(candidates)) or 'none has any'}{hint}")
