@@ -112,6 +112,19 @@ def unplaced_pair_note(old: runs.StoredRun, new: runs.StoredRun) -> str | None:
     return None
 
 
+def _of_older_commit(path: Path, commit: str) -> bool:
+    """Whether result file ``path``, unreadable as a run, still names a commit git places
+    before ``commit`` (then it cannot hold a run newer than ``commit``'s)."""
+    try:
+        named = json.loads(path.read_text()).get("commit_hash")
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not isinstance(named, str) or not named:
+        return False
+    places = paths.commit_places([named, commit])
+    return places[named] >= 0 and places[commit] > places[named]
+
+
 def _descends(base: str, head: str) -> bool:
     """Whether commit ``base`` descends from commit ``head`` in git (False when git cannot
     tell, and for two commits on separate branches)."""
@@ -218,12 +231,26 @@ def main(argv: list[str] | None = None) -> int:
         stored = runs.stored_runs(results_dir, machine, skipped)
         for path, why in skipped:
             print(f"compare: not a run, left out: {path}: {why}", file=sys.stderr)
-        if skipped and not (args.base or args.head):
-            raise ValueError(f"{len(skipped)} result file(s) of {machine} cannot be read as runs (above), so "
-                             "the two newest runs are unknown: repair or remove them, or name --base and --head")
+        foreign = [p for p, why in skipped if why.startswith("a run of machine")]
+        blocking = [(p, why) for p, why in skipped if p not in foreign]
+        if blocking and not (args.base or args.head):
+            try:
+                pair = pick_runs(stored, None, None, machine)
+            except ValueError:
+                pair = None
+            blocking = [(p, why) for p, why in blocking if pair is None or not _of_older_commit(p, pair[0].commit)]
+            if blocking:
+                raise ValueError(f"{len(blocking)} result file(s) of {machine} cannot be read as runs (above), and "
+                                 "git does not place them before the pair, so the two newest runs are unknown: "
+                                 "repair or remove them, or name --base and --head (make compare BASE=... HEAD=...)")
         try:
             old, new = pick_runs(stored, args.base, args.head, machine)
         except ValueError as err:
+            if foreign and len(stored) < 2:
+                raise ValueError(f"{err}; {len(foreign)} file(s) filed under {machine} record another machine "
+                                 "(above: a folder copied under a new name?), and stored results cannot be renamed: "
+                                 "compare them under the machine they record (its folder's name), or run this "
+                                 "box again with DLSYSBENCH_MACHINE set to the new name") from None
             named = [n for n in (args.base, args.head) if n and not Path(n).is_file()]
             unread = [(p, why) for p, why in skipped for n in named if p.name.lower().startswith(n.lower()[:8])]
             if unread and str(err).startswith("no stored run of commit"):

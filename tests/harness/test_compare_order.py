@@ -365,3 +365,48 @@ def test_two_branches_are_not_said_to_descend_and_a_shallow_clone_ranks_what_it_
     subprocess.run(["git", "clone", "-q", "--depth", "1", "-b", "main", f"file://{repo}", str(shallow)], check=True)
     monkeypatch.setattr(paths, "repo_root", lambda: shallow)
     assert paths.commit_ranks([left]) == {left: 0}
+
+
+def _script():
+    import importlib.util
+
+    from impls.harness import paths
+
+    spec = importlib.util.spec_from_file_location("compare_script", paths.repo_root() / "scripts" / "compare.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_an_unreadable_file_of_an_older_commit_does_not_block_the_default_pair(monkeypatch, tmp_path, capsys):
+    """The default pair is the two newest runs: an unreadable result file whose commit git
+    places before both cannot be one of them and is only noted; one of a newer commit blocks."""
+    from impls.harness import paths
+
+    script = _script()
+    results = tmp_path / ".asv" / "results"
+    old = write_run(results / MACHINE, OTHER, 100, base_values(), date_s=1_700_000_000)
+    document = json.loads(old.read_text())
+    old.write_text(json.dumps({**document, "version": 1}))                    # an older asv's format
+    write_run(results / MACHINE, BASE, 300, base_values(), date_s=1_700_000_000 + DAY)
+    write_run(results / MACHINE, HEAD, 400, base_values(), date_s=1_700_000_000 + 2 * DAY)
+    monkeypatch.setattr(paths, "commit_ranks", lambda commits: {OTHER: 0, BASE: 1, HEAD: 2})
+    argv = ["--results", str(results), "--machine", MACHINE, "--default-threshold", "5%"]
+    assert script.main(argv) == 0
+    out, err = capsys.readouterr()
+    assert f"{BASE[:8]}@" in out.splitlines()[0] and f"{HEAD[:8]}@" in out.splitlines()[0]
+    assert f"not a run, left out: {old}" in err
+    monkeypatch.setattr(paths, "commit_ranks", lambda commits: {BASE: 0, HEAD: 1, OTHER: 2})   # now the newest
+    assert script.main(argv) == 2
+    assert "the two newest runs are unknown" in capsys.readouterr().err
+
+
+def test_a_folder_of_another_machines_files_says_results_cannot_be_renamed(tmp_path, capsys):
+    script = _script()
+    results = tmp_path / ".asv" / "results"
+    for commit, started in ((BASE, 100), (HEAD, 200)):
+        write_run(results / "box-smoke", commit, started, base_values(), machine="vm-smoke")
+    assert script.main(["--results", str(results), "--machine", "box-smoke", "--default-threshold", "5%"]) == 2
+    err = capsys.readouterr().err
+    assert "box-smoke has 0 stored run(s); compare needs two; 2 file(s) filed under box-smoke record another" in err
+    assert "stored results cannot be renamed" in err and "DLSYSBENCH_MACHINE" in err
