@@ -141,6 +141,26 @@ def test_history_figure_marks_its_steps():
     assert any(t.get_text().startswith("Synthetic data") for t in synthetic.texts)   # on the image itself
 
 
+def test_a_history_across_two_environments_is_cut_not_judged():
+    """A plain asv run's virtualenv after the project's .venv: the level it moved to is a new
+    environment's (compare notes the change; thresholds of one do not cover it), not a
+    regression; two clones' .venv are one environment, and a step within one is judged."""
+    def rows(envs, values):
+        return pd.DataFrame([{"commit": f"{i:040d}", "date": pd.Timestamp(2024, 1, 1 + i, tz="UTC"),
+                              "started_at": pd.Timestamp(2024, 1, 1 + i, tz="UTC"), "benchmark": "b.B.track_x",
+                              "type": "track", "unit": "x", "params": {}, "param_label": "", "value": value,
+                              "env_name": env, "version": "1"} for i, (env, value) in enumerate(zip(envs, values))])
+
+    venv = [f"existing-py_tmp_clone{i % 2}_.venv_bin_python" for i in range(4)]
+    mixed = rows(venv + ["virtualenv-py3.11-torch2.13.0"] * 4, [10.0] * 4 + [20.0] * 4)
+    figure, _, _ = history_figure(mixed, commits(mixed), "lower")
+    assert [(s.commit, s.kind) for s in figure.steps] == [(f"{4:040d}", "new environment")]
+    assert any(t.get_text() == "new environment" for ax in figure.axes for t in ax.texts)
+    clones = rows(venv * 2, [10.0] * 4 + [20.0] * 4)
+    figure, _, _ = history_figure(clones, commits(clones), "lower")
+    assert [(s.commit, s.kind) for s in figure.steps] == [(f"{4:040d}", "regression")]
+
+
 def test_report_document_of_the_fixture_lists_history_steps_and_files(tmp_path):
     from impls.harness.report.build import build_report
 

@@ -7,15 +7,15 @@ parameter (a single parameter: into consecutive runs of its values), at most
 ``MAX_PANELS`` panels of ``MAX_SERIES_PER_PANEL`` lines each, and the titles say
 how many series were left out.
 
-Steps: each drawn series goes through asv's ``step_detect.detect_steps`` (a piecewise-
-constant fit with automatic penalty); every boundary between two fitted levels is a
-step, marked at the first commit of the new level and judged with the benchmark's
-declared direction (:mod:`directions`): a regression (red) when the level moved the
-worse way, an improvement (green) the better way, a change (grey) for flags, context
-and undeclared numbers. asv's own ``detect_regressions`` only looks upward. Steps are
-looked for within one benchmark version only: where the version changes (the numbers
-mean something else from there on) the series is cut and a "new version" line drawn,
-never a regression or an improvement.
+Steps (:mod:`history_steps`): each drawn series goes through asv's ``step_detect``; every
+boundary between two fitted levels is a step, marked at the first commit of the new level
+and judged with the benchmark's declared direction (:mod:`directions`): a regression (red)
+when the level moved the worse way, an improvement (green) the better way, a change (grey)
+for flags, context and undeclared numbers. asv's own ``detect_regressions`` only looks
+upward. Steps are looked for within one benchmark version and one environment only: where
+the version changes (the numbers mean something else from there on) or the environment
+does (a plain ``asv run``'s virtualenv beside the project's ``.venv``), the series is cut
+and a "new version" or "new environment" line drawn, never a regression or an improvement.
 
 Bounds: a point of a benchmark declaring ``bounded_by`` whose flag says it is only a bound
 (:func:`compare.bound_kind`, the flags ``make compare`` reads) is drawn with its own marker,
@@ -30,12 +30,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from asv.step_detect import detect_steps
 from matplotlib.figure import Figure
 
 from impls.harness.report import compare, history_lost, plotting
-from impls.harness.report.directions import JUDGED, direction_of
-from impls.harness.report.noise import RELATIVE, Noise, Threshold, moved_beyond, too_noisy
+from impls.harness.report.directions import direction_of
+from impls.harness.report.history_steps import (CUTS, NEW_ENVIRONMENT, NEW_VERSION, STEP_COLOURS, Step,  # noqa: F401
+                                                series_steps)
+from impls.harness.report.noise import Noise
+from impls.harness.report.runs import environment
 from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL, safe_file_stem,
                                                  stamp_caption)
 from impls.harness.report.provenance import NOT_SYNTHETIC, SYNTHETIC, data_kind
@@ -48,101 +50,7 @@ MAX_PANELS = 12
 MAX_TICK_LABELS = 24
 
 
-STEP_COLOURS = {"regression": "#cf222e", "improvement": "#1a7f37", "change": "#6e7781",
-                "new version": "#6e7781"}
-NEW_VERSION = "new version"
 BOUND_MARKERS = {compare.LOWER_BOUND: "^", compare.UPPER_BOUND: "v", compare.UNKNOWN_BOUND: "d"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Step:
-    """A level shift in one series: from ``before`` to ``after`` at commit ``commit``."""
-
-    params: str
-    commit: str
-    before: float
-    after: float
-    kind: str  # regression / improvement / change / new version
-
-
-def series_steps(values: list[float], direction: str, threshold: Threshold | None = None,
-                 versions: list[str] | None = None,
-                 bounds: list[str] | None = None) -> list[tuple[int, float, float, str]]:
-    """Return (index of the first point of the new level, before, after, kind) for each step.
-
-    ``values`` is one series along the commits (NaN where absent); ``versions`` the
-    benchmark version of each point ("" where unknown). The series is cut before a point whose
-    version differs from the last known one, each cut is a step of kind "new version",
-    and steps are looked for within each piece alone. A piece of fewer than 3 values has
-    none. With the number's measured ``threshold`` (:mod:`noise`; used only on the piece of
-    the version it was measured on, or everywhere when it records none), a step within the
-    threshold for two levels of that many commits found among the series' places to cut
-    (:meth:`noise.Threshold.level_threshold`), or whose level threshold is too noisy itself,
-    is noise and left out.
-    ``bounds`` gives each point's bound kind (:data:`compare.LOWER_BOUND`, ``UPPER_BOUND``,
-    ``UNKNOWN_BOUND``, "" for a value): a step from or to a level holding bounds is judged
-    as ``make compare`` judges it (:func:`compare.judge_bounded`), a "change" where the
-    bounds prove neither way.
-    """
-    cuts = []  # (last point of one version, first point of the next)
-    if versions is not None:
-        last, before = "", None
-        for j in (i for i, v in enumerate(values) if np.isfinite(v)):
-            if versions[j] and last and versions[j] != last:
-                cuts.append((before, j))
-            last, before = versions[j] or last, j
-    found = []
-    start = 0
-    for before, first in [*cuts, (None, len(values))]:
-        version = next((versions[i] for i in range(start, first)    # of a plotted point, as the cuts
-                        if versions and versions[i] and np.isfinite(values[i])), "")
-        applies = threshold if threshold is None or threshold.applies_to(version) else None
-        found += [(start + at, old, new, kind) for at, old, new, kind
-                  in _steps_within(values[start:first], direction, applies,
-                                   None if bounds is None else bounds[start:first])]
-        if before is not None:
-            found.append((first, float(values[before]), float(values[first]), NEW_VERSION))
-        start = first
-    return found
-
-
-def _level_bound(bounds: list[str] | None, start: int, end: int) -> str:
-    """The bound kind of a level made of points ``start:end``: "" when none is a bound, the
-    kind when all its bounds share one, else :data:`compare.UNKNOWN_BOUND`."""
-    kinds = {b for b in (bounds or [])[start:end] if b}
-    return "" if not kinds else kinds.pop() if len(kinds) == 1 else compare.UNKNOWN_BOUND
-
-
-def _steps_within(values: list[float], direction: str, threshold: Threshold | None,
-                  bounds: list[str] | None = None) -> list[tuple[int, float, float, str]]:
-    """:func:`series_steps` of a series of one version."""
-    present = [v for v in values if np.isfinite(v)]
-    if len(present) < 3:
-        return []
-    found = []
-    segments = detect_steps([v if np.isfinite(v) else None for v in values])
-    for left, right in zip(segments, segments[1:]):
-        before, after = left[2], right[2]
-        if before == after:
-            continue
-        limit, scale = 0.0, RELATIVE
-        if threshold is not None:    # two levels of many commits resolve less than two runs
-            scale = threshold.scale
-            limit = threshold.level_threshold(*(sum(1 for v in values[s[0]:s[1]] if np.isfinite(v))
-                                                for s in (left, right)), candidates=len(present) - 1)
-            if too_noisy(limit, scale) or not moved_beyond(before, after, limit, scale):
-                continue
-        old_bound, new_bound = _level_bound(bounds, left[0], left[1]), _level_bound(bounds, right[0], right[1])
-        if direction not in JUDGED:
-            kind = "change"
-        elif old_bound or new_bound:   # step_detect found the step; the bounds decide what it proves
-            verdict = compare.judge_bounded(before, after, old_bound, new_bound, direction, limit, scale)
-            kind = {compare.REGRESSION: "regression", compare.IMPROVEMENT: "improvement"}.get(verdict, "change")
-        else:
-            worse = compare.worsening(before, after, direction, scale) > 0
-            kind = "regression" if worse else "improvement"
-        found.append((right[0], float(before), float(after), kind))
-    return found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +81,7 @@ class _Series:
     param_label: str = ""  # asv's, as the noise thresholds are keyed ("" when unparameterised)
     versions: list[str] | None = None  # the benchmark version of each point ("" where unknown)
     bounds: list[str] | None = None  # per point: its bound kind (compare.LOWER_BOUND, ...; "" a value)
+    environments: list[str] | None = None  # each point's environment (runs.environment; "" unknown)
 
 
 def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
@@ -180,12 +89,14 @@ def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
     found = []
     for label, group in rows.groupby("param_label", sort=False):
         values = [math.nan] * len(order)
-        versions = [""] * len(order)
+        versions, envs = [""] * len(order), [""] * len(order)
         group_versions = group["version"] if "version" in group else [""] * len(group)
-        for commit, value, version in zip(group["commit"], group["value"], group_versions):
+        group_envs = group["env_name"] if "env_name" in group else [""] * len(group)
+        for commit, value, version, env in zip(group["commit"], group["value"], group_versions, group_envs):
             values[position[commit]] = value
             versions[position[commit]] = str(version or "")
-        found.append(_Series(label or "value", group["params"].iloc[0], values, label, versions))
+            envs[position[commit]] = environment(str(env)) if env else ""
+        found.append(_Series(label or "value", group["params"].iloc[0], values, label, versions, None, envs))
     return found
 
 
@@ -277,14 +188,14 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     for ax, (panel, members) in zip(axes.flat, panels):
         drawn = members[:MAX_SERIES_PER_PANEL]
         bound_kinds: set[str] = set()
-        new_versions: set[int] = set()      # one line and one label per axis and place
+        labelled: set[int] = set()      # one line and one label per axis and place of a cut
         for item in drawn:
             y = np.asarray(item.values, dtype=float) / divisor
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
             measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
             judged = [v if known else math.nan for v, known in zip(item.values, placed)]
-            found = series_steps(judged, direction, measured, item.versions, item.bounds)
-            cuts = [at for at, _, _, kind in found if kind == NEW_VERSION]   # no line joins two versions
+            found = series_steps(judged, direction, measured, item.versions, item.bounds, item.environments)
+            cuts = [at for at, _, _, kind in found if kind in CUTS]   # no line joins two versions or environments
             bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS, cuts)
             if lost and lost[0].get(item.param_label) and history_lost.mark_lost(   # (commits by point, meaning)
                     ax, list(item.values), order, lost[0][item.param_label], divisor, ax.lines[-1].get_color(),
@@ -292,11 +203,11 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                 bound_kinds.add(history_lost.LOST_MARKER)
             for at, before, after, kind in found:
                 steps.append(Step(item.label, order[at], before, after, kind))
-                if kind != NEW_VERSION:     # at the series' new level
+                if kind not in CUTS:     # at the series' new level
                     ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle="--", linewidth=1)
                     ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
-                elif at not in new_versions:    # at the top, whichever series it cuts
-                    new_versions.add(at)
+                elif at not in labelled:    # at the top, whichever series it cuts
+                    labelled.add(at)
                     ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle=":", linewidth=1)
                     ax.annotate(kind, (at - 0.5, 0.98), xycoords=("data", "axes fraction"), fontsize=6,
                                 color=STEP_COLOURS[kind], va="top")
