@@ -38,3 +38,40 @@ def test_a_wide_list_in_rising_order_comes_out_exact():
     b2 = np.arange(labels, dtype=np.float32)
     ranked = ev.topk(np.zeros((n, 1), np.float32), W2, b2, k, chunk=8192)
     assert np.array_equal(ranked, np.tile(np.arange(labels - 1, labels - 1 - k, -1), (n, 1)))
+
+
+@pytest.mark.parametrize("row_chunk", [1, 4, 2048])
+@pytest.mark.parametrize("chunk", [7, 64, 16384])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_wrong_labels_read_in_one_pass_are_those_a_wide_top_list_gives(seed, chunk, row_chunk):
+    """topk_and_wrong's top is topk's, and its wrong labels are the first ones of a top list as
+    wide as the row's labels plus ``wrong_k`` that are not the row's own (what the recall
+    ranking read before): the same labels in the same order, ties to the lower id, rows with
+    no labels, with many, and with more than the list can hold past them (-1 fill)."""
+    from impls.slide.core.retrieval import wrong_top
+
+    rng = np.random.default_rng(seed)
+    n, labels, wrong_k = 9, 200, 10
+    hidden = rng.integers(-2, 3, (n, 4)).astype(np.float32)          # small integers: many tied scores
+    W2 = rng.integers(-2, 3, (labels, 4)).astype(np.float32)
+    b2 = rng.integers(-1, 2, labels).astype(np.float32)
+    own = [rng.choice(labels, size, replace=False) for size in (0, 1, 3, 40, 120, 195, 2, 5, 17)]
+    indptr = np.concatenate([[0], np.cumsum([len(o) for o in own])]).astype(np.int64)
+    truth = np.concatenate([np.sort(o) for o in own]).astype(np.int64)
+    top, wrong = ev.topk_and_wrong(hidden, W2, b2, 5, wrong_k, indptr, truth, chunk, row_chunk)
+    assert np.array_equal(top, ev.topk(hidden, W2, b2, 5, chunk))
+    wide = ev.topk(hidden, W2, b2, wrong_k + max(len(o) for o in own), chunk)
+    for i, o in enumerate(own):
+        want = wrong_top(wide[i], o, wrong_k)
+        assert np.array_equal(wrong[i, :want.size], want), i
+        assert (wrong[i, want.size:] == -1).all()
+    assert (wrong[5, 5:] == -1).all()                                # 195 own of 200: 5 wrong at most
+
+
+def test_row_labels_are_each_rows_own_sorted():
+    from impls.slide.data.dataset import XCData
+
+    data = XCData(np.zeros(4, np.int64), np.zeros(0), np.zeros(0), np.array([0, 3, 3, 5]), np.array([9, 2, 4, 7, 1]),
+                  n_features=1, n_labels=10)
+    indptr, labels = ev.row_labels(data, np.array([2, 0, 1]))
+    assert indptr.tolist() == [0, 2, 5, 5] and labels.tolist() == [1, 7, 2, 4, 9]

@@ -49,3 +49,52 @@ def sort_topk(heap_v, heap_i):
         order = by_id[np.argsort(-heap_v[i][by_id], kind="mergesort")]
         heap_v[i] = heap_v[i][order]
         heap_i[i] = heap_i[i][order]
+
+
+@njit(cache=True, inline="always")
+def _enter(hv, hi, v, label):
+    """Put (``v``, ``label``) into the heap ``hv``/``hi`` (worst first, as :func:`merge_topk`
+    keeps it) if it beats the worst entry; a later label loses a tie."""
+    k = hv.shape[0]
+    if not v > hv[0]:
+        return
+    p = 0
+    while True:
+        c = 2 * p + 1
+        if c >= k:
+            break
+        if c + 1 < k and (hv[c + 1] < hv[c] or (hv[c + 1] == hv[c] and hi[c + 1] > hi[c])):
+            c += 1
+        if hv[c] < v:
+            hv[p] = hv[c]
+            hi[p] = hi[c]
+            p = c
+        else:
+            break
+    hv[p] = v
+    hi[p] = label
+
+
+@njit(cache=True, parallel=True)
+def merge_topk_wrong(scores, offset, top_v, top_i, wrong_v, wrong_i, truth_indptr, truth):
+    """:func:`merge_topk` of ``scores`` (labels ``offset + j``) into two heaps a row: ``top``
+    over every label, ``wrong`` over the labels that are not row ``i``'s own (its labels
+    ``truth[truth_indptr[i]:truth_indptr[i + 1]]``, ascending). One pass over the block; a
+    row's cost does not grow with how many labels it has."""
+    n, m = scores.shape
+    for i in prange(n):
+        row = scores[i]
+        tv, ti, wv, wi = top_v[i], top_i[i], wrong_v[i], wrong_i[i]
+        p, end = truth_indptr[i], truth_indptr[i + 1]
+        while p < end and truth[p] < offset:
+            p += 1
+        for j in range(m):
+            v = row[j]
+            if not (v > tv[0] or v > wv[0]):
+                continue
+            label = offset + j
+            _enter(tv, ti, v, label)
+            while p < end and truth[p] < label:
+                p += 1
+            if not (p < end and truth[p] == label):
+                _enter(wv, wi, v, label)

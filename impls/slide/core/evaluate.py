@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from impls.slide.core.eval_kernels import merge_topk, sort_topk
+from impls.slide.core.eval_kernels import merge_topk, merge_topk_wrong, sort_topk
 from impls.slide.data.dataset import XCData
 
 
@@ -57,26 +57,72 @@ def top5(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, chunk: int = 16384)
     return topk(hidden, W2, b2, 5, chunk)
 
 
-def topk(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, k: int, chunk: int = 16384) -> np.ndarray:
+def topk(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, k: int, chunk: int = 16384,
+         row_chunk: int = 2048) -> np.ndarray:
     """Top-``k`` label ids (n, k; best first, -1 past the label count) of ``hidden @ W2.T + b2``
-    for every row: exact, over label chunks so that ``W2`` is read once and the score block
-    stays small."""
+    for every row: exact (a higher score first, a tie to the lower id), over label chunks so
+    that ``W2`` is read once per ``row_chunk`` rows and the score block stays at most
+    ``row_chunk`` x ``chunk`` floats."""
+    top_v, top_i = _heaps(hidden.shape[0], min(k, W2.shape[0]))
+    for rows, lo, s in _score_blocks(hidden, W2, b2, chunk, row_chunk):
+        merge_topk(s, lo, top_v[rows], top_i[rows])
+    return _sorted(top_v, top_i, k)
+
+
+def topk_and_wrong(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, k: int, wrong_k: int,
+                   truth_indptr: np.ndarray, truth: np.ndarray, chunk: int = 16384,
+                   row_chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """``(top, wrong)``: :func:`topk` of every row, and its ``wrong_k`` best-scoring labels that
+    are not its own (n, wrong_k; best first, the same tie rule, -1 past those there are), row
+    ``i``'s own labels being ``truth[truth_indptr[i]:truth_indptr[i + 1]]`` in ascending order
+    (:func:`row_labels`). ``wrong`` is the first ``wrong_k`` non-own labels of a top list wide
+    enough to hold them, read off in one pass whatever the number of labels a row has."""
+    n = hidden.shape[0]
+    top_v, top_i = _heaps(n, min(k, W2.shape[0]))
+    wrong_v, wrong_i = _heaps(n, min(wrong_k, W2.shape[0]))
+    indptr = np.ascontiguousarray(truth_indptr, np.int64)
+    truth = np.ascontiguousarray(truth, np.int64)
+    for rows, lo, s in _score_blocks(hidden, W2, b2, chunk, row_chunk):
+        merge_topk_wrong(s, lo, top_v[rows], top_i[rows], wrong_v[rows], wrong_i[rows],
+                         indptr[rows.start:rows.stop + 1] - indptr[rows.start], truth[indptr[rows.start]:])
+    return _sorted(top_v, top_i, k), _sorted(wrong_v, wrong_i, wrong_k)
+
+
+def row_labels(data: XCData, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(indptr, labels)``: the labels of ``data``'s ``rows``, in their order, as a CSR whose
+    row ``i`` (``labels[indptr[i]:indptr[i + 1]]``) holds row ``rows[i]``'s in ascending order."""
+    rows = np.asarray(rows, np.int64).reshape(-1)
+    starts, ends = data.label_indptr[rows], data.label_indptr[rows + 1]
+    indptr = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
+    labels = np.empty(int(indptr[-1]), np.int64)
+    for i, (a, b) in enumerate(zip(starts, ends)):
+        labels[indptr[i]:indptr[i + 1]] = np.sort(data.labels[a:b])
+    return indptr, labels
+
+
+def _heaps(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.full((n, k), -np.inf, np.float32), np.full((n, k), -1, np.int64)
+
+
+def _score_blocks(hidden, W2, b2, chunk: int, row_chunk: int):
+    """Yield ``(rows, lo, scores)``: a slice of ``hidden``'s rows, the first label of a chunk
+    and the (rows, chunk) float32 block ``hidden[rows] @ W2[lo:lo + chunk].T + b2[lo:lo + chunk]``."""
     import torch  # GEMM in torch's thread pool (numpy's BLAS threads cannot be set)
 
-    n = hidden.shape[0]
-    width = k
-    k = min(k, W2.shape[0])
-    best_v = np.full((n, k), -np.inf, np.float32)
-    best_i = np.full((n, k), -1, np.int64)
     tH = torch.from_numpy(np.ascontiguousarray(hidden, np.float32))
     tW2 = torch.from_numpy(np.ascontiguousarray(W2, np.float32))
     tb2 = torch.from_numpy(np.ascontiguousarray(b2, np.float32))
-    for lo in range(0, W2.shape[0], chunk):
-        s = torch.addmm(tb2[lo:lo + chunk], tH, tW2[lo:lo + chunk].T)
-        merge_topk(s.numpy(), lo, best_v, best_i)
-    sort_topk(best_v, best_i)
-    out = np.full((n, width), -1, np.int64)
-    out[:, :k] = best_i
+    for r0 in range(0, hidden.shape[0], max(1, row_chunk)):
+        rows = slice(r0, min(r0 + max(1, row_chunk), hidden.shape[0]))
+        for lo in range(0, W2.shape[0], chunk):
+            yield rows, lo, torch.addmm(tb2[lo:lo + chunk], tH[rows], tW2[lo:lo + chunk].T).numpy()
+
+
+def _sorted(heap_v: np.ndarray, heap_i: np.ndarray, width: int) -> np.ndarray:
+    """The heaps' label ids best first, as (n, ``width``) with -1 past the heap's width."""
+    sort_topk(heap_v, heap_i)
+    out = np.full((heap_i.shape[0], width), -1, np.int64)
+    out[:, :heap_i.shape[1]] = heap_i
     return out
 
 

@@ -108,7 +108,8 @@ def wrong_top_recall(tables: HashTables, hidden: np.ndarray, ranked: np.ndarray,
     """Recall of the ``k`` best-scoring wrong labels in the tables' retrieved sets.
 
     ``hidden`` (n, d): the points' hidden activations; ``ranked`` (n, m): their label ids by
-    descending logit (m >= k + the most true labels a point has; -1 past the label count);
+    descending logit (m >= k + the most true labels a point has; -1 past the label count), or
+    their best-scoring wrong labels alone (m >= k; :func:`evaluate.topk_and_wrong`);
     ``rows``: the points' rows in ``data``. Returns ``recall`` (mean over points, 0-1),
     ``retrieved`` (mean retrieved set size, neurons), ``random_recall`` (the recall a
     uniform random set of that size would have: retrieved / labels), ``hits`` and ``trials``
