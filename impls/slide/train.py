@@ -25,9 +25,6 @@ from pathlib import Path
 from impls.harness import cli, profiles
 
 MIN_TRUSTED_SECONDS = 1.0
-ROW_NORM_WARN = 3.0          # a median training-row L2 norm above it is warned of (TF-IDF rows are near 1)
-LARGEST_USUAL_VALUE = 1e6   # a feature value above it is warned of: no TF-IDF weight or count is near it
-UNSEEN_LABELS_SUSPECT = 0.05  # above this share of test points with only unseen labels, two sets are suspected
 DEFAULT_EVAL_POINTS = 1000
 
 
@@ -252,18 +249,6 @@ def _warn_clamped(args, train_points: int, test_points: int) -> None:
         cli.warn(f"--train and --test are the same file ({args.train}): P@k measures memorisation, not generalisation")
 
 
-def _unseen_label_points(train, test) -> int:
-    """How many labelled ``test`` points (XCData) carry no label that any ``train`` point
-    carries (0 when the two splits share every test label)."""
-    import numpy as np
-
-    rows = test.labelled_rows()
-    if not rows.size:
-        return 0
-    seen = (train.label_counts() > 0).astype(np.int64)[test.labels]
-    return int(np.count_nonzero(np.add.reduceat(seen, test.label_indptr[rows]) == 0))
-
-
 @cli.command("python -m impls.slide.train",
              sizes="--hidden, --K, --L, --batch and the data's features and labels (the model holds "
                    "(features + labels) x --hidden floats, its tables --L x labels ids, its hash "
@@ -321,45 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     trainable = train_data.n_points if rows is None else rows.size
     check_fits(config, train_data.n_features, train_data.n_labels, method, device)   # before anything large
     _warn_clamped(args, trainable, test_data.n_points)
-    import numpy as np
+    from impls.slide.input_warnings import warn_about_inputs
 
-    from impls.slide.core.config import SlideConfig
-    from impls.slide.data.xc_format import repeated_feature_points, row_norms
-
-    norms_of = {}
-    for split, data in (("training", train_data), ("test", test_data)):
-        norms_of[split] = row_norms(data)          # each row's L2 norm, of the rows with features
-        unlabelled = data.n_points - data.labelled_rows().size
-        if unlabelled:
-            cli.warn(f"{unlabelled} of {data.n_points} {split} points have no labels: "
-                     + ("left out of training" if split == "training" else "each counts as a miss in P@k"))
-        repeats = repeated_feature_points(data.indptr, data.indices)
-        if repeats:
-            cli.warn(f"{repeats} of {data.n_points} {split} points list a feature more than once: the model sums "
-                     "their values, as one feature with the sum")
-        featureless = data.n_points - int(np.count_nonzero(norms_of[split]))
-        if featureless:
-            cli.warn(f"{featureless} of {data.n_points} {split} points have no features (or only zero values): a "
-                     "model sees the same all-zero input for each, so it can only rank the labels by popularity there")
-        largest = float(np.abs(data.values).max()) if data.values.size else 0.0
-        if largest > LARGEST_USUAL_VALUE:
-            cli.warn(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights or "
-                     f"counts, far below {LARGEST_USUAL_VALUE:g}; activations this large lose precision in "
-                     "float32 and training may diverge or learn nothing (were the rows scaled?)")
-    unlearnable = _unseen_label_points(train_data, test_data)
-    if unlearnable:
-        share = unlearnable / max(test_data.n_points, 1)
-        why = ("are the two files of one set, with the same label ids?" if share > UNSEEN_LABELS_SUSPECT
-               else "a few, as a real set's tail labels give")
-        cli.warn(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training point "
-                 f"carries: no model learns to rank those labels first, so P@1 is at most {1 - share:.3g} ({why})")
-    norms = norms_of["training"]
-    norm = float(np.median(norms)) if norms.size else 0.0
-    if norm > ROW_NORM_WARN:
-        cli.warn(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default --lr "
-                 f"{SlideConfig.lr:g} was chosen on TF-IDF rows of norm about 1, and at this scale a model may "
-                 "never leave the most popular label; scale each row to unit L2 norm, or lower --lr "
-                 f"(--lr {args.lr:g} now)")
+    warn_about_inputs(args, train_data, test_data)
     common = dict(time_budget_s=args.time_budget, eval_every=args.eval_every or None,
                   progress=not args.quiet, max_iterations=args.max_iterations, eval_points=args.eval_points,
                   eval_first_s=args.eval_first_s, eval_growth=args.eval_growth)
@@ -375,6 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{result['method']}: {result['samples_per_second']:.0f} samples/s, P@1 {result['final_p_at_1']:.4f} "
           f"after {result['train_seconds']:.1f} s ({result['iterations']} batches){real}"
           + ("" if args.json == "-" else f"; wrote {args.json}"), file=sys.stderr)
+    from impls.slide.input_warnings import sparsity_note
+
+    if note := sparsity_note(result):
+        cli.warn(note)
     base = result.get("baseline_p_at_1")
     longer = _longer_run(args, result)
     if base is not None and result["final_p_at_1"] <= base:

@@ -1,0 +1,123 @@
+"""What the SLIDE command line warns of in its inputs before it trains, and in its result
+after: data a model cannot learn from as given (unlabelled, featureless or unscaled rows,
+labels no training point carries), and settings that do not fit the data (another set's
+defaults, too few labels for hash tables to be sparse). A warning never stops a run."""
+from __future__ import annotations
+
+import numpy as np
+
+from impls.harness import cli, profiles
+
+ROW_NORM_WARN = 3.0          # a median training-row L2 norm above it is warned of (TF-IDF rows are near 1)
+LARGEST_USUAL_VALUE = 1e6   # a feature value above it is warned of: no TF-IDF weight or count is near it
+UNSEEN_LABELS_SUSPECT = 0.05  # above this share of test points with only unseen labels, two sets are suspected
+DENSE_ACTIVE_SHARE = 0.25    # SLIDE computing this share of the labels a sample or more is not sparse
+# the flags of the suite's own SLIDE run on Delicious-shaped data (the paper's choice for it)
+DELICIOUS_FLAGS = ("lsh", "K", "L", "batch", "padding", "lr")
+
+
+def warn_about_inputs(args, train_data, test_data) -> None:
+    """Warn (stderr) of what in the training and test data (XCData) a model cannot learn from
+    as given, and of defaults chosen for another set than the one given (:func:`set_defaults_note`)."""
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.data.xc_format import repeated_feature_points, row_norms
+
+    norms_of = {}
+    for split, data in (("training", train_data), ("test", test_data)):
+        norms_of[split] = row_norms(data)          # each row's L2 norm, of the rows with features
+        unlabelled = data.n_points - data.labelled_rows().size
+        if unlabelled:
+            cli.warn(f"{unlabelled} of {data.n_points} {split} points have no labels: "
+                     + ("left out of training" if split == "training" else "each counts as a miss in P@k"))
+        repeats = repeated_feature_points(data.indptr, data.indices)
+        if repeats:
+            cli.warn(f"{repeats} of {data.n_points} {split} points list a feature more than once: the model sums "
+                     "their values, as one feature with the sum")
+        featureless = data.n_points - int(np.count_nonzero(norms_of[split]))
+        if featureless:
+            cli.warn(f"{featureless} of {data.n_points} {split} points have no features (or only zero values): a "
+                     "model sees the same all-zero input for each, so it can only rank the labels by popularity there")
+        largest = float(np.abs(data.values).max()) if data.values.size else 0.0
+        if largest > LARGEST_USUAL_VALUE:
+            cli.warn(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights or "
+                     f"counts, far below {LARGEST_USUAL_VALUE:g}; activations this large lose precision in "
+                     "float32 and training may diverge or learn nothing (were the rows scaled?)")
+    unlearnable = unseen_label_points(train_data, test_data)
+    if unlearnable:
+        share = unlearnable / max(test_data.n_points, 1)
+        why = ("are the two files of one set, with the same label ids?" if share > UNSEEN_LABELS_SUSPECT
+               else "a few, as a real set's tail labels give")
+        cli.warn(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training point "
+                 f"carries: no model learns to rank those labels first, so P@1 is at most {below_one(1 - share)} "
+                 f"({why})")
+    norms = norms_of["training"]
+    norm = float(np.median(norms)) if norms.size else 0.0
+    if norm > ROW_NORM_WARN:
+        cli.warn(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default --lr "
+                 f"{SlideConfig.lr:g} was chosen on TF-IDF rows of norm about 1, and at this scale a model may "
+                 "never leave the most popular label; scale each row to unit L2 norm, or lower --lr "
+                 f"(--lr {args.lr:g} now)")
+    note = set_defaults_note(args)
+    if note:
+        cli.warn(note)
+
+
+def below_one(x: float) -> str:
+    """``x`` (a share, 0-1) with 3 significant digits, more where those would round a value
+    below 1 up to "1"."""
+    text = f"{x:.3g}"
+    if x < 1 and float(text) >= 1:
+        text = f"{x:.6f}".rstrip("0")
+    return text
+
+
+def unseen_label_points(train, test) -> int:
+    """How many labelled ``test`` points (XCData) carry no label that any ``train`` point
+    carries (0 when the two splits share every test label)."""
+    rows = test.labelled_rows()
+    if not rows.size:
+        return 0
+    seen = (train.label_counts() > 0).astype(np.int64)[test.labels]
+    return int(np.count_nonzero(np.add.reduceat(seen, test.label_indptr[rows]) == 0))
+
+
+def delicious_flags(profile: str | None = None) -> dict[str, object]:
+    """The flags of :data:`DELICIOUS_FLAGS` the profile's Delicious experiment
+    (``slide_delicious``, impls/profiles.toml) gives its SLIDE run, as ``{flag: value}``."""
+    runs = profiles.sizes("slide_delicious", profile).get("runs", [])
+    run = next((r for r in runs if r.get("method") == "slide"), {})
+    return {flag: run[flag] for flag in DELICIOUS_FLAGS if flag in run}
+
+
+def set_defaults_note(args) -> str | None:
+    """For a SLIDE run on Delicious-200K's files (``--real`` names or recognises them) or on the
+    registry's Delicious-shaped set, with some of the Delicious run's flags left at the command
+    line's defaults (chosen for Amazon-670K): a line naming the flags the suite's Delicious
+    experiment uses; None otherwise."""
+    delicious = getattr(args, "real_set", None) == "delicious-200k" or str(
+        getattr(args, "dataset", None) or "").startswith("slide-delicious")
+    if not delicious or getattr(args, "method", "slide") != "slide":
+        return None
+    wanted = delicious_flags(getattr(args, "profile", None))
+    left = {flag: value for flag, value in wanted.items() if flag not in args.given and getattr(args, flag) != value}
+    if not left:
+        return None
+    flags = " ".join(f"--{flag.replace('_', '-')} {value}" for flag, value in left.items())
+    return (f"this is a Delicious-200K-shaped set, and the command line's defaults are the Amazon-670K runs': "
+            f"the suite's Delicious experiment (slide_delicious in impls/profiles.toml, SimHash as the paper "
+            f"chose for this set) trains SLIDE with {flags}")
+
+
+def sparsity_note(result: dict) -> str | None:
+    """For a SLIDE result whose tables gave each sample :data:`DENSE_ACTIVE_SHARE` of the labels
+    or more: a line saying the run is not sparse (too few labels for the tables to pick a few)
+    and what its recall against a random set's means then; None otherwise."""
+    share = result.get("active_fraction")
+    if result.get("method") != "slide" or share is None or not share >= DENSE_ACTIVE_SHARE:
+        return None
+    labels = round(result.get("mean_active", 0.0) / share)
+    ratio = result.get("lsh_recall_min_ratio")
+    recall = f" (worst recall of the best-scoring wrong labels {ratio:.2g}x a random set's)" if ratio is not None else ""
+    return (f"SLIDE computed {share:.0%} of the {labels} labels a sample{recall}: with this few labels the hash "
+            "tables cannot pick a small set, so this is close to sampling labels at random; the dense "
+            "baseline (--method dense) is the natural run here")
