@@ -8,12 +8,14 @@ PYTHON  ?= python3
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.dlsysbench-installed
-PROFILE ?= $(or $(DLSYSBENCH_PROFILE),quick)
 # $(call arg,NAME): a target's argument (MACHINE=, BASE=, ...) as given on make's command
 # line, else empty: an exported variable of that name (some build environments export
 # MACHINE) picks nothing, and is passed on to the commands unchanged. Its value is taken as
 # typed ($(value)): a '$' in a BENCH regex is an anchor, not one of make's variables.
 arg = $(if $(filter command line,$(origin $(1))),$(value $(1)))
+# The profile the commands run: PROFILE= on make's command line, else $DLSYSBENCH_PROFILE,
+# else quick (an exported PROFILE is ignored, as for the other arguments).
+dlsysbench_profile = $(or $(call arg,PROFILE),$(DLSYSBENCH_PROFILE),quick)
 # $(call quote,X): X as one shell word, whatever it holds (a ' inside becomes '\'')
 quote = '$(subst ','\'',$(1))'
 
@@ -37,27 +39,27 @@ test: setup
 	DLSYSBENCH_PROFILE=smoke $(PY) -m pytest -q -n $(call quote,$(or $(call arg,TEST_WORKERS),auto)) --dist loadfile
 
 reproduce: setup
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py
+	DLSYSBENCH_PROFILE=$(call quote,$(dlsysbench_profile)) $(PY) scripts/run_suite.py
 
 # make bench [BENCH=<regex>]: the benchmarks (those asv --bench matches), filed as make reproduce files them
 bench: setup
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/run_suite.py --no-report $(if $(call arg,BENCH),--bench $(call quote,$(call arg,BENCH)))
+	DLSYSBENCH_PROFILE=$(call quote,$(dlsysbench_profile)) $(PY) scripts/run_suite.py --no-report $(if $(call arg,BENCH),--bench $(call quote,$(call arg,BENCH)))
 
 # make report [MACHINE=<name>] [MACHINES="a b"]: one machine's report, or several side by side
 report: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/render_report.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE)) )$(if $(call arg,MACHINES),--machines $(foreach m,$(call arg,MACHINES),$(call quote,$(m))))
+	DLSYSBENCH_PROFILE=$(call quote,$(dlsysbench_profile)) $(PY) scripts/render_report.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE)) )$(if $(call arg,MACHINES),--machines $(foreach m,$(call arg,MACHINES),$(call quote,$(m))))
 
 # make compare [BASE=<commit>] [HEAD=<commit>] [MACHINE=<name>] [THRESHOLD=5%]: fails on a regression
 # (make prints Error 1; Error 2 when it cannot compare; scripts/compare.py exits 1 or 2 itself)
 compare: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/compare.py $(if $(call arg,BASE),--base $(call quote,$(call arg,BASE))) $(if $(call arg,HEAD),--head $(call quote,$(call arg,HEAD))) $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(if $(call arg,THRESHOLD),--default-threshold=$(call quote,$(call arg,THRESHOLD)))
+	DLSYSBENCH_PROFILE=$(call quote,$(dlsysbench_profile)) $(PY) scripts/compare.py $(if $(call arg,BASE),--base $(call quote,$(call arg,BASE))) $(if $(call arg,HEAD),--head $(call quote,$(call arg,HEAD))) $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(if $(call arg,THRESHOLD),--default-threshold=$(call quote,$(call arg,THRESHOLD)))
 
 # make noise [MACHINE=<name>] [LEAVE_OUT=<run>] [REPLACE=1]: thresholds from two or more stored runs of one commit
 noise: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) scripts/measure_noise.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(foreach r,$(call arg,LEAVE_OUT),--leave-out $(call quote,$(r)))$(if $(filter 1 yes true YES TRUE Yes True,$(call arg,REPLACE)), --replace)
+	DLSYSBENCH_PROFILE=$(call quote,$(dlsysbench_profile)) $(PY) scripts/measure_noise.py $(if $(call arg,MACHINE),--machine $(call quote,$(call arg,MACHINE))) $(foreach r,$(call arg,LEAVE_OUT),--leave-out $(call quote,$(r)))$(if $(filter 1 yes true YES TRUE Yes True,$(call arg,REPLACE)), --replace)
 
 doctor: $(STAMP)
-	DLSYSBENCH_PROFILE=$(call quote,$(PROFILE)) $(PY) -m impls.harness.fingerprint
+	DLSYSBENCH_PROFILE=$(call quote,$(dlsysbench_profile)) $(PY) -m impls.harness.fingerprint
 
 # make lock-sizes: record impls/profiles.toml's tables in benchmarks/sizes_lock.json, after bumping
 # in benchmarks/versions.json the pins of the benchmarks whose measure an edited table changed

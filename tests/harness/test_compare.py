@@ -337,18 +337,29 @@ def test_the_makefile_passes_machines_to_the_report():
 
 def test_the_makefile_ignores_its_arguments_exported_in_the_environment():
     """MACHINE=... exported (as some build environments do) must not pick the machine of a
-    report, compare or noise run; on make's command line it does."""
+    report, compare or noise run, nor an exported PROFILE the profile; on make's command line
+    they do."""
     env = {**os.environ, "MACHINE": "qemux86-64", "MACHINES": "x y", "BASE": "b0", "HEAD": "h0",
-           "THRESHOLD": "9%", "LEAVE_OUT": "r0", "BENCH": "Nothing"}
+           "THRESHOLD": "9%", "LEAVE_OUT": "r0", "BENCH": "Nothing", "REPLACE": "1", "TEST_WORKERS": "0",
+           "PROFILE": "exported", "DLSYSBENCH_PROFILE": "smoke"}
     for target, flags in (("report", ("--machine", "--machines")), ("compare", ("--machine", "--base", "--head",
                                                                                  "--default-threshold")),
-                          ("noise", ("--machine", "--leave-out")), ("bench", ("--bench",))):
+                          ("noise", ("--machine", "--leave-out", "--replace")), ("bench", ("--bench",)),
+                          ("test", ("-n '0'",))):
         done = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, env=env)
         assert done.returncode == 0 and not any(f in done.stdout for f in flags), (target, done.stdout)
+        assert "exported" not in done.stdout, (target, done.stdout)
+        assert target == "test" or "DLSYSBENCH_PROFILE='smoke'" in done.stdout, (target, done.stdout)
     done = subprocess.run(["make", "-e", "-n", "compare"], cwd=ROOT, capture_output=True, text=True, env=env)
     assert "--machine" not in done.stdout and "--base" not in done.stdout
-    done = subprocess.run(["make", "-n", "compare", "MACHINE=box"], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert "DLSYSBENCH_PROFILE='smoke'" in done.stdout
+    done = subprocess.run(["make", "-n", "compare", "MACHINE=box", "PROFILE=full"], cwd=ROOT, capture_output=True,
+                          text=True, env=env)
     assert "--machine 'box'" in done.stdout and "--base" not in done.stdout
+    assert "DLSYSBENCH_PROFILE='full'" in done.stdout
+    done = subprocess.run(["make", "-n", "compare"], cwd=ROOT, capture_output=True, text=True,
+                          env={k: v for k, v in env.items() if k != "DLSYSBENCH_PROFILE"})
+    assert "DLSYSBENCH_PROFILE='quick'" in done.stdout
 
 
 def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_checkout(monkeypatch, tmp_path,
