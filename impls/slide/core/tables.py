@@ -21,8 +21,9 @@ newest: a re-inserted neuron is the newest of its bucket whether or not its code
 in a FIFO ring buffer. When the slots run out, the moved codes are folded into the CSR by one
 build (no hashing) that re-inserts every neuron in the order they were last inserted, so FIFO
 keeps the recently moved ones; a rehash or rebuild re-inserts all in id order.
-``delta_rows`` slots cost ``L × delta_rows × 3`` int32 plus about as many chain heads:
-162 MB at 670k labels and L = 50 with the default ``n_items // 4``.
+``delta_rows`` slots cost ``L × delta_rows × 3`` int32 plus ``L ×`` (``delta_rows`` rounded
+up to a power of two) int32 chain heads: 154 MB at 670,091 labels and L = 50 with the default
+``n_items // 4``.
 """
 from __future__ import annotations
 
