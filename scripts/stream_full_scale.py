@@ -63,8 +63,8 @@ def in_memory_point(path: str, layout, capacity: int, policy: str, shadow: int,
 
 def _require_shared_directory(directory: Path) -> None:
     """Raise grid.GridError unless every worker of a remote cluster can read a file written in
-    ``directory`` (nothing to check for serial and local runs): the trace, larger than memory,
-    is read by path, never sent."""
+    ``directory`` (nothing to check for serial and local runs): the trace, which may be larger
+    than memory, is read by path, never sent."""
     from impls.harness import grid
     if grid.scheduler_setting() in ("serial", "local"):
         return
