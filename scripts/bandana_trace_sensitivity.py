@@ -108,8 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     from impls.harness import cli, profiles, registry
 
     cli.add_profile_option(parser, "the trace's sizes (default: DLSYSBENCH_PROFILE, else quick)")
-    parser.add_argument("--param", default="noise", help="a numeric generator parameter (default noise)")
-    parser.add_argument("--values", type=float, nargs="+", default=[0.25, 0.5, 0.75, 1.0, 1.25, 1.5])
+    parser.add_argument("--param", default="noise",
+                        help="a numeric generator parameter of the table's [synthetic.params], or seed (the "
+                             "trace drawn again with each seed) (default noise)")
+    parser.add_argument("--values", type=float, nargs="+", default=[0.25, 0.5, 0.75, 1.0, 1.25, 1.5],
+                        help="values of --param, one row each: finite and >= 0, whole numbers for a whole-number "
+                             "parameter, within the generator's own limits (default 0.25 0.5 0.75 1 1.25 1.5, "
+                             "for noise)")
     parser.add_argument("--json", help="also write the rows to this file (checked before any work)")
     args = parser.parse_args(argv)
     try:

@@ -148,14 +148,23 @@ def profiled_ms(base: dict) -> tuple[dict, dict]:
 def _parser():
     parser = cli.parser(prog="python scripts/salus_trace_sensitivity.py", description=__doc__.split("\n\n")[0])
     cli.add_profile_option(parser, "sizes of the suite's trace (default: DLSYSBENCH_PROFILE, else quick)")
-    parser.add_argument("--trace", default="real", choices=("real", "sim"))
-    parser.add_argument("--param", default="load", choices=PARAMS)
+    parser.add_argument("--trace", default="real", choices=("real", "sim"),
+                        help="which trace of [salus_policies.<profile>] to vary: real, the one the real runs "
+                             "use (n_jobs, mean_interarrival_s, duration_s), or sim, the paper-sized simulated "
+                             "one (sim_*) (default real)")
+    parser.add_argument("--param", default="load", choices=PARAMS,
+                        help="the assumption to change: load, the offered load (arrival rate x mean job "
+                             "length); spread, the longest job length over the shortest at the same mean; "
+                             "n_jobs, the trace's length; none, the profile's own values over seeds only "
+                             "(default load)")
     parser.add_argument("--values", type=float, nargs="+", default=None,
-                        help="values of --param: " + "; ".join(f"{p} in [{lo:g}, {hi:g}]"
-                                                              for p, (lo, hi) in VALUE_RANGES.items()))
-    parser.add_argument("--seeds", type=int, default=20, help="draws per value")
+                        help="values of --param, one row each: " + "; ".join(
+                            f"{p} in [{lo:g}, {hi:g}]" for p, (lo, hi) in VALUE_RANGES.items())
+                        + " (no default: needed except with --param none, which takes none)")
+    parser.add_argument("--seeds", type=int, default=20, help="draws per value (default 20)")
     parser.add_argument("--lengths", help="comma-separated job lengths (s), each as likely, instead of the "
-                                          "log-uniform range")
+                                          "profile's log-uniform range (the default); with --param load, "
+                                          "n_jobs or none")
     parser.add_argument("--json", help="also write the rows to this file ('-': to stdout, the lines to stderr)")
     return parser
 

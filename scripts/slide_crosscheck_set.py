@@ -74,12 +74,16 @@ def write(path: Path, points, idf: np.ndarray, n_features: int, n_labels: int) -
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python scripts/slide_crosscheck_set.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("--labels", type=int, default=100_000)
-    p.add_argument("--features", type=int, default=100_000)
-    p.add_argument("--train", type=int, default=200_000)
-    p.add_argument("--test", type=int, default=20_000)
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("out", type=Path, help="directory to write train.txt and test.txt in (made when missing)")
+    p.add_argument("--labels", type=int, default=100_000, help="labels (the header's L; default 100,000)")
+    p.add_argument("--features", type=int, default=100_000,
+                   help=f"features, the vocabulary's words (the header's D, above {2 * FIRST_LABEL_WORD}; "
+                        "default 100,000)")
+    p.add_argument("--train", type=int, default=200_000, help="training points (default 200,000)")
+    p.add_argument("--test", type=int, default=20_000,
+                   help="test points (default 20,000); the training file does not depend on it")
+    p.add_argument("--seed", type=int, default=7,
+                   help="seed of the model's, the training points' and the test points' random streams (default 7)")
     a = p.parse_args(argv)
     if min(a.labels, a.train, a.test) < 1 or a.features <= 2 * FIRST_LABEL_WORD:
         p.error(f"sizes must be positive and --features above {2 * FIRST_LABEL_WORD}")

@@ -239,20 +239,24 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="python scripts/slide_reference_check.py", description=__doc__.split("\n\n")[1])
     p.add_argument("ref", type=Path, help="checkout of keroro824/HashingDeepLearning (or its SLIDE folder)")
-    p.add_argument("out", type=Path)
-    p.add_argument("--dataset", default="slide-amazon670k")
+    p.add_argument("out", type=Path, help="directory for the build, the exported files, the two runs' JSON lines "
+                                          "and summary.json (made when missing)")
+    p.add_argument("--dataset", default="slide-amazon670k", help="registry set to train on (default slide-amazon670k)")
     cli.add_profile_option(p, "size of --dataset (default quick)", default="quick")
     p.add_argument("--train", help="an XC text file instead of --dataset (with --test)")
-    p.add_argument("--test")
-    p.add_argument("--points", type=int, default=300)
-    p.add_argument("--lr", type=float, default=1e-2)
-    p.add_argument("--batch", type=int, default=128, help="Config_amz.csv: 128")
-    p.add_argument("--lsh", default="dwta", choices=sorted(HASH_FUNCTION))
-    p.add_argument("--K", type=int, default=6)
-    p.add_argument("--L", type=int, default=50)
-    p.add_argument("--at", default=DEFAULT_AT, help="batches after which both sides probe")
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0, help="the engine's seed and which test points are probed")
+    p.add_argument("--test", help="the XC text file whose points both sides probe (with --train)")
+    p.add_argument("--points", type=int, default=300, help="test points both sides probe (default 300)")
+    p.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate of both sides (default 0.01)")
+    p.add_argument("--batch", type=int, default=128, help="samples a batch, both sides (default 128, Config_amz.csv's)")
+    p.add_argument("--lsh", default="dwta", choices=sorted(HASH_FUNCTION),
+                   help="hash family of both sides (the reference's Config.h HashFunction; default dwta)")
+    p.add_argument("--K", type=int, default=6, help="hash codes per table (default 6)")
+    p.add_argument("--L", type=int, default=50, help="hash tables (default 50)")
+    p.add_argument("--at", default=DEFAULT_AT,
+                   help=f"comma-separated batches after which both sides probe (default {DEFAULT_AT})")
+    p.add_argument("--threads", type=int, default=2,
+                   help="threads of each side (the reference's OMP_NUM_THREADS; default 2)")
+    p.add_argument("--seed", type=int, default=0, help="the engine's seed and which test points are probed (default 0)")
     p.add_argument("--padding", default="sample", choices=["sample", "batch"],
                    help="the engine's padding: sample (default; each sample's own draw) or batch (one pool a "
                         "batch, nearer the reference's clock-seeded window)")

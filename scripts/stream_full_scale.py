@@ -79,16 +79,27 @@ def _require_shared_directory(directory: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", default="bandana-user")
-    parser.add_argument("--vectors", type=int, default=20_000_000)
-    parser.add_argument("--lookups", type=int, default=300_000_000)
+    parser.add_argument("--table", default="bandana-user",
+                        help="the bandana-* dataset whose recipe (with the full profile's overrides) makes the "
+                             "trace (default bandana-user)")
+    parser.add_argument("--vectors", type=int, default=20_000_000,
+                        help="vectors in the table, the ids' range (default 20,000,000)")
+    parser.add_argument("--lookups", type=int, default=300_000_000,
+                        help="lookups in the trace, 8 bytes each on disk (default 300,000,000: 2.4 GB); "
+                             "above the memory in bytes / 8 for a trace larger than memory")
     parser.add_argument("--prefix", type=int, default=50_000_000,
                         help="lookups simulated both streamed and in memory (default 50M)")
-    parser.add_argument("--policies", nargs="+", default=["none", "prefetch", "shadow"])
-    parser.add_argument("--prefix-policy", default="prefetch")
-    parser.add_argument("--fraction", type=float, default=0.05, help="cache size / vectors")
-    parser.add_argument("--shadow-factor", type=float, default=4.0)
-    parser.add_argument("--generate-only", action="store_true")
+    parser.add_argument("--policies", nargs="+", default=["none", "prefetch", "shadow"],
+                        help="cache policies each simulated over the whole trace, streamed "
+                             "(none, prefetch, lowpri, shadow; default none prefetch shadow)")
+    parser.add_argument("--prefix-policy", default="prefetch",
+                        help="the policy of the prefix run, streamed and in memory (default prefetch)")
+    parser.add_argument("--fraction", type=float, default=0.05,
+                        help="cache size / vectors (default 0.05)")
+    parser.add_argument("--shadow-factor", type=float, default=4.0,
+                        help="shadow-set size / cache size, for policy shadow (default 4)")
+    parser.add_argument("--generate-only", action="store_true",
+                        help="write the trace (or find it written) and stop before simulating")
     args = parser.parse_args(argv)
 
     import numpy as np

@@ -144,11 +144,15 @@ def select(experiment: str = "slide_train", profile: str | None = None, runs: li
 @cli.command("python -m impls.slide.experiments.lr_select")
 def main(argv: list[str] | None = None) -> int:
     p = cli.parser(prog="python -m impls.slide.experiments.lr_select", description=__doc__.split("\n\n")[0])
-    p.add_argument("--experiment", default="slide_train", choices=["slide_train", "slide_delicious"])
+    p.add_argument("--experiment", default="slide_train", choices=["slide_train", "slide_delicious"],
+                   help="the profile section whose runs, data set and sizes are trained (default slide_train)")
     cli.add_profile_option(p, "sizes of --experiment (default: DLSYSBENCH_PROFILE, else quick)")
     p.add_argument("--runs", default=None, help="comma-separated run names of the profile (default slide,dense-cpu)")
-    p.add_argument("--lrs", default=",".join(f"{x:g}" for x in DEFAULT_LRS))
-    p.add_argument("--holdout", type=int, default=1000, help="training points held out to evaluate on")
+    p.add_argument("--lrs", default=",".join(f"{x:g}" for x in DEFAULT_LRS),
+                   help="comma-separated learning rates each run trains with, once each (above 0, at most "
+                        "1000; default %(default)s)")
+    p.add_argument("--holdout", type=int, default=1000,
+                   help="training points held out to evaluate on (default 1000)")
     p.add_argument("--eval-points", dest="eval_points", type=int, default=None,
                    help="held-out points each evaluation scores (default: the profile's eval_points)")
     p.add_argument("--json", default=None, help="write the trials and choices here")

@@ -148,9 +148,10 @@ DEFAULT_AT = "20,49,51,100,124,126,236,238,400"
 def main(argv: list[str] | None = None) -> int:
     from impls.slide.core import evaluate as ev
     from impls.slide.core.choices import CHOICES
-    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.config import PAPER_LR, SlideConfig
     from impls.slide.core.network import SlideNetwork
     from impls.slide.data.dataset import ShapeMismatch, check_same_shape, from_file, from_registry, trainable_rows
+    from impls.slide.train import CONFIG_HELP
     from impls.slide.training.trainer import set_threads
 
     p = cli.parser(prog="python -m impls.slide.experiments.recall_probe", description=__doc__.split("\n\n")[0])
@@ -158,23 +159,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--train", help="an XC text file to train on instead of --dataset (needs --test)")
     p.add_argument("--test", help="the XC text file to evaluate on (with --train)")
     cli.add_profile_option(p, "size of the registry set (default: DLSYSBENCH_PROFILE, else quick; not with --train)")
-    p.add_argument("--batches", type=int, default=400)
+    p.add_argument("--batches", type=int, default=400, help="batches to train")
     p.add_argument("--batch", type=int, default=SlideConfig.batch, help="samples a batch")
     p.add_argument("--at", default=None,
                    help=f"batches after which to probe (default: those of {DEFAULT_AT} within --batches, "
                         "else --batches)")
-    p.add_argument("--points", type=int, default=300)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--lr", type=float, default=SlideConfig.lr)
-    p.add_argument("--lsh", default=SlideConfig.lsh, choices=CHOICES["lsh"])
-    p.add_argument("--K", type=int, default=SlideConfig.K)
-    p.add_argument("--L", type=int, default=SlideConfig.L)
-    p.add_argument("--index", default=SlideConfig.index, choices=CHOICES["index"])
-    p.add_argument("--dwta-zeros", dest="dwta_zeros", default=SlideConfig.dwta_zeros, choices=CHOICES["dwta_zeros"])
-    p.add_argument("--schedule", default=SlideConfig.schedule, choices=CHOICES["schedule"])
-    p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every)
-    p.add_argument("--padding", default="batch", choices=CHOICES["padding"])
-    p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=CHOICES["upkeep"])
+    p.add_argument("--points", type=int, default=300, help="test points each probe evaluates (the same each time)")
+    p.add_argument("--threads", type=int, default=2, help="worker threads (at most 1024)")
+    p.add_argument("--lr", type=float, default=SlideConfig.lr, help=f"Adam learning rate (paper: {PAPER_LR})")
+    p.add_argument("--lsh", default=SlideConfig.lsh, choices=CHOICES["lsh"], help=CONFIG_HELP["lsh"])
+    p.add_argument("--K", type=int, default=SlideConfig.K, help=CONFIG_HELP["K"])
+    p.add_argument("--L", type=int, default=SlideConfig.L, help=CONFIG_HELP["L"])
+    p.add_argument("--index", default=SlideConfig.index, choices=CHOICES["index"], help=CONFIG_HELP["index"])
+    p.add_argument("--dwta-zeros", dest="dwta_zeros", default=SlideConfig.dwta_zeros, choices=CHOICES["dwta_zeros"],
+                   help=CONFIG_HELP["dwta_zeros"])
+    p.add_argument("--schedule", default=SlideConfig.schedule, choices=CHOICES["schedule"],
+                   help=CONFIG_HELP["schedule"])
+    p.add_argument("--rehash-every", dest="rehash_every", type=int, default=SlideConfig.rehash_every,
+                   help=CONFIG_HELP["rehash_every"])
+    p.add_argument("--padding", default="batch", choices=CHOICES["padding"], help=CONFIG_HELP["padding"])
+    p.add_argument("--upkeep", default=SlideConfig.upkeep, choices=CHOICES["upkeep"], help=CONFIG_HELP["upkeep"])
     p.add_argument("--adam", default=SlideConfig.adam, choices=CHOICES["adam"],
                    help="lazy: step only the rows a batch touched; dense: every parameter (the reference code)")
     p.add_argument("--eps", type=float, default=SlideConfig.eps,
