@@ -1,6 +1,6 @@
 """Run the reference SLIDE code and the suite's engine side by side on the same XC files.
 
-    python scripts/slide_reference_check.py REF OUT [--dataset slide-amazon670k] [--profile quick]
+    python scripts/slide_reference_check.py REF OUT [--dataset slide-amazon670k] [--profile smoke|quick|full]
         [--train FILE --test FILE] [--points 300] [--lr 1e-2] [--batch 128] [--lsh dwta|simhash]
         [--K 6] [--L 50] [--at 20,49,51,...] [--threads 2] [--seed 0] [--padding batch|sample]
         [--only reference|engine]
@@ -235,14 +235,14 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from impls.harness import cli
+    from impls.harness import cli, profiles
 
     p = argparse.ArgumentParser(prog="python scripts/slide_reference_check.py", description=__doc__.split("\n\n")[1])
     p.add_argument("ref", type=Path, help="checkout of keroro824/HashingDeepLearning (or its SLIDE folder)")
     p.add_argument("out", type=Path, help="directory for the build, the exported files, the two runs' JSON lines "
                                           "and summary.json (made when missing)")
     p.add_argument("--dataset", default="slide-amazon670k", help="registry set to train on (default slide-amazon670k)")
-    cli.add_profile_option(p, "size of --dataset (default quick)", default="quick")
+    cli.add_profile_option(p, "size of --dataset (default: DLSYSBENCH_PROFILE, else quick)")
     p.add_argument("--train", help="an XC text file instead of --dataset (with --test)")
     p.add_argument("--test", help="the XC text file whose points both sides probe (with --train)")
     p.add_argument("--points", type=int, default=300, help="test points both sides probe (default 300)")
@@ -264,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if bool(a.train) != bool(a.test):
         p.error("--train and --test go together")
+    if not a.train:     # a bad DLSYSBENCH_PROFILE: before any work
+        try:
+            a.profile = profiles.resolve(a.profile)
+        except profiles.ProfileError as err:
+            p.error(str(err))
     for name in ("points", "batch", "K", "L", "threads"):
         if getattr(a, name) < 1:
             p.error(f"--{name} must be at least 1")

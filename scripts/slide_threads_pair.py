@@ -1,16 +1,16 @@
-"""The quick profile's SLIDE time-to-accuracy pairs at another thread count, for machines
-with more cores than the quick profile asks for (it pins 2 threads so that runs compare
-across machines).
+"""A profile's SLIDE time-to-accuracy pairs at another thread count, for machines with more
+cores than the profile asks for (quick pins 2 threads so that runs compare across machines).
 
 Runs SLIDE, dense PyTorch on the CPU and sampled softmax on the CPU, each at ``--threads``,
-and dense PyTorch on CUDA where a GPU is there, with the quick profile's budgets, data
-(the synthetic Amazon-670K-shaped set) and target rule, each in a fresh process. Writes the
-whole sweep result (``time_to_accuracy_sweep``'s: runs, curves, ``speedups`` with their
-bootstrap intervals) as JSON to ``--out`` and prints one line per comparison: the ratio of
-the slow run's time to target over SLIDE's, "≥" / "≤" where only one side reached it.
+and dense PyTorch on CUDA where a GPU is there, with ``--profile``'s (default:
+``DLSYSBENCH_PROFILE``, else quick) budgets, data (the synthetic Amazon-670K-shaped set) and
+target rule, each in a fresh process. Writes the whole sweep result
+(``time_to_accuracy_sweep``'s: runs, curves, ``speedups`` with their bootstrap intervals) as
+JSON to ``--out`` and prints one line per comparison: the ratio of the slow run's time to
+target over SLIDE's, "≥" / "≤" where only one side reached it.
 Nothing is filed in the suite's history: the asv benchmarks keep the profile's threads.
 
-    python scripts/slide_threads_pair.py --threads 16 --out t16.json [--budget 30] [--profile quick]
+    python scripts/slide_threads_pair.py --threads 16 --out t16.json [--budget 30] [--profile smoke|quick|full]
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from impls.harness import cli, profiles  # noqa: E402
 from impls.slide.experiments import sweeps  # noqa: E402
 
 
@@ -43,10 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, required=True, help="threads for every run (SLIDE and the CPU baselines)")
     p.add_argument("--budget", type=float, default=30.0, help="seconds of training per CPU run (default 30)")
     p.add_argument("--out", required=True, help="JSON file for the sweep's result")
-    p.add_argument("--profile", default="quick", help="sizes and data of this profile (default quick)")
+    cli.add_profile_option(p, "sizes and data of this profile (default: DLSYSBENCH_PROFILE, else quick)")
     a = p.parse_args(argv)
     if a.threads < 1 or not a.budget > 0:
         p.error("--threads must be at least 1 and --budget positive")
+    try:
+        a.profile = profiles.resolve(a.profile)
+    except profiles.ProfileError as err:
+        p.error(str(err))
     s = copy.deepcopy(sweeps.sizes(a.profile, "slide_train"))
     s["runs"] = runs_at(a.threads, a.budget)
     s["comparisons"] = [["slide", "dense-cpu"], ["slide", "sampled-cpu"], ["slide", "dense-cuda"]]

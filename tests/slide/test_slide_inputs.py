@@ -502,6 +502,33 @@ def test_every_profile_flag_reads_a_name_as_the_environment_does(module, monkeyp
     assert seen["profile"] == "smoke"
 
 
+def test_the_slide_scripts_take_their_profile_from_the_environment(monkeypatch, tmp_path, load_script, capsys):
+    """slide_threads_pair and slide_reference_check default --profile to DLSYSBENCH_PROFILE, as
+    every other command does, and refuse a bad one in one line before any work."""
+    pair, check = load_script("slide_threads_pair"), load_script("slide_reference_check")
+    seen = {}
+
+    def sweep(profile, progress, s):
+        seen["sweep"] = profile
+        raise SystemExit(0)
+
+    monkeypatch.setattr(pair.sweeps, "sizes", lambda profile, experiment: seen.setdefault("sizes", profile) and {})
+    monkeypatch.setattr(pair.sweeps, "time_to_accuracy_sweep", sweep)
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "smoke")
+    with pytest.raises(SystemExit):
+        pair.main(["--threads", "1", "--out", str(tmp_path / "t.json")])
+    assert seen == {"sizes": "smoke", "sweep": "smoke"}
+    monkeypatch.setattr(check, "build_reference", lambda *a: pytest.fail("built before the profile was checked"))
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "bogus")
+    for main, argv in ((pair.main, ["--threads", "1", "--out", str(tmp_path / "t.json")]),
+                       (check.main, [str(tmp_path / "ref"), str(tmp_path / "out")])):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and "unknown profile 'bogus'" in err and "DLSYSBENCH_PROFILE" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_train_says_where_a_flag_asks_for_more_than_there_is(tmp_path, capsys):
     from impls.slide.train import main
 
