@@ -60,7 +60,7 @@ SHAPE_CHECKS = (
     ("label_freq_max_over_mean", ">=", 10.0, "a few labels have very many points (over the mean of labels in use)"),
     ("label_zipf_slope", "<=", -0.3, "label frequency falls with rank, a power law (log-log slope, labels in use)"),
     ("df_zipf_slope", "in", (-1.6, -0.6), "feature document frequency Zipf (log-log slope vs rank)"),
-    ("df_zipf_r2", ">=", 0.9, "Zipf fit quality (R^2 over ranks 10 .. features seen / 10)"),
+    ("df_zipf_r2", ">=", 0.9, "Zipf fit quality (R^2 over ranks 11 .. features seen / 10)"),
     ("idf_value_spearman", ">=", 0.3, "TF-IDF: rarer features carry larger values"),
     ("random_pair_cosine", "<=", 0.05, "two random points are nearly orthogonal"),
     ("random_pair_shared_fraction", "<=", 0.15, "two random points share few features (of a point's)"),

@@ -109,6 +109,19 @@ def test_spearman_gives_ties_their_mean_rank():
     assert xc_shape.spearman(a, b) == pytest.approx(np.corrcoef(ra, rb)[0, 1])
 
 
+def test_the_rank_fit_label_names_the_first_rank_the_fit_reads():
+    """RANK_FIT_FIRST is 0-based: the fit starts at rank 11, as the README says; the table said 10.
+    Counts off the line at ranks 1-10 and a power law from rank 11 on fit it exactly."""
+    ranks = np.arange(1, 2001, dtype=np.float64)
+    counts = np.round(1e6 * ranks ** -1.0)
+    counts[:10] = 1e9 + np.arange(10)[::-1]                  # ranks 1-10: far above the line
+    slope, r2, _ = xc_shape.rank_fit(counts)
+    assert slope == pytest.approx(-1.0, abs=1e-3) and r2 == pytest.approx(1.0, abs=1e-6)
+    first = xc_shape.RANK_FIT_FIRST + 1
+    [note] = [what for name, *_, what in xc_stats.SHAPE_CHECKS if name == "df_zipf_r2"]
+    assert f"R^2 over ranks {first} .. features seen / 10" in note, note
+
+
 def test_binary_values_do_not_pass_as_tfidf():
     train, _ = _small()
     flat = dataclasses.replace(train, values=np.ones_like(train.values))
