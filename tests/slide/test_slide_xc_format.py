@@ -278,3 +278,26 @@ def test_an_interrupted_join_leaves_no_output(tmp_path, monkeypatch, capsys):
     assert "no partial output was left" in capsys.readouterr().err
     assert out.read_text() == "an older file\n"                        # untouched: no half-written file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.txt", "trn_X_Xf.txt", "trn_X_Y.txt"]
+
+
+@pytest.mark.parametrize("text", ["44 21:1 72:1 82:1\n3,9 1:1\n", "44,3 21:0.5 72:1\n3 1:1\n", " 21:1 72:1\n3 1:1\n"])
+def test_a_file_without_a_header_is_named_as_such(tmp_path, text):
+    """Line 1 is a data line (labels, or none, then f:v): the error says the header is missing and
+    what to write, from the reader and from the header check train and xc_stats run first."""
+    from impls.slide.data.dataset import RealDataMismatch, read_header
+
+    path = write(tmp_path, text, "nohdr.txt")
+    said = (r"nohdr.txt:1: expected the header 'N D L' .*: line 1 is a data line \(labels, then feature:value\), "
+            r"so the file has no header; add 'N D L' \(points, features, labels: .*\) as its first line$")
+    with pytest.raises(XCFormatError, match=said) as err:
+        read_xc(path)
+    assert str(err.value).count("\n") == 0
+    with pytest.raises(RealDataMismatch, match=said):
+        read_header(path)
+
+
+def test_a_header_that_is_not_a_data_line_gets_no_missing_header_hint(tmp_path):
+    for text in ("two 40 12\n0 0:1\n", "3 10 5 7\n0 0:1\n", "3 x:1 5\n0 0:1\n"):
+        with pytest.raises(XCFormatError) as err:
+            read_xc(write(tmp_path, text))
+        assert "no header" not in str(err.value), text

@@ -20,7 +20,8 @@ labels are a set; the count of such points is a warning, :func:`warn`); a featur
 is kept twice, and every product sums its values. A file with fewer data lines than its
 header's N (the first lines of a file, cut under its whole header) fails before the parse,
 naming both counts; a first line of two numbers (the newer repository format, features and
-labels in separate files) fails with the command that joins the two (:func:`join_command`).
+labels in separate files) fails with the command that joins the two (:func:`join_command`),
+and a first line that is a data line says the file has no header.
 """
 from __future__ import annotations
 
@@ -134,10 +135,20 @@ def encoding_hint(line: bytes) -> str | None:
     return None
 
 
+def is_data_line(words: list[bytes]) -> bool:
+    """Whether the whitespace-split ``words`` of a line read as a data line of this format:
+    label tokens (digits and commas; none for a point without labels), then a ``f:v`` token
+    whose feature is an integer."""
+    first = next((i for i, w in enumerate(words) if b":" in w), None)
+    return (first is not None and words[first].split(b":", 1)[0].isdigit()
+            and all(w.replace(b",", b"").isdigit() for w in words[:first]))
+
+
 def bad_header_message(path: str | Path, line: bytes, second: bytes = b"") -> str:
     """The error for a first line ``line`` that is not an 'N D L' header, with a hint for a
     compressed file, a byte-order mark, UTF-16 text, lines that end in CR alone
-    (:func:`encoding_hint`), or a header of two numbers: above a data line of this format
+    (:func:`encoding_hint`), a first line that is itself a data line (:func:`is_data_line`:
+    the file has no header), or a header of two numbers: above a data line of this format
     (``second``, the next line, holds labels and then ``f:v`` features) the header lacks L;
     otherwise it is the newer repository format, features and labels in separate files, and
     the hint gives the command that joins them. One line; bytes outside printable ASCII are
@@ -155,7 +166,10 @@ def bad_header_message(path: str | Path, line: bytes, second: bytes = b"") -> st
                     "'N D' and 'N L'); the suite reads one file of lines 'l1,l2 f:v ...', join them with: "
                     + join_command(path))
     else:
-        got = encoding_hint(line) or got
+        got = encoding_hint(line) or (
+            got + ": line 1 is a data line (labels, then feature:value), so the file has no header; add "
+            "'N D L' (points, features, labels: N its data lines, D and L above its largest feature and "
+            "label ids) as its first line" if is_data_line(parts) else got)
     return f"{path}:1: expected the header 'N D L' (three non-negative integers), {got}"
 
 
