@@ -47,6 +47,23 @@ def test_errors_name_the_line(tmp_path, text, line, words):
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize("row,sep", [("109 80 3:1", "spaces"), ("109, 80 3:1", "', '"), ("109 80", "spaces")])
+def test_labels_separated_by_spaces_or_comma_space_are_named_as_the_likely_cause(tmp_path, row, sep):
+    path = write(tmp_path, f"2 10 200\n0 1:1\n{row}\n")
+    with pytest.raises(XCFormatError) as err:
+        read_xc(path)
+    message = str(err.value)
+    assert message.count("\n") == 0 and message.startswith(f"{path}:3: expected ")
+    assert message.endswith(f": labels separated by {sep}? join them with commas, no spaces: 109,80"), message
+
+
+def test_a_bad_token_after_the_features_gets_no_label_separator_hint(tmp_path):
+    for row in ("0 1:1 4", "0 x 1:1", "0,,1 1:1", "7 3:1 8 9"):
+        with pytest.raises(XCFormatError) as err:
+            read_xc(write(tmp_path, f"2 10 200\n0 1:1\n{row}\n"))
+        assert "labels separated" not in str(err.value), row
+
+
 def test_empty_label_list_allowed_when_asked(tmp_path):
     a = read_xc(write(tmp_path, "2 10 5\n0 1:1\n 2:1\n"), allow_empty_labels=True)
     np.testing.assert_array_equal(a["label_indptr"], [0, 1, 1])

@@ -343,6 +343,31 @@ def _warn_repeated(path: str | Path, repeated: int, n: int) -> None:
 ONE_BASED_HINT = "ids are 0-based; is the file 1-based?"
 
 
+def _line_words(body: np.ndarray, line: int) -> list[bytes]:
+    """The whitespace-split words of data line ``line`` (0-based) of ``body`` (error path only)."""
+    ends = np.flatnonzero(body == 10)
+    begin = int(ends[line - 1]) + 1 if line > 0 else 0
+    end = int(ends[line]) if line < ends.size else body.size
+    return bytes(body[begin:end]).split()
+
+
+def _label_separator_hint(body: np.ndarray, line: int, code: int) -> str:
+    """For a label-list or missing-':' error at data line ``line`` of ``body``: when the words
+    before the first ``f:v`` are two or more of digits and commas (labels separated by spaces,
+    or by ', '), the likely cause and the list as it should be written; "" otherwise."""
+    if code not in (K.E_LABEL_SYNTAX, K.E_MISSING_COLON):
+        return ""
+    words = _line_words(body, line)
+    first = next((i for i, w in enumerate(words) if b":" in w), len(words))
+    head = words[:first]
+    if len(head) < 2 or not all(w.replace(b",", b"").isdigit() or w == b"," for w in head):
+        return ""
+    ids = [i.decode() for w in head for i in w.split(b",") if i]
+    joined = ",".join(ids[:6]) + (",..." if len(ids) > 6 else "")
+    sep = "', '" if any(b"," in w for w in head) else "spaces"
+    return f": labels separated by {sep}? join them with commas, no spaces: {joined}"
+
+
 def _range_detail(body: np.ndarray, line: int, code: int, d: int, l: int) -> str:
     """For an index-out-of-range error at data line ``line`` (0-based) of ``body``: the first
     index of that line at or above the header's bound, as ``", got I"``, with
@@ -350,10 +375,7 @@ def _range_detail(body: np.ndarray, line: int, code: int, d: int, l: int) -> str
     file); "" for any other error. Reads that one line (called on the error path only)."""
     if code not in (K.E_LABEL_RANGE, K.E_FEATURE_RANGE):
         return ""
-    ends = np.flatnonzero(body == 10)
-    begin = int(ends[line - 1]) + 1 if line > 0 else 0
-    end = int(ends[line]) if line < ends.size else body.size
-    tokens = bytes(body[begin:end]).split()
+    tokens = _line_words(body, line)
     if code == K.E_LABEL_RANGE:
         bound, ids = l, tokens[0].split(b",") if tokens else []
     else:
@@ -387,7 +409,8 @@ def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tu
                    if blank >= 0 else "")
         raise XCFormatError(f"{where}: more data lines than the header's N={n}{counted}")
     if code != K.OK:
-        raise XCFormatError(f"{where}: {_MESSAGES[code].format(D=d, L=l)}{_range_detail(body, line, code, d, l)}")
+        raise XCFormatError(f"{where}: {_MESSAGES[code].format(D=d, L=l)}{_range_detail(body, line, code, d, l)}"
+                            f"{_label_separator_hint(body, line, code)}")
     finite = np.isfinite(values[:nnz])
     if not finite.all():
         first = int(np.argmin(finite))
