@@ -1,6 +1,6 @@
-"""Statistics of an extreme-classification set beside the real sets' published figures.
+"""Statistics of an extreme-classification set, beside a real set's published figures where it is like one.
 
-``python -m impls.slide.xc_stats FILE_OR_DATASET [--test FILE] [--profile P] [--like SET]``
+``python -m impls.slide.xc_stats FILE_OR_DATASET [--test FILE] [--profile P] [--like SET|none]``
 prints, for an XC text file or a registry dataset, the counts and per-point / per-label
 means the real sets' sources publish (the Extreme Classification Repository; the non-zero
 features per point from the SLIDE paper's feature density), and the distribution shapes known
@@ -8,8 +8,11 @@ of such data qualitatively (heavy-tailed label frequency, Zipf feature document
 frequency, TF-IDF values, co-occurring labels, random points sharing few features), each
 with its tolerance and whether it holds. The published means judge only a set that is meant
 to be the published one: a registry dataset shaped like it, a file whose header has its shape,
-or ``--like``; any other file is shown beside the nearest published set, its means not judged.
-Exit status 1 when a check fails or none can be judged, 2 (one line on stderr) when the input cannot be read.
+or ``--like``. Any other file is shown beside the published set whose per-point and per-label
+means are all within :data:`NEAR_FACTOR` of its own (a scaled copy: its means not judged, its
+shapes judged); a set near neither (another XC set: Bibtex, EURLex, Wiki10, ...), or any set
+with ``--like none``, is shown alone, its shape checks a description (like or unlike the
+text/TF-IDF sets SLIDE was measured on), not judged. Exit status: :data:`EXIT_STATUS`.
 
 :func:`measure` returns the statistics as a dict, :func:`check` the rows of the table.
 """
@@ -46,6 +49,14 @@ for _set, _density in FEATURE_DENSITY.items():
 DATASET_LIKE = {"slide-amazon670k": "amazon-670k", "slide-amazon67k": "amazon-670k",
                 "slide-delicious200k": "delicious-200k"}
 COUNTS = ("features", "labels", "train_points", "test_points")
+# A set is near a published set, a scaled copy of it, when each of these means is within a
+# factor NEAR_FACTOR of the published one (the suite's profiles keep them and scale the counts).
+NEAR_MEANS, NEAR_FACTOR = ("labels_per_point", "points_per_label", "nnz_per_point"), 2.0
+EXIT_STATUS = ("0 when the set is measured and every judged check holds; 1 when a check of the comparison fails "
+               "(with the published set of --like, of a registry set, of a file with a published set's header, or "
+               f"the one whose means are all within {NEAR_FACTOR:g}x of the set's) or the set is too small for any "
+               "check; 2 when the input cannot be read (one line on stderr). A set compared with no published set "
+               "(--like none, or near neither) exits 0 unless too small: its shape checks only describe it")
 # Relative tolerance of each published mean (checked at every profile: scaled profiles keep them).
 MEAN_TOLERANCE = {"labels_per_point": 0.03, "points_per_label": 0.05, "nnz_per_point": 0.03}
 # Distribution shapes: (statistic, comparison, bound, what it stands for). Not published as
@@ -127,23 +138,77 @@ def _holds(value: float, op: str, bound) -> bool:
     return value <= bound if op == "<=" else value >= bound if op == ">=" else bound[0] <= value <= bound[1]
 
 
-def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample: bool = False,
+def _log_ratio(measured, published: float) -> float:
+    """|log(measured / published)|; inf where either is not a positive number."""
+    ok = measured is not None and not math.isnan(measured) and measured > 0 and published > 0
+    return abs(math.log(measured / published)) if ok else math.inf
+
+
+def is_near(stats: dict[str, Any], like: str) -> bool:
+    """Whether the set's :data:`NEAR_MEANS` are each within :data:`NEAR_FACTOR` of published
+    set ``like``'s: a copy of it scaled in its counts, as the suite's profiles are."""
+    return all(_log_ratio(stats[k], PUBLISHED[like][k]) <= math.log(NEAR_FACTOR) for k in NEAR_MEANS)
+
+
+def guess_like(stats: dict[str, Any]) -> str | None:
+    """The published set the set is near (:func:`is_near`), the nearer in its means' log
+    ratios if both; None when it is near neither (another kind of set)."""
+    near = [k for k in PUBLISHED if is_near(stats, k)]
+    return min(near, key=lambda k: sum(_log_ratio(stats[m], PUBLISHED[k][m]) for m in NEAR_MEANS), default=None)
+
+
+def _shape_row(stats: dict[str, Any], name: str, op: str, bound, what: str, like: str | None) -> dict[str, Any]:
+    """A :data:`SHAPE_CHECKS` row: ``ok`` whether it holds (None: not measurable); beside no
+    published set (``like`` None), ``ok`` None and ``shape`` the same verdict, a description."""
+    tol = f"in [{bound[0]}, {bound[1]}]" if op == "in" else f"{op} {bound}"
+    measured, ok = stats[name], _holds(stats[name], op, bound)
+    if name == "cooccurrence_lift" and stats.get("cooccurrence_saturated"):
+        ok, what = None, "not measurable: too few labels for their pairs not to recur by chance"
+    elif name == "cooccurrence_lift" and stats.get("cooccurrence_pair_occurrences") == 0:
+        ok, what = None, "not measurable: no point (of those sampled) has two labels"
+    elif measured is None or (isinstance(measured, float) and math.isnan(measured)):
+        reason = stats.get("not_measurable", {}).get(name, "the set is too small for it")
+        ok, what = None, f"not measurable: {reason} ({what})"
+    elif name == "idf_value_spearman" and stats.get("values_all_equal"):
+        if like is None:     # no IDF-vs-value relation to measure; a TF-IDF set's figures would fail it
+            measured, ok, what = math.nan, None, f"not measurable: every value is equal (binary), no order ({what})"
+        else:
+            what += f"; every value here is equal (binary), {like}'s are TF-IDF"
+    if name == "cooccurrence_lift" and stats.get("cooccurrence_wide_points"):
+        what += (f"; {stats['cooccurrence_wide_points']:,} sampled point(s) left out, each with more "
+                 f"label pairs than the sample's bound")
+    if like is None:
+        return {"name": name, "measured": measured, "published": None, "tolerance": tol, "ok": None,
+                "shape": ok, "note": what}
+    return {"name": name, "measured": measured, "published": None, "tolerance": tol, "ok": ok, "note": what}
+
+
+def check(stats: dict[str, Any], like: str | None, judge_means: bool = True, subsample: bool = False,
           test_split: bool = False) -> list[dict[str, Any]]:
     """Rows ``{name, measured, published, tolerance, ok, note}``: the counts (``ok`` None: a
-    scaled profile may change them; ``note`` says kept or the ratio), the published means
-    within :data:`MEAN_TOLERANCE` (``ok`` None without ``judge_means``: a set only guessed to
-    be ``like``'s kind, a ``subsample`` of it or its ``test_split``, is shown beside its means,
-    not judged by them), and the :data:`SHAPE_CHECKS` (text-like TF-IDF sets meet them; others may not)."""
-    pub = PUBLISHED[like]
+    scaled profile may change them; ``note`` says kept or the ratio, "scaled" where the set is
+    near ``like`` (:func:`is_near`)), the published means within :data:`MEAN_TOLERANCE` (``ok``
+    None without ``judge_means``: a set only guessed to be ``like``'s kind, a ``subsample`` of
+    it or its ``test_split``, is shown beside its means, not judged by them), and the
+    :data:`SHAPE_CHECKS` (text-like TF-IDF sets meet them; others may not). With ``like`` None
+    (no published set) nothing is judged: the counts and means stand alone and each shape row
+    carries its verdict as ``shape`` (:func:`_shape_row`)."""
+    pub = PUBLISHED[like] if like is not None else {}
+    scaled = like is not None and is_near(stats, like)
     rows = []
     for name in COUNTS:
         m = stats.get(name)
-        note = ("kept" if m == pub[name] else "not given" if m is None
+        note = ("" if like is None else "kept" if m == pub[name] else "not given" if m is None
                 else f"{m - pub[name]:+,} ({m / pub[name]:.3g}x)" if round(m / pub[name], 2) == 1
-                else f"scaled x{m / pub[name]:.3g}")
-        rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": "count", "ok": None, "note": note})
+                else f"scaled x{m / pub[name]:.3g}" if scaled
+                else f"x{m / pub[name]:.3g}, not a scaled copy (means over {NEAR_FACTOR:g}x apart)")
+        rows.append({"name": name, "measured": m, "published": pub.get(name), "tolerance": "count", "ok": None,
+                     "note": note})
     for name, tol in MEAN_TOLERANCE.items():
         m = stats[name]
+        if like is None:
+            rows.append({"name": name, "measured": m, "published": None, "tolerance": "-", "ok": None, "note": ""})
+            continue
         note = (f"{FEATURE_DENSITY[like]:.3%} of the real set's {pub['features']:,} features ({DENSITY_SOURCE})"
                 if name == "nnz_per_point" and like in FEATURE_DENSITY else "")
         ok = abs(m - pub[name]) <= tol * pub[name] if judge_means else None
@@ -153,21 +218,7 @@ def check(stats: dict[str, Any], like: str, judge_means: bool = True, subsample:
                     else f"not judged: {like} is only the nearest shape (--like to judge)")
         rows.append({"name": name, "measured": m, "published": pub[name], "tolerance": f"±{tol:.0%}",
                      "ok": ok, "note": note})
-    for name, op, bound, what in SHAPE_CHECKS:
-        tol = f"in [{bound[0]}, {bound[1]}]" if op == "in" else f"{op} {bound}"
-        ok = _holds(stats[name], op, bound)
-        if name == "cooccurrence_lift" and stats.get("cooccurrence_saturated"):
-            ok, what = None, "not measurable: too few labels for their pairs not to recur by chance"
-        elif name == "cooccurrence_lift" and stats.get("cooccurrence_pair_occurrences") == 0:
-            ok, what = None, "not measurable: no point (of those sampled) has two labels"
-        elif stats[name] is None or (isinstance(stats[name], float) and math.isnan(stats[name])):
-            reason = stats.get("not_measurable", {}).get(name, "the set is too small for it")
-            ok, what = None, f"not measurable: {reason} ({what})"
-        if name == "cooccurrence_lift" and stats.get("cooccurrence_wide_points"):
-            what += (f"; {stats['cooccurrence_wide_points']:,} sampled point(s) left out, each with more "
-                     f"label pairs than the sample's bound")
-        rows.append({"name": name, "measured": stats[name], "published": None, "tolerance": tol,
-                     "ok": ok, "note": what})
+    rows += [_shape_row(stats, name, op, bound, what, like) for name, op, bound, what in SHAPE_CHECKS]
     return rows
 
 
@@ -179,30 +230,43 @@ def _fmt(v) -> str:
     return f"{v:,.4g}"
 
 
-def format_table(rows: list[dict[str, Any]], like: str, extra: dict[str, Any] | None = None,
-                 guessed: bool = False, subsample: bool = False, test_split: bool = False) -> str:
-    how = (" (guessed: the published set nearest in features and labels; pass --like to judge a set "
-           "against it)" if guessed else
+def _alone_table(rows: list[dict[str, Any]], why: str) -> list[str]:
+    """The header and rows of a set shown beside no published set (``why``: the reason)."""
+    known = ", ".join(PUBLISHED)
+    lines = [f"no published set to compare with ({why}); published sets known here: {known} (--like SET "
+             f"compares with one and judges the set's means by its published figures)",
+             "shape: like / unlike the text/TF-IDF sets SLIDE was measured on; a description of the set, not a failure",
+             f"{'statistic':30s} {'measured':>12s}  {'bound':16s} {'shape':6s} note"]
+    for r in rows:
+        shape = {None: "-", True: "like", False: "unlike", "": ""}[r.get("shape", "")]
+        tol = "" if r["tolerance"] in ("count", "-") else r["tolerance"]
+        lines.append(f"{r['name']:30s} {_fmt(r['measured']):>12s}  {tol:16s} {shape:6s} {r['note']}".rstrip())
+    return lines
+
+
+def format_table(rows: list[dict[str, Any]], like: str | None, extra: dict[str, Any] | None = None,
+                 guessed: bool = False, subsample: bool = False, test_split: bool = False,
+                 alone_why: str = "--like none") -> str:
+    """The table of :func:`check`'s rows; with ``like`` None, the set alone (``alone_why``)."""
+    how = (f" (guessed: its labels a point, points a label and non-zeros a point are each within "
+           f"{NEAR_FACTOR:g}x of {like}'s; pass --like to judge a set against it)" if guessed else
            " (the set's test split: its header is the published test split's, so its means, which are the "
            "training split's in the published table, are shown beside them, not judged)" if test_split and subsample
            else " (a subsample: its header has the set's features and labels but not its training split's point "
            "count, so its means are shown beside the set's, not judged; pass --like to judge them)" if subsample
            else "")
-    lines = [f"compared with {like}{how} (counts and label means: {SOURCE}; non-zeros: {DENSITY_SOURCE})",
-             f"{'statistic':30s} {'measured':>12s} {'published':>12s}  {'tolerance':16s} {'ok':4s} note"]
-    for r in rows:
-        ok = "-" if r["ok"] is None else ("yes" if r["ok"] else "NO")
-        lines.append(f"{r['name']:30s} {_fmt(r['measured']):>12s} {_fmt(r['published']):>12s}  "
-                     f"{r['tolerance']:16s} {ok:4s} {r['note']}")
+    if like is None:
+        lines = _alone_table(rows, alone_why)
+    else:
+        lines = [f"compared with {like}{how} (counts and label means: {SOURCE}; non-zeros: {DENSITY_SOURCE})",
+                 f"{'statistic':30s} {'measured':>12s} {'published':>12s}  {'tolerance':16s} {'ok':4s} note"]
+        for r in rows:
+            ok = "-" if r["ok"] is None else ("yes" if r["ok"] else "NO")
+            lines.append(f"{r['name']:30s} {_fmt(r['measured']):>12s} {_fmt(r['published']):>12s}  "
+                         f"{r['tolerance']:16s} {ok:4s} {r['note']}")
     for k, v in (extra or {}).items():
         lines.append(f"{k:30s} {_fmt(v):>12s}")
     return "\n".join(lines)
-
-
-def guess_like(n_features: int, n_labels: int) -> str:
-    """The published set whose (features, labels) is nearest in log scale."""
-    return min(PUBLISHED, key=lambda k: abs(math.log(PUBLISHED[k]["features"] / max(n_features, 1)))
-               + abs(math.log(PUBLISHED[k]["labels"] / max(n_labels, 1))))
 
 
 def load(source: str, test: str | None = None, profile: str | None = None,
@@ -260,11 +324,15 @@ def _is_whole_set(source: str, like: str, split: str = "train") -> bool:
 
 @cli.command("python -m impls.slide.xc_stats")
 def main(argv: list[str] | None = None) -> int:
-    ap = cli.parser(prog="python -m impls.slide.xc_stats", description=__doc__.split("\n\n")[0])
+    ap = cli.parser(prog="python -m impls.slide.xc_stats", description=__doc__.split("\n\n")[0],
+                    epilog=f"Exit status: {EXIT_STATUS}.")
     ap.add_argument("source", metavar="FILE_OR_DATASET", help="XC text file (training split) or registry dataset name")
     ap.add_argument("--test", help="the test split's XC file (for a file source)")
     cli.add_profile_option(ap, "profile of a registry dataset (default: DLSYSBENCH_PROFILE, else quick)")
-    ap.add_argument("--like", choices=sorted(PUBLISHED), help="published set to compare with (default: guessed)")
+    ap.add_argument("--like", choices=[*sorted(PUBLISHED), "none"],
+                    help="published set to compare with, its means judged, or none: the set's own statistics alone "
+                         "(default: a registry set's or a real header's set, else the published set whose means are "
+                         f"all within {NEAR_FACTOR:g}x of the set's, else none)")
     ap.add_argument("--allow-empty-labels", action="store_true",
                     help="accept points without labels (some repository files have them; always on for a "
                          "file with a real set's published shape)")
@@ -277,15 +345,22 @@ def main(argv: list[str] | None = None) -> int:
                              "expected a set with at least one point")
     test_split = subsample and test is None and _is_whole_set(args.source, like, "test")
     subsample = subsample and not args.like      # its means are not the whole set's: shown, not judged
-    guessed = not (args.like or like)
-    like = args.like or like or guess_like(train.n_features, train.n_labels)
     stats = measure(train, test, seed=args.seed)
+    guessed = not (args.like or like)
+    like = None if args.like == "none" else args.like or like or guess_like(stats)
     if test_split:      # the set's whole test split given alone: its points are the test points
         stats["test_points"], stats["train_points"] = stats["train_points"], None
     rows = check(stats, like, judge_means=not (guessed or subsample), subsample=subsample,
                  test_split=test_split and subsample)
     extra = {k: v for k, v in stats.items() if k not in {r["name"] for r in rows} | {"not_measurable"}}
-    print(format_table(rows, like, extra, guessed, subsample, test_split))
+    means = ", ".join(f"{k.replace('_per_', ' a ').replace('nnz', 'non-zeros')} {_fmt(stats[k])}" for k in NEAR_MEANS)
+    alone = "--like none" if args.like else f"{means}: not all within {NEAR_FACTOR:g}x of either's"
+    print(format_table(rows, like, extra, guessed, subsample, test_split, alone))
+    if like is None:    # shown alone: the shape checks describe the set; only a set too small for all fails
+        if all(r.get("shape") is None for r in rows):
+            print("nothing judged: the set is too small for every check (and there is no published set to compare)")
+            return 1
+        return 0
     if all(r["ok"] is None for r in rows):
         print("nothing judged: the set is too small for every check (and its means are not judged)")
     return 0 if any(r["ok"] for r in rows) and all(r["ok"] is not False for r in rows) else 1

@@ -138,7 +138,8 @@ def test_a_file_of_no_published_shape_is_shown_beside_the_nearest_set_not_judged
     write_xc(tmp_path / "train.txt", train.to_arrays())
     assert xc_stats.main([str(tmp_path / "train.txt")]) == 0
     out = capsys.readouterr().out
-    assert "(guessed: the published set nearest in features and labels; pass --like" in out
+    assert ("(guessed: its labels a point, points a label and non-zeros a point are each within 2x of "
+            "amazon-670k's; pass --like") in out and "scaled x" in out
     assert "not judged" in out and " NO " not in out.split("labels_per_point")[1].splitlines()[0]
     assert xc_stats.main([str(tmp_path / "train.txt"), "--like", "amazon-670k"]) == 1
 
@@ -283,3 +284,68 @@ def test_a_point_with_thousands_of_labels_does_not_blow_the_pair_sample():
     [row] = [r for r in xc_stats.check(xc_stats.measure(split, max_label_pairs=20_000), "amazon-670k")
              if r["name"] == "cooccurrence_lift"]
     assert "1 sampled point(s) left out" in row["note"]
+
+
+def _binary_set_of_another_kind(tmp_path):
+    """A Bibtex-like file: 159 labels, 2.4 a point (about 30 points a label), every value 1: near
+    neither published set's means, and binary, as a bag-of-words set of another kind is."""
+    from impls.slide.data.xc_format import write_xc
+
+    train, _ = _small(n_train=2000, n_features=1800, n_labels=159, labels_per_point=2.4, nnz_per_point=55.0)
+    flat = dataclasses.replace(train, values=np.ones_like(train.values))
+    return write_xc(tmp_path / "bib_train.txt", flat.to_arrays())
+
+
+def test_a_set_near_neither_published_set_is_shown_alone_and_its_shapes_only_describe_it(tmp_path, capsys):
+    """Nearest by features and labels, it was set beside Amazon-670K, its counts "scaled x0.0002",
+    its binary values read as a Spearman of 0 judged NO, and it exited 1 on shapes of TF-IDF sets."""
+    path = str(_binary_set_of_another_kind(tmp_path))
+    assert xc_stats.main([path]) == 0
+    out = capsys.readouterr().out
+    head = out.splitlines()[0]
+    assert head.startswith("no published set to compare with (labels a point ") and "within 2x of either's" in head
+    assert "amazon-670k, delicious-200k (--like SET compares with one" in head
+    assert "unlike the text/TF-IDF sets SLIDE was measured on; a description of the set, not a failure" in out
+    assert "scaled x" not in out and "compared with" not in out and " NO " not in out and " yes " not in out
+    idf = next(line for line in out.splitlines() if line.startswith("idf_value_spearman"))
+    assert " nan " in idf and "not measurable: every value is equal (binary)" in idf, idf
+    assert xc_stats.main([path, "--like", "amazon-670k"]) == 1        # the comparison asked for still judges
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines()[2:] if line.split()}
+    assert " NO " in rows["idf_value_spearman"] and " NO " in rows["points_per_label"]
+    assert "scaled x" not in out and "not a scaled copy" in rows["labels"]
+
+
+def test_like_none_shows_a_published_sets_copy_alone(capsys):
+    assert xc_stats.main(["slide-amazon670k", "--profile", "smoke", "--like", "none"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no published set to compare with (--like none)") and "670,091" not in out
+
+
+def test_only_a_set_near_a_published_one_is_guessed_to_be_like_it():
+    pub = xc_stats.PUBLISHED["amazon-670k"]
+    stats = {k: pub[k] for k in xc_stats.NEAR_MEANS}
+    assert xc_stats.guess_like(stats) == "amazon-670k"
+    assert xc_stats.guess_like({**stats, "points_per_label": pub["points_per_label"] * 1.9}) == "amazon-670k"
+    assert xc_stats.guess_like({**stats, "points_per_label": pub["points_per_label"] * 2.1}) is None
+    assert xc_stats.guess_like({**stats, "nnz_per_point": 0.0}) is None
+    delicious = {k: xc_stats.PUBLISHED["delicious-200k"][k] * 1.5 for k in xc_stats.NEAR_MEANS}
+    assert xc_stats.guess_like(delicious) == "delicious-200k"
+
+
+def test_binary_values_are_not_measurable_alone_and_fail_beside_a_tfidf_set():
+    train, _ = _small(n_train=300)
+    stats = xc_stats.measure(dataclasses.replace(train, values=np.ones_like(train.values)))
+    [alone] = [r for r in xc_stats.check(stats, None) if r["name"] == "idf_value_spearman"]
+    assert alone["ok"] is None and alone["shape"] is None and alone["note"].startswith(
+        "not measurable: every value is equal (binary)")
+    [beside] = [r for r in xc_stats.check(stats, "delicious-200k") if r["name"] == "idf_value_spearman"]
+    assert beside["ok"] is False and "delicious-200k's are TF-IDF" in beside["note"]
+
+
+def test_the_help_says_what_each_exit_status_means(capsys):
+    with pytest.raises(SystemExit):
+        xc_stats.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit status: 0 when the set is measured and every judged check holds; 1 when a check of the " \
+           "comparison fails" in text and "--like none, or near neither) exits 0" in text

@@ -108,19 +108,20 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 def value_order(train: XCData, rng: np.random.Generator, sample: int) -> tuple[dict[str, float], dict[str, str]]:
     """Spearman(idf, value) over up to ``sample`` feature entries (0 for values all equal: a
-    binary bag of words, rarer features no larger), the row norms' mean and largest distance
-    from 1, and why the first is NaN where it is."""
+    binary bag of words, rarer features no larger; ``values_all_equal`` says so), the row
+    norms' mean and largest distance from 1, and why the first is NaN where it is."""
     df = np.bincount(train.indices, minlength=train.n_features)
     pick = rng.choice(train.indices.size, min(sample, train.indices.size), replace=False)
     idf = np.log((1.0 + train.n_points) / (1.0 + df[train.indices[pick]]))
     norms = row_norms(train)
     values = train.values[pick]
-    rho = 0.0 if values.size > 2 and np.all(values == values[0]) else spearman(idf, values)
+    flat = bool(values.size > 2 and np.all(values == values[0]))
+    rho = 0.0 if flat else spearman(idf, values)
     why = {}
     if math.isnan(rho):
         why["idf_value_spearman"] = ("fewer than 3 feature entries" if values.size < 3 else
                                      "every sampled feature is in equally many points (idf constant): no order")
-    return {"idf_value_spearman": rho,
+    return {"idf_value_spearman": rho, "values_all_equal": flat,
             "row_norm_mean": float(norms.mean()) if norms.size else math.nan,
             "row_norm_max_deviation": float(np.abs(norms - 1.0).max()) if norms.size else math.nan}, why
 
