@@ -75,3 +75,27 @@ def test_row_labels_are_each_rows_own_sorted():
                   n_features=1, n_labels=10)
     indptr, labels = ev.row_labels(data, np.array([2, 0, 1]))
     assert indptr.tolist() == [0, 2, 5, 5] and labels.tolist() == [1, 7, 2, 4, 9]
+
+
+def test_precision_at_k_counts_as_a_row_by_row_membership_test_does():
+    """P@1, P@5 and the per-row hits against np.isin row by row (the -1 fill never a hit, a
+    row without labels all misses, predictions narrower than 5 divided by 5 still)."""
+    from impls.slide.data.dataset import XCData
+
+    rng = np.random.default_rng(5)
+    n, labels = 40, 30
+    own = [rng.choice(labels, int(rng.integers(0, 6)), replace=False) for _ in range(n)]
+    indptr = np.concatenate([[0], np.cumsum([len(o) for o in own])])
+    data = XCData(np.zeros(n + 1, np.int64), np.zeros(0), np.zeros(0), indptr,
+                  np.concatenate(own).astype(np.int64), n_features=1, n_labels=labels)
+    rows = rng.permutation(n)[:25]
+    for width in (5, 3):
+        pred = rng.integers(-1, labels, (25, width))
+        got = ev.precision_at_k(pred, data, rows)
+        hits = [np.isin(p, own[r]) & (p >= 0) for p, r in zip(pred, rows)]
+        p5 = 0.0
+        for h in hits:
+            p5 += h.sum() / 5
+        assert got["hits_at_1"].tolist() == [bool(h[0]) for h in hits]
+        assert got["p_at_1"] == sum(bool(h[0]) for h in hits) / 25 and got["p_at_5"] == p5 / 25
+    assert ev.precision_at_k(np.zeros((0, 5), np.int64), data, rows[:0])["p_at_1"] == 0.0

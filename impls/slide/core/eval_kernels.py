@@ -98,3 +98,28 @@ def merge_topk_wrong(scores, offset, top_v, top_i, wrong_v, wrong_i, truth_indpt
                 p += 1
             if not (p < end and truth[p] == label):
                 _enter(wv, wi, v, label)
+
+
+@njit(cache=True)
+def topk_hits(pred, rows, label_indptr, labels, first):
+    """For each row ``i`` of predictions ``pred`` (n, >= 1; -1: none), the point ``rows[i]`` of
+    the label CSR: ``first[i]`` = whether ``pred[i, 0]`` is one of its labels; returns P@5's
+    sum, the rows' hits among ``pred[i, :5]`` over 5 added in row order."""
+    p5 = 0.0
+    width = min(5, pred.shape[1])
+    for i in range(rows.shape[0]):
+        a, b = label_indptr[rows[i]], label_indptr[rows[i] + 1]
+        hits = 0
+        first[i] = False
+        for q in range(width):
+            j = pred[i, q]
+            if j < 0:
+                continue
+            for t in range(a, b):
+                if labels[t] == j:
+                    hits += 1
+                    if q == 0:
+                        first[i] = True
+                    break
+        p5 += hits / 5
+    return p5

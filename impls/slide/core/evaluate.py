@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from impls.slide.core.eval_kernels import merge_topk, merge_topk_wrong, sort_topk
+from impls.slide.core.eval_kernels import merge_topk, merge_topk_wrong, sort_topk, topk_hits
 from impls.slide.data.dataset import XCData
 
 
@@ -18,13 +18,12 @@ def precision_at_k(scores_topk: np.ndarray, data: XCData, rows: np.ndarray) -> d
     prediction) for ``rows``, and ``hits_at_1``: per row, whether its top prediction is one of
     its labels (bool array in the order of ``rows``; its mean is P@1). P@5 always divides a
     row's hits by 5, however few predictions it has (fewer than 5 labels in all)."""
-    p5 = 0.0
-    first = np.zeros(len(rows), bool)
-    for i, (r, pred) in enumerate(zip(rows, scores_topk)):
-        truth = data.labels[data.label_indptr[r]:data.label_indptr[r + 1]]
-        hits = np.isin(pred[:5], truth) & (pred[:5] >= 0)
-        first[i] = hits[0] if hits.size else False
-        p5 += hits.sum() / 5
+    rows = np.ascontiguousarray(rows, np.int64).reshape(-1)
+    pred = np.ascontiguousarray(np.atleast_2d(np.asarray(scores_topk, np.int64)))
+    if pred.shape[0] < rows.size:
+        raise ValueError(f"{rows.size} rows need as many rows of predictions, got {pred.shape[0]}")
+    first = np.zeros(rows.size, bool)
+    p5 = float(topk_hits(pred, rows, data.label_indptr, data.labels, first)) if pred.shape[1] else 0.0
     n = max(1, len(rows))
     return {"p_at_1": float(first.sum()) / n, "p_at_5": p5 / n, "hits_at_1": first}
 
