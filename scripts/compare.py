@@ -87,9 +87,9 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
                                                         f"their files: {files})" if len(new) > 1 else ""))
         return twins[-2], twins[-1]
     # a pair of one environment where the two commits have one: the newest such head run
-    shared = [r for r in new if same_env(old, r.env_name)]
+    shared = [r for r in new if same_env(old, r.env)]
     if shared:
-        return same_env(old, shared[-1].env_name)[-1], shared[-1]
+        return same_env(old, shared[-1].env)[-1], shared[-1]
     return old[-1], new[-1]
 
 

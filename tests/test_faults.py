@@ -806,3 +806,25 @@ def test_an_error_a_call_raised_is_not_passed_off_as_bad_input(tmp_path, monkeyp
     assert parser([]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "Expecting property name" in err and "defect" not in err
+
+
+def test_a_package_installed_under_the_standard_librarys_folder_is_not_the_standard_library(
+        tmp_path, monkeypatch, capsys):
+    """Without a virtualenv (a system or Docker Python) site-packages lies inside the standard
+    library's folder: an error numpy's Python code raised there still gets the defect clause."""
+    import numpy as np
+
+    from impls.harness import cli
+
+    monkeypatch.setattr(cli, "_STDLIB", Path(np.__file__).resolve().parents[2])   # .../lib/python3.X
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"\x93NUMPY\x01\x00" + b"\x10\x00" + b"{'descr': 1}    \n")
+
+    @cli.command("probe")
+    def main(argv=None):
+        np.load(bad)
+        return 0
+
+    assert main([]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "raised in numpy" in err and "if the input is right, this is a defect" in err, err

@@ -247,8 +247,8 @@ def _raised_outside(exc: BaseException) -> str:
     if innermost is None:
         return ""
     where = Path(innermost.tb_frame.f_code.co_filename)
-    if _STDLIB == where or _STDLIB in where.parents:
-        return ""
+    if (_STDLIB == where or _STDLIB in where.parents) and not {"site-packages", "dist-packages"} & set(where.parts):
+        return ""                   # the standard library's own, not a package installed beside it
     ours = any(d == where or d in where.parents for d in _OURS)
     if ours and linecache.getline(str(where), innermost.tb_lineno).lstrip().startswith("raise"):
         return ""

@@ -110,10 +110,12 @@ def set_defaults_note(args) -> str | None:
 
 def sparsity_note(result: dict) -> str | None:
     """For a SLIDE result whose tables gave each sample :data:`DENSE_ACTIVE_SHARE` of the labels
-    or more: a line saying the run is not sparse (too few labels for the tables to pick a few)
+    or more (not ``--mode all``, which computes every label by design): a line saying the run is not sparse (too few labels for the tables to pick a few)
     and what its recall against a random set's means then; None otherwise."""
     share = result.get("active_fraction")
     if result.get("method") != "slide" or share is None or not share >= DENSE_ACTIVE_SHARE:
+        return None
+    if (result.get("params") or {}).get("mode") == "all":      # every label by design: nothing hashed
         return None
     labels = round(result.get("mean_active", 0.0) / share)
     ratio = result.get("lsh_recall_min_ratio")

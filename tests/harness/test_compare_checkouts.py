@@ -65,3 +65,17 @@ def test_one_run_in_each_of_two_environments_names_the_files_that_compare_them(t
     assert done.returncode == 2
     assert "comparing it with itself needs two" in done.stderr
     assert CLONE_A in done.stderr and PLAIN in done.stderr and ".json" in done.stderr
+
+
+def test_two_named_commits_pair_in_the_venv_both_have_across_clones(tmp_path):
+    """BASE has a .venv run and a newer plain-asv virtualenv run; HEAD a .venv run of another
+    clone: the pair is the two .venv runs, one environment, not virtualenv -> .venv."""
+    results = _results(tmp_path, [(BASE, 100, CLONE_A, 1000.0), (BASE, 200, PLAIN, 500.0)])
+    write_run(results / MACHINE, HEAD, 300, base_values(rate=1000.0), env=CLONE_B, date_s=1_700_086_400)
+    runs.archive_run(results, MACHINE, HEAD)
+    done = script("compare.py", "--results", str(results), "--machine", MACHINE, "--base", BASE, "--head", HEAD,
+                  "--default-threshold", "5%")
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = done.stdout.splitlines()[0]
+    assert CLONE_A in first and CLONE_B in first and PLAIN not in first
+    assert "two environments" not in done.stdout

@@ -99,3 +99,17 @@ def test_precision_at_k_counts_as_a_row_by_row_membership_test_does():
         assert got["hits_at_1"].tolist() == [bool(h[0]) for h in hits]
         assert got["p_at_1"] == sum(bool(h[0]) for h in hits) / 25 and got["p_at_5"] == p5 / 25
     assert ev.precision_at_k(np.zeros((0, 5), np.int64), data, rows[:0])["p_at_1"] == 0.0
+
+
+def test_rows_outside_the_data_and_an_empty_list_are_refused():
+    from impls.slide.data.dataset import XCData
+
+    data = XCData(np.zeros(3, np.int64), np.zeros(0), np.zeros(0), np.array([0, 1, 2]), np.array([0, 1]),
+                  n_features=1, n_labels=2)
+    with pytest.raises(IndexError, match=r"rows must lie in 0..1"):
+        ev.precision_at_k(np.zeros((2, 5), np.int64), data, np.array([0, 7]))
+    W2, b2 = np.zeros((4, 2), np.float32), np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="at least 1"):
+        ev.topk(np.zeros((1, 2), np.float32), W2, b2, 0)
+    with pytest.raises(ValueError, match="at least 1"):
+        ev.topk_and_wrong(np.zeros((1, 2), np.float32), W2, b2, 5, 0, np.array([0, 0]), np.zeros(0, np.int64))

@@ -41,3 +41,9 @@ def test_a_slide_run_over_a_large_share_of_its_labels_is_called_not_sparse():
     assert note and "55% of the 159 labels" in note and "0.98x a random set's" in note and "--method dense" in note
     assert iw.sparsity_note({**dense, "active_fraction": 0.01, "mean_active": 1.59}) is None
     assert iw.sparsity_note({**dense, "method": "dense"}) is None
+
+
+def test_mode_all_computes_every_label_by_design_and_is_not_warned_of():
+    full = {"method": "slide", "active_fraction": 1.0, "mean_active": 5450.0, "params": {"mode": "all"}}
+    assert iw.sparsity_note(full) is None
+    assert iw.sparsity_note({**full, "params": {"mode": "union"}}) is not None

@@ -79,18 +79,19 @@ def _enter(hv, hi, v, label):
 def merge_topk_wrong(scores, offset, top_v, top_i, wrong_v, wrong_i, truth_indptr, truth):
     """:func:`merge_topk` of ``scores`` (labels ``offset + j``) into two heaps a row: ``top``
     over every label, ``wrong`` over the labels that are not row ``i``'s own (its labels
-    ``truth[truth_indptr[i]:truth_indptr[i + 1]]``, ascending). One pass over the block; a
-    row's cost does not grow with how many labels it has."""
+    ``truth[truth_indptr[i]:truth_indptr[i + 1]]``, ascending). One pass over the block; the
+    heaps stay as wide as asked however many labels a row has (its own labels in the block's
+    range cost a step each)."""
     n, m = scores.shape
     for i in prange(n):
         row = scores[i]
         tv, ti, wv, wi = top_v[i], top_i[i], wrong_v[i], wrong_i[i]
         p, end = truth_indptr[i], truth_indptr[i + 1]
-        while p < end and truth[p] < offset:
-            p += 1
+        p += np.searchsorted(truth[p:end], offset)    # its first label in this block's range
+        gate = min(tv[0], wv[0])           # below both heaps' worst: enters neither
         for j in range(m):
             v = row[j]
-            if not (v > tv[0] or v > wv[0]):
+            if not v > gate:
                 continue
             label = offset + j
             _enter(tv, ti, v, label)
@@ -98,6 +99,7 @@ def merge_topk_wrong(scores, offset, top_v, top_i, wrong_v, wrong_i, truth_indpt
                 p += 1
             if not (p < end and truth[p] == label):
                 _enter(wv, wi, v, label)
+            gate = min(tv[0], wv[0])
 
 
 @njit(cache=True)

@@ -22,6 +22,8 @@ def precision_at_k(scores_topk: np.ndarray, data: XCData, rows: np.ndarray) -> d
     pred = np.ascontiguousarray(np.atleast_2d(np.asarray(scores_topk, np.int64)))
     if pred.shape[0] < rows.size:
         raise ValueError(f"{rows.size} rows need as many rows of predictions, got {pred.shape[0]}")
+    if rows.size and (rows.min() < 0 or rows.max() >= data.n_points):
+        raise IndexError(f"rows must lie in 0..{data.n_points - 1}, got {rows.min()}..{rows.max()}")
     first = np.zeros(rows.size, bool)
     p5 = float(topk_hits(pred, rows, data.label_indptr, data.labels, first)) if pred.shape[1] else 0.0
     n = max(1, len(rows))
@@ -62,6 +64,8 @@ def topk(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, k: int, chunk: int 
     for every row: exact (a higher score first, a tie to the lower id), over label chunks so
     that ``W2`` is read once per ``row_chunk`` rows and the score block stays at most
     ``row_chunk`` x ``chunk`` floats."""
+    if k < 1:
+        raise ValueError(f"k={k}: expected at least 1")
     top_v, top_i = _heaps(hidden.shape[0], min(k, W2.shape[0]))
     for rows, lo, s in _score_blocks(hidden, W2, b2, chunk, row_chunk):
         merge_topk(s, lo, top_v[rows], top_i[rows])
@@ -76,6 +80,8 @@ def topk_and_wrong(hidden: np.ndarray, W2: np.ndarray, b2: np.ndarray, k: int, w
     ``i``'s own labels being ``truth[truth_indptr[i]:truth_indptr[i + 1]]`` in ascending order
     (:func:`row_labels`). ``wrong`` is the first ``wrong_k`` non-own labels of a top list wide
     enough to hold them, read off in one pass whatever the number of labels a row has."""
+    if k < 1 or wrong_k < 1:
+        raise ValueError(f"k={k}, wrong_k={wrong_k}: expected each at least 1")
     n = hidden.shape[0]
     top_v, top_i = _heaps(n, min(k, W2.shape[0]))
     wrong_v, wrong_i = _heaps(n, min(wrong_k, W2.shape[0]))
@@ -105,16 +111,21 @@ def _heaps(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _score_blocks(hidden, W2, b2, chunk: int, row_chunk: int):
     """Yield ``(rows, lo, scores)``: a slice of ``hidden``'s rows, the first label of a chunk
-    and the (rows, chunk) float32 block ``hidden[rows] @ W2[lo:lo + chunk].T + b2[lo:lo + chunk]``."""
+    and the (rows, chunk) float32 block ``hidden[rows] @ W2[lo:lo + chunk].T + b2[lo:lo + chunk]``,
+    valid until the next is yielded (its memory is reused)."""
     import torch  # GEMM in torch's thread pool (numpy's BLAS threads cannot be set)
 
     tH = torch.from_numpy(np.ascontiguousarray(hidden, np.float32))
     tW2 = torch.from_numpy(np.ascontiguousarray(W2, np.float32))
     tb2 = torch.from_numpy(np.ascontiguousarray(b2, np.float32))
+    labels = W2.shape[0]
     for r0 in range(0, hidden.shape[0], max(1, row_chunk)):
         rows = slice(r0, min(r0 + max(1, row_chunk), hidden.shape[0]))
-        for lo in range(0, W2.shape[0], chunk):
-            yield rows, lo, torch.addmm(tb2[lo:lo + chunk], tH[rows], tW2[lo:lo + chunk].T).numpy()
+        block = torch.empty((rows.stop - rows.start, min(chunk, labels)), dtype=torch.float32)
+        for lo in range(0, labels, chunk):      # one block reused: a fresh one a chunk page-faults anew
+            width = min(chunk, labels - lo)
+            out = block if width == block.shape[1] else torch.empty((block.shape[0], width), dtype=torch.float32)
+            yield rows, lo, torch.addmm(tb2[lo:lo + width], tH[rows], tW2[lo:lo + width].T, out=out).numpy()
 
 
 def _sorted(heap_v: np.ndarray, heap_i: np.ndarray, width: int) -> np.ndarray:

@@ -364,7 +364,7 @@ def _label_separator_hint(body: np.ndarray, line: int, code: int) -> str:
         return ""
     ids = [i.decode() for w in head for i in w.split(b",") if i]
     joined = ",".join(ids[:6]) + (",..." if len(ids) > 6 else "")
-    sep = "', '" if any(b"," in w for w in head) else "spaces"
+    sep = "', '" if any(w.endswith(b",") for w in head[:-1]) or b"," in head else "spaces"
     return f": labels separated by {sep}? join them with commas, no spaces: {joined}"
 
 
