@@ -87,6 +87,30 @@ def test_a_table_the_cache_holds_whole_is_not_judged(serial):
     assert got["not_judged"].startswith("the cache (32 vectors, at least one block) holds the whole table of 10")
 
 
+def test_a_cache_over_twice_the_claims_share_of_a_small_table_is_not_judged(serial, tmp_path, capsys):
+    """The cache's one-block floor (32 vectors) is 32% of a 100-row table: not the claim's 5%
+    cache, whatever the ratio. The edge is 2 x 5%: 320 rows (cache 10%) are judged, 319 not."""
+    small = _measure(*_uniform(np.arange(100), queries=2000), num_vectors=100)
+    assert small["not_judged"].startswith("the cache is 32 vectors (at least one block), 32.0% of the table of "
+                                          "100 rows, not the claim's 5%: more than 2 x 0.05 of the table")
+    assert "(a table of at least 320 rows)" in small["not_judged"]
+    assert small["headline"]["ratio"] > 0                     # the numbers are still there
+    assert headline._smallest_judged(0.05) == 320
+    edge = _measure(*_uniform(np.arange(320), queries=2000), num_vectors=320)
+    assert edge["not_judged"] is None
+    assert any(note.startswith("the cache is one block's 32 vectors") for note in edge["notes"]), edge["notes"]
+    below = _measure(*_uniform(np.arange(319), queries=2000), num_vectors=319)
+    assert below["not_judged"].startswith("the cache is 32 vectors (at least one block), 10.0% of the table of 319")
+    offsets, indices = _uniform(np.arange(100), queries=2000)
+    np.save(tmp_path / "o.npy", offsets)
+    np.save(tmp_path / "i.npy", indices)
+    assert headline.main(["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"),
+                          "--profile", "smoke"]) == 0
+    out = capsys.readouterr().out
+    assert "(a cache over the claim's share of this small table, see the note)" in out
+    assert "not judged on this trace" in out and "reproduced" not in out
+
+
 def test_sparse_ids_below_the_refusal_size_are_warned_of(tmp_path, capsys):
     offsets, indices = _uniform(np.array([0, 5, 99_999]), queries=20, per_query=2)
     np.save(tmp_path / "o.npy", offsets)
