@@ -1,7 +1,9 @@
 """Command line of the replay: ``python -m impls.bandana.replay --trace T.npy --layout P.npy --capacity C
 --policy P [--queue-depth Q] [--json [FILE|-]]`` builds a store in the layout, replays the trace
 through the DRAM cache with O_DIRECT reads, runs fio on the same file, and removes the store
-(the engine: :mod:`impls.bandana.nvm.replay`)."""
+(the engine: :mod:`impls.bandana.nvm.replay`). ``p50_query_us``/``p99_query_us`` are over the
+queries that look up at least one id; queries of no lookup (empty bags in ``--offsets``) are
+counted in ``empty_queries`` and, when there are any, said on stderr."""
 from __future__ import annotations
 
 import mmap
@@ -96,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", required=True, help=".npy int64 array of vector ids in lookup order")
     parser.add_argument("--offsets", default=None,
                         help=".npy CSR query offsets into the trace (prepare writes test_offsets.npy); "
-                             "default: one lookup per query, so a query the DRAM cache serves takes 0 us")
+                             "default: one lookup per query, so a query the DRAM cache serves takes 0 us. "
+                             "p50/p99_query_us are over the queries that look up at least one id: queries "
+                             "of no lookup (empty bags) are counted in empty_queries, said on stderr, and "
+                             "left out")
     parser.add_argument("--layout", required=True,
                         help=".npy int64 storage-order permutation (position i holds vector layout[i])")
     parser.add_argument("--capacity", required=True, type=int, help="cache size in vectors")
@@ -169,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     if result["seconds"] < MIN_TRUSTED_SECONDS:
         cli.warn(f"the timed replay lasted {result['seconds']:.3f} s (< {MIN_TRUSTED_SECONDS:g} s): its rates "
                  f"still carry fixed per-run costs and are not to be trusted; replay a longer trace")
+    if result["empty_queries"]:
+        cli.warn(f"{result['empty_queries']} of the {result['queries']} queries in --offsets {args.offsets} look "
+                 f"up no id (empty_queries): p50_query_us and p99_query_us are over the other "
+                 f"{result['queries'] - result['empty_queries']}")
     result = {**size_fields(args), **result, "store_directory": str(path.parent)}  # the drive measured
     if not cli.emit_json(args.json, result):
         width = max(len(k) for k in result)

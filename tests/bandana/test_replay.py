@@ -192,6 +192,51 @@ def test_cli_prints_the_documented_json_and_cleans_up(store_dir, tmp_path, capsy
     assert not path.exists()                                  # the store it built is removed
 
 
+def _with_empty_queries(ids: np.ndarray, per_query: int, empty_per_query: int) -> np.ndarray:
+    """CSR offsets of queries of ``per_query`` ids over ``ids``, each followed by
+    ``empty_per_query`` queries of no lookup (DLRM's empty bags)."""
+    ends = np.arange(per_query, ids.size + 1, per_query, dtype=np.int64)
+    return np.concatenate([[0], np.repeat(ends, 1 + empty_per_query)])
+
+
+def test_empty_queries_are_counted_and_left_out_of_the_latency_percentiles(stored):
+    """60% empty queries made p50_query_us 0 when every query that read something took time."""
+    store, table, layout, _, _ = stored
+    trace = np.random.default_rng(3).integers(0, N, size=3000)        # uniform: a 32-vector cache misses
+    offsets = _with_empty_queries(trace, 5, 2)                          # 600 queries of 5 ids, 1200 empty
+    with replay.ReplaySession(store, layout, 32, "none", table=table, max_queue_depth=4) as session:
+        result = session.run(offsets, trace, queue_depth=4)
+        latencies = session.last_latencies_ns
+    assert result["queries"] == 1800 and result["empty_queries"] == 1200
+    assert latencies.shape == (600,) and np.all(latencies > 0)
+    assert result["p50_query_us"] == pytest.approx(np.percentile(latencies, 50) / 1e3)
+    assert result["p99_query_us"] == pytest.approx(np.percentile(latencies, 99) / 1e3)
+    assert result["p50_query_us"] > 0
+    merged = replay.merge_results([result, result], [latencies, latencies])
+    assert merged["empty_queries"] == 2400 and merged["p50_query_us"] == pytest.approx(result["p50_query_us"])
+
+
+def test_the_cli_says_how_many_queries_look_up_nothing(store_dir, tmp_path, capsys):
+    trace = np.random.default_rng(5).integers(0, 2000, size=1000)
+    np.save(tmp_path / "t.npy", trace)
+    np.save(tmp_path / "o.npy", _with_empty_queries(trace, 4, 3))      # 250 queries of 4 ids, 750 empty
+    np.save(tmp_path / "l.npy", np.random.default_rng(0).permutation(2000))
+    argv = ["--trace", str(tmp_path / "t.npy"), "--offsets", str(tmp_path / "o.npy"), "--layout",
+            str(tmp_path / "l.npy"), "--capacity", "64", "--policy", "none", "--queue-depth", "4",
+            "--path", str(store_dir / "e.store"), "--no-fio", "--json"]
+    assert replay_cli.main(argv) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["queries"] == 1000 and out["empty_queries"] == 750 and out["p50_query_us"] > 0
+    assert (f"750 of the 1000 queries in --offsets {tmp_path / 'o.npy'} look up no id (empty_queries): "
+            "p50_query_us and p99_query_us are over the other 250") in captured.err
+    assert "empty_queries" in captured.err
+    np.save(tmp_path / "o.npy", np.arange(0, 1001, 4, dtype=np.int64))   # no empty query: nothing said
+    assert replay_cli.main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["empty_queries"] == 0 and "look up no id" not in captured.err
+
+
 @pytest.mark.parametrize("missing", ["fio", "engines"])
 def test_a_ceiling_fio_could_not_measure_says_why(store_dir, tmp_path, capsys, monkeypatch, missing):
     """Without fio, or at a depth only psync (QD 1) could serve, fio_iops was null in silence."""

@@ -212,11 +212,13 @@ class ReplaySession:
         (wall time: cache decisions, reads, copies, serving), ``lookups_per_second``,
         ``blocks_per_second`` (reads/s), ``useful_bytes_per_second`` ((misses +
         prefetch_used) × vector_bytes / seconds, bytes/s), ``p50_query_us`` /
-        ``p99_query_us`` (per query: last read's completion minus first read's
-        submission, µs; 0 for a query served wholly from DRAM), ``verified_vectors``,
-        ``queue_depth``, ``mechanism``, ``queries``, ``dram_bytes`` (held by the DRAM copy
-        at the end: slots, id → slot map and bookkeeping), ``dram_slots``. The per-query
-        latencies (ns) are left in ``last_latencies_ns``.
+        ``p99_query_us`` (over the queries that look up at least one id: last read's
+        completion minus first read's submission, µs; 0 for a query served wholly from
+        DRAM), ``empty_queries`` (queries of no lookup, e.g. empty bags: counted in
+        ``queries``, left out of the percentiles), ``verified_vectors``, ``queue_depth``,
+        ``mechanism``, ``queries``, ``dram_bytes`` (held by the DRAM copy at the end: slots,
+        id → slot map and bookkeeping), ``dram_slots``. The latencies (ns) of the queries
+        that look up at least one id are left in ``last_latencies_ns``.
         """
         h = self.header
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -325,7 +327,9 @@ class ReplaySession:
         seconds = time.perf_counter() - start
         prefetch_used = self.state.result().prefetch_used - before.prefetch_used
         lookups = int(offsets[q_end])
-        latencies = self.last_latencies_ns = latencies[:q_end]
+        looked_up = np.diff(offsets[:q_end + 1]) > 0       # an empty query has no latency to count
+        empty_queries = q_end - int(np.count_nonzero(looked_up))
+        latencies = self.last_latencies_ns = latencies[:q_end][looked_up]
         useful = (reads + prefetch_used) * vb
         bytes_read = reads * h.block_bytes
         return {
@@ -338,19 +342,20 @@ class ReplaySession:
             "p50_query_us": float(np.percentile(latencies, 50)) / 1e3 if latencies.size else 0.0,
             "p99_query_us": float(np.percentile(latencies, 99)) / 1e3 if latencies.size else 0.0,
             "verified_vectors": verified, "queue_depth": int(queue_depth), "mechanism": self.mechanism,
-            "queries": q_end, "dram_bytes": self.dram.nbytes, "dram_slots": self.dram.slots,
+            "queries": q_end, "empty_queries": empty_queries, "dram_bytes": self.dram.nbytes,
+            "dram_slots": self.dram.slots,
         }
 
 
 def merge_results(parts: list[dict[str, Any]], latencies_ns: list[np.ndarray]) -> dict[str, Any]:
     """One result for consecutive :meth:`ReplaySession.run` calls: counters and seconds
     summed, rates and percentiles recomputed (``latencies_ns``: each call's
-    ``last_latencies_ns``)."""
+    ``last_latencies_ns``, which leaves out empty queries)."""
     if not parts:
         raise ValueError("nothing to merge")
     out = dict(parts[-1])
     for key in ("lookups", "hits", "misses", "blocks_read", "prefetched", "prefetch_used", "bytes_read",
-                "seconds", "verified_vectors", "queries"):
+                "seconds", "verified_vectors", "queries", "empty_queries"):
         out[key] = sum(p[key] for p in parts)
     useful = sum(p["useful_bytes_per_second"] * p["seconds"] for p in parts)
     out["effective_bandwidth"] = useful / out["bytes_read"] if out["bytes_read"] else 0.0
