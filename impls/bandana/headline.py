@@ -37,7 +37,9 @@ width (it sets how many vectors share a block; ``python -m impls.bandana.prepare
 picks the sizes table and, with ``--dataset``, the trace's size. A trace without vector
 values (a ``--dlrm`` file, or ``--indices`` without ``--vectors``) leaves out the K-means
 layouts, which cluster vector values, and says so; two-level K-means makes no more groups
-than the table has blocks. Output on stdout; ``--json`` writes the whole result instead.
+than the table has blocks. Flat ``kmeans`` (in the smoke profile's layouts) takes time growing
+as the square of the table (hours at millions of rows): a warning gives its estimate before it
+starts on a large table. Output on stdout; ``--json`` writes the whole result instead.
 """
 from __future__ import annotations
 
@@ -158,6 +160,12 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
         notes.append(f"{not_judged}; verdict {NOT_JUDGED}")
     elif capacity > round(fraction * n):
         notes.append(f"the cache is one block's {capacity} vectors, more than {fraction:.3g} of the table")
+    if "kmeans" in s["layouts"]:           # flat K-means is quadratic: say how long before it starts
+        from impls.bandana.layout import kmeans_cost
+
+        kmeans_cost.warn_if_slow(len(source["vectors"]), int(np.shape(source["vectors"])[1]),
+                                 simulation.BLOCK_BYTES // simulation.VECTOR_BYTES, s["kmeans_niter"],
+                                 f"the kmeans layout of [bandana_sim.{profile}]")
     result = simulation.layout_policy_experiment(s, progress=progress, table_of=lambda _: table,
                                                  side_studies=False)["tables"][name]
     at = [{k: p[k] for k in ("layout", "policy", "effective_bandwidth", "hit_rate", "blocks_read")}

@@ -32,6 +32,8 @@ in at the end, so a run that fails or is interrupted leaves ``DIR`` as it was.
 
 Layouts: identity, random, kmeans and kmeans-two-level (need vector values), shp, kahypar
 (where the optional package is installed). Inputs are checked before any layout is built.
+Flat ``kmeans`` (``N / V`` clusters) takes time growing as ``N²``: a warning gives its
+estimate before it starts on a large table (:mod:`impls.bandana.layout.kmeans_cost`).
 """
 from __future__ import annotations
 
@@ -274,7 +276,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     """
     from impls.bandana.data import traces
     from impls.bandana.experiments import simulation as experiments
-    from impls.bandana.layout import layouts
+    from impls.bandana.layout import kmeans_cost, layouts
     from impls.harness import atomic
 
     out = Path(out).absolute()  # the summary names absolute paths: a rerun from elsewhere finds them
@@ -299,6 +301,9 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
                  f"{kmeans_clusters * subclusters} groups for {blocks} blocks; groups smaller than a block are "
                  "packed in cluster order, so a block's vectors are neighbours only within a cluster "
                  f"(at most {blocks} groups keep each block to one group)")
+    if "kmeans" in kinds and source["vectors"] is not None:   # quadratic: say how long before it starts
+        kmeans_cost.warn_if_slow(len(source["vectors"]), int(np.shape(source["vectors"])[1]), per_block,
+                                 kmeans_niter, "--layout kmeans")
     sizes = {"seed": seed, "kmeans_niter": kmeans_niter, "kmeans_clusters": kmeans_clusters,
              "subclusters": [subclusters], "shp_iterations": shp_iterations}
     try:
@@ -367,7 +372,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser, profile_help: str, renu
     cli.add_profile_option(source, profile_help)
     source.add_argument("--offsets", help=".npy int64 query offsets (CSR, starts at 0)")
     source.add_argument("--indices", help=".npy int64 vector ids of every lookup")
-    source.add_argument("--vectors", help=".npy float vector values, one row per vector (K-means layouts)")
+    source.add_argument("--vectors", help=".npy float vector values, one row per vector (K-means layouts; "
+                                          "flat kmeans takes time growing as the square of the rows, hours at "
+                                          "millions: its estimate is printed before it starts on a large table)")
     source.add_argument("--num-vectors", type=int, default=None, help="table size (default: from the data)")
     source.add_argument("--dlrm", help="an FBGEMM dlrm_datasets file (.pt)")
     source.add_argument("--table", type=int, default=None, help="table of the --dlrm file (default 0)")
@@ -383,7 +390,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="bytes of one vector on the device (default: the --vectors row size, else 128)")
     parser.add_argument("--block-bytes", type=int, default=4096, help="bytes of one device block (default 4096)")
     parser.add_argument("--layout", action="append", choices=LAYOUTS, required=True,
-                        help="a layout to build (repeatable)")
+                        help="a layout to build (repeatable). kmeans (flat, one cluster a block) costs "
+                             "(iterations + 1) x N x N/V x dim multiply-adds, growing as the square of the "
+                             "table (seconds at 50,000 rows, hours at millions): above 1e11 its estimate is "
+                             "printed before it starts; kmeans-two-level scales")
     parser.add_argument("--train-fraction", type=float, default=0.5,
                         help="share of the queries that train the layouts (default 0.5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the layout's K-means and SHP")
