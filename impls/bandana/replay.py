@@ -143,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     offsets = (_check_offsets(load_ids(args.offsets, "offsets"), trace.shape[0], f"--offsets {args.offsets}")
                if args.offsets else np.arange(trace.shape[0] + 1, dtype=np.int64))
     path, setting = _check_store_path(args)
-    block_store.check_target(path, setting)              # refused: nothing touched
+    target = block_store.check_target(path, setting)     # refused: nothing touched
+    # before the table is built: it takes as much memory as the store takes disk
+    block_store.check_free_space(target, block_store.store_file_bytes(layout.shape[0], args.vector_bytes,
+                                                                      args.block_bytes))
     warn_if_whole_table(args.capacity, layout.shape[0])  # after every refusal
     sweep_stale_stores(path.parent, path.name if args.path else None)
     table = block_store.random_table(layout.shape[0], args.vector_bytes, args.seed)

@@ -283,6 +283,40 @@ def test_cli_bad_input_exits_2(store_dir, tmp_path, capsys):
         assert f"got {block}, --block-bytes, expected" in err and str(mmap.PAGESIZE) in err, err
 
 
+def test_a_disk_too_small_for_the_store_is_refused_before_the_table_is_built(store_dir, tmp_path, capsys,
+                                                                             monkeypatch):
+    """The table (as large in memory as the store on disk) was built first: 27 s and 6 GB before
+    write_store's free-space check refused a 5 GB store."""
+    trace = np.arange(2000) % 1000
+    np.save(tmp_path / "t.npy", trace)
+    np.save(tmp_path / "l.npy", np.arange(2000))
+    path = store_dir / "full.store"
+    real_usage = bs.shutil.disk_usage
+
+    def usage(where):
+        got = real_usage(where)
+        return got._replace(free=1000) if Path(where) == store_dir else got
+
+    def built(*args, **kwargs):
+        raise AssertionError("the table was built before the free space was checked")
+
+    monkeypatch.setattr(bs.shutil, "disk_usage", usage)
+    monkeypatch.setattr(bs, "random_table", built)
+    argv = ["--trace", str(tmp_path / "t.npy"), "--layout", str(tmp_path / "l.npy"), "--capacity", "64",
+            "--policy", "none", "--path", str(path), "--no-fio"]
+    assert replay_cli.main(argv) == 2
+    needs = bs.store_file_bytes(2000, 128, 4096)
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: not enough free space for {path}: needs {needs} bytes plus {bs._FREE_SPACE_HEADROOM_BYTES} "
+        "headroom, 1000 free")
+    assert not path.exists()
+    monkeypatch.undo()
+    for n, vector_bytes in ((2000, 128), (1001, 400), (7, 4096)):     # the size write_store's header gives
+        header = bs.write_store(store_dir / "s.store", np.zeros((n, vector_bytes), dtype=np.uint8), np.arange(n))
+        assert bs.store_file_bytes(n, vector_bytes) == header.file_bytes == (store_dir / "s.store").stat().st_size
+        (store_dir / "s.store").unlink()
+
+
 def _dead_pid() -> int:
     import subprocess
     import sys

@@ -125,6 +125,22 @@ def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") 
     return target
 
 
+def store_file_bytes(n_vectors: int, vector_bytes: int, block_bytes: int = 4096) -> int:
+    """Size in bytes of the store :func:`write_store` writes for ``n_vectors`` vectors of
+    ``vector_bytes`` bytes in ``block_bytes``-byte blocks (:attr:`StoreHeader.file_bytes`)."""
+    return (1 + -(-int(n_vectors) // (int(block_bytes) // int(vector_bytes)))) * int(block_bytes)
+
+
+def check_free_space(target: str | os.PathLike, file_bytes: int) -> None:
+    """Raise :class:`OSError` unless ``target``'s directory has ``file_bytes`` plus a headroom
+    free: the check :func:`write_store` makes, which a caller can make before it builds the table."""
+    target = Path(target)
+    free = shutil.disk_usage(target.parent).free
+    if free < file_bytes + _FREE_SPACE_HEADROOM_BYTES:
+        raise OSError(f"not enough free space for {target}: needs {file_bytes} bytes plus "
+                      f"{_FREE_SPACE_HEADROOM_BYTES} headroom, {free} free")
+
+
 def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_bytes: int = 4096,
                 setting: str = "DLSYSBENCH_NVM_PATH") -> StoreHeader:
     """Write ``vectors`` (N × dim, any fixed-size dtype) to ``path`` in ``layout`` order.
@@ -159,10 +175,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
                          block_bytes=block_bytes, per_block=per_block,
                          n_blocks=-(-n // per_block), layout_sha256=layout_digest(layout))
     target = check_target(path, setting)
-    free = shutil.disk_usage(target.parent).free
-    if free < header.file_bytes + _FREE_SPACE_HEADROOM_BYTES:
-        raise OSError(f"not enough free space for {target}: needs {header.file_bytes} bytes plus "
-                      f"{_FREE_SPACE_HEADROOM_BYTES} headroom, {free} free")
+    check_free_space(target, header.file_bytes)
     raw = vectors.view(np.uint8).reshape(n, vector_bytes)
     fd, temporary = atomic.temporary_beside(target)
     try:
