@@ -113,7 +113,8 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     "test_distinct_ids" (distinct ids the test half reads), "not_judged", "layouts", "headline"}``
     where ``not_judged`` is None, or why the ratio is not the claim's: the cache holds the whole
     table, or has room for every distinct id the test half reads, or (its one-block floor) is
-    more than :data:`SHARE_LIMIT` times the headline fraction of the table (also a note), and
+    more than :data:`SHARE_LIMIT` times the headline fraction of the table (also a note; another
+    says when SHP partitioned nothing, so that its layout is the training-frequency order), and
     ``headline`` is
     :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
     plus ``points`` (every configuration at the headline cache fraction). Raises
@@ -123,7 +124,7 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
 
     from impls.bandana.data import traces
     from impls.bandana.experiments import simulation
-    from impls.bandana.prepare import PrepareError
+    from impls.bandana.prepare import PrepareError, unpartitioned_note
 
     n = int(source["num_vectors"])
     s, notes = experiment_sizes(profile, n, source["vectors"] is not None)
@@ -168,6 +169,10 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
                                  f"the kmeans layout of [bandana_sim.{profile}]")
     result = simulation.layout_policy_experiment(s, progress=progress, table_of=lambda _: table,
                                                  side_studies=False)["tables"][name]
+    for kind, report in result["layouts"].items():
+        note = unpartitioned_note(kind, report["params"])
+        if note:
+            notes.append(note)
     at = [{k: p[k] for k in ("layout", "policy", "effective_bandwidth", "hit_rate", "blocks_read")}
           for p in result["points"] if p["cache_fraction"] == fraction]
     return {"source": source["source"], "profile": profile, "notes": notes, "num_vectors": n,

@@ -19,7 +19,9 @@ layouts, the rest is the trace to simulate). ``DIR`` receives:
 - ``original_ids.npy`` with ``--renumber``: the input id of each dense id 0..U-1 (the layouts
   and the trace are over dense ids),
 - ``summary.json``: sizes, the source, the block geometry, and per layout its build time (s)
-  and test fanout (distinct blocks per query; an empty query counts 0).
+  and test fanout (distinct blocks per query; an empty query counts 0), and a ``note`` for an
+  shp layout that partitioned nothing (no training query of two distinct ids: it is then the
+  training-frequency order, also printed).
 
 Layouts pack ``--block-bytes // --vector-bytes`` vectors into a block: the row size of
 ``--vectors`` when given, else the suite's 128 B, in 4 KB blocks (a row size that does not
@@ -248,6 +250,17 @@ def _previous_outputs(out: Path) -> list[Path]:
     return [p for p in found if p.resolve() not in kept]
 
 
+def unpartitioned_note(kind: str, params: dict[str, Any]) -> str | None:
+    """A note when layout ``kind`` is SHP and it partitioned no vector (``params["partitioned"]``
+    is 0: no training query reads two distinct ids, as in one-id-per-query traces), saying what
+    the layout then is; None otherwise."""
+    if kind != "shp" or params.get("partitioned") != 0:
+        return None
+    return ("shp partitioned nothing: no training query reads two or more distinct ids, so there is no "
+            "co-access to learn and the shp layout is the training-frequency order (ids by decreasing training "
+            "count, then ids never seen, in id order), not a partition")
+
+
 def two_level_shape(blocks: int, clusters: int | None = None, subclusters: int | None = None) -> tuple[int, int]:
     """(clusters, sub-clusters) for ``kmeans-two-level`` on a table of ``blocks`` blocks: each
     given value as it is, else at most 64 clusters and 16 sub-clusters, cut so that they make
@@ -347,6 +360,9 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
             written.append(file.name)
             summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
                                         "fanout_test": layouts.fanout(layout, *test, per_block)}
+            note = unpartitioned_note(kind, layout.params)
+            if note:
+                summary["layouts"][kind]["note"] = note
         previous = _previous_outputs(out)
         (out / "summary.json").unlink(missing_ok=True)   # from here on, no summary vouches for a mix
         for staged in sorted(stage.iterdir()):
@@ -541,6 +557,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for kind, row in summary["layouts"].items():
             print(f"  {kind:<17} {row['file']}  built in {row['build_seconds']:.2f} s, "
                   f"test fanout {row['fanout_test']:.2f} blocks/query")
+            if row.get("note"):
+                print(f"    note: {row['note']}")
         for path in summary.get("removed", []):
             print(f"  removed {path} (the previous run's; not written by this one)")
     return 0

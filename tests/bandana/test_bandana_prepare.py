@@ -429,3 +429,38 @@ def test_the_summary_records_the_layouts_seed(tmp_path):
                "--out", str(tmp_path / "o"), "--json")
     assert made.returncode == 0, made.stderr
     assert json.loads(made.stdout)["seed"] == 7
+
+
+def test_shp_on_one_id_queries_says_it_is_the_frequency_order(tmp_path, capsys, monkeypatch):
+    """One id per query (Criteo one-hot): SHP has no co-access to partition and its layout is
+    the training-frequency order; prepare and headline say so, and say nothing when it partitions."""
+    from impls.bandana import headline, prepare
+
+    monkeypatch.setenv("DLSYSBENCH_DASK_SCHEDULER", "serial")
+    monkeypatch.setenv("DLSYSBENCH_GRID_RESULTS", str(tmp_path / "grid"))
+    rng = np.random.default_rng(0)
+    ids = rng.zipf(1.3, size=4000) % 2000
+    np.save(tmp_path / "o.npy", np.arange(4001, dtype=np.int64))
+    np.save(tmp_path / "i.npy", ids)
+    args = ["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--num-vectors", "2000"]
+    assert prepare.main([*args, "--layout", "shp", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    note = summary["layouts"]["shp"]["note"]
+    assert note.startswith("shp partitioned nothing: no training query reads two or more distinct ids")
+    assert "the shp layout is the training-frequency order" in note
+    assert f"    note: {note}" in out
+    train = np.load(tmp_path / "out" / "train_indices.npy")
+    counts = np.bincount(train, minlength=2000)
+    layout = np.load(tmp_path / "out" / "layout-shp.npy")
+    seen = np.count_nonzero(counts)
+    assert np.all(np.diff(counts[layout[:seen]]) <= 0) and np.all(counts[layout[seen:]] == 0)
+    source = {"offsets": np.arange(4001, dtype=np.int64), "indices": ids, "vectors": None, "num_vectors": 2000,
+              "source": "test"}
+    assert note in headline.measure(source, "smoke", progress=False)["notes"]
+    pairs = {**source, "offsets": np.arange(0, 4001, 2, dtype=np.int64)}      # two ids a query: partitioned
+    assert not any("partitioned nothing" in n for n in headline.measure(pairs, "smoke", progress=False)["notes"])
+    np.save(tmp_path / "o.npy", pairs["offsets"])
+    assert prepare.main([*args, "--layout", "shp", "--out", str(tmp_path / "out2")]) == 0
+    assert "note" not in json.loads((tmp_path / "out2" / "summary.json").read_text())["layouts"]["shp"]
+    assert "partitioned nothing" not in capsys.readouterr().out
