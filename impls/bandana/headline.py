@@ -118,14 +118,15 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     ``headline`` is
     :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
     plus ``points`` (every configuration at the headline cache fraction). Raises
-    :class:`impls.bandana.prepare.PrepareError` when either half of the split trace holds no
-    lookup."""
+    :class:`impls.bandana.prepare.PrepareError` when the trace, or either half of the split
+    trace, holds no lookup."""
     import numpy as np
 
     from impls.bandana.data import traces
     from impls.bandana.experiments import simulation
-    from impls.bandana.prepare import PrepareError, unpartitioned_note
+    from impls.bandana.prepare import PrepareError, check_has_lookups, unpartitioned_note
 
+    check_has_lookups(source)
     n = int(source["num_vectors"])
     s, notes = experiment_sizes(profile, n, source["vectors"] is not None)
     name = "trace"

@@ -250,6 +250,18 @@ def _previous_outputs(out: Path) -> list[Path]:
     return [p for p in found if p.resolve() not in kept]
 
 
+def check_has_lookups(source: dict[str, Any]) -> None:
+    """Raise :class:`PrepareError` when no query of ``source`` (:func:`load_source`'s dict)
+    looks up an id: then no split gives either half a lookup, whatever ``--train-fraction``."""
+    if len(source["indices"]) == 0:
+        from impls.bandana.data import traces
+
+        queries = traces.num_queries(source["offsets"])
+        raise PrepareError(f"the trace has no lookup at all (every one of its {queries} queries is empty)",
+                           source["source"], "expected a trace of at least one looked-up id (no split of it in "
+                           "time, whatever the fraction, can give either half one)")
+
+
 def unpartitioned_note(kind: str, params: dict[str, Any]) -> str | None:
     """A note when layout ``kind`` is SHP and it partitioned no vector (``params["partitioned"]``
     is 0: no training query reads two distinct ids, as in one-id-per-query traces), saying what
@@ -281,8 +293,9 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     ``kmeans_clusters`` and ``subclusters`` shape ``kmeans-two-level``; by default
     :func:`two_level_shape` of the table's block count (more groups than blocks are warned of).
 
-    Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the split
-    leaves nothing to simulate, or nothing to learn a trace-trained layout (shp, kahypar) from.
+    Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the trace
+    has no lookup, or the split leaves nothing to simulate, or nothing to learn a trace-trained
+    layout (shp, kahypar) from.
     Every output is written to a folder inside ``out`` and moved in at the end (then the
     previous run's outputs this one does not replace are removed, and ``summary.json`` is
     written last): a run that fails or is interrupted leaves ``out`` as it was.
@@ -293,6 +306,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     from impls.harness import atomic
 
     out = Path(out).absolute()  # the summary names absolute paths: a rerun from elsewhere finds them
+    check_has_lookups(source)
     train, test = traces.split_in_time(source["offsets"], source["indices"], train_fraction)
     queries = traces.num_queries(source["offsets"])
     split = queries > 1            # one query goes whole to one side, whatever the fraction

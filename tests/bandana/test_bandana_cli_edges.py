@@ -258,3 +258,25 @@ def test_a_one_query_trace_is_not_told_to_move_the_split(tmp_path, capsys):
     assert prepare.main(argv) == 2
     err = capsys.readouterr().err
     assert "(a longer trace)" in err and "--train-fraction" not in err.split("hold no lookup")[1], err
+
+
+@pytest.mark.parametrize("command", ["prepare", "headline"])
+def test_a_trace_of_only_empty_queries_is_said_to_have_no_lookup(tmp_path, capsys, monkeypatch, command):
+    """Every query empty (an FBGEMM table whose bags are all empty): the split is not the
+    problem, so no --train-fraction is suggested."""
+    from impls.bandana import headline
+
+    monkeypatch.setenv("DLSYSBENCH_DASK_SCHEDULER", "serial")
+    monkeypatch.setenv("DLSYSBENCH_GRID_RESULTS", str(tmp_path / "grid"))
+    np.save(tmp_path / "o.npy", np.zeros(101, dtype=np.int64))
+    np.save(tmp_path / "i.npy", np.zeros(0, dtype=np.int64))
+    argv = ["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--num-vectors", "10"]
+    if command == "prepare":
+        assert prepare.main([*argv, "--layout", "identity", "--out", str(tmp_path / "out")]) == 2
+        assert not (tmp_path / "out").exists()
+    else:
+        assert headline.main([*argv, "--profile", "smoke"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"error: the trace has no lookup at all (every one of its 100 queries is empty), files "
+                           f"{tmp_path / 'o.npy'}, {tmp_path / 'i.npy'}, expected a trace of at least one looked-up "
+                           "id (no split of it in time, whatever the fraction, can give either half one)")
