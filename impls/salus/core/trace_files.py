@@ -44,26 +44,22 @@ import gzip
 import io
 import itertools
 import math
-import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATION_COLUMNS, ID_COLUMNS,
+                                         NO_TIME, UNIT_NAMES, delimiter, epoch_hint, fitted,  # noqa: F401
+                                         header_column, header_message, is_number, no_time, one_kind)
 from impls.salus.core.trace_times import time_seconds, time_zone, zone_name
 from impls.salus.core.traces import arrival_load
 
-ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
-DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
-ID_COLUMNS = ("job_id", "jobid", "id")
 UNITS = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}   # seconds per unit of a number in a trace
 EPOCH_MS = 1e11   # seconds: 3,170 years; an arrival this large is an epoch in a finer unit
-# start_time / end_time fields that hold no time (compared without case): pandas, SQL and
-# spreadsheet exports write a missing time so
-NO_TIME = frozenset({"", "none", "null", "nan", "nat", "na", "n/a", "\\n"})
 NEVER_STARTED = "never started (no start_time)"
 STILL_RUNNING = "still running (a start_time and no end_time)"
 LONGEST_S = 1e12  # no trace spans more seconds than this (31,700 years)
@@ -144,28 +140,12 @@ def reading(path: Path, expected: str):
         raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
 
 
-def _column(header: Sequence[str], names: Sequence[str]) -> str | None:
-    lowered = {h.strip().lower(): h for h in header if h is not None}
-    return next((lowered[n] for n in names if n in lowered), None)
-
-
-_DECIMAL_COMMA = re.compile(r"^\s*([-+]?\d*),(\d+)\s*$")
-
-
-def _delimiter(header: str) -> str:
-    """The header line's field separator: a comma, else the one of ``;``, tab or ``|`` it
-    holds (a spreadsheet's export in a locale whose decimal mark is a comma)."""
-    if "," in header:
-        return ","
-    return next((d for d in (";", "\t", "|") if d in header), ",")
-
-
 def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobTrace:
     """The jobs of CSV file ``path`` (see the module docstring), numbers read in ``unit``
     (one of :data:`UNITS`), dates without a zone in IANA zone ``zone`` (default UTC: a
     daylight-saving change within the trace then reads an hour off); ValueError naming the
     file, line and column for a header without the columns, a row of more or fewer fields than
-    the header (:func:`_fitted`), a value that is not a time (or a
+    the header (:func:`~impls.salus.core.trace_rows.fitted`), a value that is not a time (or a
     date ``zone`` shows twice or never: :class:`~impls.salus.core.trace_times.RepeatedTime`, ``SkippedTime``),
     for an arrival that, read in ``unit``, lies beyond :data:`EPOCH_MS` seconds (an epoch in a
     finer unit: the message says which), and for a job id on a row whose arrival or length differs from an
@@ -183,7 +163,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
             if first.lstrip().startswith(("[", "{")):
                 raise ValueError(f"{path}:1: starts with {first.strip()[:40]!r}..., which looks like JSON; "
                                  "expected a CSV with a header (Philly's cluster_job_log is read with --philly)")
-            separator = _delimiter(first)
+            separator = delimiter(first)
             reader = csv.reader(itertools.chain([first], handle), delimiter=separator, strict=True)
             begun = [1]     # the line the row being read begins on: a csv.Error names it
 
@@ -193,34 +173,34 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                     begun[0] = reader.line_num + 1
             header = next(reader, [])
             begun[0] = reader.line_num + 1
-            arrival = _column(header, ARRIVAL_COLUMNS)
-            duration = _column(header, DURATION_COLUMNS)
-            start, end = _column(header, ("start_time",)), _column(header, ("end_time",))
-            name = _column(header, ID_COLUMNS)
+            arrival = header_column(header, ARRIVAL_COLUMNS)
+            duration = header_column(header, DURATION_COLUMNS)
+            start, end = header_column(header, ("start_time",)), header_column(header, ("end_time",))
+            name = header_column(header, ID_COLUMNS)
             if arrival is None or (duration is None and (start is None or end is None)):
-                raise ValueError(_header_message(path, header))
+                raise ValueError(header_message(path, header))
             used = [c for c in (arrival, duration, start, end) if c is not None]   # a job_id may be left off
             rows, kinds, seen, left = [], {}, {}, Counter()
             for number, fields in enumerate((f for f in rows_read() if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
                 where = f"{path}:{reader.line_num}"
-                row = dict(zip(header, _fitted(fields, header, where, used)))
+                row = dict(zip(header, fitted(fields, header, where, used)))
                 for column in (arrival, duration) if duration is not None else (arrival,):
                     if not (row.get(column) or "").strip():
                         raise ValueError(f"{where}: {column} is empty; expected a value on every row")
                 if separator != ",":     # a decimal comma, as such exports write numbers
-                    row = {k: _DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
+                    row = {k: DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
                 at = time_seconds(row[arrival], where, arrival, unit_s, tz)
-                dated = dated or not _is_number(row[arrival])
-                if abs(at) >= EPOCH_MS and _is_number(row[arrival]):
-                    raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as {_UNIT_NAMES[unit]} is "
-                                     f"thousands of years; expected {_UNIT_NAMES[unit]} ({_epoch_hint(at, unit)})")
-                if duration is None and (_no_time(row[start]) or _no_time(row[end])):
-                    left[NEVER_STARTED if _no_time(row[start]) else STILL_RUNNING] += 1
+                dated = dated or not is_number(row[arrival])
+                if abs(at) >= EPOCH_MS and is_number(row[arrival]):
+                    raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as {UNIT_NAMES[unit]} is "
+                                     f"thousands of years; expected {UNIT_NAMES[unit]} ({epoch_hint(at, unit)})")
+                if duration is None and (no_time(row[start]) or no_time(row[end])):
+                    left[NEVER_STARTED if no_time(row[start]) else STILL_RUNNING] += 1
                     continue
                 if duration is not None:
-                    if not _is_number(row[duration]):
+                    if not is_number(row[duration]):
                         raise ValueError(f"{where}: {duration} {row[duration]!r} is not a number; expected a "
                                          "job's length in seconds (for dates: start_time and end_time columns)")
                     length = time_seconds(row[duration], where, duration, unit_s, tz)
@@ -230,11 +210,11 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 else:
                     begin = time_seconds(row[start], where, start, unit_s, tz)
                     finish = time_seconds(row[end], where, end, unit_s, tz)
-                    dated = dated or not (_is_number(row[start]) and _is_number(row[end]))
+                    dated = dated or not (is_number(row[start]) and is_number(row[end]))
                     if finish < begin:
                         raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
                                          f"{row[start]!r}; expected a job's end after its start")
-                    if _is_number(row[start]) == _is_number(row[arrival]) and begin < at:
+                    if is_number(row[start]) == is_number(row[arrival]) and begin < at:
                         raise ValueError(f"{where}: start_time {row[start]!r} is before {arrival} "
                                          f"{row[arrival]!r}; expected a job to start after it was submitted")
                     length = finish - begin
@@ -242,7 +222,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                         raise ValueError(f"{where}: start_time {row[start]!r} to end_time {row[end]!r} is "
                                          f"{length:.3g} s; expected a job shorter than {LONGEST_S:g} s (31,700 years)")
                 for column in (arrival,) if duration is not None else (arrival, start, end):
-                    _one_kind(kinds, row[column], where, column, "start_time and end_time" if column in (start, end)
+                    one_kind(kinds, row[column], where, column, "start_time and end_time" if column in (start, end)
                               else column)
                 label = (row.get(name) or "").strip() if name else ""
                 if listed_before(seen, label, (at, length), reader.line_num, left):
@@ -257,76 +237,6 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                              "a field that opens with a quote to close with one, and a quote inside it "
                              "written twice") from None
     return job_trace(rows, left, path, zone if dated else None)
-
-
-_UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "min": "minutes", "h": "hours"}
-
-
-def _epoch_hint(at: float, unit: str) -> str:
-    """What an arrival of ``at`` seconds (thousands of years), read in ``unit``, likely is."""
-    if unit == "s" and abs(at) < 1e14:      # 1e11-1e14: milliseconds since 1970 (1.5e12 in 2017)
-        return "milliseconds since 1970? --time-unit ms reads every number of the file, durations too, as milliseconds"
-    finer = "microseconds or nanoseconds since 1970" if unit in ("s", "ms") else "a time in a finer unit"
-    return f"{finer}? this reader takes s, ms, min or h, one unit for every number of the file"
-
-
-def _no_time(text: str | None) -> bool:
-    """Whether a ``start_time`` or ``end_time`` field holds no time (:data:`NO_TIME`)."""
-    return (text or "").strip().lower() in NO_TIME
-
-
-def _fitted(fields: list[str], header: list[str], where: str, used: Sequence[str]) -> list[str]:
-    """A row's ``fields``, one per column of ``header``. A trailing separator is read as no
-    field (empty fields past the last named column are dropped, on the header's line and on
-    the row's); a short row whose fields reach every column of ``used`` (those the reader
-    reads) has its missing trailing columns empty. Any other count raises ValueError naming
-    ``where`` and both counts (a misaligned or mis-separated file, such as decimal commas in a
-    comma-separated one)."""
-    named = len(header)
-    while named and not header[named - 1].strip():
-        named -= 1
-    if len(fields) > named and not any(f.strip() for f in fields[named:]):
-        fields = fields[:named]
-    reach = max(header.index(column) for column in used) + 1
-    if reach <= len(fields) < named:
-        fields = fields + [""] * (named - len(fields))
-    if len(fields) != named:
-        raise ValueError(f"{where}: a row of {len(fields)} fields under a header of {named}; expected as many "
-                         "fields on every row as the header names (a misaligned or mis-separated file?)")
-    return fields
-
-
-HEADER_SHOWN = 120   # characters of a header line a message repeats
-
-
-def _header_message(path: Path, header: Sequence[str]) -> str:
-    """What :func:`read_csv` says of a ``header`` without the columns it needs, the header
-    cut to :data:`HEADER_SHOWN` characters."""
-    shown = ", ".join(h.strip() for h in header if h) or "(none)"
-    if len(shown) > HEADER_SHOWN:
-        shown = shown[:HEADER_SHOWN] + "..."
-    return (f"{path}:1: header {shown}; expected an arrival column ({' or '.join(ARRIVAL_COLUMNS)}) and a "
-            f"duration column ({' or '.join(DURATION_COLUMNS)}) or start_time and end_time")
-
-
-def _one_kind(kinds: dict, text: str, where: str, column: str, key: str) -> None:
-    """Record in ``kinds`` (key: (is a number, where first seen)) whether ``text`` of
-    ``column`` is a number or a date; ValueError when the columns under ``key`` have held the
-    other kind (seconds from 0 beside dates since 1970 would read as a span of decades)."""
-    number = _is_number(text)
-    seen = kinds.setdefault(key, (number, where))
-    if seen[0] != number:
-        kind, other = ("a number", "a date") if number else ("a date", "a number")
-        raise ValueError(f"{where}: {column} {text!r} is {kind}, but {seen[1]} holds {other} in {key}; "
-                         "expected seconds on every row or dates on every row")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 LISTED_BEFORE = "job id listed before"

@@ -1,0 +1,99 @@
+"""The fields of a CSV trace's rows, for :func:`impls.salus.core.trace_files.read_csv`: which
+header columns it reads, how a row's fields line up with them, and what each field holds.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
+DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
+ID_COLUMNS = ("job_id", "jobid", "id")
+# start_time / end_time fields that hold no time (compared without case): pandas, SQL and
+# spreadsheet exports write a missing time so
+NO_TIME = frozenset({"", "none", "null", "nan", "nat", "na", "n/a", "\\n"})
+UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "min": "minutes", "h": "hours"}
+DECIMAL_COMMA = re.compile(r"^\s*([-+]?\d*),(\d+)\s*$")
+
+
+def header_column(header: Sequence[str], names: Sequence[str]) -> str | None:
+    """The column of ``header`` named by the first of ``names`` it has (compared without case
+    and surrounding spaces), as the header spells it; None when it has none of them."""
+    lowered = {h.strip().lower(): h for h in header if h is not None}
+    return next((lowered[n] for n in names if n in lowered), None)
+
+
+def delimiter(header: str) -> str:
+    """The header line's field separator: a comma, else the one of ``;``, tab or ``|`` it
+    holds (a spreadsheet's export in a locale whose decimal mark is a comma)."""
+    if "," in header:
+        return ","
+    return next((d for d in (";", "\t", "|") if d in header), ",")
+
+
+def epoch_hint(at: float, unit: str) -> str:
+    """What an arrival of ``at`` seconds (thousands of years), read in ``unit``, likely is."""
+    if unit == "s" and abs(at) < 1e14:      # 1e11-1e14: milliseconds since 1970 (1.5e12 in 2017)
+        return "milliseconds since 1970? --time-unit ms reads every number of the file, durations too, as milliseconds"
+    finer = "microseconds or nanoseconds since 1970" if unit in ("s", "ms") else "a time in a finer unit"
+    return f"{finer}? this reader takes s, ms, min or h, one unit for every number of the file"
+
+
+def no_time(text: str | None) -> bool:
+    """Whether a ``start_time`` or ``end_time`` field holds no time (:data:`NO_TIME`)."""
+    return (text or "").strip().lower() in NO_TIME
+
+
+def fitted(fields: list[str], header: list[str], where: str, used: Sequence[str]) -> list[str]:
+    """A row's ``fields``, one per column of ``header``. A trailing separator is read as no
+    field (empty fields past the last named column are dropped, on the header's line and on
+    the row's); a short row whose fields reach every column of ``used`` (those the reader
+    reads) has its missing trailing columns empty. Any other count raises ValueError naming
+    ``where`` and both counts (a misaligned or mis-separated file, such as decimal commas in a
+    comma-separated one)."""
+    named = len(header)
+    while named and not header[named - 1].strip():
+        named -= 1
+    if len(fields) > named and not any(f.strip() for f in fields[named:]):
+        fields = fields[:named]
+    reach = max(header.index(c) for c in used) + 1
+    if reach <= len(fields) < named:
+        fields = fields + [""] * (named - len(fields))
+    if len(fields) != named:
+        raise ValueError(f"{where}: a row of {len(fields)} fields under a header of {named}; expected as many "
+                         "fields on every row as the header names (a misaligned or mis-separated file?)")
+    return fields
+
+
+HEADER_SHOWN = 120   # characters of a header line a message repeats
+
+
+def header_message(path: Path, header: Sequence[str]) -> str:
+    """What :func:`~impls.salus.core.trace_files.read_csv` says of a ``header`` without the
+    columns it needs, the header cut to :data:`HEADER_SHOWN` characters."""
+    shown = ", ".join(h.strip() for h in header if h) or "(none)"
+    if len(shown) > HEADER_SHOWN:
+        shown = shown[:HEADER_SHOWN] + "..."
+    return (f"{path}:1: header {shown}; expected an arrival column ({' or '.join(ARRIVAL_COLUMNS)}) and a "
+            f"duration column ({' or '.join(DURATION_COLUMNS)}) or start_time and end_time")
+
+
+def one_kind(kinds: dict, text: str, where: str, name: str, key: str) -> None:
+    """Record in ``kinds`` (key: (is a number, where first seen)) whether ``text`` of column
+    ``name`` is a number or a date; ValueError when the columns under ``key`` have held the
+    other kind (seconds from 0 beside dates since 1970 would read as a span of decades)."""
+    number = is_number(text)
+    seen = kinds.setdefault(key, (number, where))
+    if seen[0] != number:
+        kind, other = ("a number", "a date") if number else ("a date", "a number")
+        raise ValueError(f"{where}: {name} {text!r} is {kind}, but {seen[1]} holds {other} in {key}; "
+                         "expected seconds on every row or dates on every row")
+
+
+def is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
