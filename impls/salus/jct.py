@@ -1,7 +1,7 @@
 """Command line: the report's Salus JCT claim (FIFO's average JCT over SRTF's) on a job trace a user has.
 
     python -m impls.salus.jct (--trace FILE.csv [--time-unit s|ms|min|h] | --philly cluster_job_log
-        [--vc VC] [--gpus N]) [--time-zone ZONE] [--skip K] [--first N] [--load L] [--iteration-ms MS]
+        [--vc VC]) [--gpus N] [--time-zone ZONE] [--skip K] [--first N] [--load L] [--iteration-ms MS]
         [--switch-ms MS] [--policies fifo,srtf[,fair]] [--json [FILE|-]]
 
 The report's claim ``salus-jct-srtf-vs-fifo`` (the paper's 3.19×) is measured on the suite's
@@ -12,7 +12,11 @@ the report draws beside each real run) on a trace of arrivals and job lengths re
 :mod:`impls.salus.core.trace_files`: a CSV (the Salus repository's own trace form reads as it
 is) or Microsoft's public Philly ``cluster_job_log``.
 
-Every job runs on one device, one iteration at a time, as in the paper's setting: a job of
+Every job runs on one device, one iteration at a time, as in the paper's setting, so only the
+jobs on ``--gpus`` GPUs (default 1; 0: any, each then run on the one device for its full
+length) are read, from Philly's attempts or a CSV's GPU column (``num_gpus``, ``gpu_num``,
+``gpus``, ..., or ``plan_gpu``, percent of one GPU per instance, times ``inst_num``; a CSV
+without one is read whole, and ``--gpus`` refused); the others are left out and counted. A job of
 ``d`` seconds is ``round(d / iteration)`` iterations (at least one) of equal length summing to
 ``d`` (a job shorter than one iteration is one iteration SRTF cannot preempt: it warns with
 their count); SRTF knows each job's length (Salus's SRTF was given each job's total time); an
@@ -65,7 +69,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="--trace only: the unit of its numbers (default s; dates are read as dates)")
     parser.add_argument("--vc", help="--philly only: jobs of this virtual cluster (default: all)")
     parser.add_argument("--gpus", type=int, default=None,
-                        help="--philly only: jobs that held this many GPUs (default 1; 0: any)")
+                        help="jobs on this many GPUs (default 1; 0: any, each run on the one device): --philly, "
+                             "and --trace with a GPU column (num_gpus, gpu_num, gpus, ..., or plan_gpu in percent "
+                             "of a GPU times inst_num); the others are left out and counted")
     parser.add_argument("--time-zone", default=None,
                         help="IANA zone of dates that name none (default: UTC for --trace, "
                              f"{PHILLY_ZONE} for --philly)")
@@ -151,11 +157,12 @@ def short_jobs_message(short: int, jobs: int, iteration_ms: float, csv: bool) ->
 def _read(args: argparse.Namespace):
     from impls.salus.core import philly_log, trace_files
 
+    gpus = 1 if args.gpus is None else (args.gpus or None)
     if args.trace is not None:
         cli.check_file(args.trace, "--trace", "a CSV file of jobs", regular=True)
-        return trace_files.read_csv(args.trace, args.time_unit or "s", zone=zone_of(args)), args.trace
+        return trace_files.read_csv(args.trace, args.time_unit or "s", zone=zone_of(args), gpus=gpus,
+                                    gpu_column_needed=args.gpus is not None), args.trace
     cli.check_file(args.philly, "--philly", "Philly's cluster_job_log (JSON)", regular=True)
-    gpus = 1 if args.gpus is None else (args.gpus or None)
     return philly_log.read_philly(args.philly, vc=args.vc, gpus=gpus, zone=zone_of(args)), args.philly
 
 
@@ -170,9 +177,8 @@ def zone_of(args: argparse.Namespace) -> str:
 
 def _check(args: argparse.Namespace) -> list[str]:
     if args.trace is not None:
-        for flag, value in (("--vc", args.vc), ("--gpus", args.gpus)):
-            if value is not None:
-                raise cli.UsageError(f"got {flag} with --trace", flag, "expected it only with --philly")
+        if args.vc is not None:
+            raise cli.UsageError("got --vc with --trace", "--vc", "expected it only with --philly")
     elif args.time_unit is not None:
         raise cli.UsageError("got --time-unit with --philly", "--time-unit",
                              "expected it only with --trace (Philly's times are dates)")
@@ -198,6 +204,7 @@ def _print(result: dict[str, Any]) -> None:
     zone = result["time_zone"]
     print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s"
           + (f" (dates read in {zone})" if zone else "")
+          + (f"; GPUs from {result['gpu_column']}" if result.get("gpu_column") else "")
           + "".join(f"; left out {n} {why}" for why, n in result["left_out"].items()))
     own, load = result["trace_offered_load"], result["offered_load"]
     scaled = f" (the trace's own: {own:.3g}; gaps scaled by {result['gaps_scaled_by']:.4g})" \
@@ -245,8 +252,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if load is not None and load > 1 and len(trace) > BIG_QUEUE:
         cli.warn(f"{len(trace)} jobs at an offered load of {load:.3g}: most of them wait at once, and the "
                  "simulation's time grows with their square (minutes to hours); --first N or --load L keeps it short")
+    for note in trace.notes:
+        cli.warn(note)
     result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "time_zone": trace.zone,
-              "left_out": trace.left_out,
+              "gpu_column": trace.gpu_column, "left_out": trace.left_out,
               "trace_offered_load": own,
               "gaps_scaled_by": None if args.load is None else own / args.load,
               **measure(trace, policies, args.iteration_ms, args.switch_ms)}

@@ -15,7 +15,10 @@ Two forms are read:
   header separated by ``;``, tabs or ``|`` instead of commas (then ``1,5`` is 1.5) are read.
   Every row has as many fields as the header names columns, or fewer where only columns
   after the last one read are left off; a trailing separator (an empty field past the last
-  named column) is read as no field.
+  named column) is read as no field. A GPU column (:data:`~impls.salus.core.trace_rows.GPU_COLUMNS`,
+  such as ``num_gpus`` or ``gpu_num``, else ``plan_gpu``, percent of one GPU per instance,
+  times ``inst_num``, over 100) keeps the jobs on the count of GPUs asked for, one by
+  default, as Philly's reader does: the others (and those with no count) are left out and counted.
 - **Philly** ``cluster_job_log`` (Microsoft's public trace): read by
   :func:`impls.salus.core.philly_log.read_philly`, with this module's :class:`JobTrace` and
   the same gzip, UTF-8 and damaged-file handling (:func:`open_text`, :func:`reading`).
@@ -54,7 +57,8 @@ import numpy as np
 
 from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATION_COLUMNS, ID_COLUMNS,
                                          NO_TIME, UNIT_NAMES, delimiter, epoch_hint, fitted,  # noqa: F401
-                                         header_column, header_message, is_number, no_time, one_kind)
+                                         GpuColumns, gpu_reason, header_column, header_message, is_number,
+                                         no_gpu_column_message, no_time, one_kind)
 from impls.salus.core.trace_times import time_seconds, time_zone, zone_name
 from impls.salus.core.traces import arrival_load
 
@@ -69,13 +73,17 @@ LONGEST_S = 1e12  # no trace spans more seconds than this (31,700 years)
 class JobTrace:
     """Jobs of one trace: ``ids`` (as the file names them), ``arrival_s`` (seconds from the
     first arrival, sorted, first 0), ``duration_s`` (> 0), ``left_out`` (reason: rows),
-    ``zone``: the time zone its dates without one were read in (None when it held no date)."""
+    ``zone``: the time zone its dates without one were read in (None when it held no date),
+    ``gpu_column``: the column(s) a CSV's GPU counts came from (None: it had none), ``notes``:
+    what the reader found that a command should warn of."""
 
     ids: list[str]
     arrival_s: np.ndarray
     duration_s: np.ndarray
     left_out: dict[str, int]
     zone: str | None = None
+    gpu_column: str | None = None
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -87,7 +95,8 @@ class JobTrace:
         ids, arrivals, durations = self.ids[skip:end], self.arrival_s[skip:end], self.duration_s[skip:end]
         if not ids:
             raise ValueError(f"no job in the window (skip {skip}, first {first}) of a trace of {len(self)} jobs")
-        return JobTrace(list(ids), arrivals - arrivals[0], durations.copy(), dict(self.left_out), self.zone)
+        return dataclasses.replace(self, ids=list(ids), arrival_s=arrivals - arrivals[0],
+                                   duration_s=durations.copy(), left_out=dict(self.left_out))
 
     def offered_load(self) -> float | None:
         """Arrival rate times mean duration (:func:`~impls.salus.core.traces.arrival_load`;
@@ -107,7 +116,8 @@ class JobTrace:
         if not float(arrivals[-1]) < LONGEST_S:
             raise ValueError(f"load {load!r} spreads the arrivals over more than {LONGEST_S:g} s (31,700 years); "
                              "expected a larger load")
-        return JobTrace(list(self.ids), arrivals, self.duration_s.copy(), dict(self.left_out), self.zone)
+        return dataclasses.replace(self, ids=list(self.ids), arrival_s=arrivals, duration_s=self.duration_s.copy(),
+                                   left_out=dict(self.left_out))
 
     def duration_stats(self) -> dict[str, float]:
         """Seconds: ``mean``, ``median``, ``p90``, ``min``, ``max``; and ``scv``, the squared
@@ -140,10 +150,14 @@ def reading(path: Path, expected: str):
         raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
 
 
-def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobTrace:
+def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: int | None = 1,
+             gpu_column_needed: bool = False) -> JobTrace:
     """The jobs of CSV file ``path`` (see the module docstring), numbers read in ``unit``
     (one of :data:`UNITS`), dates without a zone in IANA zone ``zone`` (default UTC: a
-    daylight-saving change within the trace then reads an hour off); ValueError naming the
+    daylight-saving change within the trace then reads an hour off). Where the header has a
+    GPU column (:class:`~impls.salus.core.trace_rows.GpuColumns`) only the jobs on ``gpus``
+    GPUs are kept (None: any count; the others are left out and counted, as Philly's reader
+    does); ``gpu_column_needed``: a header without one is refused. ValueError naming the
     file, line and column for a header without the columns, a row of more or fewer fields than
     the header (:func:`~impls.salus.core.trace_rows.fitted`), a value that is not a time (or a
     date ``zone`` shows twice or never: :class:`~impls.salus.core.trace_times.RepeatedTime`, ``SkippedTime``),
@@ -179,8 +193,11 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
             name = header_column(header, ID_COLUMNS)
             if arrival is None or (duration is None and (start is None or end is None)):
                 raise ValueError(header_message(path, header))
-            used = [c for c in (arrival, duration, start, end) if c is not None]   # a job_id may be left off
-            rows, kinds, seen, left = [], {}, {}, Counter()
+            gpu = GpuColumns.of(header)
+            if gpu_column_needed and gpu.name is None:
+                raise ValueError(no_gpu_column_message(path, header))
+            used = [c for c in (arrival, duration, start, end) if c is not None] + gpu.used  # a job_id may be left off
+            rows, kinds, seen, left, other_gpus = [], {}, {}, Counter(), 0
             for number, fields in enumerate((f for f in rows_read() if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
@@ -230,13 +247,21 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None) -> JobT
                 if len(seen.get(label, ())) > 1:
                     raise ValueError(f"{where}: {name} {label!r} also on line {seen[label][0][1]} with other times; "
                                      "expected one row per job, not one per attempt or task")
+                if gpu.name is not None:
+                    held = gpu.gpus(row, where)
+                    if why := gpu_reason(held, gpus):
+                        left[why] += 1
+                        continue
+                    other_gpus += gpus is None and held != 1
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             through = f", read through line {reader.line_num}" if reader.line_num > begun[0] else ""
             raise ValueError(f"{path}:{begun[0]}: not a CSV row this reader can read ({err}{through}); expected "
                              "a field that opens with a quote to close with one, and a quote inside it "
                              "written twice") from None
-    return job_trace(rows, left, path, zone if dated else None)
+    notes = [f"{other_gpus} of the {len(rows)} jobs kept ask for other than one GPU ({gpu.name}); each runs on the "
+             "one simulated device for its full length"] if other_gpus else []
+    return dataclasses.replace(job_trace(rows, left, path, zone if dated else None), gpu_column=gpu.name, notes=notes)
 
 
 LISTED_BEFORE = "job id listed before"

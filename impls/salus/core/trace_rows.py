@@ -3,6 +3,8 @@ header columns it reads, how a row's fields line up with them, and what each fie
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,11 +74,13 @@ HEADER_SHOWN = 120   # characters of a header line a message repeats
 def header_message(path: Path, header: Sequence[str]) -> str:
     """What :func:`~impls.salus.core.trace_files.read_csv` says of a ``header`` without the
     columns it needs, the header cut to :data:`HEADER_SHOWN` characters."""
+    return (f"{path}:1: header {_shown(header)}; expected an arrival column ({' or '.join(ARRIVAL_COLUMNS)}) and "
+            f"a duration column ({' or '.join(DURATION_COLUMNS)}) or start_time and end_time")
+
+
+def _shown(header: Sequence[str]) -> str:
     shown = ", ".join(h.strip() for h in header if h) or "(none)"
-    if len(shown) > HEADER_SHOWN:
-        shown = shown[:HEADER_SHOWN] + "..."
-    return (f"{path}:1: header {shown}; expected an arrival column ({' or '.join(ARRIVAL_COLUMNS)}) and a "
-            f"duration column ({' or '.join(DURATION_COLUMNS)}) or start_time and end_time")
+    return shown[:HEADER_SHOWN] + "..." if len(shown) > HEADER_SHOWN else shown
 
 
 def one_kind(kinds: dict, text: str, where: str, name: str, key: str) -> None:
@@ -97,3 +101,88 @@ def is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# A job's GPUs: a count column, else plan_gpu (Alibaba PAI: percent of one GPU per instance,
+# 50 is half a GPU) times inst_num (its instances; 1 without the column) over 100
+GPU_COLUMNS = ("num_gpus", "gpu_num", "gpus", "num_gpu", "n_gpus", "ngpus", "gpu_count", "gpus_requested")
+PERCENT_GPU_COLUMNS = ("plan_gpu",)
+INSTANCE_COLUMNS = ("inst_num",)
+NO_GPU_COUNT = "no GPU count (an empty field)"
+PART_OF_A_GPU = "on part of a GPU (a count that is not whole; the simulated device is whole)"
+
+
+def not_on(gpus: int) -> str:
+    """The reason a job on another count than ``gpus`` GPUs is left out (as Philly's reader says it)."""
+    return f"not on {gpus} GPU{'s' if gpus != 1 else ''}"
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuColumns:
+    """Where a CSV header gives each job's GPUs: ``count`` (a column of :data:`GPU_COLUMNS`),
+    else ``percent`` (``plan_gpu``) times ``instances`` (``inst_num``, None: one) over 100;
+    all None when the header names none of them."""
+
+    count: str | None = None
+    percent: str | None = None
+    instances: str | None = None
+
+    @classmethod
+    def of(cls, header: Sequence[str]) -> "GpuColumns":
+        count = header_column(header, GPU_COLUMNS)
+        if count is not None:
+            return cls(count)
+        percent = header_column(header, PERCENT_GPU_COLUMNS)
+        return cls(None, percent, header_column(header, INSTANCE_COLUMNS) if percent else None)
+
+    @property
+    def name(self) -> str | None:
+        """The columns as a message names them (None: none)."""
+        if self.count or not self.percent:
+            return self.count
+        return f"{self.percent} x {self.instances} / 100" if self.instances else f"{self.percent} / 100"
+
+    @property
+    def used(self) -> list[str]:
+        return [c for c in (self.count, self.percent, self.instances) if c is not None]
+
+    def gpus(self, row: dict, where: str) -> float | None:
+        """The GPUs row ``row`` asked for; None when a field it needs is empty (or one of
+        :data:`NO_TIME`, as pandas writes NaN). ValueError naming ``where`` for a field that is
+        not a finite number >= 0."""
+        total = 1.0
+        for name, per in ((self.count, 1.0), (self.percent, 100.0), (self.instances, 1.0)):
+            if name is None:
+                continue
+            text = row.get(name)
+            if no_time(text):
+                return None
+            try:
+                value = float(text)
+            except ValueError:
+                value = math.nan
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{where}: {name} {text!r}; expected a number of GPUs >= 0"
+                                 + (" (in percent of one GPU: 50 is half a GPU)" if name == self.percent else ""))
+            total *= value / per
+        return total
+
+
+def gpu_reason(held: float | None, gpus: int | None) -> str | None:
+    """Why a job on ``held`` GPUs (None: not known) is left out when the jobs on ``gpus``
+    GPUs are kept (None: any count); None when it is kept."""
+    if gpus is None:
+        return None
+    if held is None:
+        return NO_GPU_COUNT
+    if held != round(held):
+        return PART_OF_A_GPU
+    return None if held == gpus else not_on(gpus)
+
+
+def no_gpu_column_message(path: Path, header: Sequence[str]) -> str:
+    """What :func:`~impls.salus.core.trace_files.read_csv` says when asked to choose jobs by
+    their GPUs in a file whose ``header`` names no GPU column."""
+    return (f"{path}:1: header {_shown(header)}; expected a GPU column to choose jobs by their GPUs "
+            f"({', '.join(GPU_COLUMNS)}, or {PERCENT_GPU_COLUMNS[0]} in percent of one GPU per instance "
+            f"times {INSTANCE_COLUMNS[0]})")
