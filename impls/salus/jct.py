@@ -27,6 +27,11 @@ cost it counts a job that has not run at ``d`` plus one switch per iteration, an
 has at its mean so far. Memory is not modelled (a trace gives none), so PACK is not offered.
 A trace far above a load of 1 keeps most of its jobs waiting, and the simulation's time
 grows with their square: above :data:`BIG_QUEUE` such jobs it says so before it starts.
+FAIR steps every iteration, in a compiled kernel while the jobs' device time in picoseconds
+fits an int64 (106.75 days; a real cluster's trace holds years) and in Python, about 60x
+slower, beyond: it refuses above :data:`FAIR_MAX_ITERATIONS` iterations and, where the
+kernel cannot be used, warns before it starts with the time that takes and the ``--first``
+that keeps it in the kernel.
 
 It prints the trace's size, arrival span, offered load (arrival rate × mean job length; above
 1, jobs arrive faster than one device serves them and FIFO's wait grows with the trace's
@@ -55,7 +60,8 @@ from impls.salus.paper import JCT_CLAIM as CLAIM
 
 POLICIES = ("fifo", "srtf", "fair")
 DEFAULT_ITERATION_MS = 100.0
-FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this
+FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this, in its compiled kernel
+FAIR_PYTHON_S = 2e-6    # s an iteration of FAIR outside its kernel with few jobs waiting (more with many)
 BIG_QUEUE = 5_000   # jobs above a load of 1: each decision scans the queue, time grows as its square
 
 
@@ -166,6 +172,53 @@ def _read(args: argparse.Namespace):
     return philly_log.read_philly(args.philly, vc=args.vc, gpus=gpus, zone=zone_of(args)), args.philly
 
 
+def fair_kernel(trace, iteration_ms: float, switch_ms: float = 0.0) -> tuple[bool, float, int]:
+    """Whether FAIR runs ``trace`` in its compiled kernel (the simulator's own test,
+    :meth:`~impls.salus.core.simulator._FairRun.fits`: the jobs' device time in picoseconds
+    fits an int64, 106.75 days; else it steps every iteration in Python, about 60x slower), the
+    device time in days, and how many of its first jobs would fit (``--first``)."""
+    import itertools
+
+    from impls.salus.core.simulator import SimJob, _FairRun
+
+    jobs, ms, warm = simulator_jobs(trace, iteration_ms, switch_ms)
+    sim = [SimJob(j["job_id"], j["workload"], j["arrival_s"], j["iterations"], ms[j["workload"]],
+                  warm_ms=(warm or {}).get(j["workload"], 0.0)) for j in jobs]
+    ticks = list(itertools.accumulate(j.total_iterations * max(j.iteration_ticks, j.warm_ticks) for j in sim))
+    fitting = sum(1 for t in ticks if t < _FairRun.INT64_MAX)       # the sums only grow
+    return _FairRun.fits(sim), ticks[-1] / 1e12 / 86400, fitting
+
+
+KERNEL_DAYS = (2 ** 63 - 1) / 1e12 / 86400     # FAIR's kernel counts picoseconds in an int64
+
+
+def _fair_check(trace, iterations: int, args: argparse.Namespace) -> None:
+    """Refuse FAIR beyond :data:`FAIR_MAX_ITERATIONS`, and warn when it cannot use its kernel
+    (:func:`fair_kernel`), with the Python path's time at :data:`FAIR_PYTHON_S` an iteration."""
+    fits, days, fitting = fair_kernel(trace, args.iteration_ms, args.switch_ms)
+    keep = (f"--first {fitting}" + (f" (after --skip {args.skip})" if args.skip else "") + " keeps it in the kernel"
+            if fitting else "no window keeps it in the kernel (its first job alone holds more)")
+    slow = (f"its {days:.4g} days of device time pass the {KERNEL_DAYS:.5g} days its compiled kernel counts "
+            "(int64 picoseconds), so FAIR steps every iteration in Python")
+    if iterations > FAIR_MAX_ITERATIONS:
+        raise cli.UsageError(f"{iterations} iterations with fair", "--policies",
+                             f"expected at most {FAIR_MAX_ITERATIONS} for FAIR (it steps every iteration): "
+                             + ("raise --iteration-ms or take fewer jobs with --first" if fits else
+                                f"{slow}, about 60x slower than the kernel, and a larger --iteration-ms cuts "
+                                f"the iterations but not that; {keep}"))
+    if not fits:
+        cli.warn(f"FAIR on this trace: {slow}, {iterations} iterations at {FAIR_PYTHON_S * 1e6:g} us or more "
+                 f"each (more with many jobs waiting): {_time_words(iterations * FAIR_PYTHON_S)} or more, where "
+                 f"the kernel takes seconds; {keep}, a larger --iteration-ms shortens the Python run (fewer "
+                 "iterations, the same device time), or leave fair out of --policies")
+
+
+def _time_words(seconds: float) -> str:
+    if seconds < 90:
+        return f"about {seconds:.2g} s"
+    return f"about {seconds / 60:.2g} minutes" if seconds < 5400 else f"about {seconds / 3600:.2g} hours"
+
+
 def zone_of(args: argparse.Namespace) -> str:
     """The IANA zone the trace's dates without a zone are read in: ``--time-zone``, else UTC
     for a CSV and US Pacific time for Philly (the result's ``time_zone``: the zone as the
@@ -239,21 +292,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     policies = _check(args)
     trace, path = _read(args)
+    for note in trace.notes:
+        cli.warn(note)
     trace = trace.window(args.skip, args.first)
     own = trace.offered_load()
     if args.load is not None:
         trace = trace.at_load(args.load)
     iterations = sum(iterations_for(float(s), args.iteration_ms) for s in trace.duration_s)
-    if "fair" in policies and iterations > FAIR_MAX_ITERATIONS:
-        raise cli.UsageError(f"{iterations} iterations with fair", "--policies",
-                             f"expected at most {FAIR_MAX_ITERATIONS} for FAIR (it steps every iteration): "
-                             "raise --iteration-ms or take fewer jobs with --first")
+    if "fair" in policies:
+        _fair_check(trace, iterations, args)
     load = trace.offered_load()
     if load is not None and load > 1 and len(trace) > BIG_QUEUE:
         cli.warn(f"{len(trace)} jobs at an offered load of {load:.3g}: most of them wait at once, and the "
                  "simulation's time grows with their square (minutes to hours); --first N or --load L keeps it short")
-    for note in trace.notes:
-        cli.warn(note)
     result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "time_zone": trace.zone,
               "gpu_column": trace.gpu_column, "left_out": trace.left_out,
               "trace_offered_load": own,
