@@ -42,8 +42,8 @@ over SRTF's, and the verdict the report's rule gives that one value against the 
 in ``reports/claims.toml``. Dates that name no zone are read in ``--time-zone`` (an IANA
 name; default UTC for a CSV, US Pacific time for Philly, whose utilisation files write PDT /
 PST), so that a job across a daylight-saving change is not read an hour short or long; a
-date the zone shows twice (clocks went back) or never is refused in a CSV, and leaves its
-job out of a Philly trace, counted. ``--load L`` scales the gaps between arrivals so that the offered
+date the zone shows twice (clocks went back) or never leaves its job out, counted, in a CSV
+as in a Philly trace (the first line of each reason a CSV leaves out is named). ``--load L`` scales the gaps between arrivals so that the offered
 load is L (a cluster's trace put on one device is usually far above 1). Output on stdout;
 ``--json`` writes the whole result instead.
 """
@@ -256,11 +256,12 @@ def _check(args: argparse.Namespace) -> list[str]:
 
 def _print(result: dict[str, Any]) -> None:
     d = result["durations"]
-    zone = result["time_zone"]
+    zone, first = result["time_zone"], result.get("left_out_first") or {}
     print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s"
           + (f" (dates read in {zone})" if zone else "")
           + (f"; GPUs from {result['gpu_column']}" if result.get("gpu_column") else "")
-          + "".join(f"; left out {n} {why}" for why, n in result["left_out"].items()))
+          + "".join(f"; left out {n} {why}" + (f" (the first at {first[why]})" if why in first else "")
+                    for why, n in result["left_out"].items()))
     own, load = result["trace_offered_load"], result["offered_load"]
     scaled = f" (the trace's own: {own:.3g}; gaps scaled by {result['gaps_scaled_by']:.4g})" \
         if result["gaps_scaled_by"] is not None else ""
@@ -318,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  "decision scans the jobs waiting, so the simulation's time grows with their square (minutes to "
                  "hours); --first N or --skip K keeps it short")
     result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "time_zone": trace.zone,
-              "gpu_column": trace.gpu_column, "left_out": trace.left_out,
+              "gpu_column": trace.gpu_column, "left_out": trace.left_out, "left_out_first": trace.left_out_first,
               "trace_offered_load": own,
               "gaps_scaled_by": None if args.load is None else own / args.load,
               **measure(trace, policies, args.iteration_ms, args.switch_ms)}

@@ -14,7 +14,7 @@ import pytest
 
 from impls.harness.report import verdicts
 from impls.salus import jct
-from impls.salus.core import philly_log, trace_files, trace_times
+from impls.salus.core import philly_log, trace_files
 from impls.salus.core.simulator import simulate
 from impls.salus.core.traces import offered_load, poisson_trace
 
@@ -79,7 +79,8 @@ def test_zero_lengths_left_out_and_counted(tmp_path):
     ("submit_time,duration\n0,10\n5,abc\n", ":3: duration 'abc'"),
     ("submit_time,duration\n0,10\n5,-1\n", ":3: duration '-1'; expected seconds >= 0"),
     ("submit_time,duration\n0,10\n,4\n", ":3: submit_time is empty"),
-    ("submit_time,duration\n0,nan\n", "expected a finite number"),
+    ("submit_time,duration\n0,inf\n", "expected a finite number"),
+    ("submit_time,duration\n0,nan\n", "no job to simulate (1 no duration"),      # NaN: as a missing end
     ("arrival,start_time,end_time\n0,10,5\n", "before start_time"),
     ("submit_time,duration\n", "no job to simulate"),
     ("submit_time,duration\n0,0\n", "no job to simulate (1 zero duration)"),
@@ -430,18 +431,34 @@ def test_the_command_line_names_the_zone_and_refuses_an_unknown_one(tmp_path):
     assert trace_files.read_csv(numbers).zone is None
 
 
-def test_a_time_the_zone_shows_twice_or_never_is_refused_or_left_out(tmp_path):
+def test_a_time_the_zone_shows_twice_or_never_is_left_out_and_counted_in_both_readers(tmp_path):
+    """As Philly's reader does, a CSV leaves such a row out and counts it (it was refused, one
+    row a run); a file of nothing else says why, and what the date needs."""
     repeated = _csv(tmp_path / "r.csv", "submit_time,start_time,end_time\n"
                                         "2017-11-05 00:00:00,2017-11-05 01:45:00,2017-11-05 02:05:00\n")
-    with pytest.raises(trace_times.RepeatedTime, match="shows twice|is shown twice"):
+    with pytest.raises(ValueError, match="is shown twice in America/Los_Angeles") as err:
         trace_files.read_csv(repeated, zone="America/Los_Angeles")
+    assert ("r.csv: no job to simulate (1 a time America/Los_Angeles shows twice (clocks went back)); the first of "
+            "each: ") in str(err.value)
+    assert ("first at UTC-07:00, then again at UTC-08:00), so which of the two instants it was is not known; "
+            "expected a date that names its offset (2017-11-05 01:45:00-07:00 or 2017-11-05 01:45:00-08:00)"
+            ) in str(err.value)
+    assert "--time-zone" not in str(err.value)          # the zone was given, and right: no advice to give it
     assert trace_files.read_csv(repeated).duration_s.tolist() == [1200.0]      # UTC: no clock change
     skipped = _csv(tmp_path / "s.csv", "submit_time,start_time,end_time\n"
                                        "2018-03-11 01:00:00,2018-03-11 02:30:00,2018-03-11 03:10:00\n")
-    with pytest.raises(trace_times.SkippedTime, match="does not exist in America/Los_Angeles"):
+    with pytest.raises(ValueError, match="does not exist in America/Los_Angeles"):
         trace_files.read_csv(skipped, zone="America/Los_Angeles")
     done = _run("--trace", str(skipped), "--time-zone", "America/Los_Angeles")
     assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
+    both = _csv(tmp_path / "b.csv", "job_id,submit_time,start_time,end_time\n"
+                                    "ok,2017-11-05 12:00:00,2017-11-05 12:00:00,2017-11-05 12:10:00\n"
+                                    "twice,2017-11-05 00:30:00,2017-11-05 01:45:00,2017-11-05 02:05:00\n"
+                                    "never,2018-03-11 02:30:00,2018-03-11 03:00:00,2018-03-11 03:10:00\n")
+    trace = trace_files.read_csv(both, zone="America/Los_Angeles")
+    assert trace.ids == ["ok"] and trace.left_out_first == {
+        "a time America/Los_Angeles shows twice (clocks went back)": f"{both}:3",
+        "a time America/Los_Angeles never shows (clocks went forward)": f"{both}:4"}
     jobs = [_philly_job("ok", "2017-11-05 12:00:00", [("2017-11-05 12:00:00", "2017-11-05 12:10:00", 1)]),
             _philly_job("twice", "2017-11-05 00:30:00", [("2017-11-05 01:45:00", "2017-11-05 02:05:00", 1)]),
             _philly_job("late", "2017-11-05 00:31:00", [("2017-11-05 01:50:00", "2017-11-05 01:10:00", 1)]),

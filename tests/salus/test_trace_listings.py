@@ -148,19 +148,23 @@ def test_a_philly_job_started_before_it_was_submitted_is_left_out_and_counted(tm
     assert trace.left_out == {philly_log.STARTED_BEFORE_SUBMITTED: 2}
 
 
-# ---------------------------------------------------------------- CSV: a start before the arrival
+# ---------------------------------------------------------------- CSV: a start before the arrival (left out, as in Philly)
 
 @pytest.mark.parametrize("rows, shown", [
     ("a,2017-10-07 10:00:00,2017-10-07 08:00:00,2017-10-07 09:00:00\n", "'2017-10-07 08:00:00'"),  # end too
     ("a,10,5,20\n", "'5'"),
 ])
-def test_a_csv_row_that_starts_before_it_arrives_is_refused_with_its_line(tmp_path, rows, shown):
+def test_a_csv_row_that_starts_before_it_arrives_is_left_out_as_philly_leaves_it(tmp_path, rows, shown):
     path = tmp_path / "t.csv"
     path.write_text("job_id,submit_time,start_time,end_time\nz,0,0,1\n" + rows)
-    with pytest.raises(ValueError) as err:
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["z"] and trace.left_out == {philly_log.STARTED_BEFORE_SUBMITTED: 1}
+    assert trace.left_out_first == {philly_log.STARTED_BEFORE_SUBMITTED: f"{path}:3"}
+    path.write_text("job_id,submit_time,start_time,end_time\n" + rows)
+    with pytest.raises(ValueError) as err:                      # nothing else: the error says why
         trace_files.read_csv(path)
     text = str(err.value)
-    assert f"t.csv:3: start_time {shown} is before submit_time" in text and "\n" not in text
+    assert f"t.csv:2: start_time {shown} is before submit_time" in text and "\n" not in text
 
 
 def test_a_csv_arrival_in_seconds_beside_start_dates_is_not_compared(tmp_path):

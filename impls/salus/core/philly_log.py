@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, open_text, reading
-from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, date_seconds, time_zone,
-                                          zone_name)
+from impls.salus.core.trace_rows import STARTED_BEFORE_SUBMITTED
+from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, clock_change, date_seconds,
+                                          time_zone, zone_name)
 
 
 def _philly_time(value: Any, zone: tzinfo, where: str, column: str) -> float | None:
@@ -106,11 +107,8 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             submitted = _philly_time(job["submitted_time"], tz, where, "submitted_time")
             times = [(_philly_time(a.get("start_time"), tz, where, "start_time"),
                       _philly_time(a.get("end_time"), tz, where, "end_time")) for a in attempts]
-        except RepeatedTime:
-            left[f"a time {zone} shows twice (clocks went back)"] += 1
-            continue
-        except SkippedTime:
-            left[f"a time {zone} never shows (clocks went forward)"] += 1
+        except (RepeatedTime, SkippedTime) as err:
+            left[clock_change(zone, err)] += 1
             continue
         except ValueError as err:
             left[UNREADABLE_DATE] += 1
@@ -150,7 +148,6 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
 LISTED_AGAIN_LATER = "job id listed again later (the later listing is read)"
 STILL_RUNNING = "still running at the snapshot"
 OPEN_ATTEMPT = "an attempt without an end in a finished job (run time unknown)"
-STARTED_BEFORE_SUBMITTED = "started before it was submitted"
 UNREADABLE_DATE = f"an unreadable date (not of the form {DATE_EXAMPLE})"
 MALFORMED_GPUS = "a detail or gpus field that is not a list"
 MALFORMED_ATTEMPTS = "an attempts field that is not a list of attempts"

@@ -27,16 +27,21 @@ Two forms are read:
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
 seconds > 0, and the count of rows left out per reason. CSV rows a run cannot mean
 anything for (a duration that is negative, not a number, a date, or :data:`LONGEST_S` or
-more; an end before its start; a start before its arrival, where both are numbers or both
-dates; a column holding seconds on one row and dates on another; more or fewer fields than
-the header; a quote that opens a field and is not closed as CSV closes it, named by the line
-its row begins on) raise ValueError naming the file and line; rows that held no device time
-(zero duration; with ``start_time`` and ``end_time``, a job with no start, which never
-started, or a start and no end, still running: an empty field or one of :data:`NO_TIME`) are
-left out and counted, and so is a row that repeats an earlier row of its job id with the same arrival and length
-(:data:`LISTED_BEFORE`: a log concatenated or appended twice would otherwise load its jobs
-twice); a job id on two rows with other times (a row per attempt or task) raises ValueError
-naming both lines.
+more; a column holding seconds on one row and dates on another; more or fewer fields than
+the header; a job id on two rows with other times, a row per attempt or task, both lines
+named) are refused, all of them in one ValueError that gives the count of each kind, its first
+row's message and the lines of the next few; a quote that opens a field and is not closed as
+CSV closes it stops the reading there, named by the line its row begins on. Rows that held no
+device time (zero duration; a job with no start, which never started; with ``start_time``
+and ``end_time``, a start and no end, still running; with a ``duration``, none, as pandas
+writes a running job's NaN: an empty field or one of :data:`NO_TIME`) are left out and
+counted, and so are the rows Philly's reader leaves out for the same reasons (an end before
+its start; a start before its arrival, where both are numbers or both dates; a date the zone
+shows twice or never), and a row that repeats an earlier row of its job id with the same
+arrival and length (:data:`LISTED_BEFORE`: a log concatenated or appended twice would
+otherwise load its jobs twice). The first line of each reason is kept (``left_out_first``);
+where more than a tenth of the rows are left out for times that disagree, the trace's
+``notes`` say so (columns in other zones or units, more likely than dirty rows).
 """
 from __future__ import annotations
 
@@ -55,17 +60,17 @@ from typing import Any
 
 import numpy as np
 
-from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATION_COLUMNS, ID_COLUMNS,
-                                         NO_TIME, UNIT_NAMES, delimiter, epoch_hint, fitted,  # noqa: F401
-                                         GpuColumns, gpu_reason, header_column, header_message, is_number,
-                                         no_gpu_column_message, no_time, one_kind)
-from impls.salus.core.trace_times import time_seconds, time_zone, zone_name
+from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATION_COLUMNS,  # noqa: F401
+                                         ENDS_BEFORE_START, ID_COLUMNS, NEVER_STARTED, NO_DURATION, NO_TIME,
+                                         STARTED_BEFORE_SUBMITTED, STILL_RUNNING, UNIT_NAMES, BadRow, GpuColumns,
+                                         Refused, delimiter, dirty_note, epoch_hint, fitted, gpu_reason,
+                                         header_column, header_message, is_number, no_gpu_column_message,
+                                         no_time, one_kind)
+from impls.salus.core.trace_times import RepeatedTime, SkippedTime, clock_change, time_seconds, time_zone, zone_name
 from impls.salus.core.traces import arrival_load
 
 UNITS = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}   # seconds per unit of a number in a trace
 EPOCH_MS = 1e11   # seconds: 3,170 years; an arrival this large is an epoch in a finer unit
-NEVER_STARTED = "never started (no start_time)"
-STILL_RUNNING = "still running (a start_time and no end_time)"
 LONGEST_S = 1e12  # no trace spans more seconds than this (31,700 years)
 
 
@@ -75,7 +80,8 @@ class JobTrace:
     first arrival, sorted, first 0), ``duration_s`` (> 0), ``left_out`` (reason: rows),
     ``zone``: the time zone its dates without one were read in (None when it held no date),
     ``gpu_column``: the column(s) a CSV's GPU counts came from (None: it had none), ``notes``:
-    what the reader found that a command should warn of."""
+    what the reader found that a command should warn of, ``left_out_first``: where the first
+    row left out for a reason is (``FILE:LINE``; not every reason has one)."""
 
     ids: list[str]
     arrival_s: np.ndarray
@@ -84,6 +90,7 @@ class JobTrace:
     zone: str | None = None
     gpu_column: str | None = None
     notes: list[str] = dataclasses.field(default_factory=list)
+    left_out_first: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -158,27 +165,45 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
     GPU column (:class:`~impls.salus.core.trace_rows.GpuColumns`) only the jobs on ``gpus``
     GPUs are kept (None: any count; the others are left out and counted, as Philly's reader
     does); ``gpu_column_needed``: a header without one is refused. ValueError naming the
-    file, line and column for a header without the columns, a row of more or fewer fields than
-    the header (:func:`~impls.salus.core.trace_rows.fitted`), a value that is not a time (or a
-    date ``zone`` shows twice or never: :class:`~impls.salus.core.trace_times.RepeatedTime`, ``SkippedTime``),
-    for an arrival that, read in ``unit``, lies beyond :data:`EPOCH_MS` seconds (an epoch in a
-    finer unit: the message says which), and for a job id on a row whose arrival or length differs from an
-    earlier row's of that id (both lines named; a row that repeats one is left out and counted
-    under :data:`LISTED_BEFORE`)."""
+    file and line for a header without the columns, and for the rows it refuses, every one of
+    them in one message gathered by kind (:class:`~impls.salus.core.trace_rows.Refused`): a
+    row of more or fewer fields than the header (:func:`~impls.salus.core.trace_rows.fitted`),
+    a value that is not a time, an arrival that, read in ``unit``, lies beyond :data:`EPOCH_MS`
+    seconds (an epoch in a finer unit: the message says which), and a job id on a row whose
+    arrival or length differs from an earlier row's of that id (both lines named; a row that
+    repeats one is left out and counted under :data:`LISTED_BEFORE`). Rows that Philly's
+    reader leaves out for the same reasons are left out and counted, the first line of each
+    reason named in ``left_out_first``: a date ``zone`` shows twice or never, a start before
+    the arrival, an end before the start, and no duration (as no end)."""
     path = Path(path)
     zone = zone_name(zone)
     tz, dated = time_zone(zone), False
     if unit not in UNITS:
         raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
     unit_s = UNITS[unit]
+    refused, left, first, explained = Refused(path), Counter(), {}, {}
+
+    def leave(reason: str, where: str, why: str = "") -> None:
+        left[reason] += 1
+        first.setdefault(reason, where)
+        explained.setdefault(reason, why or where)
+
+    def read_time(text: str, where: str, name: str) -> float:
+        try:
+            return time_seconds(text, where, name, unit_s, tz)
+        except (RepeatedTime, SkippedTime):
+            raise
+        except ValueError as err:
+            raise BadRow(f"{name}: not a time", str(err)) from None
+
     with open_text(path) as handle, reading(path, "a CSV file (or gzip of one)"):
         try:
-            first = handle.readline()
-            if first.lstrip().startswith(("[", "{")):
-                raise ValueError(f"{path}:1: starts with {first.strip()[:40]!r}..., which looks like JSON; "
+            first_line = handle.readline()
+            if first_line.lstrip().startswith(("[", "{")):
+                raise ValueError(f"{path}:1: starts with {first_line.strip()[:40]!r}..., which looks like JSON; "
                                  "expected a CSV with a header (Philly's cluster_job_log is read with --philly)")
-            separator = delimiter(first)
-            reader = csv.reader(itertools.chain([first], handle), delimiter=separator, strict=True)
+            separator = delimiter(first_line)
+            reader = csv.reader(itertools.chain([first_line], handle), delimiter=separator, strict=True)
             begun = [1]     # the line the row being read begins on: a csv.Error names it
 
             def rows_read():
@@ -197,71 +222,89 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
             if gpu_column_needed and gpu.name is None:
                 raise ValueError(no_gpu_column_message(path, header))
             used = [c for c in (arrival, duration, start, end) if c is not None] + gpu.used  # a job_id may be left off
-            rows, kinds, seen, left, other_gpus = [], {}, {}, Counter(), 0
+            rows, kinds, seen, other_gpus = [], {}, {}, 0
             for number, fields in enumerate((f for f in rows_read() if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
                 where = f"{path}:{reader.line_num}"
-                row = dict(zip(header, fitted(fields, header, where, used)))
-                for column in (arrival, duration) if duration is not None else (arrival,):
-                    if not (row.get(column) or "").strip():
-                        raise ValueError(f"{where}: {column} is empty; expected a value on every row")
-                if separator != ",":     # a decimal comma, as such exports write numbers
-                    row = {k: DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
-                at = time_seconds(row[arrival], where, arrival, unit_s, tz)
-                dated = dated or not is_number(row[arrival])
-                if abs(at) >= EPOCH_MS and is_number(row[arrival]):
-                    raise ValueError(f"{where}: {arrival} {row[arrival]!r} read as {UNIT_NAMES[unit]} is "
-                                     f"thousands of years; expected {UNIT_NAMES[unit]} ({epoch_hint(at, unit)})")
-                if duration is None and (no_time(row[start]) or no_time(row[end])):
-                    left[NEVER_STARTED if no_time(row[start]) else STILL_RUNNING] += 1
-                    continue
-                if duration is not None:
-                    if not is_number(row[duration]):
-                        raise ValueError(f"{where}: {duration} {row[duration]!r} is not a number; expected a "
-                                         "job's length in seconds (for dates: start_time and end_time columns)")
-                    length = time_seconds(row[duration], where, duration, unit_s, tz)
-                    if not 0 <= length < LONGEST_S:
-                        raise ValueError(f"{where}: {duration} {row[duration]!r}; expected seconds >= 0 and "
-                                         f"below {LONGEST_S:g} (31,700 years)")
-                else:
-                    begin = time_seconds(row[start], where, start, unit_s, tz)
-                    finish = time_seconds(row[end], where, end, unit_s, tz)
-                    dated = dated or not (is_number(row[start]) and is_number(row[end]))
-                    if finish < begin:
-                        raise ValueError(f"{where}: end_time {row[end]!r} is before start_time "
-                                         f"{row[start]!r}; expected a job's end after its start")
-                    if is_number(row[start]) == is_number(row[arrival]) and begin < at:
-                        raise ValueError(f"{where}: start_time {row[start]!r} is before {arrival} "
-                                         f"{row[arrival]!r}; expected a job to start after it was submitted")
-                    length = finish - begin
-                    if not length < LONGEST_S:
-                        raise ValueError(f"{where}: start_time {row[start]!r} to end_time {row[end]!r} is "
-                                         f"{length:.3g} s; expected a job shorter than {LONGEST_S:g} s (31,700 years)")
-                for column in (arrival,) if duration is not None else (arrival, start, end):
-                    one_kind(kinds, row[column], where, column, "start_time and end_time" if column in (start, end)
-                              else column)
-                label = (row.get(name) or "").strip() if name else ""
-                if listed_before(seen, label, (at, length), reader.line_num, left):
-                    continue
-                if len(seen.get(label, ())) > 1:
-                    raise ValueError(f"{where}: {name} {label!r} also on line {seen[label][0][1]} with other times; "
-                                     "expected one row per job, not one per attempt or task")
-                if gpu.name is not None:
-                    held = gpu.gpus(row, where)
-                    if why := gpu_reason(held, gpus):
-                        left[why] += 1
+                try:
+                    row = dict(zip(header, fitted(fields, header, where, used)))
+                    if not (row.get(arrival) or "").strip():
+                        raise BadRow(f"{arrival}: empty", f"{where}: {arrival} is empty; expected a value on every row")
+                    if separator != ",":     # a decimal comma, as such exports write numbers
+                        row = {k: DECIMAL_COMMA.sub(r"\1.\2", v) if isinstance(v, str) else v for k, v in row.items()}
+                    at = read_time(row[arrival], where, arrival)
+                    dated = dated or not is_number(row[arrival])
+                    if abs(at) >= EPOCH_MS and is_number(row[arrival]):
+                        raise BadRow(f"{arrival}: an epoch", f"{where}: {arrival} {row[arrival]!r} read as "
+                                     f"{UNIT_NAMES[unit]} is thousands of years; expected {UNIT_NAMES[unit]} "
+                                     f"({epoch_hint(at, unit)})")
+                    if duration is None and (no_time(row[start]) or no_time(row[end])):
+                        leave(NEVER_STARTED if no_time(row[start]) else STILL_RUNNING, where)
                         continue
-                    other_gpus += gpus is None and held != 1
+                    if duration is not None:
+                        if no_time(row[duration]):
+                            leave(NO_DURATION, where)
+                            continue
+                        if not is_number(row[duration]):
+                            raise BadRow(f"{duration}: not a number", f"{where}: {duration} {row[duration]!r} is "
+                                         "not a number; expected a job's length in seconds (for dates: start_time "
+                                         "and end_time columns)")
+                        length = read_time(row[duration], where, duration)
+                        if not 0 <= length < LONGEST_S:
+                            raise BadRow(f"{duration}: out of range", f"{where}: {duration} {row[duration]!r}; "
+                                         f"expected seconds >= 0 and below {LONGEST_S:g} (31,700 years)")
+                    else:
+                        begin, finish = read_time(row[start], where, start), read_time(row[end], where, end)
+                        dated = dated or not (is_number(row[start]) and is_number(row[end]))
+                        if finish < begin:
+                            leave(ENDS_BEFORE_START, where, f"{where}: end_time {row[end]!r} is before start_time "
+                                  f"{row[start]!r}; expected a job's end after its start")
+                            continue
+                        if is_number(row[start]) == is_number(row[arrival]) and begin < at:
+                            leave(STARTED_BEFORE_SUBMITTED, where, f"{where}: start_time {row[start]!r} is before "
+                                  f"{arrival} {row[arrival]!r}; expected a job to start after it was submitted")
+                            continue
+                        length = finish - begin
+                        if not length < LONGEST_S:
+                            raise BadRow("start_time to end_time: out of range", f"{where}: start_time "
+                                         f"{row[start]!r} to end_time {row[end]!r} is {length:.3g} s; expected a "
+                                         f"job shorter than {LONGEST_S:g} s (31,700 years)")
+                    for column in (arrival,) if duration is not None else (arrival, start, end):
+                        one_kind(kinds, row[column], where, column, "start_time and end_time"
+                                 if column in (start, end) else column)
+                    label = (row.get(name) or "").strip() if name else ""
+                    if listed_before(seen, label, (at, length), reader.line_num, left):
+                        continue
+                    if len(seen.get(label, ())) > 1:
+                        raise BadRow(f"{name}: on two rows", f"{where}: {name} {label!r} also on line "
+                                     f"{seen[label][0][1]} with other times; expected one row per job, not one "
+                                     "per attempt or task")
+                    if gpu.name is not None:
+                        held = gpu.gpus(row, where)
+                        if why := gpu_reason(held, gpus):
+                            left[why] += 1
+                            continue
+                        other_gpus += gpus is None and held != 1
+                except (RepeatedTime, SkippedTime) as err:
+                    leave(clock_change(zone, err), where, str(err))
+                    continue
+                except ValueError as err:
+                    refused.add(err, reader.line_num)
+                    continue
                 rows.append((at, length, label or str(number - 1)))
         except csv.Error as err:
             through = f", read through line {reader.line_num}" if reader.line_num > begun[0] else ""
             raise ValueError(f"{path}:{begun[0]}: not a CSV row this reader can read ({err}{through}); expected "
                              "a field that opens with a quote to close with one, and a quote inside it "
                              "written twice") from None
+    refused.check()
     notes = [f"{other_gpus} of the {len(rows)} jobs kept ask for other than one GPU ({gpu.name}); each runs on the "
              "one simulated device for its full length"] if other_gpus else []
-    return dataclasses.replace(job_trace(rows, left, path, zone if dated else None), gpu_column=gpu.name, notes=notes)
+    notes += dirty_note(left, first, len(rows) + sum(left.values()))
+    detail = "; the first of each: " + "; ".join(explained.values()) if explained else ""
+    return dataclasses.replace(job_trace(rows, left, path, zone if dated else None, detail), gpu_column=gpu.name,
+                               notes=notes, left_out_first=first)
 
 
 LISTED_BEFORE = "job id listed before"

@@ -63,8 +63,9 @@ def fitted(fields: list[str], header: list[str], where: str, used: Sequence[str]
     if reach <= len(fields) < named:
         fields = fields + [""] * (named - len(fields))
     if len(fields) != named:
-        raise ValueError(f"{where}: a row of {len(fields)} fields under a header of {named}; expected as many "
-                         "fields on every row as the header names (a misaligned or mis-separated file?)")
+        raise BadRow("fields: other than the header's", f"{where}: a row of {len(fields)} fields under a header of "
+                     f"{named}; expected as many fields on every row as the header names (a misaligned or "
+                     "mis-separated file?)")
     return fields
 
 
@@ -91,8 +92,8 @@ def one_kind(kinds: dict, text: str, where: str, name: str, key: str) -> None:
     seen = kinds.setdefault(key, (number, where))
     if seen[0] != number:
         kind, other = ("a number", "a date") if number else ("a date", "a number")
-        raise ValueError(f"{where}: {name} {text!r} is {kind}, but {seen[1]} holds {other} in {key}; "
-                         "expected seconds on every row or dates on every row")
+        raise BadRow(f"{key}: numbers and dates", f"{where}: {name} {text!r} is {kind}, but {seen[1]} holds {other} "
+                     f"in {key}; expected seconds on every row or dates on every row")
 
 
 def is_number(text: str) -> bool:
@@ -162,8 +163,8 @@ class GpuColumns:
             except ValueError:
                 value = math.nan
             if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"{where}: {name} {text!r}; expected a number of GPUs >= 0"
-                                 + (" (in percent of one GPU: 50 is half a GPU)" if name == self.percent else ""))
+                raise BadRow(f"{name}: not a GPU count", f"{where}: {name} {text!r}; expected a number of GPUs >= 0"
+                             + (" (in percent of one GPU: 50 is half a GPU)" if name == self.percent else ""))
             total *= value / per
         return total
 
@@ -186,3 +187,66 @@ def no_gpu_column_message(path: Path, header: Sequence[str]) -> str:
     return (f"{path}:1: header {_shown(header)}; expected a GPU column to choose jobs by their GPUs "
             f"({', '.join(GPU_COLUMNS)}, or {PERCENT_GPU_COLUMNS[0]} in percent of one GPU per instance "
             f"times {INSTANCE_COLUMNS[0]})")
+
+
+NEVER_STARTED = "never started (no start_time)"
+STILL_RUNNING = "still running (a start_time and no end_time)"
+NO_DURATION = "no duration (an empty field or NaN, as for a job still running: its length is unknown)"
+ENDS_BEFORE_START = "ends before it starts (end_time before start_time)"
+STARTED_BEFORE_SUBMITTED = "started before it was submitted"
+ORDINARY = (NEVER_STARTED, STILL_RUNNING, NO_DURATION)    # what a snapshot of a cluster holds
+
+
+class BadRow(ValueError):
+    """A row :func:`~impls.salus.core.trace_files.read_csv` refuses; ``kind`` says what is wrong
+    with it in words that are the same for every such row (:class:`Refused` gathers them)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Refused:
+    """The rows of file ``path`` a reader refuses, gathered by kind, so that one run names them
+    all: how many of each kind, the first one's message and the lines of the next few."""
+
+    SHOWN = 5       # lines named for each kind
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.kinds = path, {}
+
+    def add(self, err: ValueError, line: int) -> None:
+        entry = self.kinds.setdefault(getattr(err, "kind", None) or str(err), [0, str(err), []])
+        entry[0] += 1
+        if len(entry[2]) < self.SHOWN:
+            entry[2].append(line)
+
+    def check(self) -> None:
+        """ValueError naming every refused row: one row, its own message; more, the count of
+        each kind, its first row's message and the lines of the next few."""
+        total = sum(n for n, _, _ in self.kinds.values())
+        if total == 1:
+            raise ValueError(next(iter(self.kinds.values()))[1])
+        if total:
+            parts = []
+            for n, message, lines in self.kinds.values():
+                also = ", ".join(str(line) for line in lines[1:]) + (f" and {n - len(lines)} more" if n > len(lines)
+                                                                     else "")
+                parts.append(f"[{n} row{'s' if n != 1 else ''}: {message}" + (f" (also lines {also})" if also else "")
+                             + "]")
+            raise ValueError(f"{self.path}: {total} rows refused, of {len(parts)} kind{'s' if len(parts) != 1 else ''}"
+                             f" (each kind's first row in full, then the lines of the next): " + " ".join(parts))
+
+
+def dirty_note(left: dict[str, int], first: dict[str, str], rows: int) -> list[str]:
+    """A warning where the rows left out for times that disagree (an end before its start, a
+    start before its arrival, a date a clock change hides: the reasons in ``first``, the first
+    line of each, other than :data:`ORDINARY`) are more than a tenth of ``rows``: columns in
+    other zones or units, then, more likely than a few dirty rows."""
+    odd = {why: n for why, n in left.items() if why in first and why not in ORDINARY}
+    total = sum(odd.values())
+    if total * 10 <= rows:
+        return []
+    return [f"{total} of {rows} rows were left out for times that disagree ("
+            + "; ".join(f"{n} {why}, the first at {first[why]}" for why, n in odd.items())
+            + "): more than a tenth, which suggests columns written in other zones or units, not a few dirty rows"]

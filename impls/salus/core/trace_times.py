@@ -80,11 +80,29 @@ def date_seconds(text: str, where: str, column: str, zone: tzinfo = timezone.utc
         raise ValueError(f"{where}: {column} {text!r}; expected {expected} such as {DATE_EXAMPLE}") from None
     if stamp.tzinfo is None:
         first, second = stamp.replace(tzinfo=zone), stamp.replace(tzinfo=zone, fold=1)
-        if first.utcoffset() != second.utcoffset():
-            # clocks went back over it (the later offset is the earlier one's) or skipped it
-            kind = RepeatedTime if first.utcoffset() > second.utcoffset() else SkippedTime
-            raise kind(f"{where}: {column} {text!r} {'is shown twice' if kind is RepeatedTime else 'does not exist'} "
-                       f"in {zone} (clocks {'went back' if kind is RepeatedTime else 'went forward'} over it); "
-                       "expected a time that names its zone, or --time-zone of the clock that wrote it")
+        if first.utcoffset() > second.utcoffset():      # clocks went back over it: the zone shows it twice
+            early, late = _offset(first), _offset(second)
+            raise RepeatedTime(f"{where}: {column} {text!r} is shown twice in {zone} (clocks went back over it: "
+                               f"first at UTC{early}, then again at UTC{late}), so which of the two instants it "
+                               f"was is not known; expected a date that names its offset ({value}{early} or "
+                               f"{value}{late}), or no date within the hour that repeats")
+        if first.utcoffset() < second.utcoffset():      # clocks went forward over it: the zone never shows it
+            raise SkippedTime(f"{where}: {column} {text!r} does not exist in {zone} (clocks went forward over it), "
+                              f"so the file's clock was likely not {zone}'s; expected --time-zone of the clock that "
+                              "wrote it, or a date that names its offset")
         stamp = first
     return stamp.timestamp()
+
+
+def clock_change(zone: str, err: ValueError) -> str:
+    """Why a job with a date ``zone`` shows twice or never (``err``: :class:`RepeatedTime` or
+    :class:`SkippedTime`) is left out, as every reader says it."""
+    if isinstance(err, RepeatedTime):
+        return f"a time {zone} shows twice (clocks went back)"
+    return f"a time {zone} never shows (clocks went forward)"
+
+
+def _offset(stamp: datetime) -> str:
+    """The UTC offset of aware ``stamp`` as ISO 8601 writes it (``-07:00``)."""
+    minutes = round(stamp.utcoffset().total_seconds() / 60)
+    return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"

@@ -1,0 +1,82 @@
+"""A CSV trace's bad rows are named all in one run, by kind; the rows Philly's reader leaves out
+(a start before the arrival, an end before the start, a date a clock change hides, no length)
+are left out and counted in a CSV too, the first line of each named."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from impls.salus import jct
+from impls.salus.core import trace_files
+
+
+def _csv(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_every_refused_row_is_named_in_one_message_by_kind(tmp_path):
+    rows = ["0,10"] * 20
+    for line in (3, 5, 9):
+        rows[line - 2] = f"{line},abc"            # line numbers count the header as line 1
+    for line in (4, 6, 7, 10, 11, 12, 14):
+        rows[line - 2] = f"{line},-1"
+    rows[15 - 2] = "15,1,2"
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n" + "\n".join(rows) + "\n")
+    with pytest.raises(ValueError) as err:
+        trace_files.read_csv(path)
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith(f"{path}: 11 rows refused, of 3 kinds (each kind's first row in full, then the lines of "
+                           "the next): ")
+    assert (f"[3 rows: {path}:3: duration 'abc' is not a number; expected a job's length in seconds (for dates: "
+            "start_time and end_time columns) (also lines 5, 9)]") in text
+    assert (f"[7 rows: {path}:4: duration '-1'; expected seconds >= 0 and below 1e+12 (31,700 years) "
+            "(also lines 6, 7, 10, 11 and 2 more)]") in text
+    assert f"[1 row: {path}:15: a row of 3 fields under a header of 2; expected as many fields" in text
+
+
+def test_the_command_names_them_on_one_line(tmp_path, capsys):
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,10\n1,x\n2,y\n3,5\n")
+    assert jct.main(["--trace", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith(f"error: {path}: 2 rows refused, of 1 kind ")
+    assert f"[2 rows: {path}:3: duration 'x' is not a number" in err and "(also lines 4)]" in err
+
+
+def test_no_duration_is_left_out_as_no_end_is(tmp_path, capsys):
+    """pandas writes a running job's NaN length as an empty field: it was refused while the
+    same job as start_time and end_time, the end empty, was left out as still running."""
+    lengths = _csv(tmp_path / "d.csv", "submit_time,duration\n0,10\n1,\n2,NaN\n3,5\n")
+    trace = trace_files.read_csv(lengths)
+    assert trace.duration_s.tolist() == [10.0, 5.0]
+    assert trace.left_out == {trace_files.NO_DURATION: 2}
+    assert trace.left_out_first == {trace_files.NO_DURATION: f"{lengths}:3"}
+    ends = _csv(tmp_path / "e.csv", "submit_time,start_time,end_time\n0,0,10\n1,1,\n2,2,NaN\n3,3,8\n")
+    assert trace_files.read_csv(ends).duration_s.tolist() == [10.0, 5.0]
+    assert jct.main(["--trace", str(lengths), "--json", str(tmp_path / "r.json")]) == 0
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["left_out"] == {trace_files.NO_DURATION: 2}
+    assert result["left_out_first"] == {trace_files.NO_DURATION: f"{lengths}:3"}
+    assert jct.main(["--trace", str(lengths)]) == 0
+    assert (f"left out 2 no duration (an empty field or NaN, as for a job still running: its length is unknown) "
+            f"(the first at {lengths}:3)") in capsys.readouterr().out
+
+
+def test_rows_philly_leaves_out_are_left_out_and_counted_with_their_first_line(tmp_path):
+    path = _csv(tmp_path / "t.csv", "job_id,submit_time,start_time,end_time\n"
+                                    "a,0,0,10\nb,5,3,9\nc,6,8,7\nd,7,9,12\ne,8,6,20\nf,9,12,11\n")
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["a", "d"]
+    assert trace.left_out == {trace_files.STARTED_BEFORE_SUBMITTED: 2, trace_files.ENDS_BEFORE_START: 2}
+    assert trace.left_out_first == {trace_files.STARTED_BEFORE_SUBMITTED: f"{path}:3",
+                                    trace_files.ENDS_BEFORE_START: f"{path}:4"}
+    assert trace.notes == [f"4 of 6 rows were left out for times that disagree (2 started before it was submitted, the "
+                           f"first at {path}:3; 2 ends before it starts (end_time before start_time), the first at "
+                           f"{path}:4): more than a tenth, which suggests columns written in other zones or units, "
+                           "not a few dirty rows"]
+    few = _csv(tmp_path / "f.csv", "submit_time,start_time,end_time\n"
+               + "".join(f"{i},{i},{i + 5}\n" for i in range(10)) + "20,19,30\n")
+    assert trace_files.read_csv(few).left_out == {trace_files.STARTED_BEFORE_SUBMITTED: 1}
+    assert trace_files.read_csv(few).notes == []                  # one row in eleven: a dirty row, no warning
