@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = cli.parser(prog="python -m impls.salus.jct", description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--trace", help="CSV with a header: an arrival column (submit_time, arrival_s, ...) and "
-                                        "duration (or start_time and end_time), seconds or dates")
+                                        "duration (or start_time and end_time; with both, duration is checked "
+                                        "against end - start), seconds or dates")
     source.add_argument("--philly", help="Philly's cluster_job_log (JSON)")
     parser.add_argument("--time-unit", choices=("s", "ms", "min", "h"), default=None,
                         help="--trace only: the unit of its numbers (default s; dates are read as dates)")

@@ -80,3 +80,71 @@ def test_rows_philly_leaves_out_are_left_out_and_counted_with_their_first_line(t
                + "".join(f"{i},{i},{i + 5}\n" for i in range(10)) + "20,19,30\n")
     assert trace_files.read_csv(few).left_out == {trace_files.STARTED_BEFORE_SUBMITTED: 1}
     assert trace_files.read_csv(few).notes == []                  # one row in eleven: a dirty row, no warning
+
+
+# ---------------------------------------------------------------- duration against end - start
+
+def _helios(path, lengths, spans, start="2017-10-03 00:00:00"):
+    """Rows of a Helios-like file: ``duration`` beside start_time and end_time dates ``spans`` s apart."""
+    from datetime import datetime, timedelta
+    t0 = datetime.fromisoformat(start)
+    rows = [f"{i},{t0 + timedelta(seconds=60 * i)},{t0 + timedelta(seconds=60 * i)},"
+            f"{t0 + timedelta(seconds=60 * i + span)},{length}\n"
+            for i, (length, span) in enumerate(zip(lengths, spans))]
+    return _csv(path, "job_id,submit_time,start_time,end_time,duration\n" + "".join(rows))
+
+
+SPANS = [81, 796, 3600, 45, 600]
+
+
+def test_a_duration_that_agrees_with_end_minus_start_is_read_without_a_word(tmp_path):
+    trace = trace_files.read_csv(_helios(tmp_path / "t.csv", SPANS, SPANS))
+    assert trace.duration_s.tolist() == SPANS and trace.notes == []
+
+
+@pytest.mark.parametrize("lengths, unit, said", [
+    ([s / 60 for s in SPANS], "s", "duration read as seconds is 1/60 of end_time - start_time (the median over the 5 "
+                                   "rows that have all three; the first row off: {path}:2: 1.35 s against 81 s); "
+                                   "expected them to agree within a factor of 2: duration in minutes? --time-unit min "
+                                   "reads it so"),
+    ([s * 1000 for s in SPANS], "s", "duration read as seconds is 1000x end_time - start_time"),
+    ([s * 1000 for s in SPANS], "ms", None),
+    ([s / 60 for s in SPANS], "min", None),
+    (SPANS, "min", "duration read as minutes is 60x end_time - start_time (the median over the 5 rows that have all "
+                   "three; the first row off: {path}:2: 4860 s against 81 s); expected them to agree within a factor "
+                   "of 2: duration in seconds? --time-unit s reads it so"),
+])
+def test_a_duration_in_another_unit_than_its_dates_is_refused_with_the_ratio(tmp_path, lengths, unit, said):
+    """A duration column in minutes read as seconds gave 1.64x where the trace's own is 45.7x;
+    its dates, which --time-unit does not change, say what the unit was."""
+    path = _helios(tmp_path / "t.csv", lengths, SPANS)
+    if said is None:
+        assert trace_files.read_csv(path, unit=unit).duration_s == pytest.approx(SPANS)
+        return
+    with pytest.raises(ValueError) as err:
+        trace_files.read_csv(path, unit=unit)
+    assert str(err.value).startswith(f"{path}: ") and said.format(path=path) in str(err.value)
+
+
+def test_numbers_in_two_units_are_told_to_be_written_in_one(tmp_path):
+    path = _csv(tmp_path / "t.csv", "submit_time,start_time,end_time,duration\n0,0,600,10\n5,10,190,3\n")
+    with pytest.raises(ValueError, match="duration in minutes\\? the file's numbers are then in more than one unit"):
+        trace_files.read_csv(path)
+
+
+def test_a_few_rows_that_disagree_are_warned_of_and_the_duration_is_read(tmp_path, capsys):
+    lengths = list(SPANS)
+    lengths[2] = 1200                            # a third of end - start: a retry's gap, say
+    path = _helios(tmp_path / "t.csv", lengths, SPANS)
+    trace = trace_files.read_csv(path)
+    assert trace.duration_s.tolist() == lengths
+    assert trace.notes == [f"1 of 5 rows' duration differs from end_time - start_time by more than a factor of 2 "
+                           f"(the first at {path}:4: 1200 s against 3600 s); duration is used"]
+    assert jct.main(["--trace", str(path)]) == 0
+    assert "warning: 1 of 5 rows' duration differs" in capsys.readouterr().err
+
+
+def test_start_and_end_beside_a_duration_are_compared_only_where_readable(tmp_path):
+    path = _csv(tmp_path / "t.csv", "submit_time,start_time,end_time,duration\n"
+                                    "0,0,10,10\n1,,,5\n2,soon,later,7\n3,2017-10-03 00:00:00,NaN,4\n")
+    assert trace_files.read_csv(path).duration_s.tolist() == [10.0, 5.0, 7.0, 4.0]

@@ -6,7 +6,10 @@ Two forms are read:
   submit_time, duration``, reads as it is): an arrival column (``submit_time``,
   ``arrival_s``, ``arrival``, ``submitted_time``) and either a duration column
   (``duration``, ``duration_s``, ``runtime``, ``run_time``) or ``start_time`` and
-  ``end_time``. Times are seconds, or dates (``2017-10-07 01:11:39``, ISO 8601) taken as
+  ``end_time`` (with both, the duration is read, and refused where the median over the rows
+  of ``end_time - start_time`` over it is off by more than a factor of 2, a unit slip:
+  :class:`~impls.salus.core.trace_rows.Agreement`; a few rows off are warned of). Times are
+  seconds, or dates (``2017-10-07 01:11:39``, ISO 8601) taken as
   seconds from the first arrival; an optional ``job_id`` / ``jobid`` / ``id`` column names
   the jobs; numbers are in seconds unless a unit is given (:data:`UNITS`, one for every
   number), and an arrival of 3,170 years (1e11 s) or more in that unit is refused as what it
@@ -62,10 +65,10 @@ import numpy as np
 
 from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATION_COLUMNS,  # noqa: F401
                                          ENDS_BEFORE_START, ID_COLUMNS, NEVER_STARTED, NO_DURATION, NO_TIME,
-                                         STARTED_BEFORE_SUBMITTED, STILL_RUNNING, UNIT_NAMES, BadRow, GpuColumns,
-                                         Refused, delimiter, dirty_note, epoch_hint, fitted, gpu_reason,
-                                         header_column, header_message, is_number, no_gpu_column_message,
-                                         no_time, one_kind)
+                                         STARTED_BEFORE_SUBMITTED, STILL_RUNNING, UNIT_NAMES, Agreement, BadRow,
+                                         GpuColumns, Refused, delimiter, dirty_note, epoch_hint, fitted,
+                                         gpu_reason, header_column, header_message, is_number,
+                                         no_gpu_column_message, no_time, one_kind)
 from impls.salus.core.trace_times import RepeatedTime, SkippedTime, clock_change, time_seconds, time_zone, zone_name
 from impls.salus.core.traces import arrival_load
 
@@ -223,6 +226,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
                 raise ValueError(no_gpu_column_message(path, header))
             used = [c for c in (arrival, duration, start, end) if c is not None] + gpu.used  # a job_id may be left off
             rows, kinds, seen, other_gpus = [], {}, {}, 0
+            agreement = Agreement(duration) if duration is not None and start is not None and end is not None else None
             for number, fields in enumerate((f for f in rows_read() if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
@@ -254,6 +258,11 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
                         if not 0 <= length < LONGEST_S:
                             raise BadRow(f"{duration}: out of range", f"{where}: {duration} {row[duration]!r}; "
                                          f"expected seconds >= 0 and below {LONGEST_S:g} (31,700 years)")
+                        if agreement is not None and not (no_time(row[start]) or no_time(row[end])):
+                            with contextlib.suppress(ValueError):      # not read: only compared where readable
+                                agreement.add(length, time_seconds(row[start], where, start, unit_s, tz),
+                                              time_seconds(row[end], where, end, unit_s, tz), where,
+                                              not is_number(row[start]))
                     else:
                         begin, finish = read_time(row[start], where, start), read_time(row[end], where, end)
                         dated = dated or not (is_number(row[start]) and is_number(row[end]))
@@ -299,8 +308,9 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
                              "a field that opens with a quote to close with one, and a quote inside it "
                              "written twice") from None
     refused.check()
-    notes = [f"{other_gpus} of the {len(rows)} jobs kept ask for other than one GPU ({gpu.name}); each runs on the "
-             "one simulated device for its full length"] if other_gpus else []
+    notes = agreement.check(path, unit) if agreement is not None else []
+    notes += [f"{other_gpus} of the {len(rows)} jobs kept ask for other than one GPU ({gpu.name}); each runs on the "
+              "one simulated device for its full length"] if other_gpus else []
     notes += dirty_note(left, first, len(rows) + sum(left.values()))
     detail = "; the first of each: " + "; ".join(explained.values()) if explained else ""
     return dataclasses.replace(job_trace(rows, left, path, zone if dated else None, detail), gpu_column=gpu.name,

@@ -9,6 +9,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 ARRIVAL_COLUMNS = ("submit_time", "arrival_s", "arrival", "submitted_time")
 DURATION_COLUMNS = ("duration", "duration_s", "runtime", "run_time")
 ID_COLUMNS = ("job_id", "jobid", "id")
@@ -250,3 +252,58 @@ def dirty_note(left: dict[str, int], first: dict[str, str], rows: int) -> list[s
     return [f"{total} of {rows} rows were left out for times that disagree ("
             + "; ".join(f"{n} {why}, the first at {first[why]}" for why, n in odd.items())
             + "): more than a tenth, which suggests columns written in other zones or units, not a few dirty rows"]
+
+
+SECONDS_PER = {"nanoseconds": 1e-9, "microseconds": 1e-6, "milliseconds": 1e-3, "seconds": 1.0, "minutes": 60.0,
+               "hours": 3600.0, "days": 86400.0}
+FLAGS = {"milliseconds": "ms", "seconds": "s", "minutes": "min", "hours": "h"}    # --time-unit
+
+
+class Agreement:
+    """A CSV's ``duration`` column against its ``end_time - start_time``, where it has both:
+    the duration is read, and a unit slip in it (minutes read as seconds) would go unseen.
+    :meth:`check` refuses a file whose median ratio is off by more than :data:`TOLERANCE`."""
+
+    TOLERANCE = 2.0     # the factor the median may be off: a unit slip is 60x or 1000x, a retry's gap less
+
+    def __init__(self, duration: str) -> None:
+        self.duration, self.ratios, self.off, self.first, self.dated = duration, [], 0, None, False
+
+    def add(self, length: float, begin: float, finish: float, where: str, dated: bool) -> None:
+        """Row ``where``'s ``length`` (s, as read) against ``finish - begin`` (s); a row with
+        either zero is not compared."""
+        span = finish - begin
+        if not (length > 0 and span > 0):
+            return
+        ratio = span / length
+        self.ratios.append(ratio)
+        self.dated = self.dated or dated
+        if not 1 / self.TOLERANCE <= ratio <= self.TOLERANCE:
+            self.off += 1
+            self.first = self.first or f"{where}: {length:.6g} s against {span:.6g} s"
+
+    def check(self, path: Path, unit: str) -> list[str]:
+        """ValueError where the median of end - start over duration is off by more than
+        :data:`TOLERANCE` (the message names the ratio, the unit it suggests and what to do);
+        else a warning for the rows that are, if any (the duration is read)."""
+        if not self.ratios:
+            return []
+        ratio = float(np.median(self.ratios))
+        if 1 / self.TOLERANCE <= ratio <= self.TOLERANCE:
+            return [f"{self.off} of {len(self.ratios)} rows' {self.duration} differs from end_time - start_time "
+                    f"by more than a factor of {self.TOLERANCE:g} (the first at {self.first}); {self.duration} "
+                    "is used"] if self.off else []
+        per = ratio * SECONDS_PER[UNIT_NAMES[unit]]     # seconds per unit of the column, as end - start has it
+        guess = min(SECONDS_PER, key=lambda name: abs(math.log(per / SECONDS_PER[name])))
+        if not 2 / 3 <= per / SECONDS_PER[guess] <= 1.5:
+            hint = "if the columns mean different things, leave start_time and end_time out of the file"
+        elif guess in FLAGS and self.dated:
+            hint = (f"{self.duration} in {guess}? --time-unit {FLAGS[guess]} reads it so (start and end dates "
+                    "stay dates; numbers elsewhere in the file are read in it too)")
+        else:
+            hint = (f"{self.duration} in {guess}? the file's numbers are then in more than one unit: write it in "
+                    f"the unit of start_time and end_time")
+        times = f"{1 / ratio:.4g}x" if ratio < 1 else f"1/{ratio:.4g} of"
+        raise ValueError(f"{path}: {self.duration} read as {UNIT_NAMES[unit]} is {times} end_time - start_time (the "
+                         f"median over the {len(self.ratios)} rows that have all three; the first row off: "
+                         f"{self.first}); expected them to agree within a factor of {self.TOLERANCE:g}: {hint}")
