@@ -5,52 +5,6 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, parallel=True)
-def merge_topk(scores, offset, heap_v, heap_i):
-    """Merge the columns of ``scores`` (labels ``offset + j``, offsets increasing from call
-    to call) into each row's running top k, kept as a heap whose first entry is the worst
-    (``heap_v``/``heap_i``: k columns, initialised to -inf / -1; :func:`sort_topk` orders
-    them best first). A label beats another on a higher score, or on an equal score with a
-    lower id. Each column costs O(1), and O(log k) when it enters: a row's cost does not grow
-    with k squared however wide the list."""
-    n, m = scores.shape
-    k = heap_v.shape[1]
-    for i in prange(n):
-        row = scores[i]
-        hv = heap_v[i]
-        hi = heap_i[i]
-        for j in range(m):
-            v = row[j]
-            if v > hv[0]:          # later labels lose ties, so only a strictly higher score enters
-                label = offset + j
-                p = 0
-                while True:        # sift the new entry down from the root
-                    c = 2 * p + 1
-                    if c >= k:
-                        break
-                    if c + 1 < k and (hv[c + 1] < hv[c] or (hv[c + 1] == hv[c] and hi[c + 1] > hi[c])):
-                        c += 1     # the worse child
-                    if hv[c] < v:  # an equal score has a lower id than this later label: it stays above
-                        hv[p] = hv[c]
-                        hi[p] = hi[c]
-                        p = c
-                    else:
-                        break
-                hv[p] = v
-                hi[p] = label
-
-
-@njit(cache=True, parallel=True)
-def sort_topk(heap_v, heap_i):
-    """Order each row of the heaps :func:`merge_topk` left, best first (higher score, then
-    lower id; the -inf / -1 fill last), in place."""
-    for i in prange(heap_v.shape[0]):
-        by_id = np.argsort(heap_i[i])
-        order = by_id[np.argsort(-heap_v[i][by_id], kind="mergesort")]
-        heap_v[i] = heap_v[i][order]
-        heap_i[i] = heap_i[i][order]
-
-
 @njit(cache=True, inline="always")
 def _enter(hv, hi, v, label):
     """Put (``v``, ``label``) into the heap ``hv``/``hi`` (worst first, as :func:`merge_topk`
@@ -64,8 +18,8 @@ def _enter(hv, hi, v, label):
         if c >= k:
             break
         if c + 1 < k and (hv[c + 1] < hv[c] or (hv[c + 1] == hv[c] and hi[c + 1] > hi[c])):
-            c += 1
-        if hv[c] < v:
+            c += 1         # the worse child
+        if hv[c] < v:      # an equal score has a lower id than this later label: it stays above
             hv[p] = hv[c]
             hi[p] = hi[c]
             p = c
@@ -73,6 +27,35 @@ def _enter(hv, hi, v, label):
             break
     hv[p] = v
     hi[p] = label
+
+
+@njit(cache=True, parallel=True)
+def merge_topk(scores, offset, heap_v, heap_i):
+    """Merge the columns of ``scores`` (labels ``offset + j``, offsets increasing from call
+    to call) into each row's running top k, kept as a heap whose first entry is the worst
+    (``heap_v``/``heap_i``: k columns, initialised to -inf / -1; :func:`sort_topk` orders
+    them best first). A label beats another on a higher score, or on an equal score with a
+    lower id. Each column costs O(1), and O(log k) when it enters: a row's cost does not grow
+    with k squared however wide the list."""
+    n, m = scores.shape
+    for i in prange(n):
+        row = scores[i]
+        hv = heap_v[i]
+        hi = heap_i[i]
+        for j in range(m):
+            if row[j] > hv[0]:     # later labels lose ties, so only a strictly higher score enters
+                _enter(hv, hi, row[j], offset + j)
+
+
+@njit(cache=True, parallel=True)
+def sort_topk(heap_v, heap_i):
+    """Order each row of the heaps :func:`merge_topk` left, best first (higher score, then
+    lower id; the -inf / -1 fill last), in place."""
+    for i in prange(heap_v.shape[0]):
+        by_id = np.argsort(heap_i[i])
+        order = by_id[np.argsort(-heap_v[i][by_id], kind="mergesort")]
+        heap_v[i] = heap_v[i][order]
+        heap_i[i] = heap_i[i][order]
 
 
 @njit(cache=True, parallel=True)
