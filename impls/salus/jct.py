@@ -192,16 +192,16 @@ def fair_kernel(trace, iteration_ms: float, switch_ms: float = 0.0) -> tuple[boo
     return _FairRun.fits(sim), ticks[-1] / 1e12 / 86400, fitting
 
 
-KERNEL_DAYS = (2 ** 63 - 1) / 1e12 / 86400     # FAIR's kernel counts picoseconds in an int64
-
-
 def _fair_check(trace, iterations: int, args: argparse.Namespace) -> None:
     """Refuse FAIR beyond :data:`FAIR_MAX_ITERATIONS`, and warn when it cannot use its kernel
     (:func:`fair_kernel`), with the Python path's time at :data:`FAIR_PYTHON_S` an iteration."""
     fits, days, fitting = fair_kernel(trace, args.iteration_ms, args.switch_ms)
     keep = (f"--first {fitting}" + (f" (after --skip {args.skip})" if args.skip else "") + " keeps it in the kernel"
             if fitting else "no window keeps it in the kernel (its first job alone holds more)")
-    slow = (f"its {days:.4g} days of device time pass the {KERNEL_DAYS:.5g} days its compiled kernel counts "
+    from impls.salus.core.simulator import _FairRun
+
+    kernel_days = _FairRun.INT64_MAX / 1e12 / 86400     # its kernel counts picoseconds in an int64
+    slow = (f"its {days:.4g} days of device time pass the {kernel_days:.5g} days its compiled kernel counts "
             "(int64 picoseconds), so FAIR steps every iteration in Python")
     if iterations > FAIR_MAX_ITERATIONS:
         raise cli.UsageError(f"{iterations} iterations with fair", "--policies",

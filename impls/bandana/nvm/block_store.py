@@ -125,10 +125,16 @@ def check_target(path: str | os.PathLike, setting: str = "DLSYSBENCH_NVM_PATH") 
     return target
 
 
+def data_blocks(n_vectors: int, vector_bytes: int, block_bytes: int = 4096) -> int:
+    """How many data blocks :func:`write_store` writes for ``n_vectors`` vectors of
+    ``vector_bytes`` bytes, ``block_bytes // vector_bytes`` a block."""
+    return -(-int(n_vectors) // (int(block_bytes) // int(vector_bytes)))
+
+
 def store_file_bytes(n_vectors: int, vector_bytes: int, block_bytes: int = 4096) -> int:
     """Size in bytes of the store :func:`write_store` writes for ``n_vectors`` vectors of
     ``vector_bytes`` bytes in ``block_bytes``-byte blocks (:attr:`StoreHeader.file_bytes`)."""
-    return (1 + -(-int(n_vectors) // (int(block_bytes) // int(vector_bytes)))) * int(block_bytes)
+    return (1 + data_blocks(n_vectors, vector_bytes, block_bytes)) * int(block_bytes)
 
 
 def check_free_space(target: str | os.PathLike, file_bytes: int) -> None:
@@ -173,7 +179,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
     per_block = block_bytes // vector_bytes
     header = StoreHeader(n_vectors=n, dim=dim, dtype=vectors.dtype.str, vector_bytes=vector_bytes,
                          block_bytes=block_bytes, per_block=per_block,
-                         n_blocks=-(-n // per_block), layout_sha256=layout_digest(layout))
+                         n_blocks=data_blocks(n, vector_bytes, block_bytes), layout_sha256=layout_digest(layout))
     target = check_target(path, setting)
     check_free_space(target, header.file_bytes)
     raw = vectors.view(np.uint8).reshape(n, vector_bytes)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, open_text, reading
-from impls.salus.core.trace_rows import STARTED_BEFORE_SUBMITTED
+from impls.salus.core.trace_rows import STARTED_BEFORE_SUBMITTED, not_on
 from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, clock_change, date_seconds,
                                           time_zone, zone_name)
 
@@ -139,7 +139,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             left[MALFORMED_GPUS] += 1
             continue
         if gpus is not None and held != gpus:
-            left[f"not on {gpus} GPU{'s' if gpus != 1 else ''}"] += 1
+            left[not_on(gpus)] += 1
             continue
         rows.append((submitted, length, str(job.get("jobid", index))))
     return job_trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
