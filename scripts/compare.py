@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         stored = runs.stored_runs(results_dir, machine, skipped)
         for path, why in skipped:
             print(f"compare: not a run, left out: {path}: {why}", file=sys.stderr)
-        foreign = [p for p, why in skipped if why.startswith("a run of machine")]
+        foreign = [p for p, why in skipped if why.startswith(runs.FOREIGN_RUN)]
         blocking = [(p, why) for p, why in skipped if p not in foreign]
         if blocking and not (args.base or args.head):
             try:
@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         for run, name in ((old, args.base), (new, args.head)):   # a damaged live file of a named commit
             unread = [p for p, why in skipped if name and not Path(name).is_file()
-                      and p.parent == results_dir / machine and not why.startswith("a run of machine")
+                      and p.parent == results_dir / machine and not why.startswith(runs.FOREIGN_RUN)
                       and p.name.lower().startswith(run.commit[:8].lower())]
             if unread:    # asv's file of that commit's newest run: judging an older one judges the wrong run
                 raise ValueError(f"{name}: asv's result file of commit {run.commit[:8]} cannot be read ("

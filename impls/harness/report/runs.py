@@ -70,6 +70,7 @@ def environment(env_name: str) -> str:
     return SUITE_VENV_KEY if SUITE_VENV.fullmatch(env_name) else env_name
 
 
+FOREIGN_RUN = "a run of machine"   # how stored_runs's skip reason for another machine's file begins
 STAMP_FORMAT = "%Y%m%dT%H%M%S"   # a run's ``started``: UTC, to the second
 
 
@@ -162,7 +163,7 @@ def stored_runs(results_dir: Path, machine: str,
             continue
         if run.recorded_machine and run.recorded_machine != machine:
             if skipped is not None:
-                skipped.append((path, f"a run of machine {run.recorded_machine!r}, filed under {machine!r}"))
+                skipped.append((path, f"{FOREIGN_RUN} {run.recorded_machine!r}, filed under {machine!r}"))
             continue
         found.setdefault((run.commit, run.env_name, run.started), run)
     places = paths.commit_places([r.commit for r in found.values()])
