@@ -139,7 +139,7 @@ def check_vectors(vectors: np.ndarray, name: str) -> None:
 
 def load_source(args: argparse.Namespace) -> dict[str, Any]:
     """The whole trace: ``{"offsets", "indices", "num_vectors", "vectors" or None, "source"}``."""
-    from impls.bandana.data import traces
+    from impls.bandana.data import dense_ids, traces
 
     if args.dataset:
         from impls.harness import registry
@@ -181,7 +181,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
         if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
             raise PrepareError(f"{name}: indices must be a 1-D integer array, got shape {indices.shape} "
                                f"dtype {indices.dtype}")
-        indices, original_ids = traces.renumber(indices)
+        indices, original_ids = dense_ids.renumber(indices)
     _check_int64(indices, name, "indices", "pass --renumber to number the ids densely")
     _check_int64(offsets, f"--offsets {args.offsets}", "offsets", "expected positions into --indices")
     if indices.size and np.issubdtype(indices.dtype, np.signedinteger) and indices.min() < 0:

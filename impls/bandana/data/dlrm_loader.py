@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from impls.bandana.data.traces import renumber as renumber_ids, validate_trace
+from impls.bandana.data.dense_ids import renumber as renumber_ids
+from impls.bandana.data.traces import validate_trace
 
 
 class DlrmFormatError(ValueError):

@@ -108,13 +108,6 @@ def validate_trace(offsets, indices, num_vectors: int | None = None, *, name: st
 
 # ----------------------------------------------------------------------------- CSR helpers
 
-def renumber(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(dense ids 0..U-1 in lookup order as int64, the input id of each dense id in the input's
-    dtype, ascending): hashed or sparse ids as a table of U rows."""
-    original, dense = np.unique(ids, return_inverse=True)
-    return dense.astype(np.int64).reshape(-1), original
-
-
 def num_queries(offsets) -> int:
     """Return the number of queries of a CSR trace."""
     return len(offsets) - 1
