@@ -25,12 +25,10 @@ suite measures the in-process switch at a few ms, ``python -m impls.salus.switch
 SRTF ranks a job by its mean iteration so far times the iterations left, so with a switch
 cost it counts a job that has not run at ``d`` plus one switch per iteration, and one that
 has at its mean so far. Memory is not modelled (a trace gives none), so PACK is not offered.
-A trace far above a load of 1 keeps most of its jobs waiting, and the simulation's time
-grows with their square: above :data:`BIG_QUEUE` such jobs, or where arrivals in bursts (or all
-at one time) keep more than that many in the system at once (counted first come first served in
-one pass, :func:`~impls.salus.core.traces.fifo_peak`), it says so before it starts.
+A decision costs the log of the jobs waiting (a heap), so a trace far above a load of 1, or one
+whose arrivals come in bursts, takes about as long as one whose queue stays short.
 FAIR steps every iteration, in a compiled kernel while the jobs' device time in picoseconds
-fits an int64 (106.75 days; a real cluster's trace holds years) and in Python, about 60x
+fits an int64 (106.75 days; a real cluster's trace holds years) and in Python, 15-60x
 slower, beyond: it refuses above :data:`FAIR_MAX_ITERATIONS` iterations and, where the
 kernel cannot be used, warns before it starts with the time that takes and the ``--first``
 that keeps it in the kernel.
@@ -57,14 +55,13 @@ from typing import Any, Sequence
 from impls.harness import cli
 from impls.salus.core.philly_log import PHILLY_ZONE
 from impls.salus.core.trace_times import ZONE_EXPECTED, zone_name
-from impls.salus.core.traces import fifo_peak, iterations_for
+from impls.salus.core.traces import iterations_for
 from impls.salus.paper import JCT_CLAIM as CLAIM
 
 POLICIES = ("fifo", "srtf", "fair")
 DEFAULT_ITERATION_MS = 100.0
 FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this, in its compiled kernel
-FAIR_PYTHON_S = 2e-6    # s an iteration of FAIR outside its kernel with few jobs waiting (more with many)
-BIG_QUEUE = 5_000   # jobs waiting at once: each decision scans the queue, time grows as its square
+FAIR_PYTHON_S = 1e-6    # s an iteration of FAIR outside its kernel, at least (1-3 us; the log of the queue)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -178,7 +175,7 @@ def _read(args: argparse.Namespace):
 def fair_kernel(trace, iteration_ms: float, switch_ms: float = 0.0) -> tuple[bool, float, int]:
     """Whether FAIR runs ``trace`` in its compiled kernel (the simulator's own test,
     :meth:`~impls.salus.core.simulator._FairRun.fits`: the jobs' device time in picoseconds
-    fits an int64, 106.75 days; else it steps every iteration in Python, about 60x slower), the
+    fits an int64, 106.75 days; else it steps every iteration in Python, 15-60x slower), the
     device time in days, and how many of its first jobs would fit (``--first``)."""
     import itertools
 
@@ -207,7 +204,7 @@ def _fair_check(trace, iterations: int, args: argparse.Namespace) -> None:
         raise cli.UsageError(f"{iterations} iterations with fair", "--policies",
                              f"expected at most {FAIR_MAX_ITERATIONS} for FAIR (it steps every iteration): "
                              + ("raise --iteration-ms or take fewer jobs with --first" if fits else
-                                f"{slow}, about 60x slower than the kernel, and a larger --iteration-ms cuts "
+                                f"{slow}, 15-60x slower than the kernel, and a larger --iteration-ms cuts "
                                 f"the iterations but not that; {keep}"))
     if not fits:
         cli.warn(f"FAIR on this trace: {slow}, {iterations} iterations at {FAIR_PYTHON_S * 1e6:g} us or more "
@@ -290,8 +287,6 @@ def _print(result: dict[str, Any]) -> None:
 @cli.command("python -m impls.salus.jct", sizes="--first (jobs simulated) and --iteration-ms")
 def main(argv: Sequence[str] | None = None) -> int:
     """Print (or ``--json``) the simulated policies on the given trace; 0 on success, 2 on bad input."""
-    import numpy as np
-
     from impls.harness import registry
     from impls.harness.report import verdicts
 
@@ -308,17 +303,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     iterations = sum(counts)                                            # Python ints: no int64 wrap
     if "fair" in policies:
         _fair_check(trace, iterations, args)
-    load = trace.offered_load()
-    peak = fifo_peak(trace.arrival_s, trace.duration_s + np.array(counts, dtype=float) * args.switch_ms / 1e3)
-    if load is not None and load > 1 and len(trace) > BIG_QUEUE:
-        cli.warn(f"{len(trace)} jobs at an offered load of {load:.3g}: most of them wait at once (up to {peak}, "
-                 "first come first served), and the simulation's time grows with their square (minutes to hours); "
-                 "--first N or --load L keeps it short")
-    elif peak > BIG_QUEUE:
-        cli.warn(f"up to {peak} of the {len(trace)} jobs wait at once (first come first served on one device: "
-                 + ("arrivals in bursts" if load is not None else "all arrive at one time") + "), and each "
-                 "decision scans the jobs waiting, so the simulation's time grows with their square (minutes to "
-                 "hours); --first N or --skip K keeps it short")
     result = {"source": str(path), "sha256": registry.sha256_of(Path(path)), "time_zone": trace.zone,
               "gpu_column": trace.gpu_column, "left_out": trace.left_out, "left_out_first": trace.left_out_first,
               "trace_offered_load": own,

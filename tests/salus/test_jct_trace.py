@@ -336,16 +336,6 @@ def test_philly_none_strings_and_backward_attempts(tmp_path):
     assert trace.left_out == {"still running at the snapshot": 1, "an attempt ends before it starts": 1}
 
 
-def test_a_long_overloaded_trace_is_said_to_take_long(tmp_path, monkeypatch, capsys):
-    path = _csv(tmp_path / "t.csv", "submit_time,duration\n" + "".join(f"{i},10\n" for i in range(8)))
-    monkeypatch.setattr(jct, "BIG_QUEUE", 5)
-    assert jct.main(["--trace", str(path)]) == 0
-    assert "8 jobs at an offered load of 10: most of them wait at once" in capsys.readouterr().err
-    monkeypatch.setattr(jct, "BIG_QUEUE", 8)
-    assert jct.main(["--trace", str(path)]) == 0
-    assert "warning" not in capsys.readouterr().err
-
-
 def test_a_load_that_spreads_arrivals_past_any_time_is_refused(tmp_path):
     path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,10\n5,1\n")
     done = _run("--trace", str(path), "--load", "1e-300")

@@ -48,7 +48,7 @@ from typing import Any
 
 from impls.salus.core.devices import get_device
 from impls.salus.core.policies import Policy, get_policy
-from impls.salus.core.simulator import check_iterations
+from impls.salus.core.trace_entries import check_iterations
 
 
 def _drop_tracebacks(error: BaseException) -> None:

@@ -12,7 +12,9 @@ situations without training anything.
 - PACK: every admitted job runs; on CUDA each on its own lane (stream), on the CPU
   one iteration of each in turn (round robin).
 
-Ties always fall to (arrival, job_id), so choices are deterministic.
+Ties always fall to (arrival, job_id), so choices are deterministic. FIFO, SRTF and FAIR
+are *keyed*: each picks the least :meth:`Policy.key`, and a job's key depends on that job
+alone, so it changes only while the job runs (the simulator keeps them in a heap).
 """
 from __future__ import annotations
 
@@ -44,8 +46,15 @@ def _order(job: JobView) -> tuple:
 class Policy:
     name = "policy"
     concurrent = False  # True: all chosen jobs run at once (PACK)
+    keyed = False       # True: choose() picks the one job of least key(), a function of that job alone
 
     def choose(self, jobs: Sequence[JobView]) -> list[JobView]:
+        if not self.keyed:
+            raise NotImplementedError
+        return [min(jobs, key=self.key)] if jobs else []
+
+    def key(self, job: JobView) -> tuple:
+        """The rank of ``job`` (a keyed policy runs the least): a tuple ending in (arrival, job_id)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -54,23 +63,26 @@ class Policy:
 
 class FIFO(Policy):
     name = "fifo"
+    keyed = True
 
-    def choose(self, jobs):
-        return [min(jobs, key=_order)] if jobs else []
+    def key(self, job):
+        return _order(job)
 
 
 class SRTF(Policy):
     name = "srtf"
+    keyed = True
 
-    def choose(self, jobs):
-        return [min(jobs, key=lambda j: (remaining_ms(j), *_order(j)))] if jobs else []
+    def key(self, job):
+        return (remaining_ms(job), *_order(job))
 
 
 class FAIR(Policy):
     name = "fair"
+    keyed = True
 
-    def choose(self, jobs):
-        return [min(jobs, key=lambda j: (j.device_ms_used, *_order(j)))] if jobs else []
+    def key(self, job):
+        return (job.device_ms_used, *_order(job))
 
 
 class PACK(Policy):

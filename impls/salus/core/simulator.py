@@ -18,22 +18,26 @@ job's own remaining time, ranked like the executor's by its mean iteration so fa
 overtakes another's first (:func:`srtf_lead`); PACK repeats identical rounds until a job
 completes or an arrival is noticed. FAIR, whose choice changes nearly every iteration, runs
 iteration by iteration in a numba kernel (:mod:`~impls.salus.core.simulator_kernels`),
-least-used first from a heap, to a job's completion or an arrival.
+least-used first from a heap, to a job's completion or an arrival. The keyed policies' choices
+(:attr:`~impls.salus.core.policies.Policy.keyed`: FIFO, SRTF, and FAIR outside its kernel) come
+from a heap of the admitted jobs by the policy's key, which changes only for the job that ran, so a
+decision costs the log of the queue, not its length.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
+import heapq
+from collections import deque
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from impls.salus.core import simulator_kernels
-from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy, remaining_ms
+from impls.salus.core.policies import FAIR, FIFO, SRTF, Policy, get_policy
+from impls.salus.core.trace_entries import check_job
 
 TICKS_PER_S = 10 ** 12       # the clock counts whole picoseconds
 TICKS_PER_MS = 10 ** 9
-LONGEST_S = 1e15             # no arrival, and no job's device time, reaches this many seconds
 
 
 def _ticks(seconds: float) -> int:
@@ -48,7 +52,7 @@ def _ms_ticks(ms: float) -> int:
     return max(1, round(ms * 10 ** 9))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)   # a job is itself: found and removed by identity
 class SimJob:
     job_id: int
     workload: str
@@ -103,49 +107,6 @@ class SimJob:
         """What SRTF ranks by, as in the executor: the mean of this job's iterations so far
         (ms), or its iteration time before it has run one."""
         return self.device_ms_used / self.iterations_done if self.iterations_done else self.iteration_ms
-
-
-def check_iterations(job, value) -> int:
-    """Return ``value``, job ``job``'s iteration count, as an int; ValueError unless it is a
-    whole number >= 0 (0: the job is done at admission)."""
-    try:
-        whole = int(value) == value and int(value) >= 0
-    except (TypeError, ValueError, OverflowError):
-        whole = False
-    if not whole:
-        raise ValueError(f"job {job!r}: iterations {value!r}; expected a whole number >= 0")
-    return int(value)
-
-
-def _check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], overhead_ms: float = 0.0,
-               warm_ms: float | None = None, peak: float = 0) -> None:
-    """Raise ValueError for a trace entry the simulation cannot mean anything for: a job id not
-    a whole number (digits in a string count) or repeating another as one, an arrival not a
-    finite number >= 0, a negative or non-integer iteration count, an iteration time (its own,
-    else the workload's) not a finite number > 0 (NaN would never advance), one that with
-    ``overhead_ms`` (and warm time ``warm_ms``, ms, where used) is not > 0, :data:`LONGEST_S` s
-    or more of device time (a float rank would overflow), or a negative ``peak``."""
-    job = j["job_id"]
-    number = int(job) if isinstance(job, str) and job.strip().lstrip("+-").isdigit() else job
-    if isinstance(number, bool) or not isinstance(number, (int, np.integer, float)) or not number == number // 1:
-        raise ValueError(f"job id {job!r}; expected a whole number")
-    if (number := int(number)) in seen or seen.add(number):
-        raise ValueError(f"job id {job!r} appears twice in the trace (as {number}); expected one entry per job")
-    own = j.get("iteration_ms")
-    arrival, ms = float(j["arrival_s"]), float(iteration_ms[j["workload"]] if own is None else own)
-    if not 0 <= arrival < LONGEST_S:     # NaN and inf fail too; the clock counts whole picoseconds in an int
-        raise ValueError(f"job {job!r}: arrival_s {j['arrival_s']!r}; expected a number of seconds in [0, 1e15)")
-    if not (math.isfinite(ms) and ms > 0):
-        raise ValueError(f"job {job!r}: iteration time {ms!r} ms; expected a finite number > 0")
-    for what, total in (("iteration", ms + overhead_ms), ("warm iteration", warm_ms)):
-        if total is not None and not (math.isfinite(total) and total > 0):
-            raise ValueError(f"job {job!r}: {what} time {total!r} ms with overhead_ms {overhead_ms!r}; "
-                             "expected a finite number > 0")
-    iterations, cost = check_iterations(job, j["iterations"]), max(ms + overhead_ms, warm_ms or 0.0)
-    if iterations >= LONGEST_S * 1e3 / cost:      # compared as int and float: no overflow
-        raise ValueError(f"job {job!r}: {iterations} iterations of {cost:g} ms: {LONGEST_S:g} s or more of device time")
-    if not peak >= 0:
-        raise ValueError(f"job {job!r}: peak_bytes {peak!r}; expected a number of bytes >= 0")
 
 
 class _FairRun:
@@ -237,26 +198,31 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             raise KeyError(f"no iteration time for workload {j['workload']!r} (job {j['job_id']})")
         warm_ms = None if own is not None or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
         peak = j.get("peak_bytes", peak_bytes.get(j["workload"], 0))
-        _check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
+        check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
         jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
                            float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
                            int(peak), warm_ms=warm_ms or 0.0))
     pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
-    waiting: list[SimJob] = []
-    active: list[SimJob] = []
+    waiting: deque[SimJob] = deque()
+    active: dict[int, SimJob] = {}      # id(job) -> job, in order of admission
     used = 0
     t = 0                       # the clock, in whole picoseconds: sums of iterations are exact
     chunkable = isinstance(policy, (FIFO, SRTF))
     iterations = 0
     last: SimJob | None = None      # the job whose iteration the device ran last
     fair = _FairRun(jobs) if isinstance(policy, FAIR) and fast and _FairRun.fits(jobs) else None
+    # the admitted jobs with iterations left, by the policy's key (its least is what choose() picks)
+    ready: list[tuple[tuple, SimJob]] | None = [] if policy.keyed and fair is None else None
 
     def finish(job: SimJob, when: int, status: str = "done") -> None:
         nonlocal used
         job.finished_at, job.status = job.seconds(when), status
-        if job in active:
-            active.remove(job)
+        if active.pop(id(job), None) is not None:
             used -= job.peak_bytes
+
+    def ready_again(job: SimJob) -> None:
+        if ready is not None and job.remaining_iterations > 0:
+            heapq.heappush(ready, (policy.key(job), job))
 
     while pending or waiting or active:
         while pending and pending[-1].arrival_ticks <= t:
@@ -264,19 +230,21 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
         while waiting:
             job = waiting[0]
             if memory_budget_bytes is not None and job.peak_bytes > memory_budget_bytes:
-                waiting.pop(0)
+                waiting.popleft()
                 finish(job, t, "failed")
                 continue
             if memory_budget_bytes is not None and used + job.peak_bytes > memory_budget_bytes:
                 break
-            waiting.pop(0)
+            waiting.popleft()
             job.admitted_at, job.status = job.seconds(t), "running"
             used += job.peak_bytes
-            active.append(job)
+            active[id(job)] = job
             if job.total_iterations <= 0:
                 finish(job, t)
             elif fair is not None:
                 fair.admit(job)
+            else:
+                ready_again(job)
         if not active:
             if pending:
                 t = max(t, pending[-1].arrival_ticks)
@@ -289,7 +257,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             if done_job is not None:
                 finish(done_job, t)
             continue
-        chosen = policy.choose(active)
+        chosen = [heapq.heappop(ready)[1]] if ready is not None else policy.choose(list(active.values()))
         if chunkable or (policy.concurrent and fast and len(chosen) == 1):
             # the job back to back: its first iteration after ``last``'s, the others warm
             job = chosen[0]
@@ -299,7 +267,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                 gap = pending[-1].arrival_ticks - t
                 k = min(k, 1 if gap <= first_ticks else 1 + -(-(gap - first_ticks) // rest_ticks))
             if isinstance(policy, SRTF):
-                k = srtf_lead(job, [j for j in active if j is not job], first_ticks, rest_ticks, k)
+                k = srtf_lead(job, ready[0][0] if ready else None, first_ticks, rest_ticks, k)
             if job.started_at is None:
                 job.started_at = job.seconds(t)
             t += first_ticks + (k - 1) * rest_ticks
@@ -309,6 +277,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
             last = job
             if job.remaining_iterations <= 0:
                 finish(job, t)
+            ready_again(job)
             continue
         if policy.concurrent and fast and len(chosen) > 1:
             # PACK: identical rounds until a job completes or an arrival is noticed; each
@@ -356,14 +325,16 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
         for job, end in ends:
             if job.remaining_iterations <= 0:
                 finish(job, end)
+            ready_again(job)
 
     if fair is not None:
         fair.sync_all()
     return summarize(policy.name, jobs, iterations)
 
 
-def srtf_lead(job: SimJob, others: Sequence[SimJob], first_ticks: int, rest_ticks: int, limit: int) -> int:
-    """How many iterations in a row ``job``, SRTF's pick now, keeps the device (1 to ``limit``).
+def srtf_lead(job: SimJob, best: tuple | None, first_ticks: int, rest_ticks: int, limit: int) -> int:
+    """How many iterations in a row ``job``, SRTF's pick now, keeps the device (1 to ``limit``),
+    against ``best``, the least :meth:`SRTF.key` of the other admitted jobs (None: none).
 
     Its first iteration costs ``first_ticks``, the rest ``rest_ticks`` (whole picoseconds).
     While it runs only its own remaining time moves (the others' are constant until the
@@ -373,9 +344,8 @@ def srtf_lead(job: SimJob, others: Sequence[SimJob], first_ticks: int, rest_tick
     remaining time only falls, so it keeps the device; below, it can rise, and iterations
     are checked one by one until even ``rest_ticks`` x the iterations left is below the best other.
     """
-    if limit <= 1 or not others:
+    if limit <= 1 or best is None:
         return max(1, limit)
-    best = min((remaining_ms(o), o.arrival, o.job_id) for o in others)
     used, done, left = job.device_ticks_used + first_ticks, job.iterations_done + 1, job.remaining_iterations - 1
     for ran in range(1, limit):
         if (used * left / done / TICKS_PER_MS, job.arrival, job.job_id) > best:

@@ -92,17 +92,3 @@ def arrival_load(arrivals_s: Sequence[float], work_s: Sequence[float]) -> float 
     if len(arrivals) < 2 or not span > 0:
         return None
     return (len(arrivals) - 1) / span * float(sum(work_s)) / len(arrivals)
-
-
-def fifo_peak(arrivals_s: Sequence[float], work_s: Sequence[float]) -> int:
-    """The most jobs in the system at once (waiting or running) when one device serves each job's
-    ``work_s`` seconds first come first served, the jobs in the order of ``arrivals_s``
-    (sorted): the n-th departs at ``max(its arrival, the last departure) + its work``, and the
-    count just after an arrival is the arrivals so far less the departures by then. One pass;
-    every work-conserving policy has the same busy periods, FIFO the most jobs in them."""
-    arrivals = np.asarray(arrivals_s, dtype=float)
-    if not len(arrivals):
-        return 0
-    done = np.cumsum(np.asarray(work_s, dtype=float))
-    departs = done + np.maximum.accumulate(arrivals - np.concatenate(([0.0], done[:-1])))
-    return int((np.arange(1, len(arrivals) + 1) - np.searchsorted(departs, arrivals, side="right")).max())
