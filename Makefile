@@ -21,8 +21,11 @@ quote = '$(subst ','\'',$(1))'
 
 .PHONY: setup fio test reproduce bench report compare noise doctor lock-sizes clean
 
+# A .venv is reused as found: a wrong Python, or one without pip, is named (remove it) before
+# anything installs; a new one is made only from a Python that meets requires-python.
 $(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || { $(PYTHON) scripts/check_python.py && $(PYTHON) -m venv $(VENV); } || exit 2
+	@$(PY) scripts/check_python.py --venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
