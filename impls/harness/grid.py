@@ -66,6 +66,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from impls.harness import atomic, paths
+from impls.harness.interrupts import Interrupted
 from impls.harness.progress import progress_bar
 
 ENV_SCHEDULER = "DLSYSBENCH_DASK_SCHEDULER"
@@ -359,13 +360,24 @@ def _local_client():
     return _local["client"]
 
 
-def close_local_cluster() -> None:
-    """Shut the embedded local cluster down (started again on the next :func:`map_points`)."""
+def close_local_cluster(quiet: bool = False) -> None:
+    """Shut the embedded local cluster down (started again on the next :func:`map_points`).
+    ``quiet`` (a run stopped by a signal): Dask's loggers in this process are kept to
+    CRITICAL from then on, and the shutdown's own errors are dropped: the command says it was
+    interrupted in one line. Closing here, in the main thread before the interpreter's exit,
+    keeps the scheduler from logging "cannot schedule new futures after interpreter shutdown"
+    and the workers from losing it mid-heartbeat."""
     client, cluster = _local.pop("client", None), _local.pop("cluster", None)
-    if client is not None:
-        client.close()
-    if cluster is not None:
-        cluster.close()
+    if quiet:
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    try:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    except BaseException:       # noqa: BLE001 - a second Ctrl-C, or a worker already gone
+        if not quiet:
+            raise
 
 
 def _remote_client(address: str, timeout: str | None = None):
@@ -636,6 +648,10 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
                         bar.update(len(same))
                 else:
                     _run_on(client, setting, fn, points, groups, keep, bar, record, label)
+        except (KeyboardInterrupt, Interrupted):
+            if client is not None and not remote:
+                close_local_cluster(quiet=True)
+            raise
         finally:
             if remote:
                 client.close()

@@ -179,3 +179,38 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("impls.harness.grid.GridError:") and '__name__ == "__main__"' in last, last
+
+
+def test_an_interrupt_mid_grid_closes_the_local_cluster_quietly_before_exit(monkeypatch, tmp_path):
+    """A Ctrl-C (or SIGTERM) while the local cluster computes closes it then, in the main
+    thread, with Dask's loggers quiet: left to the interpreter's exit, its scheduler logged
+    screens of "cannot schedule new futures after interpreter shutdown" after the one line."""
+    closed = []
+
+    class Fake:
+        def __init__(self, name):
+            self.name = name
+
+        def close(self, *args, **kwargs):
+            closed.append(self.name)
+
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "local")
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    monkeypatch.setitem(grid._local, "client", Fake("client"))
+    monkeypatch.setitem(grid._local, "cluster", Fake("cluster"))
+    monkeypatch.setattr(grid, "where", lambda client: "fake")
+    level = logging.getLogger("distributed").level
+    try:
+        for stop in (KeyboardInterrupt(), cli.Interrupted(signal.SIGTERM)):
+            def interrupted(*args, stop=stop):
+                raise stop
+            monkeypatch.setattr(grid, "_run_on", interrupted)
+            monkeypatch.setitem(grid._local, "client", Fake("client"))
+            monkeypatch.setitem(grid._local, "cluster", Fake("cluster"))
+            closed.clear()
+            with pytest.raises(type(stop)):
+                grid.map_points(json.dumps, [[1], [2]], label="interrupted", progress=False)
+            assert closed == ["client", "cluster"] and "client" not in grid._local
+            assert logging.getLogger("distributed").level == logging.CRITICAL
+    finally:
+        logging.getLogger("distributed").setLevel(level)
