@@ -253,3 +253,28 @@ def test_stream_purposes_are_independent():
     a = traces.stream(1, "layout/random").permutation(1000)
     b = traces.stream(1, "trace/communities").permutation(1000)
     assert abs(np.corrcoef(np.argsort(a), np.argsort(b))[0, 1]) < 0.1
+
+
+@pytest.mark.parametrize("offsets, indices, said", [
+    ([2, 1, 3], np.arange(6), "(they sum to len(indices) = 6: bag lengths? offsets are np.concatenate"),
+    ([0, 2, 3], np.arange(6), "(torch EmbeddingBag's offsets leave the last out: append 6)"),
+    ([0, 2, 6], np.array([1.0, 2, 3, np.nan, 5, 6]), "holding NaN at [3] (pandas makes an integer column"),
+    ([0, 2, 6], np.array([1.0, 2, 3, 4, 5, 6]), "whose values are all whole numbers (.astype(np.int64) them)"),
+])
+def test_common_mixups_are_named(offsets, indices, said):
+    """Bag lengths for offsets, EmbeddingBag's offsets without the total, float ids from pandas."""
+    with pytest.raises(TraceError) as err:
+        validate_trace(np.asarray(offsets), indices)
+    assert said in str(err.value)
+
+
+def test_other_wrong_offsets_get_no_hint():
+    with pytest.raises(TraceError) as err:
+        validate_trace(np.array([1, 2, 9]), np.arange(6))
+    assert str(err.value) == "trace: offsets[0] is 1, expected 0"
+    with pytest.raises(TraceError) as err:
+        validate_trace(np.array([0, 2, 9]), np.arange(6))
+    assert str(err.value) == "trace: offsets[-1] is 9, expected len(indices) = 6"
+    with pytest.raises(TraceError) as err:
+        validate_trace(np.array([0, 6]), np.array([0.5, 1, 2, 3, 4, 5]))
+    assert str(err.value) == "trace: indices must hold integers, got dtype float64"

@@ -83,20 +83,25 @@ def validate_trace(offsets, indices, num_vectors: int | None = None, *, name: st
         if array.ndim != 1:
             raise TraceError(f"{name}: {label} must be 1-D, got shape {array.shape}")
         if array.size and not np.issubdtype(array.dtype, np.integer):
-            raise TraceError(f"{name}: {label} must hold integers, got dtype {array.dtype}")
+            raise TraceError(f"{name}: {label} must hold integers, got dtype {array.dtype}{_float_hint(array)}")
     if offsets.size == 0:
         raise TraceError(f"{name}: offsets is empty; a trace of Q queries needs Q+1 offsets starting at 0")
     offsets = offsets.astype(np.int64, copy=False)
     indices = indices.astype(np.int64, copy=False)
     if offsets[0] != 0:
-        raise TraceError(f"{name}: offsets[0] is {int(offsets[0])}, expected 0")
+        lengths = offsets.min() >= 0 and int(offsets.sum()) == indices.size
+        raise TraceError(f"{name}: offsets[0] is {int(offsets[0])}, expected 0"
+                         + (f" (they sum to len(indices) = {indices.size}: bag lengths? offsets are "
+                            "np.concatenate([[0], np.cumsum(lengths)]))" if lengths else ""))
     steps = np.diff(offsets)
     if steps.size and steps.min() < 0:
         q = int(np.argmax(steps < 0))
         raise TraceError(f"{name}: offsets must be non-decreasing; offsets[{q + 1}] = "
                          f"{int(offsets[q + 1])} < offsets[{q}] = {int(offsets[q])}")
     if offsets[-1] != indices.size:
-        raise TraceError(f"{name}: offsets[-1] is {int(offsets[-1])}, expected len(indices) = {indices.size}")
+        raise TraceError(f"{name}: offsets[-1] is {int(offsets[-1])}, expected len(indices) = {indices.size}"
+                         + (f" (torch EmbeddingBag's offsets leave the last out: append {indices.size})"
+                            if offsets[-1] < indices.size else ""))
     if num_vectors is not None and indices.size:
         low, high = int(indices.min()), int(indices.max())
         if low < 0 or high >= num_vectors:
@@ -104,6 +109,18 @@ def validate_trace(offsets, indices, num_vectors: int | None = None, *, name: st
             raise TraceError(f"{name}: indices[{bad}] = {int(indices[bad])} is outside [0, {num_vectors}) "
                              f"(ids span [{low}, {high}])")
     return offsets, indices
+
+
+def _float_hint(array: np.ndarray) -> str:
+    """What a float array of ids most likely is, as a hint after the refusal ('' for none)."""
+    if not np.issubdtype(array.dtype, np.floating):
+        return ""
+    if np.isnan(array).any():
+        return (f", holding NaN at [{int(np.argmax(np.isnan(array)))}] (pandas makes an integer column with a "
+                "missing value float64: drop those rows, then .astype(np.int64))")
+    if np.isfinite(array).all() and (array == np.round(array)).all():
+        return ", whose values are all whole numbers (.astype(np.int64) them)"
+    return ""
 
 
 # ----------------------------------------------------------------------------- CSR helpers
