@@ -1,11 +1,9 @@
-"""The simulator's FAIR policy in its numba kernel: every output equal, bit for bit, to the
-Python heap loop it replaced (kept below as the reference), on seeded random traces and on
-the corners (ties in decimal milliseconds, simultaneous and boundary arrivals, warm costs,
+"""The simulator's keyed policies (FIFO, SRTF, and FAIR in its numba kernel and out of it):
+every output equal, bit for bit, to a scan of every admitted job at every iteration (kept
+below as the reference), on seeded random traces and on the corners (ties in decimal milliseconds, simultaneous and boundary arrivals, warm costs,
 one- and zero-iteration jobs, memory failures, usage beyond 2**53 ps, clocks beyond int64)."""
 from __future__ import annotations
 
-import heapq
-import math
 import random
 import re
 
@@ -13,77 +11,7 @@ import pytest
 
 from impls.salus.core import simulator, simulator_kernels
 from impls.salus.core.policies import get_policy
-from impls.salus.core.simulator import SimJob, simulate, summarize
-from impls.salus.core.trace_entries import check_job as _check_job
-
-
-def reference_fair(trace, iteration_ms, memory_budget_bytes=None, peak_bytes=None, overhead_ms=0.0,
-                   pack="interleave", warm_iteration_ms=None):
-    """The simulator's FAIR path before the kernel: admission, then least-used first from a
-    ``heapq`` of (device_ms_used, arrival, job_id, job), one iteration at a time in Python."""
-    peak_bytes = peak_bytes or {}
-    warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
-    jobs, seen = [], set()
-    for j in trace:
-        own = j.get("iteration_ms")
-        warm_ms = None if own is not None or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
-        peak = j.get("peak_bytes", peak_bytes.get(j["workload"], 0))
-        _check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
-        jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
-                           float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
-                           int(peak), warm_ms=warm_ms or 0.0))
-    pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
-    waiting, active, used, t, iterations, last = [], [], 0, 0, 0, None
-
-    def finish(job, when, status="done"):
-        nonlocal used
-        job.finished_at, job.status = job.seconds(when), status
-        if job in active:
-            active.remove(job)
-            used -= job.peak_bytes
-
-    while pending or waiting or active:
-        while pending and pending[-1].arrival_ticks <= t:
-            waiting.append(pending.pop())
-        while waiting:
-            job = waiting[0]
-            if memory_budget_bytes is not None and job.peak_bytes > memory_budget_bytes:
-                waiting.pop(0)
-                finish(job, t, "failed")
-                continue
-            if memory_budget_bytes is not None and used + job.peak_bytes > memory_budget_bytes:
-                break
-            waiting.pop(0)
-            job.admitted_at, job.status = job.seconds(t), "running"
-            used += job.peak_bytes
-            active.append(job)
-            if job.total_iterations <= 0:
-                finish(job, t)
-        if not active:
-            if pending:
-                t = max(t, pending[-1].arrival_ticks)
-                continue
-            break
-        heap = [(j.device_ms_used, j.arrival, j.job_id, j) for j in active]
-        heapq.heapify(heap)
-        next_arrival = pending[-1].arrival_ticks if pending else math.inf
-        while True:
-            _, arrival, job_id, job = heapq.heappop(heap)
-            if job.started_at is None:
-                job.started_at = job.seconds(t)
-            ticks = job.cost_ticks(last)
-            t += ticks
-            last = job
-            job.use(ticks)
-            job.iterations_done += 1
-            iterations += 1
-            if job.remaining_iterations <= 0:
-                finish(job, t)
-                break
-            heapq.heappush(heap, (job.device_ms_used, arrival, job_id, job))
-            if t >= next_arrival:
-                break
-    return summarize("fair", jobs, iterations)
+from impls.salus.core.simulator import SimJob, sim_jobs, simulate, summarize
 
 
 def reference_scan(trace, policy, iteration_ms, memory_budget_bytes=None, peak_bytes=None, overhead_ms=0.0,
@@ -93,17 +21,7 @@ def reference_scan(trace, policy, iteration_ms, memory_budget_bytes=None, peak_b
     simulator's heap of keys and its runs of unchanged decisions must give, bit for bit."""
     policy = get_policy(policy)
     simulate([], policy, iteration_ms)            # the same checks of the arguments
-    peak_bytes = peak_bytes or {}
-    warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
-    jobs, seen = [], set()
-    for j in trace:
-        own = j.get("iteration_ms")
-        warm_ms = None if own is not None or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
-        peak = j.get("peak_bytes", peak_bytes.get(j["workload"], 0))
-        _check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
-        jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
-                           float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
-                           int(peak), warm_ms=warm_ms or 0.0))
+    jobs = sim_jobs(trace, iteration_ms, peak_bytes, overhead_ms, pack, warm_iteration_ms)
     pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
     waiting, active, used, t, iterations, last = [], [], 0, 0, 0, None
     while pending or waiting or active:
@@ -203,7 +121,7 @@ def test_fair_in_the_kernel_is_bit_identical_to_the_python_heap(seed):
     rng = random.Random(seed)
     for _ in range(5):
         trace, kwargs = random_case(rng)
-        assert identical(simulate(trace, "fair", MS, **kwargs), reference_fair(trace, MS, **kwargs)), (trace, kwargs)
+        assert identical(simulate(trace, "fair", MS, **kwargs), reference_scan(trace, "fair", MS, **kwargs)), (trace, kwargs)
 
 
 def test_fair_runs_its_iterations_in_the_kernel(monkeypatch):
@@ -226,16 +144,16 @@ def test_usage_beyond_2_53_picoseconds_ranks_as_python_divides(warm):
     trace = [{"job_id": 0, "workload": "v", "arrival_s": 0.0, "iterations": 6, "iteration_ms": 6004799.50316067},
              {"job_id": 1, "workload": "v", "arrival_s": 0.0, "iterations": 4, "iteration_ms": 6004799.503160669}]
     ms = {"v": 1.0, "w": 1e6 + 1e-9}
-    assert identical(simulate(trace, "fair", ms), reference_fair(trace, ms))
+    assert identical(simulate(trace, "fair", ms), reference_scan(trace, "fair", ms))
     trace += [{"job_id": 2 + i, "workload": "w", "arrival_s": 0.0, "iterations": 12 - i} for i in range(3)]
-    assert identical(simulate(trace, "fair", ms, warm_iteration_ms=warm), reference_fair(trace, ms, warm_iteration_ms=warm))
+    assert identical(simulate(trace, "fair", ms, warm_iteration_ms=warm), reference_scan(trace, "fair", ms, warm_iteration_ms=warm))
 
 
 def test_a_run_beyond_int64_picoseconds_still_matches():
     """Each job's 10 iterations of 1e9 ms (1e18 ps each) pass 2**63 ps, in usage and in the
     time to the first completion: FAIR is stepped in Python then, as fast=False does."""
     trace = [{"job_id": i, "workload": "w", "arrival_s": 0.0, "iterations": 10} for i in range(2)]
-    assert identical(simulate(trace, "fair", {"w": 1e9}), reference_fair(trace, {"w": 1e9}))
+    assert identical(simulate(trace, "fair", {"w": 1e9}), reference_scan(trace, "fair", {"w": 1e9}))
 
 
 def test_the_kernel_key_divides_ticks_as_python_does():

@@ -161,6 +161,27 @@ class _FairRun:
             job.iterations_done = int(self.done[k])
 
 
+def sim_jobs(trace: Sequence[Mapping], iteration_ms: Mapping[str, float], peak_bytes: Mapping[str, int] | None,
+             overhead_ms: float, pack: str, warm_iteration_ms: Mapping[str, float] | None) -> list[SimJob]:
+    """The :class:`SimJob` of each trace entry, in trace order, as :func:`simulate` takes its
+    arguments; ValueError (:func:`check_job`) or KeyError (a workload with no iteration time)."""
+    peak_bytes = peak_bytes or {}
+    warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
+    jobs = []
+    seen: set[int] = set()
+    for j in trace:
+        own = j.get("iteration_ms")
+        if own is None and j["workload"] not in iteration_ms:
+            raise KeyError(f"no iteration time for workload {j['workload']!r} (job {j['job_id']})")
+        warm_ms = None if own is not None or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
+        peak = j.get("peak_bytes", peak_bytes.get(j["workload"], 0))
+        check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
+        jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
+                           float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
+                           int(peak), warm_ms=warm_ms or 0.0))
+    return jobs
+
+
 def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mapping[str, float],
              memory_budget_bytes: int | None = None, peak_bytes: Mapping[str, int] | None = None,
              overhead_ms: float = 0.0, pack: str = "interleave", fast: bool = True,
@@ -188,20 +209,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
         raise ValueError(f"pack must be 'interleave' or 'concurrent', got {pack!r}")
     if memory_budget_bytes is not None and not memory_budget_bytes >= 0:
         raise ValueError(f"memory_budget_bytes {memory_budget_bytes!r}; expected a number of bytes >= 0 or None")
-    peak_bytes = peak_bytes or {}
-    warm = dict(warm_iteration_ms or {}) if pack == "interleave" else {}
-    jobs = []
-    seen: set[int] = set()
-    for j in trace:
-        own = j.get("iteration_ms")
-        if own is None and j["workload"] not in iteration_ms:
-            raise KeyError(f"no iteration time for workload {j['workload']!r} (job {j['job_id']})")
-        warm_ms = None if own is not None or j["workload"] not in warm else float(warm[j["workload"]]) + overhead_ms
-        peak = j.get("peak_bytes", peak_bytes.get(j["workload"], 0))
-        check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
-        jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
-                           float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
-                           int(peak), warm_ms=warm_ms or 0.0))
+    jobs = sim_jobs(trace, iteration_ms, peak_bytes, overhead_ms, pack, warm_iteration_ms)
     pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
     waiting: deque[SimJob] = deque()
     active: dict[int, SimJob] = {}      # id(job) -> job, in order of admission
