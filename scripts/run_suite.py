@@ -12,7 +12,9 @@ One suite run at a time per checkout and machine: a second one exits 2 naming th
 pid. Ctrl-C, SIGTERM and SIGHUP stop asv (it gets SIGINT, so it also stops the benchmark it
 runs in its own process group), print one line and exit 128 + the signal's number; during
 the report's rendering they stop the renderer the same way, and the line says the results
-are kept.
+are kept. asv and the renderer start with SIGINT at its default whatever this process
+inherited (a background job of a non-interactive shell, as CI starts one, inherits it
+ignored), and get SIGINT when this process dies, SIGKILL included (Linux).
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from typing import IO, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import cli, paths, registry, space  # noqa: E402
+from impls.harness import cli, paths, registry, space, tethered  # noqa: E402
 from impls.harness.commands import check_settings, no_commit_advice  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
@@ -83,7 +85,9 @@ def wait_for(start: Callable[[], subprocess.Popen], grace_s: float = GRACE_S) ->
     """Start the child with ``start()`` and wait for it; return ``(its exit status, the signal
     that stopped this run or None)``.
 
-    Ctrl-C reaches the child from the terminal (one process group), so it is only waited for;
+    Ctrl-C reaches the child from the terminal (one process group; where this process
+    ignores SIGINT, :func:`impls.harness.tethered.start` gives the child a group of its own,
+    and a Ctrl-C reaches neither), so it is only waited for;
     SIGTERM and SIGHUP, which reach this process alone, are forwarded to the child as SIGINT
     (asv stops like on Ctrl-C and stops the benchmark it runs in its own process group; on
     SIGTERM it would die at once and leave that benchmark running). A stopping child gets
@@ -282,7 +286,7 @@ def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
             identity[name] = str(paths.typed_path(os.environ[name]))
     env = {**os.environ, **identity}
     try:
-        status, signum = wait_for(lambda: subprocess.Popen(command, cwd=root, env=env), GRACE_S)
+        status, signum = wait_for(lambda: tethered.start(command, cwd=root, env=env), GRACE_S)
     finally:
         stop.set()
         follower.join(timeout=5)
@@ -292,8 +296,8 @@ def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
 
     if not args.no_report:
-        rendered, signum = wait_for(lambda: subprocess.Popen([sys.executable, str(root / "scripts" / "render_report.py"),
-                                                              "--machine", machine], cwd=root), GRACE_S)
+        rendered, signum = wait_for(lambda: tethered.start([sys.executable, str(root / "scripts" / "render_report.py"),
+                                                            "--machine", machine], cwd=root), GRACE_S)
         if signum is not None:
             return interrupted_render(signum, machine)
         status = status or rendered

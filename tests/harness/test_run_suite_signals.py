@@ -20,9 +20,11 @@ from impls.harness.atomic import pid_alive
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "ab" * 20
 
-# Stands in for asv: writes one artifact where the runner's environment says, says it is
-# ready with its pid, then sleeps; on SIGINT (asv's Ctrl-C) records it and ends, unless
-# "stubborn", which ignores SIGINT like a child stuck in a call.
+# Stands in for asv: writes one artifact where the runner's environment says, writes its
+# process group to "group", says it is ready with its pid, then sleeps; on SIGINT (asv's
+# Ctrl-C) records it and ends. "obliging" handles SIGINT itself; "stubborn" ignores it like
+# a child stuck in a call; "asv" keeps the SIGINT disposition Python started with, as asv
+# does, and dies of the KeyboardInterrupt, as asv in a set-up step.
 FAKE_ASV = textwrap.dedent("""
     import os, signal, sys, time
     from pathlib import Path
@@ -33,12 +35,20 @@ FAKE_ASV = textwrap.dedent("""
         record.write_text("SIGINT")
         sys.exit(1)
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN if mode == "stubborn" else on_int)
+    if mode in ("stubborn", "obliging"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN if mode == "stubborn" else on_int)
     folder = Path(os.environ["DLSYSBENCH_ARTIFACTS"], os.environ["DLSYSBENCH_MACHINE"], os.environ["ASV_COMMIT"])
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "toy.json").write_text("{}")
+    (record.parent / "group").write_text(str(os.getpgid(0)))
     (record.parent / "ready").write_text(str(os.getpid()))
-    time.sleep(60)
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        record.write_text("SIGINT")
+        if mode == "asv":
+            raise    # as asv in a set-up step: a traceback, and death by SIGINT
+        sys.exit(1)  # as asv in a benchmark: one line, exit status 1
 """)
 
 # Runs the runner's main() with asv replaced by FAKE_ASV; as make reproduce does, in a
@@ -157,22 +167,78 @@ def test_a_terminated_run_stops_asv_says_so_once_and_exits_128_plus_the_signal(
     assert "not archived" in err and f"for commit {COMMIT[:12]}" in err
     assert f"the 1 artifact(s) it wrote stay in {tmp_path / 'artifacts' / machine / COMMIT}" in err
     assert "stays in .asv/results" not in err
+    assert int((tmp_path / "group").read_text()) == os.getpgid(0)   # a Ctrl-C at the terminal reaches it
 
 
-def _signalled_run(tmp_path: Path, driver_text: str, signum: int, args: list[str], child_name: str
-                   ) -> tuple[int, str, str]:
-    """Run the runner through ``driver_text`` with FAKE_ASV standing in for its child, send it
-    ``signum`` once the child is ready, and return (exit status, stdout, stderr); fails if the
-    child (``child_name`` in the message) outlived the runner."""
+def test_a_run_started_with_sigint_ignored_still_stops_asv_on_sigterm(machine, tmp_path):
+    """A background job of a non-interactive shell (as CI starts one) inherits SIGINT
+    ignored, and asv inherited it too: the SIGINT a SIGTERM is forwarded as did nothing, and
+    asv ran on and saved its results. asv now starts with SIGINT at its default and stops on
+    it, in a process group of its own (the terminal's Ctrl-C, which the runner ignores, does
+    not reach it either)."""
+    record = tmp_path / "signal.txt"
+    returncode, out, err = _signalled_run(tmp_path, DRIVER, signal.SIGTERM, [str(record), "asv", "10"], "asv",
+                                          sigint_ignored=True)
+    assert returncode == 128 + signal.SIGTERM, (returncode, out, err)
+    assert record.exists(), "asv ignored the SIGINT and was killed after the grace period"
+    assert record.read_text() == "SIGINT"
+    assert int((tmp_path / "group").read_text()) == int((tmp_path / "ready").read_text())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_the_asv_of_a_killed_run_gets_sigint_and_stops(machine, tmp_path):
+    """A SIGKILLed runner left asv running with no parent, beside the next run, and it later
+    overwrote the live results with contended numbers; asv now gets SIGINT when its parent
+    dies (it stops its benchmark the Ctrl-C way and saves nothing)."""
+    record = tmp_path / "signal.txt"
+    run, child = _start_run(tmp_path, DRIVER, [str(record), "asv", "10"])
+    try:
+        run.kill()
+        try:
+            run.communicate(timeout=30)   # the fake holds the runner's pipes open until it ends
+        except subprocess.TimeoutExpired:
+            raise AssertionError("asv outlived its killed runner") from None
+        assert record.read_text() == "SIGINT"
+    finally:
+        _end(run, child)
+
+
+def _start_run(tmp_path: Path, driver_text: str, args: list[str], sigint_ignored: bool = False
+               ) -> tuple[subprocess.Popen, int]:
+    """Start the runner through ``driver_text`` with FAKE_ASV standing in for its child (SIGINT
+    ignored when ``sigint_ignored``, as a non-interactive shell's background job starts) and
+    return it and the child's pid once the child is ready."""
     fake, driver = tmp_path / "fake.py", tmp_path / "driver.py"
     fake.write_text(FAKE_ASV)
     driver.write_text(driver_text)
     env = {**os.environ, "DLSYSBENCH_ARTIFACTS": str(tmp_path / "artifacts")}
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
     run = subprocess.Popen([sys.executable, str(driver), str(ROOT / "scripts" / "run_suite.py"), str(fake), *args],
-                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    child = None
+                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=ignore)
     try:
-        child = int(_wait_for_file(tmp_path / "ready", run))
+        return run, int(_wait_for_file(tmp_path / "ready", run))
+    except BaseException:
+        _end(run, None)
+        raise
+
+
+def _end(run: subprocess.Popen, child: int | None) -> None:
+    """Kill the runner and the child (pid ``child``) if they still run."""
+    if run.poll() is None:
+        run.kill()
+        run.communicate()
+    if child is not None and pid_alive(child):
+        os.kill(child, signal.SIGKILL)
+
+
+def _signalled_run(tmp_path: Path, driver_text: str, signum: int, args: list[str], child_name: str,
+                   sigint_ignored: bool = False) -> tuple[int, str, str]:
+    """Run the runner through ``driver_text`` with FAKE_ASV standing in for its child, send it
+    ``signum`` once the child is ready, and return (exit status, stdout, stderr); fails if the
+    child (``child_name`` in the message) outlived the runner."""
+    run, child = _start_run(tmp_path, driver_text, args, sigint_ignored)
+    try:
         run.send_signal(signum)
         run.wait(timeout=60)   # a child left running would hold the pipes open: look before reading them
         orphaned = pid_alive(child)
@@ -182,11 +248,7 @@ def _signalled_run(tmp_path: Path, driver_text: str, signum: int, args: list[str
         assert not orphaned, f"{child_name} outlived the runner (exit {run.returncode}): {err}"
         return run.returncode, out, err
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.communicate()
-        if child is not None and pid_alive(child):
-            os.kill(child, signal.SIGKILL)
+        _end(run, child)
 
 
 def test_an_ignored_sighup_stays_ignored_and_handlers_come_back(load_script):
