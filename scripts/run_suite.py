@@ -10,11 +10,11 @@ or artifact file could not be read, or a figure failed to draw: scripts/render_r
 
 One suite run at a time per checkout and machine: a second one exits 2 naming the first's
 pid. Ctrl-C, SIGTERM and SIGHUP stop asv (it gets SIGINT, so it also stops the benchmark it
-runs in its own process group), print one line and exit 128 + the signal's number; during
-the report's rendering they stop the renderer the same way, and the line says the results
-are kept. asv and the renderer start with SIGINT at its default whatever this process
-inherited (a background job of a non-interactive shell, as CI starts one, inherits it
-ignored), and get SIGINT when this process dies, SIGKILL included (Linux).
+runs in its own process group), print one line saying whether asv had saved the commit's
+results, and exit 128 + the signal's number; during the report's rendering they stop the renderer the same way, and
+the line says the results are kept. asv and the renderer start with SIGINT at its default
+whatever this process inherited (a background job of a non-interactive shell, as CI starts
+one, inherits it ignored), and get SIGINT when this process dies, SIGKILL included (Linux).
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from impls.harness import cli, paths, registry, space, tethered  # noqa: E402
 from impls.harness.commands import check_settings, no_commit_advice  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
+from impls.harness.report.asv_files import result_files  # noqa: E402
 from impls.harness.report.runs import archive_run, machine_for_profile  # noqa: E402
 
 
@@ -137,10 +138,27 @@ def wait_for(start: Callable[[], subprocess.Popen], grace_s: float = GRACE_S) ->
             signal.signal(signum, handler)
 
 
-def interrupted(signum: int, machine: str, commit: str, since: float) -> int:
+def commit_results(machine: str, commit: str) -> dict[Path, int]:
+    """Return asv's live result files of ``commit`` on ``machine`` with their modification
+    times (ns): the files asv saves the commit's results in (named by its first 8 digits)."""
+    stamps = {}
+    try:
+        for path in result_files(paths.results_dir(), machine):
+            if path.name.startswith(f"{commit[:8]}-"):
+                stamps[path] = path.stat().st_mtime_ns
+    except OSError:   # unreadable: the closing line then says what it can
+        pass
+    return stamps
+
+
+def interrupted(signum: int, machine: str, commit: str, since: float, before: dict[Path, int],
+                status: int = 1) -> int:
     """Print the one line saying what a run stopped by ``signum`` left behind; return its exit
     status, 128 + ``signum``. ``since``: the run's start (``time.time()``, seconds), to count
-    the artifacts it wrote under ``<artifacts>/<machine>/<commit>/``."""
+    the artifacts it wrote under ``<artifacts>/<machine>/<commit>/``; ``before``: the
+    commit's result files as :func:`commit_results` found them before asv started (a file
+    new or changed since was saved by this run); ``status``: asv's exit status (-SIGINT: a
+    KeyboardInterrupt it did not catch, outside a benchmark, whose traceback it printed)."""
     folder = paths.artifacts_root() / machine / commit
     try:
         written = sum(1 for file in folder.glob("*.json") if file.stat().st_mtime >= since - 1.0)
@@ -148,9 +166,14 @@ def interrupted(signum: int, machine: str, commit: str, since: float) -> int:
         written = 0
     left = (f"the {written} artifact(s) it wrote stay in {folder} and a report made now shows them "
             "beside the older results" if written else "it wrote no artifacts")
-    return _stopped(signum, f"interrupted: asv stopped; this run is not archived (make compare and make noise "
-                            f"never see it) and asv saved no results from it for commit {commit[:12]} (it saves a "
-                            f"commit's results only once all its benchmarks ran); {left}")
+    saved = sorted(str(path) for path, stamp in commit_results(machine, commit).items() if before.get(path) != stamp)
+    results = (f"asv saved its results for commit {commit[:12]} before it stopped, in {', '.join(saved)} (the live "
+               "results `make report` reads)" if saved else
+               f"asv saved no results from it for commit {commit[:12]} (it saves a commit's results only once all "
+               "its benchmarks ran)")
+    how = " (the KeyboardInterrupt traceback above is asv's own, not an error)" if status == -signal.SIGINT else ""
+    return _stopped(signum, f"interrupted: asv stopped{how}; this run is not archived (make compare and make noise "
+                            f"never see it) and {results}; {left}")
 
 
 def _stopped(signum: int, line: str) -> int:
@@ -285,19 +308,21 @@ def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
         if os.environ.get(name):
             identity[name] = str(paths.typed_path(os.environ[name]))
     env = {**os.environ, **identity}
+
+    before = commit_results(machine, commit)
     try:
         status, signum = wait_for(lambda: tethered.start(command, cwd=root, env=env), GRACE_S)
     finally:
         stop.set()
         follower.join(timeout=5)
     if signum is not None:
-        return interrupted(signum, machine, commit, since)
+        return interrupted(signum, machine, commit, since, before, status)
     archive_run(paths.results_dir(), machine, commit)
     print(f"dlsysbench: asv finished in {time.monotonic() - started:.0f} s (exit {status})", flush=True)
 
     if not args.no_report:
         rendered, signum = wait_for(lambda: tethered.start([sys.executable, str(root / "scripts" / "render_report.py"),
-                                                            "--machine", machine], cwd=root), GRACE_S)
+                                                   "--machine", machine], cwd=root), GRACE_S)
         if signum is not None:
             return interrupted_render(signum, machine)
         status = status or rendered

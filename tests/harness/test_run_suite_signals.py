@@ -6,6 +6,7 @@ No asv runs here: a small Python script stands in for it.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,8 +24,9 @@ COMMIT = "ab" * 20
 # Stands in for asv: writes one artifact where the runner's environment says, writes its
 # process group to "group", says it is ready with its pid, then sleeps; on SIGINT (asv's
 # Ctrl-C) records it and ends. "obliging" handles SIGINT itself; "stubborn" ignores it like
-# a child stuck in a call; "asv" keeps the SIGINT disposition Python started with, as asv
-# does, and dies of the KeyboardInterrupt, as asv in a set-up step.
+# a child stuck in a call; "asv" and "saving" keep the SIGINT disposition Python started
+# with, as asv does: "asv" dies of the KeyboardInterrupt, as asv in a set-up step, and
+# "saving" has saved the commit's results first, as asv does once all its benchmarks ran.
 FAKE_ASV = textwrap.dedent("""
     import os, signal, sys, time
     from pathlib import Path
@@ -40,6 +42,10 @@ FAKE_ASV = textwrap.dedent("""
     folder = Path(os.environ["DLSYSBENCH_ARTIFACTS"], os.environ["DLSYSBENCH_MACHINE"], os.environ["ASV_COMMIT"])
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "toy.json").write_text("{}")
+    if mode == "saving":
+        results = Path(os.environ["DLSYSBENCH_ROOT"], ".asv", "results", os.environ["DLSYSBENCH_MACHINE"])
+        results.mkdir(parents=True, exist_ok=True)
+        (results / (os.environ["ASV_COMMIT"][:8] + "-fake.json")).write_text("{}")
     (record.parent / "group").write_text(str(os.getpgid(0)))
     (record.parent / "ready").write_text(str(os.getpid()))
     try:
@@ -75,12 +81,14 @@ DRIVER = textwrap.dedent("""
 @pytest.fixture
 def machine(monkeypatch):
     """A machine name of this test's own (DLSYSBENCH_MACHINE); its lock and progress log in
-    .asv/ are removed afterwards. Returns the suite's machine name (``-smoke`` added)."""
+    .asv/ and its results folder are removed afterwards. Returns the suite's machine name
+    (``-smoke`` added)."""
     name = f"sigtest{os.getpid()}x{time.monotonic_ns() % 10**6}"
     monkeypatch.setenv("DLSYSBENCH_MACHINE", name)
     yield f"{name}-smoke"
     for leftover in (f"run-{name}-smoke.lock", f"progress-{name}-smoke.log"):
         (ROOT / ".asv" / leftover).unlink(missing_ok=True)
+    shutil.rmtree(ROOT / ".asv" / "results" / f"{name}-smoke", ignore_errors=True)
 
 
 def _wait_for_file(path: Path, process: subprocess.Popen, timeout_s: float = 120.0) -> str:
@@ -166,6 +174,7 @@ def test_a_terminated_run_stops_asv_says_so_once_and_exits_128_plus_the_signal(
     assert err.count("\n") == 1 and err.startswith("dlsysbench: interrupted: "), err
     assert "not archived" in err and f"for commit {COMMIT[:12]}" in err
     assert f"the 1 artifact(s) it wrote stay in {tmp_path / 'artifacts' / machine / COMMIT}" in err
+    assert f"asv saved no results from it for commit {COMMIT[:12]}" in err
     assert "stays in .asv/results" not in err
     assert int((tmp_path / "group").read_text()) == os.getpgid(0)   # a Ctrl-C at the terminal reaches it
 
@@ -183,6 +192,22 @@ def test_a_run_started_with_sigint_ignored_still_stops_asv_on_sigterm(machine, t
     assert record.exists(), "asv ignored the SIGINT and was killed after the grace period"
     assert record.read_text() == "SIGINT"
     assert int((tmp_path / "group").read_text()) == int((tmp_path / "ready").read_text())
+    # asv's own traceback comes first: the runner's one line says whose it is
+    assert err.splitlines()[-2] == "KeyboardInterrupt", err
+    assert err.splitlines()[-1].startswith("dlsysbench: interrupted: asv stopped (the KeyboardInterrupt traceback "
+                                           "above is asv's own, not an error); "), err
+
+
+def test_the_closing_line_says_so_when_asv_had_saved_the_commits_results(machine, tmp_path):
+    """The line said "asv saved no results" while asv had rewritten the commit's live result
+    file, the one `make report` reads: it now names that file."""
+    record = tmp_path / "signal.txt"
+    returncode, out, err = _signalled_run(tmp_path, DRIVER, signal.SIGTERM, [str(record), "saving", "10"], "asv")
+    assert returncode == 128 + signal.SIGTERM, (returncode, out, err)
+    saved = ROOT / ".asv" / "results" / machine / f"{COMMIT[:8]}-fake.json"
+    assert err.count("\n") == 1, err
+    assert f"asv saved its results for commit {COMMIT[:12]} before it stopped, in {saved} (the live results" in err
+    assert "saved no results" not in err and "traceback" not in err
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
