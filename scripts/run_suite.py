@@ -9,9 +9,10 @@ not lose the others' results; the exit status is asv's, else the report's (1 whe
 or artifact file could not be read, or a figure failed to draw: scripts/render_report.py).
 
 One suite run at a time per checkout and machine: a second one exits 2 naming the first's
-pid. Ctrl-C, SIGTERM and SIGHUP stop asv (it gets SIGINT, so it also stops the benchmark it
-runs in its own process group), print one line saying whether asv had saved the commit's
-results, and exit 128 + the signal's number; during the report's rendering they stop the renderer the same way, and
+pid (or, when the first was killed and its asv runs on, asv's). Ctrl-C, SIGTERM and SIGHUP
+stop asv (it gets SIGINT, so it also stops the benchmark it runs in its own process group),
+print one line saying whether asv had saved the commit's results, and exit 128 + the
+signal's number; during the report's rendering they stop the renderer the same way, and
 the line says the results are kept. asv and the renderer start with SIGINT at its default
 whatever this process inherited (a background job of a non-interactive shell, as CI starts
 one, inherits it ignored), and get SIGINT when this process dies, SIGKILL included (Linux).
@@ -33,6 +34,7 @@ from typing import IO, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import cli, paths, registry, space, tethered  # noqa: E402
+from impls.harness.atomic import pid_alive  # noqa: E402
 from impls.harness.commands import check_settings, no_commit_advice  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report.asv_files import result_files  # noqa: E402
@@ -47,9 +49,11 @@ def hold_run_lock(machine: str, folder: Path | None = None) -> IO[str]:
     """Return the open file ``<folder>/run-<machine>.lock`` (folder: ``.asv/``, created if
     missing), exclusively ``flock``-ed by this process, with this process's pid written in it.
 
-    The lock lasts while the file is open: close it when the run ends; the OS releases it
-    when the process dies, so a killed run leaves no stale lock. Raises ValueError with one
-    line, naming the other run's pid when its file records one, if another process holds it.
+    The lock lasts while the file is open in any process: close it when the run ends; asv
+    keeps it open too (:func:`note_asv`), so a run killed while its asv runs on stays locked
+    until asv ends, and the OS releases it once neither lives: nothing stale is left. Raises
+    ValueError with one line if another process holds it, naming the other run's pid, or,
+    when that run is gone, its asv's (the file records both).
     """
     folder = folder if folder is not None else paths.asv_dir()
     path = folder / f"run-{machine}.lock"
@@ -62,9 +66,13 @@ def hold_run_lock(machine: str, folder: Path | None = None) -> IO[str]:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         handle.seek(0)
-        recorded = handle.read().strip()
+        pids = [int(word) for word in handle.read().split() if word.isdigit()]
         handle.close()
-        who = f" (pid {recorded})" if recorded.isdigit() else ""
+        runner, asv = (pids + [0, 0])[:2]
+        if runner and not pid_alive(runner) and asv and pid_alive(asv):
+            raise ValueError(f"the asv (pid {asv}) of a suite run that was killed (pid {runner}) is still "
+                             f"running for {machine} (it holds {path}); wait for it or stop it") from None
+        who = f" (pid {runner})" if runner and pid_alive(runner) else ""
         raise ValueError(f"another suite run{who} is running for {machine} (it holds {path}); "
                          "wait for it or stop it") from None
     handle.seek(0)
@@ -72,6 +80,13 @@ def hold_run_lock(machine: str, folder: Path | None = None) -> IO[str]:
     handle.write(f"{os.getpid()}\n")
     handle.flush()
     return handle
+
+
+def note_asv(lock: IO[str], pid: int) -> None:
+    """Record asv's ``pid`` in the run's ``lock`` file (after the runner's own), for the
+    message :func:`hold_run_lock` gives while that asv holds the lock."""
+    lock.write(f"{pid}\n")
+    lock.flush()
 
 
 class _Stopped(Exception):
@@ -274,12 +289,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dlsysbench: error: {err}", file=sys.stderr)
         return 2
     with lock:
-        return _run(args, machine, commit, where)
+        return _run(args, machine, commit, where, lock)
 
 
-def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
+def _run(args, machine: str, commit: str, where: dict[str, str], lock: IO[str]) -> int:
     """Run asv for ``commit`` on ``machine``, archive the run and render the report; return the
-    exit status (asv's, else the report's; 128 + the signal when a signal stopped the run)."""
+    exit status (asv's, else the report's; 128 + the signal when a signal stopped the run).
+    asv holds the run's ``lock`` too, for as long as it lives."""
     root = paths.repo_root()
     try:
         ensure_machine(machine)
@@ -309,9 +325,14 @@ def _run(args, machine: str, commit: str, where: dict[str, str]) -> int:
             identity[name] = str(paths.typed_path(os.environ[name]))
     env = {**os.environ, **identity}
 
+    def start_asv() -> subprocess.Popen:
+        child = tethered.start(command, cwd=root, env=env, pass_fds=(lock.fileno(),))
+        note_asv(lock, child.pid)
+        return child
+
     before = commit_results(machine, commit)
     try:
-        status, signum = wait_for(lambda: tethered.start(command, cwd=root, env=env), GRACE_S)
+        status, signum = wait_for(start_asv, GRACE_S)
     finally:
         stop.set()
         follower.join(timeout=5)

@@ -143,12 +143,14 @@ def test_a_finished_run_releases_its_lock(machine, monkeypatch, load_script):
     run_suite = load_script("run_suite")
 
     class FakeAsv:
+        pid = 12345
+
         def __init__(self, command, **_):
             pass
 
         def wait(self, timeout=None):
             lock = ROOT / ".asv" / f"run-{machine}.lock"
-            assert lock.read_text() == f"{os.getpid()}\n", "asv started without the run's lock"
+            assert lock.read_text() == f"{os.getpid()}\n{self.pid}\n", "asv started without the run's lock"
             return 0
 
     monkeypatch.setattr(run_suite.subprocess, "Popen", FakeAsv)
@@ -224,6 +226,29 @@ def test_the_asv_of_a_killed_run_gets_sigint_and_stops(machine, tmp_path):
         except subprocess.TimeoutExpired:
             raise AssertionError("asv outlived its killed runner") from None
         assert record.read_text() == "SIGINT"
+    finally:
+        _end(run, child)
+
+
+def test_the_asv_of_a_killed_run_keeps_its_lock_while_it_lives_and_is_named(machine, tmp_path, load_script):
+    """An asv that outlives its runner (here one that ignores SIGINT) keeps the run's lock, so
+    the next run is refused instead of timing beside it; the refusal names asv, since the pid
+    of the runner it would otherwise name is gone."""
+    record = tmp_path / "signal.txt"
+    run, child = _start_run(tmp_path, DRIVER, [str(record), "stubborn", "10"])
+    try:
+        run.kill()
+        run.wait(timeout=30)
+        run_suite = load_script("run_suite")
+        with pytest.raises(ValueError) as refused:
+            run_suite.hold_run_lock(machine)
+        lock = ROOT / ".asv" / f"run-{machine}.lock"
+        assert str(refused.value) == (f"the asv (pid {child}) of a suite run that was killed (pid {run.pid}) is still "
+                                      f"running for {machine} (it holds {lock}); wait for it or stop it")
+        os.kill(child, signal.SIGKILL)
+        run.communicate(timeout=30)   # returns once the fake, which holds the runner's pipes, has ended
+        with run_suite.hold_run_lock(machine) as held:   # released with asv
+            assert Path(held.name).read_text() == f"{os.getpid()}\n"
     finally:
         _end(run, child)
 
