@@ -23,7 +23,7 @@ from pathlib import Path
 
 from impls.harness import nvm_file, paths, torch_build
 from impls.harness.mounts import (MEMORY_FILESYSTEMS, filesystem_type, is_device_target,  # noqa: F401 - callers
-                                   memory_block_device, mount_of, special_kind)
+                                   memory_block_device, memory_filesystem, mount_of, special_kind)
 from impls.harness.cpus import cpu_quota, effective_cpus  # noqa: F401 - asked for here by the suite
 
 ALIGNMENT = 4096
@@ -104,7 +104,9 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     where that cannot be created). A ready target's detail notes when its directory is
     read-only for this user. Refused, without probing: a directory, another special file
     (a character device, a FIFO: neither a regular file nor a block device), a file the
-    suite must not overwrite, and a ``DLSYSBENCH_NVM_PATH`` that cannot be expanded
+    suite must not overwrite, a target in memory (a RAM disk, zram or loop device over a file
+    in memory, or a file on tmpfs or on a filesystem mounted from such a device:
+    :func:`mounts.memory_filesystem`), and a ``DLSYSBENCH_NVM_PATH`` that cannot be expanded
     (``~nosuchuser/x``); never an exception."""
     if target is None:
         try:
@@ -144,8 +146,9 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     if nvm_file.is_foreign(target):
         return Capability("o_direct", False, f"DLSYSBENCH_NVM_PATH={nvm_file.foreign_reason(target)}")
     fs = filesystem_type(target)
-    if fs in MEMORY_FILESYSTEMS:
-        return Capability("o_direct", False, f"{target.parent} is on {fs}, in memory: no read would "
+    memory = memory_filesystem(target)    # tmpfs, or a filesystem on a RAM disk / a loop over one
+    if memory:
+        return Capability("o_direct", False, f"{target.parent} {memory}: no read would "
                           f"reach a drive; point {setting} at a disk")
     missing = paths.missing_directory_reason(target, setting)
     if missing:                 # `run` refuses it too: never probe the drive above it

@@ -13,6 +13,8 @@ from pathlib import Path
 # reaches a drive there, so a measurement would flatter the "NVM".
 MEMORY_FILESYSTEMS = {"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"}
 
+SYS_BLOCK = Path("/sys/block")    # the kernel's block devices: <name>/loop/backing_file for a loop device
+
 
 def memory_block_device(device: Path) -> str:
     """Why block device ``device`` lives in memory (zram, a RAM disk, a loop device over a file
@@ -20,13 +22,31 @@ def memory_block_device(device: Path) -> str:
     name = Path(os.path.realpath(device)).name
     if name.startswith(("zram", "ram")):
         return "is a RAM disk"
-    backing = Path("/sys/block") / name / "loop" / "backing_file"
+    backing = SYS_BLOCK / name / "loop" / "backing_file"
     try:
         file = backing.read_text().strip()
     except OSError:
         return ""
     fs = filesystem_type(Path(file)) if file else "unknown"
     return f"is a loop device over {file}, on {fs}, in memory" if fs in MEMORY_FILESYSTEMS else ""
+
+
+def memory_filesystem(path: Path) -> str:
+    """Why the filesystem holding ``path`` lives in memory, as a predicate of ``path`` ("is on
+    tmpfs, in memory", or "is on ext4 at /mnt, mounted from /dev/loop1, which is a loop device
+    over /dev/shm/img, on tmpfs, in memory" for a filesystem on a RAM disk, zram or a loop
+    device over a file in memory: :func:`memory_block_device` of the mount's source device);
+    "" when it does not, or when its mount cannot be read."""
+    mount = mount_of(path)
+    if mount is None:
+        return ""
+    if mount["fstype"] in MEMORY_FILESYSTEMS:
+        return f"is on {mount['fstype']}, in memory"
+    source = mount["source"]
+    memory = memory_block_device(Path(source)) if source.startswith("/dev/") else ""
+    if not memory:
+        return ""
+    return f"is on {mount['fstype']} at {mount['mount_point']}, mounted from {source}, which {memory}"
 
 
 def special_kind(target: Path) -> str:

@@ -330,8 +330,9 @@ def open_store(path: str | os.PathLike, layout=None) -> BlockStore:
         if layout_digest(layout) != header.layout_sha256:
             raise StoreError(f"{path}: layout checksum mismatch: the store was written in another layout")
     fs = capabilities.filesystem_type(path)
-    if fs in capabilities.MEMORY_FILESYSTEMS:
-        raise DirectIOUnavailable(f"{path} is on {fs}, in memory: no read would reach a drive")
+    memory = capabilities.memory_filesystem(path)
+    if memory:
+        raise DirectIOUnavailable(f"{path} {memory}: no read would reach a drive")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     except OSError as err:
