@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -38,12 +37,15 @@ def _headers(first: int, count: int) -> np.ndarray:
 
 def write_suite_file(target: Path, size_bytes: int) -> None:
     """Write ``size_bytes`` of the suite's content to ``target``: a temp file beside it, fsynced,
-    renamed over it (mode 0644), the directory fsynced."""
+    renamed over it (mode 0644), the directory fsynced. The temp file's name carries this
+    process's pid (:func:`atomic.temporary_beside`); those of killed writers of ``target`` are
+    removed first (:func:`atomic.sweep_temporaries`)."""
     generator = np.random.default_rng(_SEED)
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False)
-    temporary = Path(handle.name)
+    atomic.sweep_temporaries(target)
+    descriptor, name = atomic.temporary_beside(target)
+    temporary = Path(name)
     try:
-        with handle:
+        with os.fdopen(descriptor, "wb") as handle:
             block = 0
             remaining = size_bytes
             while remaining > 0:
@@ -55,7 +57,7 @@ def write_suite_file(target: Path, size_bytes: int) -> None:
                 remaining -= data.size
                 block += blocks
             handle.flush()
-            os.fchmod(handle.fileno(), 0o644)  # NamedTemporaryFile creates 0600
+            os.fchmod(handle.fileno(), 0o644)  # mkstemp creates 0600
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:

@@ -17,7 +17,7 @@ from typing import Any
 
 
 from impls.bandana.nvm import fio
-from impls.harness import nvm_file, paths
+from impls.harness import atomic, nvm_file, paths
 from impls.harness.fingerprint import nvm_target_info
 from impls.harness.progress import progress_bar
 
@@ -45,7 +45,8 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     ``size_bytes`` long. A missing file is made to hold ``size_bytes`` of the suite's
     random, incompressible content (:mod:`impls.harness.nvm_file`: recognised by its
     block headers), written beside it and renamed over it. A file with that content is
-    reused untouched when large enough and rewritten when not. Any other existing file is
+    reused untouched when large enough and rewritten when not; either way the temporary files
+    that killed writes of it left beside it (their pid dead) are removed. Any other existing file is
     refused (ValueError): the suite would overwrite it, and a sparse or preallocated file
     reads as zeros without reaching the drive; only the suite's default target
     (``DLSYSBENCH_NVM_PATH`` unset) is rewritten. A symbolic link is followed: the file is
@@ -77,6 +78,7 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
 
     if mode is not None and not stat.S_ISREG(mode):
         raise ValueError(f"{target} is neither a regular file nor a block device")
+    atomic.sweep_temporaries(target)   # a killed write's half file: not counted as used space, not left
     if status is not None:
         if nvm_file.is_foreign(target):
             raise ValueError(nvm_file.foreign_reason(target))
