@@ -193,3 +193,36 @@ def test_the_nvm_target_table_says_no_store_where_its_folder_refuses_one():
     cannot = CapabilityState("replay_store", False, "this user cannot write in /srv/ro (ext4): Permission denied")
     row = _nvm_rows("/srv/ro/t.bin", fio_reads, block_device=False, replay_store=cannot)[ROW]
     assert row == "none: the replay does not run here (this user cannot write in /srv/ro (ext4): Permission denied)"
+
+
+def test_the_replay_experiment_removes_the_stores_killed_runs_left(tmp_path, monkeypatch, capsys):
+    """`python -m impls run bandana.replay` and the asv benchmarks sweep as the CLI replay does:
+    a store (and its temporary file) whose pid is dead goes; a running replay's store stays."""
+    import subprocess
+    import sys
+
+    from impls.bandana.experiments import replay as replay_experiment
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    folder = tmp_path / "nvm"
+    folder.mkdir()
+    monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(folder / "target.bin"))
+    monkeypatch.setattr("impls.bandana.experiments.simulation.load_table", _small_table)
+    left = [f"bandana-replay-identity-pid{dead}.store",
+            f".bandana-replay-shp-pid{dead}.store.pid{dead}.ab_9x1yz.tmp"]
+    running = f"bandana-replay-identity-pid{os.getppid()}.store"
+    for name in left + [running]:
+        (folder / name).write_bytes(b"x")
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Stop
+    monkeypatch.setattr(block_store, "write_store", stop)    # the sweep is done by then: measure nothing
+    with pytest.raises(Stop):
+        replay_experiment.replay_experiment(_tiny_sizes(), progress=False)
+    assert sorted(p.name for p in folder.iterdir()) == [running]
+    said = capsys.readouterr().err
+    assert all(name in said for name in left) and f"left in {folder} by killed runs" in said

@@ -6,7 +6,8 @@ loop share one store, one trace cursor and one fio bracketing; they are one expe
 :func:`replay_experiment` builds each layout of the profile's table (identity,
 two-level K-means, SHP; trained on the early trace), writes the table's vectors in
 that layout to an O_DIRECT store beside ``DLSYSBENCH_NVM_PATH`` (in ``DLSYSBENCH_CACHE`` when
-that is a block device, which is only read: ``store`` in the result says where), and replays the
+that is a block device, which is only read: ``store`` in the result says where; the stores
+killed runs left there are removed first), and replays the
 first ``replay_lookups`` lookups of the later trace through a fresh DRAM cache:
 
 * ``sweep``: for every layout, with its best policy (the one the simulator gives
@@ -267,6 +268,7 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     capacity = max(per_block, int(round(s["cache_fraction"] * n)))
     mechanism = direct_io.default_mechanism()
     store_directory, store_setting = replay.store_location()
+    replay.sweep_stale_stores(store_directory)    # stores of killed runs (dead pids), as the CLI does
     where = replay.store_record(store_directory, store_setting)
     if where["note"]:
         cli.warn(where["note"])
