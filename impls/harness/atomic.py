@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import json
 import math
@@ -63,7 +64,8 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
     an exception (a temporary file beside it, fsync, rename); after an exception, or a kill,
     ``path`` is as it was. A symbolic link is followed, so the file it names is replaced and the
     link kept; missing folders are made. The file gets an existing file's mode, else 0666 less
-    the umask."""
+    the umask. An ``OSError`` while writing is raised as :func:`unwritten` of it: naming
+    ``path``, and a full disk as "No space left on device"."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()
@@ -78,9 +80,33 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raised = unwritten(err, path, tmp)
+        if raised is err:
+            raise
+        raise raised from err
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")   # numpy's tofile: a write that stopped short
+
+
+def unwritten(err: OSError, path: Path, temporary: str | None = None) -> OSError:
+    """``err``, an error writing ``path`` (through ``temporary``, its temporary file), as one
+    that names ``path`` as its filename: ``err`` itself when it names another file; a new
+    ``OSError`` when it names none or ``temporary``. A short write (numpy's ``tofile``:
+    "N requested and M written", no errno) is a full disk or quota: ``ENOSPC``, "No space left
+    on device" with numpy's words in brackets."""
+    if err.filename is not None and err.filename != temporary:
+        return err
+    if err.errno is None and _SHORT_WRITE.search(str(err)):
+        return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({err}: the disk or a quota is full)", str(path))
+    if err.errno is None:
+        return OSError(None, str(err) or type(err).__name__, str(path))
+    return OSError(err.errno, err.strerror or os.strerror(err.errno), str(path))
 
 
 def pid_alive(pid: int) -> bool:

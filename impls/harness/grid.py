@@ -121,7 +121,8 @@ def _array_digest(a: np.ndarray) -> str:
 def share(a: np.ndarray) -> ArrayRef:
     """Store ``a`` as ``<cache>/grid/arrays/<sha256>.npy`` and return its reference. A stored
     file is checked against the digest once per process before it is used (a damaged or
-    edited one is written again, with a warning), so a run never reads another array."""
+    edited one is written again, with a warning), so a run never reads another array. Written
+    by :func:`atomic.replacing`: a full disk is an ``OSError`` naming the file."""
     a = np.asarray(a)
     digest = _array_digest(a)
     path = paths.cache_dir() / "grid" / "arrays" / f"{digest[:32]}.npy"
@@ -129,17 +130,9 @@ def share(a: np.ndarray) -> ArrayRef:
         print(f"warning: {path} does not hold the array it is named after (damaged or edited): "
               "writing it again", file=sys.stderr)
         path.unlink()
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.sweep_temporaries(path)            # a killed run's half-written copy
-        fd, tmp = atomic.temporary_beside(path)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.save(handle, np.ascontiguousarray(a), allow_pickle=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    if not path.exists():      # a killed run's half-written copy is swept; a full disk named
+        with atomic.replacing(path) as handle:
+            np.save(handle, np.ascontiguousarray(a), allow_pickle=False)
     _verified.add(str(path))
     return ArrayRef(str(path), digest, tuple(a.shape), a.dtype.str)
 
