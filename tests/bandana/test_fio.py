@@ -242,6 +242,22 @@ def test_prepare_replaces_its_own_too_small_file(tmp_path):
     assert target.stat().st_size == 1 << 20
 
 
+def test_a_block_device_too_small_for_the_profile_says_where_the_size_is_set_and_what_to_do(monkeypatch):
+    """The refusal used to say "lower file_bytes", a key no flag sets, in a file it did not name."""
+    devices = [Path("/dev") / name for name in sorted(os.listdir("/sys/block"))] if os.path.isdir("/sys/block") else []
+    device = next((d for d in devices if d.exists() and stat.S_ISBLK(d.stat().st_mode)), None)
+    if device is None:
+        pytest.skip("no block device visible")
+    monkeypatch.setenv("DLSYSBENCH_PROFILE", "quick")
+    too_many = dc._block_device_bytes(device) + 4096
+    with pytest.raises(ValueError) as refused:
+        dc.prepare_target(device, too_many)
+    message = str(refused.value)
+    assert f"fewer than the {too_many} bytes the sweep reads over (file_bytes of [fio_sweep.quick] in " \
+           "impls/profiles.toml); point DLSYSBENCH_NVM_PATH at a larger device" in message, message
+    assert "run a smaller profile" in message and "\n" not in message
+
+
 @pytest.mark.parametrize("make", ["user data", "sparse", "preallocated", "same size, other bytes"])
 def test_prepare_refuses_a_file_it_did_not_write(tmp_path, make):
     """A user's file would be overwritten; a sparse or preallocated one reads as zeros without

@@ -17,7 +17,7 @@ from typing import Any
 
 
 from impls.bandana.nvm import fio
-from impls.harness import atomic, nvm_file, paths
+from impls.harness import atomic, nvm_file, paths, profiles
 from impls.harness.fingerprint import nvm_target_info
 from impls.harness.progress import progress_bar
 
@@ -71,8 +71,9 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
         device_bytes = _block_device_bytes(target)
         if device_bytes < size_bytes:
             raise ValueError(
-                f"block device {target} holds {device_bytes} bytes, fewer than the "
-                f"{size_bytes} bytes the sweep reads over; lower file_bytes"
+                f"block device {target} holds {device_bytes} bytes, fewer than the {size_bytes} bytes the "
+                f"sweep reads over ({_file_bytes_key()}); point DLSYSBENCH_NVM_PATH at a larger device or "
+                "a file on a disk, or run a smaller profile (DLSYSBENCH_PROFILE, --profile)"
             )
         return {"path": str(target), "kind": "block_device", "size_bytes": size_bytes, "created": False}
 
@@ -97,6 +98,16 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     nvm_file.write_suite_file(target, size_bytes)
     nvm_file.marker_of(target).unlink(missing_ok=True)
     return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": True}
+
+
+def _file_bytes_key() -> str:
+    """Where the bytes the fio sweep reads are set: "file_bytes of [fio_sweep.<profile>] in
+    impls/profiles.toml", the current profile named when it can be read."""
+    try:
+        profile = profiles.current_profile()
+    except ValueError:
+        profile = "<profile>"
+    return f"file_bytes of [fio_sweep.{profile}] in impls/profiles.toml"
 
 
 def _block_device_bytes(device: Path) -> int:
