@@ -457,7 +457,8 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
              size_bytes: int, block_bytes: int = 4096) -> dict[str, Any] | None:
     """fio's random-read point on ``path`` at ``queue_depth`` (libaio, else io_uring, else
     psync at QD1: the first that runs) as a FioPoint dict (IO/s, bytes/s, µs); None, with a
-    warning that says why (once a process for each reason), when fio is not installed or no
+    warning that says why (once a process for each reason, naming the first queue depth it
+    stopped, whatever the depths asked later), when fio is not installed or no
     engine runs here at that depth: fio is the replay's ceiling, not its measure."""
     from impls.bandana.nvm import fio
 
@@ -476,11 +477,12 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
                                    runtime_s=runtime_s, ramp_s=ramp_s, size_bytes=size_bytes).to_dict()
             except fio.FioError as err:
                 reasons.append(f"{engine}: {err}")
-    said = f"fio's ceiling at queue depth {queue_depth} not measured ({'; '.join(reasons)})"
-    if said not in _FIO_WARNED:       # an experiment asks at every round: once a process is enough
-        _FIO_WARNED.add(said)
-        cli.warn(f"{said}; the replay's own numbers stand, its ratios over fio are skipped")
+    why = "; ".join(reasons)
+    if why not in _FIO_WARNED:        # asked at every depth and round: once a process for each reason
+        _FIO_WARNED.add(why)
+        cli.warn(f"fio's ceiling not measured ({why}) at queue depth {queue_depth}, nor at any other depth for "
+                 "that reason; the replay's own numbers stand, its ratios over fio are skipped")
     return None
 
 
-_FIO_WARNED: set[str] = set()
+_FIO_WARNED: set[str] = set()     # the reasons already said
