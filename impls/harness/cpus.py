@@ -13,7 +13,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC_SELF_CGROUP = Path("/proc/self/cgroup")
 
 
-def _read_text(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
     try:
         return Path(path).read_text()
     except (OSError, UnicodeDecodeError):
@@ -44,10 +44,10 @@ def _quota_v1(quota_us: str | None, period_us: str | None) -> float | None:
     return quota / period if quota and period else None
 
 
-def _own_cgroups() -> dict[str, str]:
+def own_cgroups() -> dict[str, str]:
     """This process's cgroup path per controller, from ``/proc/self/cgroup`` ("" is cgroup v2)."""
     found: dict[str, str] = {}
-    for line in (_read_text(PROC_SELF_CGROUP) or "").splitlines():
+    for line in (read_text(PROC_SELF_CGROUP) or "").splitlines():
         parts = line.split(":", 2)
         if len(parts) == 3:
             for controller in parts[1].split(",") if parts[1] else [""]:
@@ -55,7 +55,7 @@ def _own_cgroups() -> dict[str, str]:
     return found
 
 
-def _up_to_root(base: Path, relative: str | None) -> list[Path]:
+def up_to_root(base: Path, relative: str | None) -> list[Path]:
     """``base / relative`` and each folder above it up to ``base`` (just ``base`` when
     ``relative`` is unknown or leaves it)."""
     parts = [p for p in (relative or "").split("/") if p and p not in (".", "..")]
@@ -67,11 +67,11 @@ def cpu_quota() -> float | None:
     of its cgroup's and its ancestors' (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us`` /
     ``cpu.cfs_period_us``); None when none is set. A file missing, unreadable or malformed
     counts as no quota."""
-    own = _own_cgroups()
-    quotas = [_quota_v2(_read_text(d / "cpu.max")) for d in _up_to_root(CGROUP_ROOT, own.get(""))]
+    own = own_cgroups()
+    quotas = [_quota_v2(read_text(d / "cpu.max")) for d in up_to_root(CGROUP_ROOT, own.get(""))]
     for mount in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):
-        for d in _up_to_root(CGROUP_ROOT / mount, own.get("cpu")):
-            quotas.append(_quota_v1(_read_text(d / "cpu.cfs_quota_us"), _read_text(d / "cpu.cfs_period_us")))
+        for d in up_to_root(CGROUP_ROOT / mount, own.get("cpu")):
+            quotas.append(_quota_v1(read_text(d / "cpu.cfs_quota_us"), read_text(d / "cpu.cfs_period_us")))
     quotas = [q for q in quotas if q is not None]
     return min(quotas) if quotas else None
 

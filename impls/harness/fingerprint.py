@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from impls.harness import capabilities, cli, paths
+from impls.harness.memory_limit import memory_limit
 from impls.harness.profiles import current_profile
 
 PACKAGES = ("numpy", "numba", "torch", "faiss-cpu", "asv", "pandas", "seaborn",
@@ -49,7 +50,9 @@ def _cpu_model(cpuinfo: str) -> str:
 def host_info() -> dict:
     """Return CPU model, logical/physical cores, the CPUs usable here (``cores_usable``:
     affinity capped by the cgroup quota, :func:`capabilities.effective_cpus`) and the quota in
-    CPUs (``cpu_quota``, None when none is set), RAM (bytes), OS, kernel and Python."""
+    CPUs (``cpu_quota``, None when none is set), RAM (bytes), the cgroup memory limit on this
+    process (``memory_limit``, bytes, :func:`~impls.harness.memory_limit.memory_limit`; None
+    when none is set), OS, kernel and Python."""
     physical = set()
     cpuinfo = _read("/proc/cpuinfo") or ""
     physical_id = "0"
@@ -72,6 +75,7 @@ def host_info() -> dict:
         "cores_usable": capabilities.effective_cpus(),
         "cpu_quota": None if quota is None else round(quota, 3),
         "ram_bytes": ram_bytes,
+        "memory_limit": memory_limit(),
         "os": platform.platform(),
         "kernel": platform.release(),
         "python": sys.version.split()[0],
@@ -253,6 +257,22 @@ def quota_text(quota: object) -> str:
     return f" (cgroup quota {quota:g} CPU{'' if quota == 1 else 's'})"
 
 
+def limit_below_ram(host: dict) -> int | None:
+    """The recorded cgroup memory limit (bytes) where it is below the recorded RAM (or the RAM is
+    not known); None where none is recorded or it takes nothing away."""
+    ram, limit = host.get("ram_bytes"), host.get("memory_limit")
+    if not isinstance(limit, int) or isinstance(limit, bool) or (isinstance(ram, int) and limit >= ram):
+        return None
+    return limit
+
+
+def ram_text(host: dict) -> str:
+    """E.g. "23.6 GiB (cgroup limit 2.0 GiB)": the host's RAM, with the cgroup memory limit on
+    the process where it is below (a run past it is killed); "?" where not known."""
+    limit = limit_below_ram(host)
+    return _size(host.get("ram_bytes")) + ("" if limit is None else f" (cgroup limit {_size(limit)})")
+
+
 def cores_text(host: dict) -> str:
     """E.g. "16 logical, 8 physical, 2 usable (cgroup quota 1.5 CPUs)": "?" where not known."""
     return (f"{_shown(host.get('cores_logical'))} logical, {_shown(host.get('cores_physical'))} physical, "
@@ -287,7 +307,7 @@ def format_table(fp: dict) -> str:
         ("machine", _machine_text(fp)), ("commit", _commit_text(fp)), ("profile", fp["profile"]),
         ("CPU", _shown(host.get("cpu_model"))),
         ("cores", cores_text(host)),
-        ("RAM", _size(host["ram_bytes"])), ("OS", host["os"]), ("Python", host["python"]),
+        ("RAM", ram_text(host)), ("OS", host["os"]), ("Python", host["python"]),
         ("NVM target", target["path"]),
         ("  filesystem", f"{target['filesystem']} on {target['device'] or '?'}"),
         ("  rotational", _shown(target["rotational"])),

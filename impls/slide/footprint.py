@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import resource
 
+from impls.harness.memory_limit import memory_headroom
 from impls.slide.core.config import SlideConfig
 from impls.slide.core.lsh import draw_bytes
 from impls.slide.flag_scope import builds_tables
@@ -33,9 +34,9 @@ def least_bytes(config: SlideConfig, n_features: int, n_labels: int, method: str
 def available_bytes() -> int | None:
     """Return the bytes this process may still allocate, at the most: the kernel's
     ``MemAvailable`` plus free swap, or less where an address-space limit (``RLIMIT_AS``, less
-    this process's size) leaves less; None where neither can be read. A cgroup memory limit
-    is not read."""
-    bounds = []
+    this process's size) or a cgroup memory limit (less what the cgroup holds,
+    :func:`~impls.harness.memory_limit.memory_headroom`) leaves less; None where none can be read."""
+    bounds = [] if (room := memory_headroom()) is None else [room]
     meminfo = _fields("/proc/meminfo")
     if "MemAvailable" in meminfo:
         bounds.append(meminfo["MemAvailable"] + meminfo.get("SwapFree", 0))

@@ -1,5 +1,5 @@
-"""Machines unlike the development box: a CUDA runtime with no device, a cgroup CPU quota, an
-affinity narrower than the host, an old or crippled fio, GPUs hidden by CUDA_VISIBLE_DEVICES,
+"""Machines unlike the development box: a CUDA runtime with no device, a cgroup CPU quota or
+memory limit, an affinity narrower than the host, an old or crippled fio, GPUs hidden by CUDA_VISIBLE_DEVICES,
 and an ARM /proc/cpuinfo. Each is faked (files under tmp_path, patched functions); none needs
 the hardware."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from impls.harness import capabilities, cpus, fingerprint, grid
+from impls.harness import capabilities, cpus, fingerprint, grid, memory_limit
 from impls.harness.report import environment_table as et
 from impls.harness.report.machine_state import MachineState
 
@@ -316,3 +316,46 @@ def test_an_empty_pool_variable_counts_as_unset(cgroup):
     assert cpus.cap_thread_pools(environ) == {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     assert cpus.cap_thread_pools(only := {}, names=("OMP_NUM_THREADS",)) == {"OMP_NUM_THREADS": "1"}
     assert only == {"OMP_NUM_THREADS": "1"}
+
+
+# ----------------------------------------------------------------------------- memory
+
+GIB = 2 ** 30
+
+
+@pytest.mark.parametrize("files, limit, room", [
+    ({"memory.max": f"{2 * GIB}\n", "memory.current": f"{GIB}\n"}, 2 * GIB, GIB),           # v2
+    ({"memory.max": f"{2 * GIB}\n", "memory.current": f"{GIB}\n",
+      "memory.stat": f"anon 5\ninactive_file {GIB // 2}\n"}, 2 * GIB, GIB + GIB // 2),      # cache drops
+    ({"memory.max": "max\n", "memory.current": f"{GIB}\n"}, None, None),                   # no limit
+    ({"memory/memory.limit_in_bytes": f"{2 * GIB}\n"}, 2 * GIB, 2 * GIB),                    # v1, no usage
+    ({"memory/memory.limit_in_bytes": "9223372036854771712\n",
+      "memory/memory.usage_in_bytes": f"{GIB}\n"}, None, None),                              # v1 unlimited
+    ({"memory.max": "garbage\n"}, None, None),                                              # malformed
+    ({}, None, None),
+])
+def test_a_cgroup_memory_limit_is_read(cgroup, files, limit, room):
+    for relative, text in files.items():
+        cgroup(relative, text)
+    assert memory_limit.memory_limit() == limit and memory_limit.memory_headroom() == room
+
+
+def test_an_ancestors_memory_limit_counts_and_bounds_what_a_run_may_allocate(cgroup):
+    from impls.slide.footprint import available_bytes
+
+    cgroup("/proc/self/cgroup", "4:memory:/docker/abc\n0::/\n")
+    cgroup("memory/docker/memory.limit_in_bytes", f"{GIB}\n")
+    cgroup("memory/docker/memory.usage_in_bytes", f"{GIB // 4}\n")
+    cgroup("memory/docker/abc/memory.limit_in_bytes", f"{4 * GIB}\n")
+    assert memory_limit.memory_limit() == GIB and memory_limit.memory_headroom() == GIB - GIB // 4
+    assert available_bytes() <= GIB - GIB // 4          # whatever the host's MemAvailable
+
+
+def test_make_doctor_and_the_report_show_a_memory_limit_below_the_ram(cgroup):
+    cgroup("memory.max", f"{2 * GIB}\n")
+    host = {**fingerprint.host_info(), "ram_bytes": 24 * GIB}
+    assert host["memory_limit"] == 2 * GIB
+    assert fingerprint.ram_text(host) == "24.0 GiB (cgroup limit 2.0 GiB)"
+    assert dict(et._host(host).rows)["RAM"] == "24.0 GiB (cgroup limit 2.0 GiB)"
+    roomy = {**host, "memory_limit": 64 * GIB}                  # a limit that takes nothing away
+    assert fingerprint.ram_text(roomy) == "24.0 GiB" and dict(et._host(roomy).rows)["RAM"] == "24.0 GiB"
