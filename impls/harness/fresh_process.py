@@ -84,7 +84,7 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
         except (EOFError, OSError):  # no answer, or half of one
             _stop(child, STOP_GRACE_S)
             raise ChildProcessError(f"the child process running {child.name} ended without an answer "
-                                    f"(exit code {child.exitcode})") from None
+                                    f"({ending(child.exitcode)})") from None
         _stop(child, EXIT_GRACE_S)
     except BaseException:
         if child.pid is not None:
@@ -96,6 +96,25 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
     if outcome == "error":
         raise value
     return value
+
+
+def ending(exitcode: int | None) -> str:
+    """How a child ended, from its ``exitcode``: "exit code N"; "killed by signal 9 (SIGKILL),
+    most often the out-of-memory killer ..." for a negative one (other signals by name);
+    "still running" for None."""
+    if exitcode is None:
+        return "still running"
+    if exitcode >= 0:
+        return f"exit code {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = "unknown signal"
+    said = f"killed by signal {-exitcode} ({name})"
+    if -exitcode == signal.SIGKILL:
+        said += (", most often the out-of-memory killer: dmesg says 'Out of memory' or 'Memory cgroup out "
+                 "of memory' if so, and make doctor shows the RAM and any cgroup limit")
+    return said
 
 
 def _start(child: multiprocessing.process.BaseProcess) -> None:

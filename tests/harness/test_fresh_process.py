@@ -60,6 +60,22 @@ def test_a_child_that_dies_without_an_answer_is_an_error():
         fresh_process.call(os._exit, 3)
 
 
+def _kill_self(signum: int) -> None:
+    os.kill(os.getpid(), signum)
+
+
+@pytest.mark.parametrize("signum, says", [
+    (signal.SIGKILL, "killed by signal 9 (SIGKILL), most often the out-of-memory killer"),
+    (signal.SIGSEGV, f"killed by signal {int(signal.SIGSEGV)} (SIGSEGV))"),
+])
+def test_a_child_killed_by_a_signal_is_named_with_the_signal_and_its_usual_cause(signum, says):
+    with pytest.raises(ChildProcessError) as caught:
+        fresh_process.call(_kill_self, signum)
+    message = str(caught.value)
+    assert says in message and "exit code" not in message and "\n" not in message, message
+    assert "out-of-memory" not in message or signum == signal.SIGKILL
+
+
 class _Unrebuildable(Exception):
     def __init__(self, a, b):  # pickles as (msg,): unpickling calls __init__ with one argument
         super().__init__(f"{a}/{b}")
