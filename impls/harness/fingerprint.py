@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from impls.harness import capabilities, cli, paths
+from impls.harness import capabilities, cli, paths, thread_pools
 from impls.harness.memory_limit import memory_limit
 from impls.harness.profiles import current_profile
 
@@ -204,7 +204,8 @@ def package_versions() -> dict[str, str | None]:
 
 @functools.cache
 def fingerprint() -> dict:
-    """Return the environment fingerprint (JSON-able; sizes in bytes)."""
+    """Return the environment fingerprint (JSON-able; sizes in bytes; ``threads``: the thread
+    variables and pool sizes, :func:`~impls.harness.thread_pools.thread_settings`)."""
     return {
         "machine": paths.machine_name(),
         "commit": paths.git_commit(),
@@ -213,6 +214,7 @@ def fingerprint() -> dict:
         "host": host_info(),
         "nvm_target": nvm_target_info(),
         "gpu": gpu_info(),
+        "threads": thread_pools.thread_settings(),   # after gpu_info, which imports torch
         "packages": package_versions(),
         "capabilities": {name: c.to_dict() for name, c in capabilities.detect().items()},
     }
@@ -307,6 +309,8 @@ def format_table(fp: dict) -> str:
         ("machine", _machine_text(fp)), ("commit", _commit_text(fp)), ("profile", fp["profile"]),
         ("CPU", _shown(host.get("cpu_model"))),
         ("cores", cores_text(host)),
+        ("thread variables", thread_pools.variables_text(fp.get("threads"))),
+        ("thread pools", thread_pools.pools_text(fp.get("threads"))),
         ("RAM", ram_text(host)), ("OS", host["os"]), ("Python", host["python"]),
         ("NVM target", target["path"]),
         ("  filesystem", f"{target['filesystem']} on {target['device'] or '?'}"),
