@@ -195,3 +195,28 @@ def test_runs_asking_for_more_threads_than_usable_are_named_once(monkeypatch, tm
     assert capsys.readouterr().err == ""                                   # said once, not also on stderr
     sweeps._warn_crowded("slide_train", runs[2:])
     assert len(shown.read_text().splitlines()) == 1
+
+
+def test_runs_cut_down_by_numbas_pool_are_named_once_with_the_variable(monkeypatch, tmp_path, capsys):
+    # NUMBA_NUM_THREADS=1 on a 4-CPU machine: every 2-thread run trains on 1 (the results say
+    # so), which the CPU check alone does not see; the CLI trainer warns the same way
+    import numba
+
+    from impls.harness import capabilities
+    from impls.slide.experiments import sweeps
+
+    monkeypatch.setattr(capabilities, "effective_cpus", lambda: 4)
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
+    shown = tmp_path / "progress.log"
+    monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(shown))
+    runs = [{"name": "slide", "method": "slide", "threads": 2}, {"name": "slide-1t", "method": "slide", "threads": 1},
+            {"name": "dense", "method": "dense", "threads": 2}]
+    sweeps._warn_crowded("slide_train", runs)
+    [line] = shown.read_text().splitlines()
+    assert ("warning: slide_train: slide (2), dense (2) ask for more threads than numba's pool of 1 "
+            "(NUMBA_NUM_THREADS=1)") in line, line
+    assert "slide-1t" not in line and capsys.readouterr().err == ""
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 4)          # a pool as large as the CPUs
+    sweeps._warn_crowded("slide_train", runs)
+    assert len(shown.read_text().splitlines()) == 1
