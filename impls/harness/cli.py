@@ -13,6 +13,9 @@ follows all of it through this one module.
   A ``MemoryError`` (an input too large for this machine) is reported the same way, as
   "not enough memory", also with exit status 2; any other exception is an internal
   error, exit status 1.
+  A thread variable numba or OpenMP would refuse or misread (``NUMBA_NUM_THREADS=0``,
+  ``NUMBA_THREADING_LAYER=tbb`` without tbb: :func:`impls.harness.cpus.thread_variable_problem`,
+  checked once when ``impls`` is imported) is bad input too, refused before ``main`` runs.
 - Whatever a command creates is registered (:func:`register`) and removed on any exit
   it can catch: an exception, SIGINT (exit 130), SIGTERM (exit 143). A signal that
   arrived while ``main`` ran but Python code could not act on it (inside a ctypes or
@@ -50,7 +53,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
-from impls.harness import atomic, interrupts, paths
+from impls.harness import atomic, cpus, interrupts, paths
 from impls.harness.interrupts import EXIT_SIGINT, EXIT_SIGTERM, Interrupted, exit_status  # noqa: F401
 
 EXIT_USAGE = 2
@@ -351,6 +354,8 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = (),
             call = None
             mark = len(_registered)
             try:
+                if cpus.problem:            # a thread variable numba or OpenMP would refuse
+                    raise UsageError(cpus.problem)
                 if in_main_thread:
                     call = interrupts.Call(run_cleanup)
                     interrupts.begin(call)

@@ -1,7 +1,8 @@
 """The CPUs this process may keep busy: its affinity mask capped by the cgroup CPU quota.
 
 Light (the standard library only), so that ``impls/__init__.py`` can size the numba and
-OpenMP thread pools from it before either library is imported (:func:`cap_thread_pools`).
+OpenMP thread pools from it before either library is imported (:func:`cap_thread_pools`),
+and check the user's thread variables there (:func:`thread_variable_problem`).
 """
 from __future__ import annotations
 
@@ -124,3 +125,40 @@ def cap_thread_pools(environ=os.environ, names: tuple[str, ...] = POOL_VARIABLES
     if environ is os.environ:
         capped.update(made)
     return made
+
+
+# NUMBA_THREADING_LAYER values that name one layer, with the module of numba that loads it
+NUMBA_LAYERS = {"tbb": "tbbpool", "safe": "tbbpool", "omp": "omppool", "workqueue": "workqueue"}
+NUMBA_LAYER_CHOICES = ("default", "safe", "threadsafe", "forksafe", "tbb", "omp", "workqueue")
+COUNT_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+problem: str | None = None    # :func:`thread_variable_problem` when ``impls`` was imported (commands refuse it)
+
+
+def thread_variable_problem(environ=os.environ) -> str | None:
+    """One line naming the first thread variable of ``environ`` that numba, faiss's OpenMP or
+    torch would refuse or misread, and what is expected, e.g. "NUMBA_NUM_THREADS=0: expected a
+    positive integer (or unset it)"; None where all are usable or unset. A count must be a
+    positive integer (OpenMP's comma list, e.g. "4,2", too); ``NUMBA_THREADING_LAYER`` one of
+    numba's names, and a layer it names (tbb, omp, workqueue) must load: only then is numba
+    imported."""
+    for name in COUNT_VARIABLES:
+        value = environ.get(name, "").strip()
+        counts = value.split(",") if name == "OMP_NUM_THREADS" else [value]
+        if value and not all(c.strip().isdigit() and int(c) > 0 for c in counts):
+            return f"{name}={value}: expected a positive integer (or unset it)"
+    layer = environ.get("NUMBA_THREADING_LAYER", "").strip()
+    if not layer:
+        return None
+    if layer not in NUMBA_LAYER_CHOICES:
+        return f"NUMBA_THREADING_LAYER={layer}: expected one of {', '.join(NUMBA_LAYER_CHOICES)} (or unset it)"
+    if layer in NUMBA_LAYERS:
+        import importlib
+        try:
+            importlib.import_module(f"numba.np.ufunc.{NUMBA_LAYERS[layer]}")
+        except ImportError as err:
+            needs = "tbb (pip install tbb)" if NUMBA_LAYERS[layer] == "tbbpool" else f"the {layer} layer"
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            return (f"NUMBA_THREADING_LAYER={layer}, and {needs} does not load here ({first}): install it, "
+                    "or unset the variable")
+    return None

@@ -1,4 +1,5 @@
-"""impls.harness.thread_pools: the thread variables and pool sizes the fingerprint records."""
+"""The user's thread variables: recorded with the pool sizes they gave (impls.harness.thread_pools),
+and refused, naming the variable, where numba or OpenMP would refuse or misread them (impls.harness.cpus)."""
 from __future__ import annotations
 
 import importlib.util
@@ -8,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from impls.harness import fingerprint, thread_pools
+import pytest
+
+from impls.harness import cpus, fingerprint, thread_pools
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,3 +54,51 @@ def test_make_doctor_shows_the_variables_and_the_pools():
     older = {k: v for k, v in fp.items() if k != "threads"}
     assert {k: v.strip() for k, v in _rows(fingerprint.format_table(older)).items()} == {
         "thread variables": "not recorded", "thread pools": "not recorded"}
+
+
+@pytest.mark.parametrize("environ, says", [
+    ({"NUMBA_NUM_THREADS": "0"}, "NUMBA_NUM_THREADS=0: expected a positive integer"),
+    ({"OMP_NUM_THREADS": "two"}, "OMP_NUM_THREADS=two: expected a positive integer"),
+    ({"OMP_NUM_THREADS": "4,0"}, "OMP_NUM_THREADS=4,0: expected a positive integer"),
+    ({"MKL_NUM_THREADS": "-1"}, "MKL_NUM_THREADS=-1: expected a positive integer"),
+    ({"NUMBA_THREADING_LAYER": "gnu"}, "NUMBA_THREADING_LAYER=gnu: expected one of default, safe, threadsafe"),
+    ({"NUMBA_NUM_THREADS": "2", "OMP_NUM_THREADS": "4,2", "NUMBA_THREADING_LAYER": "workqueue"}, None),
+    ({"NUMBA_NUM_THREADS": " ", "NUMBA_THREADING_LAYER": "default"}, None),   # empty: unset
+])
+def test_a_thread_variable_numba_or_openmp_would_refuse_is_named(environ, says):
+    problem = cpus.thread_variable_problem(environ)
+    assert (problem is None) if says is None else problem.startswith(says), problem
+
+
+def test_a_layer_that_does_not_load_is_named_with_what_to_install(monkeypatch):
+    import importlib
+
+    real = importlib.import_module
+
+    def without_tbb(name, *args):
+        if name == "numba.np.ufunc.tbbpool":
+            raise ImportError("libtbb.so.12: cannot open shared object file")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", without_tbb)
+    problem = cpus.thread_variable_problem({"NUMBA_THREADING_LAYER": "tbb"})
+    assert problem.startswith("NUMBA_THREADING_LAYER=tbb, and tbb (pip install tbb) does not load here "
+                              "(libtbb.so.12"), problem
+
+
+@pytest.mark.parametrize("variable", ["NUMBA_NUM_THREADS=0", "OMP_NUM_THREADS=x"])
+def test_a_command_refuses_a_bad_thread_variable_in_one_line(variable):
+    env = {k: v for k, v in os.environ.items() if k not in thread_pools.THREAD_VARIABLES}
+    name, _, value = variable.partition("=")
+    env.update({name: value, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([sys.executable, "-m", "impls.slide.train", "--dataset", "slide-amazon670k",
+                           "--time-budget", "1"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: {variable}: expected a positive integer (or unset it)"], done.stderr
+
+
+def test_a_script_command_refuses_what_the_import_found(monkeypatch, capsys):
+    # scripts/*.py import impls without ``-m``: their command wrapper refuses instead
+    monkeypatch.setattr(cpus, "problem", "NUMBA_NUM_THREADS=0: expected a positive integer (or unset it)")
+    assert fingerprint.main([]) == 2
+    assert capsys.readouterr().err == "error: NUMBA_NUM_THREADS=0: expected a positive integer (or unset it)\n"
