@@ -368,6 +368,8 @@ def test_run_suite_files_results_and_artifacts_under_one_machine_commit_and_chec
     calls = []
 
     class FakeAsv:
+        pid = 2 ** 22 + 1       # a Popen's; the run's lock file records it
+
         def __init__(self, command, cwd=None, env=None, **_):
             calls.append((command, env))
 
@@ -455,6 +457,8 @@ def test_run_suite_interrupted_says_so_once_and_archives_nothing(monkeypatch, lo
     waits = []
 
     class InterruptedAsv:
+        pid = 2 ** 22 + 1
+
         def __init__(self, command, **_):
             pass
 
