@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -107,6 +108,7 @@ def affinity_cpus() -> int:
 POOL_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
 
 capped: dict[str, str] = {}   # what :func:`cap_thread_pools` set in this process's environment
+CAPPED_ENV = "DLSYSBENCH_CAPPED_THREADS"  # the variables it set, for child processes (comma-separated)
 
 
 def cap_thread_pools(environ=os.environ, names: tuple[str, ...] = POOL_VARIABLES) -> dict[str, str]:
@@ -122,9 +124,17 @@ def cap_thread_pools(environ=os.environ, names: tuple[str, ...] = POOL_VARIABLES
         return {}
     made = {name: str(usable) for name in names if not environ.get(name, "").strip()}
     environ.update(made)
+    if made:        # child processes (asv's benchmarks) inherit the values and this note of them
+        environ[CAPPED_ENV] = ",".join(sorted(set(filter(None, environ.get(CAPPED_ENV, "").split(","))) | set(made)))
     if environ is os.environ:
         capped.update(made)
     return made
+
+
+def set_by_suite(environ=os.environ) -> list[str]:
+    """The thread variables the suite set (:func:`cap_thread_pools`), here or in a parent
+    process whose environment this one inherited, sorted."""
+    return sorted(set(capped) | set(filter(None, environ.get(CAPPED_ENV, "").split(","))))
 
 
 # NUMBA_THREADING_LAYER values that name one layer, with the module of numba that loads it
@@ -145,9 +155,9 @@ def thread_variable_problem(environ=os.environ) -> str | None:
     for name in COUNT_VARIABLES:
         value = environ.get(name, "").strip()
         counts = value.split(",") if name == "OMP_NUM_THREADS" else [value]
-        if value and not all(c.strip().isdigit() and int(c) > 0 for c in counts):
+        if value and not all(re.fullmatch(r"[0-9]+", c.strip()) and int(c) > 0 for c in counts):
             return f"{name}={value}: expected a positive integer (or unset it)"
-    layer = environ.get("NUMBA_THREADING_LAYER", "").strip()
+    layer = environ.get("NUMBA_THREADING_LAYER", "").strip().lower()   # numba reads it in any case
     if not layer:
         return None
     if layer not in NUMBA_LAYER_CHOICES:

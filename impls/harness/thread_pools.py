@@ -42,7 +42,7 @@ def thread_settings(environ=os.environ) -> dict:
     torch = sys.modules.get("torch")
     return {
         "variables": {name: environ.get(name) for name in THREAD_VARIABLES},
-        "set_by_suite": sorted(name for name in cpus.capped if name in THREAD_VARIABLES),
+        "set_by_suite": [name for name in cpus.set_by_suite() if name in THREAD_VARIABLES],
         "pools": {"numba": _numba_pool(), "faiss_openmp": _faiss_pool(),
                   "torch": int(torch.get_num_threads()) if hasattr(torch, "get_num_threads") else None},
     }

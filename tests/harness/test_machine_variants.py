@@ -281,7 +281,8 @@ def test_a_quota_caps_the_thread_pools_the_user_left_unset(cgroup):
     cgroup("cpu.max", "150000 100000\n")
     environ = {"OMP_NUM_THREADS": "5"}
     assert cpus.cap_thread_pools(environ) == {"NUMBA_NUM_THREADS": "2"}
-    assert environ == {"OMP_NUM_THREADS": "5", "NUMBA_NUM_THREADS": "2"}
+    assert environ == {"OMP_NUM_THREADS": "5", "NUMBA_NUM_THREADS": "2",
+                       cpus.CAPPED_ENV: "NUMBA_NUM_THREADS"}      # noted for child processes
     cgroup("cpu.max", "max 100000\n")                     # no quota: nothing to cap
     assert cpus.cap_thread_pools(empty := {}) == {} and empty == {}
 
@@ -315,7 +316,7 @@ def test_an_empty_pool_variable_counts_as_unset(cgroup):
     environ = {"NUMBA_NUM_THREADS": "", "OMP_NUM_THREADS": " "}
     assert cpus.cap_thread_pools(environ) == {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     assert cpus.cap_thread_pools(only := {}, names=("OMP_NUM_THREADS",)) == {"OMP_NUM_THREADS": "1"}
-    assert only == {"OMP_NUM_THREADS": "1"}
+    assert only == {"OMP_NUM_THREADS": "1", cpus.CAPPED_ENV: "OMP_NUM_THREADS"}
 
 
 # ----------------------------------------------------------------------------- memory

@@ -102,3 +102,30 @@ def test_a_script_command_refuses_what_the_import_found(monkeypatch, capsys):
     monkeypatch.setattr(cpus, "problem", "NUMBA_NUM_THREADS=0: expected a positive integer (or unset it)")
     assert fingerprint.main([]) == 2
     assert capsys.readouterr().err == "error: NUMBA_NUM_THREADS=0: expected a positive integer (or unset it)\n"
+
+
+@pytest.mark.parametrize("environ", [{"NUMBA_THREADING_LAYER": "Workqueue"}, {"NUMBA_THREADING_LAYER": "DEFAULT"},
+                                     {"NUMBA_THREADING_LAYER": "ForkSafe"}, {"OMP_NUM_THREADS": "8,4"}])
+def test_values_numba_and_openmp_accept_pass_in_any_case(environ):
+    """numba lowercases NUMBA_THREADING_LAYER: 'Workqueue' is its workqueue layer."""
+    assert cpus.thread_variable_problem(environ) is None
+
+
+def test_a_digit_that_is_not_a_decimal_number_is_refused_not_a_crash():
+    assert cpus.thread_variable_problem({"NUMBA_NUM_THREADS": "\u00b2"}) == (
+        "NUMBA_NUM_THREADS=\u00b2: expected a positive integer (or unset it)")
+
+
+def test_what_the_suite_set_is_known_in_its_child_processes(monkeypatch):
+    """cap_thread_pools notes what it set in the environment, so an asv benchmark process,
+    which inherits the values, still records them as the suite's, not the user's."""
+    environ = {}
+    monkeypatch.setattr(cpus, "affinity_cpus", lambda: 8)
+    monkeypatch.setattr(cpus, "effective_cpus", lambda mask=None: 2)
+    made = cpus.cap_thread_pools(environ, names=("NUMBA_NUM_THREADS", "OMP_NUM_THREADS"))
+    assert made == {"NUMBA_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
+    monkeypatch.setattr(cpus, "capped", {})                       # the child: nothing set in it
+    assert cpus.set_by_suite(environ) == ["NUMBA_NUM_THREADS", "OMP_NUM_THREADS"]
+    assert cpus.cap_thread_pools(environ, names=("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")) == {}
+    assert cpus.set_by_suite(environ) == ["NUMBA_NUM_THREADS", "OMP_NUM_THREADS"]
+    assert cpus.set_by_suite({}) == []
