@@ -33,3 +33,11 @@ def test_reads_any_shape_flat_and_refuses_floats():
     assert dense.tolist() == [2, 0, 2, 1] and original.tolist() == [-3, 4, 9]
     with pytest.raises(TypeError, match="integers"):
         renumber(np.array([1.0, 2.0]))
+
+
+def test_ids_in_the_other_byte_order_are_read_as_numbers():
+    """A '>i8' array (a file written on a big-endian machine, or by a tool that says so)."""
+    ids = np.array([300, -7, 300, 2**40], dtype=">i8")
+    dense, original = renumber(ids)
+    assert dense.tolist() == [1, 0, 1, 2] and original.tolist() == [-7, 300, 2**40]
+    assert original.dtype == ids.dtype

@@ -33,5 +33,6 @@ def renumber(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     original = np.unique(flat)
     dense = np.empty(flat.size, dtype=np.int64)
     if flat.size:
-        _ranks(original, flat, dense)
+        native = flat.dtype.newbyteorder("=")     # the kernel reads native byte order ('>i8' files)
+        _ranks(original.astype(native, copy=False), flat.astype(native, copy=False), dense)
     return dense, original
