@@ -94,16 +94,24 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
 _SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")   # numpy's tofile: a write that stopped short
 
 
+# errors a write, fsync or rename gives where the file system refuses it, named without a path
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
 def unwritten(err: OSError, path: Path, temporary: str | None = None) -> OSError:
-    """``err``, an error writing ``path`` (through ``temporary``, its temporary file), as one
-    that names ``path`` as its filename: ``err`` itself when it names another file; a new
-    ``OSError`` when it names none or ``temporary``. A short write (numpy's ``tofile``:
-    "N requested and M written", no errno) is a full disk or quota: ``ENOSPC``, "No space left
-    on device" with numpy's words in brackets."""
-    if err.filename is not None and err.filename != temporary:
-        return err
-    if err.errno is None and _SHORT_WRITE.search(str(err)):
+    """``err``, an error met while writing ``path`` (through ``temporary``, its temporary
+    file), as one that names ``path`` as its filename where it is the writing's: one naming
+    ``temporary``, or none with a write's errno (a full disk or quota, a file too large, a read-only
+    file system). A short write (numpy's ``tofile``: "N requested and M written", no errno)
+    is a full disk or quota: ``ENOSPC``, "No space left on device" with numpy's words in
+    brackets. Any other (one naming another file, or one the block's own reading raised, as a
+    damaged gzip input) is returned as it is."""
+    if err.errno is None and err.filename is None and _SHORT_WRITE.search(str(err)):
         return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({err}: the disk or a quota is full)", str(path))
+    ours = (temporary is not None and err.filename == temporary) or (
+        err.filename is None and err.errno in _WRITE_ERRNOS)
+    if not ours:
+        return err
     if err.errno is None:
         return OSError(None, str(err) or type(err).__name__, str(path))
     return OSError(err.errno, err.strerror or os.strerror(err.errno), str(path))

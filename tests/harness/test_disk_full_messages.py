@@ -57,5 +57,21 @@ def test_numpys_short_write_in_a_shared_array_reads_as_no_space_left_naming_the_
 def test_an_error_that_names_another_file_is_kept_as_it_is(tmp_path):
     other = OSError(errno.EACCES, "Permission denied", "/elsewhere")
     assert atomic.unwritten(other, tmp_path / "x") is other
-    odd = atomic.unwritten(OSError("something else"), tmp_path / "x")
-    assert (odd.errno, odd.strerror, odd.filename) == (None, "something else", str(tmp_path / "x"))
+    odd = OSError("something else")                 # raised by the block's own reading, say
+    assert atomic.unwritten(odd, tmp_path / "x") is odd
+    tmp = str(tmp_path / ".x.pid1.tmp")
+    ours = atomic.unwritten(OSError(errno.EACCES, "Permission denied", tmp), tmp_path / "x", tmp)
+    assert (ours.errno, ours.filename) == (errno.EACCES, str(tmp_path / "x"))
+
+
+def test_an_input_error_inside_the_block_is_not_taken_for_the_output(tmp_path):
+    """A damaged gzip input read while writing (BadGzipFile: an OSError with no errno or path)
+    is its own error, not the output file's."""
+    import gzip
+
+    bad = tmp_path / "in.gz"
+    bad.write_bytes(b"not gzip at all")
+    with pytest.raises(gzip.BadGzipFile):
+        with atomic.replacing(tmp_path / "out.txt") as handle:
+            handle.write(gzip.open(bad).read())
+    assert not (tmp_path / "out.txt").exists() and list(tmp_path.iterdir()) == [bad]
