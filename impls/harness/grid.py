@@ -356,13 +356,15 @@ def _local_client():
 def close_local_cluster(quiet: bool = False) -> None:
     """Shut the embedded local cluster down (started again on the next :func:`map_points`).
     ``quiet`` (a run stopped by a signal): Dask's loggers in this process are kept to
-    CRITICAL from then on, and the shutdown's own errors are dropped: the command says it was
-    interrupted in one line. Closing here, in the main thread before the interpreter's exit,
+    CRITICAL while it closes, and the shutdown's own errors are dropped: the command says it
+    was interrupted in one line. Closing here, in the main thread before the interpreter's exit,
     keeps the scheduler from logging "cannot schedule new futures after interpreter shutdown"
     and the workers from losing it mid-heartbeat."""
     client, cluster = _local.pop("client", None), _local.pop("cluster", None)
+    log = logging.getLogger("distributed")
+    level = log.level
     if quiet:
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        log.setLevel(logging.CRITICAL)
     try:
         if client is not None:
             client.close()
@@ -371,6 +373,8 @@ def close_local_cluster(quiet: bool = False) -> None:
     except BaseException:       # noqa: BLE001 - a second Ctrl-C, or a worker already gone
         if not quiet:
             raise
+    finally:
+        log.setLevel(level)
 
 
 def _remote_client(address: str, timeout: str | None = None):

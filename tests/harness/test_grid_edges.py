@@ -185,7 +185,7 @@ def test_an_interrupt_mid_grid_closes_the_local_cluster_quietly_before_exit(monk
     """A Ctrl-C (or SIGTERM) while the local cluster computes closes it then, in the main
     thread, with Dask's loggers quiet: left to the interpreter's exit, its scheduler logged
     screens of "cannot schedule new futures after interpreter shutdown" after the one line."""
-    closed = []
+    closed, quiet_while_closing = [], []
 
     class Fake:
         def __init__(self, name):
@@ -193,6 +193,7 @@ def test_an_interrupt_mid_grid_closes_the_local_cluster_quietly_before_exit(monk
 
         def close(self, *args, **kwargs):
             closed.append(self.name)
+            quiet_while_closing.append(logging.getLogger("distributed").level)
 
     monkeypatch.setenv(grid.ENV_SCHEDULER, "local")
     monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
@@ -208,9 +209,11 @@ def test_an_interrupt_mid_grid_closes_the_local_cluster_quietly_before_exit(monk
             monkeypatch.setitem(grid._local, "client", Fake("client"))
             monkeypatch.setitem(grid._local, "cluster", Fake("cluster"))
             closed.clear()
+            quiet_while_closing.clear()
             with pytest.raises(type(stop)):
                 grid.map_points(json.dumps, [[1], [2]], label="interrupted", progress=False)
             assert closed == ["client", "cluster"] and "client" not in grid._local
-            assert logging.getLogger("distributed").level == logging.CRITICAL
+            assert quiet_while_closing == [logging.CRITICAL, logging.CRITICAL]
+            assert logging.getLogger("distributed").level == level   # Dask speaks again after
     finally:
         logging.getLogger("distributed").setLevel(level)
