@@ -35,13 +35,39 @@ def _headers(first: int, count: int) -> np.ndarray:
     return out
 
 
+# what a killed write of the target left before its temporaries carried a pid (tempfile's names)
+_LEGACY_TEMPORARY_AGE_S = 3600.0   # older than any write of a target: its writer is gone
+
+
+def sweep_killed_writes(target: Path) -> None:
+    """Remove the temporaries killed writers of ``target`` left beside it: those whose pid is
+    gone (:func:`atomic.sweep_temporaries`), and the pid-less ``.<name>.XXXXXXXX.tmp`` of the
+    suite's earlier versions once an hour old."""
+    import re
+    import time
+
+    atomic.sweep_temporaries(target)
+    legacy = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if legacy.fullmatch(entry.name) and entry.is_file(follow_symlinks=False) \
+                    and time.time() - entry.stat(follow_symlinks=False).st_mtime > _LEGACY_TEMPORARY_AGE_S:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
 def write_suite_file(target: Path, size_bytes: int) -> None:
     """Write ``size_bytes`` of the suite's content to ``target``: a temp file beside it, fsynced,
     renamed over it (mode 0644), the directory fsynced. The temp file's name carries this
     process's pid (:func:`atomic.temporary_beside`); those of killed writers of ``target`` are
-    removed first (:func:`atomic.sweep_temporaries`)."""
+    removed first (:func:`sweep_killed_writes`)."""
     generator = np.random.default_rng(_SEED)
-    atomic.sweep_temporaries(target)
+    sweep_killed_writes(target)
     descriptor, name = atomic.temporary_beside(target)
     temporary = Path(name)
     try:

@@ -59,3 +59,18 @@ def test_a_live_writers_temporary_file_and_other_files_are_kept(tmp_path):
         path.write_bytes(b"x")
     dc.prepare_target(target, 1 << 16)
     assert sorted(tmp_path.iterdir()) == sorted([live, other, target])
+
+
+def test_an_earlier_versions_pid_less_temporary_is_removed_once_an_hour_old(tmp_path):
+    """Before its temporaries carried a pid, a killed write left ``.target.bin.XXXXXXXX.tmp``
+    (tempfile's name): removed once older than any write, kept while it may be a live one."""
+    target = tmp_path / "target.bin"
+    old, fresh = tmp_path / ".target.bin.k3j2x9ab.tmp", tmp_path / ".target.bin.q8w_7zz1.tmp"
+    other = tmp_path / ".other.bin.k3j2x9ab.tmp"
+    for path in (old, fresh, other):
+        path.write_bytes(b"x" * 100)
+    hours_ago = os.stat(old).st_mtime - 2 * 3600
+    os.utime(old, (hours_ago, hours_ago))
+    os.utime(other, (hours_ago, hours_ago))
+    nvm_file.sweep_killed_writes(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, fresh.name]

@@ -17,7 +17,7 @@ from typing import Any
 
 
 from impls.bandana.nvm import fio
-from impls.harness import atomic, nvm_file, paths, profiles
+from impls.harness import nvm_file, paths, profiles
 from impls.harness.fingerprint import nvm_target_info
 from impls.harness.progress import progress_bar
 
@@ -79,7 +79,7 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
 
     if mode is not None and not stat.S_ISREG(mode):
         raise ValueError(f"{target} is neither a regular file nor a block device")
-    atomic.sweep_temporaries(target)   # a killed write's half file: not counted as used space, not left
+    nvm_file.sweep_killed_writes(target)   # a killed write's half file: not counted as used space, not left
     if status is not None:
         if nvm_file.is_foreign(target):
             raise ValueError(nvm_file.foreign_reason(target))
