@@ -82,9 +82,12 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
         try:
             outcome, value = receive.recv()
         except (EOFError, OSError):  # no answer, or half of one
-            _stop(child, STOP_GRACE_S)
+            child.join(STOP_GRACE_S)
+            how = (ending(child.exitcode) if child.exitcode is not None else   # not a signal of ours
+                   f"it closed the pipe and had not exited {STOP_GRACE_S:g} s later: stopped")
+            _stop(child, 0)
             raise ChildProcessError(f"the child process running {child.name} ended without an answer "
-                                    f"({ending(child.exitcode)})") from None
+                                    f"({how})") from None
         _stop(child, EXIT_GRACE_S)
     except BaseException:
         if child.pid is not None:

@@ -64,3 +64,10 @@ def _old_pythons():
 def test_an_old_python_gets_the_message_not_a_syntax_error(old):
     done = subprocess.run([str(old), str(SCRIPT)], capture_output=True, text=True)
     assert done.returncode == 2 and "dlsysbench needs Python" in done.stderr, done.stderr
+
+
+def test_a_clause_it_cannot_read_is_left_to_pip(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.11,!=3.12.*"\n')
+    done = subprocess.run([sys.executable, str(SCRIPT), "--pyproject", str(tmp_path / "pyproject.toml")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "cannot read requires-python clause '!=3.12.*'" in done.stderr

@@ -110,10 +110,8 @@ def test_keyed_policies_from_the_heap_equal_a_scan_of_the_queue_each_iteration(p
         trace, kwargs = random_case(rng)
         if case % 2:        # back-to-back iterations slower: a running job's remaining time can rise
             kwargs.update(pack="interleave", warm_iteration_ms={k: v * rng.choice([1.3, 2.0]) for k, v in MS.items()})
-        got = simulate(trace, policy, MS, fast=False, **kwargs)
+        got = simulate(trace, policy, MS, fast=False, **kwargs)     # fast=False: FAIR outside its kernel
         assert identical(got, reference_scan(trace, policy, MS, **kwargs)), (policy, trace, kwargs)
-        if policy != "fair":
-            assert identical(simulate(trace, policy, MS, **kwargs), got)
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -480,8 +480,9 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
     why = "; ".join(reasons)
     if why not in _FIO_WARNED:        # asked at every depth and round: once a process for each reason
         _FIO_WARNED.add(why)
-        cli.warn(f"fio's ceiling not measured ({why}) at queue depth {queue_depth}, nor at any other depth for "
-                 "that reason; the replay's own numbers stand, its ratios over fio are skipped")
+        cli.warn(f"fio's ceiling not measured ({why}) at queue depth {queue_depth} (nor, not said again, at any "
+                 "other depth that fails the same way); the replay's own numbers stand, its ratios over fio there "
+                 "are skipped")
     return None
 
 
