@@ -107,7 +107,9 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     suite must not overwrite, a target in memory (a RAM disk, zram or loop device over a file
     in memory, or a file on tmpfs or on a filesystem mounted from such a device:
     :func:`mounts.memory_filesystem`), and a ``DLSYSBENCH_NVM_PATH`` that cannot be expanded
-    (``~nosuchuser/x``); never an exception."""
+    (``~nosuchuser/x``). With ``size_bytes``, also refused as ``run`` refuses them: a block
+    device holding fewer bytes, and a file still to be written where its filesystem lacks the
+    bytes and the headroom (:func:`nvm_file.space_shortfall`). Never an exception."""
     if target is None:
         try:
             target = paths.nvm_target_path()
@@ -132,6 +134,11 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
                 _direct_read_works(fd)
             finally:
                 os.close(fd)
+            held = nvm_file.device_bytes(target) if size_bytes else 0
+            if held < size_bytes:       # `run` refuses it in the same words (prepare_target)
+                return Capability("o_direct", False, f"block device {target} holds {held} bytes, fewer than the "
+                                  f"{size_bytes} bytes {sized_by} reads; point {setting} at a larger device or a "
+                                  "file on a disk, or run a smaller profile")
             return Capability("o_direct", True, "", f"block device {target}")
     except OSError as err:
         return Capability("o_direct", False, f"O_DIRECT read of block device {target} failed: {err}")
@@ -194,6 +201,10 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
         else:
             why = f"O_DIRECT probe at {target.parent} ({fs}) failed: {err}"
         return Capability("o_direct", False, why + f"; point {setting} at a disk")
+    shortfall = nvm_file.space_shortfall(target, size_bytes) if size_bytes else None
+    if shortfall:               # `run` refuses it in the same words before writing (prepare_target)
+        return Capability("o_direct", False, f"{shortfall}{short}, for {sized_by}; point {setting} at a disk "
+                          "with more free space, or run a smaller profile")
     return Capability("o_direct", True, "", f"{fs} at {target.parent}{short}")
 
 

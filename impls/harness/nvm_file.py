@@ -35,6 +35,33 @@ def _headers(first: int, count: int) -> np.ndarray:
     return out
 
 
+FREE_SPACE_HEADROOM_BYTES = 64 << 20   # left free beside a target being written
+
+
+def space_shortfall(target: Path, size_bytes: int) -> str | None:
+    """Why ``target`` (a file to write, ``size_bytes`` long) does not fit where it goes: "not
+    enough free space to create ..." with the bytes needed (the file + :data:`FREE_SPACE_HEADROOM_BYTES`)
+    and free on the filesystem of its nearest existing directory; None where it fits."""
+    import shutil
+
+    directory = next((p for p in Path(target).absolute().parents if p.is_dir()), Path("/"))
+    free_bytes = shutil.disk_usage(directory).free
+    needed_bytes = size_bytes + FREE_SPACE_HEADROOM_BYTES
+    if free_bytes >= needed_bytes:
+        return None
+    return (f"not enough free space to create {target}: needs {needed_bytes} bytes ({size_bytes} for the file + "
+            f"{FREE_SPACE_HEADROOM_BYTES} headroom), {free_bytes} bytes free on its filesystem")
+
+
+def device_bytes(device: Path) -> int:
+    """The size of block device ``device`` in bytes, found by seeking to its end (read-only open)."""
+    descriptor = os.open(device, os.O_RDONLY)
+    try:
+        return os.lseek(descriptor, 0, os.SEEK_END)
+    finally:
+        os.close(descriptor)
+
+
 # what a killed write of the target left before its temporaries carried a pid (tempfile's names)
 _LEGACY_TEMPORARY_AGE_S = 3600.0   # older than any write of a target: its writer is gone
 

@@ -19,7 +19,7 @@ import pytest
 from impls.bandana.experiments import device as dc
 from impls.bandana.nvm import fio
 from impls.bandana.nvm.fio import FioError, FioPoint, build_fio_command, parse_fio_json
-from impls.harness import capabilities, progress
+from impls.harness import capabilities, nvm_file, progress
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "fio"
 RECORDED = ["libaio_4k_qd4.json", "io_uring_4k_qd32.json", "psync_4k_qd4_note_prefix.json"]
@@ -249,7 +249,7 @@ def test_a_block_device_too_small_for_the_profile_says_where_the_size_is_set_and
     if device is None:
         pytest.skip("no block device visible")
     monkeypatch.setenv("DLSYSBENCH_PROFILE", "quick")
-    too_many = dc._block_device_bytes(device) + 4096
+    too_many = nvm_file.device_bytes(device) + 4096
     with pytest.raises(ValueError) as refused:
         dc.prepare_target(device, too_many)
     message = str(refused.value)

@@ -226,3 +226,37 @@ def test_list_and_doctor_say_the_replay_cannot_write_beside_a_ready_target_fio_r
     caps = {name: cap.to_dict() for name, cap in capabilities.detect().items()}
     doctor = {name: reason for name, device, reason in fingerprint.runs_here(caps)}
     assert doctor["bandana.replay"] == _refusal_of_the_replay(on_disk) == experiments.missing("bandana.replay")
+
+
+def test_a_target_with_too_little_free_space_beside_it_cannot_run_here(on_disk, monkeypatch):
+    """doctor and `impls list` said "yes" where `impls run` then refused for free space."""
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(1 << 40, 1 << 40, 5 << 20))
+    target = on_disk / "t.bin"
+    cap = capabilities.check_o_direct(target, size_bytes=10 << 20, sized_by="the quick profile's fio sweep")
+    assert not cap.available
+    assert cap.reason.startswith(f"not enough free space to create {target}: needs {(10 << 20) + (64 << 20)} bytes")
+    assert "for the quick profile's fio sweep; point DLSYSBENCH_NVM_PATH at a disk with more free space, or run a " \
+           "smaller profile" in cap.reason
+    assert capabilities.check_o_direct(target, size_bytes=0).available       # no size asked: nothing to fit
+    assert list(on_disk.iterdir()) == []
+
+
+def test_a_block_device_smaller_than_the_profile_reads_cannot_run_here(monkeypatch):
+    """Its size is what the device holds (faked: the test needs no device of a given size)."""
+    blocks = sorted(os.listdir("/sys/block")) if os.path.isdir("/sys/block") else []
+    usable = [d for d in (Path("/dev") / name for name in blocks)
+              if d.exists() and capabilities.check_o_direct(d).available]
+    if not usable:
+        pytest.skip("no block device this user can read with O_DIRECT")
+    device = usable[0]
+    monkeypatch.setattr(nvm_file, "device_bytes", lambda path: 1 << 20)
+    cap = capabilities.check_o_direct(device, size_bytes=2 << 20, sized_by="the full profile's fio sweep")
+    assert not cap.available
+    assert cap.reason == (f"block device {device} holds {1 << 20} bytes, fewer than the {2 << 20} bytes the full "
+                          "profile's fio sweep reads; point DLSYSBENCH_NVM_PATH at a larger device or a file on a "
+                          "disk, or run a smaller profile")
+    assert capabilities.check_o_direct(device, size_bytes=1 << 20).available

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ CEILING_BLOCK_BYTES = 4096
 CEILING_QUEUE_DEPTH = 32
 
 # Free space left on the filesystem after the target file is written.
-_FREE_SPACE_HEADROOM_BYTES = 64 << 20
 
 SIZES_KEYS = (
     "file_bytes",
@@ -68,7 +66,7 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
     mode = status.st_mode if status is not None else None
 
     if mode is not None and stat.S_ISBLK(mode):
-        device_bytes = _block_device_bytes(target)
+        device_bytes = nvm_file.device_bytes(target)
         if device_bytes < size_bytes:
             raise ValueError(
                 f"block device {target} holds {device_bytes} bytes, fewer than the {size_bytes} bytes the "
@@ -87,14 +85,9 @@ def prepare_target(path: str | os.PathLike, size_bytes: int) -> dict[str, Any]:
             return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": False}
 
     paths.ensure_directory_of(target, "DLSYSBENCH_NVM_PATH")
-    free_bytes = shutil.disk_usage(target.parent).free
-    needed_bytes = size_bytes + _FREE_SPACE_HEADROOM_BYTES
-    if free_bytes < needed_bytes:
-        raise OSError(
-            f"not enough free space to create {target}: needs {needed_bytes} bytes "
-            f"({size_bytes} for the file + {_FREE_SPACE_HEADROOM_BYTES} headroom), "
-            f"{free_bytes} bytes free on its filesystem"
-        )
+    shortfall = nvm_file.space_shortfall(target, size_bytes)
+    if shortfall:
+        raise OSError(shortfall)
     nvm_file.write_suite_file(target, size_bytes)
     nvm_file.marker_of(target).unlink(missing_ok=True)
     return {"path": str(target), "kind": "file", "size_bytes": size_bytes, "created": True}
@@ -108,15 +101,6 @@ def _file_bytes_key() -> str:
     except ValueError:
         profile = "<profile>"
     return f"file_bytes of [fio_sweep.{profile}] in impls/profiles.toml"
-
-
-def _block_device_bytes(device: Path) -> int:
-    """Size of a block device in bytes, found by seeking to its end (read-only open)."""
-    descriptor = os.open(device, os.O_RDONLY)
-    try:
-        return os.lseek(descriptor, 0, os.SEEK_END)
-    finally:
-        os.close(descriptor)
 
 
 def _validated_sizes(sizes: dict[str, Any]) -> dict[str, Any]:
