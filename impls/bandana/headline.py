@@ -40,6 +40,12 @@ layouts, which cluster vector values, and says so; two-level K-means makes no mo
 than the table has blocks. Flat ``kmeans`` (in the smoke profile's layouts) takes time growing
 as the square of the table (hours at millions of rows): a warning gives its estimate before it
 starts on a large table. Output on stdout; ``--json`` writes the whole result instead.
+
+Disk: the run hands the test trace and each layout to the grid's workers as files under the
+dataset cache (``$DLSYSBENCH_CACHE/grid/arrays/``, by content: a rerun on the same trace
+reuses them), about 8 bytes a row per layout plus 8 a test lookup, and the points' results
+under ``$DLSYSBENCH_GRID_RESULTS`` (default ``grid/results`` there). Nothing removes them; deleting either folder costs only the time to
+write or compute them again.
 """
 from __future__ import annotations
 

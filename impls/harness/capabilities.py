@@ -107,9 +107,8 @@ def check_o_direct(target: Path | None = None, setting: str = "DLSYSBENCH_NVM_PA
     suite must not overwrite, a target in memory (a RAM disk, zram or loop device over a file
     in memory, or a file on tmpfs or on a filesystem mounted from such a device:
     :func:`mounts.memory_filesystem`), and a ``DLSYSBENCH_NVM_PATH`` that cannot be expanded
-    (``~nosuchuser/x``). With ``size_bytes``, also refused as ``run`` refuses them: a block
-    device holding fewer bytes, and a file still to be written where its filesystem lacks the
-    bytes and the headroom (:func:`nvm_file.space_shortfall`). Never an exception."""
+    (``~nosuchuser/x``). With ``size_bytes``, as ``run`` refuses them: a block device holding fewer
+    bytes, a file to write whose filesystem lacks them (:func:`nvm_file.space_shortfall`). Never raises."""
     if target is None:
         try:
             target = paths.nvm_target_path()
