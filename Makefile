@@ -19,11 +19,17 @@ dlsysbench_profile = $(or $(call arg,PROFILE),$(DLSYSBENCH_PROFILE),quick)
 # $(call quote,X): X as one shell word, whatever it holds (a ' inside becomes '\'')
 quote = '$(subst ','\'',$(1))'
 
-.PHONY: setup fio test reproduce bench report compare noise doctor lock-sizes clean
+.PHONY: setup fio test reproduce bench report compare noise doctor lock-sizes clean venv-check
 
-# A .venv is reused as found: a wrong Python, or one without pip, is named (remove it) before
-# anything installs; a new one is made only from a Python that meets requires-python.
-$(STAMP): pyproject.toml
+# A .venv is reused as found: a wrong Python, one without pip, or a link to a Python that is
+# gone is named (remove it) before anything installs; a new one is made only from a Python
+# that meets requires-python.
+# (checked on every make, also when .venv was set up before its Python went: order-only, it
+# never makes the install run again)
+venv-check:
+	@if test -L $(PY) && ! test -e $(PY); then echo "make: $(PY) links to $$(readlink $(PY)), which is gone (its Python was removed or moved): remove $(VENV) (rm -rf $(VENV)) and run make again" >&2; exit 2; fi
+
+$(STAMP): pyproject.toml | venv-check
 	@test -x $(PY) || { $(PYTHON) scripts/check_python.py && $(PYTHON) -m venv $(VENV); } || exit 2
 	@$(PY) scripts/check_python.py --venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

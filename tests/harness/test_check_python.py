@@ -71,3 +71,21 @@ def test_a_clause_it_cannot_read_is_left_to_pip(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), "--pyproject", str(tmp_path / "pyproject.toml")],
                           capture_output=True, text=True)
     assert done.returncode == 0 and "cannot read requires-python clause '!=3.12.*'" in done.stderr
+
+
+def test_make_names_a_venv_whose_python_link_is_gone(tmp_path):
+    """A .venv made by a Python since removed (a pyenv or system upgrade): its bin/python links
+    to nothing, and `python -m venv` over it failed with 'No such file or directory'."""
+    for name in ("Makefile", "pyproject.toml"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "check_python.py").write_bytes(SCRIPT.read_bytes())
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to("/nonexistent/python3.12")
+    said = ("make: .venv/bin/python links to /nonexistent/python3.12, which is gone (its Python was removed or "
+            "moved): remove .venv (rm -rf .venv) and run make again")
+    done = subprocess.run(["make", "setup", f"PYTHON={sys.executable}"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    (tmp_path / ".venv" / ".dlsysbench-installed").touch()      # set up before its Python went
+    done = subprocess.run(["make", "test"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
