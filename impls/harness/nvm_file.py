@@ -11,7 +11,10 @@ beside that file (a block device is only read: then to the cache), :func:`store_
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import stat
+import time
 from pathlib import Path
 
 import numpy as np
@@ -42,8 +45,6 @@ def space_shortfall(target: Path, size_bytes: int) -> str | None:
     """Why ``target`` (a file to write, ``size_bytes`` long) does not fit where it goes: "not
     enough free space to create ..." with the bytes needed (the file + :data:`FREE_SPACE_HEADROOM_BYTES`)
     and free on the filesystem of its nearest existing directory; None where it fits."""
-    import shutil
-
     directory = next((p for p in Path(target).absolute().parents if p.is_dir()), Path("/"))
     free_bytes = shutil.disk_usage(directory).free
     needed_bytes = size_bytes + FREE_SPACE_HEADROOM_BYTES
@@ -70,9 +71,6 @@ def sweep_killed_writes(target: Path) -> None:
     """Remove the temporaries killed writers of ``target`` left beside it: those whose pid is
     gone (:func:`atomic.sweep_temporaries`), and the pid-less ``.<name>.XXXXXXXX.tmp`` of the
     suite's earlier versions once an hour old."""
-    import re
-    import time
-
     atomic.sweep_temporaries(target)
     legacy = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")
     try:

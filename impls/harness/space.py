@@ -34,9 +34,6 @@ def _trace_bytes(params: dict) -> int:
     return int(8 * lookups + 8 * (queries + 1) + 16 * vectors + values)
 
 
-HEADROOM_BYTES = 64 << 20   # the NVM target writer's own headroom (bandana.experiments.device)
-
-
 def _nvm_target_bytes(profile: str) -> tuple[int, Path] | None:
     """(bytes, folder) the NVM target file of ``profile`` will be written with, as
     ``device.prepare_target`` writes it: the whole :func:`nvm_file.profile_bytes` plus headroom,
@@ -56,7 +53,7 @@ def _nvm_target_bytes(profile: str) -> tuple[int, Path] | None:
                 return None
     except OSError:
         return None
-    return size + HEADROOM_BYTES, target.parent
+    return size + nvm_file.FREE_SPACE_HEADROOM_BYTES, target.parent
 
 
 def pending(profile: str) -> list[tuple[str, int, Path]]:

@@ -13,7 +13,7 @@ from impls.bandana.nvm import block_store as bs
 from impls.bandana.sim import cache
 from impls.bandana import replay as replay_cli
 from impls.bandana.nvm import direct_io, replay
-from impls.harness import capabilities
+from impls.harness import capabilities, nvm_file
 
 
 N = 4000
@@ -308,7 +308,7 @@ def test_a_disk_too_small_for_the_store_is_refused_before_the_table_is_built(sto
     assert replay_cli.main(argv) == 2
     needs = bs.store_file_bytes(2000, 128, 4096)
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"error: not enough free space for {path}: needs {needs} bytes plus {bs._FREE_SPACE_HEADROOM_BYTES} "
+        f"error: not enough free space for {path}: needs {needs} bytes plus {nvm_file.FREE_SPACE_HEADROOM_BYTES} "
         "headroom, 1000 free")
     assert not path.exists()
     monkeypatch.undo()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from collections import namedtuple
 
-from impls.harness import space
+from impls.harness import nvm_file, space
 
 Usage = namedtuple("Usage", "total used free")
 
@@ -16,7 +16,7 @@ def test_a_run_that_would_fill_the_disk_is_said_with_what_and_where(tmp_path, mo
     monkeypatch.delenv("DLSYSBENCH_NVM_PATH", raising=False)
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(10 * 2**30, 9 * 2**30, 2**30))
     pending = {what: size for what, size, _ in space.pending("full")}
-    assert pending["the NVM target file"] == 16 * 2**30 + space.HEADROOM_BYTES   # [fio_sweep.full].file_bytes
+    assert pending["the NVM target file"] == 16 * 2**30 + nvm_file.FREE_SPACE_HEADROOM_BYTES   # [fio_sweep.full].file_bytes
     assert pending["trace bandana-user"] > 2**30 and pending["trace bandana-post"] > 2**30
     line = space.shortfall("full")
     assert line.startswith("the full profile needs about ") and "1.0 GiB free there" in line
@@ -44,7 +44,7 @@ def test_a_smaller_or_foreign_target_counts_as_the_writer_would(tmp_path, monkey
     small = tmp_path / "small.bin"
     nvm_file.write_suite_file(small, 2**20)
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(small))
-    assert {w: b for w, b, _ in space.pending("smoke")}["the NVM target file"] == 16 * 2**20 + space.HEADROOM_BYTES
+    assert {w: b for w, b, _ in space.pending("smoke")}["the NVM target file"] == 16 * 2**20 + nvm_file.FREE_SPACE_HEADROOM_BYTES
     foreign = tmp_path / "mine.bin"
     foreign.write_bytes(b"x" * 1024)
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(foreign))

@@ -23,8 +23,6 @@ from impls.harness.progress import progress_bar
 CEILING_BLOCK_BYTES = 4096
 CEILING_QUEUE_DEPTH = 32
 
-# Free space left on the filesystem after the target file is written.
-
 SIZES_KEYS = (
     "file_bytes",
     "block_sizes",

@@ -38,14 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.harness import atomic, capabilities, cli, paths
+from impls.harness import atomic, capabilities, cli, nvm_file, paths
 
 MAGIC = b"DLSBNDV1"
 VERSION = 1
 _HEADER = struct.Struct("<8sII Q I 8s II Q 32s")
 _CRC = struct.Struct("<I")
 _WRITE_CHUNK_BLOCKS = 2048            # 8 MiB per write at 4 KB blocks
-_FREE_SPACE_HEADROOM_BYTES = 64 << 20
 
 
 class StoreError(ValueError):
@@ -142,9 +141,9 @@ def check_free_space(target: str | os.PathLike, file_bytes: int) -> None:
     free: the check :func:`write_store` makes, which a caller can make before it builds the table."""
     target = Path(target)
     free = shutil.disk_usage(target.parent).free
-    if free < file_bytes + _FREE_SPACE_HEADROOM_BYTES:
+    if free < file_bytes + nvm_file.FREE_SPACE_HEADROOM_BYTES:
         raise OSError(f"not enough free space for {target}: needs {file_bytes} bytes plus "
-                      f"{_FREE_SPACE_HEADROOM_BYTES} headroom, {free} free")
+                      f"{nvm_file.FREE_SPACE_HEADROOM_BYTES} headroom, {free} free")
 
 
 def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_bytes: int = 4096,
