@@ -361,20 +361,15 @@ def close_local_cluster(quiet: bool = False) -> None:
     keeps the scheduler from logging "cannot schedule new futures after interpreter shutdown"
     and the workers from losing it mid-heartbeat."""
     client, cluster = _local.pop("client", None), _local.pop("cluster", None)
-    log = logging.getLogger("distributed")
-    level = log.level
-    if quiet:
-        log.setLevel(logging.CRITICAL)
-    try:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
-    except BaseException:       # noqa: BLE001 - a second Ctrl-C, or a worker already gone
-        if not quiet:
-            raise
-    finally:
-        log.setLevel(level)
+    with _quiet_log(quiet, "distributed"):
+        try:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+        except BaseException:       # noqa: BLE001 - a second Ctrl-C, or a worker already gone
+            if not quiet:
+                raise
 
 
 def _remote_client(address: str, timeout: str | None = None):
@@ -515,7 +510,7 @@ def _checked_remote(timeout: str | None = None) -> Iterator[tuple[Any, str] | No
         yield None
         return
     client = _remote_client(setting, timeout)
-    with _quiet_client_log(True):
+    with _quiet_log(True):
         try:
             _check_cluster(client, setting, __name__.partition(".")[0])
             yield client, setting
@@ -630,7 +625,7 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
                               "points": len(points),
                               "computed": len(pending), "reused": len(points) - len(pending)}
     remote = client is not None and setting != "local"
-    with _quiet_client_log(remote):
+    with _quiet_log(remote):
         try:
             with progress_bar(len(pending), label, "pt", progress) as bar:
                 if serial:
@@ -658,10 +653,11 @@ def map_points(fn: Callable, points: Sequence[Any], *, label: str, store: bool =
 
 
 @contextlib.contextmanager
-def _quiet_client_log(quiet: bool) -> Iterator[None]:
-    """With ``quiet``, keep Dask's client logger to CRITICAL: it logs a lost scheduler as an
-    ERROR with a 35-line traceback, which the :class:`GridError` says in one line."""
-    log = logging.getLogger("distributed.client")
+def _quiet_log(quiet: bool, name: str = "distributed.client") -> Iterator[None]:
+    """With ``quiet``, keep Dask's logger ``name`` (and those below it) to CRITICAL for the
+    block, then put its level back. Its client logger logs a lost scheduler as an ERROR with a
+    35-line traceback, which the :class:`GridError` says in one line."""
+    log = logging.getLogger(name)
     level = log.level
     if quiet:
         log.setLevel(logging.CRITICAL)
