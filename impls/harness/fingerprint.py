@@ -13,6 +13,7 @@ import os
 import platform
 import shutil
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from impls.harness import capabilities, cli, paths, thread_pools
@@ -259,20 +260,14 @@ def quota_text(quota: object) -> str:
     return f" (cgroup quota {quota:g} CPU{'' if quota == 1 else 's'})"
 
 
-def limit_below_ram(host: dict) -> int | None:
-    """The recorded cgroup memory limit (bytes) where it is below the recorded RAM (or the RAM is
-    not known); None where none is recorded or it takes nothing away."""
-    ram, limit = host.get("ram_bytes"), host.get("memory_limit")
-    if not isinstance(limit, int) or isinstance(limit, bool) or (isinstance(ram, int) and limit >= ram):
-        return None
-    return limit
-
-
-def ram_text(host: dict) -> str:
+def ram_text(host: Mapping, size: Callable[[object], str] | None = None) -> str:
     """E.g. "23.6 GiB (cgroup limit 2.0 GiB)": the host's RAM, with the cgroup memory limit on
-    the process where it is below (a run past it is killed); "?" where not known."""
-    limit = limit_below_ram(host)
-    return _size(host.get("ram_bytes")) + ("" if limit is None else f" (cgroup limit {_size(limit)})")
+    the process where it is below the RAM or the RAM is not known (a run past it is killed);
+    ``size`` writes a byte count (default: doctor's, "?" where not known)."""
+    size = size or _size
+    ram, limit = host.get("ram_bytes"), host.get("memory_limit")
+    below = isinstance(limit, int) and not isinstance(limit, bool) and not (isinstance(ram, int) and limit >= ram)
+    return size(ram) + (f" (cgroup limit {size(limit)})" if below else "")
 
 
 def cores_text(host: dict) -> str:

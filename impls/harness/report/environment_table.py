@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from impls.harness.fingerprint import limit_below_ram, quota_text
+from impls.harness.fingerprint import quota_text, ram_text
 from impls.harness.report.formatting import DASH, size_bytes, text
 from impls.harness.report.machine_state import CapabilityState, MachineState
 
@@ -35,17 +35,12 @@ def _quota(host: Mapping[str, Any]) -> str:
     return quota_text(host.get("cpu_quota"))
 
 
-def _ram(host: Mapping[str, Any]) -> str:
-    limit = limit_below_ram(dict(host))
-    return size_bytes(host.get("ram_bytes")) + ("" if limit is None else f" (cgroup limit {size_bytes(limit)})")
-
-
 def _host(host: Mapping[str, Any]) -> Table:
     cores = f"{text(host.get('cores_logical'))} logical / {text(host.get('cores_physical'))} physical"
     if host.get("cores_usable"):
         cores += f" / {host['cores_usable']} usable{_quota(host)}"
     return _pairs("Host", [
-        ("CPU", host.get("cpu_model")), ("cores", cores), ("RAM", _ram(host)),
+        ("CPU", host.get("cpu_model")), ("cores", cores), ("RAM", ram_text(host, size_bytes)),
         ("OS", host.get("os")), ("kernel", host.get("kernel")), ("Python", host.get("python")),
     ])
 
