@@ -179,11 +179,10 @@ def fair_kernel(trace, iteration_ms: float, switch_ms: float = 0.0) -> tuple[boo
     device time in days, and how many of its first jobs would fit (``--first``)."""
     import itertools
 
-    from impls.salus.core.simulator import SimJob, _FairRun
+    from impls.salus.core.simulator import _FairRun, sim_jobs
 
     jobs, ms, warm = simulator_jobs(trace, iteration_ms, switch_ms)
-    sim = [SimJob(j["job_id"], j["workload"], j["arrival_s"], j["iterations"], ms[j["workload"]],
-                  warm_ms=(warm or {}).get(j["workload"], 0.0)) for j in jobs]
+    sim = sim_jobs(jobs, ms, None, 0.0, "interleave", warm)       # as simulate() builds them
     ticks = list(itertools.accumulate(j.total_iterations * max(j.iteration_ticks, j.warm_ticks) for j in sim))
     fitting = sum(1 for t in ticks if t < _FairRun.INT64_MAX)       # the sums only grow
     return _FairRun.fits(sim), ticks[-1] / 1e12 / 86400, fitting
