@@ -188,6 +188,17 @@ class DramSlots:
         self.n_free = got
         return ins_slot
 
+    def compile_kernels(self, ids: np.ndarray, state) -> None:
+        """Compile (or load from numba's cache) :func:`_assign`, :func:`_serve` and
+        :func:`_reclaim` for lookups of ``ids``'s type and ``state``'s arrays, so that no
+        compilation falls in a timed replay. Each runs on no id and no slot: nothing changes."""
+        none = ids[:0]
+        _assign(np.empty(0, dtype=np.int64), none, state.kmap, state.stride, state.pos, state.use_pos,
+                self.slot_of, self.owner, self.filled, self.free, self.n_free, np.empty(0, dtype=np.int64))
+        _serve(none, self.slot_of, self.last_served, 0, np.empty(0, dtype=np.int64))
+        _reclaim(self.owner[:0], self.slot_of, state.kmap, state.stride, state.pos, state.use_pos,
+                 self.last_served, 0, self.free, self.n_free, self._scratch)
+
     def serve(self, ids: np.ndarray, chunk: int) -> np.ndarray:
         """The slot each of ``ids`` (chunk ``chunk``'s lookups) is served from (-1: none),
         as mapped now."""

@@ -1,0 +1,59 @@
+"""What the replay's clock covers: no numba compilation."""
+from __future__ import annotations
+
+import time
+
+import numba
+import numpy as np
+import pytest
+from numba.core import event
+
+from impls.bandana.nvm import block_store as bs
+from impls.bandana.nvm import dram_slots, replay
+from impls.bandana.sim import cache
+
+N = 4000
+PER_QUERY = 5
+
+
+@pytest.fixture
+def stored(store_dir):
+    """A 4000-vector table in a random layout, a Zipf trace in queries of 5, the open store."""
+    table = bs.random_table(N, 128, 7)
+    layout = np.random.default_rng(2).permutation(N)
+    path = store_dir / "t.store"
+    bs.write_store(path, table, layout)
+    trace = cache.zipf_trace(N, 6000, 0.9, PER_QUERY)
+    offsets = np.arange(0, trace.size + 1, PER_QUERY, dtype=np.int64)
+    with bs.open_store(path, layout) as store:
+        yield store, table, layout, offsets, trace
+
+
+class _CompileEnds(event.Listener):
+    """The perf_counter time each numba compilation ended, with the function's name."""
+
+    def __init__(self):
+        self.ends: list[tuple[float, str]] = []
+
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        self.ends.append((time.perf_counter(), ev.data["dispatcher"].py_func.__name__))
+
+
+@pytest.mark.parametrize("policy", ["none", "shadow"])
+def test_the_dram_kernels_compile_before_the_clock_starts(stored, monkeypatch, policy):
+    store, table, layout, offsets, trace = stored
+    fresh = ("_assign", "_serve", "_reclaim")
+    for name in fresh:       # uncompiled copies: their first call compiles, wherever it is
+        monkeypatch.setattr(dram_slots, name, numba.njit(getattr(dram_slots, name).py_func))
+    listener = _CompileEnds()
+    with event.install_listener("numba:compile", listener):
+        result = replay.replay(store, offsets, trace, layout, 300, policy, 900 if policy == "shadow" else None,
+                               table=table, chunk_lookups=2048)
+        clock_started = time.perf_counter() - result["seconds"]   # no earlier than the real start
+    compiled = [name for _, name in listener.ends if name in fresh]
+    assert {"_assign", "_serve"} <= set(compiled)
+    inside = [name for t, name in listener.ends if name in fresh and t > clock_started]
+    assert inside == []
