@@ -1,4 +1,5 @@
-"""What the replay's clock covers: no numba compilation."""
+"""What the replay's clock covers: no numba compilation, and never only a short tail of the
+trace (a point runs its full time, going on from the trace's start)."""
 from __future__ import annotations
 
 import time
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 from numba.core import event
 
+from impls.bandana.experiments import replay as experiment
 from impls.bandana.nvm import block_store as bs
 from impls.bandana.nvm import dram_slots, replay
 from impls.bandana.sim import cache
@@ -57,3 +59,29 @@ def test_the_dram_kernels_compile_before_the_clock_starts(stored, monkeypatch, p
     assert {"_assign", "_serve"} <= set(compiled)
     inside = [name for t, name in listener.ends if name in fresh and t > clock_started]
     assert inside == []
+
+
+def test_a_point_near_the_end_of_the_trace_goes_on_from_its_start(stored, monkeypatch):
+    store, table, layout, offsets, trace = stored
+    monkeypatch.setattr(experiment, "_fio_point", lambda *a: {"iops": 1000.0})
+    cursor = experiment._Cursor((offsets, trace))
+    cursor.advance(offsets.size - 1 - 3)          # three queries left
+    tail = trace[-3 * PER_QUERY:]
+    s = {"verify_per_chunk": 16}
+    with replay.ReplaySession(store, layout, 300, "none", table=table, chunk_lookups=64) as session:
+        session.warm(trace[:500])
+        point, ids = experiment._measure(session, cursor, 1, s, store, seconds=0.05)
+    assert point["seconds"] >= 0.05
+    assert point["queries"] > 3 and point["lookups"] == ids.size
+    assert np.array_equal(ids[:tail.size], tail)              # the tail first, then the trace from its start
+    assert np.array_equal(ids[tail.size:2 * tail.size + 10], trace[:tail.size + 10])
+    assert np.array_equal(np.concatenate(cursor.history), np.concatenate([trace[:-3 * PER_QUERY], ids]))
+
+
+def test_a_point_that_ends_inside_the_trace_is_one_pass(stored, monkeypatch):
+    store, table, layout, offsets, trace = stored
+    cursor = experiment._Cursor((offsets, trace))
+    with replay.ReplaySession(store, layout, 300, "none", table=table, chunk_lookups=64) as session:
+        result, latencies, ids = experiment._replay_for(session, cursor, 1, 16, seconds=1e-9)
+    assert result["queries"] == 64 // PER_QUERY and ids.size == result["lookups"]   # one chunk: whole queries
+    assert np.array_equal(ids, trace[:ids.size]) and latencies.size == result["queries"]

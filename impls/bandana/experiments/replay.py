@@ -78,8 +78,13 @@ class _Cursor:
         self.q = 0
         self.history: list[np.ndarray] = []
 
+    def at_end(self) -> bool:
+        """Whether every query has been replayed since the last wrap."""
+        return self.q >= self.offsets.shape[0] - 1
+
     def remaining(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.q >= self.offsets.shape[0] - 1:
+        """The queries from the cursor to the trace's end, as CSR (from the start after the end)."""
+        if self.at_end():
             self.q = 0
         lo = int(self.offsets[self.q])
         return self.offsets[self.q:] - lo, self.indices[lo:]
@@ -151,6 +156,27 @@ def _round_ratios(rates: list[float], fio_runs: list) -> list[float]:
             for rate, before, after in zip(rates, fio_runs[:-1], fio_runs[1:])]
 
 
+def _replay_for(session, cursor: _Cursor, qd: int, verify, seconds: float
+                ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """Replay from ``cursor`` at queue depth ``qd`` for about ``seconds`` (to the end of the
+    chunk in which they pass), going on from the trace's start when its end comes first, so
+    that no measurement is a short tail of the trace; the cache's state carries over and the
+    cursor's history records the ids in the order replayed. Returns (the result, merged over
+    the passes as :func:`replay.merge_results` does; its per-query latencies, ns; the ids
+    replayed)."""
+    parts, latencies, ids = [], [], []
+    while True:
+        part = session.run(*cursor.remaining(), queue_depth=qd, verify=verify,
+                           max_seconds=seconds - sum(p["seconds"] for p in parts))
+        parts.append(part)
+        latencies.append(session.last_latencies_ns)
+        ids.append(cursor.advance(part["queries"]))
+        if not cursor.at_end() or sum(p["seconds"] for p in parts) >= seconds:
+            break
+    result = replay.merge_results(parts, latencies) if len(parts) > 1 else parts[0]
+    return result, np.concatenate(latencies), np.concatenate(ids)
+
+
 def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
              ) -> tuple[dict[str, Any], np.ndarray]:
     """fio and the replay taking turns on the same store file at the same queue depth:
@@ -165,11 +191,11 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
     fio_runs = [_fio_point(store, qd, s)]
     parts, latencies, ids = [], [], []
     for _ in range(rounds):
-        part = session.run(*cursor.remaining(), queue_depth=qd, verify=s["verify_per_chunk"],
-                           max_seconds=seconds / rounds)
+        part, part_latencies, part_ids = _replay_for(session, cursor, qd, s["verify_per_chunk"],
+                                                     seconds / rounds)
         parts.append(part)
-        latencies.append(session.last_latencies_ns)
-        ids.append(cursor.advance(part["queries"]))
+        latencies.append(part_latencies)
+        ids.append(part_ids)
         fio_runs.append(_fio_point(store, qd, s))
     result = replay.merge_results(parts, latencies)
     result["rounds"] = rounds
@@ -368,11 +394,10 @@ def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, s
                             "cursor": _Cursor(rest), "parts": [], "latencies": []})
         for _ in range(rounds):
             for c in configs:
-                part = c["session"].run(*c["cursor"].remaining(), queue_depth=qd,
-                                        verify=s["verify_per_chunk"], max_seconds=s["point_seconds"] / rounds)
+                part, part_latencies, _ = _replay_for(c["session"], c["cursor"], qd, s["verify_per_chunk"],
+                                                      s["point_seconds"] / rounds)
                 c["parts"].append(part)
-                c["latencies"].append(c["session"].last_latencies_ns)
-                c["cursor"].advance(part["queries"])
+                c["latencies"].append(part_latencies)
     points = []
     for c in configs:
         point = replay.merge_results(c["parts"], c["latencies"])
