@@ -478,15 +478,23 @@ def _check_cache_folder(folder: Path) -> None:
 
 
 def _warn_older_caches(cache: Path, profile: str) -> None:
-    """Log one warning when ``cache``'s folder holds caches of the same set and profile under
-    other keys (made by other code, seeds or parameters), with their total size: nothing
-    deletes them, since another checkout sharing the folder may still use them."""
+    """Warn once when ``cache``'s folder holds caches of the same set and profile under other
+    keys (made by other code, seeds or parameters), with their total size: nothing deletes
+    them, since another checkout sharing the folder may still use them. The warning goes to
+    the progress log when one is followed (``scripts/run_suite.py``: asv hides a setup's
+    stderr), else to this module's logger."""
+    from impls.harness import progress
+
     others = [p for p in cache.parent.glob(f"{profile}-*.npz") if p.name != cache.name]
     if others:
         size = sum(p.stat().st_size for p in others if p.is_file())
-        log.warning("%s: %d older %s cache%s of this set (%.2f GB, made by other code or parameters) "
-                    "remain beside it; delete them unless another checkout shares this folder",
-                    cache.parent, len(others), profile, "" if len(others) == 1 else "s", size / 1e9)
+        message = (f"{cache.parent}: {len(others)} older {profile} cache{'' if len(others) == 1 else 's'} "
+                   f"of this set ({size / 1e9:.2f} GB, made by other code or parameters) remain beside it; "
+                   "delete them unless another checkout shares this folder")
+        if progress.log_path():
+            progress.log(f"warning: {message}")
+        else:
+            log.warning("%s", message)
 
 
 def load(name: str, profile: str | None = None, directory: Path | None = None) -> Dataset:

@@ -352,6 +352,26 @@ def test_a_new_cache_beside_older_ones_says_they_remain(tmp_path, monkeypatch, c
     assert len(said) == 1 and "1 older smoke cache of this set" in said[0]
 
 
+def test_under_the_suite_runner_the_older_caches_warning_reaches_its_progress_log(tmp_path, monkeypatch,
+                                                                                  caplog):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    progress_log = tmp_path / "progress.log"
+    monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(progress_log))    # what run_suite follows
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    write(manifests, "g49b", 'name = "g49b"\ndescription = "d"\n[synthetic]\n'
+                             'generator = "impls.harness.registry:ramp_49b"\nseed = 1\n')
+    monkeypatch.setattr(registry, "ramp_49b", lambda seed: {"v": np.arange(3)}, raising=False)
+    folder = tmp_path / "cache" / "g49b"
+    folder.mkdir(parents=True)
+    (folder / "smoke-0123456789abcdef.npz").write_bytes(b"x" * 1000)
+    with caplog.at_level("WARNING"):
+        registry.load("g49b", "smoke", directory=manifests)
+    lines = [line for line in progress_log.read_text().splitlines() if "older" in line]
+    assert len(lines) == 1 and "warning:" in lines[0] and "1 older smoke cache of this set" in lines[0]
+    assert not [r for r in caplog.records if "older" in r.getMessage()]     # said once
+
+
 def test_a_generator_outside_impls_is_keyed_by_the_impls_modules_it_imports(tmp_path, monkeypatch):
     import sys
 
