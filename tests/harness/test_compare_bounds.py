@@ -230,6 +230,9 @@ def test_a_bound_whose_flags_were_not_measured_proves_nothing():
                                                      bounds=directions.declared_bounds()).changes
                      if c.benchmark == RATIO]
         assert change.kind == compare.BOUND and change.new_bound == compare.UNKNOWN_BOUND
+        # the line says which run lacks the flags, not that either run holds a bound
+        assert "the new run recorded no bound flags for it" in change.line()
+        assert "at either run" not in change.line()
 
 
 def test_bounds_that_did_not_move_are_counted_not_listed_and_judge_nothing():

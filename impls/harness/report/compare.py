@@ -142,7 +142,12 @@ class Change:
             return (f"TOO NOISY{values[len(self.kind):]} ({self._change_text()}, {better(self.direction)}; "
                     f"too noisy to track here, {limit}: not judged)")
         if self.kind == BOUND:
-            return (f"{values} ({self._change_text()}, {better(self.direction)}; a bound (>=, <=) at either run: "
+            unknown = [run for run, bound in (("base", self.old_bound), ("new", self.new_bound))
+                       if bound == UNKNOWN_BOUND]
+            why = (f"the {' and '.join(unknown)} run{'s' if len(unknown) > 1 else ''} recorded no bound flags for it "
+                   "(a run from before they existed, or one whose flag failed), so it may be a bound (>=, <=)"
+                   if unknown else "a bound (>=, <=) at either run")
+            return (f"{values} ({self._change_text()}, {better(self.direction)}; {why}: "
                     "the values prove neither a regression nor an improvement, not judged)")
         noise = ("" if self.threshold is None
                  else f"  threshold {self.threshold:.3g} (absolute, in the number's unit)" if self.scale == ABSOLUTE
