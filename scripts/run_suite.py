@@ -19,6 +19,7 @@ one, inherits it ignored), and get SIGINT when this process dies, SIGKILL includ
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -202,8 +203,10 @@ def _stopped(signum: int, line: str) -> int:
 
 
 def ensure_machine(machine: str) -> None:
-    """Register ``machine`` with asv (~/.asv-machine.json) unless it is already there; raises
-    ValueError naming that file when it cannot be read or asv cannot write it."""
+    """Register ``machine`` with asv (~/.asv-machine.json) with asv's own description of this
+    machine (os, arch, cpu, num_cpu, ram; ``asv machine --yes --machine NAME`` would record the
+    name alone), unless it is there with one; raises ValueError naming that file when it
+    cannot be read or written."""
     machine_file = Path.home() / ".asv-machine.json"
     try:
         known = json.loads(machine_file.read_text()) if machine_file.exists() else {}
@@ -212,16 +215,24 @@ def ensure_machine(machine: str) -> None:
     except (OSError, ValueError) as err:     # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise ValueError(f"{machine_file}: asv's machine file cannot be read ({' '.join(str(err).split())}); "
                          "repair or remove it (asv writes it again)") from None
-    if machine in known:
+    entry = known.get(machine)
+    if isinstance(entry, dict) and entry.get("cpu"):
         return
-    done = subprocess.run([sys.executable, "-m", "asv", "machine", "--yes", "--machine", machine],
-                          cwd=paths.repo_root(), capture_output=True, text=True)
-    if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    from asv.machine import Machine, MachineCollection
+
+    try:
+        facts = {key: value for key, value in Machine.get_defaults().items() if value}
+    except Exception:        # noqa: BLE001 - asv reads the platform its own way; the name still works
+        facts = {}
+    try:
+        MachineCollection.save(machine, {**facts, **(entry if isinstance(entry, dict) else {}), "machine": machine},
+                               _path=str(machine_file))
+    except OSError as err:
         home = (not machine_file.parent.is_dir() or not os.access(machine_file.parent, os.W_OK | os.X_OK)
-                or any(word in said for word in ("PermissionError", "Permission denied", "Read-only file system")))
-        raise ValueError(f"asv could not register machine {machine!r} in {machine_file} ({said})"
-                         + ("; HOME must name a folder this user can write" if home else ""))
+                or isinstance(err, PermissionError) or err.errno == errno.EROFS)
+        raise ValueError(f"asv could not register machine {machine!r} in {machine_file} "
+                         f"({type(err).__name__}: {' '.join(str(err).split())})"
+                         + ("; HOME must name a folder this user can write" if home else "")) from None
 
 
 def follow(log: Path, stop: threading.Event, every_s: float = 10.0) -> None:

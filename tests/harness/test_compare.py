@@ -436,8 +436,11 @@ def test_run_suite_names_asvs_machine_file_it_cannot_use(monkeypatch, tmp_path, 
     if home != "unwritable":
         (tmp_path / ".asv-machine.json").write_text('{"version": 1, "box-sm' if home == "truncated" else "[]")
     else:
-        monkeypatch.setattr(run_suite.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
-            a[0], 1, "", "Traceback ...\nPermissionError: [Errno 13] Permission denied: '/x/.asv-machine.json'\n"))
+        from asv.machine import MachineCollection
+
+        def refuse(*a, **k):
+            raise PermissionError(13, "Permission denied", str(tmp_path / ".asv-machine.json"))
+        monkeypatch.setattr(MachineCollection, "save", refuse)
     monkeypatch.setattr(run_suite.subprocess, "Popen", lambda *a, **k: pytest.fail("asv started"))
     monkeypatch.setattr(run_suite.paths, "git_commit", lambda: BASE)
     monkeypatch.setattr(run_suite.paths, "machine_name", lambda: "box")
@@ -508,3 +511,25 @@ def test_a_moved_number_without_a_declared_direction_is_named():
     assert named == ["NOT DECLARED bench_old.Gone.track_y [] 1 -> 10 (10x; no direction declared: a benchmark "
                      "removed or renamed since, or a track without one; not judged)"]
     assert "2 not judged (context or undeclared)" in lines[-1]
+
+
+@pytest.mark.parametrize("before", [None, {"machine": "box-smoke"}, {"machine": "box-smoke", "cpu": "X", "ram": "1"}])
+def test_run_suite_registers_its_machine_with_the_hardware_asv_sees(monkeypatch, tmp_path, load_script, before):
+    """``asv machine --yes --machine NAME`` alone records only the name (asv 0.6): the suite passes
+    asv's own description, and fills in an entry an earlier version left bare; a described one stays."""
+    run_suite = load_script("run_suite")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if before is not None:
+        (tmp_path / ".asv-machine.json").write_text(json.dumps({"version": 1, "box-smoke": before}))
+    run_suite.ensure_machine("box-smoke")
+    known = json.loads((tmp_path / ".asv-machine.json").read_text())
+    if before and before.get("cpu"):
+        assert known["box-smoke"] == before
+        return
+    entry = known["box-smoke"]
+    assert entry["machine"] == "box-smoke" and known["version"] == 1
+    for key in ("os", "arch", "cpu", "num_cpu", "ram"):
+        assert entry.get(key), (key, entry)
+    from asv.machine import Machine
+
+    assert Machine.load(machine_name="box-smoke", _path=str(tmp_path / ".asv-machine.json")).cpu == entry["cpu"]
