@@ -241,7 +241,9 @@ class SlideHashFamily(_RunTracks):
 
 
 class SlideTableRefresh:
-    """Seconds per hash-table refresh at the profile's label count (2 threads)."""
+    """Seconds per hash-table refresh at the profile's label count (2 threads), every output
+    row re-hashed (``experiments.refresh_every_row``): rehash (same hash functions) and
+    rebuild (new ones)."""
     synthetic = True  # its own generated inputs (the report says so on its history)
 
     params, param_names = axes(kind=["rehash", "rebuild"])
@@ -263,9 +265,10 @@ def _refresh_network():
 
 
 class SlideTableRefreshTime:
-    """Seconds per hash-table rehash (re-insert every output neuron) and rebuild (new hash
-    functions too) at the profile's label count, 2 threads: asv's samples of what
-    SlideTableRefresh tracks as a median."""
+    """Seconds per hash-table rehash (re-hash and re-insert every output neuron, as after a
+    dense-Adam step) and rebuild (new hash functions too) at the profile's label count, 2
+    threads (``experiments.refresh_every_row``): asv's samples of what SlideTableRefresh
+    tracks as a median."""
     synthetic = True  # its own generated inputs (the report says so on its history)
 
     params, param_names = axes(kind=["rehash", "rebuild"])
@@ -278,7 +281,7 @@ class SlideTableRefreshTime:
         self.net = _refresh_network()
 
     def time_refresh(self, kind):
-        self.net.refresh_tables(rebuild=kind == "rebuild")
+        experiments.refresh_every_row(self.net, kind)
 
 
 DELICIOUS = profiles.sizes("slide_delicious")

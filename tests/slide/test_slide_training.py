@@ -333,3 +333,30 @@ def test_the_table_refresh_timings_refresh_an_untrained_network_of_the_profiles_
     assert (net.n_features, net.n_labels) == sweeps.label_space("smoke") and net.t == 0
     seconds = sweeps.table_refresh_seconds("smoke", threads=2, repeats=1)
     assert seconds["rehash"] > 0 and seconds["rebuild"] > 0 and seconds["table_bytes"] == net.tables.nbytes
+
+
+def test_the_timed_table_refreshes_re_hash_every_output_row(monkeypatch):
+    """As after a dense-Adam step: a rehash timed on an untrained network (nothing dirty)
+    must still re-hash all ``n_labels`` rows, not only rebuild the CSR."""
+    from benchmarks import bench_slide
+    from impls.slide.experiments import sweeps
+
+    hashed, real = [], HashTables.insert_all
+
+    def insert_all(self, vectors, n_chunks=8, changed=None):
+        everything = changed is None or self.codes is None
+        hashed.append((self.n_items, self.n_items if everything else np.unique(changed).size))
+        return real(self, vectors, n_chunks, changed)
+
+    monkeypatch.setattr(HashTables, "insert_all", insert_all)
+    sweeps.table_refresh_seconds("smoke", threads=2, repeats=2)    # warm-up's and net's builds, 2 + 2 refreshes
+    assert len(hashed) == 6 and all(n == rows for n, rows in hashed)
+    bench = bench_slide.SlideTableRefreshTime()
+    for kind in sweeps.REFRESH_KINDS:
+        bench.setup(kind)
+        hashed.clear()
+        bench.time_refresh(kind)
+        bench.time_refresh(kind)
+        assert len(hashed) == 2 and all(n == rows for n, rows in hashed), kind
+    with pytest.raises(ValueError, match="kind="):
+        sweeps.refresh_every_row(bench.net, "rehsah")

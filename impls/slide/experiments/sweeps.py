@@ -123,16 +123,34 @@ def refresh_network(profile: str | None = None, threads: int | None = 2, **confi
     return SlideNetwork(cfg, n_features, n_labels, 64)
 
 
+REFRESH_KINDS = ("rehash", "rebuild")
+
+
+def refresh_every_row(net, kind: str) -> None:
+    """Refresh ``net``'s tables as training with dense Adam does, every output row having
+    changed since the last refresh: ``kind`` "rehash" marks all ``n_labels`` rows dirty (as a
+    dense-Adam step does), then re-hashes each under the same hash functions and rebuilds the
+    CSR; "rebuild" draws new hash functions and re-hashes every row. Returns None."""
+    if kind not in REFRESH_KINDS:
+        raise ValueError(f"kind={kind!r}; expected one of {', '.join(REFRESH_KINDS)}")
+    if kind == "rehash":
+        net.dirty[:] = 1
+    net.refresh_tables(rebuild=kind == "rebuild")
+
+
 def table_refresh_seconds(profile: str | None = None, threads: int | None = 2, repeats: int = 3,
                           **config: Any) -> dict[str, float]:
-    """Seconds per rehash (re-insert all neurons) and per rebuild (new hash functions too)."""
+    """Median seconds of ``repeats`` calls of :func:`refresh_every_row` per kind on one
+    network (each call after a refresh of it): ``rehash`` (every output row re-hashed, same
+    hash functions, marking them dirty included) and ``rebuild`` (new hash functions too);
+    ``table_bytes``: the tables' bytes."""
     net = refresh_network(profile, threads, **config)
     out = {}
-    for kind in ("rehash", "rebuild"):
+    for kind in REFRESH_KINDS:
         times = []
         for _ in range(repeats):
             t = time.perf_counter()
-            net.refresh_tables(rebuild=kind == "rebuild")
+            refresh_every_row(net, kind)
             times.append(time.perf_counter() - t)
         out[kind] = float(np.median(times))
     out["table_bytes"] = net.tables.nbytes
