@@ -141,6 +141,14 @@ class HashTables:
         K.move_rows(rows.astype(np.int32), new, self.slot_of, self.n_slots, self.slot_row,
                     self.moved, self.dhead, self.dnext, self.dprev)
 
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) ``fold_moved``, which only a full delta or a
+        rehash after moves calls, on copies of these tables' arrays (the types training
+        passes); the tables are left unchanged. Returns None; nothing before the first
+        insertion."""
+        if self.codes is not None:
+            K.fold_moved(self.codes.copy(), self.slot_of.copy(), self.moved.copy())
+
     def _clear_delta(self) -> None:
         self.slot_of[:] = -1
         self.n_slots[0] = 0
