@@ -29,7 +29,7 @@ Implementation choices (measured in impls/slide/NOTES.md, "Dense CPU baseline"):
 
 Timing: ``seconds`` counts training steps only. On CUDA each step is bracketed by CUDA
 events and the device is synchronised before every clock read (:class:`StepTimer`); a
-few warm-up steps run first and the weights and optimiser are reset after them.
+few warm-up steps run first, then the weights are restored and the optimiser state zeroed in place.
 """
 from __future__ import annotations
 
@@ -242,9 +242,15 @@ class _Trainer:
         self.reset_optimizer()
 
     def reset_optimizer(self) -> None:
+        """Fresh optimisers' state: built on the first call; later every state tensor is zeroed in place and
+        every step count set to 0, so the next step computes a fresh optimiser's first, allocating nothing."""
         c, m = self.config, self.model
         kw = dict(lr=c.lr, betas=(c.beta1, c.beta2), eps=c.eps)
         self.t = 0
+        if hasattr(self, "opts"):   # moments and fused Adam's step tensors, SparseAdam's int step
+            for state in (s for opt in self.opts for s in opt.state.values()):
+                state.update({k: v.zero_() if torch.is_tensor(v) else type(v)(0) for k, v in state.items()})
+            return
         if self.method == "dense":
             self.adams = [torch.optim.Adam([p for p in m.parameters() if p.requires_grad], fused=True, **kw)]
             self.opts = list(self.adams)
