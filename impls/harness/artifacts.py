@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 from collections.abc import Mapping
@@ -35,6 +36,9 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     record is filed under (:func:`paths.uncommitted_code`), which the run measured too; without
     usable git, ``"uncommitted": null`` and ``"git": "absent"``: the commit is "unknown" and
     which code ran is not known (a record without either key was measured at its commit, clean).
+    ``asv_env`` (only under asv): the asv environment of the run (``ASV_ENV_NAME``, the
+    ``env_name`` of its result file), so the report never reads a record beside a value of
+    another run of the same commit (:mod:`impls.harness.report.value_run`).
     """
     from impls.harness.fingerprint import fingerprint
 
@@ -55,6 +59,8 @@ def save_artifact(name: str, data: Any, *, experiment: str, synthetic: bool,
     }
     if grid:
         record["grid"] = grid
+    if os.environ.get("ASV_ENV_NAME"):
+        record["asv_env"] = os.environ["ASV_ENV_NAME"]
     edited = paths.uncommitted_code()
     if edited is None:    # no git: not a clean run, an unknown one
         record["uncommitted"] = None
@@ -176,7 +182,7 @@ def read_record(file: Path, machine: str, profile: str | None = None) -> tuple[d
 
 
 # the fields records are filed, ranked, matched and labelled by: each a string where present
-_TEXT_FIELDS = ("commit", "machine", "profile", "created", "experiment")
+_TEXT_FIELDS = ("commit", "machine", "profile", "created", "experiment", "asv_env")
 
 
 def _not_a_record(record: Any) -> str:

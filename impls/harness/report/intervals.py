@@ -44,6 +44,7 @@ from impls.harness.report.measure import (MALFORMED_INTERVAL, UNBOUNDED_BY_RUN, 
                                           select_points, spearman_rows)
 from impls.harness.report.noise import Noise
 from impls.harness.report.results import STATUS_OK
+from impls.harness.report.value_run import ValueRun, run_of
 
 BOOTSTRAP_RESAMPLES = 2000
 UNBOUNDED_PREFIX = "unbounded: "
@@ -201,10 +202,10 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
 
 
 def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Noise | None,
-                   artifacts=None, commit: str | None = None) -> Interval | None:
+                   artifacts=None, commit: str | ValueRun | None = None) -> Interval | None:
     """Return the interval of ``claim``'s measured ``value`` (see the module doc): from its
     repeats, joined with its ``sampling_interval`` (read from ``artifacts`` at ``commit``, the
-    value's) where it has one; None without either, or for a value that is not finite. An
+    value's, or of the value's own run given its :class:`ValueRun`) where it has one; None without either, or for a value that is not finite. An
     end that would not be finite (an infinite spread) gives the unbounded interval:
     -inf..inf, or -1..1 for a trend's rho. Any interval returned holds ``value``."""
     if not math.isfinite(value):
@@ -290,3 +291,22 @@ def claim_commit(claim: Claim, points: pd.DataFrame, artifacts) -> str | None:
     record = artifacts.get(source.artifact)
     return str(record.get("commit")) if record and record.get("commit") else None
 
+
+
+def claim_run(claim: Claim, points: pd.DataFrame, artifacts) -> ValueRun | None:
+    """Return the run ``claim``'s measured value came from (:func:`value_run.run_of` of the
+    points it reads; for a value read from an artifact, that record's commit), what an
+    artifact read beside the value must be of; None when unknown."""
+    source = claim.measured
+    if source is None:
+        return None
+    if isinstance(source, (BenchmarkSource, RatioSource)):
+        refs = [source.point] if isinstance(source, BenchmarkSource) else [source.numerator, source.denominator]
+        found = [select_points(points, ref.benchmark, ref.params)[0] for ref in refs]
+        rows = pd.concat([f for f in found if f is not None]) if any(f is not None for f in found) else None
+    elif isinstance(source, TrendSource):
+        rows = select_points(points, source.benchmark, source.params)[0]
+    else:
+        commit = claim_commit(claim, points, artifacts)
+        return ValueRun(commit) if commit else None
+    return run_of(rows)

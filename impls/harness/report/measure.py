@@ -18,6 +18,7 @@ from impls.harness.report.claims import (
     TrendSource,
 )
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
+from impls.harness.report.value_run import ValueRun, other_run
 
 # A rank correlation over 2 points is always +-1: a trend over part of a sweep (points
 # skipped or failed) needs at least this many; a whole sweep of 2 points says the sign of one change.
@@ -237,30 +238,49 @@ def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: Artifac
                        commit=commit)
 
 
-_NO_ARTIFACT, _OTHER_COMMIT, _NO_PATH = "no artifact", "another commit", "no path"
+_NO_ARTIFACT, _OTHER_COMMIT, _OTHER_RUN, _NO_PATH = "no artifact", "another commit", "another run", "no path"
 
 
 def _value_at(artifacts: Mapping[str, Mapping[str, Any]], artifact: str, path: str,
-              commit: str | None) -> tuple[Any, str]:
+              run: str | ValueRun | None) -> tuple[Any, str]:
     """``(value, "")`` at dotted ``path`` of the newest artifact ``artifact``, or ``(None, why)``:
-    :data:`_NO_ARTIFACT`, :data:`_NO_PATH`, or, given ``commit``, :data:`_OTHER_COMMIT` for an
-    artifact written at another commit (it would describe another run)."""
+    :data:`_NO_ARTIFACT`, :data:`_NO_PATH`, or, given ``run`` (the value's commit, or its
+    :class:`ValueRun`), :data:`_OTHER_COMMIT` for an artifact written at another commit and
+    :data:`_OTHER_RUN` for one another run of that commit wrote (:func:`other_run`): either
+    would describe a run the value is not of."""
     record = artifacts.get(artifact)
     if record is None:
         return None, _NO_ARTIFACT
+    commit = run.commit if isinstance(run, ValueRun) else run
     if commit and not same_commit(str(record.get("commit") or ""), commit):
         return None, _OTHER_COMMIT
+    if isinstance(run, ValueRun) and other_run(record, run):
+        return None, _OTHER_RUN
     try:
         return _walk(record, path), ""
     except KeyError:
         return None, _NO_PATH
 
 
+def artifact_mismatch(artifacts: Mapping[str, Mapping[str, Any]], artifact: str, run: ValueRun | None) -> str:
+    """Why the newest artifact ``artifact`` is not of the value's ``run``, naming both: of
+    another commit, or another run of it (:func:`other_run`); "" where it is the run's, or
+    where there is no such artifact or no run to match."""
+    record = artifacts.get(artifact)
+    if record is None or run is None:
+        return ""
+    commit = str(record.get("commit") or "")
+    if not same_commit(commit, run.commit):
+        return f"artifact {artifact} is of commit {commit[:8] or '?'}, the value of {run.commit[:8]}"
+    return other_run(record, run)
+
+
 def artifact_text(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
-                  commit: str | None = None) -> str | None:
+                  commit: str | ValueRun | None = None) -> str | None:
     """Return the non-empty text at ``source.path`` in the newest artifact ``source.artifact``,
-    or None (no such artifact, path or text, or, given ``commit``, an artifact written at
-    another commit: its text would explain another run)."""
+    or None (no such artifact, path or text, or, given ``commit`` (or the value's
+    :class:`ValueRun`), an artifact written at another commit or by another run of it: its
+    text would explain another run)."""
     value, _ = _value_at(artifacts, source.artifact, source.path, commit)
     return value.strip() if isinstance(value, str) and value.strip() else None
 
@@ -272,13 +292,13 @@ MALFORMED_INTERVAL = "malformed interval"   # the start of artifact_interval's a
 
 
 def artifact_interval(artifacts: Mapping[str, Mapping[str, Any]], source: ArtifactSource,
-                      commit: str | None = None) -> tuple[float, float] | str | None:
+                      commit: str | ValueRun | None = None) -> tuple[float, float] | str | None:
     """Return the ``[low, high]`` pair of finite numbers, low <= high, at ``source.path`` in the
     newest artifact ``source.artifact``; :data:`UNBOUNDED_BY_RUN` where the path holds null
     (the run found nothing bounds the value); a text starting with :data:`MALFORMED_INTERVAL`
     where it holds anything else (reversed ends, NaN, not a pair); None where there is no such
-    artifact or path, or, given ``commit``, the artifact was written at another commit (it
-    would be another run's)."""
+    artifact or path, or, given ``commit`` (or the value's :class:`ValueRun`), the artifact
+    was written at another commit or by another run of it (it would be another run's)."""
     value, why = _value_at(artifacts, source.artifact, source.path, commit)
     if why:
         return None
@@ -292,11 +312,11 @@ def artifact_interval(artifacts: Mapping[str, Mapping[str, Any]], source: Artifa
 
 
 def check_setting(artifacts: Mapping[str, Mapping[str, Any]], condition,
-                  commit: str | None) -> tuple[str | None, bool]:
-    """``(why, told)``: why the run measured at ``commit`` is not the setting ``condition`` (a
-    :class:`~impls.harness.report.claims.Condition`) names, or None when it is; ``told`` is
-    False where the artifact cannot tell the run's setting (no artifact, one of another commit,
-    no such path, or, with ``at_least``, no number there), True where it tells it (the value
+                  commit: str | ValueRun | None) -> tuple[str | None, bool]:
+    """``(why, told)``: why the run measured at ``commit`` (or the value's :class:`ValueRun`)
+    is not the setting ``condition`` (a :class:`~impls.harness.report.claims.Condition`) names,
+    or None when it is; ``told`` is False where the artifact cannot tell the run's setting (no
+    artifact, one of another commit or written by another run of it, no such path, or, with ``at_least``, no number there), True where it tells it (the value
     differs from ``equals`` or lies below ``at_least``, or the run is at the setting)."""
     value, why = _value_at(artifacts, condition.artifact, condition.path, commit)
     if why == _NO_ARTIFACT:
@@ -304,6 +324,9 @@ def check_setting(artifacts: Mapping[str, Mapping[str, Any]], condition,
     if why == _OTHER_COMMIT:
         return (f"artifact {condition.artifact} is of another commit than the value, so it cannot tell whether "
                 f"the run is at {condition.wanted}"), False
+    if why == _OTHER_RUN:
+        return (f"{other_run(artifacts[condition.artifact], commit)}, so it cannot tell whether the value's run "
+                f"is at {condition.wanted}"), False
     if why == _NO_PATH:
         return f"artifact {condition.artifact} has no {condition.path} to tell the run's setting", False
     if condition.at_least is not None:

@@ -77,15 +77,16 @@ import pandas as pd
 from impls.harness.registry import is_sha256
 from impls.harness.report.claims import BenchmarkSource, Claim, MeasuredSource, PointRef, RatioSource
 from impls.harness.report.directions import class_of
-from impls.harness.report.intervals import (Interval, claim_benchmarks, claim_commit, claim_interval,
+from impls.harness.report.intervals import (Interval, claim_benchmarks, claim_commit, claim_interval, claim_run,
                                             lacks_run_to_run)
 from impls.harness.report.machine_state import MachineState
-from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_text, as_factor, check_setting,
-                                          measure, same_commit, select_points)
+from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact_mismatch, artifact_text, as_factor,
+                                          check_setting, measure, same_commit, select_points)
 from impls.harness.report.noise import Noise
 from impls.harness.report.provenance import data_kind
 from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED
 from impls.harness.report.setting import measured_on
+from impls.harness.report.value_run import ValueRun
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -291,8 +292,8 @@ def _unmeasured_verdict(claim: Claim, measurement: Measurement, state: MachineSt
     if measurement.status == STATUS_SKIPPED:
         why = None
         if claim.unmeasured_reason is not None:  # only an artifact of the skipped point's own run
-            commit = claim_commit(claim, points, artifacts)
-            why = artifact_text(artifacts, claim.unmeasured_reason, commit) if commit else None
+            run = claim_run(claim, points, artifacts)
+            why = artifact_text(artifacts, claim.unmeasured_reason, run) if run else None
         return f"{NOT_MEASURED}: {why}" if why else SKIPPED_HERE
     if measurement.status == STATUS_FAILED:
         return FAILED_HERE
@@ -321,18 +322,21 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                              "data": data_kind(benchmarks) if benchmarks else None}
     if result.measured is not None:
         extra["setting"] = measured_on(claim, note, benchmarks, artifacts)
-        real, said = real_sources(benchmarks, artifacts, extra["commit"])
+        run = claim_run(claim, points, artifacts)
+        real, said = real_sources(benchmarks, artifacts, run)
         if real:
             extra["real_data"] = real
             result = dataclasses.replace(result, detail=f"{result.detail}; {said}" if result.detail else said)
-        interval = claim_interval(claim, result.measured, points, noise, artifacts, extra["commit"])
+        interval = claim_interval(claim, result.measured, points, noise, artifacts, run)
         extra["interval"] = interval
         extra["no_noise"] = lacks_run_to_run(claim, result.measured, points, noise)
         if claim.sampling_interval is not None and (interval is None or interval.lacks):
+            mismatch = artifact_mismatch(artifacts, claim.sampling_interval.artifact, run)
             result = dataclasses.replace(result, detail=(
                 f"{result.detail}; {claim.sampling_interval.error} is not in "
                 f"{'its interval' if interval else 'any interval'}: the newest artifact holds none for this run "
-                f"({claim.sampling_interval.path}; an older run's, or one of another commit)"))
+                f"({claim.sampling_interval.path}; " + (f"not read: {mismatch})" if mismatch
+                                                         else "an older run's, or one of another commit)")))
         if interval is not None and result.verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
             across = ("the tolerance band" if interval.straddles(*tolerance_band(claim), *band_open(claim))
                       else "the baseline" if holds_baseline(claim, interval) else None)
@@ -366,12 +370,12 @@ def holds_baseline(claim: Claim, interval: Interval) -> bool:
 
 
 def real_sources(benchmarks: tuple[str, ...], artifacts: Mapping[str, Mapping[str, Any]],
-                 commit: str | None) -> tuple[tuple[str, ...], str]:
+                 run: ValueRun | None) -> tuple[tuple[str, ...], str]:
     """The sha256 digests (hex; of the training file where a test file is beside it) of the
-    real data behind ``benchmarks`` (asv names, or ``artifact:<name>``) measured at
-    ``commit``, and a phrase naming them ("real data slide-amazon670k-real, sha256 <train>
+    real data behind ``benchmarks`` (asv names, or ``artifact:<name>``) measured by ``run``
+    (the value's, :func:`intervals.claim_run`), and a phrase naming them ("real data slide-amazon670k-real, sha256 <train>
     (test file <test>), artifact slide_real_amazon"):
-    every benchmark's artifact (its experiment's, :mod:`provenance`) must be of ``commit`` and
+    every benchmark's artifact (its experiment's, :mod:`provenance`) must be of ``run`` and
     record ``data.source`` with ``real`` true and a 64-hex ``sha256``; else ((), "") — one
     synthetic or unknown input, or an artifact of another run, makes none of it real."""
     from impls.harness.report.provenance import artifact_of
@@ -384,7 +388,7 @@ def real_sources(benchmarks: tuple[str, ...], artifacts: Mapping[str, Mapping[st
         data = record.get("data") if isinstance(record, Mapping) else None
         source = data.get("source") if isinstance(data, Mapping) else None
         if (not isinstance(source, Mapping) or source.get("real") is not True or not is_sha256(source.get("sha256"))
-                or not commit or not same_commit(str(record.get("commit") or ""), commit)):
+                or not run or artifact_mismatch(artifacts, artifact, run)):
             return (), ""
         if source["sha256"] not in digests:
             digests.append(source["sha256"])
@@ -474,8 +478,9 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     if claim.measured is None:
         return ClaimResult(claim, NOT_MEASURED_YET, detail="no experiment measures this claim yet")
     measurement = as_factor(measure(claim.measured, points, artifacts), claim.unit)
-    other, told = (check_setting(artifacts, claim.applies_when, measurement.commit) if claim.applies_when
-                   else (None, True))
+    run = claim_run(claim, points, artifacts) if measurement.commit else None
+    other, told = (check_setting(artifacts, claim.applies_when, run if run and same_commit(run.commit, measurement.commit)
+                                 else measurement.commit) if claim.applies_when else (None, True))
     if not measurement.ok:
         if other and told and state.missing_reason(claim.requires) is None:   # a run of another setting
             return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=measurement.detail)
