@@ -104,10 +104,12 @@ def load_latest(machine: str | None = None, root: Path | None = None,
                 profile: str | None = None) -> dict[str, dict]:
     """Return the newest record of every artifact name stored for ``machine``.
 
-    Newest is the record of the latest commit, by ``commit_dates`` (commit -> its date, as
-    the asv results give it; a commit not in it counts from when its record was made), then
-    the latest made: ``asv run A..B`` measures the newest commit first, so the time a record
-    was made alone would let an older commit's win. A record that names another machine,
+    Newest is the record of the latest commit in git's order (:func:`paths.commit_places`,
+    parents before children; a commit git lacks comes before those it has), then by
+    ``commit_dates`` (commit -> its date, as the asv results give it; a commit not in it counts
+    from when its record was made), then the latest made: ``asv run A..B`` measures the newest
+    commit first, and a bisect step saves an ancestor's records after its descendants', so
+    the time a record was made alone would let an older commit's win. A record that names another machine,
     or another profile than the machine name's, is left out; under a name that ends in no
     profile, so is one of another profile than ``profile`` (the one the report's results
     were run with), or, when that is None, than the newest record's: one report draws no two
@@ -136,6 +138,8 @@ def load_latest(machine: str | None = None, root: Path | None = None,
         made = _when(record.get("created"))
         found.append(((dates.get(str(record.get("commit", ""))) or made or _EPOCH, made or _EPOCH,
                        str(record.get("created", ""))), str(file), record))
+    places = paths.commit_places(sorted({str(r.get("commit") or "") for _, _, r in found}))
+    found = [((places.get(str(r.get("commit") or ""), 0), *rank), file, r) for rank, file, r in found]
     found.sort(key=lambda item: item[:2])
     newest = next((r["profile"] for _, _, r in reversed(found) if r.get("profile")), None)
     for _, file, record in found:

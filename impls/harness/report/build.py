@@ -25,7 +25,7 @@ from impls.harness.report.directions import (declared_bounds, declared_direction
                                                 declared_param_names, declared_scales, declared_worst_missing)
 from impls.harness.report.environment_table import environment_tables, hardware
 from impls.harness.report.history import history_figures
-from impls.harness.report.machine_state import describe_machine
+from impls.harness.report.machine_state import describe_machine, without_results
 from impls.harness.report.measure import no_artifact, same_commit
 from impls.harness.report.model import Report
 from impls.harness.report.noise import Noise, NoiseError, default_noise_path, load_noise
@@ -170,7 +170,8 @@ def other_commit_artifacts_note(records: Mapping[str, Mapping], commits: pd.Data
                                 figure_specs: Mapping[str, FigureSpec], hidden: list[dict]) -> str | None:
     """Return the one note naming every artifact in ``records`` (those the report uses) whose
     commit is not the newest asv results' commit, per commit: older than the newest results,
-    or with no asv results at all (an interrupted or partial run); with the figures drawn from
+    or with no asv results at all (an older commit's, saved without asv, or an interrupted or
+    partial run: :func:`machine_state.without_results`); with the figures drawn from
     each, and whether the Environment's fingerprint (of ``records`` and ``hidden``,
     :func:`_fingerprinted_records`) is of another commit. None
     without dated asv results (an artifacts-only report) or when every artifact is of the
@@ -194,7 +195,8 @@ def other_commit_artifacts_note(records: Mapping[str, Mapping], commits: pd.Data
         elif any(same_commit(str(c), commit) for c in commits["commit"]):
             why = "whose asv results have no commit date"
         else:
-            why = "which has no asv results: an interrupted or partial run (or artifacts saved without asv)"
+            why = ("which has no asv results: "
+                   + without_results(commit, newest_commit, "an interrupted or partial run (or artifacts saved without asv)"))
         parts.append(f"{', '.join(names)} from commit {commit[:8] or '?'}, {why}")
     used = ["their figures (each caption names its commit)", "the claims that read them"]
     fingerprinted = [r for r in [*records.values(), *hidden] if isinstance(r.get("fingerprint"), dict)]

@@ -102,8 +102,20 @@ def newest_fingerprint(artifacts: Mapping[str, Mapping[str, Any]], results_commi
     if place is not None:
         return fingerprint, (f"{of}, older than the newest results ({newest[:8]}): no artifact of "
                              f"{newest[:8]} records a fingerprint")
-    return fingerprint, (f"{of}, which has no asv results (an interrupted or partial run): no artifact "
+    return fingerprint, (f"{of}, which has no asv results ({without_results(commit, newest, 'an interrupted or partial run')}): no artifact "
                          "of a commit with results records a fingerprint")
+
+
+def without_results(commit: str, newest: str, otherwise: str) -> str:
+    """What the artifacts of ``commit``, a commit without asv results, are, beside ``newest``
+    (the newest results' commit; full hashes), as a phrase: those of an older commit in git's
+    order (saved without asv, as a bisect step's ``--save-artifact`` does, or by an interrupted
+    run), else ``otherwise`` (git places it after ``newest``, or cannot place it)."""
+    ranks = paths.commit_ranks([commit, newest]) or {}
+    if commit in ranks and newest in ranks and ranks[commit] < ranks[newest]:
+        return (f"an older commit than {newest[:8]} in git's order, its artifacts saved without asv "
+                "(python -m impls run --save-artifact, e.g. at a bisect step) or by an interrupted run")
+    return otherwise
 
 
 def _live_fingerprint() -> tuple[dict | None, str]:
