@@ -87,3 +87,20 @@ def test_a_record_names_the_asv_environment_that_wrote_it(tmp_path, monkeypatch)
     path = artifact_store.save_artifact("a", {"x": 1}, experiment="e", synthetic=True, machine="m-smoke",
                                         commit=HEAD)
     assert "asv_env" not in artifact_store.read_record(path, "m-smoke")[0]
+
+
+def test_figures_drawn_from_another_runs_artifact_are_named_in_a_note():
+    from impls.harness.report.value_run import later_runs_note
+
+    frame = pd.DataFrame([row(SALUS, 1.146, {"source": "real"}), row(SALUS, 1.2, {"source": "sim"}, started=200)])
+    drawn = {"salus_policies": ["salus_jct"]}
+    own = {"salus_policies": record("salus_policies", {}, 90, asv_env="existing-py")}
+    assert later_runs_note(own, frame, drawn) is None
+    for later in (record("salus_policies", {}, 600), record("salus_policies", {}, 90, asv_env="virtualenv-py3.11")):
+        note = later_runs_note({"salus_policies": later}, frame, drawn)
+        assert note and "'salus_policies' (figure(s) salus_jct)" in note and "another run of their commit" in note
+    # written before the last value of its commit ended (205 s): that run's, whichever benchmark
+    assert later_runs_note({"salus_policies": record("salus_policies", {}, 150)}, frame, drawn) is None
+    # an artifact of a commit without values is the other-commits note's business
+    other = {**record("salus_policies", {}, 600), "commit": "f" * 40}
+    assert later_runs_note({"salus_policies": other}, frame, drawn) is None

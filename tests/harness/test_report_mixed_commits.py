@@ -117,3 +117,14 @@ def test_an_artifacts_only_report_keeps_the_newest_artifacts_fingerprint(tmp_pat
     recorded = _recorded(report)
     assert recorded["commit"] == UNRUN[:12]
     assert recorded["source"] == "artifact 'toy_curve' (2024-03-01T10:00:00+00:00)"
+
+
+def test_an_artifact_written_after_the_newest_results_run_is_named_with_its_figures(tmp_path):
+    """A later run of the newest commit that saved no result (or another environment's) rewrote
+    the artifact: the figure is of that run, not of the stored values."""
+    report = _report(tmp_path, _record("toy_curve", NEW, "2030-01-01T00:00:00+00:00"))
+    [note] = [n for n in report.notes if "another run of their commit" in n]
+    assert "'toy_curve' (figure(s) toy_curve_figure)" in note
+    assert not any(MIXED in n for n in report.notes)
+    own = _report(tmp_path / "own", _record("toy_curve", NEW, "2024-02-01T13:00:00+00:00"))
+    assert not any("another run of their commit" in n for n in own.notes)

@@ -19,7 +19,7 @@ from impls.harness import paths, profiles, skip_log
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.profiles import name_of
-from impls.harness.report import asv_files, results
+from impls.harness.report import asv_files, results, value_run
 from impls.harness.report.claims import load_claims, unknown_references
 from impls.harness.report.directions import (declared_bounds, declared_directions, declared_missing,
                                                 declared_param_names, declared_scales, declared_worst_missing)
@@ -428,8 +428,11 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         notes += [f"Figures of {key} are missing: it failed to import ({why})." if key.startswith("impls.")
                   else f"Figure {key} is missing: {why}." for key, why in broken.items()]
     mixed = other_commit_artifacts_note(records, commits, figure_specs, fingerprinted)
-    if mixed:         # first: it says of which commit the figures and the environment are
-        notes.insert(0, mixed)
+    later = value_run.later_runs_note(records, frame, {
+        name: sorted(spec.name for spec in figure_specs.values() if spec.artifact == name) for name in records})
+    for note in (later, mixed):   # first: they say of which run the figures and the environment are
+        if note:
+            notes.insert(0, note)
     foreign = other_machines(unreadable)
     elsewhere = other_machine_note(machine, foreign, frame.empty, not records)
     if elsewhere:

@@ -37,14 +37,21 @@ def run_of(rows) -> ValueRun | None:
         return None
     count = len(rows)
     envs = {e for e in _column(rows, "env_name", count) if isinstance(e, str) and e}
+    ends = _ends(rows)
+    return ValueRun(commit=str(rows["commit"].iloc[0]), env_name=envs.pop() if len(envs) == 1 else "",
+                    ended=min(ends) if ends else None, benchmark=str(rows["benchmark"].iloc[0]))
+
+
+def _ends(rows) -> list[dt.datetime]:
+    """When each of ``rows``' benchmarks ended (``started_at`` + ``duration`` s, NaN read as 0),
+    for the rows that record a start."""
     ends = []
-    for started, took in zip(_column(rows, "started_at", count), _column(rows, "duration", count)):
+    for started, took in zip(_column(rows, "started_at", len(rows)), _column(rows, "duration", len(rows))):
         if not isinstance(started, dt.datetime) or started != started:      # None, NaT
             continue
         seconds = float(took) if isinstance(took, (int, float)) and math.isfinite(took) else 0.0
         ends.append(started + dt.timedelta(seconds=seconds))
-    return ValueRun(commit=str(rows["commit"].iloc[0]), env_name=envs.pop() if len(envs) == 1 else "",
-                    ended=min(ends) if ends else None, benchmark=str(rows["benchmark"].iloc[0]))
+    return ends
 
 
 def _column(rows, name: str, count: int) -> list:
@@ -78,3 +85,32 @@ def other_run(record: Mapping[str, Any], run: ValueRun) -> str:
                 f"{run.commit[:8]} was measured (by {run.ended:%Y-%m-%d %H:%M:%S} UTC): another run of the commit "
                 "(one asv saved no result of, another --machine or environment, or python -m impls run)")
     return ""
+
+
+def later_runs_note(records: Mapping[str, Mapping[str, Any]], points, drawn_from: Mapping[str, list[str]]
+                    ) -> str | None:
+    """The one note naming each artifact of ``records`` (those the report uses) written by
+    another run of its commit than every stored value of that commit in ``points`` (a results
+    frame): it names an asv environment none of them was measured in, or it was created after
+    the last of them ended. ``drawn_from``: artifact name -> the figures drawn from it. None
+    when there is none such; an artifact of a commit without values is left to the note on
+    other commits' artifacts."""
+    later = []
+    for name, record in sorted(records.items()):
+        commit = str(record.get("commit") or "")
+        if not commit or points is None or len(points) == 0:
+            continue
+        rows = points[[str(c).startswith(commit) or commit.startswith(str(c)) for c in points["commit"]]]
+        if rows.empty:
+            continue
+        envs = {e for e in _column(rows, "env_name", len(rows)) if isinstance(e, str) and e}
+        ends, env, created = _ends(rows), record.get("asv_env"), _created(record)
+        if (env and envs and env not in envs) or (created is not None and ends and created > max(ends)):
+            figures = drawn_from.get(name) or []
+            later.append(f"{name!r}" + (f" (figure(s) {', '.join(figures)})" if figures else ""))
+    if not later:
+        return None
+    return (f"Artifact(s) {', '.join(later)} were written by another run of their commit than its stored "
+            "values (a later asv run that saved no result, another --machine or environment, or python -m "
+            "impls run --save-artifact): their figures show that run, not the one the tables give, and the "
+            "claims that read them are judged on their values alone.")
