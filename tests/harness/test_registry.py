@@ -393,3 +393,39 @@ def test_a_generator_outside_impls_is_keyed_by_the_impls_modules_it_imports(tmp_
     assert seen and "impls" in seen[0] and "ext50" in seen[0]
     for name in ("ext50.gen", "ext50"):
         sys.modules.pop(name, None)
+
+
+def test_make_missing_generates_only_the_uncached_synthetic_sets_in_a_fresh_process(tmp_path, monkeypatch):
+    from impls.harness import fresh_process
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    for name in ("g51a", "g51b"):
+        write(manifests, name, f'name = "{name}"\ndescription = "d"\n[synthetic]\n'
+                               f'generator = "impls.harness.registry:ramp_{name}"\nseed = 1\n')
+        monkeypatch.setattr(registry, f"ramp_{name}", lambda seed: {"v": np.arange(3)}, raising=False)
+    real = registry.manifests
+    monkeypatch.setattr(registry, "manifests", lambda directory=None: real(manifests))
+    children = []
+    monkeypatch.setattr(fresh_process, "call", lambda fn, kwargs: children.append(kwargs["name"]) or fn(kwargs))
+    registry.load("g51b", "smoke")                       # cached already
+    assert registry.make_missing({"g51a", "g51b"}, "smoke") == ["g51a"] and children == ["g51a"]
+    assert registry.synthetic_cache("g51a", "smoke").exists()
+    assert registry.make_missing(["g51a", "g51b"], "smoke") == [] and children == ["g51a"]
+
+
+def test_a_sweep_makes_its_missing_sets_before_its_first_run(monkeypatch):
+    from impls.slide.experiments import sweeps
+
+    class Made(Exception):
+        pass
+
+    def made(names, profile, isolate):
+        assert names == {"slide-amazon670k"} and profile == "smoke" and isolate
+        raise Made
+
+    monkeypatch.setattr(registry, "make_missing", made)
+    monkeypatch.setattr(sweeps, "_call", lambda *a: pytest.fail("a run started before its data were made"))
+    with pytest.raises(Made):
+        sweeps.time_to_accuracy_sweep("smoke", progress=False, isolate=True)

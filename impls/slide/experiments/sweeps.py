@@ -291,12 +291,16 @@ def _warn_crowded(experiment: str, specs: list[dict]) -> None:
 
 def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
            isolate: bool, s: dict[str, Any] | None = None) -> dict[str, Any]:
+    from impls.harness import registry
     from impls.harness.profiles import resolve
     from impls.harness.progress import progress_bar
 
     profile = resolve(profile)
     s = s or sizes(profile, experiment)
     _warn_crowded(experiment, s["runs"])
+    # made before the runs, in a process of its own: no run's time or peak memory pays for it
+    registry.make_missing({spec.get("dataset") or s["dataset"] for spec in s["runs"] if not skip_reason(spec)},
+                          profile, isolate)
     runs = []
     with progress_bar(len(s["runs"]), what, "run", progress) as bar:
         for spec in s["runs"]:
