@@ -128,3 +128,14 @@ def test_an_artifact_written_after_the_newest_results_run_is_named_with_its_figu
     assert not any(MIXED in n for n in report.notes)
     own = _report(tmp_path / "own", _record("toy_curve", NEW, "2024-02-01T13:00:00+00:00"))
     assert not any("another run of their commit" in n for n in own.notes)
+
+
+def test_no_artifacts_names_the_machine_that_holds_its_commits_artifacts(tmp_path):
+    """A plain asv run under its own --machine: its artifacts went to <host>-<profile>."""
+    path = tmp_path / "artifacts" / "vm-smoke" / NEW / "toy_curve.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({**_record("toy_curve", NEW, "2024-02-01T13:00:00+00:00"), "machine": "vm-smoke"}))
+    (tmp_path / "artifacts" / "elsewhere" / ("d" * 40)).mkdir(parents=True)     # another commit's: not named
+    report = build_report(MACHINE, RESULTS, tmp_path / "artifacts", CLAIMS, SPECS)
+    [note] = [n for n in report.notes if n.startswith(f"No artifacts for {MACHINE}")]
+    assert "filed under vm-smoke:" in note and "--machine vm-smoke" in note and "elsewhere" not in note

@@ -89,6 +89,15 @@ def other_machine_note(machine: str, found: dict[str, tuple[int, int]], no_resul
             f"{first!r}, run the benchmarks again on that box with DLSYSBENCH_MACHINE set to a name of its own.")
 
 
+def _commits_artifacts_elsewhere(artifacts_root: Path, machine: str, commits: list[str]) -> list[str]:
+    """The machines other than ``machine`` under ``artifacts_root`` that hold a folder of any
+    of ``commits`` (full or abbreviated hashes), sorted."""
+    root = Path(artifacts_root)
+    others = [p for p in root.iterdir() if p.is_dir() and p.name != machine] if root.is_dir() else []
+    return sorted(p.name for p in others
+                  if any(q.is_dir() and any(same_commit(q.name, c) for c in commits) for q in p.iterdir()))
+
+
 def _known_machines(results_dir: Path, artifacts_root: Path) -> set[str]:
     """The machines that have asv results or artifacts."""
     known = set(asv_files.machines(results_dir))
@@ -441,7 +450,11 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         notes.append(f"No asv results for {machine}: claims that need a benchmark are not measured, "
                      "and there is no history.")
     if not records and not any(n for _, n in foreign.values()):
-        notes.append(f"No artifacts for {machine}: no paper figure could be drawn.")
+        holders = _commits_artifacts_elsewhere(artifacts_root, machine, [str(c) for c in commits["commit"]])
+        notes.append(f"No artifacts for {machine}: no paper figure could be drawn." + (
+            f" Artifacts of its commits are filed under {', '.join(holders)}: they go to <host>-<profile> "
+            f"whatever asv's --machine is, so run asv with --machine {holders[0]} (README, the asv paragraph) "
+            "for its report to read them." if holders else ""))
     edited = sorted(name for name, record in records.items() if record.get("uncommitted"))
     if edited:
         notes.append(f"Artifact(s) {', '.join(edited)} were measured with uncommitted edits to the code (their "
