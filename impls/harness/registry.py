@@ -507,7 +507,12 @@ def synthetic_cache(name: str, profile: str | None = None, directory: Path | Non
     if not manifest.synthetic:
         return None
     profile = resolve_profile(profile, f"for dataset {name!r}")
-    return paths.cache_dir() / name / f"{profile}-{recipe_key(manifest, profile)[1]}.npz"
+    return _cache_file(name, profile, recipe_key(manifest, profile)[1])
+
+
+def _cache_file(name: str, profile: str, key: str) -> Path:
+    """Where synthetic set ``name`` of recipe key ``key`` is cached at ``profile``."""
+    return paths.cache_dir() / name / f"{profile}-{key}.npz"
 
 
 def _load_in_child(kwargs: dict[str, Any]) -> None:
@@ -541,7 +546,7 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
     profile = resolve_profile(profile, f"for dataset {name!r}")
     if manifest.synthetic:
         params, key = recipe_key(manifest, profile)
-        cache = paths.cache_dir() / name / f"{profile}-{key}.npz"
+        cache = _cache_file(name, profile, key)
         found = _load_npz_checked(cache)
         if found is None:
             _check_cache_folder(cache.parent)            # before minutes of generating

@@ -429,3 +429,15 @@ def test_a_sweep_makes_its_missing_sets_before_its_first_run(monkeypatch):
     monkeypatch.setattr(sweeps, "_call", lambda *a: pytest.fail("a run started before its data were made"))
     with pytest.raises(Made):
         sweeps.time_to_accuracy_sweep("smoke", progress=False, isolate=True)
+
+
+def test_a_sweep_makes_no_set_its_runs_would_refuse(monkeypatch):
+    from impls.slide.experiments import sweeps
+
+    asked = []
+    monkeypatch.setattr(registry, "make_missing", lambda names, profile, isolate: asked.append(set(names)))
+    s = {**sweeps.sizes("smoke"), "runs": [{**sweeps.sizes("smoke")["runs"][0], "dataset": "bandana-user"}]}
+    monkeypatch.setattr(sweeps, "_call", lambda fn, kwargs, isolate: fn(kwargs))
+    with pytest.raises(KeyError, match="not an extreme-classification dataset"):
+        sweeps.time_to_accuracy_sweep("smoke", progress=False, isolate=True, s=s)
+    assert asked == [set()]          # bandana-user is not generated for a run that cannot read it

@@ -17,7 +17,7 @@ import numpy as np
 
 from impls.harness import fresh_process
 from impls.slide.core.config import SlideConfig
-from impls.slide.data.dataset import XCData, from_registry
+from impls.slide.data.dataset import XCData, from_registry, raise_if_broken, xc_datasets
 from impls.slide.experiments.targets import add_targets, speedup
 
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
@@ -298,9 +298,12 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
     profile = resolve(profile)
     s = s or sizes(profile, experiment)
     _warn_crowded(experiment, s["runs"])
-    # made before the runs, in a process of its own: no run's time or peak memory pays for it
-    registry.make_missing({spec.get("dataset") or s["dataset"] for spec in s["runs"] if not skip_reason(spec)},
-                          profile, isolate)
+    # made before the runs, in a process of its own: no run's time or peak memory pays for it;
+    # a name from_registry would refuse is left to the run's own error
+    names = {spec.get("dataset") or s["dataset"] for spec in s["runs"] if not skip_reason(spec)}
+    for name in names:
+        raise_if_broken(name)
+    registry.make_missing(names & set(xc_datasets()), profile, isolate)
     runs = []
     with progress_bar(len(s["runs"]), what, "run", progress) as bar:
         for spec in s["runs"]:
