@@ -139,3 +139,12 @@ def test_no_artifacts_names_the_machine_that_holds_its_commits_artifacts(tmp_pat
     report = build_report(MACHINE, RESULTS, tmp_path / "artifacts", CLAIMS, SPECS)
     [note] = [n for n in report.notes if n.startswith(f"No artifacts for {MACHINE}")]
     assert "filed under vm-smoke:" in note and "--machine vm-smoke" in note and "elsewhere" not in note
+
+
+def test_the_machine_named_for_missing_artifacts_is_of_the_results_profile(tmp_path):
+    from impls.harness.report.build import _commits_artifacts_elsewhere
+
+    for machine in ("vm-smoke", "vm-quick"):
+        (tmp_path / machine / NEW).mkdir(parents=True)
+    assert _commits_artifacts_elsewhere(tmp_path, "box", [NEW], "smoke") == ["vm-smoke"]
+    assert _commits_artifacts_elsewhere(tmp_path, "box", [NEW[:8]], None) == ["vm-quick", "vm-smoke"]

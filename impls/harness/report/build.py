@@ -89,11 +89,14 @@ def other_machine_note(machine: str, found: dict[str, tuple[int, int]], no_resul
             f"{first!r}, run the benchmarks again on that box with DLSYSBENCH_MACHINE set to a name of its own.")
 
 
-def _commits_artifacts_elsewhere(artifacts_root: Path, machine: str, commits: list[str]) -> list[str]:
+def _commits_artifacts_elsewhere(artifacts_root: Path, machine: str, commits: list[str],
+                                 profile: str | None) -> list[str]:
     """The machines other than ``machine`` under ``artifacts_root`` that hold a folder of any
-    of ``commits`` (full or abbreviated hashes), sorted."""
+    of ``commits`` (full or abbreviated hashes), sorted; only ``<host>-<profile>`` ones when the
+    results' ``profile`` is known."""
     root = Path(artifacts_root)
-    others = [p for p in root.iterdir() if p.is_dir() and p.name != machine] if root.is_dir() else []
+    others = [p for p in root.iterdir() if p.is_dir() and p.name != machine
+              and (not profile or p.name.endswith(f"-{profile}"))] if root.is_dir() else []
     return sorted(p.name for p in others
                   if any(q.is_dir() and any(same_commit(q.name, c) for c in commits) for q in p.iterdir()))
 
@@ -450,7 +453,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         notes.append(f"No asv results for {machine}: claims that need a benchmark are not measured, "
                      "and there is no history.")
     if not records and not any(n for _, n in foreign.values()):
-        holders = _commits_artifacts_elsewhere(artifacts_root, machine, [str(c) for c in commits["commit"]])
+        holders = _commits_artifacts_elsewhere(artifacts_root, machine, [str(c) for c in commits["commit"]],
+                                               results.results_profile(frame, machine))
         notes.append(f"No artifacts for {machine}: no paper figure could be drawn." + (
             f" Artifacts of its commits are filed under {', '.join(holders)}: they go to <host>-<profile> "
             f"whatever asv's --machine is, so run asv with --machine {holders[0]} (README, the asv paragraph) "

@@ -144,8 +144,11 @@ class Change:
         if self.kind == BOUND:
             unknown = [run for run, bound in (("base", self.old_bound), ("new", self.new_bound))
                        if bound == UNKNOWN_BOUND]
+            known = [run for run, bound in (("base", self.old_bound), ("new", self.new_bound))
+                     if bound in (LOWER_BOUND, UPPER_BOUND)]
             why = (f"the {' and '.join(unknown)} run{'s' if len(unknown) > 1 else ''} recorded no bound flags for it "
                    "(a run from before they existed, or one whose flag failed), so it may be a bound (>=, <=)"
+                   + (f", and the {known[0]} run's is one" if known else "")
                    if unknown else "a bound (>=, <=) at either run")
             return (f"{values} ({self._change_text()}, {better(self.direction)}; {why}: "
                     "the values prove neither a regression nor an improvement, not judged)")

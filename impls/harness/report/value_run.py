@@ -113,4 +113,5 @@ def later_runs_note(records: Mapping[str, Mapping[str, Any]], points, drawn_from
     return (f"Artifact(s) {', '.join(later)} were written by another run of their commit than its stored "
             "values (a later asv run that saved no result, another --machine or environment, or python -m "
             "impls run --save-artifact): their figures show that run, not the one the tables give, and the "
-            "claims that read them are judged on their values alone.")
+            "claims that read them are judged without them (on their values alone, or not measured where "
+            "they hold only for a setting the artifact would show).")
