@@ -19,17 +19,6 @@ from impls.harness import capabilities, nvm_file
 N = 4000
 
 
-@pytest.fixture
-def stored(store_dir):
-    """A 4000-vector table in a random layout, a Zipf trace in queries of 5, the open store."""
-    table = bs.random_table(N, 128, 7)
-    layout = np.random.default_rng(2).permutation(N)
-    path = store_dir / "r.store"
-    bs.write_store(path, table, layout)
-    trace = cache.zipf_trace(N, 6000, 0.9, 5)
-    offsets = np.arange(0, trace.size + 1, 5, dtype=np.int64)
-    with bs.open_store(path, layout) as store:
-        yield store, table, layout, offsets, trace
 
 
 MECHANISMS = [m for m in direct_io.MECHANISMS if m != "libaio" or direct_io.libaio_unavailable_reason() is None]

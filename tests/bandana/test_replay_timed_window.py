@@ -10,25 +10,9 @@ import pytest
 from numba.core import event
 
 from impls.bandana.experiments import replay as experiment
-from impls.bandana.nvm import block_store as bs
 from impls.bandana.nvm import dram_slots, replay
-from impls.bandana.sim import cache
 
-N = 4000
-PER_QUERY = 5
-
-
-@pytest.fixture
-def stored(store_dir):
-    """A 4000-vector table in a random layout, a Zipf trace in queries of 5, the open store."""
-    table = bs.random_table(N, 128, 7)
-    layout = np.random.default_rng(2).permutation(N)
-    path = store_dir / "t.store"
-    bs.write_store(path, table, layout)
-    trace = cache.zipf_trace(N, 6000, 0.9, PER_QUERY)
-    offsets = np.arange(0, trace.size + 1, PER_QUERY, dtype=np.int64)
-    with bs.open_store(path, layout) as store:
-        yield store, table, layout, offsets, trace
+PER_QUERY = 5     # the stored fixture's queries (conftest.py)
 
 
 class _CompileEnds(event.Listener):

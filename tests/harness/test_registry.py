@@ -335,17 +335,24 @@ def test_generating_into_an_unwritable_cache_fails_before_generating(tmp_path, m
     assert calls == []
 
 
-def test_a_new_cache_beside_older_ones_says_they_remain(tmp_path, monkeypatch, caplog):
+def _set_beside_an_older_cache(tmp_path, monkeypatch, name: str):
+    """A synthetic set ``name`` whose cache folder holds an older smoke cache (and a quick one);
+    returns its manifests folder."""
     monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
     manifests = tmp_path / "manifests"
     manifests.mkdir()
-    write(manifests, "g49", 'name = "g49"\ndescription = "d"\n[synthetic]\n'
-                            'generator = "impls.harness.registry:ramp_49"\nseed = 1\n')
-    monkeypatch.setattr(registry, "ramp_49", lambda seed: {"v": np.arange(3)}, raising=False)
-    folder = tmp_path / "cache" / "g49"
+    write(manifests, name, f'name = "{name}"\ndescription = "d"\n[synthetic]\n'
+                           f'generator = "impls.harness.registry:ramp_{name}"\nseed = 1\n')
+    monkeypatch.setattr(registry, f"ramp_{name}", lambda seed: {"v": np.arange(3)}, raising=False)
+    folder = tmp_path / "cache" / name
     folder.mkdir(parents=True)
     (folder / "smoke-0123456789abcdef.npz").write_bytes(b"x" * 1000)
     (folder / "quick-0123456789abcdef.npz").write_bytes(b"x")
+    return manifests
+
+
+def test_a_new_cache_beside_older_ones_says_they_remain(tmp_path, monkeypatch, caplog):
+    manifests = _set_beside_an_older_cache(tmp_path, monkeypatch, "g49")
     with caplog.at_level("WARNING"):
         registry.load("g49", "smoke", directory=manifests)
     said = [r.getMessage() for r in caplog.records if "older" in r.getMessage()]
@@ -354,17 +361,9 @@ def test_a_new_cache_beside_older_ones_says_they_remain(tmp_path, monkeypatch, c
 
 def test_under_the_suite_runner_the_older_caches_warning_reaches_its_progress_log(tmp_path, monkeypatch,
                                                                                   caplog):
-    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
     progress_log = tmp_path / "progress.log"
     monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(progress_log))    # what run_suite follows
-    manifests = tmp_path / "manifests"
-    manifests.mkdir()
-    write(manifests, "g49b", 'name = "g49b"\ndescription = "d"\n[synthetic]\n'
-                             'generator = "impls.harness.registry:ramp_49b"\nseed = 1\n')
-    monkeypatch.setattr(registry, "ramp_49b", lambda seed: {"v": np.arange(3)}, raising=False)
-    folder = tmp_path / "cache" / "g49b"
-    folder.mkdir(parents=True)
-    (folder / "smoke-0123456789abcdef.npz").write_bytes(b"x" * 1000)
+    manifests = _set_beside_an_older_cache(tmp_path, monkeypatch, "g49b")
     with caplog.at_level("WARNING"):
         registry.load("g49b", "smoke", directory=manifests)
     lines = [line for line in progress_log.read_text().splitlines() if "older" in line]
