@@ -376,15 +376,20 @@ def _generate(manifest: Manifest, params: dict[str, Any], seed: int | None = Non
     return generator(seed=seed, **params)
 
 
+def _manifest(name: str, directory: Path | None = None) -> Manifest:
+    """The manifest of dataset ``name``; KeyError naming the known ones for an unknown name."""
+    known = manifests(directory)
+    if name not in known:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
+    return known[name]
+
+
 def draw(name: str, seed: int, profile: str | None = None, directory: Path | None = None) -> dict[str, np.ndarray]:
     """The arrays of synthetic dataset ``name`` at ``profile``'s sizes, drawn with ``seed``
     instead of its manifest's (every parameter the manifest's): another draw of the same
     recipe, neither cached nor read from the cache. KeyError for an unknown name,
     ValueError for a set that is not synthetic."""
-    known = manifests(directory)
-    if name not in known:
-        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
-    manifest = known[name]
+    manifest = _manifest(name, directory)
     if not manifest.synthetic:
         raise ValueError(f"dataset {name!r} is read from files, not drawn: it has no other draws")
     params = recipe_params(manifest, resolve_profile(profile, f"for dataset {name!r}"))
@@ -500,10 +505,7 @@ def _warn_older_caches(cache: Path, profile: str) -> None:
 def synthetic_cache(name: str, profile: str | None = None, directory: Path | None = None) -> Path | None:
     """The file synthetic dataset ``name`` is cached in at ``profile``'s size (which may not
     exist yet), or None for a set read from files; KeyError for an unknown name."""
-    known = manifests(directory)
-    if name not in known:
-        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
-    manifest = known[name]
+    manifest = _manifest(name, directory)
     if not manifest.synthetic:
         return None
     profile = resolve_profile(profile, f"for dataset {name!r}")
@@ -539,10 +541,7 @@ def make_missing(names, profile: str | None = None, isolate: bool = True) -> lis
 def load(name: str, profile: str | None = None, directory: Path | None = None) -> Dataset:
     """Return dataset ``name`` at ``profile``'s size, generating or parsing it once and caching it;
     the :class:`ManifestError` of its manifest when that is broken, KeyError for an unknown name."""
-    known = manifests(directory)
-    if name not in known:
-        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(known)) or 'none'}")
-    manifest = known[name]
+    manifest = _manifest(name, directory)
     profile = resolve_profile(profile, f"for dataset {name!r}")
     if manifest.synthetic:
         params, key = recipe_key(manifest, profile)
