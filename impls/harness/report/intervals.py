@@ -292,7 +292,6 @@ def claim_commit(claim: Claim, points: pd.DataFrame, artifacts) -> str | None:
     return str(record.get("commit")) if record and record.get("commit") else None
 
 
-
 def claim_run(claim: Claim, points: pd.DataFrame, artifacts) -> ValueRun | None:
     """Return the run ``claim``'s measured value came from (:func:`value_run.run_of` of the
     points it reads; for a value read from an artifact, that record's commit), what an

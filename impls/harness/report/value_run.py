@@ -95,12 +95,14 @@ def later_runs_note(records: Mapping[str, Mapping[str, Any]], points, drawn_from
     the last of them ended. ``drawn_from``: artifact name -> the figures drawn from it. None
     when there is none such; an artifact of a commit without values is left to the note on
     other commits' artifacts."""
+    from impls.harness.report.measure import same_commit     # measure imports this module
+
     later = []
     for name, record in sorted(records.items()):
         commit = str(record.get("commit") or "")
         if not commit or points is None or len(points) == 0:
             continue
-        rows = points[[str(c).startswith(commit) or commit.startswith(str(c)) for c in points["commit"]]]
+        rows = points[[same_commit(str(c), commit) for c in points["commit"]]]
         if rows.empty:
             continue
         envs = {e for e in _column(rows, "env_name", len(rows)) if isinstance(e, str) and e}
