@@ -164,14 +164,14 @@ def _replay_for(session, cursor: _Cursor, qd: int, verify, seconds: float
     cursor's history records the ids in the order replayed. Returns (the result, merged over
     the passes as :func:`replay.merge_results` does; its per-query latencies, ns; the ids
     replayed)."""
-    parts, latencies, ids = [], [], []
+    parts, latencies, ids, spent = [], [], [], 0.0
     while True:
-        part = session.run(*cursor.remaining(), queue_depth=qd, verify=verify,
-                           max_seconds=seconds - sum(p["seconds"] for p in parts))
+        part = session.run(*cursor.remaining(), queue_depth=qd, verify=verify, max_seconds=seconds - spent)
         parts.append(part)
         latencies.append(session.last_latencies_ns)
         ids.append(cursor.advance(part["queries"]))
-        if not cursor.at_end() or sum(p["seconds"] for p in parts) >= seconds:
+        spent += part["seconds"]
+        if not cursor.at_end() or spent >= seconds:
             break
     result = replay.merge_results(parts, latencies) if len(parts) > 1 else parts[0]
     return result, np.concatenate(latencies), np.concatenate(ids)
