@@ -99,6 +99,10 @@ def experiment_sizes(profile: str, num_vectors: int, has_vectors: bool) -> tuple
     return s, notes
 
 
+# a judged cache with room for at least this share of the ids the measured half reads gets a note
+WORKING_SET_SHARE = 0.5
+
+
 def _smallest_judged(fraction: float) -> int:
     """The fewest rows whose cache at ``fraction`` is at most :data:`SHARE_LIMIT` times that
     share: the one-block floor over the limit's share, up to float rounding."""
@@ -142,8 +146,10 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     share = {"earlier": s["train_fraction"], "later": 1 - s["train_fraction"]}
     for part, (_, ids), purpose in (("earlier", train, "build the layouts from"), ("later", test, "measure on")):
         if ids.size == 0:
-            raise PrepareError(f"the {part} {share[part]:.0%} of the {traces.num_queries(source['offsets'])} "
-                               f"queries hold no lookup: nothing to {purpose} (a longer trace)")
+            count = traces.num_queries(source["offsets"])
+            raise PrepareError(f"the {part} {share[part]:.0%} of the {count} queries hold no lookup: nothing to "
+                               f"{purpose} (every query there is an empty bag: trim them, or give a trace whose "
+                               f"{part} {share[part]:.0%} looks ids up)")
     fraction = s["headline_cache_fraction"]
     capacity = simulation.capacity_of(n, fraction)
     used = int(np.unique(test[1]).size)        # distinct ids the measured half reads
@@ -152,7 +158,7 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
                       "first reads miss, so the ratio says how many vectors a block brings in, not how well a "
                       "cache of this fraction does (a larger table)")
     elif capacity >= used:
-        not_judged = (f"the cache ({capacity} vectors, {fraction:.3g} of a table of {n} rows) has room for all "
+        not_judged = (f"the cache ({capacity} vectors, {capacity / n:.3g} of a table of {n} rows) has room for all "
                       f"the {used} distinct ids the measured half reads: but for what prefetched neighbours "
                       "evict, only first reads miss, so the ratio says how many of them a block brings in, not "
                       "how well a small cache does (--renumber if the ids are hashed or sparse, else a longer trace)")
@@ -168,6 +174,10 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
         notes.append(f"{not_judged}; verdict {NOT_JUDGED}")
     elif capacity > round(fraction * n):
         notes.append(f"the cache is one block's {capacity} vectors, more than {fraction:.3g} of the table")
+    if not not_judged and capacity >= WORKING_SET_SHARE * used:
+        notes.append(f"the cache's {capacity} vectors are {capacity / used:.0%} of the {used} distinct ids the "
+                     "measured half reads: a cache near the trace's working set, where few reads miss whatever "
+                     "the layout (--renumber if the ids are hashed, sparse or offset)")
     if "kmeans" in s["layouts"]:           # flat K-means is quadratic: say how long before it starts
         from impls.bandana.layout import kmeans_cost
 

@@ -116,6 +116,40 @@ def _refuse_sparse(indices: np.ndarray, num_vectors: int, name: str, count_flag:
     cli.warn(f"{said}has {num_vectors} rows, most never read ({count}--renumber if the ids are hashed or sparse)")
 
 
+# a smallest id at or above this share of a table of max id + 1 rows looks like a base offset
+OFFSET_SHARE = 0.25
+
+
+def _warn_unread_prefix(indices: np.ndarray, num_vectors: int, name: str, count_flag: bool = True) -> None:
+    """Warn when the ids of a table of ``num_vectors`` (max id + 1) rows all lie at or above
+    ``OFFSET_SHARE`` of it: rows 0..min id - 1 are never read yet are counted in the table,
+    whose size sets every cache the simulations size as a fraction of it (a base offset,
+    as one table's ids in a concatenated id space, changes the results). Returns None."""
+    if not indices.size or not num_vectors:
+        return
+    low = int(indices.min())
+    if low <= 0 or low < OFFSET_SHARE * num_vectors:
+        return
+    count = "; --num-vectors N if the table really has N rows" if count_flag else ""
+    cli.warn(f"{name}: the smallest id is {low}, so rows 0..{low - 1} ({low / num_vectors:.0%} of the table of "
+             f"{num_vectors} rows, max id + 1) are never read, yet caches sized as a fraction of the table count "
+             f"them (--renumber if the ids carry a base offset, as one table's ids in a concatenated id space"
+             f"{count})")
+
+
+def _warn_minus_one(original_ids: np.ndarray, dense: np.ndarray, name: str) -> None:
+    """Warn when renumbered ids (``original_ids``, ascending; ``dense`` their lookups) hold -1,
+    which --renumber makes a row of its own (``traces.negative_id_hint`` says why). Returns None."""
+    if not np.issubdtype(original_ids.dtype, np.signedinteger):
+        return
+    k = int(np.searchsorted(original_ids, -1))
+    if k < original_ids.size and original_ids[k] == -1:
+        lookups = int(np.count_nonzero(dense == k))
+        cli.warn(f"{name}: --renumber made id -1 a row of its own, read by {lookups} of the {dense.size} "
+                 "lookups; -1 is the usual id of a pruned row or of padding (a lookup that reads nothing): "
+                 "if so, drop those lookups before preparing")
+
+
 def check_vectors(vectors: np.ndarray, name: str) -> None:
     """Raise :class:`PrepareError`, naming ``name`` (the flag and file), unless ``vectors`` is
     what K-means can cluster: a 2-D array of real numbers, one row per vector, of at least one
@@ -164,9 +198,12 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
             table = dlrm_loader.load_dlrm_table(args.dlrm, args.table, renumber=args.renumber)
         except (OSError, ValueError, IndexError) as err:
             raise PrepareError(f"--dlrm: {err}") from err  # the message names the file
-        if not args.renumber:
-            _refuse_sparse(table["indices"], table["num_vectors"], f"--dlrm {args.dlrm} table {args.table}",
-                           count_flag=False)
+        what = f"--dlrm {args.dlrm} table {args.table}"
+        if args.renumber:
+            _warn_minus_one(table["original_ids"], table["indices"], what)
+        else:
+            _refuse_sparse(table["indices"], table["num_vectors"], what, count_flag=False)
+            _warn_unread_prefix(table["indices"], table["num_vectors"], what, count_flag=False)
         return {**table, "vectors": None, "renumbered": args.renumber,
                 "source": f"dlrm_datasets file {args.dlrm}, table {args.table}"}
     name = f"{args.offsets} + {args.indices}"
@@ -182,12 +219,13 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
             raise PrepareError(f"{name}: indices must be a 1-D integer array, got shape {indices.shape} "
                                f"dtype {indices.dtype}")
         indices, original_ids = dense_ids.renumber(indices)
+        _warn_minus_one(original_ids, indices, name)
     _check_int64(indices, name, "indices", "pass --renumber to number the ids densely")
     _check_int64(offsets, f"--offsets {args.offsets}", "offsets", "expected positions into --indices")
     if indices.size and np.issubdtype(indices.dtype, np.signedinteger) and indices.min() < 0:
         at = int(np.argmax(indices < 0))
-        raise PrepareError(f"{name}: indices[{at}] = {indices[at]} is negative; ids are table rows 0..N-1 "
-                           "(--renumber numbers hashed or signed ids densely)")
+        hint = traces.negative_id_hint(indices) or " (--renumber numbers hashed or signed ids densely)"
+        raise PrepareError(f"{name}: indices[{at}] = {indices[at]} is negative; ids are table rows 0..N-1{hint}")
     if vectors is not None:
         check_vectors(vectors, f"--vectors {args.vectors}")
     num_vectors = args.num_vectors
@@ -199,6 +237,7 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
     if num_vectors is None:
         num_vectors = int(indices.max()) + 1 if indices.size and np.issubdtype(indices.dtype, np.integer) else 0
         _refuse_sparse(indices, num_vectors, name)
+        _warn_unread_prefix(indices, num_vectors, name)
     if (args.num_vectors is not None and indices.size and np.issubdtype(indices.dtype, np.integer)
             and int(indices.max()) >= num_vectors):
         raise PrepareError(f"--num-vectors {num_vectors}: {name} uses ids up to {int(indices.max())}; expected "

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from impls.bandana.data.dense_ids import renumber as renumber_ids
-from impls.bandana.data.traces import validate_trace
+from impls.bandana.data.traces import negative_id_hint, validate_trace
 
 
 class DlrmFormatError(ValueError):
@@ -137,7 +137,8 @@ def load_dlrm_table(path: str | os.PathLike, table: int, *, renumber: bool = Fal
     bags = bags - bags[0]
     if ids.size and ids.min() < 0 and not renumber:   # signed hashes are fine to renumber
         bad = int(np.argmax(ids < 0))
-        raise DlrmFormatError(f"{path}: table {t} has a negative id {int(ids[bad])} at lookup {bad}")
+        raise DlrmFormatError(f"{path}: table {t} has a negative id {int(ids[bad])} at lookup {bad}"
+                              f"{negative_id_hint(ids)}")
     result: dict[str, Any] = {"offsets": bags}
     if renumber:
         dense, original = renumber_ids(ids)

@@ -88,16 +88,16 @@ def validate_trace(offsets, indices, num_vectors: int | None = None, *, name: st
         raise TraceError(f"{name}: offsets is empty; a trace of Q queries needs Q+1 offsets starting at 0")
     offsets = offsets.astype(np.int64, copy=False)
     indices = indices.astype(np.int64, copy=False)
+    lengths = (f" (they sum to len(indices) = {indices.size}: bag lengths? offsets are "
+               "np.concatenate([[0], np.cumsum(lengths)]))"
+               if offsets.min() >= 0 and int(offsets.sum()) == indices.size else "")
     if offsets[0] != 0:
-        lengths = offsets.min() >= 0 and int(offsets.sum()) == indices.size
-        raise TraceError(f"{name}: offsets[0] is {int(offsets[0])}, expected 0"
-                         + (f" (they sum to len(indices) = {indices.size}: bag lengths? offsets are "
-                            "np.concatenate([[0], np.cumsum(lengths)]))" if lengths else ""))
+        raise TraceError(f"{name}: offsets[0] is {int(offsets[0])}, expected 0{lengths}")
     steps = np.diff(offsets)
     if steps.size and steps.min() < 0:
         q = int(np.argmax(steps < 0))
         raise TraceError(f"{name}: offsets must be non-decreasing; offsets[{q + 1}] = "
-                         f"{int(offsets[q + 1])} < offsets[{q}] = {int(offsets[q])}")
+                         f"{int(offsets[q + 1])} < offsets[{q}] = {int(offsets[q])}{lengths}")
     if offsets[-1] != indices.size:
         raise TraceError(f"{name}: offsets[-1] is {int(offsets[-1])}, expected len(indices) = {indices.size}"
                          + (f" (torch EmbeddingBag's offsets leave the last out: append {indices.size})"
@@ -111,6 +111,17 @@ def validate_trace(offsets, indices, num_vectors: int | None = None, *, name: st
     return offsets, indices
 
 
+def negative_id_hint(ids: np.ndarray) -> str:
+    """A hint for refused negative ``ids`` ('' unless every negative one is -1: the id FBGEMM
+    and padded bags give a pruned or missing row, a lookup that reads nothing)."""
+    negative = ids[ids < 0]
+    if negative.size and (negative == -1).all():
+        return (f" ({negative.size} lookups of id -1, the usual id of a pruned row or of padding: a lookup "
+                "that reads nothing; drop them, shortening their bags, before preparing: --renumber would "
+                "make -1 a row that is read)")
+    return ""
+
+
 def _float_hint(array: np.ndarray) -> str:
     """What a float array of ids most likely is, as a hint after the refusal ('' for none)."""
     if not np.issubdtype(array.dtype, np.floating):
@@ -119,6 +130,12 @@ def _float_hint(array: np.ndarray) -> str:
         return (f", holding NaN at [{int(np.argmax(np.isnan(array)))}] (pandas makes an integer column with a "
                 "missing value float64: drop those rows, then .astype(np.int64))")
     if np.isfinite(array).all() and (array == np.round(array)).all():
+        exact = 2 ** (np.finfo(array.dtype).nmant + 1)   # every whole number up to it is held exactly
+        top = float(np.abs(array).max()) if array.size else 0.0
+        if top > exact:
+            return (f", whose values reach {top:.0f}, beyond 2^{np.finfo(array.dtype).nmant + 1} = {exact}: above "
+                    f"it {array.dtype} cannot hold every whole number, so ids there may already have been rounded "
+                    "together (re-export them from their source as integers)")
         return ", whose values are all whole numbers (.astype(np.int64) them)"
     return ""
 
