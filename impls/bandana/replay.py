@@ -81,6 +81,14 @@ def _check_store_path(args) -> tuple[Path, str]:
     return path, setting
 
 
+
+def warm_up_queries(offsets: np.ndarray) -> int:
+    """How many leading queries of CSR ``offsets`` (at least two entries) the untimed warm-up
+    replays: the fewest that hold ``WARM_UP_LOOKUPS`` lookups, or all of the trace's (at least
+    one query; leading empty queries never leave it without a lookup where the trace has one)."""
+    target = min(WARM_UP_LOOKUPS, int(offsets[-1]))
+    return max(1, min(int(np.searchsorted(offsets, target, side="left")), offsets.shape[0] - 1))
+
 @cli_command()
 def main(argv: list[str] | None = None) -> int:
     """Command line: build a random store in the layout, replay, fio, print; exit 2 on bad input.
@@ -158,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         with block_store.open_store(path, layout) as store:
             # untimed warm-up on a cold cache of its own: first-call costs stay out of the rates
             if offsets.shape[0] > 1:
-                q_warm = max(1, int(np.searchsorted(offsets, min(WARM_UP_LOOKUPS, trace.shape[0]), side="right")) - 1)
+                q_warm = warm_up_queries(offsets)
                 replay(store, offsets[:q_warm + 1], trace[:offsets[q_warm]], layout, capacity,
                        args.policy, policy_shadow, verify="none", **{k: v for k, v in kwargs.items() if k != "table"})
             cli.fault_point("replay")

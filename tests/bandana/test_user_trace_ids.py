@@ -100,3 +100,14 @@ def test_bag_lengths_given_as_offsets_get_the_hint_when_the_first_bag_is_empty()
     lengths = np.array([0, 3, 2, 1])
     with pytest.raises(traces.TraceError, match="bag lengths"):
         traces.validate_trace(lengths, np.arange(6))
+
+
+def test_the_replay_warm_up_reads_lookups_even_after_empty_queries():
+    from impls.bandana import replay
+
+    assert replay.warm_up_queries(np.array([0, 0, 20000])) == 2          # the probe's trace: one empty query first
+    assert replay.warm_up_queries(np.array([0, 0, 0, 5])) == 3
+    big = np.arange(0, 40001, 8)
+    q = replay.warm_up_queries(big)
+    assert big[q] == replay.WARM_UP_LOOKUPS and big[q - 1] < replay.WARM_UP_LOOKUPS
+    assert replay.warm_up_queries(np.array([0, 0])) == 1                 # no lookup anywhere: one (empty) query
