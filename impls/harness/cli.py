@@ -408,17 +408,34 @@ def command(prog: str, user_errors: tuple[type[BaseException], ...] = (),
 
 def number(value, flag: str, *, minimum: float | None = None, maximum: float | None = None,
            integer: bool = False, exclusive_min: bool = False, allow_none: bool = True):
-    """Return ``value`` after checking it is a finite number in range; raise :class:`UsageError`."""
+    """Return ``value`` after checking it is a finite number in range; raise :class:`UsageError`.
+    An ``integer`` flag's value is also at most :data:`INT64_MAX` in size (the arrays and
+    libraries it reaches count in int64), whatever ``maximum`` says."""
     if value is None and allow_none:
         return None
     kind = "an integer" if integer else "a number"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            integer and not float(value).is_integer()) or not math.isfinite(float(value)):
-        raise UsageError(f"got {value!r}", flag, f"expected {kind}{_range(minimum, maximum, exclusive_min)}")
+    expected = f"expected {kind}{_range(minimum, maximum, exclusive_min)}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and (
+            not math.isfinite(value) or integer and not value.is_integer()):
+        raise UsageError(f"got {_shown(value)}", flag, expected)
     if minimum is not None and (value <= minimum if exclusive_min else value < minimum) \
             or maximum is not None and value > maximum:
-        raise UsageError(f"got {value!r}", flag, f"expected {kind}{_range(minimum, maximum, exclusive_min)}")
+        raise UsageError(f"got {_shown(value)}", flag, expected)
+    if integer and abs(value) > INT64_MAX:
+        raise UsageError(f"got {_shown(value)}", flag, f"{expected}, at most {INT64_MAX} in size")
     return value
+
+
+INT64_MAX = 2 ** 63 - 1
+
+
+def _shown(value) -> str:
+    """``value`` as an error message quotes it: its repr, or for a whole number of more than 30
+    digits its sign and digit count (a 400-digit number would fill the line)."""
+    digits = repr(value).lstrip("-")
+    if isinstance(value, int) and len(digits) > 30:
+        return f"{'a negative' if value < 0 else 'an'} integer of {len(digits)} digits"
+    return repr(value)
 
 
 def _bound(x) -> str:

@@ -461,8 +461,8 @@ def jobs_from_json(items, source: str = "jobs", strict: bool = False) -> list[La
         sizes = {}
         for key in ("persistent", "ephemeral"):
             value = item[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or value != int(value) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or isinstance(value, float) and not math.isfinite(value) or value != int(value) or value < 0:
                 raise LaneError(f"{where} ({name!r}): {key!r} must be a whole number of bytes >= 0, got {value!r}")
             sizes[key] = int(value)
         jobs.append(LaneJob(name, sizes["persistent"], sizes["ephemeral"]))
