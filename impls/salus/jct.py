@@ -19,12 +19,13 @@ length) are read, from Philly's attempts or a CSV's GPU column (``num_gpus``, ``
 without one is read whole, and ``--gpus`` refused); the others are left out and counted. A job of
 ``d`` seconds is ``round(d / iteration)`` iterations (at least one) of equal length summing to
 ``d`` (a job shorter than one iteration is one iteration SRTF cannot preempt: it warns with
-their count); SRTF knows each job's length (Salus's SRTF was given each job's total time); an
-iteration after another job's, or a job's first, costs ``--switch-ms`` more (default 0: the
-suite measures the in-process switch at a few ms, ``python -m impls.salus.switching``).
-SRTF ranks a job by its mean iteration so far times the iterations left, so with a switch
-cost it counts a job that has not run at ``d`` plus one switch per iteration, and one that
-has at its mean so far. Memory is not modelled (a trace gives none), so PACK is not offered.
+their count); an iteration after another job's, or a job's first, costs ``--switch-ms`` more
+(default 0: the suite measures the in-process switch at a few ms, ``python -m
+impls.salus.switching``). SRTF knows each job's length (Salus's SRTF was given each job's total
+time): it ranks a job by the part of ``d`` it has not run, started or not; the switches a job
+pays are paid as they happen and do not enter its rank (the suite's own experiments rank, as
+the executor does, by the mean iteration so far). Memory is not modelled (a trace gives none),
+so PACK is not offered.
 A decision costs the log of the jobs waiting (a heap), so a trace far above a load of 1, or one
 whose arrivals come in bursts, takes about as long as one whose queue stays short.
 FAIR steps every iteration, in a compiled kernel while the jobs' device time in picoseconds
@@ -88,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--iteration-ms", type=float, default=DEFAULT_ITERATION_MS,
                         help="length of one iteration, ms (preemption happens between iterations)")
     parser.add_argument("--switch-ms", type=float, default=0.0,
-                        help="extra cost of an iteration after another job's, ms")
+                        help="extra cost of an iteration after another job's (or a job's first), ms; "
+                             "SRTF ranks a job by its length not yet run, which switches do not enter")
     parser.add_argument("--policies", default="fifo,srtf",
                         help=f"comma-separated, of {', '.join(POLICIES)} (fifo and srtf give the ratio)")
     cli.add_json_option(parser, "the whole result")
@@ -114,14 +116,17 @@ def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
     (jobs ``{job_id, workload, arrival_s, iterations}``, iteration ms per workload, warm
     iteration ms per workload or None). Each job is its own workload of
     ``max(1, round(duration / iteration_ms))`` iterations whose lengths sum to its duration
-    exactly; one after another job's costs ``switch_ms`` more."""
+    exactly; one after another job's costs ``switch_ms`` more. With a switch cost each job
+    also has its ``known_iteration_ms`` (its warm iteration), so that SRTF ranks it by the
+    part of its duration not yet run (without one, the rank is that already)."""
     jobs, ms, warm = [], {}, {}
     for i, (arrival, seconds) in enumerate(zip(trace.arrival_s, trace.duration_s)):
         n = iterations_for(float(seconds), iteration_ms)
         name = f"job{i}"
         ms[name] = float(seconds) * 1e3 / n + switch_ms
         warm[name] = float(seconds) * 1e3 / n
-        jobs.append({"job_id": i, "workload": name, "arrival_s": float(arrival), "iterations": n})
+        jobs.append({"job_id": i, "workload": name, "arrival_s": float(arrival), "iterations": n,
+                     **({"known_iteration_ms": warm[name]} if switch_ms else {})})
     return jobs, ms, (warm if switch_ms else None)
 
 

@@ -1,11 +1,15 @@
-"""The Salus command lines on a user's own inputs, where a probe found them wrong or unclear."""
+"""The Salus command lines on a user's own inputs, where a probe found them wrong or unclear:
+SRTF's rank with a switch cost, and integers beyond float range."""
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from impls.salus import jct, lanes, switching
+from impls.salus.core import trace_files
+from impls.salus.core.simulator import simulate
 
 HUGE = "9" * 400        # an integer far beyond a float's range
 
@@ -13,6 +17,48 @@ HUGE = "9" * 400        # an integer far beyond a float's range
 def _csv(path, text):
     path.write_text(text)
     return path
+
+
+# ---------------------------------------------------------------- SRTF with a switch cost
+
+def test_srtf_with_a_switch_cost_ranks_a_new_job_by_its_length(tmp_path, capsys):
+    """A (60 s) at 0, B (10 s) at 30, iterations of 100 ms, 1 s per switch. B is shorter than
+    A's 30 s left, so SRTF runs it: B ends at 30 + 1 + 10 = 41 s (JCT 11), A pays its first
+    switch and one more after B and ends at 73 (JCT 73): mean 42 s (an exact-fraction reference
+    that ranks by the time not yet run gives it). Ranked as 100 x (0.1 + 1) s = 110 s, B waited
+    behind A, as under FIFO: 51.5 s."""
+    path = _csv(tmp_path / "switch.csv", "job_id,submit_time,duration\nA,0,60\nB,30,10\n")
+    trace = trace_files.read_csv(str(path), "s", zone="UTC", gpus=None, gpu_column_needed=False)
+    jobs, ms, warm = jct.simulator_jobs(trace, 100.0, 1000.0)
+    for fast in (True, False):
+        assert simulate(jobs, "srtf", ms, warm_iteration_ms=warm, fast=fast)["avg_jct_s"] == pytest.approx(42.0)
+        assert simulate(jobs, "fifo", ms, warm_iteration_ms=warm, fast=fast)["avg_jct_s"] == pytest.approx(51.5)
+    assert jct.main(["--trace", str(path), "--switch-ms", "1000", "--json", "-"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["policies"]["srtf"]["avg_jct_s"] == pytest.approx(42.0)
+    assert result["fifo_over_srtf"] == pytest.approx(51.5 / 42.0)
+
+
+def test_without_a_known_length_srtf_still_ranks_by_the_mean_so_far():
+    """The suite's own simulations give no ``known_iteration_ms``: a job not yet run is ranked
+    at its cold iteration time x its iterations, as the executor ranks it (B waits)."""
+    jobs = [{"job_id": 0, "workload": "a", "arrival_s": 0.0, "iterations": 600},
+            {"job_id": 1, "workload": "b", "arrival_s": 30.0, "iterations": 100}]
+    ms, warm = {"a": 1100.0, "b": 1100.0}, {"a": 100.0, "b": 100.0}
+    assert simulate(jobs, "srtf", ms, warm_iteration_ms=warm)["avg_jct_s"] == pytest.approx(51.5)
+
+
+def test_a_known_iteration_time_must_be_a_number():
+    jobs = [{"job_id": 0, "workload": "a", "arrival_s": 0.0, "iterations": 3, "known_iteration_ms": float("nan")}]
+    with pytest.raises(ValueError, match="known_iteration_ms"):
+        simulate(jobs, "srtf", {"a": 1.0})
+
+
+def test_the_rank_is_unchanged_without_a_switch_cost():
+    """With no switch cost a job's mean so far is its iteration time: jct gives no known time."""
+    trace = trace_files.JobTrace(["a", "b"], np.array([0.0, 1.0]), np.array([3.0, 1.0]), {})
+    assert all("known_iteration_ms" not in j for j in jct.simulator_jobs(trace, 100.0)[0])
+    assert all(j["known_iteration_ms"] == pytest.approx(100.0) for j in jct.simulator_jobs(trace, 100.0, 5.0)[0])
 
 
 # ---------------------------------------------------------------- numbers the tools cannot hold

@@ -14,8 +14,9 @@ as an idealised upper bound for stream lanes, their maximum (``pack="concurrent"
 Decisions that cannot change are advanced in one step, so hundreds of long jobs
 simulate in seconds, with the same result as iteration by iteration: FIFO runs the
 chosen job to the next arrival boundary or its completion, and SRTF as well unless the
-job's own remaining time, ranked like the executor's by its mean iteration so far,
-overtakes another's first (:func:`srtf_lead`); PACK repeats identical rounds until a job
+job's own remaining time, ranked like the executor's by its mean iteration so far (a job
+with a known iteration time: by that, and it only falls), overtakes another's first
+(:func:`srtf_lead`); PACK repeats identical rounds until a job
 completes or an arrival is noticed. FAIR, whose choice changes nearly every iteration, runs
 iteration by iteration in a numba kernel (:mod:`~impls.salus.core.simulator_kernels`),
 least-used first from a heap, to a job's completion or an arrival. The keyed policies' choices
@@ -61,6 +62,7 @@ class SimJob:
     iteration_ms: float
     peak_bytes: int = 0
     warm_ms: float = 0.0     # an iteration right after one of its own (0: iteration_ms)
+    known_ms: float = 0.0    # SRTF's fixed iteration time for this job (0: its mean so far)
     iterations_done: int = 0
     device_ms_used: float = 0.0   # ``device_ticks_used`` in ms: equal tick sums give equal floats
     device_ticks_used: int = 0
@@ -71,11 +73,13 @@ class SimJob:
     arrival_ticks: int = 0   # ``arrival`` on the clock (set from it)
     iteration_ticks: int = 0  # ``iteration_ms`` on the clock (set from it)
     warm_ticks: int = 0      # ``warm_ms`` on the clock (set from it; 0: none)
+    known_ticks: int = 0     # ``known_ms`` on the clock (set from it; 0: none)
 
     def __post_init__(self) -> None:
         self.arrival_ticks = _ticks(self.arrival)
         self.iteration_ticks = _ms_ticks(self.iteration_ms)
         self.warm_ticks = _ms_ticks(self.warm_ms) if self.warm_ms else 0
+        self.known_ticks = _ms_ticks(self.known_ms) if self.known_ms else 0
 
     def use(self, ticks: int) -> None:
         """Add ``ticks`` of device time (whole picoseconds, summed exactly; FAIR ranks by it)."""
@@ -84,9 +88,11 @@ class SimJob:
 
     @property
     def exact_remaining_ms(self) -> float:
-        """:attr:`iteration_ms_estimate` x iterations left, computed from the exact tick sum
+        """:attr:`iteration_ms_estimate` x iterations left, computed from the exact tick sums
         (SRTF ranks by it: two jobs with the same remaining time get the same float)."""
         left, done = self.remaining_iterations, self.iterations_done
+        if self.known_ticks:
+            return self.known_ticks * left / TICKS_PER_MS
         return (self.device_ticks_used * left / done if done else self.iteration_ticks * left) / TICKS_PER_MS
 
     def cost_ticks(self, previous: "SimJob | None") -> int:
@@ -104,8 +110,11 @@ class SimJob:
 
     @property
     def iteration_ms_estimate(self) -> float:
-        """What SRTF ranks by, as in the executor: the mean of this job's iterations so far
-        (ms), or its iteration time before it has run one."""
+        """What SRTF ranks by (ms): the job's ``known_ms`` where given (its length is known, and
+        the switches it pays are not counted); else, as in the executor, the mean of its
+        iterations so far, or its iteration time before it has run one."""
+        if self.known_ms:
+            return self.known_ms
         return self.device_ms_used / self.iterations_done if self.iterations_done else self.iteration_ms
 
 
@@ -178,7 +187,7 @@ def sim_jobs(trace: Sequence[Mapping], iteration_ms: Mapping[str, float], peak_b
         check_job(j, iteration_ms, seen, overhead_ms, warm_ms, peak)
         jobs.append(SimJob(int(j["job_id"]), j["workload"], float(j["arrival_s"]), int(j["iterations"]),
                            float(iteration_ms[j["workload"]] if own is None else own) + overhead_ms,
-                           int(peak), warm_ms=warm_ms or 0.0))
+                           int(peak), warm_ms=warm_ms or 0.0, known_ms=float(j.get("known_iteration_ms") or 0.0)))
     return jobs
 
 
@@ -192,7 +201,11 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     when its trace entry has one that is not None (then that always), plus ``overhead_ms``
     (the sum must be > 0: ValueError); right after an iteration of the
     same job it takes ``warm_iteration_ms[workload]`` where given (``pack="interleave"``
-    only). Its memory is ``"peak_bytes"`` or ``peak_bytes[workload]``.
+    only). Its memory is ``"peak_bytes"`` or ``peak_bytes[workload]``. SRTF ranks a job by
+    its mean iteration so far (before its first, its iteration time) x iterations left, as
+    the executor does, or, where its entry has a ``"known_iteration_ms"`` that is not None or
+    0, by that x iterations left at every decision (a job whose length is known: the
+    switches it pays do not move its rank).
 
     ``fast`` advances PACK by whole runs of identical decisions and FAIR in a compiled kernel
     (same result as one iteration at a time in Python, which ``fast=False`` does, to check it).
@@ -352,7 +365,7 @@ def srtf_lead(job: SimJob, best: tuple | None, first_ticks: int, rest_ticks: int
     remaining time only falls, so it keeps the device; below, it can rise, and iterations
     are checked one by one until even ``rest_ticks`` x the iterations left is below the best other.
     """
-    if limit <= 1 or best is None:
+    if limit <= 1 or best is None or job.known_ticks:    # a known rank only falls as the job runs
         return max(1, limit)
     used, done, left = job.device_ticks_used + first_ticks, job.iterations_done + 1, job.remaining_iterations - 1
     for ran in range(1, limit):

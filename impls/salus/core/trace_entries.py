@@ -29,7 +29,8 @@ def check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ove
     finite number >= 0, a negative or non-integer iteration count, an iteration time (its own,
     else the workload's) not a finite number > 0 (NaN would never advance), one that with
     ``overhead_ms`` (and warm time ``warm_ms``, ms, where used) is not > 0, :data:`LONGEST_S` s
-    or more of device time (a float rank would overflow), or a negative ``peak``."""
+    or more of device time (a float rank would overflow), a ``known_iteration_ms`` (SRTF's
+    fixed rank per iteration) not None or a finite number >= 0, or a negative ``peak``."""
     job = j["job_id"]
     number = int(job) if isinstance(job, str) and job.strip().lstrip("+-").isdigit() else job
     if isinstance(number, bool) or not isinstance(number, (int, np.integer, float)) or not number == number // 1:
@@ -46,6 +47,10 @@ def check_job(j: Mapping, iteration_ms: Mapping[str, float], seen: set[int], ove
         if total is not None and not (math.isfinite(total) and total > 0):
             raise ValueError(f"job {job!r}: {what} time {total!r} ms with overhead_ms {overhead_ms!r}; "
                              "expected a finite number > 0")
+    known = j.get("known_iteration_ms")
+    number_types = (int, float, np.integer, np.floating)
+    if known is not None and not (isinstance(known, number_types) and math.isfinite(known) and known >= 0):
+        raise ValueError(f"job {job!r}: known_iteration_ms {known!r}; expected a finite number >= 0 (0: none)")
     iterations, cost = check_iterations(job, j["iterations"]), max(ms + overhead_ms, warm_ms or 0.0)
     if iterations >= LONGEST_S * 1e3 / cost:      # compared as int and float: no overflow
         raise ValueError(f"job {job!r}: {iterations} iterations of {cost:g} ms: {LONGEST_S:g} s or more of device time")
