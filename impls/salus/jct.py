@@ -24,8 +24,9 @@ their count); an iteration after another job's, or a job's first, costs ``--swit
 impls.salus.switching``). SRTF knows each job's length (Salus's SRTF was given each job's total
 time): it ranks a job by the part of ``d`` it has not run, started or not; the switches a job
 pays are paid as they happen and do not enter its rank (the suite's own experiments rank, as
-the executor does, by the mean iteration so far). Memory is not modelled (a trace gives none),
-so PACK is not offered.
+the executor does, by the mean iteration so far). An iteration is at least
+:data:`MIN_ITERATION_MS` (the clock counts whole picoseconds). Memory is not modelled (a trace
+gives none), so PACK is not offered.
 A decision costs the log of the jobs waiting (a heap), so a trace far above a load of 1, or one
 whose arrivals come in bursts, takes about as long as one whose queue stays short.
 FAIR steps every iteration, in a compiled kernel while the jobs' device time in picoseconds
@@ -61,6 +62,7 @@ from impls.salus.paper import JCT_CLAIM as CLAIM
 
 POLICIES = ("fifo", "srtf", "fair")
 DEFAULT_ITERATION_MS = 100.0
+MIN_ITERATION_MS = 1e-3     # 1 us: the clock's whole picoseconds hold an iteration to 5e-7 of its length
 FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this, in its compiled kernel
 FAIR_PYTHON_S = 1e-6    # s an iteration of FAIR outside its kernel, at least (1-3 us; the log of the queue)
 
@@ -87,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--load", type=float, default=None,
                         help="scale the gaps between arrivals to this offered load (default: the trace's own)")
     parser.add_argument("--iteration-ms", type=float, default=DEFAULT_ITERATION_MS,
-                        help="length of one iteration, ms (preemption happens between iterations)")
+                        help="length of one iteration, ms (preemption happens between iterations; "
+                             f"at least {MIN_ITERATION_MS:g})")
     parser.add_argument("--switch-ms", type=float, default=0.0,
                         help="extra cost of an iteration after another job's (or a job's first), ms; "
                              "SRTF ranks a job by its length not yet run, which switches do not enter")
@@ -249,6 +252,10 @@ def _check(args: argparse.Namespace) -> list[str]:
     cli.number(args.first, "--first", minimum=1, integer=True)
     cli.number(args.load, "--load", minimum=0, exclusive_min=True)
     cli.number(args.iteration_ms, "--iteration-ms", minimum=0, exclusive_min=True, allow_none=False)
+    if args.iteration_ms < MIN_ITERATION_MS:
+        raise cli.UsageError(f"got {args.iteration_ms!r}", "--iteration-ms",
+                             f"expected at least {MIN_ITERATION_MS:g} ms: the simulator's clock counts whole "
+                             "picoseconds, and rounding a shorter iteration to them changes the jobs' lengths")
     cli.number(args.switch_ms, "--switch-ms", minimum=0, allow_none=False)
     policies = _policies(args.policies)
     if args.json not in (None, "", "-"):

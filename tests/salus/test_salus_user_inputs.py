@@ -1,5 +1,6 @@
 """The Salus command lines on a user's own inputs, where a probe found them wrong or unclear:
-SRTF's rank with a switch cost, and integers beyond float range."""
+SRTF's rank with a switch cost, iterations the clock cannot hold, and integers beyond float
+range."""
 from __future__ import annotations
 
 import json
@@ -62,6 +63,15 @@ def test_the_rank_is_unchanged_without_a_switch_cost():
 
 
 # ---------------------------------------------------------------- numbers the tools cannot hold
+
+def test_an_iteration_the_clock_cannot_hold_is_refused(tmp_path, capsys):
+    """Iterations are whole picoseconds: at 1.5e-9 ms a 10 s job used to run as 6.7 s."""
+    path = _csv(tmp_path / "t.csv", "submit_time,duration\n0,10\n1,2\n2,1\n")
+    assert jct.main(["--trace", str(path), "--iteration-ms", "1.5e-9"]) == 2
+    err = capsys.readouterr().err
+    assert "--iteration-ms" in err and "picoseconds" in err and len(err.strip().splitlines()) == 1
+    assert jct.main(["--trace", str(path), "--iteration-ms", str(jct.MIN_ITERATION_MS), "--policies", "fifo"]) == 0
+
 
 @pytest.mark.parametrize("main, argv, flag", [
     (jct.main, ["--skip", HUGE], "--skip"),
