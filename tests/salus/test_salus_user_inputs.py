@@ -1,15 +1,16 @@
 """The Salus command lines on a user's own inputs, where a probe found them wrong or unclear:
-SRTF's rank with a switch cost, iterations the clock cannot hold, and integers beyond float
-range."""
+SRTF's rank with a switch cost, iterations the clock cannot hold, integers beyond float range,
+and where a trace is not UTF-8 text."""
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
 import pytest
 
 from impls.salus import jct, lanes, switching
-from impls.salus.core import trace_files
+from impls.salus.core import philly_log, trace_files
 from impls.salus.core.simulator import simulate
 
 HUGE = "9" * 400        # an integer far beyond a float's range
@@ -98,3 +99,36 @@ def test_a_lane_job_of_more_bytes_than_a_float_holds_waits(tmp_path, capsys):
     assert json.loads(out.out) == {"lanes": [], "waiting": ["a"]} and "never be admitted" in out.err
     assert lanes.main(["--jobs", str(path), "--capacity", "1000", "--rule", "static", "--partitions", HUGE]) == 2
     assert "--partitions" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- what the readers name
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_a_byte_that_is_not_utf8_is_named_with_its_line_and_offset(tmp_path, newline):
+    """The 2-byte 'é' cut at the readers' 1 MiB chunk does not count: the Latin-1 byte does."""
+    rows = [b"submit_time,duration"] + [b"%d,1" % i for i in range(200_000)]
+    head = newline.join(rows) + newline
+    pad = b"x" * ((1 << 20) - len(head) - len(b"0,1,") - 1)     # 'é' across the chunk's end
+    text = head + b"0,1," + pad + "é".encode() + newline + b"1,2,caf\xe9" + newline
+    where = len(text) - len(newline) - 1
+    path = tmp_path / "t.csv"
+    path.write_bytes(text)
+    with pytest.raises(ValueError, match=rf"t\.csv:200003: byte 0xe9 \(offset {where}\) is not UTF-8; expected"):
+        trace_files.read_csv(str(path))
+    gz = tmp_path / "t.csv.gz"
+    gz.write_bytes(gzip.compress(text))
+    with pytest.raises(ValueError, match=rf"gz:200003: byte 0xe9 \(offset {where}\)"):
+        trace_files.read_csv(str(gz))
+
+
+def test_utf16_and_a_cut_last_character_are_named(tmp_path):
+    path = tmp_path / "u.csv"
+    path.write_bytes("submit_time,duration\n0,1\n".encode("utf-16"))
+    with pytest.raises(ValueError, match=r"u\.csv: UTF-16 text \(its byte-order mark\); save it as UTF-8"):
+        trace_files.read_csv(str(path))
+    path.write_bytes(b"submit_time,duration\n0,1\n1,2\xc3")
+    with pytest.raises(ValueError, match=r"u\.csv:3: its last bytes \(offset 28\) are not UTF-8"):
+        trace_files.read_csv(str(path))
+    path.write_bytes(b'[{"jobid": "caf\xe9"}]')
+    with pytest.raises(ValueError, match=r"u\.csv:1: byte 0xe9 \(offset 15\) is not UTF-8; expected Philly"):
+        philly_log.read_philly(str(path))

@@ -48,6 +48,7 @@ where more than a tenth of the rows are left out for times that disagree, the tr
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import dataclasses
@@ -139,23 +140,58 @@ class JobTrace:
                 "min": float(d.min()), "max": float(d.max()), "scv": float(d.var() / mean ** 2)}
 
 
+def _open_bytes(path: Path) -> io.BufferedIOBase:
+    """``path`` (a regular file: it is opened twice) as bytes, gunzipped when it starts with
+    gzip's magic bytes."""
+    with open(path, "rb") as head:
+        magic = head.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
 def open_text(path: Path) -> io.TextIOBase:
     """``path`` (a regular file: it is opened twice) as text, gzip when it starts with gzip's
     magic bytes, a BOM dropped."""
-    with open(path, "rb") as head:
-        magic = head.read(2)
-    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+    return io.TextIOWrapper(_open_bytes(path), encoding="utf-8-sig", newline="")
+
+
+def not_utf8_at(path: Path) -> str:
+    """Where ``path``'s text (gunzipped, for gzip) first is not UTF-8, as an error message
+    begins: ``"PATH:LINE: byte 0xNN (offset N) is not UTF-8"`` (lines from 1, counted as the
+    CSV reader counts them: LF, CRLF or CR; offsets from 0), or that a UTF-16 byte-order mark
+    begins it; ``"PATH: not UTF-8 text"`` where a second reading finds no such byte."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, line, after_cr = 0, 1, False
+    with _open_bytes(path) as raw:
+        while chunk := raw.read(1 << 20):
+            if offset == 0 and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                return f"{path}: UTF-16 text (its byte-order mark); save it as UTF-8"
+            pending = len(decoder.getstate()[0])      # bytes of a character cut at the last chunk
+            try:
+                decoder.decode(chunk)
+                bad = None
+            except UnicodeDecodeError as err:
+                bad = max(0, err.start - pending)
+            before = chunk if bad is None else chunk[:bad]
+            line += before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") \
+                - (after_cr and before[:1] == b"\n")
+            if bad is not None:
+                return f"{path}:{line}: byte {chunk[bad]:#04x} (offset {offset + bad}) is not UTF-8"
+            offset, after_cr = offset + len(chunk), chunk.endswith(b"\r")
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return f"{path}:{line}: its last bytes (offset {offset - len(decoder.getstate()[0])}) are not UTF-8"
+    return f"{path}: not UTF-8 text"
 
 
 @contextlib.contextmanager
 def reading(path: Path, expected: str):
-    """Turn what a damaged file raises while it is read (not UTF-8, a cut or corrupt gzip
-    stream) into a ValueError naming ``path`` and what was ``expected``."""
+    """Turn what a damaged file raises while it is read (not UTF-8: :func:`not_utf8_at`, a
+    cut or corrupt gzip stream) into a ValueError naming ``path`` and what was ``expected``."""
     try:
         yield
     except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text; expected {expected}") from None
+        raise ValueError(f"{not_utf8_at(path)}; expected {expected}") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as err:
         raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
 
