@@ -1,6 +1,6 @@
 """The Salus command lines on a user's own inputs, where a probe found them wrong or unclear:
 SRTF's rank with a switch cost, iterations the clock cannot hold, integers beyond float range,
-and where a trace is not UTF-8 text."""
+and what the trace readers take a file to be."""
 from __future__ import annotations
 
 import gzip
@@ -132,3 +132,13 @@ def test_utf16_and_a_cut_last_character_are_named(tmp_path):
     path.write_bytes(b'[{"jobid": "caf\xe9"}]')
     with pytest.raises(ValueError, match=r"u\.csv:1: byte 0xe9 \(offset 15\) is not UTF-8; expected Philly"):
         philly_log.read_philly(str(path))
+
+
+def test_a_comma_in_a_label_of_a_tab_separated_header_does_not_make_it_comma_separated(tmp_path):
+    path = _csv(tmp_path / "t.tsv", "submit_time\tduration\tnote (s, approx)\n0\t10\tx\n5\t2\ty, z\n")
+    trace = trace_files.read_csv(str(path))
+    assert list(trace.arrival_s) == [0.0, 5.0] and list(trace.duration_s) == [10.0, 2.0]
+    semicolons = _csv(tmp_path / "s.csv", "submit_time;duration;note, a\n0;1,5;x\n")   # a decimal comma
+    assert list(trace_files.read_csv(str(semicolons)).duration_s) == [1.5]
+    commas = _csv(tmp_path / "c.csv", 'submit_time,duration,"note; a"\n0,1,x\n')
+    assert list(trace_files.read_csv(str(commas)).duration_s) == [1.0]

@@ -3,6 +3,7 @@ header columns it reads, how a row's fields line up with them, and what each fie
 """
 from __future__ import annotations
 
+import csv
 import dataclasses
 import math
 import re
@@ -29,11 +30,20 @@ def header_column(header: Sequence[str], names: Sequence[str]) -> str | None:
 
 
 def delimiter(header: str) -> str:
-    """The header line's field separator: a comma, else the one of ``;``, tab or ``|`` it
-    holds (a spreadsheet's export in a locale whose decimal mark is a comma)."""
-    if "," in header:
-        return ","
-    return next((d for d in (";", "\t", "|") if d in header), ",")
+    """The header line's field separator, of a comma, ``;``, tab or ``|`` (those three: a
+    spreadsheet's export in a locale whose decimal mark is a comma): the first of them in
+    that order that splits ``header`` into fields with an arrival column (a label may hold
+    another, as ``note (s, approx)`` in a tab-separated file); where none does, the first of
+    them it holds, else a comma."""
+    held = [d for d in (",", ";", "\t", "|") if d in header]
+    for separator in held:
+        try:
+            fields = next(csv.reader([header], delimiter=separator), [])
+        except csv.Error:          # a quote this separator leaves open: not this one
+            continue
+        if header_column(fields, ARRIVAL_COLUMNS) is not None:
+            return separator
+    return held[0] if held else ","
 
 
 def epoch_hint(at: float, unit: str) -> str:
