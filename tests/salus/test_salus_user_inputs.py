@@ -142,3 +142,19 @@ def test_a_comma_in_a_label_of_a_tab_separated_header_does_not_make_it_comma_sep
     assert list(trace_files.read_csv(str(semicolons)).duration_s) == [1.5]
     commas = _csv(tmp_path / "c.csv", 'submit_time,duration,"note; a"\n0,1,x\n')
     assert list(trace_files.read_csv(str(commas)).duration_s) == [1.0]
+
+
+def test_philly_with_any_gpu_count_warns_of_the_jobs_on_more_than_one(tmp_path, capsys):
+    """As the CSV reader does: the 4-GPU job runs on the one simulated device for its length."""
+    def job(jobid, gpus):
+        return {"jobid": jobid, "vc": "vc1", "status": "Pass", "submitted_time": "2017-10-07 01:00:00",
+                "attempts": [{"start_time": "2017-10-07 01:00:00", "end_time": "2017-10-07 02:00:00",
+                              "detail": [{"ip": "m", "gpus": [f"gpu{g}" for g in range(gpus)]}]}]}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps([job("a", 1), job("b", 4), job("c", 2)]))
+    assert philly_log.read_philly(str(path)).notes == []
+    assert philly_log.read_philly(str(path), gpus=None).notes == [
+        "2 of the 3 jobs kept ask for other than one GPU (the attempts' gpus); each runs on the one simulated "
+        "device for its full length"]
+    assert jct.main(["--philly", str(path), "--gpus", "0", "--policies", "fifo"]) == 0
+    assert "warning: 2 of the 3 jobs kept ask for other than one GPU" in capsys.readouterr().err

@@ -16,6 +16,7 @@ is not the last to start), jobs that started before they were submitted, a listi
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -24,7 +25,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, open_text, reading
+from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, open_text, other_gpus_note, reading
 from impls.salus.core.trace_rows import STARTED_BEFORE_SUBMITTED, not_on
 from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, clock_change, date_seconds,
                                           time_zone, zone_name)
@@ -48,7 +49,8 @@ PHILLY_ZONE = "America/Los_Angeles"   # the utilisation files of the same trace 
 def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
                 zone: str | None = PHILLY_ZONE) -> JobTrace:
     """The jobs of a Philly ``cluster_job_log`` at ``path`` that ran on ``gpus`` GPUs (None:
-    any) in virtual cluster ``vc`` (None: any). Its times name no zone; they are read in IANA
+    any; the trace's ``notes`` then count the jobs on other than one, as a CSV's do) in
+    virtual cluster ``vc`` (None: any). Its times name no zone; they are read in IANA
     zone ``zone``, by default US Pacific time: the trace's README gives its utilisation files'
     times in PDT and PST and says nothing of the job log's, so that zone is inferred, and an
     attempt across the change of 2017-11-05 is read at its true length, not an hour short.
@@ -85,7 +87,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     keys = ["" if job.get("jobid") is None else str(job["jobid"]) for job in jobs]
     last = {key: index for index, key in enumerate(keys)}      # each jobid's last listing
     left: Counter = Counter()
-    rows, unreadable, seen = [], "", {}
+    rows, unreadable, seen, other_gpus = [], "", {}, 0
     for index, (job, key) in enumerate(zip(jobs, keys)):
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
@@ -141,8 +143,10 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         if gpus is not None and held != gpus:
             left[not_on(gpus)] += 1
             continue
+        other_gpus += gpus is None and held != 1
         rows.append((submitted, length, str(job.get("jobid", index))))
-    return job_trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
+    trace = job_trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
+    return dataclasses.replace(trace, notes=other_gpus_note(other_gpus, len(rows), "the attempts' gpus"))
 
 
 LISTED_AGAIN_LATER = "job id listed again later (the later listing is read)"

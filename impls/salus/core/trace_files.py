@@ -141,8 +141,7 @@ class JobTrace:
 
 
 def _open_bytes(path: Path) -> io.BufferedIOBase:
-    """``path`` (a regular file: it is opened twice) as bytes, gunzipped when it starts with
-    gzip's magic bytes."""
+    """``path`` (a regular file: opened twice) as bytes, gunzipped if it starts as gzip does."""
     with open(path, "rb") as head:
         magic = head.read(2)
     return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
@@ -166,14 +165,13 @@ def not_utf8_at(path: Path) -> str:
             if offset == 0 and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
                 return f"{path}: UTF-16 text (its byte-order mark); save it as UTF-8"
             pending = len(decoder.getstate()[0])      # bytes of a character cut at the last chunk
+            bad = None
             try:
                 decoder.decode(chunk)
-                bad = None
             except UnicodeDecodeError as err:
                 bad = max(0, err.start - pending)
-            before = chunk if bad is None else chunk[:bad]
-            line += before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") \
-                - (after_cr and before[:1] == b"\n")
+            before = chunk if bad is None else chunk[:bad]      # its line ends: LF, CRLF, CR
+            line += len((before + b".").splitlines()) - 1 - (after_cr and before[:1] == b"\n")
             if bad is not None:
                 return f"{path}:{line}: byte {chunk[bad]:#04x} (offset {offset + bad}) is not UTF-8"
             offset, after_cr = offset + len(chunk), chunk.endswith(b"\r")
@@ -345,8 +343,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
                              "written twice") from None
     refused.check()
     notes = agreement.check(path, unit) if agreement is not None else []
-    notes += [f"{other_gpus} of the {len(rows)} jobs kept ask for other than one GPU ({gpu.name}); each runs on the "
-              "one simulated device for its full length"] if other_gpus else []
+    notes += other_gpus_note(other_gpus, len(rows), gpu.name)
     notes += dirty_note(left, first, len(rows) + sum(left.values()))
     detail = "; the first of each: " + "; ".join(explained.values()) if explained else ""
     return dataclasses.replace(job_trace(rows, left, path, zone if dated else None, detail), gpu_column=gpu.name,
@@ -371,6 +368,13 @@ def listed_before(seen: dict[str, list[tuple[Any, Any]]], label: str, content: A
         return True
     earlier.append((content, where))
     return False
+
+
+def other_gpus_note(other: int, kept: int, source: str | None) -> list[str]:
+    """The trace's notes: none, or that ``other`` (> 0) of the ``kept`` jobs, read with any GPU
+    count, ask for other than one GPU (counted from ``source``) and each runs on one device."""
+    return [f"{other} of the {kept} jobs kept ask for other than one GPU ({source}); each runs on the one "
+            "simulated device for its full length"] if other else []
 
 
 def job_trace(rows: Iterable[tuple[float, float, str]], left: Counter, path: Path, zone: str | None = None,
