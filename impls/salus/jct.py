@@ -266,7 +266,7 @@ def _check(args: argparse.Namespace) -> list[str]:
 def _print(result: dict[str, Any]) -> None:
     d = result["durations"]
     zone, first = result["time_zone"], result.get("left_out_first") or {}
-    print(f"{result['source']}: {result['jobs']} jobs over {result['span_s']:.6g} s"
+    print(f"{result['source']}: {result['jobs']} job{'s' if result['jobs'] != 1 else ''} over {result['span_s']:.6g} s"
           + (f" (dates read in {zone})" if zone else "")
           + (f"; GPUs from {result['gpu_column']}" if result.get("gpu_column") else "")
           + "".join(f"; left out {n} {why}" + (f" (the first at {first[why]})" if why in first else "")

@@ -158,3 +158,23 @@ def test_philly_with_any_gpu_count_warns_of_the_jobs_on_more_than_one(tmp_path, 
         "device for its full length"]
     assert jct.main(["--philly", str(path), "--gpus", "0", "--policies", "fifo"]) == 0
     assert "warning: 2 of the 3 jobs kept ask for other than one GPU" in capsys.readouterr().err
+
+
+def test_a_virtual_cluster_no_job_names_is_named_with_those_the_log_has(tmp_path):
+    jobs = [{"jobid": j, "vc": vc, "status": "Pass", "submitted_time": "2017-10-07 01:00:00",
+             "attempts": [{"start_time": "2017-10-07 01:00:00", "end_time": "2017-10-07 02:00:00",
+                           "detail": [{"ip": "m", "gpus": ["gpu0"]}]}]}
+            for j, vc in (("a", "ee9e8c"), ("b", "6214e9"), ("c", None))]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(jobs))
+    assert len(philly_log.read_philly(str(path), vc="ee9e8c")) == 1
+    with pytest.raises(ValueError, match=r"no job of virtual cluster 'EE9E8C' \(names are compared with case: "
+                                         r"'ee9e8c'\?\); the log's virtual clusters: 6214e9, ee9e8c$"):
+        philly_log.read_philly(str(path), vc="EE9E8C")
+    with pytest.raises(ValueError, match=r"'zz'; the log's virtual clusters: 6214e9, ee9e8c$"):
+        philly_log.read_philly(str(path), vc="zz")
+
+
+def test_one_job_is_one_job(tmp_path, capsys):
+    assert jct.main(["--trace", str(_csv(tmp_path / "one.csv", "submit_time,duration\n0,10\n"))]) == 0
+    assert ": 1 job over 0 s" in capsys.readouterr().out

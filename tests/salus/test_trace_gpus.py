@@ -84,7 +84,7 @@ def test_the_command_takes_gpus_with_a_csv_that_has_a_gpu_column(tmp_path, capsy
     assert result["jobs"] == 2 and result["gpu_column"] == "num_gpus" and result["left_out"] == {"not on 1 GPU": 2}
     assert jct.main(["--trace", str(table), "--gpus", "8"]) == 0
     out = capsys.readouterr()
-    assert "1 jobs over 0 s (dates read in UTC); GPUs from num_gpus; left out 3 not on 8 GPUs" in out.out
+    assert "1 job over 0 s (dates read in UTC); GPUs from num_gpus; left out 3 not on 8 GPUs" in out.out
     assert "warning" not in out.err
     assert jct.main(["--trace", str(table), "--gpus", "0"]) == 0
     out = capsys.readouterr()

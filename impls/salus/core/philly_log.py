@@ -87,7 +87,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     keys = ["" if job.get("jobid") is None else str(job["jobid"]) for job in jobs]
     last = {key: index for index, key in enumerate(keys)}      # each jobid's last listing
     left: Counter = Counter()
-    rows, unreadable, seen, other_gpus = [], "", {}, 0
+    rows, unreadable, seen, other_gpus, clusters = [], "", {}, 0, Counter()
     for index, (job, key) in enumerate(zip(jobs, keys)):
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
@@ -97,6 +97,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         if key and job != jobs[last[key]]:
             left[LISTED_AGAIN_LATER] += 1
             continue
+        clusters[job.get("vc")] += 1
         if vc is not None and job.get("vc") != vc:
             left["another virtual cluster"] += 1
             continue
@@ -145,8 +146,21 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             continue
         other_gpus += gpus is None and held != 1
         rows.append((submitted, length, str(job.get("jobid", index))))
+    if vc is not None and vc not in clusters:
+        raise ValueError(no_such_cluster(path, vc, clusters))
     trace = job_trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
     return dataclasses.replace(trace, notes=other_gpus_note(other_gpus, len(rows), "the attempts' gpus"))
+
+
+def no_such_cluster(path: Path, vc: str, clusters: Counter) -> str:
+    """The error for a ``vc`` that no job of the log at ``path`` names: the log's virtual
+    clusters (``clusters``: jobs per ``vc`` value), the first 20 by name, and the one it meant
+    where ``vc`` matches one without case (names are compared with case)."""
+    names = sorted(str(n) for n in clusters if n is not None)
+    alike = [n for n in names if n.lower() == vc.lower()]
+    meant = f" (names are compared with case: {alike[0]!r}?)" if len(alike) == 1 else ""
+    shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "") if names else "none (no job names one)"
+    return f"{path}: no job of virtual cluster {vc!r}{meant}; the log's virtual clusters: {shown}"
 
 
 LISTED_AGAIN_LATER = "job id listed again later (the later listing is read)"
