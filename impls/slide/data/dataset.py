@@ -253,14 +253,6 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
                            "labels, as the real sets have; python -m impls.slide.xc_stats FILE --test FILE)")
 
 
-def check_real_contents(data: XCData, path: str | Path, like: str, split: str = "train") -> None:
-    """:func:`impls.slide.data.real_contents.check_real_contents` (raises RealDataMismatch when
-    split ``data`` has set ``like``'s header but not its contents)."""
-    from impls.slide.data.real_contents import check_real_contents as check
-
-    check(data, path, like, split)
-
-
 def claimed_real_set(*paths: str | Path) -> str | None:
     """The published set (:data:`impls.slide.xc_stats.PUBLISHED`) whose feature and label
     counts the header of any of ``paths`` has, i.e. which real set the files claim to be
@@ -326,6 +318,7 @@ def read_real_pair(train_path: str | Path, like: str | None = None) -> dict[str,
     :func:`check_real_pair_headers`), parsed into the registry's dict of arrays; the test file's
     sha256 is kept as ``test_source_sha256`` (hex, as uint8 bytes)."""
     from impls.harness.registry import sha256_of
+    from impls.slide.data.real_contents import check_real_contents
     from impls.slide.data.xc_format import read_xc
 
     train_path = Path(train_path)
@@ -353,8 +346,10 @@ def real_pair(train_path: str | Path, test_path: str | Path, like: str | None = 
               ) -> tuple[XCData, XCData, dict]:
     """(train, test, info) from real XC files given by path (``--train/--test``): headers
     checked as in :func:`check_real_header` and the training split's means as in
-    :func:`check_real_contents`, both files' sha256 in ``info`` (``real`` True, ``like`` the
-    published set)."""
+    :func:`~impls.slide.data.real_contents.check_real_contents`, both files' sha256 in ``info``
+    (``real`` True, ``like`` the published set)."""
+    from impls.slide.data.real_contents import check_real_contents
+
     like = check_real_header(train_path, "train", like)
     check_real_header(test_path, "test", like)
     train = from_file(train_path, allow_empty_labels=True)
