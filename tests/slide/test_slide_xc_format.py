@@ -320,3 +320,31 @@ def test_a_header_that_is_not_a_data_line_gets_no_missing_header_hint(tmp_path):
         with pytest.raises(XCFormatError) as err:
             read_xc(write(tmp_path, text))
         assert "no header" not in str(err.value), text
+
+
+@pytest.mark.parametrize("row, token", [
+    (b"1 0:0,5", "'0:0,5': a decimal comma? write the value with '.'"),
+    (b"1 0:1\xc2\xa02:1", r"'0:1\\xc2\\xa02:1'"),          # a non-breaking space from copy-paste
+    (b"1 0:1\x0b2:1", r"'0:1\x0b2:1'"), (b"1 0:0x1", "'0:0x1'"),
+    (b"1 :1", "':1'"), (b"1 a:1", "'a:1'"), (b"1 0:1 7", "'7'"), (b"\t7 0:1", "'7'"),
+])
+def test_a_syntax_error_in_a_feature_token_quotes_the_token(tmp_path, row, token):
+    """On a line of hundreds of tokens the bad one was left to the user to find."""
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"2 10 3\n0 1:1\n" + row + b"\n")
+    with pytest.raises(XCFormatError) as err:
+        read_xc(path, allow_empty_labels=True)
+    message = str(err.value)
+    assert message.startswith(f"{path}:3: ") and message.endswith(f", got {token}"), message
+    assert message.count("\n") == 0
+
+
+def test_an_empty_file_is_called_empty_by_the_reader_and_the_header_check(tmp_path):
+    from impls.slide.data.dataset import RealDataMismatch, read_header
+
+    path = write(tmp_path, "", "zero_test.txt")
+    said = r"zero_test.txt: the file is empty \(expected the header 'N D L', then a line per point\)$"
+    with pytest.raises(XCFormatError, match=said):
+        read_xc(path)
+    with pytest.raises(RealDataMismatch, match=said):
+        read_header(path)

@@ -180,15 +180,17 @@ class RealDataMismatch(ValueError):
 
 
 def read_header(path: str | Path) -> tuple[int, int, int]:
-    """``(N, D, L)`` from the first line of the XC text file ``path`` (reads only that line)."""
+    """``(N, D, L)`` from the first line of the XC text file ``path`` (reads only that line);
+    RealDataMismatch, naming the file, where it is no such header or the file is empty."""
     path = Path(path)
     with open(path, "rb") as handle:
         line = handle.readline(256)
         second = handle.readline(256)
     parts = line.split()
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
-        from impls.slide.data.xc_format import bad_header_message
-        raise RealDataMismatch(bad_header_message(path, line.rstrip(b"\r\n"), second.rstrip(b"\r\n")))
+        from impls.slide.data.xc_format import bad_header_message, empty_file_message
+        raise RealDataMismatch(bad_header_message(path, line.rstrip(b"\r\n"), second.rstrip(b"\r\n")) if line
+                               else empty_file_message(path))
     n, d, l = (int(p) for p in parts)
     from impls.slide.data.xc_format import XCFormatError, check_header_sizes
     try:

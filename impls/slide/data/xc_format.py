@@ -186,7 +186,14 @@ def check_header_sizes(path: str | Path, n: int, d: int, l: int) -> None:
                                 f"(indices are 32-bit); is the header 'N D L'?")
 
 
+def empty_file_message(path: str | Path) -> str:
+    """The error for an XC file of no bytes at all (no header to read)."""
+    return f"{path}: the file is empty (expected the header 'N D L', then a line per point)"
+
+
 def _header(buf: np.ndarray, path: Path) -> tuple[int, int, int, int]:
+    if buf.size == 0:
+        raise XCFormatError(empty_file_message(path))
     nl = int(np.argmax(buf == 10)) if (buf == 10).any() else buf.size
     text = bytes(buf[:nl]).decode("ascii", "replace").split()
     if len(text) != 3 or not all(t.isdigit() for t in text):
@@ -261,7 +268,7 @@ def data_lines(path: str | Path) -> int:
     'N D L' header."""
     path = Path(path)
     if path.stat().st_size == 0:
-        raise XCFormatError(f"{path}: the file is empty")
+        raise XCFormatError(empty_file_message(path))
     buf = np.memmap(path, np.uint8, mode="r")
     start = _header(buf[:1 << 16], path)[3]
     return _data_lines(buf[start:])[0]
@@ -343,12 +350,46 @@ def _warn_repeated(path: str | Path, repeated: int, n: int) -> None:
 ONE_BASED_HINT = "ids are 0-based; is the file 1-based?"
 
 
-def _line_words(body: np.ndarray, line: int) -> list[bytes]:
-    """The whitespace-split words of data line ``line`` (0-based) of ``body`` (error path only)."""
+def _line_bytes(body: np.ndarray, line: int) -> bytes:
+    """Data line ``line`` (0-based) of ``body``, without its newline (error path only)."""
     ends = np.flatnonzero(body == 10)
     begin = int(ends[line - 1]) + 1 if line > 0 else 0
     end = int(ends[line]) if line < ends.size else body.size
-    return bytes(body[begin:end]).split()
+    return bytes(body[begin:end])
+
+
+def _line_words(body: np.ndarray, line: int) -> list[bytes]:
+    """The words of data line ``line`` (0-based) of ``body``, split where the parser splits
+    them (spaces, tabs, carriage returns; error path only)."""
+    return _words(_line_bytes(body, line))
+
+
+def _words(line: bytes) -> list[bytes]:
+    """The words of ``line`` as the parser splits them (spaces, tabs, carriage returns)."""
+    return [w for w in line.replace(b"\t", b" ").replace(b"\r", b" ").split(b" ") if w]
+
+
+def _token_detail(body: np.ndarray, line: int, code: int) -> str:
+    """For a syntax error in a ``feature:value`` token at data line ``line`` (0-based) of
+    ``body`` (no ':', a feature that is not digits, a value the parser cannot read): the first
+    such token of the line, as ``", got TOKEN"`` (:func:`shown`), with a hint where the value
+    is written with a decimal comma; "" for any other error or where no token fails."""
+    if code not in (K.E_MISSING_COLON, K.E_FEATURE_SYNTAX, K.E_VALUE_SYNTAX):
+        return ""
+    raw = _line_bytes(body, line)
+    words = _words(raw)
+    if words and raw[:1] not in (b" ", b"\t", b"\r") and b":" not in words[0]:
+        words = words[1:]                          # the label list
+    for word in words:
+        feature, colon, value = word.partition(b":")
+        number = np.frombuffer(value, np.uint8)
+        _, stop, ok = K._parse_float(number, 0, number.size) if number.size else (0.0, 0, False)
+        if colon and feature.isdigit() and ok and stop == number.size:
+            continue
+        hint = (": a decimal comma? write the value with '.'"
+                if colon and value.replace(b",", b"", 1).lstrip(b"+-").isdigit() and b"," in value else "")
+        return f", got {shown(word)}{hint}"
+    return ""
 
 
 def _label_separator_hint(body: np.ndarray, line: int, code: int) -> str:
@@ -410,7 +451,7 @@ def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tu
         raise XCFormatError(f"{where}: more data lines than the header's N={n}{counted}")
     if code != K.OK:
         raise XCFormatError(f"{where}: {_MESSAGES[code].format(D=d, L=l)}{_range_detail(body, line, code, d, l)}"
-                            f"{_label_separator_hint(body, line, code)}")
+                            f"{_token_detail(body, line, code)}{_label_separator_hint(body, line, code)}")
     finite = np.isfinite(values[:nnz])
     if not finite.all():
         first = int(np.argmin(finite))
