@@ -218,16 +218,16 @@ def test_the_join_refuses_a_pair_of_other_lengths_and_writes_nothing(tmp_path, c
     assert features.read_text().startswith("3 20\n")
 
 
-def test_the_join_leaves_out_empty_points_at_the_end_and_reads_crlf(tmp_path, capsys):
+def test_the_join_keeps_empty_points_at_the_end_and_reads_crlf(tmp_path, capsys):
+    """An empty last point is a blank last line, which the reader takes as the point N counts."""
     from impls.slide.data import xc_join
 
     features = write(tmp_path, "4 20\r\n1:0.5 3:0.25\r\n\r\n2:1\r\n\r\n", "trn_X_Xf.txt")
     labels = write(tmp_path, "4 5\r\n0:1.0 4:1.0\r\n2\r\n\r\n\r\n", "trn_X_Y.txt")
     assert xc_join.main([str(features), str(labels), str(tmp_path / "train.txt")]) == 0
-    err = capsys.readouterr().err
-    assert "the last 1 points have neither labels nor features" in err and "N = 3" in err
+    assert "warning" not in capsys.readouterr().err
     joined = read_xc(tmp_path / "train.txt", allow_empty_labels=True)
-    np.testing.assert_array_equal(joined["label_indptr"], [0, 2, 3, 3])
+    np.testing.assert_array_equal(joined["label_indptr"], [0, 2, 3, 3, 3])
     np.testing.assert_array_equal(joined["labels"], [0, 4, 2])
     np.testing.assert_array_equal(joined["indices"], [1, 3, 2])
 
@@ -348,3 +348,29 @@ def test_an_empty_file_is_called_empty_by_the_reader_and_the_header_check(tmp_pa
         read_xc(path)
     with pytest.raises(RealDataMismatch, match=said):
         read_header(path)
+
+
+@pytest.mark.parametrize("end", ["\n", " \n", "\r\n", "  "])
+def test_a_last_point_with_nothing_is_a_point_like_the_same_line_inside(tmp_path, end):
+    """It was called a cut file (and N-1 advised, dropping a test point) while the same line
+    inside the data was read as a point; blank lines beyond N are still no points."""
+    from impls.slide.data.xc_format import data_lines
+
+    last = write(tmp_path, "3 4 3\n0 0:1\n1 1:1\n" + end, "last.txt")
+    inside = write(tmp_path, "3 4 3\n0 0:1\n" + end.rstrip("\n") + "\n1 1:1\n", "inside.txt")
+    assert data_lines(last) == 3
+    with pytest.raises(XCFormatError, match=r"last.txt:4: empty label list"):
+        read_xc(last)
+    a, b = read_xc(last, allow_empty_labels=True), read_xc(inside, allow_empty_labels=True)
+    np.testing.assert_array_equal(a["label_indptr"], [0, 1, 2, 2])
+    np.testing.assert_array_equal(a["indptr"], [0, 1, 2, 2])
+    np.testing.assert_array_equal(b["label_indptr"], [0, 1, 1, 2])
+    assert read_xc(write(tmp_path, "2 4 3\n0 0:1\n1 1:1\n" + end + "\n\n"))["indptr"].size == 3
+
+
+def test_a_set_whose_last_point_is_empty_reads_back_as_written(tmp_path):
+    arrays = {"indptr": np.array([0, 1, 1]), "indices": np.array([2]), "values": np.array([0.5], np.float32),
+              "label_indptr": np.array([0, 1, 1]), "labels": np.array([3]), "shape": np.array([4, 5])}
+    back = read_xc(write_xc(tmp_path / "w.txt", arrays), allow_empty_labels=True)
+    for key in ("indptr", "indices", "label_indptr", "labels"):
+        np.testing.assert_array_equal(back[key], arrays[key])

@@ -14,7 +14,8 @@ with :class:`XCFormatError` naming the file, the line and what was expected. A l
 without a label list (it starts with whitespace or directly with a ``f:v`` token) is
 an error unless ``allow_empty_labels=True`` (some repository files contain such
 points); so is a blank line inside the data, read as a point with neither labels nor
-features. Blank lines at the end of a file are never points. D and L must fit the
+features. Blank lines at the end of a file are points only where the header's N counts
+them (a last point with neither labels nor features), and never beyond it. D and L must fit the
 32-bit indices the arrays hold. A label listed twice on one line is kept once (a point's
 labels are a set; the count of such points is a warning, :func:`warn`); a feature listed twice
 is kept twice, and every product sums its values. A file with fewer data lines than its
@@ -248,17 +249,26 @@ def bare_cr_count(body: np.ndarray) -> int:
 _COUNT_CHUNK = 1 << 26   # bytes compared at a time when counting newlines (bounds the temporary)
 
 
-def _data_lines(body: np.ndarray) -> tuple[int, int]:
+def _data_lines(body: np.ndarray, n: int) -> tuple[int, int]:
     """``(lines, stop)``: the data lines of ``body`` (the bytes after the header) and the index
-    after the newline that ends the last of them; blank lines at the end are not counted (they
-    are never points). One pass over ``body`` (a newline count, a chunk at a time)."""
+    after the newline that ends the last of them. Blank lines at the end are points only as far
+    as the header's ``n`` needs them (a last point with neither labels nor features is such a
+    line, as it would be anywhere else); those beyond are not counted. One pass over ``body``
+    (a newline count, a chunk at a time)."""
     stop = _content_end(body)
     if stop:
         newline = np.flatnonzero(body[stop:] == 10)
         stop = stop + int(newline[0]) + 1 if newline.size else body.size
     kept = body[:stop]
     newlines = sum(int(np.count_nonzero(kept[i:i + _COUNT_CHUNK] == 10)) for i in range(0, kept.size, _COUNT_CHUNK))
-    return newlines + (1 if kept.size and kept[-1] != 10 else 0), stop
+    lines = newlines + (1 if kept.size and kept[-1] != 10 else 0)
+    if lines < n and stop < body.size:             # blank lines follow: each is a point while N wants one
+        ends = np.flatnonzero(body[stop:] == 10)[:n - lines]
+        if ends.size == n - lines or body[-1] == 10:
+            lines, stop = lines + int(ends.size), stop + (int(ends[-1]) + 1 if ends.size else 0)
+        else:                                       # the last blank line has no newline
+            lines, stop = lines + int(ends.size) + 1, body.size
+    return lines, stop
 
 
 def data_lines(path: str | Path) -> int:
@@ -270,19 +280,20 @@ def data_lines(path: str | Path) -> int:
     if path.stat().st_size == 0:
         raise XCFormatError(empty_file_message(path))
     buf = np.memmap(path, np.uint8, mode="r")
-    start = _header(buf[:1 << 16], path)[3]
-    return _data_lines(buf[start:])[0]
+    n, _, _, start = _header(buf[:1 << 16], path)
+    return _data_lines(buf[start:], n)[0]
 
 
 def _fit_to_header(buf: np.ndarray, start: int, n: int, path: Path) -> np.ndarray:
-    """``buf`` without the blank lines at its end (they are never points); raises
-    XCFormatError (:func:`short_file_message`, which names lines that end in CR alone as the
-    cause when the data hold such a CR) when fewer than N data lines remain, before
-    any array of N rows is allocated and before the parse. More than N lines are the parser's
-    to report, at the first extra line."""
-    lines, stop = _data_lines(buf[start:])
+    """``buf`` without the blank lines at its end that are no points (:func:`_data_lines`: those
+    beyond the header's N); raises XCFormatError (:func:`short_file_message`, which names lines
+    that end in CR alone as the cause when the data hold such a CR) when fewer than N data lines
+    remain, before any array of N rows is allocated and before the parse. More than N lines
+    are the parser's to report, at the first extra line."""
+    lines, stop = _data_lines(buf[start:], n)
     if lines < n:
-        raise XCFormatError(short_file_message(path, n, lines, bare_cr_count(buf[start:])))
+        content = _data_lines(buf[start:], 0)[0]     # the count that reads the file, its blank end aside
+        raise XCFormatError(short_file_message(path, n, content, bare_cr_count(buf[start:])))
     return buf[:start + stop]
 
 

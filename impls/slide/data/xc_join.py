@@ -8,9 +8,9 @@ other than 1, a weight, is dropped and the label kept, said on stderr with their
 ``l1,l2 f:v ...`` lines (:mod:`impls.slide.data.xc_format`). Both inputs must be regular
 files (they are read more than once) and hold N points, one line each (a blank line is a
 point with nothing; blank lines after the N-th are ignored); otherwise nothing is written
-and the error says which file and why. Points at the end with neither labels nor features
-cannot be told from the trailing blank lines the format ignores, so they are left out and N
-is lowered by their number (said on stderr). Inputs that look given in swapped order (by
+and the error says which file and why. A point with neither labels nor features is written
+as a blank line, at the end as anywhere (the reader takes blank lines at the end as points
+as far as N counts them). Inputs that look given in swapped order (by
 the names the repository gives them, or by their first lines' tokens) are refused, with the
 command that has them the other way round. ``OUT`` appears whole or not at all
 (:func:`impls.harness.atomic.replacing`). Two passes over the inputs, one line of each in memory.
@@ -189,12 +189,12 @@ def _check_inputs(features: Path, labels: Path, out: Path) -> None:
         raise JoinError(f"{out}: its folder {out.resolve().parent} does not exist")
 
 
-def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.PathLike) -> tuple[int, int]:
-    """Write the joined file ``out``; return ``(points written, empty points left out at the
-    end)``. Raises :class:`JoinError` before writing anything when an input is not a regular
-    file, a header is not two numbers, the headers' N differ, the inputs look given in
-    swapped order (:func:`_check_order`), or a file holds another number of points than its
-    N; ``out`` is replaced only once it is whole, and then a warning
+def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.PathLike) -> int:
+    """Write the joined file ``out``; return the points written (the headers' N). Raises
+    :class:`JoinError` before writing anything when an input is not a regular file, a header
+    is not two numbers, the headers' N differ, the inputs look given in swapped order
+    (:func:`_check_order`), or a file holds another number of points than its N; ``out`` is
+    replaced only once it is whole, and then a warning
     (:func:`~impls.slide.data.xc_format.warn`) counts the label values other than 1 dropped."""
     features, labels, out = Path(features), Path(labels), Path(out)
     _check_inputs(features, labels, out)
@@ -205,22 +205,17 @@ def join(features: str | os.PathLike, labels: str | os.PathLike, out: str | os.P
     _check_order(features, labels, out)
     for path in (features, labels):
         _points(path, n)
-    with open(features, "rb") as x, open(labels, "rb") as y:
-        x.readline()
-        y.readline()
-        pairs = zip(range(n), x, y)
-        kept = 1 + max((i for i, a, b in pairs if a.strip() or b.strip()), default=-1)
     with open(features, "rb") as x, open(labels, "rb") as y, atomic.replacing(out) as w:
         x.readline()
         y.readline()
-        w.write(f"{kept} {d} {n_labels}\n".encode())
+        w.write(f"{n} {d} {n_labels}\n".encode())
         weighted = 0
-        for _, a, b in zip(range(kept), x, y):
+        for _, a, b in zip(range(n), x, y):
             weighted += _weights(b)
             w.write(_labels(b) + b" " + a.strip() + b"\n")
     if weighted:
         xc_format.warn(f"{labels}: {weighted} label values other than 1 are dropped; each label is kept")
-    return kept, n - kept
+    return n
 
 
 @cli.command("python -m impls.slide.data.xc_join")
@@ -232,11 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("labels", help="the labels file (first line 'N L')")
     p.add_argument("out", help="the XC file to write ('N D L', lines 'l1,l2 f:v ...')")
     args = p.parse_args(argv)
-    kept, dropped = join(args.features, args.labels, args.out)
-    if dropped:
-        print(f"warning: the last {dropped} points have neither labels nor features, which the format cannot hold "
-              f"at a file's end; left out, N = {kept}", file=sys.stderr)
-    print(f"wrote {args.out}: {kept} points")
+    print(f"wrote {args.out}: {join(args.features, args.labels, args.out)} points")
     return 0
 
 

@@ -92,8 +92,9 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
     """Parse ``n_points`` data lines of ``buf`` from ``pos``.
 
     A line without a label list starts with whitespace or directly with a 'f:v' token;
-    it is an error (E_EMPTY_LABELS) unless ``allow_empty``, and so is a blank line
-    inside the data, which is read as a point with neither labels nor features.
+    it is an error (E_EMPTY_LABELS) unless ``allow_empty``, and so is a blank line,
+    which is read as a point with neither labels nor features: ``buf`` ends where the
+    points end (the caller cuts off the blank lines at the end that are no points).
 
     Returns (code, line_index, nnz, n_label_entries, first_blank): ``line_index`` is the
     0-based data line where the error was found (the header is not counted),
@@ -111,15 +112,11 @@ def parse_body(buf, pos, n_points, n_features, n_labels, allow_empty,
         eol = pos
         while eol < end and buf[eol] != LF:
             eol += 1
-        # skip a trailing blank line (only whitespace) at the very end of the file
         blank = True
         for q in range(pos, eol):
             if not _is_ws(buf[q]):
                 blank = False
                 break
-        if blank and eol >= end - 1:
-            pos = eol + 1
-            continue
         if line >= n_points:
             return E_TOO_MANY_LINES, line, nnz, nl, first_blank
         if blank and first_blank < 0:
