@@ -44,12 +44,15 @@ def warn_about_inputs(args, train_data, test_data) -> None:
                      "float32 and training may diverge or learn nothing (were the rows scaled?)")
     unlearnable = unseen_label_points(train_data, test_data)
     if unlearnable:
-        share = unlearnable / max(test_data.n_points, 1)
+        n = max(test_data.n_points, 1)
+        share = unlearnable / n
         why = ("are the two files of one set, with the same label ids?" if share > UNSEEN_LABELS_SUSPECT
                else "a few, as a real set's tail labels give")
+        unlabelled = test_data.n_points - test_data.labelled_rows().size      # each a miss as well
+        also = f", and the {unlabelled} without labels are misses too" if unlabelled else ""
         cli.warn(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training point "
-                 f"carries: no model learns to rank those labels first, so P@1 is at most {below_one(1 - share)} "
-                 f"({why})")
+                 f"carries: no model learns to rank those labels first{also}, so P@1 is at most "
+                 f"{below_one(1 - (unlearnable + unlabelled) / n)} ({why})")
     norms = norms_of["training"]
     norm = float(np.median(norms)) if norms.size else 0.0
     if norm > ROW_NORM_WARN:

@@ -47,3 +47,22 @@ def test_mode_all_computes_every_label_by_design_and_is_not_warned_of():
     full = {"method": "slide", "active_fraction": 1.0, "mean_active": 5450.0, "params": {"mode": "all"}}
     assert iw.sparsity_note(full) is None
     assert iw.sparsity_note({**full, "params": {"mode": "union"}}) is not None
+
+
+def _split(text: bytes):
+    from impls.slide.data.dataset import XCData
+    from impls.slide.data.xc_format import parse_xc_bytes
+
+    return XCData.from_arrays(parse_xc_bytes(text, allow_empty_labels=True))
+
+
+def test_the_p_at_1_ceiling_counts_unlabelled_test_points_as_misses(capsys):
+    """One test point with an unseen label and one without labels leave one of three
+    reachable: the bound said 0.667, counting the unlabelled one as a hit."""
+    train = _split(b"3 4 4\n0 0:1\n1 1:1\n2 2:1\n")
+    iw.warn_about_inputs(_args(), train, _split(b"3 4 4\n3 3:1\n 0:1\n0 0:1\n"))
+    err = capsys.readouterr().err
+    assert "1 of 3 test points carry only labels that no training point carries" in err
+    assert "and the 1 without labels are misses too, so P@1 is at most 0.333 (" in err, err
+    iw.warn_about_inputs(_args(), train, _split(b"2 4 4\n3 3:1\n0 0:1\n"))
+    assert "without labels" not in (err := capsys.readouterr().err) and "P@1 is at most 0.5 (" in err
