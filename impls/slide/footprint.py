@@ -61,14 +61,41 @@ def _fields(path: str) -> dict[str, int]:
     return out
 
 
-def check_fits(config: SlideConfig, n_features: int, n_labels: int, method: str, device: str) -> None:
-    """Raise ``MemoryError`` (one line: the run's least size and what is available, in GiB)
-    where :func:`least_bytes` exceeds :func:`available_bytes`; return quietly otherwise, or
-    where the available memory cannot be read."""
+HEADER_FAR = 10   # a header's D or L this many times the ids the rows use is named as the likely cause
+
+
+def ids_in_use(*splits) -> tuple[int, int]:
+    """``(features, labels)`` the rows of ``splits`` (XCData) use: the largest feature id and the
+    largest label id over all of them, each plus 1 (0 where no row holds one)."""
+    def used(ids):
+        return max((int(a.max()) + 1 for a in ids if a.size), default=0)
+    return used([s.indices for s in splits]), used([s.labels for s in splits])
+
+
+def header_note(where: str, n_features: int, n_labels: int, in_use: tuple[int, int]) -> str:
+    """For a header (of ``where``) whose D or L is :data:`HEADER_FAR` times or more what the rows
+    use (``in_use``, :func:`ids_in_use`): a clause naming the header's count and the largest id
+    in use, ending in "; "; "" otherwise."""
+    far = [(name, count, used) for name, count, used in (("D", n_features, in_use[0]), ("L", n_labels, in_use[1]))
+           if count >= HEADER_FAR * max(used, 1)]
+    if not far:
+        return ""
+    said = " and ".join(f"{name}={count:,} but its rows use ids up to {used - 1:,}" for name, count, used in far)
+    return (f"{where}'s header says {said} (a typo, or a hashed feature space?): the model is sized by the "
+            "header, so write the largest id + 1 there; ")
+
+
+def check_fits(config: SlideConfig, n_features: int, n_labels: int, method: str, device: str,
+               in_use: tuple[int, int] | None = None, where: str = "the data") -> None:
+    """Raise ``MemoryError`` (one line: the run's least size and what is available, in GiB,
+    led by :func:`header_note` where ``in_use``, the ids the rows of ``where`` use, are far
+    below the header's counts) where :func:`least_bytes` exceeds :func:`available_bytes`;
+    return quietly otherwise, or where the available memory cannot be read."""
     need, have = least_bytes(config, n_features, n_labels, method, device), available_bytes()
     if have is not None and need > have:
         hashing = (f"--lsh {config.lsh} --K {config.K} --L {config.L}, "
                    if builds_tables(method, config.mode) else "")
-        raise MemoryError(f"this {method} run holds at least {need / 2**30:.1f} GiB at once with --hidden "
+        note = header_note(where, n_features, n_labels, in_use) if in_use else ""
+        raise MemoryError(f"{note}this {method} run holds at least {need / 2**30:.1f} GiB at once with --hidden "
                           f"{config.hidden}, {hashing}{n_features} features and {n_labels} labels; this process "
                           f"may allocate {have / 2**30:.1f} GiB")

@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     fields = {f.name for f in dataclasses.fields(SlideConfig)}
     config = SlideConfig(**{k: v for k, v in vars(args).items() if k in fields})
     from impls.slide.data.dataset import files_info, from_file, from_registry, real_pair, trainable_rows
-    from impls.slide.footprint import check_fits
+    from impls.slide.footprint import check_fits, ids_in_use
 
     t0 = time.perf_counter()
     if args.dataset:
@@ -304,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
                    else f"dataset {args.dataset}, profile {profiles.resolve(args.profile)}")
         raise ValueError(f"{err} ({sources})") from None
     trainable = train_data.n_points if rows is None else rows.size
-    check_fits(config, train_data.n_features, train_data.n_labels, method, device)   # before anything large
+    check_fits(config, train_data.n_features, train_data.n_labels, method, device,   # before anything large
+               ids_in_use(train_data, test_data), args.train or f"dataset {args.dataset}")
     _warn_clamped(args, trainable, test_data.n_points)
     from impls.slide.input_warnings import warn_about_inputs
 

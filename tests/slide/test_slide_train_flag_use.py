@@ -110,6 +110,20 @@ def test_a_run_too_large_for_memory_is_refused_before_anything_is_drawn(run, mon
     assert "check --hidden, --K, --L" in line and "stopped" not in err, err
 
 
+def test_a_header_far_above_the_ids_in_use_is_named_when_the_run_does_not_fit(run, monkeypatch, tmp_path):
+    """A header D of 1e8 over rows with ids up to 6 ran out of memory blaming only the flags."""
+    from impls.slide import footprint
+
+    monkeypatch.setattr(footprint, "available_bytes", lambda: 2**30)
+    (tmp_path / "train.txt").write_text(PAIR.replace("4 20 3", "4 100000000 3", 1))
+    status, err = run()
+    line = err.strip().splitlines()[-1]
+    assert status == 2 and line.startswith(f"error: not enough memory ({tmp_path / 'train.txt'}'s header says "
+                                           "D=100,000,000 but its rows use ids up to 6 (a typo"), err
+    assert "L=" not in line.split(" (a typo")[0] and "100000000 features" in line, err
+    assert footprint.header_note("f", 20, 3, (7, 3)) == ""                 # the ids fill the header's counts
+
+
 def test_a_run_that_fits_is_not_refused(run, monkeypatch):
     from impls.slide import footprint
 
