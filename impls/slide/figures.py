@@ -64,7 +64,8 @@ def _label(run: dict) -> str:
 def _set_size(stats: dict | None) -> str:
     if not stats:
         return ""
-    return f"{stats.get('labels', 0):,} labels, {stats.get('points', 0):,} training points"
+    norm = f", rows' median L2 norm {stats['median_row_norm']:.3g}" if "median_row_norm" in stats else ""
+    return f"{stats.get('labels', 0):,} labels, {stats.get('points', 0):,} training points{norm}"
 
 
 def _source(data: dict, expect_real: bool = False) -> str:
@@ -94,8 +95,7 @@ def delicious_time_to_accuracy(data: dict):
 
 @figure("slide_real_amazon_time_to_accuracy")
 def real_amazon_time_to_accuracy(data: dict):
-    """The time-to-accuracy drawing of the real Amazon-670K run(s); its title names the files'
-    checksums (:func:`_source`)."""
+    """The real Amazon-670K run(s)' time-to-accuracy, titled with the files' checksums (:func:`_source`)."""
     return _time_to_accuracy(data, expect_real=True)
 
 

@@ -1,7 +1,8 @@
 """What the SLIDE command line warns of in its inputs before it trains, and in its result
 after: data a model cannot learn from as given (unlabelled, featureless or unscaled rows,
-labels no training point carries), and settings that do not fit the data (another set's
-defaults, too few labels for hash tables to be sparse). A warning never stops a run."""
+labels no training point carries; the real-data experiment logs the same lines), and
+settings that do not fit the data (another set's defaults, too few labels for hash tables
+to be sparse). A warning never stops a run."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,30 +19,44 @@ DELICIOUS_FLAGS = ("lsh", "K", "L", "batch", "padding", "lr")
 
 def warn_about_inputs(args, train_data, test_data) -> None:
     """Warn (stderr) of what in the training and test data (XCData) a model cannot learn from
-    as given, and of defaults chosen for another set than the one given (:func:`set_defaults_note`)."""
-    from impls.slide.core.config import SlideConfig
-    from impls.slide.data.xc_format import repeated_feature_points, row_norms
+    as given (:func:`data_warnings`, at ``args.lr``), and of defaults chosen for another set
+    than the one given (:func:`set_defaults_note`)."""
+    for line in data_warnings(train_data, test_data, args.lr, "--lr"):
+        cli.warn(line)
+    note = set_defaults_note(args)
+    if note:
+        cli.warn(note)
 
-    norms_of = {}
+
+def data_warnings(train_data, test_data, lr: float, lr_name: str) -> list[str]:
+    """The warnings (lines, without "warning: ") of what in the training and test data (XCData)
+    a model cannot learn from as given: unlabelled, repeated-feature, featureless or huge-valued
+    rows, test points no training label reaches, and training rows whose median L2 norm
+    (:func:`~impls.slide.data.xc_format.median_row_norm`) is far from 1 for a run at
+    learning rate ``lr`` (``lr_name`` says where that rate is set); [] when none applies."""
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.data.xc_format import median_row_norm, repeated_feature_points, row_norms
+
+    lines = []
     for split, data in (("training", train_data), ("test", test_data)):
-        norms_of[split] = row_norms(data)          # each row's L2 norm, of the rows with features
         unlabelled = data.n_points - data.labelled_rows().size
         if unlabelled:
-            cli.warn(f"{unlabelled} of {data.n_points} {split} points have no labels: "
-                     + ("left out of training" if split == "training" else "each counts as a miss in P@k"))
+            lines.append(f"{unlabelled} of {data.n_points} {split} points have no labels: "
+                         + ("left out of training" if split == "training" else "each counts as a miss in P@k"))
         repeats = repeated_feature_points(data.indptr, data.indices)
         if repeats:
-            cli.warn(f"{repeats} of {data.n_points} {split} points list a feature more than once: the model sums "
-                     "their values, as one feature with the sum")
-        featureless = data.n_points - int(np.count_nonzero(norms_of[split]))
+            lines.append(f"{repeats} of {data.n_points} {split} points list a feature more than once: the model "
+                         "sums their values, as one feature with the sum")
+        featureless = data.n_points - int(np.count_nonzero(row_norms(data)))   # norms of the rows with features
         if featureless:
-            cli.warn(f"{featureless} of {data.n_points} {split} points have no features (or only zero values): a "
-                     "model sees the same all-zero input for each, so it can only rank the labels by popularity there")
+            lines.append(f"{featureless} of {data.n_points} {split} points have no features (or only zero values): "
+                         "a model sees the same all-zero input for each, so it can only rank the labels by "
+                         "popularity there")
         largest = float(np.abs(data.values).max()) if data.values.size else 0.0
         if largest > LARGEST_USUAL_VALUE:
-            cli.warn(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights or "
-                     f"counts, far below {LARGEST_USUAL_VALUE:g}; activations this large lose precision in "
-                     "float32 and training may diverge or learn nothing (were the rows scaled?)")
+            lines.append(f"the {split} file holds a feature value of {largest:.3g}: XC values are TF-IDF weights "
+                         f"or counts, far below {LARGEST_USUAL_VALUE:g}; activations this large lose precision in "
+                         "float32 and training may diverge or learn nothing (were the rows scaled?)")
     unlearnable = unseen_label_points(train_data, test_data)
     if unlearnable:
         n = max(test_data.n_points, 1)
@@ -50,19 +65,16 @@ def warn_about_inputs(args, train_data, test_data) -> None:
                else "a few, as a real set's tail labels give")
         unlabelled = test_data.n_points - test_data.labelled_rows().size      # each a miss as well
         also = f", and the {unlabelled} without labels are misses too" if unlabelled else ""
-        cli.warn(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training point "
-                 f"carries: no model learns to rank those labels first{also}, so P@1 is at most "
-                 f"{below_one(1 - (unlearnable + unlabelled) / n)} ({why})")
-    norms = norms_of["training"]
-    norm = float(np.median(norms)) if norms.size else 0.0
+        lines.append(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training "
+                     f"point carries: no model learns to rank those labels first{also}, so P@1 is at most "
+                     f"{below_one(1 - (unlearnable + unlabelled) / n)} ({why})")
+    norm = median_row_norm(train_data)
     if norm > ROW_NORM_WARN:
-        cli.warn(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default --lr "
-                 f"{SlideConfig.lr:g} was chosen on TF-IDF rows of norm about 1, and at this scale a model may "
-                 "never leave the most popular label; scale each row to unit L2 norm, or lower --lr "
-                 f"(--lr {args.lr:g} now)")
-    note = set_defaults_note(args)
-    if note:
-        cli.warn(note)
+        lines.append(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default learning rate "
+                     f"{SlideConfig.lr:g} was chosen on TF-IDF rows of norm about 1, and at this scale a model may "
+                     f"never leave the most popular label; scale each row to unit L2 norm, or lower {lr_name} "
+                     f"({lr:g} now)")
+    return lines
 
 
 def below_one(x: float) -> str:

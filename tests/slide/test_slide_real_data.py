@@ -172,6 +172,36 @@ def test_real_amazon_run_is_skipped_without_the_data_and_labelled_real_with_it(f
     assert out["source"]["test_sha256"] == registry.sha256_of(files[1])
 
 
+def test_the_real_amazon_run_logs_the_input_warnings_and_records_the_row_norm(files, monkeypatch, tmp_path):
+    """Rows ten times unit norm (raw counts) trained there without the word the command line
+    gives, and the artifact kept no figure of their scale."""
+    from impls.harness import capabilities
+    from impls.slide.experiments import sweeps as experiments
+
+    monkeypatch.setitem(xc_stats.PUBLISHED, "amazon-670k", TINY)
+    scaled = tmp_path / "x10"
+    scaled.mkdir()
+    for path in files:
+        lines = path.read_text().splitlines()
+        scaled.joinpath(path.name).write_text("\n".join(lines[:1] + [re.sub(
+            r":([0-9.]+)", lambda m: f":{10 * float(m.group(1)):g}", line) for line in lines[1:]]) + "\n")
+    small = {**experiments.sizes("smoke", "slide_real"), "time_budget_s": 0.3, "eval_first_s": 0.1, "eval_points": 3}
+    monkeypatch.setattr(experiments, "sizes", lambda profile=None, experiment="slide_train": small)
+    monkeypatch.setenv("DLSYSBENCH_AMAZON670K", str(scaled / files[0].name))
+    log = tmp_path / "progress.log"
+    monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(log))
+    capabilities._cached.cache_clear()
+    try:
+        out = experiments.real_amazon_run("smoke", isolate=False, progress=False)
+    finally:
+        capabilities._cached.cache_clear()
+    said = log.read_text()
+    assert "warning: slide-amazon670k-real: the training rows' median L2 norm is 10 (raw counts?)" in said, said
+    assert "or lower the lr of run 'slide' in impls/profiles.toml (0.01 now)" in said, said
+    assert "1 of 6 training points have no labels" in said                 # the fixture's unlabelled point
+    assert out["runs"][0]["data"]["train"]["median_row_norm"] == pytest.approx(10, rel=1e-5)
+
+
 def _cli(train, test, out, *extra):
     from impls.slide.train import main
 

@@ -84,7 +84,10 @@ class XCData:
     def stats(self) -> dict:
         """Counts and means of the split as stored: ``nnz_per_point`` is stored feature entries
         per point (a feature repeated within a line counts each time, as the network sums
-        them; ``xc_stats`` merges repeats, so its figure can be lower on such a file)."""
+        them; ``xc_stats`` merges repeats, so its figure can be lower on such a file);
+        ``median_row_norm``: :func:`~impls.slide.data.xc_format.median_row_norm`."""
+        from impls.slide.data.xc_format import median_row_norm
+
         n = max(self.n_points, 1)
         counts = self.label_counts()
         return {
@@ -94,6 +97,7 @@ class XCData:
             "occurrences_per_label": self.labels.size / max(self.n_labels, 1),
             "labels_seen": int(np.count_nonzero(counts)),
             "unlabelled_points": int(self.n_points - self.labelled_rows().size),
+            "median_row_norm": median_row_norm(self),
         }
 
 

@@ -96,6 +96,13 @@ def row_norms(data) -> np.ndarray:
             else np.zeros(0))
 
 
+def median_row_norm(data) -> float:
+    """The median of :func:`row_norms` of ``data`` (an XCData; 0.0 where no row holds a feature):
+    about 1 for TF-IDF rows scaled to unit norm, the scale the default learning rate was chosen on."""
+    norms = row_norms(data)
+    return float(np.median(norms)) if norms.size else 0.0
+
+
 def _joined_name(name: str) -> str:
     """The joined file's name for one file of a newer-format pair: ``<prefix>train.txt`` when
     the name says training (``trn`` or ``train`` in it), ``<prefix>test.txt`` for test (``tst``,
