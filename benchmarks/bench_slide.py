@@ -17,7 +17,9 @@ same function share one run):
   user has it (``SlideRealData``; artifact ``slide_real_amazon``, labelled real with the
   files' sha256), skipped otherwise.
 
-A run whose capability is missing (CUDA, the real data) is skipped the asv way. A run that never
+A run whose capability is missing (CUDA, the real data) is skipped the asv way; one killed or out
+of memory fails its numbers, and every per-run time to the sweep's target with them
+(``impls.slide.experiments.run_failures``), while the other runs' numbers stand. A run that never
 reaches the target within its budget records its training time as its time to target, a lower
 bound (``track_time_to_target_is_lower_bound`` 1; NaN only where there is no target); a speed-up
 over such a run is a lower bound, and ``track_ratio_is_lower_bound`` says so (1); a speed-up of such a run over
@@ -30,6 +32,8 @@ import math
 
 from impls.harness import profiles
 from impls.slide.experiments import sweeps as experiments
+from impls.slide.experiments.run_failures import FAILED, raise_if_target_partial
+from impls.slide.experiments.run_failures import raise_if_failed as raise_if_run_failed
 
 from .common import axes, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
 from .runs import slide
@@ -61,12 +65,14 @@ def _run(sweep, name):
     run = next(r for r in sweep["runs"] if r["name"] == name)
     if "skipped" in run:
         raise NotImplementedError(run["skipped"])
+    raise_if_run_failed(run)
     return run
 
 
 def _time_or_budget(run: dict) -> float:
     """A run's seconds to the target, or its training seconds where it never reached the
     target (a lower bound: the lower-bound flag says so); NaN where there is no target."""
+    raise_if_target_partial(run)
     if run.get("time_to_target_s") is not None:
         return float(run["time_to_target_s"])
     return float(run["train_seconds"]) if run.get("time_to_target_is_lower_bound") else math.nan
@@ -192,10 +198,12 @@ class SlideTraining(_RunTracks):
     def setup(self, sweep, threads, padding):
         raise_if_skipped(sweep)
         runs = [r for r in sweep["runs"] if r["method"] == "slide" and "skipped" not in r
-                and (r["threads"], r.get("padding", "sample")) == (threads, padding)]
+                and (r.get("threads"), r.get("padding", "sample")) == (threads, padding)]
+        if runs:
+            raise_if_run_failed(runs[0])     # the run this point reads
         if not runs:
             ran = sorted({(r["threads"], r.get("padding", "sample")) for r in sweep["runs"]
-                          if r["method"] == "slide" and "skipped" not in r})
+                          if r["method"] == "slide" and "skipped" not in r and FAILED not in r})
             raise NotImplementedError(
                 f"no SLIDE run at {threads} thread(s), {padding} padding in this {sweep['profile']} run: the "
                 f"profile does not run it, or this machine gave its run fewer threads (the SLIDE runs here: "

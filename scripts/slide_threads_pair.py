@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     result = sweeps.time_to_accuracy_sweep(a.profile, progress=False, s=s)
     Path(a.out).write_text(json.dumps(result, default=str))
     for run in result["runs"]:
-        if "skipped" in run:
-            print(f"{run['name']}: skipped ({run['skipped']})")
+        if "skipped" in run or "failed" in run:
+            print(f"{run['name']}: " + (f"skipped ({run['skipped']})" if "skipped" in run else f"failed ({run['failed']})"))
         else:
             print(f"{run['name']}: {run['threads']} threads, {run['samples_per_second']:.0f} samples/s, "
                   f"{run['iterations']} batches, final P@1 {run['final_p_at_1']:.3f}")

@@ -264,10 +264,10 @@ def _time_to_accuracy(data: dict, expect_real: bool = False):
     if ax_iter.get_legend_handles_labels()[1]:
         ax_iter.legend(fontsize=6, loc="upper left")
     reasons: dict[str, list[str]] = {}
-    for r in data["runs"]:
-        if "skipped" in r:
-            reasons.setdefault(str(r["skipped"]), []).append(str(r.get("name", "?")))
-    notes = [f"not run ({why}): {', '.join(names)}" for why, names in reasons.items()]
+    for r in (r for r in data["runs"] if "skipped" in r or "failed" in r):   # failed: run_failures.FAILED
+        why = f"not run ({r['skipped']})" if "skipped" in r else f"failed ({r['failed']})"
+        reasons.setdefault(why, []).append(str(r.get("name", "?")))
+    notes = [f"{why}: {', '.join(names)}" for why, names in reasons.items()]
     empty = [str(r.get("name", "?")) for r in measured if not _has_points(r)]
     if empty:
         notes.append(f"no finite P@1 (not drawn): {', '.join(empty)}")

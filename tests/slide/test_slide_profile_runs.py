@@ -182,18 +182,18 @@ def test_runs_asking_for_more_threads_than_usable_are_named_once(monkeypatch, tm
     # runs that differ only in threads measure one setting: said before hours of training,
     # once, where a suite run shows it (the progress log; asv keeps a set-up's stderr)
     from impls.harness import capabilities
-    from impls.slide.experiments import sweeps
+    from impls.slide.experiments import crowding
 
     monkeypatch.setattr(capabilities, "effective_cpus", lambda: 2)
     shown = tmp_path / "progress.log"
     monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(shown))
     runs = [{"name": "slide", "method": "slide", "threads": 44}, {"name": "slide-8t", "method": "slide", "threads": 8},
             {"name": "slide-1t", "method": "slide", "threads": 1}, {"name": "dense", "method": "dense"}]
-    sweeps._warn_crowded("slide_train", runs)
+    crowding.warn_crowded("slide_train", runs)
     [line] = shown.read_text().splitlines()
     assert "warning: slide_train: slide (44), slide-8t (8)" in line and "slide-1t" not in line
     assert capsys.readouterr().err == ""                                   # said once, not also on stderr
-    sweeps._warn_crowded("slide_train", runs[2:])
+    crowding.warn_crowded("slide_train", runs[2:])
     assert len(shown.read_text().splitlines()) == 1
 
 
@@ -203,7 +203,7 @@ def test_runs_cut_down_by_numbas_pool_are_named_once_with_the_variable(monkeypat
     import numba
 
     from impls.harness import capabilities
-    from impls.slide.experiments import sweeps
+    from impls.slide.experiments import crowding
 
     monkeypatch.setattr(capabilities, "effective_cpus", lambda: 4)
     monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
@@ -212,11 +212,11 @@ def test_runs_cut_down_by_numbas_pool_are_named_once_with_the_variable(monkeypat
     monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(shown))
     runs = [{"name": "slide", "method": "slide", "threads": 2}, {"name": "slide-1t", "method": "slide", "threads": 1},
             {"name": "dense", "method": "dense", "threads": 2}]
-    sweeps._warn_crowded("slide_train", runs)
+    crowding.warn_crowded("slide_train", runs)
     [line] = shown.read_text().splitlines()
     assert ("warning: slide_train: slide (2), dense (2) ask for more threads than numba's pool of 1 "
             "(NUMBA_NUM_THREADS=1)") in line, line
     assert "slide-1t" not in line and capsys.readouterr().err == ""
     monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 4)          # a pool as large as the CPUs
-    sweeps._warn_crowded("slide_train", runs)
+    crowding.warn_crowded("slide_train", runs)
     assert len(shown.read_text().splitlines()) == 1

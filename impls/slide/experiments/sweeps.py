@@ -9,7 +9,6 @@ Time to target, targets and speed-ups: :mod:`impls.slide.experiments.targets`.
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -18,6 +17,8 @@ import numpy as np
 from impls.harness import fresh_process
 from impls.slide.core.config import SlideConfig
 from impls.slide.data.dataset import XCData, from_registry, raise_if_broken, xc_datasets
+from impls.slide.experiments.crowding import warn_crowded
+from impls.slide.experiments.run_failures import RESOURCE_FAILURES, failed_run, settle
 from impls.slide.experiments.targets import add_targets, speedup
 
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
@@ -245,7 +246,8 @@ def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = N
     fresh process, then set the target and every run's time to it.
 
     Returns ``{"sizes", "profile", "target_p_at_1", "runs": [...], "speedups": {...},
-    "source"}``; a run whose capability is missing is ``{"name", "skipped": reason}``;
+    "source"}``; a run whose capability is missing is ``{"name", "skipped": reason}``; one
+    killed or out of memory is kept as failed and the others go on (:mod:`.run_failures`);
     ``source``: where the data came from (``synthetic`` / ``real``, checksums).
     ``isolate=False`` trains in this process (tests; peak RSS is then the process's).
     """
@@ -268,36 +270,6 @@ def real_amazon_run(profile: str | None = None, progress: bool | None = None,
     return _sweep("slide_real", "SLIDE on the real Amazon-670K", profile, progress, isolate, s)
 
 
-def _warn_crowded(experiment: str, specs: list[dict]) -> None:
-    """Say once, in the progress log a suite run shows (stderr outside asv), which runs of
-    ``specs`` ask for more threads than this process may use
-    (:func:`~impls.harness.capabilities.effective_cpus`): they run crowded or cut down (their
-    results record the threads they had), and runs that differ only in their thread count
-    may measure one setting. Where numba's pool (``NUMBA_NUM_THREADS``) is smaller than those
-    CPUs, the runs asking for more than the pool are named in a line of their own: each is cut
-    to the pool (:func:`~impls.slide.training.trainer.set_threads`)."""
-    import numba
-
-    from impls.harness.capabilities import effective_cpus
-    from impls.harness.progress import log as progress_log
-
-    usable, pool = effective_cpus(), numba.config.NUMBA_NUM_THREADS
-    asked = [spec for spec in specs if isinstance(spec.get("threads"), int)]
-    crowded = [f"{spec['name']} ({spec['threads']})" for spec in asked if spec["threads"] > usable]
-    if crowded:
-        progress_log(f"warning: {experiment}: {', '.join(crowded)} ask for more threads than the {usable} CPU(s) "
-                     "this process may use: they share them or are cut down (each result records its threads), "
-                     "and runs differing only in threads may measure one setting")
-    cut = [f"{spec['name']} ({spec['threads']})" for spec in asked if spec["threads"] > pool]
-    if cut and pool < usable:
-        setting = os.environ.get("NUMBA_NUM_THREADS")
-        setting = f"NUMBA_NUM_THREADS={setting}" if setting else "NUMBA_NUM_THREADS unset: numba's default"
-        progress_log(f"warning: {experiment}: {', '.join(cut)} ask for more threads than numba's pool of {pool} "
-                     f"({setting}): each runs on {pool} "
-                     "(its result records its threads), and runs differing only in threads may measure one "
-                     "setting; unset NUMBA_NUM_THREADS or raise it to run them as asked")
-
-
 def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
            isolate: bool, s: dict[str, Any] | None = None) -> dict[str, Any]:
     from impls.harness import registry
@@ -306,7 +278,7 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
 
     profile = resolve(profile)
     s = s or sizes(profile, experiment)
-    _warn_crowded(experiment, s["runs"])
+    warn_crowded(experiment, s["runs"])
     # made before the runs, in a process of its own: no run's time or peak memory pays for it;
     # a name from_registry would refuse is left to the run's own error
     names = {spec.get("dataset") or s["dataset"] for spec in s["runs"] if not skip_reason(spec)}
@@ -320,9 +292,14 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
             if reason:
                 runs.append({**spec, "skipped": reason})
             else:
-                result = _call(_run_spec_in_child, {"spec": spec, "profile": profile, "sizes": s}, isolate)
-                runs.append(run_entry(spec, result))
+                try:
+                    result = _call(_run_spec_in_child, {"spec": spec, "profile": profile, "sizes": s}, isolate)
+                except RESOURCE_FAILURES as err:    # a run too large here: the others are kept
+                    runs.append(failed_run(experiment, spec, err))
+                else:
+                    runs.append(run_entry(spec, result))
             bar.update()
+    settle(experiment, runs)
     target, speedups = score(runs, s)
     source = next((r["source"] for r in runs if "source" in r), None)
     return {"sizes": s, "profile": profile, "target_p_at_1": target, "runs": runs, "speedups": speedups,
@@ -358,7 +335,7 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
 
     profile = resolve(profile)
     s = s or sizes(profile, "slide_sweep")
-    _warn_crowded("slide_sweep", [{"name": "every run", "threads": s["threads"]}])
+    warn_crowded("slide_sweep", [{"name": "every run", "threads": s["threads"]}])
     base = {k: v for k, v in s.get("base", {}).items()}
     specs = []
     for batch in s["batches"]:

@@ -1,0 +1,59 @@
+"""A sweep's run that ends without a result for want of resources (its process killed, most
+often by the out-of-memory killer, or a ``MemoryError``) is kept as a failed run, and the sweep
+goes on with the others: one run too large for a machine does not lose the runs that fit.
+
+A failed run is its spec with ``failed``: one line saying why. It has no ``curve``, so every
+reader that takes measured runs only (targets, speed-ups, figures) leaves it out; the
+benchmarks reading it fail with that line (asv's failure, not its skip: the run was asked
+for and did not finish). The sweep's target P@1 is the best final P@1 of the runs that
+finished, so where a run failed it may not be the target a whole sweep sets: each finished
+run then carries ``target_without``, the failed runs' names, and the per-run time to that
+target is not tracked (a pair's ratio has the pair's own target and stays comparable).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+FAILED = "failed"
+TARGET_WITHOUT = "target_without"
+RESOURCE_FAILURES = (ChildProcessError, MemoryError)   # a run killed, or one out of memory
+
+
+def failed_run(experiment: str, spec: dict[str, Any], err: BaseException) -> dict[str, Any]:
+    """``spec`` with ``failed``: ``"<error type>: <message>"`` on one line; said in the
+    progress log (stderr outside a suite run) as it happens."""
+    from impls.harness.progress import log as progress_log
+
+    line = " ".join(f"{type(err).__name__}: {err}".split())
+    progress_log(f"warning: {experiment}: run {spec.get('name')!r} failed ({line}); the sweep goes on without it")
+    return {**spec, FAILED: line}
+
+
+def settle(experiment: str, runs: list[dict[str, Any]]) -> None:
+    """Where runs of ``runs`` failed: raise RuntimeError naming them when no run finished
+    (nothing to keep), else set ``target_without`` (the failed runs' names, in order) on
+    every run that finished (in place). Without failed runs, nothing."""
+    failed = [r for r in runs if FAILED in r]
+    if not failed:
+        return
+    finished = [r for r in runs if "curve" in r]
+    if not finished:
+        raise RuntimeError(f"{experiment}: every run that could run here failed: "
+                           + "; ".join(f"{r.get('name')} ({r[FAILED]})" for r in failed))
+    names = [str(r.get("name")) for r in failed]
+    for r in finished:
+        r[TARGET_WITHOUT] = names
+
+
+def raise_if_failed(run: dict[str, Any]) -> None:
+    """Raise RuntimeError saying why when ``run`` failed (:func:`failed_run`)."""
+    if FAILED in run:
+        raise RuntimeError(f"run {run.get('name')!r} failed: {run[FAILED]}")
+
+
+def raise_if_target_partial(run: dict[str, Any]) -> None:
+    """Raise RuntimeError when ``run``'s sweep set its target without runs that failed: its
+    time to that target would not be comparable with a whole sweep's."""
+    if run.get(TARGET_WITHOUT):
+        raise RuntimeError(f"the sweep's target P@1 was set without {', '.join(run[TARGET_WITHOUT])}, which "
+                           "failed: this run's time to it is not comparable with a whole sweep's")
