@@ -232,31 +232,13 @@ def check_real_header(path: str | Path, split: str, like: str | None = None) -> 
         raise ValueError(f"split={split!r}; expected 'train' or 'test'")
     n, d, l = read_header(path)
     candidates = [like] if like else list(PUBLISHED)
-    from impls.slide.data.real_contents import check_not_swapped, check_whole_file, published_header
+    from impls.slide.data.real_contents import check_whole_file, published_header, refuse_header
 
     for name in candidates:
         if (n, d, l) == published_header(name, split):
             check_whole_file(path, n, name, split)
             return name
-    expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
-                         f"{PUBLISHED[k]['labels']}'" for k in candidates)
-    check_not_swapped(path, (n, d, l), split, candidates, expected)
-    other = next((k for k in PUBLISHED if k not in candidates and (n, d, l) == published_header(k, split)), None)
-    if other is not None:      # the right files for the wrong set: say which set they are
-        registry_set = {v: k for k, v in REAL_SETS.items()}.get(other)
-        where = f" (the registry set {registry_set}: {_env_of(registry_set)})" if registry_set else ""
-        raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is {other}'s published {split} shape, not "
-                               f"{' or '.join(candidates)}'s (expected {expected}); give these files as "
-                               f"{other}{where}")
-    subsample = any((d, l) == (PUBLISHED[k]["features"], PUBLISHED[k]["labels"]) and n < PUBLISHED[k][f"{split}_points"]
-                    for k in candidates)
-    what = ("fewer points than the real set's, so a subsample of it" if subsample
-            else f"so not {candidates[0]}'s files" if len(candidates) == 1 else "so not the files of any of them")
-    raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
-                           f"{' or '.join(candidates)} (expected {expected}): {what}; a file that is not a "
-                           "real set's own is an ordinary XC file: give it by path (python -m impls.slide.train "
-                           "--train FILE --test FILE --real no --allow-empty-labels, the second flag for points without "
-                           "labels, as the real sets have; python -m impls.slide.xc_stats FILE --test FILE)")
+    refuse_header(path, (n, d, l), split, candidates)
 
 
 def claimed_real_set(*paths: str | Path) -> str | None:

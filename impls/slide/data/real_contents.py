@@ -1,14 +1,16 @@
 """Whether an XC file with a real set's header holds that set's contents: the published means
 and bounds any bag-of-words XC set meets (:func:`check_real_contents`), so that a file of
-repeated or made-up rows under a real header is never labelled real data; and whether it holds
+repeated or made-up rows under a real header is never labelled real data; whether it holds
 the points its header says and the bytes they take (:func:`check_whole_file`: a cut file is
-refused before it is parsed)."""
+refused before it is parsed); and what a header that is no published shape is instead
+(:func:`refuse_header`)."""
 from __future__ import annotations
 
 import functools
 import math
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -119,6 +121,36 @@ def check_not_swapped(path: str | Path, header: tuple[int, int, int], split: str
             raise RealDataMismatch(f"{path}:1: header '{' '.join(map(str, header))}' is {name}'s published {flip} "
                                    f"shape, given as its {split} split (expected {expected}): are the training and "
                                    "test files given the other way round?")
+
+
+def refuse_header(path: str | Path, header: tuple[int, int, int], split: str, candidates: list[str]) -> NoReturn:
+    """Raise :class:`RealDataMismatch` for ``path``, given as ``split`` of one of the published
+    sets ``candidates``, whose ``header`` (N, D, L) is none of their ``split`` shapes: naming
+    line 1 and the expected headers, and what the file is instead (the other split, another
+    published set's file, a subsample) and how to read it."""
+    from impls.slide.data.dataset import REAL_SETS, _env_of
+    from impls.slide.xc_stats import PUBLISHED
+
+    n, d, l = header
+    expected = "; ".join(f"{k}: '{PUBLISHED[k][split + '_points']} {PUBLISHED[k]['features']} "
+                         f"{PUBLISHED[k]['labels']}'" for k in candidates)
+    check_not_swapped(path, (n, d, l), split, candidates, expected)
+    other = next((k for k in PUBLISHED if k not in candidates and (n, d, l) == published_header(k, split)), None)
+    if other is not None:      # the right files for the wrong set: say which set they are
+        registry_set = {v: k for k, v in REAL_SETS.items()}.get(other)
+        where = f" (the registry set {registry_set}: {_env_of(registry_set)})" if registry_set else ""
+        raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is {other}'s published {split} shape, not "
+                               f"{' or '.join(candidates)}'s (expected {expected}); give these files as "
+                               f"{other}{where}")
+    subsample = any((d, l) == (PUBLISHED[k]["features"], PUBLISHED[k]["labels"]) and n < PUBLISHED[k][f"{split}_points"]
+                    for k in candidates)
+    what = ("fewer points than the real set's, so a subsample of it" if subsample
+            else f"so not {candidates[0]}'s files" if len(candidates) == 1 else "so not the files of any of them")
+    raise RealDataMismatch(f"{path}:1: header '{n} {d} {l}' is not the published {split} shape of "
+                           f"{' or '.join(candidates)} (expected {expected}): {what}; a file that is not a "
+                           "real set's own is an ordinary XC file: give it by path (python -m impls.slide.train "
+                           "--train FILE --test FILE --real no --allow-empty-labels, the second flag for points without "
+                           "labels, as the real sets have; python -m impls.slide.xc_stats FILE --test FILE)")
 
 
 BYTES_PER_ENTRY = 3     # the shortest 'f:v' token; with its separator a feature entry takes 4 bytes
