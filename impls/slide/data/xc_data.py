@@ -28,6 +28,8 @@ text format. Deterministic for ``seed`` whatever the thread count.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from impls.slide.data import xc_gen_kernels as K
@@ -114,6 +116,43 @@ def generate(seed: int, n_train: int, n_test: int, n_features: int, n_labels: in
     4x / 5x the mean). Work is O(points × tokens) in numba, in chunks of ``chunk_entries``
     buffer cells.
     """
+    tables, p, max_labels, max_nnz = _recipe(**locals())
+    chunk = max(256, chunk_entries // max_nnz)
+    train, train_tf = _split(seed, 0, n_train, tables, p, max_labels, max_nnz, chunk)
+    test, test_tf = _split(seed, n_train, n_test, tables, p, max_labels, max_nnz, chunk)
+    idf = idf_of(train.indices, n_train, n_features)
+    out = {}
+    for prefix, split, tf in (("train_", train, train_tf), ("test_", test, test_tf)):
+        values = np.empty_like(tf)
+        K.tfidf_rows(split.indptr, split.indices, tf, idf, values)
+        out.update(XCData(split.indptr, split.indices, values, split.label_indptr, split.labels,
+                          n_features, n_labels).to_arrays(prefix))
+    out["shape"] = np.array([n_features, n_labels], np.int64)
+    return out
+
+
+def generate_rows(seed: int, first: int, n: int, **params) -> XCData:
+    """Points ``first .. first + n - 1`` of the set ``generate(seed, **params)`` makes (its
+    training split is points 0 .. n_train - 1, its test split the next n_test; ``params`` as
+    :func:`generate` takes them, the sizes n_train / n_test aside), with raw term counts as
+    values: feature ids, term counts and labels are :func:`generate`'s exactly, since a
+    point depends only on the seed, its index and the recipe; the TF-IDF values, which need
+    the whole training split's document frequencies, are not made. Costs the recipe's label
+    and feature tables, O(n_labels + n_features), and O(n × tokens)."""
+    args = inspect.signature(generate).bind(seed, **{"n_train": 0, "n_test": 0, **params})
+    args.apply_defaults()
+    tables, p, max_labels, max_nnz = _recipe(**args.arguments)
+    chunk = max(256, args.arguments["chunk_entries"] // max_nnz)
+    return _split(seed, first, n, tables, p, max_labels, max_nnz, chunk)[0]
+
+
+def _recipe(seed, n_features, n_labels, labels_per_point, nnz_per_point, label_zipf, label_zipf_offset,
+            labels_sigma, nnz_sigma, labels_per_topic, p_same_topic, words_per_label, topic_pool, frac_label,
+            frac_topic, word_zipf, content_zipf, version, **sizes):
+    """(tables, p, max_labels, max_nnz): what every point of :func:`generate`'s set is drawn from
+    (``generate_points``' tables and scalars, and its rows' widths), made from :func:`generate`'s
+    arguments; ``sizes`` (n_train, n_test, chunk_entries) do not change them. Raises ValueError
+    for a version or parameters :func:`generate` refuses."""
     if version != GENERATOR_VERSION:
         raise ValueError(f"version={version}: this generator is version {GENERATOR_VERSION}")
     if n_labels < 2 or n_features < 2:
@@ -132,15 +171,4 @@ def generate(seed: int, n_train: int, n_test: int, n_features: int, n_labels: in
              p_same_topic=float(p_same_topic), words_per_label=int(words_per_label),
              topic_pool=int(topic_pool), frac_label=float(frac_label), frac_topic=float(frac_topic),
              n_features=n_features, n_labels=n_labels)
-    chunk = max(256, chunk_entries // max_nnz)
-    train, train_tf = _split(seed, 0, n_train, tables, p, max_labels, max_nnz, chunk)
-    test, test_tf = _split(seed, n_train, n_test, tables, p, max_labels, max_nnz, chunk)
-    idf = idf_of(train.indices, n_train, n_features)
-    out = {}
-    for prefix, split, tf in (("train_", train, train_tf), ("test_", test, test_tf)):
-        values = np.empty_like(tf)
-        K.tfidf_rows(split.indptr, split.indices, tf, idf, values)
-        out.update(XCData(split.indptr, split.indices, values, split.label_indptr, split.labels,
-                          n_features, n_labels).to_arrays(prefix))
-    out["shape"] = np.array([n_features, n_labels], np.int64)
-    return out
+    return tables, p, max_labels, max_nnz
