@@ -10,7 +10,8 @@
 ``--train/--test`` take XC text files (parsed once, then cached as .npz); files whose header
 has a published real set's shape (or ``--real NAME``) are checked as that set's real files
 (both headers exactly; a mismatch is a one-line error) and the result's ``source`` says
-``real`` with both files' sha256. ``--dataset`` takes a registry name
+``real`` with both files' sha256; files that are the suite's own synthetic set are labelled
+synthetic instead (``own_synthetic`` in ``source``). ``--dataset`` takes a registry name
 (``datasets/<name>.toml``). Data loading time is reported as ``load_seconds``, outside the
 curve's ``seconds``.
 """
@@ -297,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         test_data = from_file(args.test, allow_empty_labels=args.allow_empty_labels)
         info = files_info(args.train, args.test)
     load_s = time.perf_counter() - t0
+    if info.get("own_synthetic"):        # given as real files or not: say what they are before training
+        cli.warn(f"{info['own_synthetic']}: the result is labelled synthetic")
     try:
         rows = trainable_rows(train_data, test_data)
     except ValueError as err:

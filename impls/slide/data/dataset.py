@@ -165,6 +165,9 @@ def from_registry(name: str, profile: str | None = None) -> tuple[XCData, XCData
     if not ds.synthetic:  # checksums of the real files themselves, not of the parsed cache
         info["sha256"] = ds.params.get("source_sha256")
         info["like"] = REAL_SETS.get(name) or (claimed_real_set(ds.params["source"]) if ds.params.get("source") else None)
+        if info["like"]:      # never the suite's own synthetic set (a parsed cache may predate that check)
+            from impls.slide.data.own_synthetic import refuse_own
+            refuse_own(info["like"], ds.params["source"])
         if "test_source_sha256" in ds.arrays:
             info["test_sha256"] = bytes(ds.arrays["test_source_sha256"]).decode()
     return XCData.from_arrays(ds.arrays, "train_"), XCData.from_arrays(ds.arrays, "test_"), info
@@ -288,8 +291,11 @@ REAL_SETS = {"slide-amazon670k-real": "amazon-670k", "slide-delicious200k-real":
 def check_real_pair_headers(train_path: str | Path, like: str | None = None) -> tuple[str, Path]:
     """``(like, test_path)``: the published set whose train shape the header of ``train_path``
     has (only ``like`` when given) and the test file beside it (:func:`split_beside`), whose
-    header must have that set's test shape. Reads only the two headers; raises
-    :class:`RealDataMismatch` naming the file (a missing test file included)."""
+    header must have that set's test shape, neither file the suite's own synthetic set
+    (:func:`~impls.slide.data.own_synthetic.refuse_own`). Reads the headers and first lines;
+    raises :class:`RealDataMismatch` naming the file (a missing test file included)."""
+    from impls.slide.data.own_synthetic import refuse_own
+
     train_path = Path(train_path)
     test_path = split_beside(train_path)
     like = check_real_header(train_path, "train", like)
@@ -297,6 +303,7 @@ def check_real_pair_headers(train_path: str | Path, like: str | None = None) -> 
         raise RealDataMismatch(f"{test_path}: no test file beside {train_path.name} (the test split must lie "
                                "beside the training file, named with 'train' replaced by 'test')")
     check_real_header(test_path, "test", like)
+    refuse_own(like, train_path, test_path)
     return like, test_path
 
 
@@ -335,29 +342,34 @@ def real_pair(train_path: str | Path, test_path: str | Path, like: str | None = 
     """(train, test, info) from real XC files given by path (``--train/--test``): headers
     checked as in :func:`check_real_header` and the training split's means as in
     :func:`~impls.slide.data.real_contents.check_real_contents`, both files' sha256 in ``info``
-    (``real`` True, ``like`` the published set)."""
+    (``real`` True, ``like`` the published set); files that are the suite's own synthetic set
+    are read as :func:`files_info` labels them (``synthetic`` True, ``own_synthetic``), not real."""
     from impls.slide.data.real_contents import check_real_contents
 
     like = check_real_header(train_path, "train", like)
     check_real_header(test_path, "test", like)
+    if (info := files_info(train_path, test_path))["synthetic"]:
+        return from_file(train_path, allow_empty_labels=True), from_file(test_path, allow_empty_labels=True), info
     train = from_file(train_path, allow_empty_labels=True)
     check_real_contents(train, train_path, like)
     test = from_file(test_path, allow_empty_labels=True)
     check_real_contents(test, test_path, like, "test")
-    info = {**files_info(train_path, test_path), "dataset": like, "synthetic": False, "real": True, "like": like}
-    return train, test, info
+    return train, test, {**info, "dataset": like, "synthetic": False, "real": True, "like": like}
 
 
 def files_info(train_path: str | Path, test_path: str | Path) -> dict:
     """What a result records of the XC files it was trained on: their absolute paths and sha256,
     ``real`` False and ``synthetic`` None (whether a user's own files are synthetic is not known
-    here); :func:`real_pair` overrides the last two for a real set."""
+    here), or True with ``own_synthetic`` where they are the suite's own synthetic set
+    (:func:`~impls.slide.data.own_synthetic.own_info`); :func:`real_pair` overrides the last
+    two for a real set."""
     from impls.harness.registry import sha256_of
+    from impls.slide.data.own_synthetic import own_info
 
     train_path, test_path = Path(train_path).absolute(), Path(test_path).absolute()
     return {"source": str(train_path), "sha256": sha256_of(train_path), "test_source": str(test_path),
             "test_sha256": sha256_of(test_path), "train": str(train_path), "test": str(test_path),
-            "real": False, "synthetic": None}
+            "real": False, "synthetic": None, **own_info(train_path, test_path)}
 
 
 def _env_of(name: str) -> str:
