@@ -3,10 +3,13 @@
 A process over its cgroup's limit is killed by the out-of-memory killer (SIGKILL, no message),
 however much memory the host has free; the host's ``MemTotal`` / ``MemAvailable`` do not show
 the limit. Light (the standard library only); finds the process's cgroups the way
-:mod:`impls.harness.cpus` does for the CPU quota.
+:mod:`impls.harness.cpus` does for the CPU quota. :func:`available_bytes` is what a command
+compares its estimate with before it allocates: the least of that room, the host's available
+memory and the address-space limit.
 """
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 
 from impls.harness import cpus
@@ -64,3 +67,33 @@ def memory_headroom() -> int | None:
     not counted."""
     rooms = [max(0, limit - (used or 0)) for limit, used in _levels()]
     return min(rooms) if rooms else None
+
+
+def available_bytes() -> int | None:
+    """Return the bytes this process may still allocate, at the most: the kernel's
+    ``MemAvailable`` plus free swap, or less where an address-space limit (``RLIMIT_AS``, less
+    this process's size) or a cgroup memory limit (less what the cgroup holds,
+    :func:`memory_headroom`) leaves less; None where none can be read."""
+    bounds = [] if (room := memory_headroom()) is None else [room]
+    meminfo = _fields("/proc/meminfo")
+    if "MemAvailable" in meminfo:
+        bounds.append(meminfo["MemAvailable"] + meminfo.get("SwapFree", 0))
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        bounds.append(max(0, soft - _fields("/proc/self/status").get("VmSize", 0)))
+    return min(bounds) if bounds else None
+
+
+def _fields(path: str) -> dict[str, int]:
+    """The ``Name: N kB`` lines of a /proc file, in bytes ({} where it cannot be read)."""
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                name, _, rest = line.partition(":")
+                words = rest.split()
+                if len(words) == 2 and words[1] == "kB" and words[0].isdigit():
+                    out[name] = int(words[0]) * 1024
+    except OSError:
+        pass
+    return out

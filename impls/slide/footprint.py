@@ -7,9 +7,7 @@ allocation runs out. :func:`check_fits` raises the ``MemoryError`` up front inst
 """
 from __future__ import annotations
 
-import resource
-
-from impls.harness.memory_limit import memory_headroom
+from impls.harness.memory_limit import available_bytes
 from impls.slide.core.config import SlideConfig
 from impls.slide.core.lsh import draw_bytes
 from impls.slide.flag_scope import builds_tables
@@ -29,36 +27,6 @@ def least_bytes(config: SlideConfig, n_features: int, n_labels: int, method: str
         return weights if method != "slide" and device == "cuda" else 3 * weights
     drawn = draw_bytes(config.lsh, config.K, config.L, config.hidden, config.binsize, config.simhash_ratio)
     return max(weights + drawn, 3 * weights + FLOAT32 * config.L * n_labels)
-
-
-def available_bytes() -> int | None:
-    """Return the bytes this process may still allocate, at the most: the kernel's
-    ``MemAvailable`` plus free swap, or less where an address-space limit (``RLIMIT_AS``, less
-    this process's size) or a cgroup memory limit (less what the cgroup holds,
-    :func:`~impls.harness.memory_limit.memory_headroom`) leaves less; None where none can be read."""
-    bounds = [] if (room := memory_headroom()) is None else [room]
-    meminfo = _fields("/proc/meminfo")
-    if "MemAvailable" in meminfo:
-        bounds.append(meminfo["MemAvailable"] + meminfo.get("SwapFree", 0))
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        bounds.append(max(0, soft - _fields("/proc/self/status").get("VmSize", 0)))
-    return min(bounds) if bounds else None
-
-
-def _fields(path: str) -> dict[str, int]:
-    """The ``Name: N kB`` lines of a /proc file, in bytes ({} where it cannot be read)."""
-    out = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                name, _, rest = line.partition(":")
-                words = rest.split()
-                if len(words) == 2 and words[1] == "kB" and words[0].isdigit():
-                    out[name] = int(words[0]) * 1024
-    except OSError:
-        pass
-    return out
 
 
 HEADER_FAR = 10   # a header's D or L this many times the ids the rows use is named as the likely cause
