@@ -35,7 +35,9 @@ in at the end, so a run that fails or is interrupted leaves ``DIR`` as it was.
 Layouts: identity, random, kmeans and kmeans-two-level (need vector values), shp, kahypar
 (where the optional package is installed). Inputs are checked before any layout is built.
 Flat ``kmeans`` (``N / V`` clusters) takes time growing as ``N²``: a warning gives its
-estimate before it starts on a large table (:mod:`impls.bandana.layout.kmeans_cost`).
+estimate before it starts on a large table (:mod:`impls.bandana.layout.kmeans_cost`). A
+``--vectors`` dtype wider than 4 bytes (float64) gets a note that the device row size is taken
+from it.
 """
 from __future__ import annotations
 
@@ -169,6 +171,20 @@ def check_vectors(vectors: np.ndarray, name: str) -> None:
         raise PrepareError(f"{name}: row {int(bad[0])} holds a value beyond "
                            f"float32's range (±{float(np.finfo(np.float32).max):.3g}), which K-means reads "
                            f"({bad.size} rows do); expected vectors in float32's range")
+
+
+def wide_rows_note(vectors: np.ndarray, block_bytes: int) -> str | None:
+    """A note when the device row size is taken from ``vectors``' dtype and that dtype is wider
+    than 4 bytes (float64, numpy's default, or int64): the rows are then ``dim x itemsize``
+    bytes on the device (float64: twice float32's, half as many to a block). The note names
+    the ``--vector-bytes`` of float32 and of float16 rows; None for 4 bytes or fewer."""
+    if vectors.itemsize <= 4:
+        return None
+    dim = int(vectors.shape[1])
+    size = dim * vectors.itemsize
+    return (f"the device row size is taken from the vectors' dtype, {vectors.dtype}: {dim} x {vectors.itemsize} = "
+            f"{size} B, {block_bytes // size} to a {block_bytes}-B block; if the device holds float32 or float16 "
+            f"rows, give --vector-bytes {4 * dim} or --vector-bytes {2 * dim}")
 
 
 def load_source(args: argparse.Namespace) -> dict[str, Any]:
@@ -590,6 +606,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if vector_bytes > args.block_bytes:
             raise PrepareError(f"--vectors rows of {vector_bytes} bytes do not fit a {args.block_bytes}-byte block: "
                                "give --vector-bytes (the size on the device) or a larger --block-bytes")
+        note = wide_rows_note(vectors, args.block_bytes) if vectors is not None else None
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     summary = prepare(source, args.layout, out, train_fraction=args.train_fraction, seed=args.seed,
                       kmeans_clusters=args.kmeans_clusters, subclusters=args.subclusters,
                       vector_bytes=vector_bytes, block_bytes=args.block_bytes)
