@@ -45,7 +45,9 @@ Disk: the run hands the test trace and each layout to the grid's workers as file
 dataset cache (``$DLSYSBENCH_CACHE/grid/arrays/``, by content: a rerun on the same trace
 reuses them), about 8 bytes a row per layout plus 8 a test lookup, and the points' results
 under ``$DLSYSBENCH_GRID_RESULTS`` (default ``grid/results`` there). Nothing removes them; deleting either folder costs only the time to
-write or compute them again.
+write or compute them again. Memory: a table whose layouts would not fit what this process may
+allocate is refused (exit 2, with the estimate) before any is built
+(:mod:`impls.bandana.table_memory`).
 """
 from __future__ import annotations
 
@@ -129,16 +131,23 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
     plus ``points`` (every configuration at the headline cache fraction). Raises
     :class:`impls.bandana.prepare.PrepareError` when the trace, or either half of the split
-    trace, holds no lookup."""
+    trace, holds no lookup; ``MemoryError`` before any layout is built when the table's per-row
+    arrays (:func:`impls.bandana.table_memory.table_bytes`, all layouts held; the simulations
+    add more) would not fit the memory this process may allocate."""
     import numpy as np
 
+    from impls.bandana import table_memory
     from impls.bandana.data import traces
     from impls.bandana.experiments import simulation
-    from impls.bandana.prepare import PrepareError, check_has_lookups, unpartitioned_note
+    from impls.bandana.prepare import PrepareError, check_has_lookups, smaller_table_hint, unpartitioned_note
 
     check_has_lookups(source)
     n = int(source["num_vectors"])
     s, notes = experiment_sizes(profile, n, source["vectors"] is not None)
+    need = table_memory.table_bytes(n, s["layouts"], simulation.BLOCK_BYTES // simulation.VECTOR_BYTES,
+                                    keep_all=True, vectors=source["vectors"])
+    table_memory.check_fits(need, n, f"building [bandana_sim.{profile}]'s layouts ({', '.join(s['layouts'])})",
+                            smaller_table_hint(source))
     name = "trace"
     s["tables"], s["subcluster_tables"] = [name], []
     table = simulation.table_from_trace(name, source, s["train_fraction"], synthetic=None, num_vectors=n)

@@ -35,9 +35,11 @@ in at the end, so a run that fails or is interrupted leaves ``DIR`` as it was.
 Layouts: identity, random, kmeans and kmeans-two-level (need vector values), shp, kahypar
 (where the optional package is installed). Inputs are checked before any layout is built.
 Flat ``kmeans`` (``N / V`` clusters) takes time growing as ``N²``: a warning gives its
-estimate before it starts on a large table (:mod:`impls.bandana.layout.kmeans_cost`). A
-``--vectors`` dtype wider than 4 bytes (float64) gets a note that the device row size is taken
-from it.
+estimate before it starts on a large table (:mod:`impls.bandana.layout.kmeans_cost`). A table
+whose per-row arrays would not fit the memory this process may allocate is refused (exit 2,
+the estimate beside the memory available) before any layout is built
+(:mod:`impls.bandana.table_memory`); a ``--vectors`` dtype wider than 4 bytes (float64) gets a
+note that the device row size is taken from it.
 """
 from __future__ import annotations
 
@@ -328,6 +330,21 @@ def unpartitioned_note(kind: str, params: dict[str, Any]) -> str | None:
             "count, then ids never seen, in id order), not a partition")
 
 
+def smaller_table_hint(source: dict[str, Any], fewer: str | None = None) -> str:
+    """How to make ``source``'s table (:func:`load_source`'s dict) take less memory: for a trace
+    whose ids are not renumbered, ``--renumber`` with the count of distinct ids it reads
+    (that many rows); for a registry dataset a smaller ``--profile``; else ``fewer`` (e.g.
+    "fewer --layout at once", where the command has such a flag) or more memory."""
+    rest = f"{fewer}, or a machine with more memory" if fewer else "a machine with more memory"
+    if "renumbered" not in source:           # a registry dataset: its rows are its own
+        return f"a smaller --profile, or {rest}"
+    if source["renumbered"]:
+        return f"the ids are renumbered already: {rest}"
+    distinct = int(np.unique(source["indices"]).size)
+    return (f"--renumber numbers the {distinct:,} distinct ids the trace reads densely, a table of that many rows "
+            f"(with no --num-vectors); else {rest}")
+
+
 def two_level_shape(blocks: int, clusters: int | None = None, subclusters: int | None = None) -> tuple[int, int]:
     """(clusters, sub-clusters) for ``kmeans-two-level`` on a table of ``blocks`` blocks: each
     given value as it is, else at most 64 clusters and 16 sub-clusters, cut so that they make
@@ -350,11 +367,14 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
 
     Returns the summary that ``summary.json`` holds. Raises :class:`PrepareError` when the trace
     has no lookup, or the split leaves nothing to simulate, or nothing to learn a trace-trained
-    layout (shp, kahypar) from.
+    layout (shp, kahypar) from; ``MemoryError`` before any layout is built when the table's
+    per-row arrays (:func:`impls.bandana.table_memory.table_bytes`) would not fit the memory
+    this process may allocate.
     Every output is written to a folder inside ``out`` and moved in at the end (then the
     previous run's outputs this one does not replace are removed, and ``summary.json`` is
     written last): a run that fails or is interrupted leaves ``out`` as it was.
     """
+    from impls.bandana import table_memory
     from impls.bandana.data import traces
     from impls.bandana.experiments import simulation as experiments
     from impls.bandana.layout import kmeans_cost, layouts
@@ -377,6 +397,9 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     table = {"num_vectors": n, "vectors": source["vectors"], "train": train}
     per_block = layouts.vectors_per_block(vector_bytes, block_bytes)
     blocks = -(-n // per_block)
+    need = table_memory.table_bytes(n, kinds, per_block, vectors=source["vectors"], writes_vectors=True)
+    table_memory.check_fits(need, n, f"building the layouts {', '.join(kinds)}",
+                            smaller_table_hint(source, "fewer --layout at once"))
     kmeans_clusters, subclusters = two_level_shape(blocks, kmeans_clusters, subclusters)
     if "kmeans-two-level" in kinds and kmeans_clusters * subclusters > blocks:
         cli.warn(f"kmeans-two-level: {kmeans_clusters} clusters x {subclusters} sub-clusters make up to "
