@@ -147,7 +147,7 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     need = table_memory.table_bytes(n, s["layouts"], simulation.BLOCK_BYTES // simulation.VECTOR_BYTES,
                                     keep_all=True, vectors=source["vectors"])
     table_memory.check_fits(need, n, f"building [bandana_sim.{profile}]'s layouts ({', '.join(s['layouts'])})",
-                            smaller_table_hint(source))
+                            lambda: smaller_table_hint(source))
     name = "trace"
     s["tables"], s["subcluster_tables"] = [name], []
     table = simulation.table_from_trace(name, source, s["train_fraction"], synthetic=None, num_vectors=n)

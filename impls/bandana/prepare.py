@@ -399,7 +399,7 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
     blocks = -(-n // per_block)
     need = table_memory.table_bytes(n, kinds, per_block, vectors=source["vectors"], writes_vectors=True)
     table_memory.check_fits(need, n, f"building the layouts {', '.join(kinds)}",
-                            smaller_table_hint(source, "fewer --layout at once"))
+                            lambda: smaller_table_hint(source, "fewer --layout at once"))
     kmeans_clusters, subclusters = two_level_shape(blocks, kmeans_clusters, subclusters)
     if "kmeans-two-level" in kinds and kmeans_clusters * subclusters > blocks:
         cli.warn(f"kmeans-two-level: {kmeans_clusters} clusters x {subclusters} sub-clusters make up to "

@@ -14,6 +14,8 @@ see. Arrays as long as the trace (its ids, the hypergraph SHP builds) are not co
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from typing import Sequence
 
 from impls.harness.memory_limit import available_bytes
@@ -102,13 +104,14 @@ def size_text(size: float) -> str:
     return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
 
 
-def check_fits(need: int, num_vectors: int, what: str, fix: str) -> None:
+def check_fits(need: int, num_vectors: int, what: str, fix: Callable[[], str]) -> None:
     """Raise ``MemoryError`` (one line: ``what``, the ``need`` bytes it takes at once for a table
-    of ``num_vectors`` rows, the bytes this process may allocate, and ``fix``) where ``need``
-    exceeds :func:`~impls.harness.memory_limit.available_bytes`; return quietly otherwise, or
-    where that cannot be read."""
+    of ``num_vectors`` rows, the bytes this process may allocate, and ``fix()``, called only
+    then: a hint may cost a pass over the trace) where ``need`` exceeds
+    :func:`~impls.harness.memory_limit.available_bytes`; return quietly otherwise, or where
+    that cannot be read."""
     available = available_bytes()
     if available is not None and need > available:
         raise MemoryError(f"{what} takes about {size_text(need)} at once for a table of {num_vectors:,} rows "
                           f"(about {need / max(1, num_vectors):.0f} bytes a row); this process may allocate "
-                          f"{size_text(available)}: {fix}")
+                          f"{size_text(available)}: {fix()}")
