@@ -39,9 +39,11 @@ It prints the trace's size, arrival span, offered load (arrival rate × mean job
 1, jobs arrive faster than one device serves them and FIFO's wait grows with the trace's
 length), the job lengths' spread, each policy's average JCT and makespan, FIFO's average JCT
 over SRTF's, and the verdict the report's rule gives that one value against the claim's band
-in ``reports/claims.toml``. Dates that name no zone are read in ``--time-zone`` (an IANA
-name; default UTC for a CSV, US Pacific time for Philly, whose utilisation files write PDT /
-PST), so that a job across a daylight-saving change is not read an hour short or long; a
+in ``reports/claims.toml``; "not judged" where no job was ever ready while another was (one
+job, or each arriving once the one before it, as FIFO runs them, has begun its last
+iteration: :func:`had_a_choice`), since every policy then runs one schedule. Dates that name
+no zone are read in ``--time-zone`` (an IANA name; default UTC for a CSV, US Pacific time for
+Philly, whose utilisation files write PDT / PST), so that a job across a daylight-saving change is not read an hour short or long; a
 date the zone shows twice (clocks went back) or never leaves its job out, counted, in a CSV
 as in a Philly trace (the first line of each reason a CSV leaves out is named). ``--load L`` scales the gaps between arrivals so that the offered
 load is L (a cluster's trace put on one device is usually far above 1). Output on stdout;
@@ -65,6 +67,9 @@ DEFAULT_ITERATION_MS = 100.0
 MIN_ITERATION_MS = 1e-3     # 1 us: the clock's whole picoseconds hold an iteration to 5e-7 of its length
 FAIR_MAX_ITERATIONS = 200_000_000   # FAIR steps every iteration: minutes beyond this, in its compiled kernel
 FAIR_PYTHON_S = 1e-6    # s an iteration of FAIR outside its kernel, at least (1-3 us; the log of the queue)
+NOT_JUDGED = "not judged"
+NO_CHOICE = ("no job was ever ready while another was (under FIFO), so no policy had a choice: every policy "
+             "runs one schedule and the ratio is 1 whatever the claim")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -133,14 +138,37 @@ def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
     return jobs, ms, (warm if switch_ms else None)
 
 
+def had_a_choice(jobs: Sequence[dict], ms: dict[str, float], warm: dict[str, float] | None) -> bool:
+    """Whether a policy had a choice on ``jobs`` (:func:`simulator_jobs`' three values): run
+    under FIFO, some decision (an iteration boundary, on the simulator's picosecond clock)
+    found two jobs ready, i.e. a job arrived at or before the start of the last iteration of
+    the job before it in arrival order (ties: two jobs at one time). Where none did, each
+    decision has one job to run, so every policy runs FIFO's schedule and FIFO's average JCT
+    over SRTF's is 1 whatever the claim: a trace that says nothing of it."""
+    from impls.salus.core.simulator import sim_jobs
+
+    sim = sorted(sim_jobs(jobs, ms, None, 0.0, "interleave", warm), key=lambda j: (j.arrival_ticks, j.job_id))
+    free, last_start = 0, None      # when the device is next free; the start of the last iteration run
+    for job in sim:
+        if last_start is not None and job.arrival_ticks <= last_start:
+            return True
+        start, n = max(free, job.arrival_ticks), job.total_iterations
+        first, rest = job.iteration_ticks, job.warm_ticks or job.iteration_ticks   # its first follows another's
+        last_start = start if n <= 1 else start + first + (n - 2) * rest
+        free = last_start + (first if n <= 1 else rest)
+    return False
+
+
 def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERATION_MS,
             switch_ms: float = 0.0) -> dict[str, Any]:
     """Simulate ``trace`` (a :class:`~impls.salus.core.trace_files.JobTrace`) under each of
     ``policies``. Returns ``{"jobs", "span_s", "offered_load", "durations" (s, see
     :meth:`JobTrace.duration_stats`), "iterations", "shorter_than_iteration" (jobs shorter
     than one ``iteration_ms``: each runs as one iteration that SRTF cannot preempt),
-    "policies": {name: {"avg_jct_s", "makespan_s"}}, "fifo_over_srtf"}`` (None without both
-    fifo and srtf)."""
+    "policies": {name: {"avg_jct_s", "makespan_s"}}, "fifo_over_srtf", "had_a_choice"}``:
+    ``fifo_over_srtf`` is None without both fifo and srtf; ``had_a_choice``
+    (:func:`had_a_choice`) is False when every policy runs one schedule (the ratio is then 1
+    by construction)."""
     from impls.salus.core.simulator import simulate
 
     jobs, ms, warm = simulator_jobs(trace, iteration_ms, switch_ms)
@@ -155,7 +183,8 @@ def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERAT
     return {"jobs": len(trace), "span_s": float(trace.arrival_s[-1]), "offered_load": trace.offered_load(),
             "durations": trace.duration_stats(), "iterations": iterations, "iteration_ms": iteration_ms,
             "shorter_than_iteration": int((trace.duration_s * 1e3 < iteration_ms).sum()),
-            "switch_ms": switch_ms, "policies": rows, "fifo_over_srtf": ratio}
+            "switch_ms": switch_ms, "policies": rows, "fifo_over_srtf": ratio,
+            "had_a_choice": had_a_choice(jobs, ms, warm)}
 
 
 def short_jobs_message(short: int, jobs: int, iteration_ms: float, csv: bool) -> str:
@@ -291,6 +320,9 @@ def _print(result: dict[str, Any]) -> None:
         print("FIFO/SRTF: not computed (--policies needs fifo and srtf)")
         return
     print(f"FIFO's average JCT over SRTF's: {result['ratio_shown']}x")
+    if result["not_judged"]:
+        print(f"paper: {result['paper']} (claim {CLAIM}): {result['verdict']} on this trace: {result['not_judged']}")
+        return
     print(f"paper: {result['paper']} (claim {CLAIM}): {result['verdict']} on this trace (one simulation; "
           "the report's value is a real run of the suite's trace)")
 
@@ -322,9 +354,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if result["shorter_than_iteration"]:
         cli.warn(short_jobs_message(result["shorter_than_iteration"], len(trace), args.iteration_ms,
                                     args.trace is not None))
-    result["verdict"] = result["paper"] = result["ratio_shown"] = None
+    result["verdict"] = result["paper"] = result["ratio_shown"] = result["not_judged"] = None
     if result["fifo_over_srtf"] is not None:
         result["verdict"], result["paper"], result["ratio_shown"] = verdicts.judge_one(CLAIM, result["fifo_over_srtf"])
+        if not result["had_a_choice"]:
+            result["verdict"], result["not_judged"] = NOT_JUDGED, NO_CHOICE
     cli.emit(args.json, result, _print)
     return 0
 
