@@ -63,6 +63,8 @@ import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 
+from impls.salus.memory.lane_index import LaneIndex
+
 RULES = ("salus", "salus-grow", "shared-first")
 BASELINES = ("no-lanes", "static")
 
@@ -131,6 +133,9 @@ class LaneManager:
     """
 
     kind = "lanes"
+    #: lanes a best fit or a grow walks by room before it asks the look-up index (:meth:`_look_up`):
+    #: enough for the walks of jobs with persistent bytes, which rarely look at more than a few
+    scan_lanes = 64
 
     def __init__(self, capacity: int, rule: str = "salus"):
         if rule not in RULES:
@@ -152,6 +157,9 @@ class LaneManager:
         self.placement: dict[str, int] = {}
         self._next_id = 0
         self._by_room: list[tuple[int, int]] = []  # sorted (room, lane id): best fit without a full scan
+        # for a best fit the walk by room cannot finish in scan_lanes lanes, built then: (room,
+        # lane id) -> the lane's largest ephemeral m, and (room + m, room, lane id) -> -m
+        self._fit_index: tuple[LaneIndex, LaneIndex] | None = None
 
     # ------------------------------------------------------------ queries
 
@@ -200,26 +208,69 @@ class LaneManager:
     # ------------------------------------------------------------ decisions
 
     def _best_fit(self, job: LaneJob) -> Lane | None:
-        # slack = room - persistent - max(0, ephemeral - lane's max ephemeral), so
-        # room - persistent - ephemeral <= slack <= room - persistent: lanes with room < persistent
-        # cannot fit, and walking by ascending room, once room - persistent - ephemeral >= the best
-        # slack found, no later lane can have a smaller one.
+        """The lane that fits ``job`` best: the least (slack, room, lane id) over the lanes whose
+        slack (size - :meth:`Lane.need_with`) is >= 0; None when none is.
+
+        slack = room - p - max(0, e - m) (p, e: the job's bytes; m: the lane's largest
+        ephemeral), so room - p - e <= slack <= room - p: lanes with room < p cannot fit, and
+        walking by ascending room, once room - p - e reaches the best slack found no later lane
+        has a smaller one. That walk looks at :attr:`scan_lanes` lanes at most; where it would
+        go on (many lanes with room that the job does not fit: jobs of zero persistent bytes),
+        the answer is the look-up index's (:meth:`_indexed_fit`), the same lane."""
+        p, e = job.persistent, job.ephemeral
         best, best_slack = None, None
         rooms = self._by_room
-        for i in range(bisect.bisect_left(rooms, (job.persistent, -1)), len(rooms)):
+        start = bisect.bisect_left(rooms, (p, -1))
+        end = min(len(rooms), start + self.scan_lanes)
+        for i in range(start, end):
             room, lane_id = rooms[i]
-            if best_slack is not None and room - job.persistent - job.ephemeral >= best_slack:
-                break
+            if best_slack is not None and room - p - e >= best_slack:
+                return best
             lane = self.lanes[lane_id]
             slack = lane.size - lane.need_with(job)
             if slack >= 0 and (best_slack is None or slack < best_slack):
                 best, best_slack = lane, slack
                 if slack == 0:
-                    break
-        return best
+                    return best
+        return best if end == len(rooms) else self._indexed_fit(job)
+
+    def _indexed_fit(self, job: LaneJob) -> Lane | None:
+        """:meth:`_best_fit`'s lane by two look-ups of the :meth:`_look_up` index. With ``free =
+        room + m`` (size - the lane's persistent sum), slack = room - p where m >= e and
+        free - p - e where m < e. So the best is the better of: among lanes with m >= e, the
+        least (room, id) with room >= p (their slack is then >= 0); among lanes with m < e, the
+        least (free, room, id) with free >= p + e (then room > p)."""
+        by_room, by_free = self._look_up()
+        p, e = job.persistent, job.ephemeral
+        options = []
+        found = by_room.first_reaching((p,), e)            # m >= e
+        if found is not None:
+            room, lane_id = found[0]
+            options.append((room - p, room, lane_id))
+        found = by_free.first_reaching((p + e,), 1 - e)    # -m >= 1 - e: m < e
+        if found is not None:
+            free, room, lane_id = found[0]
+            options.append((free - p - e, room, lane_id))
+        return self.lanes[min(options)[2]] if options else None
+
+    def _look_up(self) -> tuple[LaneIndex, LaneIndex]:
+        """The look-up index of the lanes, built on first use and kept up to date after: (room,
+        lane id) -> the lane's largest ephemeral m, and (room + m, room, lane id) -> -m."""
+        if self._fit_index is None:
+            self._fit_index = (LaneIndex(), LaneIndex())
+            for lane in self.lanes.values():
+                self._look_up_add(lane)
+        return self._fit_index
+
+    def _look_up_add(self, lane: Lane) -> None:
+        by_room, by_free = self._fit_index
+        by_room.add((lane.room, lane.id), lane.max_ephemeral)
+        by_free.add((lane.room + lane.max_ephemeral, lane.room, lane.id), -lane.max_ephemeral)
 
     def _index(self, lane: Lane) -> None:
         bisect.insort(self._by_room, (lane.room, lane.id))
+        if self._fit_index is not None:
+            self._look_up_add(lane)
 
     def _unindex(self, lane: Lane) -> None:
         key = (lane.room, lane.id)
@@ -227,6 +278,10 @@ class LaneManager:
         if i == len(self._by_room) or self._by_room[i] != key:
             raise RuntimeError(f"lane index out of date for lane {lane.id}")
         del self._by_room[i]
+        if self._fit_index is not None:
+            by_room, by_free = self._fit_index
+            by_room.remove(key)
+            by_free.remove((lane.room + lane.max_ephemeral, lane.room, lane.id))
 
     def _new_lane(self, size: int) -> Lane:
         lane = Lane(self._next_id, size)
@@ -242,23 +297,55 @@ class LaneManager:
         return self._new_lane(job.peak)
 
     def _grow(self, job: LaneJob) -> Lane | None:
-        # extra = persistent - room + max(0, ephemeral - lane's max ephemeral) >= persistent - room,
-        # so walking lanes by descending room, stop once persistent - room >= the best extra found.
+        """Grow the lane :meth:`_grow_choice` picks by the bytes ``job`` adds to it (none where it
+        fits already) and return it; None when no lane can grow enough."""
+        best, extra = self._grow_choice(job)
+        if best is not None and extra > 0:
+            self._unindex(best)
+            best.size += extra
+            self.assigned += extra
+            self._index(best)
+        return best
+
+    def _grow_choice(self, job: LaneJob) -> tuple[Lane | None, int | None]:
+        """The lane to grow for ``job`` and the bytes it needs (:meth:`Lane.need_with` - size):
+        the least (extra, -room, -lane id) over the lanes whose extra is at most the unassigned
+        bytes; (None, None) when none is.
+
+        extra = p - room + max(0, e - m) >= p - room, so walking lanes by descending room, stop
+        once p - room passes the unassigned bytes or reaches the best extra found. That walk
+        looks at :attr:`scan_lanes` lanes at most; beyond, two look-ups of the :meth:`_look_up`
+        index give the same lane: among lanes with m >= e (extra p - room) the greatest (room,
+        id), among lanes with m < e (extra p + e - free) the greatest (free, room, id)."""
         best, best_extra = None, None
-        for room, lane_id in reversed(self._by_room):
+        for n, (room, lane_id) in enumerate(reversed(self._by_room)):
             if job.persistent - room > self.unassigned or (best_extra is not None
                                                            and job.persistent - room >= best_extra):
-                break  # no later lane can need fewer extra bytes (or few enough to fit)
+                return best, best_extra  # no later lane can need fewer extra bytes (or few enough to fit)
+            if n == self.scan_lanes:
+                break
             lane = self.lanes[lane_id]
             extra = lane.need_with(job) - lane.size
             if extra <= self.unassigned and (best_extra is None or extra < best_extra):
                 best, best_extra = lane, extra
-        if best is not None and best_extra > 0:
-            self._unindex(best)
-            best.size += best_extra
-            self.assigned += best_extra
-            self._index(best)
-        return best
+        else:
+            return best, best_extra
+        by_room, by_free = self._look_up()
+        p, e = job.persistent, job.ephemeral
+        options = []
+        found = by_room.last_reaching(e)            # m >= e
+        if found is not None:
+            room, lane_id = found[0]
+            options.append((p - room, -room, -lane_id))
+        found = by_free.last_reaching(1 - e)        # m < e
+        if found is not None:
+            free, room, lane_id = found[0]
+            options.append((p + e - free, -room, -lane_id))
+        options = [o for o in options if o[0] <= self.unassigned]
+        if not options:
+            return None, None
+        extra, _, lane_id = min(options)
+        return self.lanes[-lane_id], extra
 
     def place(self, job: LaneJob) -> Lane | None:
         """Choose (and create or grow, as the rule says) the lane for ``job``; None when it must wait."""
@@ -411,8 +498,14 @@ def check_safety(manager: LaneManager) -> list[str]:
         problems.append(f"lanes total {total} B > capacity {manager.capacity} B")
     if total != manager.assigned:
         problems.append(f"assigned {manager.assigned} B != lanes total {total} B")
-    if sorted((lane.room, lane.id) for lane in manager.lanes.values()) != manager._by_room:
+    lanes = manager.lanes.values()
+    if sorted((lane.room, lane.id) for lane in lanes) != manager._by_room:
         problems.append("the best-fit index does not match the lanes")
+    if manager._fit_index is not None and (
+            sorted(((lane.room, lane.id), lane.max_ephemeral) for lane in lanes) != list(manager._fit_index[0].items())
+            or sorted(((lane.room + lane.max_ephemeral, lane.room, lane.id), -lane.max_ephemeral) for lane in lanes)
+            != list(manager._fit_index[1].items())):
+        problems.append("the best-fit look-up index does not match the lanes")
     return problems
 
 
