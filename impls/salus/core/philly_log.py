@@ -25,7 +25,8 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, open_text, other_gpus_note, reading
+from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, other_gpus_note
+from impls.salus.core.trace_text import open_text, reading
 from impls.salus.core.trace_rows import STARTED_BEFORE_SUBMITTED, not_on
 from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, clock_change, date_seconds,
                                           time_zone, zone_name)
@@ -75,7 +76,8 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     path = Path(path)
     zone = zone_name(zone)
     tz = time_zone(zone)
-    with open_text(path) as handle, reading(path, "Philly's cluster_job_log"):
+    expected = "Philly's cluster_job_log"
+    with open_text(path, expected, "cluster_job_log") as handle, reading(path, expected):
         try:
             jobs = json.load(handle)
         except json.JSONDecodeError as err:

@@ -24,7 +24,7 @@ Two forms are read:
   default, as Philly's reader does: the others (and those with no count) are left out and counted.
 - **Philly** ``cluster_job_log`` (Microsoft's public trace): read by
   :func:`impls.salus.core.philly_log.read_philly`, with this module's :class:`JobTrace` and
-  the same gzip, UTF-8 and damaged-file handling (:func:`open_text`, :func:`reading`).
+  the same gzip, UTF-8, tar and damaged-file handling (:mod:`impls.salus.core.trace_text`).
 
 :func:`read_csv` and ``read_philly`` return a :class:`JobTrace`: jobs sorted by arrival
 (ties in file order), arrivals in seconds from the first (so the first is 0), durations in
@@ -48,15 +48,11 @@ where more than a tenth of the rows are left out for times that disagree, the tr
 """
 from __future__ import annotations
 
-import codecs
 import contextlib
 import csv
 import dataclasses
-import gzip
-import io
 import itertools
 import math
-import zlib
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -70,6 +66,7 @@ from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATIO
                                          GpuColumns, Refused, delimiter, dirty_note, epoch_hint, fitted,
                                          gpu_reason, header_column, header_message, is_number,
                                          no_gpu_column_message, no_time, one_kind)
+from impls.salus.core.trace_text import open_text, reading
 from impls.salus.core.trace_times import RepeatedTime, SkippedTime, clock_change, time_seconds, time_zone, zone_name
 from impls.salus.core.traces import arrival_load
 
@@ -140,60 +137,6 @@ class JobTrace:
                 "min": float(d.min()), "max": float(d.max()), "scv": float(d.var() / mean ** 2)}
 
 
-def _open_bytes(path: Path) -> io.BufferedIOBase:
-    """``path`` (a regular file: opened twice) as bytes, gunzipped if it starts as gzip does."""
-    with open(path, "rb") as head:
-        magic = head.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
-def open_text(path: Path) -> io.TextIOBase:
-    """``path`` (a regular file: it is opened twice) as text, gzip when it starts with gzip's
-    magic bytes, a BOM dropped."""
-    return io.TextIOWrapper(_open_bytes(path), encoding="utf-8-sig", newline="")
-
-
-def not_utf8_at(path: Path) -> str:
-    """Where ``path``'s text (gunzipped, for gzip) first is not UTF-8, as an error message
-    begins: ``"PATH:LINE: byte 0xNN (offset N) is not UTF-8"`` (lines from 1, counted as the
-    CSV reader counts them: LF, CRLF or CR; offsets from 0), or that a UTF-16 byte-order mark
-    begins it; ``"PATH: not UTF-8 text"`` where a second reading finds no such byte."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    offset, line, after_cr = 0, 1, False
-    with _open_bytes(path) as raw:
-        while chunk := raw.read(1 << 20):
-            if offset == 0 and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
-                return f"{path}: UTF-16 text (its byte-order mark); save it as UTF-8"
-            pending = len(decoder.getstate()[0])      # bytes of a character cut at the last chunk
-            bad = None
-            try:
-                decoder.decode(chunk)
-            except UnicodeDecodeError as err:
-                bad = max(0, err.start - pending)
-            before = chunk if bad is None else chunk[:bad]      # its line ends: LF, CRLF, CR
-            line += len((before + b".").splitlines()) - 1 - (after_cr and before[:1] == b"\n")
-            if bad is not None:
-                return f"{path}:{line}: byte {chunk[bad]:#04x} (offset {offset + bad}) is not UTF-8"
-            offset, after_cr = offset + len(chunk), chunk.endswith(b"\r")
-    try:
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return f"{path}:{line}: its last bytes (offset {offset - len(decoder.getstate()[0])}) are not UTF-8"
-    return f"{path}: not UTF-8 text"
-
-
-@contextlib.contextmanager
-def reading(path: Path, expected: str):
-    """Turn what a damaged file raises while it is read (not UTF-8: :func:`not_utf8_at`, a
-    cut or corrupt gzip stream) into a ValueError naming ``path`` and what was ``expected``."""
-    try:
-        yield
-    except UnicodeDecodeError:
-        raise ValueError(f"{not_utf8_at(path)}; expected {expected}") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-        raise ValueError(f"{path}: a damaged gzip file ({err}); expected {expected}") from None
-
-
 def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: int | None = 1,
              gpu_column_needed: bool = False) -> JobTrace:
     """The jobs of CSV file ``path`` (see the module docstring), numbers read in ``unit``
@@ -233,7 +176,8 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
         except ValueError as err:
             raise BadRow(f"{name}: not a time", str(err)) from None
 
-    with open_text(path) as handle, reading(path, "a CSV file (or gzip of one)"):
+    expected = "a CSV file (or gzip of one)"
+    with open_text(path, expected, "the CSV") as handle, reading(path, expected):
         try:
             first_line = handle.readline()
             if first_line.lstrip().startswith(("[", "{")):
