@@ -42,8 +42,9 @@ over SRTF's, and the verdict the report's rule gives that one value against the 
 in ``reports/claims.toml``; "not judged" where no job was ever ready while another was (one
 job, or each arriving once the one before it, as FIFO runs them, has begun its last
 iteration: :func:`had_a_choice`), since every policy then runs one schedule. Dates that name
-no zone are read in ``--time-zone`` (an IANA name; default UTC for a CSV, US Pacific time for
-Philly, whose utilisation files write PDT / PST), so that a job across a daylight-saving change is not read an hour short or long; a
+no zone are read in ``--time-zone`` (an IANA name; default UTC for a CSV, which warns where
+its columns are named as in Philly's log, US Pacific time for Philly, whose utilisation files
+write PDT / PST), so that a job across a daylight-saving change is not read an hour short or long; a
 date the zone shows twice (clocks went back) or never leaves its job out, counted, in a CSV
 as in a Philly trace (the first line of each reason a CSV leaves out is named). ``--load L`` scales the gaps between arrivals so that the offered
 load is L (a cluster's trace put on one device is usually far above 1). Output on stdout;
@@ -57,8 +58,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from impls.harness import cli
-from impls.salus.core.philly_log import PHILLY_ZONE
-from impls.salus.core.trace_times import ZONE_EXPECTED, zone_name
+from impls.salus.core.trace_times import PHILLY_ZONE, ZONE_EXPECTED, zone_name
 from impls.salus.core.traces import iterations_for
 from impls.salus.paper import JCT_CLAIM as CLAIM
 
@@ -255,13 +255,14 @@ def _time_words(seconds: float) -> str:
     return f"about {seconds / 60:.2g} minutes" if seconds < 5400 else f"about {seconds / 3600:.2g} hours"
 
 
-def zone_of(args: argparse.Namespace) -> str:
-    """The IANA zone the trace's dates without a zone are read in: ``--time-zone``, else UTC
-    for a CSV and US Pacific time for Philly (the result's ``time_zone``: the zone as the
-    time-zone database spells it, None for a trace without dates)."""
+def zone_of(args: argparse.Namespace) -> str | None:
+    """The IANA zone the trace's dates without a zone are read in: ``--time-zone``, else None
+    for a CSV (the reader's default, UTC, which warns where the CSV names its columns as
+    Philly's log does) and US Pacific time for Philly (the result's ``time_zone``: the zone as
+    the time-zone database spells it, None for a trace without dates)."""
     if args.time_zone is not None:
         return args.time_zone
-    return "UTC" if args.trace is not None else PHILLY_ZONE
+    return None if args.trace is not None else PHILLY_ZONE
 
 
 def _check(args: argparse.Namespace) -> list[str]:

@@ -8,6 +8,7 @@ import pytest
 
 from impls.salus import jct
 from impls.salus.core import philly_log, trace_files
+from impls.salus.core.trace_times import PHILLY_ZONE
 
 
 def _tar(path, member, text, mode):
@@ -36,3 +37,35 @@ def test_a_tar_archive_is_named_with_the_file_to_extract(tmp_path, mode, packed,
     for flag, path in (("--trace", csv_tar), ("--philly", log_tar)):
         assert jct.main([flag, str(path)]) == 2
         assert "tar archive" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a CSV named as Philly's log
+
+PHILLY_CSV = ("jobid,submitted_time,start_time,end_time,num_gpus\n"
+              "J1,2017-11-04 23:50:00,2017-11-04 23:50:00,2017-11-05 00:20:00,1\n"
+              "J7,2017-11-05 00:40:00,2017-11-05 00:40:00,2017-11-05 03:30:00,1\n")
+
+
+def test_a_csv_named_as_phillys_log_read_in_utc_by_default_says_so_once(tmp_path, capsys):
+    path = tmp_path / "philly.csv"
+    path.write_text(PHILLY_CSV)
+    notes = trace_files.read_csv(path).notes
+    assert len(notes) == 1 and "(submitted_time, jobid)" in notes[0]
+    assert f"--philly reads in {PHILLY_ZONE}" in notes[0] and f"pass --time-zone {PHILLY_ZONE}" in notes[0]
+    assert trace_files.read_csv(path, zone="UTC").notes == []                  # a zone asked for
+    assert trace_files.read_csv(path, zone=PHILLY_ZONE).notes == []
+    assert jct.main(["--trace", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count(f"--time-zone {PHILLY_ZONE}") == 1 and "(dates read in UTC)" in captured.out
+    assert jct.main(["--trace", str(path), "--time-zone", "UTC"]) == 0
+    assert "--time-zone" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", [
+    "job_id,submit_time,start_time,end_time\nJ1,2017-11-04 23:50:00,2017-11-04 23:50:00,2017-11-05 00:20:00\n",
+    "jobid,submitted_time,duration\nJ1,0,10\n",                                  # no dates
+])
+def test_other_csvs_get_no_zone_note(tmp_path, text):
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    assert trace_files.read_csv(path).notes == []

@@ -41,10 +41,10 @@ def test_a_csv_gpu_count_keeps_the_jobs_philly_keeps(tmp_path):
         csv = trace_files.read_csv(table, gpus=gpus)
         assert csv.ids == philly.ids and csv.duration_s.tolist() == philly.duration_s.tolist(), gpus
         assert csv.arrival_s.tolist() == philly.arrival_s.tolist() and csv.left_out == philly.left_out, gpus
-    default = trace_files.read_csv(table)
+    default = trace_files.read_csv(table, zone="UTC")      # a zone given: no note of Philly's zone
     assert default.ids == ["a", "c"] and default.left_out == {"not on 1 GPU": 2}
     assert default.gpu_column == "num_gpus" and default.notes == []
-    anything = trace_files.read_csv(table, gpus=None)        # --gpus 0: said, not silent
+    anything = trace_files.read_csv(table, gpus=None, zone="UTC")        # --gpus 0: said, not silent
     assert anything.notes == ["2 of the 4 jobs kept ask for other than one GPU (num_gpus); each runs on the one "
                               "simulated device for its full length"]
 
@@ -79,10 +79,11 @@ def test_a_gpu_count_that_is_no_count_is_refused_with_its_line(tmp_path, value, 
 
 def test_the_command_takes_gpus_with_a_csv_that_has_a_gpu_column(tmp_path, capsys):
     _, table = _both_forms(tmp_path)
-    assert jct.main(["--trace", str(table), "--json", str(tmp_path / "r.json")]) == 0
+    utc = ["--time-zone", "UTC"]        # no note of Philly's zone (test_salus_probe_cosmetics)
+    assert jct.main(["--trace", str(table), *utc, "--json", str(tmp_path / "r.json")]) == 0
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["jobs"] == 2 and result["gpu_column"] == "num_gpus" and result["left_out"] == {"not on 1 GPU": 2}
-    assert jct.main(["--trace", str(table), "--gpus", "8"]) == 0
+    assert jct.main(["--trace", str(table), "--gpus", "8", *utc]) == 0
     out = capsys.readouterr()
     assert "1 job over 0 s (dates read in UTC); GPUs from num_gpus; left out 3 not on 8 GPUs" in out.out
     assert "warning" not in out.err

@@ -28,8 +28,8 @@ from typing import Any
 from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, other_gpus_note
 from impls.salus.core.trace_text import open_text, reading
 from impls.salus.core.trace_rows import STARTED_BEFORE_SUBMITTED, not_on
-from impls.salus.core.trace_times import (DATE_EXAMPLE, RepeatedTime, SkippedTime, clock_change, date_seconds,
-                                          time_zone, zone_name)
+from impls.salus.core.trace_times import (DATE_EXAMPLE, PHILLY_ZONE, RepeatedTime, SkippedTime, clock_change,
+                                          date_seconds, time_zone, zone_name)
 
 
 def _philly_time(value: Any, zone: tzinfo, where: str, column: str) -> float | None:
@@ -42,9 +42,6 @@ def _philly_time(value: Any, zone: tzinfo, where: str, column: str) -> float | N
     if not isinstance(value, str):
         raise ValueError(f"{where}: {column} {value!r}; expected a date such as {DATE_EXAMPLE}")
     return date_seconds(value, where, column, zone)
-
-
-PHILLY_ZONE = "America/Los_Angeles"   # the utilisation files of the same trace write PDT / PST
 
 
 def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,

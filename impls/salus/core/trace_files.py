@@ -44,7 +44,9 @@ shows twice or never), and a row that repeats an earlier row of its job id with 
 arrival and length (:data:`LISTED_BEFORE`: a log concatenated or appended twice would
 otherwise load its jobs twice). The first line of each reason is kept (``left_out_first``);
 where more than a tenth of the rows are left out for times that disagree, the trace's
-``notes`` say so (columns in other zones or units, more likely than dirty rows).
+``notes`` say so (columns in other zones or units, more likely than dirty rows). Where dates
+were read in UTC by default and the header names columns as Philly's log does (``jobid``,
+``submitted_time``), the ``notes`` say that ``--philly`` reads that log in US Pacific time.
 """
 from __future__ import annotations
 
@@ -67,7 +69,8 @@ from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATIO
                                          gpu_reason, header_column, header_message, is_number,
                                          no_gpu_column_message, no_time, one_kind)
 from impls.salus.core.trace_text import open_text, reading
-from impls.salus.core.trace_times import RepeatedTime, SkippedTime, clock_change, time_seconds, time_zone, zone_name
+from impls.salus.core.trace_times import (PHILLY_ZONE, RepeatedTime, SkippedTime, clock_change, time_seconds,
+                                          time_zone, zone_name)
 from impls.salus.core.traces import arrival_load
 
 UNITS = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}   # seconds per unit of a number in a trace
@@ -154,9 +157,11 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
     repeats one is left out and counted under :data:`LISTED_BEFORE`). Rows that Philly's
     reader leaves out for the same reasons are left out and counted, the first line of each
     reason named in ``left_out_first``: a date ``zone`` shows twice or never, a start before
-    the arrival, an end before the start, and no duration (as no end)."""
+    the arrival, an end before the start, and no duration (as no end). ``zone`` None (UTC)
+    with dates and a header that names columns as Philly's log does adds a note
+    (:func:`philly_zone_note`)."""
     path = Path(path)
-    zone = zone_name(zone)
+    zone, default_zone = zone_name(zone), zone is None
     tz, dated = time_zone(zone), False
     if unit not in UNITS:
         raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
@@ -289,9 +294,27 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
     notes = agreement.check(path, unit) if agreement is not None else []
     notes += other_gpus_note(other_gpus, len(rows), gpu.name)
     notes += dirty_note(left, first, len(rows) + sum(left.values()))
+    notes += philly_zone_note(path, header) if dated and default_zone else []
     detail = "; the first of each: " + "; ".join(explained.values()) if explained else ""
     return dataclasses.replace(job_trace(rows, left, path, zone if dated else None, detail), gpu_column=gpu.name,
                                notes=notes, left_out_first=first)
+
+
+PHILLY_COLUMNS = ("submitted_time", "jobid")   # Philly's cluster_job_log's names (others write submit_time, job_id)
+
+
+def philly_zone_note(path: Path, header: list[str]) -> list[str]:
+    """The notes of a CSV at ``path`` whose dates were read in UTC by default: none, or, where
+    ``header`` names a column as Philly's cluster_job_log does (:data:`PHILLY_COLUMNS`), that
+    ``--philly`` reads that log's dates in :data:`~impls.salus.core.trace_times.PHILLY_ZONE`
+    and ``--time-zone`` reads these so."""
+    named = [c for c in PHILLY_COLUMNS if header_column(header, (c,)) is not None]
+    if not named:
+        return []
+    return [f"{path}: its dates were read in UTC, the default for a CSV, but its columns are named as in "
+            f"Philly's cluster_job_log ({', '.join(named)}), whose dates --philly reads in {PHILLY_ZONE}: a job "
+            "across a daylight-saving change then differs by an hour, and one in the hour the clocks go back is "
+            f"kept here and left out there; pass --time-zone {PHILLY_ZONE} to read it as --philly does"]
 
 
 LISTED_BEFORE = "job id listed before"

@@ -14,6 +14,7 @@ from datetime import datetime, timezone, tzinfo
 from zoneinfo import ZoneInfo, available_timezones
 
 ZONE_EXPECTED = "expected an IANA name such as UTC or America/Los_Angeles"
+PHILLY_ZONE = "America/Los_Angeles"   # Philly's job log's: the utilisation files of the same trace write PDT / PST
 
 
 class SkippedTime(ValueError):
