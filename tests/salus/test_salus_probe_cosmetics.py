@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 
 import pytest
 
 from impls.salus import jct
 from impls.salus.core import philly_log, trace_files
+from impls.salus.core.trace_rows import JITTER_S, STARTED_BEFORE_SUBMITTED
 from impls.salus.core.trace_times import PHILLY_ZONE
 
 
@@ -37,6 +39,42 @@ def test_a_tar_archive_is_named_with_the_file_to_extract(tmp_path, mode, packed,
     for flag, path in (("--trace", csv_tar), ("--philly", log_tar)):
         assert jct.main([flag, str(path)]) == 2
         assert "tar archive" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a start a fraction of a second early
+
+def test_a_start_a_fraction_of_a_second_before_its_submission_is_kept_and_counted(tmp_path, capsys):
+    path = tmp_path / "noise.csv"
+    path.write_text("job_id,submit_time,start_time,end_time\n"
+                    "a,1506998281.5005,1506998281.5004,1506998881.5\n"     # 100 us early: jitter
+                    f"d,1506998290,{1506998290 - JITTER_S},1506998600\n"   # 1 s early: left out
+                    + "".join(f"n{i},{1506998300 + i},{1506998301 + i},1506998400\n" for i in range(9)))
+    trace = trace_files.read_csv(path)
+    assert trace.ids == ["a"] + [f"n{i}" for i in range(9)]
+    assert trace.duration_s[0] == pytest.approx(599.9996)                  # start to end, unchanged
+    assert trace.left_out == {STARTED_BEFORE_SUBMITTED: 1} and trace.left_out_first == {
+        STARTED_BEFORE_SUBMITTED: f"{path}:3"}
+    assert trace.notes == [f"1 job starts less than 1 s before its submission (the first at {path}:2): read as clock "
+                           "jitter and kept, arriving at its submission and running from start to end (a start 1 s "
+                           f"or more before it is left out: {STARTED_BEFORE_SUBMITTED})"]
+    assert jct.main(["--trace", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "1 job starts less than 1 s before its submission" in err and "other zones or units" not in err
+
+
+def test_a_philly_start_a_fraction_of_a_second_early_is_kept_as_in_a_csv(tmp_path):
+    def job(jobid, submitted, start, end):
+        return {"jobid": jobid, "vc": "v", "status": "Pass", "submitted_time": f"2017-10-07 {submitted}",
+                "attempts": [{"start_time": f"2017-10-07 {start}", "end_time": f"2017-10-07 {end}",
+                              "detail": [{"ip": "m", "gpus": ["gpu0"]}]}]}
+
+    path = tmp_path / "log"
+    path.write_text(json.dumps([job("a", "00:00:00.5", "00:00:00.2", "00:10:00"),
+                                job("b", "00:01:00", "00:00:59", "00:20:00"),
+                                job("c", "00:02:00", "00:02:00", "00:30:00")]))
+    trace = philly_log.read_philly(path)
+    assert trace.ids == ["a", "c"] and trace.left_out == {STARTED_BEFORE_SUBMITTED: 1}
+    assert trace.notes[0].startswith("1 job starts less than 1 s before its submission (the first at job 'a')")
 
 
 # ---------------------------------------------------------------- a CSV named as Philly's log

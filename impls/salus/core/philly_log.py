@@ -27,7 +27,7 @@ from typing import Any
 
 from impls.salus.core.trace_files import JobTrace, job_trace, listed_before, other_gpus_note
 from impls.salus.core.trace_text import open_text, reading
-from impls.salus.core.trace_rows import STARTED_BEFORE_SUBMITTED, not_on
+from impls.salus.core.trace_rows import JITTER_S, STARTED_BEFORE_SUBMITTED, jitter_note, not_on
 from impls.salus.core.trace_times import (DATE_EXAMPLE, PHILLY_ZONE, RepeatedTime, SkippedTime, clock_change,
                                           date_seconds, time_zone, zone_name)
 
@@ -62,8 +62,10 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     running (:func:`_running`: :data:`STILL_RUNNING`); with an attempt that has no end (null, ""
     or "None") in a job that is not running (:data:`OPEN_ATTEMPT`: its run time is unknown); with
     an attempt that ends before it starts (its run time is unknown); started before it was submitted (an
-    attempt starts before ``submitted_time``: :data:`STARTED_BEFORE_SUBMITTED`, its arrival is
-    unknown); with a time that is no date as the log writes them (:data:`UNREADABLE_DATE`);
+    attempt starts :data:`~impls.salus.core.trace_rows.JITTER_S`, 1 s, or more before
+    ``submitted_time``: :data:`STARTED_BEFORE_SUBMITTED`, its arrival is unknown; less is clock
+    jitter, kept and counted in the notes); with a time that is no date as the log writes
+    them (:data:`UNREADABLE_DATE`);
     with an ``attempts`` field that is not a list (:data:`MALFORMED_ATTEMPTS`), or a ``detail``
     or ``gpus`` field that is not one (:data:`MALFORMED_GPUS`); of another GPU count, or
     of zero run time. A job's run time is the union of its attempts' intervals in seconds
@@ -86,7 +88,7 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
     keys = ["" if job.get("jobid") is None else str(job["jobid"]) for job in jobs]
     last = {key: index for index, key in enumerate(keys)}      # each jobid's last listing
     left: Counter = Counter()
-    rows, unreadable, seen, other_gpus, clusters = [], "", {}, 0, Counter()
+    rows, unreadable, seen, other_gpus, clusters, jittered = [], "", {}, 0, Counter(), []
     for index, (job, key) in enumerate(zip(jobs, keys)):
         if "submitted_time" not in job or "attempts" not in job:
             raise ValueError(f"{path}: job {index} ({job.get('jobid', 'no jobid')}) has no submitted_time or "
@@ -132,7 +134,8 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
         if not spans:
             left["never ran (no attempt with both times)"] += 1
             continue
-        if min(begin for begin, _ in spans) < submitted:
+        early = submitted - min(begin for begin, _ in spans)
+        if early >= JITTER_S:
             left[STARTED_BEFORE_SUBMITTED] += 1
             continue
         length = _covered(spans)
@@ -145,10 +148,13 @@ def read_philly(path: str | Path, vc: str | None = None, gpus: int | None = 1,
             continue
         other_gpus += gpus is None and held != 1
         rows.append((submitted, length, str(job.get("jobid", index))))
+        if early > 0 and length > 0:        # clock jitter, kept (a zero length is left out by job_trace)
+            jittered.append(where)
     if vc is not None and vc not in clusters:
         raise ValueError(no_such_cluster(path, vc, clusters))
     trace = job_trace(rows, left, path, zone, f"; the first unreadable: {unreadable}" if unreadable else "")
-    return dataclasses.replace(trace, notes=other_gpus_note(other_gpus, len(rows), "the attempts' gpus"))
+    return dataclasses.replace(trace, notes=other_gpus_note(other_gpus, len(rows), "the attempts' gpus")
+                               + jitter_note(len(jittered), jittered[0] if jittered else None))
 
 
 def no_such_cluster(path: Path, vc: str, clusters: Counter) -> str:

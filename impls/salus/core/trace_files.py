@@ -39,13 +39,16 @@ device time (zero duration; a job with no start, which never started; with ``sta
 and ``end_time``, a start and no end, still running; with a ``duration``, none, as pandas
 writes a running job's NaN: an empty field or one of :data:`NO_TIME`) are left out and
 counted, and so are the rows Philly's reader leaves out for the same reasons (an end before
-its start; a start before its arrival, where both are numbers or both dates; a date the zone
-shows twice or never), and a row that repeats an earlier row of its job id with the same
-arrival and length (:data:`LISTED_BEFORE`: a log concatenated or appended twice would
-otherwise load its jobs twice). The first line of each reason is kept (``left_out_first``);
-where more than a tenth of the rows are left out for times that disagree, the trace's
-``notes`` say so (columns in other zones or units, more likely than dirty rows). Where dates
-were read in UTC by default and the header names columns as Philly's log does (``jobid``,
+its start; a start :data:`~impls.salus.core.trace_rows.JITTER_S` (1 s) or more before its
+arrival, where both are numbers or both dates; a date the zone shows twice or never), and a
+row that repeats an earlier row of its job id with the same arrival and length
+(:data:`LISTED_BEFORE`: a log concatenated or appended twice would otherwise load its jobs
+twice). The first line of each reason is kept (``left_out_first``); where more than a tenth
+of the rows are left out for times that disagree, the trace's ``notes`` say so (columns in
+other zones or units, more likely than dirty rows). A start less than 1 s before its arrival
+is jitter between the clocks that wrote the two: the job is kept (arriving at its
+submission, running from start to end) and the ``notes`` count such jobs. Where dates were
+read in UTC by default and the header names columns as Philly's log does (``jobid``,
 ``submitted_time``), the ``notes`` say that ``--philly`` reads that log in US Pacific time.
 """
 from __future__ import annotations
@@ -64,9 +67,9 @@ import numpy as np
 
 from impls.salus.core.trace_rows import (ARRIVAL_COLUMNS, DECIMAL_COMMA, DURATION_COLUMNS,  # noqa: F401
                                          ENDS_BEFORE_START, ID_COLUMNS, NEVER_STARTED, NO_DURATION, NO_TIME,
-                                         STARTED_BEFORE_SUBMITTED, STILL_RUNNING, UNIT_NAMES, Agreement, BadRow,
-                                         GpuColumns, Refused, delimiter, dirty_note, epoch_hint, fitted,
-                                         gpu_reason, header_column, header_message, is_number,
+                                         JITTER_S, STARTED_BEFORE_SUBMITTED, STILL_RUNNING, UNIT_NAMES, Agreement,
+                                         BadRow, GpuColumns, Refused, delimiter, dirty_note, epoch_hint, fitted,
+                                         gpu_reason, header_column, header_message, is_number, jitter_note,
                                          no_gpu_column_message, no_time, one_kind)
 from impls.salus.core.trace_text import open_text, reading
 from impls.salus.core.trace_times import (PHILLY_ZONE, RepeatedTime, SkippedTime, clock_change, time_seconds,
@@ -156,10 +159,10 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
     arrival or length differs from an earlier row's of that id (both lines named; a row that
     repeats one is left out and counted under :data:`LISTED_BEFORE`). Rows that Philly's
     reader leaves out for the same reasons are left out and counted, the first line of each
-    reason named in ``left_out_first``: a date ``zone`` shows twice or never, a start before
-    the arrival, an end before the start, and no duration (as no end). ``zone`` None (UTC)
-    with dates and a header that names columns as Philly's log does adds a note
-    (:func:`philly_zone_note`)."""
+    reason named in ``left_out_first``: a date ``zone`` shows twice or never, a start 1 s or
+    more before the arrival (less is clock jitter: kept, and counted in the ``notes``), an end
+    before the start, and no duration (as no end). ``zone`` None (UTC) with dates and a header
+    that names columns as Philly's log does adds a note (:func:`philly_zone_note`)."""
     path = Path(path)
     zone, default_zone = zone_name(zone), zone is None
     tz, dated = time_zone(zone), False
@@ -167,6 +170,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
         raise ValueError(f"time unit {unit!r}; expected one of {', '.join(UNITS)}")
     unit_s = UNITS[unit]
     refused, left, first, explained = Refused(path), Counter(), {}, {}
+    jittered: list[str] = []        # the kept rows that start less than JITTER_S before their arrival
 
     def leave(reason: str, where: str, why: str = "") -> None:
         left[reason] += 1
@@ -213,7 +217,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
             for number, fields in enumerate((f for f in rows_read() if f), start=2):
                 if not any(f.strip() for f in fields):
                     continue                     # a blank line
-                where = f"{path}:{reader.line_num}"
+                where, early = f"{path}:{reader.line_num}", False
                 try:
                     row = dict(zip(header, fitted(fields, header, where, used)))
                     if not (row.get(arrival) or "").strip():
@@ -254,9 +258,12 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
                                   f"{row[start]!r}; expected a job's end after its start")
                             continue
                         if is_number(row[start]) == is_number(row[arrival]) and begin < at:
-                            leave(STARTED_BEFORE_SUBMITTED, where, f"{where}: start_time {row[start]!r} is before "
-                                  f"{arrival} {row[arrival]!r}; expected a job to start after it was submitted")
-                            continue
+                            if at - begin >= JITTER_S:
+                                leave(STARTED_BEFORE_SUBMITTED, where, f"{where}: start_time {row[start]!r} is "
+                                      f"before {arrival} {row[arrival]!r}; expected a job to start after it was "
+                                      "submitted")
+                                continue
+                            early = True
                         length = finish - begin
                         if not length < LONGEST_S:
                             raise BadRow("start_time to end_time: out of range", f"{where}: start_time "
@@ -285,6 +292,8 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
                     refused.add(err, reader.line_num)
                     continue
                 rows.append((at, length, label or str(number - 1)))
+                if early and length > 0:        # a zero length is left out by job_trace
+                    jittered.append(where)
         except csv.Error as err:
             through = f", read through line {reader.line_num}" if reader.line_num > begun[0] else ""
             raise ValueError(f"{path}:{begun[0]}: not a CSV row this reader can read ({err}{through}); expected "
@@ -295,6 +304,7 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
     notes += other_gpus_note(other_gpus, len(rows), gpu.name)
     notes += dirty_note(left, first, len(rows) + sum(left.values()))
     notes += philly_zone_note(path, header) if dated and default_zone else []
+    notes += jitter_note(len(jittered), jittered[0] if jittered else None)
     detail = "; the first of each: " + "; ".join(explained.values()) if explained else ""
     return dataclasses.replace(job_trace(rows, left, path, zone if dated else None, detail), gpu_column=gpu.name,
                                notes=notes, left_out_first=first)

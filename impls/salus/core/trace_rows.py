@@ -206,6 +206,9 @@ STILL_RUNNING = "still running (a start_time and no end_time)"
 NO_DURATION = "no duration (an empty field or NaN, as for a job still running: its length is unknown)"
 ENDS_BEFORE_START = "ends before it starts (end_time before start_time)"
 STARTED_BEFORE_SUBMITTED = "started before it was submitted"
+# a start less than this many seconds before its submission is jitter between the clocks that
+# wrote the two times: the job is kept (arriving at its submission, running end - start), noted
+JITTER_S = 1.0
 ORDINARY = (NEVER_STARTED, STILL_RUNNING, NO_DURATION)    # what a snapshot of a cluster holds
 
 
@@ -248,6 +251,17 @@ class Refused:
                              + "]")
             raise ValueError(f"{self.path}: {total} rows refused, of {len(parts)} kind{'s' if len(parts) != 1 else ''}"
                              f" (each kind's first row in full, then the lines of the next): " + " ".join(parts))
+
+
+def jitter_note(count: int, first: str | None) -> list[str]:
+    """The trace's notes: none, or that ``count`` (> 0) jobs start less than :data:`JITTER_S`
+    before their submission (the first at ``first``) and were kept as starting at it."""
+    if not count:
+        return []
+    return [f"{count} job{'s' if count != 1 else ''} start{'s' if count == 1 else ''} less than {JITTER_S:g} s before "
+            f"{'its' if count == 1 else 'their'} submission (the first at {first}): read as clock jitter and kept, "
+            f"arriving at {'its' if count == 1 else 'their'} submission and running from start to end "
+            f"(a start {JITTER_S:g} s or more before it is left out: {STARTED_BEFORE_SUBMITTED})"]
 
 
 def dirty_note(left: dict[str, int], first: dict[str, str], rows: int) -> list[str]:
