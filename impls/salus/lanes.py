@@ -1,8 +1,8 @@
 """Command line of the lane assignment: ``python -m impls.salus.lanes --jobs jobs.json --capacity BYTES
 [--rule R] [--json [FILE|-]]`` admits jobs ``[{name, persistent, ephemeral}]`` (no other keys)
-in arrival order and prints the lanes as JSON (the engine: :mod:`impls.salus.memory.lanes`); a
-job whose peak (persistent + ephemeral) exceeds the device, or a static partition, is named on
-stderr: it waits for ever, not for a departure."""
+in arrival order and prints the lanes as JSON (the engine: :mod:`impls.salus.memory.lanes`); the
+jobs whose peak (persistent + ephemeral) exceeds the device, or a static partition, are counted
+in one warning on stderr that names the first few: they wait for ever, not for a departure."""
 from __future__ import annotations
 
 import decimal
@@ -81,12 +81,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = assign(jobs, capacity, args.rule, partitions)
     largest = capacity // partitions if args.rule == "static" else capacity
     where = f"a {args.rule} partition of {largest} B" if args.rule == "static" else f"the {capacity} B device"
-    for job in jobs:
-        if job.persistent + job.ephemeral > largest:  # waits for ever, not for a departure
-            cli.warn(f"job {job.name!r} needs {job.persistent + job.ephemeral} B at its peak, more than "
-                     f"{where}: it can never be admitted")
+    never = [job for job in jobs if job.persistent + job.ephemeral > largest]   # wait for ever, not for a departure
+    if never:
+        cli.warn(never_admitted_message(never, where))
     cli.emit_json(args.json or "-", result)
     return 0
+
+
+NAMED = 5   # jobs a warning names; the others are counted
+
+
+def never_admitted_message(never: Sequence, where: str) -> str:
+    """One warning for the jobs ``never`` (LaneJobs, in arrival order) whose peak is more than
+    ``where`` (the device or a partition, in words) holds: their count and the first
+    :data:`NAMED` of them with their peaks in bytes."""
+    if len(never) == 1:
+        return (f"job {never[0].name!r} needs {never[0].persistent + never[0].ephemeral} B at its peak, more "
+                f"than {where}: it can never be admitted")
+    named = ", ".join(f"{job.name!r} ({job.persistent + job.ephemeral} B)" for job in never[:NAMED])
+    more = f" and {len(never) - NAMED} more" if len(never) > NAMED else ""
+    return f"{len(never)} jobs need more than {where} at their peak, so they can never be admitted: {named}{more}"
 
 
 if __name__ == "__main__":

@@ -41,6 +41,21 @@ def test_a_tar_archive_is_named_with_the_file_to_extract(tmp_path, mode, packed,
         assert "tar archive" in capsys.readouterr().err
 
 
+# ---------------------------------------------------------------- lanes: one warning
+
+def test_jobs_no_partition_holds_are_counted_in_one_warning(tmp_path, capsys):
+    from impls.salus.lanes import main
+
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"name": f"j{i}", "persistent": 500 + i, "ephemeral": 200} for i in range(12)]
+                               + [{"name": "ok", "persistent": 10, "ephemeral": 10}]))
+    assert main(["--jobs", str(jobs), "--capacity", "1200", "--rule", "static", "--partitions", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert ("12 jobs need more than a static partition of 600 B at their peak, so they can never be admitted: "
+            "'j0' (700 B), 'j1' (701 B), 'j2' (702 B), 'j3' (703 B), 'j4' (704 B) and 7 more") in err
+
+
 # ---------------------------------------------------------------- a start a fraction of a second early
 
 def test_a_start_a_fraction_of_a_second_before_its_submission_is_kept_and_counted(tmp_path, capsys):
