@@ -168,9 +168,12 @@ def no_commit_advice() -> str:
 def _run(args: argparse.Namespace) -> int:
     entry = experiments.get(args.experiment)
     args.device = args.device.strip().lower()   # spelled as the engines' own --device takes it
+    if args.device == "cpu:0":      # torch's name of the one CPU device: filed as cpu
+        args.device = "cpu"
     kind, colon, index = args.device.partition(":")
     if kind in ("cpu", "cuda") and colon and (kind == "cpu" or not index.isdigit()):
-        raise cli.UsageError(f"got {args.device!r}", "--device", "expected cpu, cuda or cuda:N (N = 0, 1, ...)")
+        raise cli.UsageError(f"got {args.device!r}", "--device", "expected cpu (or cpu:0), cuda or cuda:N "
+                             "(N = 0, 1, ...)")
     profile = profiles.resolve(args.profile)
     experiments.sizes_for(entry.name, profile)  # validated before any work
     # an untimed experiment may run grid points: a remote scheduler must answer, on this code,

@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from impls.salus.core.workloads import WORKLOADS
 
     parser = cli.parser(prog="python -m impls.salus.switching", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
+    parser.add_argument("--device", default="cpu", help="cpu (or cpu:0), cuda or cuda:N (default cpu)")
     parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
                         help=f"comma-separated workload names (default {','.join(DEFAULT_WORKLOADS)})")
     parser.add_argument("--repeats", type=int, default=10, help="repeats per method (default 10)")

@@ -1,4 +1,7 @@
-"""The Salus command lines on a user's own inputs: the probe's smaller findings."""
+"""The Salus command lines on a user's own inputs, the probe's smaller findings: a tar archive
+named as one, one warning for many jobs no static partition holds, torch's ``cpu:0``, a start
+a fraction of a second before its submission (clock jitter, kept), and a CSV named as Philly's
+log read in UTC."""
 from __future__ import annotations
 
 import io
@@ -54,6 +57,21 @@ def test_jobs_no_partition_holds_are_counted_in_one_warning(tmp_path, capsys):
     assert err.count("\n") == 1, err
     assert ("12 jobs need more than a static partition of 600 B at their peak, so they can never be admitted: "
             "'j0' (700 B), 'j1' (701 B), 'j2' (702 B), 'j3' (703 B), 'j4' (704 B) and 7 more") in err
+
+
+# ---------------------------------------------------------------- switching: cpu:0
+
+def test_switching_takes_torchs_cpu_0(monkeypatch, capsys):
+    from impls.salus.core import switching as engine
+    from impls.salus.switching import main
+
+    asked = []
+    monkeypatch.setattr(engine, "switching_latency", lambda device, *a: asked.append(device) or {})
+    monkeypatch.setattr(engine, "print_table", lambda result: None)
+    assert main(["--device", "cpu:0", "--repeats", "1"]) == 0, capsys.readouterr().err
+    assert asked == ["cpu:0"]
+    assert main(["--device", "cpu:1", "--repeats", "1"]) == 2
+    assert "expected 'cpu' (or 'cpu:0')" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- a start a fraction of a second early

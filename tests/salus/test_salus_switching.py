@@ -198,7 +198,7 @@ def test_a_restart_child_that_says_something_else_is_a_failure_naming_what_it_sa
 
 @pytest.mark.parametrize("argv, message", [
     (["--workloads", "mlp_b64,mlp_b64"], "mlp_b64 named twice, --workloads"),
-    (["--device", "cudax"], "device 'cudax': expected 'cpu', 'cuda' or 'cuda:N', --device"),
+    (["--device", "cudax"], "device 'cudax': expected 'cpu' (or 'cpu:0'), 'cuda' or 'cuda:N', --device"),
     (["--json", "/nonexistent-dir/x.json"], "directory /nonexistent-dir does not exist, --json"),
 ])
 def test_switching_cli_refuses_before_measuring(argv, message, capsys):
@@ -233,9 +233,11 @@ def test_a_device_is_cpu_cuda_or_cuda_n_and_an_index_this_machine_has(monkeypatc
 
     monkeypatch.setattr(capabilities, "require", lambda name: None)     # as on a CUDA machine
     monkeypatch.setattr(devices.torch.cuda, "device_count", lambda: 2)
-    for typo in ("cudax", "cuda_7", "cuda:", "cuda:-1", "cuda:1:2"):
-        with pytest.raises(ValueError, match="expected 'cpu', 'cuda' or 'cuda:N'"):
+    for typo in ("cudax", "cuda_7", "cuda:", "cuda:-1", "cuda:1:2", "cpu:1", "cpu:"):
+        with pytest.raises(ValueError, match=r"expected 'cpu' \(or 'cpu:0'\), 'cuda' or 'cuda:N'"):
             devices.get_device(typo)
+    for cpu in ("cpu", "CPU", " cpu:0 "):      # torch's spellings of the one CPU device
+        assert devices.get_device(cpu).kind == "cpu"
     with pytest.raises(ValueError, match="has 2 CUDA device"):
         devices.get_device("cuda:7")
 

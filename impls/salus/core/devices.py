@@ -229,21 +229,23 @@ class CudaDevice:
 
 
 def get_device(name, clock=time.perf_counter):
-    """Return :class:`CpuDevice` for ``"cpu"``, :class:`CudaDevice` for ``"cuda"`` or ``"cuda:N"``.
+    """Return :class:`CpuDevice` for ``"cpu"`` or ``"cpu:0"`` (torch's name of the one CPU
+    device), :class:`CudaDevice` for ``"cuda"`` or ``"cuda:N"``, case and surrounding spaces
+    ignored.
 
     ``clock`` times CPU iterations (host seconds; a fake one in tests). A device
     object is returned as is. Raises ``NotImplementedError`` (asv: skip) when CUDA is
-    asked for and missing, ValueError for any other spelling ("cudax", "cuda:-1") or an
-    index this machine does not have.
+    asked for and missing, ValueError for any other spelling ("cudax", "cuda:-1", "cpu:1")
+    or an index this machine does not have.
     """
     if not isinstance(name, str):
         return name  # already a device object
     name = name.strip().lower()
-    if name == "cpu":
+    if name in ("cpu", "cpu:0"):
         return CpuDevice(clock)
     spelled = re.fullmatch(r"cuda(?::(\d+))?", name)
     if spelled is None:
-        raise ValueError(f"device {name!r}: expected 'cpu', 'cuda' or 'cuda:N'")
+        raise ValueError(f"device {name!r}: expected 'cpu' (or 'cpu:0'), 'cuda' or 'cuda:N'")
     from impls.harness.capabilities import require
 
     require("cuda")
