@@ -268,9 +268,9 @@ def _time_to_accuracy(data: dict, expect_real: bool = False):
         why = f"not run ({r['skipped']})" if "skipped" in r else f"failed ({r['failed']})"
         reasons.setdefault(why, []).append(str(r.get("name", "?")))
     notes = [f"{why}: {', '.join(names)}" for why, names in reasons.items()]
+    notes += list(dict.fromkeys(f"input: {line}" for r in measured for line in r.get("input_warnings", [])))
     empty = [str(r.get("name", "?")) for r in measured if not _has_points(r)]
-    if empty:
-        notes.append(f"no finite P@1 (not drawn): {', '.join(empty)}")
+    notes += [f"no finite P@1 (not drawn): {', '.join(empty)}"] if empty else []
     stats = measured[0]["data"]["train"] if measured and "data" in measured[0] else None
     ax_time.set_title(f"{_source(data, expect_real)}{_set_size(stats)}\nwide pale: monotone fit (what is timed); "
                       f"{targets_title}", fontsize=7)

@@ -200,6 +200,12 @@ def test_the_real_amazon_run_logs_the_input_warnings_and_records_the_row_norm(fi
     assert "or lower the lr of run 'slide' in impls/profiles.toml (0.01 now)" in said, said
     assert "1 of 6 training points have no labels" in said                 # the fixture's unlabelled point
     assert out["runs"][0]["data"]["train"]["median_row_norm"] == pytest.approx(10, rel=1e-5)
+    # under a bare asv run no progress log is shown: the artifact keeps the lines and the figure says them
+    kept = out["runs"][0]["input_warnings"]
+    assert any(line.startswith("the training rows' median L2 norm is 10") for line in kept), kept
+    from impls.slide import figures
+    shown = figures.time_to_accuracy(out).axes[1].get_title().replace("\n", " ")
+    assert "input: the training rows' median L2 norm is 10" in shown, shown
 
 
 def _cli(train, test, out, *extra):

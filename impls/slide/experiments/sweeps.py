@@ -183,17 +183,20 @@ def _run_spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
 def _run_spec(s: dict[str, Any], spec: dict[str, Any], profile: str | None) -> dict[str, Any]:
     """:func:`run_spec_on` on the run's dataset (its own, else the table's) from the registry,
     with ``source``: where the data came from. On real data (a user's files) the command line's
-    input warnings (:func:`~impls.slide.input_warnings.data_warnings`) go to the progress log first."""
+    input warnings (:func:`~impls.slide.input_warnings.data_warnings`) go to the progress log first,
+    and into the result as ``input_warnings`` (lines; absent where there are none), which the
+    figure shows: under a bare ``asv run`` no log is shown."""
     from impls.harness.progress import log as progress_log
     from impls.slide.input_warnings import data_warnings
 
     name = spec.get("dataset") or s["dataset"]
     train_data, test_data, info = from_registry(name, profile)
-    if info.get("real"):
-        for line in data_warnings(train_data, test_data, spec.get("lr", SlideConfig.lr),
-                                  f"the lr of run {spec.get('name')!r} in impls/profiles.toml"):
-            progress_log(f"warning: {name}: {line}")
-    return {**run_spec_on(s, spec, train_data, test_data), "source": info}
+    warnings = (data_warnings(train_data, test_data, spec.get("lr", SlideConfig.lr),
+                              f"the lr of run {spec.get('name')!r} in impls/profiles.toml") if info.get("real") else [])
+    for line in warnings:
+        progress_log(f"warning: {name}: {line}")
+    return {**run_spec_on(s, spec, train_data, test_data), "source": info,
+            **({"input_warnings": warnings} if warnings else {})}
 
 
 def run_spec_on(s: dict[str, Any], spec: dict[str, Any], train_data: XCData, test_data: XCData) -> dict[str, Any]:
