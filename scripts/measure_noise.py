@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import directions, noise, runs  # noqa: E402
-from impls.harness.report.asv_files import ResultsError, read_benchmark_info_noting  # noqa: E402
+from impls.harness.report.asv_files import ResultsError, machine_info, read_benchmark_info_noting  # noqa: E402
 from impls.harness.report.results import read_result_file  # noqa: E402
 
 
@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         used = [r for r in used if len(frames[(r.commit, r.env)]) >= 2]
         measured = noise.measure_noise(machine, frames, [
             {"commit": r.commit, "env": r.env_name, "started": r.started, "file": r.path.name} for r in used],
-            scales=directions.declared_scales())
+            scales=directions.declared_scales(),
+            hardware=noise.runs_hardware([r.path for r in stored if r in used],    # oldest first
+                                         machine_info(results_dir, machine, [])))
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"measure_noise: {err}", file=sys.stderr)
         return 2

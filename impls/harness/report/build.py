@@ -28,7 +28,8 @@ from impls.harness.report.history import history_figures
 from impls.harness.report.machine_state import describe_machine, without_results
 from impls.harness.report.measure import no_artifact, same_commit
 from impls.harness.report.model import Report
-from impls.harness.report.noise import Noise, NoiseError, default_noise_path, load_noise
+from impls.harness.report.noise import (Noise, NoiseError, default_noise_path, load_noise, machine_mismatch,
+                                         runs_hardware)
 from impls.harness.report.paper_figures import render_paper_figures
 from impls.harness.report.skipped import skipped_points
 from impls.harness.report.verdicts import DOES_NOT_FIT, NOT_MEASURED, evaluate_claims
@@ -43,6 +44,10 @@ class NoResultsError(RuntimeError):
 # verdicts went without a run-to-run interval).
 NO_NOISE_NOTE = "No measured noise for "
 OTHER_NOISE_NOTE = " holds the thresholds of machine "
+# The words of the note saying the thresholds were measured on other hardware than the newest
+# results ran on (a machine name two boxes share), and of the one saying a file cannot tell.
+OTHER_HARDWARE_NOTE = "measured on other hardware than this run"
+NO_HARDWARE_NOTE = " records no hardware"
 # The words of the one note on files filed under the machine that record another machine.
 KEPT_UNDER_THEIR_MACHINE = "files are kept under the machine that ran them"
 # results.py's and artifacts.py's reasons for leaving out a file of another machine
@@ -323,13 +328,29 @@ def _unreadable_is_not_unmeasured(evaluated: list, unreadable: list[tuple[str, s
     return out
 
 
-def _usable_noise(machine: str, points: pd.DataFrame,
-                  no_results: bool) -> tuple[Noise | None, Noise | None, list[str]]:
+def _newest_hardware(results_dir: Path, machine: str, commits: pd.DataFrame, machine_json: Mapping,
+                     unreadable: list[tuple[str, str]]) -> dict[str, str]:
+    """The hardware the newest results ran on (:func:`noise.runs_hardware`): what the result
+    files of the newest dated commit record (those read, not the ones left out in
+    ``unreadable``), each key they lack from ``machine_json``; {} where neither records any."""
+    newest = _newest_dated(commits)
+    left_out = {path for path, _ in unreadable}
+    files = [p for p in asv_files.result_files(results_dir, machine)
+             if newest is not None and str(p) not in left_out and same_commit(p.name[:8], newest[0])]
+    return runs_hardware(files, machine_json)
+
+
+def _usable_noise(machine: str, points: pd.DataFrame, no_results: bool,
+                  hardware: Mapping[str, str] | None = None) -> tuple[Noise | None, Noise | None, list[str]]:
     """The machine's measured thresholds as ``make compare`` uses them: (those measured on
     this machine and on the scale declared now, for the history, which applies each to the
     benchmark version it was measured on; of those, the ones of the newest results'
     benchmark versions, for the claims' intervals), and the report's notes on what was left
-    out and why."""
+    out and why. Thresholds measured on other hardware than ``hardware`` (the newest results'
+    record, :func:`_newest_hardware`) are not used at all (:func:`noise.machine_mismatch`), as
+    those of another machine name are not: a box that shares the name (a generic host name)
+    has noise of its own, and another's thresholds would make its intervals too narrow or too
+    wide and its verdicts wrong either way."""
     noise_path = default_noise_path(machine)  # measured spread: intervals on single points
     try:
         noise = load_noise(noise_path) if noise_path.is_file() else None
@@ -344,7 +365,17 @@ def _usable_noise(machine: str, points: pd.DataFrame,
     if noise.machine and noise.machine != machine:
         return None, None, [f"{noise_path}{OTHER_NOISE_NOTE}{noise.machine!r}, not {machine!r}: not "
                       "used (make compare refuses them too); run make noise on this machine's runs."]
+    other = machine_mismatch(noise, hardware or {})
+    if other:
+        return None, None, [
+            f"{noise_path} not used: {other} ('here': {machine}'s newest results). Other hardware has noise of "
+            "its own, and these thresholds would make the intervals and verdicts wrong; so single points have no "
+            "interval and no verdict is inconclusive for noise: run make noise on this box's runs."]
     notes = []
+    if not noise.hardware and hardware:
+        notes.append(f"{noise_path}{NO_HARDWARE_NOTE} (written before make noise recorded it), so whether its "
+                     f"thresholds were measured on the hardware {machine}'s results ran on is not checked; "
+                     "make noise again records it.")
     try:
         noise, other_scale = noise.on_scales(declared_scales())
     except Exception:  # noqa: BLE001 - benchmarks that do not import: said with the directions
@@ -412,7 +443,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     fingerprinted = _fingerprinted_records(machine, artifacts_root, with_results, records, profile)
     state = describe_machine(machine, records, with_results, fingerprinted)
     points = results.latest_points(frame)
-    noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty)
+    ran_on = _newest_hardware(results_dir, machine, commits, machine_json, unreadable)
+    noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty, ran_on)
     notes += noise_notes
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
                                               unreadable)

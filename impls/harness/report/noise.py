@@ -60,7 +60,11 @@ Files written before ``sigma`` and ``df`` were recorded (threshold = ``factor`` 
 floored range) still load and judge with the thresholds they hold.
 
 Stored as JSON, by default in ``reports/noise/<machine>.json`` (committed with the
-suite, since it describes a machine, not a run).
+suite, since it describes a machine, not a run). The file also records the hardware the runs
+ran on (``hardware``: asv's ``cpu``, ``num_cpu``, ``ram``, ``os`` and ``arch``), so that a
+run of other hardware filed under the same machine name (a generic host name such as "vm")
+is not judged by these thresholds unnoticed (:func:`machine_mismatch`); a file written
+before it was recorded loads without it.
 """
 from __future__ import annotations
 
@@ -71,7 +75,7 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -95,6 +99,10 @@ EXPECTED_RANGE = 2 / math.sqrt(math.pi)  # the mean range of two normal values, 
 RELATIVE, ABSOLUTE = "relative", "absolute"
 SCALES = (RELATIVE, ABSOLUTE)
 EVERY_POINT = "*"  # the params of a hand-written threshold that holds for every point of its benchmark
+# What asv records of the machine a run ran on (its result file's ``params``, the folder's
+# machine.json), kept as text as asv writes it: ``ram`` in bytes, ``num_cpu`` a count.
+HARDWARE = ("cpu", "num_cpu", "ram", "os", "arch")
+RAM_TOLERANCE = 0.1  # two records' RAM sizes within this fraction of the larger are one machine's
 
 
 class NoiseError(ValueError):
@@ -273,6 +281,8 @@ class Noise:
     thresholds: dict[tuple[str, str], Threshold]
     factor: float = FACTOR  # an older file's threshold / floored range (entries without sigma)
     false_alarm: float | None = None  # the per-number false-alarm rate the thresholds are set for (None: older file)
+    # the hardware the runs ran on (:data:`HARDWARE` keys, asv's text); {}: not recorded (an older file)
+    hardware: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def get(self, benchmark: str, params: str) -> Threshold | None:
         """The threshold of one number: its own (its params as asv labels them, or written as
@@ -465,12 +475,13 @@ def two_run_threshold(sigma: float, df: float, scale: str = RELATIVE, false_alar
 
 def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]],
                   run_ids: Iterable[dict] = (), false_alarm: float = FALSE_ALARM,
-                  scales: dict[str, str] | None = None) -> Noise:
+                  scales: dict[str, str] | None = None, hardware: Mapping[str, str] | None = None) -> Noise:
     """Return the :class:`Noise` of ``machine`` from frames of repeated runs, grouped by
     commit (or by commit and environment: any key whose runs repeat one another), its
     thresholds set for a per-number false-alarm rate ``false_alarm`` (see the module doc).
     ``scales`` maps a benchmark name to :data:`ABSOLUTE` where it is declared so (every
-    other one is relative).
+    other one is relative). ``hardware`` is the record of the machine the runs ran on
+    (:func:`runs_hardware`), kept in the result as it is.
 
     Each frame is one run (``results.read_result_file``). Groups with fewer than two runs
     are ignored; raises NoiseError when no commit has two, or when no number was measured
@@ -563,7 +574,7 @@ def measure_noise(machine: str, runs_by_commit: dict[object, list[pd.DataFrame]]
         thresholds[key] = Threshold(key[0], key[1], counts[key], spread, threshold,
                                     versions.get(key, ""), scale_of(key[0]), FACTOR, sigma, df)
     return Noise(machine, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                 list(run_ids), thresholds, FACTOR, false_alarm)
+                 list(run_ids), thresholds, FACTOR, false_alarm, dict(hardware or {}))
 
 
 SAME_SIZE = 10.0  # absolute-scale points whose largest values are within this factor floor each other
@@ -623,6 +634,7 @@ def save_noise(noise: Noise, path: Path) -> Path:
     document = {
         "schema": SCHEMA,
         "machine": noise.machine,
+        **({"hardware": dict(noise.hardware)} if noise.hardware else {}),
         "measured": noise.measured,
         "factor": noise.factor,
         "too_noisy": TOO_NOISY,
@@ -677,7 +689,8 @@ def load_noise(path: Path) -> Noise:
     point of the benchmark), ``spread`` (default: the threshold over the factor), ``runs``,
     ``version`` and ``scale`` (default relative) may be left out of a hand-written entry, and
     ``sigma`` (a number >= 0, null: infinite) and ``df`` (an integer >= 1) are left out of
-    one written before they were recorded (both None then).
+    one written before they were recorded (both None then). ``hardware``, the record of the
+    machine the runs ran on, may be left out (an older file: {}).
     A threshold is a finite number >= 0 or null; a relative one above 1 (100%) only in a
     measured entry (with its ``spread`` and ``runs`` >= 2, as :func:`save_noise` writes it).
     Raises NoiseError, one line naming the file and the first entry that is wrong (and its
@@ -695,6 +708,7 @@ def load_noise(path: Path) -> Noise:
     if not isinstance(numbers, list):
         raise NoiseError(f"{path}: 'numbers' is not a list")
     try:
+        hardware = _hardware(document.get("hardware", {}))
         factor = _number(document.get("factor", FACTOR), "'factor'")
         false_alarm = document.get("false_alarm")
         if false_alarm is not None and not 0 < _number(false_alarm, "'false_alarm'") < 1:
@@ -736,4 +750,113 @@ def load_noise(path: Path) -> Noise:
         thresholds[(item.benchmark, item.params)] = item
     return Noise(str(document.get("machine", "")), str(document.get("measured", "")),
                  document.get("runs", []), thresholds, factor,
-                 None if false_alarm is None else float(false_alarm))
+                 None if false_alarm is None else float(false_alarm), hardware)
+
+
+def _hardware(value: object) -> dict[str, str]:
+    """The ``hardware`` of a thresholds file: an object whose :data:`HARDWARE` keys hold text
+    or numbers (kept as text, as asv writes them; other keys are ignored). Raises ValueError
+    (one line) for anything else."""
+    if not isinstance(value, dict):
+        raise ValueError(f"'hardware' is {str(value)[:40]!r}, not an object like asv's machine.json "
+                         "(cpu, num_cpu, ram, os, arch)")
+    record = {}
+    for key in HARDWARE:
+        item = value.get(key)
+        if item is None or item == "":
+            continue
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise ValueError(f"'hardware' {key!r} is {str(item)[:40]!r}, not text or a number")
+        record[key] = str(item)
+    return record
+
+
+def hardware_of(params: object, machine_json: object = None) -> dict[str, str]:
+    """Return the record of the machine a run ran on: the :data:`HARDWARE` keys of ``params``
+    (an asv result file's ``params``: what asv recorded when the run ran), each one it lacks or
+    leaves empty from ``machine_json`` (asv's ``machine.json`` of the folder); as text, keys
+    neither holds left out. Anything that is no dict counts as empty."""
+    record = {}
+    for source in (machine_json, params):      # the run's own record wins
+        if not isinstance(source, dict):
+            continue
+        for key in HARDWARE:
+            item = source.get(key)
+            if item not in (None, "") and not isinstance(item, (bool, dict, list)):
+                record[key] = str(item)
+    return record
+
+
+def run_hardware(path: Path, machine_json: object = None) -> dict[str, str]:
+    """Return :func:`hardware_of` the asv result file at ``path`` and ``machine_json``; a file
+    that cannot be read as a JSON object gives ``machine_json``'s record alone (never raises:
+    the readers of results name damaged files themselves)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        data = None
+    return hardware_of(data.get("params") if isinstance(data, dict) else None, machine_json)
+
+
+def runs_hardware(files: Iterable[Path], machine_json: object = None) -> dict[str, str]:
+    """Return the record of the machine the runs at ``files`` (asv result files, oldest
+    first) ran on, for :func:`save_noise`: each key from the newest run that records it
+    (:func:`run_hardware`), else from ``machine_json``."""
+    record = hardware_of(None, machine_json)
+    for path in files:
+        record.update(run_hardware(path))
+    return record
+
+
+def _count(text: str) -> float | None:
+    """``text`` as a number (asv's ``ram`` in bytes, ``num_cpu``), None where it is not one
+    (a hand-typed "16GB")."""
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _ram_text(text: str) -> str:
+    """asv's ``ram`` (bytes) in GiB ("23.5 GiB", "1007 GiB"), or the text itself where it is no number."""
+    number = _count(text)
+    if number is None:
+        return repr(text)
+    gib = number / 2 ** 30
+    return f"{gib:.0f} GiB" if gib >= 100 else f"{gib:.3g} GiB"
+
+
+def machine_mismatch(noise: Noise, run_machine: Mapping[str, object]) -> str | None:
+    """Return one line (no final period) saying how the hardware ``noise``'s thresholds were
+    measured on (:attr:`Noise.hardware`) differs from ``run_machine``, the record of the run
+    they would judge (:func:`run_hardware` of its result file, or asv's ``machine.json``: keys
+    ``cpu``, ``num_cpu``, ``ram``, ``arch``); None where the two agree on every key both
+    record. Compared: the CPU model (case and spacing aside), the CPU count, the
+    architecture, and the RAM size (bytes; within :data:`RAM_TOLERANCE` of the larger, or
+    equal as text where either is no number). The ``os`` is not compared: a kernel update
+    leaves the machine what it was. None as well where either side records none of them: a
+    thresholds file written before ``make noise`` recorded the hardware cannot be checked.
+
+    Example: ``"the thresholds were measured on other hardware than this run: CPU 'AMD EPYC'
+    there, 'Intel Xeon Platinum 8480' here; 2 CPUs there, 112 here"``.
+    """
+    held = noise.hardware or {}
+    run = hardware_of(run_machine)
+    differs = []
+    if "cpu" in held and "cpu" in run and " ".join(held["cpu"].lower().split()) != " ".join(run["cpu"].lower().split()):
+        differs.append(f"CPU {held['cpu']!r} there, {run['cpu']!r} here")
+    if "num_cpu" in held and "num_cpu" in run:
+        there, here = _count(held["num_cpu"]), _count(run["num_cpu"])
+        if (there != here) if there is not None and here is not None else held["num_cpu"] != run["num_cpu"]:
+            differs.append(f"{held['num_cpu']} CPUs there, {run['num_cpu']} here")
+    if "arch" in held and "arch" in run and held["arch"].lower() != run["arch"].lower():
+        differs.append(f"architecture {held['arch']} there, {run['arch']} here")
+    if "ram" in held and "ram" in run:
+        there, here = _count(held["ram"]), _count(run["ram"])
+        if (abs(there - here) > RAM_TOLERANCE * max(abs(there), abs(here))
+                if there is not None and here is not None else held["ram"].strip() != run["ram"].strip()):
+            differs.append(f"RAM {_ram_text(held['ram'])} there, {_ram_text(run['ram'])} here")
+    if not differs:
+        return None
+    return "the thresholds were measured on other hardware than this run: " + "; ".join(differs)
