@@ -1,12 +1,13 @@
 #!/usr/bin/env python
 """Render the report of one machine: reports/out/<machine>/{index.html, report.md, report.json, figures/}.
 
-    python scripts/render_report.py [--machine M] [--out DIR]
+    python scripts/render_report.py [--machine M] [--out DIR] [--noise FILE]
     python scripts/render_report.py --machines A B ...   (each, and side by side)
 
 Prints the paths it wrote. Exits 2 when the machine has no results at all (no asv
-results, no artifacts) or a --results or --artifacts given is no directory (the defaults
-may be absent); 1 on a bad claims file, an output directory it must not replace,
+results, no artifacts), a --results or --artifacts given is no directory (the defaults
+may be absent), a --noise given is no file, or --noise comes with --machines (one file
+holds one machine's thresholds); 1 on a bad claims file, an output directory it must not replace,
 or a checkout it cannot find; 1 too, after writing the report, when a result, artifact,
 benchmarks.json or machine.json file could not be read (not JSON: truncated, not UTF-8),
 or when a paper figure's draw function failed (a figure not measured, or with no data, is
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--artifacts", type=Path,
                         help="artifact store (default: DLSYSBENCH_ARTIFACTS, else .asv/artifacts)")
     parser.add_argument("--claims", type=Path, help="claims file (default: reports/claims.toml)")
+    parser.add_argument("--noise", type=Path, metavar="FILE",
+                        help="the machine's thresholds file, from make noise, for the intervals and history steps "
+                             "(default: reports/noise/<machine>.json; one machine's: not with --machines)")
     args = parser.parse_args(argv)
     if args.machine and args.machines:
         print("render_report: --machine and --machines both given; expected one machine or several",
@@ -54,6 +58,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.machines and len(set(args.machines)) != len(args.machines):
         repeated = sorted({m for m in args.machines if args.machines.count(m) > 1})
         print(f"render_report: --machines names {', '.join(repeated)} twice; expected distinct machines",
+              file=sys.stderr)
+        return 2
+    if args.noise is not None and args.machines:
+        print("render_report: --noise with --machines: a thresholds file holds one machine's; each machine's "
+              "report reads its own reports/noise/<machine>.json (or render them one by one with --machine and "
+              "--noise)", file=sys.stderr)
+        return 2
+    if args.noise is not None and not args.noise.is_file():
+        why = "not a file" if args.noise.exists() else "no such file"
+        print(f"render_report: --noise {args.noise}: {why}; expected a thresholds file written by make noise "
+              "(scripts/measure_noise.py), or leave --noise out for reports/noise/<machine>.json",
               file=sys.stderr)
         return 2
     for flag, given, expected in (("--results", args.results, "asv's results directory (default: .asv/results)"),
@@ -71,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 failed=failed)]
         else:
             out_dir = render_report(args.machine, args.out, args.results, args.artifacts, args.claims,
-                                    unreadable=left_out, failed=failed)
+                                    unreadable=left_out, failed=failed, noise_path=args.noise)
             written = sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith("."))
     except NoResultsError as err:
         print(f"render_report: {err}", file=sys.stderr)

@@ -341,8 +341,10 @@ def _newest_hardware(results_dir: Path, machine: str, commits: pd.DataFrame, mac
 
 
 def _usable_noise(machine: str, points: pd.DataFrame, no_results: bool,
-                  hardware: Mapping[str, str] | None = None) -> tuple[Noise | None, Noise | None, list[str]]:
-    """The machine's measured thresholds as ``make compare`` uses them: (those measured on
+                  hardware: Mapping[str, str] | None = None,
+                  noise_path: Path | None = None) -> tuple[Noise | None, Noise | None, list[str]]:
+    """The machine's measured thresholds (the file ``noise_path``, by default
+    ``reports/noise/<machine>.json``) as ``make compare`` uses them: (those measured on
     this machine and on the scale declared now, for the history, which applies each to the
     benchmark version it was measured on; of those, the ones of the newest results'
     benchmark versions, for the claims' intervals), and the report's notes on what was left
@@ -351,7 +353,8 @@ def _usable_noise(machine: str, points: pd.DataFrame, no_results: bool,
     those of another machine name are not: a box that shares the name (a generic host name)
     has noise of its own, and another's thresholds would make its intervals too narrow or too
     wide and its verdicts wrong either way."""
-    noise_path = default_noise_path(machine)  # measured spread: intervals on single points
+    # measured spread: intervals on single points
+    noise_path = Path(noise_path) if noise_path is not None else default_noise_path(machine)
     try:
         noise = load_noise(noise_path) if noise_path.is_file() else None
     except NoiseError as err:   # the report renders without it; make compare refuses it
@@ -370,7 +373,8 @@ def _usable_noise(machine: str, points: pd.DataFrame, no_results: bool,
         return None, None, [
             f"{noise_path} not used: {other} ('here': {machine}'s newest results). Other hardware has noise of "
             "its own, and these thresholds would make the intervals and verdicts wrong; so single points have no "
-            "interval and no verdict is inconclusive for noise: run make noise on this box's runs."]
+            "interval and no verdict is inconclusive for noise: run make noise on this box's runs, or give its "
+            "thresholds file with scripts/render_report.py --noise."]
     notes = []
     if not noise.hardware and hardware:
         notes.append(f"{noise_path}{NO_HARDWARE_NOTE} (written before make noise recorded it), so whether its "
@@ -411,8 +415,10 @@ def _dates_in_order(commits: pd.DataFrame) -> dict[str, dt.datetime]:
 
 
 def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_path: Path,
-                 figure_specs: Mapping[str, FigureSpec] | None = None) -> Report:
+                 figure_specs: Mapping[str, FigureSpec] | None = None, noise_path: Path | None = None) -> Report:
     """Return the :class:`Report` of ``machine``; raise NoResultsError if it has no data at all.
+    Its intervals and history steps use the thresholds in ``noise_path`` (default
+    ``reports/noise/<machine>.json``; see :func:`_usable_noise` for which it leaves out).
 
     A result, artifact, ``benchmarks.json`` or ``machine.json`` file that cannot be read, or
     that records another machine, is left out and listed in ``Report.unreadable`` (the report
@@ -444,7 +450,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     state = describe_machine(machine, records, with_results, fingerprinted)
     points = results.latest_points(frame)
     ran_on = _newest_hardware(results_dir, machine, commits, machine_json, unreadable)
-    noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty, ran_on)
+    noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty, ran_on, noise_path)
     notes += noise_notes
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
                                               unreadable)

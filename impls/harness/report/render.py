@@ -40,12 +40,13 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
                   artifacts_root=None, claims_path=None, *,
                   figure_specs: Mapping[str, FigureSpec] | None = None,
                   unreadable: list[tuple[str, str]] | None = None,
-                  failed: list[tuple[str, str]] | None = None) -> Path:
+                  failed: list[tuple[str, str]] | None = None, noise_path: Path | None = None) -> Path:
     """Write index.html, report.md, report.json and figures/*.{png,svg} for ``machine``; return the directory.
 
     Defaults: this machine (:func:`_default_machine`, asked only when ``machine`` is not
     given; or the only one with data), ``.asv/results``, the artifact
-    store, ``reports/claims.toml`` and ``reports/out/<machine>/``. ``figure_specs``
+    store, ``reports/claims.toml``, ``reports/out/<machine>/`` and the thresholds file
+    ``reports/noise/<machine>.json`` (``noise_path``). ``figure_specs``
     replaces the discovered figure registry (tests). Raises build.NoResultsError when
     the machine has no results and no artifacts, claims.ClaimsError for a bad claims
     file, output.ReportOutputError when ``out_dir`` holds something else. The input files
@@ -59,7 +60,7 @@ def render_report(machine: str | None = None, out_dir: Path | None = None, resul
     claims_path = Path(claims_path) if claims_path is not None else default_claims_path()
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(machine)
 
-    report = build_report(machine, results_dir, artifacts_root, claims_path, figure_specs)
+    report = build_report(machine, results_dir, artifacts_root, claims_path, figure_specs, noise_path)
     if unreadable is not None:
         unreadable.extend(report.unreadable)
     if failed is not None:
