@@ -41,6 +41,7 @@ class Measurement:
     commit: str = ""  # the commit it was measured at ("" when unknown or two)
     too_few_points: bool = False  # a trend over fewer than MIN_TREND_POINTS points: only a sign
     reason: str = ""  # why there is no number, when more is known than the status says (the verdict's text)
+    missing: str = ""  # a skipped point's NaN: what its benchmark declares that NaN means ("" where it declares none)
 
     @property
     def ok(self) -> bool:
@@ -76,8 +77,31 @@ def _label(point: PointRef) -> str:
     return f"{point.benchmark}({params})" if params else point.benchmark
 
 
+def nan_meaning(benchmark: str) -> str:
+    """What a NaN of ``benchmark`` means where its track declares it (``missing=`` of
+    ``benchmarks.common.track``: a failed job, no mix drawn, ...), as ``make compare`` reads
+    it; "" where it declares none or the benchmark code does not import. asv stores such a
+    NaN as it stores a skip, so a "skipped" point of it may be either."""
+    from impls.harness.report.directions import declared_missing
+    try:
+        return declared_missing().get(benchmark, "")
+    except Exception:  # noqa: BLE001 - benchmark code that does not import: no meaning known
+        return ""
+
+
+def skipped_words(benchmark: str) -> str:
+    """How a point of ``benchmark`` that asv stored as NaN reads: "no value: <what its NaN
+    means>; or skipped" where the benchmark declares the meaning (:func:`nan_meaning`),
+    else "skipped"."""
+    meaning = nan_meaning(benchmark)
+    return f"no value: {meaning}; or skipped" if meaning else "skipped"
+
+
 def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
-    """Return the value of one benchmark point in ``points`` (see :func:`results.latest_points`)."""
+    """Return the value of one benchmark point in ``points`` (see :func:`results.latest_points`).
+    A point asv stored as NaN is :data:`STATUS_SKIPPED`; its detail says what that NaN means
+    where the benchmark declares it (:func:`nan_meaning`, kept in ``missing``), since asv
+    stores a skip and a declared NaN alike, else that it was skipped."""
     rows, failure = select_points(points, point.benchmark, point.params)
     if failure:
         return failure
@@ -88,7 +112,10 @@ def measure_point(points: pd.DataFrame, point: PointRef) -> Measurement:
     row = rows.iloc[0]
     where = f"{_label(point)} at {row['commit'][:8]}"
     if row["status"] == STATUS_SKIPPED:
-        return Measurement(STATUS_SKIPPED, detail=f"{where} was skipped", commit=str(row["commit"]))
+        meaning = nan_meaning(point.benchmark)
+        detail = (f"{where} has no value: {meaning}; or it was skipped (asv stores both as NaN)" if meaning
+                  else f"{where} was skipped")
+        return Measurement(STATUS_SKIPPED, detail=detail, commit=str(row["commit"]), missing=meaning)
     if row["status"] == STATUS_FAILED:
         return Measurement(STATUS_FAILED, detail=f"{where} failed", commit=str(row["commit"]))
     return Measurement(STATUS_OK, float(row["value"]), where, commit=str(row["commit"]))
@@ -165,7 +192,8 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
                                            f"fix the other parameters in params: {', '.join(others)}")
     measured = rows["status"] == STATUS_OK
     count, total = int(measured.sum()), len(rows)
-    missing = [f"{source.over}={v!r} ({st})" for v, st in zip(over_values, rows["status"]) if st != STATUS_OK]
+    missing = [f"{source.over}={v!r} ({skipped_words(source.benchmark) if st == STATUS_SKIPPED else st})"
+               for v, st in zip(over_values, rows["status"]) if st != STATUS_OK]
     if count < 2 or (count < MIN_TREND_POINTS and missing):
         statuses = set(rows["status"])
         status = (STATUS_SKIPPED if STATUS_SKIPPED in statuses

@@ -443,6 +443,8 @@ def _on_the_papers_device(claim: Claim, points: pd.DataFrame, artifacts: Mapping
     has_cuda = state.missing_reason(("cuda",)) is None
     if found.status in (STATUS_SKIPPED, ABSENT) and not has_cuda:
         return claim, "CPU run (no CUDA device on this machine)"
+    if found.missing:       # a NaN its benchmark gives a meaning: the detail says it (or a skip)
+        return claim, f"CPU run (the CUDA run: {found.detail})"
     what = {STATUS_SKIPPED: "was skipped here", ABSENT: "was not run here"}.get(found.status, "has no value")
     return claim, f"CPU run (the CUDA run {what}: {found.detail})"
 
