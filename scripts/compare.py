@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                   "at either run (>=, <=), which prove neither a regression nor an improvement", file=sys.stderr)
         else:
             print("compare: no number in common has a usable threshold for its version (new benchmark versions, "
-                  "thresholds of other benchmarks, or all too noisy to track here)"
+                  "thresholds of other benchmarks, or all within thresholds too noisy to judge them)"
                   + (f", and {only_bounds} were bounds that prove neither" if only_bounds else "")
                   + ": nothing was judged; run `make noise`", file=sys.stderr)
         return 2

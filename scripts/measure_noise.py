@@ -9,7 +9,8 @@ give each number one degree of freedom, which leaves most of them too noisy). Ru
 environments are not repeats of each other (the suite's ``.venv`` of any checkout is one
 environment, :func:`impls.harness.report.runs.environment`).
 Writes reports/noise/<machine>.json (refusing, without --replace, to drop thresholds it
-holds for numbers these runs do not measure again) and prints the numbers too noisy to track here, the
+holds for numbers these runs do not measure again) and prints the numbers too noisy to track here
+(a move beyond a wide but finite threshold is still judged, a smaller one not), the
 degrees of freedom the thresholds rest on (more runs, or runs of more commits, narrow them)
 and the per-number false-alarm rate they are set for.
 """
@@ -39,8 +40,8 @@ def df_lines(judged: list[noise.Threshold], false_alarm: float | None) -> list[s
     set for, with what it means for a compare of all of them."""
     lines = []
     if false_alarm is not None:
-        # only a number judged and not deterministic can raise a false alarm
-        can = sum(1 for t in judged if not t.too_noisy and t.threshold > 0)
+        # only a number judged (a finite threshold, however wide) and not deterministic can raise a false alarm
+        can = sum(1 for t in judged if 0 < t.threshold < math.inf)
         anywhere = 1 - (1 - false_alarm) ** can
         lines.append(f"thresholds set for a false alarm in {100 * false_alarm:.2g}% of compares per number (1 in "
                      f"{1 / false_alarm:.0f}, either way): a compare of an unchanged commit flags one of the "
@@ -166,18 +167,20 @@ def main(argv: list[str] | None = None) -> int:
                  else noise.percent_text(worst))
         print(f"  {benchmark}: threshold up to {up_to} over {len(items)} point(s)"
               + (f", {too} too noisy to track" if too else ""))
+    unbounded = sum(1 for t in noisy if not math.isfinite(t.threshold))
     print(f"{len(noisy)} of {len(judged)} judged numbers too noisy to track here (a relative threshold above "
-          f"{100 * noise.TOO_NOISY:.0f}%, or an infinite absolute one); {len(thresholds) - len(judged)} flags and "
-          "context numbers are stored but never judged")
+          f"{100 * noise.TOO_NOISY:.0f}%, or an infinite one): a move beyond its wide threshold is still judged, "
+          f"a smaller one not; {unbounded} of them with an infinite threshold are never judged; "
+          f"{len(thresholds) - len(judged)} flags and context numbers are stored but never judged")
     for line in df_lines(judged, measured.false_alarm):
         print(line)
     whole = sorted(b for b, items in by_benchmark.items() if all(t.too_noisy for t in items))
     part = sorted(b for b, items in by_benchmark.items()
                   if any(t.too_noisy for t in items) and b not in whole)
-    print(f"benchmarks: {len(by_benchmark)} measured, {len(whole)} too noisy at every point, "
-          f"{len(part)} at some points")
+    print(f"benchmarks: {len(by_benchmark)} measured, {len(whole)} too noisy at every point (only a move beyond "
+          f"a wide threshold is judged there), {len(part)} at some points")
     for name in whole:
-        print(f"  untrackable here: {name}")
+        print(f"  too noisy at every point: {name}")
     return 0
 
 

@@ -347,7 +347,7 @@ def test_thresholds_all_too_noisy_judge_nothing(results):
         entry["threshold"] = 0.9
     noisy = results.parent / "noisy.json"
     noisy.write_text(json.dumps(document))
-    head_run(results, **{RATE: 500.0})
+    head_run(results, **{RATE: 600.0})      # within x1.9: a move beyond it would be judged
     done = run_compare(results, noisy, "--base", BASE, "--head", HEAD)
     assert done.returncode == 2 and "too noisy" in done.stderr
 

@@ -116,8 +116,8 @@ def test_steps_within_the_measured_noise_are_left_out():
     values = [10.0, 10.1, 9.9, 10.0, 9.0, 9.1, 8.9, 9.0]
     assert len(series_steps(values, "higher")) == 1
     assert series_steps(values, "higher", threshold=Threshold("b", "", 2, 0.05, 0.15)) == []
-    too_noisy = Threshold("b", "", 2, 0.2, 0.6)
-    assert series_steps([10.0] * 4 + [1.0] * 4, "higher", threshold=too_noisy) == []
+    too_noisy = Threshold("b", "", 2, 0.2, 0.6)         # within its wide threshold: no step
+    assert series_steps([10.0] * 4 + [7.0] * 4, "higher", threshold=too_noisy) == []
 
 
 def test_a_flat_history_has_no_steps():

@@ -13,17 +13,20 @@ judged against ``t``; for a number declared on the absolute scale (an error, a
 difference, an overhead in percent) it is ``b - a`` in the number's unit. A nearer-0 number
 (a paired difference that crosses 0) is judged as a lower-is-better one by its size
 ``|a| -> |b|``, so ``2 -> -4`` is worse by 2, not better by 6. A regression is
-a number worse beyond its threshold, an improvement one better beyond it. A threshold measured on the other scale than
+a number worse beyond its threshold, an improvement one better beyond it, however wide the
+threshold: a number *too noisy to track here* (a relative threshold above
+:data:`noise.TOO_NOISY`) is judged only on a move beyond it, and one whose threshold is
+infinite on none. A threshold measured on the other scale than
 the one declared now is not used (``make noise`` again), and ``default_threshold``, being
 relative, does not apply to absolute-scale numbers. Flags
 that changed are listed apart and never count as regressions; context numbers and
 numbers without a declared direction are not judged, only listed where they moved (a context
 number beyond its measured threshold, where it has one); nor is a number whose threshold
-is not measured (unless a default is given) or too noisy to track here, nor one whose
-benchmark version differs between the runs (it measures something else now); one too noisy
-that moved beyond :data:`noise.TOO_NOISY` of its value, or beyond the range two runs of it
-are expected to span (:attr:`noise.Threshold.floored_spread`), is listed (``TOO NOISY``),
-not judged.
+is not measured (unless a default is given), nor one too noisy to track that moved within
+its threshold, nor one whose benchmark version differs between the runs (it measures
+something else now); one too noisy that moved within its threshold but beyond
+:data:`noise.TOO_NOISY` of its value, or beyond the range two runs of it are expected to
+span (:attr:`noise.Threshold.floored_spread`), is listed (``TOO NOISY``), not judged.
 
 When most of the speed-like numbers (a unit of time or of a rate: s, ms, µs, .../s, IOPS)
 that the machine's speed can move moved the same way, or most of those beyond their
@@ -72,7 +75,7 @@ LOWER_BOUND, UPPER_BOUND = "lower", "upper"  # a number that is only ">= value" 
 UNKNOWN_BOUND = "unknown"  # its bound flags were not measured in that run: it may be either
 FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
 CARRIED = "not measured again"  # the new run holds the base run's measurement itself
-NOISY = "too noisy"  # a threshold above the too-noisy level: never judged
+NOISY = "too noisy"  # a move within a threshold above the too-noisy level (or an infinite one): not judged
 
 
 _MARKS = {LOWER_BOUND: ">= ", UPPER_BOUND: "<= ", UNKNOWN_BOUND: "(bound?) ", "": ""}
@@ -134,13 +137,14 @@ class Change:
             why = self.why or "no threshold measured for this number"
             return f"{values} ({self._change_text()}, {better(self.direction)}; {why}: not judged, run `make noise`)"
         if self.kind == NOISY:
-            limit = (f"threshold {percent_text(self.threshold)} over {100 * TOO_NOISY:.3g}%" if self.scale == RELATIVE
-                     and math.isfinite(self.threshold or math.inf) else "an unbounded spread")
+            limit = (f"threshold {percent_text(self.threshold)} over {100 * TOO_NOISY:.3g}%, too noisy to judge a "
+                     "move within it here" if math.isfinite(self.threshold or math.inf)
+                     else "too noisy to track here, an unbounded spread")
             if self.spread is not None and math.isfinite(self.spread):
                 limit += (f"; two runs of one commit differ by about {100 * self.spread:.3g}%" if self.scale == RELATIVE
                           else f"; two runs of one commit differ by about {self.spread:.3g} in its unit")
             return (f"TOO NOISY{values[len(self.kind):]} ({self._change_text()}, {better(self.direction)}; "
-                    f"too noisy to track here, {limit}: not judged)")
+                    f"{limit}: not judged)")
         if self.kind == BOUND:
             unknown = [run for run, bound in (("base", self.old_bound), ("new", self.new_bound))
                        if bound == UNKNOWN_BOUND]
@@ -157,6 +161,9 @@ class Change:
                  else f"  threshold x{distinct(1 + self.threshold, 1.0, 3)[0]} either way ({100 * self.threshold:.3g}%)"
                  if self.old > 0 and self.new > 0
                  else f"  threshold {100 * self.threshold:.3g}%")
+        if self.threshold is not None and too_noisy(self.threshold, self.scale):   # judged all the same: beyond it
+            noise = noise[:-1] + "; too noisy to judge a smaller move)" if noise.endswith(")") else \
+                noise + " (too noisy to judge a smaller move)"
         sides = (f"; a ratio of two runs, so either side may have moved: see {self.sides}" if self.sides
                  and self.kind in (REGRESSION, IMPROVEMENT) else "")
         return f"{values} ({self._change_text()}, {better(self.direction)}{sides}){noise}"
@@ -256,8 +263,9 @@ def moved_beyond_tracking(old: float, new: float) -> bool:
 def listed_as_noisy(c: "Change") -> bool:
     """Whether a too-noisy change is listed: it moved beyond :data:`noise.TOO_NOISY` of its
     value, or beyond what two runs of it differ by 1 time in 20 (its ``unusual`` move, where
-    finite; else its ``spread``): a regression of a number too noisy to judge is not passed
-    over in silence, and its ordinary run-to-run moves are not listed."""
+    finite; else its ``spread``): a large move of a number too noisy to judge (within its wide
+    threshold: one beyond it is judged) is not passed over in silence, and its ordinary
+    run-to-run moves are not listed."""
     limit = c.unusual if c.unusual is not None else c.spread
     beyond_range = limit is not None and math.isfinite(limit) and moved_beyond(c.old, c.new, limit, c.scale)
     return moved_beyond_tracking(c.old, c.new) or beyond_range
@@ -360,7 +368,10 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
     1.6x get one verdict. Other relative-scale values (0, a sign change, infinities) are
     judged by their relative change; absolute-scale ones by ``new - old`` in their unit. A
     nearer-0 number is judged as a lower-is-better one of sizes ``|old|``, ``|new|``: the same
-    verdict as lower-is-better where both are at least 0."""
+    verdict as lower-is-better where both are at least 0. A threshold too noisy to track
+    (:func:`noise.too_noisy`: above :data:`noise.TOO_NOISY` relative, or infinite) judges a
+    move beyond it all the same; a move within it is :data:`NOISY`, not judged (an infinite
+    threshold judges none)."""
     if direction == FLAG:
         return FLIPPED if new != old else "same"
     if direction not in JUDGED:
@@ -369,19 +380,16 @@ def judge_change(old: float, new: float, direction: str, threshold: float | None
         old, new, direction = abs(old), abs(new), LOWER
     if threshold is None:
         return "same" if new == old else NO_THRESHOLD
-    if too_noisy(threshold, scale):
-        return NOISY
     ratio = factor(old, new) if scale == RELATIVE else None
     if ratio is not None:
         worse_by = ratio if direction == LOWER else 1 / ratio
-        return (REGRESSION if worse_by > 1 + threshold else IMPROVEMENT if 1 / worse_by > 1 + threshold
-                else "same")
-    worse = worsening(old, new, direction, scale)
-    if worse > threshold:
-        return REGRESSION
-    if -worse > threshold:
-        return IMPROVEMENT
-    return "same"
+        verdict = (REGRESSION if worse_by > 1 + threshold else IMPROVEMENT if 1 / worse_by > 1 + threshold
+                   else "same")
+    else:
+        worse = worsening(old, new, direction, scale)
+        verdict = REGRESSION if worse > threshold else IMPROVEMENT if -worse > threshold else "same"
+    # a wide threshold still judges a move beyond it; within it, the number is too noisy to say
+    return NOISY if verdict == "same" and too_noisy(threshold, scale) else verdict
 
 
 _NUMBER_TYPES = ("track", "time", "peakmem", "memory")
@@ -451,7 +459,8 @@ def judge_bounded(old: float, new: float, old_bound: str, new_bound: str, direct
     """Return the kind of change between values that may be bounds (:data:`LOWER_BOUND`,
     :data:`UPPER_BOUND`, :data:`UNKNOWN_BOUND`: either; "" for a value): a regression only
     where even the new value's best case is worse beyond noise than the old one's worst
-    case, an improvement the other way round, :data:`BOUND` where the bounds prove neither;
+    case, an improvement the other way round, :data:`BOUND` where the bounds prove neither
+    (:data:`NOISY` where their ranges lie apart by less than a too-noisy threshold);
     :func:`judge_change` for two values."""
     if not (old_bound or new_bound) or direction not in (HIGHER, LOWER):
         return judge_change(old, new, direction, threshold, scale)
@@ -462,16 +471,17 @@ def judge_bounded(old: float, new: float, old_bound: str, new_bound: str, direct
         return (low, high) if direction == HIGHER else (high, low)
 
     (old_worst, old_best), (new_worst, new_best) = worst_and_best(old, old_bound), worst_and_best(new, new_bound)
-    if threshold is None or too_noisy(threshold, scale):
-        overlap = min(old_worst, old_best) <= max(new_worst, new_best) and \
-            min(new_worst, new_best) <= max(old_worst, old_best)
+    overlap = min(old_worst, old_best) <= max(new_worst, new_best) and \
+        min(new_worst, new_best) <= max(old_worst, old_best)
+    if threshold is None:
         # ranges that meet prove nothing, whatever the noise; apart, only a threshold can judge them
         return BOUND if overlap else judge_change(old, new, direction, threshold, scale)
     if judge_change(old_worst, new_best, direction, threshold, scale) == REGRESSION:
         return REGRESSION
     if judge_change(old_best, new_worst, direction, threshold, scale) == IMPROVEMENT:
         return IMPROVEMENT
-    return BOUND
+    # apart by less than a wide threshold: too noisy to say, as for two values
+    return NOISY if too_noisy(threshold, scale) and not overlap else BOUND
 
 
 def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str],
@@ -615,7 +625,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
         f"{len(comparison.changes)} numbers compared: {regressions}, "
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
         f"{counts['same']} within noise, {unchanged} unchanged without a threshold, "
-        f"{counts[NOISY]} too noisy to track here, "
+        f"{counts[NOISY]} too noisy to judge here (within a threshold over {100 * TOO_NOISY:.0f}%), "
         f"{counts[NEW_VERSION]} with a new benchmark version, {counts[NO_THRESHOLD]} changed without a "
         f"measured threshold, {counts[BOUND]} bounds that prove neither (listed where they moved), "
         f"{counts['unjudged']} not judged (context or undeclared), "

@@ -16,7 +16,7 @@ from asv.step_detect import detect_steps
 
 from impls.harness.report import compare
 from impls.harness.report.directions import JUDGED
-from impls.harness.report.noise import RELATIVE, Threshold, moved_beyond, too_noisy
+from impls.harness.report.noise import RELATIVE, Threshold, moved_beyond
 
 NEW_VERSION = "new version"
 NEW_ENVIRONMENT = "new environment"
@@ -52,8 +52,9 @@ def series_steps(values: list[float], direction: str, threshold: Threshold | Non
     none. With the number's measured ``threshold`` (:mod:`noise`; used only on the piece of
     the version it was measured on, or everywhere when it records none), a step within the
     threshold for two levels of that many commits found among the series' places to cut
-    (:meth:`noise.Threshold.level_threshold`), or whose level threshold is too noisy itself,
-    is noise and left out.
+    (:meth:`noise.Threshold.level_threshold`) is noise and left out, however wide that
+    threshold (a number too noisy to compare run against run still shows a step beyond it;
+    an infinite one shows none).
     ``bounds`` gives each point's bound kind (:data:`compare.LOWER_BOUND`, ``UPPER_BOUND``,
     ``UNKNOWN_BOUND``, "" for a value): a step from or to a level holding bounds is judged
     as ``make compare`` judges it (:func:`compare.judge_bounded`), a "change" where the
@@ -107,7 +108,7 @@ def _steps_within(values: list[float], direction: str, threshold: Threshold | No
             scale = threshold.scale
             limit = threshold.level_threshold(*(sum(1 for v in values[s[0]:s[1]] if np.isfinite(v))
                                                 for s in (left, right)), candidates=len(present) - 1)
-            if too_noisy(limit, scale) or not moved_beyond(before, after, limit, scale):
+            if not moved_beyond(before, after, limit, scale):    # an infinite limit: never beyond it
                 continue
         old_bound, new_bound = _level_bound(bounds, left[0], left[1]), _level_bound(bounds, right[0], right[1])
         if direction not in JUDGED:

@@ -39,7 +39,8 @@ pair of runs — q is 637, so such a number is almost always too noisy: a spread
 pair says little.) More runs, or runs of more commits, raise ``df`` and narrow the
 threshold; they do not widen it, as a range would. A deterministic benchmark (every
 point's sigma 0) has threshold 0: any change is real. A number whose threshold exceeds
-TOO_NOISY (50%) cannot be tracked here at all. The file also keeps each number's *spread*,
+TOO_NOISY (50%) is too noisy to track here: ``make compare`` judges only a move beyond it.
+The file also keeps each number's *spread*,
 the largest relative range ``(max - min) / |median|`` of its values over the runs of one
 commit (what was observed), beside ``sigma`` and ``df``.
 
@@ -88,9 +89,10 @@ SCHEMA = 1
 FACTOR = 3.0  # the older rule's threshold / floored range, kept to read files written before sigma and df
 # The per-number false-alarm rate the thresholds are set for: an unchanged number, compared
 # run against run, is flagged (a regression or an improvement) about once in 1000 compares.
-# With ~140 judged numbers a compare of an unchanged commit then flags one or more about 13%
-# of the time, and a regression (half of those, exit 1) about 7%: rare enough to read every
-# REGRESSION line, where 1% per number would flag 1-2 numbers in every compare.
+# Every number with a finite non-zero threshold is judged (a wide one only on a move beyond
+# it): with ~420 of them (vm-quick) a compare of an unchanged commit flags one or more about a
+# third of the time, and a regression (half of those, exit 1) about one in 5; 1% per number
+# would flag 4 numbers in every compare. `make noise` prints the rate for its file.
 FALSE_ALARM = 0.001
 LISTED_BEYOND = 0.05  # a too-noisy number is listed past the move two runs exceed this often
 ABSOLUTE_MIN_DF = 2  # an absolute-scale number on fewer degrees of freedom is too noisy to judge
