@@ -14,7 +14,8 @@ order, parents before children, for the commits this checkout knows, any other c
 older; by the date asv records where git knows none) with the run before it in one
 environment; where dates order some of them (a shallow clone, no git) a note on stderr says so.
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
-Exit status: 1 when a number regressed, a measured benchmark failed in the new run, or one
+Exit status: 1 when a number regressed, a measured benchmark failed in the new run (or
+holds there a value no run can measure: a timing of 0, an infinite rate), or one
 of the same version has there the NaN its benchmark declares the worst outcome (a job that
 failed), 0
 when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad

@@ -47,6 +47,10 @@ worst outcome (``worst_missing``: a job that failed) and the benchmark's version
 change (under a new version it is listed as such, not compared). A run's time to a target
 it never reached is no NaN: its training time, flagged a lower bound, judged as bounds are.
 
+A new value no run can measure (:func:`not_a_measurement`: not finite, a timing, memory
+size or rate of 0 or less, a time below 0) is a broken timer or a sentinel, not the best
+result ever: :data:`INVALID`, counted like a failure.
+
 A number whose value the new run carried over from the base run (the same ``started_at``:
 asv keeps the numbers a partial rerun did not measure) is counted as not measured again,
 never as "within noise": a rerun of a few benchmarks says nothing of the others.
@@ -74,6 +78,7 @@ NEW_VERSION, NO_THRESHOLD, BOUND = "NEW VERSION", "NO THRESHOLD", "BOUND"
 LOWER_BOUND, UPPER_BOUND = "lower", "upper"  # a number that is only ">= value" / "<= value"
 UNKNOWN_BOUND = "unknown"  # its bound flags were not measured in that run: it may be either
 FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
+INVALID = "NOT A MEASUREMENT"  # a new value no run can measure (not_a_measurement): counts as a failure
 CARRIED = "not measured again"  # the new run holds the base run's measurement itself
 NOISY = "too noisy"  # a move within a threshold above the too-noisy level (or an infinite one): not judged
 
@@ -127,6 +132,8 @@ class Change:
             return f"{values} (flag)"
         if self.kind == NEW_VERSION:
             return f"{values} ({self.why or 'the benchmark' + chr(39) + 's version changed'}: not compared)"
+        if self.kind == INVALID:
+            return f"{values} ({self.why}: a broken timer or a sentinel, not a measurement; counted as a failure)"
         if self.direction == CONTEXT:
             return (f"CONTEXT{values[len(self.kind):]} ({self._change_text()}; context: describes the data or "
                     "setup, not judged)")
@@ -248,9 +255,11 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        """A number got worse beyond its noise, a measured number failed in the new run, or
-        one has the NaN its benchmark declares the worst outcome there."""
-        return bool(self.of_kind(REGRESSION) or self.lost_of_kind(FAILED) or self.worse_without_value)
+        """A number got worse beyond its noise, a measured number failed in the new run (or
+        holds there a value no run can measure, :data:`INVALID`), or one has the NaN its
+        benchmark declares the worst outcome there."""
+        return bool(self.of_kind(REGRESSION) or self.of_kind(INVALID) or self.lost_of_kind(FAILED)
+                    or self.worse_without_value)
 
 
 def moved_beyond_tracking(old: float, new: float) -> bool:
@@ -283,6 +292,33 @@ _TIME_UNITS = {"s", "sec", "secs", "second", "seconds", "ms", "us", "µs", "μs"
 SHIFT_SHARE = 0.75  # the share of the speed-like numbers that must move one way for a machine-wide shift
 SHIFT_CHANCE = 0.05  # ... and how unlikely so lopsided a split must be were each a fair coin (6 of 6: 0.031)
 SHIFT_MODULES = 3  # the benchmark modules the flagged numbers moving that way must span (one system's slowdown spans one)
+
+
+_MEMORY_UNITS = {"b", "byte", "bytes", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib"}
+_POSITIVE_TYPES = ("time_", "peakmem_", "mem_")   # asv's timings and memory sizes
+
+
+def not_a_measurement(benchmark: str, unit: str, value: float, scale: str = RELATIVE) -> str:
+    """Why ``value`` of ``benchmark`` (in ``unit``, on ``scale``) is no measurement, in
+    words; "" where it may be one. Not finite (``inf``: a history has no point there
+    either); at most 0 for an asv timing or memory size (``time_*``, ``peakmem_*``,
+    ``mem_*``), and for a relative-scale number in a unit of memory (GiB, bytes) or of a
+    rate (``.../s``, IOPS): a time of 0 is a broken timer, its rate infinite; below 0 for
+    another relative-scale time (s, ms, simulated or not), which may read 0 (a time to a
+    target reached at the first evaluation, at 0 s). An absolute-scale number (a
+    difference, an error) may be any finite value."""
+    if not math.isfinite(value):
+        return f"{value:g} is not a finite value"
+    if benchmark.rsplit(".", 1)[-1].startswith(_POSITIVE_TYPES):
+        return "" if value > 0 else f"a {benchmark.rsplit('.', 1)[-1].split('_', 1)[0]} benchmark measured {value:g}"
+    if scale != RELATIVE:
+        return ""
+    first = re.split(r"[\s(;,:]", unit.strip(), maxsplit=1)[0]
+    if first.lower() in _MEMORY_UNITS or first.endswith("/s") or first.lower() == "iops":
+        return "" if value > 0 else f"{value:g} {first}, where only a positive value can be measured"
+    if first in _TIME_UNITS and value < 0:
+        return f"{value:g} {first}: a time below 0"
+    return ""
 
 
 def speed_like(unit: str) -> bool:
@@ -541,11 +577,16 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if key in old_started and new_started.get(key) == old_started[key]:
             changes.append(Change(benchmark, params, before, after, direction, None, CARRIED))
             continue
+        scale = (scales or {}).get(benchmark, RELATIVE)
+        impossible = not_a_measurement(benchmark, units.get(benchmark, ""), after, scale) \
+            if direction in JUDGED else ""
+        if impossible:
+            changes.append(Change(benchmark, params, before, after, direction, None, INVALID, scale, impossible))
+            continue
         if old_version and new_version and old_version != new_version:
             changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION,
                                   why=version_change(old_version, new_version)))
             continue
-        scale = (scales or {}).get(benchmark, RELATIVE)
         measured = noise.get(benchmark, params) if noise else None
         why = ""
         if measured is not None and not measured.applies_to(new_version):
@@ -591,8 +632,8 @@ def version_change(old: str, new: str) -> str:
 
 
 def format_comparison(comparison: Comparison) -> list[str]:
-    """Return the lines to print: regressions and failures, improvements, flipped flags, new
-    versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
+    """Return the lines to print: regressions, failures and values that are not measurements,
+    improvements, flipped flags, new versions, numbers skipped or gone, changed numbers without a threshold, bounds that moved
     but prove neither a regression nor an improvement, numbers that moved without a declared
     direction, too noisy ones that moved beyond :func:`listed_as_noisy`, context numbers that
     moved (:func:`context_moved`), the benchmarks with numbers only in the new run (one line
@@ -601,6 +642,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines = [c.line() for c in comparison.of_kind(REGRESSION)]
     lines += [item.line() for item in comparison.worse_without_value]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
+    lines += [c.line() for c in comparison.of_kind(INVALID)]
     for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
         lines += [c.line() for c in comparison.of_kind(kind)]
     lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind) if not item.worst]
@@ -621,6 +663,8 @@ def format_comparison(comparison: Comparison) -> list[str]:
     worst = f" ({lost_worst} of them the worst outcome, counted above)" if lost_worst else ""
     regressions = (f"{counts[REGRESSION] + lost_worst} regressions"
                    + (f" ({lost_worst} of them a number with no value now, the worst outcome)" if lost_worst else ""))
+    if invalid := len(comparison.of_kind(INVALID)):
+        regressions += f", {invalid} not a measurement (counted as failures)"
     lines.append(
         f"{len(comparison.changes)} numbers compared: {regressions}, "
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
