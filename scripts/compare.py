@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Compare two stored runs: every tracked number that got worse beyond its measured noise.
 
-    python scripts/compare.py [--base COMMIT|FILE] [--head COMMIT|FILE] [--machine M]
+    python scripts/compare.py [--base COMMIT|FILE] [--head COMMIT|FILE] [--machine M] [--artifacts DIR]
 
 Prints ``REGRESSION <benchmark> [<params>] <old> -> <new> (<ratio>x, ...)`` lines, then
 the improvements and the flags that changed, then a summary. Direction comes from each
@@ -139,6 +139,20 @@ def _descends(base: str, head: str) -> bool:
     return done.returncode == 0
 
 
+def skip_log_root(artifacts: Path | None, results: Path | None, machine: str) -> Path:
+    """The artifacts root to read ``machine``'s skip logs from: ``artifacts`` where given
+    (ValueError where it is no folder); else, with ``results`` given, the ``artifacts``
+    folder beside it (asv's layout: ``.asv/results`` and ``.asv/artifacts``) where it holds
+    a folder of ``machine``; else the checkout's (:func:`paths.artifacts_root`)."""
+    if artifacts is not None:
+        if not artifacts.is_dir():
+            raise ValueError(f"--artifacts {artifacts}: no such folder (the artifacts root, holding "
+                             "<machine>/<commit>/skips.jsonl)")
+        return artifacts
+    beside = results.parent / "artifacts" if results is not None else None
+    return beside if beside is not None and (beside / machine).is_dir() else paths.artifacts_root()
+
+
 def stale_thresholds(measured: noise.Noise, head) -> list[str]:
     """The thresholds of ``measured`` that name no number of the result frame ``head`` (a
     benchmark it lacks, or a point its benchmark no longer has), as ``<benchmark> [<params>]``
@@ -195,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
     parser.add_argument("--noise", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")
+    parser.add_argument("--artifacts", type=Path,
+                        help="artifacts root holding the runs' skip logs, <machine>/<commit>/skips.jsonl (default: "
+                             "the artifacts folder beside --results where it has the machine, else "
+                             "DLSYSBENCH_ARTIFACTS or .asv/artifacts)")
     parser.add_argument("--print-asv-config", action="store_true",
                         help="print asv.conf.json's regressions_first_commits from the declared directions")
     parser.add_argument("--write-asv-config", action="store_true",
@@ -282,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         if measured is not None and measured.machine and measured.machine != machine:
             raise ValueError(f"{noise_path} holds the thresholds of machine {measured.machine!r}, not "
                              f"{machine!r}: one machine's noise does not judge another's runs")
+        logs_root = skip_log_root(args.artifacts, args.results, machine)
         info = read_benchmark_info_noting(results_dir, "compare")
         base = read_result_file(old.path, machine, info)
         head = read_result_file(new.path, machine, info)
@@ -302,8 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     if measured is not None and measured.unversioned:
         print(f"compare: note: {measured.unversioned} thresholds in {noise_path} record no benchmark version "
               "and are applied whatever the version; `make noise` again records it")
+    logs = skip_log.read(machine, logs_root)
     result = compare.compare_runs(base, head, declared, measured, args.default_threshold, scales, bounds, missing,
-                                  worst, sides, logs=skip_log.read(machine))
+                                  worst, sides, logs=logs)
     for line in compare.format_comparison(result):
         print(line)
     shift = compare.machine_shift(result)
@@ -313,6 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     in_base = set(unmeasured) - set(stale_thresholds(measured, base)) if unmeasured else set()
     gone = [name for name in unmeasured if name in in_base]           # the new run lacks what the base has
     stale = [name for name in unmeasured if name not in in_base]      # neither run has it
+    without_value = result.lost_of_kind(compare.SKIPPED)
+    if without_value and not logs.get(new.commit):
+        print(f"compare: note: no skip log of the new run's commit {new.commit[:8]} under {logs_root / machine} "
+              f"(<commit>/{skip_log.FILE_NAME}, beside its artifacts): a skip and a NaN its benchmark returned (a job "
+              f"that failed) read alike, so {len(without_value)} number(s) without a value are judged only by their "
+              "siblings; pass --artifacts <the run's artifacts root>", file=sys.stderr)
     if gone:
         print(f"compare: warning: the new run lacks {len(gone)} thresholded number(s) the base run has (GONE "
               f"above, not judged: a partial run, a benchmark that did not run, or one removed): "

@@ -199,6 +199,7 @@ class Lost:
     worst: bool = False  # SKIPPED where its benchmark declares that NaN the worst outcome: a regression
     logged: skip_log.Entry | None = None  # what the new run's benchmark logged for the point, if it did
     new_version: str = ""  # a NaN under a new benchmark version: why the versions differ (not compared)
+    unlogged: bool = False  # the new run's commit has a skip log that names nothing for the point: no logged skip
 
     def line(self) -> str:
         params = f"[{self.params.replace(', ', ',')}]" if self.params else "[]"
@@ -215,6 +216,8 @@ class Lost:
         elif self.logged is not None:   # a skip or a NaN, which asv stores alike: the run said which, and why
             why = (f"skipped in the new run: {skip_log.describe(self.logged)}" if self.logged.outcome == skip_log.SKIPPED
                    else f"no value in the new run: {self.logged.reason}{worst}")
+        elif self.unlogged and self.missing and self.kind == SKIPPED:
+            why = f"no value in the new run: {self.missing}; the new run's skip log names no skip of it{worst}"
         else:
             skipped = (f"no value in the new run: {self.missing}" + (f"{worst} (or skipped there)" if self.worst
                                                                      else "; or skipped there")
@@ -545,7 +548,10 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
     sides are tracked (:func:`directions.declared_sides`), for its line to name. ``logs``:
     the machine's skip logs (:func:`skip_log.read`); where the new run logged why a point has
     no value, its line says so, and a logged NaN (not a skip) of a ``worst_missing`` number
-    of the same version is a regression whatever its siblings did.
+    of the same version is a regression whatever its siblings did; so is one the new run's
+    commit has a skip log for that names nothing of the point (every skip is logged there,
+    so the NaN is the track's own). Without a log for that commit a skip and such a NaN
+    read alike, and only a valued sibling tells them apart.
     """
     old, new = _points(base), _points(head)
     # (class, params) with a value in the new run: its setup ran, so a NaN beside it is the
@@ -565,13 +571,15 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             meaning = (missing or {}).get(benchmark, "")
             ran = ran_at.get(key) if logs and kind != GONE else None
             logged = skip_log.for_point(logs, benchmark, params, *ran, kind == FAILED) if ran else None
+            # the run's commit logged its skips, none of this point: its NaN is the track's own
+            unlogged = logged is None and ran is not None and bool(logs.get(ran[0]))
             track_nan = (logged.outcome == skip_log.NO_VALUE if logged is not None
-                         else (class_of(benchmark), params) in measured_sets)
+                         else unlogged or (class_of(benchmark), params) in measured_sets)
             bumped = (version_change(old_version, new_version)   # a failure stays one: it counts, as FAILED
                       if kind == SKIPPED and old_version and new_version and old_version != new_version else "")
             worst = kind == SKIPPED and bool(meaning) and benchmark in worst_missing and track_nan and not bumped
             lost.append(Lost(benchmark, params, before, kind, meaning, _bound(old, flags, params), worst, logged,
-                             bumped))
+                             bumped, unlogged))
             continue
         direction = direction_of(benchmark, declared)
         if key in old_started and new_started.get(key) == old_started[key]:
