@@ -12,15 +12,16 @@ environment, :func:`runs.environment`); the same commit as base and head compare
 newest runs of one environment; no commits compare the newest run of the newest commit (in git's
 order, parents before children, for the commits this checkout knows, any other counting as
 older; by the date asv records where git knows none) with the run before it in one
-environment; where dates order some of them (a shallow clone, no git) a note on stderr says so.
+environment; where dates order some of them (a shallow clone, no git) a note on stderr says so,
+and where git knows one commit of that pair and not the other it refuses (name the pair).
 A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
 Exit status: 1 when a number regressed, a measured benchmark failed in the new run (or
 holds there a value no run can measure: a timing of 0, an infinite rate), or one
 of the same version has there the NaN its benchmark declares the worst outcome (a job that
 failed), 0
 when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad
-arguments, another machine's run or thresholds, a relative-scale number without any
-threshold that moved beyond the too-noisy level while no --default-threshold was given, an
+arguments, a default pair of which git knows only one commit, another machine's run or
+thresholds, a relative-scale number without any threshold that moved beyond the too-noisy level while no --default-threshold was given, an
 absolute-scale number without a measured threshold that changed at all, with or without
 --default-threshold, which is relative and cannot judge it). Changed numbers left
 unjudged for want of a threshold, thresholds of numbers the base run has and the new run
@@ -96,9 +97,10 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
 
 def unplaced_pair_note(old: runs.StoredRun, new: runs.StoredRun) -> str | None:
     """In a full clone, one line (no final period) for a default pair of two commits that git
-    does not both have (results copied from another clone, or rebased away): with neither,
-    the pair is ordered by dates; with one, the one git lacks is put first whatever its date.
-    None when git has both, or the pair is one commit's two runs."""
+    has neither of (results copied from another clone, or rebased away): the pair is ordered
+    by dates. None when git has both, or the pair is one commit's two runs. ValueError where
+    git has one of them: the one it lacks was put first whatever its date, so which of the
+    two is newer is unknown and the verdicts may be the reversed pair's."""
     if old.commit == new.commit:
         return None
     ranks = paths.commit_ranks([old.commit, new.commit]) or {}
@@ -108,8 +110,11 @@ def unplaced_pair_note(old: runs.StoredRun, new: runs.StoredRun) -> str | None:
         return (f"commits {lacking[0]} and {lacking[1]} of the pair are {why}: the pair is ordered by dates "
                 "(author dates, which a rebase keeps), not by git; name --base and --head, or fetch them")
     if lacking:
-        return (f"commit {lacking[0]} of the pair is {why}: it is put before the commit git has, whatever its "
-                "date; name --base and --head, or fetch it")
+        other = next(r.commit[:8] for r in (old, new) if r.commit[:8] != lacking[0])
+        raise ValueError(f"commit {lacking[0]} of the newest pair is {why}, so git cannot say whether it comes "
+                         f"before or after {other} (a commit git lacks sorts first, whatever its date: the pair "
+                         "may be reversed, a regression read as an improvement); name the pair: --base and "
+                         "--head (make compare BASE=... HEAD=...), or fetch it")
     return None
 
 

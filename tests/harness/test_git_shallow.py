@@ -160,3 +160,33 @@ def test_runs_from_another_clone_are_said_to_be_ordered_by_date_in_a_full_clone(
     monkeypatch.setattr(paths, "repo_root", lambda: history["full"])
     notes = " ".join(build_report(MACHINE, results, tmp_path / "artifacts", fixtures / "claims.toml", {}).notes)
     assert "None of the" not in notes
+
+
+def _compare_script():
+    spec = importlib.util.spec_from_file_location("compare_script", ROOT_DIR / "scripts" / "compare.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_a_default_pair_git_knows_only_half_of_is_refused(history, tmp_path, monkeypatch, capsys):
+    """A newer run of a commit this full clone lacks (a CI clone's, a feature branch's) would
+    sort before P whatever its date, reversing the pair: its halved rate would read as a 2x
+    improvement with exit 0. compare refuses and asks for the pair by name."""
+    lacking = "abcdef12" * 5
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    write_run(results / MACHINE, history["P"], 100, base_values(), date_s=1_773_144_000)
+    write_run(results / MACHINE, lacking, 200, base_values(rate=500.0), date_s=1_773_244_000)
+    for folder in ("benchmarks", "datasets", "impls"):    # what reading the declared directions needs
+        (history["full"] / folder).symlink_to(ROOT_DIR / folder)
+    monkeypatch.setattr(paths, "repo_root", functools.cache(lambda: history["full"]))
+    assert not paths.is_shallow_clone()
+    script = _compare_script()
+    args = ["--results", str(results), "--machine", MACHINE, "--default-threshold=5%"]
+    assert script.main(args) == 2
+    err = capsys.readouterr().err
+    assert f"commit {lacking[:8]} of the newest pair is not in this checkout's git history" in err, err
+    assert "--base and --head" in err
+    assert script.main([*args, "--base", history["P"][:8], "--head", lacking[:8]]) == 1   # named: the regression
+    assert f"REGRESSION {RATE}" in capsys.readouterr().out
