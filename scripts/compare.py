@@ -25,8 +25,9 @@ thresholds, a relative-scale number without any threshold that moved beyond the 
 absolute-scale number without a measured threshold that changed at all, with or without
 --default-threshold, which is relative and cannot judge it). Changed numbers left
 unjudged for want of a threshold, thresholds of numbers the base run has and the new run
-lacks (a partial run: GONE), and thresholds that name numbers neither run has (a stale
-file), are warned of on stderr. When most speed-like numbers (times, rates)
+lacks (a partial run: GONE), thresholds that name numbers neither run has (a stale
+file), and numbers measured in the base run without a value in the new one (SKIPPED, NO
+VALUE: not failures), are warned of on stderr. When most speed-like numbers (times, rates)
 moved the same way, a note after the summary says the whole machine may have moved (a slow
 day, another load); it changes no verdict and not the exit status.
 """
@@ -339,11 +340,19 @@ def main(argv: list[str] | None = None) -> int:
     gone = [name for name in unmeasured if name in in_base]           # the new run lacks what the base has
     stale = [name for name in unmeasured if name not in in_base]      # neither run has it
     without_value = result.lost_of_kind(compare.SKIPPED)
+    unmeasured_now = [item for item in without_value if not item.worst and not item.new_version]
+    if unmeasured_now:    # listed, not failures (a skip is none), but a gate should not lose them in silence
+        benchmarks = sorted({item.benchmark for item in unmeasured_now})
+        print(f"compare: warning: {len(unmeasured_now)} of the {len(result.changes) + len(result.lost)} numbers "
+              f"measured in the base run have no value in the new run (SKIPPED or NO VALUE above), in "
+              f"{len(benchmarks)} benchmark(s): {cli.first_few(benchmarks, 5)}; not compared, and not counted as "
+              "failures: a setup that now skips everywhere passes", file=sys.stderr)
     if without_value and not logs.get(new.commit):
         print(f"compare: note: no skip log of the new run's commit {new.commit[:8]} under {logs_root / machine} "
               f"(<commit>/{skip_log.FILE_NAME}, beside its artifacts): a skip and a NaN its benchmark returned (a job "
-              f"that failed) read alike, so {len(without_value)} number(s) without a value are judged only by their "
-              "siblings; pass --artifacts <the run's artifacts root>", file=sys.stderr)
+              f"that failed) read alike for the {len(without_value)} number(s) without a value (one declared the "
+              "worst outcome is a regression only where a sibling track kept a value); pass --artifacts <the run's "
+              "artifacts root>", file=sys.stderr)
     if gone:
         print(f"compare: warning: the new run lacks {len(gone)} thresholded number(s) the base run has (GONE "
               f"above, not judged: a partial run, a benchmark that did not run, or one removed): "

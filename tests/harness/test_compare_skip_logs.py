@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import compare_fixtures
-from compare_fixtures import BASE, HEAD, MACHINE, RATE, base_values, run_compare, write_benchmarks_json, write_run
+from compare_fixtures import (BASE, HEAD, LATENCY, MACHINE, RATE, STEADY, base_values, run_compare,
+                              write_benchmarks_json, write_run)
 from impls.harness import skip_log
 from impls.harness.report import compare, directions, runs
 
@@ -98,4 +99,22 @@ def test_a_head_without_a_skip_log_is_noted(jct_runs, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"NO VALUE {JCT}" in done.stdout
     assert f"no skip log of the new run's commit {HEAD[:8]}" in done.stderr, done.stderr
-    assert "1 number(s) without a value" in done.stderr
+    assert "for the 1 number(s) without a value" in done.stderr
+
+
+def test_numbers_that_lost_their_value_are_warned_of_with_their_count(tmp_path):
+    """A setup that now skips everywhere leaves NaN in the new run: listed, not failures (exit
+    0, as documented), but counted on stderr where a CI log shows it."""
+    results = tmp_path / ".asv" / "results"
+    write_benchmarks_json(results)
+    write_run(results / MACHINE, BASE, 100, base_values())
+    runs.archive_run(results, MACHINE, BASE)
+    write_run(results / MACHINE, HEAD, 200, {**base_values(), RATE: math.nan, STEADY: math.nan})
+    thresholds = tmp_path / "noise.json"
+    thresholds.write_text(json.dumps({"schema": 1, "machine": MACHINE,
+                                      "numbers": [{"benchmark": LATENCY, "threshold": 0.05}]}))
+    done = run_compare(results, thresholds, "--base", BASE[:8], "--head", HEAD[:8], "--artifacts", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning: 2 of the 4 numbers measured in the base run have no value in the new run" in done.stderr, \
+        done.stderr
+    assert f"in 2 benchmark(s): {RATE}, {STEADY}" in done.stderr
