@@ -363,9 +363,16 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
     unthresholded = result.of_kind(compare.NO_THRESHOLD)
     if unthresholded:
+        relative = [c for c in unthresholded if c.scale != noise.ABSOLUTE]
+        how = ("`make noise` again, or pass --default-threshold (make compare THRESHOLD=5%) for the "
+               f"{len(relative)} relative-scale one(s)" if relative and args.default_threshold is None
+               else "`make noise` again" if relative
+               else "`make noise` measures their thresholds: they are absolute-scale (a change in their unit), which "
+                    "a relative --default-threshold cannot judge"
+                    + (" (the one given applies to relative-scale numbers only)" if args.default_threshold is not None
+                       else ""))
         print(f"compare: warning: {len(unthresholded)} changed number(s) not judged: no threshold applies to them "
-              "(NO THRESHOLD above): `make noise` again, or pass --default-threshold (make compare THRESHOLD=5%) "
-              "for the relative ones", file=sys.stderr)
+              f"(NO THRESHOLD above): {how}", file=sys.stderr)
     if result.regressed:
         return 1
     if not result.changes:

@@ -66,6 +66,17 @@ def test_a_too_noisy_number_that_moved_beyond_the_too_noisy_level_is_listed_with
     assert not result.regressed and "2 too noisy to judge here" in lines[-1]
 
 
+def test_a_default_threshold_is_said_to_be_one_not_a_measured_threshold():
+    base = frame({RATE: 1000.0, STEADY: 500.0})
+    head = frame({RATE: 800.0, STEADY: 400.0})
+    measured = thresholds(steady=0.05)                  # the rate has none: the default judges it
+    lines = compare.format_comparison(compare.compare_runs(base, head, DECLARED, measured, default_threshold=0.05))
+    (rate,) = [line for line in lines if RATE in line]
+    (steady,) = [line for line in lines if STEADY in line]
+    assert rate.startswith("REGRESSION ") and rate.endswith("threshold x1.05 either way (5%; default, not measured)")
+    assert steady.startswith("REGRESSION ") and steady.endswith("threshold x1.05 either way (5%)"), steady
+
+
 def test_the_summary_counts_unchanged_numbers_without_a_threshold_as_unchanged_not_within_noise():
     base = frame({RATE: 1000.0, FLAG: 0.0, STEADY: 500.0})
     head = frame({RATE: 1000.0, FLAG: 0.0, STEADY: 510.0})
@@ -135,6 +146,9 @@ def test_an_absolute_scale_number_without_a_threshold_that_changed_cannot_pass_a
         in done.stderr, done.stderr
     assert "a relative --default-threshold cannot judge absolute-scale numbers" in done.stderr
     assert "`make noise` measures their thresholds" in done.stderr and "Traceback" not in done.stderr
+    # the warning of numbers not judged gives no advice that cannot help: only absolute-scale ones are
+    (warning,) = [line for line in done.stderr.splitlines() if "changed number(s) not judged" in line]
+    assert "pass --default-threshold" not in warning and "absolute-scale" in warning, warning
 
 
 def test_an_unchanged_absolute_scale_number_without_a_threshold_does_not_block(tmp_path, with_overhead):

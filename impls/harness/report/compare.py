@@ -107,6 +107,7 @@ class Change:
     unit: str = ""  # the number's unit, as its benchmark declares it
     unusual: float | None = None  # a too-noisy number is listed past this move (Threshold.unusual_move)
     sides: str = ""  # a ratio of two runs: where its sides are tracked (directions.declared_sides)
+    default: bool = False  # the threshold is compare's default_threshold, not one measured for the number
 
     @property
     def ratio(self) -> float:
@@ -168,12 +169,19 @@ class Change:
                  else f"  threshold x{distinct(1 + self.threshold, 1.0, 3)[0]} either way ({100 * self.threshold:.3g}%)"
                  if self.old > 0 and self.new > 0
                  else f"  threshold {100 * self.threshold:.3g}%")
+        if self.default and noise:     # a guess, not this number's noise: the reader must tell them apart
+            noise = _annotated(noise, "default, not measured")
         if self.threshold is not None and too_noisy(self.threshold, self.scale):   # judged all the same: beyond it
-            noise = noise[:-1] + "; too noisy to judge a smaller move)" if noise.endswith(")") else \
-                noise + " (too noisy to judge a smaller move)"
+            noise = _annotated(noise, "too noisy to judge a smaller move")
         sides = (f"; a ratio of two runs, so either side may have moved: see {self.sides}" if self.sides
                  and self.kind in (REGRESSION, IMPROVEMENT) else "")
         return f"{values} ({self._change_text()}, {better(self.direction)}{sides}){noise}"
+
+
+def _annotated(text: str, words: str) -> str:
+    """``text`` with ``words`` added inside its closing parenthesis ("; words"), or after it
+    in one of their own where it ends without one."""
+    return f"{text[:-1]}; {words})" if text.endswith(")") else f"{text} ({words})"
 
 
 def distinct(a: float, b: float, digits: int = 6) -> tuple[str, str]:
@@ -596,7 +604,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
                                   why=version_change(old_version, new_version)))
             continue
         measured = noise.get(benchmark, params) if noise else None
-        why = ""
+        why, guessed = "", False
         if measured is not None and not measured.applies_to(new_version):
             measured = None
             why = "its threshold was measured on another version of the benchmark"
@@ -607,6 +615,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
             threshold = measured.threshold
         elif scale == RELATIVE and direction in JUDGED:   # a default judges; context is listed on any move
             threshold = default_threshold
+            guessed = default_threshold is not None
         else:
             threshold = None
             why = why or ("no threshold measured for this number (absolute scale: a relative "
@@ -617,7 +626,7 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
                               why if kind == NO_THRESHOLD else "", old_bound, new_bound,
                               measured.floored_spread if measured is not None else None, units.get(benchmark, ""),
                               measured.unusual_move if measured is not None else None,
-                              (sides or {}).get(benchmark, "")))
+                              (sides or {}).get(benchmark, ""), guessed))
     only_new = tuple(sorted(k for k, (status, _, _) in new.items()
                             if status == STATUS_OK and old.get(k, ("",))[0] != STATUS_OK))
     return Comparison(changes, lost, only_new)
