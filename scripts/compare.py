@@ -277,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
                                  "compare them under the machine they record (its folder's name), or run this "
                                  "box again with DLSYSBENCH_MACHINE set to the new name") from None
             named = [n for n in (args.base, args.head) if n and not Path(n).is_file()]
-            unread = [(p, why) for p, why in skipped for n in named if p.name.lower().startswith(n.lower()[:8])]
+            # a file is named by its commit's hash: a ref (HEAD, a branch) names it by what git resolves it to
+            prefixes = {text.lower()[:8] for n in named for text in (n, paths.resolve_commit(n) or n)}
+            unread = [(p, why) for p, why in skipped if any(p.name.lower().startswith(x) for x in prefixes)]
             if unread and str(err).startswith("no stored run of commit"):
                 raise ValueError(f"{err}; its result file(s) cannot be read: "
                                  + "; ".join(f"{p}: {why}" for p, why in unread)) from None

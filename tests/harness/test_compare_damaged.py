@@ -67,3 +67,26 @@ def test_a_file_without_a_commit_date_does_not_stop_archiving_the_new_run(result
     undated.write_text(json.dumps(data))
     copies = runs.archive_run(results, MACHINE, BASE)
     assert copies and all(path.name.startswith(BASE[:8]) for path in copies)
+
+
+def test_a_damaged_result_file_named_by_a_ref_is_said_to_be_unreadable(results, monkeypatch, capsys):
+    """``--head main`` (a branch) names the commit git resolves it to: its damaged file gets
+    the same "cannot be read" answer as its hash, not a bare "no stored run"."""
+    import importlib.util
+
+    from compare_fixtures import ROOT
+    from impls.harness import paths
+
+    noise_file = measure(add_earlier_runs(results))
+    damaged = write_run(results / MACHINE, HEAD, 300, base_values())
+    damaged.write_text(damaged.read_text()[:60])                      # cut short mid-write
+    spec = importlib.util.spec_from_file_location("compare_script", ROOT / "scripts" / "compare.py")
+    compare_script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare_script)
+    monkeypatch.setattr(paths, "resolve_commit", lambda name: HEAD if name in ("main", HEAD[:8]) else None)
+    for head in (HEAD[:8], "main"):
+        assert compare_script.main(["--results", str(results), "--machine", MACHINE, "--noise", str(noise_file),
+                                    "--base", BASE[:8], "--head", head]) == 2
+        err = capsys.readouterr().err
+        assert f"no stored run of commit '{head}'" in err and "its result file(s) cannot be read" in err, err
+        assert f"{damaged}: not a readable asv result file" in err
