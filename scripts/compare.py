@@ -34,7 +34,6 @@ day, another load); it changes no verdict and not the exit status.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -44,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import atomic, cli, paths, skip_log  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
-from impls.harness.report import compare, directions, noise, runs  # noqa: E402
+from impls.harness.report import compare, compare_warnings, directions, noise, runs  # noqa: E402
 from impls.harness.report.asv_files import ResultsError, read_benchmark_info_noting  # noqa: E402
 from impls.harness.report.results import read_result_file  # noqa: E402
 
@@ -157,21 +156,6 @@ def skip_log_root(artifacts: Path | None, results: Path | None, machine: str) ->
         return artifacts
     beside = results.parent / "artifacts" if results is not None else None
     return beside if beside is not None and (beside / machine).is_dir() else paths.artifacts_root()
-
-
-def stale_thresholds(measured: noise.Noise, head) -> list[str]:
-    """The thresholds of ``measured`` that name no number of the result frame ``head`` (a
-    benchmark it lacks, or a point its benchmark no longer has), as ``<benchmark> [<params>]``
-    (``[*]``: every point) in the file's order, named as :meth:`noise.Noise.get` finds them."""
-    points: dict[str, list[str]] = {}
-    for benchmark, params in zip(head["benchmark"], head["param_label"]):
-        points.setdefault(benchmark, []).append(params)
-    stale = []
-    for key, threshold in measured.thresholds.items():
-        alone = dataclasses.replace(measured, thresholds={key: threshold})
-        if not any(alone.get(threshold.benchmark, params) for params in points.get(threshold.benchmark, ())):
-            stale.append(f"{threshold.benchmark} [{threshold.params.replace(', ', ',')}]")
-    return stale
 
 
 def blocking_unthresholded(unthresholded: list[compare.Change], default_threshold: float | None
@@ -337,44 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     shift = compare.machine_shift(result)
     if shift:     # a hint beside the verdicts: it changes none of them, nor the exit status
         print(f"compare: note: {shift}")
-    unmeasured = stale_thresholds(measured, head) if measured is not None else []
-    in_base = set(unmeasured) - set(stale_thresholds(measured, base)) if unmeasured else set()
-    gone = [name for name in unmeasured if name in in_base]           # the new run lacks what the base has
-    stale = [name for name in unmeasured if name not in in_base]      # neither run has it
-    without_value = result.lost_of_kind(compare.SKIPPED)
-    unmeasured_now = [item for item in without_value if not item.worst and not item.new_version]
-    if unmeasured_now:    # listed, not failures (a skip is none), but a gate should not lose them in silence
-        benchmarks = sorted({item.benchmark for item in unmeasured_now})
-        print(f"compare: warning: {len(unmeasured_now)} of the {len(result.changes) + len(result.lost)} numbers "
-              f"measured in the base run have no value in the new run (SKIPPED or NO VALUE above), in "
-              f"{len(benchmarks)} benchmark(s): {cli.first_few(benchmarks, 5)}; not compared, and not counted as "
-              "failures: a setup that now skips everywhere passes", file=sys.stderr)
-    if without_value and not logs.get(new.commit):
-        print(f"compare: note: no skip log of the new run's commit {new.commit[:8]} under {logs_root / machine} "
-              f"(<commit>/{skip_log.FILE_NAME}, beside its artifacts): a skip and a NaN its benchmark returned (a job "
-              f"that failed) read alike for the {len(without_value)} number(s) without a value (one declared the "
-              "worst outcome is a regression only where a sibling track kept a value); pass --artifacts <the run's "
-              "artifacts root>", file=sys.stderr)
-    if gone:
-        print(f"compare: warning: the new run lacks {len(gone)} thresholded number(s) the base run has (GONE "
-              f"above, not judged: a partial run, a benchmark that did not run, or one removed): "
-              f"{cli.first_few(gone, 5)}", file=sys.stderr)
-    if stale:
-        print(f"compare: warning: {len(stale)} threshold(s) in {noise_path} name a benchmark or point neither run "
-              f"has (a stale thresholds file: `make noise` again): {cli.first_few(stale, 5)}",
-              file=sys.stderr)
-    unthresholded = result.of_kind(compare.NO_THRESHOLD)
-    if unthresholded:
-        relative = [c for c in unthresholded if c.scale != noise.ABSOLUTE]
-        how = ("`make noise` again, or pass --default-threshold (make compare THRESHOLD=5%) for the "
-               f"{len(relative)} relative-scale one(s)" if relative and args.default_threshold is None
-               else "`make noise` again" if relative
-               else "`make noise` measures their thresholds: they are absolute-scale (a change in their unit), which "
-                    "a relative --default-threshold cannot judge"
-                    + (" (the one given applies to relative-scale numbers only)" if args.default_threshold is not None
-                       else ""))
-        print(f"compare: warning: {len(unthresholded)} changed number(s) not judged: no threshold applies to them "
-              f"(NO THRESHOLD above): {how}", file=sys.stderr)
+    for line in compare_warnings.warnings(result, measured, noise_path, base, head, args.default_threshold):
+        print(f"compare: warning: {line}", file=sys.stderr)
+    note = compare_warnings.skip_log_note(result, logs, new.commit, logs_root / machine)
+    if note:
+        print(f"compare: note: {note}", file=sys.stderr)
     if result.regressed:
         return 1
     if not result.changes:
@@ -399,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
                   + (f", and {only_bounds} were bounds that prove neither" if only_bounds else "")
                   + ": nothing was judged; run `make noise`", file=sys.stderr)
         return 2
-    absolute, moved = blocking_unthresholded(unthresholded, args.default_threshold)
+    absolute, moved = blocking_unthresholded(result.of_kind(compare.NO_THRESHOLD), args.default_threshold)
     if absolute:
         print(f"compare: cannot compare: {len(absolute)} absolute-scale number(s) with no threshold changed "
               f"({_named(absolute)}): a relative --default-threshold cannot judge absolute-scale numbers (their "
