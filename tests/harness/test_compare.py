@@ -128,7 +128,7 @@ def test_thresholds_follow_the_measured_spread(results):
     assert rate.runs == REPEATS + 2 and rate.df == REPEATS + 1
     assert rate.spread == pytest.approx(20 / 1010)          # the observed range
     # the benchmark's only point sets its floor too; t_{0.9995}(7) = 5.408 (a t table)
-    sigma = statistics.stdev([1000.0, 1020.0] * 4) / 1010
+    sigma = statistics.stdev([math.log(v) for v in [1000.0, 1020.0] * 4])   # of the logs
     assert rate.sigma == pytest.approx(sigma)
     assert rate.threshold == pytest.approx(math.expm1(5.408 * math.sqrt(2) * sigma), rel=1e-3)
     assert measured.get(FLAG, "comparison='slide-vs-dense'").threshold == 0.0
@@ -187,7 +187,8 @@ def test_a_point_that_agreed_by_chance_takes_its_benchmarks_typical_spread():
     exact = measured.get("b", "p=1")
     assert exact.spread == 0.0
     # the sigma of the two points that moved, pooled (1 degree of freedom each): 2 df
-    moved = math.sqrt((statistics.stdev([10.0, 11.0]) / 10.5) ** 2 + (statistics.stdev([100.0, 110.0]) / 105) ** 2) / math.sqrt(2)
+    moved = math.sqrt(statistics.stdev([math.log(10.0), math.log(11.0)]) ** 2
+                      + statistics.stdev([math.log(100.0), math.log(110.0)]) ** 2) / math.sqrt(2)
     assert (exact.sigma, exact.df) == (pytest.approx(moved), 2)
     assert exact.threshold == pytest.approx(noise.two_run_threshold(moved, 2)) and exact.threshold > 0
 

@@ -289,7 +289,7 @@ def test_noise_over_two_versions_keeps_the_newest_versions_own_spread(tmp_path):
         done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out), *order)
         assert done.returncode == 0, done.stderr
         rate = noise.load_noise(out).get(RATE, "policy='lru'")
-        sigma = 0.1 / math.sqrt(2) / 10.05                    # version 2's two runs alone: one degree of freedom
+        sigma = math.log(10.1 / 10.0) / math.sqrt(2)          # version 2's two runs alone: one degree of freedom
         assert rate.version == "2" and rate.spread == pytest.approx(0.1 / 10.05)
         assert (rate.sigma, rate.df) == (pytest.approx(sigma), 1)
         assert rate.threshold == pytest.approx(noise.two_run_threshold(sigma, 1))

@@ -104,7 +104,7 @@ def test_points_a_parameter_level_rerun_kept_do_not_set_a_zero_threshold():
     first = _frame({"a": 100.0, "b": 200.0, "c": 300.0}, 100)
     rerun = _frame({"a": 104.0, "b": 200.0, "c": 300.0}, 300)
     measured = noise.measure_noise(MACHINE, {"A": [first, rerun]})
-    sigma = 4 / math.sqrt(2) / 102                   # the moved point's sd over its median, one pair: 1 df
+    sigma = math.log(104 / 100) / math.sqrt(2)       # the moved point's sd of logs, one pair: 1 df
     assert {p: (t.sigma, t.df) for (_, p), t in measured.thresholds.items()} == {
         p: (pytest.approx(sigma), 1) for p in "abc"}
     assert [t.threshold for t in measured.thresholds.values()] == pytest.approx([noise.two_run_threshold(sigma, 1)] * 3)

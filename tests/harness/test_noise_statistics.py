@@ -86,7 +86,7 @@ def test_thresholds_narrow_with_more_runs_of_the_same_noise():
 def test_a_number_measured_from_one_pair_rests_on_one_degree_of_freedom():
     measured = noise.measure_noise("m", {"c": [_frame({TIME: [1.0]}, 1), _frame({TIME: [1.02]}, 2)]})
     alone = measured.get(TIME, "p=0")
-    assert alone.df == 1 and alone.sigma == pytest.approx(0.02 / math.sqrt(2) / 1.01)
+    assert alone.df == 1 and alone.sigma == pytest.approx(math.log(1.02) / math.sqrt(2))
     assert alone.too_noisy          # 637 x sqrt(2) x 1.4%: a spread from one pair says little
     pooled = noise.measure_noise("m", {"a": [_frame({TIME: [1.0]}, 1), _frame({TIME: [1.02]}, 2)],
                                        "b": [_frame({TIME: [2.0]}, 3), _frame({TIME: [2.04]}, 4)]})
@@ -278,3 +278,21 @@ def test_a_point_much_noisier_than_its_siblings_rests_on_its_own_runs():
 def test_a_simulated_time_is_not_a_speed_of_the_machine():
     assert not compare.speed_like("s (simulated; mean over the capacities where every rule places every job)")
     assert compare.speed_like("s") and compare.speed_like("lookups/s")
+
+
+def test_a_rate_that_fell_a_hundredfold_in_one_run_is_noise_of_that_factor():
+    # a fall of the values, however deep, moves their sd over their median by less than 1; a
+    # factor between two runs is what compare judges, so the noise is measured on that scale
+    values = [100.0, 100.0, 1.0, 100.0, 100.0]
+    measured = noise.measure_noise("m", {"c": [_frame({RATE: [v]}, i) for i, v in enumerate(values)]})
+    rate = measured.get(RATE, "p=0")
+    logs = [math.log(v) for v in values]
+    assert rate.sigma == pytest.approx(float(np.std(logs, ddof=1))) and rate.df == 4
+    assert 1 + rate.threshold > 100          # the same fall between two runs of a later commit is within noise
+    assert compare.judge_change(100.0, 1.0, "higher", rate.threshold) != compare.REGRESSION
+
+
+def test_values_of_both_signs_keep_the_spread_over_their_median():
+    values = [-1.0, 1.0, 3.0]
+    measured = noise.measure_noise("m", {"c": [_frame({RATE: [v]}, i) for i, v in enumerate(values)]})
+    assert measured.get(RATE, "p=0").sigma == pytest.approx(float(np.std(values, ddof=1)) / 1.0)

@@ -6,9 +6,10 @@ one file format with one set of invariants.
 
 Measured from two or more stored runs of the same commit (see :mod:`runs`). For each
 number (benchmark and parameter point) and each commit with ``n_c >= 2`` runs, ``s_c`` is
-the sample standard deviation (ddof=1) of its values over those runs divided by their
-``|median|`` (relative; inf around a 0 median or where a value is not finite; 0 when all
-are equal). The commits pool: ``df = sum(n_c - 1)`` degrees of freedom and
+the sample standard deviation (ddof=1) of the logarithms of its values over those runs
+where they all have one sign (relative: the scale of the factor a change is judged by), else
+of its values divided by their ``|median|`` (inf around a 0 median or where a value is not
+finite; 0 when all are equal). The commits pool: ``df = sum(n_c - 1)`` degrees of freedom and
 ``sigma = sqrt(sum((n_c - 1) s_c^2) / df)`` (inf where any ``s_c`` is). Each number then
 takes the larger of its own sigma and the *floor*, the sigma of its benchmark's points
 pooled over those with a finite non-zero one (a point that agreed twice by chance is not
@@ -361,18 +362,22 @@ def relative_range(values: list[float]) -> float:
 
 
 def sample_sigma(values: list[float], scale: str = RELATIVE) -> float:
-    """Return the sample standard deviation (ddof=1) of two or more ``values``: divided by
-    their ``|median|`` on the relative scale (inf around a 0 median), in their unit on the
-    absolute one; 0 when all are equal, inf where a value is not finite. Never NaN."""
+    """Return the sample standard deviation (ddof=1) of two or more ``values``: on the relative
+    scale that of their logarithms where all have one sign (the scale a factor between two
+    runs is judged on: a rate that falls to 1/100 of its value in one run counts as the
+    factor it is, which the values' own spread, bounded by their median, cannot say), else
+    divided by their ``|median|`` (inf around a 0 median); in their unit on the absolute
+    scale. 0 when all are equal, inf where a value is not finite. Never NaN."""
     if not all(map(math.isfinite, values)):
         return math.inf
     if max(values) == min(values):
         return 0.0
-    sd = statistics.stdev(values)
     if scale == ABSOLUTE:
-        return sd
+        return statistics.stdev(values)
+    if min(values) > 0 or max(values) < 0:
+        return statistics.stdev([math.log(abs(v)) for v in values])
     middle = abs(statistics.median(values))
-    return sd / middle if middle else math.inf
+    return statistics.stdev(values) / middle if middle else math.inf
 
 
 def pooled_sigma(groups: Iterable[tuple[int, float]]) -> tuple[float, int]:
