@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from impls.harness import atomic, cli, paths, skip_log  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, compare_warnings, directions, noise, runs  # noqa: E402
-from impls.harness.report.asv_files import ResultsError, read_benchmark_info_noting  # noqa: E402
+from impls.harness.report.asv_files import ResultsError, machine_info, read_benchmark_info_noting  # noqa: E402
 from impls.harness.report.results import read_result_file  # noqa: E402
 
 
@@ -292,6 +292,13 @@ def main(argv: list[str] | None = None) -> int:
         if measured is not None and measured.machine and measured.machine != machine:
             raise ValueError(f"{noise_path} holds the thresholds of machine {measured.machine!r}, not "
                              f"{machine!r}: one machine's noise does not judge another's runs")
+        if measured is not None:        # a machine name says little: "vm" is many boxes
+            record = machine_info(results_dir, machine, [])
+            for run in (new, old):
+                other = noise.machine_mismatch(measured, noise.run_hardware(run.path, record))
+                if other:
+                    raise ValueError(f"{noise_path}: {other} (here: the run {run.path.name}): one machine's noise "
+                                     "does not judge another's runs; `make noise` on this box's runs, or --noise")
         logs_root = skip_log_root(args.artifacts, args.results, machine)
         info = read_benchmark_info_noting(results_dir, "compare")
         base = read_result_file(old.path, machine, info)

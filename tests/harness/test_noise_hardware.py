@@ -108,3 +108,23 @@ def test_the_report_checks_the_hardware_of_the_newest_commits_runs(tmp_path):
     assert record == XEON
     record = build._newest_hardware(results_dir, MACHINE, results.commits(frame), EPYC, [(str(newer), "damaged")])
     assert record == EPYC       # a file left out says nothing; machine.json does
+
+
+def test_compare_refuses_thresholds_measured_on_other_hardware(results):
+    # the committed file of a 2-core VM named "vm" must not judge a 112-core box also named "vm"
+    from compare_fixtures import add_earlier_runs, run_compare
+
+    add_earlier_runs(results)                                         # enough runs to judge a halved rate
+    for path in sorted((results.parent / "runs" / MACHINE).glob("*.json")):
+        _with_hardware(path, EPYC)
+    _with_hardware(results / MACHINE / f"{BASE[:8]}-existing-py.json", EPYC)
+    thresholds = measure(results)
+    head = write_run(results / MACHINE, HEAD, 300, base_values(rate=500.0))
+    _with_hardware(head, XEON)
+    refused = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "measured on other hardware than this run: CPU 'AMD EPYC' there, 'Intel Xeon Platinum 8480' here" \
+        in refused.stderr and "REGRESSION" not in refused.stdout
+    _with_hardware(head, EPYC)                                        # the same box: judged
+    judged = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert judged.returncode == 1 and "REGRESSION" in judged.stdout, judged.stdout + judged.stderr
