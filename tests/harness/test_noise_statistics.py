@@ -4,6 +4,7 @@ runs, older thresholds files judged as before, a too-noisy number's move named, 
 note on a shift of the whole machine."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -217,7 +218,7 @@ def test_the_time_the_noise_runs_span_is_said():
     assert runs("20261205T164016").sitting == "" and runs("", "?").sitting == "" and runs().sitting == ""
     # a claim's interval says it
     from impls.harness.report import intervals
-    found = intervals._from_repeats(2.0, [(0.1, 2.0, 3, True)], one_sitting)
+    found = intervals._from_repeats(2.0, [(1.9, 2.1, 2.0, 3, True)], one_sitting)
     assert found.method.endswith("(3 runs `make noise` read, repeats of each commit, the runs ending within 28 min: "
                                  "drift between days is not in it)"), found.method
 
@@ -296,3 +297,31 @@ def test_values_of_both_signs_keep_the_spread_over_their_median():
     values = [-1.0, 1.0, 3.0]
     measured = noise.measure_noise("m", {"c": [_frame({RATE: [v]}, i) for i, v in enumerate(values)]})
     assert measured.get(RATE, "p=0").sigma == pytest.approx(float(np.std(values, ddof=1)) / 1.0)
+
+
+def test_negative_values_keep_the_spread_over_their_median():
+    # compare judges two negative values by their relative change, not a factor: the same scale
+    values = [-10.0, -12.0, -30.0]
+    measured = noise.measure_noise("m", {"c": [_frame({RATE: [v]}, i) for i, v in enumerate(values)]})
+    assert measured.get(RATE, "p=0").sigma == pytest.approx(float(np.std(values, ddof=1)) / 12.0)
+
+
+def test_a_wide_interval_is_a_factor_either_way_and_never_crosses_zero():
+    wide = noise.Threshold(RATE, "p", 5, 1.0, noise.two_run_threshold(1.17, 40), "1", sigma=1.17, df=40)
+    reach = math.exp(noise.t_quantile(0.975, 40) * 1.17)
+    low, high = wide.interval(1000.0)
+    assert low == pytest.approx(1000.0 / reach) and high == pytest.approx(1000.0 * reach) and low > 0
+    assert wide.interval(-1000.0) == pytest.approx((-1000.0 * reach, -1000.0 / reach))
+    assert wide.floored_spread == pytest.approx(math.expm1(noise.EXPECTED_RANGE * 1.17))
+    absolute = dataclasses.replace(wide, scale=noise.ABSOLUTE, threshold=5.0)
+    assert absolute.interval(3.0) == pytest.approx((3.0 - absolute.range_width(3.0), 3.0 + absolute.range_width(3.0)))
+
+
+def test_a_ratio_of_two_points_multiplies_the_factors_their_intervals_reach():
+    from impls.harness.report import intervals
+
+    spreads = [(50.0, 200.0, 100.0, 5, True), (5.0, 20.0, 10.0, 5, True)]      # each a factor of 2 either way
+    got = intervals._from_repeats(10.0, spreads, noise.Noise("m", "", [], {}))
+    assert (got.low, got.high) == pytest.approx((10.0 / 4, 10.0 * 4))
+    over_zero = intervals._from_repeats(10.0, [(-1.0, 3.0, 1.0, 5, True), spreads[1]], noise.Noise("m", "", [], {}))
+    assert (over_zero.low, over_zero.high) == (-math.inf, math.inf)

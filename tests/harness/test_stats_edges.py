@@ -60,13 +60,14 @@ def test_a_point_that_repeated_exactly_gets_the_spread_make_compare_floors_it_at
     assert exact.spread == 0 and exact.threshold > 0
     points = _points("n", range(4), first)
     interval = claim_interval(_claim(BenchmarkSource(PointRef(TRACK, {"n": 0}))), first[0], points, measured)
-    half_width = (interval.high - interval.low) / 2
-    assert half_width > 0 and interval.method.startswith("95% interval of the mean, from run-to-run noise")
-    # the interval's relative reach is the 95% t interval at the sigma the threshold was set from
-    assert math.isclose(half_width / first[0], noise.t_quantile(0.975, exact.df) * exact.sigma)
+    assert interval.high > interval.low and interval.method.startswith("95% interval of the mean, from run-to-run noise")
+    # the interval reaches the factor of the 95% t interval at the sigma (of the logs) the threshold was set from
+    reach = math.sqrt(interval.high / interval.low)
+    assert math.isclose(math.log(reach), noise.t_quantile(0.975, exact.df) * exact.sigma)
+    assert math.isclose(interval.low * interval.high, first[0] ** 2)   # centred on the value, as a factor
     sibling = measured.get(TRACK, "n=1")
     assert exact.sigma == pytest.approx(sibling.sigma)              # the benchmark's pooled sigma (all moved 10%)
-    assert math.isclose(half_width / first[0], noise.t_quantile(0.975, sibling.df) * sibling.sigma)
+    assert math.isclose(math.log(reach), noise.t_quantile(0.975, sibling.df) * sibling.sigma)
 
 
 def test_the_floored_spread_survives_saving_the_thresholds(tmp_path):

@@ -1,12 +1,14 @@
 """The uncertainty of a claim's measured value: an interval around it, and where it came from.
 
 - A benchmark point: the 95% interval of its mean on this machine from its one run,
-  ``value * (1 ± t * sigma)`` (``value ± t * sigma`` on the absolute scale), with the
-  run-to-run sigma ``make noise`` measured from repeated runs of one commit, floored as
-  ``make compare``'s threshold floors it, and Student's t at 0.975 on its degrees of freedom
-  (:meth:`noise.Threshold.range_width`; an older thresholds file without sigma: its range).
-- A ratio of two points: the relative half-widths of both add (wider than the ratio's own
-  95%, to first order).
+  ``value * exp(± t * sigma)`` (``value ± t * sigma`` on the absolute scale), with the
+  run-to-run sigma ``make noise`` measured from repeated runs of one commit (of the
+  logarithms, on the relative scale), floored as ``make compare``'s threshold floors it,
+  and Student's t at 0.975 on its degrees of freedom (:meth:`noise.Threshold.interval`; an
+  older thresholds file without sigma: its range).
+- A ratio of two points: the factors both intervals reach multiply (their logarithms'
+  half-widths add: wider than the ratio's own 95%); unbounded where a point's interval
+  holds 0.
 - A trend (Spearman's rho over a parameter): the lowest and the highest rho of means
   anywhere within the points' 95% intervals (every order of the values those intervals
   allow, up to :data:`EXACT_TREND_POINTS` points), joined with the measured rho. A redraw of
@@ -29,7 +31,7 @@
   over a zero point): an unbounded interval (:data:`UNBOUNDED`; -1..1 for a trend), so the
   verdict is inconclusive rather than taken from the point estimate alone. A number "too
   noisy to track here" (a threshold above 50%) with a finite sigma keeps its finite, wide
-  interval (:meth:`noise.Threshold.range_width`).
+  interval (:meth:`noise.Threshold.interval`).
 """
 from __future__ import annotations
 
@@ -98,31 +100,47 @@ def _label(rows: pd.DataFrame) -> str:
     return str(rows["param_label"].iloc[0])
 
 
-def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> tuple[float, float, int, bool] | None:
-    """(half-width of the point's interval in its unit, the value, runs, whether it is the
-    mean's t interval rather than an older file's range), or None without one."""
+Spread = tuple[float, float, float, int, bool]   # (low, high, value, runs, a t interval of the mean)
+
+
+def _spread_of(points: pd.DataFrame, point: PointRef, noise: Noise) -> Spread | None:
+    """(the point's interval :meth:`noise.Threshold.interval` in its unit: low, high; the
+    value; runs; whether it is the mean's t interval rather than an older file's range), or
+    None without one."""
     rows, failure = select_points(points, point.benchmark, point.params)
     if failure or len(rows) != 1:
         return None
     measured = noise.get(point.benchmark, _label(rows))
     value = float(rows["value"].iloc[0])
-    return (measured.range_width(value), value, measured.runs, measured.measured_sigma) if measured else None
+    return (*measured.interval(value), value, measured.runs, measured.measured_sigma) if measured else None
 
 
-def _from_repeats(value: float, spreads: list[tuple[float, float, int, bool] | None], noise: Noise) -> Interval | None:
-    """``value`` ± the half-width of its point's interval (in its unit), or of a ratio of two
-    points: their relative half-widths add (wider than the ratio's own 95%, to first order)."""
+def _reach(low: float, high: float) -> float:
+    """The factor an interval ``low .. high`` of one sign reaches either side of its
+    geometric middle, ``sqrt(high / low)`` (>= 1); inf where it holds 0 or is not finite."""
+    if not (math.isfinite(low) and math.isfinite(high)) or low * high <= 0:
+        return math.inf
+    return math.sqrt(high / low)
+
+
+def _from_repeats(value: float, spreads: list[Spread | None], noise: Noise) -> Interval | None:
+    """``value``'s point's interval (in its unit), or that of a ratio of two points: ``value``
+    times and over the product of the factors their intervals reach (:func:`_reach`; the
+    logarithms' half-widths add, wider than the ratio's own 95%); unbounded where a point's
+    interval holds 0."""
     if any(h is None for h in spreads):
         return None
-    runs = min(h[2] for h in spreads)
+    runs = min(h[3] for h in spreads)
     if len(spreads) == 1:
-        width = spreads[0][0]
+        low, high = spreads[0][0], spreads[0][1]
     else:
-        width = abs(value) * sum(reach / abs(point) if point else math.inf for reach, point, _, _ in spreads)
-    what = (("95% interval of the mean" if len(spreads) == 1 else "both means' 95% intervals, relative "
-             "half-widths added") if all(h[3] for h in spreads)
+        reach = math.prod(_reach(lo, hi) for lo, hi, _, _, _ in spreads)
+        low, high = ((-math.inf, math.inf) if not math.isfinite(reach) or value == 0
+                     else sorted((value / reach, value * reach)))
+    what = (("95% interval of the mean" if len(spreads) == 1 else "both means' 95% intervals, the "
+             "factors they reach multiplied") if all(h[4] for h in spreads)
             else "the repeats' range (a thresholds file from before sigma)")
-    return Interval(value - width, value + width,
+    return Interval(low, high,
                     f"{what}, from run-to-run noise ({runs} runs `make noise` read, repeats of each commit"
                     f"{noise.sitting})")
 
@@ -166,7 +184,7 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
     """Return the interval of Spearman's rho of ``source`` (module doc); None without repeats.
 
     The parameter grid is designed, not sampled: each point's mean may lie anywhere within
-    its interval (:meth:`noise.Threshold.range_width` either side of its value), and the
+    its interval (:meth:`noise.Threshold.interval` around its value), and the
     interval runs from the lowest to the highest rho such values give
     (:func:`rho_range`), joined with the measured rho, so it always holds it; past
     :data:`EXACT_TREND_POINTS` points, the 2.5th to 97.5th percentile of rho over values
@@ -182,18 +200,18 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
         return None
     x = _sortable([p.get(source.over) for p in rows["params"]])
     y = rows["value"].to_numpy(dtype=float)
-    reach = np.asarray([h.range_width(v) for h, v in zip(thresholds, y)], dtype=float)
-    if not np.isfinite(reach).all():     # a point could be anywhere: so could rho
+    lows, highs = np.asarray([h.interval(v) for h, v in zip(thresholds, y)], dtype=float).T
+    if not (np.isfinite(lows).all() and np.isfinite(highs).all()):     # a point could be anywhere: so could rho
         return Interval(-1.0, 1.0, UNBOUNDED)
     measured = float(spearman_rows(x, y[np.newaxis, :])[0])
     runs = min(h.runs for h in thresholds)
     if len(y) <= EXACT_TREND_POINTS:
-        low, high = rho_range(x, y - reach, y + reach)
+        low, high = rho_range(x, lows, highs)
         method = (f"the lowest and highest rho of {len(y)} points anywhere within their intervals "
                   f"({runs} runs `make noise` read{noise.sitting})")
     else:
         rng = np.random.default_rng(BOOTSTRAP_SEED)
-        draws = y + rng.uniform(-1, 1, size=(resamples, len(y))) * reach
+        draws = lows + rng.uniform(0, 1, size=(resamples, len(y))) * (highs - lows)
         low, high = np.percentile(spearman_rows(x, draws), [2.5, 97.5])
         method = (f"bootstrap of {len(y)} points redrawn within their intervals ({runs} runs `make noise` "
                   f"read{noise.sitting}, 95%; a redraw of values already noisy draws rho toward 0, so it may "

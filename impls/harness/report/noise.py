@@ -7,7 +7,7 @@ one file format with one set of invariants.
 Measured from two or more stored runs of the same commit (see :mod:`runs`). For each
 number (benchmark and parameter point) and each commit with ``n_c >= 2`` runs, ``s_c`` is
 the sample standard deviation (ddof=1) of the logarithms of its values over those runs
-where they all have one sign (relative: the scale of the factor a change is judged by), else
+where they are all positive (relative: the scale of the factor a change is judged by), else
 of its values divided by their ``|median|`` (inf around a 0 median or where a value is not
 finite; 0 when all are equal). The commits pool: ``df = sum(n_c - 1)`` degrees of freedom and
 ``sigma = sqrt(sum((n_c - 1) s_c^2) / df)`` (inf where any ``s_c`` is). Each number then
@@ -144,12 +144,16 @@ class Threshold:
     def floored_spread(self) -> float:
         """The range two runs of the same commit are expected to span (relative, or in the
         number's unit on the absolute scale), never below the range its repeats did span:
-        ``max(spread, EXPECTED_RANGE * sigma)`` (about 1.13 sigma; infinite where sigma is)
-        where ``sigma`` is known. In an older or hand-written entry,
+        ``max(spread, EXPECTED_RANGE * sigma)`` (about 1.13 sigma; on the relative scale
+        ``expm1`` of it, sigma being a spread of logarithms; infinite where sigma is) where
+        ``sigma`` is known. In an older or hand-written entry,
         the range its threshold was set from, ``threshold / factor`` and never below
         ``spread`` (``spread`` itself where ``factor`` is 0 or not finite)."""
         if self.sigma is not None:
-            return max(self.spread, EXPECTED_RANGE * self.sigma) if math.isfinite(self.sigma) else math.inf
+            if not math.isfinite(self.sigma):
+                return math.inf
+            expected = EXPECTED_RANGE * self.sigma      # on the relative scale a range of logarithms
+            return max(self.spread, math.expm1(expected) if self.scale == RELATIVE else expected)
         if 0 < self.factor < math.inf:
             return max(self.spread, self.threshold / self.factor)
         return self.spread
@@ -170,6 +174,22 @@ class Threshold:
         """Whether ``sigma`` and its degrees of freedom are known (an older or hand-written
         entry has neither)."""
         return self.sigma is not None and bool(self.df)
+
+    def interval(self, value: float) -> tuple[float, float]:
+        """(low, high), in the number's unit: the 95% interval of the number's mean on this
+        machine around ``value``, one run of it. On the relative scale with a measured sigma
+        (the sd of the logarithms of positive values), ``value * exp(-+ t * sigma)`` for a
+        positive ``value`` (Student's t at 0.975 and ``df``): the factor sigma measures, so a
+        rate's interval never goes below 0; mirrored for a negative one. Otherwise
+        ``value -+`` :meth:`range_width`. (-inf, inf) where the noise or the threshold is
+        infinite."""
+        if (self.scale == RELATIVE and self.measured_sigma and value != 0 and math.isfinite(self.sigma)
+                and math.isfinite(self.threshold)):
+            reach = math.exp(t_quantile(0.975, self.df) * self.sigma)
+            low, high = value / reach, value * reach
+            return min(low, high), max(low, high)
+        width = self.range_width(value)
+        return (value - width, value + width) if math.isfinite(width) else (-math.inf, math.inf)
 
     def range_width(self, value: float) -> float:
         """The half-width, in the number's unit, of the 95% interval of the number's mean on
@@ -363,19 +383,20 @@ def relative_range(values: list[float]) -> float:
 
 def sample_sigma(values: list[float], scale: str = RELATIVE) -> float:
     """Return the sample standard deviation (ddof=1) of two or more ``values``: on the relative
-    scale that of their logarithms where all have one sign (the scale a factor between two
-    runs is judged on: a rate that falls to 1/100 of its value in one run counts as the
-    factor it is, which the values' own spread, bounded by their median, cannot say), else
-    divided by their ``|median|`` (inf around a 0 median); in their unit on the absolute
-    scale. 0 when all are equal, inf where a value is not finite. Never NaN."""
+    scale that of their logarithms where all are positive (the scale :func:`factor`, which
+    compare judges two positive values by, is on: a rate that falls to 1/100 of its value in
+    one run counts as the factor it is, which the values' own spread, bounded by their
+    median, cannot say), else divided by their ``|median|`` (inf around a 0 median; the scale
+    of :func:`change`, which judges the others); in their unit on the absolute scale. 0 when
+    all are equal, inf where a value is not finite. Never NaN."""
     if not all(map(math.isfinite, values)):
         return math.inf
     if max(values) == min(values):
         return 0.0
     if scale == ABSOLUTE:
         return statistics.stdev(values)
-    if min(values) > 0 or max(values) < 0:
-        return statistics.stdev([math.log(abs(v)) for v in values])
+    if min(values) > 0:
+        return statistics.stdev([math.log(v) for v in values])
     middle = abs(statistics.median(values))
     return statistics.stdev(values) / middle if middle else math.inf
 
