@@ -72,7 +72,8 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
     returns and raises what it raises, with the child's traceback as a note. ``fn`` must
     be a module-level function, ``args`` and the result picklable. Raises
     :class:`ChildProcessError` when the child ends without an answer (killed, crashed) or
-    by ``sys.exit``, and RuntimeError when its result or exception cannot come back."""
+    by ``sys.exit`` (its ``exitcode``: the child's, None where it had not exited), and
+    RuntimeError when its result or exception cannot come back."""
     ctx = context()
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_run_in_child, args=(send, fn, args), name=getattr(fn, "__name__", "call"))
@@ -85,9 +86,11 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
             child.join(STOP_GRACE_S)
             how = (ending(child.exitcode) if child.exitcode is not None else   # not a signal of ours
                    f"it closed the pipe and had not exited {STOP_GRACE_S:g} s later: stopped")
+            exitcode = child.exitcode
             _stop(child, 0)
-            raise ChildProcessError(f"the child process running {child.name} ended without an answer "
-                                    f"({how})") from None
+            err = ChildProcessError(f"the child process running {child.name} ended without an answer ({how})")
+            err.exitcode = exitcode      # None where it had not exited; -N: killed by signal N
+            raise err from None
         _stop(child, EXIT_GRACE_S)
     except BaseException:
         if child.pid is not None:

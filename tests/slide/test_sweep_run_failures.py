@@ -9,6 +9,12 @@ KILLED = ("the child process running _run_spec_in_child ended without an answer 
           "(SIGKILL), most often the out-of-memory killer)")
 
 
+def _child_error(text: str, exitcode: int | None) -> ChildProcessError:
+    err = ChildProcessError(text)
+    err.exitcode = exitcode              # as fresh_process.call sets it
+    return err
+
+
 def _sweep(monkeypatch, tmp_path, failing):
     """The smoke sweep's slide and dense-cpu runs, in this process; the runs named in
     ``failing`` raise (ChildProcessError or MemoryError, by name)."""
@@ -28,12 +34,13 @@ def _sweep(monkeypatch, tmp_path, failing):
 
 
 def test_a_killed_run_fails_alone_and_the_others_are_kept(monkeypatch, tmp_path):
-    out = _sweep(monkeypatch, tmp_path, {"dense-cpu": ChildProcessError(KILLED)})
+    out = _sweep(monkeypatch, tmp_path, {"dense-cpu": _child_error(KILLED, -9)})
     runs = {r["name"]: r for r in out["runs"]}
     assert runs["dense-cpu"]["failed"].startswith("ChildProcessError: the child process") \
         and "SIGKILL" in runs["dense-cpu"]["failed"] and "curve" not in runs["dense-cpu"]
     assert "curve" in runs["slide"] and runs["slide"]["target_without"] == ["dense-cpu"]
     assert out["speedups"]["dense-cpu/slide"]["value"] is None
+    assert out["speedups"]["dense-cpu/slide"]["no_value"].startswith("dense-cpu failed (ChildProcessError")
     log = (tmp_path / "progress.log").read_text()
     assert "warning: slide_train: run 'dense-cpu' failed (ChildProcessError" in log and "goes on without it" in log
 
@@ -64,17 +71,21 @@ def test_a_run_out_of_memory_in_this_process_is_kept_as_failed(monkeypatch, tmp_
 
 def test_a_sweep_whose_every_run_failed_raises(monkeypatch, tmp_path):
     with pytest.raises(RuntimeError, match="every run that could run here failed: slide .*; dense-cpu"):
-        _sweep(monkeypatch, tmp_path, {"slide": MemoryError("a"), "dense-cpu": ChildProcessError(KILLED)})
+        _sweep(monkeypatch, tmp_path, {"slide": MemoryError("a"), "dense-cpu": _child_error(KILLED, -9)})
 
 
 def test_other_errors_still_stop_the_sweep(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="a defect"):            # a bug is not a resource failure
         _sweep(monkeypatch, tmp_path, {"dense-cpu": ValueError("a defect")})
+    for code in (-11, 1):                                        # a segfault, sys.exit(1): crashes, not sizes
+        with pytest.raises(ChildProcessError):
+            _sweep(monkeypatch, tmp_path, {"dense-cpu": _child_error("ended without an answer", code)})
 
 
-def test_a_whole_sweep_carries_no_mark():
-    runs = [{"name": "a", "curve": []}, {"name": "b", "skipped": "needs CUDA"}]
-    run_failures.settle("x", runs)
-    assert all("target_without" not in r for r in runs)
-    run_failures.raise_if_target_partial(runs[0])
-    run_failures.raise_if_failed(runs[0])
+def test_a_killed_child_carries_its_exit_code():
+    import signal
+
+    from impls.harness import fresh_process
+    with pytest.raises(ChildProcessError) as caught:
+        fresh_process.call(signal.raise_signal, signal.SIGKILL)      # the child kills itself
+    assert caught.value.exitcode == -signal.SIGKILL and run_failures.for_want_of_resources(caught.value)

@@ -1,5 +1,5 @@
-"""A sweep's run that ends without a result for want of resources (its process killed, most
-often by the out-of-memory killer, or a ``MemoryError``) is kept as a failed run, and the sweep
+"""A sweep's run that ends without a result for want of resources (its process killed by
+SIGKILL, most often the out-of-memory killer, or a ``MemoryError``) is kept as a failed run, and the sweep
 goes on with the others: one run too large for a machine does not lose the runs that fit.
 
 A failed run is its spec with ``failed``: one line saying why. It has no ``curve``, so every
@@ -14,9 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import signal
+
 FAILED = "failed"
 TARGET_WITHOUT = "target_without"
-RESOURCE_FAILURES = (ChildProcessError, MemoryError)   # a run killed, or one out of memory
+RESOURCE_FAILURES = (ChildProcessError, MemoryError)   # the errors :func:`for_want_of_resources` sorts
+
+
+def for_want_of_resources(err: BaseException) -> bool:
+    """Whether ``err`` says a run ended for want of resources: a ``MemoryError``, or a child
+    process killed by SIGKILL (``exitcode`` -9: most often the out-of-memory killer). A child
+    that crashed otherwise (a segfault, ``sys.exit``) is a defect, not a size: False."""
+    if isinstance(err, MemoryError):
+        return True
+    return isinstance(err, ChildProcessError) and getattr(err, "exitcode", None) == -signal.SIGKILL
 
 
 def failed_run(experiment: str, spec: dict[str, Any], err: BaseException) -> dict[str, Any]:

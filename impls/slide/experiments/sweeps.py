@@ -18,7 +18,7 @@ from impls.harness import fresh_process
 from impls.slide.core.config import SlideConfig
 from impls.slide.data.dataset import XCData, from_registry, raise_if_broken, xc_datasets
 from impls.slide.experiments.crowding import warn_crowded
-from impls.slide.experiments.run_failures import RESOURCE_FAILURES, failed_run, settle
+from impls.slide.experiments.run_failures import RESOURCE_FAILURES, failed_run, for_want_of_resources, settle
 from impls.slide.experiments.targets import add_targets, speedup
 
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
@@ -298,6 +298,8 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
                 try:
                     result = _call(_run_spec_in_child, {"spec": spec, "profile": profile, "sizes": s}, isolate)
                 except RESOURCE_FAILURES as err:    # a run too large here: the others are kept
+                    if not for_want_of_resources(err):
+                        raise
                     runs.append(failed_run(experiment, spec, err))
                 else:
                     runs.append(run_entry(spec, result))

@@ -204,8 +204,9 @@ def speedup(fast: dict, slow: dict, fraction: float | None = None, intervals: bo
     out = {"fast": fast.get("name"), "slow": slow.get("name"), "value": None, "lower_bound": False,
            "upper_bound": False}
     if "curve" not in fast or "curve" not in slow:
-        without = " and ".join(str(r.get("name")) for r in (fast, slow) if "curve" not in r)
-        out["no_value"] = out["per_iteration_no_value"] = f"{without} recorded no training curve"
+        out["no_value"] = out["per_iteration_no_value"] = " and ".join(   # a failed run says why (run_failures)
+            f"{r.get('name')} failed ({r['failed']})" if "failed" in r else f"{r.get('name')} recorded no training curve"
+            for r in (fast, slow) if "curve" not in r)
         return out
     out["throughput_ratio"] = fast["samples_per_second"] / slow["samples_per_second"]
     fp, sp = fast["final_p_at_1"], slow["final_p_at_1"]
