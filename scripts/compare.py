@@ -294,11 +294,12 @@ def main(argv: list[str] | None = None) -> int:
                              f"{machine!r}: one machine's noise does not judge another's runs")
         if measured is not None:        # a machine name says little: "vm" is many boxes
             record = machine_info(results_dir, machine, [])
-            for run in (new, old):
+            for run, fix in ((new, "`make noise` on this box's runs, or --noise"),
+                             (old, "--base a run of the box the thresholds are of")):
                 other = noise.machine_mismatch(measured, noise.run_hardware(run.path, record))
                 if other:
                     raise ValueError(f"{noise_path}: {other} (here: the run {run.path.name}): one machine's noise "
-                                     "does not judge another's runs; `make noise` on this box's runs, or --noise")
+                                     f"does not judge another's runs; {fix}")
         logs_root = skip_log_root(args.artifacts, args.results, machine)
         info = read_benchmark_info_noting(results_dir, "compare")
         base = read_result_file(old.path, machine, info)
