@@ -124,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
                 except ResultsError as err:
                     print(f"measure_noise: not a run, left out: {err}", file=sys.stderr)
         used = [r for r in used if len(frames[(r.commit, r.env)]) >= 2]
+        apart = noise.hardware_disagreement([r.path for r in stored if r in used], machine_info(results_dir, machine, []))
+        if apart:
+            raise ValueError(f"{apart}: one machine name, two boxes, whose noise would pool into one file; "
+                             "--leave-out the other box's runs, or give it its own name (DLSYSBENCH_MACHINE)")
         measured = noise.measure_noise(machine, frames, [
             {"commit": r.commit, "env": r.env_name, "started": r.started, "file": r.path.name} for r in used],
             scales=directions.declared_scales(),

@@ -128,3 +128,20 @@ def test_compare_refuses_thresholds_measured_on_other_hardware(results):
     _with_hardware(head, EPYC)                                        # the same box: judged
     judged = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
     assert judged.returncode == 1 and "REGRESSION" in judged.stdout, judged.stdout + judged.stderr
+
+
+def test_make_noise_refuses_runs_of_two_boxes_under_one_name(results):
+    # a generic host name shared by two boxes: their repeats would pool two machines' noise
+    from compare_fixtures import script
+
+    stored = sorted((results.parent / "runs" / MACHINE).glob("*.json"))
+    _with_hardware(stored[0], XEON)
+    for path in stored[1:]:
+        _with_hardware(path, EPYC)
+    _with_hardware(results / MACHINE / f"{BASE[:8]}-existing-py.json", EPYC)
+    out = results.parent / "noise.json"
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out))
+    assert done.returncode == 2 and not out.exists(), done.stdout + done.stderr
+    assert f"{stored[0].name} ran on other hardware than" in done.stderr and "112" in done.stderr, done.stderr
+    _with_hardware(stored[0], EPYC)
+    assert measure(results).is_file()                                  # one box: measured

@@ -77,7 +77,7 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -834,6 +834,22 @@ def runs_hardware(files: Iterable[Path], machine_json: object = None) -> dict[st
     for path in files:
         record.update(run_hardware(path))
     return record
+
+
+def hardware_disagreement(files: Sequence[Path], machine_json: object = None) -> str | None:
+    """One line naming the first of ``files`` (asv result files, oldest first) whose run
+    records other hardware than the newest one's, by :func:`machine_mismatch`'s rules; None
+    where they agree (or do not record it). Runs of one machine name on two boxes would pool
+    two machines' noise into one file, which then carries the newest box's record alone."""
+    files = list(files)
+    if len(files) < 2:
+        return None
+    newest = Noise("", "", [], {}, hardware=run_hardware(files[-1], machine_json))
+    for path in files[:-1]:
+        other = machine_mismatch(newest, run_hardware(path, machine_json))
+        if other:
+            return f"{Path(path).name} ran on other hardware than {Path(files[-1]).name}: {other.split(': ', 1)[1]}"
+    return None
 
 
 def _count(text: str) -> float | None:
