@@ -332,15 +332,22 @@ def unpartitioned_note(kind: str, params: dict[str, Any]) -> str | None:
 
 def smaller_table_hint(source: dict[str, Any], fewer: str | None = None) -> str:
     """How to make ``source``'s table (:func:`load_source`'s dict) take less memory: for a trace
-    whose ids are not renumbered, ``--renumber`` with the count of distinct ids it reads
-    (that many rows); for a registry dataset a smaller ``--profile``; else ``fewer`` (e.g.
-    "fewer --layout at once", where the command has such a flag) or more memory."""
+    whose ids are not renumbered and read fewer distinct ids than the table has rows,
+    ``--renumber`` with that count (that many rows); for a registry dataset a smaller
+    ``--profile``; else ``fewer`` (e.g. "fewer --layout at once", where the command has such a
+    flag) or more memory. Counting the ids sorts a copy of the trace: where that itself runs
+    out of memory, ``--renumber`` is named without the count."""
     rest = f"{fewer}, or a machine with more memory" if fewer else "a machine with more memory"
     if "renumbered" not in source:           # a registry dataset: its rows are its own
         return f"a smaller --profile, or {rest}"
     if source["renumbered"]:
         return f"the ids are renumbered already: {rest}"
-    distinct = int(np.unique(source["indices"]).size)
+    try:
+        distinct = int(np.unique(source["indices"]).size)
+    except MemoryError:                      # asked because memory is short: the count is a nicety
+        return f"--renumber numbers the distinct ids the trace reads densely (with no --num-vectors); else {rest}"
+    if distinct >= int(source["num_vectors"]):   # every row is read: renumbering leaves as many
+        return rest
     return (f"--renumber numbers the {distinct:,} distinct ids the trace reads densely, a table of that many rows "
             f"(with no --num-vectors); else {rest}")
 

@@ -120,3 +120,19 @@ def test_the_headline_estimate_bounds_what_numpy_allocates_and_is_close_to_it(tm
     kinds, _ = headline.experiment_sizes("smoke", rows, False)
     estimate = table_memory.table_bytes(rows, kinds["layouts"], 32, keep_all=True, threads=0)
     assert peak - SLACK <= estimate <= 4 / 3 * peak + SLACK, (peak / rows, estimate / rows)
+
+
+def test_the_hint_names_renumber_only_where_it_shrinks_the_table(monkeypatch):
+    from impls.bandana import prepare
+
+    trace = {"indices": np.array([5, 7, 7, 9], dtype=np.int64), "renumbered": False, "num_vectors": 1000}
+    assert prepare.smaller_table_hint(trace).startswith("--renumber numbers the 3 distinct ids")
+    dense = {**trace, "indices": np.arange(1000, dtype=np.int64)}       # every row read: renumbering keeps 1000
+    assert "--renumber" not in prepare.smaller_table_hint(dense, "fewer --layout at once")
+
+    def short(*_a, **_k):
+        raise MemoryError("sorting a copy")
+
+    monkeypatch.setattr(prepare.np, "unique", short)                    # counting needs memory that is short
+    said = prepare.smaller_table_hint(trace)
+    assert said.startswith("--renumber numbers the distinct ids") and "3" not in said
