@@ -844,11 +844,11 @@ def hardware_disagreement(files: Sequence[Path], machine_json: object = None) ->
     files = list(files)
     if len(files) < 2:
         return None
-    newest = Noise("", "", [], {}, hardware=run_hardware(files[-1], machine_json))
+    newest = run_hardware(files[-1], machine_json)
     for path in files[:-1]:
-        other = machine_mismatch(newest, run_hardware(path, machine_json))
-        if other:
-            return f"{Path(path).name} ran on other hardware than {Path(files[-1]).name}: {other.split(': ', 1)[1]}"
+        differs = hardware_differences(newest, run_hardware(path, machine_json))
+        if differs:
+            return f"{Path(path).name} ran on other hardware than {Path(files[-1]).name}: {'; '.join(differs)}"
     return None
 
 
@@ -885,8 +885,15 @@ def machine_mismatch(noise: Noise, run_machine: Mapping[str, object]) -> str | N
     Example: ``"the thresholds were measured on other hardware than this run: CPU 'AMD EPYC'
     there, 'Intel Xeon Platinum 8480' here; 2 CPUs there, 112 here"``.
     """
-    held = noise.hardware or {}
-    run = hardware_of(run_machine)
+    differs = hardware_differences(noise.hardware or {}, run_machine)
+    return "the thresholds were measured on other hardware than this run: " + "; ".join(differs) if differs else None
+
+
+def hardware_differences(there: Mapping[str, object], here: Mapping[str, object]) -> list[str]:
+    """How machine record ``here`` differs from ``there`` (:func:`hardware_of` records), by
+    :func:`machine_mismatch`'s rules, one phrase a key ("CPU 'AMD EPYC' there, 'Intel Xeon
+    Platinum 8480' here"); [] where they agree on every key both record."""
+    held, run = hardware_of(there), hardware_of(here)
     differs = []
     if "cpu" in held and "cpu" in run and " ".join(held["cpu"].lower().split()) != " ".join(run["cpu"].lower().split()):
         differs.append(f"CPU {held['cpu']!r} there, {run['cpu']!r} here")
@@ -901,6 +908,4 @@ def machine_mismatch(noise: Noise, run_machine: Mapping[str, object]) -> str | N
         if (abs(there - here) > RAM_TOLERANCE * max(abs(there), abs(here))
                 if there is not None and here is not None else held["ram"].strip() != run["ram"].strip()):
             differs.append(f"RAM {_ram_text(held['ram'])} there, {_ram_text(run['ram'])} here")
-    if not differs:
-        return None
-    return "the thresholds were measured on other hardware than this run: " + "; ".join(differs)
+    return differs
