@@ -309,6 +309,12 @@ _MEMORY_UNITS = {"b", "byte", "bytes", "kb", "mb", "gb", "tb", "kib", "mib", "gi
 _POSITIVE_TYPES = ("time_", "peakmem_", "mem_")   # asv's timings and memory sizes
 
 
+def _unit_word(unit: str) -> str:
+    """The first word of ``unit`` ("s" of "s (simulated)", "lookups/s" of "lookups/s, ..."):
+    what says whether it is a time, a rate or a size."""
+    return re.split(r"[\s(;,:]", unit.strip(), maxsplit=1)[0]
+
+
 def not_a_measurement(benchmark: str, unit: str, value: float, scale: str = RELATIVE) -> str:
     """Why ``value`` of ``benchmark`` (in ``unit``, on ``scale``) is no measurement, in
     words; "" where it may be one. Not finite (``inf``: a history has no point there
@@ -324,7 +330,7 @@ def not_a_measurement(benchmark: str, unit: str, value: float, scale: str = RELA
         return "" if value > 0 else f"a {benchmark.rsplit('.', 1)[-1].split('_', 1)[0]} benchmark measured {value:g}"
     if scale != RELATIVE:
         return ""
-    first = re.split(r"[\s(;,:]", unit.strip(), maxsplit=1)[0]
+    first = _unit_word(unit)
     if first.lower() in _MEMORY_UNITS or first.endswith("/s") or first.lower() == "iops":
         return "" if value > 0 else f"{value:g} {first}, where only a positive value can be measured"
     if first in _TIME_UNITS and value < 0:
@@ -337,7 +343,7 @@ def speed_like(unit: str) -> bool:
     number a slower or busier machine moves; not a simulated time (a unit saying so)."""
     if "simulated" in unit.lower():    # a model's time: the machine's speed does not move it
         return False
-    first = re.split(r"[\s(;,:]", unit.strip(), maxsplit=1)[0]
+    first = _unit_word(unit)
     return first in _TIME_UNITS or first.endswith("/s") or first.lower() == "iops"
 
 
