@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from impls.slide.data.dataset import RealDataMismatch, XCData
+from impls.slide.data.dataset import RealDataMismatch, XCData, read_header
 
 GENERATOR = "impls.slide.data.xc_data:generate"
 HEAD_POINTS = 64     # the file's first points, compared with each split's first points
@@ -82,13 +82,12 @@ def refuse_own(like: str, *paths: str | Path) -> None:
 
 
 def _header_of(path: Path) -> tuple[int, int, int] | None:
-    """(N, D, L) of XC file ``path``'s first line, or None where it is no such header."""
+    """(N, D, L) of XC file ``path``'s first line (:func:`~impls.slide.data.dataset.read_header`),
+    or None where it is no such header or cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            words = handle.readline(256).split()
-    except OSError:
+        return read_header(path)
+    except (OSError, RealDataMismatch):
         return None
-    return tuple(map(int, words)) if len(words) == 3 and all(word.isdigit() for word in words) else None
 
 
 def _head_of(path: Path, header: tuple[int, int, int]) -> XCData | None:
