@@ -116,6 +116,6 @@ def real_amazon(sizes, *, device="cpu", progress=None):
 
 
 def sweeps(sizes, *, device="cpu", progress=None):
-    from impls.slide.experiments import sweeps as experiments
+    from impls.slide.experiments import secondary
 
-    return experiments.secondary_sweep(progress=progress, s=sizes)
+    return secondary.secondary_sweep(progress=progress, s=sizes)

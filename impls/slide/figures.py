@@ -1,8 +1,11 @@
 """Report figures for SLIDE.
 
+Longer than 400 lines: every figure's title is built by the same helpers (the data's source
+and set, why runs have no result, the runs' labels); split, each part would import them back.
+
 Artifacts: ``slide_time_to_accuracy`` (:func:`impls.slide.experiments.sweeps.time_to_accuracy_sweep`:
 one training run per method / device / thread count on the Amazon-670K-shaped set) and
-``slide_sweeps`` (:func:`impls.slide.experiments.sweeps.secondary_sweep`: batch size and hash
+``slide_sweeps`` (:func:`impls.slide.experiments.secondary.secondary_sweep`: batch size and hash
 family on the profile's sweep set, which the quick profile makes 10x smaller in labels),
 ``slide_delicious`` (:func:`impls.slide.experiments.sweeps.delicious_sweep`) and
 ``slide_real_amazon`` (:func:`impls.slide.experiments.sweeps.real_amazon_run`: SLIDE on the
@@ -263,11 +266,7 @@ def _time_to_accuracy(data: dict, expect_real: bool = False):
         ax_time.legend(fontsize=6, loc="upper left")
     if ax_iter.get_legend_handles_labels()[1]:
         ax_iter.legend(fontsize=6, loc="upper left")
-    reasons: dict[str, list[str]] = {}
-    for r in (r for r in data["runs"] if "skipped" in r or "failed" in r):   # failed: run_failures.FAILED
-        why = f"not run ({r['skipped']})" if "skipped" in r else f"failed ({r['failed']})"
-        reasons.setdefault(why, []).append(str(r.get("name", "?")))
-    notes = [f"{why}: {', '.join(names)}" for why, names in reasons.items()]
+    notes = _unmeasured(data["runs"])
     notes += list(dict.fromkeys(f"input: {line}" for r in measured for line in r.get("input_warnings", [])))
     empty = [str(r.get("name", "?")) for r in measured if not _has_points(r)]
     notes += [f"no finite P@1 (not drawn): {', '.join(empty)}"] if empty else []
@@ -318,13 +317,29 @@ def core_scaling(data: dict):
     return fig
 
 
+def _unmeasured(runs: list) -> list[str]:
+    """One line per reason runs of ``runs`` have no result: "not run (why): names" or "failed
+    (why): names" (run_failures.FAILED); None and measured runs are left out."""
+    reasons: dict[str, list[str]] = {}
+    for r in (r for r in runs if r and ("skipped" in r or "failed" in r)):
+        why = f"not run ({r['skipped']})" if "skipped" in r else f"failed ({r['failed']})"
+        reasons.setdefault(why, []).append(str(r.get("name", "?")))
+    return [f"{why}: {', '.join(names)}" for why, names in reasons.items()]
+
+
+def _sweep_title(data: dict, runs: list) -> str:
+    """A sweep figure's title: the data's source, set and size; then why runs have no result."""
+    sweep_set = f"set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})"
+    return "\n".join([_source(data) + sweep_set, *_unmeasured(runs)])
+
+
 @figure("slide_batch_size")
 def batch_size(data: dict):
     fig, (ax_tp, ax_sp) = new_axes(width=9.0, height=3.4, ncols=2)
     batches = sorted(int(b) for b in data["batch"])
     for method in ("slide", "dense"):
         runs = [data["batch"][str(b)].get(method) for b in batches]
-        ax_tp.plot(batches, [r["samples_per_second"] if r else math.nan for r in runs], marker="o",
+        ax_tp.plot(batches, [r.get("samples_per_second", math.nan) if r else math.nan for r in runs], marker="o",
                    label=f"{method} cpu")
     values, bounds = [], []
     for b in batches:
@@ -354,7 +369,7 @@ def batch_size(data: dict):
                      + (f"\n(target {fraction:g} of the way from the popular\nlabel to the pair's better P@1)"
                         if fraction else ""), fontsize=7)
     ax_tp.legend(fontsize=7)
-    ax_tp.set_title(f"{_source(data)}set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})",
+    ax_tp.set_title(_sweep_title(data, [r for b in data["batch"].values() for r in (b.get("slide"), b.get("dense"))]),
                     fontsize=7)
     return fig
 
@@ -375,7 +390,7 @@ def hash_family(data: dict):
         shown[ax_tp] |= finite(r.get("samples_per_second")) and finite(r.get("final_p_at_1"))
         ax_acc.scatter([r["active_fraction"] * 100 if finite(acc[0]) else math.nan],
                        [acc[1] if finite(acc[1]) else math.nan], marker=marker, color=f"C{i}",
-                       label=label if finite_acc else f"{label} (no finite value)")
+                       label=label if finite_acc else f"{label} ({'failed' if 'failed' in r else 'no finite value'})")
         ax_tp.scatter([r["samples_per_second"] if finite(r.get("samples_per_second")) else math.nan],
                       [acc[1] if finite(acc[1]) else math.nan], marker=marker, color=f"C{i}")
         recall, rand_recall = r.get("lsh_recall"), r.get("lsh_random_recall")
@@ -395,6 +410,5 @@ def hash_family(data: dict):
             _note(ax, "no finite values")
     if shown[ax_acc]:
         ax_acc.legend(fontsize=7)
-    ax_acc.set_title(f"{_source(data)}set: {data.get('sizes', {}).get('dataset', '')} ({_set_size(data.get('data'))})",
-                     fontsize=7)
+    ax_acc.set_title(_sweep_title(data, data["hash"]), fontsize=7)
     return fig

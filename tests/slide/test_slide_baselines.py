@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 
 from impls.slide.experiments import sweeps as experiments  # noqa: E402
 from impls.slide.experiments import targets  # noqa: E402
+from impls.slide.experiments import secondary  # noqa: E402
 from impls.slide import figures
 from impls.slide.data import xc_data
 from impls.slide.core.config import SlideConfig  # noqa: E402
@@ -449,7 +450,7 @@ def test_cli_trains_every_method(small, tmp_path):
 @pytest.fixture(scope="module")
 def sweeps():
     tta = experiments.time_to_accuracy_sweep("smoke", progress=False, isolate=False)
-    sec = experiments.secondary_sweep("smoke", progress=False, isolate=False)
+    sec = secondary.secondary_sweep("smoke", progress=False, isolate=False)
     return tta, sec
 
 

@@ -89,3 +89,76 @@ def test_a_killed_child_carries_its_exit_code():
     with pytest.raises(ChildProcessError) as caught:
         fresh_process.call(signal.raise_signal, signal.SIGKILL)      # the child kills itself
     assert caught.value.exitcode == -signal.SIGKILL and run_failures.for_want_of_resources(caught.value)
+
+
+def _secondary(monkeypatch, tmp_path, failing):
+    """The smoke batch-size and hash-family sweep at one batch size, in this process; the runs
+    named in ``failing`` raise."""
+    from impls.slide.experiments import secondary
+
+    monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(tmp_path / "progress.log"))
+    s = {**sweeps.sizes("smoke", "slide_sweep"), "batches": [256], "time_budget_s": 0.5, "eval_first_s": 0.25,
+         "eval_points": 100}
+    calls = []
+
+    def call(fn, kwargs, isolate):
+        calls.append(kwargs["spec"]["name"])
+        if kwargs["spec"]["name"] in failing:
+            raise failing[kwargs["spec"]["name"]]
+        return fn(kwargs)
+
+    monkeypatch.setattr(sweeps, "_call", call)
+    out = secondary.secondary_sweep("smoke", progress=False, isolate=False, s=s)
+    return out, calls
+
+
+def test_each_secondary_run_has_its_own_process_and_a_killed_one_fails_alone(monkeypatch, tmp_path):
+    out, calls = _secondary(monkeypatch, tmp_path, {"slide-simhash-K6-L10": _child_error(KILLED, -9)})
+    assert calls == ["slide-b256", "dense-b256", "slide-simhash-K6-L10"]       # one call (process) per run
+    [own, simhash] = out["hash"]
+    assert simhash["failed"].startswith("ChildProcessError") and "final_p_at_1" not in simhash
+    assert own["name"] == "slide-b256" and own["target_without"] == ["slide-simhash-K6-L10"]
+    batch = out["batch"]["256"]
+    assert "target_without" not in batch["slide"] and "target_without" not in batch["dense"]   # not this question's
+    assert out["data"]["labels"] > 0 and out["source"]
+    log = (tmp_path / "progress.log").read_text()
+    assert "warning: slide_sweep: run 'slide-simhash-K6-L10' failed (ChildProcessError" in log
+
+    from benchmarks.bench_slide import SlideBatchSize, SlideHashFamily
+    bench = SlideHashFamily()
+    with pytest.raises(RuntimeError, match="run 'slide-simhash-K6-L10' failed: ChildProcessError"):
+        bench.setup(out, "simhash-K6-L10")
+    bench.setup(out, "dwta-K6-L50")
+    assert bench.row["final_p_at_1"] == own["final_p_at_1"]
+    SlideBatchSize().setup(out, 256, "dense")
+
+    from impls.slide import figures
+    title = figures.hash_family(out).axes[0].get_title()
+    assert "failed (ChildProcessError" in title and "slide-simhash-K6-L10" in title
+
+
+def test_a_killed_secondary_batch_run_fails_its_points_and_its_pair(monkeypatch, tmp_path):
+    out, _ = _secondary(monkeypatch, tmp_path, {"dense-b256": MemoryError("Unable to allocate 3 GiB")})
+    batch = out["batch"]["256"]
+    assert batch["dense"]["failed"] == "MemoryError: Unable to allocate 3 GiB"
+    assert batch["slide"]["target_without"] == ["dense-b256"] and "target_without" not in out["hash"][0]
+    assert batch["speedup"]["value"] is None and batch["speedup"]["no_value"].startswith("dense-b256 failed (Memory")
+    from benchmarks import bench_slide
+    with pytest.raises(RuntimeError, match="run 'dense-b256' failed: MemoryError"):
+        bench_slide.SlideBatchSize().setup(out, 256, "dense")
+    point = bench_slide.SlideBatchSize()
+    point.setup(out, 256, "slide")
+    with pytest.raises(RuntimeError, match="target P@1 was set without dense-b256"):
+        point.track_time_to_target(256, "slide")
+
+    from impls.slide import figures
+    title = figures.batch_size(out).axes[0].get_title()
+    assert "failed (MemoryError: Unable to allocate 3 GiB): dense-b256" in title
+
+
+def test_a_secondary_sweep_whose_every_run_failed_raises(monkeypatch, tmp_path):
+    killed = _child_error(KILLED, -9)
+    with pytest.raises(RuntimeError, match="slide_sweep: every run that could run here failed: slide-b256"):
+        _secondary(monkeypatch, tmp_path, dict.fromkeys(["slide-b256", "dense-b256", "slide-simhash-K6-L10"], killed))
+    with pytest.raises(ChildProcessError):                   # a crash is a defect: the sweep stops
+        _secondary(monkeypatch, tmp_path, {"dense-b256": _child_error("ended without an answer", -11)})

@@ -42,18 +42,30 @@ def failed_run(experiment: str, spec: dict[str, Any], err: BaseException) -> dic
 
 def settle(experiment: str, runs: list[dict[str, Any]]) -> None:
     """Where runs of ``runs`` failed: raise RuntimeError naming them when no run finished
-    (nothing to keep), else set ``target_without`` (the failed runs' names, in order) on
-    every run that finished (in place). Without failed runs, nothing."""
+    (:func:`raise_if_all_failed`), else set ``target_without`` on every run that finished
+    (:func:`mark_partial_targets`). Without failed runs, nothing."""
+    raise_if_all_failed(experiment, runs)
+    mark_partial_targets(runs)
+
+
+def raise_if_all_failed(experiment: str, runs: list[dict[str, Any]]) -> None:
+    """Raise RuntimeError naming the failed runs of ``runs`` when some failed and none finished
+    (nothing to keep)."""
     failed = [r for r in runs if FAILED in r]
-    if not failed:
-        return
-    finished = [r for r in runs if "curve" in r]
-    if not finished:
+    if failed and not any("curve" in r for r in runs):
         raise RuntimeError(f"{experiment}: every run that could run here failed: "
                            + "; ".join(f"{r.get('name')} ({r[FAILED]})" for r in failed))
-    names = [str(r.get("name")) for r in failed]
-    for r in finished:
-        r[TARGET_WITHOUT] = names
+
+
+def mark_partial_targets(runs: list[dict[str, Any]]) -> None:
+    """Set ``target_without`` (the names of the failed runs of ``runs``, in order) on every run of
+    ``runs`` that finished, in place: those runs share a target P@1 set without the failed
+    ones. Without failed runs, nothing."""
+    names = [str(r.get("name")) for r in runs if FAILED in r]
+    if names:
+        for r in runs:
+            if "curve" in r:
+                r[TARGET_WITHOUT] = names
 
 
 def raise_if_failed(run: dict[str, Any]) -> None:

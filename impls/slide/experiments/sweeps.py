@@ -3,14 +3,15 @@
 Sizes come from ``impls/profiles.toml``: ``[slide_train.<profile>]`` (the time-to-accuracy
 sweep on the Amazon-670K-shaped set: one run per named spec, each in a fresh process)
 and ``[slide_sweep.<profile>]`` (batch size and hash family on a set that the profile may
-make smaller). A benchmark class only says which experiment and which run.
+make smaller: :mod:`impls.slide.experiments.secondary`). A benchmark class only says which
+experiment and which run.
 
 Time to target, targets and speed-ups: :mod:`impls.slide.experiments.targets`.
 """
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -63,7 +64,8 @@ def label_space(profile: str | None = None) -> tuple[int, int]:
     return train.n_features, train.n_labels
 
 
-def _eval_kw(s: dict) -> dict[str, Any]:
+def eval_kwargs(s: dict) -> dict[str, Any]:
+    """The trainer's budget and evaluation-schedule keywords from profile table ``s``."""
     return dict(time_budget_s=s["time_budget_s"], eval_every=s.get("eval_every") or None,
                 eval_points=s["eval_points"], eval_first_s=s.get("eval_first_s"),
                 eval_growth=s.get("eval_growth", 1.6), eval_at_start=s.get("eval_at_start", True))
@@ -96,7 +98,7 @@ def run_kwargs(s: dict, method: str, device: str | None = None, time_budget_s: f
     """The trainer's keyword arguments for one run of profile table ``s``: the table's evaluation
     schedule and budget, the run's own ``time_budget_s`` when set, and ``warmup_steps`` for the
     torch baselines (SLIDE has none)."""
-    kw = _eval_kw(s)
+    kw = eval_kwargs(s)
     if time_budget_s:
         kw["time_budget_s"] = time_budget_s
     if warmup_steps is not None and resolve_method(method, device)[0] != "slide":
@@ -242,6 +244,20 @@ def _call(fn, kwargs: dict, isolate: bool) -> Any:
     return fresh_process.call(fn, kwargs) if isolate else fn(kwargs)
 
 
+def run_or_fail(experiment: str, spec: dict[str, Any], fn: Callable[[dict], Any], kwargs: dict, isolate: bool,
+                entry: Callable[[dict, Any], dict[str, Any]]) -> dict[str, Any]:
+    """``entry(spec, fn(kwargs))``, ``fn`` run in a fresh process unless ``isolate`` is False;
+    where the run ended for want of resources (:func:`~.run_failures.for_want_of_resources`),
+    ``spec`` marked failed instead, so the sweep keeps its other runs. Any other error is raised."""
+    try:
+        result = _call(fn, kwargs, isolate)
+    except RESOURCE_FAILURES as err:    # a run too large here: the others are kept
+        if not for_want_of_resources(err):
+            raise
+        return failed_run(experiment, spec, err)
+    return entry(spec, result)
+
+
 def time_to_accuracy_sweep(profile: str | None = None, progress: bool | None = None,
                            isolate: bool = True, s: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train every run of ``[slide_train.<profile>].runs`` (SLIDE, dense and sampled torch on
@@ -295,88 +311,11 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
             if reason:
                 runs.append({**spec, "skipped": reason})
             else:
-                try:
-                    result = _call(_run_spec_in_child, {"spec": spec, "profile": profile, "sizes": s}, isolate)
-                except RESOURCE_FAILURES as err:    # a run too large here: the others are kept
-                    if not for_want_of_resources(err):
-                        raise
-                    runs.append(failed_run(experiment, spec, err))
-                else:
-                    runs.append(run_entry(spec, result))
+                runs.append(run_or_fail(experiment, spec, _run_spec_in_child,
+                                  {"spec": spec, "profile": profile, "sizes": s}, isolate, run_entry))
             bar.update()
     settle(experiment, runs)
     target, speedups = score(runs, s)
     source = next((r["source"] for r in runs if "source" in r), None)
     return {"sizes": s, "profile": profile, "target_p_at_1": target, "runs": runs, "speedups": speedups,
             "source": source}
-
-
-def _secondary_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
-    s, profile = kwargs["sizes"], kwargs["profile"]
-    train_data, test_data, info = data(profile, s["dataset"])
-    kw = _eval_kw(s)
-    out = []
-    for spec in kwargs["specs"]:
-        cfg = SlideConfig(**config_of(spec))
-        t = time.perf_counter()
-        result = train_method(spec["method"], cfg, train_data, test_data, spec.get("device"), **kw)
-        result["wall_seconds"] = time.perf_counter() - t
-        result.pop("data", None)
-        out.append({**spec, **result, "method": spec["method"]})
-    return {"runs": out, "source": info, "data": train_data.stats()}
-
-
-def secondary_sweep(profile: str | None = None, progress: bool | None = None,
-                    isolate: bool = True, s: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Batch size (SLIDE and dense at each of ``batches``) and hash family / K / L (SLIDE
-    with each of ``hash_families``) on ``[slide_sweep.<profile>].dataset``, all in one
-    fresh process. Returns ``{"sizes", "target_p_at_1", "hash_target_p_at_1", "batch": {...},
-    "hash": [...], "data": stats}``: per batch size the SLIDE and dense runs and SLIDE's
-    speed-up (target from the batch runs), per hash setting its accuracy, active fraction,
-    speed (target from the hash runs) and the tables' recall of the best-scoring wrong labels
-    at the end (``lsh_recall`` of the ``lsh_recall_k`` best; ``lsh_random_recall``: a random set of the
-    same size)."""
-    from impls.harness.profiles import resolve
-
-    profile = resolve(profile)
-    s = s or sizes(profile, "slide_sweep")
-    warn_crowded("slide_sweep", [{"name": "every run", "threads": s["threads"]}])
-    base = {k: v for k, v in s.get("base", {}).items()}
-    specs = []
-    for batch in s["batches"]:
-        for method in s["batch_methods"]:
-            specs.append({**base, "name": f"{method}-b{batch}", "method": method, "batch": batch,
-                          "threads": s["threads"]})
-    default_hash = (base.get("lsh", SlideConfig.lsh), base.get("K", SlideConfig.K), base.get("L", SlideConfig.L))
-    for lsh, K, L in s["hash_families"]:
-        if (lsh, K, L) == default_hash and s["hash_batch"] in s["batches"]:
-            continue  # the batch sweep's SLIDE run at that batch is this point
-        specs.append({**base, "name": f"slide-{lsh}-K{K}-L{L}", "method": "slide", "batch": s["hash_batch"],
-                      "threads": s["threads"], "lsh": lsh, "K": K, "L": L})
-    child = _call(_secondary_in_child, {"sizes": s, "profile": profile, "specs": specs}, isolate)
-    runs = child["runs"]
-    by_name = {r["name"]: r for r in runs}
-    batch_names = {f"{m}-b{b}" for b in s["batches"] for m in s["batch_methods"]}
-    hash_names = [(f"slide-b{s['hash_batch']}" if (lsh, K, L) == default_hash and s["hash_batch"] in s["batches"]
-                   else f"slide-{lsh}-K{K}-L{L}") for lsh, K, L in s["hash_families"]]
-    # one target per question: the batch runs' own best, the hash runs' own best
-    hash_copies = {n: dict(by_name[n]) for n in hash_names}
-    target = add_targets([r for r in runs if r["name"] in batch_names], s["target_fraction"])
-    hash_target = add_targets(list(hash_copies.values()), s["target_fraction"])
-    batch = {}
-    for b in s["batches"]:
-        slide, dense = by_name.get(f"slide-b{b}"), by_name.get(f"dense-b{b}")
-        batch[str(b)] = {"slide": slide, "dense": dense,
-                         "speedup": speedup(slide, dense, s["target_fraction"]) if slide and dense else None}
-    hash_runs = []
-    for (lsh, K, L), name in zip(s["hash_families"], hash_names):
-        r = hash_copies[name]
-        hash_runs.append({"lsh": lsh, "K": K, "L": L, "name": name, "final_p_at_1": r["final_p_at_1"],
-                          "active_fraction": r["active_fraction"], "samples_per_second": r["samples_per_second"],
-                          "lsh_recall": r.get("final_lsh_recall"), "lsh_random_recall": r.get("final_lsh_random_recall"),
-                          "lsh_retrieved": r.get("final_lsh_retrieved"), "lsh_recall_k": r.get("lsh_recall_k"),
-                          "time_to_target_s": r.get("time_to_target_s"), "curve": r["curve"]})
-    return {"sizes": s, "profile": profile, "target_p_at_1": target, "hash_target_p_at_1": hash_target,
-            "batch": batch, "hash": hash_runs,
-            "data": child["data"], "source": child["source"]}
-
