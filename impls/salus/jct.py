@@ -41,7 +41,7 @@ length), the job lengths' spread, each policy's average JCT and makespan, FIFO's
 over SRTF's, and the verdict the report's rule gives that one value against the claim's band
 in ``reports/claims.toml``; "not judged" where no job was ever ready while another was (one
 job, or each arriving once the one before it, as FIFO runs them, has begun its last
-iteration: :func:`had_a_choice`), since every policy then runs one schedule. Dates that name
+iteration: the simulator's ``had_a_choice``), since every policy then runs one schedule. Dates that name
 no zone are read in ``--time-zone`` (an IANA name; default UTC for a CSV, which warns where
 its columns are named as in Philly's log, US Pacific time for Philly, whose utilisation files
 write PDT / PST), so that a job across a daylight-saving change is not read an hour short or long; a
@@ -138,27 +138,6 @@ def simulator_jobs(trace, iteration_ms: float, switch_ms: float = 0.0
     return jobs, ms, (warm if switch_ms else None)
 
 
-def had_a_choice(jobs: Sequence[dict], ms: dict[str, float], warm: dict[str, float] | None) -> bool:
-    """Whether a policy had a choice on ``jobs`` (:func:`simulator_jobs`' three values): run
-    under FIFO, some decision (an iteration boundary, on the simulator's picosecond clock)
-    found two jobs ready, i.e. a job arrived at or before the start of the last iteration of
-    the job before it in arrival order (ties: two jobs at one time). Where none did, each
-    decision has one job to run, so every policy runs FIFO's schedule and FIFO's average JCT
-    over SRTF's is 1 whatever the claim: a trace that says nothing of it."""
-    from impls.salus.core.simulator import sim_jobs
-
-    sim = sorted(sim_jobs(jobs, ms, None, 0.0, "interleave", warm), key=lambda j: (j.arrival_ticks, j.job_id))
-    free, last_start = 0, None      # when the device is next free; the start of the last iteration run
-    for job in sim:
-        if last_start is not None and job.arrival_ticks <= last_start:
-            return True
-        start, n = max(free, job.arrival_ticks), job.total_iterations
-        first, rest = job.iteration_ticks, job.warm_ticks or job.iteration_ticks   # its first follows another's
-        last_start = start if n <= 1 else start + first + (n - 2) * rest
-        free = last_start + (first if n <= 1 else rest)
-    return False
-
-
 def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERATION_MS,
             switch_ms: float = 0.0) -> dict[str, Any]:
     """Simulate ``trace`` (a :class:`~impls.salus.core.trace_files.JobTrace`) under each of
@@ -166,17 +145,18 @@ def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERAT
     :meth:`JobTrace.duration_stats`), "iterations", "shorter_than_iteration" (jobs shorter
     than one ``iteration_ms``: each runs as one iteration that SRTF cannot preempt),
     "policies": {name: {"avg_jct_s", "makespan_s"}}, "fifo_over_srtf", "had_a_choice"}``:
-    ``fifo_over_srtf`` is None without both fifo and srtf; ``had_a_choice``
-    (:func:`had_a_choice`) is False when every policy runs one schedule (the ratio is then 1
-    by construction)."""
+    ``fifo_over_srtf`` is None without both fifo and srtf; ``had_a_choice`` (the simulator's:
+    some decision found two jobs ready) is False when every policy runs one schedule (the
+    ratio is then 1 by construction)."""
     from impls.salus.core.simulator import simulate
 
     jobs, ms, warm = simulator_jobs(trace, iteration_ms, switch_ms)
     iterations = sum(j["iterations"] for j in jobs)
-    rows = {}
+    rows, choice = {}, False
     for name in policies:
         result = simulate(jobs, name, ms, warm_iteration_ms=warm)
         rows[name] = {"avg_jct_s": result["avg_jct_s"], "makespan_s": result["makespan_s"]}
+        choice |= result["had_a_choice"]
     ratio = None
     if "fifo" in rows and "srtf" in rows and rows["srtf"]["avg_jct_s"]:
         ratio = rows["fifo"]["avg_jct_s"] / rows["srtf"]["avg_jct_s"]
@@ -184,7 +164,7 @@ def measure(trace, policies: Sequence[str], iteration_ms: float = DEFAULT_ITERAT
             "durations": trace.duration_stats(), "iterations": iterations, "iteration_ms": iteration_ms,
             "shorter_than_iteration": int((trace.duration_s * 1e3 < iteration_ms).sum()),
             "switch_ms": switch_ms, "policies": rows, "fifo_over_srtf": ratio,
-            "had_a_choice": had_a_choice(jobs, ms, warm)}
+            "had_a_choice": choice}
 
 
 def short_jobs_message(short: int, jobs: int, iteration_ms: float, csv: bool) -> str:

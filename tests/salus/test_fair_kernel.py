@@ -18,12 +18,13 @@ def reference_scan(trace, policy, iteration_ms, memory_budget_bytes=None, peak_b
                    pack="interleave", warm_iteration_ms=None):
     """A keyed policy (FIFO, SRTF, FAIR) one iteration at a time, its pick found by
     ``policy.choose`` over every admitted job each time (the executor's way): what the
-    simulator's heap of keys and its runs of unchanged decisions must give, bit for bit."""
+    simulator's heap of keys and its runs of unchanged decisions must give, bit for bit, and
+    whether one of those choices was among two or more jobs."""
     policy = get_policy(policy)
     simulate([], policy, iteration_ms)            # the same checks of the arguments
     jobs = sim_jobs(trace, iteration_ms, peak_bytes, overhead_ms, pack, warm_iteration_ms)
     pending = sorted(jobs, key=lambda s: (s.arrival, s.job_id), reverse=True)
-    waiting, active, used, t, iterations, last = [], [], 0, 0, 0, None
+    waiting, active, used, t, iterations, last, choice = [], [], 0, 0, 0, None, False
     while pending or waiting or active:
         while pending and pending[-1].arrival_ticks <= t:
             waiting.append(pending.pop())
@@ -48,6 +49,7 @@ def reference_scan(trace, policy, iteration_ms, memory_budget_bytes=None, peak_b
                 t = max(t, pending[-1].arrival_ticks)
                 continue
             break
+        choice |= len(active) > 1
         [job] = policy.choose(active)
         if job.started_at is None:
             job.started_at = job.seconds(t)
@@ -59,7 +61,7 @@ def reference_scan(trace, policy, iteration_ms, memory_budget_bytes=None, peak_b
             job.finished_at, job.status = job.seconds(t), "done"
             active.remove(job)
             used -= job.peak_bytes
-    return summarize(policy.name, jobs, iterations)
+    return {**summarize(policy.name, jobs, iterations), "had_a_choice": choice}
 
 
 def identical(a, b):

@@ -20,8 +20,30 @@ def _trace(arrivals, durations) -> trace_files.JobTrace:
                                 np.asarray(durations, float), {})
 
 
+def _replayed_choice(jobs, ms, warm) -> bool:
+    """The oracle: replay FIFO's iteration timing by hand; a job arriving at or before the start
+    of the last iteration of the job before it (arrival order; ties: two at one time) found
+    two jobs ready at that decision."""
+    from impls.salus.core.simulator import sim_jobs
+
+    sim = sorted(sim_jobs(jobs, ms, None, 0.0, "interleave", warm), key=lambda j: (j.arrival_ticks, j.job_id))
+    free, last_start = 0, None
+    for job in sim:
+        if last_start is not None and job.arrival_ticks <= last_start:
+            return True
+        start, n = max(free, job.arrival_ticks), job.total_iterations
+        first, rest = job.iteration_ticks, job.warm_ticks or job.iteration_ticks
+        last_start = start if n <= 1 else start + first + (n - 2) * rest
+        free = last_start + (first if n <= 1 else rest)
+    return False
+
+
 def _choice(arrivals, durations, iteration_ms=100.0, switch_ms=0.0) -> bool:
-    return jct.had_a_choice(*jct.simulator_jobs(_trace(arrivals, durations), iteration_ms, switch_ms))
+    """The simulator's ``had_a_choice`` under every policy, checked against the replay."""
+    jobs, ms, warm = jct.simulator_jobs(_trace(arrivals, durations), iteration_ms, switch_ms)
+    flags = {simulate(jobs, name, ms, warm_iteration_ms=warm)["had_a_choice"] for name in ("fifo", "srtf", "fair")}
+    assert flags == {_replayed_choice(jobs, ms, warm)}
+    return flags.pop()
 
 
 def test_a_one_job_trace_is_not_judged(tmp_path, capsys):
@@ -75,13 +97,24 @@ def test_a_switch_cost_moves_the_last_iteration():
        switch=st.sampled_from([0.0, 50.0]))
 def test_without_a_choice_every_policy_runs_one_schedule(gaps, lengths, switch):
     """Arrivals and lengths in tenths of a second (iterations of 100 ms, so boundaries fall on
-    arrivals): where :func:`jct.had_a_choice` says no, FIFO, SRTF and FAIR finish every job at
-    one time."""
+    arrivals): every policy's ``had_a_choice`` is the hand replay's, and where it says no,
+    FIFO, SRTF and FAIR finish every job at one time."""
     arrivals = np.cumsum([g / 10 for g in gaps]) - gaps[0] / 10
     durations = [x / 10 for x in lengths[:len(gaps)]]
-    jobs, ms, warm = jct.simulator_jobs(_trace(arrivals, durations), 100.0, switch)
-    if jct.had_a_choice(jobs, ms, warm):
+    if _choice(arrivals, durations, switch_ms=switch):
         return
+    jobs, ms, warm = jct.simulator_jobs(_trace(arrivals, durations), 100.0, switch)
     finishes = [[j["finish_s"] for j in simulate(jobs, name, ms, warm_iteration_ms=warm)["jobs"]]
                 for name in ("fifo", "srtf", "fair")]
     assert finishes[0] == finishes[1] == finishes[2]
+
+
+def test_a_job_waiting_for_memory_is_no_choice():
+    """Two jobs at one time: a choice, unless the memory budget admits one at a time (the
+    other waits, not ready); FAIR's Python path says the same as its kernel."""
+    jobs = [{"job_id": i, "workload": "w", "arrival_s": 0.0, "iterations": 3} for i in range(2)]
+    ms, peaks = {"w": 10.0}, {"w": 100}
+    assert simulate(jobs, "fifo", ms, peak_bytes=peaks)["had_a_choice"] is True
+    assert simulate(jobs, "fair", ms, peak_bytes=peaks, fast=False)["had_a_choice"] is True
+    for name in ("fifo", "srtf", "fair"):
+        assert simulate(jobs, name, ms, memory_budget_bytes=150, peak_bytes=peaks)["had_a_choice"] is False

@@ -212,7 +212,9 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
 
     Returns the executor's result shape: ``{"policy", "jobs": [...], "avg_jct_s",
     "makespan_s", "failed", "iterations"}`` with per-job arrival/start/finish/jct (s; jct
-    None for a failed job). ``avg_jct_s`` is over the done jobs, a 0-iteration one included
+    None for a failed job), and ``had_a_choice``: whether some decision found two or more
+    admitted jobs with iterations left. Where none did, every decision had one job to run, so
+    every policy runs this schedule (the flag is the trace's, whatever the policy). ``avg_jct_s`` is over the done jobs, a 0-iteration one included
     (done at admission: its JCT is its wait for admission), as in the executor; ``makespan_s``
     is the latest finish (s) of a done job, 0.0 when none is done (a failed job's time of
     failure is no finish), as in the executor.
@@ -230,6 +232,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
     t = 0                       # the clock, in whole picoseconds: sums of iterations are exact
     chunkable = isinstance(policy, (FIFO, SRTF))
     iterations = 0
+    had_a_choice = False
     last: SimJob | None = None      # the job whose iteration the device ran last
     fair = _FairRun(jobs) if isinstance(policy, FAIR) and fast and _FairRun.fits(jobs) else None
     # the admitted jobs with iterations left, by the policy's key (its least is what choose() picks)
@@ -271,6 +274,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
                 t = max(t, pending[-1].arrival_ticks)
                 continue
             break
+        had_a_choice |= len(active) > 1     # admitted and not finished: each has iterations left
         if fair is not None:
             # FAIR: least-used first, in the kernel, until a job completes or an arrival is noticed
             t, done_job, ran = fair.run(t, pending[-1].arrival_ticks if pending else None)
@@ -350,7 +354,7 @@ def simulate(trace: Sequence[Mapping], policy: str | Policy, iteration_ms: Mappi
 
     if fair is not None:
         fair.sync_all()
-    return summarize(policy.name, jobs, iterations)
+    return {**summarize(policy.name, jobs, iterations), "had_a_choice": had_a_choice}
 
 
 def srtf_lead(job: SimJob, best: tuple | None, first_ticks: int, rest_ticks: int, limit: int) -> int:
