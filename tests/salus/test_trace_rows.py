@@ -144,6 +144,21 @@ def test_a_few_rows_that_disagree_are_warned_of_and_the_duration_is_read(tmp_pat
     assert "warning: 1 of 5 rows' duration differs" in capsys.readouterr().err
 
 
+def test_a_zero_duration_beside_no_start_or_no_end_is_counted_as_helios_means_it(tmp_path):
+    """Helios writes a job cancelled in the queue with duration 0 and no start_time, and one
+    running at the snapshot with a start and no end_time: never started, still running; a 0
+    that ran from start to end is a zero duration."""
+    path = _csv(tmp_path / "t.csv", "job_id,submit_time,start_time,end_time,duration\n"
+                                    "a,2020-09-01 00:00:00,2020-09-01 00:00:05,2020-09-01 00:01:05,60\n"
+                                    "b,2020-09-01 00:00:10,,,0\n"
+                                    "c,2020-09-01 00:00:20,NaN,NaN,0\n"
+                                    "d,2020-09-01 00:00:30,2020-09-01 00:00:31,,0\n"
+                                    "e,2020-09-01 00:00:40,2020-09-01 00:00:41,2020-09-01 00:00:41,0\n")
+    trace = trace_files.read_csv(path)
+    assert trace.duration_s.tolist() == [60.0]
+    assert trace.left_out == {trace_files.NEVER_STARTED: 2, trace_files.STILL_RUNNING: 1, "zero duration": 1}
+
+
 def test_start_and_end_beside_a_duration_are_compared_only_where_readable(tmp_path):
     path = _csv(tmp_path / "t.csv", "submit_time,start_time,end_time,duration\n"
                                     "0,0,10,10\n1,,,5\n2,soon,later,7\n3,2017-10-03 00:00:00,NaN,4\n")

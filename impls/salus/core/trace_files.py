@@ -37,7 +37,9 @@ row's message and the lines of the next few; a quote that opens a field and is n
 CSV closes it stops the reading there, named by the line its row begins on. Rows that held no
 device time (zero duration; a job with no start, which never started; with ``start_time``
 and ``end_time``, a start and no end, still running; with a ``duration``, none, as pandas
-writes a running job's NaN: an empty field or one of :data:`NO_TIME`) are left out and
+writes a running job's NaN: an empty field or one of :data:`NO_TIME`; a ``duration`` of 0
+beside no start, or no end, counts as never started, or still running, as Helios writes
+them) are left out and
 counted, and so are the rows Philly's reader leaves out for the same reasons (an end before
 its start; a start :data:`~impls.salus.core.trace_rows.JITTER_S` (1 s) or more before its
 arrival, where both are numbers or both dates; a date the zone shows twice or never), and a
@@ -245,6 +247,10 @@ def read_csv(path: str | Path, unit: str = "s", zone: str | None = None, gpus: i
                         if not 0 <= length < LONGEST_S:
                             raise BadRow(f"{duration}: out of range", f"{where}: {duration} {row[duration]!r}; "
                                          f"expected seconds >= 0 and below {LONGEST_S:g} (31,700 years)")
+                        if length == 0 and start is not None and (no_time(row[start]) or
+                                                                  (end is not None and no_time(row[end]))):
+                            leave(NEVER_STARTED if no_time(row[start]) else STILL_RUNNING, where)  # Helios writes 0
+                            continue
                         if agreement is not None and not (no_time(row[start]) or no_time(row[end])):
                             with contextlib.suppress(ValueError):      # not read: only compared where readable
                                 agreement.add(length, time_seconds(row[start], where, start, unit_s, tz),
