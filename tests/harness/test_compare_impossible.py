@@ -74,3 +74,21 @@ def test_an_infinite_value_fails_compare(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"NOT A MEASUREMENT {RATE} [policy='lru'] 1000 -> inf (inf is not a finite value" in done.stdout
     assert "IMPROVEMENT" not in done.stdout
+
+
+def test_a_base_value_that_is_no_measurement_leaves_its_number_unjudged():
+    """A base timing of 0 (a broken timer) against a sound 0.02 s is no infinite slowdown, nor a
+    negative RSS against a sound one an improvement: listed, counted, no regression."""
+    units = {TIMING: "seconds", RSS: "GiB", SPEED: "lookups/s"}
+    base = _frame({TIMING: 0.0, RSS: -1.0, SPEED: 8.3e6}, units)
+    head = _frame({TIMING: 0.018, RSS: 2.4, SPEED: 8.2e6}, units)
+    declared = {TIMING: "lower", RSS: "lower", SPEED: "higher"}
+    measured = noise.Noise(MACHINE, "t", [], {(b, "*"): noise.Threshold(b, "*", 5, 0.05, 0.1) for b in units})
+    result = compare.compare_runs(base, head, declared, measured)
+    lines = compare.format_comparison(result)
+    assert not result.regressed and not result.of_kind(compare.IMPROVEMENT), lines
+    flagged = [line for line in lines if line.startswith("BASE NOT A MEASUREMENT ")]
+    assert len(flagged) == 2 and all("nothing to compare with; not judged" in line for line in flagged), lines
+    assert any(line.startswith(f"BASE NOT A MEASUREMENT {TIMING} [] 0 -> 0.018 (in the base run, a time benchmark "
+                               "measured 0:") for line in flagged), flagged
+    assert "2 with no measurement in the base run" in lines[-1] and len(result.of_kind("same")) == 1, lines[-1]

@@ -49,7 +49,9 @@ it never reached is no NaN: its training time, flagged a lower bound, judged as 
 
 A new value no run can measure (:func:`not_a_measurement`: not finite, a timing, memory
 size or rate of 0 or less, a time below 0) is a broken timer or a sentinel, not the best
-result ever: :data:`INVALID`, counted like a failure.
+result ever: :data:`INVALID`, counted like a failure. A base value that is none
+(:data:`NO_BASE`) leaves its number unjudged, listed and counted: a head value could only
+move against a broken timer there.
 
 A number whose value the new run carried over from the base run (the same ``started_at``:
 asv keeps the numbers a partial rerun did not measure) is counted as not measured again,
@@ -79,6 +81,7 @@ LOWER_BOUND, UPPER_BOUND = "lower", "upper"  # a number that is only ">= value" 
 UNKNOWN_BOUND = "unknown"  # its bound flags were not measured in that run: it may be either
 FAILED, SKIPPED, GONE = "FAILED", "SKIPPED", "GONE"  # measured in the base run, not in the new one
 INVALID = "NOT A MEASUREMENT"  # a new value no run can measure (not_a_measurement): counts as a failure
+NO_BASE = "BASE NOT A MEASUREMENT"  # the base run's value is none (not_a_measurement): nothing to judge it against
 CARRIED = "not measured again"  # the new run holds the base run's measurement itself
 NOISY = "too noisy"  # a move within a threshold above the too-noisy level (or an infinite one): not judged
 
@@ -97,7 +100,7 @@ class Change:
     direction: str
     threshold: float | None
     # REGRESSION / IMPROVEMENT / CHANGED (a flag) / NEW VERSION / NO THRESHOLD / BOUND (a
-    # change the bounds do not prove) / "same" / "unjudged" / NOISY / CARRIED
+    # change the bounds do not prove) / "same" / "unjudged" / NOISY / CARRIED / INVALID / NO_BASE
     kind: str
     scale: str = RELATIVE
     why: str = ""  # for NO THRESHOLD: why none applies; for NEW VERSION: why the versions differ
@@ -135,6 +138,8 @@ class Change:
             return f"{values} ({self.why or 'the benchmark' + chr(39) + 's version changed'}: not compared)"
         if self.kind == INVALID:
             return f"{values} ({self.why}: a broken timer or a sentinel, not a measurement; counted as a failure)"
+        if self.kind == NO_BASE:
+            return f"{values} (in the base run, {self.why}: not a measurement, nothing to compare with; not judged)"
         if self.direction == CONTEXT:
             return (f"CONTEXT{values[len(self.kind):]} ({self._change_text()}; context: describes the data or "
                     "setup, not judged)")
@@ -605,6 +610,9 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if impossible:
             changes.append(Change(benchmark, params, before, after, direction, None, INVALID, scale, impossible))
             continue
+        if direction in JUDGED and (no_base := not_a_measurement(benchmark, units.get(benchmark, ""), before, scale)):
+            changes.append(Change(benchmark, params, before, after, direction, None, NO_BASE, scale, no_base))
+            continue
         if old_version and new_version and old_version != new_version:
             changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION,
                                   why=version_change(old_version, new_version)))
@@ -666,7 +674,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
     lines += [item.line() for item in comparison.worse_without_value]
     lines += [item.line() for item in comparison.lost_of_kind(FAILED)]
     lines += [c.line() for c in comparison.of_kind(INVALID)]
-    for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION):
+    for kind in (IMPROVEMENT, FLIPPED, NEW_VERSION, NO_BASE):
         lines += [c.line() for c in comparison.of_kind(kind)]
     lines += [item.line() for kind in (SKIPPED, GONE) for item in comparison.lost_of_kind(kind) if not item.worst]
     lines += [c.line() for c in comparison.of_kind(NO_THRESHOLD)]
@@ -679,7 +687,7 @@ def format_comparison(comparison: Comparison) -> list[str]:
               "in the base run; nothing to compare)" for benchmark, count in sorted(per_benchmark.items())]
     counts = {kind: len(comparison.of_kind(kind))
               for kind in (REGRESSION, IMPROVEMENT, FLIPPED, NEW_VERSION, NO_THRESHOLD, BOUND, "same",
-                           NOISY, "unjudged", CARRIED)}
+                           NOISY, "unjudged", CARRIED, NO_BASE)}
     counts["same"] -= (unchanged := sum(1 for c in comparison.of_kind("same") if c.threshold is None))
     lost = {kind: len(comparison.lost_of_kind(kind)) for kind in (FAILED, SKIPPED, GONE)}
     lost_worst = len(comparison.worse_without_value)
@@ -693,7 +701,9 @@ def format_comparison(comparison: Comparison) -> list[str]:
         f"{counts[IMPROVEMENT]} improvements, {counts[FLIPPED]} flags changed, "
         f"{counts['same']} within noise, {unchanged} unchanged without a threshold, "
         f"{counts[NOISY]} too noisy to judge here (within a threshold over {100 * TOO_NOISY:.0f}%), "
-        f"{counts[NEW_VERSION]} with a new benchmark version, {counts[NO_THRESHOLD]} changed without a "
+        f"{counts[NEW_VERSION]} with a new benchmark version, "
+        + (f"{counts[NO_BASE]} with no measurement in the base run, " if counts[NO_BASE] else "")
+        + f"{counts[NO_THRESHOLD]} changed without a "
         f"measured threshold, {counts[BOUND]} bounds that prove neither (listed where they moved), "
         f"{counts['unjudged']} not judged (context or undeclared), "
         f"{counts[CARRIED]} not measured again (the new run holds the base run's value: a partial rerun); "
