@@ -508,10 +508,10 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
                      "inputs): the verdicts and figures rest on the other runs, which may be older or fewer "
                      "than the newest.")
     try:
-        directions, bounds = declared_directions(), declared_bounds()
+        directions, bounds, scales = declared_directions(), declared_bounds(), declared_scales()
         lost_words = (declared_worst_missing(), declared_missing())
     except Exception as err:  # noqa: BLE001 - history steps then go unjudged, said in a note
-        directions, bounds, lost_words = {}, {}, (frozenset(), {})
+        directions, bounds, scales, lost_words = {}, {}, {}, (frozenset(), {})
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({name_of(r["profile"]) for r in records.values() if r.get("profile")})
     logs = skip_log.read(machine, Path(artifacts_root))
@@ -525,7 +525,7 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         peers=[r for r in evaluated if r.claim.peer],
         figures=render_paper_figures(figure_specs, records, state, claims_path=claims_path),
         history=history_figures(frame, directions, noise, bounds=bounds, worst_missing=lost_words[0],
-                                missing=lost_words[1], logs=logs),
+                                missing=lost_words[1], logs=logs, scales=scales),
         skipped=skipped_points(points, info, state, logs),
         notes=notes,
         unreadable=unreadable,

@@ -36,7 +36,7 @@ from impls.harness.report import compare, history_lost, plotting
 from impls.harness.report.directions import direction_of
 from impls.harness.report.history_steps import (CUTS, NEW_ENVIRONMENT, NEW_VERSION, STEP_COLOURS, Step,  # noqa: F401
                                                 series_steps)
-from impls.harness.report.noise import Noise
+from impls.harness.report.noise import RELATIVE, Noise
 from impls.harness.report.runs import environment
 from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL, safe_file_stem,
                                                  stamp_caption)
@@ -149,9 +149,13 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                    direction: str = "unknown", noise: Noise | None = None,
                    data: str | None = None, flag_rows: pd.DataFrame | None = None,
                    flags: tuple[str | None, str | None] | None = None,
-                   lost: tuple[dict[str, frozenset[str]], str] | None = None) -> tuple[Figure, int, int]:
+                   lost: tuple[dict[str, frozenset[str]], str] | None = None,
+                   scale: str = RELATIVE) -> tuple[Figure, int, int]:
     """Return (figure, number of series, number drawn) for one benchmark's ``rows``, stamped
     with the kind of its ``data`` (:mod:`provenance`: synthetic, not, or None: not known).
+    A value no run can measure on ``scale`` (:func:`compare.not_a_measurement`: a time of 0,
+    a negative size) is neither drawn nor judged for steps, as ``make compare`` judges no
+    move to or from it; the title counts such values and says the first one's why.
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
     gets a tick position even where this benchmark has no value. Detected steps
@@ -168,7 +172,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     order = commits["commit"].tolist()
     placed = (commits["placed"].astype(bool).tolist() if "placed" in commits.columns
               else [True] * len(order))
-    rows = newest_per_point(rows, ("commit", "benchmark", "param_label"))
+    rows, impossible = _measurements_only(newest_per_point(rows, ("commit", "benchmark", "param_label")), scale)
     all_series = _series(rows, order)
     if flags is not None:
         flag_rows = (newest_per_point(flag_rows, ("commit", "benchmark", "param_label"))
@@ -235,10 +239,27 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
         ax.set_ylabel(unit_label, fontsize=8)
     benchmark = str(rows["benchmark"].iloc[0])
     more = f" — {len(all_series) - shown} more series not shown" if shown < len(all_series) else ""
+    if impossible:
+        more += f"\n{len(impossible)} value(s) not drawn, not measurements: {impossible[0]}"
     figure.suptitle(f"{benchmark}{more}", fontsize=10)
     stamp_caption(figure, data_caption(data), data != NOT_SYNTHETIC)   # not known: marked as synthetic is
     figure.steps = steps
     return figure, len(all_series), shown
+
+
+def _measurements_only(rows: pd.DataFrame, scale: str) -> tuple[pd.DataFrame, list[str]]:
+    """``rows`` (one benchmark's) with every finite value no run can measure set to NaN, and why
+    each was, in row order (:func:`compare.not_a_measurement`; an infinite value is not drawn
+    either way)."""
+    unit = str(rows["unit"].iloc[0]) if "unit" in rows and len(rows) else ""
+    whys = [(i, compare.not_a_measurement(str(b), unit, float(v), scale))
+            for i, b, v in zip(rows.index, rows["benchmark"], rows["value"]) if np.isfinite(v)]
+    whys = [(i, why) for i, why in whys if why]
+    if not whys:
+        return rows, []
+    rows = rows.copy()
+    rows.loc[[i for i, _ in whys], "value"] = math.nan
+    return rows, [why for _, why in whys]
 
 
 def data_caption(data: str | None) -> str:
@@ -252,12 +273,13 @@ def rendered_history(rows: pd.DataFrame, commits: pd.DataFrame, direction: str,
                      noise: Noise | None, data: str | None = None,
                      flag_rows: pd.DataFrame | None = None,
                      flags: tuple[str | None, str | None] | None = None,
-                     lost: tuple[dict[str, frozenset[str]], str] | None = None) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
+                     lost: tuple[dict[str, frozenset[str]], str] | None = None,
+                     scale: str = RELATIVE) -> tuple[bytes, bytes, int, int, tuple[Step, ...]]:
     """Return (PNG, SVG, series, drawn, steps) of :func:`history_figure` for one benchmark.
 
     Module-level and free of shared state, so a worker process can draw it.
     """
-    figure, series, shown = history_figure(rows, commits, direction, noise, data, flag_rows, flags, lost)
+    figure, series, shown = history_figure(rows, commits, direction, noise, data, flag_rows, flags, lost, scale)
     try:
         return plotting.to_png(figure), plotting.to_svg(figure), series, shown, tuple(figure.steps)
     finally:
@@ -268,7 +290,8 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
                     noise: Noise | None = None, workers: int | None = None,
                     bounds: dict[str, tuple[str | None, str | None]] | None = None,
                     worst_missing: frozenset[str] = frozenset(),
-                    missing: dict[str, str] | None = None, logs=None) -> list[HistoryFigure]:
+                    missing: dict[str, str] | None = None, logs=None,
+                    scales: dict[str, str] | None = None) -> list[HistoryFigure]:
     """Return a :class:`HistoryFigure` for every track_* and time_* benchmark in ``frame``
     that has at least one measured value, in benchmark-name order.
 
@@ -281,7 +304,8 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
     that draw the figures (:func:`plotting.draw_all`); the figures do not depend on it.
     A benchmark of ``worst_missing`` that lost its value as ``make compare`` reads it
     (:func:`history_lost.lost_points`, with the machine's skip ``logs``) gets a cross there,
-    named with its ``missing`` words.
+    named with its ``missing`` words. ``scales`` (:func:`directions.declared_scales`; relative
+    where absent) says which values are no measurement (:func:`history_figure`).
     """
     directions, bounds = directions or {}, bounds or {}
     lost = history_lost.lost_points(frame, worst_missing, logs)
@@ -302,7 +326,8 @@ def history_figures(frame: pd.DataFrame, directions: dict[str, str] | None = Non
 
     drawn = plotting.draw_all(rendered_history, [
         (rows, commits, direction, noise, kind, flag_rows(benchmark), bounds.get(benchmark),
-         (lost[benchmark], (missing or {}).get(benchmark, "")) if benchmark in lost else None)
+         (lost[benchmark], (missing or {}).get(benchmark, "")) if benchmark in lost else None,
+         (scales or {}).get(benchmark, RELATIVE))
         for (benchmark, rows, direction), kind in zip(todo, kinds)], workers)
     return [HistoryFigure(benchmark, str(rows["unit"].iloc[0]), order, series, shown, png, direction, steps, svg,
                           kind)
