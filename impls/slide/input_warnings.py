@@ -13,6 +13,7 @@ ROW_NORM_WARN = 3.0          # a median training-row L2 norm above it is warned 
 LARGEST_USUAL_VALUE = 1e6   # a feature value above it is warned of: no TF-IDF weight or count is near it
 UNSEEN_LABELS_SUSPECT = 0.05  # above this share of test points with only unseen labels, two sets are suspected
 DENSE_ACTIVE_SHARE = 0.25    # SLIDE computing this share of the labels a sample or more is not sparse
+SHARED_WARN = 0.01           # test points that are training points too, from this share up, are warned of
 # the flags of the suite's own SLIDE run on Delicious-shaped data (the paper's choice for it)
 DELICIOUS_FLAGS = ("lsh", "K", "L", "batch", "padding", "lr")
 
@@ -68,6 +69,11 @@ def data_warnings(train_data, test_data, lr: float, lr_name: str) -> list[str]:
         lines.append(f"{unlearnable} of {test_data.n_points} test points carry only labels that no training "
                      f"point carries: no model learns to rank those labels first{also}, so P@1 is at most "
                      f"{below_one(1 - (unlearnable + unlabelled) / n)} ({why})")
+    shared = shared_points(train_data, test_data)
+    if shared and shared >= SHARED_WARN * test_data.n_points:
+        lines.append(f"{shared} of {test_data.n_points} test points are also training points (the same features, "
+                     "values and labels): P@k on them measures memorisation, not generalisation (is --test a copy "
+                     "or a part of the training file?)")
     norm = median_row_norm(train_data)
     if norm > ROW_NORM_WARN:
         lines.append(f"the training rows' median L2 norm is {norm:.3g} (raw counts?): the default learning rate "
@@ -84,6 +90,37 @@ def below_one(x: float) -> str:
     if x < 1 and float(text) >= 1:
         text = f"{x:.6f}".rstrip("0")
     return text
+
+
+def row_digests(data) -> np.ndarray:
+    """One uint64 per point of ``data`` (XCData) that is the same for two points with the same
+    features, values and labels, whatever their order in the row (a sum of each entry's
+    64-bit mix, wrapping); two other points share one with probability about 2**-64."""
+    def mixed(ids: np.ndarray, bits: np.ndarray, salt: int) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            x = ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + bits.astype(np.uint64) + np.uint64(salt)
+            for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):   # splitmix64's finaliser
+                x = (x ^ (x >> np.uint64(shift))) * np.uint64(factor)
+            return x ^ (x >> np.uint64(31))
+
+    def per_row(entries: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            total = np.concatenate([np.zeros(1, np.uint64), np.cumsum(entries, dtype=np.uint64)])
+            return total[indptr[1:]] - total[indptr[:-1]]
+
+    values = np.ascontiguousarray(data.values, dtype=np.float32).view(np.uint32)
+    with np.errstate(over="ignore"):
+        return (per_row(mixed(data.indices, values, 1), np.asarray(data.indptr))
+                + per_row(mixed(data.labels, np.zeros(len(data.labels), np.uint32), 2), np.asarray(data.label_indptr))
+                * np.uint64(3))
+
+
+def shared_points(train, test) -> int:
+    """How many ``test`` points (XCData) are also points of ``train``: the same features, values
+    and labels (:func:`row_digests`)."""
+    if not train.n_points or not test.n_points:
+        return 0
+    return int(np.count_nonzero(np.isin(row_digests(test), row_digests(train))))
 
 
 def unseen_label_points(train, test) -> int:

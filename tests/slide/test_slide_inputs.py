@@ -542,7 +542,7 @@ def test_train_says_where_a_flag_asks_for_more_than_there_is(tmp_path, capsys):
     assert "--batch 8 is more than the 3 labelled training points" in err
     assert "--eval-points 50 is more than the 3 test points" in err
     assert "--threads 1000: numba's pool has" in err
-    assert "--train and --test are the same file" in err
+    assert "3 of 3 test points are also training points (the same features, values and labels)" in err
     import json
     result = json.loads((tmp_path / "o.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
     assert result["curve"][0]["loss"] is None      # no loss before the first batch: null, not NaN
@@ -834,3 +834,25 @@ def test_initial_weights_that_are_not_finite_are_refused():
     weights["W2"][3, 1] = -np.inf
     with pytest.raises(ValueError, match=r"weights\['W2'\] holds values that are not finite"):
         SlideNetwork(SlideConfig(hidden=8, K=2, L=2), 30, 12, 4, weights=weights)
+
+
+def test_a_test_file_that_copies_training_points_is_warned_of(tmp_path, capsys):
+    """A copy of the training file, or a part of it, as --test (another path: a copy, a hard
+    link, the first rows): P@k on those points measures memorisation. Points that differ in a
+    value or a label, or list their features in another order, are told apart rightly."""
+    from impls.slide.data.dataset import from_file
+    from impls.slide.input_warnings import data_warnings, shared_points
+
+    rows = [f"{i % 4} {i}:0.5 {i + 1}:0.25" for i in range(40)]
+    train = write(tmp_path / "train.txt", "40 50 4\n" + "\n".join(rows) + "\n")
+    half = write(tmp_path / "half.txt", "20 50 4\n" + "\n".join(rows[:20]) + "\n")
+    other = ["0 0:0.5 1:0.3", "2 1:0.5 2:0.25", "3 2:0.25 2:0.5", "2,1 3:0.5 4:0.25"]    # a value, a label, ids, labels
+    moved = write(tmp_path / "other.txt", "5 50 4\n" + "\n".join(other + ["1 6:0.25 5:0.5"]) + "\n")
+    data = {name: from_file(path) for name, path in (("train", train), ("half", half), ("other", moved))}
+    assert shared_points(data["train"], data["half"]) == 20
+    assert shared_points(data["train"], data["other"]) == 1                 # only the reordered row 5
+    assert shared_points(data["half"], data["train"]) == 20
+    line = [w for w in data_warnings(data["train"], data["half"], 1e-3, "--lr") if "also training points" in w]
+    assert line == ["20 of 20 test points are also training points (the same features, values and labels): P@k on "
+                    "them measures memorisation, not generalisation (is --test a copy or a part of the training "
+                    "file?)"]
