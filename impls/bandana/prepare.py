@@ -19,7 +19,9 @@ layouts, the rest is the trace to simulate). ``DIR`` receives:
 - ``original_ids.npy`` with ``--renumber``: the input id of each dense id 0..U-1 (the layouts
   and the trace are over dense ids),
 - ``summary.json``: sizes, the source, the block geometry, and per layout its build time (s)
-  and test fanout (distinct blocks per query; an empty query counts 0), and a ``note`` for an
+  and test fanout (distinct blocks per query; an empty query counts 0; where the test trace
+  has empty queries, counted in ``empty_test_queries``, ``fanout_test_nonempty`` is the mean over
+  the others), and a ``note`` for an
   shp layout that partitioned nothing (no training query of two distinct ids: it is then the
   training-frequency order, also printed).
 
@@ -448,6 +450,8 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
             "train_queries": traces.num_queries(train[0]), "test_queries": traces.num_queries(test[0]),
             "test_lookups": int(test[1].size), "trace": str(out / "trace.npy"),
             "inputs": [str(p) for p in inputs], "layouts": {}}
+        looked_up = np.diff(np.asarray(test[0])) > 0          # the test queries with a lookup
+        summary["empty_test_queries"] = int(looked_up.size - np.count_nonzero(looked_up))
         if summary["renumbered"]:
             summary["original_ids"] = str(out / "original_ids.npy")
         if source["vectors"] is not None:
@@ -457,8 +461,11 @@ def prepare(source: dict[str, Any], kinds: Sequence[str], out: Path, *, train_fr
             file = out / f"layout-{kind}.npy"
             _save(stage / file.name, layout.permutation)
             written.append(file.name)
+            per_query = layouts.query_fanouts(layout, *test, per_block)
             summary["layouts"][kind] = {"file": str(file), "build_seconds": layout.build_seconds,
-                                        "fanout_test": layouts.fanout(layout, *test, per_block)}
+                                        "fanout_test": float(per_query.mean()) if per_query.size else 0.0}
+            if summary["empty_test_queries"] and looked_up.any():
+                summary["layouts"][kind]["fanout_test_nonempty"] = float(per_query[looked_up].mean())
             note = unpartitioned_note(kind, layout.params)
             if note:
                 summary["layouts"][kind]["note"] = note
@@ -657,8 +664,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"latencies" + ("" if summary["block_bytes"] % mmap.PAGESIZE == 0 else
                                f"; it needs --block-bytes a multiple of the page size, {mmap.PAGESIZE}") + ")")
         for kind, row in summary["layouts"].items():
+            nonempty = (f" ({row['fanout_test_nonempty']:.2f} over the queries with a lookup; "
+                        f"{summary['empty_test_queries']} empty ones count 0)" if "fanout_test_nonempty" in row else "")
             print(f"  {kind:<17} {row['file']}  built in {row['build_seconds']:.2f} s, "
-                  f"test fanout {row['fanout_test']:.2f} blocks/query")
+                  f"test fanout {row['fanout_test']:.2f} blocks/query{nonempty}")
             if row.get("note"):
                 print(f"    note: {row['note']}")
         for path in summary.get("removed", []):

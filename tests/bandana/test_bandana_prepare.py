@@ -464,3 +464,27 @@ def test_shp_on_one_id_queries_says_it_is_the_frequency_order(tmp_path, capsys, 
     assert prepare.main([*args, "--layout", "shp", "--out", str(tmp_path / "out2")]) == 0
     assert "note" not in json.loads((tmp_path / "out2" / "summary.json").read_text())["layouts"]["shp"]
     assert "partitioned nothing" not in capsys.readouterr().out
+
+
+def test_empty_test_queries_are_counted_and_the_fanout_given_without_them(tmp_path, capsys):
+    """A DLRM trace's empty bags (no lookup) count 0 blocks in the test fanout; the summary and
+    the printout say how many there are and the fanout over the other queries."""
+    from impls.bandana.prepare import main
+
+    sizes = np.array([3, 0, 2, 0, 0, 4, 1, 0, 3, 2, 0, 5])       # the test half: 5 queries, 2 empty
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    indices = (np.arange(offsets[-1]) * 7 % 64).astype(np.int64)
+    np.save(tmp_path / "o.npy", offsets)
+    np.save(tmp_path / "i.npy", indices)
+    assert main(["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--layout", "identity",
+                 "--train-fraction", "0.5", "--vector-bytes", "512", "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (_, _), (test_o, test_i) = traces.split_in_time(offsets, indices, 0.5)
+    per = [np.unique(test_i[a:b] // 8).size for a, b in zip(test_o[:-1], test_o[1:])]   # 8 vectors a block
+    assert summary["empty_test_queries"] == sum(p == 0 for p in per) == 2
+    row = summary["layouts"]["identity"]
+    assert row["fanout_test"] == pytest.approx(np.mean(per))
+    assert row["fanout_test_nonempty"] == pytest.approx(np.mean([p for p in per if p]))
+    assert (f"test fanout {np.mean(per):.2f} blocks/query ({np.mean([p for p in per if p]):.2f} over the queries "
+            "with a lookup; 2 empty ones count 0)") in printed
