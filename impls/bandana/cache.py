@@ -82,8 +82,8 @@ def check_size_flags(args, block_multiple: int = 1, why: str = "") -> tuple[int,
     raises :class:`cli.UsageError` naming the flag. ``--block-bytes`` must be a multiple of
     ``block_multiple`` (``why`` says what needs it). A vector that does not divide a block
     leaves slack at the block's end (``per_block = block // vector``)."""
-    cli.number(args.block_bytes, "--block-bytes", minimum=block_multiple, maximum=MAX_BLOCK_BYTES, integer=True)
-    if args.block_bytes % block_multiple:
+    cli.number(args.block_bytes, "--block-bytes", minimum=1, maximum=MAX_BLOCK_BYTES, integer=True)
+    if args.block_bytes % block_multiple:       # with its reason: a block smaller than the multiple too
         raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes",
                              f"expected a multiple of {block_multiple}{why}")
     cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)

@@ -280,3 +280,19 @@ def test_a_trace_of_only_empty_queries_is_said_to_have_no_lookup(tmp_path, capsy
     assert err.strip() == (f"error: the trace has no lookup at all (every one of its 100 queries is empty), files "
                            f"{tmp_path / 'o.npy'}, {tmp_path / 'i.npy'}, expected a trace of at least one looked-up "
                            "id (no split of it in time, whatever the fraction, can give either half one)")
+
+
+@pytest.mark.parametrize("block, said", [
+    (2048, "got 2048, --block-bytes, expected a multiple of 4096 (the page size"),     # below the multiple: why too
+    (6144, "got 6144, --block-bytes, expected a multiple of 4096 (the page size"),
+    (0, "--block-bytes"),
+])
+def test_a_block_size_replay_cannot_use_is_refused_with_the_reason(block, said):
+    """prepare and cache take any multiple of 512; replay's O_DIRECT reads need the page size,
+    and a block below it is told so, not only a range."""
+    import argparse
+
+    args = argparse.Namespace(block_bytes=block, vector_bytes=128, capacity=1000, policy="none", shadow=None)
+    with pytest.raises(Exception) as err:
+        cache_cli.check_size_flags(args, 4096, " (the page size: O_DIRECT reads into page-aligned buffers)")
+    assert said in str(err.value), str(err.value)
