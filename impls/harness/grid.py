@@ -291,18 +291,32 @@ def _not_compute_failed(record: logging.LogRecord) -> bool:
     return not str(record.msg).startswith("Compute Failed")
 
 
+def _not_closed_heartbeat(record: logging.LogRecord) -> bool:
+    """False for the worker's heartbeat that found its scheduler's connection closed (Dask's
+    "Failed to communicate with scheduler during heartbeat." with a ``CommClosedError``): the
+    local cluster closing after a run, in the race between its scheduler and its workers.
+    The scheduler is this process's, so a connection lost mid-run fails the run here."""
+    from distributed.comm.core import CommClosedError
+
+    error = record.exc_info[1] if record.exc_info else None
+    return not (str(record.msg).startswith("Failed to communicate with scheduler during heartbeat")
+                and isinstance(error, CommClosedError))
+
+
 def dask_setup(worker) -> None:
     """Run by Dask in each local worker process as it starts (the module is the workers'
     ``preload``, so a worker its nanny restarts runs it too): ignore SIGINT (a Ctrl-C on the
     terminal reaches the whole process group; this process alone acts on it and closes the
     cluster on exit, instead of every worker printing a traceback), and drop the worker's
     "Compute Failed" log block for a point that raised (the :class:`GridPointError` of
-    :func:`map_points` names the point and chains its exception)."""
+    :func:`map_points` names the point and chains its exception) and its traceback of a
+    heartbeat that met the closing cluster (:func:`_not_closed_heartbeat`)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     log = logging.getLogger("distributed.worker")
-    if _not_compute_failed not in log.filters:
-        log.addFilter(_not_compute_failed)
+    for quiet in (_not_compute_failed, _not_closed_heartbeat):
+        if quiet not in log.filters:
+            log.addFilter(quiet)
 
 
 @contextlib.contextmanager

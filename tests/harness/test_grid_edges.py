@@ -109,6 +109,29 @@ def test_local_workers_leave_a_failed_point_to_the_grid_error(two_local_workers,
     assert not grid._not_compute_failed(failed) and grid._not_compute_failed(other)
 
 
+def test_local_workers_drop_the_heartbeat_that_meets_the_closing_cluster(two_local_workers, monkeypatch):
+    """A worker's heartbeat racing the cluster's close logged a CommClosedError traceback after
+    a finished run (probe E: 1 run in 9); other heartbeat failures and errors are kept."""
+    from distributed.comm.core import CommClosedError
+
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "local")
+    grid.map_points(json.loads, [("[1]",)], label="start", store=False, progress=False)
+    installed = grid._local["client"].run(
+        lambda: grid._not_closed_heartbeat in logging.getLogger("distributed.worker").filters)
+    assert set(installed.values()) == {True}
+
+    def record(msg, error):
+        exc_info = (type(error), error, None) if error is not None else None
+        return logging.LogRecord("distributed.worker", logging.ERROR, "", 0, msg, (), exc_info)
+
+    beat = "Failed to communicate with scheduler during heartbeat."
+    assert not grid._not_closed_heartbeat(record(beat, CommClosedError("in <TCP (closed) ConnectionPool."
+                                                                       "heartbeat_worker>: Stream is closed")))
+    assert grid._not_closed_heartbeat(record(beat, OSError("Timed out trying to connect")))
+    assert grid._not_closed_heartbeat(record("Worker stream died", CommClosedError("closed")))
+    assert grid._not_closed_heartbeat(record(beat, None))
+
+
 @pytest.mark.parametrize("fails", [False, True])
 def test_the_local_workers_start_with_sigint_ignored(monkeypatch, fails):
     """A Ctrl-C while the worker processes import would print a traceback from each: they are
