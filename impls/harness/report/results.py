@@ -212,6 +212,33 @@ def _selected(frame: pd.DataFrame, files: pd.Series, machine: str,
     return frame[~(other | older)].drop_duplicates([*RUN, "param_label"], keep="last").reset_index(drop=True)
 
 
+def without_default_runs(frame: pd.DataFrame, results_dir: Path, machine: str, profiles_seen: dict[str, set[str]],
+                         unreadable: list[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """``frame`` (:func:`read_results`' rows) without the rows that are the default profile's
+    under a machine whose results are another profile's (:func:`results_profile`): rows whose
+    version names no profile (the default's, or from before versions named one, which
+    :func:`_selected` keeps) at a commit whose artifact records (``profiles_seen``: commit ->
+    the profiles they name, :func:`impls.harness.artifacts.load_latest`) name the default
+    profile and not that one. A run under the default sizes filed as another profile's
+    (``asv run --machine <host>-full`` without its profile set) would else be judged as it.
+    Each commit with rows left out is added to ``unreadable``, under the machine's results folder
+    in ``results_dir``."""
+    wanted = results_profile(frame, machine)
+    if frame.empty or wanted in (None, profiles.DEFAULT_PROFILE):
+        return frame
+    default = {commit for commit, seen in profiles_seen.items()
+               if profiles.DEFAULT_PROFILE in seen and wanted not in seen}
+    unnamed = frame["version"].map(lambda v: profiles.profile_of_version(str(v)) is None)
+    drop = unnamed & frame["commit"].astype(str).isin(default)
+    if not drop.any():
+        return frame
+    for commit, rows in frame[drop].groupby("commit", sort=True) if unreadable is not None else ():
+        unreadable.append((str(Path(results_dir) / machine), f"{rows['benchmark'].nunique()} benchmark(s) of commit "
+                           f"{str(commit)[:8]} of the {profiles.DEFAULT_PROFILE!r} profile (versions naming none; the "
+                           f"commit's artifacts were made by it), filed under {machine!r}: left out"))
+    return frame[~drop].reset_index(drop=True)
+
+
 def history_order(commits: pd.Series) -> pd.Series:
     """Return each commit's place in git's history (an int, parents before children;
     :func:`impls.harness.paths.commit_places`: -1 for a commit git does not know, 0 for all
