@@ -80,7 +80,8 @@ def test_several_machines_count_every_machines_left_out_files(tmp_path, render):
     results, artifacts = _inputs(tmp_path, f"{MACHINE}/{RUNS[1]}")
     shutil.copytree(FIXTURES / "asv_results" / MACHINE, results / "otherbox")   # files of toybox: left out
     rc, out, err = render(results, artifacts, tmp_path / "out", MACHINE, "otherbox")
-    assert rc == 1 and "3 input file(s) were left out" in err    # the old code: 0
+    # toybox's damaged run, and otherbox's copies of toybox's two runs and of its machine.json
+    assert rc == 1 and "4 input file(s) were left out" in err    # the old code: 0
     assert str(tmp_path / "out" / "side-by-side-toybox+otherbox" / "index.html") in out.split()
     assert "| 02192a18" in (tmp_path / "out" / MACHINE / "report.md").read_text()   # the run still read
 
@@ -118,6 +119,21 @@ def test_a_damaged_machine_json_is_listed_not_taken_for_absent(tmp_path, text):
     with pytest.raises(ResultsError, match="machine.json"):
         machine_info(results, MACHINE)
     assert machine_info(results, "nobody") == {}                   # absent: nothing to say
+
+
+def test_a_machine_json_of_another_machine_is_listed_not_used(tmp_path):
+    """A results folder copied under a new name keeps the old machine's machine.json: its
+    hardware would be shown, and compared, as this machine's."""
+    results, artifacts = _inputs(tmp_path)
+    path = results / MACHINE / "machine.json"
+    path.write_text(json.dumps({"machine": "other-box", "cpu": "Xeon", "num_cpu": "64", "version": 1}))
+    report = build_report(MACHINE, results, artifacts, CLAIMS, figure_specs={})
+    assert report.unreadable == [(str(path), f"{path}: asv's machine record of machine 'other-box', filed under "
+                                             f"{MACHINE!r}: left out")]
+    assert "Xeon" not in json.dumps(report.environment, default=str)
+    assert machine_info(results, MACHINE, []) == {}
+    path.write_text(json.dumps({"machine": MACHINE, "cpu": "Xeon", "version": 1}))
+    assert machine_info(results, MACHINE)["cpu"] == "Xeon"
 
 
 def _artifact(artifacts: Path, filed_as: str = "toy_curve", **fields) -> Path:

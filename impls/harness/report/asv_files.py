@@ -147,16 +147,21 @@ def result_files(results_dir: Path, machine: str) -> list[Path]:
 
 def machine_info(results_dir: Path, machine: str,
                  unreadable: list[tuple[str, str]] | None = None) -> dict[str, Any]:
-    """Return asv's ``machine.json`` for ``machine`` ({} if absent); one that cannot be read
-    or holds no JSON object raises :class:`ResultsError`, unless ``unreadable`` is a list
+    """Return asv's ``machine.json`` for ``machine`` ({} if absent); one that cannot be read,
+    holds no JSON object or names another machine (a folder copied under a new name: its
+    hardware is that machine's) raises :class:`ResultsError`, unless ``unreadable`` is a list
     (:func:`or_listed`)."""
-    return or_listed(Path(results_dir) / machine / "machine.json", _machine_record, unreadable)
+    return or_listed(Path(results_dir) / machine / "machine.json",
+                     lambda path: _machine_record(path, machine), unreadable)
 
 
-def _machine_record(path: Path) -> dict[str, Any]:
+def _machine_record(path: Path, machine: str) -> dict[str, Any]:
     data = load_json(path)
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: expected asv's machine record (a JSON object), got a {type(data).__name__}")
+    named = data.get("machine")
+    if named is not None and named != machine:
+        raise ResultsError(f"{path}: asv's machine record of machine {named!r}, filed under {machine!r}: left out")
     return data
 
 
