@@ -51,7 +51,8 @@ NO_HARDWARE_NOTE = " records no hardware"
 # The words of the one note on files filed under the machine that record another machine.
 KEPT_UNDER_THEIR_MACHINE = "files are kept under the machine that ran them"
 # results.py's and artifacts.py's reasons for leaving out a file of another machine
-_OTHER_MACHINE = re.compile(r"\b(a run|a record) of machine '([^']+)', filed under '[^']+': left out$")
+_OTHER_MACHINE = re.compile(r"\b(a run|a record|asv's machine record) of machine '([^']+)', filed under '[^']+': "
+                            r"left out$")
 
 
 def other_machines(unreadable: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
@@ -61,7 +62,7 @@ def other_machines(unreadable: list[tuple[str, str]]) -> dict[str, tuple[int, in
     found: dict[str, tuple[int, int]] = {}
     for _, why in unreadable:
         match = _OTHER_MACHINE.search(why)
-        if match:
+        if match and match.group(1) != "asv's machine record":     # listed; it holds no result
             runs, records = found.get(match.group(2), (0, 0))
             found[match.group(2)] = (runs + 1, records) if match.group(1) == "a run" else (runs, records + 1)
     return found
