@@ -1059,6 +1059,8 @@ def test_a_machine_asv_named_with_a_space_or_an_accent_is_reported(tmp_path, nam
         data = json.loads(path.read_text())
         if isinstance(data.get("params"), dict):
             data["params"]["machine"] = name
+        if path.name == "machine.json":
+            data["machine"] = name
         (results / name / path.name).write_text(json.dumps(data))
     built = build_report(name, results, tmp_path / "artifacts", CLAIMS, SPECS)
     assert not built.unreadable and built.machine == name and len(built.commits) == 2
