@@ -186,7 +186,7 @@ def test_only_verdicts_a_noise_file_would_widen_are_marked():
 
     points = pd.DataFrame({"benchmark": ["b.B.track_x"], "param_label": [""], "params": [{}], "value": [1.0],
                            "status": ["ok"], "version": ["1"]})
-    assert not lacks_run_to_run(claim(ArtifactSource("toy", "final")), 1.0, points, None)   # never has one
+    assert lacks_run_to_run(claim(ArtifactSource("toy", "final")), 1.0, points, None)   # never has one
     assert lacks_run_to_run(claim(BenchmarkSource(PointRef("b.B.track_x", {}))), 1.0, points, None)
     from_bench = claim(BenchmarkSource(PointRef("b.B.track_x", {})))
     assert NO_NOISE_MARK in _cell(ClaimResult(from_bench, "reproduced", 1.0, 1.0, False, "d", no_noise=True))

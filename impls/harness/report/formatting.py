@@ -27,7 +27,8 @@ RATIO_NOTE = ("ratio = measured / paper value; for a range, measured / the neare
 # A verdict judged on a single value for want of run-to-run noise (ClaimResult.no_noise) carries this mark
 NO_NOISE_MARK = "†"
 NO_NOISE_WHY = ("no usable noise thresholds for this number (absent, damaged, another machine's or another "
-                "benchmark version's, or none for it in the file: see the machine's notes)")
+                "benchmark version's, or none for it in the file: see the machine's notes; or it is read from "
+                "an experiment's artifact, which make noise does not measure)")
 NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} {NO_NOISE_WHY}: no run-to-run interval, so the verdict is judged on the "
                      "single value (it cannot be inconclusive for noise; a machine with thresholds for the number "
                      "may call the same value inconclusive).")
@@ -35,8 +36,8 @@ NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} {NO_NOISE_WHY}: no run-to-run interval, s
 
 def judged_without_noise(result: ClaimResult) -> bool:
     """Whether ``result``'s verdict was judged on its single value for want of noise
-    thresholds: a measured value read from benchmarks that had no run-to-run interval
-    (``no_noise``); never an artifact's value, nor one that is not measured."""
+    thresholds: a measured value without a run-to-run interval (``no_noise``: read from
+    benchmarks without thresholds, or from an artifact); never one that is not measured."""
     return result.no_noise and result.measured is not None and not result.verdict.startswith(NOT_MEASURED)
 
 

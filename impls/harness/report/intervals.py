@@ -17,7 +17,11 @@
   within the noise would read as a firm "partly". Past that many points it falls back to
   such a redraw (BOOTSTRAP_RESAMPLES draws, fixed seed, 2.5th to 97.5th percentile), and
   says so.
-- An artifact value, or a point without repeats: no interval (None).
+- An artifact value, or a point without repeats: no interval (None). Neither has a
+  run-to-run measure (``make noise`` reads asv results, never artifacts), so
+  :func:`lacks_run_to_run` says so of both: the verdict is judged on the single value and
+  marked as one without noise thresholds, never more confident than a benchmark value whose
+  thresholds are missing.
 - A claim with ``sampling_interval``: the interval its run's artifact gives for the
   sampling of its data (a bootstrap over the test points, or the spread over other draws of a
   synthetic trace: the claim's ``method`` says which; of the same commit as the value),
@@ -251,13 +255,15 @@ def claim_interval(claim: Claim, value: float, points: pd.DataFrame, noise: Nois
 
 
 def lacks_run_to_run(claim: Claim, value: float, points: pd.DataFrame, noise: Noise | None) -> bool:
-    """Return whether ``claim``'s measured ``value`` is read from benchmark points (a
-    benchmark, ratio or trend claim, whose interval is their run-to-run spread) yet has no
-    run-to-run interval: ``noise`` (the thresholds the verdict uses) is None or holds none
-    for a point it rests on. False for a value read from an artifact, or one that is not
-    finite (which has no interval either way)."""
-    if not isinstance(claim.measured, (BenchmarkSource, RatioSource, TrendSource)) or not math.isfinite(value):
+    """Return whether ``claim``'s finite measured ``value`` has no run-to-run interval: read
+    from benchmark points (a benchmark, ratio or trend claim) for which ``noise`` (the
+    thresholds the verdict uses) is None or holds none, or read from an artifact, which no
+    thresholds cover (``make noise`` measures asv results only), whatever ``noise`` is. False
+    for a value that is not finite, or a claim that measures nothing (no interval either way)."""
+    if claim.measured is None or not math.isfinite(value):
         return False
+    if not isinstance(claim.measured, (BenchmarkSource, RatioSource, TrendSource)):
+        return True
     return noise is None or _repeats_interval(claim, value, points, noise) is None
 
 

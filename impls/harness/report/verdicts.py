@@ -126,7 +126,8 @@ class ClaimResult:
     commit: str | None = None  # the commit it was measured at
     coverage: str = ""  # what part of the data the value rests on when not all ("3 of 5 points")
     data: str | None = None  # "synthetic" / "not synthetic" (:mod:`provenance`), None when not known
-    # read from benchmark points the noise thresholds in use hold none for: no run-to-run interval
+    # no run-to-run interval: read from benchmark points the noise thresholds in use hold none
+    # for, or from an artifact, which no thresholds cover (:func:`intervals.lacks_run_to_run`)
     no_noise: bool = False
     # sha256 (hex) of the real data file(s) the value was measured on, where the artifact of its
     # run records a real source with a checksum (:func:`real_sources`); () otherwise
@@ -309,7 +310,8 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
     """Return the :class:`ClaimResult` of ``claim`` with its interval, benchmarks and commit.
 
     ``noise`` (the machine's measured run-to-run spread) gives single points an interval;
-    the result's ``no_noise`` is set where a value read from benchmarks has none from it.
+    the result's ``no_noise`` is set where a measured value has none from it (read from
+    benchmarks it holds no thresholds for, or from an artifact).
     The result's ``claim`` is the one judged: with ``measured`` replaced by ``measured_cuda``
     where the CUDA run has a value.
     """
