@@ -19,7 +19,7 @@ from impls.harness import paths, profiles, skip_log
 from impls.harness import figures as figure_registry
 from impls.harness.figures import FigureSpec
 from impls.harness.profiles import name_of
-from impls.harness.report import asv_files, results, value_run
+from impls.harness.report import artifact_logs, asv_files, results, value_run
 from impls.harness.report.claims import load_claims, unknown_references
 from impls.harness.report.directions import (declared_bounds, declared_directions, declared_missing,
                                                 declared_param_names, declared_scales, declared_worst_missing)
@@ -225,11 +225,16 @@ def other_commit_artifacts_note(records: Mapping[str, Mapping], commits: pd.Data
             "run those experiments again there to report one commit.")
 
 
-def _older_values_named(evaluated: list, commits: pd.DataFrame) -> tuple[list, list[str]]:
+def _older_values_named(evaluated: list, commits: pd.DataFrame,
+                        logs: Mapping[str, list[skip_log.Entry]] | None = None) -> tuple[list, list[str]]:
     """The claims, with the detail of a value measured at an older commit than the newest
     asv results saying so (read from an artifact: its experiment has none of the newest commit;
     from benchmarks: they were not run again there), and a note listing them per kind;
-    unchanged where the results have no commit dates."""
+    unchanged where the results have no commit dates. A value read from an artifact whose
+    experiment's benchmarks failed or were skipped at the newest commit (its skip log in
+    ``logs``, :func:`artifact_logs.logged`) is not judged: the claim is "not measured: failed
+    at <commit>: <reason>" (or "skipped at ..."), and the older value is named in its detail
+    only (:func:`artifact_logs.not_judged`)."""
     newest = _newest_dated(commits)
     if newest is None:
         return evaluated, []
@@ -240,6 +245,11 @@ def _older_values_named(evaluated: list, commits: pd.DataFrame) -> tuple[list, l
         commit = result.commit or ""
         if benchmarks and result.measured is not None and _older_than_newest(commit, newest):
             from_artifact = all(b.startswith("artifact:") for b in benchmarks)
+            name = getattr(result.claim.measured, "artifact", None)
+            found = artifact_logs.logged(logs or {}, name, newest_commit) if from_artifact and name else None
+            if found:
+                out.append(artifact_logs.not_judged(result, *found))
+                continue
             older["artifacts" if from_artifact else "benchmark results"].append(result.claim.id)
             why = ("that experiment has no artifact of the newest commit (not run again there, or it failed)"
                    if from_artifact else
@@ -455,13 +465,14 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     ran_on = _newest_hardware(results_dir, machine, commits, machine_json, unreadable)
     noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty, ran_on, noise_path)
     notes += noise_notes
+    logs = skip_log.read(machine, Path(artifacts_root))
     evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
                                               unreadable)
     evaluated, typo_notes = _unknown_benchmarks_named(evaluated, info, claims_path)
     notes += typo_notes
     evaluated = _older_data_named(evaluated, commits, points,
                                   {name: b.version for name, b in info.items() if b.version})
-    evaluated, older_notes = _older_values_named(evaluated, commits)
+    evaluated, older_notes = _older_values_named(evaluated, commits, logs)
     notes += older_notes
     dated = paths.date_order_note([str(c) for c in commits["commit"]])
     unplaced = [str(c)[:8] for c, known in zip(commits["commit"], commits["placed"]) if not known]
@@ -517,7 +528,6 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
         directions, bounds, scales, lost_words = {}, {}, {}, (frozenset(), {})
         notes.append(f"Benchmark directions could not be read ({err}); history steps are not judged.")
     profiles = sorted({name_of(r["profile"]) for r in records.values() if r.get("profile")})
-    logs = skip_log.read(machine, Path(artifacts_root))
     return Report(
         machine=machine,
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
