@@ -132,3 +132,15 @@ def test_an_older_artifact_is_not_judged_where_the_newest_run_skipped_its_experi
     _log(root, NEW, HYPERPARAM_BENCH, "skipped", "needs 2 GiB free on cuda:0: 0.5 GiB free")
     result, _ = _judged(tmp_path, HYPERPARAM)
     assert result.verdict == f"{NOT_MEASURED}: skipped at {NEW[:8]}: needs 2 GiB free on cuda:0: 0.5 GiB free"
+
+
+def test_a_missing_artifact_gives_the_reason_its_experiments_benchmarks_logged(tmp_path, no_noise):
+    root = tmp_path / "artifacts"
+    _artifact(root, HYPERPARAM, NEW, 2.0)     # another experiment's artifact: the machine has some
+    bare, _ = _judged(tmp_path, SWITCHING)
+    assert bare.verdict == f"{NOT_MEASURED}: no artifact {SWITCHING!r}"    # nothing logged: as before
+    _log(root, OLD, SWITCHING_BENCH, "skipped", "needs 2 GiB free on cuda:0: 0.5 GiB free", at=1_706_700_000.0)
+    _log(root, NEW, SWITCHING_BENCH, "failed", "RuntimeError: CUDA error: out of memory")
+    result, _ = _judged(tmp_path, SWITCHING)   # the newest log's line, and a failure before a skip
+    assert result.verdict == f"{NOT_MEASURED}: failed at {NEW[:8]}: RuntimeError: CUDA error: out of memory"
+    assert f"no artifact {SWITCHING!r}; {SWITCHING_BENCH} failed at {NEW[:8]}" == result.detail

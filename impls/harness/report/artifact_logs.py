@@ -5,8 +5,9 @@ was skipped the report would know only that the artifact is missing (or older). 
 benchmarks that read the artifact (those whose experiment writes it for their device,
 :func:`provenance.artifact_of`) log each failure and skip in the commit's skip log
 (:mod:`impls.harness.skip_log`); this module finds those lines and gives a claim read from
-the artifact their reason where only an older commit's artifact is left while the newest run
-failed or was skipped (:func:`not_judged`, which build.py applies to a value of an older commit).
+the artifact their reason: where no artifact is left at all (:func:`missing_explained`), and
+where only an older commit's is while the newest run failed or was skipped
+(:func:`not_judged`, which build.py applies to a value of an older commit).
 """
 from __future__ import annotations
 
@@ -14,17 +15,12 @@ import dataclasses
 from collections.abc import Mapping
 
 from impls.harness import skip_log
-from impls.harness.report.measure import same_commit
+from impls.harness.report.measure import no_artifact, same_commit
 from impls.harness.report.provenance import artifact_of
 from impls.harness.report.verdicts import NOT_MEASURED, ClaimResult, shown_with_unit
 
 # the outcomes that explain a missing artifact: a NaN (skip_log.NO_VALUE) means the experiment ran
 EXPLAINING = (skip_log.FAILED, skip_log.SKIPPED)
-
-
-def _reads(benchmark: str, artifact: str) -> bool:
-    """Whether asv benchmark (or class) ``benchmark`` reads artifact ``artifact`` in this checkout."""
-    return artifact_of(benchmark) == artifact
 
 
 def logged(logs: Mapping[str, list[skip_log.Entry]], artifact: str,
@@ -33,9 +29,10 @@ def logged(logs: Mapping[str, list[skip_log.Entry]], artifact: str,
     the skip log of ``commit`` (full or abbreviated; None: of the commit whose log holds the
     newest such entry, by its time): a failure of a benchmark reading it before a skip, the
     newest of each; ``commit`` is the log's own (full) name. None where no log says either."""
-    found = [(name, entry) for name, entries in logs.items()
-             if commit is None or same_commit(name, commit)
-             for entry in entries if entry.outcome in EXPLAINING and _reads(entry.benchmark, artifact)]
+    logged_here = {name: entries for name, entries in logs.items() if commit is None or same_commit(name, commit)}
+    reads = {b: artifact_of(b) == artifact for b in {e.benchmark for entries in logged_here.values() for e in entries}}
+    found = [(name, entry) for name, entries in logged_here.items()
+             for entry in entries if entry.outcome in EXPLAINING and reads[entry.benchmark]]
     if not found:
         return None
     if commit is None:
@@ -47,6 +44,23 @@ def logged(logs: Mapping[str, list[skip_log.Entry]], artifact: str,
 def words(commit: str, entry: skip_log.Entry) -> str:
     """The reason as a verdict says it: "failed at <commit[:8]>: <reason>", or "skipped at ..."."""
     return f"{entry.outcome} at {commit[:8]}: {entry.reason}"
+
+
+def missing_explained(evaluated: list[ClaimResult], logs: Mapping[str, list[skip_log.Entry]]) -> list[ClaimResult]:
+    """The claims, with the verdict "not measured: no artifact X" replaced by the reason the
+    newest skip log that has one gives for X's experiment (:func:`logged`: "not measured: failed
+    at <commit>: <reason>", or "skipped at ..."), and the benchmark that logged it added to the
+    detail; every other claim unchanged."""
+    out = []
+    for result in evaluated:
+        name = getattr(result.claim.measured, "artifact", None)
+        found = logged(logs, name) if name and result.verdict == f"{NOT_MEASURED}: {no_artifact(name)}" else None
+        if found:
+            commit, entry = found
+            result = dataclasses.replace(result, verdict=f"{NOT_MEASURED}: {words(commit, entry)}",
+                                         detail=f"{result.detail}; {entry.benchmark} {entry.outcome} at {commit[:8]}")
+        out.append(result)
+    return out
 
 
 def not_judged(result: ClaimResult, newest_commit: str, entry: skip_log.Entry) -> ClaimResult:

@@ -466,8 +466,8 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     noise, newest_noise, noise_notes = _usable_noise(machine, points, frame.empty, ran_on, noise_path)
     notes += noise_notes
     logs = skip_log.read(machine, Path(artifacts_root))
-    evaluated = _unreadable_is_not_unmeasured(evaluate_claims(claims, points, records, state, newest_noise),
-                                              unreadable)
+    evaluated = artifact_logs.missing_explained(_unreadable_is_not_unmeasured(
+        evaluate_claims(claims, points, records, state, newest_noise), unreadable), logs)
     evaluated, typo_notes = _unknown_benchmarks_named(evaluated, info, claims_path)
     notes += typo_notes
     evaluated = _older_data_named(evaluated, commits, points,
