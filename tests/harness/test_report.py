@@ -412,6 +412,24 @@ def _points(*rows) -> pd.DataFrame:
                           "status": "ok", "type": "track"} for b, v, c in rows])
 
 
+@pytest.mark.parametrize("unit, said", [
+    ("1 = every model fits on one device: the gain is at least this", "a lower bound (every model fits on one device: "
+                                                                      "the gain is at least this)"),
+    (None, "a lower bound;"),
+])
+def test_a_bounds_detail_says_why_in_its_flags_own_words(unit, said):
+    """Salus's inference gain is a lower bound for its own reason, not a training run's: the
+    detail takes the flag benchmark's declared meaning, and says none where it has none."""
+    c = Claim(**{**claim(42.0, 0.2, 1.0).__dict__,
+                 "measured": BenchmarkSource(PointRef("b.Gain.track_gain", {})),
+                 "lower_bound_when": BenchmarkSource(PointRef("b.Gain.track_gain_is_lower_bound", {}))})
+    rows = _points(("b.Gain.track_gain", 40.0, "b" * 40), ("b.Gain.track_gain_is_lower_bound", 1.0, "b" * 40))
+    rows["unit"] = ["x", unit]
+    [result] = evaluate_claims([c], rows, {}, no_cuda_state())
+    assert result.verdict == INCONCLUSIVE and said in result.detail, result.detail
+    assert "slower run" not in result.detail
+
+
 def test_a_bound_flag_from_another_run_than_the_value_is_not_read_as_exact():
     c = Claim(**{**claim(8.0, 0.15, 1.0).__dict__,
                  "measured": BenchmarkSource(PointRef("b.Speed.track_ratio", {})),

@@ -511,7 +511,8 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, f"{NOT_MEASURED}: {shown_with_unit(value, claim)} is flagged both a lower and an "
                            "upper bound",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
-    verdict, said = judge_bounded(claim, value, lower, upper)
+    set_flag = claim.lower_bound_when if lower else claim.upper_bound_when if upper else None
+    verdict, said = judge_bounded(claim, value, lower, upper, _flag_meaning(set_flag, points))
     detail = f"{detail}; {said}" if said else detail
     if measurement.too_few_points and verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
         detail = f"{detail}: a rank correlation of two points is always ±1 (point estimate: {verdict})"
@@ -520,15 +521,17 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
                        coverage=measurement.coverage)
 
 
-def judge_bounded(claim: Claim, value: float, lower: bool = False, upper: bool = False) -> tuple[str, str]:
+def judge_bounded(claim: Claim, value: float, lower: bool = False, upper: bool = False,
+                  why: str = "") -> tuple[str, str]:
     """(verdict, what to add to the detail, "" when nothing) of ``value`` on ``claim`` when it is
-    exact, only a lower bound (``lower``: the slower run never reached the target) or only
-    an upper bound (``upper``: the faster one never did): a bound is judged where the true
-    value, beyond it, has one verdict (see the module doc), "inconclusive" where it may have
-    two. Without intervals, as :func:`judge`."""
+    exact, only a lower bound (``lower``) or only an upper bound (``upper``), ``why`` saying
+    what made it one (its flag's meaning, :func:`_flag_meaning`; "" unsaid): a bound is judged
+    where the true value, beyond it, has one verdict (see the module doc), "inconclusive" where
+    it may have two. Without intervals, as :func:`judge`."""
     verdict = judge(claim, value)
+    because = f" ({why})" if why else ""
     if lower:
-        detail = "a lower bound (the slower run never reached the target)"
+        detail = f"a lower bound{because}"
         highest = tolerance_band(claim)[1]
         at_least = shown_with_unit(value, claim)
         if below_band(claim, value):
@@ -548,7 +551,7 @@ def judge_bounded(claim: Claim, value: float, lower: bool = False, upper: bool =
                                   f"partly or not reproduced (partly at best)")
         return verdict, detail
     if upper:
-        detail = "an upper bound (the faster run never reached the target, the slower one did)"
+        detail = f"an upper bound{because}"
         verdict, why = _judge_upper_bound(claim, value)
         return verdict, f"{detail}; {why}" if why else detail
     return verdict, ""
@@ -577,6 +580,16 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
     return INCONCLUSIVE, (f"at most {shown_with_unit(bound, claim)}, below the band and above the no-effect value: "
                           "partly or not "
                           f"reproduced (partly at best)")
+
+
+def _flag_meaning(source, points: pd.DataFrame) -> str:
+    """What bound flag ``source`` being set means, in its benchmark's declared words (its unit
+    without the leading "1 = ", as the benchmark writes it); "" where the points do not say."""
+    benchmark = getattr(getattr(source, "point", None), "benchmark", None)
+    if benchmark is None or "unit" not in points or "benchmark" not in points:
+        return ""
+    units = points.loc[points["benchmark"] == benchmark, "unit"].dropna()
+    return str(units.iloc[-1]).removeprefix("1 = ").strip() if len(units) else ""
 
 
 def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
