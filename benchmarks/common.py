@@ -265,9 +265,11 @@ def row(pick: Callable[..., object]) -> Callable[..., None]:
 
 def cuda_twin(base: type, setup_cache: Callable[..., dict], doc: str) -> type:
     """``base``'s numbers read from ``setup_cache`` (the same experiment on a CUDA device):
-    a subclass named ``<base>Cuda`` in ``base``'s module, skipped where the run was."""
+    a subclass named ``<base>Cuda`` in ``base``'s module, skipped where the run was; its
+    ``cuda_twin_of`` is ``base`` (the ``sides`` its ratios inherit name ``base``'s module's
+    classes, read as their twins: :func:`impls.harness.report.directions.declared_sides`)."""
     return type(f"{base.__name__}Cuda", (base,), {"setup_cache": setup_cache, "__doc__": doc,
-                                                   "__module__": base.__module__})
+                                                   "__module__": base.__module__, "cuda_twin_of": base})
 
 
 def axes(**values: list) -> tuple[tuple[list, ...], list[str]]:

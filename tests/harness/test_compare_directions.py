@@ -129,6 +129,9 @@ def test_a_ratio_of_two_runs_that_moved_names_where_its_sides_are_tracked():
     declared, sides = directions.declared_directions(), directions.declared_sides()
     assert "track_time_to_target of the two runs" in sides[RATIO]
     assert "SchedulingPolicies.track_average_jct" in sides["bench_salus.SrtfOverFifo.track_ratio"]
+    # the CUDA twin's sides are the twins' runs, not the CPU run's (probe F)
+    cuda = sides["bench_salus.SrtfOverFifoCuda.track_ratio"]
+    assert "SchedulingPoliciesCuda.track_average_jct" in cuda and "SchedulingPolicies.track" not in cuda
     assert RATIO.replace("Slide", "SlideDelicious", 1) in sides            # inherited by the subclasses
     result = compare.compare_runs(frame({RATIO: 8.0, OVERHEAD: 1.0}), frame({RATIO: 4.0, OVERHEAD: 3.0}), declared,
                                   None, 0.1, scales=directions.declared_scales(), sides=sides)

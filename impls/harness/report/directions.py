@@ -169,8 +169,21 @@ def declared_worst_missing(package: str = "benchmarks") -> frozenset[str]:
 @functools.cache
 def declared_sides(package: str = "benchmarks") -> dict[str, str]:
     """Return ``{asv benchmark name: where its two sides are tracked}`` for every ratio of two
-    runs that declares ``sides`` (a change of it may be either side's)."""
-    return _declared_tracks(package, "sides")
+    runs that declares ``sides`` (a change of it may be either side's). In a CUDA twin's
+    (a class with ``cuda_twin_of``: ``benchmarks.common.cuda_twin``), a class the inherited
+    words name (``Name.track_...``) reads as its twin ``NameCuda`` where the module has one:
+    the twin's sides are tracked by the twins."""
+    found = {}
+    for module_name, cls in _benchmark_classes(package):
+        module = sys.modules.get(cls.__module__)
+        for name in dir(cls):
+            sides = getattr(getattr(cls, name), "sides", None) if name.startswith("track_") else None
+            if sides and getattr(cls, "cuda_twin_of", None) is not None and module is not None:
+                sides = re.sub(r"\b([A-Z]\w*)(?=\.track_)",
+                               lambda m: f"{m[1]}Cuda" if hasattr(module, f"{m[1]}Cuda") else m[1], sides)
+            if sides:
+                found[f"{module_name}.{cls.__name__}.{name}"] = sides
+    return found
 
 
 def better(direction: str) -> str:
