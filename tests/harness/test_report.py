@@ -1138,7 +1138,7 @@ def test_a_claims_data_is_synthetic_exactly_where_its_experiments_are():
 
 
 @pytest.mark.parametrize("threads, verdict", [(2, REPRODUCED), (44, "not measured: this profile's run has "
-                                                                    "data.pair.threads = 44; the claim is about 2")])
+                                                                    "data.pair.threads = 44; the claim is about data.pair.threads = 2")])
 def test_a_claim_about_one_setting_is_not_judged_on_another(threads, verdict):
     """'From 2 cores on' judged on a profile that runs the pair at 44 threads would answer
     another question: such a run reads "not measured", naming the setting it had."""

@@ -270,7 +270,7 @@ def test_a_value_whose_setting_no_artifact_tells_is_not_called_another_setting()
     # no value at all (no target to time), and a run of another setting: the setting is the reason
     nan = points(("b.S.track_ratio", float("nan"), "b" * 40)).assign(status="skipped")   # asv's NaN
     other = judged(c, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
-    assert other.verdict == f"{NOT_MEASURED}: this profile's run has data.threads = 44; the claim is about 2", other
+    assert other.verdict == f"{NOT_MEASURED}: this profile's run has data.threads = 44; the claim is about data.threads = 2", other
     assert judged(c, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 2}}}).verdict != other.verdict
     failed = judged(c, nan.assign(status="failed"), {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
     assert failed.verdict == other.verdict                               # a failure of another setting too

@@ -366,7 +366,7 @@ def check_setting(artifacts: Mapping[str, Mapping[str, Any]], condition,
         return None, True
     if value != condition.equals and not (isinstance(value, (int, float)) and isinstance(condition.equals, (int, float))
                                           and float(value) == float(condition.equals)):
-        return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.equals!r}", True
+        return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.wanted}", True
     return None, True
 
 

@@ -175,8 +175,9 @@ def _machines(reports: list[Report]) -> str:
         elsewhere = [n for n in r.notes if KEPT_UNDER_THEIR_MACHINE in n] if _nothing_of_its_own(r) else []
         warnings += elsewhere
         notes = "".join(f"<br><span class='small'>{escape(n)}</span>" for n in r.notes if n not in elsewhere)
-        items.append(f"<li><b>{escape(r.machine)}</b>: profile {escape(r.profile)}, newest results of commit "
-                     f"{escape(commit[:8]) if commit else 'none'}; {escape(_hardware_line(r))}{notes}</li>")
+        newest = f"newest results of commit {escape(commit[:8])}" if commit else "no asv results"
+        items.append(f"<li><b>{escape(r.machine)}</b>: profile {escape(r.profile)}, {newest}; "
+                     f"{escape(_hardware_line(r))}{notes}</li>")
     profiles = {r.profile for r in reports if r.profile != "unknown"}   # no artifact to tell: not a difference
     if len(profiles) > 1:
         warnings.append(f"The machines ran different profiles ({', '.join(sorted(profiles))}): their numbers come "
