@@ -1035,6 +1035,20 @@ def test_paper_figures_drawn_in_worker_processes_are_the_ones_drawn_here(pools):
     assert [f.status for f in there[:4]] == ["drawn", "error", "not measured", "not measured"]
 
 
+def test_a_figure_of_an_experiment_that_also_ran_on_cuda_is_drawn_from_each_run():
+    """A CUDA machine judges the Salus claims on the *_cuda artifacts: their figures are drawn
+    too, beside the CPU run's, not the CPU run's alone (probe F); without a CUDA artifact,
+    nothing is added."""
+    specs = {"toy": FigureSpec("toy", "toy_curve", "Toy curve", "slide", "Fig. 1", (), draw_curve)}
+    cpu, gpu = record("toy_curve", CURVE), record("toy_curve_cuda", {**CURVE, "y": [0.2, 0.4, 0.6]})
+    drawn = render_paper_figures(specs, {"toy_curve": cpu, "toy_curve_cuda": gpu}, no_cuda_state(), workers=1)
+    assert [(f.name, f.title, f.status) for f in drawn] == [("toy", "Toy curve", "drawn"),
+                                                             ("toy_cuda", "Toy curve (CUDA run)", "drawn")]
+    assert drawn[0].png != drawn[1].png
+    alone = render_paper_figures(specs, {"toy_curve": cpu}, no_cuda_state(), workers=1)
+    assert [f.name for f in alone] == ["toy"]
+
+
 def test_figures_that_cannot_go_to_a_worker_are_drawn_here_with_a_warning():
     from impls.harness.report.plotting import PARALLEL_FROM
 

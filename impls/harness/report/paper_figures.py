@@ -180,13 +180,33 @@ def render_figure(spec: FigureSpec, artifacts: Mapping[str, Mapping[str, Any]],
                         synthetic=synthetic_of(record)[0], svg=svg)
 
 
+CUDA_SUFFIX = "_cuda"   # an experiment's artifact of a run on a CUDA device (Experiment.artifact_for)
+
+
+def with_cuda_runs(specs: Mapping[str, FigureSpec], artifacts: Mapping[str, Mapping[str, Any]]) -> list[FigureSpec]:
+    """``specs``' figures, and after each whose experiment also ran on a CUDA device here (its
+    artifact ``<artifact>_cuda`` is in ``artifacts``) the same drawing of that run: named
+    ``<name>_cuda``, titled "... (CUDA run)". Without that artifact no such figure is added:
+    the claims table says what the CUDA runs did not measure."""
+    out = []
+    for spec in specs.values():
+        out.append(spec)
+        cuda = spec.artifact + CUDA_SUFFIX
+        if cuda in artifacts and spec.name + CUDA_SUFFIX not in specs:
+            out.append(dataclasses.replace(spec, name=spec.name + CUDA_SUFFIX, artifact=cuda,
+                                           title=f"{spec.title} (CUDA run)",
+                                           requires=tuple(dict.fromkeys((*spec.requires, "cuda")))))
+    return out
+
+
 def render_paper_figures(specs: Mapping[str, FigureSpec], artifacts: Mapping[str, Mapping[str, Any]],
                          state: MachineState, workers: int | None = None,
                          claims_path: Path | None = None) -> list[FigureResult]:
-    """Return every figure's result, ordered by system, then paper figure, then name; drawn
-    in ``workers`` processes where there are enough figures (:func:`plotting.draw_all`),
-    quoting paper values from ``claims_path`` (:func:`render_figure`)."""
-    ordered = sorted(specs.values(), key=lambda s: (s.system, s.paper_figure, s.name))
+    """Return every figure's result (:func:`with_cuda_runs`: a CUDA run's beside its CPU run's),
+    ordered by system, then paper figure, then name; drawn in ``workers`` processes where there
+    are enough figures (:func:`plotting.draw_all`), quoting paper values from ``claims_path``
+    (:func:`render_figure`)."""
+    ordered = sorted(with_cuda_runs(specs, artifacts), key=lambda s: (s.system, s.paper_figure, s.name))
     calls = [(spec, {spec.artifact: artifacts[spec.artifact]} if spec.artifact in artifacts else {}, state,
               claims_path) for spec in ordered]
     return plotting.draw_all(render_figure, calls, workers)
