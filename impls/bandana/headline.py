@@ -33,7 +33,8 @@ up) have caches of exactly the fraction.
 
 Geometry: the suite's, 32 vectors of 128 B to a 4 KB block, whatever the trace's vectors'
 width (it sets how many vectors share a block; ``python -m impls.bandana.prepare`` and
-``cache`` take other geometries). ``--profile`` (default ``DLSYSBENCH_PROFILE``, else quick)
+``cache`` take other geometries, and a note names them where ``--vectors`` rows are another
+width). ``--profile`` (default ``DLSYSBENCH_PROFILE``, else quick)
 picks the sizes table and, with ``--dataset``, the trace's size. A trace without vector
 values (a ``--dlrm`` file, or ``--indices`` without ``--vectors``) leaves out the K-means
 layouts, which cluster vector values, and says so; two-level K-means makes no more groups
@@ -187,6 +188,15 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
         notes.append(f"the cache's {capacity} vectors are {capacity / used:.0%} of the {used} distinct ids the "
                      "measured half reads: a cache near the trace's working set, where few reads miss whatever "
                      "the layout (--renumber if the ids are hashed, sparse or offset)")
+    vectors = source.get("vectors")
+    if vectors is not None and np.ndim(vectors) == 2:
+        row = int(np.shape(vectors)[1]) * np.asarray(vectors[:0]).dtype.itemsize
+        if row != simulation.VECTOR_BYTES:
+            notes.append(f"the vectors' rows are {row} B ({np.shape(vectors)[1]} x {np.asarray(vectors[:0]).dtype}); "
+                         f"the headline packs the suite's {simulation.VECTOR_BYTES}-B vectors, "
+                         f"{simulation.BLOCK_BYTES // simulation.VECTOR_BYTES} to a {simulation.BLOCK_BYTES // 1024} KB "
+                         f"block, whatever their width: python -m impls.bandana.prepare --vector-bytes {row} and "
+                         "python -m impls.bandana.cache simulate this table's own geometry")
     if "kmeans" in s["layouts"]:           # flat K-means is quadratic: say how long before it starts
         from impls.bandana.layout import kmeans_cost
 

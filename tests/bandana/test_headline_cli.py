@@ -106,6 +106,9 @@ def test_two_level_kmeans_is_cut_to_a_small_tables_blocks(tmp_path):
     assert "kmeans-two-level" in got["layouts"]
     assert any(note.startswith("kmeans-two-level: 16 clusters x 1 sub-clusters for 20 blocks")
                for note in got["notes"]), got["notes"]
+    # 8 float32 values a row, 32 B: the headline's 128-B geometry is said, with the flags for its own
+    assert ("the vectors' rows are 32 B (8 x float32); the headline packs the suite's 128-B vectors, 32 to a 4 KB "
+            "block, whatever their width: python -m impls.bandana.prepare --vector-bytes 32") in " ".join(got["notes"])
 
 
 def test_a_dlrm_file_table_reads_as_the_same_trace_in_arrays(tmp_path):
