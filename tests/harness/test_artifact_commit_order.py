@@ -69,3 +69,13 @@ def test_an_older_commits_artifact_is_named_as_such_not_as_an_interrupted_run(tw
     later = "f" * 40                    # a commit git does not know: what it is cannot be told
     note = other_commit_artifacts_note({"toy": {"name": "toy", "commit": later}}, commits, {}, [])
     assert "an interrupted or partial run (or artifacts saved without asv)" in note, note
+
+
+def test_an_older_cuda_artifact_names_the_figures_drawn_from_it(two_commits):
+    from impls.harness.figures import FigureSpec
+
+    older, newer = two_commits
+    commits = pd.DataFrame({"commit": [newer], "date": [pd.Timestamp("2026-12-06", tz="UTC")]})
+    specs = {"toy_fig": FigureSpec("toy_fig", "toy", "Toy", "slide", "Fig. 1", (), print)}
+    note = other_commit_artifacts_note({"toy_cuda": {"name": "toy_cuda", "commit": older}}, commits, specs, [])
+    assert "'toy_cuda' (figure(s) toy_fig_cuda)" in note, note

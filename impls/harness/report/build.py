@@ -30,7 +30,7 @@ from impls.harness.report.measure import no_artifact, same_commit
 from impls.harness.report.model import Report
 from impls.harness.report.noise import (Noise, NoiseError, default_noise_path, load_noise, machine_mismatch,
                                          runs_hardware)
-from impls.harness.report.paper_figures import render_paper_figures
+from impls.harness.report.paper_figures import CUDA_SUFFIX, render_paper_figures
 from impls.harness.report.skipped import skipped_points
 from impls.harness.report.verdicts import DOES_NOT_FIT, NOT_MEASURED, evaluate_claims
 
@@ -202,7 +202,9 @@ def other_commit_artifacts_note(records: Mapping[str, Mapping], commits: pd.Data
     for name, record in sorted(records.items()):
         commit = str(record.get("commit") or "")
         if not same_commit(commit, newest_commit):
-            drawn = sorted(spec.name for spec in figure_specs.values() if spec.artifact == name)
+            drawn = sorted([spec.name for spec in figure_specs.values() if spec.artifact == name]   # a CUDA run's too
+                           + [spec.name + CUDA_SUFFIX for spec in figure_specs.values()
+                              if spec.artifact + CUDA_SUFFIX == name])
             others.setdefault(commit, []).append(f"{name!r}" + (f" (figure(s) {', '.join(drawn)})" if drawn else ""))
     if not others:
         return None
