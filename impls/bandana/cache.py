@@ -82,10 +82,11 @@ def check_size_flags(args, block_multiple: int = 1, why: str = "") -> tuple[int,
     raises :class:`cli.UsageError` naming the flag. ``--block-bytes`` must be a multiple of
     ``block_multiple`` (``why`` says what needs it). A vector that does not divide a block
     leaves slack at the block's end (``per_block = block // vector``)."""
-    cli.number(args.block_bytes, "--block-bytes", minimum=1, maximum=MAX_BLOCK_BYTES, integer=True)
+    cli.number(args.block_bytes, "--block-bytes", minimum=1, integer=True)
     if args.block_bytes % block_multiple:       # with its reason: a block smaller than the multiple too
         raise cli.UsageError(f"got {args.block_bytes}", "--block-bytes",
                              f"expected a multiple of {block_multiple}{why}")
+    cli.number(args.block_bytes, "--block-bytes", minimum=block_multiple, maximum=MAX_BLOCK_BYTES, integer=True)
     cli.number(args.vector_bytes, "--vector-bytes", minimum=1, maximum=args.block_bytes, integer=True)
     per_block = args.block_bytes // args.vector_bytes
     if args.capacity < per_block:
