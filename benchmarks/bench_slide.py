@@ -74,6 +74,15 @@ def _finished(run: dict) -> dict:
     return run
 
 
+def _batch_pair(entry: dict) -> dict:
+    """A batch size's speed-up of the secondary sweep; a pair whose run failed raises (the
+    pair's numbers fail the asv way, as :func:`_comparison`'s do)."""
+    for run in (entry.get("slide"), entry.get("dense")):
+        if run is not None:
+            _finished(run)
+    return entry["speedup"]
+
+
 def _time_or_budget(run: dict) -> float:
     """A run's seconds to the target, or its training seconds where it never reached the
     target (a lower bound: the lower-bound flag says so); NaN where there is no target."""
@@ -234,7 +243,7 @@ class SlideBatchSpeedup(_SpeedupTracks):
 
     params, param_names = axes(batch=SWEEP["batches"])
     setup_cache = slide.sweeps
-    setup = row(lambda sweep, batch: sweep["batch"][str(batch)]["speedup"])
+    setup = row(lambda sweep, batch: _batch_pair(sweep["batch"][str(batch)]))
 
 
 class SlideHashFamily(_RunTracks):

@@ -91,14 +91,14 @@ def test_a_killed_child_carries_its_exit_code():
     assert caught.value.exitcode == -signal.SIGKILL and run_failures.for_want_of_resources(caught.value)
 
 
-def _secondary(monkeypatch, tmp_path, failing):
-    """The smoke batch-size and hash-family sweep at one batch size, in this process; the runs
-    named in ``failing`` raise."""
+def _secondary(monkeypatch, tmp_path, failing, **sizes):
+    """The smoke batch-size and hash-family sweep at one batch size (``sizes`` over its table),
+    in this process; the runs named in ``failing`` raise."""
     from impls.slide.experiments import secondary
 
     monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(tmp_path / "progress.log"))
     s = {**sweeps.sizes("smoke", "slide_sweep"), "batches": [256], "time_budget_s": 0.5, "eval_first_s": 0.25,
-         "eval_points": 100}
+         "eval_points": 100, **sizes}
     calls = []
 
     def call(fn, kwargs, isolate):
@@ -146,6 +146,8 @@ def test_a_killed_secondary_batch_run_fails_its_points_and_its_pair(monkeypatch,
     from benchmarks import bench_slide
     with pytest.raises(RuntimeError, match="run 'dense-b256' failed: MemoryError"):
         bench_slide.SlideBatchSize().setup(out, 256, "dense")
+    with pytest.raises(RuntimeError, match="run 'dense-b256' failed: MemoryError"):
+        bench_slide.SlideBatchSpeedup().setup(out, 256)        # the pair fails too, not NaN and "exact"
     point = bench_slide.SlideBatchSize()
     point.setup(out, 256, "slide")
     with pytest.raises(RuntimeError, match="target P@1 was set without dense-b256"):
@@ -162,3 +164,14 @@ def test_a_secondary_sweep_whose_every_run_failed_raises(monkeypatch, tmp_path):
         _secondary(monkeypatch, tmp_path, dict.fromkeys(["slide-b256", "dense-b256", "slide-simhash-K6-L10"], killed))
     with pytest.raises(ChildProcessError):                   # a crash is a defect: the sweep stops
         _secondary(monkeypatch, tmp_path, {"dense-b256": _child_error("ended without an answer", -11)})
+
+
+def test_a_sweep_of_dense_alone_reads_no_hash_run_as_its_slide_point(monkeypatch, tmp_path):
+    """batch_methods dense only: the hash sweep's own run at hash_batch is trained as a hash
+    run and is no batch point; the batch figure draws dense alone."""
+    out, calls = _secondary(monkeypatch, tmp_path, {}, batch_methods=["dense"])
+    assert calls == ["dense-b256", "slide-b256", "slide-simhash-K6-L10"]
+    assert out["batch"]["256"]["slide"] is None and out["batch"]["256"]["speedup"] is None
+    assert out["hash"][0]["name"] == "slide-b256" and "final_p_at_1" in out["hash"][0]
+    from impls.slide import figures
+    figures.batch_size(out)

@@ -117,7 +117,7 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
     hash_target = add_targets(hash_copies, s["target_fraction"])
     batch = {}
     for b in s["batches"]:
-        slide, dense = by_name.get(f"slide-b{b}"), by_name.get(f"dense-b{b}")
+        slide, dense = (by_name.get(f"{m}-b{b}") if m in s["batch_methods"] else None for m in ("slide", "dense"))
         batch[str(b)] = {"slide": slide, "dense": dense,
                          "speedup": speedup(slide, dense, s["target_fraction"]) if slide and dense else None}
     hash_runs = [_hash_entry(lsh, K, L, r) for (lsh, K, L), r in zip(s["hash_families"], hash_copies)]
