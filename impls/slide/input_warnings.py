@@ -1,6 +1,7 @@
 """What the SLIDE command line warns of in its inputs before it trains, and in its result
 after: data a model cannot learn from as given (unlabelled, featureless or unscaled rows,
-labels no training point carries; the real-data experiment logs the same lines), and
+labels no training point carries, test points that are training points; the real-data
+experiment logs the same lines), and
 settings that do not fit the data (another set's defaults, too few labels for hash tables
 to be sparse). A warning never stops a run."""
 from __future__ import annotations
@@ -32,7 +33,8 @@ def warn_about_inputs(args, train_data, test_data) -> None:
 def data_warnings(train_data, test_data, lr: float, lr_name: str) -> list[str]:
     """The warnings (lines, without "warning: ") of what in the training and test data (XCData)
     a model cannot learn from as given: unlabelled, repeated-feature, featureless or huge-valued
-    rows, test points no training label reaches, and training rows whose median L2 norm
+    rows, test points no training label reaches, test points that are training points
+    (:func:`shared_points`, from :data:`SHARED_WARN` of them), and training rows whose median L2 norm
     (:func:`~impls.slide.data.xc_format.median_row_norm`) is far from 1 for a run at
     learning rate ``lr`` (``lr_name`` says where that rate is set); [] when none applies."""
     from impls.slide.core.config import SlideConfig
@@ -72,7 +74,7 @@ def data_warnings(train_data, test_data, lr: float, lr_name: str) -> list[str]:
     shared = shared_points(train_data, test_data)
     if shared and shared >= SHARED_WARN * test_data.n_points:
         lines.append(f"{shared} of {test_data.n_points} test points are also training points (the same features, "
-                     "values and labels): P@k on them measures memorisation, not generalisation (is --test a copy "
+                     "values and labels): P@k on them measures memorisation, not generalisation (is the test file a copy "
                      "or a part of the training file?)")
     norm = median_row_norm(train_data)
     if norm > ROW_NORM_WARN:
@@ -92,27 +94,47 @@ def below_one(x: float) -> str:
     return text
 
 
+DIGEST_CHUNK = 1 << 20   # entries mixed at once by :func:`row_digests`: its temporaries stay ~50 MB
+
+
 def row_digests(data) -> np.ndarray:
     """One uint64 per point of ``data`` (XCData) that is the same for two points with the same
     features, values and labels, whatever their order in the row (a sum of each entry's
-    64-bit mix, wrapping); two other points share one with probability about 2**-64."""
-    def mixed(ids: np.ndarray, bits: np.ndarray, salt: int) -> np.ndarray:
-        with np.errstate(over="ignore"):
-            x = ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + bits.astype(np.uint64) + np.uint64(salt)
-            for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):   # splitmix64's finaliser
-                x = (x ^ (x >> np.uint64(shift))) * np.uint64(factor)
-            return x ^ (x >> np.uint64(31))
-
-    def per_row(entries: np.ndarray, indptr: np.ndarray) -> np.ndarray:
-        with np.errstate(over="ignore"):
-            total = np.concatenate([np.zeros(1, np.uint64), np.cumsum(entries, dtype=np.uint64)])
-            return total[indptr[1:]] - total[indptr[:-1]]
-
+    64-bit mix, wrapping); two other points share one with probability about 2**-64. Works
+    through the entries :data:`DIGEST_CHUNK` at a time: memory beyond the result is bounded
+    whatever the file's size."""
     values = np.ascontiguousarray(data.values, dtype=np.float32).view(np.uint32)
+    features = _row_sums(data.indices, values, np.asarray(data.indptr), 1)
+    labels = _row_sums(data.labels, None, np.asarray(data.label_indptr), 2)
     with np.errstate(over="ignore"):
-        return (per_row(mixed(data.indices, values, 1), np.asarray(data.indptr))
-                + per_row(mixed(data.labels, np.zeros(len(data.labels), np.uint32), 2), np.asarray(data.label_indptr))
-                * np.uint64(3))
+        return features + labels * np.uint64(3)
+
+
+def _mixed(ids: np.ndarray, bits: np.ndarray | None, salt: int) -> np.ndarray:
+    """splitmix64's finaliser of each (id, value bits, salt) entry, as uint64."""
+    with np.errstate(over="ignore"):
+        x = ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(salt)
+        if bits is not None:
+            x += bits.astype(np.uint64)
+        for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+            x = (x ^ (x >> np.uint64(shift))) * np.uint64(factor)
+        return x ^ (x >> np.uint64(31))
+
+
+def _row_sums(ids: np.ndarray, bits: np.ndarray | None, indptr: np.ndarray, salt: int) -> np.ndarray:
+    """Per row of CSR ``indptr``, the wrapping sum of its entries' :func:`_mixed` values."""
+    at = np.zeros(len(indptr), np.uint64)       # the sum of the first indptr[i] entries
+    carry = np.uint64(0)
+    for start in range(0, len(ids), DIGEST_CHUNK):
+        stop = min(start + DIGEST_CHUNK, len(ids))
+        with np.errstate(over="ignore"):
+            running = np.cumsum(_mixed(ids[start:stop], None if bits is None else bits[start:stop], salt),
+                                dtype=np.uint64) + carry
+        first, last = np.searchsorted(indptr, start + 1, "left"), np.searchsorted(indptr, stop, "right")
+        at[first:last] = running[indptr[first:last] - start - 1]
+        carry = running[-1]
+    with np.errstate(over="ignore"):
+        return at[1:] - at[:-1]
 
 
 def shared_points(train, test) -> int:

@@ -854,5 +854,21 @@ def test_a_test_file_that_copies_training_points_is_warned_of(tmp_path, capsys):
     assert shared_points(data["half"], data["train"]) == 20
     line = [w for w in data_warnings(data["train"], data["half"], 1e-3, "--lr") if "also training points" in w]
     assert line == ["20 of 20 test points are also training points (the same features, values and labels): P@k on "
-                    "them measures memorisation, not generalisation (is --test a copy or a part of the training "
+                    "them measures memorisation, not generalisation (is the test file a copy or a part of the training "
                     "file?)"]
+
+
+def test_row_digests_are_the_same_in_chunks_of_any_size(tmp_path, monkeypatch):
+    """The digest works through the entries a chunk at a time (bounded memory on a large file):
+    chunks that cut rows, and rows without entries or labels, give the digests of one pass."""
+    from impls.slide import input_warnings
+    from impls.slide.data.dataset import from_file
+
+    rows = ["0,1 0:0.5 3:0.25", "", "2 4:1.0", "1 1:0.5 2:0.5 3:0.5 4:0.5 5:0.5", "3", "0 6:0.125"]
+    path = write(tmp_path / "t.txt", "6 8 4\n" + "\n".join(r if r else "2 7:1" for r in rows) + "\n")
+    data = from_file(path, allow_empty_labels=True)
+    whole = input_warnings.row_digests(data)
+    for chunk in (1, 2, 3, 5):
+        monkeypatch.setattr(input_warnings, "DIGEST_CHUNK", chunk)
+        assert np.array_equal(input_warnings.row_digests(data), whole), chunk
+    assert len(set(whole.tolist())) == len(rows)
