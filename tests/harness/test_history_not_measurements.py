@@ -51,3 +51,10 @@ def test_a_negative_difference_on_the_absolute_scale_is_drawn():
     figure, _, _ = history.history_figure(rows, commit_table(rows), "lower", None, scale=noise.ABSOLUTE)
     assert figure.axes[0].lines[0].get_ydata()[1] == -2.0
     assert "not drawn" not in figure._suptitle.get_text()
+
+
+def test_a_context_number_of_0_is_drawn_as_compare_lists_it():
+    """make compare judges no context number, so none is masked: 0 samples/s of a context track is drawn."""
+    rows = _rows("bench_x.Setup.track_rate", "samples/s", [5.0, 0.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0])
+    figure, _, _ = history.history_figure(rows, commit_table(rows), "context", None)
+    assert figure.axes[0].lines[0].get_ydata()[1] == 0.0 and "not drawn" not in figure._suptitle.get_text()

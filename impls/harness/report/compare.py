@@ -610,12 +610,12 @@ def compare_runs(base: pd.DataFrame, head: pd.DataFrame, declared: dict[str, str
         if impossible:
             changes.append(Change(benchmark, params, before, after, direction, None, INVALID, scale, impossible))
             continue
-        if direction in JUDGED and (no_base := not_a_measurement(benchmark, units.get(benchmark, ""), before, scale)):
-            changes.append(Change(benchmark, params, before, after, direction, None, NO_BASE, scale, no_base))
-            continue
         if old_version and new_version and old_version != new_version:
             changes.append(Change(benchmark, params, before, after, direction, None, NEW_VERSION,
                                   why=version_change(old_version, new_version)))
+            continue
+        if direction in JUDGED and (no_base := not_a_measurement(benchmark, units.get(benchmark, ""), before, scale)):
+            changes.append(Change(benchmark, params, before, after, direction, None, NO_BASE, scale, no_base))
             continue
         measured = noise.get(benchmark, params) if noise else None
         why, guessed = "", False

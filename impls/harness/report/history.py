@@ -33,7 +33,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from impls.harness.report import compare, history_lost, plotting
-from impls.harness.report.directions import direction_of
+from impls.harness.report.directions import JUDGED, direction_of
 from impls.harness.report.history_steps import (CUTS, NEW_ENVIRONMENT, NEW_VERSION, STEP_COLOURS, Step,  # noqa: F401
                                                 series_steps)
 from impls.harness.report.noise import RELATIVE, Noise
@@ -153,9 +153,10 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                    scale: str = RELATIVE) -> tuple[Figure, int, int]:
     """Return (figure, number of series, number drawn) for one benchmark's ``rows``, stamped
     with the kind of its ``data`` (:mod:`provenance`: synthetic, not, or None: not known).
-    A value no run can measure on ``scale`` (:func:`compare.not_a_measurement`: a time of 0,
-    a negative size) is neither drawn nor judged for steps, as ``make compare`` judges no
-    move to or from it; the title counts such values and says the first one's why.
+    A value of a judged ``direction`` that no run can measure on ``scale``
+    (:func:`compare.not_a_measurement`: a time of 0, a negative size) is neither drawn nor
+    judged for steps, as ``make compare`` judges no move to or from it; the title counts such
+    values and says the first one's why.
 
     ``commits`` (see :func:`results.commits`) fixes the x axis; every commit in it
     gets a tick position even where this benchmark has no value. Detected steps
@@ -172,7 +173,8 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     order = commits["commit"].tolist()
     placed = (commits["placed"].astype(bool).tolist() if "placed" in commits.columns
               else [True] * len(order))
-    rows, impossible = _measurements_only(newest_per_point(rows, ("commit", "benchmark", "param_label")), scale)
+    rows = newest_per_point(rows, ("commit", "benchmark", "param_label"))
+    rows, impossible = _measurements_only(rows, scale) if direction in JUDGED else (rows, [])
     all_series = _series(rows, order)
     if flags is not None:
         flag_rows = (newest_per_point(flag_rows, ("commit", "benchmark", "param_label"))
