@@ -192,10 +192,12 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     if vectors is not None and np.ndim(vectors) == 2:
         row = int(np.shape(vectors)[1]) * np.asarray(vectors[:0]).dtype.itemsize
         if row != simulation.VECTOR_BYTES:
+            block = -(-row // simulation.BLOCK_BYTES) * simulation.BLOCK_BYTES   # a row fits a block
+            flags = f"--vector-bytes {row}" + (f" --block-bytes {block}" if block != simulation.BLOCK_BYTES else "")
             notes.append(f"the vectors' rows are {row} B ({np.shape(vectors)[1]} x {np.asarray(vectors[:0]).dtype}); "
                          f"the headline packs the suite's {simulation.VECTOR_BYTES}-B vectors, "
                          f"{simulation.BLOCK_BYTES // simulation.VECTOR_BYTES} to a {simulation.BLOCK_BYTES // 1024} KB "
-                         f"block, whatever their width: python -m impls.bandana.prepare --vector-bytes {row} and "
+                         f"block, whatever their width: python -m impls.bandana.prepare {flags} and "
                          "python -m impls.bandana.cache simulate this table's own geometry")
     if "kmeans" in s["layouts"]:           # flat K-means is quadratic: say how long before it starts
         from impls.bandana.layout import kmeans_cost
