@@ -30,8 +30,8 @@ NO_NOISE_WHY = ("no usable noise thresholds for this number (absent, damaged, an
                 "benchmark version's, or none for it in the file: see the machine's notes; or it is read from "
                 "an experiment's artifact, which make noise does not measure)")
 NO_NOISE_FOOTNOTE = (f"{NO_NOISE_MARK} {NO_NOISE_WHY}: no run-to-run interval, so the verdict is judged on the "
-                     "single value (it cannot be inconclusive for noise; a machine with thresholds for the number "
-                     "may call the same value inconclusive).")
+                     "single value (it cannot be inconclusive for noise; for a benchmark's number, a machine with "
+                     "thresholds for it may call the same value inconclusive).")
 
 
 def judged_without_noise(result: ClaimResult) -> bool:
