@@ -273,3 +273,20 @@ def test_the_page_of_many_long_machine_names_has_a_name_the_filesystem_takes(tmp
     assert side_by_side_name(hosts[:4] + ["other-smoke"]) != name           # the hash tells lists apart
     (tmp_path / f".{name}.new-abcdefgh").mkdir()                            # the writer's staging folder
     assert side_by_side_name(["a-quick", "b-quick"]) == "side-by-side-a-quick+b-quick"
+
+
+def test_a_cuda_runs_figure_sits_beside_its_cpu_runs_figure_though_one_machine_drew_it():
+    """One machine drew a figure of its CUDA run (toy_cuda), the other had none: the row of
+    toy_cuda comes right after toy's, not after every figure of the first machine."""
+    from types import SimpleNamespace
+
+    from impls.harness.report.paper_figures import FigureResult
+    from impls.harness.report.side_by_side import _figures
+
+    def fig(name):
+        return FigureResult(name, f"Title {name}", "slide", "Fig. 1", "not measured", f"caption {name}")
+
+    cpu_only = SimpleNamespace(machine="cpu-box", figures=[fig("toy"), fig("zeta")])
+    gpu = SimpleNamespace(machine="gpu-box", figures=[fig("toy"), fig("toy_cuda"), fig("zeta")])
+    html = _figures([cpu_only, gpu])
+    assert html.index("Title toy<") < html.index("Title toy_cuda<") < html.index("Title zeta<"), html

@@ -19,7 +19,7 @@ from impls.harness.report.build import KEPT_UNDER_THEIR_MACHINE, other_machines
 from impls.harness.report.environment_table import NOT_RECORDED
 from impls.harness.report.html_page import CSS, _png, _table
 from impls.harness.report.model import Report, system_name
-from impls.harness.report.paper_figures import DRAWN, FigureResult
+from impls.harness.report.paper_figures import CUDA_SUFFIX, DRAWN, FigureResult
 from impls.harness.report.report_json import report_document
 from impls.harness.report.verdicts import ClaimResult
 
@@ -98,6 +98,10 @@ def _figure_cell(figure: FigureResult | None) -> str:
 def _figures(reports: list[Report]) -> str:
     by_machine = [{f.name: f for f in report.figures} for report in reports]
     names = list(dict.fromkeys(name for figures in by_machine for name in figures))
+    # a CUDA run's figure beside its CPU run's, though only another machine drew it
+    base = {n: n.removesuffix(CUDA_SUFFIX) if n.removesuffix(CUDA_SUFFIX) in names else n for n in names}
+    place = {n: i for i, n in enumerate(names)}
+    names = sorted(names, key=lambda n: (place[base[n]], n != base[n]))
     parts = []
     width = f"{100 / max(1, len(reports)):.0f}%"
     for name in names:
