@@ -101,7 +101,7 @@ def _when(stamp: Any) -> dt.datetime | None:
 def load_latest(machine: str | None = None, root: Path | None = None,
                 unreadable: list[tuple[str, str]] | None = None,
                 commit_dates: Mapping[str, dt.datetime] | None = None,
-                profile: str | None = None, profiles_seen: dict[str, set[str]] | None = None) -> dict[str, dict]:
+                profile: str | None = None) -> dict[str, dict]:
     """Return the newest record of every artifact name stored for ``machine``.
 
     Newest is the record of the latest commit in git's order (:func:`paths.commit_places`,
@@ -119,8 +119,6 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     no ``data`` object: :func:`read_record`) is never half-read: it is skipped,
     and when ``unreadable`` is a list, ``(path, why)`` is appended to it — and, when another
     commit's copy of the same artifact is used in its place, a second entry saying which one.
-    ``profiles_seen``, where given, receives commit -> the profiles (:func:`name_of`) that
-    commit's records of ``machine`` name, those left out for their profile included.
     """
     machine = machine or paths.suite_machine()
     base = Path(root or paths.artifacts_root()) / machine
@@ -129,14 +127,11 @@ def load_latest(machine: str | None = None, root: Path | None = None,
     found: list[tuple[tuple, str, dict]] = []     # (rank, file, record) of every record of this machine
     broken: dict[str, list[tuple[Path, str]]] = {}
     for file in sorted(base.glob("*/*.json")):
-        record, why = _parsed(file)
-        if record is None:
+        record, why, foreign = read_record(file, machine)
+        if record is None and not foreign:
             broken.setdefault(file.stem, []).append((file, why))
             continue
-        if profiles_seen is not None and record.get("profile") and record.get("machine") in (None, machine):
-            profiles_seen.setdefault(str(record.get("commit") or ""), set()).add(name_of(record["profile"]))
-        why = _foreign(record, machine)
-        if why:
+        if record is None:
             if unreadable is not None:
                 unreadable.append((str(file), why))
             continue
@@ -177,27 +172,17 @@ def read_record(file: Path, machine: str, profile: str | None = None) -> tuple[d
     for: ``foreign`` False) or why it belongs to another machine or profile (``foreign``
     True). A record returned is typed as :func:`_not_a_record` checks and ``record["name"]``
     is ``file``'s stem."""
-    record, why = _parsed(file)
-    if record is None:
-        return None, why, False
-    why = _foreign(record, machine, profile)
-    return (None, why, True) if why else (record, "", False)
-
-
-def _parsed(file: Path) -> tuple[dict | None, str]:
-    """``(record, "")`` for the artifact record in ``file``, of any machine or profile; else
-    ``(None, why)``: unreadable, not JSON, not a record (:func:`_not_a_record`), or a record
-    of another artifact than the one its file is named for."""
     try:
         record = json.loads(Path(file).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:   # JSONDecodeError, UnicodeDecodeError
-        return None, _why(err)
+        return None, _why(err), False
     why = _not_a_record(record)
     if why:
-        return None, why
+        return None, why, False
     if record["name"] != Path(file).stem:    # drawn as the artifact it names, it would hide that one's
-        return None, f"names artifact {record['name']!r}, filed as {Path(file).stem!r}"
-    return record, ""
+        return None, f"names artifact {record['name']!r}, filed as {Path(file).stem!r}", False
+    why = _foreign(record, machine, profile)
+    return (None, why, True) if why else (record, "", False)
 
 
 # the fields records are filed, ranked, matched and labelled by: each a string where present

@@ -1,5 +1,9 @@
 """Where the suite keeps things: repository root, caches, results, artifacts.
 
+Longer than 400 lines: where a result is filed includes which commit it is of and where that
+commit stands in git's history, and every git question shares :func:`_git`'s guard against
+answering from an enclosing repository.
+
 Under ``asv run`` in virtualenv mode the package is installed into asv's own
 environment and the benchmarks run in a scratch directory; asv exports
 ``ASV_CONF_DIR`` (the directory holding asv.conf.json), which is the root then.
@@ -319,6 +323,18 @@ def commit_ranks(commits: list[str]) -> dict[str, int] | None:
         return None
     order = {c: i for i, c in enumerate(done.stdout.split())}
     return {c: order[c] for c in present if c in order} or None
+
+
+def descendants(ancestor: str, commits: list[str]) -> set[str] | None:
+    """Those of ``commits`` whose history holds commit ``ancestor`` (one is its own): a commit
+    git lacks is none. None where git cannot tell: no usable git, or a clone without
+    ``ancestor`` (a shallow one). One ``git merge-base --is-ancestor`` a commit."""
+    try:
+        if _git("cat-file", "-e", f"{ancestor}^{{commit}}").returncode:
+            return None
+        return {c for c in commits if _git("merge-base", "--is-ancestor", ancestor, c).returncode == 0}
+    except (OSError, RuntimeError, subprocess.SubprocessError):
+        return None
 
 
 def commit_places(commits: list[str]) -> dict[str, int]:

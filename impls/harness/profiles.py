@@ -46,6 +46,11 @@ def versioned(pinned: str, profile: str) -> str:
     return pinned if profile == DEFAULT_PROFILE else f"{pinned}+{profile}"
 
 
+# The commit from which a benchmark's version names every profile but the default
+# (:func:`versioned`): at it and after, a version naming none is the default profile's.
+VERSIONED_SINCE = "4324e4276bdf265ac0d319139935ae5928d8137c"
+
+
 def machine_profile(machine: str) -> str | None:
     """The profile a machine name ``<host>-<profile>`` (as the suite files results) names, else None."""
     return next((p for p in PROFILES if machine.endswith(f"-{p}")), None)

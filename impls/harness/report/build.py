@@ -442,14 +442,12 @@ def build_report(machine: str, results_dir: Path, artifacts_root: Path, claims_p
     unreadable: list[tuple[str, str]] = []
     info = asv_files.read_benchmark_info(results_dir, unreadable)
     frame = results.read_results(results_dir, machine, unreadable, info)
-    dates = _dates_in_order(results.commits(frame))
+    commits = results.commits(frame)
+    dates = _dates_in_order(commits)
     # the profile of the results' versions where they name one; else the newest record's, which
     # load_latest keeps alone (a version naming none is quick's, or older than the naming)
-    seen: dict[str, set[str]] = {}
     records = artifact_store.load_latest(machine, Path(artifacts_root), unreadable, commit_dates=dates,
-                                         profile=results.results_profile(frame, machine), profiles_seen=seen)
-    frame = results.without_default_runs(frame, results_dir, machine, seen, unreadable)
-    commits = results.commits(frame)
+                                         profile=results.results_profile(frame, machine))
     profile = next((name_of(r["profile"]) for r in records.values() if r.get("profile")), None)
     if frame.empty and not records and not unreadable:
         known = _known_machines(results_dir, artifacts_root)

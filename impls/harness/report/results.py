@@ -193,11 +193,18 @@ def results_profile(frame: pd.DataFrame, machine: str) -> str | None:
 
 def _selected(frame: pd.DataFrame, files: pd.Series, machine: str,
               unreadable: list[tuple[str, str]] | None) -> pd.DataFrame:
-    """``frame`` but rows whose version names another profile than :func:`results_profile`'s, each point
+    """``frame`` but rows whose version names another profile than :func:`results_profile`'s (or
+    names none, the default's, at a commit from :data:`profiles.VERSIONED_SINCE` on), each point
     of a benchmark at a commit and environment once, of its newest run by ``started_at``; each file
     (``files``: each row's) with rows left out, but copies of a newest run, is added to ``unreadable``."""
     wanted = results_profile(frame, machine) or profiles.DEFAULT_PROFILE   # naming none, yet newer than those that do
     named = frame["version"].map(lambda v: profiles.profile_of_version(str(v)))   # None: the default's, or older
+    if wanted != profiles.DEFAULT_PROFILE and named.isna().any():
+        # at a commit whose code names the other profiles in the version, naming none is the
+        # default's (asv run --machine <host>-full without its profile set); before it, or
+        # where git cannot tell, it may be this profile's from before the naming: kept
+        newer = paths.descendants(profiles.VERSIONED_SINCE, sorted(set(frame.loc[named.isna(), "commit"])))
+        named = named.mask(named.isna() & frame["commit"].isin(newer or ()), profiles.DEFAULT_PROFILE)
     other = named.notna() & (named != wanted)
     newest = frame[~other].groupby(RUN)["started_at"].transform("max")
     older = frame["started_at"] < newest.reindex(frame.index)
@@ -210,33 +217,6 @@ def _selected(frame: pd.DataFrame, files: pd.Series, machine: str,
             what = f"{rows['benchmark'].nunique()} benchmark(s)" if (files[~(other | older)] == path).any() else "a run"
             unreadable.append((str(path), f"{path}: {what} {why(rows)}"))
     return frame[~(other | older)].drop_duplicates([*RUN, "param_label"], keep="last").reset_index(drop=True)
-
-
-def without_default_runs(frame: pd.DataFrame, results_dir: Path, machine: str, profiles_seen: dict[str, set[str]],
-                         unreadable: list[tuple[str, str]] | None = None) -> pd.DataFrame:
-    """``frame`` (:func:`read_results`' rows) without the rows that are the default profile's
-    under a machine whose results are another profile's (:func:`results_profile`): rows whose
-    version names no profile (the default's, or from before versions named one, which
-    :func:`_selected` keeps) at a commit whose artifact records (``profiles_seen``: commit ->
-    the profiles they name, :func:`impls.harness.artifacts.load_latest`) name the default
-    profile and not that one. A run under the default sizes filed as another profile's
-    (``asv run --machine <host>-full`` without its profile set) would else be judged as it.
-    Each commit with rows left out is added to ``unreadable``, under the machine's results folder
-    in ``results_dir``."""
-    wanted = results_profile(frame, machine)
-    if frame.empty or wanted in (None, profiles.DEFAULT_PROFILE):
-        return frame
-    default = {commit for commit, seen in profiles_seen.items()
-               if profiles.DEFAULT_PROFILE in seen and wanted not in seen}
-    unnamed = frame["version"].map(lambda v: profiles.profile_of_version(str(v)) is None)
-    drop = unnamed & frame["commit"].astype(str).isin(default)
-    if not drop.any():
-        return frame
-    for commit, rows in frame[drop].groupby("commit", sort=True) if unreadable is not None else ():
-        unreadable.append((str(Path(results_dir) / machine), f"{rows['benchmark'].nunique()} benchmark(s) of commit "
-                           f"{str(commit)[:8]} of the {profiles.DEFAULT_PROFILE!r} profile (versions naming none; the "
-                           f"commit's artifacts were made by it), filed under {machine!r}: left out"))
-    return frame[~drop].reset_index(drop=True)
 
 
 def history_order(commits: pd.Series) -> pd.Series:
