@@ -300,8 +300,7 @@ def core_scaling(data: dict):
                               for r in group], marker="o", label=name)
         ax_util.plot(threads, [r.get("cpu_utilization", math.nan) for r in group], marker="o", label=name)
     ax_tp.set_yscale("log")
-    if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0
-               for b in data["batch"].values() for r in (b.get("slide"), b.get("dense")) if r):
+    if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in runs):
         ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
     ax_tp.set_ylabel("samples/s over the same batches (log)")
     ax_ttt.set_ylabel("seconds to target P@1 (missing: not reached)")
