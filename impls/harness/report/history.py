@@ -42,7 +42,7 @@ from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL,
                                                  stamp_caption)
 from impls.harness.report.provenance import NOT_SYNTHETIC, SYNTHETIC, data_kind
 from impls.harness.report.results import commits as commit_table
-from impls.harness.report.results import newest_per_point
+from impls.harness.report.results import flag_meaning, newest_per_point
 
 HISTORY_TYPES = ("track", "time")
 MAX_SERIES_PER_PANEL = 8
@@ -139,8 +139,7 @@ def bound_labels(flag_rows: pd.DataFrame, flags: tuple[str | None, str | None] |
     flag, and one for a point whose flags were not measured."""
     found = {compare.UNKNOWN_BOUND: "bound of either kind (its bound flags were not measured)"}
     for flag, kind, sign in zip(flags or (), (compare.LOWER_BOUND, compare.UPPER_BOUND), ("≥", "≤")):
-        units = flag_rows.loc[flag_rows["benchmark"] == flag, "unit"] if flag and "unit" in flag_rows else []
-        why = str(units.iloc[-1]).removeprefix("1 = ").strip() if len(units) else ""
+        why = flag_meaning(flag_rows, flag)
         found[kind] = f"{kind} bound ({sign} value" + (f": {why})" if why else ")")
     return found
 

@@ -254,6 +254,15 @@ def commits(frame: pd.DataFrame) -> pd.DataFrame:
     return ordered.drop(columns=list(extra))
 
 
+def flag_meaning(rows: pd.DataFrame, flag: str | None) -> str:
+    """What bound-flag benchmark ``flag`` being 1 means, in its own words: its unit in ``rows``
+    (the newest row's that has one) less the leading "1 = "; "" where ``rows`` do not say."""
+    if not flag or "unit" not in rows or "benchmark" not in rows:
+        return ""
+    units = rows.loc[rows["benchmark"] == flag, "unit"].dropna()
+    return str(units.iloc[-1]).removeprefix("1 = ").strip() if len(units) else ""
+
+
 def newest_per_point(frame: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
     """Return ``frame`` keeping, for each ``by`` group, the row of the newest run (git's
     order, then commit date, then run start; see :func:`commits`)."""

@@ -84,7 +84,7 @@ from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact
                                           check_setting, measure, same_commit, select_points)
 from impls.harness.report.noise import Noise
 from impls.harness.report.provenance import data_kind
-from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED
+from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED, flag_meaning
 from impls.harness.report.setting import measured_on
 from impls.harness.report.value_run import ValueRun
 
@@ -511,8 +511,9 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         return ClaimResult(claim, f"{NOT_MEASURED}: {shown_with_unit(value, claim)} is flagged both a lower and an "
                            "upper bound",
                            value, ratio, in_range, detail, coverage=measurement.coverage)
-    set_flag = claim.lower_bound_when if lower else claim.upper_bound_when if upper else None
-    verdict, said = judge_bounded(claim, value, lower, upper, _flag_meaning(set_flag, points))
+    # the flag that is set; one read from an artifact has no benchmark whose unit says why
+    flag = getattr(claim.lower_bound_when if lower else claim.upper_bound_when if upper else None, "point", None)
+    verdict, said = judge_bounded(claim, value, lower, upper, flag_meaning(points, flag and flag.benchmark))
     detail = f"{detail}; {said}" if said else detail
     if measurement.too_few_points and verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED):
         detail = f"{detail}: a rank correlation of two points is always ±1 (point estimate: {verdict})"
@@ -525,7 +526,7 @@ def judge_bounded(claim: Claim, value: float, lower: bool = False, upper: bool =
                   why: str = "") -> tuple[str, str]:
     """(verdict, what to add to the detail, "" when nothing) of ``value`` on ``claim`` when it is
     exact, only a lower bound (``lower``) or only an upper bound (``upper``), ``why`` saying
-    what made it one (its flag's meaning, :func:`_flag_meaning`; "" unsaid): a bound is judged
+    what made it one (its flag's meaning, :func:`results.flag_meaning`; "" unsaid): a bound is judged
     where the true value, beyond it, has one verdict (see the module doc), "inconclusive" where
     it may have two. Without intervals, as :func:`judge`."""
     verdict = judge(claim, value)
@@ -580,16 +581,6 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
     return INCONCLUSIVE, (f"at most {shown_with_unit(bound, claim)}, below the band and above the no-effect value: "
                           "partly or not "
                           f"reproduced (partly at best)")
-
-
-def _flag_meaning(source, points: pd.DataFrame) -> str:
-    """What bound flag ``source`` being set means, in its benchmark's declared words (its unit
-    without the leading "1 = ", as the benchmark writes it); "" where the points do not say."""
-    benchmark = getattr(getattr(source, "point", None), "benchmark", None)
-    if benchmark is None or "unit" not in points or "benchmark" not in points:
-        return ""
-    units = points.loc[points["benchmark"] == benchmark, "unit"].dropna()
-    return str(units.iloc[-1]).removeprefix("1 = ").strip() if len(units) else ""
 
 
 def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
