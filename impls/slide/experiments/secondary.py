@@ -16,7 +16,7 @@ from typing import Any
 from impls.slide.core.config import SlideConfig
 from impls.slide.experiments.crowding import warn_crowded
 from impls.slide.experiments.run_failures import FAILED, TARGET_WITHOUT, mark_partial_targets, raise_if_all_failed
-from impls.slide.experiments.sweeps import config_of, data, eval_kwargs, run_or_fail, sizes, train_method
+from impls.slide.experiments.sweeps import data, make_data, run_or_fail, run_spec_on, sizes
 from impls.slide.experiments.targets import add_targets, speedup
 
 EXPERIMENT = "slide_sweep"
@@ -59,8 +59,7 @@ def _spec_in_child(kwargs: dict[str, Any]) -> dict[str, Any]:
     s, spec = kwargs["sizes"], kwargs["spec"]
     train_data, test_data, info = data(kwargs["profile"], s["dataset"])
     t = time.perf_counter()
-    result = train_method(spec["method"], SlideConfig(**config_of(spec)), train_data, test_data,
-                          spec.get("device"), **eval_kwargs(s))
+    result = run_spec_on(s, spec, train_data, test_data)
     result["wall_seconds"] = time.perf_counter() - t
     result.pop("data", None)
     return {"run": result, "source": info, "data": train_data.stats() if kwargs.get("stats") else None}
@@ -81,17 +80,13 @@ def secondary_sweep(profile: str | None = None, progress: bool | None = None,
     numbers); the finished runs of its question carry ``target_without``. ``data``: the
     training set's stats (None where no run finished). Raises RuntimeError when every run failed.
     """
-    from impls.harness import registry
     from impls.harness.profiles import resolve
     from impls.harness.progress import progress_bar
-    from impls.slide.data.dataset import raise_if_broken, xc_datasets
 
     profile = resolve(profile)
     s = s or sizes(profile, EXPERIMENT)
     warn_crowded(EXPERIMENT, [{"name": "every run", "threads": s["threads"]}])
-    raise_if_broken(s["dataset"])
-    # made before the runs, in a process of its own: no run's time or peak memory pays for it
-    registry.make_missing({s["dataset"]} & set(xc_datasets()), profile, isolate)
+    make_data({s["dataset"]}, profile, isolate)
     found: dict[str, Any] = {"source": None, "data": None}
 
     def entry(spec: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:

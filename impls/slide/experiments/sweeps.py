@@ -289,21 +289,27 @@ def real_amazon_run(profile: str | None = None, progress: bool | None = None,
     return _sweep("slide_real", "SLIDE on the real Amazon-670K", profile, progress, isolate, s)
 
 
+def make_data(names: set[str], profile: str, isolate: bool) -> None:
+    """Make the registry's XC sets among ``names`` that ``profile`` lacks, before a sweep's runs
+    and in a process of its own unless ``isolate`` is False: no run's time or peak memory pays
+    for them. A broken set raises first (:func:`raise_if_broken`); a name ``from_registry``
+    would refuse is left to the run's own error."""
+    from impls.harness import registry
+
+    for name in names:
+        raise_if_broken(name)
+    registry.make_missing(set(names) & set(xc_datasets()), profile, isolate)
+
+
 def _sweep(experiment: str, what: str, profile: str | None, progress: bool | None,
            isolate: bool, s: dict[str, Any] | None = None) -> dict[str, Any]:
-    from impls.harness import registry
     from impls.harness.profiles import resolve
     from impls.harness.progress import progress_bar
 
     profile = resolve(profile)
     s = s or sizes(profile, experiment)
     warn_crowded(experiment, s["runs"])
-    # made before the runs, in a process of its own: no run's time or peak memory pays for it;
-    # a name from_registry would refuse is left to the run's own error
-    names = {spec.get("dataset") or s["dataset"] for spec in s["runs"] if not skip_reason(spec)}
-    for name in names:
-        raise_if_broken(name)
-    registry.make_missing(names & set(xc_datasets()), profile, isolate)
+    make_data({spec.get("dataset") or s["dataset"] for spec in s["runs"] if not skip_reason(spec)}, profile, isolate)
     runs = []
     with progress_bar(len(s["runs"]), what, "run", progress) as bar:
         for spec in s["runs"]:
@@ -312,7 +318,7 @@ def _sweep(experiment: str, what: str, profile: str | None, progress: bool | Non
                 runs.append({**spec, "skipped": reason})
             else:
                 runs.append(run_or_fail(experiment, spec, _run_spec_in_child,
-                                  {"spec": spec, "profile": profile, "sizes": s}, isolate, run_entry))
+                                        {"spec": spec, "profile": profile, "sizes": s}, isolate, run_entry))
             bar.update()
     settle(experiment, runs)
     target, speedups = score(runs, s)
