@@ -25,6 +25,7 @@ import inspect
 import re
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from impls.harness import paths
 
@@ -115,15 +116,16 @@ def class_of(benchmark: str) -> str:
     return benchmark.rsplit(".", 1)[0]
 
 
-def _declared_tracks(package: str, attribute: str) -> dict[str, object]:
+def _declared_tracks(package: str, attribute: str, read: Callable[[type, Any], Any] | None = None) -> dict[str, Any]:
     """Return ``{asv benchmark name: value}`` for every ``track_*`` method of ``package`` whose
-    ``attribute`` is set to a true value (a subclass inherits its base's)."""
+    ``attribute`` is set to a true value (a subclass inherits its base's), each value as
+    ``read(its class, value)`` gives it where ``read`` is given."""
     found = {}
     for module_name, cls in _benchmark_classes(package):
         for name in dir(cls):
             value = getattr(getattr(cls, name), attribute, None) if name.startswith("track_") else None
             if value:
-                found[f"{module_name}.{cls.__name__}.{name}"] = value
+                found[f"{module_name}.{cls.__name__}.{name}"] = read(cls, value) if read else value
     return found
 
 
@@ -173,17 +175,16 @@ def declared_sides(package: str = "benchmarks") -> dict[str, str]:
     (a class with ``cuda_twin_of``: ``benchmarks.common.cuda_twin``), a class the inherited
     words name (``Name.track_...``) reads as its twin ``NameCuda`` where the module has one:
     the twin's sides are tracked by the twins."""
-    found = {}
-    for module_name, cls in _benchmark_classes(package):
-        module = sys.modules.get(cls.__module__)
-        for name in dir(cls):
-            sides = getattr(getattr(cls, name), "sides", None) if name.startswith("track_") else None
-            if sides and getattr(cls, "cuda_twin_of", None) is not None and module is not None:
-                sides = re.sub(r"\b([A-Z]\w*)(?=\.track_)",
-                               lambda m: f"{m[1]}Cuda" if hasattr(module, f"{m[1]}Cuda") else m[1], sides)
-            if sides:
-                found[f"{module_name}.{cls.__name__}.{name}"] = sides
-    return found
+    return _declared_tracks(package, "sides", _sides_of)
+
+
+def _sides_of(cls: type, sides: str) -> str:
+    """``sides`` as class ``cls`` reads them: a CUDA twin's name its module's twins."""
+    module = sys.modules.get(cls.__module__)
+    if getattr(cls, "cuda_twin_of", None) is None or module is None:
+        return sides
+    return re.sub(r"\b([A-Z]\w*)(?=\.track_)", lambda m: f"{m[1]}Cuda" if hasattr(module, f"{m[1]}Cuda") else m[1],
+                  sides)
 
 
 def better(direction: str) -> str:
