@@ -190,11 +190,12 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
                      "the layout (--renumber if the ids are hashed, sparse or offset)")
     vectors = source.get("vectors")
     if vectors is not None and np.ndim(vectors) == 2:
-        row = int(np.shape(vectors)[1]) * np.asarray(vectors[:0]).dtype.itemsize
+        dtype = np.asarray(vectors[:0]).dtype
+        row = int(np.shape(vectors)[1]) * dtype.itemsize
         if row != simulation.VECTOR_BYTES:
             block = -(-row // simulation.BLOCK_BYTES) * simulation.BLOCK_BYTES   # a row fits a block
             flags = f"--vector-bytes {row}" + (f" --block-bytes {block}" if block != simulation.BLOCK_BYTES else "")
-            notes.append(f"the vectors' rows are {row} B ({np.shape(vectors)[1]} x {np.asarray(vectors[:0]).dtype}); "
+            notes.append(f"the vectors' rows are {row} B ({np.shape(vectors)[1]} x {dtype}); "
                          f"the headline packs the suite's {simulation.VECTOR_BYTES}-B vectors, "
                          f"{simulation.BLOCK_BYTES // simulation.VECTOR_BYTES} to a {simulation.BLOCK_BYTES // 1024} KB "
                          f"block, whatever their width: python -m impls.bandana.prepare {flags} and "

@@ -337,6 +337,7 @@ def _sweep_title(data: dict, runs: list) -> str:
 def batch_size(data: dict):
     fig, (ax_tp, ax_sp) = new_axes(width=9.0, height=3.4, ncols=2)
     batches = sorted(int(b) for b in data["batch"])
+    every = [r for b in data["batch"].values() for r in (b.get("slide"), b.get("dense"))]   # None: not swept
     for method in ("slide", "dense"):
         runs = [data["batch"][str(b)].get(method) for b in batches]
         ax_tp.plot(batches, [r.get("samples_per_second", math.nan) if r else math.nan for r in runs], marker="o",
@@ -361,8 +362,7 @@ def batch_size(data: dict):
         ax.set_xticklabels([str(b) for b in batches])
         ax.set_xlabel("batch size")
     ax_tp.set_yscale("log")
-    if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0
-               for b in data["batch"].values() for r in (b.get("slide"), b.get("dense")) if r):
+    if not any(finite(r.get("samples_per_second")) and r["samples_per_second"] > 0 for r in every if r):
         ax_tp.set_ylim(1, 10)       # a log axis with no positive value has no limits of its own
     ax_tp.set_ylabel("samples/s (log)")
     fraction = data.get("sizes", {}).get("target_fraction")
@@ -370,8 +370,7 @@ def batch_size(data: dict):
                      + (f"\n(target {fraction:g} of the way from the popular\nlabel to the pair's better P@1)"
                         if fraction else ""), fontsize=7)
     ax_tp.legend(fontsize=7)
-    ax_tp.set_title(_sweep_title(data, [r for b in data["batch"].values() for r in (b.get("slide"), b.get("dense"))]),
-                    fontsize=7)
+    ax_tp.set_title(_sweep_title(data, every), fontsize=7)
     return fig
 
 
