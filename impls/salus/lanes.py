@@ -98,9 +98,8 @@ def never_admitted_message(never: Sequence, where: str) -> str:
     if len(never) == 1:
         return (f"job {never[0].name!r} needs {never[0].persistent + never[0].ephemeral} B at its peak, more "
                 f"than {where}: it can never be admitted")
-    named = ", ".join(f"{job.name!r} ({job.persistent + job.ephemeral} B)" for job in never[:NAMED])
-    more = f" and {len(never) - NAMED} more" if len(never) > NAMED else ""
-    return f"{len(never)} jobs need more than {where} at their peak, so they can never be admitted: {named}{more}"
+    named = cli.first_few((f"{job.name!r} ({job.persistent + job.ephemeral} B)" for job in never), NAMED)
+    return f"{len(never)} jobs need more than {where} at their peak, so they can never be admitted: {named}"
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 
 from impls.harness import profiles, skip_log
+from impls.harness.report.asv_files import type_from_name
 from impls.harness.report.directions import (CONTEXT, FLAG, HIGHER, JUDGED, LOWER, NEARER_ZERO, UNKNOWN, better,
                                              class_of, direction_of)
 from impls.harness.report.noise import (ABSOLUTE, RELATIVE, TOO_NOISY, Noise, change, factor, moved_beyond,
@@ -311,7 +312,7 @@ SHIFT_MODULES = 3  # the benchmark modules the flagged numbers moving that way m
 
 
 _MEMORY_UNITS = {"b", "byte", "bytes", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib"}
-_POSITIVE_TYPES = ("time_", "peakmem_", "mem_")   # asv's timings and memory sizes
+_POSITIVE_TYPES = ("time", "peakmem", "memory")   # asv's timings and memory sizes (type_from_name)
 
 
 def _unit_word(unit: str) -> str:
@@ -331,12 +332,12 @@ def not_a_measurement(benchmark: str, unit: str, value: float, scale: str = RELA
     difference, an error) may be any finite value."""
     if not math.isfinite(value):
         return f"{value:g} is not a finite value"
-    if benchmark.rsplit(".", 1)[-1].startswith(_POSITIVE_TYPES):
+    if type_from_name(benchmark) in _POSITIVE_TYPES:
         return "" if value > 0 else f"a {benchmark.rsplit('.', 1)[-1].split('_', 1)[0]} benchmark measured {value:g}"
     if scale != RELATIVE:
         return ""
     first = _unit_word(unit)
-    if first.lower() in _MEMORY_UNITS or first.endswith("/s") or first.lower() == "iops":
+    if first.lower() in _MEMORY_UNITS or _rate(first):
         return "" if value > 0 else f"{value:g} {first}, where only a positive value can be measured"
     if first in _TIME_UNITS and value < 0:
         return f"{value:g} {first}: a time below 0"
@@ -349,7 +350,12 @@ def speed_like(unit: str) -> bool:
     if "simulated" in unit.lower():    # a model's time: the machine's speed does not move it
         return False
     first = _unit_word(unit)
-    return first in _TIME_UNITS or first.endswith("/s") or first.lower() == "iops"
+    return first in _TIME_UNITS or _rate(first)
+
+
+def _rate(first: str) -> bool:
+    """Whether a unit's first word (:func:`_unit_word`) is a rate: ``.../s`` or IOPS."""
+    return first.endswith("/s") or first.lower() == "iops"
 
 
 def machine_shift(comparison: "Comparison") -> str | None:
