@@ -218,7 +218,9 @@ def other_commit_artifacts_note(records: Mapping[str, Mapping], commits: pd.Data
             why = ("which has no asv results: "
                    + without_results(commit, newest_commit, "an interrupted or partial run (or artifacts saved without asv)"))
         parts.append(f"{', '.join(names)} from commit {commit[:8] or '?'}, {why}")
-    used = ["their figures (each caption names its commit)", "the claims that read them"]
+    used = ["their figures (each caption names its commit)",
+            "the claims that read them (but for those whose benchmarks failed or were skipped at the newest "
+            "commit: they read \"not measured\", the older value in their detail only)"]
     fingerprinted = [r for r in [*records.values(), *hidden] if isinstance(r.get("fingerprint"), dict)]
     if fingerprinted and not any(same_commit(str(r.get("commit") or ""), newest_commit) for r in fingerprinted):
         used.append("the Environment's fingerprint (its source row names the artifact)")
