@@ -32,7 +32,7 @@ MEASURED_KINDS = ("benchmark", "ratio", "trend", "artifact")
 MEASURED_KEYS = {
     "benchmark": {"benchmark", "params"},
     "ratio": {"ratio", "params"},
-    "trend": {"trend", "over", "params"},
+    "trend": {"trend", "over", "params", "bounds"},
     "artifact": {"artifact", "path"},
 }
 
@@ -68,11 +68,16 @@ class RatioSource:
 
 @dataclasses.dataclass(frozen=True)
 class TrendSource:
-    """The measured value is Spearman's rank correlation of a benchmark with parameter ``over``."""
+    """The measured value is Spearman's rank correlation of a benchmark with parameter ``over``.
+    ``lower_flag`` / ``upper_flag`` name benchmarks swept over the same parameters whose point is
+    1 where the value at that point is only a lower / upper bound (a speed-up over a run that
+    never reached the target): a rank correlation of bounds is no measurement."""
 
     benchmark: str
     over: str
     params: Mapping[str, Scalar] = dataclasses.field(default_factory=dict)
+    lower_flag: str | None = None
+    upper_flag: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -375,7 +380,13 @@ class _Checker:
                 self.fail(key, f"{key}.trend must be a benchmark name with over = "
                           "\"<parameter swept>\" (not also in params)")
                 return None
-            return TrendSource(table["trend"], over, shared)
+            bounds = table.get("bounds", {})
+            if (not isinstance(bounds, dict) or not set(bounds) <= {"lower", "upper"}
+                    or not all(isinstance(v, str) and v for v in bounds.values())):
+                self.fail(key, f"{key}.bounds must be {{ lower = \"<benchmark>\", upper = \"<benchmark>\" }} "
+                          f"(either may be left out), got {_describe(bounds)}")
+                return None
+            return TrendSource(table["trend"], over, shared, bounds.get("lower"), bounds.get("upper"))
         name, path = table["artifact"], table.get("path")
         if not isinstance(name, str) or not isinstance(path, str) or not path:
             self.fail(key, f"{key}.artifact must be an artifact name with "
@@ -467,7 +478,8 @@ def benchmark_references(claim: Claim) -> list[tuple[str, dict]]:
         elif isinstance(source, RatioSource):
             refs += [(p.benchmark, dict(p.params)) for p in (source.numerator, source.denominator)]
         elif isinstance(source, TrendSource):
-            refs.append((source.benchmark, {**source.params, source.over: None}))
+            refs += [(name, {**source.params, source.over: None})
+                     for name in (source.benchmark, source.lower_flag, source.upper_flag) if name]
     return refs
 
 

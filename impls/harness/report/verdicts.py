@@ -75,7 +75,7 @@ from typing import Any
 import pandas as pd
 
 from impls.harness.registry import is_sha256
-from impls.harness.report.claims import BenchmarkSource, Claim, MeasuredSource, PointRef, RatioSource
+from impls.harness.report.claims import BenchmarkSource, Claim, MeasuredSource, PointRef, RatioSource, TrendSource
 from impls.harness.report.directions import class_of
 from impls.harness.report.intervals import (Interval, claim_benchmarks, claim_commit, claim_interval, claim_run,
                                             lacks_run_to_run)
@@ -84,7 +84,7 @@ from impls.harness.report.measure import (ABSENT, INVALID, Measurement, artifact
                                           check_setting, measure, same_commit, select_points)
 from impls.harness.report.noise import Noise
 from impls.harness.report.provenance import data_kind
-from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_SKIPPED, flag_meaning
+from impls.harness.report.results import HISTORY, STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, flag_meaning
 from impls.harness.report.setting import measured_on
 from impls.harness.report.value_run import ValueRun
 
@@ -499,6 +499,11 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         what = (f"{shown} is of another setting than the claim's" if told else f"cannot tell the setting of {shown}")
         return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {what}",
                            coverage=measurement.coverage)
+    bounded = _trend_bounds(claim.measured, points, artifacts, measurement.commit)
+    if bounded:
+        return ClaimResult(claim, f"{NOT_MEASURED}: a rank correlation needs exact values, and {bounded}",
+                           detail=f"{measurement.detail}; rho {value:.3g} over bounds is no measurement",
+                           coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
     detail = measurement.detail
     unknown = next((why for why in flags if isinstance(why, str)), None)
@@ -581,6 +586,31 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
     return INCONCLUSIVE, (f"at most {shown_with_unit(bound, claim)}, below the band and above the no-effect value: "
                           "partly or not "
                           f"reproduced (partly at best)")
+
+
+def _trend_bounds(source: MeasuredSource, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
+                  commit: str) -> str:
+    """Which measured points of the trend ``source`` its bound flags (``lower_flag``,
+    ``upper_flag``, each point read as :func:`_flag_set` reads a value's) say are only bounds,
+    or cannot say are exact, in words ("the value at batch=64 is only a lower bound"); "" where
+    every one is exact, and for any other source or a trend without flags."""
+    if not isinstance(source, TrendSource) or not (source.lower_flag or source.upper_flag):
+        return ""
+    rows, _ = select_points(points, source.benchmark, source.params)
+    over = [] if rows is None else [p.get(source.over) for p, st in zip(rows["params"], rows["status"])
+                                     if st == STATUS_OK]
+    said = []
+    for at in over:
+        params = {**source.params, source.over: at}
+        value = BenchmarkSource(PointRef(source.benchmark, params))
+        for flag, kind in ((source.lower_flag, "a lower"), (source.upper_flag, "an upper")):
+            found = _flag_set(BenchmarkSource(PointRef(flag, params)) if flag else None, points, artifacts,
+                              commit, value)
+            if isinstance(found, str):
+                said.append(f"whether the value at {source.over}={at!r} is exact is not known ({found})")
+            elif found:
+                said.append(f"the value at {source.over}={at!r} is only {kind} bound")
+    return "; ".join(said)
 
 
 def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
