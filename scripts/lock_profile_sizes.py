@@ -9,7 +9,8 @@ the sizes it runs at, so a halved budget or another thread count would continue 
 history. ``benchmarks/sizes_lock.json`` holds, for every ``[table.profile]``, the first 16
 hex digits of the sha256 of the parsed table (:func:`digest`: its content as canonical JSON,
 so comments and layout do not count). ``--check`` names every table that was changed, added
-or removed, and the benchmarks that read it (:func:`readers`); tests/test_benchmark_modules.py
+or removed, and the benchmarks that read it (:func:`readers`; a table new to the lock has no
+readers yet and needs only ``--write``); tests/test_benchmark_modules.py
 runs the same check. ``--profiles`` and ``--lock`` point at other files (a test's copies).
 """
 from __future__ import annotations
@@ -32,6 +33,8 @@ BENCH_PREFIXES = ("track_", "time_", "timeraw_", "mem_", "peakmem_")
 WRITE = "python scripts/lock_profile_sizes.py --write"
 ADVICE = ("If what the named benchmarks measure changed (sizes, budgets, threads), bump their pins in "
           f"benchmarks/versions.json; then run '{WRITE}'.")
+NEW_ADVICE = ("No number asv has recorded was measured with a table new to the lock, so no pin in "
+              f"benchmarks/versions.json needs a bump for it: run '{WRITE}' to record it.")
 
 
 class LockError(ValueError):
@@ -120,24 +123,36 @@ def readers(tables: list[str]) -> dict[str, list[str]]:
 def check(profiles_path: Path = PROFILES, lock_path: Path = LOCK) -> str:
     """"" when every table of ``profiles_path`` has the digest ``lock_path`` records; else a
     message naming each changed, added or removed ``[table.profile]``, the benchmarks that
-    read it, and what to do (:data:`ADVICE`)."""
-    diffs = differences(read_lock(lock_path), digests(profiles_path))
+    read it, and what to do (:data:`ADVICE`). A table the lock has no profile of at all is
+    new: no recorded number was measured with it, so its lines name no readers and its advice
+    is :data:`NEW_ADVICE` (just ``--write``), not a pin bump that would cut the history of
+    benchmarks that merely name it."""
+    locked = read_lock(lock_path)
+    diffs = differences(locked, digests(profiles_path))
     if not diffs:
         return ""
+    new = {key.rsplit(".", 1)[0] for key, _ in diffs} - set(locked)
     lines = [f"{profiles_path} differs from {lock_path}:"]
+    known = sorted({key.rsplit(".", 1)[0] for key, _ in diffs} - new)
     try:
-        by_table = readers(sorted({key.rsplit(".", 1)[0] for key, _ in diffs}))
+        by_table = readers(known) if known else {}
     except Exception as err:      # noqa: BLE001 - a table the benchmarks cannot load: still name it
         by_table = None
         lines.append(f"  (which benchmarks read them is unknown: importing benchmarks failed: {err})")
     for key, kind in diffs:
+        if key.rsplit(".", 1)[0] in new:
+            lines.append(f"  [{key}] {kind}: a table new to the lock, which no recorded number was measured with")
+            continue
         names = (by_table or {}).get(key.rsplit(".", 1)[0]) or []
         lines.append(f"  [{key}] {kind}" + ("" if by_table is None else "; read by:" if names
                                           else "; read by no benchmark"))
         if names:
             lines.append(textwrap.fill(", ".join(names), width=100, initial_indent=" " * 6,
                                        subsequent_indent=" " * 6, break_on_hyphens=False))
-    lines.append(ADVICE)
+    if new:
+        lines.append(NEW_ADVICE)
+    if known:
+        lines.append(ADVICE)
     return "\n".join(lines)
 
 

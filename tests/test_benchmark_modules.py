@@ -203,6 +203,31 @@ def test_the_lock_sees_a_changed_value_and_names_its_readers_but_not_comments(lo
         ("fio_sweep.full", "added"), ("gone_table.smoke", "removed")]
 
 
+
+def test_a_table_new_to_the_lock_needs_only_write_not_a_pin_bump(load_script, tmp_path):
+    """A new table (a new experiment's) was read by no recorded number: naming as its readers the
+    classes of a module that quotes it, and advising to bump their pins, would cut the history of
+    benchmarks (here SlideTableRefresh) that the new table never touched."""
+    script = load_script("lock_profile_sizes")
+    original, copy, lock = script.PROFILES.read_text(), tmp_path / "profiles.toml", tmp_path / "sizes_lock.json"
+    copy.write_text(original)
+    locked = script.digests(copy)
+    del locked["slide_delicious"]       # as if [slide_delicious.*] had just been added
+    lock.write_text(json.dumps(locked))
+    message = script.check(copy, lock)
+    assert "[slide_delicious.quick] added: a table new to the lock" in message, message
+    assert "read by" not in message and "SlideTableRefresh" not in message, message
+    assert "bump their pins" not in message and "no pin in benchmarks/versions.json needs a bump" in message
+    assert message.endswith(f"run '{script.WRITE}' to record it."), message
+    assert script.main(["--check", "--profiles", str(copy), "--lock", str(lock)]) == 1
+    # beside a changed table, the changed one keeps its readers and the pin advice
+    copy.write_text(_bump_first_number(original, "[slide_train.quick]"))
+    message = script.check(copy, lock)
+    assert "[slide_train.quick] changed; read by:" in message and "[slide_delicious.smoke] added: a table new" in message
+    assert "bench_slide.SlideTimeToAccuracy.track_time_to_target" in message, message
+    assert "no pin in benchmarks/versions.json needs a bump" in message and "bump their pins" in message
+
+
 def test_importing_benchmarks_names_the_checkout_without_touching_the_environment(tmp_path):
     """asv --python=same runs setup_cache in a scratch directory without ASV_CONF_DIR; the
     package, imported from the checkout, tells impls where the checkout is (after the
