@@ -782,6 +782,15 @@ class _WorkerWatch:
         self.thread.join(timeout=10)
 
 
+def code_package(fn: Callable) -> str:
+    """The top-level package whose :func:`code_version` a worker computing ``fn`` must share:
+    ``fn``'s own, or this suite's for a function of a script run as ``__main__`` (Dask sends
+    such a function by value, so its code travels with it; the suite's code it calls does
+    not, and a worker's ``__main__`` is Dask's own command)."""
+    package = fn.__module__.partition(".")[0]
+    return __name__.partition(".")[0] if package == "__main__" else package
+
+
 def _versioned(fn: Callable, package: str, args: tuple, kwargs: dict) -> tuple[str, str, Any]:
     """Run on a worker: (its address, its :func:`code_version` of ``package``, ``fn(*args, **kwargs)``)."""
     from distributed import get_worker
@@ -795,7 +804,7 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
     this process's, and :class:`GridPointError` when a point raised (chained from its
     exception)."""
     from distributed import as_completed
-    package = fn.__module__.partition(".")[0]
+    package = code_package(fn)
     ours = code_version(package)
     firsts = [same[0] for same in groups.values()]
     sent = [points[i] for i in firsts]
@@ -844,6 +853,15 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
                 f"no Dask worker left ({record['where']}) for {NO_WORKER_GRACE_S:.0f} s, after {done} of "
                 f"{pending} points of {label!r}; the {record['reused'] + done} finished points are kept "
                 f"under {results_dir(label)} and a rerun computes only the rest") from None
+        forgotten = _cancelled_by_scheduler(client, exc)
+        if forgotten:
+            raise GridError(
+                f"the Dask scheduler ({record['where']}) cancelled a point of {label!r} ({forgotten}) after "
+                f"{done} of {pending} points: most often the arrays sent to a worker that could not read "
+                f"them were lost with it (a worker that died, or one that joined after they were sent); "
+                f"the {record['reused'] + done} finished points are kept under {results_dir(label)} and a "
+                f"rerun computes only the rest; workers that share this machine's file system (the data "
+                f"cache, {ENV_RESULTS}) need no array sent") from exc
         if _scheduler_lost(client, exc):
             raise GridError(
                 f"lost the Dask scheduler ({record['where']}) after {done} of {pending} points of "
@@ -854,6 +872,19 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
         watch.close()
         for future in futures:
             future.release()
+
+
+def _cancelled_by_scheduler(client, exc: BaseException) -> str:
+    """The reason a point was cancelled while this client still holds its scheduler (the
+    future's ``reason``, e.g. "already forgotten"); "" where the scheduler's connection is
+    what was lost, or for any other exception."""
+    from concurrent.futures import CancelledError
+    if not isinstance(exc, CancelledError) or getattr(client, "status", "running") not in ("running",):
+        return ""
+    reason = str(getattr(exc, "reason", "") or "")
+    if reason in ("", "unknown") or reason.startswith("scheduler-"):   # scheduler-connection-lost, -restart
+        return ""
+    return reason
 
 
 def _scheduler_lost(client, exc: BaseException) -> bool:

@@ -240,3 +240,43 @@ def test_an_interrupt_mid_grid_closes_the_local_cluster_quietly_before_exit(monk
             assert logging.getLogger("distributed").level == level   # Dask speaks again after
     finally:
         logging.getLogger("distributed").setLevel(level)
+
+
+def _script_point(x):
+    return x
+
+
+def test_a_scripts_point_function_is_versioned_by_the_suites_package():
+    """A function of a script run as ``__main__`` travels to the workers by value; a worker's
+    ``__main__`` is Dask's command, whose (empty) sources never match this process's. So the
+    code the workers must share is the suite's package the script calls."""
+    assert grid.code_package(grid.code_version) == "impls"
+    _script_point.__module__ = "__main__"
+    try:
+        assert grid.code_package(_script_point) == "impls"
+    finally:
+        _script_point.__module__ = __name__
+    _script_point.__module__ = "mylab.points"
+    try:
+        assert grid.code_package(_script_point) == "mylab"
+    finally:
+        _script_point.__module__ = __name__
+
+
+class _Client:
+    def __init__(self, status: str) -> None:
+        self.status = status
+
+
+@pytest.mark.parametrize("status, reason, said", [
+    ("running", "already forgotten", "already forgotten"),       # data lost with a worker: the scheduler lives
+    ("running", "scheduler-connection-lost", ""),                # the scheduler is what was lost
+    ("running", None, ""),
+    ("closed", "already forgotten", ""),
+])
+def test_a_point_cancelled_by_a_live_scheduler_is_not_a_lost_scheduler(status, reason, said):
+    from distributed.client import FutureCancelledError
+
+    exc = FutureCancelledError(key="k", reason=reason)
+    assert grid._cancelled_by_scheduler(_Client(status), exc) == said
+    assert grid._cancelled_by_scheduler(_Client("running"), RuntimeError("x")) == ""
