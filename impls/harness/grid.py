@@ -829,6 +829,17 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
                     future.result()
                 except MemoryError:
                     raise
+                except FileNotFoundError as exc:
+                    if setting != "local" and _is_shared_array(getattr(exc, "filename", None)):
+                        raise GridError(
+                            f"{record['where']}: a worker cannot read the shared array {exc.filename} that point "
+                            f"{same[0] + 1} of {len(points)} of {label!r} needs: arrays are sent only to the "
+                            f"workers there when the grid starts, so a worker that joined later without this "
+                            f"machine's file system has none; give every worker that file system (the data "
+                            f"cache), or start them all before the run; the {record['reused'] + done} finished "
+                            f"points are kept under {results_dir(label)} and a rerun computes only the "
+                            f"rest") from exc
+                    raise _point_failed(label, same[0], points, exc) from exc
                 except Exception as exc:
                     raise _point_failed(label, same[0], points, exc) from exc
             worker, version, value = future.result()
@@ -872,6 +883,14 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
         watch.close()
         for future in futures:
             future.release()
+
+
+def _is_shared_array(filename: object) -> bool:
+    """Whether ``filename`` names a stored shared array (``.../grid/arrays/<digest>.npy``)."""
+    if not isinstance(filename, str):
+        return False
+    path = Path(filename)
+    return path.suffix == ".npy" and path.parent.name == "arrays" and path.parent.parent.name == "grid"
 
 
 def _cancelled_by_scheduler(client, exc: BaseException) -> str:

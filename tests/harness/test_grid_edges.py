@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from impls.harness import cli, commands, experiments, grid
@@ -280,3 +281,17 @@ def test_a_point_cancelled_by_a_live_scheduler_is_not_a_lost_scheduler(status, r
     exc = FutureCancelledError(key="k", reason=reason)
     assert grid._cancelled_by_scheduler(_Client(status), exc) == said
     assert grid._cancelled_by_scheduler(_Client("running"), RuntimeError("x")) == ""
+
+
+def test_a_missing_shared_array_is_told_from_a_points_own_missing_file(tmp_path):
+    """A worker that joined a remote grid after its arrays were sent cannot read them: that is
+    said as the cluster's setting, not as the point's failure; a point's own missing input stays
+    the point's (a GridPointError)."""
+    import pickle
+
+    stored = grid.share(np.arange(5))
+    assert grid._is_shared_array(str(stored.path))
+    lost = pickle.loads(pickle.dumps(FileNotFoundError(2, "No such file or directory", str(stored.path))))
+    assert grid._is_shared_array(lost.filename)            # survives the trip from a worker
+    assert not grid._is_shared_array(str(tmp_path / "arrays" / "x.npy"))
+    assert not grid._is_shared_array(None)
