@@ -75,6 +75,8 @@ CONNECT_TIMEOUT = "20s"  # how long to try to reach a remote scheduler, and to w
 PREFLIGHT_TIMEOUT = "5s"  # how long the check before a suite run tries to reach a remote scheduler
 HANDSHAKE_GRACE_S = 5.0   # after a connect timeout, for Dask's own error to arrive before ours
 NO_WORKER_GRACE_S = 30.0  # how long a running grid waits for a worker after the last one left
+SCHEDULER_SILENT_S = 60.0  # how long a running grid waits for a scheduler that stopped answering (frozen)
+SCHEDULER_ANSWER_S = 10.0  # how long one question to the scheduler may take before it counts as unanswered
 _SCHEMES = ("tcp", "tls")  # the addresses of a Dask scheduler's network (tls: with Dask's TLS config)
 
 _timed: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("grid_timed", default=())
@@ -446,6 +448,15 @@ def _workers(client) -> int:
     return len(client.scheduler_info(n_workers=-1)["workers"]) if hasattr(client, "scheduler_info") else 0
 
 
+def _workers_within(client, seconds: float) -> int:
+    """The number of workers the scheduler reports, asked with a limit of ``seconds``; raises
+    :class:`TimeoutError` (asyncio's or Dask's, both subclasses) where it does not answer in
+    time: a scheduler process that is stopped or hung keeps its connection open, so only a
+    question with a limit notices."""
+    info = client.sync(client.scheduler.identity, n_workers=-1, callback_timeout=seconds)
+    return len(info.get("workers", {}))
+
+
 def where(client=None) -> str:
     """Where points run now: ``serial``, ``local cluster of N workers``, ``cluster at ADDR with N workers``."""
     setting = scheduler_setting()
@@ -752,30 +763,45 @@ def check_remote_cluster() -> None:
 
 class _WorkerWatch:
     """A thread that cancels ``futures`` when the cluster has had no worker for
-    ``NO_WORKER_GRACE_S`` (Dask would wait for one for ever); ``gone`` says it did."""
+    ``NO_WORKER_GRACE_S``, or its scheduler has not answered for ``SCHEDULER_SILENT_S`` (Dask
+    would wait for either for ever); ``gone`` / ``silent`` say which it did."""
 
     def __init__(self, client, futures: list) -> None:
-        self.client, self.futures, self.gone = client, futures, False
+        self.client, self.futures, self.gone, self.silent = client, futures, False, False
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, daemon=True, name="grid-worker-watch")
         self.thread.start()
 
     def _watch(self) -> None:
-        since = None
+        since = quiet = None
         while not self.stop.wait(min(5.0, NO_WORKER_GRACE_S / 3)):
+            asked = time.monotonic()
             try:
-                count = _workers(self.client)
+                count = _workers_within(self.client, SCHEDULER_ANSWER_S)
+            except TimeoutError:
+                quiet = quiet or asked
+                if time.monotonic() - quiet >= SCHEDULER_SILENT_S:
+                    self.silent = True
+                    self._cancel()
+                    return
+                continue
             except Exception:       # the scheduler is gone: the main loop reports that
                 return
+            quiet = None
             if count:
                 since = None
                 continue
             since = since or time.monotonic()
             if time.monotonic() - since >= NO_WORKER_GRACE_S:
                 self.gone = True
-                with contextlib.suppress(Exception):
-                    self.client.cancel([f for f in self.futures if not f.done()])
+                self._cancel()
                 return
+
+    def _cancel(self) -> None:
+        """Cancel the unfinished futures here (the message to the scheduler is only queued, so
+        this returns with a scheduler that does not answer); the main loop then stops."""
+        with contextlib.suppress(Exception):
+            self.client.cancel([f for f in self.futures if not f.done()])
 
     def close(self) -> None:
         self.stop.set()
@@ -859,6 +885,12 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
     except (GridError, GridPointError):
         raise
     except Exception as exc:
+        if watch.silent:
+            raise GridError(
+                f"the Dask scheduler ({record['where']}) has not answered for {SCHEDULER_SILENT_S:.0f} s (a "
+                f"stopped or hung process keeps its connection open), after {done} of {pending} points of "
+                f"{label!r}; the {record['reused'] + done} finished points are kept under "
+                f"{results_dir(label)} and a rerun computes only the rest: restart the scheduler") from None
         if watch.gone:
             raise GridError(
                 f"no Dask worker left ({record['where']}) for {NO_WORKER_GRACE_S:.0f} s, after {done} of "

@@ -295,3 +295,47 @@ def test_a_missing_shared_array_is_told_from_a_points_own_missing_file(tmp_path)
     assert grid._is_shared_array(lost.filename)            # survives the trip from a worker
     assert not grid._is_shared_array(str(tmp_path / "arrays" / "x.npy"))
     assert not grid._is_shared_array(None)
+
+
+def test_the_worker_count_is_asked_with_a_limit(two_local_workers, monkeypatch):
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "local")
+    grid.map_points(json.loads, [("[1]",)], label="start", store=False, progress=False)
+    client = grid._local["client"]
+    assert grid._workers_within(client, 10) == grid._workers(client) >= 1
+
+
+class _Scheduler:
+    """A client whose scheduler answers (``workers``) or, with None, never does."""
+
+    def __init__(self, workers: dict | None) -> None:
+        self.workers, self.cancelled = workers, []
+        self.scheduler = type("Rpc", (), {"identity": staticmethod(lambda **_: None)})()
+
+    def sync(self, fn, *args, callback_timeout=None, **kwargs):
+        if self.workers is None:
+            time.sleep(0.02)
+            raise TimeoutError(f"timed out after {callback_timeout} s.")
+        return {"workers": self.workers}
+
+    def cancel(self, futures):
+        self.cancelled.extend(futures)
+
+
+class _Pending:
+    def done(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("workers, silent", [(None, True), ({"tcp://w:1": {}}, False)])
+def test_a_scheduler_that_stops_answering_cancels_the_grid(monkeypatch, workers, silent):
+    """A stopped (SIGSTOP) or hung scheduler keeps its connection open: Dask's futures wait for
+    ever. The watch asks with a limit, and after SCHEDULER_SILENT_S without an answer cancels
+    the points so that the grid stops and says why; one that answers is left alone."""
+    monkeypatch.setattr(grid, "NO_WORKER_GRACE_S", 0.3)      # the watch asks every 0.1 s
+    monkeypatch.setattr(grid, "SCHEDULER_SILENT_S", 0.4)
+    client, pending = _Scheduler(workers), _Pending()
+    watch = grid._WorkerWatch(client, [pending])
+    watch.thread.join(timeout=1.5)
+    watch.close()
+    assert (watch.silent, watch.gone) == (silent, False)
+    assert client.cancelled == ([pending] if silent else [])
