@@ -263,8 +263,9 @@ _ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?(\[[0-9a-f:.%\w]+\]|[^\s:/\[\]]+)
 
 
 def scheduler_setting() -> str:
-    """``serial``, ``local`` (any case) or a scheduler address ``[tcp://]HOST:PORT``, from
-    ``DLSYSBENCH_DASK_SCHEDULER``; raises :class:`GridError` naming the variable otherwise."""
+    """``serial``, ``local`` (any case) or a scheduler address ``[tcp://]HOST:PORT`` (its scheme
+    in lower case, as Dask reads it), from ``DLSYSBENCH_DASK_SCHEDULER``; raises
+    :class:`GridError` naming the variable otherwise."""
     value = os.environ.get(ENV_SCHEDULER, "").strip()
     if not value or value.lower() in ("serial", "local"):
         return value.lower() or "local"
@@ -276,7 +277,7 @@ def scheduler_setting() -> str:
     if scheme not in _SCHEMES:
         raise GridError(f"{ENV_SCHEDULER}={value!r}: {scheme}:// is not a Dask scheduler's address; expected "
                         "serial, local or a scheduler address tcp://HOST:PORT (tls:// with Dask's TLS settings)")
-    return value
+    return f"{scheme}://{value.partition('://')[2]}" if "://" in value else value
 
 
 def _in_worker() -> bool:
@@ -893,7 +894,8 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
                 f"{results_dir(label)} and a rerun computes only the rest: restart the scheduler") from None
         if watch.gone:
             raise GridError(
-                f"no Dask worker left ({record['where']}) for {NO_WORKER_GRACE_S:.0f} s, after {done} of "
+                f"no Dask worker left ({record['where']} when the grid started) for "
+                f"{NO_WORKER_GRACE_S:.0f} s, after {done} of "
                 f"{pending} points of {label!r}; the {record['reused'] + done} finished points are kept "
                 f"under {results_dir(label)} and a rerun computes only the rest") from None
         forgotten = _cancelled_by_scheduler(client, exc)

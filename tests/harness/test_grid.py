@@ -170,7 +170,7 @@ def test_a_fresh_process_uses_a_remote_scheduler_without_a_default_client(two_wo
                                              ("tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
                                              ("scheduler:8786", "scheduler:8786"),
                                              ("tcp://[::1]:8786", "tcp://[::1]:8786"),
-                                             ("TCP://h:1", "TCP://h:1")])
+                                             ("TCP://h:1", "tcp://h:1"), ("Tls://H:1", "tls://H:1")])
 def test_the_scheduler_setting_is_read_as_users_write_it(monkeypatch, value, expected):
     monkeypatch.setenv(grid.ENV_SCHEDULER, value)
     assert grid.scheduler_setting() == expected
