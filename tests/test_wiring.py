@@ -465,6 +465,40 @@ def test_no_module_over_400_lines_without_a_reason_at_its_top():
                              "lines:' and the reason): " + ", ".join(unexplained))
 
 
+def _is_njit(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(target, ast.Name) and target.id == "njit") or \
+        (isinstance(target, ast.Attribute) and target.attr == "njit")
+
+
+def kernels_outside_kernel_modules(root: Path) -> list[str]:
+    """Modules under ``root`` (not named ``*_kernels.py``) that define an ``@njit`` function
+    beside a plain one: numba kernels live in a module of their own beside the plain API that
+    calls them. A module of kernels only (a library of inlined helpers) may keep any name."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name.endswith("_kernels.py"):
+            continue
+        body = ast.parse(path.read_text()).body
+        functions = [node for node in body if isinstance(node, ast.FunctionDef)]
+        compiled = [f.name for f in functions if any(_is_njit(d) for d in f.decorator_list)]
+        if compiled and (len(compiled) < len(functions) or any(isinstance(node, ast.ClassDef) for node in body)):
+            found.append(f"{path.relative_to(root.parent)}: {', '.join(compiled)}")
+    return found
+
+
+def test_numba_kernels_live_in_kernel_modules(tmp_path):
+    assert not kernels_outside_kernel_modules(ROOT / "impls"), kernels_outside_kernel_modules(ROOT / "impls")
+    mixed = tmp_path / "impls" / "engine.py"            # the rule catches a kernel beside its API
+    mixed.parent.mkdir()
+    mixed.write_text("from numba import njit\n\n@njit(cache=True)\ndef _k(x):\n    return x\n\n"
+                     "def api(x):\n    return _k(x)\n")
+    (tmp_path / "impls" / "rng.py").write_text("import numba\n\n@numba.njit\ndef mix(z):\n    return z\n")
+    (tmp_path / "impls" / "store.py").write_text("from numba import njit\n\n@njit\ndef _k(x):\n    return x\n\n"
+                                                 "class Store:\n    pass\n")
+    assert kernels_outside_kernel_modules(tmp_path / "impls") == ["impls/engine.py: _k", "impls/store.py: _k"]
+
+
 @pytest.mark.parametrize("usable, workers", [(1, 1), (2, 2), (3, 3), (64, 4)])
 def test_make_tests_auto_workers_follow_the_usable_cpus_up_to_four(monkeypatch, usable, workers):
     """-n auto counts the CPUs this process may use (a container's limit), not the host's

@@ -24,25 +24,25 @@ LIBAIO = direct_io.libaio_unavailable_reason() is None
 SCRIPT = r"""
 import json, os, sys
 import numpy as np
-from impls.bandana.nvm import direct_io
+from impls.bandana.nvm import direct_io, direct_io_kernels
 from impls.bandana.nvm.block_store import AlignedBuffers
 
 path, libaio = sys.argv[1], sys.argv[2] == "1"
 block, vector = %(block)d, %(vector)d
 per_block = block // vector
 ts = np.zeros(2, dtype=np.int64)
-assert direct_io._now_ns(ts) > 0
+assert direct_io_kernels._now_ns(ts) > 0
 buffers = AlignedBuffers(4, block)
 one = np.zeros(1, dtype=np.int64)
 empty = one[:0]
 state = np.array([0, 0, 0, 4, -1, 0], dtype=np.int64)
 # an empty job: returns before any syscall, so this compiles the loop on any machine
-assert direct_io._aio_loop(0, -1, 2, block, 1, buffers.array.view(np.uint64), buffers.address,
-                           np.zeros(32, dtype=np.int64), one.copy(), np.zeros(8, dtype=np.int64),
-                           np.arange(4, dtype=np.int64), np.zeros(4, dtype=np.int64), state, ts, empty,
-                           one, one, empty, empty, one, per_block, vector // 8,
-                           np.zeros((1, vector // 8), dtype=np.uint64), np.zeros(1, dtype=np.uint8),
-                           empty.copy(), empty.copy()) == 0
+assert direct_io_kernels._aio_loop(0, -1, 2, block, 1, buffers.array.view(np.uint64), buffers.address,
+                                   np.zeros(32, dtype=np.int64), one.copy(), np.zeros(8, dtype=np.int64),
+                                   np.arange(4, dtype=np.int64), np.zeros(4, dtype=np.int64), state, ts, empty,
+                                   one, one, empty, empty, one, per_block, vector // 8,
+                                   np.zeros((1, vector // 8), dtype=np.uint64), np.zeros(1, dtype=np.uint8),
+                                   empty.copy(), empty.copy()) == 0
 out = {}
 if libaio:
     blocks = np.array([2, 0, 3], dtype=np.int64)
@@ -64,7 +64,7 @@ if libaio:
         os.close(fd)
 buffers.close()
 for name in ("_aio_loop", "_now_ns"):
-    stats = getattr(direct_io, name).stats
+    stats = getattr(direct_io_kernels, name).stats
     out[name] = {"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}
 print(json.dumps(out))
 """ % {"block": BLOCK, "vector": VECTOR}

@@ -121,8 +121,8 @@ def test_warm_up_compiles_the_aio_loop_for_bytes_and_words():
     import subprocess
     import sys
 
-    code = ("from impls.bandana.nvm import direct_io; direct_io.warm_up('libaio'); "
-            "print(sorted({str(sig[5]) for sig in direct_io._aio_loop.signatures}))")
+    code = ("from impls.bandana.nvm import direct_io, direct_io_kernels; direct_io.warm_up('libaio'); "
+            "print(sorted({str(sig[5]) for sig in direct_io_kernels._aio_loop.signatures}))")
     # a fresh process: in this one, earlier tests' replays may have compiled either loop already
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "array(uint8, 2d, C)" in out and "array(uint64, 2d, C)" in out

@@ -9,14 +9,8 @@ trace of int64 ids then needs ~16 GB beside its own 8 GB, not ~47 GB.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
-
-@njit(cache=True, parallel=True)
-def _ranks(sorted_unique, ids, out):  # pragma: no cover - compiled
-    """out[i] = the position of ids[i] in sorted_unique (present by construction)."""
-    for i in prange(ids.size):
-        out[i] = np.searchsorted(sorted_unique, ids[i])
+from impls.bandana.data.dense_ids_kernels import _ranks
 
 
 def renumber(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

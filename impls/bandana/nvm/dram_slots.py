@@ -32,99 +32,10 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
-from numba import njit
+
+from impls.bandana.nvm.dram_slots_kernels import _assign, _reclaim, _serve
 
 SLACK = 0.25     # extra slots, as a fraction of the capacity, so reclaiming is not per chunk
-
-
-@njit(cache=True, inline="always")
-def _cached(v, kmap, stride, pos, use_pos):
-    return kmap[stride * (pos[v] if use_pos else v)] >= 0
-
-
-@njit(cache=True)
-def _assign(ins_ids, looked_up, kmap, stride, pos, use_pos, slot_of, owner, filled, free, n_free,
-            ins_slot):
-    """Give a slot from ``free[:n_free]`` (top first) to each id of ``ins_ids`` without one
-    that is looked up in the chunk (``looked_up``) or still cached after it; the others
-    (prefetched, then evicted unused in the same chunk) are never served and get none.
-
-    ``ins_slot[k]`` = the slot to copy ``ins_ids[k]`` into, or -1 (none needed, it
-    already has one, or an earlier entry of ``ins_ids`` copies it). Returns the new
-    free count, or -(slots needed) - 1 when there are too few (then nothing changed).
-    """
-    for v in looked_up:
-        if slot_of[v] == -1:
-            slot_of[v] = -3
-    need = 0
-    for k in range(ins_ids.shape[0]):
-        v = ins_ids[k]
-        if slot_of[v] == -3 or (slot_of[v] == -1 and _cached(v, kmap, stride, pos, use_pos)):
-            slot_of[v] = -2
-            need += 1
-    if need > n_free:
-        for k in range(ins_ids.shape[0]):
-            if slot_of[ins_ids[k]] == -2:
-                slot_of[ins_ids[k]] = -1
-        for v in looked_up:
-            if slot_of[v] == -3:
-                slot_of[v] = -1
-        return -need - 1
-    for k in range(ins_ids.shape[0]):
-        v = ins_ids[k]
-        if slot_of[v] == -2:
-            n_free -= 1
-            s = free[n_free]
-            slot_of[v] = s
-            owner[s] = v
-            filled[s] = 0
-            ins_slot[k] = s
-        else:
-            ins_slot[k] = -1
-    for v in looked_up:
-        if slot_of[v] == -3:
-            slot_of[v] = -1
-    return n_free
-
-
-@njit(cache=True)
-def _serve(ids, slot_of, last_served, chunk, out):
-    """``out[i]`` = the slot ``ids[i]`` is served from (-1: none); marks those slots as
-    served by ``chunk``."""
-    for i in range(ids.shape[0]):
-        s = slot_of[ids[i]]
-        out[i] = s
-        if s >= 0:
-            last_served[s] = chunk
-
-
-@njit(cache=True)
-def _reclaim(owner, slot_of, kmap, stride, pos, use_pos, last_served, chunk, free, n_free, out):
-    """After chunk ``chunk``'s decisions, unmap every slot whose vector is not cached
-    (``kmap[stride * key] < 0``, key its storage position or, when not ``use_pos``, its
-    id). Slots no chunk after ``chunk - 2`` is served from go back to ``free``; the
-    others to ``out``, those served by ``chunk - 1`` first. Returns (new free count,
-    how many in ``out``, how many of those were served by ``chunk - 1``)."""
-    n_late = 0
-    for s in range(owner.shape[0]):
-        v = owner[s]
-        if v >= 0 and not _cached(v, kmap, stride, pos, use_pos):
-            owner[s] = -1
-            slot_of[v] = -1
-            if last_served[s] <= chunk - 2:
-                free[n_free] = s
-                n_free += 1
-            else:
-                out[n_late] = s
-                n_late += 1
-    n_prev = 0
-    for j in range(n_late):             # partition: served by chunk - 1 before served by chunk
-        s = out[j]
-        if last_served[s] == chunk - 1:
-            out[j] = out[n_prev]
-            out[n_prev] = s
-            n_prev += 1
-    return n_free, n_late, n_prev
 
 
 class DramSlots:
@@ -177,7 +88,7 @@ class DramSlots:
 
     def assign(self, ins_ids: np.ndarray, looked_up: np.ndarray, state) -> np.ndarray | None:
         """Slots for a chunk's inserted ids, given its lookups and the cache ``state`` after
-        it (see :func:`_assign`: -1 = no copy), or None when the free slots are too few
+        it (see :func:`~impls.bandana.nvm.dram_slots_kernels._assign`: -1 = no copy), or None when the free slots are too few
         (nothing changed then; ``self.last_need`` says how many it needed)."""
         ins_slot = np.empty(ins_ids.shape[0], dtype=np.int64)
         got = _assign(ins_ids, looked_up, state.kmap, state.stride, state.pos, state.use_pos,
@@ -189,8 +100,8 @@ class DramSlots:
         return ins_slot
 
     def compile_kernels(self, ids: np.ndarray, state) -> None:
-        """Compile (or load from numba's cache) :func:`_assign`, :func:`_serve` and
-        :func:`_reclaim` for lookups of ``ids``'s type and ``state``'s arrays, so that no
+        """Compile (or load from numba's cache) :func:`~impls.bandana.nvm.dram_slots_kernels._assign`, :func:`~impls.bandana.nvm.dram_slots_kernels._serve` and
+        :func:`~impls.bandana.nvm.dram_slots_kernels._reclaim` for lookups of ``ids``'s type and ``state``'s arrays, so that no
         compilation falls in a timed replay. Each runs on no id and no slot: nothing changes."""
         none = ids[:0]
         _assign(np.empty(0, dtype=np.int64), none, state.kmap, state.stride, state.pos, state.use_pos,
@@ -209,7 +120,7 @@ class DramSlots:
     def reclaim(self, chunk: int, state, upcoming_inserts: int) -> int:
         """After chunk ``chunk``'s decisions (and :meth:`serve`): when the free slots (plus
         those parked for the previous chunk) fall short of two chunks of ``upcoming_inserts``,
-        unmap the slots of vectors ``state`` no longer caches (see :func:`_reclaim`).
+        unmap the slots of vectors ``state`` no longer caches (see :func:`~impls.bandana.nvm.dram_slots_kernels._reclaim`).
         Returns how many were unmapped."""
         soon = self.n_free + sum(s.shape[0] for c, s in self.parked if c >= chunk - 1)
         if soon >= 2 * upcoming_inserts:
