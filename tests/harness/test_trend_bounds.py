@@ -86,3 +86,16 @@ def test_a_broken_bounds_table_is_one_claims_file_error(tmp_path, bounds):
     broken.write_text(text.replace(wanted, f"bounds = {bounds}"))
     with pytest.raises(ClaimsError, match=r"measured.bounds must be \{ lower = "):
         load_claims(broken)
+
+
+def test_a_trend_of_bounds_in_another_setting_shows_no_rho():
+    """At 2 threads the claim is of another setting; its detail must not quote a rank
+    correlation of bounds as if it were a measured trend."""
+    from impls.harness.report.claims import Condition
+
+    c = dataclasses.replace(lead_claim(), applies_when=Condition("slide_sweeps", "data.batch.64.slide.threads",
+                                                                 at_least=44.0))
+    artifacts = {"slide_sweeps": {"commit": HEAD, "data": {"batch": {"64": {"slide": {"threads": 2}}}}}}
+    result = evaluate_claim(c, sweep({64: 2.0, 128: 1.5, 256: 1.2}, {64: 1, 128: 1, 256: 1}), artifacts, STATE)
+    assert result.verdict.startswith(f"{NOT_MEASURED}: this profile's run has data.batch.64.slide.threads = 2")
+    assert "the value at batch=64 is only a lower bound" in result.detail and "-1" not in result.detail

@@ -493,13 +493,15 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     value = measurement.value
     flags = [_flag_set(source, points, artifacts, measurement.commit, claim.measured)
              for source in (claim.lower_bound_when, claim.upper_bound_when)]
+    bounded = _trend_bounds(claim.measured, points, artifacts, measurement.commit)
     if other:       # a bound stays a bound in the words too
         shown = ("at least " if flags[0] is True else "at most " if flags[1] is True else "") + \
             shown_with_unit(value, claim)
+        if bounded:         # a rank correlation of bounds is no value to show
+            shown = f"the trend ({bounded})"
         what = (f"{shown} is of another setting than the claim's" if told else f"cannot tell the setting of {shown}")
         return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {what}",
                            coverage=measurement.coverage)
-    bounded = _trend_bounds(claim.measured, points, artifacts, measurement.commit)
     if bounded:
         return ClaimResult(claim, f"{NOT_MEASURED}: a rank correlation needs exact values, and {bounded}",
                            detail=f"{measurement.detail}; rho {value:.3g} over bounds is no measurement",
