@@ -32,7 +32,8 @@ from impls.harness.report import (  # noqa: E402
     render_report,
 )
 from impls.harness.report.render import render_machines  # noqa: E402
-from impls.harness.report.results import ResultsError
+from impls.harness.report.report_json import ReportSchemaError  # noqa: E402
+from impls.harness.report.results import ResultsError  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (ClaimsError, ResultsError, ReportOutputError, RuntimeError) as err:
         print(f"render_report: {err}", file=sys.stderr)
+        return 1
+    except ReportSchemaError as err:  # the suite's own defect: its document and its schema disagree
+        print(f"render_report: {err}\nrender_report: this is a defect of the suite, not of the results: nothing "
+              f"was written, and what {args.out or 'the output folder'} holds is an earlier report", file=sys.stderr)
         return 1
     except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
         print(f"render_report: {err}", file=sys.stderr)

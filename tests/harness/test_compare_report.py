@@ -3,6 +3,7 @@ against its schema, SVG figures, steps in the history judged by direction."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -159,6 +160,36 @@ def test_a_history_across_two_environments_is_cut_not_judged():
     clones = rows(venv * 2, [10.0] * 4 + [20.0] * 4)
     figure, _, _ = history_figure(clones, commits(clones), "lower")
     assert [(s.commit, s.kind) for s in figure.steps] == [(f"{4:040d}", "regression")]
+
+
+def test_every_step_kind_the_history_draws_is_one_the_schema_allows():
+    """A history across two environments (a plain asv run after make bench) made report.json
+    break its own schema, and no report was written at all."""
+    from impls.harness.report.history_steps import STEP_COLOURS
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "reports" / "report.schema.json").read_text())
+    steps = schema["properties"]["history"]["items"]["properties"]["steps"]["items"]["properties"]
+    assert set(steps["kind"]["enum"]) == set(STEP_COLOURS)
+
+
+def test_a_report_that_breaks_its_schema_is_said_to_be_the_suites_defect(monkeypatch, tmp_path, capsys):
+    import importlib.util
+
+    from impls.harness.report.report_json import ReportSchemaError
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "render_report.py"
+    spec = importlib.util.spec_from_file_location("render_report_script", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def broken(*args, **kwargs):
+        raise ReportSchemaError("report.json breaks reports/report.schema.json:\n  $.x: 'y' is not one of ['z']")
+
+    monkeypatch.setattr(module, "render_report", broken)
+    monkeypatch.setattr(sys, "argv", ["render_report.py", "--machine", "m", "--out", str(tmp_path / "out")])
+    assert module.main() == 1
+    err = capsys.readouterr().err
+    assert "a defect of the suite, not of the results: nothing was written" in err
 
 
 def test_report_document_of_the_fixture_lists_history_steps_and_files(tmp_path):
