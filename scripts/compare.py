@@ -41,11 +41,11 @@ from pathlib import Path
 # this checkout's code and benchmarks, even where another checkout is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from impls.harness import atomic, cli, paths, skip_log  # noqa: E402
+from impls.harness import atomic, cli, paths, profiles, skip_log  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, compare_warnings, directions, noise, runs  # noqa: E402
 from impls.harness.report.asv_files import ResultsError, machine_info, read_benchmark_info_noting  # noqa: E402
-from impls.harness.report.results import read_result_file  # noqa: E402
+from impls.harness.report.results import other_profiles, read_result_file  # noqa: E402
 
 
 def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
@@ -304,6 +304,14 @@ def main(argv: list[str] | None = None) -> int:
         info = read_benchmark_info_noting(results_dir, "compare")
         base = read_result_file(old.path, machine, info)
         head = read_result_file(new.path, machine, info)
+        for run, frame in ((old, base), (new, head)):
+            other = other_profiles(frame, machine)
+            if other:
+                raise ValueError(
+                    f"{run.path}: a run of the {'/'.join(other)!r} profile, filed under {machine!r} (asv files a "
+                    "plain `asv run` under the only machine ~/.asv-machine.json holds, or its --machine), is not "
+                    f"compared as {profiles.machine_profile(machine)!r} numbers: run asv with --machine "
+                    f"<host>-{other[0]} for those, and compare them there")
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"compare: {err}", file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import directions, noise, runs  # noqa: E402
 from impls.harness.report.asv_files import ResultsError, machine_info, read_benchmark_info_noting  # noqa: E402
-from impls.harness.report.results import read_result_file  # noqa: E402
+from impls.harness.report.results import other_profiles, read_result_file  # noqa: E402
 
 
 DF_BINS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 29), (30, None))
@@ -119,11 +119,18 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for run in group:   # a run whose results are not asv's is left out, as an unreadable one
                 try:
-                    frames.setdefault(key, []).append(read_result_file(run.path, machine, info))
-                    used.append(run)
+                    frame = read_result_file(run.path, machine, info)
                 except ResultsError as err:
                     print(f"measure_noise: not a run, left out: {err}", file=sys.stderr)
-        used = [r for r in used if len(frames[(r.commit, r.env)]) >= 2]
+                    continue
+                other = other_profiles(frame, machine)
+                if other:       # asv filed a plain `asv run` of another profile under this name
+                    print(f"measure_noise: left out: {run.path}: a run of the {'/'.join(other)!r} profile, filed "
+                          f"under {machine!r}: its noise is not this profile's", file=sys.stderr)
+                    continue
+                frames.setdefault(key, []).append(frame)
+                used.append(run)
+        used = [r for r in used if len(frames.get((r.commit, r.env), ())) >= 2]
         apart = noise.hardware_disagreement([r.path for r in stored if r in used], machine_info(results_dir, machine, []))
         if apart:
             raise ValueError(f"{apart}: one machine name, two boxes, whose noise would pool into one file; "

@@ -61,6 +61,33 @@ def test_runs_of_two_profiles_under_one_machine_are_named_not_judged(results):
         assert "a one-time step" in line and "--machine <host>-<profile>" in line
 
 
+def test_a_run_of_another_profile_than_the_machine_names_is_refused(results):
+    """asv files a plain `asv run` under the only machine ~/.asv-machine.json holds: a full run
+    under box-smoke. The report leaves such a run out; compare must not judge it as box-smoke's."""
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, base_values(rate=50.0), versions={RATE: "1+full", LATENCY: "1+full"})
+    done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"a run of the 'full' profile, filed under '{MACHINE}'" in done.stderr
+    assert "--machine <host>-full" in done.stderr and "REGRESSION" not in done.stdout
+
+
+def test_make_noise_leaves_out_runs_of_another_profile_than_the_machine_names(results):
+    from compare_fixtures import script
+
+    full = {RATE: "1+full", LATENCY: "1+full"}
+    for started in (300, 400):
+        write_run(results / MACHINE, HEAD, started, base_values(rate=50.0), versions=full)
+        runs.archive_run(results, MACHINE, HEAD)
+    out = results.parent / "noise-profiles.json"
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert f"a run of the 'full' profile, filed under '{MACHINE}'" in done.stderr
+    written = json.loads(out.read_text())
+    assert {r["commit"] for r in written["runs"]} == {BASE}
+    assert all("+full" not in (n.get("version") or "") for n in written["numbers"])
+
+
 def test_a_version_change_says_whether_the_profile_or_the_measure_changed():
     assert compare.version_change("1", "2") == "the benchmark's version changed"
     assert compare.version_change("1+smoke", "2+smoke") == "the benchmark's version changed"

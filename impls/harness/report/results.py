@@ -191,6 +191,30 @@ def results_profile(frame: pd.DataFrame, machine: str) -> str | None:
     return profiles.profile_of_version(str(newest))
 
 
+def named_profiles(frame: pd.DataFrame, unnamed: bool = True) -> pd.Series:
+    """Each row's profile as its benchmark version names it (``+<profile>``,
+    :func:`impls.harness.profiles.versioned`); for a version naming none, with ``unnamed``, the
+    default profile's at a commit whose code names the other profiles in the version (one that
+    descends from :data:`profiles.VERSIONED_SINCE`: ``asv run --machine <host>-full`` without its
+    profile set), else None (older code, where it may be any profile's, or git cannot tell)."""
+    named = frame["version"].map(lambda v: profiles.profile_of_version(str(v)))
+    if unnamed and named.isna().any():
+        newer = paths.descendants(profiles.VERSIONED_SINCE, sorted(set(frame.loc[named.isna(), "commit"])))
+        named = named.mask(named.isna() & frame["commit"].isin(newer or ()), profiles.DEFAULT_PROFILE)
+    return named
+
+
+def other_profiles(frame: pd.DataFrame, machine: str) -> list[str]:
+    """The profiles, other than the one ``machine``'s name ``<host>-<profile>`` names, that the
+    versions of ``frame`` (one run, :func:`read_result_file`) name (:func:`named_profiles`),
+    sorted; [] where the name names none (a machine named by hand) or none differ."""
+    wanted = profiles.machine_profile(machine)
+    if not wanted or frame.empty:
+        return []
+    named = named_profiles(frame, unnamed=wanted != profiles.DEFAULT_PROFILE)
+    return sorted(set(named.dropna()) - {wanted})
+
+
 def _selected(frame: pd.DataFrame, files: pd.Series, machine: str,
               unreadable: list[tuple[str, str]] | None) -> pd.DataFrame:
     """``frame`` but rows whose version names another profile than :func:`results_profile`'s (or
@@ -198,13 +222,7 @@ def _selected(frame: pd.DataFrame, files: pd.Series, machine: str,
     of a benchmark at a commit and environment once, of its newest run by ``started_at``; each file
     (``files``: each row's) with rows left out, but copies of a newest run, is added to ``unreadable``."""
     wanted = results_profile(frame, machine) or profiles.DEFAULT_PROFILE   # naming none, yet newer than those that do
-    named = frame["version"].map(lambda v: profiles.profile_of_version(str(v)))   # None: the default's, or older
-    if wanted != profiles.DEFAULT_PROFILE and named.isna().any():
-        # at a commit whose code names the other profiles in the version, naming none is the
-        # default's (asv run --machine <host>-full without its profile set); before it, or
-        # where git cannot tell, it may be this profile's from before the naming: kept
-        newer = paths.descendants(profiles.VERSIONED_SINCE, sorted(set(frame.loc[named.isna(), "commit"])))
-        named = named.mask(named.isna() & frame["commit"].isin(newer or ()), profiles.DEFAULT_PROFILE)
+    named = named_profiles(frame, unnamed=wanted != profiles.DEFAULT_PROFILE)
     other = named.notna() & (named != wanted)
     newest = frame[~other].groupby(RUN)["started_at"].transform("max")
     older = frame["started_at"] < newest.reindex(frame.index)
