@@ -58,6 +58,9 @@ def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
                 raise ValueError(f"{text} is a run of machine {run.recorded_machine!r}, not {machine!r}: "
                                  "runs of two machines are not compared (pass --machine to pick one)")
             return [run]
+        by_name = [r for r in stored if r.path.name == text]   # a file name as compare prints it
+        if by_name:
+            return by_name[-1:]
         return runs.runs_named(stored, text, machine, paths.resolve_commit)
 
     def same_env(found: list[runs.StoredRun], env: str) -> list[runs.StoredRun]:
@@ -194,8 +197,10 @@ def relative_threshold(text: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = cli.OneLineParser(prog="python scripts/compare.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", help="commit (or prefix) or asv result file of the old run")
-    parser.add_argument("--head", help="commit (or prefix) or asv result file of the new run")
+    parser.add_argument("--base", help="commit (or prefix), or asv result file of the old run (a path, or "
+                        "the file name compare prints)")
+    parser.add_argument("--head", help="commit (or prefix), or asv result file of the new run (a path, or "
+                        "the file name compare prints)")
     parser.add_argument("--machine", help="asv machine name (default: <host>-<profile>)")
     parser.add_argument("--results", type=Path, help="asv results directory (default: .asv/results)")
     parser.add_argument("--noise", type=Path, help="thresholds file (default: reports/noise/<machine>.json)")

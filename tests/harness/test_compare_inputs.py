@@ -88,6 +88,14 @@ def test_make_noise_leaves_out_runs_of_another_profile_than_the_machine_names(re
     assert all("+full" not in (n.get("version") or "") for n in written["numbers"])
 
 
+def test_a_run_is_named_by_the_file_name_compare_prints(results):
+    thresholds = measure(results)
+    path = write_run(results / MACHINE, HEAD, 300, base_values(rate=500.0))
+    done = run_compare(results, thresholds, "--base", BASE, "--head", path.name)
+    assert done.returncode == 1, done.stdout + done.stderr          # the halved rate: a regression
+    assert f"({path.name})" in done.stdout.splitlines()[0]
+
+
 def test_a_version_change_says_whether_the_profile_or_the_measure_changed():
     assert compare.version_change("1", "2") == "the benchmark's version changed"
     assert compare.version_change("1+smoke", "2+smoke") == "the benchmark's version changed"
