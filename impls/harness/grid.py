@@ -201,9 +201,14 @@ def _canonical(x: Any) -> Any:
 
 
 def point_key(fn: Callable, point: Any) -> str:
-    """The hex key of ``fn`` applied to ``point`` under the current code version."""
+    """The hex key of ``fn`` applied to ``point`` under the current code version: of ``fn``'s
+    package (:func:`code_package`), and for a function of a script run as ``__main__`` of the
+    script's folder too."""
     identity = f"{fn.__module__}:{fn.__qualname__}"
-    blob = json.dumps([identity, code_version(fn.__module__.partition(".")[0]), _canonical(point)])
+    version = code_version(code_package(fn))
+    if fn.__module__ == "__main__":
+        version += code_version("__main__")
+    blob = json.dumps([identity, version, _canonical(point)])
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -454,7 +459,7 @@ def _workers_within(client, seconds: float) -> int:
     :class:`TimeoutError` (asyncio's or Dask's, both subclasses) where it does not answer in
     time: a scheduler process that is stopped or hung keeps its connection open, so only a
     question with a limit notices."""
-    info = client.sync(client.scheduler.identity, n_workers=-1, callback_timeout=seconds)
+    info = client.sync(client.scheduler.identity, callback_timeout=seconds)   # no n_workers: older schedulers lack it
     return len(info.get("workers", {}))
 
 
@@ -774,21 +779,20 @@ class _WorkerWatch:
         self.thread.start()
 
     def _watch(self) -> None:
-        since = quiet = None
+        since, answered = None, time.monotonic()
         while not self.stop.wait(min(5.0, NO_WORKER_GRACE_S / 3)):
-            asked = time.monotonic()
+            left = SCHEDULER_SILENT_S - (time.monotonic() - answered)   # asked so that the wait ends on time
             try:
-                count = _workers_within(self.client, SCHEDULER_ANSWER_S)
+                count = _workers_within(self.client, max(0.1, min(SCHEDULER_ANSWER_S, left)))
             except TimeoutError:
-                quiet = quiet or asked
-                if time.monotonic() - quiet >= SCHEDULER_SILENT_S:
+                if time.monotonic() - answered >= SCHEDULER_SILENT_S:
                     self.silent = True
                     self._cancel()
                     return
                 continue
             except Exception:       # the scheduler is gone: the main loop reports that
                 return
-            quiet = None
+            answered = time.monotonic()
             if count:
                 since = None
                 continue
@@ -860,12 +864,12 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
                     if setting != "local" and _is_shared_array(getattr(exc, "filename", None)):
                         raise GridError(
                             f"{record['where']}: a worker cannot read the shared array {exc.filename} that point "
-                            f"{same[0] + 1} of {len(points)} of {label!r} needs: arrays are sent only to the "
-                            f"workers there when the grid starts, so a worker that joined later without this "
-                            f"machine's file system has none; give every worker that file system (the data "
-                            f"cache), or start them all before the run; the {record['reused'] + done} finished "
-                            f"points are kept under {results_dir(label)} and a rerun computes only the "
-                            f"rest") from exc
+                            f"{same[0] + 1} of {len(points)} of {label!r} needs: every worker there when the "
+                            f"grid started read it from this machine's file system, so it was not sent, and a "
+                            f"worker that joined later without that file system cannot; give every worker the "
+                            f"file system (the data cache), or start them all before the run; the "
+                            f"{record['reused'] + done} finished points are kept under {results_dir(label)} "
+                            f"and a rerun computes only the rest") from exc
                     raise _point_failed(label, same[0], points, exc) from exc
                 except Exception as exc:
                     raise _point_failed(label, same[0], points, exc) from exc
@@ -898,15 +902,14 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
                 f"{NO_WORKER_GRACE_S:.0f} s, after {done} of "
                 f"{pending} points of {label!r}; the {record['reused'] + done} finished points are kept "
                 f"under {results_dir(label)} and a rerun computes only the rest") from None
-        forgotten = _cancelled_by_scheduler(client, exc)
+        forgotten = _cancelled_by_scheduler(client, exc) if setting != "local" else ""
         if forgotten:
             raise GridError(
                 f"the Dask scheduler ({record['where']}) cancelled a point of {label!r} ({forgotten}) after "
-                f"{done} of {pending} points: most often the arrays sent to a worker that could not read "
-                f"them were lost with it (a worker that died, or one that joined after they were sent); "
-                f"the {record['reused'] + done} finished points are kept under {results_dir(label)} and a "
-                f"rerun computes only the rest; workers that share this machine's file system (the data "
-                f"cache, {ENV_RESULTS}) need no array sent") from exc
+                f"{done} of {pending} points: most often the input arrays sent to the workers (which could "
+                f"not read them) were lost with the workers that held them; the {record['reused'] + done} "
+                f"finished points are kept under {results_dir(label)} and a rerun computes only the rest; "
+                f"workers that share this machine's file system (the data cache) need no array sent") from exc
         if _scheduler_lost(client, exc):
             raise GridError(
                 f"lost the Dask scheduler ({record['where']}) after {done} of {pending} points of "

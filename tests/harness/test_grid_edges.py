@@ -284,9 +284,8 @@ def test_a_point_cancelled_by_a_live_scheduler_is_not_a_lost_scheduler(status, r
 
 
 def test_a_missing_shared_array_is_told_from_a_points_own_missing_file(tmp_path):
-    """A worker that joined a remote grid after its arrays were sent cannot read them: that is
-    said as the cluster's setting, not as the point's failure; a point's own missing input stays
-    the point's (a GridPointError)."""
+    """A stored shared array's path is told from any other .npy path, also after the error
+    naming it came back from a worker (the grid's branch is tested on a cluster below)."""
     import pickle
 
     stored = grid.share(np.arange(5))
@@ -339,3 +338,61 @@ def test_a_scheduler_that_stops_answering_cancels_the_grid(monkeypatch, workers,
     watch.close()
     assert (watch.silent, watch.gone) == (silent, False)
     assert client.cancelled == ([pending] if silent else [])
+
+
+class _Kept:
+    """The local cluster's client, standing in for a remote scheduler's: the grid's remote-only
+    branches run on it, and the grid's closing of a remote client leaves it open."""
+
+    def __init__(self, client) -> None:
+        self._client = client
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def close(self, *args, **kwargs) -> None:
+        pass
+
+
+@pytest.fixture
+def as_remote(two_local_workers, monkeypatch, tmp_path):
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "local")
+    grid.map_points(json.loads, [("[1]",)], label="start", store=False, progress=False)
+    client = _Kept(grid._local["client"])
+    monkeypatch.setenv(grid.ENV_SCHEDULER, "tcp://127.0.0.1:1")
+    monkeypatch.setenv(grid.ENV_RESULTS, str(tmp_path / "results"))
+    monkeypatch.setattr(grid, "_remote_client", lambda *args, **kwargs: client)
+    monkeypatch.setattr(grid, "_check_cluster", lambda *args, **kwargs: None)
+    monkeypatch.setattr(grid, "_scatter_missing", lambda client, points, record: points)
+    return client
+
+
+def test_a_late_worker_without_the_shared_file_system_stops_the_grid_saying_so(as_remote, tmp_path):
+    missing = tmp_path / "cache" / "grid" / "arrays" / "0123.npy"      # as a worker without the cache sees it
+    with pytest.raises(grid.GridError, match=r"a worker cannot read the shared array .*0123\.npy that point 1 "
+                                             r"of 1 of 'late' needs: .*give every worker the file system"):
+        grid.map_points(np.load, [(str(missing),)], label="late", store=False, progress=False)
+    other = tmp_path / "elsewhere.npy"                                  # a point's own input: the point's failure
+    with pytest.raises(grid.GridPointError, match="elsewhere.npy"):
+        grid.map_points(np.load, [(str(other),)], label="own", store=False, progress=False)
+
+
+def _slow(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_silent_scheduler_stops_a_running_grid_saying_so(as_remote, monkeypatch):
+    monkeypatch.setattr(grid, "NO_WORKER_GRACE_S", 0.3)
+    monkeypatch.setattr(grid, "SCHEDULER_SILENT_S", 0.5)
+
+    def silent(client, seconds):
+        time.sleep(min(seconds, 0.05))
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(grid, "_workers_within", silent)
+    start = time.monotonic()
+    with pytest.raises(grid.GridError, match=r"the Dask scheduler \(cluster at tcp://127\.0\.0\.1:1 with \d+ "
+                                             r"workers\) has not answered for 0 s .*after 0 of 1 points of 'slow'"):
+        grid.map_points(_slow, [(20,)], label="slow", store=False, progress=False)
+    assert time.monotonic() - start < 15
