@@ -14,14 +14,17 @@ order, parents before children, for the commits this checkout knows, any other c
 older; by the date asv records where git knows none) with the run before it in one
 environment; where dates order some of them (a shallow clone, no git) a note on stderr says so,
 and where git knows one commit of that pair and not the other it refuses (name the pair).
-A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``).
+A commit is a hash prefix of a stored run or a revision git resolves (a branch, ``HEAD~1``);
+a FILE is a result file's path, or the file name of a stored run as the first line prints it.
+A run whose benchmark versions name another profile than the machine's name (a plain ``asv
+run`` asv filed under ``<host>-quick``) is left out of the default pair, saying so.
 Exit status: 1 when a number regressed, a measured benchmark failed in the new run (or
 holds there a value no run can measure: a timing of 0, an infinite rate), or one
 of the same version has there the NaN its benchmark declares the worst outcome (a job that
 failed), 0
 when none did, 2 when it cannot compare (nothing in common, nothing measured again, bad
 arguments, a default pair of which git knows only one commit, another machine's run or
-thresholds, a relative-scale number without any threshold that moved beyond the too-noisy level while no --default-threshold was given, an
+thresholds, a named run of another profile than the machine's name, a relative-scale number without any threshold that moved beyond the too-noisy level while no --default-threshold was given, an
 absolute-scale number without a measured threshold that changed at all, with or without
 --default-threshold, which is relative and cannot judge it). Changed numbers left
 unjudged for want of a threshold, thresholds of numbers the base run has and the new run
@@ -257,9 +260,24 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{len(blocking)} result file(s) of {machine} cannot be read as runs (above), and "
                                  "git does not place them before the pair, so the two newest runs are unknown: "
                                  "repair or remove them, or name --base and --head (make compare BASE=... HEAD=...)")
+        info = read_benchmark_info_noting(results_dir, "compare")
+        strays: list[tuple[Path, list[str]]] = []
         try:
             old, new = pick_runs(stored, args.base, args.head, machine)
+            while not (args.base or args.head):     # the default pair: runs of another profile left out
+                stray = [(r, other) for r in dict.fromkeys((old, new))
+                         if (other := other_profiles(read_result_file(r.path, machine, info), machine))]
+                if not stray:
+                    break
+                for r, other in stray:
+                    print(f"compare: left out: {r.path}: a run of the {'/'.join(other)!r} profile, filed under "
+                          f"{machine!r}", file=sys.stderr)
+                strays += [(r.path, other) for r, other in stray]
+                stored = [r for r in stored if r not in {r for r, _ in stray}]
+                old, new = pick_runs(stored, None, None, machine)
         except ValueError as err:
+            if strays:
+                err = ValueError(f"{err} once the run(s) of another profile are left out (above)")
             if foreign and len(stored) < 2:
                 raise ValueError(f"{err}; {len(foreign)} file(s) filed under {machine} record another machine "
                                  "(above: a folder copied under a new name?), and stored results cannot be renamed: "
@@ -272,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             if unread and str(err).startswith("no stored run of commit"):
                 raise ValueError(f"{err}; its result file(s) cannot be read: "
                                  + "; ".join(f"{p}: {why}" for p, why in unread)) from None
-            raise
+            raise err from None
         for run, name in ((old, args.base), (new, args.head)):   # a damaged live file of a named commit
             unread = [p for p, why in skipped if name and not Path(name).is_file()
                       and p.parent == results_dir / machine and not why.startswith(runs.FOREIGN_RUN)
@@ -306,17 +324,18 @@ def main(argv: list[str] | None = None) -> int:
                     raise ValueError(f"{noise_path}: {other} (here: the run {run.path.name}): one machine's noise "
                                      f"does not judge another's runs; {fix}")
         logs_root = skip_log_root(args.artifacts, args.results, machine)
-        info = read_benchmark_info_noting(results_dir, "compare")
         base = read_result_file(old.path, machine, info)
         head = read_result_file(new.path, machine, info)
         for run, frame in ((old, base), (new, head)):
             other = other_profiles(frame, machine)
             if other:
+                host = machine.rpartition("-")[0]
                 raise ValueError(
                     f"{run.path}: a run of the {'/'.join(other)!r} profile, filed under {machine!r} (asv files a "
                     "plain `asv run` under the only machine ~/.asv-machine.json holds, or its --machine), is not "
-                    f"compared as {profiles.machine_profile(machine)!r} numbers: run asv with --machine "
-                    f"<host>-{other[0]} for those, and compare them there")
+                    f"compared as {profiles.machine_profile(machine)!r} numbers: name another run of this "
+                    f"machine (BASE=/HEAD=, a commit or a run's file name), and run asv with --machine "
+                    f"{host}-{other[0]} for {other[0]} runs")
     except (ValueError, ResultsError, noise.NoiseError) as err:
         print(f"compare: {err}", file=sys.stderr)
         return 2

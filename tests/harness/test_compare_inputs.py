@@ -69,7 +69,21 @@ def test_a_run_of_another_profile_than_the_machine_names_is_refused(results):
     done = run_compare(results, thresholds, "--base", BASE, "--head", HEAD)
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"a run of the 'full' profile, filed under '{MACHINE}'" in done.stderr
-    assert "--machine <host>-full" in done.stderr and "REGRESSION" not in done.stdout
+    assert "--machine box-full" in done.stderr and "REGRESSION" not in done.stdout
+
+
+def test_the_default_pair_leaves_a_newest_run_of_another_profile_out(results):
+    """A stray plain `asv run` of another profile as the newest run must not block `make
+    compare` of the machine's own runs: it is left out of the default pair, saying so."""
+    thresholds = measure(results)
+    write_run(results / MACHINE, HEAD, 300, base_values(rate=500.0))
+    runs.archive_run(results, MACHINE, HEAD)
+    stray = write_run(results / MACHINE, HEAD, 400, base_values(rate=50.0), name="stray.json",
+                      versions={RATE: "1+full", LATENCY: "1+full"})
+    done = run_compare(results, thresholds)
+    assert f"left out: {stray}: a run of the 'full' profile, filed under '{MACHINE}'" in done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr                # the halved rate, not the stray's
+    assert "stray.json" not in done.stdout.splitlines()[0]
 
 
 def test_make_noise_leaves_out_runs_of_another_profile_than_the_machine_names(results):
