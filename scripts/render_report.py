@@ -8,7 +8,8 @@ Prints the paths it wrote. Exits 2 when the machine has no results at all (no as
 results, no artifacts), a --results or --artifacts given is no directory (the defaults
 may be absent), a --noise given is no file, or --noise comes with --machines (one file
 holds one machine's thresholds); 1 on a bad claims file, an output directory it must not replace,
-or a checkout it cannot find; 1 too, after writing the report, when a result, artifact,
+a checkout it cannot find, or a report that breaks reports/report.schema.json (the suite's
+defect: that report is not written); 1 too, after writing the report, when a result, artifact,
 benchmarks.json or machine.json file could not be read (not JSON: truncated, not UTF-8),
 or when a paper figure's draw function failed (a figure not measured, or with no data, is
 no failure). Any file left out (that, or another machine's, profile's or schema's, left out
@@ -96,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"render_report: {err}", file=sys.stderr)
         return 1
     except ReportSchemaError as err:  # the suite's own defect: its document and its schema disagree
-        print(f"render_report: {err}\nrender_report: this is a defect of the suite, not of the results: nothing "
-              f"was written, and what {args.out or 'the output folder'} holds is an earlier report", file=sys.stderr)
+        print(f"render_report: {err}\nrender_report: this is a defect of the suite, not of the results: the report "
+              "it was rendering was not written (a folder that held an earlier one still holds it)", file=sys.stderr)
         return 1
     except ValueError as err:  # a bad DLSYSBENCH_PROFILE or DLSYSBENCH_MACHINE
         print(f"render_report: {err}", file=sys.stderr)

@@ -189,7 +189,7 @@ def test_a_report_that_breaks_its_schema_is_said_to_be_the_suites_defect(monkeyp
     monkeypatch.setattr(sys, "argv", ["render_report.py", "--machine", "m", "--out", str(tmp_path / "out")])
     assert module.main() == 1
     err = capsys.readouterr().err
-    assert "a defect of the suite, not of the results: nothing was written" in err
+    assert "a defect of the suite, not of the results: the report it was rendering was not written" in err
 
 
 def test_report_document_of_the_fixture_lists_history_steps_and_files(tmp_path):

@@ -656,7 +656,7 @@ def bad(old: str, new: str) -> str:
     (bad("requires = []", 'requires = []\nmeasured = { benchmark = "b", artifact = "a" }'), "measured",
      ["measured must have exactly one of benchmark, ratio, trend, artifact"]),
     (bad("requires = []", "requires = []\nbaseline = 3.19"), "baseline",
-     ["baseline 3.19 must lie outside the paper value"]),
+     ["baseline 3.19 must not lie inside the paper value"]),
     (VALID_CLAIM, "id", ["duplicate id", "[[claim]] #1 already uses it"]),
     (bad("requires = []", 'requires = []\nmeasured_cuda = { ratio = ["b"] }'), "measured_cuda",
      ["measured_cuda.ratio must be [numerator, denominator]"]),

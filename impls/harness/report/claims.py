@@ -464,8 +464,9 @@ class _Checker:
             return
         low, high = paper if isinstance(paper, tuple) else (paper, paper)
         if low < baseline < high or low == high == baseline:
-            self.fail("baseline", f"baseline {baseline:g} must lie outside the paper value "
-                                  f"{low:g}..{high:g}: it says which side is the paper's direction")
+            self.fail("baseline", f"baseline {baseline:g} must not lie inside the paper value "
+                                  f"{low:g}..{high:g} (one of its ends may be it): it says which side is the "
+                                  "paper's direction")
 
 
 def benchmark_references(claim: Claim) -> list[tuple[str, dict]]:

@@ -33,6 +33,9 @@ partly or not reproduced) the verdict is "inconclusive"; inside a band without a
 A value whose bound flag cannot be told (failed, skipped, absent, or of another run than the
 value: another commit or environment, or a partial rerun, :func:`_another_run`) may be a bound
 of either kind, so nothing is judged: "not measured".
+A trend (a rank correlation over a sweep) whose claim names bound flags (``bounds`` of its
+``measured``) is "not measured" where any point it ranks is only a bound, or its flag cannot
+be told: a rank correlation of bounds measures nothing (:func:`_trend_bounds`).
 A value in a unit of a factor (``x``, ``ratio``) below 0 is no value to judge,
 as a ratio of signed sides is none (:func:`~impls.harness.report.measure.as_factor`).
 
