@@ -64,8 +64,15 @@ def test_exact_leads_are_judged():
 def test_a_bound_among_the_leads_is_not_measured(lower, upper, said):
     result = evaluate_claim(lead_claim(), sweep({64: 1.2, 128: 1.5, 256: 2.0}, lower, upper), {}, STATE)
     assert result.verdict.startswith(f"{NOT_MEASURED}: a rank correlation needs exact values, and "), result
-    assert said in result.verdict, result.verdict
+    assert said in result.verdict and said in result.detail, result
     assert result.measured is None
+
+
+def test_many_bounds_are_one_short_verdict_and_listed_in_the_detail():
+    result = evaluate_claim(lead_claim(), sweep({64: 1.2, 128: 1.5, 256: 2.0}, {64: 1, 128: 1, 256: 1}), {}, STATE)
+    assert result.verdict == (f"{NOT_MEASURED}: a rank correlation needs exact values, and the value at batch=64 "
+                              "is only a lower bound (and 2 more, in the detail)")
+    assert all(f"the value at batch={b} is only a lower bound" in result.detail for b in (64, 128, 256))
 
 
 def test_a_failed_lead_is_left_out_and_its_flag_not_asked():

@@ -501,14 +501,15 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
         shown = ("at least " if flags[0] is True else "at most " if flags[1] is True else "") + \
             shown_with_unit(value, claim)
         if bounded:         # a rank correlation of bounds is no value to show
-            shown = f"the trend ({bounded})"
+            shown = f"the trend ({'; '.join(bounded)})"
         what = (f"{shown} is of another setting than the claim's" if told else f"cannot tell the setting of {shown}")
         return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=f"{measurement.detail}; {what}",
                            coverage=measurement.coverage)
     if bounded:
-        return ClaimResult(claim, f"{NOT_MEASURED}: a rank correlation needs exact values, and {bounded}",
-                           detail=f"{measurement.detail}; rho {value:.3g} over bounds is no measurement",
-                           coverage=measurement.coverage)
+        more = f" (and {len(bounded) - 1} more, in the detail)" if len(bounded) > 1 else ""
+        return ClaimResult(claim, f"{NOT_MEASURED}: a rank correlation needs exact values, and {bounded[0]}{more}",
+                           detail=f"{measurement.detail}; {'; '.join(bounded)}: rho {value:.3g} over bounds is "
+                                  "no measurement", coverage=measurement.coverage)
     ratio, in_range = ratio_to_paper(claim, value)
     detail = measurement.detail
     unknown = next((why for why in flags if isinstance(why, str)), None)
@@ -594,13 +595,13 @@ def _judge_upper_bound(claim: Claim, bound: float) -> tuple[str, str]:
 
 
 def _trend_bounds(source: MeasuredSource, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
-                  commit: str) -> str:
+                  commit: str) -> list[str]:
     """Which measured points of the trend ``source`` its bound flags (``lower_flag``,
     ``upper_flag``, each point read as :func:`_flag_set` reads a value's) say are only bounds,
-    or cannot say are exact, in words ("the value at batch=64 is only a lower bound"); "" where
-    every one is exact, and for any other source or a trend without flags."""
+    or cannot say are exact, one phrase each ("the value at batch=64 is only a lower bound");
+    [] where every one is exact, and for any other source or a trend without flags."""
     if not isinstance(source, TrendSource) or not (source.lower_flag or source.upper_flag):
-        return ""
+        return []
     rows, _ = select_points(points, source.benchmark, source.params)
     over = [] if rows is None else [p.get(source.over) for p, st in zip(rows["params"], rows["status"])
                                      if st == STATUS_OK]
@@ -615,7 +616,7 @@ def _trend_bounds(source: MeasuredSource, points: pd.DataFrame, artifacts: Mappi
                 said.append(f"whether the value at {source.over}={at!r} is exact is not known ({found})")
             elif found:
                 said.append(f"the value at {source.over}={at!r} is only {kind} bound")
-    return "; ".join(said)
+    return said
 
 
 def _flag_set(source, points: pd.DataFrame, artifacts: Mapping[str, Mapping[str, Any]],
