@@ -2,6 +2,7 @@
 against its schema, SVG figures, steps in the history judged by direction."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -200,6 +201,13 @@ def test_report_document_of_the_fixture_lists_history_steps_and_files(tmp_path):
     document = report_document(report)
     assert validate(document, SCHEMA) == []
     assert all(h["files"][1].endswith(".svg") for h in document["history"])
+    from impls.harness.report.markdown_page import render_markdown
+
+    from impls.harness.report.history_steps import Step
+
+    step = Step("n=1", "f" * 40, 10.0, 20.0, "regression")   # report.md lists steps, as the HTML captions do
+    report = dataclasses.replace(report, history=[dataclasses.replace(report.history[0], steps=(step,))])
+    assert "\n- regression at ffffffff: n=1 10 → 20" in render_markdown(report)
 
 
 def test_two_machines_render_side_by_side(tmp_path):
@@ -311,3 +319,35 @@ def test_a_machine_without_artifacts_is_no_other_profile():
     assert "different profiles" not in html and "No artifact tells the profile of box-quick" in html
     html = _machines([report("vm-quick", "quick"), report("box-full", "full")])
     assert "different profiles (full, quick)" in html and "No artifact tells" not in html
+
+
+def _many(params: list[dict], stepped: dict) -> pd.DataFrame:
+    """Eight commits of one benchmark, a series per ``params`` entry; the one equal to
+    ``stepped`` doubles (lower is better: a regression) at the fifth commit."""
+    return pd.DataFrame([{"commit": f"{i:040d}", "date": pd.Timestamp(2024, 1, 1 + i, tz="UTC"),
+                          "started_at": pd.Timestamp(2024, 1, 1 + i, tz="UTC"), "benchmark": "b.B.track_x",
+                          "type": "track", "unit": "x", "params": p,
+                          "param_label": ", ".join(f"{k}={v}" for k, v in p.items()),
+                          "value": 20.0 if p == stepped and i >= 4 else 10.0, "env_name": "e"}
+                         for p in params for i in range(8)])
+
+
+def test_a_step_in_a_series_past_a_panels_cap_is_drawn_and_listed():
+    """A panel draws at most 8 series: a regression in the 10th was neither drawn nor listed, so
+    the report showed that commit as harmless. Series with a step are drawn first, and every
+    series' steps are listed."""
+    params = [{"a": a, "b": b} for a in (0, 1) for b in range(10)]
+    rows = _many(params, {"a": 1, "b": 9})
+    figure, series, shown = history_figure(rows, commits(rows), "lower")
+    assert (series, shown) == (20, 16)
+    assert [(s.params, s.commit, s.kind) for s in figure.steps] == [("a=1, b=9", f"{4:040d}", "regression")]
+    labels = [label for ax in figure.axes for label in ax.get_legend_handles_labels()[1]]
+    assert "b=9" in labels
+
+
+def test_a_panel_holding_a_step_is_kept_past_the_panels_cap():
+    params = [{"a": a, "b": b} for a in range(14) for b in range(2)]
+    rows = _many(params, {"a": 13, "b": 1})
+    figure, series, shown = history_figure(rows, commits(rows), "lower")
+    assert [(s.params, s.kind) for s in figure.steps] == [("a=13, b=1", "regression")]
+    assert "a=13" in [ax.get_title() for ax in figure.axes if ax.get_visible()]

@@ -5,9 +5,10 @@ parameter combination is a line. Up to ``MAX_SERIES_PER_PANEL`` lines share one
 plot; beyond that the combinations are split into small multiples by the first
 parameter (a single parameter: into consecutive runs of its values), at most
 ``MAX_PANELS`` panels of ``MAX_SERIES_PER_PANEL`` lines each, and the titles say
-how many series were left out.
+how many series were left out. Series with a step (below) are drawn first, and panels holding
+one are kept first, so a cut leaves out quiet series before it leaves out a step.
 
-Steps (:mod:`history_steps`): each drawn series goes through asv's ``step_detect``; every
+Steps (:mod:`history_steps`): every series, drawn or not, goes through asv's ``step_detect``; every
 boundary between two fitted levels is a step, marked at the first commit of the new level
 and judged with the benchmark's declared direction (:mod:`directions`): a regression (red)
 when the level moved the worse way, an improvement (green) the better way, a change (grey)
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,8 +102,11 @@ def _series(rows: pd.DataFrame, order: list[str]) -> list[_Series]:
     return found
 
 
-def _panels(series: list[_Series]) -> list[tuple[str, list[_Series]]]:
-    """Return (panel title, its series) pairs; one untitled panel when few enough series."""
+def _panels(series: list[_Series], stepped: Callable[[_Series], bool] = lambda item: False
+            ) -> list[tuple[str, list[_Series]]]:
+    """Return (panel title, its series) pairs; one untitled panel when few enough series. Of
+    more than ``MAX_PANELS`` panels, those holding a series ``stepped`` says has a step are kept
+    first (then the others, each kind in order)."""
     if len(series) <= MAX_SERIES_PER_PANEL:
         return [("", series)]
     names = list(series[0].params)
@@ -110,12 +115,15 @@ def _panels(series: list[_Series]) -> list[tuple[str, list[_Series]]]:
         groups: dict[str, list[_Series]] = {}
         for item in series:
             groups.setdefault(f"{first}={item.params.get(first)!r}", []).append(item)
-        return list(groups.items())[:MAX_PANELS]
-    # one parameter: consecutive runs of its values, one panel each
-    size = MAX_SERIES_PER_PANEL
-    return [(f"series {start + 1}–{min(start + size, len(series))} of {len(series)}",
-             series[start:start + size])
-            for start in range(0, len(series), size)][:MAX_PANELS]
+        panels = list(groups.items())
+    else:   # one parameter: consecutive runs of its values, one panel each
+        size = MAX_SERIES_PER_PANEL
+        panels = [(f"series {start + 1}–{min(start + size, len(series))} of {len(series)}",
+                   series[start:start + size]) for start in range(0, len(series), size)]
+    if len(panels) > MAX_PANELS:
+        kept = sorted(panels, key=lambda panel: not any(stepped(item) for item in panel[1]))[:MAX_PANELS]
+        panels = [panel for panel in panels if panel in kept]
+    return panels
 
 
 def _strip(label: str, panel: str) -> str:
@@ -181,25 +189,38 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
         all_series = [dataclasses.replace(item, bounds=_bound_kinds(item, flag_rows, flags, order))
                       for item in all_series]
     marks = bound_labels(flag_rows, flags) if flags is not None else {}
-    panels = _panels(all_series)
+    benchmark = str(rows["benchmark"].iloc[0])
+    found_of: dict[int, list] = {}      # every series' steps, drawn or not
+    for item in all_series:
+        measured = noise.get(benchmark, item.param_label) if noise else None
+        judged = [v if known else math.nan for v, known in zip(item.values, placed)]
+        found_of[id(item)] = series_steps(judged, direction, measured, item.versions, item.bounds,
+                                          item.environments)
+
+    def stepped(item: _Series) -> bool:
+        return any(kind not in CUTS for _, _, _, kind in found_of[id(item)])
+
+    steps = [Step(item.label, order[at], before, after, kind)
+             for item in all_series for at, before, after, kind in found_of[id(item)]]
+    panels = _panels(all_series, stepped)
     divisor, unit_label = plotting.display_scale(str(rows["unit"].iloc[0]), rows["value"])
     columns = min(3, len(panels))
     lines = math.ceil(len(panels) / columns)
     figure = plotting.new_figure(4.4 * columns if len(panels) > 1 else 7.5, 3.2 * lines + 0.5)
     axes = figure.subplots(lines, columns, squeeze=False, sharey=True)
     shown = 0
-    steps: list[Step] = []
+    drawn_ids: set[int] = set()
     x = np.arange(len(order))
     for ax, (panel, members) in zip(axes.flat, panels):
-        drawn = members[:MAX_SERIES_PER_PANEL]
+        first = {id(item) for item in sorted(members, key=lambda item: not stepped(item))[:MAX_SERIES_PER_PANEL]}
+        drawn = [item for item in members if id(item) in first]     # in parameter order
+        drawn_ids |= {id(item) for item in drawn}
         bound_kinds: set[str] = set()
         labelled: set[int] = set()      # one line and one label per axis and place of a cut
         for item in drawn:
             y = np.asarray(item.values, dtype=float) / divisor
             label = _strip(item.label, panel) + ("" if np.isfinite(y).any() else " (no values)")
-            measured = noise.get(str(rows["benchmark"].iloc[0]), item.param_label) if noise else None
-            judged = [v if known else math.nan for v, known in zip(item.values, placed)]
-            found = series_steps(judged, direction, measured, item.versions, item.bounds, item.environments)
+            found = found_of[id(item)]
             cuts = [at for at, _, _, kind in found if kind in CUTS]   # no line joins two versions or environments
             bound_kinds |= plotting.plot_marked(ax, x, y, label, item.bounds, BOUND_MARKERS, cuts)
             if lost and lost[0].get(item.param_label) and history_lost.mark_lost(   # (commits by point, meaning)
@@ -207,7 +228,6 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
                     item.versions):
                 bound_kinds.add(history_lost.LOST_MARKER)
             for at, before, after, kind in found:
-                steps.append(Step(item.label, order[at], before, after, kind))
                 if kind not in CUTS:     # at the series' new level
                     ax.axvline(at - 0.5, color=STEP_COLOURS[kind], linestyle="--", linewidth=1)
                     ax.annotate(kind, (at - 0.5, after / divisor), fontsize=6, color=STEP_COLOURS[kind])
@@ -238,8 +258,10 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(unit_label, fontsize=8)
-    benchmark = str(rows["benchmark"].iloc[0])
+    hidden = sum(1 for item in all_series if stepped(item) and id(item) not in drawn_ids)
     more = f" — {len(all_series) - shown} more series not shown" if shown < len(all_series) else ""
+    if hidden:
+        more += f", {hidden} of them with a step (listed with the figure)"
     if impossible:
         more += f"\n{len(impossible)} value(s) not drawn, not measurements: {impossible[0]}"
     figure.suptitle(f"{benchmark}{more}", fontsize=10)

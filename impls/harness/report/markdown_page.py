@@ -80,9 +80,11 @@ def _history(report: Report) -> list[str]:
     for figure in report.history:
         shown = (f" (showing {figure.shown} of {figure.series} parameter combinations)"
                  if figure.shown < figure.series else "")
+        steps = "".join(f"\n- {step.kind} at {step.commit[:8]}: {cell(step.params or 'value')} "
+                        f"{step.before:.4g} → {step.after:.4g}" for step in figure.steps)
         out.append(f"![{figure.benchmark}]({FIGURES_DIR}/{figure.file_name})\n\n"
                    f"*{figure.benchmark}*{f' ({figure.unit})' if figure.unit.strip() else ''}{shown}. "
-                   f"{data_caption(figure.data)}.\n")
+                   f"{data_caption(figure.data)}.\n" + (f"{steps}\n" if steps else ""))
     return out
 
 
