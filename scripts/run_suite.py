@@ -24,6 +24,7 @@ import fcntl
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -202,6 +203,13 @@ def _stopped(signum: int, line: str) -> int:
     return 128 + signum
 
 
+def run_line(profile: str, machine: str, commit: str, patterns: list[str]) -> str:
+    """The line that opens a run: its profile, machine, commit (12 hex) and each ``--bench``
+    pattern quoted as a shell reads it back (a pasted regex matches what this run did)."""
+    selected = "".join(f" --bench {shlex.quote(pattern)}" for pattern in patterns)
+    return f"dlsysbench: profile={profile} machine={machine} commit={commit[:12]}{selected}"
+
+
 def ensure_machine(machine: str) -> None:
     """Register ``machine`` with asv (~/.asv-machine.json) with asv's own description of this
     machine (os, arch, cpu, num_cpu, ram; ``asv machine --yes --machine NAME`` would record the
@@ -286,8 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if commit == "unknown":
         parser.error(f"no git commit to file results under: {no_commit_advice()}")
-    selected = "".join(f" --bench {pattern!r}" for pattern in args.bench)
-    print(f"dlsysbench: profile={current_profile()} machine={machine} commit={commit[:12]}{selected}", flush=True)
+    print(run_line(current_profile(), machine, commit, args.bench), flush=True)
     try:
         short = space.shortfall(current_profile())     # an estimate: said, not refused
     except (OSError, ValueError):

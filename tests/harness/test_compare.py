@@ -534,3 +534,13 @@ def test_run_suite_registers_its_machine_with_the_hardware_asv_sees(monkeypatch,
     from asv.machine import Machine
 
     assert Machine.load(machine_name="box-smoke", _path=str(tmp_path / ".asv-machine.json")).cpu == entry["cpu"]
+
+
+def test_the_run_line_quotes_each_bench_pattern_as_a_shell_reads_it_back(load_script):
+    import shlex
+
+    run_suite = load_script("run_suite")
+    line = run_suite.run_line("smoke", "box-smoke", "a" * 40, [r"bench_bandana_sim\.(Layout|Cache)", "x y"])
+    assert line.startswith("dlsysbench: profile=smoke machine=box-smoke commit=aaaaaaaaaaaa --bench ")
+    words = shlex.split(line.partition("commit=aaaaaaaaaaaa")[2])
+    assert words == ["--bench", r"bench_bandana_sim\.(Layout|Cache)", "--bench", "x y"]
