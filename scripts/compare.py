@@ -262,18 +262,25 @@ def main(argv: list[str] | None = None) -> int:
                                  "repair or remove them, or name --base and --head (make compare BASE=... HEAD=...)")
         info = read_benchmark_info_noting(results_dir, "compare")
         strays: list[tuple[Path, list[str]]] = []
+        def stray_of(run: runs.StoredRun) -> list[str]:
+            other = other_profiles(read_result_file(run.path, machine, info), machine)
+            if other:
+                print(f"compare: left out: {run.path}: a run of the {'/'.join(other)!r} profile, filed under "
+                      f"{machine!r}", file=sys.stderr)
+                strays.append((run.path, other))
+            return other
+
         try:
+            # the default pair: runs of another profile left out, the newest first (a stray plain
+            # asv run is often alone in asv's own environment, which would refuse the pair)
+            while not (args.base or args.head) and stored and stray_of(stored[-1]):
+                stored = stored[:-1]
             old, new = pick_runs(stored, args.base, args.head, machine)
-            while not (args.base or args.head):     # the default pair: runs of another profile left out
-                stray = [(r, other) for r in dict.fromkeys((old, new))
-                         if (other := other_profiles(read_result_file(r.path, machine, info), machine))]
+            while not (args.base or args.head):
+                stray = [r for r in dict.fromkeys((old, new)) if stray_of(r)]
                 if not stray:
                     break
-                for r, other in stray:
-                    print(f"compare: left out: {r.path}: a run of the {'/'.join(other)!r} profile, filed under "
-                          f"{machine!r}", file=sys.stderr)
-                strays += [(r.path, other) for r, other in stray]
-                stored = [r for r in stored if r not in {r for r, _ in stray}]
+                stored = [r for r in stored if r not in stray]
                 old, new = pick_runs(stored, None, None, machine)
         except ValueError as err:
             if strays:

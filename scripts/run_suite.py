@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             re.compile(pattern)
         except re.error as err:
-            parser.error(f"--bench {pattern!r} is not a regular expression ({err})")
+            parser.error(f"--bench {shlex.quote(pattern)} is not a regular expression ({err})")
 
     commit = paths.git_commit()
     try:

@@ -72,14 +72,15 @@ def test_a_run_of_another_profile_than_the_machine_names_is_refused(results):
     assert "--machine box-full" in done.stderr and "REGRESSION" not in done.stdout
 
 
-def test_the_default_pair_leaves_a_newest_run_of_another_profile_out(results):
+@pytest.mark.parametrize("env", ["existing-py", "virtualenv-py3.11-torch2.13.0"])   # alone in asv's own one
+def test_the_default_pair_leaves_a_newest_run_of_another_profile_out(results, env):
     """A stray plain `asv run` of another profile as the newest run must not block `make
     compare` of the machine's own runs: it is left out of the default pair, saying so."""
     thresholds = measure(results)
     write_run(results / MACHINE, HEAD, 300, base_values(rate=500.0))
     runs.archive_run(results, MACHINE, HEAD)
     stray = write_run(results / MACHINE, HEAD, 400, base_values(rate=50.0), name="stray.json",
-                      versions={RATE: "1+full", LATENCY: "1+full"})
+                      versions={RATE: "1+full", LATENCY: "1+full"}, env=env)
     done = run_compare(results, thresholds)
     assert f"left out: {stray}: a run of the 'full' profile, filed under '{MACHINE}'" in done.stderr
     assert done.returncode == 1, done.stdout + done.stderr                # the halved rate, not the stray's

@@ -321,14 +321,14 @@ def test_a_machine_without_artifacts_is_no_other_profile():
     assert "different profiles (full, quick)" in html and "No artifact tells" not in html
 
 
-def _many(params: list[dict], stepped: dict) -> pd.DataFrame:
-    """Eight commits of one benchmark, a series per ``params`` entry; the one equal to
-    ``stepped`` doubles (lower is better: a regression) at the fifth commit."""
+def _many(params: list[dict], *stepped: dict) -> pd.DataFrame:
+    """Eight commits of one benchmark, a series per ``params`` entry; those equal to one of
+    ``stepped`` double (lower is better: a regression) at the fifth commit."""
     return pd.DataFrame([{"commit": f"{i:040d}", "date": pd.Timestamp(2024, 1, 1 + i, tz="UTC"),
                           "started_at": pd.Timestamp(2024, 1, 1 + i, tz="UTC"), "benchmark": "b.B.track_x",
                           "type": "track", "unit": "x", "params": p,
                           "param_label": ", ".join(f"{k}={v}" for k, v in p.items()),
-                          "value": 20.0 if p == stepped and i >= 4 else 10.0, "env_name": "e"}
+                          "value": 20.0 if p in stepped and i >= 4 else 10.0, "env_name": "e"}
                          for p in params for i in range(8)])
 
 
@@ -351,3 +351,21 @@ def test_a_panel_holding_a_step_is_kept_past_the_panels_cap():
     figure, series, shown = history_figure(rows, commits(rows), "lower")
     assert [(s.params, s.kind) for s in figure.steps] == [("a=13, b=1", "regression")]
     assert "a=13" in [ax.get_title() for ax in figure.axes if ax.get_visible()]
+
+
+def test_step_lines_put_regressions_first_and_count_a_cut_once_per_commit():
+    from impls.harness.report.history_steps import Step, step_lines
+
+    steps = [Step(f"n={i}", "c" * 40, 1.0, 1.0, "new version") for i in range(140)]
+    steps += [Step("n=3", "d" * 40, 1.0, 2.0, "improvement"), Step("n=7", "e" * 40, 1.0, 3.0, "regression")]
+    assert step_lines(steps) == ["regression at eeeeeeee: n=7 1 → 3", "improvement at dddddddd: n=3 1 → 2",
+                                 "new version at cccccccc: 140 series"]
+
+
+def test_steps_of_series_in_dropped_panels_are_listed_and_counted_in_the_title():
+    params = [{"a": a, "b": b} for a in range(14) for b in range(2)]
+    rows = _many(params, *[p for p in params if p["b"] == 1])        # a step in every panel
+    figure, series, shown = history_figure(rows, commits(rows), "lower")
+    assert len([s for s in figure.steps if s.kind == "regression"]) == 14     # one per a, drawn or not
+    assert series == 28 and shown == 24
+    assert "4 more series not shown, 2 of them with a step (listed with the figure)" in figure._suptitle.get_text()

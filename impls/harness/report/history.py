@@ -36,8 +36,8 @@ from matplotlib.figure import Figure
 
 from impls.harness.report import compare, history_lost, plotting
 from impls.harness.report.directions import JUDGED, direction_of
-from impls.harness.report.history_steps import (CUTS, NEW_ENVIRONMENT, NEW_VERSION, STEP_COLOURS, Step,  # noqa: F401
-                                                series_steps)
+from impls.harness.report.history_steps import (CUTS, KIND_ORDER, NEW_ENVIRONMENT, NEW_VERSION,  # noqa: F401
+                                                STEP_COLOURS, Step, kind_rank, series_steps)
 from impls.harness.report.noise import RELATIVE, Noise
 from impls.harness.report.runs import environment
 from impls.harness.report.paper_figures import (MEASURED_LABEL, NOT_KNOWN_LABEL, SYNTHETIC_LABEL, safe_file_stem,
@@ -200,6 +200,9 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     def stepped(item: _Series) -> bool:
         return any(kind not in CUTS for _, _, _, kind in found_of[id(item)])
 
+    def worst(item: _Series) -> int:      # a regression drawn before an improvement, then a change
+        return min((kind_rank(kind) for _, _, _, kind in found_of[id(item)]), default=len(KIND_ORDER))
+
     steps = [Step(item.label, order[at], before, after, kind)
              for item in all_series for at, before, after, kind in found_of[id(item)]]
     panels = _panels(all_series, stepped)
@@ -212,7 +215,7 @@ def history_figure(rows: pd.DataFrame, commits: pd.DataFrame,
     drawn_ids: set[int] = set()
     x = np.arange(len(order))
     for ax, (panel, members) in zip(axes.flat, panels):
-        first = {id(item) for item in sorted(members, key=lambda item: not stepped(item))[:MAX_SERIES_PER_PANEL]}
+        first = {id(item) for item in sorted(members, key=worst)[:MAX_SERIES_PER_PANEL]}
         drawn = [item for item in members if id(item) in first]     # in parameter order
         drawn_ids |= {id(item) for item in drawn}
         bound_kinds: set[str] = set()

@@ -36,6 +36,27 @@ class Step:
     kind: str  # regression / improvement / change / new version / new environment
 
 
+KIND_ORDER = ("regression", "improvement", "change")   # how a list of steps is ordered: the worst first
+
+
+def kind_rank(kind: str) -> int:
+    """A step kind's place in :data:`KIND_ORDER` (a cut after them)."""
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def step_lines(steps: tuple[Step, ...] | list[Step]) -> list[str]:
+    """One plain-text line per judged step, regressions first ("regression at 1a2b3c4d: n=1
+    10 → 20"), then one line per cut (a new version or environment) and commit, counting the
+    series it cuts ("new version at 1a2b3c4d: 140 series"), in commit order within each kind."""
+    judged = sorted((s for s in steps if s.kind not in CUTS), key=lambda s: kind_rank(s.kind))
+    lines = [f"{s.kind} at {s.commit[:8]}: {s.params} {s.before:.4g} → {s.after:.4g}" for s in judged]
+    cuts: dict[tuple[str, str], int] = {}
+    for s in steps:
+        if s.kind in CUTS:
+            cuts[(s.kind, s.commit)] = cuts.get((s.kind, s.commit), 0) + 1
+    return lines + [f"{kind} at {commit[:8]}: {n} series" for (kind, commit), n in cuts.items()]
+
+
 def series_steps(values: list[float], direction: str, threshold: Threshold | None = None,
                  versions: list[str] | None = None,
                  bounds: list[str] | None = None,

@@ -8,6 +8,7 @@ from impls.harness.report import directions
 from impls.harness.report import formatting as fmt
 from impls.harness.report.environment_table import Table
 from impls.harness.report.history import HistoryFigure, data_caption
+from impls.harness.report.history_steps import step_lines
 from impls.harness.report.model import Report, system_name
 from impls.harness.report.paper_figures import DRAWN, ERROR, FigureResult
 from impls.harness.report.verdicts import ClaimResult
@@ -136,9 +137,7 @@ _DIRECTION_TEXT = {**{d: directions.better(d) for d in directions.JUDGED}, direc
 def _history_figure(figure: HistoryFigure) -> str:
     shown = (f" Showing {figure.shown} of {figure.series} parameter combinations."
              if figure.shown < figure.series else "")
-    steps = "".join(f"<br>{escape(step.kind)} at {escape(step.commit[:8])}: "
-                    f"{escape(step.params or 'value')} {step.before:.4g} → {step.after:.4g}"
-                    for step in figure.steps)
+    steps = "".join(f"<br>{escape(line)}" for line in step_lines(figure.steps))
     return (f"<figure>{_png(figure.png, figure.benchmark)}<figcaption>{escape(figure.benchmark)} "
             f"({escape(figure.unit)}; {escape(_DIRECTION_TEXT.get(figure.direction, 'direction not declared'))}). "
             f"<span class='{'synthetic' if figure.data == 'synthetic' else 'small'}'>"

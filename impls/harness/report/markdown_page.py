@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from impls.harness.report import formatting as fmt
 from impls.harness.report.history import data_caption
+from impls.harness.report.history_steps import step_lines
 from impls.harness.report.model import Report, system_name
 from impls.harness.report.paper_figures import DRAWN, ERROR
 from impls.harness.report.verdicts import ClaimResult
@@ -80,8 +81,7 @@ def _history(report: Report) -> list[str]:
     for figure in report.history:
         shown = (f" (showing {figure.shown} of {figure.series} parameter combinations)"
                  if figure.shown < figure.series else "")
-        steps = "".join(f"\n- {step.kind} at {step.commit[:8]}: {cell(step.params or 'value')} "
-                        f"{step.before:.4g} → {step.after:.4g}" for step in figure.steps)
+        steps = "".join(f"\n- {cell(line)}" for line in step_lines(figure.steps))
         out.append(f"![{figure.benchmark}]({FIGURES_DIR}/{figure.file_name})\n\n"
                    f"*{figure.benchmark}*{f' ({figure.unit})' if figure.unit.strip() else ''}{shown}. "
                    f"{data_caption(figure.data)}.\n" + (f"{steps}\n" if steps else ""))
