@@ -48,7 +48,7 @@ from impls.harness import atomic, cli, paths, profiles, skip_log  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import compare, compare_warnings, directions, noise, runs  # noqa: E402
 from impls.harness.report.asv_files import ResultsError, machine_info, read_benchmark_info_noting  # noqa: E402
-from impls.harness.report.results import other_profiles, read_result_file  # noqa: E402
+from impls.harness.report.results import of_other_profiles, other_profiles, read_result_file  # noqa: E402
 
 
 def pick_runs(stored: list[runs.StoredRun], base: str | None, head: str | None,
@@ -262,11 +262,17 @@ def main(argv: list[str] | None = None) -> int:
                                  "repair or remove them, or name --base and --head (make compare BASE=... HEAD=...)")
         info = read_benchmark_info_noting(results_dir, "compare")
         strays: list[tuple[Path, list[str]]] = []
+        frames: dict[Path, object] = {}      # each run's results, read once
+
+        def frame_of(run: runs.StoredRun):
+            if run.path not in frames:
+                frames[run.path] = read_result_file(run.path, machine, info)
+            return frames[run.path]
+
         def stray_of(run: runs.StoredRun) -> list[str]:
-            other = other_profiles(read_result_file(run.path, machine, info), machine)
+            other = other_profiles(frame_of(run), machine)
             if other:
-                print(f"compare: left out: {run.path}: a run of the {'/'.join(other)!r} profile, filed under "
-                      f"{machine!r}", file=sys.stderr)
+                print(f"compare: left out: {run.path}: {of_other_profiles(other, machine)}", file=sys.stderr)
                 strays.append((run.path, other))
             return other
 
@@ -331,14 +337,13 @@ def main(argv: list[str] | None = None) -> int:
                     raise ValueError(f"{noise_path}: {other} (here: the run {run.path.name}): one machine's noise "
                                      f"does not judge another's runs; {fix}")
         logs_root = skip_log_root(args.artifacts, args.results, machine)
-        base = read_result_file(old.path, machine, info)
-        head = read_result_file(new.path, machine, info)
+        base, head = frame_of(old), frame_of(new)
         for run, frame in ((old, base), (new, head)):
             other = other_profiles(frame, machine)
             if other:
                 host = machine.rpartition("-")[0]
                 raise ValueError(
-                    f"{run.path}: a run of the {'/'.join(other)!r} profile, filed under {machine!r} (asv files a "
+                    f"{run.path}: {of_other_profiles(other, machine)} (asv files a "
                     "plain `asv run` under the only machine ~/.asv-machine.json holds, or its --machine), is not "
                     f"compared as {profiles.machine_profile(machine)!r} numbers: name another run of this "
                     f"machine (BASE=/HEAD=, a commit or a run's file name), and run asv with --machine "

@@ -27,7 +27,7 @@ from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
 from impls.harness.report import directions, noise, runs  # noqa: E402
 from impls.harness.report.asv_files import ResultsError, machine_info, read_benchmark_info_noting  # noqa: E402
-from impls.harness.report.results import other_profiles, read_result_file  # noqa: E402
+from impls.harness.report.results import of_other_profiles, other_profiles, read_result_file  # noqa: E402
 
 
 DF_BINS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 29), (30, None))
@@ -125,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 other = other_profiles(frame, machine)
                 if other:       # asv filed a plain `asv run` of another profile under this name
-                    print(f"measure_noise: left out: {run.path}: a run of the {'/'.join(other)!r} profile, filed "
-                          f"under {machine!r}: its noise is not this profile's", file=sys.stderr)
+                    print(f"measure_noise: left out: {run.path}: {of_other_profiles(other, machine)}: its noise is "
+                          "not this profile's", file=sys.stderr)
                     continue
                 frames.setdefault(key, []).append(frame)
                 used.append(run)

@@ -215,6 +215,12 @@ def other_profiles(frame: pd.DataFrame, machine: str) -> list[str]:
     return sorted(set(named.dropna()) - {wanted})
 
 
+def of_other_profiles(other: list[str], machine: str) -> str:
+    """The words for a run whose versions name the profiles ``other`` (:func:`other_profiles`),
+    filed under ``machine``: "a run of the 'smoke' profile, filed under 'box-quick'"."""
+    return f"a run of the {'/'.join(other)!r} profile, filed under {machine!r}"
+
+
 def _selected(frame: pd.DataFrame, files: pd.Series, machine: str,
               unreadable: list[tuple[str, str]] | None) -> pd.DataFrame:
     """``frame`` but rows whose version names another profile than :func:`results_profile`'s (or
