@@ -120,6 +120,11 @@ def _array_digest(a: np.ndarray) -> str:
     return h.hexdigest()
 
 
+def arrays_dir() -> Path:
+    """The folder :func:`share` stores arrays in: ``<cache>/grid/arrays``."""
+    return paths.cache_dir() / "grid" / "arrays"
+
+
 def share(a: np.ndarray) -> ArrayRef:
     """Store ``a`` as ``<cache>/grid/arrays/<sha256>.npy`` and return its reference. A stored
     file is checked against the digest once per process before it is used (a damaged or
@@ -127,7 +132,7 @@ def share(a: np.ndarray) -> ArrayRef:
     by :func:`atomic.replacing`: a full disk is an ``OSError`` naming the file."""
     a = np.asarray(a)
     digest = _array_digest(a)
-    path = paths.cache_dir() / "grid" / "arrays" / f"{digest[:32]}.npy"
+    path = arrays_dir() / f"{digest[:32]}.npy"
     if path.exists() and str(path) not in _verified and not _holds(path, digest):
         print(f"warning: {path} does not hold the array it is named after (damaged or edited): "
               "writing it again", file=sys.stderr)
@@ -923,11 +928,9 @@ def _run_on(client, setting, fn, points, groups, keep, bar, record, label) -> No
 
 
 def _is_shared_array(filename: object) -> bool:
-    """Whether ``filename`` names a stored shared array (``.../grid/arrays/<digest>.npy``)."""
-    if not isinstance(filename, str):
-        return False
-    path = Path(filename)
-    return path.suffix == ".npy" and path.parent.name == "arrays" and path.parent.parent.name == "grid"
+    """Whether ``filename`` names an array :func:`share` stored (a worker reads it at the path
+    this process wrote it to)."""
+    return isinstance(filename, str) and Path(filename).suffix == ".npy" and Path(filename).parent == arrays_dir()
 
 
 def _cancelled_by_scheduler(client, exc: BaseException) -> str:

@@ -367,8 +367,9 @@ def as_remote(two_local_workers, monkeypatch, tmp_path):
     return client
 
 
-def test_a_late_worker_without_the_shared_file_system_stops_the_grid_saying_so(as_remote, tmp_path):
-    missing = tmp_path / "cache" / "grid" / "arrays" / "0123.npy"      # as a worker without the cache sees it
+def test_a_late_worker_without_the_shared_file_system_stops_the_grid_saying_so(as_remote, tmp_path, monkeypatch):
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    missing = grid.arrays_dir() / "0123.npy"      # as a worker without the cache sees it
     with pytest.raises(grid.GridError, match=r"a worker cannot read the shared array .*0123\.npy that point 1 "
                                              r"of 1 of 'late' needs: .*give every worker the file system"):
         grid.map_points(np.load, [(str(missing),)], label="late", store=False, progress=False)
