@@ -131,9 +131,10 @@ def check(profiles_path: Path = PROFILES, lock_path: Path = LOCK) -> str:
     diffs = differences(locked, digests(profiles_path))
     if not diffs:
         return ""
-    new = {key.rsplit(".", 1)[0] for key, _ in diffs} - set(locked)
+    tables = {key.rsplit(".", 1)[0] for key, _ in diffs}
+    new = tables - set(locked)
     lines = [f"{profiles_path} differs from {lock_path}:"]
-    known = sorted({key.rsplit(".", 1)[0] for key, _ in diffs} - new)
+    known = sorted(tables - new)
     try:
         by_table = readers(known) if known else {}
     except Exception as err:      # noqa: BLE001 - a table the benchmarks cannot load: still name it
