@@ -121,8 +121,8 @@ def _panels(series: list[_Series], stepped: Callable[[_Series], bool] = lambda i
         panels = [(f"series {start + 1}–{min(start + size, len(series))} of {len(series)}",
                    series[start:start + size]) for start in range(0, len(series), size)]
     if len(panels) > MAX_PANELS:
-        kept = sorted(panels, key=lambda panel: not any(stepped(item) for item in panel[1]))[:MAX_PANELS]
-        panels = [panel for panel in panels if panel in kept]
+        kept = set(sorted(range(len(panels)), key=lambda i: not any(map(stepped, panels[i][1])))[:MAX_PANELS])
+        panels = [panel for i, panel in enumerate(panels) if i in kept]
     return panels
 
 
