@@ -28,6 +28,9 @@ from impls.harness.cpus import cpu_quota, effective_cpus  # noqa: F401 - asked f
 
 ALIGNMENT = 4096
 CPU_ONLY_TORCH = "needs CUDA: torch is a CPU-only build (install a CUDA build of torch)"
+NO_NVIDIA_GPU = ("needs CUDA: no NVIDIA GPU on this machine (no /dev/nvidia* device; "
+                 "torch here is also a CPU-only build)")
+_NVIDIA_DEVICE = re.compile(r"nvidia\d+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,14 +273,37 @@ def cuda_visible_devices() -> str | None:
     return os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
+def nvidia_gpu_seen(dev: Path = Path("/dev"), proc: Path = Path("/proc/driver/nvidia/gpus")) -> bool:
+    """True when the kernel shows an NVIDIA GPU: a ``/dev/nvidia<N>`` device node or an entry
+    of the driver's ``/proc`` list. False also where neither can be read (a container that
+    hides them shows none)."""
+    try:
+        if any(_NVIDIA_DEVICE.fullmatch(entry.name) for entry in dev.iterdir()):
+            return True
+    except OSError:
+        pass
+    try:
+        return any(True for _ in proc.iterdir())
+    except OSError:
+        return False
+
+
+def _cpu_only_reason() -> str:
+    """Why a CPU-only torch has no CUDA: the build, with the advice to install a CUDA one,
+    where the machine shows an NVIDIA GPU; else the missing GPU, which no install cures."""
+    return CPU_ONLY_TORCH if nvidia_gpu_seen() else NO_NVIDIA_GPU
+
+
 def check_cuda() -> Capability:
     """A CUDA device torch can use: available with ``device_count() > 0`` and a name that
     can be read. Any error of that query is a missing capability with its one-line reason,
     never an exception; the reason (or the detail) names ``CUDA_VISIBLE_DEVICES`` when set and
     it could be the cause (not for a CPU-only torch), which is told from torch's version
-    file alone where torch is not imported yet (:func:`torch_build.cpu_only_build`)."""
+    file alone where torch is not imported yet (:func:`torch_build.cpu_only_build`). For a
+    CPU-only torch the reason advises a CUDA build only where the machine shows an NVIDIA GPU
+    (:func:`nvidia_gpu_seen`); elsewhere it says there is none."""
     if "torch" not in sys.modules and torch_build.cpu_only_build():
-        return Capability("cuda", False, CPU_ONLY_TORCH)
+        return Capability("cuda", False, _cpu_only_reason())
     try:
         import torch
     except ImportError as err:
@@ -293,7 +319,7 @@ def check_cuda() -> Capability:
         return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
     if name is None:
         if not torch.version.cuda:      # no setting of the variable would help: say only this
-            return Capability("cuda", False, CPU_ONLY_TORCH)
+            return Capability("cuda", False, _cpu_only_reason())
         why = "torch reports CUDA available but no device (device_count() is 0)" if available else "no CUDA device"
         return Capability("cuda", False, f"needs CUDA: {why}{hint}")
     return Capability("cuda", True, "", name + (f" ({setting})" if setting else ""))

@@ -103,8 +103,10 @@ def test_a_cpu_only_torch_is_named_as_the_cause_whatever_cuda_visible_devices_sa
     monkeypatch.setattr(torch.version, "cuda", None)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setitem(sys.modules, "pynvml", _FakeNvml())
+    monkeypatch.setattr(capabilities, "nvidia_gpu_seen", lambda: True)
     cap = capabilities.check_cuda()
     assert not cap.available and "CPU-only build" in cap.reason and "CUDA_VISIBLE_DEVICES" not in cap.reason
+    assert "install a CUDA build of torch" in cap.reason
     [device] = fingerprint.gpu_info()["devices"]
     assert device["name"] == "NVIDIA H100 80GB HBM3 (not usable: torch is a CPU-only build)"
 
@@ -360,3 +362,28 @@ def test_make_doctor_and_the_report_show_a_memory_limit_below_the_ram(cgroup):
     assert dict(et._host(host).rows)["RAM"] == "24.0 GiB (cgroup limit 2.0 GiB)"
     roomy = {**host, "memory_limit": 64 * GIB}                  # a limit that takes nothing away
     assert fingerprint.ram_text(roomy) == "24.0 GiB" and dict(et._host(roomy).rows)["RAM"] == "24.0 GiB"
+
+
+def test_a_cpu_only_torch_on_a_machine_without_a_gpu_says_there_is_none(monkeypatch, fresh_checks):
+    # installing a CUDA torch (gigabytes) cures nothing where no GPU is there: say that instead
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(capabilities, "nvidia_gpu_seen", lambda: False)
+    cap = capabilities.check_cuda()
+    assert not cap.available and cap.reason.startswith("needs CUDA: no NVIDIA GPU on this machine")
+    assert "install" not in cap.reason
+
+
+def test_an_nvidia_gpu_is_seen_by_its_device_node_or_the_drivers_list(tmp_path):
+    dev, proc = tmp_path / "dev", tmp_path / "gpus"
+    dev.mkdir()
+    for name in ("nvidiactl", "nvidia-uvm", "null"):      # driver nodes of no GPU, and others
+        (dev / name).touch()
+    assert not capabilities.nvidia_gpu_seen(dev, proc)
+    (dev / "nvidia0").touch()
+    assert capabilities.nvidia_gpu_seen(dev, proc)
+    (dev / "nvidia0").unlink()
+    (proc / "0000:17:00.0").mkdir(parents=True)
+    assert capabilities.nvidia_gpu_seen(dev, proc)
+    assert not capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from impls.harness import torch_build
+from impls.harness import capabilities, torch_build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,4 +78,5 @@ def test_the_cuda_check_of_a_cpu_only_torch_does_not_import_torch():
     assert first == "False False"
     import torch                                  # torch's own answer is the same
     assert torch.version.cuda is None and not torch.cuda.is_available()
-    assert reason == "needs CUDA: torch is a CPU-only build (install a CUDA build of torch)"
+    expected = capabilities.CPU_ONLY_TORCH if capabilities.nvidia_gpu_seen() else capabilities.NO_NVIDIA_GPU
+    assert reason == expected
