@@ -1178,8 +1178,9 @@ def test_a_claim_about_one_setting_is_not_judged_on_another(threads, verdict):
 def test_applies_when_is_checked_when_the_claims_are_read(tmp_path):
     text = (ROOT / "reports" / "claims.toml").read_text()
     broken = tmp_path / "claims.toml"
-    broken.write_text(text.replace('path = "data.runs.name=slide.threads", equals = 2 }',
-                                   'path = "data.runs.name=slide.threads" }'))
+    wanted = 'path = "data.runs.name=slide.threads", equals = 2,'
+    assert text.count(wanted) == 1
+    broken.write_text(text.replace(wanted, 'path = "data.runs.name=slide.threads",'))
     with pytest.raises(ClaimsError, match="applies_when must have exactly one of equals .* or at_least .*; "
                                           "got neither"):
         load_claims(broken)
@@ -1213,10 +1214,10 @@ def test_a_claim_about_a_lowest_setting_is_judged_only_from_it(threads, verdict)
 
 
 @pytest.mark.parametrize("threads, p_at_1, verdict", [
-    (2, 0.09, "not measured: this profile's run has data.runs.name=slide.threads = 2; the claim is about "
-              "data.runs.name=slide.threads ≥ 44"),
-    (8, 0.32, "not measured: this profile's run has data.runs.name=slide.threads = 8; the claim is about "
-              "data.runs.name=slide.threads ≥ 44"),
+    (2, 0.09, "not measured: this profile's run has SLIDE's threads = 2; the claim is about SLIDE's threads ≥ 44 "
+              "(the full profile, on a machine with 44 or more cores)"),
+    (8, 0.32, "not measured: this profile's run has SLIDE's threads = 8; the claim is about SLIDE's threads ≥ 44 "
+              "(the full profile, on a machine with 44 or more cores)"),
     (44, 0.32, REPRODUCED), (44, 0.09, NOT_REPRODUCED),
 ])
 def test_the_real_amazon_final_p_at_1_is_judged_only_from_a_run_of_44_threads_or_more(threads, p_at_1, verdict):
@@ -1250,17 +1251,24 @@ def test_the_real_amazon_final_p_at_1_is_judged_only_from_a_run_of_44_threads_or
 ])
 def test_a_broken_applies_when_bound_is_one_claims_file_error(tmp_path, condition, message):
     text = (ROOT / "reports" / "claims.toml").read_text()
-    wanted = 'path = "data.runs.name=slide.threads", equals = 2 }'
+    wanted = 'path = "data.runs.name=slide.threads", equals = 2,'
     assert text.count(wanted) == 1
     broken = tmp_path / "claims.toml"
-    broken.write_text(text.replace(wanted, f'path = "data.runs.name=slide.threads", {condition} }}'))
+    broken.write_text(text.replace(wanted, f'path = "data.runs.name=slide.threads", {condition},'))
     with pytest.raises(ClaimsError, match=message) as err:
         load_claims(broken)
     assert str(err.value).startswith("1 problem(s)")
     fine = tmp_path / "fine.toml"
-    fine.write_text(text.replace(wanted, 'path = "data.runs.name=slide.threads", at_least = 8 }'))
+    fine.write_text(text.replace(wanted, 'path = "data.runs.name=slide.threads", at_least = 8,'))
     read = {c.id: c for c in load_claims(fine)}["slide-beats-tf-cpu-from-2-cores"].applies_when
-    assert (read.equals, read.at_least, read.wanted) == (None, 8.0, "data.runs.name=slide.threads ≥ 8")
+    assert (read.equals, read.at_least, read.wanted) == (None, 8.0, "SLIDE's threads ≥ 8")
+    worded = """equals = 2, what = "SLIDE's threads", hint = "the smoke or quick profile" }"""
+    assert text.count(worded) == 1
+    for words, message in (('what = 2, hint = "x" }', "with optional texts what and hint, got"),
+                           ('what = "x", hint = ["full"] }', "with optional texts what and hint, got")):
+        broken.write_text(text.replace(worded, f'equals = 2, {words}'))
+        with pytest.raises(ClaimsError, match=message):
+            load_claims(broken)
 
 
 @pytest.mark.parametrize("claim_id, run", [("slide-core-utilization", "slide"),
@@ -1273,7 +1281,9 @@ def test_the_utilisation_claims_are_judged_only_from_8_threads(claim_id, run):
     by_id = {c.id: c for c in load_claims(ROOT / "reports" / "claims.toml")}
     c = by_id[claim_id]
     assert c.measured.point.params == {"run": run}
-    assert c.applies_when == Condition("slide_time_to_accuracy", f"data.runs.name={run}.threads", at_least=8.0)
+    assert dataclasses.replace(c.applies_when, what="", hint="") == Condition(
+        "slide_time_to_accuracy", f"data.runs.name={run}.threads", at_least=8.0)
+    assert c.applies_when.what.endswith("threads") and "44 or more cores" in c.applies_when.hint
     assert "core-scaling figure" in c.note
 
 

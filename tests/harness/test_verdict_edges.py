@@ -274,10 +274,23 @@ def test_a_value_whose_setting_no_artifact_tells_is_not_called_another_setting()
     assert judged(c, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 2}}}).verdict != other.verdict
     failed = judged(c, nan.assign(status="failed"), {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
     assert failed.verdict == other.verdict                               # a failure of another setting too
-    # a required capability this machine lacks comes first: the run could not have measured it here
+    # a required capability this machine lacks comes first: the run could not have measured it
+    # here; a setting the artifact tells comes after it, a second thing the user must change
     needs = judged(dataclasses.replace(c, requires=("cuda",)), nan, {"toy_tta": {"commit": "b" * 40,
                                                                                "data": {"threads": 44}}})
-    assert needs.verdict == f"{NOT_MEASURED}: no CUDA", needs.verdict
+    assert needs.verdict == (f"{NOT_MEASURED}: no CUDA; and this profile's run has data.threads = 44; the claim is "
+                             "about data.threads = 2"), needs.verdict
+    at_setting = judged(dataclasses.replace(c, requires=("cuda",)), nan,
+                        {"toy_tta": {"commit": "b" * 40, "data": {"threads": 2}}})
+    assert at_setting.verdict == f"{NOT_MEASURED}: no CUDA", at_setting.verdict
+    untold = judged(dataclasses.replace(c, requires=("cuda",)), nan)
+    assert untold.verdict == f"{NOT_MEASURED}: no CUDA", untold.verdict
+    # the claims file's words for the setting, and how to get there
+    worded = dataclasses.replace(c, applies_when=Condition("toy_tta", "data.threads", equals=2, what="SLIDE's threads",
+                                                           hint="the quick profile"))
+    other = judged(worded, nan, {"toy_tta": {"commit": "b" * 40, "data": {"threads": 44}}})
+    assert other.verdict == (f"{NOT_MEASURED}: this profile's run has SLIDE's threads = 44; the claim is about "
+                             "SLIDE's threads = 2 (the quick profile)"), other.verdict
 
 
 def test_report_json_rows_say_which_verdicts_were_judged_without_noise():

@@ -115,13 +115,20 @@ class Condition:
     path: str
     equals: Any = None
     at_least: float | None = None
+    what: str = ""  # the setting's name in words ("SLIDE's threads"); the path where empty
+    hint: str = ""  # how a user gets to the setting ("the full profile on 44 or more cores")
+
+    @property
+    def name(self) -> str:
+        """The setting's name as the report shows it: :attr:`what`, else the dotted path."""
+        return self.what or self.path
 
     @property
     def wanted(self) -> str:
-        """The setting in words: ``<path> = <equals>`` or ``<path> ≥ <at_least>``."""
+        """The setting in words: ``<name> = <equals>`` or ``<name> ≥ <at_least>``."""
         if self.at_least is not None:
-            return f"{self.path} ≥ {self.at_least:g}"
-        return f"{self.path} = {self.equals!r}"
+            return f"{self.name} ≥ {self.at_least:g}"
+        return f"{self.name} = {self.equals!r}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,11 +330,14 @@ class _Checker:
         if table is None:
             return None
         if (not isinstance(table, dict) or not {"artifact", "path"} <= set(table) <= {"artifact", "path", "equals",
-                                                                                        "at_least"}
-                or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]):
+                                                                                        "at_least", "what", "hint"}
+                or not isinstance(table["artifact"], str) or not isinstance(table["path"], str) or not table["path"]
+                or not all(isinstance(table.get(k, ""), str) for k in ("what", "hint"))):
             self.fail(key, f"{key} must be {{ artifact = \"<name>\", path = \"data.key.key\", equals = <number or "
-                      f"text> }} or {{ artifact = ..., path = ..., at_least = <number> }}, got {_describe(table)}")
+                      f"text> }} or {{ artifact = ..., path = ..., at_least = <number> }}, with optional texts what "
+                      f"and hint, got {_describe(table)}")
             return None
+        words = {"what": table.get("what", "").strip(), "hint": table.get("hint", "").strip()}
         bounds = [k for k in ("equals", "at_least") if k in table]
         if len(bounds) != 1:
             self.fail(key, f"{key} must have exactly one of equals = <number or text> (the setting) or "
@@ -337,11 +347,11 @@ class _Checker:
             if not _is_number(table["at_least"]) or not math.isfinite(table["at_least"]):
                 self.fail(key, f"{key}.at_least must be a finite number, got {_describe(table['at_least'])}")
                 return None
-            return Condition(table["artifact"], table["path"], at_least=float(table["at_least"]))
+            return Condition(table["artifact"], table["path"], at_least=float(table["at_least"]), **words)
         if not isinstance(table["equals"], (str, int, float)) or isinstance(table["equals"], bool):
             self.fail(key, f"{key}.equals must be a number or text, got {_describe(table['equals'])}")
             return None
-        return Condition(table["artifact"], table["path"], table["equals"])
+        return Condition(table["artifact"], table["path"], table["equals"], **words)
 
     def measured(self, key: str = "measured") -> MeasuredSource | None:
         table = self.entry.get(key)

@@ -362,12 +362,18 @@ def check_setting(artifacts: Mapping[str, Mapping[str, Any]], condition,
             return (f"artifact {condition.artifact} has {condition.path} = {value!r}, not a number, so it cannot "
                     f"tell whether the run is at {condition.wanted}"), False
         if value < condition.at_least:
-            return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.wanted}", True
+            return _other_setting(condition, value), True
         return None, True
     if value != condition.equals and not (isinstance(value, (int, float)) and isinstance(condition.equals, (int, float))
                                           and float(value) == float(condition.equals)):
-        return f"this profile's run has {condition.path} = {value!r}; the claim is about {condition.wanted}", True
+        return _other_setting(condition, value), True
     return None, True
+
+
+def _other_setting(condition, value: Any) -> str:
+    """The run's setting against the claim's, in the condition's words, with its hint."""
+    hint = f" ({condition.hint})" if condition.hint else ""
+    return f"this profile's run has {condition.name} = {value!r}; the claim is about {condition.wanted}{hint}"
 
 
 def same_commit(a: str, b: str) -> bool:

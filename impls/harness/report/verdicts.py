@@ -476,8 +476,9 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     """Return the :class:`ClaimResult` of ``claim``.
 
     A claim without ``measured`` is "not measured yet". A measured number is always
-    judged. Without one: a missing required capability gives "not measured: <its reason>",
-    else a run its artifact shows is of another setting than the claim's (``applies_when``)
+    judged. Without one: a missing required capability gives "not measured: <its reason>"
+    (followed by the run's other setting where its artifact tells one: a second thing to
+    change), else a run its artifact shows is of another setting than the claim's (``applies_when``)
     says so, else a skipped or failed benchmark says so (a benchmark without a value in
     the words of the claim's ``unmeasured_reason`` artifact text, when there is one), else
     "not measured: <what this machine lacks>" (no result of that benchmark, no artifact).
@@ -491,8 +492,10 @@ def _evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, 
     if not measurement.ok:
         if other and told and state.missing_reason(claim.requires) is None:   # a run of another setting
             return ClaimResult(claim, f"{NOT_MEASURED}: {other}", detail=measurement.detail)
-        return ClaimResult(claim, _unmeasured_verdict(claim, measurement, state, points, artifacts),
-                           detail=measurement.detail)
+        verdict = _unmeasured_verdict(claim, measurement, state, points, artifacts)
+        if other and told:      # a capability this machine lacks, and a setting no run here would have
+            verdict += f"; and {other}"
+        return ClaimResult(claim, verdict, detail=measurement.detail)
     value = measurement.value
     flags = [_flag_set(source, points, artifacts, measurement.commit, claim.measured)
              for source in (claim.lower_bound_when, claim.upper_bound_when)]
