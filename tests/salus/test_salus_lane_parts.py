@@ -481,3 +481,13 @@ def test_inference_refuses_a_device_that_cannot_hold_every_model(peaks):
     with pytest.raises(ValueError, match="capacity_peaks must be >= 1"):
         inference.inference_experiment({**profiles.sizes("salus_inference", "smoke"), "capacity_peaks": peaks},
                                        "cpu", progress=False)
+
+
+def test_a_stream_longer_than_one_command_line_argument_is_served():
+    # full's longest stream (~22,000 arrivals, ~425 KB of JSON) passed as one argument failed
+    # with E2BIG after the experiment's earlier runs; Linux caps one argument at 128 KiB
+    import json as _json
+    stream = [round(1e-9 * k, 9) for k in range(12_000)]            # ~13 characters each: ~170 KB of JSON
+    assert len(_json.dumps({"stream": stream})) > 128 * 1024
+    lat = inference.serve_processes({"mlp_infer_b1": stream}, threads=1)
+    assert len(lat["mlp_infer_b1"]) == len(stream)

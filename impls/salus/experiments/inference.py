@@ -22,9 +22,11 @@ synthetic (Poisson, seeded).
 """
 from __future__ import annotations
 
+import collections
 import heapq
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,7 +73,7 @@ def serve_fair(jobs: Mapping[str, Any], streams: Mapping[str, Sequence[float]], 
     [...], "service_ms": [...]}, "_busy_s": time inside forwards, "_wall_s"}.
     """
     arrivals = sorted((t, name) for name, ts in streams.items() for t in ts)
-    queues: dict[str, list[float]] = {name: [] for name in streams}
+    queues: dict[str, collections.deque[float]] = {name: collections.deque() for name in streams}
     used = {name: 0.0 for name in streams}
     out = {name: {"latencies_ms": [], "service_ms": []} for name in streams}
     i, busy = 0, 0.0
@@ -86,7 +88,7 @@ def serve_fair(jobs: Mapping[str, Any], streams: Mapping[str, Sequence[float]], 
             sleep(max(0.0, arrivals[i][0] - (clock() - t0)))
             continue
         name = min(ready, key=lambda n: (used[n], queues[n][0], n))
-        arrival = queues[name].pop(0)
+        arrival = queues[name].popleft()
         timer = device.timer()
         start = clock()
         timer.start()
@@ -116,7 +118,7 @@ def simulate_fair(service_ms: Mapping[str, float | Sequence[float]],
     service time (ms) is fixed, or a sequence of measured times that its requests take in turn
     (so the replay keeps their spread: a fixed mean gives too short a tail)."""
     arrivals = sorted((t, name) for name, ts in streams.items() for t in ts)
-    queues: dict[str, list[float]] = {name: [] for name in streams}
+    queues: dict[str, collections.deque[float]] = {name: collections.deque() for name in streams}
     used = {name: 0.0 for name in streams}
     lat: dict[str, list[float]] = {name: [] for name in streams}
     now, i = 0.0, 0
@@ -129,7 +131,7 @@ def simulate_fair(service_ms: Mapping[str, float | Sequence[float]],
             now = arrivals[i][0]
             continue
         name = min(ready, key=lambda n: (used[n], queues[n][0], n))
-        arrival = queues[name].pop(0)
+        arrival = queues[name].popleft()
         took = _service_of(service_ms[name], len(lat[name]))
         now += took / 1e3
         used[name] += took
@@ -190,18 +192,24 @@ def serve_processes(streams: Mapping[str, Sequence[float]], threads: int = 1, se
                     timeout_s: float = 600.0) -> dict:
     """Serve each model's stream from its own process, all at once; return {name: latencies (ms)}.
 
-    Each process (``python -m impls.salus.experiments.inference --serve``) imports torch and builds its
-    model, then says READY; when all are ready they get one common wall-clock start time.
+    Each process (``python -m impls.salus.experiments.inference --serve-file SPEC``) imports torch
+    and builds its model, then says READY; when all are ready they get one common wall-clock
+    start time. A stream travels in a file, not on the command line: Linux refuses one
+    argument over 128 KiB, which a stream of ~10,000 arrivals passes.
     """
     import json
     import subprocess
     import sys
+    import tempfile
 
     procs = {}
+    specs = tempfile.TemporaryDirectory(prefix="dlsysbench-serve-")
     try:
-        for name, stream in streams.items():
-            spec = json.dumps({"name": name, "stream": list(stream), "seed": seed, "threads": threads})
-            procs[name] = subprocess.Popen([sys.executable, "-m", "impls.salus.experiments.inference", "--serve", spec],
+        for k, (name, stream) in enumerate(streams.items()):
+            spec = Path(specs.name) / f"{k}.json"
+            spec.write_text(json.dumps({"name": name, "stream": list(stream), "seed": seed, "threads": threads}))
+            procs[name] = subprocess.Popen([sys.executable, "-m", "impls.salus.experiments.inference",
+                                            "--serve-file", str(spec)],
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, text=True)
         for name, proc in procs.items():
@@ -223,6 +231,7 @@ def serve_processes(streams: Mapping[str, Sequence[float]], threads: int = 1, se
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        specs.cleanup()
     return out
 
 
@@ -329,15 +338,18 @@ def inference_experiment(sizes: Mapping[str, Any], device: Any = "cpu", progress
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m impls.salus.experiments.inference --serve JSON``: one process of the MPS-like baseline."""
+    """``python -m impls.salus.experiments.inference --serve JSON`` (or ``--serve-file PATH``, the
+    same JSON in a file): one process of the MPS-like baseline."""
     import argparse
     import json
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m impls.salus.experiments.inference")
-    parser.add_argument("--serve", required=True, help='JSON {"name", "stream", "seed", "threads"}')
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--serve", help='JSON {"name", "stream", "seed", "threads"}')
+    given.add_argument("--serve-file", type=Path, help="a file holding that JSON (for long streams)")
     args = parser.parse_args(argv)
-    spec = json.loads(args.serve)
+    spec = json.loads(args.serve if args.serve is not None else args.serve_file.read_text())
     print(json.dumps(_serve_one(spec["name"], spec["stream"], int(spec["seed"]), int(spec["threads"]),
                                 sys.stdin, sys.stdout)))
     return 0
