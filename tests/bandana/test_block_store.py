@@ -175,3 +175,52 @@ def test_refuses_tmpfs():
     with pytest.raises(bs.DirectIOUnavailable, match="in memory"):
         bs.write_store(target, _table(64), np.arange(64))
     assert not target.exists()
+
+
+def test_a_store_is_whole_when_the_kernel_takes_each_write_in_part(store_dir, monkeypatch):
+    """Linux takes at most 2,147,479,552 bytes a write() (more than one chunk's 2 GiB at
+    --block-bytes above 1 MiB on a large table) and returns the short count: the store must
+    still hold every byte, where it used to be written short and read as 'truncated'."""
+    opened = os.fdopen
+
+    class Short:
+        def __init__(self, handle):
+            self.handle, self.name = handle, handle.name
+
+        def write(self, data):
+            return self.handle.write(memoryview(data)[:1000])     # a partial write, as the kernel may
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return self.handle.__exit__(*exc)
+
+        def fileno(self):
+            return self.handle.fileno()
+
+    monkeypatch.setattr(bs.os, "fdopen", lambda *a, **k: Short(opened(*a, **k)))
+    n = 300
+    table = _table(n)
+    layout = np.random.default_rng(2).permutation(n)
+    header = bs.write_store(store_dir / "short.store", table, layout)
+    monkeypatch.undo()
+    assert (store_dir / "short.store").stat().st_size == header.file_bytes
+    buffers = bs.AlignedBuffers(1, 4096)
+    with bs.open_store(store_dir / "short.store", layout) as store:
+        for b in range(header.n_blocks):
+            store.read_block(b, buffers.array[0])
+            ids = layout[b * 32:(b + 1) * 32]
+            assert np.array_equal(store.vectors_of_block(buffers.array[0])[:ids.size], table[ids])
+    buffers.close()
+
+
+def test_a_write_that_takes_nothing_is_an_error_not_a_loop():
+    class Stuck:
+        name = "stuck"
+
+        def write(self, data):
+            return 0
+
+    with pytest.raises(OSError, match="wrote nothing of 5 bytes to stuck"):
+        bs.write_all(Stuck(), memoryview(b"12345"))

@@ -44,7 +44,7 @@ MAGIC = b"DLSBNDV1"
 VERSION = 1
 _HEADER = struct.Struct("<8sII Q I 8s II Q 32s")
 _CRC = struct.Struct("<I")
-_WRITE_CHUNK_BLOCKS = 2048            # 8 MiB per write at 4 KB blocks
+_WRITE_CHUNK_BYTES = 8 << 20          # about this much a write, whatever the block size (one block at least)
 
 
 class StoreError(ValueError):
@@ -146,6 +146,17 @@ def check_free_space(target: str | os.PathLike, file_bytes: int) -> None:
                       f"{nvm_file.FREE_SPACE_HEADROOM_BYTES} headroom, {free} free")
 
 
+def write_all(handle, data: memoryview) -> None:
+    """Write every byte of ``data`` to the unbuffered ``handle``: a raw write may take fewer
+    (Linux takes at most 2,147,479,552 bytes a call, a signal can cut one short), and
+    returns how many; OSError where one writes nothing."""
+    while len(data):
+        done = handle.write(data)
+        if not done:
+            raise OSError(f"wrote nothing of {len(data)} bytes to {getattr(handle, 'name', 'the store')}")
+        data = data[done:]
+
+
 def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_bytes: int = 4096,
                 setting: str = "DLSYSBENCH_NVM_PATH") -> StoreHeader:
     """Write ``vectors`` (N × dim, any fixed-size dtype) to ``path`` in ``layout`` order.
@@ -185,8 +196,8 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
     fd, temporary = atomic.temporary_beside(target)
     try:
         with os.fdopen(fd, "wb", buffering=0) as handle:
-            handle.write(header.pack())
-            step = _WRITE_CHUNK_BLOCKS * per_block
+            write_all(handle, memoryview(header.pack()))
+            step = max(1, _WRITE_CHUNK_BYTES // block_bytes) * per_block
             for lo in range(0, n, step):
                 hi = min(n, lo + step)
                 blocks = -(-(hi - lo) // per_block)
@@ -194,7 +205,7 @@ def write_store(path: str | os.PathLike, vectors: np.ndarray, layout, block_byte
                 rows[:hi - lo] = raw[layout[lo:hi]]
                 chunk = np.zeros((blocks, block_bytes), dtype=np.uint8)
                 chunk[:, :per_block * vector_bytes] = rows.reshape(blocks, per_block * vector_bytes)
-                handle.write(memoryview(chunk))
+                write_all(handle, memoryview(chunk).cast("B"))
                 cli.fault_point("store-write")
             os.fchmod(handle.fileno(), 0o644)
             os.fsync(handle.fileno())
