@@ -188,3 +188,19 @@ def test_kahypar_blocks_survive_when_every_vector_is_in_the_hypergraph(monkeypat
     layout_blocks = [set(perm[i:i + v].tolist()) for i in range(0, n, v)]
     whole = [p for p in range(7) if any(members[p] <= b for b in layout_blocks)]
     assert len(whole) == 6, whole
+
+
+@pytest.mark.parametrize("num_vectors, queries, seed", [(1000, 500, 0), (50, 3000, 1), (10, 0, 2), (7, 40, 3)])
+def test_distinct_ids_per_query_is_the_fanout_at_one_vector_a_block(num_vectors, queries, seed):
+    """Counted from each query's own ids: the same number as the fanout of any layout at one
+    vector a block, which needs scratch of 8 bytes a table row on every thread."""
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 20, queries))]).astype(np.int64)
+    indices = rng.integers(0, num_vectors, offsets[-1]).astype(np.int64)
+    got = L.distinct_per_query(offsets, indices, num_vectors)
+    assert got == L.fanout(rng.permutation(num_vectors), offsets, indices, 1)
+    if queries:
+        by_hand = np.mean([np.unique(indices[a:b]).size for a, b in zip(offsets[:-1], offsets[1:])])
+        assert got == pytest.approx(by_hand, abs=0)
+        with pytest.raises(TraceError):
+            L.distinct_per_query(offsets, indices + num_vectors, num_vectors)

@@ -46,15 +46,13 @@ def fanout_per_query(offsets, indices, block_of_vector, num_blocks, nchunks):
 
 # ----------------------------------------------------------------------------- hypergraph build
 
-@njit(cache=True)
-def distinct_queries(offsets, indices, min_size):
-    """Deduplicate every query's ids and drop queries left with fewer than ``min_size``.
-
-    Returns ``(qoff, pins)``: the kept queries' sorted distinct ids in CSR form.
-    """
+@njit(cache=True, parallel=True)
+def distinct_per_query(offsets, indices):
+    """Return the number of distinct ids each query holds (int64 per query). Scratch is each
+    query's own sorted copy: nothing the size of the table, whatever the thread count."""
     nq = offsets.size - 1
     distinct = np.zeros(nq, dtype=np.int64)
-    for q in range(nq):
+    for q in prange(nq):
         a, b = offsets[q], offsets[q + 1]
         if b - a <= 1:
             distinct[q] = b - a
@@ -65,6 +63,17 @@ def distinct_queries(offsets, indices, min_size):
             if s[k] != s[k - 1]:
                 d += 1
         distinct[q] = d
+    return distinct
+
+
+@njit(cache=True)
+def distinct_queries(offsets, indices, min_size):
+    """Deduplicate every query's ids and drop queries left with fewer than ``min_size``.
+
+    Returns ``(qoff, pins)``: the kept queries' sorted distinct ids in CSR form.
+    """
+    nq = offsets.size - 1
+    distinct = distinct_per_query(offsets, indices)
     kept = 0
     total = 0
     for q in range(nq):
