@@ -219,8 +219,16 @@ def test_the_time_the_noise_runs_span_is_said():
     # a claim's interval says it
     from impls.harness.report import intervals
     found = intervals._from_repeats(2.0, [(1.9, 2.1, 2.0, 3, True)], one_sitting)
-    assert found.method.endswith("(3 runs `make noise` read, repeats of each commit, the runs ending within 28 min: "
+    assert found.method.endswith("(3 runs `make noise` read, repeats of commit c, the runs ending within 28 min: "
                                  "drift between days is not in it)"), found.method
+    # which commits were repeated, and when the thresholds were measured: not this report's run
+    dated = noise.Noise("m", "2026-12-07T08:20:46+00:00", [{"commit": "76fdae516d56", "started": "20261207T045357"},
+                                                            {"commit": "76fdae516d56", "started": "20261207T051005"}], {})
+    found = intervals._from_repeats(2.0, [(1.9, 2.1, 2.0, 2, True)], dated)
+    assert found.method.endswith("(2 runs `make noise` read, repeats of commit 76fdae5, the runs ending within 16 min: "
+                                 "drift between days is not in it; thresholds measured 2026-12-07)"), found.method
+    several = noise.Noise("m", "t", [{"commit": c} for c in "abcdef"], {})
+    assert several.repeats_of == "repeats of each of 6 commits (a, b, c, d, ...)" and several.when == ""
 
 
 @pytest.mark.parametrize("unit, speed", [("s", True), ("ms", True), ("µs per job decision", True),

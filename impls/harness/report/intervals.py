@@ -145,8 +145,8 @@ def _from_repeats(value: float, spreads: list[Spread | None], noise: Noise) -> I
              "factors they reach multiplied") if all(h[4] for h in spreads)
             else "the repeats' range (a thresholds file from before sigma)")
     return Interval(low, high,
-                    f"{what}, from run-to-run noise ({runs} runs `make noise` read, repeats of each commit"
-                    f"{noise.sitting})")
+                    f"{what}, from run-to-run noise ({runs} runs `make noise` read, {noise.repeats_of}"
+                    f"{noise.sitting}{noise.when})")
 
 
 def rho_range(x, low, high) -> tuple[float, float]:

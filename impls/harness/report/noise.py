@@ -320,6 +320,27 @@ class Noise:
         return {(b, _label_key(p)): t for (b, p), t in self.thresholds.items()}
 
     @property
+    def repeats_of(self) -> str:
+        """Words on what was repeated: ``"repeats of commit 76fdae5"``, ``"repeats of each of 2
+        commits (76fdae5, 9862260)"``; ``"repeats of each commit"`` where the runs name none."""
+        commits = list(dict.fromkeys(str(run.get("commit", ""))[:7] for run in self.runs if run.get("commit")))
+        if not commits:
+            return "repeats of each commit"
+        if len(commits) == 1:
+            return f"repeats of commit {commits[0]}"
+        shown = ", ".join(commits[:4]) + (", ..." if len(commits) > 4 else "")
+        return f"repeats of each of {len(commits)} commits ({shown})"
+
+    @property
+    def when(self) -> str:
+        """``"; thresholds measured 2026-12-07"`` from :attr:`measured`; "" where it is no ISO time."""
+        try:
+            day = dt.datetime.fromisoformat(self.measured).date().isoformat()
+        except (TypeError, ValueError):
+            return ""
+        return f"; thresholds measured {day}"
+
+    @property
     def sitting(self) -> str:
         """Words on the time the runs measured from span (``", the runs ending within 28 min:
         drift between days is not in it"``, ``", the runs ending over 3 days"``), from their
