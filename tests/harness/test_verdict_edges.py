@@ -304,3 +304,22 @@ def test_report_json_rows_say_which_verdicts_were_judged_without_noise():
     assert bare["no_noise"] is True and unmeasured["no_noise"] is False
     schema = _json.loads(schema_path().read_text())["properties"]["claims"]["items"]
     assert validate(bare, schema) == []
+
+
+def test_the_summary_says_why_claims_are_not_measured():
+    """"17 not measured" lumped claims nothing measures yet with claims this machine cannot
+    measure and claims of another setting: a reader took it for work left undone."""
+    from impls.harness.report.verdicts import NOT_MEASURED_YET, ClaimResult
+
+    c = claim(2.0)
+    verdicts_ = [REPRODUCED, PARTLY, INCONCLUSIVE, NOT_MEASURED_YET, NOT_MEASURED_YET,
+                 f"{NOT_MEASURED}: needs CUDA: no NVIDIA GPU on this machine",
+                 f"{NOT_MEASURED}: needs CUDA: x; and this profile's run has SLIDE's threads = 2; the claim is ...",
+                 f"{NOT_MEASURED}: needs the real Amazon-670K",
+                 f"{NOT_MEASURED}: this profile's run has SLIDE's threads = 2; the claim is about ...",
+                 f"{NOT_MEASURED}: dense's final P@1 does not beat the most-popular-label P@1"]
+    summary = fmt.verdict_summary([ClaimResult(c, v) for v in verdicts_])
+    assert summary == ("1 reproduced, 1 partly, 0 not reproduced, 7 not measured (2 with no experiment yet, 3 needing "
+                       "hardware or data this machine lacks, 1 of another setting than this profile runs, 1 without a "
+                       "value here), 1 inconclusive"), summary
+    assert fmt.verdict_summary([ClaimResult(c, REPRODUCED)]) == "1 reproduced, 0 partly, 0 not reproduced, 0 not measured"

@@ -8,6 +8,7 @@ from impls.harness.report.claims import Claim
 from impls.harness.report.verdicts import (
     INCONCLUSIVE,
     NOT_MEASURED,
+    NOT_MEASURED_YET,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
@@ -201,13 +202,29 @@ def verdict_class(verdict: str) -> str:
     return "none"
 
 
+# why a claim is not measured, as the summary groups them (first match of the verdict's text)
+_UNMEASURED_KINDS = (("no experiment yet", lambda v: v == NOT_MEASURED_YET),
+                     ("needing hardware or data this machine lacks", lambda v: v.startswith(f"{NOT_MEASURED}: needs ")),
+                     ("of another setting than this profile runs", lambda v: "this profile's run has" in v),
+                     ("without a value here", lambda v: True))
+
+
 def verdict_summary(results: list[ClaimResult]) -> str:
-    """Return e.g. "2 reproduced, 1 partly, 0 not reproduced, 20 not measured" for ``results``."""
+    """Return e.g. "2 reproduced, 1 partly, 0 not reproduced, 20 not measured (4 with no
+    experiment yet, 16 needing hardware or data this machine lacks)" for ``results``: the "not
+    measured" split by why (:data:`_UNMEASURED_KINDS`), so that count is not read as work left
+    undone; "inconclusive" only when some claim is."""
     counts = {REPRODUCED: 0, PARTLY: 0, NOT_REPRODUCED: 0, NOT_MEASURED: 0}
+    why: dict[str, int] = {kind: 0 for kind, _ in _UNMEASURED_KINDS}
     for result in results:
         key = NOT_MEASURED if result.verdict.startswith(NOT_MEASURED) else result.verdict
-        counts[key] = counts.get(key, 0) + 1  # "inconclusive" only when some claim is
-    return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
+        counts[key] = counts.get(key, 0) + 1
+        if key == NOT_MEASURED:
+            why[next(kind for kind, matches in _UNMEASURED_KINDS if matches(result.verdict))] += 1
+    split = ", ".join(f"{count} {'with ' if kind.startswith('no ') else ''}{kind}" for kind, count in why.items()
+                      if count)
+    return ", ".join(f"{count} {verdict}" + (f" ({split})" if verdict == NOT_MEASURED and split else "")
+                     for verdict, count in counts.items())
 
 
 def where_in_paper(claim: Claim) -> str:
