@@ -44,7 +44,7 @@ REPORT = 32
 
 
 def fanout_scratch(per_block: int, threads: int) -> float:
-    """Bytes a row of the fanout kernel's scratch (``shp_kernels.fanout_per_query``): one int64
+    """Bytes a row of the fanout kernel's scratch (``fanout_kernels.fanout_per_query``): one int64
     stamp a block in each of ``threads`` running chunks, ``threads * 8 / per_block``."""
     return threads * INT64 / max(1, per_block)
 

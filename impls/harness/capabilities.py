@@ -2,6 +2,9 @@
 store, CUDA, NVML; and how many CPUs this process may use (:func:`effective_cpus`: affinity
 and cgroup CPU quota).
 
+Longer than 400 lines: one short check per capability, each with the reasons a user reads
+when it is missing; they are the one table of what the machine has.
+
 Each check returns a :class:`Capability` with the reason when it is missing.
 Benchmarks call :func:`require` in ``setup``; it raises ``NotImplementedError``,
 which asv records as a skip, so nothing is ever faked on a machine that lacks it.

@@ -1,5 +1,8 @@
 """Bandana block layouts: which vectors share a 4 KB NVM block.
 
+Longer than 400 lines: every builder and the fanout that measures them share one
+permutation contract and its checks, read together.
+
 A layout is an int64 permutation of ``0..N-1``: storage position ``i`` holds vector
 ``permutation[i]``; block ``b`` holds positions ``b·V … (b+1)·V − 1`` with
 ``V = block_bytes // vector_bytes`` (:func:`vectors_per_block`). Builders:
@@ -32,7 +35,7 @@ import numba
 import numpy as np
 
 from impls.bandana.layout import shp as _shp
-from impls.bandana.layout import shp_kernels as K
+from impls.bandana.layout import fanout_kernels as F
 from impls.bandana.data.traces import stream, validate_trace
 from impls.harness.progress import progress_bar
 
@@ -89,7 +92,7 @@ def query_fanouts(layout: Layout | np.ndarray, offsets, indices, vectors_per_blo
     offsets, indices = validate_trace(offsets, indices, perm.size, name="fanout trace")
     V = int(vectors_per_block)
     blocks = block_of_vector(perm, V)
-    return K.fanout_per_query(offsets, indices, blocks, max(1, -(-perm.size // V)),
+    return F.fanout_per_query(offsets, indices, blocks, max(1, -(-perm.size // V)),
                               4 * numba.get_num_threads())
 
 
@@ -103,8 +106,7 @@ def layout_report(layout: Layout, train, test, vectors_per_block: int) -> dict[s
     """Return ``{name, params, build_seconds, fanout_train, fanout_test, distinct_per_query_*}``.
 
     ``train``/``test`` are ``(offsets, indices)`` pairs. ``distinct_per_query`` is the mean
-    number of distinct ids per query — the fanout a perfect layout could approach (the
-    fanout at one vector a block).
+    number of distinct ids per query — the fanout a perfect layout could approach.
     """
     out: dict[str, Any] = {"name": layout.name, "params": dict(layout.params),
                            "build_seconds": layout.build_seconds, "vectors_per_block": int(vectors_per_block)}
@@ -115,10 +117,9 @@ def layout_report(layout: Layout, train, test, vectors_per_block: int) -> dict[s
 
 
 def distinct_per_query(offsets, indices, num_vectors: int) -> float:
-    """Return the mean over queries of the number of distinct ids a query holds (0.0 for no
-    queries): the fanout at one vector a block, without scratch the size of the table."""
-    offsets, indices = validate_trace(offsets, indices, int(num_vectors), name="fanout trace")
-    per_query = K.distinct_per_query(offsets, indices)
+    """Return the mean number of distinct ids a query holds (0.0 for no queries): the fanout
+    at one vector a block, without scratch the size of the table."""
+    per_query = F.distinct_per_query(*validate_trace(offsets, indices, int(num_vectors), name="fanout trace"))
     return float(per_query.mean()) if per_query.size else 0.0
 
 

@@ -1,7 +1,8 @@
-"""numba kernels for Bandana layouts: block fanout and the Social Hash Partitioner's inner loops.
+"""numba kernels of the Social Hash Partitioner's inner loops (block fanout's are in
+:mod:`impls.bandana.layout.fanout_kernels`).
 
-Kept apart from the plain-Python APIs in :mod:`impls.bandana.layout.layouts` and
-:mod:`impls.bandana.layout.shp`, which validate input and call these.
+Kept apart from the plain-Python API in :mod:`impls.bandana.layout.shp`, which validates
+input and calls these.
 
 Vocabulary (SHP): a *query* is a hyperedge; a *pin* is one (query, vertex) incidence,
 stored query-major (``qoff``/``pin_vertex``) and reachable vertex-major through
@@ -16,55 +17,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-
-# ----------------------------------------------------------------------------- fanout
-
-@njit(cache=True, parallel=True)
-def fanout_per_query(offsets, indices, block_of_vector, num_blocks, nchunks):
-    """Return the number of distinct blocks each query touches (int64 per query).
-
-    Queries are processed in ``nchunks`` parallel chunks, each with its own
-    ``num_blocks`` scratch array.
-    """
-    nq = offsets.size - 1
-    out = np.zeros(nq, dtype=np.int64)
-    nchunks = max(1, min(nq, nchunks))
-    for c in prange(nchunks):
-        q0 = c * nq // nchunks
-        q1 = (c + 1) * nq // nchunks
-        stamp = np.full(num_blocks, -1, dtype=np.int64)
-        for q in range(q0, q1):
-            distinct = 0
-            for k in range(offsets[q], offsets[q + 1]):
-                b = block_of_vector[indices[k]]
-                if stamp[b] != q:
-                    stamp[b] = q
-                    distinct += 1
-            out[q] = distinct
-    return out
+from impls.bandana.layout.fanout_kernels import distinct_count
 
 
 # ----------------------------------------------------------------------------- hypergraph build
-
-@njit(cache=True, parallel=True)
-def distinct_per_query(offsets, indices):
-    """Return the number of distinct ids each query holds (int64 per query). Scratch is each
-    query's own sorted copy: nothing the size of the table, whatever the thread count."""
-    nq = offsets.size - 1
-    distinct = np.zeros(nq, dtype=np.int64)
-    for q in prange(nq):
-        a, b = offsets[q], offsets[q + 1]
-        if b - a <= 1:
-            distinct[q] = b - a
-            continue
-        s = np.sort(indices[a:b])
-        d = 1
-        for k in range(1, s.size):
-            if s[k] != s[k - 1]:
-                d += 1
-        distinct[q] = d
-    return distinct
-
 
 @njit(cache=True)
 def distinct_queries(offsets, indices, min_size):
@@ -73,7 +29,9 @@ def distinct_queries(offsets, indices, min_size):
     Returns ``(qoff, pins)``: the kept queries' sorted distinct ids in CSR form.
     """
     nq = offsets.size - 1
-    distinct = distinct_per_query(offsets, indices)
+    distinct = np.zeros(nq, dtype=np.int64)
+    for q in range(nq):
+        distinct[q] = distinct_count(indices[offsets[q]:offsets[q + 1]])
     kept = 0
     total = 0
     for q in range(nq):
