@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from impls.harness import cli, paths  # noqa: E402
 from impls.harness.profiles import current_profile  # noqa: E402
-from impls.harness.report import directions, noise, runs  # noqa: E402
+from impls.harness.report import directions, noise, noise_held_out, runs  # noqa: E402
 from impls.harness.report.asv_files import ResultsError, machine_info, read_benchmark_info_noting  # noqa: E402
 from impls.harness.report.results import of_other_profiles, other_profiles, read_result_file  # noqa: E402
 
@@ -185,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(thresholds) - len(judged)} flags and context numbers are stored but never judged")
     for line in df_lines(judged, measured.false_alarm):
         print(line)
+    check = noise_held_out.held_out(frames, declared, directions.declared_scales(),
+                                    bounds=directions.declared_bounds(), missing=directions.declared_missing(),
+                                    worst_missing=directions.declared_worst_missing()) if declared else None
+    if check is not None:
+        print(noise_held_out.held_out_line(check, measured.false_alarm))
     whole = sorted(b for b, items in by_benchmark.items() if all(t.too_noisy for t in items))
     part = sorted(b for b, items in by_benchmark.items()
                   if any(t.too_noisy for t in items) and b not in whole)

@@ -84,6 +84,25 @@ def test_noise_prints_a_huge_threshold_as_over_1000_percent(tmp_path):
     assert "threshold up to over 1000% over 1 point(s)" in line, line
 
 
+def test_noise_checks_its_thresholds_on_each_run_held_out(tmp_path):
+    """With three runs of a commit, make noise holds each out, measures the thresholds from
+    the other two and compares it with the newer of them: the rate a user would meet."""
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    for started, rate in ((100, 1000.0), (200, 1010.0)):
+        write_run(results / MACHINE, BASE, started, base_values(rate=rate, latency=100.0))
+        runs.archive_run(results, MACHINE, BASE)
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(tmp_path / "n.json"))
+    assert done.returncode == 0 and "held out:" not in done.stdout, done.stdout     # two runs: none to hold out
+    write_run(results / MACHINE, BASE, 300, base_values(rate=500.0, latency=100.0))   # a stalled third run
+    runs.archive_run(results, MACHINE, BASE)
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(tmp_path / "n.json"))
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("held out:")]
+    assert line.startswith("held out: each of 3 runs compared with the newest other run of its commit"), line
+    assert "where the thresholds are set for 1" in line
+
+
 def test_compare_says_a_huge_threshold_as_measure_noise_does():
     change = compare.Change(RATE, "policy='lru'", 1000.0, 400.0, "higher", 3.85e48, compare.NOISY)
     assert "threshold over 1000% over 50%" in change.line(), change.line()

@@ -333,3 +333,26 @@ def test_a_ratio_of_two_points_multiplies_the_factors_their_intervals_reach():
     assert (got.low, got.high) == pytest.approx((10.0 / 4, 10.0 * 4))
     over_zero = intervals._from_repeats(10.0, [(-1.0, 3.0, 1.0, 5, True), spreads[1]], noise.Noise("m", "", [], {}))
     assert (over_zero.low, over_zero.high) == (-math.inf, math.inf)
+
+
+def test_the_held_out_check_counts_the_flags_a_user_would_meet():
+    """Each run left out in turn, thresholds from the rest, compared with the newest other run
+    of its commit: normal noise flags about what the thresholds are set for; one disk stall
+    (a tenth of the rate at one point) flags that point when its run is held out."""
+    from impls.harness.report import noise_held_out
+
+    rng = np.random.default_rng(7)
+    declared = {RATE: compare.HIGHER}
+    runs = [_frame({RATE: np.exp(rng.normal(0, 0.05, 8))}, 100 + i) for i in range(4)]
+    assert noise_held_out.held_out({"c": runs[:2]}, declared) is None             # two runs: nothing to hold out
+    calm = noise_held_out.held_out({"c": runs}, declared)
+    assert (calm.compares, calm.judged) == (4, 32) and calm.flags == calm.flagging == 0
+    stalled = [f.copy() for f in runs]
+    stalled[2].loc[stalled[2]["param_label"] == "p=5", "value"] /= 10
+    check = noise_held_out.held_out({"c": stalled, "other commit": runs[:1]}, declared)
+    assert check.compares == 4 and check.flags >= 1 and check.flagging >= 1
+    assert (RATE, "p=5") in check.examples
+    line = noise_held_out.held_out_line(check, 0.001)
+    assert line.startswith(f"held out: each of 4 runs compared with the newest other run of its commit") and \
+        "heavier tails" in line
+    assert "heavier tails" not in noise_held_out.held_out_line(calm, 0.001)
