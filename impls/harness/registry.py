@@ -41,7 +41,6 @@ import errno
 import hashlib
 import importlib
 import inspect
-import io
 import json
 import logging
 import os
@@ -405,11 +404,12 @@ def recipe_params(manifest: Manifest, profile: str | None = None) -> dict[str, A
 
 
 def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> str:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    payload = buffer.getvalue()
-    atomic.write_bytes(path, payload)
-    digest = hashlib.sha256(payload).hexdigest()
+    """Write ``arrays`` to ``path`` (an .npz, in place of any file there) and its sha256
+    beside it; return the digest. The archive goes straight to the file, not through a copy
+    of it in memory (a full-size trace is gigabytes)."""
+    with atomic.replacing(path) as handle:
+        np.savez(handle, **arrays)
+    digest = sha256_of(path)
     atomic.write_bytes(path.with_suffix(".sha256"), digest.encode())
     return digest
 
@@ -551,6 +551,7 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
             _check_cache_folder(cache.parent)            # before minutes of generating
             arrays = _generate(manifest, params)
             digest = _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
+            del arrays                                    # read back from the file, not held twice
             found = _load_npz_checked(cache)
             if found is None or found[1] != digest:
                 raise ChecksumMismatch(f"{cache}: cache written but does not read back intact")

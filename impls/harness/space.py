@@ -68,9 +68,29 @@ def pending(profile: str) -> list[tuple[str, int, Path]]:
         manifest = registry.manifests()[name]
         params, key = registry.recipe_key(manifest, profile)
         folder = paths.cache_dir() / name
-        if not ((folder / f"{profile}-{key}.npz").is_file() or (folder / f"{profile}-{key}-npy").is_dir()):
-            out.append((f"trace {name}", _trace_bytes(params), folder))
+        npz, npy = folder / f"{profile}-{key}.npz", folder / f"{profile}-{key}-npy"
+        for copy in _trace_copies(name, profile):
+            if not (npz.is_file() if copy == "npz" else npy.is_dir()):
+                out.append((f"trace {name}" + (" (streamed copy)" if copy == "npy" else ""), _trace_bytes(params),
+                            folder))
     return out
+
+
+def _trace_copies(name: str, profile: str) -> list[str]:
+    """Which copies of Bandana trace ``name`` a run of ``profile`` writes: ``"npy"`` (a folder
+    of .npy files the simulator streams, where the profile streams traces) and ``"npz"`` (the
+    registry's archive, which the replay and an unstreamed simulation load); at least one."""
+    from impls.harness import profiles
+
+    try:
+        sim, replay = profiles.sizes("bandana_sim", profile), profiles.sizes("bandana_replay", profile)
+    except (KeyError, ValueError):
+        return ["npz"]
+    streamed = bool(sim.get("streamed_traces", False))
+    copies = ["npy"] if streamed and name in sim.get("tables", ()) else []
+    if not streamed or replay.get("table") == name or not copies:
+        copies.append("npz")
+    return copies
 
 
 def shortfall(profile: str) -> str | None:

@@ -17,7 +17,7 @@ def test_a_run_that_would_fill_the_disk_is_said_with_what_and_where(tmp_path, mo
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(10 * 2**30, 9 * 2**30, 2**30))
     pending = {what: size for what, size, _ in space.pending("full")}
     assert pending["the NVM target file"] == 16 * 2**30 + nvm_file.FREE_SPACE_HEADROOM_BYTES   # [fio_sweep.full].file_bytes
-    assert pending["trace bandana-user"] > 2**30 and pending["trace bandana-post"] > 2**30
+    assert pending["trace bandana-user (streamed copy)"] > 2**30 and pending["trace bandana-post"] > 2**30
     line = space.shortfall("full")
     assert line.startswith("the full profile needs about ") and "1.0 GiB free there" in line
     assert "the NVM target file 16.1" in line and str(tmp_path) in line and "\n" not in line
@@ -68,3 +68,24 @@ def test_a_target_that_cannot_be_looked_at_is_left_to_the_run(tmp_path, monkeypa
     monkeypatch.setattr(paths, "nvm_target_path", lambda: Locked(tmp_path / "locked" / "target.bin"))
     assert "the NVM target file" not in {w for w, _, _ in space.pending("full")}
     space.shortfall("full")
+
+
+def test_a_full_run_counts_both_copies_of_the_trace_the_replay_reads_in_memory(tmp_path, monkeypatch):
+    """At full the simulator streams every trace from .npy files and the replay loads the
+    registry's .npz of its table: bandana-post is written twice, and one copy on disk is no
+    sign that the other is."""
+    from impls.harness import profiles, registry
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    replayed = profiles.sizes("bandana_replay", "full")["table"]
+    assert profiles.sizes("bandana_sim", "full")["streamed_traces"] and replayed == "bandana-post"
+    before = {what: size for what, size, _ in space.pending("full")}
+    assert {"trace bandana-post", "trace bandana-post (streamed copy)", "trace bandana-user (streamed copy)"} <= set(before)
+    assert "trace bandana-user" not in before                       # only streamed at full
+    params, key = registry.recipe_key(registry.manifests()["bandana-post"], "full")
+    (tmp_path / "cache" / "bandana-post" / f"full-{key}.npz").parent.mkdir(parents=True)
+    (tmp_path / "cache" / "bandana-post" / f"full-{key}.npz").write_bytes(b"x")
+    after = {what for what, _, _ in space.pending("full")}
+    assert "trace bandana-post" not in after and "trace bandana-post (streamed copy)" in after
+    assert "trace bandana-post" in {what for what, _, _ in space.pending("quick")}  # quick: in memory only
+    assert not any("streamed" in what for what, _, _ in space.pending("quick"))
