@@ -157,3 +157,9 @@ def test_the_fio_ceiling_is_named_as_the_replays_not_the_drives():
     (ax,) = draw("fio_iops_vs_queue_depth", "bandana.fio", fio_sweep()).axes
     [star] = [line for line in ax.get_lines() if "ceiling" in line.get_label()]
     assert star.get_label().startswith("the replay's ceiling: fio libaio at its QD 32")
+    # one short fio run a point: a stall or the drive's drift moves it, and the replay's own fio run judges it
+    data = fio_sweep()
+    data["sizes"] = {**data.get("sizes", {}), "runtime_s": 0.6}
+    (ax,) = draw("fio_iops_vs_queue_depth", "bandana.fio", data).axes
+    [star] = [line for line in ax.get_lines() if "ceiling" in line.get_label()]
+    assert "each point one 0.6-s fio run" in star.get_label() and "its own fio run" in star.get_label()

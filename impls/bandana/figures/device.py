@@ -74,6 +74,16 @@ def _primary_engine(data: dict[str, Any], points: list[dict[str, Any]]) -> str:
     return data.get("primary_engine") or data.get("ceiling", {}).get("engine") or points[0]["engine"]
 
 
+def _one_sample(data: dict) -> str:
+    """A legend note that every point is one fio run of ``runtime_s`` seconds, so a stall or
+    the drive's drift moves it: the replay judges itself against its own fio run, not this one."""
+    runtime = (data.get("sizes") or {}).get("runtime_s")
+    if not finite(runtime):
+        return ""
+    return (f"\n(each point one {runtime:g}-s fio run, which a stall or the drive's drift moves; the replay "
+            "compares with its own fio run)")
+
+
 def _log2_ticks(ax, values: list[int], labels: list[str]) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks(values, labels)
@@ -166,7 +176,7 @@ def iops_vs_queue_depth(data: dict[str, Any]):
             linestyle="none",
             color="black",
             label=f"the replay's ceiling: fio {ceiling['engine']} at its QD {ceiling['queue_depth']}, "
-                  f"{ceiling['iops'] / 1e3:.1f} k",
+                  f"{ceiling['iops'] / 1e3:.1f} k" + _one_sample(data),
         )
     ticks = sorted(queue_depths)
     _log2_ticks(ax, ticks, [str(depth) for depth in ticks])
