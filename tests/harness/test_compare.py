@@ -103,6 +103,23 @@ def test_noise_checks_its_thresholds_on_each_run_held_out(tmp_path):
     assert "where the thresholds are set for 1" in line
 
 
+def test_noise_writes_its_file_where_a_held_out_run_leaves_too_few_to_measure(tmp_path):
+    """Three runs, the first failed at every benchmark: holding out either good run leaves no
+    number measured twice. The thresholds from all three are written, and the check says it
+    could not run, rather than a traceback and exit 1."""
+    results = tmp_path / "results"
+    write_benchmarks_json(results)
+    write_run(results / MACHINE, BASE, 100, {k: None for k in base_values()})
+    runs.archive_run(results, MACHINE, BASE)
+    for started, rate in ((200, 1000.0), (300, 1010.0)):
+        write_run(results / MACHINE, BASE, started, base_values(rate=rate, latency=100.0 + started / 100))
+        runs.archive_run(results, MACHINE, BASE)
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(tmp_path / "n.json"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "n.json").exists()
+    assert "held out: not checked: " in done.stdout, done.stdout
+
+
 def test_compare_says_a_huge_threshold_as_measure_noise_does():
     change = compare.Change(RATE, "policy='lru'", 1000.0, 400.0, "higher", 3.85e48, compare.NOISY)
     assert "threshold over 1000% over 50%" in change.line(), change.line()

@@ -18,6 +18,10 @@ import numpy as np
 from numba import njit, prange
 
 from impls.bandana.layout.fanout_kernels import distinct_count
+from impls.harness.kernel_cache import drop_stale
+
+# numba's cache does not see edits to the kernels called from here: drop it when they change
+drop_stale(__file__, ["impls.bandana.layout.fanout_kernels"])
 
 
 # ----------------------------------------------------------------------------- hypergraph build
