@@ -31,8 +31,7 @@ from impls.harness.cpus import cpu_quota, effective_cpus  # noqa: F401 - asked f
 
 ALIGNMENT = 4096
 CPU_ONLY_TORCH = "needs CUDA: torch is a CPU-only build (install a CUDA build of torch)"
-NO_NVIDIA_GPU = ("needs CUDA: no NVIDIA GPU on this machine (no /dev/nvidia* device; "
-                 "torch here is also a CPU-only build)")
+NO_NVIDIA_GPU = "needs CUDA: no NVIDIA GPU found on this machine (torch here is also a CPU-only build)"
 _NVIDIA_DEVICE = re.compile(r"nvidia\d+")
 
 
@@ -276,18 +275,29 @@ def cuda_visible_devices() -> str | None:
     return os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
-def nvidia_gpu_seen(dev: Path = Path("/dev"), proc: Path = Path("/proc/driver/nvidia/gpus")) -> bool:
-    """True when the kernel shows an NVIDIA GPU: a ``/dev/nvidia<N>`` device node or an entry
-    of the driver's ``/proc`` list. False also where neither can be read (a container that
-    hides them shows none)."""
+def nvidia_gpu_seen(dev: Path = Path("/dev"), proc: Path = Path("/proc/driver/nvidia/gpus"), nvml=None) -> bool:
+    """True when the machine shows an NVIDIA GPU: a ``/dev/nvidia<N>`` device node, WSL's
+    ``/dev/dxg``, an entry of the driver's ``/proc`` list, or a device NVML counts (``nvml``:
+    the ``pynvml`` module to ask, None imports it). False where none of them shows one."""
     try:
-        if any(_NVIDIA_DEVICE.fullmatch(entry.name) for entry in dev.iterdir()):
+        if any(_NVIDIA_DEVICE.fullmatch(entry.name) or entry.name == "dxg" for entry in dev.iterdir()):
             return True
     except OSError:
         pass
     try:
-        return any(True for _ in proc.iterdir())
+        if any(True for _ in proc.iterdir()):
+            return True
     except OSError:
+        pass
+    try:
+        if nvml is None:
+            import pynvml as nvml
+        nvml.nvmlInit()
+        try:
+            return nvml.nvmlDeviceGetCount() > 0
+        finally:
+            nvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no NVML, no driver: it shows no GPU
         return False
 
 

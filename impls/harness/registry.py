@@ -552,6 +552,8 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
             arrays = _generate(manifest, params)
             digest = _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
             del arrays                                    # read back from the file, not held twice
+            # reading every member back checks it against the CRC-32 zip computed from the arrays as
+            # they were written (a bad one reads as None); the digest is the file's, hashed after writing
             found = _load_npz_checked(cache)
             if found is None or found[1] != digest:
                 raise ChecksumMismatch(f"{cache}: cache written but does not read back intact")

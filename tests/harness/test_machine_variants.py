@@ -371,19 +371,38 @@ def test_a_cpu_only_torch_on_a_machine_without_a_gpu_says_there_is_none(monkeypa
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(capabilities, "nvidia_gpu_seen", lambda: False)
     cap = capabilities.check_cuda()
-    assert not cap.available and cap.reason.startswith("needs CUDA: no NVIDIA GPU on this machine")
+    assert not cap.available and cap.reason.startswith("needs CUDA: no NVIDIA GPU found on this machine")
     assert "install" not in cap.reason
 
 
 def test_an_nvidia_gpu_is_seen_by_its_device_node_or_the_drivers_list(tmp_path):
-    dev, proc = tmp_path / "dev", tmp_path / "gpus"
+    class NoNvml:
+        class NVMLError(Exception):
+            pass
+
+        def nvmlInit(self):
+            raise self.NVMLError("NVML Shared Library Not Found")
+
+    class OneGpu:
+        def nvmlInit(self):
+            pass
+
+        def nvmlDeviceGetCount(self):
+            return 1
+
+        def nvmlShutdown(self):
+            pass
+
+    dev, proc, none = tmp_path / "dev", tmp_path / "gpus", NoNvml()
     dev.mkdir()
     for name in ("nvidiactl", "nvidia-uvm", "null"):      # driver nodes of no GPU, and others
         (dev / name).touch()
-    assert not capabilities.nvidia_gpu_seen(dev, proc)
-    (dev / "nvidia0").touch()
-    assert capabilities.nvidia_gpu_seen(dev, proc)
-    (dev / "nvidia0").unlink()
+    assert not capabilities.nvidia_gpu_seen(dev, proc, none)
+    for node in ("nvidia0", "dxg"):                      # a GPU's node; WSL's GPU
+        (dev / node).touch()
+        assert capabilities.nvidia_gpu_seen(dev, proc, none)
+        (dev / node).unlink()
     (proc / "0000:17:00.0").mkdir(parents=True)
-    assert capabilities.nvidia_gpu_seen(dev, proc)
-    assert not capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too")
+    assert capabilities.nvidia_gpu_seen(dev, proc, none)
+    assert not capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too", none)
+    assert capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too", OneGpu())   # NVML's count

@@ -440,3 +440,19 @@ def test_a_sweep_makes_no_set_its_runs_would_refuse(monkeypatch):
     with pytest.raises(KeyError, match="not an extreme-classification dataset"):
         sweeps.time_to_accuracy_sweep("smoke", progress=False, isolate=True, s=s)
     assert asked == [set()]          # bandana-user is not generated for a run that cannot read it
+
+
+def test_an_archive_whose_bytes_changed_after_writing_does_not_read_back(tmp_path):
+    """The generated arrays are dropped before the read-back: what checks the written file is
+    each member's CRC-32, which zip computed from the arrays as they were written. A byte
+    changed on disk fails it, even beside a sidecar that matches the changed file."""
+    from impls.harness import registry as reg
+
+    path = tmp_path / "x.npz"
+    reg._save_npz(path, {"a": np.arange(100_000)})
+    assert reg._load_npz_checked(path) is not None
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    path.write_bytes(bytes(raw))
+    (tmp_path / "x.sha256").write_text(reg.sha256_of(path))
+    assert reg._load_npz_checked(path) is None

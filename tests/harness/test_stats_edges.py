@@ -2,6 +2,7 @@
 points' repeat ranges allow, a point that
 repeated exactly gets the floored sigma make compare uses, a non-finite repeat is too noisy
 (never NaN), and a hand-written threshold that cannot be a fraction is refused in one line."""
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -181,6 +182,10 @@ def test_a_trend_rising_by_steps_within_its_noise_is_not_bounded_below_its_band(
                                       for k in keys})
     interval = trend_interval(points, TrendSource(TRACK, "k"), found)
     assert interval.high == 1.0 and interval.low < 0
+    assert interval.method.endswith("(3 runs `make noise` read, repeats of each commit)"), interval.method
+    dated = dataclasses.replace(found, measured="2026-12-07T08:20:46+00:00", runs=[{"commit": "76fdae516d"}] * 3)
+    assert trend_interval(points, TrendSource(TRACK, "k"), dated).method.endswith(
+        "(3 runs `make noise` read, repeats of commit 76fdae5; thresholds measured 2026-12-07)")
     spaced = _points("k", keys, [1.0 * 1.2 ** i for i in range(len(keys))])   # steps far beyond the noise
     assert (trend_interval(spaced, TrendSource(TRACK, "k"), found).low,
             trend_interval(spaced, TrendSource(TRACK, "k"), found).high) == (1.0, 1.0)

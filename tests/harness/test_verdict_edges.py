@@ -308,18 +308,36 @@ def test_report_json_rows_say_which_verdicts_were_judged_without_noise():
 
 def test_the_summary_says_why_claims_are_not_measured():
     """"17 not measured" lumped claims nothing measures yet with claims this machine cannot
-    measure and claims of another setting: a reader took it for work left undone."""
-    from impls.harness.report.verdicts import NOT_MEASURED_YET, ClaimResult
+    measure and claims of another setting: a reader took it for work left undone. Each
+    verdict's reason is sorted by what the report knows, not by how its words begin."""
+    from impls.harness.report.verdicts import NOT_MEASURED_YET, ClaimResult, unmeasured_kind
 
-    c = claim(2.0)
-    verdicts_ = [REPRODUCED, PARTLY, INCONCLUSIVE, NOT_MEASURED_YET, NOT_MEASURED_YET,
-                 f"{NOT_MEASURED}: needs CUDA: no NVIDIA GPU on this machine",
-                 f"{NOT_MEASURED}: needs CUDA: x; and this profile's run has SLIDE's threads = 2; the claim is ...",
-                 f"{NOT_MEASURED}: needs the real Amazon-670K",
-                 f"{NOT_MEASURED}: this profile's run has SLIDE's threads = 2; the claim is about ...",
-                 f"{NOT_MEASURED}: dense's final P@1 does not beat the most-popular-label P@1"]
-    summary = fmt.verdict_summary([ClaimResult(c, v) for v in verdicts_])
+    tmpfs = MachineState("toybox", None, "test", {
+        "cuda": CapabilityState("cuda", False, "needs CUDA: no NVIDIA GPU on this machine"),
+        "o_direct": CapabilityState("o_direct", False, "the filesystem at /tmp (tmpfs) refuses O_DIRECT")})
+    c = claim(2.0, measured=BenchmarkSource(PointRef("b.S.track_ratio", {})))
+    cases = [(REPRODUCED, c, ""), (PARTLY, c, ""), (INCONCLUSIVE, c, ""),
+             (NOT_MEASURED_YET, dataclasses.replace(c, measured=None), "yet"),
+             (NOT_MEASURED_YET, dataclasses.replace(c, measured=None), "yet"),
+             (f"{NOT_MEASURED}: the filesystem at /tmp (tmpfs) refuses O_DIRECT",
+              dataclasses.replace(c, requires=("o_direct",)), "lacks"),
+             (f"{NOT_MEASURED}: needs CUDA: x; and this profile's run has SLIDE's threads = 2; the claim is ...",
+              dataclasses.replace(c, requires=("cuda",)), "lacks"),
+             (f"{NOT_MEASURED}: needs the real Amazon-670K", c, "lacks"),       # the benchmark's own skip
+             (f"{NOT_MEASURED}: this profile's run has SLIDE's threads = 2; the claim is about ...", c, "setting"),
+             (f"{NOT_MEASURED}: only a lower bound", c, "other")]
+    results = []
+    for verdict, judged_claim, kind in cases:
+        assert unmeasured_kind(judged_claim, verdict, tmpfs) == kind, verdict
+        results.append(ClaimResult(judged_claim, verdict, unmeasured=kind))
+    summary = fmt.verdict_summary(results)
     assert summary == ("1 reproduced, 1 partly, 0 not reproduced, 7 not measured (2 with no experiment yet, 3 needing "
-                       "hardware or data this machine lacks, 1 of another setting than this profile runs, 1 without a "
-                       "value here), 1 inconclusive"), summary
+                       "hardware or data this machine lacks, 1 of another setting than this profile runs, 1 for other "
+                       "reasons their rows give), 1 inconclusive"), summary
     assert fmt.verdict_summary([ClaimResult(c, REPRODUCED)]) == "1 reproduced, 0 partly, 0 not reproduced, 0 not measured"
+    # a result built without a reason (an older caller) counts under the rows' own reasons
+    assert "(1 for other reasons their rows give)" in fmt.verdict_summary([ClaimResult(c, f"{NOT_MEASURED}: x")])
+    # evaluate_claim sets it: a claim that needs O_DIRECT on a tmpfs machine
+    needs = verdicts.evaluate_claim(dataclasses.replace(c, requires=("o_direct",)),
+                                    points(("b.S.track_ratio", float("nan"), "b" * 40)).assign(status="skipped"), {}, tmpfs)
+    assert needs.verdict.startswith(f"{NOT_MEASURED}: the filesystem") and needs.unmeasured == "lacks"

@@ -8,10 +8,13 @@ from impls.harness.report.claims import Claim
 from impls.harness.report.verdicts import (
     INCONCLUSIVE,
     NOT_MEASURED,
-    NOT_MEASURED_YET,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
+    UNMEASURED_LACKS,
+    UNMEASURED_OTHER,
+    UNMEASURED_SETTING,
+    UNMEASURED_YET,
     ClaimResult,
     band_edges,
     band_open,
@@ -202,27 +205,26 @@ def verdict_class(verdict: str) -> str:
     return "none"
 
 
-# why a claim is not measured, as the summary groups them (first match of the verdict's text)
-_UNMEASURED_KINDS = (("no experiment yet", lambda v: v == NOT_MEASURED_YET),
-                     ("needing hardware or data this machine lacks", lambda v: v.startswith(f"{NOT_MEASURED}: needs ")),
-                     ("of another setting than this profile runs", lambda v: "this profile's run has" in v),
-                     ("without a value here", lambda v: True))
+# how the summary says why claims are not measured (:func:`verdicts.unmeasured_kind`), in its order
+_UNMEASURED_WORDS = {UNMEASURED_YET: "with no experiment yet",
+                     UNMEASURED_LACKS: "needing hardware or data this machine lacks",
+                     UNMEASURED_SETTING: "of another setting than this profile runs",
+                     UNMEASURED_OTHER: "for other reasons their rows give"}
 
 
 def verdict_summary(results: list[ClaimResult]) -> str:
     """Return e.g. "2 reproduced, 1 partly, 0 not reproduced, 20 not measured (4 with no
     experiment yet, 16 needing hardware or data this machine lacks)" for ``results``: the "not
-    measured" split by why (:data:`_UNMEASURED_KINDS`), so that count is not read as work left
-    undone; "inconclusive" only when some claim is."""
+    measured" split by why (each result's ``unmeasured``; "for other reasons" where it has
+    none), so that count is not read as work left undone; "inconclusive" only when some claim is."""
     counts = {REPRODUCED: 0, PARTLY: 0, NOT_REPRODUCED: 0, NOT_MEASURED: 0}
-    why: dict[str, int] = {kind: 0 for kind, _ in _UNMEASURED_KINDS}
+    why = dict.fromkeys(_UNMEASURED_WORDS, 0)
     for result in results:
         key = NOT_MEASURED if result.verdict.startswith(NOT_MEASURED) else result.verdict
         counts[key] = counts.get(key, 0) + 1
         if key == NOT_MEASURED:
-            why[next(kind for kind, matches in _UNMEASURED_KINDS if matches(result.verdict))] += 1
-    split = ", ".join(f"{count} {'with ' if kind.startswith('no ') else ''}{kind}" for kind, count in why.items()
-                      if count)
+            why[result.unmeasured if result.unmeasured in why else UNMEASURED_OTHER] += 1
+    split = ", ".join(f"{count} {_UNMEASURED_WORDS[kind]}" for kind, count in why.items() if count)
     return ", ".join(f"{count} {verdict}" + (f" ({split})" if verdict == NOT_MEASURED and split else "")
                      for verdict, count in counts.items())
 

@@ -212,13 +212,13 @@ def trend_interval(points: pd.DataFrame, source: TrendSource, noise: Noise,
     if len(y) <= EXACT_TREND_POINTS:
         low, high = rho_range(x, lows, highs)
         method = (f"the lowest and highest rho of {len(y)} points anywhere within their intervals "
-                  f"({runs} runs `make noise` read{noise.sitting})")
+                  f"({runs} runs `make noise` read, {noise.repeats_of}{noise.sitting}{noise.when})")
     else:
         rng = np.random.default_rng(BOOTSTRAP_SEED)
         draws = lows + rng.uniform(0, 1, size=(resamples, len(y))) * (highs - lows)
         low, high = np.percentile(spearman_rows(x, draws), [2.5, 97.5])
         method = (f"bootstrap of {len(y)} points redrawn within their intervals ({runs} runs `make noise` "
-                  f"read{noise.sitting}, 95%; a redraw of values already noisy draws rho toward 0, so it may "
+                  f"read, {noise.repeats_of}{noise.sitting}{noise.when}, 95%; a redraw of values already noisy draws rho toward 0, so it may "
                   f"leave out a higher one)")
     return Interval(float(min(low, measured)), float(max(high, measured)), method)
 

@@ -138,6 +138,28 @@ class ClaimResult:
     # the hardware the value was measured on where that shapes it ("CPU run, not the paper's GPU",
     # "drive /dev/vda (ext4, rotational)"; :func:`setting.measured_on`), "" otherwise
     setting: str = ""
+    # why a "not measured" verdict has no judgement (:func:`unmeasured_kind`); "" for the others
+    unmeasured: str = ""
+
+
+# why a claim is not measured, as the report's summary counts them
+UNMEASURED_YET, UNMEASURED_LACKS, UNMEASURED_SETTING, UNMEASURED_OTHER = "yet", "lacks", "setting", "other"
+OTHER_SETTING_WORDS = "this profile's run has"  # every verdict of a run of another setting holds these
+
+
+def unmeasured_kind(claim: Claim, verdict: str, state: MachineState) -> str:
+    """Why ``verdict`` judges nothing: :data:`UNMEASURED_YET` (no experiment measures the claim),
+    :data:`UNMEASURED_LACKS` (a capability the claim requires is missing here, or the
+    benchmark's own skip says what it needs), :data:`UNMEASURED_SETTING` (the run is of
+    another setting), :data:`UNMEASURED_OTHER` (no value, only a bound, data that do not
+    fit: the verdict says which); "" for a verdict that judges."""
+    if not verdict.startswith(NOT_MEASURED):
+        return ""
+    if verdict == NOT_MEASURED_YET:
+        return UNMEASURED_YET
+    if state.missing_reason(claim.requires) is not None or verdict.startswith(f"{NOT_MEASURED}: needs "):
+        return UNMEASURED_LACKS
+    return UNMEASURED_SETTING if OTHER_SETTING_WORDS in verdict else UNMEASURED_OTHER
 
 
 def ratio_to_paper(claim: Claim, measured: float) -> tuple[float | None, bool]:
@@ -358,6 +380,7 @@ def evaluate_claim(claim: Claim, points: pd.DataFrame, artifacts: Mapping[str, M
                                    f"{shown_with_unit(result.measured, claim)}: the numbers disagree with each "
                                    f"other (point estimate: {result.verdict}; interval: "
                                    f"{judge(claim, interval.low)})")
+    extra["unmeasured"] = unmeasured_kind(claim, extra.get("verdict", result.verdict), state)
     return dataclasses.replace(result, **extra)
 
 
