@@ -75,13 +75,10 @@ def _primary_engine(data: dict[str, Any], points: list[dict[str, Any]]) -> str:
 
 
 def _one_sample(data: dict) -> str:
-    """A legend note that every point is one fio run of ``runtime_s`` seconds, so a stall or
-    the drive's drift moves it: the replay judges itself against its own fio run, not this one."""
+    """A legend note that every point is one fio run of ``runtime_s`` seconds, which a stall or
+    the drive's drift moves (the replay compares with its own fio run, not this one)."""
     runtime = (data.get("sizes") or {}).get("runtime_s")
-    if not finite(runtime):
-        return ""
-    return (f"\n(each point one {runtime:g}-s fio run, which a stall or the drive's drift moves; the replay "
-            "compares with its own fio run)")
+    return f"\n(one {runtime:g}-s fio run a point; the replay runs its own)" if finite(runtime) else ""
 
 
 def _log2_ticks(ax, values: list[int], labels: list[str]) -> None:
