@@ -31,6 +31,7 @@ sizes_schema("bandana_replay", {
     "fio_runtime_s": float, "fio_ramp_s": float, "verify_per_chunk": int,
     "comparison": list[list[str]], "comparison_queue_depth": int, "comparison_rounds": int,
     "mechanisms": list[str], "mechanism_queue_depths": list[int], "mechanism_rounds": int,
+    "streamed_traces": bool,
 })
 
 

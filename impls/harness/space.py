@@ -78,19 +78,18 @@ def pending(profile: str) -> list[tuple[str, int, Path]]:
 
 def _trace_copies(name: str, profile: str) -> list[str]:
     """Which copies of Bandana trace ``name`` a run of ``profile`` writes: ``"npy"`` (a folder
-    of .npy files the simulator streams, where the profile streams traces) and ``"npz"`` (the
-    registry's archive, which the replay and an unstreamed simulation load); at least one."""
+    of .npy files, which the simulator and the replay stream where their profile table says
+    ``streamed_traces``) and ``"npz"`` (the registry's archive, which each loads otherwise);
+    at least one."""
     from impls.harness import profiles
 
     try:
         sim, replay = profiles.sizes("bandana_sim", profile), profiles.sizes("bandana_replay", profile)
     except (KeyError, ValueError):
         return ["npz"]
-    streamed = bool(sim.get("streamed_traces", False))
-    copies = ["npy"] if streamed and name in sim.get("tables", ()) else []
-    if not streamed or replay.get("table") == name or not copies:
-        copies.append("npz")
-    return copies
+    readers = [(sim, name in sim.get("tables", ())), (replay, replay.get("table") == name)]
+    modes = {bool(sizes.get("streamed_traces", False)) for sizes, reads in readers if reads}
+    return (["npy"] if True in modes else []) + (["npz"] if False in modes or not modes else [])
 
 
 def shortfall(profile: str) -> str | None:

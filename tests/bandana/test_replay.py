@@ -381,13 +381,17 @@ def test_each_turn_is_compared_with_the_fio_runs_around_it():
     assert _spread([]) is None
 
 
-def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
+@pytest.mark.parametrize("streamed", [False, True], ids=["in-memory", "streamed"])
+def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch, tmp_path, streamed):
+    """Also with the trace and the table's values read from the streamed .npy copy (full's
+    setting): the same checks hold, and the vectors served match the memory-mapped ones."""
     from impls.bandana.experiments import replay as replay_experiment
     from impls.bandana.figures import replay as replay_figures
 
     monkeypatch.setenv("DLSYSBENCH_NVM_PATH", str(store_dir / "nvm-target.bin"))
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
     s = replay_experiment.sizes("smoke")
-    s.update(layouts=["identity"], policies=["shadow"], shadow_factors=[2.0, 3.0], queue_depths=[1, 4], comparison=[["identity", "prefetch"], ["identity", "none"]],
+    s.update(streamed_traces=streamed, layouts=["identity"], policies=["shadow"], shadow_factors=[2.0, 3.0], queue_depths=[1, 4], comparison=[["identity", "prefetch"], ["identity", "none"]],
              mechanisms=MECHANISMS[:1], mechanism_queue_depths=[2], point_seconds=0.05, fio_runtime_s=0.05,
              fio_ramp_s=0.0, warmup_lookups=20000, policy_choice_lookups=5000, comparison_rounds=2,
              mechanism_rounds=1)
@@ -413,6 +417,7 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch):
     factor = data["shadow"]["identity"] // data["capacity"]
     assert f"identity (shadow set {factor}x cache)" in labels
     replay_figures.cross_check(data)
+    assert bool(list((tmp_path / "cache" / s["table"]).glob("smoke-*-npy"))) is streamed
 
 
 # ---------------------------------------------------------------- DRAM copy sized by the cache

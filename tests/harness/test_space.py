@@ -17,7 +17,7 @@ def test_a_run_that_would_fill_the_disk_is_said_with_what_and_where(tmp_path, mo
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(10 * 2**30, 9 * 2**30, 2**30))
     pending = {what: size for what, size, _ in space.pending("full")}
     assert pending["the NVM target file"] == 16 * 2**30 + nvm_file.FREE_SPACE_HEADROOM_BYTES   # [fio_sweep.full].file_bytes
-    assert pending["trace bandana-user (streamed copy)"] > 2**30 and pending["trace bandana-post"] > 2**30
+    assert pending["trace bandana-user (streamed copy)"] > 2**30 and pending["trace bandana-post (streamed copy)"] > 2**30
     line = space.shortfall("full")
     assert line.startswith("the full profile needs about ") and "1.0 GiB free there" in line
     assert "the NVM target file 16.1" in line and str(tmp_path) in line and "\n" not in line
@@ -70,22 +70,35 @@ def test_a_target_that_cannot_be_looked_at_is_left_to_the_run(tmp_path, monkeypa
     space.shortfall("full")
 
 
-def test_a_full_run_counts_both_copies_of_the_trace_the_replay_reads_in_memory(tmp_path, monkeypatch):
-    """At full the simulator streams every trace from .npy files and the replay loads the
-    registry's .npz of its table: bandana-post is written twice, and one copy on disk is no
-    sign that the other is."""
+def test_a_full_run_streams_each_trace_once_and_shares_it_with_the_replay(tmp_path, monkeypatch):
+    """At full the simulator and the replay both read bandana-post from the streamed .npy
+    copy: one copy on disk, and the registry's .npz is not counted."""
+    from impls.harness import profiles
+
+    monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
+    replay = profiles.sizes("bandana_replay", "full")
+    assert profiles.sizes("bandana_sim", "full")["streamed_traces"] and replay["streamed_traces"]
+    before = {what for what, _, _ in space.pending("full")}
+    assert {f"trace {replay['table']} (streamed copy)", "trace bandana-user (streamed copy)"} <= before
+    assert not {"trace bandana-post", "trace bandana-user"} & before
+    assert "trace bandana-post" in {what for what, _, _ in space.pending("quick")}  # quick: in memory only
+    assert not any("streamed" in what for what, _, _ in space.pending("quick"))
+
+
+def test_a_replay_that_loads_what_the_simulator_streams_counts_both_copies(tmp_path, monkeypatch):
+    """A profile whose simulator streams a trace the replay loads in memory writes it twice:
+    one copy on disk is no sign that the other is."""
     from impls.harness import profiles, registry
 
     monkeypatch.setenv("DLSYSBENCH_CACHE", str(tmp_path / "cache"))
-    replayed = profiles.sizes("bandana_replay", "full")["table"]
-    assert profiles.sizes("bandana_sim", "full")["streamed_traces"] and replayed == "bandana-post"
-    before = {what: size for what, size, _ in space.pending("full")}
-    assert {"trace bandana-post", "trace bandana-post (streamed copy)", "trace bandana-user (streamed copy)"} <= set(before)
-    assert "trace bandana-user" not in before                       # only streamed at full
+    real = profiles.sizes
+    monkeypatch.setattr(profiles, "sizes", lambda table, profile: (
+        {**real(table, profile), "streamed_traces": False} if table == "bandana_replay" else real(table, profile)))
+    before = {what for what, _, _ in space.pending("full")}
+    assert {"trace bandana-post", "trace bandana-post (streamed copy)", "trace bandana-user (streamed copy)"} <= before
+    assert "trace bandana-user" not in before                       # the replay reads post only
     params, key = registry.recipe_key(registry.manifests()["bandana-post"], "full")
     (tmp_path / "cache" / "bandana-post" / f"full-{key}.npz").parent.mkdir(parents=True)
     (tmp_path / "cache" / "bandana-post" / f"full-{key}.npz").write_bytes(b"x")
     after = {what for what, _, _ in space.pending("full")}
     assert "trace bandana-post" not in after and "trace bandana-post (streamed copy)" in after
-    assert "trace bandana-post" in {what for what, _, _ in space.pending("quick")}  # quick: in memory only
-    assert not any("streamed" in what for what, _, _ in space.pending("quick"))

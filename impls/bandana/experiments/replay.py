@@ -280,7 +280,7 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     Raises :class:`block_store.DirectIOUnavailable` where O_DIRECT reads cannot reach a drive.
     """
     s = s or sizes()
-    table = experiments.load_table(s["table"], s["train_fraction"])
+    table = experiments.load_table(s["table"], s["train_fraction"], streamed=s.get("streamed_traces", False))
     if table["vectors"] is None:
         raise ValueError(f"{s['table']}: the dataset has no vector values to store")
     vectors = np.ascontiguousarray(table["vectors"], dtype=np.float32)
