@@ -538,6 +538,21 @@ def make_missing(names, profile: str | None = None, isolate: bool = True) -> lis
     return made
 
 
+def _made_and_read_back(cache: Path, make: Callable[[], dict]) -> tuple[dict[str, np.ndarray], str]:
+    """Write the arrays ``make()`` returns to ``cache`` and return them read back from it, with
+    the file's sha256. The made arrays are dropped before the read-back, so a set is never
+    held twice (at full a trace is gigabytes); reading every member back checks it against
+    the CRC-32 the zip computed as it was written. Raises :class:`ChecksumMismatch` when the
+    written file does not read back intact."""
+    arrays = make()
+    digest = _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
+    del arrays
+    found = _load_npz_checked(cache)
+    if found is None or found[1] != digest:
+        raise ChecksumMismatch(f"{cache}: cache written but does not read back intact")
+    return found
+
+
 def load(name: str, profile: str | None = None, directory: Path | None = None) -> Dataset:
     """Return dataset ``name`` at ``profile``'s size, generating or parsing it once and caching it;
     the :class:`ManifestError` of its manifest when that is broken, KeyError for an unknown name."""
@@ -549,14 +564,7 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
         found = _load_npz_checked(cache)
         if found is None:
             _check_cache_folder(cache.parent)            # before minutes of generating
-            arrays = _generate(manifest, params)
-            digest = _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
-            del arrays                                    # read back from the file, not held twice
-            # reading every member back checks it against the CRC-32 zip computed from the arrays as
-            # they were written (a bad one reads as None); the digest is the file's, hashed after writing
-            found = _load_npz_checked(cache)
-            if found is None or found[1] != digest:
-                raise ChecksumMismatch(f"{cache}: cache written but does not read back intact")
+            found = _made_and_read_back(cache, lambda: _generate(manifest, params))
             _warn_older_caches(cache, profile)
         return Dataset(name, True, found[0], cache, found[1], params)
 
@@ -584,7 +592,5 @@ def load(name: str, profile: str | None = None, directory: Path | None = None) -
     found = _load_npz_checked(cache)
     if found is None:
         _check_cache_folder(cache.parent)                # before the file is parsed
-        arrays = loader(source)
-        _save_npz(cache, {k: np.asarray(v) for k, v in arrays.items()})
-        found = _load_npz_checked(cache)
+        found = _made_and_read_back(cache, lambda: loader(source))
     return Dataset(name, False, found[0], cache, found[1], {"source": str(source), "source_sha256": source_sha})

@@ -456,3 +456,32 @@ def test_an_archive_whose_bytes_changed_after_writing_does_not_read_back(tmp_pat
     path.write_bytes(bytes(raw))
     (tmp_path / "x.sha256").write_text(reg.sha256_of(path))
     assert reg._load_npz_checked(path) is None
+
+
+@pytest.mark.parametrize("kind", ["synthetic", "external"])
+def test_the_made_arrays_are_dropped_before_the_cache_is_read_back(tmp_path, monkeypatch, kind):
+    """A set is held once at the first load's peak, not as made and as read back (a full
+    trace, or a real Amazon-670K parse, is gigabytes); what is returned is the file's."""
+    import weakref
+
+    made = []
+    if kind == "synthetic":
+        write(tmp_path, "ramp", SYNTHETIC)
+        name, real_make = "ramp", registry_fixtures.generate_ramp
+        monkeypatch.setattr(registry_fixtures, "generate_ramp",
+                            lambda *a, **k: made.append(weakref.ref(out := real_make(*a, **k)["values"])) or {"values": out})
+    else:
+        data = tmp_path / "numbers.txt"
+        data.write_text("1\n2\n3\n")
+        monkeypatch.setenv("DLSYSBENCH_TEST_NUMBERS", str(data))
+        external(tmp_path)
+        name, real_make = "numbers", registry_fixtures.parse_numbers
+        monkeypatch.setattr(registry_fixtures, "parse_numbers",
+                            lambda path: made.append(weakref.ref(out := real_make(path)["numbers"])) or {"numbers": out})
+    alive_at_read = []
+    real_read = registry._load_npz_checked
+    monkeypatch.setattr(registry, "_load_npz_checked",
+                        lambda path: alive_at_read.append([ref() is not None for ref in made]) or real_read(path))
+    loaded = registry.load(name, directory=tmp_path)
+    assert len(made) == 1 and alive_at_read == [[], [False]]     # first: no cache yet; then: the file's
+    assert made[0]() is None and list(loaded.arrays)
