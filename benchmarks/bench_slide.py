@@ -136,17 +136,19 @@ class SlideTimeToAccuracy(_RunTracks):
                              direction="higher", missing=f"{_NOT_SLIDE}, or its last evaluation did not probe them")
     track_lsh_recall_over_random = field("lsh_recall_min_ratio", optional=True, direction="higher",
                                          missing=f"{_NOT_SLIDE}, or no evaluation came after its first table "
-                                                 "rebuild",
+                                                 "rebuild", missing_from="lsh_recall_no_value",
                                          unit="x: the smallest recall over a random set's, over the evaluations "
                                               "after the first table rebuild (new hash functions; SLIDE runs)")
     track_lsh_recall_over_random_upper = track(
         lambda self, *_: finite((self.row.get("lsh_recall_min_ratio_ci") or [None, None])[1]), direction="context",
         missing=f"{_NOT_SLIDE}, or no evaluation came after its first table rebuild",
+        missing_from="lsh_recall_no_value",
         unit="x: 95% upper bound of that smallest ratio (the worst evaluation's recall interval, its trials "
              "grouped by label and by point; context: it widens with fewer test points and fewer distinct labels)")
     track_lsh_recall_over_random_after_rehash = field(
         "lsh_recall_min_ratio_after_rehash", optional=True, direction="higher",
         missing=f"{_NOT_SLIDE}, or no evaluation came after its first table refresh",
+        missing_from="lsh_recall_after_rehash_no_value",
         unit="x: the smallest recall over a random set's after the first refresh of either kind (SLIDE runs)")
     # context: faster training elsewhere raises it; SlideTableRefresh.track_seconds judges the tables' time
     track_table_time_fraction = track(

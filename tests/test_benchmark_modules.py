@@ -313,7 +313,7 @@ def test_every_full_experiment_fits_its_asv_limit():
 
 def _keys_read(source: str) -> set[tuple[str, int]]:
     """(key, line) of every string a benchmark module reads its data by: ``x["key"]``,
-    ``x.get("key")`` and ``field("key", ...)``."""
+    ``x.get("key")``, ``field("key", ...)`` and ``missing_from="key"`` (the row's words for a NaN)."""
     import ast
 
     keys = set()
@@ -324,6 +324,8 @@ def _keys_read(source: str) -> set[tuple[str, int]]:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if name in ("field", "get"):
                 keys.add((node.args[0].value, node.lineno))
+        if isinstance(node, ast.keyword) and node.arg == "missing_from" and isinstance(node.value, ast.Constant):
+            keys.add((node.value.value, node.value.lineno))
     return {(key, line) for key, line in keys if isinstance(key, str)}
 
 
@@ -374,8 +376,10 @@ def test_every_key_a_benchmark_reads_is_a_name_in_its_system_s_code(tmp_path):
     typo = tmp_path / "bench_salus_typo.py"      # the check itself finds a misspelt key
     typo.write_text('from .runs import salus\nclass A:\n    setup_cache = salus.policies\n'
                     '    track_ratio = field("fifo_over_srft", optional=True, unit="x", direction="higher")\n'
-                    '    def setup(self, data):\n        self.row = data["points"][0]\n')
-    assert _unknown_keys(typo) == ["bench_salus_typo.py:4: 'fifo_over_srft'"]
+                    '    def setup(self, data):\n        self.row = data["points"][0]\n'
+                    '    track_b = field("fifo_over_srtf", optional=True, unit="x", direction="higher",\n'
+                    '                    missing="no ratio", missing_from="ratio_no_valeu")\n')
+    assert _unknown_keys(typo) == ["bench_salus_typo.py:4: 'fifo_over_srft'", "bench_salus_typo.py:8: 'ratio_no_valeu'"]
 
 
 @pytest.mark.parametrize("name", ["bench_toy.py", "bench_bandanatoy.py", "bench_salus_x.py"])

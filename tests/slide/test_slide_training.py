@@ -204,6 +204,24 @@ def test_recall_ratio_counts_from_the_first_rebuild(small, monkeypatch):
     assert low <= result["lsh_recall_min_ratio"] <= high
 
 
+def test_a_run_that_stops_before_its_first_rebuild_says_so_in_place_of_the_ratio(small):
+    """No evaluation after a rebuild: the ratio is None and the record says why in words that
+    are this run's (the asv point's skip reason), not "not a SLIDE run"."""
+    train_data, test_data = small
+    cfg = SlideConfig(batch=64, K=3, L=8, seed=2, threads=1, min_active=40, padding="batch", schedule="fixed",
+                      rehash_every=10, rebuild_every=30, rebuild_at_first_rehash=False)
+    result = train(cfg, train_data, test_data, time_budget_s=None, max_iterations=15, eval_every=5,
+                   eval_points=100)
+    assert result["rebuilds"] == 0 and result["rehashes"] == 1 and result["lsh_recall_min_ratio"] is None
+    assert result["lsh_recall_no_value"] == "the run's tables had no rebuild in its 15 batches (it stopped before the first)"
+    assert result["lsh_recall_min_ratio_after_rehash"] is not None and result["lsh_recall_after_rehash_no_value"] is None
+    early = train(cfg, train_data, test_data, time_budget_s=None, max_iterations=5, eval_every=5, eval_points=100)
+    assert "no refresh in its 5 batches" in early["lsh_recall_after_rehash_no_value"]
+    from impls.slide.training.trainer import recall_gap
+    assert "no hash tables" in recall_gap("rebuild", 0, 9, "all")
+    assert recall_gap("rebuild", 2, 9, "union") == "no evaluation after the run's first table rebuild probed the tables"
+
+
 @pytest.mark.parametrize("adam", ["lazy", "dense"])
 def test_upkeep_rebuckets_exactly_the_rows_whose_logit_rose(small, adam):
     train_data, _ = small

@@ -81,7 +81,8 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
     smallest ``lsh_recall / lsh_random_recall`` over the evaluations after the first table
     *rebuild* (None without one), ``lsh_recall_min_ratio_ci`` its 95% interval;
     ``lsh_recall_min_ratio_after_rehash``: the same over the evaluations after the first
-    refresh of either kind. ``table_seconds``: seconds in refreshes and upkeep during training,
+    refresh of either kind; ``lsh_recall_no_value`` and ``lsh_recall_after_rehash_no_value``
+    say in words why either is None (:func:`recall_gap`). ``table_seconds``: seconds in refreshes and upkeep during training,
     ``upkeep_seconds`` the upkeep's share; ``upkeep_moves``: neurons re-bucketed by the upkeep
     (counted once per batch that moved them), ``upkeep_folds``: builds a full delta forced.
     ``progress``: True for a line per evaluation on stderr and, between evaluations, one every
@@ -158,6 +159,10 @@ def train(config: SlideConfig, train_data: XCData, test_data: XCData, time_budge
         "lsh_recall_min_ratio": worst[0] if worst else None,
         "lsh_recall_min_ratio_ci": list(worst[1]) if worst else None,
         "lsh_recall_min_ratio_after_rehash": min(r[0] for r in after_refresh) if after_refresh else None,
+        "lsh_recall_no_value": None if after_rebuild else recall_gap(
+            "rebuild", net.n_rebuild - rebuild0, run.iterations, net.config.mode),
+        "lsh_recall_after_rehash_no_value": None if after_refresh else recall_gap(
+            "refresh", net.n_rehash + net.n_rebuild - rehash0 - rebuild0, run.iterations, net.config.mode),
         "lsh_recall_k": RECALL_K,
         "table_bytes": net.tables.nbytes,
     }
@@ -174,3 +179,14 @@ def recall_ratios(curve: list[dict], after: str) -> list[tuple[float, tuple[floa
             low, high = p.get("lsh_recall_ci", (float("nan"), float("nan")))
             out.append((p["lsh_recall"] / rand, (low / rand, high / rand)))
     return out
+
+
+def recall_gap(after: str, events: int, batches: int, mode: str) -> str:
+    """Why a run has no recall ratio after its first table ``after`` ("rebuild" or "refresh"),
+    ``events`` being how many it had in its ``batches`` training batches: its ``mode`` hashes
+    nothing, none came, or none of the evaluations after one probed the tables."""
+    if mode == "all":
+        return "the run computes every output (mode all): it has no hash tables to probe"
+    if events == 0:
+        return f"the run's tables had no {after} in its {batches} batches (it stopped before the first)"
+    return f"no evaluation after the run's first table {after} probed the tables"
