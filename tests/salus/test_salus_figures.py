@@ -19,6 +19,15 @@ def test_switching_figure_draws_every_method_on_a_log_axis():
     assert any("CPU copy" in label for label in labels)
     heights = sorted(p.get_height() for p in ax.patches)
     assert heights[0] == 1e-3  # the negative p50 drawn at the floor, not dropped
+    # what the bar and its whisker are, and of how many switches: a p99 of 3 is their largest
+    assert "bar: p50; whisker: p99" in ax.get_ylabel()
+    assert all(label.endswith("; n = 3 (p99 ≈ the largest)") for label in labels if label != "1 s")
+    many = {**data, "workloads": {"a": {k: stats(1.0, 2.0, n=200) for k in row}, "b": row}}
+    labels = [t.get_text() for t in figures.switching_latency(many).axes[0].get_legend().get_texts()]
+    assert labels[-1].endswith("; n = 3–200 (p99 ≈ the largest)")
+    labels = [t.get_text() for t in figures.switching_latency(
+        {**data, "workloads": {"a": {k: stats(1.0, 2.0, n=200) for k in row}}}).axes[0].get_legend().get_texts()]
+    assert labels[-1].endswith("; n = 200")
 
 
 def policy_row(avg):

@@ -38,16 +38,28 @@ def switching_latency(data: dict):
         p99 = np.array([max(s["p99"], 1e-3) if s["n"] else np.nan for s in stats])
         if method == "to_host" and str(data.get("to_host_method", "")).startswith("cpu_copy"):
             label = f"{label} (a CPU copy: no device memory)"
+        label = f"{label}; {_sample_count([s['n'] for s in stats])}"
         series.append((label, p50, {"yerr": [np.zeros_like(p50), np.clip(p99 - p50, 0, None)], "capsize": 2}))
     grouped_bars(ax, workloads, series)
     ax.set_yscale("log")
-    ax.set_ylabel("latency (ms, log)")
+    ax.set_ylabel("latency (ms, log)\nbar: p50; whisker: p99")
     # named in the legend: a text label by the line could sit behind a tall bar
     ax.axhline(1000.0, color="grey", linestyle=":", linewidth=1, label="1 s")
     ax.set_title(f"device: {data.get('device_name') or data.get('device')}; "
                  "values ≤ 0.001 ms drawn at 0.001", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def _sample_count(counts: list[int]) -> str:
+    """The legend's words for how many switches each bar's percentiles are of: "n = 20", or a
+    range over the workloads; under 100 a p99 is the largest or next to it, and says so."""
+    counts = [int(n) for n in counts if n]
+    if not counts:
+        return "not measured"
+    low, high = min(counts), max(counts)
+    text = f"n = {low}" if low == high else f"n = {low}–{high}"
+    return text + (" (p99 ≈ the largest)" if low < 100 else "")
 
 
 @figure("salus_jct_cdf")
