@@ -141,6 +141,16 @@ def test_lane_packing_draws_capacities_in_ascending_order_not_the_stored_string_
     assert [t.get_text() for t in fig.axes[2].get_xticklabels()] == ["4x", "8x", "16x", "32x"]
 
 
+def test_lane_packing_says_when_two_rules_are_the_same_in_every_panel():
+    data = packing_data(["4x", "8x"])                         # salus and static: equal everywhere
+    title = lanes.lane_packing(data).texts[0].get_text()
+    assert "Salus (faithful) and baseline: static partitions: the same in every panel at every capacity" in title
+    data["packing"]["capacities"]["8x"]["rules"]["static"]["fragmentation_mean"] = 0.1000001
+    assert "the same in every panel" not in lanes.lane_packing(data).texts[0].get_text()
+    partial = packing_data(["4x", "8x"], partial_caps=["4x", "8x"])   # no makespan bar: not "the same"
+    assert "the same in every panel" not in lanes.lane_packing(partial).texts[0].get_text()
+
+
 def test_lane_packing_wraps_a_long_list_of_rules_without_a_makespan_bar():
     caps = [f"{k}x" for k in range(2, 40, 2)]
     fig = lanes.lane_packing(packing_data(caps, partial_caps=caps))

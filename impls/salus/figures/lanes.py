@@ -88,6 +88,8 @@ def lane_packing(data: dict):
     loses = packing["greedy_loses"]
     parts = [f"{RULE_LABELS.get(r, r)}: fewer jobs in {t['admitted']}/{t['mixes']} mixes, "
              f"longer makespan in {t['makespan']}/{t.get('makespan_mixes', t['mixes'])}" for r, t in loses.items()]
+    parts += [f"{RULE_LABELS.get(a, a)} and {RULE_LABELS.get(b, b)}: the same in every panel at every capacity"
+              for a, b in _same_rules(packing, caps, [key for key, _ in metrics])]
     partial = ", ".join(filter(None, (_partial(packing, c) for c in caps))) or "none"
     # wrapped and capped: one long line would widen the figure and shrink the panels
     no_bar = textwrap.fill(f"device model: {packing['device_model']}; no makespan bar: the rule cannot "
@@ -97,6 +99,19 @@ def lane_packing(data: dict):
                  fontsize=7, x=0.01, ha="left")
     axes[2].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def _same_rules(packing: dict, caps: list[str], keys: list[str]) -> list[tuple[str, str]]:
+    """The pairs of rules whose bars are equal in every panel at every capacity (their lines
+    would coincide unremarked: on mixes where a rule never shares a lane, Salus's equals no
+    lanes); a missing value (no bar) on either side is no match."""
+    rules = packing["rules"]
+
+    def row(rule: str) -> list[float]:
+        return [_value(packing["capacities"][c]["rules"][rule].get(key)) for c in caps for key in keys]
+    return [(a, b) for i, a in enumerate(rules) for b in rules[i + 1:]
+            if all(math.isfinite(x) and math.isclose(x, y, rel_tol=1e-12, abs_tol=0.0)
+                   for x, y in zip(row(a), row(b)))]
 
 
 def _partial(packing: dict, cap: str) -> str:
