@@ -1287,6 +1287,18 @@ def test_the_utilisation_claims_are_judged_only_from_8_threads(claim_id, run):
     assert "core-scaling figure" in c.note
 
 
+def test_no_claim_of_a_fraction_is_reproduced_by_a_value_a_fraction_cannot_take():
+    """A fraction's band stays in [0, 1]: "0.7–1.125 fraction of cores busy" asked for a value
+    past all cores busy (a tolerance widens an end, not the limit of what is measured)."""
+    from impls.harness.report.verdicts import tolerance_band
+
+    fractions = [c for c in load_claims(ROOT / "reports" / "claims.toml") if c.unit.startswith("fraction")]
+    assert {"slide-core-utilization", "tf-cpu-core-utilization"} <= {c.id for c in fractions}
+    for c in fractions:
+        low, high = tolerance_band(c)
+        assert low >= 0 and (high <= 1 or math.isinf(high)), (c.id, low, high)
+
+
 def test_the_parity_claim_says_why_it_has_no_value_from_the_sweeps_own_words():
     """The batch-256 pair gets no per-iteration ratio when dense never beat the popular label;
     the claim must read the sweep's reason, not "benchmark skipped or without a value"."""
