@@ -198,6 +198,20 @@ def relative_threshold(text: str) -> float:
     return value
 
 
+def _unjudged_remedy(result: compare.Comparison) -> str:
+    """What to do when no number was judged: `make noise` measures thresholds that are missing
+    or of another version; thresholds too noisy to judge narrow only with more runs (measuring
+    the same runs again gives the same ones)."""
+    noisy = len(result.of_kind(compare.NOISY))
+    missing = len(result.of_kind(compare.NO_THRESHOLD)) + len(result.of_kind(compare.NEW_VERSION))
+    more_runs = (f"{noisy} number(s) have thresholds too noisy to judge: more runs of one commit narrow "
+                 "them (3 to 5 in all, then `make noise`; `make noise` on the same runs gives the same ones)")
+    if noisy and not missing:
+        return more_runs
+    lacking = "run `make noise` on runs of the current benchmark versions"
+    return f"{lacking}; {more_runs}" if noisy else lacking
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = cli.OneLineParser(prog="python scripts/compare.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="commit (or prefix), or asv result file of the old run (a path, or "
@@ -324,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         measured = noise.load_noise(noise_path) if noise_path.is_file() else None
         if measured is None and args.default_threshold is None:
             raise ValueError(f"no thresholds measured for {machine} ({noise_path} is missing): run the "
-                             "suite twice on one commit and `make noise`, or pass --default-threshold")
+                             "suite 3 to 5 times on one commit and `make noise` (two runs leave most numbers "
+                             "too noisy to judge), or pass --default-threshold")
         if measured is not None and measured.machine and measured.machine != machine:
             raise ValueError(f"{noise_path} holds the thresholds of machine {measured.machine!r}, not "
                              f"{machine!r}: one machine's noise does not judge another's runs")
@@ -400,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             print("compare: no number in common has a usable threshold for its version (new benchmark versions, "
                   "thresholds of other benchmarks, or all within thresholds too noisy to judge them)"
                   + (f", and {only_bounds} were bounds that prove neither" if only_bounds else "")
-                  + ": nothing was judged; run `make noise`", file=sys.stderr)
+                  + f": nothing was judged; {_unjudged_remedy(result)}", file=sys.stderr)
         return 2
     absolute, moved = blocking_unthresholded(result.of_kind(compare.NO_THRESHOLD), args.default_threshold)
     if absolute:

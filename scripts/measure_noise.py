@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     results_dir = args.results or paths.results_dir()
     try:
         cli.check_output(args.out, "--out",   # before the measuring, not after it
-                         replaceable=[noise.default_noise_path(args.machine or "m").parent])
+                         replaceable=[noise.default_noise_path(args.machine or "m").parent],
+                         input_folders=[(results_dir, "asv's results folder, whose runs it measures"),
+                                        (runs.runs_dir(results_dir), "the archive of stored runs it measures")])
         machine = runs.choose_run_machine(args.machine, results_dir, "" if args.machine else paths.machine_name(),
                                           current_profile())
         skipped: list[tuple[Path, str]] = []

@@ -517,14 +517,27 @@ def _tracked(root: Path, path: Path) -> bool:
     return done.returncode == 0
 
 
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` lies in ``folder`` or below it, links resolved (a folder that does not
+    exist holds nothing)."""
+    try:
+        if not folder.is_dir():
+            return False
+        return Path(os.path.realpath(path)).is_relative_to(Path(os.path.realpath(folder)))
+    except (OSError, ValueError):
+        return False
+
+
 def check_output(path: str | os.PathLike | None, flag: str,
                  inputs: Iterable[tuple[str | os.PathLike | None, str]] = (),
-                 replaceable: Iterable[str | os.PathLike] = ()) -> Path | None:
+                 replaceable: Iterable[str | os.PathLike] = (),
+                 input_folders: Iterable[tuple[str | os.PathLike, str]] = ()) -> Path | None:
     """Return ``path`` after checking a file can be written there (parent exists and is a
     writable directory where a file can be created, path is not a directory, it is none of
-    the command's ``inputs``, given as (path, flag) pairs, nor the suite's own code or
-    configuration, but for tracked files in the folders ``replaceable``); leaves nothing
-    behind. Raises :class:`UsageError`."""
+    the command's ``inputs``, given as (path, flag) pairs, in none of its ``input_folders``,
+    (folder, what it is) pairs of folders whose every file it may read, nor the suite's own
+    code or configuration, but for tracked files in the folders ``replaceable``); leaves
+    nothing behind. Raises :class:`UsageError`."""
     if path is None or str(path) == "-":
         return None if path is None else Path(path)
     if not str(path).strip():
@@ -536,6 +549,10 @@ def check_output(path: str | os.PathLike | None, flag: str,
         if source is not None and p.exists() and Path(source).exists() and os.path.samefile(p, source):
             raise UsageError(f"{p} is the file {source_flag} reads", flag,
                              "expected another path: writing there would replace the input")
+    for folder, what in input_folders:
+        if _within(p, Path(folder)):
+            raise UsageError(f"{p} is in {what} ({folder})", flag,
+                             "expected a path outside it: writing there would replace what the command reads")
     descriptor = atomic.descriptor_of(p)
     if descriptor is not None:  # /dev/stdout, /dev/fd/N: written to the open descriptor
         try:

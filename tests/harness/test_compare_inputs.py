@@ -141,6 +141,21 @@ def test_an_unwritable_thresholds_path_is_refused_before_measuring(results):
         assert "Traceback" not in done.stderr and done.stdout == ""
 
 
+def test_a_thresholds_path_among_the_runs_it_measures_is_refused_and_left_intact(results):
+    """--out on a stored run (the archive's copy is the only one of that repeat), asv's live
+    file, machine.json or benchmarks.json would replace what it reads: refused, nothing written."""
+    archived = sorted((results.parent / "runs" / MACHINE).glob("*.json"))[0]
+    live = sorted(p for p in (results / MACHINE).glob("*.json") if p.name != "machine.json")[0]
+    for target in (archived, live, results / MACHINE / "machine.json", results / "benchmarks.json",
+                   results / MACHINE / "new.json"):
+        before = target.read_bytes() if target.exists() else None
+        done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(target))
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "--out" in done.stderr and "writing there would replace what the command reads" in done.stderr
+        assert (target.read_bytes() if target.exists() else None) == before
+    assert measure(results).is_file()                      # beside the results: written
+
+
 def test_a_measured_number_that_fails_in_the_new_run_is_a_breakage(results):
     thresholds = measure(results)
     head_run(results, **{RATE: None})
@@ -400,6 +415,15 @@ def test_thresholds_all_too_noisy_judge_nothing(results):
     head_run(results, **{RATE: 600.0})      # within x1.9: a move beyond it would be judged
     done = run_compare(results, noisy, "--base", BASE, "--head", HEAD)
     assert done.returncode == 2 and "too noisy" in done.stderr
+    # measuring the same runs again gives the same thresholds: the remedy is more runs
+    assert "more runs of one commit narrow them" in done.stderr and "run `make noise` on" not in done.stderr
+
+
+def test_no_thresholds_file_asks_for_the_runs_the_readme_asks_for(results):
+    head_run(results, **{RATE: 600.0})
+    assert not noise.default_noise_path(MACHINE).exists()
+    done = script("compare.py", "--results", str(results), "--machine", MACHINE, "--base", BASE, "--head", HEAD)
+    assert done.returncode == 2 and "3 to 5 times on one commit" in done.stderr and "twice" not in done.stderr
 
 
 def test_a_run_can_be_left_out_of_the_noise_measurement_by_name(results):
