@@ -488,3 +488,21 @@ def test_empty_test_queries_are_counted_and_the_fanout_given_without_them(tmp_pa
     assert row["fanout_test_nonempty"] == pytest.approx(np.mean([p for p in per if p]))
     assert (f"test fanout {np.mean(per):.2f} blocks/query ({np.mean([p for p in per if p]):.2f} over the queries "
             "with a lookup; 2 empty ones count 0)") in printed
+
+
+@pytest.mark.parametrize("shape, scale", [((300, 2), 10000), ((300, 2), 1), ((), 1)])
+def test_indices_of_the_wrong_shape_are_told_so_first_not_sent_to_renumber(tmp_path, capsys, shape, scale):
+    """A (batch, bag) array of sparse ids got the sparse-id refusal, whose --renumber then failed
+    on the shape: the shape is checked first, the only message, with how to flatten the bags."""
+    from impls.bandana import prepare
+
+    indices = (np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) + 5000) * scale
+    np.save(tmp_path / "i.npy", indices)
+    np.save(tmp_path / "o.npy", np.arange(301, dtype=np.int64) * 2)
+    code = prepare.main(["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"),
+                         "--layout", "identity", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "warning" not in err, err
+    assert f"indices must be 1-D, got shape {shape}" in err and "--renumber" not in err
+    if len(shape) == 2:
+        assert "flatten them (indices.reshape(-1)) and pass offsets 0, 2, 4, ... (np.arange(300 + 1) * 2)" in err
