@@ -47,8 +47,16 @@ def raise_if_failed(cached: object) -> None:
 
 
 def versions() -> dict[str, str]:
-    """Every benchmark's pinned asv version, by asv name (``bench_x.Class.method``)."""
-    return json.loads(VERSIONS_FILE.read_text())
+    """Every benchmark's pinned asv version, by asv name (``bench_x.Class.method``). Raises
+    ValueError naming the file and line where it is not a JSON object of strings."""
+    try:
+        pinned = json.loads(VERSIONS_FILE.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{VERSIONS_FILE}:{err.lineno}: not JSON ({err.msg}); expected an object of "
+                         '"bench_x.Class.track_y": "<version>" entries, in double quotes, comma-separated') from None
+    if not isinstance(pinned, dict) or not all(isinstance(v, str) for v in pinned.values()):
+        raise ValueError(f"{VERSIONS_FILE}: expected a JSON object of \"benchmark name\": \"<version>\" strings")
+    return pinned
 
 
 def pin_versions(namespace: dict) -> None:

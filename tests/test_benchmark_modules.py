@@ -402,3 +402,20 @@ def test_a_benchmark_module_whose_classes_run_no_experiment_is_one_line_saying_s
     module.write_text('class A:\n    track_n = field("effective_bandwidth", unit="x", direction="higher")\n')
     [line] = _unknown_keys(module)
     assert line.startswith("bench_bandana_none.py: no class names a setup function of benchmarks/runs/<system>.py")
+
+
+def test_a_pins_file_that_is_not_json_is_named_with_its_line(tmp_path, monkeypatch):
+    """An entry pasted in Python's quotes made every benchmark module fail to import with a bare
+    JSONDecodeError from asv's discovery: the file and line are named, and what is expected."""
+    from benchmarks import common
+
+    pins = tmp_path / "versions.json"
+    pins.write_text('{\n  "bench_x.A.track_a": "1",\n  \'bench_x.B.track_b\': \'2\'\n}\n')
+    monkeypatch.setattr(common, "VERSIONS_FILE", pins)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(pins))}:3: not JSON .*in double quotes"):
+        common.versions()
+    pins.write_text('["bench_x.A.track_a"]')
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        common.versions()
+    pins.write_text('{"bench_x.A.track_a": "1"}')
+    assert common.versions() == {"bench_x.A.track_a": "1"}

@@ -88,7 +88,10 @@ def test_every_module_is_in_its_system_s_module_map(system):
 
 
 def test_a_forgotten_module_and_a_stale_row_are_named():
+    """The check itself, on edits of salus's live README: it holds only while that README has
+    no gap of its own (fix the other module-map failures first)."""
     readme = (ROOT / "impls" / "salus" / "README.md").read_text()
+    assert not map_problems("salus", readme), "fix impls/salus/README.md's own module-map gaps first"
     row = next(line for line in readme.splitlines() if line.startswith("| `experiments/names.py`"))
     assert map_problems("salus", readme.replace(row + "\n", "")) == [
         "impls/salus/README.md: the module map (the '| module | one idea |' table) names no row for "

@@ -200,7 +200,8 @@ def unbenchmarked(name: str, device: str) -> str:
             f"`def {function}(_benchmark=None): return run_and_store(\"{name}\"{extra})` in "
             f"benchmarks/runs/{system}.py (also in its `for _setup in (...)` timeout loop; a name not starting "
             f"with time_/track_/mem_/peakmem_), and a class with `setup_cache = {system}.{function}` in a "
-            f"benchmarks/bench_{system}_*.py module" + (f" (a CUDA twin: cuda_twin(<class>, {system}.{function}, "
+            f"benchmarks/bench_{system}*.py module (an existing one such as bench_{system}.py, or a new "
+            f"bench_{system}_<what>.py)" + (f" (a CUDA twin: cuda_twin(<class>, {system}.{function}, "
                                                           f"...))" if device == "cuda" else ""))
 
 
@@ -222,7 +223,8 @@ def test_a_declared_device_no_setup_cache_runs_is_named_with_what_to_add():
         'experiments no benchmark runs: bandana.toy on cuda; expected a setup function `def toy_cuda(_benchmark=None): '
         'return run_and_store("bandana.toy", "cuda")` in benchmarks/runs/bandana.py (also in its `for _setup in '
         '(...)` timeout loop; a name not starting with time_/track_/mem_/peakmem_), and a class with '
-        '`setup_cache = bandana.toy_cuda` in a benchmarks/bench_bandana_*.py module (a CUDA twin: '
+        '`setup_cache = bandana.toy_cuda` in a benchmarks/bench_bandana*.py module (an existing one such as '
+        'bench_bandana.py, or a new bench_bandana_<what>.py) (a CUDA twin: '
         'cuda_twin(<class>, bandana.toy_cuda, ...))']
     both = {**cpu, "bench_bandana_toy.ToyCuda.track_n": _setup_cache('run_and_store("bandana.toy", device="cuda")')}
     assert setup_cache_problems(both, known) == []
@@ -264,8 +266,9 @@ def pin_set_problem(pinned: dict[str, str], found: dict[str, dict]) -> str | Non
         return None
     parts = []
     if unpinned:
-        parts.append(f"unpinned, with the version asv gives them now (add them to benchmarks/versions.json): "
-                     f"{unpinned}")
+        lines = "".join(f'\n    "{name}": "{version}",' for name, version in unpinned.items())
+        parts.append("unpinned, with the version asv gives them now (paste these lines into the JSON object "
+                     f"of benchmarks/versions.json; order does not matter):{lines}\n")
     if stale:
         parts.append(f"pinned but not found by asv: {stale}; removing a pin ends that benchmark's published asv "
                      "history (class and method names are a stable interface): check first that its class was "
@@ -287,7 +290,9 @@ def test_a_pin_problem_warns_before_a_pin_is_removed_and_never_advises_pinning_a
              "runs.x.track_toy": {"version": "v3"}}
     pinned = {"bench_x.A.track_a": "1", "bench_x.Old.track_c": "7"}
     problem = pin_set_problem(pinned, found)
-    assert "{'bench_x.New.track_b': 'v2'}" in problem and "runs.x" not in problem
+    assert '\n    "bench_x.New.track_b": "v2",\n' in problem and "runs.x" not in problem
+    pasted = json.loads("{" + problem.split(":\n", 1)[1].split("\n;", 1)[0].strip().rstrip(",") + "}")
+    assert pasted == {"bench_x.New.track_b": "v2"}           # the printed lines are JSON, ready to paste
     assert "['bench_x.Old.track_c']" in problem
     assert "ends that benchmark's published asv history" in problem and "overwritten" in problem
     assert pin_set_problem({**pinned, "bench_x.New.track_b": "v2"},

@@ -566,6 +566,9 @@ def run(name: str, *, profile: str | None = None, device: str = "cpu", progress:
             progress_log.log(f"{name}: failed after {time.monotonic() - started:.0f} s ({type(err).__name__})")
             raise
         progress_log.log(f"{name}: done in {time.monotonic() - started:.0f} s")
+        if not isinstance(data, dict):      # the artifact stores a dict: said here, not when it is filed
+            raise ExperimentError(f'run = {entry.run!r} of ["{name}"] in {source_of(name)} returned a '
+                                  f"{type(data).__name__}; expected a dict of plain JSON data (its artifact's data)")
         return data
 
 

@@ -1,6 +1,7 @@
 """Salus (Yu & Chowdhury, MLSys 2020): many DL jobs sharing one device.
 
-Modules:
+Main modules (every module, each with its one idea, is in impls/salus/README.md's module
+map, which tests/test_module_maps.py keeps whole; this list is not):
 
 - :mod:`~impls.salus.core.workloads`  the job registry (training + inference variants)
 - :mod:`~impls.salus.core.devices`    device abstraction: timers, streams, memory, OOM (CPU/CUDA)

@@ -127,6 +127,21 @@ def test_a_run_function_of_another_signature_is_named_before_any_work(tmp_path, 
             experiments._check_signature(entry, entry.function(), {}, device="cpu", progress=None)
 
 
+def test_a_run_that_returns_no_dict_is_named_by_the_plain_run_not_as_an_internal_error(
+        tmp_path, registry, capsys, monkeypatch):
+    """The artifact stores a dict: a run returning a list passed `python -m impls run` and
+    failed only when filed (--save-artifact, asv) as an "internal error"."""
+    (tmp_path / "listy.py").write_text("def run(sizes, *, device, progress):\n    return [{'x': 1}]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(_table("demo.listy", run="listy:run"))
+    experiments.declare_file(catalog)
+    expected = (f"""run = 'listy:run' of ["demo.listy"] in {catalog} returned a list; expected a dict of plain """
+                "JSON data (its artifact's data)")
+    status, stderr = _cli(capsys, "run", "demo.listy", "--profile", "smoke")
+    assert status == 2 and stderr.endswith(f"error: {expected}\n") and "internal error" not in stderr, stderr
+
+
 def test_a_misspelled_printer_names_the_catalog_file(tmp_path, registry):
     catalog = tmp_path / "catalog.toml"
     catalog.write_text(_table("demo.typo_printer", printer='"impls.salus.catalog:show"'))

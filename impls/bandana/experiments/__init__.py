@@ -1,1 +1,1 @@
-"""Bandana's experiments (registered in impls/bandana/catalog.py): simulation, replay, device."""
+"""Bandana's experiments (declared in impls/bandana/catalog.toml, their sizes schemas in catalog.py): simulation, replay, device."""

@@ -1,1 +1,1 @@
-"""Salus's experiments (registered in impls/salus/catalog.py): scheduling, lanes, hyper-parameters, inference."""
+"""Salus's experiments (declared in impls/salus/catalog.toml, their sizes schemas in catalog.py): scheduling, lanes, hyper-parameters, inference."""

@@ -1,1 +1,1 @@
-"""SLIDE's experiments (registered in impls/slide/catalog.py): time to accuracy, sweeps, real data."""
+"""SLIDE's experiments (declared in impls/slide/catalog.toml, their sizes schemas in catalog.py): time to accuracy, sweeps, real data."""
