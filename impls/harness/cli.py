@@ -37,6 +37,7 @@ Use::
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import io
 import linecache
@@ -454,6 +455,18 @@ def _range(lo, hi, exclusive) -> str:
     return ""
 
 
+def _link_trouble(link: Path) -> str:
+    """Why the symbolic link ``link`` resolves to nothing: a loop, or the path it names."""
+    try:
+        link.resolve(strict=True)
+    except RuntimeError:
+        return "a loop of links"
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a loop of links"
+    return f"it names {os.readlink(link)}, which does not exist"
+
+
 def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a readable file",
                regular: bool = False) -> Path | None:
     """Return ``path`` after checking it is readable (``regular``: a regular file, not a pipe or
@@ -464,6 +477,9 @@ def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a rea
         raise UsageError("got an empty path", flag, f"expected {expected}")
     p = Path(path)
     if not p.exists():
+        if os.path.lexists(p):      # a link to nothing: the link is there, what it names is not
+            raise UsageError(f"{p} is a symbolic link that resolves to no file ({_link_trouble(p)})", flag,
+                             f"expected {expected}")
         raise UsageError(f"{p} does not exist", flag, f"expected {expected}")
     if p.is_dir():
         raise UsageError(f"{p} is a directory", flag, f"expected {expected}")

@@ -420,6 +420,20 @@ def test_a_pipe_is_refused_before_it_is_consumed(tmp_path):
     assert cli.check_file(fifo, "--jobs") == fifo  # a reader that reads once may take a pipe
 
 
+def test_a_link_to_nothing_is_named_as_a_link_not_as_a_missing_file(tmp_path):
+    from impls.harness import cli
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "gone").symlink_to(tmp_path / "moved" / "train.txt")
+    with pytest.raises(cli.UsageError, match=r"a symbolic link that resolves to no file \(a loop of links\)"):
+        cli.check_file(tmp_path / "a", "--train")
+    with pytest.raises(cli.UsageError, match=r"resolves to no file \(it names .*moved/train.txt, which does not"):
+        cli.check_file(tmp_path / "gone", "--train")
+    with pytest.raises(cli.UsageError, match=r"absent.txt does not exist"):
+        cli.check_file(tmp_path / "absent.txt", "--train")
+
+
 def test_a_cache_that_cannot_be_written_does_not_stop_the_read(tmp_path, caplog):
     from impls.slide.data.xc_format import read_xc_cached
 
