@@ -350,6 +350,11 @@ def test_measure_throughput_small():
     assert set(out["policies"]) == set(cache.POLICIES)
     assert out["capacity"] == 250 and out["shadow"] == 500
     assert out["ratio_none_vs_ordered_dict"] > 0
+    for p in out["policies"].values():     # a rate per wall second, and its CPU-time twin: never mixed
+        assert p["lookups_per_second"] == pytest.approx(20000 / p["seconds"])
+        assert p["lookups_per_cpu_second"] == pytest.approx(20000 / p["cpu_seconds"])
+    assert out["ratio_none_vs_ordered_dict"] == pytest.approx(
+        out["policies"]["none"]["lookups_per_second"] / out["ordered_dict_lru"]["lookups_per_second"])
 
 
 def test_zipf_trace_deterministic_and_skewed():

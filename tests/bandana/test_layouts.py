@@ -204,3 +204,13 @@ def test_distinct_ids_per_query_is_the_fanout_at_one_vector_a_block(num_vectors,
         assert got == pytest.approx(by_hand, abs=0)
         with pytest.raises(TraceError):
             L.distinct_per_query(offsets, indices + num_vectors, num_vectors)
+
+
+@pytest.mark.parametrize("n, clusters", [(100, 4), (40, 2), (64, 2), (65, 3), (5, 1)])
+def test_flat_kmeans_has_a_cluster_per_block_rounded_up(n, clusters):
+    """k = ceil(N / V): a partial last block is a cluster of its own (rounded down, 40 vectors
+    at 32 a block would be one cluster, the id order: no clustering at all)."""
+    x = np.random.default_rng(0).normal(size=(n, 8)).astype(np.float32)
+    layout = L.kmeans_layout(x, vectors_per_block=32, niter=2)
+    assert layout.params["clusters"] == clusters
+    assert np.array_equal(np.sort(layout.permutation), np.arange(n))

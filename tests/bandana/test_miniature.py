@@ -398,3 +398,17 @@ def test_an_empty_trace_gives_the_simulators_empty_result(rate):
 def test_a_rate_below_the_sampling_resolution_is_named():
     with pytest.raises(CacheConfigError, match="below the sampling's resolution"):
         miniature_simulate(np.arange(8), np.arange(8), 4, "prefetch", None, rate=1e-9, vector_bytes=1, block_bytes=4)
+
+
+@pytest.mark.parametrize("order", [[4000, 2000], [2000, 4000]])
+def test_a_tie_goes_to_the_smaller_shadow_set(order):
+    """Two shadow sizes that read the same (a small sample saturates): the smaller is chosen,
+    memory not spent for nothing; the other metric breaks a tie of the objective first."""
+    from impls.bandana.sim.miniature import _best_per_capacity
+
+    grid = [{"capacity": 1000, "shadow": s, "hit_rate": 0.5, "effective_bandwidth": 0.2} for s in order]
+    (best,) = _best_per_capacity(grid, "effective_bandwidth")
+    assert best["shadow"] == 2000
+    grid.append({"capacity": 1000, "shadow": 8000, "hit_rate": 0.6, "effective_bandwidth": 0.2})
+    assert _best_per_capacity(grid, "effective_bandwidth")[0]["shadow"] == 8000
+    assert _best_per_capacity(grid, "hit_rate")[0]["shadow"] == 8000

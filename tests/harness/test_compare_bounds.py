@@ -292,3 +292,29 @@ def test_the_numbers_only_the_new_run_has_are_named_by_benchmark():
         f"NEW ONLY {lower} (2 point(s) with a value in the new run only: new, or no value in the base run; "
         "nothing to compare)"]
     assert lines[-1].endswith(", 3 only in the new one")
+
+
+@pytest.mark.parametrize("direction", ["higher", "lower"])
+@pytest.mark.parametrize("old, new", [(1.0, 2.0), (2.0, 1.0), (1.0, 100.0), (100.0, 1.0)])
+def test_a_value_whose_bound_flag_is_unknown_proves_nothing_either_way(old, new, direction):
+    """A number whose flag did not record may be a lower or an upper bound: no change from or
+    to it is a regression or an improvement, however far it moved (make compare and history)."""
+    from impls.harness.report import history_steps
+
+    assert compare.judge_bounded(old, new, "", compare.UNKNOWN_BOUND, direction, 0.1) == compare.BOUND
+    assert compare.judge_bounded(old, new, compare.UNKNOWN_BOUND, "", direction, 0.1) == compare.BOUND
+    steps = history_steps.series_steps([old] * 6 + [new] * 6, direction, None,
+                                       bounds=[""] * 6 + [compare.UNKNOWN_BOUND] * 6)
+    assert [kind for *_, kind in steps] in ([], ["change"])
+
+
+def test_a_history_step_is_judged_against_every_place_it_could_be_cut():
+    """Between 40 commits a step could be cut at 39 places: the level threshold allows for
+    that many looks, so a 3.7% step (within it, beyond the one-look threshold) is no step."""
+    from impls.harness.report import history_steps
+
+    sigma, df = 0.02, 20
+    t = noise.Threshold("b", "", runs=3, spread=0.03, threshold=noise.two_run_threshold(sigma, df), sigma=sigma, df=df)
+    assert t.level_threshold(20, 20, 1) < 0.037 < t.level_threshold(20, 20, 39)
+    assert history_steps.series_steps([1.0] * 20 + [1.037] * 20, "lower", t) == []
+    assert [kind for *_, kind in history_steps.series_steps([1.0] * 20 + [1.06] * 20, "lower", t)] == ["regression"]

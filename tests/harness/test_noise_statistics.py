@@ -356,3 +356,17 @@ def test_the_held_out_check_counts_the_flags_a_user_would_meet():
     assert line.startswith(f"held out: each of 4 runs compared with the newest other run of its commit") and \
         "heavier tails" in line
     assert "heavier tails" not in noise_held_out.held_out_line(calm, 0.001)
+    # a number that repeats exactly (a deterministic count: threshold 0) is no judged number
+    steady = [f.copy() for f in runs]
+    for f in steady:
+        f.loc[len(f)] = {**f.iloc[0].to_dict(), "benchmark": "bench_x.Count.track_n", "param_label": "", "value": 7.0}
+    with_count = noise_held_out.held_out({"c": steady}, {**declared, "bench_x.Count.track_n": compare.HIGHER})
+    assert (with_count.compares, with_count.judged, with_count.flags) == (calm.compares, calm.judged, calm.flags)
+
+
+def test_the_held_out_warning_is_for_twice_the_rate_set_not_for_ordinary_noise():
+    from impls.harness.report.noise_held_out import HeldOut, held_out_line
+
+    assert "heavier tails" not in held_out_line(HeldOut(3, 200, 5, 2), 0.01)     # 15 in 1000 against 10
+    assert "heavier tails" not in held_out_line(HeldOut(4, 200, 5, 2), 0.01)     # 20: twice, not past it
+    assert "heavier tails" in held_out_line(HeldOut(5, 200, 5, 2), 0.01)         # 25

@@ -144,3 +144,24 @@ def test_a_negative_value_of_a_signed_unit_is_judged():
     result = evaluate_claim(claim(-0.5, None, unit="Spearman rho"),
                             pd.DataFrame([row("b.T.track_x", -0.5, 100, {})]), {}, STATE)
     assert result.verdict == REPRODUCED, result
+
+
+def test_an_upper_bound_at_the_baseline_is_no_effect_and_one_above_it_may_be_partly():
+    """An upper bound at exactly the baseline (true value <= 1: a tie or a slow-down) is not
+    reproduced, as the value 1 itself is; a hair above it might still be a small effect."""
+    from impls.harness.report.verdicts import judge, judge_bounded
+
+    c = claim(2.7, 1.0)
+    assert judge(c, 1.0) == NOT_REPRODUCED
+    assert judge_bounded(c, 1.0, upper=True)[0] == NOT_REPRODUCED
+    assert judge_bounded(c, 1.0 + 1e-9, upper=True)[0] == INCONCLUSIVE
+
+
+def test_an_interval_ending_on_a_closed_end_of_the_band_lies_inside_it():
+    """Band 2.43-2.97 (2.7 ± 10%), both ends in it: an interval up to 2.97, or from 2.43,
+    does not straddle it; one a hair past either end does."""
+    assert not Interval(2.5, 2.97, "m").straddles(2.43, 2.97)
+    assert not Interval(2.43, 2.5, "m").straddles(2.43, 2.97)
+    assert Interval(2.5, 2.9700001, "m").straddles(2.43, 2.97)
+    assert Interval(2.4299999, 2.5, "m").straddles(2.43, 2.97)
+    assert Interval(2.5, 2.97, "m").straddles(2.43, 2.97, open_high=True)

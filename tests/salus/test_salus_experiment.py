@@ -386,3 +386,41 @@ def test_the_policy_experiment_stores_no_paper_value_its_figure_and_table_read_t
     experiments.print_policies(out)         # no single value in claims.toml: the table leaves it out
     printed = capsys.readouterr().out
     assert "average JCT FIFO / SRTF: real" in printed and "(paper" not in printed
+
+
+def _switch_row(state_bytes, scale):
+    """A switching_latency row: every method's p50/p99 in ms, ``scale`` apart between rows."""
+    stats = {"inprocess_gap_ms": (0.01, 0.02), "inprocess_ms": (0.1, 0.3), "to_host_ms": (2.0, 3.0),
+             "to_disk_ms": (120.0, 150.0), "restart_ms": (3500.0, 3900.0)}
+    row = {method: {"p50": p50 * scale, "p99": p99 * scale, "n": 20} for method, (p50, p99) in stats.items()}
+    return {**row, "state_bytes": state_bytes,
+            "restart_parts_p50_ms": {"import_torch": 1800.0 * scale, "load_checkpoint": 40.0 * scale}}
+
+
+def test_the_switching_summary_reads_the_workload_with_the_most_state_in_seconds(monkeypatch):
+    """The two switching claims read ``largest``: the workload with the most state, its times
+    in seconds (ms / 1000), and to-host over the in-process switch and over its gap."""
+    from impls.salus.experiments import scheduling as experiments
+
+    rows = {"small": _switch_row(10, 0.5), "big": _switch_row(10_000, 1.0), "mid": _switch_row(500, 0.7)}
+    monkeypatch.setattr(experiments, "switching_latency",
+                        lambda device, workloads, repeats, restart_repeats: {"workloads": rows})
+    monkeypatch.setattr(experiments, "_load_note", lambda: {})
+    largest = experiments.switching_experiment(
+        {"workloads": ["mlp_b64"], "repeats": 1, "restart_repeats": 1}, "cpu")["largest"]
+    assert largest["workload"] == "big"
+    assert largest["inprocess_p99_s"] == pytest.approx(0.3e-3)
+    assert largest["to_disk_p50_s"] == pytest.approx(0.12) and largest["restart_p50_s"] == pytest.approx(3.5)
+    assert largest["restart_parts_p50_s"] == pytest.approx({"import_torch": 1.8, "load_checkpoint": 0.04})
+    assert largest["to_host_over_inprocess"] == pytest.approx(2.0 / 0.1)
+    assert largest["to_host_over_inprocess_gap"] == pytest.approx(2.0 / 0.01)
+
+
+@pytest.mark.parametrize("fifo_failed, srtf_failed", [([], [7]), ([3], [])])
+def test_fifo_over_srtf_is_withheld_when_some_jobs_failed_under_one_policy(fifo_failed, srtf_failed):
+    """Averages over different jobs are no ratio, even where both are finite."""
+    from impls.salus.experiments.scheduling import _fifo_over_srtf
+
+    fifo, srtf = {"avg_jct_s": 40.0, "failed": fifo_failed}, {"avg_jct_s": 10.0, "failed": srtf_failed}
+    assert _fifo_over_srtf(fifo, srtf) is None
+    assert _fifo_over_srtf({**fifo, "failed": []}, {**srtf, "failed": []}) == 4.0

@@ -234,3 +234,22 @@ def test_where_a_weight_rows_winner_lies_in_the_hidden_vectors_order():
     h = np.array([3.0, 0.0, 1.0, 2.0])             # h's own order: coordinate 0, 3, 2; 1 is a zero
     w = np.array([[5, 0, 0, 0], [0, 5, 0, 0], [0, 0, 5, 0]], float)   # wins at h's largest, a zero, its smallest
     assert _winners(h, w, np.array([[0, 1, 2, 3]])) == pytest.approx((1 / 3, 0.5))
+
+
+def test_the_recall_probe_counts_a_full_bucket_as_full_not_over_capacity():
+    """recall_probe.bucket_loss: a bucket holding exactly its capacity drops nothing; one more
+    neuron hashed there is over it, and the bucket keeps only as many."""
+    from types import SimpleNamespace
+
+    from impls.slide.experiments.recall_probe import bucket_loss
+
+    def tables_of(current, capacity=2):
+        return SimpleNamespace(capacity=capacity, lsh=SimpleNamespace(n_buckets=4),
+                               bucket=lambda t, code: np.flatnonzero(current[t] == code)[:capacity])
+
+    full = np.array([[0, 0, 1, 1]])
+    out = bucket_loss(tables_of(full), full, np.array([[0]]), [np.array([0, 1])])
+    assert out == {"query_bucket_neurons": 2.0, "over_capacity": 0.0, "colliding": 2, "colliding_kept": 1.0}
+    over = np.array([[0, 0, 0, 1]])
+    out = bucket_loss(tables_of(over), over, np.array([[0]]), [np.array([0, 1, 2])])
+    assert out["over_capacity"] == 1.0 and out["colliding"] == 3 and out["colliding_kept"] == pytest.approx(2 / 3)

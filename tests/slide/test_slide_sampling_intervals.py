@@ -97,6 +97,60 @@ def test_exactly_two_and_a_half_percent_of_draws_without_a_value_still_give_an_i
     assert out["no_value_fraction"]["time_to_target_ratio"] == 0.025 and out["time_to_target_ratio"] is not None
 
 
+def test_one_more_draw_without_a_value_than_two_and_a_half_percent_gives_none(monkeypatch):
+    """26 of 1,000: past the rule, the data cannot bound the ratio, so there is no interval."""
+    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=11)
+    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=12)
+    calls = iter(range(10**6))
+    real = targets.speedup
+
+    def some_without(f, s, fraction, intervals=True):
+        out = real(f, s, fraction, intervals=intervals)
+        if not intervals and next(calls) < 26:
+            out["value"] = None
+        return out
+
+    monkeypatch.setattr(targets, "speedup", some_without)
+    out = targets.sampling_intervals(fast, slow, 0.8)
+    assert out["no_value_fraction"]["time_to_target_ratio"] == 0.026 and out["time_to_target_ratio"] is None
+
+
+def test_the_interval_runs_from_the_2_5th_to_the_97_5th_percentile_of_the_resamples(monkeypatch):
+    """The resamples' own values, one per draw in order: the interval is their 2.5th and
+    97.5th percentiles, a 95% interval (not a narrower one that straddles a band less often)."""
+    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=13)
+    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=14)
+    calls = iter(range(10**6))
+    real = targets.speedup
+
+    def numbered(f, s, fraction, intervals=True):
+        out = real(f, s, fraction, intervals=intervals)
+        if not intervals:
+            i = float(next(calls))
+            out["value"], out["p_at_1_per_iteration_range"] = i, (i, 2 * i)
+        return out
+
+    monkeypatch.setattr(targets, "speedup", numbered)
+    out = targets.sampling_intervals(fast, slow, 0.8, resamples=1000)
+    ranks = np.arange(1000, dtype=np.float64)
+    assert out["time_to_target_ratio"] == pytest.approx([np.percentile(ranks, 2.5), np.percentile(ranks, 97.5)])
+    assert out["p_at_1_per_iteration_ratio"] == pytest.approx([np.percentile(ranks, 2.5),
+                                                               np.percentile(2 * ranks, 97.5)])
+
+
+def test_two_runs_of_the_same_hits_on_the_same_points_have_no_spread_when_paired():
+    """Paired resampling draws the same points for both runs: identical runs then tie in every
+    resample (an unpaired draw would give them a spread that is not in the data)."""
+    import copy
+
+    fast = run("slide", [0.02, 0.1, 0.2, 0.3], [0, 5, 10, 20], seed=15)
+    slow = copy.deepcopy(fast)
+    slow["name"] = "dense"
+    out = targets.sampling_intervals(fast, slow, 0.8)
+    assert out["method"].startswith("bootstrap over the test points (paired")
+    assert out["time_to_target_ratio"] == [1.0, 1.0] and out["p_at_1_per_iteration_ratio"] == [1.0, 1.0]
+
+
 @pytest.mark.parametrize("edit", ["other points", "bad hex", "null hits"])
 def test_hits_that_do_not_fit_their_run_give_a_reason_not_a_crash(edit):
     fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=13)
