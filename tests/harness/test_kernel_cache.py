@@ -7,7 +7,12 @@ from impls.harness.kernel_cache import cache_dir, drop_stale
 
 
 def test_cache_is_dropped_when_a_callee_changes_and_only_then(tmp_path, monkeypatch):
+    from numba import config
+
+    # numba read NUMBA_CACHE_DIR into its config when first imported (maybe by an earlier test):
+    # the in-tree cache is the one this test makes, whatever the environment set
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(config, "CACHE_DIR", "")
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "callee_mod.py").write_text("X = 1\n")
     caller = tmp_path / "caller_mod.py"
