@@ -79,8 +79,10 @@ def test_no_interval_where_many_resamples_have_no_target():
     assert out["time_to_target_ratio"] is None and out["no_value_fraction"]["time_to_target_ratio"] > 0.025
 
 
-def test_exactly_two_and_a_half_percent_of_draws_without_a_value_still_give_an_interval(monkeypatch):
-    """25 of 1,000 is at most 2.5%: the count decides, not a float that rounds past it."""
+@pytest.mark.parametrize("without, interval", [(25, True), (26, False)])
+def test_at_most_two_and_a_half_percent_of_draws_without_a_value_give_an_interval(monkeypatch, without, interval):
+    """25 of 1,000 is at most 2.5%: the count decides, not a float that rounds past it; at 26
+    the data cannot bound the ratio, so there is no interval."""
     fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=11)
     slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=12)
     calls = iter(range(10**6))
@@ -88,31 +90,14 @@ def test_exactly_two_and_a_half_percent_of_draws_without_a_value_still_give_an_i
 
     def some_without(f, s, fraction, intervals=True):
         out = real(f, s, fraction, intervals=intervals)
-        if not intervals and next(calls) < 25:
+        if not intervals and next(calls) < without:
             out["value"] = None
         return out
 
     monkeypatch.setattr(targets, "speedup", some_without)
     out = targets.sampling_intervals(fast, slow, 0.8)
-    assert out["no_value_fraction"]["time_to_target_ratio"] == 0.025 and out["time_to_target_ratio"] is not None
-
-
-def test_one_more_draw_without_a_value_than_two_and_a_half_percent_gives_none(monkeypatch):
-    """26 of 1,000: past the rule, the data cannot bound the ratio, so there is no interval."""
-    fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=11)
-    slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=12)
-    calls = iter(range(10**6))
-    real = targets.speedup
-
-    def some_without(f, s, fraction, intervals=True):
-        out = real(f, s, fraction, intervals=intervals)
-        if not intervals and next(calls) < 26:
-            out["value"] = None
-        return out
-
-    monkeypatch.setattr(targets, "speedup", some_without)
-    out = targets.sampling_intervals(fast, slow, 0.8)
-    assert out["no_value_fraction"]["time_to_target_ratio"] == 0.026 and out["time_to_target_ratio"] is None
+    assert out["no_value_fraction"]["time_to_target_ratio"] == without / 1000
+    assert (out["time_to_target_ratio"] is not None) is interval
 
 
 def test_the_interval_runs_from_the_2_5th_to_the_97_5th_percentile_of_the_resamples(monkeypatch):
