@@ -517,11 +517,10 @@ def read_xc(path: str | Path, allow_empty_labels: bool = False) -> dict[str, np.
 
 
 def _file_bytes(path: Path) -> np.ndarray:
-    """The bytes of the regular file at ``path`` as a read-only memory map (uint8): the parse
-    reads the text through the page cache rather than a private copy of the whole file."""
-    if path.stat().st_size == 0:                      # mmap refuses an empty file
-        return np.empty(0, np.uint8)
-    return np.memmap(path, np.uint8, mode="r")
+    """The bytes of the file at ``path`` (uint8), a private copy: the parse sizes its arrays
+    from one pass and fills them in another, so the text must not change between them (a
+    memory map would show another writer's edits, or die of SIGBUS on a file cut short)."""
+    return np.fromfile(path, np.uint8)
 
 
 CACHE_VERSION = 5     # bump when the parsed arrays change for the same text
