@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -525,3 +528,20 @@ def test_machines_a_changing_host_name_made_are_told_how_to_share_one(tmp_path):
     with pytest.raises(ValueError, match="pick a machine") as refused:
         runs.choose_run_machine(None, other, "vm", "quick")
     assert "DLSYSBENCH_MACHINE" not in str(refused.value)
+
+
+def test_results_given_as_dot_find_and_guard_the_archive_beside_them(results, monkeypatch):
+    """`--results .` from inside asv's results folder: the archive is ../runs (Path('.').parent
+    is '.' itself, which took ./runs, neither reading nor guarding the real one)."""
+    monkeypatch.chdir(results)
+    assert runs.runs_dir(Path(".")) == results.parent / "runs"
+    archived = sorted((results.parent / "runs" / MACHINE).glob("*.json"))[0]
+    before = archived.read_bytes()
+    done = script("measure_noise.py", "--results", str(results), "--machine", MACHINE, "--out", str(archived))
+    assert done.returncode == 2 and archived.read_bytes() == before
+    relative = subprocess.run([sys.executable, str(ROOT / "scripts" / "measure_noise.py"), "--results", ".",
+                               "--machine", MACHINE, "--out", f"../runs/{MACHINE}/{archived.name}"],
+                              cwd=results, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert relative.returncode == 2 and "the archive of stored runs" in relative.stderr, relative.stderr
+    assert archived.read_bytes() == before

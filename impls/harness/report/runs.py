@@ -29,8 +29,9 @@ from impls.harness.report.asv_files import (NOT_RESULT_FILES, RESULT_FORMAT_VERS
 
 
 def runs_dir(results_dir: Path) -> Path:
-    """Return the run archive beside asv's results directory (``.asv/runs``)."""
-    return Path(results_dir).parent / "runs"
+    """Return the run archive beside asv's results directory (``.asv/runs``; beside the folder
+    itself also when it is given as ``.``)."""
+    return Path(results_dir).absolute().parent / "runs"
 
 
 @dataclasses.dataclass(frozen=True)
