@@ -395,7 +395,16 @@ def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch, 
              mechanisms=MECHANISMS[:1], mechanism_queue_depths=[2], point_seconds=0.05, fio_runtime_s=0.05,
              fio_ramp_s=0.0, warmup_lookups=20000, policy_choice_lookups=5000, comparison_rounds=2,
              mechanism_rounds=1)
+    held = []
+    real_session = replay_experiment.replay.ReplaySession
+
+    def session(*args, table, **kwargs):             # the bytes it checks against: in memory
+        held.append(not any(isinstance(a, np.memmap) for a in (table, table.base)))
+        return real_session(*args, table=table, **kwargs)
+
+    monkeypatch.setattr(replay_experiment.replay, "ReplaySession", session)
     data = replay_experiment.replay_experiment(s, progress=False)
+    assert held and all(held)
     assert [p["queue_depth"] for p in data["sweep"]] == [1, 4]
     assert data["best_policy"]["identity"] in cache.POLICIES
     assert len(data["comparison"]["points"]) == 2 and len(data["mechanisms"]) == 1

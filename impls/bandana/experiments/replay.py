@@ -283,7 +283,10 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     table = experiments.load_table(s["table"], s["train_fraction"], streamed=s.get("streamed_traces", False))
     if table["vectors"] is None:
         raise ValueError(f"{s['table']}: the dataset has no vector values to store")
-    vectors = np.ascontiguousarray(table["vectors"], dtype=np.float32)
+    # in memory, also when the trace is streamed: the replay checks the bytes it serves against
+    # these inside its timed loop, and a file-backed copy could be read from the drive under test
+    vectors = np.array(table["vectors"], dtype=np.float32, order="C",
+                       copy=True if isinstance(table["vectors"], np.memmap) else None)
     if vectors.shape[1] * 4 != VECTOR_BYTES:
         raise ValueError(f"{s['table']}: vectors of {vectors.shape[1] * 4} bytes, expected {VECTOR_BYTES}")
     qds = list(s["queue_depths"])
