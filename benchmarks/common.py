@@ -48,7 +48,8 @@ def raise_if_failed(cached: object) -> None:
 
 def versions() -> dict[str, str]:
     """Every benchmark's pinned asv version, by asv name (``bench_x.Class.method``). Raises
-    ValueError naming the file and line where it is not a JSON object of strings."""
+    ValueError naming the file (and the line, for a JSON syntax error) where it is not a JSON
+    object of strings."""
     try:
         pinned = json.loads(VERSIONS_FILE.read_text())
     except json.JSONDecodeError as err:

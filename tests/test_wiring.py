@@ -266,9 +266,10 @@ def pin_set_problem(pinned: dict[str, str], found: dict[str, dict]) -> str | Non
         return None
     parts = []
     if unpinned:
-        lines = "".join(f'\n    "{name}": "{version}",' for name, version in unpinned.items())
-        parts.append("unpinned, with the version asv gives them now (paste these lines into the JSON object "
-                     f"of benchmarks/versions.json; order does not matter):{lines}\n")
+        lines = ",".join(f'\n    "{name}": "{version}"' for name, version in unpinned.items())
+        parts.append("unpinned, with the version asv gives them now (paste these lines inside the braces of "
+                     "benchmarks/versions.json, anywhere, with a comma between any two entries and none after "
+                     f"the last):{lines}\n")
     if stale:
         parts.append(f"pinned but not found by asv: {stale}; removing a pin ends that benchmark's published asv "
                      "history (class and method names are a stable interface): check first that its class was "
@@ -290,8 +291,8 @@ def test_a_pin_problem_warns_before_a_pin_is_removed_and_never_advises_pinning_a
              "runs.x.track_toy": {"version": "v3"}}
     pinned = {"bench_x.A.track_a": "1", "bench_x.Old.track_c": "7"}
     problem = pin_set_problem(pinned, found)
-    assert '\n    "bench_x.New.track_b": "v2",\n' in problem and "runs.x" not in problem
-    pasted = json.loads("{" + problem.split(":\n", 1)[1].split("\n;", 1)[0].strip().rstrip(",") + "}")
+    assert '\n    "bench_x.New.track_b": "v2"\n' in problem and "runs.x" not in problem
+    pasted = json.loads("{" + problem.split(":\n", 1)[1].split("\n;", 1)[0] + "}")
     assert pasted == {"bench_x.New.track_b": "v2"}           # the printed lines are JSON, ready to paste
     assert "['bench_x.Old.track_c']" in problem
     assert "ends that benchmark's published asv history" in problem and "overwritten" in problem

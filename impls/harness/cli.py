@@ -464,7 +464,7 @@ def _link_trouble(link: Path) -> str:
     except OSError as err:
         if err.errno == errno.ELOOP:
             return "a loop of links"
-    return f"it names {os.readlink(link)}, which does not exist"
+    return f"it leads to {os.path.realpath(link)}, which does not exist"
 
 
 def check_file(path: str | os.PathLike | None, flag: str, expected: str = "a readable file",

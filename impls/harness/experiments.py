@@ -542,7 +542,8 @@ def run(name: str, *, profile: str | None = None, device: str = "cpu", progress:
     """Run experiment ``name`` with ``profile``'s validated sizes on ``device``; return its data.
 
     Raises :class:`ExperimentError` before any work when the name, profile, device or sizes
-    are wrong, and ``NotImplementedError`` when a required capability is missing.
+    are wrong (and after it when the run returns no dict, which no artifact can hold), and
+    ``NotImplementedError`` when a required capability is missing.
     """
     entry = get(name)
     with using_profile(profile) as prof:

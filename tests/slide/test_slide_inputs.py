@@ -428,8 +428,11 @@ def test_a_link_to_nothing_is_named_as_a_link_not_as_a_missing_file(tmp_path):
     (tmp_path / "gone").symlink_to(tmp_path / "moved" / "train.txt")
     with pytest.raises(cli.UsageError, match=r"a symbolic link that resolves to no file \(a loop of links\)"):
         cli.check_file(tmp_path / "a", "--train")
-    with pytest.raises(cli.UsageError, match=r"resolves to no file \(it names .*moved/train.txt, which does not"):
+    with pytest.raises(cli.UsageError, match=r"resolves to no file \(it leads to .*moved/train.txt, which does not"):
         cli.check_file(tmp_path / "gone", "--train")
+    (tmp_path / "chain").symlink_to(tmp_path / "gone")       # a link to the dangling link: its end is named
+    with pytest.raises(cli.UsageError, match=rf"it leads to {tmp_path}/moved/train.txt, which does not exist"):
+        cli.check_file(tmp_path / "chain", "--train")
     with pytest.raises(cli.UsageError, match=r"absent.txt does not exist"):
         cli.check_file(tmp_path / "absent.txt", "--train")
 

@@ -88,8 +88,11 @@ def lane_packing(data: dict):
     loses = packing["greedy_loses"]
     parts = [f"{RULE_LABELS.get(r, r)}: fewer jobs in {t['admitted']}/{t['mixes']} mixes, "
              f"longer makespan in {t['makespan']}/{t.get('makespan_mixes', t['mixes'])}" for r, t in loses.items()]
-    parts += [f"{RULE_LABELS.get(a, a)} and {RULE_LABELS.get(b, b)}: the same in every panel at every capacity"
-              for a, b in _same_rules(packing, caps, [key for key, _ in metrics])]
+    same = "; ".join(f"{RULE_LABELS.get(a, a)} and {RULE_LABELS.get(b, b)}"
+                     for a, b in _same_rules(packing, caps, [key for key, _ in metrics]))
+    if same:      # wrapped and capped, as the line below
+        parts.append(textwrap.fill(f"{same}: the same in every panel at every capacity", width=TITLE_WIDTH,
+                                   max_lines=2, placeholder=" … (the rest in the artifact)"))
     partial = ", ".join(filter(None, (_partial(packing, c) for c in caps))) or "none"
     # wrapped and capped: one long line would widen the figure and shrink the panels
     no_bar = textwrap.fill(f"device model: {packing['device_model']}; no makespan bar: the rule cannot "

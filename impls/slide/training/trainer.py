@@ -184,9 +184,12 @@ def recall_ratios(curve: list[dict], after: str) -> list[tuple[float, tuple[floa
 def recall_gap(after: str, events: int, batches: int, mode: str) -> str:
     """Why a run has no recall ratio after its first table ``after`` ("rebuild" or "refresh"),
     ``events`` being how many it had in its ``batches`` training batches: its ``mode`` hashes
-    nothing, none came, or none of the evaluations after one probed the tables."""
+    nothing, none came, or no evaluation after one has a ratio (none probed the tables, or
+    the random set's recall was 0, which :func:`recall_ratios` skips)."""
     if mode == "all":
         return "the run computes every output (mode all): it has no hash tables to probe"
     if events == 0:
-        return f"the run's tables had no {after} in its {batches} batches (it stopped before the first)"
-    return f"no evaluation after the run's first table {after} probed the tables"
+        return (f"the run's tables had no {after} in its {batches} batches (it stopped before the first, or "
+                "its schedule has none)")
+    return (f"no evaluation after the run's first table {after} gave a recall ratio (none probed the tables, "
+            "or a random set's recall there was 0)")
