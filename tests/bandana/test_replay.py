@@ -601,3 +601,39 @@ def test_the_cross_checks_prediction_uses_the_fio_runs_the_ratio_divides_by(monk
     assert row["predicted_useful_bytes_per_second"] == pytest.approx(35e6)
     assert experiment._cross_check({**point, "fio": None, "fio_runs": []}, None, None, None, 10,
                                    None)["predicted_useful_bytes_per_second"] is None
+
+
+# -- found by a mutation probe: numbers no test read --------------------------------------------
+
+def test_the_headline_replay_over_fio_is_the_lowest_layout_at_each_queue_depth():
+    from impls.bandana.experiments.replay import _headline
+
+    out = {"sweep": [{"queue_depth": 1, "replay_over_fio": 0.5}, {"queue_depth": 1, "replay_over_fio": 0.9},
+                     {"queue_depth": 1, "replay_over_fio": None}],
+           "mechanisms": [], "comparison": {"points": []}, "cross_check": []}
+    head = _headline(out, {"queue_depths": [1, 8], "comparison": [("a", "none"), ("b", "none")]})
+    assert head["replay_over_fio_by_queue_depth"] == {"1": 0.5, "8": None}
+
+
+def test_merged_parts_add_their_seconds_so_the_rates_are_of_the_whole():
+    """Two equal parts of one timed point: twice the seconds and the counts, the same rates."""
+    part = {"seconds": 1.0, "blocks_read": 50, "lookups": 400, "hits": 350, "misses": 50, "prefetched": 0,
+            "prefetch_used": 0, "bytes_read": 50 * 4096, "useful_bytes_per_second": 51200.0,
+            "verified_vectors": 10, "queries": 100, "empty_queries": 0}
+    merged = replay.merge_results([part, dict(part)], [np.full(100, 1000, np.int64)] * 2)
+    assert merged["seconds"] == pytest.approx(2.0) and merged["blocks_read"] == 100
+    assert merged["blocks_per_second"] == pytest.approx(50.0)
+    assert merged["lookups_per_second"] == pytest.approx(400.0)
+    assert merged["useful_bytes_per_second"] == pytest.approx(51200.0)
+
+
+def test_the_cross_check_compares_every_counter_prefetches_included():
+    from impls.bandana.sim import cache as sim_cache
+
+    rng = np.random.default_rng(3)
+    trace, layout = rng.integers(0, 2000, 5000), rng.permutation(2000)
+    sim = sim_cache.simulate(trace, layout, 64, "prefetch", None, 128, 4096).to_dict()
+    assert replay.cross_check(dict(sim), trace, layout, 64, "prefetch", None, 128, 4096)["match"] is True
+    for key in ("blocks_read", "hits", "misses", "prefetched"):
+        off = dict(sim, **{key: sim[key] + 1})
+        assert replay.cross_check(off, trace, layout, 64, "prefetch", None, 128, 4096)["match"] is False, key

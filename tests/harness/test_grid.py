@@ -374,6 +374,14 @@ def test_dict_keys_of_another_type_make_another_point():
     assert grid.point_key(slow_point, ({"b": 1, "a": 2},)) == grid.point_key(slow_point, ({"a": 2, "b": 1},))
 
 
+def test_floats_that_differ_at_all_are_two_points():
+    """A learning rate of 1e-7 against 2e-7, or 0.1 + 0.2 against 0.3: a rounded key would serve
+    one point's stored result for the other."""
+    assert grid.point_key(slow_point, (1e-7,)) != grid.point_key(slow_point, (2e-7,))
+    assert grid.point_key(slow_point, (0.1 + 0.2,)) != grid.point_key(slow_point, (0.3,))
+    assert grid.point_key(slow_point, (0.3,)) == grid.point_key(slow_point, (np.float64(0.3),))
+
+
 def slow_point(*point):
     """``simulate_point`` after a pause, so that a fault lands while the grid runs."""
     time.sleep(0.25)

@@ -406,3 +406,8 @@ def test_an_nvidia_gpu_is_seen_by_its_device_node_or_the_drivers_list(tmp_path):
     assert capabilities.nvidia_gpu_seen(dev, proc, none)
     assert not capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too", none)
     assert capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too", OneGpu())   # NVML's count
+
+    class NoGpu(OneGpu):                                  # NVML loads, and counts none
+        def nvmlDeviceGetCount(self):
+            return 0
+    assert not capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too", NoGpu())

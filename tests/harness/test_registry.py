@@ -485,3 +485,15 @@ def test_the_made_arrays_are_dropped_before_the_cache_is_read_back(tmp_path, mon
     loaded = registry.load(name, directory=tmp_path)
     assert len(made) == 1 and alive_at_read == [[], [False]]     # first: no cache yet; then: the file's
     assert made[0]() is None and list(loaded.arrays)
+
+
+def test_a_changed_seed_or_parameter_is_another_cache():
+    """A manifest whose seed or a parameter changed must never be served the old draw."""
+    import dataclasses
+
+    manifest = registry.manifests()["bandana-post"]
+    key = registry.recipe_key(manifest, "smoke")[1]
+    reseeded = dataclasses.replace(manifest, spec={**manifest.spec, "seed": manifest.spec["seed"] + 1})
+    assert registry.recipe_key(reseeded, "smoke")[1] != key
+    params = {**manifest.spec.get("params", {}), "zz_new_param": 1}
+    assert registry.recipe_key(dataclasses.replace(manifest, spec={**manifest.spec, "params": params}), "smoke")[1] != key

@@ -102,3 +102,18 @@ def test_a_replay_that_loads_what_the_simulator_streams_counts_both_copies(tmp_p
     (tmp_path / "cache" / "bandana-post" / f"full-{key}.npz").write_bytes(b"x")
     after = {what for what, _, _ in space.pending("full")}
     assert "trace bandana-post" not in after and "trace bandana-post (streamed copy)" in after
+
+
+def test_files_bound_for_one_disk_are_added_up_against_its_free_space(tmp_path, monkeypatch):
+    """Two 6-GiB files on a disk with 10 GiB free do not fit, though each would alone."""
+    monkeypatch.setattr(space, "pending", lambda profile: [("a", 6 << 30, tmp_path), ("b", 6 << 30, tmp_path)])
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(2**40, 0, 10 << 30))
+    line = space.shortfall("full")
+    assert line is not None and "about 12.0 GiB" in line and "10.0 GiB free" in line
+
+
+def test_a_trace_is_estimated_at_its_arrays_sizes():
+    """int64 ids and offsets, int64 community and float64 popularity per vector, float32 values."""
+    params = {"num_lookups": 10, "mean_query_size": 5, "num_vectors": 1000, "dim": 64}
+    assert space._trace_bytes(params) == 8 * 10 + 8 * 3 + 16 * 1000 + 4 * 1000 * 64
+    assert space._trace_bytes({**params, "with_vectors": False}) == 8 * 10 + 8 * 3 + 16 * 1000

@@ -480,3 +480,15 @@ def test_a_submission_of_zero_iterations_finishes_at_admission_as_in_the_simulat
     assert {k: run["jobs"][0][k] for k in keys} == {k: sim["jobs"][0][k] for k in keys} == dict.fromkeys(keys, 0)
     unsaid = Executor("fifo", "cpu", clock=clock, sleep=clock.sleep).run([Submission(Job(), job_id=0, workload="w")])
     assert unsaid["jobs"][0]["iterations_done"] == 5          # no count given: the job's own
+
+
+def test_the_simulator_admits_a_job_that_exactly_fits_the_budget():
+    """Peak equal to the budget fits; a second such job waits for the first rather than failing."""
+    from impls.salus.core.simulator import simulate
+
+    one = [{"job_id": 0, "workload": "w", "arrival_s": 0.0, "iterations": 3}]
+    out = simulate(one, "fifo", {"w": 10.0}, memory_budget_bytes=1000, peak_bytes={"w": 1000})
+    assert out["failed"] == []
+    two = one + [{"job_id": 1, "workload": "w", "arrival_s": 0.0, "iterations": 3}]
+    out = simulate(two, "pack", {"w": 10.0}, memory_budget_bytes=1000, peak_bytes={"w": 1000})
+    assert out["failed"] == []

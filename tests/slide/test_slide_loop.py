@@ -89,3 +89,38 @@ def test_slide_and_dense_return_the_shared_keys():
                    train_dense(cfg, tr, te, method="sampled", **kw)):
         assert shared <= set(result) and result["iterations"] == 4
         assert [p["iteration"] for p in result["curve"]] == [0, 2, 4]
+
+
+# -- found by a mutation probe: edges no test reached --------------------------------------------
+
+def _recording_run(n_points, batch, iterations):
+    clock, seen = FakeClock(), []
+
+    def step(rows):
+        seen.append(rows.copy())
+        clock.now += 1.0
+        return 0.5
+
+    run = loop.run(step, lambda it, s, loss: {"iteration": it, "seconds": s, "loss": loss, "p_at_1": 0.0,
+                                              "p_at_5": 0.0},
+                   n_points=n_points, batch=batch, seed=4, timer=loop.WallTimer(clock),
+                   schedule=loop.EvalSchedule(100), time_budget_s=None, max_iterations=iterations)
+    return run, seen
+
+
+def test_an_epoch_a_whole_number_of_batches_long_trains_every_point():
+    run, seen = _recording_run(8, 4, 2)
+    assert sorted(np.concatenate(seen).tolist()) == list(range(8)) and run.samples == 8
+
+
+def test_fewer_rows_than_a_batch_count_the_rows_trained():
+    run, seen = _recording_run(3, 8, 2)
+    assert [r.size for r in seen] == [3, 3] and run.samples == 6
+
+
+def test_the_cores_busy_fraction_divides_by_the_threads():
+    out = loop.result("x", loop.Loop(curve=[{"p_at_1": 0.0, "p_at_5": 0.0, "loss": 1.0}], iterations=1, samples=10,
+                                     train_seconds=2.0, cpu_seconds=8.0, eval_seconds=0.0),
+                      baseline_p_at_1=0.0, eval_points=1, threads=4, setup_seconds=0.0, active_fraction=1.0,
+                      n_labels=1, params={}, data={})
+    assert out["cpu_utilization"] == 1.0 and out["samples_per_second"] == 5.0

@@ -349,3 +349,43 @@ def test_the_help_says_what_each_exit_status_means(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "Exit status: 0 when the set is measured and every judged check holds; 1 when a check of the " \
            "comparison fails" in text and "--like none, or near neither) exits 0" in text
+
+
+# -- found by a mutation probe: statistics no test read ------------------------------------------
+
+def _set(indptr, indices, label_indptr, labels, n_features, n_labels):
+    from impls.slide.data.dataset import XCData
+
+    return XCData(np.asarray(indptr), np.asarray(indices), np.ones(len(indices)), np.asarray(label_indptr),
+                  np.asarray(labels), n_features, n_labels)
+
+
+def test_a_label_distribution_without_a_tail_fails_the_heavy_tail_row():
+    """200 labels on exactly 2 points each: no label is below the mean, none above it."""
+    from impls.slide.data import xc_shape
+
+    flat = _set(np.arange(401), np.arange(400) % 50, np.arange(401), np.repeat(np.arange(200), 2), 50, 200)
+    assert xc_shape.label_frequency(flat)[0]["label_share_below_mean"] == 0.0
+    skewed = _set(np.arange(150), np.arange(149) % 50, np.arange(150), np.r_[np.zeros(50, int), np.arange(1, 100)],
+                  50, 100)                                  # one label on 50 points, 99 on one each
+    stats = xc_shape.label_frequency(skewed)[0]
+    assert stats["top1pct_label_share"] == pytest.approx(50 / 149)
+
+
+def test_random_pairs_are_of_distinct_points_and_share_over_the_smaller():
+    from impls.slide.data import xc_shape
+
+    rng = np.random.default_rng(0)
+    apart = _set([0, 1, 2], [0, 1], [0, 1, 2], [0, 1], 2, 2)            # two orthogonal one-feature points
+    out = xc_shape.random_pairs(apart, rng, 2000)
+    assert out["random_pair_cosine"] == 0.0 and out["random_pair_shared_fraction"] == 0.0
+    inside = _set([0, 2, 10], [0, 1, 0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2], [0, 1], 8, 2)  # 2 features inside 8
+    assert xc_shape.random_pairs(inside, rng, 2000)["random_pair_shared_fraction"] == 1.0
+
+
+def test_the_most_popular_baseline_predicts_five_labels():
+    from impls.slide.core.evaluate import most_popular_baseline
+
+    train = _set(np.arange(6), np.zeros(5, int), np.arange(6), np.arange(5), 1, 6)       # labels 0..4 once each
+    test = _set([0, 1], [0], [0, 1], [4], 1, 6)
+    assert most_popular_baseline(train, test, np.arange(1))["p_at_5"] == pytest.approx(0.2)
