@@ -15,7 +15,8 @@ class FakeClock:
         return self.now
 
 
-def test_epochs_reshuffle_and_every_point_is_seen_once_per_epoch():
+def _recording_run(n_points, batch, iterations, every=100):
+    """A loop over a step that records its rows and takes 1 s each, evaluating every ``every``."""
     clock, seen = FakeClock(), []
 
     def step(rows):
@@ -25,8 +26,13 @@ def test_epochs_reshuffle_and_every_point_is_seen_once_per_epoch():
 
     run = loop.run(step, lambda it, s, loss: {"iteration": it, "seconds": s, "loss": loss, "p_at_1": 0.0,
                                               "p_at_5": 0.0},
-                   n_points=10, batch=3, seed=4, timer=loop.WallTimer(clock), schedule=loop.EvalSchedule(2),
-                   time_budget_s=None, max_iterations=6, eval_at_start=True)
+                   n_points=n_points, batch=batch, seed=4, timer=loop.WallTimer(clock),
+                   schedule=loop.EvalSchedule(every), time_budget_s=None, max_iterations=iterations)
+    return run, seen
+
+
+def test_epochs_reshuffle_and_every_point_is_seen_once_per_epoch():
+    run, seen = _recording_run(10, 3, 6, every=2)
     assert run.iterations == 6 and run.samples == 18 and run.train_seconds == 6.0
     epoch_one = np.concatenate(seen[:3])
     assert len(set(epoch_one.tolist())) == 9  # three batches of one permutation: no point twice
@@ -92,21 +98,6 @@ def test_slide_and_dense_return_the_shared_keys():
 
 
 # -- found by a mutation probe: edges no test reached --------------------------------------------
-
-def _recording_run(n_points, batch, iterations):
-    clock, seen = FakeClock(), []
-
-    def step(rows):
-        seen.append(rows.copy())
-        clock.now += 1.0
-        return 0.5
-
-    run = loop.run(step, lambda it, s, loss: {"iteration": it, "seconds": s, "loss": loss, "p_at_1": 0.0,
-                                              "p_at_5": 0.0},
-                   n_points=n_points, batch=batch, seed=4, timer=loop.WallTimer(clock),
-                   schedule=loop.EvalSchedule(100), time_budget_s=None, max_iterations=iterations)
-    return run, seen
-
 
 def test_an_epoch_a_whole_number_of_batches_long_trains_every_point():
     run, seen = _recording_run(8, 4, 2)
