@@ -389,3 +389,13 @@ def test_the_most_popular_baseline_predicts_five_labels():
     train = _set(np.arange(6), np.zeros(5, int), np.arange(6), np.arange(5), 1, 6)       # labels 0..4 once each
     test = _set([0, 1], [0], [0, 1], [4], 1, 6)
     assert most_popular_baseline(train, test, np.arange(1))["p_at_5"] == pytest.approx(0.2)
+
+
+def test_the_evaluation_subset_is_the_first_points_of_its_seeded_shuffle():
+    """Every point when no count is given; else the first n of the documented shuffle, so a
+    run's P@1 is on the same points as an older run's of the same seed."""
+    from impls.slide.core.evaluate import eval_rows
+
+    d = _set(np.arange(11), np.zeros(10, int), np.arange(11), np.zeros(10, int), 1, 1)
+    assert np.array_equal(eval_rows(d, None, 0), np.arange(10))
+    assert np.array_equal(eval_rows(d, 3, 0), np.sort(np.random.default_rng(104729).permutation(10)[:3]))
