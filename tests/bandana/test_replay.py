@@ -611,8 +611,14 @@ def test_the_headline_replay_over_fio_is_the_lowest_layout_at_each_queue_depth()
     out = {"sweep": [{"queue_depth": 1, "replay_over_fio": 0.5}, {"queue_depth": 1, "replay_over_fio": 0.9},
                      {"queue_depth": 1, "replay_over_fio": None}],
            "mechanisms": [], "comparison": {"points": []}, "cross_check": []}
-    head = _headline(out, {"queue_depths": [1, 8], "comparison": [("a", "none"), ("b", "none")]})
+    s = {"queue_depths": [1, 8], "comparison": [("a", "none"), ("b", "none")]}
+    head = _headline(out, s)
     assert head["replay_over_fio_by_queue_depth"] == {"1": 0.5, "8": None}
+    assert head["cross_check_all_match"] is None                       # none made: not "all match"
+    out["cross_check"] = [{"match": True}, {"match": False}, {"match": True}]
+    assert _headline(out, s)["cross_check_all_match"] is False         # one mismatch is a mismatch
+    out["cross_check"] = [{"match": True}] * 3
+    assert _headline(out, s)["cross_check_all_match"] is True
 
 
 def test_merged_parts_add_their_seconds_so_the_rates_are_of_the_whole():
@@ -620,7 +626,8 @@ def test_merged_parts_add_their_seconds_so_the_rates_are_of_the_whole():
     part = {"seconds": 1.0, "blocks_read": 50, "lookups": 400, "hits": 350, "misses": 50, "prefetched": 0,
             "prefetch_used": 0, "bytes_read": 50 * 4096, "useful_bytes_per_second": 51200.0,
             "verified_vectors": 10, "queries": 100, "empty_queries": 0}
-    merged = replay.merge_results([part, dict(part)], [np.full(100, 1000, np.int64)] * 2)
+    merged = replay.merge_results([part, dict(part)], [np.full(100, 1000, np.int64), np.full(100, 3000, np.int64)])
+    assert merged["p50_query_us"] == pytest.approx(2.0) and merged["p99_query_us"] == pytest.approx(3.0)   # ns / 1e3
     assert merged["seconds"] == pytest.approx(2.0) and merged["blocks_read"] == 100
     assert merged["blocks_per_second"] == pytest.approx(50.0)
     assert merged["lookups_per_second"] == pytest.approx(400.0)
