@@ -71,19 +71,6 @@ class PrepareError(cli.UsageError):
     """An input or option that cannot be used (the message says which and why)."""
 
 
-def _check_one_dimensional(offsets: np.ndarray, indices: np.ndarray, name: str) -> None:
-    """Raise PrepareError unless ``offsets`` and ``indices`` are 1-D; a 2-D ``indices`` (a batch
-    of fixed-size bags, as an EmbeddingBag takes them without offsets) is told how to flatten."""
-    if indices.ndim == 2:
-        rows, bag = indices.shape
-        raise PrepareError(f"{name}: indices must be 1-D, got shape {indices.shape}: for {rows} bags of "
-                           f"{bag} ids each, flatten them (indices.reshape(-1)) and pass offsets "
-                           f"0, {bag}, {2 * bag}, ... (np.arange({rows} + 1) * {bag})")
-    for array, label in ((indices, "indices"), (offsets, "offsets")):
-        if array.ndim != 1:
-            raise PrepareError(f"{name}: {label} must be 1-D, got shape {array.shape}")
-
-
 def _load_array(path: str, what: str) -> np.ndarray:
     file = Path(path)
     if file.is_dir():
@@ -243,13 +230,16 @@ def load_source(args: argparse.Namespace) -> dict[str, Any]:
     offsets = _load_array(args.offsets, "--offsets")
     indices = _load_array(args.indices, "--indices")
     vectors = _load_array(args.vectors, "--vectors") if args.vectors else None
-    _check_one_dimensional(offsets, indices, name)     # before any check of the ids' values
+    try:                                               # before any check of the ids' values
+        traces.check_one_dimensional(offsets, indices, name=name)
+    except traces.TraceError as err:
+        raise PrepareError(str(err)) from err
     original_ids = None
     if args.renumber:
         if vectors is not None or args.num_vectors is not None:
             raise PrepareError("--renumber numbers the ids densely: it does not go with --vectors or --num-vectors "
                                "(their rows are numbered by the input ids)")
-        if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
+        if not np.issubdtype(indices.dtype, np.integer):     # (1-D: checked above)
             raise PrepareError(f"{name}: indices must be a 1-D integer array, got shape {indices.shape} "
                                f"dtype {indices.dtype}")
         indices, original_ids = dense_ids.renumber(indices)

@@ -70,6 +70,21 @@ class TraceError(ValueError):
 
 # ----------------------------------------------------------------------------- validation
 
+def check_one_dimensional(offsets: np.ndarray, indices: np.ndarray, *, name: str = "trace") -> None:
+    """Raise :class:`TraceError` unless ``offsets`` and ``indices`` are 1-D; a 2-D ``indices``
+    (a batch of fixed-size bags, as an EmbeddingBag takes them without offsets) is told how to
+    flatten it. Cheap: a caller checks it before any check of the ids' values."""
+    if offsets.ndim != 1:
+        raise TraceError(f"{name}: offsets must be 1-D, got shape {offsets.shape}")
+    if indices.ndim == 2:
+        rows, bag = indices.shape
+        raise TraceError(f"{name}: indices must be 1-D, got shape {indices.shape}: for {rows} bags of "
+                         f"{bag} ids each, flatten them (indices.reshape(-1)) and pass offsets "
+                         f"0, {bag}, {2 * bag}, ... (np.arange({rows} + 1) * {bag})")
+    if indices.ndim != 1:
+        raise TraceError(f"{name}: indices must be 1-D, got shape {indices.shape}")
+
+
 def validate_trace(offsets, indices, num_vectors: int | None = None, *, name: str = "trace"
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(offsets, indices)`` as int64 arrays, or raise :class:`TraceError`.
@@ -79,9 +94,8 @@ def validate_trace(offsets, indices, num_vectors: int | None = None, *, name: st
     """
     offsets = np.asarray(offsets)
     indices = np.asarray(indices)
+    check_one_dimensional(offsets, indices, name=name)
     for label, array in (("offsets", offsets), ("indices", indices)):
-        if array.ndim != 1:
-            raise TraceError(f"{name}: {label} must be 1-D, got shape {array.shape}")
         if array.size and not np.issubdtype(array.dtype, np.integer):
             raise TraceError(f"{name}: {label} must hold integers, got dtype {array.dtype}{_float_hint(array)}")
     if offsets.size == 0:
