@@ -79,22 +79,28 @@ def test_no_interval_where_many_resamples_have_no_target():
     assert out["time_to_target_ratio"] is None and out["no_value_fraction"]["time_to_target_ratio"] > 0.025
 
 
+def _edit_resamples(monkeypatch, edit):
+    """Make :func:`targets.speedup`, as the bootstrap calls it (``intervals=False``), pass each
+    resample's result through ``edit(out, i)``, ``i`` counting the resamples from 0."""
+    calls = iter(range(10**6))
+    real = targets.speedup
+
+    def edited(f, s, fraction, intervals=True):
+        out = real(f, s, fraction, intervals=intervals)
+        if not intervals:
+            edit(out, next(calls))
+        return out
+
+    monkeypatch.setattr(targets, "speedup", edited)
+
+
 @pytest.mark.parametrize("without, interval", [(25, True), (26, False)])
 def test_at_most_two_and_a_half_percent_of_draws_without_a_value_give_an_interval(monkeypatch, without, interval):
     """25 of 1,000 is at most 2.5%: the count decides, not a float that rounds past it; at 26
     the data cannot bound the ratio, so there is no interval."""
     fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=11)
     slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=12)
-    calls = iter(range(10**6))
-    real = targets.speedup
-
-    def some_without(f, s, fraction, intervals=True):
-        out = real(f, s, fraction, intervals=intervals)
-        if not intervals and next(calls) < without:
-            out["value"] = None
-        return out
-
-    monkeypatch.setattr(targets, "speedup", some_without)
+    _edit_resamples(monkeypatch, lambda out, i: out.update(value=None) if i < without else None)
     out = targets.sampling_intervals(fast, slow, 0.8)
     assert out["no_value_fraction"]["time_to_target_ratio"] == without / 1000
     assert (out["time_to_target_ratio"] is not None) is interval
@@ -105,17 +111,7 @@ def test_the_interval_runs_from_the_2_5th_to_the_97_5th_percentile_of_the_resamp
     97.5th percentiles, a 95% interval (not a narrower one that straddles a band less often)."""
     fast = run("slide", [0.02, 0.1, 0.2], [0, 5, 10], seed=13)
     slow = run("dense", [0.02, 0.05, 0.15], [0, 5, 10], seed=14)
-    calls = iter(range(10**6))
-    real = targets.speedup
-
-    def numbered(f, s, fraction, intervals=True):
-        out = real(f, s, fraction, intervals=intervals)
-        if not intervals:
-            i = float(next(calls))
-            out["value"], out["p_at_1_per_iteration_range"] = i, (i, 2 * i)
-        return out
-
-    monkeypatch.setattr(targets, "speedup", numbered)
+    _edit_resamples(monkeypatch, lambda out, i: out.update(value=float(i), p_at_1_per_iteration_range=(i, 2 * i)))
     out = targets.sampling_intervals(fast, slow, 0.8, resamples=1000)
     ranks = np.arange(1000, dtype=np.float64)
     assert out["time_to_target_ratio"] == pytest.approx([np.percentile(ranks, 2.5), np.percentile(ranks, 97.5)])
