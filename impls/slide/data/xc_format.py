@@ -495,7 +495,7 @@ def _parse(data: bytes | np.ndarray, path: Path, allow_empty_labels: bool) -> tu
         raise XCFormatError(f"{path}:{row + 2}: feature value {values[first]} is not a finite float32 "
                             f"(|v| < 3.4e38 expected)")
     label_ptr, label_list, repeated = dedupe_labels(label_indptr[: n + 1], labels[:nlab])
-    del labels, label_indptr, finite
+    del finite          # nnz bools, freed before the copies below (the label arrays are views: kept)
     return {"indptr": _exact(indptr, n + 1), "indices": _exact(indices, nnz), "values": _exact(values, nnz),
             "label_indptr": _exact(label_ptr, n + 1), "labels": _exact(label_list, label_list.size),
             "shape": np.array([d, l], np.int64)}, int(repeated)
