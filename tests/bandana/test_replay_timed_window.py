@@ -69,3 +69,13 @@ def test_a_point_that_ends_inside_the_trace_is_one_pass(stored, monkeypatch):
         result, latencies, ids = experiment._replay_for(session, cursor, 1, 16, seconds=1e-9)
     assert result["queries"] == 64 // PER_QUERY and ids.size == result["lookups"]   # one chunk: whole queries
     assert np.array_equal(ids, trace[:ids.size]) and latencies.size == result["queries"]
+
+
+@pytest.mark.parametrize("warm, cut", [(4, 2), (3, 2), (5, 3)])
+def test_the_warm_up_is_the_fewest_whole_queries_holding_the_lookups_asked(warm, cut):
+    """Queries of 2 lookups each: 4 warm-up lookups are exactly the first two queries (not a
+    third), 3 or 5 round up to the next whole query; the rest starts where the warm-up ends."""
+    offsets, ids = np.array([0, 2, 4, 6, 8]), np.arange(8) * 10
+    got, (rest_offsets, rest_ids) = experiment._split((offsets, ids), warm)
+    assert got.tolist() == ids[:2 * cut].tolist()
+    assert rest_ids.tolist() == ids[2 * cut:].tolist() and rest_offsets.tolist() == list(range(0, 9 - 2 * cut, 2))

@@ -492,3 +492,17 @@ def test_the_simulator_admits_a_job_that_exactly_fits_the_budget():
     two = one + [{"job_id": 1, "workload": "w", "arrival_s": 0.0, "iterations": 3}]
     out = simulate(two, "pack", {"w": 10.0}, memory_budget_bytes=1000, peak_bytes={"w": 1000})
     assert out["failed"] == []
+
+
+@pytest.mark.parametrize("policy", ["fifo", "srtf", "pack", "fair"])
+@pytest.mark.parametrize("iterations", [0, 1])
+def test_a_job_is_never_admitted_or_started_before_it_arrives(policy, iterations):
+    """An arrival of 0.1 + 0.2 s lands on a clock tick that prints one unit in the last place
+    below it; the record keeps admission, start and finish at or after the arrival given, and
+    the JCT non-negative."""
+    [job] = simulate([{"job_id": 0, "workload": "w", "arrival_s": 0.1 + 0.2, "iterations": iterations}],
+                     policy, {"w": 1.0})["jobs"]
+    assert job["status"] == "done"
+    assert job["admitted_s"] >= job["arrival_s"] and job["finish_s"] >= job["arrival_s"], job
+    assert job["start_s"] is None or job["start_s"] >= job["arrival_s"], job
+    assert job["jct_s"] >= 0.0, job

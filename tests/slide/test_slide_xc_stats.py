@@ -399,3 +399,37 @@ def test_the_evaluation_subset_is_the_first_points_of_its_seeded_shuffle():
     d = _set(np.arange(11), np.zeros(10, int), np.arange(11), np.zeros(10, int), 1, 1)
     assert np.array_equal(eval_rows(d, None, 0), np.arange(10))
     assert np.array_equal(eval_rows(d, 3, 0), np.sort(np.random.default_rng(104729).permutation(10)[:3]))
+
+
+def test_co_occurrence_is_measured_below_a_tenth_of_all_pairs_and_saturated_above():
+    """200 labels have 19,900 possible pairs. 500 points of 3 labels hold 1,500 pair occurrences
+    (7.5%): measured, a finite lift. 1,000 points of 5 labels hold 10,000 (50%): saturated."""
+    rng = np.random.default_rng(0)
+    below = _label_sets([set(rng.choice(200, 3, replace=False).tolist()) for _ in range(500)], 200)
+    got = xc_shape.cooccurrence(below, np.random.default_rng(1), max_pairs=20_000)
+    assert got["cooccurrence_pair_occurrences"] == 1500
+    assert got["cooccurrence_saturated"] is False and np.isfinite(got["cooccurrence_lift"])
+    above = _label_sets([set(rng.choice(200, 5, replace=False).tolist()) for _ in range(1000)], 200)
+    got = xc_shape.cooccurrence(above, np.random.default_rng(1), max_pairs=20_000)
+    assert got["cooccurrence_saturated"] is True and np.isnan(got["cooccurrence_lift"])
+
+
+@pytest.mark.parametrize("factor, ok", [(1.0295, True), (1.0305, False), (0.9705, True), (0.9695, False)])
+def test_a_mean_is_judged_against_the_published_one_not_the_measured(factor, ok):
+    """±3% of the published labels a point: 3.05% above it fails, though it is within 3% of
+    the measured value itself."""
+    stats = dict(xc_stats.measure(_small(n_train=400)[0]))
+    stats["labels_per_point"] = xc_stats.PUBLISHED["amazon-670k"]["labels_per_point"] * factor
+    [row] = [r for r in xc_stats.check(stats, "amazon-670k") if r["name"] == "labels_per_point"]
+    assert row["ok"] is ok, row
+
+
+def test_a_published_set_that_judges_nothing_is_not_a_pass(tmp_path, capsys, monkeypatch):
+    """With ``--like``, every row unjudged (a set too small, its means not judged): exit 1."""
+    rows = "\n".join(f"{i} {i}:1 {i + 1}:1" for i in range(5))
+    five = tmp_path / "five.txt"
+    five.write_text(f"5 100 50\n{rows}\n")
+    real = xc_stats.check
+    monkeypatch.setattr(xc_stats, "check", lambda *a, **k: [dict(r, ok=None) for r in real(*a, **k)])
+    assert xc_stats.main([str(five), "--like", "amazon-670k"]) == 1
+    assert "nothing judged" in capsys.readouterr().out
