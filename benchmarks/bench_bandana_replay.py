@@ -17,6 +17,14 @@ from .runs import bandana
 SIZES = profiles.sizes("bandana_replay")
 
 
+def _no_fio(point) -> str:
+    """Why ``point`` has no ratio over fio: the run's own reason (``fio_no_value``), or, in
+    an artifact older than that key, the two causes it could be."""
+    why = point.get("fio_no_value")
+    return (f"no fio ceiling to compare with: {why}" if why
+            else "fio is not installed, or has no engine at this queue depth")
+
+
 def _sweep_point(data, layout, queue_depth):
     raise_if_skipped(data)
     for point in data["sweep"]:
@@ -48,7 +56,7 @@ class ReplayOverFio:
     def setup(self, data, layout, queue_depth):
         self.point = _sweep_point(data, layout, queue_depth)
         if self.point["fio_iops"] is None:
-            raise NotImplementedError("fio is not installed: no ceiling to compare with")
+            raise NotImplementedError(_no_fio(self.point))
     track_ratio = track(lambda self, *_: self.point["replay_over_fio"],
                         unit="x fio IOPS", direction="higher")
 
@@ -94,7 +102,7 @@ class ReplayIOMechanism:
 
     def track_ratio(self, data, mechanism, queue_depth):
         if self.point["replay_over_fio"] is None:   # in the body, a plain NotImplementedError is a failure
-            raise SkipNotImplemented("fio is not installed, or has no engine at this queue depth")
+            raise SkipNotImplemented(_no_fio(self.point))
         return self.point["replay_over_fio"]
 
     track_ratio.unit = "x fio IOPS"
@@ -120,7 +128,7 @@ class ReplayRawLoop:
 
     def track_ratio(self, data, queue_depth):
         if self.point["raw_over_fio"] is None:      # in the body, a plain NotImplementedError is a failure
-            raise SkipNotImplemented("fio is not installed, or has no engine at this queue depth")
+            raise SkipNotImplemented(_no_fio(self.point))
         return self.point["raw_over_fio"]
 
     track_ratio.unit = "x fio IOPS"

@@ -118,6 +118,36 @@ def test_a_fio_ratio_without_fio_is_an_asv_skip_not_a_failure():
             bench.track_ratio({}, *args)
 
 
+@pytest.mark.parametrize("why", [None, "no libaio here; no io_uring here; psync reads at queue depth 1 only"])
+def test_a_fio_ratio_skip_gives_the_runs_own_reason(why):
+    """fio installed but no engine at the depth is not "fio is not installed": each of the
+    three fio ratios' skips gives the reason the run recorded (``fio_no_value``), and an
+    artifact older than that key is told both causes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        from benchmarks import bench_bandana_replay as replay
+    finally:
+        sys.path.pop(0)
+    point = {"layout": "shp", "queue_depth": 4, "fio_iops": None, "replay_over_fio": None, "raw_over_fio": None,
+             "blocks_per_second": 1.0, **({"fio_no_value": why} if why else {})}
+    said = []
+    for call in (lambda: replay.ReplayOverFio().setup({"sweep": [point]}, "shp", 4),
+                 lambda: _with_point(replay.ReplayIOMechanism, point).track_ratio({}, "threads", 4),
+                 lambda: _with_point(replay.ReplayRawLoop, point).track_ratio({}, 4)):
+        with pytest.raises(NotImplementedError) as err:
+            call()
+        said.append(str(err.value))
+    expected = (f"no fio ceiling to compare with: {why}" if why
+                else "fio is not installed, or has no engine at this queue depth")
+    assert said == [expected] * 3
+
+
+def _with_point(cls, point):
+    bench = cls.__new__(cls)
+    bench.point = point
+    return bench
+
+
 def test_a_slide_run_cut_to_fewer_threads_is_not_blamed_on_the_profile():
     """On a 1-core machine the quick profile's 2-thread run ran at 1 thread: the skip says what
     ran instead of claiming the profile has no such run."""

@@ -16,7 +16,7 @@ import numpy as np
 from impls.bandana.cache import (add_geometry_flags, check_prepared_geometry, check_prepared_pair, check_size_flags,
                                  load_ids, load_trace_and_layout, size_fields, warn_if_whole_table)
 from impls.bandana.nvm import block_store, direct_io
-from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops, replay,
+from impls.bandana.nvm.replay import (ReplayError, cross_check, default_store_path, fio_iops_why, replay,
                                       store_location, sweep_stale_stores)
 from impls.bandana.sim import cache
 from impls.harness import cli, paths
@@ -174,11 +174,12 @@ def main(argv: list[str] | None = None) -> int:
         check = cross_check(result, trace, layout, capacity, args.policy, shadow,
                             args.vector_bytes, args.block_bytes)
         result["simulator_match"] = check["match"]
-        point = None if args.no_fio else fio_iops(path, args.queue_depth, args.fio_runtime,
-                                                  min(0.5, args.fio_runtime / 4),
-                                                  path.stat().st_size, args.block_bytes)
+        point, why = (None, "--no-fio") if args.no_fio else fio_iops_why(
+            path, args.queue_depth, args.fio_runtime, min(0.5, args.fio_runtime / 4), path.stat().st_size,
+            args.block_bytes)
         result["fio_iops"] = point["iops"] if point else None
         result["fio_engine"] = point["engine"] if point else None
+        result["fio_no_value"] = why or None
     finally:
         path.unlink(missing_ok=True)
         cli.unregister(path)

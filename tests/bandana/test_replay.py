@@ -244,13 +244,16 @@ def test_a_ceiling_fio_could_not_measure_says_why(store_dir, tmp_path, capsys, m
             "--policy", "none", "--queue-depth", "4", "--path", str(store_dir / "w.store"), "--json"]
     assert replay_cli.main(argv) == 0
     done = capsys.readouterr()
-    assert json.loads(done.out)["fio_iops"] is None
     why = ("fio is not installed" if missing == "fio"
            else "no libaio here; no io_uring here; psync reads at queue depth 1 only")
+    record = json.loads(done.out)
+    assert record["fio_iops"] is None and record["fio_no_value"].startswith(why), record
     assert f"warning: fio's ceiling not measured ({why}" in done.err, done.err
     assert ") at queue depth 4 (nor, not said again, at any other depth that fails the same way);" in done.err, done.err
     for depth in (4, 16, 64, 16):      # an experiment asks at every depth and round: said once
         assert replay.fio_iops(store_dir / "x.bin", depth, 0.1, 0.0, 1 << 20) is None
+    point, again = replay.fio_iops_why(store_dir / "x.bin", 4, 0.1, 0.0, 1 << 20)   # said once, returned each time
+    assert point is None and again.startswith(why), again
     assert "fio's ceiling" not in capsys.readouterr().err
 
 

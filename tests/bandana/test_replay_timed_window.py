@@ -47,11 +47,11 @@ def test_the_dram_kernels_compile_before_the_clock_starts(stored, monkeypatch, p
 
 def test_a_point_near_the_end_of_the_trace_goes_on_from_its_start(stored, monkeypatch):
     store, table, layout, offsets, trace = stored
-    monkeypatch.setattr(experiment, "_fio_point", lambda *a: {"iops": 1000.0})
+    monkeypatch.setattr(replay, "fio_iops_why", lambda *a: ({"iops": 1000.0}, ""))
     cursor = experiment._Cursor((offsets, trace))
     cursor.advance(offsets.size - 1 - 3)          # three queries left
     tail = trace[-3 * PER_QUERY:]
-    s = {"verify_per_chunk": 16}
+    s = {"verify_per_chunk": 16, "fio_runtime_s": 0.1, "fio_ramp_s": 0.0}
     with replay.ReplaySession(store, layout, 300, "none", table=table, chunk_lookups=64) as session:
         session.warm(trace[:500])
         point, ids = experiment._measure(session, cursor, 1, s, store, seconds=0.05)
@@ -60,6 +60,20 @@ def test_a_point_near_the_end_of_the_trace_goes_on_from_its_start(stored, monkey
     assert np.array_equal(ids[:tail.size], tail)              # the tail first, then the trace from its start
     assert np.array_equal(ids[tail.size:2 * tail.size + 10], trace[:tail.size + 10])
     assert np.array_equal(np.concatenate(cursor.history), np.concatenate([trace[:-3 * PER_QUERY], ids]))
+    assert point["fio_iops"] == 1000.0 and point["fio_no_value"] is None
+
+
+def test_a_point_with_a_fio_run_missing_keeps_the_runs_reason(stored, monkeypatch):
+    """fio ran before the replay but not after it: no ratio, and the point says why (the
+    benchmark's skip reads it), not only that a run is missing."""
+    store, table, layout, offsets, trace = stored
+    runs = iter([({"iops": 1000.0}, ""), (None, "no libaio here; psync reads at queue depth 1 only")])
+    monkeypatch.setattr(replay, "fio_iops_why", lambda *a: next(runs))
+    with replay.ReplaySession(store, layout, 300, "none", table=table, chunk_lookups=64) as session:
+        point, _ = experiment._measure(session, experiment._Cursor((offsets, trace)), 1, {"verify_per_chunk": 16, "fio_runtime_s": 0.1,
+                                                                          "fio_ramp_s": 0.0}, store, seconds=0.01)
+    assert point["replay_over_fio"] is None and point["fio_iops"] is None and point["fio"] is None
+    assert point["fio_no_value"] == "no libaio here; psync reads at queue depth 1 only"
 
 
 def test_a_point_that_ends_inside_the_trace_is_one_pass(stored, monkeypatch):

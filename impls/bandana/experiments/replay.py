@@ -131,10 +131,23 @@ def _choose_shadow(warm, layout, capacity, factors) -> tuple[int, dict[str, floa
     return best, scores
 
 
-def _fio_point(store, qd: int, s: dict[str, Any]) -> dict[str, Any] | None:
-    """fio's 4 KB random reads on ``store``'s file at ``qd`` (a FioPoint dict; None without fio)."""
-    return replay.fio_iops(store.path, qd, s["fio_runtime_s"], s["fio_ramp_s"], store.header.file_bytes,
-                           BLOCK_BYTES)
+class _FioRuns:
+    """fio's 4 KB random-read runs on one store's file at one queue depth, in the order run:
+    ``runs`` (FioPoint dicts; None for a run fio could not make) and ``why`` (the first
+    such run's reason, as :func:`replay.fio_iops_why` gives it; ``""`` while every run ran)."""
+
+    def __init__(self, store, qd: int, s: dict[str, Any]):
+        self.store, self.qd, self.s = store, qd, s
+        self.runs: list[dict[str, Any] | None] = []
+        self.why = ""
+
+    def run(self) -> dict[str, Any] | None:
+        """Run fio once more; return its FioPoint dict (None where it could not run)."""
+        point, why = replay.fio_iops_why(self.store.path, self.qd, self.s["fio_runtime_s"], self.s["fio_ramp_s"],
+                                         self.store.header.file_bytes, BLOCK_BYTES)
+        self.runs.append(point)
+        self.why = self.why or why
+        return point
 
 
 def _against_fio(reads_per_second: float, fio_runs: list) -> tuple[list, float | None, float | None]:
@@ -186,9 +199,12 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
 
     Returns the point (the merged replay result plus ``fio_runs`` (FioPoint dicts),
     ``fio_iops`` (their mean IOPS), ``fio`` (the last run), ``replay_over_fio``
-    (reads/s over fio_iops), ``round_ratios`` (:func:`_round_ratios`)) and the ids it replayed.
+    (reads/s over fio_iops), ``fio_no_value`` (why there is no ratio: the reason of the
+    first fio run that could not run; None with a ratio), ``round_ratios`` (:func:`_round_ratios`))
+    and the ids it replayed.
     """
-    fio_runs = [_fio_point(store, qd, s)]
+    fio = _FioRuns(store, qd, s)
+    fio.run()
     parts, latencies, ids = [], [], []
     for _ in range(rounds):
         part, part_latencies, part_ids = _replay_for(session, cursor, qd, s["verify_per_chunk"],
@@ -196,13 +212,14 @@ def _measure(session, cursor: _Cursor, qd, s, store, seconds, rounds: int = 1
         parts.append(part)
         latencies.append(part_latencies)
         ids.append(part_ids)
-        fio_runs.append(_fio_point(store, qd, s))
+        fio.run()
     result = replay.merge_results(parts, latencies)
     result["rounds"] = rounds
-    result["fio"] = fio_runs[-1]
+    result["fio"] = fio.runs[-1]
     result["fio_runs"], result["fio_iops"], result["replay_over_fio"] = _against_fio(
-        result["blocks_per_second"], fio_runs)
-    result["round_ratios"] = _round_ratios([p["blocks_per_second"] for p in parts], fio_runs)
+        result["blocks_per_second"], fio.runs)
+    result["fio_no_value"] = fio.why or None
+    result["round_ratios"] = _round_ratios([p["blocks_per_second"] for p in parts], fio.runs)
     return result, np.concatenate(ids)
 
 
@@ -211,28 +228,30 @@ def _measure_raw_loop(store, qd: int, s: dict[str, Any], seconds: float, rounds:
     """The read loop alone (:func:`direct_io.raw_read_rate`: fio's uniform random blocks, no
     cache) taking turns with fio on the same store, as :func:`_measure` does for the replay:
     how much of the replay's gap to fio is the loop itself. Returns ``{"mechanism",
-    "queue_depth", "blocks_per_second", "fio_runs", "fio_iops", "raw_over_fio", "round_ratios"}``."""
+    "queue_depth", "blocks_per_second", "fio_runs", "fio_iops", "raw_over_fio", "fio_no_value",
+    "round_ratios"}`` (``fio_no_value`` as :func:`_measure` gives it)."""
     rng = np.random.default_rng(s["seed"] + qd)
     buffers = block_store.AlignedBuffers(2 * qd, BLOCK_BYTES)
     context = direct_io.AioContext(qd) if mechanism == "libaio" else None
     try:
         direct_io.warm_up(mechanism)
-        fio_runs, reads, elapsed, rates = [_fio_point(store, qd, s)], 0, 0.0, []
+        fio, reads, elapsed, rates = _FioRuns(store, qd, s), 0, 0.0, []
+        fio.run()
         for _ in range(rounds):
             part = direct_io.raw_read_rate(mechanism, store.fd, store.header.n_blocks, qd, buffers,
                                            seconds / rounds, rng, context=context)
             reads, elapsed = reads + part["reads"], elapsed + part["seconds"]
             rates.append(part["blocks_per_second"])
-            fio_runs.append(_fio_point(store, qd, s))
+            fio.run()
     finally:
         if context is not None:
             context.close()
         buffers.close()
     rate = reads / elapsed
-    fio_runs, fio_iops, ratio = _against_fio(rate, fio_runs)
+    fio_runs, fio_iops, ratio = _against_fio(rate, fio.runs)
     return {"mechanism": mechanism, "queue_depth": qd, "blocks_per_second": rate,
-            "fio_runs": fio_runs, "fio_iops": fio_iops, "raw_over_fio": ratio,
-            "round_ratios": _round_ratios(rates, fio_runs)}
+            "fio_runs": fio_runs, "fio_iops": fio_iops, "raw_over_fio": ratio, "fio_no_value": fio.why or None,
+            "round_ratios": _round_ratios(rates, fio.runs)}
 
 
 def _cross_check(point, warm, ids, layout, capacity, shadow) -> dict[str, Any]:
@@ -275,8 +294,9 @@ def replay_experiment(s: dict[str, Any] | None = None, progress: bool | None = N
     "comparison": {"queue_depth", "points": [point]}, "mechanisms": [point], "raw_loop": [row],
     "cross_check": [row], "headline": {...}}``. A point is
     :meth:`replay.ReplaySession.run`'s result plus ``layout``, ``policy``, ``warm_up``,
-    ``fio_before`` and ``fio`` (FioPoint dicts or None), ``fio_iops`` (their mean IOPS) and
-    ``replay_over_fio`` (replay reads/s over fio_iops).
+    ``fio_runs`` (FioPoint dicts; [] where one is missing), ``fio`` (the last, or None),
+    ``fio_iops`` (their mean IOPS), ``replay_over_fio`` (replay reads/s over fio_iops) and
+    ``fio_no_value`` (why there is no ratio, as :func:`_measure` gives it).
     Raises :class:`block_store.DirectIOUnavailable` where O_DIRECT reads cannot reach a drive.
     """
     s = s or sizes()
@@ -404,10 +424,10 @@ def _compare(kept, s, warm, rest, max_qd, session_for, cross_checks, capacity, s
     points = []
     for c in configs:
         point = replay.merge_results(c["parts"], c["latencies"])
-        fio_point = _fio_point(c["store"], qd, s)
-        fio_runs, fio_iops, ratio = _against_fio(point["blocks_per_second"], [fio_point])
-        point.update(layout=c["kind"], policy=c["policy"], warm_up=c["warm"], rounds=rounds, fio=fio_point,
-                     fio_runs=fio_runs, fio_iops=fio_iops, replay_over_fio=ratio)
+        fio = _FioRuns(c["store"], qd, s)
+        fio_runs, fio_iops, ratio = _against_fio(point["blocks_per_second"], [fio.run()])
+        point.update(layout=c["kind"], policy=c["policy"], warm_up=c["warm"], rounds=rounds, fio=fio.runs[0],
+                     fio_runs=fio_runs, fio_iops=fio_iops, replay_over_fio=ratio, fio_no_value=fio.why or None)
         points.append(point)
         cross_checks.append(_cross_check(point, warm, np.concatenate(c["cursor"].history), c["layout"],
                                          capacity, shadows[c["kind"]]))

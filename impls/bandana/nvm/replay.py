@@ -457,11 +457,19 @@ def sweep_stale_stores(directory: str | os.PathLike, store_name: str | None = No
 
 def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s: float,
              size_bytes: int, block_bytes: int = 4096) -> dict[str, Any] | None:
-    """fio's random-read point on ``path`` at ``queue_depth`` (libaio, else io_uring, else
-    psync at QD1: the first that runs) as a FioPoint dict (IO/s, bytes/s, µs); None, with a
-    warning that says why (once a process for each reason, naming the first queue depth it
-    stopped, whatever the depths asked later), when fio is not installed or no
-    engine runs here at that depth: fio is the replay's ceiling, not its measure."""
+    """fio's random-read point on ``path`` at ``queue_depth`` (:func:`fio_iops_why`'s point:
+    a FioPoint dict, or None where fio is not installed or no engine runs at that depth)."""
+    return fio_iops_why(path, queue_depth, runtime_s, ramp_s, size_bytes, block_bytes)[0]
+
+
+def fio_iops_why(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s: float,
+                 size_bytes: int, block_bytes: int = 4096) -> tuple[dict[str, Any] | None, str]:
+    """``(point, why)``: fio's random-read point on ``path`` at ``queue_depth`` (libaio, else
+    io_uring, else psync at QD1: the first that runs) as a FioPoint dict (IO/s, bytes/s, µs)
+    and ``""``; or None and why not (fio not installed, or each engine's reason at that
+    depth), also said as a warning (once a process for each reason, naming the first queue
+    depth it stopped, whatever the depths asked later): fio is the replay's ceiling, not
+    its measure."""
     from impls.bandana.nvm import fio
 
     if fio.fio_executable() is None:
@@ -476,7 +484,7 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
                 continue
             try:
                 return fio.run_fio(path, engine=engine, block_bytes=block_bytes, queue_depth=queue_depth,
-                                   runtime_s=runtime_s, ramp_s=ramp_s, size_bytes=size_bytes).to_dict()
+                                   runtime_s=runtime_s, ramp_s=ramp_s, size_bytes=size_bytes).to_dict(), ""
             except fio.FioError as err:
                 reasons.append(f"{engine}: {err}")
     why = "; ".join(reasons)
@@ -485,7 +493,7 @@ def fio_iops(path: str | os.PathLike, queue_depth: int, runtime_s: float, ramp_s
         cli.warn(f"fio's ceiling not measured ({why}) at queue depth {queue_depth} (nor, not said again, at any "
                  "other depth that fails the same way); the replay's own numbers stand, its ratios over fio there "
                  "are skipped")
-    return None
+    return None, why
 
 
 _FIO_WARNED: set[str] = set()     # the reasons already said
