@@ -82,6 +82,44 @@ def test_other_errors_still_stop_the_sweep(monkeypatch, tmp_path):
             _sweep(monkeypatch, tmp_path, {"dense-cpu": _child_error("ended without an answer", code)})
 
 
+def test_a_gpu_that_cannot_run_the_cuda_run_fails_that_run_alone(monkeypatch, tmp_path):
+    """A GPU too old for torch's kernels, busy, or too small: the CUDA run fails, and the
+    sweep's CPU runs and their pair stand (they do not depend on the GPU)."""
+    monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(tmp_path / "progress.log"))
+    s = sweeps.sizes("smoke")
+    dense = next(r for r in s["runs"] if r["name"] == "dense-cpu")
+    s = {**s, "runs": [r for r in s["runs"] if r["name"] in ("slide", "dense-cpu")]
+         + [{**dense, "name": "dense-cuda", "device": "cuda:1"}], "time_budget_s": 1.0, "eval_first_s": 0.25,
+         "eval_points": 100, "comparisons": [["slide", "dense-cpu"], ["slide", "dense-cuda"]]}
+    monkeypatch.setattr(sweeps, "skip_reason", lambda spec: None)      # as on a machine whose torch sees a GPU
+
+    def call(fn, kwargs, isolate):
+        if kwargs["spec"]["name"] == "dense-cuda":
+            raise RuntimeError("CUDA error: no kernel image is available for execution on the device")
+        return fn(kwargs)
+
+    monkeypatch.setattr(sweeps, "_call", call)
+    out = sweeps.time_to_accuracy_sweep("smoke", progress=False, isolate=False, s=s)
+    runs = {r["name"]: r for r in out["runs"]}
+    assert runs["dense-cuda"]["failed"] == "RuntimeError: CUDA error: no kernel image is available for execution " \
+                                          "on the device"
+    assert "curve" in runs["slide"] and "curve" in runs["dense-cpu"]
+    assert out["speedups"]["dense-cuda/slide"]["value"] is None
+    assert "warning: slide_train: run 'dense-cuda' failed (RuntimeError" in (tmp_path / "progress.log").read_text()
+
+
+@pytest.mark.parametrize("device", ["cpu", None])
+def test_the_same_error_of_a_cpu_run_is_a_defect_and_torchs_out_of_memory_is_a_size(device):
+    import torch
+
+    cuda_error = RuntimeError("CUDA error: no kernel image is available for execution on the device")
+    assert not run_failures.for_want_of_resources(cuda_error, device)
+    assert run_failures.for_want_of_resources(cuda_error, "cuda") and run_failures.for_want_of_resources(
+        cuda_error, "cuda:0")
+    assert run_failures.for_want_of_resources(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate"), device)
+    assert not run_failures.for_want_of_resources(KeyboardInterrupt(), "cuda")
+
+
 def test_a_killed_child_carries_its_exit_code():
     import signal
 

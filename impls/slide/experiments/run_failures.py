@@ -1,6 +1,10 @@
 """A sweep's run that ends without a result for want of resources (its process killed by
-SIGKILL, most often the out-of-memory killer, or a ``MemoryError``) is kept as a failed run, and the sweep
-goes on with the others: one run too large for a machine does not lose the runs that fit.
+SIGKILL, most often the out-of-memory killer, a ``MemoryError`` or torch's out-of-memory error)
+is kept as a failed run, and the sweep goes on with the others: one run too large for a machine
+does not lose the runs that fit. So is any error of a run on a CUDA device: a GPU too small,
+busy with another process, in exclusive mode or too old for torch's kernels fails that run
+alone, and the sweep's CPU runs do not depend on it (a defect in the CUDA path still fails
+the benchmarks that read that run, with its line).
 
 A failed run is its spec with ``failed``: one line saying why. It has no ``curve``, so every
 reader that takes measured runs only (targets, speed-ups, figures) leaves it out; the
@@ -12,22 +16,32 @@ target is not tracked (a pair's ratio has the pair's own target and stays compar
 """
 from __future__ import annotations
 
-from typing import Any
-
 import signal
+import sys
+from typing import Any
 
 FAILED = "failed"
 TARGET_WITHOUT = "target_without"
-RESOURCE_FAILURES = (ChildProcessError, MemoryError)   # the errors :func:`for_want_of_resources` sorts
 
 
-def for_want_of_resources(err: BaseException) -> bool:
-    """Whether ``err`` says a run ended for want of resources: a ``MemoryError``, or a child
-    process killed by SIGKILL (``exitcode`` -9: most often the out-of-memory killer). A child
-    that crashed otherwise (a segfault, ``sys.exit``) is a defect, not a size: False."""
-    if isinstance(err, MemoryError):
+def on_cuda(device: object) -> bool:
+    """Whether a run spec's ``device`` is a CUDA device (``"cuda"`` or ``"cuda:N"``)."""
+    return str(device or "cpu").split(":", 1)[0] == "cuda"
+
+
+def for_want_of_resources(err: BaseException, device: object = None) -> bool:
+    """Whether ``err`` ends only its own run: a ``MemoryError`` or torch's
+    ``OutOfMemoryError`` (host or device memory), a child process killed by SIGKILL
+    (``exitcode`` -9: most often the out-of-memory killer), or any ``Exception`` of a run whose
+    ``device`` is CUDA (:func:`on_cuda`; the device, not the sweep, is what failed). On the
+    CPU, a child that crashed otherwise (a segfault, ``sys.exit``) or an error raised in the
+    run is a defect, not a size: False."""
+    torch = sys.modules.get("torch")            # not imported: the error cannot be torch's
+    if isinstance(err, MemoryError) or (torch is not None and isinstance(err, torch.OutOfMemoryError)):
         return True
-    return isinstance(err, ChildProcessError) and getattr(err, "exitcode", None) == -signal.SIGKILL
+    if isinstance(err, ChildProcessError) and getattr(err, "exitcode", None) == -signal.SIGKILL:
+        return True
+    return isinstance(err, Exception) and on_cuda(device)
 
 
 def failed_run(experiment: str, spec: dict[str, Any], err: BaseException) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from impls.harness import fresh_process
 from impls.slide.core.config import SlideConfig
 from impls.slide.data.dataset import XCData, from_registry, raise_if_broken, xc_datasets
 from impls.slide.experiments.crowding import warn_crowded
-from impls.slide.experiments.run_failures import RESOURCE_FAILURES, failed_run, for_want_of_resources, settle
+from impls.slide.experiments.run_failures import failed_run, for_want_of_resources, on_cuda, settle
 from impls.slide.experiments.targets import add_targets, speedup
 
 METHOD_ALIASES = {"slide": ("slide", "cpu"), "dense": ("dense", "cpu"), "sampled": ("sampled", "cpu"),
@@ -166,7 +166,7 @@ def skip_reason(spec: dict) -> str | None:
     from impls.harness import capabilities
 
     needs = list(spec.get("requires", []))
-    if str(spec.get("device", "cpu")).split(":", 1)[0] == "cuda" and "cuda" not in needs:
+    if on_cuda(spec.get("device")) and "cuda" not in needs:
         needs.append("cuda")
     return capabilities.missing_reason(*needs) if needs else None
 
@@ -247,12 +247,13 @@ def _call(fn, kwargs: dict, isolate: bool) -> Any:
 def run_or_fail(experiment: str, spec: dict[str, Any], fn: Callable[[dict], Any], kwargs: dict, isolate: bool,
                 entry: Callable[[dict, Any], dict[str, Any]]) -> dict[str, Any]:
     """``entry(spec, fn(kwargs))``, ``fn`` run in a fresh process unless ``isolate`` is False;
-    where the run ended for want of resources (:func:`~.run_failures.for_want_of_resources`),
-    ``spec`` marked failed instead, so the sweep keeps its other runs. Any other error is raised."""
+    where the run ended for want of resources, or on its CUDA device
+    (:func:`~.run_failures.for_want_of_resources`), ``spec`` marked failed instead, so the
+    sweep keeps its other runs. Any other error is raised."""
     try:
         result = _call(fn, kwargs, isolate)
-    except RESOURCE_FAILURES as err:    # a run too large here: the others are kept
-        if not for_want_of_resources(err):
+    except Exception as err:            # a run too large here, or its GPU unusable: the others are kept
+        if not for_want_of_resources(err, spec.get("device")):
             raise
         return failed_run(experiment, spec, err)
     return entry(spec, result)
