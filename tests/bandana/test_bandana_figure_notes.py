@@ -164,3 +164,27 @@ def test_the_fio_ceiling_is_named_as_the_replays_not_the_drives():
     (ax,) = draw("fio_iops_vs_queue_depth", "bandana.fio", data).axes
     [star] = [line for line in ax.get_lines() if "ceiling" in line.get_label()]
     assert "one 0.6-s fio run a point; the replay runs its own" in star.get_label()
+
+
+def test_each_axis_shows_its_values_in_the_unit_its_label_names():
+    """MB/s is 10^6 bytes/s, thousand IOPS 10^3 reads/s: the plotted points are the
+    artifact's values in those units (not MiB/s, kB/s)."""
+    sweep = fio_sweep()
+    (ax,) = draw("fio_bandwidth_vs_block_size", "bandana.fio", sweep).axes
+    assert ax.get_ylabel() == "Bandwidth (MB/s)"
+    qd1 = sorted((p for p in sweep["points"] if p["queue_depth"] == 1), key=lambda p: p["block_bytes"])
+    assert list(ax.get_lines()[0].get_ydata()) == pytest.approx([p["bandwidth_bytes_per_s"] / 1e6 for p in qd1])
+    (ax,) = draw("fio_iops_vs_queue_depth", "bandana.fio", sweep).axes
+    assert ax.get_ylabel() == "Throughput (thousand IOPS)"
+    at_4k = sorted((p for p in sweep["points"] if p["block_bytes"] == 4096), key=lambda p: p["queue_depth"])
+    assert list(ax.get_lines()[0].get_ydata()) == pytest.approx([p["iops"] / 1e3 for p in at_4k])
+
+    data = replay_data({"identity": [1e4, 2e4], "random": [1e4, 2e4]}, {"identity": [1e6, 1e6], "random": [1e6, 1e6]})
+    ax_io, ax_lookups, ax_useful = draw("bandana_replay_vs_fio", "bandana.replay", data).axes
+    assert ax_useful.get_ylabel() == "useful MB/s" and ax_lookups.get_ylabel() == "thousand lookups/s"
+    identity = [p for p in data["sweep"] if p["layout"] == "identity"]
+    assert list(ax_useful.get_lines()[0].get_ydata()) == pytest.approx(
+        [p["useful_bytes_per_second"] / 1e6 for p in identity])
+    assert list(ax_lookups.get_lines()[0].get_ydata()) == pytest.approx(
+        [p["lookups_per_second"] / 1e3 for p in identity])
+    assert list(ax_io.get_lines()[0].get_ydata()) == pytest.approx([p["blocks_per_second"] / 1e3 for p in identity])

@@ -275,3 +275,49 @@ def test_a_dollar_in_data_is_drawn_as_text_not_math_and_log_ticks_keep_their_pow
     ticks = [t for t in ax.get_xticklabels() if t.get_text()]
     assert ticks and all(t.get_text().startswith("$") for t in ticks)
     # the ticks are drawn as 10^k, not as "$\\mathdefault{10^{0}}$"
+
+
+# ------------------------------------------------------------------ the stamp on the images
+
+RED = "#a93226"
+
+
+def _stamp(figure: Figure):
+    """The caption text the report writes on the image (the figure's last text)."""
+    stamp = figure.texts[-1]
+    return stamp.get_text(), stamp.get_color(), stamp.get_fontweight()
+
+
+def test_a_figure_of_data_not_known_to_be_measured_is_stamped_as_synthetic_data_is():
+    from impls.harness.report.paper_figures import captioned_figure
+
+    spec = FigureSpec("toy_figure", "toy_curve", "Toy", "slide", "Fig. 1", (), _draw)
+    for fields, label, red in (({}, NOT_KNOWN_LABEL, True), ({"synthetic": True}, SYNTHETIC_LABEL, True),
+                               ({"synthetic": False}, MEASURED_LABEL, False)):
+        text, color, weight = _stamp(captioned_figure(spec, _record("toy_curve", {"x": [1, 2]}, **fields)))
+        assert text.startswith(label) and (color == RED) is red and (weight == "bold") is red, (fields, color)
+
+
+def test_a_history_figure_says_and_stamps_what_its_data_are():
+    """Unknown data are not "Measured data" and are stamped red, as synthetic data are."""
+    from impls.harness.report import history
+    from impls.harness.report.provenance import NOT_SYNTHETIC, SYNTHETIC
+    from impls.harness.report.results import commits as commit_table
+
+    rows = pd.DataFrame([{"machine": "m", "commit": c * 40, "env_name": "e", "benchmark": "bench_x.X.track_y",
+                          "date": pd.Timestamp(1_700_000_000 + 86400 * i, unit="s", tz="UTC"), "type": "track",
+                          "unit": "x", "params": {}, "param_label": "", "value": 1.0 + i / 100, "status": "ok",
+                          "started_at": pd.Timestamp(1_700_000_000 + i, unit="s", tz="UTC"), "version": "1"}
+                         for i, c in enumerate("abc")])
+    for data, label, red in ((None, NOT_KNOWN_LABEL, True), (SYNTHETIC, SYNTHETIC_LABEL, True),
+                             (NOT_SYNTHETIC, MEASURED_LABEL, False)):     # one benchmark: never partly
+        figure, _, _ = history.history_figure(rows, commit_table(rows), "higher", None, data)
+        text, color, _ = _stamp(figure)
+        assert text.startswith(label) and (color == RED) is red, (data, text, color)
+
+
+def test_a_value_of_data_of_no_known_kind_is_not_called_measured():
+    result = dataclasses.replace(
+        evaluate_claims([_claim((0.3, 0.35), BenchmarkSource(PointRef(SLIDE_REAL, {})))],
+                        _points((SLIDE_REAL, 0.32, COMMIT)), {}, _no_cuda())[0], data=None, real_data=(), setting="")
+    assert result.measured is not None and formatting.data_words(result) == "" and formatting.data_note(result) == ""

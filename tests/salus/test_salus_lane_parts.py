@@ -327,6 +327,19 @@ def test_lane_figures_draw_from_experiment_shaped_data():
     assert "Where Salus's rule loses" in fig._suptitle.get_text()
 
 
+def test_the_memory_figure_plots_mebibytes_as_its_axis_says():
+    """``allocated (MiB)``: 2**20 bytes a unit, for the trace and both lines."""
+    mib = 2 ** 20
+    trace = {"t_ms": [0, 1, 2], "bytes": [mib, 3 * mib, 2 * mib], "iterations_ms": [[0, 2]]}
+    row = {"persistent_bytes": mib, "ephemeral_bytes": 2 * mib, "peak_bytes": 3 * mib, "method": "m", "trace": trace}
+    ax = lane_figures.memory_over_time({"device": "cpu", "memory": {"a_b1": row}}).axes[0]
+    assert ax.get_ylabel() == "allocated (MiB)"
+    step, persistent, peak = ax.get_lines()[:3]
+    assert list(step.get_ydata()) == [1.0, 3.0, 2.0]
+    assert list(persistent.get_ydata()) == [1.0, 1.0] and list(peak.get_ydata()) == [3.0, 3.0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["persistent 1.0 MiB", "peak 3.0 MiB (ephemeral 2.0)"]
+
+
 def test_lane_executor_on_cuda_runs_each_lane_on_its_own_stream_and_pool():
     from test_salus_switching import FakeCuda as SwitchingFakeCuda
 
