@@ -45,8 +45,10 @@ class BandanaHeadline:
         doc="Optimism a choice on the test trace would add to the headline (1: both choose alike).",
         missing="an artifact from before the choice on the training trace, or a chosen configuration that "
                 "read nothing")
-    track_no_locality_effective_bandwidth = track(lambda self, data, table: data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"],
-                                                  unit="fraction of bytes read", direction="context")
+    track_no_locality_effective_bandwidth = track(
+        lambda self, data, table: finite(data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"]),
+        unit="fraction of bytes read", direction="context",
+        missing="the profile's [bandana_sim] runs no random layout with the prefetch policy")
 
 
 class LayoutBuild:
@@ -110,7 +112,9 @@ class SimulatorVsOrderedDict:
 
     setup_cache = bandana.speed
 
-    track_ratio = track(lambda self, data: data["ratio_none_vs_ordered_dict"], unit="x", direction="higher")
+    track_ratio = track(lambda self, data: finite(data.get("ratio_none_vs_ordered_dict")), unit="x",
+                        direction="higher",
+                        missing="the profile's simulator-speed run has no 'none' policy or no OrderedDict baseline")
 
 
 class ShpVsKahypar:

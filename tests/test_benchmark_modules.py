@@ -9,6 +9,7 @@ silently changing what a pinned history measures.
 """
 from __future__ import annotations
 
+import math
 import json
 import os
 import re
@@ -449,3 +450,18 @@ def test_a_pins_file_that_is_not_json_is_named_with_its_line(tmp_path, monkeypat
         common.versions()
     pins.write_text('{"bench_x.A.track_a": "1"}')
     assert common.versions() == {"bench_x.A.track_a": "1"}
+
+
+def test_a_headline_or_speed_number_a_profile_does_not_run_is_a_nan_with_its_reason():
+    """A profile without the random layout's prefetch run, or without policy 'none' in the
+    speed run, gives NaN with words (asv's skip), not a KeyError or a None (asv's failure)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        from benchmarks import bench_bandana_sim as sim
+    finally:
+        sys.path.pop(0)
+    data = {"tables": {"t": {"headline": {"random_prefetch_effective_bandwidth": None}}}}
+    assert math.isnan(sim.BandanaHeadline().track_no_locality_effective_bandwidth(data, "t"))
+    assert "no random layout" in sim.BandanaHeadline.track_no_locality_effective_bandwidth.missing
+    assert math.isnan(sim.SimulatorVsOrderedDict().track_ratio({"policies": {}}))
+    assert "no 'none' policy" in sim.SimulatorVsOrderedDict.track_ratio.missing
