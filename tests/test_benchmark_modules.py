@@ -9,8 +9,8 @@ silently changing what a pinned history measures.
 """
 from __future__ import annotations
 
-import math
 import json
+import math
 import os
 import re
 import subprocess

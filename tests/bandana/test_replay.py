@@ -548,6 +548,39 @@ def test_slots_freed_by_a_chunk_are_reused_two_chunks_later():
     assert slots.slots == 4 + 2 * 2 + 1 and slots.reclaims > 0
 
 
+def test_reclaim_frees_only_slots_no_chunk_to_be_served_may_read():
+    """After chunk 5's decisions, with nothing cached: the slot last served by chunk 3 is free;
+    those served by 4 and 5 are parked (4's first), since chunks 4 and 5 may still be served."""
+    from impls.bandana.nvm.dram_slots_kernels import _reclaim
+
+    owner, slot_of = np.arange(4, dtype=np.int64), np.arange(4, dtype=np.int32)
+    kmap, free, out = np.full(4, -1, dtype=np.int64), np.full(4, -1, dtype=np.int64), np.full(4, -1, dtype=np.int64)
+    last_served = np.array([5, 4, 3, 5], dtype=np.int64)
+    n_free, n_late, n_prev = _reclaim(owner, slot_of, kmap, 1, np.arange(4, dtype=np.int64), False, last_served, 5,
+                                      free, 0, out)
+    assert free[:n_free].tolist() == [2]
+    assert (n_late, n_prev) == (3, 1) and out[0] == 1 and sorted(out[1:3].tolist()) == [0, 3]
+    assert (owner == -1).all() and (slot_of == -1).all()
+
+
+def test_a_chunk_whose_insertions_exactly_fill_the_free_slots_gets_them():
+    """need == free slots is enough: no refusal (which would drain the replay's pipeline in
+    its timed loop and ask to grow by nothing)."""
+    from impls.bandana.nvm import dram_slots
+
+    class Cached:
+        def __init__(self, n):
+            self.kmap = np.full(n, -1, dtype=np.int64)
+            self.stride, self.pos, self.use_pos = 1, np.arange(n), False
+
+    slots = dram_slots.DramSlots(100, 8, 4, 2)
+    state = Cached(100)
+    ids = np.arange(slots.n_free)
+    state.kmap[ids] = 0
+    got = slots.assign(ids, ids, state)
+    assert got is not None and sorted(got.tolist()) == list(range(slots.slots)) and slots.n_free == 0
+
+
 # ---------------------------------------------------------------- shadow size chosen by simulation
 
 def _effective_bandwidth_after(warm, ids, layout, capacity, shadow):

@@ -113,3 +113,14 @@ def test_rows_outside_the_data_and_an_empty_list_are_refused():
         ev.topk(np.zeros((1, 2), np.float32), W2, b2, 0)
     with pytest.raises(ValueError, match="at least 1"):
         ev.topk_and_wrong(np.zeros((1, 2), np.float32), W2, b2, 5, 0, np.array([0, 0]), np.zeros(0, np.int64))
+
+
+def test_a_label_listed_twice_is_one_hit_at_p5_and_p1():
+    """In-memory data may list a point's label twice (XCData.repeats_labels): a prediction of it
+    is one hit of five, not two."""
+    from impls.slide.core.eval_kernels import topk_hits
+
+    first = np.zeros(2, np.bool_)
+    pred = np.array([[3, -1, -1, -1, -1], [7, 3, -1, -1, -1]])
+    p5 = topk_hits(pred, np.array([0, 1]), np.array([0, 2, 4]), np.array([3, 3, 3, 9]), first)
+    assert p5 == pytest.approx(0.2 + 0.2) and first.tolist() == [True, False]

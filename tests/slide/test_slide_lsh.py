@@ -129,15 +129,22 @@ def test_dwta_with_present_zeros_hashes_relu_vectors_as_the_reference_code():
 
 @pytest.mark.parametrize("family", ["simhash", "wta", "dwta", "dwta-absent"])
 def test_single_vector_and_block_kernels_agree(family):
+    """Also on a dead ReLU layer (every unit 0) and one of 3 units, where a SimHash
+    projection is exactly 0: training's queries and the tables must hash it alike."""
     rng = np.random.default_rng(6)
     X = np.maximum(rng.standard_normal((300, 128)), 0).astype(np.float32)
+    X[1] = 0.0
+    X[2] = 0.0
+    X[2, :3] = 1.0
     lsh = lsh_of(family, 6, 20, 128, seed=7, range_pow=12)
     codes = lsh.hash(X)
     sc, xs, out = np.empty(120, np.int32), np.empty(128, np.int32), np.empty(20, np.int32)
-    for i in (0, 63, 64, 299):
+    for i in (0, 1, 2, 63, 64, 299):
         K.hash_dense(X[i], *lsh.kernel_args(), sc, xs, out)
         np.testing.assert_array_equal(out, codes[i])
     assert codes.min() >= 0 and codes.max() < 2 ** 12
+    if family == "simhash":     # a projection of 0 is the sign bit 1 (s >= 0): every bit set, folded
+        np.testing.assert_array_equal(lsh.hash_values(X[1:2]), np.ones((1, 6 * 20), np.int64))
 
 
 @pytest.mark.parametrize("family", ["simhash", "wta", "dwta", "dwta-absent"])
@@ -249,6 +256,19 @@ def test_tables_fifo_keeps_the_last_inserted_and_reservoir_samples():
     # uniform sample: each decile of the insertion order gets ~10% of the slots
     share = np.bincount(kept // 100, minlength=10) / kept.size
     assert np.all(np.abs(share - 0.1) < 0.03)
+
+
+def test_reservoir_keeps_each_of_capacity_plus_one_items_with_the_same_chance():
+    """Algorithm R: of 11 items into a bucket of 10, each is kept with probability 10/11,
+    the newest as the first (an off-by-one keeps the first overflowing item always)."""
+    lsh = make_lsh("simhash", 1, 1, 4, seed=0)
+    codes = np.zeros((11, 1), np.int32)
+    kept = np.zeros(11)
+    for seed in range(2000):
+        t = HashTables.create(lsh, 11, capacity=10, policy="reservoir", seed=seed)
+        t.insert_codes(codes)
+        kept[t.bucket(0, 0)] += 1
+    assert np.all(np.abs(kept / 2000 - 10 / 11) < 0.03), kept / 2000
 
 
 def test_tables_are_sized_from_the_label_count():
