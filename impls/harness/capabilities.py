@@ -22,6 +22,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from impls.harness import nvm_file, paths, torch_build
@@ -314,7 +315,9 @@ def check_cuda() -> Capability:
     it could be the cause (not for a CPU-only torch), which is told from torch's version
     file alone where torch is not imported yet (:func:`torch_build.cpu_only_build`). For a
     CPU-only torch the reason advises a CUDA build only where the machine shows an NVIDIA GPU
-    (:func:`nvidia_gpu_seen`); elsewhere it says there is none."""
+    (:func:`nvidia_gpu_seen`); elsewhere it says there is none. Where torch warns while
+    finding no device (a driver older than its CUDA), the reason is torch's warning, not the
+    variable; a device torch has no kernels for (:func:`runs_kernels_of`) is missing too."""
     if "torch" not in sys.modules and torch_build.cpu_only_build():
         return Capability("cuda", False, _cpu_only_reason())
     try:
@@ -324,18 +327,48 @@ def check_cuda() -> Capability:
     visible = cuda_visible_devices()
     setting = "" if visible is None else f"CUDA_VISIBLE_DEVICES={visible!r}"
     hint = "" if visible is None else f" with {setting} (unset it, or list a GPU in it)"
-    try:
-        available = torch.cuda.is_available()
-        count = torch.cuda.device_count() if available else 0
-        name = torch.cuda.get_device_name(0) if count > 0 else None
-    except Exception as err:  # noqa: BLE001 - a driver or runtime refusing the query: missing, said why
-        return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
+    with warnings.catch_warnings(record=True) as said:     # torch warns, not raises, on a driver too old
+        warnings.simplefilter("always")
+        try:
+            available = torch.cuda.is_available()
+            count = torch.cuda.device_count() if available else 0
+            name = torch.cuda.get_device_name(0) if count > 0 else None
+            capability = torch.cuda.get_device_capability(0) if name is not None else None
+            arch = list(torch.cuda.get_arch_list()) if name is not None else []
+        except Exception as err:  # noqa: BLE001 - a driver or runtime refusing the query: missing, said why
+            return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
     if name is None:
         if not torch.version.cuda:      # no setting of the variable would help: say only this
             return Capability("cuda", False, _cpu_only_reason())
+        if said and not available:      # torch's words (a driver too old for its CUDA): not the variable
+            return Capability("cuda", False, f"needs CUDA: torch {torch.__version__} cannot use the GPU ("
+                                             + " ".join(str(said[0].message).split()) + ")"
+                                             + (f" ({setting})" if setting else ""))
         why = "torch reports CUDA available but no device (device_count() is 0)" if available else "no CUDA device"
         return Capability("cuda", False, f"needs CUDA: {why}{hint}")
+    if not runs_kernels_of(capability, arch):
+        return Capability("cuda", False, f"needs CUDA: {name} (compute capability {capability[0]}.{capability[1]}) "
+                                         f"is not among the GPUs torch {torch.__version__} has kernels for "
+                                         f"({' '.join(arch)}): install a torch build for it")
     return Capability("cuda", True, "", name + (f" ({setting})" if setting else ""))
+
+
+def runs_kernels_of(capability: tuple[int, int], arch: list[str]) -> bool:
+    """Whether a GPU of compute ``capability`` (major, minor) runs a torch built for ``arch``
+    (``torch.cuda.get_arch_list()``: ``sm_XY`` binaries, and a family's ``sm_XYf``, run on
+    major X, minor >= Y; ``sm_XYa`` only on X.Y; ``compute_XY`` PTX is compiled for any
+    capability >= X.Y). True where ``arch`` names none of those: no list, no verdict."""
+    parsed = [m for m in (re.fullmatch(r"(sm|compute)_(\d+)(\d)([a-z]?)", a) for a in arch) if m]
+    if not parsed:
+        return True
+    for kind, major, minor, exact in (m.groups() for m in parsed):
+        built = (int(major), int(minor))
+        if kind == "compute" and built <= tuple(capability):
+            return True
+        if kind == "sm" and (built == tuple(capability) if exact == "a" else
+                             built[0] == capability[0] and built[1] <= capability[1]):
+            return True
+    return False
 
 
 def _nvml_text(err: BaseException) -> str:

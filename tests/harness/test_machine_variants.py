@@ -411,3 +411,49 @@ def test_an_nvidia_gpu_is_seen_by_its_device_node_or_the_drivers_list(tmp_path):
         def nvmlDeviceGetCount(self):
             return 0
     assert not capabilities.nvidia_gpu_seen(tmp_path / "missing", tmp_path / "missing-too", NoGpu())
+
+
+def test_a_driver_older_than_torchs_cuda_is_named_not_the_visible_devices(monkeypatch, fresh_checks):
+    """torch only warns (and says no device) when the driver is too old for its CUDA build;
+    a scheduler's CUDA_VISIBLE_DEVICES=0 is not the cause, and advice to unset it is wrong."""
+    import warnings
+
+    torch = pytest.importorskip("torch")
+
+    def too_old():
+        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old (found version "
+                      "11040).\nPlease update your GPU driver.")
+        return False
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    monkeypatch.setattr(torch.cuda, "is_available", too_old)
+    for _ in range(2):                                       # said each time it is asked
+        cap = capabilities.check_cuda()
+        assert not cap.available and "driver on your system is too old (found version 11040)." in cap.reason
+        assert "unset it" not in cap.reason and "\n" not in cap.reason, cap.reason
+
+
+def test_a_gpu_torch_has_no_kernels_for_is_missing_with_why(monkeypatch, fresh_checks):
+    torch = pytest.importorskip("torch")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "Tesla P100-PCIE-16GB")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i: (6, 0))
+    monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: ["sm_75", "sm_80", "sm_86", "sm_90", "sm_120"])
+    cap = capabilities.check_cuda()
+    assert not cap.available and "Tesla P100-PCIE-16GB (compute capability 6.0)" in cap.reason
+    assert "sm_75 sm_80 sm_86 sm_90 sm_120" in cap.reason
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i: (8, 9))     # an Ada card runs sm_86
+    assert capabilities.check_cuda().available
+
+
+@pytest.mark.parametrize("capability, arch, runs", [
+    ((8, 9), ["sm_80", "sm_86"], True), ((8, 0), ["sm_86"], False), ((9, 0), ["sm_90a"], True),
+    ((9, 1), ["sm_90a"], False), ((12, 0), ["sm_120"], True), ((12, 1), ["sm_120f"], True),
+    ((10, 0), ["sm_90", "compute_90"], True), ((8, 6), ["compute_90"], False), ((6, 1), [], True),
+])
+def test_which_gpus_a_torch_build_has_kernels_for(capability, arch, runs):
+    assert capabilities.runs_kernels_of(capability, arch) is runs
