@@ -17,13 +17,22 @@ OVERHEAD = profiles.sizes("salus_overhead")
 METHODS = ["inprocess", "inprocess_gap", "to_host", "to_disk", "restart"]
 
 
+def _measured(row: dict, method: str) -> dict:
+    """``row``'s ``{p50, p99, n}`` of ``method``; NotImplementedError (asv's skip) with the run's
+    own words where it measured none (a restart whose child failed: ``restart_no_value``)."""
+    stats = row[f"{method}_ms"]
+    if not stats["n"]:
+        raise NotImplementedError(row.get(f"{method}_no_value") or f"no {method} switch was measured in this run")
+    return stats
+
+
 class SwitchingLatency:
     """Job-switch latency per workload and method on the CPU (p50 and p99, ms)."""
 
     params, param_names = axes(workload=SWITCHING["workloads"], method=METHODS)
 
     setup_cache = salus.switching
-    setup = row(lambda data, workload, method: data["workloads"][workload][f"{method}_ms"])
+    setup = row(lambda data, workload, method: _measured(data["workloads"][workload], method))
 
     # absolute scale: the in-process switch is a paired difference that crosses 0 (and a
     # relative change of a value near 0 is noise); the other methods' spreads read in ms too.

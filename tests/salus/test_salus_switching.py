@@ -319,3 +319,37 @@ def test_cuda_memory_measurement_uses_allocator_peak():
 
     mem = CudaDevice(cuda=cuda).measure_job_memory(MemJob())
     assert mem == {"persistent_bytes": 1000, "ephemeral_bytes": 4000, "peak_bytes": 5000, "method": "cuda_allocator"}
+
+
+def test_a_restart_child_that_cannot_start_costs_the_restart_only(tmp_path, monkeypatch, capsys):
+    """A GPU in exclusive-process mode refuses the restart child: the in-process, to-host and
+    to-disk numbers stand, the restart has none and says why, and its benchmark skips with that."""
+    from impls.salus.core import switching
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    try:
+        from benchmarks import bench_salus          # imported before Popen is faked
+    finally:
+        sys.path.pop(0)
+
+    class Child:
+        returncode = 1
+
+        def __init__(self, argv, **kwargs):
+            self.stdout = io.StringIO("")
+
+        def communicate(self, timeout=None):
+            return "", "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"
+
+    monkeypatch.setattr(switching.subprocess, "Popen", Child)
+    out = switching.switching_latency("cpu", ["mlp_b64"], repeats=2, restart_repeats=1, directory=tmp_path)
+    row = out["workloads"]["mlp_b64"]
+    assert row["restart_ms"]["n"] == 0 and row["to_disk_ms"]["n"] == 2 and row["inprocess_ms"]["n"] == 2
+    assert row["restart_no_value"].startswith("the restart child failed: restart child for mlp_b64 failed (rc=1")
+    assert "busy or unavailable" in row["restart_no_value"] and "other methods' numbers stand" in capsys.readouterr().err
+    monkeypatch.undo()
+    bench = bench_salus.SwitchingLatency()
+    with pytest.raises(NotImplementedError, match="busy or unavailable"):
+        bench.setup(out, "mlp_b64", "restart")
+    bench.setup(out, "mlp_b64", "to_disk")
+    assert bench.track_p50_ms(out, "mlp_b64", "to_disk") > 0

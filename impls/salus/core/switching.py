@@ -275,8 +275,11 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
     ``{"device": "cpu", "device_name": ..., "to_host_method": ..., "workloads": {NAME:
     {"iteration_ms": {"p50","p99","n"}, "inprocess_ms": {...}, "inprocess_gap_ms": {...},
     "to_host_ms": {...}, "to_disk_ms": {...}, "restart_ms": {...}, "restart_parts_p50_ms":
-    {part: ms or None} (:data:`RESTART_PARTS`, each part's own median), "state_bytes": int}}}``.
-    ``restart_repeats`` (default ``min(repeats, 5)``) bounds the slow restart method.
+    {part: ms or None} (:data:`RESTART_PARTS`, each part's own median), "restart_no_value": why
+    the restart has no numbers (its child failed, or 0 repeats; None where it has), "state_bytes":
+    int}}}``. ``restart_repeats`` (default ``min(repeats, 5)``) bounds the slow restart method.
+    A restart child that fails (:func:`measure_restart`'s RuntimeError: a GPU in
+    exclusive-process mode refuses it) costs the restart's numbers only, said as a warning.
     """
     from impls.harness import paths
 
@@ -301,8 +304,15 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
             to_host = measure_to_host(job_a, job_b, dev, repeats)
             to_disk = measure_to_disk(job_a, job_b, dev, repeats, tmp)
             parts: dict[str, list[float]] = {}
-            restart = (measure_restart(job_a, job_b, dev, restart_repeats, tmp, parts=parts)
-                       if restart_repeats > 0 else [])
+            restart, restart_why = [], ("no restart measured: the profile's restart_repeats is 0"
+                                        if restart_repeats <= 0 else None)
+            if restart_repeats > 0:
+                try:
+                    restart = measure_restart(job_a, job_b, dev, restart_repeats, tmp, parts=parts)
+                except RuntimeError as err:     # e.g. a GPU in exclusive-process mode refuses a second process
+                    restart, parts = [], {}
+                    restart_why = "the restart child failed: " + " ".join(str(err).split())[:400]
+                    cli.warn(f"switching: {name}: {restart_why}; the other methods' numbers stand")
         result["workloads"][name] = {
             "iteration_ms": percentiles(inproc["iteration_ms"]),
             "inprocess_ms": percentiles(inproc["inprocess_ms"]),
@@ -310,6 +320,7 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
             "to_host_ms": percentiles(to_host),
             "to_disk_ms": percentiles(to_disk),
             "restart_ms": percentiles(restart),
+            "restart_no_value": restart_why,
             "restart_parts_p50_ms": {name: percentiles(parts.get(name, []))["p50"] for name in RESTART_PARTS},
             "state_bytes": job_a.state_bytes(),
         }

@@ -473,6 +473,7 @@ def switching_experiment(sizes: Mapping[str, Any] | None = None, device: Any = "
             "inprocess_p99_s": seconds("inprocess_ms", "p99"),
             "to_disk_p50_s": seconds("to_disk_ms", "p50"),
             "restart_p50_s": seconds("restart_ms", "p50"),
+            "restart_no_value": row.get("restart_no_value"),
             # what the restart's median is made of (each part's own median, so they need not sum to it)
             "restart_parts_p50_s": {part: (ms / 1e3 if ms is not None else None)
                                     for part, ms in (row.get("restart_parts_p50_ms") or {}).items()},
