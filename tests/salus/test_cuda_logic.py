@@ -395,3 +395,15 @@ def test_the_utilisation_figure_draws_only_measured_samples(sampler, drawn):
     assert all((len(line.get_xdata()) > 0) == drawn for line in sampled)
     if not drawn:
         assert all("not measured" in line.get_label() for line in sampled)
+
+
+def test_the_run_clock_starts_after_the_work_queued_before_it():
+    """Jobs built with warm=True leave asynchronous work on a GPU: the executor waits for the
+    device before it reads the clock that times the first job, not inside that job's time."""
+    from impls.salus.core.executor import Executor
+
+    events = []
+    ex = Executor("fifo", "cpu", clock=lambda: events.append("clock") or 0.0)
+    ex.device.synchronize = lambda: events.append("synchronize")
+    ex.start()
+    assert events == ["synchronize", "clock"]

@@ -384,7 +384,13 @@ class Executor:
         return pairs
 
     def start(self) -> None:
-        """Start the run clock (``run`` calls it; call it yourself to drive ``run_round`` by hand)."""
+        """Start the run clock (``run`` calls it; call it yourself to drive ``run_round`` by hand),
+        after the device has finished the work queued before it (jobs warmed when built: on a
+        GPU that work is asynchronous, and the first timed iteration would wait for it; a
+        device without ``synchronize`` queues nothing to wait for)."""
+        synchronize = getattr(self.device, "synchronize", None)
+        if synchronize is not None:
+            synchronize()
         self._t0 = self.clock()
 
     def admit_now(self, submissions: Sequence[Submission]) -> list[JobRecord]:
