@@ -71,6 +71,7 @@ class FakeCuda:
     def __init__(self, elapsed=(1.0,)):
         self.log: list[tuple] = []
         self.current = "default"
+        self.current_device = None
         self.elapsed = list(elapsed)
         self.allocated = self.peak = 1000
         fake = self
@@ -114,6 +115,10 @@ class FakeCuda:
 
     def stream(self, s):
         return swapped(self, "current", s)
+
+    def device(self, d):
+        """``torch.cuda.device(d)``: ``current_device`` is ``d`` inside the block (None outside)."""
+        return swapped(self, "current_device", d)
 
     def current_stream(self, device=None):
         return ("current stream of", str(device)) if self.current == "default" else self.current

@@ -160,12 +160,12 @@ def test_lane_device_enters_the_lanes_stream_and_pool():
         yield
 
     inner = types.SimpleNamespace(lane_context=lambda s: ctx(("stream", s)), timer=lambda s=None: ("timer", s),
-                                  has_streams=True)
-    cuda = types.SimpleNamespace(use_mem_pool=lambda p: ctx(("pool", p)))
+                                  has_streams=True, torch_device="cuda:1")
+    cuda = types.SimpleNamespace(use_mem_pool=lambda p, device=None: ctx(("pool", p, device)))
     device = LaneDevice(inner, cuda)
     with device.lane_context(LaneHandle(0, stream="s0", pool="p0")):
         pass
-    assert entered == [("stream", "s0"), ("pool", "p0")]
+    assert entered == [("stream", "s0"), ("pool", "p0", "cuda:1")]     # the pool on the lane's device
     assert device.timer(LaneHandle(0, stream="s0")) == ("timer", "s0")
     assert device.has_streams
 
@@ -351,20 +351,24 @@ def test_lane_executor_on_cuda_runs_each_lane_on_its_own_stream_and_pool():
             self.pool = None
             pools = iter(range(100))
 
-            class MemPool:
+            fake = self
+
+            class MemPool:                  # made on the current device, as torch's is
                 def __init__(self):
-                    self.id = next(pools)
+                    self.id, self.device = next(pools), fake.current_device
 
             self.MemPool = MemPool
 
         @contextlib.contextmanager
         def use_mem_pool(self, pool, device=None):
+            used.append((pool.device, device))
             before, self.pool = self.pool, pool.id
             try:
                 yield
             finally:
                 self.pool = before
 
+    used = []
     cuda = PoolCuda()
     steps = []
 
@@ -377,7 +381,7 @@ def test_lane_executor_on_cuda_runs_each_lane_on_its_own_stream_and_pool():
         def step(self):
             steps.append((self.job_id, cuda.current.name, cuda.pool))
 
-    ex = LaneExecutor("pack", CudaDevice(0, cuda=cuda), capacity_bytes=800,
+    ex = LaneExecutor("pack", CudaDevice(1, cuda=cuda), capacity_bytes=800,
                       memory={"w": {"persistent_bytes": 100, "ephemeral_bytes": 300}}, cuda=cuda)
     res = ex.run([Submission(Job(i)) for i in range(3)])
     assert res["done"] == 3 and res["lanes"]["pools"] and res["lanes"]["max_open"] == 2
@@ -387,6 +391,9 @@ def test_lane_executor_on_cuda_runs_each_lane_on_its_own_stream_and_pool():
         where.setdefault(job_id, set()).add((stream, pool))
     assert all(len(v) == 1 for v in where.values())  # a job always runs in its lane's stream + pool
     assert where[0] != where[1]                        # two lanes at once: two streams, two pools
+    # on cuda:1 each pool is made on cuda:1 and used there (made on the current device 0, it
+    # would be a pool of device 0 entered on device 1: torch's allocator asserts)
+    assert used and set(used) == {(torch.device("cuda", 1), torch.device("cuda", 1))}, used
 
 
 def test_bytes_inside_counts_tensors_within_pool_segments():

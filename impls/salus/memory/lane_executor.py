@@ -61,8 +61,8 @@ class LaneDevice:
         stack = contextlib.ExitStack()
         if lane.stream is not None:
             stack.enter_context(self._device.lane_context(lane.stream))
-        if lane.pool is not None:
-            stack.enter_context(self._cuda.use_mem_pool(lane.pool))
+        if lane.pool is not None:       # on the lane's device, which need not be the current one
+            stack.enter_context(self._cuda.use_mem_pool(lane.pool, device=self._device.torch_device))
         return stack
 
 
@@ -138,8 +138,9 @@ class LaneExecutor(Executor):
             handle = LaneHandle(lane_id)
             if self.device.has_streams:
                 handle.stream = self.device.new_lane()
-                if self.use_pools:
-                    handle.pool = self._cuda.MemPool()
+                if self.use_pools:       # a pool belongs to the device current at its making
+                    with self._cuda.device(self.device.torch_device):
+                        handle.pool = self._cuda.MemPool()
             self.handles[lane_id] = handle
         return self.handles[lane_id]
 
