@@ -24,7 +24,8 @@ def least_bytes(config: SlideConfig, n_features: int, n_labels: int, method: str
     (:func:`~impls.slide.core.lsh.draw_bytes`) while the weights are held."""
     weights = FLOAT32 * (n_features + n_labels + 1) * config.hidden + FLOAT32 * n_labels
     if not builds_tables(method, config.mode):
-        return weights if method != "slide" and device == "cuda" else 3 * weights
+        on_gpu = str(device).split(":", 1)[0] == "cuda"     # cuda or cuda:N
+        return weights if method != "slide" and on_gpu else 3 * weights
     drawn = draw_bytes(config.lsh, config.K, config.L, config.hidden, config.binsize, config.simhash_ratio)
     return max(weights + drawn, 3 * weights + FLOAT32 * config.L * n_labels)
 

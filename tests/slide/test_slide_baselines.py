@@ -166,9 +166,9 @@ class FakeEvent:
     def __init__(self, log, clock):
         self.log, self.clock, self.t = log, clock, None
 
-    def record(self):
+    def record(self, stream=None):
         self.log.append("record")
-        self.t = self.clock.now
+        self.t, self.stream = self.clock.now, stream
 
     def elapsed_time(self, other):
         self.log.append("elapsed")
@@ -182,6 +182,23 @@ class FakeClock:
     def __call__(self):
         self.log.append("clock")
         return self.now
+
+
+def test_a_step_timer_on_another_gpu_waits_for_and_times_that_gpu(monkeypatch):
+    """cuda:1 while the current device is 0: the syncs and both events are cuda:1's."""
+    log, clock = [], FakeClock([])
+    events = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append(("sync", str(device))))
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: ("stream of", str(device)))
+    monkeypatch.setattr(torch.cuda, "Event", lambda enable_timing=False: events.append(FakeEvent([], clock))
+                        or events[-1])
+    timer = StepTimer("cuda:1", clock=clock)
+    timer.start()
+    clock.now += 0.5
+    timer.stop()
+    assert log == [("sync", "cuda:1")] * 2
+    assert [e.stream for e in events] == [("stream of", "cuda:1")] * 2
+    assert timer.seconds == pytest.approx(0.5) and timer.device_seconds == pytest.approx(0.5)
 
 
 def test_cuda_step_timer_synchronises_before_every_clock_read():
@@ -596,3 +613,13 @@ def test_every_missing_accuracy_per_iteration_says_which_cause():
     del slow["curve"]
     s = targets.speedup(fast, slow)
     assert s["no_value"] == s["per_iteration_no_value"] == "dense recorded no training curve"
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_a_dense_run_on_any_gpu_holds_its_weights_once_on_the_host(device):
+    """The moments of a CUDA run live on the device (cuda:N as cuda): the host holds the draw."""
+    from impls.slide import footprint
+
+    config = SlideConfig(mode="all", hidden=8)
+    on_gpu = footprint.least_bytes(config, 100, 50, "dense", device)
+    assert footprint.least_bytes(config, 100, 50, "dense", "cpu") == 3 * on_gpu

@@ -187,16 +187,21 @@ class CandidateSampler:
 
 
 class StepTimer:
-    """Training seconds, one step at a time. On CUDA the device is synchronised before every
-    clock read and each step is also timed by a pair of CUDA events (``device_seconds``).
+    """Training seconds, one step at a time. On CUDA ``device`` is synchronised before every
+    clock read and each step is also timed by a pair of CUDA events recorded on that device's
+    current stream (``device_seconds``): with ``cuda:N`` the work is on cuda:N, whatever the
+    current device.
 
-    ``sync``, ``clock`` and ``event`` are injectable so the CPU tests can check the order."""
+    ``sync``, ``clock``, ``event`` and ``stream`` are injectable so the CPU tests can check the order."""
 
     def __init__(self, device: str | torch.device = "cpu", sync: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter, event: Callable[[], Any] | None = None):
-        self.cuda = torch.device(device).type == "cuda"
-        self.sync = sync or ((lambda: torch.cuda.synchronize()) if self.cuda else (lambda: None))
+                 clock: Callable[[], float] = time.perf_counter, event: Callable[[], Any] | None = None,
+                 stream: Callable[[], Any] | None = None):
+        dev = torch.device(device)
+        self.cuda = dev.type == "cuda"
+        self.sync = sync or ((lambda: torch.cuda.synchronize(dev)) if self.cuda else (lambda: None))
         self.event = event or ((lambda: torch.cuda.Event(enable_timing=True)) if self.cuda else None)
+        self.stream = stream or ((lambda: torch.cuda.current_stream(dev)) if self.cuda else (lambda: None))
         self.clock = clock
         self.seconds = 0.0
         self.device_seconds = 0.0
@@ -213,14 +218,14 @@ class StepTimer:
             self._ev0 = self.event()
         self._t0 = self._read()
         if self._ev0 is not None:
-            self._ev0.record()
+            self._ev0.record(self.stream())
 
     def stop(self) -> float:
         """End the step; return its wall seconds (added to ``seconds``)."""
         ev1 = None
         if self.cuda:
             ev1 = self.event()
-            ev1.record()
+            ev1.record(self.stream())
         dt = self._read() - self._t0
         if ev1 is not None:
             self.device_seconds += self._ev0.elapsed_time(ev1) / 1000.0
