@@ -187,26 +187,22 @@ class CandidateSampler:
 
 
 class StepTimer:
-    """Training seconds, one step at a time. On CUDA ``device`` is synchronised before every
-    clock read and each step is also timed by a pair of CUDA events recorded on that device's
-    current stream (``device_seconds``): with ``cuda:N`` the work is on cuda:N, whatever the
-    current device.
-
-    ``sync``, ``clock``, ``event`` and ``stream`` are injectable so the CPU tests can check the order."""
+    """Training seconds, one step at a time. On CUDA ``device`` (cuda:N, whatever the current
+    device) is synchronised before every clock read and each step is also timed by a pair of
+    CUDA events on its current stream (``device_seconds``). ``sync``, ``clock``, ``event``
+    and ``stream`` are injectable so the CPU tests can check the order."""
 
     def __init__(self, device: str | torch.device = "cpu", sync: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.perf_counter, event: Callable[[], Any] | None = None,
                  stream: Callable[[], Any] | None = None):
-        dev = torch.device(device)
-        self.cuda = dev.type == "cuda"
+        self.cuda = (dev := torch.device(device)).type == "cuda"
         self.sync = sync or ((lambda: torch.cuda.synchronize(dev)) if self.cuda else (lambda: None))
         self.event = event or ((lambda: torch.cuda.Event(enable_timing=True)) if self.cuda else None)
         self.stream = stream or ((lambda: torch.cuda.current_stream(dev)) if self.cuda else (lambda: None))
         self.clock = clock
         self.seconds = 0.0
         self.device_seconds = 0.0
-        self._t0 = None
-        self._ev0 = None
+        self._t0 = self._ev0 = None
 
     def _read(self) -> float:
         if self.cuda:
