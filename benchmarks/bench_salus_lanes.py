@@ -117,7 +117,10 @@ class InferenceSharing:
     def setup(self, data, setup):
         raise_if_skipped(data)
         if setup not in data["setups"]:
-            raise NotImplementedError(f"setup {setup!r} not run on {data['device']} in this profile")
+            raise NotImplementedError(
+                "the MPS-like 'processes' setup runs on the CPU only (its processes serve on the CPU)"
+                if setup == "processes" and data["device"] != "cpu"
+                else f"setup {setup!r} not run on {data['device']} in this profile")
         self.rows = data["setups"][setup]
 
     track_worst_p99_ms = track(lambda self, *_: max(r["p99_ms"] for r in self.rows.values()),

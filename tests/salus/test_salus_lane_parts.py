@@ -3,6 +3,7 @@ experiments (smoke sizes), and the lanes figures."""
 from __future__ import annotations
 
 import contextlib
+import re
 import types
 
 import pytest
@@ -511,3 +512,22 @@ def test_a_stream_longer_than_one_command_line_argument_is_served():
     assert len(_json.dumps({"stream": stream})) > 128 * 1024
     lat = inference.serve_processes({"mlp_infer_b1": stream}, threads=1)
     assert len(lat["mlp_infer_b1"]) == len(stream)
+
+
+@pytest.mark.parametrize("device, said", [
+    ("cuda", "the MPS-like 'processes' setup runs on the CPU only"),
+    ("cpu", "setup 'processes' not run on cpu in this profile"),
+])
+def test_a_processes_point_without_its_setup_says_why(device, said):
+    """A CUDA run never starts the MPS-like baseline (its processes serve on the CPU): its
+    skip says so rather than blaming the profile."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    try:
+        from benchmarks.bench_salus_lanes import InferenceSharing
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(NotImplementedError, match=re.escape(said)):
+        InferenceSharing().setup({"device": device, "setups": {"shared": {}}}, "processes")

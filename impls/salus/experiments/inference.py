@@ -9,7 +9,9 @@ forward pass at the workload's batch size). Three ways to serve them:
 - ``one_per_device``: each model alone on a device of its own (no sharing): its own
   stream replayed with nothing else running; needs ``K`` devices.
 - ``processes``: ``K`` OS processes, one model each, all at once on the one device (the
-  MPS-like baseline: the device time-slices processes; NVIDIA MPS itself is not used).
+  MPS-like baseline: the device time-slices processes; NVIDIA MPS itself is not used). Run
+  on the CPU only: its processes build their models on the CPU, so a CUDA run has no such
+  setup (and its benchmark points skip saying so).
 
 Latency = finish - arrival per request (ms): p50 and p99 per model. *Devices needed*
 for a p99 target: for ``shared``, the fewest devices over which the models (split by
