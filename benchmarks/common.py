@@ -269,6 +269,7 @@ def row(pick: Callable[..., object]) -> Callable[..., None]:
         raise_if_skipped(data)
         self.row = pick(data, *params)
 
+    setup.__wrapped__ = pick        # its code, for inspect (and scripts/lock_declarations.py), is pick's
     return setup
 
 

@@ -11,9 +11,11 @@ track turned from ``higher`` to ``context`` would stop being judged without a wo
 ``benchmarks/declarations_lock.json`` holds, for every benchmark method of ``benchmarks/``
 (:func:`entries`), its direction, unit, scale and bound flags as declared, and the first 16 hex
 digits of the sha256 of its code as asv records it (``pretty_source``, else the source of the
-function it reads: a ``track``'s ``read``). ``--check`` names every benchmark that was changed,
-added or removed; tests/test_benchmark_declarations.py runs the same check. ``--lock`` points
-at another file (a test's copy).
+function it reads: a ``track``'s ``read``) and of its class's ``setup`` (a ``row``'s pick).
+Neither covers the functions they call, ``setup_cache`` or the experiment behind it: a change
+there that changes what a number means still needs its pin bumped by hand. ``--check`` names
+every benchmark that was changed, added or removed; tests/test_benchmark_declarations.py runs
+the same check. ``--lock`` points at another file (a test's copy).
 """
 from __future__ import annotations
 
@@ -29,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "benchmarks" / "declarations_lock.json"
 BENCH_PREFIXES = ("track_", "time_", "timeraw_", "mem_", "peakmem_")
 WRITE = "python scripts/lock_declarations.py --write"
-ADVICE = ("If a changed benchmark's numbers now mean something else (its code computes another "
-          "quantity or unit), bump its pin in benchmarks/versions.json; a changed direction, unit "
+ADVICE = ("If a changed benchmark's numbers now mean something else (its code or its setup computes or "
+          "picks another quantity or unit), bump its pin in benchmarks/versions.json; a changed direction, unit "
           f"or bound flag is read by make compare from now on. Then run '{WRITE}'.")
 
 
@@ -41,11 +43,16 @@ def _code(method) -> str:
     return "\n".join(line.rstrip() for line in textwrap.dedent(text).strip().splitlines())
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def entries(package: str = "benchmarks") -> dict[str, dict[str, object]]:
-    """``{asv benchmark name: {"direction", "unit", "scale", "bounded_by", "code"}}`` for every
-    benchmark method (``track_``, ``time_``, ``mem_``, ``peakmem_``, ``timeraw_``) of the
-    public classes of ``package`` (a subclass's inherited ones included); absent
-    declarations are None (``scale``: "relative"), ``code`` is 16 hex digits of sha256."""
+    """``{asv benchmark name: {"direction", "unit", "scale", "bounded_by", "code", "setup"}}``
+    for every benchmark method (``track_``, ``time_``, ``mem_``, ``peakmem_``, ``timeraw_``) of
+    the public classes of ``package`` (a subclass's inherited ones included); absent
+    declarations are None (``scale``: "relative"); ``code`` and ``setup`` (None without one)
+    are 16 hex digits of the sha256 of the method's and the class's ``setup``'s code."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from impls.harness.report import directions
@@ -57,11 +64,12 @@ def entries(package: str = "benchmarks") -> dict[str, dict[str, object]]:
             if not name.startswith(BENCH_PREFIXES) or not callable(method):
                 continue
             bounds = getattr(method, "bounded_by", None)
+            setup = getattr(cls, "setup", None)
             found[f"{module_name}.{cls.__name__}.{name}"] = {
                 "direction": getattr(method, "direction", None), "unit": getattr(method, "unit", None),
                 "scale": getattr(method, "scale", "relative"),
                 "bounded_by": list(bounds) if bounds is not None else None,
-                "code": hashlib.sha256(_code(method).encode()).hexdigest()[:16]}
+                "code": _digest(_code(method)), "setup": _digest(_code(setup)) if callable(setup) else None}
     return dict(sorted(found.items()))
 
 
@@ -86,8 +94,8 @@ def write(lock: Path = LOCK, package: str = "benchmarks") -> int:
 
 def check(lock: Path = LOCK, package: str = "benchmarks") -> str:
     """``""`` where every benchmark is as ``lock`` records it; else one line for each that
-    changed (naming what: its direction's old and new value, ..., or "code"), was added or
-    was removed, and the advice."""
+    changed (naming what: its direction's old and new value, ..., or "code", "setup"), was
+    added or was removed, and the advice."""
     if not Path(lock).exists():
         return f"{lock} does not exist: run '{WRITE}'"
     locked, now = read_lock(lock), entries(package)
@@ -99,7 +107,7 @@ def check(lock: Path = LOCK, package: str = "benchmarks") -> str:
         elif new is None:
             lines.append(f"{name}: in the lock, no longer a benchmark")
         elif old != new:
-            what = [k if k == "code" else f"{k} {old.get(k)!r} -> {new.get(k)!r}"
+            what = [k if k in ("code", "setup") else f"{k} {old.get(k)!r} -> {new.get(k)!r}"
                     for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
             lines.append(f"{name}: changed ({', '.join(what)})")
     return "" if not lines else "\n".join(["benchmarks unlike benchmarks/declarations_lock.json:", *lines, ADVICE])

@@ -70,3 +70,17 @@ def test_an_added_or_removed_benchmark_is_named(load_script, tmp_path):
     lock.write_text(__import__("json").dumps(locked))
     message = script.check(lock)
     assert f"{name}: new, not in the lock" in message and "bench_gone.Gone.track_x: in the lock, no longer" in message
+
+
+def test_a_setup_reading_another_row_is_named_for_each_of_its_classs_tracks(load_script, tmp_path, monkeypatch):
+    """SwitchingLatency's setup picks each point's row: picking another method's row changes
+    every number of the class, though no track's own code changed."""
+    script = load_script("lock_declarations")
+    lock = tmp_path / "lock.json"
+    script.write(lock)
+    bench = _bench("bench_salus")
+    monkeypatch.setattr(bench.SwitchingLatency, "setup",
+                        bench.row(lambda data, workload, method: data["workloads"][workload]["to_disk_ms"]))
+    message = script.check(lock)
+    for track in ("track_p50_ms", "track_p99_ms"):
+        assert f"bench_salus.SwitchingLatency.{track}: changed (setup)" in message, message

@@ -327,22 +327,19 @@ def check_cuda() -> Capability:
     visible = cuda_visible_devices()
     setting = "" if visible is None else f"CUDA_VISIBLE_DEVICES={visible!r}"
     hint = "" if visible is None else f" with {setting} (unset it, or list a GPU in it)"
-    with warnings.catch_warnings(record=True) as said:     # torch warns, not raises, on a driver too old
-        warnings.simplefilter("always")
-        try:
-            available = torch.cuda.is_available()
-            count = torch.cuda.device_count() if available else 0
-            name = torch.cuda.get_device_name(0) if count > 0 else None
-            capability = torch.cuda.get_device_capability(0) if name is not None else None
-            arch = list(torch.cuda.get_arch_list()) if name is not None else []
-        except Exception as err:  # noqa: BLE001 - a driver or runtime refusing the query: missing, said why
-            return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
+    try:
+        available, said = cuda_is_available(torch)
+        count = torch.cuda.device_count() if available else 0
+        name = torch.cuda.get_device_name(0) if count > 0 else None
+        capability = torch.cuda.get_device_capability(0) if name is not None else None
+        arch = list(torch.cuda.get_arch_list()) if name is not None else []
+    except Exception as err:  # noqa: BLE001 - a driver or runtime refusing the query: missing, said why
+        return Capability("cuda", False, f"needs CUDA: the CUDA device query failed ({_one_line(err)}){hint}")
     if name is None:
         if not torch.version.cuda:      # no setting of the variable would help: say only this
             return Capability("cuda", False, _cpu_only_reason())
         if said and not available:      # torch's words (a driver too old for its CUDA): not the variable
-            return Capability("cuda", False, f"needs CUDA: torch {torch.__version__} cannot use the GPU ("
-                                             + " ".join(str(said[0].message).split()) + ")"
+            return Capability("cuda", False, f"needs CUDA: torch {torch.__version__} cannot use the GPU ({said})"
                                              + (f" ({setting})" if setting else ""))
         why = "torch reports CUDA available but no device (device_count() is 0)" if available else "no CUDA device"
         return Capability("cuda", False, f"needs CUDA: {why}{hint}")
@@ -353,17 +350,34 @@ def check_cuda() -> Capability:
     return Capability("cuda", True, "", name + (f" ({setting})" if setting else ""))
 
 
+_CUDA_WARNING: list[str] = []     # torch's warning at the first is_available() asked here
+
+
+def cuda_is_available(torch) -> tuple[bool, str]:
+    """``(torch.cuda.is_available(), the warning torch gave with it, on one line, or "")``.
+    torch warns once a process (a driver older than its CUDA build, say), so the first
+    warning asked through here is kept and given with every later answer; every caller in
+    the suite (:func:`check_cuda`, ``fingerprint.gpu_info``) asks through here."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        available = bool(torch.cuda.is_available())
+    if said and not _CUDA_WARNING:
+        _CUDA_WARNING.append(" ".join(str(said[0].message).split()))
+    return available, (_CUDA_WARNING[0] if _CUDA_WARNING else "")
+
+
 def runs_kernels_of(capability: tuple[int, int], arch: list[str]) -> bool:
     """Whether a GPU of compute ``capability`` (major, minor) runs a torch built for ``arch``
     (``torch.cuda.get_arch_list()``: ``sm_XY`` binaries, and a family's ``sm_XYf``, run on
-    major X, minor >= Y; ``sm_XYa`` only on X.Y; ``compute_XY`` PTX is compiled for any
-    capability >= X.Y). True where ``arch`` names none of those: no list, no verdict."""
+    major X, minor >= Y; ``compute_XY`` PTX is compiled for any capability >= X.Y; an
+    ``a`` suffix holds for X.Y alone). True where ``arch`` names none of those: no list, no
+    verdict."""
     parsed = [m for m in (re.fullmatch(r"(sm|compute)_(\d+)(\d)([a-z]?)", a) for a in arch) if m]
     if not parsed:
         return True
     for kind, major, minor, exact in (m.groups() for m in parsed):
         built = (int(major), int(minor))
-        if kind == "compute" and built <= tuple(capability):
+        if kind == "compute" and (built == tuple(capability) if exact == "a" else built <= tuple(capability)):
             return True
         if kind == "sm" and (built == tuple(capability) if exact == "a" else
                              built[0] == capability[0] and built[1] <= capability[1]):

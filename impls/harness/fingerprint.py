@@ -163,7 +163,7 @@ def gpu_info() -> dict:
 
         torch_imported = True
         info["torch_cuda_build"] = torch.version.cuda
-        if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+        if capabilities.cuda_is_available(torch)[0] and torch.cuda.device_count() > 0:
             devices = []
             for index in range(torch.cuda.device_count()):
                 props = torch.cuda.get_device_properties(index)

@@ -11,7 +11,9 @@ def fresh_checks():
     from impls.harness import capabilities, fingerprint
 
     capabilities._cached.cache_clear()
+    capabilities._CUDA_WARNING.clear()
     fingerprint.fingerprint.cache_clear()
     yield
     capabilities._cached.cache_clear()
+    capabilities._CUDA_WARNING.clear()
     fingerprint.fingerprint.cache_clear()

@@ -420,18 +420,24 @@ def test_a_driver_older_than_torchs_cuda_is_named_not_the_visible_devices(monkey
 
     torch = pytest.importorskip("torch")
 
-    def too_old():
-        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old (found version "
-                      "11040).\nPlease update your GPU driver.")
+    asked = []
+
+    def too_old():                                           # as c10: the warning only at the first call
+        if not asked:
+            warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old (found version "
+                          "11040).\nPlease update your GPU driver.")
+        asked.append(1)
         return False
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.setattr(torch.version, "cuda", "12.8")
     monkeypatch.setattr(torch.cuda, "is_available", too_old)
-    for _ in range(2):                                       # said each time it is asked
-        cap = capabilities.check_cuda()
-        assert not cap.available and "driver on your system is too old (found version 11040)." in cap.reason
-        assert "unset it" not in cap.reason and "\n" not in cap.reason, cap.reason
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    fp = fingerprint.fingerprint()                           # make doctor: the GPU listing asks first
+    for reason in (fp["capabilities"]["cuda"]["reason"], capabilities.check_cuda().reason):
+        assert "driver on your system is too old (found version 11040)." in reason, reason
+        assert "unset it" not in reason and "\n" not in reason, reason
+    assert len(asked) >= 2
 
 
 def test_a_gpu_torch_has_no_kernels_for_is_missing_with_why(monkeypatch, fresh_checks):
@@ -454,6 +460,7 @@ def test_a_gpu_torch_has_no_kernels_for_is_missing_with_why(monkeypatch, fresh_c
     ((8, 9), ["sm_80", "sm_86"], True), ((8, 0), ["sm_86"], False), ((9, 0), ["sm_90a"], True),
     ((9, 1), ["sm_90a"], False), ((12, 0), ["sm_120"], True), ((12, 1), ["sm_120f"], True),
     ((10, 0), ["sm_90", "compute_90"], True), ((8, 6), ["compute_90"], False), ((6, 1), [], True),
+    ((10, 0), ["compute_90a"], False), ((9, 0), ["compute_90a"], True),
 ])
 def test_which_gpus_a_torch_build_has_kernels_for(capability, arch, runs):
     assert capabilities.runs_kernels_of(capability, arch) is runs

@@ -265,6 +265,25 @@ def measure_restart(job_a: Job, job_b: Job, device: Any, repeats: int, directory
     return times
 
 
+def _restart(name: str, job_a: Job, job_b: Job, dev, repeats: int, directory: Path,
+             parts: dict[str, list[float]]) -> tuple[list[float], str | None]:
+    """``(measure_restart's times, None)``; on a CUDA device whose restart child fails (a GPU
+    in exclusive-process mode refuses a second process), ``([], why)``, said as a warning, so
+    that the other methods' numbers stand: ``why`` keeps the message's first line and its
+    last (the child's error). On the CPU no device can refuse the child: a failure there is
+    a defect, raised."""
+    try:
+        return measure_restart(job_a, job_b, dev, repeats, directory, parts=parts), None
+    except RuntimeError as err:
+        if dev.kind != "cuda":
+            raise
+        lines = [" ".join(line.split()) for line in str(err).splitlines() if line.strip()]
+        why = lines[0][:200] + (f" ... {lines[-1][-300:]}" if len(lines) > 1 else "")
+        parts.clear()
+        cli.warn(f"switching: {name}: the restart child failed ({why}); the other methods' numbers stand")
+        return [], f"the restart child failed: {why}"
+
+
 # ---------------------------------------------------------------- the experiment
 
 def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFAULT_WORKLOADS,
@@ -278,8 +297,8 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
     {part: ms or None} (:data:`RESTART_PARTS`, each part's own median), "restart_no_value": why
     the restart has no numbers (its child failed, or 0 repeats; None where it has), "state_bytes":
     int}}}``. ``restart_repeats`` (default ``min(repeats, 5)``) bounds the slow restart method.
-    A restart child that fails (:func:`measure_restart`'s RuntimeError: a GPU in
-    exclusive-process mode refuses it) costs the restart's numbers only, said as a warning.
+    On a CUDA device a restart child that fails (:func:`measure_restart`'s RuntimeError: a GPU
+    in exclusive-process mode refuses it) costs the restart's numbers only (:func:`_restart`).
     """
     from impls.harness import paths
 
@@ -304,15 +323,9 @@ def switching_latency(device: str | Any = "cpu", workloads: Sequence[str] = DEFA
             to_host = measure_to_host(job_a, job_b, dev, repeats)
             to_disk = measure_to_disk(job_a, job_b, dev, repeats, tmp)
             parts: dict[str, list[float]] = {}
-            restart, restart_why = [], ("no restart measured: the profile's restart_repeats is 0"
-                                        if restart_repeats <= 0 else None)
-            if restart_repeats > 0:
-                try:
-                    restart = measure_restart(job_a, job_b, dev, restart_repeats, tmp, parts=parts)
-                except RuntimeError as err:     # e.g. a GPU in exclusive-process mode refuses a second process
-                    restart, parts = [], {}
-                    restart_why = "the restart child failed: " + " ".join(str(err).split())[:400]
-                    cli.warn(f"switching: {name}: {restart_why}; the other methods' numbers stand")
+            restart, restart_why = (_restart(name, job_a, job_b, dev, restart_repeats, tmp, parts)
+                                    if restart_repeats > 0 else
+                                    ([], "no restart measured: the profile's restart_repeats is 0"))
         result["workloads"][name] = {
             "iteration_ms": percentiles(inproc["iteration_ms"]),
             "inprocess_ms": percentiles(inproc["inprocess_ms"]),
