@@ -73,17 +73,24 @@ class CliCluster:
             scheduler + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                     "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(self.file)], **quiet)
         deadline = time.monotonic() + 30
-        while not self.file.exists():
+        while not self._address():          # the file can exist before the scheduler has written it
             assert time.monotonic() < deadline, "dask scheduler did not start"
             time.sleep(0.1)
         self.workers = [subprocess.Popen(
             dask + ["worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
                     "--no-dashboard", "--name", f"w{i}"], **quiet) for i in range(workers)]
-        self.address = json.loads(self.file.read_text())["address"]
+        self.address = self._address()
         from distributed import Client
         if workers:
             with Client(self.address, timeout="30s") as client:
                 client.wait_for_workers(workers, timeout=60)
+
+    def _address(self) -> str | None:
+        """The scheduler's address from its file, None while the file is missing or partly written."""
+        try:
+            return json.loads(self.file.read_text())["address"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            return None
 
     def close(self):
         for proc in [*self.workers, self.scheduler]:
