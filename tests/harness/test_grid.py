@@ -65,6 +65,15 @@ class CliCluster:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path(__file__).resolve().parent)])}
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
         dask = [sys.executable, "-m", "dask"]
+        self.scheduler = None
+        self.workers: list[subprocess.Popen] = []
+        try:
+            self._start(scheduler_without_impls, workers, quiet, dask)
+        except BaseException:           # a start cut short leaves no scheduler or worker behind
+            self.close()
+            raise
+
+    def _start(self, scheduler_without_impls: bool, workers: int, quiet: dict, dask: list[str]) -> None:
         # as a scheduler started outside any checkout: `impls` cannot be imported there
         scheduler = [sys.executable, "-c", _WITHOUT_IMPLS] if scheduler_without_impls else dask
         self.scheduler = subprocess.Popen(
@@ -76,9 +85,10 @@ class CliCluster:
         while not self._address():          # the file can exist before the scheduler has written it
             assert time.monotonic() < deadline, "dask scheduler did not start"
             time.sleep(0.1)
-        self.workers = [subprocess.Popen(
-            dask + ["worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
-                    "--no-dashboard", "--name", f"w{i}"], **quiet) for i in range(workers)]
+        for i in range(workers):            # each kept as it starts, for close() to end
+            self.workers.append(subprocess.Popen(
+                dask + ["worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
+                        "--no-dashboard", "--name", f"w{i}"], **quiet))
         self.address = self._address()
         from distributed import Client
         if workers:
@@ -93,7 +103,7 @@ class CliCluster:
             return None
 
     def close(self):
-        for proc in [*self.workers, self.scheduler]:
+        for proc in [*self.workers, *([self.scheduler] if self.scheduler is not None else [])]:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
