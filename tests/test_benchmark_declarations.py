@@ -1,6 +1,8 @@
 """Every benchmark's direction, unit, scale, bound flags and code are as
 benchmarks/declarations_lock.json records them (scripts/lock_declarations.py): a pinned
 history does not see a track's code change, and make compare judges by its direction."""
+import importlib
+import json
 import sys
 from pathlib import Path
 
@@ -17,7 +19,6 @@ def test_every_benchmark_is_as_the_lock_records_it(load_script):
 def _bench(module: str):
     sys.path.insert(0, str(ROOT))
     try:
-        import importlib
         return importlib.import_module(f"benchmarks.{module}")
     finally:
         sys.path.pop(0)
@@ -67,7 +68,7 @@ def test_an_added_or_removed_benchmark_is_named(load_script, tmp_path):
     locked = script.read_lock(lock)
     name = next(iter(locked))
     locked["bench_gone.Gone.track_x"] = locked.pop(name)
-    lock.write_text(__import__("json").dumps(locked))
+    lock.write_text(json.dumps(locked))
     message = script.check(lock)
     assert f"{name}: new, not in the lock" in message and "bench_gone.Gone.track_x: in the lock, no longer" in message
 
