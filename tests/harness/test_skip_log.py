@@ -481,3 +481,28 @@ def test_slide_training_points_skip_when_the_sweep_was_skipped():
     from benchmarks.bench_slide import SlideTraining
     with pytest.raises(NotImplementedError, match="needs the moon"):
         SlideTraining().setup({"skipped": "needs the moon"}, 2, "batch")
+
+
+def test_a_plain_not_implemented_in_a_tracks_body_is_logged_a_failure_as_asv_records_it(logs_here):
+    """asv skips on NotImplementedError only in setup; in a benchmark's body only on
+    SkipNotImplemented. A plain one there is asv's failure, so the log must say failed."""
+    from asv_runner.benchmarks.mark import SkipNotImplemented
+
+    from benchmarks.common import explain_skips
+
+    class Toy:
+        def track_plain(self):
+            raise NotImplementedError("not here")
+
+        def track_skip(self):
+            raise SkipNotImplemented("skip here")
+
+    Toy.__module__ = "benchmarks.bench_toy"
+    explain_skips({"__name__": "benchmarks.bench_toy", "Toy": Toy})
+    for method in (Toy().track_plain, Toy().track_skip):
+        with pytest.raises(NotImplementedError):
+            method()
+    logs = skip_log.read(MACHINE, logs_here)
+    plain = skip_log.why(logs, "bench_toy.Toy.track_plain", "", COMMIT, None)
+    skip = skip_log.why(logs, "bench_toy.Toy.track_skip", "", COMMIT, None)
+    assert plain.outcome == skip_log.FAILED and skip.outcome == skip_log.SKIPPED, (plain, skip)

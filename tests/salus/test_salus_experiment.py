@@ -424,3 +424,19 @@ def test_fifo_over_srtf_is_withheld_when_some_jobs_failed_under_one_policy(fifo_
     fifo, srtf = {"avg_jct_s": 40.0, "failed": fifo_failed}, {"avg_jct_s": 10.0, "failed": srtf_failed}
     assert _fifo_over_srtf(fifo, srtf) is None
     assert _fifo_over_srtf({**fifo, "failed": []}, {**srtf, "failed": []}) == 4.0
+
+
+def test_a_real_run_that_lost_jobs_has_no_average_jct_or_makespan():
+    """The average over the jobs that finished is over fewer jobs than the trace's: NaN."""
+    import math
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    try:
+        from benchmarks.bench_salus import _all_finished
+    finally:
+        sys.path.pop(0)
+    run = {"avg_jct_s": 10.0, "makespan_s": 30.0, "failed": [3]}
+    assert math.isnan(_all_finished(run, "avg_jct_s")) and math.isnan(_all_finished(run, "makespan_s"))
+    assert _all_finished({**run, "failed": []}, "avg_jct_s") == 10.0

@@ -213,3 +213,13 @@ def test_a_sweep_of_dense_alone_reads_no_hash_run_as_its_slide_point(monkeypatch
     assert out["hash"][0]["name"] == "slide-b256" and "final_p_at_1" in out["hash"][0]
     from impls.slide import figures
     figures.batch_size(out)
+
+
+def test_a_run_the_machine_could_not_run_is_a_skip_with_its_reason():
+    """dense-cuda without a GPU is recorded as skipped; its points skip with that reason
+    instead of reading a run that never trained."""
+    from benchmarks import bench_slide
+
+    sweep = {"runs": [{"name": "dense-cuda", "skipped": "needs CUDA: no NVIDIA GPU found on this machine"}]}
+    with pytest.raises(NotImplementedError, match="no NVIDIA GPU found"):
+        bench_slide._run(sweep, "dense-cuda")
