@@ -73,3 +73,12 @@ def test_core_scaling_batch_size_and_hash_family_titles_state_the_data_kind():
                  figures.hash_family(_sweeps_artifact(source))]
         for fig in drawn:
             assert fig.axes[0].get_title().startswith(kind), fig.axes[0].get_title()
+
+
+def test_a_figure_of_real_data_only_calls_a_synthetic_source_synthetic():
+    """``expect_real`` stands in only where no source was recorded (every run skipped): a
+    recorded source that is not real is not called real data."""
+    from impls.slide.figures import _source
+
+    assert _source({"source": {"real": False, "dataset": "slide-amazon670k"}}, expect_real=True) == "synthetic data; "
+    assert _source({}, expect_real=True) == "real data (no run measured, no checksum); "
