@@ -137,13 +137,16 @@ def nvm_target_info(target: Path | None = None) -> dict:
     return info
 
 
-def _hidden_note(torch_cuda_build: str | None, torch_imported: bool) -> str:
+def _hidden_note(torch_cuda_build: str | None, torch_imported: bool, torch_said: str = "") -> str:
     """Why a GPU NVML lists is not one this process's torch can use: torch itself (missing, a
-    CPU-only build) before ``CUDA_VISIBLE_DEVICES``, which hides a device only from a CUDA torch."""
+    CPU-only build, or its own warning, e.g. a driver older than its CUDA) before
+    ``CUDA_VISIBLE_DEVICES``, which hides a device only from a CUDA torch that can start."""
     if not torch_imported:
         return "not usable: torch does not import"
     if not torch_cuda_build:
         return "not usable: torch is a CPU-only build"
+    if torch_said:
+        return f"not usable: {torch_said}"
     visible = capabilities.cuda_visible_devices()
     return f"hidden by CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else "not visible to torch"
 
@@ -157,13 +160,14 @@ def gpu_info() -> dict:
     CUDA_VISIBLE_DEVICES=''"): present on the machine, not usable by this run."""
     info: dict = {"available": False, "devices": [], "driver": None, "cuda_version": None,
                   "torch_cuda_build": None}
-    torch_imported = False
+    torch_imported, torch_said = False, ""
     try:
         import torch
 
         torch_imported = True
         info["torch_cuda_build"] = torch.version.cuda
-        if capabilities.cuda_is_available(torch)[0] and torch.cuda.device_count() > 0:
+        available, torch_said = capabilities.cuda_is_available(torch)
+        if available and torch.cuda.device_count() > 0:
             devices = []
             for index in range(torch.cuda.device_count()):
                 props = torch.cuda.get_device_properties(index)
@@ -178,7 +182,7 @@ def gpu_info() -> dict:
         try:
             info["driver"] = pynvml.nvmlSystemGetDriverVersion()
             if not info["devices"]:
-                note = _hidden_note(info["torch_cuda_build"], torch_imported)
+                note = _hidden_note(info["torch_cuda_build"], torch_imported, torch_said)
                 for index in range(pynvml.nvmlDeviceGetCount()):
                     handle = pynvml.nvmlDeviceGetHandleByIndex(index)
                     info["devices"].append({

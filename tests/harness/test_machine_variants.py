@@ -432,8 +432,11 @@ def test_a_driver_older_than_torchs_cuda_is_named_not_the_visible_devices(monkey
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.setattr(torch.version, "cuda", "12.8")
     monkeypatch.setattr(torch.cuda, "is_available", too_old)
-    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setitem(sys.modules, "pynvml", _FakeNvml())
     fp = fingerprint.fingerprint()                           # make doctor: the GPU listing asks first
+    [device] = fp["gpu"]["devices"]                          # NVML's GPU, with torch's words, not the variable's
+    assert device["name"].startswith("NVIDIA H100 80GB HBM3 (not usable: CUDA initialization: The NVIDIA driver")
+    assert "CUDA_VISIBLE_DEVICES" not in device["name"] and "\n" not in device["name"]
     for reason in (fp["capabilities"]["cuda"]["reason"], capabilities.check_cuda().reason):
         assert "driver on your system is too old (found version 11040)." in reason, reason
         assert "unset it" not in reason and "\n" not in reason, reason
