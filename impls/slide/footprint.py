@@ -10,6 +10,7 @@ from __future__ import annotations
 from impls.harness.memory_limit import available_bytes
 from impls.slide.core.config import SlideConfig
 from impls.slide.core.lsh import draw_bytes
+from impls.slide.experiments.run_failures import on_cuda
 from impls.slide.flag_scope import builds_tables
 
 FLOAT32 = 4
@@ -24,8 +25,7 @@ def least_bytes(config: SlideConfig, n_features: int, n_labels: int, method: str
     (:func:`~impls.slide.core.lsh.draw_bytes`) while the weights are held."""
     weights = FLOAT32 * (n_features + n_labels + 1) * config.hidden + FLOAT32 * n_labels
     if not builds_tables(method, config.mode):
-        on_gpu = str(device).split(":", 1)[0] == "cuda"     # cuda or cuda:N
-        return weights if method != "slide" and on_gpu else 3 * weights
+        return weights if method != "slide" and on_cuda(device) else 3 * weights
     drawn = draw_bytes(config.lsh, config.K, config.L, config.hidden, config.binsize, config.simhash_ratio)
     return max(weights + drawn, 3 * weights + FLOAT32 * config.L * n_labels)
 
