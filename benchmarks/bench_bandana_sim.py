@@ -6,7 +6,8 @@ artifact for the report's figures; the classes only name what asv records.
 """
 from impls.harness import profiles
 
-from .common import axes, explain_skips, field, finite, pin_versions, raise_if_skipped, row, track
+from .common import (axes, explain_skips, field, finite, pin_versions, raise_if_skipped, row,
+                     skip_where_skipped, track)
 from .runs import bandana
 
 SIZES = profiles.sizes("bandana_sim")
@@ -30,6 +31,7 @@ class BandanaHeadline:
 
     params, param_names = axes(table=SIZES["tables"])
     setup_cache = bandana.layouts
+    setup = skip_where_skipped
 
     track_effective_bandwidth_gain = track(lambda self, data, table: data["tables"][table]["headline"]["ratio"],
                                            unit="x", direction="higher")
@@ -56,6 +58,7 @@ class LayoutBuild:
 
     params, param_names = axes(table=SIZES["tables"], layout=SIZES["layouts"])
     setup_cache = bandana.layouts
+    setup = skip_where_skipped
 
     track_build_seconds = track(lambda self, data, table, layout: data["tables"][table]["layouts"][layout]["build_seconds"],
                                 unit="s", direction="lower")
@@ -71,6 +74,7 @@ class MiniatureSimulation:
     """Miniature simulation against full simulation: worst absolute error and speed-up."""
 
     setup_cache = bandana.layouts
+    setup = skip_where_skipped
 
     track_max_error_effective_bandwidth = track(lambda self, data: finite(data["miniature"]["max_abs_error_effective_bandwidth"]),
                                                 unit="absolute error", direction="lower", scale="absolute",
@@ -102,6 +106,7 @@ class SimulatorSpeed:
 
     params, param_names = axes(policy=SIZES["policies"])
     setup_cache = bandana.speed
+    setup = skip_where_skipped
 
     track_lookups_per_second = track(lambda self, data, policy: data["policies"][policy]["lookups_per_second"],
                                      unit="lookups/s", direction="higher")
@@ -111,6 +116,7 @@ class SimulatorVsOrderedDict:
     """Policy ``none`` against a plain-Python OrderedDict LRU on the same trace, same run."""
 
     setup_cache = bandana.speed
+    setup = skip_where_skipped
 
     track_ratio = track(lambda self, data: finite(data.get("ratio_none_vs_ordered_dict")), unit="x",
                         direction="higher",

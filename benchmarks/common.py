@@ -273,6 +273,12 @@ def row(pick: Callable[..., object]) -> Callable[..., None]:
     return setup
 
 
+def skip_where_skipped(self, data, *params) -> None:
+    """The ``setup`` of a class whose tracks read its ``setup_cache``'s whole result (no
+    one row): skips the asv way when the experiment was skipped, as :func:`row` does."""
+    raise_if_skipped(data)
+
+
 def cuda_twin(base: type, setup_cache: Callable[..., dict], doc: str) -> type:
     """``base``'s numbers read from ``setup_cache`` (the same experiment on a CUDA device):
     a subclass named ``<base>Cuda`` in ``base``'s module, skipped where the run was; its

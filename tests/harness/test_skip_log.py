@@ -506,3 +506,35 @@ def test_a_plain_not_implemented_in_a_tracks_body_is_logged_a_failure_as_asv_rec
     plain = skip_log.why(logs, "bench_toy.Toy.track_plain", "", COMMIT, None)
     skip = skip_log.why(logs, "bench_toy.Toy.track_skip", "", COMMIT, None)
     assert plain.outcome == skip_log.FAILED and skip.outcome == skip_log.SKIPPED, (plain, skip)
+
+
+def _classes_reading_an_experiment_run():
+    """Every benchmark class whose ``setup_cache`` is an experiment run of
+    ``benchmarks.runs`` (whose result can be ``run_and_store``'s skip marker)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import benchmarks
+
+    for info in pkgutil.iter_modules(benchmarks.__path__):
+        if not info.name.startswith("bench_"):
+            continue
+        module = importlib.import_module(f"benchmarks.{info.name}")
+        for cls in vars(module).values():
+            cache = getattr(cls, "setup_cache", None)
+            if inspect.isclass(cls) and cls.__module__ == module.__name__ \
+                    and getattr(cache, "__module__", "").startswith("benchmarks.runs"):
+                yield cls
+
+
+def test_every_class_reading_an_experiment_run_skips_where_the_run_was_skipped():
+    """asv skips only on NotImplementedError in ``setup``: a class with no setup of its own,
+    whose tracks read a skipped run's marker, fails with a KeyError where it should skip."""
+    classes = list(_classes_reading_an_experiment_run())
+    assert len(classes) > 20, [c.__name__ for c in classes]
+    for cls in classes:
+        first = [values[0] for values in getattr(cls, "params", ())]
+        assert hasattr(cls, "setup"), f"{cls.__module__}.{cls.__name__} has no setup"
+        with pytest.raises(NotImplementedError, match="needs the moon"):
+            cls().setup({"skipped": "needs the moon"}, *first)
