@@ -183,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
         reason = experiments.missing(entry.name, args.device)
         cpu_reason = experiments.missing(entry.name, "cpu")
     if reason:
-        kind = args.device.split(":", 1)[0]
+        kind = experiments.device_kind(args.device)
         if kind not in entry.devices or (kind != "cpu" and "cpu" in entry.devices
                                          and not cpu_reason):  # the device is the cause
             raise cli.UsageError(f"{entry.name} cannot run here: {reason}", "--device",

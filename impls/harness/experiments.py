@@ -85,12 +85,12 @@ class Experiment:
 
     def artifact_for(self, device: str = "cpu") -> str:
         """The artifact name of a run on ``device`` (``cuda:1`` files as ``cuda``)."""
-        kind = device.split(":", 1)[0]
+        kind = device_kind(device)
         return self.artifact if kind == "cpu" else f"{self.artifact}_{kind}"
 
     def requirements(self, device: str = "cpu") -> tuple[str, ...]:
         """Capabilities needed on ``device``: the declared ones, plus ``cuda`` for a CUDA device."""
-        kind = device.split(":", 1)[0]
+        kind = device_kind(device)
         return self.requires + (("cuda",) if kind == "cuda" and "cuda" not in self.requires else ())
 
     def function(self) -> Callable[..., dict]:
@@ -527,12 +527,18 @@ def using_profile(profile: str | None) -> Iterator[str]:
             os.environ["DLSYSBENCH_PROFILE"] = previous
 
 
+def device_kind(device: object) -> str:
+    """The kind of device name ``device``: ``"cuda"`` for ``"cuda"`` or ``"cuda:N"``, and so
+    on; ``"cpu"`` for None or ``""`` (a run record without a device ran on the CPU)."""
+    return str(device or "cpu").split(":", 1)[0]
+
+
 def missing(name: str, device: str = "cpu") -> str | None:
     """Why ``name`` cannot run on ``device`` on this machine, or None when it can."""
     from impls.harness import capabilities
 
     entry = get(name)
-    kind = device.split(":", 1)[0]
+    kind = device_kind(device)
     if kind not in entry.devices:
         return f"{name} runs on {', '.join(entry.devices)}, not {device!r}"
     return capabilities.missing_reason(*entry.requirements(device))
@@ -548,7 +554,7 @@ def run(name: str, *, profile: str | None = None, device: str = "cpu", progress:
     entry = get(name)
     with using_profile(profile) as prof:
         sizes = sizes_for(name, prof)
-        kind = device.split(":", 1)[0]
+        kind = device_kind(device)
         if kind not in entry.devices:
             raise ExperimentError(f"{name} runs on {', '.join(entry.devices)}, not {device!r}")
         reason = missing(name, device)

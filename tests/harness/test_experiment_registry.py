@@ -473,3 +473,9 @@ def experiments_cli_help() -> str:
     from impls.harness import commands
 
     return commands.parser().format_help()
+
+
+def test_a_device_names_kind_drops_its_index_and_none_is_the_cpu():
+    from impls.harness.experiments import device_kind
+    assert [device_kind(d) for d in ("cuda", "cuda:1", "cpu", None, "", "mps:0")] == \
+        ["cuda", "cuda", "cpu", "cpu", "cpu", "mps"]

@@ -20,13 +20,15 @@ import signal
 import sys
 from typing import Any
 
+from impls.harness.experiments import device_kind
+
 FAILED = "failed"
 TARGET_WITHOUT = "target_without"
 
 
 def on_cuda(device: object) -> bool:
     """Whether a run spec's ``device`` is a CUDA device (``"cuda"`` or ``"cuda:N"``)."""
-    return str(device or "cpu").split(":", 1)[0] == "cuda"
+    return device_kind(device) == "cuda"
 
 
 def for_want_of_resources(err: BaseException, device: object = None) -> bool:
