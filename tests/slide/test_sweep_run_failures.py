@@ -82,7 +82,7 @@ def test_other_errors_still_stop_the_sweep(monkeypatch, tmp_path):
             _sweep(monkeypatch, tmp_path, {"dense-cpu": _child_error("ended without an answer", code)})
 
 
-def test_a_gpu_that_cannot_run_the_cuda_run_fails_that_run_alone(monkeypatch, tmp_path):
+def test_a_gpu_that_cannot_run_the_cuda_run_fails_that_run_alone(monkeypatch, tmp_path, capsys):
     """A GPU too old for torch's kernels, busy, or too small: the CUDA run fails, and the
     sweep's CPU runs and their pair stand (they do not depend on the GPU)."""
     monkeypatch.setenv("DLSYSBENCH_PROGRESS_LOG", str(tmp_path / "progress.log"))
@@ -106,6 +106,8 @@ def test_a_gpu_that_cannot_run_the_cuda_run_fails_that_run_alone(monkeypatch, tm
     assert "curve" in runs["slide"] and "curve" in runs["dense-cpu"]
     assert out["speedups"]["dense-cuda/slide"]["value"] is None
     assert "warning: slide_train: run 'dense-cuda' failed (RuntimeError" in (tmp_path / "progress.log").read_text()
+    err = capsys.readouterr().err          # the whole traceback, for a defect in the CUDA path
+    assert "Traceback (most recent call last)" in err and "in call" in err and "no kernel image" in err
 
 
 @pytest.mark.parametrize("device", ["cpu", None])

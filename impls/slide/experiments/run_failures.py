@@ -48,9 +48,14 @@ def for_want_of_resources(err: BaseException, device: object = None) -> bool:
 
 def failed_run(experiment: str, spec: dict[str, Any], err: BaseException) -> dict[str, Any]:
     """``spec`` with ``failed``: ``"<error type>: <message>"`` on one line; said in the
-    progress log (stderr outside a suite run) as it happens."""
+    progress log (stderr outside a suite run) as it happens, and the error's traceback (a
+    child's included, as :mod:`impls.harness.fresh_process` notes it) printed on stderr, as
+    an experiment's failure is: a CUDA run's error may be a defect to find."""
+    import traceback
+
     from impls.harness.progress import log as progress_log
 
+    print("".join(traceback.format_exception(err)).rstrip(), file=sys.stderr, flush=True)
     line = " ".join(f"{type(err).__name__}: {err}".split())
     progress_log(f"warning: {experiment}: run {spec.get('name')!r} failed ({line}); the sweep goes on without it")
     return {**spec, FAILED: line}
