@@ -47,6 +47,13 @@ class BandanaHeadline:
         doc="Optimism a choice on the test trace would add to the headline (1: both choose alike).",
         missing="an artifact from before the choice on the training trace, or a chosen configuration that "
                 "read nothing")
+    track_gain_over_input_order = track(
+        lambda self, data, table: finite(data["tables"][table]["headline"].get("gain_over_input_order")),
+        unit="x (the chosen configuration / the identity layout with its policy)", direction="higher",
+        doc="What the trained layout adds to the ids as numbered, read with the same policy: the headline "
+            "ratio less what the policy alone gives (1 or less: the ids' own order reads as well).",
+        missing="an artifact from before this number, or the ids as numbered, read with the chosen policy, "
+                "read nothing useful")
     track_no_locality_effective_bandwidth = track(
         lambda self, data, table: finite(data["tables"][table]["headline"]["random_prefetch_effective_bandwidth"]),
         unit="fraction of bytes read", direction="context",

@@ -23,7 +23,13 @@ when the cache (the headline fraction of the table's max id + 1 rows, at least o
 the whole table or has room for every distinct id the later half reads (then, but for what
 prefetched neighbours evict, only first reads miss):
 the ratio then says how many of the ids read a block brings in (sparse or hashed ids, which
-``--renumber`` numbers densely, or a trace too short for its table), not a layout's gain. It is
+``--renumber`` numbers densely, or a trace too short for its table), not a layout's gain. So it
+is where the ids as numbered (the identity layout), read with the chosen policy, read at
+least as well as the chosen trained layout: a trace whose numbering already puts the ids one
+query reads together (items numbered by catalogue, or by popularity) gets the ratio from the
+policy reading that order's blocks, and a second line gives the layout's own gain over that
+order (the suite's synthetic traces number their ids at random, where it is the ratio less
+what the policy does alone). It is
 also "not judged" when the one-block floor makes the cache more than :data:`SHARE_LIMIT` (2)
 times the headline fraction of the table (with the suite's 5% and 32-vector blocks: a table of
 fewer than 320 rows, whose cache is over 10% of it): the claim is about a cache of that
@@ -65,6 +71,7 @@ NOT_JUDGED = "not judged"
 #: round a cache up to twice the claim's share (10% for its 5%) and no further.
 SHARE_LIMIT = 2
 _SHARE_REASON = "the cache is "
+_ORDER_REASON = "the ids' own order "
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -126,8 +133,11 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     "test_distinct_ids" (distinct ids the test half reads), "not_judged", "layouts", "headline"}``
     where ``not_judged`` is None, or why the ratio is not the claim's: the cache holds the whole
     table, or has room for every distinct id the test half reads, or (its one-block floor) is
-    more than :data:`SHARE_LIMIT` times the headline fraction of the table (also a note; another
-    says when SHP partitioned nothing, so that its layout is the training-frequency order), and
+    more than :data:`SHARE_LIMIT` times the headline fraction of the table, or the ids as
+    numbered, read with the chosen policy, read at least as well as the chosen configuration
+    (``headline``'s ``gain_over_input_order`` at most 1: the trace's own order, not the trained
+    layout, gives the gain) (also a note; another says when SHP partitioned nothing, so that
+    its layout is the training-frequency order), and
     ``headline`` is
     :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
     plus ``points`` (every configuration at the headline cache fraction). Raises
@@ -212,6 +222,16 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
         note = unpartitioned_note(kind, report["params"])
         if note:
             notes.append(note)
+    head = result["headline"]
+    over_order = head["gain_over_input_order"]
+    if not not_judged and over_order is not None and over_order <= 1:
+        chosen, order = head["best"], head["input_order"]
+        not_judged = (f"{_ORDER_REASON}(identity/{order['policy']}: the ids as numbered, read with the chosen "
+                      f"policy) reads {order['effective_bandwidth']:.4f}, at least the chosen "
+                      f"{chosen['layout']}/{chosen['policy']}'s {chosen['effective_bandwidth']:.4f}: the trace's "
+                      "numbering already puts the ids a query reads in one block, so the ratio over identity/none "
+                      "is the policy reading that order's blocks, not a gain of the trained layout")
+        notes.append(f"{not_judged}; verdict {NOT_JUDGED}")
     at = [{k: p[k] for k in ("layout", "policy", "effective_bandwidth", "hit_rate", "blocks_read")}
           for p in result["points"] if p["cache_fraction"] == fraction]
     return {"source": source["source"], "profile": profile, "notes": notes, "num_vectors": n,
@@ -231,6 +251,17 @@ def verdict(ratio: float) -> tuple[str, str, str]:
     return verdicts.judge_one(CLAIM, ratio)
 
 
+def _not_judged_words(not_judged: str | None) -> str:
+    """Why the ratio is not judged, in a few words for the headline's line; "" when it is."""
+    if not not_judged:
+        return ""
+    if not_judged.startswith(_SHARE_REASON):
+        return "a cache over the claim's share of this small table"
+    if not_judged.startswith(_ORDER_REASON):
+        return "the ids as numbered read at least as well with the same policy: no gain of the layout"
+    return "no layout gain: the cache holds the ids the trace reads"
+
+
 def _print(result: dict[str, Any]) -> None:
     head = result["headline"]
     empty = f" ({result['empty_queries']} of the queries hold no lookup)" if result["empty_queries"] else ""
@@ -248,14 +279,16 @@ def _print(result: dict[str, Any]) -> None:
               f"{p['hit_rate']:.3f}{tag.get((p['layout'], p['policy']), '')}")
     over = head["best_blocks_read_over_baseline"]
     word, paper = result["verdict"], result["paper"]
+    why = _not_judged_words(result["not_judged"])
     print(f"headline: {head['best']['layout']}/{head['best']['policy']} over identity/none = {result['ratio_shown']}x"
           + (f"; NVM blocks read {over:.2f}x the baseline's" if over is not None else "")
-          + ("" if not result["not_judged"] else
-             "  (a cache over the claim's share of this small table, see the note)"
-             if result["not_judged"].startswith(_SHARE_REASON) else
-             "  (no layout gain: the cache holds the ids the trace reads, see the note)"))
+          + (f"  ({why}, see the note)" if why else ""))
+    order, over_order = head["input_order"], head["gain_over_input_order"]
+    print(f"the layout's own gain: {head['best']['layout']}/{head['best']['policy']} over {order['layout']}/"
+          f"{order['policy']} (the ids as numbered, same policy) = "
+          + (f"{over_order:.2f}x" if over_order is not None else "- (the ids as numbered read nothing useful)"))
     if result["not_judged"]:
-        print(f"paper: {paper} (claim {CLAIM}): {word} on this trace (the cache is too large for it, see the note)")
+        print(f"paper: {paper} (claim {CLAIM}): {word} on this trace ({why}, see the note)")
         return
     print(f"paper: {paper} (claim {CLAIM}): {word} on this trace (one run; the report also weighs run-to-run "
           "noise)")

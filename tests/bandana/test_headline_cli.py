@@ -169,3 +169,34 @@ def test_only_prepare_promises_the_renumbered_ids_file():
 
     assert "original_ids.npy" in prepare._parser().format_help()
     assert "original_ids.npy" not in headline._parser().format_help()
+
+
+def test_ids_numbered_so_a_query_reads_neighbours_are_not_the_layouts_gain(tmp_path):
+    """Each query reads ids within 64 consecutive ones (items numbered by catalogue): prefetch
+    on the ids as numbered reads at least as well as any trained layout, so the ratio over
+    identity/none is not the layout's gain and is not judged; scattering the same groups over
+    the id space (a random numbering) makes the trained layout's gain its own again."""
+    rng = np.random.default_rng(2)
+    n, queries = 6400, 4000
+    starts = rng.integers(0, n - 64, size=queries)
+    indices = (starts[:, None] + rng.integers(0, 64, size=(queries, 8))).astype(np.int64)
+    np.save(tmp_path / "o.npy", np.arange(queries + 1, dtype=np.int64) * 8)
+    np.save(tmp_path / "i.npy", indices.reshape(-1))
+    args = ["--offsets", str(tmp_path / "o.npy"), "--indices", str(tmp_path / "i.npy"), "--profile", "smoke"]
+    got = _result(_run(*args, "--json", tmp_path=tmp_path))
+    head = got["headline"]
+    order = next(p for p in head["points"] if (p["layout"], p["policy"]) == ("identity", head["best"]["policy"]))
+    assert head["input_order"]["effective_bandwidth"] == order["effective_bandwidth"]
+    assert head["gain_over_input_order"] == pytest.approx(head["best"]["effective_bandwidth"]
+                                                          / order["effective_bandwidth"], rel=1e-12)
+    assert head["gain_over_input_order"] <= 1 < head["ratio"], head
+    assert got["verdict"] == headline.NOT_JUDGED and got["not_judged"].startswith("the ids' own order")
+    printed = _run(*args, tmp_path=tmp_path).stdout
+    assert "the layout's own gain: " in printed and "(the ids as numbered, same policy)" in printed
+    assert f": {headline.NOT_JUDGED} on this trace (the ids as numbered read at least as well" in printed
+
+    relabel = rng.permutation(n)               # the same co-access, ids numbered at random
+    np.save(tmp_path / "i.npy", relabel[indices.reshape(-1)])
+    scattered = _result(_run(*args, "--json", tmp_path=tmp_path))
+    assert scattered["headline"]["gain_over_input_order"] > 1.5, scattered["headline"]
+    assert scattered["not_judged"] is None and scattered["verdict"] != headline.NOT_JUDGED

@@ -177,6 +177,11 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
     lookup picks the configuration that is scored on it; ``best_on_test`` is the configuration
     the test trace itself would pick, and ``selection_gain`` its ratio over the chosen one's
     (1 when they agree; the optimism a choice on the test trace would add).
+    ``input_order`` is the identity layout with the chosen policy (the ids' own order, read
+    the same way), and ``gain_over_input_order`` the chosen configuration's effective
+    bandwidth over it: the trained layout's own gain, 1 or less where the trace's numbering
+    already puts the ids one query reads in one block (the suite's synthetic traces number
+    their ids at random, so there the two ratios differ only by what the policy does alone).
     """
     s = s or sizes()
     out: dict[str, Any] = {"sizes": s, "tables": {}}
@@ -199,6 +204,7 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
         best, on_train = _chosen_on_train(table, built, bandana, s, name, progress)
         oracle = max(bandana, key=lambda p: p["effective_bandwidth"])
         random_prefetch = next((p for p in at if (p["layout"], p["policy"]) == ("random", "prefetch")), None)
+        input_order = next(p for p in at if (p["layout"], p["policy"]) == ("identity", best["policy"]))
         out["tables"][name] = {
             "num_vectors": table["num_vectors"], "test_lookups": int(table["test_ids"].size),
             "layouts": reports, "points": points,
@@ -217,6 +223,10 @@ def layout_policy_experiment(s: dict[str, Any] | None = None, progress: bool | N
                 "best_blocks_read_over_baseline": (best["blocks_read"] / baseline["blocks_read"]
                                                    if baseline["blocks_read"] else None),
                 "ratio": best["effective_bandwidth"] / baseline["effective_bandwidth"],
+                # the ids' own order with the chosen policy: what the trained layout adds to it
+                "input_order": {k: input_order[k] for k in ("layout", "policy", "effective_bandwidth")},
+                "gain_over_input_order": (best["effective_bandwidth"] / input_order["effective_bandwidth"]
+                                          if input_order["effective_bandwidth"] else None),
                 "random_prefetch_effective_bandwidth":
                     random_prefetch["effective_bandwidth"] if random_prefetch else None,
             },
