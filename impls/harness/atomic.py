@@ -195,9 +195,43 @@ def strict_json(obj: Any) -> Any:
     return obj
 
 
+def json_default(obj: Any) -> Any:
+    """``json``'s ``default``: a numpy scalar or array as the Python number, bool or list it
+    holds, a path as its text. TypeError for any other value: written as its ``str()`` it
+    would read back as text (an ``np.int64`` 6 as ``"6"``), which readers take for data."""
+    if hasattr(obj, "dtype") and hasattr(obj, "tolist"):    # numpy scalars and arrays
+        return obj.tolist()
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    raise TypeError(f"a {type(obj).__module__}.{type(obj).__qualname__} is not JSON data (numbers, strings, "
+                    "booleans, None, lists, dicts)")
+
+
+def _first_not_json(obj: Any, where: str) -> str | None:
+    """Where in ``obj`` (``where`` its name) the first value :func:`json_default` refuses is."""
+    if isinstance(obj, dict):
+        return next((found for k, v in obj.items() if (found := _first_not_json(v, f"{where}.{k}"))), None)
+    if isinstance(obj, (list, tuple)):
+        return next((found for i, v in enumerate(obj) if (found := _first_not_json(v, f"{where}[{i}]"))), None)
+    if obj is None or isinstance(obj, (str, int, float)):
+        return None
+    try:
+        json_default(obj)
+    except TypeError:
+        return where
+    return None
+
+
 def write_json(path: Path, obj: Any) -> Path:
-    """Write ``obj`` as indented JSON to ``path`` atomically; return the path."""
-    return write_bytes(path, json.dumps(obj, indent=1, sort_keys=True, default=str).encode())
+    """Write ``obj`` as indented JSON to ``path`` atomically; return the path. Values as
+    :func:`json_default` writes them; TypeError naming where in ``obj`` one it refuses is,
+    before anything is written."""
+    try:
+        text = json.dumps(obj, indent=1, sort_keys=True, default=json_default)
+    except TypeError as err:
+        where = _first_not_json(obj, "the record")
+        raise TypeError(f"{path}: {where + ' ' if where else ''}{err}") from None
+    return write_bytes(path, text.encode())
 
 
 def fsync_directory(directory: Path) -> None:

@@ -626,7 +626,7 @@ def emit_json(target: str | None, obj) -> bool:
         return False
     obj = atomic.strict_json(obj)
     if target == "-":
-        print(json.dumps(obj, default=str))
+        print(json.dumps(obj, default=atomic.json_default))
         return True
     try:
         atomic.write_json(Path(target), obj)

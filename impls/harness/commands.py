@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from impls.harness import cli, experiments, grid, paths, profiles
+from impls.harness import atomic, cli, experiments, grid, paths, profiles
 from impls.harness.artifacts import artifact_path
 from impls.harness.grid import GridError
 
@@ -224,7 +224,7 @@ def _run(args: argparse.Namespace) -> int:
     if show is not None:
         show(data)
     elif not args.json:
-        print(json.dumps(data, indent=1, default=str))
+        print(json.dumps(data, indent=1, default=atomic.json_default))
     return 0
 
 

@@ -145,3 +145,22 @@ def test_a_report_under_a_machine_name_without_a_profile_draws_its_results_profi
     assert built.profile == "smoke"
     [(path, why)] = [(p, w) for p, w in built.unreadable if "curve_" in p]
     assert path.endswith("curve_full.json") and "whose report reads the 'smoke' profile" in why
+
+
+def test_numpy_values_are_stored_as_the_numbers_they_hold_and_other_objects_refused(monkeypatch, tmp_path):
+    """A run's ``np.int64`` sum read back as the text "6" made a claim blame claims.toml and a
+    figure plot categories; a value JSON cannot hold is refused, named by where it is."""
+    import numpy as np
+
+    monkeypatch.setenv("DLSYSBENCH_ARTIFACTS", str(tmp_path))
+    data = {"points": [{"n": np.int64(3), "sum": np.int64(6), "ok": np.bool_(True), "share": np.float32(0.5),
+                        "hist": np.arange(3, dtype=np.int32), "where": tmp_path / "x"}]}
+    path = artifacts.save_artifact("toy", data, experiment="t.toy", synthetic=True, commit="c" * 40)
+    stored = json.loads(path.read_text())["data"]["points"][0]
+    assert stored == {"n": 3, "sum": 6, "ok": True, "share": 0.5, "hist": [0, 1, 2], "where": str(tmp_path / "x")}
+    assert [type(stored[k]) for k in ("n", "ok", "share")] == [int, bool, float]
+
+    with pytest.raises(TypeError, match=r"the record\.data\.points\[0\]\.seen a builtins\.set is not JSON data"):
+        artifacts.save_artifact("toy", {"points": [{"seen": {1, 2}}]}, experiment="t.toy", synthetic=True,
+                                commit="c" * 40)
+    assert json.loads(path.read_text())["data"]["points"][0]["sum"] == 6     # the earlier record is untouched
