@@ -294,7 +294,9 @@ def test_asv_conf_switches_off_asvs_regression_detection_where_it_would_misjudge
 def test_the_asv_config_block_is_rewritten_in_place_with_its_comments():
     text = (ROOT / "asv.conf.json").read_text()
     declared = directions.declared_directions()
-    assert directions.with_regressions_first_commits(text, declared) == text   # the file is up to date
+    assert directions.with_regressions_first_commits(text, declared) == text, (
+        "asv.conf.json's regressions_first_commits is stale: rewrite it with "
+        "`python scripts/compare.py --write-asv-config`")
     stale = re.sub(r'\n\s*"bench_slide[^\n]*', "", text)             # entries of a bench module lost
     assert stale != text
     fixed = directions.with_regressions_first_commits(stale, declared)
