@@ -23,7 +23,7 @@ import pytest
 from impls.harness import experiments
 
 ROOT = Path(__file__).resolve().parents[1]
-SYSTEMS = ("bandana", "slide", "salus")
+SYSTEMS = experiments.systems()      # every impls/<system>/ with a catalog: a new one is checked too
 MAP_HEADER = "| module | one idea |"
 
 
@@ -81,7 +81,10 @@ def map_problems(system: str, readme: str) -> list[str]:
 
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_every_module_is_in_its_system_s_module_map(system):
-    readme = (ROOT / "impls" / system / "README.md").read_text()
+    path = ROOT / "impls" / system / "README.md"
+    assert path.is_file(), (f"impls/{system}/README.md is missing: a system's README holds its experiment table "
+                            f"(the table whose header starts '| experiment') and its module map ('{MAP_HEADER}')")
+    readme = path.read_text()
     assert table_rows(readme, MAP_HEADER), f"impls/{system}/README.md has no '{MAP_HEADER}' table"
     problems = map_problems(system, readme)
     assert not problems, "\n".join(problems)

@@ -413,6 +413,12 @@ def discover() -> dict[str, Experiment]:
     return dict(sorted(_EXPERIMENTS.items()))
 
 
+def systems() -> tuple[str, ...]:
+    """The systems (``impls/<system>/`` packages) that declare experiments, sorted: what a
+    claim's ``system`` may name and what every system check walks."""
+    return tuple(sorted({entry.system for entry in discover().values()}))
+
+
 def schemas() -> dict[str, dict[str, Any]]:
     """Every declared sizes schema, by profile table (after :func:`discover`)."""
     discover()

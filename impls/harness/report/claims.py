@@ -17,9 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from impls.harness import capabilities
+from impls.harness import capabilities, experiments
 
-SYSTEMS = ("bandana", "slide", "salus")
 # As reports/PAPERS.md labels each fact; "peer" for a peer or follow-up paper's number.
 SOURCES = ("abstract", "text", "code", "approx", "peer")
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -421,7 +420,7 @@ class _Checker:
             self.fail("id", f"id must be lower-case letters, digits and '-', got {claim_id!r}")
         fields: dict[str, Any] = {
             "id": claim_id,
-            "system": self.string("system", choices=SYSTEMS),
+            "system": self.string("system", choices=experiments.systems()),
             "figure": self.string("figure"),
             "statement": self.string("statement"),
             "paper_value": self.paper_value(),
