@@ -144,3 +144,19 @@ def test_a_missing_artifact_gives_the_reason_its_experiments_benchmarks_logged(t
     result, _ = _judged(tmp_path, SWITCHING)   # the newest log's line, and a failure before a skip
     assert result.verdict == f"{NOT_MEASURED}: failed at {NEW[:8]}: RuntimeError: CUDA error: out of memory"
     assert f"no artifact {SWITCHING!r}; {SWITCHING_BENCH} failed at {NEW[:8]}" == result.detail
+
+
+def test_an_artifact_path_picks_an_item_by_a_value_with_a_decimal_point():
+    """A sweep over cache fractions is picked by its fraction: the point is part of the
+    value, not a step of the path; a key=value whose next part is an index still reads."""
+    from impls.harness.report.measure import _walk
+
+    record = {"data": {"points": [{"cache_fraction": 0.05, "hit_rate": 0.3}, {"cache_fraction": 0.4, "hit_rate": 0.6},
+                                  {"cache_fraction": 4, "hit_rate": 0.9, "curve": [7, 8]}],
+                       "runs": [{"name": "slide", "threads": 2}]}}
+    assert _walk(record, "data.points.cache_fraction=0.4.hit_rate") == 0.6
+    assert _walk(record, "data.points.cache_fraction=0.05.hit_rate") == 0.3
+    assert _walk(record, "data.points.cache_fraction=4.curve.1") == 8
+    assert _walk(record, "data.runs.name=slide.threads") == 2
+    with pytest.raises(KeyError, match="cache_fraction=0"):
+        _walk(record, "data.points.cache_fraction=0.7.hit_rate")

@@ -219,21 +219,33 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
 def _walk(record: Any, path: str) -> Any:
     """The value at dotted ``path`` in ``record``: a key of a mapping, an index of a list, or
     ``key=value`` for the one item of a list of mappings whose ``key`` is ``value`` (e.g.
-    ``runs.name=slide``). Raises KeyError naming the first part that does not resolve."""
+    ``runs.name=slide``; a number's decimal point is part of the value where an item has it:
+    ``points.cache_fraction=0.05.hit_rate``). Raises KeyError naming the first part that does
+    not resolve."""
     node = record
-    for part in path.split("."):
+    parts = path.split(".")
+    i = 0
+    while i < len(parts):
+        part = parts[i]
         key, eq, wanted = part.partition("=")
         if isinstance(node, Mapping) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
             node = node[int(part)]
         elif isinstance(node, list) and eq and key:
-            matches = [item for item in node if isinstance(item, Mapping) and str(item.get(key)) == wanted]
-            if len(matches) != 1:
+            decimal = i + 1 < len(parts) and parts[i + 1].isdigit()
+            for value, used in ([(f"{wanted}.{parts[i + 1]}", 2)] if decimal else []) + [(wanted, 1)]:
+                matches = [item for item in node if isinstance(item, Mapping) and str(item.get(key)) == value]
+                if len(matches) == 1:
+                    break
+            else:
                 raise KeyError(part)
             node = matches[0]
+            i += used
+            continue
         else:
             raise KeyError(part)
+        i += 1
     return node
 
 
