@@ -84,6 +84,20 @@ def test_a_cache_with_room_for_every_id_read_is_the_edge(serial):
     assert not any("room for" in note for note in beyond["notes"])
 
 
+def test_the_ids_counted_against_the_cache_are_the_measured_halfs(serial):
+    """The earlier half reads the whole table, the later half only 150 hot ids: the cache of 200
+    holds every id the measured half reads, so the ratio is not judged, whatever the earlier
+    half read."""
+    rng = np.random.default_rng(0)
+    scattered = rng.permutation(4000)
+    earlier, later = rng.integers(0, 4000, 20000), scattered[rng.integers(0, 150, 20000)]
+    ids = np.concatenate([earlier, later]).astype(np.int64)
+    got = _measure(np.arange(0, ids.size + 1, 20, dtype=np.int64), ids, num_vectors=4000)
+    assert got["test_distinct_ids"] == np.unique(later).size == 150
+    assert got["not_judged"].startswith("the cache (200 vectors, 0.05 of a table of 4000 rows) has room for all "
+                                        "the 150 distinct ids")
+
+
 def test_a_table_the_cache_holds_whole_is_not_judged(serial):
     got = _measure(np.arange(201, dtype=np.int64) * 3, np.arange(600, dtype=np.int64) % 10, num_vectors=10)
     assert got["not_judged"].startswith("the cache (32 vectors, at least one block) holds the whole table of 10")

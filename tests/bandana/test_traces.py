@@ -74,6 +74,25 @@ def test_queries_concentrate_in_few_communities(trace):
     assert planted < 0.6 * chance
 
 
+def test_a_query_reads_about_as_many_communities_as_it_draws():
+    """``1 + Poisson(communities_per_query - 1)`` communities a query, each lookup from one of
+    them: a query of 10 lookups or more reads nearly all it drew (popular communities drawn
+    twice lose a little), so about ``communities_per_query``; the one-sided test above passes
+    a generator that reads fewer."""
+    t = generate_trace(0, num_vectors=20000, num_lookups=100000, communities_per_query=2.0, global_fraction=0.0,
+                       with_vectors=False)
+    o, i, c = t["offsets"], t["indices"], t["community"]
+    read = [np.unique(c[i[a:b]]).size for a, b in zip(o[:-1], o[1:]) if b - a >= 10]
+    assert np.mean(read) == pytest.approx(2.0, abs=0.15)     # the draws' own mean varies by ~0.02
+
+
+def test_communities_are_about_community_size_on_average():
+    """Log-normal sizes around ``community_size``: their mean is it (the -sigma^2/2 in the
+    log-mean), not e^(sigma^2/2) times it."""
+    t = generate_trace(0, num_vectors=20000, num_lookups=20000, community_size=64, with_vectors=False)
+    assert np.bincount(t["community"]).mean() == pytest.approx(64, rel=0.1)
+
+
 def _community_share(t, lo, hi):
     ids = t["indices"][int(lo * t["indices"].size):int(hi * t["indices"].size)]
     share = np.bincount(t["community"][ids], minlength=t["community"].max() + 1)

@@ -264,3 +264,13 @@ def test_no_capacity_where_every_rule_places_every_job_gives_no_makespan_number(
     assert cap["static"]["makespan_s"] == [None] * 3 and cap["static"]["makespan_mixes"] == 0
     assert math.isnan(cap["static"]["makespan_mean_s"]) and math.isfinite(cap["salus"]["makespan_mean_s"])
     assert math.isnan(_common_makespan(out, "salus"))
+
+
+def test_the_cpu_sampler_counts_iowait_as_idle(tmp_path):
+    """/proc/stat's fields: user nice system idle iowait irq softirq steal; a core waiting on
+    I/O runs nothing, so busy = total - idle - iowait."""
+    from impls.salus.memory.utilisation import read_proc_stat
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 500 300 0 0 0 0 0\ncpu0 50 0 50 250 150 0 0 0 0 0\n")
+    assert read_proc_stat(str(stat)) == (200, 1000)

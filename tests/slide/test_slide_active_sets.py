@@ -73,3 +73,19 @@ def test_topk_keeps_at_most_k_of_the_most_frequent_ties_included_only_to_k(data)
         assert all(freq.get(j, 0) >= cut for j in kept)                       # nothing below it
         assert len(kept) <= topk, f"{len(kept)} retrieved neurons kept, topk {topk}"
     assert ties, "no sample had a tie at the cut: the test cannot see how ties are broken"
+
+
+def test_the_active_count_counts_a_pool_neuron_a_sample_already_has_once(data):
+    """With batch padding, a sample computes its own set and the batch's shared pool, a neuron
+    in both once: ``active_total`` (mean_active, active_fraction) is the size of their union."""
+    config = SlideConfig(mode="union", batch=BATCH, hidden=16, K=2, L=8, lsh="simhash", threads=1, seed=1,
+                         min_active=120, padding="batch", upkeep="none", bucket_capacity=32)
+    net = SlideNetwork(config, data.n_features, data.n_labels, 16)
+    rows = np.arange(BATCH)
+    net.step(data, rows)
+    pool = set(net._padding_pool().tolist())                 # the next step's pool, drawn from its step count
+    before = net.active_total
+    net.step(data, rows)
+    own = [set(net.act[i, :net.n_act[i]].tolist()) for i in range(BATCH)]
+    assert sum(len(s & pool) for s in own) > 0               # an overlap to count once
+    assert net.active_total - before == sum(len(s | pool) for s in own)

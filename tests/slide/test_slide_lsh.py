@@ -310,6 +310,23 @@ def test_network_rebuilds_at_the_first_rehash_as_the_reference_code():
         assert [i for i in range(1, 1200) if net.rebuild_schedule.due(i)][0] == first
 
 
+def test_each_rebuild_draws_new_hash_functions_and_a_rehash_keeps_them():
+    """The paper's rebuild draws new hash functions (the reference code's every 1000 batches);
+    one that kept the old ones would be a rehash counted as a rebuild."""
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.network import SlideNetwork
+
+    net = SlideNetwork(SlideConfig(threads=1, batch=8, min_active=8, K=4, L=4), 50, 200, 3)
+    seen = [net.tables.lsh.idx.copy()]
+    net.refresh_tables(rebuild=False)
+    assert np.array_equal(net.tables.lsh.idx, seen[0])
+    for _ in range(2):
+        net.refresh_tables(rebuild=True)
+        assert not any(np.array_equal(net.tables.lsh.idx, old) for old in seen)
+        seen.append(net.tables.lsh.idx.copy())
+    assert net.n_rebuild == 2
+
+
 def test_wrong_top_recall_counts_only_wrong_labels_the_tables_retrieve():
     from impls.slide.data.dataset import XCData
     from impls.slide.core.retrieval import wrong_top_recall

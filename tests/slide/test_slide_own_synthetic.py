@@ -152,3 +152,22 @@ def _concat(a: dataset.XCData, b: dataset.XCData) -> dataset.XCData:
                           np.concatenate([a.values, b.values]),
                           np.concatenate([a.label_indptr, b.label_indptr[1:] + a.label_indptr[-1]]),
                           np.concatenate([a.labels, b.labels]), a.n_features, a.n_labels)
+
+
+def test_both_splits_tf_idf_weigh_by_the_training_splits_document_frequencies():
+    """The test split's values use the training split's document frequencies, never its own
+    (a test point's features must not weigh the test set); recomputed here from the raw term
+    counts with numpy."""
+    from impls.slide.data.xc_data import generate, generate_rows
+
+    params = dict(n_features=20000, n_labels=5450)
+    n_train, n_test = 2000, 600
+    arrays = generate(2, n_train, n_test, **params)
+    train = generate_rows(2, 0, n_train, n_train=n_train, n_test=n_test, **params)
+    idf = np.log((1 + n_train) / (1 + np.bincount(train.indices, minlength=params["n_features"]))) + 1
+    for prefix, first, n in (("train_", 0, n_train), ("test_", n_train, n_test)):
+        rows = generate_rows(2, first, n, n_train=n_train, n_test=n_test, **params)
+        raw = rows.values.astype(np.float64) * idf[rows.indices]
+        norms = np.sqrt(np.add.reduceat(raw ** 2, rows.indptr[:-1]))
+        expected = raw / np.repeat(norms, np.diff(rows.indptr))
+        np.testing.assert_allclose(arrays[prefix + "values"], expected, rtol=1e-5, err_msg=prefix)
