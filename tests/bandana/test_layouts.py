@@ -214,3 +214,31 @@ def test_flat_kmeans_has_a_cluster_per_block_rounded_up(n, clusters):
     layout = L.kmeans_layout(x, vectors_per_block=32, niter=2)
     assert layout.params["clusters"] == clusters
     assert np.array_equal(np.sort(layout.permutation), np.arange(n))
+
+
+def test_two_level_kmeans_packs_by_cluster_then_sub_cluster_then_id_with_per_cluster_seeds(monkeypatch):
+    """The documented order (cluster, sub-cluster, id), so a block that straddles two groups
+    holds sibling sub-clusters; and sub-cluster runs seeded seed + 1 + cluster. The K-means
+    labels are fixed here, so the order is checked against them, not against faiss."""
+    rng = np.random.default_rng(0)
+    n = 600
+    top = rng.integers(0, 5, n)
+    calls = []
+
+    def assign(x, k, niter, seed):
+        calls.append((x.shape[0], k, seed))
+        return top.copy() if x.shape[0] == n else np.random.default_rng(seed).integers(0, k, x.shape[0])
+
+    monkeypatch.setattr(L, "_kmeans_assign", assign)
+    layout = L.kmeans_two_level_layout(rng.normal(size=(n, 4)).astype(np.float32), clusters=5, subclusters=3,
+                                       seed=10)
+    assert [seed for _, _, seed in calls] == [10] + [11 + c for c in range(5)]
+    perm = layout.permutation
+    cluster = top[perm]
+    sub = np.empty(n, np.int64)
+    order = np.argsort(top, kind="stable")
+    for c in range(5):
+        members = order[top[order] == c]
+        sub[members] = np.random.default_rng(11 + c).integers(0, 3, members.size)
+    keys = list(zip(cluster.tolist(), sub[perm].tolist(), perm.tolist()))
+    assert keys == sorted(keys)

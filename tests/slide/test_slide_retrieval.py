@@ -130,6 +130,35 @@ def test_recall_probe_sees_fresh_tables_as_fresh():
     assert probe_point(net, test, rows, 3)["stored_codes_fresh"] < 1.0
 
 
+def test_recall_probe_scores_k_wrong_labels_even_when_the_true_ones_rank_first(monkeypatch):
+    """The probe ranks k + (true labels) so that k wrong ones remain when the model puts the
+    true labels on top, late in training, the regime the probe is for."""
+    from impls.slide.core import retrieval
+    from impls.slide.core.config import SlideConfig
+    from impls.slide.core.network import SlideNetwork
+    from impls.slide.data import xc_data
+    from impls.slide.data.dataset import XCData
+    from impls.slide.experiments.recall_probe import probe_point
+
+    arrays = xc_data.generate(seed=2, n_train=300, n_test=60, n_features=500, n_labels=400,
+                              labels_per_point=2.0, nnz_per_point=20)
+    test = XCData.from_arrays(arrays, "test_")
+    net = SlideNetwork(SlideConfig(K=3, L=8, batch=32, min_active=20, threads=1), test.n_features, test.n_labels, 8)
+    rows = np.arange(20)
+    net.b2[np.unique(test.labels)] = 100.0                   # every true label outranks every wrong one
+    scored = []
+    real = retrieval.wrong_top
+
+    def recording(ranked, truth, k):
+        wrong = real(ranked, truth, k)
+        scored.append(wrong.size)
+        return wrong
+
+    monkeypatch.setattr(retrieval, "wrong_top", recording)
+    probe_point(net, test, rows, 0)
+    assert scored and set(scored) == {10}
+
+
 def test_hash_agreement_is_one_for_a_label_whose_weights_are_the_query():
     from impls.slide.core.config import SlideConfig
     from impls.slide.core.network import SlideNetwork
