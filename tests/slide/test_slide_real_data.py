@@ -134,7 +134,10 @@ def test_registry_manifest_reads_the_pair_beside_the_training_file(files, tiny_p
 def test_split_beside_and_missing_real_data():
     assert dataset.split_beside("/d/amazon_train.txt") == Path("/d/amazon_test.txt")
     assert dataset.split_beside("/d/constrained_train.txt") == Path("/d/constrained_test.txt")
-    with pytest.raises(dataset.RealDataMismatch, match="no 'train'.*give the training file, not the test split"):
+    assert dataset.split_beside("/d/Amazon_Train.txt") == Path("/d/Amazon_Test.txt")     # any case, kept
+    assert dataset.split_beside("/d/AMAZON_TRAIN.TXT") == Path("/d/AMAZON_TEST.TXT")
+    assert dataset.split_beside("/d/train_x_train.txt") == Path("/d/train_x_test.txt")   # the last one
+    with pytest.raises(dataset.RealDataMismatch, match=r"no 'train' \(in any case\).*give the training file, named with 'train'"):
         dataset.split_beside("/d/amazon_test.txt")       # the test split given where the training file goes
 
 

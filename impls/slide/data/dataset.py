@@ -263,15 +263,19 @@ def claimed_real_set(*paths: str | Path) -> str | None:
 
 
 def split_beside(train_path: str | Path) -> Path:
-    """The test split beside a training file: its name with its last 'train' replaced by
-    'test' (train.txt -> test.txt, amazon_train.txt -> amazon_test.txt, constrained_train.txt
-    -> constrained_test.txt)."""
+    """The test split beside a training file: its name with its last 'train', in any case,
+    replaced by 'test' in the same case (train.txt -> test.txt, amazon_train.txt ->
+    amazon_test.txt, Amazon_Train.txt -> Amazon_Test.txt, TRAIN.TXT -> TEST.TXT)."""
     train_path = Path(train_path)
-    if "train" not in train_path.name:
-        raise RealDataMismatch(f"{train_path}: cannot find the test split beside it (the file name "
-                               "has no 'train' to replace by 'test'): give the training file, not the test split")
-    head, _, tail = train_path.name.rpartition("train")
-    return train_path.with_name(f"{head}test{tail}")
+    name = train_path.name
+    at = name.lower().rfind("train")
+    if at < 0:
+        raise RealDataMismatch(f"{train_path}: cannot find the test split beside it: the file name has no 'train' "
+                               "(in any case) to replace by 'test'; give the training file, named with 'train', "
+                               "and its test split beside it, named the same with 'test'")
+    word = name[at:at + 5]
+    test = "TEST" if word.isupper() else "Test" if word[0].isupper() else "test"
+    return train_path.with_name(f"{name[:at]}{test}{name[at + 5:]}")
 
 
 def __getattr__(name: str):
