@@ -535,8 +535,9 @@ def using_profile(profile: str | None) -> Iterator[str]:
 
 def device_kind(device: object) -> str:
     """The kind of device name ``device``: ``"cuda"`` for ``"cuda"`` or ``"cuda:N"``, and so
-    on; ``"cpu"`` for None or ``""`` (a run record without a device ran on the CPU)."""
-    return str(device or "cpu").split(":", 1)[0]
+    on; ``"cpu"`` for None (a run record without a device ran on the CPU); ``""`` for ``""``
+    (no device, which every experiment refuses)."""
+    return "cpu" if device is None else str(device).split(":", 1)[0]
 
 
 def missing(name: str, device: str = "cpu") -> str | None:

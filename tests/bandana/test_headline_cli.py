@@ -200,3 +200,51 @@ def test_ids_numbered_so_a_query_reads_neighbours_are_not_the_layouts_gain(tmp_p
     scattered = _result(_run(*args, "--json", tmp_path=tmp_path))
     assert scattered["headline"]["gain_over_input_order"] > 1.5, scattered["headline"]
     assert scattered["not_judged"] is None and scattered["verdict"] != headline.NOT_JUDGED
+
+
+def _point(layout, policy, bandwidth):
+    return {"layout": layout, "policy": policy, "effective_bandwidth": bandwidth}
+
+
+@pytest.mark.parametrize("policy", ["prefetch", "lowpri", "shadow"])
+def test_the_own_order_rule_reads_the_chosen_policy_and_needs_locality_over_a_random_order(policy):
+    """Not judged only where the ids as numbered, read with the chosen policy, read at least
+    as well as the chosen layout and clearly better than a random order read the same way: a
+    trace without locality reads alike in every order (chance decides which is ahead), and
+    its low ratio is the verdict's to judge."""
+    other = "prefetch" if policy != "prefetch" else "shadow"
+
+    def reason(chosen, identity, random, distractor=0.5):
+        points = [_point("identity", policy, identity), _point("random", policy, random),
+                  _point("identity", other, distractor), _point("random", other, 0.01)]
+        head = {"best": _point("shp", policy, chosen), "input_order": _point("identity", policy, identity)}
+        return headline.input_order_reason(head, points)
+
+    said = reason(chosen=0.099, identity=0.193, random=0.033)
+    assert said.startswith("the ids' own order (identity/" + policy) and "5.85x a random order" in said
+    assert reason(chosen=0.0329, identity=0.0329, random=0.0328) is None      # no locality anywhere
+    assert reason(chosen=0.0330, identity=0.0329, random=0.0200) is None      # the layout adds to the order
+    assert reason(chosen=0.0329, identity=0.0329, random=0.0300) is None      # within 1.1x of random
+
+
+def test_the_input_order_is_identity_with_the_policy_chosen_not_always_prefetch(monkeypatch):
+    """``input_order`` is the identity point with the chosen configuration's policy, whichever
+    policy the training trace chose."""
+    monkeypatch.setenv("DLSYSBENCH_DASK_SCHEDULER", "serial")
+    chosen = {}
+    real = simulation._chosen_on_train
+
+    def choose_shadow(table, built, candidates, s, name, progress):
+        pick, scores = real(table, built, candidates, s, name, progress)
+        chosen["it"] = next(c for c in candidates if c["policy"] == "shadow")
+        return chosen["it"], scores
+
+    monkeypatch.setattr(simulation, "_chosen_on_train", choose_shadow)
+    head = simulation.layout_policy_experiment(dict(simulation.sizes("smoke"), tables=["bandana-user"]),
+                                               progress=False, side_studies=False)["tables"]["bandana-user"]
+    at = [p for p in head["points"] if p["cache_fraction"] == head["headline"]["cache_fraction"]]
+    identity_shadow = next(p for p in at if (p["layout"], p["policy"]) == ("identity", "shadow"))
+    assert head["headline"]["input_order"] == {"layout": "identity", "policy": "shadow",
+                                               "effective_bandwidth": identity_shadow["effective_bandwidth"]}
+    assert head["headline"]["gain_over_input_order"] == pytest.approx(
+        chosen["it"]["effective_bandwidth"] / identity_shadow["effective_bandwidth"], rel=1e-12)

@@ -478,4 +478,6 @@ def experiments_cli_help() -> str:
 def test_a_device_names_kind_drops_its_index_and_none_is_the_cpu():
     from impls.harness.experiments import device_kind
     assert [device_kind(d) for d in ("cuda", "cuda:1", "cpu", None, "", "mps:0")] == \
-        ["cuda", "cuda", "cpu", "cpu", "cpu", "mps"]
+        ["cuda", "cuda", "cpu", "cpu", "", "mps"]
+    with pytest.raises(experiments.ExperimentError, match="runs on cpu, not ''"):
+        experiments.run("bandana.layouts", device="")          # refused before any work, as before

@@ -158,5 +158,8 @@ def test_an_artifact_path_picks_an_item_by_a_value_with_a_decimal_point():
     assert _walk(record, "data.points.cache_fraction=0.05.hit_rate") == 0.3
     assert _walk(record, "data.points.cache_fraction=4.curve.1") == 8
     assert _walk(record, "data.runs.name=slide.threads") == 2
-    with pytest.raises(KeyError, match="cache_fraction=0"):
+    record["data"]["runs"] += [{"name": "torch-2.1.0", "lr": 2.5e-05, "threads": 4}]
+    assert _walk(record, "data.runs.name=torch-2.1.0.threads") == 4
+    assert _walk(record, "data.runs.lr=2.5e-05.threads") == 4
+    with pytest.raises(KeyError, match=r"'cache_fraction=0\.7\.hit_rate'"):      # the path as written
         _walk(record, "data.points.cache_fraction=0.7.hit_rate")

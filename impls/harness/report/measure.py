@@ -219,9 +219,10 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
 def _walk(record: Any, path: str) -> Any:
     """The value at dotted ``path`` in ``record``: a key of a mapping, an index of a list, or
     ``key=value`` for the one item of a list of mappings whose ``key`` is ``value`` (e.g.
-    ``runs.name=slide``; a number's decimal point is part of the value where an item has it:
-    ``points.cache_fraction=0.05.hit_rate``). Raises KeyError naming the first part that does
-    not resolve."""
+    ``runs.name=slide``; a value's own dots are part of it where an item has that value:
+    ``points.cache_fraction=0.05.hit_rate``, ``runs.lr=2.5e-05.p_at_1``: the longest value an
+    item has is taken). Raises KeyError naming the path from the first part that does not
+    resolve."""
     node = record
     parts = path.split(".")
     i = 0
@@ -233,18 +234,18 @@ def _walk(record: Any, path: str) -> Any:
         elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
             node = node[int(part)]
         elif isinstance(node, list) and eq and key:
-            decimal = i + 1 < len(parts) and parts[i + 1].isdigit()
-            for value, used in ([(f"{wanted}.{parts[i + 1]}", 2)] if decimal else []) + [(wanted, 1)]:
+            for used in range(len(parts) - i, 0, -1):      # the value with the most of the parts after it
+                value = ".".join([wanted, *parts[i + 1:i + used]])
                 matches = [item for item in node if isinstance(item, Mapping) and str(item.get(key)) == value]
                 if len(matches) == 1:
                     break
             else:
-                raise KeyError(part)
+                raise KeyError(".".join(parts[i:]))
             node = matches[0]
             i += used
             continue
         else:
-            raise KeyError(part)
+            raise KeyError(".".join(parts[i:]))
         i += 1
     return node
 

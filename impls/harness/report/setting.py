@@ -70,7 +70,7 @@ def mixed_devices_text(claim: Claim, record: Mapping[str, Any]) -> str:
     a CUDA device against one on the CPU (SLIDE on the CPU against dense on a GPU, as the
     paper set SLIDE against TF-GPU); "" otherwise."""
     runs = _compared_runs(claim, record)
-    kinds = [device_kind(r.get("device")) for r in runs]
+    kinds = [device_kind(r.get("device") or None) for r in runs]
     if sorted(kinds) != ["cpu", "cuda"]:
         return ""               # not one of each (both on one device, another device, not known)
     cuda, cpu = (runs[0], runs[1]) if kinds[0] == "cuda" else (runs[1], runs[0])
