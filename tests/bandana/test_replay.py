@@ -384,6 +384,18 @@ def test_each_turn_is_compared_with_the_fio_runs_around_it():
     assert _spread([]) is None
 
 
+def test_a_replay_is_compared_with_the_mean_of_the_fio_runs_that_bracket_it():
+    """fio before and after the replay, their mean the ceiling: the drive's drift between them
+    moves both sides alike (fio at 100 and 200 IO/s around a replay of 150 reads/s is 1.0)."""
+    from impls.bandana.experiments.replay import _against_fio
+
+    runs = [{"iops": 100.0}, {"iops": 200.0}]
+    assert _against_fio(150.0, runs) == (runs, 150.0, 1.0)
+    assert _against_fio(150.0, list(reversed(runs)))[1:] == (150.0, 1.0)
+    assert _against_fio(150.0, [runs[0], None]) == ([], None, None)
+    assert _against_fio(150.0, []) == ([], None, None)
+
+
 @pytest.mark.parametrize("streamed", [False, True], ids=["in-memory", "streamed"])
 def test_experiment_and_figures_on_a_tiny_configuration(store_dir, monkeypatch, tmp_path, streamed):
     """Also with the trace and the table's values read from the streamed .npy copy (full's

@@ -407,6 +407,17 @@ def test_a_run_at_the_target_from_its_first_evaluation_has_its_time_flagged_an_u
     assert at_zero["time_to_target_s"] == 0.0 and at_zero["time_to_target_is_upper_bound"] is False
 
 
+def test_the_margin_over_the_popular_label_is_on_the_fewest_test_points():
+    """Runs scored on 300 and 5,000 test points: the margin is the noisier one's (2 standard
+    errors of 0.05 on 300 points: 0.025), so 0.065 is no target; on 5,000 alone it would be."""
+    def run(final, points):
+        return {"curve": [], "baseline_p_at_1": 0.05, "final_p_at_1": final, "eval_points": points}
+
+    assert targets.target_p_at_1([run(0.065, 300), run(0.05, 5000)], 0.5) is None
+    assert targets.target_p_at_1([run(0.065, 5000)], 0.5) == pytest.approx(0.0575)
+    assert "(0.025 on 300 test points)" in targets.no_target_reason([run(0.065, 300), run(0.05, 5000)])
+
+
 def test_no_target_when_no_run_beats_the_most_popular_label():
     def run(name, finals, final):
         return {"name": name, "curve": [{"seconds": t, "iteration": 10 * t, "p_at_1": p} for t, p in finals],

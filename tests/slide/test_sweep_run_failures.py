@@ -225,3 +225,38 @@ def test_a_run_the_machine_could_not_run_is_a_skip_with_its_reason():
     sweep = {"runs": [{"name": "dense-cuda", "skipped": "needs CUDA: no NVIDIA GPU found on this machine"}]}
     with pytest.raises(NotImplementedError, match="no NVIDIA GPU found"):
         bench_slide._run(sweep, "dense-cuda")
+
+
+def test_each_question_of_the_secondary_sweep_has_its_own_target(monkeypatch, tmp_path):
+    """One target per question: the batch runs' set from the batch runs, the hash runs' from
+    the hash runs (the sweep's own SLIDE run is in both)."""
+    from impls.slide.experiments import secondary
+
+    asked = []
+    real = secondary.add_targets
+
+    def recording(runs, fraction):
+        asked.append([r["name"] for r in runs])
+        target = real(runs, fraction)
+        asked[-1].append(target)
+        return target
+
+    monkeypatch.setattr(secondary, "add_targets", recording)
+    out, _ = _secondary(monkeypatch, tmp_path, {})
+    assert asked == [["slide-b256", "dense-b256", out["target_p_at_1"]],
+                     ["slide-b256", "slide-simhash-K6-L10", out["hash_target_p_at_1"]]]
+
+
+def test_a_hash_entry_reads_its_runs_own_numbers():
+    from impls.slide.experiments.secondary import _hash_entry
+
+    run = {"name": "x", "final_p_at_1": 0.1, "active_fraction": 0.02, "samples_per_second": 5.0,
+           "final_lsh_recall": 0.8, "final_lsh_random_recall": 0.1, "final_lsh_retrieved": 300.0,
+           "lsh_recall_k": 10, "time_to_target_s": 12.0, "curve": [{"seconds": 1.0, "p_at_1": 0.1}]}
+    entry = _hash_entry("simhash", 6, 10, run)
+    assert {k: entry[k] for k in ("lsh", "K", "L", "name", "final_p_at_1", "active_fraction", "samples_per_second",
+                                  "lsh_recall", "lsh_random_recall", "lsh_retrieved", "lsh_recall_k",
+                                  "time_to_target_s")} == {
+        "lsh": "simhash", "K": 6, "L": 10, "name": "x", "final_p_at_1": 0.1, "active_fraction": 0.02,
+        "samples_per_second": 5.0, "lsh_recall": 0.8, "lsh_random_recall": 0.1, "lsh_retrieved": 300.0,
+        "lsh_recall_k": 10, "time_to_target_s": 12.0}
