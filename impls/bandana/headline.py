@@ -142,9 +142,8 @@ def measure(source: dict[str, Any], profile: str, progress: bool | None = None) 
     more than :data:`SHARE_LIMIT` times the headline fraction of the table, or the ids as
     numbered, read with the chosen policy, read at least as well as the chosen configuration
     and clearly better than a random order (:func:`input_order_reason`: the trace's own order,
-    not the trained layout, gives the gain) (also a note; another says when SHP partitioned nothing, so that
-    its layout is the training-frequency order), and
-    ``headline`` is
+    not the trained layout, gives the gain); each also a note, and another note says when SHP
+    partitioned nothing, so that its layout is the training-frequency order. ``headline`` is
     :func:`~impls.bandana.experiments.simulation.layout_policy_experiment`'s for the table
     plus ``points`` (every configuration at the headline cache fraction). Raises
     :class:`impls.bandana.prepare.PrepareError` when the trace, or either half of the split
