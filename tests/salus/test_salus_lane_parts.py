@@ -283,6 +283,42 @@ def test_fair_serving_simulation_and_devices_needed():
     assert inference.devices_needed({"a": 10.0, "b": 10.0}, streams, 100.0, min_devices=2)["devices"] == 2
 
 
+def test_served_latency_runs_from_the_requests_arrival_to_its_end():
+    """Latency = finish - arrival, the wait in the queue included. On a fake clock, 10 ms per
+    request: a's first (0-10 ms), b's (10-20), a's second (20-30), then idle until a's third
+    arrives at 100 ms (100-110): a [10, 30, 10] ms, b [20] ms; each served in 10 ms."""
+    from impls.salus.core.devices import CpuDevice
+    from salus_fakes import FakeClock
+
+    clock = FakeClock()
+
+    class Model:
+        def step(self):
+            clock.t += 0.010
+
+    streams = {"a": [0.0, 0.0, 0.1], "b": [0.0]}
+    out = inference.serve_fair({"a": Model(), "b": Model()}, streams, CpuDevice(clock),
+                               clock=clock, sleep=clock.sleep)
+    assert out["a"]["latencies_ms"] == [pytest.approx(10.0), pytest.approx(30.0), pytest.approx(10.0)]
+    assert out["b"]["latencies_ms"] == [pytest.approx(20.0)]
+    assert out["a"]["service_ms"] == [pytest.approx(10.0)] * 3
+    assert out["_wall_s"] == pytest.approx(0.11) and out["_busy_s"] == pytest.approx(0.04)
+
+
+def test_each_of_k_models_offers_a_kth_of_the_load():
+    """rate = load / (K x service time): with load 0.5 over K = 2 models, a (10 ms) gets
+    0.5 / (2 x 0.01 s) = 25 requests/s and b (40 ms) 6.25/s, so over 1000 s about 25,000 and
+    6,250 arrivals, and the two together keep half of one device busy."""
+    duration = 1000.0
+    streams = inference.request_streams({"a": 10.0, "b": 40.0}, load=0.5, duration_s=duration, seed=0)
+    assert len(streams["a"]) == pytest.approx(25_000, rel=0.03)
+    assert len(streams["b"]) == pytest.approx(6_250, rel=0.05)
+    offered = (len(streams["a"]) * 0.010 + len(streams["b"]) * 0.040) / duration
+    assert offered == pytest.approx(0.5, rel=0.03)
+    assert all(0.0 <= t <= duration for ts in streams.values() for t in ts)
+    assert all(ts == sorted(ts) for ts in streams.values())
+
+
 def test_inference_smoke_serves_every_request():
     out = inference.inference_experiment(profiles.sizes("salus_inference", "smoke"), "cpu", progress=False)
     for setup in ("shared", "one_per_device"):

@@ -109,6 +109,29 @@ def test_admission_waits_for_memory_and_a_too_big_job_fails():
     assert by_id[1]["admitted_s"] == pytest.approx(0.1)  # after job 0's 10 iterations of 10 ms
 
 
+def test_average_jct_is_over_the_done_jobs_only():
+    """FIFO, all at t=0: job 0 runs 5 x 10 ms (done at 0.05 s), job 1 fails at its third
+    iteration (0.07 s), job 2 runs 5 x 10 ms (done at 0.12 s), and job 3 never fits the budget.
+    The average JCT is over the two done jobs: (0.05 + 0.12) / 2."""
+    specs = [(0, 0.0, 10.0, 5, None, 100), (1, 0.0, 10.0, 5, 2, 100), (2, 0.0, 10.0, 5, None, 100),
+             (3, 0.0, 10.0, 5, None, 10_000)]
+    res, _ = run_fake("fifo", specs, budget=300)
+    assert res["done"] == 2 and res["failed"] == [1, 3]
+    assert [j["jct_s"] for j in res["jobs"] if j["status"] == "done"] == [pytest.approx(0.05), pytest.approx(0.12)]
+    assert res["avg_jct_s"] == pytest.approx((0.05 + 0.12) / 2)
+
+
+def test_the_executors_overhead_leaves_out_the_time_it_slept_waiting_for_arrivals():
+    """Two 1-iteration jobs of 10 ms, 10 s apart, on a fake clock that moves only in steps and
+    sleeps: the executor slept 9.99 s waiting for the second one, ran 20 ms, and spent nothing
+    else, so its per-iteration overhead is 0 (not the 10 s gap spread over 2 iterations)."""
+    res, _ = run_fake("fifo", [(0, 0.0, 10.0, 1, None, 0), (1, 10.0, 10.0, 1, None, 0)])
+    assert res["wall_s"] == pytest.approx(10.01)
+    assert res["busy_s"] == pytest.approx(0.02) and res["idle_s"] == pytest.approx(9.99)
+    assert res["overhead_s"] == pytest.approx(0.0, abs=1e-9)
+    assert res["overhead_us_per_iteration"] == pytest.approx(0.0, abs=1e-3)
+
+
 def test_srtf_preempts_a_long_job_when_a_short_one_arrives():
     specs = [(0, 0.0, 10.0, 100, None, 0), (1, 0.105, 10.0, 3, None, 0)]
     res, _ = run_fake("srtf", specs)
@@ -327,6 +350,29 @@ def test_the_in_run_simulation_of_pack_overlaps_iterations_only_on_a_device_with
     scheduling._measured_run([{"job_id": 0}], "pack", device=device, before=profile, profile_now=lambda: profile,
                              budget=None, peaks={"w": 1}, fallback_ms={"w": 2.0})
     assert packs == ["interleave", inrun_pack]   # profiled times: the sum (no overlap assumed)
+
+
+def test_the_simulation_adds_the_runs_overhead_per_iteration_in_milliseconds(monkeypatch):
+    """The executor reports its overhead in microseconds per iteration; the simulator takes
+    ``overhead_ms``. A run with 500 us per iteration: one job of 4 iterations of 2 ms is
+    simulated at 4 x (2 + 0.5) ms = 10 ms, in both simulations."""
+    import types
+
+    from impls.salus.experiments import scheduling
+
+    result = {"jobs": [{"job_id": 0, "workload": "w", "iterations_done": 4, "device_ms": 8.0, "status": "done",
+                        "jct_s": 0.010, "mean_iteration_ms": 2.0}],
+              "avg_jct_s": 0.010, "makespan_s": 0.010, "failed": [], "overhead_us_per_iteration": 500.0,
+              "wall_s": 0.010, "idle_s": 0.0}
+    monkeypatch.setattr(scheduling, "run_trace", lambda *args, **kwargs: result)
+    profile = {"w": {"iteration_ms_p50": 2.0, "iteration_ms_warm_p50": 2.0}}
+    trace = [{"job_id": 0, "workload": "w", "arrival_s": 0.0, "iterations": 4, "peak_bytes": 1}]
+    row, _ = scheduling._measured_run(trace, "fifo", device=types.SimpleNamespace(has_streams=False),
+                                      before=profile, profile_now=lambda: profile, budget=None, peaks={"w": 1},
+                                      fallback_ms={"w": 2.0})
+    assert row["sim"]["avg_jct_s"] == pytest.approx(4 * (2.0 + 0.5) / 1e3)
+    assert row["sim_inrun"]["avg_jct_s"] == pytest.approx(4 * (2.0 + 0.5) / 1e3)
+    assert row["sim_error"] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_offered_load_is_the_arrival_rate_times_the_mean_work():

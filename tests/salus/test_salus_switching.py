@@ -77,6 +77,38 @@ def test_inprocess_measurement_leaves_both_jobs_usable():
     b.step()
 
 
+def test_inprocess_iteration_ms_is_b_following_itself_and_the_switch_cost_what_a_adds(monkeypatch):
+    """On a fake clock, B's iteration takes 1 ms after B and 5 ms right after A (cold caches).
+    ``iteration_ms`` is B's device time when it follows itself (1 ms), and the switch cost is
+    B after A minus B after B (5 - 1 = 4 ms), in every repeat."""
+    import functools
+
+    from impls.salus.core import switching
+    from salus_fakes import FakeClock
+
+    clock = FakeClock()
+    last = [None]
+
+    class Job:
+        def __init__(self, job_id, ms_after_self, ms_after_other):
+            self.job_id, self.workload, self.total_iterations = job_id, f"w{job_id}", 1
+            self.ms_after_self, self.ms_after_other = ms_after_self, ms_after_other
+
+        def step(self):
+            clock.t += (self.ms_after_self if last[0] is self else self.ms_after_other) / 1e3
+            last[0] = self
+
+        def release(self):
+            pass
+
+    monkeypatch.setattr(switching, "Executor", functools.partial(Executor, clock=clock, sleep=clock.sleep))
+    a, b = Job(900, 3.0, 3.0), Job(901, 1.0, 5.0)
+    out = measure_inprocess(a, b, CpuDevice(clock), repeats=3, warmup=1)
+    assert out["iteration_ms"] == [pytest.approx(1.0)] * 3
+    assert out["inprocess_ms"] == [pytest.approx(4.0)] * 3
+    assert out["inprocess_gap_ms"] == [pytest.approx(0.0, abs=1e-9)] * 3
+
+
 def test_cpu_memory_estimate_counts_state_and_activations():
     job = build_job("mlp_b64", seed=0)
     mem = estimate_job_memory(job)
@@ -319,6 +351,41 @@ def test_cuda_memory_measurement_uses_allocator_peak():
 
     mem = CudaDevice(cuda=cuda).measure_job_memory(MemJob())
     assert mem == {"persistent_bytes": 1000, "ephemeral_bytes": 4000, "peak_bytes": 5000, "method": "cuda_allocator"}
+
+
+def test_cuda_ephemeral_bytes_are_above_what_stays_allocated_after_the_iteration():
+    """A first step that creates optimizer state (allocated 1000 B before it, 1500 B after it,
+    peak 1700 B): the 500 B of state are persistent (counted from the job's tensors), and
+    ephemeral is the peak above the larger of before and after, 1700 - 1500 = 200 B, not the
+    state counted a second time."""
+    cuda = FakeCuda()
+
+    class StatefulJob:
+        def persistent_tensors(self):
+            return [torch.zeros(125)]  # 500 bytes
+
+        def step(self, count=True):
+            cuda.allocated = 1500      # the optimizer's state, created now and kept
+            cuda.peak = 1700           # activations, freed when the step ends
+
+    mem = CudaDevice(cuda=cuda).measure_job_memory(StatefulJob())
+    assert mem == {"persistent_bytes": 500, "ephemeral_bytes": 200, "peak_bytes": 700, "method": "cuda_allocator"}
+
+
+def test_cpu_inference_estimate_is_twice_the_largest_module_output():
+    """Inference (no autograd): ephemeral = 2 x the largest module output, an input and an output
+    alive at once. Batch 5 through Linear(8, 1000) gives 5 x 1000 float32 = 20,000 B (ReLU's
+    output is as large, the final Linear's and the model's 5 x 3 are smaller): 40,000 B."""
+    from impls.salus.core.workloads import Job
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 1000), torch.nn.ReLU(), torch.nn.Linear(1000, 3))
+    job = Job("infer", model, None, torch.randn(5, 8), None, None, total_iterations=1, train=False)
+    mem = estimate_job_memory(job)
+    params = (8 * 1000 + 1000 + 1000 * 3 + 3) * 4
+    assert mem["persistent_bytes"] == params + 5 * 8 * 4
+    assert mem["ephemeral_bytes"] == 2 * 5 * 1000 * 4
+    assert mem["peak_bytes"] == mem["persistent_bytes"] + 40_000
 
 
 

@@ -139,6 +139,23 @@ def test_overlapping_attempts_count_their_time_once(tmp_path):
     assert dict(zip(trace.ids, trace.duration_s.tolist())) == {"overlap": 3600.0, "apart": 610.0}
 
 
+def test_attempts_that_overlap_in_part_count_the_time_they_cover():
+    """A retry that starts before the previous attempt ended and runs on past it: the job ran
+    for the union of the two intervals (0-100 and 50-150 s: 150 s, not 200 s), in any order."""
+    assert philly_log._covered([(0.0, 100.0), (50.0, 150.0)]) == 150.0
+    assert philly_log._covered([(50.0, 150.0), (0.0, 100.0)]) == 150.0
+    assert philly_log._covered([(0.0, 100.0), (90.0, 120.0), (110.0, 200.0), (300.0, 310.0)]) == 210.0
+
+
+def test_a_philly_job_whose_attempts_overlap_in_part_has_their_union_as_its_length(tmp_path):
+    path = _philly(tmp_path / "log", [
+        _job("retry", "00:00:00", ("00:00:00", "01:00:00"), ("00:30:00", "01:30:00")),   # 0-90 min
+        _job("chain", "00:00:00", ("00:20:00", "00:40:00"), ("00:00:00", "00:30:00"), ("00:35:00", "00:50:00")),
+    ])
+    trace = philly_log.read_philly(path)
+    assert dict(zip(trace.ids, trace.duration_s.tolist())) == {"retry": 5400.0, "chain": 3000.0}
+
+
 def test_a_philly_job_started_before_it_was_submitted_is_left_out_and_counted(tmp_path):
     path = _philly(tmp_path / "log", [_job("a", "05:00:00", ("00:00:00", "01:00:00")),
                                       _job("c", "00:00:20", ("00:00:20", "00:00:30"), ("00:00:10", "00:00:15")),
