@@ -576,3 +576,13 @@ def test_a_missing_directory_outside_the_cache_is_refused_not_created(tmp_path, 
     assert not (tmp_path / "mnt").exists()
     inside = tmp_path / "cache" / "deeper" / "nvm-target.bin"          # the suite's own: created
     assert dc.prepare_target(inside, 1 << 16)["created"] is True and inside.is_file()
+
+
+def test_fio_sizes_are_read_in_binary_units_as_fio_writes_them():
+    """fio's kb_base is 1024 by default: its JSON's "bs" reads 4k = 4 KiB, 1m = 1 MiB."""
+    from impls.bandana.nvm.fio import _fio_size_bytes
+
+    assert [_fio_size_bytes(t) for t in ("512", "4k", "4KiB", "16K", "1m", "1MiB", "2g", "1t")] == [
+        512, 4096, 4096, 16384, 2 ** 20, 2 ** 20, 2 * 2 ** 30, 2 ** 40]
+    with pytest.raises(ValueError, match="not an fio size"):
+        _fio_size_bytes("4 bytes")

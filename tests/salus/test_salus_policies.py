@@ -552,3 +552,26 @@ def test_a_job_is_never_admitted_or_started_before_it_arrives(policy, iterations
     assert job["admitted_s"] >= job["arrival_s"] and job["finish_s"] >= job["arrival_s"], job
     assert job["start_s"] is None or job["start_s"] >= job["arrival_s"], job
     assert job["jct_s"] >= 0.0, job
+
+
+def test_the_policy_runs_memory_budget_is_read_in_mebibytes(monkeypatch):
+    """``memory_budget_mb`` is MiB, as the jobs' peak bytes are counted: 3 of them admit
+    3 x 2**20 bytes, not 3 x 10**6."""
+    from impls.salus.experiments import scheduling
+
+    class Stop(Exception):
+        pass
+
+    seen = {}
+
+    def first_run(trace, policy, **kwargs):
+        seen["budget"] = kwargs["budget"]
+        raise Stop
+
+    monkeypatch.setattr(scheduling, "profile_workloads", lambda mix, device="cpu", iterations=5, seed=0: {
+        w: {"iteration_ms_p50": 1.0, "iteration_ms_warm_p50": 1.0, "peak_bytes": 1} for w in mix})
+    monkeypatch.setattr(scheduling, "_measured_run", first_run)
+    sizes = {**scheduling.salus_sizes("salus_policies", "smoke"), "memory_budget_mb": 3}
+    with pytest.raises(Stop):
+        scheduling.policy_experiment(sizes, "cpu", progress=False)
+    assert seen["budget"] == 3 * 2 ** 20

@@ -449,3 +449,14 @@ def test_a_switching_method_with_no_times_skips_with_the_runs_words():
         bench.setup(out, "mlp_b64", "restart")
     bench.setup(out, "mlp_b64", "to_disk")
     assert bench.track_p50_ms(out, "mlp_b64", "to_disk") == 5.0
+
+
+def test_a_job_is_finished_after_exactly_its_iterations():
+    """A job of 3 iterations: not finished after 2, finished after 3 (the executor stops
+    scheduling it then; one iteration more would add to its JCT)."""
+    job = build_job("mlp_b64", seed=0)
+    job.total_iterations = 3
+    for done in range(3):
+        assert not job.finished and job.remaining_iterations == 3 - done
+        job.step()
+    assert job.finished and job.remaining_iterations == 0

@@ -163,3 +163,16 @@ def test_start_and_end_beside_a_duration_are_compared_only_where_readable(tmp_pa
     path = _csv(tmp_path / "t.csv", "submit_time,start_time,end_time,duration\n"
                                     "0,0,10,10\n1,,,5\n2,soon,later,7\n3,2017-10-03 00:00:00,NaN,4\n")
     assert trace_files.read_csv(path).duration_s.tolist() == [10.0, 5.0, 7.0, 4.0]
+
+
+def test_a_short_row_that_reaches_the_last_column_read_is_padded_and_one_short_of_it_refused():
+    """A row may stop after the last column the reader reads: its missing trailing columns are
+    empty. One that stops before it is misaligned and refused."""
+    from impls.salus.core.trace_rows import BadRow, fitted
+
+    header = ["job", "arrival", "duration", "note", "extra"]
+    used = ["job", "duration"]
+    assert fitted(["a", "1", "5"], header, "row 2", used) == ["a", "1", "5", "", ""]      # reaches 'duration'
+    assert fitted(["a", "1", "5", "x", "y", ""], header, "row 3", used) == ["a", "1", "5", "x", "y"]
+    with pytest.raises(BadRow, match="row 4: a row of 2 fields under a header of 5"):
+        fitted(["a", "1"], header, "row 4", used)

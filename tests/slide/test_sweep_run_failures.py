@@ -260,3 +260,37 @@ def test_a_hash_entry_reads_its_runs_own_numbers():
         "lsh": "simhash", "K": 6, "L": 10, "name": "x", "final_p_at_1": 0.1, "active_fraction": 0.02,
         "samples_per_second": 5.0, "lsh_recall": 0.8, "lsh_random_recall": 0.1, "lsh_retrieved": 300.0,
         "lsh_recall_k": 10, "time_to_target_s": 12.0}
+
+
+def test_the_batch_speedup_sets_dense_over_slide(monkeypatch, tmp_path):
+    """Each batch size's speed-up is dense's time to target over SLIDE's (the paper's measure):
+    SLIDE the fast side, dense the slow."""
+    out, _ = _secondary(monkeypatch, tmp_path, {})
+    speedup = out["batch"]["256"]["speedup"]
+    assert (speedup["fast"], speedup["slow"]) == ("slide-b256", "dense-b256")
+
+
+def test_the_sweeps_pair_ratios_set_the_slow_run_over_the_fast(monkeypatch, tmp_path):
+    """"dense-cpu/slide" is dense's time to target over SLIDE's: SLIDE the fast side."""
+    out = _sweep(monkeypatch, tmp_path, {})
+    speedup = out["speedups"]["dense-cpu/slide"]
+    assert (speedup["fast"], speedup["slow"]) == ("slide", "dense-cpu")
+
+
+def test_a_table_refresh_time_is_the_median_of_its_repeats(monkeypatch):
+    """Three refreshes per kind of 3, 1 and 2 s (then 30, 10 and 20 s): the medians, 2 and
+    20 s, not the fastest or the last."""
+    import types
+
+    clock = [0.0]
+    durations = iter([3.0, 1.0, 2.0, 30.0, 10.0, 20.0])
+
+    def refresh(net, kind):
+        clock[0] += next(durations)
+
+    monkeypatch.setattr(sweeps, "refresh_network", lambda *a, **k: types.SimpleNamespace(
+        tables=types.SimpleNamespace(nbytes=123)))
+    monkeypatch.setattr(sweeps, "refresh_every_row", refresh)
+    monkeypatch.setattr(sweeps, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    out = sweeps.table_refresh_seconds("smoke", repeats=3)
+    assert out == {sweeps.REFRESH_KINDS[0]: 2.0, sweeps.REFRESH_KINDS[1]: 20.0, "table_bytes": 123}
