@@ -149,17 +149,17 @@ def test_a_missing_artifact_gives_the_reason_its_experiments_benchmarks_logged(t
 def test_an_artifact_path_picks_an_item_by_a_value_with_a_decimal_point():
     """A sweep over cache fractions is picked by its fraction: the point is part of the
     value, not a step of the path; a key=value whose next part is an index still reads."""
-    from impls.harness.report.measure import _walk
+    from impls.harness.report.record_path import walk
 
     record = {"data": {"points": [{"cache_fraction": 0.05, "hit_rate": 0.3}, {"cache_fraction": 0.4, "hit_rate": 0.6},
                                   {"cache_fraction": 4, "hit_rate": 0.9, "curve": [7, 8]}],
                        "runs": [{"name": "slide", "threads": 2}]}}
-    assert _walk(record, "data.points.cache_fraction=0.4.hit_rate") == 0.6
-    assert _walk(record, "data.points.cache_fraction=0.05.hit_rate") == 0.3
-    assert _walk(record, "data.points.cache_fraction=4.curve.1") == 8
-    assert _walk(record, "data.runs.name=slide.threads") == 2
+    assert walk(record, "data.points.cache_fraction=0.4.hit_rate") == 0.6
+    assert walk(record, "data.points.cache_fraction=0.05.hit_rate") == 0.3
+    assert walk(record, "data.points.cache_fraction=4.curve.1") == 8
+    assert walk(record, "data.runs.name=slide.threads") == 2
     record["data"]["runs"] += [{"name": "torch-2.1.0", "lr": 2.5e-05, "threads": 4}]
-    assert _walk(record, "data.runs.name=torch-2.1.0.threads") == 4
-    assert _walk(record, "data.runs.lr=2.5e-05.threads") == 4
+    assert walk(record, "data.runs.name=torch-2.1.0.threads") == 4
+    assert walk(record, "data.runs.lr=2.5e-05.threads") == 4
     with pytest.raises(KeyError, match=r"'cache_fraction=0\.7\.hit_rate'"):      # the path as written
-        _walk(record, "data.points.cache_fraction=0.7.hit_rate")
+        walk(record, "data.points.cache_fraction=0.7.hit_rate")

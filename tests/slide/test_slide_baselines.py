@@ -558,7 +558,7 @@ def test_every_run_keeps_its_per_point_hits_and_every_pair_its_sampling_interval
     """The claims' sampling_interval paths hold [low, high] pairs (or None, with a reason) in
     the smoke artifacts, and each curve point's hits give its P@1."""
     from impls.harness.report import claims as claims_module
-    from impls.harness.report.measure import _walk
+    from impls.harness.report.record_path import walk
     from impls.slide.core.evaluate import unpack_hits
 
     tta, sec = sweeps
@@ -579,7 +579,7 @@ def test_every_run_keeps_its_per_point_hits_and_every_pair_its_sampling_interval
         head, _, key = source.path.rpartition(".")
         pair_path = head.removesuffix(".intervals")
         try:
-            pair_of_runs = _walk(artifacts[source.artifact], pair_path)
+            pair_of_runs = walk(artifacts[source.artifact], pair_path)
         except KeyError:               # a point the smoke profile does not run (a batch size)
             continue
         if pair_of_runs is None or "throughput_ratio" not in pair_of_runs:     # a run without a curve (CUDA)

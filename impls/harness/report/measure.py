@@ -17,6 +17,7 @@ from impls.harness.report.claims import (
     RatioSource,
     TrendSource,
 )
+from impls.harness.report.record_path import walk
 from impls.harness.report.results import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED
 from impls.harness.report.value_run import ValueRun, other_run
 
@@ -216,40 +217,6 @@ def measure_trend(points: pd.DataFrame, source: TrendSource) -> Measurement:
                        commit=str(rows["commit"].iloc[0]), too_few_points=count < MIN_TREND_POINTS)
 
 
-def _walk(record: Any, path: str) -> Any:
-    """The value at dotted ``path`` in ``record``: a key of a mapping, an index of a list, or
-    ``key=value`` for the one item of a list of mappings whose ``key`` is ``value`` (e.g.
-    ``runs.name=slide``; a value's own dots are part of it where an item has that value:
-    ``points.cache_fraction=0.05.hit_rate``, ``runs.lr=2.5e-05.p_at_1``: the longest value an
-    item has is taken). Raises KeyError naming the path from the first part that does not
-    resolve."""
-    node = record
-    parts = path.split(".")
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        key, eq, wanted = part.partition("=")
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, list) and eq and key:
-            for used in range(len(parts) - i, 0, -1):      # the value with the most of the parts after it
-                value = ".".join([wanted, *parts[i + 1:i + used]])
-                matches = [item for item in node if isinstance(item, Mapping) and str(item.get(key)) == value]
-                if len(matches) == 1:
-                    break
-            else:
-                raise KeyError(".".join(parts[i:]))
-            node = matches[0]
-            i += used
-            continue
-        else:
-            raise KeyError(".".join(parts[i:]))
-        i += 1
-    return node
-
-
 def no_artifact(name: str) -> str:
     """The detail of a measurement whose artifact ``name`` this machine does not have."""
     return f"no artifact {name!r}"
@@ -261,7 +228,7 @@ def measure_artifact(artifacts: Mapping[str, Mapping[str, Any]], source: Artifac
     if record is None:
         return Measurement(ABSENT, detail=no_artifact(source.artifact))
     try:
-        value = _walk(record, source.path)
+        value = walk(record, source.path)
     except KeyError as err:
         return Measurement(INVALID, detail=f"artifact {source.artifact!r} has no {source.path!r} "
                                            f"(stopped at {err.args[0]!r})")
@@ -298,7 +265,7 @@ def _value_at(artifacts: Mapping[str, Mapping[str, Any]], artifact: str, path: s
     if isinstance(run, ValueRun) and other_run(record, run):
         return None, _OTHER_RUN
     try:
-        return _walk(record, path), ""
+        return walk(record, path), ""
     except KeyError:
         return None, _NO_PATH
 
